@@ -1,0 +1,110 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app.ts';
+import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
+import { parsePlaybook } from '../dsl/parse-playbook.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { jsonSchema } from './validation.ts';
+
+const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
+const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(512), v.regex(PATH_RE, 'must be slash-separated names of letters, digits, _ . -'));
+
+const postPlaybookBody = v.object({
+  content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
+  path: v.optional(catalogPath),
+});
+const registerBody = v.object({
+  content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
+  resource_type: v.optional(v.picklist(['playbook', 'agent']), 'playbook'),
+});
+const versionQuery = v.object({
+  version: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a positive integer'), v.transform(Number), v.minValue(1))),
+});
+const listQuery = v.object({ kind: v.optional(v.string()) });
+
+/** Parses and validates a playbook or throws 400 listing every problem with its place in the document. */
+function parseOr400(content: string) {
+  const parsed = parsePlaybook(content);
+  if (!parsed.ok) {
+    throw new ServiceError('invalid_playbook', {
+      message: 'Playbook validation failed',
+      errors: parsed.problems.map((p) => `${p.path}: ${p.message}`),
+      problems: parsed.problems,
+    });
+  }
+  return parsed.playbook;
+}
+
+const present = (row: CatalogRow, withContent: boolean) => ({
+  catalog_id: row.catalog_id,
+  path: row.path,
+  version: row.version,
+  kind: row.kind,
+  ...(withContent ? { content: row.content } : {}),
+  created_at: row.created_at.toISOString(),
+});
+
+/** Catalog of playbooks: versions auto-increment per path; GET returns the newest. */
+export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const store = async (content: string, path: string | undefined, resourceType: 'playbook' | 'agent') => {
+    const playbook = parseOr400(content);
+    const finalPath = path ?? playbook.metadata.path;
+    if (!finalPath || !PATH_RE.test(finalPath)) {
+      throw new ServiceError('invalid_playbook', {
+        message: 'Playbook validation failed',
+        errors: ['metadata.path: a catalog path is required (in the request or in metadata.path)'],
+      });
+    }
+    const kind = resourceType === 'agent' ? 'agent' : 'playbook';
+    return deps.db.tx(async (q) => {
+      const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
+      if (kind === 'agent') await upsertResource(q, { kind: 'agent', name: finalPath, catalogId: row.catalog_id, config: { terminal: playbook.metadata.terminal ?? null } });
+      return row;
+    });
+  };
+
+  app.post(
+    '/api/catalog/playbook',
+    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody) } },
+    async (req, reply) => {
+      const body = req.body as v.InferOutput<typeof postPlaybookBody>;
+      const row = await store(body.content, body.path, 'playbook');
+      reply.code(201);
+      return { status: 'success', ...present(row, false) };
+    },
+  );
+
+  app.post(
+    '/api/catalog/register',
+    { schema: { tags: ['catalog'], summary: 'Register a playbook or an agent resource', body: jsonSchema(registerBody) } },
+    async (req, reply) => {
+      const body = req.body as v.InferOutput<typeof registerBody>;
+      const row = await store(body.content, undefined, body.resource_type);
+      reply.code(201);
+      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version };
+    },
+  );
+
+  app.get(
+    '/api/catalog/playbook/*',
+    { schema: { tags: ['catalog'], summary: 'The newest (or ?version=N) playbook at a path', querystring: jsonSchema(versionQuery) } },
+    async (req) => {
+      const path = (req.params as { '*': string })['*'];
+      const { version } = req.query as v.InferOutput<typeof versionQuery>;
+      const row = await getCatalogEntry(deps.db, path, version);
+      if (!row) throw notFound(version ? `playbook ${path} version ${version}` : `playbook ${path}`);
+      return present(row, true);
+    },
+  );
+
+  app.get(
+    '/api/catalog/playbooks',
+    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery) } },
+    async (req) => {
+      const { kind } = req.query as v.InferOutput<typeof listQuery>;
+      const rows = await listCatalog(deps.db, kind);
+      const playbooks = rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
+      return { playbooks, count: playbooks.length };
+    },
+  );
+}

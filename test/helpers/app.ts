@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppDeps } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { createMetrics } from '../../src/metrics.ts';
+import { createMigratedDatabase } from './database.ts';
+
+export type TestApp = {
+  app: FastifyInstance;
+  deps: AppDeps;
+  url: string;
+  databaseUrl: string;
+  /** Every log line written so far (JSON text), for secret-leak checks. */
+  logs: string[];
+  close(): Promise<void>;
+};
+
+/** A real app on its own fresh database, listening on 127.0.0.1 port 0. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const t = await createMigratedDatabase();
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const config = loadConfig({ SVC_LOG_LEVEL: 'debug', SVC_PORT: '0', SVC_HOST: '127.0.0.1', ...env, SVC_DATABASE_URL: t.url });
+  const deps: AppDeps = {
+    config,
+    db: t.db,
+    log: createLogger(config.SVC_LOG_LEVEL, sink),
+    metrics: createMetrics(),
+    encryptionKey: randomBytes(32).toString('base64'),
+  };
+  const app = await buildApp(deps);
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    app,
+    deps,
+    url: address,
+    databaseUrl: t.url,
+    logs,
+    async close() {
+      await app.close();
+      await t.drop();
+    },
+  };
+}

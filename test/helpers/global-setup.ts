@@ -1,0 +1,28 @@
+import { mkdtemp, rm, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbedded } from '../../src/db/embedded.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+  }
+}
+
+/** Starts one PostgreSQL for the whole integration run, unless SVC_TEST_DATABASE_URL names one. */
+export default async function setup(project: TestProject) {
+  const external = process.env.SVC_TEST_DATABASE_URL;
+  if (external) {
+    project.provide('adminDatabaseUrl', external);
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'svc-test-pg-'));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach the directory
+  const pg = await startEmbedded(dir);
+  project.provide('adminDatabaseUrl', pg.url);
+  return async () => {
+    await pg.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+}
