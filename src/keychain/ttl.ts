@@ -1,0 +1,122 @@
+import * as v from 'valibot';
+import type { KeychainScope } from './cache-key.ts';
+
+export const DEFAULT_LOCAL_TTL_SECONDS = 3600;
+export const DEFAULT_SHARED_TTL_SECONDS = 86400;
+export const DEFAULT_GLOBAL_TTL_SECONDS = 86400;
+/** Lifetime of a renewed token whose response does not say (no `ttl_field`). */
+export const RENEWAL_FALLBACK_TTL_SECONDS = 3600;
+
+const MS_PER_SECOND = 1000;
+
+/** Lifetime an entry gets when the set request names neither `ttl_seconds` nor `expires_at`. */
+export function defaultTtlSeconds(scope: KeychainScope): number {
+  switch (scope) {
+    case 'local':
+      return DEFAULT_LOCAL_TTL_SECONDS;
+    case 'shared':
+      return DEFAULT_SHARED_TTL_SECONDS;
+    case 'global':
+      return DEFAULT_GLOBAL_TTL_SECONDS;
+  }
+}
+
+export interface ExpiryRequest {
+  scope: KeychainScope;
+  ttl_seconds?: number | null;
+  expires_at?: Date | string | null;
+  now: Date;
+}
+
+export interface ResolvedExpiry {
+  expiresAt: Date;
+  /** Seconds from `now` to `expiresAt` (may be fractional; 0 when `expires_at` is already past). */
+  ttlSeconds: number;
+  source: 'expires_at' | 'ttl_seconds' | 'default';
+}
+
+/**
+ * Expiry of a stored keychain entry: `expires_at` wins over `ttl_seconds`, which wins over the
+ * scope default. Throws RangeError for an unparseable `expires_at` or a non-positive `ttl_seconds`.
+ */
+export function resolveExpiry(request: ExpiryRequest): ResolvedExpiry {
+  const nowMs = request.now.getTime();
+  if (Number.isNaN(nowMs)) throw new RangeError('now must be a valid date');
+  const { expires_at: expiresAtInput, ttl_seconds: ttlInput } = request;
+
+  if (expiresAtInput !== undefined && expiresAtInput !== null) {
+    const expiresAt = new Date(expiresAtInput instanceof Date ? expiresAtInput.getTime() : expiresAtInput);
+    if (Number.isNaN(expiresAt.getTime())) throw new RangeError('expires_at must be an ISO 8601 timestamp');
+    const ttlSeconds = Math.max(0, (expiresAt.getTime() - nowMs) / MS_PER_SECOND);
+    return { expiresAt, ttlSeconds, source: 'expires_at' };
+  }
+  if (ttlInput !== undefined && ttlInput !== null) {
+    if (!Number.isFinite(ttlInput) || ttlInput <= 0) throw new RangeError('ttl_seconds must be a positive number');
+    return { expiresAt: new Date(nowMs + ttlInput * MS_PER_SECOND), ttlSeconds: ttlInput, source: 'ttl_seconds' };
+  }
+  const ttlSeconds = defaultTtlSeconds(request.scope);
+  return { expiresAt: new Date(nowMs + ttlSeconds * MS_PER_SECOND), ttlSeconds, source: 'default' };
+}
+
+/** Valibot schema of a stored `renew_config` (the token request that renews an entry). */
+export const renewConfigSchema = v.object({
+  endpoint: v.pipe(v.string(), v.url()),
+  method: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  headers: v.optional(v.record(v.string(), v.string())),
+  data: v.optional(v.record(v.string(), v.unknown())),
+  token_field: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  ttl_field: v.optional(v.pipe(v.string(), v.nonEmpty())),
+});
+
+export type RenewConfig = v.InferOutput<typeof renewConfigSchema>;
+
+export interface ResolvedRenewConfig {
+  endpoint: string;
+  method: string;
+  headers: Record<string, string>;
+  data?: Record<string, unknown>;
+  token_field: string;
+  ttl_field: string;
+}
+
+/** Fills the spec's defaults: method POST, token_field access_token, ttl_field expires_in, no headers. */
+export function renewConfigDefaults(cfg: RenewConfig): ResolvedRenewConfig {
+  return {
+    endpoint: cfg.endpoint,
+    method: (cfg.method ?? 'POST').toUpperCase(),
+    headers: cfg.headers ?? {},
+    ...(cfg.data === undefined ? {} : { data: cfg.data }),
+    token_field: cfg.token_field ?? 'access_token',
+    ttl_field: cfg.ttl_field ?? 'expires_in',
+  };
+}
+
+export type RenewResult =
+  | { ok: true; tokenData: Record<string, unknown>; ttlSeconds: number }
+  | { ok: false; reason: string };
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A positive lifetime from a number or numeric text, else undefined. */
+function positiveSeconds(value: unknown): number | undefined {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+/**
+ * Interprets a token endpoint's answer: success only on HTTP 200 with a JSON object holding a
+ * non-empty string at `token_field`; the whole object becomes token_data. `reason` never quotes the body.
+ */
+export function tokenFromRenewResponse(status: number, body: unknown, cfg: RenewConfig): RenewResult {
+  const { token_field: tokenField, ttl_field: ttlField } = renewConfigDefaults(cfg);
+  if (status !== 200) return { ok: false, reason: `token endpoint answered HTTP ${status}, expected 200` };
+  if (!isPlainObject(body)) return { ok: false, reason: 'token endpoint answer is not a JSON object' };
+  const token = body[tokenField];
+  if (typeof token !== 'string' || token === '') {
+    return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
+  }
+  const ttlSeconds = positiveSeconds(body[ttlField]) ?? RENEWAL_FALLBACK_TTL_SECONDS;
+  return { ok: true, tokenData: { ...body }, ttlSeconds };
+}
