@@ -1,0 +1,184 @@
+import * as v from 'valibot';
+
+// Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
+// document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
+// Nested blocks whose typos would silently change behaviour (step, retry, loop, arc) are strict;
+// tasks, metadata and keychain entries are loose so new fields do not break older servers.
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+const anyRecord = v.record(v.string(), v.unknown());
+const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
+
+/** Template roots a loop iterator must not shadow. */
+export const TEMPLATE_ROOTS = ['workload', 'keychain', 'args', 'vars', 'steps', 'tasks', 'outcome', 'loop', 'execution'] as const;
+
+export const TASK_KINDS = ['http', 'postgres', 'playbook', 'mcp', 'shell', 'noop'] as const;
+
+export const RetrySchema = v.strictObject({
+  attempts: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1')), 1),
+  delay_seconds: v.optional(positiveNumber, 0),
+  backoff: v.optional(v.pipe(v.number(), v.minValue(1, 'must be >= 1')), 1),
+  max_delay_seconds: v.optional(positiveNumber),
+  when: v.optional(v.string()),
+});
+
+const commonTaskEntries = {
+  name: v.optional(nonEmptyString),
+  auth: v.optional(nonEmptyString),
+  retry: v.optional(RetrySchema),
+  timeout_seconds: v.optional(v.pipe(v.number(), v.gtValue(0, 'must be > 0'))),
+};
+
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+
+export const HttpTaskSchema = v.looseObject({
+  ...commonTaskEntries,
+  kind: v.literal('http'),
+  method: v.optional(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS)), 'GET'),
+  url: nonEmptyString,
+  headers: v.optional(anyRecord),
+  params: v.optional(anyRecord),
+  body: v.optional(v.unknown()),
+  accept_status: v.optional(v.array(v.pipe(v.number(), v.integer('must be an integer')))),
+});
+
+export const PostgresTaskSchema = v.looseObject({
+  ...commonTaskEntries,
+  kind: v.literal('postgres'),
+  command: nonEmptyString,
+  params: v.optional(v.array(v.unknown())),
+});
+
+export const PlaybookTaskSchema = v.looseObject({
+  ...commonTaskEntries,
+  kind: v.literal('playbook'),
+  path: nonEmptyString,
+  args: v.optional(anyRecord),
+});
+
+export const McpTaskSchema = v.looseObject({
+  ...commonTaskEntries,
+  kind: v.literal('mcp'),
+  server: v.optional(nonEmptyString),
+  endpoint: v.optional(nonEmptyString),
+  method: v.picklist(['tools/list', 'tools/call']),
+  tool: v.optional(nonEmptyString),
+  arguments: v.optional(anyRecord),
+});
+
+export const ShellTaskSchema = v.looseObject({
+  ...commonTaskEntries,
+  kind: v.literal('shell'),
+  command: nonEmptyString,
+  env: v.optional(anyRecord),
+  cwd: v.optional(nonEmptyString),
+});
+
+export const NoopTaskSchema = v.looseObject({
+  ...commonTaskEntries,
+  kind: v.literal('noop'),
+});
+
+export const TaskSchema = v.variant('kind', [
+  HttpTaskSchema,
+  PostgresTaskSchema,
+  PlaybookTaskSchema,
+  McpTaskSchema,
+  ShellTaskSchema,
+  NoopTaskSchema,
+]);
+
+export const LoopSchema = v.strictObject({
+  in: v.union([v.string(), v.array(v.unknown())], 'must be a template string or a list'),
+  iterator: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(identifier, 'must be an identifier'),
+      v.notValues(TEMPLATE_ROOTS, 'must not shadow a template root'),
+    ),
+    'item',
+  ),
+  mode: v.optional(v.picklist(['sequential', 'parallel']), 'sequential'),
+  max_in_flight: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'))),
+});
+
+export const ArcObjectSchema = v.strictObject({
+  step: nonEmptyString,
+  when: v.optional(v.string()),
+  set: v.optional(anyRecord),
+});
+
+// lazy() dispatches on the input's shape so issues keep exact paths (a union would bury them).
+const ArcSchema = v.lazy((input: unknown) => (typeof input === 'string' ? nonEmptyString : ArcObjectSchema));
+
+export const NextSchema = v.lazy((input: unknown) => {
+  if (typeof input === 'string') return nonEmptyString;
+  if (Array.isArray(input)) return v.array(ArcSchema);
+  return v.strictObject({
+    mode: v.optional(v.picklist(['exclusive', 'inclusive']), 'exclusive'),
+    arcs: v.array(ArcSchema),
+  });
+});
+
+const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(TaskSchema) : TaskSchema));
+
+export const StepSchema = v.strictObject({
+  step: nonEmptyString,
+  desc: v.optional(v.string()),
+  tool: v.optional(ToolSchema),
+  loop: v.optional(LoopSchema),
+  next: v.optional(NextSchema),
+});
+
+export const KeychainDefinitionSchema = v.looseObject({
+  name: v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')),
+  kind: v.picklist(['secret_manager', 'oauth2', 'http']),
+  provider: v.optional(nonEmptyString),
+  scope: v.optional(v.picklist(['global', 'local', 'shared']), 'global'),
+  auth: v.optional(nonEmptyString),
+  map: v.optional(v.record(v.string(), v.string())),
+  auto_renew: v.optional(v.boolean()),
+  ttl_seconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'))),
+  endpoint: v.optional(nonEmptyString),
+  method: v.optional(nonEmptyString),
+  headers: v.optional(anyRecord),
+  data: v.optional(v.unknown()),
+  token_field: v.optional(nonEmptyString),
+  ttl_field: v.optional(nonEmptyString),
+});
+
+export const MetadataSchema = v.looseObject({
+  name: nonEmptyString,
+  path: nonEmptyString,
+  agent: v.optional(v.boolean()),
+  description: v.optional(v.string()),
+  terminal: v.optional(
+    v.looseObject({
+      visible: v.optional(v.boolean()),
+      workspace: v.optional(v.string()),
+      scopes: v.optional(v.array(v.string())),
+      capabilities: v.optional(v.array(v.string())),
+    }),
+  ),
+});
+
+export const PlaybookDocumentSchema = v.object({
+  apiVersion: nonEmptyString,
+  kind: v.optional(v.literal('Playbook'), 'Playbook'),
+  metadata: MetadataSchema,
+  workload: v.optional(anyRecord, () => ({})),
+  keychain: v.optional(v.array(KeychainDefinitionSchema), () => []),
+  workflow: v.pipe(v.array(StepSchema), v.minLength(1, 'must have at least one step')),
+});
+
+export type PlaybookDocument = v.InferOutput<typeof PlaybookDocumentSchema>;
+export type StepDocument = v.InferOutput<typeof StepSchema>;
+export type TaskDocument = v.InferOutput<typeof TaskSchema>;
+export type TaskKind = TaskDocument['kind'];
+export type ArcDocument = v.InferOutput<typeof ArcObjectSchema>;
+export type NextDocument = v.InferOutput<typeof NextSchema>;
+export type LoopSpec = v.InferOutput<typeof LoopSchema>;
+export type RetrySpec = v.InferOutput<typeof RetrySchema>;
+export type KeychainDefinition = v.InferOutput<typeof KeychainDefinitionSchema>;
+export type PlaybookMetadata = v.InferOutput<typeof MetadataSchema>;
