@@ -4,7 +4,11 @@ import * as v from 'valibot';
 export const SCHEMA_TYPE_NAMES = ['string', 'integer', 'boolean', 'number', 'array', 'object'] as const;
 export type SchemaTypeName = (typeof SCHEMA_TYPE_NAMES)[number];
 
-/** Valibot schema of the schema object itself, so a malformed one is refused (400) on store. */
+/**
+ * Valibot schema of the schema object itself, so a malformed one is refused (400) on store.
+ * Kept a plain object() so it converts to JSON Schema for OpenAPI (type: object there refuses
+ * arrays; valibot's object() alone lets an array through, validateAgainstSchema refuses it).
+ */
 export const credentialSchemaSchema = v.object({
   fields: v.optional(v.array(v.string())),
   required: v.optional(v.array(v.string())),
@@ -49,6 +53,7 @@ function matchesType(value: unknown, type: SchemaTypeName): boolean {
  */
 export function validateAgainstSchema(data: Record<string, unknown>, schema: unknown): string[] {
   if (schema === null || schema === undefined) return [];
+  if (Array.isArray(schema)) return ['Invalid schema: schema must be a JSON object'];
   const parsed = v.safeParse(credentialSchemaSchema, schema);
   if (!parsed.success) {
     const issue = parsed.issues[0];
