@@ -169,12 +169,8 @@ export const keychainEntryMachine = setup({
             ],
           },
         ],
-        // Proactive renewal (a sweep over auto_renew rows near expiry) is allowed too.
-        RENEW: {
-          guard: 'canAutoRenew',
-          target: 'renewing',
-          actions: { type: 'requestRenewal', params: ({ context }) => ({ name: context.name }) },
-        },
+        // No RENEW here: the spec renews only what a read found expired, so `renewing` and
+        // `renewalFailed` always stand for an expired row and read as `expired`.
       },
     },
     expired: {
@@ -196,6 +192,7 @@ export const keychainEntryMachine = setup({
         },
       },
     },
+    // Reads while the token request is out answer `expired` (readOutcome) and change nothing.
     renewing: {
       on: {
         RENEWED: {

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Db } from './db/db.ts';
 import type { Logger } from './log.ts';
@@ -24,9 +24,11 @@ export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** Builds the fastify app with every route; does not listen (tests use `inject` or listen on port 0). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const logger: FastifyBaseLogger = deps.log;
   const app = Fastify({
-    loggerInstance: deps.log,
-    disableRequestLogging: true,
+    loggerInstance: logger,
+    // Per-request log lines would dominate the log at worker report rates; metrics count requests.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: Math.max(BODY_LIMIT_BYTES, deps.config.SVC_BATCH_MAX_BYTES),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
   });

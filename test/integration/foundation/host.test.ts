@@ -7,6 +7,7 @@ import { freePort } from '../../../src/db/embedded.ts';
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import type { Json } from '../../helpers/http.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -19,7 +20,7 @@ describe('HTTP host', () => {
     for (const path of ['/health', '/api/health']) {
       const res = await fetch(t.url + path);
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ status: 'ok' });
+      expect((await res.json()) as Json).toMatchObject({ status: 'ok' });
     }
   });
 
@@ -30,7 +31,7 @@ describe('HTTP host', () => {
     const app = await buildApp({ config, db, log: createLogger('silent'), metrics: createMetrics(), encryptionKey: randomBytes(32).toString('base64') });
     const res = await app.inject({ method: 'GET', url: '/api/health' });
     expect(res.statusCode).toBe(503);
-    expect(res.json().status).not.toBe('ok');
+    expect((res.json() as Json).status).not.toBe('ok');
     await app.close();
     await db.close();
   });
@@ -53,7 +54,7 @@ describe('HTTP host', () => {
   });
 
   it('serves the OpenAPI document, Swagger UI at /docs and ReDoc at /redoc with local assets only', async () => {
-    const spec = await (await fetch(t.url + '/docs/json')).json();
+    const spec: Json = await (await fetch(t.url + '/docs/json')).json();
     expect(spec.openapi).toMatch(/^3\./);
     expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/catalog/playbook', '/api/health']));
     // The body schema in the document is the one generated from the valibot schema.
@@ -79,7 +80,7 @@ describe('HTTP host', () => {
   it('answers unknown routes, bad JSON, wrong shapes and huge bodies with a detail and no stack', async () => {
     const unknown = await fetch(t.url + '/api/nope');
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).detail).toMatch(/route not found/);
+    expect(((await unknown.json()) as Json).detail).toMatch(/route not found/);
 
     const badJson = await fetch(t.url + '/api/catalog/playbook', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"content": ' });
     expect(badJson.status).toBe(400);
@@ -89,7 +90,7 @@ describe('HTTP host', () => {
 
     const shape = await fetch(t.url + '/api/catalog/playbook', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 42 }) });
     expect(shape.status).toBe(422);
-    expect((await shape.json()).detail.errors[0]).toMatch(/content/);
+    expect(((await shape.json()) as Json).detail.errors[0]).toMatch(/content/);
 
     const huge = await fetch(t.url + '/api/catalog/playbook', {
       method: 'POST',
@@ -97,6 +98,6 @@ describe('HTTP host', () => {
       body: JSON.stringify({ content: 'x'.repeat(9 * 1024 * 1024) }),
     });
     expect(huge.status).toBe(413);
-    expect((await huge.json()).detail).toMatch(/too large/);
+    expect(((await huge.json()) as Json).detail).toMatch(/too large/);
   });
 });

@@ -1,0 +1,94 @@
+import type { KeychainDefinition, NormalizedTask } from '../../src/dsl/parse-playbook.ts';
+
+export type TaskError = { message: string; code?: string };
+export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: TaskError };
+export type StepOutcome = { status: 'ok' | 'error'; result: unknown; error: TaskError | null; tasks: Record<string, TaskOutcome> };
+
+/** What an execution starts from; recorded in its `execution.started` event so a replay can begin again. */
+export type ExecutionInput = {
+  executionId: number;
+  catalogId: number;
+  path: string;
+  parentExecutionId: number | null;
+  /** The parent's command seq this execution answers (child executions only). */
+  parentSeq: number | null;
+  rootExecutionId: number;
+  /** The playbook's workload with the request payload merged in. */
+  workload: Record<string, unknown>;
+  /** The request payload (for a child: the rendered `args`). */
+  args: Record<string, unknown>;
+};
+
+/** One run of a step body: the single run of a plain step, or one item of a loop. */
+export type Iteration = {
+  index: number | null;
+  item?: unknown;
+  /** Index into the step's segments (runs of worker tasks, or one playbook task). */
+  segment: number;
+  tasks: Record<string, TaskOutcome>;
+  seq: number;
+};
+
+export type LoopState = {
+  items: unknown[];
+  iterator: string;
+  parallel: boolean;
+  maxInFlight: number;
+  next: number;
+  done: number;
+  results: unknown[];
+  failed: TaskError | null;
+};
+
+export type StepRun = {
+  id: number;
+  step: string;
+  loop: LoopState | null;
+  iterations: Record<string, Iteration>;
+  lastTasks: Record<string, TaskOutcome>;
+};
+
+export type PendingCommand = { run: number; iteration: string; kind: 'worker' | 'child' };
+
+export type Finished = { status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError & { step?: string } | null };
+
+export type ExecutionContext = {
+  input: ExecutionInput;
+  vars: Record<string, unknown>;
+  steps: Record<string, StepOutcome>;
+  runs: Record<string, StepRun>;
+  pending: Record<string, PendingCommand>;
+  nextSeq: number;
+  nextRun: number;
+  completedSteps: string[];
+  lastResult: unknown;
+  finished: Finished | null;
+};
+
+/** The render context a worker gets with a command (keychain is added by the worker only). */
+export type RenderContext = Record<string, unknown>;
+
+/** Effects returned by transition(); the actor performs them after persisting the snapshot. */
+export type Effect =
+  | {
+      type: 'issueCommand';
+      seq: number;
+      step: string;
+      loopIndex: number | null;
+      tasks: NormalizedTask[];
+      context: RenderContext;
+      keychain: KeychainDefinition[];
+    }
+  | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown> }
+  | { type: 'cancelCommands'; seqs: number[] }
+  | { type: 'cancelChildren' }
+  | { type: 'record'; eventType: string; step?: string; context?: Record<string, unknown>; result?: unknown; error?: unknown }
+  | { type: 'finish'; finished: Finished };
+
+/** Input events: the ones that move an execution. Every other event type is a record and folds to nothing. */
+export type ExecutionEvent =
+  | { type: 'command.completed'; seq: number; tasks: Record<string, TaskOutcome> }
+  | { type: 'command.failed'; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
+  | { type: 'child.finished'; seq: number; child_execution_id: number; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
+  | { type: 'execution.cancelled'; reason: string; cancelled_at: string }
+  | { type: 'execution.abandoned'; reason: string };
