@@ -1,0 +1,101 @@
+import { STATUS_CODES } from 'node:http';
+import * as v from 'valibot';
+import { credentialAuth } from './credential-auth.ts';
+import { forgetOAuth2Token } from './oauth2-token.ts';
+import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
+import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+// Rendered templates yield native values, so a header or query value may be a number or boolean.
+const Scalar = v.pipe(v.union([v.string(), v.number(), v.boolean()]), v.transform(String));
+const StatusCode = v.pipe(
+  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{3}$/), v.transform(Number))]),
+  v.integer(),
+  v.minValue(100),
+  v.maxValue(599),
+);
+
+const HttpTaskSchema = v.looseObject({
+  method: v.optional(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS)), 'GET'),
+  url: v.pipe(v.string(), v.url(), v.check((url) => /^https?:$/.test(new URL(url).protocol), 'http or https URL')),
+  headers: v.optional(v.nullable(v.record(v.string(), v.nullable(Scalar)))),
+  params: v.optional(v.nullable(v.record(v.string(), v.nullable(v.union([Scalar, v.array(Scalar)]))))),
+  body: v.optional(v.unknown()),
+  accept_status: v.optional(v.nullable(v.array(StatusCode))),
+});
+
+export type HttpResponseData = { status: number; headers: Record<string, string>; body: unknown };
+
+/**
+ * Sends one HTTP request (method, url, headers, params, body) authenticated by the task's
+ * credential; data `{status, headers, body}`. A status >= 400 outside `accept_status` is an
+ * `http_status` error that still carries the data.
+ */
+export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
+  const parsed = v.safeParse(HttpTaskSchema, task);
+  if (!parsed.success) return invalidTask('http', parsed.issues);
+  const { method, headers: taskHeaders, params, body, accept_status: acceptStatus } = parsed.output;
+
+  const url = new URL(parsed.output.url);
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (value === null) continue;
+    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, item);
+  }
+
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(taskHeaders ?? {})) if (value !== null) headers.set(name, value);
+  if (ctx.credential) {
+    const auth = await credentialAuth(ctx.credential, ctx.signal, headers.has('authorization'));
+    if (ctx.signal.aborted) return aborted(ctx.signal);
+    if (!auth.ok) return fail(auth.code, auth.message);
+    // Headers written in the task win over the credential's.
+    for (const [name, value] of Object.entries(auth.headers)) if (!headers.has(name)) headers.set(name, value);
+    for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
+  }
+
+  let requestBody: string | undefined;
+  if (body !== undefined && body !== null) {
+    if (method === 'GET' || method === 'HEAD') return fail('invalid_task', `invalid http task: body: a ${method} request cannot have a body`);
+    if (typeof body === 'string') {
+      requestBody = body;
+    } else {
+      requestBody = JSON.stringify(body);
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    }
+  }
+
+  // The query string and userinfo may hold a credential (api_key in query), so messages use this.
+  const shownUrl = `${url.origin}${url.pathname}`;
+  let response: Response;
+  let responseBody: unknown;
+  try {
+    response = await fetch(url, { method, headers, body: requestBody, signal: ctx.signal });
+    responseBody = await readBody(response);
+  } catch (error) {
+    if (ctx.signal.aborted) return aborted(ctx.signal);
+    return fail('connection', `${method} ${shownUrl} failed: ${describeError(error)}`);
+  }
+
+  const data: HttpResponseData = { status: response.status, headers: Object.fromEntries(response.headers), body: responseBody };
+  if (response.status === 401 && ctx.credential) forgetOAuth2Token(ctx.credential.name);
+  if (response.status >= 400 && !acceptStatus?.includes(response.status)) {
+    const reason = response.statusText || STATUS_CODES[response.status] || '';
+    return fail('http_status', `HTTP ${response.status} ${reason}`.trim(), data);
+  }
+  return ok(data);
+}
+
+// JSON content types (application/json, application/problem+json, ...) are parsed; a body that
+// claims JSON but is not stays text rather than failing the task.
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  const type = response.headers.get('content-type') ?? '';
+  if (!/[/+]json\b/i.test(type)) return text;
+  if (text.trim() === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,48 @@
+import * as v from 'valibot';
+import { credentialAuth } from './credential-auth.ts';
+import { describeError } from './outcome.ts';
+import type { ResolvedCredential } from './types.ts';
+
+// The metadata service answers locally; a slow one means it is not there.
+const MCP_METADATA_TIMEOUT_MS = 5_000;
+const MetadataTokenSchema = v.looseObject({ access_token: v.pipe(v.string(), v.nonEmpty()) });
+
+export type McpAuth =
+  | { ok: true; headers: Record<string, string>; query: Record<string, string>; secrets: string[] }
+  | { ok: false; code: string; message: string };
+
+/**
+ * The headers that authenticate an MCP request, first found wins: the task's `access_token`
+ * (workload.access_token), the task's credential, env GOOGLE_OAUTH_ACCESS_TOKEN, then the metadata
+ * service when SVC_MCP_METADATA_URL is set. No token at all is allowed (an open server).
+ */
+export async function mcpAuth(
+  accessToken: string | undefined,
+  credential: ResolvedCredential | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  signal: AbortSignal,
+): Promise<McpAuth> {
+  const bearer = (token: string): McpAuth => ({ ok: true, headers: { Authorization: `Bearer ${token}` }, query: {}, secrets: [token] });
+  if (accessToken) return bearer(accessToken);
+  if (credential) {
+    const auth = await credentialAuth(credential, signal);
+    return auth.ok ? { ...auth, secrets: [...Object.values(auth.headers), ...Object.values(auth.query)] } : auth;
+  }
+  const envToken = env.GOOGLE_OAUTH_ACCESS_TOKEN;
+  if (envToken) return bearer(envToken);
+  const metadataUrl = env.SVC_MCP_METADATA_URL;
+  if (!metadataUrl) return { ok: true, headers: {}, query: {}, secrets: [] };
+
+  const failed = (why: string): McpAuth => ({ ok: false, code: 'auth', message: `MCP access token from the metadata service failed: ${why}` });
+  try {
+    const response = await fetch(metadataUrl, {
+      headers: { 'Metadata-Flavor': 'Google' },
+      signal: AbortSignal.any([signal, AbortSignal.timeout(MCP_METADATA_TIMEOUT_MS)]),
+    });
+    if (!response.ok) return failed(`HTTP ${response.status}`);
+    const parsed = v.safeParse(MetadataTokenSchema, await response.json());
+    return parsed.success ? bearer(parsed.output.access_token) : failed('the response has no access_token');
+  } catch (error) {
+    return failed(describeError(error));
+  }
+}

@@ -1,0 +1,133 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import * as v from 'valibot';
+import { mcpAuth } from './mcp-auth.ts';
+import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
+import { redactSecrets } from './redact-secrets.ts';
+import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+
+const MCP_CLIENT_INFO = { name: 'svc-worker', version: '0.1.0' };
+// The task's signal bounds a call; this only replaces the SDK's 60 s default for tasks without
+// timeout_seconds, so long tool calls are not cut short.
+const MCP_DEFAULT_REQUEST_TIMEOUT_MS = 3_600_000;
+// tools/list pages followed before giving up on a server that never stops paging.
+const MCP_LIST_MAX_PAGES = 100;
+// Ending a session must not hold the task once its answer is in.
+const MCP_CLOSE_TIMEOUT_MS = 2_000;
+// How much of a failed tool's text goes into the error message (all of it stays in data).
+const MCP_ERROR_TEXT_LIMIT_CHARS = 500;
+
+const McpTaskSchema = v.looseObject({
+  server: v.optional(v.nullable(v.string())),
+  endpoint: v.pipe(v.string(), v.url(), v.check((url) => /^https?:$/.test(new URL(url).protocol), 'http or https URL')),
+  method: v.picklist(['tools/list', 'tools/call']),
+  tool: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty()))),
+  arguments: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  access_token: v.optional(v.nullable(v.string())),
+  timeout_seconds: v.optional(v.unknown()),
+});
+const ContentSchema = v.array(v.looseObject({ type: v.string(), text: v.optional(v.string()) }));
+
+/**
+ * Calls an MCP server over Streamable HTTP (SSE when that answers 404/405): `tools/list` or
+ * `tools/call` of `tool` with `arguments`; data is the protocol result. A call result with
+ * `isError: true` is a `tool_error` outcome that keeps the result. One client per task.
+ */
+export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
+  const parsed = v.safeParse(McpTaskSchema, task);
+  if (!parsed.success) return invalidTask('mcp', parsed.issues);
+  const { endpoint, method, tool, arguments: args, access_token: accessToken, timeout_seconds: timeoutSeconds } = parsed.output;
+  if (method === 'tools/call' && !tool) return fail('invalid_task', 'invalid mcp task: tool: required for tools/call');
+  const serverName = parsed.output.server ? `MCP server '${parsed.output.server}'` : 'MCP server';
+
+  const auth = await mcpAuth(accessToken ?? undefined, ctx.credential, ctx.env, ctx.signal);
+  if (ctx.signal.aborted) return aborted(ctx.signal);
+  if (!auth.ok) return fail(auth.code, auth.message);
+  const safe = (text: string) => redactSecrets(text, auth.secrets);
+
+  const url = new URL(endpoint);
+  for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
+  const options: RequestOptions = {
+    signal: ctx.signal,
+    timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, 2 ** 31 - 1) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+
+  let connection: Connection;
+  try {
+    connection = await connect(url, auth.headers, options);
+  } catch (error) {
+    if (ctx.signal.aborted) return aborted(ctx.signal);
+    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${describeError(error)}`));
+  }
+
+  try {
+    if (method === 'tools/list') {
+      const tools: unknown[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await connection.client.listTools(cursor ? { cursor } : undefined, options);
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor && ++pages < MCP_LIST_MAX_PAGES);
+      return ok({ tools });
+    }
+    const result = await connection.client.callTool({ name: tool ?? '', arguments: args ?? {} }, undefined, options);
+    if ('isError' in result && result.isError === true) {
+      return fail('tool_error', safe(`MCP tool '${tool}' returned an error: ${errorText(result.content)}`), result);
+    }
+    return ok(result);
+  } catch (error) {
+    if (ctx.signal.aborted) return aborted(ctx.signal);
+    if (error instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${error.message}`));
+    return fail('connection', safe(`${serverName}: ${describeError(error)}`));
+  } finally {
+    const closing = close(connection);
+    if (!ctx.signal.aborted) await closing;
+  }
+}
+
+type Connection = { client: Client; transport: StreamableHTTPClientTransport | SSEClientTransport };
+
+// Streamable HTTP first; a server that answers 404 or 405 to it speaks only the older SSE transport.
+async function connect(url: URL, headers: Record<string, string>, options: RequestOptions): Promise<Connection> {
+  const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+  const client = new Client(MCP_CLIENT_INFO);
+  try {
+    await client.connect(streamable, options);
+    return { client, transport: streamable };
+  } catch (error) {
+    await client.close().catch(() => {});
+    if (!(error instanceof StreamableHTTPError && (error.code === 404 || error.code === 405))) throw error;
+  }
+  const sse = new SSEClientTransport(url, { requestInit: { headers } });
+  const sseClient = new Client(MCP_CLIENT_INFO);
+  try {
+    await sseClient.connect(sse, options);
+  } catch (error) {
+    await sseClient.close().catch(() => {});
+    throw error;
+  }
+  return { client: sseClient, transport: sse };
+}
+
+// A stateful server keeps a session until told otherwise, so the session is ended, then closed.
+async function close({ client, transport }: Connection): Promise<void> {
+  const work = (async () => {
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) await transport.terminateSession().catch(() => {});
+    await client.close().catch(() => {});
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, MCP_CLOSE_TIMEOUT_MS)))]);
+  clearTimeout(timer);
+}
+
+function errorText(content: unknown): string {
+  const parsed = v.safeParse(ContentSchema, content);
+  const text = parsed.success ? parsed.output.map((item) => item.text ?? '').filter(Boolean).join(' ') : '';
+  if (!text) return '(no text)';
+  return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS)}…` : text;
+}

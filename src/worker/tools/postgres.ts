@@ -1,0 +1,106 @@
+import pg from 'pg';
+import * as v from 'valibot';
+import { aborted, fail, invalidTask, ok } from './outcome.ts';
+import { postgresConnection } from './postgres-connection.ts';
+import { redactSecrets } from './redact-secrets.ts';
+import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+
+// The cancel request sent on abort gets this long before it is given up.
+const PG_CANCEL_TIMEOUT_MS = 5_000;
+const SQLSTATE_QUERY_CANCELED = '57014';
+
+const PostgresTaskSchema = v.looseObject({
+  command: v.pipe(v.string(), v.nonEmpty()),
+  params: v.optional(v.nullable(v.array(v.unknown()))),
+  timeout_seconds: v.optional(v.unknown()),
+});
+const QueryResultSchema = v.looseObject({ rows: v.array(v.unknown()), rowCount: v.nullable(v.number()), command: v.nullable(v.string()) });
+const DatabaseErrorSchema = v.looseObject({ message: v.string(), code: v.optional(v.string()) });
+const BackendSchema = v.looseObject({ processID: v.number() });
+
+export type PostgresData = { rows: unknown[]; row_count: number | null; command: string | null };
+
+/**
+ * Runs one SQL `command` with bind `params` on its own short-lived connection (the credential's
+ * database, else the service database when allowed); data `{rows, row_count, command}`. Several
+ * statements without params report the last one. Messages never hold the password or URL.
+ */
+export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
+  const parsed = v.safeParse(PostgresTaskSchema, task);
+  if (!parsed.success) return invalidTask('postgres', parsed.issues);
+  const { command, params, timeout_seconds: timeoutSeconds } = parsed.output;
+  // The server stops the statement itself at the task's deadline, even if the worker dies.
+  const statementTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.ceil(timeoutSeconds * 1000) : undefined;
+
+  const connection = postgresConnection(ctx.credential, ctx.serviceDatabaseUrl, statementTimeoutMs);
+  if (!connection.ok) return fail(connection.code, connection.message);
+  if (ctx.signal.aborted) return aborted(ctx.signal);
+  const safe = (text: string) => redactSecrets(text, connection.secrets);
+
+  const client = new pg.Client(connection.config);
+  // A backend that goes away between queries emits 'error' on the client; the query reports it.
+  client.on('error', () => {});
+  let connected = false;
+
+  const work = (async (): Promise<TaskOutcome> => {
+    try {
+      await client.connect();
+    } catch (error) {
+      return fail('connection', safe(`cannot connect to ${connection.target}: ${errorText(error)}`));
+    }
+    connected = true;
+    try {
+      const raw: unknown = await client.query({ text: command, values: params ?? undefined });
+      const result = v.safeParse(QueryResultSchema, Array.isArray(raw) ? raw.at(-1) : raw);
+      if (!result.success) return fail('internal', 'the database answered an unexpected result');
+      const data: PostgresData = { rows: result.output.rows, row_count: result.output.rowCount, command: result.output.command };
+      return ok(data);
+    } catch (error) {
+      const dbError = v.safeParse(DatabaseErrorSchema, error);
+      if (!dbError.success) return fail('sql_error', safe(errorText(error)));
+      const { message, code: sqlstate } = dbError.output;
+      if (sqlstate === SQLSTATE_QUERY_CANCELED && statementTimeoutMs) return fail('timeout', safe(message), { sqlstate });
+      return fail('sql_error', safe(sqlstate ? `${message} (SQLSTATE ${sqlstate})` : message), { sqlstate: sqlstate ?? null });
+    }
+  })();
+
+  let onAbort = () => {};
+  const abortedFirst = new Promise<undefined>((resolve) => {
+    onAbort = () => {
+      // The running statement is cancelled on the server, not merely abandoned with its connection.
+      if (connected) void cancelBackend(client, connection.config);
+      resolve(undefined);
+    };
+  });
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const outcome = await Promise.race([work, abortedFirst]);
+    return outcome ?? aborted(ctx.signal);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    // Not awaited after an abort: ending waits for the server, and the task must return now.
+    const ended = client.end().catch(() => {});
+    if (!ctx.signal.aborted) await ended;
+  }
+}
+
+async function cancelBackend(client: pg.Client, config: pg.ClientConfig): Promise<void> {
+  // pg keeps the backend pid at runtime without declaring it in its types; validate, then use it.
+  const backend = v.safeParse(BackendSchema, client);
+  if (!backend.success) return;
+  const canceller = new pg.Client({ ...config, statement_timeout: PG_CANCEL_TIMEOUT_MS, connectionTimeoutMillis: PG_CANCEL_TIMEOUT_MS });
+  canceller.on('error', () => {});
+  try {
+    await canceller.connect();
+    await canceller.query('SELECT pg_cancel_backend($1)', [backend.output.processID]);
+  } catch {
+    // Best effort: the statement_timeout, or the connection's end, stops it otherwise.
+  } finally {
+    await canceller.end().catch(() => {});
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(errorText).join('; ');
+  return error instanceof Error ? error.message || error.name : String(error);
+}

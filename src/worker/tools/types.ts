@@ -1,0 +1,17 @@
+// The contract between the worker and its tools: a tool gets one rendered task and returns its
+// outcome. Tools never throw; every failure (bad fields, target errors, timeouts) is an outcome.
+
+export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: string } };
+
+export type ResolvedCredential = { name: string; type: string; data: Record<string, unknown> };
+
+export type ToolContext = {
+  signal: AbortSignal; // aborted on timeout_seconds or worker shutdown
+  credential?: ResolvedCredential; // the task's `auth`, already fetched by the worker
+  serviceDatabaseUrl?: string; // set only when SVC_ALLOW_SERVICE_DB_TASKS=true
+  env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback)
+};
+
+export type RenderedTask = { name: string; kind: string; [field: string]: unknown }; // templates already rendered
+
+export type Tool = (task: RenderedTask, ctx: ToolContext) => Promise<TaskOutcome>;

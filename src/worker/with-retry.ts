@@ -1,0 +1,60 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { TaskOutcome } from './tools/types.ts';
+
+export type RetryPolicy = { attempts: number; delay_seconds: number; backoff: number; max_delay_seconds?: number };
+
+/**
+ * Runs `run` up to `retry.attempts` times while `shouldRetry(outcome)` holds, waiting
+ * `delay_seconds * backoff^(n-1)` (capped by max_delay_seconds) after the n-th failure. An abort
+ * stops the waiting and the retrying; the last outcome is returned with the attempts made.
+ */
+export async function withRetry(
+  run: (attempt: number) => Promise<TaskOutcome>,
+  retry: RetryPolicy,
+  shouldRetry: (outcome: TaskOutcome) => boolean,
+  signal: AbortSignal,
+  sleep: (ms: number) => Promise<void> = (ms) => delay(ms, undefined, { signal }),
+): Promise<TaskOutcome & { attempts: number }> {
+  const attempts = Number.isFinite(retry.attempts) ? Math.max(1, Math.floor(retry.attempts)) : 1;
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await runSafely(run, attempt);
+    if (outcome.status === 'ok' || attempt >= attempts || signal.aborted || !shouldRetry(outcome)) return { ...outcome, attempts: attempt };
+    await abortable(sleep(retryDelayMs(retry, attempt)), signal);
+    if (signal.aborted) return { ...outcome, attempts: attempt };
+  }
+}
+
+/** The wait in ms after the `failedAttempt`-th failure: delay * backoff^(n-1), capped. */
+export function retryDelayMs(retry: RetryPolicy, failedAttempt: number): number {
+  const delaySeconds = finiteOr(retry.delay_seconds, 0);
+  const backoff = finiteOr(retry.backoff, 1);
+  let seconds = delaySeconds * backoff ** (failedAttempt - 1);
+  if (retry.max_delay_seconds !== undefined && Number.isFinite(retry.max_delay_seconds)) seconds = Math.min(seconds, retry.max_delay_seconds);
+  return Number.isFinite(seconds) ? Math.max(0, seconds * 1000) : 0;
+}
+
+// A throwing run is a bug elsewhere, but it must count as a failed attempt, not escape the worker.
+async function runSafely(run: (attempt: number) => Promise<TaskOutcome>, attempt: number): Promise<TaskOutcome> {
+  try {
+    return await run(attempt);
+  } catch (error) {
+    return { status: 'error', data: null, error: { message: error instanceof Error ? error.message : String(error), code: 'internal' } };
+  }
+}
+
+function finiteOr(value: number, fallback: number): number {
+  return Number.isFinite(value) ? value : fallback;
+}
+
+// Resolves when the sleep ends (or rejects, as the default one does on abort) or the signal aborts.
+function abortable(sleeping: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    sleeping.then(done, done);
+  });
+}
