@@ -218,6 +218,7 @@ const RENEWED_EXPIRES_AT_MS = 5000;
 const WALK_EVENTS: KeychainEntryEvent[] = [
   { type: 'STORED', expiresAt: EXPIRES_AT_MS },
   { type: 'READ', now: 500 },
+  { type: 'READ', now: EXPIRES_AT_MS }, // the boundary: now == expiresAt is expired
   { type: 'READ', now: 2000 },
   { type: 'READ', now: 6000 },
   { type: 'RENEW' },
