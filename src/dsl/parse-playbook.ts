@@ -64,8 +64,8 @@ export function parsePlaybook(text: string): ParseResult {
   if (!parsed.success) {
     return { ok: false, problems: parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: describeIssue(issue) })) };
   }
-  const { playbook, arcPaths } = normalize(parsed.output);
-  const problems = semanticProblems(playbook, arcPaths);
+  const { playbook, paths } = normalize(parsed.output);
+  const problems = semanticProblems(playbook, paths);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, playbook };
 }
 
@@ -126,11 +126,12 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
   return `expected ${expected}, got ${issue.received}`;
 }
 
-type ArcPaths = Map<Arc, string>;
+// Where each normalized arc and task came from in the document, for semantic problems.
+type SourcePaths = Map<object, string>;
 
-function normalize(doc: PlaybookDocument): { playbook: NormalizedPlaybook; arcPaths: ArcPaths } {
-  const arcPaths: ArcPaths = new Map();
-  const workflow = doc.workflow.map((step, index) => normalizeStep(step, `workflow[${index}]`, arcPaths));
+function normalize(doc: PlaybookDocument): { playbook: NormalizedPlaybook; paths: SourcePaths } {
+  const paths: SourcePaths = new Map();
+  const workflow = doc.workflow.map((step, index) => normalizeStep(step, `workflow[${index}]`, paths));
   const entry = workflow.some((step) => step.step === 'start') ? 'start' : workflow[0].step;
   const playbook: NormalizedPlaybook = {
     apiVersion: doc.apiVersion,
@@ -141,27 +142,31 @@ function normalize(doc: PlaybookDocument): { playbook: NormalizedPlaybook; arcPa
     workflow,
     entry,
   };
-  return { playbook, arcPaths };
+  return { playbook, paths };
 }
 
-function normalizeStep(step: StepDocument, path: string, arcPaths: ArcPaths): NormalizedStep {
+function normalizeStep(step: StepDocument, path: string, paths: SourcePaths): NormalizedStep {
   const tools = step.tool === undefined ? [] : Array.isArray(step.tool) ? step.tool : [step.tool];
-  const tasks = tools.map((task, index): NormalizedTask => ({
-    ...task,
-    name: task.name ?? `task_${index}`,
-    retry: task.retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
-  }));
-  const normalized: NormalizedStep = { step: step.step, tasks, next: normalizeNext(step.next, `${path}.next`, arcPaths) };
+  const tasks = tools.map((task, index): NormalizedTask => {
+    const normalized: NormalizedTask = {
+      ...task,
+      name: task.name ?? `task_${index}`,
+      retry: task.retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
+    };
+    paths.set(normalized, Array.isArray(step.tool) ? `${path}.tool[${index}]` : `${path}.tool`);
+    return normalized;
+  });
+  const normalized: NormalizedStep = { step: step.step, tasks, next: normalizeNext(step.next, `${path}.next`, paths) };
   if (step.desc !== undefined) normalized.desc = step.desc;
   if (step.loop !== undefined) normalized.loop = step.loop;
   return normalized;
 }
 
-function normalizeNext(next: NextDocument | undefined, path: string, arcPaths: ArcPaths): NextSpec {
+function normalizeNext(next: NextDocument | undefined, path: string, paths: SourcePaths): NextSpec {
   if (next === undefined) return { mode: 'exclusive', arcs: [] };
   const toArc = (raw: string | ArcDocument, arcPath: string): Arc => {
     const arc: Arc = typeof raw === 'string' ? { step: raw } : { ...raw };
-    arcPaths.set(arc, typeof raw === 'string' ? arcPath : `${arcPath}.step`);
+    paths.set(arc, typeof raw === 'string' ? arcPath : `${arcPath}.step`);
     return arc;
   };
   if (typeof next === 'string') return { mode: 'exclusive', arcs: [toArc(next, path)] };
@@ -169,7 +174,7 @@ function normalizeNext(next: NextDocument | undefined, path: string, arcPaths: A
   return { mode: next.mode, arcs: next.arcs.map((raw, i) => toArc(raw, `${path}.arcs[${i}]`)) };
 }
 
-function semanticProblems(playbook: NormalizedPlaybook, arcPaths: ArcPaths): Problem[] {
+function semanticProblems(playbook: NormalizedPlaybook, paths: SourcePaths): Problem[] {
   const problems: Problem[] = [];
   const stepIndex = new Map<string, number>();
   playbook.workflow.forEach((step, i) => {
@@ -180,7 +185,7 @@ function semanticProblems(playbook: NormalizedPlaybook, arcPaths: ArcPaths): Pro
   playbook.workflow.forEach((step, i) => {
     const taskIndex = new Map<string, number>();
     step.tasks.forEach((task, t) => {
-      const taskPath = `workflow[${i}].tool[${t}]`;
+      const taskPath = paths.get(task) ?? `workflow[${i}].tool[${t}]`;
       const first = taskIndex.get(task.name);
       if (first === undefined) taskIndex.set(task.name, t);
       else problems.push({ path: `${taskPath}.name`, message: `duplicate task name '${task.name}' in step '${step.step}' (first at tool[${first}])` });
@@ -190,7 +195,7 @@ function semanticProblems(playbook: NormalizedPlaybook, arcPaths: ArcPaths): Pro
     });
     for (const arc of step.next.arcs) {
       if (!stepIndex.has(arc.step)) {
-        problems.push({ path: arcPaths.get(arc) ?? `workflow[${i}].next`, message: `arc to unknown step '${arc.step}'` });
+        problems.push({ path: paths.get(arc) ?? `workflow[${i}].next`, message: `arc to unknown step '${arc.step}'` });
       }
     }
   });

@@ -1,0 +1,299 @@
+import { describe, expect, it } from 'vitest';
+import { parsePlaybook, referencedKeychainNames, type NormalizedPlaybook, type Problem } from '../../../src/dsl/parse-playbook.ts';
+
+// The example of DESIGN.md "Playbook DSL v1", verbatim.
+const designExample = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: fetch_users, path: examples/fetch_users }
+workload: { base_url: "http://127.0.0.1:9000", limit: 10 }
+keychain:
+  - { name: api, kind: oauth2, scope: global, auth: api_client_auth, auto_renew: true }
+workflow:
+  - step: start
+    tool:
+      - name: users
+        kind: http
+        method: GET
+        url: "{{ workload.base_url }}/users"
+        headers: { Authorization: "Bearer {{ keychain.api.access_token }}" }
+        params: { limit: "{{ workload.limit }}" }
+        retry: { attempts: 3, delay_seconds: 0.5, backoff: 2 }
+    next:
+      - { step: store, when: "{{ outcome.status == 'ok' }}" }
+      - { step: report }
+  - step: store
+    loop: { in: "{{ steps.start.result.body }}", iterator: user, mode: parallel, max_in_flight: 4 }
+    tool:
+      - { name: insert, kind: postgres, auth: db_auth,
+          command: "INSERT INTO users(id, name) VALUES ($1, $2)", params: ["{{ user.id }}", "{{ user.name }}"] }
+  - step: report
+    tool: [ { name: notify, kind: shell, command: "echo failed" } ]
+`;
+
+const header = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: t, path: tests/t }
+`;
+
+function parseOk(text: string): NormalizedPlaybook {
+  const result = parsePlaybook(text);
+  if (!result.ok) throw new Error(`expected a valid playbook, got ${JSON.stringify(result.problems)}`);
+  return result.playbook;
+}
+
+function problemsOf(text: string): Problem[] {
+  const result = parsePlaybook(text);
+  if (result.ok) throw new Error('expected problems, the playbook parsed');
+  return result.problems;
+}
+
+describe('parsePlaybook: the DESIGN.md example', () => {
+  const playbook = parseOk(designExample);
+
+  it('keeps the document fields', () => {
+    expect(playbook.apiVersion).toBe('svc/v1');
+    expect(playbook.kind).toBe('Playbook');
+    expect(playbook.metadata).toEqual({ name: 'fetch_users', path: 'examples/fetch_users' });
+    expect(playbook.workload).toEqual({ base_url: 'http://127.0.0.1:9000', limit: 10 });
+    expect(playbook.keychain).toEqual([
+      { name: 'api', kind: 'oauth2', scope: 'global', auth: 'api_client_auth', auto_renew: true },
+    ]);
+  });
+
+  it('normalizes steps, tasks, arcs and loops', () => {
+    expect(playbook.entry).toBe('start');
+    expect(playbook.workflow.map((s) => s.step)).toEqual(['start', 'store', 'report']);
+    const [start, store, report] = playbook.workflow;
+    expect(start.tasks).toHaveLength(1);
+    expect(start.tasks[0]).toMatchObject({
+      name: 'users',
+      kind: 'http',
+      method: 'GET',
+      url: '{{ workload.base_url }}/users',
+      retry: { attempts: 3, delay_seconds: 0.5, backoff: 2 },
+    });
+    expect(start.next).toEqual({
+      mode: 'exclusive',
+      arcs: [{ step: 'store', when: "{{ outcome.status == 'ok' }}" }, { step: 'report' }],
+    });
+    expect(store.loop).toEqual({ in: '{{ steps.start.result.body }}', iterator: 'user', mode: 'parallel', max_in_flight: 4 });
+    expect(store.tasks[0]).toMatchObject({ name: 'insert', kind: 'postgres', auth: 'db_auth', params: ['{{ user.id }}', '{{ user.name }}'] });
+    expect(report.tasks[0]).toMatchObject({ name: 'notify', kind: 'shell', command: 'echo failed' });
+    expect(report.next).toEqual({ mode: 'exclusive', arcs: [] });
+  });
+
+  it('finds the keychain entries a task references', () => {
+    expect(referencedKeychainNames(playbook.workflow[0].tasks[0])).toEqual(['api']);
+    expect(referencedKeychainNames(playbook.workflow[1].tasks[0])).toEqual([]);
+  });
+});
+
+describe('parsePlaybook: normalization', () => {
+  it('fills defaults: kind, workload, keychain, task names, retry, http method, loop', () => {
+    const playbook = parseOk(`apiVersion: svc/v1
+metadata: { name: t, path: tests/t }
+workflow:
+  - step: first
+    loop: { in: [1, 2] }
+    tool:
+      - { kind: noop }
+      - { kind: http, url: "http://x", method: post, extra_field: kept }
+  - step: second
+`);
+    expect(playbook.kind).toBe('Playbook');
+    expect(playbook.workload).toEqual({});
+    expect(playbook.keychain).toEqual([]);
+    expect(playbook.entry).toBe('first');
+    const [first, second] = playbook.workflow;
+    expect(first.loop).toEqual({ in: [1, 2], iterator: 'item', mode: 'sequential' });
+    expect(first.tasks.map((t) => t.name)).toEqual(['task_0', 'task_1']);
+    expect(first.tasks[0].retry).toEqual({ attempts: 1, delay_seconds: 0, backoff: 1 });
+    expect(first.tasks[1]).toMatchObject({ method: 'POST', extra_field: 'kept' });
+    expect(second.tasks).toEqual([]);
+    expect(second.loop).toBeUndefined();
+  });
+
+  it('accepts a single task object and every form of next', () => {
+    const playbook = parseOk(`${header}workflow:
+  - step: a
+    tool: { name: only, kind: noop }
+    next: b
+  - step: b
+    next: [c, { step: d, when: "{{ vars.x }}", set: { x: 1 } }]
+  - step: c
+    next: { mode: inclusive, arcs: [a, { step: d }] }
+  - step: d
+    next: { arcs: [a] }
+`);
+    const [a, b, c, d] = playbook.workflow;
+    expect(a.tasks.map((t) => t.name)).toEqual(['only']);
+    expect(a.next).toEqual({ mode: 'exclusive', arcs: [{ step: 'b' }] });
+    expect(b.next).toEqual({ mode: 'exclusive', arcs: [{ step: 'c' }, { step: 'd', when: '{{ vars.x }}', set: { x: 1 } }] });
+    expect(c.next).toEqual({ mode: 'inclusive', arcs: [{ step: 'a' }, { step: 'd' }] });
+    expect(d.next).toEqual({ mode: 'exclusive', arcs: [{ step: 'a' }] });
+  });
+
+  it('parses each task kind with its fields', () => {
+    const playbook = parseOk(`${header}workflow:
+  - step: start
+    tool:
+      - { name: h, kind: http, url: "http://x", accept_status: [404], body: { a: 1 }, timeout_seconds: 5 }
+      - { name: p, kind: postgres, command: "select 1", params: [1] }
+      - { name: c, kind: playbook, path: tests/child, args: { n: 1 } }
+      - { name: m, kind: mcp, server: tools, method: tools/call, tool: add, arguments: { a: 1 } }
+      - { name: s, kind: shell, command: "echo hi", env: { A: "1" }, cwd: /tmp }
+      - { name: n, kind: noop, retry: { attempts: 2, when: "{{ outcome.status == 'error' }}" } }
+`);
+    expect(playbook.workflow[0].tasks.map((t) => t.kind)).toEqual(['http', 'postgres', 'playbook', 'mcp', 'shell', 'noop']);
+    expect(playbook.workflow[0].tasks[5].retry).toEqual({ attempts: 2, delay_seconds: 0, backoff: 1, when: "{{ outcome.status == 'error' }}" });
+  });
+
+  it('accepts the spec metadata and keychain fields', () => {
+    const playbook = parseOk(`apiVersion: svc/v1
+metadata:
+  name: agent
+  path: agents/a
+  agent: true
+  terminal: { visible: true, workspace: w, scopes: [s], capabilities: [c] }
+keychain:
+  - { name: sm, kind: secret_manager, provider: p, scope: local, auth: cloud_auth, map: { token: path/to/secret }, ttl_seconds: 60 }
+  - { name: tok, kind: http, endpoint: "http://t", method: POST, headers: { A: b }, data: { x: 1 }, token_field: t, ttl_field: e }
+workflow: [ { step: start } ]
+`);
+    expect(playbook.metadata.agent).toBe(true);
+    expect(playbook.keychain.map((k) => k.scope)).toEqual(['local', 'global']);
+  });
+
+  it('lists keychain names used through brackets and in blocks, not outside templates', () => {
+    const playbook = parseOk(`${header}workflow:
+  - step: start
+    tool:
+      - kind: shell
+        command: "{% if keychain.b.x %}{{ keychain['a'].token }}{% endif %} keychain.plain"
+        env: { T: "{{ keychain.a.token }} {{ workload.keychain.nope }}" }
+`);
+    expect(referencedKeychainNames(playbook.workflow[0].tasks[0])).toEqual(['b', 'a']);
+  });
+});
+
+describe('parsePlaybook: problems', () => {
+  it('reports malformed YAML with line and column', () => {
+    const problems = problemsOf('apiVersion: svc/v1\nworkflow: [ { step: a }\n');
+    expect(problems).toHaveLength(1);
+    expect(problems[0].path).toBe('$');
+    expect(problems[0].message).toMatch(/^YAML syntax error at line \d+, column \d+: /);
+  });
+
+  it('reports an empty document and a non-mapping document', () => {
+    expect(problemsOf('')[0]).toMatchObject({ path: '$' });
+    expect(problemsOf('- a\n- b\n')).toEqual([{ path: '$', message: 'the document must be a mapping' }]);
+  });
+
+  it('reports a missing workflow', () => {
+    expect(problemsOf(header)).toEqual([{ path: 'workflow', message: 'is required' }]);
+  });
+
+  it('reports an empty workflow', () => {
+    expect(problemsOf(`${header}workflow: []\n`)).toEqual([{ path: 'workflow', message: 'must have at least one step' }]);
+  });
+
+  it('reports an unknown task kind at its path', () => {
+    const problems = problemsOf(`${header}workflow:
+  - step: start
+  - step: two
+  - step: three
+    tool: [ { kind: noop }, { kind: ftp, url: x } ]
+`);
+    expect(problems).toHaveLength(1);
+    expect(problems[0].path).toBe('workflow[2].tool[1].kind');
+    expect(problems[0].message).toMatch(/must be one of .*"http".*got "ftp"/);
+  });
+
+  it('reports a missing task kind', () => {
+    const problems = problemsOf(`${header}workflow:\n  - step: start\n    tool: { url: x }\n`);
+    expect(problems).toEqual([{ path: 'workflow[0].tool.kind', message: expect.stringMatching(/^is required \(one of "http"/) }]);
+  });
+
+  it('reports a duplicate step name', () => {
+    expect(problemsOf(`${header}workflow:\n  - step: a\n  - step: b\n  - step: a\n`)).toEqual([
+      { path: 'workflow[2].step', message: "duplicate step name 'a' (first at workflow[0])" },
+    ]);
+  });
+
+  it('reports arcs to a missing step in each form of next', () => {
+    const problems = problemsOf(`${header}workflow:
+  - step: a
+    next: nowhere
+  - step: b
+    next: [a, { step: gone }]
+  - step: c
+    next: { mode: inclusive, arcs: [lost] }
+`);
+    expect(problems).toEqual([
+      { path: 'workflow[0].next', message: "arc to unknown step 'nowhere'" },
+      { path: 'workflow[1].next[1].step', message: "arc to unknown step 'gone'" },
+      { path: 'workflow[2].next.arcs[0]', message: "arc to unknown step 'lost'" },
+    ]);
+  });
+
+  it('reports duplicate task names (explicit or defaulted) and duplicate keychain names', () => {
+    const problems = problemsOf(`${header}keychain:
+  - { name: k, kind: http }
+  - { name: k, kind: oauth2 }
+workflow:
+  - step: a
+    tool: [ { name: x, kind: noop }, { name: x, kind: noop }, { kind: noop }, { name: task_2, kind: noop } ]
+`);
+    expect(problems).toEqual([
+      { path: 'workflow[0].tool[1].name', message: "duplicate task name 'x' in step 'a' (first at tool[0])" },
+      { path: 'workflow[0].tool[3].name', message: "duplicate task name 'task_2' in step 'a' (first at tool[2])" },
+      { path: 'keychain[1].name', message: "duplicate keychain entry name 'k' (first at keychain[0])" },
+    ]);
+  });
+
+  it('requires a tool name for mcp tools/call', () => {
+    expect(problemsOf(`${header}workflow:\n  - step: a\n    tool: { kind: mcp, server: s, method: tools/call }\n`)).toEqual([
+      { path: 'workflow[0].tool.tool', message: 'is required when method is tools/call' },
+    ]);
+  });
+
+  it('lists every shape problem at once', () => {
+    const problems = problemsOf(`apiVersion: svc/v1
+kind: Workflow
+metadata: { name: t }
+keychain: [ { name: k, kind: vault, scope: everywhere } ]
+workflow:
+  - step: a
+    tools: []
+    tool: { kind: http }
+    loop: { in: 3, iterator: steps, mode: sideways, max_in_flight: 0 }
+    next: [ { stepp: b } ]
+  - step: b
+    tool: { kind: noop, retry: { attempts: 0 } }
+`);
+    const byPath = Object.fromEntries(problems.map((p) => [p.path, p.message]));
+    expect(byPath).toMatchObject({
+      kind: expect.stringMatching(/"Playbook".*got "Workflow"/),
+      'metadata.path': 'is required',
+      'keychain[0].kind': expect.stringMatching(/got "vault"/),
+      'keychain[0].scope': expect.stringMatching(/got "everywhere"/),
+      'workflow[0].tools': 'unknown field',
+      'workflow[0].tool.url': 'is required',
+      'workflow[0].loop.in': 'must be a template string or a list',
+      'workflow[0].loop.iterator': 'must not shadow a template root',
+      'workflow[0].loop.mode': expect.stringMatching(/got "sideways"/),
+      'workflow[0].loop.max_in_flight': 'must be >= 1',
+      'workflow[0].next[0].step': 'is required',
+      'workflow[0].next[0].stepp': 'unknown field',
+      'workflow[1].tool.retry.attempts': 'must be >= 1',
+    });
+    expect(problems).toHaveLength(13);
+  });
+
+  it('leaves semantic checks for a document whose shape is valid', () => {
+    // Shape problems only: the duplicate step name is not reported alongside them.
+    const problems = problemsOf(`${header}workflow:\n  - step: a\n    tool: { kind: ftp }\n  - step: a\n`);
+    expect(problems.map((p) => p.path)).toEqual(['workflow[0].tool.kind']);
+  });
+});
