@@ -70,7 +70,7 @@ export function isTruthy(value: unknown): boolean {
   }
   if (Array.isArray(value)) return value.length > 0;
   if (value instanceof Map || value instanceof Set) return value.size > 0;
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.keys(value).length > 0;
+  if (isPlainObject(value)) return Object.keys(value).length > 0;
   return true;
 }
 
@@ -87,12 +87,18 @@ function newState(ctx: Record<string, unknown>): RenderState {
 function walk(value: unknown, path: string, ctx: Record<string, unknown>, state: RenderState): unknown {
   if (typeof value === 'string') return renderString(value, ctx, path, state);
   if (Array.isArray(value)) return value.map((item, i) => walk(item, `${path}[${i}]`, ctx, state));
-  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+  if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) out[key] = walk(item, childPath(path, key), ctx, state);
     return out;
   }
   return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 function childPath(path: string, key: string): string {
