@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
+import type { Keyring } from './crypto/keyring.ts';
 import type { Db } from './db/db.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -15,8 +16,8 @@ export type AppDeps = {
   db: Db;
   log: Logger;
   metrics: Metrics;
-  /** base64 sealing key for credentials and keychain data (never logged). */
-  encryptionKey: string;
+  /** Seals and opens credential and keychain data; holds keys without exposing them to logs. */
+  keyring: Keyring;
 };
 
 // Bodies above this are refused with 413 before parsing; batch intake has its own limit.

@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { Db } from './db/db.ts';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
+import { parseKeyringFromEnv } from './crypto/keyring.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
@@ -42,7 +43,8 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const db = new Db(database.url, 20);
     stops.unshift(() => db.close());
     await migrate(db);
-    const deps: AppDeps = { config, db, log, metrics: createMetrics(), encryptionKey };
+    const keyring = parseKeyringFromEnv(encryptionKey, config.SVC_ENCRYPTION_KEYS_OLD);
+    const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring };
     const app = await buildApp(deps);
     stops.unshift(() => app.close());
     const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST });

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { createKeyring } from '../../src/crypto/keyring.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createMigratedDatabase } from './database.ts';
@@ -33,7 +34,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     db: t.db,
     log: createLogger(config.SVC_LOG_LEVEL, sink),
     metrics: createMetrics(),
-    encryptionKey: randomBytes(32).toString('base64'),
+    keyring: createKeyring(randomBytes(32), []),
   };
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
