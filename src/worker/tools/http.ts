@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { credentialAuth } from './credential-auth.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
+import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
@@ -18,7 +19,7 @@ const StatusCode = v.pipe(
 
 const HttpTaskSchema = v.looseObject({
   method: v.optional(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS)), 'GET'),
-  url: v.pipe(v.string(), v.url(), v.check((url) => /^https?:$/.test(new URL(url).protocol), 'http or https URL')),
+  url: HttpUrl,
   headers: v.optional(v.nullable(v.record(v.string(), v.nullable(Scalar)))),
   params: v.optional(v.nullable(v.record(v.string(), v.nullable(v.union([Scalar, v.array(Scalar)]))))),
   body: v.optional(v.unknown()),

@@ -5,6 +5,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import { mcpAuth } from './mcp-auth.ts';
+import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from './redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
@@ -22,7 +23,7 @@ const MCP_ERROR_TEXT_LIMIT_CHARS = 500;
 
 const McpTaskSchema = v.looseObject({
   server: v.optional(v.nullable(v.string())),
-  endpoint: v.pipe(v.string(), v.url(), v.check((url) => /^https?:$/.test(new URL(url).protocol), 'http or https URL')),
+  endpoint: HttpUrl,
   method: v.picklist(['tools/list', 'tools/call']),
   tool: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty()))),
   arguments: v.optional(v.nullable(v.record(v.string(), v.unknown()))),

@@ -18,7 +18,10 @@ export function fail(code: string, message: string, data: unknown = null): TaskO
 export function invalidTask(kind: string, issues: readonly v.BaseIssue<unknown>[]): TaskOutcome {
   const parts = issues.map((issue) => {
     const path = v.getDotPath(issue) ?? '(task)';
-    return issue.expected ? `${path}: expected ${issue.expected}` : `${path}: ${issue.kind} check failed`;
+    if (issue.received === 'undefined') return `${path}: required`;
+    // A `check` carries the text written with it in this code base, never the value.
+    if (issue.type === 'check') return `${path}: expected ${issue.message}`;
+    return `${path}: expected ${issue.expected ?? issue.type}`;
   });
   return fail('invalid_task', `invalid ${kind} task: ${parts.join('; ')}`);
 }
