@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgres } from '../../../src/worker/tools/postgres.ts';
+import type { ResolvedCredential, ToolContext } from '../../../src/worker/tools/types.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+
+let database: TestDatabase;
+// Every test works in its own schema of this file's own database.
+const schema = `tools_pg_${randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.users (id int PRIMARY KEY, name text NOT NULL)`);
+  await client.end();
+});
+afterAll(async () => database?.drop());
+
+const urlCredential = (): ResolvedCredential => ({ name: 'db_auth', type: 'postgres', data: { connection_string: database.url } });
+// The same database described field by field, with the db_-prefixed names.
+function prefixedCredential(overrides: Record<string, unknown> = {}): ResolvedCredential {
+  const url = new URL(database.url);
+  return {
+    name: 'db_prefixed_auth',
+    type: 'postgres',
+    data: {
+      db_host: url.hostname,
+      db_port: url.port || '5432',
+      db_user: decodeURIComponent(url.username),
+      db_password: decodeURIComponent(url.password),
+      db_name: url.pathname.slice(1),
+      ...overrides,
+    },
+  };
+}
+const ctx = (extra: Partial<ToolContext> = {}): ToolContext => ({ signal: new AbortController().signal, env: {}, credential: urlCredential(), ...extra });
+const task = (fields: Record<string, unknown>) => ({ name: 't', kind: 'postgres', ...fields });
+
+describe('postgres tool', () => {
+  it('inserts with bind params and selects them back', async () => {
+    const insert = await postgres(task({ command: `INSERT INTO ${schema}.users(id, name) VALUES ($1, $2), ($3, $4)`, params: [1, 'ann', '2', "bo'b"] }), ctx());
+    expect(insert).toEqual({ status: 'ok', data: { rows: [], row_count: 2, command: 'INSERT' } });
+
+    const select = await postgres(task({ command: `SELECT id, name FROM ${schema}.users WHERE id >= $1 ORDER BY id`, params: [1] }), ctx());
+    expect(select).toEqual({ status: 'ok', data: { rows: [{ id: 1, name: 'ann' }, { id: 2, name: "bo'b" }], row_count: 2, command: 'SELECT' } });
+  });
+
+  it('connects with a credential that uses db_-prefixed field names', async () => {
+    const outcome = await postgres(task({ command: 'SELECT current_database() AS db, 1 + $1::int AS two', params: [1] }), ctx({ credential: prefixedCredential() }));
+    expect(outcome).toMatchObject({ status: 'ok', data: { rows: [{ db: new URL(database.url).pathname.slice(1), two: 2 }], row_count: 1 } });
+  });
+
+  it('reports the last statement of a multi-statement command', async () => {
+    const outcome = await postgres(task({ command: `SET LOCAL statement_timeout = 1000; SELECT count(*)::int AS n FROM ${schema}.users` }), ctx());
+    expect(outcome).toMatchObject({ status: 'ok', data: { command: 'SELECT', rows: [{ n: expect.any(Number) }] } });
+  });
+
+  it('returns the database message and SQLSTATE for a SQL error', async () => {
+    const missing = await postgres(task({ command: `SELECT * FROM ${schema}.nope` }), ctx());
+    expect(missing).toEqual({
+      status: 'error',
+      data: { sqlstate: '42P01' },
+      error: { code: 'sql_error', message: `relation "${schema}.nope" does not exist (SQLSTATE 42P01)` },
+    });
+    const duplicate = await postgres(task({ command: `INSERT INTO ${schema}.users(id, name) VALUES (1, 'again')` }), ctx());
+    expect(duplicate).toMatchObject({ status: 'error', data: { sqlstate: '23505' }, error: { code: 'sql_error' } });
+  });
+
+  it('uses the service database only when the worker allows it, else needs a credential', async () => {
+    const none = await postgres(task({ command: 'SELECT 1' }), ctx({ credential: undefined }));
+    expect(none).toEqual({ status: 'error', data: null, error: { code: 'no_connection', message: 'postgres task needs an auth credential' } });
+    const service = await postgres(task({ command: 'SELECT 1 AS one' }), ctx({ credential: undefined, serviceDatabaseUrl: database.url }));
+    expect(service).toMatchObject({ status: 'ok', data: { rows: [{ one: 1 }] } });
+  });
+
+  it('stops a long statement at timeout_seconds on the server', async () => {
+    const started = Date.now();
+    const outcome = await postgres(task({ command: 'SELECT pg_sleep(10)', timeout_seconds: 0.3 }), ctx());
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' } });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('returns at once on abort and cancels the running statement', async () => {
+    const tag = `svc_abort_${randomBytes(4).toString('hex')}`;
+    const started = Date.now();
+    const outcome = await postgres(task({ command: `SELECT pg_sleep(20) /* ${tag} */` }), ctx({ signal: AbortSignal.timeout(300) }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout', message: 'task timed out' } });
+    expect(Date.now() - started).toBeLessThan(2000);
+    // The backend stops working on it shortly after: the cancel request is sent in the background.
+    const observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    try {
+      let active = 1;
+      for (let i = 0; i < 40 && active > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const result = await observer.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+          [`%${tag}%`],
+        );
+        active = result.rows[0].n;
+      }
+      expect(active).toBe(0);
+    } finally {
+      await observer.end();
+    }
+  });
+
+  it('reports an unreachable database as a connection error', async () => {
+    const outcome = await postgres(task({ command: 'SELECT 1' }), ctx({ credential: prefixedCredential({ db_host: '127.0.0.1', db_port: 9 }) }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'connection' } });
+    expect(outcome.error?.message).toContain("cannot connect to credential 'db_prefixed_auth'");
+  });
+
+  it('rejects bad fields and credentials without throwing', async () => {
+    expect(await postgres(task({ command: '' }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
+    expect(await postgres(task({ command: 'SELECT 1', params: 'x' }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
+    const noHost = await postgres(task({ command: 'SELECT 1' }), ctx({ credential: { name: 'x_auth', type: 'postgres', data: { user: 'u' } } }));
+    expect(noHost).toMatchObject({ error: { code: 'invalid_credential' } });
+  });
+});

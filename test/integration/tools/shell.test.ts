@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHELL_OUTPUT_LIMIT_BYTES, shell } from '../../../src/worker/tools/shell.ts';
+import type { ToolContext } from '../../../src/worker/tools/types.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), 'svc-shell-test-')));
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+const ctx = (extra: Partial<ToolContext> = {}): ToolContext => ({ signal: new AbortController().signal, env: {}, ...extra });
+const task = (fields: Record<string, unknown>) => ({ name: 't', kind: 'shell', ...fields });
+
+describe('shell tool', () => {
+  it('captures stdout and stderr of a successful command', async () => {
+    const outcome = await shell(task({ command: 'echo hello; echo oops >&2' }), ctx());
+    expect(outcome).toEqual({ status: 'ok', data: { exit_code: 0, stdout: 'hello\n', stderr: 'oops\n' } });
+  });
+
+  it('reports a non-zero exit as an exit_code error with the output kept', async () => {
+    const outcome = await shell(task({ command: 'echo partial; exit 3' }), ctx());
+    expect(outcome).toEqual({
+      status: 'error',
+      data: { exit_code: 3, stdout: 'partial\n', stderr: '' },
+      error: { code: 'exit_code', message: 'command exited with code 3' },
+    });
+  });
+
+  it('merges env onto the worker environment and runs in cwd, with stdin', async () => {
+    const outcome = await shell(
+      task({ command: 'printf "%s|%s|%s|" "$GREETING" "$COUNT" "$PWD"; test -n "$PATH" && cat', env: { GREETING: 'hi there', COUNT: 3 }, cwd: dir, stdin: 'from stdin' }),
+      ctx(),
+    );
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: `hi there|3|${dir}|from stdin` } });
+  });
+
+  it('does not hang on a command that reads stdin when none is given', async () => {
+    expect(await shell(task({ command: 'cat' }), ctx())).toMatchObject({ status: 'ok', data: { stdout: '' } });
+  });
+
+  it('caps each stream at the limit and notes how much was dropped', async () => {
+    const extra = 12345;
+    const outcome = await shell(task({ command: `head -c ${SHELL_OUTPUT_LIMIT_BYTES + extra} /dev/zero | tr '\\0' a; head -c 10 /dev/zero | tr '\\0' b >&2` }), ctx());
+    expect(outcome.status).toBe('ok');
+    const data = outcome.data;
+    if (typeof data !== 'object' || data === null || !('stdout' in data) || typeof data.stdout !== 'string') throw new Error('no stdout');
+    expect(data.stdout.endsWith(`\n[truncated: ${extra} bytes omitted]`)).toBe(true);
+    expect(data.stdout.length).toBe(SHELL_OUTPUT_LIMIT_BYTES + `\n[truncated: ${extra} bytes omitted]`.length);
+    expect(outcome).toMatchObject({ data: { stderr: 'bbbbbbbbbb' } });
+  });
+
+  it('kills the whole process group on abort and reports a timeout', async () => {
+    const marker = join(dir, 'survivor');
+    const started = Date.now();
+    // The background child would write the marker after 1 s unless its group is killed.
+    const outcome = await shell(task({ command: `(sleep 1; touch ${marker}) & echo started; sleep 30` }), ctx({ signal: AbortSignal.timeout(300) }));
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout', message: 'task timed out' }, data: { stdout: 'started\n' } });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('reports a missing cwd and bad fields without throwing', async () => {
+    expect(await shell(task({ command: 'true', cwd: join(dir, 'missing') }), ctx())).toMatchObject({ status: 'error', error: { code: 'spawn' } });
+    expect(await shell(task({ command: '' }), ctx())).toMatchObject({ status: 'error', error: { code: 'invalid_task' } });
+    expect(await shell(task({ command: 'true', env: { A: { nested: true } } }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
+  });
+});
