@@ -1,5 +1,5 @@
 // A real MCP server (the SDK's McpServer) on 127.0.0.1, port 0, for tests of MCP clients. Tools:
-// `echo {text}`, `add {a, b}` (structured `{sum}`), `fail {}` (an isError result), `slow {ms}`.
+// `echo {text}`, `add {a, b}` (structured `{sum}`), `fail {text?}` (an isError result), `slow {ms}`.
 // Streamable HTTP is stateless (a server per request) at `/mcp`; with `transport: 'sse'` the old
 // HTTP+SSE transport is served instead at `/sse` (POST there answers 405, as an SSE-only server does).
 import { once } from 'node:events';
@@ -64,8 +64,8 @@ function buildServer(): McpServer {
     { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() }, outputSchema: { sum: z.number() } },
     async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } }),
   );
-  server.registerTool('fail', { description: 'Always reports a tool error' }, async () => ({
-    content: [{ type: 'text', text: 'the tool failed on purpose' }],
+  server.registerTool('fail', { description: 'Always reports a tool error', inputSchema: { text: z.string().optional() } }, async ({ text }) => ({
+    content: [{ type: 'text', text: text ?? 'the tool failed on purpose' }],
     isError: true,
   }));
   server.registerTool('slow', { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number() } }, async ({ ms }) => {

@@ -97,12 +97,14 @@ type Connection = { client: Client; transport: StreamableHTTPClientTransport | S
 async function connect(url: URL, headers: Record<string, string>, options: RequestOptions): Promise<Connection> {
   const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
   const client = new Client(MCP_CLIENT_INFO);
+  let streamableStatus: number;
   try {
     await client.connect(streamable, options);
     return { client, transport: streamable };
   } catch (error) {
     await client.close().catch(() => {});
     if (!(error instanceof StreamableHTTPError && (error.code === 404 || error.code === 405))) throw error;
+    streamableStatus = error.code;
   }
   const sse = new SSEClientTransport(url, { requestInit: { headers } });
   const sseClient = new Client(MCP_CLIENT_INFO);
@@ -110,7 +112,7 @@ async function connect(url: URL, headers: Record<string, string>, options: Reque
     await sseClient.connect(sse, options);
   } catch (error) {
     await sseClient.close().catch(() => {});
-    throw error;
+    throw new Error(`Streamable HTTP answered HTTP ${streamableStatus} and the SSE fallback failed: ${describeError(error)}`);
   }
   return { client: sseClient, transport: sse };
 }
