@@ -1,6 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TaskOutcome } from './tools/types.ts';
 
+// setTimeout's largest delay; a longer one would fire at once instead.
+const RETRY_DELAY_CEILING_MS = 2_147_483_647;
+
 export type RetryPolicy = { attempts: number; delay_seconds: number; backoff: number; max_delay_seconds?: number };
 
 /**
@@ -30,7 +33,8 @@ export function retryDelayMs(retry: RetryPolicy, failedAttempt: number): number 
   const backoff = finiteOr(retry.backoff, 1);
   let seconds = delaySeconds * backoff ** (failedAttempt - 1);
   if (retry.max_delay_seconds !== undefined && Number.isFinite(retry.max_delay_seconds)) seconds = Math.min(seconds, retry.max_delay_seconds);
-  return Number.isFinite(seconds) ? Math.max(0, seconds * 1000) : 0;
+  if (Number.isNaN(seconds)) return 0;
+  return Math.min(Math.max(0, seconds * 1000), RETRY_DELAY_CEILING_MS);
 }
 
 // A throwing run is a bug elsewhere, but it must count as a failed attempt, not escape the worker.
