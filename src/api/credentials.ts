@@ -1,0 +1,203 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app.ts';
+import type { Keyring } from '../crypto/keyring.ts';
+import { credentialAad, open, seal, SealError } from '../crypto/seal.ts';
+import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
+import type { Queryable } from '../db/queryable.ts';
+import {
+  deleteCredential,
+  getCredentialById,
+  getCredentialByName,
+  insertCredential,
+  listCredentials,
+  lockCredentialName,
+  updateCredential,
+  type CredentialRow,
+} from '../db/credential.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { jsonSchema } from './validation.ts';
+
+/** The spec's credential types (`snowflake` is its data-warehouse type). */
+export const CREDENTIAL_TYPES = [
+  'postgres',
+  'oauth2',
+  'bearer',
+  'basic',
+  'api_key',
+  'service_account',
+  'custom',
+  'nats',
+  'clickhouse',
+  'snowflake',
+] as const;
+export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
+
+const isCredentialType = (type: string): type is CredentialType => (CREDENTIAL_TYPES as readonly string[]).includes(type);
+
+// Names appear in URL paths and are told apart from ids by not being all digits.
+const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
+const credentialName = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(200),
+  v.regex(NAME_RE, 'must be letters, digits, _ . -'),
+  v.check((name) => !/^\d+$/.test(name), 'must not be only digits (an all-digit identifier names an id)'),
+);
+// Custom messages: valibot's default ones quote the received value, which here may be a secret.
+// The object test comes first: record() alone accepts an array and outputs a plain copy of it.
+const isJsonObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, message), v.record(v.string(), v.unknown(), message));
+
+const storeBody = v.object({
+  name: credentialName,
+  type: v.pipe(v.string(), v.minLength(1), v.description(`one of ${CREDENTIAL_TYPES.join(', ')}`)),
+  description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000)))),
+  tags: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200)))),
+  data: jsonObject('data must be a JSON object'),
+  schema: v.optional(
+    v.nullable(
+      v.pipe(
+        jsonObject('schema must be a JSON object'),
+        v.description('{fields?: string[], required?: string[], types?: {field: string|integer|boolean|number|array|object}, description?: string}'),
+      ),
+    ),
+  ),
+  meta: v.optional(v.nullable(jsonObject('meta must be a JSON object'))),
+});
+const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1)) });
+const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1)) });
+const getQuery = v.object({
+  include_data: v.optional(
+    v.pipe(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), v.transform((s) => s === 'true' || s === '1')),
+    'false',
+  ),
+});
+const listQuery = v.object({ type: v.optional(v.string()), q: v.optional(v.string()) });
+
+/** Metadata of a credential as the API returns it: never the data; id as a string. */
+export function presentCredential(row: CredentialRow) {
+  return {
+    id: String(row.id),
+    name: row.name,
+    type: row.type,
+    description: row.description,
+    tags: row.tags,
+    meta: row.meta,
+    schema: row.schema,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** A credential by id (all digits) or name; ids first, then names for rows written outside this API. */
+async function findCredential(q: Queryable, identifier: string): Promise<CredentialRow | undefined> {
+  if (/^\d{1,15}$/.test(identifier)) {
+    const byId = await getCredentialById(q, Number(identifier));
+    if (byId) return byId;
+  }
+  return getCredentialByName(q, identifier);
+}
+
+/** Opens a credential's data; one that no configured key opens is a 409 and a log line without data. */
+export function openCredentialData(keyring: Keyring, row: CredentialRow, log: FastifyBaseLogger): Record<string, unknown> {
+  try {
+    const value = open(keyring, row.data_encrypted, credentialAad(row.name));
+    if (isJsonObject(value)) return value;
+    log.warn({ credential: row.name }, 'credential data is not an object');
+  } catch (err) {
+    if (!(err instanceof SealError)) throw err;
+    log.warn({ credential: row.name, reason: err.message }, 'credential data cannot be opened');
+  }
+  throw new ServiceError('conflict', 'credential data cannot be opened with the configured keys');
+}
+
+/** Credentials: encrypted at rest, created or updated by name, read by id or name. */
+export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post(
+    '/api/credentials',
+    {
+      schema: {
+        tags: ['credentials'],
+        summary: 'Create a credential, or update the one with this name (omitted optional fields keep their stored value)',
+        body: jsonSchema(storeBody),
+      },
+    },
+    async (req, reply) => {
+      const body = req.body as v.InferOutput<typeof storeBody>;
+      if (!isCredentialType(body.type)) {
+        throw new ServiceError('bad_request', `unknown credential type '${body.type}'; allowed types: ${CREDENTIAL_TYPES.join(', ')}`);
+      }
+      const { row, created } = await deps.db.tx(async (q) => {
+        await lockCredentialName(q, body.name);
+        const existing = await getCredentialByName(q, body.name);
+        // An update without a schema is still checked against the stored one.
+        const schema = body.schema === undefined ? (existing?.schema ?? null) : body.schema;
+        const errors = validateAgainstSchema(body.data, schema);
+        if (errors.length > 0) throw new ServiceError('validation_failed', { message: 'Credential validation failed', errors });
+        const write = {
+          name: body.name,
+          type: body.type,
+          dataEncrypted: seal(deps.keyring, body.data, credentialAad(body.name)),
+          schema,
+          meta: body.meta === undefined ? (existing?.meta ?? null) : body.meta,
+          tags: body.tags === undefined ? (existing?.tags ?? []) : [...new Set(body.tags)],
+          description: body.description === undefined ? (existing?.description ?? null) : body.description,
+        };
+        if (existing) {
+          const updated = await updateCredential(q, write);
+          if (!updated) throw new Error('credential vanished while its name lock was held');
+          return { row: updated, created: false };
+        }
+        return { row: await insertCredential(q, write), created: true };
+      });
+      req.log.info({ credential: row.name, type: row.type, created }, created ? 'credential created' : 'credential updated');
+      reply.code(created ? 201 : 200);
+      return presentCredential(row);
+    },
+  );
+
+  app.get(
+    '/api/credentials',
+    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery) } },
+    async (req) => {
+      const { type, q } = req.query as v.InferOutput<typeof listQuery>;
+      const rows = await listCredentials(deps.db, { type: type === '' ? undefined : type, search: q });
+      const credentials = rows.map(presentCredential);
+      return { credentials, count: credentials.length };
+    },
+  );
+
+  app.get(
+    '/api/credentials/:identifier',
+    {
+      schema: {
+        tags: ['credentials'],
+        summary: 'A credential by id or name; include_data=true adds the decrypted data',
+        params: jsonSchema(identifierParams),
+        querystring: jsonSchema(getQuery),
+      },
+    },
+    async (req) => {
+      const { identifier } = req.params as v.InferOutput<typeof identifierParams>;
+      const { include_data: includeData } = req.query as v.InferOutput<typeof getQuery>;
+      const row = await findCredential(deps.db, identifier);
+      if (!row) throw notFound(`credential '${identifier}'`);
+      if (!includeData) return presentCredential(row);
+      const data = openCredentialData(deps.keyring, row, req.log);
+      req.log.debug({ credential: row.name }, 'credential data read');
+      return { ...presentCredential(row), data };
+    },
+  );
+
+  app.delete(
+    '/api/credentials/:name',
+    { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams) } },
+    async (req) => {
+      const { name } = req.params as v.InferOutput<typeof nameParams>;
+      if (!(await deleteCredential(deps.db, name))) throw notFound(`credential '${name}'`);
+      req.log.info({ credential: name }, 'credential deleted');
+      return { status: 'success', message: `Credential '${name}' deleted`, name };
+    },
+  );
+}

@@ -1,0 +1,284 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import { initialTransition, transition } from 'xstate';
+import { keychainEntryMachine, readOutcome, type ReadOutcome } from '../../machines/keychain-entry.machine.ts';
+import type { AppDeps } from '../app.ts';
+import type { Keyring } from '../crypto/keyring.ts';
+import { keychainAad, open, seal, SealError } from '../crypto/seal.ts';
+import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
+import type { Db } from '../db/db.ts';
+import {
+  catalogExists,
+  deleteKeychainEntry,
+  getKeychainEntry,
+  listKeychainByCatalog,
+  recordKeychainAccess,
+  rootExecutionId,
+  upsertKeychainEntry,
+  type KeychainRow,
+} from '../db/keychain.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
+import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
+import { jsonSchema } from './validation.ts';
+
+const MS_PER_SECOND = 1000;
+// A row replaced or expired between the read and the access update is read again, at most this often.
+const READ_ATTEMPTS = 3;
+
+/** Associated data of a sealed renew_config: differs from token_data's, so neither can stand in for the other. */
+export function renewConfigAad(key: string): string {
+  return `${keychainAad(key)}|renew_config`;
+}
+
+// No ':' (the cache key separator) and no '|' (the AAD separator), so cache keys stay unambiguous.
+const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
+const keychainName = v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.regex(NAME_RE, 'must be letters, digits, _ . - (no colons)'));
+const idText = v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be a positive integer'), v.transform(Number), v.minValue(1));
+const idValue = v.union([v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER)), idText]);
+// The object test comes first: record() alone accepts an array and outputs a plain copy of it.
+const isJsonObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, message), v.record(v.string(), v.unknown(), message));
+
+const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
+const catalogParams = v.object({ catalog_id: idText });
+const entryQuery = v.object({
+  scope_type: v.optional(v.picklist(KEYCHAIN_SCOPES, `must be one of ${KEYCHAIN_SCOPES.join(', ')}`), 'global'),
+  execution_id: v.optional(idText),
+});
+const storeBody = v.object({
+  token_data: jsonObject('token_data must be a JSON object'),
+  credential_type: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+  cache_type: v.optional(v.picklist(['secret', 'token'], 'must be secret or token')),
+  scope_type: v.optional(v.picklist(KEYCHAIN_SCOPES, `must be one of ${KEYCHAIN_SCOPES.join(', ')}`), 'global'),
+  execution_id: v.optional(v.nullable(idValue)),
+  parent_execution_id: v.optional(v.nullable(idValue)),
+  ttl_seconds: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
+  expires_at: v.optional(
+    v.nullable(v.pipe(v.string(), v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp'))),
+  ),
+  auto_renew: v.optional(v.boolean(), false),
+  renew_config: v.optional(v.nullable(renewConfigSchema)),
+  schema: v.optional(v.nullable(jsonObject('schema must be a JSON object'))),
+});
+
+/** What a read of the row gives now: the keychain-entry machine's READ outcome, and whether it counts as an access. */
+export function readDecision(
+  row: Pick<KeychainRow, 'keychain_name' | 'scope_type' | 'expires_at' | 'auto_renew' | 'access_count'> | undefined,
+  name: string,
+  scope: KeychainScope,
+  nowMs: number,
+): { outcome: ReadOutcome; recordAccess: boolean } {
+  const [hydrated] = initialTransition(keychainEntryMachine, {
+    name: row?.keychain_name ?? name,
+    scope: row?.scope_type ?? scope,
+    autoRenew: row?.auto_renew ?? false,
+    expiresAtMs: row ? row.expires_at.getTime() : null,
+    accessCount: row?.access_count ?? 0,
+  });
+  const [next, actions] = transition(keychainEntryMachine, hydrated, { type: 'READ', now: nowMs });
+  return { outcome: readOutcome(next), recordAccess: actions.some((a) => a.type === 'recordAccess') };
+}
+
+/** The POST message: states the TTL applied and where it came from. */
+export function ttlMessage(expiry: ResolvedExpiry, scope: KeychainScope): string {
+  switch (expiry.source) {
+    case 'default':
+      return `Token cached with TTL ${expiry.ttlSeconds}s (default for ${scope} scope)`;
+    case 'ttl_seconds':
+      return `Token cached with TTL ${expiry.ttlSeconds}s`;
+    case 'expires_at':
+      return `Token cached with TTL ${Math.round(expiry.ttlSeconds)}s (until ${expiry.expiresAt.toISOString()})`;
+  }
+}
+
+const unopenable = () => new ServiceError('conflict', 'keychain data cannot be opened with the configured keys');
+
+/** Opens token_data; an unopenable row is a 409 and a log line naming the entry, never its data. */
+function openTokenData(keyring: Keyring, row: KeychainRow, log: FastifyBaseLogger): Record<string, unknown> {
+  try {
+    const value = open(keyring, row.data_encrypted, keychainAad(row.cache_key));
+    if (isJsonObject(value)) return value;
+    log.warn({ cache_key: row.cache_key }, 'keychain token_data is not an object');
+  } catch (err) {
+    if (!(err instanceof SealError)) throw err;
+    log.warn({ cache_key: row.cache_key, reason: err.message }, 'keychain token_data cannot be opened');
+  }
+  throw unopenable();
+}
+
+/** renew_config as the worker needs it: opened when sealed, defaults filled when it is well-formed. */
+function openRenewConfig(keyring: Keyring, row: KeychainRow, log: FastifyBaseLogger): unknown {
+  let stored = row.renew_config;
+  if (typeof stored === 'string') {
+    try {
+      stored = open(keyring, stored, renewConfigAad(row.cache_key));
+    } catch (err) {
+      if (!(err instanceof SealError)) throw err;
+      log.warn({ cache_key: row.cache_key, reason: err.message }, 'keychain renew_config cannot be opened');
+      throw unopenable();
+    }
+  }
+  const parsed = v.safeParse(renewConfigSchema, stored);
+  return parsed.success ? renewConfigDefaults(parsed.output) : (stored ?? null);
+}
+
+/** Cache key a request names: the root execution's id for shared, the given one for local; 400 when it is missing. */
+async function requestedCacheKey(db: Db, name: string, catalogId: number, scope: KeychainScope, executionId: number | null): Promise<string> {
+  if (scope === 'global') return cacheKey(name, catalogId, 'global', null);
+  if (executionId === null) throw new ServiceError('bad_request', `execution_id is required for scope_type '${scope}'`);
+  return cacheKey(name, catalogId, scope, scope === 'shared' ? await rootExecutionId(db, executionId) : executionId);
+}
+
+const iso = (d: Date): string => d.toISOString();
+
+/** Keychain of scoped, expiring tokens and secrets: read, store, delete, list per catalog entry. */
+export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.get(
+    '/api/keychain/catalog/:catalog_id',
+    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data)', params: jsonSchema(catalogParams) } },
+    async (req) => {
+      const { catalog_id: catalogId } = req.params as v.InferOutput<typeof catalogParams>;
+      const rows = await listKeychainByCatalog(deps.db, catalogId);
+      const entries = rows.map((r) => ({
+        keychain_name: r.keychain_name,
+        cache_key: r.cache_key,
+        scope_type: r.scope_type,
+        credential_type: r.credential_type,
+        expires_at: iso(r.expires_at),
+        auto_renew: r.auto_renew,
+        access_count: r.access_count,
+      }));
+      return { status: 'success', catalog_id: catalogId, entries, count: entries.length };
+    },
+  );
+
+  app.get(
+    '/api/keychain/:catalog_id/:keychain_name',
+    {
+      schema: {
+        tags: ['keychain'],
+        summary: 'Read an entry: success (live, counts the access), expired (+renew_config when auto_renew) or not_found',
+        params: jsonSchema(entryParams),
+        querystring: jsonSchema(entryQuery),
+      },
+    },
+    async (req) => {
+      const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
+      const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
+      const key = await requestedCacheKey(deps.db, name, catalogId, scope, executionId ?? null);
+      const base = { keychain_name: name, catalog_id: catalogId, cache_key: key };
+
+      for (let attempt = 1; ; attempt++) {
+        const now = new Date();
+        const row = await getKeychainEntry(deps.db, key);
+        const { outcome, recordAccess } = readDecision(row, name, scope, now.getTime());
+        if (outcome === 'not_found' || !row) return { status: 'not_found', ...base };
+        if (outcome === 'expired') {
+          return {
+            status: 'expired',
+            ...base,
+            auto_renew: row.auto_renew,
+            expired: true,
+            ...(row.auto_renew ? { renew_config: openRenewConfig(deps.keyring, row, req.log) } : {}),
+          };
+        }
+        // Live: the count and the data come from one UPDATE … RETURNING, so they belong together.
+        const counted = recordAccess ? await recordKeychainAccess(deps.db, key, now) : row;
+        if (!counted) {
+          if (attempt < READ_ATTEMPTS) continue;
+          return { status: 'not_found', ...base };
+        }
+        return {
+          status: 'success',
+          ...base,
+          token_data: openTokenData(deps.keyring, counted, req.log),
+          credential_type: counted.credential_type,
+          cache_type: counted.cache_type,
+          scope_type: counted.scope_type,
+          expires_at: iso(counted.expires_at),
+          ttl_seconds: Math.max(0, (counted.expires_at.getTime() - now.getTime()) / MS_PER_SECOND),
+          accessed_at: iso(counted.accessed_at),
+          access_count: counted.access_count,
+          auto_renew: counted.auto_renew,
+          expired: false,
+        };
+      }
+    },
+  );
+
+  app.post(
+    '/api/keychain/:catalog_id/:keychain_name',
+    {
+      schema: {
+        tags: ['keychain'],
+        summary: 'Store (or replace) an entry; expires_at wins over ttl_seconds, which wins over the scope default',
+        params: jsonSchema(entryParams),
+        body: jsonSchema(storeBody),
+      },
+    },
+    async (req, reply) => {
+      const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
+      const body = req.body as v.InferOutput<typeof storeBody>;
+      const scope = body.scope_type;
+      const errors = validateAgainstSchema(body.token_data, body.schema);
+      if (errors.length > 0) throw new ServiceError('validation_failed', `Token validation failed: ${errors.join('; ')}`);
+      if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
+      if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
+
+      const executionId = body.execution_id ?? null;
+      const key = await requestedCacheKey(deps.db, name, catalogId, scope, executionId);
+      const expiry = resolveExpiry({ scope, ttl_seconds: body.ttl_seconds, expires_at: body.expires_at, now: new Date() });
+      // Rows carry the execution whose completion removes them: the owner (local) or the root (shared).
+      const owner = scope === 'shared' && executionId !== null ? await rootExecutionId(deps.db, executionId) : executionId;
+      const { row, created } = await upsertKeychainEntry(deps.db, {
+        cache_key: key,
+        keychain_name: name,
+        catalog_id: catalogId,
+        credential_type: body.credential_type,
+        cache_type: body.cache_type ?? (body.auto_renew ? 'token' : 'secret'),
+        scope_type: scope,
+        execution_id: owner,
+        parent_execution_id: body.parent_execution_id ?? null,
+        data_encrypted: seal(deps.keyring, body.token_data, keychainAad(key)),
+        schema: body.schema ?? null,
+        expires_at: expiry.expiresAt,
+        auto_renew: body.auto_renew,
+        // May hold client secrets (token request data, headers): sealed like the token itself.
+        renew_config: body.renew_config ? seal(deps.keyring, body.renew_config, renewConfigAad(key)) : null,
+      });
+      req.log.info({ cache_key: key, scope_type: scope, ttl_seconds: expiry.ttlSeconds, created }, 'keychain entry stored');
+      reply.code(created ? 201 : 200);
+      return {
+        status: 'success',
+        message: ttlMessage(expiry, scope),
+        keychain_name: name,
+        catalog_id: catalogId,
+        cache_key: key,
+        expires_at: iso(row.expires_at),
+        ttl_seconds: expiry.ttlSeconds,
+        auto_renew: row.auto_renew,
+      };
+    },
+  );
+
+  app.delete(
+    '/api/keychain/:catalog_id/:keychain_name',
+    {
+      schema: {
+        tags: ['keychain'],
+        summary: 'Delete an entry (same scope_type/execution_id query as GET)',
+        params: jsonSchema(entryParams),
+        querystring: jsonSchema(entryQuery),
+      },
+    },
+    async (req) => {
+      const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
+      const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
+      const key = await requestedCacheKey(deps.db, name, catalogId, scope, executionId ?? null);
+      if (!(await deleteKeychainEntry(deps.db, key))) throw notFound(`keychain entry '${key}'`);
+      req.log.info({ cache_key: key }, 'keychain entry deleted');
+      return { status: 'success', message: `Keychain entry '${name}' deleted`, keychain_name: name, catalog_id: catalogId };
+    },
+  );
+}

@@ -1,0 +1,134 @@
+import pg from 'pg';
+import type { Db } from './db.ts';
+
+/** Longest a statement of POST /api/postgres/execute may run, enforced by the server (SET LOCAL). */
+export const SQL_STATEMENT_TIMEOUT_MS = 30_000;
+// A target that does not answer within this is reported as a connection error.
+const SQL_CONNECT_TIMEOUT_MS = 10_000;
+// Client-side backstop past the server's own timeout, for a server that never answers at all.
+const SQL_CLIENT_GRACE_MS = 5_000;
+const APPLICATION_NAME = 'svc-sql-execute';
+// invalid_password; invalid_authorization_specification ("not permitted to log in").
+const AUTH_FAILED_SQLSTATES = new Set(['28P01', '28000']);
+
+/** A failed connect or statement. `message` is the database's (or driver's) own; callers redact secrets. */
+export class SqlExecutionError extends Error {
+  override name = 'SqlExecutionError';
+  readonly phase: 'connect' | 'statement' | 'setup';
+  readonly sqlstate: string | undefined;
+  constructor(phase: 'connect' | 'statement' | 'setup', message: string, sqlstate?: string) {
+    super(message);
+    this.phase = phase;
+    this.sqlstate = sqlstate;
+  }
+}
+
+function describe(err: unknown): { message: string; sqlstate: string | undefined } {
+  if (err instanceof Error) {
+    const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+    // AggregateError (several addresses refused) has an empty message of its own.
+    const message = err.message || (err instanceof AggregateError ? err.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ') : err.name);
+    return { message, sqlstate: code };
+  }
+  return { message: String(err), sqlstate: undefined };
+}
+
+export type StatementOptions = {
+  /** Schema name for search_path; the caller has checked it is a plain identifier. */
+  schema?: string;
+  timeoutMs?: number;
+};
+
+/**
+ * Runs ONE statement (extended protocol: a second statement is refused by the server) on a
+ * short-lived connection, inside a transaction with SET LOCAL statement_timeout and search_path.
+ * Returns the rows (empty for commands); throws SqlExecutionError.
+ */
+export async function runStatement(config: pg.ClientConfig, sql: string, opts: StatementOptions = {}): Promise<Record<string, unknown>[]> {
+  const timeoutMs = Math.max(1, Math.floor(opts.timeoutMs ?? SQL_STATEMENT_TIMEOUT_MS));
+  const client = new pg.Client({
+    ...config,
+    application_name: APPLICATION_NAME,
+    connectionTimeoutMillis: SQL_CONNECT_TIMEOUT_MS,
+    query_timeout: timeoutMs + SQL_CLIENT_GRACE_MS,
+  });
+  // A backend that goes away emits 'error' on the client; the pending query reports it.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (err) {
+    const { message, sqlstate } = describe(err);
+    await client.end().catch(() => {});
+    throw new SqlExecutionError('connect', message, sqlstate);
+  }
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
+    if (opts.schema !== undefined) await client.query(`SET LOCAL search_path TO ${pg.escapeIdentifier(opts.schema)}`);
+    // queryMode is not in @types/pg; a typed variable (not a literal) carries it through.
+    const statement: pg.QueryConfig & { queryMode: 'extended' } = { text: sql, queryMode: 'extended' };
+    const result = await client.query(statement);
+    await client.query('COMMIT');
+    return result.rows;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    const { message, sqlstate } = describe(err);
+    throw new SqlExecutionError('statement', message, sqlstate);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+// The reader role's name per database (see migrations/0002_credentials.sql), asked once per Db.
+const readerRoles = new WeakMap<Db, Promise<string>>();
+
+function readerRoleName(db: Db): Promise<string> {
+  let role = readerRoles.get(db);
+  if (!role) {
+    role = db
+      .query<{ role: string }>(`SELECT 'svc_sql_reader_' || left(md5(current_database()), 8) AS role`)
+      .then((r) => r.rows[0].role);
+    role.catch(() => readerRoles.delete(db));
+    readerRoles.set(db, role);
+  }
+  return role;
+}
+
+/** Gives the reader role LOGIN with `password` (the service user needs CREATEROLE, as for the migration). */
+async function prepareReaderRole(db: Db, role: string, password: string): Promise<void> {
+  const { rows } = await db.query(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [role]);
+  if (rows.length === 0) {
+    throw new SqlExecutionError(
+      'setup',
+      `SQL against the service database is unavailable: role ${role} does not exist (migration 0002_credentials.sql needs a service user with CREATEROLE)`,
+    );
+  }
+  try {
+    await db.query(`ALTER ROLE ${pg.escapeIdentifier(role)} WITH LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+  } catch (err) {
+    const { sqlstate } = describe(err);
+    throw new SqlExecutionError('setup', `SQL against the service database is unavailable: role ${role} cannot be given a login (${sqlstate ?? 'error'})`, sqlstate);
+  }
+}
+
+/**
+ * Runs one statement against the service database in a session authenticated as its reader
+ * role (no superuser, read-only core access, no credential or keychain data), never as the
+ * service user: a statement cannot RESET ROLE its way back. `password` must be the same on
+ * every server of the deployment (derived from the shared key); a mismatch re-sets it once.
+ */
+export async function runAsServiceReader(db: Db, password: string, sql: string, opts: StatementOptions = {}): Promise<Record<string, unknown>[]> {
+  const role = await readerRoleName(db);
+  const url = new URL(db.url);
+  url.username = role;
+  url.password = password;
+  const config: pg.ClientConfig = { connectionString: url.toString() };
+  try {
+    return await runStatement(config, sql, opts);
+  } catch (err) {
+    if (!(err instanceof SqlExecutionError) || err.phase !== 'connect' || !AUTH_FAILED_SQLSTATES.has(err.sqlstate ?? '')) throw err;
+  }
+  // First use on this database, or the key (and so the password) changed: set it, try once more.
+  await prepareReaderRole(db, role, password);
+  return runStatement(config, sql, opts);
+}
