@@ -5,6 +5,9 @@ import type { Db } from './db/db.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { catalogRoutes } from './api/catalog.ts';
+import { credentialRoutes } from './api/credentials.ts';
+import { keychainRoutes } from './api/keychain.ts';
+import { postgresRoutes } from './api/postgres.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installErrorHandler } from './api/error-handler.ts';
 import { healthRoutes } from './api/health.ts';
@@ -40,7 +43,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes];
+  const plugins = [healthRoutes, catalogRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
   return app;
 }

@@ -5,6 +5,7 @@ import { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
 import { createLogger } from './log.ts';
 import { openDatabase, startService } from './service.ts';
+import { rekeyCommand } from './rekey.ts';
 
 type Command = { summary: string; usage: string; run(argv: string[]): Promise<number> };
 
@@ -81,6 +82,11 @@ const commands: Record<string, Command> = {
         await database.embedded?.stop();
       }
     },
+  },
+  rekey: {
+    summary: 're-seal credential and keychain data with the current SVC_ENCRYPTION_KEY (old keys from SVC_ENCRYPTION_KEYS_OLD)',
+    usage: 'svc rekey [--batch-size N] [--dry-run]',
+    run: (argv) => rekeyCommand(argv),
   },
 };
 
