@@ -1,6 +1,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto/keyring.ts';
+import type { PlaybookCache } from '../actors/playbook-cache.ts';
+import type { CommandBus } from './bus/command-bus.ts';
 import type { Db } from './db/db.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -8,6 +10,9 @@ import { catalogRoutes } from './api/catalog.ts';
 import { credentialRoutes } from './api/credentials.ts';
 import { keychainRoutes } from './api/keychain.ts';
 import { postgresRoutes } from './api/postgres.ts';
+import { eventRoutes } from './api/events.ts';
+import { executionRoutes } from './api/executions.ts';
+import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installErrorHandler } from './api/error-handler.ts';
 import { healthRoutes } from './api/health.ts';
@@ -21,7 +26,21 @@ export type AppDeps = {
   metrics: Metrics;
   /** Seals and opens credential and keychain data; holds keys without exposing them to logs. */
   keyring: Keyring;
+  /** Compiled playbooks by catalog_id (immutable, so shared freely). */
+  cache: PlaybookCache;
+  /** Wakes long-polling claimers when commands are issued. */
+  bus: CommandBus;
 };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Aborted when the server starts closing: long polls end at once. */
+    closingSignal: AbortSignal;
+  }
+}
+
+// How long a closing server waits for requests in flight (a worker's report) before cutting them.
+export const SHUTDOWN_GRACE_MS = 8_000; // below avvio's 10 s hook timeout
 
 // Bodies above this are refused with 413 before parsing; batch intake has its own limit.
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
@@ -35,6 +54,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: Math.max(BODY_LIMIT_BYTES, deps.config.SVC_BATCH_MAX_BYTES),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    // Idle keep-alive sockets are closed by us (below) once requests in flight have answered.
+    forceCloseConnections: true,
+  });
+  const closing = new AbortController();
+  app.decorate('closingSignal', closing.signal);
+  let inflight = 0;
+  let drained: (() => void) | undefined;
+  // Counted on the raw server: every response emits 'close', including ones whose client went away.
+  app.server.on('request', (_req, res) => {
+    inflight++;
+    res.once('close', () => {
+      if (--inflight === 0) drained?.();
+    });
+  });
+  app.addHook('preClose', async () => {
+    closing.abort();
+    if (inflight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((r) => (drained = r)), new Promise<void>((r) => (timer = setTimeout(r, SHUTDOWN_GRACE_MS)))]);
+      clearTimeout(timer);
+    }
   });
   app.setValidatorCompiler(valibotCompiler);
   installErrorHandler(app);
@@ -43,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
   return app;
 }

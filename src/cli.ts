@@ -6,6 +6,7 @@ import { migrate } from './db/migrate.ts';
 import { createLogger } from './log.ts';
 import { openDatabase, startService } from './service.ts';
 import { rekeyCommand } from './rekey.ts';
+import { Worker } from './worker/worker.ts';
 
 type Command = { summary: string; usage: string; run(argv: string[]): Promise<number> };
 
@@ -40,16 +41,31 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   const log = createLogger(config.SVC_LOG_LEVEL);
   const t0 = performance.now();
   const svc = await startService(config, { log });
+  let worker: Worker | undefined;
+  if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0) {
+    worker = new Worker({
+      serverUrl: svc.url,
+      concurrency: config.SVC_WORKER_CONCURRENCY,
+      env: process.env,
+      log,
+      serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
+    });
+    await worker.start();
+  }
   const lines = [
     `svc ${withWorkers ? 'started' : 'server started'} in ${Math.round(performance.now() - t0)} ms`,
     `  API      ${svc.url}/api`,
     `  docs     ${svc.url}/docs  (ReDoc: ${svc.url}/redoc)`,
     `  health   ${svc.url}/api/health`,
     `  database ${svc.embedded ? `embedded PostgreSQL, data in ${svc.dataDir}` : 'SVC_DATABASE_URL'}`,
+    `  workers  ${worker ? `${config.SVC_WORKER_CONCURRENCY} in-process slots (${worker.name})` : 'none in process (run `svc worker`)'}`,
     `Ctrl-C stops it.`,
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  return onShutdown(() => svc.stop());
+  return onShutdown(async () => {
+    await worker?.stop();
+    await svc.stop();
+  });
 }
 
 const commands: Record<string, Command> = {
@@ -62,6 +78,27 @@ const commands: Record<string, Command> = {
     summary: 'start the API server only (no in-process workers)',
     usage: 'svc server',
     run: async () => serve(loadConfig(), false),
+  },
+  worker: {
+    summary: 'run a worker pool that claims commands from SVC_SERVER_URL (SIGTERM drains)',
+    usage: 'svc worker [--server URL] [--concurrency N]',
+    run: async (argv) => {
+      const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
+      const config = loadConfig();
+      const log = createLogger(config.SVC_LOG_LEVEL);
+      const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
+      if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency expects an integer >= 1');
+      const worker = new Worker({
+        serverUrl: values.server ?? config.SVC_SERVER_URL,
+        concurrency,
+        env: process.env,
+        log,
+        serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
+      });
+      await worker.start();
+      process.stdout.write(`worker ${worker.name} claiming from ${worker.client.baseUrl} with ${concurrency} slots\n`);
+      return onShutdown(() => worker.stop());
+    },
   },
   migrate: {
     summary: 'apply pending database migrations and exit',
@@ -114,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     // Reject unknown flags early rather than silently ignoring a typo.
-    parseArgs({ args: rest, options: {}, strict: name === 'start' || name === 'server' || name === 'migrate', allowPositionals: false });
+    if (name === 'start' || name === 'server' || name === 'migrate') parseArgs({ args: rest, options: {}, strict: true, allowPositionals: false });
     return await command.run(rest);
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);

@@ -66,3 +66,12 @@ export async function upsertResource(q: Queryable, r: { kind: string; name: stri
     [r.kind, r.name, r.catalogId, JSON.stringify(r.config)],
   );
 }
+
+/** The newest version of a path registered under a kind (`playbook` or `agent`). */
+export async function getCatalogEntryOfKind(q: Queryable, path: string, kind: string): Promise<CatalogRow | undefined> {
+  const { rows } = await q.query<CatalogRow>(
+    `SELECT ${COLUMNS} FROM core.catalog WHERE path = $1 AND kind = $2 ORDER BY version DESC LIMIT 1`,
+    [path, kind],
+  );
+  return rows[0];
+}

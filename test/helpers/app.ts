@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createKeyring } from '../../src/crypto/keyring.ts';
+import { PlaybookCache } from '../../actors/playbook-cache.ts';
+import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createMigratedDatabase } from './database.ts';
@@ -35,6 +37,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     log: createLogger(config.SVC_LOG_LEVEL, sink),
     metrics: createMetrics(),
     keyring: createKeyring(randomBytes(32), []),
+    cache: new PlaybookCache(),
+    bus: await createPostgresBus(t.db),
   };
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -46,6 +50,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     logs,
     async close() {
       await app.close();
+      await deps.bus.close();
       await t.drop();
     },
   };

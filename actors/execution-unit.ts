@@ -1,0 +1,334 @@
+import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
+import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
+import { getCatalogEntry } from '../src/db/catalog.repo.ts';
+import { cancelCommandsBySeq, insertCommands, notifyCommands, updateCommands, type CommandRow, type CommandUpdate, type NewCommand } from '../src/db/command.repo.ts';
+import {
+  advanceEventIds,
+  allocateExecutionId,
+  appendInboxEvent,
+  deleteExecutionKeychain,
+  insertEvents,
+  insertExecutions,
+  loadEventsAfter,
+  runningChildren,
+  updateExecutions,
+  type EventRow,
+  type ExecutionRow,
+  type ExecutionStatus,
+  type NewExecution,
+} from '../src/db/execution.repo.ts';
+import type { Queryable } from '../src/db/queryable.ts';
+import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
+import { toMachineEvent } from './to-machine-event.ts';
+
+type Snapshot = SnapshotFrom<ExecutionMachine>;
+
+/** One execution held by this unit: its lock is taken (or it is new), its state is in memory. */
+type Held = {
+  id: number;
+  isNew: boolean;
+  row: Pick<ExecutionRow, 'execution_id' | 'catalog_id' | 'path' | 'parent_execution_id' | 'root_execution_id'>;
+  compiled: CompiledPlaybook;
+  snapshot: Snapshot | null; // null for finished executions: late events take the fast path
+  status: ExecutionStatus;
+  lastEventId: number;
+  dirty: boolean;
+};
+
+/** An event as it arrives from a worker or the API, before it has an id. */
+export type EventInput = {
+  event_type: string;
+  step?: string | null;
+  command_id?: number | null;
+  worker_id?: string | null;
+  context?: unknown;
+  result?: unknown;
+  error?: unknown;
+};
+
+export type StartRequest = {
+  compiled: CompiledPlaybook;
+  workload: Record<string, unknown>;
+  args: Record<string, unknown>;
+  parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null };
+};
+
+const statusOf = (s: Snapshot): ExecutionStatus => {
+  const v = String(s.value);
+  return v === 'completed' || v === 'failed' || v === 'cancelled' ? v : 'running';
+};
+
+/**
+ * A unit of work over a set of executions inside one transaction: fold events into their
+ * machines, turn the returned effects into rows, and write everything with a handful of
+ * statements at flush. The caller holds the per-execution locks of loaded executions.
+ */
+export class ExecutionUnit {
+  readonly q: Queryable;
+  readonly cache: PlaybookCache;
+  readonly held = new Map<number, Held>();
+  readonly events: EventRow[] = [];
+  readonly newExecutions: NewExecution[] = [];
+  readonly newCommands: NewCommand[] = [];
+  readonly commandUpdates = new Map<number, CommandUpdate>();
+  readonly cancels: { executionId: number; seqs: number[] }[] = [];
+  /** Executions outside this unit that got an inbox event; route them after commit. */
+  readonly wakes = new Set<number>();
+  readonly finished: { executionId: number; status: ExecutionStatus }[] = [];
+  #issuedEvents = new Map<string, EventRow>();
+  #queue: { executionId: number; event: EventInput }[] = [];
+  commandsGenerated = 0;
+
+  constructor(q: Queryable, cache: PlaybookCache) {
+    this.q = q;
+    this.cache = cache;
+  }
+
+  /** Hydrates a locked execution: snapshot plus unapplied events, or a full replay when the snapshot is missing or of another version. */
+  async hold(row: ExecutionRow): Promise<Held> {
+    const compiled = await this.cache.get(this.q, row.catalog_id);
+    const h: Held = { id: row.execution_id, isNew: false, row, compiled, snapshot: null, status: row.status, lastEventId: row.last_event_id, dirty: false };
+    this.held.set(h.id, h);
+    if (row.status !== 'running') return h;
+    const machine = compiled.machine;
+    const fresh = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION;
+    let inbox: EventRow[];
+    if (fresh) {
+      h.snapshot = machine.resolveState(row.snapshot as { value: string; context: ExecutionContext });
+      inbox = row.last_event_id > row.snapshot_event_id ? await loadEventsAfter(this.q, h.id, row.snapshot_event_id) : [];
+    } else {
+      // No usable snapshot: replay what was already applied (no effects: they happened), then apply the rest.
+      const all = await loadEventsAfter(this.q, h.id, 0);
+      h.snapshot = replay(machine, all.filter((e) => e.event_id <= row.snapshot_event_id));
+      inbox = all.filter((e) => e.event_id > row.snapshot_event_id);
+      h.dirty = true;
+    }
+    // Inbox: events appended by other transactions (a child's result, a batch, a cancel): apply them now, effects included.
+    for (const ev of inbox) {
+      h.dirty = true;
+      if (!h.snapshot) {
+        h.snapshot = replay(machine, [ev]);
+        continue;
+      }
+      if (h.status !== 'running') continue;
+      const mev = toMachineEvent(ev);
+      if (mev) await this.#perform(h, this.#transition(h, mev));
+    }
+    await this.drain();
+    return h;
+  }
+
+  /** Creates and starts a new execution in this unit; returns its id. */
+  async start(req: StartRequest): Promise<number> {
+    const id = await allocateExecutionId(this.q);
+    const rootId = req.parent?.rootExecutionId ?? id;
+    const row = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
+    this.newExecutions.push({ ...row, parent_command_id: req.parent?.commandId ?? null });
+    const h: Held = { id, isNew: true, row, compiled: req.compiled, snapshot: null, status: 'running', lastEventId: 0, dirty: true };
+    this.held.set(id, h);
+    const input: ExecutionInput = {
+      executionId: id,
+      catalogId: req.compiled.catalogId,
+      path: req.compiled.path,
+      parentExecutionId: req.parent?.executionId ?? null,
+      parentSeq: req.parent?.seq ?? null,
+      rootExecutionId: rootId,
+      workload: req.workload,
+      args: req.args,
+    };
+    this.#push(h, { event_type: 'execution.started', context: { input } });
+    const [snapshot, actions] = initialTransition(req.compiled.machine, input);
+    h.snapshot = snapshot;
+    h.status = statusOf(snapshot);
+    await this.#perform(h, actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : [])));
+    await this.drain();
+    return id;
+  }
+
+  /** Appends an event to a held execution and folds it; returns its event_id. */
+  async apply(executionId: number, event: EventInput, command?: CommandRow): Promise<number> {
+    const h = this.held.get(executionId);
+    if (!h) throw new Error(`execution ${executionId} is not held by this unit`);
+    const row = this.#push(h, command ? { ...event, context: { ...asObject(event.context), seq: command.seq } } : event);
+    if (!h.snapshot || h.status !== 'running') return row.event_id; // terminal fast path: stored, nothing else changes
+    const mev = toMachineEvent(row);
+    if (mev) await this.#perform(h, this.#transition(h, mev));
+    await this.drain();
+    return row.event_id;
+  }
+
+  /** Applies events that effects queued for executions held by this unit (a child's result to its parent, cancels). */
+  async drain(): Promise<void> {
+    while (this.#queue.length) {
+      const { executionId, event } = this.#queue.shift()!;
+      await this.apply(executionId, event);
+    }
+  }
+
+  #transition(h: Held, ev: ExecutionEvent): Effect[] {
+    const [next, actions] = transition(h.compiled.machine, h.snapshot!, ev);
+    h.snapshot = next;
+    h.status = statusOf(next);
+    h.dirty = true;
+    return actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
+  }
+
+  #push(h: Held, e: EventInput): EventRow {
+    const row: EventRow = {
+      execution_id: h.id,
+      event_id: ++h.lastEventId,
+      catalog_id: h.row.catalog_id,
+      event_type: e.event_type,
+      status: h.status,
+      step: e.step ?? null,
+      command_id: e.command_id ?? null,
+      worker_id: e.worker_id ?? null,
+      context: e.context ?? null,
+      result: e.result ?? null,
+      error: e.error ?? null,
+    };
+    this.events.push(row);
+    h.dirty = true;
+    return row;
+  }
+
+  async #perform(h: Held, effects: Effect[]): Promise<void> {
+    for (const e of effects) {
+      switch (e.type) {
+        case 'record':
+          this.#push(h, { event_type: e.eventType, step: e.step, context: e.context, result: e.result, error: e.error }).status = h.status;
+          break;
+        case 'issueCommand': {
+          this.newCommands.push({
+            execution_id: h.id,
+            catalog_id: h.row.catalog_id,
+            seq: e.seq,
+            step: e.step,
+            loop_index: e.loopIndex,
+            status: 'PENDING',
+            input: { path: h.row.path, tasks: e.tasks, context: e.context, keychain: e.keychain },
+          });
+          const issued = this.#push(h, { event_type: 'command.issued', step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } });
+          this.#issuedEvents.set(`${h.id}:${e.seq}`, issued);
+          this.commandsGenerated++;
+          break;
+        }
+        case 'cancelCommands': {
+          const fresh = new Set(e.seqs);
+          for (const c of this.newCommands) if (c.execution_id === h.id && fresh.has(c.seq)) c.status = 'CANCELLED';
+          this.cancels.push({ executionId: h.id, seqs: e.seqs });
+          this.#push(h, { event_type: 'command.cancelled', context: { seqs: e.seqs } });
+          break;
+        }
+        case 'startChild': {
+          const entry = await getCatalogEntry(this.q, e.path);
+          if (!entry) {
+            this.#queue.push({ executionId: h.id, event: childResult(e.seq, 0, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: 'not_found' }) });
+            break;
+          }
+          const compiled = this.cache.compile(entry);
+          const workload = { ...compiled.playbook.workload, ...e.args };
+          const childId = await this.start({ compiled, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
+          this.#push(h, { event_type: 'child.started', step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
+          break;
+        }
+        case 'cancelChildren': {
+          const inUnit = [...this.held.values()].filter((c) => c.row.parent_execution_id === h.id && c.status === 'running').map((c) => c.id);
+          const stored = await runningChildren(this.q, h.id);
+          for (const childId of new Set([...inUnit, ...stored])) {
+            const cancel = { event_type: 'execution.cancelled', context: { reason: `parent execution ${h.id} ended`, cancelled_at: new Date().toISOString() } };
+            await this.#send(childId, cancel);
+          }
+          break;
+        }
+        case 'finish': {
+          this.finished.push({ executionId: h.id, status: e.finished.status });
+          await deleteExecutionKeychain(this.q, h.id, h.row.parent_execution_id === null);
+          const ctx = h.snapshot!.context;
+          if (ctx.input.parentExecutionId !== null && ctx.input.parentSeq !== null) {
+            await this.#send(
+              ctx.input.parentExecutionId,
+              childResult(ctx.input.parentSeq, h.id, e.finished.status, e.finished.result, e.finished.error),
+            );
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  /** Delivers an event to another execution: in this unit when held, else through its inbox. */
+  async #send(executionId: number, event: EventInput): Promise<void> {
+    if (this.held.has(executionId)) {
+      this.#queue.push({ executionId, event });
+      return;
+    }
+    const appended = await appendInboxEvent(this.q, executionId, { event_type: event.event_type, context: event.context, result: event.result, error: event.error });
+    if (appended?.status === 'running') this.wakes.add(executionId);
+  }
+
+  /** Writes everything: executions, commands (ids back into their command.issued events), events, snapshots, command changes. */
+  async flush(): Promise<void> {
+    await insertExecutions(this.q, this.newExecutions);
+    const ids = await insertCommands(this.q, this.newCommands);
+    for (const r of ids) {
+      const ev = this.#issuedEvents.get(`${r.execution_id}:${r.seq}`);
+      if (ev) {
+        ev.command_id = r.command_id;
+        ev.context = { ...asObject(ev.context), command_id: r.command_id };
+      }
+    }
+    await insertEvents(this.q, this.events);
+    const updates = [];
+    for (const h of this.held.values()) {
+      if (!h.dirty) continue;
+      if (!h.snapshot) {
+        await advanceEventIds(this.q, h.id, h.lastEventId); // a late event for a finished execution
+        continue;
+      }
+      const ctx = h.snapshot.context;
+      const total = h.compiled.playbook.workflow.length || 1;
+      const progress = h.status === 'completed' ? 100 : Math.min(99, Math.round((100 * ctx.completedSteps.length) / total));
+      updates.push({
+        execution_id: h.id,
+        status: h.status,
+        progress,
+        result: ctx.finished?.result ?? null,
+        error: ctx.finished?.error ?? null,
+        snapshot: { value: h.snapshot.value, context: ctx },
+        machine_version: EXECUTION_MACHINE_VERSION,
+        snapshot_event_id: h.lastEventId,
+        last_event_id: h.lastEventId,
+      });
+    }
+    await updateExecutions(this.q, updates);
+    await updateCommands(this.q, [...this.commandUpdates.values()]);
+    for (const c of this.cancels) await cancelCommandsBySeq(this.q, c.executionId, c.seqs);
+    const pending = this.newCommands.filter((c) => c.status === 'PENDING').length;
+    if (pending) await notifyCommands(this.q, pending);
+  }
+}
+
+function asObject(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function childResult(seq: number, childId: number, status: string, result: unknown, error: unknown): EventInput {
+  return { event_type: 'child.finished', context: { seq, child_execution_id: childId, status }, result, error };
+}
+
+/** Folds events from the start (`execution.started` first); null when the log has no start yet. */
+export function replay(machine: ExecutionMachine, events: Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>[]): Snapshot | null {
+  let snap: Snapshot | null = null;
+  for (const ev of events) {
+    if (!snap) {
+      if (ev.event_type !== 'execution.started') continue;
+      snap = initialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
+      continue;
+    }
+    const mev = toMachineEvent(ev);
+    if (mev) snap = transition(machine, snap, mev)[0];
+  }
+  return snap;
+}

@@ -1,0 +1,118 @@
+import { claimNextCommands, getCommands, type CommandRow, type CommandStatus } from '../src/db/command.repo.ts';
+import { loadExecutionsForUpdate, lockExecutions } from '../src/db/execution.repo.ts';
+import { ServiceError } from '../src/errors.ts';
+import type { EngineDeps } from './engine-deps.ts';
+import { ExecutionUnit, type EventInput } from './execution-unit.ts';
+
+/** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
+export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
+
+export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'unknown_command'; detail: string };
+
+export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
+
+const TERMINAL: CommandStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED'];
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']); // deadlock (parent/child cascades), serialization
+const MAX_ATTEMPTS = 5;
+
+function nextCommandStatus(eventType: string, current: CommandStatus): CommandStatus {
+  if (eventType === 'command.completed') return 'COMPLETED';
+  if (eventType === 'command.failed') return 'FAILED';
+  if (current === 'CLAIMED' && eventType !== 'command.heartbeat') return 'RUNNING';
+  return current;
+}
+
+/**
+ * Routes events to their executions in one transaction: per-execution advisory locks in id
+ * order, hydrate, fold, persist, optionally claim the next commands for the reporting worker,
+ * commit; then routes executions that got inbox events (children's results, cancels).
+ */
+export async function routeEvents(
+  deps: EngineDeps,
+  events: RoutedEvent[],
+  opts: { wake?: number[]; claim?: { workerId: string; max: number } } = {},
+): Promise<RouteResult> {
+  const started = performance.now();
+  let out: RouteResult & { wakes: number[] } | undefined;
+  for (let attempt = 1; !out; attempt++) {
+    try {
+      out = await deps.db.tx((q) => routeInTransaction(deps, q, events, opts));
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw err;
+    }
+  }
+  deps.metrics.routeSeconds.observe((performance.now() - started) / 1000);
+  deps.metrics.eventsRouted.inc(events.length);
+  if (out.wakes.length) {
+    try {
+      await routeEvents(deps, [], { wake: out.wakes });
+    } catch (err) {
+      // The inbox events are committed; the inbox sweep applies them if this wake-up fails.
+      deps.log.warn({ err: String(err), executions: out.wakes }, 'wake-up routing failed; the sweep will retry');
+    }
+  }
+  return { results: out.results, commands_generated: out.commands_generated, claimed: out.claimed };
+}
+
+async function routeInTransaction(
+  deps: EngineDeps,
+  q: Parameters<Parameters<EngineDeps['db']['tx']>[0]>[0],
+  events: RoutedEvent[],
+  opts: { wake?: number[]; claim?: { workerId: string; max: number } },
+): Promise<RouteResult & { wakes: number[] }> {
+  const ids = [...new Set([...events.map((e) => e.execution_id), ...(opts.wake ?? [])])];
+  await lockExecutions(q, ids);
+  const rows = await loadExecutionsForUpdate(q, ids);
+  const found = new Set(rows.map((r) => r.execution_id));
+  const missing = events.find((e) => !found.has(e.execution_id));
+  if (missing) throw new ServiceError('not_found', `execution ${missing.execution_id} not found`);
+  const unit = new ExecutionUnit(q, deps.cache);
+  for (const row of rows) await unit.hold(row);
+
+  const commandIds = events.flatMap((e) => (e.command_id ? [e.command_id] : []));
+  const commands = new Map((await getCommands(q, commandIds)).map((c) => [c.command_id, c]));
+  const statusNow = new Map<number, CommandStatus>();
+  const results: EventResult[] = [];
+  for (const ev of events) {
+    if (!ev.command_id) {
+      results.push({ event_id: await unit.apply(ev.execution_id, ev) });
+      continue;
+    }
+    const cmd = commands.get(ev.command_id);
+    if (!cmd || cmd.execution_id !== ev.execution_id) {
+      results.push({ event_id: null, error: 'unknown_command', detail: `command ${ev.command_id} does not belong to execution ${ev.execution_id}` });
+      continue;
+    }
+    if (ev.attempt != null && ev.attempt !== cmd.attempt) {
+      results.push({ event_id: null, error: 'stale_claim', detail: `command ${cmd.command_id} was claimed again (attempt ${cmd.attempt}); this report is from attempt ${ev.attempt}` });
+      continue;
+    }
+    const current = statusNow.get(cmd.command_id) ?? cmd.status;
+    if (TERMINAL.includes(current)) {
+      // Late report for a finished or cancelled command: kept in the log, folded into nothing.
+      results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, context: { ...(ev.context as object), late: true } }) });
+      continue;
+    }
+    if (current === 'CLAIMED') {
+      // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
+      await unit.apply(ev.execution_id, {
+        event_type: 'command.claimed',
+        step: cmd.step,
+        command_id: cmd.command_id,
+        worker_id: cmd.worker_id,
+        context: { seq: cmd.seq, attempt: cmd.attempt, worker_id: cmd.worker_id, claimed_at: cmd.claimed_at?.toISOString() ?? null },
+      });
+    }
+    const next = nextCommandStatus(ev.event_type, current);
+    statusNow.set(cmd.command_id, next);
+    unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next, heartbeat: true });
+    results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
+  }
+  await unit.flush();
+  const claimed = opts.claim ? await claimNextCommands(q, opts.claim.workerId, opts.claim.max) : [];
+  for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.metrics.commandsIssued.inc(unit.commandsGenerated);
+  deps.metrics.commandsClaimed.inc(claimed.length);
+  return { results, commands_generated: unit.commandsGenerated, claimed, wakes: [...unit.wakes] };
+}

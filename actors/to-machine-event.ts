@@ -1,0 +1,54 @@
+import type { ExecutionEvent, TaskError, TaskOutcome } from '../machines/execution/types.ts';
+import type { EventRow } from '../src/db/execution.repo.ts';
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+function taskError(v: unknown): TaskError {
+  const o = obj(v);
+  return { message: typeof o.message === 'string' ? o.message : 'failed', ...(typeof o.code === 'string' ? { code: o.code } : {}) };
+}
+
+function tasksOf(v: unknown): Record<string, TaskOutcome> {
+  const out: Record<string, TaskOutcome> = {};
+  for (const [name, raw] of Object.entries(obj(obj(v).tasks))) {
+    const t = obj(raw);
+    out[name] = {
+      status: t.status === 'ok' ? 'ok' : 'error',
+      data: t.data ?? null,
+      ...(t.status === 'ok' ? {} : { error: taskError(t.error) }),
+    };
+  }
+  return out;
+}
+
+/**
+ * The machine event an event-log row stands for, or null for rows that only record (step.enter,
+ * command.issued, call.done, …). The same function serves live routing and replay, so both fold alike.
+ */
+export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>): ExecutionEvent | null {
+  const ctx = obj(row.context);
+  const seq = typeof ctx.seq === 'number' ? ctx.seq : -1;
+  switch (row.event_type) {
+    case 'command.completed':
+      return { type: 'command.completed', seq, tasks: tasksOf(row.result) };
+    case 'command.failed':
+      return { type: 'command.failed', seq, error: taskError(row.error), tasks: tasksOf(row.result) };
+    case 'child.finished': {
+      const status = ctx.status === 'completed' || ctx.status === 'cancelled' ? ctx.status : 'failed';
+      return {
+        type: 'child.finished',
+        seq,
+        child_execution_id: typeof ctx.child_execution_id === 'number' ? ctx.child_execution_id : 0,
+        status,
+        result: row.result ?? null,
+        error: row.error ? taskError(row.error) : null,
+      };
+    }
+    case 'execution.cancelled':
+      return { type: 'execution.cancelled', reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? '') };
+    case 'execution.abandoned':
+      return { type: 'execution.abandoned', reason: typeof ctx.reason === 'string' ? ctx.reason : 'abandoned' };
+    default:
+      return null;
+  }
+}

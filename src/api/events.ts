@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import { routeEvents, type RoutedEvent } from '../../actors/route-events.ts';
+import type { AppDeps } from '../app.ts';
+import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { presentEvent } from './present.ts';
+import { jsonSchema } from './validation.ts';
+
+// Types workers may report; the rest (step.enter, command.issued, playbook.completed, …) only the
+// engine writes, so a client cannot forge an execution's outcome.
+export const REPORTABLE_EVENT_TYPES = [
+  'command.started',
+  'command.heartbeat',
+  'call.done',
+  'call.error',
+  'command.completed',
+  'command.failed',
+  'execution.cancelled',
+] as const;
+
+export const eventInputSchema = v.object({
+  execution_id: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  command_id: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
+  attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
+  event_type: v.picklist(REPORTABLE_EVENT_TYPES, `must be one of ${REPORTABLE_EVENT_TYPES.join(', ')}`),
+  step: v.optional(v.nullable(v.string())),
+  context: v.optional(v.unknown()),
+  result: v.optional(v.unknown()),
+  error: v.optional(v.unknown()),
+  worker_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+});
+
+const historyParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
+const historyQuery = v.object({
+  since_event_id: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number)), '0'),
+  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(5000)), '1000'),
+});
+
+/** Converts router results for one synchronous event into the HTTP answer (409 for stale claims). */
+export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvents>>['results']): number {
+  const r = results[0];
+  if (r.event_id === null) {
+    throw r.error === 'stale_claim'
+      ? new ServiceError('conflict', { code: 'stale_claim', message: r.detail })
+      : new ServiceError('bad_request', { code: r.error, message: r.detail });
+  }
+  return r.event_id;
+}
+
+/** Synchronous event intake and the event history of an execution. */
+export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema) } }, async (req) => {
+    const ev = req.body as v.InferOutput<typeof eventInputSchema>;
+    const out = await routeEvents(deps, [ev satisfies RoutedEvent]);
+    return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
+  });
+
+  app.get('/api/events/:id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery) } }, async (req) => {
+    const { id } = req.params as v.InferOutput<typeof historyParams>;
+    const q = req.query as v.InferOutput<typeof historyQuery>;
+    if (!(await getExecution(deps.db, id))) throw notFound(`execution ${id}`);
+    const rows = await loadEventsAfter(deps.db, id, q.since_event_id, q.limit);
+    return {
+      execution_id: id,
+      events: rows.map(presentEvent),
+      next_since_event_id: rows.length ? rows.at(-1)!.event_id : q.since_event_id,
+    };
+  });
+}

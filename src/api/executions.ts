@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import { routeEvents } from '../../actors/route-events.ts';
+import { startExecution } from '../../actors/start-execution.ts';
+import type { AppDeps } from '../app.ts';
+import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
+import { getExecution, listExecutions } from '../db/execution.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { presentExecution } from './present.ts';
+import { jsonSchema } from './validation.ts';
+
+const payloadObject = v.optional(v.record(v.string(), v.unknown()), {});
+const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))) });
+const executeBody = v.object({
+  path: v.pipe(v.string(), v.minLength(1)),
+  resource_kind: v.optional(v.picklist(['playbook', 'agent'])),
+  workload: payloadObject,
+  payload: v.optional(v.record(v.string(), v.unknown())),
+});
+const idParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
+const listQuery = v.object({
+  status: v.optional(v.picklist(['running', 'completed', 'failed', 'cancelled'])),
+  path: v.optional(v.string()),
+  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(500)), '50'),
+  cursor: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be an execution id'), v.transform(Number))),
+});
+const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
+
+/** Starting, reading, listing and cancelling executions. */
+export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody) } }, async (req) => {
+    const body = req.body as v.InferOutput<typeof runBody>;
+    const entry = await getCatalogEntry(deps.db, body.path, body.version);
+    if (!entry) throw notFound(`playbook ${body.path}`);
+    const { executionId } = await startExecution(deps, { compiled: deps.cache.compile(entry), payload: body.payload });
+    return { execution_id: executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id };
+  });
+
+  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody) } }, async (req) => {
+    const body = req.body as v.InferOutput<typeof executeBody>;
+    const kind = body.resource_kind ?? 'playbook';
+    const entry = await getCatalogEntryOfKind(deps.db, body.path, kind);
+    if (!entry) {
+      const other = await getCatalogEntry(deps.db, body.path);
+      if (other && other.kind === 'agent' && kind !== 'agent') {
+        throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
+      }
+      throw new ServiceError('not_found', 'Executable catalog entry not found');
+    }
+    const compiled = deps.cache.compile(entry);
+    if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
+      throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
+    }
+    const { executionId } = await startExecution(deps, { compiled, payload: { ...body.workload, ...body.payload } });
+    return { execution_id: executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind };
+  });
+
+  const getOne = async (req: { params: unknown }) => {
+    const { id } = req.params as v.InferOutput<typeof idParams>;
+    const row = await getExecution(deps.db, id);
+    if (!row) throw notFound(`execution ${id}`);
+    return presentExecution(row);
+  };
+  app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) } }, getOne);
+  app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) } }, getOne);
+
+  app.get('/api/executions', { schema: { tags: ['executions'], summary: 'Executions, newest first', querystring: jsonSchema(listQuery) } }, async (req) => {
+    const q = req.query as v.InferOutput<typeof listQuery>;
+    const rows = await listExecutions(deps.db, { status: q.status, path: q.path, limit: q.limit, before: q.cursor });
+    return {
+      executions: rows.map(presentExecution),
+      count: rows.length,
+      next_cursor: rows.length === q.limit ? rows.at(-1)!.execution_id : null,
+    };
+  });
+
+  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running execution and its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) } }, async (req) => {
+    const { id } = req.params as v.InferOutput<typeof idParams>;
+    const body = (req.body ?? {}) as v.InferOutput<typeof cancelBody>;
+    const row = await getExecution(deps.db, id);
+    if (!row) throw notFound(`execution ${id}`);
+    if (row.status !== 'running') return { status: 'already_finished', execution_id: id, execution_status: row.status };
+    const reason = body.reason ?? 'cancelled by request';
+    await routeEvents(deps, [{ execution_id: id, event_type: 'execution.cancelled', context: { reason, cancelled_at: new Date().toISOString() } }]);
+    const after = await getExecution(deps.db, id);
+    return after?.status === 'cancelled'
+      ? { status: 'cancelled', execution_id: id }
+      : { status: 'already_finished', execution_id: id, execution_status: after?.status };
+  });
+}

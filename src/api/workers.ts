@@ -1,0 +1,101 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import { routeEvents } from '../../actors/route-events.ts';
+import type { AppDeps } from '../app.ts';
+import { claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
+import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { eventInputSchema } from './events.ts';
+import { presentCommand } from './present.ts';
+import { jsonSchema } from './validation.ts';
+
+const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+const registerBody = v.object({ name: workerName, capacity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1), labels: v.optional(v.record(v.string(), v.unknown()), {}) });
+const heartbeatBody = v.object({ name: workerName, status: v.optional(v.picklist(['ready', 'draining']), 'ready') });
+const nameBody = v.object({ name: workerName });
+const claimByIdParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
+const claimByIdBody = v.object({ worker_id: workerName });
+const MAX_WAIT_MS = 30_000;
+const claimNextBody = v.object({
+  worker_id: workerName,
+  max: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(256)), 1),
+  wait_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_WAIT_MS)), 0),
+});
+const reportBody = v.object({
+  worker_id: workerName,
+  events: v.pipe(v.array(eventInputSchema), v.maxLength(10_000)),
+  claim: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)), 0),
+});
+
+/** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
+export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody) } }, async (req) => {
+    const b = req.body as v.InferOutput<typeof registerBody>;
+    const row = await registerWorkerPool(deps.db, b);
+    return { status: 'registered', name: row.name, runtime_id: row.runtime_id };
+  });
+  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) } }, async (req) => {
+    const b = req.body as v.InferOutput<typeof heartbeatBody>;
+    const row = await heartbeatWorkerPool(deps.db, b.name, b.status);
+    if (!row) throw notFound(`worker pool ${b.name}`);
+    return { status: 'ok', name: row.name };
+  });
+  app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody) } }, async (req) => {
+    const b = req.body as v.InferOutput<typeof nameBody>;
+    if (!(await deregisterWorkerPool(deps.db, b.name))) throw notFound(`worker pool ${b.name}`);
+    return { status: 'deregistered', name: b.name };
+  });
+  app.get('/api/worker/pools', { schema: { tags: ['workers'], summary: 'Registered worker pools' } }, async () => {
+    const rows = await listWorkerPools(deps.db);
+    return {
+      pools: rows.map((r) => ({ name: r.name, status: r.status, capacity: r.capacity, labels: r.labels, heartbeat_at: r.heartbeat_at.toISOString(), created_at: r.created_at.toISOString() })),
+      count: rows.length,
+    };
+  });
+
+  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) } }, async (req) => {
+    const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
+    const { worker_id } = req.body as v.InferOutput<typeof claimByIdBody>;
+    const hard = deps.config.SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS ?? null;
+    const claimed = await claimCommand(deps.db, id, worker_id, { staleSeconds: deps.config.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS, hardTimeoutSeconds: hard });
+    if (claimed) {
+      deps.metrics.commandsClaimed.inc();
+      return presentCommand(claimed);
+    }
+    const row = await getCommand(deps.db, id);
+    if (!row) throw notFound(`command ${id}`);
+    const terminal = ['COMPLETED', 'FAILED', 'CANCELLED'].includes(row.status);
+    throw new ServiceError(terminal ? 'already_terminal' : 'active_claim', {
+      code: terminal ? 'already_terminal' : 'active_claim',
+      message: terminal ? `command ${id} is ${row.status}` : `command ${id} is ${row.status} by another worker`,
+      status: row.status,
+    });
+  });
+
+  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody) } }, async (req, reply) => {
+    const b = req.body as v.InferOutput<typeof claimNextBody>;
+    const abort = new AbortController();
+    // The response's close (not the request's, which fires once the body is read) tells of a client gone.
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    const deadline = Date.now() + b.wait_ms;
+    for (;;) {
+      // Listen before looking, so a notification between the two is not lost.
+      const signal = AbortSignal.any([abort.signal, app.closingSignal]);
+      const woken = deps.bus.next(deadline - Date.now(), signal);
+      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max);
+      if (claimed.length || Date.now() >= deadline || signal.aborted) {
+        deps.metrics.commandsClaimed.inc(claimed.length);
+        return { commands: claimed.map(presentCommand) };
+      }
+      await woken;
+    }
+  });
+
+  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) } }, async (req) => {
+    const b = req.body as v.InferOutput<typeof reportBody>;
+    const out = await routeEvents(deps, b.events, b.claim ? { claim: { workerId: b.worker_id, max: b.claim } } : {});
+    return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: out.claimed.map(presentCommand) };
+  });
+}

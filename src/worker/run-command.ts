@@ -1,0 +1,110 @@
+import type { RoutedEvent } from '../../actors/route-events.ts';
+import type { PresentedCommand } from '../api/present.ts';
+import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playbook.ts';
+import { evaluateCondition, renderValue } from '../dsl/render.ts';
+import type { Logger } from '../log.ts';
+import { ServerClient, ServerError } from './server-client.ts';
+import { tools } from './tools/index.ts';
+import type { ResolvedCredential, TaskOutcome } from './tools/types.ts';
+import { withRetry } from './with-retry.ts';
+
+export type KeychainResolver = (command: PresentedCommand, names: string[]) => Promise<Record<string, unknown>>;
+
+export type RunDeps = {
+  client: ServerClient;
+  workerId: string;
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
+  signal: AbortSignal;
+  serviceDatabaseUrl?: string;
+  resolveKeychain: KeychainResolver;
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+
+async function fetchCredential(client: ServerClient, name: string): Promise<ResolvedCredential | TaskOutcome> {
+  try {
+    const c = await client.request<{ name: string; type: string; data: unknown }>('GET', `/api/credentials/${encodeURIComponent(name)}?include_data=true`);
+    return { name: c.name, type: c.type, data: isObject(c.data) ? c.data : {} };
+  } catch (err) {
+    const notFound = err instanceof ServerError && err.status === 404;
+    return {
+      status: 'error',
+      data: null,
+      error: notFound ? { message: `credential '${name}' not found`, code: 'credential_not_found' } : { message: `credential '${name}' could not be fetched`, code: 'credential_unavailable' },
+    };
+  }
+}
+
+const isOutcome = (v: ResolvedCredential | TaskOutcome): v is TaskOutcome => 'status' in v;
+
+/** Renders and runs one task with its retry policy and timeout; never throws. */
+async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps): Promise<TaskOutcome & { attempts: number }> {
+  const { retry, name, kind, ...fields } = task;
+  let rendered: Record<string, unknown>;
+  try {
+    const out = renderValue(fields, ctx, `${step}.${name}`);
+    rendered = isObject(out) ? out : {};
+  } catch (err) {
+    return { status: 'error', data: null, error: { message: err instanceof Error ? err.message : String(err), code: 'template_error' }, attempts: 0 };
+  }
+  const tool = tools[kind];
+  if (!tool) return { status: 'error', data: null, error: { message: `task kind '${kind}' is not run by workers`, code: 'invalid_task' }, attempts: 0 };
+  let credential: ResolvedCredential | undefined;
+  if (typeof rendered.auth === 'string' && rendered.auth) {
+    const c = await fetchCredential(deps.client, rendered.auth);
+    if (isOutcome(c)) return { ...c, attempts: 0 };
+    credential = c;
+  }
+  const workload = isObject(ctx.workload) ? ctx.workload : {};
+  if (kind === 'mcp' && rendered.access_token === undefined && typeof workload.access_token === 'string') rendered.access_token = workload.access_token;
+  const timeoutMs = typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0 ? rendered.timeout_seconds * 1000 : undefined;
+  const when = retry?.when;
+  return withRetry(
+    () => {
+      const signal = timeoutMs ? AbortSignal.any([deps.signal, AbortSignal.timeout(timeoutMs)]) : deps.signal;
+      return tool({ ...rendered, name, kind }, { signal, credential, serviceDatabaseUrl: deps.serviceDatabaseUrl, env: deps.env });
+    },
+    retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
+    (outcome) => {
+      if (!when) return true;
+      try {
+        return evaluateCondition(when, { ...ctx, outcome }, `${step}.${name}.retry.when`);
+      } catch {
+        return false;
+      }
+    },
+    deps.signal,
+  );
+}
+
+/**
+ * Runs a claimed command's tasks in order (stopping at the first failure) and returns the
+ * events to report: command.started, call.done/call.error per task, command.completed.
+ */
+export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<RoutedEvent[]> {
+  const base = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: deps.workerId, step: cmd.step };
+  const events: RoutedEvent[] = [{ ...base, event_type: 'command.started', context: { loop_index: cmd.loop_index } }];
+  const tasks = cmd.tasks as NormalizedTask[];
+  const context = isObject(cmd.context) ? cmd.context : {};
+  const earlier = isObject(context.tasks) ? { ...(context.tasks as Record<string, TaskOutcome>) } : {};
+  const outcomes: Record<string, TaskOutcome> = {};
+  let keychain: Record<string, unknown> = {};
+  const names = [...new Set(tasks.flatMap((t) => referencedKeychainNames(t)))];
+  if (names.length) keychain = await deps.resolveKeychain(cmd, names);
+  for (const task of tasks) {
+    const startedAt = performance.now();
+    const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps);
+    const { attempts, ...plain } = outcome;
+    outcomes[task.name] = plain;
+    events.push({
+      ...base,
+      event_type: outcome.status === 'ok' ? 'call.done' : 'call.error',
+      context: { task: task.name, kind: task.kind, attempts, duration_ms: Math.round(performance.now() - startedAt) },
+      error: outcome.error,
+    });
+    if (outcome.status === 'error' || deps.signal.aborted) break;
+  }
+  events.push({ ...base, event_type: 'command.completed', result: { tasks: outcomes } });
+  return events;
+}
