@@ -123,11 +123,21 @@ function openRenewConfig(keyring: Keyring, row: KeychainRow, log: FastifyBaseLog
   return parsed.success ? renewConfigDefaults(parsed.output) : (stored ?? null);
 }
 
-/** Cache key a request names: the root execution's id for shared, the given one for local; 400 when it is missing. */
-async function requestedCacheKey(db: Db, name: string, catalogId: number, scope: KeychainScope, executionId: number | null): Promise<string> {
-  if (scope === 'global') return cacheKey(name, catalogId, 'global', null);
+/**
+ * Cache key a request names, and the execution whose completion removes the entry: the root
+ * (shared), the execution itself (local), the given one if any (global). 400 when local/shared lack it.
+ */
+async function requestedEntry(
+  db: Db,
+  name: string,
+  catalogId: number,
+  scope: KeychainScope,
+  executionId: number | null,
+): Promise<{ key: string; owner: number | null }> {
+  if (scope === 'global') return { key: cacheKey(name, catalogId, 'global', null), owner: executionId };
   if (executionId === null) throw new ServiceError('bad_request', `execution_id is required for scope_type '${scope}'`);
-  return cacheKey(name, catalogId, scope, scope === 'shared' ? await rootExecutionId(db, executionId) : executionId);
+  const owner = scope === 'shared' ? await rootExecutionId(db, executionId) : executionId;
+  return { key: cacheKey(name, catalogId, scope, owner), owner };
 }
 
 const iso = (d: Date): string => d.toISOString();
@@ -166,7 +176,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
     async (req) => {
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
       const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
-      const key = await requestedCacheKey(deps.db, name, catalogId, scope, executionId ?? null);
+      const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
       const base = { keychain_name: name, catalog_id: catalogId, cache_key: key };
 
       for (let attempt = 1; ; attempt++) {
@@ -226,11 +236,9 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
       if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
 
-      const executionId = body.execution_id ?? null;
-      const key = await requestedCacheKey(deps.db, name, catalogId, scope, executionId);
+      // Rows carry the execution whose completion removes them (deleteExecutionKeychain): owner or root.
+      const { key, owner } = await requestedEntry(deps.db, name, catalogId, scope, body.execution_id ?? null);
       const expiry = resolveExpiry({ scope, ttl_seconds: body.ttl_seconds, expires_at: body.expires_at, now: new Date() });
-      // Rows carry the execution whose completion removes them: the owner (local) or the root (shared).
-      const owner = scope === 'shared' && executionId !== null ? await rootExecutionId(deps.db, executionId) : executionId;
       const { row, created } = await upsertKeychainEntry(deps.db, {
         cache_key: key,
         keychain_name: name,
@@ -275,7 +283,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
     async (req) => {
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
       const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
-      const key = await requestedCacheKey(deps.db, name, catalogId, scope, executionId ?? null);
+      const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
       if (!(await deleteKeychainEntry(deps.db, key))) throw notFound(`keychain entry '${key}'`);
       req.log.info({ cache_key: key }, 'keychain entry deleted');
       return { status: 'success', message: `Keychain entry '${name}' deleted`, keychain_name: name, catalog_id: catalogId };
