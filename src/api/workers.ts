@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { routeEvents } from '../../actors/route-events.ts';
 import type { AppDeps } from '../app.ts';
-import { claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
+import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { eventInputSchema } from './events.ts';
@@ -11,7 +11,11 @@ import { jsonSchema } from './validation.ts';
 
 const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const registerBody = v.object({ name: workerName, capacity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1), labels: v.optional(v.record(v.string(), v.unknown()), {}) });
-const heartbeatBody = v.object({ name: workerName, status: v.optional(v.picklist(['ready', 'draining']), 'ready') });
+const heartbeatBody = v.object({
+  name: workerName,
+  status: v.optional(v.picklist(['ready', 'draining']), 'ready'),
+  running: v.optional(v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.maxLength(4096)), []),
+});
 const nameBody = v.object({ name: workerName });
 const claimByIdParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
 const claimByIdBody = v.object({ worker_id: workerName });
@@ -38,7 +42,8 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const b = req.body as v.InferOutput<typeof heartbeatBody>;
     const row = await heartbeatWorkerPool(deps.db, b.name, b.status);
     if (!row) throw notFound(`worker pool ${b.name}`);
-    return { status: 'ok', name: row.name };
+    // Tells the worker which of its running commands were cancelled, so it stops them.
+    return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running) };
   });
   app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody) } }, async (req) => {
     const b = req.body as v.InferOutput<typeof nameBody>;

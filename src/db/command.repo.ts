@@ -131,3 +131,13 @@ export async function heartbeatCommand(q: Queryable, commandId: number, workerId
   );
   return (rowCount ?? 0) > 0;
 }
+
+/** Of the given commands, those that were cancelled (their workers should stop them). */
+export async function cancelledAmong(q: Queryable, ids: number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  const { rows } = await q.query<{ command_id: number }>(
+    `SELECT command_id FROM core.command WHERE command_id = ANY($1::bigint[]) AND status = 'CANCELLED'`,
+    [ids],
+  );
+  return rows.map((r) => r.command_id);
+}

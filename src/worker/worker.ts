@@ -7,6 +7,8 @@ import { runCommand, type KeychainResolver } from './run-command.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 
 export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
+// While commands run, heartbeats are more frequent: their answer names cancelled commands to stop.
+export const BUSY_HEARTBEAT_INTERVAL_MS = 2_000;
 export const CLAIM_WAIT_MS = 5_000;
 const REPORT_RETRY_MAX_DELAY_MS = 5_000;
 
@@ -43,6 +45,7 @@ export class Worker {
   #reporting: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  #commands = new Map<number, AbortController>();
 
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
@@ -57,13 +60,33 @@ export class Worker {
   /** Registers the pool and starts claiming. */
   async start(): Promise<void> {
     await this.client.request('POST', '/api/worker/pool/register', { name: this.name, capacity: this.#opts.concurrency, labels: { host: hostname(), pid: process.pid } });
-    this.#heartbeat = setInterval(() => {
-      this.client
-        .request('POST', '/api/worker/pool/heartbeat', { name: this.name, status: this.#stopping ? 'draining' : 'ready' })
-        .catch((err) => this.#opts.log.warn({ err: String(err) }, 'worker heartbeat failed'));
-    }, POOL_HEARTBEAT_INTERVAL_MS);
-    this.#heartbeat.unref();
+    this.#scheduleHeartbeat();
     this.#loop = this.#claimLoop();
+  }
+
+  #scheduleHeartbeat(): void {
+    const every = this.#commands.size ? BUSY_HEARTBEAT_INTERVAL_MS : POOL_HEARTBEAT_INTERVAL_MS;
+    this.#heartbeat = setTimeout(() => {
+      this.#beat().finally(() => {
+        if (this.#heartbeat) this.#scheduleHeartbeat();
+      });
+    }, every);
+    this.#heartbeat.unref();
+  }
+
+  async #beat(): Promise<void> {
+    try {
+      const res = await this.client.request<{ cancelled?: unknown }>('POST', '/api/worker/pool/heartbeat', {
+        name: this.name,
+        status: this.#stopping ? 'draining' : 'ready',
+        running: [...this.#commands.keys()],
+      });
+      for (const id of Array.isArray(res.cancelled) ? res.cancelled : []) {
+        if (typeof id === 'number') this.#commands.get(id)?.abort();
+      }
+    } catch (err) {
+      this.#opts.log.warn({ err: String(err) }, 'worker heartbeat failed');
+    }
   }
 
   /** Drains: no new claims; running commands finish and report; then deregisters. */
@@ -74,7 +97,8 @@ export class Worker {
       this.#slotFreed?.();
       await this.#loop;
       while (this.#running > 0 || this.#reports.length || this.#reporting) await (this.#reporting ?? delay(20));
-      clearInterval(this.#heartbeat);
+      clearTimeout(this.#heartbeat);
+      this.#heartbeat = undefined;
       await this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {});
     })();
     return this.#stopped;
@@ -114,12 +138,19 @@ export class Worker {
 
   #launch(cmd: PresentedCommand): void {
     this.#running++;
+    const abort = new AbortController();
+    this.#commands.set(cmd.command_id, abort);
+    if (this.#commands.size === 1 && this.#heartbeat) {
+      // Became busy: beat sooner, so a cancel reaches this command within BUSY_HEARTBEAT_INTERVAL_MS.
+      clearTimeout(this.#heartbeat);
+      this.#scheduleHeartbeat();
+    }
     runCommand(cmd, {
       client: this.client,
       workerId: this.name,
       env: this.#opts.env,
       log: this.#opts.log,
-      signal: this.#abortTasks.signal,
+      signal: AbortSignal.any([this.#abortTasks.signal, abort.signal]),
       serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
       resolveKeychain: this.#opts.resolveKeychain ?? (async () => ({})),
     })
@@ -128,6 +159,7 @@ export class Worker {
         { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, event_type: 'command.failed', error: { message: `worker error: ${err instanceof Error ? err.message : String(err)}`, code: 'worker_error' } },
       ])
       .then((events) => {
+        this.#commands.delete(cmd.command_id);
         this.#reports.push({ events });
         this.#flushReports();
       });
