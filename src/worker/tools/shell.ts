@@ -28,7 +28,9 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
   const { command, env, cwd, stdin } = parsed.output;
   if (ctx.signal.aborted) return aborted(ctx.signal);
 
-  const childEnv: Record<string, string | undefined> = { ...process.env };
+  // The worker's own settings (SVC_*: encryption key, database URL) are not the task's business.
+  const childEnv: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(ctx.env)) if (!name.startsWith('SVC_')) childEnv[name] = value;
   for (const [name, value] of Object.entries(env ?? {})) childEnv[name] = value ?? undefined;
 
   return new Promise<TaskOutcome>((resolve) => {

@@ -70,3 +70,14 @@ describe('shell tool', () => {
     expect(await shell(task({ command: 'true', env: { A: { nested: true } } }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
   });
 });
+
+describe('shell environment', () => {
+  it('does not pass the worker SVC_* settings to tasks', async () => {
+    const out = await shell(
+      { name: 't', kind: 'shell', command: 'echo "[$SVC_ENCRYPTION_KEY][$PATH_SEEN]"', env: { PATH_SEEN: 'yes' } },
+      { signal: new AbortController().signal, env: { PATH: process.env.PATH, SVC_ENCRYPTION_KEY: 'super-secret-key' } },
+    );
+    expect(out.status).toBe('ok');
+    expect((out.data as { stdout: string }).stdout).toBe('[][yes]\n');
+  });
+});
