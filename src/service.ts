@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { Db } from './db/db.ts';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
+import { startInboxSweeper } from './engine/inbox-sweep.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
 import { createPostgresBus } from './bus/postgres.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
@@ -49,6 +50,8 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const bus = await createPostgresBus(db);
     stops.unshift(() => bus.close());
     const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), bus };
+    const stopSweeper = startInboxSweeper(deps);
+    stops.unshift(async () => stopSweeper());
     const app = await buildApp(deps);
     stops.unshift(() => app.close());
     const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST });

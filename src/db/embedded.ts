@@ -27,6 +27,33 @@ async function readOrCreateSecret(file: string, make: () => string): Promise<str
   return value;
 }
 
+const LEFTOVER_STOP_TIMEOUT_MS = 15_000;
+
+/**
+ * A server killed with SIGKILL leaves its PostgreSQL running on the data dir, and a second
+ * postmaster would refuse to start. Ask the leftover one for a fast shutdown and wait for it.
+ */
+async function stopLeftoverPostmaster(databaseDir: string, log: (line: string) => void): Promise<void> {
+  const pidFile = join(databaseDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  log(`stopping leftover PostgreSQL (pid ${pid}) from an earlier run`);
+  process.kill(pid, 'SIGINT');
+  const until = Date.now() + LEFTOVER_STOP_TIMEOUT_MS;
+  while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  if (alive(pid)) throw new Error(`PostgreSQL pid ${pid} still holds ${databaseDir}; stop it and start again`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'uncaughtException', 'unhandledRejection', 'message'] as const;
 
 /**
@@ -69,6 +96,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pg.initialise();
+  await stopLeftoverPostmaster(databaseDir, log);
   await pg.start();
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,

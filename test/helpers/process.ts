@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// Node 24 from the `node` devDependency: it runs .ts directly, whatever node runs vitest.
+export const NODE24 = `${ROOT}node_modules/.bin/node`;
+
+export type SvcProcess = {
+  proc: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+};
+
+/** Spawns `svc <args>` as a real process with the given environment (added to a clean one). */
+export function spawnSvc(args: string[], env: Record<string, string>): SvcProcess {
+  const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (c) => (out += String(c)));
+  proc.stderr!.on('data', (c) => (out += String(c)));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  return { proc, output: () => out, exited, kill: (s) => proc.kill(s) };
+}
+
+/** Polls GET url until it answers 200; returns the milliseconds it took. */
+export async function waitForHealth(url: string, timeoutMs: number): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return Date.now() - t0;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`${url} not healthy after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<T>((_, fail) => (timer = setTimeout(() => fail(new Error(`${what} took over ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
