@@ -15,6 +15,9 @@ const REDOC_PAGE = `<!doctype html>
 <script src="/redoc/redoc.standalone.js"></script></body>
 </html>`;
 
+const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#32329f"/></svg>';
+
 /** The OpenAPI document (from the routes' schemas), Swagger UI at /docs and ReDoc at /redoc, all served locally. */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -35,8 +38,12 @@ export async function registerRedoc(app: FastifyInstance): Promise<void> {
   const bundlePath = require.resolve('redoc/bundles/redoc.standalone.js');
   let bundle: Buffer | undefined;
   app.get('/redoc', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(REDOC_PAGE));
+  app.get('/redoc/logo-mini.svg', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(LOGO_SVG),
+  );
   app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
-    bundle ??= await readFile(bundlePath);
+    // The bundle's footer loads its logo from a CDN with no option to turn it off; serve it here.
+    bundle ??= Buffer.from((await readFile(bundlePath, 'utf8')).replaceAll(REDOC_CDN_LOGO, '/redoc/logo-mini.svg'));
     return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(bundle);
   });
 }

@@ -1,0 +1,145 @@
+// Renders /docs and /redoc in headless Chromium and fails if a page does not render or makes any
+// request outside the server's own origin (the pages must work with no internet).
+// Usage: node scripts/check-docs.ts [--url http://127.0.0.1:8082] [--screenshots DIR]
+// Without --url it starts the service itself on a temporary embedded PostgreSQL.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.ts';
+import { startService } from '../src/service.ts';
+
+const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+const PAGE_TIMEOUT_MS = 30_000;
+
+type CdpMessage = { id?: number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: unknown };
+
+class Cdp {
+  #ws: WebSocket;
+  #next = 1;
+  #pending = new Map<number, (m: CdpMessage) => void>();
+  readonly events: CdpMessage[] = [];
+  constructor(ws: WebSocket) {
+    this.#ws = ws;
+    ws.addEventListener('message', (ev) => {
+      const msg = JSON.parse(String(ev.data)) as CdpMessage;
+      if (msg.id !== undefined) this.#pending.get(msg.id)?.(msg);
+      else this.events.push(msg);
+    });
+  }
+  send(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<Record<string, unknown>> {
+    const id = this.#next++;
+    this.#ws.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
+    return new Promise((ok, fail) => {
+      this.#pending.set(id, (m) => (m.error ? fail(new Error(`${method}: ${JSON.stringify(m.error)}`)) : ok(m.result ?? {})));
+    });
+  }
+}
+
+async function launchChromium(): Promise<{ cdp: Cdp; close(): Promise<void> }> {
+  const exe = CHROMIUM_CANDIDATES.find((p) => existsSync(p));
+  if (!exe) throw new Error('no Chromium found (apt-get install chromium)');
+  const profile = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
+  const proc = spawn(exe, [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--disable-extensions', `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank',
+  ], { stdio: 'ignore' });
+  const portFile = join(profile, 'DevToolsActivePort');
+  const t0 = Date.now();
+  while (!existsSync(portFile)) {
+    if (Date.now() - t0 > PAGE_TIMEOUT_MS) throw new Error('Chromium did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const [port, path] = (await readFile(portFile, 'utf8')).trim().split('\n');
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`);
+  await new Promise((ok, fail) => {
+    ws.addEventListener('open', ok, { once: true });
+    ws.addEventListener('error', fail, { once: true });
+  });
+  return {
+    cdp: new Cdp(ws),
+    async close() {
+      ws.close();
+      proc.kill('SIGKILL');
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Opens url in a fresh tab; waits until `probe` (a JS expression) is truthy; returns requests made and a screenshot. */
+async function render(cdp: Cdp, url: string, probe: string): Promise<{ requests: string[]; text: string; png: Buffer }> {
+  const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
+  const { sessionId } = (await cdp.send('Target.attachToTarget', { targetId, flatten: true })) as { sessionId: string };
+  const firstEvent = cdp.events.length;
+  await cdp.send('Network.enable', {}, sessionId);
+  await cdp.send('Page.enable', {}, sessionId);
+  await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 900, deviceScaleFactor: 1, mobile: false }, sessionId);
+  await cdp.send('Page.navigate', { url }, sessionId);
+  const t0 = Date.now();
+  let text = '';
+  for (;;) {
+    const r = (await cdp.send('Runtime.evaluate', { expression: `(${probe}) ? document.body.innerText.slice(0, 2000) : ''`, returnByValue: true }, sessionId)) as { result?: { value?: unknown } };
+    text = typeof r.result?.value === 'string' ? r.result.value : '';
+    if (text) break;
+    if (Date.now() - t0 > PAGE_TIMEOUT_MS) throw new Error(`${url} did not render within ${PAGE_TIMEOUT_MS} ms`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  await new Promise((res) => setTimeout(res, 500)); // late requests (fonts, workers) would show up now
+  const shot = (await cdp.send('Page.captureScreenshot', { format: 'png' }, sessionId)) as { data: string };
+  const requests = cdp.events
+    .slice(firstEvent)
+    .filter((e) => e.method === 'Network.requestWillBeSent')
+    .map((e) => String((e.params?.request as { url?: unknown } | undefined)?.url ?? ''));
+  await cdp.send('Target.closeTarget', { targetId });
+  return { requests, text, png: Buffer.from(shot.data, 'base64') };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { url: { type: 'string' }, screenshots: { type: 'string' } } });
+  let base = values.url;
+  let stop: (() => Promise<void>) | undefined;
+  let dataDir: string | undefined;
+  if (!base) {
+    dataDir = await mkdtemp(join(tmpdir(), 'svc-docs-'));
+    await chmod(dataDir, 0o755);
+    const svc = await startService(loadConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_LOG_LEVEL: 'warn' }));
+    base = svc.url;
+    stop = () => svc.stop();
+  }
+  const origin = new URL(base).origin;
+  const chromium = await launchChromium();
+  let failures = 0;
+  try {
+    const pages = [
+      { name: 'docs', url: `${origin}/docs`, probe: `document.querySelector('.swagger-ui .info .title') && document.querySelectorAll('.opblock').length > 5` },
+      { name: 'redoc', url: `${origin}/redoc`, probe: `document.querySelector('.api-info h1') && document.querySelectorAll('[role=menuitem], li[data-item-id]').length > 5` },
+    ];
+    for (const p of pages) {
+      const out = await render(chromium.cdp, p.url, p.probe);
+      const foreign = out.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
+      const title = out.text.split('\n').find((l) => l.trim()) ?? '';
+      if (values.screenshots) await writeFile(join(values.screenshots, `${p.name}.png`), out.png);
+      if (foreign.length) {
+        failures++;
+        process.stdout.write(`FAIL ${p.url}: requests outside ${origin}: ${foreign.join(', ')}\n`);
+      } else {
+        process.stdout.write(`ok   ${p.url}: rendered ("${title.trim().slice(0, 60)}"), ${out.requests.length} requests, all to ${origin}\n`);
+      }
+    }
+  } finally {
+    await chromium.close();
+    await stop?.();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }
+  return failures ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`check-docs: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(2);
+  },
+);
