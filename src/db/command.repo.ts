@@ -79,8 +79,9 @@ export async function cancelCommandsBySeq(q: Queryable, executionId: number, seq
 }
 
 /**
- * Claims one command for a worker: PENDING, or held by a claimer the policy calls stale (its
- * worker's heartbeat is older than staleSeconds, or the claim is older than hardTimeoutSeconds).
+ * Claims one command for a worker: PENDING, or held by a claimer the policy calls gone (its pool
+ * stopped or its heartbeat — the pool's, or the claim's for an unregistered claimer — is older
+ * than staleSeconds, or the claim is older than hardTimeoutSeconds).
  * Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable.
  */
 export async function claimCommand(
@@ -95,8 +96,12 @@ export async function claimCommand(
       WHERE c.command_id = $1
         AND (c.status = 'PENDING'
              OR (c.status IN ('CLAIMED', 'RUNNING') AND (
-                   NOT EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = c.worker_id
-                                AND r.status = 'ready' AND r.heartbeat_at > now() - make_interval(secs => $3))
+                   -- a registered holder that stopped or went quiet
+                   EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = c.worker_id
+                            AND (r.status <> 'ready' OR r.heartbeat_at < now() - make_interval(secs => $3)))
+                   -- an unregistered holder whose own claim heartbeat went quiet
+                   OR (NOT EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = c.worker_id)
+                       AND c.heartbeat_at < now() - make_interval(secs => $3))
                    OR ($4::int IS NOT NULL AND c.claimed_at < now() - make_interval(secs => $4)))))
       RETURNING ${COLUMNS}`,
     [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds],

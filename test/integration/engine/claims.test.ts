@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { http } from '../../helpers/http.ts';
+
+let t: TestApp;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp();
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+  const r = await http(t.url, 'POST', '/api/catalog/playbook', {
+    content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: one, path: claims/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n',
+  });
+  expect(r.status).toBe(201);
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+});
+
+async function pendingCommand(): Promise<{ executionId: number; commandId: number }> {
+  const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'claims/one' });
+  const c = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [run.body.execution_id]);
+  return { executionId: run.body.execution_id, commandId: c.rows[0].command_id };
+}
+
+describe('claims', () => {
+  it('of many concurrent claims of one command exactly one wins; the rest get 409 active_claim', async () => {
+    const { commandId } = await pendingCommand();
+    for (let i = 0; i < 3; i++) await http(t.url, 'POST', '/api/worker/pool/register', { name: `w${i}`, capacity: 1 });
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: i % 2 ? `w${i % 3}` : `adhoc-${i}` })),
+    );
+    const winners = answers.filter((a) => a.status === 200);
+    expect(winners).toHaveLength(1);
+    expect(winners[0].body).toMatchObject({ command_id: commandId, attempt: 1, status: 'CLAIMED', step: 'start' });
+    expect(winners[0].body.tasks[0]).toMatchObject({ kind: 'noop', name: 'n' });
+    for (const a of answers.filter((x) => x.status !== 200)) {
+      expect(a.status).toBe(409);
+      expect(a.body.detail.code).toBe('active_claim');
+    }
+  });
+
+  it('a finished command answers 409 already_terminal; an unknown one 404', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' });
+    const report = await http(t.url, 'POST', '/api/events', {
+      execution_id: executionId,
+      command_id: commandId,
+      attempt: claim.body.attempt,
+      event_type: 'command.completed',
+      result: { tasks: { n: { status: 'ok', data: null } } },
+    });
+    expect(report.status).toBe(200);
+    expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
+    const again = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'late' });
+    expect(again.status).toBe(409);
+    expect(again.body.detail.code).toBe('already_terminal');
+    expect((await http(t.url, 'POST', '/api/commands/999999/claim', { worker_id: 'x' })).status).toBe(404);
+  });
+
+  it('fences a report from a stale claim and takes over a claim whose worker went away', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    await http(t.url, 'POST', '/api/worker/pool/register', { name: 'gone', capacity: 1 });
+    const first = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'gone' });
+    await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'gone' });
+    const second = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'taker' });
+    expect(second.status).toBe(200);
+    expect(second.body.attempt).toBe(first.body.attempt + 1);
+    const stale = await http(t.url, 'POST', '/api/events', {
+      execution_id: executionId, command_id: commandId, attempt: first.body.attempt, event_type: 'command.completed', result: { tasks: {} },
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.body.detail.code).toBe('stale_claim');
+    expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('running');
+  });
+
+  it('a late event for a finished execution is stored and changes nothing else', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' });
+    const done = { execution_id: executionId, command_id: commandId, attempt: claim.body.attempt, event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
+    await http(t.url, 'POST', '/api/events', done);
+    const before = (await db.query(`SELECT status, result, snapshot, last_event_id FROM core.execution WHERE execution_id = $1`, [executionId])).rows[0];
+    const late = await http(t.url, 'POST', '/api/events', { ...done, result: { tasks: { n: { status: 'error', data: 2 } } } });
+    expect(late.status).toBe(200);
+    const after = (await db.query(`SELECT status, result, snapshot, last_event_id FROM core.execution WHERE execution_id = $1`, [executionId])).rows[0];
+    expect(after.status).toBe('completed');
+    expect(after.result).toEqual(before.result);
+    expect(after.snapshot).toEqual(before.snapshot);
+    expect(after.last_event_id).toBe(before.last_event_id + 1);
+  });
+
+  it('refuses events workers may not report and unknown executions', async () => {
+    const { executionId } = await pendingCommand();
+    const forged = await http(t.url, 'POST', '/api/events', { execution_id: executionId, event_type: 'playbook.completed' });
+    expect(forged.status).toBe(422);
+    expect((await http(t.url, 'POST', '/api/events', { execution_id: 987654, event_type: 'command.started' })).status).toBe(404);
+    expect((await http(t.url, 'GET', '/api/executions/987654')).status).toBe(404);
+    expect((await http(t.url, 'GET', '/api/events/987654')).status).toBe(404);
+  });
+});

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { http } from '../../helpers/http.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t?.close());
+
+const doc = (name: string, body: string) => `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: ${name}, path: cat/${name} }
+${body}`;
+
+const good = doc('good', `workflow:
+  - step: start
+    tool: { name: a, kind: shell, command: "echo 1" }
+    next: end
+  - step: end
+    tool: { name: b, kind: noop }
+`);
+
+async function count(): Promise<number> {
+  return (await http(t.url, 'GET', '/api/catalog/playbooks')).body.count;
+}
+
+describe('catalog', () => {
+  it('round-trips a playbook, versions per path, returns the newest or ?version=N', async () => {
+    const a = await http(t.url, 'POST', '/api/catalog/playbook', { content: good });
+    expect(a.status).toBe(201);
+    expect(a.body).toMatchObject({ status: 'success', path: 'cat/good', version: 1, kind: 'playbook' });
+    const b = await http(t.url, 'POST', '/api/catalog/playbook', { content: good.replace('echo 1', 'echo 2') });
+    expect(b.body.version).toBe(2);
+    const newest = await http(t.url, 'GET', '/api/catalog/playbook/cat/good');
+    expect(newest.status).toBe(200);
+    expect(newest.body).toMatchObject({ path: 'cat/good', version: 2, kind: 'playbook', catalog_id: b.body.catalog_id });
+    expect(newest.body.content).toContain('echo 2');
+    expect(newest.body.created_at).toMatch(/Z$/);
+    const v1 = await http(t.url, 'GET', '/api/catalog/playbook/cat/good?version=1');
+    expect(v1.body.content).toContain('echo 1');
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/good?version=9')).status).toBe(404);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/nope')).status).toBe(404);
+    const list = await http(t.url, 'GET', '/api/catalog/playbooks');
+    expect(list.body.playbooks.find((p: { path: string }) => p.path === 'cat/good')).toMatchObject({ version: 2, versions: 2, name: 'good' });
+  });
+
+  it('a body path wins over metadata.path; concurrent registrations get distinct versions', async () => {
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', { content: good, path: 'cat/elsewhere' });
+    expect(r.body.path).toBe('cat/elsewhere');
+    const all = await Promise.all(Array.from({ length: 8 }, () => http(t.url, 'POST', '/api/catalog/playbook', { content: good, path: 'cat/race' })));
+    expect(all.map((x) => x.body.version).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it.each([
+    ['malformed YAML', 'workflow: [ {step: a', /YAML syntax error/],
+    ['a missing workflow', doc('nowf', 'workload: {}'), /workflow/],
+    ['an unknown task kind', doc('kind', 'workflow:\n  - step: start\n    tool: { name: a, kind: teleport }'), /workflow\[0\]\.tool.*kind/],
+    ['a duplicate step name', doc('dup', 'workflow:\n  - step: start\n    tool: { name: a, kind: noop }\n  - step: start\n    tool: { name: b, kind: noop }'), /workflow\[1\].*duplicate|duplicate.*start/i],
+    ['an arc to a missing step', doc('arc', 'workflow:\n  - step: start\n    tool: { name: a, kind: noop }\n    next: nowhere'), /nowhere/],
+  ])('refuses %s with 400 naming the problem, and stores nothing', async (_what, content, pattern) => {
+    const before = await count();
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/bad' });
+    expect(r.status).toBe(400);
+    expect(r.body.detail.message).toBe('Playbook validation failed');
+    expect(r.body.detail.errors.join('\n')).toMatch(pattern);
+    expect(await count()).toBe(before);
+  });
+
+  it('lists every problem of a document at once', async () => {
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', {
+      content: doc('many', 'workflow:\n  - step: start\n    tool: { name: a, kind: teleport }\n  - tool: { kind: shell }'),
+      path: 'cat/many',
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.detail.errors.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('registers an agent resource, which runs only as resource_kind agent', async () => {
+    const agent = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: helper, path: agents/helper, agent: true, terminal: { visible: true, scopes: [ops] } }
+workflow:
+  - step: start
+    tool: { name: a, kind: noop }
+`;
+    const r = await http(t.url, 'POST', '/api/catalog/register', { content: agent, resource_type: 'agent' });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ status: 'success', path: 'agents/helper', kind: 'agent' });
+    expect((await http(t.url, 'GET', '/api/catalog/playbooks?kind=agent')).body.count).toBe(1);
+    const without = await http(t.url, 'POST', '/api/execute', { path: 'agents/helper', workload: {} });
+    expect(without.status).toBe(422);
+    const ok = await http(t.url, 'POST', '/api/execute', { path: 'agents/helper', resource_kind: 'agent', workload: { tool: 'x' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.execution_id).toBeGreaterThan(0);
+    const wrongKind = await http(t.url, 'POST', '/api/execute', { path: 'cat/good', resource_kind: 'agent', workload: {} });
+    expect(wrongKind.status).toBe(404);
+    expect(wrongKind.body.detail).toBe('Executable catalog entry not found');
+    const invalid = await http(t.url, 'POST', '/api/execute', { resource_kind: 'agent' });
+    expect(invalid.status).toBe(422);
+  });
+});
