@@ -2,22 +2,9 @@ import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
 import { getCatalogEntry } from '../src/db/catalog.repo.ts';
-import { cancelCommandsBySeq, insertCommands, notifyCommands, updateCommands, type CommandRow, type CommandUpdate, type NewCommand } from '../src/db/command.repo.ts';
-import {
-  advanceEventIds,
-  allocateExecutionId,
-  appendInboxEvent,
-  deleteExecutionKeychain,
-  insertEvents,
-  insertExecutions,
-  loadEventsAfter,
-  runningChildren,
-  updateExecutions,
-  type EventRow,
-  type ExecutionRow,
-  type ExecutionStatus,
-  type NewExecution,
-} from '../src/db/execution.repo.ts';
+import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import { allocateExecutionId, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
+import { writeUnit, type UnitCommand, type UnitEvent, type UnitExecution } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
@@ -68,15 +55,15 @@ export class ExecutionUnit {
   readonly q: Queryable;
   readonly cache: PlaybookCache;
   readonly held = new Map<number, Held>();
-  readonly events: EventRow[] = [];
-  readonly newExecutions: NewExecution[] = [];
-  readonly newCommands: NewCommand[] = [];
-  readonly commandUpdates = new Map<number, CommandUpdate>();
-  readonly cancels: { executionId: number; seqs: number[] }[] = [];
+  readonly events: UnitEvent[] = [];
+  readonly newCommands: UnitCommand[] = [];
+  readonly commandUpdates = new Map<number, { command_id: number; status: CommandStatus }>();
+  readonly cancels: { execution_id: number; seq: number }[] = [];
+  readonly keychainCleanup: { execution_id: number; is_root: boolean }[] = [];
+  #parentCommandIds = new Map<number, number | null>();
   /** Executions outside this unit that got an inbox event; route them after commit. */
   readonly wakes = new Set<number>();
   readonly finished: { executionId: number; status: ExecutionStatus }[] = [];
-  #issuedEvents = new Map<string, EventRow>();
   #queue: { executionId: number; event: EventInput }[] = [];
   commandsGenerated = 0;
 
@@ -124,7 +111,7 @@ export class ExecutionUnit {
     const id = await allocateExecutionId(this.q);
     const rootId = req.parent?.rootExecutionId ?? id;
     const row = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
-    this.newExecutions.push({ ...row, parent_command_id: req.parent?.commandId ?? null });
+    this.#parentCommandIds.set(id, req.parent?.commandId ?? null);
     const h: Held = { id, isNew: true, row, compiled: req.compiled, snapshot: null, status: 'running', lastEventId: 0, dirty: true };
     this.held.set(id, h);
     const input: ExecutionInput = {
@@ -174,8 +161,8 @@ export class ExecutionUnit {
     return actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
   }
 
-  #push(h: Held, e: EventInput): EventRow {
-    const row: EventRow = {
+  #push(h: Held, e: EventInput): UnitEvent {
+    const row: UnitEvent = {
       execution_id: h.id,
       event_id: ++h.lastEventId,
       catalog_id: h.row.catalog_id,
@@ -208,16 +195,22 @@ export class ExecutionUnit {
             loop_index: e.loopIndex,
             status: 'PENDING',
             input: { path: h.row.path, tasks: e.tasks, context: e.context, keychain: e.keychain },
+            worker_id: null,
           });
-          const issued = this.#push(h, { event_type: 'command.issued', step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } });
-          this.#issuedEvents.set(`${h.id}:${e.seq}`, issued);
+          // The command_id is joined in by the write statement, which inserts both.
+          this.#push(h, { event_type: 'command.issued', step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } }).issued_seq = e.seq;
           this.commandsGenerated++;
           break;
         }
         case 'cancelCommands': {
-          const fresh = new Set(e.seqs);
-          for (const c of this.newCommands) if (c.execution_id === h.id && fresh.has(c.seq)) c.status = 'CANCELLED';
-          this.cancels.push({ executionId: h.id, seqs: e.seqs });
+          const seqs = new Set(e.seqs);
+          const insertedHere = new Set<number>();
+          for (const c of this.newCommands) {
+            if (c.execution_id !== h.id || !seqs.has(c.seq)) continue;
+            c.status = 'CANCELLED'; // issued and cancelled in this same unit: never offered to a worker
+            insertedHere.add(c.seq);
+          }
+          for (const seq of e.seqs) if (!insertedHere.has(seq)) this.cancels.push({ execution_id: h.id, seq });
           this.#push(h, { event_type: 'command.cancelled', context: { seqs: e.seqs } });
           break;
         }
@@ -244,7 +237,7 @@ export class ExecutionUnit {
         }
         case 'finish': {
           this.finished.push({ executionId: h.id, status: e.finished.status });
-          await deleteExecutionKeychain(this.q, h.id, h.row.parent_execution_id === null);
+          this.keychainCleanup.push({ execution_id: h.id, is_root: h.row.parent_execution_id === null });
           const ctx = h.snapshot!.context;
           if (ctx.input.parentExecutionId !== null && ctx.input.parentSeq !== null) {
             await this.#send(
@@ -268,29 +261,34 @@ export class ExecutionUnit {
     if (appended?.status === 'running') this.wakes.add(executionId);
   }
 
-  /** Writes everything: executions, commands (ids back into their command.issued events), events, snapshots, command changes. */
-  async flush(): Promise<void> {
-    await insertExecutions(this.q, this.newExecutions);
-    const ids = await insertCommands(this.q, this.newCommands);
-    for (const r of ids) {
-      const ev = this.#issuedEvents.get(`${r.execution_id}:${r.seq}`);
-      if (ev) {
-        ev.command_id = r.command_id;
-        ev.context = { ...asObject(ev.context), command_id: r.command_id };
+  /**
+   * Writes everything in one statement. With `claim`, up to `max` of the new commands go straight
+   * to that worker (claim-ahead) and older pending ones fill the rest; returns those it now holds.
+   */
+  async flush(claim?: { workerId: string; max: number }): Promise<CommandRow[]> {
+    let handed = 0;
+    if (claim) {
+      for (const c of this.newCommands) {
+        if (handed >= claim.max) break;
+        if (c.status !== 'PENDING') continue;
+        c.status = 'CLAIMED';
+        c.worker_id = claim.workerId;
+        handed++;
       }
     }
-    await insertEvents(this.q, this.events);
-    const updates = [];
+    const executions: UnitExecution[] = [];
+    const newExecutions = [];
+    const lateAdvances = [];
     for (const h of this.held.values()) {
       if (!h.dirty) continue;
       if (!h.snapshot) {
-        await advanceEventIds(this.q, h.id, h.lastEventId); // a late event for a finished execution
+        lateAdvances.push({ execution_id: h.id, last_event_id: h.lastEventId }); // a late event for a finished execution
         continue;
       }
       const ctx = h.snapshot.context;
       const total = h.compiled.playbook.workflow.length || 1;
       const progress = h.status === 'completed' ? 100 : Math.min(99, Math.round((100 * ctx.completedSteps.length) / total));
-      updates.push({
+      const update: UnitExecution = {
         execution_id: h.id,
         status: h.status,
         progress,
@@ -300,13 +298,29 @@ export class ExecutionUnit {
         machine_version: EXECUTION_MACHINE_VERSION,
         snapshot_event_id: h.lastEventId,
         last_event_id: h.lastEventId,
-      });
+      };
+      if (h.isNew) {
+        newExecutions.push({
+          ...update,
+          catalog_id: h.row.catalog_id,
+          path: h.row.path,
+          parent_execution_id: h.row.parent_execution_id,
+          root_execution_id: h.row.root_execution_id,
+          parent_command_id: this.#parentCommandIds.get(h.id) ?? null,
+        });
+      } else executions.push(update);
     }
-    await updateExecutions(this.q, updates);
-    await updateCommands(this.q, [...this.commandUpdates.values()]);
-    for (const c of this.cancels) await cancelCommandsBySeq(this.q, c.executionId, c.seqs);
-    const pending = this.newCommands.filter((c) => c.status === 'PENDING').length;
-    if (pending) await notifyCommands(this.q, pending);
+    return writeUnit(this.q, {
+      newExecutions,
+      executions,
+      lateAdvances,
+      commands: this.newCommands,
+      events: this.events,
+      commandUpdates: [...this.commandUpdates.values()],
+      cancels: this.cancels,
+      keychainCleanup: this.keychainCleanup,
+      claimOlder: claim && claim.max > handed ? { workerId: claim.workerId, max: claim.max - handed } : null,
+    });
   }
 }
 

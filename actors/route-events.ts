@@ -1,5 +1,6 @@
-import { claimNextCommands, getCommands, type CommandRow, type CommandStatus } from '../src/db/command.repo.ts';
-import { loadExecutionsForUpdate, lockExecutions } from '../src/db/execution.repo.ts';
+import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import { lockAndLoadSql, parseLockAndLoad } from '../src/db/lock-and-load.ts';
+import type { Queryable } from '../src/db/queryable.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { ExecutionUnit, type EventInput } from './execution-unit.ts';
@@ -36,7 +37,12 @@ export async function routeEvents(
   let out: RouteResult & { wakes: number[] } | undefined;
   for (let attempt = 1; !out; attempt++) {
     try {
-      out = await deps.db.tx((q) => routeInTransaction(deps, q, events, opts));
+      const ids = [...new Set([...events.map((e) => e.execution_id), ...(opts.wake ?? [])])];
+      const commandIds = [...new Set(events.flatMap((e) => (e.command_id ? [e.command_id] : [])))];
+      // BEGIN, the advisory locks and the loads go in one round trip.
+      out = await deps.db.txWithPrelude(lockAndLoadSql(ids, commandIds), (q, results) =>
+        routeInTransaction(deps, q, parseLockAndLoad(results), events, opts),
+      );
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw err;
@@ -57,21 +63,19 @@ export async function routeEvents(
 
 async function routeInTransaction(
   deps: EngineDeps,
-  q: Parameters<Parameters<EngineDeps['db']['tx']>[0]>[0],
+  q: Queryable,
+  loaded: ReturnType<typeof parseLockAndLoad>,
   events: RoutedEvent[],
   opts: { wake?: number[]; claim?: { workerId: string; max: number } },
 ): Promise<RouteResult & { wakes: number[] }> {
-  const ids = [...new Set([...events.map((e) => e.execution_id), ...(opts.wake ?? [])])];
-  await lockExecutions(q, ids);
-  const rows = await loadExecutionsForUpdate(q, ids);
+  const rows = loaded.executions;
   const found = new Set(rows.map((r) => r.execution_id));
   const missing = events.find((e) => !found.has(e.execution_id));
   if (missing) throw new ServiceError('not_found', `execution ${missing.execution_id} not found`);
   const unit = new ExecutionUnit(q, deps.cache);
   for (const row of rows) await unit.hold(row);
 
-  const commandIds = events.flatMap((e) => (e.command_id ? [e.command_id] : []));
-  const commands = new Map((await getCommands(q, commandIds)).map((c) => [c.command_id, c]));
+  const commands = new Map(loaded.commands.map((c) => [c.command_id, c]));
   const statusNow = new Map<number, CommandStatus>();
   const results: EventResult[] = [];
   for (const ev of events) {
@@ -106,11 +110,10 @@ async function routeInTransaction(
     }
     const next = nextCommandStatus(ev.event_type, current);
     statusNow.set(cmd.command_id, next);
-    unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next, heartbeat: true });
+    unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next });
     results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
   }
-  await unit.flush();
-  const claimed = opts.claim ? await claimNextCommands(q, opts.claim.workerId, opts.claim.max) : [];
+  const claimed = await unit.flush(opts.claim);
   for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.metrics.commandsIssued.inc(unit.commandsGenerated);
   deps.metrics.commandsClaimed.inc(claimed.length);

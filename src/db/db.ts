@@ -22,8 +22,8 @@ export class Db implements Queryable {
     this.pool.on('error', () => {});
   }
 
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>(text, params);
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
+    return typeof text === 'string' ? this.pool.query<R>(text, params) : this.pool.query<R>(text);
   }
 
   /** Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error. */
@@ -32,6 +32,26 @@ export class Db implements Queryable {
     try {
       await client.query('BEGIN');
       const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Like tx, but sends BEGIN and `prelude` (parameterless SQL, e.g. locks and loads with inlined
+   * integer ids) in one round trip, and hands fn their results.
+   */
+  async txWithPrelude<T>(prelude: string, fn: (client: Queryable, results: pg.QueryResult[]) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      const raw = (await client.query(`BEGIN; ${prelude}`)) as unknown as pg.QueryResult | pg.QueryResult[];
+      const results = Array.isArray(raw) ? raw.slice(1) : [];
+      const out = await fn(client, results);
       await client.query('COMMIT');
       return out;
     } catch (err) {

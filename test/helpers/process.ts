@@ -49,3 +49,12 @@ export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): P
     clearTimeout(timer);
   }
 }
+
+/** Waits until the process has printed `text` (e.g. the start banner). */
+export async function waitForOutput(p: SvcProcess, text: string, timeoutMs: number): Promise<void> {
+  const t0 = Date.now();
+  while (!p.output().includes(text)) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`no "${text}" in output after ${timeoutMs} ms: ${p.output()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { freePort } from '../../../src/db/embedded.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { spawnSvc, waitForHealth, withTimeout } from '../../helpers/process.ts';
+import { spawnSvc, waitForHealth, waitForOutput, withTimeout } from '../../helpers/process.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -37,6 +37,7 @@ describe('svc start on the embedded database', () => {
     const first = spawnSvc(['start'], env);
     const firstMs = await waitForHealth(`${base}/api/health`, 30_000);
     expect(firstMs).toBeLessThan(30_000);
+    await waitForOutput(first, 'Ctrl-C stops it.', 10_000);
     expect(first.output()).toContain(`${base}/docs`);
     expect(first.output()).toContain(dataDir);
     const reg = await http(base, 'POST', '/api/catalog/playbook', {

@@ -1,0 +1,32 @@
+import type pg from 'pg';
+import type { CommandRow } from './command.repo.ts';
+import type { ExecutionRow } from './execution.repo.ts';
+
+const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
+  progress, result, error, snapshot, machine_version, snapshot_event_id, last_event_id, started_at, updated_at, finished_at`;
+const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
+
+function intList(ids: number[]): string {
+  for (const id of ids) if (!Number.isSafeInteger(id) || id < 0) throw new Error(`not an id: ${id}`);
+  return ids.join(',');
+}
+
+/**
+ * Parameterless SQL (ids are checked integers, inlined) that takes the per-execution advisory
+ * locks in id order, then loads the executions with row locks and the reported commands.
+ * Sent with BEGIN in one round trip; parse the results with `parseLockAndLoad`.
+ */
+export function lockAndLoadSql(executionIds: number[], commandIds: number[]): string {
+  const ids = [...new Set(executionIds)].sort((a, b) => a - b);
+  const list = intList(ids);
+  return [
+    `SELECT pg_advisory_xact_lock(id) FROM unnest(ARRAY[${list}]::bigint[]) AS id`,
+    `SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = ANY(ARRAY[${list}]::bigint[]) ORDER BY execution_id FOR UPDATE`,
+    `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = ANY(ARRAY[${intList(commandIds)}]::bigint[])`,
+  ].join(';\n');
+}
+
+/** The executions and commands loaded by `lockAndLoadSql`. */
+export function parseLockAndLoad(results: pg.QueryResult[]): { executions: ExecutionRow[]; commands: CommandRow[] } {
+  return { executions: (results[1]?.rows ?? []) as ExecutionRow[], commands: (results[2]?.rows ?? []) as CommandRow[] };
+}
