@@ -3,7 +3,7 @@ import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type Execu
 import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
 import { getCatalogEntry } from '../src/db/catalog.repo.ts';
 import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
-import { allocateExecutionId, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
+import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
 import { writeUnit, type UnitCommand, type UnitEvent, type UnitExecution } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
@@ -36,6 +36,8 @@ export type EventInput = {
 
 export type StartRequest = {
   compiled: CompiledPlaybook;
+  /** An id allocated beforehand (batched starts allocate all of theirs in one query). */
+  executionId?: number;
   workload: Record<string, unknown>;
   args: Record<string, unknown>;
   parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null };
@@ -108,7 +110,7 @@ export class ExecutionUnit {
 
   /** Creates and starts a new execution in this unit; returns its id. */
   async start(req: StartRequest): Promise<number> {
-    const id = await allocateExecutionId(this.q);
+    const id = req.executionId ?? (await allocateExecutionIds(this.q, 1))[0];
     const rootId = req.parent?.rootExecutionId ?? id;
     const row = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
     this.#parentCommandIds.set(id, req.parent?.commandId ?? null);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { routeEvents } from '../../actors/route-events.ts';
-import { startExecution } from '../../actors/start-execution.ts';
+import { StartBatcher } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
 import { getExecution, listExecutions } from '../db/execution.repo.ts';
@@ -28,12 +28,17 @@ const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v
 
 /** Starting, reading, listing and cancelling executions. */
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const starter = new StartBatcher(deps);
   app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody) } }, async (req) => {
     const body = req.body as v.InferOutput<typeof runBody>;
-    const entry = await getCatalogEntry(deps.db, body.path, body.version);
-    if (!entry) throw notFound(`playbook ${body.path}`);
-    const { executionId } = await startExecution(deps, { compiled: deps.cache.compile(entry), payload: body.payload });
-    return { execution_id: executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id };
+    let started;
+    if (body.version === undefined) started = await starter.start({ path: body.path, payload: body.payload });
+    else {
+      const entry = await getCatalogEntry(deps.db, body.path, body.version);
+      if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
+      started = await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload });
+    }
+    return { execution_id: started.executionId, status: 'started', path: started.path, catalog_id: started.catalogId };
   });
 
   app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody) } }, async (req) => {
@@ -51,7 +56,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
       throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
     }
-    const { executionId } = await startExecution(deps, { compiled, payload: { ...body.workload, ...body.payload } });
+    const { executionId } = await starter.start({ compiled, payload: { ...body.workload, ...body.payload } });
     return { execution_id: executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind };
   });
 

@@ -56,9 +56,10 @@ export async function loadEventsAfter(q: Queryable, executionId: number, after: 
   return rows;
 }
 
-export async function allocateExecutionId(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ id: number }>(`SELECT nextval('core.execution_id_seq') AS id`);
-  return rows[0].id;
+/** n new execution ids in one round trip. */
+export async function allocateExecutionIds(q: Queryable, n: number): Promise<number[]> {
+  const { rows } = await q.query<{ id: number }>(`SELECT nextval('core.execution_id_seq') AS id FROM generate_series(1, $1)`, [n]);
+  return rows.map((r) => r.id);
 }
 
 /**

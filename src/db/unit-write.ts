@@ -56,7 +56,9 @@ const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result 
   snapshot_event_id bigint, last_event_id bigint`;
 
 // One statement for everything a routing transaction writes: each part is a data-modifying CTE
-// over a slice of one JSON parameter. Fewer round trips is most of the cost of a step.
+// over a slice of one JSON parameter. Fewer round trips is most of the cost of a step. The id
+// arrays ($4..$8) repeat ids from the JSON so the planner reaches rows by index: it cannot see
+// how few rows jsonb_to_recordset yields and would otherwise scan whole tables.
 const WRITE_SQL = `
 WITH p AS (SELECT $1::jsonb AS j),
 new_exec AS (
@@ -92,22 +94,24 @@ upd_exec AS (
          machine_version = x.machine_version, snapshot_event_id = x.snapshot_event_id, last_event_id = x.last_event_id, updated_at = now(),
          finished_at = CASE WHEN x.status <> 'running' AND e.finished_at IS NULL THEN now() ELSE e.finished_at END
     FROM p, jsonb_to_recordset(p.j->'executions') AS x(${EXEC_FIELDS})
-   WHERE e.execution_id = x.execution_id),
+   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY($4::bigint[])),
 late AS (
   UPDATE core.execution e SET last_event_id = x.last_event_id, snapshot_event_id = GREATEST(e.snapshot_event_id, x.last_event_id)
     FROM p, jsonb_to_recordset(p.j->'lateAdvances') AS x(execution_id bigint, last_event_id bigint)
-   WHERE e.execution_id = x.execution_id),
+   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY($5::bigint[])),
 upd_cmd AS (
   UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now()
     FROM p, jsonb_to_recordset(p.j->'commandUpdates') AS x(command_id bigint, status text)
-   WHERE c.command_id = x.command_id),
+   WHERE c.command_id = x.command_id AND c.command_id = ANY($6::bigint[])),
 cancel AS (
   UPDATE core.command c SET status = 'CANCELLED', updated_at = now()
     FROM p, jsonb_to_recordset(p.j->'cancels') AS x(execution_id bigint, seq int)
-   WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')),
+   WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY($7::bigint[])
+     AND c.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')),
 kc AS (
   DELETE FROM core.keychain k USING p, jsonb_to_recordset(p.j->'keychainCleanup') AS x(execution_id bigint, is_root boolean)
-   WHERE k.execution_id = x.execution_id AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared'))),
+   WHERE k.execution_id = x.execution_id AND k.execution_id = ANY($8::bigint[])
+     AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared'))),
 older AS (
   UPDATE core.command c
      SET status = 'CLAIMED', worker_id = $2, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
@@ -133,7 +137,16 @@ export async function writeUnit(q: Queryable, w: UnitWrite): Promise<CommandRow[
     // Named: prepared once per connection, so its ten parts are not planned again on every step.
     name: 'svc_write_unit',
     text: WRITE_SQL,
-    values: [JSON.stringify(data), claimOlder?.workerId ?? '', claimOlder?.max ?? 0],
+    values: [
+      JSON.stringify(data),
+      claimOlder?.workerId ?? '',
+      claimOlder?.max ?? 0,
+      data.executions.map((e) => e.execution_id),
+      data.lateAdvances.map((e) => e.execution_id),
+      data.commandUpdates.map((c) => c.command_id),
+      [...new Set(data.cancels.map((c) => c.execution_id))],
+      data.keychainCleanup.map((k) => k.execution_id),
+    ],
   });
   return rows
     .flatMap((r) => (r.kind === 'claimed' && r.row ? [r.row] : []))
