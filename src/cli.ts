@@ -6,6 +6,7 @@ import { migrate } from './db/migrate.ts';
 import { createLogger } from './log.ts';
 import { openDatabase, startService } from './service.ts';
 import { rekeyCommand } from './rekey.ts';
+import { RUN_SUMMARY, RUN_USAGE, runCommand } from './cli/run.ts';
 import { Worker } from './worker/worker.ts';
 
 type Command = { summary: string; usage: string; run(argv: string[]): Promise<number> };
@@ -124,6 +125,11 @@ const commands: Record<string, Command> = {
     summary: 're-seal credential and keychain data with the current SVC_ENCRYPTION_KEY (old keys from SVC_ENCRYPTION_KEYS_OLD)',
     usage: 'svc rekey [--batch-size N] [--dry-run]',
     run: (argv) => rekeyCommand(argv),
+  },
+  run: {
+    summary: RUN_SUMMARY,
+    usage: RUN_USAGE,
+    run: (argv) => runCommand(argv),
   },
 };
 

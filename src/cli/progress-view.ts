@@ -1,0 +1,76 @@
+import type { ProgressChange, StepProgress } from './step-progress.ts';
+
+/** How `svc run --wait` shows progress: lines for logs and pipes, one redrawn line on a terminal. */
+export type ProgressView = {
+  change(c: ProgressChange, progress: StepProgress, elapsedMs: number): void;
+  /** The state may not have changed, but time passed (redraws the terminal line). */
+  tick(progress: StepProgress, elapsedMs: number): void;
+  note(text: string, elapsedMs: number): void;
+  /** Removes the live line before final output. */
+  clear(): void;
+};
+
+type Out = { write(text: string): unknown; columns?: number };
+
+/** 0.4s, 12.3s, 2m05s, 1h02m. */
+export function formatElapsed(ms: number): string {
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const whole = Math.floor(s);
+  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
+  return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Prints nothing (for --json). */
+export function silentView(): ProgressView {
+  const nothing = () => {};
+  return { change: nothing, tick: nothing, note: nothing, clear: nothing };
+}
+
+/** One line per change, prefixed with the elapsed time: `[0.6s] step start ok (1/3)`. */
+export function lineView(out: Out): ProgressView {
+  const line = (ms: number, text: string) => out.write(`[${formatElapsed(ms)}] ${text}\n`);
+  return {
+    change(c, progress, ms) {
+      if (c.kind === 'enter') line(ms, `step ${c.step} started`);
+      else line(ms, `step ${c.step} ${c.status} (${progress.counter})${c.message ? `: ${c.message}` : ''}`);
+    },
+    tick() {},
+    note: (text, ms) => line(ms, text),
+    clear() {},
+  };
+}
+
+const CLEAR_LINE = '\r\x1b[2K';
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/** One status line redrawn in place (`\r` + clear line), cut to the terminal width. */
+export function terminalView(out: Out): ProgressView {
+  let frame = 0;
+  let lastNote = '';
+  const draw = (progress: StepProgress, ms: number) => {
+    const now = progress.runningSteps;
+    const parts = [
+      `${SPINNER[frame++ % SPINNER.length]} running`,
+      `${progress.counter} steps done`,
+      now.length ? `now: ${now.join(', ')}` : lastNote || 'waiting for a worker',
+      formatElapsed(ms),
+    ];
+    const width = Math.max(20, (out.columns || 80) - 1); // 0 when the size is unknown
+    const text = parts.join('  ·  ');
+    out.write(CLEAR_LINE + (text.length > width ? `${text.slice(0, width - 1)}…` : text));
+  };
+  return {
+    // Changes arrive in bursts (one poll's events); the line is drawn once per poll, on tick.
+    change(c) {
+      lastNote = c.kind === 'exit' && c.status !== 'ok' ? `step ${c.step} ${c.status}` : '';
+    },
+    tick: draw,
+    note(text) {
+      lastNote = text;
+    },
+    clear() {
+      out.write(CLEAR_LINE);
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { load } from 'js-yaml';
+import * as v from 'valibot';
+import { ServerClient, ServerError } from '../worker/server-client.ts';
+
+/** The server did not answer (connection refused, DNS, timeout): the CLI exits 3 on this. */
+export class ServerUnreachableError extends Error {
+  override name = 'ServerUnreachableError';
+}
+
+/** The server answered with something this client does not understand. */
+export class UnexpectedAnswerError extends Error {
+  override name = 'UnexpectedAnswerError';
+}
+
+export const EXECUTION_STATUSES = ['running', 'completed', 'failed', 'cancelled'] as const;
+
+const registered = v.looseObject({ path: v.string(), version: v.number(), catalog_id: v.number() });
+const started = v.looseObject({ execution_id: v.number(), path: v.string() });
+const execution = v.looseObject({
+  execution_id: v.number(),
+  status: v.picklist(EXECUTION_STATUSES),
+  path: v.string(),
+  result: v.optional(v.unknown()),
+  error: v.optional(v.unknown()),
+});
+const event = v.looseObject({
+  event_id: v.number(),
+  event_type: v.string(),
+  step: v.optional(v.nullable(v.string())),
+  context: v.optional(v.unknown()),
+  error: v.optional(v.unknown()),
+});
+const eventPage = v.looseObject({ events: v.array(event), next_since_event_id: v.number() });
+const catalogEntry = v.looseObject({ content: v.string() });
+const playbookShape = v.looseObject({ workflow: v.array(v.unknown()) });
+
+export type ExecutionStatus = v.InferOutput<typeof execution>;
+export type ExecutionEvent = v.InferOutput<typeof event>;
+
+/** Events are read in pages of this many; a full page means there may be more. */
+const EVENT_PAGE = 1000;
+/** One request waits at most this long for an answer. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+function checked<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
+  const r = v.safeParse(schema, value);
+  if (!r.success) {
+    const issue = r.issues[0];
+    throw new UnexpectedAnswerError(`unexpected answer to ${what}: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}`);
+  }
+  return r.output;
+}
+
+/** Why fetch failed, in one line (fetch wraps the socket error as `cause`). */
+function networkReason(err: unknown): string {
+  if (err instanceof Error && err.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000}s`;
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) {
+    const inner = cause instanceof AggregateError && cause.errors[0] instanceof Error ? cause.errors[0] : cause;
+    return inner.message || ('code' in inner ? String(inner.code) : 'connection failed');
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/');
+
+/** The HTTP calls `svc run` makes, each answer validated; network failures become ServerUnreachableError. */
+export class RunApi {
+  readonly client: ServerClient;
+
+  constructor(baseUrl: string) {
+    this.client = new ServerClient(baseUrl);
+  }
+
+  get baseUrl(): string {
+    return this.client.baseUrl;
+  }
+
+  private async call(method: string, path: string, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+    const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    try {
+      return await this.client.request<unknown>(method, path, body, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    } catch (err) {
+      if (err instanceof ServerError) throw err;
+      if (signal?.aborted) throw err;
+      throw new ServerUnreachableError(`cannot reach the server at ${this.baseUrl}: ${networkReason(err)}`);
+    }
+  }
+
+  /** POST /api/catalog/playbook: registers YAML text at its metadata.path; ServerError 400 lists the problems. */
+  async register(content: string) {
+    return checked(registered, await this.call('POST', '/api/catalog/playbook', { content }, undefined), 'POST /api/catalog/playbook');
+  }
+
+  /** POST /api/run/playbook: starts the newest version at `path`. */
+  async start(path: string, payload: Record<string, unknown>) {
+    return checked(started, await this.call('POST', '/api/run/playbook', { path, payload }, undefined), 'POST /api/run/playbook');
+  }
+
+  /** GET /api/executions/{id}: the status object, validated but with every field kept. */
+  async execution(id: number, signal?: AbortSignal): Promise<ExecutionStatus> {
+    return checked(execution, await this.call('GET', `/api/executions/${id}`, undefined, signal), 'GET /api/executions');
+  }
+
+  /** Every event after `since` (following pages), in order. */
+  async eventsAfter(id: number, since: number, signal?: AbortSignal): Promise<ExecutionEvent[]> {
+    const out: ExecutionEvent[] = [];
+    for (let cursor = since; ; ) {
+      const page = checked(
+        eventPage,
+        await this.call('GET', `/api/events/${id}?since_event_id=${cursor}&limit=${EVENT_PAGE}`, undefined, signal),
+        'GET /api/events',
+      );
+      out.push(...page.events);
+      if (page.events.length < EVENT_PAGE || page.next_since_event_id <= cursor) return out;
+      cursor = page.next_since_event_id;
+    }
+  }
+
+  /** Number of steps in the newest catalog version at `path`, or undefined when it cannot be told. */
+  async stepCount(path: string, signal?: AbortSignal): Promise<number | undefined> {
+    try {
+      const entry = checked(catalogEntry, await this.call('GET', `/api/catalog/playbook/${encodePath(path)}`, undefined, signal), 'GET /api/catalog/playbook');
+      const doc = v.safeParse(playbookShape, load(entry.content));
+      return doc.success ? doc.output.workflow.length : undefined;
+    } catch (err) {
+      if (err instanceof ServerUnreachableError || signal?.aborted) throw err;
+      return undefined; // progress then shows steps done without a total
+    }
+  }
+}

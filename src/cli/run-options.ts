@@ -1,0 +1,72 @@
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { ConfigError, loadConfig } from '../config.ts';
+
+export type RunOptions = {
+  /** A playbook file or a catalog path, as typed. */
+  target: string;
+  payload: Record<string, unknown>;
+  wait: boolean;
+  json: boolean;
+  serverUrl: string;
+};
+
+export type ParsedRunOptions = { ok: true; options: RunOptions } | { ok: false; message: string; exitCode: number };
+
+const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
+const payloadObject = v.record(v.string(), v.unknown());
+
+/** Parses `svc run` arguments; a usage problem comes back as a message with exit code 2 (78 for a bad SVC_SERVER_URL). */
+export function parseRunOptions(argv: string[], env: Readonly<Record<string, string | undefined>>): ParsedRunOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { payload: { type: 'string' }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (err) {
+    return { ok: false, message: err instanceof Error ? err.message : String(err), exitCode: 2 };
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) {
+    return {
+      ok: false,
+      message: positionals.length ? `expects one playbook file or catalog path, got ${positionals.length}: ${positionals.join(' ')}` : 'expects a playbook file or a catalog path',
+      exitCode: 2,
+    };
+  }
+
+  let payload: Record<string, unknown> = {};
+  if (values.payload !== undefined) {
+    let value: unknown;
+    try {
+      value = JSON.parse(values.payload);
+    } catch (err) {
+      return { ok: false, message: `--payload is not valid JSON (${err instanceof Error ? err.message : String(err)}); expects an object like '{"limit": 5}'`, exitCode: 2 };
+    }
+    const r = v.safeParse(payloadObject, value);
+    if (!r.success || Array.isArray(value)) {
+      return { ok: false, message: `--payload must be a JSON object like '{"limit": 5}', got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`, exitCode: 2 };
+    }
+    payload = r.output;
+  }
+
+  let url: string;
+  if (values.server !== undefined) {
+    const r = v.safeParse(serverUrl, values.server);
+    if (!r.success) return { ok: false, message: `--server expects an http(s) URL, got ${JSON.stringify(values.server)}`, exitCode: 2 };
+    url = r.output;
+  } else {
+    try {
+      // Only the variable the client needs: a bad server-side setting must not stop `svc run`.
+      url = loadConfig({ SVC_SERVER_URL: env.SVC_SERVER_URL }).SVC_SERVER_URL;
+    } catch (err) {
+      if (err instanceof ConfigError) return { ok: false, message: err.message, exitCode: 78 };
+      throw err;
+    }
+  }
+
+  return { ok: true, options: { target: positionals[0], payload, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url } };
+}

@@ -1,0 +1,143 @@
+import { readFile, stat } from 'node:fs/promises';
+import * as v from 'valibot';
+import { ServerError } from '../worker/server-client.ts';
+import { formatElapsed, lineView, silentView, terminalView } from './progress-view.ts';
+import { RunApi, ServerUnreachableError, UnexpectedAnswerError, type ExecutionStatus } from './run-api.ts';
+import { parseRunOptions, type RunOptions } from './run-options.ts';
+import { errorMessage, type StepProgress } from './step-progress.ts';
+import { watchExecution } from './watch-execution.ts';
+
+export const RUN_SUMMARY = 'start a playbook (registering it first when given a file); --wait follows it to the end';
+
+export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [--wait] [--server URL] [--json]
+
+  <file.yaml>      a playbook file: registered in the catalog at its metadata.path, then started
+  <catalog path>   start the newest catalog version at that path (e.g. examples/fetch_users)
+  --payload JSON   workload values for this execution, a JSON object (default {})
+  --wait           show live progress until the execution ends and print its result or error;
+                   Ctrl-C stops waiting but does not cancel the execution
+  --server URL     the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
+  --json           print only the execution status object as JSON on stdout
+                   (the final one with --wait, the current one without)
+
+exit codes: 0 started / completed, 1 failed, cancelled or rejected by the server,
+            2 usage error, 3 server unreachable, 130 stopped waiting (Ctrl-C)`;
+
+type Out = { write(text: string): unknown };
+
+const problemsDetail = v.object({ message: v.optional(v.string()), errors: v.optional(v.array(v.string())) });
+
+/** The server's message (`detail.message` when `short`, else the request and status too), then one indented line per problem in `detail.errors`. */
+function describeServerError(err: ServerError, short = false): string {
+  const d = v.safeParse(problemsDetail, err.detail);
+  const message = short && d.success && d.output.message ? d.output.message : err.message;
+  const problems = d.success && d.output.errors?.length ? d.output.errors.map((p) => `\n  - ${p}`).join('') : '';
+  return `${message}${problems}`;
+}
+
+async function isFile(target: string): Promise<boolean> {
+  try {
+    return (await stat(target)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function printFinal(out: Out, execution: ExecutionStatus, progress: StepProgress, elapsedMs: number): void {
+  const steps = `${progress.counter} steps`;
+  out.write(`execution ${execution.execution_id} ${execution.status} after ${formatElapsed(elapsedMs)} (${steps})\n`);
+  if (execution.status === 'completed') {
+    out.write(`result:\n${JSON.stringify(execution.result ?? null, null, 2)}\n`);
+    return;
+  }
+  const error = execution.error;
+  if (error === undefined || error === null) return;
+  out.write(`error: ${errorMessage(error)}\n`);
+  if (typeof error === 'object') {
+    const rest = Object.entries(error).filter(([k]) => k !== 'message');
+    if (rest.length) out.write(`${JSON.stringify(Object.fromEntries(rest), null, 2)}\n`);
+  }
+}
+
+/** Registers the file (when the target is one) and returns the catalog path to start; ServerError passes through. */
+async function resolvePath(api: RunApi, options: RunOptions, out: Out): Promise<{ path: string; fromFile: boolean }> {
+  if (!(await isFile(options.target))) return { path: options.target, fromFile: false };
+  const content = await readFile(options.target, 'utf8');
+  const reg = await api.register(content);
+  if (!options.json) out.write(`registered ${reg.path} version ${reg.version} from ${options.target}\n`);
+  return { path: reg.path, fromFile: true };
+}
+
+/**
+ * `svc run`: registers a playbook file (or takes a catalog path), starts it and, with --wait,
+ * follows it to the end. Returns the exit code: 0 ok, 1 failed/rejected, 2 usage, 3 unreachable, 130 Ctrl-C.
+ */
+export async function runCommand(argv: string[]): Promise<number> {
+  const out = process.stdout;
+  const err = process.stderr;
+  const parsed = parseRunOptions(argv, process.env);
+  if (!parsed.ok) {
+    err.write(`svc run: ${parsed.message}\nusage: ${RUN_USAGE.split('\n')[0]}\n`);
+    return parsed.exitCode;
+  }
+  const options = parsed.options;
+  const api = new RunApi(options.serverUrl);
+  const t0 = performance.now();
+  let stage: 'register' | 'start' | 'wait' = 'register';
+  let fromFile = false;
+  try {
+    const target = await resolvePath(api, options, out);
+    fromFile = target.fromFile;
+    stage = 'start';
+    const started = await api.start(target.path, options.payload);
+    const id = started.execution_id;
+    if (!options.json) out.write(`execution ${id} started (${started.path})\n`);
+    if (!options.wait) {
+      if (options.json) out.write(`${JSON.stringify(await api.execution(id), null, 2)}\n`);
+      return 0;
+    }
+
+    stage = 'wait';
+    const view = options.json ? silentView() : out.isTTY ? terminalView(out) : lineView(out);
+    const stop = new AbortController();
+    const onSigint = () => stop.abort();
+    process.on('SIGINT', onSigint);
+    let outcome;
+    try {
+      outcome = await watchExecution(api, id, started.path, { view, t0, signal: stop.signal });
+    } finally {
+      process.off('SIGINT', onSigint);
+      view.clear();
+    }
+    const elapsedMs = performance.now() - t0;
+    if (outcome.kind === 'interrupted') {
+      const base = api.baseUrl;
+      err.write(
+        `stopped waiting after ${formatElapsed(elapsedMs)}; execution ${id} was not cancelled and keeps running (${outcome.progress.counter} steps done).\n` +
+          `  status:  curl -s ${base}/api/executions/${id}\n` +
+          `  events:  curl -s '${base}/api/events/${id}?since_event_id=0'\n` +
+          `  cancel:  curl -s -X POST ${base}/api/executions/${id}/cancel\n`,
+      );
+      return 130;
+    }
+    if (options.json) out.write(`${JSON.stringify(outcome.execution, null, 2)}\n`);
+    else printFinal(out, outcome.execution, outcome.progress, elapsedMs);
+    return outcome.execution.status === 'completed' ? 0 : 1;
+  } catch (e) {
+    if (e instanceof ServerUnreachableError) {
+      err.write(`svc run: ${e.message}\n`);
+      return 3;
+    }
+    if (e instanceof ServerError) {
+      if (stage === 'register' && e.status === 400) err.write(`svc run: the server rejected ${options.target}: ${describeServerError(e, true)}\n`);
+      else if (stage === 'start' && e.status === 404 && !fromFile) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
+      else err.write(`svc run: ${describeServerError(e)}\n`);
+      return 1;
+    }
+    if (e instanceof UnexpectedAnswerError) {
+      err.write(`svc run: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

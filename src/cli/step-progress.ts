@@ -1,0 +1,58 @@
+import type { ExecutionEvent } from './run-api.ts';
+
+export type ProgressChange =
+  | { kind: 'enter'; step: string }
+  | { kind: 'exit'; step: string; status: string; message: string | undefined };
+
+/** One line for an error value of the API: its `message` when it has one, else compact JSON. */
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
+  return JSON.stringify(error);
+}
+
+/** Steps entered and finished, folded from step.enter / step.exit events; no I/O. */
+export class StepProgress {
+  readonly total: number | undefined;
+  private readonly running = new Map<string, number>();
+  private readonly done = new Set<string>();
+
+  constructor(total: number | undefined) {
+    this.total = total;
+  }
+
+  /** Folds one event; returns what changed for the user, or undefined for events that do not show. */
+  apply(e: ExecutionEvent): ProgressChange | undefined {
+    const step = e.step;
+    if (!step) return undefined;
+    if (e.event_type === 'step.enter') {
+      this.running.set(step, (this.running.get(step) ?? 0) + 1);
+      return { kind: 'enter', step };
+    }
+    if (e.event_type === 'step.exit') {
+      const left = (this.running.get(step) ?? 1) - 1;
+      if (left > 0) this.running.set(step, left);
+      else this.running.delete(step);
+      this.done.add(step);
+      const context = e.context;
+      const status = context && typeof context === 'object' && 'status' in context && typeof context.status === 'string' ? context.status : 'done';
+      return { kind: 'exit', step, status, message: e.error === undefined || e.error === null ? undefined : errorMessage(e.error) };
+    }
+    return undefined;
+  }
+
+  /** Distinct steps finished so far. */
+  get doneCount(): number {
+    return this.total === undefined ? this.done.size : Math.min(this.done.size, this.total);
+  }
+
+  /** "done/total", or just "done" when the total is unknown. */
+  get counter(): string {
+    return this.total === undefined ? String(this.doneCount) : `${this.doneCount}/${this.total}`;
+  }
+
+  /** Steps entered and not yet exited, in the order they were entered. */
+  get runningSteps(): string[] {
+    return [...this.running.keys()];
+  }
+}
