@@ -1,13 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { Db } from './db/db.ts';
-import { migrate } from './db/migrate.ts';
 import { createLogger } from './log.ts';
-import { openDatabase, startService } from './service.ts';
-import { rekeyCommand } from './rekey.ts';
-import { RUN_SUMMARY, RUN_USAGE, runCommand } from './cli/run.ts';
-import { Worker } from './worker/worker.ts';
+import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
+import type { Worker } from './worker/worker.ts';
+
+// Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
+// the server, the database driver's pool or the embedded PostgreSQL.
 
 type Command = { summary: string; usage: string; run(argv: string[]): Promise<number> };
 
@@ -39,12 +38,14 @@ function onShutdown(stop: () => Promise<void>): Promise<number> {
 }
 
 async function serve(config: Config, withWorkers: boolean): Promise<number> {
+  const { startService } = await import('./service.ts');
+  const { Worker: WorkerPool } = await import('./worker/worker.ts');
   const log = createLogger(config.SVC_LOG_LEVEL);
   const t0 = performance.now();
   const svc = await startService(config, { log });
   let worker: Worker | undefined;
   if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0) {
-    worker = new Worker({
+    worker = new WorkerPool({
       serverUrl: svc.url,
       concurrency: config.SVC_WORKER_CONCURRENCY,
       env: process.env,
@@ -85,11 +86,12 @@ const commands: Record<string, Command> = {
     usage: 'svc worker [--server URL] [--concurrency N]',
     run: async (argv) => {
       const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
+      const { Worker: WorkerPool } = await import('./worker/worker.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
       const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency expects an integer >= 1');
-      const worker = new Worker({
+      const worker = new WorkerPool({
         serverUrl: values.server ?? config.SVC_SERVER_URL,
         concurrency,
         env: process.env,
@@ -105,6 +107,9 @@ const commands: Record<string, Command> = {
     summary: 'apply pending database migrations and exit',
     usage: 'svc migrate',
     run: async () => {
+      const { Db } = await import('./db/db.ts');
+      const { migrate } = await import('./db/migrate.ts');
+      const { openDatabase } = await import('./service.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
       const database = await openDatabase(config, log);
@@ -124,12 +129,12 @@ const commands: Record<string, Command> = {
   rekey: {
     summary: 're-seal credential and keychain data with the current SVC_ENCRYPTION_KEY (old keys from SVC_ENCRYPTION_KEYS_OLD)',
     usage: 'svc rekey [--batch-size N] [--dry-run]',
-    run: (argv) => rekeyCommand(argv),
+    run: async (argv) => (await import('./rekey.ts')).rekeyCommand(argv),
   },
   run: {
     summary: RUN_SUMMARY,
     usage: RUN_USAGE,
-    run: (argv) => runCommand(argv),
+    run: async (argv) => (await import('./cli/run.ts')).runCommand(argv),
   },
 };
 

@@ -6,22 +6,11 @@ import { RunApi, ServerUnreachableError, UnexpectedAnswerError, type ExecutionSt
 import { parseRunOptions, type RunOptions } from './run-options.ts';
 import { errorMessage, type StepProgress } from './step-progress.ts';
 import { watchExecution } from './watch-execution.ts';
+import { RUN_SUMMARY, RUN_USAGE } from './run-usage.ts';
 
-export const RUN_SUMMARY = 'start a playbook (registering it first when given a file); --wait follows it to the end';
+export { RUN_SUMMARY, RUN_USAGE };
 
-export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [--wait] [--server URL] [--json]
 
-  <file.yaml>      a playbook file: registered in the catalog at its metadata.path, then started
-  <catalog path>   start the newest catalog version at that path (e.g. examples/fetch_users)
-  --payload JSON   workload values for this execution, a JSON object (default {})
-  --wait           show live progress until the execution ends and print its result or error;
-                   Ctrl-C stops waiting but does not cancel the execution
-  --server URL     the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
-  --json           print only the execution status object as JSON on stdout
-                   (the final one with --wait, the current one without)
-
-exit codes: 0 started / completed, 1 failed, cancelled or rejected by the server,
-            2 usage error, 3 server unreachable, 130 stopped waiting (Ctrl-C)`;
 
 type Out = { write(text: string): unknown };
 
