@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { RoutedEvent } from '../../actors/route-events.ts';
 import type { PresentedCommand } from '../api/present.ts';
 import type { Logger } from '../log.ts';
+import { createKeychainResolver } from './keychain-resolver.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 
@@ -35,6 +36,8 @@ export class Worker {
   readonly name: string;
   readonly client: ServerClient;
   readonly #opts: WorkerOptions;
+  // One per pool: concurrent commands needing the same keychain entry share its token request.
+  readonly #resolveKeychain: KeychainResolver;
   #running = 0;
   #stopping = false;
   #stopped: Promise<void> | undefined;
@@ -51,6 +54,7 @@ export class Worker {
     this.#opts = opts;
     this.name = opts.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
     this.client = new ServerClient(opts.serverUrl);
+    this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
   }
 
   get running(): number {
@@ -152,7 +156,7 @@ export class Worker {
       log: this.#opts.log,
       signal: AbortSignal.any([this.#abortTasks.signal, abort.signal]),
       serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
-      resolveKeychain: this.#opts.resolveKeychain ?? (async () => ({})),
+      resolveKeychain: this.#resolveKeychain,
     })
       .catch((err): RoutedEvent[] => [
         // A bug in the runner must still end the command, or it would wait for the reaper.

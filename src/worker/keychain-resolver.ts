@@ -1,0 +1,381 @@
+// Worker-side keychain resolution: the values of `keychain.<entry>.<field>` for a claimed command.
+// For each referenced entry: read it from the server's keychain API; a live entry is used as it is;
+// a missing one is created from its playbook definition (token request or secret manager) and
+// stored; an expired one is renewed when it auto-renews, else it resolves to {} so the templates
+// that use it fail the step. The keychain-entry machine decides and words the KEYCHAIN: log lines.
+// Concurrent commands of this worker that need the same entry share one read and one token request.
+// Secrets (tokens, client secrets, response bodies) never reach a log line or an error.
+import * as v from 'valibot';
+import type { PresentedCommand } from '../api/present.ts';
+import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
+import { renderValue } from '../dsl/render.ts';
+import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
+import { defaultTtlSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
+import type { Logger } from '../log.ts';
+import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
+import { EntryFlow } from './keychain-entry-flow.ts';
+import { KEYCHAIN_REQUEST_TIMEOUT_MS, sendOutbound, statusText, type OutboundRequest } from './keychain-http.ts';
+import { fetchSecrets } from './keychain-secret-manager.ts';
+import type { KeychainResolver } from './run-command.ts';
+import type { ServerClient } from './server-client.ts';
+import type { ResolvedCredential } from './tools/types.ts';
+
+export type KeychainResolverDeps = {
+  client: ServerClient;
+  log: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The HTTP client of token and secret-manager requests (tests may count or fake them). */
+  fetch?: typeof fetch;
+};
+
+const MS_PER_SECOND = 1000;
+const DEFAULT_TOKEN_FIELD = 'access_token';
+const DEFAULT_TTL_FIELD = 'expires_in';
+
+type TokenData = Record<string, unknown>;
+/** `undefined`: the entry does not exist and cannot be made (no definition); templates then name it as unavailable. */
+type Resolution = TokenData | undefined;
+
+/** A renewed value and how to store it: `ttlSeconds` null leaves the TTL to the scope default. */
+type Renewal = {
+  tokenData: TokenData;
+  ttlSeconds: number | null;
+  lifetimeSeconds: number;
+  kind: string;
+  renewConfig: ResolvedRenewConfig | null;
+};
+
+/** What one command needs to reach an entry. */
+type EntryTarget = {
+  name: string;
+  catalogId: number;
+  executionId: number;
+  parentExecutionId: number | null;
+  scope: KeychainScope;
+  definition: KeychainDefinition | undefined;
+};
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), v.record(v.string(), v.unknown()));
+const ReadAnswer = v.variant('status', [
+  v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema }),
+  v.looseObject({ status: v.literal('expired'), auto_renew: v.optional(v.boolean(), false), renew_config: v.optional(v.unknown()) }),
+  v.looseObject({ status: v.literal('not_found') }),
+]);
+type ReadAnswer = v.InferOutput<typeof ReadAnswer>;
+
+const Id = v.union([v.pipe(v.number(), v.integer(), v.minValue(1)), v.pipe(v.string(), v.regex(/^\d{1,15}$/), v.transform(Number))]);
+const CommandIds = v.object({ execution_id: Id, catalog_id: Id });
+const ExecutionContext = v.looseObject({ parent_id: v.optional(v.nullable(Id)), root_id: v.optional(v.nullable(Id)) });
+
+function positiveSeconds(value: unknown): number | undefined {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+/** The store API takes whole seconds (>= 1); a fractional lifetime is rounded up. */
+const wholeSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
+
+/** Header values the definition gives as scalars, as text; anything else is dropped. */
+function stringHeaders(value: unknown): Record<string, string> {
+  if (!isObject(value)) return {};
+  const headers: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'string') headers[key] = item;
+    else if (typeof item === 'number' || typeof item === 'boolean') headers[key] = String(item);
+  }
+  return headers;
+}
+
+/** What a log line about an entry names: the entry and the execution that needed it, never a value. */
+const logFields = (target: EntryTarget): Record<string, unknown> => ({ keychain: target.name, execution_id: target.executionId });
+
+const optionalText = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** The playbook's definitions by name; invalid ones are dropped with a warning naming only the index. */
+function definitionsOf(raw: unknown, log: Logger): Map<string, KeychainDefinition> {
+  const byName = new Map<string, KeychainDefinition>();
+  if (!Array.isArray(raw)) return byName;
+  raw.forEach((item, index) => {
+    const parsed = v.safeParse(KeychainDefinitionSchema, item);
+    if (parsed.success) byName.set(parsed.output.name, parsed.output);
+    else log.warn({ index }, 'keychain definition is invalid; ignored');
+  });
+  return byName;
+}
+
+/** Creates the resolver a worker calls with each claimed command and the entry names its tasks use. */
+export function createKeychainResolver(deps: KeychainResolverDeps): KeychainResolver {
+  const { client, log, env } = deps;
+  const fetchImpl = deps.fetch ?? fetch;
+  const inFlight = new Map<string, Promise<Resolution>>();
+
+  const failed = (what: 'create' | 'store', target: EntryTarget, reason: string): void => {
+    const message = what === 'create' ? `KEYCHAIN: Failed to create '${target.name}'` : `KEYCHAIN: Failed to store '${target.name}'`;
+    log.warn({ ...logFields(target), reason }, message);
+  };
+
+  async function read(target: EntryTarget): Promise<Fallible<ReadAnswer>> {
+    const query = new URLSearchParams({ scope_type: target.scope, execution_id: String(target.executionId) });
+    try {
+      const answer = await client.request<unknown>('GET', `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}?${query}`);
+      const parsed = v.safeParse(ReadAnswer, answer);
+      return parsed.success ? { ok: true, value: parsed.output } : { ok: false, reason: 'the keychain answer has an unexpected shape' };
+    } catch (error) {
+      return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  async function store(
+    target: EntryTarget,
+    kind: string,
+    tokenData: TokenData,
+    ttlSeconds: number | null,
+    renewConfig: ResolvedRenewConfig | null,
+  ): Promise<void> {
+    const body = {
+      token_data: tokenData,
+      credential_type: kind,
+      cache_type: kind === 'secret_manager' ? 'secret' : 'token',
+      scope_type: target.scope,
+      execution_id: target.scope === 'global' ? null : target.executionId,
+      parent_execution_id: target.parentExecutionId,
+      ttl_seconds: ttlSeconds === null ? null : wholeSeconds(ttlSeconds),
+      auto_renew: renewConfig !== null,
+      renew_config: renewConfig,
+    };
+    try {
+      await client.request<unknown>('POST', `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}`, body);
+    } catch (error) {
+      // The value is still good for this command; the next one will fetch it again.
+      failed('store', target, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  async function credentialFor(definition: KeychainDefinition): Promise<Fallible<ResolvedCredential | undefined>> {
+    if (!definition.auth) return { ok: true, value: undefined };
+    return fetchCredential(client, definition.auth);
+  }
+
+  /** Sends a token request (the definition's or a renew_config), with the `auth` credential applied. */
+  async function tokenRequest(kind: string, request: OutboundRequest, credential: ResolvedCredential | undefined) {
+    let outbound = request;
+    if (credential) {
+      const applied = await applyCredential(kind, request, credential, AbortSignal.timeout(KEYCHAIN_REQUEST_TIMEOUT_MS));
+      if (!applied.ok) return applied;
+      outbound = applied.value;
+    }
+    return sendOutbound(outbound, fetchImpl);
+  }
+
+  /** A secret_manager entry's values, read from the provider with the `auth` credential's token. */
+  async function secrets(definition: KeychainDefinition): Promise<Fallible<TokenData>> {
+    const credential = await credentialFor(definition);
+    if (!credential.ok) return credential;
+    let token: string | undefined;
+    if (credential.value) {
+      const result = await providerToken(credential.value, AbortSignal.timeout(KEYCHAIN_REQUEST_TIMEOUT_MS));
+      if (!result.ok) return result;
+      token = result.value;
+    }
+    return fetchSecrets(
+      {
+        provider: definition.provider,
+        endpoint: definition.endpoint,
+        region: optionalText(definition.region),
+        vault: optionalText(definition.vault_url) ?? optionalText(definition.vault),
+        map: definition.map ?? {},
+      },
+      token,
+      env,
+      fetchImpl,
+    );
+  }
+
+  /** Makes a missing entry from its definition and stores it; the value, or a reason. */
+  async function create(target: EntryTarget, definition: KeychainDefinition): Promise<Fallible<{ tokenData: TokenData; ttlSeconds: number }>> {
+    if (definition.kind === 'secret_manager') {
+      const values = await secrets(definition);
+      if (!values.ok) return values;
+      await store(target, 'secret_manager', values.value, definition.ttl_seconds ?? null, null);
+      return { ok: true, value: { tokenData: values.value, ttlSeconds: definition.ttl_seconds ?? defaultTtlSeconds(target.scope) } };
+    }
+    const credential = await credentialFor(definition);
+    if (!credential.ok) return credential;
+    const endpoint = definition.endpoint ?? credentialTokenUrl(credential.value);
+    if (!endpoint) return { ok: false, reason: `${definition.kind} entries need an endpoint (or an oauth2 auth credential with a token_url)` };
+    const request: OutboundRequest = {
+      url: endpoint,
+      method: (definition.method ?? 'POST').toUpperCase(),
+      headers: stringHeaders(definition.headers),
+      ...(isObject(definition.data) ? { data: definition.data } : {}),
+    };
+    const answer = await tokenRequest(definition.kind, request, credential.value);
+    if (!answer.ok) return answer;
+    if (answer.status !== 200) return { ok: false, reason: `token endpoint answered ${statusText(answer.status)}, expected 200` };
+    if (!isObject(answer.body)) return { ok: false, reason: 'token endpoint answer is not a JSON object' };
+    const tokenField = definition.token_field ?? DEFAULT_TOKEN_FIELD;
+    const ttlField = definition.ttl_field ?? DEFAULT_TTL_FIELD;
+    // An oauth2 answer must hold its token; an http entry's whole answer is the value unless a token_field is named.
+    if (definition.kind === 'oauth2' || definition.token_field !== undefined) {
+      const token = answer.body[tokenField];
+      if (typeof token !== 'string' || token === '') return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
+    }
+    const tokenData = { ...answer.body };
+    const ttlSeconds = positiveSeconds(tokenData[ttlField]) ?? definition.ttl_seconds ?? RENEWAL_FALLBACK_TTL_SECONDS;
+    // The renew request is the definition's own: the credential is applied again at renewal, so a
+    // rotated client secret is picked up and no secret is copied into the entry.
+    const renewConfig =
+      definition.auto_renew === true
+        ? renewConfigDefaults({
+            endpoint,
+            method: request.method,
+            headers: request.headers,
+            ...(request.data === undefined ? {} : { data: request.data }),
+            token_field: tokenField,
+            ttl_field: ttlField,
+          })
+        : null;
+    await store(target, definition.kind, tokenData, ttlSeconds, renewConfig);
+    return { ok: true, value: { tokenData, ttlSeconds } };
+  }
+
+  /**
+   * A fresh value for an expired entry, per its renew_config (or, for secret_manager, by reading the
+   * secrets again), and how to store it; the caller stores it when the machine says so.
+   */
+  async function renew(target: EntryTarget, renewConfig: unknown): Promise<Fallible<Renewal>> {
+    const definition = target.definition;
+    if (definition?.kind === 'secret_manager') {
+      const values = await secrets(definition);
+      if (!values.ok) return values;
+      const ttlSeconds = definition.ttl_seconds ?? null;
+      return { ok: true, value: { tokenData: values.value, ttlSeconds, lifetimeSeconds: ttlSeconds ?? defaultTtlSeconds(target.scope), kind: 'secret_manager', renewConfig: null } };
+    }
+    const parsed = v.safeParse(renewConfigSchema, renewConfig);
+    if (!parsed.success) return { ok: false, reason: 'the entry has no usable renew_config' };
+    const cfg = renewConfigDefaults(parsed.output);
+    let credential: ResolvedCredential | undefined;
+    if (definition) {
+      const fetched = await credentialFor(definition);
+      if (!fetched.ok) return fetched;
+      credential = fetched.value;
+    }
+    const kind = definition?.kind ?? 'oauth2';
+    const request: OutboundRequest = { url: cfg.endpoint, method: cfg.method, headers: cfg.headers, ...(cfg.data === undefined ? {} : { data: cfg.data }) };
+    const answer = await tokenRequest(kind, request, credential);
+    if (!answer.ok) return answer;
+    const result = tokenFromRenewResponse(answer.status, answer.body, cfg);
+    if (!result.ok) return result;
+    return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: result.ttlSeconds, lifetimeSeconds: result.ttlSeconds, kind, renewConfig: cfg } };
+  }
+
+  async function resolveEntry(target: EntryTarget): Promise<Resolution> {
+    const { name } = target;
+    const answer = await read(target);
+    if (!answer.ok) {
+      log.warn({ ...logFields(target), reason: answer.reason }, `KEYCHAIN: Entry '${name}' could not be read`);
+      return {};
+    }
+    if (answer.value.status === 'success') return answer.value.token_data;
+
+    const definition = target.definition;
+    const expired = answer.value.status === 'expired';
+    // A secret_manager entry is stored without renew_config; its definition's auto_renew reads the secrets again.
+    const autoRenew = expired && (answer.value.auto_renew === true || (definition?.kind === 'secret_manager' && definition.auto_renew === true));
+    const flow = new EntryFlow({ name, scope: target.scope, autoRenew, found: expired }, log, { execution_id: target.executionId });
+    flow.send({ type: 'READ', now: Date.now() });
+
+    if (flow.outcome === 'not_found') {
+      if (!definition) {
+        log.warn(logFields(target), `keychain entry '${name}' has no definition in the playbook; nothing to create`);
+        return undefined;
+      }
+      const created = await create(target, definition);
+      if (!created.ok) {
+        failed('create', target, created.reason);
+        return {};
+      }
+      flow.send({ type: 'STORED', expiresAt: Date.now() + created.value.ttlSeconds * MS_PER_SECOND });
+      return created.value.tokenData;
+    }
+
+    // Expired: the machine accepts RENEW only for an auto-renewing entry; otherwise the entry is {}.
+    if (!flow.send({ type: 'RENEW' }).requestRenewal) return {};
+    const renewConfig = answer.value.status === 'expired' ? answer.value.renew_config : undefined;
+    const renewed = await renew(target, renewConfig);
+    if (!renewed.ok) {
+      flow.send({ type: 'RENEW_FAILED', reason: renewed.reason });
+      return {};
+    }
+    const { tokenData, ttlSeconds, lifetimeSeconds, kind, renewConfig: nextRenewConfig } = renewed.value;
+    if (flow.send({ type: 'RENEWED', expiresAt: Date.now() + lifetimeSeconds * MS_PER_SECOND }).storeRenewed) {
+      await store(target, kind, tokenData, ttlSeconds, nextRenewConfig);
+    }
+    return tokenData;
+  }
+
+  /** The entry's cache key as the server computes it: concurrent needs of one key share one resolution. */
+  function sharedResolution(target: EntryTarget, rootExecutionId: number | null): Promise<Resolution> {
+    const owner = target.scope === 'global' ? null : target.scope === 'shared' ? (rootExecutionId ?? target.executionId) : target.executionId;
+    // Without the root id a shared entry is keyed by this execution: less sharing, never wrong sharing.
+    const key = `${cacheKey(target.name, target.catalogId, target.scope, owner)}${target.scope === 'shared' && rootExecutionId === null ? '~' : ''}`;
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = resolveEntry(target)
+        .catch((error: unknown): Resolution => {
+          log.warn({ ...logFields(target), reason: error instanceof Error ? error.message : String(error) }, `KEYCHAIN: Entry '${target.name}' could not be resolved`);
+          return {};
+        })
+        .finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  return async (command: PresentedCommand, names: string[]): Promise<Record<string, unknown>> => {
+    const ids = v.safeParse(CommandIds, command);
+    if (!ids.success) {
+      log.warn({ command_id: command.command_id }, 'keychain: the command has no usable execution_id/catalog_id; entries resolve to {}');
+      return Object.fromEntries(names.map((name) => [name, {}]));
+    }
+    const definitions = definitionsOf(command.keychain, log);
+    const context = isObject(command.context) ? command.context : {};
+    const execution = v.safeParse(ExecutionContext, context.execution);
+    const parentExecutionId = execution.success ? (execution.output.parent_id ?? null) : null;
+    const rootExecutionId = execution.success ? (execution.output.root_id ?? null) : null;
+    const renderContext: Record<string, unknown> = { ...context };
+    delete renderContext.keychain;
+
+    const resolved: Record<string, unknown> = {};
+    await Promise.all(
+      names.map(async (name) => {
+        let definition = definitions.get(name);
+        if (definition) {
+          try {
+            // Definitions may use the command's context (`{{ workload.token_url }}`), never keychain.
+            const rendered = v.safeParse(KeychainDefinitionSchema, renderValue(definition, renderContext, `keychain.${name}`));
+            if (!rendered.success) throw new Error('the rendered definition is invalid');
+            definition = rendered.output;
+          } catch (error) {
+            log.warn({ keychain: name, reason: error instanceof Error ? error.message : String(error) }, `keychain definition '${name}' could not be rendered`);
+            resolved[name] = {};
+            return;
+          }
+        }
+        const target: EntryTarget = {
+          name,
+          catalogId: ids.output.catalog_id,
+          executionId: ids.output.execution_id,
+          parentExecutionId,
+          scope: definition?.scope ?? 'global',
+          definition,
+        };
+        const value = await sharedResolution(target, rootExecutionId);
+        // Each command gets its own copy: tasks of one command must not see another's changes.
+        if (value !== undefined) resolved[name] = { ...value };
+      }),
+    );
+    return resolved;
+  };
+}
