@@ -1,0 +1,222 @@
+// `npm run bench`: every figure beside its baseline, measured in one run on one PostgreSQL.
+// Writes bench/results.json and prints a table. See docs/benchmarks.md.
+import { writeFile } from 'node:fs/promises';
+import { cpus, arch, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { commitLatency, commitThroughput } from './baselines.ts';
+import { Counters } from './counters.ts';
+import { CpuMeter, loadAverage1m } from './cpu.ts';
+import { openBenchDatabase } from './database.ts';
+import { measureHydration } from './hydration.ts';
+import { measureShortLoop } from './loop-cost.ts';
+import { RSS_SAMPLE_INTERVAL_MS, RssSampler } from './memory.ts';
+import { fmt, formatTable, noise, type Row } from './report.ts';
+import { api, closeApiAgent, sequentialLoopPlaybook, sequentialPlaybook, startBenchService } from './service.ts';
+import { StatementTimer } from './statement-timer.ts';
+import { round } from './stats.ts';
+import { ROUTE_STATEMENT, STEPS, measureStepOverhead, type StepOverheadResult } from './step-overhead.ts';
+import { EXECUTIONS, measureThroughput, type ThroughputResult, type ThroughputVariant } from './throughput.ts';
+
+const BASELINE_LATENCY_COMMITS = 2_000;
+const BASELINE_THROUGHPUT_CONNECTIONS = 8;
+const BASELINE_THROUGHPUT_MS = 3_000;
+const STEP_RUNS = 10;
+const STEP_WARMUPS = 2;
+const CALIBRATION_GETS = 20;
+const TARGET_MS_PER_STEP = 5;
+const TARGET_STEPS_PER_SECOND = 1_000;
+const THROUGHPUT_VARIANTS: ThroughputVariant[] = [
+  { label: '1 worker x 8 slots', slots: [8] },
+  { label: '2 workers x 4 slots', slots: [4, 4] },
+  { label: '1 worker process x 8 slots', slots: [8], process: true },
+];
+const RESULTS_FILE = join(import.meta.dirname, 'results.json');
+
+const T0 = performance.now();
+const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
+
+async function main(): Promise<void> {
+  const loadAtStart = loadAverage1m();
+  const rss = new RssSampler();
+  rss.start();
+  progress('starting PostgreSQL');
+  const db = await openBenchDatabase();
+  try {
+    progress(`PostgreSQL: ${db.version.split(' on ')[0]} (${db.source}); baselines`);
+    rss.phase('baselines');
+    const latency = await commitLatency(db.url, BASELINE_LATENCY_COMMITS);
+    const commitRate = await commitThroughput(db.url, BASELINE_THROUGHPUT_CONNECTIONS, BASELINE_THROUGHPUT_MS);
+
+    rss.phase('service');
+    const s = await startBenchService(db.url, db.dataDir);
+    const counters = await Counters.open(db.url, s.svc.deps.db, s.url);
+    const cpu = new CpuMeter(db.postmasterPid);
+    const statementTimer = new StatementTimer();
+    statementTimer.install();
+    try {
+      await s.register(sequentialPlaybook('bench/steps40', STEPS));
+      await s.register(sequentialPlaybook('bench/one', 1));
+      await s.register(sequentialLoopPlaybook('bench/loop'));
+
+      // Calibration: an idle interval must count zero commits, and each bench poll costs this many.
+      const idle0 = await counters.snapshot();
+      const idle1 = await counters.snapshot();
+      const idleCommits = Counters.delta(idle0, idle1).commits;
+      for (let i = 0; i < CALIBRATION_GETS; i++) {
+        await api(s.url, 'GET', '/api/executions?status=running&limit=1');
+        await api(s.url, 'GET', '/api/executions/1').catch(() => {}); // 404 costs the same one query
+      }
+      const idle2 = await counters.snapshot();
+      const commitsPerPoll = Counters.delta(idle1, idle2).commits / (2 * CALIBRATION_GETS);
+
+      const stepResults: StepOverheadResult[] = [];
+      for (const mode of ['in-process', 'process'] as const) {
+        progress(`step overhead, ${mode} worker, ${STEP_RUNS} runs of ${STEPS} steps`);
+        rss.phase(`step-overhead-${mode}`);
+        stepResults.push(await measureStepOverhead(s, counters, cpu, statementTimer, { path: 'bench/steps40', mode, runs: STEP_RUNS, warmups: STEP_WARMUPS, commitsPerPoll }));
+      }
+
+      const throughputResults: ThroughputResult[] = [];
+      for (const variant of THROUGHPUT_VARIANTS) {
+        progress(`throughput, ${EXECUTIONS} executions, ${variant.label}`);
+        rss.phase(`throughput-${variant.label}`);
+        throughputResults.push(await measureThroughput(s, counters, cpu, { path: 'bench/one', variant, commitsPerPoll }));
+      }
+
+      progress('sequential loop, 100 items');
+      rss.phase('loop');
+      const shortLoop = await measureShortLoop(s, 'bench/loop');
+      progress('hydration: building a ~10,000-event execution (a loop of 1,665 items)');
+      rss.phase('hydration');
+      const hydration = await measureHydration(s, { path: 'bench/loop' });
+      rss.stop();
+
+      const results = {
+        generated_at: new Date().toISOString(),
+        machine: {
+          cpus: cpus().length,
+          cpu_model: cpus()[0]?.model ?? 'unknown',
+          total_memory_mib: Math.round(totalmem() / 1024 / 1024),
+          platform: `${platform()} ${release()} ${arch()}`,
+          node: process.version,
+          postgresql: db.version,
+          postgresql_source: db.source,
+          postgresql_settings: db.settings,
+          load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() },
+        },
+        targets: { ms_per_step_max: TARGET_MS_PER_STEP, steps_per_second_min: TARGET_STEPS_PER_SECOND },
+        baselines: {
+          commit_latency: latency,
+          commit_throughput: commitRate,
+        },
+        calibration: { idle_interval_commits: idleCommits, commits_per_bench_poll: round(commitsPerPoll, 3) },
+        step_overhead: stepResults.map((r) => ({ ...r, ratio_to_commit_latency: round(r.msPerStep.median / latency.msPerCommit, 2) })),
+        throughput: throughputResults.map((r) => ({ ...r, ratio_to_commit_throughput: round(r.stepsPerSecond / commitRate.commitsPerSecond, 3) })),
+        hydration,
+        // A sequential loop item should cost what a step costs; it grows with the loop's list.
+        loop_item_cost: [shortLoop, hydration.build],
+        memory: {
+          peak_rss_mib: round(rss.peakMiB, 1),
+          peak_rss_mib_by_phase: Object.fromEntries(Object.entries(rss.peakByPhaseMiB).map(([k, v]) => [k, round(v, 1)])),
+          sample_interval_ms: RSS_SAMPLE_INTERVAL_MS,
+          note: 'RSS of this process: server, in-process workers and the bench together (worker processes are reported under step_overhead / not included)',
+        },
+        duration_s: round((performance.now() - T0) / 1000, 1),
+      };
+      await writeFile(RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
+
+      const rows: Row[] = [];
+      for (const r of stepResults) {
+        rows.push({
+          figure: `step overhead, ${r.worker} worker (median)`,
+          value: `${fmt(r.msPerStep.median)} ms/step`,
+          baseline: `${fmt(latency.msPerCommit, 3)} ms/commit`,
+          ratio: `${fmt(r.msPerStep.median / latency.msPerCommit, 1)}x`,
+          target: `<= ${TARGET_MS_PER_STEP} ms`,
+          verdict: r.msPerStep.median <= TARGET_MS_PER_STEP ? 'ok' : 'MISSED',
+          noise: noise(r.cpuPerStep.otherCores),
+        });
+        rows.push({
+          figure: `step overhead, ${r.worker} worker (p90)`,
+          value: `${fmt(r.msPerStep.p90)} ms/step`,
+          baseline: `${fmt(latency.msPerCommit, 3)} ms/commit`,
+          ratio: `${fmt(r.msPerStep.p90 / latency.msPerCommit, 1)}x`,
+          target: `<= ${TARGET_MS_PER_STEP} ms`,
+          verdict: r.msPerStep.p90 <= TARGET_MS_PER_STEP ? 'ok' : 'MISSED',
+        });
+      }
+      for (const r of throughputResults) {
+        rows.push({
+          figure: `throughput, ${r.variant} (median of ${r.rounds})`,
+          value: `${fmt(r.stepsPerSecond, 0)} steps/s`,
+          baseline: `${fmt(commitRate.commitsPerSecond, 0)} commits/s`,
+          ratio: `${fmt(r.stepsPerSecond / commitRate.commitsPerSecond, 2)}x`,
+          target: `>= ${TARGET_STEPS_PER_SECOND}/s`,
+          verdict: r.stepsPerSecond >= TARGET_STEPS_PER_SECOND ? 'ok' : 'MISSED',
+          noise: noise(r.cpuPerStep.otherCores),
+        });
+      }
+      for (const l of [shortLoop, hydration.build]) {
+        rows.push({
+          figure: `sequential loop of ${l.items} noop items, per item`,
+          value: `${fmt(l.msPerItem)} ms/item`,
+          baseline: `${fmt(stepResults[0].msPerStep.median)} ms/step`,
+          ratio: `${fmt(l.msPerItem / stepResults[0].msPerStep.median, 1)}x`,
+          target: '',
+          verdict: '',
+        });
+      }
+      rows.push({ figure: `hydration, replay() of ${hydration.events} events`, value: `${fmt(hydration.replayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
+      rows.push({ figure: 'hydration, load from PostgreSQL + replay()', value: `${fmt(hydration.loadAndReplayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
+      rows.push({ figure: 'peak RSS (server + workers + bench)', value: `${fmt(rss.peakMiB, 0)} MiB`, baseline: '', ratio: '', target: '', verdict: '' });
+      for (const r of stepResults) {
+        rows.push({
+          figure: `per step, ${r.worker} worker: write commits / all commits / HTTP`,
+          value: `${fmt(r.perStep.writeCommits)} / ${fmt(r.perStep.commits)} / ${fmt(r.perStep.httpRequests)}`,
+          baseline: '',
+          ratio: '',
+          target: '',
+          verdict: '',
+        });
+      }
+      for (const r of throughputResults) {
+        rows.push({
+          figure: `per step, ${r.variant}: write commits / all commits / HTTP`,
+          value: `${fmt(r.perStep.writeCommits)} / ${fmt(r.perStep.commits)} / ${fmt(r.perStep.httpRequests)}`,
+          baseline: '',
+          ratio: '',
+          target: '',
+          verdict: '',
+        });
+      }
+      const b = stepResults[0].breakdownMsPerStep;
+      const c = stepResults[0].cpuPerStep;
+      const where = b
+        ? [
+            `one step, in-process worker (means, ms): ${fmt(b.step)} = worker side ${fmt(b.workerSide)} + report round trip ${fmt(b.reportRoundTrip)}`,
+            `  report round trip = HTTP + handler ${fmt(b.httpAndHandlerOutsideTransaction)} + routing transaction ${fmt(b.routeTransaction)}`,
+            `  routing transaction = 3 statements ${fmt(b.statements)} + JavaScript between them ${fmt(b.jsInsideTransaction)}`,
+            ...stepResults[0].statements.filter((x) => ROUTE_STATEMENT.test(x.statement)).map((x) => `    ${fmt(x.msPerStep, 3)} ms/step  ${fmt(x.perStep)}x ${fmt(x.msEach, 3)} ms  ${x.statement}`),
+            `  CPU per step: Node ${fmt(c.nodeMs)} ms (event loop ${fmt(c.eventLoopUtilization * 100, 0)}% busy), PostgreSQL ${c.postgresMs === null ? '-' : fmt(c.postgresMs)} ms`,
+          ].join('\n') + '\n'
+        : '';
+      process.stdout.write(
+        `\n${formatTable(rows)}\n\n${where}\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${RESULTS_FILE}\n`,
+      );
+    } finally {
+      await counters.close().catch(() => {});
+      closeApiAgent();
+      await s.svc.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

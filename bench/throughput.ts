@@ -1,0 +1,137 @@
+import type { Worker } from '../src/worker/worker.ts';
+import { Counters, sumHttp, type CounterDelta } from './counters.ts';
+import { CpuMeter, cpuPerStep, type CpuPerStep } from './cpu.ts';
+import { api, type BenchService } from './service.ts';
+import { round, sleep } from './stats.ts';
+import { startProcessWorker, type ProcessWorker } from './workers.ts';
+
+export const EXECUTIONS = 1_000;
+export const START_CONCURRENCY = 16;
+export const ROUNDS = 3;
+const POLL_MS = 10;
+
+export type ThroughputVariant = { label: string; slots: number[]; process?: boolean };
+
+export type ThroughputResult = {
+  variant: string;
+  /** Per round. */
+  executions: number;
+  rounds: number;
+  workerSlots: number[];
+  workerProcess: boolean;
+  /** Completed steps per second from the first execution's start to the last one's completion (database timestamps): median round. */
+  stepsPerSecond: number;
+  roundsStepsPerSecond: number[];
+  /** Same, by the bench's wall clock: first POST sent to the poll that saw nothing running. */
+  wallStepsPerSecond: number;
+  spanMs: number;
+  /** Time to get all POST /api/run/playbook answered (START_CONCURRENCY in flight), median round. */
+  startPhaseMs: number;
+  /** Completed executions over all rounds. */
+  completed: number;
+  perStep: { writeCommits: number; commits: number; httpRequests: number; routeTransactions: number; msPerRouteTransaction: number };
+  cpuPerStep: CpuPerStep;
+  counters: CounterDelta & { benchPolls: number };
+};
+
+type Round = { stepsPerSecond: number; wallStepsPerSecond: number; spanMs: number; startPhaseMs: number; completed: number; polls: number };
+
+/** One round: EXECUTIONS starts from START_CONCURRENCY clients, then wait until none is running. */
+async function runRound(s: BenchService, path: string): Promise<Round> {
+  const ids: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: START_CONCURRENCY }, async () => {
+      while (next < EXECUTIONS) {
+        next++;
+        ids.push(await s.run(path));
+      }
+    }),
+  );
+  const startPhaseMs = performance.now() - t0;
+  let polls = 0;
+  for (;;) {
+    polls++;
+    const r = await api<{ count: number }>(s.url, 'GET', '/api/executions?status=running&limit=1');
+    if (r.count === 0) break;
+    await sleep(POLL_MS);
+  }
+  const wallMs = performance.now() - t0;
+  const { rows } = await s.svc.deps.db.query<{ first_ms: number; last_ms: number; completed: number }>(
+    `SELECT extract(epoch FROM min(started_at)) * 1000 AS first_ms, extract(epoch FROM max(finished_at)) * 1000 AS last_ms,
+            count(*) FILTER (WHERE status = 'completed')::int AS completed
+       FROM core.execution WHERE execution_id = ANY($1::bigint[])`,
+    [ids],
+  );
+  const spanMs = rows[0].last_ms - rows[0].first_ms;
+  return {
+    stepsPerSecond: rows[0].completed / (spanMs / 1000),
+    wallStepsPerSecond: rows[0].completed / (wallMs / 1000),
+    spanMs,
+    startPhaseMs,
+    completed: rows[0].completed,
+    polls: polls + 1, // and the completion query above, on the server's pool
+  };
+}
+
+/**
+ * ROUNDS rounds of EXECUTIONS one-step executions, started as fast as START_CONCURRENCY clients
+ * can and run by the variant's workers; the median round is the figure, the counters cover all.
+ */
+export async function measureThroughput(
+  s: BenchService,
+  counters: Counters,
+  cpu: CpuMeter,
+  opts: { path: string; variant: ThroughputVariant; commitsPerPoll: number },
+): Promise<ThroughputResult> {
+  const inProcess: Worker[] = [];
+  const processes: ProcessWorker[] = [];
+  try {
+    for (const slots of opts.variant.slots) {
+      if (opts.variant.process) {
+        const p = await startProcessWorker(s.url, slots);
+        processes.push(p);
+        cpu.extraPids.add(p.pid);
+      } else inProcess.push(await s.worker(slots));
+    }
+    const before = await counters.snapshot();
+    const cpu0 = cpu.snapshot();
+    const rounds: Round[] = [];
+    for (let i = 0; i < ROUNDS; i++) rounds.push(await runRound(s, opts.path));
+    const cpu1 = cpu.snapshot();
+    const after = await counters.snapshot();
+    const delta = Counters.delta(before, after);
+    const mid = [...rounds].sort((a, b) => a.stepsPerSecond - b.stepsPerSecond)[Math.floor(ROUNDS / 2)];
+    const steps = rounds.reduce((n, r) => n + r.completed, 0);
+    const polls = rounds.reduce((n, r) => n + r.polls, 0);
+    return {
+      variant: opts.variant.label,
+      executions: EXECUTIONS,
+      rounds: ROUNDS,
+      workerSlots: opts.variant.slots,
+      workerProcess: Boolean(opts.variant.process),
+      stepsPerSecond: round(mid.stepsPerSecond, 0),
+      roundsStepsPerSecond: rounds.map((r) => round(r.stepsPerSecond, 0)),
+      wallStepsPerSecond: round(mid.wallStepsPerSecond, 0),
+      spanMs: round(mid.spanMs, 1),
+      startPhaseMs: round(mid.startPhaseMs, 1),
+      completed: steps,
+      perStep: {
+        writeCommits: round(delta.writeCommits / steps, 3),
+        commits: round((delta.commits - polls * opts.commitsPerPoll) / steps, 3),
+        httpRequests: round(sumHttp(delta.http, (k) => !k.startsWith('GET ')) / steps, 3),
+        routeTransactions: round(delta.routes / steps, 3),
+        msPerRouteTransaction: round(delta.routeMs / Math.max(1, delta.routes), 3),
+      },
+      cpuPerStep: cpuPerStep(CpuMeter.delta(cpu0, cpu1), steps),
+      counters: { ...delta, benchPolls: polls },
+    };
+  } finally {
+    for (const w of inProcess) await w.stop();
+    for (const p of processes) {
+      cpu.extraPids.delete(p.pid);
+      await p.stop();
+    }
+  }
+}
