@@ -6,7 +6,7 @@ import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from './execution/types.ts';
 
 /** Bump when the context shape or the reducer's meaning changes: old snapshots are then replayed from the log. */
-export const EXECUTION_MACHINE_VERSION = 1;
+export const EXECUTION_MACHINE_VERSION = 2;
 
 /**
  * The execution of one playbook as a pure state machine: running → completed | failed |

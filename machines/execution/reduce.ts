@@ -34,23 +34,43 @@ export function initialContext(input: ExecutionInput): ExecutionContext {
   };
 }
 
-/** A working copy: maps are copied on write so the snapshot given to transition() is never mutated. */
+/**
+ * A working copy: maps are copied on write so the snapshot given to transition() is never
+ * mutated. `vars` and `steps` are replaced, never changed in place, because issued commands
+ * hold references to them (what a step saw must not change later in the same transition).
+ */
 class Draft {
   readonly c: ExecutionContext;
   readonly effects: Effect[] = [];
   immediate = 0;
   readonly pb: NormalizedPlaybook;
+  // Runs already copied (or created) in this transition: every caller then shares one object.
+  readonly #owned = new Set<StepRun>();
 
   constructor(pb: NormalizedPlaybook, ctx: ExecutionContext) {
     this.pb = pb;
-    this.c = { ...ctx, vars: { ...ctx.vars }, steps: { ...ctx.steps }, runs: { ...ctx.runs }, pending: { ...ctx.pending }, completedSteps: [...ctx.completedSteps] };
+    this.c = { ...ctx, runs: { ...ctx.runs }, pending: { ...ctx.pending }, completedSteps: [...ctx.completedSteps] };
   }
 
+  /** The run, writable: copied on the first write in this transition, the same object after. */
   run(id: number): StepRun {
     const r = this.c.runs[id];
+    if (this.#owned.has(r)) return r;
     const copy: StepRun = { ...r, iterations: { ...r.iterations }, loop: r.loop ? { ...r.loop, results: [...r.loop.results] } : null };
     this.c.runs[id] = copy;
+    this.#owned.add(copy);
     return copy;
+  }
+
+  /** Adds a run created in this transition. */
+  addRun(run: StepRun): void {
+    this.c.runs[run.id] = run;
+    this.#owned.add(run);
+  }
+
+  /** Whether the run is still in progress (a nested completion may have ended it). */
+  live(run: StepRun): boolean {
+    return this.c.runs[run.id] === run && !this.c.finished;
   }
 
   step(name: string): NormalizedStep {
@@ -144,7 +164,7 @@ function launchIteration(d: Draft, run: StepRun, index: number | null): void {
 function fillLoop(d: Draft, run: StepRun): void {
   const loop = run.loop!;
   const limit = loop.parallel ? loop.maxInFlight : 1;
-  while (!loop.failed && loop.next < loop.items.length && Object.keys(run.iterations).length < limit) {
+  while (d.live(run) && !loop.failed && loop.next < loop.items.length && Object.keys(run.iterations).length < limit) {
     launchIteration(d, run, loop.next++);
   }
 }
@@ -157,7 +177,7 @@ function startStep(d: Draft, name: string): void {
   const step = d.step(name);
   const id = d.c.nextRun++;
   const run: StepRun = { id, step: name, loop: null, iterations: {}, lastTasks: {} };
-  d.c.runs[id] = run;
+  d.addRun(run);
   d.emit({ type: 'record', eventType: 'step.enter', step: name });
   if (step.tasks.length === 0) {
     completeRun(d, id, { status: 'ok', result: null, error: null, tasks: {} });
@@ -196,8 +216,12 @@ function startStep(d: Draft, name: string): void {
   launchIteration(d, run, null);
 }
 
-function outcomeOf(tasks: Record<string, TaskOutcome>): { status: 'ok' | 'error'; result: unknown; error: TaskError | null } {
-  const list = Object.values(tasks);
+/**
+ * The outcome of a run's tasks, read in tool order: key order is not kept by a snapshot
+ * stored as jsonb (keys come back sorted), so it must not decide which task was last.
+ */
+function outcomeOf(step: NormalizedStep, tasks: Record<string, TaskOutcome>): { status: 'ok' | 'error'; result: unknown; error: TaskError | null } {
+  const list = step.tasks.filter((t) => Object.hasOwn(tasks, t.name)).map((t) => tasks[t.name]);
   const failed = list.find((t) => t.status === 'error');
   const last = list.at(-1);
   return { status: failed ? 'error' : 'ok', result: failed ? (failed.data ?? null) : (last?.data ?? null), error: failed?.error ?? null };
@@ -208,8 +232,9 @@ function finishIteration(d: Draft, runId: number, key: string, tasks: Record<str
   const run = d.run(runId);
   const it = { ...run.iterations[key], tasks: { ...run.iterations[key].tasks, ...tasks } };
   run.iterations[key] = it;
-  const o = outcomeOf(it.tasks);
-  const segments = segmentsOf(d.step(run.step));
+  const step = d.step(run.step);
+  const o = outcomeOf(step, it.tasks);
+  const segments = segmentsOf(step);
   if (o.status === 'ok' && it.segment + 1 < segments.length) {
     run.iterations[key] = { ...it, segment: it.segment + 1 };
     dispatchSegment(d, run, key);
@@ -242,7 +267,7 @@ function finishIteration(d: Draft, runId: number, key: string, tasks: Record<str
 function completeRun(d: Draft, runId: number, outcome: StepOutcome): void {
   const run = d.c.runs[runId];
   delete d.c.runs[runId];
-  d.c.steps[run.step] = outcome;
+  d.c.steps = { ...d.c.steps, [run.step]: outcome };
   if (!d.c.completedSteps.includes(run.step)) d.c.completedSteps.push(run.step);
   d.c.lastResult = outcome.result;
   d.emit({
@@ -263,7 +288,7 @@ function completeRun(d: Draft, runId: number, outcome: StepOutcome): void {
       if (!fires) continue;
       if (arc.set) {
         const values = renderValue(arc.set, ctx, `${run.step}.next.set`);
-        if (values && typeof values === 'object') Object.assign(d.c.vars, values);
+        if (values && typeof values === 'object') d.c.vars = { ...d.c.vars, ...values };
       }
       targets.push(arc.step);
       if (step.next.mode === 'exclusive') break;

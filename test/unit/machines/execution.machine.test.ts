@@ -611,12 +611,11 @@ describe('execution machine: purity', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Bugs found while writing these tests: they fail until the machine is fixed.
+// Regressions: bugs these tests found in the machine.
 
-describe('execution machine: known bugs', () => {
-  // machines/execution/reduce.ts fillLoop()/dispatchSegment()/finishIteration(): when a playbook
-  // task's path or args fail to render at dispatch, finishIteration() replaces the run in
-  // d.c.runs with a copy (Draft.run) while fillLoop() keeps launching items on the stale object.
+describe('execution machine: regressions', () => {
+  // A playbook task whose path or args fail to render finishes its iteration inside fillLoop();
+  // the loop must then see that (one writable copy of the run per transition) and stop.
   it('a parallel loop whose first child path fails to render starts no children after the step ended', () => {
     const d = Driver.of([
       { step: 'start', loop: { in: [{}, { p: 'a' }, { p: 'b' }], mode: 'parallel', max_in_flight: 3 }, tool: childTask('c', '{{ item.p }}') },
@@ -647,9 +646,8 @@ describe('execution machine: known bugs', () => {
     expect(new Set(childStarts(d.all).map((s) => s.path)).size).toBe(childStarts(d.all).length);
   });
 
-  // machines/execution/reduce.ts baseRenderContext() hands out d.c.vars / d.c.steps themselves;
-  // completeRun() later mutates them (Object.assign(d.c.vars, …), d.c.steps[…] = …) in the same
-  // transition, so an already issued command's context changes after the fact.
+  // Issued commands hold references to vars and steps; completeRun() must replace them, not
+  // change them in place, or a command's context changes after it was issued.
   it("an issued command's context is what its step saw: a later set in the same transition does not change it", () => {
     const d = Driver.of([
       { step: 'start', next: { mode: 'inclusive', arcs: ['work', 'setter'] } },

@@ -261,15 +261,15 @@ describe('replay(): the stored log folds to the live snapshot', () => {
     for (const c of cases()) checkReplay(c, jsonRoundTrip);
   });
 
-  // Fails today: see "known bugs" below. core.event.result is jsonb, which sorts object keys.
+  // core.event.result and core.execution.snapshot are jsonb, which sorts object keys.
   it('after every prefix, with rows as PostgreSQL jsonb gives them back (keys sorted)', { timeout: 120_000 }, () => {
     for (const c of cases()) checkReplay(c, jsonbRoundTrip);
   });
 });
 
-describe('replay(): known bugs', () => {
-  // machines/execution/reduce.ts outcomeOf(): "the last task" is the last KEY of the task map,
-  // and jsonb returns keys sorted (shorter first), not in the order the worker ran the tasks.
+describe('replay(): jsonb key order', () => {
+  // "The last task" is the last in tool order, not the last key of the task map: jsonb returns
+  // keys sorted (shorter first), not in the order the worker ran the tasks.
   it("a step's result replayed from jsonb rows is still the last task's data in tool order", () => {
     const d = Driver.of([{ step: 'start', tool: [shell('fetch'), shell('b')] }]);
     const ev: ExecutionEvent = { type: 'command.completed', seq: 1, tasks: { fetch: ok('F'), b: ok('B') } };
