@@ -1,3 +1,4 @@
+import { reportVerdict } from '../machines/report-verdict.ts';
 import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import { lockAndLoadSql, parseLockAndLoad } from '../src/db/lock-and-load.ts';
 import type { Queryable } from '../src/db/queryable.ts';
@@ -8,20 +9,12 @@ import { ExecutionUnit, type EventInput } from './execution-unit.ts';
 /** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
 export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
 
-export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'unknown_command'; detail: string };
+export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
 
 export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 
-const TERMINAL: CommandStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED'];
 const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']); // deadlock (parent/child cascades), serialization
 const MAX_ATTEMPTS = 5;
-
-function nextCommandStatus(eventType: string, current: CommandStatus): CommandStatus {
-  if (eventType === 'command.completed') return 'COMPLETED';
-  if (eventType === 'command.failed') return 'FAILED';
-  if (current === 'CLAIMED' && eventType !== 'command.heartbeat') return 'RUNNING';
-  return current;
-}
 
 /**
  * Routes events to their executions in one transaction: per-execution advisory locks in id
@@ -88,12 +81,13 @@ async function routeInTransaction(
       results.push({ event_id: null, error: 'unknown_command', detail: `command ${ev.command_id} does not belong to execution ${ev.execution_id}` });
       continue;
     }
-    if (ev.attempt != null && ev.attempt !== cmd.attempt) {
-      results.push({ event_id: null, error: 'stale_claim', detail: `command ${cmd.command_id} was claimed again (attempt ${cmd.attempt}); this report is from attempt ${ev.attempt}` });
+    const current = statusNow.get(cmd.command_id) ?? cmd.status;
+    const verdict = reportVerdict({ ...cmd, status: current }, ev.event_type, { attempt: ev.attempt, workerId: ev.worker_id });
+    if (verdict.kind === 'refused') {
+      results.push({ event_id: null, error: verdict.code, detail: verdict.message });
       continue;
     }
-    const current = statusNow.get(cmd.command_id) ?? cmd.status;
-    if (TERMINAL.includes(current)) {
+    if (verdict.kind === 'late') {
       // Late report for a finished or cancelled command: kept in the log, folded into nothing.
       results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, context: { ...(ev.context as object), late: true } }) });
       continue;
@@ -108,7 +102,7 @@ async function routeInTransaction(
         context: { seq: cmd.seq, attempt: cmd.attempt, worker_id: cmd.worker_id, claimed_at: cmd.claimed_at?.toISOString() ?? null },
       });
     }
-    const next = nextCommandStatus(ev.event_type, current);
+    const next = verdict.status;
     statusNow.set(cmd.command_id, next);
     unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next });
     results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });

@@ -1,31 +1,49 @@
 import { assign, setup } from 'xstate';
 
-export type CommandStatus = 'PENDING' | 'CLAIMED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+export type CommandStatus = 'PENDING' | 'CLAIMED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 
 export type CommandContext = { attempt: number; workerId: string | null };
+
+/** Who a report says it comes from: the claim's attempt, its worker, or both. */
+export type Reporter = { attempt?: number | null; workerId?: string | null };
 
 export type CommandEvent =
   | { type: 'claim'; workerId: string }
   | { type: 'reclaim'; workerId: string } // the claim policy found the holder stale
-  | { type: 'start'; attempt: number }
-  | { type: 'complete'; attempt: number }
-  | { type: 'fail'; attempt: number }
+  | ({ type: 'start' } & Reporter) // any progress report: command.started, call.done, call.error
+  | ({ type: 'heartbeat' } & Reporter)
+  | ({ type: 'complete' } & Reporter)
+  | ({ type: 'fail' } & Reporter)
   | { type: 'cancel' };
 
-const fresh = ({ context, event }: { context: CommandContext; event: CommandEvent }) =>
-  'attempt' in event && event.attempt === context.attempt;
+/**
+ * A report is the holder's when it names the claim (attempt, worker or both) and everything it
+ * names matches: an older attempt or another worker is a stale or foreign claimer.
+ */
+export function isHolder(context: CommandContext, r: Reporter): boolean {
+  const attempt = r.attempt ?? null;
+  const workerId = r.workerId ?? null;
+  if (attempt === null && workerId === null) return false;
+  if (attempt !== null && attempt !== context.attempt) return false;
+  return workerId === null || workerId === context.workerId;
+}
+
+const holder = ({ context, event }: { context: CommandContext; event: CommandEvent }) =>
+  (event.type === 'start' || event.type === 'heartbeat' || event.type === 'complete' || event.type === 'fail') && isHolder(context, event);
 
 /**
  * One command's lifecycle: PENDING → CLAIMED → RUNNING → COMPLETED | FAILED | CANCELLED. Each
- * claim bumps `attempt`; a report carrying an older attempt (a stale claimer) is ignored.
+ * claim bumps `attempt`; a report from anyone but the current holder moves nothing.
+ * Claim arbitration between concurrent claimers is the database's (one row lock, one winner);
+ * this machine decides what a report may do to the command it reaches.
  */
 export const commandMachine = setup({
   types: { context: {} as CommandContext, events: {} as CommandEvent, input: {} as Partial<CommandContext> },
-  guards: { fresh },
+  guards: { holder },
   actions: {
     takeClaim: assign(({ context, event }) => ({
       attempt: context.attempt + 1,
-      workerId: 'workerId' in event ? event.workerId : context.workerId,
+      workerId: 'workerId' in event && event.workerId ? event.workerId : context.workerId,
     })),
   },
 }).createMachine({
@@ -36,22 +54,25 @@ export const commandMachine = setup({
     PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
     CLAIMED: {
       on: {
-        start: { guard: 'fresh', target: 'RUNNING' },
-        complete: { guard: 'fresh', target: 'COMPLETED' },
-        fail: { guard: 'fresh', target: 'FAILED' },
+        start: { guard: 'holder', target: 'RUNNING' },
+        // Explicit self-targets: a report the holder may send is a transition (snapshot.can() sees it).
+        heartbeat: { guard: 'holder', target: 'CLAIMED' },
+        complete: { guard: 'holder', target: 'COMPLETED' },
+        fail: { guard: 'holder', target: 'FAILED' },
         reclaim: { target: 'CLAIMED', reenter: true, actions: 'takeClaim' },
         cancel: 'CANCELLED',
       },
     },
     RUNNING: {
       on: {
-        complete: { guard: 'fresh', target: 'COMPLETED' },
-        fail: { guard: 'fresh', target: 'FAILED' },
+        start: { guard: 'holder', target: 'RUNNING' },
+        heartbeat: { guard: 'holder', target: 'RUNNING' },
+        complete: { guard: 'holder', target: 'COMPLETED' },
+        fail: { guard: 'holder', target: 'FAILED' },
         reclaim: { target: 'CLAIMED', actions: 'takeClaim' },
         cancel: 'CANCELLED',
       },
     },
-    WAITING: { on: { complete: 'COMPLETED', fail: 'FAILED', cancel: 'CANCELLED' } },
     COMPLETED: { type: 'final' },
     FAILED: { type: 'final' },
     CANCELLED: { type: 'final' },

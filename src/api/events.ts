@@ -37,13 +37,13 @@ const historyQuery = v.object({
   limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(5000)), '1000'),
 });
 
-/** Converts router results for one synchronous event into the HTTP answer (409 for stale claims). */
+/** Converts router results for one synchronous event into the HTTP answer (409 when the report is not the claim holder's). */
 export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvents>>['results']): number {
   const r = results[0];
   if (r.event_id === null) {
-    throw r.error === 'stale_claim'
-      ? new ServiceError('conflict', { code: 'stale_claim', message: r.detail })
-      : new ServiceError('bad_request', { code: r.error, message: r.detail });
+    throw r.error === 'unknown_command'
+      ? new ServiceError('bad_request', { code: r.error, message: r.detail })
+      : new ServiceError('conflict', { code: r.error, message: r.detail });
   }
   return r.event_id;
 }

@@ -1,6 +1,7 @@
+import type { CommandStatus } from '../../machines/command.machine.ts';
 import type { Queryable } from './queryable.ts';
 
-export type CommandStatus = 'PENDING' | 'CLAIMED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+export type { CommandStatus } from '../../machines/command.machine.ts';
 
 export type CommandRow = {
   command_id: number;

@@ -76,6 +76,38 @@ describe('claims', () => {
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('running');
   });
 
+  it('refuses a report from a worker that does not hold the claim, and one that names no claim', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'holder' });
+    expect(claim.status).toBe(200);
+    const done = { execution_id: executionId, command_id: commandId, event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
+    const intruder = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'intruder' });
+    expect(intruder.status).toBe(409);
+    expect(intruder.body.detail.code).toBe('not_holder');
+    const intruderWithAttempt = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'intruder', attempt: claim.body.attempt });
+    expect(intruderWithAttempt.status).toBe(409);
+    const anonymous = await http(t.url, 'POST', '/api/events', done);
+    expect(anonymous.status).toBe(409);
+    expect(anonymous.body.detail.message).toMatch(/worker_id or attempt/);
+    const cmd = (await db.query(`SELECT status FROM core.command WHERE command_id = $1`, [commandId])).rows[0];
+    expect(cmd.status).toBe('CLAIMED');
+    expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('running');
+    const types = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events.map((e: { event_type: string }) => e.event_type);
+    expect(types).not.toContain('command.completed');
+    // The holder, named by worker alone (as POST /api/events callers do), completes it.
+    const own = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'holder' });
+    expect(own.status).toBe(200);
+    expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
+  });
+
+  it('refuses a report about a command nobody claimed', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    const r = await http(t.url, 'POST', '/api/events', { execution_id: executionId, command_id: commandId, attempt: 0, worker_id: 'w', event_type: 'command.completed', result: { tasks: {} } });
+    expect(r.status).toBe(409);
+    expect(r.body.detail.code).toBe('not_claimed');
+    expect((await db.query(`SELECT status FROM core.command WHERE command_id = $1`, [commandId])).rows[0].status).toBe('PENDING');
+  });
+
   it('a late event for a finished execution is stored and changes nothing else', async () => {
     const { executionId, commandId } = await pendingCommand();
     const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' });

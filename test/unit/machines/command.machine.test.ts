@@ -34,6 +34,15 @@ function eventsAt(s: CommandSnapshot, firstAttempt: number): CommandEvent[] {
   const out: CommandEvent[] = [{ type: 'claim', workerId: 'w1' }, { type: 'claim', workerId: 'w2' }, { type: 'cancel' }];
   if (a < firstAttempt + MAX_CLAIMS) out.push({ type: 'reclaim', workerId: `r${a + 1}` });
   for (const attempt of attempts) out.push({ type: 'start', attempt }, { type: 'complete', attempt }, { type: 'fail', attempt });
+  // Reports that name the worker instead of (or beside) the attempt, a foreign worker, and nobody.
+  const holder = s.context.workerId ?? 'w1';
+  out.push(
+    { type: 'complete', workerId: holder },
+    { type: 'heartbeat', workerId: holder },
+    { type: 'complete', workerId: 'intruder' },
+    { type: 'complete', attempt: a, workerId: 'intruder' },
+    { type: 'fail' },
+  );
   return out;
 }
 
@@ -44,7 +53,10 @@ function reference(m: Model, e: CommandEvent): Model {
   const terminal = TERMINAL_COMMAND_STATUSES.includes(m.status);
   if (terminal) return m;
   if (e.type === 'cancel') return { ...m, status: 'CANCELLED' };
-  const fresh = 'attempt' in e && e.attempt === m.attempt;
+  const reporter = 'attempt' in e || 'workerId' in e ? (e as { attempt?: number | null; workerId?: string | null }) : {};
+  const named = reporter.attempt != null || reporter.workerId != null;
+  const fresh =
+    named && (reporter.attempt == null || reporter.attempt === m.attempt) && (reporter.workerId == null || reporter.workerId === m.workerId);
   switch (m.status) {
     case 'PENDING':
       return e.type === 'claim' ? { status: 'CLAIMED', attempt: m.attempt + 1, workerId: e.workerId } : m;
@@ -70,7 +82,7 @@ describe('command machine: model-based paths (xstate/graph)', () => {
     const label = `input ${JSON.stringify(input)}`;
     const eventsFor = eventsFrom(input.attempt ?? 0);
 
-    it(`reaches every lifecycle state except WAITING, which nothing enters (${label})`, () => {
+    it(`reaches every lifecycle state (${label})`, () => {
       const paths = getShortestPaths(commandMachine, { input, events: eventsFor, serializeState, serializeEvent });
       const reached = new Set(paths.map((p) => statusOf(p.state)));
       expect([...reached].sort()).toEqual(['CANCELLED', 'CLAIMED', 'COMPLETED', 'FAILED', 'PENDING', 'RUNNING']);
@@ -101,7 +113,7 @@ describe('command machine: model-based paths (xstate/graph)', () => {
       expect(checked).toBeGreaterThan(paths.length);
     });
 
-    it(`a report that does not carry the current attempt never moves a command (${label})`, () => {
+    it(`a report that does not carry the current attempt, or names another worker, never moves a command (${label})`, () => {
       const paths = getShortestPaths(commandMachine, { input, events: eventsFor, serializeState, serializeEvent });
       let tried = 0;
       for (const p of paths) {
@@ -110,6 +122,8 @@ describe('command machine: model-based paths (xstate/graph)', () => {
           for (const type of ['start', 'complete', 'fail'] as const) {
             const next = send(p.state, { type, attempt });
             expect(serializeState(next), `${serializeState(p.state)} ${type}@${attempt}`).toBe(serializeState(p.state));
+            const foreign = send(p.state, { type, attempt: a, workerId: `not-${p.state.context.workerId}` });
+            expect(serializeState(foreign), `${serializeState(p.state)} ${type} by another worker`).toBe(serializeState(p.state));
             tried++;
           }
         }

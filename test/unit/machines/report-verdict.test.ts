@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { reportVerdict, type CommandState } from '../../../machines/report-verdict.ts';
+
+const held = (over: Partial<CommandState> = {}): CommandState => ({ command_id: 7, status: 'CLAIMED', attempt: 2, worker_id: 'w1', ...over });
+
+describe('reportVerdict', () => {
+  it('moves a claimed command to RUNNING on progress, and on to COMPLETED or FAILED, for its holder', () => {
+    expect(reportVerdict(held(), 'command.started', { attempt: 2, workerId: 'w1' })).toEqual({ kind: 'accept', status: 'RUNNING' });
+    expect(reportVerdict(held(), 'call.done', { workerId: 'w1' })).toEqual({ kind: 'accept', status: 'RUNNING' });
+    expect(reportVerdict(held({ status: 'RUNNING' }), 'call.error', { attempt: 2 })).toEqual({ kind: 'accept', status: 'RUNNING' });
+    expect(reportVerdict(held({ status: 'RUNNING' }), 'command.completed', { attempt: 2 })).toEqual({ kind: 'accept', status: 'COMPLETED' });
+    expect(reportVerdict(held(), 'command.failed', { workerId: 'w1' })).toEqual({ kind: 'accept', status: 'FAILED' });
+    expect(reportVerdict(held(), 'command.heartbeat', { workerId: 'w1' })).toEqual({ kind: 'accept', status: 'CLAIMED' });
+  });
+
+  it('refuses an older attempt as stale_claim, another worker and an anonymous report as not_holder', () => {
+    expect(reportVerdict(held(), 'command.completed', { attempt: 1, workerId: 'w1' })).toMatchObject({ kind: 'refused', code: 'stale_claim' });
+    expect(reportVerdict(held(), 'command.completed', { attempt: 2, workerId: 'intruder' })).toMatchObject({ kind: 'refused', code: 'not_holder' });
+    expect(reportVerdict(held(), 'command.completed', { workerId: 'intruder' })).toMatchObject({ kind: 'refused', code: 'not_holder' });
+    expect(reportVerdict(held(), 'command.completed', {})).toMatchObject({ kind: 'refused', code: 'not_holder', message: expect.stringContaining('worker_id or attempt') });
+  });
+
+  it('refuses reports about a command nobody claimed', () => {
+    expect(reportVerdict(held({ status: 'PENDING', attempt: 0, worker_id: null }), 'command.completed', { attempt: 0 })).toMatchObject({ kind: 'refused', code: 'not_claimed' });
+  });
+
+  it('a finished or cancelled command takes any report as late', () => {
+    for (const status of ['COMPLETED', 'FAILED', 'CANCELLED'] as const) {
+      expect(reportVerdict(held({ status }), 'command.completed', { attempt: 2 })).toEqual({ kind: 'late' });
+      expect(reportVerdict(held({ status }), 'call.done', {})).toEqual({ kind: 'late' });
+    }
+  });
+});
