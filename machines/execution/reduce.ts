@@ -283,11 +283,11 @@ function completeRun(d: Draft, runId: number, outcome: StepOutcome): void {
   const ctx = { ...baseRenderContext(d.c), outcome };
   const targets: string[] = [];
   try {
-    for (const arc of step.next.arcs) {
-      const fires = arc.when === undefined ? outcome.status === 'ok' : evaluateCondition(arc.when, ctx);
+    for (const [i, arc] of step.next.arcs.entries()) {
+      const fires = arc.when === undefined ? outcome.status === 'ok' : evaluateCondition(arc.when, ctx, `${run.step}.next[${i}].when`);
       if (!fires) continue;
       if (arc.set) {
-        const values = renderValue(arc.set, ctx, `${run.step}.next.set`);
+        const values = renderValue(arc.set, ctx, `${run.step}.next[${i}].set`);
         if (values && typeof values === 'object') d.c.vars = { ...d.c.vars, ...values };
       }
       targets.push(arc.step);

@@ -662,3 +662,16 @@ describe('execution machine: regressions', () => {
     expect(Object.keys(cmd.context.steps as object)).toEqual(['start']);
   });
 });
+
+describe('execution machine: arc errors', () => {
+  it('a `when` that fails to render fails the execution with a message naming the step and arc', () => {
+    const d = Driver.of([
+      { step: 'start', tool: shell('a'), next: [{ step: 'b', when: '{{ outcome.status == }}' }] },
+      { step: 'b' },
+    ]);
+    d.completeOk(1);
+    expect(d.value).toBe('failed');
+    expect(d.context.finished?.error?.message).toContain('start.next[0].when');
+    expect(d.context.finished?.error).toMatchObject({ code: 'template_error', step: 'start' });
+  });
+});
