@@ -22,9 +22,13 @@ export type WorkerOptions = {
   serviceDatabaseUrl?: string;
   resolveKeychain?: KeychainResolver;
   claimWaitMs?: number;
+  /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
+  idleHeartbeatIntervalMs?: number;
+  /** Pool heartbeat period while commands run (default BUSY_HEARTBEAT_INTERVAL_MS). */
+  busyHeartbeatIntervalMs?: number;
 };
 
-type PendingReport = { events: RoutedEvent[] };
+type PendingReport = { commandId: number; events: RoutedEvent[] };
 
 /**
  * A worker pool: claims commands (long poll), runs up to `concurrency` at once, and reports
@@ -47,7 +51,13 @@ export class Worker {
   #reports: PendingReport[] = [];
   #reporting: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
+  // Heartbeat state: the next beat is due a fixed interval after the last one was sent, so
+  // however often the pool turns busy or idle, a beat is never postponed past that interval.
+  #heartbeatOn = false;
   #heartbeat: NodeJS.Timeout | undefined;
+  #heartbeatDueAt = 0;
+  #beating: Promise<void> | undefined;
+  #lastBeatAt = 0;
   #commands = new Map<number, AbortController>();
 
   constructor(opts: WorkerOptions) {
@@ -64,17 +74,38 @@ export class Worker {
   /** Registers the pool and starts claiming. */
   async start(): Promise<void> {
     await this.client.request('POST', '/api/worker/pool/register', { name: this.name, capacity: this.#opts.concurrency, labels: { host: hostname(), pid: process.pid } });
+    // Registering sets heartbeat_at: it counts as the first beat.
+    this.#lastBeatAt = performance.now();
+    this.#heartbeatOn = true;
     this.#scheduleHeartbeat();
     this.#loop = this.#claimLoop();
   }
 
+  #heartbeatIntervalMs(): number {
+    return this.#commands.size
+      ? (this.#opts.busyHeartbeatIntervalMs ?? BUSY_HEARTBEAT_INTERVAL_MS)
+      : (this.#opts.idleHeartbeatIntervalMs ?? POOL_HEARTBEAT_INTERVAL_MS);
+  }
+
+  /**
+   * (Re)arms the heartbeat timer for `last beat + interval`, where the interval depends on whether
+   * commands run. Only ever moves the timer earlier, so calling it on every launch is cheap and
+   * cannot starve the heartbeat (restarting the timer on each launch did).
+   */
   #scheduleHeartbeat(): void {
-    const every = this.#commands.size ? BUSY_HEARTBEAT_INTERVAL_MS : POOL_HEARTBEAT_INTERVAL_MS;
+    if (!this.#heartbeatOn || this.#beating) return;
+    const dueAt = this.#lastBeatAt + this.#heartbeatIntervalMs();
+    if (this.#heartbeat && this.#heartbeatDueAt <= dueAt) return;
+    clearTimeout(this.#heartbeat);
+    this.#heartbeatDueAt = dueAt;
     this.#heartbeat = setTimeout(() => {
-      this.#beat().finally(() => {
-        if (this.#heartbeat) this.#scheduleHeartbeat();
+      this.#heartbeat = undefined;
+      this.#lastBeatAt = performance.now();
+      this.#beating = this.#beat().finally(() => {
+        this.#beating = undefined;
+        this.#scheduleHeartbeat();
       });
-    }, every);
+    }, Math.max(0, dueAt - performance.now()));
     this.#heartbeat.unref();
   }
 
@@ -101,8 +132,11 @@ export class Worker {
       this.#slotFreed?.();
       await this.#loop;
       while (this.#running > 0 || this.#reports.length || this.#reporting) await (this.#reporting ?? delay(20));
+      this.#heartbeatOn = false;
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
+      // A beat still in flight would mark the pool 'draining' again after it deregistered.
+      await this.#beating;
       await this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {});
     })();
     return this.#stopped;
@@ -144,11 +178,8 @@ export class Worker {
     this.#running++;
     const abort = new AbortController();
     this.#commands.set(cmd.command_id, abort);
-    if (this.#commands.size === 1 && this.#heartbeat) {
-      // Became busy: beat sooner, so a cancel reaches this command within BUSY_HEARTBEAT_INTERVAL_MS.
-      clearTimeout(this.#heartbeat);
-      this.#scheduleHeartbeat();
-    }
+    // Busy: beat within the busy interval of the last beat, so a cancel reaches this command soon.
+    if (this.#commands.size === 1) this.#scheduleHeartbeat();
     runCommand(cmd, {
       client: this.client,
       workerId: this.name,
@@ -164,7 +195,7 @@ export class Worker {
       ])
       .then((events) => {
         this.#commands.delete(cmd.command_id);
-        this.#reports.push({ events });
+        this.#reports.push({ commandId: cmd.command_id, events });
         this.#flushReports();
       });
   }
@@ -179,20 +210,39 @@ export class Worker {
   }
 
   async #send(batch: PendingReport[]): Promise<void> {
-    const events = batch.flatMap((r) => r.events);
+    if ((await this.#report(batch)) === 'refused' && batch.length > 1) {
+      // The server refuses a whole request for one bad part (e.g. 404 when one execution is gone):
+      // send each command's report alone, so only the refused one is lost.
+      this.#opts.log.warn({ commands: batch.map((r) => r.commandId) }, 'report batch refused by the server; reporting each command alone');
+      for (const one of batch) await this.#report([one]);
+    }
+  }
+
+  /**
+   * Sends one report request (retrying while the server is unreachable or failing), then frees
+   * the reported commands' slots and launches the commands it claimed. 'refused' when the server
+   * answered 4xx; a refused single command is dropped with an error log naming it.
+   */
+  async #report(batch: PendingReport[]): Promise<'sent' | 'refused'> {
     let claimed: PresentedCommand[] = [];
+    let outcome: 'sent' | 'refused' = 'sent';
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await this.client.request<{ commands: PresentedCommand[] }>('POST', '/api/worker/report', {
+        const res = await this.client.request<{ results?: unknown; commands: PresentedCommand[] }>('POST', '/api/worker/report', {
           worker_id: this.name,
-          events,
+          events: batch.flatMap((r) => r.events),
           claim: this.#stopping ? 0 : batch.length,
         });
+        this.#logRefusedEvents(batch, res.results);
         claimed = res.commands;
         break;
       } catch (err) {
-        if (err instanceof ServerError && err.status >= 400 && err.status < 500) {
-          this.#opts.log.error({ err: err.message }, 'report refused by the server; dropped');
+        if (isRefusal(err)) {
+          outcome = 'refused';
+          if (batch.length === 1) {
+            const commandId = batch[0].commandId;
+            this.#opts.log.error({ err: err.message, command_id: commandId }, `report of command ${commandId} refused by the server; dropped`);
+          }
           break;
         }
         // The server is unreachable or failing: keep the results and try again; they are not lost.
@@ -200,9 +250,33 @@ export class Worker {
         await delay(Math.min(100 * 2 ** attempt, REPORT_RETRY_MAX_DELAY_MS));
       }
     }
+    if (outcome === 'refused' && batch.length > 1) return outcome; // the caller retries them one by one
     // Each reported command freed a slot; claimed commands take them back.
     this.#running -= batch.length;
     for (const cmd of claimed) this.#launch(cmd);
     if (claimed.length < batch.length) this.#slotFreed?.();
+    return outcome;
   }
+
+  // The server accepts the request but may refuse single events (stale_claim, unknown_command, …):
+  // nothing to resend, but worth one line per command, since those events were not recorded.
+  #logRefusedEvents(batch: PendingReport[], results: unknown): void {
+    if (!Array.isArray(results)) return;
+    const events = batch.flatMap((r) => r.events);
+    const refused = new Map<number, string>();
+    for (const [i, r] of results.entries()) {
+      const commandId = events[i]?.command_id;
+      if (!commandId || refused.has(commandId) || !r || typeof r !== 'object' || !('event_id' in r) || r.event_id !== null) continue;
+      const error = 'error' in r && typeof r.error === 'string' ? r.error : 'refused';
+      refused.set(commandId, 'detail' in r && typeof r.detail === 'string' ? `${error}: ${r.detail}` : error);
+    }
+    for (const [commandId, reason] of refused) {
+      this.#opts.log.warn({ command_id: commandId, reason }, `report of command ${commandId} not recorded by the server`);
+    }
+  }
+}
+
+// A 4xx answer means the server will never take this request as it is; 408 and 429 only say "not now".
+function isRefusal(err: unknown): err is ServerError {
+  return err instanceof ServerError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
 }

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.ts';
-import { Worker } from '../../src/worker/worker.ts';
+import { Worker, type WorkerOptions } from '../../src/worker/worker.ts';
 import { startTestApp, type TestApp } from './app.ts';
 import { http, type Json } from './http.ts';
 
@@ -16,7 +16,15 @@ export type TestStack = TestApp & {
 };
 
 /** A real server on a fresh database plus real workers talking to it over HTTP. */
-export async function startTestStack(opts: { workers?: number; concurrency?: number; env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startTestStack(
+  opts: {
+    workers?: number;
+    concurrency?: number;
+    env?: Record<string, string>;
+    /** Extra worker options (e.g. short heartbeat intervals), applied to every worker. */
+    workerOptions?: Partial<Pick<WorkerOptions, 'idleHeartbeatIntervalMs' | 'busyHeartbeatIntervalMs' | 'claimWaitMs'>>;
+  } = {},
+): Promise<TestStack> {
   const t = await startTestApp(opts.env);
   const workers: Worker[] = [];
   const sink = new Writable({
@@ -33,6 +41,7 @@ export async function startTestStack(opts: { workers?: number; concurrency?: num
       log: createLogger('debug', sink),
       serviceDatabaseUrl: opts.env?.SVC_ALLOW_SERVICE_DB_TASKS === 'true' ? t.databaseUrl : undefined,
       claimWaitMs: 2_000,
+      ...opts.workerOptions,
     });
     await w.start();
     workers.push(w);

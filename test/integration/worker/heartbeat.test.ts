@@ -1,0 +1,99 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from '../../helpers/http.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+// Short intervals so the test spans many busy periods; the idle one is longer than the whole test,
+// so only the busy schedule can keep heartbeat_at fresh.
+const BUSY_HEARTBEAT_MS = 200;
+const IDLE_HEARTBEAT_MS = 120_000;
+const SAMPLE_FOR_MS = 2_500;
+const SAMPLE_EVERY_MS = 50;
+const LOOP_ITEMS = 1_000;
+
+let s: TestStack;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-heartbeat-'));
+  s = await startTestStack({ workers: 1, concurrency: 1, workerOptions: { busyHeartbeatIntervalMs: BUSY_HEARTBEAT_MS, idleHeartbeatIntervalMs: IDLE_HEARTBEAT_MS } });
+});
+afterAll(async () => {
+  await s?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function pool(name: string): Promise<{ beatAt: number; ageMs: number }> {
+  const { rows } = await s.deps.db.query<{ beat_at: Date; age_ms: number }>(
+    `SELECT heartbeat_at AS beat_at, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::float8 AS age_ms
+       FROM core.runtime WHERE kind = 'worker_pool' AND name = $1`,
+    [name],
+  );
+  return { beatAt: rows[0].beat_at.getTime(), ageMs: rows[0].age_ms };
+}
+
+async function completedCommands(executionId: number): Promise<number> {
+  const { rows } = await s.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.command WHERE execution_id = $1 AND status = 'COMPLETED'`, [executionId]);
+  return rows[0].n;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const t0 = Date.now();
+  while (!(await check())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - t0;
+}
+
+describe('worker pool heartbeat', () => {
+  it('keeps beating through a stream of short commands, and a cancel still reaches a running one', async () => {
+    const flag = join(dir, 'go-slow');
+    const sleeping = join(dir, 'sleeping');
+    await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: stream, path: worker/stream }
+workflow:
+  - step: start
+    loop: { in: "{{ workload.items }}", iterator: item, mode: sequential }
+    tool:
+      name: tick
+      kind: shell
+      command: 'if [ -e "{{ workload.flag }}" ]; then touch "{{ workload.sleeping }}"; sleep 30; fi'
+`);
+    const worker = s.workers[0];
+    const id = await s.run('worker/stream', { items: Array.from({ length: LOOP_ITEMS }, (_, i) => i), flag, sleeping });
+    await until('the loop runs', async () => (await completedCommands(id)) >= 3, 15_000);
+
+    // Sample the pool row while the worker runs one short command after another.
+    const beats = new Set<number>();
+    let maxAgeMs = 0;
+    const doneBefore = await completedCommands(id);
+    const t0 = Date.now();
+    while (Date.now() - t0 < SAMPLE_FOR_MS) {
+      const row = await pool(worker.name);
+      beats.add(row.beatAt);
+      maxAgeMs = Math.max(maxAgeMs, row.ageMs);
+      await new Promise((r) => setTimeout(r, SAMPLE_EVERY_MS));
+    }
+    const doneDuring = (await completedCommands(id)) - doneBefore;
+    // The pool really was busy with many short commands (each one turns it from idle to busy).
+    expect(doneDuring).toBeGreaterThanOrEqual(20);
+    expect((await http(s.url, 'GET', `/api/executions/${id}`)).body.status).toBe('running');
+    // ~12 beats are due; allow for a loaded machine, but a pool that never beats shows one value
+    // (its registration) and an age of the whole sampling time.
+    expect(beats.size).toBeGreaterThanOrEqual(4);
+    expect(maxAgeMs).toBeLessThan(6 * BUSY_HEARTBEAT_MS);
+
+    // Now an item runs long; cancelling the execution must stop it through the heartbeat answer.
+    writeFileSync(flag, '');
+    await until('an item sleeps', () => existsSync(sleeping), 15_000);
+    const cancel = await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'heartbeat test' });
+    expect(cancel.body.status).toBe('cancelled');
+    const stoppedInMs = await until('the sleeping command stops', () => worker.running === 0, 10_000);
+    expect(stoppedInMs).toBeLessThan(5_000);
+    expect((await s.wait(id)).status).toBe('cancelled');
+  });
+});

@@ -1,0 +1,102 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from '../../helpers/http.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+// Long enough for a finished shell task's events to reach the worker's report queue.
+const SETTLE_MS = 500;
+
+let s: TestStack;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-report-batch-'));
+  s = await startTestStack({ workers: 1, concurrency: 3 });
+  await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: gated, path: worker/gated }
+workflow:
+  - step: start
+    tool:
+      name: wait
+      kind: shell
+      command: 'while [ ! -e "{{ workload.gate }}" ]; do sleep 0.02; done; touch "{{ workload.done }}"; echo {{ workload.label }}'
+`);
+  await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: quick, path: worker/quick }
+workflow:
+  - step: start
+    tool: { name: say, kind: shell, command: "echo quick" }
+`);
+});
+afterAll(async () => {
+  await s?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const t0 = Date.now();
+  while (!(await check())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function claimedCommand(executionId: number): Promise<number | undefined> {
+  const { rows } = await s.deps.db.query<{ command_id: string; status: string }>(`SELECT command_id, status FROM core.command WHERE execution_id = $1`, [executionId]);
+  return rows[0]?.status === 'CLAIMED' ? Number(rows[0].command_id) : undefined;
+}
+
+describe('worker reports', () => {
+  it('a batch refused because one execution is gone loses only that command', async () => {
+    const file = (name: string) => join(dir, name);
+    const start = (label: string, gate: string) => s.run('worker/gated', { gate: file(gate), done: file(`${label}.done`), label });
+    // C's report will be held up on the server, so A's and B's finish while it is in flight and
+    // go together in the next report.
+    const c = await start('c', 'gate-c');
+    const a = await start('a', 'gate-ab');
+    const b = await start('b', 'gate-ab');
+    let commandA: number | undefined;
+    await until('all three are claimed', async () => Boolean((commandA = await claimedCommand(a)) && (await claimedCommand(b)) && (await claimedCommand(c))), 15_000);
+
+    // A session advisory lock on C's execution blocks its routing transaction (the router takes
+    // pg_advisory_xact_lock(execution_id) first).
+    const locker = new pg.Client({ connectionString: s.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('SELECT pg_advisory_lock($1)', [c]);
+      writeFileSync(file('gate-c'), '');
+      await until('C finishes', () => existsSync(file('c.done')), 10_000);
+      await new Promise((r) => setTimeout(r, SETTLE_MS)); // C's report is now waiting on the lock
+      writeFileSync(file('gate-ab'), '');
+      await until('A and B finish', () => existsSync(file('a.done')) && existsSync(file('b.done')), 10_000);
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      // A's execution disappears: a report naming it is refused as a whole (404).
+      await s.deps.db.query('DELETE FROM core.event WHERE execution_id = $1', [a]);
+      await s.deps.db.query('DELETE FROM core.command WHERE execution_id = $1', [a]);
+      await s.deps.db.query('DELETE FROM core.execution WHERE execution_id = $1', [a]);
+    } finally {
+      await locker.query('SELECT pg_advisory_unlock_all()');
+      await locker.end();
+    }
+
+    expect((await s.wait(c, 10_000)).status).toBe('completed');
+    const finalB = await s.wait(b, 10_000);
+    expect(finalB.status).toBe('completed');
+    expect(finalB.result.stdout).toBe('b\n');
+    // A and B really went in one report, which the server refused; then each went alone.
+    const logs = s.logs.join('');
+    expect(logs).toContain('report batch refused by the server; reporting each command alone');
+    expect(logs).toContain(`report of command ${commandA} refused by the server; dropped`);
+    // The dropped command's slot is free again and the worker keeps working.
+    await until('slots are free', () => s.workers[0].running === 0, 5_000);
+    const next = await s.run('worker/quick');
+    expect((await s.wait(next, 10_000)).status).toBe('completed');
+    expect((await http(s.url, 'GET', `/api/executions/${a}`)).status).toBe(404);
+  });
+});
