@@ -60,22 +60,27 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   if (kind === 'mcp' && rendered.access_token === undefined && typeof workload.access_token === 'string') rendered.access_token = workload.access_token;
   const timeoutMs = typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0 ? rendered.timeout_seconds * 1000 : undefined;
   const when = retry?.when;
-  return withRetry(
+  // A `retry.when` that cannot be evaluated is a playbook bug: it fails the task with a template
+  // error naming the field rather than passing for "do not retry" (which hid the bug).
+  let whenError: TaskOutcome['error'];
+  const outcome = await withRetry(
     () => {
       const signal = timeoutMs ? AbortSignal.any([deps.signal, AbortSignal.timeout(timeoutMs)]) : deps.signal;
       return tool({ ...rendered, name, kind }, { signal, credential, serviceDatabaseUrl: deps.serviceDatabaseUrl, env: deps.env });
     },
     retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
-    (outcome) => {
+    (failed) => {
       if (!when) return true;
       try {
-        return evaluateCondition(when, { ...ctx, outcome }, `${step}.${name}.retry.when`);
-      } catch {
+        return evaluateCondition(when, { ...ctx, outcome: failed }, `${step}.${name}.retry.when`);
+      } catch (err) {
+        whenError = { message: err instanceof Error ? err.message : String(err), code: 'template_error' };
         return false;
       }
     },
     deps.signal,
   );
+  return whenError ? { ...outcome, status: 'error', error: whenError } : outcome;
 }
 
 /**

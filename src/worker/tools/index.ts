@@ -6,7 +6,11 @@ import { postgres } from './postgres.ts';
 import { shell } from './shell.ts';
 import type { Tool } from './types.ts';
 
-/** The task kinds a worker runs itself (`playbook` is handled by the worker elsewhere), each guarded. */
+/**
+ * The task kinds a worker runs, each guarded. `playbook` is not among them: a child playbook runs
+ * on the server (the execution machine emits `startChild`, actors/ create the child execution),
+ * so no worker slot waits for it.
+ */
 export const tools: Record<string, Tool> = {
   http: guardTool(http),
   shell: guardTool(shell),
