@@ -3,21 +3,47 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
+/** The sealing key (base64) and where it came from, for messages that must say which key is meant. */
+export type EncryptionKey = { key: string; source: string };
+
+/** The embedded key file; beside the embedded PostgreSQL's own directory. */
+export const keyFilePath = (dataDir: string): string => join(resolve(dataDir), 'encryption.key');
+
+/** True when the embedded PostgreSQL under `dataDir` has been initialised (it may hold sealed rows). */
+export const embeddedDatabaseExists = (dataDir: string): boolean => existsSync(join(resolve(dataDir), 'pg', 'PG_VERSION'));
+
 /**
- * The sealing key: SVC_ENCRYPTION_KEY when set; else, for the embedded default only, a key
- * generated once into `<dataDir>/encryption.key` (mode 0600). A server pointed at a database
- * URL with no key refuses to start rather than invent a key that the next server lacks.
+ * The sealing key: SVC_ENCRYPTION_KEY when set; else, for the embedded default only, the key in
+ * `<dataDir>/encryption.key`, generated (mode 0600) only for a data dir whose database does not
+ * exist yet. Call it before the embedded database starts, so a brand-new data dir gets its key
+ * first and a half-made data dir never lacks one.
+ *
+ * Refuses (throws) rather than invent a key that would leave stored rows unreadable: a database
+ * URL with no key (the next server would lack it), and an existing embedded database whose key
+ * file is gone (every credential in it is sealed with the lost key).
  */
-export async function resolveEncryptionKey(opts: { configured?: string; dataDir: string; embedded: boolean }): Promise<string> {
-  if (opts.configured) return opts.configured;
+export async function resolveEncryptionKey(opts: { configured?: string; dataDir: string; embedded: boolean }): Promise<EncryptionKey> {
+  if (opts.configured) return { key: opts.configured, source: 'SVC_ENCRYPTION_KEY' };
   if (!opts.embedded) {
     throw new Error('SVC_ENCRYPTION_KEY is required when SVC_DATABASE_URL is set (base64 of 32 random bytes; `openssl rand -base64 32`)');
   }
-  const dir = resolve(opts.dataDir);
-  const file = join(dir, 'encryption.key');
-  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
-  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const file = keyFilePath(opts.dataDir);
+  const source = `the key file ${file}`;
+  if (existsSync(file)) return { key: (await readFile(file, 'utf8')).trim(), source };
+  if (embeddedDatabaseExists(opts.dataDir)) {
+    throw new Error(
+      `${file} is missing but the database in ${join(resolve(opts.dataDir), 'pg')} exists, and the credentials and keychain entries in it are sealed with that key; ` +
+        `restore the file from a backup (or set SVC_ENCRYPTION_KEY to the key it held). Nothing was changed; no new key was made`,
+    );
+  }
+  await mkdir(resolve(opts.dataDir), { recursive: true, mode: 0o755 });
   const key = randomBytes(32).toString('base64');
-  await writeFile(file, key + '\n', { mode: 0o600, flag: 'wx' });
-  return key;
+  try {
+    // 'wx': two first starts racing on one data dir must not each write (and use) a different key.
+    await writeFile(file, key + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if (!(err instanceof Error && 'code' in err && err.code === 'EEXIST')) throw err;
+    return { key: (await readFile(file, 'utf8')).trim(), source };
+  }
+  return { key, source };
 }

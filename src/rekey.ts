@@ -124,11 +124,12 @@ export async function rekeyCommand(
 
   const config = loadConfig(env);
   const log = createLogger(config.SVC_LOG_LEVEL);
+  // Before the database starts: the embedded default refuses a lost key file rather than make a new one.
+  const key = await resolveEncryptionKey({ configured: config.SVC_ENCRYPTION_KEY, dataDir: config.SVC_DATA_DIR, embedded: !config.SVC_DATABASE_URL });
+  const keyring = parseKeyringFromEnv(key.key, config.SVC_ENCRYPTION_KEYS_OLD, key.source);
   const database = await openDatabase(config, log);
   const db = new Db(database.url, 2);
   try {
-    const key = await resolveEncryptionKey({ configured: config.SVC_ENCRYPTION_KEY, dataDir: config.SVC_DATA_DIR, embedded: Boolean(database.embedded) });
-    const keyring = parseKeyringFromEnv(key, config.SVC_ENCRYPTION_KEYS_OLD);
     out(`current key id ${keyring.currentKid}; keys that open: ${keyring.kids.join(', ')}${dryRun ? ' (dry run)' : ''}`);
     const report = await rekeyAll(db, keyring, { batchSize, dryRun, progress: out });
     out(tallyLine('credentials', report.credentials, dryRun));

@@ -7,6 +7,7 @@ import { migrate } from './db/migrate.ts';
 import { startInboxSweeper } from './engine/inbox-sweep.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
 import { createPostgresBus } from './bus/postgres.ts';
+import { checkStoredKeys } from './crypto/check-stored-keys.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -34,19 +35,23 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
  */
 export async function startService(config: Config, opts: { log?: Logger } = {}): Promise<RunningService> {
   const log = opts.log ?? createLogger(config.SVC_LOG_LEVEL);
+  // Before the database: the embedded default must see whether its database already exists (a
+  // missing key file is then refused, not replaced), and a bad key never starts PostgreSQL.
+  const encryptionKey = await resolveEncryptionKey({
+    configured: config.SVC_ENCRYPTION_KEY,
+    dataDir: config.SVC_DATA_DIR,
+    embedded: !config.SVC_DATABASE_URL,
+  });
+  const keyring = parseKeyringFromEnv(encryptionKey.key, config.SVC_ENCRYPTION_KEYS_OLD, encryptionKey.source);
   const database = await openDatabase(config, log);
   const stops: (() => Promise<void>)[] = [];
   if (database.embedded) stops.unshift(() => database.embedded!.stop());
   try {
-    const encryptionKey = await resolveEncryptionKey({
-      configured: config.SVC_ENCRYPTION_KEY,
-      dataDir: config.SVC_DATA_DIR,
-      embedded: Boolean(database.embedded),
-    });
     const db = new Db(database.url, 20);
     stops.unshift(() => db.close());
     await migrate(db);
-    const keyring = parseKeyringFromEnv(encryptionKey, config.SVC_ENCRYPTION_KEYS_OLD);
+    // A key that cannot open the stored rows is refused now, not found out on every later read.
+    await checkStoredKeys(db, keyring, encryptionKey.source);
     const bus = await createPostgresBus(db);
     stops.unshift(() => bus.close());
     const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), bus };

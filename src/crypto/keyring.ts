@@ -74,10 +74,11 @@ function decodeKey(text: string, label: string): Buffer {
 
 /**
  * Keyring from `SVC_ENCRYPTION_KEY` (base64 of 32 bytes) and `SVC_ENCRYPTION_KEYS_OLD`
- * (comma list of the same, empty items ignored). Throws an Error naming the variable at fault.
+ * (comma list of the same, empty items ignored). Throws an Error naming the variable at fault;
+ * `currentLabel` names where the current key came from when that is not the variable (a key file).
  */
-export function parseKeyringFromEnv(currentB64: string, oldCommaList: string | undefined): Keyring {
-  const current = decodeKey(currentB64, 'SVC_ENCRYPTION_KEY');
+export function parseKeyringFromEnv(currentB64: string, oldCommaList: string | undefined, currentLabel = 'SVC_ENCRYPTION_KEY'): Keyring {
+  const current = decodeKey(currentB64, currentLabel);
   const oldItems = (oldCommaList ?? '')
     .split(',')
     .map((item) => item.trim())

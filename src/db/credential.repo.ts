@@ -116,3 +116,16 @@ export async function countCredentialKeys(q: Queryable, currentKid: string): Pro
   );
   return rows[0];
 }
+
+/**
+ * How many credential rows each key id seals (`v1.<kid>.…`, see src/crypto/seal.ts). Text in no
+ * known format is left out: no key opens it, and reading it reports that on its own.
+ */
+export async function credentialKeyIds(q: Queryable): Promise<{ kid: string; rows: number }[]> {
+  const { rows } = await q.query<{ kid: string; rows: number }>(
+    `SELECT split_part(data_encrypted, '.', 2) AS kid, count(*)::int AS rows
+       FROM core.credential WHERE data_encrypted ~ '^v1\\.[0-9a-f]{8}\\.'
+      GROUP BY 1 ORDER BY 1`,
+  );
+  return rows;
+}

@@ -150,3 +150,19 @@ export async function countKeychainKeys(q: Queryable, currentKid: string): Promi
   );
   return rows[0];
 }
+
+/**
+ * How many keychain rows each key id seals, counting token_data and a sealed renew_config: a row
+ * whose two texts use two keys counts under both, since it needs both to be read and renewed.
+ */
+export async function keychainKeyIds(q: Queryable): Promise<{ kid: string; rows: number }[]> {
+  const { rows } = await q.query<{ kid: string; rows: number }>(
+    `SELECT split_part(sealed, '.', 2) AS kid, count(DISTINCT cache_key)::int AS rows
+       FROM (SELECT cache_key, data_encrypted AS sealed FROM core.keychain
+             UNION ALL
+             SELECT cache_key, renew_config #>> '{}' FROM core.keychain WHERE jsonb_typeof(renew_config) = 'string') s
+      WHERE sealed ~ '^v1\\.[0-9a-f]{8}\\.'
+      GROUP BY 1 ORDER BY 1`,
+  );
+  return rows;
+}
