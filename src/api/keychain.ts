@@ -203,6 +203,8 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
           status: 'success',
           ...base,
           token_data: openTokenData(deps.keyring, counted, req.log),
+          // Only when there is one: the worker checks token_data against it (a failure warns, the entry is still used).
+          ...(counted.schema === null || counted.schema === undefined ? {} : { schema: counted.schema }),
           credential_type: counted.credential_type,
           cache_type: counted.cache_type,
           scope_type: counted.scope_type,
@@ -232,11 +234,12 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       const body = req.body as v.InferOutput<typeof storeBody>;
       const scope = body.scope_type;
       const errors = validateAgainstSchema(body.token_data, body.schema);
-      if (errors.length > 0) throw new ServiceError('validation_failed', `Token validation failed: ${errors.join('; ')}`);
+      // The spec's store error: detail holds the message and the field-level errors (no values).
+      if (errors.length > 0) throw new ServiceError('validation_failed', { message: `Token validation failed: ${errors.join('; ')}`, errors });
       if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
       if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
 
-      // Rows carry the execution whose completion removes them (deleteExecutionKeychain): owner or root.
+      // Rows carry the execution whose completion removes them (the `kc` cleanup in db/unit-write.ts): owner or root.
       const { key, owner } = await requestedEntry(deps.db, name, catalogId, scope, body.execution_id ?? null);
       const expiry = resolveExpiry({ scope, ttl_seconds: body.ttl_seconds, expires_at: body.expires_at, now: new Date() });
       const { row, created } = await upsertKeychainEntry(deps.db, {

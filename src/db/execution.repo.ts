@@ -113,11 +113,3 @@ export async function listExecutions(q: Queryable, f: ExecutionListFilter): Prom
   );
   return rows;
 }
-
-/** Deletes keychain entries that die with an execution: its `local` ones, and `shared` ones when it is a root. */
-export async function deleteExecutionKeychain(q: Queryable, executionId: number, isRoot: boolean): Promise<void> {
-  await q.query(
-    `DELETE FROM core.keychain WHERE (scope_type = 'local' AND execution_id = $1) OR ($2 AND scope_type = 'shared' AND execution_id = $1)`,
-    [executionId, isRoot],
-  );
-}

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteExecutionKeychain } from '../../../src/db/execution.repo.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 
@@ -39,6 +38,8 @@ const entryPath = (name: string, query = '') => `/api/keychain/${catalogId}/${na
 const store = (name: string, body: Record<string, unknown>) => http(t.url, 'POST', entryPath(name), { credential_type: 'bearer', ...body });
 const read = (name: string, query = '') => http(t.url, 'GET', entryPath(name, query));
 const scopeQuery = (scope: string, executionId?: number) => `?scope_type=${scope}${executionId === undefined ? '' : `&execution_id=${executionId}`}`;
+const cacheKeyOf = (name: string, scope: 'global' | 'local' | 'shared', executionId: number) =>
+  scope === 'global' ? `${name}:${catalogId}:global` : scope === 'local' ? `${name}:${catalogId}:${executionId}` : `${name}:${catalogId}:shared:${executionId}`;
 const raw = async (cacheKey: string) =>
   (await t.deps.db.query('SELECT * FROM core.keychain WHERE cache_key = $1', [cacheKey])).rows[0] as Json;
 
@@ -129,9 +130,19 @@ describe('POST /api/keychain/{catalog_id}/{keychain_name}', () => {
     const bad = await store('bad_schema', { token_data: { expires_in: 'soon', extra: 'x' }, schema });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
-      detail: "Token validation failed: Missing required field: access_token; Field 'expires_in' must be integer, got string; Unexpected fields: extra",
+      detail: {
+        message: "Token validation failed: Missing required field: access_token; Field 'expires_in' must be integer, got string; Unexpected fields: extra",
+        errors: ['Missing required field: access_token', "Field 'expires_in' must be integer, got string", 'Unexpected fields: extra'],
+      },
     });
     expect(await raw(`bad_schema:${catalogId}:global`)).toBeUndefined();
+    // A failing replacement leaves the stored entry as it was.
+    expect((await store('bad_schema', { token_data: { access_token: 'kept', expires_in: 60 }, schema })).status).toBe(201);
+    const replaced = await store('bad_schema', { token_data: { access_token: 'not-kept', expires_in: 'later' }, schema });
+    expect(replaced.status).toBe(400);
+    expect(replaced.body.detail.errors).toEqual(["Field 'expires_in' must be integer, got string"]);
+    expect(JSON.stringify(replaced.body)).not.toContain('later');
+    expect((await read('bad_schema')).body.token_data).toEqual({ access_token: 'kept', expires_in: 60 });
     const good = await store('good_schema', { token_data: { access_token: 'a', expires_in: 60 }, schema });
     expect(good.status).toBe(201);
 
@@ -201,6 +212,18 @@ describe('GET /api/keychain/{catalog_id}/{keychain_name}', () => {
     expect((await read('live')).body).toMatchObject({ access_count: 1, token_data: { access_token: 'live-token-2' } });
   });
 
+  it('live with a schema: the schema is in the answer (only then), so readers can check the entry against it', async () => {
+    const schema = { fields: ['access_token', 'expires_in'], required: ['access_token'], types: { expires_in: 'integer' }, description: 'api token' };
+    await store('with_schema', { token_data: { access_token: 'schema-token', expires_in: 60 }, schema });
+    const res = await read('with_schema');
+    expect(Object.keys(res.body).sort()).toEqual([...LIVE_KEYS, 'schema'].sort());
+    expect(res.body.schema).toEqual(schema);
+    expect(res.body.token_data).toEqual({ access_token: 'schema-token', expires_in: 60 });
+    // Replaced without a schema: the key is gone again.
+    await store('with_schema', { token_data: { access_token: 'schema-token-2' } });
+    expect(Object.keys((await read('with_schema')).body).sort()).toEqual(LIVE_KEYS);
+  });
+
   it('expired without auto_renew: status expired, no token data, access not counted', async () => {
     await store('old', { token_data: { access_token: 'old-token' }, expires_at: new Date(Date.now() - 1000).toISOString() });
     const res = await read('old');
@@ -262,6 +285,39 @@ describe('GET /api/keychain/{catalog_id}/{keychain_name}', () => {
       await store(`shape_${scope}`, { token_data: { v: scope }, scope_type: scope, execution_id: executionId ?? null, expires_at: past });
       expect(Object.keys((await read(`shape_${scope}`, q)).body).sort(), scope).toEqual(['auto_renew', 'cache_key', 'catalog_id', 'expired', 'keychain_name', 'status']);
       expect(Object.keys((await read(`missing_${scope}`, q)).body).sort(), scope).toEqual(['cache_key', 'catalog_id', 'keychain_name', 'status']);
+
+      // Expired with auto_renew: the same fields plus renew_config (opened, defaults filled).
+      await store(`renew_${scope}`, {
+        token_data: { v: scope },
+        scope_type: scope,
+        execution_id: executionId ?? null,
+        expires_at: past,
+        auto_renew: true,
+        renew_config: { endpoint: `https://idp.example/${scope}`, method: 'PUT', data: { client_secret: `renew-${scope}` }, ttl_field: 'lifetime' },
+      });
+      const renewable = await read(`renew_${scope}`, q);
+      expect(renewable.body, scope).toEqual({
+        status: 'expired',
+        keychain_name: `renew_${scope}`,
+        catalog_id: catalogId,
+        cache_key: cacheKeyOf(`renew_${scope}`, scope, ROOT),
+        auto_renew: true,
+        expired: true,
+        renew_config: {
+          endpoint: `https://idp.example/${scope}`,
+          method: 'PUT',
+          headers: {},
+          data: { client_secret: `renew-${scope}` },
+          token_field: 'access_token',
+          ttl_field: 'lifetime',
+        },
+      });
+      // Read from another execution of the tree: local is not visible there, shared is the same entry.
+      if (scope !== 'global') {
+        const fromChild = await read(`renew_${scope}`, scopeQuery(scope, CHILD));
+        expect(fromChild.body.status, scope).toBe(scope === 'shared' ? 'expired' : 'not_found');
+        if (scope === 'shared') expect(fromChild.body).toEqual(renewable.body);
+      }
     }
   });
 
@@ -312,21 +368,7 @@ describe('visibility by scope', () => {
     expect(await who('shared', UNRELATED)).toBe('not_found');
     expect(await who('shared', UNPROJECTED)).toBe('not_found');
   });
-
-  it('execution completion removes local entries of that execution, and shared ones at the root', async () => {
-    await store('fin', { token_data: { t: 1 }, scope_type: 'local', execution_id: CHILD });
-    await store('fin', { token_data: { t: 1 }, scope_type: 'local', execution_id: ROOT });
-    await store('fin', { token_data: { t: 1 }, scope_type: 'shared', execution_id: GRANDCHILD });
-    await store('fin', { token_data: { t: 1 } });
-    await deleteExecutionKeychain(t.deps.db, CHILD, false);
-    expect((await read('fin', scopeQuery('local', CHILD))).body.status).toBe('not_found');
-    expect((await read('fin', scopeQuery('local', ROOT))).body.status).toBe('success');
-    expect((await read('fin', scopeQuery('shared', GRANDCHILD))).body.status).toBe('success');
-    await deleteExecutionKeychain(t.deps.db, ROOT, true);
-    expect((await read('fin', scopeQuery('local', ROOT))).body.status).toBe('not_found');
-    expect((await read('fin', scopeQuery('shared', CHILD))).body.status).toBe('not_found');
-    expect((await read('fin')).body.status).toBe('success');
-  });
+  // Removal at completion is tested through real runs in test/integration/keychain-worker/scope-cleanup.test.ts.
 });
 
 describe('DELETE and list', () => {
