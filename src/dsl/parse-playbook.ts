@@ -12,11 +12,12 @@ import {
   type StepDocument,
   type TaskDocument,
 } from './playbook.schema.ts';
+import { expansionProblem } from './expansion-problem.ts';
+import { referenceProblems, type Problem } from './reference-problems.ts';
 
 export type { KeychainDefinition, LoopSpec, RetrySpec, PlaybookMetadata, TaskKind } from './playbook.schema.ts';
 
-/** One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root. */
-export type Problem = { path: string; message: string };
+export type { Problem } from './reference-problems.ts';
 
 export type Arc = { step: string; when?: string; set?: Record<string, unknown> };
 export type NextSpec = { mode: 'exclusive' | 'inclusive'; arcs: Arc[] };
@@ -48,7 +49,7 @@ export type ParseResult = { ok: true; playbook: NormalizedPlaybook } | { ok: fal
 
 /**
  * Parses playbook YAML text, validates it and normalizes it. Never throws: every problem found
- * (shape first; then, when the shape is valid, cross-references) is returned with its path.
+ * (shape, and the rules relating parts to each other) is returned at once with its path.
  */
 export function parsePlaybook(text: string): ParseResult {
   let raw: unknown;
@@ -57,16 +58,17 @@ export function parsePlaybook(text: string): ParseResult {
   } catch (error) {
     return { ok: false, problems: [{ path: '$', message: describeYamlError(error) }] };
   }
+  // First, before anything else walks it: aliases may make a small text a huge value.
+  const expansion = expansionProblem(raw);
+  if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
-  if (!parsed.success) {
-    return { ok: false, problems: parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: describeIssue(issue) })) };
-  }
-  const { playbook, paths } = normalize(parsed.output);
-  const problems = semanticProblems(playbook, paths);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, playbook };
+  const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: describeIssue(issue) }));
+  const problems = [...shapeProblems, ...referenceProblems(raw)];
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+  return { ok: true, playbook: normalize(parsed.output) };
 }
 
 /**
@@ -126,14 +128,10 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
   return `expected ${expected}, got ${issue.received}`;
 }
 
-// Where each normalized arc and task came from in the document, for semantic problems.
-type SourcePaths = Map<object, string>;
-
-function normalize(doc: PlaybookDocument): { playbook: NormalizedPlaybook; paths: SourcePaths } {
-  const paths: SourcePaths = new Map();
-  const workflow = doc.workflow.map((step, index) => normalizeStep(step, `workflow[${index}]`, paths));
+function normalize(doc: PlaybookDocument): NormalizedPlaybook {
+  const workflow = doc.workflow.map(normalizeStep);
   const entry = workflow.some((step) => step.step === 'start') ? 'start' : workflow[0].step;
-  const playbook: NormalizedPlaybook = {
+  return {
     apiVersion: doc.apiVersion,
     kind: doc.kind,
     metadata: doc.metadata,
@@ -142,68 +140,27 @@ function normalize(doc: PlaybookDocument): { playbook: NormalizedPlaybook; paths
     workflow,
     entry,
   };
-  return { playbook, paths };
 }
 
-function normalizeStep(step: StepDocument, path: string, paths: SourcePaths): NormalizedStep {
+function normalizeStep(step: StepDocument): NormalizedStep {
   const tools = step.tool === undefined ? [] : Array.isArray(step.tool) ? step.tool : [step.tool];
-  const tasks = tools.map((task, index): NormalizedTask => {
-    const normalized: NormalizedTask = {
+  const tasks = tools.map(
+    (task, index): NormalizedTask => ({
       ...task,
       name: task.name ?? `task_${index}`,
       retry: task.retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
-    };
-    paths.set(normalized, Array.isArray(step.tool) ? `${path}.tool[${index}]` : `${path}.tool`);
-    return normalized;
-  });
-  const normalized: NormalizedStep = { step: step.step, tasks, next: normalizeNext(step.next, `${path}.next`, paths) };
+    }),
+  );
+  const normalized: NormalizedStep = { step: step.step, tasks, next: normalizeNext(step.next) };
   if (step.desc !== undefined) normalized.desc = step.desc;
   if (step.loop !== undefined) normalized.loop = step.loop;
   return normalized;
 }
 
-function normalizeNext(next: NextDocument | undefined, path: string, paths: SourcePaths): NextSpec {
+function normalizeNext(next: NextDocument | undefined): NextSpec {
   if (next === undefined) return { mode: 'exclusive', arcs: [] };
-  const toArc = (raw: string | ArcDocument, arcPath: string): Arc => {
-    const arc: Arc = typeof raw === 'string' ? { step: raw } : { ...raw };
-    paths.set(arc, typeof raw === 'string' ? arcPath : `${arcPath}.step`);
-    return arc;
-  };
-  if (typeof next === 'string') return { mode: 'exclusive', arcs: [toArc(next, path)] };
-  if (Array.isArray(next)) return { mode: 'exclusive', arcs: next.map((raw, i) => toArc(raw, `${path}[${i}]`)) };
-  return { mode: next.mode, arcs: next.arcs.map((raw, i) => toArc(raw, `${path}.arcs[${i}]`)) };
-}
-
-function semanticProblems(playbook: NormalizedPlaybook, paths: SourcePaths): Problem[] {
-  const problems: Problem[] = [];
-  const stepIndex = new Map<string, number>();
-  playbook.workflow.forEach((step, i) => {
-    const first = stepIndex.get(step.step);
-    if (first === undefined) stepIndex.set(step.step, i);
-    else problems.push({ path: `workflow[${i}].step`, message: `duplicate step name '${step.step}' (first at workflow[${first}])` });
-  });
-  playbook.workflow.forEach((step, i) => {
-    const taskIndex = new Map<string, number>();
-    step.tasks.forEach((task, t) => {
-      const taskPath = paths.get(task) ?? `workflow[${i}].tool[${t}]`;
-      const first = taskIndex.get(task.name);
-      if (first === undefined) taskIndex.set(task.name, t);
-      else problems.push({ path: `${taskPath}.name`, message: `duplicate task name '${task.name}' in step '${step.step}' (first at tool[${first}])` });
-      if (task.kind === 'mcp' && task.method === 'tools/call' && task.tool === undefined) {
-        problems.push({ path: `${taskPath}.tool`, message: 'is required when method is tools/call' });
-      }
-    });
-    for (const arc of step.next.arcs) {
-      if (!stepIndex.has(arc.step)) {
-        problems.push({ path: paths.get(arc) ?? `workflow[${i}].next`, message: `arc to unknown step '${arc.step}'` });
-      }
-    }
-  });
-  const keychainIndex = new Map<string, number>();
-  playbook.keychain.forEach((entry, i) => {
-    const first = keychainIndex.get(entry.name);
-    if (first === undefined) keychainIndex.set(entry.name, i);
-    else problems.push({ path: `keychain[${i}].name`, message: `duplicate keychain entry name '${entry.name}' (first at keychain[${first}])` });
-  });
-  return problems;
+  const toArc = (raw: string | ArcDocument): Arc => (typeof raw === 'string' ? { step: raw } : { ...raw });
+  if (typeof next === 'string') return { mode: 'exclusive', arcs: [toArc(next)] };
+  if (Array.isArray(next)) return { mode: 'exclusive', arcs: next.map(toArc) };
+  return { mode: next.mode, arcs: next.arcs.map(toArc) };
 }

@@ -76,6 +76,32 @@ describe('catalog', () => {
     expect(r.body.detail.errors.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('lists shape and cross-reference problems together: unknown kind, duplicate step, arc to a missing step', async () => {
+    const content = doc('all', 'workflow:\n  - step: start\n    tool: { name: a, kind: teleport }\n    next: nowhere\n  - step: start\n    tool: { name: b, kind: noop }');
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/all' });
+    expect(r.status).toBe(400);
+    expect(r.body.detail.errors).toEqual([
+      expect.stringMatching(/^workflow\[0\]\.tool\.kind: .*teleport/),
+      "workflow[1].step: duplicate step name 'start' (first at workflow[0])",
+      "workflow[0].next: arc to unknown step 'nowhere'",
+    ]);
+  });
+
+  it('refuses a YAML alias bomb fast with 400 and stores nothing', async () => {
+    const lines = ['workload:', '  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (let i = 1; i <= 6; i++) lines.push(`  l${i}: &l${i} [${Array.from({ length: 10 }, () => `*l${i - 1}`).join(', ')}]`);
+    const content = doc('bomb', `${lines.join('\n')}\nworkflow: [ { step: start, tool: { kind: noop } } ]\n`);
+    expect(content.length).toBeLessThan(1_000);
+    const before = await count();
+    const t0 = performance.now();
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/bomb' });
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(r.status).toBe(400);
+    expect(r.body.detail.errors).toEqual(['$: document expands to more than 100000 nodes (YAML aliases?)']);
+    expect(await count()).toBe(before);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/bomb')).status).toBe(404);
+  });
+
   it('registers an agent resource, which runs only as resource_kind agent', async () => {
     const agent = `apiVersion: svc/v1
 kind: Playbook

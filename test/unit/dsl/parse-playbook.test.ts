@@ -291,9 +291,76 @@ workflow:
     expect(problems).toHaveLength(13);
   });
 
-  it('leaves semantic checks for a document whose shape is valid', () => {
-    // Shape problems only: the duplicate step name is not reported alongside them.
-    const problems = problemsOf(`${header}workflow:\n  - step: a\n    tool: { kind: ftp }\n  - step: a\n`);
-    expect(problems.map((p) => p.path)).toEqual(['workflow[0].tool.kind']);
+  it('lists shape and cross-reference problems together, each with its path', () => {
+    // An unknown kind makes the shape invalid; the duplicate step, the duplicate task, the arc to
+    // a missing step and the mcp call without a tool must still be reported with it.
+    const problems = problemsOf(`${header}workflow:
+  - step: a
+    tool: [ { name: t, kind: ftp }, { name: t, kind: mcp, method: tools/call } ]
+    next: [ { step: nowhere }, a ]
+  - step: a
+    next: { arcs: [gone] }
+`);
+    expect(problems).toEqual([
+      { path: 'workflow[0].tool[0].kind', message: expect.stringMatching(/got "ftp"/) },
+      { path: 'workflow[1].step', message: "duplicate step name 'a' (first at workflow[0])" },
+      { path: 'workflow[0].tool[1].name', message: "duplicate task name 't' in step 'a' (first at tool[0])" },
+      { path: 'workflow[0].tool[1].tool', message: 'is required when method is tools/call' },
+      { path: 'workflow[0].next[0].step', message: "arc to unknown step 'nowhere'" },
+      { path: 'workflow[1].next.arcs[0]', message: "arc to unknown step 'gone'" },
+    ]);
+  });
+
+  it('skips malformed parts in the cross-reference checks (the shape check names them)', () => {
+    const problems = problemsOf(`${header}keychain: { k: 1 }
+workflow:
+  - step: [not, a, name]
+    tool: just text
+    next: { arcs: nope }
+  - 42
+  - step: b
+    next: [ 7, { when: x }, { step: b } ]
+`);
+    expect(problems.map((p) => p.path)).toEqual([
+      'keychain',
+      'workflow[0].step',
+      'workflow[0].tool',
+      'workflow[0].next.arcs',
+      'workflow[1]',
+      'workflow[2].next[0]',
+      'workflow[2].next[1].step',
+    ]);
+  });
+
+  it('refuses an alias bomb before anything walks the expanded value', () => {
+    const text = aliasBomb(6);
+    expect(text.length).toBeLessThan(1000);
+    const t0 = performance.now();
+    const problems = problemsOf(text);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(problems).toEqual([{ path: '$', message: 'document expands to more than 100000 nodes (YAML aliases?)' }]);
+  });
+
+  it('refuses a document that refers to itself', () => {
+    expect(problemsOf(`${header}workload: &w { again: *w }
+workflow: [ { step: a } ]
+`)).toEqual([
+      { path: '$', message: expect.stringMatching(/^document expands to more than \d+ nodes \(YAML aliases\?\)$/) },
+    ]);
+  });
+
+  it('accepts a modest use of aliases', () => {
+    const playbook = parseOk(`${header}workload: { base: &b { url: "http://x", n: 1 }, again: *b }
+workflow: [ { step: a } ]
+`);
+    expect(playbook.workload.again).toEqual({ url: 'http://x', n: 1 });
   });
 });
+
+/** Ten strings, then `levels` lists of ten aliases each to the list before: 10^(levels+1) strings. */
+function aliasBomb(levels: number): string {
+  const lines = [header.trimEnd(), 'workload:', '  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+  for (let i = 1; i <= levels; i++) lines.push(`  l${i}: &l${i} [${Array.from({ length: 10 }, () => `*l${i - 1}`).join(', ')}]`);
+  lines.push('workflow: [ { step: start, tool: { kind: noop } } ]', '');
+  return lines.join('\n');
+}

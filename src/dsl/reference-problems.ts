@@ -1,0 +1,81 @@
+/** One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root. */
+export type Problem = { path: string; message: string };
+
+type Entry = { value: unknown; path: string };
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/**
+ * Rules that relate parts of a document to each other, which a shape schema cannot say: unique
+ * step, task and keychain names, arcs to existing steps, a tool name for mcp `tools/call`.
+ * Reads the raw parsed YAML and skips whatever is malformed (the shape check reports that), so
+ * these problems are listed together with the shape problems of the same document.
+ */
+export function referenceProblems(document: unknown): Problem[] {
+  if (!isRecord(document)) return [];
+  const problems: Problem[] = [];
+  const steps = Array.isArray(document.workflow) ? document.workflow.map((value, i) => ({ value, path: `workflow[${i}]` })) : [];
+
+  const stepIndex = new Map<string, number>();
+  steps.forEach(({ value }, i) => {
+    const name = isRecord(value) ? value.step : undefined;
+    if (!nonEmptyString(name)) return;
+    const first = stepIndex.get(name);
+    if (first === undefined) stepIndex.set(name, i);
+    else problems.push({ path: `workflow[${i}].step`, message: `duplicate step name '${name}' (first at workflow[${first}])` });
+  });
+
+  for (const { value: step, path } of steps) {
+    if (!isRecord(step)) continue;
+    const stepName = nonEmptyString(step.step) ? step.step : '?';
+    const taskIndex = new Map<string, number>();
+    tasksOf(step.tool, `${path}.tool`).forEach(({ value: task, path: taskPath }, t) => {
+      if (!isRecord(task)) return;
+      // Same default as normalization: an unnamed task is `task_<index>`.
+      const name = task.name === undefined ? `task_${t}` : task.name;
+      if (nonEmptyString(name)) {
+        const first = taskIndex.get(name);
+        if (first === undefined) taskIndex.set(name, t);
+        else problems.push({ path: `${taskPath}.name`, message: `duplicate task name '${name}' in step '${stepName}' (first at tool[${first}])` });
+      }
+      if (task.kind === 'mcp' && task.method === 'tools/call' && task.tool === undefined) {
+        problems.push({ path: `${taskPath}.tool`, message: 'is required when method is tools/call' });
+      }
+    });
+    for (const arc of arcsOf(step.next, `${path}.next`)) {
+      if (!stepIndex.has(arc.step)) problems.push({ path: arc.path, message: `arc to unknown step '${arc.step}'` });
+    }
+  }
+
+  const keychain = Array.isArray(document.keychain) ? document.keychain : [];
+  const keychainIndex = new Map<string, number>();
+  keychain.forEach((entry, i) => {
+    const name = isRecord(entry) ? entry.name : undefined;
+    if (!nonEmptyString(name)) return;
+    const first = keychainIndex.get(name);
+    if (first === undefined) keychainIndex.set(name, i);
+    else problems.push({ path: `keychain[${i}].name`, message: `duplicate keychain entry name '${name}' (first at keychain[${first}])` });
+  });
+  return problems;
+}
+
+/** `tool` is a list of tasks or a single task object. */
+function tasksOf(tool: unknown, path: string): Entry[] {
+  if (Array.isArray(tool)) return tool.map((value, i) => ({ value, path: `${path}[${i}]` }));
+  return isRecord(tool) ? [{ value: tool, path }] : [];
+}
+
+/** The target step of each well-formed arc of every form of `next`, with the path naming it. */
+function arcsOf(next: unknown, path: string): { step: string; path: string }[] {
+  const arc = (raw: unknown, arcPath: string): { step: string; path: string }[] => {
+    if (nonEmptyString(raw)) return [{ step: raw, path: arcPath }];
+    if (isRecord(raw) && nonEmptyString(raw.step)) return [{ step: raw.step, path: `${arcPath}.step` }];
+    return [];
+  };
+  if (Array.isArray(next)) return next.flatMap((raw, i) => arc(raw, `${path}[${i}]`));
+  if (isRecord(next)) return Array.isArray(next.arcs) ? next.arcs.flatMap((raw, i) => arc(raw, `${path}.arcs[${i}]`)) : [];
+  return arc(next, path);
+}
