@@ -14,6 +14,7 @@ import { defaultTtlSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, r
 import type { Logger } from '../log.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
 import { EntryFlow } from './keychain-entry-flow.ts';
+import { checkEntrySchema } from './keychain-schema-check.ts';
 import { KEYCHAIN_REQUEST_TIMEOUT_MS, sendOutbound, statusText, type OutboundRequest } from './keychain-http.ts';
 import { fetchSecrets } from './keychain-secret-manager.ts';
 import type { KeychainResolver } from './run-command.ts';
@@ -58,7 +59,7 @@ type EntryTarget = {
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), v.record(v.string(), v.unknown()));
 const ReadAnswer = v.variant('status', [
-  v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema }),
+  v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema, schema: v.optional(v.unknown()) }),
   v.looseObject({ status: v.literal('expired'), auto_renew: v.optional(v.boolean(), false), renew_config: v.optional(v.unknown()) }),
   v.looseObject({ status: v.literal('not_found') }),
 ]);
@@ -277,7 +278,10 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       log.warn({ ...logFields(target), reason: answer.reason }, `KEYCHAIN: Entry '${name}' could not be read`);
       return {};
     }
-    if (answer.value.status === 'success') return answer.value.token_data;
+    if (answer.value.status === 'success') {
+      checkEntrySchema(name, answer.value.token_data, answer.value.schema, log, logFields(target));
+      return answer.value.token_data;
+    }
 
     const definition = target.definition;
     const expired = answer.value.status === 'expired';

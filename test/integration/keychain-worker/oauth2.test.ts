@@ -144,6 +144,47 @@ describe('oauth2 keychain entries resolved by the worker', () => {
     expect(authHeaderOf(protectedBefore + 3)).toBe(`Bearer ${renewedToken}`);
   });
 
+  it("no endpoint in the definition: the token request is a client-credentials form post to the auth credential's token_url, and so is the renewal", async () => {
+    const tokenUrl = `${target.url}/token?key=from-credential&expires_in=1`;
+    const cred = await http(s.url, 'POST', '/api/credentials', {
+      name: 'url_only_auth',
+      type: 'oauth2',
+      data: { client_id: DEFAULT_CLIENT_ID, client_secret: DEFAULT_CLIENT_SECRET, token_url: tokenUrl, scope: 'read write' },
+    });
+    expect(cred.status).toBe(201);
+    const { path, catalogId } = await register(playbook('kcw/credential-url', `{ name: api, kind: oauth2, scope: global, auth: url_only_auth, auto_renew: true }`));
+    const calls = () => target.requests.filter((r) => r.path === '/token' && r.query.key === 'from-credential');
+    const protectedBefore = target.requests.filter((r) => r.path === '/protected').length;
+
+    expect((await runToEnd(path)).final.status).toBe('completed');
+    expect(calls()).toHaveLength(1);
+    const [first] = calls();
+    expect(first.method).toBe('POST');
+    expect(first.headers['content-type']).toContain('application/x-www-form-urlencoded');
+    expect(first.headers.authorization).toBeUndefined();
+    expect(Object.fromEntries(new URLSearchParams(first.body))).toEqual({
+      grant_type: 'client_credentials',
+      scope: 'read write',
+      client_id: DEFAULT_CLIENT_ID,
+      client_secret: DEFAULT_CLIENT_SECRET,
+    });
+    const firstToken = target.issuedTokens.at(-1);
+    expect(authHeaderOf(protectedBefore)).toBe(`Bearer ${firstToken}`);
+
+    // Expired: the stored renew request is the credential's token_url, without the client secret.
+    await sleep(1_300);
+    const expired = await http(s.url, 'GET', `/api/keychain/${catalogId}/api`);
+    expect(expired.body).toMatchObject({ status: 'expired', auto_renew: true, renew_config: { endpoint: tokenUrl, method: 'POST' } });
+    expect(JSON.stringify(expired.body)).not.toContain(DEFAULT_CLIENT_SECRET);
+
+    expect((await runToEnd(path)).final.status).toBe('completed');
+    expect(calls()).toHaveLength(2);
+    expect(calls()[1].headers['content-type']).toContain('application/x-www-form-urlencoded');
+    expect(new URLSearchParams(calls()[1].body).get('client_secret')).toBe(DEFAULT_CLIENT_SECRET);
+    expect(authHeaderOf(protectedBefore + 1)).toBe(`Bearer ${target.issuedTokens.at(-1)}`);
+    expect(target.issuedTokens.at(-1)).not.toBe(firstToken);
+  });
+
   it('fails the step and the execution when renewal answers 500, logging the exact line, without retrying', async () => {
     const { path } = await register(
       playbook('kcw/renew-fails', `{ name: api, kind: oauth2, scope: global, auto_renew: true, endpoint: "{{ workload.base }}/token-once?key=renew" }`),
