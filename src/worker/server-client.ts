@@ -1,3 +1,10 @@
+import http from 'node:http';
+import https from 'node:https';
+
+// An idle kept-alive socket is closed after this long (sooner when the server's `Keep-Alive:
+// timeout=N` asks for it: node's agent honours the hint only when it has a timeout of its own).
+const IDLE_SOCKET_TIMEOUT_MS = 30_000;
+
 /** An HTTP error answer from the server, with its status and `detail`. Never carries request bodies. */
 export class ServerError extends Error {
   override name = 'ServerError';
@@ -10,35 +17,150 @@ export class ServerError extends Error {
   }
 }
 
-/** Workers reach the server over HTTP only; this is that one door. */
+export type ServerClientOptions = {
+  /** Abort each request that has no answer after this long (none by default: claims long-poll). */
+  timeoutMs?: number;
+};
+
+type Target = { request: typeof http.request; agent: http.Agent; hostname: string; port: string; basePath: string };
+type Answer = { status: number; text: string };
+
+// A request that failed before any answer; `stale` when it went out on a reused keep-alive socket
+// that the server had closed meanwhile, so the server never saw it and sending again is safe.
+class NoAnswer {
+  readonly cause: unknown;
+  readonly stale: boolean;
+  constructor(cause: unknown, stale: boolean) {
+    this.cause = cause;
+    this.stale = stale;
+  }
+}
+
+/**
+ * Workers reach the server over HTTP only; this is that one door. node:http with a keep-alive
+ * agent: a small JSON POST costs a third to a quarter of the CPU of `fetch` (docs/benchmarks.md).
+ */
 export class ServerClient {
   readonly baseUrl: string;
+  readonly #target: Target | string;
+  readonly #timeoutMs: number | undefined;
 
-  constructor(baseUrl: string) {
+  constructor(baseUrl: string, opts: ServerClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#timeoutMs = opts.timeoutMs;
+    this.#target = parseTarget(this.baseUrl);
   }
 
-  /** JSON request; throws ServerError for non-2xx answers, TypeError for network failures. */
+  /**
+   * JSON request; resolves with the parsed answer (its text when it is not JSON, null when empty).
+   * Throws ServerError for non-2xx answers, TypeError for network failures (the socket error as
+   * `cause`), and the signal's reason when `signal` (or the client's timeout) aborts it.
+   */
   async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const res = await fetch(this.baseUrl + path, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-    });
-    const text = await res.text();
-    let parsed: unknown = null;
-    if (text) {
+    const what = `${method} ${path.split('?')[0]}`;
+    if (typeof this.#target === 'string') throw new TypeError(`${what}: ${this.#target}`);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const timeout = this.#timeoutMs ? AbortSignal.timeout(this.#timeoutMs) : undefined;
+    const abort = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
+    let answer: Answer;
+    try {
+      answer = await exchange(this.#target, method, path, payload, abort);
+    } catch (err) {
+      if (!(err instanceof NoAnswer)) throw err;
+      if (!err.stale) throw networkError(what, err.cause);
       try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
+        answer = await exchange(this.#target, method, path, payload, abort);
+      } catch (again) {
+        throw again instanceof NoAnswer ? networkError(what, again.cause) : again;
       }
     }
-    if (!res.ok) {
-      const detail = parsed && typeof parsed === 'object' && 'detail' in parsed ? parsed.detail : parsed;
-      throw new ServerError(res.status, detail, `${method} ${path.split('?')[0]}`);
+    let parsed: unknown = null;
+    if (answer.text) {
+      try {
+        parsed = JSON.parse(answer.text);
+      } catch {
+        parsed = answer.text;
+      }
     }
+    if (answer.status < 200 || answer.status > 299) {
+      const detail = parsed && typeof parsed === 'object' && 'detail' in parsed ? parsed.detail : parsed;
+      throw new ServerError(answer.status, detail, what);
+    }
+    // The caller names the answer's shape; validating it is the caller's business.
     return parsed as T;
   }
+
+  /** Closes the kept-alive sockets (a later request opens new ones). */
+  close(): void {
+    if (typeof this.#target !== 'string') this.#target.agent.destroy();
+  }
+}
+
+// The base URL once, so each request only joins a path. A bad URL is reported by each request
+// (as fetch did), without repeating the URL, which may carry a password.
+function parseTarget(baseUrl: string): Target | string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return 'the server URL is not a valid URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `the server URL must be http or https, not ${url.protocol}`;
+  if (url.username || url.password) return 'the server URL must not contain credentials';
+  const secure = url.protocol === 'https:';
+  const agentOptions = { keepAlive: true, timeout: IDLE_SOCKET_TIMEOUT_MS };
+  return {
+    request: secure ? https.request : http.request,
+    agent: secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions),
+    // URL keeps IPv6 literals in brackets; the socket layer wants them bare.
+    hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port,
+    basePath: url.pathname.replace(/\/+$/, ''),
+  };
+}
+
+function exchange(target: Target, method: string, path: string, payload: Buffer | undefined, signal: AbortSignal | undefined): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      fn();
+    };
+    const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
+    if (payload) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = payload.length;
+    }
+    const req = target.request({ agent: target.agent, hostname: target.hostname, port: target.port, path: target.basePath + path, method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => settle(() => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })));
+      res.on('error', (err) => settle(() => reject(new NoAnswer(err, false))));
+      // A connection dropped mid-answer may end the stream without an error.
+      res.on('close', () => settle(() => reject(new NoAnswer(new Error('connection closed before the answer was complete'), false))));
+    });
+    function onAbort() {
+      settle(() => reject(signal?.reason));
+      req.destroy();
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (err) => {
+      const stale = req.reusedSocket && 'code' in err && err.code === 'ECONNRESET';
+      settle(() => reject(new NoAnswer(err, stale)));
+    });
+    req.end(payload);
+  });
+}
+
+// One line saying why, without the URL or anything sent; the socket error stays as `cause`.
+function networkError(what: string, cause: unknown): TypeError {
+  const inner = cause instanceof AggregateError && cause.errors[0] instanceof Error ? cause.errors[0] : cause;
+  const reason = inner instanceof Error ? inner.message || ('code' in inner ? String(inner.code) : inner.name) : String(inner);
+  return new TypeError(`${what}: ${reason}`, { cause });
 }

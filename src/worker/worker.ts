@@ -138,6 +138,7 @@ export class Worker {
       // A beat still in flight would mark the pool 'draining' again after it deregistered.
       await this.#beating;
       await this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {});
+      this.client.close();
     })();
     return this.#stopped;
   }
