@@ -1,37 +1,31 @@
 import pino from 'pino';
-
-// Paths whose values are secrets wherever they appear in a logged object. pino's redaction
-// replaces them before serialisation, so a secret never reaches a log line.
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'headers.authorization',
-  'headers.Authorization',
-  '*.headers.authorization',
-  '*.headers.Authorization',
-  'password',
-  '*.password',
-  'token',
-  '*.token',
-  'access_token',
-  '*.access_token',
-  'refresh_token',
-  '*.refresh_token',
-  'client_secret',
-  '*.client_secret',
-  'data',
-  '*.data',
-  'token_data',
-  '*.token_data',
-  'data_encrypted',
-  '*.data_encrypted',
-  'secret',
-  '*.secret',
-];
+import { redactForLog } from './redact-for-log.ts';
 
 export type Logger = pino.Logger;
 
-/** The service logger: JSON lines, secrets redacted. `destination` lets tests capture output. */
+/**
+ * The service logger: JSON lines, secrets redacted at any depth (see redact-for-log.ts).
+ * `destination` lets tests capture output.
+ */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'orchestrator' } }, destination);
+  const logger = pino(
+    {
+      level,
+      base: { svc: 'orchestrator' },
+      // Runs before serialization, on every log object.
+      formatters: { log: redactForLog, bindings: redactForLog },
+      // Errors are already plain (and redacted) here; one logged any other way is redacted too.
+      serializers: { err: (value: unknown) => (value instanceof Error ? redactForLog({ err: value }).err : value) },
+    },
+    destination,
+  );
+  // pino gives children an identity bindings formatter, so child bindings (fastify's, ours) are
+  // redacted here; children inherit this method from their parent.
+  const baseChild: (this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions<never>) => Logger = logger.child;
+  Object.defineProperty(logger, 'child', {
+    value: function child(this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions<never>): Logger {
+      return baseChild.call(this, redactForLog(bindings), options);
+    },
+  });
+  return logger;
 }
