@@ -2,7 +2,8 @@ import type { Config } from '../src/config.ts';
 import type { Db } from '../src/db/db.ts';
 import type { Logger } from '../src/log.ts';
 import type { Metrics } from '../src/metrics.ts';
+import type { HotSnapshots } from './hot-snapshots.ts';
 import type { PlaybookCache } from './playbook-cache.ts';
 
 /** What the actors need from the host. */
-export type EngineDeps = { db: Db; cache: PlaybookCache; metrics: Metrics; log: Logger; config: Config };
+export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; metrics: Metrics; log: Logger; config: Config };

@@ -6,10 +6,14 @@ import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
 import { writeUnit, type UnitCommand, type UnitEvent, type UnitExecution } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
+
+/** Events between two writes of an execution's stored snapshot (hydration refolds at most these). */
+export const SNAPSHOT_EVERY_EVENTS = 64;
 
 /** One execution held by this unit: its lock is taken (or it is new), its state is in memory. */
 type Held = {
@@ -20,6 +24,8 @@ type Held = {
   snapshot: Snapshot | null; // null for finished executions: late events take the fast path
   status: ExecutionStatus;
   lastEventId: number;
+  /** The last event the stored snapshot holds (0: none stored). */
+  snapshotEventId: number;
   dirty: boolean;
 };
 
@@ -56,6 +62,7 @@ const statusOf = (s: Snapshot): ExecutionStatus => {
 export class ExecutionUnit {
   readonly q: Queryable;
   readonly cache: PlaybookCache;
+  readonly snapshots: HotSnapshots | undefined;
   readonly held = new Map<number, Held>();
   readonly events: UnitEvent[] = [];
   readonly newCommands: UnitCommand[] = [];
@@ -69,43 +76,69 @@ export class ExecutionUnit {
   #queue: { executionId: number; event: EventInput }[] = [];
   commandsGenerated = 0;
 
-  constructor(q: Queryable, cache: PlaybookCache) {
+  /** `snapshots`: this process's hot snapshots; the caller publishes to them after commit. */
+  constructor(q: Queryable, cache: PlaybookCache, snapshots?: HotSnapshots) {
     this.q = q;
     this.cache = cache;
+    this.snapshots = snapshots;
   }
 
-  /** Hydrates a locked execution: snapshot plus unapplied events, or a full replay when the snapshot is missing or of another version. */
-  async hold(row: ExecutionRow): Promise<Held> {
-    const compiled = await this.cache.get(this.q, row.catalog_id);
-    const h: Held = { id: row.execution_id, isNew: false, row, compiled, snapshot: null, status: row.status, lastEventId: row.last_event_id, dirty: false };
-    this.held.set(h.id, h);
-    if (row.status !== 'running') return h;
-    const machine = compiled.machine;
-    const fresh = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION;
-    let inbox: EventRow[];
-    if (fresh) {
-      h.snapshot = machine.resolveState(row.snapshot as { value: string; context: ExecutionContext });
-      inbox = row.last_event_id > row.snapshot_event_id ? await loadEventsAfter(this.q, h.id, row.snapshot_event_id) : [];
-    } else {
-      // No usable snapshot: replay what was already applied (no effects: they happened), then apply the rest.
-      const all = await loadEventsAfter(this.q, h.id, 0);
-      h.snapshot = replay(machine, all.filter((e) => e.event_id <= row.snapshot_event_id));
-      inbox = all.filter((e) => e.event_id > row.snapshot_event_id);
-      h.dirty = true;
+  /**
+   * Hydrates locked executions: each from the hot snapshot when nothing happened since this
+   * process committed it; else from the stored snapshot (or none, when missing or of another
+   * machine version) refolded through the events already applied. Then applies their inbox
+   * events with effects. All are held before any inbox is applied, so an effect addressed to
+   * one of them is delivered in memory, not appended behind the row we loaded.
+   */
+  async holdAll(rows: ExecutionRow[]): Promise<void> {
+    const inboxes: { h: Held; events: EventRow[] }[] = [];
+    for (const row of rows) {
+      const h = await this.#hydrate(row);
+      if (h.inbox.length) inboxes.push({ h: h.held, events: h.inbox });
     }
-    // Inbox: events appended by other transactions (a child's result, a batch, a cancel): apply them now, effects included.
-    for (const ev of inbox) {
-      h.dirty = true;
-      if (!h.snapshot) {
-        h.snapshot = replay(machine, [ev]);
-        continue;
+    for (const { h, events } of inboxes) {
+      // Inbox: events appended by other transactions (a child's result, a batch, a cancel).
+      for (const ev of events) {
+        h.dirty = true;
+        if (!h.snapshot) {
+          h.snapshot = replay(h.compiled.machine, [ev]);
+          continue;
+        }
+        if (h.status !== 'running') continue;
+        const mev = toMachineEvent(ev);
+        if (mev) await this.#perform(h, this.#transition(h, mev));
       }
-      if (h.status !== 'running') continue;
-      const mev = toMachineEvent(ev);
-      if (mev) await this.#perform(h, this.#transition(h, mev));
+      await this.drain();
     }
-    await this.drain();
-    return h;
+  }
+
+  async #hydrate(row: ExecutionRow): Promise<{ held: Held; inbox: EventRow[] }> {
+    const compiled = await this.cache.get(this.q, row.catalog_id);
+    const h: Held = {
+      id: row.execution_id,
+      isNew: false,
+      row,
+      compiled,
+      snapshot: null,
+      status: row.status,
+      lastEventId: row.last_event_id,
+      snapshotEventId: row.snapshot_event_id,
+      dirty: false,
+    };
+    this.held.set(h.id, h);
+    if (row.status !== 'running') return { held: h, inbox: [] };
+    const hot = this.snapshots?.get(h.id, row.last_event_id);
+    if (hot) {
+      h.snapshot = hot;
+      return { held: h, inbox: [] };
+    }
+    const machine = compiled.machine;
+    const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: string; context: ExecutionContext }) : null;
+    if (!stored) h.snapshotEventId = 0;
+    const after = row.last_event_id > h.snapshotEventId ? await loadEventsAfter(this.q, h.id, h.snapshotEventId) : [];
+    // Events the machine already applied: their effects happened, so they are folded without them.
+    h.snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, after.filter((e) => e.event_id <= row.applied_event_id));
+    return { held: h, inbox: after.filter((e) => e.event_id > row.applied_event_id) };
   }
 
   /** Creates and starts a new execution in this unit; returns its id. */
@@ -114,7 +147,7 @@ export class ExecutionUnit {
     const rootId = req.parent?.rootExecutionId ?? id;
     const row = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
     this.#parentCommandIds.set(id, req.parent?.commandId ?? null);
-    const h: Held = { id, isNew: true, row, compiled: req.compiled, snapshot: null, status: 'running', lastEventId: 0, dirty: true };
+    const h: Held = { id, isNew: true, row, compiled: req.compiled, snapshot: null, status: 'running', lastEventId: 0, snapshotEventId: 0, dirty: true };
     this.held.set(id, h);
     const input: ExecutionInput = {
       executionId: id,
@@ -289,16 +322,22 @@ export class ExecutionUnit {
       }
       const ctx = h.snapshot.context;
       const total = h.compiled.playbook.workflow.length || 1;
-      const progress = h.status === 'completed' ? 100 : Math.min(99, Math.round((100 * ctx.completedSteps.length) / total));
+      const running = h.status === 'running';
+      // A finished execution, however it ended, has no work left: `status` says how it ended.
+      const progress = running ? Math.min(99, Math.round((100 * ctx.completedSteps.length) / total)) : 100;
+      // The log is the truth and the snapshot a cache of it: written every SNAPSHOT_EVERY_EVENTS
+      // events, so a step does not rewrite the whole context; a finished execution drops it.
+      const writeSnapshot = running && h.lastEventId - h.snapshotEventId >= SNAPSHOT_EVERY_EVENTS;
       const update: UnitExecution = {
         execution_id: h.id,
         status: h.status,
         progress,
         result: ctx.finished?.result ?? null,
         error: ctx.finished?.error ?? null,
-        snapshot: { value: h.snapshot.value, context: ctx },
+        snapshot: writeSnapshot ? { value: h.snapshot.value, context: ctx } : null,
         machine_version: EXECUTION_MACHINE_VERSION,
-        snapshot_event_id: h.lastEventId,
+        snapshot_event_id: writeSnapshot ? h.lastEventId : running ? null : 0,
+        applied_event_id: h.lastEventId,
         last_event_id: h.lastEventId,
       };
       if (h.isNew) {
@@ -324,6 +363,15 @@ export class ExecutionUnit {
       claimOlder: claim && claim.max > handed ? { workerId: claim.workerId, max: claim.max - handed } : null,
     });
   }
+
+  /** After commit: this process now knows the state of every execution it held. */
+  publish(): void {
+    if (!this.snapshots) return;
+    for (const h of this.held.values()) {
+      if (h.snapshot && h.status === 'running') this.snapshots.set(h.id, h.lastEventId, h.snapshot);
+      else this.snapshots.delete(h.id);
+    }
+  }
 }
 
 function asObject(v: unknown): Record<string, unknown> {
@@ -336,7 +384,12 @@ function childResult(seq: number, childId: number, status: string, result: unkno
 
 /** Folds events from the start (`execution.started` first); null when the log has no start yet. */
 export function replay(machine: ExecutionMachine, events: Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>[]): Snapshot | null {
-  let snap: Snapshot | null = null;
+  return foldEvents(machine, null, events);
+}
+
+/** Folds events into a snapshot without performing effects; from null, the log's `execution.started` begins it. */
+export function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>[]): Snapshot | null {
+  let snap = from;
   for (const ev of events) {
     if (!snap) {
       if (ev.event_type !== 'execution.started') continue;

@@ -27,13 +27,13 @@ export async function routeEvents(
   opts: { wake?: number[]; claim?: { workerId: string; max: number } } = {},
 ): Promise<RouteResult> {
   const started = performance.now();
-  let out: RouteResult & { wakes: number[] } | undefined;
+  let out: (RouteResult & { wakes: number[]; unit: ExecutionUnit }) | undefined;
   for (let attempt = 1; !out; attempt++) {
     try {
       const ids = [...new Set([...events.map((e) => e.execution_id), ...(opts.wake ?? [])])];
       const commandIds = [...new Set(events.flatMap((e) => (e.command_id ? [e.command_id] : [])))];
       // BEGIN, the advisory locks and the loads go in one round trip.
-      out = await deps.db.txWithPrelude(lockAndLoadSql(ids, commandIds), (q, results) =>
+      out = await deps.db.txWithPrelude(lockAndLoadSql(ids, commandIds, deps.snapshots.versions(ids)), (q, results) =>
         routeInTransaction(deps, q, parseLockAndLoad(results), events, opts),
       );
     } catch (err) {
@@ -41,6 +41,7 @@ export async function routeEvents(
       if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw err;
     }
   }
+  out.unit.publish();
   deps.metrics.routeSeconds.observe((performance.now() - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);
   if (out.wakes.length) {
@@ -60,13 +61,13 @@ async function routeInTransaction(
   loaded: ReturnType<typeof parseLockAndLoad>,
   events: RoutedEvent[],
   opts: { wake?: number[]; claim?: { workerId: string; max: number } },
-): Promise<RouteResult & { wakes: number[] }> {
+): Promise<RouteResult & { wakes: number[]; unit: ExecutionUnit }> {
   const rows = loaded.executions;
   const found = new Set(rows.map((r) => r.execution_id));
   const missing = events.find((e) => !found.has(e.execution_id));
   if (missing) throw new ServiceError('not_found', `execution ${missing.execution_id} not found`);
-  const unit = new ExecutionUnit(q, deps.cache);
-  for (const row of rows) await unit.hold(row);
+  const unit = new ExecutionUnit(q, deps.cache, deps.snapshots);
+  await unit.holdAll(rows);
 
   const commands = new Map(loaded.commands.map((c) => [c.command_id, c]));
   const statusNow = new Map<number, CommandStatus>();
@@ -111,5 +112,5 @@ async function routeInTransaction(
   for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.metrics.commandsIssued.inc(unit.commandsGenerated);
   deps.metrics.commandsClaimed.inc(claimed.length);
-  return { results, commands_generated: unit.commandsGenerated, claimed, wakes: [...unit.wakes] };
+  return { results, commands_generated: unit.commandsGenerated, claimed, wakes: [...unit.wakes], unit };
 }

@@ -33,7 +33,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[]): P
   const out = await deps.db.tx(async (q) => {
     const compiled = await resolve(deps, q, inputs);
     const ids = await allocateExecutionIds(q, compiled.filter((c) => !(c instanceof ServiceError)).length);
-    const unit = new ExecutionUnit(q, deps.cache);
+    const unit = new ExecutionUnit(q, deps.cache, deps.snapshots);
     const results: (Started | ServiceError)[] = [];
     for (let i = 0; i < inputs.length; i++) {
       const c = compiled[i];
@@ -51,8 +51,9 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[]): P
       results.push({ executionId, catalogId: c.catalogId, path: c.path, commandsGenerated: unit.commandsGenerated - before });
     }
     await unit.flush();
-    return { results, finished: unit.finished, commands: unit.commandsGenerated };
+    return { results, finished: unit.finished, commands: unit.commandsGenerated, unit };
   });
+  out.unit.publish();
   deps.metrics.executionsStarted.inc(out.results.filter((r) => !(r instanceof ServiceError)).length);
   deps.metrics.commandsIssued.inc(out.commands);
   for (const f of out.finished) deps.metrics.executionsFinished.inc({ status: f.status });

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto/keyring.ts';
+import type { HotSnapshots } from '../actors/hot-snapshots.ts';
 import type { PlaybookCache } from '../actors/playbook-cache.ts';
 import type { CommandBus } from './bus/command-bus.ts';
 import type { Db } from './db/db.ts';
@@ -28,6 +29,8 @@ export type AppDeps = {
   keyring: Keyring;
   /** Compiled playbooks by catalog_id (immutable, so shared freely). */
   cache: PlaybookCache;
+  /** Machine snapshots of executions this process routed last (see actors/hot-snapshots.ts). */
+  snapshots: HotSnapshots;
   /** Wakes long-polling claimers when commands are issued. */
   bus: CommandBus;
 };

@@ -6,6 +6,7 @@ import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { startInboxSweeper } from './engine/inbox-sweep.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
+import { HotSnapshots } from '../actors/hot-snapshots.ts';
 import { createPostgresBus } from './bus/postgres.ts';
 import { checkStoredKeys } from './crypto/check-stored-keys.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
@@ -54,7 +55,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const bus = await createPostgresBus(db);
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), bus };
+    const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus };
     const stopSweeper = startInboxSweeper(deps);
     stops.unshift(async () => stopSweeper());
     const app = await buildApp(deps);

@@ -16,6 +16,8 @@ export type ExecutionRow = {
   snapshot: unknown;
   machine_version: number;
   snapshot_event_id: number;
+  /** The last event folded into the machine; later ones are inbox events still to apply. */
+  applied_event_id: number;
   last_event_id: number;
   started_at: Date;
   updated_at: Date;
@@ -38,7 +40,7 @@ export type EventRow = {
 };
 
 const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
-  progress, result, error, snapshot, machine_version, snapshot_event_id, last_event_id, started_at, updated_at, finished_at`;
+  progress, result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
 
 export async function getExecution(q: Queryable, id: number): Promise<ExecutionRow | undefined> {
   const { rows } = await q.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = $1`, [id]);
@@ -95,7 +97,7 @@ export async function runningChildren(q: Queryable, parentId: number): Promise<n
 /** Executions with appended events not yet folded (after a crash between append and routing). */
 export async function executionsWithInbox(q: Queryable, limit: number): Promise<number[]> {
   const { rows } = await q.query<{ execution_id: number }>(
-    `SELECT execution_id FROM core.execution WHERE status = 'running' AND last_event_id > snapshot_event_id ORDER BY execution_id LIMIT $1`,
+    `SELECT execution_id FROM core.execution WHERE status = 'running' AND last_event_id > applied_event_id ORDER BY execution_id LIMIT $1`,
     [limit],
   );
   return rows.map((r) => r.execution_id);

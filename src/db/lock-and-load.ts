@@ -3,8 +3,9 @@ import type { CommandRow } from './command.repo.ts';
 import type { ExecutionRow } from './execution.repo.ts';
 
 const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
-  progress, result, error, snapshot, machine_version, snapshot_event_id, last_event_id, started_at, updated_at, finished_at`;
-const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
+  progress, result, error, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
+// Routing never reads a command's input (what the worker runs): it is the largest column.
+const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, NULL::jsonb AS input, claimed_at, heartbeat_at, created_at';
 
 function intList(ids: number[]): string {
   for (const id of ids) if (!Number.isSafeInteger(id) || id < 0) throw new Error(`not an id: ${id}`);
@@ -14,14 +15,20 @@ function intList(ids: number[]): string {
 /**
  * Parameterless SQL (ids are checked integers, inlined) that takes the per-execution advisory
  * locks in id order, then loads the executions with row locks and the reported commands.
- * Sent with BEGIN in one round trip; parse the results with `parseLockAndLoad`.
+ * `cached` maps execution ids to the last_event_id of a snapshot held in memory: such a row's
+ * stored snapshot is not sent when it is still at that event. Sent with BEGIN in one round trip;
+ * parse the results with `parseLockAndLoad`.
  */
-export function lockAndLoadSql(executionIds: number[], commandIds: number[]): string {
+export function lockAndLoadSql(executionIds: number[], commandIds: number[], cached: ReadonlyMap<number, number> = new Map()): string {
   const ids = [...new Set(executionIds)].sort((a, b) => a - b);
   const list = intList(ids);
+  const hot = [...cached].filter(([id]) => ids.includes(id));
+  const snapshot = hot.length
+    ? `CASE WHEN (execution_id, last_event_id) IN (${hot.map(([id, last]) => `(${intList([id])}, ${intList([last])})`).join(', ')}) THEN NULL ELSE snapshot END AS snapshot`
+    : 'snapshot';
   return [
     `SELECT pg_advisory_xact_lock(id) FROM unnest(ARRAY[${list}]::bigint[]) AS id`,
-    `SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = ANY(ARRAY[${list}]::bigint[]) ORDER BY execution_id FOR UPDATE`,
+    `SELECT ${EXECUTION_COLUMNS}, ${snapshot} FROM core.execution WHERE execution_id = ANY(ARRAY[${list}]::bigint[]) ORDER BY execution_id FOR UPDATE`,
     `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = ANY(ARRAY[${intList(commandIds)}]::bigint[])`,
   ].join(';\n');
 }

@@ -8,9 +8,11 @@ export type UnitExecution = {
   progress: number;
   result: unknown;
   error: unknown;
+  /** Null with a null snapshot_event_id: the stored snapshot stays as it is. */
   snapshot: unknown;
   machine_version: number;
-  snapshot_event_id: number;
+  snapshot_event_id: number | null;
+  applied_event_id: number;
   last_event_id: number;
 };
 
@@ -53,7 +55,7 @@ export type UnitWrite = {
 
 const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
 const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb, machine_version int,
-  snapshot_event_id bigint, last_event_id bigint`;
+  snapshot_event_id bigint, applied_event_id bigint, last_event_id bigint`;
 
 // One statement for everything a routing transaction writes: each part is a data-modifying CTE
 // over a slice of one JSON parameter. Fewer round trips is most of the cost of a step. The id
@@ -63,9 +65,9 @@ const WRITE_SQL = `
 WITH p AS (SELECT $1::jsonb AS j),
 new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
-                              result, error, snapshot, machine_version, snapshot_event_id, last_event_id, finished_at)
+                              result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
-         x.result, x.error, x.snapshot, x.machine_version, x.snapshot_event_id, x.last_event_id,
+         x.result, x.error, x.snapshot, x.machine_version, COALESCE(x.snapshot_event_id, 0), x.applied_event_id, x.last_event_id,
          CASE WHEN x.status <> 'running' THEN now() END
     FROM p, jsonb_to_recordset(p.j->'newExecutions') AS x(${EXEC_FIELDS}, catalog_id bigint, path text, parent_execution_id bigint,
          root_execution_id bigint, parent_command_id bigint)
@@ -90,13 +92,16 @@ ev AS (
     LEFT JOIN cmd c ON x.issued_seq IS NOT NULL AND c.execution_id = x.execution_id AND c.seq = x.issued_seq),
 upd_exec AS (
   UPDATE core.execution e
-     SET status = x.status, progress = x.progress, result = x.result, error = x.error, snapshot = x.snapshot,
-         machine_version = x.machine_version, snapshot_event_id = x.snapshot_event_id, last_event_id = x.last_event_id, updated_at = now(),
+     SET status = x.status, progress = x.progress, result = x.result, error = x.error,
+         snapshot = CASE WHEN x.snapshot_event_id IS NULL THEN e.snapshot ELSE x.snapshot END,
+         machine_version = CASE WHEN x.snapshot_event_id IS NULL THEN e.machine_version ELSE x.machine_version END,
+         snapshot_event_id = COALESCE(x.snapshot_event_id, e.snapshot_event_id),
+         applied_event_id = x.applied_event_id, last_event_id = x.last_event_id, updated_at = now(),
          finished_at = CASE WHEN x.status <> 'running' AND e.finished_at IS NULL THEN now() ELSE e.finished_at END
     FROM p, jsonb_to_recordset(p.j->'executions') AS x(${EXEC_FIELDS})
    WHERE e.execution_id = x.execution_id AND e.execution_id = ANY($4::bigint[])),
 late AS (
-  UPDATE core.execution e SET last_event_id = x.last_event_id, snapshot_event_id = GREATEST(e.snapshot_event_id, x.last_event_id)
+  UPDATE core.execution e SET last_event_id = x.last_event_id, applied_event_id = GREATEST(e.applied_event_id, x.last_event_id)
     FROM p, jsonb_to_recordset(p.j->'lateAdvances') AS x(execution_id bigint, last_event_id bigint)
    WHERE e.execution_id = x.execution_id AND e.execution_id = ANY($5::bigint[])),
 upd_cmd AS (

@@ -5,6 +5,7 @@ import { buildApp, type AppDeps } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createKeyring } from '../../src/crypto/keyring.ts';
 import { PlaybookCache } from '../../actors/playbook-cache.ts';
+import { HotSnapshots } from '../../actors/hot-snapshots.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
@@ -38,6 +39,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     metrics: createMetrics(),
     keyring: createKeyring(randomBytes(32), []),
     cache: new PlaybookCache(),
+    snapshots: new HotSnapshots(),
     bus: await createPostgresBus(t.db),
   };
   const app = await buildApp(deps);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
+import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
 import { buildApp } from '../../../src/app.ts';
 import { createPostgresBus } from '../../../src/bus/postgres.ts';
 import { loadConfig } from '../../../src/config.ts';
@@ -30,6 +31,7 @@ beforeAll(async () => {
     metrics: createMetrics(),
     keyring: a.deps.keyring,
     cache: new PlaybookCache(),
+    snapshots: new HotSnapshots(),
     bus: await createPostgresBus(bDb),
   });
   bUrl = await bApp.listen({ port: 0, host: '127.0.0.1' });
@@ -72,5 +74,50 @@ ${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t,
       expect(new Set(seqs).size).toBe(seqs.length);
       expect(events.filter((e) => e.event_type === 'playbook.completed')).toHaveLength(1);
     }
+  });
+
+  it('an execution whose reports alternate between the servers folds the same state on both (stored snapshot + events, hot snapshots)', async () => {
+    const steps = 30;
+    const yaml = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: alt, path: two/alt }
+workflow:
+${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t, kind: noop }\n${i < steps - 1 ? `    next: [{ step: s${i + 1}, set: { total: "{{ (vars.total or 0) + steps.s${i}.result }}" } }]\n` : ''}`).join('')}
+    next: [{ step: good, when: "{{ vars.total == ${((steps - 1) * (steps - 2)) / 2} and steps.s0.result == 0 }}" }, { step: bad }]
+  - step: good
+  - step: bad
+`;
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
+    // The pools above must not take these commands: stop them first.
+    for (const w of workers.splice(0)) await w.stop();
+    const id = (await http(a.url, 'POST', '/api/run/playbook', { path: 'two/alt' })).body.execution_id;
+    let snapshotSeen = 0;
+    for (let i = 0; i < steps; i++) {
+      const url = i % 2 ? bUrl : a.url;
+      const pending = await a.deps.db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING'`, [id]);
+      expect(pending.rows).toHaveLength(1);
+      const commandId = pending.rows[0].command_id;
+      const claim = await http(url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: `hand-${i % 2}` });
+      expect(claim.status).toBe(200);
+      const done = await http(url, 'POST', '/api/events', {
+        execution_id: id, command_id: commandId, attempt: claim.body.attempt, worker_id: `hand-${i % 2}`,
+        event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: i } } },
+      });
+      expect(done.status).toBe(200);
+      const row = (await a.deps.db.query(`SELECT snapshot_event_id, applied_event_id, last_event_id FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
+      if (i < steps - 1) {
+        expect(row.applied_event_id).toBe(row.last_event_id);
+        expect(row.applied_event_id - row.snapshot_event_id).toBeLessThan(64);
+        snapshotSeen = Math.max(snapshotSeen, Number(row.snapshot_event_id));
+      }
+    }
+    expect(snapshotSeen).toBeGreaterThan(0);
+    const final = (await http(bUrl, 'GET', `/api/executions/${id}`)).body;
+    expect(final).toMatchObject({ status: 'completed', progress: 100 });
+    // `good` is reached only if vars and every step's outcome were carried across both servers.
+    const exits = (await http(a.url, 'GET', `/api/events/${id}`)).body.events.filter((e: Json) => e.event_type === 'step.exit');
+    expect(exits.map((e: Json) => e.step)).toEqual([...Array.from({ length: steps }, (_, i) => `s${i}`), 'good']);
+    const sets = (await a.deps.db.query(`SELECT snapshot FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
+    expect(sets.snapshot).toBeNull(); // a finished execution keeps no snapshot: the log is the record
   });
 });
