@@ -9,7 +9,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 // so only the busy schedule can keep heartbeat_at fresh.
 const BUSY_HEARTBEAT_MS = 200;
 const IDLE_HEARTBEAT_MS = 120_000;
-const SAMPLE_FOR_MS = 2_500;
+const SAMPLE_FOR_MS = 3_000;
 const SAMPLE_EVERY_MS = 50;
 const LOOP_ITEMS = 1_000;
 
@@ -82,10 +82,10 @@ workflow:
     // The pool really was busy with many short commands (each one turns it from idle to busy).
     expect(doneDuring).toBeGreaterThanOrEqual(20);
     expect((await http(s.url, 'GET', `/api/executions/${id}`)).body.status).toBe('running');
-    // ~12 beats are due; allow for a loaded machine, but a pool that never beats shows one value
+    // ~15 beats are due; allow for a loaded machine, but a pool that never beats shows one value
     // (its registration) and an age of the whole sampling time.
     expect(beats.size).toBeGreaterThanOrEqual(4);
-    expect(maxAgeMs).toBeLessThan(6 * BUSY_HEARTBEAT_MS);
+    expect(maxAgeMs).toBeLessThan(10 * BUSY_HEARTBEAT_MS);
 
     // Now an item runs long; cancelling the execution must stop it through the heartbeat answer.
     writeFileSync(flag, '');
