@@ -33,17 +33,48 @@ const num = (fallback: number, min: number) =>
     v.minValue(min, `expects a number >= ${min}`),
   );
 
-const optionalText = v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'expects a non-empty value')));
-
 const url = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`)));
+
+const POSTGRES_URL_MESSAGE = 'expects a postgres:// or postgresql:// URL';
+const postgresUrl = v.optional(
+  v.pipe(v.string(), v.trim(), v.url(POSTGRES_URL_MESSAGE), v.regex(/^postgres(?:ql)?:\/\//i, POSTGRES_URL_MESSAGE)),
+);
+
+/** AES-256 sealing keys are this long; checked here so a bad key stops the process before any work. */
+export const ENCRYPTION_KEY_BYTES = 32;
+const KEY_MESSAGE = `expects base64 of exactly ${ENCRYPTION_KEY_BYTES} bytes (\`openssl rand -base64 32\`)`;
+// Standard or URL-safe alphabet, as the keyring decodes them.
+const BASE64_KEY = /^(?:[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_-]+={0,2})$/;
+
+/** True when `text` is base64 (or base64url) of exactly ENCRYPTION_KEY_BYTES bytes, as the keyring reads it. */
+export function isEncryptionKey(text: string): boolean {
+  return BASE64_KEY.test(text) && Buffer.from(text, /[-_]/.test(text) ? 'base64url' : 'base64').length === ENCRYPTION_KEY_BYTES;
+}
+
+const encryptionKey = v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, KEY_MESSAGE), v.check(isEncryptionKey, KEY_MESSAGE)));
+
+// A comma list of keys that still open old rows; empty items are ignored. The message names
+// the item by position, never by value.
+const oldEncryptionKeys = v.optional(
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const items = dataset.value.split(',').map((item) => item.trim());
+      const bad = items.findIndex((item) => item !== '' && !isEncryptionKey(item));
+      if (bad >= 0) addIssue({ message: `item ${bad + 1} of ${items.length}: ${KEY_MESSAGE}` });
+    }),
+  ),
+);
 
 const envSchema = v.object({
   SVC_PORT: int(8082, 0, 65535),
   SVC_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '0.0.0.0'),
-  SVC_DATABASE_URL: url('a postgres:// URL'),
+  SVC_DATABASE_URL: postgresUrl,
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), './.svc'),
-  SVC_ENCRYPTION_KEY: optionalText,
-  SVC_ENCRYPTION_KEYS_OLD: optionalText,
+  SVC_ENCRYPTION_KEY: encryptionKey,
+  SVC_ENCRYPTION_KEYS_OLD: oldEncryptionKeys,
   SVC_NATS_URL: url('a nats:// URL'),
   SVC_WORKER_CONCURRENCY: int(4, 0, 1024),
   SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL')), 'http://127.0.0.1:8082'),

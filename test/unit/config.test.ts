@@ -1,5 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, isEncryptionKey, loadConfig } from '../../src/config.ts';
+
+const key = () => randomBytes(32).toString('base64');
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return String(err instanceof Error ? err.message : err);
+  }
+  throw new Error(`expected ${JSON.stringify(Object.keys(env))} to be refused`);
+}
 
 describe('loadConfig', () => {
   it('fills every default and freezes the result', () => {
@@ -51,6 +64,50 @@ describe('loadConfig', () => {
     } catch (err) {
       expect(String(err)).toMatch(/SVC_DATABASE_URL/);
       expect(String(err)).not.toMatch(/hunter2/);
+    }
+  });
+
+  it('accepts an encryption key of 32 bytes, base64 or base64url, padded or not', () => {
+    const bytes = randomBytes(32);
+    for (const text of [bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('base64').replace(/=+$/, '')]) {
+      expect(isEncryptionKey(text), text).toBe(true);
+      expect(loadConfig({ SVC_ENCRYPTION_KEY: text }).SVC_ENCRYPTION_KEY).toBe(text);
+    }
+    const old = `${key()}, ${key()},`;
+    expect(loadConfig({ SVC_ENCRYPTION_KEYS_OLD: old }).SVC_ENCRYPTION_KEYS_OLD).toBe(old.trim());
+  });
+
+  it.each([
+    ['not base64', 'abc'],
+    ['31 bytes', randomBytes(31).toString('base64')],
+    ['33 bytes', randomBytes(33).toString('base64')],
+    ['hex of 32 bytes', randomBytes(32).toString('hex')],
+    ['characters outside base64', `${randomBytes(30).toString('base64')}!!`],
+  ])('refuses SVC_ENCRYPTION_KEY that is %s, in one line that names it and not the value', (_what, value) => {
+    const message = configError({ SVC_ENCRYPTION_KEY: value });
+    expect(message).toBe('invalid SVC_ENCRYPTION_KEY: expects base64 of exactly 32 bytes (`openssl rand -base64 32`)');
+    expect(message).not.toContain(value);
+  });
+
+  it('refuses each bad item of SVC_ENCRYPTION_KEYS_OLD by position, never echoing keys', () => {
+    const good = key();
+    const message = configError({ SVC_ENCRYPTION_KEYS_OLD: `${good},abc` });
+    expect(message).toBe('invalid SVC_ENCRYPTION_KEYS_OLD: item 2 of 2: expects base64 of exactly 32 bytes (`openssl rand -base64 32`)');
+    expect(message).not.toContain(good);
+    expect(configError({ SVC_ENCRYPTION_KEYS_OLD: randomBytes(16).toString('base64') })).toMatch(/^invalid SVC_ENCRYPTION_KEYS_OLD: item 1 of 1/);
+  });
+
+  it('checks the keys before anything else can use them, with a good database URL beside them', () => {
+    expect(configError({ SVC_DATABASE_URL: 'postgres://u:p@127.0.0.1:5/db', SVC_ENCRYPTION_KEY: 'abc' })).toMatch(/^invalid SVC_ENCRYPTION_KEY:/);
+  });
+
+  it('accepts only postgres:// and postgresql:// database URLs', () => {
+    expect(loadConfig({ SVC_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db' }).SVC_DATABASE_URL).toBe('postgres://u:p@127.0.0.1:5432/db');
+    expect(loadConfig({ SVC_DATABASE_URL: 'postgresql://127.0.0.1/db?sslmode=disable' }).SVC_DATABASE_URL).toBe('postgresql://127.0.0.1/db?sslmode=disable');
+    for (const value of ['mysql://u:secret-pw@h/db', 'http://h/db', 'h:5432/db', '/var/run/postgresql']) {
+      const message = configError({ SVC_DATABASE_URL: value });
+      expect(message).toBe('invalid SVC_DATABASE_URL: expects a postgres:// or postgresql:// URL');
+      expect(message).not.toContain('secret-pw');
     }
   });
 });
