@@ -8,6 +8,14 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 
 export type Listener = (payload: string) => void;
 
+/**
+ * Longest wait for a connection: the TCP connect and startup handshake of a new one, or a free
+ * one of a full pool. Past it the query fails instead of hanging on a database that never answers.
+ */
+export const DB_CONNECT_TIMEOUT_MS = 5_000;
+/** Longest a health ping may take, waiting for a connection included; then the database counts as down. */
+export const PING_TIMEOUT_MS = 2_000;
+
 /** The only holder of a pg.Pool: queries, transactions and LISTEN. */
 export class Db implements Queryable {
   readonly pool: pg.Pool;
@@ -17,7 +25,7 @@ export class Db implements Queryable {
 
   constructor(url: string, max = 10) {
     this.url = url;
-    this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
     // An idle client that errors (server restart) must not crash the process.
     this.pool.on('error', () => {});
   }
@@ -76,7 +84,7 @@ export class Db implements Queryable {
   async listen(channel: string, fn: Listener): Promise<() => void> {
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
     if (!this.#listenClient) {
-      const client = new pg.Client({ connectionString: this.url });
+      const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
       client.on('error', () => {});
       client.on('notification', (msg) => {
         for (const l of this.#listeners.get(msg.channel) ?? []) l(msg.payload ?? '');
@@ -94,12 +102,39 @@ export class Db implements Queryable {
     return () => set.delete(fn);
   }
 
-  async ping(): Promise<boolean> {
+  /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
+  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+    let timedOut = false;
+    let inUse: pg.PoolClient | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        // A connection whose query never came back is discarded, not handed out again.
+        inUse?.release(new Error(`ping took over ${timeoutMs} ms`));
+        resolve(false);
+      }, timeoutMs);
+    });
+    const attempt = (async () => {
+      const client = await this.pool.connect();
+      if (timedOut) {
+        client.release();
+        return false;
+      }
+      inUse = client;
+      try {
+        await client.query('SELECT 1');
+        if (!timedOut) client.release();
+        return true;
+      } catch {
+        if (!timedOut) client.release(true); // broken: discard it
+        return false;
+      }
+    })().catch(() => false);
     try {
-      await this.pool.query('SELECT 1');
-      return true;
-    } catch {
-      return false;
+      return await Promise.race([attempt, deadline]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
