@@ -1,5 +1,6 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-playbook.ts';
 import { evaluateCondition, renderValue } from '../../src/dsl/render.ts';
+import { commandContext, segmentRefs } from './command-context.ts';
 import { segmentsOf } from './segments.ts';
 import type {
   Effect,
@@ -130,7 +131,7 @@ function dispatchSegment(d: Draft, run: StepRun, key: string): void {
       step: run.step,
       loopIndex: it.index,
       tasks: segment.tasks,
-      context: iterationContext(d, run, run.iterations[key]),
+      context: commandContext(iterationContext(d, run, run.iterations[key]), segmentRefs(segment)),
       keychain: d.pb.keychain,
     });
     return;

@@ -47,7 +47,7 @@ describe('execution machine: entry', () => {
 
 describe('execution machine: tasks of a step', () => {
   it('runs a task list as one command carrying every task in order', () => {
-    const d = Driver.of([{ step: 'start', tool: [shell('one'), shell('two'), shell('three')] }], { workload: { w: 1 }, args: { a: 2 } });
+    const d = Driver.of([{ step: 'start', tool: [shell('one', { command: 'echo {{ workload.w }} {{ args.a }}' }), shell('two', { command: 'echo {{ vars | length }}' }), shell('three', { command: 'echo {{ steps | length }}' })] }], { workload: { w: 1 }, args: { a: 2 } });
     const cmds = issued(d.last);
     expect(cmds).toHaveLength(1);
     expect(cmds[0]).toMatchObject({ seq: 1, step: 'start', loopIndex: null, keychain: [] });
@@ -60,6 +60,33 @@ describe('execution machine: tasks of a step', () => {
       tasks: {},
       execution: { id: 101, path: 'tests/machine', catalog_id: 7, parent_id: null, root_id: 101 },
     });
+  });
+
+  it('a command carries only the context roots and steps its templates read', () => {
+    const d = Driver.of(
+      [
+        { step: 'start', tool: shell('a'), next: 'mid' },
+        { step: 'mid', tool: shell('m'), next: { mode: 'inclusive', arcs: [{ step: 'plain', set: { v: 1 } }, { step: 'reads', set: { w: 2 } }] } },
+        { step: 'plain', tool: shell('p') },
+        { step: 'reads', tool: [shell('r', { command: "echo {{ steps.start.result }} {{ steps['mid'].result }} {{ workload.w }}" })] },
+      ],
+      { workload: { w: 1, big: 'x'.repeat(100) }, args: { a: 2 } },
+    );
+    expect(issued(d.last)[0].context).toEqual({ tasks: {}, execution: { id: 101, path: 'tests/machine', catalog_id: 7, parent_id: null, root_id: 101 } });
+    d.completeOk(1, 'A');
+    const fx = d.completeOk(2, 'M');
+    const plain = issued(fx).find((c) => c.step === 'plain')!;
+    expect(Object.keys(plain.context).sort()).toEqual(['execution', 'tasks']);
+    const reads = d.command(4);
+    expect(reads.step).toBe('reads');
+    expect(Object.keys(reads.context).sort()).toEqual(['execution', 'steps', 'tasks', 'workload']);
+    expect(Object.keys(reads.context.steps as object).sort()).toEqual(['mid', 'start']);
+    expect(reads.context.workload).toEqual({ w: 1, big: 'x'.repeat(100) });
+  });
+
+  it('a template that does not parse carries the whole context, so the worker reports its error', () => {
+    const d = Driver.of([{ step: 'start', tool: shell('a', { command: 'echo {{ workload.w' }) }], { workload: { w: 1 }, args: {} });
+    expect(Object.keys(issued(d.last)[0].context).sort()).toEqual(['args', 'execution', 'steps', 'tasks', 'vars', 'workload']);
   });
 
   it('accepts a single task object', () => {
@@ -90,7 +117,7 @@ describe('execution machine: tasks of a step', () => {
 
 describe('execution machine: next', () => {
   it('follows next given as a string', () => {
-    const d = Driver.of([{ step: 'start', tool: shell('a'), next: 'b' }, { step: 'b', tool: shell('b') }]);
+    const d = Driver.of([{ step: 'start', tool: shell('a'), next: 'b' }, { step: 'b', tool: shell('b', { command: 'echo {{ steps.start.result }}' }) }]);
     const fx = d.completeOk(1, 'A');
     expect(enteredSteps(fx)).toEqual(['b']);
     expect(issued(fx)).toMatchObject([{ seq: 2, step: 'b' }]);
@@ -153,7 +180,7 @@ describe('execution machine: next', () => {
           ],
         },
       },
-      { step: 'b', tool: shell('b') },
+      { step: 'b', tool: shell('b', { command: 'echo {{ vars.count }}' }) },
     ]);
     const fx = d.completeOk(1, { n: 41, items: [1, 2] });
     expect(d.context.vars).toEqual({ count: 42, label: 'n=41', list: [1, 2] });
@@ -651,7 +678,7 @@ describe('execution machine: regressions', () => {
   it("an issued command's context is what its step saw: a later set in the same transition does not change it", () => {
     const d = Driver.of([
       { step: 'start', next: { mode: 'inclusive', arcs: ['work', 'setter'] } },
-      { step: 'work', tool: shell('w', { command: 'echo {{ vars.mode }}' }) },
+      { step: 'work', tool: shell('w', { command: 'echo {{ vars.mode }} {{ steps | length }}' }) },
       { step: 'setter', next: [{ step: 'fin', set: { mode: 'late' } }] },
       { step: 'fin' },
     ]);
