@@ -9,13 +9,21 @@ import { ServiceError, notFound } from '../errors.ts';
 import { presentExecution } from './present.ts';
 import { jsonSchema } from './validation.ts';
 
-const payloadObject = v.optional(v.record(v.string(), v.unknown()), {});
+/**
+ * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
+ * named inputs: the check runs first, on the value as sent. The JSON Schema stays `type: object`.
+ */
+export const jsonObject = v.pipe(
+  v.custom<unknown>((input) => !Array.isArray(input), 'must be a JSON object, not an array'),
+  v.record(v.string(), v.unknown()),
+);
+const payloadObject = v.optional(jsonObject, {});
 const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))) });
 const executeBody = v.object({
   path: v.pipe(v.string(), v.minLength(1)),
   resource_kind: v.optional(v.picklist(['playbook', 'agent'])),
   workload: payloadObject,
-  payload: v.optional(v.record(v.string(), v.unknown())),
+  payload: v.optional(jsonObject),
 });
 const idParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
 const listQuery = v.object({
@@ -71,11 +79,12 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.get('/api/executions', { schema: { tags: ['executions'], summary: 'Executions, newest first', querystring: jsonSchema(listQuery) } }, async (req) => {
     const q = req.query as v.InferOutput<typeof listQuery>;
-    const rows = await listExecutions(deps.db, { status: q.status, path: q.path, limit: q.limit, before: q.cursor });
+    const { rows, more } = await listExecutions(deps.db, { status: q.status, path: q.path, limit: q.limit, before: q.cursor });
     return {
       executions: rows.map(presentExecution),
       count: rows.length,
-      next_cursor: rows.length === q.limit ? rows.at(-1)!.execution_id : null,
+      // null on the last page, so a client pages until null without a last, empty request.
+      next_cursor: more ? rows.at(-1)!.execution_id : null,
     };
   });
 

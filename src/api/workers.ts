@@ -6,11 +6,12 @@ import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { eventInputSchema } from './events.ts';
+import { jsonObject } from './executions.ts';
 import { presentCommand } from './present.ts';
 import { jsonSchema } from './validation.ts';
 
 const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-const registerBody = v.object({ name: workerName, capacity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1), labels: v.optional(v.record(v.string(), v.unknown()), {}) });
+const registerBody = v.object({ name: workerName, capacity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1), labels: v.optional(jsonObject, {}) });
 const heartbeatBody = v.object({
   name: workerName,
   status: v.optional(v.picklist(['ready', 'draining']), 'ready'),
@@ -42,6 +43,9 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const b = req.body as v.InferOutput<typeof heartbeatBody>;
     const row = await heartbeatWorkerPool(deps.db, b.name, b.status);
     if (!row) throw notFound(`worker pool ${b.name}`);
+    if (row === 'stopped') {
+      throw new ServiceError('conflict', { code: 'pool_stopped', message: `worker pool ${b.name} is deregistered; register it again to resume` });
+    }
     // Tells the worker which of its running commands were cancelled, so it stops them.
     return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running) };
   });

@@ -42,9 +42,18 @@ export type EventRow = {
 const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
   progress, result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
 
+/**
+ * `progress` as reported: while running, the share of the playbook's steps done (at most 99); once
+ * finished — completed, failed or cancelled — 100, since no work is left: `status` tells how it ended.
+ * Applied on read too, because rows finished by older versions hold the share they stopped at.
+ */
+function withReportedProgress(row: ExecutionRow): ExecutionRow {
+  return row.status === 'running' ? row : { ...row, progress: 100 };
+}
+
 export async function getExecution(q: Queryable, id: number): Promise<ExecutionRow | undefined> {
   const { rows } = await q.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = $1`, [id]);
-  return rows[0];
+  return rows[0] && withReportedProgress(rows[0]);
 }
 
 /** Events of one execution with event_id > after, in order. */
@@ -105,13 +114,16 @@ export async function executionsWithInbox(q: Queryable, limit: number): Promise<
 
 export type ExecutionListFilter = { status?: string; path?: string; limit: number; before?: number };
 
-/** Executions newest first, keyset-paginated by execution_id. */
-export async function listExecutions(q: Queryable, f: ExecutionListFilter): Promise<ExecutionRow[]> {
+/**
+ * Executions newest first, keyset-paginated by execution_id (`before`: the previous page's last
+ * id). `more` says whether rows remain after this page: one row beyond `limit` is read to know.
+ */
+export async function listExecutions(q: Queryable, f: ExecutionListFilter): Promise<{ rows: ExecutionRow[]; more: boolean }> {
   const { rows } = await q.query<ExecutionRow>(
     `SELECT ${EXECUTION_COLUMNS.replace('snapshot,', '')} , NULL AS snapshot FROM core.execution
       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR path = $2) AND ($3::bigint IS NULL OR execution_id < $3)
       ORDER BY execution_id DESC LIMIT $4`,
-    [f.status ?? null, f.path ?? null, f.before ?? null, f.limit],
+    [f.status ?? null, f.path ?? null, f.before ?? null, f.limit + 1],
   );
-  return rows;
+  return { rows: rows.slice(0, f.limit).map(withReportedProgress), more: rows.length > f.limit };
 }

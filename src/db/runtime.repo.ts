@@ -24,13 +24,19 @@ export async function registerWorkerPool(q: Queryable, p: { name: string; capaci
   return rows[0];
 }
 
-/** Marks a pool alive (or draining); undefined when it was never registered. */
-export async function heartbeatWorkerPool(q: Queryable, name: string, status: 'ready' | 'draining'): Promise<RuntimeRow | undefined> {
+/**
+ * Marks a pool alive (or draining). A deregistered pool stays `stopped` (a late beat must not
+ * revive it: its claims are already up for grabs) until it registers again. `stopped` then, and
+ * undefined when the pool was never registered.
+ */
+export async function heartbeatWorkerPool(q: Queryable, name: string, status: 'ready' | 'draining'): Promise<RuntimeRow | 'stopped' | undefined> {
   const { rows } = await q.query<RuntimeRow>(
-    `UPDATE core.runtime SET heartbeat_at = now(), status = $2 WHERE kind = 'worker_pool' AND name = $1 RETURNING ${COLUMNS}`,
+    `UPDATE core.runtime SET heartbeat_at = now(), status = $2 WHERE kind = 'worker_pool' AND name = $1 AND status <> 'stopped' RETURNING ${COLUMNS}`,
     [name, status],
   );
-  return rows[0];
+  if (rows[0]) return rows[0];
+  const { rowCount } = await q.query(`SELECT 1 FROM core.runtime WHERE kind = 'worker_pool' AND name = $1`, [name]);
+  return rowCount ? 'stopped' : undefined;
 }
 
 export async function deregisterWorkerPool(q: Queryable, name: string): Promise<boolean> {
