@@ -201,6 +201,32 @@ workflow:
     expect(await s.wait(now.execution_id)).toMatchObject({ status: 'completed' });
   });
 
+  it('exits 1 when the execution it waits for is cancelled, and says so', async () => {
+    const file = await playbookFile('cancelled.yaml', `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: cancelled, path: cli/cancelled }
+workflow:
+  - step: start
+    tool: { name: nap, kind: shell, command: "sleep 30" }
+`);
+    const p = spawnRun([file, '--wait']);
+    const until = Date.now() + 20_000;
+    while (!p.stdout().includes('step start started')) {
+      if (Date.now() > until) throw new Error(`no progress line: ${p.stdout()}`);
+      await new Promise((ok) => setTimeout(ok, 25));
+    }
+    const id = Number(/^execution (\d+) started/m.exec(p.stdout())![1]);
+    const cancel = await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'stopped from the test' });
+    expect(cancel.body.status).toBe('cancelled');
+    const r = await p.exited;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(new RegExp(`^execution ${id} cancelled after \\d+\\.\\ds \\(0/1 steps\\)$`, 'm'));
+    expect(r.stdout).toMatch(/^error: stopped from the test$/m);
+    expect(r.stdout).not.toContain('result:');
+  });
+
   it('Ctrl-C stops waiting without cancelling the execution', async () => {
     const file = await playbookFile('slow.yaml', `
 apiVersion: svc/v1
