@@ -4,6 +4,7 @@ import type { RoutedEvent } from '../../actors/route-events.ts';
 import type { PresentedCommand } from '../api/present.ts';
 import type { Logger } from '../log.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
+import { commandCancelled } from './tools/outcome.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 
@@ -73,7 +74,7 @@ export class Worker {
 
   /** Registers the pool and starts claiming. */
   async start(): Promise<void> {
-    await this.client.request('POST', '/api/worker/pool/register', { name: this.name, capacity: this.#opts.concurrency, labels: { host: hostname(), pid: process.pid } });
+    await this.#register();
     // Registering sets heartbeat_at: it counts as the first beat.
     this.#lastBeatAt = performance.now();
     this.#heartbeatOn = true;
@@ -109,6 +110,10 @@ export class Worker {
     this.#heartbeat.unref();
   }
 
+  async #register(): Promise<void> {
+    await this.client.request('POST', '/api/worker/pool/register', { name: this.name, capacity: this.#opts.concurrency, labels: { host: hostname(), pid: process.pid } });
+  }
+
   async #beat(): Promise<void> {
     try {
       const res = await this.client.request<{ cancelled?: unknown }>('POST', '/api/worker/pool/heartbeat', {
@@ -117,9 +122,15 @@ export class Worker {
         running: [...this.#commands.keys()],
       });
       for (const id of Array.isArray(res.cancelled) ? res.cancelled : []) {
-        if (typeof id === 'number') this.#commands.get(id)?.abort();
+        if (typeof id === 'number') this.#commands.get(id)?.abort(commandCancelled());
       }
     } catch (err) {
+      if (err instanceof ServerError && err.status === 409 && !this.#stopping) {
+        // The pool was marked stopped (deregistered) while we still run: register again.
+        this.#opts.log.warn({ err: err.message }, 'worker pool was stopped on the server; registering again');
+        await this.#register().catch((e: unknown) => this.#opts.log.warn({ err: String(e) }, 'worker re-registration failed'));
+        return;
+      }
       this.#opts.log.warn({ err: String(err) }, 'worker heartbeat failed');
     }
   }

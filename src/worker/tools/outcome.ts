@@ -26,14 +26,23 @@ export function invalidTask(kind: string, issues: readonly v.BaseIssue<unknown>[
   return fail('invalid_task', `invalid ${kind} task: ${parts.join('; ')}`);
 }
 
+/** The abort reason a worker gives a command the server cancelled (its heartbeat answer named it). */
+export function commandCancelled(): Error {
+  const e = new Error('command cancelled');
+  e.name = 'CommandCancelled';
+  return e;
+}
+
 /**
- * The outcome for a task cut short by its signal. The worker aborts on `timeout_seconds` (reason a
- * TimeoutError) or on shutdown; both are reported with code `timeout`, the message tells which.
+ * The outcome for a task cut short by its signal: `timeout` when `timeout_seconds` ran out (a
+ * TimeoutError), `cancelled` when its command was cancelled, `aborted` when the worker stopped.
  */
 export function aborted(signal: AbortSignal, data: unknown = null): TaskOutcome {
   const reason: unknown = signal.reason;
-  const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
-  return fail('timeout', timedOut ? 'task timed out' : 'task aborted before it finished', data);
+  const name = reason instanceof Error ? reason.name : '';
+  if (name === 'TimeoutError') return fail('timeout', 'task timed out', data);
+  if (name === 'CommandCancelled') return fail('cancelled', 'task stopped: its command was cancelled', data);
+  return fail('aborted', 'task aborted before it finished: the worker stopped', data);
 }
 
 /** The most specific text of a thrown value: a network error's cause code (ECONNREFUSED) wins. */

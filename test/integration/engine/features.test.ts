@@ -421,7 +421,7 @@ workflow:
     const childEvents = await lateReport(childId);
     for (const ev of [parentEvents, childEvents]) {
       const err = only(ev, 'call.error');
-      expect(err.error).toEqual({ code: 'timeout', message: 'task aborted before it finished' });
+      expect(err.error).toEqual({ code: 'cancelled', message: 'task stopped: its command was cancelled' });
       expect(err.context).toMatchObject({ late: true, task: 'wait' });
       expect(err.context.duration_ms).toBeLessThan(10_000);
     }

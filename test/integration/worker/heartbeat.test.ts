@@ -96,4 +96,29 @@ workflow:
     expect(stoppedInMs).toBeLessThan(5_000);
     expect((await s.wait(id)).status).toBe('cancelled');
   });
+
+  it('a busy pool that was marked stopped on the server registers again at its next beat', async () => {
+    const gate = join(dir, 'gate');
+    await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: hold, path: worker/hold }
+workflow:
+  - step: start
+    tool: { name: wait, kind: shell, command: 'touch "{{ workload.gate }}"; sleep 30' }
+`);
+    const worker = s.workers[0];
+    const id = await s.run('worker/hold', { gate });
+    await until('the command runs', () => existsSync(gate), 15_000);
+    expect((await http(s.url, 'POST', '/api/worker/pool/deregister', { name: worker.name })).status).toBe(200);
+    const status = async () => (await s.deps.db.query<{ status: string }>(`SELECT status FROM core.runtime WHERE kind = 'worker_pool' AND name = $1`, [worker.name])).rows[0].status;
+    expect(await status()).toBe('stopped');
+    await until('the pool is ready again', async () => (await status()) === 'ready', 20 * BUSY_HEARTBEAT_MS);
+    // The cancel still reaches the running command through the beats that follow.
+    expect((await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'done' })).body.status).toBe('cancelled');
+    await until('the command stops', () => worker.running === 0, 10_000);
+    const events = await s.events(id);
+    const error = events.find((e) => e.event_type === 'call.error');
+    expect(error?.error).toEqual({ code: 'cancelled', message: 'task stopped: its command was cancelled' });
+  });
 });
