@@ -90,7 +90,8 @@ async function routeInTransaction(
     }
     if (verdict.kind === 'late') {
       // Late report for a finished or cancelled command: kept in the log, folded into nothing.
-      results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, context: { ...(ev.context as object), late: true } }) });
+      const context = { ...(ev.context as object), late: true, seq: cmd.seq, attempt: cmd.attempt, command_status: current };
+      results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
       continue;
     }
     if (current === 'CLAIMED') {

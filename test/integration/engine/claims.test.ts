@@ -121,6 +121,8 @@ describe('claims', () => {
     expect(after.result).toEqual(before.result);
     expect(after.snapshot).toEqual(before.snapshot);
     expect(after.last_event_id).toBe(before.last_event_id + 1);
+    const events = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events;
+    expect(events.at(-1)).toMatchObject({ event_type: 'command.completed', step: 'start', context: { late: true, seq: 1, attempt: 1, command_status: 'COMPLETED' } });
   });
 
   it('refuses events workers may not report and unknown executions', async () => {
