@@ -76,11 +76,17 @@ export class ExecutionUnit {
   #queue: { executionId: number; event: EventInput }[] = [];
   commandsGenerated = 0;
 
-  /** `snapshots`: this process's hot snapshots; the caller publishes to them after commit. */
-  constructor(q: Queryable, cache: PlaybookCache, snapshots?: HotSnapshots) {
+  readonly #singleStatement: boolean;
+
+  /**
+   * `snapshots`: this process's hot snapshots; the caller publishes to them after commit.
+   * `singleStatement`: no transaction is open, so flush() must be the only write (starts).
+   */
+  constructor(q: Queryable, cache: PlaybookCache, snapshots?: HotSnapshots, opts: { singleStatement?: boolean } = {}) {
     this.q = q;
     this.cache = cache;
     this.snapshots = snapshots;
+    this.#singleStatement = opts.singleStatement ?? false;
   }
 
   /**
@@ -292,6 +298,7 @@ export class ExecutionUnit {
       this.#queue.push({ executionId, event });
       return;
     }
+    if (this.#singleStatement) throw new Error(`execution ${executionId} is not held: a write outside the unit's statement needs a transaction`);
     const appended = await appendInboxEvent(this.q, executionId, { event_type: event.event_type, context: event.context, result: event.result, error: event.error });
     if (appended?.status === 'running') this.wakes.add(executionId);
   }

@@ -1,6 +1,4 @@
-import { latestCatalogHeads } from '../src/db/catalog.repo.ts';
-import { allocateExecutionIds } from '../src/db/execution.repo.ts';
-import type { Queryable } from '../src/db/queryable.ts';
+import { startPrelude } from '../src/db/start-prelude.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { ExecutionUnit } from './execution-unit.ts';
@@ -10,57 +8,47 @@ import type { CompiledPlaybook } from './playbook-cache.ts';
 export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown> };
 export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
 
-async function resolve(deps: EngineDeps, q: Queryable, inputs: StartInput[]): Promise<(CompiledPlaybook | ServiceError)[]> {
-  const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
-  const heads = paths.length ? await latestCatalogHeads(q, paths) : new Map();
-  const out: (CompiledPlaybook | ServiceError)[] = [];
-  for (const i of inputs) {
-    if ('compiled' in i) out.push(i.compiled);
-    else {
-      const head = heads.get(i.path);
-      out.push(head ? await deps.cache.get(q, head.catalog_id) : new ServiceError('not_found', `playbook ${i.path} not found`));
-    }
-  }
-  return out;
-}
-
 /**
- * Starts executions in one transaction: per execution `execution.started`, the first step's
- * events and command rows, projection and snapshot; ids come from one query. Workers hear of the
- * commands after commit. An input whose path is unknown gets a ServiceError in its place.
+ * Starts executions: per execution `execution.started`, the first step's events and command
+ * rows and the projection. Two round trips and no explicit transaction: one query reads the
+ * catalog heads and allocates ids, then everything is written by ONE statement, which is atomic
+ * by itself. Workers hear of the commands at its commit. An input whose path is unknown gets a
+ * ServiceError in its place.
  */
 export async function startExecutions(deps: EngineDeps, inputs: StartInput[]): Promise<(Started | ServiceError)[]> {
-  const out = await deps.db.tx(async (q) => {
-    const compiled = await resolve(deps, q, inputs);
-    const ids = await allocateExecutionIds(q, compiled.filter((c) => !(c instanceof ServiceError)).length);
-    const unit = new ExecutionUnit(q, deps.cache, deps.snapshots);
-    const results: (Started | ServiceError)[] = [];
-    for (let i = 0; i < inputs.length; i++) {
-      const c = compiled[i];
-      if (c instanceof ServiceError) {
-        results.push(c);
+  const q = deps.db;
+  const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
+  const { heads, ids } = await startPrelude(q, paths, inputs.length);
+  const unit = new ExecutionUnit(q, deps.cache, deps.snapshots, { singleStatement: true });
+  const results: (Started | ServiceError)[] = [];
+  for (const [i, input] of inputs.entries()) {
+    let compiled: CompiledPlaybook;
+    if ('compiled' in input) compiled = input.compiled;
+    else {
+      const head = heads.get(input.path);
+      if (!head) {
+        results.push(new ServiceError('not_found', `playbook ${input.path} not found`));
         continue;
       }
-      const before = unit.commandsGenerated;
-      const executionId = await unit.start({
-        compiled: c,
-        executionId: ids.shift(),
-        workload: { ...c.playbook.workload, ...inputs[i].payload },
-        args: inputs[i].payload,
-      });
-      results.push({ executionId, catalogId: c.catalogId, path: c.path, commandsGenerated: unit.commandsGenerated - before });
+      compiled = await deps.cache.get(q, head.catalog_id);
     }
-    await unit.flush();
-    return { results, finished: unit.finished, commands: unit.commandsGenerated, unit };
-  });
-  out.unit.publish();
-  deps.metrics.executionsStarted.inc(out.results.filter((r) => !(r instanceof ServiceError)).length);
-  deps.metrics.commandsIssued.inc(out.commands);
-  for (const f of out.finished) deps.metrics.executionsFinished.inc({ status: f.status });
-  return out.results;
+    const before = unit.commandsGenerated;
+    const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload });
+    results.push({ executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: unit.commandsGenerated - before });
+  }
+  await unit.flush();
+  unit.publish();
+  deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
+  deps.metrics.commandsIssued.inc(unit.commandsGenerated);
+  for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  return results;
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;
+// Two batches in flight: one is written while the next one's requests gather and are prepared.
+const MAX_START_BATCHES_IN_FLIGHT = 2;
+
+type PendingStart = { input: StartInput; ok: (s: Started) => void; fail: (e: unknown) => void };
 
 /**
  * Group commit for starts: requests arriving while a start transaction is in flight go together
@@ -70,8 +58,8 @@ const MAX_STARTS_PER_TRANSACTION = 128;
  */
 export class StartBatcher {
   readonly #deps: EngineDeps;
-  #queue: { input: StartInput; ok: (s: Started) => void; fail: (e: unknown) => void }[] = [];
-  #busy = false;
+  #queue: PendingStart[] = [];
+  #inFlight = 0;
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
@@ -80,37 +68,40 @@ export class StartBatcher {
   start(input: StartInput): Promise<Started> {
     return new Promise((ok, fail) => {
       this.#queue.push({ input, ok, fail });
-      void this.#pump();
+      this.#pump();
     });
   }
 
-  async #pump(): Promise<void> {
-    if (this.#busy) return;
-    this.#busy = true;
+  #pump(): void {
+    while (this.#inFlight < MAX_START_BATCHES_IN_FLIGHT && this.#queue.length) {
+      const batch = this.#queue.splice(0, MAX_STARTS_PER_TRANSACTION);
+      this.#inFlight++;
+      void this.#run(batch).finally(() => {
+        this.#inFlight--;
+        this.#pump();
+      });
+    }
+  }
+
+  async #run(batch: PendingStart[]): Promise<void> {
     try {
-      while (this.#queue.length) {
-        const batch = this.#queue.splice(0, MAX_STARTS_PER_TRANSACTION);
-        try {
-          const results = await startExecutions(this.#deps, batch.map((b) => b.input));
-          batch.forEach((b, i) => {
-            const r = results[i];
-            if (r instanceof ServiceError) b.fail(r);
-            else b.ok(r);
-          });
-        } catch (err) {
-          if (batch.length === 1) batch[0].fail(err);
-          else {
-            for (const b of batch) {
-              await startExecutions(this.#deps, [b.input]).then(
-                ([r]) => (r instanceof ServiceError ? b.fail(r) : b.ok(r)),
-                (e) => b.fail(e),
-              );
-            }
-          }
-        }
+      const results = await startExecutions(this.#deps, batch.map((b) => b.input));
+      batch.forEach((b, i) => {
+        const r = results[i];
+        if (r instanceof ServiceError) b.fail(r);
+        else b.ok(r);
+      });
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0].fail(err);
+        return;
       }
-    } finally {
-      this.#busy = false;
+      for (const b of batch) {
+        await startExecutions(this.#deps, [b.input]).then(
+          ([r]) => (r instanceof ServiceError ? b.fail(r) : b.ok(r)),
+          (e) => b.fail(e),
+        );
+      }
     }
   }
 }

@@ -76,13 +76,5 @@ export async function getCatalogEntryOfKind(q: Queryable, path: string, kind: st
   return rows[0];
 }
 
+/** The newest catalog_id of a path (no content), as starting executions needs it. */
 export type CatalogHead = { catalog_id: number; path: string; kind: string };
-
-/** The newest catalog_id of each path (no content), for starting executions in batches. */
-export async function latestCatalogHeads(q: Queryable, paths: string[]): Promise<Map<string, CatalogHead>> {
-  const { rows } = await q.query<CatalogHead>(
-    `SELECT DISTINCT ON (path) catalog_id, path, kind FROM core.catalog WHERE path = ANY($1::text[]) ORDER BY path, version DESC`,
-    [[...new Set(paths)]],
-  );
-  return new Map(rows.map((r) => [r.path, r]));
-}

@@ -13,6 +13,9 @@ export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
 export const BUSY_HEARTBEAT_INTERVAL_MS = 2_000;
 export const CLAIM_WAIT_MS = 5_000;
 const REPORT_RETRY_MAX_DELAY_MS = 5_000;
+// Two reports in flight: commands that finish while one is routed go out at once in the second,
+// instead of waiting a whole round trip; the rest gather for the next.
+const REPORTS_IN_FLIGHT = 2;
 
 export type WorkerOptions = {
   serverUrl: string;
@@ -50,7 +53,7 @@ export class Worker {
   #abortTasks = new AbortController();
   #slotFreed: (() => void) | undefined;
   #reports: PendingReport[] = [];
-  #reporting: Promise<void> | undefined;
+  readonly #reporting = new Set<Promise<void>>();
   #loop: Promise<void> | undefined;
   // Heartbeat state: the next beat is due a fixed interval after the last one was sent, so
   // however often the pool turns busy or idle, a beat is never postponed past that interval.
@@ -142,7 +145,7 @@ export class Worker {
       this.#abortClaims.abort();
       this.#slotFreed?.();
       await this.#loop;
-      while (this.#running > 0 || this.#reports.length || this.#reporting) await (this.#reporting ?? delay(20));
+      while (this.#running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting) : delay(20));
       this.#heartbeatOn = false;
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
@@ -213,12 +216,13 @@ export class Worker {
   }
 
   #flushReports(): void {
-    if (this.#reporting || !this.#reports.length) return;
+    if (this.#reporting.size >= REPORTS_IN_FLIGHT || !this.#reports.length) return;
     const batch = this.#reports.splice(0);
-    this.#reporting = this.#send(batch).finally(() => {
-      this.#reporting = undefined;
+    const sending: Promise<void> = this.#send(batch).finally(() => {
+      this.#reporting.delete(sending);
       this.#flushReports();
     });
+    this.#reporting.add(sending);
   }
 
   async #send(batch: PendingReport[]): Promise<void> {

@@ -13,7 +13,7 @@ let s: TestStack;
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-report-batch-'));
-  s = await startTestStack({ workers: 1, concurrency: 3 });
+  s = await startTestStack({ workers: 1, concurrency: 4 });
   await s.register(`
 apiVersion: svc/v1
 kind: Playbook
@@ -56,23 +56,31 @@ describe('worker reports', () => {
   it('a batch refused because one execution is gone loses only that command', async () => {
     const file = (name: string) => join(dir, name);
     const start = (label: string, gate: string) => s.run('worker/gated', { gate: file(gate), done: file(`${label}.done`), label });
-    // C's report will be held up on the server, so A's and B's finish while it is in flight and
-    // go together in the next report.
+    // C's and D's reports will be held up on the server (a worker has two reports in flight), so
+    // A's and B's finish while they are and go together in the next report.
     const c = await start('c', 'gate-c');
+    const d = await start('d', 'gate-d');
     const a = await start('a', 'gate-ab');
     const b = await start('b', 'gate-ab');
     let commandA: number | undefined;
-    await until('all three are claimed', async () => Boolean((commandA = await claimedCommand(a)) && (await claimedCommand(b)) && (await claimedCommand(c))), 15_000);
+    await until(
+      'all four are claimed',
+      async () => Boolean((commandA = await claimedCommand(a)) && (await claimedCommand(b)) && (await claimedCommand(c)) && (await claimedCommand(d))),
+      15_000,
+    );
 
     // A session advisory lock on C's execution blocks its routing transaction (the router takes
     // pg_advisory_xact_lock(execution_id) first).
     const locker = new pg.Client({ connectionString: s.databaseUrl });
     await locker.connect();
     try {
-      await locker.query('SELECT pg_advisory_lock($1)', [c]);
+      await locker.query('SELECT pg_advisory_lock($1), pg_advisory_lock($2)', [c, d]);
       writeFileSync(file('gate-c'), '');
       await until('C finishes', () => existsSync(file('c.done')), 10_000);
       await new Promise((r) => setTimeout(r, SETTLE_MS)); // C's report is now waiting on the lock
+      writeFileSync(file('gate-d'), '');
+      await until('D finishes', () => existsSync(file('d.done')), 10_000);
+      await new Promise((r) => setTimeout(r, SETTLE_MS)); // and D's, in the second report in flight
       writeFileSync(file('gate-ab'), '');
       await until('A and B finish', () => existsSync(file('a.done')) && existsSync(file('b.done')), 10_000);
       await new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -86,6 +94,7 @@ describe('worker reports', () => {
     }
 
     expect((await s.wait(c, 10_000)).status).toBe('completed');
+    expect((await s.wait(d, 10_000)).status).toBe('completed');
     const finalB = await s.wait(b, 10_000);
     expect(finalB.status).toBe('completed');
     expect(finalB.result.stdout).toBe('b\n');
@@ -98,5 +107,28 @@ describe('worker reports', () => {
     const next = await s.run('worker/quick');
     expect((await s.wait(next, 10_000)).status).toBe('completed');
     expect((await http(s.url, 'GET', `/api/executions/${a}`)).status).toBe(404);
+  });
+
+  it('a second report goes out while the first is held up on the server', async () => {
+    const file = (name: string) => join(dir, name);
+    const slow = await s.run('worker/gated', { gate: file('gate-slow'), done: file('slow.done'), label: 'slow' });
+    const fast = await s.run('worker/gated', { gate: file('gate-fast'), done: file('fast.done'), label: 'fast' });
+    await until('both are claimed', async () => Boolean((await claimedCommand(slow)) && (await claimedCommand(fast))), 15_000);
+    const locker = new pg.Client({ connectionString: s.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('SELECT pg_advisory_lock($1)', [slow]);
+      writeFileSync(file('gate-slow'), '');
+      await until('the slow one finishes', () => existsSync(file('slow.done')), 10_000);
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      writeFileSync(file('gate-fast'), '');
+      // Its report does not wait behind the held one.
+      expect((await s.wait(fast, 10_000)).status).toBe('completed');
+      expect((await http(s.url, 'GET', `/api/executions/${slow}`)).body.status).toBe('running');
+    } finally {
+      await locker.query('SELECT pg_advisory_unlock_all()');
+      await locker.end();
+    }
+    expect((await s.wait(slow, 10_000)).status).toBe('completed');
   });
 });
