@@ -16,35 +16,83 @@ function wantsHelp(argv: string[]): boolean {
   return argv.includes('--help') || argv.includes('-h');
 }
 
-/** Waits for SIGINT/SIGTERM, then runs stop once; a second signal exits at once. */
-function onShutdown(stop: () => Promise<void>): Promise<number> {
-  return new Promise((done) => {
-    let stopping = false;
-    const handler = (signal: NodeJS.Signals) => {
-      if (stopping) process.exit(130);
-      stopping = true;
-      process.stderr.write(`\n${signal}: stopping…\n`);
-      stop().then(
-        () => done(0),
-        (err) => {
-          process.stderr.write(`error while stopping: ${err instanceof Error ? err.message : String(err)}\n`);
-          done(1);
-        },
-      );
-    };
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-  });
+/** Exit codes for a run ended by a signal before it was up, as a shell reports them (128 + n). */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+type SignalTrap = {
+  /** The first SIGINT/SIGTERM received, if any. */
+  readonly received: StopSignal | undefined;
+  /** Resolves with the first signal. */
+  readonly requested: Promise<StopSignal>;
+};
+
+/**
+ * Traps SIGINT/SIGTERM from now on, so a signal that arrives while the service is still starting
+ * is handled by us (stop what has started) rather than killing the process halfway. The first
+ * signal resolves `requested`; a second one exits at once.
+ */
+function trapSignals(): SignalTrap {
+  let received: StopSignal | undefined;
+  let resolve: (signal: StopSignal) => void = () => {};
+  const requested = new Promise<StopSignal>((r) => (resolve = r));
+  const handler = (signal: StopSignal) => {
+    if (received) {
+      process.stderr.write(`${signal} again: exiting now\n`);
+      process.exit(SIGNAL_EXIT_CODES[signal]);
+    }
+    received = signal;
+    process.stderr.write(`\n${signal}: stopping…\n`);
+    resolve(signal);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    get received() {
+      return received;
+    },
+    requested,
+  };
+}
+
+/** Runs stop once the trap fires: 0 when stopped cleanly, 1 when stopping failed. */
+async function stopOnSignal(trap: SignalTrap, stop: () => Promise<void>): Promise<number> {
+  await trap.requested;
+  try {
+    await stop();
+    return 0;
+  } catch (err) {
+    process.stderr.write(`error while stopping: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
 }
 
 async function serve(config: Config, withWorkers: boolean): Promise<number> {
+  const trap = trapSignals();
   const { startService } = await import('./service.ts');
+  const { stopEmbeddedDatabases } = await import('./db/embedded.ts');
   const { Worker: WorkerPool } = await import('./worker/worker.ts');
   const log = createLogger(config.SVC_LOG_LEVEL);
   const t0 = performance.now();
-  const svc = await startService(config, { log });
+  // A signal during start stops the embedded PostgreSQL (or cancels its start); the start then
+  // fails, or finishes and is stopped below. Either way nothing is left running.
+  let starting = true;
+  void trap.requested.then(() => (starting ? stopEmbeddedDatabases() : undefined)).catch(() => {});
+  let svc: Awaited<ReturnType<typeof startService>>;
+  try {
+    svc = await startService(config, { log });
+  } catch (err) {
+    if (trap.received) return SIGNAL_EXIT_CODES[trap.received];
+    throw err;
+  } finally {
+    starting = false;
+  }
   let worker: Worker | undefined;
-  if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0) {
+  const stop = async () => {
+    await worker?.stop();
+    await svc.stop();
+  };
+  if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0 && !trap.received) {
     worker = new WorkerPool({
       serverUrl: svc.url,
       concurrency: config.SVC_WORKER_CONCURRENCY,
@@ -52,7 +100,14 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       log,
       serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
     });
-    await worker.start();
+    await worker.start().catch(async (err: unknown) => {
+      await svc.stop();
+      throw err;
+    });
+  }
+  if (trap.received) {
+    await stop();
+    return SIGNAL_EXIT_CODES[trap.received];
   }
   const lines = [
     `svc ${withWorkers ? 'started' : 'server started'} in ${Math.round(performance.now() - t0)} ms`,
@@ -64,10 +119,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
     `Ctrl-C stops it.`,
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  return onShutdown(async () => {
-    await worker?.stop();
-    await svc.stop();
-  });
+  return stopOnSignal(trap, stop);
 }
 
 const commands: Record<string, Command> = {
@@ -86,6 +138,7 @@ const commands: Record<string, Command> = {
     usage: 'svc worker [--server URL] [--concurrency N]',
     run: async (argv) => {
       const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
+      const trap = trapSignals();
       const { Worker: WorkerPool } = await import('./worker/worker.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
@@ -99,8 +152,12 @@ const commands: Record<string, Command> = {
         serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
       });
       await worker.start();
+      if (trap.received) {
+        await worker.stop();
+        return SIGNAL_EXIT_CODES[trap.received];
+      }
       process.stdout.write(`worker ${worker.name} claiming from ${worker.client.baseUrl} with ${concurrency} slots\n`);
-      return onShutdown(() => worker.stop());
+      return stopOnSignal(trap, () => worker.stop());
     },
   },
   migrate: {

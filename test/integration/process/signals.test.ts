@@ -1,0 +1,172 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/db/embedded.ts';
+import { http } from '../../helpers/http.ts';
+import { NODE24, ROOT, spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-signals-'));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach it
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+/** Pids of live processes whose command line mentions `text` (a data dir): none may outlive svc. */
+async function processesMentioning(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text)) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Alive and not a zombie (an orphan that exited is reaped by init whenever init gets to it). */
+async function running(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat !== '' && stat[stat.lastIndexOf(')') + 2] !== 'Z';
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 10): Promise<void> {
+  const t0 = Date.now();
+  while (!(await check())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** `svc start` as a terminal runs it: the leader of its own process group. */
+function spawnInOwnGroup(env: Record<string, string>): SvcProcess {
+  const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, 'start'], {
+    cwd: ROOT,
+    detached: true,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.on('data', (c) => (out += String(c)));
+  proc.stderr.on('data', (c) => (out += String(c)));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  return { proc, output: () => out, exited, kill: (s) => proc.kill(s) };
+}
+
+const SHUTDOWN_ERRORS = /shutting down|terminated unexpectedly|Connection terminated|ECONNREFUSED|"level":50/;
+
+describe('signals while svc start is starting', () => {
+  it('SIGINT once PostgreSQL runs: the start stops it and exits 130', async () => {
+    const dataDir = join(dir, 'int');
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(await freePort()), SVC_HOST: '127.0.0.1' });
+    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
+    let postmaster = 0;
+    await until('postmaster.pid', async () => {
+      postmaster = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
+      return postmaster > 0;
+    }, 60_000);
+    p.kill('SIGINT');
+    expect(await withTimeout(p.exited, 30_000, 'exit after SIGINT')).toBe(130);
+    expect(p.output()).not.toContain('Ctrl-C stops it.'); // the signal did come during the start
+    expect(await running(postmaster)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+    expect(await processesMentioning(dataDir)).toEqual([]);
+  });
+
+  it('SIGTERM while the data dir is initialised: no PostgreSQL is started, exit 143', async () => {
+    const dataDir = join(dir, 'term');
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(await freePort()), SVC_HOST: '127.0.0.1' });
+    await until('initdb at work', () => existsSync(join(dataDir, 'pg')), 60_000);
+    p.kill('SIGTERM');
+    expect(await withTimeout(p.exited, 30_000, 'exit after SIGTERM')).toBe(143);
+    expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    expect(await processesMentioning(dataDir)).toEqual([]);
+  });
+});
+
+describe('Ctrl-C in a terminal (SIGINT to the whole process group)', () => {
+  it('drains the running step while PostgreSQL stays up, then stops it: no errors, nothing left running', async () => {
+    const dataDir = join(dir, 'group');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' };
+    const svc = spawnInOwnGroup(env);
+    await waitForHealth(`${base}/api/health`, 60_000);
+    const registered = await http(base, 'POST', '/api/catalog/playbook', {
+      content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: g, path: signals/g }\nworkflow:\n  - step: start\n    tool: { name: s, kind: shell, command: "sleep 1; echo drained" }\n',
+    });
+    expect(registered.status).toBe(201);
+    const id = (await http(base, 'POST', '/api/run/playbook', { path: 'signals/g' })).body.execution_id;
+    await until('the step is running', async () => {
+      const { body } = await http(base, 'GET', `/api/events/${id}`);
+      return body.events.some((e: { event_type: string }) => e.event_type === 'command.started');
+    }, 30_000, 20);
+
+    const group = svc.proc.pid;
+    if (group === undefined) throw new Error('no pid');
+    process.kill(-group, 'SIGINT');
+    expect(await withTimeout(svc.exited, 30_000, 'drain and stop')).toBe(0);
+    expect(svc.output()).not.toMatch(SHUTDOWN_ERRORS);
+    expect(await processesMentioning(dataDir)).toEqual([]);
+
+    // The step that was running when Ctrl-C came finished and was recorded.
+    const again = spawnSvc(['start'], env);
+    try {
+      await waitForHealth(`${base}/api/health`, 60_000);
+      const execution = (await http(base, 'GET', `/api/executions/${id}`)).body;
+      expect(execution.status).toBe('completed');
+      expect(execution.result.stdout).toBe('drained\n');
+    } finally {
+      again.kill('SIGTERM');
+      expect(await withTimeout(again.exited, 30_000, 'second stop')).toBe(0);
+    }
+    expect(await processesMentioning(dataDir)).toEqual([]);
+  });
+});
+
+describe('a PostgreSQL left behind', () => {
+  it('is stopped by the next start when svc and its watchdog were killed outright', async () => {
+    const dataDir = join(dir, 'leftover');
+    const port = await freePort();
+    const env = { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' };
+    const first = spawnSvc(['start'], env);
+    await waitForHealth(`http://127.0.0.1:${port}/api/health`, 60_000);
+    const postmaster = Number((await readFile(join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    // The watchdog shells first, then svc: either one dying closes the pipe the watchdog reads,
+    // and it would stop PostgreSQL. The shell reading that pipe (a child of the other) goes first.
+    const shells: { pid: number; parent: number }[] = [];
+    for (const pid of await processesMentioning(dataDir)) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (cmdline.startsWith('/bin/sh')) shells.push({ pid, parent });
+    }
+    expect(shells).toHaveLength(2);
+    shells.sort((a, b) => Number(shells.some((s) => s.pid === b.parent)) - Number(shells.some((s) => s.pid === a.parent)));
+    for (const { pid } of shells) process.kill(pid, 'SIGKILL');
+    first.kill('SIGKILL');
+    await first.exited;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await running(postmaster)).toBe(true); // orphaned, still holding the data dir
+
+    const second = spawnSvc(['start'], env);
+    await waitForHealth(`http://127.0.0.1:${port}/api/health`, 60_000);
+    expect(await running(postmaster)).toBe(false);
+    second.kill('SIGTERM');
+    expect(await withTimeout(second.exited, 30_000, 'stop')).toBe(0);
+    expect(await processesMentioning(dataDir)).toEqual([]);
+  });
+});
+
+describe('an invalid encryption key', () => {
+  it('stops svc start at once with exit 78 and one line naming the variable, before anything is written', async () => {
+    const dataDir = join(dir, 'badkey');
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_ENCRYPTION_KEY: 'abc', SVC_PORT: String(await freePort()) });
+    expect(await withTimeout(p.exited, 20_000, 'exit')).toBe(78);
+    expect(p.output().trim().split('\n')).toEqual([expect.stringMatching(/^svc start: invalid SVC_ENCRYPTION_KEY: expects base64 of exactly 32 bytes/)]);
+    expect(p.output()).not.toContain('abc');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
