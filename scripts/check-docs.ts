@@ -2,7 +2,7 @@
 // request outside the server's own origin (the pages must work with no internet).
 // Usage: node scripts/check-docs.ts [--url http://127.0.0.1:8082] [--screenshots DIR]
 // Without --url it starts the service itself on a temporary embedded PostgreSQL.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,10 @@ import { startService } from '../src/service.ts';
 
 const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 const PAGE_TIMEOUT_MS = 30_000;
+/** How long Chromium may take to exit after Browser.close before its whole group is killed. */
+const BROWSER_CLOSE_TIMEOUT_MS = 5_000;
+/** How long to wait for the exit after SIGKILL (the kernel reaps promptly; this is a bound). */
+const BROWSER_KILL_TIMEOUT_MS = 5_000;
 
 type CdpMessage = { id?: number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: unknown };
 
@@ -29,43 +33,81 @@ class Cdp {
       else this.events.push(msg);
     });
   }
+  close(): void {
+    this.#ws.close();
+  }
   send(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<Record<string, unknown>> {
     const id = this.#next++;
-    this.#ws.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
     return new Promise((ok, fail) => {
       this.#pending.set(id, (m) => (m.error ? fail(new Error(`${method}: ${JSON.stringify(m.error)}`)) : ok(m.result ?? {})));
+      // Inside the executor: a send on a closed socket becomes a rejection, not a throw.
+      this.#ws.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
     });
   }
+}
+
+function exitOf(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => proc.once('exit', () => resolve()));
+}
+
+function settlesWithin(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Stops Chromium and waits for it: Browser.close first (it then shuts its helpers down and
+ * stops writing to the profile), SIGKILL to its whole process group if it lingers. Only then
+ * is the profile removed; removing it under a live browser fails with ENOTEMPTY.
+ */
+async function stopChromium(proc: ChildProcess, cdp: Cdp | undefined, profile: string): Promise<void> {
+  const exited = exitOf(proc);
+  if (cdp) void cdp.send('Browser.close').catch(() => {});
+  if (!(await settlesWithin(exited, cdp ? BROWSER_CLOSE_TIMEOUT_MS : 0))) {
+    try {
+      if (proc.pid !== undefined) process.kill(-proc.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await settlesWithin(exited, BROWSER_KILL_TIMEOUT_MS);
+  }
+  cdp?.close();
+  // Helpers of the group may still be closing files for a moment after the browser's exit.
+  await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 async function launchChromium(): Promise<{ cdp: Cdp; close(): Promise<void> }> {
   const exe = CHROMIUM_CANDIDATES.find((p) => existsSync(p));
   if (!exe) throw new Error('no Chromium found (apt-get install chromium)');
   const profile = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
+  // Its own process group, so the renderer and GPU helpers can be stopped with it.
   const proc = spawn(exe, [
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', '--disable-extensions', `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank',
-  ], { stdio: 'ignore' });
-  const portFile = join(profile, 'DevToolsActivePort');
-  const t0 = Date.now();
-  while (!existsSync(portFile)) {
-    if (Date.now() - t0 > PAGE_TIMEOUT_MS) throw new Error('Chromium did not start');
-    await new Promise((r) => setTimeout(r, 50));
+  ], { stdio: 'ignore', detached: true });
+  let cdp: Cdp | undefined;
+  try {
+    const portFile = join(profile, 'DevToolsActivePort');
+    const t0 = Date.now();
+    while (!existsSync(portFile)) {
+      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`Chromium exited at start (${proc.exitCode ?? proc.signalCode})`);
+      if (Date.now() - t0 > PAGE_TIMEOUT_MS) throw new Error('Chromium did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [port, path] = (await readFile(portFile, 'utf8')).trim().split('\n');
+    const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`);
+    await new Promise((ok, fail) => {
+      ws.addEventListener('open', ok, { once: true });
+      ws.addEventListener('error', fail, { once: true });
+    });
+    cdp = new Cdp(ws);
+  } catch (err) {
+    await stopChromium(proc, undefined, profile);
+    throw err;
   }
-  const [port, path] = (await readFile(portFile, 'utf8')).trim().split('\n');
-  const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`);
-  await new Promise((ok, fail) => {
-    ws.addEventListener('open', ok, { once: true });
-    ws.addEventListener('error', fail, { once: true });
-  });
-  return {
-    cdp: new Cdp(ws),
-    async close() {
-      ws.close();
-      proc.kill('SIGKILL');
-      await rm(profile, { recursive: true, force: true });
-    },
-  };
+  const connected = cdp;
+  return { cdp: connected, close: () => stopChromium(proc, connected, profile) };
 }
 
 /** Opens url in a fresh tab; waits until `probe` (a JS expression) is truthy; returns requests made and a screenshot. */
@@ -98,40 +140,49 @@ async function render(cdp: Cdp, url: string, probe: string): Promise<{ requests:
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { url: { type: 'string' }, screenshots: { type: 'string' } } });
-  let base = values.url;
   let stop: (() => Promise<void>) | undefined;
   let dataDir: string | undefined;
-  if (!base) {
-    dataDir = await mkdtemp(join(tmpdir(), 'svc-docs-'));
-    await chmod(dataDir, 0o755);
-    const svc = await startService(loadConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_LOG_LEVEL: 'warn' }));
-    base = svc.url;
-    stop = () => svc.stop();
-  }
-  const origin = new URL(base).origin;
-  const chromium = await launchChromium();
-  let failures = 0;
+  // Whatever fails below, the service this script started is stopped and its data removed.
   try {
-    const pages = [
-      { name: 'docs', url: `${origin}/docs`, probe: `document.querySelector('.swagger-ui .info .title') && document.querySelectorAll('.opblock').length > 5` },
-      { name: 'redoc', url: `${origin}/redoc`, probe: `document.querySelector('.api-info h1') && document.querySelectorAll('[role=menuitem], li[data-item-id]').length > 5` },
-    ];
-    for (const p of pages) {
-      const out = await render(chromium.cdp, p.url, p.probe);
-      const foreign = out.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
-      const title = out.text.split('\n').find((l) => l.trim()) ?? '';
-      if (values.screenshots) await writeFile(join(values.screenshots, `${p.name}.png`), out.png);
-      if (foreign.length) {
-        failures++;
-        process.stdout.write(`FAIL ${p.url}: requests outside ${origin}: ${foreign.join(', ')}\n`);
-      } else {
-        process.stdout.write(`ok   ${p.url}: rendered ("${title.trim().slice(0, 60)}"), ${out.requests.length} requests, all to ${origin}\n`);
-      }
+    let base = values.url;
+    if (!base) {
+      dataDir = await mkdtemp(join(tmpdir(), 'svc-docs-'));
+      await chmod(dataDir, 0o755);
+      const svc = await startService(loadConfig({ SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_LOG_LEVEL: 'warn' }));
+      base = svc.url;
+      stop = () => svc.stop();
+    }
+    const origin = new URL(base).origin;
+    const chromium = await launchChromium();
+    try {
+      return await checkPages(chromium.cdp, origin, values.screenshots);
+    } finally {
+      await chromium.close();
     }
   } finally {
-    await chromium.close();
     await stop?.();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  }
+}
+
+/** Renders each page; prints one line per page; returns the exit code (1 if any page failed). */
+async function checkPages(cdp: Cdp, origin: string, screenshots: string | undefined): Promise<number> {
+  let failures = 0;
+  const pages = [
+    { name: 'docs', url: `${origin}/docs`, probe: `document.querySelector('.swagger-ui .info .title') && document.querySelectorAll('.opblock').length > 5` },
+    { name: 'redoc', url: `${origin}/redoc`, probe: `document.querySelector('.api-info h1') && document.querySelectorAll('[role=menuitem], li[data-item-id]').length > 5` },
+  ];
+  for (const p of pages) {
+    const out = await render(cdp, p.url, p.probe);
+    const foreign = out.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
+    const title = out.text.split('\n').find((l) => l.trim()) ?? '';
+    if (screenshots) await writeFile(join(screenshots, `${p.name}.png`), out.png);
+    if (foreign.length) {
+      failures++;
+      process.stdout.write(`FAIL ${p.url}: requests outside ${origin}: ${foreign.join(', ')}\n`);
+    } else {
+      process.stdout.write(`ok   ${p.url}: rendered ("${title.trim().slice(0, 60)}"), ${out.requests.length} requests, all to ${origin}\n`);
+    }
   }
   return failures ? 1 : 0;
 }
