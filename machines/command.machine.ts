@@ -48,7 +48,8 @@ export const commandMachine = setup({
   },
 }).createMachine({
   id: 'command',
-  context: ({ input }) => ({ attempt: input.attempt ?? 0, workerId: input.workerId ?? null }),
+  // Without input (xstate's transition() computes a throwaway initial snapshot so): a fresh command.
+  context: ({ input }) => ({ attempt: input?.attempt ?? 0, workerId: input?.workerId ?? null }),
   initial: 'PENDING',
   states: {
     PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },

@@ -5,6 +5,17 @@ import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 
 export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from './execution/types.ts';
 
+const NO_INPUT: ExecutionInput = Object.freeze({
+  executionId: 0,
+  catalogId: 0,
+  path: '',
+  parentExecutionId: null,
+  parentSeq: null,
+  rootExecutionId: 0,
+  workload: {},
+  args: {},
+});
+
 /** Bump when the context shape or the reducer's meaning changes: old snapshots are then replayed from the log. */
 export const EXECUTION_MACHINE_VERSION = 2;
 
@@ -38,11 +49,13 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
     });
   return machineSetup.createMachine({
     id: 'execution',
-    context: ({ input }) => initialContext(input),
+    // xstate's transition() builds a throwaway actor whose initial snapshot it computes without
+    // input: there is nothing to start then, and throwing there would cost an exception per call.
+    context: ({ input }) => initialContext(input ?? NO_INPUT),
     initial: 'running',
     states: {
       running: {
-        entry: apply((ctx) => reduceStart(playbook, ctx)),
+        entry: apply((ctx) => (ctx.input === NO_INPUT ? { context: ctx, effects: [] } : reduceStart(playbook, ctx))),
         always: [
           { guard: 'completed', target: 'completed' },
           { guard: 'failed', target: 'failed' },

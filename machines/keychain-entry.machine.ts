@@ -95,12 +95,14 @@ export const keychainEntryMachine = setup({
   },
 }).createMachine({
   id: 'keychainEntry',
+  // xstate's transition() computes a throwaway initial snapshot without input: answer it cheaply
+  // rather than throw (an exception per transition).
   context: ({ input }) => ({
-    name: input.name,
-    scope: input.scope,
-    autoRenew: input.autoRenew ?? false,
-    expiresAtMs: input.expiresAtMs ?? null,
-    accessCount: input.accessCount ?? 0,
+    name: input?.name ?? '',
+    scope: input?.scope ?? 'global',
+    autoRenew: input?.autoRenew ?? false,
+    expiresAtMs: input?.expiresAtMs ?? null,
+    accessCount: input?.accessCount ?? 0,
   }),
   initial: 'hydrating',
   // Transitions every state shares: a set stores a fresh value, a delete removes the row.

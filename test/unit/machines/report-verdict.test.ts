@@ -31,3 +31,26 @@ describe('reportVerdict', () => {
     }
   });
 });
+
+describe('reportVerdict agrees with the command machine run by xstate', () => {
+  it('for every live status, report type and reporter', async () => {
+    const { transition } = await import('xstate');
+    const { commandMachine } = await import('../../../machines/command.machine.ts');
+    const types = { 'command.started': 'start', 'call.done': 'start', 'command.heartbeat': 'heartbeat', 'command.completed': 'complete', 'command.failed': 'fail' } as const;
+    const reporters = [{}, { attempt: 2 }, { attempt: 1 }, { attempt: 3 }, { workerId: 'w1' }, { workerId: 'w2' }, { attempt: 2, workerId: 'w1' }, { attempt: 2, workerId: 'w2' }, { attempt: 1, workerId: 'w1' }];
+    let checked = 0;
+    for (const status of ['CLAIMED', 'RUNNING'] as const) {
+      for (const [eventType, type] of Object.entries(types)) {
+        for (const r of reporters) {
+          const snap = commandMachine.resolveState({ value: status, context: { attempt: 2, workerId: 'w1' } });
+          const event = { type, attempt: r.attempt ?? null, workerId: 'workerId' in r ? r.workerId : null };
+          const verdict = reportVerdict(held({ status }), eventType, r);
+          if (snap.can(event)) expect(verdict).toEqual({ kind: 'accept', status: transition(commandMachine, snap, event)[0].value });
+          else expect(verdict.kind).toBe('refused');
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBe(90);
+  });
+});
