@@ -3,5 +3,4 @@
 -- stored snapshot holds. Events after applied_event_id are inbox events still to apply.
 ALTER TABLE core.execution ADD COLUMN applied_event_id bigint NOT NULL DEFAULT 0;
 UPDATE core.execution SET applied_event_id = snapshot_event_id;
-CREATE INDEX execution_inbox_idx ON core.execution (execution_id) WHERE status = 'running' AND last_event_id > applied_event_id;
 COMMENT ON COLUMN core.execution.snapshot IS 'execution machine snapshot, folded through snapshot_event_id; a cache of the event log';
