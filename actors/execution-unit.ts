@@ -304,19 +304,22 @@ export class ExecutionUnit {
   }
 
   /**
-   * Writes everything in one statement. With `claim`, up to `max` of the new commands go straight
-   * to that worker (claim-ahead) and older pending ones fill the rest; returns those it now holds.
+   * Writes everything in one statement. With `claims`, new commands go straight to those workers
+   * in order, up to each one's `max` (claim-ahead), and older pending ones fill what is left;
+   * returns the commands they now hold.
    */
-  async flush(claim?: { workerId: string; max: number }): Promise<CommandRow[]> {
-    let handed = 0;
-    if (claim) {
-      for (const c of this.newCommands) {
-        if (handed >= claim.max) break;
-        if (c.status !== 'PENDING') continue;
+  async flush(claims: { workerId: string; max: number }[] = []): Promise<CommandRow[]> {
+    const older: { workerId: string; max: number }[] = [];
+    const fresh = this.newCommands.filter((c) => c.status === 'PENDING');
+    for (const claim of claims) {
+      let handed = 0;
+      while (handed < claim.max && fresh.length) {
+        const c = fresh.shift()!;
         c.status = 'CLAIMED';
         c.worker_id = claim.workerId;
         handed++;
       }
+      if (claim.max > handed) older.push({ workerId: claim.workerId, max: claim.max - handed });
     }
     const executions: UnitExecution[] = [];
     const newExecutions = [];
@@ -367,7 +370,7 @@ export class ExecutionUnit {
       commandUpdates: [...this.commandUpdates.values()],
       cancels: this.cancels,
       keychainCleanup: this.keychainCleanup,
-      claimOlder: claim && claim.max > handed ? { workerId: claim.workerId, max: claim.max - handed } : null,
+      claimOlder: older,
     });
   }
 

@@ -11,6 +11,10 @@ export type RoutedEvent = EventInput & { execution_id: number; attempt?: number 
 
 export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
 
+/** Workers that want their next commands from this routing (claim-ahead), in order. */
+export type Claim = { workerId: string; max: number };
+export type RouteOptions = { wake?: number[]; claims?: Claim[] };
+
 export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 
 const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']); // deadlock (parent/child cascades), serialization
@@ -24,7 +28,7 @@ const MAX_ATTEMPTS = 5;
 export async function routeEvents(
   deps: EngineDeps,
   events: RoutedEvent[],
-  opts: { wake?: number[]; claim?: { workerId: string; max: number } } = {},
+  opts: RouteOptions = {},
 ): Promise<RouteResult> {
   const started = performance.now();
   let out: (RouteResult & { wakes: number[]; unit: ExecutionUnit }) | undefined;
@@ -60,7 +64,7 @@ async function routeInTransaction(
   q: Queryable,
   loaded: ReturnType<typeof parseLockAndLoad>,
   events: RoutedEvent[],
-  opts: { wake?: number[]; claim?: { workerId: string; max: number } },
+  opts: RouteOptions,
 ): Promise<RouteResult & { wakes: number[]; unit: ExecutionUnit }> {
   const rows = loaded.executions;
   const found = new Set(rows.map((r) => r.execution_id));
@@ -109,7 +113,7 @@ async function routeInTransaction(
     unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next });
     results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
   }
-  const claimed = await unit.flush(opts.claim);
+  const claimed = await unit.flush(opts.claims);
   for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.metrics.commandsIssued.inc(unit.commandsGenerated);
   deps.metrics.commandsClaimed.inc(claimed.length);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { routeEvents } from '../../actors/route-events.ts';
+import { ReportBatcher } from '../../actors/report-batcher.ts';
 import type { AppDeps } from '../app.ts';
 import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
@@ -34,6 +34,7 @@ const reportBody = v.object({
 
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
 export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const reports = new ReportBatcher(deps);
   app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody) } }, async (req) => {
     const b = req.body as v.InferOutput<typeof registerBody>;
     const row = await registerWorkerPool(deps.db, b);
@@ -104,7 +105,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) } }, async (req) => {
     const b = req.body as v.InferOutput<typeof reportBody>;
-    const out = await routeEvents(deps, b.events, b.claim ? { claim: { workerId: b.worker_id, max: b.claim } } : {});
+    const out = await reports.route({ events: b.events, claim: b.claim ? { workerId: b.worker_id, max: b.claim } : undefined });
     return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: out.claimed.map(presentCommand) };
   });
 }

@@ -49,11 +49,12 @@ export type UnitWrite = {
   commandUpdates: { command_id: number; status: CommandStatus }[];
   cancels: { execution_id: number; seq: number }[];
   keychainCleanup: { execution_id: number; is_root: boolean }[];
-  /** Also claim up to `max` older PENDING commands for this worker. */
-  claimOlder: { workerId: string; max: number } | null;
+  /** Also claim older PENDING commands: up to `max` for each of these workers, in order. */
+  claimOlder: { workerId: string; max: number }[];
 };
 
 const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
+const QUALIFIED_COMMAND_COLUMNS = COMMAND_COLUMNS.split(', ').map((c) => `c.${c}`).join(', ');
 const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb, machine_version int,
   snapshot_event_id bigint, applied_event_id bigint, last_event_id bigint`;
 
@@ -119,14 +120,16 @@ kc AS (
      AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared'))),
 older AS (
   UPDATE core.command c
-     SET status = 'CLAIMED', worker_id = $2, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
-   WHERE c.command_id IN (
-           SELECT o.command_id FROM core.command o
-            WHERE o.status = 'PENDING'
-              AND NOT EXISTS (SELECT 1 FROM p, jsonb_to_recordset(p.j->'cancels') AS x(execution_id bigint, seq int)
-                               WHERE x.execution_id = o.execution_id AND x.seq = o.seq)
-            ORDER BY o.command_id LIMIT $3 FOR UPDATE SKIP LOCKED)
-  RETURNING ${COMMAND_COLUMNS}),
+     SET status = 'CLAIMED', worker_id = w.worker_id, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
+    FROM (SELECT o.command_id, row_number() OVER (ORDER BY o.command_id) AS rn
+            FROM (SELECT o.command_id FROM core.command o
+                   WHERE o.status = 'PENDING'
+                     AND NOT EXISTS (SELECT 1 FROM p, jsonb_to_recordset(p.j->'cancels') AS x(execution_id bigint, seq int)
+                                      WHERE x.execution_id = o.execution_id AND x.seq = o.seq)
+                   ORDER BY o.command_id LIMIT $3 FOR UPDATE SKIP LOCKED) o) picked
+    JOIN jsonb_to_recordset($2::jsonb) AS w(worker_id text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
+   WHERE c.command_id = picked.command_id
+  RETURNING ${QUALIFIED_COMMAND_COLUMNS}),
 note AS (
   SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd WHERE status = 'PENDING') s WHERE n > 0)
 SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = 'CLAIMED'
@@ -134,6 +137,11 @@ UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o
 UNION ALL SELECT 'notified', NULL FROM note`;
 
 type ClaimedJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
+
+function claimRanges(claimers: { workerId: string; max: number }[]): { worker_id: string; lo: number; hi: number }[] {
+  let next = 1;
+  return claimers.filter((c) => c.max > 0).map((c) => ({ worker_id: c.workerId, lo: next, hi: (next += c.max) - 1 }));
+}
 
 /** Writes a unit in one statement; returns the commands now claimed by the reporting worker. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<CommandRow[]> {
@@ -144,8 +152,9 @@ export async function writeUnit(q: Queryable, w: UnitWrite): Promise<CommandRow[
     text: WRITE_SQL,
     values: [
       JSON.stringify(data),
-      claimOlder?.workerId ?? '',
-      claimOlder?.max ?? 0,
+      // Claimers as row-number ranges of the pending commands picked, in order.
+      JSON.stringify(claimRanges(claimOlder)),
+      claimOlder.reduce((n, c) => n + c.max, 0),
       data.executions.map((e) => e.execution_id),
       data.lateAdvances.map((e) => e.execution_id),
       data.commandUpdates.map((c) => c.command_id),

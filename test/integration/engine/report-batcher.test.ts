@@ -1,0 +1,97 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPORT_BATCHES_IN_FLIGHT, ReportBatcher, type Report } from '../../../actors/report-batcher.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { http } from '../../helpers/http.ts';
+
+// Group commit of worker reports: reports that arrive while routing transactions are in flight
+// go together in one, and each gets its own event results and its own worker's next commands.
+
+let t: TestApp;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp();
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+  const two = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: two, path: rb/two }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n    next: second\n  - step: second\n    tool: { name: b, kind: noop }\n';
+  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: two })).status).toBe(201);
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+});
+
+async function startClaimed(worker: string): Promise<{ executionId: number; commandId: number; attempt: number }> {
+  const executionId = (await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/two' })).body.execution_id;
+  const { rows } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [executionId]);
+  const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker });
+  expect(claim.status).toBe(200);
+  return { executionId, commandId: rows[0].command_id, attempt: claim.body.attempt };
+}
+
+const completed = (c: { executionId: number; commandId: number; attempt: number }, worker: string, task: string): Report => ({
+  events: [
+    { execution_id: c.executionId, command_id: c.commandId, attempt: c.attempt, worker_id: worker, event_type: 'command.started' },
+    { execution_id: c.executionId, command_id: c.commandId, attempt: c.attempt, worker_id: worker, event_type: 'command.completed', result: { tasks: { [task]: { status: 'ok', data: c.executionId } } } },
+  ],
+  claim: { workerId: worker, max: 1 },
+});
+
+describe('report batcher', () => {
+  it('routes queued reports of several workers in one transaction; each gets its results and its own next commands', async () => {
+    const batcher = new ReportBatcher(t.deps);
+    // Fill every in-flight slot with a report whose execution is locked, so the rest queue up.
+    const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
+    const waiting = await Promise.all([...Array.from({ length: 3 }, () => startClaimed('wa')), ...Array.from({ length: 3 }, () => startClaimed('wb'))]);
+    const locker = new pg.Client({ connectionString: t.databaseUrl });
+    await locker.connect();
+    await locker.query('SELECT pg_advisory_lock(id) FROM unnest($1::bigint[]) AS id', [blockers.map((b) => b.executionId)]);
+    const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
+    await new Promise((r) => setTimeout(r, 200));
+    const routesBefore = (await t.deps.metrics.routeSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    const queued = waiting.map((w, i) => batcher.route(completed(w, i < 3 ? 'wa' : 'wb', 'a')));
+    await new Promise((r) => setTimeout(r, 100));
+    await locker.query('SELECT pg_advisory_unlock_all()');
+    await locker.end();
+    const outcomes = await Promise.all(queued);
+    await Promise.all(blocked);
+    const routesAfter = (await t.deps.metrics.routeSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    // The blockers' transactions, plus the queued six together (not one each).
+    expect(routesAfter - routesBefore).toBeLessThanOrEqual(REPORT_BATCHES_IN_FLIGHT + 2);
+    for (const [i, o] of outcomes.entries()) {
+      const worker = i < 3 ? 'wa' : 'wb';
+      expect(o.results).toHaveLength(2);
+      for (const r of o.results) expect(r.event_id).toEqual(expect.any(Number));
+      expect(o.claimed).toHaveLength(1);
+      expect(o.claimed[0]).toMatchObject({ worker_id: worker, status: 'CLAIMED', step: 'second' });
+    }
+    // Every execution moved on to its second step, and each second command was handed out once.
+    const handed = outcomes.flatMap((o) => o.claimed.map((c) => c.command_id));
+    expect(new Set(handed).size).toBe(6);
+    for (const w of waiting) {
+      const { rows } = await db.query(`SELECT step, status, worker_id FROM core.command WHERE execution_id = $1 ORDER BY seq`, [w.executionId]);
+      expect(rows.map((r) => [r.step, r.status])).toEqual([['start', 'COMPLETED'], ['second', 'CLAIMED']]);
+    }
+  });
+
+  it('a batch with one bad report routes the others and fails only that one', async () => {
+    const batcher = new ReportBatcher(t.deps);
+    const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
+    const good = await startClaimed('wg');
+    const locker = new pg.Client({ connectionString: t.databaseUrl });
+    await locker.connect();
+    await locker.query('SELECT pg_advisory_lock(id) FROM unnest($1::bigint[]) AS id', [blockers.map((b) => b.executionId)]);
+    const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
+    await new Promise((r) => setTimeout(r, 200));
+    const bad = batcher.route({ events: [{ execution_id: 99_999_999, event_type: 'command.started' }] });
+    const fine = batcher.route(completed(good, 'wg', 'a'));
+    await new Promise((r) => setTimeout(r, 100));
+    await locker.query('SELECT pg_advisory_unlock_all()');
+    await locker.end();
+    await expect(bad).rejects.toMatchObject({ code: 'not_found' });
+    const ok = await fine;
+    expect(ok.results.every((r) => r.event_id !== null)).toBe(true);
+    expect(ok.claimed).toHaveLength(1);
+    await Promise.all(blocked);
+  });
+});
