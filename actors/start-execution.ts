@@ -45,8 +45,9 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[]): P
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;
-// Two batches in flight: one is written while the next one's requests gather and are prepared.
-const MAX_START_BATCHES_IN_FLIGHT = 2;
+// One batch in flight: requests gather while it is written (two round trips), so a burst costs
+// few, large writes; measured, a second batch in flight cost more CPU per start than it saved.
+const MAX_START_BATCHES_IN_FLIGHT = 1;
 
 type PendingStart = { input: StartInput; ok: (s: Started) => void; fail: (e: unknown) => void };
 

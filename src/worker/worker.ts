@@ -13,9 +13,12 @@ export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
 export const BUSY_HEARTBEAT_INTERVAL_MS = 2_000;
 export const CLAIM_WAIT_MS = 5_000;
 const REPORT_RETRY_MAX_DELAY_MS = 5_000;
-// Two reports in flight: commands that finish while one is routed go out at once in the second,
-// instead of waiting a whole round trip; the rest gather for the next.
+// One report in flight: results that finish meanwhile gather into the next one, so a busy pool
+// pays one request and one routing transaction per batch. A report held up longer than
+// REPORT_STALL_MS (its execution locked elsewhere, say) lets a second one go, so one stuck
+// execution does not hold back every other result of the pool.
 const REPORTS_IN_FLIGHT = 2;
+export const REPORT_STALL_MS = 250;
 
 export type WorkerOptions = {
   serverUrl: string;
@@ -53,7 +56,8 @@ export class Worker {
   #abortTasks = new AbortController();
   #slotFreed: (() => void) | undefined;
   #reports: PendingReport[] = [];
-  readonly #reporting = new Set<Promise<void>>();
+  readonly #reporting = new Map<Promise<void>, number>(); // in flight → when it was sent
+  #stallTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
   // Heartbeat state: the next beat is due a fixed interval after the last one was sent, so
   // however often the pool turns busy or idle, a beat is never postponed past that interval.
@@ -145,7 +149,7 @@ export class Worker {
       this.#abortClaims.abort();
       this.#slotFreed?.();
       await this.#loop;
-      while (this.#running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting) : delay(20));
+      while (this.#running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting.keys()) : delay(20));
       this.#heartbeatOn = false;
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
@@ -216,13 +220,25 @@ export class Worker {
   }
 
   #flushReports(): void {
-    if (this.#reporting.size >= REPORTS_IN_FLIGHT || !this.#reports.length) return;
+    if (!this.#reports.length || this.#reporting.size >= REPORTS_IN_FLIGHT) return;
+    if (this.#reporting.size > 0) {
+      const waitedMs = performance.now() - Math.min(...this.#reporting.values());
+      if (waitedMs < REPORT_STALL_MS) {
+        this.#stallTimer ??= setTimeout(() => {
+          this.#stallTimer = undefined;
+          this.#flushReports();
+        }, REPORT_STALL_MS - waitedMs);
+        return;
+      }
+    }
+    clearTimeout(this.#stallTimer);
+    this.#stallTimer = undefined;
     const batch = this.#reports.splice(0);
     const sending: Promise<void> = this.#send(batch).finally(() => {
       this.#reporting.delete(sending);
       this.#flushReports();
     });
-    this.#reporting.add(sending);
+    this.#reporting.set(sending, performance.now());
   }
 
   async #send(batch: PendingReport[]): Promise<void> {
