@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
+import { until } from '../../helpers/until.ts';
 
 let s: WorkerStack;
 let target: HttpTarget;
@@ -71,15 +72,6 @@ function only(events: Json[], type: string): Json {
   return found[0];
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('http tasks', () => {
   it('retries 503 twice with backoff, then succeeds', async () => {

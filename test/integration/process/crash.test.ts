@@ -7,6 +7,7 @@ import { Worker } from '../../../src/worker/worker.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { until } from '../../helpers/until.ts';
 
 let t: TestDatabase;
 let db: pg.Client;
@@ -32,15 +33,6 @@ async function register(base: string, yaml: string) {
   expect(r.status).toBe(201);
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('crashes', () => {
   it('a worker killed with SIGKILL mid-command leaves the execution running and no event half-written', async () => {

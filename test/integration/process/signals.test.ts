@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/db/embedded.ts';
 import { http } from '../../helpers/http.ts';
 import { NODE24, ROOT, spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { until } from '../../helpers/until.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -32,13 +33,6 @@ async function running(pid: number): Promise<boolean> {
   return stat !== '' && stat[stat.lastIndexOf(')') + 2] !== 'Z';
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 10): Promise<void> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** `svc start` as a terminal runs it: the leader of its own process group. */
 function spawnInOwnGroup(env: Record<string, string>): SvcProcess {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { until } from '../../helpers/until.ts';
 
 // Short intervals so the test spans many busy periods; the idle one is longer than the whole test,
 // so only the busy schedule can keep heartbeat_at fresh.
@@ -38,14 +39,6 @@ async function completedCommands(executionId: number): Promise<number> {
   return rows[0].n;
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - t0;
-}
 
 describe('worker pool heartbeat', () => {
   it('keeps beating through a stream of short commands, and a cancel still reaches a running one', async () => {
@@ -92,7 +85,9 @@ workflow:
     await until('an item sleeps', () => existsSync(sleeping), 15_000);
     const cancel = await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'heartbeat test' });
     expect(cancel.body.status).toBe('cancelled');
-    const stoppedInMs = await until('the sleeping command stops', () => worker.running === 0, 10_000);
+    const cancelledAt = Date.now();
+    await until('the sleeping command stops', () => worker.running === 0, 10_000);
+    const stoppedInMs = Date.now() - cancelledAt;
     expect(stoppedInMs).toBeLessThan(5_000);
     expect((await s.wait(id)).status).toBe('cancelled');
   });

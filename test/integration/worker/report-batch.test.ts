@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { until } from '../../helpers/until.ts';
 
 // Long enough for a finished shell task's events to reach the worker's report queue.
 const SETTLE_MS = 500;
@@ -39,13 +40,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function claimedCommand(executionId: number): Promise<number | undefined> {
   const { rows } = await s.deps.db.query<{ command_id: string; status: string }>(`SELECT command_id, status FROM core.command WHERE execution_id = $1`, [executionId]);
