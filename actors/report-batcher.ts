@@ -1,12 +1,11 @@
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { EngineDeps } from './engine-deps.ts';
+import { GroupCommit } from './group-commit.ts';
 import { routeEvents, type Claim, type EventResult, type RoutedEvent } from './route-events.ts';
 
 /** One worker report: its events, and how many next commands it wants (claim-ahead). */
 export type Report = { events: RoutedEvent[]; claim?: Claim };
 export type ReportOutcome = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
-
-type Pending = { report: Report; ok: (o: ReportOutcome) => void; fail: (e: unknown) => void };
 
 const MAX_EVENTS_PER_TRANSACTION = 2_000;
 // More than one routing transaction in flight: a batch waiting on a lock (an execution another
@@ -14,66 +13,24 @@ const MAX_EVENTS_PER_TRANSACTION = 2_000;
 export const REPORT_BATCHES_IN_FLIGHT = 3;
 
 /**
- * Group commit for worker reports: reports arriving while a routing transaction is in flight go
- * together in the next one (one lock-and-load, one write, one commit for all), and its claim-
- * ahead serves every reporting worker. A lone report is routed at once. A batch that fails is
- * routed again one report at a time, so one bad report cannot fail the others.
+ * Group commit for worker reports (see GroupCommit): reports arriving while routing transactions
+ * are in flight go together in the next one (one lock-and-load, one write, one commit for all),
+ * and its claim-ahead serves every reporting worker.
  */
 export class ReportBatcher {
-  readonly #deps: EngineDeps;
-  #queue: Pending[] = [];
-  #inFlight = 0;
+  readonly #group: GroupCommit<Report, ReportOutcome>;
 
   constructor(deps: EngineDeps) {
-    this.#deps = deps;
-  }
-
-  route(report: Report): Promise<ReportOutcome> {
-    return new Promise((ok, fail) => {
-      this.#queue.push({ report, ok, fail });
-      this.#pump();
+    this.#group = new GroupCommit({
+      maxInFlight: REPORT_BATCHES_IN_FLIGHT,
+      weight: (r) => r.events.length,
+      maxWeight: MAX_EVENTS_PER_TRANSACTION,
+      run: (reports) => routeTogether(deps, reports),
     });
   }
 
-  #pump(): void {
-    while (this.#inFlight < REPORT_BATCHES_IN_FLIGHT && this.#queue.length) {
-      const batch = this.#take();
-      this.#inFlight++;
-      void this.#run(batch).finally(() => {
-        this.#inFlight--;
-        this.#pump();
-      });
-    }
-  }
-
-  async #run(batch: Pending[]): Promise<void> {
-    if (batch.length === 1) return this.#routeOne(batch[0]);
-    try {
-      const outcomes = await routeTogether(this.#deps, batch.map((p) => p.report));
-      batch.forEach((p, i) => p.ok(outcomes[i]));
-    } catch {
-      for (const p of batch) await this.#routeOne(p);
-    }
-  }
-
-  #take(): Pending[] {
-    const batch: Pending[] = [];
-    let events = 0;
-    while (this.#queue.length && (batch.length === 0 || events + this.#queue[0].report.events.length <= MAX_EVENTS_PER_TRANSACTION)) {
-      const p = this.#queue.shift()!;
-      events += p.report.events.length;
-      batch.push(p);
-    }
-    return batch;
-  }
-
-  async #routeOne(p: Pending): Promise<void> {
-    try {
-      const out = await routeEvents(this.#deps, p.report.events, p.report.claim ? { claims: [p.report.claim] } : {});
-      p.ok(out);
-    } catch (err) {
-      p.fail(err);
-    }
+  route(report: Report): Promise<ReportOutcome> {
+    return this.#group.submit(report);
   }
 }
 

@@ -1,6 +1,7 @@
 import { startPrelude } from '../src/db/start-prelude.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
+import { GroupCommit } from './group-commit.ts';
 import { ExecutionUnit } from './execution-unit.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 
@@ -49,60 +50,20 @@ const MAX_STARTS_PER_TRANSACTION = 128;
 // few, large writes; measured, a second batch in flight cost more CPU per start than it saved.
 const MAX_START_BATCHES_IN_FLIGHT = 1;
 
-type PendingStart = { input: StartInput; ok: (s: Started) => void; fail: (e: unknown) => void };
-
-/**
- * Group commit for starts: requests arriving while a start transaction is in flight go together
- * in the next one, so a burst costs a few commits instead of one per execution. A lone request
- * starts at once. A failing batch is retried one request at a time, so one bad request cannot
- * fail the others.
- */
+/** Starts executions with group commit (see GroupCommit): a burst of requests costs a few writes. */
 export class StartBatcher {
-  readonly #deps: EngineDeps;
-  #queue: PendingStart[] = [];
-  #inFlight = 0;
+  readonly #group: GroupCommit<StartInput, Started>;
 
   constructor(deps: EngineDeps) {
-    this.#deps = deps;
-  }
-
-  start(input: StartInput): Promise<Started> {
-    return new Promise((ok, fail) => {
-      this.#queue.push({ input, ok, fail });
-      this.#pump();
+    this.#group = new GroupCommit<StartInput, Started>({
+      maxInFlight: MAX_START_BATCHES_IN_FLIGHT,
+      weight: () => 1,
+      maxWeight: MAX_STARTS_PER_TRANSACTION,
+      run: (inputs) => startExecutions(deps, inputs),
     });
   }
 
-  #pump(): void {
-    while (this.#inFlight < MAX_START_BATCHES_IN_FLIGHT && this.#queue.length) {
-      const batch = this.#queue.splice(0, MAX_STARTS_PER_TRANSACTION);
-      this.#inFlight++;
-      void this.#run(batch).finally(() => {
-        this.#inFlight--;
-        this.#pump();
-      });
-    }
-  }
-
-  async #run(batch: PendingStart[]): Promise<void> {
-    try {
-      const results = await startExecutions(this.#deps, batch.map((b) => b.input));
-      batch.forEach((b, i) => {
-        const r = results[i];
-        if (r instanceof ServiceError) b.fail(r);
-        else b.ok(r);
-      });
-    } catch (err) {
-      if (batch.length === 1) {
-        batch[0].fail(err);
-        return;
-      }
-      for (const b of batch) {
-        await startExecutions(this.#deps, [b.input]).then(
-          ([r]) => (r instanceof ServiceError ? b.fail(r) : b.ok(r)),
-          (e) => b.fail(e),
-        );
-      }
-    }
+  start(input: StartInput): Promise<Started> {
+    return this.#group.submit(input);
   }
 }
