@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { Db } from '../../src/db/db.ts';
@@ -26,6 +26,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       const c = new pg.Client({ connectionString: admin });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      // Roles are cluster-wide: the database's SQL reader role (migrations/0002) outlives it.
+      const role = `svc_sql_reader_${createHash('md5').update(name).digest('hex').slice(0, 8)}`;
+      await c.query(`DROP ROLE IF EXISTS ${role}`);
       await c.end();
     },
   };
