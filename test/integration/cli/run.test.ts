@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { NODE24, ROOT } from '../../helpers/process.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { until } from '../../helpers/until.ts';
 
 let s: TestStack;
 let dir: string;
@@ -211,11 +212,7 @@ workflow:
     tool: { name: nap, kind: shell, command: "sleep 30" }
 `);
     const p = spawnRun([file, '--wait']);
-    const until = Date.now() + 20_000;
-    while (!p.stdout().includes('step start started')) {
-      if (Date.now() > until) throw new Error(`no progress line: ${p.stdout()}`);
-      await new Promise((ok) => setTimeout(ok, 25));
-    }
+    await until('a progress line', () => p.stdout().includes('step start started'));
     const id = Number(/^execution (\d+) started/m.exec(p.stdout())![1]);
     const cancel = await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'stopped from the test' });
     expect(cancel.body.status).toBe('cancelled');
@@ -237,11 +234,7 @@ workflow:
     tool: { name: nap, kind: shell, command: "sleep 30" }
 `);
     const p = spawnRun([file, '--wait']);
-    const until = Date.now() + 20_000;
-    while (!p.stdout().includes('step start started')) {
-      if (Date.now() > until) throw new Error(`no progress line: ${p.stdout()}`);
-      await new Promise((ok) => setTimeout(ok, 25));
-    }
+    await until('a progress line', () => p.stdout().includes('step start started'));
     p.kill('SIGINT');
     const r = await p.exited;
     expect(r.code).toBe(130);
