@@ -215,8 +215,19 @@ export class Worker {
       .then((events) => {
         this.#commands.delete(cmd.command_id);
         this.#reports.push({ commandId: cmd.command_id, events });
-        this.#flushReports();
+        this.#scheduleFlush();
       });
+  }
+
+  #flushSoon: NodeJS.Immediate | undefined;
+
+  // Commands that finish in the same turn of the event loop (a claimed batch of quick tasks) go
+  // in one report: one routing transaction instead of one per command.
+  #scheduleFlush(): void {
+    this.#flushSoon ??= setImmediate(() => {
+      this.#flushSoon = undefined;
+      this.#flushReports();
+    });
   }
 
   #flushReports(): void {
@@ -236,7 +247,7 @@ export class Worker {
     const batch = this.#reports.splice(0);
     const sending: Promise<void> = this.#send(batch).finally(() => {
       this.#reporting.delete(sending);
-      this.#flushReports();
+      this.#scheduleFlush();
     });
     this.#reporting.set(sending, performance.now());
   }
