@@ -1,4 +1,5 @@
-import { initialTransition, transition, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
+import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
 import { getCatalogEntry } from '../src/db/catalog.repo.ts';
@@ -166,7 +167,7 @@ export class ExecutionUnit {
       args: req.args,
     };
     this.#push(h, { event_type: 'execution.started', context: { input } });
-    const [snapshot, actions] = initialTransition(req.compiled.machine, input);
+    const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);
     await this.#perform(h, actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : [])));
@@ -195,7 +196,7 @@ export class ExecutionUnit {
   }
 
   #transition(h: Held, ev: ExecutionEvent): Effect[] {
-    const [next, actions] = transition(h.compiled.machine, h.snapshot!, ev);
+    const [next, actions] = pureTransition(h.compiled.machine, h.snapshot!, ev);
     h.snapshot = next;
     h.status = statusOf(next);
     h.dirty = true;
@@ -403,11 +404,11 @@ export function foldEvents(machine: ExecutionMachine, from: Snapshot | null, eve
   for (const ev of events) {
     if (!snap) {
       if (ev.event_type !== 'execution.started') continue;
-      snap = initialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
+      snap = pureInitialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
       continue;
     }
     const mev = toMachineEvent(ev);
-    if (mev) snap = transition(machine, snap, mev)[0];
+    if (mev) snap = pureTransition(machine, snap, mev)[0];
   }
   return snap;
 }

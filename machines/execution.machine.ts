@@ -5,7 +5,8 @@ import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 
 export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from './execution/types.ts';
 
-const NO_INPUT: ExecutionInput = Object.freeze({
+/** The input of an inert actor (xstate computes an initial snapshot it throws away): starts nothing. */
+export const NO_INPUT: ExecutionInput = Object.freeze({
   executionId: 0,
   catalogId: 0,
   path: '',
