@@ -21,10 +21,20 @@ const snakeCase = (key: string): string =>
     .replace(/[^A-Za-z0-9]+/g, '_')
     .toLowerCase();
 
+// Keys repeat (every request's logger binds the same few): the verdict is remembered, up to a bound.
+const MAX_REMEMBERED_KEYS = 4_096;
+const verdicts = new Map<string, boolean>();
+
 /** True for a key whose value is never logged (case-insensitive, any separator style). */
 export function isSecretKey(key: string): boolean {
-  const snake = snakeCase(key);
-  return SECRET_KEY.test(snake) || DATA_KEY.test(snake);
+  let secret = verdicts.get(key);
+  if (secret === undefined) {
+    const snake = snakeCase(key);
+    secret = SECRET_KEY.test(snake) || DATA_KEY.test(snake);
+    if (verdicts.size >= MAX_REMEMBERED_KEYS) verdicts.clear();
+    verdicts.set(key, secret);
+  }
+  return secret;
 }
 
 const isPlainObject = (value: object): boolean => {
