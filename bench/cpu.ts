@@ -6,7 +6,7 @@ import { round } from './stats.ts';
 const MS_PER_TICK = 10;
 
 /** CPU times (ms) at one instant: this process, the PostgreSQL server (postmaster and backends), extra pids, and the whole machine. */
-export type CpuSnapshot = { at: number; nodeMs: number; postgresMs: number | null; extraMs: number; systemBusyMs: number | null; elu: EventLoopUtilization };
+export type CpuSnapshot = { at: number; nodeMs: number; postgresMs: number | null; extraMs: number; clientMs: number; systemBusyMs: number | null; elu: EventLoopUtilization };
 
 type EventLoopUtilization = ReturnType<typeof performance.eventLoopUtilization>;
 
@@ -18,6 +18,8 @@ export type CpuDelta = {
   postgresMs: number | null;
   /** CPU of worker processes started by the bench. */
   workerProcessMs: number;
+  /** CPU of the load generator's process (bench/load-client.ts), where one runs. */
+  loadClientMs: number;
   /** Busy CPU of the whole machine, all processes (null where /proc/stat is unavailable). */
   systemBusyMs: number | null;
   /** Machine CPU not accounted to the above: other processes on the machine (noise), the kernel's softirq work. */
@@ -70,6 +72,8 @@ function systemBusyMs(): number | null {
 export class CpuMeter {
   readonly #postmasterPid: number | null;
   readonly extraPids = new Set<number>();
+  /** Load generator processes: reported apart from the service's own CPU. */
+  readonly clientPids = new Set<number>();
 
   constructor(postmasterPid: number | null) {
     this.#postmasterPid = postmasterPid;
@@ -79,11 +83,14 @@ export class CpuMeter {
     const u = process.cpuUsage();
     let extraMs = 0;
     for (const pid of this.extraPids) extraMs += processTreeCpuMs(pid, false);
+    let clientMs = 0;
+    for (const pid of this.clientPids) clientMs += processTreeCpuMs(pid, false);
     return {
       at: performance.now(),
       nodeMs: (u.user + u.system) / 1000,
       postgresMs: this.#postmasterPid ? postgresCpuMs(this.#postmasterPid) : null,
       extraMs,
+      clientMs,
       systemBusyMs: systemBusyMs(),
       elu: performance.eventLoopUtilization(),
     };
@@ -94,14 +101,16 @@ export class CpuMeter {
     const nodeMs = b.nodeMs - a.nodeMs;
     const postgresMs = a.postgresMs !== null && b.postgresMs !== null ? b.postgresMs - a.postgresMs : null;
     const workerProcessMs = b.extraMs - a.extraMs;
+    const loadClientMs = b.clientMs - a.clientMs;
     const systemBusy = a.systemBusyMs !== null && b.systemBusyMs !== null ? b.systemBusyMs - a.systemBusyMs : null;
     return {
       wallMs: b.at - a.at,
       nodeMs,
       postgresMs,
       workerProcessMs,
+      loadClientMs,
       systemBusyMs: systemBusy,
-      otherMs: systemBusy !== null ? systemBusy - nodeMs - (postgresMs ?? 0) - workerProcessMs : null,
+      otherMs: systemBusy !== null ? systemBusy - nodeMs - (postgresMs ?? 0) - workerProcessMs - loadClientMs : null,
       eventLoopUtilization: performance.eventLoopUtilization(b.elu, a.elu).utilization,
     };
   }
@@ -120,6 +129,8 @@ export type CpuPerStep = {
   nodeMs: number;
   postgresMs: number | null;
   workerProcessMs: number;
+  /** The load generator's process (0 where it runs in the bench's own process). */
+  loadClientMs: number;
   /** CPU used meanwhile by everything else on the machine (other engineers' tests, kernel): noise. */
   otherMs: number | null;
   /** Other processes' load in CPU cores, averaged over the phase. */
@@ -133,6 +144,7 @@ export function cpuPerStep(d: CpuDelta, steps: number): CpuPerStep {
     nodeMs: round(d.nodeMs / steps, 3),
     postgresMs: d.postgresMs === null ? null : round(d.postgresMs / steps, 3),
     workerProcessMs: round(d.workerProcessMs / steps, 3),
+    loadClientMs: round(d.loadClientMs / steps, 3),
     otherMs: d.otherMs === null ? null : round(d.otherMs / steps, 3),
     otherCores: d.otherMs === null ? null : round(Math.max(0, d.otherMs) / d.wallMs, 2),
     eventLoopUtilization: round(d.eventLoopUtilization, 3),

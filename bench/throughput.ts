@@ -1,3 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Worker } from '../src/worker/worker.ts';
 import { Counters, sumHttp, type CounterDelta } from './counters.ts';
 import { CpuMeter, cpuPerStep, type CpuPerStep } from './cpu.ts';
@@ -36,20 +39,63 @@ export type ThroughputResult = {
 
 type Round = { stepsPerSecond: number; wallStepsPerSecond: number; spanMs: number; startPhaseMs: number; completed: number; polls: number };
 
-/** One round: EXECUTIONS starts from START_CONCURRENCY clients, then wait until none is running. */
-async function runRound(s: BenchService, path: string): Promise<Round> {
-  const ids: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: START_CONCURRENCY }, async () => {
-      while (next < EXECUTIONS) {
-        next++;
-        ids.push(await s.run(path));
+const LOAD_CLIENT_READY_TIMEOUT_MS = 15_000;
+const ROUND_TIMEOUT_MS = 120_000;
+
+/**
+ * The clients that start executions, in a process of their own (bench/load-client.ts), as real
+ * clients are: the server's event loop does not also run their HTTP. Its CPU is reported apart.
+ */
+class LoadClient {
+  readonly pid: number;
+  readonly #child: ChildProcess;
+  readonly #lines: AsyncIterator<string>;
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    this.pid = child.pid!;
+    this.#lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  }
+
+  static async start(serverUrl: string): Promise<LoadClient> {
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'load-client.ts'), serverUrl], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const client = new LoadClient(child);
+    const ready = await Promise.race([client.#lines.next(), new Promise<null>((ok) => setTimeout(() => ok(null), LOAD_CLIENT_READY_TIMEOUT_MS))]);
+    if (!ready || ready.done || ready.value !== 'ready') {
+      child.kill();
+      throw new Error('load client did not start');
+    }
+    return client;
+  }
+
+  /** EXECUTIONS starts of `path` from START_CONCURRENCY concurrent request loops; the ids, in no order. */
+  async round(path: string): Promise<{ ids: number[]; startPhaseMs: number }> {
+    this.#child.stdin!.write(JSON.stringify({ path, executions: EXECUTIONS, concurrency: START_CONCURRENCY }) + '\n');
+    const timer = setTimeout(() => this.#child.kill(), ROUND_TIMEOUT_MS);
+    try {
+      const line = await this.#lines.next();
+      if (line.done) throw new Error('load client exited before answering');
+      const parsed: unknown = JSON.parse(line.value);
+      if (!parsed || typeof parsed !== 'object' || !('ids' in parsed) || !Array.isArray(parsed.ids) || !('startPhaseMs' in parsed) || typeof parsed.startPhaseMs !== 'number') {
+        throw new Error(`load client: unexpected answer ${line.value.slice(0, 200)}`);
       }
-    }),
-  );
-  const startPhaseMs = performance.now() - t0;
+      return { ids: parsed.ids.filter((id): id is number => typeof id === 'number'), startPhaseMs: parsed.startPhaseMs };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise<void>((ok) => this.#child.once('exit', () => ok()));
+    this.#child.stdin!.end();
+    await exited;
+  }
+}
+
+/** One round: EXECUTIONS starts from the load client, then wait until none is running. */
+async function runRound(s: BenchService, client: LoadClient, path: string): Promise<Round> {
+  const t0 = performance.now();
+  const { ids, startPhaseMs } = await client.round(path);
   let polls = 0;
   for (;;) {
     polls++;
@@ -87,6 +133,8 @@ export async function measureThroughput(
 ): Promise<ThroughputResult> {
   const inProcess: Worker[] = [];
   const processes: ProcessWorker[] = [];
+  const client = await LoadClient.start(s.url);
+  cpu.clientPids.add(client.pid);
   try {
     for (const slots of opts.variant.slots) {
       if (opts.variant.process) {
@@ -98,7 +146,7 @@ export async function measureThroughput(
     const before = await counters.snapshot();
     const cpu0 = cpu.snapshot();
     const rounds: Round[] = [];
-    for (let i = 0; i < ROUNDS; i++) rounds.push(await runRound(s, opts.path));
+    for (let i = 0; i < ROUNDS; i++) rounds.push(await runRound(s, client, opts.path));
     const cpu1 = cpu.snapshot();
     const after = await counters.snapshot();
     const delta = Counters.delta(before, after);
@@ -128,6 +176,8 @@ export async function measureThroughput(
       counters: { ...delta, benchPolls: polls },
     };
   } finally {
+    cpu.clientPids.delete(client.pid);
+    await client.stop();
     for (const w of inProcess) await w.stop();
     for (const p of processes) {
       cpu.extraPids.delete(p.pid);
