@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { initialTransition, transition } from 'xstate';
+import { pureInitialTransition, pureTransition } from '../../../actors/pure-transition.ts';
+import { createExecutionMachine } from '../../../machines/execution.machine.ts';
+import { effectsOf, inputOf, ok, playbookOf, shell } from '../machines/helpers.ts';
+
+// pureTransition reuses one inert actor scope per machine; it must return exactly what xstate's
+// transition() returns, and no call may see another call's actions.
+describe('pureTransition', () => {
+  const machine = createExecutionMachine(playbookOf([{ step: 'a', tool: shell('x'), next: 'b' }, { step: 'b', tool: shell('y') }]));
+  const view = (s: { value: unknown; context: unknown; status: string }) => ({ value: s.value, context: s.context, status: s.status });
+
+  it('gives the snapshots and effects of xstate transition(), step by step', () => {
+    const [s0, a0] = initialTransition(machine, inputOf());
+    const [p0, b0] = pureInitialTransition(machine, inputOf());
+    expect(view(p0)).toEqual(view(s0));
+    expect(effectsOf(b0)).toEqual(effectsOf(a0));
+
+    const events = [
+      { type: 'command.completed', seq: 1, tasks: { x: ok(1) } },
+      { type: 'command.completed', seq: 2, tasks: { y: ok(2) } },
+    ] as const;
+    let s = s0;
+    let p = p0;
+    for (const ev of events) {
+      const [sn, sa] = transition(machine, s, ev);
+      const [pn, pa] = pureTransition(machine, p, ev);
+      expect(view(pn)).toEqual(view(sn));
+      expect(effectsOf(pa)).toEqual(effectsOf(sa));
+      expect(effectsOf(pa).length).toBeGreaterThan(0);
+      s = sn;
+      p = pn;
+    }
+    expect(p.status).toBe('done');
+  });
+
+  it('returns only the actions of its own call, and an event that changes nothing returns none', () => {
+    const [p0, first] = pureInitialTransition(machine, inputOf());
+    const [, again] = pureInitialTransition(machine, inputOf({ executionId: 102, rootExecutionId: 102 }));
+    expect(effectsOf(again)).toHaveLength(effectsOf(first).length);
+    expect(first).not.toBe(again);
+    const [same, none] = pureTransition(machine, p0, { type: 'command.completed', seq: 99, tasks: {} });
+    expect(none).toEqual([]);
+    expect(view(same)).toEqual(view(p0));
+  });
+});
