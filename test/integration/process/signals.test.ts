@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/db/embedded.ts';
 import { http } from '../../helpers/http.ts';
-import { NODE24, ROOT, spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { NODE24, ROOT, spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+
+// /api/health answers once the HTTP server listens; the in-process worker pool registers after it.
+// A signal before that line is a stop during start (exit 130/143), not a drain (exit 0).
+const STARTED_LINE = 'svc started';
 import { until } from '../../helpers/until.ts';
 
 let dir: string;
@@ -109,6 +113,7 @@ describe('Ctrl-C in a terminal (SIGINT to the whole process group)', () => {
     const again = spawnSvc(['start'], env);
     try {
       await waitForHealth(`${base}/api/health`, 60_000);
+      await waitForOutput(again, STARTED_LINE, 60_000);
       const execution = (await http(base, 'GET', `/api/executions/${id}`)).body;
       expect(execution.status).toBe('completed');
       expect(execution.result.stdout).toBe('drained\n');
@@ -147,6 +152,7 @@ describe('a PostgreSQL left behind', () => {
 
     const second = spawnSvc(['start'], env);
     await waitForHealth(`http://127.0.0.1:${port}/api/health`, 60_000);
+    await waitForOutput(second, STARTED_LINE, 60_000);
     expect(await running(postmaster)).toBe(false);
     second.kill('SIGTERM');
     expect(await withTimeout(second.exited, 30_000, 'stop')).toBe(0);

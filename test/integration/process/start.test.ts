@@ -57,6 +57,8 @@ describe('svc start on the embedded database', () => {
     await second.exited;
     const third = spawnSvc(['start'], env);
     await waitForHealth(`${base}/api/health`, 30_000);
+    // Health answers before the in-process pool has registered; a signal before the banner is a stop during start.
+    await waitForOutput(third, 'Ctrl-C stops it.', 10_000);
     const run = await http(base, 'POST', '/api/run/playbook', { path: 'tests/keep' });
     expect(run.status).toBe(200);
     third.kill('SIGTERM');
