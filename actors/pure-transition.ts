@@ -25,18 +25,21 @@ function scopeOf(machine: ExecutionMachine): Scoped {
   return s;
 }
 
-/** What xstate's transition() returns (next snapshot, actions not run), without its per-call actor. */
-export function pureTransition(machine: ExecutionMachine, snapshot: Snapshot, event: EventFromLogic<ExecutionMachine>): [Snapshot, Actions] {
+// The call is synchronous, so one sink per machine is never shared by two calls; it is emptied
+// first in case an earlier call threw halfway.
+function collect(machine: ExecutionMachine, run: (scope: Scoped['scope']) => Snapshot): [Snapshot, Actions] {
   const { scope, sink } = scopeOf(machine);
   sink.length = 0;
-  const next = machine.transition(snapshot, event, scope);
+  const next = run(scope);
   return [next, sink.splice(0)];
+}
+
+/** What xstate's transition() returns (next snapshot, actions not run), without its per-call actor. */
+export function pureTransition(machine: ExecutionMachine, snapshot: Snapshot, event: EventFromLogic<ExecutionMachine>): [Snapshot, Actions] {
+  return collect(machine, (scope) => machine.transition(snapshot, event, scope));
 }
 
 /** What xstate's initialTransition() returns, without its per-call actor. */
 export function pureInitialTransition(machine: ExecutionMachine, input: ExecutionInput): [Snapshot, Actions] {
-  const { scope, sink } = scopeOf(machine);
-  sink.length = 0;
-  const next = machine.getInitialSnapshot(scope, input);
-  return [next, sink.splice(0)];
+  return collect(machine, (scope) => machine.getInitialSnapshot(scope, input));
 }

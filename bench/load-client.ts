@@ -1,44 +1,25 @@
 // The throughput load generator as its own process, as real clients are: the server's event loop
-// does not also run the clients' HTTP. Protocol on stdio, one JSON line each way per round:
+// does not also run the clients' HTTP. Protocol on stdio: `ready` once, then one JSON line each
+// way per round:
 //   stdin  {"path": "bench/one", "executions": 1000, "concurrency": 16}
-//   stdout {"ids": [...], "startPhaseMs": 812.3, "cpuMs": 410.2}
+//   stdout {"ids": [...], "startPhaseMs": 812.3}
+// (its CPU is read from /proc by the bench, like the worker processes').
 // Run by bench/throughput.ts: node bench/load-client.ts <server URL>
-import http from 'node:http';
 import { createInterface } from 'node:readline';
+import { api, closeApiAgent } from './http-client.ts';
 
 type Round = { path: string; executions: number; concurrency: number };
 
 const serverUrl = process.argv[2];
 if (!serverUrl) throw new Error('usage: node bench/load-client.ts <server URL>');
-const agent = new http.Agent({ keepAlive: true });
 
-function startOne(path: string): Promise<number> {
-  const body = JSON.stringify({ path, payload: {} });
-  return new Promise((ok, fail) => {
-    const req = http.request(
-      new URL('/api/run/playbook', serverUrl),
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return fail(new Error(`POST /api/run/playbook: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
-          const parsed: unknown = JSON.parse(text);
-          const id = parsed && typeof parsed === 'object' && 'execution_id' in parsed ? parsed.execution_id : undefined;
-          if (typeof id !== 'number') return fail(new Error(`POST /api/run/playbook: no execution_id in ${text.slice(0, 300)}`));
-          ok(id);
-        });
-        res.on('error', fail);
-      },
-    );
-    req.on('error', fail);
-    req.end(body);
-  });
+async function startOne(path: string): Promise<number> {
+  const answer = await api(serverUrl, 'POST', '/api/run/playbook', { path, payload: {} });
+  if (typeof answer.execution_id !== 'number') throw new Error(`POST /api/run/playbook: no execution_id in ${JSON.stringify(answer).slice(0, 300)}`);
+  return answer.execution_id;
 }
 
 async function runRound(r: Round): Promise<void> {
-  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const ids: number[] = [];
   let next = 0;
@@ -50,9 +31,7 @@ async function runRound(r: Round): Promise<void> {
       }
     }),
   );
-  const startPhaseMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  process.stdout.write(JSON.stringify({ ids, startPhaseMs, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n');
+  process.stdout.write(JSON.stringify({ ids, startPhaseMs: performance.now() - t0 }) + '\n');
 }
 
 process.stdout.write('ready\n');
@@ -64,4 +43,4 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (typeof path !== 'string' || typeof executions !== 'number' || typeof concurrency !== 'number') throw new Error(`bad round: ${line}`);
   await runRound({ path, executions, concurrency });
 }
-agent.destroy();
+closeApiAgent();

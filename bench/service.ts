@@ -1,57 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createLogger, type Logger } from '../src/log.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { Worker } from '../src/worker/worker.ts';
+import { api, type Json } from './http-client.ts';
 import { sleep } from './stats.ts';
 
-export type Json = Record<string, unknown>;
+export { api, closeApiAgent, type Json } from './http-client.ts';
 
 export const BENCH_LOG_LEVEL = 'warn';
 // Long polls of idle workers end after this; short so that a drained pool stops quickly.
 export const BENCH_CLAIM_WAIT_MS = 2_000;
-
-// The bench's own requests share this process with the server: node:http with keep-alive costs
-// a fraction of the CPU of fetch() (see docs/benchmarks.md), so the load generator weighs less.
-const agent = new http.Agent({ keepAlive: true });
-
-/** A JSON request against the service; throws on a non-2xx answer. */
-export function api<T = Json>(baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {
-  const url = new URL(path, baseUrl);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise<T>((ok, fail) => {
-    const req = http.request(
-      url,
-      { method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) fail(new Error(`${method} ${path}: HTTP ${status} ${text.slice(0, 300)}`));
-          else {
-            try {
-              ok((text ? JSON.parse(text) : {}) as T);
-            } catch (err) {
-              fail(err);
-            }
-          }
-        });
-        res.on('error', fail);
-      },
-    );
-    req.on('error', fail);
-    req.end(payload);
-  });
-}
-
-/** Closes the keep-alive sockets of `api()`. */
-export function closeApiAgent(): void {
-  agent.destroy();
-}
 
 export type BenchService = {
   svc: RunningService;

@@ -221,8 +221,9 @@ export class Worker {
 
   #flushSoon: NodeJS.Immediate | undefined;
 
-  // Commands that finish in the same turn of the event loop (a claimed batch of quick tasks) go
-  // in one report: one routing transaction instead of one per command.
+  // Commands that finish in the same turn of the event loop go in one report: one routing
+  // transaction instead of one per command. After a report's answer too, so the commands it
+  // handed over (claim-ahead) that finish at once join the next report rather than trail it.
   #scheduleFlush(): void {
     this.#flushSoon ??= setImmediate(() => {
       this.#flushSoon = undefined;
