@@ -58,40 +58,88 @@ const QUALIFIED_COMMAND_COLUMNS = COMMAND_COLUMNS.split(', ').map((c) => `c.${c}
 const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb, machine_version int,
   snapshot_event_id bigint, applied_event_id bigint, last_event_id bigint`;
 
-// One statement for everything a routing transaction writes: each part is a data-modifying CTE
-// over a slice of one JSON parameter. Fewer round trips is most of the cost of a step. The id
-// arrays ($4..$8) repeat ids from the JSON so the planner reaches rows by index: it cannot see
-// how few rows jsonb_to_recordset yields and would otherwise scan whole tables.
-const WRITE_SQL = `
-WITH p AS (SELECT $1::jsonb AS j),
-new_exec AS (
+type WriteData = Omit<UnitWrite, 'claimOlder'> & { claimOlder: { worker_id: string; lo: number; hi: number }[] };
+type Part = keyof WriteData;
+// The order of the parts fixes each statement's text and its prepared name.
+const PARTS: readonly Part[] = ['newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder'];
+
+/** Parameters of one statement; `opaque` ones hide their value from the planner (see writeStatement). */
+class Params {
+  readonly values: unknown[] = [];
+  #byPart = new Map<string, string>();
+
+  /** A part's rows as one jsonb parameter (the same parameter when a part is read twice). */
+  rows(part: Part, data: WriteData): string {
+    let ref = this.#byPart.get(part);
+    if (!ref) {
+      this.values.push(JSON.stringify(data[part]));
+      ref = `$${this.values.length}::jsonb`;
+      this.#byPart.set(part, ref);
+    }
+    return ref;
+  }
+
+  opaque(value: unknown, type: string): string {
+    this.values.push(value);
+    return `(SELECT $${this.values.length}::${type})::${type}`;
+  }
+}
+
+/**
+ * Everything a unit writes, as ONE statement: each non-empty part is a data-modifying CTE over
+ * its rows (a jsonb parameter); empty parts are left out, so each combination of parts is its
+ * own prepared statement (named by the combination). Fewer round trips is most of a step's cost.
+ *
+ * Every value the planner could specialise on is wrapped in a sub-select: custom plans then cost
+ * what the generic plan costs, so PostgreSQL keeps the generic plan instead of planning again on
+ * every call (planning this statement costs more than running it). The id arrays repeat ids of
+ * the rows so that rows are reached by index: the planner cannot see how few rows
+ * jsonb_to_recordset yields and would otherwise scan whole tables.
+ */
+function writeStatement(data: WriteData): { name: string; text: string; values: unknown[] } {
+  const present = PARTS.filter((part) => data[part].length > 0);
+  const p = new Params();
+  const ctes: string[] = [];
+  const has = (part: Part) => present.includes(part);
+  if (has('newExecutions')) {
+    ctes.push(`new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
          x.result, x.error, x.snapshot, x.machine_version, COALESCE(x.snapshot_event_id, 0), x.applied_event_id, x.last_event_id,
          CASE WHEN x.status <> 'running' THEN now() END
-    FROM p, jsonb_to_recordset(p.j->'newExecutions') AS x(${EXEC_FIELDS}, catalog_id bigint, path text, parent_execution_id bigint,
+    FROM jsonb_to_recordset(${p.rows('newExecutions', data)}) AS x(${EXEC_FIELDS}, catalog_id bigint, path text, parent_execution_id bigint,
          root_execution_id bigint, parent_command_id bigint)
-   ORDER BY x.execution_id
-  RETURNING execution_id),
-cmd AS (
+   ORDER BY x.execution_id)`);
+  }
+  if (has('commands')) {
+    ctes.push(`cmd AS (
   INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, attempt, claimed_at, heartbeat_at)
   SELECT x.execution_id, x.catalog_id, x.seq, x.step, x.loop_index, x.status, x.input, x.worker_id,
          CASE WHEN x.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END
-    FROM p, jsonb_to_recordset(p.j->'commands') AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
+    FROM jsonb_to_recordset(${p.rows('commands', data)}) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
          status text, input jsonb, worker_id text)
-  RETURNING ${COMMAND_COLUMNS}),
-ev AS (
+  RETURNING ${COMMAND_COLUMNS})`);
+  }
+  if (has('events')) {
+    // A command.issued event gets the id of the command inserted with it (joined on issued_seq).
+    const [commandId, context, join] = has('commands')
+      ? [
+          'COALESCE(x.command_id, c.command_id)',
+          `CASE WHEN c.command_id IS NULL THEN x.context ELSE COALESCE(x.context, '{}'::jsonb) || jsonb_build_object('command_id', c.command_id) END`,
+          '\n    LEFT JOIN cmd c ON x.issued_seq IS NOT NULL AND c.execution_id = x.execution_id AND c.seq = x.issued_seq',
+        ]
+      : ['x.command_id', 'x.context', ''];
+    ctes.push(`ev AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error)
-  SELECT x.execution_id, x.event_id, x.catalog_id, x.event_type, x.status, x.step, COALESCE(x.command_id, c.command_id), x.worker_id,
-         CASE WHEN c.command_id IS NULL THEN x.context ELSE COALESCE(x.context, '{}'::jsonb) || jsonb_build_object('command_id', c.command_id) END,
-         x.result, x.error
-    FROM p, jsonb_to_recordset(p.j->'events') AS x(execution_id bigint, event_id bigint, catalog_id bigint, event_type text, status text,
-         step text, command_id bigint, worker_id text, context jsonb, result jsonb, error jsonb, issued_seq int)
-    LEFT JOIN cmd c ON x.issued_seq IS NOT NULL AND c.execution_id = x.execution_id AND c.seq = x.issued_seq),
-upd_exec AS (
+  SELECT x.execution_id, x.event_id, x.catalog_id, x.event_type, x.status, x.step, ${commandId}, x.worker_id, ${context}, x.result, x.error
+    FROM jsonb_to_recordset(${p.rows('events', data)}) AS x(execution_id bigint, event_id bigint, catalog_id bigint, event_type text, status text,
+         step text, command_id bigint, worker_id text, context jsonb, result jsonb, error jsonb, issued_seq int)${join})`);
+  }
+  if (has('executions')) {
+    ctes.push(`upd_exec AS (
   UPDATE core.execution e
      SET status = x.status, progress = x.progress, result = x.result, error = x.error,
          snapshot = CASE WHEN x.snapshot_event_id IS NULL THEN e.snapshot ELSE x.snapshot END,
@@ -99,42 +147,71 @@ upd_exec AS (
          snapshot_event_id = COALESCE(x.snapshot_event_id, e.snapshot_event_id),
          applied_event_id = x.applied_event_id, last_event_id = x.last_event_id, updated_at = now(),
          finished_at = CASE WHEN x.status <> 'running' AND e.finished_at IS NULL THEN now() ELSE e.finished_at END
-    FROM p, jsonb_to_recordset(p.j->'executions') AS x(${EXEC_FIELDS})
-   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY($4::bigint[])),
-late AS (
+    FROM jsonb_to_recordset(${p.rows('executions', data)}) AS x(${EXEC_FIELDS})
+   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY(${p.opaque(data.executions.map((e) => e.execution_id), 'bigint[]')}))`);
+  }
+  if (has('lateAdvances')) {
+    ctes.push(`late AS (
   UPDATE core.execution e SET last_event_id = x.last_event_id, applied_event_id = GREATEST(e.applied_event_id, x.last_event_id)
-    FROM p, jsonb_to_recordset(p.j->'lateAdvances') AS x(execution_id bigint, last_event_id bigint)
-   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY($5::bigint[])),
-upd_cmd AS (
+    FROM jsonb_to_recordset(${p.rows('lateAdvances', data)}) AS x(execution_id bigint, last_event_id bigint)
+   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY(${p.opaque(data.lateAdvances.map((e) => e.execution_id), 'bigint[]')}))`);
+  }
+  if (has('commandUpdates')) {
+    ctes.push(`upd_cmd AS (
   UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now()
-    FROM p, jsonb_to_recordset(p.j->'commandUpdates') AS x(command_id bigint, status text)
-   WHERE c.command_id = x.command_id AND c.command_id = ANY($6::bigint[])),
-cancel AS (
+    FROM jsonb_to_recordset(${p.rows('commandUpdates', data)}) AS x(command_id bigint, status text)
+   WHERE c.command_id = x.command_id AND c.command_id = ANY(${p.opaque(data.commandUpdates.map((c) => c.command_id), 'bigint[]')}))`);
+  }
+  if (has('cancels')) {
+    ctes.push(`cancel AS (
   UPDATE core.command c SET status = 'CANCELLED', updated_at = now()
-    FROM p, jsonb_to_recordset(p.j->'cancels') AS x(execution_id bigint, seq int)
-   WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY($7::bigint[])
-     AND c.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')),
-kc AS (
-  DELETE FROM core.keychain k USING p, jsonb_to_recordset(p.j->'keychainCleanup') AS x(execution_id bigint, is_root boolean)
-   WHERE k.execution_id = x.execution_id AND k.execution_id = ANY($8::bigint[])
-     AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared'))),
-older AS (
+    FROM jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)
+   WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${p.opaque([...new Set(data.cancels.map((c) => c.execution_id))], 'bigint[]')})
+     AND c.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED'))`);
+  }
+  if (has('keychainCleanup')) {
+    ctes.push(`kc AS (
+  DELETE FROM core.keychain k USING jsonb_to_recordset(${p.rows('keychainCleanup', data)}) AS x(execution_id bigint, is_root boolean)
+   WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${p.opaque(data.keychainCleanup.map((k) => k.execution_id), 'bigint[]')})
+     AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared')))`);
+  }
+  if (has('claimOlder')) {
+    // Older PENDING commands in id order, as row-number ranges per claimer. Commands this
+    // statement cancels still read PENDING here (one snapshot), so they are left out by name.
+    // Without cancels the scan walks the pending index in order and stops at the limit.
+    const notCancelled = has('cancels')
+      ? `
+                     AND NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)
+                                      WHERE x.execution_id = o.execution_id AND x.seq = o.seq)`
+      : '';
+    const limit = p.opaque(
+      data.claimOlder.reduce((n, c) => Math.max(n, c.hi), 0),
+      'int',
+    );
+    ctes.push(`older AS (
   UPDATE core.command c
      SET status = 'CLAIMED', worker_id = w.worker_id, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
     FROM (SELECT o.command_id, row_number() OVER (ORDER BY o.command_id) AS rn
             FROM (SELECT o.command_id FROM core.command o
-                   WHERE o.status = 'PENDING'
-                     AND NOT EXISTS (SELECT 1 FROM p, jsonb_to_recordset(p.j->'cancels') AS x(execution_id bigint, seq int)
-                                      WHERE x.execution_id = o.execution_id AND x.seq = o.seq)
-                   ORDER BY o.command_id LIMIT $3 FOR UPDATE SKIP LOCKED) o) picked
-    JOIN jsonb_to_recordset($2::jsonb) AS w(worker_id text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
+                   WHERE o.status = 'PENDING'${notCancelled}
+                   ORDER BY o.command_id LIMIT ${limit} FOR UPDATE SKIP LOCKED) o) picked
+    JOIN jsonb_to_recordset(${p.rows('claimOlder', data)}) AS w(worker_id text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
    WHERE c.command_id = picked.command_id
-  RETURNING ${QUALIFIED_COMMAND_COLUMNS}),
-note AS (
-  SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd WHERE status = 'PENDING') s WHERE n > 0)
-SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = 'CLAIMED'
-UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o
-UNION ALL SELECT 'notified', NULL FROM note`;
+  RETURNING ${QUALIFIED_COMMAND_COLUMNS})`);
+  }
+  // Every branch names its columns: the first one present names the result's.
+  const outputs: string[] = [];
+  if (has('commands')) {
+    ctes.push(`note AS (
+  SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd WHERE status = 'PENDING') s WHERE n > 0)`);
+    outputs.push(`SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = 'CLAIMED'`, `SELECT 'notified' AS kind, NULL::jsonb AS row FROM note`);
+  }
+  if (has('claimOlder')) outputs.push(`SELECT 'claimed' AS kind, to_jsonb(o) AS row FROM older o`);
+  if (!outputs.length) outputs.push('SELECT NULL::text AS kind, NULL::jsonb AS row WHERE false');
+  const mask = present.reduce((m, part) => m | (1 << PARTS.indexOf(part)), 0);
+  const text = `${ctes.length ? `WITH ${ctes.join(',\n')}\n` : ''}${outputs.join('\nUNION ALL ')}`;
+  return { name: `svc_write_unit_${mask.toString(16)}`, text, values: p.values };
+}
 
 type ClaimedJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
 
@@ -145,23 +222,10 @@ function claimRanges(claimers: { workerId: string; max: number }[]): { worker_id
 
 /** Writes a unit in one statement; returns the commands now claimed by the reporting worker. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<CommandRow[]> {
-  const { claimOlder, ...data } = w;
-  const { rows } = await q.query<{ kind: string; row: ClaimedJson | null }>({
-    // Named: prepared once per connection, so its ten parts are not planned again on every step.
-    name: 'svc_write_unit',
-    text: WRITE_SQL,
-    values: [
-      JSON.stringify(data),
-      // Claimers as row-number ranges of the pending commands picked, in order.
-      JSON.stringify(claimRanges(claimOlder)),
-      claimOlder.reduce((n, c) => n + c.max, 0),
-      data.executions.map((e) => e.execution_id),
-      data.lateAdvances.map((e) => e.execution_id),
-      data.commandUpdates.map((c) => c.command_id),
-      [...new Set(data.cancels.map((c) => c.execution_id))],
-      data.keychainCleanup.map((k) => k.execution_id),
-    ],
-  });
+  const statement = writeStatement({ ...w, claimOlder: claimRanges(w.claimOlder) });
+  if (!statement.values.length) return [];
+  // Named: prepared once per connection and combination of parts, so it is not planned again on every step.
+  const { rows } = await q.query<{ kind: string; row: ClaimedJson | null }>(statement);
   return rows
     .flatMap((r) => (r.kind === 'claimed' && r.row ? [r.row] : []))
     .map((r) => ({

@@ -94,4 +94,22 @@ describe('report batcher', () => {
     expect(ok.claimed).toHaveLength(1);
     await Promise.all(blocked);
   });
+
+  it('claim-ahead hands out older pending commands, oldest first, when the routed report issues none', async () => {
+    const one = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: one, path: rb/one }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n';
+    expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: one })).status).toBe(201);
+    const first = (await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/one' })).body.execution_id;
+    for (let i = 0; i < 3; i++) expect((await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/one' })).status).toBe(200);
+    const { rows: own } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [first]);
+    const claim = await http(t.url, 'POST', `/api/commands/${own[0].command_id}/claim`, { worker_id: 'wo' });
+    expect(claim.status).toBe(200);
+    const { rows: oldest } = await db.query(`SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT 2`);
+    // Completing a one-step execution issues no command: both come from the pending queue.
+    const out = await new ReportBatcher(t.deps).route({ ...completed({ executionId: first, commandId: own[0].command_id, attempt: claim.body.attempt }, 'wo', 'a'), claim: { workerId: 'wo', max: 2 } });
+    expect(out.results.every((r) => r.event_id !== null)).toBe(true);
+    expect(out.claimed.map((c) => c.command_id)).toEqual(oldest.map((r) => r.command_id));
+    for (const c of out.claimed) expect(c).toMatchObject({ worker_id: 'wo', status: 'CLAIMED', attempt: 1 });
+    const { rows: stored } = await db.query(`SELECT status, worker_id FROM core.command WHERE command_id = ANY($1::bigint[])`, [oldest.map((r) => r.command_id)]);
+    expect(stored).toEqual([{ status: 'CLAIMED', worker_id: 'wo' }, { status: 'CLAIMED', worker_id: 'wo' }]);
+  });
 });
