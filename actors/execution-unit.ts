@@ -70,6 +70,8 @@ export class ExecutionUnit {
   readonly commandUpdates = new Map<number, { command_id: number; status: CommandStatus }>();
   readonly cancels: { execution_id: number; seq: number }[] = [];
   readonly keychainCleanup: { execution_id: number; is_root: boolean }[] = [];
+  /** Catalog heads this unit took from memory: its write fails if a newer version exists. */
+  readonly headChecks: { path: string; version: number }[] = [];
   #parentCommandIds = new Map<number, number | null>();
   /** Executions outside this unit that got an inbox event; route them after commit. */
   readonly wakes = new Set<number>();
@@ -372,6 +374,7 @@ export class ExecutionUnit {
       cancels: this.cancels,
       keychainCleanup: this.keychainCleanup,
       claimOlder: older,
+      headChecks: this.headChecks,
     });
   }
 

@@ -1,9 +1,10 @@
-import { startPrelude } from '../src/db/start-prelude.ts';
+import { WRITE_GUARD_SQLSTATE } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { ExecutionUnit } from './execution-unit.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
+import { StartPreludeCache } from './start-prelude-cache.ts';
 
 /** What to start: a compiled catalog entry, or the newest version at a path (looked up in the batch). */
 export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown> };
@@ -11,16 +12,28 @@ export type Started = { executionId: number; catalogId: number; path: string; co
 
 /**
  * Starts executions: per execution `execution.started`, the first step's events and command
- * rows and the projection. Two round trips and no explicit transaction: one query reads the
- * catalog heads and allocates ids, then everything is written by ONE statement, which is atomic
- * by itself. Workers hear of the commands at its commit. An input whose path is unknown gets a
- * ServiceError in its place.
+ * rows and the projection, all written by ONE statement, which is atomic by itself (no
+ * transaction). The catalog heads and ids come from `prelude`: from memory, or read in one more
+ * round trip first. A head from memory that turns out stale fails the write's guard; the batch
+ * is then redone with heads read afresh. Workers hear of the commands at its commit. An input
+ * whose path is unknown gets a ServiceError in its place.
  */
-export async function startExecutions(deps: EngineDeps, inputs: StartInput[]): Promise<(Started | ServiceError)[]> {
+export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache()): Promise<(Started | ServiceError)[]> {
+  try {
+    return await startOnce(deps, inputs, prelude);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== WRITE_GUARD_SQLSTATE) throw err;
+    prelude.forgetHeads();
+    return startOnce(deps, inputs, prelude);
+  }
+}
+
+async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartPreludeCache): Promise<(Started | ServiceError)[]> {
   const q = deps.db;
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
-  const { heads, ids } = await startPrelude(q, paths, inputs.length);
+  const { heads, ids, cached } = await prelude.take(q, paths, inputs.length);
   const unit = new ExecutionUnit(q, deps.cache, deps.snapshots, { singleStatement: true });
+  unit.headChecks.push(...cached.map((h) => ({ path: h.path, version: h.version })));
   const results: (Started | ServiceError)[] = [];
   for (const [i, input] of inputs.entries()) {
     let compiled: CompiledPlaybook;
@@ -46,8 +59,9 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[]): P
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;
-// One batch in flight: requests gather while it is written (two round trips), so a burst costs
-// few, large writes; measured, a second batch in flight cost more CPU per start than it saved.
+// One batch in flight: requests gather while it is written (one round trip; two when heads or
+// ids must be read first), so a burst costs few, large writes; measured, a second batch in
+// flight cost more CPU per start than it saved.
 const MAX_START_BATCHES_IN_FLIGHT = 1;
 
 /** Starts executions with group commit (see GroupCommit): a burst of requests costs a few writes. */
@@ -55,11 +69,12 @@ export class StartBatcher {
   readonly #group: GroupCommit<StartInput, Started>;
 
   constructor(deps: EngineDeps) {
+    const prelude = new StartPreludeCache();
     this.#group = new GroupCommit<StartInput, Started>({
       maxInFlight: MAX_START_BATCHES_IN_FLIGHT,
       weight: () => 1,
       maxWeight: MAX_STARTS_PER_TRANSACTION,
-      run: (inputs) => startExecutions(deps, inputs),
+      run: (inputs) => startExecutions(deps, inputs, prelude),
     });
   }
 

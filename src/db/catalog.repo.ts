@@ -77,4 +77,4 @@ export async function getCatalogEntryOfKind(q: Queryable, path: string, kind: st
 }
 
 /** The newest catalog_id of a path (no content), as starting executions needs it. */
-export type CatalogHead = { catalog_id: number; path: string; kind: string };
+export type CatalogHead = { catalog_id: number; path: string; kind: string; version: number };

@@ -7,7 +7,7 @@ import type { Queryable } from './queryable.ts';
  */
 export async function startPrelude(q: Queryable, paths: string[], n: number): Promise<{ heads: Map<string, CatalogHead>; ids: number[] }> {
   const { rows } = await q.query<{ heads: CatalogHead[] | null; ids: (number | string)[] | null }>(
-    `SELECT (SELECT json_agg(h) FROM (SELECT DISTINCT ON (path) catalog_id, path, kind FROM core.catalog
+    `SELECT (SELECT json_agg(h) FROM (SELECT DISTINCT ON (path) catalog_id, path, kind, version FROM core.catalog
                                        WHERE path = ANY($1::text[]) ORDER BY path, version DESC) h) AS heads,
             (SELECT array_agg(nextval('core.execution_id_seq')) FROM generate_series(1, $2)) AS ids`,
     [[...new Set(paths)], n],

@@ -51,7 +51,12 @@ export type UnitWrite = {
   keychainCleanup: { execution_id: number; is_root: boolean }[];
   /** Also claim older PENDING commands: up to `max` for each of these workers, in order. */
   claimOlder: { workerId: string; max: number }[];
+  /** Guard: the write fails (WRITE_GUARD_SQLSTATE) if a path has a version newer than this one. */
+  headChecks: { path: string; version: number }[];
 };
+
+/** SQLSTATE of a write whose guard failed (core.svc_write_guard_failed): nothing was written. */
+export const WRITE_GUARD_SQLSTATE = 'SVC01';
 
 const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
 const QUALIFIED_COMMAND_COLUMNS = COMMAND_COLUMNS.split(', ').map((c) => `c.${c}`).join(', ');
@@ -61,7 +66,7 @@ const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result 
 type WriteData = Omit<UnitWrite, 'claimOlder'> & { claimOlder: { worker_id: string; lo: number; hi: number }[] };
 type Part = keyof WriteData;
 // The order of the parts fixes each statement's text and its prepared name.
-const PARTS: readonly Part[] = ['newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder'];
+const PARTS: readonly Part[] = ['newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks'];
 
 /** Parameters of one statement; `opaque` ones hide their value from the planner (see writeStatement). */
 class Params {
@@ -207,6 +212,14 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
     outputs.push(`SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = 'CLAIMED'`, `SELECT 'notified' AS kind, NULL::jsonb AS row FROM note`);
   }
   if (has('claimOlder')) outputs.push(`SELECT 'claimed' AS kind, to_jsonb(o) AS row FROM older o`);
+  if (has('headChecks')) {
+    // Read by the final SELECT, so it runs; a failing row aborts the statement, and so every part.
+    ctes.push(`stale AS (
+  SELECT core.svc_write_guard_failed('a newer version of ' || x.path || ' was registered')
+    FROM jsonb_to_recordset(${p.rows('headChecks', data)}) AS x(path text, version int)
+   WHERE EXISTS (SELECT 1 FROM core.catalog c WHERE c.path = x.path AND c.version > x.version))`);
+    outputs.push(`SELECT 'stale' AS kind, NULL::jsonb AS row FROM stale`);
+  }
   if (!outputs.length) outputs.push('SELECT NULL::text AS kind, NULL::jsonb AS row WHERE false');
   const mask = present.reduce((m, part) => m | (1 << PARTS.indexOf(part)), 0);
   const text = `${ctes.length ? `WITH ${ctes.join(',\n')}\n` : ''}${outputs.join('\nUNION ALL ')}`;

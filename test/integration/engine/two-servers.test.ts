@@ -120,4 +120,25 @@ ${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t,
     const sets = (await a.deps.db.query(`SELECT snapshot FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
     expect(sets.snapshot).toBeNull(); // a finished execution keeps no snapshot: the log is the record
   });
+
+  it('a start uses the newest version even when another server registered it after this one cached the head', async () => {
+    const version = (v: number) => `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: ver, path: two/ver }\nworkload: { v: ${v} }\nworkflow:\n  - step: s\n    tool: { name: t, kind: noop }\n`;
+    const v1 = (await http(a.url, 'POST', '/api/catalog/playbook', { content: version(1) })).body;
+    const first = (await http(a.url, 'POST', '/api/run/playbook', { path: 'two/ver' })).body;
+    expect(first.catalog_id).toBe(v1.catalog_id);
+    const v2 = (await http(bUrl, 'POST', '/api/catalog/playbook', { content: version(2) })).body;
+    expect(v2.version).toBe(v1.version + 1);
+    // Server a holds v1 as the head in memory: its write's guard sees v2 and the start is redone.
+    const second = (await http(a.url, 'POST', '/api/run/playbook', { path: 'two/ver' })).body;
+    expect(second.catalog_id).toBe(v2.catalog_id);
+    const events: Json[] = (await http(a.url, 'GET', `/api/events/${second.execution_id}`)).body.events;
+    expect(events[0]).toMatchObject({ event_id: 1, event_type: 'execution.started' });
+    expect(events[0].context.input).toMatchObject({ catalogId: v2.catalog_id, workload: { v: 2 } });
+    // The refused write left nothing behind: every execution row has its log, every log its row.
+    const orphans = await a.deps.db.query(
+      `SELECT (SELECT count(*) FROM core.event e WHERE NOT EXISTS (SELECT 1 FROM core.execution x WHERE x.execution_id = e.execution_id))::int AS events,
+              (SELECT count(*) FROM core.execution x WHERE NOT EXISTS (SELECT 1 FROM core.event e WHERE e.execution_id = x.execution_id))::int AS executions`,
+    );
+    expect(orphans.rows[0]).toEqual({ events: 0, executions: 0 });
+  });
 });

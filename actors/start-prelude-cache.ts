@@ -1,0 +1,59 @@
+import type { CatalogHead } from '../src/db/catalog.repo.ts';
+import type { Queryable } from '../src/db/queryable.ts';
+import { startPrelude } from '../src/db/start-prelude.ts';
+
+/** Most execution ids fetched ahead at once; a restart skips the unused ones (ids are unique, not dense). */
+export const MAX_ID_BLOCK = 256;
+// Ids are fetched ahead only while starts keep coming: a refill this long after the last one
+// takes just what its batch needs, so a quiet server hands out dense ids.
+const ID_BLOCK_DECAY_MS = 1_000;
+const MAX_HEADS = 1_000;
+
+/** Heads and ids for one start batch; `cached` are heads taken from memory, which the batch's write must verify. */
+export type StartPrelude = { heads: Map<string, CatalogHead>; ids: number[]; cached: CatalogHead[] };
+
+/**
+ * What a start batch needs before it can write (the newest catalog version of each path and new
+ * execution ids), from memory when this server has it, so that a batch costs one round trip (its
+ * write) instead of two. A cached head may be stale (another server registered a version): the
+ * write checks it (ExecutionUnit.headChecks) and the batch is redone after `forgetHeads()`.
+ */
+export class StartPreludeCache {
+  readonly #heads = new Map<string, CatalogHead>();
+  #ids: number[] = [];
+  #block = 0;
+  #lastRefillAt = -Infinity;
+  readonly #now: () => number;
+
+  /** `now`: a clock in ms (tests pass their own). */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  async take(q: Queryable, paths: string[], n: number): Promise<StartPrelude> {
+    const unique = [...new Set(paths)];
+    if (this.#ids.length >= n && unique.every((p) => this.#heads.has(p))) {
+      const heads = new Map(unique.map((p) => [p, this.#heads.get(p)!]));
+      return { heads, ids: this.#ids.splice(0, n), cached: [...heads.values()] };
+    }
+    const now = this.#now();
+    this.#block = now - this.#lastRefillAt < ID_BLOCK_DECAY_MS ? Math.min(MAX_ID_BLOCK, Math.max(n, this.#block * 2)) : n;
+    this.#lastRefillAt = now;
+    const fetched = await startPrelude(q, unique, Math.max(0, n - this.#ids.length, this.#block - this.#ids.length));
+    this.#ids.push(...fetched.ids);
+    for (const [path, head] of fetched.heads) this.#remember(path, head);
+    // Heads just read need no check; paths without one are unknown (never cached as such).
+    return { heads: fetched.heads, ids: this.#ids.splice(0, n), cached: [] };
+  }
+
+  /** Drops every cached head: the next batch reads them again. */
+  forgetHeads(): void {
+    this.#heads.clear();
+  }
+
+  #remember(path: string, head: CatalogHead): void {
+    this.#heads.delete(path);
+    if (this.#heads.size >= MAX_HEADS) this.#heads.delete(this.#heads.keys().next().value!);
+    this.#heads.set(path, head);
+  }
+}
