@@ -32,6 +32,8 @@ async function readOrCreateSecret(file: string, make: () => string): Promise<str
 }
 
 const LEFTOVER_STOP_TIMEOUT_MS = 15_000;
+// A Unix socket's path is limited to 107 bytes (sun_path); longer data dirs use TCP only.
+const MAX_SOCKET_PATH_CHARS = 100;
 
 /**
  * A PostgreSQL can outlive its server: still shutting down after the server died, or left
@@ -144,9 +146,12 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   if (signal.aborted) throw cancelled();
   await stopLeftoverPostmaster(databaseDir, log);
   if (signal.aborted) throw cancelled();
+  // Clients connect over a Unix socket in the data directory when its path fits: a round trip
+  // costs both sides about a third less CPU than over loopback TCP. TCP stays open for tools.
+  const socketDir = process.platform !== 'win32' && join(databaseDir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH_CHARS ? databaseDir : null;
   const server: PostgresProcess = await spawnPostgres({
     binary: await postgresBinary(),
-    args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+    args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${socketDir ?? ''}`],
     user: await postgresUser(),
     log,
     signal,
@@ -159,7 +164,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   };
   live.add(handle);
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres${socketDir ? `?host=${encodeURIComponent(socketDir)}` : ''}`,
     port,
     dataDir: root,
     stop: handle.stop,
