@@ -3,9 +3,9 @@ import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
 import { getCatalogEntry } from '../src/db/catalog.repo.ts';
-import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import type { CommandRow } from '../src/db/command.repo.ts';
 import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
-import { writeUnit, type UnitCommand, type UnitEvent, type UnitExecution } from '../src/db/unit-write.ts';
+import { writeUnit, type Claimer, type UnitCommand, type UnitCommandUpdate, type UnitEvent, type UnitExecutionUpdate } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
@@ -25,6 +25,8 @@ type Held = {
   snapshot: Snapshot | null; // null for finished executions: late events take the fast path
   status: ExecutionStatus;
   lastEventId: number;
+  /** last_event_id as read (0 for a new execution): its write fails if the row has moved on since. */
+  readLastEventId: number;
   /** The last event the stored snapshot holds (0: none stored). */
   snapshotEventId: number;
   dirty: boolean;
@@ -67,7 +69,7 @@ export class ExecutionUnit {
   readonly held = new Map<number, Held>();
   readonly events: UnitEvent[] = [];
   readonly newCommands: UnitCommand[] = [];
-  readonly commandUpdates = new Map<number, { command_id: number; status: CommandStatus }>();
+  readonly commandUpdates = new Map<number, UnitCommandUpdate>();
   readonly cancels: { execution_id: number; seq: number }[] = [];
   readonly keychainCleanup: { execution_id: number; is_root: boolean }[] = [];
   /** Catalog heads this unit took from memory: its write fails if a newer version exists. */
@@ -83,7 +85,8 @@ export class ExecutionUnit {
 
   /**
    * `snapshots`: this process's hot snapshots; the caller publishes to them after commit.
-   * `singleStatement`: no transaction is open, so flush() must be the only write (starts).
+   * `singleStatement`: no transaction is open, so flush() must be the only write (starts, and
+   * routing from memory); the write statement then takes the held executions' advisory locks.
    */
   constructor(q: Queryable, cache: PlaybookCache, snapshots?: HotSnapshots, opts: { singleStatement?: boolean } = {}) {
     this.q = q;
@@ -131,6 +134,7 @@ export class ExecutionUnit {
       snapshot: null,
       status: row.status,
       lastEventId: row.last_event_id,
+      readLastEventId: row.last_event_id,
       snapshotEventId: row.snapshot_event_id,
       dirty: false,
     };
@@ -156,7 +160,7 @@ export class ExecutionUnit {
     const rootId = req.parent?.rootExecutionId ?? id;
     const row = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
     this.#parentCommandIds.set(id, req.parent?.commandId ?? null);
-    const h: Held = { id, isNew: true, row, compiled: req.compiled, snapshot: null, status: 'running', lastEventId: 0, snapshotEventId: 0, dirty: true };
+    const h: Held = { id, isNew: true, row, compiled: req.compiled, snapshot: null, status: 'running', lastEventId: 0, readLastEventId: 0, snapshotEventId: 0, dirty: true };
     this.held.set(id, h);
     const input: ExecutionInput = {
       executionId: id,
@@ -240,6 +244,7 @@ export class ExecutionUnit {
             status: 'PENDING',
             input: { path: h.row.path, tasks: e.tasks, context: e.context, keychain: e.keychain },
             worker_id: null,
+            claim_token: null,
           });
           // The command_id is joined in by the write statement, which inserts both.
           this.#push(h, { event_type: 'command.issued', step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } }).issued_seq = e.seq;
@@ -301,7 +306,7 @@ export class ExecutionUnit {
       this.#queue.push({ executionId, event });
       return;
     }
-    if (this.#singleStatement) throw new Error(`execution ${executionId} is not held: a write outside the unit's statement needs a transaction`);
+    if (this.#singleStatement) throw new NeedsTransaction(`execution ${executionId} is not held: a write outside the unit's statement needs a transaction`);
     const appended = await appendInboxEvent(this.q, executionId, { event_type: event.event_type, context: event.context, result: event.result, error: event.error });
     if (appended?.status === 'running') this.wakes.add(executionId);
   }
@@ -311,8 +316,8 @@ export class ExecutionUnit {
    * in order, up to each one's `max` (claim-ahead), and older pending ones fill what is left;
    * returns the commands they now hold.
    */
-  async flush(claims: { workerId: string; max: number }[] = []): Promise<CommandRow[]> {
-    const older: { workerId: string; max: number }[] = [];
+  async flush(claims: Claimer[] = []): Promise<CommandRow[]> {
+    const older: Claimer[] = [];
     const fresh = this.newCommands.filter((c) => c.status === 'PENDING');
     for (const claim of claims) {
       let handed = 0;
@@ -320,11 +325,12 @@ export class ExecutionUnit {
         const c = fresh.shift()!;
         c.status = 'CLAIMED';
         c.worker_id = claim.workerId;
+        c.claim_token = claim.token;
         handed++;
       }
-      if (claim.max > handed) older.push({ workerId: claim.workerId, max: claim.max - handed });
+      if (claim.max > handed) older.push({ ...claim, max: claim.max - handed });
     }
-    const executions: UnitExecution[] = [];
+    const executions: UnitExecutionUpdate[] = [];
     const newExecutions = [];
     const lateAdvances = [];
     for (const h of this.held.values()) {
@@ -341,7 +347,7 @@ export class ExecutionUnit {
       // The log is the truth and the snapshot a cache of it: written every SNAPSHOT_EVERY_EVENTS
       // events, so a step does not rewrite the whole context; a finished execution drops it.
       const writeSnapshot = running && h.lastEventId - h.snapshotEventId >= SNAPSHOT_EVERY_EVENTS;
-      const update: UnitExecution = {
+      const update = {
         execution_id: h.id,
         status: h.status,
         progress,
@@ -353,6 +359,7 @@ export class ExecutionUnit {
         applied_event_id: h.lastEventId,
         last_event_id: h.lastEventId,
       };
+      if (writeSnapshot) h.snapshotEventId = h.lastEventId; // for publish(): what the stored snapshot now holds
       if (h.isNew) {
         newExecutions.push({
           ...update,
@@ -362,9 +369,11 @@ export class ExecutionUnit {
           root_execution_id: h.row.root_execution_id,
           parent_command_id: this.#parentCommandIds.get(h.id) ?? null,
         });
-      } else executions.push(update);
+      } else executions.push({ ...update, expected_last_event_id: h.readLastEventId });
     }
     return writeUnit(this.q, {
+      // Without a transaction, the statement takes the locks itself: held executions that exist.
+      locks: this.#singleStatement ? [...this.held.values()].filter((h) => !h.isNew).map((h) => h.id) : [],
       newExecutions,
       executions,
       lateAdvances,
@@ -382,11 +391,14 @@ export class ExecutionUnit {
   publish(): void {
     if (!this.snapshots) return;
     for (const h of this.held.values()) {
-      if (h.snapshot && h.status === 'running') this.snapshots.set(h.id, h.lastEventId, h.snapshot);
+      if (h.snapshot && h.status === 'running') this.snapshots.set(h.id, h.lastEventId, h.snapshot, h.snapshotEventId);
       else this.snapshots.delete(h.id);
     }
   }
 }
+
+/** A unit without a transaction met work that needs one (a write beside its statement). */
+export class NeedsTransaction extends Error {}
 
 function asObject(v: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};

@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { routeEvents, type Claim, type EventResult, type RoutedEvent } from './route-events.ts';
 
 /** One worker report: its events, and how many next commands it wants (claim-ahead). */
-export type Report = { events: RoutedEvent[]; claim?: Claim };
+export type Report = { events: RoutedEvent[]; claim?: Omit<Claim, 'token'> & { token?: string } };
 export type ReportOutcome = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 
 const MAX_EVENTS_PER_TRANSACTION = 2_000;
@@ -34,23 +35,17 @@ export class ReportBatcher {
   }
 }
 
-/** Routes several reports in one transaction and hands each its results and claimed commands. */
+/** Routes several reports in one transaction and hands each its results and the commands it claimed. */
 async function routeTogether(deps: EngineDeps, reports: Report[]): Promise<ReportOutcome[]> {
-  // One claim per worker: two reports of one worker ask together.
-  const wanted = new Map<string, number>();
-  for (const r of reports) if (r.claim && r.claim.max > 0) wanted.set(r.claim.workerId, (wanted.get(r.claim.workerId) ?? 0) + r.claim.max);
-  const out = await routeEvents(deps, reports.flatMap((r) => r.events), { claims: [...wanted].map(([workerId, max]) => ({ workerId, max })) });
-  const byWorker = new Map<string, CommandRow[]>();
-  for (const c of out.claimed) {
-    const list = byWorker.get(c.worker_id ?? '') ?? [];
-    list.push(c);
-    byWorker.set(c.worker_id ?? '', list);
-  }
+  // Every claim carries a token (the worker's, or one made here), by which its commands come back.
+  const claims = reports.map((r) => (r.claim && r.claim.max > 0 ? { ...r.claim, token: r.claim.token ?? randomUUID() } : undefined));
+  const out = await routeEvents(deps, reports.flatMap((r) => r.events), { claims: claims.filter((c) => c !== undefined) });
   let at = 0;
-  return reports.map((r) => {
+  return reports.map((r, i) => {
     const results = out.results.slice(at, at + r.events.length);
     at += r.events.length;
-    const claimed = r.claim ? (byWorker.get(r.claim.workerId) ?? []).splice(0, r.claim.max) : [];
+    const token = claims[i]?.token;
+    const claimed = token === undefined ? [] : out.claimed.filter((c) => c.claim_token === token);
     // commands_generated is the transaction's: it is shared by the reports routed in it.
     return { results, commands_generated: out.commands_generated, claimed };
   });

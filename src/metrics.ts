@@ -42,6 +42,17 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
       registers: [registry],
     }),
+    routedFromMemory: new Counter({
+      name: 'svc_route_from_memory_total',
+      help: 'Routings written in one statement from the state this server holds, without reading it first',
+      registers: [registry],
+    }),
+    routeFallbacks: new Counter({
+      name: 'svc_route_from_memory_fallback_total',
+      help: 'Routings from memory given up for the locked path: the rows had moved on, or the work needs a transaction',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     reaperRepublished: new Counter({ name: 'svc_command_reaper_republished_total', help: 'Commands republished by the reaper', registers: [registry] }),
     httpRequests: new Counter({
       name: 'svc_http_requests_total',

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { ReportBatcher } from '../../actors/report-batcher.ts';
 import type { AppDeps } from '../app.ts';
-import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
+import { cancelledAmong, claimCommand, claimedByRequest, claimNextCommands, getCommand, type CommandRow } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { eventInputSchema } from './events.ts';
@@ -21,13 +21,20 @@ const nameBody = v.object({ name: workerName });
 const claimByIdParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
 const claimByIdBody = v.object({ worker_id: workerName });
 const MAX_WAIT_MS = 30_000;
+// A worker names each claiming request; sent again after a lost answer (`retry`), the same id
+// gets back the commands the first attempt claimed (migrations/0007_claim_token.sql).
+const requestId = v.pipe(v.string(), v.minLength(1), v.maxLength(100));
 const claimNextBody = v.object({
   worker_id: workerName,
+  request_id: v.optional(requestId),
+  retry: v.optional(v.boolean(), false),
   max: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(256)), 1),
   wait_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_WAIT_MS)), 0),
 });
 const reportBody = v.object({
   worker_id: workerName,
+  report_id: v.optional(requestId),
+  retry: v.optional(v.boolean(), false),
   events: v.pipe(v.array(eventInputSchema), v.maxLength(10_000)),
   claim: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)), 0),
 });
@@ -35,6 +42,14 @@ const reportBody = v.object({
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
 export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const reports = new ReportBatcher(deps);
+  // A request sent again may have been carried out, its answer lost: what it claimed is still
+  // claimed by this worker under its id, unstarted; it gets those first.
+  const redelivered = async (workerId: string, token: string | undefined, retry: boolean): Promise<CommandRow[]> => {
+    if (!retry || !token) return [];
+    const rows = await claimedByRequest(deps.db, workerId, token);
+    for (const c of rows) deps.snapshots.commands.set(c);
+    return rows;
+  };
   app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody) } }, async (req) => {
     const b = req.body as v.InferOutput<typeof registerBody>;
     const row = await registerWorkerPool(deps.db, b);
@@ -69,6 +84,8 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const hard = deps.config.SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS ?? null;
     const claimed = await claimCommand(deps.db, id, worker_id, { staleSeconds: deps.config.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS, hardTimeoutSeconds: hard });
     if (claimed) {
+      // Its reports can then be routed from memory (actors/route-events.ts).
+      deps.snapshots.commands.set(claimed);
       deps.metrics.commandsClaimed.inc();
       return presentCommand(claimed);
     }
@@ -90,12 +107,17 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       if (!reply.raw.writableFinished) abort.abort();
     });
     const deadline = Date.now() + b.wait_ms;
+    const again = await redelivered(b.worker_id, b.request_id, b.retry);
+    if (again.length) return { commands: again.map(presentCommand) };
     for (;;) {
       // Listen before looking, so a notification between the two is not lost.
       const signal = AbortSignal.any([abort.signal, app.closingSignal]);
+      // A claimer that went away (or a closing server) takes nothing: no one would run it.
+      if (signal.aborted) return { commands: [] };
       const woken = deps.bus.next(deadline - Date.now(), signal);
-      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max);
+      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, b.request_id ?? null);
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
+        for (const c of claimed) deps.snapshots.commands.set(c);
         deps.metrics.commandsClaimed.inc(claimed.length);
         return { commands: claimed.map(presentCommand) };
       }
@@ -105,7 +127,9 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) } }, async (req) => {
     const b = req.body as v.InferOutput<typeof reportBody>;
-    const out = await reports.route({ events: b.events, claim: b.claim ? { workerId: b.worker_id, max: b.claim } : undefined });
-    return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: out.claimed.map(presentCommand) };
+    const again = await redelivered(b.worker_id, b.report_id, b.retry);
+    const max = Math.max(0, b.claim - again.length);
+    const out = await reports.route({ events: b.events, claim: max ? { workerId: b.worker_id, max, token: b.report_id } : undefined });
+    return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: [...again, ...out.claimed].map(presentCommand) };
   });
 }

@@ -13,6 +13,8 @@ export type CommandRow = {
   status: CommandStatus;
   attempt: number;
   worker_id: string | null;
+  /** The request that claimed it, where the reader selected it (claim answers). */
+  claim_token?: string | null;
   input: unknown;
   claimed_at: Date | null;
   heartbeat_at: Date | null;
@@ -57,15 +59,27 @@ export async function claimCommand(
   return rows[0];
 }
 
-/** Claims up to `max` PENDING commands, oldest first, skipping rows other claimers hold. */
-export async function claimNextCommands(q: Queryable, workerId: string, max: number): Promise<CommandRow[]> {
+/** Claims up to `max` PENDING commands, oldest first, skipping rows other claimers hold; `token` names the claiming request. */
+export async function claimNextCommands(q: Queryable, workerId: string, max: number, token: string | null = null): Promise<CommandRow[]> {
   if (max <= 0) return [];
   const { rows } = await q.query<CommandRow>(
     `UPDATE core.command c
-        SET status = 'CLAIMED', worker_id = $1, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
+        SET status = 'CLAIMED', worker_id = $1, claim_token = $3, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
       WHERE c.command_id IN (SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2 FOR UPDATE SKIP LOCKED)
       RETURNING ${COLUMNS}`,
-    [workerId, max],
+    [workerId, max, token],
+  );
+  return rows;
+}
+
+/**
+ * Commands a worker's request (`token`) claimed that it has not started: what a lost answer
+ * carried, for the same request sent again. Oldest first.
+ */
+export async function claimedByRequest(q: Queryable, workerId: string, token: string): Promise<CommandRow[]> {
+  const { rows } = await q.query<CommandRow>(
+    `SELECT ${COLUMNS} FROM core.command WHERE status = 'CLAIMED' AND worker_id = $1 AND claim_token = $2 ORDER BY command_id`,
+    [workerId, token],
   );
   return rows;
 }

@@ -32,25 +32,34 @@ export type UnitCommand = {
   loop_index: number | null;
   status: CommandStatus;
   input: unknown;
-  /** Set when the command is handed straight to the reporting worker (claim-ahead). */
+  /** Set when the command is handed straight to the reporting worker (claim-ahead)... */
   worker_id: string | null;
+  /** ...by its request with this token (see migrations/0007_claim_token.sql). */
+  claim_token: string | null;
 };
 
 /** An event row; `issued_seq` links a `command.issued` event to the command inserted with it. */
 export type UnitEvent = EventRow & { issued_seq?: number | null };
 
+/** An update of an execution read at `expected_last_event_id`: the write fails if it has moved on since. */
+export type UnitExecutionUpdate = UnitExecution & { expected_last_event_id: number };
+/** A command's new status; the write fails unless it still has the status and attempt it was read with. */
+export type UnitCommandUpdate = { command_id: number; status: CommandStatus; expected_status: CommandStatus; expected_attempt: number };
+
 export type UnitWrite = {
+  /** Executions whose advisory locks the statement takes first (when no transaction holds them). */
+  locks: number[];
   newExecutions: UnitNewExecution[];
-  executions: UnitExecution[];
+  executions: UnitExecutionUpdate[];
   /** Finished executions seen with a late event: only their ids advance. */
   lateAdvances: { execution_id: number; last_event_id: number }[];
   commands: UnitCommand[];
   events: UnitEvent[];
-  commandUpdates: { command_id: number; status: CommandStatus }[];
+  commandUpdates: UnitCommandUpdate[];
   cancels: { execution_id: number; seq: number }[];
   keychainCleanup: { execution_id: number; is_root: boolean }[];
   /** Also claim older PENDING commands: up to `max` for each of these workers, in order. */
-  claimOlder: { workerId: string; max: number }[];
+  claimOlder: Claimer[];
   /** Guard: the write fails (WRITE_GUARD_SQLSTATE) if a path has a version newer than this one. */
   headChecks: { path: string; version: number }[];
 };
@@ -58,15 +67,18 @@ export type UnitWrite = {
 /** SQLSTATE of a write whose guard failed (core.svc_write_guard_failed): nothing was written. */
 export const WRITE_GUARD_SQLSTATE = 'SVC01';
 
-const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
+const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, claim_token, input, claimed_at, heartbeat_at, created_at';
 const QUALIFIED_COMMAND_COLUMNS = COMMAND_COLUMNS.split(', ').map((c) => `c.${c}`).join(', ');
 const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb, machine_version int,
   snapshot_event_id bigint, applied_event_id bigint, last_event_id bigint`;
 
-type WriteData = Omit<UnitWrite, 'claimOlder'> & { claimOlder: { worker_id: string; lo: number; hi: number }[] };
+/** A worker claiming up to `max` commands by a request with `token` (null: none given). */
+export type Claimer = { workerId: string; max: number; token: string | null };
+
+type WriteData = Omit<UnitWrite, 'claimOlder'> & { claimOlder: { worker_id: string; token: string | null; lo: number; hi: number }[] };
 type Part = keyof WriteData;
 // The order of the parts fixes each statement's text and its prepared name.
-const PARTS: readonly Part[] = ['newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks'];
+const PARTS: readonly Part[] = ['locks', 'newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks'];
 
 /** Parameters of one statement; `opaque` ones hide their value from the planner (see writeStatement). */
 class Params {
@@ -106,6 +118,11 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   const p = new Params();
   const ctes: string[] = [];
   const has = (part: Part) => present.includes(part);
+  // With locks, every part that writes reads `lk` first, so no row is touched before they are held.
+  const from = (source: string) => (has('locks') ? `lk, ${source}` : source);
+  if (has('locks')) {
+    ctes.push(`lk AS (SELECT count(pg_advisory_xact_lock(id)) AS n FROM unnest(${p.opaque([...data.locks].sort((a, b) => a - b), 'bigint[]')}) AS id)`);
+  }
   if (has('newExecutions')) {
     ctes.push(`new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
@@ -113,19 +130,19 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
          x.result, x.error, x.snapshot, x.machine_version, COALESCE(x.snapshot_event_id, 0), x.applied_event_id, x.last_event_id,
          CASE WHEN x.status <> 'running' THEN now() END
-    FROM jsonb_to_recordset(${p.rows('newExecutions', data)}) AS x(${EXEC_FIELDS}, catalog_id bigint, path text, parent_execution_id bigint,
-         root_execution_id bigint, parent_command_id bigint)
+    FROM ${from(`jsonb_to_recordset(${p.rows('newExecutions', data)}) AS x(${EXEC_FIELDS}, catalog_id bigint, path text, parent_execution_id bigint,
+         root_execution_id bigint, parent_command_id bigint)`)}
    ORDER BY x.execution_id)`);
   }
   if (has('commands')) {
     ctes.push(`cmd AS (
-  INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, attempt, claimed_at, heartbeat_at)
-  SELECT x.execution_id, x.catalog_id, x.seq, x.step, x.loop_index, x.status, x.input, x.worker_id,
+  INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, claim_token, attempt, claimed_at, heartbeat_at)
+  SELECT x.execution_id, x.catalog_id, x.seq, x.step, x.loop_index, x.status, x.input, x.worker_id, x.claim_token,
          CASE WHEN x.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END
-    FROM jsonb_to_recordset(${p.rows('commands', data)}) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
-         status text, input jsonb, worker_id text)
+    FROM ${from(`jsonb_to_recordset(${p.rows('commands', data)}) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
+         status text, input jsonb, worker_id text, claim_token text)`)}
   RETURNING ${COMMAND_COLUMNS})`);
   }
   if (has('events')) {
@@ -140,8 +157,8 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
     ctes.push(`ev AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error)
   SELECT x.execution_id, x.event_id, x.catalog_id, x.event_type, x.status, x.step, ${commandId}, x.worker_id, ${context}, x.result, x.error
-    FROM jsonb_to_recordset(${p.rows('events', data)}) AS x(execution_id bigint, event_id bigint, catalog_id bigint, event_type text, status text,
-         step text, command_id bigint, worker_id text, context jsonb, result jsonb, error jsonb, issued_seq int)${join})`);
+    FROM ${from(`jsonb_to_recordset(${p.rows('events', data)}) AS x(execution_id bigint, event_id bigint, catalog_id bigint, event_type text, status text,
+         step text, command_id bigint, worker_id text, context jsonb, result jsonb, error jsonb, issued_seq int)`)}${join})`);
   }
   if (has('executions')) {
     ctes.push(`upd_exec AS (
@@ -152,31 +169,35 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
          snapshot_event_id = COALESCE(x.snapshot_event_id, e.snapshot_event_id),
          applied_event_id = x.applied_event_id, last_event_id = x.last_event_id, updated_at = now(),
          finished_at = CASE WHEN x.status <> 'running' AND e.finished_at IS NULL THEN now() ELSE e.finished_at END
-    FROM jsonb_to_recordset(${p.rows('executions', data)}) AS x(${EXEC_FIELDS})
-   WHERE e.execution_id = x.execution_id AND e.execution_id = ANY(${p.opaque(data.executions.map((e) => e.execution_id), 'bigint[]')}))`);
+    FROM ${from(`jsonb_to_recordset(${p.rows('executions', data)}) AS x(${EXEC_FIELDS}, expected_last_event_id bigint)`)}
+   WHERE e.execution_id = x.execution_id AND e.last_event_id = x.expected_last_event_id
+     AND e.execution_id = ANY(${p.opaque(data.executions.map((e) => e.execution_id), 'bigint[]')})
+  RETURNING e.execution_id)`);
   }
   if (has('lateAdvances')) {
     ctes.push(`late AS (
   UPDATE core.execution e SET last_event_id = x.last_event_id, applied_event_id = GREATEST(e.applied_event_id, x.last_event_id)
-    FROM jsonb_to_recordset(${p.rows('lateAdvances', data)}) AS x(execution_id bigint, last_event_id bigint)
+    FROM ${from(`jsonb_to_recordset(${p.rows('lateAdvances', data)}) AS x(execution_id bigint, last_event_id bigint)`)}
    WHERE e.execution_id = x.execution_id AND e.execution_id = ANY(${p.opaque(data.lateAdvances.map((e) => e.execution_id), 'bigint[]')}))`);
   }
   if (has('commandUpdates')) {
     ctes.push(`upd_cmd AS (
   UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now()
-    FROM jsonb_to_recordset(${p.rows('commandUpdates', data)}) AS x(command_id bigint, status text)
-   WHERE c.command_id = x.command_id AND c.command_id = ANY(${p.opaque(data.commandUpdates.map((c) => c.command_id), 'bigint[]')}))`);
+    FROM ${from(`jsonb_to_recordset(${p.rows('commandUpdates', data)}) AS x(command_id bigint, status text, expected_status text, expected_attempt int)`)}
+   WHERE c.command_id = x.command_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
+     AND c.command_id = ANY(${p.opaque(data.commandUpdates.map((c) => c.command_id), 'bigint[]')})
+  RETURNING c.command_id)`);
   }
   if (has('cancels')) {
     ctes.push(`cancel AS (
   UPDATE core.command c SET status = 'CANCELLED', updated_at = now()
-    FROM jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)
+    FROM ${from(`jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)`)}
    WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${p.opaque([...new Set(data.cancels.map((c) => c.execution_id))], 'bigint[]')})
      AND c.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED'))`);
   }
   if (has('keychainCleanup')) {
     ctes.push(`kc AS (
-  DELETE FROM core.keychain k USING jsonb_to_recordset(${p.rows('keychainCleanup', data)}) AS x(execution_id bigint, is_root boolean)
+  DELETE FROM core.keychain k USING ${from(`jsonb_to_recordset(${p.rows('keychainCleanup', data)}) AS x(execution_id bigint, is_root boolean)`)}
    WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${p.opaque(data.keychainCleanup.map((k) => k.execution_id), 'bigint[]')})
      AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared')))`);
   }
@@ -195,12 +216,12 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
     );
     ctes.push(`older AS (
   UPDATE core.command c
-     SET status = 'CLAIMED', worker_id = w.worker_id, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
+     SET status = 'CLAIMED', worker_id = w.worker_id, claim_token = w.token, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
     FROM (SELECT o.command_id, row_number() OVER (ORDER BY o.command_id) AS rn
             FROM (SELECT o.command_id FROM core.command o
                    WHERE o.status = 'PENDING'${notCancelled}
                    ORDER BY o.command_id LIMIT ${limit} FOR UPDATE SKIP LOCKED) o) picked
-    JOIN jsonb_to_recordset(${p.rows('claimOlder', data)}) AS w(worker_id text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
+    JOIN jsonb_to_recordset(${p.rows('claimOlder', data)}) AS w(worker_id text, token text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
    WHERE c.command_id = picked.command_id
   RETURNING ${QUALIFIED_COMMAND_COLUMNS})`);
   }
@@ -220,6 +241,16 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
    WHERE EXISTS (SELECT 1 FROM core.catalog c WHERE c.path = x.path AND c.version > x.version))`);
     outputs.push(`SELECT 'stale' AS kind, NULL::jsonb AS row FROM stale`);
   }
+  if (has('executions') || has('commandUpdates')) {
+    // Executions and commands were read before this statement (under locks, or from memory):
+    // each update says what it found, and if any found other than that, nothing is written.
+    const moved = [
+      ...(has('executions') ? [`(SELECT count(*) FROM upd_exec) <> ${p.opaque(data.executions.length, 'int')}`] : []),
+      ...(has('commandUpdates') ? [`(SELECT count(*) FROM upd_cmd) <> ${p.opaque(data.commandUpdates.length, 'int')}`] : []),
+    ];
+    ctes.push(`moved AS (SELECT core.svc_write_guard_failed('an execution or command changed since it was read') WHERE ${moved.join(' OR ')})`);
+    outputs.push(`SELECT 'moved' AS kind, NULL::jsonb AS row FROM moved`);
+  }
   if (!outputs.length) outputs.push('SELECT NULL::text AS kind, NULL::jsonb AS row WHERE false');
   const mask = present.reduce((m, part) => m | (1 << PARTS.indexOf(part)), 0);
   const text = `${ctes.length ? `WITH ${ctes.join(',\n')}\n` : ''}${outputs.join('\nUNION ALL ')}`;
@@ -228,9 +259,9 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
 
 type ClaimedJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
 
-function claimRanges(claimers: { workerId: string; max: number }[]): { worker_id: string; lo: number; hi: number }[] {
+function claimRanges(claimers: Claimer[]): WriteData['claimOlder'] {
   let next = 1;
-  return claimers.filter((c) => c.max > 0).map((c) => ({ worker_id: c.workerId, lo: next, hi: (next += c.max) - 1 }));
+  return claimers.filter((c) => c.max > 0).map((c) => ({ worker_id: c.workerId, token: c.token, lo: next, hi: (next += c.max) - 1 }));
 }
 
 /** Writes a unit in one statement; returns the commands now claimed by the reporting worker. */

@@ -55,8 +55,9 @@ export class ServerClient {
    * JSON request; resolves with the parsed answer (its text when it is not JSON, null when empty).
    * Throws ServerError for non-2xx answers, TypeError for network failures (the socket error as
    * `cause`), and the signal's reason when `signal` (or the client's timeout) aborts it.
+   * `resendBody`: what to send if the request goes again on a fresh socket (see below).
    */
-  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, opts: { resendBody?: unknown } = {}): Promise<T> {
     const what = `${method} ${path.split('?')[0]}`;
     if (typeof this.#target === 'string') throw new TypeError(`${what}: ${this.#target}`);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -68,8 +69,11 @@ export class ServerClient {
     } catch (err) {
       if (!(err instanceof NoAnswer)) throw err;
       if (!err.stale) throw networkError(what, err.cause);
+      // Most likely the server had closed that idle socket and never saw the request; but it may
+      // have carried it out and lost the answer, so the caller can mark the copy as sent again.
+      const again = opts.resendBody === undefined ? payload : Buffer.from(JSON.stringify(opts.resendBody));
       try {
-        answer = await exchange(this.#target, method, path, payload, abort);
+        answer = await exchange(this.#target, method, path, again, abort);
       } catch (again) {
         throw again instanceof NoAnswer ? networkError(what, again.cause) : again;
       }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RoutedEvent } from '../../actors/route-events.ts';
@@ -169,6 +170,10 @@ export class Worker {
 
   async #claimLoop(): Promise<void> {
     let backoffMs = 100;
+    // One id per claim until it is answered: sent again after a failure, it gets back what the
+    // lost answer carried (a server that died after committing the claim).
+    let requestId = randomUUID();
+    let retry = false;
     while (!this.#stopping) {
       const free = this.#opts.concurrency - this.#running;
       if (free <= 0) {
@@ -176,16 +181,17 @@ export class Worker {
         continue;
       }
       try {
-        const res = await this.client.request<{ commands: PresentedCommand[] }>(
-          'POST',
-          '/api/worker/claim',
-          { worker_id: this.name, max: free, wait_ms: this.#opts.claimWaitMs ?? CLAIM_WAIT_MS },
-          this.#abortClaims.signal,
-        );
+        const body = { worker_id: this.name, request_id: requestId, retry, max: free, wait_ms: this.#opts.claimWaitMs ?? CLAIM_WAIT_MS };
+        const res = await this.client.request<{ commands: PresentedCommand[] }>('POST', '/api/worker/claim', body, this.#abortClaims.signal, {
+          resendBody: { ...body, retry: true },
+        });
         for (const cmd of res.commands) this.#launch(cmd);
         backoffMs = 100;
+        requestId = randomUUID();
+        retry = false;
       } catch (err) {
         if (this.#stopping) break;
+        retry = true;
         this.#opts.log.warn({ err: String(err) }, 'claim failed; retrying');
         await delay(backoffMs);
         backoffMs = Math.min(backoffMs * 2, 5_000);
@@ -270,12 +276,13 @@ export class Worker {
   async #report(batch: PendingReport[]): Promise<'sent' | 'refused'> {
     let claimed: PresentedCommand[] = [];
     let outcome: 'sent' | 'refused' = 'sent';
+    // Sent again with the same id after a failure: the server hands back what the lost answer claimed.
+    const reportId = randomUUID();
     for (let attempt = 0; ; attempt++) {
       try {
-        const res = await this.client.request<{ results?: unknown; commands: PresentedCommand[] }>('POST', '/api/worker/report', {
-          worker_id: this.name,
-          events: batch.flatMap((r) => r.events),
-          claim: this.#stopping ? 0 : batch.length,
+        const body = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim: this.#stopping ? 0 : batch.length };
+        const res = await this.client.request<{ results?: unknown; commands: PresentedCommand[] }>('POST', '/api/worker/report', body, undefined, {
+          resendBody: { ...body, retry: true },
         });
         this.#logRefusedEvents(batch, res.results);
         claimed = res.commands;

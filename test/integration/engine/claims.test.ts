@@ -133,4 +133,43 @@ describe('claims', () => {
     expect((await http(t.url, 'GET', '/api/executions/987654')).status).toBe(404);
     expect((await http(t.url, 'GET', '/api/events/987654')).status).toBe(404);
   });
+
+  it('a report sent again after its answer was lost gets back the commands its first attempt claimed, and claims no more', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    await pendingCommand();
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'wl' });
+    const report = {
+      worker_id: 'wl',
+      report_id: 'report-1',
+      events: [{ execution_id: executionId, command_id: commandId, attempt: claim.body.attempt, worker_id: 'wl', event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } }],
+      claim: 1,
+    };
+    // The first attempt is carried out, but its answer never reaches the worker (server died).
+    const first = await http(t.url, 'POST', '/api/worker/report', report);
+    expect(first.status).toBe(200);
+    const handed: number[] = first.body.commands.map((c: { command_id: number }) => c.command_id);
+    expect(handed).toHaveLength(1);
+    await pendingCommand(); // more work waiting: the retry must not claim it on top
+    const again = await http(t.url, 'POST', '/api/worker/report', { ...report, retry: true });
+    expect(again.status).toBe(200);
+    expect(again.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual(handed);
+    expect(again.body.commands[0]).toMatchObject({ status: 'CLAIMED', attempt: 1, worker_id: 'wl' });
+    const held = await db.query(`SELECT command_id FROM core.command WHERE worker_id = 'wl' AND status = 'CLAIMED'`);
+    expect(held.rows.map((r) => r.command_id)).toEqual(handed);
+    // The resent completion is late: stored, and the execution stays completed once.
+    expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
+  });
+
+  it('a long-poll claim sent again after its answer was lost gets back what it claimed', async () => {
+    const { commandId } = await pendingCommand();
+    await db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status = 'PENDING' AND command_id <> $1`, [commandId]);
+    const body = { worker_id: 'wq', request_id: 'claim-1', max: 1, wait_ms: 0 };
+    const first = await http(t.url, 'POST', '/api/worker/claim', body);
+    expect(first.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([commandId]);
+    const again = await http(t.url, 'POST', '/api/worker/claim', { ...body, retry: true });
+    expect(again.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([commandId]);
+    // A new request (another id) finds nothing: the command was not claimed twice.
+    expect((await http(t.url, 'POST', '/api/worker/claim', { ...body, request_id: 'claim-2' })).body.commands).toEqual([]);
+    expect((await db.query(`SELECT attempt FROM core.command WHERE command_id = $1`, [commandId])).rows[0].attempt).toBe(1);
+  });
 });

@@ -1,0 +1,129 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { http, type Json } from '../../helpers/http.ts';
+
+// A server that routed an execution last, and handed out the reported command, routes the next
+// report from memory: one statement, no reads. That statement must write nothing when the rows
+// moved on meanwhile (another server, a new claim, an inbox event); the locked path then decides.
+
+let t: TestApp;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp();
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+  const two = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: two, path: mem/two }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n    next: second\n  - step: second\n    tool: { name: b, kind: noop }\n';
+  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: two })).status).toBe(201);
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+});
+
+async function counter(name: 'routedFromMemory' | 'routeFallbacks', reason?: string): Promise<number> {
+  const values = (await t.deps.metrics[name].get()).values;
+  return values.filter((v) => reason === undefined || v.labels.reason === reason).reduce((n, v) => n + v.value, 0);
+}
+
+async function startAndClaim(worker: string): Promise<{ executionId: number; commandId: number; attempt: number }> {
+  const executionId = (await http(t.url, 'POST', '/api/run/playbook', { path: 'mem/two' })).body.execution_id;
+  const { rows } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING'`, [executionId]);
+  const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker });
+  expect(claim.status).toBe(200);
+  return { executionId, commandId: rows[0].command_id, attempt: claim.body.attempt };
+}
+
+const report = (c: { executionId: number; commandId: number }, worker: string, attempt: number, task = 'a') =>
+  http(t.url, 'POST', '/api/worker/report', {
+    worker_id: worker,
+    events: [
+      { execution_id: c.executionId, command_id: c.commandId, attempt, worker_id: worker, event_type: 'command.started' },
+      { execution_id: c.executionId, command_id: c.commandId, attempt, worker_id: worker, event_type: 'command.completed', result: { tasks: { [task]: { status: 'ok', data: 1 } } } },
+    ],
+    claim: 1,
+  });
+
+describe('routing from memory', () => {
+  it('a report on an execution and command this server holds is written in one statement, with the same log as the locked path', async () => {
+    const c = await startAndClaim('w1');
+    const before = await counter('routedFromMemory');
+    const first = await report(c, 'w1', c.attempt);
+    expect(first.status).toBe(200);
+    expect(await counter('routedFromMemory')).toBe(before + 1);
+    // Claim-ahead handed over the second step's command; its report goes from memory too.
+    const next: Json = first.body.commands[0];
+    expect(next).toMatchObject({ execution_id: c.executionId, step: 'second', attempt: 1 });
+    const second = await report({ executionId: c.executionId, commandId: next.command_id }, 'w1', next.attempt, 'b');
+    expect(second.status).toBe(200);
+    expect(await counter('routedFromMemory')).toBe(before + 2);
+    expect((await http(t.url, 'GET', `/api/executions/${c.executionId}`)).body).toMatchObject({ status: 'completed', progress: 100 });
+    const events: Json[] = (await http(t.url, 'GET', `/api/events/${c.executionId}`)).body.events;
+    expect(events.map((e) => e.event_type)).toEqual([
+      'execution.started', 'step.enter', 'command.issued',
+      'command.claimed', 'command.started', 'command.completed', 'step.exit', 'step.enter', 'command.issued',
+      'command.claimed', 'command.started', 'command.completed', 'step.exit', 'workflow.completed', 'playbook.completed',
+    ]);
+    expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+    const { rows } = await db.query(`SELECT step, status, attempt, worker_id FROM core.command WHERE execution_id = $1 ORDER BY seq`, [c.executionId]);
+    expect(rows).toEqual([
+      { step: 'start', status: 'COMPLETED', attempt: 1, worker_id: 'w1' },
+      { step: 'second', status: 'COMPLETED', attempt: 1, worker_id: 'w1' },
+    ]);
+  });
+
+  it('a command claimed again since (attempt 2): the write finds it moved, writes nothing, and the locked path refuses the stale report', async () => {
+    const c = await startAndClaim('w1');
+    // Another server's claimer took the command over (as after a stale heartbeat).
+    await db.query(`UPDATE core.command SET attempt = 2, worker_id = 'w2', claimed_at = now() WHERE command_id = $1`, [c.commandId]);
+    const lastBefore = (await db.query(`SELECT last_event_id FROM core.execution WHERE execution_id = $1`, [c.executionId])).rows[0].last_event_id;
+    const moved = await counter('routeFallbacks', 'moved');
+    const answer = await report(c, 'w1', c.attempt);
+    expect(answer.status).toBe(200);
+    expect(await counter('routeFallbacks', 'moved')).toBe(moved + 1);
+    expect(answer.body.results.map((r: Json) => r.error)).toEqual(['stale_claim', 'stale_claim']);
+    expect(answer.body.commands).toEqual([]);
+    const after = await db.query(`SELECT e.last_event_id, c.status, c.attempt FROM core.execution e JOIN core.command c USING (execution_id) WHERE c.command_id = $1`, [c.commandId]);
+    expect(after.rows[0]).toEqual({ last_event_id: lastBefore, status: 'CLAIMED', attempt: 2 });
+  });
+
+  it('an event appended behind its back (inbox): the write finds the execution moved on, and the locked path applies both', async () => {
+    const c = await startAndClaim('w1');
+    // What a child's result or another server's cancel does: an event after the last applied one.
+    await db.query(
+      `WITH bump AS (UPDATE core.execution SET last_event_id = last_event_id + 1 WHERE execution_id = $1 RETURNING execution_id, catalog_id, last_event_id)
+       INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, context)
+       SELECT execution_id, last_event_id, catalog_id, 'execution.cancelled', 'running', '{"reason": "test"}' FROM bump`,
+      [c.executionId],
+    );
+    const moved = await counter('routeFallbacks', 'moved');
+    const answer = await report(c, 'w1', c.attempt);
+    expect(answer.status).toBe(200);
+    expect(await counter('routeFallbacks', 'moved')).toBe(moved + 1);
+    expect((await http(t.url, 'GET', `/api/executions/${c.executionId}`)).body.status).toBe('cancelled');
+    const events: Json[] = (await http(t.url, 'GET', `/api/events/${c.executionId}`)).body.events;
+    expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.event_type === 'execution.cancelled')).toHaveLength(1);
+  });
+
+  it('takes the advisory lock of each execution inside its statement: a report waits for another holder of the lock', async () => {
+    const c = await startAndClaim('w1');
+    const locker = new pg.Client({ connectionString: t.databaseUrl });
+    await locker.connect();
+    await locker.query('SELECT pg_advisory_lock($1)', [c.executionId]);
+    const before = await counter('routedFromMemory');
+    let done = false;
+    const pending = report(c, 'w1', c.attempt).then((r) => {
+      done = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    const lastWhileLocked = (await db.query(`SELECT last_event_id FROM core.execution WHERE execution_id = $1`, [c.executionId])).rows[0].last_event_id;
+    expect(lastWhileLocked).toBe(3); // nothing of the report is visible, nor written ahead of the lock
+    await locker.query('SELECT pg_advisory_unlock_all()');
+    await locker.end();
+    expect((await pending).status).toBe(200);
+    expect(await counter('routedFromMemory')).toBe(before + 1);
+  });
+});
