@@ -20,6 +20,11 @@ const REPORT_RETRY_MAX_DELAY_MS = 5_000;
 // execution does not hold back every other result of the pool.
 const REPORTS_IN_FLIGHT = 2;
 export const REPORT_STALL_MS = 250;
+// While its commands take less than this on average, a pool also holds as many claimed commands
+// as it has slots, waiting (prefetch): the next ones start the moment a slot frees, instead of a
+// report's round trip later. Longer commands are not prefetched, so none waits behind them.
+export const QUICK_COMMAND_MS = 100;
+const RUN_TIME_SMOOTHING = 0.2; // weight of the newest duration in the running average
 
 export type WorkerOptions = {
   serverUrl: string;
@@ -41,8 +46,10 @@ type PendingReport = { commandId: number; events: RoutedEvent[] };
 /**
  * A worker pool: claims commands (long poll), runs up to `concurrency` at once, and reports
  * results. Reports that finish while another is in flight are sent together in one request,
- * which also claims that many next commands (claim-ahead), so a busy pool costs about one round
- * trip and one commit per batch of steps.
+ * which also claims the next commands (claim-ahead), so a busy pool costs about one round trip
+ * and one commit per batch of steps. The pool holds at most its window of commands (running,
+ * waiting in its queue, finished but not yet reported, or asked for): its concurrency, twice it
+ * while commands are quick (QUICK_COMMAND_MS).
  */
 export class Worker {
   readonly name: string;
@@ -50,12 +57,16 @@ export class Worker {
   readonly #opts: WorkerOptions;
   // One per pool: concurrent commands needing the same keychain entry share its token request.
   readonly #resolveKeychain: KeychainResolver;
-  #running = 0;
+  #running = 0; // executing
+  #unreported = 0; // finished; their report is not answered yet
+  #queued: PresentedCommand[] = []; // claimed, waiting for a slot
+  #claiming = 0; // asked for by requests in flight
+  #avgRunMs: number | undefined;
   #stopping = false;
   #stopped: Promise<void> | undefined;
   #abortClaims = new AbortController();
   #abortTasks = new AbortController();
-  #slotFreed: (() => void) | undefined;
+  #room: (() => void) | undefined; // wakes the claim loop when the window has room
   #reports: PendingReport[] = [];
   readonly #reporting = new Map<Promise<void>, number>(); // in flight → when it was sent
   #stallTimer: NodeJS.Timeout | undefined;
@@ -76,8 +87,18 @@ export class Worker {
     this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
   }
 
+  /** Commands the pool holds: running, waiting in its queue, or finished and not yet reported. */
   get running(): number {
-    return this.#running;
+    return this.#running + this.#queued.length + this.#unreported;
+  }
+
+  #window(): number {
+    const c = this.#opts.concurrency;
+    return this.#avgRunMs !== undefined && this.#avgRunMs <= QUICK_COMMAND_MS ? 2 * c : c;
+  }
+
+  #held(): number {
+    return this.#running + this.#queued.length + this.#unreported + this.#claiming;
   }
 
   /** Registers the pool and starts claiming. */
@@ -148,9 +169,9 @@ export class Worker {
     this.#stopped ??= (async () => {
       this.#stopping = true;
       this.#abortClaims.abort();
-      this.#slotFreed?.();
+      this.#room?.();
       await this.#loop;
-      while (this.#running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting.keys()) : delay(20));
+      while (this.running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting.keys()) : delay(20));
       this.#heartbeatOn = false;
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
@@ -175,17 +196,18 @@ export class Worker {
     let requestId = randomUUID();
     let retry = false;
     while (!this.#stopping) {
-      const free = this.#opts.concurrency - this.#running;
+      const free = this.#window() - this.#held();
       if (free <= 0) {
-        await new Promise<void>((r) => (this.#slotFreed = r));
+        await new Promise<void>((r) => (this.#room = r));
         continue;
       }
+      this.#claiming += free;
       try {
         const body = { worker_id: this.name, request_id: requestId, retry, max: free, wait_ms: this.#opts.claimWaitMs ?? CLAIM_WAIT_MS };
-        const res = await this.client.request<{ commands: PresentedCommand[] }>('POST', '/api/worker/claim', body, this.#abortClaims.signal, {
-          resendBody: { ...body, retry: true },
-        });
-        for (const cmd of res.commands) this.#launch(cmd);
+        const res = await this.client
+          .request<{ commands: PresentedCommand[] }>('POST', '/api/worker/claim', body, this.#abortClaims.signal, { resendBody: { ...body, retry: true } })
+          .finally(() => (this.#claiming -= free));
+        this.#take(res.commands);
         backoffMs = 100;
         requestId = randomUUID();
         retry = false;
@@ -199,12 +221,21 @@ export class Worker {
     }
   }
 
+  /** Commands claimed for this pool: they start as slots allow; a cancel reaches them from now on. */
+  #take(commands: PresentedCommand[]): void {
+    for (const cmd of commands) {
+      this.#commands.set(cmd.command_id, new AbortController());
+      this.#queued.push(cmd);
+    }
+    // Busy: beat within the busy interval of the last beat, so a cancel reaches these commands soon.
+    if (commands.length) this.#scheduleHeartbeat();
+    while (this.#running < this.#opts.concurrency && this.#queued.length) this.#launch(this.#queued.shift()!);
+  }
+
   #launch(cmd: PresentedCommand): void {
     this.#running++;
-    const abort = new AbortController();
-    this.#commands.set(cmd.command_id, abort);
-    // Busy: beat within the busy interval of the last beat, so a cancel reaches this command soon.
-    if (this.#commands.size === 1) this.#scheduleHeartbeat();
+    const abort = this.#commands.get(cmd.command_id) ?? new AbortController();
+    const startedAt = performance.now();
     runCommand(cmd, {
       client: this.client,
       workerId: this.name,
@@ -219,8 +250,13 @@ export class Worker {
         { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, event_type: 'command.failed', error: { message: `worker error: ${err instanceof Error ? err.message : String(err)}`, code: 'worker_error' } },
       ])
       .then((events) => {
+        const ms = performance.now() - startedAt;
+        this.#avgRunMs = this.#avgRunMs === undefined ? ms : this.#avgRunMs + RUN_TIME_SMOOTHING * (ms - this.#avgRunMs);
         this.#commands.delete(cmd.command_id);
+        this.#running--;
+        this.#unreported++;
         this.#reports.push({ commandId: cmd.command_id, events });
+        this.#take([]); // a queued command takes the slot
         this.#scheduleFlush();
       });
   }
@@ -278,9 +314,12 @@ export class Worker {
     let outcome: 'sent' | 'refused' = 'sent';
     // Sent again with the same id after a failure: the server hands back what the lost answer claimed.
     const reportId = randomUUID();
+    // The batch's places in the window come back with the answer: it claims as many, and any room left.
+    const claim = this.#stopping ? 0 : Math.max(0, this.#window() - this.#held() + batch.length);
+    this.#claiming += claim;
     for (let attempt = 0; ; attempt++) {
       try {
-        const body = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim: this.#stopping ? 0 : batch.length };
+        const body = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim };
         const res = await this.client.request<{ results?: unknown; commands: PresentedCommand[] }>('POST', '/api/worker/report', body, undefined, {
           resendBody: { ...body, retry: true },
         });
@@ -301,11 +340,12 @@ export class Worker {
         await delay(Math.min(100 * 2 ** attempt, REPORT_RETRY_MAX_DELAY_MS));
       }
     }
+    this.#claiming -= claim;
     if (outcome === 'refused' && batch.length > 1) return outcome; // the caller retries them one by one
-    // Each reported command freed a slot; claimed commands take them back.
-    this.#running -= batch.length;
-    for (const cmd of claimed) this.#launch(cmd);
-    if (claimed.length < batch.length) this.#slotFreed?.();
+    this.#unreported -= batch.length;
+    this.#take(claimed);
+    // Fewer than asked for: nothing more is pending now, so the long poll waits for the next.
+    if (this.#window() > this.#held()) this.#room?.();
     return outcome;
   }
 
