@@ -26,7 +26,7 @@ function metricsText(serverUrl: string): Promise<string> {
  *   late when idle), so a snapshot first forces a flush on every connection of the server's pool.
  * - `http`: `svc_http_requests_total` from GET /metrics, by "METHOD route".
  */
-export type CounterSnapshot = { xid: number; xactCommit: number; probeCommits: number; http: Map<string, number>; routeSeconds: number; routes: number };
+export type CounterSnapshot = { xid: number; xactCommit: number; probeCommits: number; http: Map<string, number>; routeSeconds: number; routes: number; routesFromMemory: number };
 
 export type CounterDelta = {
   /** Transactions that wrote (assigned a transaction id). */
@@ -38,6 +38,8 @@ export type CounterDelta = {
   /** Routing transactions (`svc_route_transaction_seconds` count) and their total time in ms. */
   routes: number;
   routeMs: number;
+  /** Of those, routed from memory in one statement (`svc_route_from_memory_total`). */
+  routesFromMemory: number;
 };
 
 /**
@@ -99,12 +101,14 @@ export class Counters {
     return { xid: Number(rows[0].xid), xactCommit: Number(rows[0].xact_commit), probeCommits: flushed + 2, ...metrics };
   }
 
-  async #metrics(): Promise<{ http: Map<string, number>; routeSeconds: number; routes: number }> {
+  async #metrics(): Promise<{ http: Map<string, number>; routeSeconds: number; routes: number; routesFromMemory: number }> {
     const text = await metricsText(this.#serverUrl);
     const out = new Map<string, number>();
     let routeSeconds = 0;
     let routes = 0;
+    let routesFromMemory = 0;
     for (const line of text.split('\n')) {
+      if (line.startsWith('svc_route_from_memory_total ')) routesFromMemory = Number(line.slice(line.lastIndexOf(' ') + 1));
       if (line.startsWith('svc_route_transaction_seconds_sum')) routeSeconds = Number(line.slice(line.lastIndexOf(' ') + 1));
       if (line.startsWith('svc_route_transaction_seconds_count')) routes = Number(line.slice(line.lastIndexOf(' ') + 1));
       if (!line.startsWith('svc_http_requests_total{')) continue;
@@ -115,7 +119,7 @@ export class Counters {
       const key = `${method} ${route}`;
       out.set(key, (out.get(key) ?? 0) + value);
     }
-    return { http: out, routeSeconds, routes };
+    return { http: out, routeSeconds, routes, routesFromMemory };
   }
 
   /** What happened between two snapshots, without the snapshots' own probe transactions. */
@@ -129,7 +133,14 @@ export class Counters {
     const writeCommits = after.xid - before.xid - 1;
     // `before`'s reading statement and `after`'s flush statements committed in between.
     const commits = after.xactCommit - before.xactCommit - after.probeCommits;
-    return { writeCommits, commits, http, routes: after.routes - before.routes, routeMs: (after.routeSeconds - before.routeSeconds) * 1000 };
+    return {
+      writeCommits,
+      commits,
+      http,
+      routes: after.routes - before.routes,
+      routeMs: (after.routeSeconds - before.routeSeconds) * 1000,
+      routesFromMemory: after.routesFromMemory - before.routesFromMemory,
+    };
   }
 }
 

@@ -11,7 +11,8 @@ export const STEPS = 40;
 const POLL_MS = 5;
 const FIRST_POLL_FRACTION = 0.85;
 /** The statements of one routing transaction, as `StatementTimer` names them. */
-export const ROUTE_STATEMENT = /lock-and-load|svc_write_unit|^COMMIT$/;
+/** Statements of a routing: from memory one write; in a transaction BEGIN with lock-and-load, the write, COMMIT. */
+export const ROUTE_STATEMENT = /lock-and-load|^routing write|^COMMIT$/;
 
 export type StepOverheadResult = {
   worker: 'in-process' | 'process';
@@ -27,6 +28,8 @@ export type StepOverheadResult = {
     commits: number;
     httpRequests: number;
     routeTransactions: number;
+    /** Share of routings done from memory in one statement (the rest: lock-and-load transactions). */
+    routedFromMemoryShare: number;
     msPerRouteTransaction: number;
   };
   /** CPU per step (ms) by consumer, and the event-loop utilization of this process, over the measured runs. */
@@ -130,8 +133,7 @@ export async function measureStepOverhead(
     const workerRoundTripMs: StepOverheadResult['workerRoundTripMs'] = {};
     for (const [k, v] of timer.byPath) workerRoundTripMs[k] = { count: v.length, median: round(median(v), 3), p90: round(quantile(v, 0.9), 3) };
     const statements = statementTimer.perStep(steps);
-    // The three statements of a routing transaction (COMMIT and the write also serve the starts: use their mean).
-    const routeStatements = statements.filter((x) => ROUTE_STATEMENT.test(x.statement)).reduce((n, x) => n + x.msEach, 0) * (delta.routes / steps);
+    const routeStatements = statements.filter((x) => ROUTE_STATEMENT.test(x.statement)).reduce((n, x) => n + x.msPerStep, 0);
     const msRoute = delta.routeMs / steps;
     const report = timer.byPath.get('POST /api/worker/report') ?? [];
     const reportMean = report.reduce((a, b) => a + b, 0) / Math.max(1, report.length);
@@ -150,6 +152,7 @@ export async function measureStepOverhead(
         commits: round((delta.commits - polls * opts.commitsPerPoll) / steps, 3),
         httpRequests: round(engineHttp / steps, 3),
         routeTransactions: round(delta.routes / steps, 3),
+        routedFromMemoryShare: round(delta.routesFromMemory / Math.max(1, delta.routes), 3),
         msPerRouteTransaction: round(delta.routeMs / Math.max(1, delta.routes), 3),
       },
       cpuPerStep: cpuPerStep(CpuMeter.delta(cpu0, cpu1), steps),

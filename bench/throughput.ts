@@ -32,7 +32,7 @@ export type ThroughputResult = {
   startPhaseMs: number;
   /** Completed executions over all rounds. */
   completed: number;
-  perStep: { writeCommits: number; commits: number; httpRequests: number; routeTransactions: number; msPerRouteTransaction: number };
+  perStep: { writeCommits: number; commits: number; httpRequests: number; routeTransactions: number; routedFromMemoryShare: number; msPerRouteTransaction: number };
   cpuPerStep: CpuPerStep;
   counters: CounterDelta & { benchPolls: number };
 };
@@ -170,6 +170,7 @@ export async function measureThroughput(
         commits: round((delta.commits - polls * opts.commitsPerPoll) / steps, 3),
         httpRequests: round(sumHttp(delta.http, (k) => !k.startsWith('GET ')) / steps, 3),
         routeTransactions: round(delta.routes / steps, 3),
+        routedFromMemoryShare: round(delta.routesFromMemory / Math.max(1, delta.routes), 3),
         msPerRouteTransaction: round(delta.routeMs / Math.max(1, delta.routes), 3),
       },
       cpuPerStep: cpuPerStep(CpuMeter.delta(cpu0, cpu1), steps),

@@ -257,6 +257,14 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   return { name: `svc_write_unit_${mask.toString(16)}`, text, values: p.values };
 }
 
+/** The parts a write statement's prepared name stands for; undefined for other names (for measurement). */
+export function writeStatementParts(name: string): string[] | undefined {
+  const m = /^svc_write_unit_([0-9a-f]+)$/.exec(name);
+  if (!m) return undefined;
+  const mask = Number.parseInt(m[1], 16);
+  return PARTS.filter((_, i) => mask & (1 << i));
+}
+
 type ClaimedJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
 
 function claimRanges(claimers: Claimer[]): WriteData['claimOlder'] {
