@@ -24,6 +24,7 @@ beforeAll(async () => {
   t = await startTestApp();
   const target = new URL(t.url);
   proxy = createServer((req, res) => {
+    req.on('error', () => {});
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -45,10 +46,13 @@ beforeAll(async () => {
           res.end(Buffer.concat(back));
         });
       });
-      // A client that goes away cancels its request upstream too, as a proxy does.
+      // A client that goes away cancels its request upstream too, as a proxy does; the request it
+      // cut then fails, and so may a client's socket this proxy dropped: both are expected here.
       res.on('close', () => {
         if (!res.writableFinished) upstream.destroy();
       });
+      upstream.on('error', () => {});
+      res.on('error', () => {});
       upstream.end(body);
     });
   });
