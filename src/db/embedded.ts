@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,16 +35,37 @@ const LEFTOVER_STOP_TIMEOUT_MS = 15_000;
 // A Unix socket's path is limited to 107 bytes (sun_path); longer data dirs use TCP only.
 const MAX_SOCKET_PATH_CHARS = 100;
 
+// The process running a data dir's PostgreSQL writes its pid here, and removes it at stop.
+const OWNER_FILE = 'svc.pid';
+
+/** The pid of another live Node process that runs this data dir's PostgreSQL, if any. */
+function liveOwner(root: string): number | undefined {
+  const file = join(root, OWNER_FILE);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return undefined;
+  try {
+    // The pid of an owner that died may have been given to another program since.
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node')) return undefined;
+  } catch {
+    // No /proc: kill(0) is all there is.
+  }
+  return pid;
+}
+
 /**
  * A PostgreSQL can outlive its server: still shutting down after the server died, or left
  * running when its watchdog was killed too (OOM killer, `kill -9` of the group). A second
  * postmaster would refuse the data dir, so ask the leftover one for a fast shutdown and wait.
+ * One whose server still runs is not a leftover: starting is refused, and it is left alone.
  */
-async function stopLeftoverPostmaster(databaseDir: string, log: (line: string) => void): Promise<void> {
+async function stopLeftoverPostmaster(root: string, databaseDir: string, log: (line: string) => void): Promise<void> {
   const pidFile = join(databaseDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  const owner = liveOwner(root);
+  if (owner) throw new Error(`${root} is in use by another svc (pid ${owner}); stop it first, or give this one its own SVC_DATA_DIR`);
   log(`stopping leftover PostgreSQL (pid ${pid}) from an earlier run`);
   process.kill(pid, 'SIGINT');
   const until = Date.now() + LEFTOVER_STOP_TIMEOUT_MS;
@@ -144,7 +165,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     }).initialise();
   }
   if (signal.aborted) throw cancelled();
-  await stopLeftoverPostmaster(databaseDir, log);
+  await stopLeftoverPostmaster(root, databaseDir, log);
   if (signal.aborted) throw cancelled();
   // Clients connect over a Unix socket in the data directory when its path fits: a round trip
   // costs both sides about a third less CPU than over loopback TCP. TCP stays open for tools.
@@ -156,9 +177,11 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     log,
     signal,
   });
+  await writeFile(join(root, OWNER_FILE), `${process.pid}\n`);
   const handle = {
     stop: async () => {
       await server.stop();
+      await rm(join(root, OWNER_FILE), { force: true });
       live.delete(handle);
     },
   };

@@ -66,6 +66,26 @@ describe('svc start on the embedded database', () => {
     expect(await postgresRunningOn(dataDir)).toBe(false);
   });
 
+  it('a second svc start on a data dir in use is refused, and the first one keeps its database', async () => {
+    const dataDir = join(dir, 'shared');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const first = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' });
+    try {
+      await waitForHealth(`${base}/api/health`, 30_000);
+      await waitForOutput(first, 'Ctrl-C stops it.', 10_000);
+      const second = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(await freePort()), SVC_HOST: '127.0.0.1' });
+      expect(await withTimeout(second.exited, 30_000, 'second start')).not.toBe(0);
+      expect(second.output()).toMatch(/in use by another svc \(pid \d+\)/);
+      // The first still has its PostgreSQL: a query through it works.
+      expect((await http(base, 'GET', '/api/health')).body).toMatchObject({ status: 'ok', database: 'ok' });
+      expect((await http(base, 'GET', '/api/executions?limit=1')).status).toBe(200);
+    } finally {
+      first.kill('SIGTERM');
+      expect(await withTimeout(first.exited, 20_000, 'SIGTERM stop')).toBe(0);
+    }
+  });
+
   it('refuses an invalid setting with one line naming it', async () => {
     const p = spawnSvc(['start'], { SVC_DATA_DIR: join(dir, 'never'), SVC_PORT: 'abc' });
     expect(await withTimeout(p.exited, 20_000, 'exit')).not.toBe(0);
