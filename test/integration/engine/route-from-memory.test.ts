@@ -8,16 +8,13 @@ import { http, type Json } from '../../helpers/http.ts';
 // moved on meanwhile (another server, a new claim, an inbox event); the locked path then decides.
 
 let t: TestApp;
-let db: pg.Client;
+const db = { query: (text: string, params?: unknown[]) => t.deps.db.query(text, params) };
 beforeAll(async () => {
   t = await startTestApp();
-  db = new pg.Client({ connectionString: t.databaseUrl });
-  await db.connect();
   const two = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: two, path: mem/two }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n    next: second\n  - step: second\n    tool: { name: b, kind: noop }\n';
   expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: two })).status).toBe(201);
 });
 afterAll(async () => {
-  await db?.end();
   await t?.close();
 });
 
