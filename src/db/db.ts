@@ -16,6 +16,8 @@ export const DB_CONNECT_TIMEOUT_MS = 5_000;
 /** Longest a health ping may take, waiting for a connection included; then the database counts as down. */
 export const PING_TIMEOUT_MS = 2_000;
 
+const SESSION_SETUP_SQL = 'SET enable_seqscan = off';
+
 /** The only holder of a pg.Pool: queries, transactions and LISTEN. */
 export class Db implements Queryable {
   readonly pool: pg.Pool;
@@ -28,6 +30,13 @@ export class Db implements Queryable {
     this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
     // An idle client that errors (server restart) must not crash the process.
     this.pool.on('error', () => {});
+    // Every statement the service sends reaches rows by key, and its prepared statements keep
+    // one generic plan per connection: planned while a table is small, that plan would scan the
+    // table whole for the connection's life as it grows (the engine's writes did). Runs before
+    // the client's first query (queries on a client go in order).
+    this.pool.on('connect', (client) => {
+      client.query(SESSION_SETUP_SQL).catch(() => {});
+    });
   }
 
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {

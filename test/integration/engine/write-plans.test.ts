@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineDeps } from '../../../actors/engine-deps.ts';
+import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
+import { PlaybookCache } from '../../../actors/playbook-cache.ts';
+import { routeEvents } from '../../../actors/route-events.ts';
+import { startExecutions } from '../../../actors/start-execution.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
+import { claimNextCommands } from '../../../src/db/command.repo.ts';
+import { Db } from '../../../src/db/db.ts';
+import { migrate } from '../../../src/db/migrate.ts';
+import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
+import { createLogger } from '../../../src/log.ts';
+import { createMetrics } from '../../../src/metrics.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+
+// The engine's write statements keep one generic plan per connection, made at their first uses:
+// on a fresh install, while the tables are small. That plan must still reach rows by key when
+// the tables have grown, not scan them whole on every step.
+
+let t: TestDatabase;
+let db: Db;
+let deps: EngineDeps;
+const YAML = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: p, path: plans/one }\nworkflow:\n  - step: s\n    tool: { name: t, kind: noop }\n';
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  db = new Db(t.url, 1); // one connection: the plans it caches are the ones inspected
+  await migrate(db);
+  const config = loadConfig({ SVC_DATABASE_URL: t.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+  const log = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
+  deps = { db, cache: new PlaybookCache(), snapshots: new HotSnapshots(), metrics: createMetrics(), log, config };
+  const parsed = parsePlaybook(YAML);
+  if (!parsed.ok) throw new Error('playbook does not parse');
+  await insertCatalogVersion(db, { path: 'plans/one', kind: 'playbook', content: YAML, payload: parsed.playbook });
+});
+afterAll(async () => {
+  await db?.close();
+  await t?.drop();
+});
+
+describe('write statement plans', () => {
+  it('made while the tables are small, still reach rows by key once they are large', async () => {
+    for (let i = 0; i < 8; i++) {
+      await startExecutions(deps, [{ path: 'plans/one', payload: {} }]);
+      const [cmd] = await claimNextCommands(db, 'w', 1);
+      deps.snapshots.commands.set(cmd);
+      await routeEvents(deps, [
+        { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: 'w', event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: null } } } },
+      ]);
+    }
+    expect((await deps.metrics.routedFromMemory.get()).values[0]?.value).toBe(8);
+    await db.query(
+      `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status)
+       SELECT g, 1, 'plans/other', g, 'completed' FROM generate_series(1000000, 1030000) g`,
+    );
+    await db.query(
+      `INSERT INTO core.command (execution_id, catalog_id, seq, step, status, input)
+       SELECT g, 1, 1, 's', 'COMPLETED', '{}' FROM generate_series(1000000, 1030000) g`,
+    );
+    const { rows } = await db.query<{ name: string; types: string[]; generic_plans: number }>(
+      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit_%'`,
+    );
+    const routing = rows.filter((r) => r.generic_plans > 0);
+    expect(routing.length).toBeGreaterThanOrEqual(2); // the starts' write and the routings' write
+    const arg = (type: string) => (type === 'jsonb' ? `'[]'::jsonb` : type.endsWith('[]') ? `'{}'::${type}` : `NULL::${type}`);
+    for (const r of routing) {
+      const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${r.name}(${r.types.map(arg).join(', ')})`)).rows.map((x) => x['QUERY PLAN']).join('\n');
+      expect(plan, `${r.name}\n${plan}`).not.toMatch(/Seq Scan on (execution|command|event)\b/);
+    }
+  });
+});
