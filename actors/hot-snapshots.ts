@@ -113,8 +113,4 @@ export class HotCommands {
     if (this.#rows.size >= this.#max) this.#rows.delete(this.#rows.keys().next().value!);
     this.#rows.set(row.command_id, { ...row, input: null });
   }
-
-  delete(id: number): void {
-    this.#rows.delete(id);
-  }
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { CommandRow } from '../src/db/command.repo.ts';
+import type { Claimer } from '../src/db/unit-write.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
-import { routeEvents, type Claim, type EventResult, type RoutedEvent } from './route-events.ts';
+import { routeEvents, type EventResult, type RoutedEvent } from './route-events.ts';
 
-/** One worker report: its events, and how many next commands it wants (claim-ahead). */
-export type Report = { events: RoutedEvent[]; claim?: Omit<Claim, 'token'> & { token?: string } };
+/** One worker report: its events, and how many next commands it wants (claim-ahead), by its request's token when it names one. */
+export type Report = { events: RoutedEvent[]; claim?: Omit<Claimer, 'token'> & { token?: string } };
 export type ReportOutcome = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 
 const MAX_EVENTS_PER_TRANSACTION = 2_000;

@@ -12,9 +12,8 @@ export type RoutedEvent = EventInput & { execution_id: number; attempt?: number 
 
 export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
 
-/** Workers that want their next commands from this routing (claim-ahead), in order; each claim by its request's token. */
-export type Claim = Claimer;
-export type RouteOptions = { wake?: number[]; claims?: Claim[] };
+/** `claims`: workers that want their next commands from this routing (claim-ahead), in order. */
+export type RouteOptions = { wake?: number[]; claims?: Claimer[] };
 
 export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 

@@ -39,7 +39,7 @@ export class StartPreludeCache {
     const now = this.#now();
     this.#block = now - this.#lastRefillAt < ID_BLOCK_DECAY_MS ? Math.min(MAX_ID_BLOCK, Math.max(n, this.#block * 2)) : n;
     this.#lastRefillAt = now;
-    const fetched = await startPrelude(q, unique, Math.max(0, n - this.#ids.length, this.#block - this.#ids.length));
+    const fetched = await startPrelude(q, unique, Math.max(0, this.#block - this.#ids.length)); // block >= n
     this.#ids.push(...fetched.ids);
     for (const [path, head] of fetched.heads) this.#remember(path, head);
     // Heads just read need no check; paths without one are unknown (never cached as such).
