@@ -1,4 +1,5 @@
 import type { SnapshotFrom } from 'xstate';
+import type { Identity } from '../src/auth/identity.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
@@ -50,6 +51,8 @@ export type StartRequest = {
   workload: Record<string, unknown>;
   args: Record<string, unknown>;
   parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null };
+  /** Who asked for it (an API request), recorded on `execution.started` as `requested_by`. */
+  requestedBy?: Identity;
 };
 
 const statusOf = (s: Snapshot): ExecutionStatus => {
@@ -172,7 +175,7 @@ export class ExecutionUnit {
       workload: req.workload,
       args: req.args,
     };
-    this.#push(h, { event_type: 'execution.started', context: { input } });
+    this.#push(h, { event_type: 'execution.started', context: req.requestedBy ? { input, requested_by: req.requestedBy } : { input } });
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);

@@ -1,4 +1,5 @@
 import { WRITE_GUARD_SQLSTATE } from '../src/db/unit-write.ts';
+import type { Identity } from '../src/auth/identity.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -7,7 +8,7 @@ import type { CompiledPlaybook } from './playbook-cache.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
 
 /** What to start: a compiled catalog entry, or the newest version at a path (looked up in the batch). */
-export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown> };
+export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown>; requestedBy?: Identity };
 export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
 
 /**
@@ -47,7 +48,7 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
       compiled = await deps.cache.get(q, head.catalog_id);
     }
     const before = unit.commandsGenerated;
-    const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload });
+    const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy });
     results.push({ executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: unit.commandsGenerated - before });
   }
   await unit.flush();

@@ -42,6 +42,7 @@ export async function startBenchService(databaseUrl: string, dataDir: string): P
     SVC_HOST: '127.0.0.1',
     SVC_LOG_LEVEL: BENCH_LOG_LEVEL,
     SVC_WORKER_CONCURRENCY: '0',
+    SVC_WORKER_TOKEN: randomBytes(32).toString('base64url'),
   });
   const svc = await startService(config, { log });
   const url = svc.url;
@@ -77,7 +78,7 @@ export async function startBenchService(databaseUrl: string, dataDir: string): P
       }
     },
     async worker(concurrency) {
-      const w = new Worker({ serverUrl: url, concurrency, env: {}, log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
+      const w = new Worker({ serverUrl: url, token: svc.workerToken, concurrency, env: {}, log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
       await w.start();
       return w;
     },

@@ -33,11 +33,11 @@ export class RequestTimer {
 
 export type ProcessWorker = { pid: number; stop(): Promise<{ peakRssMiB: number | null }> };
 
-/** `node src/cli.ts worker --server URL --concurrency N` as a child process; resolves once it claims. */
-export async function startProcessWorker(serverUrl: string, concurrency: number): Promise<ProcessWorker> {
+/** `node src/cli.ts worker --server URL --concurrency N` (with the server's worker token) as a child process; resolves once it claims. */
+export async function startProcessWorker(serverUrl: string, workerToken: string, concurrency: number): Promise<ProcessWorker> {
   const child: ChildProcess = spawn(process.execPath, ['src/cli.ts', 'worker', '--server', serverUrl, '--concurrency', String(concurrency)], {
     cwd: REPO_ROOT,
-    env: { ...process.env, SVC_LOG_LEVEL: 'warn' },
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_WORKER_TOKEN: workerToken },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

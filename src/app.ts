@@ -15,6 +15,7 @@ import { eventRoutes } from './api/events.ts';
 import { executionRoutes } from './api/executions.ts';
 import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
+import { installAuth } from './api/auth.ts';
 import { installErrorHandler } from './api/error-handler.ts';
 import { healthRoutes } from './api/health.ts';
 import { valibotCompiler } from './api/validation.ts';
@@ -33,6 +34,8 @@ export type AppDeps = {
   snapshots: HotSnapshots;
   /** Wakes long-polling claimers when commands are issued. */
   bus: CommandBus;
+  /** The one credential worker routes take (SVC_WORKER_TOKEN, or the embedded default's file). */
+  workerToken: string;
 };
 
 declare module 'fastify' {
@@ -84,9 +87,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (req, reply) => {
     deps.metrics.httpRequests.inc({ method: req.method, route: req.routeOptions.url ?? 'unknown', status_code: reply.statusCode });
   });
+  installAuth(app, deps);
+  await registerRoutes(app, deps);
+  return app;
+}
+
+/** Registers every route of the API (each declares its access) on `app`. */
+export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
   const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
-  return app;
 }

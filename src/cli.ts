@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
+import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -95,6 +96,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0 && !trap.received) {
     worker = new WorkerPool({
       serverUrl: svc.url,
+      token: svc.workerToken,
       concurrency: config.SVC_WORKER_CONCURRENCY,
       env: process.env,
       log,
@@ -144,8 +146,11 @@ const commands: Record<string, Command> = {
       const log = createLogger(config.SVC_LOG_LEVEL);
       const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency expects an integer >= 1');
+      const { readWorkerToken } = await import('./auth/worker-token.ts');
+      const token = await readWorkerToken({ configured: config.SVC_WORKER_TOKEN, dataDir: config.SVC_DATA_DIR });
       const worker = new WorkerPool({
         serverUrl: values.server ?? config.SVC_SERVER_URL,
+        token,
         concurrency,
         env: process.env,
         log,
@@ -187,6 +192,11 @@ const commands: Record<string, Command> = {
     summary: 're-seal credential and keychain data with the current SVC_ENCRYPTION_KEY (old keys from SVC_ENCRYPTION_KEYS_OLD)',
     usage: 'svc rekey [--batch-size N] [--dry-run]',
     run: async (argv) => (await import('./rekey.ts')).rekeyCommand(argv),
+  },
+  token: {
+    summary: TOKEN_SUMMARY,
+    usage: TOKEN_USAGE,
+    run: async (argv) => (await import('./cli/token-command.ts')).tokenCommand(argv),
   },
   run: {
     summary: RUN_SUMMARY,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import * as v from 'valibot';
 
 // Every environment variable the service reads, parsed once at start, validated, frozen.
@@ -68,9 +69,23 @@ const oldEncryptionKeys = v.optional(
   ),
 );
 
+/** Shared secrets (worker token, gateway key) are at least this long. */
+export const MIN_SECRET_CHARS = 32;
+// They travel in headers, so visible ASCII only; `openssl rand -base64 32` makes a good one.
+const secret = v.optional(
+  v.pipe(v.string(), v.trim(), v.regex(new RegExp(`^[\\x21-\\x7e]{${MIN_SECRET_CHARS},}$`), `expects at least ${MIN_SECRET_CHARS} visible ASCII characters (\`openssl rand -base64 32\`)`)),
+);
+
 const envSchema = v.object({
   SVC_PORT: int(8082, 0, 65535),
-  SVC_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '0.0.0.0'),
+  SVC_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '127.0.0.1'),
+  // none: no caller checks (loopback only); token: API tokens with roles; gateway: identities
+  // asserted by `svc gateway`. Worker routes take the worker token in every mode.
+  SVC_AUTH: v.optional(v.picklist(['none', 'token', 'gateway'], 'expects none, token or gateway'), 'none'),
+  SVC_WORKER_TOKEN: secret,
+  SVC_GATEWAY_SECRET: secret,
+  // What `svc run` and other clients send as `Authorization: Bearer` (an API token).
+  SVC_API_TOKEN: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[\x21-\x7e]+$/, 'expects a token of visible ASCII characters'))),
   SVC_DATABASE_URL: postgresUrl,
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), './.svc'),
   SVC_ENCRYPTION_KEY: encryptionKey,
@@ -125,8 +140,31 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   if (!result.success) {
     const issue = result.issues[0];
     const name = v.getDotPath(issue) ?? 'environment';
-    const shown = name in picked && !/KEY|PASSWORD|URL/.test(name) ? ` (got ${JSON.stringify(picked[name])})` : '';
+    const shown = name in picked && !/KEY|PASSWORD|URL|TOKEN|SECRET/.test(name) ? ` (got ${JSON.stringify(picked[name])})` : '';
     throw new ConfigError(`invalid ${name}: ${issue.message}${shown}`);
   }
   return Object.freeze(result.output);
+}
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h;
+  return isIP(v4) === 4 && v4.startsWith('127.');
+}
+
+/**
+ * What a server (not a worker or client) needs besides valid variables: `SVC_AUTH=none` only on a
+ * loopback SVC_HOST, and `gateway` only with SVC_GATEWAY_SECRET. Throws ConfigError (one line).
+ */
+export function checkServerAuth(config: Config): void {
+  if (config.SVC_AUTH === 'none' && !isLoopbackHost(config.SVC_HOST)) {
+    throw new ConfigError(
+      `SVC_HOST=${config.SVC_HOST} is not a loopback address and SVC_AUTH=none checks no caller: set SVC_AUTH=token (or gateway), or SVC_HOST=127.0.0.1`,
+    );
+  }
+  if (config.SVC_AUTH === 'gateway' && !config.SVC_GATEWAY_SECRET) {
+    throw new ConfigError('SVC_GATEWAY_SECRET is required with SVC_AUTH=gateway (the key the gateway signs identities with; `openssl rand -base64 32`)');
+  }
 }

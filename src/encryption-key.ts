@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { readOrCreateSecretFile } from './secret-file.ts';
 
 /** The sealing key (base64) and where it came from, for messages that must say which key is meant. */
 export type EncryptionKey = { key: string; source: string };
@@ -36,14 +37,6 @@ export async function resolveEncryptionKey(opts: { configured?: string; dataDir:
         `restore the file from a backup (or set SVC_ENCRYPTION_KEY to the key it held). Nothing was changed; no new key was made`,
     );
   }
-  await mkdir(resolve(opts.dataDir), { recursive: true, mode: 0o755 });
-  const key = randomBytes(32).toString('base64');
-  try {
-    // 'wx': two first starts racing on one data dir must not each write (and use) a different key.
-    await writeFile(file, key + '\n', { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if (!(err instanceof Error && 'code' in err && err.code === 'EEXIST')) throw err;
-    return { key: (await readFile(file, 'utf8')).trim(), source };
-  }
-  return { key, source };
+  // Made only here, for a data dir whose database does not exist yet (checked above).
+  return { key: await readOrCreateSecretFile(file, () => randomBytes(32).toString('base64')), source };
 }

@@ -6,6 +6,8 @@ export const ERROR_STATUS = {
   bad_request: 400,
   validation_failed: 400,
   invalid_playbook: 400,
+  unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   active_claim: 409,

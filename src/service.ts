@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { buildApp, type AppDeps } from './app.ts';
-import type { Config } from './config.ts';
+import { resolveWorkerToken } from './auth/worker-token.ts';
+import { checkServerAuth, type Config } from './config.ts';
 import { Db } from './db/db.ts';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
@@ -20,6 +21,8 @@ export type RunningService = {
   dataDir: string;
   embedded: boolean;
   deps: AppDeps;
+  /** The worker token this server takes; in-process worker pools present it. */
+  workerToken: string;
   stop(): Promise<void>;
 };
 
@@ -36,6 +39,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
  */
 export async function startService(config: Config, opts: { log?: Logger } = {}): Promise<RunningService> {
   const log = opts.log ?? createLogger(config.SVC_LOG_LEVEL);
+  checkServerAuth(config);
   // Before the database: the embedded default must see whether its database already exists (a
   // missing key file is then refused, not replaced), and a bad key never starts PostgreSQL.
   const encryptionKey = await resolveEncryptionKey({
@@ -44,6 +48,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     embedded: !config.SVC_DATABASE_URL,
   });
   const keyring = parseKeyringFromEnv(encryptionKey.key, config.SVC_ENCRYPTION_KEYS_OLD, encryptionKey.source);
+  const workerToken = await resolveWorkerToken({ configured: config.SVC_WORKER_TOKEN, dataDir: config.SVC_DATA_DIR, embedded: !config.SVC_DATABASE_URL });
   const database = await openDatabase(config, log);
   const stops: (() => Promise<void>)[] = [];
   if (database.embedded) stops.unshift(() => database.embedded!.stop());
@@ -55,7 +60,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const bus = await createPostgresBus(db);
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus };
+    const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken };
     const stopSweeper = startInboxSweeper(deps);
     stops.unshift(async () => stopSweeper());
     const app = await buildApp(deps);
@@ -70,6 +75,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       dataDir: resolve(config.SVC_DATA_DIR),
       embedded: Boolean(database.embedded),
       deps,
+      workerToken,
       async stop() {
         if (stopped) return;
         stopped = true;

@@ -1,9 +1,7 @@
 // Who may call a route. Every route declares it in its options, `config: { access }`, so the
-// auth hook (one place) decides for all routes and a route without a declaration is refused.
-
-/** API token roles, each including the ones before it. */
-export const ROLES = ['viewer', 'operator', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+// auth hook (src/api/auth.ts, one place) decides for all routes and a route without a
+// declaration is refused.
+import type { Role } from '../auth/roles.ts';
 
 /**
  * `public`: anyone (health, docs). A role: callers with at least that role. `worker`: only the
@@ -17,3 +15,6 @@ declare module 'fastify' {
     access?: RouteAccess;
   }
 }
+
+/** The access of routes anyone may call (health, docs). */
+export const PUBLIC: RouteAccess = Object.freeze({ level: 'public' });

@@ -65,7 +65,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post(
     '/api/catalog/playbook',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody) } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody) }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
       const row = await store(body.content, body.path, 'playbook');
@@ -76,7 +76,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post(
     '/api/catalog/register',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook or an agent resource', body: jsonSchema(registerBody) } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook or an agent resource', body: jsonSchema(registerBody) }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = await store(body.content, undefined, body.resource_type);
@@ -87,7 +87,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get(
     '/api/catalog/playbook/*',
-    { schema: { tags: ['catalog'], summary: 'The newest (or ?version=N) playbook at a path', querystring: jsonSchema(versionQuery) } },
+    { schema: { tags: ['catalog'], summary: 'The newest (or ?version=N) playbook at a path', querystring: jsonSchema(versionQuery) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const path = (req.params as { '*': string })['*'];
       const { version } = req.query as v.InferOutput<typeof versionQuery>;
@@ -99,7 +99,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get(
     '/api/catalog/playbooks',
-    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery) } },
+    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const { kind } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listCatalog(deps.db, kind);

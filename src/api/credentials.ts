@@ -16,7 +16,12 @@ import {
   type CredentialRow,
 } from '../db/credential.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import type { RouteAccess } from './access.ts';
+import { requireAccess } from './auth.ts';
 import { jsonSchema } from './validation.ts';
+
+// Decrypted credential data: admins, and workers resolving a task's `auth`.
+const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
 
 /** The spec's credential types (`snowflake` is its data-warehouse type). */
 export const CREDENTIAL_TYPES = [
@@ -122,6 +127,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         summary: 'Create a credential, or update the one with this name (omitted optional fields keep their stored value)',
         body: jsonSchema(storeBody),
       },
+      config: { access: { level: 'admin' } },
     },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof storeBody>;
@@ -159,7 +165,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.get(
     '/api/credentials',
-    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery) } },
+    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const { type, q } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listCredentials(deps.db, { type: type === '' ? undefined : type, search: q });
@@ -177,10 +183,13 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         params: jsonSchema(identifierParams),
         querystring: jsonSchema(getQuery),
       },
+      // Metadata for viewers; the data (include_data=true) for admins and workers, checked below.
+      config: { access: { level: 'viewer', worker: true } },
     },
     async (req) => {
       const { identifier } = req.params as v.InferOutput<typeof identifierParams>;
       const { include_data: includeData } = req.query as v.InferOutput<typeof getQuery>;
+      if (includeData) requireAccess(req, CREDENTIAL_DATA_ACCESS);
       const row = await findCredential(deps.db, identifier);
       if (!row) throw notFound(`credential '${identifier}'`);
       if (!includeData) return presentCredential(row);
@@ -192,7 +201,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.delete(
     '/api/credentials/:name',
-    { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams) } },
+    { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams) }, config: { access: { level: 'admin' } } },
     async (req) => {
       const { name } = req.params as v.InferOutput<typeof nameParams>;
       if (!(await deleteCredential(deps.db, name))) throw notFound(`credential '${name}'`);

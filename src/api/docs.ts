@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { PUBLIC } from './access.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -30,18 +31,25 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null, deepLinking: true } });
+  // The UI's routes (page, assets, the OpenAPI JSON/YAML) are the plugin's, registered without a
+  // declaration: its scope marks every one public.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: PUBLIC };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null, deepLinking: true } });
+  });
 }
 
 /** Routes for the ReDoc page; registered at the root so it is outside the swagger plugin's scope. */
 export async function registerRedoc(app: FastifyInstance): Promise<void> {
   const bundlePath = require.resolve('redoc/bundles/redoc.standalone.js');
   let bundle: Buffer | undefined;
-  app.get('/redoc', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(REDOC_PAGE));
-  app.get('/redoc/logo-mini.svg', { schema: { hide: true } }, async (_req, reply) =>
+  app.get('/redoc', { schema: { hide: true }, config: { access: PUBLIC } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(REDOC_PAGE));
+  app.get('/redoc/logo-mini.svg', { schema: { hide: true }, config: { access: PUBLIC } }, async (_req, reply) =>
     reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(LOGO_SVG),
   );
-  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/redoc/redoc.standalone.js', { schema: { hide: true }, config: { access: PUBLIC } }, async (_req, reply) => {
     // The bundle's footer loads its logo from a CDN with no option to turn it off; serve it here.
     bundle ??= Buffer.from((await readFile(bundlePath, 'utf8')).replaceAll(REDOC_CDN_LOGO, '/redoc/logo-mini.svg'));
     return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(bundle);

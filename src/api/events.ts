@@ -50,13 +50,13 @@ export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvent
 
 /** Synchronous event intake and the event history of an execution. */
 export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema) } }, async (req) => {
+  app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema) }, config: { access: { level: 'worker' } } }, async (req) => {
     const ev = req.body as v.InferOutput<typeof eventInputSchema>;
     const out = await routeEvents(deps, [ev satisfies RoutedEvent]);
     return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery) } }, async (req) => {
+  app.get('/api/events/:id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery) }, config: { access: { level: 'viewer' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof historyParams>;
     const q = req.query as v.InferOutput<typeof historyQuery>;
     if (!(await getExecution(deps.db, id))) throw notFound(`execution ${id}`);

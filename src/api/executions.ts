@@ -37,19 +37,20 @@ const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v
 /** Starting, reading, listing and cancelling executions. */
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
-  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody) } }, async (req) => {
+  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody) }, config: { access: { level: 'operator' } } }, async (req) => {
     const body = req.body as v.InferOutput<typeof runBody>;
     let started;
-    if (body.version === undefined) started = await starter.start({ path: body.path, payload: body.payload });
+    const requestedBy = req.identity ?? undefined;
+    if (body.version === undefined) started = await starter.start({ path: body.path, payload: body.payload, requestedBy });
     else {
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
-      started = await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload });
+      started = await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy });
     }
     return { execution_id: started.executionId, status: 'started', path: started.path, catalog_id: started.catalogId };
   });
 
-  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody) } }, async (req) => {
+  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody) }, config: { access: { level: 'operator' } } }, async (req) => {
     const body = req.body as v.InferOutput<typeof executeBody>;
     const kind = body.resource_kind ?? 'playbook';
     const entry = await getCatalogEntryOfKind(deps.db, body.path, kind);
@@ -64,7 +65,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
       throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
     }
-    const { executionId } = await starter.start({ compiled, payload: { ...body.workload, ...body.payload } });
+    const { executionId } = await starter.start({ compiled, payload: { ...body.workload, ...body.payload }, requestedBy: req.identity ?? undefined });
     return { execution_id: executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind };
   });
 
@@ -74,10 +75,10 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     if (!row) throw notFound(`execution ${id}`);
     return presentExecution(row);
   };
-  app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) } }, getOne);
-  app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) } }, getOne);
+  app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
+  app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
 
-  app.get('/api/executions', { schema: { tags: ['executions'], summary: 'Executions, newest first', querystring: jsonSchema(listQuery) } }, async (req) => {
+  app.get('/api/executions', { schema: { tags: ['executions'], summary: 'Executions, newest first', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } }, async (req) => {
     const q = req.query as v.InferOutput<typeof listQuery>;
     const { rows, more } = await listExecutions(deps.db, { status: q.status, path: q.path, limit: q.limit, before: q.cursor });
     return {
@@ -88,14 +89,14 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     };
   });
 
-  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running execution and its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) } }, async (req) => {
+  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running execution and its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const body = (req.body ?? {}) as v.InferOutput<typeof cancelBody>;
     const row = await getExecution(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
     if (row.status !== 'running') return { status: 'already_finished', execution_id: id, execution_status: row.status };
     const reason = body.reason ?? 'cancelled by request';
-    await routeEvents(deps, [{ execution_id: id, event_type: 'execution.cancelled', context: { reason, cancelled_at: new Date().toISOString() } }]);
+    await routeEvents(deps, [{ execution_id: id, event_type: 'execution.cancelled', context: { reason, cancelled_at: new Date().toISOString(), requested_by: req.identity } }]);
     const after = await getExecution(deps.db, id);
     return after?.status === 'cancelled'
       ? { status: 'cancelled', execution_id: id }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.ts';
+import { PUBLIC } from './access.ts';
 
 /**
  * GET /health, GET /api/health: ok when the database answers, 503 otherwise; bounded by the
@@ -11,9 +12,11 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     if (!dbOk) reply.code(503);
     return { status: dbOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable' };
   };
-  app.get('/health', { schema: { hide: true } }, handler);
-  app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health' } }, handler);
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/health', { schema: { hide: true }, config: { access: PUBLIC } }, handler);
+  app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health' }, config: { access: PUBLIC } }, handler);
+  // Viewer, not public: counts by route and status tell an outsider what the service does. In
+  // SVC_AUTH=none (loopback only) that is everyone on this machine; a scraper elsewhere sends a token.
+  app.get('/metrics', { schema: { hide: true }, config: { access: { level: 'viewer' } } }, async (_req, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

@@ -146,7 +146,7 @@ const iso = (d: Date): string => d.toISOString();
 export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/keychain/catalog/:catalog_id',
-    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data)', params: jsonSchema(catalogParams) } },
+    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data)', params: jsonSchema(catalogParams) }, config: { access: { level: 'admin' } } },
     async (req) => {
       const { catalog_id: catalogId } = req.params as v.InferOutput<typeof catalogParams>;
       const rows = await listKeychainByCatalog(deps.db, catalogId);
@@ -172,6 +172,8 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         params: jsonSchema(entryParams),
         querystring: jsonSchema(entryQuery),
       },
+      // Workers read entries to resolve `keychain.<entry>` for their tasks.
+      config: { access: { level: 'admin', worker: true } },
     },
     async (req) => {
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
@@ -228,6 +230,8 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         params: jsonSchema(entryParams),
         body: jsonSchema(storeBody),
       },
+      // Workers store the entries they create or renew.
+      config: { access: { level: 'admin', worker: true } },
     },
     async (req, reply) => {
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
@@ -282,6 +286,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         params: jsonSchema(entryParams),
         querystring: jsonSchema(entryQuery),
       },
+      config: { access: { level: 'admin' } },
     },
     async (req) => {
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;

@@ -45,6 +45,7 @@ export async function postgresRoutes(app: FastifyInstance, deps: AppDeps): Promi
         summary: 'Run one SQL statement (credential_name: that postgres credential; else the service database, read-only role)',
         body: jsonSchema(executeBody),
       },
+      config: { access: { level: 'admin' } },
     },
     async (req) => {
       const body = req.body as v.InferOutput<typeof executeBody>;

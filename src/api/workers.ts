@@ -50,12 +50,12 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     for (const c of rows) deps.snapshots.commands.set(c);
     return rows;
   };
-  app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody) } }, async (req) => {
+  app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof registerBody>;
     const row = await registerWorkerPool(deps.db, b);
     return { status: 'registered', name: row.name, runtime_id: row.runtime_id };
   });
-  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) } }, async (req) => {
+  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof heartbeatBody>;
     const row = await heartbeatWorkerPool(deps.db, b.name, b.status);
     if (!row) throw notFound(`worker pool ${b.name}`);
@@ -65,12 +65,12 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     // Tells the worker which of its running commands were cancelled, so it stops them.
     return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running) };
   });
-  app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody) } }, async (req) => {
+  app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof nameBody>;
     if (!(await deregisterWorkerPool(deps.db, b.name))) throw notFound(`worker pool ${b.name}`);
     return { status: 'deregistered', name: b.name };
   });
-  app.get('/api/worker/pools', { schema: { tags: ['workers'], summary: 'Registered worker pools' } }, async () => {
+  app.get('/api/worker/pools', { schema: { tags: ['workers'], summary: 'Registered worker pools' }, config: { access: { level: 'viewer' } } }, async () => {
     const rows = await listWorkerPools(deps.db);
     return {
       pools: rows.map((r) => ({ name: r.name, status: r.status, capacity: r.capacity, labels: r.labels, heartbeat_at: r.heartbeat_at.toISOString(), created_at: r.created_at.toISOString() })),
@@ -78,7 +78,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     };
   });
 
-  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) } }, async (req) => {
+  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
     const { worker_id } = req.body as v.InferOutput<typeof claimByIdBody>;
     const hard = deps.config.SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS ?? null;
@@ -99,7 +99,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     });
   });
 
-  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody) } }, async (req, reply) => {
+  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody) }, config: { access: { level: 'worker' } } }, async (req, reply) => {
     const b = req.body as v.InferOutput<typeof claimNextBody>;
     const abort = new AbortController();
     // The response's close (not the request's, which fires once the body is read) tells of a client gone.
@@ -125,7 +125,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     }
   });
 
-  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) } }, async (req) => {
+  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof reportBody>;
     const again = await redelivered(b.worker_id, b.report_id, b.retry);
     const max = Math.max(0, b.claim - again.length);

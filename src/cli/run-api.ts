@@ -68,8 +68,9 @@ const encodePath = (path: string) => path.split('/').map(encodeURIComponent).joi
 export class RunApi {
   readonly client: ServerClient;
 
-  constructor(baseUrl: string) {
-    this.client = new ServerClient(baseUrl);
+  /** `token`: an API token, sent with every request (SVC_API_TOKEN). */
+  constructor(baseUrl: string, token?: string) {
+    this.client = new ServerClient(baseUrl, { token });
   }
 
   get baseUrl(): string {

@@ -9,6 +9,8 @@ export type RunOptions = {
   wait: boolean;
   json: boolean;
   serverUrl: string;
+  /** SVC_API_TOKEN: sent as `Authorization: Bearer` when the server checks callers. */
+  apiToken?: string;
 };
 
 export type ParsedRunOptions = { ok: true; options: RunOptions } | { ok: false; message: string; exitCode: number };
@@ -53,20 +55,24 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
     payload = r.output;
   }
 
-  let url: string;
+  let client;
+  try {
+    // Only the variables the client needs (a bad server-side setting must not stop `svc run`);
+    // SVC_SERVER_URL only when --server does not replace it.
+    client = loadConfig({ SVC_SERVER_URL: values.server === undefined ? env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: env.SVC_API_TOKEN });
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, message: err.message, exitCode: 78 };
+    throw err;
+  }
+  let url = client.SVC_SERVER_URL;
   if (values.server !== undefined) {
     const r = v.safeParse(serverUrl, values.server);
     if (!r.success) return { ok: false, message: `--server expects an http(s) URL, got ${JSON.stringify(values.server)}`, exitCode: 2 };
     url = r.output;
-  } else {
-    try {
-      // Only the variable the client needs: a bad server-side setting must not stop `svc run`.
-      url = loadConfig({ SVC_SERVER_URL: env.SVC_SERVER_URL }).SVC_SERVER_URL;
-    } catch (err) {
-      if (err instanceof ConfigError) return { ok: false, message: err.message, exitCode: 78 };
-      throw err;
-    }
   }
 
-  return { ok: true, options: { target: positionals[0], payload, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url } };
+  return {
+    ok: true,
+    options: { target: positionals[0], payload, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
+  };
 }

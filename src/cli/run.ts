@@ -70,7 +70,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return parsed.exitCode;
   }
   const options = parsed.options;
-  const api = new RunApi(options.serverUrl);
+  const api = new RunApi(options.serverUrl, options.apiToken);
   const t0 = performance.now();
   let stage: 'register' | 'start' | 'wait' = 'register';
   let fromFile = false;

@@ -20,6 +20,8 @@ export class ServerError extends Error {
 export type ServerClientOptions = {
   /** Abort each request that has no answer after this long (none by default: claims long-poll). */
   timeoutMs?: number;
+  /** Sent as `Authorization: Bearer <token>` on every request: the worker token, or an API token. */
+  token?: string;
 };
 
 type Target = { request: typeof http.request; agent: http.Agent; hostname: string; port: string; basePath: string };
@@ -44,10 +46,12 @@ export class ServerClient {
   readonly baseUrl: string;
   readonly #target: Target | string;
   readonly #timeoutMs: number | undefined;
+  readonly #authorization: string | undefined;
 
   constructor(baseUrl: string, opts: ServerClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.#timeoutMs = opts.timeoutMs;
+    this.#authorization = opts.token === undefined ? undefined : `Bearer ${opts.token}`;
     this.#target = parseTarget(this.baseUrl);
   }
 
@@ -65,7 +69,7 @@ export class ServerClient {
     const abort = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
     let answer: Answer;
     try {
-      answer = await exchange(this.#target, method, path, payload, abort);
+      answer = await exchange(this.#target, method, path, payload, this.#authorization, abort);
     } catch (err) {
       if (!(err instanceof NoAnswer)) throw err;
       if (!err.stale) throw networkError(what, err.cause);
@@ -73,7 +77,7 @@ export class ServerClient {
       // have carried it out and lost the answer, so the caller can mark the copy as sent again.
       const again = opts.resendBody === undefined ? payload : Buffer.from(JSON.stringify(opts.resendBody));
       try {
-        answer = await exchange(this.#target, method, path, again, abort);
+        answer = await exchange(this.#target, method, path, again, this.#authorization, abort);
       } catch (again) {
         throw again instanceof NoAnswer ? networkError(what, again.cause) : again;
       }
@@ -123,7 +127,14 @@ function parseTarget(baseUrl: string): Target | string {
   };
 }
 
-function exchange(target: Target, method: string, path: string, payload: Buffer | undefined, signal: AbortSignal | undefined): Promise<Answer> {
+function exchange(
+  target: Target,
+  method: string,
+  path: string,
+  payload: Buffer | undefined,
+  authorization: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -137,6 +148,7 @@ function exchange(target: Target, method: string, path: string, payload: Buffer 
       fn();
     };
     const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
+    if (authorization) headers.authorization = authorization;
     if (payload) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = payload.length;

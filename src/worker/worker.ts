@@ -28,6 +28,8 @@ const RUN_TIME_SMOOTHING = 0.2; // weight of the newest duration in the running 
 
 export type WorkerOptions = {
   serverUrl: string;
+  /** The server's worker token (SVC_WORKER_TOKEN), sent with every request. */
+  token: string;
   name?: string;
   concurrency: number;
   env: Readonly<Record<string, string | undefined>>;
@@ -83,7 +85,7 @@ export class Worker {
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
     this.name = opts.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
-    this.client = new ServerClient(opts.serverUrl);
+    this.client = new ServerClient(opts.serverUrl, { token: opts.token });
     this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
   }
 

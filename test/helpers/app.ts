@@ -9,6 +9,7 @@ import { HotSnapshots } from '../../actors/hot-snapshots.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
+import { TEST_WORKER_TOKEN } from './auth.ts';
 import { createMigratedDatabase } from './database.ts';
 
 export type TestApp = {
@@ -18,10 +19,12 @@ export type TestApp = {
   databaseUrl: string;
   /** Every log line written so far (JSON text), for secret-leak checks. */
   logs: string[];
+  /** The worker token the server takes (TEST_WORKER_TOKEN unless env sets SVC_WORKER_TOKEN). */
+  workerToken: string;
   close(): Promise<void>;
 };
 
-/** A real app on its own fresh database, listening on 127.0.0.1 port 0. */
+/** A real app on its own fresh database, listening on 127.0.0.1 port 0; SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const t = await createMigratedDatabase();
   const logs: string[] = [];
@@ -31,7 +34,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       cb();
     },
   });
-  const config = loadConfig({ SVC_LOG_LEVEL: 'debug', SVC_PORT: '0', SVC_HOST: '127.0.0.1', ...env, SVC_DATABASE_URL: t.url });
+  const config = loadConfig({ SVC_LOG_LEVEL: 'debug', SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_WORKER_TOKEN: TEST_WORKER_TOKEN, ...env, SVC_DATABASE_URL: t.url });
+  const workerToken = config.SVC_WORKER_TOKEN ?? TEST_WORKER_TOKEN;
   const deps: AppDeps = {
     config,
     db: t.db,
@@ -41,6 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     bus: await createPostgresBus(t.db),
+    workerToken,
   };
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -50,6 +55,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     url: address,
     databaseUrl: t.url,
     logs,
+    workerToken,
     async close() {
       await app.close();
       await deps.bus.close();

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TEST_WORKER_TOKEN } from './auth.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Node 24 from the `node` devDependency: it runs .ts directly, whatever node runs vitest.
@@ -12,11 +13,14 @@ export type SvcProcess = {
   kill(signal: NodeJS.Signals): void;
 };
 
-/** Spawns `svc <args>` as a real process with the given environment (added to a clean one). */
+/**
+ * Spawns `svc <args>` as a real process with the given environment (added to a clean one, which
+ * has the test worker token: servers and workers of a test then agree; '' unsets it).
+ */
 export function spawnSvc(args: string[], env: Record<string, string>): SvcProcess {
   const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOG_LEVEL: 'warn', SVC_WORKER_TOKEN: TEST_WORKER_TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -27,6 +27,7 @@ export async function startTestStack(
   for (let i = 0; i < (opts.workers ?? 1); i++) {
     const w = new Worker({
       serverUrl: t.url,
+      token: t.workerToken,
       concurrency: opts.concurrency ?? 4,
       env: { ...process.env, ...opts.env },
       log: createLogger('debug', sink),

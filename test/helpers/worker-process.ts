@@ -97,7 +97,7 @@ export async function startWorkerStack(
   let workers: WorkerProcess[] = [];
   try {
     workers = await Promise.all(
-      Array.from({ length: opts.workers ?? 1 }, () => startWorkerProcess(t.url, { concurrency: opts.concurrency, env: { ...dbEnv, ...opts.workerEnv } })),
+      Array.from({ length: opts.workers ?? 1 }, () => startWorkerProcess(t.url, { concurrency: opts.concurrency, env: { SVC_WORKER_TOKEN: t.workerToken, ...dbEnv, ...opts.workerEnv } })),
     );
   } catch (error) {
     await t.close();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 
 let t: TestApp;
@@ -28,9 +29,9 @@ async function pendingCommand(): Promise<{ executionId: number; commandId: numbe
 describe('claims', () => {
   it('of many concurrent claims of one command exactly one wins; the rest get 409 active_claim', async () => {
     const { commandId } = await pendingCommand();
-    for (let i = 0; i < 3; i++) await http(t.url, 'POST', '/api/worker/pool/register', { name: `w${i}`, capacity: 1 });
+    for (let i = 0; i < 3; i++) await http(t.url, 'POST', '/api/worker/pool/register', { name: `w${i}`, capacity: 1 }, asWorker);
     const answers = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: i % 2 ? `w${i % 3}` : `adhoc-${i}` })),
+      Array.from({ length: 24 }, (_, i) => http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: i % 2 ? `w${i % 3}` : `adhoc-${i}` }, asWorker)),
     );
     const winners = answers.filter((a) => a.status === 200);
     expect(winners).toHaveLength(1);
@@ -44,33 +45,33 @@ describe('claims', () => {
 
   it('a finished command answers 409 already_terminal; an unknown one 404', async () => {
     const { executionId, commandId } = await pendingCommand();
-    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' });
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' }, asWorker);
     const report = await http(t.url, 'POST', '/api/events', {
       execution_id: executionId,
       command_id: commandId,
       attempt: claim.body.attempt,
       event_type: 'command.completed',
       result: { tasks: { n: { status: 'ok', data: null } } },
-    });
+    }, asWorker);
     expect(report.status).toBe(200);
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
-    const again = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'late' });
+    const again = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'late' }, asWorker);
     expect(again.status).toBe(409);
     expect(again.body.detail.code).toBe('already_terminal');
-    expect((await http(t.url, 'POST', '/api/commands/999999/claim', { worker_id: 'x' })).status).toBe(404);
+    expect((await http(t.url, 'POST', '/api/commands/999999/claim', { worker_id: 'x' }, asWorker)).status).toBe(404);
   });
 
   it('fences a report from a stale claim and takes over a claim whose worker went away', async () => {
     const { executionId, commandId } = await pendingCommand();
-    await http(t.url, 'POST', '/api/worker/pool/register', { name: 'gone', capacity: 1 });
-    const first = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'gone' });
-    await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'gone' });
-    const second = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'taker' });
+    await http(t.url, 'POST', '/api/worker/pool/register', { name: 'gone', capacity: 1 }, asWorker);
+    const first = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'gone' }, asWorker);
+    await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'gone' }, asWorker);
+    const second = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'taker' }, asWorker);
     expect(second.status).toBe(200);
     expect(second.body.attempt).toBe(first.body.attempt + 1);
     const stale = await http(t.url, 'POST', '/api/events', {
       execution_id: executionId, command_id: commandId, attempt: first.body.attempt, event_type: 'command.completed', result: { tasks: {} },
-    });
+    }, asWorker);
     expect(stale.status).toBe(409);
     expect(stale.body.detail.code).toBe('stale_claim');
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('running');
@@ -78,15 +79,15 @@ describe('claims', () => {
 
   it('refuses a report from a worker that does not hold the claim, and one that names no claim', async () => {
     const { executionId, commandId } = await pendingCommand();
-    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'holder' });
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'holder' }, asWorker);
     expect(claim.status).toBe(200);
     const done = { execution_id: executionId, command_id: commandId, event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
-    const intruder = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'intruder' });
+    const intruder = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'intruder' }, asWorker);
     expect(intruder.status).toBe(409);
     expect(intruder.body.detail.code).toBe('not_holder');
-    const intruderWithAttempt = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'intruder', attempt: claim.body.attempt });
+    const intruderWithAttempt = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'intruder', attempt: claim.body.attempt }, asWorker);
     expect(intruderWithAttempt.status).toBe(409);
-    const anonymous = await http(t.url, 'POST', '/api/events', done);
+    const anonymous = await http(t.url, 'POST', '/api/events', done, asWorker);
     expect(anonymous.status).toBe(409);
     expect(anonymous.body.detail.message).toMatch(/worker_id or attempt/);
     const cmd = (await db.query(`SELECT status FROM core.command WHERE command_id = $1`, [commandId])).rows[0];
@@ -95,14 +96,14 @@ describe('claims', () => {
     const types = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events.map((e: { event_type: string }) => e.event_type);
     expect(types).not.toContain('command.completed');
     // The holder, named by worker alone (as POST /api/events callers do), completes it.
-    const own = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'holder' });
+    const own = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'holder' }, asWorker);
     expect(own.status).toBe(200);
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
   });
 
   it('refuses a report about a command nobody claimed', async () => {
     const { executionId, commandId } = await pendingCommand();
-    const r = await http(t.url, 'POST', '/api/events', { execution_id: executionId, command_id: commandId, attempt: 0, worker_id: 'w', event_type: 'command.completed', result: { tasks: {} } });
+    const r = await http(t.url, 'POST', '/api/events', { execution_id: executionId, command_id: commandId, attempt: 0, worker_id: 'w', event_type: 'command.completed', result: { tasks: {} } }, asWorker);
     expect(r.status).toBe(409);
     expect(r.body.detail.code).toBe('not_claimed');
     expect((await db.query(`SELECT status FROM core.command WHERE command_id = $1`, [commandId])).rows[0].status).toBe('PENDING');
@@ -110,11 +111,11 @@ describe('claims', () => {
 
   it('a late event for a finished execution is stored and changes nothing else', async () => {
     const { executionId, commandId } = await pendingCommand();
-    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' });
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'solo' }, asWorker);
     const done = { execution_id: executionId, command_id: commandId, attempt: claim.body.attempt, event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
-    await http(t.url, 'POST', '/api/events', done);
+    await http(t.url, 'POST', '/api/events', done, asWorker);
     const before = (await db.query(`SELECT status, result, snapshot, last_event_id FROM core.execution WHERE execution_id = $1`, [executionId])).rows[0];
-    const late = await http(t.url, 'POST', '/api/events', { ...done, result: { tasks: { n: { status: 'error', data: 2 } } } });
+    const late = await http(t.url, 'POST', '/api/events', { ...done, result: { tasks: { n: { status: 'error', data: 2 } } } }, asWorker);
     expect(late.status).toBe(200);
     const after = (await db.query(`SELECT status, result, snapshot, last_event_id FROM core.execution WHERE execution_id = $1`, [executionId])).rows[0];
     expect(after.status).toBe('completed');
@@ -127,9 +128,9 @@ describe('claims', () => {
 
   it('refuses events workers may not report and unknown executions', async () => {
     const { executionId } = await pendingCommand();
-    const forged = await http(t.url, 'POST', '/api/events', { execution_id: executionId, event_type: 'playbook.completed' });
+    const forged = await http(t.url, 'POST', '/api/events', { execution_id: executionId, event_type: 'playbook.completed' }, asWorker);
     expect(forged.status).toBe(422);
-    expect((await http(t.url, 'POST', '/api/events', { execution_id: 987654, event_type: 'command.started' })).status).toBe(404);
+    expect((await http(t.url, 'POST', '/api/events', { execution_id: 987654, event_type: 'command.started' }, asWorker)).status).toBe(404);
     expect((await http(t.url, 'GET', '/api/executions/987654')).status).toBe(404);
     expect((await http(t.url, 'GET', '/api/events/987654')).status).toBe(404);
   });
@@ -137,7 +138,7 @@ describe('claims', () => {
   it('a report sent again after its answer was lost gets back the commands its first attempt claimed, and claims no more', async () => {
     const { executionId, commandId } = await pendingCommand();
     await pendingCommand();
-    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'wl' });
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'wl' }, asWorker);
     const report = {
       worker_id: 'wl',
       report_id: 'report-1',
@@ -145,12 +146,12 @@ describe('claims', () => {
       claim: 1,
     };
     // The first attempt is carried out, but its answer never reaches the worker (server died).
-    const first = await http(t.url, 'POST', '/api/worker/report', report);
+    const first = await http(t.url, 'POST', '/api/worker/report', report, asWorker);
     expect(first.status).toBe(200);
     const handed: number[] = first.body.commands.map((c: { command_id: number }) => c.command_id);
     expect(handed).toHaveLength(1);
     await pendingCommand(); // more work waiting: the retry must not claim it on top
-    const again = await http(t.url, 'POST', '/api/worker/report', { ...report, retry: true });
+    const again = await http(t.url, 'POST', '/api/worker/report', { ...report, retry: true }, asWorker);
     expect(again.status).toBe(200);
     expect(again.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual(handed);
     expect(again.body.commands[0]).toMatchObject({ status: 'CLAIMED', attempt: 1, worker_id: 'wl' });
@@ -164,12 +165,12 @@ describe('claims', () => {
     const { commandId } = await pendingCommand();
     await db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status = 'PENDING' AND command_id <> $1`, [commandId]);
     const body = { worker_id: 'wq', request_id: 'claim-1', max: 1, wait_ms: 0 };
-    const first = await http(t.url, 'POST', '/api/worker/claim', body);
+    const first = await http(t.url, 'POST', '/api/worker/claim', body, asWorker);
     expect(first.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([commandId]);
-    const again = await http(t.url, 'POST', '/api/worker/claim', { ...body, retry: true });
+    const again = await http(t.url, 'POST', '/api/worker/claim', { ...body, retry: true }, asWorker);
     expect(again.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([commandId]);
     // A new request (another id) finds nothing: the command was not claimed twice.
-    expect((await http(t.url, 'POST', '/api/worker/claim', { ...body, request_id: 'claim-2' })).body.commands).toEqual([]);
+    expect((await http(t.url, 'POST', '/api/worker/claim', { ...body, request_id: 'claim-2' }, asWorker)).body.commands).toEqual([]);
     expect((await db.query(`SELECT attempt FROM core.command WHERE command_id = $1`, [commandId])).rows[0].attempt).toBe(1);
   });
 });

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/db/embedded.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 
@@ -58,7 +59,7 @@ workflow:
 
 /** Claims every pending command (all of them belong to `executionId`: executions here run one at a time). */
 async function claim(url: string, executionId: number, expected: number): Promise<Json[]> {
-  const r = await http(url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: 10, wait_ms: 0 });
+  const r = await http(url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: 10, wait_ms: 0 }, asWorker);
   expect(r.status).toBe(200);
   const commands: Json[] = r.body.commands;
   expect(commands.map((c: Json) => c.execution_id)).toEqual(Array(expected).fill(executionId));
@@ -76,7 +77,7 @@ async function report(url: string, cmd: Json, data: unknown): Promise<void> {
       { ...base, event_type: 'call.done', context: { task, kind: cmd.tasks[0].kind, attempts: 1 } },
       { ...base, event_type: 'command.completed', result: { tasks: { [task]: { status: 'ok', data } } } },
     ],
-  });
+  }, asWorker);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   expect(r.body.results.every((x: Json) => typeof x.event_id === 'number'), JSON.stringify(r.body.results)).toBe(true);
 }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORT_BATCHES_IN_FLIGHT, ReportBatcher, type Report } from '../../../actors/report-batcher.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 
 // Group commit of worker reports: reports that arrive while routing transactions are in flight
@@ -24,7 +25,7 @@ afterAll(async () => {
 async function startClaimed(worker: string): Promise<{ executionId: number; commandId: number; attempt: number }> {
   const executionId = (await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/two' })).body.execution_id;
   const { rows } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [executionId]);
-  const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker });
+  const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker }, asWorker);
   expect(claim.status).toBe(200);
   return { executionId, commandId: rows[0].command_id, attempt: claim.body.attempt };
 }
@@ -101,7 +102,7 @@ describe('report batcher', () => {
     const first = (await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/one' })).body.execution_id;
     for (let i = 0; i < 3; i++) expect((await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/one' })).status).toBe(200);
     const { rows: own } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [first]);
-    const claim = await http(t.url, 'POST', `/api/commands/${own[0].command_id}/claim`, { worker_id: 'wo' });
+    const claim = await http(t.url, 'POST', `/api/commands/${own[0].command_id}/claim`, { worker_id: 'wo' }, asWorker);
     expect(claim.status).toBe(200);
     const { rows: oldest } = await db.query(`SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT 2`);
     // Completing a one-step execution issues no command: both come from the pending queue.

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 
 // A server that routed an execution last, and handed out the reported command, routes the next
@@ -26,7 +27,7 @@ async function counter(name: 'routedFromMemory' | 'routeFallbacks', reason?: str
 async function startAndClaim(worker: string): Promise<{ executionId: number; commandId: number; attempt: number }> {
   const executionId = (await http(t.url, 'POST', '/api/run/playbook', { path: 'mem/two' })).body.execution_id;
   const { rows } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING'`, [executionId]);
-  const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker });
+  const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker }, asWorker);
   expect(claim.status).toBe(200);
   return { executionId, commandId: rows[0].command_id, attempt: claim.body.attempt };
 }
@@ -39,7 +40,7 @@ const report = (c: { executionId: number; commandId: number }, worker: string, a
       { execution_id: c.executionId, command_id: c.commandId, attempt, worker_id: worker, event_type: 'command.completed', result: { tasks: { [task]: { status: 'ok', data: 1 } } } },
     ],
     claim: 1,
-  });
+  }, asWorker);
 
 describe('routing from memory', () => {
   it('a report on an execution and command this server holds is written in one statement, with the same log as the locked path', async () => {

@@ -10,6 +10,7 @@ import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { Worker } from '../../../src/worker/worker.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -33,10 +34,11 @@ beforeAll(async () => {
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     bus: await createPostgresBus(bDb),
+    workerToken: a.workerToken,
   });
   bUrl = await bApp.listen({ port: 0, host: '127.0.0.1' });
   for (const url of [a.url, bUrl]) {
-    const w = new Worker({ serverUrl: url, concurrency: 4, env: {}, log: quiet, claimWaitMs: 1000 });
+    const w = new Worker({ serverUrl: url, token: a.workerToken, concurrency: 4, env: {}, log: quiet, claimWaitMs: 1000 });
     await w.start();
     workers.push(w);
   }
@@ -97,12 +99,12 @@ ${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t,
       const pending = await a.deps.db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING'`, [id]);
       expect(pending.rows).toHaveLength(1);
       const commandId = pending.rows[0].command_id;
-      const claim = await http(url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: `hand-${i % 2}` });
+      const claim = await http(url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: `hand-${i % 2}` }, asWorker);
       expect(claim.status).toBe(200);
       const done = await http(url, 'POST', '/api/events', {
         execution_id: id, command_id: commandId, attempt: claim.body.attempt, worker_id: `hand-${i % 2}`,
         event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: i } } },
-      });
+      }, asWorker);
       expect(done.status).toBe(200);
       const row = (await a.deps.db.query(`SELECT snapshot_event_id, applied_event_id, last_event_id FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
       if (i < steps - 1) {

@@ -2,6 +2,7 @@
 // and what a heartbeat answers about the pool's running commands.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 
 let t: TestApp;
@@ -23,7 +24,7 @@ async function pool(name: string): Promise<Json> {
   return found;
 }
 
-const post = (path: string, body: unknown) => http(t.url, 'POST', `/api/worker/pool/${path}`, body);
+const post = (path: string, body: unknown) => http(t.url, 'POST', `/api/worker/pool/${path}`, body, asWorker);
 
 describe('worker registry', () => {
   it('registers, beats, drains, deregisters; a beat after deregister does not revive the pool', async () => {
@@ -97,7 +98,7 @@ describe('worker registry', () => {
     expect((await post('register', { name: 'pool-c', capacity: 2 })).status).toBe(200);
     const a = (await http(t.url, 'POST', '/api/run/playbook', { path: 'registry/one' })).body.execution_id;
     const b = (await http(t.url, 'POST', '/api/run/playbook', { path: 'registry/one' })).body.execution_id;
-    const claimed = (await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'pool-c', max: 2 })).body.commands;
+    const claimed = (await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'pool-c', max: 2 }, asWorker)).body.commands;
     expect(claimed.map((c: Json) => c.execution_id).sort()).toEqual([a, b].sort());
     const commandOf = (id: number) => claimed.find((c: Json) => c.execution_id === id).command_id;
     expect((await post('heartbeat', { name: 'pool-c', running: [commandOf(a), commandOf(b)] })).body.cancelled).toEqual([]);

@@ -6,6 +6,7 @@ import { createLogger } from '../../../src/log.ts';
 import { Worker } from '../../../src/worker/worker.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http, type Json } from '../../helpers/http.ts';
+import { TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 import { until } from '../../helpers/until.ts';
 
@@ -82,7 +83,7 @@ workflow:
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     let server = await startServer(port);
-    const worker = new Worker({ serverUrl: base, concurrency: 2, env: {}, log: createLogger('silent'), claimWaitMs: 500 });
+    const worker = new Worker({ serverUrl: base, token: TEST_WORKER_TOKEN, concurrency: 2, env: {}, log: createLogger('silent'), claimWaitMs: 500 });
     try {
       await register(base, `
 apiVersion: svc/v1

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
@@ -105,7 +106,7 @@ workflow:
     const worker = s.workers[0];
     const id = await s.run('worker/hold', { gate });
     await until('the command runs', () => existsSync(gate), 15_000);
-    expect((await http(s.url, 'POST', '/api/worker/pool/deregister', { name: worker.name })).status).toBe(200);
+    expect((await http(s.url, 'POST', '/api/worker/pool/deregister', { name: worker.name }, asWorker)).status).toBe(200);
     const status = async () => (await s.deps.db.query<{ status: string }>(`SELECT status FROM core.runtime WHERE kind = 'worker_pool' AND name = $1`, [worker.name])).rows[0].status;
     expect(await status()).toBe('stopped');
     await until('the pool is ready again', async () => (await status()) === 'ready', 20 * BUSY_HEARTBEAT_MS);

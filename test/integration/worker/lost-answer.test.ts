@@ -68,7 +68,7 @@ afterAll(async () => {
 });
 
 async function runThrough(drop: (path: string, body: Json, answer: Json) => boolean): Promise<Json> {
-  const worker = new Worker({ serverUrl: proxyUrl, concurrency: 1, env: {}, log: quiet, claimWaitMs: 300 });
+  const worker = new Worker({ serverUrl: proxyUrl, token: t.workerToken, concurrency: 1, env: {}, log: quiet, claimWaitMs: 300 });
   dropNext = drop;
   await worker.start();
   try {

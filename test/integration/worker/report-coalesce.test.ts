@@ -26,7 +26,7 @@ describe('worker reports of quick commands', () => {
     const ids: number[] = [];
     for (let i = 0; i < SLOTS; i++) ids.push(await s.run('worker/one'));
     // All pending before the pool starts: its first claim takes all of them at once.
-    const worker = new Worker({ serverUrl: s.url, concurrency: SLOTS, env: {}, log: createLogger('warn'), claimWaitMs: 2_000 });
+    const worker = new Worker({ serverUrl: s.url, token: s.workerToken, concurrency: SLOTS, env: {}, log: createLogger('warn'), claimWaitMs: 2_000 });
     const requests: string[] = [];
     const request = worker.client.request.bind(worker.client);
     worker.client.request = <T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> => {

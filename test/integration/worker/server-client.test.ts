@@ -49,7 +49,7 @@ async function closedPort(): Promise<number> {
 
 describe('ServerClient', () => {
   it('sends and parses JSON against the real server; error answers are ServerErrors with status and detail', async () => {
-    const client = new ServerClient(`${t.url}/`);
+    const client = new ServerClient(`${t.url}/`, { token: t.workerToken });
     try {
       const reg = await client.request<{ status: string; name: string }>('POST', '/api/worker/pool/register', { name: 'client-test', capacity: 2 });
       expect(reg).toMatchObject({ status: 'registered', name: 'client-test' });

@@ -1,0 +1,128 @@
+// Who calls, and may they: one onRequest hook for every route, before the body is read. Each route
+// declares its access (`config: { access }`, src/api/access.ts); one without is refused.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { looksLikeApiToken } from '../auth/api-token.ts';
+import type { Identity } from '../auth/identity.ts';
+import { IDENTITY_HEADER, verifyIdentity } from '../auth/identity-assertion.ts';
+import { roleAtLeast } from '../auth/roles.ts';
+import type { Config } from '../config.ts';
+import type { Queryable } from '../db/queryable.ts';
+import { ServiceError } from '../errors.ts';
+import type { RouteAccess } from './access.ts';
+import { ApiTokenCache } from './api-token-cache.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller, set by the auth hook on every route that is not public. */
+    identity: Identity | null;
+  }
+}
+
+/** What the auth hook needs: the mode and secrets from config, the resolved worker token, tokens' table. */
+export type AuthDeps = { config: Config; db: Queryable; workerToken: string };
+
+const LOCAL: Identity = Object.freeze({ sub: 'local', role: 'admin', via: 'local' });
+const WORKER: Identity = Object.freeze({ sub: 'worker', role: null, via: 'worker' });
+const BEARER = 'bearer ';
+
+/** The token of an `Authorization: Bearer <token>` header (scheme in any case), else undefined. */
+function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined || header.length <= BEARER.length || header.slice(0, BEARER.length).toLowerCase() !== BEARER) return undefined;
+  return header.slice(BEARER.length).trim();
+}
+
+// 401 carries the challenge (RFC 6750); `invalid_token` when a credential was sent and refused.
+function unauthorized(reply: FastifyReply, detail: string, sentOne: boolean): ServiceError {
+  reply.header('www-authenticate', sentOne ? 'Bearer error="invalid_token"' : 'Bearer');
+  return new ServiceError('unauthorized', detail);
+}
+
+const forbidden = (needed: string, who: Identity): ServiceError =>
+  new ServiceError('forbidden', `this needs role ${needed}; the caller (${who.via} ${who.sub}) has ${who.role ?? 'no role (worker token)'}`);
+
+/** True when `identity` passes `access` (a role at least the level, or the worker token where it is let in). */
+function allows(identity: Identity, access: RouteAccess): boolean {
+  if (identity.via === 'worker') return access.level === 'worker' || access.worker === true;
+  return access.level !== 'worker' && (access.level === 'public' || (identity.role !== null && roleAtLeast(identity.role, access.level)));
+}
+
+/**
+ * For a check that depends on the request beyond its route (`include_data=true`): throws 403 (401
+ * without a caller) unless the caller passes `access`.
+ */
+export function requireAccess(req: FastifyRequest, access: RouteAccess): void {
+  const who = req.identity;
+  if (!who) throw new ServiceError('unauthorized', 'no caller identity on this request');
+  if (!allows(who, access)) throw forbidden(access.level, who);
+}
+
+/**
+ * Installs the auth hook (call before any route is registered). Worker routes take only the
+ * worker token, compared in constant time against bytes made once here: no lookup, no I/O, at
+ * worker report rates. Other routes by SVC_AUTH: `none` lets everyone in as a local admin (the
+ * server then listens on loopback only, see checkServerAuth); `token` wants an API token;
+ * `gateway` an identity the gateway signed, or an API token (programs the gateway passes through
+ * keep their own credential, checked here where the hashes are).
+ */
+export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
+  const workerToken = Buffer.from(deps.workerToken);
+  const isWorkerToken = (header: string | undefined): boolean => {
+    const token = bearerToken(header);
+    if (token === undefined || token.length !== deps.workerToken.length) return false;
+    const given = Buffer.from(token);
+    return given.length === workerToken.length && timingSafeEqual(given, workerToken);
+  };
+  const mode = deps.config.SVC_AUTH;
+  const gatewaySecret = deps.config.SVC_GATEWAY_SECRET ?? '';
+  const tokens = new ApiTokenCache(deps.db);
+
+  const fromToken = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {
+    const header = req.headers.authorization;
+    const token = bearerToken(header);
+    if (token === undefined) {
+      const wanted = mode === 'gateway' ? `an identity asserted by the gateway (${IDENTITY_HEADER}) or an API token` : 'an API token (Authorization: Bearer <token>)';
+      throw unauthorized(reply, `authentication required: ${wanted}`, header !== undefined);
+    }
+    const identity = looksLikeApiToken(token) ? await tokens.lookup(token) : undefined;
+    if (!identity) throw unauthorized(reply, 'the API token is unknown or revoked', true);
+    return identity;
+  };
+
+  const authenticate = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {
+    if (mode === 'gateway') {
+      const asserted = req.headers[IDENTITY_HEADER];
+      if (asserted !== undefined) {
+        const verified = verifyIdentity(Array.isArray(asserted) ? undefined : asserted, gatewaySecret);
+        if (!verified.ok) throw unauthorized(reply, verified.reason, true);
+        return Object.freeze({ sub: verified.identity.sub, role: verified.identity.role, via: 'gateway' });
+      }
+    }
+    return fromToken(req, reply);
+  };
+
+  app.decorateRequest('identity', null);
+  // Callback style: the worker path (every claim and report) then allocates no promise.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.is404) return done(); // the not-found handler answers; nothing to protect
+    const access = req.routeOptions.config.access;
+    if (!access) return done(new ServiceError('forbidden', 'this route declares no access, so no caller is let in'));
+    if (access.level === 'public') return done();
+    if ((access.level === 'worker' || access.worker) && isWorkerToken(req.headers.authorization)) {
+      req.identity = WORKER;
+      return done();
+    }
+    if (access.level === 'worker') {
+      return done(unauthorized(reply, 'this route takes only the worker token (Authorization: Bearer <SVC_WORKER_TOKEN>)', req.headers.authorization !== undefined));
+    }
+    if (mode === 'none') {
+      req.identity = LOCAL;
+      return done();
+    }
+    authenticate(req, reply).then((identity) => {
+      if (!allows(identity, access)) return done(forbidden(access.level, identity));
+      req.identity = identity;
+      done();
+    }, done);
+  });
+}

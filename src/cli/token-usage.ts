@@ -1,0 +1,18 @@
+// The `svc token` help text, apart from the command so `svc --help` loads nothing else.
+import { API_TOKEN_CACHE_TTL_MS } from '../api/api-token-cache.ts';
+import { ROLES } from '../auth/roles.ts';
+
+export const TOKEN_SUMMARY = 'create, list or revoke API tokens (SVC_AUTH=token or gateway); talks to the database directly';
+
+export const TOKEN_USAGE = `svc token create --name NAME --role ${ROLES.join('|')} [--json]
+       svc token list [--json]
+       svc token revoke NAME
+
+  create   makes an API token and prints it once (only its SHA-256 is stored)
+  list     every token: name, role, prefix, created, last used, revoked
+  revoke   the token stops working within ${API_TOKEN_CACHE_TTL_MS / 1000} s on every server; its name stays taken
+
+Talks to the database directly: SVC_DATABASE_URL, else the embedded one in SVC_DATA_DIR (which
+a running \`svc start\` holds: stop it first). Clients send a token as
+\`Authorization: Bearer <token>\`; \`svc run\` sends SVC_API_TOKEN.
+exit codes: 0 done, 1 refused (name taken, no such token), 2 usage error`;
