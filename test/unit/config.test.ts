@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isEncryptionKey, loadConfig } from '../../src/config.ts';
+import { checkServerAuth, ConfigError, isEncryptionKey, isLoopbackHost, loadConfig } from '../../src/config.ts';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -36,6 +36,8 @@ describe('loadConfig', () => {
     expect(c.SVC_BATCH_MAX_BYTES).toBe(2 * 1024 * 1024);
     expect(c.SVC_ALLOW_SERVICE_DB_TASKS).toBe(false);
     expect(c.SVC_AUTO_RESUME_MODE).toBe('restart');
+    expect(c.SVC_AUTH).toBe('none');
+    expect(c.SVC_HOST).toBe('127.0.0.1');
     expect(Object.isFrozen(c)).toBe(true);
   });
 
@@ -109,5 +111,35 @@ describe('loadConfig', () => {
       expect(message).toBe('invalid SVC_DATABASE_URL: expects a postgres:// or postgresql:// URL');
       expect(message).not.toContain('secret-pw');
     }
+  });
+
+  it('takes worker tokens and gateway secrets of 32+ visible characters, never echoing a refused one', () => {
+    const token = 'w'.repeat(32);
+    expect(loadConfig({ SVC_WORKER_TOKEN: token, SVC_GATEWAY_SECRET: token }).SVC_WORKER_TOKEN).toBe(token);
+    for (const name of ['SVC_WORKER_TOKEN', 'SVC_GATEWAY_SECRET']) {
+      for (const value of ['short-secret-value', `${'s'.repeat(30)} with a space`]) {
+        const message = configError({ [name]: value });
+        expect(message).toMatch(new RegExp(`^invalid ${name}: expects at least 32 visible ASCII characters`));
+        expect(message).not.toContain(value);
+      }
+    }
+    expect(configError({ SVC_API_TOKEN: 'two words' })).not.toContain('two words');
+    expect(configError({ SVC_AUTH: 'basic' })).toBe('invalid SVC_AUTH: expects none, token or gateway (got "basic")');
+  });
+});
+
+describe('checkServerAuth', () => {
+  it('knows loopback addresses', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1']) expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.20', 'example.com', '128.0.0.1', '::ffff:10.0.0.1', '127.example.com']) expect(isLoopbackHost(host), host).toBe(false);
+  });
+
+  it('refuses SVC_AUTH=none on a non-loopback SVC_HOST, naming both, and gateway without its secret', () => {
+    expect(() => checkServerAuth(loadConfig({}))).not.toThrow();
+    expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0' }))).toThrow(ConfigError);
+    expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0' }))).toThrow(/^SVC_HOST=0\.0\.0\.0 .*SVC_AUTH=none/);
+    expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0', SVC_AUTH: 'token' }))).not.toThrow();
+    expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0', SVC_AUTH: 'gateway' }))).toThrow(/^SVC_GATEWAY_SECRET is required/);
+    expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0', SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: 'g'.repeat(32) }))).not.toThrow();
   });
 });
