@@ -78,7 +78,7 @@ export async function startBenchService(databaseUrl: string, dataDir: string): P
       }
     },
     async worker(concurrency) {
-      const w = new Worker({ serverUrl: url, token: svc.workerToken, concurrency, env: {}, log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
+      const w = new Worker({ serverUrl: url, token: svc.deps.workerToken, concurrency, env: {}, log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
       await w.start();
       return w;
     },

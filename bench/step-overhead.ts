@@ -89,7 +89,7 @@ export async function measureStepOverhead(
       return undefined;
     };
   } else {
-    const p = await startProcessWorker(s.url, s.svc.workerToken, 1);
+    const p = await startProcessWorker(s.url, s.svc.deps.workerToken, 1);
     cpu.extraPids.add(p.pid);
     stopWorker = async () => {
       cpu.extraPids.delete(p.pid);

@@ -138,7 +138,7 @@ export async function measureThroughput(
   try {
     for (const slots of opts.variant.slots) {
       if (opts.variant.process) {
-        const p = await startProcessWorker(s.url, s.svc.workerToken, slots);
+        const p = await startProcessWorker(s.url, s.svc.deps.workerToken, slots);
         processes.push(p);
         cpu.extraPids.add(p.pid);
       } else inProcess.push(await s.worker(slots));

@@ -21,8 +21,6 @@ export type RunningService = {
   dataDir: string;
   embedded: boolean;
   deps: AppDeps;
-  /** The worker token this server takes; in-process worker pools present it. */
-  workerToken: string;
   stop(): Promise<void>;
 };
 
@@ -75,7 +73,6 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       dataDir: resolve(config.SVC_DATA_DIR),
       embedded: Boolean(database.embedded),
       deps,
-      workerToken,
       async stop() {
         if (stopped) return;
         stopped = true;

@@ -29,6 +29,13 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         description: 'Playbook catalog, executions over an append-only event log, workers, credentials and keychain.',
         version: '1',
       },
+      // The "Authorize" button of /docs: with SVC_AUTH=token, paste an API token there.
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API token (`svc token create`); worker routes take the worker token' },
+        },
+      },
+      security: [{ bearer: [] }],
     },
   });
   // The UI's routes (page, assets, the OpenAPI JSON/YAML) are the plugin's, registered without a
