@@ -165,8 +165,9 @@ async function routeInUnit(
       continue;
     }
     if (verdict.kind === 'late') {
-      // Late report for a finished or cancelled command: kept in the log, folded into nothing.
-      const context = { ...(ev.context as object), late: true, seq: cmd.seq, attempt: cmd.attempt, command_status: current };
+      // Late report for a finished or cancelled command: kept in the log, folded into nothing. It
+      // records its own attempt; the command's may be a later claim's (`command_attempt`).
+      const context = { ...(ev.context as object), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
       results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
       continue;
     }

@@ -2,8 +2,11 @@ import { commandMachine, isHolder, TERMINAL_COMMAND_STATUSES, type CommandEvent,
 
 export type ReportVerdict =
   | { kind: 'accept'; status: CommandStatus }
-  /** The command is already over: the report is kept in the log and moves nothing. */
-  | { kind: 'late' }
+  /**
+   * The command is already over: the report is kept in the log, under the attempt it was sent
+   * from (null when it named none), and moves nothing.
+   */
+  | { kind: 'late'; attempt: number | null }
   | { kind: 'refused'; code: 'stale_claim' | 'not_holder' | 'not_claimed'; message: string };
 
 export type CommandState = { command_id: number; status: CommandStatus; attempt: number; worker_id: string | null };
@@ -54,7 +57,7 @@ function next(status: CommandStatus, event: CommandEvent, context: { attempt: nu
  * because it does not come from the current claim.
  */
 export function reportVerdict(cmd: CommandState, eventType: string, reporter: Reporter): ReportVerdict {
-  if (TERMINAL_COMMAND_STATUSES.includes(cmd.status)) return { kind: 'late' };
+  if (TERMINAL_COMMAND_STATUSES.includes(cmd.status)) return { kind: 'late', attempt: reporter.attempt ?? null };
   const id = cmd.command_id;
   if (cmd.status === 'PENDING') return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
   const status = next(cmd.status, commandEventOf(eventType, reporter), { attempt: cmd.attempt, workerId: cmd.worker_id });

@@ -24,10 +24,12 @@ describe('reportVerdict', () => {
     expect(reportVerdict(held({ status: 'PENDING', attempt: 0, worker_id: null }), 'command.completed', { attempt: 0 })).toMatchObject({ kind: 'refused', code: 'not_claimed' });
   });
 
-  it('a finished or cancelled command takes any report as late', () => {
+  it('a finished or cancelled command takes any report as late, under the attempt the report names', () => {
     for (const status of ['COMPLETED', 'FAILED', 'CANCELLED'] as const) {
-      expect(reportVerdict(held({ status }), 'command.completed', { attempt: 2 })).toEqual({ kind: 'late' });
-      expect(reportVerdict(held({ status }), 'call.done', {})).toEqual({ kind: 'late' });
+      expect(reportVerdict(held({ status }), 'command.completed', { attempt: 2 })).toEqual({ kind: 'late', attempt: 2 });
+      // An older claim's report arriving after a new claim finished the command keeps its own number.
+      expect(reportVerdict(held({ status }), 'command.completed', { attempt: 1, workerId: 'w0' })).toEqual({ kind: 'late', attempt: 1 });
+      expect(reportVerdict(held({ status }), 'call.done', {})).toEqual({ kind: 'late', attempt: null });
     }
   });
 });
