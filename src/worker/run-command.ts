@@ -4,7 +4,9 @@ import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playb
 import { evaluateCondition, renderValue } from '../dsl/render.ts';
 import type { Logger } from '../log.ts';
 import { ServerClient, ServerError } from './server-client.ts';
+import { storable, storableOutcome } from './storable.ts';
 import { tools } from './tools/index.ts';
+import { SecretMask } from './tools/redact-secrets.ts';
 import type { ResolvedCredential, TaskOutcome } from './tools/types.ts';
 import { withRetry } from './with-retry.ts';
 
@@ -38,8 +40,11 @@ async function fetchCredential(client: ServerClient, name: string): Promise<Reso
 
 const isOutcome = (v: ResolvedCredential | TaskOutcome): v is TaskOutcome => 'status' in v;
 
-/** Renders and runs one task with its retry policy and timeout; never throws. */
-async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps): Promise<TaskOutcome & { attempts: number }> {
+/**
+ * Renders and runs one task with its retry policy and timeout; never throws. The secrets it
+ * injects (its credential's, tokens its tool fetched) are added to `secrets`.
+ */
+async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask): Promise<TaskOutcome & { attempts: number }> {
   const { retry, name, kind, ...fields } = task;
   let rendered: Record<string, unknown>;
   try {
@@ -55,6 +60,7 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
     const c = await fetchCredential(deps.client, rendered.auth);
     if (isOutcome(c)) return { ...c, attempts: 0 };
     credential = c;
+    secrets.addCredential(credential);
   }
   const workload = isObject(ctx.workload) ? ctx.workload : {};
   if (kind === 'mcp' && rendered.access_token === undefined && typeof workload.access_token === 'string') rendered.access_token = workload.access_token;
@@ -66,7 +72,7 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   const outcome = await withRetry(
     () => {
       const signal = timeoutMs ? AbortSignal.any([deps.signal, AbortSignal.timeout(timeoutMs)]) : deps.signal;
-      return tool({ ...rendered, name, kind }, { signal, credential, serviceDatabaseUrl: deps.serviceDatabaseUrl, env: deps.env });
+      return tool({ ...rendered, name, kind }, { signal, credential, serviceDatabaseUrl: deps.serviceDatabaseUrl, env: deps.env, secrets });
     },
     retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
     (failed) => {
@@ -85,31 +91,46 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
 
 /**
  * Runs a claimed command's tasks in order (stopping at the first failure) and returns the
- * events to report: command.started, call.done/call.error per task, command.completed.
+ * events to report: command.started, call.done/call.error per task, command.completed. What they
+ * carry is storable (src/worker/storable.ts) and holds no secret the command was given: every
+ * credential and keychain value it used, and every token a tool fetched for it, is masked.
  */
 export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<RoutedEvent[]> {
   const base = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: deps.workerId, step: cmd.step };
-  const events: RoutedEvent[] = [{ ...base, event_type: 'command.started', context: { loop_index: cmd.loop_index } }];
   const tasks = cmd.tasks as NormalizedTask[];
   const context = isObject(cmd.context) ? cmd.context : {};
   const earlier = isObject(context.tasks) ? { ...(context.tasks as Record<string, TaskOutcome>) } : {};
+  // Later tasks of the command see earlier outcomes as they were; only the report is masked.
   const outcomes: Record<string, TaskOutcome> = {};
+  const calls: { task: NormalizedTask; attempts: number; durationMs: number }[] = [];
+  const secrets = new SecretMask();
   let keychain: Record<string, unknown> = {};
   const names = [...new Set(tasks.flatMap((t) => referencedKeychainNames(t)))];
-  if (names.length) keychain = await deps.resolveKeychain(cmd, names);
+  if (names.length) {
+    keychain = await deps.resolveKeychain(cmd, names);
+    secrets.addKeychain(keychain);
+  }
   for (const task of tasks) {
     const startedAt = performance.now();
-    const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps);
+    const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets);
     const { attempts, ...plain } = outcome;
     outcomes[task.name] = plain;
+    calls.push({ task, attempts, durationMs: Math.round(performance.now() - startedAt) });
+    if (outcome.status === 'error' || deps.signal.aborted) break;
+  }
+  // Masked once every secret is known: a later task's credential may have been echoed earlier.
+  const stored: Record<string, TaskOutcome> = {};
+  for (const { task } of calls) stored[task.name] = storableOutcome(outcomes[task.name], secrets);
+  const events: RoutedEvent[] = [{ ...base, event_type: 'command.started', context: { loop_index: cmd.loop_index } }];
+  for (const { task, attempts, durationMs } of calls) {
+    const outcome = stored[task.name];
     events.push({
       ...base,
       event_type: outcome.status === 'ok' ? 'call.done' : 'call.error',
-      context: { task: task.name, kind: task.kind, attempts, duration_ms: Math.round(performance.now() - startedAt) },
+      context: storable({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs }, secrets).value,
       error: outcome.error,
     });
-    if (outcome.status === 'error' || deps.signal.aborted) break;
   }
-  events.push({ ...base, event_type: 'command.completed', result: { tasks: outcomes } });
+  events.push({ ...base, event_type: 'command.completed', result: { tasks: stored } });
   return events;
 }

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { RoutedEvent } from '../../actors/route-events.ts';
 import type { PresentedCommand } from '../api/present.ts';
 import type { Logger } from '../log.ts';
+import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
 import { commandCancelled } from './tools/outcome.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
@@ -43,7 +44,7 @@ export type WorkerOptions = {
   busyHeartbeatIntervalMs?: number;
 };
 
-type PendingReport = { commandId: number; events: RoutedEvent[] };
+type PendingReport = { base: ReportBase; events: RoutedEvent[] };
 
 /**
  * A worker pool: claims commands (long poll), runs up to `concurrency` at once, and reports
@@ -238,6 +239,7 @@ export class Worker {
     this.#running++;
     const abort = this.#commands.get(cmd.command_id) ?? new AbortController();
     const startedAt = performance.now();
+    const base: ReportBase = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, step: cmd.step };
     runCommand(cmd, {
       client: this.client,
       workerId: this.name,
@@ -247,17 +249,15 @@ export class Worker {
       serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
       resolveKeychain: this.#resolveKeychain,
     })
-      .catch((err): RoutedEvent[] => [
-        // A bug in the runner must still end the command, or it would wait for the reaper.
-        { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, event_type: 'command.failed', error: { message: `worker error: ${err instanceof Error ? err.message : String(err)}`, code: 'worker_error' } },
-      ])
+      // A bug in the runner must still end the command, or it would wait for the reaper.
+      .catch((err): RoutedEvent[] => [commandFailed(base, 'worker_error', `worker error: ${err instanceof Error ? err.message : String(err)}`)])
       .then((events) => {
         const ms = performance.now() - startedAt;
         this.#avgRunMs = this.#avgRunMs === undefined ? ms : this.#avgRunMs + RUN_TIME_SMOOTHING * (ms - this.#avgRunMs);
         this.#commands.delete(cmd.command_id);
         this.#running--;
         this.#unreported++;
-        this.#reports.push({ commandId: cmd.command_id, events });
+        this.#reports.push({ base, events });
         this.#take([]); // a queued command takes the slot
         this.#scheduleFlush();
       });
@@ -298,22 +298,34 @@ export class Worker {
   }
 
   async #send(batch: PendingReport[]): Promise<void> {
-    if ((await this.#report(batch)) === 'refused' && batch.length > 1) {
+    const refusal = await this.#report(batch);
+    if (!refusal) return;
+    if (batch.length > 1) {
       // The server refuses a whole request for one bad part (e.g. 404 when one execution is gone):
-      // send each command's report alone, so only the refused one is lost.
-      this.#opts.log.warn({ commands: batch.map((r) => r.commandId) }, 'report batch refused by the server; reporting each command alone');
-      for (const one of batch) await this.#report([one]);
+      // send each command's report alone, so only the refused one fails.
+      this.#opts.log.warn({ commands: batch.map((r) => r.base.command_id) }, 'report batch refused by the server; reporting each command alone');
+      for (const one of batch) await this.#send([one]);
+      return;
     }
+    // The server will never store this report as it is (too large, refused by its input checks):
+    // the command fails with the server's reason instead, in one small event.
+    const { base } = batch[0];
+    const id = base.command_id;
+    this.#opts.log.error({ err: refusal.message, command_id: id }, `report of command ${id} refused by the server; failing the command (report_rejected)`);
+    const failure = commandFailed(base, 'report_rejected', `the server refused this command's report (HTTP ${refusal.status}): ${detailText(refusal.detail)}`);
+    const refusedAgain = await this.#report([{ base, events: [failure] }]);
+    if (!refusedAgain) return;
+    // Nothing more to try from here; the command reaper recovers the command.
+    this.#opts.log.error({ err: refusedAgain.message, command_id: id }, `report_rejected failure of command ${id} refused by the server too; dropped`);
+    this.#settle(1, []);
   }
 
   /**
-   * Sends one report request (retrying while the server is unreachable or failing), then frees
-   * the reported commands' slots and launches the commands it claimed. 'refused' when the server
-   * answered 4xx; a refused single command is dropped with an error log naming it.
+   * Sends one report request, retrying while the server is unreachable or failing (5xx, 408,
+   * 429); once answered, frees the reported commands' slots and launches the commands it
+   * claimed. A refusal (4xx) is returned, and the batch's slots are left to the caller.
    */
-  async #report(batch: PendingReport[]): Promise<'sent' | 'refused'> {
-    let claimed: PresentedCommand[] = [];
-    let outcome: 'sent' | 'refused' = 'sent';
+  async #report(batch: PendingReport[]): Promise<ServerError | undefined> {
     // Sent again with the same id after a failure: the server hands back what the lost answer claimed.
     const reportId = randomUUID();
     // The batch's places in the window come back with the answer: it claims as many, and any room left.
@@ -325,30 +337,28 @@ export class Worker {
         const res = await this.client.request<{ results?: unknown; commands: PresentedCommand[] }>('POST', '/api/worker/report', body, undefined, {
           resendBody: { ...body, retry: true },
         });
+        this.#claiming -= claim;
         this.#logRefusedEvents(batch, res.results);
-        claimed = res.commands;
-        break;
+        this.#settle(batch.length, res.commands);
+        return undefined;
       } catch (err) {
         if (isRefusal(err)) {
-          outcome = 'refused';
-          if (batch.length === 1) {
-            const commandId = batch[0].commandId;
-            this.#opts.log.error({ err: err.message, command_id: commandId }, `report of command ${commandId} refused by the server; dropped`);
-          }
-          break;
+          this.#claiming -= claim;
+          return err;
         }
         // The server is unreachable or failing: keep the results and try again; they are not lost.
         this.#opts.log.warn({ err: String(err), attempt }, 'report failed; retrying');
         await delay(Math.min(100 * 2 ** attempt, REPORT_RETRY_MAX_DELAY_MS));
       }
     }
-    this.#claiming -= claim;
-    if (outcome === 'refused' && batch.length > 1) return outcome; // the caller retries them one by one
-    this.#unreported -= batch.length;
+  }
+
+  /** `count` reported commands leave the window; the commands claimed with them start. */
+  #settle(count: number, claimed: PresentedCommand[]): void {
+    this.#unreported -= count;
     this.#take(claimed);
     // Fewer than asked for: nothing more is pending now, so the long poll waits for the next.
     if (this.#window() > this.#held()) this.#room?.();
-    return outcome;
   }
 
   // The server accepts the request but may refuse single events (stale_claim, unknown_command, …):

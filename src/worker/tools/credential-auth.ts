@@ -6,20 +6,21 @@ const API_KEY_DEFAULT_HEADER = 'X-API-Key';
 const API_KEY_DEFAULT_QUERY_PARAM = 'api_key';
 
 export type CredentialAuth =
-  | { ok: true; headers: Record<string, string>; query: Record<string, string> }
+  | { ok: true; headers: Record<string, string>; query: Record<string, string>; secrets: string[] }
   | { ok: false; code: 'invalid_credential' | 'auth'; message: string };
 
 /**
  * The headers and query parameters that authenticate a request with `credential`, by type:
  * bearer, basic, api_key (header or query), oauth2 (client credentials, token cached), custom
  * (its `headers` object). `skipAuthorization` (the task sets Authorization itself) skips the
- * Authorization-producing types, so no token is fetched for nothing. Messages never hold data.
+ * Authorization-producing types, so no token is fetched for nothing. `secrets`: what it puts in
+ * the request that the report must mask (a fetched oauth2 token among them). Messages never hold data.
  */
 export async function credentialAuth(credential: ResolvedCredential, signal: AbortSignal, skipAuthorization = false): Promise<CredentialAuth> {
   const { name, type, data } = credential;
-  const none = { ok: true, headers: {}, query: {} } as const;
+  const none: CredentialAuth = { ok: true, headers: {}, query: {}, secrets: [] };
   const missing = (fields: string): CredentialAuth => ({ ok: false, code: 'invalid_credential', message: `credential '${name}' (${type}) has no ${fields} field` });
-  const bearer = (token: string): CredentialAuth => ({ ok: true, headers: { Authorization: `Bearer ${token}` }, query: {} });
+  const bearer = (token: string): CredentialAuth => ({ ok: true, headers: { Authorization: `Bearer ${token}` }, query: {}, secrets: [token] });
 
   switch (type) {
     case 'bearer': {
@@ -32,13 +33,14 @@ export async function credentialAuth(credential: ResolvedCredential, signal: Abo
       const username = stringField(data, 'username', 'user');
       const password = stringField(data, 'password') ?? '';
       if (username === undefined) return missing('username');
-      return { ok: true, headers: { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` }, query: {} };
+      const basic = Buffer.from(`${username}:${password}`).toString('base64');
+      return { ok: true, headers: { Authorization: `Basic ${basic}` }, query: {}, secrets: [basic] };
     }
     case 'api_key': {
       const key = stringField(data, 'key', 'api_key', 'value');
       if (!key) return missing('key, api_key or value');
-      if (data.in === 'query') return { ok: true, headers: {}, query: { [stringField(data, 'param') ?? API_KEY_DEFAULT_QUERY_PARAM]: key } };
-      return { ok: true, headers: { [stringField(data, 'header') ?? API_KEY_DEFAULT_HEADER]: key }, query: {} };
+      if (data.in === 'query') return { ok: true, headers: {}, query: { [stringField(data, 'param') ?? API_KEY_DEFAULT_QUERY_PARAM]: key }, secrets: [key] };
+      return { ok: true, headers: { [stringField(data, 'header') ?? API_KEY_DEFAULT_HEADER]: key }, query: {}, secrets: [key] };
     }
     case 'oauth2':
     case 'oauth2_client_credentials': {
@@ -51,7 +53,9 @@ export async function credentialAuth(credential: ResolvedCredential, signal: Abo
     }
     case 'custom': {
       const headers = stringRecord(data.headers);
-      return headers ? { ok: true, headers, query: stringRecord(data.query) ?? {} } : missing('headers');
+      if (!headers) return missing('headers');
+      const query = stringRecord(data.query) ?? {};
+      return { ok: true, headers, query, secrets: [...Object.values(headers), ...Object.values(query)] };
     }
     default:
       return { ok: false, code: 'invalid_credential', message: `credential '${name}' of type '${type}' cannot authenticate an HTTP request` };

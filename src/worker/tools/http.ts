@@ -50,6 +50,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     const auth = await credentialAuth(ctx.credential, ctx.signal, headers.has('authorization'));
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (!auth.ok) return fail(auth.code, auth.message);
+    ctx.secrets?.add(...auth.secrets);
     // Headers written in the task win over the credential's.
     for (const [name, value] of Object.entries(auth.headers)) if (!headers.has(name)) headers.set(name, value);
     for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);

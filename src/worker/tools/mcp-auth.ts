@@ -26,7 +26,7 @@ export async function mcpAuth(
   if (accessToken) return bearer(accessToken);
   if (credential) {
     const auth = await credentialAuth(credential, signal);
-    return auth.ok ? { ...auth, secrets: [...Object.values(auth.headers), ...Object.values(auth.query)] } : auth;
+    return auth;
   }
   const envToken = env.GOOGLE_OAUTH_ACCESS_TOKEN;
   if (envToken) return bearer(envToken);

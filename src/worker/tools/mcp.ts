@@ -47,6 +47,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   const auth = await mcpAuth(accessToken ?? undefined, ctx.credential, ctx.env, ctx.signal);
   if (ctx.signal.aborted) return aborted(ctx.signal);
   if (!auth.ok) return fail(auth.code, auth.message);
+  ctx.secrets?.add(...auth.secrets);
   const safe = (text: string) => redactSecrets(text, auth.secrets);
 
   const url = new URL(endpoint);

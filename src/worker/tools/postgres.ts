@@ -34,6 +34,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
 
   const connection = postgresConnection(ctx.credential, ctx.serviceDatabaseUrl, statementTimeoutMs);
   if (!connection.ok) return fail(connection.code, connection.message);
+  ctx.secrets?.add(...connection.secrets);
   if (ctx.signal.aborted) return aborted(ctx.signal);
   const safe = (text: string) => redactSecrets(text, connection.secrets);
 

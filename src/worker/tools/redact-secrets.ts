@@ -1,11 +1,101 @@
 import type { ResolvedCredential } from './types.ts';
 
 // Credential fields whose values are secrets. Matching on the key (not every string of the
-// credential) keeps names such as host or user readable in database error messages.
-const SECRET_KEY_PATTERN = /pass|secret|token|key|private|credential|connection_string|^url$|^dsn$|^value$/i;
-const REDACTED = '[redacted]';
+// credential) keeps names such as host or user readable in database error messages. `headers`
+// and `query` are a custom credential's: every value under them is sent as a secret.
+const SECRET_KEY_PATTERN = /pass|secret|token|key|private|credential|connection_string|authorization|cookie|^url$|^dsn$|^value$|^headers$|^query$/i;
+// Keychain values are secrets as a whole, but for these fields of a token answer, which say how
+// the token is used rather than what it is (masking "Bearer" everywhere would hide nothing).
+const KEYCHAIN_PUBLIC_FIELDS = new Set(['token_type', 'expires_in', 'expires_at', 'scope', 'ext_expires_in', 'refresh_expires_in']);
 
-/** Every secret string held by a credential (nested objects included), and the password of any URL. */
+/** What a secret is replaced by, like GitHub Actions' log masking. */
+export const SECRET_MASK = '***';
+/**
+ * Values shorter than this are not masked: masking every "abc" or "1" in an output would hide the
+ * output and protect little (such a secret is guessed faster than read).
+ */
+export const MIN_SECRET_LENGTH = 4;
+
+/**
+ * The secrets a worker injected into one command (credential data, keychain values, tokens it
+ * obtained), and the masking of every occurrence of them, or of their common encodings (base64,
+ * URL and form encoding, JSON string escaping), in text. With nothing added, `mask` costs nothing.
+ */
+export class SecretMask {
+  readonly #secrets = new Set<string>();
+  #pattern: RegExp | null | undefined = null; // undefined: to be rebuilt; null: nothing to mask
+
+  constructor(secrets: Iterable<string> = []) {
+    this.add(...secrets);
+  }
+
+  /** Adds secret values; those shorter than MIN_SECRET_LENGTH are ignored. */
+  add(...values: readonly string[]): void {
+    for (const value of values) {
+      if (value.length < MIN_SECRET_LENGTH || this.#secrets.has(value)) continue;
+      this.#secrets.add(value);
+      this.#pattern = undefined;
+    }
+  }
+
+  /** Adds the secret fields of a credential (see credentialSecrets). */
+  addCredential(credential: ResolvedCredential | undefined): void {
+    this.add(...credentialSecrets(credential));
+  }
+
+  /** Adds every string of resolved keychain entries (`{entry: {field: value}}`), but for their public fields. */
+  addKeychain(entries: Record<string, unknown>): void {
+    const visit = (value: unknown, key: string): void => {
+      if (typeof value === 'string') {
+        if (!KEYCHAIN_PUBLIC_FIELDS.has(key)) this.add(value);
+      } else if (Array.isArray(value)) {
+        for (const item of value) visit(item, key);
+      } else if (value !== null && typeof value === 'object') {
+        for (const [k, item] of Object.entries(value)) visit(item, k);
+      }
+    };
+    for (const entry of Object.values(entries)) visit(entry, '');
+  }
+
+  get empty(): boolean {
+    return this.#secrets.size === 0;
+  }
+
+  /** `text` with every secret (and encoding of one) replaced by SECRET_MASK; the same string when none occurs. */
+  mask(text: string): string {
+    if (this.#pattern === undefined) this.#pattern = buildPattern(this.#secrets);
+    return this.#pattern === null ? text : text.replace(this.#pattern, SECRET_MASK);
+  }
+}
+
+// One alternation of every form of every secret, longest first, so that a secret inside a longer
+// one (a password inside its connection string) does not leave the rest of the longer one showing.
+function buildPattern(secrets: ReadonlySet<string>): RegExp | null {
+  const forms = new Set<string>();
+  for (const secret of secrets) for (const form of encodings(secret)) forms.add(form);
+  if (forms.size === 0) return null;
+  const ordered = [...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(ordered.join('|'), 'g');
+}
+
+/** The forms a secret is seen in when a target echoes what it was sent. */
+function encodings(secret: string): string[] {
+  const base64 = Buffer.from(secret).toString('base64');
+  return [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    encodeURIComponent(secret),
+    new URLSearchParams({ s: secret }).toString().slice(2),
+    base64,
+    base64.replace(/=+$/, ''),
+    Buffer.from(secret).toString('base64url'),
+  ];
+}
+
+/**
+ * Every secret string held by a credential (nested objects included), the password of any URL in
+ * them, and for a `basic` credential its `username:password`, whose base64 is the Authorization header.
+ */
 export function credentialSecrets(credential: ResolvedCredential | undefined): string[] {
   if (!credential) return [];
   const secrets: string[] = [];
@@ -19,6 +109,9 @@ export function credentialSecrets(credential: ResolvedCredential | undefined): s
     }
   };
   visit(credential.data, false);
+  const { username, user, password } = credential.data;
+  const name = typeof username === 'string' ? username : user;
+  if (credential.type === 'basic' && typeof name === 'string' && typeof password === 'string' && password) secrets.push(`${name}:${password}`);
   return secrets;
 }
 
@@ -32,10 +125,7 @@ export function urlSecrets(text: string): string[] {
   }
 }
 
-/** `text` with every occurrence of each secret replaced; longest first so overlaps are covered. */
+/** `text` with every occurrence of each secret (and its encodings) masked; see SecretMask. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  const ordered = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
-  let result = text;
-  for (const secret of ordered) result = result.split(secret).join(REDACTED);
-  return result;
+  return new SecretMask(secrets).mask(text);
 }

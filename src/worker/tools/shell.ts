@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import * as v from 'valibot';
 import { CappedBuffer } from './capped-buffer.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
+import { spawnInGroup } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
 /** Bytes kept of each of stdout and stderr; the rest is counted and noted, not stored. */
@@ -20,7 +20,8 @@ export type ShellData = { exit_code: number | null; stdout: string; stderr: stri
 /**
  * Runs `command` with `/bin/sh -c` (env merged onto the worker's, optional cwd and stdin); data
  * `{exit_code, stdout, stderr}`, each stream capped at SHELL_OUTPUT_LIMIT_BYTES. A non-zero exit
- * is an `exit_code` error; on abort the whole process group is killed (`timeout`).
+ * is an `exit_code` error. The command runs in its own process group (spawnInGroup): on abort
+ * the group gets SIGTERM, then SIGKILL; when the command ends or the worker dies, it is killed.
  */
 export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
   const parsed = v.safeParse(ShellTaskSchema, task);
@@ -34,8 +35,8 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
   for (const [name, value] of Object.entries(env ?? {})) childEnv[name] = value ?? undefined;
 
   return new Promise<TaskOutcome>((resolve) => {
-    // detached: the shell leads its own process group, so an abort kills its children too.
-    const child = spawn('/bin/sh', ['-c', command], { cwd: cwd ?? undefined, env: childEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const group = spawnInGroup(command, { cwd: cwd ?? undefined, env: childEnv });
+    const { child } = group;
     const stdout = new CappedBuffer(SHELL_OUTPUT_LIMIT_BYTES);
     const stderr = new CappedBuffer(SHELL_OUTPUT_LIMIT_BYTES);
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -54,7 +55,7 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
     const data = (exitCode: number | null): ShellData => ({ exit_code: exitCode, stdout: stdout.text(), stderr: stderr.text() });
 
     const onAbort = () => {
-      killGroup(child.pid);
+      group.stop();
       // A grandchild that left the group may still hold the pipes; do not wait for them.
       child.stdout.destroy();
       child.stderr.destroy();
@@ -71,13 +72,4 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
       finish(fail('exit_code', message, data(code)));
     });
   });
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // The group is already gone.
-  }
 }

@@ -1,7 +1,8 @@
 // The contract between the worker and its tools: a tool gets one rendered task and returns its
 // outcome. Tools never throw; every failure (bad fields, target errors, timeouts) is an outcome.
 
-export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: string } };
+/** `escaped`: the paths the worker changed to make the outcome storable (src/worker/storable.ts). */
+export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: string }; escaped?: string[] };
 
 export type ResolvedCredential = { name: string; type: string; data: Record<string, unknown> };
 
@@ -10,6 +11,8 @@ export type ToolContext = {
   credential?: ResolvedCredential; // the task's `auth`, already fetched by the worker
   serviceDatabaseUrl?: string; // set only when SVC_ALLOW_SERVICE_DB_TASKS=true
   env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback)
+  // The command's secrets: a tool adds what it injects (tokens it fetched, header values) so the report masks it.
+  secrets?: { add(...values: readonly string[]): void };
 };
 
 export type RenderedTask = { name: string; kind: string; [field: string]: unknown }; // templates already rendered

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardTool } from '../../../src/worker/tools/guard-tool.ts';
+import { SECRET_MASK } from '../../../src/worker/tools/redact-secrets.ts';
 import { tools } from '../../../src/worker/tools/index.ts';
 import type { ResolvedCredential, TaskOutcome, ToolContext } from '../../../src/worker/tools/types.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -54,10 +55,10 @@ describe('secrets in error outcomes', () => {
     const url = new URL(database.url);
     const password = decodeURIComponent(url.password);
     const viaUrl = { name: 'pg_auth', type: 'postgres', data: { connection_string: database.url } };
-    // The database quotes the identifier back: the message must carry [redacted] instead.
+    // The database quotes the identifier back: the message must carry the mask instead.
     const quoted = await tools.postgres({ name: 't', kind: 'postgres', command: `SELECT "${password || 'nopassword'}"` }, ctx(viaUrl));
     expectErrorWithout(quoted, ...(password ? [password, database.url] : [database.url]));
-    if (password) expect(quoted.error?.message).toContain('[redacted]');
+    if (password) expect(quoted.error?.message).toContain(SECRET_MASK);
 
     const quotedSecret = await tools.postgres(
       { name: 't', kind: 'postgres', command: `SELECT "${SECRET}"` },
@@ -75,7 +76,7 @@ describe('secrets in error outcomes', () => {
   it('mcp: no bearer token in tool errors that quote it, nor in connection errors', async () => {
     const fromTask = await tools.mcp({ name: 't', kind: 'mcp', endpoint: mcpServer.url, method: 'tools/call', tool: 'fail', arguments: { text: `bad token ${SECRET}` }, access_token: SECRET }, ctx());
     expectErrorWithout(fromTask, SECRET);
-    expect(fromTask.error?.message).toContain('[redacted]');
+    expect(fromTask.error?.message).toContain(SECRET_MASK);
 
     const bearer = { name: 'm_auth', type: 'bearer', data: { token: SECRET } };
     expectErrorWithout(await tools.mcp({ name: 't', kind: 'mcp', endpoint: mcpServer.url, method: 'tools/call', tool: 'fail', arguments: { text: SECRET } }, ctx(bearer)), SECRET);
@@ -87,6 +88,6 @@ describe('secrets in error outcomes', () => {
       throw new Error(`failed while using ${SECRET}`);
     });
     const outcome = await leaky({ name: 't', kind: 'custom' }, ctx({ name: 'x_auth', type: 'custom', data: { nested: { api_key: SECRET } } }));
-    expect(outcome).toEqual({ status: 'error', data: null, error: { code: 'internal', message: 'custom tool failed unexpectedly: failed while using [redacted]' } });
+    expect(outcome).toEqual({ status: 'error', data: null, error: { code: 'internal', message: `custom tool failed unexpectedly: failed while using ${SECRET_MASK}` } });
   });
 });

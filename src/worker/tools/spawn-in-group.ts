@@ -1,0 +1,68 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+
+/** After a stop's SIGTERM, the group gets this long to exit before SIGKILL. */
+export const SHELL_KILL_GRACE_MS = 5_000;
+
+// Run as `sh -c SUPERVISOR svc-shell <command>` in a new session (spawn detached), so the command
+// and everything it starts share one process group that nothing else is in. Before it execs the
+// command's shell, the supervisor leaves a watcher in the group, reading a pipe (fd 3) whose other
+// end only the worker holds: the kernel closes that end when the worker dies in any way (even
+// SIGKILL; Node has no PR_SET_PDEATHSIG), and the watcher then kills the whole group. The worker
+// closes it too when the command ends, so nothing it left running in the background outlives it.
+// The watcher ignores SIGTERM so that a stop's grace period does not end its watch; it reads
+// nothing else and writes nowhere, so it holds no output pipe open. Exec keeps the command's
+// shell at the spawned pid: its exit code or signal is the command's own.
+const SUPERVISOR = '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec /bin/sh -c "$1" 3<&-';
+
+export type GroupChild = {
+  child: ChildProcessWithoutNullStreams;
+  /** SIGTERM to the whole group now, SIGKILL after SHELL_KILL_GRACE_MS (sooner if the worker exits). */
+  stop(): void;
+};
+
+/**
+ * Spawns `/bin/sh -c command` as the leader of its own process group, which dies with the
+ * worker, is killed when the command ends (what it left in the background), and is stopped as a
+ * whole by `stop()`. Standard input, output and error are pipes, as with spawn's 'pipe'.
+ */
+export function spawnInGroup(command: string, opts: { cwd?: string; env: NodeJS.ProcessEnv }): GroupChild {
+  const spawned = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', command], { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  // spawn's overloads type a four-pipe child loosely; its first three streams are pipes all the same.
+  const child = spawned as ChildProcessWithoutNullStreams;
+  const lifeline = spawned.stdio[3];
+  lifeline?.on('error', () => {});
+  let released = false;
+  const release = () => {
+    released = true;
+    lifeline?.destroy();
+  };
+  let stopping = false;
+  child.once('exit', () => {
+    if (!stopping) release();
+  });
+  child.once('error', release);
+  return {
+    child,
+    stop() {
+      // Once released, the group's id may be another's: there is nothing of ours left to stop.
+      if (stopping || released) return;
+      stopping = true;
+      signalGroup(child.pid, 'SIGTERM');
+      // The watcher keeps the group's id taken until it is released, so this cannot hit another group.
+      const timer = setTimeout(() => {
+        signalGroup(child.pid, 'SIGKILL');
+        release();
+      }, SHELL_KILL_GRACE_MS);
+      timer.unref();
+    },
+  };
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}

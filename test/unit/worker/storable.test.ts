@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { NUL_ESCAPE, STORABLE_MAX_DEPTH, storable, storableOutcome } from '../../../src/worker/storable.ts';
+import { SECRET_MASK, SecretMask } from '../../../src/worker/tools/redact-secrets.ts';
+
+// What PostgreSQL refuses in jsonb and text: a NUL, or a lone surrogate, in any string or key.
+const bad = (text: string): boolean => text.includes('\u0000') || !text.isWellFormed();
+const unstorable = (value: unknown): boolean =>
+  typeof value === 'string' ? bad(value)
+  : Array.isArray(value) ? value.some(unstorable)
+  : value !== null && typeof value === 'object' ? Object.entries(value).some(([k, v]) => bad(k) || unstorable(v))
+  : false;
+
+describe('storable', () => {
+  it('escapes NUL as the text \\u0000 and lone surrogates as U+FFFD, in values and keys, listing the paths', () => {
+    const outcome = { status: 'ok' as const, data: { stdout: 'a\u0000b', stderr: '', rows: [{ 'k\u0000': 'x' }, { lone: 'a\ud800b', pair: '😀' }] } };
+    const stored = storableOutcome(outcome);
+    expect(stored.data).toEqual({ stdout: `a${NUL_ESCAPE}b`, stderr: '', rows: [{ [`k${NUL_ESCAPE}`]: 'x' }, { lone: 'a\ufffdb', pair: '😀' }] });
+    expect(stored.escaped).toEqual(['data.stdout', `data.rows.0.k${NUL_ESCAPE}`, 'data.rows.1.lone']);
+    expect(unstorable(outcome)).toBe(true);
+    expect(unstorable(stored)).toBe(false);
+    // The original is not changed: later tasks of the command see the output as it was.
+    expect(outcome.data.stdout).toBe('a\u0000b');
+  });
+
+  it('changes nothing and copies nothing when there is nothing to escape or mask', () => {
+    const outcome = { status: 'ok' as const, data: { body: { items: [1, 'two', { three: true }] }, when: new Date(0) } };
+    const stored = storableOutcome(outcome, new SecretMask());
+    expect(stored).toBe(outcome);
+    expect(stored.escaped).toBeUndefined();
+  });
+
+  it('stores a value nested deeper than the limit as its JSON text', () => {
+    let deep: unknown = 'bottom\u0000';
+    for (let i = 0; i < 5_000; i++) deep = { d: deep };
+    const { value, escaped } = storable(deep);
+    expect(escaped).toEqual([Array(STORABLE_MAX_DEPTH).fill('d').join('.')]);
+    let at = value;
+    for (let i = 0; i < STORABLE_MAX_DEPTH; i++) at = (at as { d: unknown }).d;
+    expect(typeof at).toBe('string');
+    expect(JSON.parse(JSON.stringify(value))).toBeTruthy();
+    expect(unstorable(value)).toBe(false);
+  });
+
+  it('masks secrets in values, keys and flattened text, and names at most ten paths', () => {
+    const mask = new SecretMask(['hunter22']);
+    const { value } = storable({ 'x-hunter22': 'token hunter22', list: ['aaa hunter22 bbb'] }, mask);
+    expect(value).toEqual({ [`x-${SECRET_MASK}`]: `token ${SECRET_MASK}`, list: [`aaa ${SECRET_MASK} bbb`] });
+    const many = storable(Array.from({ length: 15 }, () => '\u0000'));
+    expect(many.escaped).toHaveLength(11);
+    expect(many.escaped.at(-1)).toBe('(5 more)');
+  });
+});
