@@ -1,9 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHELL_OUTPUT_LIMIT_BYTES, shell } from '../../../src/worker/tools/shell.ts';
+import { SHELL_KILL_GRACE_MS } from '../../../src/worker/tools/spawn-in-group.ts';
+import { processAlive } from '../../helpers/process-alive.ts';
 import type { ToolContext } from '../../../src/worker/tools/types.ts';
 
 let dir: string;
@@ -62,6 +64,36 @@ describe('shell tool', () => {
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout', message: 'task timed out' }, data: { stdout: 'started\n' } });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('on abort sends the group SIGTERM first, and SIGKILL after the grace period to what ignores it', async () => {
+    const log = join(dir, 'term-log');
+    const pids = join(dir, 'term-pids');
+    // One child stops cleanly on SIGTERM (and says so); the other ignores it.
+    const command = `(trap 'echo got-term >> ${log}; exit 0' TERM; sleep 30 & wait) & (trap '' TERM; sleep 30) & echo $! > ${pids}; sleep 0.2; echo ready; wait`;
+    const outcome = await shell(task({ command }), ctx({ signal: AbortSignal.timeout(500) }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'ready\n' } });
+    const stubborn = Number(readFileSync(pids, 'utf8').trim());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(readFileSync(log, 'utf8')).toBe('got-term\n');
+    expect(processAlive(stubborn)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, SHELL_KILL_GRACE_MS));
+    expect(processAlive(stubborn)).toBe(false);
+  }, 15_000);
+
+  it('ends with its command: what the command left running in the background is killed', async () => {
+    const marker = join(dir, 'left-behind');
+    const started = Date.now();
+    // The first background job holds stdout open: without the kill the task would wait 30 s for it.
+    const outcome = await shell(task({ command: `sleep 30 & (sleep 1; touch ${marker}) >/dev/null 2>&1 & echo done` }), ctx());
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: 'done\n' } });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('reports the signal that killed the command, as its own shell', async () => {
+    expect(await shell(task({ command: 'kill -TERM $$' }), ctx())).toMatchObject({ status: 'error', error: { code: 'exit_code', message: 'command killed by signal SIGTERM' } });
   });
 
   it('reports a missing cwd and bad fields without throwing', async () => {
