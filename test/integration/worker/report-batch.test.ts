@@ -95,7 +95,9 @@ describe('worker reports', () => {
     // A and B really went in one report, which the server refused; then each went alone.
     const logs = s.logs.join('');
     expect(logs).toContain('report batch refused by the server; reporting each command alone');
-    expect(logs).toContain(`report of command ${commandA} refused by the server; dropped`);
+    // A's own report, then the report_rejected failure sent instead: both refused (404), so it is dropped.
+    expect(logs).toContain(`report of command ${commandA} refused by the server; failing the command (report_rejected)`);
+    await until('the failure is refused too', () => s.logs.join('').includes(`report_rejected failure of command ${commandA} refused by the server too; dropped`), 5_000);
     // The dropped command's slot is free again and the worker keeps working.
     await until('slots are free', () => s.workers[0].running === 0, 5_000);
     const next = await s.run('worker/quick');
