@@ -128,15 +128,15 @@ describe('claims', () => {
 
   it('a late report from an older claim records its own attempt, not the claim that finished the command', async () => {
     const { executionId, commandId } = await pendingCommand();
-    await http(t.url, 'POST', '/api/worker/pool/register', { name: 'slow', capacity: 1 });
-    const first = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'slow' });
-    await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'slow' });
-    const second = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'fast' });
+    await http(t.url, 'POST', '/api/worker/pool/register', { name: 'slow', capacity: 1 }, asWorker);
+    const first = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'slow' }, asWorker);
+    await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'slow' }, asWorker);
+    const second = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'fast' }, asWorker);
     expect(second.body.attempt).toBe(first.body.attempt + 1);
     const done = { execution_id: executionId, command_id: commandId, event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
-    expect((await http(t.url, 'POST', '/api/events', { ...done, attempt: second.body.attempt, worker_id: 'fast' })).status).toBe(200);
+    expect((await http(t.url, 'POST', '/api/events', { ...done, attempt: second.body.attempt, worker_id: 'fast' }, asWorker)).status).toBe(200);
     // The first claimer's report arrives once the command is over: late, under attempt 1.
-    const late = await http(t.url, 'POST', '/api/worker/report', { worker_id: 'slow', events: [{ ...done, attempt: first.body.attempt, worker_id: 'slow' }] });
+    const late = await http(t.url, 'POST', '/api/worker/report', { worker_id: 'slow', events: [{ ...done, attempt: first.body.attempt, worker_id: 'slow' }] }, asWorker);
     expect(late.status).toBe(200);
     expect(late.body.results[0].event_id).toEqual(expect.any(Number));
     const events = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events;
