@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
 import { processAlive } from '../../helpers/process-alive.ts';
+import { until } from '../../helpers/until.ts';
 
 let s: WorkerStack;
 let dir: string;
@@ -22,14 +23,6 @@ afterAll(async () => {
   await s?.close();
   await rm(dir, { recursive: true, force: true });
 });
-
-const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 describe('shell tasks of a killed worker', () => {
   it('die with it, children included, even when it is killed with SIGKILL', async () => {
@@ -47,7 +40,7 @@ workflow:
     await until('the task wrote its pids', async () => {
       pids = (await readFile(pidFile, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean).map(Number);
       return pids.length === 2;
-    }, 20_000);
+    }, 20_000, 50);
     expect(pids.every(processAlive)).toBe(true);
     await s.workers[0].kill();
     await until('the task shell and its child are gone', () => !pids.some(processAlive), 3_000);

@@ -11,6 +11,7 @@ import { SHELL_OUTPUT_LIMIT_BYTES } from '../../../src/worker/tools/shell.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
+import { until } from '../../helpers/until.ts';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
 // A drained worker with nothing left to report exits well within this.
@@ -154,8 +155,7 @@ describe('a server that refuses even the failure', () => {
     });
     try {
       const w = await startWorkerProcess(fake.url, { concurrency: 1 });
-      const deadline = Date.now() + 10_000;
-      while (reports.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await until('the report and its failure are refused', () => reports.length >= 2, 10_000);
       await new Promise((r) => setTimeout(r, 1_000));
       expect(reports.map((r) => r.events.map((e) => e.event_type))).toEqual([['command.started', 'call.done', 'command.completed'], ['command.failed']]);
       expect(reports[1].events[0].error).toEqual({ code: 'report_rejected', message: "the server refused this command's report (HTTP 422): invalid_input: events.0.context: not storable" });
