@@ -15,9 +15,10 @@ const TOO_DEEP = '[not stored: nested too deep]';
 /**
  * `value` as PostgreSQL can store it in jsonb and text, with every secret of `mask` masked (in
  * keys too): NUL becomes the six characters `\u0000`, a lone surrogate U+FFFD (what a UTF-8
- * decoder makes of one), a value nested deeper than STORABLE_MAX_DEPTH its JSON text. `escaped`
- * lists the paths changed to be storable (not the masked ones). Unchanged parts are the same
- * objects; with no secrets and nothing to escape, nothing is copied.
+ * decoder makes of one), a bigint its decimal text, a value nested deeper than
+ * STORABLE_MAX_DEPTH its JSON text (a placeholder for a cycle), so the result always serialises.
+ * `escaped` lists the paths changed to be storable (not the masked ones). Unchanged parts are the
+ * same objects; with no secrets and nothing to escape, nothing is copied.
  */
 export function storable(value: unknown, mask?: SecretMask): { value: unknown; escaped: string[] } {
   const walker = new Walker(mask && !mask.empty ? mask : undefined);
@@ -49,6 +50,11 @@ class Walker {
 
   walk(value: unknown, depth: number): unknown {
     if (typeof value === 'string') return this.#text(value);
+    if (typeof value === 'bigint') {
+      // JSON has no bigint: JSON.stringify would throw, and the report could never be sent.
+      this.#note();
+      return value.toString();
+    }
     if (value === null || typeof value !== 'object') return value;
     // Dates, Buffers and the like are stored as what their toJSON gives, so that is what is checked.
     if ('toJSON' in value && typeof value.toJSON === 'function') {

@@ -41,6 +41,15 @@ describe('storable', () => {
     expect(unstorable(value)).toBe(false);
   });
 
+  it('leaves nothing JSON.stringify would throw on: bigints become text, a cycle a placeholder', () => {
+    const cyclic: Record<string, unknown> = { n: 12345678901234567890n };
+    cyclic.self = cyclic;
+    const { value, escaped } = storable(cyclic);
+    expect(() => JSON.stringify(value)).not.toThrow();
+    expect((value as { n: unknown }).n).toBe('12345678901234567890');
+    expect(escaped[0]).toBe('n');
+  });
+
   it('masks secrets in values, keys and flattened text, and names at most ten paths', () => {
     const mask = new SecretMask(['hunter22']);
     const { value } = storable({ 'x-hunter22': 'token hunter22', list: ['aaa hunter22 bbb'] }, mask);
