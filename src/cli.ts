@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
+import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
@@ -101,6 +102,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       env: process.env,
       log,
       serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
+      serviceReaderUrl: await svc.readerDatabaseUrl(),
     });
     await worker.start().catch(async (err: unknown) => {
       await svc.stop();
@@ -202,6 +204,11 @@ const commands: Record<string, Command> = {
     summary: RUN_SUMMARY,
     usage: RUN_USAGE,
     run: async (argv) => (await import('./cli/run.ts')).runCommand(argv),
+  },
+  doctor: {
+    summary: DOCTOR_SUMMARY,
+    usage: DOCTOR_USAGE,
+    run: async (argv) => (await import('./doctor/doctor-command.ts')).doctorCommand(argv),
   },
 };
 

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
+import { readerPassword } from './api/postgres.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import { resolveWorkerToken } from './auth/worker-token.ts';
 import { checkServerAuth, type Config } from './config.ts';
 import { Db } from './db/db.ts';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
+import { serviceReaderUrl } from './db/sql-execute.ts';
 import { startInboxSweeper } from './engine/inbox-sweep.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
 import { HotSnapshots } from '../actors/hot-snapshots.ts';
@@ -21,6 +23,11 @@ export type RunningService = {
   dataDir: string;
   embedded: boolean;
   deps: AppDeps;
+  /**
+   * The service database as its read-only reader role, for in-process workers (their `read_only`
+   * postgres tasks, e.g. the doctor's); undefined, logged, when the role cannot log in.
+   */
+  readerDatabaseUrl(): Promise<string | undefined>;
   stop(): Promise<void>;
 };
 
@@ -73,6 +80,14 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       dataDir: resolve(config.SVC_DATA_DIR),
       embedded: Boolean(database.embedded),
       deps,
+      async readerDatabaseUrl() {
+        try {
+          return await serviceReaderUrl(db, readerPassword(keyring));
+        } catch (err) {
+          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'read_only postgres tasks of in-process workers cannot read the service database');
+          return undefined;
+        }
+      },
       async stop() {
         if (stopped) return;
         stopped = true;

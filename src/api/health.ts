@@ -5,12 +5,15 @@ import { PUBLIC } from './access.ts';
 /**
  * GET /health, GET /api/health: ok when the database answers, 503 otherwise; bounded by the
  * ping's timeout, so a hung database or a full pool answers 503 instead of hanging the probe.
+ * `bus` tells whether the command bus hears notifications; a deaf bus is `degraded` but stays
+ * 200: the server still serves every request (claimers fall back to their poll interval).
  */
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const handler = async (_req: unknown, reply: { code(n: number): unknown }) => {
     const dbOk = await deps.db.ping();
+    const busOk = deps.bus.connected;
     if (!dbOk) reply.code(503);
-    return { status: dbOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable' };
+    return { status: dbOk && busOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable', bus: busOk ? 'ok' : 'disconnected' };
   };
   app.get('/health', { schema: { hide: true }, config: { access: PUBLIC } }, handler);
   app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health' }, config: { access: PUBLIC } }, handler);

@@ -2,6 +2,8 @@
 export type CommandBus = {
   /** Resolves true on the next notification, false after timeoutMs or when the signal aborts. */
   next(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** False while the transport cannot deliver notifications (claimers then wait out their poll interval). */
+  readonly connected: boolean;
   close(): Promise<void>;
 };
 
@@ -38,6 +40,7 @@ export function createLocalBus(): CommandBus & { notify(): void } {
   const waiters = new Waiters();
   return {
     next: (timeoutMs, signal) => waiters.next(timeoutMs, signal),
+    connected: true, // nothing to lose: notify() is a call in this process
     notify: () => waiters.notify(),
     async close() {
       waiters.notify();

@@ -7,6 +7,9 @@ export async function createPostgresBus(db: Db): Promise<CommandBus> {
   const unlisten = await db.listen('svc_commands', () => waiters.notify());
   return {
     next: (timeoutMs, signal) => waiters.next(timeoutMs, signal),
+    get connected() {
+      return db.listening;
+    },
     async close() {
       unlisten();
       waiters.notify();

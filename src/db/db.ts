@@ -23,6 +23,7 @@ export class Db implements Queryable {
   readonly pool: pg.Pool;
   readonly url: string;
   #listenClient: pg.Client | undefined;
+  #listenConnected = false;
   #listeners = new Map<string, Set<Listener>>();
 
   constructor(url: string, max = 10) {
@@ -94,12 +95,15 @@ export class Db implements Queryable {
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
     if (!this.#listenClient) {
       const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
-      client.on('error', () => {});
+      // A terminated backend or a dropped socket ends the client: it hears nothing from then on.
+      client.on('error', () => (this.#listenConnected = false));
+      client.on('end', () => (this.#listenConnected = false));
       client.on('notification', (msg) => {
         for (const l of this.#listeners.get(msg.channel) ?? []) l(msg.payload ?? '');
       });
       await client.connect();
       this.#listenClient = client;
+      this.#listenConnected = true;
     }
     let set = this.#listeners.get(channel);
     if (!set) {
@@ -109,6 +113,11 @@ export class Db implements Queryable {
     }
     set.add(fn);
     return () => set.delete(fn);
+  }
+
+  /** True while the LISTEN connection is up (false before the first `listen` and after it dropped). */
+  get listening(): boolean {
+    return this.#listenConnected;
   }
 
   /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */

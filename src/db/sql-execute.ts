@@ -119,10 +119,7 @@ async function prepareReaderRole(db: Db, role: string, password: string): Promis
  */
 export async function runAsServiceReader(db: Db, password: string, sql: string, opts: StatementOptions = {}): Promise<Record<string, unknown>[]> {
   const role = await readerRoleName(db);
-  const url = new URL(db.url);
-  url.username = role;
-  url.password = password;
-  const config: pg.ClientConfig = { connectionString: url.toString() };
+  const config: pg.ClientConfig = { connectionString: readerUrl(db, role, password) };
   try {
     return await runStatement(config, sql, opts);
   } catch (err) {
@@ -131,4 +128,22 @@ export async function runAsServiceReader(db: Db, password: string, sql: string, 
   // First use on this database, or the key (and so the password) changed: set it, try once more.
   await prepareReaderRole(db, role, password);
   return runStatement(config, sql, opts);
+}
+
+/**
+ * The service database's URL as its reader role, the role given its login now: for the workers
+ * of this process, whose `read_only` postgres tasks read the service database through it.
+ * Throws SqlExecutionError('setup') when the role cannot log in.
+ */
+export async function serviceReaderUrl(db: Db, password: string): Promise<string> {
+  const role = await readerRoleName(db);
+  await prepareReaderRole(db, role, password);
+  return readerUrl(db, role, password);
+}
+
+function readerUrl(db: Db, role: string, password: string): string {
+  const url = new URL(db.url);
+  url.username = role;
+  url.password = password;
+  return url.toString();
 }

@@ -48,6 +48,8 @@ export const PostgresTaskSchema = v.looseObject({
   kind: v.literal('postgres'),
   command: nonEmptyString,
   params: v.optional(v.array(v.unknown())),
+  // One statement in a read-only transaction; without `auth`, the service database's reader role.
+  read_only: v.optional(v.boolean()),
 });
 
 export const PlaybookTaskSchema = v.looseObject({

@@ -19,6 +19,7 @@ export type RunDeps = {
   log: Logger;
   signal: AbortSignal;
   serviceDatabaseUrl?: string;
+  serviceReaderUrl?: string;
   resolveKeychain: KeychainResolver;
 };
 
@@ -72,7 +73,14 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   const outcome = await withRetry(
     () => {
       const signal = timeoutMs ? AbortSignal.any([deps.signal, AbortSignal.timeout(timeoutMs)]) : deps.signal;
-      return tool({ ...rendered, name, kind }, { signal, credential, serviceDatabaseUrl: deps.serviceDatabaseUrl, env: deps.env, secrets });
+      return tool({ ...rendered, name, kind }, {
+        signal,
+        credential,
+        serviceDatabaseUrl: deps.serviceDatabaseUrl,
+        serviceReaderUrl: deps.serviceReaderUrl,
+        env: deps.env,
+        secrets,
+      });
     },
     retry ?? { attempts: 1, delay_seconds: 0, backoff: 1 },
     (failed) => {

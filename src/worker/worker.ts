@@ -36,6 +36,8 @@ export type WorkerOptions = {
   env: Readonly<Record<string, string | undefined>>;
   log: Logger;
   serviceDatabaseUrl?: string;
+  /** The service database as its read-only reader role, for `read_only` postgres tasks (in-process pools of `svc start`). */
+  serviceReaderUrl?: string;
   resolveKeychain?: KeychainResolver;
   claimWaitMs?: number;
   /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
@@ -247,6 +249,7 @@ export class Worker {
       log: this.#opts.log,
       signal: AbortSignal.any([this.#abortTasks.signal, abort.signal]),
       serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
+      serviceReaderUrl: this.#opts.serviceReaderUrl,
       resolveKeychain: this.#resolveKeychain,
     })
       // A bug in the runner must still end the command, or it would wait for the reaper.

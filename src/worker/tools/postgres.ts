@@ -8,11 +8,14 @@ import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 // The cancel request sent on abort gets this long before it is given up.
 const PG_CANCEL_TIMEOUT_MS = 5_000;
 const SQLSTATE_QUERY_CANCELED = '57014';
+// Every transaction of a read_only task's session starts read-only (a write fails with 25006).
+const READ_ONLY_SESSION_OPTIONS = '-c default_transaction_read_only=on';
 
 const PostgresTaskSchema = v.looseObject({
   command: v.pipe(v.string(), v.nonEmpty()),
   params: v.optional(v.nullable(v.array(v.unknown()))),
   timeout_seconds: v.optional(v.unknown()),
+  read_only: v.optional(v.boolean()),
 });
 const QueryResultSchema = v.looseObject({ rows: v.array(v.unknown()), rowCount: v.nullable(v.number()), command: v.nullable(v.string()) });
 const DatabaseErrorSchema = v.looseObject({ message: v.string(), code: v.optional(v.string()) });
@@ -24,17 +27,24 @@ export type PostgresData = { rows: unknown[]; row_count: number | null; command:
  * Runs one SQL `command` with bind `params` on its own short-lived connection (the credential's
  * database, else the service database when allowed); data `{rows, row_count, command}`. Several
  * statements without params report the last one. Messages never hold the password or URL.
+ * `read_only: true`: one statement, in a read-only transaction; without `auth` it reads the
+ * service database as its reader role (no write grant, no secret column) when the worker has it.
  */
 export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
   const parsed = v.safeParse(PostgresTaskSchema, task);
   if (!parsed.success) return invalidTask('postgres', parsed.issues);
-  const { command, params, timeout_seconds: timeoutSeconds } = parsed.output;
+  const { command, params, timeout_seconds: timeoutSeconds, read_only: readOnly = false } = parsed.output;
   // The server stops the statement itself at the task's deadline, even if the worker dies.
   const statementTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.ceil(timeoutSeconds * 1000) : undefined;
 
-  const connection = postgresConnection(ctx.credential, ctx.serviceDatabaseUrl, statementTimeoutMs);
+  const serviceUrl = readOnly ? (ctx.serviceReaderUrl ?? ctx.serviceDatabaseUrl) : ctx.serviceDatabaseUrl;
+  if (readOnly && !ctx.credential && !serviceUrl) {
+    return fail('no_connection', 'a read_only postgres task without auth needs a worker that can read the service database (the in-process workers of `svc start`, or SVC_ALLOW_SERVICE_DB_TASKS)');
+  }
+  const connection = postgresConnection(ctx.credential, serviceUrl, statementTimeoutMs);
   if (!connection.ok) return fail(connection.code, connection.message);
   ctx.secrets?.add(...connection.secrets);
+  if (readOnly) connection.config.options = READ_ONLY_SESSION_OPTIONS;
   if (ctx.signal.aborted) return aborted(ctx.signal);
   const safe = (text: string) => redactSecrets(text, connection.secrets);
 
@@ -51,7 +61,9 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     }
     connected = true;
     try {
-      const raw: unknown = await client.query({ text: command, values: params ?? undefined });
+      // Extended protocol for read_only: a second statement (`SET … READ WRITE; DELETE …`) is refused.
+      const query: pg.QueryConfig & { queryMode?: 'extended' } = { text: command, values: params ?? undefined, ...(readOnly ? { queryMode: 'extended' } : {}) };
+      const raw: unknown = await client.query(query);
       const result = v.safeParse(QueryResultSchema, Array.isArray(raw) ? raw.at(-1) : raw);
       if (!result.success) return fail('internal', 'the database answered an unexpected result');
       const data: PostgresData = { rows: result.output.rows, row_count: result.output.rowCount, command: result.output.command };

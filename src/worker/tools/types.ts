@@ -10,6 +10,7 @@ export type ToolContext = {
   signal: AbortSignal; // aborted on timeout_seconds or worker shutdown
   credential?: ResolvedCredential; // the task's `auth`, already fetched by the worker
   serviceDatabaseUrl?: string; // set only when SVC_ALLOW_SERVICE_DB_TASKS=true
+  serviceReaderUrl?: string; // the service database as its read-only reader role, for `read_only` tasks
   env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback)
   // The command's secrets: a tool adds what it injects (tokens it fetched, header values) so the report masks it.
   secrets?: { add(...values: readonly string[]): void };

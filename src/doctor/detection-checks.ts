@@ -1,0 +1,137 @@
+import * as v from 'valibot';
+import type { Severity } from './outcome.ts';
+
+// What each detection playbook (playbooks/*.yaml) answers, and how it reads to a person: the
+// playbook's one summary row is validated here, then turned into a finding with what to run next.
+
+export const CHECK_NAMES = ['stuck_executions', 'dead_worker_claims', 'stranded_pending_commands', 'stale_worker_pools'] as const;
+export type CheckName = (typeof CHECK_NAMES)[number];
+
+export type Thresholds = { stuck_minutes: number; pending_seconds: number; worker_stale_seconds: number; limit: number };
+
+/** A check that ran: `count` anomalies (the first `limit` of them in `items`), or none. */
+export type Finding = {
+  severity: Severity;
+  count: number;
+  summary: string;
+  items: Record<string, unknown>[];
+  next_steps: string[];
+  execution_id: number;
+};
+
+const timestamp = v.string();
+type SummaryRow = { count: number; items: Record<string, unknown>[] };
+type RowSchema = v.GenericSchema<unknown, SummaryRow>;
+const summaryRow = <T extends v.ObjectEntries>(item: T, extra: v.ObjectEntries = {}) =>
+  v.looseObject({ count: v.pipe(v.number(), v.integer(), v.minValue(0)), items: v.array(v.looseObject(item)), ...extra });
+
+const stuckRow = summaryRow({ execution_id: v.number(), path: v.string(), started_at: timestamp, last_progress_at: timestamp, idle_minutes: v.number() });
+const deadClaimRow = summaryRow({
+  command_id: v.number(),
+  execution_id: v.number(),
+  step: v.string(),
+  status: v.string(),
+  worker_id: v.nullable(v.string()),
+  reason: v.picklist(['unregistered', 'deregistered', 'silent']),
+  silent_seconds: v.nullable(v.number()),
+});
+const pendingRow = v.looseObject({ ...summaryRow({ command_id: v.number(), execution_id: v.number(), step: v.string(), waiting_seconds: v.number() }).entries, live_pools: v.number() });
+const stalePoolRow = v.looseObject({ ...summaryRow({ name: v.string(), status: v.string(), silent_seconds: v.number() }).entries, live_pools: v.number() });
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+type CheckSpec<S extends RowSchema> = {
+  /** The file under playbooks/ (its metadata.path is the catalog path). */
+  file: string;
+  /** The workload keys the check takes from the thresholds. */
+  inputs: (keyof Thresholds)[];
+  /** The playbook's one summary row. */
+  row: S;
+  /** The finding of a check that found `count` > 0 (severity, summary and next steps). */
+  describe(row: v.InferOutput<S>, t: Thresholds, server: string): { severity: Severity; summary: string; next_steps: string[] };
+  /** What the check confirms when it finds nothing. */
+  clear: string;
+};
+
+type Check = {
+  file: string;
+  inputs: (keyof Thresholds)[];
+  /** The finding in a check's execution result; undefined when that is not the summary row. */
+  interpret(result: unknown, t: Thresholds, server: string, executionId: number): Finding | undefined;
+};
+
+// The playbook's execution result is its postgres task's data: `rows` holds the one summary row.
+const spec = <S extends RowSchema>(s: CheckSpec<S>): Check => ({
+  file: s.file,
+  inputs: s.inputs,
+  interpret(result, t, server, executionId) {
+    const parsed = v.safeParse(v.looseObject({ rows: v.tuple([s.row]) }), result);
+    if (!parsed.success) return undefined;
+    const row = parsed.output.rows[0];
+    if (row.count === 0) return { severity: 'ok', count: 0, summary: s.clear, items: [], next_steps: [], execution_id: executionId };
+    return { ...s.describe(row, t, server), count: row.count, items: row.items, execution_id: executionId };
+  },
+});
+
+export const CHECKS = {
+  stuck_executions: spec({
+    file: 'stuck_executions.yaml',
+    inputs: ['stuck_minutes', 'worker_stale_seconds', 'limit'],
+    row: stuckRow,
+    clear: 'no execution is without progress',
+    describe: (row, t, server) => ({
+      severity: 'critical',
+      summary: `${plural(row.count, 'execution')} ${row.count === 1 ? 'has' : 'have'} been running for over ${t.stuck_minutes} min with no progress`,
+      next_steps: [
+        `svc cleanup --older-than-minutes ${Math.max(1, Math.ceil(t.stuck_minutes))} --dry-run   # lists what a cleanup cancels; run it without --dry-run to cancel them`,
+        `curl -s -X POST ${server}/api/executions/${row.items[0]?.execution_id ?? '<id>'}/cancel   # or cancel one (and its children)`,
+      ],
+    }),
+  }),
+  dead_worker_claims: spec({
+    file: 'dead_worker_claims.yaml',
+    inputs: ['worker_stale_seconds', 'limit'],
+    row: deadClaimRow,
+    clear: 'no command is held by a dead worker',
+    describe: (row, t, server) => ({
+      severity: 'critical',
+      summary: `${plural(row.count, 'command')} ${row.count === 1 ? 'is' : 'are'} held by a worker pool that stopped or went quiet (no heartbeat for over ${t.worker_stale_seconds} s)`,
+      next_steps: [
+        `svc doctor repair --server ${server}   # the reaper republishes them and a live worker claims them again`,
+        `curl -s ${server}/api/worker/pools   # which pools are alive`,
+      ],
+    }),
+  }),
+  stranded_pending_commands: spec({
+    file: 'stranded_pending_commands.yaml',
+    inputs: ['pending_seconds', 'worker_stale_seconds', 'limit'],
+    row: pendingRow,
+    clear: 'no command waits unclaimed',
+    describe: (row, t, server) => ({
+      severity: 'critical',
+      summary: `${plural(row.count, 'PENDING command')} ${row.count === 1 ? 'has' : 'have'} waited over ${t.pending_seconds} s for a worker (${plural(row.live_pools, 'live worker pool')})`,
+      next_steps:
+        row.live_pools === 0
+          ? [`svc worker --server ${server}   # no worker pool is alive: start one`]
+          : [`svc doctor repair --server ${server}   # republishes their notifications; if they still wait, the pools are busy (add workers)`],
+    }),
+  }),
+  stale_worker_pools: spec({
+    file: 'stale_worker_pools.yaml',
+    inputs: ['worker_stale_seconds', 'limit'],
+    row: stalePoolRow,
+    clear: 'every registered worker pool heartbeats',
+    describe: (row, t, server) => ({
+      severity: 'warning',
+      summary: `${plural(row.count, 'worker pool')} ${row.count === 1 ? 'is' : 'are'} registered but silent for over ${t.worker_stale_seconds} s (${plural(row.live_pools, 'live pool')})`,
+      next_steps: [
+        `restart the pool if it should run (svc worker); if it is gone for good, deregister it: curl -s -X POST ${server}/api/worker/pool/deregister -H 'content-type: application/json' -d '{"name": "${row.items[0]?.name ?? '<name>'}"}'`,
+      ],
+    }),
+  }),
+} satisfies Record<CheckName, Check>;
+
+/** The workload a check's playbook is started with: its thresholds, nothing else. */
+export function checkPayload(name: CheckName, t: Thresholds): Record<string, number> {
+  return Object.fromEntries(CHECKS[name].inputs.map((k) => [k, t[k]]));
+}

@@ -1,0 +1,110 @@
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { ConfigError, loadConfig } from '../config.ts';
+import { DoctorClient } from './doctor-client.ts';
+import { DOCTOR_SERVE_DEFAULT_PORT, DOCTOR_USAGE } from './doctor-usage.ts';
+import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
+import { renderOutcome } from './render-outcome.ts';
+import { invokeTool } from './tools.ts';
+
+const TOOL_OF: Record<string, ToolName> = { detect: 'detect', reachability: 'reachability', repair: 'repair_trigger_reaper' };
+// detect's options, as typed on the command line, and the tool arguments they set.
+const DETECT_FLAGS = { 'stuck-minutes': 'stuck_minutes', 'pending-seconds': 'pending_seconds', 'worker-stale-seconds': 'worker_stale_seconds', limit: 'limit', 'timeout-seconds': 'timeout_seconds' } as const;
+
+const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
+const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'expects a port number'), v.transform(Number), v.maxValue(65535, 'expects a port number'));
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+
+class UsageError extends Error {}
+
+/** The server to examine: --server, else SVC_SERVER_URL (only that variable: a bad server-side setting must not stop the doctor). */
+function resolveServer(flag: string | undefined): string {
+  if (flag !== undefined) {
+    const r = v.safeParse(serverUrl, flag);
+    if (!r.success) throw new UsageError(`--server expects an http(s) URL, got ${JSON.stringify(flag)}`);
+    return r.output;
+  }
+  try {
+    return loadConfig({ SVC_SERVER_URL: process.env.SVC_SERVER_URL }).SVC_SERVER_URL;
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function parse(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+async function runTool(name: ToolName, argv: string[]): Promise<number> {
+  const flags = name === 'detect' ? Object.fromEntries(Object.keys(DETECT_FLAGS).map((f) => [f, { type: 'string' as const }])) : {};
+  const values = parse(argv, { json: { type: 'boolean' }, server: { type: 'string' }, ...flags });
+  const args: Record<string, unknown> = {};
+  for (const [flag, key] of Object.entries(DETECT_FLAGS)) {
+    const text = values[flag];
+    // A number when it reads as one; the text otherwise, for the schema to name the option.
+    if (typeof text === 'string') args[key] = NUMBER_TEXT.test(text.trim()) ? Number(text) : text;
+  }
+  const client = new DoctorClient(resolveServer(typeof values.server === 'string' ? values.server : undefined));
+  try {
+    const invocation = await invokeTool(name, args, client);
+    if (!invocation.ok) {
+      const flagOf = (key: string) => Object.entries(DETECT_FLAGS).find(([, k]) => key.startsWith(k))?.[0];
+      throw new UsageError(invocation.problems.map((p) => (flagOf(p) ? `--${flagOf(p)}${p.slice(p.indexOf(':'))}` : p)).join('; '));
+    }
+    const o = invocation.outcome;
+    process.stdout.write(values.json ? `${JSON.stringify(o, null, 2)}\n` : renderOutcome(o));
+    return exitCodeOf(o.severity);
+  } finally {
+    client.close();
+  }
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const values = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, server: { type: 'string' } });
+  let listenPort = DOCTOR_SERVE_DEFAULT_PORT;
+  if (typeof values.port === 'string') {
+    const r = v.safeParse(port, values.port);
+    if (!r.success) throw new UsageError(`--port: ${r.issues[0].message}, got ${JSON.stringify(values.port)}`);
+    listenPort = r.output;
+  }
+  const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+  const server = resolveServer(typeof values.server === 'string' ? values.server : undefined);
+  const { isLoopbackHost, serveDoctor } = await import('./serve.ts');
+  if (!isLoopbackHost(host)) {
+    throw new UsageError(`--host ${host} is not a loopback address: doctor serve checks no caller, so it listens on loopback only (127.0.0.1, ::1); put an authenticating proxy in front to reach it from elsewhere`);
+  }
+  const served = await serveDoctor({ host, port: listenPort, serverUrl: server });
+  process.stdout.write(`svc doctor serving ${served.url} (GET /tools) for the server at ${server}\nCtrl-C stops it.\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  process.stderr.write(`${signal}: stopping…\n`);
+  await served.close();
+  return 0;
+}
+
+/**
+ * `svc doctor <detect|reachability|repair|serve>`: runs one tool and prints its outcome (--json:
+ * the object itself). Exit code: 0 ok, 2 anomaly, 3 could not run (a bad option included, so 2
+ * always means an anomaly).
+ */
+export async function doctorCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  try {
+    if (sub === 'serve') return await serve(rest);
+    const name = sub === undefined ? undefined : TOOL_OF[sub];
+    if (!name) throw new UsageError(sub === undefined ? 'expects a command: detect, reachability, repair or serve' : `unknown command '${sub}': expects detect, reachability, repair or serve`);
+    return await runTool(name, rest);
+  } catch (err) {
+    // Whatever stopped it (a bad option, a port in use), the doctor did not run: exit 3, never 1.
+    const usage = err instanceof UsageError ? `\nusage: ${DOCTOR_USAGE.split('\n').slice(0, 2).join('\n')}` : '';
+    process.stderr.write(`svc doctor: ${err instanceof Error ? err.message : String(err)}${usage}\n`);
+    return EXIT_COULD_NOT_RUN;
+  }
+}

@@ -1,0 +1,46 @@
+import * as v from 'valibot';
+import { ServerError } from '../worker/server-client.ts';
+import { detailText, type DoctorClient } from './doctor-client.ts';
+import { outcome, type Outcome } from './outcome.ts';
+
+/** The reaper nudge (DESIGN.md): one sweep now. */
+export const SWEEP_PATH = '/api/admin/command_reaper/sweep';
+
+const swept = v.looseObject({ status: v.literal('ok'), scanned: v.pipe(v.number(), v.integer()), republished: v.pipe(v.number(), v.integer()) });
+
+/**
+ * `repair_trigger_reaper`: asks the server's command reaper for one sweep now. Every answer
+ * the server means is severity `ok` (exit 0): swept (`result: swept`, with its counts); 404, a
+ * server without the endpoint (`no_op`); 409, a sweep already running (`sweep_in_progress`: that
+ * sweep does the work asked for, so it is not an anomaly). Anything else could not run.
+ */
+export async function repair(client: DoctorClient): Promise<Outcome> {
+  const server = client.baseUrl;
+  const confirm = `svc doctor detect --server ${server}   # confirm nothing is left stuck`;
+  try {
+    // An empty object: the endpoint takes no options, and a JSON body suits any body schema.
+    const answer = await client.request('POST', SWEEP_PATH, swept, {});
+    const summary =
+      answer.republished > 0
+        ? `the reaper republished ${answer.republished} of the ${answer.scanned} commands it scanned: live workers claim them again`
+        : `the reaper scanned ${answer.scanned} commands and none needed republishing`;
+    return outcome('repair_trigger_reaper', 'ok', { summary, next_steps: [confirm], server, result: 'swept', scanned: answer.scanned, republished: answer.republished });
+  } catch (err) {
+    if (!(err instanceof ServerError) || (err.status !== 404 && err.status !== 409)) throw err;
+    if (err.status === 404) {
+      return outcome('repair_trigger_reaper', 'ok', {
+        summary: 'nothing done: the server has no reaper endpoint (an older server)',
+        next_steps: [`svc doctor detect --server ${server}   # what is stuck; cancel what is: curl -s -X POST ${server}/api/executions/<id>/cancel`],
+        server,
+        result: 'no_op',
+        reason: `POST ${SWEEP_PATH} answered 404`,
+      });
+    }
+    return outcome('repair_trigger_reaper', 'ok', {
+      summary: `a reaper sweep is already running (${detailText(err.detail)}); it republishes what it finds`,
+      next_steps: [confirm],
+      server,
+      result: 'sweep_in_progress',
+    });
+  }
+}

@@ -1,0 +1,101 @@
+import { isIP } from 'node:net';
+import { toJsonSchema } from '@valibot/to-json-schema';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { DoctorClient } from './doctor-client.ts';
+import { TOOL_NAMES, type Outcome, type ToolName } from './outcome.ts';
+import { TOOLS, invokeTool, type Invocation } from './tools.ts';
+
+// `svc doctor serve`: the doctor's tools over HTTP, for a supervisor or an agent on the same host.
+// It checks no caller, so it listens on loopback only; what it can do is what its own server
+// credentials allow (detection and a reaper nudge), never a server chosen by the caller.
+
+/** Invocation bodies are a few numbers. */
+const BODY_LIMIT_BYTES = 64 * 1024;
+// Loopback only: see the file comment. Declared as the API's routes declare theirs.
+const LOOPBACK_ONLY = { access: { level: 'public' as const } };
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h === '::1') return true;
+  return isIP(h) === 4 && h.startsWith('127.');
+}
+
+/**
+ * The doctor's HTTP app: GET /healthz (the doctor itself), GET /tools (name, description and
+ * JSON Schema of each tool's arguments), POST /tools/{name}/invoke (a JSON object of arguments,
+ * or no body) → the outcome object, 200; 502 when its severity is `error` (the server behind
+ * could not be examined); 400 for bad arguments, 404 for an unknown tool; never 500.
+ */
+export async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES });
+  // Identical invocations while one runs share its outcome: a supervisor polling faster than a
+  // detection takes must not pile up detection runs on the server.
+  const running = new Map<string, Promise<Invocation>>();
+
+  app.setErrorHandler((err: { statusCode?: number; message: string }, _req, reply) => {
+    const client4xx = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500;
+    reply.code(client4xx ? (err.statusCode ?? 400) : 502).send({ detail: client4xx ? err.message : 'the doctor could not answer' });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ detail: `no route ${req.method} ${req.url.split('?')[0]}: GET /tools lists the tools` });
+  });
+
+  app.get('/healthz', { config: LOOPBACK_ONLY }, async () => ({ status: 'ok' }));
+
+  app.get('/tools', { config: LOOPBACK_ONLY }, async () => ({
+    tools: TOOL_NAMES.map((name) => {
+      const inputSchema = toJsonSchema(TOOLS[name].input, { errorMode: 'ignore' }) as Record<string, unknown>;
+      delete inputSchema.$schema;
+      return { name, description: TOOLS[name].description, input_schema: inputSchema };
+    }),
+  }));
+
+  // No body, or an empty one, means no arguments (curl -H 'content-type: application/json' without -d).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+    if (String(text).trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(String(text)));
+    } catch {
+      done(Object.assign(new Error('the body is not valid JSON'), { statusCode: 400 }), undefined);
+    }
+  });
+
+  app.post<{ Params: { name: string } }>('/tools/:name/invoke', { config: LOOPBACK_ONLY }, async (req, reply) => {
+    const { name } = req.params;
+    const tool = TOOL_NAMES.find((t): t is ToolName => t === name);
+    if (!tool) return reply.code(404).send({ detail: `unknown tool '${name}': expects one of ${TOOL_NAMES.join(', ')}` });
+    const body: unknown = req.body ?? {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return reply.code(400).send({ detail: 'the body must be a JSON object of arguments' });
+    const key = `${tool} ${JSON.stringify(body)}`;
+    let pending = running.get(key);
+    if (!pending) {
+      pending = invokeTool(tool, body, client).finally(() => running.delete(key));
+      running.set(key, pending);
+    }
+    const invocation = await pending;
+    if (!invocation.ok) return reply.code(400).send({ detail: { message: `invalid arguments for ${tool}`, errors: invocation.problems } });
+    const outcome: Outcome = invocation.outcome;
+    return reply.code(outcome.severity === 'error' ? 502 : 200).send(outcome);
+  });
+  return app;
+}
+
+/** Listens on host:port (0: any free port) with tools that examine `serverUrl`. */
+export async function serveDoctor(opts: { host: string; port: number; serverUrl: string }): Promise<{ url: string; close(): Promise<void> }> {
+  const client = new DoctorClient(opts.serverUrl);
+  const app = await buildDoctorApp(client);
+  try {
+    const address = await app.listen({ host: opts.host, port: opts.port });
+    return {
+      url: address,
+      async close() {
+        await app.close();
+        client.close();
+      },
+    };
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+}
