@@ -1,0 +1,326 @@
+// The doctor's three tools against a real `svc start` process (server and in-process workers, as
+// `npm start` runs them) over the CLI and over `svc doctor serve`: healthy state (exit 0), a seeded
+// stuck state (exit 2), repair against a server without the reaper endpoint (no-op, exit 0), and
+// the reaper nudge end to end once the server has it.
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/db/embedded.ts';
+import { createMigratedDatabase, createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { executionApi } from '../../helpers/execution-api.ts';
+import { http } from '../../helpers/http.ts';
+import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { until } from '../../helpers/until.ts';
+import { startWorkerProcess } from '../../helpers/worker-process.ts';
+import { runDoctor, serveDoctor, type ServedDoctor } from './run-doctor.ts';
+
+const SWEEP = '/api/admin/command_reaper/sweep';
+const CHECKS = ['stuck_executions', 'dead_worker_claims', 'stranded_pending_commands', 'stale_worker_pools'];
+const NOOP_PLAYBOOK = (path: string) => `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: seeded, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n`;
+
+type Server = { url: string; proc: SvcProcess; stop(): Promise<void> };
+
+/** `svc <command>` on the test database at a free port, once its banner is out (its pool has registered). */
+async function startSvc(command: 'start' | 'server', env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = spawnSvc([command], { SVC_PORT: String(port), SVC_HOST: '127.0.0.1', ...env });
+  try {
+    // A start that fails (exits) is reported at once, not after the wait.
+    const exited = proc.exited.then((code) => Promise.reject(new Error(`svc ${command} exited with ${code}`)));
+    exited.catch(() => {}); // once started, an exit is stop()'s business
+    await Promise.race([waitForHealth(`${url}/api/health`, 60_000), exited]);
+    await waitForOutput(proc, 'Ctrl-C stops it.', 20_000);
+  } catch (error) {
+    proc.kill('SIGKILL');
+    throw new Error(`${String(error)}\n${proc.output()}`);
+  }
+  return {
+    url,
+    proc,
+    async stop() {
+      proc.kill('SIGTERM');
+      await withTimeout(proc.exited, 20_000, `svc ${command} stop`);
+    },
+  };
+}
+
+const serverEnv = (t: TestDatabase) => ({
+  SVC_DATABASE_URL: t.url,
+  SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  // The seeded stuck state must stay as seeded while the doctor looks at it.
+  SVC_COMMAND_REAPER_ENABLED: 'false',
+});
+
+let t: TestDatabase & { db: import('../../../src/db/db.ts').Db };
+let svc: Server;
+let served: ServedDoctor;
+
+beforeAll(async () => {
+  t = await createMigratedDatabase();
+  svc = await startSvc('start', serverEnv(t));
+  served = await serveDoctor(svc.url);
+});
+afterAll(async () => {
+  await served?.stop();
+  await svc?.stop();
+  await t?.drop();
+});
+
+/**
+ * Seeds what a SIGKILLed worker pool leaves behind: its runtime row with a 10-minute-old heartbeat,
+ * an execution idle for 90 minutes whose command the pool holds CLAIMED, and a PENDING command
+ * created 10 minutes ago. The two commands stay row-locked by an open transaction, so the live
+ * in-process workers skip them (SKIP LOCKED) as they would skip a lost notification; the doctor's
+ * reads are not blocked. The server is paused (SIGSTOP) from the insert until the lock is held,
+ * so its workers cannot claim in between. `remove()` deletes it all in that transaction.
+ */
+async function seedStuckState(): Promise<{ executionId: number; claimedId: number; pendingId: number; pool: string; remove(): Promise<void> }> {
+  const path = `seeded/stuck_${randomBytes(3).toString('hex')}`;
+  const { catalog_id: catalogId } = await executionApi(svc.url).register(NOOP_PLAYBOOK(path));
+  const pool = `dead-pool-${randomBytes(3).toString('hex')}`;
+  const client = new pg.Client({ connectionString: t.url });
+  await client.connect();
+  svc.proc.kill('SIGSTOP');
+  await client.query('BEGIN');
+  try {
+    await client.query(`INSERT INTO core.runtime (kind, name, status, capacity, heartbeat_at) VALUES ('worker_pool', $1, 'ready', 4, now() - interval '10 minutes')`, [pool]);
+    const ex = await client.query<{ execution_id: string }>(
+      `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status, started_at, updated_at)
+       SELECT id, $1, $2, id, 'running', now() - interval '2 hours', now() - interval '90 minutes' FROM (SELECT nextval('core.execution_id_seq') AS id) s
+       RETURNING execution_id`,
+      [catalogId, path],
+    );
+    const executionId = Number(ex.rows[0].execution_id);
+    const cmds = await client.query<{ command_id: string; status: string }>(
+      `INSERT INTO core.command (execution_id, catalog_id, seq, step, status, worker_id, input, claimed_at, heartbeat_at, created_at)
+       VALUES ($1, $2, 1, 'start', 'CLAIMED', $3, '{}', now() - interval '80 minutes', now() - interval '80 minutes', now() - interval '80 minutes'),
+              ($1, $2, 2, 'start', 'PENDING', NULL, '{}', NULL, NULL, now() - interval '10 minutes')
+       RETURNING command_id, status`,
+      [executionId, catalogId, pool],
+    );
+    await client.query('COMMIT');
+    const id = (status: string) => Number(cmds.rows.find((r) => r.status === status)!.command_id);
+    const [claimedId, pendingId] = [id('CLAIMED'), id('PENDING')];
+    await client.query('BEGIN');
+    await client.query('SELECT 1 FROM core.command WHERE command_id = ANY($1) FOR UPDATE', [[claimedId, pendingId]]);
+    svc.proc.kill('SIGCONT');
+    return {
+      executionId,
+      claimedId,
+      pendingId,
+      pool,
+      async remove() {
+        await client.query('DELETE FROM core.command WHERE execution_id = $1', [executionId]);
+        await client.query('DELETE FROM core.execution WHERE execution_id = $1', [executionId]);
+        await client.query(`DELETE FROM core.runtime WHERE kind = 'worker_pool' AND name = $1`, [pool]);
+        await client.query('COMMIT');
+        await client.end();
+      },
+    };
+  } catch (error) {
+    svc.proc.kill('SIGCONT');
+    await client.query('ROLLBACK').catch(() => {});
+    await client.end();
+    throw error;
+  }
+}
+
+const ids = (items: { [k: string]: unknown }[], key: string) => items.map((i) => i[key]);
+
+describe('svc doctor on a healthy server', () => {
+  it('detect: every check ok, exit 0; registering its playbooks once, not on every run', async () => {
+    const run = await runDoctor(['detect', '--server', svc.url, '--json']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const o = run.json();
+    expect(o).toMatchObject({ action: 'detect', severity: 'ok', data: { server: svc.url, thresholds: { stuck_minutes: 30, pending_seconds: 300, worker_stale_seconds: 60 } } });
+    expect(Object.keys(o.data.checks).sort()).toEqual([...CHECKS].sort());
+    for (const name of CHECKS) expect(o.data.checks[name], name).toMatchObject({ severity: 'ok', count: 0, items: [] });
+    // The detection ran as executions of the catalog's playbooks, and they completed.
+    const execution = await http(svc.url, 'GET', `/api/executions/${o.data.checks.stuck_executions.execution_id}`);
+    expect(execution.body).toMatchObject({ status: 'completed', path: 'doctor/stuck_executions' });
+
+    const text = await runDoctor(['detect', '--server', svc.url]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('svc doctor detect: OK');
+    expect(text.stdout).toContain('no anomaly');
+    for (const name of CHECKS) {
+      const entry = await http(svc.url, 'GET', `/api/catalog/playbook/doctor/${name}`);
+      expect(entry.status, name).toBe(200);
+      expect(entry.body.version, `${name} registered again although unchanged`).toBe(1);
+    }
+  });
+
+  it('reachability: API, database and bus ok, exit 0', async () => {
+    const run = await runDoctor(['reachability', '--server', svc.url, '--json']);
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ action: 'reachability', severity: 'ok', data: { api: { status: 'ok', http_status: 200 }, database: { status: 'ok' }, bus: { status: 'ok' } } });
+  });
+
+  it('repair against this server, which has no reaper endpoint yet (404): a no-op, exit 0', async (ctx) => {
+    if ((await http(svc.url, 'POST', SWEEP, {})).status !== 404) ctx.skip();
+    const run = await runDoctor(['repair', '--server', svc.url, '--json']);
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok', data: { result: 'no_op' } });
+  });
+});
+
+describe('svc doctor on a seeded stuck state', () => {
+  it('detect finds each anomaly (exit 2), lists its ids and says what to run next; thresholds are flags', async () => {
+    const seeded = await seedStuckState();
+    try {
+      const run = await runDoctor(['detect', '--server', svc.url, '--json']);
+      expect(run.code, run.stdout + run.stderr).toBe(2);
+      const o = run.json();
+      expect(o.severity).toBe('critical');
+      const { checks } = o.data;
+      expect(checks.stuck_executions).toMatchObject({ severity: 'critical', count: 1 });
+      expect(ids(checks.stuck_executions.items, 'execution_id')).toEqual([seeded.executionId]);
+      expect(checks.stuck_executions.items[0].idle_minutes).toBeGreaterThanOrEqual(89);
+      expect(checks.dead_worker_claims).toMatchObject({ severity: 'critical', count: 1 });
+      expect(checks.dead_worker_claims.items[0]).toMatchObject({ command_id: seeded.claimedId, execution_id: seeded.executionId, worker_id: seeded.pool, reason: 'silent' });
+      expect(checks.stranded_pending_commands).toMatchObject({ severity: 'critical', count: 1 });
+      expect(ids(checks.stranded_pending_commands.items, 'command_id')).toEqual([seeded.pendingId]);
+      expect(checks.stranded_pending_commands.items[0].waiting_seconds).toBeGreaterThanOrEqual(599);
+      expect(checks.stale_worker_pools).toMatchObject({ severity: 'warning', count: 1 });
+      expect(ids(checks.stale_worker_pools.items, 'name')).toEqual([seeded.pool]);
+      expect(o.data.next_steps[0]).toMatch(/^svc doctor repair/);
+      expect(o.data.next_steps.join('\n')).toContain('svc cleanup --older-than-minutes 30 --dry-run');
+
+      // The readable form: what is wrong, the ids, what to run next.
+      const text = await runDoctor(['detect', '--server', svc.url]);
+      expect(text.code).toBe(2);
+      expect(text.stdout).toContain('svc doctor detect: CRITICAL');
+      expect(text.stdout).toContain('1 execution has been running for over 30 min with no progress');
+      expect(text.stdout).toContain(`execution ${seeded.executionId} (`);
+      expect(text.stdout).toContain(`command ${seeded.claimedId} of execution ${seeded.executionId}`);
+      expect(text.stdout).toContain(`pool ${seeded.pool} (ready)`);
+      expect(text.stdout).toMatch(/next:\n {2}svc doctor repair/);
+
+      // Thresholds past the seeded ages: the same state is no anomaly for these checks.
+      const lenient = (await runDoctor(['detect', '--server', svc.url, '--json', '--stuck-minutes', '120', '--pending-seconds', '3600', '--worker-stale-seconds', '3600'])).json();
+      expect(lenient.data.thresholds).toMatchObject({ stuck_minutes: 120, pending_seconds: 3600, worker_stale_seconds: 3600 });
+      for (const name of CHECKS) expect(lenient.data.checks[name].count, name).toBe(0);
+      expect(lenient.severity).toBe('ok');
+    } finally {
+      await seeded.remove();
+    }
+    expect((await runDoctor(['detect', '--server', svc.url, '--json'])).code).toBe(0);
+  });
+});
+
+describe('svc doctor serve (HTTP)', () => {
+  it('GET /healthz and GET /tools: the three tools with their argument schemas', async () => {
+    expect(await http(served.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    const tools = await http(served.url, 'GET', '/tools');
+    expect(tools.status).toBe(200);
+    expect(tools.body.tools.map((x: { name: string }) => x.name)).toEqual(['detect', 'reachability', 'repair_trigger_reaper']);
+    for (const tool of tools.body.tools) {
+      expect(typeof tool.description).toBe('string');
+      expect(tool.input_schema).toMatchObject({ type: 'object' });
+    }
+    expect(Object.keys(tools.body.tools[0].input_schema.properties)).toEqual(['stuck_minutes', 'pending_seconds', 'worker_stale_seconds', 'limit', 'timeout_seconds']);
+  });
+
+  it('POST /tools/{tool}/invoke answers the same outcome objects: healthy, then the seeded anomalies', async () => {
+    const healthy = await http(served.url, 'POST', '/tools/detect/invoke', {});
+    expect(healthy.status).toBe(200);
+    expect(healthy.body).toMatchObject({ action: 'detect', severity: 'ok' });
+    const reach = await http(served.url, 'POST', '/tools/reachability/invoke');
+    expect(reach).toMatchObject({ status: 200, body: { action: 'reachability', severity: 'ok', data: { bus: { status: 'ok' } } } });
+    const repair = await http(served.url, 'POST', '/tools/repair_trigger_reaper/invoke', {});
+    expect(repair.status).toBe(200);
+    expect(repair.body).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok' });
+
+    const seeded = await seedStuckState();
+    try {
+      const found = await http(served.url, 'POST', '/tools/detect/invoke', { stuck_minutes: 60 });
+      expect(found.status).toBe(200);
+      expect(found.body).toMatchObject({ action: 'detect', severity: 'critical', data: { thresholds: { stuck_minutes: 60 } } });
+      expect(ids(found.body.data.checks.stuck_executions.items, 'execution_id')).toEqual([seeded.executionId]);
+    } finally {
+      await seeded.remove();
+    }
+  });
+
+  it('bad arguments are 400 naming the field, an unknown tool 404; nothing runs', async () => {
+    const before = (await http(svc.url, 'GET', '/api/executions?path=doctor/stuck_executions&limit=500')).body.count;
+    const bad = await http(served.url, 'POST', '/tools/detect/invoke', { stuck_minutes: -5, color: 'red' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail.errors).toEqual(expect.arrayContaining(['stuck_minutes: must be > 0', 'color: unknown argument']));
+    expect((await http(served.url, 'POST', '/tools/detect/invoke', '{not json', { 'content-type': 'application/json' })).status).toBe(400);
+    expect((await http(served.url, 'POST', '/tools/detect/invoke', [1, 2])).status).toBe(400);
+    expect((await http(served.url, 'POST', '/tools/cure/invoke', {})).status).toBe(404);
+    expect((await http(svc.url, 'GET', '/api/executions?path=doctor/stuck_executions&limit=500')).body.count).toBe(before);
+  });
+
+  it('a server that went away: severity error, HTTP 502', async () => {
+    const elsewhere = await serveDoctor(`http://127.0.0.1:${await freePort()}`);
+    try {
+      const r = await http(elsewhere.url, 'POST', '/tools/reachability/invoke', {});
+      expect(r.status).toBe(502);
+      expect(r.body).toMatchObject({ action: 'reachability', severity: 'error', data: { failure: 'unreachable' } });
+    } finally {
+      await elsewhere.stop();
+    }
+  });
+});
+
+describe('the reaper nudge end to end (runs once the server has POST /api/admin/command_reaper/sweep)', () => {
+  it('repair republishes a command held by a dead worker; a live worker runs it and the execution completes', async (ctx) => {
+    if ((await http(svc.url, 'POST', SWEEP, {})).status === 404) ctx.skip();
+    // A server without in-process workers, so the test's "ghost" pool can hold the command.
+    const own = await createTestDatabase();
+    const server = await startSvc('server', {
+      ...serverEnv(own),
+      SVC_COMMAND_REAPER_ENABLED: 'true',
+      SVC_COMMAND_REAPER_INTERVAL_SECONDS: '3600', // only the nudge sweeps
+      SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: '2',
+    });
+    try {
+      const api = executionApi(server.url);
+      await api.register(NOOP_PLAYBOOK('seeded/nudge'));
+      expect((await http(server.url, 'POST', '/api/worker/pool/register', { name: 'ghost', capacity: 1 })).status).toBe(200);
+      const executionId = await api.run('seeded/nudge');
+      const claimed = await until('the ghost claims the command', async () => {
+        const r = await http(server.url, 'POST', '/api/worker/claim', { worker_id: 'ghost', max: 1, wait_ms: 1000 });
+        return r.body.commands?.length ? r.body.commands[0] : undefined;
+      });
+      expect(claimed.execution_id).toBe(executionId);
+      const worker = await startWorkerProcess(server.url);
+      try {
+        await new Promise((r) => setTimeout(r, 2_500)); // the ghost's heartbeat is now stale
+        const run = await runDoctor(['repair', '--server', server.url, '--json']);
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        expect(run.json()).toMatchObject({ severity: 'ok', data: { result: 'swept' } });
+        expect(run.json().data.republished).toBeGreaterThanOrEqual(1);
+        expect(await api.wait(executionId, 30_000)).toMatchObject({ status: 'completed' });
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await server.stop();
+      await own.drop();
+    }
+  });
+});
+
+describe('svc doctor on a default svc start (embedded PostgreSQL, no configuration)', () => {
+  it('detect runs its read-only playbooks through the reader role: exit 0', { timeout: 180_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-doctor-'));
+    await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach it
+    let server: Server | undefined;
+    try {
+      server = await startSvc('start', { SVC_DATA_DIR: join(dir, 'data') });
+      const run = await runDoctor(['detect', '--server', server.url, '--json']);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.json()).toMatchObject({ severity: 'ok' });
+    } finally {
+      await server?.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
