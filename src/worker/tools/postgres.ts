@@ -61,7 +61,8 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     }
     connected = true;
     try {
-      // Extended protocol for read_only: a second statement (`SET … READ WRITE; DELETE …`) is refused.
+      // Extended protocol for read_only: one statement, so none can end the read-only transaction
+      // and write in the next (`SET default_transaction_read_only = off; COMMIT; DELETE …`).
       const query: pg.QueryConfig & { queryMode?: 'extended' } = { text: command, values: params ?? undefined, ...(readOnly ? { queryMode: 'extended' } : {}) };
       const raw: unknown = await client.query(query);
       const result = v.safeParse(QueryResultSchema, Array.isArray(raw) ? raw.at(-1) : raw);

@@ -58,11 +58,13 @@ const serverEnv = (t: TestDatabase) => ({
 let t: TestDatabase & { db: import('../../../src/db/db.ts').Db };
 let svc: Server;
 let served: ServedDoctor;
+let livePool: string; // the name of svc's in-process pool, from its banner
 
 beforeAll(async () => {
   t = await createMigratedDatabase();
   svc = await startSvc('start', serverEnv(t));
   served = await serveDoctor(svc.url);
+  livePool = /in-process slots \((\S+)\)/.exec(svc.proc.output())![1];
 });
 afterAll(async () => {
   await served?.stop();
@@ -73,12 +75,13 @@ afterAll(async () => {
 /**
  * Seeds what a SIGKILLed worker pool leaves behind: its runtime row with a 10-minute-old heartbeat,
  * an execution idle for 90 minutes whose command the pool holds CLAIMED, and a PENDING command
- * created 10 minutes ago. The two commands stay row-locked by an open transaction, so the live
+ * created 10 minutes ago; and a second execution, as idle, whose command the server's live pool
+ * holds: busy, not stuck. The commands stay row-locked by an open transaction, so the live
  * in-process workers skip them (SKIP LOCKED) as they would skip a lost notification; the doctor's
  * reads are not blocked. The server is paused (SIGSTOP) from the insert until the lock is held,
  * so its workers cannot claim in between. `remove()` deletes it all in that transaction.
  */
-async function seedStuckState(): Promise<{ executionId: number; claimedId: number; pendingId: number; pool: string; remove(): Promise<void> }> {
+async function seedStuckState(): Promise<{ executionId: number; busyExecutionId: number; claimedId: number; pendingId: number; pool: string; remove(): Promise<void> }> {
   const path = `seeded/stuck_${randomBytes(3).toString('hex')}`;
   const { catalog_id: catalogId } = await executionApi(svc.url).register(NOOP_PLAYBOOK(path));
   const pool = `dead-pool-${randomBytes(3).toString('hex')}`;
@@ -90,32 +93,35 @@ async function seedStuckState(): Promise<{ executionId: number; claimedId: numbe
     await client.query(`INSERT INTO core.runtime (kind, name, status, capacity, heartbeat_at) VALUES ('worker_pool', $1, 'ready', 4, now() - interval '10 minutes')`, [pool]);
     const ex = await client.query<{ execution_id: string }>(
       `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status, started_at, updated_at)
-       SELECT id, $1, $2, id, 'running', now() - interval '2 hours', now() - interval '90 minutes' FROM (SELECT nextval('core.execution_id_seq') AS id) s
+       SELECT id, $1, $2, id, 'running', now() - interval '2 hours', now() - interval '90 minutes'
+         FROM (SELECT nextval('core.execution_id_seq') AS id FROM generate_series(1, 2)) s
        RETURNING execution_id`,
       [catalogId, path],
     );
-    const executionId = Number(ex.rows[0].execution_id);
+    const [executionId, busyExecutionId] = ex.rows.map((r) => Number(r.execution_id));
     const cmds = await client.query<{ command_id: string; status: string }>(
       `INSERT INTO core.command (execution_id, catalog_id, seq, step, status, worker_id, input, claimed_at, heartbeat_at, created_at)
        VALUES ($1, $2, 1, 'start', 'CLAIMED', $3, '{}', now() - interval '80 minutes', now() - interval '80 minutes', now() - interval '80 minutes'),
-              ($1, $2, 2, 'start', 'PENDING', NULL, '{}', NULL, NULL, now() - interval '10 minutes')
+              ($1, $2, 2, 'start', 'PENDING', NULL, '{}', NULL, NULL, now() - interval '10 minutes'),
+              ($4, $2, 1, 'start', 'RUNNING', $5, '{}', now() - interval '80 minutes', now() - interval '80 minutes', now() - interval '80 minutes')
        RETURNING command_id, status`,
-      [executionId, catalogId, pool],
+      [executionId, catalogId, pool, busyExecutionId, livePool],
     );
     await client.query('COMMIT');
     const id = (status: string) => Number(cmds.rows.find((r) => r.status === status)!.command_id);
     const [claimedId, pendingId] = [id('CLAIMED'), id('PENDING')];
     await client.query('BEGIN');
-    await client.query('SELECT 1 FROM core.command WHERE command_id = ANY($1) FOR UPDATE', [[claimedId, pendingId]]);
+    await client.query('SELECT 1 FROM core.command WHERE execution_id = ANY($1) FOR UPDATE', [[executionId, busyExecutionId]]);
     svc.proc.kill('SIGCONT');
     return {
       executionId,
+      busyExecutionId,
       claimedId,
       pendingId,
       pool,
       async remove() {
-        await client.query('DELETE FROM core.command WHERE execution_id = $1', [executionId]);
-        await client.query('DELETE FROM core.execution WHERE execution_id = $1', [executionId]);
+        await client.query('DELETE FROM core.command WHERE execution_id = ANY($1)', [[executionId, busyExecutionId]]);
+        await client.query('DELETE FROM core.execution WHERE execution_id = ANY($1)', [[executionId, busyExecutionId]]);
         await client.query(`DELETE FROM core.runtime WHERE kind = 'worker_pool' AND name = $1`, [pool]);
         await client.query('COMMIT');
         await client.end();
@@ -180,6 +186,7 @@ describe('svc doctor on a seeded stuck state', () => {
       expect(checks.stuck_executions).toMatchObject({ severity: 'critical', count: 1 });
       expect(ids(checks.stuck_executions.items, 'execution_id')).toEqual([seeded.executionId]);
       expect(checks.stuck_executions.items[0].idle_minutes).toBeGreaterThanOrEqual(89);
+      // The busy execution (its command on the live pool) is neither stuck nor a dead worker's claim.
       expect(checks.dead_worker_claims).toMatchObject({ severity: 'critical', count: 1 });
       expect(checks.dead_worker_claims.items[0]).toMatchObject({ command_id: seeded.claimedId, execution_id: seeded.executionId, worker_id: seeded.pool, reason: 'silent' });
       expect(checks.stranded_pending_commands).toMatchObject({ severity: 'critical', count: 1 });
