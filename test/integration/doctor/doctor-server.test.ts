@@ -253,6 +253,14 @@ describe('svc doctor serve (HTTP)', () => {
     }
   });
 
+  it('identical invocations while one runs share it: one detection run on the server, not two', async () => {
+    const [a, b] = await Promise.all([http(served.url, 'POST', '/tools/detect/invoke', { limit: 5 }), http(served.url, 'POST', '/tools/detect/invoke', { limit: 5 })]);
+    expect(a.status).toBe(200);
+    expect(b.body).toEqual(a.body);
+    const c = await http(served.url, 'POST', '/tools/detect/invoke', { limit: 5 });
+    expect(c.body.data.checks.stuck_executions.execution_id).not.toBe(a.body.data.checks.stuck_executions.execution_id);
+  });
+
   it('bad arguments are 400 naming the field, an unknown tool 404; nothing runs', async () => {
     const before = (await http(svc.url, 'GET', '/api/executions?path=doctor/stuck_executions&limit=500')).body.count;
     const bad = await http(served.url, 'POST', '/tools/detect/invoke', { stuck_minutes: -5, color: 'red' });
@@ -272,6 +280,46 @@ describe('svc doctor serve (HTTP)', () => {
       expect(r.body).toMatchObject({ action: 'reachability', severity: 'error', data: { failure: 'unreachable' } });
     } finally {
       await elsewhere.stop();
+    }
+  });
+});
+
+describe('svc doctor detect where no worker can run its playbooks', () => {
+  it('exit 3 naming why, its own executions cancelled; a worker allowed the service database runs them', async () => {
+    const own = await createTestDatabase();
+    const server = await startSvc('server', serverEnv(own));
+    try {
+      const none = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '2']);
+      expect(none.code).toBe(3);
+      const o = none.json();
+      expect(o).toMatchObject({ severity: 'error' });
+      expect(o.data.summary).toContain('no result within 2 s');
+      expect(o.data.next_steps.join('\n')).toContain('/api/worker/pools');
+      for (const name of CHECKS) {
+        const ex = await http(server.url, 'GET', `/api/executions/${o.data.checks[name].execution_id}`);
+        expect(ex.body.status, `${name}: left running, it would look stuck itself`).toBe('cancelled');
+      }
+
+      // A `svc worker` that cannot reach the service database fails them, saying so.
+      const blind = await startWorkerProcess(server.url);
+      try {
+        const failed = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '20']);
+        expect(failed.code).toBe(3);
+        expect(failed.json().data.summary).toMatch(/needs a worker that can read the service database .*\(stuck_executions, dead_worker_claims, stranded_pending_commands, stale_worker_pools\)/);
+      } finally {
+        await blind.stop();
+      }
+      const allowed = await startWorkerProcess(server.url, { env: { SVC_ALLOW_SERVICE_DB_TASKS: 'true', SVC_DATABASE_URL: own.url } });
+      try {
+        const run = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '20']);
+        // The blind pool deregistered (stopped): not a silent pool, so nothing to report.
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+      } finally {
+        await allowed.stop();
+      }
+    } finally {
+      await server.stop();
+      await own.drop();
     }
   });
 });
