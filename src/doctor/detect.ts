@@ -38,21 +38,24 @@ export async function detect(client: DoctorClient, input: DetectInput): Promise<
   }
   const finished = await waitAll(client, [...ids.values()], input.timeout_seconds * 1000);
 
-  const checks: Partial<Record<CheckName, Finding | CheckError>> = {};
+  const checks = new Map<CheckName, Finding | CheckError>();
   const late: number[] = [];
   for (const [name, id] of ids) {
     const ex = finished.get(id);
     if (!ex) {
       late.push(id);
-      checks[name] = { severity: 'error', error: `no result within ${input.timeout_seconds} s`, execution_id: id };
+      checks.set(name, { severity: 'error', error: `no result within ${input.timeout_seconds} s`, execution_id: id });
     } else if (ex.status !== 'completed') {
-      checks[name] = { severity: 'error', error: `the detection playbook ${ex.status}: ${errorText(ex.error)}`, execution_id: id };
+      checks.set(name, { severity: 'error', error: `the detection playbook ${ex.status}: ${errorText(ex.error)}`, execution_id: id });
     } else {
-      checks[name] = CHECKS[name].interpret(ex.result, thresholds, client.baseUrl, id) ?? {
-        severity: 'error',
-        error: 'its result is not the detection playbook\'s summary row (is the catalog entry someone else\'s?)',
-        execution_id: id,
-      };
+      checks.set(
+        name,
+        CHECKS[name].interpret(ex.result, thresholds, client.baseUrl, id) ?? {
+          severity: 'error',
+          error: "its result is not the detection playbook's summary row (is the catalog entry someone else's?)",
+          execution_id: id,
+        },
+      );
     }
   }
   // Left running, they would show up as stuck executions themselves.
@@ -90,15 +93,15 @@ function errorText(error: unknown): string {
 
 const isFinding = (c: Finding | CheckError): c is Finding => c.severity !== 'error';
 
-function summarize(checks: Partial<Record<CheckName, Finding | CheckError>>, t: Thresholds, server: string, late: number[]): Outcome {
-  const entries = CHECK_NAMES.map((name) => [name, checks[name]!] as const);
+function summarize(checks: Map<CheckName, Finding | CheckError>, t: Thresholds, server: string, late: number[]): Outcome {
+  const entries = [...checks];
   const anomalies = entries.filter(([, c]) => isFinding(c) && c.severity !== 'ok');
   const failed = entries.filter(([, c]) => !isFinding(c));
   let severity: Severity = anomalies.reduce<Severity>((s, [, c]) => worse(s, c.severity), 'ok');
   const next: string[] = [];
   // Repair first: a republished command may unstick the executions that wait on it.
   for (const name of ['dead_worker_claims', 'stranded_pending_commands', 'stuck_executions', 'stale_worker_pools'] as const) {
-    const c = checks[name];
+    const c = checks.get(name);
     if (c && isFinding(c)) for (const step of c.next_steps) if (!next.includes(step)) next.push(step);
   }
   let summary: string;
@@ -119,5 +122,5 @@ function summarize(checks: Partial<Record<CheckName, Finding | CheckError>>, t: 
     if (ids.length) next.push(`curl -s '${server}/api/events/${ids[0]}'   # what the detection playbook did`);
     next.push(`svc doctor reachability --server ${server}`);
   }
-  return outcome('detect', severity, { summary, next_steps: next, server, thresholds: t, checks });
+  return outcome('detect', severity, { summary, next_steps: next, server, thresholds: t, checks: Object.fromEntries(checks) });
 }

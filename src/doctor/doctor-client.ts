@@ -44,17 +44,9 @@ export class DoctorClient {
         if (err.status === 401 || err.status === 403) throw refused(err, what);
         throw err;
       }
-      throw this.unreachable(err);
+      throw unreachable(this.baseUrl, err);
     }
     return checked(schema, answer, what);
-  }
-
-  /** DoctorFailure for a request that got no answer (connection refused, DNS, timeout). */
-  unreachable(err: unknown): DoctorFailure {
-    const reason = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${DOCTOR_REQUEST_TIMEOUT_MS / 1000} s` : err instanceof Error ? err.message : String(err);
-    return new DoctorFailure('unreachable', `cannot reach the server at ${this.baseUrl}: ${reason}`, [
-      `is the server running? \`svc start\` starts one; point the doctor elsewhere with --server URL or SVC_SERVER_URL`,
-    ]);
   }
 
   close(): void {
@@ -69,6 +61,14 @@ export function checked<S extends v.GenericSchema>(schema: S, value: unknown, wh
   const issue = r.issues[0];
   throw new DoctorFailure('bad_answer', `unexpected answer to ${what}: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}`, [
     'is --server (or SVC_SERVER_URL) the address of an svc server?',
+  ]);
+}
+
+/** A request that got no answer (connection refused, DNS, timeout). */
+function unreachable(server: string, err: unknown): DoctorFailure {
+  const reason = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${DOCTOR_REQUEST_TIMEOUT_MS / 1000} s` : err instanceof Error ? err.message : String(err);
+  return new DoctorFailure('unreachable', `cannot reach the server at ${server}: ${reason}`, [
+    'is the server running? `svc start` starts one; point the doctor elsewhere with --server URL or SVC_SERVER_URL',
   ]);
 }
 

@@ -7,7 +7,11 @@ import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
 import { invokeTool } from './tools.ts';
 
-const TOOL_OF: Record<string, ToolName> = { detect: 'detect', reachability: 'reachability', repair: 'repair_trigger_reaper' };
+const TOOL_OF = new Map<string, ToolName>([
+  ['detect', 'detect'],
+  ['reachability', 'reachability'],
+  ['repair', 'repair_trigger_reaper'],
+]);
 // detect's options, as typed on the command line, and the tool arguments they set.
 const DETECT_FLAGS = { 'stuck-minutes': 'stuck_minutes', 'pending-seconds': 'pending_seconds', 'worker-stale-seconds': 'worker_stale_seconds', limit: 'limit', 'timeout-seconds': 'timeout_seconds' } as const;
 
@@ -53,8 +57,12 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
   try {
     const invocation = await invokeTool(name, args, client);
     if (!invocation.ok) {
-      const flagOf = (key: string) => Object.entries(DETECT_FLAGS).find(([, k]) => key.startsWith(k))?.[0];
-      throw new UsageError(invocation.problems.map((p) => (flagOf(p) ? `--${flagOf(p)}${p.slice(p.indexOf(':'))}` : p)).join('; '));
+      // Problems name the argument (`stuck_minutes: …`); the person typed the option.
+      const asOption = (problem: string) => {
+        const flag = Object.entries(DETECT_FLAGS).find(([, key]) => problem.startsWith(`${key}:`))?.[0];
+        return flag ? `--${flag}${problem.slice(problem.indexOf(':'))}` : problem;
+      };
+      throw new UsageError(invocation.problems.map(asOption).join('; '));
     }
     const o = invocation.outcome;
     process.stdout.write(values.json ? `${JSON.stringify(o, null, 2)}\n` : renderOutcome(o));
@@ -98,7 +106,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   try {
     if (sub === 'serve') return await serve(rest);
-    const name = sub === undefined ? undefined : TOOL_OF[sub];
+    const name = sub === undefined ? undefined : TOOL_OF.get(sub);
     if (!name) throw new UsageError(sub === undefined ? 'expects a command: detect, reachability, repair or serve' : `unknown command '${sub}': expects detect, reachability, repair or serve`);
     return await runTool(name, rest);
   } catch (err) {
