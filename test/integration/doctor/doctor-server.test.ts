@@ -55,6 +55,31 @@ const serverEnv = (t: TestDatabase) => ({
   SVC_COMMAND_REAPER_ENABLED: 'false',
 });
 
+/** Runs fn against `svc server` (no in-process workers) on a database of its own, then stops both. */
+async function withOwnServer(extraEnv: Record<string, string>, fn: (server: Server, own: TestDatabase) => Promise<void>): Promise<void> {
+  const own = await createTestDatabase();
+  try {
+    const server = await startSvc('server', { ...serverEnv(own), ...extraEnv });
+    try {
+      await fn(server, own);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await own.drop();
+  }
+}
+
+/** Runs fn while a `svc worker` process claims from `url`, then drains it. */
+async function withWorker(url: string, env: Record<string, string>, fn: () => Promise<void>): Promise<void> {
+  const worker = await startWorkerProcess(url, { env });
+  try {
+    await fn();
+  } finally {
+    await worker.stop();
+  }
+}
+
 let t: TestDatabase & { db: import('../../../src/db/db.ts').Db };
 let svc: Server;
 let served: ServedDoctor;
@@ -286,9 +311,7 @@ describe('svc doctor serve (HTTP)', () => {
 
 describe('svc doctor detect where no worker can run its playbooks', () => {
   it('exit 3 naming why, its own executions cancelled; a worker allowed the service database runs them', async () => {
-    const own = await createTestDatabase();
-    const server = await startSvc('server', serverEnv(own));
-    try {
+    await withOwnServer({}, async (server, own) => {
       const none = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '2']);
       expect(none.code).toBe(3);
       const o = none.json();
@@ -301,26 +324,17 @@ describe('svc doctor detect where no worker can run its playbooks', () => {
       }
 
       // A `svc worker` that cannot reach the service database fails them, saying so.
-      const blind = await startWorkerProcess(server.url);
-      try {
+      await withWorker(server.url, {}, async () => {
         const failed = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '20']);
         expect(failed.code).toBe(3);
         expect(failed.json().data.summary).toMatch(/needs a worker that can read the service database .*\(stuck_executions, dead_worker_claims, stranded_pending_commands, stale_worker_pools\)/);
-      } finally {
-        await blind.stop();
-      }
-      const allowed = await startWorkerProcess(server.url, { env: { SVC_ALLOW_SERVICE_DB_TASKS: 'true', SVC_DATABASE_URL: own.url } });
-      try {
+      });
+      await withWorker(server.url, { SVC_ALLOW_SERVICE_DB_TASKS: 'true', SVC_DATABASE_URL: own.url }, async () => {
         const run = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '20']);
-        // The blind pool deregistered (stopped): not a silent pool, so nothing to report.
+        // The first pool deregistered (stopped) when it drained: not a silent pool, nothing to report.
         expect(run.code, run.stdout + run.stderr).toBe(0);
-      } finally {
-        await allowed.stop();
-      }
-    } finally {
-      await server.stop();
-      await own.drop();
-    }
+      });
+    });
   });
 });
 
@@ -328,14 +342,12 @@ describe('the reaper nudge end to end (runs once the server has POST /api/admin/
   it('repair republishes a command held by a dead worker; a live worker runs it and the execution completes', async (ctx) => {
     if ((await http(svc.url, 'POST', SWEEP, {})).status === 404) ctx.skip();
     // A server without in-process workers, so the test's "ghost" pool can hold the command.
-    const own = await createTestDatabase();
-    const server = await startSvc('server', {
-      ...serverEnv(own),
+    const reaper = {
       SVC_COMMAND_REAPER_ENABLED: 'true',
       SVC_COMMAND_REAPER_INTERVAL_SECONDS: '3600', // only the nudge sweeps
       SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: '2',
-    });
-    try {
+    };
+    await withOwnServer(reaper, async (server) => {
       const api = executionApi(server.url);
       await api.register(NOOP_PLAYBOOK('seeded/nudge'));
       expect((await http(server.url, 'POST', '/api/worker/pool/register', { name: 'ghost', capacity: 1 })).status).toBe(200);
@@ -345,21 +357,15 @@ describe('the reaper nudge end to end (runs once the server has POST /api/admin/
         return r.body.commands?.length ? r.body.commands[0] : undefined;
       });
       expect(claimed.execution_id).toBe(executionId);
-      const worker = await startWorkerProcess(server.url);
-      try {
+      await withWorker(server.url, {}, async () => {
         await new Promise((r) => setTimeout(r, 2_500)); // the ghost's heartbeat is now stale
         const run = await runDoctor(['repair', '--server', server.url, '--json']);
         expect(run.code, run.stdout + run.stderr).toBe(0);
         expect(run.json()).toMatchObject({ severity: 'ok', data: { result: 'swept' } });
         expect(run.json().data.republished).toBeGreaterThanOrEqual(1);
         expect(await api.wait(executionId, 30_000)).toMatchObject({ status: 'completed' });
-      } finally {
-        await worker.stop();
-      }
-    } finally {
-      await server.stop();
-      await own.drop();
-    }
+      });
+    });
   });
 });
 
