@@ -27,10 +27,9 @@ export class DoctorClient {
   readonly baseUrl: string;
   readonly #client: ServerClient;
 
-  constructor(serverUrl: string) {
-    // The one place the doctor's requests get their credentials: with API tokens, the token
-    // (SVC_API_TOKEN; operator for detect, admin for repair) is ServerClient's option here.
-    this.#client = new ServerClient(serverUrl, { timeoutMs: DOCTOR_REQUEST_TIMEOUT_MS });
+  /** `apiToken`: SVC_API_TOKEN, sent with every request (operator for detect, admin for repair). */
+  constructor(serverUrl: string, apiToken?: string) {
+    this.#client = new ServerClient(serverUrl, { timeoutMs: DOCTOR_REQUEST_TIMEOUT_MS, token: apiToken });
     this.baseUrl = this.#client.baseUrl;
   }
 

@@ -21,19 +21,24 @@ const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 
 class UsageError extends Error {}
 
-/** The server to examine: --server, else SVC_SERVER_URL (only that variable: a bad server-side setting must not stop the doctor). */
-function resolveServer(flag: string | undefined): string {
-  if (flag !== undefined) {
-    const r = v.safeParse(serverUrl, flag);
-    if (!r.success) throw new UsageError(`--server expects an http(s) URL, got ${JSON.stringify(flag)}`);
-    return r.output;
-  }
+type Target = { serverUrl: string; apiToken: string | undefined };
+
+/**
+ * The server to examine (--server, else SVC_SERVER_URL) and the API token to send (SVC_API_TOKEN);
+ * only those variables: a bad server-side setting must not stop the doctor.
+ */
+function resolveTarget(flag: string | undefined): Target {
+  let client;
   try {
-    return loadConfig({ SVC_SERVER_URL: process.env.SVC_SERVER_URL }).SVC_SERVER_URL;
+    client = loadConfig({ SVC_SERVER_URL: flag === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;
   }
+  if (flag === undefined) return { serverUrl: client.SVC_SERVER_URL, apiToken: client.SVC_API_TOKEN };
+  const r = v.safeParse(serverUrl, flag);
+  if (!r.success) throw new UsageError(`--server expects an http(s) URL, got ${JSON.stringify(flag)}`);
+  return { serverUrl: r.output, apiToken: client.SVC_API_TOKEN };
 }
 
 function parse(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
@@ -53,7 +58,8 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
     // A number when it reads as one; the text otherwise, for the schema to name the option.
     if (typeof text === 'string') args[key] = NUMBER_TEXT.test(text.trim()) ? Number(text) : text;
   }
-  const client = new DoctorClient(resolveServer(typeof values.server === 'string' ? values.server : undefined));
+  const target = resolveTarget(typeof values.server === 'string' ? values.server : undefined);
+  const client = new DoctorClient(target.serverUrl, target.apiToken);
   try {
     const invocation = await invokeTool(name, args, client);
     if (!invocation.ok) {
@@ -81,13 +87,13 @@ async function serve(argv: string[]): Promise<number> {
     listenPort = r.output;
   }
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
-  const server = resolveServer(typeof values.server === 'string' ? values.server : undefined);
+  const target = resolveTarget(typeof values.server === 'string' ? values.server : undefined);
   const { isLoopbackHost, serveDoctor } = await import('./serve.ts');
   if (!isLoopbackHost(host)) {
     throw new UsageError(`--host ${host} is not a loopback address: doctor serve checks no caller, so it listens on loopback only (127.0.0.1, ::1); put an authenticating proxy in front to reach it from elsewhere`);
   }
-  const served = await serveDoctor({ host, port: listenPort, serverUrl: server });
-  process.stdout.write(`svc doctor serving ${served.url} (GET /tools) for the server at ${server}\nCtrl-C stops it.\n`);
+  const served = await serveDoctor({ host, port: listenPort, ...target });
+  process.stdout.write(`svc doctor serving ${served.url} (GET /tools) for the server at ${target.serverUrl}\nCtrl-C stops it.\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { PUBLIC } from '../api/access.ts';
 import { DoctorClient } from './doctor-client.ts';
 import { TOOL_NAMES, type Outcome, type ToolName } from './outcome.ts';
 import { TOOLS, invokeTool, type Invocation } from './tools.ts';
@@ -12,7 +13,7 @@ import { TOOLS, invokeTool, type Invocation } from './tools.ts';
 /** Invocation bodies are a few numbers. */
 const BODY_LIMIT_BYTES = 64 * 1024;
 // Loopback only: see the file comment. Declared as the API's routes declare theirs.
-const LOOPBACK_ONLY = { access: { level: 'public' as const } };
+const LOOPBACK_ONLY = { access: PUBLIC };
 
 /** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
 export function isLoopbackHost(host: string): boolean {
@@ -81,9 +82,9 @@ export async function buildDoctorApp(client: DoctorClient): Promise<FastifyInsta
   return app;
 }
 
-/** Listens on host:port (0: any free port) with tools that examine `serverUrl`. */
-export async function serveDoctor(opts: { host: string; port: number; serverUrl: string }): Promise<{ url: string; close(): Promise<void> }> {
-  const client = new DoctorClient(opts.serverUrl);
+/** Listens on host:port (0: any free port) with tools that examine `serverUrl` (sending `apiToken`). */
+export async function serveDoctor(opts: { host: string; port: number; serverUrl: string; apiToken?: string }): Promise<{ url: string; close(): Promise<void> }> {
+  const client = new DoctorClient(opts.serverUrl, opts.apiToken);
   const app = await buildDoctorApp(client);
   try {
     const address = await app.listen({ host: opts.host, port: opts.port });

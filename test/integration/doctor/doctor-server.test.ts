@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/db/embedded.ts';
+import { asWorker, createApiToken } from '../../helpers/auth.ts';
 import { createMigratedDatabase, createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { http } from '../../helpers/http.ts';
@@ -55,11 +56,11 @@ const serverEnv = (t: TestDatabase) => ({
   SVC_COMMAND_REAPER_ENABLED: 'false',
 });
 
-/** Runs fn against `svc server` (no in-process workers) on a database of its own, then stops both. */
-async function withOwnServer(extraEnv: Record<string, string>, fn: (server: Server, own: TestDatabase) => Promise<void>): Promise<void> {
+/** Runs fn against `svc <command>` on a database of its own, then stops both. */
+async function withOwnServer(command: 'start' | 'server', extraEnv: Record<string, string>, fn: (server: Server, own: TestDatabase) => Promise<void>): Promise<void> {
   const own = await createTestDatabase();
   try {
-    const server = await startSvc('server', { ...serverEnv(own), ...extraEnv });
+    const server = await startSvc(command, { ...serverEnv(own), ...extraEnv });
     try {
       await fn(server, own);
     } finally {
@@ -311,7 +312,7 @@ describe('svc doctor serve (HTTP)', () => {
 
 describe('svc doctor detect where no worker can run its playbooks', () => {
   it('exit 3 naming why, its own executions cancelled; a worker allowed the service database runs them', async () => {
-    await withOwnServer({}, async (server, own) => {
+    await withOwnServer('server', {}, async (server, own) => {
       const none = await runDoctor(['detect', '--server', server.url, '--json', '--timeout-seconds', '2']);
       expect(none.code).toBe(3);
       const o = none.json();
@@ -338,6 +339,33 @@ describe('svc doctor detect where no worker can run its playbooks', () => {
   });
 });
 
+describe('svc doctor against a server that checks callers (SVC_AUTH=token)', () => {
+  it('sends SVC_API_TOKEN: refused without one (exit 3), detect runs with an operator token', async () => {
+    await withOwnServer('start', { SVC_AUTH: 'token' }, async (server, own) => {
+      const db = new pg.Client({ connectionString: own.url });
+      await db.connect();
+      const [operator, admin] = [await createApiToken(db, 'doctor-operator', 'operator'), await createApiToken(db, 'doctor-admin', 'admin')];
+      await db.end();
+
+      const refused = await runDoctor(['detect', '--server', server.url, '--json']);
+      expect(refused.code).toBe(3);
+      expect(refused.json()).toMatchObject({ severity: 'error', data: { failure: 'refused' } });
+      expect(refused.json().data.next_steps.join(' ')).toContain('SVC_API_TOKEN');
+      const detected = await runDoctor(['detect', '--server', server.url, '--json'], { SVC_API_TOKEN: operator });
+      expect(detected.code, detected.stdout + detected.stderr).toBe(0);
+      // Health is public: reachability needs no token.
+      expect((await runDoctor(['reachability', '--server', server.url])).code).toBe(0);
+      // The nudge is admin's; a server without it answers 404 to anyone (a no-op).
+      if ((await http(server.url, 'POST', SWEEP, {}, { authorization: `Bearer ${admin}` })).status !== 404) {
+        expect((await runDoctor(['repair', '--server', server.url, '--json'], { SVC_API_TOKEN: operator })).json()).toMatchObject({ data: { failure: 'refused' } });
+        expect((await runDoctor(['repair', '--server', server.url], { SVC_API_TOKEN: admin })).code).toBe(0);
+      } else {
+        expect((await runDoctor(['repair', '--server', server.url, '--json'], { SVC_API_TOKEN: operator })).json()).toMatchObject({ data: { result: 'no_op' } });
+      }
+    });
+  });
+});
+
 describe('the reaper nudge end to end (runs once the server has POST /api/admin/command_reaper/sweep)', () => {
   it('repair republishes a command held by a dead worker; a live worker runs it and the execution completes', async (ctx) => {
     if ((await http(svc.url, 'POST', SWEEP, {})).status === 404) ctx.skip();
@@ -347,19 +375,19 @@ describe('the reaper nudge end to end (runs once the server has POST /api/admin/
       SVC_COMMAND_REAPER_INTERVAL_SECONDS: '3600', // only the nudge sweeps
       SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: '2',
     };
-    await withOwnServer(reaper, async (server) => {
+    await withOwnServer('server', reaper, async (server) => {
       const api = executionApi(server.url);
       await api.register(NOOP_PLAYBOOK('seeded/nudge'));
-      expect((await http(server.url, 'POST', '/api/worker/pool/register', { name: 'ghost', capacity: 1 })).status).toBe(200);
+      expect((await http(server.url, 'POST', '/api/worker/pool/register', { name: 'ghost', capacity: 1 }, asWorker)).status).toBe(200);
       const executionId = await api.run('seeded/nudge');
       const claimed = await until('the ghost claims the command', async () => {
-        const r = await http(server.url, 'POST', '/api/worker/claim', { worker_id: 'ghost', max: 1, wait_ms: 1000 });
+        const r = await http(server.url, 'POST', '/api/worker/claim', { worker_id: 'ghost', max: 1, wait_ms: 1000 }, asWorker);
         return r.body.commands?.length ? r.body.commands[0] : undefined;
       });
       expect(claimed.execution_id).toBe(executionId);
       await withWorker(server.url, {}, async () => {
         await new Promise((r) => setTimeout(r, 2_500)); // the ghost's heartbeat is now stale
-        const run = await runDoctor(['repair', '--server', server.url, '--json']);
+        const run = await runDoctor(['repair', '--server', server.url, '--json']); // SVC_AUTH=none: anyone on loopback is admin
         expect(run.code, run.stdout + run.stderr).toBe(0);
         expect(run.json()).toMatchObject({ severity: 'ok', data: { result: 'swept' } });
         expect(run.json().data.republished).toBeGreaterThanOrEqual(1);
