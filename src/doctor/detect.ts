@@ -12,7 +12,7 @@ const POLL_INTERVAL_MS = 200;
 export type DetectInput = Thresholds & { timeout_seconds: number };
 
 /** A check that did not give a finding: its playbook failed, timed out or answered something else. */
-export type CheckError = { severity: 'error'; error: string; execution_id?: number };
+type CheckError = { severity: 'error'; error: string; execution_id?: number };
 
 const started = v.looseObject({ execution_id: v.number() });
 const execution = v.looseObject({

@@ -14,7 +14,7 @@ const document = v.looseObject({ metadata: v.looseObject({ path: v.string() }) }
 const catalogEntry = v.looseObject({ content: v.string(), version: v.number() });
 const registered = v.looseObject({ path: v.string(), version: v.number() });
 
-export type RegisteredPlaybook = { path: string; version: number };
+type RegisteredPlaybook = { path: string; version: number };
 
 /** Reads a shipped playbook and its catalog path. */
 async function readPlaybook(name: CheckName): Promise<{ path: string; content: string }> {

@@ -2,9 +2,9 @@ import * as v from 'valibot';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 
 /** One request of the doctor waits at most this long for its answer. */
-export const DOCTOR_REQUEST_TIMEOUT_MS = 10_000;
+const DOCTOR_REQUEST_TIMEOUT_MS = 10_000;
 
-export type FailureKind = 'unreachable' | 'refused' | 'bad_answer' | 'server_error';
+type FailureKind = 'unreachable' | 'refused' | 'bad_answer' | 'server_error';
 
 /** Why a tool could not run, with what to try next; becomes a severity `error` outcome (exit 3). */
 export class DoctorFailure extends Error {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, isLoopbackHost, loadConfig } from '../config.ts';
 import { DoctorClient } from './doctor-client.ts';
 import { DOCTOR_SERVE_DEFAULT_PORT, DOCTOR_USAGE } from './doctor-usage.ts';
 import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
@@ -88,10 +88,10 @@ async function serve(argv: string[]): Promise<number> {
   }
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const target = resolveTarget(typeof values.server === 'string' ? values.server : undefined);
-  const { isLoopbackHost, serveDoctor } = await import('./serve.ts');
   if (!isLoopbackHost(host)) {
     throw new UsageError(`--host ${host} is not a loopback address: doctor serve checks no caller, so it listens on loopback only (127.0.0.1, ::1); put an authenticating proxy in front to reach it from elsewhere`);
   }
+  const { serveDoctor } = await import('./serve.ts');
   const served = await serveDoctor({ host, port: listenPort, ...target });
   process.stdout.write(`svc doctor serving ${served.url} (GET /tools) for the server at ${target.serverUrl}\nCtrl-C stops it.\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

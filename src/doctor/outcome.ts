@@ -1,7 +1,7 @@
 // The one shape every doctor tool answers with, on the command line and over HTTP.
 
 /** `ok`: nothing to do; `warning`/`critical`: an anomaly (critical: work is blocked); `error`: the tool could not run. */
-export const SEVERITIES = ['ok', 'warning', 'critical', 'error'] as const;
+const SEVERITIES = ['ok', 'warning', 'critical', 'error'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
 export const TOOL_NAMES = ['detect', 'reachability', 'repair_trigger_reaper'] as const;
@@ -19,8 +19,8 @@ export type Outcome = {
 };
 
 /** Process exit codes: 0 ok (healthy, repaired, no-op), 2 an anomaly was found, 3 the tool could not run. */
-export const EXIT_OK = 0;
-export const EXIT_ANOMALY = 2;
+const EXIT_OK = 0;
+const EXIT_ANOMALY = 2;
 export const EXIT_COULD_NOT_RUN = 3;
 
 export function exitCodeOf(severity: Severity): number {

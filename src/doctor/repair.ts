@@ -4,7 +4,7 @@ import { detailText, type DoctorClient } from './doctor-client.ts';
 import { outcome, type Outcome } from './outcome.ts';
 
 /** The reaper nudge (DESIGN.md): one sweep now. */
-export const SWEEP_PATH = '/api/admin/command_reaper/sweep';
+const SWEEP_PATH = '/api/admin/command_reaper/sweep';
 
 const swept = v.looseObject({ status: v.literal('ok'), scanned: v.pipe(v.number(), v.integer()), republished: v.pipe(v.number(), v.integer()) });
 

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { PUBLIC } from '../api/access.ts';
@@ -15,20 +14,13 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 // Loopback only: see the file comment. Declared as the API's routes declare theirs.
 const LOOPBACK_ONLY = { access: PUBLIC };
 
-/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  if (h === 'localhost' || h === '::1') return true;
-  return isIP(h) === 4 && h.startsWith('127.');
-}
-
 /**
  * The doctor's HTTP app: GET /healthz (the doctor itself), GET /tools (name, description and
  * JSON Schema of each tool's arguments), POST /tools/{name}/invoke (a JSON object of arguments,
  * or no body) → the outcome object, 200; 502 when its severity is `error` (the server behind
  * could not be examined); 400 for bad arguments, 404 for an unknown tool; never 500.
  */
-export async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
+async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES });
   // Identical invocations while one runs share its outcome: a supervisor polling faster than a
   // detection takes must not pile up detection runs on the server.

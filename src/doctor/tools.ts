@@ -13,7 +13,7 @@ const positive = (what: string, fallback: number) =>
   v.optional(v.pipe(v.number('expects a number'), v.gtValue(0, 'must be > 0'), v.description(`${what} (default ${fallback})`)), fallback);
 
 /** Arguments of `detect`: the detection thresholds and how long to wait for the results. */
-export const detectInput = v.strictObject(
+const detectInput = v.strictObject(
   {
   stuck_minutes: positive('minutes a running execution may go without progress', 30),
   pending_seconds: positive('seconds a PENDING command may wait unclaimed', 300),
