@@ -14,6 +14,8 @@ import {
 } from './playbook.schema.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
+import { templateProblems } from './template-problems.ts';
+import { templateRefs } from './template-refs.ts';
 
 export type { KeychainDefinition, LoopSpec, RetrySpec, PlaybookMetadata, TaskKind } from './playbook.schema.ts';
 
@@ -49,7 +51,8 @@ export type ParseResult = { ok: true; playbook: NormalizedPlaybook } | { ok: fal
 
 /**
  * Parses playbook YAML text, validates it and normalizes it. Never throws: every problem found
- * (shape, and the rules relating parts to each other) is returned at once with its path.
+ * (shape, the rules relating parts to each other, templates that cannot render) is returned at
+ * once with its path.
  */
 export function parsePlaybook(text: string): ParseResult {
   let raw: unknown;
@@ -66,31 +69,17 @@ export function parsePlaybook(text: string): ParseResult {
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
   const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: describeIssue(issue) }));
-  const problems = [...shapeProblems, ...referenceProblems(raw)];
+  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw)];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
 }
 
 /**
- * Names of keychain entries a task references (`keychain.<name>` or `keychain['<name>']` inside
- * `{{ }}` / `{% %}` of any of its strings), in order of first use, so a worker resolves only those.
+ * Names of keychain entries a task references (`keychain.<name>` or `keychain['<name>']` in any of
+ * its templates), in order of first use, so a worker resolves only those.
  */
 export function referencedKeychainNames(task: NormalizedTask): string[] {
-  const names = new Set<string>();
-  const reference = /(?<![\w.])keychain\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(["'])([^"']+)\2\s*\])/g;
-  const visit = (value: unknown): void => {
-    if (typeof value === 'string') {
-      for (const block of value.match(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g) ?? []) {
-        for (const match of block.matchAll(reference)) names.add(match[1] ?? match[3]);
-      }
-    } else if (Array.isArray(value)) {
-      value.forEach(visit);
-    } else if (value !== null && typeof value === 'object') {
-      Object.values(value).forEach(visit);
-    }
-  };
-  visit(task);
-  return [...names];
+  return [...templateRefs(task).keychain];
 }
 
 function describeYamlError(error: unknown): string {

@@ -1,9 +1,68 @@
-// Filters added to the shared nunjucks environment on top of its builtins (length, default, ...).
-// Error messages never include the value: it may be a secret.
+import { applyTest } from './template-tests.ts';
+import {
+  compare,
+  equal,
+  isPlainObject,
+  iterate,
+  limitText,
+  MAX_RENDERED_CHARS,
+  numeric,
+  readAttribute,
+  readPath,
+  RenderFault,
+  toText,
+  truthy,
+  typeName,
+  type RenderBudget,
+} from './template-values.ts';
+
+// The filters templates may use (`{{ x | upper }}`): Jinja's builtins that fit plain data, plus
+// tojson/fromjson, base64 and `quote`. A Map, so no filter name reaches an inherited property;
+// names are checked when a template is parsed. Messages never include a value: it may be a secret.
+
+/** Arguments of a filter, function or method call as written: positional, then `name=value`. */
+export type CallArgs = { positional: readonly unknown[]; keywords: ReadonlyMap<string, unknown> | undefined };
+
+type Filter = { params: readonly string[]; run: (value: unknown, p: readonly unknown[], budget: RenderBudget, rest: readonly unknown[]) => unknown; variadic?: true };
+
+/**
+ * Matches `args` to `params` by position, then by name; what is not given is undefined. With
+ * `variadic`, positional arguments past `params` are returned as the rest.
+ */
+export function bindArgs(what: string, params: readonly string[], args: CallArgs, variadic = false): { values: unknown[]; rest: unknown[] } {
+  const values = new Array<unknown>(params.length).fill(undefined);
+  const fixed = Math.min(args.positional.length, params.length);
+  for (let i = 0; i < fixed; i++) values[i] = args.positional[i];
+  const rest = args.positional.slice(fixed);
+  if (rest.length > 0 && !variadic) throw new RenderFault(`${what} takes at most ${params.length} argument${params.length === 1 ? '' : 's'}`);
+  for (const [name, value] of args.keywords ?? []) {
+    const index = params.indexOf(name);
+    if (index < 0) throw new RenderFault(`${what} has no argument '${name}'`);
+    if (index < fixed) throw new RenderFault(`${what} got argument '${name}' twice`);
+    values[index] = value;
+  }
+  return { values, rest };
+}
+
+const text = (value: unknown): string => toText(value);
+const optionalText = (value: unknown, fallback: string): string => (value === undefined ? fallback : text(value));
+const count = (value: unknown, fallback: number, what: string): number => {
+  if (value === undefined) return fallback;
+  const n = numeric(value) ?? (typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN);
+  if (!Number.isFinite(n)) throw new RenderFault(`${what} must be a number`);
+  return Math.trunc(n);
+};
+
+function length(value: unknown): number {
+  if (typeof value === 'string' || Array.isArray(value)) return value.length;
+  if (isPlainObject(value)) return Object.keys(value).length;
+  if (value === undefined || value === null) return 0;
+  throw new RenderFault(`length: ${typeName(value)} has no length`);
+}
 
 /** JSON text of a value (`undefined` reads as `null`); `indent` pretty-prints. */
-function tojson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent) ?? 'null';
+function tojson(value: unknown, indent: unknown): string {
+  return limitText(JSON.stringify(value, null, indent === undefined ? undefined : count(indent, 0, 'tojson indent')) ?? 'null');
 }
 
 /** Parses JSON text into a native value. */
@@ -12,52 +71,340 @@ function fromjson(value: unknown): unknown {
   try {
     return JSON.parse(value);
   } catch {
-    throw new Error('fromjson: the value is not valid JSON');
+    throw new RenderFault('fromjson: the value is not valid JSON');
   }
-}
-
-/** Jinja's int: booleans → 0/1, numbers truncated, numeric text parsed, anything else → `fallback`. */
-function int(value: unknown, fallback = 0): number {
-  const number = toNumber(value);
-  return number === undefined ? fallback : Math.trunc(number);
-}
-
-/** Jinja's float: like int without truncation. */
-function float(value: unknown, fallback = 0): number {
-  return toNumber(value) ?? fallback;
-}
-
-/** Text of a value: '' for null/undefined, JSON for lists and objects. */
-function string(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'object' && !(value instanceof String)) return JSON.stringify(value) ?? '';
-  return String(value);
-}
-
-function b64encode(value: unknown): string {
-  return Buffer.from(string(value), 'utf8').toString('base64');
-}
-
-function b64decode(value: unknown): string {
-  return Buffer.from(string(value), 'base64').toString('utf8');
 }
 
 function toNumber(value: unknown): number | undefined {
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value !== 'string' && !(value instanceof String)) return undefined;
-  const text = value.trim();
-  const number = text === '' ? Number.NaN : Number(text);
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  const number = trimmed === '' ? Number.NaN : Number(trimmed);
   return Number.isFinite(number) ? number : undefined;
 }
 
-/** The filters by name, for `Environment.addFilter`. */
-export const templateFilters: Record<string, (value: unknown, ...args: never[]) => unknown> = {
-  tojson,
-  fromjson,
-  int,
-  float,
-  string,
-  b64encode,
-  b64decode,
+/** Jinja's int: booleans → 0/1, numbers truncated, numeric text parsed (in `base`), anything else → `fallback`. */
+function int(value: unknown, fallback: unknown, base: unknown): unknown {
+  const radix = count(base, 10, 'int base');
+  if (radix !== 10 && typeof value === 'string') {
+    const digits = value.trim().toLowerCase().replace(/^0[xob]/, '');
+    const parsed = /^[0-9a-z]+$/.test(digits) ? Number.parseInt(digits, radix) : Number.NaN;
+    return Number.isNaN(parsed) ? (fallback ?? 0) : parsed;
+  }
+  const number = toNumber(value);
+  return number === undefined ? (fallback ?? 0) : Math.trunc(number);
+}
+
+/** POSIX shell single-quoting: the value as one word whatever it holds (`it's` → `'it'\''s'`). */
+function quote(value: unknown): string {
+  const raw = text(value);
+  if (raw.includes('\0')) throw new RenderFault('quote: a shell word cannot hold a NUL character');
+  return limitText(`'${raw.replaceAll("'", `'\\''`)}'`);
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
+const escape = (value: unknown): string => limitText(text(value).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]));
+
+/** Python's strip/lstrip/rstrip: whitespace, or any of `chars`, removed from the ends. */
+export function stripText(value: string, chars: unknown, side: 'both' | 'left' | 'right'): string {
+  if (chars === undefined || chars === null) return side === 'left' ? value.trimStart() : side === 'right' ? value.trimEnd() : value.trim();
+  const set = new Set(text(chars));
+  let start = 0;
+  let end = value.length;
+  if (side !== 'right') while (start < end && set.has(value[start])) start++;
+  if (side !== 'left') while (end > start && set.has(value[end - 1])) end--;
+  return value.slice(start, end);
+}
+
+/** `s` with `old` replaced by `replacement` (all, or the first `limit`), refused before it grows past the limit. */
+export function replaceText(s: string, old: string, replacement: string, limit: number | undefined): string {
+  const max = limit === undefined || limit < 0 ? Infinity : limit;
+  const parts = old === '' ? ['', ...Array.from(s), ''] : s.split(old);
+  const used = Math.min(parts.length - 1, max);
+  if (s.length + used * (replacement.length - old.length) > MAX_RENDERED_CHARS) throw new RenderFault(`a rendered string would exceed ${MAX_RENDERED_CHARS} characters`);
+  if (old === '') {
+    let out = '';
+    for (let i = 0; i < parts.length; i++) out += (i > 0 && i <= used ? replacement : '') + parts[i];
+    return out;
+  }
+  return parts.slice(0, used + 1).join(replacement) + (used + 1 < parts.length ? old + parts.slice(used + 1).join(old) : '');
+}
+
+/** Python's str.title: each run of letters capitalized. */
+export function titleText(value: string): string {
+  let out = '';
+  let previousLetter = false;
+  for (const c of value) {
+    const letter = /\p{L}/u.test(c);
+    out += letter ? (previousLetter ? c.toLowerCase() : c.toUpperCase()) : c;
+    previousLetter = letter;
+  }
+  return out;
+}
+
+function truncate(value: string, length: number, killwords: unknown, end: string, leeway: number): string {
+  if (value.length <= length + leeway) return value;
+  if (truthy(killwords)) return value.slice(0, Math.max(0, length - end.length)) + end;
+  const cut = value.slice(0, Math.max(0, length - end.length));
+  const space = cut.lastIndexOf(' ');
+  return (space > 0 ? cut.slice(0, space) : cut) + end;
+}
+
+function indent(value: string, width: unknown, first: unknown, blank: unknown): string {
+  const pad = typeof width === 'string' ? width : ' '.repeat(count(width, 4, 'indent width'));
+  const lines = value.split('\n');
+  const out = lines.map((line, i) => {
+    if (i === 0 && !truthy(first)) return line;
+    return line.trim() === '' && !truthy(blank) ? line : pad + line;
+  });
+  return limitText(out.join('\n'));
+}
+
+function entries(value: unknown, what: string): [string, unknown][] {
+  if (value === undefined || value === null) return [];
+  if (!isPlainObject(value)) throw new RenderFault(`${what}: ${typeName(value)} is not a mapping`);
+  return Object.entries(value);
+}
+
+const byKey = (caseSensitive: unknown, attribute: unknown) => (item: unknown): unknown => {
+  const value = attribute === undefined || attribute === null ? item : readPath(item, attribute);
+  return !truthy(caseSensitive) && typeof value === 'string' ? value.toLowerCase() : value;
 };
+
+function sorted(items: readonly unknown[], key: (item: unknown) => unknown, reverse: unknown, budget: RenderBudget): unknown[] {
+  budget.spend(items.length * Math.ceil(Math.log2(items.length + 1)));
+  const keyed = items.map((item) => ({ item, key: key(item) }));
+  keyed.sort((a, b) => compare(a.key, b.key));
+  const out = keyed.map((k) => k.item);
+  return truthy(reverse) ? out.reverse() : out;
+}
+
+function unique(items: readonly unknown[], key: (item: unknown) => unknown): unknown[] {
+  const seen: unknown[] = [];
+  const out: unknown[] = [];
+  for (const item of items) {
+    const k = key(item);
+    if (seen.some((s) => equal(s, k))) continue;
+    seen.push(k);
+    out.push(item);
+  }
+  return out;
+}
+
+function extreme(items: readonly unknown[], key: (item: unknown) => unknown, sign: 1 | -1): unknown {
+  let best: { item: unknown; key: unknown } | undefined;
+  for (const item of items) {
+    const k = key(item);
+    if (best === undefined || compare(k, best.key) * sign > 0) best = { item, key: k };
+  }
+  return best?.item;
+}
+
+function sum(items: readonly unknown[], attribute: unknown, start: unknown): number {
+  let total = numeric(start) ?? 0;
+  for (const item of items) {
+    const n = numeric(attribute === undefined || attribute === null ? item : readPath(item, attribute));
+    if (n === undefined) throw new RenderFault('sum: every item must be a number');
+    total += n;
+  }
+  return total;
+}
+
+function chunks(items: readonly unknown[], size: number, fill: unknown): unknown[][] {
+  if (size < 1) throw new RenderFault('batch size must be at least 1');
+  const out: unknown[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  const last = out.at(-1);
+  if (last && fill !== undefined) while (last.length < size) last.push(fill);
+  return out;
+}
+
+function slices(items: readonly unknown[], n: number, fill: unknown): unknown[][] {
+  if (n < 1) throw new RenderFault('slice count must be at least 1');
+  const perSlice = Math.floor(items.length / n);
+  const withExtra = items.length % n;
+  const out: unknown[][] = [];
+  let offset = 0;
+  for (let i = 0; i < n; i++) {
+    const size = perSlice + (i < withExtra ? 1 : 0);
+    const slice = items.slice(offset, offset + size);
+    offset += size;
+    if (fill !== undefined && i >= withExtra && withExtra > 0) slice.push(fill);
+    out.push(slice);
+  }
+  return out;
+}
+
+function urlencode(value: unknown): string {
+  const encode = (v: unknown) => encodeURIComponent(text(v)).replaceAll('%2F', '/');
+  if (isPlainObject(value)) return limitText(Object.entries(value).map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&'));
+  if (Array.isArray(value)) {
+    return limitText(
+      value
+        .map((pair) => {
+          if (!Array.isArray(pair) || pair.length !== 2) throw new RenderFault('urlencode: a list must hold [key, value] pairs');
+          return `${encode(pair[0])}=${encode(pair[1])}`;
+        })
+        .join('&'),
+    );
+  }
+  return limitText(encode(value));
+}
+
+function selectBy(items: readonly unknown[], keep: boolean, pick: (item: unknown) => unknown, test: unknown, args: readonly unknown[]): unknown[] {
+  const check = (item: unknown): boolean => {
+    const value = pick(item);
+    if (test === undefined) return truthy(value);
+    if (typeof test !== 'string') throw new RenderFault('a test name must be a string');
+    return applyTest(test, value, args);
+  };
+  return items.filter((item) => check(item) === keep);
+}
+
+function joinTexts(items: readonly unknown[], separator: string): string {
+  let out = '';
+  for (let i = 0; i < items.length; i++) {
+    out += (i > 0 ? separator : '') + text(items[i]);
+    limitText(out);
+  }
+  return out;
+}
+
+const list = (value: unknown, what: string): readonly unknown[] => iterate(value, what);
+
+const filters: [string, Filter][] = [
+  ['abs', { params: [], run: (v) => Math.abs(numeric(v) ?? fault('abs needs a number')) }],
+  ['attr', { params: ['name'], run: (v, [name]) => readAttribute(v, name) }],
+  ['batch', { params: ['linecount', 'fill_with'], run: (v, [size, fill]) => chunks(list(v, 'batch'), count(size, 1, 'batch size'), fill) }],
+  ['capitalize', { params: [], run: (v) => { const s = text(v); return s.charAt(0).toUpperCase() + s.slice(1).toLowerCase(); } }],
+  [
+    'center',
+    {
+      params: ['width'],
+      run: (v, [width]) => {
+        const s = text(v);
+        const w = Math.min(count(width, 80, 'center width'), MAX_RENDERED_CHARS + 1);
+        const left = Math.max(0, Math.floor((w - s.length) / 2));
+        return limitText(' '.repeat(left) + s + ' '.repeat(Math.max(0, w - s.length - left)));
+      },
+    },
+  ],
+  ['count', { params: [], run: (v) => length(v) }],
+  ['length', { params: [], run: (v) => length(v) }],
+  ['default', { params: ['default_value', 'boolean'], run: (v, [fallback, boolean]) => ((truthy(boolean) ? !truthy(v) : v === undefined) ? (fallback ?? '') : v) }],
+  ['dictsort', { params: ['case_sensitive', 'by', 'reverse'], run: (v, [cs, by, reverse], budget) => sorted(entries(v, 'dictsort'), (pair) => byKey(cs, undefined)(readAttribute(pair, by === 'value' ? 1 : 0)), reverse, budget) }],
+  ['dump', { params: ['indent'], run: (v, [spaces]) => tojson(v, spaces) }],
+  ['escape', { params: [], run: escape }],
+  ['forceescape', { params: [], run: escape }],
+  ['first', { params: [], run: (v) => list(v, 'first')[0] }],
+  ['float', { params: ['default'], run: (v, [fallback]) => toNumber(v) ?? fallback ?? 0 }],
+  ['fromjson', { params: [], run: fromjson }],
+  ['indent', { params: ['width', 'first', 'blank'], run: (v, [width, first, blank]) => indent(text(v), width, first, blank) }],
+  ['int', { params: ['default', 'base'], run: (v, [fallback, base]) => int(v, fallback, base) }],
+  ['items', { params: [], run: (v) => entries(v, 'items') }],
+  [
+    'join',
+    {
+      params: ['d', 'attribute'],
+      run: (v, [separator, attribute]) => joinTexts(attribute === undefined ? list(v, 'join') : list(v, 'join').map((item) => readPath(item, attribute)), optionalText(separator, '')),
+    },
+  ],
+  ['keys', { params: [], run: (v) => entries(v, 'keys').map(([k]) => k) }],
+  ['last', { params: [], run: (v) => list(v, 'last').at(-1) }],
+  ['list', { params: [], run: (v) => [...list(v, 'list')] }],
+  ['lower', { params: [], run: (v) => text(v).toLowerCase() }],
+  [
+    'map',
+    {
+      params: ['attribute', 'default'],
+      variadic: true,
+      run: (v, [attribute, fallback], budget, rest) => {
+        const items = list(v, 'map');
+        if (attribute !== undefined) return items.map((item) => readPath(item, attribute) ?? fallback);
+        const [name, ...args] = rest;
+        if (typeof name !== 'string') throw new RenderFault('map needs a filter name or attribute=');
+        return items.map((item) => applyFilter(name, item, { positional: args, keywords: undefined }, budget));
+      },
+    },
+  ],
+  ['max', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'max'), byKey(cs, attribute), 1) }],
+  ['min', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'min'), byKey(cs, attribute), -1) }],
+  ['quote', { params: [], run: quote }],
+  ['reject', { params: [], variadic: true, run: (v, _p, _b, [test, ...args]) => selectBy(list(v, 'reject'), false, (item) => item, test, args) }],
+  ['rejectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'rejectattr'), false, (item) => readPath(item, attr), test, args) }],
+  ['select', { params: [], variadic: true, run: (v, _p, _b, [test, ...args]) => selectBy(list(v, 'select'), true, (item) => item, test, args) }],
+  ['selectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'selectattr'), true, (item) => readPath(item, attr), test, args) }],
+  [
+    'replace',
+    {
+      params: ['old', 'new', 'count'],
+      run: (v, [old, replacement, limit]) => replaceText(text(v), text(old), text(replacement), limit === undefined || limit === null ? undefined : count(limit, -1, 'replace count')),
+    },
+  ],
+  ['reverse', { params: [], run: (v) => (typeof v === 'string' ? Array.from(v).reverse().join('') : [...list(v, 'reverse')].reverse()) }],
+  [
+    'round',
+    {
+      params: ['precision', 'method'],
+      run: (v, [precision, method]) => {
+        const n = numeric(v) ?? fault('round needs a number');
+        const factor = 10 ** count(precision, 0, 'round precision');
+        const how = method ?? 'common';
+        if (how === 'ceil') return Math.ceil(n * factor) / factor;
+        if (how === 'floor') return Math.floor(n * factor) / factor;
+        if (how !== 'common') throw new RenderFault("round method must be 'common', 'ceil' or 'floor'");
+        return (Math.sign(n) * Math.round(Math.abs(n) * factor)) / factor;
+      },
+    },
+  ],
+  ['safe', { params: [], run: (v) => v }],
+  ['slice', { params: ['slices', 'fill_with'], run: (v, [n, fill]) => slices(list(v, 'slice'), count(n, 1, 'slice count'), fill) }],
+  ['sort', { params: ['reverse', 'case_sensitive', 'attribute'], run: (v, [reverse, cs, attribute], budget) => sorted(list(v, 'sort'), byKey(cs, attribute), reverse, budget) }],
+  ['string', { params: [], run: (v) => text(v) }],
+  ['sum', { params: ['attribute', 'start'], run: (v, [attribute, start]) => sum(list(v, 'sum'), attribute, start) }],
+  ['title', { params: [], run: (v) => titleText(text(v)) }],
+  ['tojson', { params: ['indent'], run: (v, [spaces]) => tojson(v, spaces) }],
+  ['trim', { params: ['chars'], run: (v, [chars]) => stripText(text(v), chars, 'both') }],
+  [
+    'truncate',
+    {
+      params: ['length', 'killwords', 'end', 'leeway'],
+      run: (v, [max, killwords, end, leeway]) => truncate(text(v), count(max, 255, 'truncate length'), killwords, optionalText(end, '...'), count(leeway, 5, 'truncate leeway')),
+    },
+  ],
+  ['unique', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => unique(list(v, 'unique'), byKey(cs, attribute)) }],
+  ['upper', { params: [], run: (v) => text(v).toUpperCase() }],
+  ['urlencode', { params: [], run: urlencode }],
+  ['values', { params: [], run: (v) => entries(v, 'values').map(([, value]) => value) }],
+  ['wordcount', { params: [], run: (v) => text(v).match(/[\p{L}\p{N}_]+/gu)?.length ?? 0 }],
+  ['b64encode', { params: [], run: (v) => limitText(Buffer.from(text(v), 'utf8').toString('base64')) }],
+  ['b64decode', { params: [], run: (v) => Buffer.from(text(v), 'base64').toString('utf8') }],
+];
+
+const ALIASES: [string, string][] = [
+  ['d', 'default'],
+  ['e', 'escape'],
+];
+
+function fault(message: string): never {
+  throw new RenderFault(message);
+}
+
+const table = new Map<string, Filter>(filters);
+for (const [alias, name] of ALIASES) {
+  const filter = table.get(name);
+  if (filter) table.set(alias, filter);
+}
+
+/** The names of every filter, for the check at parse time. */
+export const filterNames: ReadonlySet<string> = new Set(table.keys());
+
+/** Applies the filter `name` to `value`; throws RenderFault for an unknown filter or bad arguments. */
+export function applyFilter(name: string, value: unknown, args: CallArgs, budget: RenderBudget): unknown {
+  const filter = table.get(name);
+  if (!filter) throw new RenderFault(`unknown filter '${name}'`);
+  budget.spend(1 + (Array.isArray(value) ? value.length : typeof value === 'string' ? value.length >> 6 : 0));
+  const { values, rest } = bindArgs(`filter '${name}'`, filter.params, args, filter.variadic);
+  return filter.run(value, values, budget, rest);
+}

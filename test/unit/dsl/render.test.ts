@@ -89,7 +89,7 @@ describe('renderValue', () => {
     expect(call.field).toBe('tool[0].params[1]');
     expect(call.message).toContain('nope');
     const filter = templateError(() => renderValue('{{ workload.limit | shout }}', ctx, 'tool[0].url'));
-    expect(filter.message).toBe('template error in tool[0].url: filter not found: shout');
+    expect(filter.message).toBe("template error in tool[0].url: unknown filter 'shout' (line 1, column 21)");
   });
 
   it('throws TemplateError for an attribute of an undefined value', () => {

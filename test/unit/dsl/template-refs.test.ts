@@ -26,7 +26,7 @@ describe('templateRefs', () => {
 
   it('sees through statements, filters and loops', () => {
     expect(refs("{% if args.flag %}{{ workload.x | default('y') }}{% endif %}{% for r in steps.a.result %}{{ r.id }}{% endfor %}")).toEqual({
-      roots: ['args', 'default', 'r', 'steps', 'workload'],
+      roots: ['args', 'r', 'steps', 'workload'],
       steps: ['a'],
     });
   });

@@ -6,8 +6,10 @@ import {
   childTask,
   Driver,
   err,
+  inputOf,
   issued,
   ok,
+  playbookOf,
   recordTypes,
   records,
   Rng,
@@ -85,7 +87,10 @@ describe('execution machine: tasks of a step', () => {
   });
 
   it('a template that does not parse carries the whole context, so the worker reports its error', () => {
-    const d = Driver.of([{ step: 'start', tool: shell('a', { command: 'echo {{ workload.w' }) }], { workload: { w: 1 }, args: {} });
+    // Registration refuses such a template now; a playbook stored before that still runs.
+    const playbook = playbookOf([{ step: 'start', tool: shell('a') }]);
+    Object.assign(playbook.workflow[0].tasks[0], { command: 'echo {{ workload.w' });
+    const d = new Driver(playbook, inputOf({ workload: { w: 1 }, args: {} }));
     expect(Object.keys(issued(d.last)[0].context).sort()).toEqual(['args', 'execution', 'steps', 'tasks', 'vars', 'workload']);
   });
 
@@ -693,7 +698,7 @@ describe('execution machine: regressions', () => {
 describe('execution machine: arc errors', () => {
   it('a `when` that fails to render fails the execution with a message naming the step and arc', () => {
     const d = Driver.of([
-      { step: 'start', tool: shell('a'), next: [{ step: 'b', when: '{{ outcome.status == }}' }] },
+      { step: 'start', tool: shell('a'), next: [{ step: 'b', when: '{{ outcome.nosuch.deeper }}' }] },
       { step: 'b' },
     ]);
     d.completeOk(1);

@@ -1,0 +1,389 @@
+import type { Args, BinaryOp, Expr, MacroDef, SetTarget, Stmt, Template } from './template-ast.ts';
+import { applyFilter, type CallArgs } from './template-filters.ts';
+import { callGlobal } from './template-globals.ts';
+import { callMethod } from './template-methods.ts';
+import { applyTest } from './template-tests.ts';
+import {
+  assertAccessible,
+  compare,
+  contains,
+  equal,
+  isPlainObject,
+  iterate,
+  limitText,
+  mappingOf,
+  MAX_RANGE_ITEMS,
+  MAX_RENDERED_CHARS,
+  Namespace,
+  numeric,
+  readAttribute,
+  RenderFault,
+  toText,
+  truthy,
+  typeName,
+  type RenderBudget,
+} from './template-values.ts';
+
+// Evaluates a parsed template (template-ast.ts) over plain data. This is the whole of what a
+// template can do: every value it reads comes from the context through readAttribute (own data
+// only), every call goes to a filter, test, method or global of ours, or to one of its own
+// macros; no JavaScript is generated and no JavaScript function of a value is ever reached.
+
+/** What one render reads: the context, its budget, and the keychain for the strict lookups. */
+export type RenderScope = {
+  ctx: Record<string, unknown>;
+  budget: RenderBudget;
+  keychain: object | undefined;
+  /** keychain entry object → entry name, so a missing field can be named. */
+  keychainEntries: Map<object, string>;
+};
+
+/** Deepest macro calls may nest (recursion is allowed, within this and the step budget). */
+export const MAX_MACRO_DEPTH = 64;
+
+class Frame {
+  vars: Map<string, unknown> | undefined = undefined;
+  readonly parent: Frame | undefined;
+  constructor(parent: Frame | undefined) {
+    this.parent = parent;
+  }
+  set(name: string, value: unknown): void {
+    (this.vars ??= new Map()).set(name, value);
+  }
+}
+
+/** A macro with the scope it was defined in; only ever held by frames, never a value. */
+class MacroClosure {
+  readonly def: MacroDef;
+  readonly frame: Frame;
+  constructor(def: MacroDef, frame: Frame) {
+    this.def = def;
+    this.frame = frame;
+  }
+}
+
+const MISSING = Symbol('missing');
+
+/** Evaluates `template`: its text, or for a lone `{{ expr }}` the expression's value. Throws RenderFault. */
+export function interpretTemplate(template: Template, scope: RenderScope): unknown {
+  const run = new Interpreter(scope);
+  const top = new Frame(undefined);
+  return template.native ? run.expr(template.native, top) : run.body(template.body, top);
+}
+
+class Interpreter {
+  private readonly scope: RenderScope;
+  private depth = 0;
+  constructor(scope: RenderScope) {
+    this.scope = scope;
+  }
+
+  body(stmts: readonly Stmt[], frame: Frame): string {
+    let out = '';
+    for (const stmt of stmts) {
+      this.scope.budget.spend(1);
+      switch (stmt.type) {
+        case 'text':
+          out += stmt.text;
+          break;
+        case 'output':
+          out += toText(this.expr(stmt.expr, frame));
+          break;
+        case 'if':
+          out += this.body(truthy(this.expr(stmt.cond, frame)) ? stmt.then : stmt.otherwise, frame);
+          break;
+        case 'for':
+          out += this.loop(stmt, frame);
+          break;
+        case 'set':
+          this.set(stmt.targets, stmt.value, frame);
+          break;
+        case 'macro':
+          frame.set(stmt.macro.name, new MacroClosure(stmt.macro, frame));
+          break;
+      }
+      if (out.length > MAX_RENDERED_CHARS) limitText(out);
+    }
+    return out;
+  }
+
+  private loop(stmt: Extract<Stmt, { type: 'for' }>, frame: Frame): string {
+    const iterable = this.expr(stmt.iterable, frame);
+    const { names } = stmt;
+    // `for k, v in mapping` walks its entries, as nunjucks did; one name walks the keys, as Jinja does.
+    const items = names.length > 1 && isPlainObject(iterable) ? Object.entries(iterable) : iterate(iterable, 'for');
+    if (items.length === 0) return this.body(stmt.otherwise, frame);
+    let out = '';
+    const length = items.length;
+    for (let i = 0; i < length; i++) {
+      const item = items[i];
+      const local = new Frame(frame);
+      if (names.length === 1) local.set(names[0], item);
+      else {
+        if (!Array.isArray(item) || item.length !== names.length) throw new RenderFault(`for: an item does not unpack into ${names.length} names`);
+        names.forEach((name, j) => local.set(name, item[j]));
+      }
+      const info: Record<string, unknown> = { index: i + 1, index0: i, revindex: length - i, revindex0: length - i - 1, first: i === 0, last: i === length - 1, length };
+      if (i > 0) info.previtem = items[i - 1];
+      if (i < length - 1) info.nextitem = items[i + 1];
+      local.set('loop', info);
+      out = limitText(out + this.body(stmt.body, local));
+    }
+    return out;
+  }
+
+  private set(targets: readonly SetTarget[], valueNode: Expr, frame: Frame): void {
+    if (valueNode.type === 'call' && valueNode.name === 'namespace' && this.frameValue('namespace', frame) === MISSING) {
+      if (targets.length !== 1 || targets[0].attribute !== undefined) throw new RenderFault('namespace() can only be assigned to one name');
+      frame.set(targets[0].name, this.namespace(valueNode.args, frame));
+      return;
+    }
+    const value = this.expr(valueNode, frame);
+    if (targets.length === 1) return this.assign(targets[0], value, frame);
+    if (!Array.isArray(value) || value.length !== targets.length) throw new RenderFault(`set: the value does not unpack into ${targets.length} names`);
+    targets.forEach((target, i) => this.assign(target, value[i], frame));
+  }
+
+  private assign(target: SetTarget, value: unknown, frame: Frame): void {
+    if (target.attribute === undefined) return frame.set(target.name, value);
+    const ns = this.lookup(target.name, frame);
+    if (!(ns instanceof Namespace)) throw new RenderFault(`'${target.name}' is not a namespace(): only a namespace takes attributes`);
+    assertAccessible(target.attribute);
+    ns.values.set(target.attribute, value);
+  }
+
+  private namespace(args: Args, frame: Frame): Namespace {
+    const { positional, keywords } = this.args(args, frame);
+    if (positional.length > 1 || (positional.length === 1 && !isPlainObject(positional[0]))) throw new RenderFault('namespace takes at most one mapping');
+    const ns = new Namespace();
+    for (const [key, value] of [...Object.entries(positional[0] ?? {}), ...(keywords ?? [])]) ns.values.set(key, value);
+    return ns;
+  }
+
+  expr(e: Expr, frame: Frame): unknown {
+    const budget = this.scope.budget;
+    budget.spend(1);
+    switch (e.type) {
+      case 'literal':
+        return e.value;
+      case 'name': {
+        const value = this.lookup(e.name, frame);
+        if (value instanceof MacroClosure) throw new RenderFault(`macro '${e.name}' can only be called`);
+        if (value instanceof Namespace) throw new RenderFault(`namespace '${e.name}' can only be used as ${e.name}.<attribute>`);
+        return value;
+      }
+      case 'get':
+        return this.get(e, frame);
+      case 'list':
+        return e.items.map((item) => this.expr(item, frame));
+      case 'dict':
+        return mappingOf(e.pairs.map(([key, value]) => [key, this.expr(value, frame)] as const));
+      case 'call':
+        return this.call(e, frame);
+      case 'method':
+        return callMethod(this.expr(e.target, frame), e.name, this.args(e.args, frame), budget);
+      case 'filter':
+        return applyFilter(e.name, this.expr(e.target, frame), this.args(e.args, frame), budget);
+      case 'block':
+        return this.body(e.body, frame);
+      case 'test':
+        return applyTest(e.name, this.expr(e.target, frame), e.args.map((arg) => this.expr(arg, frame)));
+      case 'not':
+        return !truthy(this.expr(e.operand, frame));
+      case 'negate':
+      case 'plus': {
+        const n = numeric(this.expr(e.operand, frame));
+        if (n === undefined) throw new RenderFault(`unary ${e.type === 'negate' ? '-' : '+'} needs a number`);
+        return e.type === 'negate' ? -n : n;
+      }
+      case 'and': {
+        const left = this.expr(e.left, frame);
+        return truthy(left) ? this.expr(e.right, frame) : left;
+      }
+      case 'or': {
+        const left = this.expr(e.left, frame);
+        return truthy(left) ? left : this.expr(e.right, frame);
+      }
+      case 'binary':
+        return binary(e.op, this.expr(e.left, frame), this.expr(e.right, frame), budget);
+      case 'in':
+        return contains(this.expr(e.right, frame), this.expr(e.left, frame));
+      case 'compare': {
+        let left = this.expr(e.first, frame);
+        for (const { op, operand } of e.rest) {
+          const right = this.expr(operand, frame);
+          if (!compared(op, left, right)) return false;
+          left = right;
+        }
+        return true;
+      }
+      case 'conditional':
+        if (truthy(this.expr(e.cond, frame))) return this.expr(e.then, frame);
+        return e.otherwise ? this.expr(e.otherwise, frame) : undefined;
+    }
+  }
+
+  private get(e: Extract<Expr, { type: 'get' }>, frame: Frame): unknown {
+    let target: unknown;
+    if (e.target.type === 'name') {
+      // A namespace or macro is reachable by name only, so it is looked up here rather than as a value.
+      target = this.lookup(e.target.name, frame);
+      if (target instanceof MacroClosure) throw new RenderFault(`macro '${e.target.name}' has no attributes`);
+    } else {
+      target = this.expr(e.target, frame);
+    }
+    const key = this.expr(e.key, frame);
+    if (target instanceof Namespace) {
+      if (typeof key !== 'string') throw new RenderFault('a namespace attribute name must be a string');
+      assertAccessible(key);
+      return target.values.get(key);
+    }
+    if (target === undefined) {
+      const literal = e.key.type === 'literal' && typeof e.key.value === 'string' ? `'${e.key.value}'` : 'an attribute';
+      throw new RenderFault(`cannot read ${literal} of an undefined value`);
+    }
+    if (typeof key === 'string') {
+      assertAccessible(key);
+      this.checkKeychain(target, key);
+    }
+    return readAttribute(target, key);
+  }
+
+  // A keychain entry or field that is missing is an error, not an empty value: the worker could
+  // not resolve it, and sending a request without its token would hide that.
+  private checkKeychain(target: unknown, key: string): void {
+    const { keychain, keychainEntries } = this.scope;
+    if (keychain === undefined || target === null || typeof target !== 'object') return;
+    if (target === keychain && (!Object.hasOwn(target, key) || Reflect.get(target, key) == null)) {
+      throw new RenderFault(`keychain entry '${key}' is not available`);
+    }
+    const entry = keychainEntries.get(target);
+    if (entry !== undefined && !Object.hasOwn(target, key)) throw new RenderFault(`keychain entry '${entry}' has no field '${key}'`);
+  }
+
+  private call(e: Extract<Expr, { type: 'call' }>, frame: Frame): unknown {
+    const callee = this.frameValue(e.name, frame);
+    if (callee instanceof MacroClosure) return this.callMacro(callee, e, frame);
+    if (callee !== MISSING) throw new RenderFault(`'${e.name}' is not callable`);
+    if (e.name === 'namespace') throw new RenderFault('namespace() can only be assigned: {% set ns = namespace() %}');
+    if (e.caller) throw new RenderFault(`{% call %} needs a macro, '${e.name}' is not one`);
+    const result = callGlobal(e.name, this.args(e.args, frame), this.scope.budget);
+    if (!result) throw new RenderFault(`unknown function '${e.name}'`);
+    return result.value;
+  }
+
+  private callMacro(closure: MacroClosure, e: Extract<Expr, { type: 'call' }>, frame: Frame): string {
+    const { def } = closure;
+    if (this.depth >= MAX_MACRO_DEPTH) throw new RenderFault(`macro calls nested more than ${MAX_MACRO_DEPTH} deep`);
+    const { positional, keywords } = this.args(e.args, frame);
+    if (positional.length > def.params.length) throw new RenderFault(`macro '${def.name}' takes at most ${def.params.length} arguments`);
+    const local = new Frame(closure.frame);
+    const given = new Map<string, unknown>();
+    positional.forEach((value, i) => given.set(def.params[i].name, value));
+    for (const [name, value] of keywords ?? []) {
+      if (!def.params.some((p) => p.name === name)) throw new RenderFault(`macro '${def.name}' has no argument '${name}'`);
+      given.set(name, value);
+    }
+    if (e.caller) local.set('caller', new MacroClosure(e.caller, frame));
+    for (const param of def.params) {
+      local.set(param.name, given.has(param.name) ? given.get(param.name) : param.fallback ? this.expr(param.fallback, local) : undefined);
+    }
+    this.depth++;
+    try {
+      return this.body(def.body, local);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private args(args: Args, frame: Frame): CallArgs {
+    return {
+      positional: args.positional.map((arg) => this.expr(arg, frame)),
+      keywords: args.keywords.length === 0 ? undefined : new Map(args.keywords.map(([name, arg]) => [name, this.expr(arg, frame)])),
+    };
+  }
+
+  /** A name's value: the innermost frame holding it, else the context's own property. */
+  private lookup(name: string, frame: Frame): unknown {
+    const value = this.frameValue(name, frame);
+    if (value !== MISSING) return value;
+    const ctx = this.scope.ctx;
+    return Object.hasOwn(ctx, name) ? ctx[name] : undefined;
+  }
+
+  private frameValue(name: string, frame: Frame): unknown {
+    for (let f: Frame | undefined = frame; f; f = f.parent) {
+      if (f.vars === undefined) continue;
+      const value = f.vars.get(name);
+      if (value !== undefined || f.vars.has(name)) return value;
+    }
+    return MISSING;
+  }
+}
+
+function compared(op: Extract<Expr, { type: 'compare' }>['rest'][number]['op'], left: unknown, right: unknown): boolean {
+  switch (op) {
+    case '==':
+      return equal(left, right);
+    case '!=':
+      return !equal(left, right);
+    case '<':
+      return compare(left, right) < 0;
+    case '>':
+      return compare(left, right) > 0;
+    case '<=':
+      return compare(left, right) <= 0;
+    case '>=':
+      return compare(left, right) >= 0;
+  }
+}
+
+/** Arithmetic as in Jinja (Python): no implicit conversion between text and numbers. */
+function binary(op: BinaryOp, a: unknown, b: unknown, budget: RenderBudget): unknown {
+  if (op === '~') return limitText(toText(a) + toText(b));
+  if (op === '+') {
+    if (typeof a === 'string' && typeof b === 'string') return limitText(a + b);
+    if (Array.isArray(a) && Array.isArray(b)) {
+      budget.spend(a.length + b.length);
+      return [...a, ...b];
+    }
+  }
+  if (op === '*') {
+    const sequenceFirst = typeof a === 'string' || Array.isArray(a);
+    const sequence = sequenceFirst ? a : b;
+    if (typeof sequence === 'string' || Array.isArray(sequence)) return repeat(sequence, sequenceFirst ? b : a, budget);
+  }
+  const x = numeric(a);
+  const y = numeric(b);
+  if (x === undefined || y === undefined) throw new RenderFault(`unsupported operand types for ${op}: ${typeName(a)} and ${typeName(b)}`);
+  switch (op) {
+    case '+':
+      return x + y;
+    case '-':
+      return x - y;
+    case '*':
+      return x * y;
+    case '**':
+      return x ** y;
+  }
+  if (y === 0) throw new RenderFault('division by zero');
+  if (op === '/') return x / y;
+  if (op === '//') return Math.floor(x / y);
+  return x - y * Math.floor(x / y);
+}
+
+function repeat(sequence: string | readonly unknown[], times: unknown, budget: RenderBudget): string | unknown[] {
+  const n = numeric(times);
+  if (n === undefined || !Number.isInteger(n)) throw new RenderFault(`a ${typeName(sequence)} can only be repeated an integer number of times`);
+  const count = Math.max(0, n);
+  if (typeof sequence === 'string') {
+    if (sequence.length * count > MAX_RENDERED_CHARS) throw new RenderFault(`a rendered string would exceed ${MAX_RENDERED_CHARS} characters`);
+    budget.spend((sequence.length * count) >> 6);
+    return sequence.repeat(count);
+  }
+  if (sequence.length * count > MAX_RANGE_ITEMS) throw new RenderFault(`a repeated list would exceed ${MAX_RANGE_ITEMS} items`);
+  budget.spend(sequence.length * count);
+  const out: unknown[] = [];
+  for (let i = 0; i < count; i++) out.push(...sequence);
+  return out;
+}

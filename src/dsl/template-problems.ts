@@ -1,0 +1,59 @@
+import { childPath, conditionSource } from './render.ts';
+import { parseTemplate, TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
+import type { Problem } from './reference-problems.ts';
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Task fields that are never rendered: `retry` is, but only its `when`, as a condition. */
+const UNRENDERED_TASK_FIELDS = new Set(['name', 'kind', 'retry']);
+
+/**
+ * Templates of a raw playbook document that could never render: a syntax error, an unknown filter
+ * or test, a tag templates may not use. Checks every value that is rendered (task fields, retry
+ * and arc `when`, arc `set`, loop `in`, keychain definitions); `workload` is data, never rendered.
+ */
+export function templateProblems(document: unknown): Problem[] {
+  const problems: Problem[] = [];
+  const check = (source: string, path: string): void => {
+    try {
+      parseTemplate(source);
+    } catch (error) {
+      if (!(error instanceof TemplateSyntaxError)) throw error;
+      problems.push({ path, message: error.message });
+    }
+  };
+  const values = (value: unknown, path: string): void => {
+    if (typeof value === 'string') {
+      if (TEMPLATE_MARK.test(value)) check(value, path);
+    } else if (Array.isArray(value)) value.forEach((item, i) => values(item, `${path}[${i}]`));
+    else if (isRecord(value)) for (const [key, item] of Object.entries(value)) values(item, childPath(path, key));
+  };
+  const condition = (value: unknown, path: string): void => {
+    if (typeof value === 'string') check(conditionSource(value), path);
+  };
+
+  if (!isRecord(document)) return problems;
+  const workflow = Array.isArray(document.workflow) ? document.workflow : [];
+  workflow.forEach((step, i) => {
+    if (!isRecord(step)) return;
+    const path = `workflow[${i}]`;
+    const tools = step.tool;
+    const tasks = Array.isArray(tools) ? tools.map((task, t) => [task, `${path}.tool[${t}]`] as const) : [[tools, `${path}.tool`] as const];
+    for (const [task, taskPath] of tasks) {
+      if (!isRecord(task)) continue;
+      for (const [key, value] of Object.entries(task)) if (!UNRENDERED_TASK_FIELDS.has(key)) values(value, childPath(taskPath, key));
+      if (isRecord(task.retry)) condition(task.retry.when, `${taskPath}.retry.when`);
+    }
+    if (isRecord(step.loop)) values(step.loop.in, `${path}.loop.in`);
+    const next = step.next;
+    const arcs = Array.isArray(next) ? next.map((arc, a) => [arc, `${path}.next[${a}]`] as const) : isRecord(next) && Array.isArray(next.arcs) ? next.arcs.map((arc, a) => [arc, `${path}.next.arcs[${a}]`] as const) : [];
+    for (const [arc, arcPath] of arcs) {
+      if (!isRecord(arc)) continue;
+      condition(arc.when, `${arcPath}.when`);
+      values(arc.set, `${arcPath}.set`);
+    }
+  });
+  const keychain = Array.isArray(document.keychain) ? document.keychain : [];
+  keychain.forEach((entry, i) => values(entry, `keychain[${i}]`));
+  return problems;
+}
