@@ -38,7 +38,8 @@ export type Stmt =
   | { type: 'text'; text: string }
   | { type: 'output'; expr: Expr }
   | { type: 'if'; cond: Expr; then: Stmt[]; otherwise: Stmt[] }
-  | { type: 'for'; names: string[]; iterable: Expr; body: Stmt[]; otherwise: Stmt[] }
+  /** `filter` is Jinja's `{% for x in items if cond %}`: only items where it holds are iterated. */
+  | { type: 'for'; names: string[]; iterable: Expr; filter: Expr | undefined; body: Stmt[]; otherwise: Stmt[] }
   | { type: 'set'; targets: SetTarget[]; value: Expr }
   | { type: 'macro'; macro: MacroDef };
 
@@ -176,10 +177,14 @@ function statements(nodes: RawNode[]): Stmt[] {
         const target = node(field(raw, 'name'));
         const names = target.typename === 'Array' ? children(target).map((n) => symbolName(n, 'a loop variable')) : [symbolName(target, 'a loop variable')];
         const otherwise = field(raw, 'else_');
+        // nunjucks reads Jinja's loop filter `in items if cond` as an inline if without else.
+        const arr = node(field(raw, 'arr'));
+        const filtered = arr.typename === 'InlineIf' && !isNode(field(arr, 'else_'));
         out.push({
           type: 'for',
           names,
-          iterable: expression(field(raw, 'arr')),
+          iterable: expression(filtered ? field(arr, 'body') : arr),
+          filter: filtered ? expression(field(arr, 'cond')) : undefined,
           body: statements(children(field(raw, 'body'))),
           otherwise: otherwise === null || otherwise === undefined ? [] : statements(children(otherwise)),
         });

@@ -23,15 +23,19 @@ import {
 /** Arguments of a filter, function or method call as written: positional, then `name=value`. */
 export type CallArgs = { positional: readonly unknown[]; keywords: ReadonlyMap<string, unknown> | undefined };
 
+/**
+ * A filter: `params` in order; with `variadic`, positional arguments go to `rest` and `params`
+ * are named only (as in Jinja's `map(name, *args)` / `map(attribute=...)`).
+ */
 type Filter = { params: readonly string[]; run: (value: unknown, p: readonly unknown[], budget: RenderBudget, rest: readonly unknown[]) => unknown; variadic?: true };
 
 /**
  * Matches `args` to `params` by position, then by name; what is not given is undefined. With
- * `variadic`, positional arguments past `params` are returned as the rest.
+ * `variadic`, every positional argument is returned as the rest and `params` are named only.
  */
 export function bindArgs(what: string, params: readonly string[], args: CallArgs, variadic = false): { values: unknown[]; rest: unknown[] } {
   const values = new Array<unknown>(params.length).fill(undefined);
-  const fixed = Math.min(args.positional.length, params.length);
+  const fixed = variadic ? 0 : Math.min(args.positional.length, params.length);
   for (let i = 0; i < fixed; i++) values[i] = args.positional[i];
   const rest = args.positional.slice(fixed);
   if (rest.length > 0 && !variadic) throw new RenderFault(`${what} takes at most ${params.length} argument${params.length === 1 ? '' : 's'}`);

@@ -111,18 +111,14 @@ class Interpreter {
     const iterable = this.expr(stmt.iterable, frame);
     const { names } = stmt;
     // `for k, v in mapping` walks its entries, as nunjucks did; one name walks the keys, as Jinja does.
-    const items = names.length > 1 && isPlainObject(iterable) ? Object.entries(iterable) : iterate(iterable, 'for');
+    let items = names.length > 1 && isPlainObject(iterable) ? Object.entries(iterable) : iterate(iterable, 'for');
+    const { filter } = stmt;
+    if (filter) items = items.filter((item) => truthy(this.expr(filter, this.bind(names, item, frame))));
     if (items.length === 0) return this.body(stmt.otherwise, frame);
     let out = '';
     const length = items.length;
     for (let i = 0; i < length; i++) {
-      const item = items[i];
-      const local = new Frame(frame);
-      if (names.length === 1) local.set(names[0], item);
-      else {
-        if (!Array.isArray(item) || item.length !== names.length) throw new RenderFault(`for: an item does not unpack into ${names.length} names`);
-        names.forEach((name, j) => local.set(name, item[j]));
-      }
+      const local = this.bind(names, items[i], frame);
       const info: Record<string, unknown> = { index: i + 1, index0: i, revindex: length - i, revindex0: length - i - 1, first: i === 0, last: i === length - 1, length };
       if (i > 0) info.previtem = items[i - 1];
       if (i < length - 1) info.nextitem = items[i + 1];
@@ -130,6 +126,17 @@ class Interpreter {
       out = limitText(out + this.body(stmt.body, local));
     }
     return out;
+  }
+
+  /** A frame for one loop item, bound to the loop's names (unpacked when there are several). */
+  private bind(names: readonly string[], item: unknown, frame: Frame): Frame {
+    const local = new Frame(frame);
+    if (names.length === 1) local.set(names[0], item);
+    else {
+      if (!Array.isArray(item) || item.length !== names.length) throw new RenderFault(`for: an item does not unpack into ${names.length} names`);
+      names.forEach((name, j) => local.set(name, item[j]));
+    }
+    return local;
   }
 
   private set(targets: readonly SetTarget[], valueNode: Expr, frame: Frame): void {

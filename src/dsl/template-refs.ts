@@ -49,6 +49,7 @@ function statements(body: readonly Stmt[], found: Found): void {
         break;
       case 'for':
         expression(stmt.iterable, found);
+        if (stmt.filter) expression(stmt.filter, found);
         statements(stmt.body, found);
         statements(stmt.otherwise, found);
         break;

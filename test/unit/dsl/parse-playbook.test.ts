@@ -364,3 +364,55 @@ function aliasBomb(levels: number): string {
   lines.push('workflow: [ { step: start, tool: { kind: noop } } ]', '');
   return lines.join('\n');
 }
+
+describe('parsePlaybook: templates', () => {
+  it('reports every template that cannot render, at its field: syntax, unknown filter or test, unsupported tags', () => {
+    const problems = problemsOf(`${header}keychain:
+  - { name: k, kind: http, endpoint: "{{ workload.url | nope }}" }
+workflow:
+  - step: start
+    tool:
+      name: "{{ not rendered"
+      kind: shell
+      command: "echo {{ workload.who }"
+      env: { A: ["ok", "{{ x is nothing }}"] }
+      retry: { attempts: 2, when: "outcome.status ==" }
+    next:
+      - { step: loop, when: "outcome.data | shout", set: { "a b": "{% include 'x' %}" } }
+  - step: loop
+    loop: { in: "{{ workload.items | nope }}" }
+    tool:
+      - { kind: noop }
+      - { kind: shell, command: "{{ workload.who | nope }}" }
+    next: { mode: inclusive, arcs: [ { step: start, when: "{{ 1 }}{% endif %}" } ] }
+`);
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'workflow[0].tool.command: expected variable end (line 1, column 22)',
+      "workflow[0].tool.env.A[1]: unknown test 'nothing' (line 1, column 9)",
+      'workflow[0].tool.retry.when: unexpected token: }} (line 1, column 22)',
+      "workflow[0].next[0].when: unknown filter 'shout' (line 1, column 19)",
+      `workflow[0].next[0].set["a b"]: 'include' is not supported in playbook templates (line 1, column 4)`,
+      "workflow[1].tool[1].command: unknown filter 'nope' (line 1, column 19)",
+      "workflow[1].loop.in: unknown filter 'nope' (line 1, column 21)",
+      'workflow[1].next.arcs[0].when: unknown block tag: endif (line 1, column 11)',
+      "keychain[0].endpoint: unknown filter 'nope' (line 1, column 19)",
+    ]);
+  });
+
+  it('accepts the whole language, and leaves alone what is never rendered: workload, names, metadata', () => {
+    const playbook = parseOk(`${header}workload: { greeting: "{{ not | a template }}" }
+workflow:
+  - step: start
+    desc: "{{ also not rendered"
+    tool:
+      - name: "{{ x"
+        kind: shell
+        command: >-
+          {% macro q(v) %}{{ v | quote }}{% endmacro %}
+          {% for k, v in workload | dictsort if k is string %}{{ loop.index }}={{ q(v) }}{% else %}none{% endfor %}
+          {% set ns = namespace(n=0) %}{{ range(3) | map('string') | join(',') }} {{ ns.n }} {{ workload.who.upper() }}
+    next: [ { step: start, when: "vars.n is not defined and (vars.n or 0) < 2", set: { n: "{{ (vars.n or 0) + 1 }}" } } ]
+`);
+    expect(playbook.workflow[0].tasks[0].name).toBe('{{ x');
+  });
+});
