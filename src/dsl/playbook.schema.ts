@@ -69,12 +69,17 @@ export const McpTaskSchema = v.looseObject({
   arguments: v.optional(anyRecord),
 });
 
+/** What a shell task's environment variable may be named (POSIX: letters, digits, underscore). */
+export const SHELL_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export const ShellTaskSchema = v.looseObject({
   ...commonTaskEntries,
   kind: v.literal('shell'),
   command: nonEmptyString,
-  env: v.optional(anyRecord),
+  // Rendered values reach the command as environment variables, never as its text.
+  env: v.optional(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'must be a variable name (letters, digits, _)')), v.unknown())),
   cwd: v.optional(nonEmptyString),
+  stdin: v.optional(v.string()),
 });
 
 export const NoopTaskSchema = v.looseObject({

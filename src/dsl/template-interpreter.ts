@@ -240,19 +240,16 @@ class Interpreter {
       target = this.expr(e.target, frame);
     }
     const key = this.expr(e.key, frame);
+    if (typeof key === 'string') assertAccessible(key);
     if (target instanceof Namespace) {
       if (typeof key !== 'string') throw new RenderFault('a namespace attribute name must be a string');
-      assertAccessible(key);
       return target.values.get(key);
     }
     if (target === undefined) {
       const literal = e.key.type === 'literal' && typeof e.key.value === 'string' ? `'${e.key.value}'` : 'an attribute';
       throw new RenderFault(`cannot read ${literal} of an undefined value`);
     }
-    if (typeof key === 'string') {
-      assertAccessible(key);
-      this.checkKeychain(target, key);
-    }
+    if (typeof key === 'string') this.checkKeychain(target, key);
     return readAttribute(target, key);
   }
 

@@ -1,27 +1,39 @@
 import * as v from 'valibot';
+import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
-import { spawnInGroup } from './spawn-in-group.ts';
+import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
 /** Bytes kept of each of stdout and stderr; the rest is counted and noted, not stored. */
 export const SHELL_OUTPUT_LIMIT_BYTES = 1024 * 1024;
 
-const Scalar = v.pipe(v.union([v.string(), v.number(), v.boolean()]), v.transform(String));
+// An environment value is text: rendered data reaches the command through the environment, never
+// through its text, so whatever it holds stays data. No value (null) leaves the variable unset.
+const envText = (value: unknown): string | undefined => {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+};
+// A process's arguments and environment cannot hold NUL; say so instead of failing to spawn.
+const NO_NUL = 'text without NUL characters';
+const withoutNul = v.check((text: string) => !text.includes('\0'), NO_NUL);
 const ShellTaskSchema = v.looseObject({
-  command: v.pipe(v.string(), v.nonEmpty()),
-  env: v.optional(v.nullable(v.record(v.string(), v.nullable(Scalar)))),
-  cwd: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty()))),
+  command: v.pipe(v.string(), v.nonEmpty(), withoutNul),
+  env: v.optional(v.nullable(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'a variable name (letters, digits, _)')), v.pipe(v.unknown(), v.transform(envText), v.check((text) => text === undefined || !text.includes('\0'), NO_NUL))))),
+  cwd: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty(), withoutNul))),
   stdin: v.optional(v.nullable(v.string())),
 });
 
 export type ShellData = { exit_code: number | null; stdout: string; stderr: string };
 
 /**
- * Runs `command` with `/bin/sh -c` (env merged onto the worker's, optional cwd and stdin); data
- * `{exit_code, stdout, stderr}`, each stream capped at SHELL_OUTPUT_LIMIT_BYTES. A non-zero exit
- * is an `exit_code` error. The command runs in its own process group (spawnInGroup): on abort
- * the group gets SIGTERM, then SIGKILL; when the command ends or the worker dies, it is killed.
+ * Runs `command` with `/bin/sh -c` (env merged onto the worker's, values as text, lists and
+ * mappings as JSON; optional cwd and stdin); data `{exit_code, stdout, stderr}`, each stream capped
+ * at SHELL_OUTPUT_LIMIT_BYTES. A non-zero exit is an `exit_code` error. The command runs in its
+ * own process group (spawnInGroup): on abort the group gets SIGTERM, then SIGKILL; when the
+ * command ends or the worker dies, it is killed.
  */
 export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
   const parsed = v.safeParse(ShellTaskSchema, task);
@@ -35,7 +47,14 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
   for (const [name, value] of Object.entries(env ?? {})) childEnv[name] = value ?? undefined;
 
   return new Promise<TaskOutcome>((resolve) => {
-    const group = spawnInGroup(command, { cwd: cwd ?? undefined, env: childEnv });
+    let group: GroupChild;
+    try {
+      group = spawnInGroup(command, { cwd: cwd ?? undefined, env: childEnv });
+    } catch (error) {
+      // Node's message may quote the environment (values can be secrets): name the code only.
+      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
+      return resolve(fail('spawn', `cannot start the shell (${code})`));
+    }
     const { child } = group;
     const stdout = new CappedBuffer(SHELL_OUTPUT_LIMIT_BYTES);
     const stderr = new CappedBuffer(SHELL_OUTPUT_LIMIT_BYTES);

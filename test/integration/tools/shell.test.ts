@@ -99,7 +99,24 @@ describe('shell tool', () => {
   it('reports a missing cwd and bad fields without throwing', async () => {
     expect(await shell(task({ command: 'true', cwd: join(dir, 'missing') }), ctx())).toMatchObject({ status: 'error', error: { code: 'spawn' } });
     expect(await shell(task({ command: '' }), ctx())).toMatchObject({ status: 'error', error: { code: 'invalid_task' } });
-    expect(await shell(task({ command: 'true', env: { A: { nested: true } } }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
+    expect(await shell(task({ command: 'true', env: { 'NOT-A-NAME': 'x' } }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
+  });
+
+  it('passes env values as text: lists and mappings as JSON, null leaves the variable unset', async () => {
+    const outcome = await shell(
+      task({ command: 'printf "%s|%s|%s|%s" "$OBJ" "$LIST" "$FLAG" "${GONE-unset}"', env: { OBJ: { a: [1, 'x'] }, LIST: ['a b', 2], FLAG: false, GONE: null } }),
+      ctx({ env: { GONE: 'from the worker' } }),
+    );
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: '{"a":[1,"x"]}|["a b",2]|false|unset' } });
+  });
+
+  it('refuses a NUL in the command, env or cwd without quoting the value', async () => {
+    for (const fields of [{ command: 'echo a\0b' }, { command: 'true', env: { A: 'sec\0ret' } }, { command: 'true', cwd: '/tmp\0x' }]) {
+      const outcome = await shell(task(fields), ctx());
+      expect(outcome).toMatchObject({ status: 'error', error: { code: 'invalid_task' } });
+      expect(outcome.error?.message).toMatch(/text without NUL characters/);
+      expect(outcome.error?.message).not.toMatch(/sec|ret/);
+    }
   });
 });
 
