@@ -135,6 +135,9 @@ export function replaceText(s: string, old: string, replacement: string, limit: 
   return parts.slice(0, used + 1).join(replacement) + (used + 1 < parts.length ? old + parts.slice(used + 1).join(old) : '');
 }
 
+/** Python's str.capitalize: the first character upper case, the rest lower. */
+export const capitalizeText = (value: string): string => value.charAt(0).toUpperCase() + value.slice(1).toLowerCase();
+
 /** Python's str.title: each run of letters capitalized. */
 export function titleText(value: string): string {
   let out = '';
@@ -281,7 +284,7 @@ const filters: [string, Filter][] = [
   ['abs', { params: [], run: (v) => Math.abs(numeric(v) ?? fault('abs needs a number')) }],
   ['attr', { params: ['name'], run: (v, [name]) => readAttribute(v, name) }],
   ['batch', { params: ['linecount', 'fill_with'], run: (v, [size, fill]) => chunks(list(v, 'batch'), count(size, 1, 'batch size'), fill) }],
-  ['capitalize', { params: [], run: (v) => { const s = text(v); return s.charAt(0).toUpperCase() + s.slice(1).toLowerCase(); } }],
+  ['capitalize', { params: [], run: (v) => capitalizeText(text(v)) }],
   [
     'center',
     {

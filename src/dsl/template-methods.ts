@@ -1,4 +1,4 @@
-import { bindArgs, replaceText, stripText, titleText, type CallArgs } from './template-filters.ts';
+import { bindArgs, capitalizeText, replaceText, stripText, titleText, type CallArgs } from './template-filters.ts';
 import { equal, isPlainObject, iterate, limitText, numeric, RenderFault, toText, typeName, type RenderBudget } from './template-values.ts';
 
 // The methods templates may call on values (`s.upper()`, `d.items()`), the Python ones playbook
@@ -74,7 +74,7 @@ const stringMethods = new Map<string, Method<string>>([
     },
   ],
   ['title', { params: [], run: titleText }],
-  ['capitalize', { params: [], run: (s) => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase() }],
+  ['capitalize', { params: [], run: capitalizeText }],
   ['find', { params: ['sub'], run: (s, [sub]) => s.indexOf(str(sub, 'find')) }],
   ['count', { params: ['sub'], run: (s, [sub]) => (str(sub, 'count') === '' ? s.length + 1 : s.split(str(sub, 'count')).length - 1) }],
   ['isdigit', { params: [], run: (s) => /^\p{Nd}+$/u.test(s) }],

@@ -2,6 +2,7 @@
 // tests, methods, scoping, and the limits every render runs under.
 import { describe, expect, it } from 'vitest';
 import { renderValue, TemplateError } from '../../../src/dsl/render.ts';
+import { MAX_MACRO_DEPTH } from '../../../src/dsl/template-interpreter.ts';
 import { MAX_RANGE_ITEMS, MAX_RENDER_STEPS, MAX_RENDERED_CHARS } from '../../../src/dsl/template-values.ts';
 
 const ctx: Record<string, unknown> = {
@@ -229,7 +230,7 @@ describe('limits', () => {
   });
 
   it('macro recursion stops at a depth', () => {
-    expect(failure('{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}')).toBe('macro calls nested more than 64 deep');
+    expect(failure('{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}')).toBe(`macro calls nested more than ${MAX_MACRO_DEPTH} deep`);
   });
 
   it('a template nested beyond what the parser handles is a template error', () => {
