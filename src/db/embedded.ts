@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
@@ -107,8 +107,15 @@ async function importWithoutExitHooks() {
 }
 
 // PostgreSQL servers this process started (or is starting), for stopEmbeddedDatabases().
-const live = new Set<{ stop(): Promise<void> }>();
+const live = new Set<{ stop(): Promise<void>; ownerFile: string }>();
 const cancelStarts = new AbortController();
+let exitHooked = false;
+
+// An exit that skips stop() (a second signal cuts the drain short) takes the owner files along;
+// each PostgreSQL stops by itself once this process is gone (see postgres-process.ts).
+function removeOwnerFilesAtExit(): void {
+  for (const db of live) rmSync(db.ownerFile, { force: true });
+}
 
 /**
  * Stops every embedded PostgreSQL this process started or is starting, and makes later starts
@@ -177,15 +184,25 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     log,
     signal,
   });
-  await writeFile(join(root, OWNER_FILE), `${process.pid}\n`);
+  const ownerFile = join(root, OWNER_FILE);
   const handle = {
+    ownerFile,
     stop: async () => {
       await server.stop();
-      await rm(join(root, OWNER_FILE), { force: true });
+      await rm(ownerFile, { force: true });
       live.delete(handle);
     },
   };
+  // Known to stopEmbeddedDatabases() before the owner file exists, so a stop during start
+  // removes the file it finds.
+  if (!exitHooked) process.once('exit', removeOwnerFilesAtExit);
+  exitHooked = true;
   live.add(handle);
+  await writeFile(ownerFile, `${process.pid}\n`);
+  if (signal.aborted) {
+    await handle.stop();
+    throw cancelled();
+  }
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres${socketDir ? `?host=${encodeURIComponent(socketDir)}` : ''}`,
     port,
