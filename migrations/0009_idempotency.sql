@@ -1,8 +1,8 @@
 -- Idempotency keys of starts (POST /api/run/playbook, /api/execute): the first answer to a
 -- key, written by the same statement that writes the start, so an execution and its key exist
 -- together or not at all; the primary key makes a second start with the key fail instead.
--- `scope` is the route (and, with authentication, the caller), so one key never answers another
--- route's request. Rows live 24 h at least; a periodic sweep deletes older ones by created_at.
+-- `scope` is the route and the caller, so one key never answers another route's or caller's
+-- request. Rows live 24 h at least; a periodic sweep deletes older ones by created_at.
 CREATE TABLE core.idempotency_key (
   scope text NOT NULL,
   key text NOT NULL,

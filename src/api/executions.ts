@@ -35,7 +35,7 @@ const listQuery = v.object({
 });
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
-  'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route.';
+  'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
 const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
 
 /** Starting, reading, listing and cancelling executions. */

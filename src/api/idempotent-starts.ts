@@ -38,11 +38,12 @@ export function requestHash(body: unknown): string {
 }
 
 /**
- * The namespace of a key: its route. When requests carry their caller's identity (SVC_AUTH), it
- * joins the scope here, and only here, so that one caller's key never answers another's request.
+ * The namespace of a key: its route and its caller (as the auth hook established it), so that one
+ * caller's key never answers, or blocks, another caller's request.
  */
 function keyScope(req: FastifyRequest): string {
-  return `${req.method} ${req.routeOptions.url}`;
+  const caller = req.identity ? `${req.identity.via}:${req.identity.sub}` : '-';
+  return `${req.method} ${req.routeOptions.url} ${caller}`;
 }
 
 const reused = () =>

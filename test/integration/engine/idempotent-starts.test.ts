@@ -12,6 +12,7 @@ import { deleteExpiredIdempotencyKeys, isIdempotencyKeyTaken } from '../../../sr
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 
 // No workers: executions stay running, which is all these tests look at.
@@ -33,6 +34,7 @@ beforeAll(async () => {
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     bus: await createPostgresBus(bDb),
+    workerToken: a.workerToken,
   });
   bUrl = await bApp.listen({ port: 0, host: '127.0.0.1' });
 });
@@ -220,6 +222,29 @@ describe('Idempotency-Key on POST /api/run/playbook and /api/execute', () => {
     const err = await startExecutions(a.deps, [{ path: 'idem/stmt', payload: {} }, { path: 'idem/stmt', payload: {}, idempotency: claim }]).catch((e: unknown) => e);
     expect(isIdempotencyKeyTaken(err)).toBe(true);
     expect(await executionsOf('idem/stmt')).toHaveLength(1); // the keyless start of that batch was not written either
+  });
+});
+
+describe('keys per caller', () => {
+  it('with API tokens, one key is one start per caller: another caller\'s same key is its own start', async () => {
+    const t = await startTestApp({ SVC_AUTH: 'token' });
+    try {
+      const content = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: p, path: idem/callers }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n';
+      const ann = await createApiToken(t.deps.db, 'ann', 'operator');
+      const bob = await createApiToken(t.deps.db, 'bob', 'operator');
+      expect((await http(t.url, 'POST', '/api/catalog/playbook', { content }, bearer(ann))).status).toBe(201);
+      const start = (token: string) => http(t.url, 'POST', '/api/run/playbook', { path: 'idem/callers' }, { ...bearer(token), 'idempotency-key': 'shared-key' });
+      const [annFirst, bobFirst] = [await start(ann), await start(bob)];
+      const [annAgain, bobAgain] = [await start(ann), await start(bob)];
+      expect([annFirst.status, bobFirst.status, annAgain.status, bobAgain.status]).toEqual([200, 200, 200, 200]);
+      expect(bobFirst.body.execution_id).not.toBe(annFirst.body.execution_id);
+      expect(annAgain.body).toEqual(annFirst.body);
+      expect(bobAgain.body).toEqual(bobFirst.body);
+      const { rows } = await t.deps.db.query('SELECT count(*)::int AS n FROM core.execution');
+      expect(rows[0].n).toBe(2);
+    } finally {
+      await t.close();
+    }
   });
 });
 
