@@ -1,46 +1,23 @@
-import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
-import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../../../src/api/idempotent-starts.ts';
-import { buildApp } from '../../../src/app.ts';
-import { createPostgresBus } from '../../../src/bus/postgres.ts';
-import { Db } from '../../../src/db/db.ts';
 import { deleteExpiredIdempotencyKeys, isIdempotencyKeyTaken } from '../../../src/db/idempotency.repo.ts';
-import { createLogger } from '../../../src/log.ts';
-import { createMetrics } from '../../../src/metrics.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 
 // No workers: executions stay running, which is all these tests look at.
 let a: TestApp;
-let bApp: FastifyInstance;
-let bDb: Db;
+let b: Awaited<ReturnType<typeof startSecondServer>>;
 let bUrl: string;
 
 beforeAll(async () => {
   a = await startTestApp();
-  // A second server on the same database, with its own pool, batcher and in-flight keys.
-  bDb = new Db(a.databaseUrl, 10);
-  bApp = await buildApp({
-    config: a.deps.config,
-    db: bDb,
-    log: createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() })),
-    metrics: createMetrics(),
-    keyring: a.deps.keyring,
-    cache: new PlaybookCache(),
-    snapshots: new HotSnapshots(),
-    bus: await createPostgresBus(bDb),
-    workerToken: a.workerToken,
-  });
-  bUrl = await bApp.listen({ port: 0, host: '127.0.0.1' });
+  b = await startSecondServer(a);
+  bUrl = b.url;
 });
 afterAll(async () => {
-  await bApp?.close();
-  await bDb?.close();
+  await b?.close();
   await a?.close();
 });
 

@@ -53,6 +53,18 @@ function spawnInOwnGroup(env: Record<string, string>): SvcProcess {
   return { proc, output: () => out, exited, kill: (s) => proc.kill(s) };
 }
 
+/** Registers a one-step playbook running `command` in a shell, starts it, and waits until the step runs; its execution id. */
+async function startShellStep(base: string, path: string, command: string): Promise<number> {
+  const content = `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: s, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: s, kind: shell, command: ${JSON.stringify(command)} }\n`;
+  expect((await http(base, 'POST', '/api/catalog/playbook', { content })).status).toBe(201);
+  const id: number = (await http(base, 'POST', '/api/run/playbook', { path })).body.execution_id;
+  await until('the step is running', async () => {
+    const { body } = await http(base, 'GET', `/api/events/${id}`);
+    return body.events.some((e: { event_type: string }) => e.event_type === 'command.started');
+  }, 30_000, 20);
+  return id;
+}
+
 const SHUTDOWN_ERRORS = /shutting down|terminated unexpectedly|Connection terminated|ECONNREFUSED|"level":50/;
 
 describe('signals while svc start is starting', () => {
@@ -138,15 +150,7 @@ describe('Ctrl-C in a terminal (SIGINT to the whole process group)', () => {
     const env = { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' };
     const svc = spawnInOwnGroup(env);
     await waitForHealth(`${base}/api/health`, 60_000);
-    const registered = await http(base, 'POST', '/api/catalog/playbook', {
-      content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: g, path: signals/g }\nworkflow:\n  - step: start\n    tool: { name: s, kind: shell, command: "sleep 1; echo drained" }\n',
-    });
-    expect(registered.status).toBe(201);
-    const id = (await http(base, 'POST', '/api/run/playbook', { path: 'signals/g' })).body.execution_id;
-    await until('the step is running', async () => {
-      const { body } = await http(base, 'GET', `/api/events/${id}`);
-      return body.events.some((e: { event_type: string }) => e.event_type === 'command.started');
-    }, 30_000, 20);
+    const id = await startShellStep(base, 'signals/g', 'sleep 1; echo drained');
 
     const group = svc.proc.pid;
     if (group === undefined) throw new Error('no pid');
@@ -179,15 +183,7 @@ describe('a second signal during the drain', () => {
     const svc = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' });
     await waitForHealth(`${base}/api/health`, 60_000);
     await waitForOutput(svc, STARTED_LINE, 60_000);
-    const registered = await http(base, 'POST', '/api/catalog/playbook', {
-      content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: s, path: signals/slow }\nworkflow:\n  - step: start\n    tool: { name: s, kind: shell, command: "sleep 20" }\n',
-    });
-    expect(registered.status).toBe(201);
-    const id = (await http(base, 'POST', '/api/run/playbook', { path: 'signals/slow' })).body.execution_id;
-    await until('the step is running', async () => {
-      const { body } = await http(base, 'GET', `/api/events/${id}`);
-      return body.events.some((e: { event_type: string }) => e.event_type === 'command.started');
-    }, 30_000, 20);
+    await startShellStep(base, 'signals/slow', 'sleep 20');
     svc.kill('SIGTERM'); // the drain waits for the 20 s step
     await waitForOutput(svc, 'SIGTERM: stopping', 10_000);
     svc.kill('SIGINT');
