@@ -131,8 +131,8 @@ describe('SIGINT at any point of a start', () => {
       p.kill('SIGINT');
       const code = await withTimeout(p.exited, 30_000, `exit after SIGINT (try ${i})`);
       const what = `try ${i}, ${point.ms} ms after ${point.after}: exit ${code}\n${p.output()}`;
-      // A signal before svc has set up its handlers (its first ~0.1 s) ends it as signals do;
-      // svc has done nothing by then.
+      // A signal before svc has set up its handlers (while Node loads its code) ends it as
+      // signals do; svc has done nothing by then.
       if (code === null) expect(existsSync(dataDir), what).toBe(false);
       else expect(code, what).toBe(0);
       expect(p.output(), what).not.toMatch(/^\s+at |Error|"level":50/m);
