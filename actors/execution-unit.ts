@@ -6,7 +6,7 @@ import type { ExecutionContext, ExecutionEvent } from '../machines/execution/typ
 import { getCatalogEntry } from '../src/db/catalog.repo.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
-import { writeUnit, type Claimer, type UnitCommand, type UnitCommandUpdate, type UnitEvent, type UnitExecutionUpdate } from '../src/db/unit-write.ts';
+import { writeUnit, type Claimer, type UnitCommand, type UnitCommandUpdate, type UnitEvent, type UnitExecutionUpdate, type UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
@@ -77,6 +77,8 @@ export class ExecutionUnit {
   readonly keychainCleanup: { execution_id: number; is_root: boolean }[] = [];
   /** Catalog heads this unit took from memory: its write fails if a newer version exists. */
   readonly headChecks: { path: string; version: number }[] = [];
+  /** Keys of the starts in this unit, written by its statement with them. */
+  readonly idempotencyKeys: UnitIdempotencyKey[] = [];
   #parentCommandIds = new Map<number, number | null>();
   /** Executions outside this unit that got an inbox event; route them after commit. */
   readonly wakes = new Set<number>();
@@ -387,6 +389,7 @@ export class ExecutionUnit {
       keychainCleanup: this.keychainCleanup,
       claimOlder: older,
       headChecks: this.headChecks,
+      idempotencyKeys: this.idempotencyKeys,
     });
   }
 

@@ -8,8 +8,10 @@ import type { CompiledPlaybook } from './playbook-cache.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
 
 /** What to start: a compiled catalog entry, or the newest version at a path (looked up in the batch). */
-export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown>; requestedBy?: Identity };
+export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown>; requestedBy?: Identity; idempotency?: StartKey };
 export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
+/** A start's idempotency key, stored with the execution together with the answer `answer` makes for it. */
+export type StartKey = { scope: string; key: string; requestHash: string; statusCode: number; answer: (started: Started) => unknown };
 
 /**
  * Starts executions: per execution `execution.started`, the first step's events and command
@@ -17,7 +19,8 @@ export type Started = { executionId: number; catalogId: number; path: string; co
  * transaction). The catalog heads and ids come from `prelude`: from memory, or read in one more
  * round trip first. A head from memory that turns out stale fails the write's guard; the batch
  * is then redone with heads read afresh. Workers hear of the commands at its commit. An input
- * whose path is unknown gets a ServiceError in its place.
+ * whose path is unknown gets a ServiceError in its place. An input's idempotency key is written
+ * by the same statement; a key stored already fails the whole write (see isIdempotencyKeyTaken).
  */
 export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache()): Promise<(Started | ServiceError)[]> {
   try {
@@ -49,7 +52,12 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
     }
     const before = unit.commandsGenerated;
     const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy });
-    results.push({ executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: unit.commandsGenerated - before });
+    const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: unit.commandsGenerated - before };
+    results.push(started);
+    const k = input.idempotency;
+    if (k) {
+      unit.idempotencyKeys.push({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
+    }
   }
   await unit.flush();
   unit.publish();

@@ -18,7 +18,11 @@ function wantsHelp(argv: string[]): boolean {
   return argv.includes('--help') || argv.includes('-h');
 }
 
-/** Exit codes for a run ended by a signal before it was up, as a shell reports them (128 + n). */
+/**
+ * Exit codes for a second signal, which abandons the drain: what a shell reports for a process
+ * killed by the signal (128 + n). A stop that the first signal asked for and that went cleanly,
+ * during start or after, exits 0, as service managers expect of a requested stop.
+ */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
@@ -60,6 +64,10 @@ function trapSignals(): SignalTrap {
 /** Runs stop once the trap fires: 0 when stopped cleanly, 1 when stopping failed. */
 async function stopOnSignal(trap: SignalTrap, stop: () => Promise<void>): Promise<number> {
   await trap.requested;
+  return stopNow(stop);
+}
+
+async function stopNow(stop: () => Promise<void>): Promise<number> {
   try {
     await stop();
     return 0;
@@ -84,7 +92,8 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   try {
     svc = await startService(config, { log });
   } catch (err) {
-    if (trap.received) return SIGNAL_EXIT_CODES[trap.received];
+    // Stopped under it by the signal (the embedded PostgreSQL went, or its start was cancelled).
+    if (trap.received) return 0;
     throw err;
   } finally {
     starting = false;
@@ -109,10 +118,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       throw err;
     });
   }
-  if (trap.received) {
-    await stop();
-    return SIGNAL_EXIT_CODES[trap.received];
-  }
+  if (trap.received) return stopNow(stop);
   const lines = [
     `svc ${withWorkers ? 'started' : 'server started'} in ${Math.round(performance.now() - t0)} ms`,
     `  API      ${svc.url}/api`,
@@ -159,10 +165,7 @@ const commands: Record<string, Command> = {
         serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
       });
       await worker.start();
-      if (trap.received) {
-        await worker.stop();
-        return SIGNAL_EXIT_CODES[trap.received];
-      }
+      if (trap.received) return stopNow(() => worker.stop());
       process.stdout.write(`worker ${worker.name} claiming from ${worker.client.baseUrl} with ${concurrency} slots\n`);
       return stopOnSignal(trap, () => worker.stop());
     },

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { routeEvents } from '../../actors/route-events.ts';
-import { StartBatcher } from '../../actors/start-execution.ts';
+import { StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
 import { getExecution, listExecutions } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
 import { jsonSchema } from './validation.ts';
 
@@ -32,41 +33,52 @@ const listQuery = v.object({
   limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(500)), '50'),
   cursor: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be an execution id'), v.transform(Number))),
 });
+const IDEMPOTENCY_KEY_DOC =
+  'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
+  'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
 const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
 
 /** Starting, reading, listing and cancelling executions. */
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
-  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody) }, config: { access: { level: 'operator' } } }, async (req) => {
+  const idempotent = new IdempotentStarts(deps);
+  const stopSweeping = idempotent.startSweeping();
+  app.addHook('onClose', async () => stopSweeping());
+  const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: IDEMPOTENCY_KEY_DOC } } };
+
+  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader }, config: { access: { level: 'operator' } } }, async (req, reply) => {
     const body = req.body as v.InferOutput<typeof runBody>;
-    let started;
     const requestedBy = req.identity ?? undefined;
-    if (body.version === undefined) started = await starter.start({ path: body.path, payload: body.payload, requestedBy });
-    else {
+    return idempotent.answer(req, reply, async (claim) => {
+      const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: s.path, catalog_id: s.catalogId });
+      const idempotency = claim && { ...claim, answer };
+      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload: body.payload, requestedBy, idempotency }));
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
-      started = await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy });
-    }
-    return { execution_id: started.executionId, status: 'started', path: started.path, catalog_id: started.catalogId };
+      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy, idempotency }));
+    });
   });
 
-  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody) }, config: { access: { level: 'operator' } } }, async (req) => {
+  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody), headers: keyHeader }, config: { access: { level: 'operator' } } }, async (req, reply) => {
     const body = req.body as v.InferOutput<typeof executeBody>;
-    const kind = body.resource_kind ?? 'playbook';
-    const entry = await getCatalogEntryOfKind(deps.db, body.path, kind);
-    if (!entry) {
-      const other = await getCatalogEntry(deps.db, body.path);
-      if (other && other.kind === 'agent' && kind !== 'agent') {
+    return idempotent.answer(req, reply, async (claim) => {
+      const kind = body.resource_kind ?? 'playbook';
+      const entry = await getCatalogEntryOfKind(deps.db, body.path, kind);
+      if (!entry) {
+        const other = await getCatalogEntry(deps.db, body.path);
+        if (other && other.kind === 'agent' && kind !== 'agent') {
+          throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
+        }
+        throw new ServiceError('not_found', 'Executable catalog entry not found');
+      }
+      const compiled = deps.cache.compile(entry);
+      if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
         throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
       }
-      throw new ServiceError('not_found', 'Executable catalog entry not found');
-    }
-    const compiled = deps.cache.compile(entry);
-    if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
-      throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
-    }
-    const { executionId } = await starter.start({ compiled, payload: { ...body.workload, ...body.payload }, requestedBy: req.identity ?? undefined });
-    return { execution_id: executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind };
+      const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind });
+      const payload = { ...body.workload, ...body.payload };
+      return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer } }));
+    });
   });
 
   const getOne = async (req: { params: unknown }) => {

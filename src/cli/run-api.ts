@@ -41,6 +41,11 @@ export type ExecutionEvent = v.InferOutput<typeof event>;
 const EVENT_PAGE = 1000;
 /** One request waits at most this long for an answer. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A start is sent at most this often, the retries after START_RETRY_DELAY_MS, then twice that. */
+const START_ATTEMPTS = 3;
+const START_RETRY_DELAY_MS = 500;
+// Answers after which the same start may succeed: a gateway or the database briefly away.
+const RETRIED_STATUSES = new Set([502, 503, 504]);
 
 function checked<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
   const r = v.safeParse(schema, value);
@@ -77,10 +82,10 @@ export class RunApi {
     return this.client.baseUrl;
   }
 
-  private async call(method: string, path: string, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  private async call(method: string, path: string, body: unknown, signal: AbortSignal | undefined, headers?: Record<string, string>): Promise<unknown> {
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     try {
-      return await this.client.request<unknown>(method, path, body, signal ? AbortSignal.any([signal, timeout]) : timeout);
+      return await this.client.request<unknown>(method, path, body, signal ? AbortSignal.any([signal, timeout]) : timeout, { headers });
     } catch (err) {
       if (err instanceof ServerError) throw err;
       if (signal?.aborted) throw err;
@@ -93,9 +98,22 @@ export class RunApi {
     return checked(registered, await this.call('POST', '/api/catalog/playbook', { content }, undefined), 'POST /api/catalog/playbook');
   }
 
-  /** POST /api/run/playbook: starts the newest version at `path`. */
-  async start(path: string, payload: Record<string, unknown>) {
-    return checked(started, await this.call('POST', '/api/run/playbook', { path, payload }, undefined), 'POST /api/run/playbook');
+  /**
+   * POST /api/run/playbook: starts the newest version at `path`. Sent again (up to START_ATTEMPTS
+   * in all) when no answer came or the server was briefly unavailable: `idempotencyKey` makes
+   * every copy the same start, so a lost answer never makes a second execution.
+   */
+  async start(path: string, payload: Record<string, unknown>, idempotencyKey: string) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await this.call('POST', '/api/run/playbook', { path, payload }, undefined, { 'idempotency-key': idempotencyKey });
+        return checked(started, answer, 'POST /api/run/playbook');
+      } catch (err) {
+        const again = err instanceof ServerUnreachableError || (err instanceof ServerError && RETRIED_STATUSES.has(err.status));
+        if (!again || attempt >= START_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, START_RETRY_DELAY_MS * 2 ** (attempt - 1)));
+      }
+    }
   }
 
   /** GET /api/executions/{id}: the status object, validated but with every field kept. */

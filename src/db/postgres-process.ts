@@ -50,7 +50,7 @@ export function spawnPostgres(opts: {
     stdio: ['pipe', 'pipe', 'pipe'],
     // Messages in English whatever the machine's locale: readiness is read from them.
     env: { ...process.env, LC_MESSAGES: 'C' },
-    ...(opts.user ?? {}),
+    ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let tail = '';

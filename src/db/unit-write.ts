@@ -62,7 +62,12 @@ export type UnitWrite = {
   claimOlder: Claimer[];
   /** Guard: the write fails (WRITE_GUARD_SQLSTATE) if a path has a version newer than this one. */
   headChecks: { path: string; version: number }[];
+  /** Idempotency keys of new executions: a key already stored fails the write (idempotency.repo.ts). */
+  idempotencyKeys: UnitIdempotencyKey[];
 };
+
+/** A start's key and its answer (`response`: the JSON text, replayed as it is). */
+export type UnitIdempotencyKey = { scope: string; key: string; request_hash: string; execution_id: number; status_code: number; response: string };
 
 /** SQLSTATE of a write whose guard failed (core.svc_write_guard_failed): nothing was written. */
 export const WRITE_GUARD_SQLSTATE = 'SVC01';
@@ -78,7 +83,7 @@ export type Claimer = { workerId: string; max: number; token: string | null };
 type WriteData = Omit<UnitWrite, 'claimOlder'> & { claimOlder: { worker_id: string; token: string | null; lo: number; hi: number }[] };
 type Part = keyof WriteData;
 // The order of the parts fixes each statement's text and its prepared name.
-const PARTS: readonly Part[] = ['locks', 'newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks'];
+const PARTS: readonly Part[] = ['locks', 'newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks', 'idempotencyKeys'];
 
 /** Parameters of one statement; `opaque` ones hide their value from the planner (see writeStatement). */
 class Params {
@@ -200,6 +205,15 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   DELETE FROM core.keychain k USING ${from(`jsonb_to_recordset(${p.rows('keychainCleanup', data)}) AS x(execution_id bigint, is_root boolean)`)}
    WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${p.opaque(data.keychainCleanup.map((k) => k.execution_id), 'bigint[]')})
      AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared')))`);
+  }
+  if (has('idempotencyKeys')) {
+    // A plain insert: a key stored already (by another server, or a start that went before)
+    // aborts the statement, so no execution is written without its key, or beside another's.
+    ctes.push(`idem AS (
+  INSERT INTO core.idempotency_key (scope, key, request_hash, execution_id, status_code, response)
+  SELECT x.scope, x.key, x.request_hash, x.execution_id, x.status_code, x.response::json
+    FROM ${from(`jsonb_to_recordset(${p.rows('idempotencyKeys', data)}) AS x(scope text, key text, request_hash text, execution_id bigint,
+         status_code int, response text)`)})`);
   }
   if (has('claimOlder')) {
     // Older PENDING commands in id order, as row-number ranges per claimer. Commands this

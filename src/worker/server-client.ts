@@ -60,8 +60,9 @@ export class ServerClient {
    * Throws ServerError for non-2xx answers, TypeError for network failures (the socket error as
    * `cause`), and the signal's reason when `signal` (or the client's timeout) aborts it.
    * `resendBody`: what to send if the request goes again on a fresh socket (see below).
+   * `headers`: sent with the request (and with the copy sent again).
    */
-  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, opts: { resendBody?: unknown } = {}): Promise<T> {
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, opts: { resendBody?: unknown; headers?: Record<string, string> } = {}): Promise<T> {
     const what = `${method} ${path.split('?')[0]}`;
     if (typeof this.#target === 'string') throw new TypeError(`${what}: ${this.#target}`);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -69,7 +70,7 @@ export class ServerClient {
     const abort = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
     let answer: Answer;
     try {
-      answer = await exchange(this.#target, method, path, payload, this.#authorization, abort);
+      answer = await exchange(this.#target, method, path, payload, this.#authorization, opts.headers, abort);
     } catch (err) {
       if (!(err instanceof NoAnswer)) throw err;
       if (!err.stale) throw networkError(what, err.cause);
@@ -77,7 +78,7 @@ export class ServerClient {
       // have carried it out and lost the answer, so the caller can mark the copy as sent again.
       const again = opts.resendBody === undefined ? payload : Buffer.from(JSON.stringify(opts.resendBody));
       try {
-        answer = await exchange(this.#target, method, path, again, this.#authorization, abort);
+        answer = await exchange(this.#target, method, path, again, this.#authorization, opts.headers, abort);
       } catch (again) {
         throw again instanceof NoAnswer ? networkError(what, again.cause) : again;
       }
@@ -133,6 +134,7 @@ function exchange(
   path: string,
   payload: Buffer | undefined,
   authorization: string | undefined,
+  extraHeaders: Record<string, string> | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -147,7 +149,7 @@ function exchange(
       signal?.removeEventListener('abort', onAbort);
       fn();
     };
-    const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
+    const headers: http.OutgoingHttpHeaders = { ...extraHeaders, accept: 'application/json' };
     if (authorization) headers.authorization = authorization;
     if (payload) {
       headers['content-type'] = 'application/json';

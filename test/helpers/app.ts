@@ -7,6 +7,7 @@ import { createKeyring } from '../../src/crypto/keyring.ts';
 import { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { HotSnapshots } from '../../actors/hot-snapshots.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
+import { Db } from '../../src/db/db.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from './auth.ts';
@@ -60,6 +61,34 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       await app.close();
       await deps.bus.close();
       await t.drop();
+    },
+  };
+}
+
+/**
+ * A second server on `a`'s database, listening on 127.0.0.1 port 0: its own pool, bus, cache,
+ * metrics and batchers, the same config, keys and worker token, and a silent log.
+ */
+export async function startSecondServer(a: TestApp): Promise<{ url: string; deps: AppDeps; close(): Promise<void> }> {
+  const db = new Db(a.databaseUrl, 10);
+  const deps: AppDeps = {
+    ...a.deps,
+    db,
+    log: createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() })),
+    metrics: createMetrics(),
+    cache: new PlaybookCache(),
+    snapshots: new HotSnapshots(),
+    bus: await createPostgresBus(db),
+  };
+  const app = await buildApp(deps);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    url,
+    deps,
+    async close() {
+      await app.close();
+      await deps.bus.close();
+      await db.close();
     },
   };
 }

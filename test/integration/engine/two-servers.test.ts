@@ -1,22 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { PlaybookCache } from '../../../actors/playbook-cache.ts';
-import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
-import { buildApp } from '../../../src/app.ts';
-import { createPostgresBus } from '../../../src/bus/postgres.ts';
 import { loadConfig } from '../../../src/config.ts';
-import { Db } from '../../../src/db/db.ts';
 import { createLogger } from '../../../src/log.ts';
-import { createMetrics } from '../../../src/metrics.ts';
 import { Worker } from '../../../src/worker/worker.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
-import type { FastifyInstance } from 'fastify';
 
 let a: TestApp;
-let bApp: FastifyInstance;
-let bDb: Db;
+let b: Awaited<ReturnType<typeof startSecondServer>>;
 let bUrl: string;
 const workers: Worker[] = [];
 const quiet = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
@@ -24,19 +16,8 @@ const quiet = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() 
 beforeAll(async () => {
   a = await startTestApp();
   // A second server on the same database: its own pool, bus, cache and metrics.
-  bDb = new Db(a.databaseUrl, 10);
-  bApp = await buildApp({
-    config: a.deps.config,
-    db: bDb,
-    log: quiet,
-    metrics: createMetrics(),
-    keyring: a.deps.keyring,
-    cache: new PlaybookCache(),
-    snapshots: new HotSnapshots(),
-    bus: await createPostgresBus(bDb),
-    workerToken: a.workerToken,
-  });
-  bUrl = await bApp.listen({ port: 0, host: '127.0.0.1' });
+  b = await startSecondServer(a);
+  bUrl = b.url;
   for (const url of [a.url, bUrl]) {
     const w = new Worker({ serverUrl: url, token: a.workerToken, concurrency: 4, env: {}, log: quiet, claimWaitMs: 1000 });
     await w.start();
@@ -45,8 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const w of workers) await w.stop();
-  await bApp?.close();
-  await bDb?.close();
+  await b?.close();
   await a?.close();
 });
 

@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StartKey } from '../../actors/start-execution.ts';
+import type { AppDeps } from '../app.ts';
+import { deleteExpiredIdempotencyKeys, findIdempotencyKey, isIdempotencyKeyTaken, type IdempotencyKeyRow } from '../db/idempotency.repo.ts';
+import { ServiceError } from '../errors.ts';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+/** Set on an answer that repeats the first answer to its key. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+/** A key gets its first answer back for at least this long; the sweep deletes older keys. */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+// Starts answer 200; stored with each key so that a replay answers as the first did.
+const START_STATUS_CODE = 200;
+
+/** What a start with a key passes to its writer: the key, without the answer the route makes. */
+export type KeyClaim = Omit<StartKey, 'answer'>;
+type Answer = { statusCode: number; body: unknown; replayed: boolean };
+
+/** The request's key: undefined without the header; a 422 naming it when not 1 to 255 printable ASCII characters. */
+export function idempotencyKeyOf(headers: FastifyRequest['headers']): string | undefined {
+  const value = headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && KEY_PATTERN.test(value)) return value;
+  throw new ServiceError('unprocessable', {
+    message: `invalid ${IDEMPOTENCY_KEY_HEADER} header`,
+    errors: [`${IDEMPOTENCY_KEY_HEADER}: must be one value of 1 to 255 printable ASCII characters`],
+  });
+}
+
+/** sha256 of a body as canonical JSON (object keys sorted): the same request hashes alike in any key order. */
+export function requestHash(body: unknown): string {
+  const sorted = (_key: string, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value;
+  return createHash('sha256').update(JSON.stringify(body ?? null, sorted)).digest('hex');
+}
+
+/**
+ * The namespace of a key: its route and its caller (as the auth hook established it), so that one
+ * caller's key never answers, or blocks, another caller's request.
+ */
+function keyScope(req: FastifyRequest): string {
+  const caller = req.identity ? `${req.identity.via}:${req.identity.sub}` : '-';
+  return `${req.method} ${req.routeOptions.url} ${caller}`;
+}
+
+const reused = () =>
+  new ServiceError('unprocessable', {
+    code: 'idempotency_key_reused',
+    message: `${IDEMPOTENCY_KEY_HEADER} was first used with a different request body; a new request needs a new key`,
+    errors: [`${IDEMPOTENCY_KEY_HEADER}: already used with a different request body`],
+  });
+
+/**
+ * Starts with an `Idempotency-Key`. The key is written by the statement that writes the start
+ * (its primary key refuses a second one), so an execution never exists without its key, nor a
+ * key without its execution, whatever crashes when. A key seen before answers with its stored
+ * first answer; requests with one key on this server wait for the first of them; on two servers
+ * the second write fails on the key and then answers with the first's. Failed starts store
+ * nothing: nothing was started, so trying again is safe.
+ */
+export class IdempotentStarts {
+  readonly #deps: AppDeps;
+  readonly #inFlight = new Map<string, { hash: string; answer: Promise<Answer> }>();
+
+  constructor(deps: AppDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Answers a start request: without a key, with what `start()` returns; with a key, with the
+   * first answer to it (stored, or of a request in flight), or `start(claim)`'s, stored with it.
+   */
+  async answer(req: FastifyRequest, reply: FastifyReply, start: (claim?: KeyClaim) => Promise<unknown>): Promise<unknown> {
+    const key = idempotencyKeyOf(req.headers);
+    if (key === undefined) return start();
+    const claim: KeyClaim = { scope: keyScope(req), key, requestHash: requestHash(req.body), statusCode: START_STATUS_CODE };
+    const id = `${claim.scope}\n${key}`;
+    let answer: Answer;
+    for (;;) {
+      const first = this.#inFlight.get(id);
+      if (!first) {
+        const attempt: Promise<Answer> = this.#attempt(claim, start).finally(() => {
+          if (this.#inFlight.get(id)?.answer === attempt) this.#inFlight.delete(id);
+        });
+        this.#inFlight.set(id, { hash: claim.requestHash, answer: attempt });
+        answer = await attempt;
+        break;
+      }
+      const settled = await first.answer.catch(() => undefined);
+      if (!settled) continue; // it failed and stored nothing: this one tries for itself
+      if (first.hash !== claim.requestHash) throw reused();
+      answer = { ...settled, replayed: true };
+      break;
+    }
+    reply.code(answer.statusCode);
+    if (answer.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    return answer.body;
+  }
+
+  async #attempt(claim: KeyClaim, start: (claim: KeyClaim) => Promise<unknown>): Promise<Answer> {
+    const stored = await findIdempotencyKey(this.#deps.db, claim.scope, claim.key);
+    if (stored) return replay(stored, claim);
+    try {
+      return { statusCode: claim.statusCode, body: await start(claim), replayed: false };
+    } catch (err) {
+      if (!isIdempotencyKeyTaken(err)) throw err;
+      // Another server's start with this key was written first: its answer is this one's too.
+      const row = await findIdempotencyKey(this.#deps.db, claim.scope, claim.key);
+      if (!row) throw err;
+      return replay(row, claim);
+    }
+  }
+
+  /** Deletes expired keys now and every IDEMPOTENCY_SWEEP_INTERVAL_MS; returns a stop function. */
+  startSweeping(): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const tick = async () => {
+      try {
+        const n = await deleteExpiredIdempotencyKeys(this.#deps.db, IDEMPOTENCY_KEY_TTL_MS);
+        if (n) this.#deps.log.info({ keys: n }, 'expired idempotency keys deleted');
+      } catch (err) {
+        this.#deps.log.warn({ err: String(err) }, 'idempotency key sweep failed');
+      }
+      if (!stopped) timer = setTimeout(tick, IDEMPOTENCY_SWEEP_INTERVAL_MS).unref();
+    };
+    void tick();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+}
+
+function replay(row: IdempotencyKeyRow, claim: KeyClaim): Answer {
+  if (row.request_hash !== claim.requestHash) throw reused();
+  return { statusCode: row.status_code, body: row.response, replayed: true };
+}

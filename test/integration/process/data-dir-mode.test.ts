@@ -1,0 +1,62 @@
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/db/embedded.ts';
+import { spawnSvc, waitForHealth, waitForOutput, withTimeout } from '../../helpers/process.ts';
+
+// As root, the embedded PostgreSQL runs as the postgres user, which a 0700 directory of root's
+// keeps out. `mktemp -d` makes exactly such a directory.
+const asRoot = process.getuid?.() === 0;
+const made: string[] = [];
+const mktempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-0700-'));
+  made.push(dir);
+  return dir;
+};
+afterAll(async () => {
+  for (const dir of made) await rm(dir, { recursive: true, force: true });
+});
+const modeOf = async (dir: string) => (await stat(dir)).mode & 0o777;
+
+describe.skipIf(!asRoot)('an SVC_DATA_DIR of mode 0700 as root', () => {
+  it('an empty one (mktemp -d) works: others may now enter it (0701), nothing in it is theirs to read', async () => {
+    const dataDir = await mktempDir();
+    expect(await modeOf(dataDir)).toBe(0o700);
+    const port = await freePort();
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1', SVC_WORKER_CONCURRENCY: '0' });
+    try {
+      await Promise.race([
+        waitForHealth(`http://127.0.0.1:${port}/api/health`, 60_000),
+        p.exited.then((code) => Promise.reject(new Error(`svc exited ${code}: ${p.output()}`))),
+      ]);
+      await waitForOutput(p, 'Ctrl-C stops it.', 30_000);
+    } finally {
+      p.kill('SIGTERM');
+      expect(await withTimeout(p.exited, 30_000, 'stop')).toBe(0);
+    }
+    expect(await modeOf(dataDir)).toBe(0o701);
+    for (const name of ['encryption.key', 'pg-password', 'pg']) expect((await stat(join(dataDir, name))).mode & 0o007).toBe(0);
+  });
+
+  it('one holding a file others could read is refused with one line naming SVC_DATA_DIR and the fix, and left 0700', async () => {
+    const dataDir = await mktempDir();
+    await writeFile(join(dataDir, 'notes.txt'), 'mine\n', { mode: 0o644 });
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(await freePort()), SVC_HOST: '127.0.0.1' });
+    expect(await withTimeout(p.exited, 60_000, 'exit')).toBe(1);
+    const lines = p.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^svc start: SVC_DATA_DIR ${dataDir}: PostgreSQL runs as user postgres .*notes\\.txt.*chmod o\\+x ${dataDir}`));
+    expect(await modeOf(dataDir)).toBe(0o700);
+  });
+
+  it('one below a 0700 directory is refused naming that directory, which is left as it is', async () => {
+    const parent = await mktempDir();
+    const dataDir = join(parent, 'data');
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(await freePort()), SVC_HOST: '127.0.0.1' });
+    expect(await withTimeout(p.exited, 60_000, 'exit')).toBe(1);
+    expect(p.output().trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`SVC_DATA_DIR ${dataDir}: .* cannot enter ${parent} \\(mode 0700, owner uid 0\\); allow it with 'chmod o\\+x ${parent}'`))]);
+    expect(await modeOf(parent)).toBe(0o700);
+    await chmod(parent, 0o755); // so that cleanup needs nothing special
+  });
+});
