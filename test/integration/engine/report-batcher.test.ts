@@ -85,6 +85,8 @@ describe('report batcher', () => {
     const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
     await new Promise((r) => setTimeout(r, 200));
     const bad = batcher.route({ events: [{ execution_id: 99_999_999, event_type: 'command.started' }] });
+    // Observed at once: on a loaded machine it may reject before the assertion below is attached.
+    bad.catch(() => {});
     const fine = batcher.route(completed(good, 'wg', 'a'));
     await new Promise((r) => setTimeout(r, 100));
     await locker.query('SELECT pg_advisory_unlock_all()');
