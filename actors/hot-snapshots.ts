@@ -84,6 +84,15 @@ export class HotSnapshots {
     this.#entries.set(id, { lastEventId, snapshotEventId, snapshot });
   }
 
+  /**
+   * Events that fold to nothing (batch records) were appended and counted as applied after
+   * `fromEventId`, up to `toEventId`: a snapshot held at `fromEventId` is the state at `toEventId`.
+   */
+  advance(id: number, fromEventId: number, toEventId: number): void {
+    const e = this.#entries.get(id);
+    if (e && e.lastEventId === fromEventId) this.#entries.set(id, { ...e, lastEventId: toEventId });
+  }
+
   delete(id: number): void {
     this.#entries.delete(id);
   }

@@ -1,19 +1,32 @@
 import { reportVerdict } from '../machines/report-verdict.ts';
 import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import type { ExecutionRow } from '../src/db/execution.repo.ts';
-import { lockAndLoadSql, parseLockAndLoad } from '../src/db/lock-and-load.ts';
+import type { TxTiming } from '../src/db/db.ts';
+import { lockAndLoadSql, parseLockAndLoad, type LockAndLoadOptions } from '../src/db/lock-and-load.ts';
+import type { Queryable } from '../src/db/queryable.ts';
 import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { ExecutionUnit, NeedsTransaction, type EventInput } from './execution-unit.ts';
+import type { RouteProbe } from './route-probe.ts';
 
 /** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
 export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
 
 export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
 
-/** `claims`: workers that want their next commands from this routing (claim-ahead), in order. */
-export type RouteOptions = { wake?: number[]; claims?: Claimer[] };
+/**
+ * `claims`: workers that want their next commands from this routing (claim-ahead), in order.
+ * The rest make it take the locked path: `timeoutMs` bounds each of its statements, `beforeCommit`
+ * writes beside it in its transaction (throwing rolls it back), `probe` receives its measurements.
+ */
+export type RouteOptions = {
+  wake?: number[];
+  claims?: Claimer[];
+  timeoutMs?: number;
+  beforeCommit?: (q: Queryable) => Promise<void>;
+  probe?: RouteProbe;
+};
 
 export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 
@@ -42,7 +55,9 @@ export async function routeEvents(
   opts: RouteOptions = {},
 ): Promise<RouteResult> {
   const started = performance.now();
-  const out = (await routeFromMemory(deps, events, opts)) ?? (await routeLocked(deps, events, opts));
+  const locked = opts.timeoutMs !== undefined || opts.beforeCommit !== undefined || opts.probe !== undefined;
+  const out = (locked ? undefined : await routeFromMemory(deps, events, opts)) ?? (await routeLocked(deps, events, opts));
+  const committed = performance.now();
   out.unit.publish();
   rememberCommands(deps, out);
   deps.metrics.routeSeconds.observe((performance.now() - started) / 1000);
@@ -55,6 +70,7 @@ export async function routeEvents(
       deps.log.warn({ err: String(err), executions: out.wakes }, 'wake-up routing failed; the sweep will retry');
     }
   }
+  if (opts.probe) opts.probe.issue_commands_ms = performance.now() - committed;
   return { results: out.results, commands_generated: out.commands_generated, claimed: out.claimed };
 }
 
@@ -63,11 +79,29 @@ async function routeLocked(deps: EngineDeps, events: RoutedEvent[], opts: RouteO
     try {
       const ids = [...new Set([...events.map((e) => e.execution_id), ...(opts.wake ?? [])])];
       const commandIds = [...new Set(events.flatMap((e) => (e.command_id ? [e.command_id] : [])))];
+      const sqlOpts: LockAndLoadOptions = { statementTimeoutMs: opts.timeoutMs, timed: opts.probe !== undefined };
+      const timing: TxTiming = { checkoutMs: 0, bodyMs: 0, commitMs: 0 };
       // BEGIN, the advisory locks and the loads go in one round trip.
-      return await deps.db.txWithPrelude(lockAndLoadSql(ids, commandIds, deps.snapshots.versions(ids)), (q, results) => {
-        const loaded = parseLockAndLoad(results);
-        return routeInUnit(deps, new ExecutionUnit(q, deps.cache, deps.snapshots), loaded, events, opts, false);
-      });
+      const out = await deps.db.txWithPrelude(
+        lockAndLoadSql(ids, commandIds, deps.snapshots.versions(ids), sqlOpts),
+        async (q, results) => {
+          const loaded = parseLockAndLoad(results, sqlOpts);
+          if (opts.probe && loaded.serverMs) Object.assign(opts.probe, { lock_acquire_ms: loaded.serverMs.lock, state_load_ms: loaded.serverMs.load });
+          const routed = await routeInUnit(deps, new ExecutionUnit(q, deps.cache, deps.snapshots), loaded, events, opts, false);
+          await opts.beforeCommit?.(q);
+          return routed;
+        },
+        timing,
+      );
+      if (opts.probe) {
+        Object.assign(opts.probe, {
+          pool_checkout_ms: timing.checkoutMs,
+          engine_total_ms: timing.bodyMs,
+          commit_ms: timing.commitMs,
+          transaction_ms: timing.bodyMs + timing.commitMs,
+        });
+      }
+      return out;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw err;
@@ -141,35 +175,60 @@ async function routeInUnit(
   const found = new Set(rows.map((r) => r.execution_id));
   const missing = events.find((e) => !found.has(e.execution_id));
   if (missing) throw new ServiceError('not_found', `execution ${missing.execution_id} not found`);
+  const probe = opts.probe;
+  const hydrating = performance.now();
   await unit.holdAll(rows);
+  if (probe) probe.state_load_ms += performance.now() - hydrating;
 
   const commands = new Map(loaded.commands.map((c) => [c.command_id, c]));
   const statusNow = new Map<number, CommandStatus>();
   const results: EventResult[] = [];
-  for (const ev of events) {
+  for (const [i, ev] of events.entries()) {
+    if (probe) {
+      // What folding this event issued, and whether it reached a running machine.
+      const issuedBefore = unit.newCommands.length;
+      const running = unit.held.get(ev.execution_id)?.status === 'running';
+      const accepted = await routeOne(ev);
+      const issued = unit.newCommands.slice(issuedBefore);
+      probe.commands_by_event[i] = issued.length;
+      probe.actionable_by_event[i] = running && accepted;
+      for (const c of issued) probe.issued.push({ execution_id: c.execution_id, seq: c.seq, event: i });
+    } else await routeOne(ev);
+  }
+  const flushing = performance.now();
+  const claimed = await unit.flush(opts.claims);
+  if (probe) recordWrite(probe, unit, performance.now() - flushing);
+  for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.metrics.commandsIssued.inc(unit.commandsGenerated);
+  deps.metrics.commandsClaimed.inc(claimed.length);
+  deps.metrics.batchFirstClaims.claimed(claimed);
+  return { results, commands_generated: unit.commandsGenerated, claimed, wakes: [...unit.wakes], unit, loaded };
+
+  /** Folds one event; true when it was accepted (not refused, not late). */
+  async function routeOne(ev: RoutedEvent): Promise<boolean> {
     if (!ev.command_id) {
       results.push({ event_id: await unit.apply(ev.execution_id, ev) });
-      continue;
+      return true;
     }
     const cmd = commands.get(ev.command_id);
     if (!cmd || cmd.execution_id !== ev.execution_id) {
       if (fromMemory) throw new NotFromMemory();
       results.push({ event_id: null, error: 'unknown_command', detail: `command ${ev.command_id} does not belong to execution ${ev.execution_id}` });
-      continue;
+      return false;
     }
     const current = statusNow.get(cmd.command_id) ?? cmd.status;
     const verdict = reportVerdict({ ...cmd, status: current }, ev.event_type, { attempt: ev.attempt, workerId: ev.worker_id });
     if (fromMemory && verdict.kind !== 'accept') throw new NotFromMemory();
     if (verdict.kind === 'refused') {
       results.push({ event_id: null, error: verdict.code, detail: verdict.message });
-      continue;
+      return false;
     }
     if (verdict.kind === 'late') {
       // Late report for a finished or cancelled command: kept in the log, folded into nothing. It
       // records its own attempt; the command's may be a later claim's (`command_attempt`).
       const context = { ...(ev.context as object), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
       results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
-      continue;
+      return false;
     }
     if (current === 'CLAIMED') {
       // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
@@ -185,10 +244,24 @@ async function routeInUnit(
     statusNow.set(cmd.command_id, next);
     unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next, expected_status: cmd.status, expected_attempt: cmd.attempt });
     results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
+    return true;
   }
-  const claimed = await unit.flush(opts.claims);
-  for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
-  deps.metrics.commandsIssued.inc(unit.commandsGenerated);
-  deps.metrics.commandsClaimed.inc(claimed.length);
-  return { results, commands_generated: unit.commandsGenerated, claimed, wakes: [...unit.wakes], unit, loaded };
+}
+
+/** The write statement's share of a probe: the parts it carried report its time. */
+function recordWrite(probe: RouteProbe, unit: ExecutionUnit, ms: number): void {
+  const held = [...unit.held.values()];
+  const saved = held.filter((h) => h.dirty && h.snapshot).length;
+  const late = held.filter((h) => h.dirty && !h.snapshot).length;
+  const persisted = unit.events.length > 0 ? 1 : 0;
+  Object.assign(probe, {
+    save_state_ms: saved ? ms : 0,
+    save_state_calls: saved ? 1 : 0,
+    save_state_terminal_lightweight_ms: late ? ms : 0,
+    save_state_terminal_lightweight_calls: late ? 1 : 0,
+    persist_event_compat_ms: persisted ? ms : 0,
+    persist_event_compat_calls: persisted,
+    // A write per event would have saved each running execution once per event appended to it.
+    save_state_coalesced_count: Math.max(0, unit.events.filter((e) => unit.held.get(e.execution_id)?.snapshot).length - saved),
+  });
 }

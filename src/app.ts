@@ -5,6 +5,7 @@ import type { HotSnapshots } from '../actors/hot-snapshots.ts';
 import type { PlaybookCache } from '../actors/playbook-cache.ts';
 import type { CommandBus } from './bus/command-bus.ts';
 import type { Db } from './db/db.ts';
+import type { PgBoss } from './jobs/boss.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { catalogRoutes } from './api/catalog.ts';
@@ -12,6 +13,7 @@ import { credentialRoutes } from './api/credentials.ts';
 import { keychainRoutes } from './api/keychain.ts';
 import { postgresRoutes } from './api/postgres.ts';
 import { eventRoutes } from './api/events.ts';
+import { batchRoutes } from './api/batch.ts';
 import { executionRoutes } from './api/executions.ts';
 import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
@@ -36,6 +38,8 @@ export type AppDeps = {
   bus: CommandBus;
   /** The one credential worker routes take (SVC_WORKER_TOKEN, or the embedded default's file). */
   workerToken: string;
+  /** The job queue (src/jobs/boss.ts): batch processing jobs are sent through it. */
+  boss: PgBoss;
 };
 
 declare module 'fastify' {
@@ -96,6 +100,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

@@ -1,8 +1,53 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Commands issued by batch processing that this process remembers at most (the oldest batches go first). */
+export const FIRST_CLAIM_MAX_COMMANDS = 10_000;
+
+/**
+ * svc_batch_first_worker_claim_latency_seconds: the processing of a batch tells which commands it
+ * issued (`issued`), every claim site tells what it claimed (`claimed`); the first claim of any of
+ * a batch's commands observes the time since they were issued. Claims through other servers are
+ * not seen here.
+ */
+export class FirstClaimLatency {
+  readonly #histogram: Histogram;
+  readonly #batchOf = new Map<string, string>(); // "execution:seq" -> batch
+  readonly #batches = new Map<string, { at: number; commands: string[] }>();
+
+  constructor(histogram: Histogram) {
+    this.#histogram = histogram;
+  }
+
+  issued(batch: string, commands: readonly { execution_id: number; seq: number }[], at = performance.now()): void {
+    if (!commands.length) return;
+    const keys = commands.map((c) => `${c.execution_id}:${c.seq}`);
+    for (const key of keys) this.#batchOf.set(key, batch);
+    this.#batches.set(batch, { at, commands: keys });
+    while (this.#batchOf.size > FIRST_CLAIM_MAX_COMMANDS) this.#forget(this.#batches.keys().next().value!);
+  }
+
+  claimed(commands: readonly { execution_id: number; seq: number }[], at = performance.now()): void {
+    if (!this.#batchOf.size) return;
+    for (const c of commands) {
+      const batch = this.#batchOf.get(`${c.execution_id}:${c.seq}`);
+      const issued = batch === undefined ? undefined : this.#batches.get(batch);
+      if (!batch || !issued) continue;
+      this.#histogram.observe((at - issued.at) / 1000);
+      this.#forget(batch); // only the first claim counts
+    }
+  }
+
+  #forget(batch: string): void {
+    for (const key of this.#batches.get(batch)?.commands ?? []) this.#batchOf.delete(key);
+    this.#batches.delete(batch);
+  }
+}
+
 /** One registry per app instance, so tests can build several apps in one process. */
 export function createMetrics() {
   const registry = new Registry();
+  // Set by the batch intake: svc_batch_queue_depth is read from the database when scraped.
+  const depth: { read?: () => Promise<number> } = {};
   collectDefaultMetrics({ register: registry });
   const m = {
     registry,
@@ -18,13 +63,22 @@ export function createMetrics() {
       help: 'Batches refused because enqueueing exceeded SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS',
       registers: [registry],
     }),
-    batchQueueDepth: new Gauge({ name: 'svc_batch_queue_depth', help: 'Batches accepted and not yet processed', registers: [registry] }),
-    batchFirstWorkerClaimLatency: new Histogram({
-      name: 'svc_batch_first_worker_claim_latency_seconds',
-      help: 'From batch acceptance to the first claim of a command it issued',
-      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+    batchQueueDepth: new Gauge({
+      name: 'svc_batch_queue_depth',
+      help: 'Batches accepted and not yet processed (all servers), read when scraped',
       registers: [registry],
+      async collect() {
+        if (depth.read) this.set(await depth.read());
+      },
     }),
+    batchFirstClaims: new FirstClaimLatency(
+      new Histogram({
+        name: 'svc_batch_first_worker_claim_latency_seconds',
+        help: "From a batch's command.issued to the first claim of a command it issued",
+        buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+        registers: [registry],
+      }),
+    ),
     // Engine metrics.
     executionsStarted: new Counter({ name: 'svc_executions_started_total', help: 'Executions started', registers: [registry] }),
     executionsFinished: new Counter({
@@ -60,6 +114,10 @@ export function createMetrics() {
       labelNames: ['method', 'route', 'status_code'],
       registers: [registry],
     }),
+    /** Where svc_batch_queue_depth reads the depth from when scraped. */
+    readBatchQueueDepth(read: () => Promise<number>): void {
+      depth.read = read;
+    },
   };
   return m;
 }

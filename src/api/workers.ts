@@ -87,6 +87,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       // Its reports can then be routed from memory (actors/route-events.ts).
       deps.snapshots.commands.set(claimed);
       deps.metrics.commandsClaimed.inc();
+      deps.metrics.batchFirstClaims.claimed([claimed]);
       return presentCommand(claimed);
     }
     const row = await getCommand(deps.db, id);
@@ -119,6 +120,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
         for (const c of claimed) deps.snapshots.commands.set(c);
         deps.metrics.commandsClaimed.inc(claimed.length);
+        deps.metrics.batchFirstClaims.claimed(claimed);
         return { commands: claimed.map(presentCommand) };
       }
       await woken;

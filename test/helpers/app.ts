@@ -8,6 +8,8 @@ import { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { HotSnapshots } from '../../actors/hot-snapshots.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { Db } from '../../src/db/db.ts';
+import { startBoss, stopBoss } from '../../src/jobs/boss.ts';
+import { startBatchProcessor } from '../../actors/batch-processor.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from './auth.ts';
@@ -25,7 +27,7 @@ export type TestApp = {
   close(): Promise<void>;
 };
 
-/** A real app on its own fresh database, listening on 127.0.0.1 port 0; SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
+/** A real app on its own fresh database, listening on 127.0.0.1 port 0, with the job queue and batch processors (as `svc server`); SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const t = await createMigratedDatabase();
   const logs: string[] = [];
@@ -37,17 +39,20 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   });
   const config = loadConfig({ SVC_LOG_LEVEL: 'debug', SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_WORKER_TOKEN: TEST_WORKER_TOKEN, ...env, SVC_DATABASE_URL: t.url });
   const workerToken = config.SVC_WORKER_TOKEN ?? TEST_WORKER_TOKEN;
+  const log = createLogger(config.SVC_LOG_LEVEL, sink);
   const deps: AppDeps = {
     config,
     db: t.db,
-    log: createLogger(config.SVC_LOG_LEVEL, sink),
+    log,
     metrics: createMetrics(),
     keyring: createKeyring(randomBytes(32), []),
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     bus: await createPostgresBus(t.db),
     workerToken,
+    boss: await startBoss(t.url, log),
   };
+  const stopBatches = await startBatchProcessor(deps);
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -59,6 +64,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     workerToken,
     async close() {
       await app.close();
+      await stopBatches();
+      await stopBoss(deps.boss);
       await deps.bus.close();
       await t.drop();
     },

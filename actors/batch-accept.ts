@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { acceptPreludeSql, batchesByKey, insertBatches, lockedExecutions, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
+import { isDatabaseUnavailable } from '../src/db/unavailable.ts';
+import { ServiceError } from '../src/errors.ts';
+import type { PgBoss } from '../src/jobs/boss.ts';
+import { sendBatchJobs } from './batch-queue.ts';
+import type { EngineDeps } from './engine-deps.ts';
+import { GroupCommit } from './group-commit.ts';
+
+/** A validated batch to accept. `idempotency_key` is the client's, if it sent one. */
+export type BatchSubmission = {
+  execution_id: number;
+  worker_id: string | null;
+  events: unknown[];
+  idempotency_key: string | null;
+  /** sha256 of the canonical body: the same key with another body is refused. */
+  body_hash: string;
+};
+
+/** The 202 answer. */
+export type BatchAccepted = {
+  status: 'accepted';
+  request_id: string;
+  event_ids: number[];
+  commands_generated: number;
+  queue_depth: number;
+  duplicate: boolean;
+  idempotency_key: string;
+};
+
+// Accept transactions in flight at once; batches arriving meanwhile go together in the next one.
+const ACCEPTS_IN_FLIGHT = 3;
+// Events one accept transaction stores at most (its first batch always fits).
+const MAX_EVENTS_PER_ACCEPT = 4_096;
+
+type Pending = BatchSubmission & { at: number };
+
+/**
+ * POST /api/events/batch: stores each batch with a `batch.accepted` marker in its execution's log
+ * and a processing job, in ONE transaction, so an accepted batch is never lost nor processed
+ * without its events. Batches arriving together share the transaction (group commit). Past
+ * SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS nothing is committed and the answer is 503 ack_timeout;
+ * a full queue answers 503 queue_unavailable, a database away 503 enqueue_error.
+ */
+export class BatchAcceptor {
+  readonly #deps: EngineDeps & { boss: PgBoss };
+  readonly #group: GroupCommit<Pending, BatchAccepted>;
+
+  constructor(deps: EngineDeps & { boss: PgBoss }) {
+    this.#deps = deps;
+    this.#group = new GroupCommit({
+      maxInFlight: ACCEPTS_IN_FLIGHT,
+      weight: (p) => p.events.length,
+      maxWeight: MAX_EVENTS_PER_ACCEPT,
+      run: (items) => this.#run(items),
+    });
+  }
+
+  /** Accepts one batch; throws ServiceError (404, 422 for a reused key, 503) when it is not stored. */
+  accept(submission: BatchSubmission): Promise<BatchAccepted> {
+    return this.#group.submit({ ...submission, at: performance.now() });
+  }
+
+  // Never throws: every item gets its answer or its error (GroupCommit would retry them one by one).
+  async #run(items: Pending[]): Promise<(BatchAccepted | Error)[]> {
+    const started = performance.now();
+    const timeoutMs = this.#deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000;
+    const deadline = Math.min(...items.map((i) => i.at)) + timeoutMs;
+    // One stored batch per key: a second submission with a key already in this group follows the first.
+    const leaders = new Map<string, number>();
+    const inputs: AcceptInput[] = [];
+    for (const [pos, item] of items.entries()) {
+      if (item.idempotency_key !== null && leaders.has(item.idempotency_key)) continue;
+      const requestId = randomUUID();
+      const key = item.idempotency_key ?? requestId;
+      leaders.set(key, pos);
+      inputs.push({ pos, request_id: requestId, execution_id: item.execution_id, worker_id: item.worker_id, idempotency_key: key, body_hash: item.body_hash, events: item.events });
+    }
+    let stored: Map<number, AcceptOutcome | 'missing'>;
+    try {
+      stored = await this.#store(inputs, deadline);
+    } catch (err) {
+      return items.map(() => this.#refusal(err));
+    }
+    const latency = (performance.now() - started) / 1000;
+    return items.map((item, pos) => {
+      const leader = item.idempotency_key === null ? pos : (leaders.get(item.idempotency_key) ?? pos);
+      const outcome = stored.get(leader);
+      if (!outcome || outcome === 'missing') return new ServiceError('not_found', `execution ${item.execution_id} not found`);
+      if (outcome.kind === 'full') {
+        const max = this.#deps.config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE;
+        return new ServiceError('queue_unavailable', { code: 'queue_unavailable', message: `the batch queue holds ${outcome.depth} batches, its limit (SVC_BATCH_ACCEPT_QUEUE_MAXSIZE=${max}); retry later` });
+      }
+      if (outcome.kind === 'conflict') return new ServiceError('enqueue_error', { code: 'enqueue_error', message: 'a batch with this Idempotency-Key is being stored by another request; retry' });
+      const duplicate = outcome.kind === 'duplicate' || leader !== pos;
+      if (duplicate && outcome.batch.body_hash !== item.body_hash) {
+        return new ServiceError('unprocessable', {
+          code: 'idempotency_key_reused',
+          message: `Idempotency-Key ${JSON.stringify(outcome.batch.idempotency_key)} was used for a different body (request ${outcome.batch.request_id})`,
+        });
+      }
+      if (!duplicate) this.#deps.metrics.batchEnqueueLatency.observe(latency);
+      return answer(outcome.batch, duplicate);
+    });
+  }
+
+  /** The transaction: lock the executions, store, send jobs; committed only within the deadline. */
+  async #store(inputs: AcceptInput[], deadline: number): Promise<Map<number, AcceptOutcome | 'missing'>> {
+    const { db, boss, config, snapshots } = this.#deps;
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) throw new AckTimeout();
+    // Decided by whichever comes first: the deadline (nothing is committed: 503 at once, and the
+    // transaction rolls back when its statement returns or is cancelled), or the commit.
+    let phase: 'working' | 'committing' | 'expired' = 'working';
+    const work = db.txWithPrelude(acceptPreludeSql(inputs.map((i) => i.execution_id), remaining), async (q, results) => {
+      const found = lockedExecutions(results);
+      const present = inputs.filter((i) => found.has(i.execution_id));
+      const { outcomes, markers } = present.length ? await insertBatches(q, present, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE) : { outcomes: [], markers: [] };
+      const conflicts = outcomes.filter((o) => o.kind === 'conflict');
+      // Another transaction stored the same key while ours waited for it: that batch is the answer.
+      const byKey = conflicts.length ? new Map((await batchesByKey(q, conflicts.map((c) => inputs.find((i) => i.pos === c.pos)!.idempotency_key))).map((b) => [b.idempotency_key, b])) : new Map<string, AcceptedBatch>();
+      const accepted = outcomes.flatMap((o) => (o.kind === 'accepted' ? [o.batch.execution_id] : []));
+      await sendBatchJobs(boss, accepted, q);
+      if (phase === 'expired' || performance.now() > deadline) throw new AckTimeout();
+      phase = 'committing'; // from here the answer waits for the commit, however long it takes
+      return { outcomes, markers, byKey };
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => {
+        if (phase !== 'working') return;
+        phase = 'expired';
+        resolve('expired');
+      }, remaining);
+    });
+    work.catch(() => {}); // settled below, or abandoned after the deadline
+    try {
+      const done = await Promise.race([work, expired]);
+      if (done === 'expired') throw new AckTimeout();
+      for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
+      const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
+      for (const o of done.outcomes) {
+        const input = inputs.find((i) => i.pos === o.pos)!;
+        const winner = o.kind === 'conflict' ? done.byKey.get(input.idempotency_key) : undefined;
+        out.set(o.pos, winner ? { pos: o.pos, kind: 'duplicate', batch: winner } : o);
+      }
+      return out;
+    } catch (err) {
+      // A statement cancelled by the transaction's timeout is the deadline too.
+      if ((err as { code?: unknown }).code === '57014') throw new AckTimeout();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #refusal(err: unknown): Error {
+    if (err instanceof AckTimeout) {
+      this.#deps.metrics.batchAckTimeout.inc();
+      const s = this.#deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS;
+      return new ServiceError('ack_timeout', { code: 'ack_timeout', message: `the batch could not be stored and enqueued within ${s} s (SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS); nothing was stored, retry` });
+    }
+    if (isDatabaseUnavailable(err)) {
+      return new ServiceError('enqueue_error', { code: 'enqueue_error', message: 'the database is unavailable; nothing was stored, retry' });
+    }
+    this.#deps.log.error({ err: err instanceof Error ? err.message : String(err) }, 'batch accept failed');
+    return new ServiceError('enqueue_error', { code: 'enqueue_error', message: 'the batch could not be stored; nothing was stored, retry' });
+  }
+}
+
+/** The transaction missed its deadline: it rolls back (or was never begun). */
+class AckTimeout extends Error {}
+
+function answer(b: AcceptedBatch, duplicate: boolean): BatchAccepted {
+  return {
+    status: 'accepted',
+    request_id: b.request_id,
+    event_ids: b.event_ids,
+    commands_generated: 0,
+    queue_depth: b.queue_depth,
+    duplicate,
+    idempotency_key: b.idempotency_key,
+  };
+}

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import * as v from 'valibot';
+import { BatchAcceptor } from '../../actors/batch-accept.ts';
+import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
+import type { AppDeps } from '../app.ts';
+import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { REPORTABLE_EVENT_TYPES } from './events.ts';
+import { jsonObject } from './executions.ts';
+import { jsonSchema } from './validation.ts';
+
+/** Retry-After of every 503 of the batch routes: the queue or the database may be back by then. */
+const RETRY_AFTER_SECONDS = 1;
+/** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
+const STREAM_KEEPALIVE_MS = 15_000;
+
+const id = v.pipe(v.number(), v.integer(), v.minValue(1));
+const batchItem = v.object({
+  event_type: v.picklist(REPORTABLE_EVENT_TYPES, `must be one of ${REPORTABLE_EVENT_TYPES.join(', ')}`),
+  command_id: v.optional(v.nullable(id)),
+  attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
+  step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+  context: v.optional(v.nullable(jsonObject)),
+  result: v.optional(v.unknown()),
+  error: v.optional(v.unknown()),
+});
+const idempotencyKey = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(255, 'must be at most 255 characters'),
+  v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+);
+const headers = v.looseObject({ 'idempotency-key': v.optional(idempotencyKey) });
+const requestParams = v.object({ request_id: v.string() });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const acceptedAnswer = v.object({
+  status: v.literal('accepted'),
+  request_id: v.string(),
+  event_ids: v.array(v.number()),
+  commands_generated: v.number(),
+  queue_depth: v.number(),
+  duplicate: v.boolean(),
+  idempotency_key: v.string(),
+});
+const statusAnswer = v.object({
+  request_id: v.string(),
+  execution_id: v.number(),
+  state: v.picklist(BATCH_STATES),
+  error_code: v.nullable(v.string()),
+  message: v.nullable(v.string()),
+  commands_generated: v.number(),
+  idempotency_key: v.string(),
+  updated_at: v.string(),
+});
+
+/** Asynchronous batch intake: POST a batch (202), its status, and a stream of its state changes. */
+export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const { config } = deps;
+  const maxEvents = config.SVC_BATCH_MAX_EVENTS;
+  const maxBytes = config.SVC_BATCH_MAX_BYTES;
+  const batchBody = v.object({
+    execution_id: id,
+    worker_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+    events: v.pipe(
+      v.array(batchItem),
+      v.minLength(1, 'must hold at least one event'),
+      v.maxLength(maxEvents, `must hold at most ${maxEvents} events (SVC_BATCH_MAX_EVENTS)`),
+    ),
+  });
+  const acceptor = new BatchAcceptor(deps);
+
+  app.post(
+    '/api/events/batch',
+    {
+      config: { access: { level: 'operator', worker: true } },
+      bodyLimit: maxBytes,
+      // Refused before the body is read when its declared length is over the limit.
+      onRequest: async (req) => {
+        const length = Number(req.headers['content-length']);
+        if (length > maxBytes) throw new ServiceError('payload_too_large', `the batch body is ${length} bytes; at most ${maxBytes} (SVC_BATCH_MAX_BYTES)`);
+      },
+      schema: {
+        tags: ['events'],
+        summary: 'Accept a batch of worker events for asynchronous routing (202)',
+        description:
+          `Stores the events and a batch.accepted marker and enqueues their processing in one transaction, then answers 202. ` +
+          `At most ${maxEvents} events (422 beyond) and ${maxBytes} bytes (413 beyond). The same Idempotency-Key with the same ` +
+          `body answers the first 202 again with duplicate: true; with another body 422. 503 ack_timeout, queue_unavailable ` +
+          `or enqueue_error (with Retry-After) store nothing.`,
+        headers: jsonSchema(headers),
+        body: jsonSchema(batchBody),
+        response: { 202: jsonSchema(acceptedAnswer) },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body as v.InferOutput<typeof batchBody>;
+      const key = (req.headers as v.InferOutput<typeof headers>)['idempotency-key'] ?? null;
+      try {
+        const answer = await acceptor.accept({
+          execution_id: body.execution_id,
+          worker_id: body.worker_id ?? null,
+          events: body.events,
+          idempotency_key: key,
+          body_hash: createHash('sha256').update(canonicalJson(body)).digest('hex'),
+        });
+        return reply.code(202).send(answer);
+      } catch (err) {
+        throw withRetryAfter(reply, err);
+      }
+    },
+  );
+
+  app.get(
+    '/api/events/batch/:request_id/status',
+    {
+      config: { access: { level: 'viewer', worker: true } },
+      schema: { tags: ['events'], summary: 'State of an accepted batch: accepted, processing, completed or failed', params: jsonSchema(requestParams), response: { 200: jsonSchema(statusAnswer) } },
+    },
+    async (req) => presentStatus(await findBatch(deps, (req.params as v.InferOutput<typeof requestParams>).request_id)),
+  );
+
+  app.get(
+    '/api/events/batch/:request_id/stream',
+    {
+      config: { access: { level: 'viewer', worker: true } },
+      schema: {
+        tags: ['events'],
+        summary: 'Server-sent events: the batch status object at each state change, until a terminal state',
+        description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed.`,
+        params: jsonSchema(requestParams),
+      },
+    },
+    async (req, reply) => {
+      const first = await findBatch(deps, (req.params as v.InferOutput<typeof requestParams>).request_id);
+      // Polling stops when the client goes away (the response closes) or the server closes.
+      const gone = new AbortController();
+      reply.raw.on('close', () => gone.abort());
+      const signal = AbortSignal.any([gone.signal, app.closingSignal]);
+      reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
+      return reply.send(Readable.from(statusStream(deps, first, signal), { objectMode: false }));
+    },
+  );
+}
+
+async function findBatch(deps: AppDeps, requestId: string): Promise<BatchStatusRow> {
+  const row = UUID.test(requestId) ? await getBatchStatus(deps.db, requestId) : undefined;
+  if (!row) throw notFound(`batch request ${requestId}`);
+  return row;
+}
+
+/**
+ * The SSE messages of one stream: the state now, then each change seen by a poll every
+ * SVC_BATCH_STATUS_STREAM_POLL_SECONDS, ending after a terminal state (or when `signal` aborts:
+ * the client went away or the server closes; no poll runs after that).
+ */
+async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: AbortSignal): AsyncGenerator<string> {
+  const pollMs = deps.config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS * 1000;
+  let seq = 1;
+  let last = first;
+  let sentAt = performance.now();
+  yield sseMessage(seq++, 'status', presentStatus(first));
+  while (!isTerminalBatchState(last.state)) {
+    try {
+      await sleep(pollMs, undefined, { signal });
+    } catch {
+      return;
+    }
+    const now = await getBatchStatus(deps.db, first.request_id);
+    if (!now) return; // dropped after its retention
+    if (now.state !== last.state) {
+      yield sseMessage(seq++, 'status', presentStatus(now));
+      sentAt = performance.now();
+    } else if (performance.now() - sentAt > STREAM_KEEPALIVE_MS) {
+      yield ': keep-alive\n\n';
+      sentAt = performance.now();
+    }
+    last = now;
+  }
+}
+
+function sseMessage(id: number, event: string, data: unknown): string {
+  return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function presentStatus(r: BatchStatusRow): v.InferOutput<typeof statusAnswer> {
+  return {
+    request_id: r.request_id,
+    execution_id: r.execution_id,
+    state: r.state,
+    error_code: r.error_code,
+    message: r.message ?? defaultMessage(r.state),
+    commands_generated: r.commands_generated,
+    idempotency_key: r.idempotency_key,
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+function defaultMessage(state: BatchStatusRow['state']): string | null {
+  if (state === 'accepted') return 'waiting to be processed';
+  if (state === 'processing') return 'routing its events';
+  return null;
+}
+
+/** A 503 of the batch routes tells the client when to try again. */
+function withRetryAfter(reply: FastifyReply, err: unknown): unknown {
+  if (err instanceof ServiceError && err.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return err;
+}
+
+/** JSON with object keys sorted at every depth: the same body however its keys were ordered. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}

@@ -1,0 +1,167 @@
+import type pg from 'pg';
+import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import type { Queryable } from './queryable.ts';
+
+/** A batch to accept, as the accept statement takes it (`events` are the validated items). */
+export type AcceptInput = {
+  pos: number;
+  request_id: string;
+  execution_id: number;
+  worker_id: string | null;
+  idempotency_key: string;
+  body_hash: string;
+  events: unknown[];
+};
+
+/** A stored batch as its first 202 answer shows it (a replay answers the same). */
+export type AcceptedBatch = {
+  request_id: string;
+  execution_id: number;
+  idempotency_key: string;
+  body_hash: string;
+  event_ids: number[];
+  queue_depth: number;
+};
+
+/** What became of each input: stored now, already stored under its key, or not stored (queue full). */
+export type AcceptOutcome =
+  | { pos: number; kind: 'accepted' | 'duplicate'; batch: AcceptedBatch }
+  | { pos: number; kind: 'full'; depth: number }
+  | { pos: number; kind: 'conflict' };
+
+/** Executions of the log whose last events are the markers just appended (to advance hot snapshots). */
+export type MarkerAppend = { execution_id: number; from_event_id: number; to_event_id: number; applied: boolean };
+
+function intList(ids: number[]): string {
+  for (const id of ids) if (!Number.isSafeInteger(id) || id < 1) throw new Error(`not an id: ${id}`);
+  return ids.join(',');
+}
+
+/**
+ * Parameterless SQL sent with BEGIN (one round trip): bounds every statement of the transaction
+ * by `timeoutMs`, and row-locks the executions in id order (accepts of one execution take turns,
+ * so their markers and the order of their batches agree). Its last result lists the executions
+ * that exist.
+ */
+export function acceptPreludeSql(executionIds: number[], timeoutMs: number): string {
+  const ids = [...new Set(executionIds)].sort((a, b) => a - b);
+  return [
+    `SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}`,
+    `SELECT execution_id FROM core.execution WHERE execution_id = ANY(ARRAY[${intList(ids)}]::bigint[]) ORDER BY execution_id FOR UPDATE`,
+  ].join(';\n');
+}
+
+/** The executions `acceptPreludeSql` found (and locked). */
+export function lockedExecutions(results: pg.QueryResult[]): Set<number> {
+  return new Set((results.at(-1)?.rows ?? []).map((r: { execution_id: number }) => Number(r.execution_id)));
+}
+
+type Row = {
+  kind: 'accepted' | 'duplicate' | 'full' | 'conflict' | 'marker';
+  pos: number | null;
+  request_id: string | null;
+  execution_id: number | null;
+  idempotency_key: string | null;
+  body_hash: string | null;
+  event_ids: (number | string)[] | null;
+  queue_depth: number | null;
+  from_event_id: number | null;
+  to_event_id: number | null;
+  applied: boolean | null;
+};
+
+/**
+ * Stores the batches in one statement, inside the caller's transaction (executions locked by the
+ * prelude): a request row per batch not already stored under its idempotency key, with ids for
+ * its events, while the queue holds fewer than `maxDepth` unfinished batches; and a
+ * `batch.accepted` marker per stored batch in its execution's log. A marker folds to nothing, so
+ * when the execution had no events waiting to be applied it counts as applied at once.
+ */
+export async function insertBatches(q: Queryable, inputs: AcceptInput[], maxDepth: number): Promise<{ outcomes: AcceptOutcome[]; markers: MarkerAppend[] }> {
+  const { rows } = await q.query<Row>({
+    name: 'svc_batch_accept',
+    text: `
+WITH x AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
+         idempotency_key text, body_hash text, events jsonb)
+), dup AS (
+  SELECT b.request_id, b.execution_id, b.idempotency_key, b.body_hash, b.event_ids, b.queue_depth
+    FROM core.batch_request b WHERE b.idempotency_key IN (SELECT idempotency_key FROM x)
+), depth AS (
+  SELECT count(*)::int AS n FROM (SELECT 1 FROM core.batch_request WHERE state IN (${BATCH_PENDING_SQL}) LIMIT $2) q
+), fresh AS (
+  SELECT x.*, d.n + row_number() OVER (ORDER BY x.pos) AS depth_after
+    FROM x CROSS JOIN depth d
+   WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.idempotency_key = x.idempotency_key)
+), ins AS (
+  INSERT INTO core.batch_request (request_id, execution_id, worker_id, idempotency_key, body_hash, events, event_ids, queue_depth)
+  SELECT f.request_id, f.execution_id, f.worker_id, f.idempotency_key, f.body_hash, f.events,
+         ARRAY(SELECT nextval('core.batch_event_id_seq') FROM generate_series(1, jsonb_array_length(f.events))), f.depth_after
+    FROM fresh f WHERE f.depth_after <= $2 ORDER BY f.pos
+  ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING batch_id, request_id, execution_id, worker_id, idempotency_key, body_hash, event_ids, queue_depth
+), per AS (
+  SELECT execution_id, count(*)::int AS m FROM ins GROUP BY execution_id
+), bump AS (
+  UPDATE core.execution e
+     SET last_event_id = e.last_event_id + per.m,
+         applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
+    FROM per WHERE e.execution_id = per.execution_id
+  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
+            e.applied_event_id = e.last_event_id AS applied
+), marker AS (
+  INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context)
+  SELECT i.execution_id, b.from_event_id + row_number() OVER (PARTITION BY i.execution_id ORDER BY i.batch_id), b.catalog_id,
+         'batch.accepted', b.status, i.worker_id,
+         jsonb_build_object('request_id', i.request_id, 'events', cardinality(i.event_ids), 'event_ids', to_jsonb(i.event_ids))
+    FROM ins i JOIN bump b ON b.execution_id = i.execution_id
+)
+SELECT 'accepted' AS kind, f.pos, i.request_id::text, i.execution_id, i.idempotency_key, i.body_hash, i.event_ids, i.queue_depth,
+       NULL::bigint AS from_event_id, NULL::bigint AS to_event_id, NULL::boolean AS applied
+  FROM ins i JOIN fresh f ON f.idempotency_key = i.idempotency_key
+UNION ALL
+SELECT 'duplicate', x.pos, d.request_id::text, d.execution_id, d.idempotency_key, d.body_hash, d.event_ids, d.queue_depth, NULL, NULL, NULL
+  FROM dup d JOIN x ON x.idempotency_key = d.idempotency_key
+UNION ALL
+SELECT 'full', f.pos, NULL, NULL, NULL, NULL, NULL, f.depth_after - 1, NULL, NULL, NULL FROM fresh f WHERE f.depth_after > $2
+UNION ALL
+SELECT 'conflict', f.pos, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+  FROM fresh f WHERE f.depth_after <= $2 AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.idempotency_key = f.idempotency_key)
+UNION ALL
+SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM bump b`,
+    values: [JSON.stringify(inputs), maxDepth],
+  });
+  const outcomes: AcceptOutcome[] = [];
+  const markers: MarkerAppend[] = [];
+  for (const r of rows) {
+    if (r.kind === 'marker') {
+      markers.push({ execution_id: Number(r.execution_id), from_event_id: Number(r.from_event_id), to_event_id: Number(r.to_event_id), applied: r.applied === true });
+    } else if (r.kind === 'full') outcomes.push({ pos: Number(r.pos), kind: 'full', depth: Number(r.queue_depth) });
+    else if (r.kind === 'conflict') outcomes.push({ pos: Number(r.pos), kind: 'conflict' });
+    else outcomes.push({ pos: Number(r.pos), kind: r.kind, batch: acceptedBatch(r) });
+  }
+  return { outcomes, markers };
+}
+
+/**
+ * Batches stored under these keys (by a transaction that committed while the insert waited for
+ * it: a concurrent duplicate).
+ */
+export async function batchesByKey(q: Queryable, keys: string[]): Promise<AcceptedBatch[]> {
+  const { rows } = await q.query<Row>(
+    `SELECT request_id::text, execution_id, idempotency_key, body_hash, event_ids, queue_depth FROM core.batch_request WHERE idempotency_key = ANY($1::text[])`,
+    [keys],
+  );
+  return rows.map(acceptedBatch);
+}
+
+function acceptedBatch(r: Pick<Row, 'request_id' | 'execution_id' | 'idempotency_key' | 'body_hash' | 'event_ids' | 'queue_depth'>): AcceptedBatch {
+  return {
+    request_id: String(r.request_id),
+    execution_id: Number(r.execution_id),
+    idempotency_key: String(r.idempotency_key),
+    body_hash: String(r.body_hash),
+    event_ids: (r.event_ids ?? []).map(Number),
+    queue_depth: Number(r.queue_depth),
+  };
+}

@@ -1,0 +1,190 @@
+import { BATCH_STATES, isTerminalBatchState, statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
+import type { Queryable } from './queryable.ts';
+
+/**
+ * `IN (...)` list of the states of unfinished batches, written out (code constants, not data) so
+ * that the planner matches the partial index batch_request_pending_idx (migrations/0011_batch.sql).
+ */
+export const BATCH_PENDING_SQL = BATCH_STATES.filter((s) => !isTerminalBatchState(s))
+  .map((s) => `'${s}'`)
+  .join(', ');
+
+/** SQLSTATE raised when a batch has moved on since a processor took it (another one routed or failed it). */
+export const BATCH_MOVED_SQLSTATE = 'SVC02';
+
+/** GET /api/events/batch/{request_id}/status: the request as stored. */
+export type BatchStatusRow = {
+  request_id: string;
+  execution_id: number;
+  state: BatchState;
+  error_code: string | null;
+  message: string | null;
+  commands_generated: number;
+  idempotency_key: string;
+  updated_at: Date;
+};
+
+/** A batch a processor took: its items, and whether an earlier attempt already routed them. */
+export type ClaimedBatch = {
+  batch_id: number;
+  request_id: string;
+  execution_id: number;
+  worker_id: string | null;
+  events: unknown[];
+  event_ids: number[];
+  routed: boolean;
+};
+
+export async function getBatchStatus(q: Queryable, requestId: string): Promise<BatchStatusRow | undefined> {
+  const { rows } = await q.query<BatchStatusRow>(
+    `SELECT request_id::text, execution_id, state, error_code, message, commands_generated, idempotency_key, updated_at
+       FROM core.batch_request WHERE request_id = $1::uuid`,
+    [requestId],
+  );
+  return rows[0];
+}
+
+/** Unfinished batches (accepted or processing), all servers together. */
+export async function batchQueueDepth(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.batch_request WHERE state IN (${BATCH_PENDING_SQL})`);
+  return rows[0].n;
+}
+
+/**
+ * Takes the unfinished batches of these executions for one handling call (the machine's `claim`),
+ * each execution's in order, up to `maxEventsEach` events per execution (its first batch always).
+ * `more` lists executions that had batches left over.
+ */
+export async function claimBatches(
+  q: Queryable,
+  executionIds: number[],
+  maxEventsEach: number,
+): Promise<{ batches: ClaimedBatch[]; more: number[] }> {
+  const { rows } = await q.query<ClaimedBatch & { over: boolean }>(
+    `WITH pending AS (
+       SELECT batch_id, execution_id,
+              sum(cardinality(event_ids)) OVER (PARTITION BY execution_id ORDER BY batch_id) - cardinality(event_ids) AS before,
+              row_number() OVER (PARTITION BY execution_id ORDER BY batch_id) AS rn
+         FROM core.batch_request
+        WHERE execution_id = ANY($1::bigint[]) AND state IN (${BATCH_PENDING_SQL})
+     ), took AS (
+       UPDATE core.batch_request b SET state = 'processing', attempts = b.attempts + 1, updated_at = now()
+         FROM pending p
+        WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < $2) AND b.state = ANY($3::text[])
+       RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, b.routed_at IS NOT NULL AS routed, false AS over
+     )
+     SELECT * FROM took
+     UNION ALL
+     SELECT DISTINCT ON (p.execution_id) p.batch_id, NULL, p.execution_id, NULL, NULL, NULL, NULL, true
+       FROM pending p WHERE p.rn > 1 AND p.before >= $2`,
+    [executionIds, maxEventsEach, statesAllowing('claim')],
+  );
+  const batches = rows
+    .filter((r) => !r.over)
+    .map((r) => ({ ...r, batch_id: Number(r.batch_id), execution_id: Number(r.execution_id), event_ids: (r.event_ids ?? []).map(Number), events: r.events ?? [] }))
+    .sort((a, b) => a.execution_id - b.execution_id || a.batch_id - b.batch_id);
+  return { batches, more: rows.filter((r) => r.over).map((r) => Number(r.execution_id)) };
+}
+
+/**
+ * Inside the routing transaction, just before its commit: marks the batches routed. If any of
+ * them was routed or failed by someone else since it was claimed, raises BATCH_MOVED_SQLSTATE,
+ * and the routing rolls back.
+ */
+export async function markRouted(q: Queryable, batchIds: number[]): Promise<void> {
+  await q.query(
+    `WITH marked AS (
+       UPDATE core.batch_request SET routed_at = now(), updated_at = now()
+        WHERE batch_id = ANY($1::bigint[]) AND routed_at IS NULL AND state = ANY($2::text[])
+       RETURNING batch_id)
+     SELECT core.svc_batch_moved('batch routed or failed elsewhere') WHERE (SELECT count(*) FROM marked) <> $3`,
+    [batchIds, statesAllowing('complete'), batchIds.length],
+  );
+}
+
+/** How a batch ended: its record in the execution's log and the request's final state. */
+export type BatchEnd = {
+  batch_id: number;
+  execution_id: number;
+  worker_id: string | null;
+  state: 'completed' | 'failed';
+  event_type: 'batch.completed' | 'batch.failed';
+  context: Record<string, unknown>;
+  /** `{context: {...}}`: the measurements of the handling call (the spec's `result.context`). */
+  result: { context: Record<string, unknown> };
+  error: { code: string; message: string } | null;
+  commands_generated: number;
+  message: string;
+};
+
+/** The log of an execution advanced by the records just appended. */
+export type RecordAppend = { execution_id: number; from_event_id: number; to_event_id: number; applied: boolean };
+
+/**
+ * Ends batches in one statement, all completed or all failed (`event`): each request moves to its
+ * final state (completed only once routed, failed only if never routed; ones that moved on
+ * otherwise are left alone) and its record is appended to its execution's log. The records fold
+ * to nothing, so when the execution had no events waiting to be applied they count as applied at
+ * once. Returns the log advances.
+ */
+export async function endBatches(q: Queryable, event: 'complete' | 'fail', ends: BatchEnd[]): Promise<RecordAppend[]> {
+  if (!ends.length) return [];
+  const state = event === 'complete' ? 'completed' : 'failed';
+  if (ends.some((e) => e.state !== state)) throw new Error(`endBatches(${event}) given a batch that is not ${state}`);
+  const { rows } = await q.query<RecordAppend>({
+    name: 'svc_batch_end',
+    text: `
+WITH x AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, batch_id bigint, execution_id bigint, worker_id text, state text, event_type text,
+         context jsonb, result jsonb, error jsonb, commands_generated int, message text)
+), lk AS (
+  SELECT e.execution_id FROM core.execution e WHERE e.execution_id IN (SELECT execution_id FROM x) ORDER BY e.execution_id FOR UPDATE
+), upd AS (
+  UPDATE core.batch_request b
+     SET state = x.state, error_code = x.error->>'code', message = x.message, commands_generated = x.commands_generated,
+         events = CASE WHEN x.state = 'completed' THEN NULL ELSE b.events END, updated_at = now()
+    FROM x
+   WHERE b.batch_id = x.batch_id AND b.state = ANY($2::text[]) AND (b.routed_at IS NOT NULL) = (x.state = 'completed')
+     AND (SELECT count(*) FROM lk) >= 0
+  RETURNING b.batch_id
+), per AS (
+  SELECT x.execution_id, count(*)::int AS m FROM x JOIN upd ON upd.batch_id = x.batch_id GROUP BY x.execution_id
+), bump AS (
+  UPDATE core.execution e
+     SET last_event_id = e.last_event_id + per.m,
+         applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
+    FROM per WHERE e.execution_id = per.execution_id
+  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
+            e.applied_event_id = e.last_event_id AS applied
+), ins AS (
+  INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context, result, error)
+  SELECT x.execution_id, b.from_event_id + row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord), b.catalog_id,
+         x.event_type, b.status, x.worker_id, x.context, x.result, x.error
+    FROM x JOIN upd ON upd.batch_id = x.batch_id JOIN bump b ON b.execution_id = x.execution_id
+)
+SELECT execution_id, from_event_id, to_event_id, applied FROM bump`,
+    values: [JSON.stringify(ends.map((e, ord) => ({ ...e, ord }))), statesAllowing(event)],
+  });
+  return rows.map((r) => ({ execution_id: Number(r.execution_id), from_event_id: Number(r.from_event_id), to_event_id: Number(r.to_event_id), applied: r.applied }));
+}
+
+/** Executions with batches left unfinished for `staleSeconds` (their job was lost or failed for good). */
+export async function staleBatchExecutions(q: Queryable, staleSeconds: number, limit: number): Promise<number[]> {
+  const { rows } = await q.query<{ execution_id: number }>(
+    `SELECT DISTINCT execution_id FROM core.batch_request
+      WHERE state IN (${BATCH_PENDING_SQL}) AND updated_at < now() - make_interval(secs => $1) LIMIT $2`,
+    [staleSeconds, limit],
+  );
+  return rows.map((r) => Number(r.execution_id));
+}
+
+/** Deletes up to `limit` finished requests older than `retentionSeconds`; returns how many. */
+export async function deleteFinishedBatches(q: Queryable, retentionSeconds: number, limit: number): Promise<number> {
+  const { rowCount } = await q.query(
+    `DELETE FROM core.batch_request WHERE batch_id IN (
+       SELECT batch_id FROM core.batch_request
+        WHERE state IN ('completed', 'failed') AND updated_at < now() - make_interval(secs => $1) LIMIT $2)`,
+    [retentionSeconds, limit],
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,50 @@
+import { PgBoss, type Db as BossDb } from 'pg-boss';
+import type { Queryable } from '../db/queryable.ts';
+import type { Logger } from '../log.ts';
+
+export type { PgBoss } from 'pg-boss';
+
+/** pg-boss keeps its tables in this schema of the service database. */
+export const BOSS_SCHEMA = 'pgboss';
+/** Connections of pg-boss's own pool (fetching, completing, maintenance), beside the LISTEN one. */
+const BOSS_POOL_CONNECTIONS = 4;
+// Supervision finds jobs whose worker died (active past their expiry) and puts them back for
+// retry: a job of a killed server is taken up again within this long after its expiry.
+const BOSS_SUPERVISE_INTERVAL_SECONDS = 5;
+// Completed jobs are deleted by maintenance; the batch requests keep what a client may ask.
+const BOSS_MAINTENANCE_INTERVAL_SECONDS = 300;
+/** How long stop() lets handlers in flight finish before it closes the pool. */
+export const BOSS_STOP_TIMEOUT_MS = 8_000;
+
+/**
+ * Starts the service's one pg-boss instance on `databaseUrl` (creating or migrating its schema),
+ * with LISTEN/NOTIFY so a job sent to a notifying queue wakes its workers at once. Errors of its
+ * background work are logged, never thrown at the process.
+ */
+export async function startBoss(databaseUrl: string, log: Logger): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: databaseUrl,
+    schema: BOSS_SCHEMA,
+    max: BOSS_POOL_CONNECTIONS,
+    application_name: 'svc-jobs',
+    useListenNotify: true,
+    superviseIntervalSeconds: BOSS_SUPERVISE_INTERVAL_SECONDS,
+    monitorIntervalSeconds: BOSS_SUPERVISE_INTERVAL_SECONDS,
+    maintenanceIntervalSeconds: BOSS_MAINTENANCE_INTERVAL_SECONDS,
+    schedule: false,
+  });
+  boss.on('error', (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'job queue error'));
+  boss.on('warning', (w: { message?: string }) => log.debug({ warning: w.message }, 'job queue warning'));
+  await boss.start();
+  return boss;
+}
+
+/** Stops the workers (letting handlers in flight finish up to BOSS_STOP_TIMEOUT_MS) and closes its pool. */
+export async function stopBoss(boss: PgBoss): Promise<void> {
+  await boss.stop({ graceful: true, timeout: BOSS_STOP_TIMEOUT_MS });
+}
+
+/** pg-boss's view of a client inside one of our transactions: jobs sent through it commit or roll back with it. */
+export function bossDb(q: Queryable): BossDb {
+  return { executeSql: (text, values) => q.query(text, values) };
+}

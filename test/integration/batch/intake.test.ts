@@ -1,0 +1,357 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { batchApi, commandReport, type BatchApi } from '../../helpers/batch.ts';
+import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
+import { http, type Json } from '../../helpers/http.ts';
+import { until } from '../../helpers/until.ts';
+
+// The batch intake on a real server over HTTP: what a 202 means, idempotency, limits, the
+// states of a request, its stream, and what processing writes.
+
+const POLL_SECONDS = 0.05;
+const TWO_STEPS = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: two, path: batch/two }
+workflow:
+  - step: s1
+    tool: { name: t, kind: noop }
+    next: s2
+  - step: s2
+    tool: { name: t, kind: noop }
+`;
+
+let t: TestApp;
+let ex: ExecutionApi;
+let b: BatchApi;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp({
+    SVC_BATCH_STATUS_STREAM_POLL_SECONDS: String(POLL_SECONDS),
+    SVC_BATCH_MAX_EVENTS: '8',
+    SVC_BATCH_MAX_BYTES: '4096',
+    // Accepts of one execution take turns on its row; on a busy test machine a dozen at once can
+    // pass the 0.25 s default (ack_timeout is tested in faults.test.ts).
+    SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10',
+  });
+  ex = executionApi(t.url);
+  b = batchApi(t.url);
+  await ex.register(TWO_STEPS);
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+});
+
+/** Claims the execution's pending command as `worker`. */
+async function claimNext(id: number, worker: string): Promise<Json> {
+  const pending = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING' ORDER BY seq LIMIT 1`, [id]);
+  return b.claim(Number(pending.rows[0].command_id), worker);
+}
+
+/** A running execution whose first command `worker` has claimed. */
+async function claimedExecution(worker = 'w1'): Promise<{ id: number; cmd: Json }> {
+  const id = await ex.run('batch/two');
+  return { id, cmd: await claimNext(id, worker) };
+}
+
+/**
+ * Holds the execution's advisory lock (the one routing takes) on a connection of the test while
+ * `fn` runs: processing of its batches waits, accepting them does not.
+ */
+async function whileRoutingBlocked<T>(executionId: number, fn: (release: () => Promise<void>) => Promise<T>): Promise<T> {
+  const lock = new pg.Client({ connectionString: t.databaseUrl });
+  await lock.connect();
+  await lock.query('SELECT pg_advisory_lock($1)', [executionId]);
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await lock.query('SELECT pg_advisory_unlock($1)', [executionId]);
+  };
+  try {
+    return await fn(release);
+  } finally {
+    await release();
+    await lock.end();
+  }
+}
+
+const count = async (sql: string, params: unknown[] = []) => Number((await db.query(sql, params)).rows[0].n);
+const storedBatches = () => count('SELECT count(*) AS n FROM core.batch_request');
+const markers = (id: number) => count(`SELECT count(*) AS n FROM core.event WHERE execution_id = $1 AND event_type = 'batch.accepted'`, [id]);
+
+describe('POST /api/events/batch', () => {
+  it('answers 202 with the spec body, and processing routes the events and issues the next command', async () => {
+    const { id, cmd } = await claimedExecution();
+    const r = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
+    expect(r.status).toBe(202);
+    expect(Object.keys(r.body).sort()).toEqual(['commands_generated', 'duplicate', 'event_ids', 'idempotency_key', 'queue_depth', 'request_id', 'status']);
+    expect(r.body).toMatchObject({ status: 'accepted', commands_generated: 0, duplicate: false });
+    expect(r.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.body.event_ids).toHaveLength(3);
+    for (const e of r.body.event_ids) expect(Number.isInteger(e)).toBe(true);
+    expect(r.body.queue_depth).toBeGreaterThanOrEqual(1);
+    expect(typeof r.body.idempotency_key).toBe('string');
+
+    const s = await b.settled(r.body.request_id);
+    expect(s).toMatchObject({ request_id: r.body.request_id, execution_id: id, state: 'completed', error_code: null, commands_generated: 1 });
+    const events = await ex.events(id);
+    const types = events.map((e) => e.event_type);
+    // The marker, the claim, the three reported events, the step change and the next command, the record.
+    expect(types.slice(3)).toEqual(['batch.accepted', 'command.claimed', 'command.started', 'call.done', 'command.completed', 'step.exit', 'step.enter', 'command.issued', 'batch.completed']);
+    expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+    // Each routed event names the batch item it came from.
+    expect(events.filter((e) => e.context?.batch_event_id).map((e) => e.context.batch_event_id)).toEqual(r.body.event_ids);
+    const next = await db.query(`SELECT step, status FROM core.command WHERE execution_id = $1 ORDER BY seq`, [id]);
+    expect(next.rows).toEqual([{ step: 's1', status: 'COMPLETED' }, { step: 's2', status: 'PENDING' }]);
+  });
+
+  it('has committed the events, the batch.accepted marker and the processing job before it answers', async () => {
+    const { id, cmd } = await claimedExecution();
+    await whileRoutingBlocked(id, async () => {
+      const r = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
+      expect(r.status).toBe(202);
+      // Read at once from another connection: everything the 202 stands for is there.
+      const row = await db.query(`SELECT events, event_ids FROM core.batch_request WHERE request_id = $1`, [r.body.request_id]);
+      expect(row.rows[0].events).toHaveLength(3);
+      expect(row.rows[0].event_ids.map(Number)).toEqual(r.body.event_ids);
+      const marker = await db.query(`SELECT context FROM core.event WHERE execution_id = $1 AND event_type = 'batch.accepted'`, [id]);
+      expect(marker.rows.map((m) => m.context.request_id)).toEqual([r.body.request_id]);
+      const jobs = await count(`SELECT count(*) AS n FROM pgboss.job WHERE name = 'svc-batch' AND data->>'execution_id' = $1`, [String(id)]);
+      expect(jobs).toBeGreaterThanOrEqual(1);
+    });
+  });
+
+  it('replays the first answer for the same Idempotency-Key and body, and refuses another body with 422', async () => {
+    const { id, cmd } = await claimedExecution();
+    const body = { execution_id: id, worker_id: 'w1', events: commandReport(cmd) };
+    const key = { 'idempotency-key': `k-${id}` };
+    const before = await storedBatches();
+    await whileRoutingBlocked(id, async (release) => {
+      const first = await b.post(body, key);
+      expect(first.status).toBe(202);
+      expect(first.body.idempotency_key).toBe(`k-${id}`);
+      // While the first is still waiting to be processed.
+      const again = await b.post({ worker_id: 'w1', events: body.events, execution_id: id }, key);
+      expect(again.status).toBe(202);
+      expect(again.body).toEqual({ ...first.body, duplicate: true });
+      await release();
+      expect((await b.settled(first.body.request_id)).state).toBe('completed');
+      // And after it completed: still the first answer, nothing routed again.
+      const late = await b.post(body, key);
+      expect(late.body).toEqual({ ...first.body, duplicate: true });
+      const other = await b.post({ ...body, worker_id: 'w2' }, key);
+      expect(other.status).toBe(422);
+      expect(other.body.detail.code).toBe('idempotency_key_reused');
+      expect(other.body.detail.message).toContain(`k-${id}`);
+    });
+    expect(await storedBatches()).toBe(before + 1);
+    expect(await markers(id)).toBe(1);
+    expect(await count(`SELECT count(*) AS n FROM core.event WHERE execution_id = $1 AND event_type = 'command.completed'`, [id])).toBe(1);
+  });
+
+  it('stores one batch for concurrent duplicates, on one server and across two', async () => {
+    const { id, cmd } = await claimedExecution();
+    const body = { execution_id: id, worker_id: 'w1', events: commandReport(cmd) };
+    const key = { 'idempotency-key': `concurrent-${id}` };
+    const before = await storedBatches();
+    const second = await startSecondServer();
+    try {
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => http(i % 2 ? second.url : t.url, 'POST', '/api/events/batch', body, key)));
+      for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(202);
+      const ids = new Set(answers.map((a) => a.body.request_id));
+      expect(ids.size).toBe(1);
+      expect(answers.filter((a) => !a.body.duplicate)).toHaveLength(1);
+      expect(await storedBatches()).toBe(before + 1);
+      expect(await markers(id)).toBe(1);
+      await b.settled([...ids][0]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses too many events with 422 and too many bytes with 413, storing nothing', async () => {
+    const { id, cmd } = await claimedExecution();
+    const before = await storedBatches();
+    const many = Array.from({ length: 9 }, () => ({ event_type: 'command.heartbeat', command_id: cmd.command_id, attempt: cmd.attempt }));
+    const tooMany = await b.post({ execution_id: id, worker_id: 'w1', events: many });
+    expect(tooMany.status).toBe(422);
+    expect(JSON.stringify(tooMany.body.detail)).toContain('SVC_BATCH_MAX_EVENTS');
+    const big = await b.post({ execution_id: id, worker_id: 'w1', events: [{ event_type: 'call.done', command_id: cmd.command_id, attempt: cmd.attempt, context: { blob: 'x'.repeat(5000) } }] });
+    expect(big.status).toBe(413);
+    expect(JSON.stringify(big.body.detail)).toContain('SVC_BATCH_MAX_BYTES');
+    const none = await b.post({ execution_id: id, worker_id: 'w1', events: [] });
+    expect(none.status).toBe(422);
+    const missing = await b.post({ execution_id: 999_999, events: [{ event_type: 'call.done' }] });
+    expect(missing.status).toBe(404);
+    expect(await storedBatches()).toBe(before);
+    expect(await markers(id)).toBe(0);
+  });
+});
+
+describe('a batch request', () => {
+  it('moves accepted -> processing -> completed, as its status and its stream show', async () => {
+    const { id, cmd } = await claimedExecution();
+    await whileRoutingBlocked(id, async (release) => {
+      // The first batch is taken and waits for the lock; the second waits behind it, accepted.
+      const first = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(0, 2) });
+      await until('the first batch to be processing', async () => (await b.status(first.body.request_id)).state === 'processing');
+      const second = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(2) });
+      expect((await b.status(second.body.request_id)).state).toBe('accepted');
+      const stream = readStream(`${t.url}/api/events/batch/${second.body.request_id}/stream`);
+      await new Promise((r) => setTimeout(r, 300));
+      await release();
+      const messages = await stream;
+      expect(messages.map((m) => m.event)).toEqual(messages.map(() => 'status'));
+      const states = messages.map((m) => JSON.parse(m.data).state);
+      expect(states[0]).toBe('accepted');
+      expect(states.at(-1)).toBe('completed');
+      expect(states.filter((s, i) => s === states[i - 1])).toEqual([]); // one message per change
+      expect(JSON.parse(messages.at(-1)!.data)).toMatchObject({ request_id: second.body.request_id, execution_id: id, commands_generated: 1 });
+      expect((await b.status(first.body.request_id)).state).toBe('completed');
+    });
+  });
+
+  it('answers 404 for an unknown request, on status and stream', async () => {
+    for (const path of ['status', 'stream']) {
+      expect((await http(t.url, 'GET', `/api/events/batch/00000000-0000-0000-0000-000000000000/${path}`)).status).toBe(404);
+      expect((await http(t.url, 'GET', `/api/events/batch/not-a-request/${path}`)).status).toBe(404);
+    }
+  });
+
+  it('records every timing of the spec in batch.completed, measured: parts within the whole', async () => {
+    const { id, cmd } = await claimedExecution();
+    const held = await whileRoutingBlocked(id, async (release) => {
+      const r = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
+      await until('the batch to be processing', async () => (await b.status(r.body.request_id)).state === 'processing');
+      await new Promise((ok) => setTimeout(ok, 300)); // the lock is held this long at least
+      await release();
+      return r;
+    });
+    await b.settled(held.body.request_id);
+    const [record] = (await ex.events(id)).filter((e) => e.event_type === 'batch.completed');
+    const c = record.result.context;
+    for (const field of [
+      'processing_ms', 'pool_checkout_ms', 'lock_acquire_ms', 'state_load_ms', 'engine_total_ms', 'save_state_ms', 'save_state_calls',
+      'save_state_terminal_lightweight_ms', 'save_state_terminal_lightweight_calls', 'persist_event_compat_ms', 'persist_event_compat_calls',
+      'save_state_coalesced_count', 'commit_ms', 'transaction_ms', 'issue_commands_ms',
+    ]) {
+      expect(typeof c[field], field).toBe('number');
+      expect(c[field], field).toBeGreaterThanOrEqual(0);
+    }
+    expect(c.actionable_event).toBe(true);
+    expect(c.commands_generated).toBe(1);
+    // The lock was held by the test for 300 ms after the batch was taken: the wait is measured.
+    expect(c.lock_acquire_ms).toBeGreaterThan(200);
+    const eps = 0.01;
+    expect(c.lock_acquire_ms + c.state_load_ms).toBeLessThanOrEqual(c.engine_total_ms + eps);
+    expect(c.save_state_ms).toBeLessThanOrEqual(c.engine_total_ms + eps);
+    expect(c.persist_event_compat_ms).toBeLessThanOrEqual(c.engine_total_ms + eps);
+    expect(c.transaction_ms).toBeCloseTo(c.engine_total_ms + c.commit_ms, 2);
+    expect(c.pool_checkout_ms + c.transaction_ms + c.issue_commands_ms).toBeLessThanOrEqual(c.processing_ms + eps);
+    expect(c).toMatchObject({ save_state_calls: 1, persist_event_compat_calls: 1, save_state_terminal_lightweight_calls: 0 });
+    // Seven events were appended to one execution written once (the claim, 3 reported, 3 from the step change).
+    expect(c.save_state_coalesced_count).toBe(6);
+  });
+
+  it('refuses and records a report from a stale claim, in the same routing as worker reports', async () => {
+    const { id, cmd } = await claimedExecution('w-old');
+    // Another claim of the same command makes w-old's attempt stale.
+    await db.query(`UPDATE core.command SET worker_id = 'w-new', attempt = attempt + 1 WHERE command_id = $1`, [cmd.command_id]);
+    const r = await b.post({ execution_id: id, worker_id: 'w-old', events: commandReport(cmd) });
+    const s = await b.settled(r.body.request_id);
+    expect(s).toMatchObject({ state: 'completed', commands_generated: 0 });
+    expect(s.message).toContain('stale_claim');
+    const [record] = (await ex.events(id)).filter((e) => e.event_type === 'batch.completed');
+    expect(record.context.refused.map((x: Json) => x.error)).toEqual(['stale_claim', 'stale_claim', 'stale_claim']);
+    expect(record.context.refused.map((x: Json) => x.batch_event_id)).toEqual(r.body.event_ids);
+    expect(record.result.context.actionable_event).toBe(false);
+    const row = await db.query(`SELECT status FROM core.command WHERE command_id = $1`, [cmd.command_id]);
+    expect(row.rows[0].status).toBe('CLAIMED');
+  });
+
+  it('leaves a finished execution as it was when late events arrive (terminal fast path)', async () => {
+    const { id, cmd } = await claimedExecution();
+    await b.settled((await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd, 'one') })).body.request_id);
+    const cmd2 = await claimNext(id, 'w1');
+    await b.settled((await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd2, 'two') })).body.request_id);
+    const done = await ex.wait(id);
+    expect(done).toMatchObject({ status: 'completed', progress: 100, result: 'two' });
+    const row = async () => (await db.query(`SELECT status, progress, result, error, finished_at, snapshot FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
+    const before = await row();
+    const late = await b.post({ execution_id: id, worker_id: 'w1', events: [...commandReport(cmd2, 'late'), { event_type: 'execution.cancelled', context: { reason: 'too late' } }] });
+    const s = await b.settled(late.body.request_id);
+    expect(s).toMatchObject({ state: 'completed', commands_generated: 0 });
+    expect(await row()).toEqual(before);
+    expect(await ex.wait(id)).toMatchObject({ status: 'completed', result: 'two' });
+    const events = await ex.events(id);
+    expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+    const tail = events.slice(events.findIndex((e) => e.context?.request_id === late.body.request_id));
+    expect(tail.map((e) => e.event_type)).toEqual(['batch.accepted', 'command.started', 'call.done', 'command.completed', 'execution.cancelled', 'batch.completed']);
+    expect(tail.at(-1)!.result.context).toMatchObject({ actionable_event: false, commands_generated: 0, save_state_calls: 0, save_state_terminal_lightweight_calls: 1 });
+  });
+
+  it('exposes the batch metrics of the spec with values', async () => {
+    // A batch whose command is then claimed: the first-claim latency is observed.
+    const { id, cmd } = await claimedExecution();
+    await b.settled((await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) })).body.request_id);
+    await claimNext(id, 'w1');
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(value('svc_batch_enqueue_latency_seconds_count')).toBeGreaterThan(0);
+    expect(value('svc_batch_enqueue_latency_seconds_sum')).toBeGreaterThan(0);
+    expect(value('svc_batch_first_worker_claim_latency_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(value('svc_batch_first_worker_claim_latency_seconds_sum')).toBeGreaterThan(0);
+    expect(value('svc_batch_ack_timeout_total')).toBe(0);
+    expect(value('svc_batch_queue_depth')).toBe(0);
+  });
+
+  it('is in the OpenAPI document with its body schema', async () => {
+    const doc = (await http(t.url, 'GET', '/docs/json')).body;
+    const post = doc.paths['/api/events/batch'].post;
+    expect(post.responses['202']).toBeDefined();
+    expect(JSON.stringify(post.requestBody)).toContain('"maxItems":8');
+    expect(doc.paths['/api/events/batch/{request_id}/status'].get).toBeDefined();
+    expect(doc.paths['/api/events/batch/{request_id}/stream'].get).toBeDefined();
+  });
+});
+
+/** Reads a server-sent-event stream to its end (the server closes it); returns its messages. */
+async function readStream(url: string): Promise<{ event: string; data: string }[]> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toContain('text/event-stream');
+  const text = await res.text(); // resolves when the server ends the stream
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('data:'))
+    .map((block) => ({
+      event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
+      data: /^data: (.*)$/m.exec(block)?.[1] ?? '',
+    }));
+}
+
+/** A second server on the same database (its own pool, job queue and processors), for races across servers. */
+async function startSecondServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const { buildApp } = await import('../../../src/app.ts');
+  const { Db } = await import('../../../src/db/db.ts');
+  const { createMetrics } = await import('../../../src/metrics.ts');
+  const { PlaybookCache } = await import('../../../actors/playbook-cache.ts');
+  const { HotSnapshots } = await import('../../../actors/hot-snapshots.ts');
+  const { createPostgresBus } = await import('../../../src/bus/postgres.ts');
+  const second = new Db(t.databaseUrl, 5);
+  const bus = await createPostgresBus(second);
+  const app = await buildApp({ ...t.deps, db: second, bus, metrics: createMetrics(), cache: new PlaybookCache(), snapshots: new HotSnapshots() });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    url,
+    async close() {
+      await app.close();
+      await bus.close();
+      await second.close();
+    },
+  };
+}
