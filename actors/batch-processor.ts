@@ -128,11 +128,11 @@ async function handlingCall(deps: BatchDeps, ids: number[]): Promise<void> {
   const timeoutMs = deps.config.SVC_BATCH_PROCESSING_TIMEOUT_SECONDS * 1000;
   const { batches, more } = await claimBatches(deps.db, ids, EVENTS_PER_EXECUTION_PER_CALL);
   const toRoute = batches.filter((b) => !b.routed);
-  const events: RoutedEvent[] = toRoute.flatMap((b) => b.events.map((item, i) => batchItemEvent(b, item, b.event_ids[i])));
   const probe = newRouteProbe();
   let results: EventResult[] = [];
-  if (events.length) {
+  if (toRoute.length) {
     try {
+      const events: RoutedEvent[] = toRoute.flatMap((b) => b.events.map((item, i) => batchItemEvent(b, item, b.event_ids[i])));
       const out = await routeEvents(deps, events, {
         timeoutMs: Math.max(1, timeoutMs - (performance.now() - t0)),
         probe,

@@ -5,6 +5,7 @@ import { createLogger } from './log.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
 import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
+import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -212,6 +213,11 @@ const commands: Record<string, Command> = {
     summary: DOCTOR_SUMMARY,
     usage: DOCTOR_USAGE,
     run: async (argv) => (await import('./doctor/doctor-command.ts')).doctorCommand(argv),
+  },
+  events: {
+    summary: EVENTS_SUMMARY,
+    usage: EVENTS_USAGE,
+    run: async (argv) => (await import('./cli/events-send.ts')).eventsCommand(argv),
   },
 };
 

@@ -41,8 +41,8 @@ export function lineView(out: Out): ProgressView {
   };
 }
 
-const CLEAR_LINE = '\r\x1b[2K';
-const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+export const CLEAR_LINE = '\r\x1b[2K';
+export const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /** One status line redrawn in place (`\r` + clear line), cut to the terminal width. */
 export function terminalView(out: Out): ProgressView {

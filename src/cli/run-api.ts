@@ -56,8 +56,8 @@ function checked<S extends v.GenericSchema>(schema: S, value: unknown, what: str
   return r.output;
 }
 
-/** Why fetch failed, in one line (fetch wraps the socket error as `cause`). */
-function networkReason(err: unknown): string {
+/** Why a request got no answer, in one line (the socket error is its `cause`). */
+export function networkReason(err: unknown): string {
   if (err instanceof Error && err.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000}s`;
   const cause = err instanceof Error ? err.cause : undefined;
   if (cause instanceof Error) {

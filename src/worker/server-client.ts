@@ -27,6 +27,9 @@ export type ServerClientOptions = {
 type Target = { request: typeof http.request; agent: http.Agent; hostname: string; port: string; basePath: string };
 type Answer = { status: number; text: string };
 
+/** One message of a server-sent-event stream (`event` is "message" when the server named none). */
+export type ServerSentEvent = { event: string; data: string; id: string | undefined };
+
 // A request that failed before any answer; `stale` when it went out on a reused keep-alive socket
 // that the server had closed meanwhile, so the server never saw it and sending again is safe.
 class NoAnswer {
@@ -97,6 +100,43 @@ export class ServerClient {
     }
     // The caller names the answer's shape; validating it is the caller's business.
     return parsed as T;
+  }
+
+  /**
+   * GET of a server-sent-event stream: yields its messages until the server ends it (or `signal`
+   * aborts). Throws ServerError when the answer is not 200, TypeError when there is none.
+   */
+  async *events(path: string, signal?: AbortSignal): AsyncGenerator<ServerSentEvent> {
+    const what = `GET ${path.split('?')[0]}`;
+    if (typeof this.#target === 'string') throw new TypeError(`${what}: ${this.#target}`);
+    const res = await openStream(this.#target, path, signal).catch((err: unknown) => {
+      throw err instanceof NoAnswer ? networkError(what, err.cause) : err;
+    });
+    if (res.statusCode !== 200) {
+      const text = await readAll(res);
+      let detail: unknown = text;
+      try {
+        const parsed: unknown = JSON.parse(text);
+        detail = parsed && typeof parsed === 'object' && 'detail' in parsed ? parsed.detail : parsed;
+      } catch {
+        // not JSON: the text is the detail
+      }
+      throw new ServerError(res.statusCode ?? 0, detail, what);
+    }
+    res.setEncoding('utf8');
+    let buffer = '';
+    try {
+      for await (const chunk of res) {
+        buffer += String(chunk).replace(/\r\n?/g, '\n');
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const message = parseServerSentEvent(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+          if (message) yield message;
+        }
+      }
+    } finally {
+      res.destroy();
+    }
   }
 
   /** Closes the kept-alive sockets (a later request opens new ones). */
@@ -174,6 +214,39 @@ function exchange(
     });
     req.end(payload);
   });
+}
+
+/** Opens a GET whose answer is read as a stream (its own socket: a stream holds it until it ends). */
+function openStream(target: Target, path: string, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const req = target.request({ hostname: target.hostname, port: target.port, path: target.basePath + path, method: 'GET', headers: { accept: 'text/event-stream' }, signal }, resolve);
+    req.on('error', (err) => reject(signal?.aborted ? signal.reason : new NoAnswer(err, false)));
+    req.end();
+  });
+}
+
+async function readAll(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One message block of an event stream (lines `event:`, `data:`, `id:`; comments skipped); undefined when it has no data. */
+export function parseServerSentEvent(block: string): ServerSentEvent | undefined {
+  let event = 'message';
+  let id: string | undefined;
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (!line || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+    else if (field === 'id') id = value;
+  }
+  return data.length ? { event, data: data.join('\n'), id } : undefined;
 }
 
 // One line saying why, without the URL or anything sent; the socket error stays as `cause`.

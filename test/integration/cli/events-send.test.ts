@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { freePort } from '../../../src/db/embedded.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { batchApi, commandReport } from '../../helpers/batch.ts';
+import { executionApi } from '../../helpers/execution-api.ts';
+import type { Json } from '../../helpers/http.ts';
+import { NODE24, ROOT } from '../../helpers/process.ts';
+
+// The real `svc events send` against a real server.
+
+let t: TestApp;
+let dir: string;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp({ SVC_BATCH_STATUS_STREAM_POLL_SECONDS: '0.05' });
+  await executionApi(t.url).register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: two, path: cli/two }
+workflow:
+  - step: s1
+    tool: { name: t, kind: noop }
+    next: s2
+  - step: s2
+    tool: { name: t, kind: noop }
+`);
+  dir = await mkdtemp(join(tmpdir(), 'svc-events-cli-'));
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+type Ran = { code: number | null; stdout: string; stderr: string };
+
+function svcEvents(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, 'events', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_SERVER_URL: t.url, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (c) => (stdout += String(c)));
+  proc.stderr.on('data', (c) => (stderr += String(c)));
+  return new Promise((ok) => proc.on('close', (code) => ok({ code, stdout, stderr })));
+}
+
+/** A batch file completing the first command of a new execution. */
+async function batchFile(name: string): Promise<{ file: string; id: number }> {
+  const id = await executionApi(t.url).run('cli/two');
+  const row = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [id]);
+  const cmd: Json = await batchApi(t.url).claim(Number(row.rows[0].command_id), 'w1');
+  const file = join(dir, name);
+  await writeFile(file, JSON.stringify({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) }));
+  return { file, id };
+}
+
+describe('svc events send', () => {
+  it('--follow sends the batch and follows its stream to completion', async () => {
+    const { file } = await batchFile('follow.json');
+    const r = await svcEvents(['send', file, '--follow']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^batch [0-9a-f-]{36} accepted: 3 events \(ids \d+-\d+\), queue depth \d+$/);
+    expect(lines.at(-1)).toMatch(/^batch [0-9a-f-]{36} completed after \d+\.\ds: 3 events routed; 1 commands issued$/);
+    // One line per state seen on the stream, ending with the terminal one.
+    expect(lines.slice(1, -1).at(-1)).toMatch(/^\[\d+\.\ds\] completed: /);
+  });
+
+  it('--idempotency-key: sent twice, the second answer is the first one, marked duplicate (--json)', async () => {
+    const { file } = await batchFile('key.json');
+    const first = await svcEvents(['send', file, '--idempotency-key', 'cli-key-1', '--json']);
+    const second = await svcEvents(['send', file, '--idempotency-key', 'cli-key-1', '--json']);
+    expect([first.code, second.code]).toEqual([0, 0]);
+    const a = JSON.parse(first.stdout);
+    const b = JSON.parse(second.stdout);
+    expect(a).toMatchObject({ status: 'accepted', duplicate: false, idempotency_key: 'cli-key-1' });
+    expect(b).toEqual({ ...a, duplicate: true });
+    const final = await svcEvents(['send', file, '--idempotency-key', 'cli-key-1', '--follow', '--json']);
+    expect(final.code).toBe(0);
+    expect(JSON.parse(final.stdout)).toMatchObject({ request_id: a.request_id, state: 'completed', commands_generated: 1 });
+  });
+
+  it('exits 1 with the server problems when the batch is refused, 2 on a usage error, 3 when no server answers', async () => {
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, JSON.stringify({ execution_id: 1, events: [{ event_type: 'playbook.completed' }] }));
+    const refused = await svcEvents(['send', bad]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('HTTP 422');
+    expect(refused.stderr).toContain('events.0.event_type');
+
+    const notJson = join(dir, 'not.json');
+    await writeFile(notJson, '{nope');
+    expect((await svcEvents(['send', notJson])).code).toBe(2);
+    expect((await svcEvents(['send'])).code).toBe(2);
+    expect((await svcEvents(['push', bad])).code).toBe(2);
+
+    const port = await freePort();
+    const gone = await svcEvents(['send', bad, '--server', `http://127.0.0.1:${port}`]);
+    expect(gone.code).toBe(3);
+    expect(gone.stderr).toContain('cannot reach the server');
+  });
+});
