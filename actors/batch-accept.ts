@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { acceptPreludeSql, batchesByKey, insertBatches, lockedExecutions, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
+import { acceptPreludeSql, batchesByKey, foundExecutions, insertBatches, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/unavailable.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { PgBoss } from '../src/jobs/boss.ts';
@@ -62,9 +62,14 @@ export class BatchAcceptor {
   }
 
   // Never throws: every item gets its answer or its error (GroupCommit would retry them one by one).
-  async #run(items: Pending[]): Promise<(BatchAccepted | Error)[]> {
+  async #run(all: Pending[]): Promise<(BatchAccepted | Error)[]> {
     const started = performance.now();
     const timeoutMs = this.#deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000;
+    // Batches that waited out their deadline behind others are refused at once; the rest share
+    // the earliest deadline among them.
+    const late = all.filter((i) => i.at + timeoutMs <= started);
+    const items = all.filter((i) => i.at + timeoutMs > started);
+    if (!items.length) return all.map(() => this.#refusal(new AckTimeout()));
     const deadline = Math.min(...items.map((i) => i.at)) + timeoutMs;
     // One stored batch per key: a second submission with a key already in this group follows the first.
     const leaders = new Map<string, number>();
@@ -80,10 +85,10 @@ export class BatchAcceptor {
     try {
       stored = await this.#store(inputs, deadline);
     } catch (err) {
-      return items.map(() => this.#refusal(err));
+      return all.map((item) => this.#refusal(late.includes(item) ? new AckTimeout() : err));
     }
     const latency = (performance.now() - started) / 1000;
-    return items.map((item, pos) => {
+    const answers = items.map((item, pos): BatchAccepted | Error => {
       const leader = item.idempotency_key === null ? pos : (leaders.get(item.idempotency_key) ?? pos);
       const outcome = stored.get(leader);
       if (!outcome || outcome === 'missing') return new ServiceError('not_found', `execution ${item.execution_id} not found`);
@@ -102,6 +107,7 @@ export class BatchAcceptor {
       if (!duplicate) this.#deps.metrics.batchEnqueueLatency.observe(latency);
       return answer(outcome.batch, duplicate);
     });
+    return all.map((item) => (late.includes(item) ? this.#refusal(new AckTimeout()) : answers[items.indexOf(item)]));
   }
 
   /** The transaction: lock the executions, store, send jobs; committed only within the deadline. */
@@ -113,7 +119,7 @@ export class BatchAcceptor {
     // transaction rolls back when its statement returns or is cancelled), or the commit.
     let phase: 'working' | 'committing' | 'expired' = 'working';
     const work = db.txWithPrelude(acceptPreludeSql(inputs.map((i) => i.execution_id), remaining), async (q, results) => {
-      const found = lockedExecutions(results);
+      const found = foundExecutions(results);
       const present = inputs.filter((i) => found.has(i.execution_id));
       const { outcomes, markers } = present.length ? await insertBatches(q, present, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE) : { outcomes: [], markers: [] };
       const conflicts = outcomes.filter((o) => o.kind === 'conflict');

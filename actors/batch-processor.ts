@@ -23,10 +23,11 @@ import { newRouteProbe, type RouteProbe } from './route-probe.ts';
 
 export type BatchDeps = EngineDeps & { boss: PgBoss };
 
-// Jobs (so executions) one handling call takes; a call routes all their batches in one transaction.
-const JOBS_PER_CALL = 8;
+// Jobs (so executions) one handling call takes; a call routes all their batches in one
+// transaction, which holds their executions' rows (accepts for them wait): kept small.
+const JOBS_PER_CALL = 4;
 // Events of one execution one call routes at most (its first batch always); the rest get a new job.
-const EVENTS_PER_EXECUTION_PER_CALL = 1_024;
+const EVENTS_PER_EXECUTION_PER_CALL = 512;
 // Idle processors look for jobs this often; NOTIFY wakes them at once when a job is sent.
 const POLL_INTERVAL_SECONDS = 2;
 // The sweep: sends a job for batches left unfinished this long past the processing timeout (their

@@ -3,7 +3,9 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, arch, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { commitLatency, commitThroughput } from './baselines.ts';
+import { BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
 import { Counters } from './counters.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
 import { openBenchDatabase } from './database.ts';
@@ -31,9 +33,59 @@ const THROUGHPUT_VARIANTS: ThroughputVariant[] = [
   { label: '1 worker process x 8 slots', slots: [8], process: true },
 ];
 const RESULTS_FILE = join(import.meta.dirname, 'results.json');
+const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
+// The batch intake run: the target rate for BATCH_SECONDS, then rates above it (shorter) until one misses.
+const BATCH_SECONDS = 30;
+const BATCH_SEARCH_RATES = [400, 500, 600, 800, 1_000];
+const BATCH_SEARCH_SECONDS = 10;
+// `--only batch` runs the batch intake alone; `--batch-seconds N` shortens its target run,
+// `--batch-rate R` changes its rate, `--no-search` skips the search above it.
+const { values: args } = parseArgs({
+  options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'no-search': { type: 'boolean' } },
+  strict: true,
+});
+if (args.only !== undefined && args.only !== 'batch') throw new Error(`--only expects batch, got ${args.only}`);
+const positive = (name: string, text: string | undefined, fallback: number) => {
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
+  return n;
+};
+const batchRuns = [
+  { rate: positive('batch-rate', args['batch-rate'], BATCH_TARGET_RATE), seconds: positive('batch-seconds', args['batch-seconds'], BATCH_SECONDS) },
+  ...(args['no-search'] ? [] : BATCH_SEARCH_RATES.map((rate) => ({ rate, seconds: BATCH_SEARCH_SECONDS }))),
+];
+// Batch processors of the bench's server (SVC_BATCH_ACCEPT_WORKERS).
+const BATCH_ENV = { SVC_BATCH_ACCEPT_WORKERS: '2' };
 
 const T0 = performance.now();
 const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
+
+/** `--only batch`: the batch intake run alone, into bench/results-batch.json. */
+async function mainBatchOnly(): Promise<void> {
+  const loadAtStart = loadAverage1m();
+  progress('starting PostgreSQL');
+  const db = await openBenchDatabase();
+  try {
+    const s = await startBenchService(db.url, db.dataDir, BATCH_ENV);
+    try {
+      const batch = await measureBatchIntake(s, db.url, batchRuns, progress, batchRuns.length > 1);
+      const results = {
+        generated_at: new Date().toISOString(),
+        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, postgresql: db.version, postgresql_source: db.source, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
+        settings: BATCH_ENV,
+        batch_intake: batch,
+        duration_s: round((performance.now() - T0) / 1000, 1),
+      };
+      await writeFile(BATCH_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
+      process.stdout.write(`\n${formatTable(batchRows(batch))}\n\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${BATCH_RESULTS_FILE}\n`);
+    } finally {
+      closeApiAgent();
+      await s.svc.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+}
 
 async function main(): Promise<void> {
   const loadAtStart = loadAverage1m();
@@ -48,7 +100,7 @@ async function main(): Promise<void> {
     const commitRate = await commitThroughput(db.url, BASELINE_THROUGHPUT_CONNECTIONS, BASELINE_THROUGHPUT_MS);
 
     rss.phase('service');
-    const s = await startBenchService(db.url, db.dataDir);
+    const s = await startBenchService(db.url, db.dataDir, BATCH_ENV);
     const counters = await Counters.open(db.url, s.svc.deps.db, s.url);
     const cpu = new CpuMeter(db.postmasterPid);
     const statementTimer = new StatementTimer();
@@ -89,6 +141,8 @@ async function main(): Promise<void> {
       progress('hydration: building a ~10,000-event execution (a loop of 1,665 items)');
       rss.phase('hydration');
       const hydration = await measureHydration(s, { path: 'bench/loop' });
+      rss.phase('batch-intake');
+      const batch: BatchRunResult[] = await measureBatchIntake(s, db.url, batchRuns, progress, batchRuns.length > 1);
       rss.stop();
 
       const results = {
@@ -113,6 +167,7 @@ async function main(): Promise<void> {
         step_overhead: stepResults.map((r) => ({ ...r, ratio_to_commit_latency: round(r.msPerStep.median / latency.msPerCommit, 2) })),
         throughput: throughputResults.map((r) => ({ ...r, ratio_to_commit_throughput: round(r.stepsPerSecond / commitRate.commitsPerSecond, 3) })),
         hydration,
+        batch_intake: { settings: BATCH_ENV, runs: batch },
         // A sequential loop item should cost what a step costs; it grows with the loop's list.
         loop_item_cost: [shortLoop, hydration.build],
         memory: {
@@ -168,6 +223,7 @@ async function main(): Promise<void> {
       }
       rows.push({ figure: `hydration, replay() of ${hydration.events} events`, value: `${fmt(hydration.replayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
       rows.push({ figure: 'hydration, load from PostgreSQL + replay()', value: `${fmt(hydration.loadAndReplayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
+      rows.push(...batchRows(batch));
       rows.push({ figure: 'peak RSS (server + workers + bench)', value: `${fmt(rss.peakMiB, 0)} MiB`, baseline: '', ratio: '', target: '', verdict: '' });
       for (const r of stepResults) {
         rows.push({
@@ -213,7 +269,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+(args.only === 'batch' ? mainBatchOnly() : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

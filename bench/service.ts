@@ -31,8 +31,8 @@ export type BenchService = {
   worker(concurrency: number): Promise<Worker>;
 };
 
-/** The whole server in this process (startService) on 127.0.0.1 port 0 over the given database. */
-export async function startBenchService(databaseUrl: string, dataDir: string): Promise<BenchService> {
+/** The whole server in this process (startService) on 127.0.0.1 port 0 over the given database; `env` adds settings. */
+export async function startBenchService(databaseUrl: string, dataDir: string, env: Record<string, string> = {}): Promise<BenchService> {
   const log = createLogger(BENCH_LOG_LEVEL);
   const config = loadConfig({
     SVC_DATABASE_URL: databaseUrl,
@@ -43,6 +43,7 @@ export async function startBenchService(databaseUrl: string, dataDir: string): P
     SVC_LOG_LEVEL: BENCH_LOG_LEVEL,
     SVC_WORKER_CONCURRENCY: '0',
     SVC_WORKER_TOKEN: randomBytes(32).toString('base64url'),
+    ...env,
   });
   const svc = await startService(config, { log });
   const url = svc.url;

@@ -39,20 +39,19 @@ function intList(ids: number[]): string {
 
 /**
  * Parameterless SQL sent with BEGIN (one round trip): bounds every statement of the transaction
- * by `timeoutMs`, and row-locks the executions in id order (accepts of one execution take turns,
- * so their markers and the order of their batches agree). Its last result lists the executions
- * that exist.
+ * by `timeoutMs`, and reads which of the executions exist. Their rows are locked later, by the
+ * insert, so that an accept holds them for as short a time as it can (routing waits for them).
  */
 export function acceptPreludeSql(executionIds: number[], timeoutMs: number): string {
   const ids = [...new Set(executionIds)].sort((a, b) => a - b);
   return [
     `SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}`,
-    `SELECT execution_id FROM core.execution WHERE execution_id = ANY(ARRAY[${intList(ids)}]::bigint[]) ORDER BY execution_id FOR UPDATE`,
+    `SELECT execution_id FROM core.execution WHERE execution_id = ANY(ARRAY[${intList(ids)}]::bigint[])`,
   ].join(';\n');
 }
 
-/** The executions `acceptPreludeSql` found (and locked). */
-export function lockedExecutions(results: pg.QueryResult[]): Set<number> {
+/** The executions `acceptPreludeSql` found. */
+export function foundExecutions(results: pg.QueryResult[]): Set<number> {
   return new Set((results.at(-1)?.rows ?? []).map((r: { execution_id: number }) => Number(r.execution_id)));
 }
 
@@ -71,11 +70,13 @@ type Row = {
 };
 
 /**
- * Stores the batches in one statement, inside the caller's transaction (executions locked by the
- * prelude): a request row per batch not already stored under its idempotency key, with ids for
- * its events, while the queue holds fewer than `maxDepth` unfinished batches; and a
- * `batch.accepted` marker per stored batch in its execution's log. A marker folds to nothing, so
- * when the execution had no events waiting to be applied it counts as applied at once.
+ * Stores the batches in one statement, inside the caller's transaction: it row-locks their
+ * executions in id order first (accepts of one execution take turns, so their markers and the
+ * order of their batches agree; a processor taking an execution's batches waits for them), then
+ * stores a request row per batch not already stored under its idempotency key, with ids for its
+ * events, while the queue holds fewer than `maxDepth` unfinished batches; and a `batch.accepted`
+ * marker per stored batch in its execution's log. A marker folds to nothing, so when the
+ * execution had no events waiting to be applied it counts as applied at once.
  */
 export async function insertBatches(q: Queryable, inputs: AcceptInput[], maxDepth: number): Promise<{ outcomes: AcceptOutcome[]; markers: MarkerAppend[] }> {
   const { rows } = await q.query<Row>({
@@ -84,6 +85,8 @@ export async function insertBatches(q: Queryable, inputs: AcceptInput[], maxDept
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
          idempotency_key text, body_hash text, events jsonb)
+), lk AS (
+  SELECT e.execution_id FROM core.execution e WHERE e.execution_id IN (SELECT execution_id FROM x) ORDER BY e.execution_id FOR UPDATE
 ), dup AS (
   SELECT b.request_id, b.execution_id, b.idempotency_key, b.body_hash, b.event_ids, b.queue_depth
     FROM core.batch_request b WHERE b.idempotency_key IN (SELECT idempotency_key FROM x)
@@ -93,6 +96,7 @@ WITH x AS (
   SELECT x.*, d.n + row_number() OVER (ORDER BY x.pos) AS depth_after
     FROM x CROSS JOIN depth d
    WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.idempotency_key = x.idempotency_key)
+     AND (SELECT count(*) FROM lk) > 0
 ), ins AS (
   INSERT INTO core.batch_request (request_id, execution_id, worker_id, idempotency_key, body_hash, events, event_ids, queue_depth)
   SELECT f.request_id, f.execution_id, f.worker_id, f.idempotency_key, f.body_hash, f.events,

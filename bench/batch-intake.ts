@@ -1,0 +1,233 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+import { fmt, type Row } from './report.ts';
+import { api, type BenchService } from './service.ts';
+import { quantile, round, sleep } from './stats.ts';
+
+// The batch intake run: POST /api/events/batch at a fixed arrival rate from a load process of its
+// own; ack latency, errors, events routed per second, and a reconciliation afterwards that every
+// accepted event is in the log exactly once.
+
+export const BATCH_TARGET_RATE = 300;
+export const BATCH_TARGET_P99_MS = 15;
+export const BATCH_EVENTS = 10;
+/** Executions whose held commands the batches report on, in turn. */
+const EXECUTIONS = 64;
+const WORKER = 'bench-load';
+const LOAD_READY_TIMEOUT_MS = 15_000;
+const DRAIN_TIMEOUT_MS = 180_000;
+const DRAIN_POLL_MS = 100;
+
+export type BatchRunResult = {
+  rate: number;
+  seconds: number;
+  eventsPerBatch: number;
+  sent: number;
+  accepted: number;
+  errors: Record<string, number>;
+  ackMs: { p50: number; p90: number; p99: number; max: number };
+  /** How late the load process sent its batches (its own lag), p99. */
+  sendLagP99Ms: number;
+  /** Routed events over the time from the first acceptance to the last batch completed (database clock). */
+  eventsRoutedPerSecond: number;
+  /** After the last send, until every batch was completed or failed. */
+  drainMs: number;
+  /** From batch.completed: the processing call's wall clock, and how many batches one call took. */
+  processingMs: { p50: number; p99: number };
+  batchesPerCall: number;
+  reconciliation: { acceptedEvents: number; storedOnce: number; lost: number; duplicated: number; unexpected: number; failedBatches: number };
+  meetsTarget: boolean;
+};
+
+/** The load process (bench/batch-load.ts); its CPU is not the server's. */
+class BatchLoad {
+  readonly #child: ChildProcess;
+  readonly #lines: AsyncIterator<string>;
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    this.#lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  }
+
+  static async start(serverUrl: string): Promise<BatchLoad> {
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'batch-load.ts'), serverUrl], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const load = new BatchLoad(child);
+    const ready = await Promise.race([load.#lines.next(), sleep(LOAD_READY_TIMEOUT_MS).then(() => null)]);
+    if (!ready || ready.done || ready.value !== 'ready') {
+      child.kill();
+      throw new Error('batch load process did not start');
+    }
+    return load;
+  }
+
+  async round(round: object): Promise<{ sent: number; latenciesMs: number[]; errors: Record<string, number>; accepted: { request_id: string; event_ids: number[] }[]; sendLagP99Ms: number }> {
+    this.#child.stdin!.write(JSON.stringify(round) + '\n');
+    const line = await this.#lines.next();
+    if (line.done) throw new Error('batch load process exited before answering');
+    return JSON.parse(line.value);
+  }
+
+  stop(): void {
+    this.#child.stdin!.end();
+    this.#child.kill();
+  }
+}
+
+/** Executions of a one-step playbook whose commands the load "worker" holds: the batches report progress on them. */
+async function heldCommands(s: BenchService): Promise<{ execution_id: number; command_id: number; attempt: number }[]> {
+  await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: bench_batch, path: bench/batch }
+workflow:
+  - step: s1
+    tool: { name: t, kind: noop }
+`);
+  for (let i = 0; i < EXECUTIONS; i++) await s.run('bench/batch');
+  const held: { execution_id: number; command_id: number; attempt: number }[] = [];
+  while (held.length < EXECUTIONS) {
+    const r = await api<{ commands: { execution_id: number; command_id: number; attempt: number }[] }>(s.url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: EXECUTIONS - held.length, wait_ms: 2_000 });
+    if (!r.commands.length) throw new Error('no commands to claim for the batch run');
+    held.push(...r.commands.map((c) => ({ execution_id: c.execution_id, command_id: c.command_id, attempt: c.attempt })));
+  }
+  return held;
+}
+
+/**
+ * Runs `runs` in turn against the service; each is drained and reconciled before the next. The
+ * executions and the load process are shared by the runs. With `searching`, the runs after the
+ * first stop at the first that misses the target (the search for the highest rate that meets it).
+ */
+export async function measureBatchIntake(
+  s: BenchService,
+  databaseUrl: string,
+  runs: { rate: number; seconds: number }[],
+  progress: (msg: string) => void,
+  searching = false,
+): Promise<BatchRunResult[]> {
+  const targets = await heldCommands(s);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const load = await BatchLoad.start(s.url);
+  const results: BatchRunResult[] = [];
+  try {
+    for (const run of runs) {
+      progress(`batch intake: ${run.rate} batches/s of ${BATCH_EVENTS} events for ${run.seconds} s`);
+      const since = (await db.query<{ t: Date }>('SELECT now() AS t')).rows[0].t;
+      const out = await load.round({ rate: run.rate, seconds: run.seconds, eventsPerBatch: BATCH_EVENTS, worker: WORKER, targets });
+      const drained = performance.now();
+      await drain(db);
+      const drainMs = performance.now() - drained;
+      const r = await afterRun(db, since, out.accepted);
+      const lat = out.latenciesMs;
+      const result: BatchRunResult = {
+        rate: run.rate,
+        seconds: run.seconds,
+        eventsPerBatch: BATCH_EVENTS,
+        sent: out.sent,
+        accepted: out.accepted.length,
+        errors: out.errors,
+        ackMs: { p50: round(quantile(lat, 0.5)), p90: round(quantile(lat, 0.9)), p99: round(quantile(lat, 0.99)), max: round(Math.max(...lat, 0)) },
+        sendLagP99Ms: round(out.sendLagP99Ms),
+        drainMs: round(drainMs, 0),
+        ...r,
+        meetsTarget: false,
+      };
+      const rec = result.reconciliation;
+      result.meetsTarget = result.ackMs.p99 <= BATCH_TARGET_P99_MS && !Object.keys(out.errors).length && rec.lost === 0 && rec.duplicated === 0 && rec.unexpected === 0 && rec.failedBatches === 0;
+      results.push(result);
+      progress(`  p99 ack ${result.ackMs.p99} ms, ${Object.keys(result.errors).length ? `errors ${JSON.stringify(result.errors)}` : 'no errors'}, ${result.eventsRoutedPerSecond} events routed/s${result.meetsTarget ? '' : ' (misses the target)'}`);
+      if (searching && results.length > 1 && !result.meetsTarget) break;
+    }
+  } finally {
+    load.stop();
+    await db.end();
+  }
+  return results;
+}
+
+/** Waits until no batch is waiting or being processed. */
+async function drain(db: pg.Client): Promise<void> {
+  const t0 = performance.now();
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.batch_request WHERE state IN ('accepted', 'processing')`);
+    if (rows[0].n === 0) return;
+    if (performance.now() - t0 > DRAIN_TIMEOUT_MS) throw new Error(`batch queue not drained after ${DRAIN_TIMEOUT_MS} ms: ${rows[0].n} left`);
+    await sleep(DRAIN_POLL_MS);
+  }
+}
+
+/** Routing rate, processing figures and the reconciliation of the batches accepted since `since`. */
+async function afterRun(db: pg.Client, since: Date, accepted: { event_ids: number[] }[]) {
+  const ids = accepted.flatMap((a) => a.event_ids);
+  const stored = await db.query<{ id: string; n: number }>(
+    `SELECT context->>'batch_event_id' AS id, count(*)::int AS n FROM core.event
+      WHERE context ? 'batch_event_id' AND created_at >= $1 GROUP BY 1`,
+    [since],
+  );
+  const seen = new Map(stored.rows.map((r) => [Number(r.id), r.n]));
+  const acceptedSet = new Set(ids);
+  let storedOnce = 0;
+  let lost = 0;
+  let duplicated = 0;
+  for (const id of ids) {
+    const n = seen.get(id) ?? 0;
+    if (n === 0) lost++;
+    else if (n === 1) storedOnce++;
+    else duplicated++;
+  }
+  const unexpected = [...seen.keys()].filter((id) => !acceptedSet.has(id)).length;
+  const span = await db.query<{ routed: number; seconds: number; failed: number }>(
+    `SELECT (SELECT count(*)::int FROM core.event WHERE context ? 'batch_event_id' AND created_at >= $1) AS routed,
+            extract(epoch FROM max(updated_at) - min(created_at))::float8 AS seconds,
+            count(*) FILTER (WHERE state = 'failed')::int AS failed
+       FROM core.batch_request WHERE created_at >= $1`,
+    [since],
+  );
+  const timing = await db.query<{ p50: number; p99: number; per_call: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY (result->'context'->>'processing_ms')::float8) AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY (result->'context'->>'processing_ms')::float8) AS p99,
+            avg((context->>'batches_in_call')::float8) AS per_call
+       FROM core.event WHERE event_type = 'batch.completed' AND created_at >= $1`,
+    [since],
+  );
+  const sp = span.rows[0];
+  const t = timing.rows[0];
+  return {
+    eventsRoutedPerSecond: sp.seconds > 0 ? round(sp.routed / sp.seconds, 0) : 0,
+    processingMs: { p50: round(Number(t.p50 ?? 0)), p99: round(Number(t.p99 ?? 0)) },
+    batchesPerCall: round(Number(t.per_call ?? 0)),
+    reconciliation: { acceptedEvents: ids.length, storedOnce, lost, duplicated, unexpected, failedBatches: sp.failed },
+  };
+}
+
+/** The table rows of the batch runs: the first at the target rate, the others the search above it. */
+export function batchRows(results: BatchRunResult[]): Row[] {
+  const rows: Row[] = [];
+  for (const r of results) {
+    const rec = r.reconciliation;
+    const errors = Object.values(r.errors).reduce((a, b) => a + b, 0);
+    rows.push({
+      figure: `batch intake, ${r.rate}/s x ${r.eventsPerBatch} events, ${r.seconds} s: ack p50 / p99`,
+      value: `${fmt(r.ackMs.p50)} / ${fmt(r.ackMs.p99)} ms`,
+      baseline: '',
+      ratio: '',
+      target: `p99 <= ${BATCH_TARGET_P99_MS} ms`,
+      verdict: r.meetsTarget ? 'ok' : 'MISSED',
+    });
+    rows.push({
+      figure: `  errors / events routed per s / lost / duplicated`,
+      value: `${errors} / ${r.eventsRoutedPerSecond} / ${rec.lost} / ${rec.duplicated}`,
+      baseline: '',
+      ratio: '',
+      target: '0 / - / 0 / 0',
+      verdict: errors || rec.lost || rec.duplicated || rec.unexpected || rec.failedBatches ? 'MISSED' : 'ok',
+    });
+  }
+  const best = results.filter((r) => r.meetsTarget).sort((a, b) => b.rate - a.rate)[0];
+  if (results.length > 1) {
+    rows.push({ figure: 'batch intake: highest rate meeting p99 <= 15 ms, no errors', value: best ? `${best.rate} batches/s` : 'none', baseline: '', ratio: '', target: `>= ${BATCH_TARGET_RATE}/s`, verdict: best && best.rate >= BATCH_TARGET_RATE ? 'ok' : 'MISSED' });
+  }
+  return rows;
+}
