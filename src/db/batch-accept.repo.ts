@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import { intList } from './lock-and-load.ts';
 import type { Queryable } from './queryable.ts';
 
 /** A batch to accept, as the accept statement takes it (`events` are the validated items). */
@@ -31,11 +32,6 @@ export type AcceptOutcome =
 
 /** Executions of the log whose last events are the markers just appended (to advance hot snapshots). */
 export type MarkerAppend = { execution_id: number; from_event_id: number; to_event_id: number; applied: boolean };
-
-function intList(ids: number[]): string {
-  for (const id of ids) if (!Number.isSafeInteger(id) || id < 1) throw new Error(`not an id: ${id}`);
-  return ids.join(',');
-}
 
 /**
  * Parameterless SQL sent with BEGIN (one round trip): bounds every statement of the transaction

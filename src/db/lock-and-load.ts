@@ -7,7 +7,8 @@ const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, 
 // Routing never reads a command's input (what the worker runs): it is the largest column.
 const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, NULL::jsonb AS input, claimed_at, heartbeat_at, created_at';
 
-function intList(ids: number[]): string {
+/** Checked non-negative integers as SQL text, for parameterless statements (ids, counts); throws on anything else. */
+export function intList(ids: number[]): string {
   for (const id of ids) if (!Number.isSafeInteger(id) || id < 0) throw new Error(`not an id: ${id}`);
   return ids.join(',');
 }

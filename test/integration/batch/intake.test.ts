@@ -159,8 +159,16 @@ describe('POST /api/events/batch', () => {
     const key = { 'idempotency-key': `concurrent-${id}` };
     const before = await storedBatches();
     const second = await startSecondServer();
+    const lock = new pg.Client({ connectionString: t.databaseUrl });
+    await lock.connect();
     try {
-      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => http(i % 2 ? second.url : t.url, 'POST', '/api/events/batch', body, key)));
+      // The execution's row is held while the requests arrive: their transactions all begin, then
+      // store one after another, each having looked for the key before the one ahead committed.
+      await lock.query(`BEGIN; SELECT 1 FROM core.execution WHERE execution_id = ${id} FOR UPDATE`);
+      const sent = Promise.all(Array.from({ length: 12 }, (_, i) => http(i % 2 ? second.url : t.url, 'POST', '/api/events/batch', body, key)));
+      await new Promise((ok) => setTimeout(ok, 500));
+      await lock.query('ROLLBACK');
+      const answers = await sent;
       for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(202);
       const ids = new Set(answers.map((a) => a.body.request_id));
       expect(ids.size).toBe(1);
@@ -169,6 +177,7 @@ describe('POST /api/events/batch', () => {
       expect(await markers(id)).toBe(1);
       await b.settled([...ids][0]);
     } finally {
+      await lock.end();
       await second.close();
     }
   });
