@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import type { Queryable } from '../../../src/db/queryable.ts';
 import { claimBatches } from '../../../src/db/batch.repo.ts';
 import { createMigratedDatabase } from '../../helpers/database.ts';
 
@@ -16,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.drop());
 
-const insertBatch = (c: pg.Client | typeof t.db, key: string) =>
+const insertBatch = (c: Queryable, key: string) =>
   c.query(
     `INSERT INTO core.batch_request (request_id, execution_id, idempotency_key, body_hash, events, event_ids, queue_depth)
      VALUES ($1, 7, $2, 'h', '[{"event_type": "call.done"}]', ARRAY[nextval('core.batch_event_id_seq')], 1)`,
