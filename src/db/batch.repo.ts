@@ -1,4 +1,6 @@
 import { BATCH_STATES, isTerminalBatchState, statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
+import { intList } from './lock-and-load.ts';
+import type pg from 'pg';
 import type { Queryable } from './queryable.ts';
 
 /**
@@ -54,31 +56,40 @@ export async function batchQueueDepth(q: Queryable): Promise<number> {
  * Takes the unfinished batches of these executions for one handling call (the machine's `claim`),
  * each execution's in order, up to `maxEventsEach` events per execution (its first batch always).
  * `more` lists executions that had batches left over.
+ *
+ * It first waits for accepts of these executions still in flight (they hold the execution rows
+ * until they commit): such an accept found this call's job waiting and sent none of its own, so
+ * its batch must be seen here. Parameterless (checked integers inlined): both statements go in one
+ * round trip, the second with a snapshot taken after the wait.
  */
 export async function claimBatches(
   q: Queryable,
   executionIds: number[],
   maxEventsEach: number,
 ): Promise<{ batches: ClaimedBatch[]; more: number[] }> {
-  const { rows } = await q.query<ClaimedBatch & { over: boolean }>(
-    `WITH pending AS (
+  const ids = `ARRAY[${intList(executionIds)}]::bigint[]`;
+  const max = intList([maxEventsEach]);
+  const from = statesAllowing('claim').map((s) => `'${s}'`).join(', ');
+  const raw = (await q.query(
+    `SELECT 1 FROM core.execution WHERE execution_id = ANY(${ids}) ORDER BY execution_id FOR SHARE;
+     WITH pending AS (
        SELECT batch_id, execution_id,
               sum(cardinality(event_ids)) OVER (PARTITION BY execution_id ORDER BY batch_id) - cardinality(event_ids) AS before,
               row_number() OVER (PARTITION BY execution_id ORDER BY batch_id) AS rn
          FROM core.batch_request
-        WHERE execution_id = ANY($1::bigint[]) AND state IN (${BATCH_PENDING_SQL})
+        WHERE execution_id = ANY(${ids}) AND state IN (${BATCH_PENDING_SQL})
      ), took AS (
        UPDATE core.batch_request b SET state = 'processing', attempts = b.attempts + 1, updated_at = now()
          FROM pending p
-        WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < $2) AND b.state = ANY($3::text[])
+        WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < ${max}) AND b.state IN (${from})
        RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, b.routed_at IS NOT NULL AS routed, false AS over
      )
      SELECT * FROM took
      UNION ALL
      SELECT DISTINCT ON (p.execution_id) p.batch_id, NULL, p.execution_id, NULL, NULL, NULL, NULL, true
-       FROM pending p WHERE p.rn > 1 AND p.before >= $2`,
-    [executionIds, maxEventsEach, statesAllowing('claim')],
-  );
+       FROM pending p WHERE p.rn > 1 AND p.before >= ${max}`,
+  )) as unknown as pg.QueryResult[];
+  const rows = (raw[1]?.rows ?? []) as (ClaimedBatch & { over: boolean })[];
   const batches = rows
     .filter((r) => !r.over)
     .map((r) => ({ ...r, batch_id: Number(r.batch_id), execution_id: Number(r.execution_id), event_ids: (r.event_ids ?? []).map(Number), events: r.events ?? [] }))
