@@ -34,7 +34,7 @@ const UNREACHABLE_GRACE_MS = 30_000;
 const RECONNECT_DELAY_MS = 1_000;
 const TICK_MS = 100;
 
-type Options = { file: string; key: string | undefined; follow: boolean; json: boolean; serverUrl: string };
+type Options = { file: string; key: string | undefined; follow: boolean; json: boolean; serverUrl: string; apiToken: string | undefined };
 
 /** Parses `svc events send` arguments; a usage problem is a message (exit code 2, 78 for a bad SVC_SERVER_URL). */
 function parseOptions(argv: string[]): Options | { message: string; code: number } {
@@ -54,15 +54,17 @@ function parseOptions(argv: string[]): Options | { message: string; code: number
   if (!file || rest.length) return { message: 'expects one batch file: svc events send <FILE.json>', code: 2 };
   const key = parsed.values['idempotency-key'];
   if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) return { message: '--idempotency-key expects 1 to 255 printable ASCII characters without spaces', code: 2 };
-  let serverUrl = parsed.values.server;
-  if (serverUrl !== undefined && !/^https?:\/\/\S+$/i.test(serverUrl)) return { message: `--server expects an http(s) URL, got ${JSON.stringify(serverUrl)}`, code: 2 };
+  const server = parsed.values.server;
+  if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) return { message: `--server expects an http(s) URL, got ${JSON.stringify(server)}`, code: 2 };
+  let client;
   try {
-    serverUrl ??= loadConfig({ SVC_SERVER_URL: process.env.SVC_SERVER_URL }).SVC_SERVER_URL;
+    // Only the variables the client needs: a bad server-side setting must not stop it.
+    client = loadConfig({ SVC_SERVER_URL: server === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
   } catch (err) {
     if (err instanceof ConfigError) return { message: err.message, code: 78 };
     throw err;
   }
-  return { file, key, follow: parsed.values.follow ?? false, json: parsed.values.json ?? false, serverUrl };
+  return { file, key, follow: parsed.values.follow ?? false, json: parsed.values.json ?? false, serverUrl: server ?? client.SVC_SERVER_URL, apiToken: client.SVC_API_TOKEN };
 }
 
 /** The batch in the file: a JSON object (its fields are the server's to check). */
@@ -101,7 +103,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
     err.write(`svc events: ${batch}\n`);
     return 2;
   }
-  const client = new ServerClient(options.serverUrl);
+  const client = new ServerClient(options.serverUrl, { token: options.apiToken });
   const t0 = performance.now();
   try {
     const headers = options.key ? { 'idempotency-key': options.key } : undefined;

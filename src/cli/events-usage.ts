@@ -9,7 +9,8 @@ export const EVENTS_USAGE = `svc events send <FILE.json> [--idempotency-key K] [
                        answers the first acceptance again instead of storing the events twice
   --follow             show a live status line until the batch is completed or failed
   --json               print only JSON on stdout: the 202 answer, or with --follow the final status
-  --server URL         the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
+  --server URL         the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082);
+                       SVC_API_TOKEN (an operator's) is sent when the server wants a token
 
 exit codes: 0 accepted / completed, 1 failed or refused by the server, 2 usage error,
             3 server unreachable, 130 stopped following (Ctrl-C; the batch is processed anyway)`;

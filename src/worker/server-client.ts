@@ -109,7 +109,7 @@ export class ServerClient {
   async *events(path: string, signal?: AbortSignal): AsyncGenerator<ServerSentEvent> {
     const what = `GET ${path.split('?')[0]}`;
     if (typeof this.#target === 'string') throw new TypeError(`${what}: ${this.#target}`);
-    const res = await openStream(this.#target, path, signal).catch((err: unknown) => {
+    const res = await openStream(this.#target, path, this.#authorization, signal).catch((err: unknown) => {
       throw err instanceof NoAnswer ? networkError(what, err.cause) : err;
     });
     if (res.statusCode !== 200) {
@@ -217,10 +217,12 @@ function exchange(
 }
 
 /** Opens a GET whose answer is read as a stream (its own socket: a stream holds it until it ends). */
-function openStream(target: Target, path: string, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+function openStream(target: Target, path: string, authorization: string | undefined, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const req = target.request({ hostname: target.hostname, port: target.port, path: target.basePath + path, method: 'GET', headers: { accept: 'text/event-stream' }, signal }, resolve);
+    const headers: http.OutgoingHttpHeaders = { accept: 'text/event-stream' };
+    if (authorization) headers.authorization = authorization;
+    const req = target.request({ hostname: target.hostname, port: target.port, path: target.basePath + path, method: 'GET', headers, signal }, resolve);
     req.on('error', (err) => reject(signal?.aborted ? signal.reason : new NoAnswer(err, false)));
     req.end();
   });

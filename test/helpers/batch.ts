@@ -1,3 +1,4 @@
+import { asWorker } from './auth.ts';
 import { http, type Json } from './http.ts';
 import { until } from './until.ts';
 
@@ -15,7 +16,7 @@ export type BatchApi = {
 export function batchApi(url: string): BatchApi {
   return {
     async claim(commandId, worker) {
-      const r = await http(url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: worker });
+      const r = await http(url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: worker }, asWorker);
       if (r.status !== 200) throw new Error(`claim failed: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body;
     },

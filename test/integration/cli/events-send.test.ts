@@ -9,6 +9,8 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { batchApi, commandReport } from '../../helpers/batch.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import type { Json } from '../../helpers/http.ts';
+import { bearer, createApiToken } from '../../helpers/auth.ts';
+import { http } from '../../helpers/http.ts';
 import { NODE24, ROOT } from '../../helpers/process.ts';
 
 // The real `svc events send` against a real server.
@@ -108,5 +110,31 @@ describe('svc events send', () => {
     const gone = await svcEvents(['send', bad, '--server', `http://127.0.0.1:${port}`]);
     expect(gone.code).toBe(3);
     expect(gone.stderr).toContain('cannot reach the server');
+  });
+});
+
+describe('svc events send against SVC_AUTH=token', () => {
+  let a: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp({ SVC_AUTH: 'token', SVC_BATCH_STATUS_STREAM_POLL_SECONDS: '0.05' });
+  });
+  afterAll(async () => a?.close());
+
+  it('sends SVC_API_TOKEN with the batch and with its stream; without it the server refuses', async () => {
+    const token = await createApiToken(a.deps.db, 'ops', 'operator');
+    const yaml = `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: one, path: cli/one }\nworkflow:\n  - step: s1\n    tool: { name: t, kind: noop }\n`;
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml }, bearer(token))).status).toBe(201);
+    const id = (await http(a.url, 'POST', '/api/run/playbook', { path: 'cli/one' }, bearer(token))).body.execution_id;
+    const row = await a.deps.db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [id]);
+    const cmd: Json = await batchApi(a.url).claim(Number(row.rows[0].command_id), 'w1');
+    const file = join(dir, 'token.json');
+    await writeFile(file, JSON.stringify({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) }));
+    const refused = await svcEvents(['send', file], { SVC_SERVER_URL: a.url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('HTTP 401');
+    const sent = await svcEvents(['send', file, '--follow', '--json'], { SVC_SERVER_URL: a.url, SVC_API_TOKEN: token });
+    expect(sent.stderr).toBe('');
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ state: 'completed', execution_id: id });
   });
 });
