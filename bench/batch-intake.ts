@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { fmt, type Row } from './report.ts';
-import { api, type BenchService } from './service.ts';
+import { request } from './http-client.ts';
+import { type BenchService } from './service.ts';
 import { quantile, round, sleep } from './stats.ts';
 
 // The batch intake run: POST /api/events/batch at a fixed arrival rate from a load process of its
@@ -75,6 +76,9 @@ class BatchLoad {
   }
 }
 
+/** The load plays a worker: it presents the server's worker token. */
+const workerAuth = (s: BenchService) => ({ authorization: `Bearer ${s.svc.deps.workerToken}` });
+
 /** Executions of a one-step playbook whose commands the load "worker" holds: the batches report progress on them. */
 async function heldCommands(s: BenchService): Promise<{ execution_id: number; command_id: number; attempt: number }[]> {
   await s.register(`apiVersion: svc/v1
@@ -87,9 +91,10 @@ workflow:
   for (let i = 0; i < EXECUTIONS; i++) await s.run('bench/batch');
   const held: { execution_id: number; command_id: number; attempt: number }[] = [];
   while (held.length < EXECUTIONS) {
-    const r = await api<{ commands: { execution_id: number; command_id: number; attempt: number }[] }>(s.url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: EXECUTIONS - held.length, wait_ms: 2_000 });
-    if (!r.commands.length) throw new Error('no commands to claim for the batch run');
-    held.push(...r.commands.map((c) => ({ execution_id: c.execution_id, command_id: c.command_id, attempt: c.attempt })));
+    const r = await request(s.url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: EXECUTIONS - held.length, wait_ms: 2_000 }, workerAuth(s));
+    const commands = (r.body as { commands?: { execution_id: number; command_id: number; attempt: number }[] }).commands ?? [];
+    if (r.status !== 200 || !commands.length) throw new Error(`no commands to claim for the batch run: HTTP ${r.status}`);
+    held.push(...commands.map((c) => ({ execution_id: c.execution_id, command_id: c.command_id, attempt: c.attempt })));
   }
   return held;
 }
@@ -115,7 +120,7 @@ export async function measureBatchIntake(
     for (const run of runs) {
       progress(`batch intake: ${run.rate} batches/s of ${BATCH_EVENTS} events for ${run.seconds} s`);
       const since = (await db.query<{ t: Date }>('SELECT now() AS t')).rows[0].t;
-      const out = await load.round({ rate: run.rate, seconds: run.seconds, eventsPerBatch: BATCH_EVENTS, worker: WORKER, targets });
+      const out = await load.round({ rate: run.rate, seconds: run.seconds, eventsPerBatch: BATCH_EVENTS, worker: WORKER, targets, headers: workerAuth(s) });
       const drained = performance.now();
       await drain(db);
       const drainMs = performance.now() - drained;

@@ -1,7 +1,7 @@
 // The batch intake load generator, a process of its own (the server's event loop does not also
 // run the clients' HTTP). Open loop: batch i is sent at t0 + i / rate whatever became of the
 // earlier ones, as independent workers would send them. Protocol on stdio: `ready` once, then
-//   stdin  {"rate": 300, "seconds": 30, "eventsPerBatch": 10, "worker": "bench-load", "targets": [{"execution_id", "command_id", "attempt"}]}
+//   stdin  {"rate": 300, "seconds": 30, "eventsPerBatch": 10, "worker": "bench-load", "targets": [{"execution_id", "command_id", "attempt"}], "headers": {...}}
 //   stdout {"sent", "latenciesMs": [...202s...], "errors": {"503 ack_timeout": n}, "accepted": [{"request_id", "event_ids"}], "lateSendsMs": p99 lag of sends}
 // Run by bench/batch-intake.ts: node bench/batch-load.ts <server URL>
 import { createInterface } from 'node:readline';
@@ -9,7 +9,7 @@ import { closeApiAgent, request } from './http-client.ts';
 import { quantile } from './stats.ts';
 
 type Target = { execution_id: number; command_id: number; attempt: number };
-type Round = { rate: number; seconds: number; eventsPerBatch: number; worker: string; targets: Target[] };
+type Round = { rate: number; seconds: number; eventsPerBatch: number; worker: string; targets: Target[]; headers?: Record<string, string> };
 
 const serverUrl = process.argv[2];
 if (!serverUrl) throw new Error('usage: node bench/batch-load.ts <server URL>');
@@ -50,7 +50,7 @@ async function runRound(r: Round): Promise<void> {
     lags.push(sentAt - due);
     const body = batchOf(r, i);
     inFlight.push(
-      request(serverUrl, 'POST', '/api/events/batch', body, { 'idempotency-key': `${runId}-${r.rate}-${i}` }).then(
+      request(serverUrl, 'POST', '/api/events/batch', body, { ...r.headers, 'idempotency-key': `${runId}-${r.rate}-${i}` }).then(
         (res) => {
           const ms = performance.now() - sentAt;
           const b = res.body as { request_id?: unknown; event_ids?: unknown; detail?: { code?: unknown } };
