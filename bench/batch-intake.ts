@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { fmt, type Row } from './report.ts';
 import { request } from './http-client.ts';
-import { type BenchService } from './service.ts';
+import { sequentialPlaybook, type BenchService } from './service.ts';
 import { quantile, round, sleep } from './stats.ts';
 
 // The batch intake run: POST /api/events/batch at a fixed arrival rate from a load process of its
@@ -81,13 +81,7 @@ const workerAuth = (s: BenchService) => ({ authorization: `Bearer ${s.svc.deps.w
 
 /** Executions of a one-step playbook whose commands the load "worker" holds: the batches report progress on them. */
 async function heldCommands(s: BenchService): Promise<{ execution_id: number; command_id: number; attempt: number }[]> {
-  await s.register(`apiVersion: svc/v1
-kind: Playbook
-metadata: { name: bench_batch, path: bench/batch }
-workflow:
-  - step: s1
-    tool: { name: t, kind: noop }
-`);
+  await s.register(sequentialPlaybook('bench/batch', 1));
   for (let i = 0; i < EXECUTIONS; i++) await s.run('bench/batch');
   const held: { execution_id: number; command_id: number; attempt: number }[] = [];
   while (held.length < EXECUTIONS) {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import { BATCH_PENDING_SQL, RECORDS_BUMP_CTE } from './batch.repo.ts';
 import { intList } from './lock-and-load.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -102,13 +102,7 @@ WITH x AS (
   RETURNING batch_id, request_id, execution_id, worker_id, idempotency_key, body_hash, event_ids, queue_depth
 ), per AS (
   SELECT execution_id, count(*)::int AS m FROM ins GROUP BY execution_id
-), bump AS (
-  UPDATE core.execution e
-     SET last_event_id = e.last_event_id + per.m,
-         applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
-    FROM per WHERE e.execution_id = per.execution_id
-  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
-            e.applied_event_id = e.last_event_id AS applied
+), ${RECORDS_BUMP_CTE}
 ), marker AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context)
   SELECT i.execution_id, b.from_event_id + row_number() OVER (PARTITION BY i.execution_id ORDER BY i.batch_id), b.catalog_id,

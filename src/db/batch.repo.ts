@@ -11,6 +11,21 @@ export const BATCH_PENDING_SQL = BATCH_STATES.filter((s) => !isTerminalBatchStat
   .map((s) => `'${s}'`)
   .join(', ');
 
+/**
+ * CTE `bump` of a statement appending records that fold to nothing (batch.accepted, .completed,
+ * .failed) to executions' logs: from CTE `per (execution_id, m)`, it takes `m` event ids of each
+ * execution's row (locked first by the statement) and, when the execution had no events waiting
+ * to be applied, counts them as applied at once. Returns the ids taken (`from_event_id` + 1 ..
+ * `to_event_id`) and whether they count as applied.
+ */
+export const RECORDS_BUMP_CTE = `bump AS (
+  UPDATE core.execution e
+     SET last_event_id = e.last_event_id + per.m,
+         applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
+    FROM per WHERE e.execution_id = per.execution_id
+  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
+            e.applied_event_id = e.last_event_id AS applied`;
+
 /** SQLSTATE raised when a batch has moved on since a processor took it (another one routed or failed it). */
 export const BATCH_MOVED_SQLSTATE = 'SVC02';
 
@@ -160,13 +175,7 @@ WITH x AS (
   RETURNING b.batch_id
 ), per AS (
   SELECT x.execution_id, count(*)::int AS m FROM x JOIN upd ON upd.batch_id = x.batch_id GROUP BY x.execution_id
-), bump AS (
-  UPDATE core.execution e
-     SET last_event_id = e.last_event_id + per.m,
-         applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
-    FROM per WHERE e.execution_id = per.execution_id
-  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
-            e.applied_event_id = e.last_event_id AS applied
+), ${RECORDS_BUMP_CTE}
 ), ins AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context, result, error)
   SELECT x.execution_id, b.from_event_id + row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord), b.catalog_id,

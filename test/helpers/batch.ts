@@ -48,3 +48,13 @@ export function commandReport(cmd: Json, data: unknown = 'done'): Json[] {
     { ...base, event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data } } } },
   ];
 }
+
+/** A playbook at `path` of `steps` sequential steps, each one noop task `t`. */
+export function noopPlaybook(path: string, steps: number): string {
+  const lines = ['apiVersion: svc/v1', 'kind: Playbook', `metadata: { name: ${path.replace(/\W/g, '_')}, path: ${path} }`, 'workflow:'];
+  for (let i = 1; i <= steps; i++) {
+    lines.push(`  - step: s${i}`, '    tool: { name: t, kind: noop }');
+    if (i < steps) lines.push(`    next: s${i + 1}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { batchApi, commandReport } from '../../helpers/batch.ts';
+import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
@@ -10,13 +10,7 @@ import { until } from '../../helpers/until.ts';
 // Batch intake failures, each forced through configuration and a lock held by the test: an
 // enqueue past its deadline, a full queue, processing past its timeout or failing, the database away.
 
-const ONE_STEP = `apiVersion: svc/v1
-kind: Playbook
-metadata: { name: one, path: faults/one }
-workflow:
-  - step: s1
-    tool: { name: t, kind: noop }
-`;
+const ONE_STEP = noopPlaybook('faults/one', 1);
 
 /** A test app with these settings, a playbook, and a client of its database. */
 async function setup(env: Record<string, string>) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { batchApi, commandReport, type BatchApi } from '../../helpers/batch.ts';
+import { batchApi, commandReport, noopPlaybook, type BatchApi } from '../../helpers/batch.ts';
 import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
@@ -10,16 +10,7 @@ import { until } from '../../helpers/until.ts';
 // states of a request, its stream, and what processing writes.
 
 const POLL_SECONDS = 0.05;
-const TWO_STEPS = `apiVersion: svc/v1
-kind: Playbook
-metadata: { name: two, path: batch/two }
-workflow:
-  - step: s1
-    tool: { name: t, kind: noop }
-    next: s2
-  - step: s2
-    tool: { name: t, kind: noop }
-`;
+const TWO_STEPS = noopPlaybook('batch/two', 2);
 
 let t: TestApp;
 let ex: ExecutionApi;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { freePort } from '../../../src/db/embedded.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { batchApi, commandReport } from '../../helpers/batch.ts';
+import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import type { Json } from '../../helpers/http.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
@@ -20,16 +20,7 @@ let dir: string;
 let db: pg.Client;
 beforeAll(async () => {
   t = await startTestApp({ SVC_BATCH_STATUS_STREAM_POLL_SECONDS: '0.05' });
-  await executionApi(t.url).register(`apiVersion: svc/v1
-kind: Playbook
-metadata: { name: two, path: cli/two }
-workflow:
-  - step: s1
-    tool: { name: t, kind: noop }
-    next: s2
-  - step: s2
-    tool: { name: t, kind: noop }
-`);
+  await executionApi(t.url).register(noopPlaybook('cli/two', 2));
   dir = await mkdtemp(join(tmpdir(), 'svc-events-cli-'));
   db = new pg.Client({ connectionString: t.databaseUrl });
   await db.connect();
@@ -122,8 +113,7 @@ describe('svc events send against SVC_AUTH=token', () => {
 
   it('sends SVC_API_TOKEN with the batch and with its stream; without it the server refuses', async () => {
     const token = await createApiToken(a.deps.db, 'ops', 'operator');
-    const yaml = `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: one, path: cli/one }\nworkflow:\n  - step: s1\n    tool: { name: t, kind: noop }\n`;
-    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml }, bearer(token))).status).toBe(201);
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: noopPlaybook('cli/one', 1) }, bearer(token))).status).toBe(201);
     const id = (await http(a.url, 'POST', '/api/run/playbook', { path: 'cli/one' }, bearer(token))).body.execution_id;
     const row = await a.deps.db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [id]);
     const cmd: Json = await batchApi(a.url).claim(Number(row.rows[0].command_id), 'w1');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { freePort } from '../../../src/db/embedded.ts';
-import { batchApi, commandReport } from '../../helpers/batch.ts';
+import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
@@ -48,13 +48,7 @@ describe('a server killed after answering 202', () => {
     const lock = new pg.Client({ connectionString: t.url });
     await lock.connect();
     try {
-      await ex.register(`apiVersion: svc/v1
-kind: Playbook
-metadata: { name: one, path: crash/batch }
-workflow:
-  - step: s1
-    tool: { name: t, kind: noop }
-`);
+      await ex.register(noopPlaybook('crash/batch', 1));
       const claimed = async () => {
         const id = await ex.run('crash/batch');
         const row = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [id]);
