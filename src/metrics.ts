@@ -68,7 +68,12 @@ export function createMetrics() {
       help: 'Batches accepted and not yet processed (all servers), read when scraped',
       registers: [registry],
       async collect() {
-        if (depth.read) this.set(await depth.read());
+        if (!depth.read) return;
+        try {
+          this.set(await depth.read());
+        } catch {
+          // The database is away: the scrape shows the last depth read.
+        }
       },
     }),
     batchFirstClaims: new FirstClaimLatency(
