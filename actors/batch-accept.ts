@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { acceptPreludeSql, batchesByKey, foundExecutions, insertBatches, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
+import { acceptPreludeSql, batchByKey, foundExecutions, insertBatches, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/unavailable.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { PgBoss } from '../src/jobs/boss.ts';
@@ -7,11 +7,12 @@ import { sendBatchJobs } from './batch-queue.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 
-/** A validated batch to accept. `idempotency_key` is the client's, if it sent one. */
+/** A validated batch to accept. `idempotency_key` is the client's, if it sent one, in the namespace `key_scope` (its route and caller). */
 export type BatchSubmission = {
   execution_id: number;
   worker_id: string | null;
   events: unknown[];
+  key_scope: string;
   idempotency_key: string | null;
   /** sha256 of the canonical body: the same key with another body is refused. */
   body_hash: string;
@@ -73,13 +74,15 @@ export class BatchAcceptor {
     const deadline = Math.min(...items.map((i) => i.at)) + timeoutMs;
     // One stored batch per key: a second submission with a key already in this group follows the first.
     const leaders = new Map<string, number>();
+    const scoped = (item: Pending) => (item.idempotency_key === null ? undefined : `${item.key_scope}\n${item.idempotency_key}`);
     const inputs: AcceptInput[] = [];
     for (const [pos, item] of items.entries()) {
-      if (item.idempotency_key !== null && leaders.has(item.idempotency_key)) continue;
+      const id = scoped(item);
+      if (id !== undefined && leaders.has(id)) continue;
+      if (id !== undefined) leaders.set(id, pos);
       const requestId = randomUUID();
       const key = item.idempotency_key ?? requestId;
-      leaders.set(key, pos);
-      inputs.push({ pos, request_id: requestId, execution_id: item.execution_id, worker_id: item.worker_id, idempotency_key: key, body_hash: item.body_hash, events: item.events });
+      inputs.push({ pos, request_id: requestId, execution_id: item.execution_id, worker_id: item.worker_id, key_scope: item.key_scope, idempotency_key: key, body_hash: item.body_hash, events: item.events });
     }
     let stored: Map<number, AcceptOutcome | 'missing'>;
     try {
@@ -89,7 +92,8 @@ export class BatchAcceptor {
     }
     const latency = (performance.now() - started) / 1000;
     const answers = items.map((item, pos): BatchAccepted | Error => {
-      const leader = item.idempotency_key === null ? pos : (leaders.get(item.idempotency_key) ?? pos);
+      const id = scoped(item);
+      const leader = id === undefined ? pos : (leaders.get(id) ?? pos);
       const outcome = stored.get(leader);
       if (!outcome || outcome === 'missing') return new ServiceError('not_found', `execution ${item.execution_id} not found`);
       if (outcome.kind === 'full') {
@@ -101,7 +105,8 @@ export class BatchAcceptor {
       if (duplicate && outcome.batch.body_hash !== item.body_hash) {
         return new ServiceError('unprocessable', {
           code: 'idempotency_key_reused',
-          message: `Idempotency-Key ${JSON.stringify(outcome.batch.idempotency_key)} was used for a different body (request ${outcome.batch.request_id})`,
+          message: `Idempotency-Key ${JSON.stringify(outcome.batch.idempotency_key)} was used for a different body (request ${outcome.batch.request_id}); a new batch needs a new key`,
+          errors: ['Idempotency-Key: already used with a different request body'],
         });
       }
       if (!duplicate) this.#deps.metrics.batchEnqueueLatency.observe(latency);
@@ -122,14 +127,19 @@ export class BatchAcceptor {
       const found = foundExecutions(results);
       const present = inputs.filter((i) => found.has(i.execution_id));
       const { outcomes, markers } = present.length ? await insertBatches(q, present, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE) : { outcomes: [], markers: [] };
-      const conflicts = outcomes.filter((o) => o.kind === 'conflict');
       // Another transaction stored the same key while ours waited for it: that batch is the answer.
-      const byKey = conflicts.length ? new Map((await batchesByKey(q, conflicts.map((c) => inputs.find((i) => i.pos === c.pos)!.idempotency_key))).map((b) => [b.idempotency_key, b])) : new Map<string, AcceptedBatch>();
+      const winners = new Map<number, AcceptedBatch>();
+      for (const o of outcomes) {
+        if (o.kind !== 'conflict') continue;
+        const input = inputs.find((i) => i.pos === o.pos)!;
+        const winner = await batchByKey(q, input.key_scope, input.idempotency_key);
+        if (winner) winners.set(o.pos, winner);
+      }
       const accepted = outcomes.flatMap((o) => (o.kind === 'accepted' ? [o.batch.execution_id] : []));
       await sendBatchJobs(boss, accepted, q);
       if (phase === 'expired' || performance.now() > deadline) throw new AckTimeout();
       phase = 'committing'; // from here the answer waits for the commit, however long it takes
-      return { outcomes, markers, byKey };
+      return { outcomes, markers, winners };
     });
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'expired'>((resolve) => {
@@ -146,8 +156,7 @@ export class BatchAcceptor {
       for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
       const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
       for (const o of done.outcomes) {
-        const input = inputs.find((i) => i.pos === o.pos)!;
-        const winner = o.kind === 'conflict' ? done.byKey.get(input.idempotency_key) : undefined;
+        const winner = done.winners.get(o.pos);
         out.set(o.pos, winner ? { pos: o.pos, kind: 'duplicate', batch: winner } : o);
       }
       return out;

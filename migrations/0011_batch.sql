@@ -11,9 +11,11 @@ CREATE TABLE core.batch_request (
   request_id          uuid NOT NULL UNIQUE,
   execution_id        bigint NOT NULL,
   worker_id           text,
-  -- The client's Idempotency-Key (the request id when it sent none); a second request with it
-  -- gets the first answer again.
-  idempotency_key     text NOT NULL UNIQUE,
+  -- The client's Idempotency-Key (the request id when it sent none), in the namespace of its
+  -- route and caller (src/api/idempotent-starts.ts keyScope); a second request with it gets the
+  -- first answer again.
+  key_scope           text NOT NULL,
+  idempotency_key     text NOT NULL,
   body_hash           text NOT NULL,                 -- sha256 of the canonical body
   events              jsonb,                         -- the items until routed; NULL once in core.event
   event_ids           bigint[] NOT NULL,
@@ -28,7 +30,8 @@ CREATE TABLE core.batch_request (
   -- completion, never routes them twice.
   routed_at           timestamptz,
   created_at          timestamptz NOT NULL DEFAULT now(),
-  updated_at          timestamptz NOT NULL DEFAULT now()
+  updated_at          timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (key_scope, idempotency_key)
 );
 -- What is waiting: the queue depth, and a processor's pick of an execution's batches in order.
 CREATE INDEX batch_request_pending_idx ON core.batch_request (execution_id, batch_id) WHERE state IN ('accepted', 'processing');

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -10,6 +9,7 @@ import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { REPORTABLE_EVENT_TYPES } from './events.ts';
 import { jsonObject } from './executions.ts';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { jsonSchema } from './validation.ts';
 
 /** Retry-After of every 503 of the batch routes: the queue or the database may be back by then. */
@@ -27,13 +27,18 @@ const batchItem = v.object({
   result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),
 });
-const idempotencyKey = v.pipe(
-  v.string(),
-  v.minLength(1, 'must not be empty'),
-  v.maxLength(255, 'must be at most 255 characters'),
-  v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
-);
-const headers = v.looseObject({ 'idempotency-key': v.optional(idempotencyKey) });
+// Documents the header; idempotencyKeyOf checks it (as for starts).
+const keyHeader = {
+  type: 'object',
+  properties: {
+    [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: {
+      type: 'string',
+      description:
+        'Optional, 1 to 255 printable ASCII characters (the request id when absent). The same key with the same body answers with the first 202 ' +
+        '(duplicate: true) for 48 h after the batch finished, storing nothing; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.',
+    },
+  },
+};
 const requestParams = v.object({ request_id: v.string() });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -91,22 +96,24 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
           `At most ${maxEvents} events (422 beyond) and ${maxBytes} bytes (413 beyond). The same Idempotency-Key with the same ` +
           `body answers the first 202 again with duplicate: true; with another body 422. 503 ack_timeout, queue_unavailable ` +
           `or enqueue_error (with Retry-After) store nothing.`,
-        headers: jsonSchema(headers),
+        headers: keyHeader,
         body: jsonSchema(batchBody),
         response: { 202: jsonSchema(acceptedAnswer) },
       },
     },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof batchBody>;
-      const key = (req.headers as v.InferOutput<typeof headers>)['idempotency-key'] ?? null;
+      const key = idempotencyKeyOf(req.headers) ?? null;
       try {
         const answer = await acceptor.accept({
           execution_id: body.execution_id,
           worker_id: body.worker_id ?? null,
           events: body.events,
+          key_scope: keyScope(req),
           idempotency_key: key,
-          body_hash: createHash('sha256').update(canonicalJson(body)).digest('hex'),
+          body_hash: requestHash(body),
         });
+        if (answer.duplicate) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
         return reply.code(202).send(answer);
       } catch (err) {
         throw withRetryAfter(reply, err);
@@ -209,11 +216,4 @@ function defaultMessage(state: BatchStatusRow['state']): string | null {
 function withRetryAfter(reply: FastifyReply, err: unknown): unknown {
   if (err instanceof ServiceError && err.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
   return err;
-}
-
-/** JSON with object keys sorted at every depth: the same body however its keys were ordered. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
 }

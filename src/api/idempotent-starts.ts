@@ -41,7 +41,7 @@ export function requestHash(body: unknown): string {
  * The namespace of a key: its route and its caller (as the auth hook established it), so that one
  * caller's key never answers, or blocks, another caller's request.
  */
-function keyScope(req: FastifyRequest): string {
+export function keyScope(req: FastifyRequest): string {
   const caller = req.identity ? `${req.identity.via}:${req.identity.sub}` : '-';
   return `${req.method} ${req.routeOptions.url} ${caller}`;
 }

@@ -53,7 +53,7 @@ function parseOptions(argv: string[]): Options | { message: string; code: number
   if (sub !== 'send') return { message: sub ? `unknown subcommand '${sub}'; expects send` : 'expects a subcommand: send', code: 2 };
   if (!file || rest.length) return { message: 'expects one batch file: svc events send <FILE.json>', code: 2 };
   const key = parsed.values['idempotency-key'];
-  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) return { message: '--idempotency-key expects 1 to 255 printable ASCII characters without spaces', code: 2 };
+  if (key !== undefined && !/^[\x20-\x7e]{1,255}$/.test(key)) return { message: '--idempotency-key expects 1 to 255 printable ASCII characters', code: 2 };
   const server = parsed.values.server;
   if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) return { message: `--server expects an http(s) URL, got ${JSON.stringify(server)}`, code: 2 };
   let client;

@@ -9,6 +9,8 @@ export type AcceptInput = {
   request_id: string;
   execution_id: number;
   worker_id: string | null;
+  /** The key's namespace: its route and caller. */
+  key_scope: string;
   idempotency_key: string;
   body_hash: string;
   events: unknown[];
@@ -80,25 +82,25 @@ export async function insertBatches(q: Queryable, inputs: AcceptInput[], maxDept
     text: `
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
-         idempotency_key text, body_hash text, events jsonb)
+         key_scope text, idempotency_key text, body_hash text, events jsonb)
 ), lk AS (
   SELECT e.execution_id FROM core.execution e WHERE e.execution_id IN (SELECT execution_id FROM x) ORDER BY e.execution_id FOR UPDATE
 ), dup AS (
-  SELECT b.request_id, b.execution_id, b.idempotency_key, b.body_hash, b.event_ids, b.queue_depth
-    FROM core.batch_request b WHERE b.idempotency_key IN (SELECT idempotency_key FROM x)
+  SELECT b.request_id, b.execution_id, b.key_scope, b.idempotency_key, b.body_hash, b.event_ids, b.queue_depth
+    FROM core.batch_request b WHERE (b.key_scope, b.idempotency_key) IN (SELECT key_scope, idempotency_key FROM x)
 ), depth AS (
   SELECT count(*)::int AS n FROM (SELECT 1 FROM core.batch_request WHERE state IN (${BATCH_PENDING_SQL}) LIMIT $2) q
 ), fresh AS (
   SELECT x.*, d.n + row_number() OVER (ORDER BY x.pos) AS depth_after
     FROM x CROSS JOIN depth d
-   WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.idempotency_key = x.idempotency_key)
+   WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.key_scope = x.key_scope AND dup.idempotency_key = x.idempotency_key)
      AND (SELECT count(*) FROM lk) > 0
 ), ins AS (
-  INSERT INTO core.batch_request (request_id, execution_id, worker_id, idempotency_key, body_hash, events, event_ids, queue_depth)
-  SELECT f.request_id, f.execution_id, f.worker_id, f.idempotency_key, f.body_hash, f.events,
+  INSERT INTO core.batch_request (request_id, execution_id, worker_id, key_scope, idempotency_key, body_hash, events, event_ids, queue_depth)
+  SELECT f.request_id, f.execution_id, f.worker_id, f.key_scope, f.idempotency_key, f.body_hash, f.events,
          ARRAY(SELECT nextval('core.batch_event_id_seq') FROM generate_series(1, jsonb_array_length(f.events))), f.depth_after
     FROM fresh f WHERE f.depth_after <= $2 ORDER BY f.pos
-  ON CONFLICT (idempotency_key) DO NOTHING
+  ON CONFLICT (key_scope, idempotency_key) DO NOTHING
   RETURNING batch_id, request_id, execution_id, worker_id, idempotency_key, body_hash, event_ids, queue_depth
 ), per AS (
   SELECT execution_id, count(*)::int AS m FROM ins GROUP BY execution_id
@@ -112,15 +114,15 @@ WITH x AS (
 )
 SELECT 'accepted' AS kind, f.pos, i.request_id::text, i.execution_id, i.idempotency_key, i.body_hash, i.event_ids, i.queue_depth,
        NULL::bigint AS from_event_id, NULL::bigint AS to_event_id, NULL::boolean AS applied
-  FROM ins i JOIN fresh f ON f.idempotency_key = i.idempotency_key
+  FROM ins i JOIN fresh f ON f.request_id = i.request_id
 UNION ALL
 SELECT 'duplicate', x.pos, d.request_id::text, d.execution_id, d.idempotency_key, d.body_hash, d.event_ids, d.queue_depth, NULL, NULL, NULL
-  FROM dup d JOIN x ON x.idempotency_key = d.idempotency_key
+  FROM dup d JOIN x ON x.key_scope = d.key_scope AND x.idempotency_key = d.idempotency_key
 UNION ALL
 SELECT 'full', f.pos, NULL, NULL, NULL, NULL, NULL, f.depth_after - 1, NULL, NULL, NULL FROM fresh f WHERE f.depth_after > $2
 UNION ALL
 SELECT 'conflict', f.pos, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-  FROM fresh f WHERE f.depth_after <= $2 AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.idempotency_key = f.idempotency_key)
+  FROM fresh f WHERE f.depth_after <= $2 AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.request_id = f.request_id)
 UNION ALL
 SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM bump b`,
     values: [JSON.stringify(inputs), maxDepth],
@@ -138,15 +140,15 @@ SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_even
 }
 
 /**
- * Batches stored under these keys (by a transaction that committed while the insert waited for
- * it: a concurrent duplicate).
+ * The batch stored under a key of a scope (by a transaction that committed while the insert
+ * waited for it: a concurrent duplicate).
  */
-export async function batchesByKey(q: Queryable, keys: string[]): Promise<AcceptedBatch[]> {
+export async function batchByKey(q: Queryable, scope: string, key: string): Promise<AcceptedBatch | undefined> {
   const { rows } = await q.query<Row>(
-    `SELECT request_id::text, execution_id, idempotency_key, body_hash, event_ids, queue_depth FROM core.batch_request WHERE idempotency_key = ANY($1::text[])`,
-    [keys],
+    `SELECT request_id::text, execution_id, idempotency_key, body_hash, event_ids, queue_depth FROM core.batch_request WHERE key_scope = $1 AND idempotency_key = $2`,
+    [scope, key],
   );
-  return rows.map(acceptedBatch);
+  return rows[0] && acceptedBatch(rows[0]);
 }
 
 function acceptedBatch(r: Pick<Row, 'request_id' | 'execution_id' | 'idempotency_key' | 'body_hash' | 'event_ids' | 'queue_depth'>): AcceptedBatch {

@@ -19,8 +19,8 @@ afterAll(async () => t?.drop());
 
 const insertBatch = (c: Queryable, key: string) =>
   c.query(
-    `INSERT INTO core.batch_request (request_id, execution_id, idempotency_key, body_hash, events, event_ids, queue_depth)
-     VALUES ($1, 7, $2, 'h', '[{"event_type": "call.done"}]', ARRAY[nextval('core.batch_event_id_seq')], 1)`,
+    `INSERT INTO core.batch_request (request_id, execution_id, key_scope, idempotency_key, body_hash, events, event_ids, queue_depth)
+     VALUES ($1, 7, 'test', $2, 'h', '[{"event_type": "call.done"}]', ARRAY[nextval('core.batch_event_id_seq')], 1)`,
     [randomUUID(), key],
   );
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { batchApi, commandReport, noopPlaybook, type BatchApi } from '../../helpers/batch.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
@@ -129,6 +130,7 @@ describe('POST /api/events/batch', () => {
       const again = await b.post({ worker_id: 'w1', events: body.events, execution_id: id }, key);
       expect(again.status).toBe(202);
       expect(again.body).toEqual({ ...first.body, duplicate: true });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
       await release();
       expect((await b.settled(first.body.request_id)).state).toBe('completed');
       // And after it completed: still the first answer, nothing routed again.
@@ -144,12 +146,27 @@ describe('POST /api/events/batch', () => {
     expect(await count(`SELECT count(*) AS n FROM core.event WHERE execution_id = $1 AND event_type = 'command.completed'`, [id])).toBe(1);
   });
 
+  it('keeps keys apart by caller: the same key from another caller is another batch', async () => {
+    const { id, cmd } = await claimedExecution();
+    const body = { execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(0, 1) };
+    const key = { 'idempotency-key': `shared-${id}` };
+    const local = await b.post(body, key);
+    const worker = await b.post(body, { ...key, ...asWorker });
+    expect([local.status, worker.status]).toEqual([202, 202]);
+    expect(worker.body.duplicate).toBe(false);
+    expect(worker.body.request_id).not.toBe(local.body.request_id);
+    expect((await b.post(body, { ...key, ...asWorker })).body).toEqual({ ...worker.body, duplicate: true });
+    const bad = await b.post(body, { 'idempotency-key': 'x'.repeat(256) });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.detail)).toContain('Idempotency-Key');
+  });
+
   it('stores one batch for concurrent duplicates, on one server and across two', async () => {
     const { id, cmd } = await claimedExecution();
     const body = { execution_id: id, worker_id: 'w1', events: commandReport(cmd) };
     const key = { 'idempotency-key': `concurrent-${id}` };
     const before = await storedBatches();
-    const second = await startSecondServer();
+    const second = await startSecondServer(t);
     const lock = new pg.Client({ connectionString: t.databaseUrl });
     await lock.connect();
     try {
@@ -332,26 +349,4 @@ async function readStream(url: string): Promise<{ event: string; data: string }[
       event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
       data: /^data: (.*)$/m.exec(block)?.[1] ?? '',
     }));
-}
-
-/** A second server on the same database (its own pool, job queue and processors), for races across servers. */
-async function startSecondServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const { buildApp } = await import('../../../src/app.ts');
-  const { Db } = await import('../../../src/db/db.ts');
-  const { createMetrics } = await import('../../../src/metrics.ts');
-  const { PlaybookCache } = await import('../../../actors/playbook-cache.ts');
-  const { HotSnapshots } = await import('../../../actors/hot-snapshots.ts');
-  const { createPostgresBus } = await import('../../../src/bus/postgres.ts');
-  const second = new Db(t.databaseUrl, 5);
-  const bus = await createPostgresBus(second);
-  const app = await buildApp({ ...t.deps, db: second, bus, metrics: createMetrics(), cache: new PlaybookCache(), snapshots: new HotSnapshots() });
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return {
-    url,
-    async close() {
-      await app.close();
-      await bus.close();
-      await second.close();
-    },
-  };
 }

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Histogram, Registry } from 'prom-client';
-import { canonicalJson } from '../../../src/api/batch.ts';
 import { FIRST_CLAIM_MAX_COMMANDS, FirstClaimLatency } from '../../../src/metrics.ts';
 import { parseServerSentEvent } from '../../../src/worker/server-client.ts';
-
-describe('canonicalJson (the body an Idempotency-Key is bound to)', () => {
-  it('is the same however object keys are ordered, at any depth, and keeps array order', () => {
-    const a = canonicalJson({ b: 1, a: { y: [2, { d: 1, c: 2 }], x: null } });
-    const b = canonicalJson({ a: { x: null, y: [2, { c: 2, d: 1 }] }, b: 1 });
-    expect(a).toBe(b);
-    expect(a).toBe('{"a":{"x":null,"y":[2,{"c":2,"d":1}]},"b":1}');
-    expect(canonicalJson({ l: [1, 2] })).not.toBe(canonicalJson({ l: [2, 1] }));
-  });
-});
 
 describe('parseServerSentEvent', () => {
   it('reads event, data (lines joined) and id, skips comments, and has nothing for a block without data', () => {
