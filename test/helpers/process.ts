@@ -30,6 +30,23 @@ export function spawnSvc(args: string[], env: Record<string, string>): SvcProces
   return { proc, output: () => out, exited, kill: (s) => proc.kill(s) };
 }
 
+/**
+ * Runs `svc <args>` to its end in a clean environment plus `env` (for client commands: `run`,
+ * `events`); its exit code and its stdout and stderr apart.
+ */
+export function runSvc(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (c) => (stdout += String(c)));
+  proc.stderr!.on('data', (c) => (stderr += String(c)));
+  return new Promise((ok) => proc.on('close', (code) => ok({ code, stdout, stderr })));
+}
+
 /** Polls GET url until it answers 200; returns the milliseconds it took. */
 export async function waitForHealth(url: string, timeoutMs: number): Promise<number> {
   const t0 = Date.now();

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +10,7 @@ import { executionApi } from '../../helpers/execution-api.ts';
 import type { Json } from '../../helpers/http.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
-import { NODE24, ROOT } from '../../helpers/process.ts';
+import { runSvc } from '../../helpers/process.ts';
 
 // The real `svc events send` against a real server.
 
@@ -31,20 +30,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-type Ran = { code: number | null; stdout: string; stderr: string };
-
-function svcEvents(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, 'events', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_SERVER_URL: t.url, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (c) => (stdout += String(c)));
-  proc.stderr.on('data', (c) => (stderr += String(c)));
-  return new Promise((ok) => proc.on('close', (code) => ok({ code, stdout, stderr })));
-}
+const svcEvents = (args: string[], env: Record<string, string> = {}) => runSvc(['events', ...args], { SVC_SERVER_URL: t.url, ...env });
 
 /** A batch file completing the first command of a new execution. */
 async function batchFile(name: string): Promise<{ file: string; id: number }> {
