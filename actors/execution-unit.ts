@@ -4,7 +4,7 @@ import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
 import { getCatalogEntry } from '../src/db/catalog.repo.ts';
-import type { CommandRow } from '../src/db/command.repo.ts';
+import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
 import { writeUnit, type Claimer, type UnitCommand, type UnitCommandUpdate, type UnitEvent, type UnitExecutionUpdate, type UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
@@ -53,6 +53,8 @@ export type StartRequest = {
   parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null };
   /** Who asked for it (an API request), recorded on `execution.started` as `requested_by`. */
   requestedBy?: Identity;
+  /** Written beside the input in the `execution.started` context (where the execution came from). */
+  origin?: Record<string, unknown>;
 };
 
 const statusOf = (s: Snapshot): ExecutionStatus => {
@@ -177,7 +179,7 @@ export class ExecutionUnit {
       workload: req.workload,
       args: req.args,
     };
-    this.#push(h, { event_type: 'execution.started', context: req.requestedBy ? { input, requested_by: req.requestedBy } : { input } });
+    this.#push(h, { event_type: 'execution.started', context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);
@@ -193,7 +195,12 @@ export class ExecutionUnit {
     const row = this.#push(h, command ? { ...event, context: { ...asObject(event.context), seq: command.seq } } : event);
     if (!h.snapshot || h.status !== 'running') return row.event_id; // terminal fast path: stored, nothing else changes
     const mev = toMachineEvent(row);
-    if (mev) await this.#perform(h, this.#transition(h, mev));
+    if (mev) {
+      const effects = this.#transition(h, mev);
+      // The cancel is itself the terminal event: it carries the status it ends the execution with.
+      if (mev.type === 'execution.cancelled') row.status = h.status;
+      await this.#perform(h, effects);
+    }
     await this.drain();
     return row.event_id;
   }
@@ -318,10 +325,10 @@ export class ExecutionUnit {
 
   /**
    * Writes everything in one statement. With `claims`, new commands go straight to those workers
-   * in order, up to each one's `max` (claim-ahead), and older pending ones fill what is left;
-   * returns the commands they now hold.
+   * in order, up to each one's `max` (claim-ahead), and older pending ones (and stranded ones
+   * `claimPolicy` lets go) fill what is left; returns the commands they now hold.
    */
-  async flush(claims: Claimer[] = []): Promise<CommandRow[]> {
+  async flush(claims: Claimer[] = [], claimPolicy: ClaimPolicy | null = null): Promise<CommandRow[]> {
     const older: Claimer[] = [];
     const fresh = this.newCommands.filter((c) => c.status === 'PENDING');
     for (const claim of claims) {
@@ -388,6 +395,7 @@ export class ExecutionUnit {
       cancels: this.cancels,
       keychainCleanup: this.keychainCleanup,
       claimOlder: older,
+      claimPolicy,
       headChecks: this.headChecks,
       idempotencyKeys: this.idempotencyKeys,
     });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CommandRow } from '../src/db/command.repo.ts';
+import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Claimer } from '../src/db/unit-write.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -22,12 +22,13 @@ export const REPORT_BATCHES_IN_FLIGHT = 3;
 export class ReportBatcher {
   readonly #group: GroupCommit<Report, ReportOutcome>;
 
-  constructor(deps: EngineDeps) {
+  /** `claimPolicy`: asked at each routing; with a policy, claim-ahead also takes stranded commands it lets go. */
+  constructor(deps: EngineDeps, claimPolicy: () => ClaimPolicy | null = () => null) {
     this.#group = new GroupCommit({
       maxInFlight: REPORT_BATCHES_IN_FLIGHT,
       weight: (r) => r.events.length,
       maxWeight: MAX_EVENTS_PER_TRANSACTION,
-      run: (reports) => routeTogether(deps, reports),
+      run: (reports) => routeTogether(deps, reports, claimPolicy()),
     });
   }
 
@@ -37,10 +38,10 @@ export class ReportBatcher {
 }
 
 /** Routes several reports in one transaction and hands each its results and the commands it claimed. */
-async function routeTogether(deps: EngineDeps, reports: Report[]): Promise<ReportOutcome[]> {
+async function routeTogether(deps: EngineDeps, reports: Report[], claimPolicy: ClaimPolicy | null): Promise<ReportOutcome[]> {
   // Every claim carries a token (the worker's, or one made here), by which its commands come back.
   const claims = reports.map((r) => (r.claim && r.claim.max > 0 ? { ...r.claim, token: r.claim.token ?? randomUUID() } : undefined));
-  const out = await routeEvents(deps, reports.flatMap((r) => r.events), { claims: claims.filter((c) => c !== undefined) });
+  const out = await routeEvents(deps, reports.flatMap((r) => r.events), { claims: claims.filter((c) => c !== undefined), claimPolicy });
   let at = 0;
   return reports.map((r, i) => {
     const results = out.results.slice(at, at + r.events.length);

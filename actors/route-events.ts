@@ -1,5 +1,5 @@
 import { reportVerdict } from '../machines/report-verdict.ts';
-import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import type { ClaimPolicy, CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import type { ExecutionRow } from '../src/db/execution.repo.ts';
 import type { TxTiming } from '../src/db/db.ts';
 import { lockAndLoadSql, parseLockAndLoad, type LockAndLoadOptions } from '../src/db/lock-and-load.ts';
@@ -16,13 +16,15 @@ export type RoutedEvent = EventInput & { execution_id: number; attempt?: number 
 export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
 
 /**
- * `claims`: workers that want their next commands from this routing (claim-ahead), in order.
+ * `claims`: workers that want their next commands from this routing (claim-ahead), in order;
+ * `claimPolicy`: they may also take stranded commands this policy lets go (see unit-write.ts).
  * The rest make it take the locked path: `timeoutMs` bounds each of its statements, `beforeCommit`
  * writes beside it in its transaction (throwing rolls it back), `probe` receives its measurements.
  */
 export type RouteOptions = {
   wake?: number[];
   claims?: Claimer[];
+  claimPolicy?: ClaimPolicy | null;
   timeoutMs?: number;
   beforeCommit?: (q: Queryable) => Promise<void>;
   probe?: RouteProbe;
@@ -196,7 +198,7 @@ async function routeInUnit(
     } else await routeOne(ev);
   }
   const flushing = performance.now();
-  const claimed = await unit.flush(opts.claims);
+  const claimed = await unit.flush(opts.claims, opts.claimPolicy ?? null);
   if (probe) recordWrite(probe, unit, performance.now() - flushing);
   for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.metrics.commandsIssued.inc(unit.commandsGenerated);
@@ -220,6 +222,11 @@ async function routeInUnit(
     const verdict = reportVerdict({ ...cmd, status: current }, ev.event_type, { attempt: ev.attempt, workerId: ev.worker_id });
     if (fromMemory && verdict.kind !== 'accept') throw new NotFromMemory();
     if (verdict.kind === 'refused') {
+      if (verdict.code === 'stale_claim') {
+        // Kept for the record (the log shows every attempt that ran), folded into nothing.
+        const context = { ...(ev.context as object), refused: verdict.code, seq: cmd.seq, attempt: ev.attempt ?? null, command_attempt: cmd.attempt };
+        await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context });
+      }
       results.push({ event_id: null, error: verdict.code, detail: verdict.message });
       return false;
     }

@@ -7,8 +7,16 @@ import { ExecutionUnit } from './execution-unit.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
 
-/** What to start: a compiled catalog entry, or the newest version at a path (looked up in the batch). */
-export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & { payload: Record<string, unknown>; requestedBy?: Identity; idempotency?: StartKey };
+/**
+ * What to start: a compiled catalog entry, or the newest version at a path (looked up in the
+ * batch). `origin`: recorded in the `execution.started` context beside the input (e.g. `resumed_from`).
+ */
+export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
+  payload: Record<string, unknown>;
+  requestedBy?: Identity;
+  idempotency?: StartKey;
+  origin?: Record<string, unknown>;
+};
 export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
 /** A start's idempotency key, stored with the execution together with the answer `answer` makes for it. */
 export type StartKey = { scope: string; key: string; requestHash: string; statusCode: number; answer: (started: Started) => unknown };
@@ -51,7 +59,7 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
       compiled = await deps.cache.get(q, head.catalog_id);
     }
     const before = unit.commandsGenerated;
-    const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy });
+    const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin });
     const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: unit.commandsGenerated - before };
     results.push(started);
     const k = input.idempotency;

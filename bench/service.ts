@@ -43,6 +43,10 @@ export async function startBenchService(databaseUrl: string, dataDir: string, en
     SVC_LOG_LEVEL: BENCH_LOG_LEVEL,
     SVC_WORKER_CONCURRENCY: '0',
     SVC_WORKER_TOKEN: randomBytes(32).toString('base64url'),
+    // The command reaper sweeps every second (its most frequent setting), unless the environment
+    // says otherwise: SVC_COMMAND_REAPER_ENABLED=false npm run bench gives the figures without it.
+    SVC_COMMAND_REAPER_INTERVAL_SECONDS: process.env.SVC_COMMAND_REAPER_INTERVAL_SECONDS ?? '1',
+    ...(process.env.SVC_COMMAND_REAPER_ENABLED ? { SVC_COMMAND_REAPER_ENABLED: process.env.SVC_COMMAND_REAPER_ENABLED } : {}),
     ...env,
   });
   const svc = await startService(config, { log });

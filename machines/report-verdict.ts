@@ -57,14 +57,17 @@ function next(status: CommandStatus, event: CommandEvent, context: { attempt: nu
  * because it does not come from the current claim.
  */
 export function reportVerdict(cmd: CommandState, eventType: string, reporter: Reporter): ReportVerdict {
-  if (TERMINAL_COMMAND_STATUSES.includes(cmd.status)) return { kind: 'late', attempt: reporter.attempt ?? null };
   const id = cmd.command_id;
+  const stale = (): ReportVerdict => ({ kind: 'refused', code: 'stale_claim', message: `command ${id} was claimed again (attempt ${cmd.attempt}); this report is from attempt ${reporter.attempt}` });
+  if (TERMINAL_COMMAND_STATUSES.includes(cmd.status)) {
+    // A claim taken over (its worker went quiet) and finished by the new holder: the old one's
+    // report is fenced off like any stale claim's, not stored as a late one of the finished claim.
+    return reporter.attempt != null && reporter.attempt !== cmd.attempt ? stale() : { kind: 'late', attempt: reporter.attempt ?? null };
+  }
   if (cmd.status === 'PENDING') return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
   const status = next(cmd.status, commandEventOf(eventType, reporter), { attempt: cmd.attempt, workerId: cmd.worker_id });
   if (status === undefined) {
-    if (reporter.attempt != null && reporter.attempt !== cmd.attempt) {
-      return { kind: 'refused', code: 'stale_claim', message: `command ${id} was claimed again (attempt ${cmd.attempt}); this report is from attempt ${reporter.attempt}` };
-    }
+    if (reporter.attempt != null && reporter.attempt !== cmd.attempt) return stale();
     if (reporter.attempt == null && reporter.workerId == null) {
       return { kind: 'refused', code: 'not_holder', message: `a report about command ${id} must name its claim: worker_id or attempt` };
     }

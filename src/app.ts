@@ -8,6 +8,7 @@ import type { Db } from './db/db.ts';
 import type { PgBoss } from './jobs/boss.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import { adminRoutes } from './api/admin.ts';
 import { catalogRoutes } from './api/catalog.ts';
 import { credentialRoutes } from './api/credentials.ts';
 import { keychainRoutes } from './api/keychain.ts';
@@ -100,6 +101,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
+import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
 import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
@@ -218,6 +219,11 @@ const commands: Record<string, Command> = {
     summary: EVENTS_SUMMARY,
     usage: EVENTS_USAGE,
     run: async (argv) => (await import('./cli/events-send.ts')).eventsCommand(argv),
+  },
+  cleanup: {
+    summary: CLEANUP_SUMMARY,
+    usage: CLEANUP_USAGE,
+    run: async (argv) => (await import('./cli/cleanup.ts')).cleanupCommand(argv),
   },
 };
 

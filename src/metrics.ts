@@ -112,7 +112,20 @@ export function createMetrics() {
       labelNames: ['reason'],
       registers: [registry],
     }),
-    reaperRepublished: new Counter({ name: 'svc_command_reaper_republished_total', help: 'Commands republished by the reaper', registers: [registry] }),
+    // The command reaper (src/engine/command-reaper.ts).
+    reaperSweeps: new Counter({
+      name: 'svc_command_reaper_sweeps_total',
+      help: 'Reaper sweeps this server ran, by trigger (timer, nudge)',
+      labelNames: ['trigger'],
+      registers: [registry],
+    }),
+    reaperScanned: new Counter({ name: 'svc_command_reaper_scanned_total', help: 'Command rows read by reaper sweeps', registers: [registry] }),
+    reaperRepublished: new Counter({
+      name: 'svc_command_reaper_republished_total',
+      help: 'Commands whose notification the reaper republished, by reason (pending_stale, worker_missing, worker_not_ready, worker_stale, orphaned, hard_timeout)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     httpRequests: new Counter({
       name: 'svc_http_requests_total',
       help: 'HTTP requests by route and status code',

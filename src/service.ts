@@ -7,6 +7,8 @@ import { Db } from './db/db.ts';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
+import { startAutoResume } from './engine/auto-resume.ts';
+import { startCommandReaper } from './engine/command-reaper.ts';
 import { startInboxSweeper } from './engine/inbox-sweep.ts';
 import { startBoss, stopBoss } from './jobs/boss.ts';
 import { startBatchProcessor } from '../actors/batch-processor.ts';
@@ -76,6 +78,11 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const app = await buildApp(deps);
     stops.unshift(() => app.close());
     const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST });
+    // Once the server is up, so that a start cut short (a signal while it starts) never leaves
+    // them querying a database being stopped. Auto-resume runs in the background: it waits for
+    // worker pools to beat, which needs this server listening.
+    if (config.SVC_COMMAND_REAPER_ENABLED) stops.unshift(startCommandReaper(deps));
+    stops.unshift(startAutoResume(deps));
     const port = new URL(address).port;
     const shownHost = config.SVC_HOST === '0.0.0.0' || config.SVC_HOST === '::' ? '127.0.0.1' : config.SVC_HOST;
     let stopped = false;

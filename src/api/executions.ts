@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { routeEvents } from '../../actors/route-events.ts';
 import { StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
 import { getExecution, listExecutions } from '../db/execution.repo.ts';
+import { cancelExecution } from '../engine/cancel-execution.ts';
+import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
@@ -37,6 +38,15 @@ const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
   'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
 const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
+// About 19 years: far past any real age, and within PostgreSQL's integer minutes.
+const MAX_CLEANUP_AGE_MINUTES = 10_000_000;
+const cleanupBody = v.optional(
+  v.object({
+    older_than_minutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CLEANUP_AGE_MINUTES)), 5),
+    dry_run: v.optional(v.boolean(), false),
+  }),
+  {},
+);
 
 /** Starting, reading, listing and cancelling executions. */
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -104,14 +114,26 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
   app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running execution and its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const body = (req.body ?? {}) as v.InferOutput<typeof cancelBody>;
-    const row = await getExecution(deps.db, id);
-    if (!row) throw notFound(`execution ${id}`);
-    if (row.status !== 'running') return { status: 'already_finished', execution_id: id, execution_status: row.status };
-    const reason = body.reason ?? 'cancelled by request';
-    await routeEvents(deps, [{ execution_id: id, event_type: 'execution.cancelled', context: { reason, cancelled_at: new Date().toISOString(), requested_by: req.identity } }]);
-    const after = await getExecution(deps.db, id);
-    return after?.status === 'cancelled'
-      ? { status: 'cancelled', execution_id: id }
-      : { status: 'already_finished', execution_id: id, execution_status: after?.status };
+    const out = await cancelExecution(deps, id, { reason: body.reason ?? 'cancelled by request', requested_by: req.identity });
+    if (out.cancelled) return { status: 'cancelled', execution_id: id };
+    if (!out.status) throw notFound(`execution ${id}`);
+    return { status: 'already_finished', execution_id: id, execution_status: out.status };
   });
+
+  app.post(
+    '/api/executions/cleanup',
+    {
+      config: { access: { level: 'operator' } },
+      schema: {
+        tags: ['executions'],
+        summary: 'Cancel stuck executions: no terminal event, started over older_than_minutes ago',
+        description: 'Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. `dry_run` lists the same executions and changes nothing.',
+        body: jsonSchema(cleanupBody),
+      },
+    },
+    async (req) => {
+      const body = (req.body ?? {}) as v.InferOutput<typeof cleanupBody>;
+      return cleanupStuckExecutions(deps, { olderThanMinutes: body.older_than_minutes, dryRun: body.dry_run, requestedBy: req.identity ?? undefined });
+    },
+  );
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { ReportBatcher } from '../../actors/report-batcher.ts';
 import type { AppDeps } from '../app.ts';
-import { cancelledAmong, claimCommand, claimedByRequest, claimNextCommands, getCommand, type CommandRow } from '../db/command.repo.ts';
+import { cancelledAmong, claimCommand, claimedByRequest, claimNextCommands, claimPolicyOf, getCommand, type CommandRow } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { eventInputSchema } from './events.ts';
@@ -15,7 +15,9 @@ const registerBody = v.object({ name: workerName, capacity: v.optional(v.pipe(v.
 const heartbeatBody = v.object({
   name: workerName,
   status: v.optional(v.picklist(['ready', 'draining']), 'ready'),
-  running: v.optional(v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.maxLength(4096)), []),
+  // Every command the pool holds (running, queued, finished and not yet reported). Absent: the
+  // pool does not say, and none of its claims counts as orphaned (see ClaimPolicy).
+  running: v.optional(v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.maxLength(4096))),
 });
 const nameBody = v.object({ name: workerName });
 const claimByIdParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
@@ -41,7 +43,10 @@ const reportBody = v.object({
 
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
 export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const reports = new ReportBatcher(deps);
+  const claimPolicy = claimPolicyOf(deps.config);
+  // Claims look beyond PENDING commands only while the reaper has announced stranded ones.
+  const reclaim = () => (deps.bus.strandedHeard() ? claimPolicy : null);
+  const reports = new ReportBatcher(deps, reclaim);
   // A request sent again may have been carried out, its answer lost: what it claimed is still
   // claimed by this worker under its id, unstarted; it gets those first.
   const redelivered = async (workerId: string, token: string | undefined, retry: boolean): Promise<CommandRow[]> => {
@@ -57,13 +62,13 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
   });
   app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof heartbeatBody>;
-    const row = await heartbeatWorkerPool(deps.db, b.name, b.status);
+    const row = await heartbeatWorkerPool(deps.db, b.name, b.status, b.running ?? null);
     if (!row) throw notFound(`worker pool ${b.name}`);
     if (row === 'stopped') {
       throw new ServiceError('conflict', { code: 'pool_stopped', message: `worker pool ${b.name} is deregistered; register it again to resume` });
     }
     // Tells the worker which of its running commands were cancelled, so it stops them.
-    return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running) };
+    return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running ?? []) };
   });
   app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof nameBody>;
@@ -81,8 +86,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
   app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) }, config: { access: { level: 'worker' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
     const { worker_id } = req.body as v.InferOutput<typeof claimByIdBody>;
-    const hard = deps.config.SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS ?? null;
-    const claimed = await claimCommand(deps.db, id, worker_id, { staleSeconds: deps.config.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS, hardTimeoutSeconds: hard });
+    const claimed = await claimCommand(deps.db, id, worker_id, claimPolicy);
     if (claimed) {
       // Its reports can then be routed from memory (actors/route-events.ts).
       deps.snapshots.commands.set(claimed);
@@ -116,7 +120,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       // A claimer that went away (or a closing server) takes nothing: no one would run it.
       if (signal.aborted) return { commands: [] };
       const woken = deps.bus.next(deadline - Date.now(), signal);
-      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, b.request_id ?? null);
+      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, reclaim(), b.request_id ?? null);
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
         for (const c of claimed) deps.snapshots.commands.set(c);
         deps.metrics.commandsClaimed.inc(claimed.length);

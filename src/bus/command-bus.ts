@@ -4,8 +4,37 @@ export type CommandBus = {
   next(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
   /** False while the transport cannot deliver notifications (claimers then wait out their poll interval). */
   readonly connected: boolean;
+  /**
+   * Announces again that `count` commands wait (the reaper, for commands whose notification was
+   * missed or whose claim was let go: `stranded`). Transactions that issue commands notify as they commit.
+   */
+  publish(count: number, stranded: boolean): Promise<void>;
+  /**
+   * True while stranded commands were announced (by any server) within STRANDED_HINT_MS: only
+   * then do claims look beyond PENDING commands, so the claim path pays nothing otherwise.
+   */
+  strandedHeard(): boolean;
   close(): Promise<void>;
 };
+
+/**
+ * How long an announcement of stranded commands keeps claims looking for them: longer than the
+ * reaper's default interval, since it announces them again at each sweep until they are claimed.
+ */
+const STRANDED_HINT_MS = 120_000;
+
+/** When stranded commands were last announced (see CommandBus.strandedHeard). */
+export class StrandedHint {
+  #until = 0;
+
+  heard(): void {
+    this.#until = performance.now() + STRANDED_HINT_MS;
+  }
+
+  active(): boolean {
+    return performance.now() < this.#until;
+  }
+}
 
 /** Fan-out of notifications to waiters; the transport only calls `notify()`. */
 export class Waiters {
@@ -38,10 +67,16 @@ export class Waiters {
 /** A bus that hears nothing from the database: claimers fall back to their poll interval. */
 export function createLocalBus(): CommandBus & { notify(): void } {
   const waiters = new Waiters();
+  const stranded = new StrandedHint();
   return {
     next: (timeoutMs, signal) => waiters.next(timeoutMs, signal),
     connected: true, // nothing to lose: notify() is a call in this process
     notify: () => waiters.notify(),
+    async publish(_count, isStranded) {
+      if (isStranded) stranded.heard();
+      waiters.notify();
+    },
+    strandedHeard: () => stranded.active(),
     async close() {
       waiters.notify();
     },

@@ -1,4 +1,5 @@
 import type { CommandStatus } from '../../machines/command.machine.ts';
+import type { Config } from '../config.ts';
 import type { Queryable } from './queryable.ts';
 
 export type { CommandStatus } from '../../machines/command.machine.ts';
@@ -29,45 +30,79 @@ export async function getCommand(q: Queryable, id: number): Promise<CommandRow |
 }
 
 /**
- * Claims one command for a worker: PENDING, or held by a claimer the policy calls gone (its pool
- * stopped or its heartbeat — the pool's, or the claim's for an unregistered claimer — is older
- * than staleSeconds, or the claim is older than hardTimeoutSeconds).
- * Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable.
+ * When a claim may be taken from its holder (the claim policy): the holder's pool is stopped, its
+ * heartbeat is older than `staleSeconds`, or a heartbeat heard `staleSeconds` after the claim no
+ * longer lists the command (orphaned); an unregistered claimer whose claim heartbeat is that old;
+ * or, with `hardTimeoutSeconds`, a claim older than that however healthy its holder.
  */
-export async function claimCommand(
-  q: Queryable,
-  commandId: number,
-  workerId: string,
-  policy: { staleSeconds: number; hardTimeoutSeconds: number | null },
-): Promise<CommandRow | undefined> {
+export type ClaimPolicy = { staleSeconds: number; hardTimeoutSeconds: number | null };
+
+/** The claim policy of a server's configuration (the claim endpoints and claim-ahead use it). */
+export function claimPolicyOf(config: Pick<Config, 'SVC_COMMAND_REAPER_WORKER_STALE_SECONDS' | 'SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS'>): ClaimPolicy {
+  return { staleSeconds: config.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS, hardTimeoutSeconds: config.SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS ?? null };
+}
+
+/**
+ * SQL condition: the claim of CLAIMED/RUNNING command `c` may be taken (ClaimPolicy). `stale` and
+ * `hard` are SQL expressions for the policy's seconds (parameters; `hard` may be NULL).
+ */
+export function claimTakeableSql(c: string, stale: string, hard: string): string {
+  const staleAgo = `now() - make_interval(secs => ${stale})`;
+  // Never NULL (a NULL `hard` or listing would make it so): callers also negate it.
+  return `COALESCE(NOT EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = ${c}.worker_id) AND ${c}.heartbeat_at < ${staleAgo}
+         OR EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = ${c}.worker_id
+                     AND (r.status = 'stopped' OR r.heartbeat_at < ${staleAgo}
+                          OR (r.held_at > ${c}.claimed_at + make_interval(secs => ${stale}) AND NOT ${c}.command_id = ANY(r.held_commands))))
+         OR ${c}.claimed_at < now() - make_interval(secs => ${hard}), false)`;
+}
+
+/** Claims one command for a worker: PENDING, or CLAIMED/RUNNING by a holder the policy lets go. Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable. */
+export async function claimCommand(q: Queryable, commandId: number, workerId: string, policy: ClaimPolicy): Promise<CommandRow | undefined> {
   const { rows } = await q.query<CommandRow>(
     `UPDATE core.command c
         SET status = 'CLAIMED', worker_id = $2, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
       WHERE c.command_id = $1
-        AND (c.status = 'PENDING'
-             OR (c.status IN ('CLAIMED', 'RUNNING') AND (
-                   -- a registered holder that stopped or went quiet
-                   EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = c.worker_id
-                            AND (r.status <> 'ready' OR r.heartbeat_at < now() - make_interval(secs => $3)))
-                   -- an unregistered holder whose own claim heartbeat went quiet
-                   OR (NOT EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = c.worker_id)
-                       AND c.heartbeat_at < now() - make_interval(secs => $3))
-                   OR ($4::int IS NOT NULL AND c.claimed_at < now() - make_interval(secs => $4)))))
+        AND (c.status = 'PENDING' OR (c.status IN ('CLAIMED', 'RUNNING') AND ${claimTakeableSql('c', '$3::float8', '$4::float8')}))
       RETURNING ${COLUMNS}`,
     [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds],
   );
   return rows[0];
 }
 
-/** Claims up to `max` PENDING commands, oldest first, skipping rows other claimers hold; `token` names the claiming request. */
-export async function claimNextCommands(q: Queryable, workerId: string, max: number, token: string | null = null): Promise<CommandRow[]> {
+/**
+ * SQL condition for the candidates of a claim-next besides PENDING commands: those the reaper
+ * marked (the small `command_reclaim_idx`) whose claim the policy lets go.
+ */
+export function reclaimCandidateSql(c: string, stale: string, hard: string): string {
+  return `${c}.status IN ('CLAIMED', 'RUNNING') AND ${c}.reclaim_attempt = ${c}.attempt AND ${claimTakeableSql(c, stale, hard)}`;
+}
+
+/**
+ * Claims up to `max` commands, oldest first, skipping rows other claimers hold: PENDING ones, and
+ * (with a `policy`) stranded ones the reaper marked and the policy lets go; `token` names the
+ * claiming request.
+ */
+export async function claimNextCommands(q: Queryable, workerId: string, max: number, policy: ClaimPolicy | null, token: string | null = null): Promise<CommandRow[]> {
   if (max <= 0) return [];
+  if (!policy) {
+    const { rows } = await q.query<CommandRow>(
+      `UPDATE core.command c
+          SET status = 'CLAIMED', worker_id = $1, claim_token = $3, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
+        WHERE c.command_id IN (SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2 FOR UPDATE SKIP LOCKED)
+        RETURNING ${COLUMNS}`,
+      [workerId, max, token],
+    );
+    return rows;
+  }
   const { rows } = await q.query<CommandRow>(
-    `UPDATE core.command c
+    `WITH pending AS (SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2 FOR UPDATE SKIP LOCKED),
+          stranded AS (SELECT o.command_id FROM core.command o WHERE ${reclaimCandidateSql('o', '$4::float8', '$5::float8')}
+                        ORDER BY o.command_id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
+     UPDATE core.command c
         SET status = 'CLAIMED', worker_id = $1, claim_token = $3, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
-      WHERE c.command_id IN (SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2 FOR UPDATE SKIP LOCKED)
+      WHERE c.command_id IN (SELECT command_id FROM (SELECT command_id FROM pending UNION ALL SELECT command_id FROM stranded) u ORDER BY command_id LIMIT $2)
       RETURNING ${COLUMNS}`,
-    [workerId, max, token],
+    [workerId, max, token, policy.staleSeconds, policy.hardTimeoutSeconds],
   );
   return rows;
 }
@@ -92,4 +127,65 @@ export async function cancelledAmong(q: Queryable, ids: number[]): Promise<numbe
     [ids],
   );
   return rows.map((r) => r.command_id);
+}
+
+/** Why the reaper republished a command. */
+export type StrandedReason = 'pending_stale' | 'worker_missing' | 'worker_not_ready' | 'worker_stale' | 'orphaned' | 'hard_timeout';
+
+export type StrandedCommand = { command_id: number; reason: StrandedReason };
+
+/**
+ * The reaper's look at claimed commands: every CLAIMED/RUNNING row (command_active_idx; as many as
+ * the pools hold), each with why it is stranded, if it is: its worker is missing from the registry
+ * (and its claim heartbeat older than `staleSeconds`), stopped, silent for `staleSeconds`, or no
+ * longer lists it (orphaned, see ClaimPolicy); or the claim is older than `hardTimeoutSeconds`.
+ * Up to `max` stranded ones, oldest first, are marked for the claim-next paths
+ * (`reclaim_attempt`); returns them and how many rows were read. Nothing else changes.
+ */
+export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number; hardTimeoutSeconds: number; max: number }): Promise<{ scanned: number; stranded: StrandedCommand[] }> {
+  const { rows } = await q.query<{ scanned: number; command_id: number | null; reason: StrandedReason | null }>(
+    `WITH active AS (
+       SELECT c.command_id, c.attempt,
+              CASE WHEN r.name IS NULL THEN CASE WHEN c.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_missing' END
+                   WHEN r.status = 'stopped' THEN 'worker_not_ready'
+                   WHEN r.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_stale'
+                   WHEN r.held_at > c.claimed_at + make_interval(secs => $1) AND NOT c.command_id = ANY(r.held_commands) THEN 'orphaned'
+                   WHEN c.claimed_at < now() - make_interval(secs => $2) THEN 'hard_timeout'
+              END AS reason
+         FROM core.command c LEFT JOIN core.runtime r ON r.kind = 'worker_pool' AND r.name = c.worker_id
+        WHERE c.status IN ('CLAIMED', 'RUNNING')),
+     stranded AS (SELECT command_id, attempt, reason FROM active WHERE reason IS NOT NULL ORDER BY command_id LIMIT $3),
+     marked AS (
+       UPDATE core.command c SET reclaim_attempt = c.attempt
+         FROM stranded s
+        WHERE c.command_id = s.command_id AND c.attempt = s.attempt AND c.status IN ('CLAIMED', 'RUNNING')
+          AND c.reclaim_attempt IS DISTINCT FROM c.attempt)
+     SELECT (SELECT count(*)::int FROM active) AS scanned, s.command_id, s.reason
+       FROM (SELECT 1) one LEFT JOIN stranded s ON true`,
+    [p.staleSeconds, p.hardTimeoutSeconds, p.max],
+  );
+  return {
+    scanned: rows[0]?.scanned ?? 0,
+    stranded: rows.flatMap((r) => (r.command_id !== null && r.reason !== null ? [{ command_id: r.command_id, reason: r.reason }] : [])),
+  };
+}
+
+/**
+ * The reaper's look at PENDING commands: the `max` oldest (command_pending_idx); those last
+ * published over `retrySeconds` ago get `published_at` now (their notification goes out again).
+ * Returns them and how many rows were read.
+ */
+export async function touchStalePending(q: Queryable, p: { retrySeconds: number; max: number }): Promise<{ scanned: number; republished: number[] }> {
+  if (p.max <= 0) return { scanned: 0, republished: [] };
+  const { rows } = await q.query<{ scanned: number; command_id: number | null }>(
+    `WITH oldest AS (SELECT command_id, published_at FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2),
+     touched AS (
+       UPDATE core.command c SET published_at = now()
+         FROM oldest o
+        WHERE c.command_id = o.command_id AND o.published_at < now() - make_interval(secs => $1) AND c.status = 'PENDING'
+       RETURNING c.command_id)
+     SELECT (SELECT count(*)::int FROM oldest) AS scanned, t.command_id FROM (SELECT 1) one LEFT JOIN touched t ON true`,
+    [p.retrySeconds, p.max],
+  );
+  return { scanned: rows[0]?.scanned ?? 0, republished: rows.flatMap((r) => (r.command_id !== null ? [r.command_id] : [])) };
 }

@@ -132,6 +132,11 @@ export class Db implements Queryable {
     return this.#listenConnected;
   }
 
+  /** NOTIFYs `channel` with `payload` (heard by every `listen` on it, in any process). */
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
   /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
   async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
     let timedOut = false;

@@ -1,3 +1,4 @@
+import { claimTakeableSql } from './command.repo.ts';
 import type { Queryable } from './queryable.ts';
 
 export type ExecutionStatus = 'running' | 'completed' | 'failed' | 'cancelled';
@@ -86,9 +87,13 @@ export async function appendInboxEvent(
     `WITH bump AS (
        UPDATE core.execution SET last_event_id = last_event_id + 1 WHERE execution_id = $1
        RETURNING execution_id, catalog_id, status, last_event_id)
-     INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, context, result, error)
-     SELECT execution_id, last_event_id, catalog_id, $2, status, $3, $4, $5 FROM bump
-     RETURNING event_id, status`,
+     , ins AS (
+       INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, context, result, error)
+       SELECT execution_id, last_event_id, catalog_id, $2::text,
+              -- a cancel is itself the terminal event: it carries the status it ends a running execution with
+              CASE WHEN $2::text = 'execution.cancelled' AND status = 'running' THEN 'cancelled' ELSE status END, $3, $4, $5 FROM bump
+       RETURNING event_id)
+     SELECT ins.event_id, bump.status FROM ins, bump`,
     [executionId, event.event_type, JSON.stringify(event.context), JSON.stringify(event.result ?? null), JSON.stringify(event.error ?? null)],
   );
   return rows[0];
@@ -126,4 +131,56 @@ export async function listExecutions(q: Queryable, f: ExecutionListFilter): Prom
     [f.status ?? null, f.path ?? null, f.before ?? null, f.limit + 1],
   );
   return { rows: rows.slice(0, f.limit).map(withReportedProgress), more: rows.length > f.limit };
+}
+
+export type StaleExecution = { execution_id: number; path: string; parent_execution_id: number | null; started_at: Date };
+
+/**
+ * Executions without a terminal event (status running) started over `olderThanMinutes` ago,
+ * oldest first (parents before their children), after `afterId` (keyset paging), at most `limit`.
+ */
+export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: number; afterId: number; limit: number }): Promise<StaleExecution[]> {
+  const { rows } = await q.query<StaleExecution>(
+    `SELECT execution_id, path, parent_execution_id, started_at FROM core.execution
+      WHERE status = 'running' AND execution_id > $2 AND started_at < now() - make_interval(mins => $1)
+      ORDER BY execution_id LIMIT $3`,
+    [p.olderThanMinutes, p.afterId, p.limit],
+  );
+  return rows;
+}
+
+/**
+ * Running root executions that look interrupted: the newest event of their whole tree (root and
+ * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, and no
+ * command of the tree is held by a live claimer (one the claim policy would not let go, hard
+ * timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`.
+ */
+export async function interruptedRoots(
+  q: Queryable,
+  p: { minStaleSeconds: number; windowMinutes: number; workerStaleSeconds: number; afterId: number; limit: number },
+): Promise<{ execution_id: number; catalog_id: number; last_event_at: Date }[]> {
+  const { rows } = await q.query<{ execution_id: number; catalog_id: number; last_event_at: Date }>(
+    `WITH running AS (
+       SELECT e.execution_id, e.root_execution_id,
+              (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
+         FROM core.execution e WHERE e.status = 'running'),
+     trees AS (SELECT root_execution_id, max(last_event_at) AS last_event_at FROM running GROUP BY root_execution_id)
+     SELECT r.execution_id, r.catalog_id, t.last_event_at
+       FROM trees t JOIN core.execution r ON r.execution_id = t.root_execution_id
+      WHERE r.status = 'running' AND r.parent_execution_id IS NULL AND r.execution_id > $4
+        AND t.last_event_at < now() - make_interval(secs => $1)
+        AND t.last_event_at >= now() - make_interval(mins => $2)
+        AND NOT EXISTS (
+          SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
+           WHERE x.root_execution_id = t.root_execution_id AND c.status IN ('CLAIMED', 'RUNNING')
+             AND NOT ${claimTakeableSql('c', '$3::float8', 'NULL::float8')})
+      ORDER BY r.execution_id LIMIT $5`,
+    [p.minStaleSeconds, p.windowMinutes, p.workerStaleSeconds, p.afterId, p.limit],
+  );
+  return rows;
+}
+
+/** The `execution.started` event of an execution (its input: workload and args). */
+export async function startEvent(q: Queryable, executionId: number): Promise<EventRow | undefined> {
+  return (await loadEventsAfter(q, executionId, 0, 1))[0];
 }

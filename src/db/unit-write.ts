@@ -1,4 +1,4 @@
-import type { CommandRow, CommandStatus } from './command.repo.ts';
+import { reclaimCandidateSql, type ClaimPolicy, type CommandRow, type CommandStatus } from './command.repo.ts';
 import type { EventRow, ExecutionStatus } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -58,8 +58,13 @@ export type UnitWrite = {
   commandUpdates: UnitCommandUpdate[];
   cancels: { execution_id: number; seq: number }[];
   keychainCleanup: { execution_id: number; is_root: boolean }[];
-  /** Also claim older PENDING commands: up to `max` for each of these workers, in order. */
+  /**
+   * Also claim older commands: up to `max` for each of these workers, in order; PENDING ones, and
+   * with a `claimPolicy` (while stranded commands were announced) those the reaper marked whose
+   * claim the policy lets go.
+   */
   claimOlder: Claimer[];
+  claimPolicy: ClaimPolicy | null;
   /** Guard: the write fails (WRITE_GUARD_SQLSTATE) if a path has a version newer than this one. */
   headChecks: { path: string; version: number }[];
   /** Idempotency keys of new executions: a key already stored fails the write (idempotency.repo.ts). */
@@ -80,10 +85,13 @@ const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result 
 /** A worker claiming up to `max` commands by a request with `token` (null: none given). */
 export type Claimer = { workerId: string; max: number; token: string | null };
 
-type WriteData = Omit<UnitWrite, 'claimOlder'> & { claimOlder: { worker_id: string; token: string | null; lo: number; hi: number }[] };
-type Part = keyof WriteData;
+type WriteData = Omit<UnitWrite, 'claimOlder' | 'claimPolicy'> & { claimOlder: { worker_id: string; token: string | null; lo: number; hi: number }[]; claimPolicy: ClaimPolicy | null };
+type Part = Exclude<keyof WriteData, 'claimPolicy'>;
 // The order of the parts fixes each statement's text and its prepared name.
 const PARTS: readonly Part[] = ['locks', 'newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks', 'idempotencyKeys'];
+
+// Suffix of the names of write statements that also claim stranded commands.
+const STRANDED_SUFFIX = '_r';
 
 /** Parameters of one statement; `opaque` ones hide their value from the planner (see writeStatement). */
 class Params {
@@ -216,9 +224,11 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
          status_code int, response text)`)})`);
   }
   if (has('claimOlder')) {
-    // Older PENDING commands in id order, as row-number ranges per claimer. Commands this
-    // statement cancels still read PENDING here (one snapshot), so they are left out by name.
-    // Without cancels the scan walks the pending index in order and stops at the limit.
+    // Older commands in id order, as row-number ranges per claimer: PENDING ones, and stranded
+    // ones the reaper marked (command_reclaim_idx: empty while nothing is stranded, so this costs
+    // one look at an empty index). Commands this statement cancels still read as they were here
+    // (one snapshot), so they are left out by name. Without cancels the scan walks the pending
+    // index in order and stops at the limit.
     const notCancelled = has('cancels')
       ? `
                      AND NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)
@@ -228,13 +238,23 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
       data.claimOlder.reduce((n, c) => Math.max(n, c.hi), 0),
       'int',
     );
+    ctes.push(`older_pending AS (SELECT o.command_id FROM core.command o
+                   WHERE o.status = 'PENDING'${notCancelled}
+                   ORDER BY o.command_id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`);
+    let candidates = 'older_pending';
+    if (data.claimPolicy) {
+      const stale = p.opaque(data.claimPolicy.staleSeconds, 'float8');
+      const hard = p.opaque(data.claimPolicy.hardTimeoutSeconds, 'float8');
+      ctes.push(`older_stranded AS (SELECT o.command_id FROM core.command o
+                   WHERE ${reclaimCandidateSql('o', stale, hard)}${notCancelled}
+                   ORDER BY o.command_id LIMIT ${limit} FOR UPDATE OF o SKIP LOCKED)`);
+      candidates = '(SELECT command_id FROM older_pending UNION ALL SELECT command_id FROM older_stranded)';
+    }
     ctes.push(`older AS (
   UPDATE core.command c
      SET status = 'CLAIMED', worker_id = w.worker_id, claim_token = w.token, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
     FROM (SELECT o.command_id, row_number() OVER (ORDER BY o.command_id) AS rn
-            FROM (SELECT o.command_id FROM core.command o
-                   WHERE o.status = 'PENDING'${notCancelled}
-                   ORDER BY o.command_id LIMIT ${limit} FOR UPDATE SKIP LOCKED) o) picked
+            FROM ${candidates} o) picked
     JOIN jsonb_to_recordset(${p.rows('claimOlder', data)}) AS w(worker_id text, token text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
    WHERE c.command_id = picked.command_id
   RETURNING ${QUALIFIED_COMMAND_COLUMNS})`);
@@ -268,15 +288,17 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   if (!outputs.length) outputs.push('SELECT NULL::text AS kind, NULL::jsonb AS row WHERE false');
   const mask = present.reduce((m, part) => m | (1 << PARTS.indexOf(part)), 0);
   const text = `${ctes.length ? `WITH ${ctes.join(',\n')}\n` : ''}${outputs.join('\nUNION ALL ')}`;
-  return { name: `svc_write_unit_${mask.toString(16)}`, text, values: p.values };
+  // The claim of stranded commands is its own statement too: `_r`.
+  const stranded = has('claimOlder') && data.claimPolicy ? STRANDED_SUFFIX : '';
+  return { name: `svc_write_unit_${mask.toString(16)}${stranded}`, text, values: p.values };
 }
 
 /** The parts a write statement's prepared name stands for; undefined for other names (for measurement). */
 export function writeStatementParts(name: string): string[] | undefined {
-  const m = /^svc_write_unit_([0-9a-f]+)$/.exec(name);
+  const m = /^svc_write_unit_([0-9a-f]+)(_r)?$/.exec(name);
   if (!m) return undefined;
   const mask = Number.parseInt(m[1], 16);
-  return PARTS.filter((_, i) => mask & (1 << i));
+  return [...PARTS.filter((_, i) => mask & (1 << i)), ...(m[2] ? ['claimStranded'] : [])];
 }
 
 type ClaimedJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };

@@ -63,7 +63,7 @@ export class Worker {
   // One per pool: concurrent commands needing the same keychain entry share its token request.
   readonly #resolveKeychain: KeychainResolver;
   #running = 0; // executing
-  #unreported = 0; // finished; their report is not answered yet
+  #unreported = new Set<number>(); // finished; their report is not answered yet
   #queued: PresentedCommand[] = []; // claimed, waiting for a slot
   #claiming = 0; // asked for by requests in flight
   #avgRunMs: number | undefined;
@@ -83,7 +83,7 @@ export class Worker {
   #heartbeatDueAt = 0;
   #beating: Promise<void> | undefined;
   #lastBeatAt = 0;
-  #commands = new Map<number, AbortController>();
+  #commands = new Map<number, AbortController>(); // claimed: queued or running
 
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
@@ -94,7 +94,7 @@ export class Worker {
 
   /** Commands the pool holds: running, waiting in its queue, or finished and not yet reported. */
   get running(): number {
-    return this.#running + this.#queued.length + this.#unreported;
+    return this.#running + this.#queued.length + this.#unreported.size;
   }
 
   #window(): number {
@@ -103,7 +103,7 @@ export class Worker {
   }
 
   #held(): number {
-    return this.#running + this.#queued.length + this.#unreported + this.#claiming;
+    return this.#running + this.#queued.length + this.#unreported.size + this.#claiming;
   }
 
   /** Registers the pool and starts claiming. */
@@ -153,7 +153,9 @@ export class Worker {
       const res = await this.client.request<{ cancelled?: unknown }>('POST', '/api/worker/pool/heartbeat', {
         name: this.name,
         status: this.#stopping ? 'draining' : 'ready',
-        running: [...this.#commands.keys()],
+        // Every command the pool holds: one it claimed and no longer lists counts as lost
+        // (orphaned) on the server, and another worker may take it over.
+        running: [...this.#commands.keys(), ...this.#unreported],
       });
       for (const id of Array.isArray(res.cancelled) ? res.cancelled : []) {
         if (typeof id === 'number') this.#commands.get(id)?.abort(commandCancelled());
@@ -259,7 +261,7 @@ export class Worker {
         this.#avgRunMs = this.#avgRunMs === undefined ? ms : this.#avgRunMs + RUN_TIME_SMOOTHING * (ms - this.#avgRunMs);
         this.#commands.delete(cmd.command_id);
         this.#running--;
-        this.#unreported++;
+        this.#unreported.add(cmd.command_id);
         this.#reports.push({ base, events });
         this.#take([]); // a queued command takes the slot
         this.#scheduleFlush();
@@ -320,7 +322,7 @@ export class Worker {
     if (!refusedAgain) return;
     // Nothing more to try from here; the command reaper recovers the command.
     this.#opts.log.error({ err: refusedAgain.message, command_id: id }, `report_rejected failure of command ${id} refused by the server too; dropped`);
-    this.#settle(1, []);
+    this.#settle(batch, []);
   }
 
   /**
@@ -342,7 +344,7 @@ export class Worker {
         });
         this.#claiming -= claim;
         this.#logRefusedEvents(batch, res.results);
-        this.#settle(batch.length, res.commands);
+        this.#settle(batch, res.commands);
         return undefined;
       } catch (err) {
         if (isRefusal(err)) {
@@ -356,9 +358,9 @@ export class Worker {
     }
   }
 
-  /** `count` reported commands leave the window; the commands claimed with them start. */
-  #settle(count: number, claimed: PresentedCommand[]): void {
-    this.#unreported -= count;
+  /** The reported commands leave the window; the commands claimed with them start. */
+  #settle(reported: PendingReport[], claimed: PresentedCommand[]): void {
+    for (const r of reported) this.#unreported.delete(r.base.command_id);
     this.#take(claimed);
     // Fewer than asked for: nothing more is pending now, so the long poll waits for the next.
     if (this.#window() > this.#held()) this.#room?.();

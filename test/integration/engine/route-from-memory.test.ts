@@ -82,7 +82,11 @@ describe('routing from memory', () => {
     expect(answer.body.results.map((r: Json) => r.error)).toEqual(['stale_claim', 'stale_claim']);
     expect(answer.body.commands).toEqual([]);
     const after = await db.query(`SELECT e.last_event_id, c.status, c.attempt FROM core.execution e JOIN core.command c USING (execution_id) WHERE c.command_id = $1`, [c.commandId]);
-    expect(after.rows[0]).toEqual({ last_event_id: lastBefore, status: 'CLAIMED', attempt: 2 });
+    // The refused report is kept in the log (marked refused, folded into nothing); the command is the new holder's.
+    expect(after.rows[0]).toEqual({ last_event_id: lastBefore + 2, status: 'CLAIMED', attempt: 2 });
+    const recorded: Json[] = (await http(t.url, 'GET', `/api/events/${c.executionId}`)).body.events.slice(-2);
+    for (const e of recorded) expect(e.context).toMatchObject({ refused: 'stale_claim', attempt: c.attempt, command_attempt: 2 });
+    expect((await http(t.url, 'GET', `/api/executions/${c.executionId}`)).body.status).toBe('running');
   });
 
   it('an event appended behind its back (inbox): the write finds the execution moved on, and the locked path applies both', async () => {

@@ -8,7 +8,7 @@ import { routeEvents } from '../../../actors/route-events.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
-import { claimNextCommands } from '../../../src/db/command.repo.ts';
+import { claimNextCommands, claimPolicyOf } from '../../../src/db/command.repo.ts';
 import { Db } from '../../../src/db/db.ts';
 import { migrate } from '../../../src/db/migrate.ts';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
@@ -43,15 +43,18 @@ afterAll(async () => {
 
 describe('write statement plans', () => {
   it('made while the tables are small, still reach rows by key once they are large', async () => {
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 24; i++) {
       await startExecutions(deps, [{ path: 'plans/one', payload: {} }]);
-      const [cmd] = await claimNextCommands(db, 'w', 1);
+      const [cmd] = await claimNextCommands(db, 'w', 1, null);
       deps.snapshots.commands.set(cmd);
+      // Half of them also claim ahead, the other half with stranded commands announced too (its own statement).
+      const claims = i % 2 ? { claims: [{ workerId: 'w', max: 1, token: null }], claimPolicy: i % 4 === 1 ? claimPolicyOf(deps.config) : null } : {};
       await routeEvents(deps, [
         { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: 'w', event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: null } } } },
-      ]);
+      ], claims);
     }
-    expect((await deps.metrics.routedFromMemory.get()).values[0]?.value).toBe(8);
+    expect((await deps.metrics.routedFromMemory.get()).values[0]?.value).toBe(24);
+    expect((await db.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit_%_r'`)).rows[0].n).toBeGreaterThan(0);
     await db.query(
       `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status)
        SELECT g, 1, 'plans/other', g, 'completed' FROM generate_series(1000000, 1030000) g`,
@@ -64,7 +67,7 @@ describe('write statement plans', () => {
       `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit_%'`,
     );
     const routing = rows.filter((r) => r.generic_plans > 0);
-    expect(routing.length).toBeGreaterThanOrEqual(2); // the starts' write and the routings' write
+    expect(routing.length).toBeGreaterThanOrEqual(4); // the starts' write, the routings' (alone, claiming ahead, claiming stranded too)
     const arg = (type: string) => (type === 'jsonb' ? `'[]'::jsonb` : type.endsWith('[]') ? `'{}'::${type}` : `NULL::${type}`);
     for (const r of routing) {
       const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${r.name}(${r.types.map(arg).join(', ')})`)).rows.map((x) => x['QUERY PLAN']).join('\n');

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app.ts';
+import { sweepStrandedCommands } from '../engine/command-reaper.ts';
+import { ServiceError } from '../errors.ts';
+
+/** Operator tools that act on the whole service: the reaper nudge (used by `svc doctor repair`). */
+export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post(
+    '/api/admin/command_reaper/sweep',
+    {
+      config: { access: { level: 'admin' } },
+      schema: {
+        tags: ['admin'],
+        summary: 'Run one command reaper sweep now',
+        description:
+          'Republishes the notification of stranded commands (PENDING past the retry age; CLAIMED/RUNNING whose worker is missing, stopped, stale or no longer lists them, or past the hard timeout) under the reaper lease. 409 `sweep_in_progress` while another sweep holds the lease. Works with SVC_COMMAND_REAPER_ENABLED=false too: that only stops the timer.',
+      },
+    },
+    async () => {
+      const out = await sweepStrandedCommands(deps, { trigger: 'nudge', minGapSeconds: null });
+      if (out.status === 'busy') {
+        const who = out.holder ? ` (${out.holder}, lease until ${out.expires_at?.toISOString() ?? 'now'})` : '';
+        throw new ServiceError('conflict', { code: 'sweep_in_progress', message: `another reaper sweep holds the lease${who}; try again in a moment` });
+      }
+      return out;
+    },
+  );
+}
