@@ -11,6 +11,7 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 /** A key gets its first answer back for at least this long; the sweep deletes older keys. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const IDEMPOTENCY_FIRST_SWEEP_DELAY_MS = 60_000;
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 // Starts answer 200; stored with each key so that a replay answers as the first did.
 const START_STATUS_CODE = 200;
@@ -114,7 +115,7 @@ export class IdempotentStarts {
     }
   }
 
-  /** Deletes expired keys now and every IDEMPOTENCY_SWEEP_INTERVAL_MS; returns a stop function. */
+  /** Deletes expired keys a minute after start, then every IDEMPOTENCY_SWEEP_INTERVAL_MS; returns a stop function. */
   startSweeping(): () => void {
     let timer: NodeJS.Timeout | undefined;
     let stopped = false;
@@ -127,7 +128,8 @@ export class IdempotentStarts {
       }
       if (!stopped) timer = setTimeout(tick, IDEMPOTENCY_SWEEP_INTERVAL_MS).unref();
     };
-    void tick();
+    // Not at once: a start is when a stop signal is most likely to cut the database away under it.
+    timer = setTimeout(tick, IDEMPOTENCY_FIRST_SWEEP_DELAY_MS).unref();
     return () => {
       stopped = true;
       clearTimeout(timer);
