@@ -192,12 +192,6 @@ describe('svc doctor on a healthy server', () => {
     expect(run.json()).toMatchObject({ action: 'reachability', severity: 'ok', data: { api: { status: 'ok', http_status: 200 }, database: { status: 'ok' }, bus: { status: 'ok' } } });
   });
 
-  it('repair against this server, which has no reaper endpoint yet (404): a no-op, exit 0', async (ctx) => {
-    if ((await http(svc.url, 'POST', SWEEP, {})).status !== 404) ctx.skip();
-    const run = await runDoctor(['repair', '--server', svc.url, '--json']);
-    expect(run.code).toBe(0);
-    expect(run.json()).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok', data: { result: 'no_op' } });
-  });
 });
 
 describe('svc doctor on a seeded stuck state', () => {
@@ -367,8 +361,7 @@ describe('svc doctor against a server that checks callers (SVC_AUTH=token)', () 
 });
 
 describe('the reaper nudge end to end (runs once the server has POST /api/admin/command_reaper/sweep)', () => {
-  it('repair republishes a command held by a dead worker; a live worker runs it and the execution completes', async (ctx) => {
-    if ((await http(svc.url, 'POST', SWEEP, {})).status === 404) ctx.skip();
+  it('repair republishes a command held by a dead worker; a live worker runs it and the execution completes', async () => {
     // A server without in-process workers, so the test's "ghost" pool can hold the command.
     const reaper = {
       SVC_COMMAND_REAPER_ENABLED: 'true',
