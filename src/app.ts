@@ -19,8 +19,9 @@ import { executionRoutes } from './api/executions.ts';
 import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installAuth } from './api/auth.ts';
-import { installErrorHandler } from './api/error-handler.ts';
+import { answerFrameworkError, installErrorHandler } from './api/error-handler.ts';
 import { healthRoutes } from './api/health.ts';
+import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
 
 /** What the HTTP host needs; tests build it against their own database. */
@@ -65,6 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: Math.max(BODY_LIMIT_BYTES, deps.config.SVC_BATCH_MAX_BYTES),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    frameworkErrors: answerFrameworkError,
     // Idle keep-alive sockets are closed by us (below) once requests in flight have answered.
     forceCloseConnections: true,
   });
@@ -88,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
   app.setValidatorCompiler(valibotCompiler);
+  installInputGuard(app);
   installErrorHandler(app);
   app.addHook('onResponse', async (req, reply) => {
     deps.metrics.httpRequests.inc({ method: req.method, route: req.routeOptions.url ?? 'unknown', status_code: reply.statusCode });

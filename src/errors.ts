@@ -1,43 +1,49 @@
-// One registry of error codes with their HTTP statuses (after fastify's lib/errors.js).
-// Handlers throw `new ServiceError('not_found', 'execution 42 not found')`; one error handler
-// turns it into `{"detail": ...}`.
+// One registry of error codes, after fastify's lib/errors.js: each code once, with the HTTP status
+// the edge (src/api/error-handler.ts) answers it with and the message sent when the thrower gives
+// none. Handlers and lower layers throw `new ServiceError('not_found', 'execution 42 not found')`.
 
-export const ERROR_STATUS = {
-  bad_request: 400,
-  validation_failed: 400,
-  invalid_playbook: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  active_claim: 409,
-  already_terminal: 409,
-  payload_too_large: 413,
-  unprocessable: 422,
-  ack_timeout: 503,
-  enqueue_error: 503,
-  queue_unavailable: 503,
-  worker_unavailable: 503,
-  processing_timeout: 503,
-  processing_error: 503,
-  database_unavailable: 503,
-  internal: 500,
-} as const;
+export const ERRORS = {
+  bad_request: { status: 400, message: 'the request cannot be carried out as sent' },
+  validation_failed: { status: 400, message: 'validation failed' },
+  invalid_playbook: { status: 400, message: 'Playbook validation failed' },
+  unauthorized: { status: 401, message: 'the request carries no valid credentials' },
+  forbidden: { status: 403, message: 'the caller may not do this' },
+  not_found: { status: 404, message: 'not found' },
+  conflict: { status: 409, message: 'the request conflicts with the current state' },
+  active_claim: { status: 409, message: 'the command is claimed by another worker' },
+  already_terminal: { status: 409, message: 'the command has already finished' },
+  payload_too_large: { status: 413, message: 'request body is too large' },
+  unprocessable: { status: 422, message: 'the request is not valid' },
+  // Batch intake failure codes of the spec.
+  ack_timeout: { status: 503, message: 'the batch was not enqueued in time' },
+  enqueue_error: { status: 503, message: 'the batch could not be enqueued' },
+  queue_unavailable: { status: 503, message: 'the batch queue is unavailable' },
+  worker_unavailable: { status: 503, message: 'no batch worker is available' },
+  processing_timeout: { status: 503, message: 'batch processing timed out' },
+  processing_error: { status: 503, message: 'batch processing failed' },
+  database_unavailable: { status: 503, message: 'the database is unavailable; try again shortly' },
+  internal: { status: 500, message: 'internal error; the server log has the details' },
+} as const satisfies Record<string, { status: number; message: string }>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = keyof typeof ERRORS;
 
-/** An error meant for the client: `detail` is sent as is, so it must never hold a secret. */
+/** What a 503 answer asks the client to wait before trying again (`Retry-After`): a database restart takes seconds. */
+export const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * An error meant for the client: `detail` is sent as is, so it must never hold a secret. Without
+ * one, the detail is `{code, message}` with the registry's message. `cause` is for the log only.
+ */
 export class ServiceError extends Error {
   override name = 'ServiceError';
   readonly code: ErrorCode;
-  readonly statusCode: number;
   readonly detail: string | Record<string, unknown>;
 
-  constructor(code: ErrorCode, detail: string | Record<string, unknown>) {
-    super(typeof detail === 'string' ? detail : String(detail.message ?? code));
+  constructor(code: ErrorCode, detail?: string | Record<string, unknown>, options?: { cause?: unknown }) {
+    const body = detail ?? { code, message: ERRORS[code].message };
+    super(typeof body === 'string' ? body : String(body.message ?? code), options);
     this.code = code;
-    this.statusCode = ERROR_STATUS[code];
-    this.detail = detail;
+    this.detail = body;
   }
 }
 

@@ -4,7 +4,7 @@ import type { AppDeps } from '../app.ts';
 import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { jsonSchema } from './validation.ts';
+import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
 
 const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
 const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(512), v.regex(PATH_RE, 'must be slash-separated names of letters, digits, _ . -'));
@@ -18,7 +18,7 @@ const registerBody = v.object({
   resource_type: v.optional(v.picklist(['playbook', 'agent']), 'playbook'),
 });
 const versionQuery = v.object({
-  version: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a positive integer'), v.transform(Number), v.minValue(1))),
+  version: v.optional(integerText(1, MAX_INT4)),
 });
 const listQuery = v.object({ kind: v.optional(v.string()) });
 

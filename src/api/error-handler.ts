@@ -1,24 +1,50 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { ServiceError } from '../errors.ts';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { ERRORS, RETRY_AFTER_SECONDS, ServiceError, type ErrorCode } from '../errors.ts';
+import { discardBody } from './input-guard.ts';
 
-/** The one error handler: `{"detail": ...}` bodies, the registry's statuses, never a stack trace. */
+/** Sends `{detail}` with the status of `code`; a 503 also says when to try again. */
+function answer(reply: FastifyReply, code: ErrorCode, detail: unknown): FastifyReply {
+  const status = ERRORS[code].status;
+  if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return reply.code(status).send({ detail });
+}
+
+/**
+ * The edge: domain errors (ServiceError, by the registry in errors.ts) and fastify's own client
+ * errors become `{"detail": ...}` answers; anything else is a 500 whose details stay in the log.
+ * Never a stack trace.
+ */
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | ServiceError | Error, req, reply) => {
+  app.setErrorHandler(async (err: FastifyError | ServiceError | Error, req, reply) => {
     if (err instanceof ServiceError) {
-      if (err.statusCode >= 500) req.log.warn({ code: err.code }, err.message);
-      return reply.code(err.statusCode).send({ detail: err.detail });
+      if (ERRORS[err.code].status >= 500) {
+        const cause = err.cause instanceof Error ? err.cause.message : undefined;
+        req.log.warn({ code: err.code, cause }, err.message);
+      }
+      return answer(reply, err.code, err.detail);
     }
     const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
-    if (status < 500) {
-      // fastify's own client errors (bad JSON, body too large, bad content type): their messages
-      // describe the request, not our internals.
-      const detail = status === 413 ? 'request body is too large' : err.message;
-      return reply.code(status).send({ detail });
+    if (status === 413) {
+      // The client may still be sending: read the rest, so it is listening when the answer comes.
+      await discardBody(req.raw);
+      return answer(reply, 'payload_too_large', ERRORS.payload_too_large.message);
     }
+    // fastify's own client errors (bad JSON, bad content type, bad URL): their messages describe
+    // the request, not our internals.
+    if (status < 500) return reply.code(status).send({ detail: err.message });
     req.log.error({ err: { message: err.message, name: err.name, stack: err.stack } }, 'unhandled error');
-    return reply.code(500).send({ detail: 'internal error; the server log has the details' });
+    return answer(reply, 'internal', ERRORS.internal.message);
   });
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ detail: `route not found: ${req.method} ${req.url.split('?')[0]}` });
   });
+}
+
+/**
+ * fastify's `frameworkErrors` option: errors it meets before routing (a path whose
+ * percent-encoding is not UTF-8) are answered like the others, `{"detail": ...}`.
+ */
+export function answerFrameworkError(err: FastifyError, _req: unknown, reply: FastifyReply): void {
+  const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+  reply.code(status).send({ detail: err.message });
 }

@@ -5,7 +5,7 @@ import type { AppDeps } from '../app.ts';
 import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { presentEvent } from './present.ts';
-import { jsonSchema } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
 // Types workers may report; the rest (step.enter, command.issued, playbook.completed, …) only the
 // engine writes, so a client cannot forge an execution's outcome.
@@ -20,9 +20,9 @@ export const REPORTABLE_EVENT_TYPES = [
 ] as const;
 
 export const eventInputSchema = v.object({
-  execution_id: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  command_id: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
-  attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
+  execution_id: integerIn(1, MAX_ID),
+  command_id: v.optional(v.nullable(integerIn(1, MAX_ID))),
+  attempt: v.optional(v.nullable(integerIn(0, MAX_INT4))),
   event_type: v.picklist(REPORTABLE_EVENT_TYPES, `must be one of ${REPORTABLE_EVENT_TYPES.join(', ')}`),
   step: v.optional(v.nullable(v.string())),
   context: v.optional(v.unknown()),
@@ -31,10 +31,10 @@ export const eventInputSchema = v.object({
   worker_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
 });
 
-const historyParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
+const historyParams = v.object({ id: integerText(1, MAX_ID) });
 const historyQuery = v.object({
-  since_event_id: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number)), '0'),
-  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(5000)), '1000'),
+  since_event_id: v.optional(integerText(0, MAX_ID), '0'),
+  limit: v.optional(integerText(1, 5000), '1000'),
 });
 
 /** Converts router results for one synchronous event into the HTTP answer (409 when the report is not the claim holder's). */

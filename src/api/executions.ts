@@ -9,7 +9,7 @@ import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
-import { jsonSchema } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
 /**
  * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
@@ -20,19 +20,19 @@ export const jsonObject = v.pipe(
   v.record(v.string(), v.unknown()),
 );
 const payloadObject = v.optional(jsonObject, {});
-const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))) });
+const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)) });
 const executeBody = v.object({
   path: v.pipe(v.string(), v.minLength(1)),
   resource_kind: v.optional(v.picklist(['playbook', 'agent'])),
   workload: payloadObject,
   payload: v.optional(jsonObject),
 });
-const idParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
+const idParams = v.object({ id: integerText(1, MAX_ID) });
 const listQuery = v.object({
   status: v.optional(v.picklist(['running', 'completed', 'failed', 'cancelled'])),
   path: v.optional(v.string()),
-  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(500)), '50'),
-  cursor: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be an execution id'), v.transform(Number))),
+  limit: v.optional(integerText(1, 500), '50'),
+  cursor: v.optional(integerText(1, MAX_ID)),
 });
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +

@@ -20,7 +20,7 @@ import {
 import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
 import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
-import { jsonSchema } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
 const MS_PER_SECOND = 1000;
 // A row replaced or expired between the read and the access update is read again, at most this often.
@@ -34,8 +34,15 @@ export function renewConfigAad(key: string): string {
 // No ':' (the cache key separator) and no '|' (the AAD separator), so cache keys stay unambiguous.
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
 const keychainName = v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.regex(NAME_RE, 'must be letters, digits, _ . - (no colons)'));
-const idText = v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be a positive integer'), v.transform(Number), v.minValue(1));
-const idValue = v.union([v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER)), idText]);
+const idText = integerText(1, MAX_ID);
+const idValue = v.union([integerIn(1, MAX_ID), idText]);
+// What both JavaScript dates and PostgreSQL timestamptz hold, and a person means.
+const EARLIEST_EXPIRY_MS = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_EXPIRY_MS = Date.parse('9999-12-31T23:59:59.999Z');
+const isStorableTimestamp = (s: string): boolean => {
+  const ms = Date.parse(s);
+  return ms >= EARLIEST_EXPIRY_MS && ms <= LATEST_EXPIRY_MS;
+};
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
 const isJsonObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, message), v.record(v.string(), v.unknown(), message));
@@ -53,9 +60,9 @@ const storeBody = v.object({
   scope_type: v.optional(v.picklist(KEYCHAIN_SCOPES, `must be one of ${KEYCHAIN_SCOPES.join(', ')}`), 'global'),
   execution_id: v.optional(v.nullable(idValue)),
   parent_execution_id: v.optional(v.nullable(idValue)),
-  ttl_seconds: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
+  ttl_seconds: v.optional(v.nullable(integerIn(1, MAX_INT4))),
   expires_at: v.optional(
-    v.nullable(v.pipe(v.string(), v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp'))),
+    v.nullable(v.pipe(v.string(), v.check(isStorableTimestamp, 'must be an ISO 8601 timestamp from year 1 to 9999'))),
   ),
   auto_renew: v.optional(v.boolean(), false),
   renew_config: v.optional(v.nullable(renewConfigSchema)),

@@ -4,6 +4,29 @@ import { ServiceError } from '../errors.ts';
 
 type AnySchema = v.GenericSchema;
 
+/** Largest id: bigint columns hold more, but ids travel as JSON numbers, exact only up to 2^53-1. */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+/** Largest value of a PostgreSQL `integer` column (versions, capacities, attempts). */
+export const MAX_INT4 = 2_147_483_647;
+
+const rangeMessage = (min: number, max: number) => `must be an integer from ${min} to ${max}`;
+
+/** An integer in [min, max] sent as a JSON number: what reaches SQL fits its column. */
+export function integerIn(min: number, max: number) {
+  const message = rangeMessage(min, max);
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+}
+
+/**
+ * An integer in [min, max] sent as text (a path parameter, a query string), output as a number:
+ * digits with an optional sign, then the same bounds, so `99999999999999999999999` is refused
+ * here, naming its field, and never reaches SQL.
+ */
+export function integerText(min: number, max: number) {
+  const message = rangeMessage(min, max);
+  return v.pipe(v.string(message), v.regex(/^-?\d+$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
+}
+
 // JSON Schema objects handed to fastify (and so to the OpenAPI document) map back to the
 // valibot schema that really validates: one source, so docs and validation cannot drift.
 const registry = new WeakMap<object, AnySchema>();

@@ -8,19 +8,19 @@ import { ServiceError, notFound } from '../errors.ts';
 import { eventInputSchema } from './events.ts';
 import { jsonObject } from './executions.ts';
 import { presentCommand } from './present.ts';
-import { jsonSchema } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
 const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-const registerBody = v.object({ name: workerName, capacity: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1), labels: v.optional(jsonObject, {}) });
+const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(jsonObject, {}) });
 const heartbeatBody = v.object({
   name: workerName,
   status: v.optional(v.picklist(['ready', 'draining']), 'ready'),
   // Every command the pool holds (running, queued, finished and not yet reported). Absent: the
   // pool does not say, and none of its claims counts as orphaned (see ClaimPolicy).
-  running: v.optional(v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.maxLength(4096))),
+  running: v.optional(v.pipe(v.array(integerIn(1, MAX_ID)), v.maxLength(4096))),
 });
 const nameBody = v.object({ name: workerName });
-const claimByIdParams = v.object({ id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'must be an integer id'), v.transform(Number)) });
+const claimByIdParams = v.object({ id: integerText(1, MAX_ID) });
 const claimByIdBody = v.object({ worker_id: workerName });
 const MAX_WAIT_MS = 30_000;
 // A worker names each claiming request; sent again after a lost answer (`retry`), the same id
@@ -30,15 +30,15 @@ const claimNextBody = v.object({
   worker_id: workerName,
   request_id: v.optional(requestId),
   retry: v.optional(v.boolean(), false),
-  max: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(256)), 1),
-  wait_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_WAIT_MS)), 0),
+  max: v.optional(integerIn(1, 256), 1),
+  wait_ms: v.optional(integerIn(0, MAX_WAIT_MS), 0),
 });
 const reportBody = v.object({
   worker_id: workerName,
   report_id: v.optional(requestId),
   retry: v.optional(v.boolean(), false),
   events: v.pipe(v.array(eventInputSchema), v.maxLength(10_000)),
-  claim: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)), 0),
+  claim: v.optional(integerIn(0, 256), 0),
 });
 
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
