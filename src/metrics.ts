@@ -112,6 +112,11 @@ export function createMetrics() {
       labelNames: ['reason'],
       registers: [registry],
     }),
+    busReconnects: new Counter({
+      name: 'svc_bus_reconnects_total',
+      help: 'Times the LISTEN connection of the command bus came back after it was lost (database restart, network fault)',
+      registers: [registry],
+    }),
     // The command reaper (src/engine/command-reaper.ts).
     reaperSweeps: new Counter({
       name: 'svc_command_reaper_sweeps_total',

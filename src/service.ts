@@ -67,11 +67,12 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await migrate(db);
     // A key that cannot open the stored rows is refused now, not found out on every later read.
     await checkStoredKeys(db, keyring, encryptionKey.source);
-    const bus = await createPostgresBus(db);
+    const metrics = createMetrics();
+    const bus = await createPostgresBus(db, { log, metrics });
     stops.unshift(() => bus.close());
     const boss = await startBoss(database.url, log);
     stops.unshift(() => stopBoss(boss));
-    const deps: AppDeps = { config, db, log, metrics: createMetrics(), keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, boss };
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, boss };
     const stopSweeper = startInboxSweeper(deps);
     stops.unshift(async () => stopSweeper());
     stops.unshift(await startBatchProcessor(deps));

@@ -1,18 +1,20 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppDeps } from '../app.ts';
+import { RETRY_AFTER_SECONDS } from '../errors.ts';
 import { PUBLIC } from './access.ts';
 
 /**
  * GET /health, GET /api/health: ok when the database answers, 503 otherwise; bounded by the
  * ping's timeout, so a hung database or a full pool answers 503 instead of hanging the probe.
- * `bus` tells whether the command bus hears notifications; a deaf bus is `degraded` but stays
- * 200: the server still serves every request (claimers fall back to their poll interval).
+ * `bus` tells whether the command bus hears notifications; a deaf bus (reconnecting) is
+ * `degraded` but stays 200: the server still serves every request (claimers fall back to their
+ * poll interval until it is back).
  */
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const handler = async (_req: unknown, reply: { code(n: number): unknown }) => {
+  const handler = async (_req: unknown, reply: FastifyReply) => {
     const dbOk = await deps.db.ping();
     const busOk = deps.bus.connected;
-    if (!dbOk) reply.code(503);
+    if (!dbOk) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
     return { status: dbOk && busOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable', bus: busOk ? 'ok' : 'disconnected' };
   };
   app.get('/health', { schema: { hide: true }, config: { access: PUBLIC } }, handler);

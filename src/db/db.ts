@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { classifyDatabaseError } from './classify-database-error.ts';
+import { ListenConnection, type ListenEvents } from './listen-connection.ts';
 import type { Queryable } from './queryable.ts';
 
 // Bigints come back as strings by default; ids here stay far below 2^53, so numbers are safe
@@ -7,6 +9,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 
 export type Listener = (payload: string) => void;
+/** What a subscriber hears about the LISTEN connection besides notifications. */
+export type ListenStatus = Pick<ListenEvents, 'lost' | 'resumed'>;
 
 /** Where a transaction's time went (milliseconds): connection checkout, the work up to COMMIT, the COMMIT. */
 export type TxTiming = { checkoutMs: number; bodyMs: number; commitMs: number };
@@ -21,19 +25,23 @@ export const PING_TIMEOUT_MS = 2_000;
 
 const SESSION_SETUP_SQL = 'SET enable_seqscan = off';
 
+// An 'error' event without a listener would end the process; the failure reaches whoever uses
+// the connection next (its query fails, the pool discards it).
+const ignoreError = (): void => {};
+
 /** The only holder of a pg.Pool: queries, transactions and LISTEN. */
 export class Db implements Queryable {
   readonly pool: pg.Pool;
   readonly url: string;
-  #listenClient: pg.Client | undefined;
-  #listenConnected = false;
+  readonly #listening: ListenConnection;
   #listeners = new Map<string, Set<Listener>>();
+  #statusListeners = new Set<ListenStatus>();
 
   constructor(url: string, max = 10) {
     this.url = url;
     this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
     // An idle client that errors (server restart) must not crash the process.
-    this.pool.on('error', () => {});
+    this.pool.on('error', ignoreError);
     // Every statement the service sends reaches rows by key, and its prepared statements keep
     // one generic plan per connection: planned while a table is small, that plan would scan the
     // table whole for the connection's life as it grows (the engine's writes did). Runs before
@@ -42,18 +50,45 @@ export class Db implements Queryable {
       // A checked-out client has no listener of the pool's: when the server goes away under it
       // (57P01 at a shutdown, a dropped socket) its 'error' would crash the process. Its queries
       // fail on their own, and the pool discards it at release.
-      client.on('error', () => {});
+      client.on('error', ignoreError);
       client.query(SESSION_SETUP_SQL).catch(() => {});
+    });
+    this.#listening = new ListenConnection(
+      { connectionString: url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, keepAlive: true },
+      {
+        notification: (channel, payload) => {
+          for (const l of this.#listeners.get(channel) ?? []) l(payload);
+        },
+        lost: (err) => {
+          for (const s of this.#statusListeners) s.lost(err);
+        },
+        resumed: () => {
+          for (const s of this.#statusListeners) s.resumed();
+        },
+      },
+    );
+  }
+
+  /** One statement on a pooled connection. Rejects with `database_unavailable` (errors.ts) while the database is away. */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
+    const result = typeof text === 'string' ? this.pool.query<R>(text, params) : this.pool.query<R>(text);
+    return result.catch((err: unknown) => {
+      throw classifyDatabaseError(err);
     });
   }
 
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
-    return typeof text === 'string' ? this.pool.query<R>(text, params) : this.pool.query<R>(text);
+  // A checked-out client, or `database_unavailable` when none can be had.
+  async #connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (err) {
+      throw classifyDatabaseError(err);
+    }
   }
 
-  /** Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error. */
+  /** Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error (`database_unavailable` when the database went away). */
   async tx<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.#connect();
     try {
       await client.query('BEGIN');
       const out = await fn(client);
@@ -61,7 +96,7 @@ export class Db implements Queryable {
       return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      throw classifyDatabaseError(err);
     } finally {
       client.release();
     }
@@ -74,7 +109,7 @@ export class Db implements Queryable {
    */
   async txWithPrelude<T>(prelude: string, fn: (client: Queryable, results: pg.QueryResult[]) => Promise<T>, timing?: TxTiming): Promise<T> {
     const t0 = performance.now();
-    const client = await this.pool.connect();
+    const client = await this.#connect();
     const t1 = performance.now();
     try {
       const raw = (await client.query(`BEGIN; ${prelude}`)) as unknown as pg.QueryResult | pg.QueryResult[];
@@ -86,7 +121,7 @@ export class Db implements Queryable {
       return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      throw classifyDatabaseError(err);
     } finally {
       client.release();
     }
@@ -94,47 +129,42 @@ export class Db implements Queryable {
 
   /** Runs fn on one dedicated client (session-level advisory locks need one connection). */
   async withClient<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.#connect();
     try {
       return await fn(client);
+    } catch (err) {
+      throw classifyDatabaseError(err);
     } finally {
       client.release();
     }
   }
 
-  /** Subscribes to a NOTIFY channel over one shared connection; returns an unsubscribe function. */
-  async listen(channel: string, fn: Listener): Promise<() => void> {
+  /**
+   * Subscribes to a NOTIFY channel over one shared connection, which reconnects by itself after a
+   * database restart (listen-connection.ts); `status` hears of the loss and of the return, after
+   * which notifications sent meanwhile must be made up for. Returns an unsubscribe function.
+   */
+  async listen(channel: string, fn: Listener, status?: ListenStatus): Promise<() => void> {
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
-    if (!this.#listenClient) {
-      const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
-      // A terminated backend or a dropped socket ends the client: it hears nothing from then on.
-      client.on('error', () => (this.#listenConnected = false));
-      client.on('end', () => (this.#listenConnected = false));
-      client.on('notification', (msg) => {
-        for (const l of this.#listeners.get(msg.channel) ?? []) l(msg.payload ?? '');
-      });
-      await client.connect();
-      this.#listenClient = client;
-      this.#listenConnected = true;
-    }
+    await this.#listening.add(channel);
     let set = this.#listeners.get(channel);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(channel, set);
-      await this.#listenClient.query(`LISTEN ${channel}`);
-    }
+    if (!set) this.#listeners.set(channel, (set = new Set()));
     set.add(fn);
-    return () => set.delete(fn);
+    if (status) this.#statusListeners.add(status);
+    return () => {
+      set.delete(fn);
+      if (status) this.#statusListeners.delete(status);
+    };
   }
 
-  /** True while the LISTEN connection is up (false before the first `listen` and after it dropped). */
+  /** True while the LISTEN connection is up (false before the first `listen`, and from a loss until it is back). */
   get listening(): boolean {
-    return this.#listenConnected;
+    return this.#listening.connected;
   }
 
   /** NOTIFYs `channel` with `payload` (heard by every `listen` on it, in any process). */
   async notify(channel: string, payload: string): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    await this.query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
   /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
@@ -174,8 +204,7 @@ export class Db implements Queryable {
   }
 
   async close(): Promise<void> {
-    await this.#listenClient?.end().catch(() => {});
-    this.#listenClient = undefined;
+    await this.#listening.close();
     await this.pool.end();
   }
 }

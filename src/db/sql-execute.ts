@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { classifyDatabaseError } from './classify-database-error.ts';
 import type { Db } from './db.ts';
 
 /** Longest a statement of POST /api/postgres/execute may run, enforced by the server (SET LOCAL). */
@@ -16,8 +17,8 @@ export class SqlExecutionError extends Error {
   override name = 'SqlExecutionError';
   readonly phase: 'connect' | 'statement' | 'setup';
   readonly sqlstate: string | undefined;
-  constructor(phase: 'connect' | 'statement' | 'setup', message: string, sqlstate?: string) {
-    super(message);
+  constructor(phase: 'connect' | 'statement' | 'setup', message: string, sqlstate?: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.phase = phase;
     this.sqlstate = sqlstate;
   }
@@ -59,7 +60,7 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
   } catch (err) {
     const { message, sqlstate } = describe(err);
     await client.end().catch(() => {});
-    throw new SqlExecutionError('connect', message, sqlstate);
+    throw new SqlExecutionError('connect', message, sqlstate, { cause: err });
   }
   try {
     await client.query('BEGIN');
@@ -73,7 +74,7 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     const { message, sqlstate } = describe(err);
-    throw new SqlExecutionError('statement', message, sqlstate);
+    throw new SqlExecutionError('statement', message, sqlstate, { cause: err });
   } finally {
     await client.end().catch(() => {});
   }
@@ -123,11 +124,21 @@ export async function runAsServiceReader(db: Db, password: string, sql: string, 
   try {
     return await runStatement(config, sql, opts);
   } catch (err) {
-    if (!(err instanceof SqlExecutionError) || err.phase !== 'connect' || !AUTH_FAILED_SQLSTATES.has(err.sqlstate ?? '')) throw err;
+    if (!(err instanceof SqlExecutionError) || err.phase !== 'connect' || !AUTH_FAILED_SQLSTATES.has(err.sqlstate ?? '')) throw serviceDatabaseError(err);
   }
   // First use on this database, or the key (and so the password) changed: set it, try once more.
   await prepareReaderRole(db, role, password);
-  return runStatement(config, sql, opts);
+  return runStatement(config, sql, opts).catch((err: unknown) => {
+    throw serviceDatabaseError(err);
+  });
+}
+
+// The service's own database going away is `database_unavailable`, as for every other route;
+// the statement's other failures stay SqlExecutionErrors (the caller's 400).
+function serviceDatabaseError(err: unknown): unknown {
+  if (!(err instanceof SqlExecutionError)) return err;
+  const classified = classifyDatabaseError(err.cause);
+  return classified === err.cause ? err : classified;
 }
 
 /**

@@ -58,7 +58,7 @@ describe('health with a database that never answers', () => {
     const db = new Db(silentUrl, 2);
     try {
       const t0 = performance.now();
-      await expect(db.query('SELECT 1')).rejects.toThrow(/timeout/i);
+      await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: 'database_unavailable', cause: { message: expect.stringMatching(/timeout/i) } });
       expect(performance.now() - t0).toBeLessThan(DB_CONNECT_TIMEOUT_MS + 1_500);
     } finally {
       await db.close();

@@ -1,0 +1,38 @@
+import { ServiceError } from '../errors.ts';
+
+// SQLSTATEs that say the server is going away or refusing sessions, not that the statement is
+// wrong: admin/crash shutdown, "cannot connect now" (starting up, shutting down, recovering), and
+// too many connections. Class 08 (connection exception) counts too, except 08P01: a protocol
+// violation is the client's message, and sending it again will not help.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+// Socket errors reaching the database (ENOENT: its Unix socket is gone while it is stopped).
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// What pg and pg-pool say, without a code, when a connection drops, never comes, or was closed.
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+
+/** True when `err` says the database cannot be reached or is going away (worth retrying later). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)) return true; // one error per address tried
+  if (!(err instanceof Error)) return false;
+  const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
+  if (UNAVAILABLE_SQLSTATES.has(code) || (code.startsWith('08') && code !== '08P01')) return true;
+  if (UNAVAILABLE_SOCKET_CODES.has(code)) return true;
+  if (code === 'ENOENT' && 'syscall' in err && err.syscall === 'connect') return true;
+  return UNAVAILABLE_MESSAGES.some((m) => err.message.startsWith(m));
+}
+
+/**
+ * The one place pg errors are classified: an error saying the database is away becomes the
+ * domain error `database_unavailable` (503 at the edge, the original kept as its cause for the
+ * log); anything else is returned unchanged.
+ */
+export function classifyDatabaseError(err: unknown): unknown {
+  if (err instanceof ServiceError || !isDatabaseUnavailable(err)) return err;
+  return new ServiceError('database_unavailable', undefined, { cause: err });
+}

@@ -1,0 +1,120 @@
+// With the database away, every route answers 503 with Retry-After and
+// {detail: {code: 'database_unavailable', message}}: never a 500, never a hang.
+import { createServer, type Server, type Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.ts';
+import { createLocalBus } from '../../../src/bus/command-bus.ts';
+import { Db, DB_CONNECT_TIMEOUT_MS } from '../../../src/db/db.ts';
+import { freePort } from '../../../src/db/embedded.ts';
+import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
+import { createMetrics } from '../../../src/metrics.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+
+let t: TestApp;
+let away: { app: FastifyInstance; db: Db };
+
+/** An app like the test app, but on a database URL where nothing listens (a stopped PostgreSQL). */
+async function appOn(url: string): Promise<{ app: FastifyInstance; db: Db }> {
+  const db = new Db(url, 2);
+  const app = await buildApp({ ...t.deps, db, metrics: createMetrics(), bus: createLocalBus() });
+  await app.ready();
+  return { app, db };
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  away = await appOn(`postgres://svc:pw@127.0.0.1:${await freePort()}/svc`);
+});
+afterAll(async () => {
+  await away?.app.close();
+  await away?.db.close();
+  await t?.close();
+});
+
+// One valid request per route (valid, so only the database can be at fault).
+const event = { execution_id: 1, command_id: 1, attempt: 1, event_type: 'command.started' };
+const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string; body?: unknown }[] = [
+  { method: 'POST', url: '/api/catalog/playbook', route: '/api/catalog/playbook', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
+  { method: 'POST', url: '/api/catalog/register', route: '/api/catalog/register', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
+  { method: 'GET', url: '/api/catalog/playbook/a/b', route: '/api/catalog/playbook/{*}' },
+  { method: 'GET', url: '/api/catalog/playbooks', route: '/api/catalog/playbooks' },
+  { method: 'POST', url: '/api/run/playbook', route: '/api/run/playbook', body: { path: 'a/b' } },
+  { method: 'POST', url: '/api/execute', route: '/api/execute', body: { path: 'a/b' } },
+  { method: 'GET', url: '/api/executions/1', route: '/api/executions/{id}' },
+  { method: 'GET', url: '/api/execution/1', route: '/api/execution/{id}' },
+  { method: 'GET', url: '/api/executions', route: '/api/executions' },
+  { method: 'POST', url: '/api/executions/1/cancel', route: '/api/executions/{id}/cancel', body: {} },
+  { method: 'POST', url: '/api/events', route: '/api/events', body: event },
+  { method: 'GET', url: '/api/events/1', route: '/api/events/{id}' },
+  { method: 'POST', url: '/api/worker/pool/register', route: '/api/worker/pool/register', body: { name: 'w' } },
+  { method: 'POST', url: '/api/worker/pool/heartbeat', route: '/api/worker/pool/heartbeat', body: { name: 'w' } },
+  { method: 'POST', url: '/api/worker/pool/deregister', route: '/api/worker/pool/deregister', body: { name: 'w' } },
+  { method: 'GET', url: '/api/worker/pools', route: '/api/worker/pools' },
+  { method: 'POST', url: '/api/commands/1/claim', route: '/api/commands/{id}/claim', body: { worker_id: 'w' } },
+  { method: 'POST', url: '/api/worker/claim', route: '/api/worker/claim', body: { worker_id: 'w', max: 1, wait_ms: 0 } },
+  { method: 'POST', url: '/api/worker/report', route: '/api/worker/report', body: { worker_id: 'w', events: [event] } },
+  { method: 'POST', url: '/api/credentials', route: '/api/credentials', body: { name: 'c', type: 'bearer', data: { token: 't' } } },
+  { method: 'GET', url: '/api/credentials', route: '/api/credentials' },
+  { method: 'GET', url: '/api/credentials/c?include_data=true', route: '/api/credentials/{identifier}' },
+  { method: 'DELETE', url: '/api/credentials/c', route: '/api/credentials/{name}' },
+  { method: 'GET', url: '/api/keychain/catalog/1', route: '/api/keychain/catalog/{catalog_id}' },
+  { method: 'GET', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}' },
+  { method: 'POST', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', body: { token_data: { t: 'x' }, credential_type: 'bearer' } },
+  { method: 'DELETE', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}' },
+  { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1' } },
+  { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: 'pg_auth' } },
+  { method: 'GET', url: '/api/health', route: '/api/health' },
+];
+
+function expectUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }, what: string) {
+  expect(res.statusCode, `${what}: ${res.body}`).toBe(503);
+  expect(res.headers['retry-after'], what).toBe(String(RETRY_AFTER_SECONDS));
+  expect(res.body, what).not.toMatch(/\bat \S+ \(|\.ts:\d+|ECONNREFUSED|127\.0\.0\.1/);
+}
+
+describe('the database away', () => {
+  it('answers 503 with Retry-After and a database_unavailable detail on every documented route', async () => {
+    // Every route of the OpenAPI document has a request above.
+    const documented = Object.entries((away.app.swagger() as { paths: Record<string, object> }).paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    const covered = new Set(REQUESTS.map((r) => `${r.method} ${r.route}`));
+    expect(documented.filter((r) => !covered.has(r))).toEqual([]);
+
+    for (const r of REQUESTS) {
+      const what = `${r.method} ${r.url}`;
+      const res = await away.app.inject({ method: r.method, url: r.url, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      expectUnavailable(res, what);
+      if (r.route !== '/api/health') expect(res.json(), what).toEqual({ detail: { code: 'database_unavailable', message: expect.any(String) } });
+    }
+    // The same requests against a reachable database get no 503: the requests were not at fault.
+    for (const r of REQUESTS) {
+      const res = await t.app.inject({ method: r.method, url: r.url, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      expect(res.statusCode, `${r.method} ${r.url}: ${res.body}`).not.toBeGreaterThanOrEqual(500);
+    }
+  });
+
+  it('answers 503 once the connect timeout passes when the database accepts connections and never speaks', async () => {
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((s) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const address = silent.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP address');
+    const hung = await appOn(`postgres://svc:pw@127.0.0.1:${address.port}/svc`);
+    try {
+      const t0 = performance.now();
+      const res = await hung.app.inject({ method: 'POST', url: '/api/run/playbook', payload: { path: 'a/b' } });
+      expectUnavailable(res, 'run against a silent database');
+      expect(performance.now() - t0).toBeLessThan(DB_CONNECT_TIMEOUT_MS + 2_000);
+    } finally {
+      await hung.app.close();
+      await hung.db.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+});
