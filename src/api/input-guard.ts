@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.ts';
+import { NUL_PROBLEM, pathSegment, SURROGATE_PROBLEM, unstorableText } from '../find-unstorable.ts';
 
 /** Deepest nesting of arrays and objects in a JSON body; the body itself is level 1. */
 export const MAX_JSON_DEPTH = 64;
@@ -15,8 +16,6 @@ export const DISCARD_TIMEOUT_MS = 10_000;
 /** Where and why input is refused: `path` as `payload.a[0]["b c"]` (strings escaped), '' for the whole value. */
 export type InputProblem = { path: string; message: string };
 
-const NUL_MESSAGE = 'contains NUL (\\u0000), which cannot be stored';
-const SURROGATE_MESSAGE = 'contains a lone surrogate (\\ud800-\\udfff), which is not Unicode and cannot be stored';
 const DEPTH_MESSAGE = `is nested deeper than ${MAX_JSON_DEPTH} levels`;
 const UNSAFE_INTEGER_MESSAGE = `is an integer beyond what JavaScript holds exactly (±${Number.MAX_SAFE_INTEGER})`;
 const OUT_OF_RANGE_MESSAGE = 'is a number out of range';
@@ -73,11 +72,11 @@ function scanString(text: string, open: number, next: { slash: number }): { end:
     const slash = next.slash;
     if (slash > end) return { end };
     const unit = unicodeEscape(text, slash);
-    if (unit === 0) return { end, problem: NUL_MESSAGE };
-    if (unit >= 0xdc00 && unit <= 0xdfff) return { end, problem: SURROGATE_MESSAGE };
+    if (unit === 0) return { end, problem: NUL_PROBLEM };
+    if (unit >= 0xdc00 && unit <= 0xdfff) return { end, problem: SURROGATE_PROBLEM };
     if (unit >= 0xd800 && unit <= 0xdbff) {
       const low = text.charCodeAt(slash + 6) === BACKSLASH ? unicodeEscape(text, slash + 6) : -1;
-      if (low < 0xdc00 || low > 0xdfff) return { end, problem: SURROGATE_MESSAGE };
+      if (low < 0xdc00 || low > 0xdfff) return { end, problem: SURROGATE_PROBLEM };
       i = slash + 12;
     } else i = slash + (unit >= 0 ? 6 : 2);
   }
@@ -189,7 +188,7 @@ function pathAt(text: string, offset: number): string {
   if (top && !top.array && top.expectKey && text.charCodeAt(offset) === QUOTE) {
     top.key = decodeKey(text.slice(offset, stringEnd(text, offset) + 1));
   }
-  return frames.map((f, n) => (f.array ? `[${f.index}]` : f.key === undefined ? '' : keySegment(f.key, n === 0))).join('');
+  return frames.map((f, n) => (f.array ? `[${f.index}]` : f.key === undefined ? '' : pathSegment(f.key, n === 0))).join('');
 }
 
 function decodeKey(quoted: string): string {
@@ -199,23 +198,6 @@ function decodeKey(quoted: string): string {
   } catch {
     return quoted;
   }
-}
-
-// Long keys are cut, so a detail stays readable.
-const MAX_KEY_CHARS = 64;
-
-/** `.name` for identifier-like keys, `["…"]` (JSON-escaped: NUL shows as \u0000) for the rest. */
-function keySegment(key: string, first: boolean): string {
-  if (/^[A-Za-z_$][\w$]*$/.test(key) && key.length <= MAX_KEY_CHARS) return first ? key : `.${key}`;
-  const shown = key.length > MAX_KEY_CHARS ? `${JSON.stringify(key.slice(0, MAX_KEY_CHARS)).slice(0, -1)}…"` : JSON.stringify(key);
-  return `[${shown}]`;
-}
-
-/** Why a decoded string (a path parameter, a query key or value) cannot be stored, if it cannot. */
-function stringProblem(s: string): string | undefined {
-  if (s.includes('\0')) return NUL_MESSAGE;
-  if (!s.isWellFormed()) return SURROGATE_MESSAGE;
-  return undefined;
 }
 
 // find-my-way names a wildcard parameter '*'; the catalog's is a playbook path.
@@ -234,10 +216,10 @@ export function urlProblem(params: unknown, query: unknown, rawQuery: string): {
     if (!values || typeof values !== 'object') continue;
     for (const [name, value] of Object.entries(values)) {
       const shownName = part === 'params' ? paramName(name) : name;
-      const keyProblem = stringProblem(name);
+      const keyProblem = unstorableText(name);
       if (keyProblem) return { part, problem: { path: JSON.stringify(name).slice(1, -1), message: keyProblem }, status: 422 };
       for (const v of Array.isArray(value) ? value : [value]) {
-        const problem = typeof v === 'string' ? stringProblem(v) : undefined;
+        const problem = typeof v === 'string' ? unstorableText(v) : undefined;
         if (problem) return { part, problem: { path: shownName, message: problem }, status: 422 };
       }
     }
@@ -315,7 +297,7 @@ function poisonedKeyPath(value: unknown, path: string): string | undefined {
     return undefined;
   }
   for (const [key, child] of Object.entries(value)) {
-    const here = path + keySegment(key, path === '');
+    const here = path + pathSegment(key, path === '');
     if (key === '__proto__') return here;
     if (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) return here;
     const found = poisonedKeyPath(child, here);

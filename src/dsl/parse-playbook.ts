@@ -12,6 +12,7 @@ import {
   type StepDocument,
   type TaskDocument,
 } from './playbook.schema.ts';
+import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
@@ -64,6 +65,9 @@ export function parsePlaybook(text: string): ParseResult {
   // First, before anything else walks it: aliases may make a small text a huge value.
   const expansion = expansionProblem(raw);
   if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
+  // YAML escapes ("\0", "\ud800") make strings that the catalog could not store.
+  const unstorable = findUnstorable(raw);
+  if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
