@@ -7,7 +7,9 @@ import { ServiceError, notFound } from '../errors.ts';
 import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
 
 const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
-const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(512), v.regex(PATH_RE, 'must be slash-separated names of letters, digits, _ . -'));
+// Paths are keys of btree indexes, whose entries PostgreSQL caps near 2,700 bytes.
+const MAX_PATH_CHARS = 512;
+const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(MAX_PATH_CHARS), v.regex(PATH_RE, 'must be slash-separated names of letters, digits, _ . -'));
 
 const postPlaybookBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
@@ -49,10 +51,10 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
   const store = async (content: string, path: string | undefined, resourceType: 'playbook' | 'agent') => {
     const playbook = parseOr400(content);
     const finalPath = path ?? playbook.metadata.path;
-    if (!finalPath || !PATH_RE.test(finalPath)) {
+    if (!finalPath || !PATH_RE.test(finalPath) || finalPath.length > MAX_PATH_CHARS) {
       throw new ServiceError('invalid_playbook', {
         message: 'Playbook validation failed',
-        errors: ['metadata.path: a catalog path is required (in the request or in metadata.path)'],
+        errors: [`metadata.path: a catalog path is required (in the request or in metadata.path): slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`],
       });
     }
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';

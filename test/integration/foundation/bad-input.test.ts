@@ -2,6 +2,7 @@
 // real server over HTTP (listening on port 0, its own PostgreSQL database). Each must get a 4xx
 // with a `detail` that names the field at fault, never a 500 or a stack trace, and a refused
 // request must store nothing.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +149,8 @@ workflow:
     tool: { name: t, kind: noop }
 `;
 
+// Varied enough that PostgreSQL cannot compress it below its btree entry limit.
+const INCOMPRESSIBLE_PATH = randomBytes(3_750).toString('base64url'); // 5,000 characters
 const NUL = 'a\u0000b';
 const LONE_HIGH = 'a\ud800b';
 const LONE_LOW = 'a\udc00b';
@@ -209,6 +212,12 @@ function corpus(): Case[] {
     { name: 'NUL as a YAML escape in a step name', call: { method: 'POST', path: '/api/catalog/playbook', json: { content: playbookWith('a\\0b') } }, field: 'workflow[0].step', status: 400 },
     { name: 'NUL as a YAML escape in a workload key', call: { method: 'POST', path: '/api/catalog/playbook', json: { content: playbookWith('start', '"k\\x00": 1') } }, field: 'workload["k\\u0000"]', status: 400 },
     { name: 'a lone surrogate as a YAML escape in a workload value', call: { method: 'POST', path: '/api/catalog/register', json: { content: playbookWith('start', 'k: "\\ud800"') } }, field: 'workload.k', status: 400 },
+    {
+      name: 'a catalog path of 5,000 characters (an index key PostgreSQL cannot hold)',
+      call: { method: 'POST', path: '/api/catalog/register', json: { content: PLAYBOOK.replace('corpus/ok', INCOMPRESSIBLE_PATH) } },
+      field: 'metadata.path',
+      status: 400,
+    },
     // NUL through the URL: path parameters and query strings.
     { name: 'NUL in a catalog path (URL)', call: { method: 'GET', path: '/api/catalog/playbook/a%00b' }, field: 'path', status: 422 },
     { name: 'NUL in a query filter ?path=', call: { method: 'GET', path: '/api/executions?path=a%00b' }, field: 'path', status: 422 },
