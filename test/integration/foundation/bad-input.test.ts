@@ -7,6 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import type { Json } from '../../helpers/http.ts';
 
 let t: TestApp;
@@ -28,11 +29,11 @@ type Call = {
 };
 
 /**
- * The headers of every request of this file: adding credentials (when the server checks callers)
- * is one line here.
+ * The headers of every request of this file. The worker token lets a request through to every
+ * route in SVC_AUTH=none (worker routes take only it; the others let any caller in on loopback).
  */
 function requestHeaders(c: Call, payload: Buffer | undefined): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...asWorker };
   const type = c.contentType === undefined ? (payload ? 'application/json' : null) : c.contentType;
   if (type) headers['content-type'] = type;
   if (payload) {

@@ -10,6 +10,7 @@ import { freePort } from '../../../src/db/embedded.ts';
 import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 
 let t: TestApp;
 let away: { app: FastifyInstance; db: Db };
@@ -84,13 +85,13 @@ describe('the database away', () => {
 
     for (const r of REQUESTS) {
       const what = `${r.method} ${r.url}`;
-      const res = await away.app.inject({ method: r.method, url: r.url, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      const res = await away.app.inject({ method: r.method, url: r.url, headers: asWorker, ...(r.body === undefined ? {} : { payload: r.body as object }) });
       expectUnavailable(res, what);
       if (r.route !== '/api/health') expect(res.json(), what).toEqual({ detail: { code: 'database_unavailable', message: expect.any(String) } });
     }
     // The same requests against a reachable database get no 503: the requests were not at fault.
     for (const r of REQUESTS) {
-      const res = await t.app.inject({ method: r.method, url: r.url, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      const res = await t.app.inject({ method: r.method, url: r.url, headers: asWorker, ...(r.body === undefined ? {} : { payload: r.body as object }) });
       expect(res.statusCode, `${r.method} ${r.url}: ${res.body}`).not.toBeGreaterThanOrEqual(500);
     }
   });
@@ -107,7 +108,7 @@ describe('the database away', () => {
     const hung = await appOn(`postgres://svc:pw@127.0.0.1:${address.port}/svc`);
     try {
       const t0 = performance.now();
-      const res = await hung.app.inject({ method: 'POST', url: '/api/run/playbook', payload: { path: 'a/b' } });
+      const res = await hung.app.inject({ method: 'POST', url: '/api/run/playbook', headers: asWorker, payload: { path: 'a/b' } });
       expectUnavailable(res, 'run against a silent database');
       expect(performance.now() - t0).toBeLessThan(DB_CONNECT_TIMEOUT_MS + 2_000);
     } finally {
