@@ -11,11 +11,13 @@ export const ESCAPED_PATHS_MAX = 10;
 /** What a NUL character becomes: PostgreSQL's text and jsonb cannot hold one. */
 export const NUL_ESCAPE = '\\u0000';
 const TOO_DEEP = '[not stored: nested too deep]';
+// From here on JSON.stringify writes numbers with an exponent, as floats.
+const JSON_EXPONENT_FROM = 1e21;
 
 /**
  * `value` as PostgreSQL can store it in jsonb and text, with every secret of `mask` masked (in
  * keys too): NUL becomes the six characters `\u0000`, a lone surrogate U+FFFD (what a UTF-8
- * decoder makes of one), a bigint its decimal text, a value nested deeper than
+ * decoder makes of one), a bigint or an integer literal past 2^53 its decimal text, a value nested deeper than
  * STORABLE_MAX_DEPTH its JSON text (a placeholder for a cycle), so the result always serialises.
  * `escaped` lists the paths changed to be storable (not the masked ones). Unchanged parts are the
  * same objects; with no secrets and nothing to escape, nothing is copied.
@@ -54,6 +56,12 @@ class Walker {
       // JSON has no bigint: JSON.stringify would throw, and the report could never be sent.
       this.#note();
       return value.toString();
+    }
+    if (typeof value === 'number' && !Number.isSafeInteger(value) && Number.isInteger(value) && Math.abs(value) < JSON_EXPONENT_FROM) {
+      // Already rounded (a JSON.parse of 2^60 + 1, a bigint column as a number), but JSON.stringify
+      // writes it as an integer literal past 2^53, which the server refuses (api/input-guard.ts).
+      this.#note();
+      return String(value);
     }
     if (value === null || typeof value !== 'object') return value;
     // Dates, Buffers and the like are stored as what their toJSON gives, so that is what is checked.

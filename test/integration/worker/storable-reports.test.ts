@@ -30,6 +30,8 @@ beforeAll(async () => {
     if (recorded.path === '/nul-json') {
       // Escapes in JSON text that parse to a NUL and to a lone surrogate, in a value and in a key.
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"a\\u0000b","k\\u0000ey":1,"lone":"x\\ud800y"}');
+    } else if (recorded.path === '/big-int') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":1152921504606846977,"safe":9007199254740991}');
     } else if (recorded.path === '/nul-text') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.from('before\0after'));
     }
@@ -97,6 +99,29 @@ workflow:
     const stored = await db.query(`SELECT result->'tasks'->'nul'->'data'->>'stdout' AS stdout FROM core.event WHERE execution_id = $1 AND event_type = 'command.completed'`, [id]);
     expect(stored.rows.map((r) => r.stdout)).toContain(`a${NUL_ESCAPE}b`);
     expect(reportAnswers.every((s) => s === 200)).toBe(true);
+    await drainsPromptly(w);
+  });
+});
+
+describe('output with integers past 2^53', () => {
+  it('an http task answering one completes, the (already rounded) integer stored as its text and flagged', async () => {
+    const w = await startWorker();
+    await api.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: big-int, path: storable/big-int }
+workload: { base: "${target.url}" }
+workflow:
+  - step: start
+    tool: { name: ids, kind: http, url: "{{ workload.base }}/big-int" }
+`);
+    const before = reportAnswers.length;
+    const id = await api.run('storable/big-int');
+    expect((await api.wait(id, 20_000)).status).toBe('completed');
+    const tasks = await completedTasks(id);
+    expect(tasks.ids.data.body).toEqual({ id: '1152921504606847000', safe: 9007199254740991 });
+    expect(tasks.ids.escaped).toEqual(['data.body.id']);
+    expect(reportAnswers.slice(before).every((s) => s === 200)).toBe(true);
     await drainsPromptly(w);
   });
 });

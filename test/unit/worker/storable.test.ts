@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { scanJsonText } from '../../../src/api/input-guard.ts';
 import { NUL_ESCAPE, STORABLE_MAX_DEPTH, storable, storableOutcome } from '../../../src/worker/storable.ts';
 import { SECRET_MASK, SecretMask } from '../../../src/worker/tools/redact-secrets.ts';
 
@@ -48,6 +49,13 @@ describe('storable', () => {
     expect(() => JSON.stringify(value)).not.toThrow();
     expect((value as { n: unknown }).n).toBe('12345678901234567890');
     expect(escaped[0]).toBe('n');
+  });
+
+  it('writes integers past 2^53 (already rounded) as text, which the server takes; keeps floats and safe integers', () => {
+    const { value, escaped } = storable({ big: 2 ** 60, neg: -(2 ** 53), safe: Number.MAX_SAFE_INTEGER, float: 1.5e300, half: 0.5 });
+    expect(value).toEqual({ big: '1152921504606847000', neg: '-9007199254740992', safe: Number.MAX_SAFE_INTEGER, float: 1.5e300, half: 0.5 });
+    expect(scanJsonText(JSON.stringify(value))).toBeUndefined();
+    expect(escaped).toEqual(['big', 'neg']);
   });
 
   it('masks secrets in values, keys and flattened text, and names at most ten paths', () => {
