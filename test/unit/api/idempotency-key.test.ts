@@ -19,7 +19,7 @@ describe('idempotencyKeyOf', () => {
         err = e;
       }
       expect(err, JSON.stringify(value)).toBeInstanceOf(ServiceError);
-      expect((err as ServiceError).statusCode).toBe(422);
+      expect((err as ServiceError).code).toBe('unprocessable');
       expect((err as ServiceError).detail).toMatchObject({ errors: [expect.stringMatching(/^Idempotency-Key: /)] });
     }
   });
