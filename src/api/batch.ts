@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
@@ -13,7 +13,6 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, k
 import { jsonSchema } from './validation.ts';
 
 /** Retry-After of every 503 of the batch routes: the queue or the database may be back by then. */
-const RETRY_AFTER_SECONDS = 1;
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
 const STREAM_KEEPALIVE_MS = 15_000;
 
@@ -104,20 +103,16 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof batchBody>;
       const key = idempotencyKeyOf(req.headers) ?? null;
-      try {
-        const answer = await acceptor.accept({
-          execution_id: body.execution_id,
-          worker_id: body.worker_id ?? null,
-          events: body.events,
-          key_scope: keyScope(req),
-          idempotency_key: key,
-          body_hash: requestHash(body),
-        });
-        if (answer.duplicate) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-        return reply.code(202).send(answer);
-      } catch (err) {
-        throw withRetryAfter(reply, err);
-      }
+      const answer = await acceptor.accept({
+        execution_id: body.execution_id,
+        worker_id: body.worker_id ?? null,
+        events: body.events,
+        key_scope: keyScope(req),
+        idempotency_key: key,
+        body_hash: requestHash(body),
+      });
+      if (answer.duplicate) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      return reply.code(202).send(answer);
     },
   );
 
@@ -210,10 +205,4 @@ function defaultMessage(state: BatchStatusRow['state']): string | null {
   if (state === 'accepted') return 'waiting to be processed';
   if (state === 'processing') return 'routing its events';
   return null;
-}
-
-/** A 503 of the batch routes tells the client when to try again. */
-function withRetryAfter(reply: FastifyReply, err: unknown): unknown {
-  if (err instanceof ServiceError && err.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-  return err;
 }
