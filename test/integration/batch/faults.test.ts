@@ -6,6 +6,7 @@ import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
+import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 
 // Batch intake failures, each forced through configuration and a lock held by the test: an
 // enqueue past its deadline, a full queue, processing past its timeout or failing, the database away.
@@ -100,7 +101,7 @@ describe('accepting', () => {
     });
     expect(answer.r.status).toBe(503);
     expect(answer.r.body.detail.code).toBe('ack_timeout');
-    expect(answer.r.headers.get('retry-after')).toBe('1');
+    expect(answer.r.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
     expect(answer.ms).toBeLessThan(1_500); // answered at the deadline, not when the lock went
     await new Promise((ok) => setTimeout(ok, 300)); // whatever was in flight has ended by now
     expect(await s.stored(id)).toEqual({ requests: 0, markers: 0, jobs: 0 });
@@ -124,7 +125,7 @@ describe('accepting', () => {
       expect(full.status).toBe(503);
       expect(full.body.detail.code).toBe('queue_unavailable');
       expect(full.body.detail.message).toContain('SVC_BATCH_ACCEPT_QUEUE_MAXSIZE');
-      expect(full.headers.get('retry-after')).toBe('1');
+      expect(full.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
       expect(await s.stored(other.id)).toEqual({ requests: 0, markers: 0, jobs: 0 });
       await release();
       expect((await s.b.settled(first.body.request_id)).state).toBe('completed');
@@ -202,7 +203,7 @@ describe('the database away', () => {
       const r = await s.b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
       expect(r.status).toBe(503);
       expect(r.body.detail.code).toBe('enqueue_error');
-      expect(r.headers.get('retry-after')).toBe('1');
+      expect(r.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
     } finally {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
       await admin.end();

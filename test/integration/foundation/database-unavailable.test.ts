@@ -34,8 +34,9 @@ afterAll(async () => {
 });
 
 // One valid request per route (valid, so only the database can be at fault).
+const BATCH_ID = '00000000-0000-4000-8000-000000000000';
 const event = { execution_id: 1, command_id: 1, attempt: 1, event_type: 'command.started' };
-const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string; body?: unknown }[] = [
+const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string; body?: unknown; code?: string }[] = [
   { method: 'POST', url: '/api/catalog/playbook', route: '/api/catalog/playbook', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
   { method: 'POST', url: '/api/catalog/register', route: '/api/catalog/register', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
   { method: 'GET', url: '/api/catalog/playbook/a/b', route: '/api/catalog/playbook/{*}' },
@@ -66,6 +67,12 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string;
   { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1' } },
   { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: 'pg_auth' } },
   { method: 'GET', url: '/api/health', route: '/api/health' },
+  { method: 'POST', url: '/api/executions/cleanup', route: '/api/executions/cleanup', body: {} },
+  { method: 'POST', url: '/api/admin/command_reaper/sweep', route: '/api/admin/command_reaper/sweep', body: {} },
+  // The spec names the batch intake's own code for a database it cannot enqueue into.
+  { method: 'POST', url: '/api/events/batch', route: '/api/events/batch', body: { execution_id: 1, events: [event] }, code: 'enqueue_error' },
+  { method: 'GET', url: `/api/events/batch/${BATCH_ID}/status`, route: '/api/events/batch/{request_id}/status' },
+  { method: 'GET', url: `/api/events/batch/${BATCH_ID}/stream`, route: '/api/events/batch/{request_id}/stream' },
 ];
 
 function expectUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }, what: string) {
@@ -87,7 +94,7 @@ describe('the database away', () => {
       const what = `${r.method} ${r.url}`;
       const res = await away.app.inject({ method: r.method, url: r.url, headers: asWorker, ...(r.body === undefined ? {} : { payload: r.body as object }) });
       expectUnavailable(res, what);
-      if (r.route !== '/api/health') expect(res.json(), what).toEqual({ detail: { code: 'database_unavailable', message: expect.any(String) } });
+      if (r.route !== '/api/health') expect(res.json(), what).toEqual({ detail: { code: r.code ?? 'database_unavailable', message: expect.any(String) } });
     }
     // The same requests against a reachable database get no 503: the requests were not at fault.
     for (const r of REQUESTS) {
