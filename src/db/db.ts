@@ -23,7 +23,7 @@ export const DB_CONNECT_TIMEOUT_MS = 5_000;
 /** Longest a health ping may take, waiting for a connection included; then the database counts as down. */
 export const PING_TIMEOUT_MS = 2_000;
 
-const SESSION_SETUP_SQL = 'SET enable_seqscan = off';
+const SESSION_OPTIONS = '-c enable_seqscan=off';
 
 // An 'error' event without a listener would end the process; the failure reaches whoever uses
 // the connection next (its query fails, the pool discards it).
@@ -39,19 +39,18 @@ export class Db implements Queryable {
 
   constructor(url: string, max = 10) {
     this.url = url;
-    this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
-    // An idle client that errors (server restart) must not crash the process.
-    this.pool.on('error', ignoreError);
     // Every statement the service sends reaches rows by key, and its prepared statements keep
     // one generic plan per connection: planned while a table is small, that plan would scan the
-    // table whole for the connection's life as it grows (the engine's writes did). Runs before
-    // the client's first query (queries on a client go in order).
+    // table whole for the connection's life as it grows (the engine's writes did). Set in the
+    // startup packet, so it costs no statement and is in force before the first query.
+    this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, options: SESSION_OPTIONS });
+    // An idle client that errors (server restart) must not crash the process.
+    this.pool.on('error', ignoreError);
     this.pool.on('connect', (client) => {
       // A checked-out client has no listener of the pool's: when the server goes away under it
       // (57P01 at a shutdown, a dropped socket) its 'error' would crash the process. Its queries
       // fail on their own, and the pool discards it at release.
       client.on('error', ignoreError);
-      client.query(SESSION_SETUP_SQL).catch(() => {});
     });
     this.#listening = new ListenConnection(
       { connectionString: url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, keepAlive: true },
