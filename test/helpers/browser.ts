@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+
+// Flags the machine needs: no sandbox as root, and no background connections (the closed
+// network refuses them, and Chromium retries them at every start).
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let executablePath: string | undefined;
+
+/** Path of Debian's chromium, installed by scripts/ensure-chromium.sh the first time it is missing. */
+export function chromiumPath(): string {
+  executablePath ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 600_000,
+  }).trim();
+  return executablePath;
+}
+
+/**
+ * Launches headless chromium (playwright gives each launch a fresh temporary profile and removes
+ * it on close). Tests own the returned browser and must close it.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+}
