@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { acceptPreludeSql, batchByKey, foundExecutions, insertBatches, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
-import { isDatabaseUnavailable } from '../src/db/unavailable.ts';
+import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { PgBoss } from '../src/jobs/boss.ts';
 import { sendBatchJobs } from './batch-queue.ts';

@@ -12,7 +12,7 @@ import {
   type ClaimedBatch,
   type RecordAppend,
 } from '../src/db/batch.repo.ts';
-import { isDatabaseUnavailable } from '../src/db/unavailable.ts';
+import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import type { PgBoss } from '../src/jobs/boss.ts';
 import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
 import { batchItemEvent } from './batch-item.ts';

@@ -16,8 +16,12 @@ const UNAVAILABLE_MESSAGES = [
   'Cannot use a pool after calling end on the pool',
 ];
 
-/** True when `err` says the database cannot be reached or is going away (worth retrying later). */
+/**
+ * True when `err` says the database cannot be reached or is going away (worth retrying later),
+ * whether it is pg's own error or one this module already classified.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof ServiceError) return err.code === 'database_unavailable';
   if (err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)) return true; // one error per address tried
   if (!(err instanceof Error)) return false;
   const code = 'code' in err && typeof err.code === 'string' ? err.code : '';

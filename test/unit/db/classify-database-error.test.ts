@@ -1,0 +1,37 @@
+import { describe, expect, test } from 'vitest';
+import { classifyDatabaseError, isDatabaseUnavailable } from '../../../src/db/classify-database-error.ts';
+import { ServiceError } from '../../../src/errors.ts';
+
+const pgError = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
+
+describe('isDatabaseUnavailable', () => {
+  test.each([
+    ['admin shutdown', pgError('57P01')],
+    ['cannot connect now', pgError('57P03')],
+    ['too many connections', pgError('53300')],
+    ['connection exception class 08', pgError('08006')],
+    ['refused socket', pgError('ECONNREFUSED')],
+    ['Unix socket gone', Object.assign(new Error('connect ENOENT'), { code: 'ENOENT', syscall: 'connect' })],
+    ['pg without a code', new Error('Connection terminated unexpectedly')],
+    ['every address refused', new AggregateError([pgError('ECONNREFUSED'), pgError('ECONNREFUSED')])],
+    ['already classified', new ServiceError('database_unavailable')],
+  ])('%s: away', (_what, err) => expect(isDatabaseUnavailable(err)).toBe(true));
+
+  test.each([
+    ['syntax error', pgError('42601')],
+    ['protocol violation (the client is wrong)', pgError('08P01')],
+    ['a file not found that is no connect', Object.assign(new Error('open ENOENT'), { code: 'ENOENT', syscall: 'open' })],
+    ['another domain error', new ServiceError('not_found', 'execution 1 not found')],
+    ['not an error', 'Connection terminated'],
+  ])('%s: not away', (_what, err) => expect(isDatabaseUnavailable(err)).toBe(false));
+});
+
+test('classifyDatabaseError wraps only what says the database is away, keeping the cause', () => {
+  const away = pgError('57P01', 'terminating connection due to administrator command');
+  const classified = classifyDatabaseError(away);
+  expect(classified).toBeInstanceOf(ServiceError);
+  expect((classified as ServiceError).code).toBe('database_unavailable');
+  expect((classified as ServiceError).cause).toBe(away);
+  const wrong = pgError('23505');
+  expect(classifyDatabaseError(wrong)).toBe(wrong);
+});
