@@ -8,8 +8,10 @@ export type Out = { write(text: string): unknown };
 
 /** A usage error of `svc <name>`: prints it with the first usage line; exit code 2 (78 for config). */
 export class UsageError extends Error {
-  constructor(message: string, readonly exitCode = 2) {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 2) {
     super(message);
+    this.exitCode = exitCode;
   }
 }
 

@@ -75,7 +75,7 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
     if ('status' in server) return { ...server, attempts: 0 };
     rendered.endpoint = server.endpoint;
     if (rendered.transport === undefined && server.transport) rendered.transport = server.transport;
-    if (rendered.auth === undefined && server.auth) rendered.auth = server.auth;
+    if ((rendered.auth === undefined || rendered.auth === null) && server.auth) rendered.auth = server.auth;
   }
   let credential: ResolvedCredential | undefined;
   if (typeof rendered.auth === 'string' && rendered.auth) {
@@ -93,6 +93,10 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
     if (typeof token !== 'string') return { ...token, attempts: 0 };
     secrets.add(token);
     rendered.access_token = token;
+  }
+  // A templated timeout is checked as rendered, like every other field.
+  if (rendered.timeout_seconds !== undefined && rendered.timeout_seconds !== null && !(typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0)) {
+    return { status: 'error', data: null, error: { message: `invalid ${kind} task: timeout_seconds: expected a number > 0`, code: 'invalid_task' }, attempts: 0 };
   }
   const timeoutMs = typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0 ? rendered.timeout_seconds * 1000 : undefined;
   const when = retry?.when;
