@@ -160,7 +160,7 @@ describe('MCP servers as catalog resources', () => {
   it('lists the servers with their status', async () => {
     const r = await http(stack.url, 'GET', '/api/mcp/servers');
     expect(r.status).toBe(200);
-    expect(r.body.items).toEqual([
+    expect(r.body.items.filter((s: { name: string }) => s.name.startsWith('tools-'))).toEqual([
       expect.objectContaining({ name: 'tools-http', path: 'mcp/tools-http', endpoint: streamable.url, transport: 'streamable-http', status: 'registered', lifecycle: [], updated_at: expect.any(String) }),
       expect.objectContaining({ name: 'tools-sse', endpoint: sse.url, transport: 'sse', status: 'registered' }),
     ]);
@@ -172,6 +172,45 @@ describe('MCP servers as catalog resources', () => {
     const errors = JSON.stringify(r.body.detail.errors);
     expect(errors).toContain('endpoint');
     expect(errors).toContain('transport');
+  });
+
+  it('dispatches a lifecycle action with the server document and the payload; its outcome is the status', async () => {
+    const action = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: backup, path: lifecycle/backup }
+workflow:
+  - step: start
+    tool:
+      - { name: report, kind: noop }
+    next: [ { step: done, set: { seen: "{{ workload.server.name }} {{ workload.server.endpoint }} {{ workload.action }} {{ workload.label }} {{ args.server.transport }}" } } ]
+  - step: done
+    tool:
+      - { name: fail_when_asked, kind: shell, env: { FAIL: "{{ workload.fail | default(false) }}", SEEN: "{{ vars.seen }}" }, command: 'echo "$SEEN"; [ "$FAIL" != "true" ]' }
+`;
+    expect((await stack.register(action)).path).toBe('lifecycle/backup');
+    const doc = `${mcpYaml('with-actions', streamable.url, 'auto')}lifecycle: { backup: lifecycle/backup, deploy: lifecycle/missing }\n`;
+    expect((await registerAs(doc, 'mcp')).status).toBe(201);
+
+    const r = await http(stack.url, 'POST', '/api/mcp/mcp/with-actions/lifecycle/backup', { payload: { label: 'nightly' } });
+    expect(r.status).toBe(202);
+    expect(r.body).toMatchObject({ server: 'with-actions', action: 'backup', status: 'started', execution_id: expect.any(Number) });
+    const done = await stack.wait(r.body.execution_id, 30_000);
+    expect(done.status).toBe('completed');
+    expect(done.result.stdout.trim()).toBe(`with-actions ${streamable.url} backup nightly auto`);
+    expect((await http(stack.url, 'GET', '/api/mcp/servers/with-actions')).body).toMatchObject({ status: 'backup_completed', last_action: 'backup', last_execution_id: r.body.execution_id, lifecycle: ['deploy', 'backup'] });
+
+    const failing = await http(stack.url, 'POST', '/api/mcp/mcp/with-actions/lifecycle/backup', { payload: { fail: true } });
+    expect((await stack.wait(failing.body.execution_id, 30_000)).status).toBe('failed');
+    expect((await http(stack.url, 'GET', '/api/mcp/servers/with-actions')).body.status).toBe('backup_failed');
+
+    const badBody = await http(stack.url, 'POST', '/api/mcp/mcp/with-actions/lifecycle/backup', { payload: [1] });
+    expect(badBody.status).toBe(422);
+    expect(JSON.stringify(badBody.body.detail)).toContain('payload');
+    const missingPlaybook = await http(stack.url, 'POST', '/api/mcp/mcp/with-actions/lifecycle/deploy', {});
+    expect(missingPlaybook.status).toBe(404);
+    expect(missingPlaybook.body.detail).toContain('lifecycle/missing');
+    expect((await http(stack.url, 'GET', '/api/mcp/servers/with-actions')).body.status).toBe('backup_failed');
   });
 
   it('does not run an Mcp document as a playbook', async () => {
