@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app.ts';
-import { executionSecretAad, open, seal } from '../crypto/seal.ts';
+import { executionSecretAad, open, seal, SealError } from '../crypto/seal.ts';
 import { getExecutionSecret, insertExecutionSecret } from '../db/execution-secret.repo.ts';
-import { notFound } from '../errors.ts';
+import { notFound, ServiceError } from '../errors.ts';
 import { secretHandle } from '../secret-handle.ts';
 import { jsonSchema } from './validation.ts';
 
@@ -33,7 +33,13 @@ export async function executionSecretRoutes(app: FastifyInstance, deps: AppDeps)
       const { handle } = req.params as v.InferOutput<typeof handleParams>;
       const sealed = await getExecutionSecret(deps.db, handle);
       if (sealed === undefined) throw notFound('secret handle');
-      return { value: open(deps.keyring, sealed, executionSecretAad(handle)) };
+      try {
+        return { value: open(deps.keyring, sealed, executionSecretAad(handle)) };
+      } catch (error) {
+        // Sealed with a key the server no longer has (rotated out): the execution must be started again.
+        if (error instanceof SealError) throw new ServiceError('conflict', 'the secret was sealed with a key this server does not have');
+        throw error;
+      }
     },
   );
 }
