@@ -80,8 +80,9 @@ describe('lifecycle dispatch', () => {
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ execution_id: expect.any(Number), server: 'demo', action: 'deploy', status: 'started' });
     expect(['deploying', 'running']).toContain(await serverStatus('demo'));
-    const done = await stack.wait(r.body.execution_id, 60_000);
-    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const done = await stack.wait(r.body.execution_id, 90_000);
+    const log = await readFile(join(stateDir, 'server.log'), 'utf8').catch((e) => String(e));
+    expect(done.status, `${JSON.stringify(done.error)}\nserver.log: ${log}`).toBe('completed');
     expect(done.result.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['echo', 'add', 'time']));
     expect(await serverStatus('demo')).toBe('running');
     expect(processAlive(await pidOf())).toBe(true);
@@ -90,7 +91,7 @@ describe('lifecycle dispatch', () => {
     const call = await http(stack.url, 'POST', '/api/execute', { path: 'agents/mcp', resource_kind: 'agent', workload: { method: 'tools/call', tool: 'echo', arguments: { text: 'hello demo' } } });
     expect(call.status).toBe(200);
     expect(await stack.wait(call.body.execution_id)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'hello demo' }] } });
-  }, 90_000);
+  }, 120_000);
 
   it('the CLI lists servers and agents, checks status, runs the agent, and undeploys', async () => {
     const list = await svc(['mcp', 'list']);
