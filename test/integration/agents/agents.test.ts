@@ -244,3 +244,13 @@ describe('GET /api/agents', () => {
     expect(none.body.items).toEqual([]);
   });
 });
+
+describe('OpenAPI', () => {
+  it('lists the agent and MCP routes', async () => {
+    const r = await http(stack.url, 'GET', '/docs/json');
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.paths)).toEqual(
+      expect.arrayContaining(['/api/agents', '/api/mcp/servers', '/api/mcp/servers/{name}', '/api/mcp/mcp/{name}/lifecycle/{action}']),
+    );
+  });
+});
