@@ -56,6 +56,11 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
         results.push(new ServiceError('not_found', `playbook ${input.path} not found`));
         continue;
       }
+      // An MCP server document shares the catalog but is not a playbook: it is never run.
+      if (head.kind === 'mcp') {
+        results.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
+        continue;
+      }
       compiled = await deps.cache.get(q, head.catalog_id);
     }
     const before = unit.commandsGenerated;

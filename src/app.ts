@@ -9,6 +9,9 @@ import type { PgBoss } from './jobs/boss.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { adminRoutes } from './api/admin.ts';
+import { agentRoutes } from './api/agents.ts';
+import { mcpRoutes } from './api/mcp.ts';
+import { executionSecretRoutes } from './api/execution-secrets.ts';
 import { catalogRoutes } from './api/catalog.ts';
 import { credentialRoutes } from './api/credentials.ts';
 import { keychainRoutes } from './api/keychain.ts';
@@ -104,6 +107,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

@@ -7,6 +7,7 @@ import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
 import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
+import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -224,6 +225,16 @@ const commands: Record<string, Command> = {
     summary: CLEANUP_SUMMARY,
     usage: CLEANUP_USAGE,
     run: async (argv) => (await import('./cli/cleanup.ts')).cleanupCommand(argv),
+  },
+  agent: {
+    summary: AGENT_SUMMARY,
+    usage: AGENT_USAGE,
+    run: async (argv) => (await import('./cli/agent-command.ts')).agentCommand(argv),
+  },
+  mcp: {
+    summary: MCP_SUMMARY,
+    usage: MCP_USAGE,
+    run: async (argv) => (await import('./cli/mcp-command.ts')).mcpCommand(argv),
   },
 };
 

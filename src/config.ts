@@ -93,6 +93,10 @@ const envSchema = v.object({
   SVC_NATS_URL: url('a nats:// URL'),
   SVC_WORKER_CONCURRENCY: int(4, 0, 1024),
   SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL')), 'http://127.0.0.1:8082'),
+  // Workers: the platform metadata service's token endpoint, the last source of an mcp task's
+  // bearer token (after workload.access_token, the task's credential, GOOGLE_OAUTH_ACCESS_TOKEN).
+  // Unset: no metadata service is asked. The worker's tools read it from their environment.
+  SVC_MCP_METADATA_URL: url('an http(s) URL of the metadata token endpoint'),
   SVC_LOG_LEVEL: v.optional(
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'expects one of fatal, error, warn, info, debug, trace, silent'),
     'info',

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app.ts';
 import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
+import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
@@ -17,7 +18,7 @@ const postPlaybookBody = v.object({
 });
 const registerBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
-  resource_type: v.optional(v.picklist(['playbook', 'agent']), 'playbook'),
+  resource_type: v.optional(v.picklist(['playbook', 'agent', 'mcp']), 'playbook'),
 });
 const versionQuery = v.object({
   version: v.optional(integerText(1, MAX_INT4)),
@@ -35,6 +36,24 @@ function parseOr400(content: string) {
     });
   }
   return parsed.playbook;
+}
+
+/** Parses an `Mcp` document or throws 400 listing every problem with its place in the document. */
+function parseMcpOr400(content: string): McpServerDocument {
+  const parsed = parseMcpServer(content);
+  if (!parsed.ok) {
+    throw new ServiceError('invalid_playbook', {
+      message: 'MCP server document validation failed',
+      errors: parsed.problems.map((p) => `${p.path}: ${p.message}`),
+      problems: parsed.problems,
+    });
+  }
+  return parsed.server;
+}
+
+/** What a registered MCP server's resource row keeps: all a worker and the lifecycle need. */
+function mcpResourceConfig(server: McpServerDocument) {
+  return { endpoint: server.endpoint, transport: server.transport, auth: server.auth ?? null, lifecycle: server.lifecycle, config: server.config, description: server.metadata.description ?? null };
 }
 
 const present = (row: CatalogRow, withContent: boolean) => ({
@@ -60,7 +79,24 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
-      if (kind === 'agent') await upsertResource(q, { kind: 'agent', name: finalPath, catalogId: row.catalog_id, config: { terminal: playbook.metadata.terminal ?? null } });
+      if (kind === 'agent') {
+        const { name, description, terminal } = playbook.metadata;
+        await upsertResource(q, { kind: 'agent', name: finalPath, catalogId: row.catalog_id, config: { name, description: description ?? null, terminal: terminal ?? null } });
+      }
+      return row;
+    });
+  };
+
+  // An MCP server: a catalog entry of kind `mcp` (its document) and the resource row named after it.
+  const storeMcp = async (content: string) => {
+    const server = parseMcpOr400(content);
+    const path = server.metadata.path ?? `mcp/${server.metadata.name}`;
+    if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS) {
+      throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`] });
+    }
+    return deps.db.tx(async (q) => {
+      const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
+      await upsertResource(q, { kind: 'mcp', name: server.metadata.name, catalogId: row.catalog_id, config: mcpResourceConfig(server) });
       return row;
     });
   };
@@ -78,10 +114,10 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post(
     '/api/catalog/register',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook or an agent resource', body: jsonSchema(registerBody) }, config: { access: { level: 'operator' } } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody) }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
-      const row = await store(body.content, undefined, body.resource_type);
+      const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
       reply.code(201);
       return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version };
     },

@@ -7,6 +7,7 @@ import { getExecution, listExecutions } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { withholdAccessToken } from './execution-secrets.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
@@ -86,7 +87,8 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
       }
       const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind });
-      const payload = { ...body.workload, ...body.payload };
+      // The agent runtime's workload.access_token stays out of the event log (a handle stands in).
+      const payload = await withholdAccessToken(deps, { ...body.workload, ...body.payload });
       return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer } }));
     });
   });

@@ -24,6 +24,11 @@ export function credentialAad(name: string): string {
   return `credential:${name}`;
 }
 
+/** Associated data that binds an execution secret (a withheld access token) to its handle. */
+export function executionSecretAad(handle: string): string {
+  return `execution-secret:${handle}`;
+}
+
 /** Associated data that binds a keychain ciphertext to its row. */
 export function keychainAad(cacheKey: string): string {
   return `keychain:${cacheKey}`;

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { TEMPLATE_MARK } from './template-ast.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -23,11 +24,22 @@ export const RetrySchema = v.strictObject({
   when: v.optional(v.string()),
 });
 
+/**
+ * A task field that may be a template: a string holding template syntax passes here (templateProblems
+ * checks its syntax) and the worker checks what it renders to, failing the task naming the field;
+ * any other value must pass `schema`. lazy() keeps a literal's issues at their exact path.
+ */
+export function templated<S extends v.GenericSchema>(schema: S) {
+  return v.lazy((input: unknown): v.GenericSchema<unknown, v.InferOutput<S> | string> =>
+    typeof input === 'string' && TEMPLATE_MARK.test(input) ? v.string() : schema,
+  );
+}
+
 const commonTaskEntries = {
   name: v.optional(nonEmptyString),
   auth: v.optional(nonEmptyString),
   retry: v.optional(RetrySchema),
-  timeout_seconds: v.optional(v.pipe(v.number(), v.gtValue(0, 'must be > 0'))),
+  timeout_seconds: v.optional(templated(v.pipe(v.number(), v.gtValue(0, 'must be > 0')))),
 };
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
@@ -35,28 +47,28 @@ const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'
 export const HttpTaskSchema = v.looseObject({
   ...commonTaskEntries,
   kind: v.literal('http'),
-  method: v.optional(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS)), 'GET'),
+  method: v.optional(templated(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS))), 'GET'),
   url: nonEmptyString,
-  headers: v.optional(anyRecord),
-  params: v.optional(anyRecord),
+  headers: v.optional(templated(anyRecord)),
+  params: v.optional(templated(anyRecord)),
   body: v.optional(v.unknown()),
-  accept_status: v.optional(v.array(v.pipe(v.number(), v.integer('must be an integer')))),
+  accept_status: v.optional(templated(v.array(v.pipe(v.number(), v.integer('must be an integer'))))),
 });
 
 export const PostgresTaskSchema = v.looseObject({
   ...commonTaskEntries,
   kind: v.literal('postgres'),
   command: nonEmptyString,
-  params: v.optional(v.array(v.unknown())),
+  params: v.optional(templated(v.array(v.unknown()))),
   // One statement in a read-only transaction; without `auth`, the service database's reader role.
-  read_only: v.optional(v.boolean()),
+  read_only: v.optional(templated(v.boolean())),
 });
 
 export const PlaybookTaskSchema = v.looseObject({
   ...commonTaskEntries,
   kind: v.literal('playbook'),
   path: nonEmptyString,
-  args: v.optional(anyRecord),
+  args: v.optional(templated(anyRecord)),
 });
 
 export const McpTaskSchema = v.looseObject({
@@ -64,9 +76,11 @@ export const McpTaskSchema = v.looseObject({
   kind: v.literal('mcp'),
   server: v.optional(nonEmptyString),
   endpoint: v.optional(nonEmptyString),
-  method: v.picklist(['tools/list', 'tools/call']),
+  method: templated(v.picklist(['tools/list', 'tools/call'])),
   tool: v.optional(nonEmptyString),
-  arguments: v.optional(anyRecord),
+  arguments: v.optional(templated(anyRecord)),
+  // Which MCP transport to speak; by default Streamable HTTP, then the older HTTP+SSE.
+  transport: v.optional(templated(v.picklist(['streamable-http', 'sse', 'auto']))),
 });
 
 /** What a shell task's environment variable may be named (POSIX: letters, digits, underscore). */
@@ -77,7 +91,7 @@ export const ShellTaskSchema = v.looseObject({
   kind: v.literal('shell'),
   command: nonEmptyString,
   // Rendered values reach the command as environment variables, never as its text.
-  env: v.optional(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'must be a variable name (letters, digits, _)')), v.unknown())),
+  env: v.optional(templated(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'must be a variable name (letters, digits, _)')), v.unknown()))),
   cwd: v.optional(nonEmptyString),
   stdin: v.optional(v.string()),
 });

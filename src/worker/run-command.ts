@@ -3,6 +3,8 @@ import type { PresentedCommand } from '../api/present.ts';
 import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playbook.ts';
 import { evaluateCondition, renderValue } from '../dsl/render.ts';
 import type { Logger } from '../log.ts';
+import { secretHandleId } from '../secret-handle.ts';
+import { resolveMcpServer } from './resolve-mcp-server.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 import { storable, storableOutcome } from './storable.ts';
 import { tools } from './tools/index.ts';
@@ -39,6 +41,16 @@ async function fetchCredential(client: ServerClient, name: string): Promise<Reso
   }
 }
 
+async function fetchExecutionSecret(client: ServerClient, handle: string): Promise<string | TaskOutcome> {
+  try {
+    const answer = await client.request<{ value?: unknown }>('GET', `/api/secrets/${handle}`);
+    if (typeof answer.value === 'string') return answer.value;
+  } catch {
+    // reported below without the server's text
+  }
+  return { status: 'error', data: null, error: { message: 'access_token: the workload access token has expired or cannot be fetched', code: 'auth' } };
+}
+
 const isOutcome = (v: ResolvedCredential | TaskOutcome): v is TaskOutcome => 'status' in v;
 
 /**
@@ -56,6 +68,15 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   }
   const tool = tools[kind];
   if (!tool) return { status: 'error', data: null, error: { message: `task kind '${kind}' is not run by workers`, code: 'invalid_task' }, attempts: 0 };
+  // `server: <name>` without an endpoint: the registered server's endpoint, transport and, when the
+  // task names no credential, the server's own.
+  if (kind === 'mcp' && typeof rendered.server === 'string' && rendered.server && (rendered.endpoint === undefined || rendered.endpoint === null)) {
+    const server = await resolveMcpServer(deps.client, rendered.server);
+    if ('status' in server) return { ...server, attempts: 0 };
+    rendered.endpoint = server.endpoint;
+    if (rendered.transport === undefined && server.transport) rendered.transport = server.transport;
+    if ((rendered.auth === undefined || rendered.auth === null) && server.auth) rendered.auth = server.auth;
+  }
   let credential: ResolvedCredential | undefined;
   if (typeof rendered.auth === 'string' && rendered.auth) {
     const c = await fetchCredential(deps.client, rendered.auth);
@@ -65,6 +86,18 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   }
   const workload = isObject(ctx.workload) ? ctx.workload : {};
   if (kind === 'mcp' && rendered.access_token === undefined && typeof workload.access_token === 'string') rendered.access_token = workload.access_token;
+  // The server keeps a request's workload.access_token out of the log and passes a handle for it.
+  const handle = kind === 'mcp' ? secretHandleId(rendered.access_token) : undefined;
+  if (handle) {
+    const token = await fetchExecutionSecret(deps.client, handle);
+    if (typeof token !== 'string') return { ...token, attempts: 0 };
+    secrets.add(token);
+    rendered.access_token = token;
+  }
+  // A templated timeout is checked as rendered, like every other field.
+  if (rendered.timeout_seconds !== undefined && rendered.timeout_seconds !== null && !(typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0)) {
+    return { status: 'error', data: null, error: { message: `invalid ${kind} task: timeout_seconds: expected a number > 0`, code: 'invalid_task' }, attempts: 0 };
+  }
   const timeoutMs = typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0 ? rendered.timeout_seconds * 1000 : undefined;
   const when = retry?.when;
   // A `retry.when` that cannot be evaluated is a playbook bug: it fails the task with a template

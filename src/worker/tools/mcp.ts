@@ -28,6 +28,7 @@ const McpTaskSchema = v.looseObject({
   tool: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty()))),
   arguments: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
   access_token: v.optional(v.nullable(v.string())),
+  transport: v.optional(v.nullable(v.picklist(['streamable-http', 'sse', 'auto']))),
   timeout_seconds: v.optional(v.unknown()),
 });
 const ContentSchema = v.array(v.looseObject({ type: v.string(), text: v.optional(v.string()) }));
@@ -40,7 +41,7 @@ const ContentSchema = v.array(v.looseObject({ type: v.string(), text: v.optional
 export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
   const parsed = v.safeParse(McpTaskSchema, task);
   if (!parsed.success) return invalidTask('mcp', parsed.issues);
-  const { endpoint, method, tool, arguments: args, access_token: accessToken, timeout_seconds: timeoutSeconds } = parsed.output;
+  const { endpoint, method, tool, arguments: args, access_token: accessToken, timeout_seconds: timeoutSeconds, transport } = parsed.output;
   if (method === 'tools/call' && !tool) return fail('invalid_task', 'invalid mcp task: tool: required for tools/call');
   const serverName = parsed.output.server ? `MCP server '${parsed.output.server}'` : 'MCP server';
 
@@ -59,7 +60,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
 
   let connection: Connection;
   try {
-    connection = await connect(url, auth.headers, options);
+    connection = await connect(url, auth.headers, options, transport ?? 'auto');
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
     return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${describeError(error)}`));
@@ -95,7 +96,9 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
 type Connection = { client: Client; transport: StreamableHTTPClientTransport | SSEClientTransport };
 
 // Streamable HTTP first; a server that answers 404 or 405 to it speaks only the older SSE transport.
-async function connect(url: URL, headers: Record<string, string>, options: RequestOptions): Promise<Connection> {
+// A server registered with `transport: sse` (or `streamable-http`) gets only that one.
+async function connect(url: URL, headers: Record<string, string>, options: RequestOptions, transport: 'streamable-http' | 'sse' | 'auto'): Promise<Connection> {
+  if (transport === 'sse') return connectSse(url, headers, options);
   const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
   const client = new Client(MCP_CLIENT_INFO);
   let streamableStatus: number;
@@ -104,16 +107,24 @@ async function connect(url: URL, headers: Record<string, string>, options: Reque
     return { client, transport: streamable };
   } catch (error) {
     await client.close().catch(() => {});
-    if (!(error instanceof StreamableHTTPError && (error.code === 404 || error.code === 405))) throw error;
+    if (transport === 'streamable-http' || !(error instanceof StreamableHTTPError && (error.code === 404 || error.code === 405))) throw error;
     streamableStatus = error.code;
   }
+  try {
+    return await connectSse(url, headers, options);
+  } catch (error) {
+    throw new Error(`Streamable HTTP answered HTTP ${streamableStatus} and the SSE fallback failed: ${describeError(error)}`);
+  }
+}
+
+async function connectSse(url: URL, headers: Record<string, string>, options: RequestOptions): Promise<Connection> {
   const sse = new SSEClientTransport(url, { requestInit: { headers } });
   const sseClient = new Client(MCP_CLIENT_INFO);
   try {
     await sseClient.connect(sse, options);
   } catch (error) {
     await sseClient.close().catch(() => {});
-    throw new Error(`Streamable HTTP answered HTTP ${streamableStatus} and the SSE fallback failed: ${describeError(error)}`);
+    throw error;
   }
   return { client: sseClient, transport: sse };
 }

@@ -55,6 +55,11 @@ const EXPECTED: Record<string, RouteAccess> = {
   'POST /api/worker/pool/register': worker,
   'POST /api/worker/pool/heartbeat': worker,
   'POST /api/worker/pool/deregister': worker,
+  'GET /api/agents': viewer,
+  'GET /api/mcp/servers': viewer,
+  'GET /api/mcp/servers/:name': { level: 'viewer', worker: true }, // workers resolve a task's `server:`
+  'POST /api/mcp/mcp/:name/lifecycle/:action': operator,
+  'GET /api/secrets/:handle': worker,
 };
 
 describe('route access declarations', () => {

@@ -81,6 +81,18 @@ describe('mcp tool', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('speaks only the transport a server is registered with', async () => {
+    const before = sseServer.authorizations.length;
+    const direct = await mcp(task({ method: 'tools/list', endpoint: sseServer.url, transport: 'sse' }), ctx());
+    expect(direct.status).toBe('ok');
+    // Straight to SSE: the GET that opens the stream comes first, no Streamable HTTP POST before it.
+    expect(sseServer.authorizations.length - before).toBeGreaterThan(0);
+    const strict = await mcp(task({ method: 'tools/list', endpoint: sseServer.url, transport: 'streamable-http' }), ctx());
+    expect(strict).toMatchObject({ status: 'error', error: { code: 'connection' } });
+    expect(strict.error?.message).not.toContain('SSE fallback');
+    expect(await mcp(task({ method: 'tools/list', transport: 'carrier-pigeon' }), ctx())).toMatchObject({ error: { code: 'invalid_task', message: expect.stringContaining('transport') } });
+  });
+
   it('rejects bad fields without throwing', async () => {
     expect(await mcp(task({ method: 'tools/call' }), ctx())).toMatchObject({ error: { code: 'invalid_task', message: 'invalid mcp task: tool: required for tools/call' } });
     expect(await mcp(task({ method: 'resources/list' }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });

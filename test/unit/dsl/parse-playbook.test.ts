@@ -416,3 +416,25 @@ workflow:
     expect(playbook.workflow[0].tasks[0].name).toBe('{{ x');
   });
 });
+
+describe('templated task fields', () => {
+  const mcpTask = (fields: string) => `${header}workflow:\n  - step: a\n    tool: { kind: mcp, server: s, ${fields} }\n`;
+
+  it('accepts any field of a task as a template; the worker checks what it renders to', () => {
+    const result = parsePlaybook(mcpTask('method: "{{ workload.method }}", tool: "{{ workload.tool }}", arguments: "{{ workload.arguments }}", timeout_seconds: "{{ workload.t }}"'));
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.playbook.workflow[0].tasks[0]).toMatchObject({ method: '{{ workload.method }}', arguments: '{{ workload.arguments }}' });
+    const http = parsePlaybook(`${header}workflow:\n  - step: a\n    tool: { kind: http, url: "u", method: "{{ workload.verb }}", headers: "{{ workload.h }}", accept_status: "{{ workload.ok }}" }\n`);
+    expect(http.ok).toBe(true);
+  });
+
+  it('still checks literal values, naming the field', () => {
+    expect(problemsOf(mcpTask('method: tools/destroy'))).toEqual([{ path: 'workflow[0].tool.method', message: expect.stringMatching(/^must be one of .*tools\/list.*got "tools\/destroy"$/) }]);
+    expect(problemsOf(mcpTask('method: tools/list, arguments: 5'))).toEqual([{ path: 'workflow[0].tool.arguments', message: expect.stringContaining('expected') }]);
+  });
+
+  it('still checks the syntax of a templated field', () => {
+    expect(problemsOf(mcpTask('method: "{{ workload.method "'))).toEqual([{ path: 'workflow[0].tool.method', message: expect.any(String) }]);
+  });
+});

@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app.ts';
+import { executionSecretAad, open, seal, SealError } from '../crypto/seal.ts';
+import { getExecutionSecret, insertExecutionSecret } from '../db/execution-secret.repo.ts';
+import { notFound, ServiceError } from '../errors.ts';
+import { secretHandle } from '../secret-handle.ts';
+import { jsonSchema } from './validation.ts';
+
+// An MCP access token is short-lived (an hour for cloud tokens); a day covers retries and resumes.
+const EXECUTION_SECRET_TTL_SECONDS = 86_400;
+const handleParams = v.object({ handle: v.pipe(v.string(), v.uuid('must be a uuid')) });
+
+/**
+ * The workload to start with: `access_token` (a string) is sealed and stored, and the workload
+ * carries its handle instead, so the token never enters the event log, commands or snapshots.
+ */
+export async function withholdAccessToken(deps: Pick<AppDeps, 'db' | 'keyring'>, workload: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const token = workload.access_token;
+  if (typeof token !== 'string' || token === '') return workload;
+  const uuid = randomUUID();
+  await insertExecutionSecret(deps.db, uuid, seal(deps.keyring, token, executionSecretAad(uuid)), EXECUTION_SECRET_TTL_SECONDS);
+  return { ...workload, access_token: secretHandle(uuid) };
+}
+
+/** GET /api/secrets/{handle}: workers exchange a handle for the value (worker token only). */
+export async function executionSecretRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.get(
+    '/api/secrets/:handle',
+    { schema: { tags: ['workers'], summary: 'The value behind a secret handle of a workload (workers only)', params: jsonSchema(handleParams) }, config: { access: { level: 'worker' } } },
+    async (req) => {
+      const { handle } = req.params as v.InferOutput<typeof handleParams>;
+      const sealed = await getExecutionSecret(deps.db, handle);
+      if (sealed === undefined) throw notFound('secret handle');
+      try {
+        return { value: open(deps.keyring, sealed, executionSecretAad(handle)) };
+      } catch (error) {
+        // Sealed with a key the server no longer has (rotated out): the execution must be started again.
+        if (error instanceof SealError) throw new ServiceError('conflict', 'the secret was sealed with a key this server does not have');
+        throw error;
+      }
+    },
+  );
+}

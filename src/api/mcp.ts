@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import { StartBatcher } from '../../actors/start-execution.ts';
+import type { AppDeps } from '../app.ts';
+import { getResource, listResources, recordLifecycleDispatch, type ResourceRow } from '../db/resource.repo.ts';
+import { MCP_TRANSPORTS } from '../dsl/parse-mcp-server.ts';
+import { notFound, ServiceError } from '../errors.ts';
+import { jsonObject } from './executions.ts';
+import { mcpServerStatus } from './mcp-status.ts';
+import { jsonSchema } from './validation.ts';
+
+const StoredConfig = v.looseObject({
+  endpoint: v.string(),
+  transport: v.optional(v.picklist(MCP_TRANSPORTS), 'auto'),
+  auth: v.optional(v.nullable(v.string()), null),
+  lifecycle: v.optional(v.record(v.string(), v.string()), {}),
+  config: v.optional(v.record(v.string(), v.unknown()), {}),
+  description: v.optional(v.nullable(v.string()), null),
+});
+const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) });
+const lifecycleParams = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)), action: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) });
+const lifecycleBody = v.optional(v.object({ payload: v.optional(jsonObject) }), {});
+
+// jsonb keeps no key order: actions are listed the usual lifecycle way, then the others by name.
+const ACTION_ORDER = ['deploy', 'undeploy', 'restart', 'status'];
+const actionRank = (action: string) => (ACTION_ORDER.includes(action) ? ACTION_ORDER.indexOf(action) : ACTION_ORDER.length);
+const orderedActions = (actions: string[]) => [...actions].sort((a, b) => actionRank(a) - actionRank(b) || a.localeCompare(b));
+
+/** A resource row of kind mcp as the API presents it (the stored config was validated at registration). */
+function presentServer(row: ResourceRow) {
+  const parsed = v.safeParse(StoredConfig, row.config);
+  const empty: v.InferOutput<typeof StoredConfig> = { endpoint: '', transport: 'auto', auth: null, lifecycle: {}, config: {}, description: null };
+  const c = parsed.success ? parsed.output : empty;
+  return {
+    name: row.name,
+    path: row.path,
+    catalog_id: row.catalog_id,
+    endpoint: c.endpoint,
+    transport: c.transport,
+    auth: c.auth,
+    description: c.description,
+    status: mcpServerStatus(row.last_action, row.execution_status),
+    lifecycle: orderedActions(Object.keys(c.lifecycle)),
+    lifecycle_playbooks: c.lifecycle,
+    config: c.config,
+    last_action: row.last_action,
+    last_execution_id: row.last_execution_id,
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** MCP servers registered as catalog resources: listing, one by name (workers resolve `server:`), lifecycle dispatch. */
+export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const starter = new StartBatcher(deps);
+
+  app.get('/api/mcp/servers', { schema: { tags: ['mcp'], summary: 'Registered MCP servers with their last known status' }, config: { access: { level: 'viewer' } } }, async () => {
+    const rows = await listResources(deps.db, 'mcp');
+    return { items: rows.map(presentServer) };
+  });
+
+  app.get(
+    '/api/mcp/servers/:name',
+    { schema: { tags: ['mcp'], summary: 'One MCP server (workers resolve a task\'s `server:` here)', params: jsonSchema(nameParams) }, config: { access: { level: 'viewer', worker: true } } },
+    async (req) => {
+      const { name } = req.params as v.InferOutput<typeof nameParams>;
+      const row = await getResource(deps.db, 'mcp', name);
+      if (!row) throw notFound(`MCP server '${name}'`);
+      return presentServer(row);
+    },
+  );
+
+  app.post(
+    '/api/mcp/mcp/:name/lifecycle/:action',
+    {
+      schema: {
+        tags: ['mcp'],
+        summary: "Start an MCP server's lifecycle action (deploy, undeploy, restart, status…)",
+        description: "Starts the playbook the server's document maps the action to, with `workload.server` (and `args.server`) the server's document and `workload.action` the action, plus `payload`. Answers 202 at once; the action's outcome becomes the server's status.",
+        params: jsonSchema(lifecycleParams),
+        body: jsonSchema(lifecycleBody),
+      },
+      config: { access: { level: 'operator' } },
+    },
+    async (req, reply) => {
+      const { name, action } = req.params as v.InferOutput<typeof lifecycleParams>;
+      const body = (req.body ?? {}) as v.InferOutput<typeof lifecycleBody>;
+      const row = await getResource(deps.db, 'mcp', name);
+      if (!row) throw notFound(`MCP server '${name}'`);
+      const server = presentServer(row);
+      const playbookPath = Object.hasOwn(server.lifecycle_playbooks, action) ? server.lifecycle_playbooks[action] : undefined;
+      if (!playbookPath) {
+        const known = server.lifecycle.length ? server.lifecycle.join(', ') : 'none';
+        throw new ServiceError('not_found', `MCP server '${name}' has no lifecycle action '${action}' (its actions: ${known})`);
+      }
+      const document = { name: server.name, endpoint: server.endpoint, transport: server.transport, auth: server.auth, config: server.config, lifecycle: server.lifecycle_playbooks };
+      const started = await starter.start({ path: playbookPath, payload: { ...body.payload, server: document, action }, requestedBy: req.identity ?? undefined });
+      await recordLifecycleDispatch(deps.db, 'mcp', name, action, started.executionId);
+      reply.code(202);
+      return { execution_id: started.executionId, server: name, action, status: 'started', path: started.path };
+    },
+  );
+}

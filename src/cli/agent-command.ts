@@ -1,0 +1,89 @@
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { AGENT_USAGE } from './agents-usage.ts';
+import { cliClient, runCli, table, UsageError, type Out } from './api-command.ts';
+import { waitForExecution } from './wait-execution.ts';
+
+const AgentList = v.looseObject({
+  items: v.array(v.looseObject({ path: v.string(), catalog_id: v.nullable(v.number()), name: v.nullable(v.string()), workspace: v.nullable(v.string()), scopes: v.array(v.string()), capabilities: v.array(v.string()), description: v.nullable(v.string()) })),
+});
+const Started = v.looseObject({ execution_id: v.number() });
+
+// `--arg k=v`: a value that parses as JSON (numbers, booleans, objects) is taken as JSON, else as text.
+function parseArg(raw: string): [string, unknown] {
+  const eq = raw.indexOf('=');
+  if (eq < 1) throw new UsageError(`--arg expects key=value, got ${JSON.stringify(raw)}`);
+  const value = raw.slice(eq + 1);
+  try {
+    return [raw.slice(0, eq), JSON.parse(value)];
+  } catch {
+    return [raw.slice(0, eq), value];
+  }
+}
+
+/** `svc agent list|run`: the terminal's agents, and running one; returns the exit code. */
+export async function agentCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  return runCli('agent', AGENT_USAGE.split('\n')[0], err, async () => {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: argv,
+        options: {
+          workspace: { type: 'string' },
+          method: { type: 'string' },
+          tool: { type: 'string' },
+          arg: { type: 'string', multiple: true },
+          'mcp-server': { type: 'string' },
+          endpoint: { type: 'string' },
+          wait: { type: 'boolean' },
+          json: { type: 'boolean' },
+          server: { type: 'string' },
+        },
+        strict: true,
+        allowPositionals: true,
+      });
+    } catch (e) {
+      throw new UsageError(e instanceof Error ? e.message : String(e));
+    }
+    const { values, positionals } = parsed;
+    const [sub, path, ...extra] = positionals;
+    if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+    if (sub === 'list') {
+      const client = cliClient(values.server);
+      try {
+        const query = values.workspace === undefined ? '' : `?workspace=${encodeURIComponent(values.workspace)}`;
+        const answer = v.parse(AgentList, await client.request<unknown>('GET', `/api/agents${query}`));
+        if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
+        else if (answer.items.length === 0) out.write('no agents\n');
+        else out.write(table([['PATH', 'NAME', 'WORKSPACE', 'CAPABILITIES', 'SCOPES'], ...answer.items.map((a) => [a.path, a.name ?? '-', a.workspace ?? '-', a.capabilities.join(',') || '-', a.scopes.join(',') || '-'])]));
+        return 0;
+      } finally {
+        client.close();
+      }
+    }
+    if (sub !== 'run') throw new UsageError(sub ? `unknown subcommand '${sub}'` : 'a subcommand is required (list or run)');
+    if (!path) throw new UsageError('run needs the agent PATH');
+    const method = values.method ?? (values.tool ? 'tools/call' : 'tools/list');
+    if (method !== 'tools/list' && method !== 'tools/call') throw new UsageError(`--method expects tools/list or tools/call, got ${JSON.stringify(method)}`);
+    if (method === 'tools/call' && !values.tool) throw new UsageError('--method tools/call needs --tool');
+    const workload: Record<string, unknown> = { method, arguments: Object.fromEntries((values.arg ?? []).map(parseArg)) };
+    if (values.tool) workload.tool = values.tool;
+    if (values['mcp-server']) workload.server = values['mcp-server'];
+    if (values.endpoint) workload.endpoint = values.endpoint;
+    const client = cliClient(values.server);
+    try {
+      const started = v.parse(Started, await client.request<unknown>('POST', '/api/execute', { path, resource_kind: 'agent', workload }));
+      if (!values.wait) {
+        out.write(values.json ? `${JSON.stringify(started, null, 2)}\n` : `execution ${started.execution_id} started (agent ${path})\n`);
+        return 0;
+      }
+      if (!values.json) out.write(`execution ${started.execution_id} started (agent ${path}); waiting\n`);
+      const done = await waitForExecution(client, started.execution_id);
+      if (values.json) out.write(`${JSON.stringify(done, null, 2)}\n`);
+      else out.write(`execution ${done.execution_id} ${done.status}\n${JSON.stringify(done.status === 'completed' ? done.result : done.error, null, 2)}\n`);
+      return done.status === 'completed' ? 0 : 1;
+    } finally {
+      client.close();
+    }
+  });
+}

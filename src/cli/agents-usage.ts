@@ -1,0 +1,31 @@
+// The `svc agent` and `svc mcp` help texts, apart from the commands so `svc --help` loads nothing else.
+
+export const AGENT_SUMMARY = 'list the agents a terminal offers; run one against its MCP server';
+
+export const AGENT_USAGE = `svc agent list [--workspace W] [--json] [--server URL]
+       svc agent run PATH [--method tools/list|tools/call] [--tool T] [--arg k=v ...] [--mcp-server NAME]
+                          [--endpoint URL] [--wait] [--json] [--server URL]
+
+  list          registered agents with metadata.terminal.visible (GET /api/agents)
+  run PATH      POST /api/execute {path, resource_kind: agent, workload}; the workload carries
+                method (tools/call when --tool is given, else tools/list), tool, arguments (from
+                each --arg k=v; a value that reads as JSON is taken as JSON), server, endpoint
+  --wait        wait for the execution and print its result (the MCP result)
+  --json        print answers as JSON
+  --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
+
+SVC_API_TOKEN, when set, is sent as the caller's API token.
+exit codes: 0 done, 1 refused or the execution failed, 2 usage error, 3 server unreachable`;
+
+export const MCP_SUMMARY = 'list MCP servers; deploy, undeploy or check one through its lifecycle playbooks';
+
+export const MCP_USAGE = `svc mcp list [--json] [--server URL]
+       svc mcp deploy|undeploy|restart|status|<action> NAME [--wait] [--json] [--server URL]
+
+  list          registered MCP servers with their last known status (GET /api/mcp/servers)
+  <action> NAME POST /api/mcp/mcp/NAME/lifecycle/<action>: starts the action's playbook
+  --wait        follow the action until it ends, printing the server's status as it changes
+  --json        print answers as JSON
+
+SVC_API_TOKEN, when set, is sent as the caller's API token.
+exit codes: 0 done, 1 refused or the action failed, 2 usage error, 3 server unreachable`;

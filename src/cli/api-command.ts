@@ -1,0 +1,61 @@
+import { ConfigError, loadConfig } from '../config.ts';
+import { ServerClient, ServerError } from '../worker/server-client.ts';
+
+/** How long one CLI request may wait for its answer. */
+export const CLI_REQUEST_TIMEOUT_MS = 30_000;
+
+export type Out = { write(text: string): unknown };
+
+/** A usage error of `svc <name>`: prints it with the first usage line; exit code 2 (78 for config). */
+export class UsageError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 2) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/**
+ * The client of a CLI command that talks to the API: `--server` or SVC_SERVER_URL, and
+ * SVC_API_TOKEN as the caller's token. Throws UsageError on a bad address or setting.
+ */
+export function cliClient(serverFlag: string | undefined): ServerClient {
+  let env;
+  try {
+    env = loadConfig({ SVC_SERVER_URL: serverFlag === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message, 78);
+    throw e;
+  }
+  let server = env.SVC_SERVER_URL;
+  if (serverFlag !== undefined) {
+    if (!/^https?:\/\/\S+$/i.test(serverFlag.trim())) throw new UsageError(`--server expects an http(s) URL, got ${JSON.stringify(serverFlag)}`);
+    server = serverFlag.trim();
+  }
+  return new ServerClient(server, { timeoutMs: CLI_REQUEST_TIMEOUT_MS, token: env.SVC_API_TOKEN });
+}
+
+/** Runs a CLI command body, turning its errors into messages and exit codes (1 refused, 2 usage, 3 unreachable). */
+export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`svc ${name}: ${e.message}\nusage: ${usageLine}\n`);
+      return e.exitCode;
+    }
+    if (e instanceof ServerError) {
+      err.write(`svc ${name}: ${e.message}\n`);
+      return 1;
+    }
+    err.write(`svc ${name}: server unreachable: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 3;
+  }
+}
+
+/** A plain text table: a header row and rows, columns padded to their widest cell. */
+export function table(rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return rows.map((row) => row.map((cell, i) => (cell ?? '').padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+}

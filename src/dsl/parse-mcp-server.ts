@@ -1,0 +1,58 @@
+import * as v from 'valibot';
+import { load, YAMLException } from 'js-yaml';
+import { findUnstorable } from '../find-unstorable.ts';
+import { expansionProblem } from './expansion-problem.ts';
+import type { Problem } from './reference-problems.ts';
+
+const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
+const ACTION_NAME = /^[a-z][a-z0-9_\-]*$/;
+
+/** MCP transports a server may speak; `auto` tries Streamable HTTP, then the older HTTP+SSE. */
+export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;
+export type McpTransport = (typeof MCP_TRANSPORTS)[number];
+
+export const McpServerDocumentSchema = v.object({
+  apiVersion: nonEmptyString,
+  kind: v.literal('Mcp'),
+  metadata: v.looseObject({
+    name: v.pipe(v.string(), v.regex(SERVER_NAME, 'must be letters, digits, _ . - (starting with a letter or digit)'), v.maxLength(200, 'at most 200 characters')),
+    path: v.optional(nonEmptyString),
+    description: v.optional(v.string()),
+  }),
+  endpoint: v.pipe(v.string(), v.url('must be an http(s) URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL')),
+  transport: v.optional(v.picklist(MCP_TRANSPORTS), 'auto'),
+  // A credential reference name, used for the server's bearer token when a task names none.
+  auth: v.optional(nonEmptyString),
+  lifecycle: v.optional(v.record(v.pipe(v.string(), v.regex(ACTION_NAME, 'an action name is lower-case letters, digits, _ -')), nonEmptyString), () => ({})),
+  // Free settings the lifecycle playbooks read (a port, a command); never rendered.
+  config: v.optional(v.record(v.string(), v.unknown()), () => ({})),
+});
+
+export type McpServerDocument = v.InferOutput<typeof McpServerDocumentSchema>;
+
+export type McpParseResult = { ok: true; server: McpServerDocument } | { ok: false; problems: Problem[] };
+
+/** Parses and validates an `Mcp` document (YAML); never throws, every problem with its path. */
+export function parseMcpServer(text: string): McpParseResult {
+  let raw: unknown;
+  try {
+    raw = load(text);
+  } catch (error) {
+    const why = error instanceof YAMLException ? error.reason : String(error);
+    return { ok: false, problems: [{ path: '$', message: `YAML syntax error: ${why}` }] };
+  }
+  const expansion = expansionProblem(raw);
+  if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
+  const unstorable = findUnstorable(raw);
+  if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
+  const parsed = v.safeParse(McpServerDocumentSchema, raw);
+  if (parsed.success) return { ok: true, server: parsed.output };
+  return {
+    ok: false,
+    problems: parsed.issues.map((issue) => ({
+      path: v.getDotPath(issue) ?? '$',
+      message: issue.message.startsWith('Invalid ') ? `expected ${issue.expected ?? issue.type}, got ${issue.received}` : issue.message,
+    })),
+  };
+}
