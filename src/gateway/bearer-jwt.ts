@@ -38,3 +38,37 @@ export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<J
     throw err;
   }
 }
+
+/** How long a verified token is remembered at most, in ms (also bounds how long a rotated-out key still counts). */
+export const VERIFIED_JWT_CACHE_MS = 60_000;
+const MAX_CACHED_JWTS = 10_000;
+
+/**
+ * Remembers tokens that verified (in memory only), until their `exp` or VERIFIED_JWT_CACHE_MS,
+ * whichever is sooner: a program sends the same token many times, and a signature check costs
+ * more than the rest of a proxied request. Refusals are not remembered.
+ */
+export class VerifiedJwtCache {
+  readonly #entries = new Map<string, { claims: JWTPayload & { sub: string }; until: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** The verdict for `token`: remembered, or verified now by `check`. */
+  async verify(token: string, check: JwtCheck): Promise<JwtVerdict> {
+    const t = this.#now();
+    const hit = this.#entries.get(token);
+    if (hit && hit.until > t) return { ok: true, claims: hit.claims };
+    if (hit) this.#entries.delete(token);
+    const verdict = await verifyBearerJwt(token, check);
+    if (verdict.ok) {
+      const oldest = this.#entries.keys().next();
+      if (this.#entries.size >= MAX_CACHED_JWTS && !oldest.done) this.#entries.delete(oldest.value);
+      const exp = typeof verdict.claims.exp === 'number' ? verdict.claims.exp * 1000 : t;
+      this.#entries.set(token, { claims: verdict.claims, until: Math.min(exp, t + VERIFIED_JWT_CACHE_MS) });
+    }
+    return verdict;
+  }
+}

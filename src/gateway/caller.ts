@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Role } from '../auth/roles.ts';
-import { looksLikeJwt, verifyBearerJwt } from './bearer-jwt.ts';
+import { looksLikeJwt, type VerifiedJwtCache } from './bearer-jwt.ts';
 import { roleFromClaims } from './claims-role.ts';
 import type { IdentityProvider } from './identity-provider.ts';
 import type { Session, SessionStore } from './session-store.ts';
@@ -49,7 +49,13 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
  * The caller of `req`: a bearer credential wins over a session cookie (a program's request
  * carries no ambient browser credential). `sessionId` is the session cookie's value.
  */
-export async function resolveCaller(req: FastifyRequest, sessionId: string | undefined, provider: IdentityProvider | null, sessions: SessionStore): Promise<Caller> {
+export async function resolveCaller(
+  req: FastifyRequest,
+  sessionId: string | undefined,
+  provider: IdentityProvider | null,
+  sessions: SessionStore,
+  jwts: VerifiedJwtCache,
+): Promise<Caller> {
   const header = req.headers.authorization;
   if (header !== undefined) {
     const token = bearerToken(header);
@@ -59,7 +65,7 @@ export async function resolveCaller(req: FastifyRequest, sessionId: string | und
     const loaded = provider?.loaded;
     if (!provider || !loaded) return { kind: 'refused', reason: provider ? 'the identity provider is not reachable yet' : 'no identity provider is configured; use an API token' };
     const s = provider.settings;
-    const verdict = await verifyBearerJwt(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys });
+    const verdict = await jwts.verify(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys });
     if (!verdict.ok) return { kind: 'refused', reason: verdict.reason };
     const claims = verdict.claims as Record<string, unknown>;
     return { kind: 'jwt', sub: verdict.claims.sub, role: roleFromClaims(claims, s.rolesClaim, s.roleMap), name: str(claims.name), email: str(claims.email) };

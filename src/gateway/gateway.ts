@@ -10,6 +10,7 @@ import { answerFrameworkError, installErrorHandler } from '../api/error-handler.
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { audit } from './audit.ts';
+import { VerifiedJwtCache } from './bearer-jwt.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
 import { callerLabel, resolveCaller, type Caller } from './caller.ts';
 import { sessionIdOf } from './cookies.ts';
@@ -73,6 +74,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const provider = settings.oidc ? new IdentityProvider(settings.oidc, log) : null;
   const sessions = new SessionStore(settings.sessionIdleMs, settings.sessionMaxMs);
   const proxy: Proxy = createProxy(settings.upstream);
+  const jwts = new VerifiedJwtCache();
   const apiLimit = new RateLimiter(settings.apiRatePerMinute);
   const authLimit = new RateLimiter(settings.authRatePerMinute);
   const originOf = (req: FastifyRequest): string => publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
@@ -102,7 +104,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       if (refused) throw new ServiceError('forbidden', refused);
       return;
     }
-    const caller = await resolveCaller(req, sessionIdOf(req, origin), provider, sessions);
+    const caller = await resolveCaller(req, sessionIdOf(req, origin), provider, sessions, jwts);
     req.caller = caller;
     if (caller.kind === 'anonymous' || caller.kind === 'refused') {
       const limited = apiLimit.hit(`ip:${req.ip}`);

@@ -7,6 +7,8 @@ import { Pool } from 'undici';
 import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
 import { ServiceError } from '../errors.ts';
 
+/** Answers up to this size with a Content-Length are read whole before sending, in bytes. */
+export const BUFFERED_ANSWER_MAX_BYTES = 256 * 1024;
 /** Time to the server's response headers, in ms; bodies (event streams) have no timeout. */
 export const UPSTREAM_HEADERS_TIMEOUT_MS = 60_000;
 
@@ -68,6 +70,12 @@ export function createProxy(upstream: URL): Proxy {
       reply.code(res.statusCode);
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined && !DROP_RESPONSE.has(name)) reply.header(name, value);
+      }
+      // A small answer of known length is read whole and sent in one write (cheaper than a pipe);
+      // anything else, event streams above all, is piped as it arrives.
+      const length = Number(res.headers['content-length']);
+      if (Number.isInteger(length) && length <= BUFFERED_ANSWER_MAX_BYTES && !String(res.headers['content-type']).startsWith('text/event-stream')) {
+        return reply.send(Buffer.from(await res.body.arrayBuffer()));
       }
       // Swallows the abort error of a stream whose client left; fastify has already answered.
       res.body.on('error', () => {});
