@@ -1,5 +1,5 @@
 // What the gateway runs by, derived once from the parsed config (src/config.ts): pure, no I/O.
-import { isLoopbackHost, type Config } from '../config.ts';
+import { ConfigError, isLoopbackHost, type Config } from '../config.ts';
 import { isRole, type Role } from '../auth/roles.ts';
 
 export type OidcSettings = {
@@ -47,19 +47,19 @@ function parseRoleMap(text: string): Map<string, Role> {
 }
 
 /**
- * The gateway's settings, or an Error naming what is missing: the assertion key, and a client id
+ * The gateway's settings; throws ConfigError (one line) naming what is missing or unsafe: the assertion key, and a client id
  * when an issuer is set.
  */
 export function gatewaySettings(config: Config, port: number = config.SVC_GATEWAY_PORT): GatewaySettings {
   if (!config.SVC_GATEWAY_SECRET) {
-    throw new Error('SVC_GATEWAY_SECRET is required: the key the gateway signs identities with, the same as the server\'s (SVC_AUTH=gateway)');
+    throw new ConfigError('SVC_GATEWAY_SECRET is required: the key the gateway signs identities with, the same as the server\'s (SVC_AUTH=gateway)');
   }
   let oidc: OidcSettings | null = null;
   if (config.SVC_OIDC_ISSUER) {
-    if (!config.SVC_OIDC_CLIENT_ID) throw new Error('SVC_OIDC_CLIENT_ID is required with SVC_OIDC_ISSUER');
+    if (!config.SVC_OIDC_CLIENT_ID) throw new ConfigError('SVC_OIDC_CLIENT_ID is required with SVC_OIDC_ISSUER');
     const issuer = new URL(config.SVC_OIDC_ISSUER);
     // Keys and tokens travel from the provider: plain http only to a provider on this machine.
-    if (issuer.protocol !== 'https:' && !isLoopbackHost(issuer.hostname)) throw new Error('SVC_OIDC_ISSUER must be an https URL (http only for a provider on loopback)');
+    if (issuer.protocol !== 'https:' && !isLoopbackHost(issuer.hostname)) throw new ConfigError('SVC_OIDC_ISSUER must be an https URL (http only for a provider on loopback)');
     oidc = {
       issuer,
       clientId: config.SVC_OIDC_CLIENT_ID,
