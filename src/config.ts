@@ -161,6 +161,9 @@ const envSchema = v.object({
   SVC_OIDC_SCOPES: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), 'openid profile email'),
   // Where roles are in the token's claims (a dotted path: `realm_access.roles` for Keycloak).
   SVC_OIDC_ROLES_CLAIM: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[^.\s]+(\.[^.\s]+)*$/, 'expects a claim name or dotted path')), 'roles'),
+  // Optional: a claim listing the playbook path patterns a caller may start (`reports/*`, `etl/**`);
+  // callers whose token carries it may start executions of matching paths only.
+  SVC_OIDC_PATHS_CLAIM: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[^.\s]+(\.[^.\s]+)*$/, 'expects a claim name or dotted path'))),
   // `provider-role=svc-role` pairs, comma separated; the default maps the role names to themselves.
   SVC_OIDC_ROLE_MAP: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(/^[^=,\s]+=(viewer|operator|admin)(\s*,\s*[^=,\s]+=(viewer|operator|admin))*$/, 'expects name=viewer|operator|admin pairs, comma separated')),

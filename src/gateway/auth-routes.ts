@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import { audit } from './audit.ts';
 import type { Caller } from './caller.ts';
 import { roleFromClaims } from './claims-role.ts';
+import { pathPatterns } from './playbook-paths.ts';
 import { CALLBACK_PATH, clearLoginCookie, clearSessionCookie, loginCookieName, sessionIdOf, setLoginCookie, setSessionCookie } from './cookies.ts';
 import type { IdentityProvider, LoadedProvider } from './identity-provider.ts';
 import type { SessionStore } from './session-store.ts';
@@ -98,7 +99,15 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       }
     }
     const role = roleFromClaims(claims, s.rolesClaim, s.roleMap);
-    const id = sessions.create({ sub: idClaims.sub, name: str(claims.name), email: str(claims.email), role, roles: role ? [role] : [], idToken: tokens.id_token });
+    const id = sessions.create({
+      sub: idClaims.sub,
+      name: str(claims.name),
+      email: str(claims.email),
+      role,
+      roles: role ? [role] : [],
+      paths: pathPatterns(claims, s.pathsClaim),
+      idToken: tokens.id_token,
+    });
     setSessionCookie(reply, origin, id, deps.sessionMaxMs);
     reply.redirect(pending.returnTo, 302);
     audit(log, req, reply, `session:${idClaims.sub}`, true);

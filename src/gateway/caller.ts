@@ -6,6 +6,7 @@ import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Role } from '../auth/roles.ts';
 import { looksLikeJwt, type VerifiedJwtCache } from './bearer-jwt.ts';
 import { roleFromClaims } from './claims-role.ts';
+import { pathPatterns } from './playbook-paths.ts';
 import type { IdentityProvider } from './identity-provider.ts';
 import type { Session, SessionStore } from './session-store.ts';
 
@@ -15,8 +16,8 @@ export type Caller =
   | { kind: 'refused'; reason: string }
   /** The server's API token: passed through, the server checks it and its role. `key` is a digest, for logs and limits. */
   | { kind: 'api-token'; key: string }
-  | { kind: 'jwt'; sub: string; role: Role | null; name: string | null; email: string | null }
-  | { kind: 'session'; sid: string; sub: string; role: Role | null; session: Session };
+  | { kind: 'jwt'; sub: string; role: Role | null; name: string | null; email: string | null; paths: string[] | null }
+  | { kind: 'session'; sid: string; sub: string; role: Role | null; paths: string[] | null; session: Session };
 
 const BEARER = 'bearer ';
 
@@ -68,9 +69,16 @@ export async function resolveCaller(
     const verdict = await jwts.verify(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys });
     if (!verdict.ok) return { kind: 'refused', reason: verdict.reason };
     const claims = verdict.claims as Record<string, unknown>;
-    return { kind: 'jwt', sub: verdict.claims.sub, role: roleFromClaims(claims, s.rolesClaim, s.roleMap), name: str(claims.name), email: str(claims.email) };
+    return {
+      kind: 'jwt',
+      sub: verdict.claims.sub,
+      role: roleFromClaims(claims, s.rolesClaim, s.roleMap),
+      name: str(claims.name),
+      email: str(claims.email),
+      paths: pathPatterns(claims, s.pathsClaim),
+    };
   }
   const session = sessions.touch(sessionId);
-  if (session && sessionId) return { kind: 'session', sid: sessionId, sub: session.sub, role: session.role, session };
+  if (session && sessionId) return { kind: 'session', sid: sessionId, sub: session.sub, role: session.role, paths: session.paths, session };
   return { kind: 'anonymous' };
 }

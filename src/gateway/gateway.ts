@@ -20,6 +20,7 @@ import { IdentityProvider } from './identity-provider.ts';
 import { createProxy, type Proxy } from './proxy.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './session-store.ts';
+import { bodyPath, pathAllowed, RUN_ROUTES } from './playbook-paths.ts';
 import { publicOriginFor, type GatewaySettings } from './settings.ts';
 
 /**
@@ -144,6 +145,13 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     if (c?.kind === 'api-token') return proxy.forward(req, reply, {});
     if (c?.kind === 'jwt' || c?.kind === 'session') {
       if (c.role === null) throw new ServiceError('forbidden', 'no role');
+      // A caller restricted to playbook path patterns starts only those (the server checks the role).
+      if (c.paths && req.method === 'POST' && RUN_ROUTES.has(req.url.split('?')[0])) {
+        const path = bodyPath(req.body);
+        if (path !== undefined && !pathAllowed(path, c.paths)) {
+          throw new ServiceError('forbidden', `${callerLabel(c)} may start only playbooks matching ${c.paths.length ? c.paths.join(', ') : '(no pattern)'}; not ${path}`);
+        }
+      }
       const identity = signIdentity({ sub: c.sub, role: c.role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S }, settings.assertionSecret);
       return proxy.forward(req, reply, { authorization: null, identity });
     }

@@ -9,6 +9,8 @@ export type Session = {
   email: string | null;
   role: Role | null;
   roles: string[];
+  /** Playbook path patterns the person may start; null: not restricted. */
+  paths: string[] | null;
   /** The provider's ID token, kept for its logout (`id_token_hint`); never sent to the browser. */
   idToken: string | undefined;
   createdAt: number;

@@ -11,6 +11,8 @@ export type OidcSettings = {
   scopes: string;
   /** Dotted path of the claim holding the caller's roles (a string or an array of strings). */
   rolesClaim: string[];
+  /** Dotted path of the claim listing playbook path patterns the caller may start, if configured. */
+  pathsClaim: string[] | null;
   /** Provider role name to service role. */
   roleMap: ReadonlyMap<string, Role>;
   /** JWS algorithms accepted on bearer JWTs: asymmetric ones only. */
@@ -67,6 +69,7 @@ export function gatewaySettings(config: Config, port: number = config.SVC_GATEWA
       audience: config.SVC_OIDC_AUDIENCE ?? config.SVC_OIDC_CLIENT_ID,
       scopes: config.SVC_OIDC_SCOPES,
       rolesClaim: config.SVC_OIDC_ROLES_CLAIM.split('.'),
+      pathsClaim: config.SVC_OIDC_PATHS_CLAIM?.split('.') ?? null,
       roleMap: parseRoleMap(config.SVC_OIDC_ROLE_MAP),
       algorithms: config.SVC_OIDC_ALGORITHMS.split(',').map((s) => s.trim()),
     };

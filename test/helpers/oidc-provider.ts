@@ -10,7 +10,9 @@ import Provider from 'oidc-provider';
 /** Roles each person's account carries in the `roles` claim (dev login: the login name). */
 export const PEOPLE_ROLES: Record<string, string[]> = { alice: ['admin'], olivia: ['operator'], victor: ['viewer'], nora: [] };
 /** Program clients and the roles their tokens carry; every one has the secret PROGRAM_SECRET. */
-export const PROGRAM_ROLES: Record<string, string[]> = { 'program-admin': ['admin'], 'program-operator': ['operator'], 'program-viewer': ['viewer'], 'program-none': [] };
+export const PROGRAM_ROLES: Record<string, string[]> = { 'program-admin': ['admin'], 'program-operator': ['operator'], 'program-viewer': ['viewer'], 'program-none': [], 'program-reports': ['operator'] };
+/** Playbook path patterns in the `svc_paths` claim of program tokens that carry one. */
+export const PROGRAM_PATHS: Record<string, string[]> = { 'program-reports': ['reports/*', 'shared/**'] };
 export const PROGRAM_SECRET = 'program-secret-0123456789-abcdefghijklmnop';
 export const GATEWAY_CLIENT_ID = 'svc-gateway';
 export const GATEWAY_CLIENT_SECRET = 'gateway-client-secret-0123456789-abcdefgh';
@@ -64,7 +66,8 @@ export async function startTestProvider(gatewayOrigins: string[]): Promise<TestP
     },
     async extraTokenClaims(_ctx, token) {
       const clientId = 'clientId' in token && typeof token.clientId === 'string' ? token.clientId : undefined;
-      return clientId && clientId in PROGRAM_ROLES ? { roles: PROGRAM_ROLES[clientId] } : undefined;
+      if (!clientId || !(clientId in PROGRAM_ROLES)) return undefined;
+      return { roles: PROGRAM_ROLES[clientId], ...(PROGRAM_PATHS[clientId] ? { svc_paths: PROGRAM_PATHS[clientId] } : {}) };
     },
     features: {
       devInteractions: { enabled: true },

@@ -30,6 +30,7 @@ beforeAll(async () => {
     SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
     SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
     SVC_OIDC_AUDIENCE: API_AUDIENCE,
+    SVC_OIDC_PATHS_CLAIM: 'svc_paths',
   });
   secrets.push(GATEWAY_SECRET, GATEWAY_CLIENT_SECRET);
 }, 60_000);
@@ -103,6 +104,19 @@ describe('gateway: bearer JWTs of programs', () => {
     const events = await http(gw.url, 'GET', `/api/events/${id}`, undefined, viewer);
     const started = events.body.events.find((e: { event_type: string }) => e.event_type === 'execution.started');
     expect(started.context.requested_by).toMatchObject({ sub: 'program-operator', role: 'operator', via: 'gateway' });
+  });
+
+  it('keeps a caller whose token lists playbook path patterns to starting those', async () => {
+    const scoped = await as('program-reports');
+    const refused = await http(gw.url, 'POST', '/api/run/playbook', { path: 'gw/hello' }, scoped);
+    expect(refused.status).toBe(403);
+    expect(Object.keys(refused.body)).toEqual(['detail']);
+    expect(refused.body.detail).toContain('reports/*');
+    expect((await http(gw.url, 'POST', '/api/execute', { path: 'gw/hello' }, scoped)).status).toBe(403);
+    // Matching paths reach the server (which knows no such playbook); others of the same role are not restricted.
+    expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'reports/daily' }, scoped)).status).toBe(404);
+    expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'shared/a/b' }, scoped)).status).toBe(404);
+    expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'gw/hello' }, await as('program-operator'))).status).toBe(200);
   });
 
   it('refuses a request with no credential: 401 with a Bearer challenge and only a detail', async () => {

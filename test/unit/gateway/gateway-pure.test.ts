@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { safeReturnTo } from '../../../src/gateway/auth-routes.ts';
 import { roleFromClaims } from '../../../src/gateway/claims-role.ts';
+import { bodyPath, pathAllowed, pathPatterns } from '../../../src/gateway/playbook-paths.ts';
 import { RateLimiter, RATE_WINDOW_MS } from '../../../src/gateway/rate-limit.ts';
 import { SessionStore } from '../../../src/gateway/session-store.ts';
 import { cookiesSecure, gatewaySettings, publicOriginFor } from '../../../src/gateway/settings.ts';
@@ -25,7 +26,7 @@ describe('SessionStore', () => {
   it('expires idle sessions, renews used ones up to the maximum, and ends them on demand', () => {
     let now = 1_000_000;
     const store = new SessionStore(1_000, 3_000, () => now);
-    const fields = { sub: 'a', name: null, email: null, role: 'viewer' as const, roles: ['viewer'], idToken: undefined };
+    const fields = { sub: 'a', name: null, email: null, role: 'viewer' as const, roles: ['viewer'], paths: null, idToken: undefined };
     const id = store.create(fields);
     now += 900;
     expect(store.touch(id)?.sub).toBe('a'); // renewed: idle clock restarts
@@ -90,5 +91,22 @@ describe('return addresses and origins', () => {
     expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.test/path' })).toThrow(/CORS_ALLOWED_ORIGINS/);
     expect(loadConfig({ CORS_ALLOWED_ORIGINS: ' https://a.test , http://b.test:8080 ,' }).CORS_ALLOWED_ORIGINS).toEqual(['https://a.test', 'http://b.test:8080']);
     expect(() => gatewaySettings(loadConfig({ SVC_GATEWAY_SECRET: SECRET, SVC_OIDC_ISSUER: 'http://id.example.test', SVC_OIDC_CLIENT_ID: 'c' }))).toThrow(/https/);
+  });
+});
+
+describe('playbook path patterns', () => {
+  it('reads the claim only when configured and present; * stays in a segment, ** crosses them', () => {
+    expect(pathPatterns({ p: ['a/*'] }, null)).toBeNull();
+    expect(pathPatterns({}, ['p'])).toBeNull();
+    expect(pathPatterns({ p: 'a/* b/**' }, ['p'])).toEqual(['a/*', 'b/**']);
+    expect(pathPatterns({ p: 42 }, ['p'])).toEqual([]); // present but unreadable: nothing allowed
+    expect(pathAllowed('a/x', ['a/*'])).toBe(true);
+    expect(pathAllowed('a/x/y', ['a/*'])).toBe(false);
+    expect(pathAllowed('b/x/y', ['b/**'])).toBe(true);
+    expect(pathAllowed('a.x', ['a?x'])).toBe(false);
+    expect(pathAllowed('anything', [])).toBe(false);
+    expect(bodyPath(Buffer.from('{"path":"a/x"}'))).toBe('a/x');
+    expect(bodyPath(Buffer.from('not json'))).toBeUndefined();
+    expect(bodyPath(undefined)).toBeUndefined();
   });
 });
