@@ -204,6 +204,7 @@ describe('gateway: logs', () => {
     const all = [...gw.logs, ...stack.logs].join('\n');
     expect(secrets.length).toBeGreaterThan(8);
     for (const s of secrets) expect(all.includes(s), `a secret (${s.slice(0, 6)}…) is in the logs`).toBe(false);
+    expect(all).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/); // no JWT of any kind
     const audits = gw.logs.filter((l) => l.includes('"gateway audit"')).map((l) => JSON.parse(l).audit);
     expect(audits).toContainEqual(expect.objectContaining({ who: 'jwt:program-operator', method: 'POST', path: '/api/run/playbook', status: 200 }));
     expect(audits).toContainEqual(expect.objectContaining({ who: 'jwt:program-viewer', method: 'POST', path: '/api/run/playbook', status: 403 }));

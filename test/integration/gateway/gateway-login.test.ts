@@ -75,7 +75,14 @@ describe('gateway: browser login', () => {
   it('logs a person in with the code flow, behind a session cookie no script can read', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
+    // The provider's redirect to the callback carries the authorization code: it must not be logged.
+    const codes: string[] = [];
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (u.pathname === '/auth/callback' && u.searchParams.get('code')) codes.push(u.searchParams.get('code')!);
+    });
     await logIn(page, 'alice');
+    expect(codes.length).toBe(1);
     expect(JSON.parse((await page.textContent('body')) ?? '')).toEqual({ sub: 'alice', name: 'User alice', email: 'alice@example.test', roles: ['admin'] });
 
     const cookies = await context.cookies(pub);
@@ -108,8 +115,10 @@ describe('gateway: browser login', () => {
     expect((await context.cookies(pub)).find((c) => c.name === 'svc_session')).toBeUndefined();
     await context.close();
 
-    const logs = gw.logs.join('\n');
+    const logs = [...gw.logs, ...stack.logs].join('\n');
     expect(logs.includes(session!.value)).toBe(false);
+    expect(logs.includes(codes[0])).toBe(false);
+    expect(logs).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/); // no JWT (ID or access token) anywhere
     expect(logs).toContain('"who":"session:alice"');
   }, 60_000);
 
