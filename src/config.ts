@@ -174,6 +174,9 @@ const envSchema = v.object({
     v.pipe(v.string(), v.trim(), v.regex(/^(?:(?:RS|PS|ES)(?:256|384|512)|EdDSA)(?:\s*,\s*(?:(?:RS|PS|ES)(?:256|384|512)|EdDSA))*$/, ASYMMETRIC_MESSAGE)),
     'RS256,PS256,ES256,EdDSA',
   ),
+  // Addresses (or CIDRs) of proxies in front of the gateway whose X-Forwarded-For/-Proto it believes;
+  // comma list. Unset: the socket's address is the client's (limits and audit lines use it).
+  SVC_GATEWAY_TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/, 'expects addresses or CIDRs, comma separated'))),
   SVC_GATEWAY_SESSION_IDLE_SECONDS: int(8 * 3600, 60),
   SVC_GATEWAY_SESSION_MAX_SECONDS: int(7 * 24 * 3600, 60),
   SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: int(600, 1),

@@ -70,7 +70,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     bodyLimit: deps.bodyLimitBytes,
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: true,
-    trustProxy: false,
+    // Only named proxies may say who the client is (X-Forwarded-For); anyone else's header is ignored.
+    trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
   });
   const provider = settings.oidc ? new IdentityProvider(settings.oidc, log) : null;
   const sessions = new SessionStore(settings.sessionIdleMs, settings.sessionMaxMs);

@@ -32,6 +32,8 @@ export type GatewaySettings = {
   corsOrigins: ReadonlySet<string>;
   /** Null: no OpenID provider; bearer JWTs are refused and only API tokens get in. */
   oidc: OidcSettings | null;
+  /** Proxies whose forwarding headers are believed (fastify's trustProxy); empty: none. */
+  trustedProxies: string[];
   sessionIdleMs: number;
   sessionMaxMs: number;
   apiRatePerMinute: number;
@@ -82,6 +84,7 @@ export function gatewaySettings(config: Config, port: number = config.SVC_GATEWA
     publicOrigins: config.GATEWAY_PUBLIC_URL,
     corsOrigins: new Set(config.CORS_ALLOWED_ORIGINS),
     oidc,
+    trustedProxies: config.SVC_GATEWAY_TRUSTED_PROXIES?.split(',').map((s) => s.trim()) ?? [],
     sessionIdleMs: config.SVC_GATEWAY_SESSION_IDLE_SECONDS * 1000,
     sessionMaxMs: config.SVC_GATEWAY_SESSION_MAX_SECONDS * 1000,
     apiRatePerMinute: config.SVC_GATEWAY_RATE_LIMIT_PER_MINUTE,

@@ -82,16 +82,26 @@ describe('gateway: server-sent events', () => {
 
 describe('gateway: what reaches the server', () => {
   it('passes an API token as is, drops the client\'s identity header and cookies, and the server\'s cookies', async () => {
-    const res = await http(gw.url, 'POST', '/api/echo?x=1', { a: 1 }, { ...auth, 'x-svc-identity': 'forged.value', cookie: 'svc_session=abc; other=1' });
+    const res = await http(gw.url, 'POST', '/api/echo?x=1', { a: 1 }, { ...auth, 'x-svc-identity': 'forged.value', cookie: 'svc_session=abc; other=1', 'x-forwarded-for': '10.9.9.9' });
     expect(res.status).toBe(200);
     expect(res.body.url).toBe('/api/echo?x=1');
     expect(res.body.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(res.body.headers['x-svc-identity']).toBeUndefined();
     expect(res.body.headers.cookie).toBeUndefined();
-    expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1'); // the client's own claim is not believed
     expect(res.body.bytes).toBe(7);
     expect(res.headers.get('set-cookie')).toBeNull();
     expect(verifyIdentity(res.body.headers['x-svc-identity'], GATEWAY_SECRET).ok).toBe(false);
+  });
+
+  it('believes X-Forwarded-For only from a trusted proxy', async () => {
+    const behind = await startTestGateway({ SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: GATEWAY_SECRET, SVC_GATEWAY_TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const res = await http(behind.url, 'GET', '/api/echo', undefined, { ...auth, 'x-forwarded-for': '10.9.9.9' });
+      expect(res.body.headers['x-forwarded-for']).toBe('10.9.9.9');
+    } finally {
+      await behind.close();
+    }
   });
 
   it('without an OpenID provider refuses bearer JWTs and login, and says so', async () => {
