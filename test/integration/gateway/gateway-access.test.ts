@@ -104,6 +104,15 @@ describe('gateway: bearer JWTs of programs', () => {
     const events = await http(gw.url, 'GET', `/api/events/${id}`, undefined, viewer);
     const started = events.body.events.find((e: { event_type: string }) => e.event_type === 'execution.started');
     expect(started.context.requested_by).toMatchObject({ sub: 'program-operator', role: 'operator', via: 'gateway' });
+
+    // The server's event stream of a batch, through the gateway, to its terminal status.
+    const batch = await http(gw.url, 'POST', '/api/events/batch', { execution_id: id, events: [{ event_type: 'command.started', command_id: null }] }, operator);
+    expect(batch.status).toBe(202);
+    const stream = await fetch(`${gw.url}/api/events/batch/${batch.body.request_id}/stream`, { headers: viewer });
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    const text = await stream.text();
+    expect(text).toContain('event: status');
+    expect(text).toMatch(/"state":"(completed|failed)"/);
   });
 
   it('keeps a caller whose token lists playbook path patterns to starting those', async () => {
