@@ -18,6 +18,8 @@ export type AuthRouteDeps = {
   sessions: SessionStore;
   sessionMaxMs: number;
   log: Logger;
+  /** Where audit lines go (auditLogger). */
+  auditLog: Logger;
   /** The public origin the request came in on. */
   originOf(req: FastifyRequest): string;
 };
@@ -84,7 +86,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       log.warn({ cause: why }, 'gateway: login failed');
-      audit(log, req, reply.code(401), 'anonymous', true);
+      audit(deps.auditLog, req, reply.code(401), 'anonymous', true);
       throw new ServiceError('unauthorized', `login failed: ${why}`);
     }
     const idClaims = tokens.claims();
@@ -110,7 +112,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     });
     setSessionCookie(reply, origin, id, deps.sessionMaxMs);
     reply.redirect(pending.returnTo, 302);
-    audit(log, req, reply, `session:${idClaims.sub}`, true);
+    audit(deps.auditLog, req, reply, `session:${idClaims.sub}`, true);
     return reply;
   });
 
@@ -125,7 +127,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       if (ended?.idToken) params.id_token_hint = ended.idToken;
       next = client.buildEndSessionUrl(loaded.config, params).href;
     }
-    audit(log, req, reply, ended ? `session:${ended.sub}` : 'anonymous', true);
+    audit(deps.auditLog, req, reply, ended ? `session:${ended.sub}` : 'anonymous', true);
     // A navigation (GET) is sent on to the provider; a script (POST) is told where to go.
     if (req.method === 'GET') return reply.redirect(next, 302);
     return reply.send({ logged_out: ended !== undefined, redirect: next });

@@ -9,7 +9,7 @@ import { signIdentity } from '../auth/identity-assertion.ts';
 import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { audit } from './audit.ts';
+import { audit, auditLogger } from './audit.ts';
 import { VerifiedJwtCache } from './bearer-jwt.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
 import { callerLabel, resolveCaller, type Caller } from './caller.ts';
@@ -77,6 +77,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const sessions = new SessionStore(settings.sessionIdleMs, settings.sessionMaxMs);
   const proxy: Proxy = createProxy(settings.upstream);
   const jwts = new VerifiedJwtCache();
+  const auditLog = auditLogger(log);
   const apiLimit = new RateLimiter(settings.apiRatePerMinute);
   const authLimit = new RateLimiter(settings.authRatePerMinute);
   const originOf = (req: FastifyRequest): string => publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
@@ -127,7 +128,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   app.addHook('onResponse', async (req, reply) => {
     const gate = req.routeOptions.config.gate;
-    if (gate === 'caller' || gate === 'me') audit(log, req, reply, req.caller ? callerLabel(req.caller) : 'anonymous');
+    if (gate === 'caller' || gate === 'me') audit(auditLog, req, reply, req.caller ? callerLabel(req.caller) : 'anonymous');
   });
 
   app.get('/health', { config: { gate: 'public' } }, async (_req, reply) => reply.type('text/plain; charset=utf-8').send('ok'));
@@ -164,7 +165,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   app.get('/api/health', { config: { gate: 'public' } }, forwardPublic);
   for (const path of ['/docs', '/docs/*', '/redoc', '/redoc/*']) app.get(path, { config: { gate: 'public' } }, forwardPublic);
 
-  registerAuthRoutes(app, { provider, sessions, sessionMaxMs: settings.sessionMaxMs, log, originOf });
+  registerAuthRoutes(app, { provider, sessions, sessionMaxMs: settings.sessionMaxMs, log, auditLog, originOf });
   const servesGui = await registerGuiRoutes(app, provider !== null, deps.guiDir);
 
   if (provider) await provider.start();

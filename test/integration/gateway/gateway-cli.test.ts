@@ -28,6 +28,12 @@ describe('svc gateway', () => {
     const res = await fetch(`${url}/health`);
     expect(await res.text()).toBe('ok');
     expect((await fetch(`${url}/ready`)).status).toBe(200);
+    // Its log is at warn (spawnSvc), and the audit line of a state-changing request is written all the same.
+    const token = `svc_${'t'.repeat(43)}`;
+    expect((await fetch(`${url}/api/run/playbook`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"path":"a"}' })).status).toBe(200);
+    await waitForOutput(gw, '"gateway audit"', 5_000);
+    expect(gw.output()).toContain('"path":"/api/run/playbook"');
+    expect(gw.output()).not.toContain(token);
     gw.kill('SIGTERM');
     expect(await withTimeout(gw.exited, 10_000, 'gateway exit')).toBe(0);
   });
