@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { commitLatency, commitThroughput } from './baselines.ts';
 import { BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
 import { Counters } from './counters.ts';
+import { GATEWAY_TARGET_P50_MS, measureGatewayLatency, type GatewayLatencyResult } from './gateway-latency.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
 import { openBenchDatabase } from './database.ts';
 import { measureHydration } from './hydration.ts';
@@ -34,17 +35,18 @@ const THROUGHPUT_VARIANTS: ThroughputVariant[] = [
 ];
 const RESULTS_FILE = join(import.meta.dirname, 'results.json');
 const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
+const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
 // The batch intake run: the target rate for BATCH_SECONDS, then rates above it (shorter) until one misses.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH_RATES = [400, 500, 600, 800, 1_000];
 const BATCH_SEARCH_SECONDS = 10;
-// `--only batch` runs the batch intake alone; `--batch-seconds N` shortens its target run,
+// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone; `--batch-seconds N` shortens its target run,
 // `--batch-rate R` changes its rate, `--no-search` skips the search above it.
 const { values: args } = parseArgs({
   options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
-if (args.only !== undefined && args.only !== 'batch') throw new Error(`--only expects batch, got ${args.only}`);
+if (args.only !== undefined && args.only !== 'batch' && args.only !== 'gateway') throw new Error(`--only expects batch or gateway, got ${args.only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
@@ -78,6 +80,47 @@ async function mainBatchOnly(): Promise<void> {
       };
       await writeFile(BATCH_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
       process.stdout.write(`\n${formatTable(batchRows(batch))}\n\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${BATCH_RESULTS_FILE}\n`);
+    } finally {
+      closeApiAgent();
+      await s.svc.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+}
+
+/** The table rows of the gateway's added latency. */
+function gatewayRows(r: GatewayLatencyResult): Row[] {
+  return r.pairs.flatMap((p) => [
+    {
+      figure: `gateway added latency, ${p.via} (p50)`,
+      value: `${fmt(p.added.p50, 3)} ms`,
+      baseline: `${fmt(p.direct.p50, 3)} ms direct`,
+      ratio: `${fmt(p.gateway.p50 / p.direct.p50, 2)}x`,
+      target: `<= ${GATEWAY_TARGET_P50_MS} ms`,
+      verdict: p.added.p50 <= GATEWAY_TARGET_P50_MS ? 'ok' : 'MISSED',
+    },
+    { figure: `gateway added latency, ${p.via} (p99)`, value: `${fmt(p.added.p99, 3)} ms`, baseline: `${fmt(p.direct.p99, 3)} ms direct`, ratio: `${fmt(p.gateway.p99 / p.direct.p99, 2)}x`, target: '', verdict: '' },
+  ]);
+}
+
+/** `--only gateway`: the gateway's added latency alone, into bench/results-gateway.json. */
+async function mainGatewayOnly(): Promise<void> {
+  const loadAtStart = loadAverage1m();
+  progress('starting PostgreSQL');
+  const db = await openBenchDatabase();
+  try {
+    const s = await startBenchService(db.url, db.dataDir);
+    try {
+      const gateway = await measureGatewayLatency(s.url, progress);
+      const results = {
+        generated_at: new Date().toISOString(),
+        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
+        gateway_latency: gateway,
+        duration_s: round((performance.now() - T0) / 1000, 1),
+      };
+      await writeFile(GATEWAY_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
+      process.stdout.write(`\n${formatTable(gatewayRows(gateway))}\n\n${cpus().length} CPUs, Node ${process.version}; ${results.duration_s} s; results in ${GATEWAY_RESULTS_FILE}\n`);
     } finally {
       closeApiAgent();
       await s.svc.stop();
@@ -143,6 +186,8 @@ async function main(): Promise<void> {
       const hydration = await measureHydration(s, { path: 'bench/loop' });
       rss.phase('batch-intake');
       const batch: BatchRunResult[] = await measureBatchIntake(s, db.url, batchRuns, progress, batchRuns.length > 1);
+      rss.phase('gateway');
+      const gateway = await measureGatewayLatency(s.url, progress);
       rss.stop();
 
       const results = {
@@ -168,6 +213,7 @@ async function main(): Promise<void> {
         throughput: throughputResults.map((r) => ({ ...r, ratio_to_commit_throughput: round(r.stepsPerSecond / commitRate.commitsPerSecond, 3) })),
         hydration,
         batch_intake: { settings: BATCH_ENV, runs: batch },
+        gateway_latency: gateway,
         // A sequential loop item should cost what a step costs; it grows with the loop's list.
         loop_item_cost: [shortLoop, hydration.build],
         memory: {
@@ -224,6 +270,7 @@ async function main(): Promise<void> {
       rows.push({ figure: `hydration, replay() of ${hydration.events} events`, value: `${fmt(hydration.replayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
       rows.push({ figure: 'hydration, load from PostgreSQL + replay()', value: `${fmt(hydration.loadAndReplayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
       rows.push(...batchRows(batch));
+      rows.push(...gatewayRows(gateway));
       rows.push({ figure: 'peak RSS (server + workers + bench)', value: `${fmt(rss.peakMiB, 0)} MiB`, baseline: '', ratio: '', target: '', verdict: '' });
       for (const r of stepResults) {
         rows.push({
@@ -269,7 +316,7 @@ async function main(): Promise<void> {
   }
 }
 
-(args.only === 'batch' ? mainBatchOnly() : main()).then(
+(args.only === 'batch' ? mainBatchOnly() : args.only === 'gateway' ? mainGatewayOnly() : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -8,6 +8,7 @@ import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
 import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents-usage.ts';
+import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -172,6 +173,11 @@ const commands: Record<string, Command> = {
       process.stdout.write(`worker ${worker.name} claiming from ${worker.client.baseUrl} with ${concurrency} slots\n`);
       return stopOnSignal(trap, () => worker.stop());
     },
+  },
+  gateway: {
+    summary: GATEWAY_SUMMARY,
+    usage: GATEWAY_USAGE,
+    run: async (argv) => (await import('./cli/gateway-command.ts')).gatewayCommand(argv),
   },
   migrate: {
     summary: 'apply pending database migrations and exit',

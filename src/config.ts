@@ -76,6 +76,36 @@ const secret = v.optional(
   v.pipe(v.string(), v.trim(), v.regex(new RegExp(`^[\\x21-\\x7e]{${MIN_SECRET_CHARS},}$`), `expects at least ${MIN_SECRET_CHARS} visible ASCII characters (\`openssl rand -base64 32\`)`)),
 );
 
+const ASYMMETRIC_MESSAGE = 'expects asymmetric JWS algorithms (RS256, PS256, ES256, EdDSA, ...), comma separated';
+
+// A comma list of origins (`https://gui.example.com`), each parsed as a URL with no path; empty
+// items are ignored. Kept as the normalised origin strings.
+const originList = (what: string) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        const out: string[] = [];
+        for (const item of dataset.value.split(',').map((s) => s.trim())) {
+          if (item === '') continue;
+          let parsed: URL | undefined;
+          try {
+            parsed = new URL(item);
+          } catch {
+            parsed = undefined;
+          }
+          if (!parsed || !/^https?:$/.test(parsed.protocol) || (parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search || parsed.hash) {
+            addIssue({ message: `expects ${what}; item ${out.length + 1} is not one` });
+            return NEVER;
+          }
+          out.push(parsed.origin);
+        }
+        return out;
+      }),
+    ),
+    '',
+  );
+
 const envSchema = v.object({
   SVC_PORT: int(8082, 0, 65535),
   SVC_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '127.0.0.1'),
@@ -121,8 +151,40 @@ const envSchema = v.object({
   SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expects a whole number of seconds'), v.transform(Number)),
   ),
-  CORS_ALLOWED_ORIGINS: v.optional(v.string(), ''),
-  GATEWAY_PUBLIC_URL: url('an http(s) URL'),
+  // The gateway (`svc gateway`, docs/gateway.md). Origins and public URLs are comma lists: several
+  // public hostnames may route to one gateway.
+  CORS_ALLOWED_ORIGINS: originList('comma-separated origins (scheme://host[:port])'),
+  GATEWAY_PUBLIC_URL: originList('comma-separated http(s) URLs of the gateway (no path)'),
+  SVC_GATEWAY_PORT: int(8090, 0, 65535),
+  SVC_GATEWAY_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '127.0.0.1'),
+  SVC_OIDC_ISSUER: url('the issuer URL of an OpenID provider'),
+  SVC_OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1))),
+  SVC_OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1))),
+  // The `aud` bearer JWTs must carry; the client id when unset.
+  SVC_OIDC_AUDIENCE: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1))),
+  SVC_OIDC_SCOPES: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), 'openid profile email'),
+  // Where roles are in the token's claims (a dotted path: `realm_access.roles` for Keycloak).
+  SVC_OIDC_ROLES_CLAIM: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[^.\s]+(\.[^.\s]+)*$/, 'expects a claim name or dotted path')), 'roles'),
+  // Optional: a claim listing the playbook path patterns a caller may start (`reports/*`, `etl/**`);
+  // callers whose token carries it may start executions of matching paths only.
+  SVC_OIDC_PATHS_CLAIM: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[^.\s]+(\.[^.\s]+)*$/, 'expects a claim name or dotted path'))),
+  // `provider-role=svc-role` pairs, comma separated; the default maps the role names to themselves.
+  SVC_OIDC_ROLE_MAP: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^[^=,\s]+=(viewer|operator|admin)(\s*,\s*[^=,\s]+=(viewer|operator|admin))*$/, 'expects name=viewer|operator|admin pairs, comma separated')),
+    'viewer=viewer,operator=operator,admin=admin',
+  ),
+  // Bearer JWT algorithms accepted (asymmetric only: `none` and HMAC are never accepted).
+  SVC_OIDC_ALGORITHMS: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^(?:(?:RS|PS|ES)(?:256|384|512)|EdDSA)(?:\s*,\s*(?:(?:RS|PS|ES)(?:256|384|512)|EdDSA))*$/, ASYMMETRIC_MESSAGE)),
+    'RS256,PS256,ES256,EdDSA',
+  ),
+  // Addresses (or CIDRs) of proxies in front of the gateway whose X-Forwarded-For/-Proto it believes;
+  // comma list. Unset: the socket's address is the client's (limits and audit lines use it).
+  SVC_GATEWAY_TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/, 'expects addresses or CIDRs, comma separated'))),
+  SVC_GATEWAY_SESSION_IDLE_SECONDS: int(8 * 3600, 60),
+  SVC_GATEWAY_SESSION_MAX_SECONDS: int(7 * 24 * 3600, 60),
+  SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: int(600, 1),
+  SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: int(30, 1),
 });
 
 export type Config = Readonly<v.InferOutput<typeof envSchema>>;

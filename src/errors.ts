@@ -14,6 +14,10 @@ export const ERRORS = {
   already_terminal: { status: 409, message: 'the command has already finished' },
   payload_too_large: { status: 413, message: 'request body is too large' },
   unprocessable: { status: 422, message: 'the request is not valid' },
+  too_many_requests: { status: 429, message: 'too many requests; try again after the time in Retry-After' },
+  // The gateway's: the server behind it did not answer.
+  bad_gateway: { status: 502, message: 'the server behind the gateway did not answer' },
+  provider_unavailable: { status: 503, message: 'the identity provider is not reachable yet; try again shortly' },
   // Batch intake failure codes of the spec.
   ack_timeout: { status: 503, message: 'the batch was not enqueued in time' },
   enqueue_error: { status: 503, message: 'the batch could not be enqueued' },

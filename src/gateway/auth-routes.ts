@@ -1,0 +1,143 @@
+// People's login through the OpenID provider: authorization-code flow with PKCE (openid-client),
+// a server-side session behind an HttpOnly cookie, logout that ends it here and at the provider.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import * as client from 'openid-client';
+import type { Role } from '../auth/roles.ts';
+import { ServiceError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { audit } from './audit.ts';
+import type { Caller } from './caller.ts';
+import { roleFromClaims } from './claims-role.ts';
+import { pathPatterns } from './playbook-paths.ts';
+import { CALLBACK_PATH, clearLoginCookie, clearSessionCookie, loginCookieName, sessionIdOf, setLoginCookie, setSessionCookie } from './cookies.ts';
+import type { IdentityProvider, LoadedProvider } from './identity-provider.ts';
+import type { SessionStore } from './session-store.ts';
+
+export type AuthRouteDeps = {
+  provider: IdentityProvider | null;
+  sessions: SessionStore;
+  sessionMaxMs: number;
+  log: Logger;
+  /** Where audit lines go (auditLogger). */
+  auditLog: Logger;
+  /** The public origin the request came in on. */
+  originOf(req: FastifyRequest): string;
+};
+
+/** A return address after login: a path on this gateway only (no open redirect). */
+export function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') ? value : '/';
+}
+
+/** `/auth/me`'s answer for a caller. */
+export function meOf(c: Caller): { sub: string; name: string | null; email: string | null; roles: Role[] } | undefined {
+  if (c.kind === 'session') return { sub: c.sub, name: c.session.name, email: c.session.email, roles: c.role ? [c.role] : [] };
+  if (c.kind === 'jwt') return { sub: c.sub, name: c.name, email: c.email, roles: c.role ? [c.role] : [] };
+  return undefined;
+}
+
+function loadedOrThrow(provider: IdentityProvider | null): LoadedProvider {
+  if (!provider) throw new ServiceError('not_found', 'no OpenID provider is configured (SVC_OIDC_ISSUER): people cannot log in here; programs use an API token');
+  if (!provider.loaded) throw new ServiceError('provider_unavailable');
+  return provider.loaded;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** Registers /auth/login, /auth/callback, /auth/logout and /auth/me (gate: `login`, `me`). */
+export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): void {
+  const { sessions, log } = deps;
+
+  app.get('/auth/login', { config: { gate: 'login' } }, async (req, reply) => {
+    const loaded = loadedOrThrow(deps.provider);
+    const s = deps.provider!.settings;
+    const origin = deps.originOf(req);
+    const codeVerifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const returnTo = safeReturnTo((req.query as Record<string, unknown>).return_to);
+    const url = client.buildAuthorizationUrl(loaded.config, {
+      redirect_uri: origin + CALLBACK_PATH,
+      scope: s.scopes,
+      code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    setLoginCookie(reply, origin, sessions.beginLogin({ codeVerifier, state, nonce, returnTo, origin }));
+    return reply.redirect(url.href, 302);
+  });
+
+  app.get(CALLBACK_PATH, { config: { gate: 'login' } }, async (req, reply) => {
+    const loaded = loadedOrThrow(deps.provider);
+    const s = deps.provider!.settings;
+    const origin = deps.originOf(req);
+    const pending = sessions.takeLogin(req.cookies[loginCookieName(origin)]);
+    clearLoginCookie(reply, origin);
+    if (!pending || pending.origin !== origin) throw new ServiceError('bad_request', 'no login in progress here (it expired, or cookies are off): start again at /auth/login');
+    let tokens;
+    try {
+      tokens = await client.authorizationCodeGrant(loaded.config, new URL(req.url, origin), {
+        pkceCodeVerifier: pending.codeVerifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      log.warn({ cause: why }, 'gateway: login failed');
+      audit(deps.auditLog, req, reply.code(401), 'anonymous', true);
+      throw new ServiceError('unauthorized', `login failed: ${why}`);
+    }
+    const idClaims = tokens.claims();
+    if (!idClaims) throw new ServiceError('unauthorized', 'login failed: the provider returned no ID token');
+    let claims: Record<string, unknown> = { ...idClaims };
+    // Roles (and names) may be only in the userinfo answer, as many providers keep ID tokens small.
+    if (loaded.config.serverMetadata().userinfo_endpoint && tokens.access_token) {
+      try {
+        claims = { ...(await client.fetchUserInfo(loaded.config, tokens.access_token, idClaims.sub)), ...claims };
+      } catch (err) {
+        log.warn({ cause: err instanceof Error ? err.message : String(err) }, 'gateway: userinfo failed; using the ID token alone');
+      }
+    }
+    const role = roleFromClaims(claims, s.rolesClaim, s.roleMap);
+    const id = sessions.create({
+      sub: idClaims.sub,
+      name: str(claims.name),
+      email: str(claims.email),
+      role,
+      roles: role ? [role] : [],
+      paths: pathPatterns(claims, s.pathsClaim),
+      idToken: tokens.id_token,
+    });
+    setSessionCookie(reply, origin, id, deps.sessionMaxMs);
+    reply.redirect(pending.returnTo, 302);
+    audit(deps.auditLog, req, reply, `session:${idClaims.sub}`, true);
+    return reply;
+  });
+
+  const logout = async (req: FastifyRequest, reply: FastifyReply) => {
+    const origin = deps.originOf(req);
+    const ended = sessions.end(sessionIdOf(req, origin));
+    clearSessionCookie(reply, origin);
+    let next = origin + '/';
+    const loaded = deps.provider?.loaded;
+    if (loaded?.config.serverMetadata().end_session_endpoint) {
+      const params: Record<string, string> = { post_logout_redirect_uri: origin + '/', client_id: deps.provider!.settings.clientId };
+      if (ended?.idToken) params.id_token_hint = ended.idToken;
+      next = client.buildEndSessionUrl(loaded.config, params).href;
+    }
+    audit(deps.auditLog, req, reply, ended ? `session:${ended.sub}` : 'anonymous', true);
+    // A navigation (GET) is sent on to the provider; a script (POST) is told where to go.
+    if (req.method === 'GET') return reply.redirect(next, 302);
+    return reply.send({ logged_out: ended !== undefined, redirect: next });
+  };
+  app.get('/auth/logout', { config: { gate: 'login' } }, logout);
+  app.post('/auth/logout', { config: { gate: 'login' } }, logout);
+
+  app.get('/auth/me', { config: { gate: 'me' } }, async (req) => {
+    const me = req.caller ? meOf(req.caller) : undefined;
+    if (!me) throw new ServiceError('unauthorized', 'not logged in: log in at /auth/login, or send a bearer JWT');
+    return me;
+  });
+}

@@ -1,0 +1,74 @@
+// Bearer JWTs of programs: verified with the provider's JWKS (jose), never trusted unverified.
+import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+
+/** Clock skew allowed on `exp`/`nbf`/`iat`, in seconds. */
+export const JWT_CLOCK_TOLERANCE_S = 30;
+
+export type JwtCheck = { issuer: string; audience: string; algorithms: string[]; keys: JWTVerifyGetKey };
+
+export type JwtVerdict = { ok: true; claims: JWTPayload & { sub: string } } | { ok: false; reason: string };
+
+/** True when `text` has the three-part shape of a JWS compact serialisation. */
+export function looksLikeJwt(text: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(text);
+}
+
+/**
+ * Verifies a JWT: signature by a key of the JWKS with an allow-listed (asymmetric) algorithm, `iss`,
+ * `aud`, `exp`/`nbf` with JWT_CLOCK_TOLERANCE_S, and a `sub`. The reason on refusal is short and
+ * never holds the token.
+ */
+export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<JwtVerdict> {
+  try {
+    const { payload } = await jwtVerify(token, check.keys, {
+      issuer: check.issuer,
+      audience: check.audience,
+      algorithms: check.algorithms,
+      clockTolerance: JWT_CLOCK_TOLERANCE_S,
+      requiredClaims: ['exp', 'sub'],
+    });
+    if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'the token has no subject' };
+    return { ok: true, claims: { ...payload, sub: payload.sub } };
+  } catch (err) {
+    if (err instanceof errors.JWTExpired) return { ok: false, reason: 'the token has expired' };
+    if (err instanceof errors.JWTClaimValidationFailed) return { ok: false, reason: `the token's ${err.claim} claim is not accepted` };
+    if (err instanceof errors.JOSEAlgNotAllowed) return { ok: false, reason: 'the token\'s signing algorithm is not accepted' };
+    if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWSSignatureVerificationFailed) return { ok: false, reason: 'the token\'s signature does not verify' };
+    if (err instanceof errors.JOSEError) return { ok: false, reason: 'the token is not a valid JWT' };
+    throw err;
+  }
+}
+
+/** How long a verified token is remembered at most, in ms (also bounds how long a rotated-out key still counts). */
+export const VERIFIED_JWT_CACHE_MS = 60_000;
+const MAX_CACHED_JWTS = 10_000;
+
+/**
+ * Remembers tokens that verified (in memory only), until their `exp` or VERIFIED_JWT_CACHE_MS,
+ * whichever is sooner: a program sends the same token many times, and a signature check costs
+ * more than the rest of a proxied request. Refusals are not remembered.
+ */
+export class VerifiedJwtCache {
+  readonly #entries = new Map<string, { claims: JWTPayload & { sub: string }; until: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** The verdict for `token`: remembered, or verified now by `check`. */
+  async verify(token: string, check: JwtCheck): Promise<JwtVerdict> {
+    const t = this.#now();
+    const hit = this.#entries.get(token);
+    if (hit && hit.until > t) return { ok: true, claims: hit.claims };
+    if (hit) this.#entries.delete(token);
+    const verdict = await verifyBearerJwt(token, check);
+    if (verdict.ok) {
+      const oldest = this.#entries.keys().next();
+      if (this.#entries.size >= MAX_CACHED_JWTS && !oldest.done) this.#entries.delete(oldest.value);
+      const exp = typeof verdict.claims.exp === 'number' ? verdict.claims.exp * 1000 : t;
+      this.#entries.set(token, { claims: verdict.claims, until: Math.min(exp, t + VERIFIED_JWT_CACHE_MS) });
+    }
+    return verdict;
+  }
+}

@@ -1,0 +1,185 @@
+// `svc gateway`: the authenticating proxy in front of the server (docs/gateway.md). One request
+// hook decides for every route by its `gate`: CORS first (preflights answered here), then who
+// calls (session cookie, bearer JWT, the server's API token), rate limits, the CSRF rule, and a
+// role. The server behind it gets the caller as the signed identity assertion of SVC_AUTH=gateway
+// and checks each route's role itself (one table of routes' access, the server's).
+import fastifyCookie from '@fastify/cookie';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { signIdentity } from '../auth/identity-assertion.ts';
+import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
+import { ServiceError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { audit, auditLogger } from './audit.ts';
+import { VerifiedJwtCache } from './bearer-jwt.ts';
+import { registerAuthRoutes } from './auth-routes.ts';
+import { callerLabel, resolveCaller, type Caller } from './caller.ts';
+import { sessionIdOf } from './cookies.ts';
+import { applyCors, csrfRefusal, isPreflight } from './cors.ts';
+import { registerGuiRoutes } from './gui-routes.ts';
+import { IdentityProvider } from './identity-provider.ts';
+import { createProxy, type Proxy } from './proxy.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { SessionStore } from './session-store.ts';
+import { bodyPath, pathAllowed, RUN_ROUTES } from './playbook-paths.ts';
+import { publicOriginFor, type GatewaySettings } from './settings.ts';
+
+/**
+ * How a route is let in: `public` (anyone), `login` (the auth routes: limited per address),
+ * `me` (the caller is resolved, none is refused by the route itself), `caller` (a caller with a
+ * role is required, limited per identity).
+ */
+export type Gate = 'public' | 'login' | 'me' | 'caller';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    gate?: Gate;
+  }
+  interface FastifyRequest {
+    /** Who calls, set by the gateway's hook on `me` and `caller` routes. */
+    caller: Caller | null;
+  }
+}
+
+/** Lifetime of the identity assertion sent upstream, in seconds: one request's worth. */
+export const ASSERTION_TTL_S = 60;
+
+export type GatewayDeps = { settings: GatewaySettings; log: Logger; bodyLimitBytes: number; guiDir?: string };
+
+export type Gateway = {
+  app: FastifyInstance;
+  provider: IdentityProvider | null;
+  sessions: SessionStore;
+  /** True when gui/dist was found and is served at /. */
+  servesGui: boolean;
+  close(): Promise<void>;
+};
+
+function tooMany(reply: FastifyReply, seconds: number): ServiceError {
+  reply.header('retry-after', String(seconds));
+  return new ServiceError('too_many_requests', `rate limit reached; try again in ${seconds} s`);
+}
+
+/** Builds the gateway (does not listen); starts the provider's discovery. */
+export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { settings, log } = deps;
+  const logger: FastifyBaseLogger = log;
+  const app = Fastify({
+    loggerInstance: logger,
+    // Request lines would carry query strings (the login callback's code); audit lines say what matters.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes,
+    frameworkErrors: answerFrameworkError,
+    forceCloseConnections: true,
+    // Only named proxies may say who the client is (X-Forwarded-For); anyone else's header is ignored.
+    trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
+  });
+  const provider = settings.oidc ? new IdentityProvider(settings.oidc, log) : null;
+  const sessions = new SessionStore(settings.sessionIdleMs, settings.sessionMaxMs);
+  const proxy: Proxy = createProxy(settings.upstream);
+  const jwts = new VerifiedJwtCache();
+  const auditLog = auditLogger(log);
+  const apiLimit = new RateLimiter(settings.apiRatePerMinute);
+  const authLimit = new RateLimiter(settings.authRatePerMinute);
+  const originOf = (req: FastifyRequest): string => publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
+
+  installErrorHandler(app);
+  await app.register(fastifyCookie);
+  // Bodies are read as bytes (size-limited like the server's) and passed on unparsed.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (req, reply) => {
+    const corsAllowed = applyCors(req, reply, settings.corsOrigins);
+    if (isPreflight(req)) {
+      if (!corsAllowed) throw new ServiceError('forbidden', `origin ${String(req.headers.origin)} is not allowed (CORS_ALLOWED_ORIGINS)`);
+      return reply.code(204).send();
+    }
+    if (req.is404) return;
+    const gate = req.routeOptions.config.gate;
+    if (!gate) throw new ServiceError('forbidden', 'this route declares no gate, so no caller is let in');
+    if (gate === 'public') return;
+    const origin = originOf(req);
+    if (gate === 'login') {
+      const limited = authLimit.hit(`ip:${req.ip}`);
+      if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
+      const refused = sessionIdOf(req, origin) ? csrfRefusal(req, origin, settings.corsOrigins) : undefined;
+      if (refused) throw new ServiceError('forbidden', refused);
+      return;
+    }
+    const caller = await resolveCaller(req, sessionIdOf(req, origin), provider, sessions, jwts);
+    req.caller = caller;
+    if (caller.kind === 'anonymous' || caller.kind === 'refused') {
+      const limited = apiLimit.hit(`ip:${req.ip}`);
+      if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
+      if (gate === 'me') return;
+      reply.header('www-authenticate', caller.kind === 'refused' ? 'Bearer error="invalid_token"' : 'Bearer');
+      throw new ServiceError('unauthorized', caller.kind === 'refused' ? caller.reason : 'authentication required: log in (/auth/login) or send Authorization: Bearer <JWT or API token>');
+    }
+    const limited = apiLimit.hit(callerLabel(caller));
+    if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
+    if (caller.kind === 'session') {
+      const refused = csrfRefusal(req, origin, settings.corsOrigins);
+      if (refused) throw new ServiceError('forbidden', refused);
+    }
+    if (gate === 'caller' && (caller.kind === 'jwt' || caller.kind === 'session') && caller.role === null) {
+      throw new ServiceError('forbidden', `${callerLabel(caller)} has no role here: the provider's roles claim maps to none of viewer, operator, admin`);
+    }
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const gate = req.routeOptions.config.gate;
+    if (gate === 'caller' || gate === 'me') audit(auditLog, req, reply, req.caller ? callerLabel(req.caller) : 'anonymous');
+  });
+
+  app.get('/health', { config: { gate: 'public' } }, async (_req, reply) => reply.type('text/plain; charset=utf-8').send('ok'));
+  app.get('/ready', { config: { gate: 'public' } }, async (_req, reply) => {
+    const upstream = await proxy.reachable();
+    const idp = provider === null ? 'not configured' : provider.loaded ? 'loaded' : 'not loaded';
+    const ready = upstream && idp !== 'not loaded';
+    return reply.code(ready ? 200 : 503).send({ ready, upstream: upstream ? 'reachable' : 'unreachable', identity_provider: idp });
+  });
+
+  // The server's API: the caller's identity goes upstream as the signed assertion; an API token
+  // goes as it came (the server checks it and its role); the client's own identity header is
+  // always dropped (proxy.ts).
+  const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => {
+    const c = req.caller;
+    if (c?.kind === 'api-token') return proxy.forward(req, reply, {});
+    if (c?.kind === 'jwt' || c?.kind === 'session') {
+      if (c.role === null) throw new ServiceError('forbidden', 'no role');
+      // A caller restricted to playbook path patterns starts only those (the server checks the role).
+      if (c.paths && req.method === 'POST' && RUN_ROUTES.has(req.url.split('?')[0])) {
+        const path = bodyPath(req.body);
+        if (path !== undefined && !pathAllowed(path, c.paths)) {
+          throw new ServiceError('forbidden', `${callerLabel(c)} may start only playbooks matching ${c.paths.length ? c.paths.join(', ') : '(no pattern)'}; not ${path}`);
+        }
+      }
+      const identity = signIdentity({ sub: c.sub, role: c.role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S }, settings.assertionSecret);
+      return proxy.forward(req, reply, { authorization: null, identity });
+    }
+    throw new ServiceError('unauthorized', 'authentication required');
+  };
+  app.all('/api/*', { config: { gate: 'caller' } }, forwardApi);
+  // The server's public health route and API documents pass without an identity.
+  const forwardPublic = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, { authorization: null });
+  app.get('/api/health', { config: { gate: 'public' } }, forwardPublic);
+  for (const path of ['/docs', '/docs/*', '/redoc', '/redoc/*']) app.get(path, { config: { gate: 'public' } }, forwardPublic);
+
+  registerAuthRoutes(app, { provider, sessions, sessionMaxMs: settings.sessionMaxMs, log, auditLog, originOf });
+  const servesGui = await registerGuiRoutes(app, provider !== null, deps.guiDir);
+
+  if (provider) await provider.start();
+  else log.warn('gateway: no SVC_OIDC_ISSUER: people cannot log in; only the server\'s API tokens get in (bearer JWTs are refused)');
+
+  return {
+    app,
+    provider,
+    sessions,
+    servesGui,
+    async close() {
+      provider?.stop();
+      await app.close();
+      await proxy.close();
+    },
+  };
+}

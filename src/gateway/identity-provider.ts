@@ -1,0 +1,70 @@
+// The OpenID provider as the gateway knows it: its discovery document (openid-client) and JWKS
+// (jose's remote key set, cached and refreshed on an unknown `kid`). Discovery is retried in the
+// background until it succeeds, so the gateway starts while the provider is still coming up;
+// /ready says whether it has.
+import * as client from 'openid-client';
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import type { Logger } from '../log.ts';
+import type { OidcSettings } from './settings.ts';
+
+/** Wait between discovery attempts, in ms. */
+export const DISCOVERY_RETRY_MS = 2_000;
+
+export type LoadedProvider = { config: client.Configuration; keys: JWTVerifyGetKey; issuer: string };
+
+export class IdentityProvider {
+  #loaded: LoadedProvider | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  readonly settings: OidcSettings;
+  readonly #log: Logger;
+
+  constructor(settings: OidcSettings, log: Logger) {
+    this.settings = settings;
+    this.#log = log;
+  }
+
+  /** The discovered provider, or undefined while discovery has not succeeded. */
+  get loaded(): LoadedProvider | undefined {
+    return this.#loaded;
+  }
+
+  /** Tries discovery now; on failure keeps retrying every DISCOVERY_RETRY_MS until stop(). */
+  async start(): Promise<void> {
+    if (await this.#discover()) return;
+    const retry = () => {
+      if (this.#stopped) return;
+      this.#timer = setTimeout(() => void this.#discover().then((ok) => (ok ? undefined : retry())), DISCOVERY_RETRY_MS);
+    };
+    retry();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  async #discover(): Promise<boolean> {
+    const s = this.settings;
+    try {
+      // Plain http only for a loopback issuer (a provider run beside the gateway, in tests or development).
+      const insecure = s.issuer.protocol === 'http:';
+      const config = await client.discovery(
+        s.issuer,
+        s.clientId,
+        s.clientSecret,
+        s.clientSecret ? client.ClientSecretBasic(s.clientSecret) : client.None(),
+        insecure ? { execute: [client.allowInsecureRequests] } : undefined,
+      );
+      const meta = config.serverMetadata();
+      if (!meta.jwks_uri) throw new Error('the discovery document names no jwks_uri');
+      this.#loaded = { config, keys: createRemoteJWKSet(new URL(meta.jwks_uri)), issuer: meta.issuer };
+      this.#log.info({ issuer: meta.issuer }, 'gateway: identity provider metadata loaded');
+      return true;
+    } catch (err) {
+      this.#log.warn({ issuer: s.issuer.href, cause: err instanceof Error ? err.message : String(err) }, 'gateway: identity provider discovery failed; retrying');
+      return false;
+    }
+  }
+}

@@ -1,0 +1,26 @@
+// A real gateway (`svc gateway`'s app) in this process on 127.0.0.1, in front of a test server,
+// with its log captured for secret-leak checks.
+import { Writable } from 'node:stream';
+import { BODY_LIMIT_BYTES } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { buildGateway, type Gateway } from '../../src/gateway/gateway.ts';
+import { gatewaySettings } from '../../src/gateway/settings.ts';
+import { createLogger } from '../../src/log.ts';
+
+export type TestGateway = Gateway & { url: string; logs: string[] };
+
+/** Starts a gateway on `port` (0: any) with `env` (SVC_SERVER_URL, SVC_GATEWAY_SECRET, SVC_OIDC_*, ...); `guiDir` overrides gui/dist. */
+export async function startTestGateway(env: Record<string, string>, port = 0, guiDir?: string): Promise<TestGateway> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const config = loadConfig({ SVC_LOG_LEVEL: 'debug', ...env });
+  const settings = gatewaySettings(config, port);
+  const gw = await buildGateway({ settings, log: createLogger('debug', sink), bodyLimitBytes: Math.max(BODY_LIMIT_BYTES, config.SVC_BATCH_MAX_BYTES), guiDir });
+  const url = await gw.app.listen({ port, host: '127.0.0.1' });
+  return Object.assign(gw, { url, logs });
+}

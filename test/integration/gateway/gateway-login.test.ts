@@ -1,0 +1,154 @@
+// People's login through the gateway, driven in headless Chromium against a real OpenID provider
+// and a real server: code flow with PKCE, an HttpOnly session cookie no script can read, roles,
+// the CSRF rule, logout ending the session server-side, and callback addresses per public hostname.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../../helpers/browser.ts';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { http } from '../../helpers/http.ts';
+import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+const GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
+const GUI_ORIGIN = 'http://gui.example.test';
+const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: hello, path: gw/login }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
+
+let idp: TestProvider;
+let stack: TestStack;
+let gw: TestGateway;
+let browser: Browser;
+let pub: string; // the canonical public origin (http://localhost:PORT)
+let alt: string; // a second hostname of the same gateway
+
+beforeAll(async () => {
+  const port = await freePort();
+  pub = `http://localhost:${port}`;
+  alt = `http://127.0.0.1:${port}`;
+  idp = await startTestProvider([pub, alt]);
+  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: GATEWAY_SECRET } });
+  gw = await startTestGateway(
+    {
+      SVC_SERVER_URL: stack.url,
+      SVC_GATEWAY_SECRET: GATEWAY_SECRET,
+      SVC_OIDC_ISSUER: idp.issuer,
+      SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
+      SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
+      SVC_OIDC_AUDIENCE: API_AUDIENCE,
+      SVC_OIDC_SCOPES: 'openid profile email roles',
+      GATEWAY_PUBLIC_URL: `${pub},${alt}`,
+      CORS_ALLOWED_ORIGINS: GUI_ORIGIN,
+    },
+    port,
+  );
+  browser = await launchBrowser();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+  await stack?.close();
+  await idp?.close();
+});
+
+/** Logs `login` in through the provider's login and consent pages; ends on `returnTo`. */
+async function logIn(page: Page, login: string, returnTo = '/auth/me'): Promise<void> {
+  await page.goto(`${pub}/auth/login?return_to=${encodeURIComponent(returnTo)}`, { waitUntil: 'domcontentloaded' });
+  for (let i = 0; i < 4 && !page.url().startsWith(pub); i++) {
+    if (await page.locator('input[name=login]').count()) {
+      await page.fill('input[name=login]', login);
+      await page.fill('input[name=password]', 'any-password');
+    }
+    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type=submit]')]);
+  }
+  expect(page.url()).toBe(pub + returnTo);
+}
+
+const inPage = (page: Page, method: string, path: string, body?: unknown) =>
+  page.evaluate(
+    async ([m, p, b]) => {
+      const res = await fetch(p as string, { method: m as string, headers: b ? { 'content-type': 'application/json' } : {}, body: b ? JSON.stringify(b) : undefined });
+      return { status: res.status, body: await res.text() };
+    },
+    [method, path, body] as const,
+  );
+
+describe('gateway: browser login', () => {
+  it('logs a person in with the code flow, behind a session cookie no script can read', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The provider's redirect to the callback carries the authorization code: it must not be logged.
+    const codes: string[] = [];
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (u.pathname === '/auth/callback' && u.searchParams.get('code')) codes.push(u.searchParams.get('code')!);
+    });
+    await logIn(page, 'alice');
+    expect(codes.length).toBe(1);
+    expect(JSON.parse((await page.textContent('body')) ?? '')).toEqual({ sub: 'alice', name: 'User alice', email: 'alice@example.test', roles: ['admin'] });
+
+    const cookies = await context.cookies(pub);
+    const session = cookies.find((c) => c.name === 'svc_session');
+    expect(session).toBeDefined();
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', domain: 'localhost', path: '/' });
+    expect(await page.evaluate('document.cookie')).not.toContain('svc_session');
+
+    // The session opens the API; a same-origin state-changing fetch passes the CSRF rule.
+    expect((await inPage(page, 'GET', '/api/executions')).status).toBe(200);
+    expect((await inPage(page, 'POST', '/api/catalog/playbook', { content: PLAYBOOK })).status).toBe(201);
+    const run = await inPage(page, 'POST', '/api/run/playbook', { path: 'gw/login' });
+    expect(run.status).toBe(200);
+
+    // CSRF: the same cookie from another origin, or from nowhere, changes nothing.
+    const cookie = { cookie: `svc_session=${session!.value}` };
+    const evil = await http(pub, 'POST', '/api/run/playbook', { path: 'gw/login' }, { ...cookie, origin: 'http://evil.example.test' });
+    expect(evil.status).toBe(403);
+    expect(Object.keys(evil.body)).toEqual(['detail']);
+    expect((await http(pub, 'POST', '/api/run/playbook', { path: 'gw/login' }, cookie)).status).toBe(403);
+    // An allowed GUI origin may; reads need no origin.
+    expect((await http(pub, 'POST', '/api/run/playbook', { path: 'gw/login' }, { ...cookie, origin: GUI_ORIGIN })).status).toBe(200);
+    expect((await http(pub, 'GET', '/api/executions', undefined, cookie)).status).toBe(200);
+
+    // Logout ends the session here (the old cookie opens nothing) and at the provider.
+    await page.goto(`${pub}/auth/logout`, { waitUntil: 'domcontentloaded' });
+    expect(page.url().startsWith(idp.issuer)).toBe(true);
+    expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(401);
+    expect((await http(pub, 'GET', '/api/executions', undefined, cookie)).status).toBe(401);
+    expect((await context.cookies(pub)).find((c) => c.name === 'svc_session')).toBeUndefined();
+    await context.close();
+
+    const logs = [...gw.logs, ...stack.logs].join('\n');
+    expect(logs.includes(session!.value)).toBe(false);
+    expect(logs.includes(codes[0])).toBe(false);
+    expect(logs).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/); // no JWT (ID or access token) anywhere
+    expect(logs).toContain('"who":"session:alice"');
+  }, 60_000);
+
+  it('gives a viewer reads only', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await logIn(page, 'victor', '/auth/me');
+    expect(JSON.parse((await page.textContent('body')) ?? '').roles).toEqual(['viewer']);
+    expect((await inPage(page, 'GET', '/api/executions')).status).toBe(200);
+    const refused = await inPage(page, 'POST', '/api/run/playbook', { path: 'gw/login' });
+    expect(refused.status).toBe(403);
+    expect(Object.keys(JSON.parse(refused.body))).toEqual(['detail']);
+    await context.close();
+  }, 60_000);
+
+  it('derives the callback address from the hostname the request came in on', async () => {
+    for (const origin of [pub, alt]) {
+      const res = await fetch(`${origin}/auth/login`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      const to = new URL(res.headers.get('location') ?? '');
+      expect(to.origin).toBe(idp.issuer);
+      expect(to.searchParams.get('redirect_uri')).toBe(`${origin}/auth/callback`);
+      expect(to.searchParams.get('code_challenge_method')).toBe('S256');
+      expect(res.headers.get('set-cookie')).toMatch(/HttpOnly/i);
+    }
+  });
+
+  it('refuses a callback with no login in progress', async () => {
+    const res = await http(pub, 'GET', '/auth/callback?code=abc&state=def');
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body)).toEqual(['detail']);
+  });
+});
