@@ -1,4 +1,4 @@
-import type { SnapshotFrom } from 'xstate';
+import type { SnapshotFrom, StateValue } from 'xstate';
 import type { Identity } from '../src/auth/identity.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
@@ -153,7 +153,7 @@ export class ExecutionUnit {
       return { held: h, inbox: [] };
     }
     const machine = compiled.machine;
-    const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: string; context: ExecutionContext }) : null;
+    const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
     if (!stored) h.snapshotEventId = 0;
     const after = row.last_event_id > h.snapshotEventId ? await loadEventsAfter(this.q, h.id, h.snapshotEventId) : [];
     // Events the machine already applied: their effects happened, so they are folded without them.

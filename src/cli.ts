@@ -7,6 +7,7 @@ import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
 import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
+import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -224,6 +225,16 @@ const commands: Record<string, Command> = {
     summary: CLEANUP_SUMMARY,
     usage: CLEANUP_USAGE,
     run: async (argv) => (await import('./cli/cleanup.ts')).cleanupCommand(argv),
+  },
+  simulate: {
+    summary: SIMULATE_SUMMARY,
+    usage: SIMULATE_USAGE,
+    run: async (argv) => (await import('./cli/simulate.ts')).simulateCommand(argv),
+  },
+  inspect: {
+    summary: INSPECT_SUMMARY,
+    usage: INSPECT_USAGE,
+    run: async (argv) => (await import('./cli/inspect.ts')).inspectCommand(argv),
   },
 };
 
