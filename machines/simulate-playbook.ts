@@ -28,10 +28,13 @@ export type SimulationResult = {
 
 /** Events answered before a simulation gives up (a playbook cycling forever). */
 export const MAX_SIMULATED_COMMANDS = 10_000;
-/** Step runs after which --paths cuts a path (loops of steps are cut there). */
-export const MAX_PATH_STEP_RUNS = 25;
-/** States --paths explores at most. */
+/** --paths cuts a path once it has run this many steps per step of the playbook (cycles are cut there). */
+export const MAX_PATH_RUNS_PER_STEP = 5;
+/** States --paths explores at most (xstate/graph enumerates simple paths in O(states²)). */
 export const MAX_PATH_STATES = 2_000;
+
+/** The step runs after which --paths cuts a path of this playbook. */
+export const pathDepthOf = (pb: NormalizedPlaybook): number => MAX_PATH_RUNS_PER_STEP * pb.workflow.length;
 
 const machines = new WeakMap<NormalizedPlaybook, ExecutionMachine>();
 
@@ -109,33 +112,39 @@ export type PathsReport = { paths: SimulatedPath[]; unreachable: string[]; trunc
 
 /**
  * Every simple path of the playbook's machine (xstate/graph) where each command, oldest first,
- * ends ok or error; a path is cut after MAX_PATH_STEP_RUNS step runs. Also names the steps no
+ * ends ok or error; a path is cut after pathDepthOf(pb) step runs. Also names the steps no
  * path enters. `truncated` when the state space passed MAX_PATH_STATES (the lists are then partial).
  */
 export function playbookPaths(playbook: string | NormalizedPlaybook, opts: { payload?: Record<string, unknown> } = {}): PathsReport {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
-  const cut = (s: Snapshot) => s.status !== 'done' && s.context.nextRun > MAX_PATH_STEP_RUNS + 1;
+  const depth = pathDepthOf(pb);
+  const cut = (s: Snapshot) => s.status !== 'done' && s.context.nextRun > depth;
+  // A budget of explored states: past it, states offer no events (their paths end there, cut).
+  let explored = 0;
+  let truncated = false;
   const events = (s: Snapshot): ExecutionEvent[] => {
     if (s.status === 'done' || cut(s)) return [];
+    if (++explored > MAX_PATH_STATES) {
+      truncated = true;
+      return [];
+    }
     const seq = Math.min(...Object.keys(s.context.pending).map(Number));
     if (!Number.isFinite(seq)) return [];
     return [answer(pb, s, seq, 'ok'), answer(pb, s, seq, 'error')];
   };
-  let truncated = false;
-  let found: ReturnType<typeof getSimplePaths<ExecutionMachine>> = [];
-  try {
-    found = getSimplePaths(machine, {
-      input,
-      events,
-      limit: MAX_PATH_STATES,
-      serializeState: (s) => JSON.stringify([s.value, s.context]),
-      toState: (s) => s.status === 'done' || cut(s) || events(s).length === 0,
-    });
-  } catch {
-    truncated = true;
-  }
+  const serializeState = (s: Snapshot) => JSON.stringify([s.value, s.context]);
+  const ends = new Set<string>();
+  const found = getSimplePaths(machine, {
+    input,
+    events: (s) => {
+      const out = events(s);
+      if (out.length === 0) ends.add(serializeState(s));
+      return out;
+    },
+    serializeState,
+  }).filter((p) => ends.has(serializeState(p.state)));
   const reached = new Set<string>();
   const paths: SimulatedPath[] = [];
   for (const p of found) {
@@ -152,21 +161,21 @@ export function playbookPaths(playbook: string | NormalizedPlaybook, opts: { pay
       stepPath.push(...entered(effectsOf(actions)));
     }
     for (const s of stepPath) reached.add(s);
-    paths.push({ status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: cut(snap) });
+    paths.push({ status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: snap.status !== 'done' });
   }
   return { paths, unreachable: truncated ? [] : pb.workflow.map((s) => s.step).filter((s) => !reached.has(s)), truncated };
 }
 
 /**
  * Warnings for registration: steps no simulated path enters, and paths that end neither
- * completed nor failed (cut after MAX_PATH_STEP_RUNS step runs: a cycle that may not end).
+ * completed nor failed (cut after pathDepthOf(pb) step runs: a cycle that may not end).
  */
 export function playbookWarnings(pb: NormalizedPlaybook): string[] {
   const report = playbookPaths(pb);
   const out: string[] = [];
   for (const s of report.unreachable) out.push(`workflow.${s}: no path reaches step ${s} (every command simulated ok or error)`);
   const open = report.paths.filter((p) => p.status !== 'completed' && p.status !== 'failed');
-  if (open.length) out.push(`workflow: ${open.length} path(s) end neither completed nor failed, e.g. ${open[0].path.join(' → ')}${open[0].cut ? ` (cut after ${MAX_PATH_STEP_RUNS} step runs)` : ''}`);
+  if (open.length && !report.truncated) out.push(`workflow: ${open.length} path(s) end neither completed nor failed, e.g. ${open[0].path.join(' → ')}${open[0].cut ? ` (cut after ${pathDepthOf(pb)} step runs: a cycle that may not end)` : ''}`);
   if (report.truncated) out.push(`workflow: more than ${MAX_PATH_STATES} states; paths were not all checked`);
   return out;
 }

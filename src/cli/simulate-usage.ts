@@ -8,8 +8,9 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
                       turn by the step's commands (loop items, re-entries), the last one repeats
   --payload JSON      the request payload (merged over the playbook's workload)
   --paths             every path instead (xstate/graph): each command ok or error, oldest first;
-                      a path is cut after 25 step runs; prints each path's end state and the
-                      steps no path reaches
+                      a path is cut after 5 step runs per step of the playbook (cycles), and
+                      at most 2,000 states are explored; prints each path's end state and
+                      the steps no path reaches
   --json              print the result as JSON
 
 exit codes: 0 simulated, 1 invalid playbook, 2 usage error`;
