@@ -38,7 +38,8 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     const phase = stepPhase(ctx, s.step);
     let st: StepStatus;
     if (phase === 'active') st = 'active';
-    else if (!running && beforeEnd && stepPhase(beforeEnd.context, s.step) === 'active') st = 'cancelled';
+    // Active just before the end and no outcome since: the end cut it short.
+    else if (!running && beforeEnd && stepPhase(beforeEnd.context, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
     else if (phase === 'idle') st = running ? 'pending' : 'skipped';
     else st = phase;
     const view: StepView = { status: st };

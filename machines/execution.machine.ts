@@ -41,8 +41,8 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
       // Performed by actors/, never here: transition() only returns it.
       effect: (_args, _effect: Effect) => {},
       // Named in the statechart; given their code below (they need the playbook).
-      start: (_args, _params: unknown) => {},
-      fold: (_args, _params: unknown) => {},
+      start: (_args, _params: undefined) => {},
+      fold: (_args, _params: undefined) => {},
     },
     guards: {
       completed: ({ context }) => context.finished?.status === 'completed',

@@ -21,7 +21,7 @@ kind: Playbook
 metadata: { name: slow, path: tests/slow }
 workflow:
   - step: start
-    tool: { name: wait, kind: shell, command: "sleep 1; echo {{ workload.token | length }}" }
+    tool: { name: wait, kind: shell, command: "sleep 1; echo ok" }
     next: [{ step: fine, when: "{{ outcome.status == 'ok' }}" }, { step: broken, when: "{{ outcome.status == 'error' }}" }]
   - step: fine
     tool: { name: f, kind: shell, command: "echo fine" }
@@ -97,7 +97,7 @@ workflow:
     const receiver = createWebSocketReceiver({ server: `${s.url.replace(/^http/, 'ws')}/api/executions/${id}/inspect` });
     const got: StatelyInspectionEvent[] = [];
     receiver.subscribe((e) => got.push(e));
-    await until('final snapshot', () => got.some((e) => e.type === '@xstate.snapshot' && e.snapshot.value === 'completed'), 20_000);
+    await until('final snapshot', () => got.some((e) => e.type === '@xstate.snapshot' && (e.snapshot as { value?: unknown }).value === 'completed'), 20_000);
     expect(got[0].type).toBe('@xstate.actor');
     const actor = got[0] as Extract<StatelyInspectionEvent, { type: '@xstate.actor' }>;
     expect(actor.sessionId).toBe(`execution-${id}`);

@@ -4,7 +4,7 @@ import { createMachine } from 'xstate';
 import { compileStatechart, type StateNodeJson, type TransitionJson } from '../../../machines/playbook-statechart.ts';
 import { executionView } from '../../../machines/execution-view.ts';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
-import { childTask, Driver, err, playbookOf, shell, type StepDoc } from './helpers.ts';
+import { childTask, Driver, err, inputOf, playbookOf, shell, type StepDoc } from './helpers.ts';
 
 // The compiled statechart of a playbook: its JSON (what Stately's editor imports) shows every
 // step, arc, loop, child playbook, retry and end state; the runtime machine built on it moves
@@ -73,7 +73,8 @@ describe('compiled statechart (JSON)', () => {
 
 describe('runtime machine: step regions follow the execution', () => {
   it('hello: start active, then the parallel loop with two in flight, then report, then completed', () => {
-    const d = new Driver(hello());
+    const pb = hello();
+    const d = new Driver(pb, inputOf({ workload: pb.workload }));
     expect(regionsOf(d)).toEqual({ start: 'active', square: 'idle', report: 'idle' });
     d.completeOk(1);
     expect(regionsOf(d)).toEqual({ start: 'completed', square: 'active', report: 'idle' });
