@@ -89,7 +89,9 @@ workflow:
     expect(done.body.steps).toMatchObject({ start: { status: 'completed' }, fine: { status: 'completed' }, broken: { status: 'skipped' } });
     expect(JSON.stringify(done.body)).not.toContain(SECRET);
     expect((await http(s.url, 'GET', '/api/executions/987654/state')).status).toBe(404);
-    expect((await http(s.url, 'GET', '/api/executions/abc/state')).status).toBe(400);
+    const bad = await http(s.url, 'GET', '/api/executions/abc/state');
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.detail)).toContain('id');
   });
 
   it('GET /api/executions/{id}/inspect: @statelyai/inspect receiver reads the live stream to the end', async () => {
