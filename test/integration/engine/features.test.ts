@@ -411,7 +411,8 @@ workflow:
     const lateReport = async (executionId: number) =>
       until(`late report of ${executionId}`, async () => {
         const ev = await s.events(executionId);
-        return ev.some((e: Json) => e.event_type === 'command.completed') ? ev : undefined;
+        // The aborted task failed, so the command's report ends with command.failed.
+        return ev.some((e: Json) => e.event_type === 'command.failed') ? ev : undefined;
       });
     const parentEvents = await lateReport(id);
     const childEvents = await lateReport(childId);
@@ -449,7 +450,7 @@ workflow:
       'command.cancelled',
       'command.started:start',
       'call.error:start',
-      'command.completed:start',
+      'command.failed:start',
     ]);
     // No command of either execution is left for a worker.
     const { rows } = await s.deps.db.query<{ execution_id: number; status: string }>(
