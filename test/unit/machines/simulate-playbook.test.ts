@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
 import { parseOutcomes, simulateCommand } from '../../../src/cli/simulate.ts';
@@ -111,6 +113,20 @@ describe('svc simulate', () => {
     expect(await simulateCommand([HELLO_FILE.pathname, '--paths'], out, new Capture())).toBe(0);
     expect(out.text).toMatch(/^completed\s+start → square → report/m);
     expect(out.text).toMatch(/^failed\s+start\s/m);
+  });
+
+  it('--paths names the step no path reaches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-simulate-'));
+    try {
+      const file = join(dir, 'orphan.yaml');
+      writeFileSync(file, UNREACHABLE);
+      const out = new Capture();
+      expect(await simulateCommand([file, '--paths'], out, new Capture())).toBe(0);
+      expect(out.text).toContain('unreachable steps: orphan\n');
+      expect(out.text).toMatch(/^completed\s+start → recover\s/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses bad outcomes and unknown steps (exit 2)', async () => {
