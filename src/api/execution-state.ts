@@ -64,10 +64,10 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
     config: { access: { level: 'viewer' } },
     handler: async (req) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
-      const found = await readExecutionState(deps.db, deps.cache, id);
-      if (!found) throw notFound(`execution ${id}`);
-      const follower = new ExecutionFollower(found.follower.compiled);
-      return { events: inspectionSoFar(found.row, follower, follower.fold(await loadAppliedEvents(deps.db, found.row, 0), true)) };
+      const row = await getExecution(deps.db, id);
+      if (!row) throw notFound(`execution ${id}`);
+      const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
+      return { events: inspectionSoFar(row, follower, follower.fold(await loadAppliedEvents(deps.db, row, 0), true)) };
     },
     wsHandler: (socket, req) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
