@@ -1,4 +1,4 @@
-import type { SnapshotFrom } from 'xstate';
+import type { SnapshotFrom, StateValue } from 'xstate';
 import type { Identity } from '../src/auth/identity.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { EXECUTION_MACHINE_VERSION, type Effect, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
@@ -11,6 +11,7 @@ import type { Queryable } from '../src/db/queryable.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
+import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -76,7 +77,7 @@ export class ExecutionUnit {
   readonly newCommands: UnitCommand[] = [];
   readonly commandUpdates = new Map<number, UnitCommandUpdate>();
   readonly cancels: { execution_id: number; seq: number }[] = [];
-  readonly keychainCleanup: { execution_id: number; is_root: boolean }[] = [];
+  readonly keychainCleanup: { execution_id: number; scopes: string[] }[] = [];
   /** Catalog heads this unit took from memory: its write fails if a newer version exists. */
   readonly headChecks: { path: string; version: number }[] = [];
   /** Keys of the starts in this unit, written by its statement with them. */
@@ -153,7 +154,7 @@ export class ExecutionUnit {
       return { held: h, inbox: [] };
     }
     const machine = compiled.machine;
-    const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: string; context: ExecutionContext }) : null;
+    const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
     if (!stored) h.snapshotEventId = 0;
     const after = row.last_event_id > h.snapshotEventId ? await loadEventsAfter(this.q, h.id, h.snapshotEventId) : [];
     // Events the machine already applied: their effects happened, so they are folded without them.
@@ -298,7 +299,8 @@ export class ExecutionUnit {
         }
         case 'finish': {
           this.finished.push({ executionId: h.id, status: e.finished.status });
-          this.keychainCleanup.push({ execution_id: h.id, is_root: h.row.parent_execution_id === null });
+          // The keychain-entry machine's owner-finished transition decides which entries go.
+          this.keychainCleanup.push({ execution_id: h.id, scopes: scopesRemovedWhenFinished(h.row.parent_execution_id === null) });
           const ctx = h.snapshot!.context;
           if (ctx.input.parentExecutionId !== null && ctx.input.parentSeq !== null) {
             await this.#send(

@@ -19,6 +19,7 @@ import { postgresRoutes } from './api/postgres.ts';
 import { eventRoutes } from './api/events.ts';
 import { batchRoutes } from './api/batch.ts';
 import { executionRoutes } from './api/executions.ts';
+import { executionStateRoutes } from './api/execution-state.ts';
 import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installAuth } from './api/auth.ts';
@@ -107,6 +108,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

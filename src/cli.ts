@@ -9,6 +9,7 @@ import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
 import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents-usage.ts';
 import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
+import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -241,6 +242,16 @@ const commands: Record<string, Command> = {
     summary: MCP_SUMMARY,
     usage: MCP_USAGE,
     run: async (argv) => (await import('./cli/mcp-command.ts')).mcpCommand(argv),
+  },
+  simulate: {
+    summary: SIMULATE_SUMMARY,
+    usage: SIMULATE_USAGE,
+    run: async (argv) => (await import('./cli/simulate.ts')).simulateCommand(argv),
+  },
+  inspect: {
+    summary: INSPECT_SUMMARY,
+    usage: INSPECT_USAGE,
+    run: async (argv) => (await import('./cli/inspect.ts')).inspectCommand(argv),
   },
 };
 

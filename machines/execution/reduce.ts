@@ -355,7 +355,12 @@ export function reduceEvent(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: E
       delete d.c.pending[ev.seq];
       let tasks: Record<string, TaskOutcome>;
       if (ev.type === 'command.completed') tasks = ev.tasks;
-      else if (ev.type === 'command.failed') {
+      else if (ev.type === 'command.failed' && ev.tasks && Object.values(ev.tasks).some((t) => t.status === 'error')) {
+        // A task failed and the report says which: its outcomes are the tasks' own.
+        tasks = ev.tasks;
+      } else if (ev.type === 'command.failed') {
+        // The command broke without a failed task (worker error, refused report): the first task
+        // it did not finish failed with the command's error.
         const step = d.step(d.c.runs[p.run].step);
         const it = d.c.runs[p.run].iterations[p.iteration];
         const seg = segmentsOf(step)[it.segment];

@@ -5,6 +5,7 @@ import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, typ
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { playbookStatechart, registrationWarnings, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
 
 const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
@@ -108,7 +109,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
       const row = await store(body.content, body.path, 'playbook');
       reply.code(201);
-      return { status: 'success', ...present(row, false) };
+      return { status: 'success', ...present(row, false), warnings: registrationWarnings(deps.cache.compile(row).playbook) };
     },
   );
 
@@ -119,16 +120,26 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
       reply.code(201);
-      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version };
+      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
     },
   );
 
   app.get(
     '/api/catalog/playbook/*',
-    { schema: { tags: ['catalog'], summary: 'The newest (or ?version=N) playbook at a path', querystring: jsonSchema(versionQuery) }, config: { access: { level: 'viewer' } } },
+    {
+      schema: {
+        tags: ['catalog'],
+        summary: 'The newest (or ?version=N) playbook at a path; GET /api/catalog/playbook/{path}/statechart: its statechart',
+        description: `{path}${STATECHART_SUFFIX} answers the playbook's statechart: an xstate machine config importable by Stately's editor (one state per step with meta.step, arcs with meta.when).`,
+        querystring: jsonSchema(versionQuery),
+      },
+      config: { access: { level: 'viewer' } },
+    },
     async (req) => {
       const path = (req.params as { '*': string })['*'];
       const { version } = req.query as v.InferOutput<typeof versionQuery>;
+      // One wildcard route serves both: a route cannot follow a wildcard.
+      if (path.endsWith(STATECHART_SUFFIX)) return playbookStatechart(deps.db, deps.cache, path.slice(0, -STATECHART_SUFFIX.length), version);
       const row = await getCatalogEntry(deps.db, path, version);
       if (!row) throw notFound(version ? `playbook ${path} version ${version}` : `playbook ${path}`);
       return present(row, true);

@@ -57,7 +57,8 @@ export type UnitWrite = {
   events: UnitEvent[];
   commandUpdates: UnitCommandUpdate[];
   cancels: { execution_id: number; seq: number }[];
-  keychainCleanup: { execution_id: number; is_root: boolean }[];
+  /** Entries of finished executions to remove: the scopes the keychain-entry machine decided. */
+  keychainCleanup: { execution_id: number; scopes: string[] }[];
   /**
    * Also claim older commands: up to `max` for each of these workers, in order; PENDING ones, and
    * with a `claimPolicy` (while stranded commands were announced) those the reaper marked whose
@@ -210,9 +211,9 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   }
   if (has('keychainCleanup')) {
     ctes.push(`kc AS (
-  DELETE FROM core.keychain k USING ${from(`jsonb_to_recordset(${p.rows('keychainCleanup', data)}) AS x(execution_id bigint, is_root boolean)`)}
+  DELETE FROM core.keychain k USING ${from(`jsonb_to_recordset(${p.rows('keychainCleanup', data)}) AS x(execution_id bigint, scopes text[])`)}
    WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${p.opaque(data.keychainCleanup.map((k) => k.execution_id), 'bigint[]')})
-     AND (k.scope_type = 'local' OR (x.is_root AND k.scope_type = 'shared')))`);
+     AND k.scope_type = ANY(x.scopes))`);
   }
   if (has('idempotencyKeys')) {
     // A plain insert: a key stored already (by another server, or a start that went before)

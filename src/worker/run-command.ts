@@ -132,7 +132,8 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
 
 /**
  * Runs a claimed command's tasks in order (stopping at the first failure) and returns the
- * events to report: command.started, call.done/call.error per task, command.completed. What they
+ * events to report: command.started, call.done/call.error per task, then command.completed, or
+ * command.failed when a task failed. What they
  * carry is storable (src/worker/storable.ts) and holds no secret the command was given: every
  * credential and keychain value it used, and every token a tool fetched for it, is masked.
  */
@@ -172,6 +173,9 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
       error: outcome.error,
     });
   }
-  events.push({ ...base, event_type: 'command.completed', result: { tasks: stored } });
+  // A task failed (after its retries): the command failed, and says which task with its error.
+  const failed = calls.find(({ task }) => stored[task.name].status === 'error');
+  if (failed) events.push({ ...base, event_type: 'command.failed', result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
+  else events.push({ ...base, event_type: 'command.completed', result: { tasks: stored } });
   return events;
 }

@@ -25,6 +25,8 @@ const EXPECTED: Record<string, RouteAccess> = {
   'GET /api/executions': viewer,
   'GET /api/executions/:id': viewer,
   'GET /api/execution/:id': viewer,
+  'GET /api/executions/:id/state': viewer,
+  'GET /api/executions/:id/inspect': viewer,
   'GET /api/events/:id': viewer,
   'GET /api/catalog/playbooks': viewer,
   'GET /api/catalog/playbook/*': viewer,

@@ -44,13 +44,16 @@ afterAll(async () => {
 /** `type` or `type:step`, the form exact sequence assertions read best in. */
 const trace = (events: Json[]): string[] => events.map((e: Json) => (e.step ? `${e.event_type}:${e.step}` : e.event_type));
 
-/** What one worker command of a step writes, from its issue to its report (claims are logged with the first report). */
+/**
+ * What one worker command of a step writes, from its issue to its report (claims are logged with
+ * the first report): a command whose task failed ends with command.failed.
+ */
 const command = (step: string, calls: ('call.done' | 'call.error')[]): string[] => [
   `command.issued:${step}`,
   `command.claimed:${step}`,
   `command.started:${step}`,
   ...calls.map((c) => `${c}:${step}`),
-  `command.completed:${step}`,
+  calls.includes('call.error') ? `command.failed:${step}` : `command.completed:${step}`,
 ];
 
 /** A plain step whose single command runs `calls`. */
@@ -112,7 +115,8 @@ workflow:
     expect(trace(events)).toEqual(['execution.started', ...stepRun('start', ['call.error']), ...FAILED]);
     expect(only(events, 'call.error').error).toEqual({ code: 'http_status', message: 'HTTP 404 Not Found' });
     // The failed task still carries what the target answered.
-    expect(only(events, 'command.completed').result.tasks.get).toMatchObject({ status: 'error', data: { status: 404, body: { status: 404 } } });
+    expect(only(events, 'command.failed').result.tasks.get).toMatchObject({ status: 'error', data: { status: 404, body: { status: 404 } } });
+    expect(only(events, 'command.failed').error).toEqual({ code: 'http_status', message: 'HTTP 404 Not Found', task: 'get' });
     expect(only(events, 'step.exit').context).toEqual({ status: 'error' });
     expect(only(events, 'playbook.failed').error).toEqual(final.error);
     expect(target.requests.filter((r) => r.path === '/status/404' && r.query.run === String(id))).toHaveLength(1);
@@ -407,7 +411,8 @@ workflow:
     const lateReport = async (executionId: number) =>
       until(`late report of ${executionId}`, async () => {
         const ev = await s.events(executionId);
-        return ev.some((e: Json) => e.event_type === 'command.completed') ? ev : undefined;
+        // The aborted task failed, so the command's report ends with command.failed.
+        return ev.some((e: Json) => e.event_type === 'command.failed') ? ev : undefined;
       });
     const parentEvents = await lateReport(id);
     const childEvents = await lateReport(childId);
@@ -432,8 +437,8 @@ workflow:
     // Then, in either order, the child's answer and the worker's late report of the aborted command
     // (no command.claimed: a claim is logged with its first report, and this one came too late).
     const after = parentEvents.slice(beforeCancel.length + 2);
-    expect(trace(after.filter((e: Json) => e.step === 'busy'))).toEqual(['command.started:busy', 'call.error:busy', 'command.completed:busy']);
-    expect(trace(after).sort()).toEqual(['call.error:busy', 'child.finished', 'command.completed:busy', 'command.started:busy']);
+    expect(trace(after.filter((e: Json) => e.step === 'busy'))).toEqual(['command.started:busy', 'call.error:busy', 'command.failed:busy']);
+    expect(trace(after).sort()).toEqual(['call.error:busy', 'child.finished', 'command.failed:busy', 'command.started:busy']);
     expect(only(parentEvents, 'execution.cancelled').context).toMatchObject({ reason: 'test says stop', cancelled_at: expect.any(String) });
     expect(only(parentEvents, 'child.finished').context).toMatchObject({ child_execution_id: childId, status: 'cancelled' });
 
@@ -445,7 +450,7 @@ workflow:
       'command.cancelled',
       'command.started:start',
       'call.error:start',
-      'command.completed:start',
+      'command.failed:start',
     ]);
     // No command of either execution is left for a worker.
     const { rows } = await s.deps.db.query<{ execution_id: number; status: string }>(

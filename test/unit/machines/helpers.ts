@@ -1,5 +1,5 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import { createExecutionMachine, type ExecutionMachine } from '../../../machines/execution.machine.ts';
+import { createExecutionMachine, topStateOf, type ExecutionMachine } from '../../../machines/execution.machine.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, TaskOutcome } from '../../../machines/execution/types.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../../../src/dsl/parse-playbook.ts';
 
@@ -125,8 +125,9 @@ export class Driver {
     return found;
   }
 
+  /** The top state (running, completed, failed, cancelled); the step regions are in `snapshot.value`. */
   get value(): string {
-    return String(this.snapshot.value);
+    return topStateOf(this.snapshot.value);
   }
 
   get context() {

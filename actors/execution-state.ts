@@ -1,0 +1,87 @@
+import type { SnapshotFrom } from 'xstate';
+import { executionView, type ExecutionView } from '../machines/execution-view.ts';
+import type { ExecutionMachine } from '../machines/execution.machine.ts';
+import type { ExecutionEvent, ExecutionInput } from '../machines/execution/types.ts';
+import { getExecution, loadEventsAfter, type EventRow, type ExecutionRow } from '../src/db/execution.repo.ts';
+import type { Queryable } from '../src/db/queryable.ts';
+import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
+import { pureInitialTransition, pureTransition } from './pure-transition.ts';
+import { toMachineEvent } from './to-machine-event.ts';
+
+type Snapshot = SnapshotFrom<ExecutionMachine>;
+
+/** One step of an execution's fold: the machine event a log row stood for and the snapshot after it. */
+export type FoldStep = { eventId: number; event: ExecutionEvent | { type: 'execution.started' }; snapshot: Snapshot; view: ExecutionView | null };
+
+/**
+ * An execution followed through its log: folds rows as they come (the log's `execution.started`
+ * first) with the compiled statechart, keeping the snapshot before a terminal transition so the
+ * view can name the steps it cut short. State private; callers read `view()`.
+ */
+export class ExecutionFollower {
+  readonly compiled: CompiledPlaybook;
+  #snapshot: Snapshot | null = null;
+  #beforeEnd: Snapshot | null = null;
+  #lastEventId = 0;
+
+  constructor(compiled: CompiledPlaybook) {
+    this.compiled = compiled;
+  }
+
+  get lastEventId(): number {
+    return this.#lastEventId;
+  }
+
+  get snapshot(): Snapshot | null {
+    return this.#snapshot;
+  }
+
+  /** Folds rows (in event_id order, past the last one folded); returns the steps that moved the machine. */
+  fold(rows: Pick<EventRow, 'event_id' | 'event_type' | 'context' | 'result' | 'error'>[], withViews = false): FoldStep[] {
+    const out: FoldStep[] = [];
+    const machine = this.compiled.machine;
+    for (const row of rows) {
+      if (row.event_id <= this.#lastEventId) continue;
+      this.#lastEventId = row.event_id;
+      if (!this.#snapshot) {
+        if (row.event_type !== 'execution.started') continue;
+        const ctx = row.context && typeof row.context === 'object' ? (row.context as { input?: ExecutionInput }) : {};
+        if (!ctx.input) continue;
+        this.#snapshot = pureInitialTransition(machine, ctx.input)[0];
+        out.push({ eventId: row.event_id, event: { type: 'execution.started' }, snapshot: this.#snapshot, view: withViews ? this.view() : null });
+        continue;
+      }
+      if (this.#snapshot.status === 'done') continue;
+      const ev = toMachineEvent(row);
+      if (!ev) continue;
+      const before = this.#snapshot;
+      this.#snapshot = pureTransition(machine, before, ev)[0];
+      if (this.#snapshot.status === 'done') this.#beforeEnd = before;
+      out.push({ eventId: row.event_id, event: ev, snapshot: this.#snapshot, view: withViews ? this.view() : null });
+    }
+    return out;
+  }
+
+  /** The live view (null before the log's start is folded). */
+  view(): ExecutionView | null {
+    return this.#snapshot ? executionView(this.compiled.playbook, this.#snapshot, this.#beforeEnd) : null;
+  }
+}
+
+/** The events already applied to an execution (inbox events past `applied_event_id` are not yet). */
+export async function loadAppliedEvents(q: Queryable, row: ExecutionRow, after: number): Promise<EventRow[]> {
+  if (row.applied_event_id <= after) return [];
+  return (await loadEventsAfter(q, row.execution_id, after)).filter((e) => e.event_id <= row.applied_event_id);
+}
+
+/**
+ * An execution's live state, hydrated from its whole log through the compiled statechart (the
+ * same fold the engine does); undefined when no such execution exists.
+ */
+export async function readExecutionState(q: Queryable, cache: PlaybookCache, id: number): Promise<{ row: ExecutionRow; follower: ExecutionFollower } | undefined> {
+  const row = await getExecution(q, id);
+  if (!row) return undefined;
+  const follower = new ExecutionFollower(await cache.get(q, row.catalog_id));
+  follower.fold(await loadAppliedEvents(q, row, 0));
+  return { row, follower };
+}

@@ -1,0 +1,59 @@
+import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import { stepPhase, topStateOf } from './execution/step-phase.ts';
+import type { ExecutionContext } from './execution/types.ts';
+
+export type StepStatus = 'pending' | 'active' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+export type StepView = {
+  status: StepStatus;
+  /** Loop progress while the step runs: items, done, in flight. */
+  loop?: { length: number; done: number; in_flight: number; mode: 'sequential' | 'parallel'; max_in_flight: number };
+  /** How the step's last run ended (its error message only: results stay in the event log). */
+  outcome?: { status: 'ok' | 'error'; error: { message: string; code?: string } | null };
+};
+
+export type ExecutionView = {
+  status: string;
+  value: unknown;
+  active_steps: string[];
+  steps: Record<string, StepView>;
+  pending_commands: number;
+};
+
+type SnapshotLike = { value: unknown; context: ExecutionContext };
+
+/**
+ * The live view of an execution's snapshot: the state value (one region per step), the active
+ * steps, each step's status and loop progress. `beforeEnd` is the snapshot just before a
+ * terminal transition: steps active then and never finished are `cancelled`. No values of the
+ * payload, vars or results are copied, so no secret a playbook handles can appear in it.
+ */
+export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, beforeEnd: SnapshotLike | null): ExecutionView {
+  const status = topStateOf(snap.value);
+  const ctx = snap.context;
+  const running = status === 'running';
+  const steps: Record<string, StepView> = {};
+  const active: string[] = [];
+  for (const s of pb.workflow) {
+    const phase = stepPhase(ctx, s.step);
+    let st: StepStatus;
+    if (phase === 'active') st = 'active';
+    // Active just before the end and no outcome since: the end cut it short.
+    else if (!running && beforeEnd && stepPhase(beforeEnd.context, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
+    else if (phase === 'idle') st = running ? 'pending' : 'skipped';
+    else st = phase;
+    const view: StepView = { status: st };
+    const o = ctx.steps[s.step];
+    if (o) view.outcome = { status: o.status, error: o.error ? { message: o.error.message, ...(o.error.code ? { code: o.error.code } : {}) } : null };
+    if (st === 'active') {
+      active.push(s.step);
+      const run = Object.values(ctx.runs).find((r) => r.step === s.step && r.loop);
+      if (run?.loop) {
+        const l = run.loop;
+        view.loop = { length: l.items.length, done: l.done, in_flight: Object.keys(run.iterations).length, mode: l.parallel ? 'parallel' : 'sequential', max_in_flight: l.maxInFlight };
+      }
+    }
+    steps[s.step] = view;
+  }
+  return { status, value: snap.value, active_steps: active, steps, pending_commands: Object.keys(ctx.pending).length };
+}

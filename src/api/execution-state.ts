@@ -1,0 +1,116 @@
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import { ExecutionFollower, loadAppliedEvents, readExecutionState } from '../../actors/execution-state.ts';
+import { actorEvent, stepEvents, type InspectionEvent } from '../../machines/inspection-events.ts';
+import { compileStatechart } from '../../machines/playbook-statechart.ts';
+import type { AppDeps } from '../app.ts';
+import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
+import { notFound } from '../errors.ts';
+import { integerText, jsonSchema, MAX_ID } from './validation.ts';
+
+const idParams = v.object({ id: integerText(1, MAX_ID) });
+
+/** How often a live inspection reads an execution's new events. */
+export const INSPECT_POLL_INTERVAL_MS = 250;
+
+/** The inspection events of an execution so far: its actor, then an event and a snapshot per folded row. */
+function inspectionSoFar(row: ExecutionRow, follower: ExecutionFollower, steps: ReturnType<ExecutionFollower['fold']>): InspectionEvent[] {
+  const session = { executionId: row.execution_id, rootExecutionId: row.root_execution_id, parentExecutionId: row.parent_execution_id };
+  const out: InspectionEvent[] = [];
+  const now = Date.now();
+  for (const s of steps) {
+    if (!s.view) continue;
+    if (s.event.type === 'execution.started') out.push(actorEvent(session, row.path, JSON.stringify(compileStatechart(follower.compiled.playbook)), s.view, now));
+    else out.push(...stepEvents(session, s.event, s.view, now));
+  }
+  return out;
+}
+
+/** The live state of an execution and its inspection stream (the @statelyai/inspect format). */
+export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  await app.register(websocket);
+
+  app.get(
+    '/api/executions/:id/state',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: 'Live snapshot of an execution: the statechart state value, active steps, each step status and loop progress',
+        description: 'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, completed, failed, skipped or cancelled. No payload, vars or results.',
+        params: jsonSchema(idParams),
+      },
+      config: { access: { level: 'viewer' } },
+    },
+    async (req) => {
+      const { id } = req.params as v.InferOutput<typeof idParams>;
+      const found = await readExecutionState(deps.db, deps.cache, id);
+      const view = found?.follower.view();
+      if (!found || !view) throw notFound(`execution ${id}`);
+      return { execution_id: id, path: found.row.path, catalog_id: found.row.catalog_id, ...view, status: found.row.status, last_event_id: found.follower.lastEventId };
+    },
+  );
+
+  app.route({
+    method: 'GET',
+    url: '/api/executions/:id/inspect',
+    schema: {
+      tags: ['executions'],
+      summary: 'Inspection events of an execution (@statelyai/inspect format)',
+      description:
+        'As a WebSocket: one JSON text message per inspection event (@xstate.actor with the statechart, then @xstate.event and @xstate.snapshot per event), live until the execution ends; readable by @statelyai/inspect createWebSocketReceiver. As plain GET: the events so far, `{ "events": [...] }`.',
+      params: jsonSchema(idParams),
+    },
+    config: { access: { level: 'viewer' } },
+    handler: async (req) => {
+      const { id } = req.params as v.InferOutput<typeof idParams>;
+      const row = await getExecution(deps.db, id);
+      if (!row) throw notFound(`execution ${id}`);
+      const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
+      return { events: inspectionSoFar(row, follower, follower.fold(await loadAppliedEvents(deps.db, row, 0), true)) };
+    },
+    wsHandler: (socket, req) => {
+      const { id } = req.params as v.InferOutput<typeof idParams>;
+      let closed = false;
+      let timer: NodeJS.Timeout | undefined;
+      socket.on('close', () => {
+        closed = true;
+        clearTimeout(timer);
+      });
+      const send = (events: InspectionEvent[]) => {
+        for (const e of events) if (!closed) socket.send(JSON.stringify(e));
+      };
+      const run = async () => {
+        const row = await getExecution(deps.db, id);
+        if (!row) {
+          socket.close(4404, `execution ${id} not found`);
+          return;
+        }
+        const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
+        const tick = async (current: ExecutionRow) => {
+          send(inspectionSoFar(current, follower, follower.fold(await loadAppliedEvents(deps.db, current, follower.lastEventId), true)));
+          if (closed) return;
+          if (current.status !== 'running' && current.applied_event_id <= follower.lastEventId) {
+            socket.close(1000, `execution ${current.status}`);
+            return;
+          }
+          timer = setTimeout(() => void next(), INSPECT_POLL_INTERVAL_MS);
+        };
+        const next = async () => {
+          try {
+            const current = await getExecution(deps.db, id);
+            if (current && !closed) await tick(current);
+          } catch (err) {
+            req.log.warn({ err }, 'inspection stream stopped');
+            if (!closed) socket.close(1011, 'inspection stopped');
+          }
+        };
+        await tick(row);
+      };
+      run().catch((err: unknown) => {
+        req.log.warn({ err }, 'inspection stream stopped');
+        if (!closed) socket.close(1011, 'inspection stopped');
+      });
+    },
+  });
+}

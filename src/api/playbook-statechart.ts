@@ -1,0 +1,30 @@
+import type { PlaybookCache } from '../../actors/playbook-cache.ts';
+import { compileStatechart, type StatechartJson } from '../../machines/playbook-statechart.ts';
+import { playbookWarnings } from '../../machines/simulate-playbook.ts';
+import type { NormalizedPlaybook } from '../dsl/parse-playbook.ts';
+import { getCatalogEntry } from '../db/catalog.repo.ts';
+import type { Queryable } from '../db/queryable.ts';
+import { notFound } from '../errors.ts';
+
+/** The path suffix that asks the catalog for a playbook's statechart instead of its text. */
+export const STATECHART_SUFFIX = '/statechart';
+
+/** The statechart of the newest (or given) version of a playbook; 404 when there is none. */
+export async function playbookStatechart(q: Queryable, cache: PlaybookCache, path: string, version: number | undefined): Promise<StatechartJson> {
+  const row = await getCatalogEntry(q, path, version);
+  if (!row) throw notFound(version ? `playbook ${path} version ${version}` : `playbook ${path}`);
+  // Compiled once per catalog version (the cache holds the playbook the chart is cached on).
+  return compileStatechart(cache.compile(row).playbook);
+}
+
+/**
+ * What registration warns about (the playbook is stored either way): steps no simulated path
+ * reaches, paths that end neither completed nor failed. Empty when the check itself cannot run.
+ */
+export function registrationWarnings(pb: NormalizedPlaybook): string[] {
+  try {
+    return playbookWarnings(pb);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,103 @@
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { ConfigError, loadConfig } from '../config.ts';
+
+type Out = { write(text: string): unknown };
+type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** One terminal line for an inspection event (null for the ones it does not show). */
+export function inspectLine(raw: unknown): string | null {
+  const e = obj(raw);
+  if (e.type === '@xstate.actor') return `execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`;
+  if (e.type !== '@xstate.snapshot') return null;
+  const event = obj(e.event);
+  const snapshot = obj(e.snapshot);
+  const steps = obj(snapshot.context);
+  const active: string[] = [];
+  const done: string[] = [];
+  for (const [name, rawStep] of Object.entries(steps)) {
+    const s = obj(rawStep) as StepLine;
+    if (s.status === 'active') {
+      const l = obj(s.loop);
+      active.push(typeof l.length === 'number' ? `${name} [${String(l.done)}/${l.length}, ${String(l.in_flight)} in flight]` : name);
+    } else if (s.status !== 'pending') done.push(`${name} ${String(s.status)}`);
+  }
+  const top = typeof snapshot.value === 'string' ? snapshot.value : 'running';
+  const what = [event.type, event.seq !== undefined ? `seq ${String(event.seq)}` : '', typeof event.status === 'string' ? event.status : ''].filter(Boolean).join(' ');
+  return `${what.padEnd(28)} ${top.padEnd(9)} active: ${active.join(', ') || '-'}${done.length ? ` | ${done.join(', ')}` : ''}`;
+}
+
+/** `svc inspect`: follows an execution's inspection stream until it ends; returns the exit code. */
+export async function inspectCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
+  } catch (err) {
+    errOut.write(`svc inspect: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const [id, ...rest] = parsed.positionals;
+  if (!id || rest.length || !/^[1-9][0-9]{0,15}$/.test(id)) {
+    errOut.write('svc inspect: expects one execution id: svc inspect EXECUTION_ID\n');
+    return 2;
+  }
+  const server = parsed.values.server;
+  if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) {
+    errOut.write(`svc inspect: --server expects an http(s) URL, got ${JSON.stringify(server)}\n`);
+    return 2;
+  }
+  let client;
+  try {
+    client = loadConfig({ SVC_SERVER_URL: server === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      errOut.write(`svc inspect: ${err.message}\n`);
+      return 78;
+    }
+    throw err;
+  }
+  const base = (server ?? client.SVC_SERVER_URL).replace(/\/+$/, '').replace(/^http/i, 'ws');
+  const headers: Record<string, string> = client.SVC_API_TOKEN ? { authorization: `Bearer ${client.SVC_API_TOKEN}` } : {};
+  const json = parsed.values.json ?? false;
+  return new Promise<number>((resolve) => {
+    const ws = new WebSocket(`${base}/api/executions/${id}/inspect`, { headers });
+    let refused: string | null = null;
+    ws.on('unexpected-response', (_req, res) => {
+      refused = `the server refused (${res.statusCode})`;
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('message', (data) => {
+      let event: unknown;
+      try {
+        event = JSON.parse(String(data));
+      } catch {
+        return;
+      }
+      if (json) out.write(`${JSON.stringify(event)}\n`);
+      else {
+        const line = inspectLine(event);
+        if (line) out.write(`${line}\n`);
+      }
+    });
+    ws.on('error', (err) => {
+      if (!refused) refused = `server unreachable: ${err.message}`;
+    });
+    ws.on('close', (code, reason) => {
+      if (refused) {
+        errOut.write(`svc inspect: ${refused}\n`);
+        resolve(refused.startsWith('server unreachable') ? 3 : 1);
+        return;
+      }
+      if (code === 1000) {
+        if (!json) out.write(`${String(reason)}\n`);
+        resolve(0);
+        return;
+      }
+      errOut.write(`svc inspect: ${String(reason) || `stream closed (${code})`}\n`);
+      resolve(1);
+    });
+  });
+}

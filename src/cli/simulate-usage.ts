@@ -1,0 +1,26 @@
+// The `svc simulate` and `svc inspect` help texts, apart from the commands so `svc --help` loads nothing else.
+
+export const SIMULATE_SUMMARY = "run a playbook's statechart with chosen outcomes, no database and no workers";
+
+export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error[,ok|error...]]... [--payload JSON] [--paths] [--json]
+
+  --outcome STEP=OUT  how the commands of STEP end (default ok); a list (ok,error,ok) is used in
+                      turn by the step's commands (loop items, re-entries), the last one repeats
+  --payload JSON      the request payload (merged over the playbook's workload)
+  --paths             every path instead (xstate/graph): each command ok or error, oldest first;
+                      a path is cut after 5 step runs per step of the playbook (cycles), and
+                      at most 2,000 states are explored; prints each path's end state and
+                      the steps no path reaches
+  --json              print the result as JSON
+
+exit codes: 0 simulated, 1 invalid playbook, 2 usage error`;
+
+export const INSPECT_SUMMARY = 'show an execution move live: its statechart state, active steps and each event (@statelyai/inspect stream)';
+
+export const INSPECT_USAGE = `svc inspect EXECUTION_ID [--json] [--server URL]
+
+  --json        print the inspection events as they come, one JSON object a line
+  --server URL  the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082);
+                SVC_API_TOKEN (a viewer's) is sent when the server wants a token
+
+exit codes: 0 the execution ended, 1 not found or refused, 2 usage error, 3 server unreachable`;

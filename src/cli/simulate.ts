@@ -1,0 +1,102 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { playbookFromYaml, playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
+
+type Out = { write(text: string): unknown };
+type Outcome = 'ok' | 'error';
+
+/** Parses `--outcome step=ok,error` values; a message for the first bad one. */
+export function parseOutcomes(values: string[]): SimulatedOutcomes | string {
+  const out: SimulatedOutcomes = {};
+  for (const text of values) {
+    const at = text.lastIndexOf('=');
+    const step = at > 0 ? text.slice(0, at) : '';
+    const list = text.slice(at + 1).split(',');
+    if (!step || !list.every((o): o is Outcome => o === 'ok' || o === 'error')) return `--outcome expects STEP=ok|error[,ok|error...], got ${JSON.stringify(text)}`;
+    out[step] = list.length === 1 ? list[0] : list;
+  }
+  return out;
+}
+
+/** `svc simulate`: runs a playbook file's statechart with no database and no workers; returns the exit code. */
+export async function simulateCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { outcome: { type: 'string', multiple: true }, payload: { type: 'string' }, paths: { type: 'boolean' }, json: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (err) {
+    errOut.write(`svc simulate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const [file, ...rest] = parsed.positionals;
+  if (!file || rest.length) {
+    errOut.write('svc simulate: expects one playbook file: svc simulate PLAYBOOK.yaml\n');
+    return 2;
+  }
+  const outcomes = parseOutcomes(parsed.values.outcome ?? []);
+  if (typeof outcomes === 'string') {
+    errOut.write(`svc simulate: ${outcomes}\n`);
+    return 2;
+  }
+  let payload: Record<string, unknown> = {};
+  if (parsed.values.payload !== undefined) {
+    let value: unknown;
+    try {
+      value = JSON.parse(parsed.values.payload);
+    } catch {
+      value = undefined;
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      errOut.write('svc simulate: --payload expects a JSON object\n');
+      return 2;
+    }
+    payload = value as Record<string, unknown>;
+  }
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    errOut.write(`svc simulate: cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}\n`);
+    return 2;
+  }
+  let pb;
+  try {
+    pb = playbookFromYaml(text);
+  } catch (err) {
+    errOut.write(`svc simulate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  for (const step of Object.keys(outcomes)) {
+    if (!pb.workflow.some((s) => s.step === step)) {
+      errOut.write(`svc simulate: --outcome names no step of the playbook: ${step}\n`);
+      return 2;
+    }
+  }
+  if (parsed.values.paths) {
+    const report = playbookPaths(pb, { payload });
+    if (parsed.values.json) {
+      out.write(`${JSON.stringify(report, null, 2)}\n`);
+      return 0;
+    }
+    for (const p of report.paths) {
+      const chosen = p.outcomes.map((o) => `${o.step}=${o.outcome}`).join(' ');
+      out.write(`${(p.cut ? `${p.status} (cut)` : p.status).padEnd(16)} ${p.path.join(' → ')}${chosen ? `   [${chosen}]` : ''}\n`);
+    }
+    out.write(`${report.paths.length} path(s)${report.truncated ? ' (state space too large: partial)' : ''}\n`);
+    if (report.unreachable.length) out.write(`unreachable steps: ${report.unreachable.join(', ')}\n`);
+    return 0;
+  }
+  const result = simulatePlaybook(pb, outcomes, { payload });
+  if (parsed.values.json) {
+    out.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  }
+  out.write(`path:   ${result.path.join(' → ')}\n`);
+  out.write(`status: ${result.status}${result.error ? ` (${result.error.step ? `${result.error.step}: ` : ''}${result.error.message})` : ''}\n`);
+  out.write(`steps:  ${Object.entries(result.steps).map(([name, s]) => `${name} ${s.status}`).join(', ')}\n`);
+  return 0;
+}

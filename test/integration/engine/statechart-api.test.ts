@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMachine } from 'xstate';
+import { inspectCommand } from '../../../src/cli/inspect.ts';
+import { http, type Json } from '../../helpers/http.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { until } from '../../helpers/until.ts';
+
+// The statechart of a registered playbook, the live state of an execution hydrated through it,
+// and its inspection stream read by @statelyai/inspect's own WebSocket receiver; with a real
+// server, database and worker.
+
+const HELLO = readFileSync(new URL('../../../examples/hello.yaml', import.meta.url), 'utf8');
+const SECRET = 'sk-live-DO-NOT-LEAK-4711';
+
+// Waits in its first step so the live state can be read while it runs.
+const SLOW = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: slow, path: tests/slow }
+workflow:
+  - step: start
+    tool: { name: wait, kind: shell, command: "sleep 1; echo ok" }
+    next: [{ step: fine, when: "{{ outcome.status == 'ok' }}" }, { step: broken, when: "{{ outcome.status == 'error' }}" }]
+  - step: fine
+    tool: { name: f, kind: shell, command: "echo fine" }
+  - step: broken
+    tool: { name: b, kind: shell, command: "echo broken" }
+`;
+
+let s: TestStack;
+beforeAll(async () => {
+  s = await startTestStack();
+});
+afterAll(async () => s?.close());
+
+class Capture {
+  text = '';
+  write(t: string) {
+    this.text += t;
+    return true;
+  }
+}
+
+describe('statechart, state and inspection', () => {
+  it('registration answers warnings: none for hello, the unreachable step otherwise', async () => {
+    expect((await s.register(HELLO)).warnings).toEqual([]);
+    const r = await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: orphan, path: tests/orphan }
+workflow:
+  - step: start
+    tool: { name: a, kind: shell, command: "echo a" }
+  - step: orphan
+    tool: { name: o, kind: shell, command: "echo o" }
+`);
+    expect(r.warnings).toEqual([expect.stringContaining('no path reaches step orphan')]);
+  });
+
+  it('GET /api/catalog/playbook/{path}/statechart: an xstate config with the steps and arcs', async () => {
+    const r = await http(s.url, 'GET', '/api/catalog/playbook/examples/hello/statechart');
+    expect(r.status).toBe(200);
+    const steps = r.body.states.running.states;
+    expect(Object.keys(steps)).toEqual(['start', 'square', 'report']);
+    expect(steps.report.meta).toMatchObject({ step: 'report' });
+    expect(steps.report.states.idle.always[0].meta.when).toBe("{{ outcome.status == 'ok' }}");
+    expect(() => createMachine(r.body)).not.toThrow();
+    // The playbook itself is still served at its path.
+    expect((await http(s.url, 'GET', '/api/catalog/playbook/examples/hello')).body.content).toBe(HELLO);
+    const missing = await http(s.url, 'GET', '/api/catalog/playbook/no/such/statechart');
+    expect(missing.status).toBe(404);
+    expect(missing.body.detail).toContain('no/such');
+  });
+
+  it('GET /api/executions/{id}/state: active steps while running, outcomes and skipped steps after; no payload values', async () => {
+    await s.register(SLOW);
+    const id = await s.run('tests/slow', { token: SECRET });
+    const live = await until('start active', async () => {
+      const r = await http(s.url, 'GET', `/api/executions/${id}/state`);
+      return r.status === 200 && r.body.active_steps.includes('start') ? r.body : undefined;
+    });
+    expect(live).toMatchObject({ execution_id: id, status: 'running', value: { running: { start: 'active', fine: 'idle', broken: 'idle' } } });
+    expect(live.steps.fine.status).toBe('pending');
+    await s.wait(id);
+    const done = await http(s.url, 'GET', `/api/executions/${id}/state`);
+    expect(done.body).toMatchObject({ status: 'completed', value: 'completed', active_steps: [] });
+    expect(done.body.steps).toMatchObject({ start: { status: 'completed' }, fine: { status: 'completed' }, broken: { status: 'skipped' } });
+    expect(JSON.stringify(done.body)).not.toContain(SECRET);
+    expect((await http(s.url, 'GET', '/api/executions/987654/state')).status).toBe(404);
+    const bad = await http(s.url, 'GET', '/api/executions/abc/state');
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.detail)).toContain('id');
+  });
+
+  it('GET /api/executions/{id}/inspect: @statelyai/inspect receiver reads the live stream to the end', async () => {
+    const id = await s.run('tests/slow', { token: SECRET });
+    const receiver = createWebSocketReceiver({ server: `${s.url.replace(/^http/, 'ws')}/api/executions/${id}/inspect` });
+    const got: StatelyInspectionEvent[] = [];
+    receiver.subscribe((e) => got.push(e));
+    await until('final snapshot', () => got.some((e) => e.type === '@xstate.snapshot' && (e.snapshot as { value?: unknown }).value === 'completed'), 20_000);
+    expect(got[0].type).toBe('@xstate.actor');
+    const actor = got[0] as Extract<StatelyInspectionEvent, { type: '@xstate.actor' }>;
+    expect(actor.sessionId).toBe(`execution-${id}`);
+    expect(Object.keys(JSON.parse(actor.definition!).states.running.states)).toEqual(['start', 'fine', 'broken']);
+    const moved = got.filter((e) => e.type === '@xstate.event').map((e) => (e as Json).event.type);
+    expect(moved).toEqual(['command.completed', 'command.completed']);
+    expect(JSON.stringify(got)).not.toContain(SECRET);
+    // The same events, so far, over plain HTTP.
+    const plain = await http(s.url, 'GET', `/api/executions/${id}/inspect`);
+    expect(plain.body.events.map((e: Json) => e.type)).toEqual(got.map((e) => e.type));
+  });
+
+  it('svc inspect prints the moves and the end', async () => {
+    const id = await s.run('tests/slow', { token: SECRET });
+    const out = new Capture();
+    expect(await inspectCommand([String(id), '--server', s.url], out, new Capture())).toBe(0);
+    expect(out.text).toContain(`execution ${id} (tests/slow)`);
+    expect(out.text).toMatch(/command\.completed seq 1\s+running\s+active: fine/);
+    expect(out.text).toContain('execution completed');
+    const missing = new Capture();
+    expect(await inspectCommand(['987654', '--server', s.url], new Capture(), missing)).toBe(1);
+    expect(missing.text).toContain('987654');
+  });
+});

@@ -1,0 +1,138 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
+import { parseOutcomes, simulateCommand } from '../../../src/cli/simulate.ts';
+
+// Simulation runs the compiled statechart with no database and no workers: chosen outcomes per
+// step give the path of steps and the end state; --paths walks every outcome with xstate/graph.
+
+const HELLO_FILE = new URL('../../../examples/hello.yaml', import.meta.url);
+const HELLO = readFileSync(HELLO_FILE, 'utf8');
+
+const UNREACHABLE = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: orphan, path: tests/orphan }
+workflow:
+  - step: start
+    tool: { name: a, kind: shell, command: "echo a" }
+    next: [{ step: done, when: "{{ outcome.status == 'ok' }}" }, { step: recover, when: "{{ outcome.status == 'error' }}" }]
+  - step: done
+  - step: recover
+    tool: { name: r, kind: shell, command: "echo r" }
+  - step: orphan
+    tool: { name: o, kind: shell, command: "echo o" }
+`;
+
+const FOREVER = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: forever, path: tests/forever }
+workflow:
+  - step: start
+    tool: { name: a, kind: shell, command: "echo a" }
+    next: [{ step: start, when: "{{ true }}" }]
+`;
+
+class Capture {
+  text = '';
+  write(s: string) {
+    this.text += s;
+    return true;
+  }
+}
+
+describe('simulatePlaybook', () => {
+  it('hello: all ok runs start, square, report and completes (also as the package exports it)', async () => {
+    const viaPackage = (await import('svc-orchestrator/simulate')).simulatePlaybook;
+    expect(viaPackage).toBe(simulatePlaybook);
+    const r = simulatePlaybook(HELLO);
+    expect(r).toMatchObject({ status: 'completed', path: ['start', 'square', 'report'], error: null, commands: 5 });
+    expect(Object.values(r.steps).map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
+  });
+
+  it('hello: square failing stops there, report is skipped, the execution fails', () => {
+    const r = simulatePlaybook(HELLO, { square: 'error' });
+    expect(r.status).toBe('failed');
+    expect(r.path).toEqual(['start', 'square']);
+    expect(r.error).toMatchObject({ step: 'square' });
+    expect(r.steps.report.status).toBe('skipped');
+  });
+
+  it('outcomes in turn: the second loop item fails', () => {
+    const r = simulatePlaybook(HELLO, { square: ['ok', 'error', 'ok'] });
+    expect(r.status).toBe('failed');
+    expect(r.error?.message).toContain('item 1');
+  });
+
+  it('the payload reaches the machine (loop over a payload list)', () => {
+    expect(simulatePlaybook(HELLO, {}, { payload: { numbers: [1, 2, 3, 4, 5, 6] } }).commands).toBe(8);
+  });
+
+  it('a recovery arc: start failing runs recover and completes', () => {
+    expect(simulatePlaybook(UNREACHABLE, { start: 'error' })).toMatchObject({ status: 'completed', path: ['start', 'recover'] });
+  });
+});
+
+describe('paths and registration warnings', () => {
+  it('hello: every path ends completed or failed and every step is reachable', () => {
+    const report = playbookPaths(HELLO);
+    expect(report.truncated).toBe(false);
+    expect(report.unreachable).toEqual([]);
+    expect(new Set(report.paths.map((p) => p.status))).toEqual(new Set(['completed', 'failed']));
+    expect(report.paths.some((p) => p.path.join(' ') === 'start square report' && p.status === 'completed')).toBe(true);
+    expect(playbookWarnings(playbookFromYaml(HELLO))).toEqual([]);
+  });
+
+  it('names a step no path reaches', () => {
+    expect(playbookPaths(UNREACHABLE).unreachable).toEqual(['orphan']);
+    expect(playbookWarnings(playbookFromYaml(UNREACHABLE))).toEqual([expect.stringContaining('no path reaches step orphan')]);
+  });
+
+  it('a cycle without exit: paths cut at the stated depth, and a warning', () => {
+    const report = playbookPaths(FOREVER);
+    expect(report.truncated).toBe(false);
+    expect(report.paths.length).toBeGreaterThan(0);
+    expect(report.paths.every((p) => p.cut && p.status === 'running' && p.path.length === pathDepthOf(playbookFromYaml(FOREVER)))).toBe(true);
+    expect(playbookWarnings(playbookFromYaml(FOREVER))).toEqual([expect.stringContaining('end neither completed nor failed')]);
+  });
+});
+
+describe('svc simulate', () => {
+  it('prints the path and the end state', async () => {
+    const out = new Capture();
+    expect(await simulateCommand([HELLO_FILE.pathname, '--outcome', 'square=error'], out, new Capture())).toBe(0);
+    expect(out.text).toContain('path:   start → square\n');
+    expect(out.text).toContain('status: failed (square:');
+  });
+
+  it('--paths lists each path with its end state', async () => {
+    const out = new Capture();
+    expect(await simulateCommand([HELLO_FILE.pathname, '--paths'], out, new Capture())).toBe(0);
+    expect(out.text).toMatch(/^completed\s+start → square → report/m);
+    expect(out.text).toMatch(/^failed\s+start\s/m);
+  });
+
+  it('--paths names the step no path reaches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-simulate-'));
+    try {
+      const file = join(dir, 'orphan.yaml');
+      writeFileSync(file, UNREACHABLE);
+      const out = new Capture();
+      expect(await simulateCommand([file, '--paths'], out, new Capture())).toBe(0);
+      expect(out.text).toContain('unreachable steps: orphan\n');
+      expect(out.text).toMatch(/^completed\s+start → recover\s/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses bad outcomes and unknown steps (exit 2)', async () => {
+    expect(parseOutcomes(['square=maybe'])).toContain('--outcome expects');
+    const errOut = new Capture();
+    expect(await simulateCommand([HELLO_FILE.pathname, '--outcome', 'nosuch=ok'], new Capture(), errOut)).toBe(2);
+    expect(errOut.text).toContain('nosuch');
+  });
+});
