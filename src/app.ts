@@ -20,6 +20,7 @@ import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installAuth } from './api/auth.ts';
 import { answerFrameworkError, installErrorHandler } from './api/error-handler.ts';
+import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
@@ -42,6 +43,8 @@ export type AppDeps = {
   workerToken: string;
   /** The job queue (src/jobs/boss.ts): batch processing jobs are sent through it. */
   boss: PgBoss;
+  /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */
+  guiDir?: string;
 };
 
 declare module 'fastify' {
@@ -104,6 +107,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }
