@@ -27,11 +27,11 @@ afterAll(async () => {
 const agent = (path: string, terminal: string) => `apiVersion: svc/v1
 kind: Playbook
 metadata: { name: ${path.split('/').at(-1)}, path: ${path}, agent: true, terminal: ${terminal} }
-workload: { tool: echo, arguments: {} }
+workload: { tool: echo, arguments: { text: "" } }
 workflow:
   - step: start
     tool:
-      - { name: call, kind: mcp, server: test, endpoint: "${mcp.url}", method: tools/call, tool: "{{ workload.tool }}", arguments: "{{ workload.arguments }}" }
+      - { name: call, kind: mcp, server: test, endpoint: "${mcp.url}", method: tools/call, tool: "{{ workload.tool }}", arguments: { text: "{{ workload.arguments.text }}" } }
 `;
 
 describe('agents terminal', () => {

@@ -70,12 +70,15 @@ describe('web console', () => {
   it('is served at /ui/ with runtime settings that let SVC_AUTH=none skip authentication', async () => {
     const cfg = await http(stack.url, 'GET', '/ui/runtime-config.json');
     expect(cfg.body).toEqual({ auth: 'none', api_base: '/api', login_url: null, logout_url: null, me_url: null, allow_skip_auth: true });
-    const started = Date.now();
     await page.goto(`${stack.url}/ui/`);
     await page.getByRole('navigation', { name: 'Sections' }).getByText('Executions').waitFor();
     await page.getByText('No executions yet.').waitFor();
-    // The first view renders within a second on loopback.
-    expect(Date.now() - started).toBeLessThan(1_000 * 3);
+    // The first view (the list, answered by the API) renders within a second of navigation on
+    // loopback, timed by the page itself; the first load above warmed the browser up.
+    await page.reload({ waitUntil: 'commit' });
+    const shown = await page.waitForFunction("document.body.innerText.includes('No executions yet.') && performance.now()", undefined, { polling: 'raf' });
+    const renderedMs = Number(await shown.jsonValue());
+    expect(renderedMs).toBeLessThan(1_000);
   });
 
   it('registers a playbook through the editor, showing the server’s validation problem at its line first', async () => {
@@ -168,7 +171,7 @@ workflow:
     await page.locator('.facts .badge', { hasText: 'cancelled' }).waitFor({ timeout: 15_000 });
     await page.locator('svg.graph [data-step="start"][data-status="cancelled"]').waitFor();
     expect((await stack.wait(id)).status).toBe('cancelled');
-    expect(await page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
+    expect(await page.getByRole('button').allTextContents()).not.toContain('Cancel');
   });
 
   it('colours a failed step and shows the error', async () => {
@@ -219,6 +222,18 @@ workflow:
     await page.getByRole('region', { name: 'Worker pools' }).locator('tbody tr').first().waitFor();
     await page.getByRole('button', { name: 'Find (dry run)' }).click();
     await page.getByText('0 executions would be cancelled').waitFor();
+
+    // A credential made here: its data goes to the server once and is never shown or logged.
+    const secret = 'console-secret-7f3a9c';
+    const form = page.getByRole('form', { name: 'New credential' });
+    await form.getByLabel('Name').fill('console_auth');
+    await form.getByLabel('Data (JSON; sealed by the server, never shown again)').fill(JSON.stringify({ token: secret }));
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('region', { name: 'Credentials' }).getByRole('cell', { name: 'console_auth' }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    expect(stack.logs.join('')).not.toContain(secret);
+    const stored = await http(stack.url, 'GET', '/api/credentials/console_auth?include_data=true');
+    expect(stored.body.data).toEqual({ token: secret });
     await shot(page, 'operations');
   });
 
