@@ -31,7 +31,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected }: { gr
     <div className="graph-wrap">
       <svg className="graph" width={placed.width} height={placed.height} viewBox={`0 0 ${placed.width} ${placed.height}`} role="group" aria-label="Statechart of the playbook">
         <defs>
-          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="10" markerHeight="10" markerUnits="userSpaceOnUse" orient="auto-start-reverse">
             <path d="M 0 0 L 10 5 L 0 10 z" className="arrowhead" />
           </marker>
         </defs>

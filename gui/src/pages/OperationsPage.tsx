@@ -19,6 +19,7 @@ export function OperationsPage() {
     <>
       <Pools />
       <StuckExecutions />
+      <BatchRequest />
       <Credentials />
       <Keychain />
     </>
@@ -100,7 +101,7 @@ function StuckExecutions() {
       {found ? (
         <div className="confirm" role="status">
           <p>
-            {found.execution_ids.length} execution{found.execution_ids.length === 1 ? '' : 's'} would be cancelled:{' '}
+            {found.execution_ids.length === 0 ? `No execution has been running for more than ${minutes} minutes.` : `${found.execution_ids.length} execution${found.execution_ids.length === 1 ? '' : 's'} would be cancelled: `}
             {found.execution_ids.map((id) => (
               <a key={id} href={href(['executions', id])} className="chip">
                 {id}
@@ -115,6 +116,62 @@ function StuckExecutions() {
         </div>
       ) : null}
       {done ? <p role="status">{done.message}</p> : null}
+    </Section>
+  );
+}
+
+type BatchStatus = { request_id: string; execution_id: number; state: string; error_code: string | null; message: string | null; commands_generated: number | null; updated_at: string };
+// A batch is processed within seconds; its status is followed at this pace until it ends.
+const BATCH_REFRESH_MS = 500;
+
+/** A batch request's status by its id (from a worker's 202), followed live until completed or failed. */
+function BatchRequest() {
+  const [input, setInput] = useState('');
+  const [id, setId] = useState<string | null>(null);
+  const [ended, setEnded] = useState(false);
+  const status = usePoll(
+    async (signal) => {
+      if (!id) return null;
+      const s = await api<BatchStatus>(`/events/batch/${encodeURIComponent(id)}/status`, { signal });
+      if (s.state === 'completed' || s.state === 'failed') setEnded(true);
+      return s;
+    },
+    ended ? null : BATCH_REFRESH_MS,
+    [id, ended],
+  );
+  return (
+    <Section title="Batch requests">
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setEnded(false);
+          setId(input.trim() || null);
+        }}
+      >
+        <label>
+          Request id
+          <input value={input} onChange={(e) => setInput(e.target.value)} placeholder="from the 202 answer" />
+        </label>
+        <button type="submit">Follow</button>
+      </form>
+      <ErrorBox error={status.error} />
+      {status.data ? (
+        <dl className="facts" aria-live="polite">
+          <dt>State</dt>
+          <dd>
+            <StatusBadge status={status.data.state} /> {status.data.error_code ? `${status.data.error_code}: ${status.data.message ?? ''}` : ''}
+          </dd>
+          <dt>Execution</dt>
+          <dd>
+            <a href={href(['executions', status.data.execution_id])}>{status.data.execution_id}</a>
+          </dd>
+          <dt>Commands issued</dt>
+          <dd>{status.data.commands_generated ?? '—'}</dd>
+          <dt>Updated</dt>
+          <dd>{formatTime(status.data.updated_at)}</dd>
+        </dl>
+      ) : null}
     </Section>
   );
 }

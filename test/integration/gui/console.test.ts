@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
 import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
@@ -221,7 +222,14 @@ workflow:
     await page.goto(`${stack.url}/ui/#/operations`);
     await page.getByRole('region', { name: 'Worker pools' }).locator('tbody tr').first().waitFor();
     await page.getByRole('button', { name: 'Find (dry run)' }).click();
-    await page.getByText('0 executions would be cancelled').waitFor();
+    await page.getByText('No execution has been running for more than 5 minutes.').waitFor();
+
+    // A batch request (as a worker sends one) followed by its id until it settles.
+    const batch = await http(stack.url, 'POST', '/api/events/batch', { execution_id: 1, events: [{ event_type: 'command.heartbeat' }] }, asWorker);
+    expect(batch.status, JSON.stringify(batch.body)).toBe(202);
+    await page.getByLabel('Request id').fill(batch.body.request_id);
+    await page.getByRole('button', { name: 'Follow' }).click();
+    await page.getByRole('region', { name: 'Batch requests' }).locator('.badge', { hasText: /^(completed|failed)$/ }).waitFor();
 
     // A credential made here: its data goes to the server once and is never shown or logged.
     const secret = 'console-secret-7f3a9c';
@@ -235,6 +243,36 @@ workflow:
     const stored = await http(stack.url, 'GET', '/api/credentials/console_auth?include_data=true');
     expect(stored.body.data).toEqual({ token: secret });
     await shot(page, 'operations');
+  });
+
+  it('follows the system’s dark setting and is usable from the keyboard', async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${stack.url}/ui/#/executions`);
+    await page.getByRole('heading', { name: 'Executions' }).waitFor();
+    const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor');
+    const light = await background();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await background();
+    expect(light).not.toBe(dark);
+    const channels = (c: unknown) => String(c).match(/\d+/g)!.slice(0, 3).map(Number);
+    expect(Math.max(...channels(dark))).toBeLessThan(64);
+    expect(Math.min(...channels(light))).toBeGreaterThan(192);
+    await shot(page, 'dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    // Tab from the top reaches the sections; Enter follows a link; a step of the graph takes focus.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Executions' }).waitFor();
+    const focusedText = () => page.evaluate('document.activeElement && document.activeElement.textContent');
+    let reached = false;
+    for (let i = 0; i < 8 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await focusedText()) === 'Catalog';
+    }
+    expect(reached).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/catalog$/);
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
   });
 
   it('wrote nothing to the browser console', () => {
