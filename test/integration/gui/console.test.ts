@@ -273,6 +273,19 @@ workflow:
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/catalog$/);
     await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+
+    // 200 % zoom of a 1280 px window is a 640 px wide layout: the page reflows instead of scrolling
+    // sideways (wide tables and graphs scroll inside their own panel).
+    await page.setViewportSize({ width: 640, height: 900 });
+    for (const view of ['executions', 'executions/1', 'catalog/entry/demo%2Fpipeline', 'operations']) {
+      await page.goto(`${stack.url}/ui/#/${view}`);
+      await page.locator('h2').first().waitFor();
+      await page.waitForTimeout(300);
+      const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+      expect(overflow, view).toBeLessThanOrEqual(0);
+    }
+    await shot(page, 'zoom-200');
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('wrote nothing to the browser console', () => {
