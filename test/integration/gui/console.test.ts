@@ -149,10 +149,21 @@ describe('web console', () => {
     await shot(page, 'timeline');
   });
 
+  it('re-runs an execution with the same payload', async () => {
+    const first = Number(/executions\/(\d+)/.exec(page.url())![1]);
+    await page.getByRole('button', { name: 'Re-run' }).click();
+    await page.waitForURL((u) => /#\/executions\/(\d+)$/.test(u.hash) && !u.hash.endsWith(`/${first}`));
+    const second = Number(/executions\/(\d+)/.exec(page.url())![1]);
+    expect((await stack.wait(second)).status).toBe('completed');
+    const started = (await stack.events(second)).find((e) => e.event_type === 'execution.started');
+    expect(started.context.input.args).toEqual({ who: 'a browser' });
+  });
+
   it('lists executions with a status filter', async () => {
     await page.goto(`${stack.url}/ui/#/executions?status=completed`);
     await page.locator('table.list tbody tr').first().waitFor();
-    expect(await page.locator('table.list tbody tr').count()).toBe(1);
+    await page.locator('table.list tbody tr').nth(1).waitFor();
+    expect(await page.locator('table.list tbody tr').count()).toBe(2);
     await page.goto(`${stack.url}/ui/#/executions?status=failed`);
     await page.getByText('No executions match.').waitFor();
   });
@@ -214,8 +225,8 @@ workflow:
     await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'error' }).click();
     await page.getByText('Simulated execution failed.').waitFor();
     expect((await stepStatuses(page)).start).toBe('failed');
-    // Nothing ran: no execution was started by the simulation.
-    expect((await http(stack.url, 'GET', '/api/executions?path=demo/pipeline')).body.count).toBe(1);
+    // Nothing ran: no execution was started by the simulation (two ran before: the run and its re-run).
+    expect((await http(stack.url, 'GET', '/api/executions?path=demo/pipeline')).body.count).toBe(2);
   });
 
   it('shows worker pools and finds stuck executions with a dry run before cancelling', async () => {

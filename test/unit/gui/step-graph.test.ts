@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
 import { END_NODE, START_NODE, graphFromStatechart, graphFromYaml } from '../../../gui/src/graph/model.ts';
-import { fromEvents } from '../../../gui/src/graph/step-status.ts';
+import { fromEvents, fromState } from '../../../gui/src/graph/step-status.ts';
 import type { ExecutionEvent } from '../../../gui/src/api.ts';
 import { lineOfPath } from '../../../gui/src/yaml-lines.ts';
 
@@ -113,5 +113,12 @@ describe('fromEvents', () => {
     // A loop's items enter and exit one by one: active until the last exits.
     expect(fromEvents([ev('step.enter', 'l'), ev('step.enter', 'l'), ev('step.exit', 'l', { status: 'ok' })])).toEqual({ l: 'active' });
     expect(fromEvents([ev('step.enter', 'a'), ev('execution.cancelled', null)])).toEqual({ a: 'cancelled' });
+  });
+});
+
+describe('fromState', () => {
+  it('reads the /state answer: step statuses, the active steps over them', () => {
+    const state = { execution_id: 1, status: 'running', active_steps: ['b'], steps: { a: { status: 'completed' as const }, b: { status: 'pending' as const }, c: { status: 'skipped' as const } } };
+    expect(fromState(state)).toEqual({ a: 'completed', b: 'active', c: 'skipped' });
   });
 });
