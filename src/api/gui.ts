@@ -12,7 +12,7 @@ import { PUBLIC } from './access.ts';
 export const GUI_DIST_DIR = join(import.meta.dirname, '../../gui/dist');
 
 /** The mount point of the console on the API server. */
-export const GUI_PREFIX = '/ui/';
+const GUI_PREFIX = '/ui/';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
