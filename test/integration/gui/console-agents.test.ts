@@ -3,11 +3,10 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { ensureGuiBuilt, screenshotPath } from '../../helpers/gui-build.ts';
 import { http } from '../../helpers/http.ts';
 import { startMcpServer, type TestMcpServer } from '../../helpers/mcp-server.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
-import { join } from 'node:path';
 
 let stack: TestStack;
 let mcp: TestMcpServer;
@@ -59,7 +58,7 @@ describe('agents terminal', () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.locator('.run-output .badge', { hasText: 'completed' }).waitFor({ timeout: 20_000 });
     expect(await page.locator('.run-output').textContent()).toContain('hello from the terminal');
-    await page.screenshot({ path: join(import.meta.dirname, '../../../docs/gui-agents.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('agents'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -1,19 +1,18 @@
 // The web console in a real browser (Debian's chromium via playwright-core) against a real server,
 // worker and PostgreSQL: register through the editor (a validation problem first, at its line),
 // run, watch the statechart light each step until completion, read the timeline, cancel a long
-// run, see a failed step coloured. Screenshots go to docs/ for docs/gui.md. No console errors.
-import { join } from 'node:path';
+// run, see a failed step coloured. Screenshots for docs/gui.md (SVC_UPDATE_SCREENSHOTS=1 writes
+// them into docs/). No console errors.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { ensureGuiBuilt, screenshotPath } from '../../helpers/gui-build.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 
-const DOCS = join(import.meta.dirname, '../../../docs');
-const shot = (page: Page, name: string) => page.screenshot({ path: join(DOCS, `gui-${name}.png`), fullPage: true });
+const shot = (page: Page, name: string) => page.screenshot({ path: screenshotPath(name), fullPage: true });
 
 // The playbook registered through the editor; each step sleeps so the live view can see it active.
 const GOOD = `apiVersion: svc/v1
