@@ -1,4 +1,4 @@
-// Renders /docs and /redoc in headless Chromium and fails if a page does not render or makes any
+// Renders /docs, /redoc and the console at /ui/ in headless Chromium and fails if a page does not render or makes any
 // request outside the server's own origin (the pages must work with no internet).
 // Usage: node scripts/check-docs.ts [--url http://127.0.0.1:8082] [--screenshots DIR]
 // Without --url it starts the service itself on a temporary embedded PostgreSQL.
@@ -171,6 +171,8 @@ async function checkPages(cdp: Cdp, origin: string, screenshots: string | undefi
   const pages = [
     { name: 'docs', url: `${origin}/docs`, probe: `document.querySelector('.swagger-ui .info .title') && document.querySelectorAll('.opblock').length > 5` },
     { name: 'redoc', url: `${origin}/redoc`, probe: `document.querySelector('.api-info h1') && document.querySelectorAll('[role=menuitem], li[data-item-id]').length > 5` },
+    // The web console (built by npm install; `npm run build:gui`): fonts, icons and scripts all its own.
+    { name: 'ui', url: `${origin}/ui/`, probe: `document.querySelector('nav[aria-label=Sections]') && document.querySelector('h2')` },
   ];
   for (const p of pages) {
     const out = await render(cdp, p.url, p.probe);

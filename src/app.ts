@@ -24,6 +24,7 @@ import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installAuth } from './api/auth.ts';
 import { answerFrameworkError, installErrorHandler } from './api/error-handler.ts';
+import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
@@ -46,6 +47,8 @@ export type AppDeps = {
   workerToken: string;
   /** The job queue (src/jobs/boss.ts): batch processing jobs are sent through it. */
   boss: PgBoss;
+  /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */
+  guiDir?: string;
 };
 
 declare module 'fastify' {
@@ -108,6 +111,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

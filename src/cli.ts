@@ -1,5 +1,8 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { GUI_DIST_DIR } from './api/gui.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';
@@ -126,6 +129,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   if (trap.received) return stopNow(stop);
   const lines = [
     `svc ${withWorkers ? 'started' : 'server started'} in ${Math.round(performance.now() - t0)} ms`,
+    `  console  ${existsSync(join(GUI_DIST_DIR, 'index.html')) ? `${svc.url}/ui/` : 'not built (npm run build:gui)'}`,
     `  API      ${svc.url}/api`,
     `  docs     ${svc.url}/docs  (ReDoc: ${svc.url}/redoc)`,
     `  health   ${svc.url}/api/health`,

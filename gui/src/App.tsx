@@ -1,0 +1,69 @@
+import { CatalogEntryPage } from './pages/CatalogEntryPage.tsx';
+import { CatalogPage } from './pages/CatalogPage.tsx';
+import { EditorPage } from './pages/EditorPage.tsx';
+import { ExecutionPage } from './pages/ExecutionPage.tsx';
+import { ExecutionsPage } from './pages/ExecutionsPage.tsx';
+import { AgentsPage } from './pages/AgentsPage.tsx';
+import { OperationsPage } from './pages/OperationsPage.tsx';
+import { href, useRoute } from './route.ts';
+import { useSession } from './session.ts';
+
+const SECTIONS = [
+  { key: 'executions', label: 'Executions' },
+  { key: 'catalog', label: 'Catalog' },
+  { key: 'agents', label: 'Agents' },
+  { key: 'operations', label: 'Operations' },
+] as const;
+
+/** The shell: navigation, who is signed in, and the page of the route. */
+export function App() {
+  const route = useRoute();
+  const session = useSession();
+  const [section = 'executions', ...rest] = route.parts;
+  return (
+    <>
+      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>
+        Skip to content
+      </a>
+      <header className="top">
+        <a className="brand" href={href(['executions'])}>svc</a>
+        <nav aria-label="Sections">
+          {SECTIONS.map((s) => (
+            <a key={s.key} href={href([s.key])} aria-current={section === s.key ? 'page' : undefined}>
+              {s.label}
+            </a>
+          ))}
+        </nav>
+        <div className="who">
+          {session.user ? <span title={session.user.email ?? undefined}>{session.user.name ?? session.user.sub} ({session.user.roles.join(', ') || 'no role'})</span> : null}
+          {session.config.auth !== 'none' ? (
+            <button type="button" className="link" onClick={session.logout}>
+              Sign out
+            </button>
+          ) : null}
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page(section, rest, route.query)}
+      </main>
+    </>
+  );
+}
+
+function page(section: string, rest: string[], query: URLSearchParams) {
+  switch (section) {
+    case 'executions':
+      return rest[0] ? <ExecutionPage id={Number(rest[0])} /> : <ExecutionsPage query={query} />;
+    case 'catalog':
+      if (rest[0] === 'new') return <EditorPage />;
+      if (rest[0] === 'edit') return <EditorPage path={rest.slice(1).join('/')} />;
+      if (rest[0] === 'entry') return <CatalogEntryPage path={rest.slice(1).join('/')} version={query.get('version')} />;
+      return <CatalogPage />;
+    case 'agents':
+      return <AgentsPage />;
+    case 'operations':
+      return <OperationsPage />;
+    default:
+      return <p>Nothing here. <a href={href(['executions'])}>Executions</a></p>;
+  }
+}

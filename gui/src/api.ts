@@ -1,0 +1,119 @@
+// The one way the console talks to the service: JSON over fetch to the API base of the runtime
+// settings, with the API token (SVC_AUTH=token) held in this module's memory only.
+
+export type RuntimeConfig = {
+  auth: 'none' | 'token' | 'gateway';
+  api_base: string;
+  login_url: string | null;
+  logout_url: string | null;
+  me_url: string | null;
+  allow_skip_auth: boolean;
+};
+
+/** A refusal or failure answered by the API: its status and `detail` as sent. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly detail: unknown;
+  constructor(status: number, detail: unknown) {
+    super(describeDetail(detail) || `HTTP ${status}`);
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+/** One line for a `detail` (a string, or `{message, errors}`). */
+export function describeDetail(detail: unknown): string {
+  if (typeof detail === 'string') return detail;
+  if (detail && typeof detail === 'object') {
+    const d = detail as { message?: unknown; errors?: unknown };
+    const errors = Array.isArray(d.errors) ? `: ${d.errors.join('; ')}` : '';
+    if (typeof d.message === 'string') return d.message + errors;
+    return JSON.stringify(detail);
+  }
+  return '';
+}
+
+let apiBase = '/api';
+let token: string | null = null;
+let onUnauthorized: (() => void) | null = null;
+
+/** Set once at start from the runtime settings. */
+export function configureApi(base: string, unauthorized: () => void): void {
+  apiBase = base.replace(/\/$/, '');
+  onUnauthorized = unauthorized;
+}
+
+/** The API token for SVC_AUTH=token; kept in memory, never in storage. */
+export function setToken(value: string | null): void {
+  token = value;
+}
+
+/** Calls the API at `path` (below the API base); throws ApiError for any answer but 2xx. */
+export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(apiBase + path, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: init.signal,
+    credentials: 'same-origin',
+  });
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized?.();
+    const detail = body && typeof body === 'object' && 'detail' in body ? (body as { detail: unknown }).detail : body;
+    throw new ApiError(res.status, detail);
+  }
+  return body as T;
+}
+
+/** Like `api`, but a 404 (a route this server does not have yet, or nothing there) answers null. */
+export async function apiOrNull<T>(path: string, init?: { signal?: AbortSignal }): Promise<T | null> {
+  try {
+    return await api<T>(path, init);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+/** A catalog path as a URL path (each segment encoded, slashes kept). */
+export const encodePath = (path: string): string => path.split('/').map(encodeURIComponent).join('/');
+
+export type Execution = {
+  execution_id: number;
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  path: string;
+  progress: number;
+  result: unknown;
+  error: unknown;
+  catalog_id: number;
+  parent_execution_id: number | null;
+  root_execution_id: number | null;
+  started_at: string;
+  updated_at: string;
+  finished_at: string | null;
+};
+
+export type ExecutionEvent = {
+  event_id: number;
+  event_type: string;
+  status: string | null;
+  step: string | null;
+  command_id: number | null;
+  worker_id: string | null;
+  context: unknown;
+  result: unknown;
+  error: unknown;
+  created_at: string;
+};
+
+export type CatalogEntry = { catalog_id: number; path: string; version: number; kind: string; created_at: string; content?: string };

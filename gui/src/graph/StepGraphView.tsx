@@ -1,0 +1,109 @@
+import { useMemo } from 'react';
+import { href } from '../route.ts';
+import { layoutGraph } from './layout.ts';
+import { END_NODE, START_NODE, type StepGraph } from './model.ts';
+import type { StepStates, StepStatus } from './step-status.ts';
+
+const DONE: StepStatus[] = ['completed', 'failed', 'active', 'cancelled'];
+
+/**
+ * The playbook's machine drawn as a graph: one box per step (coloured by its status when an
+ * execution is shown), arcs with their `when`, loops marked, child playbooks linked. Each step is
+ * focusable; Enter or a click calls `onSelect`.
+ */
+export function StepGraphView({ graph, states, ended, onSelect, selected }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null }) {
+  const placed = useMemo(() => layoutGraph(graph), [graph]);
+  const statusOf = (id: string): StepStatus | 'none' => {
+    if (!states) return 'none';
+    if (id === START_NODE) return Object.keys(states).length ? 'completed' : 'pending';
+    if (id === END_NODE) return ended === 'completed' ? 'completed' : 'pending';
+    return states[id] ?? 'pending';
+  };
+  const ran = (id: string) => DONE.includes(statusOf(id) as StepStatus);
+  // An arc was taken when both of its ends ran (the path a finished execution took); the arc to
+  // the end, when its step ran and led to no other step that ran.
+  const taken = (from: string, to: string) => {
+    if (!states || !ran(from) || !ran(to)) return false;
+    return to !== END_NODE || !graph.edges.some((o) => o.from === from && o.to !== END_NODE && ran(o.to));
+  };
+  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  return (
+    <div className="graph-wrap">
+      <svg className="graph" width={placed.width} height={placed.height} viewBox={`0 0 ${placed.width} ${placed.height}`} role="group" aria-label="Statechart of the playbook">
+        <defs>
+          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="10" markerHeight="10" markerUnits="userSpaceOnUse" orient="auto-start-reverse">
+            <path d="M 0 0 L 10 5 L 0 10 z" className="arrowhead" />
+          </marker>
+        </defs>
+        {placed.edges.map((e, i) => (
+          <g key={i} className={`edge${taken(e.from, e.to) ? ' taken' : ''}`}>
+            <path d={e.points.map((p, j) => `${j ? 'L' : 'M'} ${p.x} ${p.y}`).join(' ')} markerEnd="url(#arrow)" />
+            {e.label && e.labelAt ? (
+              <text x={e.labelAt.x} y={e.labelAt.y + 4} textAnchor="middle" className="edge-label">
+                {e.label}
+              </text>
+            ) : null}
+          </g>
+        ))}
+        {placed.nodes.map((p) => {
+          const n = byId.get(p.id)!;
+          const status = statusOf(p.id);
+          if (n.kind !== 'step') {
+            return (
+              <g key={p.id} className={`terminal st-${status}`} data-node={n.kind}>
+                <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={p.h / 2} />
+                <text x={p.x} y={p.y + 4} textAnchor="middle">
+                  {n.label}
+                </text>
+              </g>
+            );
+          }
+          return (
+            <g
+              key={p.id}
+              className={`node st-${status}${selected === p.id ? ' selected' : ''}`}
+              data-step={p.id}
+              data-status={status}
+              tabIndex={0}
+              role="button"
+              aria-label={`step ${p.id}${status !== 'none' ? `, ${status}` : ''}${n.loop ? `, ${n.loop}` : ''}`}
+              onClick={() => onSelect?.(p.id)}
+              onKeyDown={(e) => {
+                if (e.key === 'Enter' || e.key === ' ') {
+                  e.preventDefault();
+                  onSelect?.(p.id);
+                }
+              }}
+            >
+              <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
+              <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4)} textAnchor="middle" className="node-name">
+                {n.label}
+              </text>
+              {n.loop ? (
+                <text x={p.x} y={p.y + 12} textAnchor="middle" className="node-sub">
+                  ↻ {n.loop}
+                </text>
+              ) : null}
+              {n.children.map((c, i) => (
+                <a key={c} href={href(['catalog', 'entry', c])}>
+                  <text x={p.x} y={p.y + 12 + (n.loop ? 12 : 0) + i * 12} textAnchor="middle" className="node-link">
+                    ▸ {c}
+                  </text>
+                </a>
+              ))}
+            </g>
+          );
+        })}
+      </svg>
+      {states ? (
+        <ul className="legend" aria-label="Legend">
+          {(['pending', 'active', 'completed', 'failed', 'cancelled'] as const).map((s) => (
+            <li key={s} className={`st-${s}`}>
+              <span className="swatch" /> {s}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,43 @@
+import dagre from '@dagrejs/dagre';
+import type { StepGraph } from './model.ts';
+
+export type Placed = {
+  width: number;
+  height: number;
+  nodes: { id: string; x: number; y: number; w: number; h: number }[];
+  edges: { from: string; to: string; label?: string; points: { x: number; y: number }[]; labelAt?: { x: number; y: number } }[];
+};
+
+// Sizes in CSS pixels of the SVG drawing.
+const CHAR_WIDTH_PX = 7.5;
+const NODE_HEIGHT_PX = 44;
+const NODE_MIN_WIDTH_PX = 90;
+
+/** Lays the step graph out top to bottom with dagre (ranks by arcs, crossings reduced). */
+export function layoutGraph(graph: StepGraph): Placed {
+  const g = new dagre.graphlib.Graph({ multigraph: true });
+  g.setGraph({ rankdir: 'TB', nodesep: 30, ranksep: 50, edgesep: 15, marginx: 10, marginy: 10 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const n of graph.nodes) {
+    const small = n.kind !== 'step';
+    const text = Math.max(n.label.length, n.loop ? n.loop.length : 0);
+    g.setNode(n.id, { width: small ? 60 : Math.max(NODE_MIN_WIDTH_PX, text * CHAR_WIDTH_PX + 24), height: small ? 30 : NODE_HEIGHT_PX + (n.children.length ? 14 : 0) });
+  }
+  graph.edges.forEach((e, i) => {
+    g.setEdge(e.from, e.to, e.label ? { label: e.label, width: e.label.length * 6.2 + 6, height: 14, labelpos: 'c' } : {}, `e${i}`);
+  });
+  dagre.layout(g);
+  const label = g.graph();
+  return {
+    width: (label.width ?? 0) + 20,
+    height: (label.height ?? 0) + 20,
+    nodes: graph.nodes.map((n) => {
+      const p = g.node(n.id);
+      return { id: n.id, x: p.x, y: p.y, w: p.width, h: p.height };
+    }),
+    edges: graph.edges.map((e, i) => {
+      const p = g.edge({ v: e.from, w: e.to, name: `e${i}` });
+      return { from: e.from, to: e.to, label: e.label, points: p.points ?? [], labelAt: e.label && p.x !== undefined && p.y !== undefined ? { x: p.x, y: p.y } : undefined };
+    }),
+  };
+}

@@ -1,0 +1,159 @@
+// The playbook as a graph of steps: from the server's statechart (GET …/statechart, xstate
+// machine config whose step states carry meta.step) when it has one, else from the YAML's
+// `next` arcs. Pure functions, no I/O.
+import { load } from 'js-yaml';
+
+export type StepNode = { id: string; label: string; kind: 'step' | 'start' | 'end'; loop?: string; children: string[] };
+export type StepEdge = { from: string; to: string; label?: string };
+export type StepGraph = { nodes: StepNode[]; edges: StepEdge[] };
+
+export const START_NODE = '__start';
+export const END_NODE = '__end';
+
+type Raw = Record<string, unknown>;
+const isRecord = (v: unknown): v is Raw => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Arcs of a step's `next` in any of its three forms (name, list of arcs, {mode, arcs}). */
+export function arcsOf(next: unknown): { step: string; when?: string }[] {
+  const list = isRecord(next) && Array.isArray(next.arcs) ? next.arcs : Array.isArray(next) ? next : next === undefined || next === null ? [] : [next];
+  return list.flatMap((arc) => {
+    if (typeof arc === 'string') return [{ step: arc }];
+    if (isRecord(arc) && typeof arc.step === 'string') return [{ step: arc.step, when: typeof arc.when === 'string' ? arc.when : undefined }];
+    return [];
+  });
+}
+
+/** Shortens a `{{ … }}` condition for an arc's label. */
+export function whenLabel(when: string | undefined): string | undefined {
+  if (!when) return undefined;
+  const inner = when.replace(/^\s*\{\{\s*|\s*\}\}\s*$/g, '');
+  return inner.length > 40 ? `${inner.slice(0, 39)}…` : inner;
+}
+
+/** The step graph of playbook YAML; null when the text is not a playbook with a workflow. */
+export function graphFromYaml(text: string): StepGraph | null {
+  let doc: unknown;
+  try {
+    doc = load(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(doc) || !Array.isArray(doc.workflow)) return null;
+  const steps = doc.workflow.filter(isRecord).filter((s) => typeof s.step === 'string');
+  if (steps.length === 0) return null;
+  const names = new Set(steps.map((s) => s.step as string));
+  const entry = names.has('start') ? 'start' : (steps[0].step as string);
+  const nodes: StepNode[] = [{ id: START_NODE, label: 'start', kind: 'start', children: [] }];
+  const edges: StepEdge[] = [{ from: START_NODE, to: entry }];
+  let anyEnd = false;
+  for (const s of steps) {
+    const name = s.step as string;
+    const tools = Array.isArray(s.tool) ? s.tool : s.tool === undefined ? [] : [s.tool];
+    const children = tools.filter(isRecord).flatMap((t) => (t.kind === 'playbook' && typeof t.path === 'string' ? [t.path] : []));
+    const loop = isRecord(s.loop) ? `loop ${typeof s.loop.mode === 'string' ? s.loop.mode : 'sequential'}` : undefined;
+    nodes.push({ id: name, label: name, kind: 'step', loop, children });
+    const arcs = arcsOf(s.next).filter((a) => names.has(a.step));
+    for (const a of arcs) edges.push({ from: name, to: a.step, label: whenLabel(a.when) });
+    if (arcs.length === 0 || arcs.every((a) => a.when)) {
+      edges.push({ from: name, to: END_NODE });
+      anyEnd = true;
+    }
+  }
+  if (anyEnd) nodes.push({ id: END_NODE, label: 'end', kind: 'end', children: [] });
+  return { nodes, edges };
+}
+
+type StateNode = { key: string; id: string; parent: StateNode | null; config: Raw; step: string | null };
+
+/**
+ * The step graph of an xstate machine config whose step states carry `meta.step`; arcs from
+ * transitions (under `on` and `always`) between states of different steps, labelled with their
+ * `meta.when`. Null when no state names a step.
+ */
+export function graphFromStatechart(machine: unknown): StepGraph | null {
+  if (!isRecord(machine)) return null;
+  const all: StateNode[] = [];
+  const byId = new Map<string, StateNode>();
+  const walk = (key: string, config: Raw, parent: StateNode | null) => {
+    const id = typeof config.id === 'string' ? config.id : parent ? `${parent.id}.${key}` : key;
+    const meta = isRecord(config.meta) ? config.meta : {};
+    const node: StateNode = { key, id, parent, config, step: typeof meta.step === 'string' ? meta.step : null };
+    all.push(node);
+    byId.set(id, node);
+    if (isRecord(config.states)) for (const [k, c] of Object.entries(config.states)) if (isRecord(c)) walk(k, c, node);
+  };
+  walk(typeof machine.id === 'string' ? machine.id : '(machine)', machine, null);
+  const stepOf = (n: StateNode | null): string | null => {
+    for (let at = n; at; at = at.parent) if (at.step) return at.step;
+    return null;
+  };
+  const resolve = (from: StateNode, target: string): StateNode | undefined => {
+    if (target.startsWith('#')) return byId.get(target.slice(1)) ?? all.find((n) => n.id === target.slice(1).split('.')[0]);
+    const childOf = (p: StateNode | null, path: string) => {
+      let at = p;
+      for (const part of path.split('.')) {
+        at = at ? (all.find((n) => n.parent === at && n.key === part) ?? null) : null;
+        if (!at) return undefined;
+      }
+      return at ?? undefined;
+    };
+    if (target.startsWith('.')) return childOf(from, target.slice(1));
+    return childOf(from.parent, target);
+  };
+  const steps = [...new Set(all.flatMap((n) => (n.step ? [n.step] : [])))];
+  if (steps.length === 0) return null;
+  const nodes: StepNode[] = steps.map((s) => ({ id: s, label: s, kind: 'step', children: [] }));
+  const edges: StepEdge[] = [];
+  const seen = new Set<string>();
+  const finals = new Set<string>();
+  for (const n of all) {
+    const fromStep = stepOf(n);
+    const transitions: Raw[] = [];
+    const collect = (t: unknown) => {
+      for (const one of Array.isArray(t) ? t : [t]) {
+        if (typeof one === 'string') transitions.push({ target: one });
+        else if (isRecord(one)) transitions.push(one);
+      }
+    };
+    if (isRecord(n.config.on)) for (const t of Object.values(n.config.on)) collect(t);
+    if (n.config.always !== undefined) collect(n.config.always);
+    if (n.config.onDone !== undefined) collect(n.config.onDone);
+    for (const t of transitions) {
+      for (const target of Array.isArray(t.target) ? t.target : [t.target]) {
+        if (typeof target !== 'string') continue;
+        const to = resolve(n, target);
+        if (!to) continue;
+        const toStep = stepOf(to);
+        const label = whenLabel(isRecord(t.meta) && typeof t.meta.when === 'string' ? t.meta.when : undefined);
+        if (fromStep && !toStep && to.config.type === 'final') finals.add(fromStep);
+        if (!toStep || toStep === fromStep) continue;
+        const from = fromStep ?? START_NODE;
+        const key = `${from}>${toStep}>${label ?? ''}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        edges.push({ from, to: toStep, label });
+      }
+    }
+  }
+  if (edges.some((e) => e.from === START_NODE)) nodes.unshift({ id: START_NODE, label: 'start', kind: 'start', children: [] });
+  if (finals.size) {
+    nodes.push({ id: END_NODE, label: 'end', kind: 'end', children: [] });
+    for (const s of finals) edges.push({ from: s, to: END_NODE });
+  }
+  return { nodes, edges };
+}
+
+/** Adds what the YAML knows and a statechart may not say (loops, child playbooks, the entry arc). */
+export function enrich(graph: StepGraph, fromYaml: StepGraph | null): StepGraph {
+  if (!fromYaml) return graph;
+  const nodes = graph.nodes.map((n) => {
+    const y = fromYaml.nodes.find((m) => m.id === n.id);
+    return y ? { ...n, loop: n.loop ?? y.loop, children: n.children.length ? n.children : y.children } : n;
+  });
+  const edges = [...graph.edges];
+  if (!nodes.some((n) => n.id === START_NODE)) {
+    nodes.unshift({ id: START_NODE, label: 'start', kind: 'start', children: [] });
+    for (const e of fromYaml.edges) if (e.from === START_NODE) edges.push(e);
+  }
+  return { nodes, edges };
+}

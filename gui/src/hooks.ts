@@ -1,0 +1,42 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+
+export type Loaded<T> = { data: T | undefined; error: Error | undefined; loading: boolean; reload: () => void };
+
+/**
+ * Runs `load` now and, while `everyMs` is a number, again that long after each answer (live
+ * views); a change of `deps` starts over. Answers of superseded runs are dropped.
+ */
+export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, everyMs: number | null, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<Error>();
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  useEffect(() => {
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const run = async () => {
+      try {
+        const value = await loadRef.current(abort.signal);
+        if (abort.signal.aborted) return;
+        setData(value);
+        setError(undefined);
+      } catch (e) {
+        if (abort.signal.aborted) return;
+        setError(e instanceof Error ? e : new Error(String(e)));
+      }
+      setLoading(false);
+      if (everyMs !== null && !abort.signal.aborted) timer = setTimeout(run, everyMs);
+    };
+    setLoading(true);
+    void run();
+    return () => {
+      abort.abort();
+      clearTimeout(timer);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, everyMs, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
+}

@@ -1,0 +1,106 @@
+import { StrictMode, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { ApiError, api, configureApi, setToken, type RuntimeConfig } from './api.ts';
+import { App } from './App.tsx';
+import { SessionContext, type User } from './session.ts';
+import { ErrorBox } from './ui.tsx';
+import './styles.css';
+
+type Phase =
+  | { kind: 'loading' }
+  | { kind: 'failed'; error: unknown }
+  | { kind: 'token'; config: RuntimeConfig; error?: unknown }
+  | { kind: 'ready'; config: RuntimeConfig; user: User | null };
+
+/** Runtime settings first (relative to where the console is served), then who the user is. */
+function Boot() {
+  const [phase, setPhase] = useState<Phase>({ kind: 'loading' });
+
+  useEffect(() => {
+    void (async () => {
+      try {
+        const res = await fetch('./runtime-config.json', { headers: { accept: 'application/json' } });
+        if (!res.ok) throw new Error(`runtime-config.json answered ${res.status}`);
+        const config = (await res.json()) as RuntimeConfig;
+        configureApi(config.api_base || '/api', () => {
+          if (config.auth === 'gateway' && config.login_url) location.assign(config.login_url);
+          else if (config.auth === 'token') {
+            setToken(null);
+            setPhase({ kind: 'token', config, error: new Error('the token was refused; give another') });
+          }
+        });
+        if (config.auth === 'token') return setPhase({ kind: 'token', config });
+        if (config.auth === 'gateway' && config.me_url) {
+          const me = await fetch(config.me_url, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+          if (me.status === 401 && config.login_url) {
+            // allow_skip_auth is false behind the gateway: nothing is shown before login.
+            location.assign(config.login_url);
+            return;
+          }
+          if (!me.ok) throw new Error(`${config.me_url} answered ${me.status}`);
+          return setPhase({ kind: 'ready', config, user: (await me.json()) as User });
+        }
+        setPhase({ kind: 'ready', config, user: null });
+      } catch (error) {
+        setPhase({ kind: 'failed', error });
+      }
+    })();
+  }, []);
+
+  if (phase.kind === 'loading') return <p className="boot">Loading…</p>;
+  if (phase.kind === 'failed') return <ErrorBox error={phase.error} />;
+  if (phase.kind === 'token') return <TokenPrompt config={phase.config} error={phase.error} onReady={(config) => setPhase({ kind: 'ready', config, user: null })} />;
+  const logout = () => {
+    setToken(null);
+    if (phase.config.logout_url) location.assign(phase.config.logout_url);
+    else if (phase.config.auth === 'token') setPhase({ kind: 'token', config: phase.config });
+  };
+  return (
+    <SessionContext.Provider value={{ config: phase.config, user: phase.user, logout }}>
+      <App />
+    </SessionContext.Provider>
+  );
+}
+
+/** SVC_AUTH=token: an API token, checked with one read, kept in memory (a reload asks again). */
+function TokenPrompt({ config, error, onReady }: { config: RuntimeConfig; error?: unknown; onReady: (c: RuntimeConfig) => void }) {
+  const [value, setValue] = useState('');
+  const [problem, setProblem] = useState<unknown>(error);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setToken(value.trim());
+    try {
+      await api('/executions?limit=1');
+      onReady(config);
+    } catch (err) {
+      setToken(null);
+      setProblem(err instanceof ApiError && err.status === 401 ? new Error('the server refused this token') : err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main className="login">
+      <form onSubmit={submit} className="panel">
+        <h1>svc console</h1>
+        <p>This server wants an API token (made with <code>svc token create --name you --role viewer</code>). It stays in this tab's memory only.</p>
+        <label>
+          API token
+          <input type="password" autoComplete="off" autoFocus value={value} onChange={(e) => setValue(e.target.value)} required />
+        </label>
+        <ErrorBox error={problem} />
+        <button type="submit" disabled={busy || !value.trim()}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <Boot />
+  </StrictMode>,
+);

@@ -1,0 +1,231 @@
+import { load } from 'js-yaml';
+import { useState } from 'react';
+import { api, apiOrNull, encodePath, type CatalogEntry, type Execution, type ExecutionEvent } from '../api.ts';
+import { usePoll } from '../hooks.ts';
+import { href } from '../route.ts';
+import { useCan } from '../session.ts';
+import { ErrorBox, JsonView, Section, StatusBadge } from '../ui.tsx';
+
+type Agent = { path: string; catalog_id: number; version: number; name: string; workspace: string | null; scopes: string[]; capabilities: string[]; description: string | null };
+type McpServer = { name: string; path: string | null; endpoint: string | null; transport: string | null; status: string; lifecycle: string[]; updated_at: string | null };
+
+const RUN_REFRESH_MS = 500;
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
+
+/**
+ * Agents the terminal shows (`metadata.terminal.visible`), for a server without GET /api/agents:
+ * read from the catalog's agent entries.
+ */
+async function agentsFromCatalog(signal: AbortSignal): Promise<Agent[]> {
+  const list = await api<{ playbooks: CatalogEntry[] }>('/catalog/playbooks?kind=agent', { signal });
+  const out: Agent[] = [];
+  for (const p of list.playbooks) {
+    const entry = await apiOrNull<CatalogEntry>(`/catalog/playbook/${encodePath(p.path)}`, { signal });
+    let doc: unknown;
+    try {
+      doc = load(entry?.content ?? '');
+    } catch {
+      continue;
+    }
+    const meta = doc && typeof doc === 'object' ? ((doc as { metadata?: Record<string, unknown> }).metadata ?? {}) : {};
+    const terminal = (meta.terminal ?? {}) as Record<string, unknown>;
+    if (terminal.visible === false) continue;
+    out.push({
+      path: p.path,
+      catalog_id: p.catalog_id,
+      version: p.version,
+      name: typeof meta.name === 'string' ? meta.name : p.path,
+      workspace: typeof terminal.workspace === 'string' ? terminal.workspace : null,
+      scopes: strings(terminal.scopes),
+      capabilities: strings(terminal.capabilities),
+      description: typeof meta.description === 'string' ? meta.description : null,
+    });
+  }
+  return out;
+}
+
+/** The agents terminal: agents by workspace, a tool run with its result as it comes, MCP servers and their lifecycle. */
+export function AgentsPage() {
+  const agents = usePoll(async (signal) => (await apiOrNull<{ items: Agent[] }>('/agents', { signal }))?.items ?? agentsFromCatalog(signal), null, []);
+  const [chosen, setChosen] = useState<Agent | null>(null);
+  const groups = new Map<string, Agent[]>();
+  for (const a of agents.data ?? []) groups.set(a.workspace ?? 'default', [...(groups.get(a.workspace ?? 'default') ?? []), a]);
+  return (
+    <>
+      <Section title="Agents">
+        <ErrorBox error={agents.error} />
+        {agents.data?.length === 0 ? <p className="muted">No agent is registered (register a playbook with metadata.agent: true).</p> : null}
+        {[...groups].map(([workspace, list]) => (
+          <div key={workspace} className="workspace">
+            <h3>{workspace}</h3>
+            <ul className="cards">
+              {list.map((a) => (
+                <li key={a.path}>
+                  <button type="button" className={`card${chosen?.path === a.path ? ' selected' : ''}`} onClick={() => setChosen(a)} aria-pressed={chosen?.path === a.path}>
+                    <strong>{a.name}</strong> <span className="muted">{a.path} v{a.version}</span>
+                    {a.description ? <span>{a.description}</span> : null}
+                    <span>
+                      {a.scopes.map((s) => (
+                        <span key={s} className="chip">
+                          scope {s}
+                        </span>
+                      ))}
+                      {a.capabilities.map((c) => (
+                        <span key={c} className="chip">
+                          {c}
+                        </span>
+                      ))}
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+        {chosen ? <AgentRun agent={chosen} key={chosen.path} /> : null}
+      </Section>
+      <McpServers />
+    </>
+  );
+}
+
+function AgentRun({ agent }: { agent: Agent }) {
+  const canOperate = useCan('operator');
+  const [tool, setTool] = useState('');
+  const [args, setArgs] = useState('{}');
+  const [executionId, setExecutionId] = useState<number | null>(null);
+  const [error, setError] = useState<unknown>();
+  let problem: string | null = null;
+  try {
+    const v: unknown = JSON.parse(args);
+    if (!v || typeof v !== 'object' || Array.isArray(v)) problem = 'arguments must be a JSON object';
+  } catch (e) {
+    problem = e instanceof Error ? e.message : String(e);
+  }
+  const run = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      const workload: Record<string, unknown> = { arguments: JSON.parse(args) };
+      if (tool.trim()) workload.tool = tool.trim();
+      const out = await api<{ execution_id: number }>('/execute', { body: { path: agent.path, resource_kind: 'agent', workload } });
+      setExecutionId(out.execution_id);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <div className="terminal" aria-label={`Run ${agent.name}`}>
+      <h3>Run {agent.name}</h3>
+      {canOperate ? (
+        <form className="stack" onSubmit={run}>
+          <label>
+            Tool <input value={tool} onChange={(e) => setTool(e.target.value)} placeholder="the playbook's default when empty" />
+          </label>
+          <label>
+            Arguments (JSON)
+            <textarea rows={3} className="code" value={args} onChange={(e) => setArgs(e.target.value)} spellCheck={false} />
+          </label>
+          {problem ? <p className="error">{problem}</p> : null}
+          <button type="submit" disabled={problem !== null}>
+            Run
+          </button>
+        </form>
+      ) : (
+        <p className="muted">Running agents needs the operator role.</p>
+      )}
+      <ErrorBox error={error} />
+      {executionId !== null ? <RunOutput id={executionId} /> : null}
+    </div>
+  );
+}
+
+/** The run as it goes: each step's events as they arrive, then the result or error. */
+function RunOutput({ id }: { id: number }) {
+  const [done, setDone] = useState(false);
+  const out = usePoll(
+    async (signal) => {
+      const execution = await api<Execution>(`/executions/${id}`, { signal });
+      const events = await api<{ events: ExecutionEvent[] }>(`/events/${id}`, { signal });
+      if (execution.status !== 'running') setDone(true);
+      return { execution, events: events.events };
+    },
+    done ? null : RUN_REFRESH_MS,
+    [id, done],
+  );
+  if (!out.data) return <ErrorBox error={out.error} />;
+  const { execution, events } = out.data;
+  return (
+    <div className="run-output" aria-live="polite">
+      <p>
+        <a href={href(['executions', id])}>Execution {id}</a> <StatusBadge status={execution.status} />
+      </p>
+      <ol className="log">
+        {events
+          .filter((e) => e.event_type.startsWith('step.') || e.event_type.startsWith('call.') || e.event_type.startsWith('command.'))
+          .map((e) => (
+            <li key={e.event_id}>
+              {e.event_type} {e.step ?? ''}
+            </li>
+          ))}
+      </ol>
+      <JsonView label="Result" value={execution.result} open />
+      <JsonView label="Error" value={execution.error} open />
+    </div>
+  );
+}
+
+function McpServers() {
+  const canOperate = useCan('operator');
+  const servers = usePoll((signal) => apiOrNull<{ items: McpServer[] }>('/mcp/servers', { signal }), 5_000, []);
+  const [progress, setProgress] = useState<Record<string, string>>({});
+  const act = async (name: string, action: string) => {
+    setProgress((p) => ({ ...p, [name]: `${action}…` }));
+    try {
+      const out = await api<unknown>(`/mcp/mcp/${encodeURIComponent(name)}/lifecycle/${encodeURIComponent(action)}`, { body: {} });
+      setProgress((p) => ({ ...p, [name]: `${action}: ${JSON.stringify(out)}` }));
+      servers.reload();
+    } catch (err) {
+      setProgress((p) => ({ ...p, [name]: `${action} failed: ${err instanceof Error ? err.message : String(err)}` }));
+    }
+  };
+  return (
+    <Section title="MCP servers">
+      <ErrorBox error={servers.error} />
+      {servers.data === null ? <p className="muted">This server does not list MCP servers yet.</p> : null}
+      {servers.data ? (
+        <table className="list">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Endpoint</th>
+              <th scope="col">Status</th>
+              <th scope="col">Lifecycle</th>
+            </tr>
+          </thead>
+          <tbody>
+            {servers.data.items.map((s) => (
+              <tr key={s.name}>
+                <td>{s.name}</td>
+                <td>{s.endpoint ?? ''}</td>
+                <td>
+                  <StatusBadge status={s.status} />
+                </td>
+                <td>
+                  {canOperate
+                    ? s.lifecycle.map((a) => (
+                        <button key={a} type="button" onClick={() => void act(s.name, a)}>
+                          {a}
+                        </button>
+                      ))
+                    : null}
+                  {progress[s.name] ? <span className="muted"> {progress[s.name]}</span> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </Section>
+  );
+}

@@ -1,0 +1,129 @@
+import { useState } from 'react';
+import { api, apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
+import { loadPlaybookGraph } from '../graph/load-graph.ts';
+import { Simulator } from '../graph/Simulator.tsx';
+import { StepGraphView } from '../graph/StepGraphView.tsx';
+import { usePoll } from '../hooks.ts';
+import { href, navigate } from '../route.ts';
+import { useCan } from '../session.ts';
+import { ErrorBox, Section, formatTime } from '../ui.tsx';
+import { YamlView, diffLines } from '../YamlView.tsx';
+
+/** One catalog path: versions, the YAML (and its diff with the version before), the graph, a run form. */
+export function CatalogEntryPage({ path, version }: { path: string; version: string | null }) {
+  const canOperate = useCan('operator');
+  const loaded = usePoll((signal) => loadPlaybookGraph(path, { version: version ? Number(version) : undefined, signal }), null, [path, version]);
+  const newest = usePoll((signal) => apiOrNull<CatalogEntry>(`/catalog/playbook/${encodePath(path)}`, { signal }), null, [path]);
+  const [showDiff, setShowDiff] = useState(false);
+  const [simulating, setSimulating] = useState(false);
+  const entry = loaded.data?.entry;
+  const previous = usePoll(
+    async (signal) => (showDiff && entry && entry.version > 1 ? apiOrNull<CatalogEntry>(`/catalog/playbook/${encodePath(path)}?version=${entry.version - 1}`, { signal }) : null),
+    null,
+    [showDiff, entry?.version, path],
+  );
+  if (loaded.error) return <ErrorBox error={loaded.error} />;
+  if (loaded.data === null) return <p>No playbook at {path}.</p>;
+  if (!entry) return <p>Loading {path}…</p>;
+  const versions = Array.from({ length: newest.data?.version ?? entry.version }, (_, i) => i + 1).reverse();
+  return (
+    <>
+      <Section
+        title={path}
+        actions={
+          <div className="actions">
+            <label>
+              Version{' '}
+              <select value={entry.version} onChange={(e) => navigate(href(['catalog', 'entry', path], { version: e.target.value }))}>
+                {versions.map((v) => (
+                  <option key={v} value={v}>
+                    {v}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {canOperate ? <a className="button" href={href(['catalog', 'edit', path], { version: String(entry.version) })}>Edit</a> : null}
+            <a className="button" href={href(['executions'], { path })}>Executions</a>
+          </div>
+        }
+      >
+        <p className="muted">
+          {entry.kind}, catalog id {entry.catalog_id}, registered {formatTime(entry.created_at)}
+        </p>
+        {canOperate ? <RunForm entry={entry} /> : null}
+      </Section>
+      <Section
+        title="Statechart"
+        actions={
+          loaded.data?.graph ? (
+            <label>
+              <input type="checkbox" checked={simulating} onChange={(e) => setSimulating(e.target.checked)} /> Simulate in the browser
+            </label>
+          ) : null
+        }
+      >
+        {!loaded.data?.graph ? <p className="muted">No steps to draw.</p> : simulating ? <Simulator graph={loaded.data.graph} key={entry.catalog_id} /> : <StepGraphView graph={loaded.data.graph} />}
+      </Section>
+      <Section
+        title="YAML"
+        actions={
+          entry.version > 1 ? (
+            <label>
+              <input type="checkbox" checked={showDiff} onChange={(e) => setShowDiff(e.target.checked)} /> Diff with version {entry.version - 1}
+            </label>
+          ) : null
+        }
+      >
+        {showDiff && previous.data ? (
+          <pre className="diff" aria-label={`Diff from version ${entry.version - 1}`}>
+            {diffLines(previous.data.content ?? '', entry.content ?? '').map((d, i) => (
+              <span key={i} className={d.kind === '+' ? 'add' : d.kind === '-' ? 'del' : ''}>
+                {d.kind} {d.text}
+                {'\n'}
+              </span>
+            ))}
+          </pre>
+        ) : (
+          <YamlView text={entry.content ?? ''} />
+        )}
+      </Section>
+    </>
+  );
+}
+
+/** The run form: a JSON object merged into the workload, checked before it is sent. */
+function RunForm({ entry }: { entry: CatalogEntry }) {
+  const [payload, setPayload] = useState('{}');
+  const [error, setError] = useState<unknown>();
+  let problem: string | null = null;
+  try {
+    const parsed: unknown = JSON.parse(payload || '{}');
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) problem = 'the payload must be a JSON object';
+  } catch (e) {
+    problem = e instanceof Error ? e.message : String(e);
+  }
+  const run = async (e: React.FormEvent) => {
+    e.preventDefault();
+    if (problem) return;
+    try {
+      const body = entry.kind === 'agent' ? { path: entry.path, resource_kind: 'agent', workload: JSON.parse(payload || '{}') } : { path: entry.path, version: entry.version, payload: JSON.parse(payload || '{}') };
+      const out = await api<{ execution_id: number }>(entry.kind === 'agent' ? '/execute' : '/run/playbook', { body });
+      navigate(href(['executions', out.execution_id]));
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form className="run" onSubmit={run}>
+      <label>
+        Payload (JSON, merged into the workload)
+        <textarea rows={4} value={payload} onChange={(e) => setPayload(e.target.value)} aria-invalid={problem ? true : undefined} spellCheck={false} />
+      </label>
+      {problem ? <p className="error">{problem}</p> : null}
+      <ErrorBox error={error} />
+      <button type="submit" disabled={problem !== null}>
+        Run version {entry.version}
+      </button>
+    </form>
+  );
+}

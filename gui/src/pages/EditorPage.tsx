@@ -1,0 +1,138 @@
+import { useEffect, useMemo, useState } from 'react';
+import { ApiError, api, apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
+import { graphFromYaml } from '../graph/model.ts';
+import { StepGraphView } from '../graph/StepGraphView.tsx';
+import { href, navigate, useRoute } from '../route.ts';
+import { ErrorBox, Section } from '../ui.tsx';
+import { lineOfPath } from '../yaml-lines.ts';
+import { YamlView } from '../YamlView.tsx';
+
+const TEMPLATE = `apiVersion: svc/v1
+kind: Playbook
+metadata:
+  name: my_playbook
+  path: examples/my_playbook
+workload:
+  who: world
+workflow:
+  - step: start
+    tool:
+      - name: greet
+        kind: shell
+        command: "echo hello {{ workload.who }}"
+    next: done
+  - step: done
+`;
+
+type Problem = { path: string; message: string; line: number };
+
+/** Problems of a refused registration, each placed at its line of the text sent. */
+function problemsOf(error: unknown, text: string): Problem[] | null {
+  if (!(error instanceof ApiError) || error.status !== 400 || !error.detail || typeof error.detail !== 'object') return null;
+  const d = error.detail as { problems?: { path: string; message: string }[]; errors?: string[] };
+  const list = d.problems ?? (d.errors ?? []).map((e) => ({ path: e.split(':')[0], message: e.slice(e.indexOf(':') + 1).trim() }));
+  return list.map((p) => ({ ...p, line: lineOfPath(text, p.path === '$' ? p.message : p.path) }));
+}
+
+/** Register a new playbook or a new version of one: the server validates, its problems are shown at their lines. */
+export function EditorPage({ path }: { path?: string }) {
+  const { query } = useRoute();
+  const [text, setText] = useState(path ? '' : TEMPLATE);
+  const [loading, setLoading] = useState(Boolean(path));
+  const [error, setError] = useState<unknown>();
+  const [problems, setProblems] = useState<Problem[] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const version = query.get('version');
+  useEffect(() => {
+    if (!path) return;
+    void apiOrNull<CatalogEntry>(`/catalog/playbook/${encodePath(path)}${version ? `?version=${version}` : ''}`)
+      .then((entry) => setText(entry?.content ?? TEMPLATE))
+      .catch(setError)
+      .finally(() => setLoading(false));
+  }, [path, version]);
+  const graph = useMemo(() => graphFromYaml(text), [text]);
+  const marks = useMemo(() => {
+    const m = new Map<number, string[]>();
+    for (const p of problems ?? []) m.set(p.line, [...(m.get(p.line) ?? []), `${p.path}: ${p.message}`]);
+    return m;
+  }, [problems]);
+
+  const register = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const agent = /^\s*agent:\s*true\b/m.test(text);
+      const out = agent
+        ? await api<CatalogEntry>('/catalog/register', { body: { content: text, resource_type: 'agent' } })
+        : await api<CatalogEntry>('/catalog/playbook', { body: { content: text } });
+      setProblems(null);
+      navigate(href(['catalog', 'entry', out.path], { version: String(out.version) }));
+    } catch (err) {
+      const found = problemsOf(err, text);
+      setProblems(found);
+      if (!found) setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (loading) return <p>Loading…</p>;
+  return (
+    <>
+      <Section
+        title={path ? `Edit ${path}` : 'Register a playbook'}
+        actions={
+          <div className="actions">
+            <button type="button" onClick={register} disabled={busy}>
+              Register
+            </button>
+            <a className="button" href={href(['catalog'])}>
+              Back
+            </a>
+          </div>
+        }
+      >
+        <div className="editor">
+          <label htmlFor="yaml-editor">Playbook YAML</label>
+          <textarea
+            id="yaml-editor"
+            className="code"
+            rows={Math.min(40, Math.max(16, text.split('\n').length + 1))}
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            spellCheck={false}
+            aria-describedby="problems"
+            onKeyDown={(e) => {
+              // Tab indents (two spaces); Escape then Tab leaves the editor, as keyboards expect.
+              if (e.key === 'Tab' && !e.shiftKey && !e.currentTarget.dataset.escaped) {
+                e.preventDefault();
+                const t = e.currentTarget;
+                const at = t.selectionStart;
+                setText(text.slice(0, at) + '  ' + text.slice(t.selectionEnd));
+                requestAnimationFrame(() => t.setSelectionRange(at + 2, at + 2));
+              }
+              if (e.key === 'Escape') e.currentTarget.dataset.escaped = '1';
+            }}
+            onBlur={(e) => delete e.currentTarget.dataset.escaped}
+          />
+        </div>
+        <div id="problems" aria-live="polite">
+          {problems ? (
+            <div className="problems" role="alert">
+              <h3>The server refused it: {problems.length} problem{problems.length === 1 ? '' : 's'}</h3>
+              <ul>
+                {problems.map((p, i) => (
+                  <li key={i} data-line={p.line}>
+                    <strong>line {p.line}</strong> <code>{p.path}</code>: {p.message}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ) : null}
+          <ErrorBox error={error} />
+        </div>
+        {problems ? <YamlView text={text} marks={marks} /> : null}
+      </Section>
+      <Section title="Preview">{graph ? <StepGraphView graph={graph} /> : <p className="muted">Not a playbook with steps yet.</p>}</Section>
+    </>
+  );
+}

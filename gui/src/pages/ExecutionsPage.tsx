@@ -1,0 +1,107 @@
+import { useState } from 'react';
+import { api, type Execution } from '../api.ts';
+import { usePoll } from '../hooks.ts';
+import { href, navigate } from '../route.ts';
+import { ErrorBox, Section, StatusBadge, formatDuration, formatTime } from '../ui.tsx';
+
+type Page = { executions: Execution[]; next_cursor: number | null };
+
+const STATUSES = ['', 'running', 'completed', 'failed', 'cancelled'] as const;
+const PAGE_SIZE = 50;
+// The first page is read again this often: new executions and progress appear without a reload.
+const LIVE_REFRESH_MS = 2_000;
+
+const listUrl = (status: string, path: string, cursor?: number) => {
+  const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (status) q.set('status', status);
+  if (path) q.set('path', path);
+  if (cursor !== undefined) q.set('cursor', String(cursor));
+  return `/executions?${q}`;
+};
+
+/** Executions, newest first: filtered by status and path, paged by cursor, the first page live. */
+export function ExecutionsPage({ query }: { query: URLSearchParams }) {
+  const status = query.get('status') ?? '';
+  const path = query.get('path') ?? '';
+  const [pathInput, setPathInput] = useState(path);
+  const first = usePoll((signal) => api<Page>(listUrl(status, path), { signal }), LIVE_REFRESH_MS, [status, path]);
+  // Older pages, loaded on demand; they are history and are not refreshed.
+  const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: number | null; error?: unknown }>({ key: '', rows: [], cursor: null });
+  const key = `${status}|${path}`;
+  const olderRows = older.key === key ? older.rows : [];
+  const cursor = older.key === key && older.rows.length ? older.cursor : (first.data?.next_cursor ?? null);
+  const loadOlder = async () => {
+    if (cursor === null) return;
+    try {
+      const page = await api<Page>(listUrl(status, path, cursor));
+      setOlder({ key, rows: [...olderRows, ...page.executions], cursor: page.next_cursor });
+    } catch (error) {
+      setOlder({ ...older, error });
+    }
+  };
+  const rows = [...(first.data?.executions ?? []), ...olderRows.filter((r) => !first.data?.executions.some((f) => f.execution_id === r.execution_id))];
+  return (
+    <Section title="Executions" actions={<span className="muted">{first.loading && !first.data ? 'loading…' : 'live'}</span>}>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          navigate(href(['executions'], { status, path: pathInput.trim() }));
+        }}
+      >
+        <label>
+          Status
+          <select value={status} onChange={(e) => navigate(href(['executions'], { status: e.target.value, path }))}>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s || 'any'}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Playbook path
+          <input value={pathInput} onChange={(e) => setPathInput(e.target.value)} placeholder="examples/hello" />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorBox error={first.error ?? older.error} />
+      <table className="list">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">Playbook</th>
+            <th scope="col">Status</th>
+            <th scope="col">Progress</th>
+            <th scope="col">Started</th>
+            <th scope="col">Duration</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((e) => (
+            <tr key={e.execution_id}>
+              <td>
+                <a href={href(['executions', e.execution_id])}>{e.execution_id}</a>
+              </td>
+              <td>{e.path}</td>
+              <td>
+                <StatusBadge status={e.status} />
+              </td>
+              <td>
+                <progress max={100} value={e.progress} aria-label={`progress ${e.progress}%`} /> {e.progress}%
+              </td>
+              <td>{formatTime(e.started_at)}</td>
+              <td>{formatDuration(new Date(e.finished_at ?? Date.now()).getTime() - new Date(e.started_at).getTime())}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {first.data && rows.length === 0 ? <p className="muted">No executions{status || path ? ' match' : ' yet'}.</p> : null}
+      {cursor !== null ? (
+        <button type="button" onClick={loadOlder}>
+          Older executions
+        </button>
+      ) : null}
+    </Section>
+  );
+}

@@ -1,0 +1,34 @@
+import { useEffect, useState } from 'react';
+
+/** Where the console is: the URL's hash (`#/executions/12?x=y`), so one set of files works at any base. */
+export type Route = { parts: string[]; query: URLSearchParams };
+
+function parse(hash: string): Route {
+  const raw = hash.replace(/^#\/?/, '');
+  const [path, search = ''] = raw.split('?', 2);
+  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(search) };
+}
+
+/** The current route, updated on navigation. */
+export function useRoute(): Route {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return parse(hash);
+}
+
+/** A link target for the parts (each encoded) and query. */
+export function href(parts: (string | number)[], query?: Record<string, string | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') q.set(k, v);
+  const search = q.toString();
+  return `#/${parts.map((p) => encodeURIComponent(String(p))).join('/')}${search ? `?${search}` : ''}`;
+}
+
+/** Goes to a route (adds a history entry). */
+export function navigate(target: string): void {
+  location.hash = target.replace(/^#/, '');
+}

@@ -1,0 +1,29 @@
+import { createContext, useContext } from 'react';
+import type { RuntimeConfig } from './api.ts';
+
+export type Role = 'viewer' | 'operator' | 'admin';
+export type User = { sub: string; name: string | null; email: string | null; roles: string[] };
+
+/** Who uses the console and what the server lets them do (roles from the gateway's /auth/me). */
+export type Session = { config: RuntimeConfig; user: User | null; logout: () => void };
+
+export const SessionContext = createContext<Session | null>(null);
+
+const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+
+/**
+ * True when the session may do what needs `role`. Without known roles (SVC_AUTH none, or an API
+ * token whose role the console is not told) everything is shown and the server decides.
+ */
+export function useCan(role: Role): boolean {
+  const session = useContext(SessionContext);
+  const roles = session?.user?.roles;
+  if (!roles) return true;
+  return roles.some((r) => r in RANK && RANK[r as Role] >= RANK[role]);
+}
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('no session');
+  return s;
+}

@@ -1,0 +1,63 @@
+import type { ReactNode } from 'react';
+import { ApiError, describeDetail } from './api.ts';
+
+/** A status word with its colour (running, completed, failed, cancelled, …). */
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge s-${status}`}>{status}</span>;
+}
+
+/** JSON folded under a summary line; open shows it indented. */
+export function JsonView({ label, value, open = false }: { label: string; value: unknown; open?: boolean }) {
+  if (value === null || value === undefined) return null;
+  return (
+    <details className="json" open={open}>
+      <summary>{label}</summary>
+      <pre>{JSON.stringify(value, null, 2)}</pre>
+    </details>
+  );
+}
+
+/** An error for the user: the API's detail when it sent one. */
+export function ErrorBox({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text = error instanceof ApiError ? `${error.status}: ${error.message}` : error instanceof Error ? error.message : describeDetail(error);
+  return (
+    <p className="error" role="alert">
+      {text}
+    </p>
+  );
+}
+
+export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  return (
+    <section className="panel" aria-label={title}>
+      <header className="panel-head">
+        <h2>{title}</h2>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+/** "3.2 s", "4 min 10 s", "2 h 5 min" from milliseconds. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/** Local date and time of an ISO timestamp, to the second. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { hour12: false });
+}
+
+/** How long ago an ISO timestamp was, roughly. */
+export function formatAge(iso: string): string {
+  return `${formatDuration(Date.now() - new Date(iso).getTime())} ago`;
+}
