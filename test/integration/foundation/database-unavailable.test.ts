@@ -73,6 +73,13 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string;
   { method: 'POST', url: '/api/events/batch', route: '/api/events/batch', body: { execution_id: 1, events: [event] }, code: 'enqueue_error' },
   { method: 'GET', url: `/api/events/batch/${BATCH_ID}/status`, route: '/api/events/batch/{request_id}/status' },
   { method: 'GET', url: `/api/events/batch/${BATCH_ID}/stream`, route: '/api/events/batch/{request_id}/stream' },
+  { method: 'GET', url: '/api/executions/1/state', route: '/api/executions/{id}/state' },
+  { method: 'GET', url: '/api/executions/1/inspect', route: '/api/executions/{id}/inspect' },
+  { method: 'GET', url: '/api/agents', route: '/api/agents' },
+  { method: 'GET', url: '/api/mcp/servers', route: '/api/mcp/servers' },
+  { method: 'GET', url: '/api/mcp/servers/demo', route: '/api/mcp/servers/{name}' },
+  { method: 'POST', url: '/api/mcp/mcp/demo/lifecycle/status', route: '/api/mcp/mcp/{name}/lifecycle/{action}', body: {} },
+  { method: 'GET', url: `/api/secrets/${BATCH_ID}`, route: '/api/secrets/{handle}' },
 ];
 
 function expectUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }, what: string) {
