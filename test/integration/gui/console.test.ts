@@ -217,11 +217,13 @@ workflow:
   it('simulates a catalog entry in the browser, the user choosing each step’s outcome', async () => {
     await page.goto(`${stack.url}/ui/#/catalog/entry/demo%2Fpipeline`);
     await page.getByLabel('Simulate in the browser').check();
-    await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'ok → transform' }).click();
+    // The playbook's own statechart decides the arcs (simulatePlaybook, bundled): the user only the outcomes.
+    await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'ok' }).click();
     await page.locator('svg.graph [data-step="transform"][data-status="active"]').waitFor();
-    await page.getByRole('group', { name: 'transform ends with' }).getByRole('button', { name: /ok → report/ }).click();
-    await page.getByRole('group', { name: 'report ends with' }).getByRole('button', { name: 'ok → end' }).click();
+    await page.getByRole('group', { name: 'transform ends with' }).getByRole('button', { name: 'ok' }).click();
+    await page.getByRole('group', { name: 'report ends with' }).getByRole('button', { name: 'ok' }).click();
     await page.getByText('Simulated execution completed.').waitFor();
+    await page.getByText('Path: start → transform → report').waitFor();
     expect(Object.values(await stepStatuses(page))).toEqual(['completed', 'completed', 'completed']);
     await shot(page, 'simulation');
     await page.getByRole('button', { name: 'Restart' }).click();
