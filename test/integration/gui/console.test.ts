@@ -110,6 +110,10 @@ describe('web console', () => {
     await page.getByLabel('Payload (JSON, merged into the workload)').fill('{"who": "a browser"');
     expect(await page.getByRole('button', { name: 'Run version 1' }).isDisabled()).toBe(true);
     await page.getByLabel('Payload (JSON, merged into the workload)').fill('{"who": "a browser"}');
+    // Live updates come by the inspection WebSocket (polling /state only when it cannot open).
+    const sockets: string[] = [];
+    const onSocket = (ws: { url(): string }) => sockets.push(ws.url());
+    page.on('websocket', onSocket);
     await page.getByRole('button', { name: 'Run version 1' }).click();
     await page.waitForURL(/#\/executions\/\d+$/);
     const executionId = Number(/executions\/(\d+)/.exec(page.url())![1]);
@@ -126,6 +130,8 @@ describe('web console', () => {
       return Object.values(statuses).length === 3 && Object.values(statuses).every((s) => s === 'completed');
     }, 30_000, 100);
     expect([...seenActive].sort()).toEqual(['report', 'start', 'transform']);
+    page.off('websocket', onSocket);
+    expect(sockets).toContain(`${stack.url.replace(/^http/, 'ws')}/api/executions/${executionId}/inspect`);
     await page.locator('.facts .badge', { hasText: 'completed' }).waitFor();
     // The path taken: every arc between steps that ran is drawn as taken.
     expect(await page.locator('svg.graph .edge.taken').count()).toBeGreaterThanOrEqual(4);
