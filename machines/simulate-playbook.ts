@@ -24,6 +24,8 @@ export type SimulationResult = {
   error: { message: string; code?: string; step?: string } | null;
   /** Commands answered (a loop issues one per item). */
   commands: number;
+  /** With `pauseWhenUndecided`: the steps whose next command has no outcome yet (empty once ended). */
+  waiting?: string[];
 };
 
 /** Events answered before a simulation gives up (a playbook cycling forever). */
@@ -81,7 +83,15 @@ const effectsOf = (actions: readonly { type: string; params?: unknown }[]): Effe
  * Runs a playbook (YAML text or parsed) to its end with the given outcomes per step (default ok),
  * answering pending commands oldest first; returns the steps entered in order and the end state.
  */
-export function simulatePlaybook(playbook: string | NormalizedPlaybook, outcomes: SimulatedOutcomes = {}, opts: { payload?: Record<string, unknown> } = {}): SimulationResult {
+/**
+ * With `pauseWhenUndecided` a step with no outcome left (absent, or its list used up) is not
+ * answered: the run stops there with `waiting` set, so a person can choose step by step (the GUI).
+ */
+export function simulatePlaybook(
+  playbook: string | NormalizedPlaybook,
+  outcomes: SimulatedOutcomes = {},
+  opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean } = {},
+): SimulationResult {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
   let [snap, actions] = initialTransition(machine, inputOf(pb, opts.payload ?? {}));
@@ -93,8 +103,10 @@ export function simulatePlaybook(playbook: string | NormalizedPlaybook, outcomes
     const seq = Math.min(...Object.keys(snap.context.pending).map(Number));
     if (!Number.isFinite(seq) || commands >= MAX_SIMULATED_COMMANDS) break;
     const step = snap.context.runs[snap.context.pending[seq].run].step;
-    const chosen = outcomes[step] ?? 'ok';
     const n = used.get(step) ?? 0;
+    const decided = outcomes[step];
+    if (opts.pauseWhenUndecided && (decided === undefined || (Array.isArray(decided) && n >= decided.length))) break;
+    const chosen = decided ?? 'ok';
     used.set(step, n + 1);
     const outcome = Array.isArray(chosen) ? (chosen[Math.min(n, chosen.length - 1)] ?? 'ok') : chosen;
     before = snap;
@@ -104,7 +116,12 @@ export function simulatePlaybook(playbook: string | NormalizedPlaybook, outcomes
   }
   const view = executionView(pb, snap, snap.status === 'done' ? before : null);
   const f = snap.context.finished;
-  return { status: topStateOf(snap.value), path, steps: view.steps, error: f?.error ?? null, commands };
+  const result: SimulationResult = { status: topStateOf(snap.value), path, steps: view.steps, error: f?.error ?? null, commands };
+  if (opts.pauseWhenUndecided) {
+    const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[p.run].step);
+    result.waiting = [...new Set(pending)];
+  }
+  return result;
 }
 
 export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean };

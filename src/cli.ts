@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { GUI_DIST_DIR } from './api/gui.ts';
+import { GUI_DIST_DIR } from './gui-files.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';

@@ -43,6 +43,17 @@ export function configureApi(base: string, unauthorized: () => void): void {
   onUnauthorized = unauthorized;
 }
 
+/**
+ * The WebSocket URL of an API path seen from the page at `pageUrl`, or null when the API needs a token: a browser WebSocket cannot
+ * send the Authorization header, so token users read by polling instead.
+ */
+export function apiSocketUrl(path: string, pageUrl: string): string | null {
+  if (token) return null;
+  const url = new URL(apiBase + path, pageUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+}
+
 /** The API token for SVC_AUTH=token; kept in memory, never in storage. */
 export function setToken(value: string | null): void {
   token = value;

@@ -120,7 +120,9 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
       reply.code(201);
-      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
+      // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
+      const warnings = body.resource_type === 'mcp' ? [] : registrationWarnings(deps.cache.compile(row).playbook);
+      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, warnings };
     },
   );
 

@@ -385,9 +385,25 @@ const filters: [string, Filter][] = [
   ['urlencode', { params: [], run: urlencode }],
   ['values', { params: [], run: (v) => entries(v, 'values').map(([, value]) => value) }],
   ['wordcount', { params: [], run: (v) => text(v).match(/[\p{L}\p{N}_]+/gu)?.length ?? 0 }],
-  ['b64encode', { params: [], run: (v) => limitText(Buffer.from(text(v), 'utf8').toString('base64')) }],
-  ['b64decode', { params: [], run: (v) => Buffer.from(text(v), 'base64').toString('utf8') }],
+  ['b64encode', { params: [], run: (v) => limitText(base64Encode(text(v))) }],
+  ['b64decode', { params: [], run: (v) => base64Decode(text(v)) }],
 ];
+
+// Base64 without Node's Buffer, so the interpreter also runs in the browser (the GUI's simulation).
+/** UTF-8 bytes of `s` in standard base64. */
+function base64Encode(s: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(s)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** Base64 (standard or URL-safe) decoded as UTF-8, as leniently as Buffer: other characters skipped, stops at '='. */
+function base64Decode(s: string): string {
+  let b64 = s.split('=')[0].replace(/[^A-Za-z0-9+/_-]/g, '').replace(/-/g, '+').replace(/_/g, '/');
+  if (b64.length % 4 === 1) b64 = b64.slice(0, -1);
+  const binary = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+}
 
 const ALIASES: [string, string][] = [
   ['d', 'default'],

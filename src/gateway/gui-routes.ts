@@ -1,12 +1,7 @@
 // What the GUI needs from the gateway: its runtime settings (so no GUI build can skip
 // authentication behind a gateway) and its static files at `/` when gui/dist exists.
-import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-
-/** The GUI build the gateway serves (another process may build it; checked at start). */
-export const GUI_DIST_DIR = join(import.meta.dirname, '../../gui/dist');
+import { GUI_DIST_DIR, readGuiFiles, serveGuiFiles } from '../gui-files.ts';
 
 export type RuntimeConfig = {
   auth: 'gateway';
@@ -33,13 +28,8 @@ export function runtimeConfig(hasProvider: boolean): RuntimeConfig {
 export async function registerGuiRoutes(app: FastifyInstance, hasProvider: boolean, dir: string = GUI_DIST_DIR): Promise<boolean> {
   const settings = runtimeConfig(hasProvider);
   app.get('/runtime-config.json', { config: { gate: 'public' } }, async (_req, reply) => reply.header('cache-control', 'no-store').send(settings));
-  if (!existsSync(join(dir, 'index.html'))) return false;
-  await app.register(async (gui) => {
-    // The plugin's routes are registered without a gate: its scope marks every one public.
-    gui.addHook('onRoute', (route) => {
-      route.config = { ...route.config, gate: 'public' };
-    });
-    await gui.register(fastifyStatic, { root: dir, prefix: '/', index: 'index.html', wildcard: true, dotfiles: 'deny' });
-  });
+  const files = readGuiFiles(dir);
+  if (!files) return false;
+  serveGuiFiles(app, '/', files, { config: { gate: 'public' } });
   return true;
 }

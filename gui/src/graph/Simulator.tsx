@@ -1,58 +1,61 @@
-import { useState } from 'react';
-import { END_NODE, START_NODE, type StepGraph } from './model.ts';
+import { useMemo, useState } from 'react';
+import { simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
+import type { StepGraph } from './model.ts';
 import type { StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
 
-type Sim = { states: StepStates; active: string[]; finished: 'completed' | 'failed' | null };
-
-const begin = (graph: StepGraph): Sim => {
-  const entry = graph.edges.filter((e) => e.from === START_NODE).map((e) => e.to);
-  return { states: Object.fromEntries(entry.map((s) => [s, 'active' as const])), active: entry, finished: null };
-};
+type Outcome = 'ok' | 'error';
 
 /**
- * A dry run in the browser, no server: the user picks each active step's outcome (an arc it
- * leaves by, or an error) and watches the statechart move. Conditions are the user's to decide.
+ * A dry run in the browser, no server: the playbook's own statechart (`simulatePlaybook`, the code
+ * `svc simulate` runs) with the user choosing each waiting step's outcome; arcs and their `when`
+ * conditions are decided by the same semantics as a real execution.
  */
-export function Simulator({ graph }: { graph: StepGraph }) {
-  const [sim, setSim] = useState<Sim>(() => begin(graph));
-  const leave = (step: string, to: string | null) => {
-    setSim((s) => {
-      const states: StepStates = { ...s.states, [step]: to === null ? 'failed' : 'completed' };
-      let active = s.active.filter((a) => a !== step);
-      if (to !== null && to !== END_NODE) {
-        states[to] = 'active';
-        active = [...active.filter((a) => a !== to), to];
-      }
-      const finished = to === null ? 'failed' : active.length === 0 ? 'completed' : null;
-      return { states, active: finished === 'failed' ? [] : active, finished };
+export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
+  // Outcomes chosen so far, per step in the order chosen (a step that runs again takes the next).
+  const [chosen, setChosen] = useState<SimulatedOutcomes>({});
+  const sim = useMemo(() => {
+    try {
+      return { result: simulatePlaybook(yaml, chosen, { pauseWhenUndecided: true }), error: null };
+    } catch (error) {
+      return { result: null, error: error instanceof Error ? error.message : String(error) };
+    }
+  }, [yaml, chosen]);
+  if (!sim.result) return <p className="error">The playbook cannot be simulated: {sim.error}</p>;
+  const { result } = sim;
+  const decide = (step: string, outcome: Outcome) =>
+    setChosen((c) => {
+      const before = c[step];
+      return { ...c, [step]: [...(Array.isArray(before) ? before : before ? [before] : []), outcome] };
     });
-  };
+  const states: StepStates = Object.fromEntries(Object.entries(result.steps).map(([name, view]) => [name, view.status]));
+  const waiting = result.waiting ?? [];
+  const finished = waiting.length === 0 ? result.status : null;
   return (
     <div className="simulator">
       <div className="actions" aria-live="polite">
-        {sim.finished ? <span>Simulated execution {sim.finished}.</span> : null}
-        {sim.active.map((step) => (
+        {finished ? (
+          <span>
+            Simulated execution {finished}.{result.error ? ` ${result.error.step ? `${result.error.step}: ` : ''}${result.error.message}` : ''}
+          </span>
+        ) : null}
+        {waiting.map((step) => (
           <fieldset key={step} className="sim-step">
             <legend>{step} ends with</legend>
-            {graph.edges
-              .filter((e) => e.from === step)
-              .map((e) => (
-                <button key={`${e.to}-${e.label ?? ''}`} type="button" onClick={() => leave(step, e.to)}>
-                  ok → {e.to === END_NODE ? 'end' : e.to}
-                  {e.label ? ` (${e.label})` : ''}
-                </button>
-              ))}
-            <button type="button" className="danger" onClick={() => leave(step, null)}>
+            <button type="button" onClick={() => decide(step, 'ok')}>
+              ok
+            </button>
+            <button type="button" className="danger" onClick={() => decide(step, 'error')}>
               error
             </button>
           </fieldset>
         ))}
-        <button type="button" onClick={() => setSim(begin(graph))}>
+        <button type="button" onClick={() => setChosen({})}>
           Restart
         </button>
       </div>
-      <StepGraphView graph={graph} states={sim.states} ended={sim.finished} />
+      <p className="muted">Path: {result.path.join(' → ') || '(none yet)'}</p>
+      <StepGraphView graph={graph} states={states} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
     </div>
   );
 }

@@ -106,6 +106,7 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
   const edges: StepEdge[] = [];
   const seen = new Set<string>();
   const finals = new Set<string>();
+  let endsWhenIdle = false;
   for (const n of all) {
     const fromStep = stepOf(n);
     const transitions: Raw[] = [];
@@ -124,10 +125,18 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
         const to = resolve(n, target);
         if (!to) continue;
         const toStep = stepOf(to);
-        const label = whenLabel(isRecord(t.meta) && typeof t.meta.when === 'string' ? t.meta.when : undefined);
+        const meta = isRecord(t.meta) ? t.meta : {};
+        const label = whenLabel(typeof meta.when === 'string' ? meta.when : undefined);
         if (fromStep && !toStep && to.config.type === 'final') finals.add(fromStep);
-        if (!toStep || toStep === fromStep) continue;
-        const from = fromStep ?? START_NODE;
+        // The whole machine ends (a region of its own per step, as the server compiles): every step
+        // that leads nowhere ends it.
+        if (!fromStep && !toStep && to.config.type === 'final' && to.key === 'completed') endsWhenIdle = true;
+        if (!toStep) continue;
+        // The server's statechart enters a step inside the step's own region; the arc it stands for
+        // is named in meta (`from`: the step it leaves, `entry`: the playbook's first step).
+        const arcFrom = typeof meta.from === 'string' ? meta.from : meta.entry === true ? START_NODE : null;
+        if (!arcFrom && toStep === fromStep) continue;
+        const from = arcFrom ?? fromStep ?? START_NODE;
         const key = `${from}>${toStep}>${label ?? ''}`;
         if (seen.has(key)) continue;
         seen.add(key);
@@ -136,6 +145,7 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
     }
   }
   if (edges.some((e) => e.from === START_NODE)) nodes.unshift({ id: START_NODE, label: 'start', kind: 'start', children: [] });
+  if (endsWhenIdle) for (const st of steps) if (!edges.some((e) => e.from === st)) finals.add(st);
   if (finals.size) {
     nodes.push({ id: END_NODE, label: 'end', kind: 'end', children: [] });
     for (const s of finals) edges.push({ from: s, to: END_NODE });

@@ -7,7 +7,25 @@ import { useCan } from '../session.ts';
 import { ErrorBox, JsonView, Section, StatusBadge } from '../ui.tsx';
 
 type Agent = { path: string; catalog_id: number; version: number; name: string; workspace: string | null; scopes: string[]; capabilities: string[]; description: string | null };
-type McpServer = { name: string; path: string | null; endpoint: string | null; transport: string | null; status: string; lifecycle: string[]; updated_at: string | null };
+/** One item of GET /api/mcp/servers (src/api/mcp.ts). */
+type McpServer = {
+  name: string;
+  path: string;
+  endpoint: string;
+  transport: string;
+  description: string | null;
+  status: string;
+  lifecycle: string[];
+  last_action: string | null;
+  last_execution_id: number | string | null;
+  updated_at: string;
+};
+
+// While a lifecycle action runs the list is read often, so its outcome shows within a second.
+const MCP_BUSY_REFRESH_MS = 1_000;
+const MCP_IDLE_REFRESH_MS = 5_000;
+// The statuses src/api/mcp-status.ts gives while an action's execution runs.
+const mcpBusy = (status: string) => ['deploying', 'undeploying', 'restarting', 'checking'].includes(status) || status.endsWith('_running');
 
 const RUN_REFRESH_MS = 500;
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
@@ -177,44 +195,67 @@ function RunOutput({ id }: { id: number }) {
 
 function McpServers() {
   const canOperate = useCan('operator');
-  const servers = usePoll((signal) => apiOrNull<{ items: McpServer[] }>('/mcp/servers', { signal }), 5_000, []);
+  const [busy, setBusy] = useState(false);
+  const servers = usePoll(
+    async (signal) => {
+      const list = await api<{ items: McpServer[] }>('/mcp/servers', { signal });
+      setBusy(list.items.some((s) => mcpBusy(s.status)));
+      return list;
+    },
+    busy ? MCP_BUSY_REFRESH_MS : MCP_IDLE_REFRESH_MS,
+    [],
+  );
+  // What the console itself did last per server: a request in flight, or why one was refused.
   const [progress, setProgress] = useState<Record<string, string>>({});
   const act = async (name: string, action: string) => {
-    setProgress((p) => ({ ...p, [name]: `${action}…` }));
+    setProgress((p) => ({ ...p, [name]: `${action}: starting…` }));
     try {
-      const out = await api<unknown>(`/mcp/mcp/${encodeURIComponent(name)}/lifecycle/${encodeURIComponent(action)}`, { body: {} });
-      setProgress((p) => ({ ...p, [name]: `${action}: ${JSON.stringify(out)}` }));
+      await api<{ execution_id: string }>(`/mcp/mcp/${encodeURIComponent(name)}/lifecycle/${encodeURIComponent(action)}`, { body: {} });
+      setProgress((p) => ({ ...p, [name]: '' }));
+      setBusy(true);
       servers.reload();
     } catch (err) {
-      setProgress((p) => ({ ...p, [name]: `${action} failed: ${err instanceof Error ? err.message : String(err)}` }));
+      setProgress((p) => ({ ...p, [name]: `${action} refused: ${err instanceof Error ? err.message : String(err)}` }));
     }
   };
   return (
     <Section title="MCP servers">
       <ErrorBox error={servers.error} />
-      {servers.data === null ? <p className="muted">This server does not list MCP servers yet.</p> : null}
-      {servers.data ? (
-        <table className="list">
+      {servers.data?.items.length === 0 ? <p className="muted">No MCP server is registered.</p> : null}
+      {servers.data?.items.length ? (
+        <table className="list" aria-label="MCP servers">
           <thead>
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Endpoint</th>
               <th scope="col">Status</th>
+              <th scope="col">Last action</th>
               <th scope="col">Lifecycle</th>
             </tr>
           </thead>
           <tbody>
             {servers.data.items.map((s) => (
-              <tr key={s.name}>
-                <td>{s.name}</td>
-                <td>{s.endpoint ?? ''}</td>
+              <tr key={s.name} data-server={s.name}>
+                <td title={s.description ?? undefined}>{s.name}</td>
+                <td>
+                  {s.endpoint} <span className="muted">({s.transport})</span>
+                </td>
                 <td>
                   <StatusBadge status={s.status} />
                 </td>
                 <td>
+                  {s.last_action && s.last_execution_id ? (
+                    <a href={href(['executions', s.last_execution_id])}>
+                      {s.last_action} (execution {s.last_execution_id})
+                    </a>
+                  ) : (
+                    <span className="muted">none</span>
+                  )}
+                </td>
+                <td>
                   {canOperate
                     ? s.lifecycle.map((a) => (
-                        <button key={a} type="button" onClick={() => void act(s.name, a)}>
+                        <button key={a} type="button" disabled={mcpBusy(s.status)} onClick={() => void act(s.name, a)}>
                           {a}
                         </button>
                       ))

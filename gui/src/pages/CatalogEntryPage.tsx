@@ -62,7 +62,7 @@ export function CatalogEntryPage({ path, version }: { path: string; version: str
           ) : null
         }
       >
-        {!loaded.data?.graph ? <p className="muted">No steps to draw.</p> : simulating ? <Simulator graph={loaded.data.graph} key={entry.catalog_id} /> : <StepGraphView graph={loaded.data.graph} />}
+        {!loaded.data?.graph ? <p className="muted">No steps to draw.</p> : simulating ? <Simulator graph={loaded.data.graph} yaml={entry.content ?? ""} key={entry.catalog_id} /> : <StepGraphView graph={loaded.data.graph} />}
       </Section>
       <Section
         title="YAML"

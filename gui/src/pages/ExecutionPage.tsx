@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, apiOrNull, type Execution, type ExecutionEvent } from '../api.ts';
+import { api, apiOrNull, apiSocketUrl, type Execution, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import type { StepGraph } from '../graph/model.ts';
 import { fromEvents, fromState, type ExecutionState, type StepStates } from '../graph/step-status.ts';
@@ -9,7 +9,8 @@ import { href, navigate } from '../route.ts';
 import { useCan } from '../session.ts';
 import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } from '../ui.tsx';
 
-// A running execution is read again this often (status, new events, step states).
+// A running execution is read again this often (status, new events, step states) when the
+// inspection stream (GET /api/executions/{id}/inspect as a WebSocket) is not open.
 const LIVE_REFRESH_MS = 1_000;
 const EVENTS_PAGE = 1000;
 
@@ -21,6 +22,9 @@ export function ExecutionPage({ id }: { id: number }) {
   const events = useRef<ExecutionEvent[]>([]);
   const stateRoute = useRef<boolean | null>(null);
   const [finished, setFinished] = useState(false);
+  // While the inspection stream is open, each message (the statechart moved) triggers a read
+  // instead of the timer; when it cannot open or drops, polling /state takes over again.
+  const [streaming, setStreaming] = useState(false);
   useEffect(() => {
     events.current = [];
     stateRoute.current = null;
@@ -46,9 +50,27 @@ export function ExecutionPage({ id }: { id: number }) {
       if (execution.status !== 'running') setFinished(true);
       return { execution, events: events.current, states };
     },
-    finished ? null : LIVE_REFRESH_MS,
+    finished || streaming ? null : LIVE_REFRESH_MS,
     [id, finished],
   );
+  const reload = useRef(live.reload);
+  reload.current = live.reload;
+  useEffect(() => {
+    const url = finished ? null : apiSocketUrl(`/executions/${id}/inspect`, location.href);
+    if (!url) return;
+    const socket = new WebSocket(url);
+    socket.onopen = () => setStreaming(true);
+    socket.onmessage = () => reload.current();
+    socket.onclose = () => {
+      setStreaming(false);
+      reload.current();
+    };
+    return () => {
+      socket.onclose = null;
+      socket.close();
+      setStreaming(false);
+    };
+  }, [id, finished]);
   const execution = live.data?.execution;
   const graph = usePoll<StepGraph | null>(
     async (signal) => (execution ? ((await loadPlaybookGraph(execution.path, { catalogId: execution.catalog_id, signal }))?.graph ?? null) : null),

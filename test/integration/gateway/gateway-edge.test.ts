@@ -5,7 +5,7 @@
 // provider means API tokens only; runtime settings for the GUI.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,8 @@ beforeAll(async () => {
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   guiDir = await mkdtemp(join(tmpdir(), 'svc-gui-'));
   await writeFile(join(guiDir, 'index.html'), '<!doctype html><title>svc gui</title>');
+  await mkdir(join(guiDir, 'assets'));
+  await writeFile(join(guiDir, 'assets', 'app-1a2b.js'), 'console.log("svc gui")');
   gw = await startTestGateway(
     { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: GATEWAY_SECRET, CORS_ALLOWED_ORIGINS: ALLOWED, SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: '40', SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: '3', SVC_BATCH_MAX_BYTES: '1024' },
     0,
@@ -158,6 +160,13 @@ describe('gateway: GUI', () => {
     const page = await fetch(`${gw.url}/`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('svc gui');
+    // The same files, types and cache rules as the server's /ui/ (one helper serves both).
+    const asset = await fetch(`${gw.url}/assets/app-1a2b.js`);
+    expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${gw.url}/assets/missing.js`)).status).toBe(404);
+    // A link into the app by another path still opens the app.
+    expect(await (await fetch(`${gw.url}/executions`)).text()).toContain('svc gui');
   });
 });
 

@@ -46,8 +46,8 @@ describe('agents terminal', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => {
-      // /api/agents and /api/mcp/servers come with the agents issue: a 404 until then.
-      if (m.type() === 'error' && !/status of 404/.test(m.text())) errors.push(m.text());
+      // /api/agents and /api/mcp/servers exist now: any failed request is a defect.
+      if (m.type() === 'error') errors.push(m.text());
     });
     await page.goto(`${stack.url}/ui/#/agents`);
     await page.getByRole('heading', { name: 'tools' }).waitFor();

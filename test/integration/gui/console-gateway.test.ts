@@ -1,100 +1,120 @@
-// The console behind a gateway: unauthenticated users are sent to its login, the signed-in user
-// is shown, views hide what the role cannot do, logout goes to the gateway. The gateway here is a
-// stand-in of a few lines (the gateway issue brings `svc gateway` with a real OpenID provider):
-// it serves the console's files at /, runtime-config.json for gateway mode, /auth/login|logout|me
-// by a session cookie, and forwards /api with the identity the server verifies (x-svc-identity).
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+// The console behind the real `svc gateway` with a real OpenID provider, driven in Chromium:
+// unauthenticated users are sent through the provider's login pages, the signed-in user is shown,
+// views hide what the role cannot do, and Sign out ends the gateway session.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDENTITY_HEADER, signIdentity } from '../../../src/auth/identity-assertion.ts';
-import type { Role } from '../../../src/auth/roles.ts';
 import { launchBrowser } from '../../helpers/browser.ts';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { http } from '../../helpers/http.ts';
+import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const SECRET = 'gateway-secret-for-the-console-test-0123456789';
+let idp: TestProvider;
 let stack: TestStack;
-let gateway: Server;
-let gatewayUrl: string;
+let gw: TestGateway;
 let browser: Browser;
-// Who the stand-in identity provider signs in next.
-let nextRole: Role = 'viewer';
+let pub: string;
 
 beforeAll(async () => {
   ensureGuiBuilt();
+  const port = await freePort();
+  pub = `http://localhost:${port}`;
+  idp = await startTestProvider([pub]);
   stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: SECRET } });
-  gateway = createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    const role = /(?:^|; )session=(viewer|operator|admin)/.exec(req.headers.cookie ?? '')?.[1] as Role | undefined;
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (url.pathname === '/auth/login') return res.writeHead(302, { location: '/', 'set-cookie': `session=${nextRole}; Path=/; HttpOnly` }).end();
-    if (url.pathname === '/auth/logout') return res.writeHead(302, { location: '/auth/signed-out', 'set-cookie': 'session=; Path=/; Max-Age=0' }).end();
-    if (url.pathname === '/auth/signed-out') return res.writeHead(200, { 'content-type': 'text/html' }).end('<p>signed out</p>');
-    if (url.pathname === '/auth/me') return role ? json(200, { sub: `${role}-1`, name: `Ada ${role}`, email: `${role}@example.test`, roles: [role] }) : json(401, { detail: 'not signed in' });
-    if (url.pathname === '/runtime-config.json') {
-      return json(200, { auth: 'gateway', api_base: '/api', login_url: '/auth/login', logout_url: '/auth/logout', me_url: '/auth/me', allow_skip_auth: false });
-    }
-    const target = url.pathname.startsWith('/api/') ? url.pathname + url.search : `/ui${url.pathname}`;
-    const headers: Record<string, string> = { accept: req.headers.accept ?? '*/*' };
-    if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
-    if (role) headers[IDENTITY_HEADER] = signIdentity({ sub: `${role}-1`, role, exp: Math.floor(Date.now() / 1000) + 300 }, SECRET);
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const answer = await fetch(stack.url + target, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream' }).end(Buffer.from(await answer.arrayBuffer()));
-  });
-  gateway.listen(0, '127.0.0.1');
-  await once(gateway, 'listening');
-  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  gw = await startTestGateway(
+    {
+      SVC_SERVER_URL: stack.url,
+      SVC_GATEWAY_SECRET: SECRET,
+      SVC_OIDC_ISSUER: idp.issuer,
+      SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
+      SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
+      SVC_OIDC_AUDIENCE: API_AUDIENCE,
+      SVC_OIDC_SCOPES: 'openid profile email roles',
+      GATEWAY_PUBLIC_URL: pub,
+    },
+    port,
+  );
   browser = await launchBrowser();
-});
+}, 120_000);
 afterAll(async () => {
   await browser?.close();
-  gateway?.close();
+  await gw?.close();
   await stack?.close();
+  await idp?.close();
 });
 
-describe('console behind a gateway', () => {
-  it('sends the user to login, shows who is signed in, hides what a viewer cannot do, logs out', async () => {
+/** Opens the console at the gateway's `/` and signs `login` in through the provider's own pages. */
+async function openSignedIn(context: BrowserContext, login: string, errors: string[]): Promise<{ page: Page; visited: string[] }> {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    // Only the console's own pages count: the provider's dev login page links assets off this
+    // machine (no network here). /auth/me answers 401 before login, by design; the browser logs it.
+    if (!m.location().url.startsWith(pub)) return;
+    if (m.type() === 'error' && !/status of (401|404)/.test(m.text())) errors.push(`${login}: ${m.text()}`);
+  });
+  const visited: string[] = [];
+  page.on('request', (r) => {
+    if (r.isNavigationRequest()) visited.push(r.url());
+  });
+  await page.goto(`${pub}/`, { waitUntil: 'domcontentloaded' });
+  await page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded' });
+  for (let i = 0; i < 4 && !page.url().startsWith(pub); i++) {
+    if (await page.locator('input[name=login]').count()) {
+      await page.fill('input[name=login]', login);
+      await page.fill('input[name=password]', 'any-password');
+    }
+    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type=submit]')]);
+  }
+  return { page, visited };
+}
+
+describe('console behind the gateway', () => {
+  it('logs in through the provider, shows the user, limits a viewer, signs out; an operator sees more', async () => {
     // Without the gateway's identity the API refuses (the console cannot skip authentication).
     expect((await fetch(`${stack.url}/api/executions`)).status).toBe(401);
-    const page = await browser.newPage();
     const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => {
-      // /auth/me answers 401 before login, by design; the browser logs it.
-      if (m.type() === 'error' && !/status of (401|404)/.test(m.text())) errors.push(m.text());
-    });
-    const visited: string[] = [];
-    page.on('request', (r) => {
-      if (r.isNavigationRequest()) visited.push(new URL(r.url()).pathname);
-    });
 
-    nextRole = 'viewer';
-    await page.goto(`${gatewayUrl}/`);
-    await page.getByText('Ada viewer (viewer)').waitFor();
-    expect(visited).toContain('/auth/login');
+    const viewerContext = await browser.newContext();
+    const { page, visited } = await openSignedIn(viewerContext, 'victor', errors);
+    await page.getByText('User victor (viewer)').waitFor();
+    expect(visited.some((u) => u === `${pub}/auth/login`)).toBe(true);
     await page.getByRole('heading', { name: 'Executions' }).waitFor();
-    await page.goto(`${gatewayUrl}/#/catalog`);
+    await page.goto(`${pub}/#/catalog`);
     await page.getByRole('heading', { name: 'Catalog' }).waitFor();
     expect(await page.getByRole('link', { name: 'Register a playbook' }).count()).toBe(0);
-    await page.goto(`${gatewayUrl}/#/operations`);
+    await page.goto(`${pub}/#/operations`);
     await page.getByRole('heading', { name: 'Worker pools' }).waitFor();
     expect(await page.getByRole('heading', { name: 'Stuck executions' }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'New credential' }).count()).toBe(0);
 
+    // Sign out ends the session at the gateway (the old cookie opens nothing) and goes to the provider.
+    const session = (await viewerContext.cookies(pub)).find((c) => c.name === 'svc_session');
+    expect(session).toBeDefined();
+    const cookie = { cookie: `svc_session=${session!.value}` };
+    expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(200);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(/\/auth\/signed-out$/);
+    await page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded' });
+    expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(401);
+    expect((await http(pub, 'GET', '/api/executions', undefined, cookie)).status).toBe(401);
+    await viewerContext.close();
 
-    nextRole = 'operator';
-    await page.goto(`${gatewayUrl}/`);
-    await page.getByText('Ada operator (operator)').waitFor();
-    await page.goto(`${gatewayUrl}/#/catalog`);
-    await page.getByRole('link', { name: 'Register a playbook' }).waitFor();
-    expect(await page.getByRole('form', { name: 'New credential' }).count()).toBe(0);
+    const operatorContext = await browser.newContext();
+    const operator = await openSignedIn(operatorContext, 'olivia', errors);
+    await operator.page.getByText('User olivia (operator)').waitFor();
+    await operator.page.goto(`${pub}/#/catalog`);
+    await operator.page.getByRole('link', { name: 'Register a playbook' }).waitFor();
+    expect(await operator.page.getByRole('form', { name: 'New credential' }).count()).toBe(0);
+    await operatorContext.close();
+
+    const adminContext = await browser.newContext();
+    const admin = await openSignedIn(adminContext, 'alice', errors);
+    await admin.page.getByText('User alice (admin)').waitFor();
+    await admin.page.goto(`${pub}/#/operations`);
+    await admin.page.getByRole('form', { name: 'New credential' }).waitFor();
+    await adminContext.close();
     expect(errors).toEqual([]);
-    await page.close();
-  });
+  }, 90_000);
 });

@@ -110,6 +110,10 @@ describe('web console', () => {
     await page.getByLabel('Payload (JSON, merged into the workload)').fill('{"who": "a browser"');
     expect(await page.getByRole('button', { name: 'Run version 1' }).isDisabled()).toBe(true);
     await page.getByLabel('Payload (JSON, merged into the workload)').fill('{"who": "a browser"}');
+    // Live updates come by the inspection WebSocket (polling /state only when it cannot open).
+    const sockets: string[] = [];
+    const onSocket = (ws: { url(): string }) => sockets.push(ws.url());
+    page.on('websocket', onSocket);
     await page.getByRole('button', { name: 'Run version 1' }).click();
     await page.waitForURL(/#\/executions\/\d+$/);
     const executionId = Number(/executions\/(\d+)/.exec(page.url())![1]);
@@ -126,6 +130,8 @@ describe('web console', () => {
       return Object.values(statuses).length === 3 && Object.values(statuses).every((s) => s === 'completed');
     }, 30_000, 100);
     expect([...seenActive].sort()).toEqual(['report', 'start', 'transform']);
+    page.off('websocket', onSocket);
+    expect(sockets).toContain(`${stack.url.replace(/^http/, 'ws')}/api/executions/${executionId}/inspect`);
     await page.locator('.facts .badge', { hasText: 'completed' }).waitFor();
     // The path taken: every arc between steps that ran is drawn as taken.
     expect(await page.locator('svg.graph .edge.taken').count()).toBeGreaterThanOrEqual(4);
@@ -217,11 +223,13 @@ workflow:
   it('simulates a catalog entry in the browser, the user choosing each step’s outcome', async () => {
     await page.goto(`${stack.url}/ui/#/catalog/entry/demo%2Fpipeline`);
     await page.getByLabel('Simulate in the browser').check();
-    await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'ok → transform' }).click();
+    // The playbook's own statechart decides the arcs (simulatePlaybook, bundled): the user only the outcomes.
+    await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'ok' }).click();
     await page.locator('svg.graph [data-step="transform"][data-status="active"]').waitFor();
-    await page.getByRole('group', { name: 'transform ends with' }).getByRole('button', { name: /ok → report/ }).click();
-    await page.getByRole('group', { name: 'report ends with' }).getByRole('button', { name: 'ok → end' }).click();
+    await page.getByRole('group', { name: 'transform ends with' }).getByRole('button', { name: 'ok' }).click();
+    await page.getByRole('group', { name: 'report ends with' }).getByRole('button', { name: 'ok' }).click();
     await page.getByText('Simulated execution completed.').waitFor();
+    await page.getByText('Path: start → transform → report').waitFor();
     expect(Object.values(await stepStatuses(page))).toEqual(['completed', 'completed', 'completed']);
     await shot(page, 'simulation');
     await page.getByRole('button', { name: 'Restart' }).click();

@@ -122,3 +122,27 @@ describe('fromState', () => {
     expect(fromState(state)).toEqual({ a: 'completed', b: 'active', c: 'skipped' });
   });
 });
+
+describe('graphFromStatechart on the server\'s own statechart (machines/playbook-statechart.ts)', () => {
+  it('reads the arcs the step regions carry in meta: entry, from→to with when, and the end', async () => {
+    const { compileStatechart } = await import('../../../machines/playbook-statechart.ts');
+    const parsed = parsePlaybook(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: g, path: t/g }
+workflow:
+  - step: start
+    tool: { name: a, kind: shell, command: "echo a" }
+    next: transform
+  - step: transform
+    tool: { name: b, kind: shell, command: "echo b" }
+    next: [{ step: report, when: "{{ outcome.status == 'ok' }}" }]
+  - step: report
+    tool: { name: c, kind: shell, command: "echo c" }
+`);
+    if (!parsed.ok) throw new Error('fixture');
+    const graph = graphFromStatechart(JSON.parse(JSON.stringify(compileStatechart(parsed.playbook))))!;
+    expect(graph.edges.map((e) => `${e.from}>${e.to}${e.label ? ` [${e.label}]` : ''}`).sort()).toEqual(
+      [`${START_NODE}>start`, 'start>transform', "transform>report [outcome.status == 'ok']", `report>${END_NODE}`].sort(),
+    );
+  });
+});

@@ -136,3 +136,20 @@ describe('svc simulate', () => {
     expect(errOut.text).toContain('nosuch');
   });
 });
+
+describe('simulatePlaybook: pauseWhenUndecided (the GUI decides step by step)', () => {
+  it('stops at the first step with no outcome left, lists it as waiting, and goes on as outcomes come', () => {
+    const first = simulatePlaybook(UNREACHABLE, {}, { pauseWhenUndecided: true });
+    expect(first.waiting).toEqual(['start']);
+    expect(first.steps.start.status).toBe('active');
+    expect(first.commands).toBe(0);
+    const failed = simulatePlaybook(UNREACHABLE, { start: ['error'] }, { pauseWhenUndecided: true });
+    expect(failed.waiting).toEqual(['recover']);
+    expect(failed.path).toEqual(['start', 'recover']);
+    const ended = simulatePlaybook(UNREACHABLE, { start: ['error'], recover: ['ok'] }, { pauseWhenUndecided: true });
+    expect(ended.waiting).toEqual([]);
+    expect(ended.status).toBe(simulatePlaybook(UNREACHABLE, { start: 'error' }).status);
+    // Without the option nothing changes: undecided steps are ok and there is no `waiting`.
+    expect(simulatePlaybook(UNREACHABLE).waiting).toBeUndefined();
+  });
+});

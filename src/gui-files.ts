@@ -1,0 +1,70 @@
+// The browser console's built files (gui/, built by Vite into gui/dist) and the one way they are
+// served: by the API server at /ui/ and by the gateway at /. The files are read once at start into
+// memory (a few hundred KB), so no path from a request ever reaches the file system.
+import type { FastifyInstance, FastifyReply, RouteShorthandOptions } from 'fastify';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+
+/** Where `npm run build:gui` writes the console's files. */
+export const GUI_DIST_DIR = join(import.meta.dirname, '../gui/dist');
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+// Vite names assets by content hash: they never change under a name, so browsers keep them.
+const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
+
+export type StaticFile = { body: Buffer; type: string };
+
+/** Every file under `dir` by its URL path (forward slashes), or null when there is no index.html. */
+export function readGuiFiles(dir: string): Map<string, StaticFile> | null {
+  let names: string[];
+  try {
+    if (!statSync(join(dir, 'index.html')).isFile()) return null;
+    names = readdirSync(dir, { recursive: true, encoding: 'utf8' });
+  } catch {
+    return null;
+  }
+  const files = new Map<string, StaticFile>();
+  for (const name of names) {
+    const full = join(dir, name);
+    if (!statSync(full).isFile()) continue;
+    const url = relative(dir, full).split(sep).join('/');
+    files.set(url, { body: readFileSync(full), type: CONTENT_TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream' });
+  }
+  return files;
+}
+
+/**
+ * Serves `files` under `prefix` (ending in '/'), each route with `opts` (the caller's access
+ * declaration). Unknown non-asset paths answer index.html: the console routes by the URL's hash.
+ */
+export function serveGuiFiles(app: FastifyInstance, prefix: string, files: Map<string, StaticFile>, opts: RouteShorthandOptions): void {
+  const index = files.get('index.html')!;
+  const sendIndex = (reply: FastifyReply) => reply.type(index.type).header('cache-control', 'no-cache').send(index.body);
+
+  if (prefix !== '/') app.get(prefix.slice(0, -1), opts, async (_req, reply) => reply.redirect(prefix, 301));
+  app.get(prefix, opts, async (_req, reply) => sendIndex(reply));
+  app.get(`${prefix}*`, opts, async (req, reply) => {
+    const path = (req.params as { '*': string })['*'];
+    const file = files.get(path);
+    if (file) {
+      return reply
+        .type(file.type)
+        .header('cache-control', path.startsWith('assets/') ? IMMUTABLE_CACHE : 'no-cache')
+        .send(file.body);
+    }
+    // Any other path is a stale or mistyped link: the app, except for a missing asset.
+    if (path.startsWith('assets/')) return reply.code(404).send({ detail: `${path} not found` });
+    return sendIndex(reply);
+  });
+}
