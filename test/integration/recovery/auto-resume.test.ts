@@ -14,10 +14,14 @@ import { heldPlaybook, ServerProcesses } from '../../helpers/server-processes.ts
 import { until } from '../../helpers/until.ts';
 import type { WorkerProcess } from '../../helpers/worker-process.ts';
 
-// The reaper is off: what recovers the execution here is auto-resume alone.
+// The reaper is off: what recovers the execution here is auto-resume alone. A live pool beats
+// every 2 s while busy; the stale threshold leaves it room for that on a loaded 2-core CI machine
+// (at 4 s a busy survivor's first beat after the restart once came too late, and auto-resume
+// rightly took it for dead).
+const WORKER_STALE_SECONDS = 8;
 const SERVER_ENV = {
   SVC_COMMAND_REAPER_ENABLED: 'false',
-  SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: '4',
+  SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: String(WORKER_STALE_SECONDS),
   SVC_AUTO_RESUME_MIN_STALE_SECONDS: '1',
   SVC_LOG_LEVEL: 'info',
 };
@@ -78,7 +82,7 @@ describe('restart auto-resume', () => {
     // Down longer than SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: the surviving worker's last beat
     // is stale when the server comes back, and another pool beats at once. Auto-resume must wait
     // until the survivor is heard from again, not act on the first beat it sees.
-    const s2 = await crashAndRestart(s1, [doomed], 'restart', 4_500);
+    const s2 = await crashAndRestart(s1, [doomed], 'restart', WORKER_STALE_SECONDS * 1000 + 500);
     expect((await http(base, 'POST', '/api/worker/pool/register', { name: 'early-bird', capacity: 1 }, asWorker)).status).toBe(200);
     await unlink(hold);
     await startWorker();
