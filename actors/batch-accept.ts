@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { acceptPreludeSql, batchByKey, foundExecutions, insertBatches, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
+import { acceptBatches, acceptStatement, batchByKey, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import { ServiceError } from '../src/errors.ts';
-import type { PgBoss } from '../src/jobs/boss.ts';
-import { sendBatchJobs } from './batch-queue.ts';
+import { jobInsertCtes, type PgBoss } from '../src/jobs/boss.ts';
+import { BATCH_QUEUE } from './batch-queue.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 
@@ -31,21 +31,27 @@ export type BatchAccepted = {
 
 // Accept transactions in flight at once; batches arriving meanwhile go together in the next one.
 const ACCEPTS_IN_FLIGHT = 3;
-// Events one accept transaction stores at most (its first batch always fits).
+// Events one accept statement stores at most (its first batch always fits).
 const MAX_EVENTS_PER_ACCEPT = 4_096;
+// An accept statement is bounded by the time its batches have left, rounded down to the timeout
+// over a power of two (each bound has its few connections); less than the timeout over this is
+// too little to store anything: refused at once.
+const MIN_BOUND_DIVISOR = 16;
 
 type Pending = BatchSubmission & { at: number };
 
 /**
  * POST /api/events/batch: stores each batch with a `batch.accepted` marker in its execution's log
- * and a processing job, in ONE transaction, so an accepted batch is never lost nor processed
- * without its events. Batches arriving together share the transaction (group commit). Past
- * SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS nothing is committed and the answer is 503 ack_timeout;
- * a full queue answers 503 queue_unavailable, a database away 503 enqueue_error.
+ * and a processing job, in ONE statement (one round trip, its own commit), so an accepted batch
+ * is never lost nor processed without its events. Batches arriving together share the statement
+ * (group commit). Past SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS PostgreSQL cancels it, nothing is
+ * committed and the answer is 503 ack_timeout; a full queue answers 503 queue_unavailable, a
+ * database away 503 enqueue_error.
  */
 export class BatchAcceptor {
   readonly #deps: EngineDeps & { boss: PgBoss };
   readonly #group: GroupCommit<Pending, BatchAccepted>;
+  #statement: Promise<string> | undefined;
 
   constructor(deps: EngineDeps & { boss: PgBoss }) {
     this.#deps = deps;
@@ -115,58 +121,40 @@ export class BatchAcceptor {
     return all.map((item) => (late.includes(item) ? this.#refusal(new AckTimeout()) : answers[items.indexOf(item)]));
   }
 
-  /** The transaction: lock the executions, store, send jobs; committed only within the deadline. */
+  /** The statement, built once the job queue exists (its table is pg-boss's to name). */
+  #acceptStatement(): Promise<string> {
+    this.#statement ??= jobInsertCtes(this.#deps.boss, BATCH_QUEUE, '(SELECT jobs FROM job_data)').then(acceptStatement);
+    this.#statement.catch(() => (this.#statement = undefined)); // asked again next time
+    return this.#statement;
+  }
+
+  /** Stores the batches with one statement, committed within the deadline or not at all. */
   async #store(inputs: AcceptInput[], deadline: number): Promise<Map<number, AcceptOutcome | 'missing'>> {
-    const { db, boss, config, snapshots } = this.#deps;
+    const { db, config, snapshots } = this.#deps;
+    const statement = await this.#acceptStatement();
+    const timeoutMs = config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000;
     const remaining = deadline - performance.now();
-    if (remaining <= 0) throw new AckTimeout();
-    // Decided by whichever comes first: the deadline (nothing is committed: 503 at once, and the
-    // transaction rolls back when its statement returns or is cancelled), or the commit.
-    let phase: 'working' | 'committing' | 'expired' = 'working';
-    const work = db.txWithPrelude(acceptPreludeSql(inputs.map((i) => i.execution_id), remaining), async (q, results) => {
-      const found = foundExecutions(results);
-      const present = inputs.filter((i) => found.has(i.execution_id));
-      const { outcomes, markers } = present.length ? await insertBatches(q, present, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE) : { outcomes: [], markers: [] };
-      // Another transaction stored the same key while ours waited for it: that batch is the answer.
-      const winners = new Map<number, AcceptedBatch>();
-      for (const o of outcomes) {
-        if (o.kind !== 'conflict') continue;
-        const input = inputs.find((i) => i.pos === o.pos)!;
-        const winner = await batchByKey(q, input.key_scope, input.idempotency_key);
-        if (winner) winners.set(o.pos, winner);
-      }
-      const accepted = outcomes.flatMap((o) => (o.kind === 'accepted' ? [o.batch.execution_id] : []));
-      await sendBatchJobs(boss, accepted, q);
-      if (phase === 'expired' || performance.now() > deadline) throw new AckTimeout();
-      phase = 'committing'; // from here the answer waits for the commit, however long it takes
-      return { outcomes, markers, winners };
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => {
-      timer = setTimeout(() => {
-        if (phase !== 'working') return;
-        phase = 'expired';
-        resolve('expired');
-      }, remaining);
-    });
-    work.catch(() => {}); // settled below, or abandoned after the deadline
+    let boundMs = timeoutMs;
+    while (boundMs > remaining && boundMs >= (2 * timeoutMs) / MIN_BOUND_DIVISOR) boundMs /= 2;
+    if (boundMs > remaining) throw new AckTimeout();
+    const q = db.bounded(boundMs, ACCEPTS_IN_FLIGHT);
+    let done;
     try {
-      const done = await Promise.race([work, expired]);
-      if (done === 'expired') throw new AckTimeout();
-      for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
-      const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
-      for (const o of done.outcomes) {
-        const winner = done.winners.get(o.pos);
-        out.set(o.pos, winner ? { pos: o.pos, kind: 'duplicate', batch: winner } : o);
-      }
-      return out;
+      done = await acceptBatches(q, statement, inputs, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE);
     } catch (err) {
-      // A statement cancelled by the transaction's timeout is the deadline too.
+      // Cancelled by its statement_timeout: the deadline; nothing was committed.
       if ((err as { code?: unknown }).code === '57014') throw new AckTimeout();
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
+    for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
+    const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
+    for (const o of done.outcomes) {
+      // Another statement stored the same key while ours waited for it: that batch is the answer.
+      const input = o.kind === 'conflict' ? inputs.find((i) => i.pos === o.pos) : undefined;
+      const winner = input && (await batchByKey(q, input.key_scope, input.idempotency_key));
+      out.set(o.pos, winner ? { pos: o.pos, kind: 'duplicate', batch: winner } : o);
+    }
+    return out;
   }
 
   #refusal(err: unknown): Error {

@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import type { Config } from '../src/config.ts';
-import { bossDb, type PgBoss } from '../src/jobs/boss.ts';
-import type { Queryable } from '../src/db/queryable.ts';
+import type { PgBoss } from '../src/jobs/boss.ts';
 
 /** The pg-boss queue of batch processing: one job means "this execution has batches waiting". */
 export const BATCH_QUEUE = 'svc-batch';
@@ -39,10 +38,10 @@ export async function ensureBatchQueue(boss: PgBoss, config: Config): Promise<vo
 }
 
 /**
- * Sends a job for each execution (one is enough however many batches wait); with `q`, inside that
- * transaction, so the jobs exist exactly when what they are about is committed.
+ * Sends a job for each execution (one is enough however many batches wait). An accept sends its
+ * jobs in its own statement instead (src/db/batch-accept.repo.ts).
  */
-export async function sendBatchJobs(boss: PgBoss, executionIds: Iterable<number>, q?: Queryable): Promise<void> {
+export async function sendBatchJobs(boss: PgBoss, executionIds: Iterable<number>): Promise<void> {
   const jobs = [...new Set(executionIds)].map((id) => ({ data: { execution_id: id }, singletonKey: String(id) }));
-  if (jobs.length) await boss.insert(BATCH_QUEUE, jobs, q ? { db: bossDb(q) } : {});
+  if (jobs.length) await boss.insert(BATCH_QUEUE, jobs);
 }

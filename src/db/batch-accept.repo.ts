@@ -1,6 +1,4 @@
-import type pg from 'pg';
 import { BATCH_PENDING_SQL, RECORDS_BUMP_CTE } from './batch.repo.ts';
-import { intList } from './lock-and-load.ts';
 import type { Queryable } from './queryable.ts';
 
 /** A batch to accept, as the accept statement takes it (`events` are the validated items). */
@@ -35,26 +33,8 @@ export type AcceptOutcome =
 /** Executions of the log whose last events are the markers just appended (to advance hot snapshots). */
 export type MarkerAppend = { execution_id: number; from_event_id: number; to_event_id: number; applied: boolean };
 
-/**
- * Parameterless SQL sent with BEGIN (one round trip): bounds every statement of the transaction
- * by `timeoutMs`, and reads which of the executions exist. Their rows are locked later, by the
- * insert, so that an accept holds them for as short a time as it can (routing waits for them).
- */
-export function acceptPreludeSql(executionIds: number[], timeoutMs: number): string {
-  const ids = [...new Set(executionIds)].sort((a, b) => a - b);
-  return [
-    `SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}`,
-    `SELECT execution_id FROM core.execution WHERE execution_id = ANY(ARRAY[${intList(ids)}]::bigint[])`,
-  ].join(';\n');
-}
-
-/** The executions `acceptPreludeSql` found. */
-export function foundExecutions(results: pg.QueryResult[]): Set<number> {
-  return new Set((results.at(-1)?.rows ?? []).map((r: { execution_id: number }) => Number(r.execution_id)));
-}
-
 type Row = {
-  kind: 'accepted' | 'duplicate' | 'full' | 'conflict' | 'marker';
+  kind: 'accepted' | 'duplicate' | 'full' | 'conflict' | 'marker' | 'found';
   pos: number | null;
   request_id: string | null;
   execution_id: number | null;
@@ -67,19 +47,16 @@ type Row = {
   applied: boolean | null;
 };
 
+/** What one accept statement did: the outcome of each input whose execution exists, and the markers appended. */
+export type AcceptResult = { found: Set<number>; outcomes: AcceptOutcome[]; markers: MarkerAppend[] };
+
 /**
- * Stores the batches in one statement, inside the caller's transaction: it row-locks their
- * executions in id order first (accepts of one execution take turns, so their markers and the
- * order of their batches agree; a processor taking an execution's batches waits for them), then
- * stores a request row per batch not already stored under its idempotency key, with ids for its
- * events, while the queue holds fewer than `maxDepth` unfinished batches; and a `batch.accepted`
- * marker per stored batch in its execution's log. A marker folds to nothing, so when the
- * execution had no events waiting to be applied it counts as applied at once.
+ * The accept statement, built once: `jobCtes` are CTEs sending the processing jobs (pg-boss's own
+ * insert, src/jobs/boss.ts) from the CTE `job_data`, a JSON array of `{data, singletonKey}`; they
+ * name `boss_notify`, which the final SELECT reads so that it runs.
  */
-export async function insertBatches(q: Queryable, inputs: AcceptInput[], maxDepth: number): Promise<{ outcomes: AcceptOutcome[]; markers: MarkerAppend[] }> {
-  const { rows } = await q.query<Row>({
-    name: 'svc_batch_accept',
-    text: `
+export function acceptStatement(jobCtes: string): string {
+  return `
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
          key_scope text, idempotency_key text, body_hash text, events jsonb)
@@ -93,8 +70,8 @@ WITH x AS (
 ), fresh AS (
   SELECT x.*, d.n + row_number() OVER (ORDER BY x.pos) AS depth_after
     FROM x CROSS JOIN depth d
-   WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.key_scope = x.key_scope AND dup.idempotency_key = x.idempotency_key)
-     AND (SELECT count(*) FROM lk) > 0
+   WHERE x.execution_id IN (SELECT execution_id FROM lk)
+     AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.key_scope = x.key_scope AND dup.idempotency_key = x.idempotency_key)
 ), ins AS (
   INSERT INTO core.batch_request (request_id, execution_id, worker_id, key_scope, idempotency_key, body_hash, events, event_ids, queue_depth)
   SELECT f.request_id, f.execution_id, f.worker_id, f.key_scope, f.idempotency_key, f.body_hash, f.events,
@@ -111,7 +88,10 @@ WITH x AS (
          'batch.accepted', b.status, i.worker_id,
          jsonb_build_object('request_id', i.request_id, 'events', cardinality(i.event_ids), 'event_ids', to_jsonb(i.event_ids))
     FROM ins i JOIN bump b ON b.execution_id = i.execution_id
-)
+), job_data AS (
+  SELECT coalesce(json_agg(json_build_object('data', json_build_object('execution_id', per.execution_id), 'singletonKey', per.execution_id::text)), '[]'::json) AS jobs
+    FROM per
+), ${jobCtes}
 SELECT 'accepted' AS kind, f.pos, i.request_id::text, i.execution_id, i.idempotency_key, i.body_hash, i.event_ids, i.queue_depth,
        NULL::bigint AS from_event_id, NULL::bigint AS to_event_id, NULL::boolean AS applied
   FROM ins i JOIN fresh f ON f.request_id = i.request_id
@@ -124,19 +104,36 @@ UNION ALL
 SELECT 'conflict', f.pos, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
   FROM fresh f WHERE f.depth_after <= $2 AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.request_id = f.request_id)
 UNION ALL
-SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM bump b`,
-    values: [JSON.stringify(inputs), maxDepth],
-  });
+SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM bump b
+UNION ALL
+SELECT 'found', NULL, NULL, lk.execution_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM lk
+ WHERE (SELECT count(*) FROM boss_notify) >= 0`;
+}
+
+/**
+ * Stores the batches with ONE statement (`acceptStatement`; sent alone it commits by itself): it
+ * row-locks their executions in id order first (accepts of one execution take turns, so their
+ * markers and the order of their batches agree; a processor taking an execution's batches waits
+ * for them), then stores a request row per batch whose execution exists and that is not already
+ * stored under its idempotency key, with ids for its events, while the queue holds fewer than
+ * `maxDepth` unfinished batches; a `batch.accepted` marker per stored batch in its execution's
+ * log; and a processing job per execution with a stored batch. A marker folds to nothing, so when
+ * the execution had no events waiting to be applied it counts as applied at once.
+ */
+export async function acceptBatches(q: Queryable, statement: string, inputs: AcceptInput[], maxDepth: number): Promise<AcceptResult> {
+  const { rows } = await q.query<Row>({ name: 'svc_batch_accept', text: statement, values: [JSON.stringify(inputs), maxDepth] });
+  const found = new Set<number>();
   const outcomes: AcceptOutcome[] = [];
   const markers: MarkerAppend[] = [];
   for (const r of rows) {
-    if (r.kind === 'marker') {
+    if (r.kind === 'found') found.add(Number(r.execution_id));
+    else if (r.kind === 'marker') {
       markers.push({ execution_id: Number(r.execution_id), from_event_id: Number(r.from_event_id), to_event_id: Number(r.to_event_id), applied: r.applied === true });
     } else if (r.kind === 'full') outcomes.push({ pos: Number(r.pos), kind: 'full', depth: Number(r.queue_depth) });
     else if (r.kind === 'conflict') outcomes.push({ pos: Number(r.pos), kind: 'conflict' });
     else outcomes.push({ pos: Number(r.pos), kind: r.kind, batch: acceptedBatch(r) });
   }
-  return { outcomes, markers };
+  return { found, outcomes, markers };
 }
 
 /**

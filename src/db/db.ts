@@ -36,6 +36,7 @@ export class Db implements Queryable {
   readonly #listening: ListenConnection;
   #listeners = new Map<string, Set<Listener>>();
   #statusListeners = new Set<ListenStatus>();
+  #bounded = new Map<number, pg.Pool>();
 
   constructor(url: string, max = 10) {
     this.url = url;
@@ -166,6 +167,36 @@ export class Db implements Queryable {
     await this.query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
+  /**
+   * Statements on connections of their own (at most `max`) that PostgreSQL cancels past
+   * `timeoutMs` (the session's statement_timeout, set at connect: no statement per call). A
+   * statement sent alone commits with it (autocommit), so it is committed whole within the bound
+   * or not at all; the cancel never comes between its work and its commit. Closed with the Db.
+   */
+  bounded(timeoutMs: number, max: number): Queryable {
+    const ms = Math.max(1, Math.ceil(timeoutMs));
+    let pool = this.#bounded.get(ms);
+    if (!pool) {
+      pool = new pg.Pool({
+        connectionString: this.url,
+        max,
+        idleTimeoutMillis: 30_000,
+        connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
+        options: `${SESSION_OPTIONS} -c statement_timeout=${ms}`,
+      });
+      pool.on('error', ignoreError);
+      pool.on('connect', (client) => client.on('error', ignoreError));
+      this.#bounded.set(ms, pool);
+    }
+    const bounded = pool;
+    return {
+      query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) =>
+        (typeof text === 'string' ? bounded.query<R>(text, params) : bounded.query<R>(text)).catch((err: unknown) => {
+          throw classifyDatabaseError(err);
+        }),
+    };
+  }
+
   /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
   async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
     let timedOut = false;
@@ -204,6 +235,6 @@ export class Db implements Queryable {
 
   async close(): Promise<void> {
     await this.#listening.close();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), ...[...this.#bounded.values()].map((p) => p.end())]);
   }
 }
