@@ -91,7 +91,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         tags: ['events'],
         summary: 'Accept a batch of worker events for asynchronous routing (202)',
         description:
-          `Stores the events and a batch.accepted marker and enqueues their processing in one transaction, then answers 202. ` +
+          `Stores the events and a batch.accepted marker and enqueues their processing in one statement (one commit), then answers 202. ` +
           `At most ${maxEvents} events (422 beyond) and ${maxBytes} bytes (413 beyond). The same Idempotency-Key with the same ` +
           `body answers the first 202 again with duplicate: true; with another body 422. 503 ack_timeout, queue_unavailable ` +
           `or enqueue_error (with Retry-After) store nothing.`,
