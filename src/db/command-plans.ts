@@ -38,7 +38,7 @@ export const CLAIMED = literal(COMMAND_RULES.claim.to);
 /** The status a cancel gives (SQL literal). */
 export const CANCELLED = literal(COMMAND_RULES.cancel.to);
 
-// Every claim moves to one status, a reclaim to the claim's: a holder (claimed, unstarted) is one status.
+// The claim plan's one SET gives a claimed and a re-claimed row the same status.
 if (COMMAND_RULES.reclaim.to !== COMMAND_RULES.claim.to) throw new Error('command machine: a reclaim must move to the status a claim does');
 
 /** SQL condition: command `c` waits for a claim (the machine's claim takes it from this status). */
