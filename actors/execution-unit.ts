@@ -12,6 +12,7 @@ import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
+import { COMMAND_RULES } from '../machines/command-rules.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -254,7 +255,7 @@ export class ExecutionUnit {
             seq: e.seq,
             step: e.step,
             loop_index: e.loopIndex,
-            status: 'PENDING',
+            status: COMMAND_RULES.initial,
             input: { path: h.row.path, tasks: e.tasks, context: e.context, keychain: e.keychain },
             worker_id: null,
             claim_token: null,
@@ -269,7 +270,7 @@ export class ExecutionUnit {
           const insertedHere = new Set<number>();
           for (const c of this.newCommands) {
             if (c.execution_id !== h.id || !seqs.has(c.seq)) continue;
-            c.status = 'CANCELLED'; // issued and cancelled in this same unit: never offered to a worker
+            c.status = COMMAND_RULES.cancel.to; // issued and cancelled in this same unit: never offered to a worker
             insertedHere.add(c.seq);
           }
           for (const seq of e.seqs) if (!insertedHere.has(seq)) this.cancels.push({ execution_id: h.id, seq });
@@ -332,12 +333,12 @@ export class ExecutionUnit {
    */
   async flush(claims: Claimer[] = [], claimPolicy: ClaimPolicy | null = null): Promise<CommandRow[]> {
     const older: Claimer[] = [];
-    const fresh = this.newCommands.filter((c) => c.status === 'PENDING');
+    const fresh = this.newCommands.filter((c) => COMMAND_RULES.claim.from.includes(c.status));
     for (const claim of claims) {
       let handed = 0;
       while (handed < claim.max && fresh.length) {
         const c = fresh.shift()!;
-        c.status = 'CLAIMED';
+        c.status = COMMAND_RULES.claim.to; // the insert takes it for the claimer (attempt 1)
         c.worker_id = claim.workerId;
         c.claim_token = claim.token;
         handed++;

@@ -1,3 +1,4 @@
+import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
 import type { ClaimPolicy, CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import type { ExecutionRow } from '../src/db/execution.repo.ts';
@@ -237,7 +238,7 @@ async function routeInUnit(
       results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
       return false;
     }
-    if (current === 'CLAIMED') {
+    if (current === COMMAND_RULES.claim.to) {
       // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
       await unit.apply(ev.execution_id, {
         event_type: 'command.claimed',

@@ -1,6 +1,9 @@
 import { assign, setup } from 'xstate';
 
-export type CommandStatus = 'PENDING' | 'CLAIMED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+/** A command's statuses: the machine's states (command-rules.ts checks that they are the same). */
+export const COMMAND_STATUSES = ['PENDING', 'CLAIMED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+
+export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 
 export type CommandContext = { attempt: number; workerId: string | null };
 
@@ -34,8 +37,10 @@ const holder = ({ context, event }: { context: CommandContext; event: CommandEve
 /**
  * One command's lifecycle: PENDING → CLAIMED → RUNNING → COMPLETED | FAILED | CANCELLED. Each
  * claim bumps `attempt`; a report from anyone but the current holder moves nothing.
- * Claim arbitration between concurrent claimers is the database's (one row lock, one winner);
- * this machine decides what a report may do to the command it reaches.
+ * Claim arbitration between concurrent claimers is the database's (one row lock, one winner), and
+ * whether a holder is stale is the claim policy's (it sends `reclaim`); everything else is this
+ * machine's: command-rules.ts reads it into the sets the SQL's guards are generated from (claim,
+ * reclaim, cancel) and the report arcs report-verdict.ts decides by.
  */
 export const commandMachine = setup({
   types: { context: {} as CommandContext, events: {} as CommandEvent, input: {} as Partial<CommandContext> },

@@ -1,4 +1,5 @@
-import { commandMachine, isHolder, TERMINAL_COMMAND_STATUSES, type CommandEvent, type CommandStatus, type Reporter } from './command.machine.ts';
+import { COMMAND_RULES } from './command-rules.ts';
+import { COMMAND_STATUSES, isHolder, type CommandEvent, type CommandStatus, type Reporter } from './command.machine.ts';
 
 export type ReportVerdict =
   | { kind: 'accept'; status: CommandStatus }
@@ -19,36 +20,20 @@ function commandEventOf(eventType: string, r: Reporter): CommandEvent {
   return { type: 'start', ...reporter };
 }
 
-type Arc = { guard: string | undefined; target: CommandStatus | undefined };
-
-const STATUSES: readonly CommandStatus[] = ['PENDING', 'CLAIMED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'];
-
-// The machine's transitions for reports, read once from its definition: a verdict is then a
-// table lookup and a guard call instead of a run of the interpreter (tens of µs per event).
-const ARCS: ReadonlyMap<string, readonly Arc[]> = (() => {
-  const out = new Map<string, Arc[]>();
-  for (const status of STATUSES) {
-    const node = commandMachine.root.states[status];
-    for (const [eventType, transitions] of node.transitions) {
-      out.set(`${status}|${eventType}`, transitions.map((t) => {
-        const target = t.target?.[0]?.key;
-        return { guard: typeof t.guard === 'string' ? t.guard : undefined, target: STATUSES.find((x) => x === target) };
-      }));
-    }
-  }
-  for (const arcs of out.values()) {
-    for (const a of arcs) if (a.guard !== undefined && a.guard !== 'holder') throw new Error(`report-verdict: unknown guard ${a.guard}`);
-  }
-  return out;
-})();
-
 /** The status the command machine moves to on `event`, or undefined when no transition is enabled. */
 function next(status: CommandStatus, event: CommandEvent, context: { attempt: number; workerId: string | null }): CommandStatus | undefined {
-  for (const arc of ARCS.get(`${status}|${event.type}`) ?? []) {
+  for (const arc of COMMAND_RULES.arcs(status, event.type)) {
     if (arc.guard === 'holder' && !('attempt' in event || 'workerId' in event ? isHolder(context, event) : false)) continue;
-    return arc.target ?? status;
+    return arc.target;
   }
   return undefined;
+}
+
+// The one guard a report's arcs may carry (checked once: a new guard needs its evaluation here).
+for (const status of COMMAND_STATUSES) {
+  for (const type of ['start', 'heartbeat', 'complete', 'fail']) {
+    for (const arc of COMMAND_RULES.arcs(status, type)) if (arc.guard !== undefined && arc.guard !== 'holder') throw new Error(`report-verdict: unknown guard ${arc.guard}`);
+  }
 }
 
 /**
@@ -59,19 +44,18 @@ function next(status: CommandStatus, event: CommandEvent, context: { attempt: nu
 export function reportVerdict(cmd: CommandState, eventType: string, reporter: Reporter): ReportVerdict {
   const id = cmd.command_id;
   const stale = (): ReportVerdict => ({ kind: 'refused', code: 'stale_claim', message: `command ${id} was claimed again (attempt ${cmd.attempt}); this report is from attempt ${reporter.attempt}` });
-  if (TERMINAL_COMMAND_STATUSES.includes(cmd.status)) {
+  // An arc of the machine decides; without one, what the command's status says of the refusal.
+  const status = next(cmd.status, commandEventOf(eventType, reporter), { attempt: cmd.attempt, workerId: cmd.worker_id });
+  if (status !== undefined) return { kind: 'accept', status };
+  if (COMMAND_RULES.final.includes(cmd.status)) {
     // A claim taken over (its worker went quiet) and finished by the new holder: the old one's
     // report is fenced off like any stale claim's, not stored as a late one of the finished claim.
     return reporter.attempt != null && reporter.attempt !== cmd.attempt ? stale() : { kind: 'late', attempt: reporter.attempt ?? null };
   }
-  if (cmd.status === 'PENDING') return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
-  const status = next(cmd.status, commandEventOf(eventType, reporter), { attempt: cmd.attempt, workerId: cmd.worker_id });
-  if (status === undefined) {
-    if (reporter.attempt != null && reporter.attempt !== cmd.attempt) return stale();
-    if (reporter.attempt == null && reporter.workerId == null) {
-      return { kind: 'refused', code: 'not_holder', message: `a report about command ${id} must name its claim: worker_id or attempt` };
-    }
-    return { kind: 'refused', code: 'not_holder', message: `command ${id} is held by another worker` };
+  if (COMMAND_RULES.claim.from.includes(cmd.status)) return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
+  if (reporter.attempt != null && reporter.attempt !== cmd.attempt) return stale();
+  if (reporter.attempt == null && reporter.workerId == null) {
+    return { kind: 'refused', code: 'not_holder', message: `a report about command ${id} must name its claim: worker_id or attempt` };
   }
-  return { kind: 'accept', status };
+  return { kind: 'refused', code: 'not_holder', message: `command ${id} is held by another worker` };
 }

@@ -1,5 +1,6 @@
 import type { CommandStatus } from '../../machines/command.machine.ts';
 import type { Config } from '../config.ts';
+import { CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, heldSql } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
 export type { CommandStatus } from '../../machines/command.machine.ts';
@@ -22,10 +23,10 @@ export type CommandRow = {
   created_at: Date;
 };
 
-const COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, input, claimed_at, heartbeat_at, created_at';
+const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;
 
 export async function getCommand(q: Queryable, id: number): Promise<CommandRow | undefined> {
-  const { rows } = await q.query<CommandRow>(`SELECT ${COLUMNS} FROM core.command WHERE command_id = $1`, [id]);
+  const { rows } = await q.query<CommandRow>(GET_COMMAND, [id]);
   return rows[0];
 }
 
@@ -42,90 +43,53 @@ export function claimPolicyOf(config: Pick<Config, 'SVC_COMMAND_REAPER_WORKER_ST
   return { staleSeconds: config.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS, hardTimeoutSeconds: config.SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS ?? null };
 }
 
-/**
- * SQL condition: the claim of CLAIMED/RUNNING command `c` may be taken (ClaimPolicy). `stale` and
- * `hard` are SQL expressions for the policy's seconds (parameters; `hard` may be NULL).
- */
-export function claimTakeableSql(c: string, stale: string, hard: string): string {
-  const staleAgo = `now() - make_interval(secs => ${stale})`;
-  // Never NULL (a NULL `hard` or listing would make it so): callers also negate it.
-  return `COALESCE(NOT EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = ${c}.worker_id) AND ${c}.heartbeat_at < ${staleAgo}
-         OR EXISTS (SELECT 1 FROM core.runtime r WHERE r.kind = 'worker_pool' AND r.name = ${c}.worker_id
-                     AND (r.status = 'stopped' OR r.heartbeat_at < ${staleAgo}
-                          OR (r.held_at > ${c}.claimed_at + make_interval(secs => ${stale}) AND NOT ${c}.command_id = ANY(r.held_commands))))
-         OR ${c}.claimed_at < now() - make_interval(secs => ${hard}), false)`;
-}
+// The claim plan's statements (command-plans.ts), made once: the claim by id (takes a held
+// command only from a holder the policy lets go; it is no request's), and the long poll without
+// and with stranded commands announced.
+const CLAIM_BY_ID = claimPlan('by_id', { id: '$1', policy: { stale: '$3::float8', hard: '$4::float8' } }, { worker: '$2', token: 'NULL' }, COMMAND_COLUMNS).update;
+const next = (stranded: boolean) => {
+  const plan = claimPlan('next', { limit: '$2', stranded: stranded ? { stale: '$4::float8', hard: '$5::float8' } : null }, { worker: '$1', token: '$3' }, COMMAND_COLUMNS);
+  return plan.ctes.length ? `WITH ${plan.ctes.join(',\n     ')}\n${plan.update}` : plan.update;
+};
+const CLAIM_NEXT = next(false);
+const CLAIM_NEXT_OR_STRANDED = next(true);
 
-/** Claims one command for a worker: PENDING, or CLAIMED/RUNNING by a holder the policy lets go. Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable. */
+/** Claims one command for a worker: one waiting for a claim, or a held one whose holder the policy lets go. Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable. */
 export async function claimCommand(q: Queryable, commandId: number, workerId: string, policy: ClaimPolicy): Promise<CommandRow | undefined> {
-  const { rows } = await q.query<CommandRow>(
-    `UPDATE core.command c
-        SET status = 'CLAIMED', worker_id = $2, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
-      WHERE c.command_id = $1
-        AND (c.status = 'PENDING' OR (c.status IN ('CLAIMED', 'RUNNING') AND ${claimTakeableSql('c', '$3::float8', '$4::float8')}))
-      RETURNING ${COLUMNS}`,
-    [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds],
-  );
+  const { rows } = await q.query<CommandRow>(CLAIM_BY_ID, [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds]);
   return rows[0];
 }
 
 /**
- * SQL condition for the candidates of a claim-next besides PENDING commands: those the reaper
- * marked (the small `command_reclaim_idx`) whose claim the policy lets go.
- */
-export function reclaimCandidateSql(c: string, stale: string, hard: string): string {
-  return `${c}.status IN ('CLAIMED', 'RUNNING') AND ${c}.reclaim_attempt = ${c}.attempt AND ${claimTakeableSql(c, stale, hard)}`;
-}
-
-/**
- * Claims up to `max` commands, oldest first, skipping rows other claimers hold: PENDING ones, and
- * (with a `policy`) stranded ones the reaper marked and the policy lets go; `token` names the
- * claiming request.
+ * Claims up to `max` commands, oldest first, skipping rows other claimers hold: those waiting for
+ * a claim, and (with a `policy`) stranded ones the reaper marked and the policy lets go; `token`
+ * names the claiming request.
  */
 export async function claimNextCommands(q: Queryable, workerId: string, max: number, policy: ClaimPolicy | null, token: string | null = null): Promise<CommandRow[]> {
   if (max <= 0) return [];
-  if (!policy) {
-    const { rows } = await q.query<CommandRow>(
-      `UPDATE core.command c
-          SET status = 'CLAIMED', worker_id = $1, claim_token = $3, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
-        WHERE c.command_id IN (SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2 FOR UPDATE SKIP LOCKED)
-        RETURNING ${COLUMNS}`,
-      [workerId, max, token],
-    );
-    return rows;
-  }
-  const { rows } = await q.query<CommandRow>(
-    `WITH pending AS (SELECT command_id FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2 FOR UPDATE SKIP LOCKED),
-          stranded AS (SELECT o.command_id FROM core.command o WHERE ${reclaimCandidateSql('o', '$4::float8', '$5::float8')}
-                        ORDER BY o.command_id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
-     UPDATE core.command c
-        SET status = 'CLAIMED', worker_id = $1, claim_token = $3, attempt = attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
-      WHERE c.command_id IN (SELECT command_id FROM (SELECT command_id FROM pending UNION ALL SELECT command_id FROM stranded) u ORDER BY command_id LIMIT $2)
-      RETURNING ${COLUMNS}`,
-    [workerId, max, token, policy.staleSeconds, policy.hardTimeoutSeconds],
-  );
+  const { rows } = policy
+    ? await q.query<CommandRow>(CLAIM_NEXT_OR_STRANDED, [workerId, max, token, policy.staleSeconds, policy.hardTimeoutSeconds])
+    : await q.query<CommandRow>(CLAIM_NEXT, [workerId, max, token]);
   return rows;
 }
+
+// Claimed and not started: the status a claim gives (reports move a started one on).
+const CLAIMED_BY_REQUEST = `SELECT ${COMMAND_COLUMNS} FROM core.command c WHERE c.status = ${CLAIMED} AND c.worker_id = $1 AND c.claim_token = $2 ORDER BY c.command_id`;
+const CANCELLED_AMONG = `SELECT command_id FROM core.command c WHERE c.command_id = ANY($1::bigint[]) AND c.status = ${CANCELLED}`;
 
 /**
  * Commands a worker's request (`token`) claimed that it has not started: what a lost answer
  * carried, for the same request sent again. Oldest first.
  */
 export async function claimedByRequest(q: Queryable, workerId: string, token: string): Promise<CommandRow[]> {
-  const { rows } = await q.query<CommandRow>(
-    `SELECT ${COLUMNS} FROM core.command WHERE status = 'CLAIMED' AND worker_id = $1 AND claim_token = $2 ORDER BY command_id`,
-    [workerId, token],
-  );
+  const { rows } = await q.query<CommandRow>(CLAIMED_BY_REQUEST, [workerId, token]);
   return rows;
 }
 
 /** Of the given commands, those that were cancelled (their workers should stop them). */
 export async function cancelledAmong(q: Queryable, ids: number[]): Promise<number[]> {
   if (!ids.length) return [];
-  const { rows } = await q.query<{ command_id: number }>(
-    `SELECT command_id FROM core.command WHERE command_id = ANY($1::bigint[]) AND status = 'CANCELLED'`,
-    [ids],
-  );
+  const { rows } = await q.query<{ command_id: number }>(CANCELLED_AMONG, [ids]);
   return rows.map((r) => r.command_id);
 }
 
@@ -133,6 +97,25 @@ export async function cancelledAmong(q: Queryable, ids: number[]): Promise<numbe
 export type StrandedReason = 'pending_stale' | 'worker_missing' | 'worker_not_ready' | 'worker_stale' | 'orphaned' | 'hard_timeout';
 
 export type StrandedCommand = { command_id: number; reason: StrandedReason };
+
+const MARK_STRANDED = `WITH active AS (
+       SELECT c.command_id, c.attempt,
+              CASE WHEN r.name IS NULL THEN CASE WHEN c.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_missing' END
+                   WHEN r.status = 'stopped' THEN 'worker_not_ready'
+                   WHEN r.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_stale'
+                   WHEN r.held_at > c.claimed_at + make_interval(secs => $1) AND NOT c.command_id = ANY(r.held_commands) THEN 'orphaned'
+                   WHEN c.claimed_at < now() - make_interval(secs => $2) THEN 'hard_timeout'
+              END AS reason
+         FROM core.command c LEFT JOIN core.runtime r ON r.kind = 'worker_pool' AND r.name = c.worker_id
+        WHERE ${heldSql('c')}),
+     stranded AS (SELECT command_id, attempt, reason FROM active WHERE reason IS NOT NULL ORDER BY command_id LIMIT $3),
+     marked AS (
+       UPDATE core.command c SET reclaim_attempt = c.attempt
+         FROM stranded s
+        WHERE c.command_id = s.command_id AND c.attempt = s.attempt AND ${heldSql('c')}
+          AND c.reclaim_attempt IS DISTINCT FROM c.attempt)
+     SELECT (SELECT count(*)::int FROM active) AS scanned, s.command_id, s.reason
+       FROM (SELECT 1) one LEFT JOIN stranded s ON true`;
 
 /**
  * The reaper's look at claimed commands: every CLAIMED/RUNNING row (command_active_idx; as many as
@@ -143,32 +126,20 @@ export type StrandedCommand = { command_id: number; reason: StrandedReason };
  * (`reclaim_attempt`); returns them and how many rows were read. Nothing else changes.
  */
 export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number; hardTimeoutSeconds: number; max: number }): Promise<{ scanned: number; stranded: StrandedCommand[] }> {
-  const { rows } = await q.query<{ scanned: number; command_id: number | null; reason: StrandedReason | null }>(
-    `WITH active AS (
-       SELECT c.command_id, c.attempt,
-              CASE WHEN r.name IS NULL THEN CASE WHEN c.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_missing' END
-                   WHEN r.status = 'stopped' THEN 'worker_not_ready'
-                   WHEN r.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_stale'
-                   WHEN r.held_at > c.claimed_at + make_interval(secs => $1) AND NOT c.command_id = ANY(r.held_commands) THEN 'orphaned'
-                   WHEN c.claimed_at < now() - make_interval(secs => $2) THEN 'hard_timeout'
-              END AS reason
-         FROM core.command c LEFT JOIN core.runtime r ON r.kind = 'worker_pool' AND r.name = c.worker_id
-        WHERE c.status IN ('CLAIMED', 'RUNNING')),
-     stranded AS (SELECT command_id, attempt, reason FROM active WHERE reason IS NOT NULL ORDER BY command_id LIMIT $3),
-     marked AS (
-       UPDATE core.command c SET reclaim_attempt = c.attempt
-         FROM stranded s
-        WHERE c.command_id = s.command_id AND c.attempt = s.attempt AND c.status IN ('CLAIMED', 'RUNNING')
-          AND c.reclaim_attempt IS DISTINCT FROM c.attempt)
-     SELECT (SELECT count(*)::int FROM active) AS scanned, s.command_id, s.reason
-       FROM (SELECT 1) one LEFT JOIN stranded s ON true`,
-    [p.staleSeconds, p.hardTimeoutSeconds, p.max],
-  );
+  const { rows } = await q.query<{ scanned: number; command_id: number | null; reason: StrandedReason | null }>(MARK_STRANDED, [p.staleSeconds, p.hardTimeoutSeconds, p.max]);
   return {
     scanned: rows[0]?.scanned ?? 0,
     stranded: rows.flatMap((r) => (r.command_id !== null && r.reason !== null ? [{ command_id: r.command_id, reason: r.reason }] : [])),
   };
 }
+
+const TOUCH_STALE_PENDING = `WITH oldest AS (SELECT command_id, published_at FROM core.command c WHERE ${claimableSql('c')} ORDER BY command_id LIMIT $2),
+     touched AS (
+       UPDATE core.command c SET published_at = now()
+         FROM oldest o
+        WHERE c.command_id = o.command_id AND o.published_at < now() - make_interval(secs => $1) AND ${claimableSql('c')}
+       RETURNING c.command_id)
+     SELECT (SELECT count(*)::int FROM oldest) AS scanned, t.command_id FROM (SELECT 1) one LEFT JOIN touched t ON true`;
 
 /**
  * The reaper's look at PENDING commands: the `max` oldest (command_pending_idx); those last
@@ -177,15 +148,6 @@ export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number
  */
 export async function touchStalePending(q: Queryable, p: { retrySeconds: number; max: number }): Promise<{ scanned: number; republished: number[] }> {
   if (p.max <= 0) return { scanned: 0, republished: [] };
-  const { rows } = await q.query<{ scanned: number; command_id: number | null }>(
-    `WITH oldest AS (SELECT command_id, published_at FROM core.command WHERE status = 'PENDING' ORDER BY command_id LIMIT $2),
-     touched AS (
-       UPDATE core.command c SET published_at = now()
-         FROM oldest o
-        WHERE c.command_id = o.command_id AND o.published_at < now() - make_interval(secs => $1) AND c.status = 'PENDING'
-       RETURNING c.command_id)
-     SELECT (SELECT count(*)::int FROM oldest) AS scanned, t.command_id FROM (SELECT 1) one LEFT JOIN touched t ON true`,
-    [p.retrySeconds, p.max],
-  );
+  const { rows } = await q.query<{ scanned: number; command_id: number | null }>(TOUCH_STALE_PENDING, [p.retrySeconds, p.max]);
   return { scanned: rows[0]?.scanned ?? 0, republished: rows.flatMap((r) => (r.command_id !== null ? [r.command_id] : [])) };
 }

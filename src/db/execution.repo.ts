@@ -1,4 +1,4 @@
-import { claimTakeableSql } from './command.repo.ts';
+import { claimTakeableSql, heldSql } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
 export type ExecutionStatus = 'running' | 'completed' | 'failed' | 'cancelled';
@@ -149,18 +149,7 @@ export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: 
   return rows;
 }
 
-/**
- * Running root executions that look interrupted: the newest event of their whole tree (root and
- * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, and no
- * command of the tree is held by a live claimer (one the claim policy would not let go, hard
- * timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`.
- */
-export async function interruptedRoots(
-  q: Queryable,
-  p: { minStaleSeconds: number; windowMinutes: number; workerStaleSeconds: number; afterId: number; limit: number },
-): Promise<{ execution_id: number; catalog_id: number; last_event_at: Date }[]> {
-  const { rows } = await q.query<{ execution_id: number; catalog_id: number; last_event_at: Date }>(
-    `WITH running AS (
+const INTERRUPTED_ROOTS = `WITH running AS (
        SELECT e.execution_id, e.root_execution_id,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
          FROM core.execution e WHERE e.status = 'running'),
@@ -172,9 +161,22 @@ export async function interruptedRoots(
         AND t.last_event_at >= now() - make_interval(mins => $2)
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
-           WHERE x.root_execution_id = t.root_execution_id AND c.status IN ('CLAIMED', 'RUNNING')
-             AND NOT ${claimTakeableSql('c', '$3::float8', 'NULL::float8')})
-      ORDER BY r.execution_id LIMIT $5`,
+           WHERE x.root_execution_id = t.root_execution_id AND ${heldSql('c')}
+             AND NOT ${claimTakeableSql('c', { stale: '$3::float8', hard: 'NULL::float8' })})
+      ORDER BY r.execution_id LIMIT $5`;
+
+/**
+ * Running root executions that look interrupted: the newest event of their whole tree (root and
+ * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, and no
+ * command of the tree is held by a live claimer (one the claim policy would not let go, hard
+ * timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`.
+ */
+export async function interruptedRoots(
+  q: Queryable,
+  p: { minStaleSeconds: number; windowMinutes: number; workerStaleSeconds: number; afterId: number; limit: number },
+): Promise<{ execution_id: number; catalog_id: number; last_event_at: Date }[]> {
+  const { rows } = await q.query<{ execution_id: number; catalog_id: number; last_event_at: Date }>(
+    INTERRUPTED_ROOTS,
     [p.minStaleSeconds, p.windowMinutes, p.workerStaleSeconds, p.afterId, p.limit],
   );
   return rows;

@@ -1,11 +1,10 @@
 import type pg from 'pg';
+import { COMMAND_COLUMNS_NO_INPUT } from './command-plans.ts';
 import type { CommandRow } from './command.repo.ts';
 import type { ExecutionRow } from './execution.repo.ts';
 
 const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
   progress, result, error, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
-// Routing never reads a command's input (what the worker runs): it is the largest column.
-const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, NULL::jsonb AS input, claimed_at, heartbeat_at, created_at';
 
 /** Checked non-negative integers as SQL text, for parameterless statements (ids, counts); throws on anything else. */
 export function intList(ids: number[]): string {
@@ -34,7 +33,7 @@ export function lockAndLoadSql(executionIds: number[], commandIds: number[], cac
     `SELECT pg_advisory_xact_lock(id) FROM unnest(ARRAY[${list}]::bigint[]) AS id`,
     ...clock,
     `SELECT ${EXECUTION_COLUMNS}, ${snapshot} FROM core.execution WHERE execution_id = ANY(ARRAY[${list}]::bigint[]) ORDER BY execution_id FOR UPDATE`,
-    `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = ANY(ARRAY[${intList(commandIds)}]::bigint[])`,
+    `SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM core.command WHERE command_id = ANY(ARRAY[${intList(commandIds)}]::bigint[])`,
     ...clock,
   ].join(';\n');
 }

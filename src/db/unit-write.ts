@@ -1,4 +1,5 @@
-import { reclaimCandidateSql, type ClaimPolicy, type CommandRow, type CommandStatus } from './command.repo.ts';
+import { cancellableSql, CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, COMMAND_COLUMNS_OF_C } from './command-plans.ts';
+import type { ClaimPolicy, CommandRow, CommandStatus } from './command.repo.ts';
 import type { EventRow, ExecutionStatus } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -78,8 +79,6 @@ export type UnitIdempotencyKey = { scope: string; key: string; request_hash: str
 /** SQLSTATE of a write whose guard failed (core.svc_write_guard_failed): nothing was written. */
 export const WRITE_GUARD_SQLSTATE = 'SVC01';
 
-const COMMAND_COLUMNS = 'command_id, execution_id, catalog_id, seq, step, loop_index, status, attempt, worker_id, claim_token, input, claimed_at, heartbeat_at, created_at';
-const QUALIFIED_COMMAND_COLUMNS = COMMAND_COLUMNS.split(', ').map((c) => `c.${c}`).join(', ');
 const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb, machine_version int,
   snapshot_event_id bigint, applied_event_id bigint, last_event_id bigint`;
 
@@ -204,10 +203,10 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   }
   if (has('cancels')) {
     ctes.push(`cancel AS (
-  UPDATE core.command c SET status = 'CANCELLED', updated_at = now()
+  UPDATE core.command c SET status = ${CANCELLED}, updated_at = now()
     FROM ${from(`jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)`)}
    WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${p.opaque([...new Set(data.cancels.map((c) => c.execution_id))], 'bigint[]')})
-     AND c.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED'))`);
+     AND ${cancellableSql('c')})`);
   }
   if (has('keychainCleanup')) {
     ctes.push(`kc AS (
@@ -230,7 +229,7 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
     // one look at an empty index). Commands this statement cancels still read as they were here
     // (one snapshot), so they are left out by name. Without cancels the scan walks the pending
     // index in order and stops at the limit.
-    const notCancelled = has('cancels')
+    const except = has('cancels')
       ? `
                      AND NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(${p.rows('cancels', data)}) AS x(execution_id bigint, seq int)
                                       WHERE x.execution_id = o.execution_id AND x.seq = o.seq)`
@@ -239,33 +238,17 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
       data.claimOlder.reduce((n, c) => Math.max(n, c.hi), 0),
       'int',
     );
-    ctes.push(`older_pending AS (SELECT o.command_id FROM core.command o
-                   WHERE o.status = 'PENDING'${notCancelled}
-                   ORDER BY o.command_id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`);
-    let candidates = 'older_pending';
-    if (data.claimPolicy) {
-      const stale = p.opaque(data.claimPolicy.staleSeconds, 'float8');
-      const hard = p.opaque(data.claimPolicy.hardTimeoutSeconds, 'float8');
-      ctes.push(`older_stranded AS (SELECT o.command_id FROM core.command o
-                   WHERE ${reclaimCandidateSql('o', stale, hard)}${notCancelled}
-                   ORDER BY o.command_id LIMIT ${limit} FOR UPDATE OF o SKIP LOCKED)`);
-      candidates = '(SELECT command_id FROM older_pending UNION ALL SELECT command_id FROM older_stranded)';
-    }
-    ctes.push(`older AS (
-  UPDATE core.command c
-     SET status = 'CLAIMED', worker_id = w.worker_id, claim_token = w.token, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()
-    FROM (SELECT o.command_id, row_number() OVER (ORDER BY o.command_id) AS rn
-            FROM ${candidates} o) picked
-    JOIN jsonb_to_recordset(${p.rows('claimOlder', data)}) AS w(worker_id text, token text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
-   WHERE c.command_id = picked.command_id
-  RETURNING ${QUALIFIED_COMMAND_COLUMNS})`);
+    const stranded = data.claimPolicy ? { stale: p.opaque(data.claimPolicy.staleSeconds, 'float8'), hard: p.opaque(data.claimPolicy.hardTimeoutSeconds, 'float8') } : null;
+    const plan = claimPlan('older', { limit, stranded, except }, { ranges: p.rows('claimOlder', data) }, COMMAND_COLUMNS_OF_C);
+    ctes.push(...plan.ctes, `older AS (
+  ${plan.update})`);
   }
   // Every branch names its columns: the first one present names the result's.
   const outputs: string[] = [];
   if (has('commands')) {
     ctes.push(`note AS (
-  SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd WHERE status = 'PENDING') s WHERE n > 0)`);
-    outputs.push(`SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = 'CLAIMED'`, `SELECT 'notified' AS kind, NULL::jsonb AS row FROM note`);
+  SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd c WHERE ${claimableSql('c')}) s WHERE n > 0)`);
+    outputs.push(`SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}`, `SELECT 'notified' AS kind, NULL::jsonb AS row FROM note`);
   }
   if (has('claimOlder')) outputs.push(`SELECT 'claimed' AS kind, to_jsonb(o) AS row FROM older o`);
   if (has('headChecks')) {
