@@ -189,11 +189,7 @@ function launchIteration(d: Draft, run: StepRun, index: number | null): void {
 
 /** Launches loop items while the loop has room (max_in_flight; one at a time when sequential). */
 function fillLoop(d: Draft, run: StepRun): void {
-  const loop = run.loop!;
-  const limit = loop.parallel ? loop.maxInFlight : 1;
-  while (d.live(run) && !loop.failed && loop.next < loop.items.length && Object.keys(run.iterations).length < limit) {
-    launchIteration(d, run, loop.next++);
-  }
+  while (d.live(run) && hasRoom(run)) launchIteration(d, run, run.loop!.next++);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ExecutionContext, StepRun } from './types.ts';
+import type { ExecutionContext, LoopState, StepRun } from './types.ts';
 
 // What the guards ask of a step's runs. Every region's guards ask several times per microstep, so
 // these scan the runs map without allocating (a step has few runs: one, or a few joined branches).
@@ -24,13 +24,13 @@ export function endedRun(ctx: ExecutionContext, step: string): StepRun | undefin
 export function hasRoom(run: StepRun): boolean {
   const loop = run.loop;
   if (!loop || run.outcome || loop.failed || loop.next >= loop.items.length) return false;
-  return inFlight(run) < (loop.parallel ? loop.maxInFlight : 1);
+  return inFlight(loop) < (loop.parallel ? loop.maxInFlight : 1);
 }
 
 /** A loop run with nothing in flight and nothing more to launch (all done, or one failed). */
 export function loopOver(run: StepRun): boolean {
   const loop = run.loop;
-  if (!loop || run.outcome || inFlight(run) > 0) return false;
+  if (!loop || run.outcome || inFlight(loop) > 0) return false;
   return Boolean(loop.failed) || loop.done === loop.items.length;
 }
 
@@ -47,5 +47,6 @@ export function someRun(ctx: ExecutionContext, step: string, test: (r: StepRun) 
   return false;
 }
 
-// Object.keys, not for-in: iteration keys are item indexes, and for-in over integer keys is slow.
-const inFlight = (run: StepRun): number => Object.keys(run.iterations).length;
+// Every item launched (`next`) is in flight until it is done (`done`): counted without walking
+// the iterations map, whose item-index keys make Object.keys and for-in slow.
+const inFlight = (loop: LoopState): number => loop.next - loop.done;
