@@ -41,7 +41,7 @@ export type StatechartJson = StateNodeJson & { id: string; initial: string; stat
 type Incoming = { from: string; index: number; when?: string; mode: 'exclusive' | 'inclusive' };
 
 /** The input events that move an execution; each only records what it says (`recordOutcome`). */
-export const COMMAND_EVENT_TYPES = ['command.completed', 'command.failed', 'child.finished'] as const;
+const COMMAND_EVENT_TYPES = ['command.completed', 'command.failed', 'child.finished'] as const;
 
 const cache = new WeakMap<NormalizedPlaybook, StatechartJson>();
 

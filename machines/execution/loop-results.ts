@@ -3,7 +3,7 @@
 // thousands of items would otherwise copy every result at every item).
 
 /** Items per chunk. */
-export const RESULT_CHUNK_ITEMS = 128;
+const RESULT_CHUNK_ITEMS = 128;
 
 /** Results of a loop of `n` items, all null. */
 export function emptyResults(n: number): unknown[][] {
