@@ -1,6 +1,6 @@
 import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
-import { stepPhase, topStateOf } from './execution/step-phase.ts';
-import type { ExecutionContext } from './execution/types.ts';
+import { stepPhase, topStateOf, type StepPhase } from './execution/step-phase.ts';
+import type { ExecutionContext, StepOutcome } from './execution/types.ts';
 
 export type StepStatus = 'pending' | 'active' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
@@ -22,6 +22,8 @@ export type ExecutionView = {
 
 type SnapshotLike = { value: unknown; context: ExecutionContext };
 
+const phaseOfOutcome = (o: StepOutcome | undefined): StepPhase => (o ? (o.status === 'ok' ? 'completed' : 'failed') : 'idle');
+
 /**
  * The live view of an execution's snapshot: the state value (one region per step), the active
  * steps, each step's status and loop progress. `beforeEnd` is the snapshot just before a
@@ -35,11 +37,12 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
   const steps: Record<string, StepView> = {};
   const active: string[] = [];
   for (const s of pb.workflow) {
-    const phase = stepPhase(ctx, s.step);
+    // A running execution's regions say where each step is; an ended one has none left, only outcomes.
+    const phase = running ? stepPhase(snap.value, s.step) : phaseOfOutcome(ctx.steps[s.step]);
     let st: StepStatus;
     if (phase === 'active') st = 'active';
     // Active just before the end and no outcome since: the end cut it short.
-    else if (!running && beforeEnd && stepPhase(beforeEnd.context, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
+    else if (!running && beforeEnd && stepPhase(beforeEnd.value, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
     else if (phase === 'idle') st = running ? 'pending' : 'skipped';
     else st = phase;
     const view: StepView = { status: st };

@@ -1,36 +1,27 @@
-import { setup } from 'xstate';
+import { enqueueActions, setup, type EventObject, type ParameterizedObject } from 'xstate';
 import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
-import { initialContext, reduceEvent, reduceStart, type Reduction } from './execution/reduce.ts';
-import { stepPhase } from './execution/step-phase.ts';
+import * as work from './execution/actions.ts';
+import { executionGuards, type ArcParams, type RunEndedParams, type StepParams } from './execution/guards.ts';
 import { compileStatechart } from './playbook-statechart.ts';
 import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from './execution/types.ts';
 
 export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from './execution/types.ts';
 export { topStateOf } from './execution/step-phase.ts';
+export { NO_INPUT } from './execution/actions.ts';
 
-/** The input of an inert actor (xstate computes an initial snapshot it throws away): starts nothing. */
-export const NO_INPUT: ExecutionInput = Object.freeze({
-  executionId: 0,
-  catalogId: 0,
-  path: '',
-  parentExecutionId: null,
-  parentSeq: null,
-  rootExecutionId: 0,
-  workload: {},
-  args: {},
-});
-
-/** Bump when the context shape, the statechart or the reducer's meaning changes: old snapshots are then replayed from the log. */
-export const EXECUTION_MACHINE_VERSION = 3;
+/** Bump when the context shape, the statechart or the meaning of its actions and guards changes: old snapshots are then replayed from the log. */
+export const EXECUTION_MACHINE_VERSION = 4;
 
 /**
  * The execution of one playbook as the statechart compiled from it (machines/playbook-statechart.ts):
- * one region per step under `running`, then completed | failed | cancelled. Events are folded by
- * the `fold` action, the step transition function (machines/execution/reduce.ts), whose context
- * the step regions follow; every side effect is returned by transition() as an `effect` action
- * for actors/ to perform.
+ * one region per step under `running`, then completed | failed | cancelled. The statechart's
+ * transitions and guards decide which step runs next and when the execution ends; the named
+ * actions (machines/execution/actions.ts) do a step's work and record what events say. Every
+ * side effect is returned by transition() as an `effect` action for actors/ to perform.
  */
 export function createExecutionMachine(playbook: NormalizedPlaybook) {
+  const pb = playbook;
+  const g = executionGuards(pb);
   const machineSetup = setup({
     types: {
       context: {} as ExecutionContext,
@@ -40,40 +31,51 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
     actions: {
       // Performed by actors/, never here: transition() only returns it.
       effect: (_args, _effect: Effect) => {},
-      // Named in the statechart; given their code below (they need the playbook).
-      start: (_args, _params: undefined) => {},
-      fold: (_args, _params: undefined) => {},
+      recordOutcome: act<undefined>((ctx, ev) => work.recordOutcome(pb, ctx, ev)),
+      abandon: act<undefined>((ctx, ev) => work.abandon(pb, ctx, ev)),
+      cancel: act<undefined>((ctx, ev) => work.cancel(pb, ctx, ev)),
+      startRun: act<StepParams>((ctx, _ev, p) => work.startRun(pb, ctx, p.step)),
+      launchItems: act<StepParams>((ctx, _ev, p) => work.launchItems(pb, ctx, p.step)),
+      endLoop: act<StepParams>((ctx, _ev, p) => work.endLoop(pb, ctx, p.step)),
+      exitRun: act<StepParams>((ctx, _ev, p) => work.exitRun(pb, ctx, p.step)),
+      takeArc: act<ArcParams>((ctx, _ev, p) => work.takeArc(pb, ctx, p.from, p.index)),
+      dropRoute: act<StepParams>((ctx, _ev, p) => work.dropRoute(pb, ctx, p.step)),
+      failArc: act<StepParams>((ctx, _ev, p) => work.failArc(pb, ctx, p.step)),
+      failUnhandled: act<StepParams>((ctx, _ev, p) => work.failUnhandled(pb, ctx, p.step)),
+      settleFailed: act<undefined>((ctx) => work.settleFailed(pb, ctx)),
+      settleCompleted: act<undefined>((ctx) => work.settleCompleted(pb, ctx)),
     },
     guards: {
-      completed: ({ context }) => context.finished?.status === 'completed',
-      failed: ({ context }) => context.finished?.status === 'failed',
-      stepEntered: ({ context }, p: StepParams) => stepPhase(context, p.step) === 'active',
-      stepOk: ({ context }, p: StepParams) => stepPhase(context, p.step) === 'completed',
-      stepFailed: ({ context }, p: StepParams) => stepPhase(context, p.step) === 'failed',
+      pendingCommand: ({ context, event }) => g.pendingCommand(context, event),
+      entry: ({ context }) => g.entry(context),
+      arc: ({ context }, p: ArcParams) => g.arc(context, p),
+      runEnded: ({ context }, p: RunEndedParams) => g.runEnded(context, p),
+      loopHasRoom: ({ context }, p: StepParams) => g.loopHasRoom(context, p),
+      loopDone: ({ context }, p: StepParams) => g.loopDone(context, p),
+      arcError: ({ context }, p: StepParams) => g.arcError(context, p),
+      unhandledFailure: ({ context }, p: StepParams) => g.unhandledFailure(context, p),
+      routed: ({ context }, p: StepParams) => g.routed(context, p),
+      failing: ({ context }) => g.failing(context),
+      allDone: ({ context }) => g.allDone(context),
     },
   });
-  // The reducer decides; its context is assigned and its effects enqueued, never run here.
-  const apply = (reduce: (ctx: ExecutionContext, ev: ExecutionEvent) => Reduction) =>
-    machineSetup.enqueueActions(({ context, event, enqueue }) => {
-      const r = reduce(context, event);
-      enqueue.assign(() => r.context);
-      for (const e of r.effects) enqueue({ type: 'effect', params: e });
-    });
-  const chart = compileStatechart(playbook);
-  const machine = machineSetup.createMachine({
-    ...(chart as object),
+  return machineSetup.createMachine({
+    ...(compileStatechart(pb) as object),
     // xstate's transition() builds a throwaway actor whose initial snapshot it computes without
-    // input: there is nothing to start then, and throwing there would cost an exception per call.
-    context: ({ input }) => initialContext(input ?? NO_INPUT),
+    // input: there is nothing to start then (the `entry` guard is false for NO_INPUT).
+    context: ({ input }) => work.initialContext(input ?? work.NO_INPUT),
   } as Parameters<typeof machineSetup.createMachine>[0]);
-  return machine.provide({
-    actions: {
-      start: apply((ctx) => (ctx.input === NO_INPUT ? { context: ctx, effects: [] } : reduceStart(playbook, ctx))),
-      fold: apply((ctx, ev) => reduceEvent(playbook, ctx, ev)),
-    },
-  });
 }
 
-type StepParams = { step: string };
+type EffectAction = { type: 'effect'; params: Effect };
+
+/** A named action whose work is pure: its context is assigned and its effects enqueued as `effect` actions, never run here. */
+function act<P extends ParameterizedObject['params'] | undefined>(reduce: (ctx: ExecutionContext, event: ExecutionEvent, params: P) => work.Reduction) {
+  return enqueueActions<ExecutionContext, ExecutionEvent, P, ExecutionEvent, never, EffectAction, never, never, EventObject>(({ context, event, enqueue }, params) => {
+    const r = reduce(context, event, params);
+    if (r.context !== context) enqueue.assign(() => r.context);
+    for (const e of r.effects) enqueue({ type: 'effect', params: e });
+  });
+}
 
 export type ExecutionMachine = ReturnType<typeof createExecutionMachine>;

@@ -6,18 +6,30 @@ import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbo
 //
 // Shape: `running` is a parallel state with one region per step (steps of a playbook can run at
 // the same time: inclusive forks, loops in flight). Each region moves idle → active → completed |
-// failed (and back to active when an arc enters the step again). An arc `A → B when W` is a
-// transition into B's `active` carrying `meta.when`; a loop step's `active` holds an `iterating`
-// state describing the loop; a step with a `playbook` task shows the child it waits for. The
-// execution ends in the final states completed, failed or cancelled.
+// failed, and back to active when an arc enters the step again. The transitions decide:
+// - an arc `A → B when W` is an eventless transition of B's region into `active`, guarded by
+//   `arc {from: A, index, when: W, mode}` (true once A's run ended and W holds over the scope it
+//   ended with; exclusive: the first arc that holds, inclusive: each), whose action `takeArc`
+//   writes the arc's `set`; entering `active` runs `startRun`, which issues the step's command;
+// - `active` leaves for completed | failed when the run is over (`runEnded`, action `exitRun`,
+//   which records the outcome and leaves a route for the arcs); A's region then fails the
+//   execution when A failed and no arc matched (`unhandledFailure`) or an arc did not render
+//   (`arcError`), or drops the route when A succeeded and no arc fires (`routed`: the branch
+//   ends); `takeArc` drops it once every arc it fires was taken;
+// - a loop step's `active` holds `iterating`, which launches items while `loopHasRoom`
+//   (max_in_flight; one at a time when sequential) and ends the run when `loopDone`;
+// - input events only record what they say (`recordOutcome` for a command's report or a child's
+//   end, `abandon`); `running` ends in failed (`failing`), completed (`allDone`) or, on
+//   execution.cancelled, cancelled.
 
-export type GuardRef = { type: 'stepEntered' | 'stepOk' | 'stepFailed'; params: { step: string; from?: string; arc?: number } } | 'completed' | 'failed';
-export type TransitionJson = { target?: string; guard?: GuardRef; actions?: string | string[]; meta?: Record<string, unknown>; description?: string };
+export type GuardRef = string | { type: string; params?: Record<string, unknown> };
+export type ActionRef = string | { type: string; params?: Record<string, unknown> };
+export type TransitionJson = { target?: string; guard?: GuardRef; actions?: ActionRef | ActionRef[]; meta?: Record<string, unknown>; description?: string };
 export type StateNodeJson = {
   id?: string;
   type?: 'parallel' | 'final';
   initial?: string;
-  entry?: string;
+  entry?: ActionRef | ActionRef[];
   description?: string;
   meta?: Record<string, unknown>;
   always?: TransitionJson[];
@@ -28,8 +40,8 @@ export type StatechartJson = StateNodeJson & { id: string; initial: string; stat
 
 type Incoming = { from: string; index: number; when?: string; mode: 'exclusive' | 'inclusive' };
 
-/** The events that move an execution; each runs the `fold` action (the transition function of a step). */
-export const EXECUTION_EVENT_TYPES = ['command.completed', 'command.failed', 'child.finished', 'execution.abandoned'] as const;
+/** The input events that move an execution; each only records what it says (`recordOutcome`). */
+const COMMAND_EVENT_TYPES = ['command.completed', 'command.failed', 'child.finished'] as const;
 
 const cache = new WeakMap<NormalizedPlaybook, StatechartJson>();
 
@@ -39,13 +51,14 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   if (hit) return hit;
   const incoming = new Map<string, Incoming[]>(pb.workflow.map((s) => [s.step, []]));
   for (const s of pb.workflow) {
-    s.next.arcs.forEach((arc, index) => incoming.get(arc.step)?.push({ from: s.step, index, when: arc.when, mode: s.next.mode }));
+    s.next.arcs.forEach((arc, index) => incoming.get(arc.step)?.push({ from: s.step, index, ...(arc.when !== undefined ? { when: arc.when } : {}), mode: s.next.mode }));
   }
   const regions: Record<string, StateNodeJson> = {};
   for (const s of pb.workflow) regions[s.step] = stepRegion(s, s.step === pb.entry, incoming.get(s.step) ?? []);
   const on: Record<string, TransitionJson> = {};
-  for (const type of EXECUTION_EVENT_TYPES) on[type] = { actions: 'fold' };
-  on['execution.cancelled'] = { target: 'cancelled', actions: 'fold', description: 'cancel: pending commands and child executions are cancelled' };
+  for (const type of COMMAND_EVENT_TYPES) on[type] = { guard: 'pendingCommand', actions: 'recordOutcome', description: 'the outcome of a pending command (or child) is recorded in its run; unknown or late seqs change nothing' };
+  on['execution.abandoned'] = { actions: 'abandon', description: 'the execution fails (abandoned); failing then stops what is in flight' };
+  on['execution.cancelled'] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions are cancelled' };
   const chart: StatechartJson = {
     id: 'execution',
     initial: 'running',
@@ -53,10 +66,9 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
     states: {
       running: {
         type: 'parallel',
-        entry: 'start',
         always: [
-          { guard: 'completed', target: 'completed', description: 'nothing left running' },
-          { guard: 'failed', target: 'failed', description: 'a step failed and no arc handled it' },
+          { guard: 'failing', target: 'failed', actions: 'settleFailed', description: 'a step failed and no arc handled it (or an arc failed to render, a cycle, abandonment): what is in flight is cancelled' },
+          { guard: 'allDone', target: 'completed', actions: 'settleCompleted', description: 'nothing runs, nothing is pending, no arc is left to follow' },
         ],
         on,
         states: regions,
@@ -70,48 +82,60 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   return chart;
 }
 
+const param = (step: string) => ({ step });
+
+/** The arcs into a step: from `idle`, `completed` and `failed` they enter `active`; in `active` they start another run. */
+function arcsInto(name: string, arcs: Incoming[], intoActive: boolean): TransitionJson[] {
+  return arcs.map((a) => ({
+    ...(intoActive ? { target: 'active' } : {}),
+    guard: { type: 'arc', params: { ...a } },
+    actions: intoActive ? { type: 'takeArc', params: { from: a.from, index: a.index } } : [{ type: 'takeArc', params: { from: a.from, index: a.index } }, { type: 'startRun', params: param(name) }],
+    meta: { from: a.from, arc: a.index, fork: a.mode, ...(a.when !== undefined ? { when: a.when } : {}) },
+    description: `${a.from} → ${name} ${a.when !== undefined ? `when ${a.when}` : `when ${a.from} succeeded`}${a.mode === 'inclusive' ? ' (inclusive fork: every arc that holds)' : ' (exclusive: the first arc that holds)'}${intoActive ? '' : `; ${name} is already running: another run`}`,
+  }));
+}
+
 function stepRegion(step: NormalizedStep, isEntry: boolean, arcs: Incoming[]): StateNodeJson {
   const name = step.step;
-  const entered: GuardRef = { type: 'stepEntered', params: { step: name } };
-  const enter: TransitionJson[] = [];
-  if (isEntry) enter.push({ target: 'active', guard: entered, meta: { entry: true }, description: 'entry step' });
-  for (const a of arcs) {
-    enter.push({
-      target: 'active',
-      guard: { type: 'stepEntered', params: { step: name, from: a.from, arc: a.index } },
-      meta: { from: a.from, arc: a.index, fork: a.mode, ...(a.when !== undefined ? { when: a.when } : {}) },
-      description: `${a.from} → ${name} ${a.when !== undefined ? `when ${a.when}` : `when ${a.from} succeeded`}${a.mode === 'inclusive' ? ' (inclusive fork: every arc that holds)' : ''}`,
-    });
-  }
-  const outcome: TransitionJson[] = [
-    { target: 'completed', guard: { type: 'stepOk', params: { step: name } } },
-    { target: 'failed', guard: { type: 'stepFailed', params: { step: name } } },
+  const enter = arcsInto(name, arcs, true);
+  if (isEntry) enter.unshift({ target: 'active', guard: 'entry', meta: { entry: true }, description: 'entry step' });
+  const exit = { type: 'exitRun', params: param(name) };
+  const ended: TransitionJson[] = [
+    { target: 'completed', guard: { type: 'runEnded', params: { step: name, status: 'ok', last: true } }, actions: exit, description: `${name} succeeded` },
+    { target: 'failed', guard: { type: 'runEnded', params: { step: name, status: 'error', last: true } }, actions: exit, description: `${name} ended in error` },
+    { guard: { type: 'runEnded', params: { step: name, last: false } }, actions: exit, description: `a run of ${name} ended; another still runs` },
   ];
-  const reenter: TransitionJson[] = [{ target: 'active', guard: entered, meta: { reentry: true }, description: `${name} entered again by an arc` }];
   return {
     meta: { step: name, next: step.next.mode, tasks: step.tasks.map((t) => ({ name: t.name, kind: t.kind, retry: t.retry })) },
     ...(step.desc ? { description: step.desc } : {}),
     initial: 'idle',
+    // Lowest priority in the region: the arcs of a run of this step that ended.
+    always: [
+      { guard: { type: 'arcError', params: param(name) }, actions: { type: 'failArc', params: param(name) }, description: `a when or set of ${name}'s arcs failed to render: the execution fails` },
+      { guard: { type: 'unhandledFailure', params: param(name) }, actions: { type: 'failUnhandled', params: param(name) }, description: `${name} failed and no arc matched: the execution fails` },
+      { guard: { type: 'routed', params: param(name) }, actions: { type: 'dropRoute', params: param(name) }, description: `${name} succeeded and no arc fires: its branch ends here` },
+    ],
     states: {
-      idle: { always: [...enter, ...outcome] },
-      active: activeState(step, outcome),
-      completed: { always: reenter, meta: { step: name, status: 'completed' } },
-      failed: { always: reenter, meta: { step: name, status: 'failed' } },
+      idle: { always: enter },
+      active: activeState(step, [...ended, ...arcsInto(name, arcs, false)]),
+      completed: { always: arcsInto(name, arcs, true), meta: { step: name, status: 'completed' } },
+      failed: { always: arcsInto(name, arcs, true), meta: { step: name, status: 'failed' } },
     },
   };
 }
 
-function activeState(step: NormalizedStep, outcome: TransitionJson[]): StateNodeJson {
+function activeState(step: NormalizedStep, always: TransitionJson[]): StateNodeJson {
   const children = step.tasks.filter((t) => t.kind === 'playbook').map((t) => ({ task: t.name, path: (t as { path?: unknown }).path }));
   const retries = step.tasks.filter((t) => t.retry.attempts > 1).map((t) => `${t.name} up to ${t.retry.attempts} attempts`);
   const notes = [
     ...(children.length ? [`waits for child playbook ${children.map((c) => String(c.path)).join(', ')} (child.finished)`] : []),
-    ...(retries.length ? [`retries: ${retries.join('; ')}`] : []),
+    ...(retries.length ? [`retries: ${retries.join('; ')} (run by the worker inside one command)`] : []),
   ];
   const node: StateNodeJson = {
     meta: { step: step.step, ...(children.length ? { children } : {}), ...(retries.length ? { retries } : {}) },
     ...(notes.length ? { description: notes.join('. ') } : {}),
-    always: outcome,
+    entry: { type: 'startRun', params: param(step.step) },
+    always,
   };
   if (!step.loop) return node;
   const loop = { in: step.loop.in, iterator: step.loop.iterator ?? 'item', mode: step.loop.mode ?? 'sequential', ...(step.loop.max_in_flight ? { max_in_flight: step.loop.max_in_flight } : {}) };
@@ -122,6 +146,10 @@ function activeState(step: NormalizedStep, outcome: TransitionJson[]): StateNode
       iterating: {
         meta: { loop },
         description: `${loop.mode} loop over ${typeof loop.in === 'string' ? loop.in : JSON.stringify(loop.in)} as ${loop.iterator}${loop.mode === 'parallel' ? `, at most ${loop.max_in_flight ?? 'all'} in flight` : ', one at a time'}; stops at the first failed item`,
+        always: [
+          { guard: { type: 'loopHasRoom', params: param(step.step) }, actions: { type: 'launchItems', params: param(step.step) }, description: 'launch items while fewer than the limit are in flight and none failed' },
+          { guard: { type: 'loopDone', params: param(step.step) }, actions: { type: 'endLoop', params: param(step.step) }, description: 'every item done, or one failed and none in flight: the run ends (loop.done)' },
+        ],
       },
     },
   };

@@ -36,7 +36,8 @@ export type LoopState = {
   maxInFlight: number;
   next: number;
   done: number;
-  results: unknown[];
+  /** Per-item results in chunks (machines/execution/loop-results.ts). */
+  results: unknown[][];
   failed: TaskError | null;
 };
 
@@ -46,7 +47,16 @@ export type StepRun = {
   loop: LoopState | null;
   iterations: Record<string, Iteration>;
   lastTasks: Record<string, TaskOutcome>;
+  /** Set when the run's work is over; the step's region then leaves `active` (exitRun). */
+  outcome?: StepOutcome;
 };
+
+/**
+ * A run that ended and whose `next` arcs are being followed: the arcs' guards read `scope` (the
+ * template context when the run ended, with its `outcome`); `taken` lists the arcs already taken.
+ * Routes live only inside one transition: every one is dropped before the machine rests.
+ */
+export type Route = { run: number; step: string; outcome: StepOutcome; scope: Record<string, unknown>; taken: number[] };
 
 export type PendingCommand = { run: number; iteration: string; kind: 'worker' | 'child' };
 
@@ -63,6 +73,10 @@ export type ExecutionContext = {
   completedSteps: string[];
   lastResult: unknown;
   finished: Finished | null;
+  /** Ended runs whose arcs are being followed (empty between events). */
+  routes: Route[];
+  /** Steps entered since the last input event (a cycle of steps without tasks is cut at a limit). */
+  immediate: number;
 };
 
 /** The render context a worker gets with a command (keychain is added by the worker only). */

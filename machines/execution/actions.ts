@@ -1,0 +1,256 @@
+import type { NormalizedPlaybook } from '../../src/dsl/parse-playbook.ts';
+import { renderValue } from '../../src/dsl/render.ts';
+import { errorOf, evaluateArcs, openRouteFor, routeIn, routeState } from './arcs.ts';
+import { emptyResults, resultList } from './loop-results.ts';
+import { endedRun, hasRoom, loopOver, runsWhere } from './run-summary.ts';
+import { segmentsOf } from './segments.ts';
+import { baseRenderContext, Draft, fail, fillLoop, finishIteration, launchIteration, stopInFlight } from './step-work.ts';
+import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, Route, StepRun, TaskOutcome } from './types.ts';
+
+// The work of the execution machine's named actions (machines/execution.machine.ts), pure: each
+// takes the context (and its params or event) and returns the next context and the effects to
+// enqueue. They run a step's work (render loop inputs, issue commands, start children, record
+// outcomes); WHICH step runs next and WHEN the execution ends is decided by the statechart's
+// transitions and guards (machines/playbook-statechart.ts, ./guards.ts), not here.
+
+export type Reduction = { context: ExecutionContext; effects: Effect[] };
+
+/** Steps entered in one input event before the execution fails with `step_cycle` (a cycle of steps without tasks). */
+const MAX_IMMEDIATE_STEPS_PER_EVENT = 1000;
+
+/** The input of an inert actor (xstate computes an initial snapshot it throws away): starts nothing. */
+export const NO_INPUT: ExecutionInput = Object.freeze({
+  executionId: 0,
+  catalogId: 0,
+  path: '',
+  parentExecutionId: null,
+  parentSeq: null,
+  rootExecutionId: 0,
+  workload: {},
+  args: {},
+});
+
+/** The context of a new execution (nothing started yet). */
+export function initialContext(input: ExecutionInput): ExecutionContext {
+  return {
+    input,
+    vars: {},
+    steps: {},
+    runs: {},
+    pending: {},
+    nextSeq: 1,
+    nextRun: 1,
+    completedSteps: [],
+    lastResult: null,
+    finished: null,
+    routes: [],
+    immediate: 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The named actions.
+
+/** `startRun` (entry of a step's `active`, or an arc into a step already active): a new run of the step. */
+export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  if (d.c.finished) return d.done();
+  if (++d.c.immediate > MAX_IMMEDIATE_STEPS_PER_EVENT) {
+    fail(d, { message: `more than ${MAX_IMMEDIATE_STEPS_PER_EVENT} steps entered without running a task; is there a cycle of steps without tools?`, code: 'step_cycle' }, name);
+    return d.done();
+  }
+  const step = d.step(name);
+  const run: StepRun = { id: d.c.nextRun++, step: name, loop: null, iterations: {}, lastTasks: {} };
+  d.addRun(run);
+  d.emit({ type: 'record', eventType: 'step.enter', step: name });
+  if (step.tasks.length === 0) {
+    run.outcome = { status: 'ok', result: null, error: null, tasks: {} };
+    return d.done();
+  }
+  if (!step.loop) {
+    launchIteration(d, run, null);
+    return d.done();
+  }
+  let items: unknown;
+  try {
+    items = renderValue(step.loop.in, baseRenderContext(d.c), `${name}.loop.in`);
+  } catch (err) {
+    run.outcome = { status: 'error', result: null, error: errorOf(err), tasks: {} };
+    return d.done();
+  }
+  if (!Array.isArray(items)) {
+    run.outcome = { status: 'error', result: null, error: { message: `${name}.loop.in must render to a list`, code: 'loop_input' }, tasks: {} };
+    return d.done();
+  }
+  run.loop = {
+    items,
+    iterator: step.loop.iterator ?? 'item',
+    parallel: step.loop.mode === 'parallel',
+    maxInFlight: step.loop.max_in_flight ?? (step.loop.mode === 'parallel' ? items.length || 1 : 1),
+    next: 0,
+    done: 0,
+    results: emptyResults(items.length),
+    failed: null,
+  };
+  // The first items go out as the step is entered; `launchItems` refills as items end.
+  fillLoop(d, run);
+  return d.done();
+}
+
+/** `launchItems` (guard loopHasRoom): launches items of the step's loops up to their limit. */
+export function launchItems(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  for (const r of runsWhere(ctx, name, hasRoom)) fillLoop(d, d.run(r.id));
+  return d.done();
+}
+
+/** `endLoop` (guard loopDone): a loop with every item over (or one failed and none in flight) ends its run. */
+export function endLoop(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  for (const r of runsWhere(ctx, name, loopOver)) {
+    const run = d.run(r.id);
+    const loop = run.loop!;
+    d.emit({ type: 'record', eventType: 'loop.done', step: name, context: loop.items.length === 0 ? { count: 0 } : { count: loop.done, failed: Boolean(loop.failed) } });
+    run.outcome = { status: loop.failed ? 'error' : 'ok', result: resultList(loop.results), error: loop.failed, tasks: run.lastTasks };
+  }
+  return d.done();
+}
+
+/**
+ * `exitRun` (guard runEnded): the step's oldest ended run leaves: its outcome becomes
+ * `steps.<name>` and a route whose arcs the other regions' `arc` guards read.
+ */
+export function exitRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  const ended = endedRun(ctx, name)!;
+  const outcome = ended.outcome!;
+  delete d.runs()[ended.id];
+  d.c.steps = { ...d.c.steps, [name]: outcome };
+  if (!d.c.completedSteps.includes(name)) d.c.completedSteps = [...d.c.completedSteps, name];
+  d.c.lastResult = outcome.result;
+  d.emit({
+    type: 'record',
+    eventType: 'step.exit',
+    step: name,
+    context: { status: outcome.status },
+    result: outcome.status === 'ok' ? outcome.result : undefined,
+    error: outcome.error ?? undefined,
+  });
+  if (!d.c.finished) d.c.routes = [...d.c.routes, { run: ended.id, step: name, outcome, scope: { ...baseRenderContext(d.c), outcome }, taken: [] }];
+  return d.done();
+}
+
+/** `takeArc` (guard arc): marks the arc taken on its route (dropped once all its arcs are) and writes its `set` into vars. */
+export function takeArc(pb: NormalizedPlaybook, ctx: ExecutionContext, from: string, index: number): Reduction {
+  const d = new Draft(pb, ctx);
+  const route = openRouteFor(pb, ctx.routes, from, index)!;
+  const taken = { ...route, taken: [...route.taken, index] };
+  // Its last arc taken, the route is done (a route that fires no arc is dropped by dropRoute).
+  d.c.routes = routeState(pb, taken) === 'routed' ? withoutRoute(ctx.routes, route) : ctx.routes.map((r) => (r === route ? taken : r));
+  const values = evaluateArcs(pb, route).sets.get(index);
+  if (values) d.c.vars = { ...d.c.vars, ...values };
+  return d.done();
+}
+
+const withoutRoute = (routes: Route[], route: Route): Route[] => routes.filter((r) => r !== route);
+
+/** `dropRoute` (guard routed): the route fires no arc (the step succeeded and its branch ends here). */
+export function dropRoute(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  d.c.routes = withoutRoute(ctx.routes, routeIn(pb, ctx.routes, name, 'routed')!);
+  return d.done();
+}
+
+/** `failArc` (guard arcError): a `when` or `set` failed to render; the `set`s of arcs before it hold, the execution fails. */
+export function failArc(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  const route = routeIn(pb, ctx.routes, name, 'error')!;
+  const ev = evaluateArcs(pb, route);
+  for (const i of ev.fired) {
+    const values = ev.sets.get(i);
+    if (values) d.c.vars = { ...d.c.vars, ...values };
+  }
+  d.c.routes = withoutRoute(ctx.routes, route);
+  fail(d, ev.error!.error, name);
+  return d.done();
+}
+
+/** `failUnhandled` (guard unhandledFailure): the step ended in error and no arc matched. */
+export function failUnhandled(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
+  const d = new Draft(pb, ctx);
+  const route = routeIn(pb, ctx.routes, name, 'unhandled')!;
+  d.c.routes = withoutRoute(ctx.routes, route);
+  fail(d, route.outcome.error ?? { message: `step ${name} failed` }, name);
+  return d.done();
+}
+
+/** `recordOutcome` (guard pendingCommand): what a command's report or a child's end says, folded into its iteration. */
+export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
+  if (ev.type !== 'command.completed' && ev.type !== 'command.failed' && ev.type !== 'child.finished') return { context: ctx, effects: [] };
+  const d = new Draft(pb, ctx);
+  d.c.immediate = 0;
+  const p = d.c.pending[ev.seq];
+  delete d.pending()[ev.seq];
+  const run = d.c.runs[p.run];
+  const segment = segmentsOf(d.step(run.step))[run.iterations[p.iteration].segment];
+  let tasks: Record<string, TaskOutcome>;
+  if (ev.type === 'command.completed') tasks = ev.tasks;
+  else if (ev.type === 'command.failed' && ev.tasks && Object.values(ev.tasks).some((t) => t.status === 'error')) {
+    // A task failed and the report says which: its outcomes are the tasks' own.
+    tasks = ev.tasks;
+  } else if (ev.type === 'command.failed') {
+    // The command broke without a failed task (worker error, refused report): the first task
+    // it did not finish failed with the command's error.
+    const done = ev.tasks ?? {};
+    const failedTask = segment.tasks.find((t) => !(t.name in done))?.name ?? segment.tasks.at(-1)!.name;
+    tasks = { ...done, [failedTask]: { status: 'error', data: null, error: ev.error } };
+  } else {
+    tasks = {
+      [segment.tasks[0].name]: {
+        status: ev.status === 'completed' ? 'ok' : 'error',
+        data: { execution_id: ev.child_execution_id, status: ev.status, result: ev.result },
+        ...(ev.status === 'completed' ? {} : { error: ev.error ?? { message: `child execution ${ev.status}`, code: `child_${ev.status}` } }),
+      },
+    };
+  }
+  finishIteration(d, p.run, p.iteration, tasks);
+  return d.done();
+}
+
+/** `abandon` (execution.abandoned): the execution fails; `settleFailed` then stops what is in flight. */
+export function abandon(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
+  const d = new Draft(pb, ctx);
+  d.c.immediate = 0;
+  fail(d, { message: ev.type === 'execution.abandoned' ? ev.reason : 'abandoned', code: 'abandoned' }, '');
+  return d.done();
+}
+
+/** `cancel` (execution.cancelled): stops what is in flight and ends cancelled. */
+export function cancel(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
+  const d = new Draft(pb, ctx);
+  stopInFlight(d);
+  d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === 'execution.cancelled' ? ev.reason : 'cancelled', code: 'cancelled' } };
+  d.emit({ type: 'finish', finished: d.c.finished });
+  return d.done();
+}
+
+/** `settleFailed` (guard failing, into `failed`): stops what is in flight and records the failed pair. */
+export function settleFailed(pb: NormalizedPlaybook, ctx: ExecutionContext): Reduction {
+  const d = new Draft(pb, ctx);
+  const f = d.c.finished!;
+  stopInFlight(d);
+  d.emit({ type: 'record', eventType: 'workflow.failed', error: f.error });
+  d.emit({ type: 'record', eventType: 'playbook.failed', error: f.error });
+  d.emit({ type: 'finish', finished: f });
+  return d.done();
+}
+
+/** `settleCompleted` (guard allDone, into `completed`): the result is the last step outcome's. */
+export function settleCompleted(pb: NormalizedPlaybook, ctx: ExecutionContext): Reduction {
+  const d = new Draft(pb, ctx);
+  d.c.finished = { status: 'completed', result: d.c.lastResult, error: null };
+  d.emit({ type: 'record', eventType: 'workflow.completed', result: d.c.lastResult });
+  d.emit({ type: 'record', eventType: 'playbook.completed', result: d.c.lastResult });
+  d.emit({ type: 'finish', finished: d.c.finished });
+  return d.done();
+}

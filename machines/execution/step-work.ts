@@ -1,0 +1,212 @@
+import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-playbook.ts';
+import { renderValue } from '../../src/dsl/render.ts';
+import { errorOf } from './arcs.ts';
+import { commandContext, segmentRefs } from './command-context.ts';
+import { withResult } from './loop-results.ts';
+import { hasRoom } from './run-summary.ts';
+import { segmentsOf } from './segments.ts';
+import { stepNamed } from './step-index.ts';
+import type { Effect, ExecutionContext, Iteration, StepRun, TaskError, TaskOutcome } from './types.ts';
+
+// A step's work, pure, for the named actions of ./actions.ts: a copy-on-write draft of the
+// context, issuing a run's commands (or child executions) segment by segment and item by item,
+// and folding what they produced into the run.
+
+/**
+ * A working copy: maps are copied on their first write, so the snapshot given to transition() is
+ * never mutated. `vars` and `steps` are replaced, never changed in place, because issued commands
+ * hold references to them (what a step saw must not change later in the same transition).
+ */
+export class Draft {
+  readonly c: ExecutionContext;
+  readonly effects: Effect[] = [];
+  readonly pb: NormalizedPlaybook;
+  #runsOwned = false;
+  #pendingOwned = false;
+  // Runs already copied (or created) here: every caller then shares one object.
+  #owned: StepRun[] = [];
+
+  constructor(pb: NormalizedPlaybook, ctx: ExecutionContext) {
+    this.pb = pb;
+    this.c = { ...ctx };
+  }
+
+  /** The runs map, writable. */
+  runs(): Record<string, StepRun> {
+    if (!this.#runsOwned) {
+      this.c.runs = { ...this.c.runs };
+      this.#runsOwned = true;
+    }
+    return this.c.runs;
+  }
+
+  /** The pending map, writable. */
+  pending(): ExecutionContext['pending'] {
+    if (!this.#pendingOwned) {
+      this.c.pending = { ...this.c.pending };
+      this.#pendingOwned = true;
+    }
+    return this.c.pending;
+  }
+
+  /** The run, writable: copied on the first write here, the same object after. */
+  run(id: number): StepRun {
+    const r = this.c.runs[id];
+    if (this.#owned.includes(r)) return r;
+    const copy: StepRun = { ...r, iterations: { ...r.iterations }, loop: r.loop ? { ...r.loop } : null };
+    this.runs()[id] = copy;
+    this.#owned.push(copy);
+    return copy;
+  }
+
+  addRun(run: StepRun): void {
+    this.runs()[run.id] = run;
+    this.#owned.push(run);
+  }
+
+  /** Whether the run is still in progress (a nested completion may have ended it). */
+  live(run: StepRun): boolean {
+    return this.c.runs[run.id] === run && !run.outcome && !this.c.finished;
+  }
+
+  step(name: string): NormalizedStep {
+    return stepNamed(this.pb, name);
+  }
+
+  emit(e: Effect): void {
+    this.effects.push(e);
+  }
+
+  done(): { context: ExecutionContext; effects: Effect[] } {
+    return { context: this.c, effects: this.effects };
+  }
+}
+
+/** The template context seen by arcs, loop `in`, child args and (plus keychain) by workers. */
+export function baseRenderContext(c: ExecutionContext): Record<string, unknown> {
+  const i = c.input;
+  return {
+    workload: i.workload,
+    args: i.args,
+    vars: c.vars,
+    steps: c.steps,
+    execution: { id: i.executionId, path: i.path, catalog_id: i.catalogId, parent_id: i.parentExecutionId, root_id: i.rootExecutionId },
+  };
+}
+
+function iterationContext(d: Draft, run: StepRun, it: Iteration): Record<string, unknown> {
+  const ctx: Record<string, unknown> = { ...baseRenderContext(d.c), tasks: it.tasks };
+  if (run.loop && it.index !== null) {
+    const n = run.loop.items.length;
+    ctx.loop = { index: it.index, length: n, first: it.index === 0, last: it.index === n - 1, item: it.item };
+    ctx[run.loop.iterator] = it.item;
+  }
+  return ctx;
+}
+
+/** Issues the command (or child execution) for the iteration's current segment. */
+function dispatchSegment(d: Draft, run: StepRun, key: string): void {
+  const it = run.iterations[key];
+  const step = d.step(run.step);
+  const segment = segmentsOf(step)[it.segment];
+  const seq = d.c.nextSeq++;
+  run.iterations[key] = { ...it, seq };
+  if (segment.kind === 'worker') {
+    d.pending()[seq] = { run: run.id, iteration: key, kind: 'worker' };
+    d.emit({
+      type: 'issueCommand',
+      seq,
+      step: run.step,
+      loopIndex: it.index,
+      tasks: segment.tasks,
+      context: commandContext(iterationContext(d, run, run.iterations[key]), segmentRefs(segment)),
+      keychain: d.pb.keychain,
+    });
+    return;
+  }
+  const task = segment.tasks[0];
+  const ctx = iterationContext(d, run, run.iterations[key]);
+  try {
+    const path = renderValue((task as { path?: unknown }).path, ctx, `${run.step}.${task.name}.path`);
+    const args = renderValue((task as { args?: unknown }).args ?? {}, ctx, `${run.step}.${task.name}.args`);
+    if (typeof path !== 'string' || !path) throw new Error(`playbook task ${task.name} needs a path`);
+    const argsObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+    d.pending()[seq] = { run: run.id, iteration: key, kind: 'child' };
+    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args: argsObject });
+  } catch (err) {
+    // A bad path or args template fails this task right here, as a worker would report it.
+    finishIteration(d, run.id, key, { [task.name]: { status: 'error', data: null, error: errorOf(err) } });
+  }
+}
+
+/** Starts one iteration of a run (a loop item, or `index` null for a plain step): records loop.item, issues its first segment. */
+export function launchIteration(d: Draft, run: StepRun, index: number | null): void {
+  const key = index === null ? '-' : String(index);
+  const it: Iteration = { index, segment: 0, tasks: {}, seq: 0 };
+  if (run.loop && index !== null) {
+    it.item = run.loop.items[index];
+    d.emit({ type: 'record', eventType: 'loop.item', step: run.step, context: { index } });
+  }
+  run.iterations[key] = it;
+  dispatchSegment(d, run, key);
+}
+
+/** Launches loop items while the loop has room (max_in_flight; one at a time when sequential). */
+export function fillLoop(d: Draft, run: StepRun): void {
+  while (d.live(run) && hasRoom(run)) launchIteration(d, run, run.loop!.next++);
+}
+
+/**
+ * The outcome of a run's tasks, read in tool order: key order is not kept by a snapshot
+ * stored as jsonb (keys come back sorted), so it must not decide which task was last.
+ */
+function outcomeOf(step: NormalizedStep, tasks: Record<string, TaskOutcome>): { status: 'ok' | 'error'; result: unknown; error: TaskError | null } {
+  const list = step.tasks.filter((t) => Object.hasOwn(tasks, t.name)).map((t) => tasks[t.name]);
+  const failed = list.find((t) => t.status === 'error');
+  const last = list.at(-1);
+  return { status: failed ? 'error' : 'ok', result: failed ? (failed.data ?? null) : (last?.data ?? null), error: failed?.error ?? null };
+}
+
+/**
+ * Folds the tasks a segment produced into its iteration: issues the next segment, or ends the
+ * iteration (a plain run then has its outcome; a loop counts the item and keeps its result).
+ */
+export function finishIteration(d: Draft, runId: number, key: string, tasks: Record<string, TaskOutcome>): void {
+  const run = d.run(runId);
+  const it = { ...run.iterations[key], tasks: { ...run.iterations[key].tasks, ...tasks } };
+  run.iterations[key] = it;
+  const step = d.step(run.step);
+  const o = outcomeOf(step, it.tasks);
+  if (o.status === 'ok' && it.segment + 1 < segmentsOf(step).length) {
+    run.iterations[key] = { ...it, segment: it.segment + 1 };
+    dispatchSegment(d, run, key);
+    return;
+  }
+  delete run.iterations[key];
+  run.lastTasks = it.tasks;
+  if (!run.loop) {
+    run.outcome = { ...o, tasks: it.tasks };
+    return;
+  }
+  const loop = run.loop;
+  loop.results = withResult(loop.results, it.index!, o.status === 'ok' ? o.result : null);
+  loop.done++;
+  if (o.status === 'error' && !loop.failed) loop.failed = { message: `item ${it.index}: ${o.error?.message ?? 'failed'}`, code: o.error?.code };
+}
+
+/** Ends the execution failed (the first failure wins); `failing` then settles it. */
+export function fail(d: Draft, error: TaskError, step: string): void {
+  if (d.c.finished) return;
+  d.c.finished = { status: 'failed', result: null, error: { ...error, step } };
+}
+
+/** Cancels what is in flight (worker commands, child executions) and forgets the runs. */
+export function stopInFlight(d: Draft): void {
+  const seqs = Object.entries(d.c.pending).filter(([, p]) => p.kind === 'worker').map(([s]) => Number(s));
+  if (seqs.length) d.emit({ type: 'cancelCommands', seqs });
+  if (Object.values(d.c.pending).some((p) => p.kind === 'child')) d.emit({ type: 'cancelChildren' });
+  d.c.pending = {};
+  d.c.runs = {};
+  d.c.routes = [];
+}
+
