@@ -8,6 +8,7 @@ import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
 import { writeUnit, type Claimer, type UnitCommand, type UnitCommandUpdate, type UnitEvent, type UnitExecutionUpdate, type UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { EventInput } from '../src/protocol.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
@@ -35,16 +36,6 @@ type Held = {
   dirty: boolean;
 };
 
-/** An event as it arrives from a worker or the API, before it has an id. */
-export type EventInput = {
-  event_type: string;
-  step?: string | null;
-  command_id?: number | null;
-  worker_id?: string | null;
-  context?: unknown;
-  result?: unknown;
-  error?: unknown;
-};
 
 export type StartRequest = {
   compiled: CompiledPlaybook;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { StartBatcher, type Started } from '../../actors/start-execution.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
 import { getExecution, listExecutions } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';

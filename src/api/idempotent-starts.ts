@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StartKey } from '../../actors/start-execution.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, isIdempotencyKeyTaken, type IdempotencyKeyRow } from '../db/idempotency.repo.ts';
 import { ServiceError } from '../errors.ts';
 

@@ -6,7 +6,7 @@ import type { OutboundRequest } from './keychain-http.ts';
 import { ServerError, type ServerClient } from './server-client.ts';
 import { credentialAuth, stringField } from './tools/credential-auth.ts';
 import { oauth2Token } from './tools/oauth2-token.ts';
-import type { ResolvedCredential } from './tools/types.ts';
+import type { ResolvedCredential } from '../protocol.ts';
 
 export type Fallible<T> = { ok: true; value: T } | { ok: false; reason: string };
 

@@ -1,5 +1,5 @@
 import { oauth2Token } from './oauth2-token.ts';
-import type { ResolvedCredential } from './types.ts';
+import type { ResolvedCredential } from '../../protocol.ts';
 
 // Default header of an `api_key` credential that names none.
 const API_KEY_DEFAULT_HEADER = 'X-API-Key';
