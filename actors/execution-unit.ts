@@ -14,6 +14,7 @@ import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { isTerminalExecutionStatus } from '../machines/statuses.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -52,7 +53,7 @@ export type StartRequest = {
 
 const statusOf = (s: Snapshot): ExecutionStatus => {
   const v = String(s.value);
-  return v === 'completed' || v === 'failed' || v === 'cancelled' ? v : 'running';
+  return isTerminalExecutionStatus(v) ? v : 'running';
 };
 
 /**

@@ -11,6 +11,7 @@ import { withholdAccessToken } from './execution-secrets.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 /**
  * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
@@ -30,7 +31,7 @@ const executeBody = v.object({
 });
 const idParams = v.object({ id: integerText(1, MAX_ID) });
 const listQuery = v.object({
-  status: v.optional(v.picklist(['running', 'completed', 'failed', 'cancelled'])),
+  status: v.optional(v.picklist(EXECUTION_STATUSES)),
   path: v.optional(v.string()),
   limit: v.optional(integerText(1, 500), '50'),
   cursor: v.optional(integerText(1, MAX_ID)),

@@ -10,6 +10,7 @@ import { eventInputSchema } from './events.ts';
 import { jsonObject } from './executions.ts';
 import { presentCommand } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { TERMINAL_COMMAND_STATUSES } from '../../machines/command.machine.ts';
 
 const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(jsonObject, {}) });
@@ -97,7 +98,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     }
     const row = await getCommand(deps.db, id);
     if (!row) throw notFound(`command ${id}`);
-    const terminal = ['COMPLETED', 'FAILED', 'CANCELLED'].includes(row.status);
+    const terminal = TERMINAL_COMMAND_STATUSES.includes(row.status);
     throw new ServiceError(terminal ? 'already_terminal' : 'active_claim', {
       code: terminal ? 'already_terminal' : 'active_claim',
       message: terminal ? `command ${id} is ${row.status}` : `command ${id} is ${row.status} by another worker`,

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isObject } from '../objects.ts';
 
 /** Type names a credential/keychain schema may use in `types`. */
 export const SCHEMA_TYPE_NAMES = ['string', 'integer', 'boolean', 'number', 'array', 'object'] as const;
@@ -42,7 +43,7 @@ function matchesType(value: unknown, type: SchemaTypeName): boolean {
     case 'array':
       return Array.isArray(value);
     case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
+      return isObject(value);
   }
 }
 

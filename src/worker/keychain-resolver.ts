@@ -19,6 +19,7 @@ import { KEYCHAIN_REQUEST_TIMEOUT_MS, sendOutbound, statusText, type OutboundReq
 import { fetchSecrets } from './keychain-secret-manager.ts';
 import type { KeychainResolver } from './run-command.ts';
 import type { ServerClient } from './server-client.ts';
+import { isObject } from '../objects.ts';
 
 export type KeychainResolverDeps = {
   client: ServerClient;
@@ -55,7 +56,6 @@ type EntryTarget = {
   definition: KeychainDefinition | undefined;
 };
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), v.record(v.string(), v.unknown()));
 const ReadAnswer = v.variant('status', [
   v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema, schema: v.optional(v.unknown()) }),

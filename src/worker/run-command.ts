@@ -10,6 +10,7 @@ import { tools } from './tools/index.ts';
 import { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
 import { withRetry } from './with-retry.ts';
+import { isObject } from '../objects.ts';
 
 export type KeychainResolver = (command: PresentedCommand, names: string[]) => Promise<Record<string, unknown>>;
 
@@ -23,8 +24,6 @@ export type RunDeps = {
   serviceReaderUrl?: string;
   resolveKeychain: KeychainResolver;
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 
 async function fetchCredential(client: ServerClient, name: string): Promise<ResolvedCredential | TaskOutcome> {
   try {

@@ -88,6 +88,21 @@ describe('layering', () => {
     expect(offending([...pure], isIoPackage)).toEqual([]);
   });
 
+  it('"an object" is tested in one place (src/objects.ts), not by copies', () => {
+    const copy = new RegExp(
+      [
+        String.raw`typeof (\w+) === 'object' && (?:\1 !== null && )?!Array\.isArray\(\1\)`,
+        String.raw`(\w+) !== null && typeof \2 === 'object' && !Array\.isArray\(\2\)`,
+        String.raw`typeof (\w+) !== 'object' \|\| \3 === null \|\| Array\.isArray\(\3\)`,
+        String.raw`(\w+) === null \|\| typeof \4 !== 'object' \|\| Array\.isArray\(\4\)`,
+      ].join('|'),
+    );
+    // Left for the restructuring of the execution unit and reducer under way beside this rule.
+    const pending = new Set(['actors/execution-unit.ts', 'machines/execution/reduce.ts']);
+    const copies = [...graph.keys()].filter((f) => f !== 'src/objects.ts' && !pending.has(f) && copy.test(readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(copies).toEqual([]);
+  });
+
   it('has no import circles', () => {
     // Tarjan's strongly connected components over relative imports; a component of two or more is a circle.
     const index = new Map<string, number>();
