@@ -17,8 +17,6 @@ export const credentialSchemaSchema = v.object({
   description: v.optional(v.string()),
 });
 
-export type CredentialSchema = v.InferOutput<typeof credentialSchemaSchema>;
-
 /**
  * Name of a value's type in the schema vocabulary: an integral number is `integer`, any other
  * number `number`; `null` for null; JavaScript's `typeof` for anything JSON cannot hold.

@@ -40,11 +40,6 @@ export async function fetchCredential(client: ServerClient, name: string): Promi
   return { ok: true, value: { name: parsed.output.name, type: parsed.output.type, data: parsed.output.data ?? {} } };
 }
 
-/** True for a credential that carries OAuth2 client credentials (client_id, client_secret). */
-export function isClientCredentials(credential: ResolvedCredential): boolean {
-  return OAUTH2_TYPES.has(credential.type) && v.is(ClientCredentials, credential.data);
-}
-
 /** The token URL an OAuth2 credential names, used when the definition gives no endpoint. */
 export function credentialTokenUrl(credential: ResolvedCredential | undefined): string | undefined {
   if (!credential || !OAUTH2_TYPES.has(credential.type)) return undefined;
