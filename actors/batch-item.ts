@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { RoutedEvent } from './route-events.ts';
+import type { RoutedEvent } from '../src/protocol.ts';
 
 /**
  * One event of a stored batch as the processor reads it back. The API validated it in full on

@@ -18,7 +18,8 @@ import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
 import { batchItemEvent } from './batch-item.ts';
 import { BATCH_QUEUE, batchJobData, ensureBatchQueue, sendBatchJobs } from './batch-queue.ts';
 import type { EngineDeps } from './engine-deps.ts';
-import { routeEvents, type EventResult, type RoutedEvent } from './route-events.ts';
+import { routeEvents } from './route-events.ts';
+import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import { newRouteProbe, type RouteProbe } from './route-probe.ts';
 
 export type BatchDeps = EngineDeps & { boss: PgBoss };

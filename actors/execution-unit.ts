@@ -8,11 +8,13 @@ import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import { allocateExecutionIds, appendInboxEvent, loadEventsAfter, runningChildren, type EventRow, type ExecutionRow, type ExecutionStatus } from '../src/db/execution.repo.ts';
 import { writeUnit, type Claimer, type UnitCommand, type UnitCommandUpdate, type UnitEvent, type UnitExecutionUpdate, type UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { EventInput } from '../src/protocol.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { isTerminalExecutionStatus } from '../machines/statuses.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -35,16 +37,6 @@ type Held = {
   dirty: boolean;
 };
 
-/** An event as it arrives from a worker or the API, before it has an id. */
-export type EventInput = {
-  event_type: string;
-  step?: string | null;
-  command_id?: number | null;
-  worker_id?: string | null;
-  context?: unknown;
-  result?: unknown;
-  error?: unknown;
-};
 
 export type StartRequest = {
   compiled: CompiledPlaybook;
@@ -61,7 +53,7 @@ export type StartRequest = {
 
 const statusOf = (s: Snapshot): ExecutionStatus => {
   const v = String(s.value);
-  return v === 'completed' || v === 'failed' || v === 'cancelled' ? v : 'running';
+  return isTerminalExecutionStatus(v) ? v : 'running';
 };
 
 /**

@@ -2,6 +2,7 @@ import type { SnapshotFrom } from 'xstate';
 import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { ExecutionRow } from '../src/db/execution.repo.ts';
+import { TERMINAL_COMMAND_STATUSES } from '../machines/command.machine.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 type Entry = { lastEventId: number; snapshotEventId: number; snapshot: Snapshot };
@@ -118,7 +119,7 @@ export class HotCommands {
   /** Records a committed row; a finished command is forgotten. Rows are copied, never shared. */
   set(row: CommandRow): void {
     this.#rows.delete(row.command_id);
-    if (row.status === 'COMPLETED' || row.status === 'FAILED' || row.status === 'CANCELLED') return;
+    if (TERMINAL_COMMAND_STATUSES.includes(row.status)) return;
     if (this.#rows.size >= this.#max) this.#rows.delete(this.#rows.keys().next().value!);
     this.#rows.set(row.command_id, { ...row, input: null });
   }

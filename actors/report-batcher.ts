@@ -3,7 +3,8 @@ import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Claimer } from '../src/db/unit-write.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
-import { routeEvents, type EventResult, type RoutedEvent } from './route-events.ts';
+import { routeEvents } from './route-events.ts';
+import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 
 /** One worker report: its events, and how many next commands it wants (claim-ahead), by its request's token when it names one. */
 export type Report = { events: RoutedEvent[]; claim?: Omit<Claimer, 'token'> & { token?: string } };

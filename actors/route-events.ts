@@ -7,14 +7,10 @@ import { lockAndLoadSql, parseLockAndLoad, type LockAndLoadOptions } from '../sr
 import type { Queryable } from '../src/db/queryable.ts';
 import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
+import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
-import { ExecutionUnit, NeedsTransaction, type EventInput } from './execution-unit.ts';
+import { ExecutionUnit, NeedsTransaction } from './execution-unit.ts';
 import type { RouteProbe } from './route-probe.ts';
-
-/** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
-export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
-
-export type EventResult = { event_id: number } | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
 
 /**
  * `claims`: workers that want their next commands from this routing (claim-ahead), in order;

@@ -1,17 +1,16 @@
 import type { ExecutionEvent, TaskError, TaskOutcome } from '../machines/execution/types.ts';
 import type { EventRow } from '../src/db/execution.repo.ts';
-
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+import { asObject } from '../src/objects.ts';
 
 function taskError(v: unknown): TaskError {
-  const o = obj(v);
+  const o = asObject(v);
   return { message: typeof o.message === 'string' ? o.message : 'failed', ...(typeof o.code === 'string' ? { code: o.code } : {}) };
 }
 
 function tasksOf(v: unknown): Record<string, TaskOutcome> {
   const out: Record<string, TaskOutcome> = {};
-  for (const [name, raw] of Object.entries(obj(obj(v).tasks))) {
-    const t = obj(raw);
+  for (const [name, raw] of Object.entries(asObject(asObject(v).tasks))) {
+    const t = asObject(raw);
     out[name] = {
       status: t.status === 'ok' ? 'ok' : 'error',
       data: t.data ?? null,
@@ -26,7 +25,7 @@ function tasksOf(v: unknown): Record<string, TaskOutcome> {
  * command.issued, call.done, …). The same function serves live routing and replay, so both fold alike.
  */
 export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>): ExecutionEvent | null {
-  const ctx = obj(row.context);
+  const ctx = asObject(row.context);
   // A report about a command that was already over, or from a claim taken over since (refused),
   // is kept for the record and moves nothing.
   if (ctx.late === true || typeof ctx.refused === 'string') return null;

@@ -1,13 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
-import type { Keyring } from './crypto/keyring.ts';
-import type { HotSnapshots } from '../actors/hot-snapshots.ts';
-import type { PlaybookCache } from '../actors/playbook-cache.ts';
-import type { CommandBus } from './bus/command-bus.ts';
-import type { Db } from './db/db.ts';
-import type { PgBoss } from './jobs/boss.ts';
-import type { Logger } from './log.ts';
-import type { Metrics } from './metrics.ts';
+import type { AppDeps } from './app-deps.ts';
 import { adminRoutes } from './api/admin.ts';
 import { agentRoutes } from './api/agents.ts';
 import { mcpRoutes } from './api/mcp.ts';
@@ -28,35 +20,6 @@ import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
-
-/** What the HTTP host needs; tests build it against their own database. */
-export type AppDeps = {
-  config: Config;
-  db: Db;
-  log: Logger;
-  metrics: Metrics;
-  /** Seals and opens credential and keychain data; holds keys without exposing them to logs. */
-  keyring: Keyring;
-  /** Compiled playbooks by catalog_id (immutable, so shared freely). */
-  cache: PlaybookCache;
-  /** Machine snapshots of executions this process routed last (see actors/hot-snapshots.ts). */
-  snapshots: HotSnapshots;
-  /** Wakes long-polling claimers when commands are issued. */
-  bus: CommandBus;
-  /** The one credential worker routes take (SVC_WORKER_TOKEN, or the embedded default's file). */
-  workerToken: string;
-  /** The job queue (src/jobs/boss.ts): batch processing jobs are sent through it. */
-  boss: PgBoss;
-  /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */
-  guiDir?: string;
-};
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Aborted when the server starts closing: long polls end at once. */
-    closingSignal: AbortSignal;
-  }
-}
 
 // How long a closing server waits for requests in flight (a worker's report) before cutting them.
 export const SHUTDOWN_GRACE_MS = 8_000; // below avvio's 10 s hook timeout

@@ -120,7 +120,6 @@ const envSchema = v.object({
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), './.svc'),
   SVC_ENCRYPTION_KEY: encryptionKey,
   SVC_ENCRYPTION_KEYS_OLD: oldEncryptionKeys,
-  SVC_NATS_URL: url('a nats:// URL'),
   SVC_WORKER_CONCURRENCY: int(4, 0, 1024),
   SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL')), 'http://127.0.0.1:8082'),
   // Workers: the platform metadata service's token endpoint, the last source of an mcp task's

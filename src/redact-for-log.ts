@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { isPlainObject } from './objects.ts';
 
 export const REDACTED = '[redacted]';
 /** Levels below the logged object that are inspected; deeper objects are not printed. */
@@ -36,11 +37,6 @@ export function isSecretKey(key: string): boolean {
   }
   return secret;
 }
-
-const isPlainObject = (value: object): boolean => {
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-};
 
 /**
  * A copy of a log object safe to print: values under secret keys replaced at any depth, errors

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { readerPassword } from './api/postgres.ts';
-import { buildApp, type AppDeps } from './app.ts';
+import type { AppDeps } from './app-deps.ts';
+import { buildApp } from './app.ts';
 import { resolveWorkerToken } from './auth/worker-token.ts';
 import { checkServerAuth, type Config } from './config.ts';
 import { Db } from './db/db.ts';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { sweepStrandedCommands } from '../engine/command-reaper.ts';
 import { ServiceError } from '../errors.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { listResources, type ResourceRow } from '../db/resource.repo.ts';
 import { jsonSchema } from './validation.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { credentialAad, open, seal, SealError } from '../crypto/seal.ts';
 import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
@@ -19,6 +19,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { requireAccess } from './auth.ts';
 import { jsonSchema } from './validation.ts';
+import { isObject } from '../objects.ts';
 
 // Decrypted credential data: admins, and workers resolving a task's `auth`.
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
@@ -51,8 +52,7 @@ const credentialName = v.pipe(
 );
 // Custom messages: valibot's default ones quote the received value, which here may be a secret.
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
-const isJsonObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, message), v.record(v.string(), v.unknown(), message));
+const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), v.record(v.string(), v.unknown(), message));
 
 const storeBody = v.object({
   name: credentialName,
@@ -108,7 +108,7 @@ async function findCredential(q: Queryable, identifier: string): Promise<Credent
 export function openCredentialData(keyring: Keyring, row: CredentialRow, log: FastifyBaseLogger): Record<string, unknown> {
   try {
     const value = open(keyring, row.data_encrypted, credentialAad(row.name));
-    if (isJsonObject(value)) return value;
+    if (isObject(value)) return value;
     log.warn({ credential: row.name }, 'credential data is not an object');
   } catch (err) {
     if (!(err instanceof SealError)) throw err;

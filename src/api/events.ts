@@ -1,23 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { routeEvents, type RoutedEvent } from '../../actors/route-events.ts';
-import type { AppDeps } from '../app.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { REPORTABLE_EVENT_TYPES, type RoutedEvent } from '../protocol.ts';
 import { presentEvent } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
-
-// Types workers may report; the rest (step.enter, command.issued, playbook.completed, …) only the
-// engine writes, so a client cannot forge an execution's outcome.
-export const REPORTABLE_EVENT_TYPES = [
-  'command.started',
-  'command.heartbeat',
-  'call.done',
-  'call.error',
-  'command.completed',
-  'command.failed',
-  'execution.cancelled',
-] as const;
 
 export const eventInputSchema = v.object({
   execution_id: integerIn(1, MAX_ID),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { executionSecretAad, open, seal, SealError } from '../crypto/seal.ts';
 import { getExecutionSecret, insertExecutionSecret } from '../db/execution-secret.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { ExecutionFollower, loadAppliedEvents, readExecutionState } from '../../actors/execution-state.ts';
 import { actorEvent, stepEvents, type InspectionEvent } from '../../machines/inspection-events.ts';
 import { compileStatechart } from '../../machines/playbook-statechart.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
 import { notFound } from '../errors.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { StartBatcher, type Started } from '../../actors/start-execution.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
 import { getExecution, listExecutions } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
@@ -11,6 +11,7 @@ import { withholdAccessToken } from './execution-secrets.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 /**
  * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
@@ -30,7 +31,7 @@ const executeBody = v.object({
 });
 const idParams = v.object({ id: integerText(1, MAX_ID) });
 const listQuery = v.object({
-  status: v.optional(v.picklist(['running', 'completed', 'failed', 'cancelled'])),
+  status: v.optional(v.picklist(EXECUTION_STATUSES)),
   path: v.optional(v.string()),
   limit: v.optional(integerText(1, 500), '50'),
   cursor: v.optional(integerText(1, MAX_ID)),

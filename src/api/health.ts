@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { RETRY_AFTER_SECONDS } from '../errors.ts';
 import { PUBLIC } from './access.ts';
 

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StartKey } from '../../actors/start-execution.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { deleteExpiredIdempotencyKeys, findIdempotencyKey, isIdempotencyKeyTaken, type IdempotencyKeyRow } from '../db/idempotency.repo.ts';
 import { ServiceError } from '../errors.ts';
+import { isObject } from '../objects.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set on an answer that repeats the first answer to its key. */
@@ -34,7 +35,7 @@ export function idempotencyKeyOf(headers: FastifyRequest['headers']): string | u
 /** sha256 of a body as canonical JSON (object keys sorted): the same request hashes alike in any key order. */
 export function requestHash(body: unknown): string {
   const sorted = (_key: string, value: unknown) =>
-    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value;
+    isObject(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value;
   return createHash('sha256').update(JSON.stringify(body ?? null, sorted)).digest('hex');
 }
 

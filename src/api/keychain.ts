@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { initialTransition, transition } from 'xstate';
 import { keychainEntryMachine, readOutcome, type ReadOutcome } from '../../machines/keychain-entry.machine.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { keychainAad, open, seal, SealError } from '../crypto/seal.ts';
 import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
@@ -21,6 +21,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
 import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { isObject } from '../objects.ts';
 
 const MS_PER_SECOND = 1000;
 // A row replaced or expired between the read and the access update is read again, at most this often.
@@ -44,8 +45,7 @@ const isStorableTimestamp = (s: string): boolean => {
   return ms >= EARLIEST_EXPIRY_MS && ms <= LATEST_EXPIRY_MS;
 };
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
-const isJsonObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, message), v.record(v.string(), v.unknown(), message));
+const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), v.record(v.string(), v.unknown(), message));
 
 const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
 const catalogParams = v.object({ catalog_id: idText });
@@ -105,7 +105,7 @@ const unopenable = () => new ServiceError('conflict', 'keychain data cannot be o
 function openTokenData(keyring: Keyring, row: KeychainRow, log: FastifyBaseLogger): Record<string, unknown> {
   try {
     const value = open(keyring, row.data_encrypted, keychainAad(row.cache_key));
-    if (isJsonObject(value)) return value;
+    if (isObject(value)) return value;
     log.warn({ cache_key: row.cache_key }, 'keychain token_data is not an object');
   } catch (err) {
     if (!(err instanceof SealError)) throw err;

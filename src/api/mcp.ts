@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { StartBatcher } from '../../actors/start-execution.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { getResource, listResources, recordLifecycleDispatch, type ResourceRow } from '../db/resource.repo.ts';
 import { MCP_TRANSPORTS } from '../dsl/parse-mcp-server.ts';
 import { notFound, ServiceError } from '../errors.ts';

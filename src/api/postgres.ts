@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { getCredentialByName } from '../db/credential.repo.ts';
 import { runAsServiceReader, runStatement, SqlExecutionError, SQL_STATEMENT_TIMEOUT_MS } from '../db/sql-execute.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { postgresConnection } from '../worker/tools/postgres-connection.ts';
-import { redactSecrets, urlSecrets } from '../worker/tools/redact-secrets.ts';
+import { postgresConnection } from '../credential/postgres-connection.ts';
+import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
 import { openCredentialData } from './credentials.ts';
 import { jsonSchema } from './validation.ts';
 

@@ -1,5 +1,6 @@
 import type { CommandRow } from '../db/command.repo.ts';
 import type { EventRow, ExecutionRow } from '../db/execution.repo.ts';
+import type { PresentedCommand } from '../protocol.ts';
 
 /** The execution status object of GET /api/executions/{id}. */
 export function presentExecution(r: ExecutionRow) {
@@ -38,7 +39,7 @@ export function presentEvent(e: EventRow) {
 }
 
 /** A claimed command as a worker receives it: what to run and the context to render it with. */
-export function presentCommand(c: CommandRow) {
+export function presentCommand(c: CommandRow): PresentedCommand {
   const input = (c.input ?? {}) as { path?: string; tasks?: unknown[]; context?: unknown; keychain?: unknown[] };
   return {
     command_id: c.command_id,
@@ -56,5 +57,3 @@ export function presentCommand(c: CommandRow) {
     keychain: input.keychain ?? [],
   };
 }
-
-export type PresentedCommand = ReturnType<typeof presentCommand>;

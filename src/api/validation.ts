@@ -47,13 +47,6 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[
   });
 }
 
-/** Validates input with a valibot schema or throws 422 listing every problem. */
-export function parseOr422<S extends AnySchema>(schema: S, input: unknown, what = 'request'): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
-  if (result.success) return result.output;
-  throw new ServiceError('unprocessable', { message: `invalid ${what}`, errors: describeIssues(result.issues) });
-}
-
 /** fastify validatorCompiler: valibot for schemas made by `jsonSchema`, pass-through for others. */
 export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart?: string }) {
   const vs = registry.get(schema);

@@ -1,14 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { ReportBatcher } from '../../actors/report-batcher.ts';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { cancelledAmong, claimCommand, claimedByRequest, claimNextCommands, claimPolicyOf, getCommand, type CommandRow } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest } from '../protocol.ts';
 import { eventInputSchema } from './events.ts';
 import { jsonObject } from './executions.ts';
 import { presentCommand } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { TERMINAL_COMMAND_STATUSES } from '../../machines/command.machine.ts';
 
 const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(jsonObject, {}) });
@@ -18,7 +20,7 @@ const heartbeatBody = v.object({
   // Every command the pool holds (running, queued, finished and not yet reported). Absent: the
   // pool does not say, and none of its claims counts as orphaned (see ClaimPolicy).
   running: v.optional(v.pipe(v.array(integerIn(1, MAX_ID)), v.maxLength(4096))),
-});
+}) satisfies v.GenericSchema<unknown, HeartbeatRequest>;
 const nameBody = v.object({ name: workerName });
 const claimByIdParams = v.object({ id: integerText(1, MAX_ID) });
 const claimByIdBody = v.object({ worker_id: workerName });
@@ -32,14 +34,14 @@ const claimNextBody = v.object({
   retry: v.optional(v.boolean(), false),
   max: v.optional(integerIn(1, 256), 1),
   wait_ms: v.optional(integerIn(0, MAX_WAIT_MS), 0),
-});
+}) satisfies v.GenericSchema<unknown, ClaimRequest>;
 const reportBody = v.object({
   worker_id: workerName,
   report_id: v.optional(requestId),
   retry: v.optional(v.boolean(), false),
   events: v.pipe(v.array(eventInputSchema), v.maxLength(10_000)),
   claim: v.optional(integerIn(0, 256), 0),
-});
+}) satisfies v.GenericSchema<unknown, ReportRequest>;
 
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
 export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -60,7 +62,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const row = await registerWorkerPool(deps.db, b);
     return { status: 'registered', name: row.name, runtime_id: row.runtime_id };
   });
-  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) }, config: { access: { level: 'worker' } } }, async (req) => {
+  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) }, config: { access: { level: 'worker' } } }, async (req): Promise<HeartbeatAnswer> => {
     const b = req.body as v.InferOutput<typeof heartbeatBody>;
     const row = await heartbeatWorkerPool(deps.db, b.name, b.status, b.running ?? null);
     if (!row) throw notFound(`worker pool ${b.name}`);
@@ -83,7 +85,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     };
   });
 
-  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) }, config: { access: { level: 'worker' } } }, async (req) => {
+  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) }, config: { access: { level: 'worker' } } }, async (req): Promise<PresentedCommand> => {
     const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
     const { worker_id } = req.body as v.InferOutput<typeof claimByIdBody>;
     const claimed = await claimCommand(deps.db, id, worker_id, claimPolicy);
@@ -96,7 +98,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     }
     const row = await getCommand(deps.db, id);
     if (!row) throw notFound(`command ${id}`);
-    const terminal = ['COMPLETED', 'FAILED', 'CANCELLED'].includes(row.status);
+    const terminal = TERMINAL_COMMAND_STATUSES.includes(row.status);
     throw new ServiceError(terminal ? 'already_terminal' : 'active_claim', {
       code: terminal ? 'already_terminal' : 'active_claim',
       message: terminal ? `command ${id} is ${row.status}` : `command ${id} is ${row.status} by another worker`,
@@ -104,7 +106,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     });
   });
 
-  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody) }, config: { access: { level: 'worker' } } }, async (req, reply) => {
+  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody) }, config: { access: { level: 'worker' } } }, async (req, reply): Promise<ClaimAnswer> => {
     const b = req.body as v.InferOutput<typeof claimNextBody>;
     const abort = new AbortController();
     // The response's close (not the request's, which fires once the body is read) tells of a client gone.
@@ -131,7 +133,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     }
   });
 
-  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) }, config: { access: { level: 'worker' } } }, async (req) => {
+  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) }, config: { access: { level: 'worker' } } }, async (req): Promise<ReportAnswer> => {
     const b = req.body as v.InferOutput<typeof reportBody>;
     const again = await redelivered(b.worker_id, b.report_id, b.retry);
     const max = Math.max(0, b.claim - again.length);

@@ -7,6 +7,7 @@ import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { EVENTS_USAGE } from './events-usage.ts';
 import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
 import { networkReason } from './run-api.ts';
+import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -19,7 +20,7 @@ const accepted = v.looseObject({
 });
 const status = v.looseObject({
   request_id: v.string(),
-  state: v.picklist(['accepted', 'processing', 'completed', 'failed']),
+  state: v.picklist(BATCH_STATES),
   error_code: v.nullable(v.string()),
   message: v.nullable(v.string()),
   commands_generated: v.number(),
@@ -173,7 +174,7 @@ async function follow(client: ServerClient, requestId: string, view: View | unde
         if (message.event !== 'status') continue;
         const s = checked(status, parseJson(message.data));
         view?.show(s);
-        if (s.state === 'completed' || s.state === 'failed') return s;
+        if (isTerminalBatchState(s.state)) return s;
       }
     } catch (e) {
       if (signal.aborted) return undefined;

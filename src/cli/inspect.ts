@@ -1,26 +1,25 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig } from '../config.ts';
+import { asObject } from '../objects.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
 
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-
 /** One terminal line for an inspection event (null for the ones it does not show). */
 export function inspectLine(raw: unknown): string | null {
-  const e = obj(raw);
+  const e = asObject(raw);
   if (e.type === '@xstate.actor') return `execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`;
   if (e.type !== '@xstate.snapshot') return null;
-  const event = obj(e.event);
-  const snapshot = obj(e.snapshot);
-  const steps = obj(snapshot.context);
+  const event = asObject(e.event);
+  const snapshot = asObject(e.snapshot);
+  const steps = asObject(snapshot.context);
   const active: string[] = [];
   const done: string[] = [];
   for (const [name, rawStep] of Object.entries(steps)) {
-    const s = obj(rawStep) as StepLine;
+    const s = asObject(rawStep) as StepLine;
     if (s.status === 'active') {
-      const l = obj(s.loop);
+      const l = asObject(s.loop);
       active.push(typeof l.length === 'number' ? `${name} [${String(l.done)}/${l.length}, ${String(l.in_flight)} in flight]` : name);
     } else if (s.status !== 'pending') done.push(`${name} ${String(s.status)}`);
   }

@@ -1,6 +1,7 @@
 import { load } from 'js-yaml';
 import * as v from 'valibot';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
+import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 /** The server did not answer (connection refused, DNS, timeout): the CLI exits 3 on this. */
 export class ServerUnreachableError extends Error {
@@ -11,8 +12,6 @@ export class ServerUnreachableError extends Error {
 export class UnexpectedAnswerError extends Error {
   override name = 'UnexpectedAnswerError';
 }
-
-export const EXECUTION_STATUSES = ['running', 'completed', 'failed', 'cancelled'] as const;
 
 const registered = v.looseObject({ path: v.string(), version: v.number(), catalog_id: v.number() });
 const started = v.looseObject({ execution_id: v.number(), path: v.string() });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { playbookFromYaml, playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
+import { isObject } from '../objects.ts';
 
 type Out = { write(text: string): unknown };
 type Outcome = 'ok' | 'error';
@@ -50,7 +51,7 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     } catch {
       value = undefined;
     }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    if (!isObject(value)) {
       errOut.write('svc simulate: --payload expects a JSON object\n');
       return 2;
     }

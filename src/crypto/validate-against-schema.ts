@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isObject } from '../objects.ts';
 
 /** Type names a credential/keychain schema may use in `types`. */
 export const SCHEMA_TYPE_NAMES = ['string', 'integer', 'boolean', 'number', 'array', 'object'] as const;
@@ -15,8 +16,6 @@ export const credentialSchemaSchema = v.object({
   types: v.optional(v.record(v.string(), v.picklist(SCHEMA_TYPE_NAMES))),
   description: v.optional(v.string()),
 });
-
-export type CredentialSchema = v.InferOutput<typeof credentialSchemaSchema>;
 
 /**
  * Name of a value's type in the schema vocabulary: an integral number is `integer`, any other
@@ -42,7 +41,7 @@ function matchesType(value: unknown, type: SchemaTypeName): boolean {
     case 'array':
       return Array.isArray(value);
     case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
+      return isObject(value);
   }
 }
 

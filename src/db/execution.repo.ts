@@ -1,7 +1,8 @@
+import type { ExecutionStatus } from '../../machines/statuses.ts';
 import { claimTakeableSql, heldSql } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
-export type ExecutionStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export type { ExecutionStatus } from '../../machines/statuses.ts';
 
 export type ExecutionRow = {
   execution_id: number;

@@ -5,6 +5,7 @@ import { CHECK_NAMES, CHECKS, checkPayload, type CheckName, type Finding, type T
 import { ensureRegistered } from './detection-playbooks.ts';
 import { DoctorFailure, type DoctorClient } from './doctor-client.ts';
 import { outcome, worse, type Outcome, type Severity } from './outcome.ts';
+import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 /** How often detect asks whether its executions have finished. */
 const POLL_INTERVAL_MS = 200;
@@ -17,7 +18,7 @@ type CheckError = { severity: 'error'; error: string; execution_id?: number };
 const started = v.looseObject({ execution_id: v.number() });
 const execution = v.looseObject({
   execution_id: v.number(),
-  status: v.picklist(['running', 'completed', 'failed', 'cancelled']),
+  status: v.picklist(EXECUTION_STATUSES),
   result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),
 });

@@ -4,6 +4,7 @@ import { PUBLIC } from '../api/access.ts';
 import { DoctorClient } from './doctor-client.ts';
 import { TOOL_NAMES, type Outcome, type ToolName } from './outcome.ts';
 import { TOOLS, invokeTool, type Invocation } from './tools.ts';
+import { isObject } from '../objects.ts';
 
 // `svc doctor serve`: the doctor's tools over HTTP, for a supervisor or an agent on the same host.
 // It checks no caller, so it listens on loopback only; what it can do is what its own server
@@ -59,7 +60,7 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
     const tool = TOOL_NAMES.find((t): t is ToolName => t === name);
     if (!tool) return reply.code(404).send({ detail: `unknown tool '${name}': expects one of ${TOOL_NAMES.join(', ')}` });
     const body: unknown = req.body ?? {};
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return reply.code(400).send({ detail: 'the body must be a JSON object of arguments' });
+    if (!isObject(body)) return reply.code(400).send({ detail: 'the body must be a JSON object of arguments' });
     const key = `${tool} ${JSON.stringify(body)}`;
     let pending = running.get(key);
     if (!pending) {

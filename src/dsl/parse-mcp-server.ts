@@ -10,7 +10,6 @@ const ACTION_NAME = /^[a-z][a-z0-9_\-]*$/;
 
 /** MCP transports a server may speak; `auto` tries Streamable HTTP, then the older HTTP+SSE. */
 export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;
-export type McpTransport = (typeof MCP_TRANSPORTS)[number];
 
 export const McpServerDocumentSchema = v.object({
   apiVersion: nonEmptyString,

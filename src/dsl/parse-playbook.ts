@@ -17,6 +17,7 @@ import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
+import { isObject } from '../objects.ts';
 
 export type { KeychainDefinition, LoopSpec, RetrySpec, PlaybookMetadata, TaskKind } from './playbook.schema.ts';
 
@@ -68,7 +69,7 @@ export function parsePlaybook(text: string): ParseResult {
   // YAML escapes ("\0", "\ud800") make strings that the catalog could not store.
   const unstorable = findUnstorable(raw);
   if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+  if (!isObject(raw)) {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);

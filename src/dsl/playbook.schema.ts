@@ -14,8 +14,6 @@ const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
 /** Template roots a loop iterator must not shadow. */
 export const TEMPLATE_ROOTS = ['workload', 'keychain', 'args', 'vars', 'steps', 'tasks', 'outcome', 'loop', 'execution'] as const;
 
-export const TASK_KINDS = ['http', 'postgres', 'playbook', 'mcp', 'shell', 'noop'] as const;
-
 export const RetrySchema = v.strictObject({
   attempts: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1')), 1),
   delay_seconds: v.optional(positiveNumber, 0),

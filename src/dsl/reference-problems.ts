@@ -1,10 +1,9 @@
+import { isObject } from '../objects.ts';
+
 /** One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root. */
 export type Problem = { path: string; message: string };
 
 type Entry = { value: unknown; path: string };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
@@ -15,13 +14,13 @@ const nonEmptyString = (value: unknown): value is string => typeof value === 'st
  * these problems are listed together with the shape problems of the same document.
  */
 export function referenceProblems(document: unknown): Problem[] {
-  if (!isRecord(document)) return [];
+  if (!isObject(document)) return [];
   const problems: Problem[] = [];
   const steps = Array.isArray(document.workflow) ? document.workflow.map((value, i) => ({ value, path: `workflow[${i}]` })) : [];
 
   const stepIndex = new Map<string, number>();
   steps.forEach(({ value }, i) => {
-    const name = isRecord(value) ? value.step : undefined;
+    const name = isObject(value) ? value.step : undefined;
     if (!nonEmptyString(name)) return;
     const first = stepIndex.get(name);
     if (first === undefined) stepIndex.set(name, i);
@@ -29,11 +28,11 @@ export function referenceProblems(document: unknown): Problem[] {
   });
 
   for (const { value: step, path } of steps) {
-    if (!isRecord(step)) continue;
+    if (!isObject(step)) continue;
     const stepName = nonEmptyString(step.step) ? step.step : '?';
     const taskIndex = new Map<string, number>();
     tasksOf(step.tool, `${path}.tool`).forEach(({ value: task, path: taskPath }, t) => {
-      if (!isRecord(task)) return;
+      if (!isObject(task)) return;
       // Same default as normalization: an unnamed task is `task_<index>`.
       const name = task.name === undefined ? `task_${t}` : task.name;
       if (nonEmptyString(name)) {
@@ -53,7 +52,7 @@ export function referenceProblems(document: unknown): Problem[] {
   const keychain = Array.isArray(document.keychain) ? document.keychain : [];
   const keychainIndex = new Map<string, number>();
   keychain.forEach((entry, i) => {
-    const name = isRecord(entry) ? entry.name : undefined;
+    const name = isObject(entry) ? entry.name : undefined;
     if (!nonEmptyString(name)) return;
     const first = keychainIndex.get(name);
     if (first === undefined) keychainIndex.set(name, i);
@@ -65,17 +64,17 @@ export function referenceProblems(document: unknown): Problem[] {
 /** `tool` is a list of tasks or a single task object. */
 function tasksOf(tool: unknown, path: string): Entry[] {
   if (Array.isArray(tool)) return tool.map((value, i) => ({ value, path: `${path}[${i}]` }));
-  return isRecord(tool) ? [{ value: tool, path }] : [];
+  return isObject(tool) ? [{ value: tool, path }] : [];
 }
 
 /** The target step of each well-formed arc of every form of `next`, with the path naming it. */
 function arcsOf(next: unknown, path: string): { step: string; path: string }[] {
   const arc = (raw: unknown, arcPath: string): { step: string; path: string }[] => {
     if (nonEmptyString(raw)) return [{ step: raw, path: arcPath }];
-    if (isRecord(raw) && nonEmptyString(raw.step)) return [{ step: raw.step, path: `${arcPath}.step` }];
+    if (isObject(raw) && nonEmptyString(raw.step)) return [{ step: raw.step, path: `${arcPath}.step` }];
     return [];
   };
   if (Array.isArray(next)) return next.flatMap((raw, i) => arc(raw, `${path}[${i}]`));
-  if (isRecord(next)) return Array.isArray(next.arcs) ? next.arcs.flatMap((raw, i) => arc(raw, `${path}.arcs[${i}]`)) : [];
+  if (isObject(next)) return Array.isArray(next.arcs) ? next.arcs.flatMap((raw, i) => arc(raw, `${path}.arcs[${i}]`)) : [];
   return arc(next, path);
 }

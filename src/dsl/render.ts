@@ -1,6 +1,7 @@
 import { parseTemplate, TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
 import { interpretTemplate, type RenderScope } from './template-interpreter.ts';
-import { isPlainObject, RenderBudget, RenderFault, setOwn } from './template-values.ts';
+import { RenderBudget, RenderFault, setOwn } from './template-values.ts';
+import { isPlainObject } from '../objects.ts';
 
 // Jinja2-style rendering of playbook values (DESIGN.md "Playbook DSL v1"). nunjucks only parses;
 // template-interpreter.ts evaluates the tree over plain data, so a template can read data and

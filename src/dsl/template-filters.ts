@@ -2,7 +2,6 @@ import { applyTest } from './template-tests.ts';
 import {
   compare,
   equal,
-  isPlainObject,
   iterate,
   limitText,
   MAX_RENDERED_CHARS,
@@ -15,6 +14,7 @@ import {
   typeName,
   type RenderBudget,
 } from './template-values.ts';
+import { isPlainObject } from '../objects.ts';
 
 // The filters templates may use (`{{ x | upper }}`): Jinja's builtins that fit plain data, plus
 // tojson/fromjson, base64 and `quote`. A Map, so no filter name reaches an inherited property;

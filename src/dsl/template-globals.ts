@@ -1,5 +1,6 @@
 import type { CallArgs } from './template-filters.ts';
-import { isPlainObject, mappingOf, MAX_RANGE_ITEMS, numeric, RenderFault, type RenderBudget } from './template-values.ts';
+import { mappingOf, MAX_RANGE_ITEMS, numeric, RenderFault, type RenderBudget } from './template-values.ts';
+import { isPlainObject } from '../objects.ts';
 
 // The functions a template may call by name besides its own macros: Jinja's `range` and `dict`.
 // (`namespace()` is handled by `{% set %}`; Jinja's lipsum, cycler and joiner are not offered.)

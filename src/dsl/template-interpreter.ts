@@ -8,7 +8,6 @@ import {
   compare,
   contains,
   equal,
-  isPlainObject,
   iterate,
   limitText,
   mappingOf,
@@ -23,6 +22,7 @@ import {
   typeName,
   type RenderBudget,
 } from './template-values.ts';
+import { isPlainObject } from '../objects.ts';
 
 // Evaluates a parsed template (template-ast.ts) over plain data. This is the whole of what a
 // template can do: every value it reads comes from the context through readAttribute (own data

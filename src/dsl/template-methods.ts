@@ -1,5 +1,6 @@
 import { bindArgs, capitalizeText, replaceText, stripText, titleText, type CallArgs } from './template-filters.ts';
-import { equal, isPlainObject, iterate, limitText, numeric, RenderFault, toText, typeName, type RenderBudget } from './template-values.ts';
+import { equal, iterate, limitText, numeric, RenderFault, toText, typeName, type RenderBudget } from './template-values.ts';
+import { isPlainObject } from '../objects.ts';
 
 // The methods templates may call on values (`s.upper()`, `d.items()`), the Python ones playbook
 // authors expect from Jinja. Each is a function of ours chosen by the receiver's type and the

@@ -1,8 +1,7 @@
 import { childPath, conditionSource } from './render.ts';
 import { parseTemplate, TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
 import type { Problem } from './reference-problems.ts';
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+import { isObject } from '../objects.ts';
 
 /** Task fields that are never rendered: `retry` is, but only its `when`, as a condition. */
 const UNRENDERED_TASK_FIELDS = new Set(['name', 'kind', 'retry']);
@@ -26,29 +25,29 @@ export function templateProblems(document: unknown): Problem[] {
     if (typeof value === 'string') {
       if (TEMPLATE_MARK.test(value)) check(value, path);
     } else if (Array.isArray(value)) value.forEach((item, i) => values(item, `${path}[${i}]`));
-    else if (isRecord(value)) for (const [key, item] of Object.entries(value)) values(item, childPath(path, key));
+    else if (isObject(value)) for (const [key, item] of Object.entries(value)) values(item, childPath(path, key));
   };
   const condition = (value: unknown, path: string): void => {
     if (typeof value === 'string') check(conditionSource(value), path);
   };
 
-  if (!isRecord(document)) return problems;
+  if (!isObject(document)) return problems;
   const workflow = Array.isArray(document.workflow) ? document.workflow : [];
   workflow.forEach((step, i) => {
-    if (!isRecord(step)) return;
+    if (!isObject(step)) return;
     const path = `workflow[${i}]`;
     const tools = step.tool;
     const tasks = Array.isArray(tools) ? tools.map((task, t) => [task, `${path}.tool[${t}]`] as const) : [[tools, `${path}.tool`] as const];
     for (const [task, taskPath] of tasks) {
-      if (!isRecord(task)) continue;
+      if (!isObject(task)) continue;
       for (const [key, value] of Object.entries(task)) if (!UNRENDERED_TASK_FIELDS.has(key)) values(value, childPath(taskPath, key));
-      if (isRecord(task.retry)) condition(task.retry.when, `${taskPath}.retry.when`);
+      if (isObject(task.retry)) condition(task.retry.when, `${taskPath}.retry.when`);
     }
-    if (isRecord(step.loop)) values(step.loop.in, `${path}.loop.in`);
+    if (isObject(step.loop)) values(step.loop.in, `${path}.loop.in`);
     const next = step.next;
-    const arcs = Array.isArray(next) ? next.map((arc, a) => [arc, `${path}.next[${a}]`] as const) : isRecord(next) && Array.isArray(next.arcs) ? next.arcs.map((arc, a) => [arc, `${path}.next.arcs[${a}]`] as const) : [];
+    const arcs = Array.isArray(next) ? next.map((arc, a) => [arc, `${path}.next[${a}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((arc, a) => [arc, `${path}.next.arcs[${a}]`] as const) : [];
     for (const [arc, arcPath] of arcs) {
-      if (!isRecord(arc)) continue;
+      if (!isObject(arc)) continue;
       condition(arc.when, `${arcPath}.when`);
       values(arc.set, `${arcPath}.set`);
     }

@@ -1,4 +1,5 @@
-import { compare, contains, equal, isPlainObject, numeric, RenderFault } from './template-values.ts';
+import { compare, contains, equal, numeric, RenderFault } from './template-values.ts';
+import { isPlainObject } from '../objects.ts';
 
 // Jinja's `is` tests (`x is defined`, `n is divisibleby(3)`), by name. A Map, so no name reaches
 // an inherited property; the names are checked when a template is parsed.

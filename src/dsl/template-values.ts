@@ -1,3 +1,4 @@
+import { isPlainObject } from '../objects.ts';
 // The values templates compute with, and the rules every part of the interpreter shares: which
 // attributes are readable (own data only), how values read as text, truth and order. Templates
 // see plain data only (DESIGN.md "Playbook DSL v1"): nothing here reads an inherited property or
@@ -31,13 +32,6 @@ const FORBIDDEN_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor'
 /** Throws when `name` may not be read or written as an attribute. */
 export function assertAccessible(name: string): void {
   if (FORBIDDEN_NAMES.has(name)) throw new RenderFault(`'${name}' is not accessible in templates`);
-}
-
-/** A mapping of the data model: an object with Object.prototype or no prototype. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 /** Sets an own data property, also for the key `__proto__` (which assignment would treat as the prototype). */

@@ -7,6 +7,7 @@ import { interruptedRoots, startEvent } from '../db/execution.repo.ts';
 import { countLiveWorkerPools, releaseLease, takeLease } from '../db/runtime.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { cancelExecution } from './cancel-execution.ts';
+import { isObject } from '../objects.ts';
 
 const AUTO_RESUME_LEASE = 'auto_resume';
 /** How long auto-resume waits for the database and a worker pool's heartbeat before it goes on without. */
@@ -111,7 +112,7 @@ async function resumeOne(deps: EngineDeps, root: { execution_id: number; catalog
 }
 
 function objectOf(value: unknown): Record<string, unknown> {
-  return value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value)) : {};
+  return isObject(value) ? { ...value } : {};
 }
 
 /** Starts autoResume in the background (it waits for workers); returns a stop function. */

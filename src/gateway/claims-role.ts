@@ -1,12 +1,13 @@
 // A caller's service role from an OpenID token's claims: pure.
 import { roleAtLeast, type Role } from '../auth/roles.ts';
+import { isObject } from '../objects.ts';
 
 /** The value at a dotted claim path (`realm_access.roles`), or undefined (own properties only). */
 export function claimAt(claims: Record<string, unknown>, path: readonly string[]): unknown {
   let at: unknown = claims;
   for (const key of path) {
-    if (typeof at !== 'object' || at === null || Array.isArray(at) || !Object.hasOwn(at, key)) return undefined;
-    at = (at as Record<string, unknown>)[key];
+    if (!isObject(at) || !Object.hasOwn(at, key)) return undefined;
+    at = at[key];
   }
   return at;
 }

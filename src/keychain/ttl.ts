@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { KeychainScope } from './cache-key.ts';
+import { isObject } from '../objects.ts';
 
 export const DEFAULT_LOCAL_TTL_SECONDS = 3600;
 export const DEFAULT_SHARED_TTL_SECONDS = 86400;
@@ -95,10 +96,6 @@ export type RenewResult =
   | { ok: true; tokenData: Record<string, unknown>; ttlSeconds: number }
   | { ok: false; reason: string };
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A positive lifetime from a number or numeric text, else undefined. */
 function positiveSeconds(value: unknown): number | undefined {
   const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
@@ -112,7 +109,7 @@ function positiveSeconds(value: unknown): number | undefined {
 export function tokenFromRenewResponse(status: number, body: unknown, cfg: RenewConfig): RenewResult {
   const { token_field: tokenField, ttl_field: ttlField } = renewConfigDefaults(cfg);
   if (status !== 200) return { ok: false, reason: `token endpoint answered HTTP ${status}, expected 200` };
-  if (!isPlainObject(body)) return { ok: false, reason: 'token endpoint answer is not a JSON object' };
+  if (!isObject(body)) return { ok: false, reason: 'token endpoint answer is not a JSON object' };
   const token = body[tokenField];
   if (typeof token !== 'string' || token === '') {
     return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };

@@ -1,4 +1,4 @@
-import type { RoutedEvent } from '../../actors/route-events.ts';
+import type { RoutedEvent } from '../protocol.ts';
 import { storable } from './storable.ts';
 
 /** The fields every event of one command's report carries: which claim it comes from. */

@@ -6,7 +6,7 @@ import type { OutboundRequest } from './keychain-http.ts';
 import { ServerError, type ServerClient } from './server-client.ts';
 import { credentialAuth, stringField } from './tools/credential-auth.ts';
 import { oauth2Token } from './tools/oauth2-token.ts';
-import type { ResolvedCredential } from './tools/types.ts';
+import type { ResolvedCredential } from '../protocol.ts';
 
 export type Fallible<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -38,11 +38,6 @@ export async function fetchCredential(client: ServerClient, name: string): Promi
   const parsed = v.safeParse(CredentialResponse, answer);
   if (!parsed.success) return { ok: false, reason: `credential '${name}' answer has an unexpected shape` };
   return { ok: true, value: { name: parsed.output.name, type: parsed.output.type, data: parsed.output.data ?? {} } };
-}
-
-/** True for a credential that carries OAuth2 client credentials (client_id, client_secret). */
-export function isClientCredentials(credential: ResolvedCredential): boolean {
-  return OAUTH2_TYPES.has(credential.type) && v.is(ClientCredentials, credential.data);
 }
 
 /** The token URL an OAuth2 credential names, used when the definition gives no endpoint. */

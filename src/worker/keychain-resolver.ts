@@ -6,12 +6,12 @@
 // Concurrent commands of this worker that need the same entry share one read and one token request.
 // Secrets (tokens, client secrets, response bodies) never reach a log line or an error.
 import * as v from 'valibot';
-import type { PresentedCommand } from '../api/present.ts';
 import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
 import { renderValue } from '../dsl/render.ts';
 import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
 import { defaultTtlSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
 import type { Logger } from '../log.ts';
+import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
 import { EntryFlow } from './keychain-entry-flow.ts';
 import { checkEntrySchema } from './keychain-schema-check.ts';
@@ -19,7 +19,7 @@ import { KEYCHAIN_REQUEST_TIMEOUT_MS, sendOutbound, statusText, type OutboundReq
 import { fetchSecrets } from './keychain-secret-manager.ts';
 import type { KeychainResolver } from './run-command.ts';
 import type { ServerClient } from './server-client.ts';
-import type { ResolvedCredential } from './tools/types.ts';
+import { isObject } from '../objects.ts';
 
 export type KeychainResolverDeps = {
   client: ServerClient;
@@ -56,7 +56,6 @@ type EntryTarget = {
   definition: KeychainDefinition | undefined;
 };
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), v.record(v.string(), v.unknown()));
 const ReadAnswer = v.variant('status', [
   v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema, schema: v.optional(v.unknown()) }),

@@ -1,16 +1,16 @@
-import type { RoutedEvent } from '../../actors/route-events.ts';
-import type { PresentedCommand } from '../api/present.ts';
 import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playbook.ts';
 import { evaluateCondition, renderValue } from '../dsl/render.ts';
 import type { Logger } from '../log.ts';
+import type { PresentedCommand, ResolvedCredential, RoutedEvent } from '../protocol.ts';
 import { secretHandleId } from '../secret-handle.ts';
 import { resolveMcpServer } from './resolve-mcp-server.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 import { storable, storableOutcome } from './storable.ts';
 import { tools } from './tools/index.ts';
-import { SecretMask } from './tools/redact-secrets.ts';
-import type { ResolvedCredential, TaskOutcome } from './tools/types.ts';
+import { SecretMask } from '../credential/redact-secrets.ts';
+import type { TaskOutcome } from './tools/types.ts';
 import { withRetry } from './with-retry.ts';
+import { isObject } from '../objects.ts';
 
 export type KeychainResolver = (command: PresentedCommand, names: string[]) => Promise<Record<string, unknown>>;
 
@@ -24,8 +24,6 @@ export type RunDeps = {
   serviceReaderUrl?: string;
   resolveKeychain: KeychainResolver;
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 
 async function fetchCredential(client: ServerClient, name: string): Promise<ResolvedCredential | TaskOutcome> {
   try {

@@ -1,4 +1,4 @@
-import type { SecretMask } from './tools/redact-secrets.ts';
+import type { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
 
 /**

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { RoutedEvent } from '../../actors/route-events.ts';
-import type { PresentedCommand } from '../api/present.ts';
 import type { Logger } from '../log.ts';
+import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest, RoutedEvent } from '../protocol.ts';
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
 import { commandCancelled } from './tools/outcome.ts';
@@ -150,13 +149,13 @@ export class Worker {
 
   async #beat(): Promise<void> {
     try {
-      const res = await this.client.request<{ cancelled?: unknown }>('POST', '/api/worker/pool/heartbeat', {
+      const res = await this.client.request<Partial<HeartbeatAnswer>>('POST', '/api/worker/pool/heartbeat', {
         name: this.name,
         status: this.#stopping ? 'draining' : 'ready',
         // Every command the pool holds: one it claimed and no longer lists counts as lost
         // (orphaned) on the server, and another worker may take it over.
         running: [...this.#commands.keys(), ...this.#unreported],
-      });
+      } satisfies HeartbeatRequest);
       for (const id of Array.isArray(res.cancelled) ? res.cancelled : []) {
         if (typeof id === 'number') this.#commands.get(id)?.abort(commandCancelled());
       }
@@ -210,9 +209,9 @@ export class Worker {
       }
       this.#claiming += free;
       try {
-        const body = { worker_id: this.name, request_id: requestId, retry, max: free, wait_ms: this.#opts.claimWaitMs ?? CLAIM_WAIT_MS };
+        const body: ClaimRequest = { worker_id: this.name, request_id: requestId, retry, max: free, wait_ms: this.#opts.claimWaitMs ?? CLAIM_WAIT_MS };
         const res = await this.client
-          .request<{ commands: PresentedCommand[] }>('POST', '/api/worker/claim', body, this.#abortClaims.signal, { resendBody: { ...body, retry: true } })
+          .request<ClaimAnswer>('POST', '/api/worker/claim', body, this.#abortClaims.signal, { resendBody: { ...body, retry: true } })
           .finally(() => (this.#claiming -= free));
         this.#take(res.commands);
         backoffMs = 100;
@@ -338,8 +337,8 @@ export class Worker {
     this.#claiming += claim;
     for (let attempt = 0; ; attempt++) {
       try {
-        const body = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim };
-        const res = await this.client.request<{ results?: unknown; commands: PresentedCommand[] }>('POST', '/api/worker/report', body, undefined, {
+        const body: ReportRequest = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim };
+        const res = await this.client.request<ReportAnswer>('POST', '/api/worker/report', body, undefined, {
           resendBody: { ...body, retry: true },
         });
         this.#claiming -= claim;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppDeps } from '../../src/app.ts';
+import type { AppDeps } from '../../src/app-deps.ts';
+import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createKeyring } from '../../src/crypto/keyring.ts';
 import { PlaybookCache } from '../../actors/playbook-cache.ts';

@@ -1,5 +1,6 @@
 import { oauth2Token } from './oauth2-token.ts';
-import type { ResolvedCredential } from './types.ts';
+import type { ResolvedCredential } from '../../protocol.ts';
+import { isObject } from '../../objects.ts';
 
 // Default header of an `api_key` credential that names none.
 const API_KEY_DEFAULT_HEADER = 'X-API-Key';
@@ -72,7 +73,7 @@ export function stringField(data: Record<string, unknown>, ...names: string[]): 
 }
 
 function stringRecord(value: unknown): Record<string, string> | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  if (!isObject(value)) return undefined;
   const entries = Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
   return Object.fromEntries(entries);
 }

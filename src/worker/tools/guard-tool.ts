@@ -1,5 +1,5 @@
 import { fail } from './outcome.ts';
-import { credentialSecrets, redactSecrets } from './redact-secrets.ts';
+import { credentialSecrets, redactSecrets } from '../../credential/redact-secrets.ts';
 import type { Tool } from './types.ts';
 
 /**

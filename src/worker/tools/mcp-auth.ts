@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { credentialAuth } from './credential-auth.ts';
 import { describeError } from './outcome.ts';
-import type { ResolvedCredential } from './types.ts';
+import type { ResolvedCredential } from '../../protocol.ts';
 
 // The metadata service answers locally; a slow one means it is not there.
 const MCP_METADATA_TIMEOUT_MS = 5_000;

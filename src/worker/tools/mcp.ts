@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { mcpAuth } from './mcp-auth.ts';
 import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
-import { redactSecrets } from './redact-secrets.ts';
+import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
 const MCP_CLIENT_INFO = { name: 'svc-worker', version: '0.1.0' };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { describeError } from './outcome.ts';
-import type { ResolvedCredential } from './types.ts';
+import type { ResolvedCredential } from '../../protocol.ts';
 
 // Used when the token response carries no `expires_in` (the spec's renewal TTL fallback).
 const OAUTH2_DEFAULT_LIFETIME_SECONDS = 3600;

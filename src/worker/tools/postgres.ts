@@ -1,8 +1,8 @@
 import pg from 'pg';
 import * as v from 'valibot';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
-import { postgresConnection } from './postgres-connection.ts';
-import { redactSecrets } from './redact-secrets.ts';
+import { postgresConnection } from '../../credential/postgres-connection.ts';
+import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
 // The cancel request sent on abort gets this long before it is given up.

@@ -1,10 +1,10 @@
 // The contract between the worker and its tools: a tool gets one rendered task and returns its
 // outcome. Tools never throw; every failure (bad fields, target errors, timeouts) is an outcome.
 
+import type { ResolvedCredential } from '../../protocol.ts';
+
 /** `escaped`: the paths the worker changed to make the outcome storable (src/worker/storable.ts). */
 export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: string }; escaped?: string[] };
-
-export type ResolvedCredential = { name: string; type: string; data: Record<string, unknown> };
 
 export type ToolContext = {
   signal: AbortSignal; // aborted on timeout_seconds or worker shutdown

@@ -5,7 +5,7 @@ import { transition } from 'xstate';
 import type { EngineDeps } from '../../../actors/engine-deps.ts';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
-import { routeEvents, type RoutedEvent } from '../../../actors/route-events.ts';
+import { routeEvents } from '../../../actors/route-events.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
 import { COMMAND_STATUSES, commandMachine, type CommandEvent, type CommandStatus } from '../../../machines/command.machine.ts';
 import { loadConfig } from '../../../src/config.ts';
@@ -18,6 +18,7 @@ import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
 import { cancelExecution } from '../../../src/engine/cancel-execution.ts';
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
+import type { RoutedEvent } from '../../../src/protocol.ts';
 import { createMigratedDatabase, type TestDatabase } from '../../helpers/database.ts';
 
 // The command machine is the rule; the SQL carries it out. For every status a command can have

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../../src/worker/tools/http.ts';
-import type { ResolvedCredential, TaskOutcome, ToolContext } from '../../../src/worker/tools/types.ts';
+import type { ResolvedCredential } from '../../../src/protocol.ts';
+import type { TaskOutcome, ToolContext } from '../../../src/worker/tools/types.ts';
 import { DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 
 let target: HttpTarget;

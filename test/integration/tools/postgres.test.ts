@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgres } from '../../../src/worker/tools/postgres.ts';
-import type { ResolvedCredential, ToolContext } from '../../../src/worker/tools/types.ts';
+import type { ResolvedCredential } from '../../../src/protocol.ts';
+import type { ToolContext } from '../../../src/worker/tools/types.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 
 let database: TestDatabase;

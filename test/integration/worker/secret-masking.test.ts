@@ -6,7 +6,7 @@
 // the values or their encodings; the mask does appear, and the target did get the real values.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SECRET_MASK } from '../../../src/worker/tools/redact-secrets.ts';
+import { SECRET_MASK } from '../../../src/credential/redact-secrets.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { http } from '../../helpers/http.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialSecrets, MIN_SECRET_LENGTH, SECRET_MASK, SecretMask } from '../../../src/worker/tools/redact-secrets.ts';
+import { credentialSecrets, MIN_SECRET_LENGTH, SECRET_MASK, SecretMask } from '../../../src/credential/redact-secrets.ts';
 
 describe('SecretMask', () => {
   it('masks a secret and its base64, URL, form and JSON-escaped forms', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scanJsonText } from '../../../src/api/input-guard.ts';
 import { NUL_ESCAPE, STORABLE_MAX_DEPTH, storable, storableOutcome } from '../../../src/worker/storable.ts';
-import { SECRET_MASK, SecretMask } from '../../../src/worker/tools/redact-secrets.ts';
+import { SECRET_MASK, SecretMask } from '../../../src/credential/redact-secrets.ts';
 
 // What PostgreSQL refuses in jsonb and text: a NUL, or a lone surrogate, in any string or key.
 const bad = (text: string): boolean => text.includes('\u0000') || !text.isWellFormed();

@@ -1,4 +1,4 @@
-import type { ResolvedCredential } from './types.ts';
+import type { ResolvedCredential } from '../protocol.ts';
 
 // Credential fields whose values are secrets. Matching on the key (not every string of the
 // credential) keeps names such as host or user readable in database error messages. `headers`

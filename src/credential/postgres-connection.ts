@@ -1,7 +1,7 @@
 import type { ClientConfig } from 'pg';
 import * as v from 'valibot';
 import { credentialSecrets, urlSecrets } from './redact-secrets.ts';
-import type { ResolvedCredential } from './types.ts';
+import type { ResolvedCredential } from '../protocol.ts';
 
 // A target that does not answer within this is reported as a connection error.
 const PG_CONNECT_TIMEOUT_MS = 10_000;

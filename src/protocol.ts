@@ -1,0 +1,80 @@
+// The wire between the server and its workers: what the API hands a worker (a claimed command, a
+// credential) and what a worker sends back (events, claims, heartbeats). The server (src/api,
+// actors/) and the worker (src/worker) both import these shapes from here, so neither imports the
+// other. Types and constants only: no behaviour, no I/O (test/unit/layering.test.ts holds it so).
+import type { CommandStatus } from '../machines/command.machine.ts';
+
+/**
+ * Event types a worker may report (POST /api/worker/report, /api/events, /api/events/batch); the
+ * rest (step.enter, command.issued, playbook.completed, …) only the engine writes, so a client
+ * cannot forge an execution's outcome.
+ */
+export const REPORTABLE_EVENT_TYPES = [
+  'command.started',
+  'command.heartbeat',
+  'call.done',
+  'call.error',
+  'command.completed',
+  'command.failed',
+  'execution.cancelled',
+] as const;
+
+/** An event as it enters the engine: reported by a worker, or made by the engine itself (children's results). */
+export type EventInput = {
+  event_type: string;
+  step?: string | null;
+  command_id?: number | null;
+  worker_id?: string | null;
+  context?: unknown;
+  result?: unknown;
+  error?: unknown;
+};
+
+/** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
+export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
+
+/** What routing made of one event, in the order sent: its id, or why it was not recorded. */
+export type EventResult =
+  | { event_id: number }
+  | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
+
+/** A claimed command as a worker receives it: what to run and the context to render it with. */
+export type PresentedCommand = {
+  command_id: number;
+  execution_id: number;
+  catalog_id: number;
+  path: string | null;
+  step: string;
+  seq: number;
+  loop_index: number | null;
+  status: CommandStatus;
+  attempt: number;
+  worker_id: string | null;
+  tasks: unknown[];
+  context: unknown;
+  keychain: unknown[];
+};
+
+/**
+ * POST /api/worker/claim: up to `max` commands, waiting up to `wait_ms` for one. `request_id`
+ * names the claim; sent again with `retry` after a lost answer, it gets back what it claimed.
+ */
+export type ClaimRequest = { worker_id: string; request_id?: string; retry?: boolean; max?: number; wait_ms?: number };
+
+/** The answer to a claim (none when nothing came within `wait_ms`). */
+export type ClaimAnswer = { commands: PresentedCommand[] };
+
+/** POST /api/worker/report: a pool's events in one transaction, and `claim` more commands with it (claim-ahead). */
+export type ReportRequest = { worker_id: string; report_id?: string; retry?: boolean; events: RoutedEvent[]; claim?: number };
+
+/** `results` line up with the request's `events`; `commands` are the ones claimed with the report. */
+export type ReportAnswer = { status: 'ok'; results: EventResult[]; commands_generated: number; commands: PresentedCommand[] };
+
+/** POST /api/worker/pool/heartbeat: `running` lists every command the pool holds (absent: it does not say). */
+export type HeartbeatRequest = { name: string; status?: 'ready' | 'draining'; running?: number[] };
+
+/** `cancelled`: those of the pool's running commands that were cancelled, to stop. */
+export type HeartbeatAnswer = { status: 'ok'; name: string; cancelled: number[] };
+
+/** A credential as a worker fetches it (GET /api/credentials/{name}?include_data=true) and hands it to a tool. */
+export type ResolvedCredential = { name: string; type: string; data: Record<string, unknown> };
