@@ -15,6 +15,7 @@ import { toMachineEvent } from './to-machine-event.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { isTerminalExecutionStatus } from '../machines/statuses.ts';
+import { asObject } from '../src/objects.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -408,10 +409,6 @@ export class ExecutionUnit {
 
 /** A unit without a transaction met work that needs one (a write beside its statement). */
 export class NeedsTransaction extends Error {}
-
-function asObject(v: unknown): Record<string, unknown> {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
 
 function childResult(seq: number, childId: number, status: string, result: unknown, error: unknown): EventInput {
   return { event_type: 'child.finished', context: { seq, child_execution_id: childId, status }, result, error };

@@ -1,5 +1,6 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-playbook.ts';
 import { renderValue } from '../../src/dsl/render.ts';
+import { asObject } from '../../src/objects.ts';
 import { errorOf } from './arcs.ts';
 import { commandContext, segmentRefs } from './command-context.ts';
 import { withResult } from './loop-results.ts';
@@ -130,7 +131,7 @@ function dispatchSegment(d: Draft, run: StepRun, key: string): void {
     const path = renderValue((task as { path?: unknown }).path, ctx, `${run.step}.${task.name}.path`);
     const args = renderValue((task as { args?: unknown }).args ?? {}, ctx, `${run.step}.${task.name}.args`);
     if (typeof path !== 'string' || !path) throw new Error(`playbook task ${task.name} needs a path`);
-    const argsObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+    const argsObject = asObject(args);
     d.pending()[seq] = { run: run.id, iteration: key, kind: 'child' };
     d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args: argsObject });
   } catch (err) {
