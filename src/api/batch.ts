@@ -76,6 +76,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     ),
   });
   const acceptor = new BatchAcceptor(deps);
+  app.addHook('onReady', () => acceptor.warm());
 
   app.post(
     '/api/events/batch',

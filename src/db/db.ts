@@ -169,7 +169,9 @@ export class Db implements Queryable {
 
   /**
    * Statements on connections of their own (at most `max`) that PostgreSQL cancels past
-   * `timeoutMs` (the session's statement_timeout, set at connect: no statement per call). A
+   * `timeoutMs` (the session's statement_timeout, set at connect: no statement per call), each
+   * prepared statement planned once (a generic plan at once: the batch accept's plan costs tens
+   * of milliseconds, which the five custom plans PostgreSQL makes first would pay each time). A
    * statement sent alone commits with it (autocommit), so it is committed whole within the bound
    * or not at all; the cancel never comes between its work and its commit. Closed with the Db.
    */
@@ -182,7 +184,7 @@ export class Db implements Queryable {
         max,
         idleTimeoutMillis: 30_000,
         connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
-        options: `${SESSION_OPTIONS} -c statement_timeout=${ms}`,
+        options: `${SESSION_OPTIONS} -c statement_timeout=${ms} -c plan_cache_mode=force_generic_plan`,
       });
       pool.on('error', ignoreError);
       pool.on('connect', (client) => client.on('error', ignoreError));
