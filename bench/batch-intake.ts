@@ -20,6 +20,7 @@ const WORKER = 'bench-load';
 const LOAD_READY_TIMEOUT_MS = 15_000;
 const DRAIN_TIMEOUT_MS = 180_000;
 const DRAIN_POLL_MS = 100;
+const DRAIN_STALL_MS = 5_000;
 
 export type BatchRunResult = {
   rate: number;
@@ -149,9 +150,26 @@ export async function measureBatchIntake(
 /** Waits until no batch is waiting or being processed. */
 async function drain(db: pg.Client): Promise<void> {
   const t0 = performance.now();
+  let shown = false;
   for (;;) {
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.batch_request WHERE state IN ('accepted', 'processing')`);
     if (rows[0].n === 0) return;
+    if (!shown && performance.now() - t0 > DRAIN_STALL_MS) {
+      // A drain this slow means batches wait with nothing processing them: show what waits, and
+      // the job each such execution has in pg-boss (none: only the sweep will find it).
+      shown = true;
+      const waiting = await db.query(
+        `SELECT b.execution_id, b.state, count(*)::int AS batches, min(b.updated_at) AS oldest,
+                (SELECT string_agg(j.state::text || ' ' || j.retry_count || ' ' || j.start_after::text, '; ') FROM pgboss.job j
+                  WHERE j.name = 'svc-batch' AND j.singleton_key = b.execution_id::text AND j.state < 'completed') AS jobs
+           FROM core.batch_request b WHERE b.state IN ('accepted', 'processing') GROUP BY 1, 2 ORDER BY 1 LIMIT 10`,
+      );
+      const activity = await db.query(
+        `SELECT application_name, state, wait_event_type, wait_event, round(extract(epoch FROM now() - query_start) * 1000) AS ms, left(query, 100) AS query
+           FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+      );
+      console.error(`batch drain slow after ${DRAIN_STALL_MS} ms: ${JSON.stringify(waiting.rows)}\nsessions: ${JSON.stringify(activity.rows)}`);
+    }
     if (performance.now() - t0 > DRAIN_TIMEOUT_MS) throw new Error(`batch queue not drained after ${DRAIN_TIMEOUT_MS} ms: ${rows[0].n} left`);
     await sleep(DRAIN_POLL_MS);
   }
