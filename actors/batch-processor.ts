@@ -29,8 +29,10 @@ export type BatchDeps = EngineDeps & { boss: PgBoss };
 const JOBS_PER_CALL = 4;
 // Events of one execution one call routes at most (its first batch always); the rest get a new job.
 const EVENTS_PER_EXECUTION_PER_CALL = 512;
-// Idle processors look for jobs this often; NOTIFY wakes them at once when a job is sent.
-const POLL_INTERVAL_SECONDS = 2;
+// Idle processors look for jobs this often; NOTIFY wakes them at once when a job is sent, but a
+// job whose execution pg-boss's statistics still list as active is skipped until the next look
+// (src/jobs/boss.ts): kept short so that such a job waits a second or two, not more.
+const POLL_INTERVAL_SECONDS = 1;
 // The sweep: sends a job for batches left unfinished this long past the processing timeout (their
 // job failed for good, or was lost), and drops finished requests past their retention.
 const SWEEP_INTERVAL_MS = 10_000;

@@ -9,14 +9,13 @@ export type { PgBoss } from 'pg-boss';
 export const BOSS_SCHEMA = 'pgboss';
 /** Connections of pg-boss's own pool (fetching, completing, maintenance), beside the LISTEN one. */
 const BOSS_POOL_CONNECTIONS = 4;
-// Supervision finds jobs whose worker died (active past their expiry) and puts them back for
-// retry: a job of a killed server is taken up again within this long after its expiry.
-const BOSS_SUPERVISE_INTERVAL_SECONDS = 5;
-// How often pg-boss refreshes its queue statistics (the monitor) and reads them into its cache
-// (the queue cache). A fetch from a stately queue skips the singleton keys the cached statistics
-// list as active: at pg-boss's default of 60 s, an execution whose batch job was running when the
-// monitor looked had its next job skipped for up to a minute (seen: 8 executions' batches waited
-// 52 s in the benchmark). At 1 s it waits at most about 2 s.
+// How often pg-boss supervises (finds jobs whose worker died, active past their expiry, and puts
+// them back for retry; and, at most as often as asked, refreshes its queue statistics: the
+// monitor) and reads those statistics into its cache (the queue cache). A fetch from a stately
+// queue skips the singleton keys the cached statistics list as active: at pg-boss's defaults
+// (60 s), an execution whose batch job was running when the monitor looked had its next job
+// skipped for up to a minute (seen: 8 executions' batches waited 52 s in the benchmark). At 1 s
+// such a job waits a second or two.
 export const BOSS_QUEUE_STATS_INTERVAL_SECONDS = 1;
 // Completed jobs are deleted by maintenance; the batch requests keep what a client may ask.
 const BOSS_MAINTENANCE_INTERVAL_SECONDS = 300;
@@ -35,7 +34,7 @@ export async function startBoss(databaseUrl: string, log: Logger): Promise<PgBos
     max: BOSS_POOL_CONNECTIONS,
     application_name: 'svc-jobs',
     useListenNotify: true,
-    superviseIntervalSeconds: BOSS_SUPERVISE_INTERVAL_SECONDS,
+    superviseIntervalSeconds: BOSS_QUEUE_STATS_INTERVAL_SECONDS,
     monitorIntervalSeconds: BOSS_QUEUE_STATS_INTERVAL_SECONDS,
     queueCacheIntervalSeconds: BOSS_QUEUE_STATS_INTERVAL_SECONDS,
     maintenanceIntervalSeconds: BOSS_MAINTENANCE_INTERVAL_SECONDS,
