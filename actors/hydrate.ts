@@ -58,7 +58,7 @@ export function replay(machine: ExecutionMachine, events: LogEvent[]): Snapshot 
 }
 
 /** Folds events into a snapshot without performing effects; from null, the log's `execution.started` begins it. */
-export function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: LogEvent[]): Snapshot | null {
+function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: LogEvent[]): Snapshot | null {
   let snap = from;
   for (const ev of events) {
     if (!snap) {

@@ -16,10 +16,13 @@ export type Reads = {
 /** What a fold met and lacked; the fold is then redone from the same hydration with these read. */
 export type Needs = { paths: Set<string>; children: Set<number>; ids: number };
 
+/** Nothing read yet: the first fold of every unit. */
 export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [] };
 
+/** A fold's empty list of needs, filled by effect-rows. */
 export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0 });
 
+/** Whether a fold lacked anything (then it is redone with it read). */
 export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0;
 
 /** `reads` with `needs` read too (one query per path and per parent, one for all ids, as before the split). */
