@@ -50,7 +50,7 @@ export class HotSnapshots {
 
   /**
    * The execution's row as this process last committed it (running, every event applied), for
-   * routing without reading it; its write must check that it is still so (ExecutionUnit guards).
+   * routing without reading it; its write must check that it is still so (the write statement guards).
    */
   row(id: number): ExecutionRow | undefined {
     const e = this.#entries.get(id);

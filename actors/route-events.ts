@@ -9,7 +9,9 @@ import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
-import { ExecutionUnit, NeedsTransaction } from './execution-unit.ts';
+import { runUnit, type UnitDone } from './execution-unit.ts';
+import { NeedsTransaction, type Fold, type Folded } from './fold.ts';
+import { publish } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
 
 /**
@@ -36,7 +38,7 @@ const MAX_ATTEMPTS = 5;
 const UNIQUE_VIOLATION = '23505';
 
 type Loaded = { executions: ExecutionRow[]; commands: CommandRow[] };
-type Routed = RouteResult & { wakes: number[]; unit: ExecutionUnit; loaded: Loaded };
+type Routed = RouteResult & { done: UnitDone<EventResult[]>; loaded: Loaded };
 
 /** Routing from memory met something only the locked path decides (a refusal, a late report). */
 class NotFromMemory extends Error {}
@@ -57,16 +59,17 @@ export async function routeEvents(
   const locked = opts.timeoutMs !== undefined || opts.beforeCommit !== undefined || opts.probe !== undefined;
   const out = (locked ? undefined : await routeFromMemory(deps, events, opts)) ?? (await routeLocked(deps, events, opts));
   const committed = performance.now();
-  out.unit.publish();
+  publish(deps.snapshots, out.done.published);
   rememberCommands(deps, out);
   deps.metrics.routeSeconds.observe((performance.now() - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);
-  if (out.wakes.length) {
+  const wakes = out.done.wakes;
+  if (wakes.length) {
     try {
-      await routeEvents(deps, [], { wake: out.wakes });
+      await routeEvents(deps, [], { wake: wakes });
     } catch (err) {
       // The inbox events are committed; the inbox sweep applies them if this wake-up fails.
-      deps.log.warn({ err: String(err), executions: out.wakes }, 'wake-up routing failed; the sweep will retry');
+      deps.log.warn({ err: String(err), executions: wakes }, 'wake-up routing failed; the sweep will retry');
     }
   }
   if (opts.probe) opts.probe.issue_commands_ms = performance.now() - committed;
@@ -86,7 +89,7 @@ async function routeLocked(deps: EngineDeps, events: RoutedEvent[], opts: RouteO
         async (q, results) => {
           const loaded = parseLockAndLoad(results, sqlOpts);
           if (opts.probe && loaded.serverMs) Object.assign(opts.probe, { lock_acquire_ms: loaded.serverMs.lock, state_load_ms: loaded.serverMs.load });
-          const routed = await routeInUnit(deps, new ExecutionUnit(q, deps.cache, deps.snapshots), loaded, events, opts, false);
+          const routed = await routeInUnit(deps, q, loaded, events, opts, false);
           await opts.beforeCommit?.(q);
           return routed;
         },
@@ -130,8 +133,7 @@ async function routeFromMemory(deps: EngineDeps, events: RoutedEvent[], opts: Ro
     commands.push(row);
   }
   try {
-    const unit = new ExecutionUnit(deps.db, deps.cache, deps.snapshots, { singleStatement: true });
-    const out = await routeInUnit(deps, unit, { executions, commands }, events, opts, true);
+    const out = await routeInUnit(deps, deps.db, { executions, commands }, events, opts, true);
     deps.metrics.routedFromMemory.inc();
     return out;
   } catch (err) {
@@ -150,21 +152,22 @@ async function routeFromMemory(deps: EngineDeps, events: RoutedEvent[], opts: Ro
 /** After commit: the commands this routing moved or handed out, as now stored. */
 function rememberCommands(deps: EngineDeps, out: Routed): void {
   const hot = deps.snapshots.commands;
+  const updates = out.done.folded.commandUpdates;
   for (const c of out.loaded.commands) {
-    const update = out.unit.commandUpdates.get(c.command_id);
+    const update = updates.get(c.command_id);
     if (update) hot.set({ ...c, status: update.status });
   }
   for (const c of out.claimed) hot.set(c);
 }
 
 /**
- * Folds the events into `unit` over the executions and commands `loaded` (under their locks, or
- * from memory: `fromMemory` then leaves refusals and late reports to the locked path, which
- * decides them on rows it read), and writes it; claims the next commands for `opts.claims`.
+ * Routes the events through one unit of work (execution-unit.ts) over the executions and commands
+ * `loaded` (under their locks, or from memory: `fromMemory` then leaves refusals and late reports
+ * to the locked path, which decides them on rows it read); claims the next commands for `opts.claims`.
  */
 async function routeInUnit(
   deps: EngineDeps,
-  unit: ExecutionUnit,
+  q: Queryable,
   loaded: Loaded,
   events: RoutedEvent[],
   opts: RouteOptions,
@@ -175,38 +178,55 @@ async function routeInUnit(
   const missing = events.find((e) => !found.has(e.execution_id));
   if (missing) throw new ServiceError('not_found', `execution ${missing.execution_id} not found`);
   const probe = opts.probe;
-  const hydrating = performance.now();
-  await unit.holdAll(rows);
-  if (probe) probe.state_load_ms += performance.now() - hydrating;
-
   const commands = new Map(loaded.commands.map((c) => [c.command_id, c]));
+  const done = await runUnit(q, deps.cache, deps.snapshots, {
+    rows,
+    singleStatement: fromMemory,
+    fold: (fold) => foldRouted(fold, commands, events, fromMemory, probe),
+    claims: opts.claims,
+    claimPolicy: opts.claimPolicy,
+    timed: probe !== undefined,
+  });
+  if (probe) {
+    probe.state_load_ms += done.hydrateMs;
+    recordWrite(probe, done.folded, done.writeMs);
+  }
+  const commandsGenerated = done.folded.rows.commands.length;
+  for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.metrics.commandsIssued.inc(commandsGenerated);
+  deps.metrics.commandsClaimed.inc(done.claimed.length);
+  deps.metrics.batchFirstClaims.claimed(done.claimed);
+  return { results: done.value, commands_generated: commandsGenerated, claimed: done.claimed, done, loaded };
+}
+
+/** Folds the routed events in order (synchronously: the command machine's verdicts, then the execution's transition); returns their results. */
+function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, events: RoutedEvent[], fromMemory: boolean, probe: RouteProbe | undefined): EventResult[] {
   const statusNow = new Map<number, CommandStatus>();
   const results: EventResult[] = [];
+  if (probe) {
+    // A fold redone with reads it lacked starts the lists afresh.
+    probe.issued.length = 0;
+    probe.commands_by_event.length = 0;
+    probe.actionable_by_event.length = 0;
+  }
   for (const [i, ev] of events.entries()) {
     if (probe) {
       // What folding this event issued, and whether it reached a running machine.
-      const issuedBefore = unit.newCommands.length;
-      const running = unit.held.get(ev.execution_id)?.status === 'running';
-      const accepted = await routeOne(ev);
-      const issued = unit.newCommands.slice(issuedBefore);
+      const issuedBefore = fold.commandsIssued;
+      const running = fold.statusOf(ev.execution_id) === 'running';
+      const accepted = routeOne(ev);
+      const issued = fold.issuedSince(issuedBefore);
       probe.commands_by_event[i] = issued.length;
       probe.actionable_by_event[i] = running && accepted;
       for (const c of issued) probe.issued.push({ execution_id: c.execution_id, seq: c.seq, event: i });
-    } else await routeOne(ev);
+    } else routeOne(ev);
   }
-  const flushing = performance.now();
-  const claimed = await unit.flush(opts.claims, opts.claimPolicy ?? null);
-  if (probe) recordWrite(probe, unit, performance.now() - flushing);
-  for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
-  deps.metrics.commandsIssued.inc(unit.commandsGenerated);
-  deps.metrics.commandsClaimed.inc(claimed.length);
-  deps.metrics.batchFirstClaims.claimed(claimed);
-  return { results, commands_generated: unit.commandsGenerated, claimed, wakes: [...unit.wakes], unit, loaded };
+  return results;
 
   /** Folds one event; true when it was accepted (not refused, not late). */
-  async function routeOne(ev: RoutedEvent): Promise<boolean> {
+  function routeOne(ev: RoutedEvent): boolean {
     if (!ev.command_id) {
-      results.push({ event_id: await unit.apply(ev.execution_id, ev) });
+      results.push({ event_id: fold.apply(ev.execution_id, ev) });
       return true;
     }
     const cmd = commands.get(ev.command_id);
@@ -222,7 +242,7 @@ async function routeInUnit(
       if (verdict.code === 'stale_claim') {
         // Kept for the record (the log shows every attempt that ran), folded into nothing.
         const context = { ...(ev.context as object), refused: verdict.code, seq: cmd.seq, attempt: ev.attempt ?? null, command_attempt: cmd.attempt };
-        await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context });
+        fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context });
       }
       results.push({ event_id: null, error: verdict.code, detail: verdict.message });
       return false;
@@ -231,12 +251,12 @@ async function routeInUnit(
       // Late report for a finished or cancelled command: kept in the log, folded into nothing. It
       // records its own attempt; the command's may be a later claim's (`command_attempt`).
       const context = { ...(ev.context as object), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
-      results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
+      results.push({ event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
       return false;
     }
     if (current === COMMAND_RULES.claim.to) {
       // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
-      await unit.apply(ev.execution_id, {
+      fold.apply(ev.execution_id, {
         event_type: 'command.claimed',
         step: cmd.step,
         command_id: cmd.command_id,
@@ -246,18 +266,20 @@ async function routeInUnit(
     }
     const next = verdict.status;
     statusNow.set(cmd.command_id, next);
-    unit.commandUpdates.set(cmd.command_id, { command_id: cmd.command_id, status: next, expected_status: cmd.status, expected_attempt: cmd.attempt });
-    results.push({ event_id: await unit.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
+    fold.updateCommand({ command_id: cmd.command_id, status: next, expected_status: cmd.status, expected_attempt: cmd.attempt });
+    results.push({ event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
     return true;
   }
 }
 
 /** The write statement's share of a probe: the parts it carried report its time. */
-function recordWrite(probe: RouteProbe, unit: ExecutionUnit, ms: number): void {
-  const held = [...unit.held.values()];
+function recordWrite(probe: RouteProbe, folded: Folded, ms: number): void {
+  const held = folded.held;
+  const events = folded.rows.events;
   const saved = held.filter((h) => h.dirty && h.snapshot).length;
   const late = held.filter((h) => h.dirty && !h.snapshot).length;
-  const persisted = unit.events.length > 0 ? 1 : 0;
+  const persisted = events.length > 0 ? 1 : 0;
+  const withState = new Set(held.flatMap((h) => (h.snapshot ? [h.id] : [])));
   Object.assign(probe, {
     save_state_ms: saved ? ms : 0,
     save_state_calls: saved ? 1 : 0,
@@ -266,6 +288,6 @@ function recordWrite(probe: RouteProbe, unit: ExecutionUnit, ms: number): void {
     persist_event_compat_ms: persisted ? ms : 0,
     persist_event_compat_calls: persisted,
     // A write per event would have saved each running execution once per event appended to it.
-    save_state_coalesced_count: Math.max(0, unit.events.filter((e) => unit.held.get(e.execution_id)?.snapshot).length - saved),
+    save_state_coalesced_count: Math.max(0, events.filter((e) => withState.has(e.execution_id)).length - saved),
   });
 }

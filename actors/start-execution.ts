@@ -3,7 +3,8 @@ import type { Identity } from '../src/auth/identity.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
-import { ExecutionUnit } from './execution-unit.ts';
+import { runUnit } from './execution-unit.ts';
+import { publish } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
 
@@ -44,39 +45,48 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
   const q = deps.db;
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
   const { heads, ids, cached } = await prelude.take(q, paths, inputs.length);
-  const unit = new ExecutionUnit(q, deps.cache, deps.snapshots, { singleStatement: true });
-  unit.headChecks.push(...cached.map((h) => ({ path: h.path, version: h.version })));
-  const results: (Started | ServiceError)[] = [];
-  for (const [i, input] of inputs.entries()) {
-    let compiled: CompiledPlaybook;
-    if ('compiled' in input) compiled = input.compiled;
-    else {
-      const head = heads.get(input.path);
-      if (!head) {
-        results.push(new ServiceError('not_found', `playbook ${input.path} not found`));
-        continue;
-      }
-      // An MCP server document shares the catalog but is not a playbook: it is never run.
-      if (head.kind === 'mcp') {
-        results.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
-        continue;
-      }
-      compiled = await deps.cache.get(q, head.catalog_id);
+  // What each start folds with, read before the fold (compiled machines are cached per version).
+  const compiledOf: (CompiledPlaybook | ServiceError)[] = [];
+  for (const input of inputs) {
+    if ('compiled' in input) {
+      compiledOf.push(input.compiled);
+      continue;
     }
-    const before = unit.commandsGenerated;
-    const executionId = await unit.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin });
-    const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: unit.commandsGenerated - before };
-    results.push(started);
-    const k = input.idempotency;
-    if (k) {
-      unit.idempotencyKeys.push({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
-    }
+    const head = heads.get(input.path);
+    if (!head) compiledOf.push(new ServiceError('not_found', `playbook ${input.path} not found`));
+    // An MCP server document shares the catalog but is not a playbook: it is never run.
+    else if (head.kind === 'mcp') compiledOf.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
+    else compiledOf.push(await deps.cache.get(q, head.catalog_id));
   }
-  await unit.flush();
-  unit.publish();
+  const done = await runUnit(q, deps.cache, deps.snapshots, {
+    rows: [],
+    singleStatement: true,
+    fold: (fold) => {
+      fold.checkHeads(cached.map((h) => ({ path: h.path, version: h.version })));
+      const results: (Started | ServiceError)[] = [];
+      for (const [i, input] of inputs.entries()) {
+        const compiled = compiledOf[i];
+        if (compiled instanceof ServiceError) {
+          results.push(compiled);
+          continue;
+        }
+        const before = fold.commandsIssued;
+        const executionId = fold.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin });
+        const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
+        results.push(started);
+        const k = input.idempotency;
+        if (k) {
+          fold.keepIdempotencyKey({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
+        }
+      }
+      return results;
+    },
+  });
+  publish(deps.snapshots, done.published);
+  const results = done.value;
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
-  deps.metrics.commandsIssued.inc(unit.commandsGenerated);
-  for (const f of unit.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
+  for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   return results;
 }
 

@@ -16,7 +16,7 @@ export type StartPrelude = { heads: Map<string, CatalogHead>; ids: number[]; cac
  * What a start batch needs before it can write (the newest catalog version of each path and new
  * execution ids), from memory when this server has it, so that a batch costs one round trip (its
  * write) instead of two. A cached head may be stale (another server registered a version): the
- * write checks it (ExecutionUnit.headChecks) and the batch is redone after `forgetHeads()`.
+ * write checks it (Fold.checkHeads) and the batch is redone after `forgetHeads()`.
  */
 export class StartPreludeCache {
   readonly #heads = new Map<string, CatalogHead>();

@@ -1,4 +1,4 @@
-import { replay } from '../actors/execution-unit.ts';
+import { replay } from '../actors/hydrate.ts';
 import { getExecution, loadEventsAfter } from '../src/db/execution.repo.ts';
 import { loopItemCost, type LoopItemCost } from './loop-cost.ts';
 import type { BenchService } from './service.ts';

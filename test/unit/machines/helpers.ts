@@ -5,7 +5,7 @@ import { parsePlaybook, type NormalizedPlaybook } from '../../../src/dsl/parse-p
 
 // Shared fixtures for the pure machine tests: build a playbook from a plain object, drive the
 // execution machine with transition(), and turn its inputs and effects into event-log rows the
-// way actors/execution-unit.ts stores them.
+// way actors/effect-rows.ts stores them.
 
 export type ExecutionSnapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -140,7 +140,7 @@ export class Driver {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Event-log rows, as actors/execution-unit.ts stores them.
+// Event-log rows, as actors/fold.ts stores them.
 
 /** The fields of core.event that replay() reads. */
 export type LogRow = { event_type: string; context: unknown; result: unknown; error: unknown };

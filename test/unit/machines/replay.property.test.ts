@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
-import { replay } from '../../../actors/execution-unit.ts';
+import { replay } from '../../../actors/hydrate.ts';
 import { toMachineEvent } from '../../../actors/to-machine-event.ts';
 import { createExecutionMachine, topStateOf, type ExecutionMachine } from '../../../machines/execution.machine.ts';
 import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, TaskOutcome } from '../../../machines/execution/types.ts';
@@ -24,7 +24,7 @@ import {
   type StepDoc,
 } from './helpers.ts';
 
-// Property: folding the stored event log with replay() (actors/execution-unit.ts) gives, after
+// Property: folding the stored event log with replay() (actors/hydrate.ts) gives, after
 // every prefix of the log, the very snapshot (value and context) the live machine had at that
 // point. Executions are random playbooks from a small grammar driven by random worker outcomes.
 // Reproduce one case with REPLAY_SEED=<seed> REPLAY_CASES=1.

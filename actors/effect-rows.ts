@@ -1,0 +1,98 @@
+import type { Effect } from '../machines/execution.machine.ts';
+import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
+import type { EventInput } from '../src/protocol.ts';
+import type { EffectHost, Subject } from './unit-types.ts';
+
+/**
+ * Turns the effects one transition of `h` returned into rows (events, commands, cancels, keychain
+ * cleanup, children, deliveries), synchronously: what an effect needs from the database comes
+ * from `host.reads`; when it is not there, the need is noted in `host.needs` and the effect left
+ * out (the fold is redone once it is read).
+ */
+export function effectRows(host: EffectHost, h: Subject, effects: readonly Effect[]): void {
+  const rows = host.rows;
+  for (const e of effects) {
+    switch (e.type) {
+      case 'record':
+        host.push(h, { event_type: e.eventType, step: e.step, context: e.context, result: e.result, error: e.error }).status = h.status;
+        break;
+      case 'issueCommand': {
+        rows.commands.push({
+          execution_id: h.id,
+          catalog_id: h.row.catalog_id,
+          seq: e.seq,
+          step: e.step,
+          loop_index: e.loopIndex,
+          status: COMMAND_RULES.initial,
+          input: { path: h.row.path, tasks: e.tasks, context: e.context, keychain: e.keychain },
+          worker_id: null,
+          claim_token: null,
+        });
+        // The command_id is joined in by the write statement, which inserts both.
+        host.push(h, { event_type: 'command.issued', step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } }).issued_seq = e.seq;
+        break;
+      }
+      case 'cancelCommands': {
+        const seqs = new Set(e.seqs);
+        const insertedHere = new Set<number>();
+        for (const c of rows.commands) {
+          if (c.execution_id !== h.id || !seqs.has(c.seq)) continue;
+          c.status = COMMAND_RULES.cancel.to; // issued and cancelled in this same unit: never offered to a worker
+          insertedHere.add(c.seq);
+        }
+        for (const seq of e.seqs) if (!insertedHere.has(seq)) rows.cancels.push({ execution_id: h.id, seq });
+        host.push(h, { event_type: 'command.cancelled', context: { seqs: e.seqs } });
+        break;
+      }
+      case 'startChild': {
+        const entry = host.reads.catalog.get(e.path);
+        if (entry === undefined) {
+          // Its id is read with it (an id taken and then unused is a harmless gap).
+          host.needs.paths.add(e.path);
+          host.needs.ids++;
+          break;
+        }
+        if (entry === null) {
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: 'not_found' }));
+          break;
+        }
+        const childId = host.takeId();
+        if (childId === undefined) {
+          host.needs.ids++;
+          break;
+        }
+        const compiled = host.compile(entry);
+        const workload = { ...compiled.playbook.workload, ...e.args };
+        host.start({ compiled, executionId: childId, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
+        host.push(h, { event_type: 'child.started', step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
+        break;
+      }
+      case 'cancelChildren': {
+        const stored = host.reads.children.get(h.id);
+        if (!stored) {
+          host.needs.children.add(h.id);
+          break;
+        }
+        for (const childId of new Set([...host.heldChildren(h.id), ...stored])) {
+          host.send(childId, { event_type: 'execution.cancelled', context: { reason: `parent execution ${h.id} ended`, cancelled_at: new Date().toISOString() } });
+        }
+        break;
+      }
+      case 'finish': {
+        rows.finished.push({ executionId: h.id, status: e.finished.status });
+        // The keychain-entry machine's owner-finished transition decides which entries go.
+        rows.keychainCleanup.push({ execution_id: h.id, scopes: scopesRemovedWhenFinished(h.row.parent_execution_id === null) });
+        const input = h.snapshot!.context.input;
+        if (input.parentExecutionId !== null && input.parentSeq !== null) {
+          host.send(input.parentExecutionId, childResult(input.parentSeq, h.id, e.finished.status, e.finished.result, e.finished.error));
+        }
+        break;
+      }
+    }
+  }
+}
+
+function childResult(seq: number, childId: number, status: string, result: unknown, error: unknown): EventInput {
+  return { event_type: 'child.finished', context: { seq, child_execution_id: childId, status }, result, error };
+}

@@ -1,0 +1,270 @@
+import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
+import { isTerminalExecutionStatus } from '../machines/statuses.ts';
+import type { CatalogRow } from '../src/db/catalog.repo.ts';
+import type { CommandRow } from '../src/db/command.repo.ts';
+import type { ExecutionStatus } from '../src/db/execution.repo.ts';
+import type { UnitCommand, UnitCommandUpdate, UnitEvent, UnitIdempotencyKey } from '../src/db/unit-write.ts';
+import { asObject } from '../src/objects.ts';
+import type { EventInput } from '../src/protocol.ts';
+import { effectRows } from './effect-rows.ts';
+import { replay, type Hydrated } from './hydrate.ts';
+import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
+import { hasNeeds, noNeeds, type Needs, type Reads } from './prefetch.ts';
+import { pureInitialTransition, pureTransition } from './pure-transition.ts';
+import { toMachineEvent } from './to-machine-event.ts';
+import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitRows } from './unit-types.ts';
+
+/** A fold without a transaction met work that needs one (a write beside its statement). */
+export class NeedsTransaction extends Error {}
+
+type Held = { -readonly [K in keyof Subject]: Subject[K] };
+
+const statusOf = (s: Snapshot): ExecutionStatus => {
+  const v = String(s.value);
+  return isTerminalExecutionStatus(v) ? v : 'running';
+};
+
+const effectsOf = (actions: { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
+
+/** Everything a finished fold decided, for the write step and for publishing after commit. */
+export type Folded = {
+  readonly held: readonly Subject[];
+  readonly rows: UnitRows;
+  readonly commandUpdates: ReadonlyMap<number, UnitCommandUpdate>;
+  /** Catalog heads taken from memory: the write fails if a newer version exists. */
+  readonly headChecks: readonly { path: string; version: number }[];
+  readonly idempotencyKeys: readonly UnitIdempotencyKey[];
+  /** No transaction is open: the write must be one statement, which takes the held executions' locks. */
+  readonly singleStatement: boolean;
+};
+
+/**
+ * The transition step of a unit of work, synchronous from end to end: holds the hydrated
+ * executions, folds events into their machines with xstate's pure transition, and has each
+ * transition's effects turned into rows (effect-rows.ts) from what was read before it. Events an
+ * effect addresses to a held execution are delivered in this fold, after the effects of the
+ * transition that sent them. What it lacked to read is `needs()`: redo it with those read.
+ */
+export class Fold {
+  readonly #cache: PlaybookCache;
+  readonly #held = new Map<number, Held>();
+  readonly #rows: UnitRows = { events: [], commands: [], cancels: [], keychainCleanup: [], inbox: [], finished: [] };
+  readonly #commandUpdates = new Map<number, UnitCommandUpdate>();
+  readonly #headChecks: { path: string; version: number }[] = [];
+  readonly #idempotencyKeys: UnitIdempotencyKey[] = [];
+  readonly #queue: { executionId: number; event: EventInput }[] = [];
+  readonly #singleStatement: boolean;
+  readonly #needs = noNeeds();
+  readonly #host: EffectHost;
+  #idsTaken = 0;
+
+  /**
+   * Holds every hydrated execution, then applies their inbox events (with effects): all are held
+   * first, so an effect addressed to one of them is delivered here, not appended behind its row.
+   */
+  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads, opts: { singleStatement?: boolean } = {}) {
+    this.#cache = cache;
+    this.#singleStatement = opts.singleStatement ?? false;
+    this.#host = this.#hostFor(reads);
+    for (const x of hydrated) {
+      const r = x.row;
+      this.#held.set(r.execution_id, {
+        id: r.execution_id,
+        isNew: false,
+        row: r,
+        compiled: x.compiled,
+        snapshot: x.snapshot,
+        status: r.status,
+        lastEventId: r.last_event_id,
+        readLastEventId: r.last_event_id,
+        snapshotEventId: x.snapshotEventId,
+        dirty: false,
+        parentCommandId: null,
+      });
+    }
+    for (const x of hydrated) {
+      if (!x.inbox.length) continue;
+      const h = this.#held.get(x.row.execution_id)!;
+      // Inbox: events appended by other transactions (a child's result, a batch, a cancel).
+      for (const ev of x.inbox) {
+        h.dirty = true;
+        if (!h.snapshot) {
+          h.snapshot = replay(h.compiled.machine, [ev]);
+          continue;
+        }
+        if (h.status !== 'running') continue;
+        const mev = toMachineEvent(ev);
+        if (mev) effectRows(this.#host, h, this.#transition(h, mev));
+      }
+      this.#drain();
+    }
+  }
+
+  /** Creates and starts a new execution in this fold; returns its id. */
+  start(req: StartRequest): number {
+    this.#start(req);
+    this.#drain();
+    return req.executionId;
+  }
+
+  /** Appends an event to a held execution and folds it; returns its event_id. */
+  apply(executionId: number, event: EventInput, command?: CommandRow): number {
+    const id = this.#apply(executionId, command ? { ...event, context: { ...asObject(event.context), seq: command.seq } } : event);
+    this.#drain();
+    return id;
+  }
+
+  /** The report moves this command (a compare-and-set on what was read, in the write). */
+  updateCommand(update: UnitCommandUpdate): void {
+    this.#commandUpdates.set(update.command_id, update);
+  }
+
+  /** The write must fail if a newer version of these catalog heads (taken from memory) exists. */
+  checkHeads(heads: readonly { path: string; version: number }[]): void {
+    this.#headChecks.push(...heads);
+  }
+
+  /** An idempotency key written by the same statement as the start it names. */
+  keepIdempotencyKey(key: UnitIdempotencyKey): void {
+    this.#idempotencyKeys.push(key);
+  }
+
+  /** A held execution's status now (undefined when not held). */
+  statusOf(executionId: number): ExecutionStatus | undefined {
+    return this.#held.get(executionId)?.status;
+  }
+
+  /** Commands issued so far in this fold. */
+  get commandsIssued(): number {
+    return this.#rows.commands.length;
+  }
+
+  /** The commands issued since `from` (a former `commandsIssued`). */
+  issuedSince(from: number): readonly UnitCommand[] {
+    return this.#rows.commands.slice(from);
+  }
+
+  /** What effects lacked from the database; undefined when nothing. */
+  needs(): Needs | undefined {
+    return hasNeeds(this.#needs) ? this.#needs : undefined;
+  }
+
+  /** What the fold decided (read-only; the fold is done with). */
+  folded(): Folded {
+    return {
+      held: [...this.#held.values()],
+      rows: this.#rows,
+      commandUpdates: this.#commandUpdates,
+      headChecks: this.#headChecks,
+      idempotencyKeys: this.#idempotencyKeys,
+      singleStatement: this.#singleStatement,
+    };
+  }
+
+  #start(req: StartRequest): void {
+    const id = req.executionId;
+    const rootId = req.parent?.rootExecutionId ?? id;
+    const row: HeldRow = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
+    const h: Held = {
+      id,
+      isNew: true,
+      row,
+      compiled: req.compiled,
+      snapshot: null,
+      status: 'running',
+      lastEventId: 0,
+      readLastEventId: 0,
+      snapshotEventId: 0,
+      dirty: true,
+      parentCommandId: req.parent?.commandId ?? null,
+    };
+    this.#held.set(id, h);
+    const input: ExecutionInput = {
+      executionId: id,
+      catalogId: req.compiled.catalogId,
+      path: req.compiled.path,
+      parentExecutionId: req.parent?.executionId ?? null,
+      parentSeq: req.parent?.seq ?? null,
+      rootExecutionId: rootId,
+      workload: req.workload,
+      args: req.args,
+    };
+    this.#push(h, { event_type: 'execution.started', context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
+    const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
+    h.snapshot = snapshot;
+    h.status = statusOf(snapshot);
+    effectRows(this.#host, h, effectsOf(actions));
+  }
+
+  #apply(executionId: number, event: EventInput): number {
+    const h = this.#held.get(executionId);
+    if (!h) throw new Error(`execution ${executionId} is not held by this unit`);
+    const row = this.#push(h, event);
+    if (!h.snapshot || h.status !== 'running') return row.event_id; // terminal fast path: stored, nothing else changes
+    const mev = toMachineEvent(row);
+    if (mev) {
+      const effects = this.#transition(h, mev);
+      // The cancel is itself the terminal event: it carries the status it ends the execution with.
+      if (mev.type === 'execution.cancelled') row.status = h.status;
+      effectRows(this.#host, h, effects);
+    }
+    return row.event_id;
+  }
+
+  /** Applies the events effects queued for held executions (a child's result to its parent, cancels), in order. */
+  #drain(): void {
+    for (let next = this.#queue.shift(); next; next = this.#queue.shift()) this.#apply(next.executionId, next.event);
+  }
+
+  #transition(h: Held, ev: ExecutionEvent): Effect[] {
+    const [next, actions] = pureTransition(h.compiled.machine, h.snapshot!, ev);
+    h.snapshot = next;
+    h.status = statusOf(next);
+    h.dirty = true;
+    return effectsOf(actions);
+  }
+
+  #push(h: Held, e: EventInput): UnitEvent {
+    const row: UnitEvent = {
+      execution_id: h.id,
+      event_id: ++h.lastEventId,
+      catalog_id: h.row.catalog_id,
+      event_type: e.event_type,
+      status: h.status,
+      step: e.step ?? null,
+      command_id: e.command_id ?? null,
+      worker_id: e.worker_id ?? null,
+      context: e.context ?? null,
+      result: e.result ?? null,
+      error: e.error ?? null,
+    };
+    this.#rows.events.push(row);
+    h.dirty = true;
+    return row;
+  }
+
+  #hostFor(reads: Reads): EffectHost {
+    return {
+      rows: this.#rows,
+      reads,
+      needs: this.#needs,
+      push: (h, e) => this.#push(this.#mine(h), e),
+      send: (executionId, event) => {
+        if (this.#held.has(executionId)) this.#queue.push({ executionId, event });
+        else if (this.#singleStatement) throw new NeedsTransaction(`execution ${executionId} is not held: a write outside the unit's statement needs a transaction`);
+        else this.#rows.inbox.push({ executionId, event });
+      },
+      takeId: () => (this.#idsTaken < reads.ids.length ? reads.ids[this.#idsTaken++] : undefined),
+      compile: (entry: CatalogRow): CompiledPlaybook => this.#cache.compile(entry),
+      start: (req) => this.#start(req),
+      heldChildren: (parentId) => [...this.#held.values()].filter((c) => c.row.parent_execution_id === parentId && c.status === 'running').map((c) => c.id),
+    };
+  }
+
+  /** The held record behind a subject effect-rows was given (only this fold's own are ever given). */
+  #mine(s: Subject): Held {
+    const h = this.#held.get(s.id);
+    if (h !== s) throw new Error(`execution ${s.id} is not held by this fold`);
+    return h;
+  }
+}

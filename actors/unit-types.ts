@@ -1,0 +1,75 @@
+import type { SnapshotFrom } from 'xstate';
+import type { ExecutionMachine } from '../machines/execution.machine.ts';
+import type { Identity } from '../src/auth/identity.ts';
+import type { CatalogRow } from '../src/db/catalog.repo.ts';
+import type { ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
+import type { UnitCommand, UnitEvent } from '../src/db/unit-write.ts';
+import type { EventInput } from '../src/protocol.ts';
+import type { CompiledPlaybook } from './playbook-cache.ts';
+import type { Needs, Reads } from './prefetch.ts';
+
+// The types the steps of a unit of work share (fold.ts, effect-rows.ts, write.ts), kept apart so
+// that none of those files imports another's internals.
+
+export type Snapshot = SnapshotFrom<ExecutionMachine>;
+
+export type StartRequest = {
+  compiled: CompiledPlaybook;
+  /** Allocated beforehand: batched starts take theirs from the start prelude, children from the reads. */
+  executionId: number;
+  workload: Record<string, unknown>;
+  args: Record<string, unknown>;
+  parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null };
+  /** Who asked for it (an API request), recorded on `execution.started` as `requested_by`. */
+  requestedBy?: Identity;
+  /** Written beside the input in the `execution.started` context (where the execution came from). */
+  origin?: Record<string, unknown>;
+};
+
+export type HeldRow = Pick<ExecutionRow, 'execution_id' | 'catalog_id' | 'path' | 'parent_execution_id' | 'root_execution_id'>;
+
+/** An execution as effect-rows and the write read it (the fold alone changes it). */
+export type Subject = {
+  readonly id: number;
+  readonly isNew: boolean;
+  readonly row: HeldRow;
+  readonly compiled: CompiledPlaybook;
+  readonly snapshot: Snapshot | null;
+  readonly status: ExecutionStatus;
+  readonly lastEventId: number;
+  /** last_event_id as read (0 for a new execution): its write fails if the row has moved on since. */
+  readonly readLastEventId: number;
+  /** The last event the stored snapshot holds (0: none stored). */
+  readonly snapshotEventId: number;
+  readonly dirty: boolean;
+  readonly parentCommandId: number | null;
+};
+
+/** The rows effects become, in the order the write statement inserts them. */
+export type UnitRows = {
+  readonly events: UnitEvent[];
+  readonly commands: UnitCommand[];
+  readonly cancels: { execution_id: number; seq: number }[];
+  readonly keychainCleanup: { execution_id: number; scopes: string[] }[];
+  /** Events for executions outside the unit: appended to their inbox by the write step. */
+  readonly inbox: { executionId: number; event: EventInput }[];
+  readonly finished: { executionId: number; status: ExecutionStatus }[];
+};
+
+/** What the fold lends effect-rows while it turns one transition's effects into rows. */
+export interface EffectHost {
+  readonly rows: UnitRows;
+  readonly reads: Reads;
+  /** Filled when an effect lacks a read: the fold is then redone with it. */
+  readonly needs: Needs;
+  push(h: Subject, e: EventInput): UnitEvent;
+  /** Delivers an event to another execution: queued in the fold when held, else an inbox row. */
+  send(executionId: number, event: EventInput): void;
+  /** The next child id among the reads; undefined when none is left. */
+  takeId(): number | undefined;
+  compile(entry: CatalogRow): CompiledPlaybook;
+  /** Starts a child in the fold: its initial transition and its effects' rows, now. */
+  start(req: StartRequest): void;
+  /** Running children of `parentId` held in this fold (started in it, or loaded). */
+  heldChildren(parentId: number): number[];
+}
