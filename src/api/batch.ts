@@ -76,7 +76,10 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     ),
   });
   const acceptor = new BatchAcceptor(deps);
-  app.addHook('onReady', () => acceptor.warm());
+  // In the background: a database slow to answer must not hold up readiness (health answers then).
+  app.addHook('onReady', async () => {
+    void acceptor.warm();
+  });
 
   app.post(
     '/api/events/batch',

@@ -37,6 +37,7 @@ export class Db implements Queryable {
   #listeners = new Map<string, Set<Listener>>();
   #statusListeners = new Set<ListenStatus>();
   #bounded = new Map<number, pg.Pool>();
+  #closed = false;
 
   constructor(url: string, max = 10) {
     this.url = url;
@@ -176,6 +177,8 @@ export class Db implements Queryable {
    * or not at all; the cancel never comes between its work and its commit. Closed with the Db.
    */
   bounded(timeoutMs: number, max: number): Queryable {
+    // A pool made after close() would hold connections nobody ends (a warm-up still under way).
+    if (this.#closed) throw new Error('the database client is closed');
     const ms = Math.max(1, Math.ceil(timeoutMs));
     let pool = this.#bounded.get(ms);
     if (!pool) {
@@ -236,6 +239,7 @@ export class Db implements Queryable {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#listening.close();
     await Promise.all([this.pool.end(), ...[...this.#bounded.values()].map((p) => p.end())]);
   }
