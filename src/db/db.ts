@@ -29,6 +29,27 @@ const SESSION_OPTIONS = '-c enable_seqscan=off';
 // the connection next (its query fails, the pool discards it).
 const ignoreError = (): void => {};
 
+/**
+ * A pool whose connections start with `options` (in the startup packet: no statement per call)
+ * and whose errors never crash the process: an idle client that errors (server restart) is
+ * dropped, and a checked-out one (57P01 at a shutdown, a dropped socket) fails its own queries
+ * and is discarded at release.
+ */
+function newPool(url: string, max: number, options: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, options });
+  pool.on('error', ignoreError);
+  pool.on('connect', (client) => client.on('error', ignoreError));
+  return pool;
+}
+
+/** One statement on `pool`; rejects with `database_unavailable` (errors.ts) while the database is away. */
+function poolQuery<R extends pg.QueryResultRow>(pool: pg.Pool, text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
+  const result = typeof text === 'string' ? pool.query<R>(text, params) : pool.query<R>(text);
+  return result.catch((err: unknown) => {
+    throw classifyDatabaseError(err);
+  });
+}
+
 /** The only holder of a pg.Pool: queries, transactions and LISTEN. */
 export class Db implements Queryable {
   readonly pool: pg.Pool;
@@ -45,15 +66,7 @@ export class Db implements Queryable {
     // one generic plan per connection: planned while a table is small, that plan would scan the
     // table whole for the connection's life as it grows (the engine's writes did). Set in the
     // startup packet, so it costs no statement and is in force before the first query.
-    this.pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, options: SESSION_OPTIONS });
-    // An idle client that errors (server restart) must not crash the process.
-    this.pool.on('error', ignoreError);
-    this.pool.on('connect', (client) => {
-      // A checked-out client has no listener of the pool's: when the server goes away under it
-      // (57P01 at a shutdown, a dropped socket) its 'error' would crash the process. Its queries
-      // fail on their own, and the pool discards it at release.
-      client.on('error', ignoreError);
-    });
+    this.pool = newPool(url, max, SESSION_OPTIONS);
     this.#listening = new ListenConnection(
       { connectionString: url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, keepAlive: true },
       {
@@ -72,10 +85,7 @@ export class Db implements Queryable {
 
   /** One statement on a pooled connection. Rejects with `database_unavailable` (errors.ts) while the database is away. */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
-    const result = typeof text === 'string' ? this.pool.query<R>(text, params) : this.pool.query<R>(text);
-    return result.catch((err: unknown) => {
-      throw classifyDatabaseError(err);
-    });
+    return poolQuery<R>(this.pool, text, params);
   }
 
   // A checked-out client, or `database_unavailable` when none can be had.
@@ -182,24 +192,11 @@ export class Db implements Queryable {
     const ms = Math.max(1, Math.ceil(timeoutMs));
     let pool = this.#bounded.get(ms);
     if (!pool) {
-      pool = new pg.Pool({
-        connectionString: this.url,
-        max,
-        idleTimeoutMillis: 30_000,
-        connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
-        options: `${SESSION_OPTIONS} -c statement_timeout=${ms} -c plan_cache_mode=force_generic_plan`,
-      });
-      pool.on('error', ignoreError);
-      pool.on('connect', (client) => client.on('error', ignoreError));
+      pool = newPool(this.url, max, `${SESSION_OPTIONS} -c statement_timeout=${ms} -c plan_cache_mode=force_generic_plan`);
       this.#bounded.set(ms, pool);
     }
     const bounded = pool;
-    return {
-      query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) =>
-        (typeof text === 'string' ? bounded.query<R>(text, params) : bounded.query<R>(text)).catch((err: unknown) => {
-          throw classifyDatabaseError(err);
-        }),
-    };
+    return { query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) => poolQuery<R>(bounded, text, params) };
   }
 
   /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
