@@ -6,6 +6,7 @@ import { inspectCommand } from '../../../src/cli/inspect.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
+import { Capture } from '../../helpers/capture.ts';
 
 // The statechart of a registered playbook, the live state of an execution hydrated through it,
 // and its inspection stream read by @statelyai/inspect's own WebSocket receiver; with a real
@@ -35,13 +36,6 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-class Capture {
-  text = '';
-  write(t: string) {
-    this.text += t;
-    return true;
-  }
-}
 
 describe('statechart, state and inspection', () => {
   it('registration answers warnings: none for hello, the unreachable step otherwise', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
 import { parseOutcomes, simulateCommand } from '../../../src/cli/simulate.ts';
+import { Capture } from '../../helpers/capture.ts';
 
 // Simulation runs the compiled statechart with no database and no workers: chosen outcomes per
 // step give the path of steps and the end state; --paths walks every outcome with xstate/graph.
@@ -36,13 +37,6 @@ workflow:
     next: [{ step: start, when: "{{ true }}" }]
 `;
 
-class Capture {
-  text = '';
-  write(s: string) {
-    this.text += s;
-    return true;
-  }
-}
 
 describe('simulatePlaybook', () => {
   it('hello: all ok runs start, square, report and completes (also as the package exports it)', async () => {
