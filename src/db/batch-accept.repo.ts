@@ -1,4 +1,4 @@
-import { BATCH_PENDING_SQL, RECORDS_BUMP_CTE } from './batch.repo.ts';
+import { BATCH_PENDING_SQL, recordsBumpCte } from './batch.repo.ts';
 import type { Queryable } from './queryable.ts';
 
 /** A batch to accept, as the accept statement takes it (`events` are the validated items). */
@@ -61,10 +61,11 @@ WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
          key_scope text, idempotency_key text, body_hash text, events jsonb)
 ), lk AS (
-  SELECT e.execution_id FROM core.execution e WHERE e.execution_id IN (SELECT execution_id FROM x) ORDER BY e.execution_id FOR UPDATE
+  SELECT e.execution_id FROM core.execution e WHERE e.execution_id = ANY($3::bigint[]) ORDER BY e.execution_id FOR UPDATE
 ), dup AS (
   SELECT b.request_id, b.execution_id, b.key_scope, b.idempotency_key, b.body_hash, b.event_ids, b.queue_depth
-    FROM core.batch_request b WHERE (b.key_scope, b.idempotency_key) IN (SELECT key_scope, idempotency_key FROM x)
+    FROM x CROSS JOIN LATERAL (
+      SELECT * FROM core.batch_request b WHERE b.key_scope = x.key_scope AND b.idempotency_key = x.idempotency_key LIMIT 1) b
 ), depth AS (
   SELECT count(*)::int AS n FROM (SELECT 1 FROM core.batch_request WHERE state IN (${BATCH_PENDING_SQL}) LIMIT $2) q
 ), fresh AS (
@@ -81,7 +82,7 @@ WITH x AS (
   RETURNING batch_id, request_id, execution_id, worker_id, idempotency_key, body_hash, event_ids, queue_depth
 ), per AS (
   SELECT execution_id, count(*)::int AS m FROM ins GROUP BY execution_id
-), ${RECORDS_BUMP_CTE}
+), ${recordsBumpCte('$3::bigint[]')}
 ), marker AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context)
   SELECT i.execution_id, b.from_event_id + row_number() OVER (PARTITION BY i.execution_id ORDER BY i.batch_id), b.catalog_id,
@@ -121,7 +122,7 @@ SELECT 'found', NULL, NULL, lk.execution_id, NULL, NULL, NULL, NULL, NULL, NULL,
  * the execution had no events waiting to be applied it counts as applied at once.
  */
 export async function acceptBatches(q: Queryable, statement: string, inputs: AcceptInput[], maxDepth: number): Promise<AcceptResult> {
-  const { rows } = await q.query<Row>({ name: 'svc_batch_accept', text: statement, values: [JSON.stringify(inputs), maxDepth] });
+  const { rows } = await q.query<Row>({ name: 'svc_batch_accept', text: statement, values: [JSON.stringify(inputs), maxDepth, [...new Set(inputs.map((i) => i.execution_id))]] });
   const found = new Set<number>();
   const outcomes: AcceptOutcome[] = [];
   const markers: MarkerAppend[] = [];

@@ -16,15 +16,19 @@ export const BATCH_PENDING_SQL = BATCH_STATES.filter((s) => !isTerminalBatchStat
  * .failed) to executions' logs: from CTE `per (execution_id, m)`, it takes `m` event ids of each
  * execution's row (locked first by the statement) and, when the execution had no events waiting
  * to be applied, counts them as applied at once. Returns the ids taken (`from_event_id` + 1 ..
- * `to_event_id`) and whether they count as applied.
+ * `to_event_id`) and whether they count as applied. `ids` is a bigint[] parameter holding the
+ * executions of `per`: with it the rows are reached by their key, not by a scan of the table
+ * (the generic plan cannot know how few rows `per` has).
  */
-export const RECORDS_BUMP_CTE = `bump AS (
+export function recordsBumpCte(ids: string): string {
+  return `bump AS (
   UPDATE core.execution e
      SET last_event_id = e.last_event_id + per.m,
          applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
-    FROM per WHERE e.execution_id = per.execution_id
+    FROM per WHERE e.execution_id = per.execution_id AND e.execution_id = ANY(${ids})
   RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
             e.applied_event_id = e.last_event_id AS applied`;
+}
 
 /** SQLSTATE raised when a batch has moved on since a processor took it (another one routed or failed it). */
 export const BATCH_MOVED_SQLSTATE = 'SVC02';
@@ -164,18 +168,18 @@ WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, batch_id bigint, execution_id bigint, worker_id text, state text, event_type text,
          context jsonb, result jsonb, error jsonb, commands_generated int, message text)
 ), lk AS (
-  SELECT e.execution_id FROM core.execution e WHERE e.execution_id IN (SELECT execution_id FROM x) ORDER BY e.execution_id FOR UPDATE
+  SELECT e.execution_id FROM core.execution e WHERE e.execution_id = ANY($3::bigint[]) ORDER BY e.execution_id FOR UPDATE
 ), upd AS (
   UPDATE core.batch_request b
      SET state = x.state, error_code = x.error->>'code', message = x.message, commands_generated = x.commands_generated,
          events = CASE WHEN x.state = 'completed' THEN NULL ELSE b.events END, updated_at = now()
     FROM x
-   WHERE b.batch_id = x.batch_id AND b.state = ANY($2::text[]) AND (b.routed_at IS NOT NULL) = (x.state = 'completed')
+   WHERE b.batch_id = x.batch_id AND b.batch_id = ANY($4::bigint[]) AND b.state = ANY($2::text[]) AND (b.routed_at IS NOT NULL) = (x.state = 'completed')
      AND (SELECT count(*) FROM lk) >= 0
   RETURNING b.batch_id
 ), per AS (
   SELECT x.execution_id, count(*)::int AS m FROM x JOIN upd ON upd.batch_id = x.batch_id GROUP BY x.execution_id
-), ${RECORDS_BUMP_CTE}
+), ${recordsBumpCte('$3::bigint[]')}
 ), ins AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context, result, error)
   SELECT x.execution_id, b.from_event_id + row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord), b.catalog_id,
@@ -183,7 +187,12 @@ WITH x AS (
     FROM x JOIN upd ON upd.batch_id = x.batch_id JOIN bump b ON b.execution_id = x.execution_id
 )
 SELECT execution_id, from_event_id, to_event_id, applied FROM bump`,
-    values: [JSON.stringify(ends.map((e, ord) => ({ ...e, ord }))), statesAllowing(event)],
+    values: [
+      JSON.stringify(ends.map((e, ord) => ({ ...e, ord }))),
+      statesAllowing(event),
+      [...new Set(ends.map((e) => e.execution_id))],
+      ends.map((e) => e.batch_id),
+    ],
   });
   return rows.map((r) => ({ execution_id: Number(r.execution_id), from_event_id: Number(r.from_event_id), to_event_id: Number(r.to_event_id), applied: r.applied }));
 }
