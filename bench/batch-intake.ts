@@ -95,24 +95,40 @@ async function heldCommands(s: BenchService): Promise<{ execution_id: number; co
 }
 
 /**
- * Runs `runs` in turn against the service; each is drained and reconciled before the next. The
- * executions and the load process are shared by the runs. With `searching`, the runs after the
- * first stop at the first that misses the target (the search for the highest rate that meets it).
+ * The search for the highest rate that meets the target, after the first run: upward through
+ * `up` while runs meet it (stopping at the first that misses), or, when the first run missed,
+ * downward through `down` (stopping at the first that meets it).
+ */
+export type BatchSearch = { up: number[]; down: number[]; seconds: number };
+
+/**
+ * Runs `first`, then the runs `search` asks for, against the service; each is drained and
+ * reconciled before the next. The executions and the load process are shared by the runs.
  */
 export async function measureBatchIntake(
   s: BenchService,
   databaseUrl: string,
-  runs: { rate: number; seconds: number }[],
+  first: { rate: number; seconds: number },
   progress: (msg: string) => void,
-  searching = false,
+  search?: BatchSearch,
 ): Promise<BatchRunResult[]> {
   const targets = await heldCommands(s);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   const load = await BatchLoad.start(s.url);
   const results: BatchRunResult[] = [];
+  // The next run, from the results so far; undefined when the search is over.
+  const next = (done: BatchRunResult[]): { rate: number; seconds: number } | undefined => {
+    if (!done.length) return first;
+    if (!search) return undefined;
+    const last = done[done.length - 1];
+    const upward = done[0].meetsTarget;
+    if (done.length > 1 && last.meetsTarget !== upward) return undefined;
+    const rate = (upward ? search.up : search.down).find((r) => (upward ? r > last.rate : r < last.rate));
+    return rate === undefined ? undefined : { rate, seconds: search.seconds };
+  };
   try {
-    for (const run of runs) {
+    for (let run = next(results); run; run = next(results)) {
       progress(`batch intake: ${run.rate} batches/s of ${BATCH_EVENTS} events for ${run.seconds} s`);
       const since = (await db.query<{ t: Date }>('SELECT now() AS t')).rows[0].t;
       const out = await load.round({ rate: run.rate, seconds: run.seconds, eventsPerBatch: BATCH_EVENTS, worker: WORKER, targets, headers: workerAuth(s) });
@@ -138,7 +154,6 @@ export async function measureBatchIntake(
       result.meetsTarget = result.ackMs.p99 <= BATCH_TARGET_P99_MS && !Object.keys(out.errors).length && rec.lost === 0 && rec.duplicated === 0 && rec.unexpected === 0 && rec.failedBatches === 0;
       results.push(result);
       progress(`  p99 ack ${result.ackMs.p99} ms, ${Object.keys(result.errors).length ? `errors ${JSON.stringify(result.errors)}` : 'no errors'}, ${result.eventsRoutedPerSecond} events routed/s${result.meetsTarget ? '' : ' (misses the target)'}`);
-      if (searching && results.length > 1 && !result.meetsTarget) break;
     }
   } finally {
     load.stop();

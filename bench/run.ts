@@ -36,12 +36,12 @@ const THROUGHPUT_VARIANTS: ThroughputVariant[] = [
 const RESULTS_FILE = join(import.meta.dirname, 'results.json');
 const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
 const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
-// The batch intake run: the target rate for BATCH_SECONDS, then rates above it (shorter) until one misses.
+// The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
+// misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
-const BATCH_SEARCH_RATES = [400, 500, 600, 800, 1_000];
-const BATCH_SEARCH_SECONDS = 10;
+const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
 // `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone; `--batch-seconds N` shortens its target run,
-// `--batch-rate R` changes its rate, `--no-search` skips the search above it.
+// `--batch-rate R` changes its rate, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
   options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
@@ -52,10 +52,8 @@ const positive = (name: string, text: string | undefined, fallback: number) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
   return n;
 };
-const batchRuns = [
-  { rate: positive('batch-rate', args['batch-rate'], BATCH_TARGET_RATE), seconds: positive('batch-seconds', args['batch-seconds'], BATCH_SECONDS) },
-  ...(args['no-search'] ? [] : BATCH_SEARCH_RATES.map((rate) => ({ rate, seconds: BATCH_SEARCH_SECONDS }))),
-];
+const batchFirst = { rate: positive('batch-rate', args['batch-rate'], BATCH_TARGET_RATE), seconds: positive('batch-seconds', args['batch-seconds'], BATCH_SECONDS) };
+const batchSearch = args['no-search'] ? undefined : BATCH_SEARCH;
 // Batch processors of the bench's server (SVC_BATCH_ACCEPT_WORKERS).
 const BATCH_ENV = { SVC_BATCH_ACCEPT_WORKERS: '2' };
 
@@ -70,7 +68,7 @@ async function mainBatchOnly(): Promise<void> {
   try {
     const s = await startBenchService(db.url, db.dataDir, BATCH_ENV);
     try {
-      const batch = await measureBatchIntake(s, db.url, batchRuns, progress, batchRuns.length > 1);
+      const batch = await measureBatchIntake(s, db.url, batchFirst, progress, batchSearch);
       const results = {
         generated_at: new Date().toISOString(),
         machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, postgresql: db.version, postgresql_source: db.source, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
@@ -185,7 +183,7 @@ async function main(): Promise<void> {
       rss.phase('hydration');
       const hydration = await measureHydration(s, { path: 'bench/loop' });
       rss.phase('batch-intake');
-      const batch: BatchRunResult[] = await measureBatchIntake(s, db.url, batchRuns, progress, batchRuns.length > 1);
+      const batch: BatchRunResult[] = await measureBatchIntake(s, db.url, batchFirst, progress, batchSearch);
       rss.phase('gateway');
       const gateway = await measureGatewayLatency(s.url, progress);
       rss.stop();
