@@ -89,10 +89,12 @@ export class BatchAcceptor {
         const q = this.#deps.db.bounded(bound, ACCEPTS_IN_FLIGHT);
         const done = await Promise.allSettled(Array.from({ length: ACCEPTS_IN_FLIGHT }, () => acceptBatches(q, statement, [], 1)));
         if (done.some((d) => d.status === 'rejected')) unwarmed.push(bound);
+        if (this.#deps.db.closed) return; // the server is stopping
         if (done.every((d) => d.status === 'rejected')) break; // the database does not answer: no use trying the rest
       }
     } catch (err) {
-      this.#deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'batch accept warm-up failed; the first batches prepare it');
+      // Stopped before it finished (a short-lived server): nothing to report.
+      if (!this.#deps.db.closed) this.#deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'batch accept warm-up failed; the first batches prepare it');
       return;
     }
     if (unwarmed.length) this.#deps.log.info({ bounds_ms: unwarmed }, 'batch accept warm-up: some connections did not prepare within their bound; their first batches prepare it');

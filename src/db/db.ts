@@ -178,6 +178,11 @@ export class Db implements Queryable {
     await this.query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
+  /** True once close() has begun: work started before it (a warm-up) stops quietly. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /**
    * Statements on connections of their own (at most `max`) that PostgreSQL cancels past
    * `timeoutMs` (the session's statement_timeout, set at connect: no statement per call), each
