@@ -20,12 +20,10 @@ import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
+import { bodyLimitBytes } from './body-limit.ts';
 
 // How long a closing server waits for requests in flight (a worker's report) before cutting them.
 export const SHUTDOWN_GRACE_MS = 8_000; // below avvio's 10 s hook timeout
-
-// Bodies above this are refused with 413 before parsing; batch intake has its own limit.
-export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** Builds the fastify app with every route; does not listen (tests use `inject` or listen on port 0). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -34,7 +32,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: logger,
     // Per-request log lines would dominate the log at worker report rates; metrics count requests.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: Math.max(BODY_LIMIT_BYTES, deps.config.SVC_BATCH_MAX_BYTES),
+    bodyLimit: bodyLimitBytes(deps.config),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     frameworkErrors: answerFrameworkError,
     // Idle keep-alive sockets are closed by us (below) once requests in flight have answered.

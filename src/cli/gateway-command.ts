@@ -1,6 +1,6 @@
 // `svc gateway`: the authenticating proxy, a process of its own in front of SVC_SERVER_URL.
 import { parseArgs } from 'node:util';
-import { BODY_LIMIT_BYTES } from '../app.ts';
+import { bodyLimitBytes } from '../body-limit.ts';
 import { loadConfig } from '../config.ts';
 import { buildGateway } from '../gateway/gateway.ts';
 import { gatewaySettings } from '../gateway/settings.ts';
@@ -14,7 +14,7 @@ export async function gatewayCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port expects an integer from 0 to 65535');
   const settings = { ...gatewaySettings(config, port), ...(values.host ? { host: values.host } : {}) };
   const log = createLogger(config.SVC_LOG_LEVEL);
-  const gw = await buildGateway({ settings, log, bodyLimitBytes: Math.max(BODY_LIMIT_BYTES, config.SVC_BATCH_MAX_BYTES) });
+  const gw = await buildGateway({ settings, log, bodyLimitBytes: bodyLimitBytes(config) });
   const address = await gw.app.listen({ port: settings.port, host: settings.host });
   const lines = [
     `svc gateway listening on ${address}, in front of ${settings.upstream.origin}`,

@@ -1,7 +1,7 @@
 // A real gateway (`svc gateway`'s app) in this process on 127.0.0.1, in front of a test server,
 // with its log captured for secret-leak checks.
 import { Writable } from 'node:stream';
-import { BODY_LIMIT_BYTES } from '../../src/app.ts';
+import { bodyLimitBytes } from '../../src/body-limit.ts';
 import { loadConfig } from '../../src/config.ts';
 import { buildGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { gatewaySettings } from '../../src/gateway/settings.ts';
@@ -20,7 +20,7 @@ export async function startTestGateway(env: Record<string, string>, port = 0, gu
   });
   const config = loadConfig({ SVC_LOG_LEVEL: 'debug', ...env });
   const settings = gatewaySettings(config, port);
-  const gw = await buildGateway({ settings, log: createLogger('debug', sink), bodyLimitBytes: Math.max(BODY_LIMIT_BYTES, config.SVC_BATCH_MAX_BYTES), guiDir });
+  const gw = await buildGateway({ settings, log: createLogger('debug', sink), bodyLimitBytes: bodyLimitBytes(config), guiDir });
   const url = await gw.app.listen({ port, host: '127.0.0.1' });
   return Object.assign(gw, { url, logs });
 }

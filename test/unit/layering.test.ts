@@ -75,6 +75,12 @@ describe('layering', () => {
     expect(offending(modulesUnder('src/api'), (t) => under('src/worker')(t) || t === 'src/app.ts')).toEqual([]);
   });
 
+  it('the gateway loads none of the server\'s routes (it proxies them), only the edge both share', () => {
+    const sharedEdge = new Set(['src/api/error-handler.ts', 'src/api/input-guard.ts']);
+    const gateway = reachable(['src/cli/gateway-command.ts']);
+    expect([...gateway].filter((f) => f === 'src/app.ts' || under('actors')(f) || (under('src/api')(f) && !sharedEdge.has(f)))).toEqual([]);
+  });
+
   it('the protocol and the shared credential helpers import neither side', () => {
     const files = ['src/protocol.ts', ...modulesUnder('src/credential')];
     expect(offending(files, isHosting)).toEqual([]);

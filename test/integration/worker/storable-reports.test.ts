@@ -5,7 +5,8 @@
 // worker then drains at SIGTERM at once.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BODY_LIMIT_BYTES } from '../../../src/app.ts';
+import { bodyLimitBytes } from '../../../src/body-limit.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { NUL_ESCAPE } from '../../../src/worker/storable.ts';
 import { SHELL_OUTPUT_LIMIT_BYTES } from '../../../src/worker/tools/shell.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -130,7 +131,7 @@ describe('a report the server refuses', () => {
   it('fails its command with report_rejected after one refusal; the execution fails and the worker drains at once', async () => {
     const w = await startWorker();
     // Each task reports both of its streams in full: enough tasks take the report past the body limit.
-    const tasks = Math.ceil(BODY_LIMIT_BYTES / (2 * SHELL_OUTPUT_LIMIT_BYTES)) + 1;
+    const tasks = Math.ceil(bodyLimitBytes(loadConfig({})) / (2 * SHELL_OUTPUT_LIMIT_BYTES)) + 1;
     const big = `head -c ${SHELL_OUTPUT_LIMIT_BYTES} /dev/zero | tr '\\\\0' x; head -c ${SHELL_OUTPUT_LIMIT_BYTES} /dev/zero | tr '\\\\0' y >&2`;
     await api.register(`
 apiVersion: svc/v1
