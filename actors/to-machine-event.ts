@@ -48,8 +48,6 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
     }
     case 'execution.cancelled':
       return { type: 'execution.cancelled', reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? '') };
-    case 'execution.abandoned':
-      return { type: 'execution.abandoned', reason: typeof ctx.reason === 'string' ? ctx.reason : 'abandoned' };
     default:
       return null;
   }

@@ -32,7 +32,6 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
       // Performed by actors/, never here: transition() only returns it.
       effect: (_args, _effect: Effect) => {},
       recordOutcome: act<undefined>((ctx, ev) => work.recordOutcome(pb, ctx, ev)),
-      abandon: act<undefined>((ctx, ev) => work.abandon(pb, ctx, ev)),
       cancel: act<undefined>((ctx, ev) => work.cancel(pb, ctx, ev)),
       startRun: act<StepParams>((ctx, _ev, p) => work.startRun(pb, ctx, p.step)),
       launchItems: act<StepParams>((ctx, _ev, p) => work.launchItems(pb, ctx, p.step)),

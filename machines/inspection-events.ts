@@ -27,7 +27,6 @@ export function inspectedEvent(ev: ExecutionEvent | { type: 'execution.started' 
     case 'child.finished':
       return { type: ev.type, seq: ev.seq, child_execution_id: ev.child_execution_id, status: ev.status };
     case 'execution.cancelled':
-    case 'execution.abandoned':
       return { type: ev.type, reason: ev.reason };
     default:
       return { type: ev.type };

@@ -19,7 +19,7 @@ import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbo
 // - a loop step's `active` holds `iterating`, which launches items while `loopHasRoom`
 //   (max_in_flight; one at a time when sequential) and ends the run when `loopDone`;
 // - input events only record what they say (`recordOutcome` for a command's report or a child's
-//   end, `abandon`); `running` ends in failed (`failing`), completed (`allDone`) or, on
+//   end); `running` ends in failed (`failing`), completed (`allDone`) or, on
 //   execution.cancelled, cancelled.
 
 export type GuardRef = string | { type: string; params?: Record<string, unknown> };
@@ -57,7 +57,6 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   for (const s of pb.workflow) regions[s.step] = stepRegion(s, s.step === pb.entry, incoming.get(s.step) ?? []);
   const on: Record<string, TransitionJson> = {};
   for (const type of COMMAND_EVENT_TYPES) on[type] = { guard: 'pendingCommand', actions: 'recordOutcome', description: 'the outcome of a pending command (or child) is recorded in its run; unknown or late seqs change nothing' };
-  on['execution.abandoned'] = { actions: 'abandon', description: 'the execution fails (abandoned); failing then stops what is in flight' };
   on['execution.cancelled'] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions are cancelled' };
   const chart: StatechartJson = {
     id: 'execution',
@@ -67,7 +66,7 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
       running: {
         type: 'parallel',
         always: [
-          { guard: 'failing', target: 'failed', actions: 'settleFailed', description: 'a step failed and no arc handled it (or an arc failed to render, a cycle, abandonment): what is in flight is cancelled' },
+          { guard: 'failing', target: 'failed', actions: 'settleFailed', description: 'a step failed and no arc handled it (or an arc failed to render, a cycle): what is in flight is cancelled' },
           { guard: 'allDone', target: 'completed', actions: 'settleCompleted', description: 'nothing runs, nothing is pending, no arc is left to follow' },
         ],
         on,

@@ -217,14 +217,6 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
   return d.done();
 }
 
-/** `abandon` (execution.abandoned): the execution fails; `settleFailed` then stops what is in flight. */
-export function abandon(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
-  const d = new Draft(pb, ctx);
-  d.c.immediate = 0;
-  fail(d, { message: ev.type === 'execution.abandoned' ? ev.reason : 'abandoned', code: 'abandoned' }, '');
-  return d.done();
-}
-
 /** `cancel` (execution.cancelled): stops what is in flight and ends cancelled. */
 export function cancel(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   const d = new Draft(pb, ctx);

@@ -41,7 +41,7 @@ export function executionGuards(pb: NormalizedPlaybook) {
     unhandledFailure: routeGuard('unhandled'),
     /** The step's ended run fires no arc and succeeded: its branch ends (routes whose arcs fire are dropped by takeArc). */
     routed: routeGuard('routed'),
-    /** The execution failed (a failure no arc handled, an arc error, a cycle, abandonment). */
+    /** The execution failed (a failure no arc handled, an arc error, a cycle). */
     failing: (ctx: ExecutionContext) => ctx.finished?.status === 'failed',
     /** Nothing runs, nothing is pending, no arc is left to follow: the execution completed. */
     allDone: (ctx: ExecutionContext) =>

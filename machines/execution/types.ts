@@ -104,5 +104,4 @@ export type ExecutionEvent =
   | { type: 'command.completed'; seq: number; tasks: Record<string, TaskOutcome> }
   | { type: 'command.failed'; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
   | { type: 'child.finished'; seq: number; child_execution_id: number; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
-  | { type: 'execution.cancelled'; reason: string; cancelled_at: string }
-  | { type: 'execution.abandoned'; reason: string };
+  | { type: 'execution.cancelled'; reason: string; cancelled_at: string };

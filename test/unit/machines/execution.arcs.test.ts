@@ -65,7 +65,7 @@ describe('the definition carries the decisions', () => {
     for (const g of guards) expect(machine.implementations.guards, g).toHaveProperty(g);
     for (const a of actions) expect(machine.implementations.actions, a).toHaveProperty(a);
     // Eventless transitions all have a guard (no unconditional move), and the only unguarded
-    // event transitions are cancel and abandon.
+    // event transition is cancel.
     for (const { at, t } of all) if (t.guard === undefined) expect(at, JSON.stringify(t)).toBe('execution.running');
     expect([...guards].sort()).toEqual(['allDone', 'arc', 'arcError', 'entry', 'failing', 'loopDone', 'loopHasRoom', 'pendingCommand', 'routed', 'runEnded', 'unhandledFailure']);
   });

@@ -496,14 +496,6 @@ describe('execution machine: cancel', () => {
     const d = Driver.of([{ step: 'start', tool: shell('a') }]);
     expect(d.send({ type: 'execution.cancelled', reason: 'r', cancelled_at: '' }).map((e) => e.type)).toEqual(['cancelCommands', 'finish']);
   });
-
-  it('execution.abandoned fails the execution and cancels what is in flight', () => {
-    const d = Driver.of([{ step: 'start', tool: shell('a') }]);
-    const fx = d.send({ type: 'execution.abandoned', reason: 'stale' });
-    expect(d.value).toBe('failed');
-    expect(actionable(fx)[0]).toEqual({ type: 'cancelCommands', seqs: [1] });
-    expect(d.context.finished?.error).toMatchObject({ message: 'stale', code: 'abandoned' });
-  });
 });
 
 describe('execution machine: events that change nothing', () => {
@@ -548,7 +540,6 @@ describe('execution machine: events that change nothing', () => {
         { type: 'command.failed', seq: 2, error: { message: 'x' } },
         { type: 'child.finished', seq: 3, child_execution_id: 9, status: 'completed', result: 1, error: null },
         { type: 'execution.cancelled', reason: 'again', cancelled_at: '' },
-        { type: 'execution.abandoned', reason: 'again' },
       ];
       for (const ev of events) {
         expect(d.send(ev), ev.type).toEqual([]);

@@ -165,8 +165,6 @@ export function inputRow(event: ExecutionEvent): LogRow {
       };
     case 'execution.cancelled':
       return { event_type: event.type, context: { reason: event.reason, cancelled_at: event.cancelled_at }, result: null, error: null };
-    case 'execution.abandoned':
-      return { event_type: event.type, context: { reason: event.reason }, result: null, error: null };
   }
 }
 

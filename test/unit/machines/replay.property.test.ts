@@ -161,8 +161,6 @@ function runCase(seed: number): Case {
     const r = rng.next();
     if (r < 0.03) {
       deliver({ type: 'execution.cancelled', reason: `cancel ${seed}`, cancelled_at: '2025-01-01T00:00:00.000Z' });
-    } else if (r < 0.04) {
-      deliver({ type: 'execution.abandoned', reason: 'stale' });
     } else if (r < 0.1) {
       const done = [...commands.keys()].filter((s) => !(s in snap.context.pending));
       const seq = done.length && rng.bool() ? rng.pick(done) : 9999;
