@@ -13,6 +13,16 @@ const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
 const MAX_PATH_CHARS = 512;
 const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(MAX_PATH_CHARS), v.regex(PATH_RE, 'must be slash-separated names of letters, digits, _ . -'));
 
+/**
+ * Why `path` cannot name a catalog entry, or undefined when it can. A path ending in /statechart
+ * could not be read back: GET /api/catalog/playbook/{path}/statechart answers {path}'s statechart.
+ */
+function catalogPathProblem(path: string): string | undefined {
+  if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS) return `slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`;
+  if (path.endsWith(STATECHART_SUFFIX)) return `must not end in ${STATECHART_SUFFIX}, which asks for the statechart of the path before it`;
+  return undefined;
+}
+
 const postPlaybookBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
   path: v.optional(catalogPath),
@@ -71,11 +81,9 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
   const store = async (content: string, path: string | undefined, resourceType: 'playbook' | 'agent') => {
     const playbook = parseOr400(content);
     const finalPath = path ?? playbook.metadata.path;
-    if (!finalPath || !PATH_RE.test(finalPath) || finalPath.length > MAX_PATH_CHARS) {
-      throw new ServiceError('invalid_playbook', {
-        message: 'Playbook validation failed',
-        errors: [`metadata.path: a catalog path is required (in the request or in metadata.path): slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`],
-      });
+    const problem = finalPath ? catalogPathProblem(finalPath) : 'a catalog path is required (in the request or in metadata.path)';
+    if (!finalPath || problem) {
+      throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${path === undefined ? 'metadata.path' : 'path'}: ${problem}`] });
     }
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     return deps.db.tx(async (q) => {
@@ -92,9 +100,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
   const storeMcp = async (content: string) => {
     const server = parseMcpOr400(content);
     const path = server.metadata.path ?? `mcp/${server.metadata.name}`;
-    if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS) {
-      throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`] });
-    }
+    const problem = catalogPathProblem(path);
+    if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`] });
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       await upsertResource(q, { kind: 'mcp', name: server.metadata.name, catalogId: row.catalog_id, config: mcpResourceConfig(server) });

@@ -53,6 +53,19 @@ workflow:
     expect(r.warnings).toEqual([expect.stringContaining('no path reaches step orphan')]);
   });
 
+  it('refuses a playbook path ending in /statechart (its statechart route would shadow it), storing nothing', async () => {
+    const doc = (path: string) => `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: shadowed, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: a, kind: shell, command: "echo a" }\n`;
+    const inDocument = await http(s.url, 'POST', '/api/catalog/playbook', { content: doc('tests/shadow/statechart') });
+    expect(inDocument.status).toBe(400);
+    expect(inDocument.body.detail.errors).toEqual([expect.stringMatching(/^metadata\.path: must not end in \/statechart/)]);
+    const inRequest = await http(s.url, 'POST', '/api/catalog/playbook', { content: doc('tests/fine'), path: 'tests/shadow/statechart' });
+    expect(inRequest.status).toBe(400);
+    expect(inRequest.body.detail.errors).toEqual([expect.stringMatching(/^path: must not end in \/statechart/)]);
+    expect((await http(s.url, 'GET', '/api/catalog/playbook/tests/shadow')).status).toBe(404);
+    const list = await http(s.url, 'GET', '/api/catalog/playbooks');
+    expect(list.body.playbooks.map((p: Json) => p.path)).not.toContain('tests/shadow/statechart');
+  });
+
   it('GET /api/catalog/playbook/{path}/statechart: an xstate config with the steps and arcs', async () => {
     const r = await http(s.url, 'GET', '/api/catalog/playbook/examples/hello/statechart');
     expect(r.status).toBe(200);
