@@ -14,9 +14,6 @@ import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitRows } from './unit-types.ts';
 
-/** A fold without a transaction met work that needs one (a write beside its statement). */
-export class NeedsTransaction extends Error {}
-
 type Held = { -readonly [K in keyof Subject]: Subject[K] };
 
 const statusOf = (s: Snapshot): ExecutionStatus => {
@@ -251,7 +248,6 @@ export class Fold {
       push: (h, e) => this.#push(this.#mine(h), e),
       send: (executionId, event) => {
         if (this.#held.has(executionId)) this.#queue.push({ executionId, event });
-        else if (this.#singleStatement) throw new NeedsTransaction(`execution ${executionId} is not held: a write outside the unit's statement needs a transaction`);
         else this.#rows.inbox.push({ executionId, event });
       },
       takeId: () => (this.#idsTaken < reads.ids.length ? reads.ids[this.#idsTaken++] : undefined),

@@ -10,7 +10,7 @@ import { ServiceError } from '../src/errors.ts';
 import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runUnit, type UnitDone } from './execution-unit.ts';
-import { NeedsTransaction, type Fold, type Folded } from './fold.ts';
+import type { Fold, Folded } from './fold.ts';
 import { publish } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
 
@@ -33,7 +33,8 @@ export type RouteResult = { results: EventResult[]; commands_generated: number; 
 
 // Deadlock (parent/child cascades), serialization, and a write guard: a command the locked path
 // read (commands are not under the execution's lock) was claimed again before the write.
-const RETRYABLE_SQLSTATES = new Set(['40P01', '40001', WRITE_GUARD_SQLSTATE]);
+const DEADLOCK = '40P01';
+const RETRYABLE_SQLSTATES = new Set([DEADLOCK, '40001', WRITE_GUARD_SQLSTATE]);
 const MAX_ATTEMPTS = 5;
 const UNIQUE_VIOLATION = '23505';
 
@@ -138,10 +139,10 @@ async function routeFromMemory(deps: EngineDeps, events: RoutedEvent[], opts: Ro
     return out;
   } catch (err) {
     const code = (err as { code?: unknown }).code;
+    // `moved`: another server, claim or routing (a deadlock with a parent's or child's) got there first.
     const reason =
       err instanceof NotFromMemory ? 'verdict'
-      : err instanceof NeedsTransaction ? 'needs_transaction'
-      : code === WRITE_GUARD_SQLSTATE || code === UNIQUE_VIOLATION ? 'moved'
+      : code === WRITE_GUARD_SQLSTATE || code === UNIQUE_VIOLATION || code === DEADLOCK ? 'moved'
       : undefined;
     if (!reason) throw err;
     deps.metrics.routeFallbacks.inc({ reason });

@@ -51,7 +51,7 @@ export type UnitRows = {
   readonly commands: UnitCommand[];
   readonly cancels: { execution_id: number; seq: number }[];
   readonly keychainCleanup: { execution_id: number; scopes: string[] }[];
-  /** Events for executions outside the unit: appended to their inbox by the write step. */
+  /** Events for executions outside the unit: appended to their logs by the write's one statement. */
   readonly inbox: { executionId: number; event: EventInput }[];
   readonly finished: { executionId: number; status: ExecutionStatus }[];
 };

@@ -1,7 +1,6 @@
 import { EXECUTION_MACHINE_VERSION } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
-import { appendInboxEvent } from '../src/db/execution.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { writeUnit, type Claimer, type UnitCommand, type UnitExecutionUpdate, type UnitNewExecution, type UnitWrite } from '../src/db/unit-write.ts';
 import type { Folded } from './fold.ts';
@@ -20,19 +19,15 @@ export type Written = {
 };
 
 /**
- * The write step: a finished fold's inbox events appended to the executions it did not hold,
- * then everything else in one statement (src/db/unit-write.ts). With `claims`, new commands go
+ * The write step: everything a finished fold writes, its inbox events for the executions it did
+ * not hold included, in one statement (src/db/unit-write.ts). With `claims`, new commands go
  * straight to those workers in order, up to each one's `max` (claim-ahead), and older pending
  * ones (and stranded ones `claimPolicy` lets go) fill what is left.
  */
 export async function writeFolded(q: Queryable, folded: Folded, claims: readonly Claimer[] = [], claimPolicy: ClaimPolicy | null = null): Promise<Written> {
-  const wakes = new Set<number>();
-  for (const { executionId, event } of folded.rows.inbox) {
-    const appended = await appendInboxEvent(q, executionId, { event_type: event.event_type, context: event.context, result: event.result, error: event.error });
-    if (appended?.status === 'running') wakes.add(executionId);
-  }
   const { write, published } = planWrite(folded, claims, claimPolicy);
-  return { claimed: await writeUnit(q, write), wakes: [...wakes], published };
+  const { claimed, woken } = await writeUnit(q, write);
+  return { claimed, wakes: woken, published };
 }
 
 /** The one statement's parts for a fold, and what its commit will let this process hold. */
@@ -108,6 +103,13 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     claimPolicy,
     headChecks: [...folded.headChecks],
     idempotencyKeys: [...folded.idempotencyKeys],
+    inbox: folded.rows.inbox.map(({ executionId, event }) => ({
+      execution_id: executionId,
+      event_type: event.event_type,
+      context: event.context ?? null,
+      result: event.result ?? null,
+      error: event.error ?? null,
+    })),
   };
   return { write, published };
 }

@@ -75,31 +75,6 @@ export async function allocateExecutionIds(q: Queryable, n: number): Promise<num
   return rows.map((r) => r.id);
 }
 
-/**
- * Appends an event to another execution's log without its advisory lock (its row lock orders
- * us behind any transaction routing it); the event waits there until that execution is routed.
- */
-export async function appendInboxEvent(
-  q: Queryable,
-  executionId: number,
-  event: { event_type: string; context: unknown; result?: unknown; error?: unknown },
-): Promise<{ event_id: number; status: ExecutionStatus } | undefined> {
-  const { rows } = await q.query<{ event_id: number; status: ExecutionStatus }>(
-    `WITH bump AS (
-       UPDATE core.execution SET last_event_id = last_event_id + 1 WHERE execution_id = $1
-       RETURNING execution_id, catalog_id, status, last_event_id)
-     , ins AS (
-       INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, context, result, error)
-       SELECT execution_id, last_event_id, catalog_id, $2::text,
-              -- a cancel is itself the terminal event: it carries the status it ends a running execution with
-              CASE WHEN $2::text = 'execution.cancelled' AND status = 'running' THEN 'cancelled' ELSE status END, $3, $4, $5 FROM bump
-       RETURNING event_id)
-     SELECT ins.event_id, bump.status FROM ins, bump`,
-    [executionId, event.event_type, JSON.stringify(event.context), JSON.stringify(event.result ?? null), JSON.stringify(event.error ?? null)],
-  );
-  return rows[0];
-}
-
 /** Running children of an execution (for cancellation cascades). */
 export async function runningChildren(q: Queryable, parentId: number): Promise<number[]> {
   const { rows } = await q.query<{ execution_id: number }>(

@@ -42,6 +42,12 @@ export type UnitCommand = {
 /** An event row; `issued_seq` links a `command.issued` event to the command inserted with it. */
 export type UnitEvent = EventRow & { issued_seq?: number | null };
 
+/**
+ * An event for an execution outside the unit (a parent told of its child's end, a child told to
+ * cancel): appended to its log past its applied events, for its own next routing to apply.
+ */
+export type UnitInboxEvent = { execution_id: number; event_type: string; context: unknown; result: unknown; error: unknown };
+
 /** An update of an execution read at `expected_last_event_id`: the write fails if it has moved on since. */
 export type UnitExecutionUpdate = UnitExecution & { expected_last_event_id: number };
 /** A command's new status; the write fails unless it still has the status and attempt it was read with. */
@@ -71,7 +77,12 @@ export type UnitWrite = {
   headChecks: { path: string; version: number }[];
   /** Idempotency keys of new executions: a key already stored fails the write (idempotency.repo.ts). */
   idempotencyKeys: UnitIdempotencyKey[];
+  /** Events for executions outside the unit, in order. */
+  inbox: UnitInboxEvent[];
 };
+
+/** What a write did beyond its rows: the commands the claimers now hold, and the running executions that got inbox events (to route after commit). */
+export type UnitWritten = { claimed: CommandRow[]; woken: number[] };
 
 /** A start's key and its answer (`response`: the JSON text, replayed as it is). */
 export type UnitIdempotencyKey = { scope: string; key: string; request_hash: string; execution_id: number; status_code: number; response: string };
@@ -85,10 +96,14 @@ const EXEC_FIELDS = `execution_id bigint, status text, progress numeric, result 
 /** A worker claiming up to `max` commands by a request with `token` (null: none given). */
 export type Claimer = { workerId: string; max: number; token: string | null };
 
-type WriteData = Omit<UnitWrite, 'claimOlder' | 'claimPolicy'> & { claimOlder: { worker_id: string; token: string | null; lo: number; hi: number }[]; claimPolicy: ClaimPolicy | null };
+type WriteData = Omit<UnitWrite, 'claimOlder' | 'claimPolicy' | 'inbox'> & {
+  claimOlder: { worker_id: string; token: string | null; lo: number; hi: number }[];
+  claimPolicy: ClaimPolicy | null;
+  inbox: (UnitInboxEvent & { ord: number })[];
+};
 type Part = Exclude<keyof WriteData, 'claimPolicy'>;
 // The order of the parts fixes each statement's text and its prepared name.
-const PARTS: readonly Part[] = ['locks', 'newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks', 'idempotencyKeys'];
+const PARTS: readonly Part[] = ['locks', 'newExecutions', 'commands', 'events', 'executions', 'lateAdvances', 'commandUpdates', 'cancels', 'keychainCleanup', 'claimOlder', 'headChecks', 'idempotencyKeys', 'inbox'];
 
 // Suffix of the names of write statements that also claim stranded commands.
 const STRANDED_SUFFIX = '_r';
@@ -245,6 +260,24 @@ function writeStatement(data: WriteData): { name: string; text: string; values: 
   }
   // Every branch names its columns: the first one present names the result's.
   const outputs: string[] = [];
+  if (has('inbox')) {
+    // Each target's row takes as many event ids as it gets events (an UPDATE touches a row once
+    // per statement), then its events take them in order. A cancel is itself the terminal event:
+    // it carries the status it ends a running execution with.
+    ctes.push(`inbox_in AS (
+  SELECT x.* FROM ${from(`jsonb_to_recordset(${p.rows('inbox', data)}) AS x(ord int, execution_id bigint, event_type text, context jsonb, result jsonb, error jsonb)`)}
+), inbox_bump AS (
+  UPDATE core.execution e SET last_event_id = e.last_event_id + n.m
+    FROM (SELECT execution_id, count(*)::int AS m FROM inbox_in GROUP BY execution_id) n
+   WHERE e.execution_id = n.execution_id AND e.execution_id = ANY(${p.opaque([...new Set(data.inbox.map((e) => e.execution_id))], 'bigint[]')})
+  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - n.m AS from_event_id
+), inbox_ev AS (
+  INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, context, result, error)
+  SELECT x.execution_id, b.from_event_id + row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord), b.catalog_id, x.event_type,
+         CASE WHEN x.event_type = 'execution.cancelled' AND b.status = 'running' THEN 'cancelled' ELSE b.status END, x.context, x.result, x.error
+    FROM inbox_in x JOIN inbox_bump b ON b.execution_id = x.execution_id)`);
+    outputs.push(`SELECT 'woken' AS kind, to_jsonb(b.execution_id) AS row FROM inbox_bump b WHERE b.status = 'running'`);
+  }
   if (has('commands')) {
     ctes.push(`note AS (
   SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd c WHERE ${claimableSql('c')}) s WHERE n > 0)`);
@@ -292,14 +325,15 @@ function claimRanges(claimers: Claimer[]): WriteData['claimOlder'] {
   return claimers.filter((c) => c.max > 0).map((c) => ({ worker_id: c.workerId, token: c.token, lo: next, hi: (next += c.max) - 1 }));
 }
 
-/** Writes a unit in one statement; returns the commands now claimed by the reporting worker. */
-export async function writeUnit(q: Queryable, w: UnitWrite): Promise<CommandRow[]> {
-  const statement = writeStatement({ ...w, claimOlder: claimRanges(w.claimOlder) });
-  if (!statement.values.length) return [];
+/** Writes a unit in one statement; returns the commands now claimed by the reporting worker and the executions its inbox events woke. */
+export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
+  const statement = writeStatement({ ...w, claimOlder: claimRanges(w.claimOlder), inbox: w.inbox.map((e, ord) => ({ ...e, ord })) });
+  if (!statement.values.length) return { claimed: [], woken: [] };
   // Named: prepared once per connection and combination of parts, so it is not planned again on every step.
-  const { rows } = await q.query<{ kind: string; row: ClaimedJson | null }>(statement);
-  return rows
-    .flatMap((r) => (r.kind === 'claimed' && r.row ? [r.row] : []))
+  const { rows } = await q.query<{ kind: string; row: ClaimedJson | number | null }>(statement);
+  const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
+  const claimed = rows
+    .flatMap((r) => (r.kind === 'claimed' && r.row !== null && typeof r.row === 'object' ? [r.row] : []))
     .map((r) => ({
       ...r,
       claimed_at: r.claimed_at ? new Date(r.claimed_at) : null,
@@ -307,4 +341,5 @@ export async function writeUnit(q: Queryable, w: UnitWrite): Promise<CommandRow[
       created_at: new Date(r.created_at),
     }))
     .sort((a, b) => a.command_id - b.command_id);
+  return { claimed, woken };
 }

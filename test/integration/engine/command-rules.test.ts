@@ -95,7 +95,7 @@ async function stored(commandId: number): Promise<Outcome> {
 function onlyClaimOlder(claimPolicy: ClaimPolicy | null): UnitWrite {
   return {
     locks: [], newExecutions: [], executions: [], lateAdvances: [], commands: [], events: [], commandUpdates: [], cancels: [],
-    keychainCleanup: [], claimOlder: [{ workerId: TAKER, max: 1, token: 'tok' }], claimPolicy, headChecks: [], idempotencyKeys: [],
+    keychainCleanup: [], claimOlder: [{ workerId: TAKER, max: 1, token: 'tok' }], claimPolicy, headChecks: [], idempotencyKeys: [], inbox: [],
   };
 }
 
@@ -125,7 +125,7 @@ const OPERATIONS: Operation[] = [
   { name: 'claim by long poll', holder: LIVE, events: [claim], run: () => claimNextCommands(t.db, TAKER, 1, null, 'tok') },
   { name: 'claim by long poll, stranded commands announced', holder: LIVE, events: [claim], run: () => claimNextCommands(t.db, TAKER, 1, POLICY, 'tok') },
   { name: 'claim by id', holder: LIVE, events: [claim], run: async (c) => [await claimCommand(t.db, c.commandId, TAKER, POLICY)].filter((x) => x !== undefined) },
-  { name: 'claim-ahead', holder: LIVE, events: [claim], run: () => writeUnit(t.db, onlyClaimOlder(null)) },
+  { name: 'claim-ahead', holder: LIVE, events: [claim], run: async () => (await writeUnit(t.db, onlyClaimOlder(null))).claimed },
   {
     name: 're-claim by long poll (the reaper marked it)',
     holder: GONE,
@@ -142,7 +142,7 @@ const OPERATIONS: Operation[] = [
     events: claimOrReclaim,
     run: async () => {
       await markStrandedClaims(t.db, { staleSeconds: POLICY.staleSeconds, hardTimeoutSeconds: 3600, max: 10 });
-      return writeUnit(t.db, onlyClaimOlder(POLICY));
+      return (await writeUnit(t.db, onlyClaimOlder(POLICY))).claimed;
     },
   },
   { name: 'report started', holder: LIVE, events: [{ type: 'start', ...holder }], run: (c) => report(c, 'command.started', { attempt: ATTEMPT, worker_id: LIVE }) },

@@ -128,4 +128,28 @@ describe('routing from memory', () => {
     expect((await pending).status).toBe(200);
     expect(await counter('routedFromMemory')).toBe(before + 1);
   });
+
+  it('a child whose last report is routed from memory tells its parent in the same statement (inbox), and the parent completes', async () => {
+    const one = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: one, path: mem/one }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n';
+    const parent = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: parent, path: mem/parent }\nworkflow:\n  - step: kid\n    tool: { name: sub, kind: playbook, path: mem/one }\n';
+    for (const content of [one, parent]) expect((await http(t.url, 'POST', '/api/catalog/playbook', { content })).status).toBe(201);
+    const parentId: number = (await http(t.url, 'POST', '/api/run/playbook', { path: 'mem/parent' })).body.execution_id;
+    const { rows } = await db.query(
+      `SELECT c.command_id, c.execution_id FROM core.command c JOIN core.execution e USING (execution_id) WHERE e.parent_execution_id = $1 AND c.status = 'PENDING'`,
+      [parentId],
+    );
+    expect(rows).toHaveLength(1);
+    const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: 'w1' }, asWorker);
+    expect(claim.status).toBe(200);
+    const fromMemory = await counter('routedFromMemory');
+    const fallbacks = await counter('routeFallbacks');
+    const answer = await report({ executionId: rows[0].execution_id, commandId: rows[0].command_id }, 'w1', claim.body.attempt);
+    expect(answer.status).toBe(200);
+    expect(await counter('routedFromMemory')).toBe(fromMemory + 1);
+    expect(await counter('routeFallbacks')).toBe(fallbacks);
+    expect((await http(t.url, 'GET', `/api/executions/${parentId}`)).body).toMatchObject({ status: 'completed' });
+    const events: Json[] = (await http(t.url, 'GET', `/api/events/${parentId}`)).body.events;
+    expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.event_type === 'child.finished')).toEqual([expect.objectContaining({ context: expect.objectContaining({ child_execution_id: rows[0].execution_id, status: 'completed' }) })]);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Fold, NeedsTransaction } from '../../../actors/fold.ts';
+import { Fold } from '../../../actors/fold.ts';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { NO_READS, type Reads } from '../../../actors/prefetch.ts';
 import { planWrite } from '../../../actors/write.ts';
@@ -52,15 +52,17 @@ describe('Fold', () => {
     expect(types.at(-1)).toBe('playbook.failed');
   });
 
-  it('without a transaction, an event for an execution it does not hold needs one', () => {
+  it('an event for an execution it does not hold is an inbox row of its one write, with or without a transaction', () => {
     const lone = cache.compile(row(3, 'tests/lone', playbookOf([{ step: 'kid', tool: childTask('sub', 'tests/gone') }])));
     const reads: Reads = { catalog: new Map([['tests/gone', null]]), children: new Map(), ids: [] };
-    const fold = new Fold(cache, [], reads, { singleStatement: true });
-    // A child whose parent is not held: its end must reach the parent's inbox, a second statement.
-    expect(() => fold.start({ compiled: lone, executionId: 11, workload: {}, args: {}, parent: { executionId: 99, rootExecutionId: 99, seq: 1 } })).toThrow(NeedsTransaction);
-    const inTx = new Fold(cache, [], reads);
-    inTx.start({ compiled: lone, executionId: 11, workload: {}, args: {}, parent: { executionId: 99, rootExecutionId: 99, seq: 1 } });
-    expect(inTx.folded().rows.inbox.map((i) => [i.executionId, i.event.event_type])).toEqual([[99, 'child.finished']]);
+    // A child whose parent is not held: its end reaches the parent's inbox.
+    for (const singleStatement of [true, false]) {
+      const fold = new Fold(cache, [], reads, { singleStatement });
+      fold.start({ compiled: lone, executionId: 11, workload: {}, args: {}, parent: { executionId: 99, rootExecutionId: 99, seq: 1 } });
+      const folded = fold.folded();
+      expect(folded.rows.inbox.map((i) => [i.executionId, i.event.event_type])).toEqual([[99, 'child.finished']]);
+      expect(planWrite(folded, [], null).write.inbox).toEqual([expect.objectContaining({ execution_id: 99, event_type: 'child.finished' })]);
+    }
   });
 
   it('the write plan hands new commands to claimers without changing the fold rows', () => {
