@@ -8,7 +8,7 @@ import { Db } from './db/db.ts';
 import { countKeychainKeys, lockKeychainToRekey, setKeychainCiphertext } from './db/keychain.repo.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger } from './log.ts';
-import { openDatabase } from './service.ts';
+import { openDatabase } from './db/open-database.ts';
 
 /** Rows re-sealed per transaction: short transactions keep row locks brief for a running server. */
 export const REKEY_BATCH_ROWS = 200;

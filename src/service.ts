@@ -5,7 +5,7 @@ import { buildApp } from './app.ts';
 import { resolveWorkerToken } from './auth/worker-token.ts';
 import { checkServerAuth, type Config } from './config.ts';
 import { Db } from './db/db.ts';
-import { startEmbedded, type EmbeddedDatabase } from './db/embedded.ts';
+import { openDatabase } from './db/open-database.ts';
 import { migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
 import { startAutoResume } from './engine/auto-resume.ts';
@@ -35,13 +35,6 @@ export type RunningService = {
   readerDatabaseUrl(): Promise<string | undefined>;
   stop(): Promise<void>;
 };
-
-/** Opens the database named by config, or starts the embedded one under SVC_DATA_DIR. */
-export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
-  if (config.SVC_DATABASE_URL) return { url: config.SVC_DATABASE_URL };
-  const embedded = await startEmbedded(config.SVC_DATA_DIR, (line) => log.debug({ pg: line }, 'embedded postgres'));
-  return { url: embedded.url, embedded };
-}
 
 /**
  * Starts the whole server: database (embedded when no URL), migrations, HTTP host on

@@ -7,7 +7,7 @@ import { insertApiToken, listApiTokens, revokeApiToken, type ApiTokenRow } from 
 import { Db } from '../db/db.ts';
 import { migrate } from '../db/migrate.ts';
 import { createLogger } from '../log.ts';
-import { openDatabase } from '../service.ts';
+import { openDatabase } from '../db/open-database.ts';
 import { TOKEN_USAGE } from './token-usage.ts';
 
 // Same rule as the table's CHECK (migrations/0008_api_tokens.sql), checked first for a clear message.
@@ -111,7 +111,8 @@ export async function tokenCommand(
   const config = loadConfig(env);
   // Log lines go to stderr: stdout carries the token or the --json answer.
   const log = createLogger(config.SVC_LOG_LEVEL, process.stderr);
-  const database = await openDatabase(config, log);
+  // Beside a running `svc start` on the embedded default, its PostgreSQL serves.
+  const database = await openDatabase(config, log, { shareRunning: true });
   const db = new Db(database.url, 2);
   try {
     await migrate(db);

@@ -54,6 +54,31 @@ function liveOwner(root: string): number | undefined {
   return pid;
 }
 
+/** The URL clients of an embedded PostgreSQL connect with: its Unix socket when it has one. */
+function embeddedUrl(password: string, port: number, socketDir: string | null): string {
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres${socketDir ? `?host=${encodeURIComponent(socketDir)}` : ''}`;
+}
+
+/**
+ * The URL of the embedded PostgreSQL that another svc process (`svc start`) runs on this data
+ * dir, or undefined when none runs: a command that only needs the database (`svc token`) uses it
+ * instead of starting its own, which the running one's data dir would refuse.
+ */
+export async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> {
+  const root = resolve(dataDir);
+  if (liveOwner(root) === undefined) return undefined;
+  try {
+    // postmaster.pid: pid, data dir, start time, port, socket directory, ... (one per line).
+    const lines = (await readFile(join(root, 'pg', 'postmaster.pid'), 'utf8')).split('\n');
+    const [pid, port] = [Number(lines[0]), Number(lines[3])];
+    if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !Number.isInteger(port) || port <= 0) return undefined;
+    const password = (await readFile(join(root, 'pg-password'), 'utf8')).trim();
+    return embeddedUrl(password, port, lines[4]?.trim() || null);
+  } catch {
+    return undefined; // stopping, or not started yet
+  }
+}
+
 /**
  * A PostgreSQL can outlive its server: still shutting down after the server died, or left
  * running when its watchdog was killed too (OOM killer, `kill -9` of the group). A second
@@ -223,7 +248,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     throw cancelled();
   }
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres${socketDir ? `?host=${encodeURIComponent(socketDir)}` : ''}`,
+    url: embeddedUrl(password, port, socketDir),
     port,
     dataDir: root,
     stop: handle.stop,

@@ -101,6 +101,31 @@ describe('the embedded default', () => {
   });
 });
 
+describe('svc token beside a running svc start (embedded default)', () => {
+  it('uses the PostgreSQL the server holds; the token it makes works against that server at once', async () => {
+    const dataDir = join(dir, 'shared');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const server = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_AUTH: 'token', SVC_WORKER_TOKEN: '', SVC_WORKER_CONCURRENCY: '0' });
+    try {
+      await waitForHealth(`${base}/api/health`, 60_000);
+      const created = await svc(['token', 'create', '--name', 'beside', '--role', 'operator', '--json'], { SVC_DATA_DIR: dataDir });
+      expect(created.code, created.output).toBe(0);
+      const token: string = JSON.parse(created.output).token;
+      expect((await http(base, 'POST', '/api/catalog/playbook', { content: QUICK })).status).toBe(401);
+      expect((await http(base, 'POST', '/api/catalog/playbook', { content: QUICK }, bearer(token))).status).toBe(201);
+      const listed = await svc(['token', 'list', '--json'], { SVC_DATA_DIR: dataDir });
+      expect(listed.code, listed.output).toBe(0);
+      expect(JSON.parse(listed.output).map((r: { name: string }) => r.name)).toEqual(['beside']);
+      // The server's PostgreSQL is the server's: the commands beside it did not stop it.
+      expect((await http(base, 'GET', '/api/health')).status).toBe(200);
+    } finally {
+      server.kill('SIGTERM');
+      await withTimeout(server.exited, 30_000, 'svc start stop');
+    }
+  });
+});
+
 describe('svc token', () => {
   let t: TestApp;
   let env: Record<string, string>;
