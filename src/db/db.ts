@@ -192,6 +192,37 @@ export class Db implements Queryable {
    * or not at all; the cancel never comes between its work and its commit. Closed with the Db.
    */
   bounded(timeoutMs: number, max: number): Queryable {
+    const pool = this.#boundedPool(timeoutMs, max);
+    return { query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) => poolQuery<R>(pool, text, params) };
+  }
+
+  /**
+   * Opens all `max` connections of the `bounded(timeoutMs, max)` pool and runs `prepare` on each
+   * with no statement timeout, which then applies again: statements prepared there are planned
+   * even when planning takes longer than the bound (a loaded machine, a fresh connection).
+   */
+  async prepareBounded(timeoutMs: number, max: number, prepare: (q: Queryable) => Promise<unknown>): Promise<void> {
+    const pool = this.#boundedPool(timeoutMs, max);
+    const connected = await Promise.allSettled(Array.from({ length: max }, () => pool.connect()));
+    const clients = connected.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []));
+    const done = await Promise.allSettled(
+      clients.map(async (client) => {
+        try {
+          await client.query('SET statement_timeout = 0');
+          await prepare(client);
+          await client.query('RESET statement_timeout'); // back to the bound the connection started with
+          client.release();
+        } catch (err) {
+          client.release(err instanceof Error ? err : new Error(String(err))); // discarded: its timeout may be off
+          throw err;
+        }
+      }),
+    );
+    const failed = [...connected, ...done].find((d) => d.status === 'rejected');
+    if (failed) throw classifyDatabaseError(failed.reason);
+  }
+
+  #boundedPool(timeoutMs: number, max: number): pg.Pool {
     // A pool made after close() would hold connections nobody ends (a warm-up still under way).
     if (this.#closed) throw new Error('the database client is closed');
     const ms = Math.max(1, Math.ceil(timeoutMs));
@@ -200,8 +231,7 @@ export class Db implements Queryable {
       pool = newPool(this.url, max, `${SESSION_OPTIONS} -c statement_timeout=${ms} -c plan_cache_mode=force_generic_plan`);
       this.#bounded.set(ms, pool);
     }
-    const bounded = pool;
-    return { query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) => poolQuery<R>(bounded, text, params) };
+    return pool;
   }
 
   /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
