@@ -52,10 +52,12 @@ export function requestOrigin(req: FastifyRequest): string | undefined {
 
 /**
  * The CSRF rule: a cookie-authenticated request that changes state must come from the gateway's
- * own origin or an allowed one. Returns a refusal detail, or undefined when it passes.
+ * own origin or an allowed one. A WebSocket handshake counts as one (a GET that opens a channel
+ * any page could open with the browser's cookies). Returns a refusal detail, or undefined when it
+ * passes.
  */
 export function csrfRefusal(req: FastifyRequest, ownOrigin: string, allowed: ReadonlySet<string>): string | undefined {
-  if (isSafeMethod(req.method)) return undefined;
+  if (isSafeMethod(req.method) && req.headers.upgrade === undefined) return undefined;
   const from = requestOrigin(req);
   if (from === undefined) return 'a state-changing request with a session cookie must carry Origin (or Referer)';
   if (from === ownOrigin || allowed.has(from)) return undefined;

@@ -4,6 +4,7 @@
 // role. The server behind it gets the caller as the signed identity assertion of SVC_AUTH=gateway
 // and checks each route's role itself (one table of routes' access, the server's).
 import fastifyCookie from '@fastify/cookie';
+import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { signIdentity } from '../auth/identity-assertion.ts';
 import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
@@ -17,7 +18,7 @@ import { sessionIdOf } from './cookies.ts';
 import { applyCors, csrfRefusal, isPreflight } from './cors.ts';
 import { registerGuiRoutes } from './gui-routes.ts';
 import { IdentityProvider } from './identity-provider.ts';
-import { createProxy, type Proxy } from './proxy.ts';
+import { createProxy, type Forward, type Proxy } from './proxy.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './session-store.ts';
 import { bodyPath, pathAllowed, RUN_ROUTES } from './playbook-paths.ts';
@@ -84,6 +85,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   installErrorHandler(app);
   await app.register(fastifyCookie);
+  // WebSocket handshakes go through the same hook as any request (who calls, limits, the CSRF
+  // rule), then are relayed to the server (proxy.ts).
+  await app.register(websocket);
   // Bodies are read as bytes (size-limited like the server's) and passed on unparsed.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -142,9 +146,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   // The server's API: the caller's identity goes upstream as the signed assertion; an API token
   // goes as it came (the server checks it and its role); the client's own identity header is
   // always dropped (proxy.ts).
-  const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => {
+  const upstreamAs = (req: FastifyRequest): Forward => {
     const c = req.caller;
-    if (c?.kind === 'api-token') return proxy.forward(req, reply, {});
+    if (c?.kind === 'api-token') return {};
     if (c?.kind === 'jwt' || c?.kind === 'session') {
       if (c.role === null) throw new ServiceError('forbidden', 'no role');
       // A caller restricted to playbook path patterns starts only those (the server checks the role).
@@ -155,11 +159,20 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
         }
       }
       const identity = signIdentity({ sub: c.sub, role: c.role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S }, settings.assertionSecret);
-      return proxy.forward(req, reply, { authorization: null, identity });
+      return { authorization: null, identity };
     }
     throw new ServiceError('unauthorized', 'authentication required');
   };
+  const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, upstreamAs(req));
   app.all('/api/*', { config: { gate: 'caller' } }, forwardApi);
+  // The server's WebSocket routes: a handshake is relayed as the same caller; a plain GET is proxied.
+  app.route({
+    method: 'GET',
+    url: '/api/executions/:id/inspect',
+    config: { gate: 'caller' },
+    handler: forwardApi,
+    wsHandler: (socket, req) => proxy.relay(socket, req, upstreamAs(req)),
+  });
   // The server's public health route and API documents pass without an identity.
   const forwardPublic = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, { authorization: null });
   app.get('/api/health', { config: { gate: 'public' } }, forwardPublic);

@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
+import WebSocket from 'ws';
 import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
 import { ServiceError } from '../errors.ts';
 
@@ -24,8 +25,21 @@ export type Forward = {
   identity?: string;
 };
 
+// WebSocket close codes (RFC 6455 7.4.1): the server refused the handshake, or could not be reached.
+const WS_POLICY_VIOLATION = 1008;
+const WS_UNREACHABLE = 1011;
+// A close reason is at most 123 bytes.
+const WS_REASON_MAX_CHARS = 100;
+// Codes a close frame may carry (1005, 1006 and 1015 only report what happened locally).
+const sendableCode = (code: number): number => ((code >= 1000 && code <= 1014 && ![1004, 1005, 1006].includes(code)) || (code >= 3000 && code <= 4999) ? code : 1000);
+
 export type Proxy = {
   forward(req: FastifyRequest, reply: FastifyReply, how: Forward): Promise<FastifyReply>;
+  /**
+   * Relays an accepted WebSocket (`client`) to the same path on the server, messages both ways,
+   * until either side closes; a handshake the server refuses closes the client with its status.
+   */
+  relay(client: WebSocket, req: FastifyRequest, how: Forward): void;
   /** True when the server answers its health route. */
   reachable(): Promise<boolean>;
   close(): Promise<void>;
@@ -80,6 +94,33 @@ export function createProxy(upstream: URL): Proxy {
       // Swallows the abort error of a stream whose client left; fastify has already answered.
       res.body.on('error', () => {});
       return reply.send(res.body);
+    },
+    relay(client, req, how) {
+      const url = new URL(req.url, upstream.origin);
+      url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+      const headers: Record<string, string> = { 'x-forwarded-for': req.ip };
+      const authorization = how.authorization === undefined ? req.headers.authorization : how.authorization;
+      if (typeof authorization === 'string') headers.authorization = authorization;
+      if (how.identity !== undefined) headers[IDENTITY_HEADER] = how.identity;
+      const server = new WebSocket(url, { headers, handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
+      const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
+      const close = (socket: WebSocket, code: number, reason: string) => {
+        if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason.slice(0, WS_REASON_MAX_CHARS));
+      };
+      server.on('open', () => {
+        for (const m of pending.splice(0)) server.send(m.data, { binary: m.binary });
+      });
+      server.on('message', (data, binary) => client.send(data, { binary }));
+      server.on('unexpected-response', (_r, res) => {
+        res.resume();
+        close(client, WS_POLICY_VIOLATION, `the server refused the stream: HTTP ${res.statusCode}`);
+        server.terminate();
+      });
+      server.on('close', (code, reason) => close(client, sendableCode(code), reason.toString()));
+      server.on('error', () => close(client, WS_UNREACHABLE, 'the server is unreachable'));
+      client.on('message', (data, binary) => (server.readyState === WebSocket.OPEN ? server.send(data, { binary }) : pending.push({ data, binary })));
+      client.on('close', () => (server.readyState === WebSocket.CONNECTING ? server.terminate() : close(server, 1000, '')));
+      client.on('error', () => server.terminate());
     },
     async reachable() {
       try {
