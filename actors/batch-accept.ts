@@ -62,10 +62,15 @@ type Pending = BatchSubmission & { at: number };
 export class BatchAcceptor {
   readonly #deps: EngineDeps & { boss: PgBoss };
   readonly #group: GroupCommit<Pending, BatchAccepted>;
+  readonly #timeoutMs: number;
+  /** The statement bounds in use, longest first (acceptBounds). */
+  readonly #bounds: readonly number[];
   #statement: Promise<string> | undefined;
 
   constructor(deps: EngineDeps & { boss: PgBoss }) {
     this.#deps = deps;
+    this.#timeoutMs = deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000;
+    this.#bounds = acceptBounds(this.#timeoutMs);
     this.#group = new GroupCommit({
       maxInFlight: ACCEPTS_IN_FLIGHT,
       weight: (p) => p.events.length,
@@ -83,7 +88,7 @@ export class BatchAcceptor {
   async warm(): Promise<void> {
     try {
       const statement = await this.#acceptStatement();
-      for (const bound of acceptBounds(this.#deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000)) {
+      for (const bound of this.#bounds) {
         await this.#deps.db.prepareBounded(bound, ACCEPTS_IN_FLIGHT, (q) => acceptBatches(q, statement, [], 1));
       }
     } catch (err) {
@@ -100,7 +105,7 @@ export class BatchAcceptor {
   // Never throws: every item gets its answer or its error (GroupCommit would retry them one by one).
   async #run(all: Pending[]): Promise<(BatchAccepted | Error)[]> {
     const started = performance.now();
-    const timeoutMs = this.#deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000;
+    const timeoutMs = this.#timeoutMs;
     // Batches that waited out their deadline behind others are refused at once; the rest share
     // the earliest deadline among them.
     const late = all.filter((i) => i.at + timeoutMs <= started);
@@ -162,7 +167,7 @@ export class BatchAcceptor {
     const { db, config, snapshots } = this.#deps;
     const statement = await this.#acceptStatement();
     const remaining = deadline - performance.now();
-    const boundMs = acceptBounds(config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000).find((b) => b <= remaining);
+    const boundMs = this.#bounds.find((b) => b <= remaining);
     if (boundMs === undefined) throw new AckTimeout();
     const q = db.bounded(boundMs, ACCEPTS_IN_FLIGHT);
     let done;

@@ -45,22 +45,42 @@ export type Proxy = {
   close(): Promise<void>;
 };
 
+/**
+ * The headers the gateway itself sets upstream, over whatever the client sent: the caller's
+ * credential (`how`: the client's Authorization kept, replaced or removed; the signed identity)
+ * and the X-Forwarded-* of the client. `authorization: undefined` means the client's own.
+ */
+function gatewayHeaders(req: FastifyRequest, how: Forward): Record<string, string | undefined> {
+  return {
+    authorization: how.authorization === undefined ? req.headers.authorization : (how.authorization ?? undefined),
+    [IDENTITY_HEADER]: how.identity,
+    'x-forwarded-for': req.ip,
+    'x-forwarded-host': req.headers.host,
+    'x-forwarded-proto': req.protocol,
+  };
+}
+
+/** `headers` with the set values of `extra` over them (an undefined one removes the header). */
+function withHeaders<T extends string | string[]>(headers: Record<string, T>, extra: Record<string, string | undefined>): Record<string, T | string> {
+  const out: Record<string, T | string> = { ...headers };
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete out[name];
+    else out[name] = value;
+  }
+  return out;
+}
+
 /** A proxy to `upstream` (an origin; its path, if any, is ignored). */
 export function createProxy(upstream: URL): Proxy {
   // No bound on connections: each open event stream holds one for as long as it lasts.
   const pool = new Pool(upstream.origin, { bodyTimeout: 0, headersTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
   return {
     async forward(req, reply, how) {
-      const headers: Record<string, string | string[]> = {};
+      const passed: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
-        if (value !== undefined && !DROP_REQUEST.has(name)) headers[name] = value;
+        if (value !== undefined && !DROP_REQUEST.has(name)) passed[name] = value;
       }
-      if (how.authorization === null) delete headers.authorization;
-      else if (how.authorization !== undefined) headers.authorization = how.authorization;
-      if (how.identity !== undefined) headers[IDENTITY_HEADER] = how.identity;
-      headers['x-forwarded-for'] = req.ip;
-      if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;
-      headers['x-forwarded-proto'] = req.protocol;
+      const headers = withHeaders(passed, gatewayHeaders(req, how));
       // A client that leaves (its socket closes before the answer is done) ends the upstream request.
       const leave = new AbortController();
       reply.raw.once('close', () => {
@@ -98,11 +118,8 @@ export function createProxy(upstream: URL): Proxy {
     relay(client, req, how) {
       const url = new URL(req.url, upstream.origin);
       url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-      const headers: Record<string, string> = { 'x-forwarded-for': req.ip };
-      const authorization = how.authorization === undefined ? req.headers.authorization : how.authorization;
-      if (typeof authorization === 'string') headers.authorization = authorization;
-      if (how.identity !== undefined) headers[IDENTITY_HEADER] = how.identity;
-      const server = new WebSocket(url, { headers, handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
+      // Only what the gateway sets: `ws` makes the handshake's own headers.
+      const server = new WebSocket(url, { headers: withHeaders({}, gatewayHeaders(req, how)), handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
       const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
       const close = (socket: WebSocket, code: number, reason: string) => {
         if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason.slice(0, WS_REASON_MAX_CHARS));
