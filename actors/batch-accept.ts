@@ -3,7 +3,7 @@ import { acceptBatches, acceptStatement, batchByKey, type AcceptedBatch, type Ac
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import { ServiceError } from '../src/errors.ts';
 import { jobInsertCtes, type PgBoss } from '../src/jobs/boss.ts';
-import { BATCH_QUEUE } from './batch-queue.ts';
+import { BATCH_QUEUE, wakeBatchProcessors } from './batch-queue.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 
@@ -179,6 +179,7 @@ export class BatchAcceptor {
       throw err;
     }
     for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
+    if (done.outcomes.some((o) => o.kind === 'accepted')) wakeBatchProcessors(this.#deps.boss);
     const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
     for (const o of done.outcomes) {
       // Another statement stored the same key while ours waited for it: that batch is the answer.

@@ -38,6 +38,15 @@ export async function ensureBatchQueue(boss: PgBoss, config: Config): Promise<vo
 }
 
 /**
+ * Wakes this process's batch processors to fetch at once, as pg-boss's NOTIFY would (the accept
+ * statement sends none: src/jobs/boss.ts). Processors of other servers on the database find the
+ * jobs at their next poll.
+ */
+export function wakeBatchProcessors(boss: PgBoss): void {
+  for (const w of boss.getWipData()) if (w.name === BATCH_QUEUE) boss.notifyWorker(w.id);
+}
+
+/**
  * Sends a job for each execution (one is enough however many batches wait). An accept sends its
  * jobs in its own statement instead (src/db/batch-accept.repo.ts).
  */

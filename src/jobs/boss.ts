@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
 // pg-boss's statement builders: its own job insert, embedded in a statement of ours (jobInsertCtes).
-import { insertJobs, notifyChannelSql } from 'pg-boss/dist/plans.js';
+import { insertJobs } from 'pg-boss/dist/plans.js';
 import type { Logger } from '../log.ts';
 
 export type { PgBoss } from 'pg-boss';
@@ -56,17 +56,17 @@ export async function stopBoss(boss: PgBoss): Promise<void> {
 const JOBS_PARAM = '$1::text::json';
 
 /**
- * pg-boss's own job insert for `queue` as two CTEs, `boss_job` and `boss_notify`, for a statement
- * of ours: the jobs commit with what they are about, in its round trip. `jobsJson` is an SQL
- * expression of the job array `boss.insert` takes; the statement must read `boss_notify` (a
- * SELECT CTE nothing reads never runs). Throws when pg-boss's insert no longer has its shape.
+ * pg-boss's own job insert for `queue` as the CTE `boss_job`, for a statement of ours: the jobs
+ * commit with what they are about, in its round trip. `jobsJson` is an SQL expression of the job
+ * array `boss.insert` takes. It sends no NOTIFY: PostgreSQL serialises the commits of notifying
+ * transactions behind one lock held through their WAL flush, so a NOTIFY in each statement made
+ * every one wait for the others' flushes; the caller wakes the workers instead. Throws when
+ * pg-boss's insert no longer has its shape.
  */
 export async function jobInsertCtes(boss: PgBoss, queue: string, jobsJson: string): Promise<string> {
   const q = await boss.getQueue(queue);
   if (!q) throw new Error(`job queue ${queue} does not exist`);
   const insert = insertJobs(BOSS_SCHEMA, { table: q.table, name: queue, returnId: true, notify: false });
   if (insert.split(JOBS_PARAM).length !== 2) throw new Error(`pg-boss's job insert no longer reads its jobs from ${JOBS_PARAM}`);
-  // As boss.insert does on a notifying queue: wake the workers once, at commit.
-  const notify = q.notify ? `SELECT pg_notify(${notifyChannelSql(BOSS_SCHEMA)}, '${queue}') FROM boss_job LIMIT 1` : 'SELECT 1 WHERE false';
-  return `boss_job AS (${insert.replace(JOBS_PARAM, `(${jobsJson})::text::json`)}), boss_notify AS (${notify})`;
+  return `boss_job AS (${insert.replace(JOBS_PARAM, `(${jobsJson})::text::json`)})`;
 }

@@ -100,7 +100,7 @@ describe('batch statements reach rows by key in their generic plans', () => {
   it('the accept: executions, and stored batches by idempotency key', async () => {
     const r = recorder();
     // pg-boss's job insert is its own; a stand-in keeps the statement whole.
-    const statement = acceptStatement('boss_notify AS (SELECT jobs FROM job_data)');
+    const statement = acceptStatement('boss_job AS (SELECT jobs FROM job_data)');
     const events = [{ event_type: 'call.done', command_id: 1, context: {} }];
     await acceptBatches(r.q, statement, [
       { pos: 0, request_id: '00000000-0000-4000-8000-000000000001', execution_id: 10, worker_id: 'w', key_scope: 'scope', idempotency_key: 'new-1', body_hash: 'h', events },
