@@ -1,15 +1,17 @@
 // The batch intake load generator, a process of its own (the server's event loop does not also
 // run the clients' HTTP). Open loop: batch i is sent at t0 + i / rate whatever became of the
 // earlier ones, as independent workers would send them. Protocol on stdio: `ready` once, then
-//   stdin  {"rate": 300, "seconds": 30, "eventsPerBatch": 10, "worker": "bench-load", "targets": [{"execution_id", "command_id", "attempt"}], "headers": {...}}
-//   stdout {"sent", "latenciesMs": [...202s...], "errors": {"503 ack_timeout": n}, "accepted": [{"request_id", "event_ids"}], "lateSendsMs": p99 lag of sends}
+//   stdin  {"rate": 300, "seconds": 30, "warmupSeconds": 3, "eventsPerBatch": 10, "worker": "bench-load", "targets": [{"execution_id", "command_id", "attempt"}], "headers": {...}}
+//   stdout {"sent", "latenciesMs": [...202s...], "warmupLatenciesMs": [...], "errors": {"503 ack_timeout": n}, "accepted": [{"request_id", "event_ids"}], "sendLagP99Ms": p99 lag of sends}
+// The first `warmupSeconds` of the schedule are the warm-up: sent and answered like the rest
+// (their batches are in `accepted`, their errors in `errors`), their latencies kept apart.
 // Run by bench/batch-intake.ts: node bench/batch-load.ts <server URL>
 import { createInterface } from 'node:readline';
 import { closeApiAgent, request } from './http-client.ts';
 import { quantile } from './stats.ts';
 
 type Target = { execution_id: number; command_id: number; attempt: number };
-type Round = { rate: number; seconds: number; eventsPerBatch: number; worker: string; targets: Target[]; headers?: Record<string, string> };
+type Round = { rate: number; seconds: number; warmupSeconds: number; eventsPerBatch: number; worker: string; targets: Target[]; headers?: Record<string, string> };
 
 const serverUrl = process.argv[2];
 if (!serverUrl) throw new Error('usage: node bench/batch-load.ts <server URL>');
@@ -18,7 +20,7 @@ const runId = `${process.pid}-${Date.now()}`;
 function isRound(x: unknown): x is Round {
   if (!x || typeof x !== 'object') return false;
   const r = x as Record<string, unknown>;
-  return typeof r.rate === 'number' && typeof r.seconds === 'number' && typeof r.eventsPerBatch === 'number' && typeof r.worker === 'string' && Array.isArray(r.targets);
+  return typeof r.rate === 'number' && typeof r.seconds === 'number' && typeof r.warmupSeconds === 'number' && typeof r.eventsPerBatch === 'number' && typeof r.worker === 'string' && Array.isArray(r.targets);
 }
 
 /** Batch i: progress reports of the command held on one of the targets, in turn. */
@@ -45,9 +47,11 @@ async function openConnections(n: number): Promise<void> {
 
 async function runRound(r: Round): Promise<void> {
   await openConnections(WARM_CONNECTIONS);
-  const total = Math.round(r.rate * r.seconds);
+  const warmup = Math.round(r.rate * r.warmupSeconds);
+  const total = warmup + Math.round(r.rate * r.seconds);
   const intervalMs = 1000 / r.rate;
   const latencies: number[] = [];
+  const warmupLatencies: number[] = [];
   const lags: number[] = [];
   const errors: Record<string, number> = {};
   const accepted: { request_id: string; event_ids: number[] }[] = [];
@@ -66,7 +70,7 @@ async function runRound(r: Round): Promise<void> {
           const ms = performance.now() - sentAt;
           const b = res.body as { request_id?: unknown; event_ids?: unknown; detail?: { code?: unknown } };
           if (res.status === 202 && typeof b.request_id === 'string' && Array.isArray(b.event_ids)) {
-            latencies.push(ms);
+            (i < warmup ? warmupLatencies : latencies).push(ms);
             accepted.push({ request_id: b.request_id, event_ids: b.event_ids.map(Number) });
           } else {
             const key = `${res.status} ${typeof b.detail?.code === 'string' ? b.detail.code : ''}`.trim();
@@ -82,7 +86,7 @@ async function runRound(r: Round): Promise<void> {
   }
   await Promise.all(inFlight);
   process.stdout.write(
-    JSON.stringify({ sent: total, spanMs: performance.now() - t0, latenciesMs: latencies, errors, accepted, sendLagP99Ms: quantile(lags, 0.99) }) + '\n',
+    JSON.stringify({ sent: total, spanMs: performance.now() - t0, latenciesMs: latencies, warmupLatenciesMs: warmupLatencies, errors, accepted, sendLagP99Ms: quantile(lags, 0.99) }) + '\n',
   );
 }
 
