@@ -122,14 +122,16 @@ export async function claimBatches(
  * and the routing rolls back.
  */
 export async function markRouted(q: Queryable, batchIds: number[]): Promise<void> {
-  await q.query(
-    `WITH marked AS (
+  // Named: prepared once per connection (it ran in every routing transaction, planned each time).
+  await q.query({
+    name: 'svc_batch_mark_routed',
+    text: `WITH marked AS (
        UPDATE core.batch_request SET routed_at = now(), updated_at = now()
         WHERE batch_id = ANY($1::bigint[]) AND routed_at IS NULL AND state = ANY($2::text[])
        RETURNING batch_id)
      SELECT core.svc_batch_moved('batch routed or failed elsewhere') WHERE (SELECT count(*) FROM marked) <> $3`,
-    [batchIds, statesAllowing('complete'), batchIds.length],
-  );
+    values: [batchIds, statesAllowing('complete'), batchIds.length],
+  });
 }
 
 /** How a batch ended: its record in the execution's log and the request's final state. */

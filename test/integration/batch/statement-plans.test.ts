@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptBatches, acceptStatement } from '../../../src/db/batch-accept.repo.ts';
-import { endBatches } from '../../../src/db/batch.repo.ts';
+import { endBatches, markRouted } from '../../../src/db/batch.repo.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
 import type { Db } from '../../../src/db/db.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
@@ -124,5 +124,11 @@ describe('batch statements reach rows by key in their generic plans', () => {
       message: 'completed',
     })));
     expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request', 'execution'])).toEqual([]);
+  });
+
+  it("marking a call's batches routed", async () => {
+    const r = recorder();
+    await markRouted(r.q, [1, 2, 3]);
+    expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request'])).toEqual([]);
   });
 });
