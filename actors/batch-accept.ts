@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { acceptBatches, acceptStatement, batchByKey, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import { ServiceError } from '../src/errors.ts';
-import { jobInsertCtes, type PgBoss } from '../src/jobs/boss.ts';
+import { jobInsertCte, type PgBoss } from '../src/jobs/boss.ts';
 import { BATCH_QUEUE, wakeBatchProcessors } from './batch-queue.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -157,7 +157,7 @@ export class BatchAcceptor {
 
   /** The statement, built once the job queue exists (its table is pg-boss's to name). */
   #acceptStatement(): Promise<string> {
-    this.#statement ??= jobInsertCtes(this.#deps.boss, BATCH_QUEUE, '(SELECT jobs FROM job_data)').then(acceptStatement);
+    this.#statement ??= jobInsertCte(this.#deps.boss, BATCH_QUEUE, '(SELECT jobs FROM job_data)').then(acceptStatement);
     this.#statement.catch(() => (this.#statement = undefined)); // asked again next time
     return this.#statement;
   }

@@ -51,11 +51,11 @@ type Row = {
 export type AcceptResult = { found: Set<number>; outcomes: AcceptOutcome[]; markers: MarkerAppend[] };
 
 /**
- * The accept statement, built once: `jobCtes` are CTEs sending the processing jobs (pg-boss's own
+ * The accept statement, built once: `jobCte` is a CTE sending the processing jobs (pg-boss's own
  * insert, src/jobs/boss.ts) from the CTE `job_data`, a JSON array of `{data, singletonKey}` (a
  * data-modifying CTE runs whether or not anything reads it).
  */
-export function acceptStatement(jobCtes: string): string {
+export function acceptStatement(jobCte: string): string {
   return `
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
@@ -92,7 +92,7 @@ WITH x AS (
 ), job_data AS (
   SELECT coalesce(json_agg(json_build_object('data', json_build_object('execution_id', per.execution_id), 'singletonKey', per.execution_id::text)), '[]'::json) AS jobs
     FROM per
-), ${jobCtes}
+), ${jobCte}
 SELECT 'accepted' AS kind, f.pos, i.request_id::text, i.execution_id, i.idempotency_key, i.body_hash, i.event_ids, i.queue_depth,
        NULL::bigint AS from_event_id, NULL::bigint AS to_event_id, NULL::boolean AS applied
   FROM ins i JOIN fresh f ON f.request_id = i.request_id

@@ -1,5 +1,5 @@
 import { PgBoss } from 'pg-boss';
-// pg-boss's statement builders: its own job insert, embedded in a statement of ours (jobInsertCtes).
+// pg-boss's statement builders: its own job insert, embedded in a statement of ours (jobInsertCte).
 import { insertJobs } from 'pg-boss/dist/plans.js';
 import type { Logger } from '../log.ts';
 
@@ -63,7 +63,7 @@ const JOBS_PARAM = '$1::text::json';
  * every one wait for the others' flushes; the caller wakes the workers instead. Throws when
  * pg-boss's insert no longer has its shape.
  */
-export async function jobInsertCtes(boss: PgBoss, queue: string, jobsJson: string): Promise<string> {
+export async function jobInsertCte(boss: PgBoss, queue: string, jobsJson: string): Promise<string> {
   const q = await boss.getQueue(queue);
   if (!q) throw new Error(`job queue ${queue} does not exist`);
   const insert = insertJobs(BOSS_SCHEMA, { table: q.table, name: queue, returnId: true, notify: false });

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import { BATCH_QUEUE, ensureBatchQueue, wakeBatchProcessors } from '../../../actors/batch-queue.ts';
 import { loadConfig } from '../../../src/config.ts';
-import { BOSS_SCHEMA, jobInsertCtes, startBoss, stopBoss, type PgBoss } from '../../../src/jobs/boss.ts';
+import { BOSS_SCHEMA, jobInsertCte, startBoss, stopBoss, type PgBoss } from '../../../src/jobs/boss.ts';
 import { createLogger } from '../../../src/log.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
@@ -82,8 +82,8 @@ describe('wakeBatchProcessors', () => {
     await db.connect();
     try {
       // The accept statement's own job insert.
-      const ctes = await jobInsertCtes(boss, BATCH_QUEUE, `'[{"data": {"execution_id": 7}, "singletonKey": "7"}]'::json`);
-      await db.query(`WITH ${ctes} SELECT 1`);
+      const cte = await jobInsertCte(boss, BATCH_QUEUE, `'[{"data": {"execution_id": 7}, "singletonKey": "7"}]'::json`);
+      await db.query(`WITH ${cte} SELECT 1`);
       await new Promise((ok) => setTimeout(ok, 300));
       expect(handled).toEqual([]);
       wakeBatchProcessors(boss);
