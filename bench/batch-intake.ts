@@ -17,7 +17,7 @@ export const BATCH_EVENTS = 10;
 // Each run starts with this long at its rate whose latencies are reported apart (warmupAckMs): the
 // first seconds after a start or a change of rate run code V8 has not yet optimised (p99 29 ms
 // with them, 21-24 ms without, at 300/s). The warm-up's batches are reconciled like the rest.
-export const BATCH_WARMUP_SECONDS = 3;
+const BATCH_WARMUP_SECONDS = 3;
 /** Executions whose held commands the batches report on, in turn. */
 const EXECUTIONS = 64;
 const WORKER = 'bench-load';

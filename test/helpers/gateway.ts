@@ -9,6 +9,9 @@ import { createLogger } from '../../src/log.ts';
 
 export type TestGateway = Gateway & { url: string; logs: string[] };
 
+/** The SVC_GATEWAY_SECRET a test server (SVC_AUTH=gateway) and its test gateway share. */
+export const TEST_GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
+
 /** Starts a gateway on `port` (0: any) with `env` (SVC_SERVER_URL, SVC_GATEWAY_SECRET, SVC_OIDC_*, ...); `guiDir` overrides gui/dist. */
 export async function startTestGateway(env: Record<string, string>, port = 0, guiDir?: string): Promise<TestGateway> {
   const logs: string[] = [];

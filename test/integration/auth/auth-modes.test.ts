@@ -12,12 +12,12 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker, bearer, createApiToken, TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
+import { TEST_GATEWAY_SECRET } from '../../helpers/gateway.ts';
 
 type Mode = 'none' | 'token' | 'gateway';
 type Class = 'public' | 'worker' | 'data' | Role; // data: include_data=true (admin, or the worker token)
 type Caller = { name: string; kind: 'anonymous' | 'bad' | 'worker' | Role; headers: Record<string, string> };
 
-const GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 const SECRET_VALUE = 'pa55-word-that-must-never-leak';
 const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: wait, path: auth/wait }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
 
@@ -61,7 +61,7 @@ function expected(mode: Mode, caller: Caller, probe: Probe): 'ok' | 401 | 403 {
 
 /** Starts a server in `mode` with a credential, a playbook and a running execution in it. */
 async function serverIn(mode: Mode): Promise<{ t: TestApp; admin: Record<string, string> }> {
-  const t = await startTestApp({ SVC_AUTH: mode, ...(mode === 'gateway' ? { SVC_GATEWAY_SECRET: GATEWAY_SECRET } : {}) });
+  const t = await startTestApp({ SVC_AUTH: mode, ...(mode === 'gateway' ? { SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } : {}) });
   const admin = mode === 'none' ? {} : bearer(await createApiToken(t.deps.db, 'setup-admin', 'admin'));
   expect((await http(t.url, 'POST', '/api/credentials', { name: 'db_auth', type: 'basic', data: { username: 'u', password: SECRET_VALUE } }, admin)).status).toBe(201);
   expect((await http(t.url, 'POST', '/api/credentials', { name: 'other_auth', type: 'bearer', data: { token: 'x' } }, admin)).status).toBe(201);
@@ -73,7 +73,7 @@ async function serverIn(mode: Mode): Promise<{ t: TestApp; admin: Record<string,
   return { t, admin };
 }
 
-const assertion = (sub: string, role: string, expInSeconds = 60, secret = GATEWAY_SECRET): Record<string, string> => {
+const assertion = (sub: string, role: string, expInSeconds = 60, secret = TEST_GATEWAY_SECRET): Record<string, string> => {
   const exp = Math.floor(Date.now() / 1000) + expInSeconds;
   if (role === 'viewer' || role === 'operator' || role === 'admin') return { 'x-svc-identity': signIdentity({ sub, role, exp }, secret) };
   // An unknown role cannot be signed through the typed API: sign the claims by hand.

@@ -7,12 +7,11 @@ import { exportSPKI, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIdentity } from '../../../src/auth/identity-assertion.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
 import { API_AUDIENCE, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
-const GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: hello, path: gw/hello }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
 
 let idp: TestProvider;
@@ -22,17 +21,17 @@ const secrets: string[] = [];
 
 beforeAll(async () => {
   idp = await startTestProvider(['http://127.0.0.1:1']);
-  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: GATEWAY_SECRET } });
+  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
   gw = await startTestGateway({
     SVC_SERVER_URL: stack.url,
-    SVC_GATEWAY_SECRET: GATEWAY_SECRET,
+    SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
     SVC_OIDC_ISSUER: idp.issuer,
     SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
     SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
     SVC_OIDC_AUDIENCE: API_AUDIENCE,
     SVC_OIDC_PATHS_CLAIM: 'svc_paths',
   });
-  secrets.push(GATEWAY_SECRET, GATEWAY_CLIENT_SECRET);
+  secrets.push(TEST_GATEWAY_SECRET, GATEWAY_CLIENT_SECRET);
 }, 60_000);
 afterAll(async () => {
   await gw?.close();
@@ -189,7 +188,7 @@ describe('gateway: identity headers from clients', () => {
   it('drops a spoofed x-svc-identity: the caller keeps its own identity, and none is no one', async () => {
     const exp = Math.floor(Date.now() / 1000) + 60;
     // Even one signed with the right key (as if it leaked) is not passed on by the gateway.
-    const spoof = { 'x-svc-identity': signIdentity({ sub: 'root', role: 'admin', exp }, GATEWAY_SECRET) };
+    const spoof = { 'x-svc-identity': signIdentity({ sub: 'root', role: 'admin', exp }, TEST_GATEWAY_SECRET) };
     const anonymous = await http(gw.url, 'GET', '/api/executions', undefined, spoof);
     expect(anonymous.status).toBe(401);
     const viewer = await as('program-viewer');

@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvc, spawnSvc, waitForOutput, withTimeout } from '../../helpers/process.ts';
+import { TEST_GATEWAY_SECRET } from '../../helpers/gateway.ts';
 
-const SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 let upstream: Server;
 let upstreamUrl: string;
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('svc gateway', () => {
   it('starts, says it has no provider, answers /health, and stops on SIGTERM', async () => {
-    const gw = spawnSvc(['gateway', '--port', '0'], { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: SECRET });
+    const gw = spawnSvc(['gateway', '--port', '0'], { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET });
     await waitForOutput(gw, 'svc gateway listening on', 20_000);
     const url = /listening on (http:\/\/\S+),/.exec(gw.output())![1];
     expect(gw.output()).toContain('no SVC_OIDC_ISSUER');
@@ -42,7 +42,7 @@ describe('svc gateway', () => {
     const noKey = await runSvc(['gateway', '--port', '0'], { SVC_SERVER_URL: upstreamUrl });
     expect(noKey.code).toBe(78);
     expect(noKey.stderr).toContain('SVC_GATEWAY_SECRET is required');
-    const http = await runSvc(['gateway', '--port', '0'], { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: SECRET, SVC_OIDC_ISSUER: 'http://id.example.test', SVC_OIDC_CLIENT_ID: 'c' });
+    const http = await runSvc(['gateway', '--port', '0'], { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET, SVC_OIDC_ISSUER: 'http://id.example.test', SVC_OIDC_CLIENT_ID: 'c' });
     expect(http.code).toBe(78);
     expect(http.stderr).toContain('https');
   });

@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyIdentity } from '../../../src/auth/identity-assertion.ts';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
 
-const GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 const ALLOWED = 'https://gui.example.test';
 const TOKEN = 'svc_' + 'k'.repeat(43);
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -54,7 +53,7 @@ beforeAll(async () => {
   await mkdir(join(guiDir, 'assets'));
   await writeFile(join(guiDir, 'assets', 'app-1a2b.js'), 'console.log("svc gui")');
   gw = await startTestGateway(
-    { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: GATEWAY_SECRET, CORS_ALLOWED_ORIGINS: ALLOWED, SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: '40', SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: '3', SVC_BATCH_MAX_BYTES: '1024' },
+    { SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET, CORS_ALLOWED_ORIGINS: ALLOWED, SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: '40', SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: '3', SVC_BATCH_MAX_BYTES: '1024' },
     0,
     guiDir,
   );
@@ -93,11 +92,11 @@ describe('gateway: what reaches the server', () => {
     expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1'); // the client's own claim is not believed
     expect(res.body.bytes).toBe(7);
     expect(res.headers.get('set-cookie')).toBeNull();
-    expect(verifyIdentity(res.body.headers['x-svc-identity'], GATEWAY_SECRET).ok).toBe(false);
+    expect(verifyIdentity(res.body.headers['x-svc-identity'], TEST_GATEWAY_SECRET).ok).toBe(false);
   });
 
   it('believes X-Forwarded-For only from a trusted proxy', async () => {
-    const behind = await startTestGateway({ SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: GATEWAY_SECRET, SVC_GATEWAY_TRUSTED_PROXIES: '127.0.0.1' });
+    const behind = await startTestGateway({ SVC_SERVER_URL: upstreamUrl, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET, SVC_GATEWAY_TRUSTED_PROXIES: '127.0.0.1' });
     try {
       const res = await http(behind.url, 'GET', '/api/echo', undefined, { ...auth, 'x-forwarded-for': '10.9.9.9' });
       expect(res.body.headers['x-forwarded-for']).toBe('10.9.9.9');

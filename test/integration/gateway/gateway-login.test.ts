@@ -4,12 +4,11 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
 import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
-const GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 const GUI_ORIGIN = 'http://gui.example.test';
 const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: hello, path: gw/login }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
 
@@ -25,11 +24,11 @@ beforeAll(async () => {
   pub = `http://localhost:${port}`;
   alt = `http://127.0.0.1:${port}`;
   idp = await startTestProvider([pub, alt]);
-  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: GATEWAY_SECRET } });
+  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
   gw = await startTestGateway(
     {
       SVC_SERVER_URL: stack.url,
-      SVC_GATEWAY_SECRET: GATEWAY_SECRET,
+      SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
       SVC_OIDC_ISSUER: idp.issuer,
       SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
       SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,

@@ -5,11 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
-const GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 // Its one step runs long enough for the stream to be read while the execution runs.
 const SLOW = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: slow, path: gw/ws-slow }\nworkflow:\n  - step: start\n    tool: { name: wait, kind: shell, command: "sleep 3" }\n';
 
@@ -19,8 +18,8 @@ let token: string;
 let executionId: number;
 
 beforeAll(async () => {
-  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: GATEWAY_SECRET } });
-  gw = await startTestGateway({ SVC_SERVER_URL: stack.url, SVC_GATEWAY_SECRET: GATEWAY_SECRET });
+  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
+  gw = await startTestGateway({ SVC_SERVER_URL: stack.url, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET });
   token = await createApiToken(stack.deps.db, 'gw-ws', 'operator');
   expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: SLOW }, bearer(token))).status).toBe(201);
   executionId = (await http(gw.url, 'POST', '/api/run/playbook', { path: 'gw/ws-slow' }, bearer(token))).body.execution_id;
