@@ -18,13 +18,12 @@ export const ERRORS = {
   // The gateway's: the server behind it did not answer.
   bad_gateway: { status: 502, message: 'the server behind the gateway did not answer' },
   provider_unavailable: { status: 503, message: 'the identity provider is not reachable yet; try again shortly' },
-  // Batch intake failure codes of the spec.
+  // Batch intake failure codes of the spec that refuse a batch; processing_timeout and
+  // processing_error end one (machines/batch-request.machine.ts). worker_unavailable is never
+  // answered: every server runs its processors while it listens (docs/operations.md).
   ack_timeout: { status: 503, message: 'the batch was not enqueued in time' },
   enqueue_error: { status: 503, message: 'the batch could not be enqueued' },
   queue_unavailable: { status: 503, message: 'the batch queue is unavailable' },
-  worker_unavailable: { status: 503, message: 'no batch worker is available' },
-  processing_timeout: { status: 503, message: 'batch processing timed out' },
-  processing_error: { status: 503, message: 'batch processing failed' },
   database_unavailable: { status: 503, message: 'the database is unavailable; try again shortly' },
   internal: { status: 500, message: 'internal error; the server log has the details' },
 } as const satisfies Record<string, { status: number; message: string }>;
