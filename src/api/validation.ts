@@ -52,7 +52,8 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
   const vs = registry.get(schema);
   return (data: unknown) => {
     if (!vs) return { value: data };
-    const result = v.safeParse(vs, data ?? (httpPart === 'body' ? undefined : {}));
+    // A missing querystring or params object is an empty one; a body is checked as sent (null too).
+    const result = v.safeParse(vs, httpPart === 'body' ? data : (data ?? {}));
     if (result.success) return { value: result.output };
     return {
       error: new ServiceError('unprocessable', { message: `invalid ${httpPart ?? 'request'}`, errors: describeIssues(result.issues) }),
