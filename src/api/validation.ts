@@ -52,8 +52,10 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
   const vs = registry.get(schema);
   return (data: unknown) => {
     if (!vs) return { value: data };
-    // A missing querystring or params object is an empty one; a body is checked as sent (null too).
-    const result = v.safeParse(vs, httpPart === 'body' ? data : (data ?? {}));
+    // fastify hands a request without a body to the validator as null: null is "no body" (an
+    // optional body passes), so a JSON null body is refused as a missing one. A missing
+    // querystring or params object is an empty one.
+    const result = v.safeParse(vs, data ?? (httpPart === 'body' ? undefined : {}));
     if (result.success) return { value: result.output };
     return {
       error: new ServiceError('unprocessable', { message: `invalid ${httpPart ?? 'request'}`, errors: describeIssues(result.issues) }),

@@ -288,7 +288,7 @@ function corpus(): Case[] {
     { name: 'a JSON body of whitespace', call: { method: 'POST', path: '/api/worker/claim', raw: '   ' } },
     { name: 'an array for the body', call: { method: 'POST', path: '/api/run/playbook', json: [{ path: 'corpus/ok' }] }, status: 422 },
     { name: 'a string for the body', call: { method: 'POST', path: '/api/worker/report', json: 'hello' }, status: 422 },
-    { name: 'null for the body', call: { method: 'POST', path: '/api/credentials', raw: 'null' }, field: 'received null', status: 422 },
+    { name: 'null for the body', call: { method: 'POST', path: '/api/credentials', raw: 'null' }, status: 422 },
     { name: 'an array for the payload', call: { method: 'POST', path: '/api/run/playbook', json: { path: 'corpus/ok', payload: [1, 2] } }, field: 'payload', status: 422 },
     { name: 'an array for labels', call: { method: 'POST', path: '/api/worker/pool/register', json: { name: 'w1', labels: ['a'] } }, field: 'labels', status: 422 },
     { name: 'an array for token_data', call: { method: 'POST', path: `/api/keychain/${C}/k1`, json: { ...keychainBody, token_data: ['x'] } }, field: 'token_data', status: 422 },
