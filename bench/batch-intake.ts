@@ -26,6 +26,11 @@ const DRAIN_TIMEOUT_MS = 180_000;
 const DRAIN_POLL_MS = 100;
 const DRAIN_STALL_MS = 5_000;
 
+type AckSummary = { p50: number; p90: number; p99: number; max: number };
+
+/** Ack latencies (ms) as the results report them. */
+const ackSummary = (ms: number[]): AckSummary => ({ p50: round(quantile(ms, 0.5)), p90: round(quantile(ms, 0.9)), p99: round(quantile(ms, 0.99)), max: round(Math.max(...ms, 0)) });
+
 export type BatchRunResult = {
   rate: number;
   seconds: number;
@@ -34,9 +39,9 @@ export type BatchRunResult = {
   accepted: number;
   errors: Record<string, number>;
   /** Of the batches after the warm-up. */
-  ackMs: { p50: number; p90: number; p99: number; max: number };
+  ackMs: AckSummary;
   /** Of the warm-up's batches (BATCH_WARMUP_SECONDS at the same rate, just before). */
-  warmupAckMs: { p50: number; p99: number; max: number };
+  warmupAckMs: AckSummary;
   /** How late the load process sent its batches (its own lag), p99. */
   sendLagP99Ms: number;
   /** Routed events over the time from the first acceptance to the last batch completed (database clock). */
@@ -143,8 +148,6 @@ export async function measureBatchIntake(
       await drain(db);
       const drainMs = performance.now() - drained;
       const r = await afterRun(db, since, out.accepted);
-      const lat = out.latenciesMs;
-      const warm = out.warmupLatenciesMs;
       const result: BatchRunResult = {
         rate: run.rate,
         seconds: run.seconds,
@@ -152,8 +155,8 @@ export async function measureBatchIntake(
         sent: out.sent,
         accepted: out.accepted.length,
         errors: out.errors,
-        ackMs: { p50: round(quantile(lat, 0.5)), p90: round(quantile(lat, 0.9)), p99: round(quantile(lat, 0.99)), max: round(Math.max(...lat, 0)) },
-        warmupAckMs: { p50: round(quantile(warm, 0.5)), p99: round(quantile(warm, 0.99)), max: round(Math.max(...warm, 0)) },
+        ackMs: ackSummary(out.latenciesMs),
+        warmupAckMs: ackSummary(out.warmupLatenciesMs),
         sendLagP99Ms: round(out.sendLagP99Ms),
         drainMs: round(drainMs, 0),
         ...r,
