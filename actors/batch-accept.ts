@@ -75,6 +75,9 @@ export class BatchAcceptor {
       maxInFlight: ACCEPTS_IN_FLIGHT,
       weight: (p) => p.events.length,
       maxWeight: MAX_EVENTS_PER_ACCEPT,
+      // The accepts of one execution take its row lock in turn: a second statement would only wait
+      // in PostgreSQL holding a connection; it waits here and goes with the others that arrive.
+      key: (p) => p.execution_id,
       run: (items) => this.#run(items),
     });
   }

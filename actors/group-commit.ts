@@ -4,6 +4,8 @@ export type GroupCommitOptions<I, O> = {
   /** How much of a batch one item uses, and how much one batch may hold (the first item always fits). */
   weight: (item: I) => number;
   maxWeight: number;
+  /** Items of one key are never in two batches in flight at once: later ones wait for the batch after, in order. */
+  key?: (item: I) => unknown;
   /** Runs a batch; an Error in an item's place fails that item alone. */
   run: (items: I[]) => Promise<(O | Error)[]>;
 };
@@ -20,6 +22,8 @@ export class GroupCommit<I, O> {
   readonly #opts: GroupCommitOptions<I, O>;
   #queue: Pending<I, O>[] = [];
   #inFlight = 0;
+  /** Keys of the items in the batches being written. */
+  readonly #busy = new Map<unknown, number>();
 
   constructor(opts: GroupCommitOptions<I, O>) {
     this.#opts = opts;
@@ -35,22 +39,42 @@ export class GroupCommit<I, O> {
   #pump(): void {
     while (this.#inFlight < this.#opts.maxInFlight && this.#queue.length) {
       const batch = this.#take();
+      if (!batch.length) return; // every waiting item's key is being written
+      const keys = this.#opts.key ? batch.map((p) => this.#opts.key!(p.item)) : [];
+      for (const k of keys) this.#busy.set(k, (this.#busy.get(k) ?? 0) + 1);
       this.#inFlight++;
       void this.#runBatch(batch).finally(() => {
+        for (const k of keys) {
+          const n = this.#busy.get(k)! - 1;
+          if (n) this.#busy.set(k, n);
+          else this.#busy.delete(k);
+        }
         this.#inFlight--;
         this.#pump();
       });
     }
   }
 
+  /** The next batch: waiting items in order, leaving those whose key is being written (and, after them, their key's later items). */
   #take(): Pending<I, O>[] {
+    const { key, weight, maxWeight } = this.#opts;
     const batch: Pending<I, O>[] = [];
-    let weight = 0;
-    while (this.#queue.length && (batch.length === 0 || weight + this.#opts.weight(this.#queue[0].item) <= this.#opts.maxWeight)) {
-      const p = this.#queue.shift()!;
-      weight += this.#opts.weight(p.item);
-      batch.push(p);
+    const rest: Pending<I, O>[] = [];
+    const held = new Set<unknown>();
+    let total = 0;
+    for (const p of this.#queue) {
+      const k = key?.(p.item);
+      const w = weight(p.item);
+      const blocked = key ? this.#busy.has(k) || held.has(k) : rest.length > 0;
+      if (!blocked && (batch.length === 0 || total + w <= maxWeight)) {
+        total += w;
+        batch.push(p);
+      } else {
+        rest.push(p);
+        if (key) held.add(k);
+      }
     }
+    this.#queue = rest;
     return batch;
   }
 

@@ -18,8 +18,8 @@ export const BATCH_EVENTS = 10;
 // first seconds after a start or a change of rate run code V8 has not yet optimised (p99 29 ms
 // with them, 21-24 ms without, at 300/s). The warm-up's batches are reconciled like the rest.
 const BATCH_WARMUP_SECONDS = 3;
-/** Executions whose held commands the batches report on, in turn. */
-const EXECUTIONS = 64;
+/** Executions whose held commands the batches report on, in turn (`--batch-executions` changes it). */
+export const BATCH_EXECUTIONS = 64;
 const WORKER = 'bench-load';
 const LOAD_READY_TIMEOUT_MS = 15_000;
 const DRAIN_TIMEOUT_MS = 180_000;
@@ -35,6 +35,8 @@ export type BatchRunResult = {
   rate: number;
   seconds: number;
   eventsPerBatch: number;
+  /** How many executions the batches went to, in turn. */
+  executions: number;
   sent: number;
   accepted: number;
   errors: Record<string, number>;
@@ -93,12 +95,12 @@ class BatchLoad {
 const workerAuth = (s: BenchService) => ({ authorization: `Bearer ${s.svc.deps.workerToken}` });
 
 /** Executions of a one-step playbook whose commands the load "worker" holds: the batches report progress on them. */
-async function heldCommands(s: BenchService): Promise<{ execution_id: number; command_id: number; attempt: number }[]> {
+async function heldCommands(s: BenchService, executions: number): Promise<{ execution_id: number; command_id: number; attempt: number }[]> {
   await s.register(sequentialPlaybook('bench/batch', 1));
-  for (let i = 0; i < EXECUTIONS; i++) await s.run('bench/batch');
+  for (let i = 0; i < executions; i++) await s.run('bench/batch');
   const held: { execution_id: number; command_id: number; attempt: number }[] = [];
-  while (held.length < EXECUTIONS) {
-    const r = await request(s.url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: EXECUTIONS - held.length, wait_ms: 2_000 }, workerAuth(s));
+  while (held.length < executions) {
+    const r = await request(s.url, 'POST', '/api/worker/claim', { worker_id: WORKER, max: executions - held.length, wait_ms: 2_000 }, workerAuth(s));
     const commands = (r.body as { commands?: { execution_id: number; command_id: number; attempt: number }[] }).commands ?? [];
     if (r.status !== 200 || !commands.length) throw new Error(`no commands to claim for the batch run: HTTP ${r.status}`);
     held.push(...commands.map((c) => ({ execution_id: c.execution_id, command_id: c.command_id, attempt: c.attempt })));
@@ -120,11 +122,11 @@ export type BatchSearch = { up: number[]; down: number[]; seconds: number };
 export async function measureBatchIntake(
   s: BenchService,
   databaseUrl: string,
-  first: { rate: number; seconds: number },
+  first: { rate: number; seconds: number; executions: number },
   progress: (msg: string) => void,
   search?: BatchSearch,
 ): Promise<BatchRunResult[]> {
-  const targets = await heldCommands(s);
+  const targets = await heldCommands(s, first.executions);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   const load = await BatchLoad.start(s.url);
@@ -141,7 +143,7 @@ export async function measureBatchIntake(
   };
   try {
     for (let run = next(results); run; run = next(results)) {
-      progress(`batch intake: ${run.rate} batches/s of ${BATCH_EVENTS} events for ${BATCH_WARMUP_SECONDS} s of warm-up, then ${run.seconds} s`);
+      progress(`batch intake: ${run.rate} batches/s of ${BATCH_EVENTS} events on ${first.executions} executions for ${BATCH_WARMUP_SECONDS} s of warm-up, then ${run.seconds} s`);
       const since = (await db.query<{ t: Date }>('SELECT now() AS t')).rows[0].t;
       const out = await load.round({ rate: run.rate, seconds: run.seconds, warmupSeconds: BATCH_WARMUP_SECONDS, eventsPerBatch: BATCH_EVENTS, worker: WORKER, targets, headers: workerAuth(s) });
       const drained = performance.now();
@@ -152,6 +154,7 @@ export async function measureBatchIntake(
         rate: run.rate,
         seconds: run.seconds,
         eventsPerBatch: BATCH_EVENTS,
+        executions: first.executions,
         sent: out.sent,
         accepted: out.accepted.length,
         errors: out.errors,

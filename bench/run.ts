@@ -5,7 +5,7 @@ import { cpus, arch, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { commitLatency, commitThroughput } from './baselines.ts';
-import { BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
+import { BATCH_EXECUTIONS, BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
 import { Counters } from './counters.ts';
 import { GATEWAY_TARGET_P50_MS, measureGatewayLatency, type GatewayLatencyResult } from './gateway-latency.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
@@ -41,9 +41,9 @@ const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
 // `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone; `--batch-seconds N` shortens its target run,
-// `--batch-rate R` changes its rate, `--no-search` skips the search for the highest rate that meets the target.
+// `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
-  options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'no-search': { type: 'boolean' } },
+  options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
 if (args.only !== undefined && args.only !== 'batch' && args.only !== 'gateway') throw new Error(`--only expects batch or gateway, got ${args.only}`);
@@ -52,7 +52,11 @@ const positive = (name: string, text: string | undefined, fallback: number) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
   return n;
 };
-const batchFirst = { rate: positive('batch-rate', args['batch-rate'], BATCH_TARGET_RATE), seconds: positive('batch-seconds', args['batch-seconds'], BATCH_SECONDS) };
+const batchFirst = {
+  rate: positive('batch-rate', args['batch-rate'], BATCH_TARGET_RATE),
+  seconds: positive('batch-seconds', args['batch-seconds'], BATCH_SECONDS),
+  executions: Math.ceil(positive('batch-executions', args['batch-executions'], BATCH_EXECUTIONS)),
+};
 const batchSearch = args['no-search'] ? undefined : BATCH_SEARCH;
 // Batch processors of the bench's server (SVC_BATCH_ACCEPT_WORKERS): one, the default. Two made
 // more, smaller handling calls for more CPU (79-81 % busy against 70-75 % at 300/s) and a longer

@@ -74,4 +74,51 @@ describe('GroupCommit', () => {
     expect(await Promise.all(Array.from({ length: 9 }, (_, i) => g.submit(i)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     expect(peak).toBe(3);
   });
+
+  it('with a key, never has two batches of one key in flight: its later items wait, in order, while other keys go ahead', async () => {
+    const batches: string[][] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const g = new GroupCommit<string, string>({
+      maxInFlight: 3,
+      weight: () => 1,
+      maxWeight: 10,
+      key: (item) => item[0],
+      run: async (items) => {
+        batches.push(items);
+        const held = gates.get(items[0]);
+        if (held) await held.opened;
+        return items;
+      },
+    });
+    gates.set('a1', gate());
+    const a1 = g.submit('a1');
+    const rest = [g.submit('a2'), g.submit('b1'), g.submit('a3'), g.submit('c1')];
+    // b1 and c1 run at once (slots are free) while a2 and a3 wait for a1.
+    expect(batches).toEqual([['a1'], ['b1'], ['c1']]);
+    gates.get('a1')!.open();
+    expect(await a1).toBe('a1');
+    expect(await Promise.all(rest)).toEqual(['a2', 'b1', 'a3', 'c1']);
+    expect(batches).toEqual([['a1'], ['b1'], ['c1'], ['a2', 'a3']]);
+  });
+
+  it('with a key, keeps an item that does not fit ahead of its key\'s later ones', async () => {
+    const batches: string[][] = [];
+    const first = gate();
+    const g = new GroupCommit<string, string>({
+      maxInFlight: 1,
+      weight: (item) => Number(item.slice(1)),
+      maxWeight: 5,
+      key: (item) => item[0],
+      run: async (items) => {
+        batches.push(items);
+        if (batches.length === 1) await first.opened;
+        return items;
+      },
+    });
+    const all = [g.submit('x1'), g.submit('a3'), g.submit('a4'), g.submit('a1'), g.submit('b2')];
+    first.open();
+    await Promise.all(all);
+    // a4 does not fit after a3; a1 (same key) must not pass it; b2 fits.
+    expect(batches).toEqual([['x1'], ['a3', 'b2'], ['a4', 'a1']]);
+  });
 });
