@@ -16,7 +16,8 @@ type Pending<I, O> = { item: I; ok: (o: O) => void; fail: (e: unknown) => void }
  * Group commit: work submitted while `maxInFlight` batches are being written goes together in
  * the next batch, so a burst costs a few transactions instead of one per request; a lone request
  * runs at once. A batch that throws is run again one item at a time, so one bad item cannot fail
- * the others.
+ * the others. With `key`, items whose key is in a batch in flight wait for the next batch after
+ * it (work on one row takes turns here rather than in the database's lock queue).
  */
 export class GroupCommit<I, O> {
   readonly #opts: GroupCommitOptions<I, O>;
@@ -40,7 +41,8 @@ export class GroupCommit<I, O> {
     while (this.#inFlight < this.#opts.maxInFlight && this.#queue.length) {
       const batch = this.#take();
       if (!batch.length) return; // every waiting item's key is being written
-      const keys = this.#opts.key ? batch.map((p) => this.#opts.key!(p.item)) : [];
+      const { key } = this.#opts;
+      const keys = key ? batch.map((p) => key(p.item)) : [];
       for (const k of keys) this.#busy.set(k, (this.#busy.get(k) ?? 0) + 1);
       this.#inFlight++;
       void this.#runBatch(batch).finally(() => {
