@@ -23,8 +23,8 @@ export class GroupCommit<I, O> {
   readonly #opts: GroupCommitOptions<I, O>;
   #queue: Pending<I, O>[] = [];
   #inFlight = 0;
-  /** Keys of the items in the batches being written. */
-  readonly #busy = new Map<unknown, number>();
+  /** Keys of the items in the batches being written (a key is in one of them at most). */
+  readonly #busy = new Set<unknown>();
 
   constructor(opts: GroupCommitOptions<I, O>) {
     this.#opts = opts;
@@ -42,15 +42,11 @@ export class GroupCommit<I, O> {
       const batch = this.#take();
       if (!batch.length) return; // every waiting item's key is being written
       const { key } = this.#opts;
-      const keys = key ? batch.map((p) => key(p.item)) : [];
-      for (const k of keys) this.#busy.set(k, (this.#busy.get(k) ?? 0) + 1);
+      const keys = new Set(key ? batch.map((p) => key(p.item)) : []);
+      for (const k of keys) this.#busy.add(k);
       this.#inFlight++;
       void this.#runBatch(batch).finally(() => {
-        for (const k of keys) {
-          const n = this.#busy.get(k)! - 1;
-          if (n) this.#busy.set(k, n);
-          else this.#busy.delete(k);
-        }
+        for (const k of keys) this.#busy.delete(k);
         this.#inFlight--;
         this.#pump();
       });
@@ -60,23 +56,27 @@ export class GroupCommit<I, O> {
   /** The next batch: waiting items in order, leaving those whose key is being written (and, after them, their key's later items). */
   #take(): Pending<I, O>[] {
     const { key, weight, maxWeight } = this.#opts;
+    const queue = this.#queue;
     const batch: Pending<I, O>[] = [];
     const rest: Pending<I, O>[] = [];
     const held = new Set<unknown>();
     let total = 0;
-    for (const p of this.#queue) {
-      const k = key?.(p.item);
+    let i = 0;
+    for (; i < queue.length; i++) {
+      const p = queue[i];
       const w = weight(p.item);
-      const blocked = key ? this.#busy.has(k) || held.has(k) : rest.length > 0;
-      if (!blocked && (batch.length === 0 || total + w <= maxWeight)) {
+      const fits = batch.length === 0 || total + w <= maxWeight;
+      if (!key && !fits) break; // without keys the queue's order is the batches' order
+      const k = key?.(p.item);
+      if (fits && !this.#busy.has(k) && !held.has(k)) {
         total += w;
         batch.push(p);
       } else {
         rest.push(p);
-        if (key) held.add(k);
+        held.add(k);
       }
     }
-    this.#queue = rest;
+    this.#queue = i < queue.length ? rest.concat(queue.slice(i)) : rest;
     return batch;
   }
 
