@@ -131,6 +131,20 @@ const envSchema = v.object({
     'info',
   ),
   SVC_ALLOW_SERVICE_DB_TASKS: bool(false),
+  // Shell tasks (docs/operations.md, "What a task can reach"): run in a bubblewrap sandbox unless
+  // `off`, an explicit opt-out the worker logs loudly at start. The limits apply to each task.
+  SVC_SHELL_SANDBOX: v.optional(v.picklist(['on', 'off'], 'expects on or off'), 'on'),
+  SVC_SHELL_CPU_SECONDS: int(300, 1),
+  SVC_SHELL_MEMORY_MB: int(1024, 16),
+  SVC_SHELL_MAX_PROCESSES: int(256, 4),
+  SVC_SHELL_OUTPUT_BYTES: int(1024 * 1024, 1024),
+  SVC_SHELL_FILE_MB: int(1024, 1),
+  SVC_SHELL_NETWORK: bool(true),
+  // Extra host paths a sandboxed task may read (absolute, comma separated), bound read-only.
+  SVC_SHELL_SANDBOX_BINDS: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^\/[^,]*(\s*,\s*\/[^,]*)*$/, 'expects absolute paths, comma separated')),
+    '',
+  ),
   SVC_AUTO_RESUME_MODE: v.optional(v.picklist(['restart', 'cancel'], 'expects restart or cancel'), 'restart'),
   SVC_AUTO_RESUME_MIN_STALE_SECONDS: int(30, 0),
   RESUME_WINDOW_MINUTES: int(5, 1),
