@@ -14,11 +14,15 @@ import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents
 import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
 import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
+import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
 // the server, the database driver's pool or the embedded PostgreSQL.
 
 type Command = { summary: string; usage: string; run(argv: string[]): Promise<number> };
+
+// Commands that serve until stopped, and run tasks or hold keys meanwhile.
+const LONG_RUNNING = new Set(['start', 'server', 'worker', 'gateway']);
 
 const ENV_NOTE = `Configuration comes from SVC_* environment variables (see README.md).`;
 
@@ -116,7 +120,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       serverUrl: svc.url,
       token: svc.deps.workerToken,
       concurrency: config.SVC_WORKER_CONCURRENCY,
-      env: process.env,
+      env: processEnvironment(),
       log,
       serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
       serviceReaderUrl: await svc.readerDatabaseUrl(),
@@ -169,10 +173,12 @@ const commands: Record<string, Command> = {
         serverUrl: values.server ?? config.SVC_SERVER_URL,
         token,
         concurrency,
-        env: process.env,
+        env: processEnvironment(),
         log,
         serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
       });
+      // A signal while the worker still waits for its server ends the wait.
+      void trap.requested.then(() => worker.stop());
       await worker.start();
       if (trap.received) return stopNow(() => worker.stop());
       process.stdout.write(`worker ${worker.name} claiming from ${worker.client.baseUrl} with ${concurrency} slots\n`);
@@ -293,5 +299,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/svc')) {
+  // First of all: no secret stays in the environment of a process that lives on (it may
+  // re-execute this one). A client command that ends in a moment keeps its start fast instead.
+  if (LONG_RUNNING.has(process.argv[2] ?? '') || process.env.SVC_SECRETS_HANDOFF !== undefined) moveSecretsOutOfEnvironment();
   main(process.argv.slice(2)).then((code) => process.exit(code));
 }

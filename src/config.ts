@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
+import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
+import { processEnvironment, SECRET_VARIABLES } from './secret-environment.ts';
 
 // Every environment variable the service reads, parsed once at start, validated, frozen.
 // Defaults live here and nowhere else.
@@ -142,7 +144,7 @@ const envSchema = v.object({
   SVC_SHELL_NETWORK: bool(true),
   // Extra host paths a sandboxed task may read (absolute, comma separated), bound read-only.
   SVC_SHELL_SANDBOX_BINDS: v.optional(
-    v.pipe(v.string(), v.trim(), v.regex(/^\/[^,]*(\s*,\s*\/[^,]*)*$/, 'expects absolute paths, comma separated')),
+    v.pipe(v.string(), v.trim(), v.regex(/^(?:\/[^,]*(?:\s*,\s*\/[^,]*)*)?$/, 'expects absolute paths, comma separated')),
     '',
   ),
   SVC_AUTO_RESUME_MODE: v.optional(v.picklist(['restart', 'cancel'], 'expects restart or cancel'), 'restart'),
@@ -208,10 +210,10 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment once; throws ConfigError naming the first bad variable and what it expects. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()): Config {
   const picked: Record<string, string> = {};
   for (const key of Object.keys(envSchema.entries)) {
-    const value = env[key];
+    const value = env[key] || secretFromFile(key, env);
     // An empty variable means "unset": `SVC_DATABASE_URL= npm start` should fall back to the default.
     if (value !== undefined && value !== '') picked[key] = value;
   }
@@ -223,6 +225,34 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     throw new ConfigError(`invalid ${name}: ${issue.message}${shown}`);
   }
   return Object.freeze(result.output);
+}
+
+/**
+ * The settings of a client command (`svc run`, `doctor`, `events`, ...): SVC_SERVER_URL unless
+ * `serverFlag` overrides it, and SVC_API_TOKEN (or its _FILE); only those, so a bad server-side
+ * variable does not stop a client. Throws ConfigError.
+ */
+export function loadClientConfig(serverFlag: string | undefined, env: Readonly<Record<string, string | undefined>> = processEnvironment()): Config {
+  return loadConfig({
+    SVC_SERVER_URL: serverFlag === undefined ? env.SVC_SERVER_URL : undefined,
+    SVC_API_TOKEN: env.SVC_API_TOKEN,
+    SVC_API_TOKEN_FILE: env.SVC_API_TOKEN_FILE,
+  });
+}
+
+/**
+ * A secret variable X may be given as a file instead: X_FILE names it (Docker and Kubernetes
+ * secrets mount so), read once, trimmed; then no process holds the value in its environment.
+ */
+function secretFromFile(key: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const file = (SECRET_VARIABLES as readonly string[]).includes(key) ? env[`${key}_FILE`] : undefined;
+  if (file === undefined || file === '') return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    const code = err instanceof Error && 'code' in err ? String(err.code) : 'unreadable';
+    throw new ConfigError(`invalid ${key}_FILE: cannot read ${file} (${code})`);
+  }
 }
 
 /** True for an address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */

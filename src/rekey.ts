@@ -9,6 +9,7 @@ import { countKeychainKeys, lockKeychainToRekey, setKeychainCiphertext } from '.
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger } from './log.ts';
 import { openDatabase } from './db/open-database.ts';
+import { processEnvironment } from './secret-environment.ts';
 
 /** Rows re-sealed per transaction: short transactions keep row locks brief for a running server. */
 export const REKEY_BATCH_ROWS = 200;
@@ -114,7 +115,7 @@ const tallyLine = (what: string, t: RekeyTally, dryRun: boolean): string =>
  */
 export async function rekeyCommand(
   argv: string[],
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Readonly<Record<string, string | undefined>> = processEnvironment(),
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'batch-size': { type: 'string' }, 'dry-run': { type: 'boolean' } }, strict: true });

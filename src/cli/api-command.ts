@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 
 /** How long one CLI request may wait for its answer. */
@@ -22,7 +22,7 @@ export class UsageError extends Error {
 export function cliClient(serverFlag: string | undefined): ServerClient {
   let env;
   try {
-    env = loadConfig({ SVC_SERVER_URL: serverFlag === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+    env = loadClientConfig(serverFlag);
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message, 78);
     throw e;

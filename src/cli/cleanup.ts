@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 
@@ -53,7 +53,7 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
   try {
     // Only the variables the client needs (a bad server-side setting must not stop the command);
     // SVC_SERVER_URL only when --server does not replace it.
-    env = loadConfig({ SVC_SERVER_URL: values.server === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+    env = loadClientConfig(values.server);
   } catch (e) {
     if (e instanceof ConfigError) return usage(e.message, 78);
     throw e;

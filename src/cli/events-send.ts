@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { EVENTS_USAGE } from './events-usage.ts';
 import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
@@ -60,7 +60,7 @@ function parseOptions(argv: string[]): Options | { message: string; code: number
   let client;
   try {
     // Only the variables the client needs: a bad server-side setting must not stop it.
-    client = loadConfig({ SVC_SERVER_URL: server === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+    client = loadClientConfig(server);
   } catch (err) {
     if (err instanceof ConfigError) return { message: err.message, code: 78 };
     throw err;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadClientConfig } from '../config.ts';
 import { asObject } from '../objects.ts';
 
 type Out = { write(text: string): unknown };
@@ -49,7 +49,7 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
   }
   let client;
   try {
-    client = loadConfig({ SVC_SERVER_URL: server === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+    client = loadClientConfig(server);
   } catch (err) {
     if (err instanceof ConfigError) {
       errOut.write(`svc inspect: ${err.message}\n`);

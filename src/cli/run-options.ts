@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadClientConfig } from '../config.ts';
 
 export type RunOptions = {
   /** A playbook file or a catalog path, as typed. */
@@ -59,7 +59,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   try {
     // Only the variables the client needs (a bad server-side setting must not stop `svc run`);
     // SVC_SERVER_URL only when --server does not replace it.
-    client = loadConfig({ SVC_SERVER_URL: values.server === undefined ? env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: env.SVC_API_TOKEN });
+    client = loadClientConfig(values.server, env);
   } catch (err) {
     if (err instanceof ConfigError) return { ok: false, message: err.message, exitCode: 78 };
     throw err;

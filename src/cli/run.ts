@@ -8,6 +8,7 @@ import { parseRunOptions, type RunOptions } from './run-options.ts';
 import { errorMessage, type StepProgress } from './step-progress.ts';
 import { watchExecution } from './watch-execution.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './run-usage.ts';
+import { processEnvironment } from '../secret-environment.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -65,7 +66,7 @@ async function resolvePath(api: RunApi, options: RunOptions, out: Out): Promise<
 export async function runCommand(argv: string[]): Promise<number> {
   const out = process.stdout;
   const err = process.stderr;
-  const parsed = parseRunOptions(argv, process.env);
+  const parsed = parseRunOptions(argv, processEnvironment());
   if (!parsed.ok) {
     err.write(`svc run: ${parsed.message}\nusage: ${RUN_USAGE.split('\n')[0]}\n`);
     return parsed.exitCode;

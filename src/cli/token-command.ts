@@ -9,6 +9,7 @@ import { migrate } from '../db/migrate.ts';
 import { createLogger } from '../log.ts';
 import { openDatabase } from '../db/open-database.ts';
 import { TOKEN_USAGE } from './token-usage.ts';
+import { processEnvironment } from '../secret-environment.ts';
 
 // Same rule as the table's CHECK (migrations/0008_api_tokens.sql), checked first for a clear message.
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
@@ -99,7 +100,7 @@ function parse(argv: string[]): Action | string {
  */
 export async function tokenCommand(
   argv: string[],
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Readonly<Record<string, string | undefined>> = processEnvironment(),
   out: Out = process.stdout,
   err: Out = process.stderr,
 ): Promise<number> {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ConfigError, isLoopbackHost, loadConfig } from '../config.ts';
+import { ConfigError, isLoopbackHost, loadClientConfig } from '../config.ts';
 import { DoctorClient } from './doctor-client.ts';
 import { DOCTOR_SERVE_DEFAULT_PORT, DOCTOR_USAGE } from './doctor-usage.ts';
 import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
@@ -30,7 +30,7 @@ type Target = { serverUrl: string; apiToken: string | undefined };
 function resolveTarget(flag: string | undefined): Target {
   let client;
   try {
-    client = loadConfig({ SVC_SERVER_URL: flag === undefined ? process.env.SVC_SERVER_URL : undefined, SVC_API_TOKEN: process.env.SVC_API_TOKEN });
+    client = loadClientConfig(flag);
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;

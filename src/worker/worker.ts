@@ -14,6 +14,9 @@ export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
 export const BUSY_HEARTBEAT_INTERVAL_MS = 2_000;
 export const CLAIM_WAIT_MS = 5_000;
 const REPORT_RETRY_MAX_DELAY_MS = 5_000;
+// A worker started before its server retries registering from this delay, doubling, up to the max.
+const REGISTER_RETRY_FIRST_DELAY_MS = 250;
+const REGISTER_RETRY_MAX_DELAY_MS = 5_000;
 // One report in flight: results that finish meanwhile gather into the next one, so a busy pool
 // pays one request and one routing transaction per batch. A report held up longer than
 // REPORT_STALL_MS (its execution locked elsewhere, say) lets a second one go, so one stuck
@@ -107,7 +110,8 @@ export class Worker {
 
   /** Registers the pool and starts claiming. */
   async start(): Promise<void> {
-    await this.#register();
+    await this.#registerOnceUp();
+    if (this.#stopping) return;
     // Registering sets heartbeat_at: it counts as the first beat.
     this.#lastBeatAt = performance.now();
     this.#heartbeatOn = true;
@@ -141,6 +145,26 @@ export class Worker {
       });
     }, Math.max(0, dueAt - performance.now()));
     this.#heartbeat.unref();
+  }
+
+  /**
+   * Registers, waiting for a server that is not up yet (refused, unreachable, 502-504) with a
+   * bounded backoff, as the claim loop does once running; stop() ends the wait. Other answers throw.
+   */
+  async #registerOnceUp(): Promise<void> {
+    let backoffMs = REGISTER_RETRY_FIRST_DELAY_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#register();
+      } catch (err) {
+        const notUp = err instanceof TypeError || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
+        if (!notUp || this.#stopping) throw err;
+        this.#opts.log.warn({ err: String(err), attempt, retry_in_ms: backoffMs }, `server ${this.client.baseUrl} not reachable yet; waiting to register`);
+      }
+      await delay(backoffMs, undefined, { signal: this.#abortClaims.signal }).catch(() => {});
+      if (this.#stopping) return;
+      backoffMs = Math.min(backoffMs * 2, REGISTER_RETRY_MAX_DELAY_MS);
+    }
   }
 
   async #register(): Promise<void> {

@@ -56,7 +56,8 @@ export class ServerProcesses {
 
   /** Starts `svc worker` against `base` with `concurrency` slots. */
   async worker(base: string, concurrency = 1): Promise<WorkerProcess> {
-    const w = await startWorkerProcess(base, { concurrency });
+    // Held tasks test for files in this directory: the shell sandbox lets them read it, nothing more.
+    const w = await startWorkerProcess(base, { concurrency, env: { SVC_SHELL_SANDBOX_BINDS: this.dir } });
     this.#workers.push(w);
     return w;
   }

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkServerAuth, ConfigError, isEncryptionKey, isLoopbackHost, loadConfig } from '../../src/config.ts';
+import { checkServerAuth, ConfigError, isEncryptionKey, isLoopbackHost, loadClientConfig, loadConfig } from '../../src/config.ts';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -141,5 +144,35 @@ describe('checkServerAuth', () => {
     expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0', SVC_AUTH: 'token' }))).not.toThrow();
     expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0', SVC_AUTH: 'gateway' }))).toThrow(/^SVC_GATEWAY_SECRET is required/);
     expect(() => checkServerAuth(loadConfig({ SVC_HOST: '0.0.0.0', SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: 'g'.repeat(32) }))).not.toThrow();
+  });
+});
+
+describe('secrets from files (X_FILE)', () => {
+  it('reads a secret variable from the file its _FILE names, trimmed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+    const file = join(dir, 'token');
+    writeFileSync(file, `${'t'.repeat(40)}\n`);
+    try {
+      expect(loadConfig({ SVC_WORKER_TOKEN_FILE: file }).SVC_WORKER_TOKEN).toBe('t'.repeat(40));
+      // The variable itself wins over its file.
+      expect(loadConfig({ SVC_WORKER_TOKEN: 'u'.repeat(40), SVC_WORKER_TOKEN_FILE: file }).SVC_WORKER_TOKEN).toBe('u'.repeat(40));
+      expect(loadClientConfig(undefined, { SVC_API_TOKEN_FILE: file }).SVC_API_TOKEN).toBe('t'.repeat(40));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an unreadable file is a ConfigError naming the variable, never the value', () => {
+    expect(() => loadConfig({ SVC_ENCRYPTION_KEY_FILE: '/nonexistent/key' })).toThrow(/^invalid SVC_ENCRYPTION_KEY_FILE: cannot read \/nonexistent\/key \(ENOENT\)$/);
+  });
+
+  it('only secret variables have a _FILE form', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+    writeFileSync(join(dir, 'port'), '9999');
+    try {
+      expect(loadConfig({ SVC_PORT_FILE: join(dir, 'port') }).SVC_PORT).toBe(8082);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
