@@ -8,6 +8,8 @@ export const ERRORS = {
   invalid_playbook: { status: 400, message: 'Playbook validation failed' },
   unauthorized: { status: 401, message: 'the request carries no valid credentials' },
   forbidden: { status: 403, message: 'the caller may not do this' },
+  // The worker token reads a secret only for a claimed command whose tasks name it (src/api/worker-grant.ts).
+  secret_not_granted: { status: 403, message: 'the worker token reads a secret only for a command it holds whose tasks name it' },
   not_found: { status: 404, message: 'not found' },
   conflict: { status: 409, message: 'the request conflicts with the current state' },
   active_claim: { status: 409, message: 'the command is claimed by another worker' },

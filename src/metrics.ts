@@ -131,6 +131,12 @@ export function createMetrics() {
       labelNames: ['reason'],
       registers: [registry],
     }),
+    workerSecretDenied: new Counter({
+      name: 'svc_worker_secret_denied_total',
+      help: 'Secrets refused to the worker token (no held command, or its tasks do not name it), by kind (credential, keychain, secret)',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
     httpRequests: new Counter({
       name: 'svc_http_requests_total',
       help: 'HTTP requests by route and status code',

@@ -76,5 +76,12 @@ export type HeartbeatRequest = { name: string; status?: 'ready' | 'draining'; ru
 /** `cancelled`: those of the pool's running commands that were cancelled, to stop. */
 export type HeartbeatAnswer = { status: 'ok'; name: string; cancelled: number[] };
 
+/**
+ * Headers a worker sends with every secret it fetches (credential data, keychain entries, secret
+ * handles): the command it fetches for and its claim (attempt, worker). With the worker token the
+ * server answers only for a command that claim still holds and whose tasks name the secret.
+ */
+export const CLAIM_HEADERS = { command: 'x-svc-command', attempt: 'x-svc-attempt', worker: 'x-svc-worker' } as const;
+
 /** A credential as a worker fetches it (GET /api/credentials/{name}?include_data=true) and hands it to a tool. */
 export type ResolvedCredential = { name: string; type: string; data: Record<string, unknown> };

@@ -18,10 +18,11 @@ import {
 import { ServiceError, notFound } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { requireAccess } from './auth.ts';
+import { requireWorkerGrant } from './worker-grant.ts';
 import { jsonSchema } from './validation.ts';
 import { isObject } from '../objects.ts';
 
-// Decrypted credential data: admins, and workers resolving a task's `auth`.
+// Decrypted credential data: admins, and workers resolving a task's `auth` (worker-grant.ts narrows them).
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
 
 /** The spec's credential types (`snowflake` is its data-warehouse type). */
@@ -189,10 +190,15 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
     async (req) => {
       const { identifier } = req.params as v.InferOutput<typeof identifierParams>;
       const { include_data: includeData } = req.query as v.InferOutput<typeof getQuery>;
-      if (includeData) requireAccess(req, CREDENTIAL_DATA_ACCESS);
+      if (includeData) {
+        requireAccess(req, CREDENTIAL_DATA_ACCESS);
+        // The worker token: only for a command it holds whose tasks name the credential (by name).
+        await requireWorkerGrant(req, deps, { kind: 'credential', name: identifier });
+      }
       const row = await findCredential(deps.db, identifier);
       if (!row) throw notFound(`credential '${identifier}'`);
       if (!includeData) return presentCredential(row);
+      if (req.identity?.via === 'worker' && row.name !== identifier) throw notFound(`credential '${identifier}'`);
       const data = openCredentialData(deps.keyring, row, req.log);
       req.log.debug({ credential: row.name }, 'credential data read');
       return { ...presentCredential(row), data };

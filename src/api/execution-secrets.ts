@@ -7,6 +7,7 @@ import { getExecutionSecret, insertExecutionSecret } from '../db/execution-secre
 import { notFound, ServiceError } from '../errors.ts';
 import { secretHandle } from '../secret-handle.ts';
 import { jsonSchema } from './validation.ts';
+import { requireWorkerGrant } from './worker-grant.ts';
 
 // An MCP access token is short-lived (an hour for cloud tokens); a day covers retries and resumes.
 const EXECUTION_SECRET_TTL_SECONDS = 86_400;
@@ -24,13 +25,14 @@ export async function withholdAccessToken(deps: Pick<AppDeps, 'db' | 'keyring'>,
   return { ...workload, access_token: secretHandle(uuid) };
 }
 
-/** GET /api/secrets/{handle}: workers exchange a handle for the value (worker token only). */
+/** GET /api/secrets/{handle}: workers exchange a handle for the value (worker token only, for a command given the handle). */
 export async function executionSecretRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/secrets/:handle',
     { schema: { tags: ['workers'], summary: 'The value behind a secret handle of a workload (workers only)', params: jsonSchema(handleParams) }, config: { access: { level: 'worker' } } },
     async (req) => {
       const { handle } = req.params as v.InferOutput<typeof handleParams>;
+      await requireWorkerGrant(req, deps, { kind: 'secret', handle });
       const sealed = await getExecutionSecret(deps.db, handle);
       if (sealed === undefined) throw notFound('secret handle');
       try {

@@ -21,6 +21,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
 import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
 
 const MS_PER_SECOND = 1000;
@@ -179,12 +180,13 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         params: jsonSchema(entryParams),
         querystring: jsonSchema(entryQuery),
       },
-      // Workers read entries to resolve `keychain.<entry>` for their tasks.
+      // Workers read entries to resolve `keychain.<entry>` for their tasks (of a command they hold: worker-grant.ts).
       config: { access: { level: 'admin', worker: true } },
     },
     async (req) => {
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
       const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
+      await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: executionId ?? null });
       const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
       const base = { keychain_name: name, catalog_id: catalogId, cache_key: key };
 
@@ -237,7 +239,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         params: jsonSchema(entryParams),
         body: jsonSchema(storeBody),
       },
-      // Workers store the entries they create or renew.
+      // Workers store the entries they create or renew (for a command they hold: worker-grant.ts).
       config: { access: { level: 'admin', worker: true } },
     },
     async (req, reply) => {
@@ -248,6 +250,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       // The spec's store error: detail holds the message and the field-level errors (no values).
       if (errors.length > 0) throw new ServiceError('validation_failed', { message: `Token validation failed: ${errors.join('; ')}`, errors });
       if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
+      await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: body.execution_id ?? null });
       if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
 
       // Rows carry the execution whose completion removes them (the `kc` cleanup in db/unit-write.ts): owner or root.

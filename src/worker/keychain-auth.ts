@@ -26,13 +26,14 @@ const ClientCredentials = v.looseObject({
   audience: v.optional(v.string()),
 });
 
-/** `GET /api/credentials/{name}?include_data=true`, validated. */
-export async function fetchCredential(client: ServerClient, name: string): Promise<Fallible<ResolvedCredential>> {
+/** `GET /api/credentials/{name}?include_data=true` for the claim `claim` names (claim-headers.ts), validated. */
+export async function fetchCredential(client: ServerClient, name: string, claim: Record<string, string>): Promise<Fallible<ResolvedCredential>> {
   let answer: unknown;
   try {
-    answer = await client.request<unknown>('GET', `/api/credentials/${encodeURIComponent(name)}?include_data=true`);
+    answer = await client.request<unknown>('GET', `/api/credentials/${encodeURIComponent(name)}?include_data=true`, undefined, undefined, { headers: claim });
   } catch (error) {
     if (error instanceof ServerError && error.status === 404) return { ok: false, reason: `credential '${name}' not found` };
+    if (error instanceof ServerError && error.status === 403) return { ok: false, reason: `credential '${name}' is not given to this command (its tasks must name it)` };
     return { ok: false, reason: `credential '${name}' could not be fetched` };
   }
   const parsed = v.safeParse(CredentialResponse, answer);

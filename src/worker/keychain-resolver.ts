@@ -13,6 +13,7 @@ import { defaultTtlSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, r
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
+import { claimHeaders } from './claim-headers.ts';
 import { EntryFlow } from './keychain-entry-flow.ts';
 import { checkEntrySchema } from './keychain-schema-check.ts';
 import { KEYCHAIN_REQUEST_TIMEOUT_MS, sendOutbound, statusText, type OutboundRequest } from './keychain-http.ts';
@@ -54,6 +55,8 @@ type EntryTarget = {
   parentExecutionId: number | null;
   scope: KeychainScope;
   definition: KeychainDefinition | undefined;
+  /** The claim of the command that needs it (claim-headers.ts), sent with every keychain and credential request. */
+  claim: Record<string, string>;
 };
 
 const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), v.record(v.string(), v.unknown()));
@@ -118,7 +121,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
   async function read(target: EntryTarget): Promise<Fallible<ReadAnswer>> {
     const query = new URLSearchParams({ scope_type: target.scope, execution_id: String(target.executionId) });
     try {
-      const answer = await client.request<unknown>('GET', `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}?${query}`);
+      const answer = await client.request<unknown>('GET', `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}?${query}`, undefined, undefined, { headers: target.claim });
       const parsed = v.safeParse(ReadAnswer, answer);
       return parsed.success ? { ok: true, value: parsed.output } : { ok: false, reason: 'the keychain answer has an unexpected shape' };
     } catch (error) {
@@ -145,16 +148,16 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       renew_config: renewConfig,
     };
     try {
-      await client.request<unknown>('POST', `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}`, body);
+      await client.request<unknown>('POST', `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}`, body, undefined, { headers: target.claim });
     } catch (error) {
       // The value is still good for this command; the next one will fetch it again.
       failed('store', target, error instanceof Error ? error.message : String(error));
     }
   }
 
-  async function credentialFor(definition: KeychainDefinition): Promise<Fallible<ResolvedCredential | undefined>> {
+  async function credentialFor(target: EntryTarget, definition: KeychainDefinition): Promise<Fallible<ResolvedCredential | undefined>> {
     if (!definition.auth) return { ok: true, value: undefined };
-    return fetchCredential(client, definition.auth);
+    return fetchCredential(client, definition.auth, target.claim);
   }
 
   /** Sends a token request (the definition's or a renew_config), with the `auth` credential applied. */
@@ -169,8 +172,8 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
   }
 
   /** A secret_manager entry's values, read from the provider with the `auth` credential's token. */
-  async function secrets(definition: KeychainDefinition): Promise<Fallible<TokenData>> {
-    const credential = await credentialFor(definition);
+  async function secrets(target: EntryTarget, definition: KeychainDefinition): Promise<Fallible<TokenData>> {
+    const credential = await credentialFor(target, definition);
     if (!credential.ok) return credential;
     let token: string | undefined;
     if (credential.value) {
@@ -195,12 +198,12 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
   /** Makes a missing entry from its definition and stores it; the value, or a reason. */
   async function create(target: EntryTarget, definition: KeychainDefinition): Promise<Fallible<{ tokenData: TokenData; ttlSeconds: number }>> {
     if (definition.kind === 'secret_manager') {
-      const values = await secrets(definition);
+      const values = await secrets(target, definition);
       if (!values.ok) return values;
       await store(target, 'secret_manager', values.value, definition.ttl_seconds ?? null, null);
       return { ok: true, value: { tokenData: values.value, ttlSeconds: definition.ttl_seconds ?? defaultTtlSeconds(target.scope) } };
     }
-    const credential = await credentialFor(definition);
+    const credential = await credentialFor(target, definition);
     if (!credential.ok) return credential;
     const endpoint = definition.endpoint ?? credentialTokenUrl(credential.value);
     if (!endpoint) return { ok: false, reason: `${definition.kind} entries need an endpoint (or an oauth2 auth credential with a token_url)` };
@@ -247,7 +250,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
   async function renew(target: EntryTarget, renewConfig: unknown): Promise<Fallible<Renewal>> {
     const definition = target.definition;
     if (definition?.kind === 'secret_manager') {
-      const values = await secrets(definition);
+      const values = await secrets(target, definition);
       if (!values.ok) return values;
       const ttlSeconds = definition.ttl_seconds ?? null;
       return { ok: true, value: { tokenData: values.value, ttlSeconds, lifetimeSeconds: ttlSeconds ?? defaultTtlSeconds(target.scope), kind: 'secret_manager', renewConfig: null } };
@@ -257,7 +260,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const cfg = renewConfigDefaults(parsed.output);
     let credential: ResolvedCredential | undefined;
     if (definition) {
-      const fetched = await credentialFor(definition);
+      const fetched = await credentialFor(target, definition);
       if (!fetched.ok) return fetched;
       credential = fetched.value;
     }
@@ -347,6 +350,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const execution = v.safeParse(ExecutionContext, context.execution);
     const parentExecutionId = execution.success ? (execution.output.parent_id ?? null) : null;
     const rootExecutionId = execution.success ? (execution.output.root_id ?? null) : null;
+    const claim = claimHeaders(command, command.worker_id ?? '');
     const renderContext: Record<string, unknown> = { ...context };
     delete renderContext.keychain;
 
@@ -373,6 +377,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
           parentExecutionId,
           scope: definition?.scope ?? 'global',
           definition,
+          claim,
         };
         const value = await sharedResolution(target, rootExecutionId);
         // Each command gets its own copy: tasks of one command must not see another's changes.

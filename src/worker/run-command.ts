@@ -3,6 +3,7 @@ import { evaluateCondition, renderValue } from '../dsl/render.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential, RoutedEvent } from '../protocol.ts';
 import { secretHandleId } from '../secret-handle.ts';
+import { claimHeaders } from './claim-headers.ts';
 import { resolveMcpServer } from './resolve-mcp-server.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 import { storable, storableOutcome } from './storable.ts';
@@ -25,23 +26,25 @@ export type RunDeps = {
   resolveKeychain: KeychainResolver;
 };
 
-async function fetchCredential(client: ServerClient, name: string): Promise<ResolvedCredential | TaskOutcome> {
+async function fetchCredential(client: ServerClient, name: string, claim: Record<string, string>): Promise<ResolvedCredential | TaskOutcome> {
   try {
-    const c = await client.request<{ name: string; type: string; data: unknown }>('GET', `/api/credentials/${encodeURIComponent(name)}?include_data=true`);
+    const c = await client.request<{ name: string; type: string; data: unknown }>('GET', `/api/credentials/${encodeURIComponent(name)}?include_data=true`, undefined, undefined, { headers: claim });
     return { name: c.name, type: c.type, data: isObject(c.data) ? c.data : {} };
   } catch (err) {
-    const notFound = err instanceof ServerError && err.status === 404;
-    return {
-      status: 'error',
-      data: null,
-      error: notFound ? { message: `credential '${name}' not found`, code: 'credential_not_found' } : { message: `credential '${name}' could not be fetched`, code: 'credential_unavailable' },
-    };
+    const status = err instanceof ServerError ? err.status : undefined;
+    const error =
+      status === 404
+        ? { message: `credential '${name}' not found`, code: 'credential_not_found' }
+        : status === 403
+          ? { message: `credential '${name}' is not given to this command (its tasks must name it)`, code: 'credential_not_granted' }
+          : { message: `credential '${name}' could not be fetched`, code: 'credential_unavailable' };
+    return { status: 'error', data: null, error };
   }
 }
 
-async function fetchExecutionSecret(client: ServerClient, handle: string): Promise<string | TaskOutcome> {
+async function fetchExecutionSecret(client: ServerClient, handle: string, claim: Record<string, string>): Promise<string | TaskOutcome> {
   try {
-    const answer = await client.request<{ value?: unknown }>('GET', `/api/secrets/${handle}`);
+    const answer = await client.request<{ value?: unknown }>('GET', `/api/secrets/${handle}`, undefined, undefined, { headers: claim });
     if (typeof answer.value === 'string') return answer.value;
   } catch {
     // reported below without the server's text
@@ -55,7 +58,7 @@ const isOutcome = (v: ResolvedCredential | TaskOutcome): v is TaskOutcome => 'st
  * Renders and runs one task with its retry policy and timeout; never throws. The secrets it
  * injects (its credential's, tokens its tool fetched) are added to `secrets`.
  */
-async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask): Promise<TaskOutcome & { attempts: number }> {
+async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask, claim: Record<string, string>): Promise<TaskOutcome & { attempts: number }> {
   const { retry, name, kind, ...fields } = task;
   let rendered: Record<string, unknown>;
   try {
@@ -77,7 +80,7 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   }
   let credential: ResolvedCredential | undefined;
   if (typeof rendered.auth === 'string' && rendered.auth) {
-    const c = await fetchCredential(deps.client, rendered.auth);
+    const c = await fetchCredential(deps.client, rendered.auth, claim);
     if (isOutcome(c)) return { ...c, attempts: 0 };
     credential = c;
     secrets.addCredential(credential);
@@ -87,7 +90,7 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   // The server keeps a request's workload.access_token out of the log and passes a handle for it.
   const handle = kind === 'mcp' ? secretHandleId(rendered.access_token) : undefined;
   if (handle) {
-    const token = await fetchExecutionSecret(deps.client, handle);
+    const token = await fetchExecutionSecret(deps.client, handle, claim);
     if (typeof token !== 'string') return { ...token, attempts: 0 };
     secrets.add(token);
     rendered.access_token = token;
@@ -144,6 +147,7 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   const outcomes: Record<string, TaskOutcome> = {};
   const calls: { task: NormalizedTask; attempts: number; durationMs: number }[] = [];
   const secrets = new SecretMask();
+  const claim = claimHeaders(cmd, deps.workerId);
   let keychain: Record<string, unknown> = {};
   const names = [...new Set(tasks.flatMap((t) => referencedKeychainNames(t)))];
   if (names.length) {
@@ -152,7 +156,7 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   }
   for (const task of tasks) {
     const startedAt = performance.now();
-    const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets);
+    const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets, claim);
     const { attempts, ...plain } = outcome;
     outcomes[task.name] = plain;
     calls.push({ task, attempts, durationMs: Math.round(performance.now() - startedAt) });

@@ -8,6 +8,7 @@ import { newApiToken } from '../../../src/auth/api-token.ts';
 import { signIdentity } from '../../../src/auth/identity-assertion.ts';
 import { roleAtLeast, type Role } from '../../../src/auth/roles.ts';
 import { revokeApiToken } from '../../../src/db/api-token.repo.ts';
+import { CLAIM_HEADERS } from '../../../src/protocol.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker, bearer, createApiToken, TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -25,6 +26,10 @@ const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: wait, pa
 // `worker`: the route lets the worker token in too (credential reads a worker makes for a task).
 type Probe = { cls: Class; worker?: true; method: string; path: string | (() => string); body?: unknown; ok: number };
 let executionId = 0;
+// The worker token reads credential data only for a command it holds whose tasks name it: the
+// headers of the claim (src/protocol.ts CLAIM_HEADERS) on a command of auth/data, set by serverIn.
+let dataClaim: Record<string, string> = {};
+const DATA_PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: data, path: auth/data }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop, auth: db_auth }\n';
 const PROBES: Probe[] = [
   { cls: 'public', method: 'GET', path: '/api/health', ok: 200 },
   { cls: 'public', method: 'GET', path: '/health', ok: 200 },
@@ -70,6 +75,13 @@ async function serverIn(mode: Mode): Promise<{ t: TestApp; admin: Record<string,
   const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'auth/wait' }, admin);
   expect(run.status).toBe(200);
   executionId = run.body.execution_id;
+  // A command whose task names db_auth, claimed by a worker: its claim lets the worker token read it.
+  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: DATA_PLAYBOOK }, admin)).status).toBe(201);
+  const data = await http(t.url, 'POST', '/api/run/playbook', { path: 'auth/data' }, admin);
+  const { rows } = await t.deps.db.query<{ command_id: number }>(`SELECT command_id FROM core.command WHERE execution_id = $1`, [data.body.execution_id]);
+  const claimed = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: 'data-worker' }, asWorker);
+  expect(claimed.status).toBe(200);
+  dataClaim = { [CLAIM_HEADERS.command]: String(claimed.body.command_id), [CLAIM_HEADERS.attempt]: String(claimed.body.attempt), [CLAIM_HEADERS.worker]: 'data-worker' };
   return { t, admin };
 }
 
@@ -146,7 +158,7 @@ describe('SVC_AUTH=token', () => {
       { name: 'viewer', kind: 'viewer', headers: bearer(viewer) },
       { name: 'operator', kind: 'operator', headers: bearer(operator) },
       { name: 'admin', kind: 'admin', headers: bearer(adminToken) },
-      { name: 'the worker token', kind: 'worker', headers: asWorker },
+      { name: 'the worker token', kind: 'worker', headers: { ...asWorker, ...dataClaim } },
     ];
     const refusals = await checkMatrix(t, 'token', callers);
     expect(refusals.length).toBeGreaterThan(50);
@@ -160,7 +172,7 @@ describe('SVC_AUTH=token', () => {
       expect(res.body).toEqual({ detail: expect.stringContaining('needs role admin') });
     }
     expect((await http(t.url, 'GET', '/api/credentials/db_auth?include_data=true', undefined, admin)).body.data.password).toBe(SECRET_VALUE);
-    expect((await http(t.url, 'GET', '/api/credentials/db_auth?include_data=true', undefined, asWorker)).body.data.password).toBe(SECRET_VALUE);
+    expect((await http(t.url, 'GET', '/api/credentials/db_auth?include_data=true', undefined, { ...asWorker, ...dataClaim })).body.data.password).toBe(SECRET_VALUE);
   });
 
   it('a forged worker report with an admin token (not the worker token) is refused and nothing is stored', async () => {
@@ -224,7 +236,7 @@ describe('SVC_AUTH=gateway', () => {
       { name: 'an operator API token', kind: 'operator', headers: bearer(await createApiToken(t.deps.db, 'program', 'operator')) },
       // A valid admin token does not rescue a bad assertion beside it: the assertion decides.
       { name: 'a bad assertion beside an admin token', kind: 'bad', headers: { ...assertion('x', 'admin', -5), ...bearer(await createApiToken(t.deps.db, 'beside', 'admin')) } },
-      { name: 'the worker token', kind: 'worker', headers: asWorker },
+      { name: 'the worker token', kind: 'worker', headers: { ...asWorker, ...dataClaim } },
     ];
     await checkMatrix(t, 'gateway', callers);
     const expired = await http(t.url, 'GET', '/api/executions', undefined, assertion('alice', 'admin', -1));
@@ -259,8 +271,8 @@ describe('SVC_AUTH=none (loopback)', () => {
       { name: 'no credentials', kind: 'anonymous', headers: {} },
       { name: 'a wrong worker token', kind: 'bad', headers: bearer(`${TEST_WORKER_TOKEN}x`) },
       { name: 'a token of the same length', kind: 'bad', headers: bearer('y'.repeat(TEST_WORKER_TOKEN.length)) },
-      { name: 'the worker token', kind: 'worker', headers: asWorker },
-      { name: 'the worker token, scheme in lower case', kind: 'worker', headers: { authorization: `bearer ${TEST_WORKER_TOKEN}` } },
+      { name: 'the worker token', kind: 'worker', headers: { ...asWorker, ...dataClaim } },
+      { name: 'the worker token, scheme in lower case', kind: 'worker', headers: { authorization: `bearer ${TEST_WORKER_TOKEN}`, ...dataClaim } },
     ];
     await checkMatrix(t, 'none', callers);
   });

@@ -1,0 +1,66 @@
+// The worker token reaches only what its claims need (DESIGN.md "Security"): credential data, a
+// keychain entry or a secret handle is given to it only for a command the calling worker holds
+// (CLAIM_HEADERS) whose tasks name it. Admins and SVC_AUTH=none callers are not asked.
+import type { FastifyRequest } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app-deps.ts';
+import { namesCredential } from '../credential/names-credential.ts';
+import { readHeldCommand, type ClaimRef } from '../db/held-command.repo.ts';
+import { ServiceError } from '../errors.ts';
+import { CLAIM_HEADERS } from '../protocol.ts';
+import { secretHandle } from '../secret-handle.ts';
+import { integerText, MAX_ID, MAX_INT4 } from './validation.ts';
+
+/** What a worker asks for: a credential by name, a keychain entry of a catalog entry (and execution), a secret handle's uuid. */
+export type WorkerAsk =
+  | { kind: 'credential'; name: string }
+  | { kind: 'keychain'; catalogId: number; executionId: number | null }
+  | { kind: 'secret'; handle: string };
+
+const ClaimHeaders = v.object({
+  [CLAIM_HEADERS.command]: integerText(1, MAX_ID),
+  [CLAIM_HEADERS.attempt]: integerText(1, MAX_INT4),
+  [CLAIM_HEADERS.worker]: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+});
+
+/** The claim the request's headers name, or undefined when they name none (or a malformed one). */
+function claimOf(req: FastifyRequest): ClaimRef | undefined {
+  const parsed = v.safeParse(ClaimHeaders, req.headers);
+  if (!parsed.success) return undefined;
+  const h = parsed.output;
+  return { commandId: h[CLAIM_HEADERS.command], attempt: h[CLAIM_HEADERS.attempt], workerId: h[CLAIM_HEADERS.worker] };
+}
+
+const what = (ask: WorkerAsk): string =>
+  ask.kind === 'credential' ? `credential '${ask.name}'` : ask.kind === 'keychain' ? `keychain entries of catalog entry ${ask.catalogId}` : 'this secret handle';
+
+/**
+ * For the worker token: throws 403 `secret_not_granted` (counted by kind) unless the request names
+ * a command its worker holds (claimed or running, this attempt) that was given what `ask` names.
+ * Any other caller passed the route's own access and is let through unchanged.
+ */
+export async function requireWorkerGrant(req: FastifyRequest, deps: Pick<AppDeps, 'db' | 'metrics'>, ask: WorkerAsk): Promise<void> {
+  if (req.identity?.via !== 'worker') return;
+  const deny = (missing: string): ServiceError => {
+    deps.metrics.workerSecretDenied.inc({ kind: ask.kind });
+    req.log.info({ kind: ask.kind, missing }, 'worker token refused a secret');
+    return new ServiceError('secret_not_granted', { code: 'secret_not_granted', message: `the worker token may not read ${what(ask)}: ${missing}` });
+  };
+  const claim = claimOf(req);
+  if (!claim) throw deny(`name the command it runs for in the headers ${Object.values(CLAIM_HEADERS).join(', ')}`);
+  const held = await readHeldCommand(deps.db, claim, ask.kind === 'credential' ? ask.name : null, ask.kind === 'secret' ? secretHandle(ask.handle) : null);
+  const command = `command ${claim.commandId}`;
+  if (!held) throw deny(`${command} is not held by worker '${claim.workerId}' at attempt ${claim.attempt} (not claimed, finished, or claimed again)`);
+  switch (ask.kind) {
+    case 'credential':
+      if (!namesCredential(held, ask.name)) throw deny(`no task of ${command} names it (auth, an mcp server's auth, or a keychain entry's auth)`);
+      return;
+    case 'keychain':
+      if (held.catalog_id !== ask.catalogId) throw deny(`${command} runs catalog entry ${held.catalog_id}`);
+      if (ask.executionId !== null && ask.executionId !== held.execution_id) throw deny(`${command} runs execution ${held.execution_id}, not ${ask.executionId}`);
+      return;
+    case 'secret':
+      if (!held.carries_handle) throw deny(`${command} was not given it`);
+      return;
+  }
+}
