@@ -176,6 +176,8 @@ const commands: Record<string, Command> = {
         env: processEnvironment(),
         log,
         serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
+        // read_only tasks without auth: the same database as the reader role (its login from the server), never this user.
+        serviceReaderBaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
       });
       // A signal while the worker still waits for its server ends the wait.
       void trap.requested.then(() => worker.stop());

@@ -147,9 +147,18 @@ function serviceDatabaseError(err: unknown): unknown {
  * Throws SqlExecutionError('setup') when the role cannot log in.
  */
 export async function serviceReaderUrl(db: Db, password: string): Promise<string> {
+  const login = await serviceReaderLogin(db, password);
+  return readerUrl(db, login.user, login.password);
+}
+
+/**
+ * The reader role's user name and `password`, the role given its login now: for `svc worker`
+ * pools, which put them in their own URL of the service database. Throws SqlExecutionError('setup').
+ */
+export async function serviceReaderLogin(db: Db, password: string): Promise<{ user: string; password: string }> {
   const role = await readerRoleName(db);
   await prepareReaderRole(db, role, password);
-  return readerUrl(db, role, password);
+  return { user: role, password };
 }
 
 function readerUrl(db: Db, role: string, password: string): string {

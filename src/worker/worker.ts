@@ -8,6 +8,7 @@ import { createKeychainResolver } from './keychain-resolver.ts';
 import { commandCancelled } from './tools/outcome.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { ServerClient, ServerError } from './server-client.ts';
+import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
 export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
 // While commands run, heartbeats are more frequent: their answer names cancelled commands to stop.
@@ -40,6 +41,12 @@ export type WorkerOptions = {
   serviceDatabaseUrl?: string;
   /** The service database as its read-only reader role, for `read_only` postgres tasks (in-process pools of `svc start`). */
   serviceReaderUrl?: string;
+  /**
+   * The service database as this worker reaches it (a `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS):
+   * `read_only` postgres tasks without `auth` run on it as the reader role, whose login the pool
+   * asks of the server when a task first needs it (src/worker/service-reader.ts).
+   */
+  serviceReaderBaseUrl?: string;
   resolveKeychain?: KeychainResolver;
   claimWaitMs?: number;
   /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
@@ -64,6 +71,7 @@ export class Worker {
   readonly #opts: WorkerOptions;
   // One per pool: concurrent commands needing the same keychain entry share its token request.
   readonly #resolveKeychain: KeychainResolver;
+  readonly #serviceReader: ServiceReaderSource | undefined;
   #running = 0; // executing
   #unreported = new Set<number>(); // finished; their report is not answered yet
   #queued: PresentedCommand[] = []; // claimed, waiting for a slot
@@ -92,6 +100,7 @@ export class Worker {
     this.name = opts.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
     this.client = new ServerClient(opts.serverUrl, { token: opts.token });
     this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
+    this.#serviceReader = opts.serviceReaderBaseUrl && !opts.serviceReaderUrl ? serviceReaderSource(this.client, this.name, opts.serviceReaderBaseUrl, opts.log) : undefined;
   }
 
   /** Commands the pool holds: running, waiting in its queue, or finished and not yet reported. */
@@ -267,16 +276,20 @@ export class Worker {
     const abort = this.#commands.get(cmd.command_id) ?? new AbortController();
     const startedAt = performance.now();
     const base: ReportBase = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, step: cmd.step };
-    runCommand(cmd, {
-      client: this.client,
-      workerId: this.name,
-      env: this.#opts.env,
-      log: this.#opts.log,
-      signal: AbortSignal.any([this.#abortTasks.signal, abort.signal]),
-      serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
-      serviceReaderUrl: this.#opts.serviceReaderUrl,
-      resolveKeychain: this.#resolveKeychain,
-    })
+    const signal = AbortSignal.any([this.#abortTasks.signal, abort.signal]);
+    const run = (serviceReaderUrl: string | undefined) =>
+      runCommand(cmd, {
+        client: this.client,
+        workerId: this.name,
+        env: this.#opts.env,
+        log: this.#opts.log,
+        signal,
+        serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
+        serviceReaderUrl,
+        resolveKeychain: this.#resolveKeychain,
+      });
+    // A `svc worker` asks for the reader's login first when the command has a read_only task for it.
+    (this.#serviceReader ? this.#serviceReader(cmd, signal).then(run) : run(this.#opts.serviceReaderUrl))
       // A bug in the runner must still end the command, or it would wait for the reaper.
       .catch((err): RoutedEvent[] => [commandFailed(base, 'worker_error', `worker error: ${err instanceof Error ? err.message : String(err)}`)])
       .then((events) => {

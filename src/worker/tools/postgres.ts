@@ -28,7 +28,7 @@ export type PostgresData = { rows: unknown[]; row_count: number | null; command:
  * database, else the service database when allowed); data `{rows, row_count, command}`. Several
  * statements without params report the last one. Messages never hold the password or URL.
  * `read_only: true`: one statement, in a read-only transaction; without `auth` it reads the
- * service database as its reader role (no write grant, no secret column) when the worker has it.
+ * service database as its reader role (no write grant, no secret column), never as the service user.
  */
 export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
   const parsed = v.safeParse(PostgresTaskSchema, task);
@@ -37,9 +37,13 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   // The server stops the statement itself at the task's deadline, even if the worker dies.
   const statementTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.ceil(timeoutSeconds * 1000) : undefined;
 
-  const serviceUrl = readOnly ? (ctx.serviceReaderUrl ?? ctx.serviceDatabaseUrl) : ctx.serviceDatabaseUrl;
+  // read_only without auth: the reader role only, never the service's own user (a superuser, often).
+  const serviceUrl = readOnly ? ctx.serviceReaderUrl : ctx.serviceDatabaseUrl;
   if (readOnly && !ctx.credential && !serviceUrl) {
-    return fail('no_connection', 'a read_only postgres task without auth needs a worker that can read the service database (the in-process workers of `svc start`, or SVC_ALLOW_SERVICE_DB_TASKS)');
+    return fail(
+      'no_connection',
+      'a read_only postgres task without auth needs a worker that can read the service database as its reader role (the in-process workers of `svc start`, or `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS and SVC_DATABASE_URL); it never runs as the service user',
+    );
   }
   const connection = postgresConnection(ctx.credential, serviceUrl, statementTimeoutMs);
   if (!connection.ok) return fail(connection.code, connection.message);

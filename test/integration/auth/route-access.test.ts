@@ -57,6 +57,7 @@ const EXPECTED: Record<string, RouteAccess> = {
   'POST /api/worker/pool/register': worker,
   'POST /api/worker/pool/heartbeat': worker,
   'POST /api/worker/pool/deregister': worker,
+  'GET /api/worker/service-reader': worker, // and only for a held command with a read_only postgres task without auth
   'GET /api/agents': viewer,
   'GET /api/mcp/servers': viewer,
   'GET /api/mcp/servers/:name': { level: 'viewer', worker: true }, // workers resolve a task's `server:`

@@ -56,7 +56,7 @@ describe('POST /api/postgres/execute on the service database', () => {
     const res = await execute({ query: 'SELECT 1 AS one, $$a$$ AS two' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok', result: [{ one: 1, two: 'a' }] });
-    expect((await execute({ query: 'SELECT count(*)::int AS n FROM core.catalog' })).body).toEqual({ status: 'ok', result: [{ n: 0 }] });
+    expect((await execute({ query: 'SELECT count(*)::int AS n FROM core.execution' })).body).toEqual({ status: 'ok', result: [{ n: 0 }] });
   });
 
   it('runs as a per-database reader role without superuser rights', async () => {
@@ -85,11 +85,24 @@ describe('POST /api/postgres/execute on the service database', () => {
     expect(after.body.result[0].u).toMatch(/^svc_sql_reader_/);
   });
 
-  it('reads orchestration tables but neither credential nor keychain data, and writes nothing in core', async () => {
+  it('reads executions, commands without input and worker pools; no credential, keychain or other table; writes nothing in core', async () => {
     await http(t.url, 'POST', '/api/credentials', { name: 'reader_probe', type: 'bearer', data: { token: 'probe-token-value' } });
-    const meta = await execute({ query: `SELECT name, type FROM core.credential WHERE name = 'reader_probe'` });
-    expect(meta.body.result).toEqual([{ name: 'reader_probe', type: 'bearer' }]);
+    for (const query of ['SELECT count(*) FROM core.execution', 'SELECT command_id, status, worker_id FROM core.command', 'SELECT * FROM core.runtime']) {
+      expect((await execute({ query })).status, query).toBe(200);
+    }
+    // DESIGN.md (Security): the reader sees executions, commands without inputs and worker pools, nothing else.
     for (const query of [
+      `SELECT name, type FROM core.credential WHERE name = 'reader_probe'`,
+      'SELECT input FROM core.command',
+      'SELECT snapshot FROM core.execution',
+      'SELECT * FROM core.catalog',
+      'SELECT * FROM core.event',
+      'SELECT * FROM core.api_token',
+      'SELECT * FROM core.idempotency_key',
+      'SELECT * FROM core.execution_secret',
+      'SELECT * FROM core.batch_request',
+      'SELECT * FROM core.transient',
+      'SELECT cache_key FROM core.keychain',
       'SELECT data_encrypted FROM core.credential',
       'SELECT * FROM core.credential',
       'SELECT data_encrypted FROM core.keychain',

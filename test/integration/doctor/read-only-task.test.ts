@@ -64,14 +64,22 @@ describe('a read_only postgres task without auth, on a worker given the reader r
   });
 });
 
-describe('a read_only postgres task on the service user (SVC_ALLOW_SERVICE_DB_TASKS workers)', () => {
-  it('runs in a read-only session, one statement: writes are refused', async () => {
-    expect(await postgres(task('SELECT count(*)::int AS n FROM core.runtime'), ctx({ serviceDatabaseUrl: t.url }))).toMatchObject({ status: 'ok' });
+describe('a read_only postgres task on a worker given the service user (SVC_ALLOW_SERVICE_DB_TASKS workers)', () => {
+  // The service user is often a superuser: a read_only task never runs as it, only as the reader
+  // (a `svc worker` asks the server for the reader's login, test/integration/tools/service-reader.test.ts).
+  it('is refused without the reader role: it never runs as the service user', async () => {
+    const out = await postgres(task('SELECT count(*)::int AS n FROM core.runtime'), ctx({ serviceDatabaseUrl: t.url }));
+    expect(out).toMatchObject({ status: 'error', error: { code: 'no_connection' } });
     for (const sql of [`UPDATE core.runtime SET status = 'stopped' WHERE name = '${POOL}'`, `SET default_transaction_read_only = off; COMMIT; UPDATE core.runtime SET status = 'stopped'`]) {
       const out = await postgres(task(sql), ctx({ serviceDatabaseUrl: t.url }));
       expect(out.status, sql).toBe('error');
     }
     expect(await poolStatus()).toBe('ready');
+  });
+
+  it('with the reader role beside it, reads as the reader', async () => {
+    const out = await postgres(task('SELECT current_user AS u'), ctx({ serviceDatabaseUrl: t.url, serviceReaderUrl: readerUrl }));
+    expect(out).toMatchObject({ status: 'ok', data: { rows: [{ u: expect.stringMatching(/^svc_sql_reader_/) }] } });
   });
 
   it('without any way to the service database: a clear no_connection error', async () => {

@@ -1,0 +1,38 @@
+import * as v from 'valibot';
+import { readsServiceDatabase } from '../dsl/reads-service-database.ts';
+import type { Logger } from '../log.ts';
+import type { PresentedCommand } from '../protocol.ts';
+import { ServerError, type ServerClient } from './server-client.ts';
+
+const loginAnswer = v.object({ user: v.pipe(v.string(), v.minLength(1)), password: v.pipe(v.string(), v.minLength(1)) });
+// A login is asked again after this long: a server started with another key has another password.
+const LOGIN_KEPT_MS = 10 * 60_000;
+
+/** The service database as its reader role for a command's `read_only` tasks; undefined when it has none or the server gives none. */
+export type ServiceReaderSource = (command: PresentedCommand, signal?: AbortSignal) => Promise<string | undefined>;
+
+/**
+ * For a `svc worker` pool (SVC_ALLOW_SERVICE_DB_TASKS): asks the server for the reader role's
+ * login (GET /api/worker/service-reader, for a command the pool holds) when a command first needs
+ * it, keeps it in memory only, and puts it in `databaseUrl` (the service database as this worker
+ * reaches it). Never hands out `databaseUrl`'s own user: without a login, such tasks fail.
+ */
+export function serviceReaderSource(client: ServerClient, workerId: string, databaseUrl: string, log: Logger): ServiceReaderSource {
+  let remembered: { url: string; until: number } | undefined;
+  return async (command, signal) => {
+    if (!command.tasks.some(readsServiceDatabase)) return undefined;
+    if (remembered && remembered.until > Date.now()) return remembered.url;
+    const query = new URLSearchParams({ command_id: String(command.command_id), attempt: String(command.attempt), worker_id: workerId });
+    try {
+      const login = v.parse(loginAnswer, await client.request<unknown>('GET', `/api/worker/service-reader?${query}`, undefined, signal));
+      const url = new URL(databaseUrl);
+      url.username = login.user;
+      url.password = login.password;
+      remembered = { url: url.toString(), until: Date.now() + LOGIN_KEPT_MS };
+      return remembered.url;
+    } catch (err) {
+      log.warn({ command_id: command.command_id, status: err instanceof ServerError ? err.status : undefined }, 'the server gave no service database reader login: read_only postgres tasks without auth fail');
+      return undefined;
+    }
+  };
+}
