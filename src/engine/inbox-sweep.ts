@@ -35,7 +35,9 @@ export function startInboxSweeper(deps: EngineDeps): () => void {
       const n = await sweepInbox(deps);
       if (n) deps.log.info({ executions: n }, 'inbox sweep applied pending events');
     } catch (err) {
-      deps.log.warn({ err: String(err) }, 'inbox sweep failed');
+      // The message only, as the bus logs it: a database that went away (a stop during start) is
+      // a transient condition here, not a fault with a name and a stack.
+      deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'inbox sweep failed');
     }
     if (!stopped) timer = setTimeout(tick, INBOX_SWEEP_INTERVAL_MS).unref();
   };
