@@ -8,6 +8,7 @@ import { Db } from './db/db.ts';
 import { openDatabase } from './db/open-database.ts';
 import { migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
+import { connectsAsSuperuser } from './db/service-owner.ts';
 import { startAutoResume } from './engine/auto-resume.ts';
 import { startCommandReaper } from './engine/command-reaper.ts';
 import { startInboxSweeper } from './engine/inbox-sweep.ts';
@@ -33,6 +34,8 @@ export type RunningService = {
    * postgres tasks, e.g. the doctor's); undefined, logged, when the role cannot log in.
    */
   readerDatabaseUrl(): Promise<string | undefined>;
+  /** The service's database user is a superuser (an external SVC_DATABASE_URL): warned at start. */
+  databaseSuperuser: boolean;
   stop(): Promise<void>;
 };
 
@@ -59,6 +62,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const db = new Db(database.url, 20);
     stops.unshift(() => db.close());
     await migrate(db);
+    const databaseSuperuser = await connectsAsSuperuser(db);
     // A key that cannot open the stored rows is refused now, not found out on every later read.
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
@@ -73,6 +77,13 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const app = await buildApp(deps);
     stops.unshift(() => app.close());
     const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST });
+    // Once started (a start that fails says only why it failed).
+    if (databaseSuperuser) {
+      log.warn(
+        { user: new URL(database.url).username },
+        'the service connects to PostgreSQL as a superuser: give it a non-superuser owner of its database and schemas (with CREATEROLE) in SVC_DATABASE_URL, see docs/operations.md',
+      );
+    }
     // Once the server is up, so that a start cut short (a signal while it starts) never leaves
     // them querying a database being stopped. Auto-resume runs in the background: it waits for
     // worker pools to beat, which needs this server listening.
@@ -87,6 +98,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       dataDir: resolve(config.SVC_DATA_DIR),
       embedded: Boolean(database.embedded),
       deps,
+      databaseSuperuser,
       async readerDatabaseUrl() {
         try {
           return await serviceReaderUrl(db, readerPassword(keyring));

@@ -60,9 +60,9 @@ function embeddedUrl(password: string, port: number, socketDir: string | null): 
 }
 
 /**
- * The URL of the embedded PostgreSQL that another svc process (`svc start`) runs on this data
- * dir, or undefined when none runs: a command that only needs the database (`svc token`) uses it
- * instead of starting its own, which the running one's data dir would refuse.
+ * The URL (as its superuser) of the embedded PostgreSQL that another svc process (`svc start`)
+ * runs on this data dir, or undefined when none runs: a command that only needs the database
+ * (`svc token`) uses it, as the service owner (open-database.ts), instead of starting its own.
  */
 export async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> {
   const root = resolve(dataDir);

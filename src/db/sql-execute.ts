@@ -127,7 +127,7 @@ export async function runAsServiceReader(db: Db, password: string, sql: string, 
     if (!(err instanceof SqlExecutionError) || err.phase !== 'connect' || !AUTH_FAILED_SQLSTATES.has(err.sqlstate ?? '')) throw serviceDatabaseError(err);
   }
   // First use on this database, or the key (and so the password) changed: set it, try once more.
-  await prepareReaderRole(db, role, password);
+  await prepareOnce(db, role, password);
   return runStatement(config, sql, opts).catch((err: unknown) => {
     throw serviceDatabaseError(err);
   });
@@ -157,8 +157,20 @@ export async function serviceReaderUrl(db: Db, password: string): Promise<string
  */
 export async function serviceReaderLogin(db: Db, password: string): Promise<{ user: string; password: string }> {
   const role = await readerRoleName(db);
-  await prepareReaderRole(db, role, password);
+  await prepareOnce(db, role, password);
   return { user: role, password };
+}
+
+// Concurrent ALTER ROLEs of one role fail ("tuple concurrently updated"): one at a time per Db.
+const preparing = new WeakMap<Db, Promise<void>>();
+
+function prepareOnce(db: Db, role: string, password: string): Promise<void> {
+  let p = preparing.get(db);
+  if (!p) {
+    p = prepareReaderRole(db, role, password).finally(() => preparing.delete(db));
+    preparing.set(db, p);
+  }
+  return p;
 }
 
 function readerUrl(db: Db, role: string, password: string): string {

@@ -19,9 +19,9 @@ export type ServiceReaderSource = (command: PresentedCommand, signal?: AbortSign
  */
 export function serviceReaderSource(client: ServerClient, workerId: string, databaseUrl: string, log: Logger): ServiceReaderSource {
   let remembered: { url: string; until: number } | undefined;
-  return async (command, signal) => {
-    if (!command.tasks.some(readsServiceDatabase)) return undefined;
-    if (remembered && remembered.until > Date.now()) return remembered.url;
+  // Commands that start together share one request.
+  let asking: Promise<string | undefined> | undefined;
+  const ask = async (command: PresentedCommand, signal?: AbortSignal): Promise<string | undefined> => {
     const query = new URLSearchParams({ command_id: String(command.command_id), attempt: String(command.attempt), worker_id: workerId });
     try {
       const login = v.parse(loginAnswer, await client.request<unknown>('GET', `/api/worker/service-reader?${query}`, undefined, signal));
@@ -34,5 +34,15 @@ export function serviceReaderSource(client: ServerClient, workerId: string, data
       log.warn({ command_id: command.command_id, status: err instanceof ServerError ? err.status : undefined }, 'the server gave no service database reader login: read_only postgres tasks without auth fail');
       return undefined;
     }
+  };
+  return async (command, signal) => {
+    if (!command.tasks.some(readsServiceDatabase)) return undefined;
+    if (remembered && remembered.until > Date.now()) return remembered.url;
+    if (!asking) {
+      asking = ask(command, signal).finally(() => (asking = undefined));
+      return asking;
+    }
+    // Another command's request: refused for it (not held any more, say) need not mean for this one.
+    return (await asking) ?? ask(command, signal);
   };
 }
