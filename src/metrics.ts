@@ -133,7 +133,7 @@ export function createMetrics() {
     }),
     workerSecretDenied: new Counter({
       name: 'svc_worker_secret_denied_total',
-      help: 'Secrets refused to the worker token (no held command, or its tasks do not name it), by kind (credential, keychain, secret)',
+      help: 'Secrets refused to the worker token (no held command, or its tasks do not name it), by kind (credential, keychain, secret, service_reader)',
       labelNames: ['kind'],
       registers: [registry],
     }),

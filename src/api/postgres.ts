@@ -3,16 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
-import { getCommand } from '../db/command.repo.ts';
 import { getCredentialByName } from '../db/credential.repo.ts';
 import { runAsServiceReader, runStatement, serviceReaderLogin, SqlExecutionError, SQL_STATEMENT_TIMEOUT_MS } from '../db/sql-execute.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
 import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
 import { openCredentialData } from './credentials.ts';
-import { readsServiceDatabase } from '../dsl/reads-service-database.ts';
-import { presentCommand } from './present.ts';
-import { integerText, jsonSchema, MAX_ID } from './validation.ts';
+import { requireWorkerGrant } from './worker-grant.ts';
+import { jsonSchema } from './validation.ts';
 
 const MS_PER_SECOND = 1000;
 const MAX_TIMEOUT_SECONDS = SQL_STATEMENT_TIMEOUT_MS / MS_PER_SECOND;
@@ -38,34 +36,22 @@ export function readerPassword(keyring: Keyring): string {
   return createHmac('sha256', key).update('svc sql reader login v1').digest('base64url');
 }
 
-const serviceReaderQuery = v.object({
-  command_id: integerText(1, MAX_ID),
-  attempt: integerText(0, MAX_ID),
-  worker_id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
-});
-const HELD = new Set(['CLAIMED', 'RUNNING']);
 
 /**
  * GET /api/worker/service-reader: the reader role's user name and password, for a `svc worker`
  * (SVC_ALLOW_SERVICE_DB_TASKS) that runs a `read_only` postgres task without `auth`. Answered
- * only to the worker token, and only while the asking pool holds (claimed, this attempt) a
- * command with such a task: like a credential, the login goes only where a task needs it.
+ * only to the worker token, and only for a held command (CLAIM_HEADERS) with such a task:
+ * like a credential, the login goes only where a task needs it (requireWorkerGrant).
  */
 async function serviceReaderRoute(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/worker/service-reader',
     {
-      schema: { tags: ['workers'], summary: 'The service database reader role login, for a held command with a read_only postgres task without auth', querystring: jsonSchema(serviceReaderQuery) },
+      schema: { tags: ['workers'], summary: 'The service database reader role login, for a held command with a read_only postgres task without auth' },
       config: { access: { level: 'worker' } },
     },
     async (req, reply) => {
-      const q = req.query as v.InferOutput<typeof serviceReaderQuery>;
-      const row = await getCommand(deps.db, q.command_id);
-      const held = row && HELD.has(row.status) && row.worker_id === q.worker_id && row.attempt === q.attempt;
-      if (!row || !held) throw new ServiceError('forbidden', `command ${q.command_id} is not held by worker ${q.worker_id} (attempt ${q.attempt})`);
-      if (!presentCommand(row).tasks.some(readsServiceDatabase)) {
-        throw new ServiceError('forbidden', `command ${q.command_id} has no read_only postgres task without auth`);
-      }
+      await requireWorkerGrant(req, deps, { kind: 'service_reader' });
       try {
         const login = await serviceReaderLogin(deps.db, readerPassword(deps.keyring));
         reply.header('cache-control', 'no-store');

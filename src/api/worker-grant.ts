@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { namesCredential } from '../credential/names-credential.ts';
+import { readsServiceDatabase } from '../dsl/reads-service-database.ts';
 import { readHeldCommand, type ClaimRef } from '../db/held-command.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { CLAIM_HEADERS } from '../protocol.ts';
@@ -15,7 +16,8 @@ import { integerText, MAX_ID, MAX_INT4 } from './validation.ts';
 export type WorkerAsk =
   | { kind: 'credential'; name: string }
   | { kind: 'keychain'; catalogId: number; executionId: number | null }
-  | { kind: 'secret'; handle: string };
+  | { kind: 'secret'; handle: string }
+  | { kind: 'service_reader' };
 
 const ClaimHeaders = v.object({
   [CLAIM_HEADERS.command]: integerText(1, MAX_ID),
@@ -32,7 +34,13 @@ function claimOf(req: FastifyRequest): ClaimRef | undefined {
 }
 
 const what = (ask: WorkerAsk): string =>
-  ask.kind === 'credential' ? `credential '${ask.name}'` : ask.kind === 'keychain' ? `keychain entries of catalog entry ${ask.catalogId}` : 'this secret handle';
+  ask.kind === 'credential'
+    ? `credential '${ask.name}'`
+    : ask.kind === 'keychain'
+      ? `keychain entries of catalog entry ${ask.catalogId}`
+      : ask.kind === 'secret'
+        ? 'this secret handle'
+        : "the service database reader's login";
 
 /**
  * For the worker token: throws 403 `secret_not_granted` (counted by kind) unless the request names
@@ -61,6 +69,9 @@ export async function requireWorkerGrant(req: FastifyRequest, deps: Pick<AppDeps
       return;
     case 'secret':
       if (!held.carries_handle) throw deny(`${command} was not given it`);
+      return;
+    case 'service_reader':
+      if (!(Array.isArray(held.tasks) && held.tasks.some(readsServiceDatabase))) throw deny(`${command} has no read_only postgres task without auth`);
       return;
   }
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { readsServiceDatabase } from '../dsl/reads-service-database.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand } from '../protocol.ts';
+import { claimHeaders } from './claim-headers.ts';
 import { ServerError, type ServerClient } from './server-client.ts';
 
 const loginAnswer = v.object({ user: v.pipe(v.string(), v.minLength(1)), password: v.pipe(v.string(), v.minLength(1)) });
@@ -22,9 +23,9 @@ export function serviceReaderSource(client: ServerClient, workerId: string, data
   // Commands that start together share one request.
   let asking: Promise<string | undefined> | undefined;
   const ask = async (command: PresentedCommand, signal?: AbortSignal): Promise<string | undefined> => {
-    const query = new URLSearchParams({ command_id: String(command.command_id), attempt: String(command.attempt), worker_id: workerId });
     try {
-      const login = v.parse(loginAnswer, await client.request<unknown>('GET', `/api/worker/service-reader?${query}`, undefined, signal));
+      const answer = await client.request<unknown>('GET', '/api/worker/service-reader', undefined, signal, { headers: claimHeaders(command, workerId) });
+      const login = v.parse(loginAnswer, answer);
       const url = new URL(databaseUrl);
       url.username = login.user;
       url.password = login.password;

@@ -82,10 +82,10 @@ describe('read_only postgres tasks without auth on a `svc worker` whose SVC_DATA
 
 describe('GET /api/worker/service-reader', () => {
   it('answers the worker token only for a command its pool holds with a read_only task without auth', async () => {
-    const refused = await http(stack.url, 'GET', '/api/worker/service-reader?command_id=1&attempt=1&worker_id=nobody', undefined, asWorker);
+    const refused = await http(stack.url, 'GET', '/api/worker/service-reader', undefined, { ...asWorker, 'x-svc-command': '1', 'x-svc-attempt': '1', 'x-svc-worker': 'nobody' });
     expect(refused.status).toBe(403);
     expect(JSON.stringify(refused.body)).not.toMatch(/password/);
-    const anonymous = await http(stack.url, 'GET', '/api/worker/service-reader?command_id=1&attempt=1&worker_id=nobody');
+    const anonymous = await http(stack.url, 'GET', '/api/worker/service-reader');
     expect([401, 403]).toContain(anonymous.status);
   });
 });
