@@ -14,6 +14,7 @@ import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents
 import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
 import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
+import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -124,6 +125,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       log,
       serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
       serviceReaderUrl: await svc.readerDatabaseUrl(),
+      shell: shellSettings(config),
     });
     await worker.start().catch(async (err: unknown) => {
       await svc.stop();
@@ -178,6 +180,7 @@ const commands: Record<string, Command> = {
         serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
         // read_only tasks without auth: the same database as the reader role (its login from the server), never this user.
         serviceReaderBaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
+        shell: shellSettings(config),
       });
       // A signal while the worker still waits for its server ends the wait.
       void trap.requested.then(() => worker.stop());

@@ -10,6 +10,7 @@ import { storable, storableOutcome } from './storable.ts';
 import { tools } from './tools/index.ts';
 import { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
+import type { ShellHost } from './tools/shell-argv.ts';
 import { withRetry } from './with-retry.ts';
 import { isObject } from '../objects.ts';
 
@@ -24,6 +25,7 @@ export type RunDeps = {
   serviceDatabaseUrl?: string;
   serviceReaderUrl?: string;
   resolveKeychain: KeychainResolver;
+  shell?: ShellHost; // the pool's probed shell sandbox
 };
 
 async function fetchCredential(client: ServerClient, name: string, claim: Record<string, string>): Promise<ResolvedCredential | TaskOutcome> {
@@ -113,6 +115,7 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
         serviceDatabaseUrl: deps.serviceDatabaseUrl,
         serviceReaderUrl: deps.serviceReaderUrl,
         env: deps.env,
+        shell: deps.shell,
         secrets,
       });
     },

@@ -6,6 +6,9 @@ import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, Pres
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
 import { commandCancelled } from './tools/outcome.ts';
+import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts';
+import type { ShellHost } from './tools/shell-argv.ts';
+import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
@@ -48,6 +51,8 @@ export type WorkerOptions = {
    */
   serviceReaderBaseUrl?: string;
   resolveKeychain?: KeychainResolver;
+  /** How shell tasks run (SVC_SHELL_*, shellSettings(config)); default: sandboxed, default limits. */
+  shell?: ShellSettings;
   claimWaitMs?: number;
   /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
   idleHeartbeatIntervalMs?: number;
@@ -94,6 +99,7 @@ export class Worker {
   #beating: Promise<void> | undefined;
   #lastBeatAt = 0;
   #commands = new Map<number, AbortController>(); // claimed: queued or running
+  #shell: ShellHost | undefined; // probed at start
 
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
@@ -119,6 +125,9 @@ export class Worker {
 
   /** Registers the pool and starts claiming. */
   async start(): Promise<void> {
+    // Before claiming: a pool whose sandbox cannot run refuses shell tasks, and says so once here.
+    this.#shell = await probeShellSandbox(this.#opts.shell ?? DEFAULT_SHELL_SETTINGS);
+    logShellHost(this.#shell, this.#opts.log);
     await this.#registerOnceUp();
     if (this.#stopping) return;
     // Registering sets heartbeat_at: it counts as the first beat.
@@ -287,6 +296,7 @@ export class Worker {
         serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
         serviceReaderUrl,
         resolveKeychain: this.#resolveKeychain,
+        shell: this.#shell,
       });
     // A `svc worker` asks for the reader's login first when the command has a read_only task for it.
     (this.#serviceReader ? this.#serviceReader(cmd, signal).then(run) : run(this.#opts.serviceReaderUrl))

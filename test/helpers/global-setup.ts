@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ declare module 'vitest' {
 
 /** Starts one PostgreSQL for the whole integration run, unless SVC_TEST_DATABASE_URL names one. */
 export default async function setup(project: TestProject) {
+  // Workers run shell tasks in bubblewrap's sandbox and refuse them without it: install it once.
+  execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-bubblewrap.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
   const external = process.env.SVC_TEST_DATABASE_URL;
   if (external) {
     project.provide('adminDatabaseUrl', external);

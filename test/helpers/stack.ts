@@ -1,10 +1,14 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.ts';
+import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from '../../src/worker/tools/shell-settings.ts';
 import { Worker, type WorkerOptions } from '../../src/worker/worker.ts';
 import { startTestApp, type TestApp } from './app.ts';
 import { executionApi, type ExecutionApi } from './execution-api.ts';
 
 export type TestStack = TestApp & ExecutionApi & { workers: Worker[] };
+
+/** SVC_SHELL_SANDBOX=off, for tests whose shell tasks coordinate with the test through host files (gates, pid files). */
+export const UNSANDBOXED_SHELL: ShellSettings = { ...DEFAULT_SHELL_SETTINGS, sandbox: false };
 
 /** A real server on a fresh database plus real workers talking to it over HTTP. */
 export async function startTestStack(
@@ -13,7 +17,7 @@ export async function startTestStack(
     concurrency?: number;
     env?: Record<string, string>;
     /** Extra worker options (e.g. short heartbeat intervals), applied to every worker. */
-    workerOptions?: Partial<Pick<WorkerOptions, 'idleHeartbeatIntervalMs' | 'busyHeartbeatIntervalMs' | 'claimWaitMs'>>;
+    workerOptions?: Partial<Pick<WorkerOptions, 'idleHeartbeatIntervalMs' | 'busyHeartbeatIntervalMs' | 'claimWaitMs' | 'shell'>>;
   } = {},
 ): Promise<TestStack> {
   const t = await startTestApp(opts.env);

@@ -1,12 +1,14 @@
+import { randomInt } from 'node:crypto';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as v from 'valibot';
 import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
+import { shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
-
-/** Bytes kept of each of stdout and stderr; the rest is counted and noted, not stored. */
-export const SHELL_OUTPUT_LIMIT_BYTES = 1024 * 1024;
 
 // An environment value is text: rendered data reaches the command through the environment, never
 // through its text, so whatever it holds stays data. No value (null) leaves the variable unset.
@@ -27,48 +29,77 @@ const ShellTaskSchema = v.looseObject({
 });
 
 export type ShellData = { exit_code: number | null; stdout: string; stderr: string };
+export type ShellRequest = { command: string; env: Readonly<Record<string, string | undefined>>; cwd?: string; stdin?: string };
+
+// A root worker runs each sandboxed task as its own unprivileged user: the kernel exempts uid 0
+// from RLIMIT_NPROC, and a user of its own counts only the task's processes against it.
+const TASK_UID_MIN = 2 ** 30;
+const TASK_UID_END = 2 ** 31;
+// What a program prints when a fork or an allocation was refused; the error then names the limits.
+const LIMIT_HINT = /Cannot fork|fork: .*Resource temporarily unavailable|Cannot allocate memory|MemoryError|[Oo]ut of memory|bad_alloc/;
 
 /**
- * Runs `command` with `/bin/sh -c` (env merged onto the worker's, values as text, lists and
- * mappings as JSON; optional cwd and stdin); data `{exit_code, stdout, stderr}`, each stream capped
- * at SHELL_OUTPUT_LIMIT_BYTES. A non-zero exit is an `exit_code` error. The command runs in its
- * own process group (spawnInGroup): on abort the group gets SIGTERM, then SIGKILL; when the
- * command ends or the worker dies, it is killed.
+ * Runs `command` with `/bin/sh` in the worker's shell sandbox (ctx.shell): a private working
+ * directory, an environment of only the task's `env` (values as text, lists and mappings as JSON)
+ * and PATH, HOME, LANG, TMPDIR, the configured limits; optional cwd (inside) and stdin. Data
+ * `{exit_code, stdout, stderr}`, each stream capped. A non-zero exit is an `exit_code` error, a
+ * CPU or file size limit a `resource_limit` one; no usable sandbox is `sandbox_unavailable`.
  */
 export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
   const parsed = v.safeParse(ShellTaskSchema, task);
   if (!parsed.success) return invalidTask('shell', parsed.issues);
   const { command, env, cwd, stdin } = parsed.output;
   if (ctx.signal.aborted) return aborted(ctx.signal);
+  if (!ctx.shell) return fail('sandbox_unavailable', 'this worker runs no shell tasks: it was started without shell settings');
+  if (ctx.shell.unavailable) return fail('sandbox_unavailable', ctx.shell.unavailable);
+  return runShell(ctx.shell, { command, env: env ?? {}, cwd: cwd ?? undefined, stdin: stdin ?? undefined }, ctx.signal);
+}
 
-  // The worker's own settings (SVC_*: encryption key, database URL) are not the task's business.
-  const childEnv: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(ctx.env)) if (!name.startsWith('SVC_')) childEnv[name] = value;
-  for (const [name, value] of Object.entries(env ?? {})) childEnv[name] = value ?? undefined;
+/**
+ * Runs one request as `host` says (sandboxed when host.bwrap is set) in a fresh private
+ * directory (mode 0700 under the OS temp dir, removed after), in its own process group
+ * (spawnInGroup): on abort the group gets SIGTERM, then SIGKILL; it dies with the worker.
+ */
+export async function runShell(host: ShellHost, req: ShellRequest, signal: AbortSignal): Promise<TaskOutcome> {
+  const workDir = await mkdtemp(join(tmpdir(), 'svc-task-'));
+  try {
+    const id = host.bwrap && process.getuid?.() === 0 ? randomInt(TASK_UID_MIN, TASK_UID_END) : undefined;
+    if (id !== undefined) await chown(workDir, id, id);
+    return await spawnTask(host, req, signal, workDir, id);
+  } finally {
+    await rm(workDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+  }
+}
 
+function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, workDir: string, id: number | undefined): Promise<TaskOutcome> {
+  const { settings } = host;
+  const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
   return new Promise<TaskOutcome>((resolve) => {
     let group: GroupChild;
     try {
-      group = spawnInGroup(command, { cwd: cwd ?? undefined, env: childEnv });
+      group = spawnInGroup(shellArgv(host, workDir), { cwd: host.bwrap ? '/' : workDir, env, uid: id, gid: id, shieldTerm: Boolean(host.bwrap) });
     } catch (error) {
       // Node's message may quote the environment (values can be secrets): name the code only.
       const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
       return resolve(fail('spawn', `cannot start the shell (${code})`));
     }
     const { child } = group;
-    const stdout = new CappedBuffer(SHELL_OUTPUT_LIMIT_BYTES);
-    const stderr = new CappedBuffer(SHELL_OUTPUT_LIMIT_BYTES);
+    const stdout = new CappedBuffer(settings.outputBytes);
+    const stderr = new CappedBuffer(settings.outputBytes);
+    let status = '';
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    group.status.on('data', (chunk: Buffer) => (status += chunk.toString('utf8')));
+    group.status.on('error', () => {});
     // A command that never reads its stdin closes the pipe: EPIPE here is not a task failure.
     child.stdin.on('error', () => {});
-    child.stdin.end(stdin ?? undefined);
+    child.stdin.end(req.stdin);
 
     let settled = false;
     const finish = (outcome: TaskOutcome) => {
       if (settled) return;
       settled = true;
-      ctx.signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
       resolve(outcome);
     };
     const data = (exitCode: number | null): ShellData => ({ exit_code: exitCode, stdout: stdout.text(), stderr: stderr.text() });
@@ -78,17 +109,26 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
       // A grandchild that left the group may still hold the pipes; do not wait for them.
       child.stdout.destroy();
       child.stderr.destroy();
-      finish(aborted(ctx.signal, data(null)));
+      group.status.destroy();
+      finish(aborted(signal, data(null)));
     };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
 
     child.on('error', (error) => {
-      finish(fail('spawn', `cannot start the shell${cwd ? ` in ${cwd}` : ''}: ${error.message}`));
+      finish(fail('spawn', `cannot start the shell: ${error.message}`));
     });
-    child.on('close', (code, signal) => {
+    child.on('close', (code, killedBy) => {
+      if (status.includes('cwd')) return finish(fail('spawn', `cannot start the shell in ${req.cwd}: no such directory${host.bwrap ? ' in the sandbox' : ''}`));
       if (code === 0) return finish(ok(data(0)));
-      const message = code === null ? `command killed by signal ${signal ?? 'unknown'}` : `command exited with code ${code}`;
-      finish(fail('exit_code', message, data(code)));
+      // bwrap (and a shell whose last command was killed) reports a signal as exit code 128 + n.
+      const signalName = killedBy ?? (code !== null && code > 128 ? signalNames.get(code - 128) : undefined);
+      if (signalName === 'SIGXCPU') return finish(fail('resource_limit', `CPU time limit (${settings.cpuSeconds} s) exceeded: command killed by signal SIGXCPU`, data(code)));
+      if (signalName === 'SIGXFSZ') return finish(fail('resource_limit', `file size limit (${settings.fileMb} MB) exceeded: command killed by signal SIGXFSZ`, data(code)));
+      if (signalName) return finish(fail('exit_code', `command killed by signal ${signalName}`, data(code)));
+      const hint = host.prlimit && LIMIT_HINT.test(stderr.text()) ? `; it may have hit a limit (at most ${settings.maxProcesses} processes, ${settings.memoryMb} MB of memory per process)` : '';
+      finish(fail('exit_code', `command exited with code ${code}${hint}`, data(code)));
     });
   });
 }
+
+const signalNames = new Map<number, string>(Object.entries(constants.signals).map(([name, n]) => [n, name]));

@@ -1,35 +1,60 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { Readable } from 'node:stream';
 
 /** After a stop's SIGTERM, the group gets this long to exit before SIGKILL. */
 export const SHELL_KILL_GRACE_MS = 5_000;
 
-// Run as `sh -c SUPERVISOR svc-shell <command>` in a new session (spawn detached), so the command
-// and everything it starts share one process group that nothing else is in. Before it execs the
-// command's shell, the supervisor leaves a watcher in the group, reading a pipe (fd 3) whose other
-// end only the worker holds: the kernel closes that end when the worker dies in any way (even
-// SIGKILL; Node has no PR_SET_PDEATHSIG), and the watcher then kills the whole group. The worker
-// closes it too when the command ends, so nothing it left running in the background outlives it.
-// The watcher ignores SIGTERM so that a stop's grace period does not end its watch; it reads
-// nothing else and writes nowhere, so it holds no output pipe open. Exec keeps the command's
-// shell at the spawned pid: its exit code or signal is the command's own.
-const SUPERVISOR = '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec /bin/sh -c "$1" 3<&-';
+// Run as `sh -c SUPERVISOR svc-shell <shield> <argv…>` in a new session (spawn detached), so the
+// program and everything it starts share one process group that nothing else is in. Before it
+// execs the program, the supervisor leaves a watcher in the group, reading a pipe (fd 3) whose
+// other end only the worker holds: the kernel closes that end when the worker dies in any way
+// (even SIGKILL; Node has no PR_SET_PDEATHSIG), and the watcher then kills the whole group. The
+// worker closes it too when the program ends, so nothing it left running in the background
+// outlives it. The watcher ignores SIGTERM so that a stop's grace period does not end its watch;
+// it reads nothing else and writes nowhere, so it holds no output pipe open. Exec keeps the
+// program at the spawned pid: its exit code or signal is the program's own. With <shield> `1`
+// the program starts with SIGTERM ignored (bwrap, whose death tears its sandbox down at once:
+// the processes inside reset it and get the stop's SIGTERM and grace period themselves).
+const SUPERVISOR =
+  '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
 
 export type GroupChild = {
   child: ChildProcessWithoutNullStreams;
+  /** A pipe at the program's fd 4 (STATUS_FD), for notes of a wrapper that closes it before the command. */
+  status: Readable;
   /** SIGTERM to the whole group now, SIGKILL after SHELL_KILL_GRACE_MS (sooner if the worker exits). */
   stop(): void;
 };
 
+export type GroupOptions = {
+  cwd?: string;
+  env: NodeJS.ProcessEnv;
+  /** Run as this user and group (a root worker's per-task ids); supplementary groups are dropped. */
+  uid?: number;
+  gid?: number;
+  /** Start the program with SIGTERM ignored (see SUPERVISOR). */
+  shieldTerm?: boolean;
+};
+
 /**
- * Spawns `/bin/sh -c command` as the leader of its own process group, which dies with the
- * worker, is killed when the command ends (what it left in the background), and is stopped as a
- * whole by `stop()`. Standard input, output and error are pipes, as with spawn's 'pipe'.
+ * Spawns `argv` as the leader of its own process group, which dies with the worker, is killed
+ * when the program ends (what it left in the background), and is stopped as a whole by `stop()`.
+ * Standard input, output and error are pipes, as with spawn's 'pipe'.
  */
-export function spawnInGroup(command: string, opts: { cwd?: string; env: NodeJS.ProcessEnv }): GroupChild {
-  const spawned = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', command], { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
-  // spawn's overloads type a four-pipe child loosely; its first three streams are pipes all the same.
+export function spawnInGroup(argv: readonly string[], opts: GroupOptions): GroupChild {
+  const spawned = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', opts.shieldTerm ? '1' : '0', ...argv], {
+    cwd: opts.cwd,
+    env: opts.env,
+    uid: opts.uid,
+    gid: opts.gid,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+  });
+  // spawn's overloads type a five-pipe child loosely; its first three streams are pipes all the same.
   const child = spawned as ChildProcessWithoutNullStreams;
   const lifeline = spawned.stdio[3];
+  const status = spawned.stdio[4];
+  if (!(status instanceof Readable)) throw new Error('spawn gave no status pipe');
   lifeline?.on('error', () => {});
   let released = false;
   const release = () => {
@@ -43,6 +68,7 @@ export function spawnInGroup(command: string, opts: { cwd?: string; env: NodeJS.
   child.once('error', release);
   return {
     child,
+    status,
     stop() {
       // Once released, the group's id may be another's: there is nothing of ours left to stop.
       if (stopping || released) return;

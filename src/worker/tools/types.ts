@@ -2,6 +2,7 @@
 // outcome. Tools never throw; every failure (bad fields, target errors, timeouts) is an outcome.
 
 import type { ResolvedCredential } from '../../protocol.ts';
+import type { ShellHost } from './shell-argv.ts';
 
 /** `escaped`: the paths the worker changed to make the outcome storable (src/worker/storable.ts). */
 export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: string }; escaped?: string[] };
@@ -11,7 +12,8 @@ export type ToolContext = {
   credential?: ResolvedCredential; // the task's `auth`, already fetched by the worker
   serviceDatabaseUrl?: string; // set only when SVC_ALLOW_SERVICE_DB_TASKS=true
   serviceReaderUrl?: string; // the service database as its read-only reader role, for `read_only` tasks
-  env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback)
+  env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback; never a shell task's)
+  shell?: ShellHost; // how shell tasks run (sandbox, limits), probed at worker start; unset: they are refused
   // The command's secrets: a tool adds what it injects (tokens it fetched, header values) so the report masks it.
   secrets?: { add(...values: readonly string[]): void };
 };

@@ -32,7 +32,8 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ item: Number(m[1]) }));
   });
-  s = await startWorkerStack({ workers: 2, concurrency: 4, serviceDbTasks: true });
+  // The cancel test's shell tasks write pid files the test reads on the host: unsandboxed.
+  s = await startWorkerStack({ workers: 2, concurrency: 4, serviceDbTasks: true, workerEnv: { SVC_SHELL_SANDBOX: 'off' } });
 });
 afterAll(async () => {
   // close() fails the file when a worker process does not drain and exit 0.

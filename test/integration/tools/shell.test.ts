@@ -1,20 +1,49 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHELL_OUTPUT_LIMIT_BYTES, shell } from '../../../src/worker/tools/shell.ts';
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { probeShellSandbox } from '../../../src/worker/tools/probe-shell-sandbox.ts';
+import { shell } from '../../../src/worker/tools/shell.ts';
+import type { ShellHost } from '../../../src/worker/tools/shell-argv.ts';
+import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 import { SHELL_KILL_GRACE_MS } from '../../../src/worker/tools/spawn-in-group.ts';
 import { processAlive } from '../../helpers/process-alive.ts';
+import { until } from '../../helpers/until.ts';
 import type { ToolContext } from '../../../src/worker/tools/types.ts';
 
+const SHELL_OUTPUT_LIMIT_BYTES = DEFAULT_SHELL_SETTINGS.outputBytes;
+
 let dir: string;
+// Tasks run sandboxed, as a worker runs them by default. The tests that watch the process group
+// through host files (markers, pid files, a host cwd) run unsandboxed (SVC_SHELL_SANDBOX=off), as
+// the sandbox hides the host from them; each has a sandboxed counterpart below that watches the
+// host's process table instead.
+let sandboxed: ShellHost;
+let unsandboxed: ShellHost;
 beforeAll(async () => {
   dir = await realpath(await mkdtemp(join(tmpdir(), 'svc-shell-test-')));
+  sandboxed = await probeShellSandbox(DEFAULT_SHELL_SETTINGS);
+  unsandboxed = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, sandbox: false });
+  if (sandboxed.unavailable) throw new Error(sandboxed.unavailable);
 });
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-const ctx = (extra: Partial<ToolContext> = {}): ToolContext => ({ signal: new AbortController().signal, env: {}, ...extra });
+const ctx = (extra: Partial<ToolContext> = {}): ToolContext => ({ signal: new AbortController().signal, env: {}, shell: sandboxed, ...extra });
+const off = (extra: Partial<ToolContext> = {}): ToolContext => ctx({ shell: unsandboxed, ...extra });
+
+/** Host pids whose command line contains `marker` (a task's processes, seen from outside its sandbox). */
+async function hostPids(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(marker)) pids.push(Number(entry));
+  }
+  return pids;
+}
 const task = (fields: Record<string, unknown>) => ({ name: 't', kind: 'shell', ...fields });
 
 describe('shell tool', () => {
@@ -35,7 +64,7 @@ describe('shell tool', () => {
   it('merges env onto the worker environment and runs in cwd, with stdin', async () => {
     const outcome = await shell(
       task({ command: 'printf "%s|%s|%s|" "$GREETING" "$COUNT" "$PWD"; test -n "$PATH" && cat', env: { GREETING: 'hi there', COUNT: 3 }, cwd: dir, stdin: 'from stdin' }),
-      ctx(),
+      off(),
     );
     expect(outcome).toMatchObject({ status: 'ok', data: { stdout: `hi there|3|${dir}|from stdin` } });
   });
@@ -59,7 +88,7 @@ describe('shell tool', () => {
     const marker = join(dir, 'survivor');
     const started = Date.now();
     // The background child would write the marker after 1 s unless its group is killed.
-    const outcome = await shell(task({ command: `(sleep 1; touch ${marker}) & echo started; sleep 30` }), ctx({ signal: AbortSignal.timeout(300) }));
+    const outcome = await shell(task({ command: `(sleep 1; touch ${marker}) & echo started; sleep 30` }), off({ signal: AbortSignal.timeout(300) }));
     expect(Date.now() - started).toBeLessThan(3000);
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout', message: 'task timed out' }, data: { stdout: 'started\n' } });
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -71,7 +100,7 @@ describe('shell tool', () => {
     const pids = join(dir, 'term-pids');
     // One child stops cleanly on SIGTERM (and says so); the other ignores it.
     const command = `(trap 'echo got-term >> ${log}; exit 0' TERM; sleep 30 & wait) & (trap '' TERM; sleep 30) & echo $! > ${pids}; sleep 0.2; echo ready; wait`;
-    const outcome = await shell(task({ command }), ctx({ signal: AbortSignal.timeout(500) }));
+    const outcome = await shell(task({ command }), off({ signal: AbortSignal.timeout(500) }));
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'ready\n' } });
     const stubborn = Number(readFileSync(pids, 'utf8').trim());
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -85,7 +114,7 @@ describe('shell tool', () => {
     const marker = join(dir, 'left-behind');
     const started = Date.now();
     // The first background job holds stdout open: without the kill the task would wait 30 s for it.
-    const outcome = await shell(task({ command: `sleep 30 & (sleep 1; touch ${marker}) >/dev/null 2>&1 & echo done` }), ctx());
+    const outcome = await shell(task({ command: `sleep 30 & (sleep 1; touch ${marker}) >/dev/null 2>&1 & echo done` }), off());
     expect(outcome).toMatchObject({ status: 'ok', data: { stdout: 'done\n' } });
     expect(Date.now() - started).toBeLessThan(3_000);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -124,9 +153,87 @@ describe('shell environment', () => {
   it('does not pass the worker SVC_* settings to tasks', async () => {
     const out = await shell(
       { name: 't', kind: 'shell', command: 'echo "[$SVC_ENCRYPTION_KEY][$PATH_SEEN]"', env: { PATH_SEEN: 'yes' } },
-      { signal: new AbortController().signal, env: { PATH: process.env.PATH, SVC_ENCRYPTION_KEY: 'super-secret-key' } },
+      { signal: new AbortController().signal, env: { PATH: process.env.PATH, SVC_ENCRYPTION_KEY: 'super-secret-key' }, shell: sandboxed },
     );
     expect(out.status).toBe('ok');
     expect((out.data as { stdout: string }).stdout).toBe('[][yes]\n');
+  });
+});
+
+describe('shell sandbox', () => {
+  it('runs in a private home with only PATH, HOME, LANG, TMPDIR and the declared env', async () => {
+    const outcome = await shell(task({ command: 'pwd; env | sort; echo x > f && ls', env: { GREETING: 'hi' } }), ctx({ env: { SECRET_OF_THE_WORKER: 'no' } }));
+    expect(outcome).toMatchObject({ status: 'ok' });
+    expect((outcome.data as { stdout: string }).stdout).toBe(
+      ['/home/task', 'GREETING=hi', 'HOME=/home/task', 'LANG=C.UTF-8', `PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, 'PWD=/home/task', 'TMPDIR=/tmp', 'f', ''].join('\n'),
+    );
+  });
+
+  it('shows the task no host process, no host file outside the system dirs, and nothing writable but its home and /tmp', async () => {
+    const command = `ls /proc | grep -c '^[0-9]'; test -e ${dir} || echo no-dir; test -e /root || echo no-root; test -e /etc/shadow || echo no-shadow; touch /usr/x 2>/dev/null || echo ro-usr; touch /tmp/x && echo tmp-ok`;
+    const outcome = await shell(task({ command }), ctx());
+    // bwrap's init, the task's shell, ls and grep.
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: '4\nno-dir\nno-root\nno-shadow\nro-usr\ntmp-ok\n' } });
+  });
+
+  it('a relative cwd is inside the home; an absolute one inside the sandbox; a missing one is a spawn error', async () => {
+    expect(await shell(task({ command: 'pwd', cwd: '/usr/bin' }), ctx())).toMatchObject({ status: 'ok', data: { stdout: '/usr/bin\n' } });
+    expect(await shell(task({ command: 'pwd', cwd: '.' }), ctx())).toMatchObject({ status: 'ok', data: { stdout: '/home/task\n' } });
+    expect(await shell(task({ command: 'pwd', cwd: 'sub' }), ctx())).toMatchObject({ status: 'error', error: { code: 'spawn', message: 'cannot start the shell in sub: no such directory in the sandbox' } });
+  });
+
+  it('sets loader variables only inside, right before the command', async () => {
+    const outcome = await shell(task({ command: 'printf "%s|%s" "$LD_LIBRARY_PATH" "${SVC_TASK_COMMAND-unset}"', env: { LD_LIBRARY_PATH: '/nowhere' } }), ctx());
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: '/nowhere|unset' } });
+  });
+
+  it('kills a busy loop at the CPU limit with a resource_limit error', async () => {
+    const host = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, cpuSeconds: 1 });
+    const outcome = await shell(task({ command: 'while :; do :; done' }), ctx({ shell: host }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'resource_limit', message: 'CPU time limit (1 s) exceeded: command killed by signal SIGXCPU' } });
+  });
+
+  it('refuses a 2 GiB allocation and a file over the size limit', async () => {
+    const alloc = await shell(task({ command: 'python3 -c "bytearray(2*1024**3)"' }), ctx());
+    expect(alloc).toMatchObject({ status: 'error', error: { code: 'exit_code' } });
+    expect(alloc.error?.message).toMatch(/exited with code 1; it may have hit a limit .*1024 MB of memory per process/);
+    const host = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, fileMb: 1 });
+    const big = await shell(task({ command: 'head -c 2M /dev/zero > big' }), ctx({ shell: host }));
+    expect(big).toMatchObject({ status: 'error', error: { code: 'resource_limit', message: 'file size limit (1 MB) exceeded: command killed by signal SIGXFSZ' } });
+  });
+
+  it('stops a fork bomb at the process limit', async () => {
+    const outcome = await shell(task({ command: 'f(){ f|f; }; f' }), ctx({ signal: AbortSignal.timeout(20_000) }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'exit_code' } });
+    expect(outcome.error?.message).toMatch(/it may have hit a limit \(at most 256 processes/);
+  });
+
+  it('kills what the command left in the background, and everything on abort', async () => {
+    const marker = randomUUID().replace(/\D/g, '').slice(0, 8);
+    const done = await shell(task({ command: `sleep 30.${marker} >/dev/null 2>&1 & echo done` }), ctx());
+    expect(done).toMatchObject({ status: 'ok', data: { stdout: 'done\n' } });
+    await until('the background sleep is gone', async () => (await hostPids(`30.${marker}`)).length === 0, 1_000, 20);
+    const outcome = await shell(task({ command: `sleep 31.${marker} & echo started; sleep 32.${marker}` }), ctx({ signal: AbortSignal.timeout(300) }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'started\n' } });
+    await until('the sleeps are gone', async () => (await hostPids(`.${marker}`)).length === 0, 1_000, 20);
+  });
+
+  it('on abort gives the sandboxed processes SIGTERM and the grace period, then SIGKILL', async () => {
+    const marker = randomUUID().replace(/\D/g, '').slice(0, 8);
+    // The task's shell outlives the SIGTERM (its trap), so the sandbox stands until the SIGKILL.
+    const command = `trap : TERM; sleep 30.${marker}1 & (trap '' TERM; exec sleep 30.${marker}2) & sleep 0.2; echo ready; wait; wait`;
+    const outcome = await shell(task({ command }), ctx({ signal: AbortSignal.timeout(500) }));
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'ready\n' } });
+    await until('the sleep without a trap is gone', async () => (await hostPids(`30.${marker}1`)).length === 0, 1_000, 20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await hostPids(`30.${marker}2`)).length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, SHELL_KILL_GRACE_MS - 500));
+    await until('the sleep that ignores SIGTERM is gone', async () => (await hostPids(`30.${marker}`)).length === 0, 2_000, 20);
+  }, 15_000);
+
+  it('refuses shell tasks when the sandbox cannot run, never running them unsandboxed', async () => {
+    const host: ShellHost = { ...sandboxed, bwrap: undefined, unavailable: 'shell tasks are refused: the sandbox cannot run (test)' };
+    expect(await shell(task({ command: 'true' }), ctx({ shell: host }))).toMatchObject({ status: 'error', error: { code: 'sandbox_unavailable', message: host.unavailable } });
+    expect(await shell(task({ command: 'true' }), ctx({ shell: undefined }))).toMatchObject({ status: 'error', error: { code: 'sandbox_unavailable' } });
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 
 // Short intervals so the test spans many busy periods; the idle one is longer than the whole test,
@@ -19,7 +19,8 @@ let s: TestStack;
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-heartbeat-'));
-  s = await startTestStack({ workers: 1, concurrency: 1, workerOptions: { busyHeartbeatIntervalMs: BUSY_HEARTBEAT_MS, idleHeartbeatIntervalMs: IDLE_HEARTBEAT_MS } });
+  // Its tasks touch gate files the test watches on the host: unsandboxed.
+  s = await startTestStack({ workers: 1, concurrency: 1, workerOptions: { busyHeartbeatIntervalMs: BUSY_HEARTBEAT_MS, idleHeartbeatIntervalMs: IDLE_HEARTBEAT_MS, shell: UNSANDBOXED_SHELL } });
 });
 afterAll(async () => {
   await s?.close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 
 // Long enough for a finished shell task's events to reach the worker's report queue.
@@ -14,7 +14,8 @@ let s: TestStack;
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-report-batch-'));
-  s = await startTestStack({ workers: 1, concurrency: 4 });
+  // Its tasks wait for gate files the test creates on the host: unsandboxed.
+  s = await startTestStack({ workers: 1, concurrency: 4, workerOptions: { shell: UNSANDBOXED_SHELL } });
   await s.register(`
 apiVersion: svc/v1
 kind: Playbook

@@ -14,7 +14,8 @@ let s: WorkerStack;
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-shell-group-'));
-  s = await startWorkerStack({ workers: 1 });
+  // The task writes its pids to a host file: unsandboxed (the sandboxed case: test/integration/tools/shell.test.ts).
+  s = await startWorkerStack({ workers: 1, workerEnv: { SVC_SHELL_SANDBOX: 'off' } });
 }, 120_000);
 afterAll(async () => {
   // The killed worker cannot drain; the stack's close would report it.

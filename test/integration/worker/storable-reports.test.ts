@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyLimitBytes } from '../../../src/body-limit.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { NUL_ESCAPE } from '../../../src/worker/storable.ts';
-import { SHELL_OUTPUT_LIMIT_BYTES } from '../../../src/worker/tools/shell.ts';
+import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { until } from '../../helpers/until.ts';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
+
+const SHELL_OUTPUT_LIMIT_BYTES = DEFAULT_SHELL_SETTINGS.outputBytes;
 
 // A drained worker with nothing left to report exits well within this.
 const PROMPT_DRAIN_MS = 5_000;

@@ -1,0 +1,84 @@
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
+
+/** What sandboxMounts asks of the host's file system (a test passes its own). */
+export type HostFs = {
+  /** What the path itself is (a symlink is not followed). */
+  kind(path: string): 'dir' | 'file' | 'symlink' | 'missing';
+  /** Whether the path, symlinks followed, exists (a dangling resolv.conf link does not). */
+  resolves(path: string): boolean;
+  readlink(path: string): string;
+};
+
+const realFs: HostFs = {
+  kind(path) {
+    try {
+      const stat = lstatSync(path);
+      return stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'dir' : 'file';
+    } catch {
+      return 'missing';
+    }
+  },
+  resolves(path) {
+    try {
+      statSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  readlink: (path) => readlinkSync(path),
+};
+
+// Where programs and their libraries live; on merged-/usr systems most are symlinks into /usr,
+// and are recreated as the same symlinks inside.
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+// What programs read from /etc to run, resolve names and check certificates: nothing else of /etc
+// (no shadow, no ssl/private, no service configuration) is visible.
+const ETC_ENTRIES = [
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/hosts',
+  '/etc/host.conf',
+  '/etc/resolv.conf',
+  '/etc/nsswitch.conf',
+  '/etc/gai.conf',
+  '/etc/services',
+  '/etc/protocols',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/timezone',
+  '/etc/alternatives',
+  '/etc/mime.types',
+  '/etc/ssl/certs',
+  '/etc/ssl/openssl.cnf',
+  '/etc/ca-certificates',
+  '/etc/ca-certificates.conf',
+  '/etc/pki/tls/certs',
+  '/etc/pki/ca-trust/extracted',
+];
+
+/**
+ * bwrap arguments that show a task the host's system directories and selected /etc entries,
+ * read-only and as they exist on this host, plus `binds` (SVC_SHELL_SANDBOX_BINDS) read-only.
+ * `missing` lists the binds that do not exist (the caller reports them; they are left out).
+ */
+export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs): { args: string[]; missing: string[] } {
+  const args: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    const kind = fs.kind(dir);
+    // A symlinked /bin stays a symlink inside; its target (under /usr) is bound already.
+    if (kind === 'symlink') args.push('--symlink', fs.readlink(dir), dir);
+    else if (kind === 'dir') args.push('--ro-bind', dir, dir);
+  }
+  // --ro-bind follows a symlinked source (/etc/resolv.conf → ../run/…), showing its content.
+  for (const entry of ETC_ENTRIES) if (fs.resolves(entry)) args.push('--ro-bind', entry, entry);
+  const missing: string[] = [];
+  for (const path of binds) {
+    if (!fs.resolves(path)) missing.push(path);
+    else args.push('--ro-bind', path, path);
+  }
+  return { args, missing };
+}

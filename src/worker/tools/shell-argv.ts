@@ -1,0 +1,105 @@
+import type { ShellSettings } from './shell-settings.ts';
+
+/** Where a sandboxed task's private working directory appears inside; also its HOME. */
+export const TASK_HOME = '/home/task';
+/** The PATH a task starts with (its `env:` may replace it): the system's, never the worker's. */
+export const TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** The fd on which the wrapper script notes a cwd it could not enter (closed before the command runs). */
+export const STATUS_FD = 4;
+
+/** The programs and host mounts a worker found at start (probeShellSandbox). */
+export type ShellHost = {
+  settings: ShellSettings;
+  prlimit?: string; // absolute path; undefined: not found (limits cannot be set)
+  bwrap?: string; // absolute path; set only when the sandbox is on and runs
+  mounts: readonly string[]; // bwrap arguments for the system directories and binds
+  /** Set when the sandbox is on but cannot run: why, and how to fix it. Shell tasks are refused. */
+  unavailable?: string;
+};
+
+// Variables that act on the loader or on a shell before the task's command runs (in prlimit and
+// bwrap, which run outside the sandbox): the task's values for them are set only inside, by
+// WRAPPER, right before its command. Names are SHELL_ENV_NAME-checked, so safe to eval.
+const DEFERRED = /^(LD_\w*|GLIBC_TUNABLES|MALLOC_\w*|GCONV_PATH|LOCPATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|CDPATH)$/;
+
+// Runs as `/bin/sh -c WRAPPER sh` with the command in SVC_TASK_COMMAND (so no command line on the
+// host shows it): restores deferred variables, enters the task's cwd (or notes on STATUS_FD that
+// it cannot, and exits), closes STATUS_FD and evaluates the command in this shell.
+const WRAPPER = [
+  'for n in $SVC_TASK_DEFERRED; do eval "export $n=\\"\\${SVC_TASK_ENV_$n}\\"; unset SVC_TASK_ENV_$n"; done',
+  'c=$SVC_TASK_COMMAND d=$SVC_TASK_CWD',
+  'unset SVC_TASK_DEFERRED SVC_TASK_COMMAND SVC_TASK_CWD',
+  `if [ -n "$d" ] && ! CDPATH= cd -- "$d" 2>/dev/null; then echo cwd >&${STATUS_FD}; exit 1; fi`,
+  `exec ${STATUS_FD}>&-`,
+  'eval "$c"',
+].join('\n');
+
+/**
+ * The environment a task's processes start with: PATH, HOME, LANG, TMPDIR and the task's
+ * declared `env` (undefined leaves a variable unset), carrying the command and cwd for WRAPPER.
+ * Nothing of the worker's own environment.
+ */
+export function taskEnvironment(declared: Readonly<Record<string, string | undefined>>, task: { command: string; cwd?: string; home: string }): Record<string, string> {
+  const env: Record<string, string> = { PATH: TASK_PATH, HOME: task.home, LANG: 'C.UTF-8', TMPDIR: '/tmp' };
+  const deferred: string[] = [];
+  for (const [name, value] of Object.entries(declared)) {
+    if (value === undefined) {
+      delete env[name];
+    } else if (DEFERRED.test(name)) {
+      deferred.push(name);
+      env[`SVC_TASK_ENV_${name}`] = value;
+    } else {
+      env[name] = value;
+    }
+  }
+  if (deferred.length) env.SVC_TASK_DEFERRED = deferred.join(' ');
+  env.SVC_TASK_COMMAND = task.command;
+  env.SVC_TASK_CWD = task.cwd ?? '';
+  return env;
+}
+
+/**
+ * prlimit options setting each task process's hard limits: CPU seconds (soft one second lower,
+ * so the task gets SIGXCPU before SIGKILL), data segment (malloc'd memory; not address space,
+ * which V8 and JVMs reserve by the gigabyte), processes of its user, and file size.
+ */
+export function limitArgs(settings: ShellSettings): string[] {
+  const MiB = 1024 * 1024;
+  return [
+    `--cpu=${settings.cpuSeconds}:${settings.cpuSeconds + 1}`,
+    `--data=${settings.memoryMb * MiB}`,
+    `--nproc=${settings.maxProcesses}`,
+    `--fsize=${settings.fileMb * MiB}`,
+  ];
+}
+
+/**
+ * The argv that runs a task: prlimit (when found) around bwrap (when the sandbox is on) around
+ * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, /dev and
+ * /tmp, and `workDir` at TASK_HOME, in new user, pid, ipc, uts, cgroup (and, unless allowed,
+ * network) namespaces; it dies with its parent (the worker).
+ */
+export function shellArgv(host: ShellHost, workDir: string): string[] {
+  const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
+  const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
+  if (!host.bwrap) return limited(shell);
+  const bwrap = [
+    host.bwrap,
+    '--unshare-all',
+    ...(host.settings.network ? ['--share-net'] : []),
+    '--die-with-parent',
+    // No --new-session: spawnInGroup already starts the task in a session of its own, with no
+    // controlling terminal to inject input into (what --new-session guards against); a second
+    // session would take the sandbox out of the task's process group, which a stop signals.
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--tmpfs', '/tmp',
+    ...host.mounts,
+    '--bind', workDir, TASK_HOME,
+    '--chdir', TASK_HOME,
+    '--',
+  ];
+  // bwrap starts with SIGTERM ignored (spawnInGroup's shieldTerm), so that a stop's SIGTERM does
+  // not tear the sandbox down at once: env gives the task's processes the default action back.
+  return limited([...bwrap, '/usr/bin/env', '--default-signal=TERM', ...shell]);
+}

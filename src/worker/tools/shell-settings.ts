@@ -1,0 +1,43 @@
+import type { Config } from '../../config.ts';
+
+/** How a worker runs shell tasks (SVC_SHELL_*): the sandbox switch and each task's limits. */
+export type ShellSettings = {
+  /** Run in a bubblewrap sandbox; false only on the operator's explicit SVC_SHELL_SANDBOX=off. */
+  sandbox: boolean;
+  cpuSeconds: number;
+  memoryMb: number; // RLIMIT_DATA of each process
+  maxProcesses: number; // RLIMIT_NPROC
+  outputBytes: number; // kept of each of stdout and stderr
+  fileMb: number; // RLIMIT_FSIZE: the largest file a task may write
+  network: boolean;
+  /** Host paths a sandboxed task may read, bound read-only at the same place. */
+  binds: readonly string[];
+};
+
+/** The settings config.ts defaults to: sandbox on, 300 s CPU, 1024 MB, 256 processes, 1 MiB output. */
+export const DEFAULT_SHELL_SETTINGS: ShellSettings = Object.freeze({
+  sandbox: true,
+  cpuSeconds: 300,
+  memoryMb: 1024,
+  maxProcesses: 256,
+  outputBytes: 1024 * 1024,
+  fileMb: 1024,
+  network: true,
+  binds: Object.freeze([]),
+});
+
+/** The shell settings of a parsed configuration. */
+export function shellSettings(config: Config): ShellSettings {
+  return {
+    sandbox: config.SVC_SHELL_SANDBOX === 'on',
+    cpuSeconds: config.SVC_SHELL_CPU_SECONDS,
+    memoryMb: config.SVC_SHELL_MEMORY_MB,
+    maxProcesses: config.SVC_SHELL_MAX_PROCESSES,
+    outputBytes: config.SVC_SHELL_OUTPUT_BYTES,
+    fileMb: config.SVC_SHELL_FILE_MB,
+    network: config.SVC_SHELL_NETWORK,
+    binds: config.SVC_SHELL_SANDBOX_BINDS.split(',')
+      .map((path) => path.trim())
+      .filter(Boolean),
+  };
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { sandboxMounts, type HostFs } from '../../../src/worker/tools/sandbox-mounts.ts';
+import { limitArgs, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
+import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
+
+// A merged-/usr host: /bin, /lib… are symlinks; resolv.conf dangles; /data exists, /nope does not.
+const fakeFs = (): HostFs => {
+  const dirs = new Set(['/usr', '/etc/alternatives', '/etc/ssl/certs', '/data']);
+  const files = new Set(['/etc/passwd', '/etc/group', '/etc/hosts', '/etc/ld.so.cache']);
+  const links: Record<string, string> = { '/bin': 'usr/bin', '/lib': 'usr/lib', '/lib64': 'usr/lib64', '/sbin': 'usr/sbin', '/etc/resolv.conf': '../run/resolv.conf' };
+  return {
+    kind: (p) => (dirs.has(p) ? 'dir' : files.has(p) ? 'file' : p in links ? 'symlink' : 'missing'),
+    resolves: (p) => dirs.has(p) || files.has(p) || (p in links && p !== '/etc/resolv.conf'),
+    readlink: (p) => links[p],
+  };
+};
+
+describe('sandboxMounts', () => {
+  it('binds what exists read-only, recreates symlinked system dirs, reports missing binds', () => {
+    const { args, missing } = sandboxMounts(['/data', '/nope'], fakeFs());
+    expect(args).toEqual([
+      '--ro-bind', '/usr', '/usr',
+      '--symlink', 'usr/bin', '/bin',
+      '--symlink', 'usr/sbin', '/sbin',
+      '--symlink', 'usr/lib', '/lib',
+      '--symlink', 'usr/lib64', '/lib64',
+      '--ro-bind', '/etc/passwd', '/etc/passwd',
+      '--ro-bind', '/etc/group', '/etc/group',
+      '--ro-bind', '/etc/hosts', '/etc/hosts',
+      '--ro-bind', '/etc/ld.so.cache', '/etc/ld.so.cache',
+      '--ro-bind', '/etc/alternatives', '/etc/alternatives',
+      '--ro-bind', '/etc/ssl/certs', '/etc/ssl/certs',
+      '--ro-bind', '/data', '/data',
+    ]);
+    expect(missing).toEqual(['/nope']);
+    // Never a writable bind, never the worker's files.
+    expect(args).not.toContain('--bind');
+  });
+});
+
+describe('shellArgv', () => {
+  const host: ShellHost = { settings: DEFAULT_SHELL_SETTINGS, prlimit: '/usr/bin/prlimit', bwrap: '/usr/bin/bwrap', mounts: ['--ro-bind', '/usr', '/usr'] };
+
+  it('wraps bwrap in prlimit with the hard limits, and binds only the work dir writable', () => {
+    const argv = shellArgv(host, '/tmp/svc-task-x');
+    expect(argv.slice(0, 6)).toEqual(['/usr/bin/prlimit', '--cpu=300:301', `--data=${1024 ** 3}`, '--nproc=256', `--fsize=${1024 ** 3}`, '--']);
+    const bwrap = argv.slice(6, argv.indexOf('/usr/bin/env'));
+    expect(bwrap).toEqual([
+      '/usr/bin/bwrap', '--unshare-all', '--share-net', '--die-with-parent',
+      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
+      '--ro-bind', '/usr', '/usr',
+      '--bind', '/tmp/svc-task-x', TASK_HOME, '--chdir', TASK_HOME, '--',
+    ]);
+    expect(argv.slice(argv.indexOf('/usr/bin/env'), -2)).toEqual(['/usr/bin/env', '--default-signal=TERM', '/bin/sh', '-c']);
+  });
+
+  it('keeps the network out when it is not allowed, and the sandbox off runs /bin/sh under prlimit only', () => {
+    expect(shellArgv({ ...host, settings: { ...DEFAULT_SHELL_SETTINGS, network: false } }, '/w')).not.toContain('--share-net');
+    const off = shellArgv({ settings: { ...DEFAULT_SHELL_SETTINGS, sandbox: false }, prlimit: '/usr/bin/prlimit', mounts: [] }, '/w');
+    expect(off).not.toContain('/usr/bin/bwrap');
+    expect(off.slice(-4, -2)).toEqual(['/bin/sh', '-c']);
+  });
+
+  it('never puts the command in an argument', () => {
+    const env = taskEnvironment({}, { command: 'echo very-secret', home: TASK_HOME });
+    expect(shellArgv(host, '/w').join(' ')).not.toContain('very-secret');
+    expect(env.SVC_TASK_COMMAND).toBe('echo very-secret');
+  });
+
+  it('sets the limits from the settings', () => {
+    expect(limitArgs({ ...DEFAULT_SHELL_SETTINGS, cpuSeconds: 5, memoryMb: 64, maxProcesses: 8, fileMb: 2 })).toEqual(['--cpu=5:6', `--data=${64 * 1024 ** 2}`, '--nproc=8', `--fsize=${2 * 1024 ** 2}`]);
+  });
+});
+
+describe('taskEnvironment', () => {
+  it('is PATH, HOME, LANG, TMPDIR and the declared env; loader variables wait for the sandbox', () => {
+    expect(taskEnvironment({ A: '1', PATH: '/opt/bin', GONE: undefined, LD_PRELOAD: '/x.so', BASH_ENV: '/y' }, { command: 'true', cwd: 'sub', home: '/h' })).toEqual({
+      PATH: '/opt/bin',
+      HOME: '/h',
+      LANG: 'C.UTF-8',
+      TMPDIR: '/tmp',
+      A: '1',
+      SVC_TASK_ENV_LD_PRELOAD: '/x.so',
+      SVC_TASK_ENV_BASH_ENV: '/y',
+      SVC_TASK_DEFERRED: 'LD_PRELOAD BASH_ENV',
+      SVC_TASK_COMMAND: 'true',
+      SVC_TASK_CWD: 'sub',
+    });
+    expect(taskEnvironment({}, { command: 'true', home: '/h' }).PATH).toBe(TASK_PATH);
+  });
+});
