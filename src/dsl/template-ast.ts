@@ -384,3 +384,17 @@ function nativeExpression(body: Stmt[]): Expr | undefined {
   }
   return found;
 }
+
+/**
+ * The source-like text of an expression, for messages: `steps.a.result`, `x[0]`, `a['b c']`;
+ * anything other than names and attributes reads as `(…)`.
+ */
+export function expressionText(e: Expr): string {
+  if (e.type === 'name') return e.name;
+  if (e.type !== 'get') return '(…)';
+  const target = expressionText(e.target);
+  const key = e.key;
+  if (key.type === 'literal' && typeof key.value === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key.value)) return `${target}.${key.value}`;
+  if (key.type === 'literal' && (typeof key.value === 'string' || typeof key.value === 'number')) return `${target}[${JSON.stringify(key.value)}]`;
+  return `${target}[${expressionText(key)}]`;
+}

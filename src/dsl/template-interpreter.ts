@@ -1,4 +1,4 @@
-import type { Args, BinaryOp, Expr, MacroDef, SetTarget, Stmt, Template } from './template-ast.ts';
+import { expressionText, type Args, type BinaryOp, type Expr, type MacroDef, type SetTarget, type Stmt, type Template } from './template-ast.ts';
 import { applyFilter, type CallArgs } from './template-filters.ts';
 import { callGlobal } from './template-globals.ts';
 import { callMethod } from './template-methods.ts';
@@ -6,6 +6,7 @@ import { applyTest } from './template-tests.ts';
 import {
   assertAccessible,
   compare,
+  hasAttribute,
   contains,
   equal,
   iterate,
@@ -63,6 +64,10 @@ class MacroClosure {
 }
 
 const MISSING = Symbol('missing');
+
+/** Filters and tests whose operand may be absent (Jinja: `default`/`d`, `defined`/`undefined`). */
+const DEFAULT_FILTERS: ReadonlySet<string> = new Set(['default', 'd']);
+const DEFINED_TESTS: ReadonlySet<string> = new Set(['defined', 'undefined']);
 
 /** Evaluates `template`: its text, or for a lone `{{ expr }}` the expression's value. Throws RenderFault. */
 export function interpretTemplate(template: Template, scope: RenderScope): unknown {
@@ -174,7 +179,8 @@ class Interpreter {
       case 'literal':
         return e.value;
       case 'name': {
-        const value = this.lookup(e.name, frame);
+        const value = this.resolve(e.name, frame);
+        if (value === MISSING) throw new RenderFault(`'${e.name}' is undefined`);
         if (value instanceof MacroClosure) throw new RenderFault(`macro '${e.name}' can only be called`);
         if (value instanceof Namespace) throw new RenderFault(`namespace '${e.name}' can only be used as ${e.name}.<attribute>`);
         return value;
@@ -190,11 +196,12 @@ class Interpreter {
       case 'method':
         return callMethod(this.expr(e.target, frame), e.name, this.args(e.args, frame), budget);
       case 'filter':
-        return applyFilter(e.name, this.expr(e.target, frame), this.args(e.args, frame), budget);
+        // `| default(...)` is how a template says a value may be absent: its operand reads leniently.
+        return applyFilter(e.name, DEFAULT_FILTERS.has(e.name) ? this.guarded(e.target, frame) : this.expr(e.target, frame), this.args(e.args, frame), budget);
       case 'block':
         return this.body(e.body, frame);
       case 'test':
-        return applyTest(e.name, this.expr(e.target, frame), e.args.map((arg) => this.expr(arg, frame)));
+        return applyTest(e.name, DEFINED_TESTS.has(e.name) ? this.guarded(e.target, frame) : this.expr(e.target, frame), e.args.map((arg) => this.expr(arg, frame)));
       case 'not':
         return !truthy(this.expr(e.operand, frame));
       case 'negate':
@@ -230,26 +237,47 @@ class Interpreter {
     }
   }
 
-  private get(e: Extract<Expr, { type: 'get' }>, frame: Frame): unknown {
+  /** `e` where a missing name or attribute (anywhere along a chain `a.b.c`) is undefined, not an error. */
+  private guarded(e: Expr, frame: Frame): unknown {
+    if (e.type === 'name') {
+      const value = this.resolve(e.name, frame);
+      return value === MISSING ? undefined : this.expr(e, frame);
+    }
+    return e.type === 'get' ? this.get(e, frame, true) : this.expr(e, frame);
+  }
+
+  // Strict, as Jinja's StrictUndefined: reading what is not there is an error naming the
+  // expression, unless `guarded` (the operand of `default` or `is defined`).
+  private get(e: Extract<Expr, { type: 'get' }>, frame: Frame, guarded = false): unknown {
     let target: unknown;
     if (e.target.type === 'name') {
       // A namespace or macro is reachable by name only, so it is looked up here rather than as a value.
-      target = this.lookup(e.target.name, frame);
+      target = this.resolve(e.target.name, frame);
+      if (target === MISSING) {
+        if (guarded) return undefined;
+        throw new RenderFault(`'${e.target.name}' is undefined`);
+      }
       if (target instanceof MacroClosure) throw new RenderFault(`macro '${e.target.name}' has no attributes`);
     } else {
-      target = this.expr(e.target, frame);
+      target = guarded ? this.guarded(e.target, frame) : this.expr(e.target, frame);
     }
     const key = this.expr(e.key, frame);
     if (typeof key === 'string') assertAccessible(key);
     if (target instanceof Namespace) {
       if (typeof key !== 'string') throw new RenderFault('a namespace attribute name must be a string');
+      if (!target.values.has(key) && !guarded) throw new RenderFault(`'${expressionText(e)}' is undefined: namespace '${expressionText(e.target)}' has no attribute '${key}'`);
       return target.values.get(key);
     }
     if (target === undefined) {
+      if (guarded) return undefined;
       const literal = e.key.type === 'literal' && typeof e.key.value === 'string' ? `'${e.key.value}'` : 'an attribute';
-      throw new RenderFault(`cannot read ${literal} of an undefined value`);
+      throw new RenderFault(`cannot read ${literal} of an undefined value ('${expressionText(e)}')`);
     }
     if (typeof key === 'string') this.checkKeychain(target, key);
+    if (!guarded && !hasAttribute(target, key)) {
+      const what = target === null ? 'is none' : `has no ${typeof key === 'number' || Array.isArray(target) ? 'item' : 'attribute'} ${typeof key === 'string' ? `'${key}'` : String(key)}`;
+      throw new RenderFault(`'${expressionText(e)}' is undefined: '${expressionText(e.target)}' ${what}`);
+    }
     return readAttribute(target, key);
   }
 
@@ -309,10 +337,16 @@ class Interpreter {
 
   /** A name's value: the innermost frame holding it, else the context's own property. */
   private lookup(name: string, frame: Frame): unknown {
+    const value = this.resolve(name, frame);
+    return value === MISSING ? undefined : value;
+  }
+
+  /** As lookup, but MISSING when no frame and not the context holds the name. */
+  private resolve(name: string, frame: Frame): unknown {
     const value = this.frameValue(name, frame);
     if (value !== MISSING) return value;
     const ctx = this.scope.ctx;
-    return Object.hasOwn(ctx, name) ? ctx[name] : undefined;
+    return Object.hasOwn(ctx, name) ? ctx[name] : MISSING;
   }
 
   private frameValue(name: string, frame: Frame): unknown {

@@ -67,6 +67,16 @@ export function readAttribute(obj: unknown, key: unknown): unknown {
   return undefined;
 }
 
+/** Whether readAttribute finds `key` in `obj` (rather than answering undefined for its absence). */
+export function hasAttribute(obj: unknown, key: unknown): boolean {
+  if (Array.isArray(obj) || typeof obj === 'string') {
+    if (key === 'length') return true;
+    if (typeof key !== 'number' || !Number.isInteger(key)) return false;
+    return (key < 0 ? obj.length + key : key) >= 0 && (key < 0 ? obj.length + key : key) < obj.length;
+  }
+  return isPlainObject(obj) && (typeof key === 'string' || typeof key === 'number') && Object.hasOwn(obj, String(key));
+}
+
 /** A dotted path (`a.b.0`), as the `attribute=` argument of filters takes it. */
 export function readPath(obj: unknown, path: unknown): unknown {
   if (typeof path === 'number') return readAttribute(obj, path);

@@ -64,7 +64,7 @@ ${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t,
 kind: Playbook
 metadata: { name: alt, path: two/alt }
 workflow:
-${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t, kind: noop }\n${i < steps - 1 ? `    next: [{ step: s${i + 1}, set: { total: "{{ (vars.total or 0) + steps.s${i}.result }}" } }]\n` : ''}`).join('')}
+${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t, kind: noop }\n${i < steps - 1 ? `    next: [{ step: s${i + 1}, set: { total: "{{ (vars.total | default(0)) + steps.s${i}.result }}" } }]\n` : ''}`).join('')}
     next: [{ step: good, when: "{{ vars.total == ${((steps - 1) * (steps - 2)) / 2} and steps.s0.result == 0 }}" }, { step: bad }]
   - step: good
   - step: bad

@@ -28,14 +28,14 @@ describe('renderValue', () => {
     expect(renderValue('{{ workload.note }}', ctx, 'f')).toBeNull();
     expect(renderValue('{{ workload.limit * 2 }}', ctx, 'f')).toBe(20);
     expect(renderValue('{{ steps.start.result.body }}', ctx, 'f')).toEqual([{ id: 1 }]);
-    expect(renderValue('{{ missing }}', ctx, 'f')).toBeUndefined();
+    expect(renderValue('{{ missing | default(7) }}', ctx, 'f')).toBe(7);
   });
 
   it('interpolates into strings when the template is more than one expression', () => {
     expect(renderValue('{{ workload.base_url }}/users?limit={{ workload.limit }}', ctx, 'f')).toBe('http://127.0.0.1:9000/users?limit=10');
     expect(renderValue('{{ workload.limit }}{{ workload.limit }}', ctx, 'f')).toBe('1010');
     expect(renderValue('{% for i in workload.ids %}{{ i }},{% endfor %}', ctx, 'f')).toBe('1,2,3,');
-    expect(renderValue('a {{ missing }} b', ctx, 'f')).toBe('a  b');
+    expect(renderValue('a {{ missing | default("") }} b', ctx, 'f')).toBe('a  b');
   });
 
   it('deep-renders objects and lists, leaving keys and non-strings alone', () => {
@@ -95,11 +95,13 @@ describe('renderValue', () => {
   it('throws TemplateError for an attribute of an undefined value', () => {
     const error = templateError(() => renderValue('{{ steps.missing.result }}', ctx, 'tool[0].body'));
     expect(error.field).toBe('tool[0].body');
-    expect(error.message).toContain("'result'");
+    expect(error.message).toBe("template error in tool[0].body: 'steps.missing' is undefined: 'steps' has no attribute 'missing'");
   });
 
-  it('reads an attribute of null as undefined, as Jinja does', () => {
-    expect(renderValue('{{ outcome.error.code }}', ctx, 'f')).toBeUndefined();
+  it('refuses an attribute of null (strict, as Jinja with StrictUndefined) unless defaulted', () => {
+    expect(templateError(() => renderValue('{{ outcome.error.code }}', ctx, 'f')).message).toBe("template error in f: 'outcome.error.code' is undefined: 'outcome.error' is none");
+    expect(renderValue("{{ outcome.error.code | default('none') }}", ctx, 'f')).toBe('none');
+    expect(renderValue('{{ outcome.error.code is defined }}', ctx, 'f')).toBe(false);
   });
 
   it('throws TemplateError for a missing keychain entry or field without revealing values', () => {
@@ -130,7 +132,7 @@ describe('evaluateCondition', () => {
   });
 
   it('uses Jinja truthiness', () => {
-    for (const falsy of ['false', 'False', '""', '0', '[]', '{}', 'none', 'missing', '"false"', '"False"', 'workload.note']) {
+    for (const falsy of ['false', 'False', '""', '0', '[]', '{}', 'none', 'missing is defined', 'missing | default(0)', '"false"', '"False"', 'workload.note']) {
       expect(evaluateCondition(falsy, ctx), falsy).toBe(false);
     }
     for (const truthy of ['true', '"no"', '1', '[0]', '{"a": 0}', 'workload.ids', 'workload.filter']) {

@@ -31,7 +31,7 @@ describe('statements', () => {
     ['{% for x in workload.n %}{{ loop.index0 }}{{ loop.revindex }}{{ loop.first }}{{ loop.length }} {% endfor %}', '03true3 12false3 21false3 '],
     ['{% for x in workload.n %}{{ loop.previtem | default("-") }}{{ loop.nextitem | default("-") }} {% endfor %}', '-1 32 1- '],
     ['{% for x in [] %}a{% else %}empty{% endfor %}', 'empty'],
-    ['{% for x in workload.missing %}a{% else %}nothing{% endfor %}', 'nothing'],
+    ['{% for x in workload.missing | default([]) %}a{% else %}nothing{% endfor %}', 'nothing'],
     ['{% for k in workload.d %}{{ k }}{% endfor %}', 'ba'],
     ['{% for k, v in workload.d %}{{ k }}={{ v }};{% endfor %}', 'b=2;a=1;'],
     ['{% for k, v in workload.d | dictsort %}{{ k }}={{ v }};{% endfor %}', 'a=1;b=2;'],
@@ -59,7 +59,7 @@ describe('statements', () => {
     expect(render('{% set ns = namespace(total=0, seen=[]) %}{% for x in workload.n %}{% set ns.total = ns.total + x %}{% set ns.seen = ns.seen + [x] %}{% endfor %}{{ ns.total }} {{ ns.seen }}')).toBe(
       '6 [3,1,2]',
     );
-    expect(render('{% for x in [1] %}{% set inner = 5 %}{% endfor %}{{ inner }}')).toBe('');
+    expect(render('{% for x in [1] %}{% set inner = 5 %}{% endfor %}{{ inner | default("") }}')).toBe('');
     expect(render('{% for x in [1, 2] %}{% for y in ["a"] %}{{ loop.index }}{{ y }}{% endfor %}{{ loop.index }} {% endfor %}')).toBe('1a1 1a2 ');
   });
 
@@ -105,7 +105,8 @@ describe('expressions', () => {
 
   it('refuses mixed-type arithmetic and comparison, division by zero, unknown names of functions and methods', () => {
     expect(failure('{{ "a" + 1 }}')).toBe('unsupported operand types for +: string and number');
-    expect(failure('{{ workload.missing + 1 }}')).toBe('unsupported operand types for +: undefined and number');
+    expect(failure('{{ workload.missing + 1 }}')).toBe("'workload.missing' is undefined: 'workload' has no attribute 'missing'");
+    expect(failure('{{ (workload.missing | default([])) + 1 }}')).toBe('unsupported operand types for +: list and number');
     expect(failure('{{ 1 / 0 }}')).toBe('division by zero');
     expect(failure('{{ 1 % 0 }}')).toBe('division by zero');
     expect(failure('{{ "a" < 1 }}')).toBe('cannot compare string with number');
@@ -121,7 +122,7 @@ describe('expressions', () => {
 
 describe('filters', () => {
   it.each([
-    ['{{ workload.n | length }} {{ workload.d | count }} {{ "abc" | length }} {{ workload.missing | length }}', '3 2 3 0'],
+    ['{{ workload.n | length }} {{ workload.d | count }} {{ "abc" | length }} {{ workload.missing | default([]) | length }}', '3 2 3 0'],
     ['{{ workload.missing | default("d") }} {{ workload.nothing | default("d") }}|{{ "" | d("e", true) }}', 'd |e'],
     ['{{ workload.s | trim }}|{{ "xxhixx" | trim("x") }}|{{ workload.who | upper }}|{{ "ABC" | lower }}', 'Hi There|hi|WORLD|abc'],
     ['{{ "hello world" | capitalize }} {{ "hello wORLD-x" | title }} {{ "a b c" | wordcount }}', 'Hello world Hello World-X 3'],
@@ -154,7 +155,7 @@ describe('filters', () => {
   it('quote makes any value one POSIX shell word', () => {
     expect(render('{{ "plain" | quote }}')).toBe("'plain'");
     expect(render(`{{ "it's $(id); \`id\` \\"x\\" \\\\ \n" | quote }}`)).toBe(`'it'\\''s $(id); \`id\` "x" \\ \n'`);
-    expect(render('{{ "" | quote }} {{ workload.missing | quote }} {{ 3 | quote }} {{ workload.n | quote }}')).toBe(`'' '' '3' '[3,1,2]'`);
+    expect(render('{{ "" | quote }} {{ workload.missing | default(none) | quote }} {{ 3 | quote }} {{ workload.n | quote }}')).toBe(`'' '' '3' '[3,1,2]'`);
     expect(() => renderValue('{{ x | quote }}', { x: 'a\u0000b' }, 'f')).toThrow(/a shell word cannot hold a NUL character/);
   });
 

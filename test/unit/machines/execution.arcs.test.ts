@@ -54,7 +54,7 @@ describe('the definition carries the decisions', () => {
   it('every guard and action the chart names is implemented by the machine, and every decision is a guarded transition', () => {
     const pb = playbookOf([
       { step: 'start', tool: shell('a'), next: { mode: 'inclusive', arcs: [{ step: 'l', when: OK, set: { x: 1 } }, 'c'] } },
-      { step: 'l', loop: { in: [1, 2], mode: 'parallel', max_in_flight: 1 }, tool: shell('t'), next: [{ step: 'l', when: '{{ not vars.again }}', set: { again: true } }] },
+      { step: 'l', loop: { in: [1, 2], mode: 'parallel', max_in_flight: 1 }, tool: shell('t'), next: [{ step: 'l', when: '{{ not vars.again | default(false) }}', set: { again: true } }] },
       { step: 'c', tool: { name: 'k', kind: 'playbook', path: 'lib/k' } },
     ]);
     const chart = compileStatechart(pb);

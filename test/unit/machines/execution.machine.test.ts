@@ -439,7 +439,7 @@ describe('execution machine: playbook tasks', () => {
     const d = Driver.of([{ step: 'start', tool: childTask('sub', '{{ workload.missing }}') }]);
     expect(childStarts(d.all)).toEqual([]);
     expect(d.value).toBe('failed');
-    expect(d.context.steps.start.tasks.sub).toMatchObject({ status: 'error', error: { message: 'playbook task sub needs a path' } });
+    expect(d.context.steps.start.tasks.sub).toMatchObject({ status: 'error', error: { message: "template error in start.sub.path: 'workload.missing' is undefined: 'workload' has no attribute 'missing'" } });
   });
 
   it('[shell, playbook, shell] runs three segments in order, each seeing the earlier tasks', () => {
@@ -582,7 +582,7 @@ describe('execution machine: completedSteps (progress)', () => {
   it('lists each step once, in the order steps first completed, errors handled by arcs included', () => {
     const d = Driver.of([
       { step: 'start', tool: shell('a'), next: 'mid' },
-      { step: 'mid', tool: shell('m'), next: [{ step: 'start', when: '{{ not vars.again }}', set: { again: true } }, { step: 'last', when: '{{ vars.again }}' }] },
+      { step: 'mid', tool: shell('m'), next: [{ step: 'start', when: '{{ not vars.again | default(false) }}', set: { again: true } }, { step: 'last', when: '{{ vars.again | default(false) }}' }] },
       { step: 'last', tool: shell('l'), next: [{ step: 'cleanup', when: ERROR }] },
       { step: 'cleanup' },
       { step: 'unused', tool: shell('u') },
@@ -665,7 +665,7 @@ describe('execution machine: regressions', () => {
       expect(() => d.childFinished(s.seq, 'completed', s.path)).not.toThrow();
     }
     expect(d.value).toBe('completed');
-    expect(d.context.steps.start).toMatchObject({ status: 'error', error: { message: 'item 1: playbook task c needs a path' } });
+    expect(d.context.steps.start).toMatchObject({ status: 'error', error: { message: "item 1: template error in start.c.path: 'item.p' is undefined: 'item' has no attribute 'p'" } });
     expect(new Set(childStarts(d.all).map((s) => s.path)).size).toBe(childStarts(d.all).length);
   });
 

@@ -112,7 +112,7 @@ describe('runtime machine: step regions follow the execution', () => {
 
   it('sequential loop: one item in flight; a cycle re-enters a step', () => {
     const doc: StepDoc[] = [
-      { step: 'start', loop: { in: [1, 2, 3] }, tool: shell('i'), next: [{ step: 'again', when: '{{ (vars.n or 0) < 1 }}', set: { n: 1 } }] },
+      { step: 'start', loop: { in: [1, 2, 3] }, tool: shell('i'), next: [{ step: 'again', when: '{{ (vars.n | default(0)) < 1 }}', set: { n: 1 } }] },
       { step: 'again', tool: shell('x'), next: 'start' },
     ];
     const d = Driver.of(doc);

@@ -40,12 +40,12 @@ const TASK_NAMES = ['a', 'fetch', 'bb', 'load', 'x1', 'transform'];
 const CONDITIONS = [
   "{{ outcome.status == 'ok' }}",
   "{{ outcome.status == 'error' }}",
-  '{{ vars.flag }}',
-  '{{ not vars.flag }}',
-  '{{ (vars.n or 0) < 2 }}',
+  '{{ vars.flag | default(false) }}',
+  '{{ not vars.flag | default(false) }}',
+  '{{ (vars.n | default(0)) < 2 }}',
   '{{ workload.flag }}',
 ];
-const SETS: Record<string, unknown>[] = [{ flag: true }, { flag: false }, { n: '{{ (vars.n or 0) + 1 }}' }, { last: '{{ outcome.result }}' }];
+const SETS: Record<string, unknown>[] = [{ flag: true }, { flag: false }, { n: '{{ (vars.n | default(0)) + 1 }}' }, { last: '{{ outcome.result }}' }];
 const LOOP_INPUTS = ['{{ workload.items0 }}', '{{ workload.items1 }}', '{{ vars.last }}', '{{ workload.notalist }}'];
 
 function shuffled<T>(rng: Rng, items: readonly T[]): T[] {
