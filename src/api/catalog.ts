@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
+import { catalogVersions, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { ServiceError, notFound } from '../errors.ts';
@@ -20,6 +21,7 @@ const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(MAX
 function catalogPathProblem(path: string): string | undefined {
   if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS) return `slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`;
   if (path.endsWith(STATECHART_SUFFIX)) return `must not end in ${STATECHART_SUFFIX}, which asks for the statechart of the path before it`;
+  if (path.endsWith(VERSIONS_SUFFIX)) return `must not end in ${VERSIONS_SUFFIX}, which asks for the versions of the path before it`;
   return undefined;
 }
 
@@ -33,6 +35,8 @@ const registerBody = v.object({
 });
 const versionQuery = v.object({
   version: v.optional(integerText(1, MAX_INT4)),
+  from: v.optional(integerText(1, MAX_INT4)),
+  to: v.optional(integerText(1, MAX_INT4)),
 });
 const listQuery = v.object({ kind: v.optional(v.string()) });
 
@@ -115,8 +119,9 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
       const row = await store(body.content, body.path, 'playbook');
-      reply.code(201);
-      return { status: 'success', ...present(row, false), warnings: registrationWarnings(deps.cache.compile(row).playbook) };
+      // Content identical to the newest version makes no new one: that version answers, 200.
+      reply.code(row.unchanged ? 200 : 201);
+      return { status: 'success', ...present(row, false), unchanged: row.unchanged, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
     },
   );
 
@@ -126,10 +131,10 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
-      reply.code(201);
+      reply.code(row.unchanged ? 200 : 201);
       // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
       const warnings = body.resource_type === 'mcp' ? [] : registrationWarnings(deps.cache.compile(row).playbook);
-      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, warnings };
+      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, unchanged: row.unchanged, warnings };
     },
   );
 
@@ -138,17 +143,18 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     {
       schema: {
         tags: ['catalog'],
-        summary: 'The newest (or ?version=N) playbook at a path; GET /api/catalog/playbook/{path}/statechart: its statechart',
-        description: `{path}${STATECHART_SUFFIX} answers the playbook's statechart: an xstate machine config importable by Stately's editor (one state per step with meta.step, arcs with meta.when).`,
+        summary: 'The newest (or ?version=N) playbook at a path; {path}/statechart: its statechart; {path}/versions: its versions',
+        description: `{path}${STATECHART_SUFFIX} answers the playbook's statechart: an xstate machine config importable by Stately's editor (one state per step with meta.step, arcs with meta.when). {path}${VERSIONS_SUFFIX} answers {path, versions: [{version, catalog_id, kind, created_at, content_hash}]} newest first; with ?from=N&to=M also {diff}: a unified line diff of the two versions' content.`,
         querystring: jsonSchema(versionQuery),
       },
       config: { access: { level: 'viewer' } },
     },
     async (req) => {
       const path = (req.params as { '*': string })['*'];
-      const { version } = req.query as v.InferOutput<typeof versionQuery>;
-      // One wildcard route serves both: a route cannot follow a wildcard.
+      const { version, from, to } = req.query as v.InferOutput<typeof versionQuery>;
+      // One wildcard route serves all three: a route cannot follow a wildcard.
       if (path.endsWith(STATECHART_SUFFIX)) return playbookStatechart(deps.db, deps.cache, path.slice(0, -STATECHART_SUFFIX.length), version);
+      if (path.endsWith(VERSIONS_SUFFIX)) return catalogVersions(deps.db, path.slice(0, -VERSIONS_SUFFIX.length), from, to);
       const row = await getCatalogEntry(deps.db, path, version);
       if (!row) throw notFound(version ? `playbook ${path} version ${version}` : `playbook ${path}`);
       return present(row, true);

@@ -55,7 +55,7 @@ async function resolvePath(api: RunApi, options: RunOptions, out: Out): Promise<
   if (!(await isFile(options.target))) return { path: options.target, fromFile: false };
   const content = await readFile(options.target, 'utf8');
   const reg = await api.register(content);
-  if (!options.json) out.write(`registered ${reg.path} version ${reg.version} from ${options.target}\n`);
+  if (!options.json) out.write(reg.unchanged ? `${reg.path} version ${reg.version} unchanged (${options.target})\n` : `registered ${reg.path} version ${reg.version} from ${options.target}\n`);
   return { path: reg.path, fromFile: true };
 }
 

@@ -12,20 +12,42 @@ export type CatalogRow = {
 
 const COLUMNS = 'catalog_id, path, version, kind, content, payload, created_at';
 
-/** Stores a new version of `path` (version = previous + 1); call inside a transaction. */
+/**
+ * Stores a new version of `path` (version = previous + 1), or answers the newest version with
+ * `unchanged: true` when its kind and content are these; call inside a transaction.
+ */
 export async function insertCatalogVersion(
   q: Queryable,
   entry: { path: string; kind: string; content: string; payload: unknown },
-): Promise<CatalogRow> {
-  // Serialises concurrent registrations of one path so versions never collide.
+): Promise<CatalogRow & { unchanged: boolean }> {
+  // Serialises concurrent registrations of one path: versions never collide, and of two identical
+  // registrations at once the second sees the first's version (a new snapshot after the lock).
   await q.query(`SELECT pg_advisory_xact_lock(hashtext('catalog:' || $1))`, [entry.path]);
+  const newest = await q.query<CatalogRow>(
+    `SELECT ${COLUMNS} FROM core.catalog WHERE path = $1 ORDER BY version DESC LIMIT 1`,
+    [entry.path],
+  );
+  const head = newest.rows[0];
+  if (head && head.kind === entry.kind && head.content === entry.content) return { ...head, unchanged: true };
   const { rows } = await q.query<CatalogRow>(
     `INSERT INTO core.catalog (path, version, kind, content, payload)
      SELECT $1, COALESCE(MAX(version), 0) + 1, $2, $3, $4 FROM core.catalog WHERE path = $1
      RETURNING ${COLUMNS}`,
     [entry.path, entry.kind, entry.content, JSON.stringify(entry.payload)],
   );
-  return rows[0];
+  return { ...rows[0], unchanged: false };
+}
+
+export type CatalogVersionRow = { version: number; catalog_id: number; kind: string; created_at: Date; content_hash: string };
+
+/** Every version of a path, newest first, with the SHA-256 (hex) of its content; empty when none. */
+export async function listCatalogVersions(q: Queryable, path: string): Promise<CatalogVersionRow[]> {
+  const { rows } = await q.query<CatalogVersionRow>(
+    `SELECT version, catalog_id, kind, created_at, encode(sha256(convert_to(content, 'UTF8')), 'hex') AS content_hash
+       FROM core.catalog WHERE path = $1 ORDER BY version DESC`,
+    [path],
+  );
+  return rows;
 }
 
 /** The newest version of a path, or a given version; undefined when absent. */

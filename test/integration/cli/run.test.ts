@@ -124,6 +124,16 @@ workflow:
     expect(await s.wait(Number(m![1]))).toMatchObject({ status: 'completed' });
   });
 
+  it('running an unchanged file again makes no new catalog version', async () => {
+    const file = await playbookFile('same.yaml', THREE_STEPS.replace('path: cli/three', 'path: cli/same'));
+    const first = await svcRun([file, '--wait']);
+    expect(first.stdout).toMatch(/^registered cli\/same version 1 from .*same\.yaml$/m);
+    const again = await svcRun([file, '--wait']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^cli\/same version 1 unchanged \(.*same\.yaml\)$/m);
+    expect((await http(s.url, 'GET', '/api/catalog/playbook/cli/same/versions')).body.versions).toHaveLength(1);
+  });
+
   it('reports an unknown catalog path', async () => {
     const r = await svcRun(['cli/nothing-here']);
     expect(r.code).toBe(1);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http } from '../../helpers/http.ts';
@@ -48,8 +49,76 @@ describe('catalog', () => {
   it('a body path wins over metadata.path; concurrent registrations get distinct versions', async () => {
     const r = await http(t.url, 'POST', '/api/catalog/playbook', { content: good, path: 'cat/elsewhere' });
     expect(r.body.path).toBe('cat/elsewhere');
-    const all = await Promise.all(Array.from({ length: 8 }, () => http(t.url, 'POST', '/api/catalog/playbook', { content: good, path: 'cat/race' })));
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => http(t.url, 'POST', '/api/catalog/playbook', { content: good.replace('echo 1', `echo ${i}`), path: 'cat/race' })));
     expect(all.map((x) => x.body.version).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('re-registering the newest content makes no version: both routes answer it with unchanged: true', async () => {
+    const content = good.replace('cat/good', 'cat/same');
+    const first = await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ version: 1, unchanged: false });
+    const again = await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ version: 1, catalog_id: first.body.catalog_id, unchanged: true });
+    const viaRegister = await http(t.url, 'POST', '/api/catalog/register', { content });
+    expect(viaRegister.status).toBe(200);
+    expect(viaRegister.body).toMatchObject({ version: 1, catalog_id: first.body.catalog_id, unchanged: true });
+    // Another content makes version 2; the first content again is a change from it: version 3.
+    expect((await http(t.url, 'POST', '/api/catalog/register', { content: content.replace('echo 1', 'echo 2') })).body).toMatchObject({ version: 2, unchanged: false });
+    expect((await http(t.url, 'POST', '/api/catalog/playbook', { content })).body).toMatchObject({ version: 3, unchanged: false });
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/same/versions')).body.versions).toHaveLength(3);
+  });
+
+  it('identical registrations at once make one version', async () => {
+    const content = good.replace('cat/good', 'cat/twin');
+    const all = await Promise.all(Array.from({ length: 6 }, (_, i) => http(t.url, 'POST', i % 2 ? '/api/catalog/register' : '/api/catalog/playbook', { content })));
+    expect(all.map((r) => r.body.version)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(all.filter((r) => r.body.unchanged === false)).toHaveLength(1);
+    expect(new Set(all.map((r) => r.body.catalog_id)).size).toBe(1);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/twin/versions')).body.versions).toHaveLength(1);
+  });
+
+  it('lists the versions of a path with content hashes, and diffs two of them', async () => {
+    const content = good.replace('cat/good', 'cat/hist');
+    await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    await http(t.url, 'POST', '/api/catalog/playbook', { content: content.replace('echo 1', 'echo 2') });
+    const r = await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions');
+    expect(r.status).toBe(200);
+    expect(r.body.path).toBe('cat/hist');
+    expect(r.body.versions.map((x: { version: number }) => x.version)).toEqual([2, 1]);
+    const sha = createHash('sha256').update(content).digest('hex');
+    expect(r.body.versions[1]).toMatchObject({ version: 1, kind: 'playbook', content_hash: sha });
+    expect(r.body.versions[1].catalog_id).toEqual(expect.any(Number));
+    expect(r.body.versions[1].created_at).toMatch(/Z$/);
+    expect(r.body.versions[0].content_hash).not.toBe(sha);
+    expect(r.body.diff).toBeUndefined();
+    const d = await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1&to=2');
+    expect(d.status).toBe(200);
+    expect(d.body.diff).toEqual({
+      from: 1,
+      to: 2,
+      unified: [
+        '--- cat/hist@1',
+        '+++ cat/hist@2',
+        '@@ -3,7 +3,7 @@',
+        'metadata: { name: good, path: cat/hist }',
+        'workflow:',
+        '  - step: start',
+        '-    tool: { name: a, kind: shell, command: "echo 1" }',
+        '+    tool: { name: a, kind: shell, command: "echo 2" }',
+        '    next: end',
+        '  - step: end',
+        '    tool: { name: b, kind: noop }',
+        '',
+      ].map((l, i) => (i > 2 && !l.startsWith('-') && !l.startsWith('+') && l !== '' ? ` ${l}` : l)).join('\n'),
+    });
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1&to=1')).body.diff.unified).toBe('');
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1&to=9')).status).toBe(404);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1')).status).toBe(400);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/nothing/versions')).status).toBe(404);
+    // A path ending in /versions could not be read back: refused.
+    expect((await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/x/versions' })).status).toBe(400);
   });
 
   it.each([

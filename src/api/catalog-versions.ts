@@ -1,0 +1,30 @@
+import { getCatalogEntry, listCatalogVersions } from '../db/catalog.repo.ts';
+import type { Queryable } from '../db/queryable.ts';
+import { notFound, ServiceError } from '../errors.ts';
+import { unifiedDiff } from '../unified-diff.ts';
+
+/** The path suffix that asks the catalog for a path's versions instead of its text. */
+export const VERSIONS_SUFFIX = '/versions';
+
+export type CatalogVersions = {
+  path: string;
+  versions: { version: number; catalog_id: number; kind: string; created_at: string; content_hash: string }[];
+  diff?: { from: number; to: number; unified: string };
+};
+
+/**
+ * Every version of a catalog path, newest first (404 when none); with `from` and `to` also a
+ * unified line diff of the two versions' content (400 when only one is given, 404 when one is absent).
+ */
+export async function catalogVersions(q: Queryable, path: string, from: number | undefined, to: number | undefined): Promise<CatalogVersions> {
+  const rows = await listCatalogVersions(q, path);
+  if (rows.length === 0) throw notFound(`catalog path ${path}`);
+  const out: CatalogVersions = { path, versions: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() })) };
+  if (from === undefined && to === undefined) return out;
+  if (from === undefined || to === undefined) throw new ServiceError('bad_request', 'a diff needs both ?from= and ?to=');
+  const [a, b] = await Promise.all([getCatalogEntry(q, path, from), getCatalogEntry(q, path, to)]);
+  if (!a) throw notFound(`${path} version ${from}`);
+  if (!b) throw notFound(`${path} version ${to}`);
+  out.diff = { from, to, unified: unifiedDiff(a.content, b.content, `${path}@${from}`, `${path}@${to}`) };
+  return out;
+}
