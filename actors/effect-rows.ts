@@ -2,6 +2,7 @@ import type { Effect } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 import type { EventInput } from '../src/protocol.ts';
+import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import type { EffectHost, Subject } from './unit-types.ts';
 
 /**
@@ -55,6 +56,12 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         }
         if (entry === null) {
           host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: 'not_found' }));
+          break;
+        }
+        // A child whose args fail its inputs is not started: the task fails naming each field.
+        const refused = invalidInputs(host.compile(entry).playbook, e.args);
+        if (refused) {
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: refused.message, code: 'invalid_inputs' }));
           break;
         }
         const childId = host.takeId();

@@ -1,6 +1,7 @@
 import { WRITE_GUARD_SQLSTATE } from '../src/db/unit-write.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import { ServiceError } from '../src/errors.ts';
+import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { runUnit } from './execution-unit.ts';
@@ -57,6 +58,12 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
     // An MCP server document shares the catalog but is not a playbook: it is never run.
     else if (head.kind === 'mcp') compiledOf.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
     else compiledOf.push(await deps.cache.get(q, head.catalog_id));
+  }
+  // A workload that fails the playbook's inputs starts nothing (the 422 names each field).
+  for (const [i, compiled] of compiledOf.entries()) {
+    if (compiled instanceof ServiceError) continue;
+    const refused = invalidInputs(compiled.playbook, inputs[i].payload);
+    if (refused) compiledOf[i] = refused;
   }
   const done = await runUnit(q, deps.cache, deps.snapshots, {
     rows: [],

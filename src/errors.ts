@@ -16,6 +16,8 @@ export const ERRORS = {
   already_terminal: { status: 409, message: 'the command has already finished' },
   payload_too_large: { status: 413, message: 'request body is too large' },
   unprocessable: { status: 422, message: 'the request is not valid' },
+  // A start whose merged workload fails the playbook's `inputs:` (src/dsl/check-inputs.ts); nothing is started.
+  invalid_inputs: { status: 422, message: 'the workload does not match the playbook inputs' },
   too_many_requests: { status: 429, message: 'too many requests; try again after the time in Retry-After' },
   // The gateway's: the server behind it did not answer.
   bad_gateway: { status: 502, message: 'the server behind the gateway did not answer' },

@@ -28,7 +28,8 @@ export function actualTypeName(value: unknown): string {
   return typeof value;
 }
 
-function matchesType(value: unknown, type: SchemaTypeName): boolean {
+/** Whether `value` is of `type` in the schema vocabulary (credential schemas and playbook `inputs:`). */
+export function matchesType(value: unknown, type: SchemaTypeName): boolean {
   switch (type) {
     case 'string':
       return typeof value === 'string';

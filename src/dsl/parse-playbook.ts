@@ -18,6 +18,8 @@ import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
 import { isObject } from '../objects.ts';
+import { inputDefaults } from './check-inputs.ts';
+import type { Inputs } from './inputs.schema.ts';
 
 export type { KeychainDefinition, LoopSpec, RetrySpec, PlaybookMetadata, TaskKind } from './playbook.schema.ts';
 
@@ -42,9 +44,14 @@ export type NormalizedPlaybook = {
   apiVersion: string;
   kind: 'Playbook';
   metadata: PlaybookMetadata;
+  /** The `workload:` block with the inputs' defaults over it. */
   workload: Record<string, unknown>;
+  /** The `inputs:` block, when declared: what a start's merged workload must pass (check-inputs.ts). */
+  inputs?: Inputs;
   keychain: KeychainDefinition[];
   workflow: NormalizedStep[];
+  /** The `examples:` block: a sample result per step name, used only by simulation. */
+  examples?: Record<string, unknown>;
   /** Name of the first step to run: `start` when present, else the first step. */
   entry: string;
 };
@@ -129,9 +136,11 @@ function normalize(doc: PlaybookDocument): NormalizedPlaybook {
     apiVersion: doc.apiVersion,
     kind: doc.kind,
     metadata: doc.metadata,
-    workload: doc.workload,
+    workload: { ...doc.workload, ...inputDefaults(doc.inputs) },
+    ...(doc.inputs === undefined ? {} : { inputs: doc.inputs }),
     keychain: doc.keychain,
     workflow,
+    ...(doc.examples === undefined ? {} : { examples: doc.examples }),
     entry,
   };
 }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { TEMPLATE_MARK } from './template-ast.ts';
+import { InputsSchema } from './inputs.schema.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -187,8 +188,12 @@ export const PlaybookDocumentSchema = v.object({
   kind: v.optional(v.literal('Playbook'), 'Playbook'),
   metadata: MetadataSchema,
   workload: v.optional(anyRecord, () => ({})),
+  // What a start's workload must hold (checked by check-inputs.ts at every start).
+  inputs: v.optional(InputsSchema),
   keychain: v.optional(v.array(KeychainDefinitionSchema), () => []),
   workflow: v.pipe(v.array(StepSchema), v.minLength(1, 'must have at least one step')),
+  // Sample results per step name, for simulation only (machines/simulation-data.ts); never run.
+  examples: v.optional(anyRecord),
 });
 
 export type PlaybookDocument = v.InferOutput<typeof PlaybookDocumentSchema>;

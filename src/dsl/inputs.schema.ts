@@ -1,0 +1,49 @@
+import * as v from 'valibot';
+import { isObject } from '../objects.ts';
+import { actualTypeName, matchesType, SCHEMA_TYPE_NAMES } from '../crypto/validate-against-schema.ts';
+
+// Shape of a playbook's `inputs:` block (DESIGN.md "Authoring"): what a start's workload must hold.
+// Type names are the credential schema's. Pure (valibot only): the console imports it too.
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One declared input: `{type, required?, default?, enum?, description?}`; its default and enum values are of its type. */
+export const InputSchema = v.pipe(
+  v.strictObject({
+    type: v.picklist(SCHEMA_TYPE_NAMES, `must be one of ${SCHEMA_TYPE_NAMES.join(', ')}`),
+    required: v.optional(v.boolean()),
+    default: v.optional(v.unknown()),
+    enum: v.optional(v.pipe(v.array(v.unknown()), v.minLength(1, 'must list at least one value'))),
+    description: v.optional(v.string()),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const input = dataset.value;
+    const field = (key: string, value: unknown): v.ObjectPathItem => ({ type: 'object', origin: 'value', input, key, value });
+    const values = input.enum ?? [];
+    values.forEach((value, index) => {
+      if (!matchesType(value, input.type)) {
+        const item: v.ArrayPathItem = { type: 'array', origin: 'value', input: values, key: index, value };
+        addIssue({ message: `must be ${input.type}, got ${actualTypeName(value)}`, path: [field('enum', values), item] });
+      }
+    });
+    if (input.default === undefined) return;
+    if (!matchesType(input.default, input.type)) addIssue({ message: `must be ${input.type}, got ${actualTypeName(input.default)}`, path: [field('default', input.default)] });
+    else if (input.enum && !input.enum.some((value) => sameValue(value, input.default))) addIssue({ message: 'must be one of the enum values', path: [field('default', input.default)] });
+  }),
+);
+
+/** The `inputs:` block: input names are identifiers (templates read them as `workload.<name>`). */
+export const InputsSchema = v.record(v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')), InputSchema);
+
+export type InputDeclaration = v.InferOutput<typeof InputSchema>;
+export type Inputs = v.InferOutput<typeof InputsSchema>;
+
+/** Equality of JSON values (enum membership): same type and same content, key order aside. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameValue(a[k], b[k]));
+}
