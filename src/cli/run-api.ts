@@ -135,6 +135,16 @@ export class RunApi {
     }
   }
 
+  /** YAML text of the newest catalog version at `path`, or null when there is none (404). */
+  async catalogContent(path: string): Promise<string | null> {
+    try {
+      return checked(catalogEntry, await this.call('GET', `/api/catalog/playbook/${encodePath(path)}`, undefined, undefined), 'GET /api/catalog/playbook').content;
+    } catch (err) {
+      if (err instanceof ServerError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
   /** Number of steps in the newest catalog version at `path`, or undefined when it cannot be told. */
   async stepCount(path: string, signal?: AbortSignal): Promise<number | undefined> {
     try {

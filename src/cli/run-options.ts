@@ -6,6 +6,8 @@ export type RunOptions = {
   /** A playbook file or a catalog path, as typed. */
   target: string;
   payload: Record<string, unknown>;
+  /** `--set key=value`, in order: read per the playbook's declared input type (run-workload.ts). */
+  sets: [string, string][];
   wait: boolean;
   json: boolean;
   serverUrl: string;
@@ -24,7 +26,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   try {
     parsed = parseArgs({
       args: argv,
-      options: { payload: { type: 'string' }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
+      options: { payload: { type: 'string' }, set: { type: 'string', multiple: true }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
       strict: true,
       allowPositionals: true,
     });
@@ -55,6 +57,14 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
     payload = r.output;
   }
 
+  const sets: [string, string][] = [];
+  for (const item of values.set ?? []) {
+    const eq = item.indexOf('=');
+    const key = eq < 0 ? '' : item.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return { ok: false, message: `--set expects key=value with key a name (letters, digits, _), got ${JSON.stringify(item)}`, exitCode: 2 };
+    sets.push([key, item.slice(eq + 1)]);
+  }
+
   let client;
   try {
     // Only the variables the client needs (a bad server-side setting must not stop `svc run`);
@@ -73,6 +83,6 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
 
   return {
     ok: true,
-    options: { target: positionals[0], payload, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
+    options: { target: positionals[0], payload, sets, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
   };
 }

@@ -9,6 +9,8 @@ import { errorMessage, type StepProgress } from './step-progress.ts';
 import { watchExecution } from './watch-execution.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './run-usage.ts';
 import { processEnvironment } from '../secret-environment.ts';
+import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
+import { preparePayload } from './run-workload.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -50,10 +52,20 @@ function printFinal(out: Out, execution: ExecutionStatus, progress: StepProgress
   }
 }
 
+/**
+ * The target's file text (null for a catalog path) and its playbook, to type `--set` values: the
+ * file's, or with `--set` the catalog's newest version; null when it cannot be read or parsed.
+ */
+async function targetPlaybook(api: RunApi, options: RunOptions): Promise<{ content: string | null; playbook: NormalizedPlaybook | null }> {
+  const content = (await isFile(options.target)) ? await readFile(options.target, 'utf8') : null;
+  const text = content ?? (options.sets.length > 0 ? await api.catalogContent(options.target) : null);
+  const parsed = text === null ? null : parsePlaybook(text);
+  return { content, playbook: parsed?.ok ? parsed.playbook : null };
+}
+
 /** Registers the file (when the target is one) and returns the catalog path to start; ServerError passes through. */
-async function resolvePath(api: RunApi, options: RunOptions, out: Out): Promise<{ path: string; fromFile: boolean }> {
-  if (!(await isFile(options.target))) return { path: options.target, fromFile: false };
-  const content = await readFile(options.target, 'utf8');
+async function resolvePath(api: RunApi, options: RunOptions, content: string | null, out: Out): Promise<{ path: string; fromFile: boolean }> {
+  if (content === null) return { path: options.target, fromFile: false };
   const reg = await api.register(content);
   if (!options.json) out.write(reg.unchanged ? `${reg.path} version ${reg.version} unchanged (${options.target})\n` : `registered ${reg.path} version ${reg.version} from ${options.target}\n`);
   return { path: reg.path, fromFile: true };
@@ -77,11 +89,18 @@ export async function runCommand(argv: string[]): Promise<number> {
   let stage: 'register' | 'start' | 'wait' = 'register';
   let fromFile = false;
   try {
-    const target = await resolvePath(api, options, out);
+    const local = await targetPlaybook(api, options);
+    // Checked here as the server will, so a wrong value is refused before anything is sent.
+    const prepared = preparePayload(local.playbook, options.payload, options.sets);
+    if (!prepared.ok) {
+      err.write(`svc run: the workload does not match the playbook inputs:${prepared.problems.map((p) => `\n  - ${p.path}: ${p.message}`).join('')}\n`);
+      return 2;
+    }
+    const target = await resolvePath(api, options, local.content, out);
     fromFile = target.fromFile;
     stage = 'start';
     // One key for this invocation: the start's retries are the same start.
-    const started = await api.start(target.path, options.payload, randomUUID());
+    const started = await api.start(target.path, prepared.payload, randomUUID());
     const id = started.execution_id;
     if (!options.json) out.write(`execution ${id} started (${started.path})\n`);
     if (!options.wait) {
