@@ -6,9 +6,12 @@ import { executionView, type StepView } from './execution-view.ts';
 import { topStateOf } from './execution/step-phase.ts';
 import { segmentsOf } from './execution/segments.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, TaskOutcome } from './execution/types.ts';
+import { SimulationData, type Undecided } from './simulation-data.ts';
 
 // Runs a playbook's compiled statechart with no database and no workers: every command a step
-// issues is answered at once with the outcome chosen for that step (ok unless told otherwise).
+// issues is answered at once with the outcome chosen for that step (ok unless told otherwise) and
+// the step's example result (`examples:` or the caller's), else null data. A decision (arcs, a
+// loop's `in`) that reads a result with no example stops the run: it "depends on data".
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 type Outcome = 'ok' | 'error';
@@ -17,6 +20,7 @@ type Outcome = 'ok' | 'error';
 export type SimulatedOutcomes = Record<string, Outcome | Outcome[]>;
 
 export type SimulationResult = {
+  /** The execution's state, or `depends_on_data` when a decision needs a result with no example (see `undecided`). */
   status: string;
   /** Steps in the order they were entered (a loop step once per run, not per item). */
   path: string[];
@@ -26,7 +30,12 @@ export type SimulationResult = {
   commands: number;
   /** With `pauseWhenUndecided`: the steps whose next command has no outcome yet (empty once ended). */
   waiting?: string[];
+  /** The decision the run stopped before: its step, `next` or `loop.in`, and the steps whose results it needs. */
+  undecided?: Undecided;
 };
+
+/** A simulation's status when a decision reads a result it has no example of. */
+export const DEPENDS_ON_DATA = 'depends_on_data';
 
 /** Events answered before a simulation gives up (a playbook cycling forever). */
 export const MAX_SIMULATED_COMMANDS = 10_000;
@@ -57,49 +66,72 @@ function inputOf(pb: NormalizedPlaybook, payload: Record<string, unknown>): Exec
   return { executionId: 1, catalogId: 0, path: pb.metadata.path ?? pb.metadata.name ?? 'simulated', parentExecutionId: null, parentSeq: null, rootExecutionId: 1, workload: { ...pb.workload, ...payload }, args: payload };
 }
 
-/** The event that answers a pending command with an outcome: every task ok, or the last one failed. */
-function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Outcome): ExecutionEvent {
+/**
+ * The event that answers a pending command with an outcome: every task ok, or the last one failed;
+ * the last task's data is the step's example result (null without one).
+ */
+function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Outcome, data: SimulationData): ExecutionEvent {
   const c = snap.context;
   const p = c.pending[seq];
   const run = c.runs[p.run];
   const step = pb.workflow.find((s) => s.step === run.step)!;
   const segment = segmentsOf(step)[run.iterations[p.iteration].segment];
+  const example = data.has(run.step) ? data.results[run.step] : null;
   if (p.kind === 'child') {
     return outcome === 'ok'
-      ? { type: 'child.finished', seq, child_execution_id: 0, status: 'completed', result: null, error: null }
+      ? { type: 'child.finished', seq, child_execution_id: 0, status: 'completed', result: example, error: null }
       : { type: 'child.finished', seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: 'simulated' } };
   }
   const tasks: Record<string, TaskOutcome> = {};
+  const last = segment.tasks.length - 1;
   segment.tasks.forEach((t, i) => {
-    tasks[t.name] = outcome === 'error' && i === segment.tasks.length - 1 ? { status: 'error', data: null, error: { message: 'simulated failure', code: 'simulated' } } : { status: 'ok', data: null };
+    const d = i === last ? example : null;
+    tasks[t.name] = outcome === 'error' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: 'simulated' } } : { status: 'ok', data: d };
   });
   return { type: 'command.completed', seq, tasks };
 }
 
 const entered = (effects: Effect[]): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === 'step.enter' && e.step ? [e.step] : []));
 const effectsOf = (actions: readonly { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
+const recorded = (effects: Effect[], eventType: string): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === eventType && e.step ? [e.step] : []));
+
+/** The first decision of a transition (its effects, the snapshot after it) that reads a result with no example. */
+function undecidedIn(data: SimulationData, effects: Effect[], after: Snapshot): Undecided | null {
+  const ran = after.context.steps;
+  for (const step of recorded(effects, 'step.enter')) {
+    const u = data.undecidedLoop(step, ran);
+    if (u) return u;
+  }
+  for (const step of recorded(effects, 'step.exit')) {
+    const u = data.undecidedNext(step, ran);
+    if (u) return u;
+  }
+  return null;
+}
 
 /**
- * Runs a playbook (YAML text or parsed) to its end with the given outcomes per step (default ok),
- * answering pending commands oldest first; returns the steps entered in order and the end state.
- */
-/**
+ * Runs a playbook (YAML text or parsed) to its end with the given outcomes per step (default ok)
+ * and example results (`results` over the playbook's `examples:`), answering pending commands
+ * oldest first; returns the steps entered in order and the end state. A decision reading a result
+ * with no example ends the run before it with status `depends_on_data` and `undecided`.
  * With `pauseWhenUndecided` a step with no outcome left (absent, or its list used up) is not
  * answered: the run stops there with `waiting` set, so a person can choose step by step (the GUI).
  */
 export function simulatePlaybook(
   playbook: string | NormalizedPlaybook,
   outcomes: SimulatedOutcomes = {},
-  opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean } = {},
+  opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean; results?: Record<string, unknown> } = {},
 ): SimulationResult {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
+  const data = new SimulationData(pb, opts.results);
   let [snap, actions] = initialTransition(machine, inputOf(pb, opts.payload ?? {}));
-  const path = entered(effectsOf(actions));
+  let undecided = undecidedIn(data, effectsOf(actions), snap);
+  const path = undecided ? [] : entered(effectsOf(actions));
   const used = new Map<string, number>();
   let before: Snapshot | null = null;
   let commands = 0;
-  while (snap.status !== 'done') {
+  while (snap.status !== 'done' && !undecided) {
     const seq = Math.min(...Object.keys(snap.context.pending).map(Number));
     if (!Number.isFinite(seq) || commands >= MAX_SIMULATED_COMMANDS) break;
     const step = snap.context.runs[snap.context.pending[seq].run].step;
@@ -109,32 +141,55 @@ export function simulatePlaybook(
     const chosen = decided ?? 'ok';
     used.set(step, n + 1);
     const outcome = Array.isArray(chosen) ? (chosen[Math.min(n, chosen.length - 1)] ?? 'ok') : chosen;
-    before = snap;
-    [snap, actions] = transition(machine, snap, answer(pb, snap, seq, outcome));
+    const [next, nextActions] = transition(machine, snap, answer(pb, snap, seq, outcome, data));
+    // A decision made on data the simulation does not have is not taken: the run stops before it.
+    undecided = undecidedIn(data, effectsOf(nextActions), next);
+    if (undecided) break;
     commands++;
+    before = snap;
+    [snap, actions] = [next, nextActions];
     path.push(...entered(effectsOf(actions)));
   }
   const view = executionView(pb, snap, snap.status === 'done' ? before : null);
   const f = snap.context.finished;
-  const result: SimulationResult = { status: topStateOf(snap.value), path, steps: view.steps, error: f?.error ?? null, commands };
-  if (opts.pauseWhenUndecided) {
+  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path, steps: view.steps, error: f?.error ?? null, commands };
+  if (undecided) result.undecided = undecided;
+  if (opts.pauseWhenUndecided && !undecided) {
     const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[p.run].step);
     result.waiting = [...new Set(pending)];
   }
   return result;
 }
 
-export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean };
-export type PathsReport = { paths: SimulatedPath[]; unreachable: string[]; truncated: boolean };
+export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean; undecided?: Undecided };
+/**
+ * `unreachable`: steps no path enters, certain only when no path depends on data; otherwise the
+ * steps no path entered are `depends_on_data` (a run with other results may reach them).
+ */
+export type PathsReport = { paths: SimulatedPath[]; unreachable: string[]; depends_on_data: string[]; truncated: boolean };
+
+/** Whether a decision already made in this snapshot read a result with no example (the path ends there). */
+function decidedOnMissingData(data: SimulationData, s: Snapshot): boolean {
+  const ran = s.context.steps;
+  const touched = new Set([...Object.keys(ran), ...Object.values(s.context.runs).map((r) => r.step)]);
+  for (const step of touched) if (data.undecidedLoop(step, ran) || (Object.hasOwn(ran, step) && data.undecidedNext(step, ran))) return true;
+  return false;
+}
 
 /**
  * Every simple path of the playbook's machine (xstate/graph) where each command, oldest first,
- * ends ok or error; a path is cut after pathDepthOf(pb) step runs. Also names the steps no
- * path enters. `truncated` when the state space passed MAX_PATH_STATES (the lists are then partial).
+ * ends ok or error (with the example results, else null data); a path is cut after
+ * pathDepthOf(pb) step runs, and ends `depends_on_data` before a decision that reads a result
+ * with no example. Also names the steps no path enters. `truncated` when the state space passed
+ * MAX_PATH_STATES (the lists are then partial).
  */
-export function playbookPaths(playbook: string | NormalizedPlaybook, opts: { payload?: Record<string, unknown> } = {}): PathsReport {
+export function playbookPaths(
+  playbook: string | NormalizedPlaybook,
+  opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean } = {},
+): PathsReport {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
+  const data = new SimulationData(pb, opts.results, opts.useExamples ?? true);
   const input = inputOf(pb, opts.payload ?? {});
   const depth = pathDepthOf(pb);
   const cut = (s: Snapshot) => s.status !== 'done' && s.context.nextRun > depth;
@@ -142,14 +197,14 @@ export function playbookPaths(playbook: string | NormalizedPlaybook, opts: { pay
   let explored = 0;
   let truncated = false;
   const events = (s: Snapshot): ExecutionEvent[] => {
-    if (s.status === 'done' || cut(s)) return [];
+    if (s.status === 'done' || cut(s) || decidedOnMissingData(data, s)) return [];
     if (++explored > MAX_PATH_STATES) {
       truncated = true;
       return [];
     }
     const seq = Math.min(...Object.keys(s.context.pending).map(Number));
     if (!Number.isFinite(seq)) return [];
-    return [answer(pb, s, seq, 'ok'), answer(pb, s, seq, 'error')];
+    return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
   const serializeState = (s: Snapshot) => JSON.stringify([s.value, s.context]);
   const ends = new Set<string>();
@@ -168,30 +223,44 @@ export function playbookPaths(playbook: string | NormalizedPlaybook, opts: { pay
     let [snap, actions] = initialTransition(machine, input);
     const stepPath = entered(effectsOf(actions));
     const chosen: SimulatedPath['outcomes'] = [];
+    let undecided: Undecided | null = null;
     for (const s of p.steps) {
       const ev = s.event;
       if (ev.type !== 'command.completed' && ev.type !== 'child.finished') continue;
       const step = snap.context.runs[snap.context.pending[ev.seq].run].step;
       const failed = ev.type === 'child.finished' ? ev.status !== 'completed' : Object.values(ev.tasks).some((t) => t.status === 'error');
       chosen.push({ step, outcome: failed ? 'error' : 'ok' });
-      [snap, actions] = transition(machine, snap, ev);
+      const [next, nextActions] = transition(machine, snap, ev);
+      undecided = undecidedIn(data, effectsOf(nextActions), next);
+      if (undecided) break;
+      [snap, actions] = [next, nextActions];
       stepPath.push(...entered(effectsOf(actions)));
     }
     for (const s of stepPath) reached.add(s);
-    paths.push({ status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: snap.status !== 'done' });
+    paths.push(
+      undecided
+        ? { status: DEPENDS_ON_DATA, path: stepPath, outcomes: chosen, cut: false, undecided }
+        : { status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: snap.status !== 'done' },
+    );
   }
-  return { paths, unreachable: truncated ? [] : pb.workflow.map((s) => s.step).filter((s) => !reached.has(s)), truncated };
+  const notReached = truncated ? [] : pb.workflow.map((s) => s.step).filter((s) => !reached.has(s));
+  const onData = paths.some((p) => p.undecided);
+  return { paths, unreachable: onData ? [] : notReached, depends_on_data: onData ? notReached : [], truncated };
 }
 
 /**
- * Warnings for registration: steps no simulated path enters, and paths that end neither
- * completed nor failed (cut after pathDepthOf(pb) step runs: a cycle that may not end).
+ * Warnings for registration, only what is certain: steps no simulated path enters (none when a
+ * path depends on data; examples are not used), paths that end neither completed nor failed (cut after pathDepthOf(pb)
+ * step runs: a cycle that may not end), examples naming no step.
  */
 export function playbookWarnings(pb: NormalizedPlaybook): string[] {
-  const report = playbookPaths(pb);
+  // Examples are samples, not every result a run may see: a branch they skip is still possible.
+  const report = playbookPaths(pb, { useExamples: false });
   const out: string[] = [];
   for (const s of report.unreachable) out.push(`workflow.${s}: no path reaches step ${s} (every command simulated ok or error)`);
-  const open = report.paths.filter((p) => p.status !== 'completed' && p.status !== 'failed');
+  for (const s of Object.keys(pb.examples ?? {})) if (!pb.workflow.some((w) => w.step === s)) out.push(`examples.${s}: names no step of the workflow`);
+  // A path that stopped on data it has no example of is no verdict: neither reached nor open.
+  const open = report.paths.filter((p) => p.status !== 'completed' && p.status !== 'failed' && p.status !== DEPENDS_ON_DATA);
   if (open.length && !report.truncated) out.push(`workflow: ${open.length} path(s) end neither completed nor failed, e.g. ${open[0].path.join(' → ')}${open[0].cut ? ` (cut after ${pathDepthOf(pb)} step runs: a cycle that may not end)` : ''}`);
   if (report.truncated) out.push(`workflow: more than ${MAX_PATH_STATES} states; paths were not all checked`);
   return out;

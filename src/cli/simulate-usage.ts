@@ -2,11 +2,14 @@
 
 export const SIMULATE_SUMMARY = "run a playbook's statechart with chosen outcomes, no database and no workers";
 
-export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error[,ok|error...]]... [--payload JSON] [--paths] [--json]
+export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error[,ok|error...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]
 
   --outcome STEP=OUT  how the commands of STEP end (default ok); a list (ok,error,ok) is used in
                       turn by the step's commands (loop items, re-entries), the last one repeats
   --payload JSON      the request payload (merged over the playbook's workload)
+  --result STEP=JSON  STEP's example result (over the playbook's examples:); a decision (arcs,
+                      a loop's in) reading a result with no example stops the run there:
+                      status depends_on_data, never a guess
   --paths             every path instead (xstate/graph): each command ok or error, oldest first;
                       a path is cut after 5 step runs per step of the playbook (cycles), and
                       at most 2,000 states are explored; prints each path's end state and

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { playbookFromYaml, playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
+import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
 
 type Out = { write(text: string): unknown };
@@ -19,13 +20,31 @@ export function parseOutcomes(values: string[]): SimulatedOutcomes | string {
   return out;
 }
 
+/** Parses `--result step=JSON` values (a step's example result); a message for the first bad one. */
+export function parseResults(values: string[]): Record<string, unknown> | string {
+  const out: Record<string, unknown> = {};
+  for (const text of values) {
+    const at = text.indexOf('=');
+    const step = at > 0 ? text.slice(0, at) : '';
+    let value: unknown;
+    try {
+      value = JSON.parse(text.slice(at + 1));
+    } catch {
+      return `--result expects STEP=JSON, got ${JSON.stringify(text)}`;
+    }
+    if (!step) return `--result expects STEP=JSON, got ${JSON.stringify(text)}`;
+    out[step] = value;
+  }
+  return out;
+}
+
 /** `svc simulate`: runs a playbook file's statechart with no database and no workers; returns the exit code. */
 export async function simulateCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
-      options: { outcome: { type: 'string', multiple: true }, payload: { type: 'string' }, paths: { type: 'boolean' }, json: { type: 'boolean' } },
+      options: { outcome: { type: 'string', multiple: true }, result: { type: 'string', multiple: true }, payload: { type: 'string' }, paths: { type: 'boolean' }, json: { type: 'boolean' } },
       strict: true,
       allowPositionals: true,
     });
@@ -41,6 +60,11 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   const outcomes = parseOutcomes(parsed.values.outcome ?? []);
   if (typeof outcomes === 'string') {
     errOut.write(`svc simulate: ${outcomes}\n`);
+    return 2;
+  }
+  const results = parseResults(parsed.values.result ?? []);
+  if (typeof results === 'string') {
+    errOut.write(`svc simulate: ${results}\n`);
     return 2;
   }
   let payload: Record<string, unknown> = {};
@@ -71,33 +95,37 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     errOut.write(`svc simulate: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
-  for (const step of Object.keys(outcomes)) {
-    if (!pb.workflow.some((s) => s.step === step)) {
-      errOut.write(`svc simulate: --outcome names no step of the playbook: ${step}\n`);
-      return 2;
+  for (const [flag, given] of [['--outcome', outcomes], ['--result', results]] as const) {
+    for (const step of Object.keys(given)) {
+      if (!pb.workflow.some((s) => s.step === step)) {
+        errOut.write(`svc simulate: ${flag} names no step of the playbook: ${step}\n`);
+        return 2;
+      }
     }
   }
   if (parsed.values.paths) {
-    const report = playbookPaths(pb, { payload });
+    const report = playbookPaths(pb, { payload, results });
     if (parsed.values.json) {
       out.write(`${JSON.stringify(report, null, 2)}\n`);
       return 0;
     }
     for (const p of report.paths) {
       const chosen = p.outcomes.map((o) => `${o.step}=${o.outcome}`).join(' ');
-      out.write(`${(p.cut ? `${p.status} (cut)` : p.status).padEnd(16)} ${p.path.join(' → ')}${chosen ? `   [${chosen}]` : ''}\n`);
+      out.write(`${(p.cut ? `${p.status} (cut)` : p.status).padEnd(16)} ${p.path.join(' → ')}${chosen ? `   [${chosen}]` : ''}${p.undecided ? `   (${undecidedText(p.undecided)})` : ''}\n`);
     }
     out.write(`${report.paths.length} path(s)${report.truncated ? ' (state space too large: partial)' : ''}\n`);
     if (report.unreachable.length) out.write(`unreachable steps: ${report.unreachable.join(', ')}\n`);
+    if (report.depends_on_data.length) out.write(`not reached without data (give examples: or --result): ${report.depends_on_data.join(', ')}\n`);
     return 0;
   }
-  const result = simulatePlaybook(pb, outcomes, { payload });
+  const result = simulatePlaybook(pb, outcomes, { payload, results });
   if (parsed.values.json) {
     out.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }
   out.write(`path:   ${result.path.join(' → ')}\n`);
-  out.write(`status: ${result.status}${result.error ? ` (${result.error.step ? `${result.error.step}: ` : ''}${result.error.message})` : ''}\n`);
+  if (result.undecided) out.write(`status: ${result.status} (${undecidedText(result.undecided)})\n`);
+  else out.write(`status: ${result.status}${result.error ? ` (${result.error.step ? `${result.error.step}: ` : ''}${result.error.message})` : ''}\n`);
   out.write(`steps:  ${Object.entries(result.steps).map(([name, s]) => `${name} ${s.status}`).join(', ')}\n`);
   return 0;
 }

@@ -1,5 +1,6 @@
 import { useMemo, useState } from 'react';
 import { simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
+import { undecidedText } from '../../../machines/simulation-data.ts';
 import type { StepGraph } from './model.ts';
 import type { StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
@@ -34,7 +35,10 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   return (
     <div className="simulator">
       <div className="actions" aria-live="polite">
-        {finished ? (
+        {result.undecided ? (
+          // The same verdict svc simulate prints: a decision on a result with no example is not guessed.
+          <span>Simulation stopped: {undecidedText(result.undecided)} (declare it under examples:).</span>
+        ) : finished ? (
           <span>
             Simulated execution {finished}.{result.error ? ` ${result.error.step ? `${result.error.step}: ` : ''}${result.error.message}` : ''}
           </span>

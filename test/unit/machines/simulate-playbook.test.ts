@@ -147,3 +147,39 @@ describe('simulatePlaybook: pauseWhenUndecided (the GUI decides step by step)', 
     expect(simulatePlaybook(UNREACHABLE).waiting).toBeUndefined();
   });
 });
+
+describe('depends on data', () => {
+  const STATUS_ONLY = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: st, path: tests/st }
+workflow:
+  - step: start
+    tool: { name: a, kind: shell, command: "echo a" }
+    next: [{ step: good, when: "{{ steps.start.status == 'ok' and outcome.status == 'ok' }}" }, { step: bad }]
+  - step: good
+  - step: bad
+`;
+  it('a when on status alone needs no example', () => {
+    expect(simulatePlaybook(STATUS_ONLY)).toMatchObject({ status: 'completed', path: ['start', 'good'] });
+  });
+
+  it('svc simulate --result gives a step its result; without it the status is depends_on_data', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sim-'));
+    const file = join(dir, 'p.yaml');
+    writeFileSync(file, UNREACHABLE.replace(`"{{ outcome.status == 'ok' }}"`, `"{{ steps.start.result.n > 1 }}"`));
+    try {
+      const blind = new Capture();
+      expect(await simulateCommand([file], blind, new Capture())).toBe(0);
+      expect(blind.text).toContain('status: depends_on_data (the next step after start depends on data: no example result of start)');
+      const given = new Capture();
+      expect(await simulateCommand([file, '--result', 'start={"n": 2}'], given, new Capture())).toBe(0);
+      expect(given.text).toContain('path:   start → done');
+      const bad = new Capture();
+      expect(await simulateCommand([file, '--result', 'nope={}'], new Capture(), bad)).toBe(2);
+      expect(bad.text).toContain('--result names no step');
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { parseTemplate, TEMPLATE_MARK } from './template-ast.ts';
+
+/**
+ * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads
+ * that step's data, `outcome`/`tasks` (other than `outcome.status`) the current step's, `vars`
+ * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
+ */
+export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean };
+
+type Node = { [key: string]: unknown };
+
+const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null && !Array.isArray(x);
+const literalKey = (n: Node): string | undefined => (isNode(n.key) && n.key.type === 'literal' && typeof n.key.value === 'string' ? n.key.value : undefined);
+const isName = (x: unknown, name: string): boolean => isNode(x) && x.type === 'name' && x.name === name;
+
+/** The data reads of every template string in `value` (see DataReads). */
+export function templateDataReads(value: unknown): DataReads {
+  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false };
+  // Walks any AST node generically; `parent` tells `steps.x.status` from `steps.x.result`.
+  const walk = (x: unknown, parent: Node | undefined): void => {
+    if (Array.isArray(x)) {
+      for (const item of x) walk(item, parent);
+      return;
+    }
+    if (!isNode(x)) return;
+    if (x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined) {
+      const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
+      if (!statusOnly) out.steps.add(literalKey(x)!);
+      return;
+    }
+    if (x.type === 'name') {
+      const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
+      if (x.name === 'steps') out.allSteps = true;
+      else if ((x.name === 'outcome' && !statusOnly) || x.name === 'tasks') out.own = true;
+      else if (x.name === 'vars') out.vars = true;
+      return;
+    }
+    for (const child of Object.values(x)) walk(child, x);
+  };
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (!TEMPLATE_MARK.test(v)) return;
+      try {
+        walk(parseTemplate(v).body, undefined);
+      } catch {
+        out.allSteps = true;
+        out.own = true;
+      }
+    } else if (Array.isArray(v)) for (const x of v) visit(x);
+    else if (isNode(v)) for (const x of Object.values(v)) visit(x);
+  };
+  visit(value);
+  return out;
+}
