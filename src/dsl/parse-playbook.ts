@@ -17,6 +17,9 @@ import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
+import { staticReferenceProblems } from './static-reference-problems.ts';
+import { unknownFieldMessage } from './unknown-field-message.ts';
+import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { isObject } from '../objects.ts';
 import { inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
@@ -64,11 +67,20 @@ export type ParseResult = { ok: true; playbook: NormalizedPlaybook } | { ok: fal
  * once with its path.
  */
 export function parsePlaybook(text: string): ParseResult {
+  const result = findProblems(text);
+  if (result.ok) return result;
+  // Every problem carries where it is in the text (DESIGN.md "Authoring"); a YAML error, its mark.
+  const positions = yamlPositions(text);
+  return { ok: false, problems: result.problems.map((problem) => (problem.line === undefined ? { ...problem, ...positionOf(positions, problem.path) } : problem)) };
+}
+
+function findProblems(text: string): ParseResult {
   let raw: unknown;
   try {
     raw = load(text);
   } catch (error) {
-    return { ok: false, problems: [{ path: '$', message: describeYamlError(error) }] };
+    const mark = error instanceof YAMLException ? error.mark : undefined;
+    return { ok: false, problems: [{ path: '$', message: describeYamlError(error), ...(mark ? { line: mark.line + 1, column: mark.column + 1 } : {}) }] };
   }
   // First, before anything else walks it: aliases may make a small text a huge value.
   const expansion = expansionProblem(raw);
@@ -80,8 +92,8 @@ export function parsePlaybook(text: string): ParseResult {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
-  const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: describeIssue(issue) }));
-  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw)];
+  const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.expected === 'never' ? unknownFieldMessage(PlaybookDocumentSchema, issue.path ?? []) : describeIssue(issue) }));
+  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw)];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
 }

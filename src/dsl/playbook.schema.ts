@@ -4,8 +4,8 @@ import { InputsSchema } from './inputs.schema.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
-// Nested blocks whose typos would silently change behaviour (step, retry, loop, arc) are strict;
-// tasks, metadata and keychain entries are loose so new fields do not break older servers.
+// Every block is strict (an unknown field is a problem, with "did you mean" when one is close):
+// a typo would silently change behaviour. Only metadata is loose, for labels of other tools.
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
@@ -43,7 +43,7 @@ const commonTaskEntries = {
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
-export const HttpTaskSchema = v.looseObject({
+export const HttpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('http'),
   method: v.optional(templated(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS))), 'GET'),
@@ -54,7 +54,7 @@ export const HttpTaskSchema = v.looseObject({
   accept_status: v.optional(templated(v.array(v.pipe(v.number(), v.integer('must be an integer'))))),
 });
 
-export const PostgresTaskSchema = v.looseObject({
+export const PostgresTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('postgres'),
   command: nonEmptyString,
@@ -63,14 +63,14 @@ export const PostgresTaskSchema = v.looseObject({
   read_only: v.optional(templated(v.boolean())),
 });
 
-export const PlaybookTaskSchema = v.looseObject({
+export const PlaybookTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('playbook'),
   path: nonEmptyString,
   args: v.optional(templated(anyRecord)),
 });
 
-export const McpTaskSchema = v.looseObject({
+export const McpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('mcp'),
   server: v.optional(nonEmptyString),
@@ -85,7 +85,7 @@ export const McpTaskSchema = v.looseObject({
 /** What a shell task's environment variable may be named (POSIX: letters, digits, underscore). */
 export const SHELL_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export const ShellTaskSchema = v.looseObject({
+export const ShellTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('shell'),
   command: nonEmptyString,
@@ -95,7 +95,7 @@ export const ShellTaskSchema = v.looseObject({
   stdin: v.optional(v.string()),
 });
 
-export const NoopTaskSchema = v.looseObject({
+export const NoopTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('noop'),
 });
@@ -151,7 +151,7 @@ export const StepSchema = v.strictObject({
   next: v.optional(NextSchema),
 });
 
-export const KeychainDefinitionSchema = v.looseObject({
+export const KeychainDefinitionSchema = v.strictObject({
   name: v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')),
   kind: v.picklist(['secret_manager', 'oauth2', 'http']),
   provider: v.optional(nonEmptyString),
@@ -166,6 +166,10 @@ export const KeychainDefinitionSchema = v.looseObject({
   data: v.optional(v.unknown()),
   token_field: v.optional(nonEmptyString),
   ttl_field: v.optional(nonEmptyString),
+  // secret_manager providers' location (keychain-resolver.ts).
+  region: v.optional(nonEmptyString),
+  vault_url: v.optional(nonEmptyString),
+  vault: v.optional(nonEmptyString),
 });
 
 export const MetadataSchema = v.looseObject({
@@ -183,8 +187,11 @@ export const MetadataSchema = v.looseObject({
   ),
 });
 
-export const PlaybookDocumentSchema = v.object({
-  apiVersion: nonEmptyString,
+/** The document versions this service reads. */
+export const API_VERSIONS = ['svc/v1'] as const;
+
+export const PlaybookDocumentSchema = v.strictObject({
+  apiVersion: v.picklist(API_VERSIONS, (issue) => `unknown apiVersion ${issue.received}: this service knows ${API_VERSIONS.join(', ')}`),
   kind: v.optional(v.literal('Playbook'), 'Playbook'),
   metadata: MetadataSchema,
   workload: v.optional(anyRecord, () => ({})),

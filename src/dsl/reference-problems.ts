@@ -1,7 +1,10 @@
 import { isObject } from '../objects.ts';
 
-/** One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root. */
-export type Problem = { path: string; message: string };
+/**
+ * One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root;
+ * `line` and `column` (1-based) where that path starts in the text, once parsePlaybook placed it.
+ */
+export type Problem = { path: string; message: string; line?: number; column?: number };
 
 type Entry = { value: unknown; path: string };
 

@@ -371,7 +371,7 @@ describe('execution machine: loops', () => {
   });
 
   it('loop.in that fails to render puts the step in error (template_error)', () => {
-    const d = Driver.of([{ step: 'start', loop: { in: '{{ steps.missing.result }}' }, tool: shell('t') }]);
+    const d = Driver.of([{ step: 'start', loop: { in: '{{ workload.missing_list }}' }, tool: shell('t') }]);
     expect(d.value).toBe('failed');
     expect(d.context.finished?.error).toMatchObject({ code: 'template_error', step: 'start' });
   });

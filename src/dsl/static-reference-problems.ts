@@ -1,0 +1,214 @@
+import { conditionSource } from './render.ts';
+import { expressionText, parseTemplate, TEMPLATE_MARK, type Expr, type Stmt } from './template-ast.ts';
+import { TEMPLATE_ROOTS } from './playbook.schema.ts';
+import type { Problem } from './reference-problems.ts';
+import { isObject } from '../objects.ts';
+
+/** Names a template reaches without defining them: the roots, the loop's, the functions. */
+const KNOWN_NAMES: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'range', 'dict', 'namespace', 'caller']);
+
+/**
+ * References that can be known to be undefined when a playbook is registered (templates are
+ * strict, DESIGN.md "Authoring"): a name no root, iterator or template variable defines,
+ * `workload.<key>` when the playbook declares `inputs:` (what a start may bring) and neither they
+ * nor `workload:` hold that key, and `steps.<name>` of a step that does not exist or cannot have run before. Operands of
+ * `| default` and `is defined` are exempt, as at render time.
+ */
+export function staticReferenceProblems(document: unknown): Problem[] {
+  if (!isObject(document) || !Array.isArray(document.workflow)) return [];
+  const steps = document.workflow.filter(isObject);
+  if (steps.length !== document.workflow.length) return [];
+  const names = steps.map((s) => (typeof s.step === 'string' ? s.step : ''));
+  const before = predecessors(steps, names);
+  // Without inputs: a start's payload may bring any key, so only render time can tell.
+  const declared = isObject(document.inputs) ? new Set([...Object.keys(isObject(document.workload) ? document.workload : {}), ...Object.keys(isObject(document.inputs) ? document.inputs : {})]) : undefined;
+  const problems: Problem[] = [];
+
+  steps.forEach((step, i) => {
+    const name = names[i];
+    const path = `workflow[${i}]`;
+    const iterator = isObject(step.loop) ? (typeof step.loop.iterator === 'string' ? step.loop.iterator : 'item') : undefined;
+    const check = (source: string, where: string, ran: ReadonlySet<string>, extra: readonly string[]): void => {
+      for (const { expr, text } of undefinedReads(source, new Set([...extra, ...(iterator ? [iterator] : [])]))) {
+        const root = expr.name;
+        const key = expr.key;
+        let missing: string | undefined;
+        if (root === undefined) missing = `'${text}' is undefined`;
+        else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
+        else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
+        else if (root === 'steps' && key !== undefined && !ran.has(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${name}'`;
+        if (missing) problems.push({ path: where, message: missing });
+      }
+    };
+    const tasks = Array.isArray(step.tool) ? step.tool.map((t, n) => [t, `${path}.tool[${n}]`] as const) : [[step.tool, `${path}.tool`] as const];
+    for (const [task, taskPath] of tasks) {
+      if (!isObject(task)) continue;
+      for (const [key, value] of Object.entries(task)) {
+        if (key === 'name' || key === 'kind' || key === 'retry') continue;
+        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, before[i], ['tasks']));
+      }
+      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, before[i], ['tasks', 'outcome']);
+    }
+    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, before[i], []));
+    const next = step.next;
+    const arcs = Array.isArray(next) ? next.map((a, n) => [a, `${path}.next[${n}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((a, n) => [a, `${path}.next.arcs[${n}]`] as const) : [];
+    // An arc is evaluated when its step has run.
+    const ran = new Set([...before[i], name]);
+    for (const [arc, arcPath] of arcs) {
+      if (!isObject(arc)) continue;
+      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, ran, ['outcome', 'signal']);
+      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, ran, ['outcome', 'signal']));
+    }
+  });
+  return problems;
+}
+
+/** For each step, the steps that may have run before it starts (those from which an arc path leads to it). */
+function predecessors(steps: readonly Record<string, unknown>[], names: readonly string[]): Set<string>[] {
+  const targets = steps.map((step) => arcTargets(step.next));
+  return names.map((_, i) => {
+    const found = new Set<string>();
+    const pending = names.filter((_, j) => targets[j].includes(names[i]));
+    while (pending.length > 0) {
+      const from = pending.pop() ?? '';
+      if (found.has(from)) continue;
+      found.add(from);
+      names.forEach((n, j) => {
+        if (targets[j].includes(from)) pending.push(n);
+      });
+    }
+    return found;
+  });
+}
+
+function arcTargets(next: unknown): string[] {
+  const target = (arc: unknown): string[] => (typeof arc === 'string' ? [arc] : isObject(arc) && typeof arc.step === 'string' ? [arc.step] : []);
+  if (Array.isArray(next)) return next.flatMap(target);
+  if (isObject(next) && Array.isArray(next.arcs)) return next.arcs.flatMap(target);
+  return target(next);
+}
+
+function forEachTemplate(value: unknown, path: string, visit: (source: string, path: string) => void): void {
+  if (typeof value === 'string') {
+    if (TEMPLATE_MARK.test(value)) visit(value, path);
+  } else if (Array.isArray(value)) value.forEach((item, i) => forEachTemplate(item, `${path}[${i}]`, visit));
+  else if (isObject(value)) for (const [key, item] of Object.entries(value)) forEachTemplate(item, /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, visit);
+}
+
+type Read = { expr: { name: string | undefined; key: string | undefined }; text: string };
+
+/**
+ * Unguarded reads of a template that may be undefined: a root with its first literal key
+ * (`workload.x`, `steps.a`), and names the template nowhere defines (name undefined).
+ * A template that does not parse has none here (templateProblems reports it).
+ */
+function undefinedReads(source: string, extra: ReadonlySet<string>): Read[] {
+  let body: Stmt[];
+  try {
+    body = parseTemplate(source).body;
+  } catch {
+    return [];
+  }
+  const local = new Set<string>(extra);
+  collectLocals(body, local);
+  const reads: Read[] = [];
+  const expr = (e: Expr, guarded: boolean): void => {
+    switch (e.type) {
+      case 'name':
+        if (!guarded && !KNOWN_NAMES.has(e.name) && !local.has(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name });
+        return;
+      case 'get': {
+        const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
+        if (!guarded && e.target.type === 'name' && (e.target.name === 'workload' || e.target.name === 'steps') && !local.has(e.target.name) && key !== undefined) {
+          reads.push({ expr: { name: e.target.name, key }, text: expressionText(e) });
+        }
+        expr(e.target, guarded);
+        expr(e.key, false);
+        return;
+      }
+      case 'filter':
+        expr(e.target, guarded || e.name === 'default' || e.name === 'd');
+        for (const a of e.args.positional) expr(a, false);
+        for (const [, a] of e.args.keywords) expr(a, false);
+        return;
+      case 'test':
+        expr(e.target, guarded || e.name === 'defined' || e.name === 'undefined');
+        for (const a of e.args) expr(a, false);
+        return;
+      default:
+        for (const child of childrenOf(e)) expr(child, false);
+        if (e.type === 'block') stmts(e.body);
+        if (e.type === 'call' && e.caller) stmts(e.caller.body);
+    }
+  };
+  const stmts = (list: readonly Stmt[]): void => {
+    for (const s of list) {
+      if (s.type === 'output') expr(s.expr, false);
+      else if (s.type === 'if') {
+        expr(s.cond, false);
+        stmts(s.then);
+        stmts(s.otherwise);
+      } else if (s.type === 'for') {
+        expr(s.iterable, false);
+        if (s.filter) expr(s.filter, false);
+        stmts(s.body);
+        stmts(s.otherwise);
+      } else if (s.type === 'set') expr(s.value, false);
+      else if (s.type === 'macro') {
+        for (const p of s.macro.params) if (p.fallback) expr(p.fallback, false);
+        stmts(s.macro.body);
+      }
+    }
+  };
+  stmts(body);
+  return reads;
+}
+
+/** Every name a template binds anywhere (set, for, macro and its parameters): scope is not tracked. */
+function collectLocals(list: readonly Stmt[], into: Set<string>): void {
+  for (const s of list) {
+    if (s.type === 'set') for (const t of s.targets) into.add(t.name);
+    else if (s.type === 'for') {
+      for (const n of s.names) into.add(n);
+      into.add('loop');
+      collectLocals(s.body, into);
+      collectLocals(s.otherwise, into);
+    } else if (s.type === 'if') {
+      collectLocals(s.then, into);
+      collectLocals(s.otherwise, into);
+    } else if (s.type === 'macro') {
+      into.add(s.macro.name);
+      for (const p of s.macro.params) into.add(p.name);
+      collectLocals(s.macro.body, into);
+    }
+  }
+}
+
+function childrenOf(e: Expr): Expr[] {
+  switch (e.type) {
+    case 'list':
+      return e.items;
+    case 'dict':
+      return e.pairs.map(([, v]) => v);
+    case 'call':
+    case 'method': {
+      const args = [...e.args.positional, ...e.args.keywords.map(([, a]) => a)];
+      return e.type === 'method' ? [e.target, ...args] : args;
+    }
+    case 'not':
+    case 'negate':
+    case 'plus':
+      return [e.operand];
+    case 'and':
+    case 'or':
+    case 'binary':
+    case 'in':
+      return [e.left, e.right];
+    case 'compare':
+      return [e.first, ...e.rest.map((r) => r.operand)];
+    case 'conditional':
+      return e.otherwise ? [e.cond, e.then, e.otherwise] : [e.cond, e.then];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,71 @@
+import type * as v from 'valibot';
+import { isObject } from '../objects.ts';
+
+/**
+ * The message for a field no schema declares: `unknown field 'comand' (did you mean 'command'?)`
+ * when a known field of the same mapping is close. `schema` is the document's root schema and
+ * `path` the issue's path, whose last item is the unknown key.
+ */
+export function unknownFieldMessage(schema: v.GenericSchema, path: readonly v.IssuePathItem[]): string {
+  const last = path.at(-1);
+  const name = last === undefined ? '' : String(last.key);
+  const known = knownFields(schema, path.slice(0, -1), last?.input);
+  const close = closest(name, known);
+  return close ? `unknown field '${name}' (did you mean '${close}'?)` : `unknown field '${name}'${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`;
+}
+
+/** The fields the object schema reached by following `path` from `schema` declares. */
+function knownFields(schema: unknown, path: readonly v.IssuePathItem[], parent: unknown): string[] {
+  let current = schema;
+  let input: unknown = path.length > 0 ? undefined : parent;
+  for (const item of path) {
+    current = resolve(current, item.input);
+    if (!isObject(current)) return [];
+    if (isObject(current.entries) && typeof item.key === 'string') current = current.entries[item.key];
+    else if ('item' in current) current = current.item;
+    else return [];
+    input = item.value;
+  }
+  current = resolve(current, input ?? parent);
+  return isObject(current) && isObject(current.entries) ? Object.keys(current.entries) : [];
+}
+
+// optional/nullable wrap a schema; lazy picks one by the input; variant by the input's discriminator.
+function resolve(schema: unknown, input: unknown): unknown {
+  let current = schema;
+  for (let depth = 0; depth < 16 && isObject(current); depth++) {
+    if ('wrapped' in current) current = current.wrapped;
+    else if (current.type === 'lazy' && typeof current.getter === 'function') current = current.getter(input);
+    else if (current.type === 'variant' && Array.isArray(current.options) && typeof current.key === 'string' && isObject(input)) {
+      const key = current.key;
+      current = current.options.find((option: unknown) => isObject(option) && isObject(option.entries) && isObject(option.entries[key]) && option.entries[key].literal === input[key]);
+    } else break;
+  }
+  return current;
+}
+
+/** The known name nearest `name` by edit distance, when near enough to be a typo of it. */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= Math.max(1, Math.min(3, Math.floor(name.length / 3))) ? best : undefined;
+}
+
+// Levenshtein with a swap of neighbours (`mehtod`) counted as one edit.
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
