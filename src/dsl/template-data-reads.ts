@@ -1,3 +1,4 @@
+import { isObject } from '../objects.ts';
 import { parseTemplate, TEMPLATE_MARK } from './template-ast.ts';
 
 /**
@@ -7,9 +8,9 @@ import { parseTemplate, TEMPLATE_MARK } from './template-ast.ts';
  */
 export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean };
 
-type Node = { [key: string]: unknown };
+type Node = Record<string, unknown>;
 
-const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isNode = isObject;
 const literalKey = (n: Node): string | undefined => (isNode(n.key) && n.key.type === 'literal' && typeof n.key.value === 'string' ? n.key.value : undefined);
 const isName = (x: unknown, name: string): boolean => isNode(x) && x.type === 'name' && x.name === name;
 
