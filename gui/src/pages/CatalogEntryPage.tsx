@@ -1,10 +1,11 @@
 import { useState } from 'react';
-import { api, apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
+import { apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import { Simulator } from '../graph/Simulator.tsx';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../route.ts';
+import { RunForm } from './RunForm.tsx';
 import { useCan } from '../session.ts';
 import { ErrorBox, Section, formatTime } from '../ui.tsx';
 import { YamlView, diffLines } from '../YamlView.tsx';
@@ -50,7 +51,7 @@ export function CatalogEntryPage({ path, version }: { path: string; version: str
         <p className="muted">
           {entry.kind}, catalog id {entry.catalog_id}, registered {formatTime(entry.created_at)}
         </p>
-        {canOperate ? <RunForm entry={entry} /> : null}
+        {canOperate ? <RunForm entry={entry} key={entry.catalog_id} /> : null}
       </Section>
       <Section
         title="Statechart"
@@ -88,42 +89,5 @@ export function CatalogEntryPage({ path, version }: { path: string; version: str
         )}
       </Section>
     </>
-  );
-}
-
-/** The run form: a JSON object merged into the workload, checked before it is sent. */
-function RunForm({ entry }: { entry: CatalogEntry }) {
-  const [payload, setPayload] = useState('{}');
-  const [error, setError] = useState<unknown>();
-  let problem: string | null = null;
-  try {
-    const parsed: unknown = JSON.parse(payload || '{}');
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) problem = 'the payload must be a JSON object';
-  } catch (e) {
-    problem = e instanceof Error ? e.message : String(e);
-  }
-  const run = async (e: React.FormEvent) => {
-    e.preventDefault();
-    if (problem) return;
-    try {
-      const body = entry.kind === 'agent' ? { path: entry.path, resource_kind: 'agent', workload: JSON.parse(payload || '{}') } : { path: entry.path, version: entry.version, payload: JSON.parse(payload || '{}') };
-      const out = await api<{ execution_id: number }>(entry.kind === 'agent' ? '/execute' : '/run/playbook', { body });
-      navigate(href(['executions', out.execution_id]));
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return (
-    <form className="run" onSubmit={run}>
-      <label>
-        Payload (JSON, merged into the workload)
-        <textarea rows={4} value={payload} onChange={(e) => setPayload(e.target.value)} aria-invalid={problem ? true : undefined} spellCheck={false} />
-      </label>
-      {problem ? <p className="error">{problem}</p> : null}
-      <ErrorBox error={error} />
-      <button type="submit" disabled={problem !== null}>
-        Run version {entry.version}
-      </button>
-    </form>
   );
 }
