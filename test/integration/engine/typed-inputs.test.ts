@@ -72,7 +72,7 @@ describe('typed inputs', () => {
     const api = executionApi(t.url);
     const id = await api.run('inputs/typed', { target: 'db', verbose: true });
     const started = (await api.events(id)).find((e) => e.event_type === 'execution.started');
-    expect(started?.context?.input?.workload ?? started?.context?.workload).toMatchObject({ limit: 10, mode: 'fast', target: 'db', verbose: true });
+    expect(started?.context?.input?.workload).toMatchObject({ limit: 10, mode: 'fast', target: 'db', verbose: true });
     expect((await api.wait(id)).status).toBe('completed');
   });
 
