@@ -13,7 +13,7 @@ export class UnexpectedAnswerError extends Error {
   override name = 'UnexpectedAnswerError';
 }
 
-const registered = v.looseObject({ path: v.string(), version: v.number(), catalog_id: v.number(), unchanged: v.optional(v.boolean()) });
+const registered = v.looseObject({ path: v.string(), version: v.number(), catalog_id: v.number(), unchanged: v.optional(v.boolean()), warnings: v.optional(v.array(v.string())) });
 const started = v.looseObject({ execution_id: v.number(), path: v.string() });
 const execution = v.looseObject({
   execution_id: v.number(),

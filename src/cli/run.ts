@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { problemLines, warningLines } from './located-lines.ts';
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { formatElapsed, lineView, silentView, terminalView } from './progress-view.ts';
@@ -18,7 +19,11 @@ export { RUN_SUMMARY, RUN_USAGE };
 
 type Out = { write(text: string): unknown };
 
-const problemsDetail = v.object({ message: v.optional(v.string()), errors: v.optional(v.array(v.string())) });
+const problemsDetail = v.object({
+  message: v.optional(v.string()),
+  errors: v.optional(v.array(v.string())),
+  problems: v.optional(v.array(v.object({ path: v.string(), message: v.string(), line: v.optional(v.number()), column: v.optional(v.number()) }))),
+});
 
 /** The server's message (`detail.message` when `short`, else the request and status too), then one indented line per problem in `detail.errors`. */
 function describeServerError(err: ServerError, short = false): string {
@@ -64,9 +69,10 @@ async function targetPlaybook(api: RunApi, options: RunOptions): Promise<{ conte
 }
 
 /** Registers the file (when the target is one) and returns the catalog path to start; ServerError passes through. */
-async function resolvePath(api: RunApi, options: RunOptions, content: string | null, out: Out): Promise<{ path: string; fromFile: boolean }> {
+async function resolvePath(api: RunApi, options: RunOptions, content: string | null, out: Out, err: Out): Promise<{ path: string; fromFile: boolean }> {
   if (content === null) return { path: options.target, fromFile: false };
   const reg = await api.register(content);
+  if (reg.warnings?.length) err.write(warningLines(options.target, content, reg.warnings));
   if (!options.json) out.write(reg.unchanged ? `${reg.path} version ${reg.version} unchanged (${options.target})\n` : `registered ${reg.path} version ${reg.version} from ${options.target}\n`);
   return { path: reg.path, fromFile: true };
 }
@@ -96,7 +102,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       err.write(`svc run: the workload does not match the playbook inputs:${prepared.problems.map((p) => `\n  - ${p.path}: ${p.message}`).join('')}\n`);
       return 2;
     }
-    const target = await resolvePath(api, options, local.content, out);
+    const target = await resolvePath(api, options, local.content, out, err);
     fromFile = target.fromFile;
     stage = 'start';
     // One key for this invocation: the start's retries are the same start.
@@ -140,7 +146,9 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 3;
     }
     if (e instanceof ServerError) {
-      if (stage === 'register' && e.status === 400) err.write(`svc run: the server rejected ${options.target}: ${describeServerError(e, true)}\n`);
+      const located = v.safeParse(problemsDetail, e.detail);
+      if (stage === 'register' && e.status === 400 && located.success && located.output.problems?.length) err.write(`svc run: the server rejected ${options.target}: ${located.output.message ?? 'invalid playbook'}\n${problemLines(options.target, located.output.problems)}`);
+      else if (stage === 'register' && e.status === 400) err.write(`svc run: the server rejected ${options.target}: ${describeServerError(e, true)}\n`);
       else if (stage === 'start' && e.status === 404 && !fromFile) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
       else err.write(`svc run: ${describeServerError(e)}\n`);
       return 1;
