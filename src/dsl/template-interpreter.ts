@@ -249,6 +249,8 @@ class Interpreter {
   // Strict, as Jinja's StrictUndefined: reading what is not there is an error naming the
   // expression, unless `guarded` (the operand of `default` or `is defined`).
   private get(e: Extract<Expr, { type: 'get' }>, frame: Frame, guarded = false): unknown {
+    // A forbidden name is refused as such, whatever it is read from (`range.constructor`).
+    if (e.key.type === 'literal' && typeof e.key.value === 'string') assertAccessible(e.key.value);
     let target: unknown;
     if (e.target.type === 'name') {
       // A namespace or macro is reachable by name only, so it is looked up here rather than as a value.
