@@ -6,6 +6,11 @@ export const ERRORS = {
   bad_request: { status: 400, message: 'the request cannot be carried out as sent' },
   validation_failed: { status: 400, message: 'validation failed' },
   invalid_playbook: { status: 400, message: 'Playbook validation failed' },
+  // POST /api/credentials/{name}/test (src/api/credential-test.ts): a type without a probe; an HTTP type without a url.
+  credential_test_unsupported: { status: 400, message: 'this credential type has no connection test' },
+  credential_test_needs_url: { status: 400, message: 'testing this credential type needs a url' },
+  // A credential type outside src/credential/credential-types.ts.
+  unknown_credential_type: { status: 400, message: 'unknown credential type' },
   unauthorized: { status: 401, message: 'the request carries no valid credentials' },
   forbidden: { status: 403, message: 'the caller may not do this' },
   // The worker token reads a secret only for a claimed command whose tasks name it (src/api/worker-grant.ts).

@@ -4,6 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { credentialAad, open, seal, SealError } from '../crypto/seal.ts';
 import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
+import { CREDENTIAL_TYPE_SPECS, CREDENTIAL_TYPES, credentialDataErrors, isCredentialType } from '../credential/credential-types.ts';
 import type { Queryable } from '../db/queryable.ts';
 import {
   deleteCredential,
@@ -21,26 +22,10 @@ import { requireAccess } from './auth.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { jsonSchema } from './validation.ts';
 import { isObject } from '../objects.ts';
+import { testCredential } from './credential-test.ts';
 
 // Decrypted credential data: admins, and workers resolving a task's `auth` (worker-grant.ts narrows them).
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
-
-/** The spec's credential types (`snowflake` is its data-warehouse type). */
-export const CREDENTIAL_TYPES = [
-  'postgres',
-  'oauth2',
-  'bearer',
-  'basic',
-  'api_key',
-  'service_account',
-  'custom',
-  'nats',
-  'clickhouse',
-  'snowflake',
-] as const;
-export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
-
-const isCredentialType = (type: string): type is CredentialType => (CREDENTIAL_TYPES as readonly string[]).includes(type);
 
 // Names appear in URL paths and are told apart from ids by not being all digits.
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
@@ -55,22 +40,33 @@ const credentialName = v.pipe(
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
 const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), v.record(v.string(), v.unknown(), message));
 
-const storeBody = v.object({
-  name: credentialName,
-  type: v.pipe(v.string(), v.minLength(1), v.description(`one of ${CREDENTIAL_TYPES.join(', ')}`)),
-  description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000)))),
-  tags: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200)))),
-  data: jsonObject('data must be a JSON object'),
-  schema: v.optional(
-    v.nullable(
-      v.pipe(
-        jsonObject('schema must be a JSON object'),
-        v.description('{fields?: string[], required?: string[], types?: {field: string|integer|boolean|number|array|object}, description?: string}'),
-      ),
+const credentialType = v.pipe(v.string(), v.minLength(1), v.description(`one of ${CREDENTIAL_TYPES.join(', ')}`));
+const credentialSchema = v.optional(
+  v.nullable(
+    v.pipe(
+      jsonObject('schema must be a JSON object'),
+      v.description('{fields?: string[], required?: string[], types?: {field: string|integer|boolean|number|array|object}, description?: string}'),
     ),
   ),
+);
+const metadata = {
+  description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000)))),
+  tags: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200)))),
+  schema: credentialSchema,
   meta: v.optional(v.nullable(jsonObject('meta must be a JSON object'))),
+};
+const storeBody = v.object({ name: credentialName, type: credentialType, data: jsonObject('data must be a JSON object'), ...metadata });
+// PUT replaces the data (type defaults to the stored one); PATCH merges data fields (null removes one).
+const putBody = v.object({ type: v.optional(credentialType), data: jsonObject('data must be a JSON object'), ...metadata });
+const patchBody = v.object({
+  type: v.optional(credentialType),
+  data: v.optional(v.pipe(jsonObject('data must be a JSON object'), v.description('fields to set; a field set to null is removed'))),
+  ...metadata,
 });
+const testBody = v.optional(
+  v.object({ url: v.optional(v.pipe(v.string(), v.maxLength(4000), v.description('for bearer, basic, api_key and custom: the URL to send a GET with the credential\'s auth'))) }),
+);
+type StoreChange = Omit<v.InferOutput<typeof putBody>, 'type'> & { name: string; type: string };
 const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1)) });
 const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1)) });
 const getQuery = v.object({
@@ -118,6 +114,45 @@ export function openCredentialData(keyring: Keyring, row: CredentialRow, log: Fa
   throw new ServiceError('conflict', 'credential data cannot be opened with the configured keys');
 }
 
+const unknownType = (type: string): ServiceError =>
+  new ServiceError('unknown_credential_type', `unknown credential type '${type}'; allowed types: ${CREDENTIAL_TYPES.join(', ')}`);
+
+/**
+ * Checks `change.data` against its type's built-in schema and the credential's own schema (400 with
+ * the spec's strings, nothing written), seals it and inserts or replaces the row. Omitted optional
+ * fields keep their stored value. The caller holds the name lock and passes the stored row, if any.
+ */
+async function writeCredential(q: Queryable, keyring: Keyring, change: StoreChange, existing: CredentialRow | undefined): Promise<CredentialRow> {
+  if (!isCredentialType(change.type)) throw unknownType(change.type);
+  // An update without a schema is still checked against the stored one.
+  const schema = change.schema === undefined ? (existing?.schema ?? null) : change.schema;
+  const errors = [...new Set([...credentialDataErrors(change.type, change.data), ...validateAgainstSchema(change.data, schema)])];
+  if (errors.length > 0) throw new ServiceError('validation_failed', { message: 'Credential validation failed', errors });
+  const write = {
+    name: change.name,
+    type: change.type,
+    dataEncrypted: seal(keyring, change.data, credentialAad(change.name)),
+    schema,
+    meta: change.meta === undefined ? (existing?.meta ?? null) : change.meta,
+    tags: change.tags === undefined ? (existing?.tags ?? []) : [...new Set(change.tags)],
+    description: change.description === undefined ? (existing?.description ?? null) : change.description,
+  };
+  if (!existing) return insertCredential(q, write);
+  const updated = await updateCredential(q, write);
+  if (!updated) throw new Error('credential vanished while its name lock was held');
+  return updated;
+}
+
+/** JSON merge of data fields (RFC 7386, one level): a field set to null is removed. */
+function mergeData(stored: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...stored };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
 /** Credentials: encrypted at rest, created or updated by name, read by id or name. */
 export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post(
@@ -132,36 +167,78 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
     },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof storeBody>;
-      if (!isCredentialType(body.type)) {
-        throw new ServiceError('bad_request', `unknown credential type '${body.type}'; allowed types: ${CREDENTIAL_TYPES.join(', ')}`);
-      }
+      if (!isCredentialType(body.type)) throw unknownType(body.type);
       const { row, created } = await deps.db.tx(async (q) => {
         await lockCredentialName(q, body.name);
         const existing = await getCredentialByName(q, body.name);
-        // An update without a schema is still checked against the stored one.
-        const schema = body.schema === undefined ? (existing?.schema ?? null) : body.schema;
-        const errors = validateAgainstSchema(body.data, schema);
-        if (errors.length > 0) throw new ServiceError('validation_failed', { message: 'Credential validation failed', errors });
-        const write = {
-          name: body.name,
-          type: body.type,
-          dataEncrypted: seal(deps.keyring, body.data, credentialAad(body.name)),
-          schema,
-          meta: body.meta === undefined ? (existing?.meta ?? null) : body.meta,
-          tags: body.tags === undefined ? (existing?.tags ?? []) : [...new Set(body.tags)],
-          description: body.description === undefined ? (existing?.description ?? null) : body.description,
-        };
-        if (existing) {
-          const updated = await updateCredential(q, write);
-          if (!updated) throw new Error('credential vanished while its name lock was held');
-          return { row: updated, created: false };
-        }
-        return { row: await insertCredential(q, write), created: true };
+        return { row: await writeCredential(q, deps.keyring, body, existing), created: existing === undefined };
       });
       req.log.info({ credential: row.name, type: row.type, created }, created ? 'credential created' : 'credential updated');
       reply.code(created ? 201 : 200);
       return presentCredential(row);
     },
+  );
+
+  for (const method of ['PUT', 'PATCH'] as const) {
+    const body = method === 'PUT' ? putBody : patchBody;
+    app.route({
+      method,
+      url: '/api/credentials/:name',
+      schema: {
+        tags: ['credentials'],
+        summary:
+          method === 'PUT'
+            ? 'Replace the data of a credential (re-sealed); omitted type, description, tags, meta and schema keep their stored value'
+            : 'Merge data fields into a credential (a field set to null is removed) and re-seal it; omitted metadata is kept',
+        params: jsonSchema(nameParams),
+        body: jsonSchema(body),
+      },
+      config: { access: { level: 'admin' } },
+      handler: async (req) => {
+        const { name } = req.params as v.InferOutput<typeof nameParams>;
+        const change = req.body as v.InferOutput<typeof patchBody>;
+        const row = await deps.db.tx(async (q) => {
+          await lockCredentialName(q, name);
+          const existing = await getCredentialByName(q, name);
+          if (!existing) throw notFound(`credential '${name}'`);
+          const data = method === 'PUT' ? (change.data ?? {}) : mergeData(openCredentialData(deps.keyring, existing, req.log), change.data ?? {});
+          return writeCredential(q, deps.keyring, { ...change, name, type: change.type ?? existing.type, data }, existing);
+        });
+        req.log.info({ credential: row.name, type: row.type }, 'credential updated');
+        return presentCredential(row);
+      },
+    });
+  }
+
+  app.post(
+    '/api/credentials/:name/test',
+    {
+      schema: {
+        tags: ['credentials'],
+        summary:
+          'Try a credential against its target: postgres connects and runs SELECT 1; bearer, basic, api_key and custom send a GET to `url` with their auth; nats connects. Answers {ok, message, type, duration_ms, status?}, never the data',
+        params: jsonSchema(nameParams),
+        body: jsonSchema(testBody),
+      },
+      config: { access: { level: 'admin' } },
+    },
+    async (req) => {
+      const { name } = req.params as v.InferOutput<typeof nameParams>;
+      const body = req.body as v.InferOutput<typeof testBody>;
+      const row = await getCredentialByName(deps.db, name);
+      if (!row) throw notFound(`credential '${name}'`);
+      const data = openCredentialData(deps.keyring, row, req.log);
+      const result = await testCredential({ name: row.name, type: row.type, data }, body?.url);
+      // The message stays out of the log: it is masked, but the log needs no more than the outcome.
+      req.log.info({ credential: row.name, type: row.type, ok: result.ok, status: result.status }, 'credential tested');
+      return result;
+    },
+  );
+
+  app.get(
+    '/api/credential-types',
+    { schema: { tags: ['credentials'], summary: 'The credential types with their fields (which are secret, which required) and connection test, as the console builds its form' }, config: { access: { level: 'viewer' } } },
+    async () => ({ types: CREDENTIAL_TYPE_SPECS.map(({ schema: _schema, ...spec }) => spec) }),
   );
 
   app.get(

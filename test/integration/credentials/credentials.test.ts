@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CREDENTIAL_TYPES } from '../../../src/api/credentials.ts';
+import { CREDENTIAL_TYPE_SPECS } from '../../../src/credential/credential-types.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 
@@ -59,9 +59,9 @@ describe('POST /api/credentials', () => {
     expect(await rowCount('update_auth')).toBe(1);
   });
 
-  it('accepts every spec type and refuses others with 400 listing the allowed ones (nothing stored)', async () => {
-    for (const type of CREDENTIAL_TYPES) {
-      const res = await post({ name: `type_${type}_auth`, type, data: { k: 'v' } });
+  it('accepts every spec type (with its example data) and refuses others with 400 listing the allowed ones (nothing stored)', async () => {
+    for (const { type, example } of CREDENTIAL_TYPE_SPECS) {
+      const res = await post({ name: `type_${type}_auth`, type, data: example });
       expect(res.status, type).toBe(201);
       expect(res.body.type).toBe(type);
     }

@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialAad, seal } from '../../../src/crypto/seal.ts';
+import { insertCredential } from '../../../src/db/credential.repo.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -202,7 +204,12 @@ describe('POST /api/postgres/execute with credential_name', () => {
     expect(wrongType.status).toBe(400);
     expect(wrongType.body).toEqual({ detail: "credential 'a_bearer_auth' has type 'bearer'; SQL execution needs a postgres credential" });
 
-    await http(t.url, 'POST', '/api/credentials', { name: 'hostless_auth', type: 'postgres', data: { user: 'u', password: 'p' } });
+    // The API refuses a postgres credential without a host; one stored before the types were checked still reaches execute.
+    const refused = await http(t.url, 'POST', '/api/credentials', { name: 'hostless_auth', type: 'postgres', data: { user: 'u', password: 'p' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail.errors).toEqual(['Missing required field: host (or one of db_host, connection_string, url, dsn)']);
+    const sealed = seal(t.deps.keyring, { user: 'u', password: 'p' }, credentialAad('hostless_auth'));
+    await insertCredential(t.deps.db, { name: 'hostless_auth', type: 'postgres', dataEncrypted: sealed, schema: null, meta: null, tags: [], description: null });
     const hostless = await execute({ query: 'SELECT 1', credential_name: 'hostless_auth' });
     expect(hostless.status).toBe(400);
     expect(hostless.body).toEqual({ detail: "postgres credential 'hostless_auth' has neither host nor connection_string" });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CREDENTIAL_TYPES, presentCredential } from '../../../src/api/credentials.ts';
+import { presentCredential } from '../../../src/api/credentials.ts';
+import { CREDENTIAL_TYPES } from '../../../src/credential/credential-types.ts';
 import { readerPassword } from '../../../src/api/postgres.ts';
 import { createKeyring } from '../../../src/crypto/keyring.ts';
 
