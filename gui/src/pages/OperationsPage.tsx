@@ -4,9 +4,9 @@ import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { useCan } from '../session.ts';
 import { ErrorBox, Section, StatusBadge, formatAge, formatTime } from '../ui.tsx';
+import { Credentials } from './CredentialsSection.tsx';
 
 type Pool = { name: string; status: string; capacity: number; labels: unknown; heartbeat_at: string; created_at: string };
-type Credential = { id: string; name: string; type: string; description?: string | null; tags?: string[]; created_at: string; updated_at: string };
 type KeychainEntry = { keychain_name: string; cache_key: string; scope_type: string; credential_type: string; expires_at: string; auto_renew: boolean; access_count: number };
 type Cleanup = { cancelled_count: number; execution_ids: number[]; message: string };
 
@@ -171,103 +171,6 @@ function BatchRequest() {
           <dt>Updated</dt>
           <dd>{formatTime(status.data.updated_at)}</dd>
         </dl>
-      ) : null}
-    </Section>
-  );
-}
-
-function Credentials() {
-  const canAdmin = useCan('admin');
-  const list = usePoll((signal) => api<{ credentials: Credential[] }>('/credentials', { signal }), null, []);
-  const [form, setForm] = useState({ name: '', type: 'bearer', description: '', data: '{\n  "token": ""\n}' });
-  const [error, setError] = useState<unknown>();
-  let dataProblem: string | null = null;
-  try {
-    const d: unknown = JSON.parse(form.data);
-    if (!d || typeof d !== 'object' || Array.isArray(d)) dataProblem = 'data must be a JSON object';
-  } catch (e) {
-    dataProblem = e instanceof Error ? e.message : String(e);
-  }
-  const create = async (e: React.FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await api('/credentials', { body: { name: form.name, type: form.type, description: form.description || undefined, data: JSON.parse(form.data) } });
-      // The data leaves the form once sent: the console never shows it again.
-      setForm({ ...form, name: '', description: '', data: '{}' });
-      list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  const remove = async (name: string) => {
-    if (!confirm(`Delete credential ${name}?`)) return;
-    try {
-      await api(`/credentials/${encodeURIComponent(name)}`, { method: 'DELETE' });
-      list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return (
-    <Section title="Credentials">
-      <ErrorBox error={list.error ?? error} />
-      <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Description</th>
-            <th scope="col">Created</th>
-            <th scope="col">Updated</th>
-            {canAdmin ? <th scope="col">Actions</th> : null}
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.credentials.map((c) => (
-            <tr key={c.id}>
-              <td>{c.name}</td>
-              <td>{c.type}</td>
-              <td>{c.description}</td>
-              <td>{formatTime(c.created_at)}</td>
-              <td>{formatTime(c.updated_at)}</td>
-              {canAdmin ? (
-                <td>
-                  <button type="button" className="danger" onClick={() => void remove(c.name)}>
-                    Delete
-                  </button>
-                </td>
-              ) : null}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {canAdmin ? (
-        <form className="stack" onSubmit={create} aria-label="New credential">
-          <h3>New credential</h3>
-          <label>
-            Name <input required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} placeholder="api_auth" />
-          </label>
-          <label>
-            Type{' '}
-            <select value={form.type} onChange={(e) => setForm({ ...form, type: e.target.value })}>
-              {['bearer', 'basic', 'api_key', 'oauth2', 'postgres', 'service_account', 'custom'].map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Description <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} />
-          </label>
-          <label>
-            Data (JSON; sealed by the server, never shown again)
-            <textarea rows={4} className="code secret" value={form.data} onChange={(e) => setForm({ ...form, data: e.target.value })} spellCheck={false} autoComplete="off" />
-          </label>
-          {dataProblem ? <p className="error">{dataProblem}</p> : null}
-          <button type="submit" disabled={dataProblem !== null || !form.name}>
-            Create
-          </button>
-        </form>
       ) : null}
     </Section>
   );

@@ -257,13 +257,23 @@ workflow:
     const secret = 'console-secret-7f3a9c';
     const form = page.getByRole('form', { name: 'New credential' });
     await form.getByLabel('Name').fill('console_auth');
-    await form.getByLabel('Data (JSON; sealed by the server, never shown again)').fill(JSON.stringify({ token: secret }));
+    // The form follows the type (GET /api/credential-types): a bearer credential asks for its token.
+    await form.getByLabel('token', { exact: true }).fill(secret);
     await form.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('region', { name: 'Credentials' }).getByRole('cell', { name: 'console_auth' }).waitFor();
     expect(await page.content()).not.toContain(secret);
     expect(stack.logs.join('')).not.toContain(secret);
     const stored = await http(stack.url, 'GET', '/api/credentials/console_auth?include_data=true');
     expect(stored.body.data).toEqual({ token: secret });
+    // Edit: a new token, merged in (PATCH); the stored one is never shown.
+    const rotated = 'console-rotated-2b8d1e';
+    await page.getByRole('region', { name: 'Credentials' }).getByRole('row', { name: /console_auth/ }).getByRole('button', { name: 'Edit' }).click();
+    const editForm = page.getByRole('form', { name: 'Edit credential' });
+    await editForm.getByLabel('token', { exact: true }).fill(rotated);
+    await editForm.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('form', { name: 'New credential' }).waitFor();
+    expect((await http(stack.url, 'GET', '/api/credentials/console_auth?include_data=true')).body.data).toEqual({ token: rotated });
+    expect(await page.content()).not.toContain(rotated);
     await shot(page, 'operations');
     await page.getByRole('region', { name: 'Credentials' }).getByRole('row', { name: /console_auth/ }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('region', { name: 'Credentials' }).getByRole('cell', { name: 'console_auth' }).waitFor({ state: 'detached' });
