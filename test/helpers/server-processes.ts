@@ -1,6 +1,6 @@
 // `svc server` and `svc worker` processes of one test file, on one database, ended after each test.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -36,7 +36,10 @@ export class ServerProcesses {
     const database = await createTestDatabase();
     const db = new pg.Client({ connectionString: database.url });
     await db.connect();
-    return new ServerProcesses(database, db, await mkdtemp(join(tmpdir(), 'svc-processes-')), env);
+    const dir = await mkdtemp(join(tmpdir(), 'svc-processes-'));
+    // A root worker runs each sandboxed task as an unprivileged user of its own: it must be able to enter the directory.
+    await chmod(dir, 0o755);
+    return new ServerProcesses(database, db, dir, env);
   }
 
   /** The file whose presence ends every held shell task (heldPlaybook). */
@@ -54,10 +57,10 @@ export class ServerProcesses {
     return { base, proc };
   }
 
-  /** Starts `svc worker` against `base` with `concurrency` slots. */
-  async worker(base: string, concurrency = 1): Promise<WorkerProcess> {
+  /** Starts `svc worker` against `base` with `concurrency` slots (and `env` added to its own). */
+  async worker(base: string, concurrency = 1, env: Record<string, string> = {}): Promise<WorkerProcess> {
     // Held tasks test for files in this directory: the shell sandbox lets them read it, nothing more.
-    const w = await startWorkerProcess(base, { concurrency, env: { SVC_SHELL_SANDBOX_BINDS: this.dir } });
+    const w = await startWorkerProcess(base, { concurrency, env: { SVC_SHELL_SANDBOX_BINDS: this.dir, ...env } });
     this.#workers.push(w);
     return w;
   }

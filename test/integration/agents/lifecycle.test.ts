@@ -41,7 +41,9 @@ const healthy = async () => {
 };
 
 beforeAll(async () => {
-  stack = await startWorkerStack();
+  // The example deploys a local server that outlives its task and keeps state on the host: a
+  // worker with SVC_SHELL_SANDBOX=off, as such deployments need (examples/mcp/local-deploy.yaml).
+  stack = await startWorkerStack({ workerEnv: { SVC_SHELL_SANDBOX: 'off' } });
   stateDir = await mkdtemp(join(tmpdir(), 'svc-mcp-demo-'));
   port = await freePort();
   for (const file of ['local-deploy', 'local-undeploy', 'local-status']) {

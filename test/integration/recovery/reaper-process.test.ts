@@ -99,7 +99,8 @@ workflow:
         env: { MARK: "${mark}" }
         command: 'if [ -e "$MARK" ]; then echo second; else touch "$MARK"; sleep 1; echo first; fi'
 `);
-    const c = await startWorker(base, 1);
+    // The task marks its first attempt in a host file: unsandboxed (a sandboxed task writes only its home).
+    const c = await processes.worker(base, 1, { SVC_SHELL_SANDBOX: 'off' });
     const id = await api.run('recovery/once');
     await until('the first attempt to start', async () => {
       try {
@@ -112,7 +113,7 @@ workflow:
     process.kill(c.pid, 'SIGSTOP');
     let resumed = false;
     try {
-      const d = await startWorker(base, 1);
+      const d = await processes.worker(base, 1, { SVC_SHELL_SANDBOX: 'off' });
       const done = await api.wait(id, 30_000);
       expect(done).toMatchObject({ status: 'completed', result: { stdout: 'second\n' } });
       process.kill(c.pid, 'SIGCONT');
