@@ -119,8 +119,9 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
       const row = await store(body.content, body.path, 'playbook');
-      // Content identical to the newest version makes no new one: that version answers, 200.
-      reply.code(row.unchanged ? 200 : 201);
+      // Content identical to the newest version makes no new one: that version answers, with
+      // unchanged: true. Still 201, as every registration: clients that check it keep working.
+      reply.code(201);
       return { status: 'success', ...present(row, false), unchanged: row.unchanged, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
     },
   );
@@ -131,7 +132,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
-      reply.code(row.unchanged ? 200 : 201);
+      reply.code(201);
       // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
       const warnings = body.resource_type === 'mcp' ? [] : registrationWarnings(deps.cache.compile(row).playbook);
       return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, unchanged: row.unchanged, warnings };

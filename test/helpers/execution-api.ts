@@ -17,7 +17,7 @@ export function executionApi(url: string): ExecutionApi {
   return {
     async register(yaml) {
       const r = await http(url, 'POST', '/api/catalog/playbook', { content: yaml });
-      if (r.status !== 201 && r.status !== 200) throw new Error(`register failed: ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status !== 201) throw new Error(`register failed: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body;
     },
     async run(path, payload = {}) {

@@ -21,7 +21,7 @@ workflow:
       - { name: direct, kind: noop, auth: direct_auth }
       - { name: templated, kind: noop, auth: "{{ workload.cred }}" }
       - { name: via_server, kind: mcp, server: grant-srv, method: tools/list }
-      - { name: reads_keychain, kind: noop, note: "{{ keychain.tok.access_token }}" }
+      - { name: reads_keychain, kind: shell, command: "true", env: { T: "{{ keychain.tok.access_token }}" } }
 `;
 const MCP_SERVER = `
 apiVersion: svc/v1

@@ -59,10 +59,10 @@ describe('catalog', () => {
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ version: 1, unchanged: false });
     const again = await http(t.url, 'POST', '/api/catalog/playbook', { content });
-    expect(again.status).toBe(200);
+    expect(again.status).toBe(201);
     expect(again.body).toMatchObject({ version: 1, catalog_id: first.body.catalog_id, unchanged: true });
     const viaRegister = await http(t.url, 'POST', '/api/catalog/register', { content });
-    expect(viaRegister.status).toBe(200);
+    expect(viaRegister.status).toBe(201);
     expect(viaRegister.body).toMatchObject({ version: 1, catalog_id: first.body.catalog_id, unchanged: true });
     // Another content makes version 2; the first content again is a change from it: version 3.
     expect((await http(t.url, 'POST', '/api/catalog/register', { content: content.replace('echo 1', 'echo 2') })).body).toMatchObject({ version: 2, unchanged: false });

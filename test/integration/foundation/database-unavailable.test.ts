@@ -36,7 +36,9 @@ afterAll(async () => {
 // One valid request per route (valid, so only the database can be at fault).
 const BATCH_ID = '00000000-0000-4000-8000-000000000000';
 const event = { execution_id: 1, command_id: 1, attempt: 1, event_type: 'command.started' };
-const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string; body?: unknown; code?: string }[] = [
+// The worker token names a claim on secret routes (CLAIM_HEADERS); checking it needs the database.
+const CLAIM = { 'x-svc-command': '1', 'x-svc-attempt': '1', 'x-svc-worker': 'w' };
+const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: string; route: string; body?: unknown; code?: string; headers?: Record<string, string>; needsNoDatabase?: true }[] = [
   { method: 'POST', url: '/api/catalog/playbook', route: '/api/catalog/playbook', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
   { method: 'POST', url: '/api/catalog/register', route: '/api/catalog/register', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
   { method: 'GET', url: '/api/catalog/playbook/a/b', route: '/api/catalog/playbook/{*}' },
@@ -58,12 +60,17 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string;
   { method: 'POST', url: '/api/worker/report', route: '/api/worker/report', body: { worker_id: 'w', events: [event] } },
   { method: 'POST', url: '/api/credentials', route: '/api/credentials', body: { name: 'c', type: 'bearer', data: { token: 't' } } },
   { method: 'GET', url: '/api/credentials', route: '/api/credentials' },
-  { method: 'GET', url: '/api/credentials/c?include_data=true', route: '/api/credentials/{identifier}' },
+  { method: 'GET', url: '/api/credentials/c?include_data=true', route: '/api/credentials/{identifier}', headers: CLAIM },
   { method: 'DELETE', url: '/api/credentials/c', route: '/api/credentials/{name}' },
-  { method: 'GET', url: '/api/keychain/catalog/1', route: '/api/keychain/catalog/{catalog_id}' },
-  { method: 'GET', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}' },
-  { method: 'POST', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', body: { token_data: { t: 'x' }, credential_type: 'bearer' } },
-  { method: 'DELETE', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}' },
+  { method: 'PUT', url: '/api/credentials/c', route: '/api/credentials/{name}', body: { type: 'bearer', data: { token: 't' } } },
+  { method: 'PATCH', url: '/api/credentials/c', route: '/api/credentials/{name}', body: { data: { token: 't' } } },
+  { method: 'POST', url: '/api/credentials/c/test', route: '/api/credentials/{name}/test', body: { url: 'http://127.0.0.1:1/' } },
+  { method: 'GET', url: '/api/credential-types', route: '/api/credential-types', needsNoDatabase: true },
+  { method: 'GET', url: '/api/worker/service-reader', route: '/api/worker/service-reader', headers: CLAIM },
+  { method: 'GET', url: '/api/keychain/catalog/1', route: '/api/keychain/catalog/{catalog_id}', headers: CLAIM },
+  { method: 'GET', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', headers: CLAIM },
+  { method: 'POST', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', body: { token_data: { t: 'x' }, credential_type: 'bearer' }, headers: CLAIM },
+  { method: 'DELETE', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', headers: CLAIM },
   { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1' } },
   { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: 'pg_auth' } },
   { method: 'GET', url: '/api/health', route: '/api/health' },
@@ -79,7 +86,7 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE'; url: string; route: string;
   { method: 'GET', url: '/api/mcp/servers', route: '/api/mcp/servers' },
   { method: 'GET', url: '/api/mcp/servers/demo', route: '/api/mcp/servers/{name}' },
   { method: 'POST', url: '/api/mcp/mcp/demo/lifecycle/status', route: '/api/mcp/mcp/{name}/lifecycle/{action}', body: {} },
-  { method: 'GET', url: `/api/secrets/${BATCH_ID}`, route: '/api/secrets/{handle}' },
+  { method: 'GET', url: `/api/secrets/${BATCH_ID}`, route: '/api/secrets/{handle}', headers: CLAIM },
 ];
 
 function expectUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }, what: string) {
@@ -99,13 +106,18 @@ describe('the database away', () => {
 
     for (const r of REQUESTS) {
       const what = `${r.method} ${r.url}`;
-      const res = await away.app.inject({ method: r.method, url: r.url, headers: asWorker, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      const res = await away.app.inject({ method: r.method, url: r.url, headers: { ...asWorker, ...r.headers }, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      // A route that reads nothing from the database (the built-in credential types) still answers.
+      if (r.needsNoDatabase) {
+        expect(res.statusCode, what).toBe(200);
+        continue;
+      }
       expectUnavailable(res, what);
       if (r.route !== '/api/health') expect(res.json(), what).toEqual({ detail: { code: r.code ?? 'database_unavailable', message: expect.any(String) } });
     }
     // The same requests against a reachable database get no 503: the requests were not at fault.
     for (const r of REQUESTS) {
-      const res = await t.app.inject({ method: r.method, url: r.url, headers: asWorker, ...(r.body === undefined ? {} : { payload: r.body as object }) });
+      const res = await t.app.inject({ method: r.method, url: r.url, headers: { ...asWorker, ...r.headers }, ...(r.body === undefined ? {} : { payload: r.body as object }) });
       expect(res.statusCode, `${r.method} ${r.url}: ${res.body}`).not.toBeGreaterThanOrEqual(500);
     }
   });
