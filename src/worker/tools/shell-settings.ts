@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import { loadConfig, type Config } from '../../config.ts';
 
 /** How a worker runs shell tasks (SVC_SHELL_*): the sandbox switch and each task's limits. */
 export type ShellSettings = {
@@ -14,17 +14,8 @@ export type ShellSettings = {
   binds: readonly string[];
 };
 
-/** The settings config.ts defaults to: sandbox on, 300 s CPU, 1024 MB, 256 processes, 1 MiB output. */
-export const DEFAULT_SHELL_SETTINGS: ShellSettings = Object.freeze({
-  sandbox: true,
-  cpuSeconds: 300,
-  memoryMb: 1024,
-  maxProcesses: 256,
-  outputBytes: 1024 * 1024,
-  fileMb: 1024,
-  network: true,
-  binds: Object.freeze([]),
-});
+/** The settings of an environment that sets no SVC_SHELL_* variable: config.ts's defaults, read from there. */
+export const DEFAULT_SHELL_SETTINGS: ShellSettings = Object.freeze(shellSettings(loadConfig({})));
 
 /** The shell settings of a parsed configuration. */
 export function shellSettings(config: Config): ShellSettings {
