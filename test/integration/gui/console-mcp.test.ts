@@ -22,7 +22,9 @@ const pidOf = async () => Number((await readFile(join(stateDir, 'pid'), 'utf8'))
 
 beforeAll(async () => {
   ensureGuiBuilt();
-  stack = await startWorkerStack();
+  // The demo server outlives its deploy task: a sandboxed task's processes die with it, so the
+  // worker runs with SVC_SHELL_SANDBOX=off, as examples/mcp/local-deploy.yaml says such deployments need.
+  stack = await startWorkerStack({ workerEnv: { SVC_SHELL_SANDBOX: 'off' } });
   stateDir = await mkdtemp(join(tmpdir(), 'svc-gui-mcp-'));
   const port = await freePort();
   for (const file of ['local-deploy', 'local-undeploy', 'local-status']) {
