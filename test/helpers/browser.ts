@@ -16,9 +16,10 @@ const CHROMIUM_ARGS = [
 
 let executablePath: string | undefined;
 
-/** Path of Debian's chromium, installed by scripts/ensure-chromium.sh the first time it is missing. */
+/** Path of Debian's chromium (SVC_CHROMIUM_PATH overrides), installed by scripts/ensure-package.sh the first time it is missing. */
 export function chromiumPath(): string {
-  executablePath ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], {
+  executablePath ??= process.env.SVC_CHROMIUM_PATH;
+  executablePath ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'chromium', 'chromium', 'the browser tests'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 600_000,

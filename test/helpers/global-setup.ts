@@ -14,7 +14,7 @@ declare module 'vitest' {
 /** Starts one PostgreSQL for the whole integration run, unless SVC_TEST_DATABASE_URL names one. */
 export default async function setup(project: TestProject) {
   // Workers run shell tasks in bubblewrap's sandbox and refuse them without it: install it once.
-  execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-bubblewrap.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'bubblewrap', 'bwrap', 'sandboxed shell tasks', '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const external = process.env.SVC_TEST_DATABASE_URL;
   if (external) {
     project.provide('adminDatabaseUrl', external);

@@ -1,4 +1,4 @@
-// A real nats-server (Debian's, installed by scripts/ensure-nats-server.sh when missing) on a free
+// A real nats-server (Debian's, installed by scripts/ensure-package.sh when missing) on a free
 // loopback port, with an optional user and password, for tests of NATS credentials.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,7 +12,7 @@ let binary: string | undefined;
 
 /** Path of nats-server, installed the first time it is missing. */
 export function natsServerPath(): string {
-  binary ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-nats-server.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  binary ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'nats-server', 'nats-server', 'the NATS tests'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
   return binary;
 }
 

@@ -8,7 +8,7 @@ import { runShell } from './shell.ts';
 
 const PROBE_TIMEOUT_MS = 10_000;
 const HOW_TO_FIX =
-  'install bubblewrap (scripts/ensure-bubblewrap.sh, or apt-get install bubblewrap) and util-linux, allow unprivileged user namespaces ' +
+  'install bubblewrap (apt-get install bubblewrap, or scripts/ensure-package.sh bubblewrap bwrap sandbox) and util-linux, allow unprivileged user namespaces ' +
   '(sysctl user.max_user_namespaces > 0; kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or set SVC_SHELL_SANDBOX=off to run shell tasks unsandboxed';
 
 // One probe per process and settings: in-process pools (tests, `svc start`) share its answer.

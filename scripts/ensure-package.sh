@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs a Debian package when its program is missing, and prints the program's path: the
+# machines we run on reach Debian's packages, and no download of a binary of its own works there.
+#   ensure-package.sh PACKAGE PROGRAM PURPOSE [--optional]
+# Used for chromium (browser tests), bubblewrap (the shell sandbox: tests and `npm start`) and
+# nats-server (NATS tests). Without the program afterwards it says how to install it and exits 1,
+# or with --optional exits 0 printing nothing (the caller copes: a worker then refuses shell tasks).
+set -uo pipefail
+package="$1" program="$2" purpose="$3" optional="${4:-}"
+bin="$(command -v "$program" || true)"
+if [ -z "$bin" ]; then
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo -n"; fi
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's $package for $purpose" >&2
+    $sudo apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$package" >&2
+  fi
+  bin="$(command -v "$program" || true)"
+  if [ -z "$bin" ]; then
+    echo "$package is not installed and could not be ($purpose needs it: apt-get install $package)" >&2
+    [ "$optional" = --optional ] && exit 0
+    exit 1
+  fi
+fi
+echo "$bin"
