@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
+import { CATALOG_SUMMARY, CATALOG_USAGE } from './cli/catalog-usage.ts';
 import { DOCTOR_SUMMARY, DOCTOR_USAGE } from './doctor/doctor-usage.ts';
 import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
@@ -232,6 +233,11 @@ const commands: Record<string, Command> = {
     summary: RUN_SUMMARY,
     usage: RUN_USAGE,
     run: async (argv) => (await import('./cli/run.ts')).runCommand(argv),
+  },
+  catalog: {
+    summary: CATALOG_SUMMARY,
+    usage: CATALOG_USAGE,
+    run: async (argv) => (await import('./cli/catalog-command.ts')).catalogCommand(argv),
   },
   doctor: {
     summary: DOCTOR_SUMMARY,

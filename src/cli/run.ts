@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { problemLines, warningLines } from './located-lines.ts';
-import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { formatElapsed, lineView, silentView, terminalView } from './progress-view.ts';
 import { RunApi, ServerUnreachableError, UnexpectedAnswerError, type ExecutionStatus } from './run-api.ts';
@@ -12,26 +10,13 @@ import { RUN_SUMMARY, RUN_USAGE } from './run-usage.ts';
 import { processEnvironment } from '../secret-environment.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { preparePayload } from './run-workload.ts';
+import { describeServerError, refusalText, registerFile } from './register-file.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
 
 
 type Out = { write(text: string): unknown };
-
-const problemsDetail = v.object({
-  message: v.optional(v.string()),
-  errors: v.optional(v.array(v.string())),
-  problems: v.optional(v.array(v.object({ path: v.string(), message: v.string(), line: v.optional(v.number()), column: v.optional(v.number()) }))),
-});
-
-/** The server's message (`detail.message` when `short`, else the request and status too), then one indented line per problem in `detail.errors`. */
-function describeServerError(err: ServerError, short = false): string {
-  const d = v.safeParse(problemsDetail, err.detail);
-  const message = short && d.success && d.output.message ? d.output.message : err.message;
-  const problems = d.success && d.output.errors?.length ? d.output.errors.map((p) => `\n  - ${p}`).join('') : '';
-  return `${message}${problems}`;
-}
 
 async function isFile(target: string): Promise<boolean> {
   try {
@@ -71,9 +56,7 @@ async function targetPlaybook(api: RunApi, options: RunOptions): Promise<{ conte
 /** Registers the file (when the target is one) and returns the catalog path to start; ServerError passes through. */
 async function resolvePath(api: RunApi, options: RunOptions, content: string | null, out: Out, err: Out): Promise<{ path: string; fromFile: boolean }> {
   if (content === null) return { path: options.target, fromFile: false };
-  const reg = await api.register(content);
-  if (reg.warnings?.length) err.write(warningLines(options.target, content, reg.warnings));
-  if (!options.json) out.write(reg.unchanged ? `${reg.path} version ${reg.version} unchanged (${options.target})\n` : `registered ${reg.path} version ${reg.version} from ${options.target}\n`);
+  const reg = await registerFile(api, options.target, content, out, err, options.json);
   return { path: reg.path, fromFile: true };
 }
 
@@ -146,9 +129,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 3;
     }
     if (e instanceof ServerError) {
-      const located = v.safeParse(problemsDetail, e.detail);
-      if (stage === 'register' && e.status === 400 && located.success && located.output.problems?.length) err.write(`svc run: the server rejected ${options.target}: ${located.output.message ?? 'invalid playbook'}\n${problemLines(options.target, located.output.problems)}`);
-      else if (stage === 'register' && e.status === 400) err.write(`svc run: the server rejected ${options.target}: ${describeServerError(e, true)}\n`);
+      if (stage === 'register' && e.status === 400) err.write(refusalText('run', options.target, e));
       else if (stage === 'start' && e.status === 404 && !fromFile) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
       else err.write(`svc run: ${describeServerError(e)}\n`);
       return 1;

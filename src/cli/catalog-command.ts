@@ -1,0 +1,66 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { loadClientConfig, ConfigError } from '../config.ts';
+import { ServerError } from '../worker/server-client.ts';
+import { CATALOG_USAGE } from './catalog-usage.ts';
+import { refusalText, registerFile } from './register-file.ts';
+import { RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
+
+/**
+ * `svc catalog register FILE...`: registers each file as `svc run` does, without starting it.
+ * Returns the exit code: 0 all registered, 1 one refused or unreadable, 2 usage, 3 unreachable.
+ */
+export async function catalogCommand(argv: string[]): Promise<number> {
+  const out = process.stdout;
+  const err = process.stderr;
+  const usage = () => {
+    err.write(`usage: ${CATALOG_USAGE}\n`);
+    return 2;
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
+  } catch (e) {
+    err.write(`svc catalog: ${e instanceof Error ? e.message : String(e)}\n`);
+    return usage();
+  }
+  const [sub, ...files] = parsed.positionals;
+  if (sub !== 'register' || files.length === 0) return usage();
+  let config;
+  try {
+    config = loadClientConfig(parsed.values.server);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    err.write(`svc catalog: ${e.message}\n`);
+    return 78;
+  }
+  const api = new RunApi(parsed.values.server?.trim() ?? config.SVC_SERVER_URL, config.SVC_API_TOKEN);
+  const json = parsed.values.json ?? false;
+  let code = 0;
+  for (const file of files) {
+    let content: string;
+    try {
+      content = await readFile(file, 'utf8');
+    } catch (e) {
+      const reason = e instanceof Error && 'code' in e ? String(e.code) : 'unreadable';
+      err.write(`svc catalog: cannot read ${file} (${reason})\n`);
+      if (json) out.write(`${JSON.stringify({ file, error: `cannot read (${reason})` })}\n`);
+      code = 1;
+      continue;
+    }
+    try {
+      const reg = await registerFile(api, file, content, out, err, json);
+      if (json) out.write(`${JSON.stringify({ file, ...reg })}\n`);
+    } catch (e) {
+      if (e instanceof ServerUnreachableError) {
+        err.write(`svc catalog: ${e.message}\n`);
+        return 3;
+      }
+      if (!(e instanceof ServerError) && !(e instanceof UnexpectedAnswerError)) throw e;
+      err.write(e instanceof ServerError ? refusalText('catalog', file, e) : `svc catalog: ${e.message}\n`);
+      if (json) out.write(`${JSON.stringify({ file, error: e.message, ...(e instanceof ServerError ? { detail: e.detail } : {}) })}\n`);
+      code = 1;
+    }
+  }
+  return code;
+}

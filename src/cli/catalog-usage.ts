@@ -1,0 +1,13 @@
+// The `svc catalog` help text, apart from the command so `svc --help` loads nothing else.
+
+export const CATALOG_SUMMARY = 'register playbook files in the catalog, printing problems and warnings at file:line:col';
+
+export const CATALOG_USAGE = `svc catalog register FILE... [--json] [--server URL]
+
+  register   sends each file to POST /api/catalog/playbook; prints "registered PATH version N",
+             or "PATH version N unchanged" when the newest version holds the same content;
+             warnings as FILE:LINE:COL: warning: MESSAGE, problems as FILE:LINE:COL: PATH: MESSAGE
+  --json     one JSON line per file: the server's answer, or {file, error, problems}
+
+Sends SVC_API_TOKEN (an operator's) to SVC_SERVER_URL (default http://127.0.0.1:8082).
+exit codes: 0 every file registered, 1 a file refused or unreadable, 2 usage error, 3 server unreachable`;

@@ -1,0 +1,42 @@
+// Registering a playbook file from the CLI, as `svc run FILE` and `svc catalog register FILE` both
+// do: the server's answer printed the one way (warnings and problems at file:line:col).
+import * as v from 'valibot';
+import { ServerError } from '../worker/server-client.ts';
+import { problemLines, warningLines } from './located-lines.ts';
+import type { RunApi } from './run-api.ts';
+
+type Out = { write(text: string): unknown };
+
+const problemsDetail = v.object({
+  message: v.optional(v.string()),
+  errors: v.optional(v.array(v.string())),
+  problems: v.optional(v.array(v.object({ path: v.string(), message: v.string(), line: v.optional(v.number()), column: v.optional(v.number()) }))),
+});
+
+/** The server's message (`detail.message` when `short`, else the request and status too), then one indented line per problem in `detail.errors`. */
+export function describeServerError(err: ServerError, short = false): string {
+  const d = v.safeParse(problemsDetail, err.detail);
+  const message = short && d.success && d.output.message ? d.output.message : err.message;
+  const problems = d.success && d.output.errors?.length ? d.output.errors.map((p) => `\n  - ${p}`).join('') : '';
+  return `${message}${problems}`;
+}
+
+/**
+ * Registers `content` (read from `file`); writes its warnings to `err` as `file:line:col: warning:`
+ * and, unless `quiet`, what became of it to `out`. Throws ServerError (see refusalText) and the api's errors.
+ */
+export async function registerFile(api: RunApi, file: string, content: string, out: Out, err: Out, quiet: boolean) {
+  const reg = await api.register(content);
+  if (reg.warnings?.length) err.write(warningLines(file, content, reg.warnings));
+  if (!quiet) out.write(reg.unchanged ? `${reg.path} version ${reg.version} unchanged (${file})\n` : `registered ${reg.path} version ${reg.version} from ${file}\n`);
+  return reg;
+}
+
+/** What to print for a registration the server refused: its problems at `file:line:col`, else its message. */
+export function refusalText(command: string, file: string, e: ServerError): string {
+  const located = v.safeParse(problemsDetail, e.detail);
+  if (e.status === 400 && located.success && located.output.problems?.length) {
+    return `svc ${command}: the server rejected ${file}: ${located.output.message ?? 'invalid playbook'}\n${problemLines(file, located.output.problems)}`;
+  }
+  return `svc ${command}: the server rejected ${file}: ${describeServerError(e, e.status === 400)}\n`;
+}
