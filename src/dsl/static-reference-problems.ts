@@ -3,6 +3,10 @@ import { expressionText, parseTemplate, TEMPLATE_MARK, type Expr, type Stmt } fr
 import { TEMPLATE_ROOTS } from './playbook.schema.ts';
 import type { Problem } from './reference-problems.ts';
 import { isObject } from '../objects.ts';
+import { closest } from './unknown-field-message.ts';
+
+// Keys shorter than this are not taken for misspellings of a declared one (`x` beside `n`).
+const MISSPELLING_MIN_CHARS = 4;
 
 /** Names a template reaches without defining them: the roots, the loop's, the functions. */
 const KNOWN_NAMES: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'range', 'dict', 'namespace', 'caller']);
@@ -11,7 +15,7 @@ const KNOWN_NAMES: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'range', 'd
  * References that can be known to be undefined when a playbook is registered (templates are
  * strict, DESIGN.md "Authoring"): a name no root, iterator or template variable defines,
  * `workload.<key>` when the playbook declares `inputs:` (what a start may bring) and neither they
- * nor `workload:` hold that key, and `steps.<name>` of a step that does not exist or cannot have run before. Operands of
+ * nor `workload:` hold that key, or without `inputs:` a key that is a misspelling of a `workload:` key, and `steps.<name>` of a step that does not exist or cannot have run before. Operands of
  * `| default` and `is defined` are exempt, as at render time.
  */
 export function staticReferenceProblems(document: unknown): Problem[] {
@@ -22,6 +26,10 @@ export function staticReferenceProblems(document: unknown): Problem[] {
   const before = predecessors(steps, names);
   // Without inputs: a start's payload may bring any key, so only render time can tell.
   const declared = isObject(document.inputs) ? new Set([...Object.keys(isObject(document.workload) ? document.workload : {}), ...Object.keys(isObject(document.inputs) ? document.inputs : {})]) : undefined;
+  // Without inputs, a key close to one `workload:` declares is a misspelling of it (a key only a
+  // start brings is free to be anything else): `endpont` beside `endpoint`. Short keys are left alone.
+  const workloadKeys = Object.keys(isObject(document.workload) ? document.workload : {});
+  const misspelt = (key: string): string | undefined => (declared || key.length < MISSPELLING_MIN_CHARS || workloadKeys.includes(key) ? undefined : closest(key, workloadKeys));
   const problems: Problem[] = [];
 
   steps.forEach((step, i) => {
@@ -35,6 +43,7 @@ export function staticReferenceProblems(document: unknown): Problem[] {
         let missing: string | undefined;
         if (root === undefined) missing = `'${text}' is undefined`;
         else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
+        else if (root === 'workload' && key !== undefined && misspelt(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (did you mean '${misspelt(key)}'?)`;
         else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
         else if (root === 'steps' && key !== undefined && !ran.has(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${name}'`;
         if (missing) problems.push({ path: where, message: missing });
