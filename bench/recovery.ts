@@ -4,7 +4,8 @@
 // kill → command claimed again (attempt 2) → execution completed. Writes bench/recovery-results.json.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
@@ -30,10 +31,11 @@ type Trial = { killToClaimMs: number; claimToCompletedMs: number; killToComplete
 type WorkerProcess = { name: string; child: ChildProcess; exited: Promise<void> };
 
 /** `svc worker` as a child process; resolves once it has registered (its start line names it). */
-async function startWorker(serverUrl: string, workerToken: string): Promise<WorkerProcess> {
+async function startWorker(serverUrl: string, workerToken: string, holdDir: string): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['src/cli.ts', 'worker', '--server', serverUrl, '--concurrency', '1'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, SVC_LOG_LEVEL: 'error', SVC_WORKER_TOKEN: workerToken },
+    // The sandboxed task reads the hold file's directory, and nothing else of the host.
+    env: { ...process.env, SVC_LOG_LEVEL: 'error', SVC_WORKER_TOKEN: workerToken, SVC_SHELL_SANDBOX_BINDS: holdDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -57,7 +59,10 @@ async function startWorker(serverUrl: string, workerToken: string): Promise<Work
 
 async function main(): Promise<void> {
   const db = await openBenchDatabase();
-  const hold = join(db.dataDir, 'hold');
+  // Its own directory, readable by the per-task user the sandbox runs a root worker's task as.
+  const holdDir = await mkdtemp(join(tmpdir(), 'svc-bench-hold-'));
+  await chmod(holdDir, 0o755);
+  const hold = join(holdDir, 'hold');
   const config = loadConfig({
     SVC_DATABASE_URL: db.url,
     SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -88,7 +93,7 @@ workflow:
     });
     for (let i = 1; i <= TRIALS; i++) {
       await writeFile(hold, '');
-      const victim = await startWorker(svc.url, svc.deps.workerToken);
+      const victim = await startWorker(svc.url, svc.deps.workerToken, holdDir);
       const { execution_id: id } = await api<{ execution_id: number }>(svc.url, 'POST', '/api/run/playbook', { path: 'bench/recovery' });
       const deadline = Date.now() + TRIAL_TIMEOUT_MS;
       while ((await q.query(`SELECT 1 FROM core.command WHERE execution_id = $1 AND worker_id = $2`, [id, victim.name])).rowCount === 0) {
@@ -97,7 +102,7 @@ workflow:
       }
       // Running for a moment, with a heartbeat or two behind it, as a worker that dies in mid-work.
       await sleep(1_000 + Math.random() * 2_000);
-      const survivor = await startWorker(svc.url, svc.deps.workerToken);
+      const survivor = await startWorker(svc.url, svc.deps.workerToken, holdDir);
       victim.child.kill('SIGKILL');
       await victim.exited;
       const killedAt = (await q.query<{ t: Date }>(`SELECT clock_timestamp() AS t`)).rows[0].t;
@@ -132,6 +137,7 @@ workflow:
     closeApiAgent();
     await svc.stop();
     await db.stop();
+    await rm(holdDir, { recursive: true, force: true });
   }
   const summary = {
     setup: {
