@@ -59,7 +59,8 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         // A child whose args fail its inputs is not started: the task fails naming each field.
-        const refused = invalidInputs(host.compile(entry).playbook, e.args);
+        const compiled = host.compile(entry);
+        const refused = invalidInputs(compiled.playbook, e.args);
         if (refused) {
           host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: refused.message, code: 'invalid_inputs' }));
           break;
@@ -69,7 +70,6 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           host.needs.ids++;
           break;
         }
-        const compiled = host.compile(entry);
         const workload = { ...compiled.playbook.workload, ...e.args };
         host.start({ compiled, executionId: childId, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
         host.push(h, { event_type: 'child.started', step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });

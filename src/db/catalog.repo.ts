@@ -29,11 +29,11 @@ export async function insertCatalogVersion(
   );
   const head = newest.rows[0];
   if (head && head.kind === entry.kind && head.content === entry.content) return { ...head, unchanged: true };
+  // The lock holds the path: the newest version just read is the one to follow.
   const { rows } = await q.query<CatalogRow>(
-    `INSERT INTO core.catalog (path, version, kind, content, payload)
-     SELECT $1, COALESCE(MAX(version), 0) + 1, $2, $3, $4 FROM core.catalog WHERE path = $1
+    `INSERT INTO core.catalog (path, version, kind, content, payload) VALUES ($1, $2, $3, $4, $5)
      RETURNING ${COLUMNS}`,
-    [entry.path, entry.kind, entry.content, JSON.stringify(entry.payload)],
+    [entry.path, (head?.version ?? 0) + 1, entry.kind, entry.content, JSON.stringify(entry.payload)],
   );
   return { ...rows[0], unchanged: false };
 }

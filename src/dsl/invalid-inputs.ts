@@ -7,6 +7,8 @@ import type { NormalizedPlaybook } from './parse-playbook.ts';
  * (`{code: invalid_inputs, message, problems: [{path: 'workload.x', message}]}`), else null.
  */
 export function invalidInputs(playbook: NormalizedPlaybook, payload: Record<string, unknown>): ServiceError | null {
+  // Most playbooks declare no inputs: a start of one merges nothing here.
+  if (playbook.inputs === undefined) return null;
   const problems = checkInputs(playbook.inputs, { ...playbook.workload, ...payload });
   if (problems.length === 0) return null;
   const message = `${playbook.metadata.path}: the workload does not match the playbook inputs: ${describeInputProblems(problems)}`;

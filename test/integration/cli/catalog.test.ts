@@ -25,13 +25,8 @@ workflow:
   - step: start
     tool: { name: say, kind: shell, command: "echo hi" }
 `;
-const BAD = `apiVersion: svc/v1
-kind: Playbook
-metadata: { name: bad, path: cli/catalog/bad }
-workflow:
-  - step: start
-    tool: { name: say, kind: shell, comand: "echo hi" }
-`;
+// The same playbook at another path with a misspelt field.
+const BAD = GOOD.replace('name: good, path: cli/catalog/good', 'name: bad, path: cli/catalog/bad').replace('command:', 'comand:');
 
 describe('svc catalog register', () => {
   it('registers, then says unchanged; a refused file shows its problem at file:line:col and exits 1', async () => {
