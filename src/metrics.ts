@@ -117,7 +117,21 @@ export function createMetrics() {
       help: 'Times the LISTEN connection of the command bus came back after it was lost (database restart, network fault)',
       registers: [registry],
     }),
-    // The command reaper (src/engine/command-reaper.ts).
+    // Background work (src/periodic/every.ts).
+    periodicRuns: new Counter({
+      name: 'svc_periodic_runs_total',
+      help: 'Runs of periodic work on this server, by job name and outcome (ok, failed, skipped: another server held its lease or ran it within the interval)',
+      labelNames: ['name', 'outcome'],
+      registers: [registry],
+    }),
+    periodicRunSeconds: new Histogram({
+      name: 'svc_periodic_run_seconds',
+      help: 'Duration of one run of periodic work (lease taken included), by job name',
+      labelNames: ['name'],
+      buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
+      registers: [registry],
+    }),
+    // The command reaper (src/periodic/command-reaper.ts).
     reaperSweeps: new Counter({
       name: 'svc_command_reaper_sweeps_total',
       help: 'Reaper sweeps this server ran, by trigger (timer, nudge)',
