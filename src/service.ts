@@ -9,9 +9,6 @@ import { openDatabase } from './db/open-database.ts';
 import { migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
 import { connectsAsSuperuser } from './db/service-owner.ts';
-import { startAutoResume } from './engine/auto-resume.ts';
-import { startCommandReaper } from './engine/command-reaper.ts';
-import { startInboxSweeper } from './engine/inbox-sweep.ts';
 import { startBoss, stopBoss } from './jobs/boss.ts';
 import { startBatchProcessor } from '../actors/batch-processor.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
@@ -22,6 +19,7 @@ import { parseKeyringFromEnv } from './crypto/keyring.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
+import { startPeriodic } from './periodic/start-periodic.ts';
 
 export type RunningService = {
   url: string;
@@ -71,8 +69,6 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const boss = await startBoss(database.url, log);
     stops.unshift(() => stopBoss(boss));
     const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, boss };
-    const stopSweeper = startInboxSweeper(deps);
-    stops.unshift(async () => stopSweeper());
     stops.unshift(await startBatchProcessor(deps));
     const app = await buildApp(deps);
     stops.unshift(() => app.close());
@@ -84,11 +80,9 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
         'the service connects to PostgreSQL as a superuser: give it a non-superuser owner of its database and schemas (with CREATEROLE) in SVC_DATABASE_URL, see docs/operations.md',
       );
     }
-    // Once the server is up, so that a start cut short (a signal while it starts) never leaves
-    // them querying a database being stopped. Auto-resume runs in the background: it waits for
-    // worker pools to beat, which needs this server listening.
-    if (config.SVC_COMMAND_REAPER_ENABLED) stops.unshift(startCommandReaper(deps));
-    stops.unshift(startAutoResume(deps));
+    // Background work (src/periodic/): once the server is up, so that a start cut short (a signal
+    // while it starts) never leaves it querying a database being stopped.
+    stops.unshift(startPeriodic(deps));
     const port = new URL(address).port;
     const shownHost = config.SVC_HOST === '0.0.0.0' || config.SVC_HOST === '::' ? '127.0.0.1' : config.SVC_HOST;
     let stopped = false;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
-import { sweepStrandedCommands } from '../engine/command-reaper.ts';
+import { sweepStrandedCommands } from '../periodic/command-reaper.ts';
 import { ServiceError } from '../errors.ts';
 
 /** Operator tools that act on the whole service: the reaper nudge (used by `svc doctor repair`). */

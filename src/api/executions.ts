@@ -54,8 +54,6 @@ const cleanupBody = v.optional(
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
   const idempotent = new IdempotentStarts(deps);
-  const stopSweeping = idempotent.startSweeping();
-  app.addHook('onClose', async () => stopSweeping());
   const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: IDEMPOTENCY_KEY_DOC } } };
 
   app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader }, config: { access: { level: 'operator' } } }, async (req, reply) => {

@@ -2,17 +2,13 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StartKey } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { deleteExpiredIdempotencyKeys, findIdempotencyKey, isIdempotencyKeyTaken, type IdempotencyKeyRow } from '../db/idempotency.repo.ts';
+import { findIdempotencyKey, isIdempotencyKeyTaken, type IdempotencyKeyRow } from '../db/idempotency.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { isObject } from '../objects.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set on an answer that repeats the first answer to its key. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
-/** A key gets its first answer back for at least this long; the sweep deletes older keys. */
-export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
-const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
-const IDEMPOTENCY_FIRST_SWEEP_DELAY_MS = 60_000;
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 // Starts answer 200; stored with each key so that a replay answers as the first did.
 const START_STATUS_CODE = 200;
@@ -61,7 +57,8 @@ const reused = () =>
  * key without its execution, whatever crashes when. A key seen before answers with its stored
  * first answer; requests with one key on this server wait for the first of them; on two servers
  * the second write fails on the key and then answers with the first's. Failed starts store
- * nothing: nothing was started, so trying again is safe.
+ * nothing: nothing was started, so trying again is safe. Keys expire after
+ * IDEMPOTENCY_KEY_TTL_MS (src/periodic/idempotency-key-expiry.ts).
  */
 export class IdempotentStarts {
   readonly #deps: AppDeps;
@@ -114,27 +111,6 @@ export class IdempotentStarts {
       if (!row) throw err;
       return replay(row, claim);
     }
-  }
-
-  /** Deletes expired keys a minute after start, then every IDEMPOTENCY_SWEEP_INTERVAL_MS; returns a stop function. */
-  startSweeping(): () => void {
-    let timer: NodeJS.Timeout | undefined;
-    let stopped = false;
-    const tick = async () => {
-      try {
-        const n = await deleteExpiredIdempotencyKeys(this.#deps.db, IDEMPOTENCY_KEY_TTL_MS);
-        if (n) this.#deps.log.info({ keys: n }, 'expired idempotency keys deleted');
-      } catch (err) {
-        this.#deps.log.warn({ err: String(err) }, 'idempotency key sweep failed');
-      }
-      if (!stopped) timer = setTimeout(tick, IDEMPOTENCY_SWEEP_INTERVAL_MS).unref();
-    };
-    // Not at once: a start is when a stop signal is most likely to cut the database away under it.
-    timer = setTimeout(tick, IDEMPOTENCY_FIRST_SWEEP_DELAY_MS).unref();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
   }
 }
 

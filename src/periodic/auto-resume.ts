@@ -1,15 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { startExecutions } from '../../actors/start-execution.ts';
 import { interruptedRoots, startEvent } from '../db/execution.repo.ts';
-import { countLiveWorkerPools, releaseLease, takeLease } from '../db/runtime.repo.ts';
+import { countLiveWorkerPools } from '../db/runtime.repo.ts';
+import { cancelExecution } from '../engine/cancel-execution.ts';
 import { ServiceError } from '../errors.ts';
-import { cancelExecution } from './cancel-execution.ts';
 import { isObject } from '../objects.ts';
+import { withLease } from './with-lease.ts';
 
-const AUTO_RESUME_LEASE = 'auto_resume';
+/** Run once per start (src/periodic/start-periodic.ts); also the name of its lease. */
+export const AUTO_RESUME = 'auto_resume';
 /** How long auto-resume waits for the database and a worker pool's heartbeat before it goes on without. */
 const AUTO_RESUME_WAIT_MS = 60_000;
 const WAIT_POLL_MS = 500;
@@ -57,33 +57,37 @@ export async function autoResume(deps: EngineDeps, opts: { signal?: AbortSignal 
   // runs it" known for every command.
   const staleMs = c.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS * 1000;
   if (performance.now() - t0 < staleMs) await delay(staleMs - (performance.now() - t0), undefined, { signal: opts.signal });
-  const holder = `auto-resume-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  if (!(await takeLease(deps.db, { name: AUTO_RESUME_LEASE, holder, ttlSeconds: LEASE_TTL_SECONDS, minGapSeconds: null }))) {
+  // The lease is taken after the wait, not by the runner before it: what it elects is the server
+  // that looks once every live pool has been heard from.
+  const done = await withLease(deps, { name: AUTO_RESUME, ttlSeconds: LEASE_TTL_SECONDS, minGapSeconds: null }, () => resumeAll(deps, opts.signal));
+  if (!done.ran) {
     deps.log.info('auto-resume: another server is doing it');
     return [];
   }
-  const out: Resumed[] = [];
-  try {
-    for (let after = 0; ; ) {
-      const page = await interruptedRoots(deps.db, {
-        minStaleSeconds: c.SVC_AUTO_RESUME_MIN_STALE_SECONDS,
-        windowMinutes: c.RESUME_WINDOW_MINUTES,
-        workerStaleSeconds: c.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS,
-        afterId: after,
-        limit: PAGE,
-      });
-      for (const root of page) {
-        opts.signal?.throwIfAborted();
-        out.push(await resumeOne(deps, root));
-      }
-      if (page.length < PAGE) break;
-      after = page.at(-1)!.execution_id;
-    }
-  } finally {
-    await releaseLease(deps.db, AUTO_RESUME_LEASE, holder).catch(() => {});
-  }
+  const out = done.value;
   if (out.length) deps.log.info({ mode: c.SVC_AUTO_RESUME_MODE, executions: out }, 'auto-resume handled executions interrupted by the stop');
   return out;
+}
+
+/** Every interrupted root, page by page (see autoResume); the caller holds the lease. */
+async function resumeAll(deps: EngineDeps, signal: AbortSignal | undefined): Promise<Resumed[]> {
+  const c = deps.config;
+  const out: Resumed[] = [];
+  for (let after = 0; ; ) {
+    const page = await interruptedRoots(deps.db, {
+      minStaleSeconds: c.SVC_AUTO_RESUME_MIN_STALE_SECONDS,
+      windowMinutes: c.RESUME_WINDOW_MINUTES,
+      workerStaleSeconds: c.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS,
+      afterId: after,
+      limit: PAGE,
+    });
+    for (const root of page) {
+      signal?.throwIfAborted();
+      out.push(await resumeOne(deps, root));
+    }
+    if (page.length < PAGE) return out;
+    after = page.at(-1)!.execution_id;
+  }
 }
 
 /** Cancels one interrupted root; in restart mode first starts its successor (no work is lost if we die between). */
@@ -113,16 +117,4 @@ async function resumeOne(deps: EngineDeps, root: { execution_id: number; catalog
 
 function objectOf(value: unknown): Record<string, unknown> {
   return isObject(value) ? { ...value } : {};
-}
-
-/** Starts autoResume in the background (it waits for workers); returns a stop function. */
-export function startAutoResume(deps: EngineDeps): () => Promise<void> {
-  const abort = new AbortController();
-  const running = autoResume(deps, { signal: abort.signal }).catch((err: unknown) => {
-    if (!abort.signal.aborted) deps.log.warn({ err: String(err) }, 'auto-resume failed');
-  });
-  return async () => {
-    abort.abort();
-    await running;
-  };
 }

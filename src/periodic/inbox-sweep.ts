@@ -1,9 +1,13 @@
 import { routeEvents } from '../../actors/route-events.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { executionsWithInbox } from '../db/execution.repo.ts';
+import type { PeriodicSpec } from './every.ts';
 
-export const INBOX_SWEEP_INTERVAL_MS = 15_000;
 const INBOX_SWEEP_BATCH = 100;
+
+// At start (what a stop left unrouted) and then every 15 s, on every server: no lease, since a
+// sweep that finds nothing costs one indexed read and routing an execution twice applies nothing twice.
+export const INBOX_SWEEP: PeriodicSpec = { name: 'inbox_sweep', intervalMs: 15_000, firstDelayMs: 0 };
 
 /**
  * Applies inbox events that no router applied yet (the server stopped between committing an
@@ -13,7 +17,7 @@ export async function sweepInbox(deps: EngineDeps): Promise<number> {
   let total = 0;
   for (;;) {
     const ids = await executionsWithInbox(deps.db, INBOX_SWEEP_BATCH);
-    if (!ids.length) return total;
+    if (!ids.length) break;
     for (const id of ids) {
       try {
         await routeEvents(deps, [], { wake: [id] });
@@ -22,28 +26,8 @@ export async function sweepInbox(deps: EngineDeps): Promise<number> {
       }
     }
     total += ids.length;
-    if (ids.length < INBOX_SWEEP_BATCH) return total;
+    if (ids.length < INBOX_SWEEP_BATCH) break;
   }
-}
-
-/** Runs the sweep at start and then every INBOX_SWEEP_INTERVAL_MS; returns a stop function. */
-export function startInboxSweeper(deps: EngineDeps): () => void {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = async () => {
-    try {
-      const n = await sweepInbox(deps);
-      if (n) deps.log.info({ executions: n }, 'inbox sweep applied pending events');
-    } catch (err) {
-      // The message only, as the bus logs it: a database that went away (a stop during start) is
-      // a transient condition here, not a fault with a name and a stack.
-      deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'inbox sweep failed');
-    }
-    if (!stopped) timer = setTimeout(tick, INBOX_SWEEP_INTERVAL_MS).unref();
-  };
-  void tick();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  if (total) deps.log.info({ executions: total }, 'inbox sweep applied pending events');
+  return total;
 }

