@@ -1,3 +1,4 @@
+import { EVENT } from '../machines/event-types.ts';
 import type { Effect } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
@@ -31,7 +32,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           claim_token: null,
         });
         // The command_id is joined in by the write statement, which inserts both.
-        host.push(h, { event_type: 'command.issued', step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } }).issued_seq = e.seq;
+        host.push(h, { event_type: EVENT.commandIssued, step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } }).issued_seq = e.seq;
         break;
       }
       case 'cancelCommands': {
@@ -43,7 +44,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           insertedHere.add(c.seq);
         }
         for (const seq of e.seqs) if (!insertedHere.has(seq)) rows.cancels.push({ execution_id: h.id, seq });
-        host.push(h, { event_type: 'command.cancelled', context: { seqs: e.seqs } });
+        host.push(h, { event_type: EVENT.commandCancelled, context: { seqs: e.seqs } });
         break;
       }
       case 'startChild': {
@@ -72,7 +73,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         }
         const workload = { ...compiled.playbook.workload, ...e.args };
         host.start({ compiled, executionId: childId, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
-        host.push(h, { event_type: 'child.started', step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
+        host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
         break;
       }
       case 'cancelChildren': {
@@ -82,7 +83,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         for (const childId of new Set([...host.heldChildren(h.id), ...stored])) {
-          host.send(childId, { event_type: 'execution.cancelled', context: { reason: `parent execution ${h.id} ended`, cancelled_at: new Date().toISOString() } });
+          host.send(childId, { event_type: EVENT.executionCancelled, context: { reason: `parent execution ${h.id} ended`, cancelled_at: new Date().toISOString() } });
         }
         break;
       }
@@ -101,5 +102,5 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
 }
 
 function childResult(seq: number, childId: number, status: string, result: unknown, error: unknown): EventInput {
-  return { event_type: 'child.finished', context: { seq, child_execution_id: childId, status }, result, error };
+  return { event_type: EVENT.childFinished, context: { seq, child_execution_id: childId, status }, result, error };
 }

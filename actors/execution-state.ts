@@ -1,4 +1,5 @@
 import type { SnapshotFrom } from 'xstate';
+import { EVENT } from '../machines/event-types.ts';
 import { executionView, type ExecutionView } from '../machines/execution-view.ts';
 import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionEvent, ExecutionInput } from '../machines/execution/types.ts';
@@ -11,7 +12,7 @@ import { toMachineEvent } from './to-machine-event.ts';
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
 /** One step of an execution's fold: the machine event a log row stood for and the snapshot after it. */
-export type FoldStep = { eventId: number; event: ExecutionEvent | { type: 'execution.started' }; snapshot: Snapshot; view: ExecutionView | null };
+export type FoldStep = { eventId: number; event: ExecutionEvent | { type: typeof EVENT.executionStarted }; snapshot: Snapshot; view: ExecutionView | null };
 
 /**
  * An execution followed through its log: folds rows as they come (the log's `execution.started`
@@ -44,11 +45,11 @@ export class ExecutionFollower {
       if (row.event_id <= this.#lastEventId) continue;
       this.#lastEventId = row.event_id;
       if (!this.#snapshot) {
-        if (row.event_type !== 'execution.started') continue;
+        if (row.event_type !== EVENT.executionStarted) continue;
         const ctx = row.context && typeof row.context === 'object' ? (row.context as { input?: ExecutionInput }) : {};
         if (!ctx.input) continue;
         this.#snapshot = pureInitialTransition(machine, ctx.input)[0];
-        out.push({ eventId: row.event_id, event: { type: 'execution.started' }, snapshot: this.#snapshot, view: withViews ? this.view() : null });
+        out.push({ eventId: row.event_id, event: { type: EVENT.executionStarted }, snapshot: this.#snapshot, view: withViews ? this.view() : null });
         continue;
       }
       if (this.#snapshot.status === 'done') continue;

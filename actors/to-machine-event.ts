@@ -1,3 +1,4 @@
+import { EVENT } from '../machines/event-types.ts';
 import type { ExecutionEvent, TaskError, TaskOutcome } from '../machines/execution/types.ts';
 import type { EventRow } from '../src/db/execution.repo.ts';
 import { asObject } from '../src/objects.ts';
@@ -31,14 +32,14 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
   if (ctx.late === true || typeof ctx.refused === 'string') return null;
   const seq = typeof ctx.seq === 'number' ? ctx.seq : -1;
   switch (row.event_type) {
-    case 'command.completed':
-      return { type: 'command.completed', seq, tasks: tasksOf(row.result) };
-    case 'command.failed':
-      return { type: 'command.failed', seq, error: taskError(row.error), tasks: tasksOf(row.result) };
-    case 'child.finished': {
+    case EVENT.commandCompleted:
+      return { type: EVENT.commandCompleted, seq, tasks: tasksOf(row.result) };
+    case EVENT.commandFailed:
+      return { type: EVENT.commandFailed, seq, error: taskError(row.error), tasks: tasksOf(row.result) };
+    case EVENT.childFinished: {
       const status = ctx.status === 'completed' || ctx.status === 'cancelled' ? ctx.status : 'failed';
       return {
-        type: 'child.finished',
+        type: EVENT.childFinished,
         seq,
         child_execution_id: typeof ctx.child_execution_id === 'number' ? ctx.child_execution_id : 0,
         status,
@@ -46,8 +47,8 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
         error: row.error ? taskError(row.error) : null,
       };
     }
-    case 'execution.cancelled':
-      return { type: 'execution.cancelled', reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? '') };
+    case EVENT.executionCancelled:
+      return { type: EVENT.executionCancelled, reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? '') };
     default:
       return null;
   }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
+import { EVENT } from '../machines/event-types.ts';
 import { fmt, type Row } from './report.ts';
 import { request } from './http-client.ts';
 import { sequentialPlaybook, type BenchService } from './service.ts';
@@ -236,8 +237,8 @@ async function afterRun(db: pg.Client, since: Date, accepted: { event_ids: numbe
     `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY (result->'context'->>'processing_ms')::float8) AS p50,
             percentile_cont(0.99) WITHIN GROUP (ORDER BY (result->'context'->>'processing_ms')::float8) AS p99,
             avg((context->>'batches_in_call')::float8) AS per_call
-       FROM core.event WHERE event_type = 'batch.completed' AND created_at >= $1`,
-    [since],
+       FROM core.event WHERE event_type = $2 AND created_at >= $1`,
+    [since, EVENT.batchCompleted],
   );
   const sp = span.rows[0];
   const t = timing.rows[0];

@@ -7,6 +7,7 @@
 // (their batches are in `accepted`, their errors in `errors`), their latencies kept apart.
 // Run by bench/batch-intake.ts: node bench/batch-load.ts <server URL>
 import { createInterface } from 'node:readline';
+import { EVENT } from '../machines/event-types.ts';
 import { closeApiAgent, request } from './http-client.ts';
 import { quantile } from './stats.ts';
 
@@ -27,7 +28,7 @@ function isRound(x: unknown): x is Round {
 function batchOf(r: Round, i: number) {
   const t = r.targets[i % r.targets.length];
   const events = Array.from({ length: r.eventsPerBatch }, (_, k) => ({
-    event_type: 'call.done',
+    event_type: EVENT.callDone,
     command_id: t.command_id,
     attempt: t.attempt,
     context: { task: 't', kind: 'noop', batch: i, item: k },

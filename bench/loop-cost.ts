@@ -1,3 +1,4 @@
+import { EVENT } from '../machines/event-types.ts';
 import type { BenchService } from './service.ts';
 import { round } from './stats.ts';
 import { eventTimeMs } from './step-overhead.ts';
@@ -18,7 +19,7 @@ export type LoopItemCost = {
 /** Per-item cost of a finished sequential-loop execution. */
 export async function loopItemCost(s: BenchService, executionId: number, items: number): Promise<LoopItemCost> {
   const events = await s.events(executionId);
-  const done = events.filter((e) => e.event_type === 'command.completed').map((e) => eventTimeMs(String(e.created_at)));
+  const done = events.filter((e) => e.event_type === EVENT.commandCompleted).map((e) => eventTimeMs(String(e.created_at)));
   const { rows } = await s.svc.deps.db.query<{ snapshot: number | null; input: number | null }>(
     `SELECT length(e.snapshot::text) AS snapshot, (SELECT max(length(c.input::text)) FROM core.command c WHERE c.execution_id = e.execution_id) AS input
        FROM core.execution e WHERE e.execution_id = $1`,

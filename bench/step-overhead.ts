@@ -1,3 +1,4 @@
+import { EVENT } from '../machines/event-types.ts';
 import { Counters, sumHttp, type CounterDelta } from './counters.ts';
 import { CpuMeter, cpuPerStep, type CpuPerStep } from './cpu.ts';
 import type { BenchService, Json } from './service.ts';
@@ -127,7 +128,7 @@ export async function measureStepOverhead(
     const after = await counters.snapshot();
     const delta = Counters.delta(before, after);
     const samples: number[] = [];
-    for (const id of ids) samples.push(spanMs(await s.events(id), 'execution.started', 'playbook.completed') / STEPS);
+    for (const id of ids) samples.push(spanMs(await s.events(id), EVENT.executionStarted, EVENT.playbookCompleted) / STEPS);
     const steps = STEPS * opts.runs;
     const engineHttp = sumHttp(delta.http, (k) => !k.startsWith('GET '));
     const workerRoundTripMs: StepOverheadResult['workerRoundTripMs'] = {};

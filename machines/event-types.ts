@@ -19,7 +19,6 @@ export type EventTypeInfo = {
 /** The event types, by a name for code; the value is what the log stores in `event_type`. */
 export const EVENT = {
   executionStarted: 'execution.started',
-  executionCancelled: 'execution.cancelled',
   commandIssued: 'command.issued',
   commandClaimed: 'command.claimed',
   commandStarted: 'command.started',
@@ -40,6 +39,7 @@ export const EVENT = {
   workflowFailed: 'workflow.failed',
   playbookCompleted: 'playbook.completed',
   playbookFailed: 'playbook.failed',
+  executionCancelled: 'execution.cancelled',
   batchAccepted: 'batch.accepted',
   batchCompleted: 'batch.completed',
   batchFailed: 'batch.failed',
@@ -51,7 +51,6 @@ export type EventType = (typeof EVENT)[keyof typeof EVENT];
 // type, does not compile. `as const` keeps each type's writers literal for the types below.
 const INFO = {
   [EVENT.executionStarted]: { writers: ['engine'], folds: true, meaning: 'an execution begins with its input (workload merged with the start payload); the machine starts from it' },
-  [EVENT.executionCancelled]: { writers: ['operator', 'worker', 'engine'], folds: true, meaning: 'the execution is cancelled (context `reason`, `cancelled_at`): by a request, a worker, or its parent ending' },
   [EVENT.commandIssued]: { writers: ['engine'], folds: false, meaning: 'a command (one segment of a step, or one loop item) was created for workers to claim' },
   [EVENT.commandClaimed]: { writers: ['engine'], folds: false, meaning: 'a worker claimed a command (recorded with the first report of that claim)' },
   [EVENT.commandStarted]: { writers: ['worker'], folds: false, meaning: 'a worker began running a command' },
@@ -72,6 +71,7 @@ const INFO = {
   [EVENT.workflowFailed]: { writers: ['engine'], folds: false, meaning: 'the workflow ended failed (its error)' },
   [EVENT.playbookCompleted]: { writers: ['engine'], folds: false, meaning: 'the execution ended completed; written after `workflow.completed`' },
   [EVENT.playbookFailed]: { writers: ['engine'], folds: false, meaning: 'the execution ended failed; written after `workflow.failed`' },
+  [EVENT.executionCancelled]: { writers: ['operator', 'worker', 'engine'], folds: true, meaning: 'the execution is cancelled (context `reason`, `cancelled_at`): by a request, a worker, or its parent ending' },
   [EVENT.batchAccepted]: { writers: ['intake'], folds: false, meaning: 'a batch of reported events was stored for later routing (the 202\'s marker)' },
   [EVENT.batchCompleted]: { writers: ['intake'], folds: false, meaning: 'a batch\'s events were routed (which were refused, commands issued)' },
   [EVENT.batchFailed]: { writers: ['intake'], folds: false, meaning: 'a batch could not be routed (its error)' },

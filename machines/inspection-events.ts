@@ -1,3 +1,4 @@
+import { EVENT } from './event-types.ts';
 import type { ExecutionView } from './execution-view.ts';
 import type { ExecutionEvent } from './execution/types.ts';
 
@@ -18,15 +19,15 @@ export type InspectionEvent =
 export const sessionIdOf = (executionId: number): string => `execution-${executionId}`;
 
 /** An input event as the inspector shows it: type, seq and task statuses, no task data. */
-export function inspectedEvent(ev: ExecutionEvent | { type: 'execution.started' }): Record<string, unknown> & { type: string } {
+export function inspectedEvent(ev: ExecutionEvent | { type: typeof EVENT.executionStarted }): Record<string, unknown> & { type: string } {
   switch (ev.type) {
-    case 'command.completed':
+    case EVENT.commandCompleted:
       return { type: ev.type, seq: ev.seq, tasks: Object.fromEntries(Object.entries(ev.tasks).map(([k, t]) => [k, t.status])) };
-    case 'command.failed':
+    case EVENT.commandFailed:
       return { type: ev.type, seq: ev.seq, error: ev.error.message };
-    case 'child.finished':
+    case EVENT.childFinished:
       return { type: ev.type, seq: ev.seq, child_execution_id: ev.child_execution_id, status: ev.status };
-    case 'execution.cancelled':
+    case EVENT.executionCancelled:
       return { type: ev.type, reason: ev.reason };
     default:
       return { type: ev.type };
@@ -47,7 +48,7 @@ export function actorEvent(s: Session, name: string, statechartJson: string, vie
 }
 
 /** The event and snapshot events of one folded log row. */
-export function stepEvents(s: Session, ev: ExecutionEvent | { type: 'execution.started' }, view: ExecutionView, nowMs: number): InspectionEvent[] {
+export function stepEvents(s: Session, ev: ExecutionEvent | { type: typeof EVENT.executionStarted }, view: ExecutionView, nowMs: number): InspectionEvent[] {
   const event = inspectedEvent(ev);
   return [
     { type: '@xstate.event', ...base(s, nowMs), sourceId: undefined, event },

@@ -1,4 +1,5 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
+import { EVENT } from './event-types.ts';
 
 // The statechart of a playbook, as plain JSON (no functions): the machine the runtime folds
 // events with (machines/execution.machine.ts gives the named actions and guards their code) and
@@ -41,7 +42,7 @@ export type StatechartJson = StateNodeJson & { id: string; initial: string; stat
 type Incoming = { from: string; index: number; when?: string; mode: 'exclusive' | 'inclusive' };
 
 /** The input events that move an execution; each only records what it says (`recordOutcome`). */
-const COMMAND_EVENT_TYPES = ['command.completed', 'command.failed', 'child.finished'] as const;
+const COMMAND_EVENT_TYPES = [EVENT.commandCompleted, EVENT.commandFailed, EVENT.childFinished] as const;
 
 const cache = new WeakMap<NormalizedPlaybook, StatechartJson>();
 
@@ -57,7 +58,7 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   for (const s of pb.workflow) regions[s.step] = stepRegion(s, s.step === pb.entry, incoming.get(s.step) ?? []);
   const on: Record<string, TransitionJson> = {};
   for (const type of COMMAND_EVENT_TYPES) on[type] = { guard: 'pendingCommand', actions: 'recordOutcome', description: 'the outcome of a pending command (or child) is recorded in its run; unknown or late seqs change nothing' };
-  on['execution.cancelled'] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions are cancelled' };
+  on[EVENT.executionCancelled] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions are cancelled' };
   const chart: StatechartJson = {
     id: 'execution',
     initial: 'running',

@@ -1,5 +1,6 @@
 import { COMMAND_RULES } from './command-rules.ts';
 import { COMMAND_STATUSES, isHolder, type CommandEvent, type CommandStatus, type Reporter } from './command.machine.ts';
+import { EVENT } from './event-types.ts';
 
 export type ReportVerdict =
   | { kind: 'accept'; status: CommandStatus }
@@ -14,9 +15,9 @@ export type CommandState = { command_id: number; status: CommandStatus; attempt:
 
 function commandEventOf(eventType: string, r: Reporter): CommandEvent {
   const reporter = { attempt: r.attempt ?? null, workerId: r.workerId ?? null };
-  if (eventType === 'command.completed') return { type: 'complete', ...reporter };
-  if (eventType === 'command.failed') return { type: 'fail', ...reporter };
-  if (eventType === 'command.heartbeat') return { type: 'heartbeat', ...reporter };
+  if (eventType === EVENT.commandCompleted) return { type: 'complete', ...reporter };
+  if (eventType === EVENT.commandFailed) return { type: 'fail', ...reporter };
+  if (eventType === EVENT.commandHeartbeat) return { type: 'heartbeat', ...reporter };
   return { type: 'start', ...reporter };
 }
 

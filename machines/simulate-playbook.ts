@@ -1,6 +1,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { getSimplePaths } from 'xstate/graph';
 import { parsePlaybook, type NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import { EVENT, type EventType } from './event-types.ts';
 import { createExecutionMachine, type ExecutionMachine } from './execution.machine.ts';
 import { executionView, type StepView } from './execution-view.ts';
 import { topStateOf } from './execution/step-phase.ts';
@@ -79,8 +80,8 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   const example = data.has(run.step) ? data.results[run.step] : null;
   if (p.kind === 'child') {
     return outcome === 'ok'
-      ? { type: 'child.finished', seq, child_execution_id: 0, status: 'completed', result: example, error: null }
-      : { type: 'child.finished', seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: 'simulated' } };
+      ? { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'completed', result: example, error: null }
+      : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: 'simulated' } };
   }
   const tasks: Record<string, TaskOutcome> = {};
   const last = segment.tasks.length - 1;
@@ -88,21 +89,21 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
     const d = i === last ? example : null;
     tasks[t.name] = outcome === 'error' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: 'simulated' } } : { status: 'ok', data: d };
   });
-  return { type: 'command.completed', seq, tasks };
+  return { type: EVENT.commandCompleted, seq, tasks };
 }
 
-const entered = (effects: Effect[]): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === 'step.enter' && e.step ? [e.step] : []));
+const entered = (effects: Effect[]): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === EVENT.stepEnter && e.step ? [e.step] : []));
 const effectsOf = (actions: readonly { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
-const recorded = (effects: Effect[], eventType: string): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === eventType && e.step ? [e.step] : []));
+const recorded = (effects: Effect[], eventType: EventType): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === eventType && e.step ? [e.step] : []));
 
 /** The first decision of a transition (its effects, the snapshot after it) that reads a result with no example. */
 function undecidedIn(data: SimulationData, effects: Effect[], after: Snapshot): Undecided | null {
   const ran = after.context.steps;
-  for (const step of recorded(effects, 'step.enter')) {
+  for (const step of recorded(effects, EVENT.stepEnter)) {
     const u = data.undecidedLoop(step, ran);
     if (u) return u;
   }
-  for (const step of recorded(effects, 'step.exit')) {
+  for (const step of recorded(effects, EVENT.stepExit)) {
     const u = data.undecidedNext(step, ran);
     if (u) return u;
   }
@@ -226,9 +227,9 @@ export function playbookPaths(
     let undecided: Undecided | null = null;
     for (const s of p.steps) {
       const ev = s.event;
-      if (ev.type !== 'command.completed' && ev.type !== 'child.finished') continue;
+      if (ev.type !== EVENT.commandCompleted && ev.type !== EVENT.childFinished) continue;
       const step = snap.context.runs[snap.context.pending[ev.seq].run].step;
-      const failed = ev.type === 'child.finished' ? ev.status !== 'completed' : Object.values(ev.tasks).some((t) => t.status === 'error');
+      const failed = ev.type === EVENT.childFinished ? ev.status !== 'completed' : Object.values(ev.tasks).some((t) => t.status === 'error');
       chosen.push({ step, outcome: failed ? 'error' : 'ok' });
       const [next, nextActions] = transition(machine, snap, ev);
       undecided = undecidedIn(data, effectsOf(nextActions), next);

@@ -4,21 +4,6 @@
 // other. Types and constants only: no behaviour, no I/O (test/unit/layering.test.ts holds it so).
 import type { CommandStatus } from '../machines/command.machine.ts';
 
-/**
- * Event types a worker may report (POST /api/worker/report, /api/events, /api/events/batch); the
- * rest (step.enter, command.issued, playbook.completed, …) only the engine writes, so a client
- * cannot forge an execution's outcome.
- */
-export const REPORTABLE_EVENT_TYPES = [
-  'command.started',
-  'command.heartbeat',
-  'call.done',
-  'call.error',
-  'command.completed',
-  'command.failed',
-  'execution.cancelled',
-] as const;
-
 /** An event as it enters the engine: reported by a worker, or made by the engine itself (children's results). */
 export type EventInput = {
   event_type: string;

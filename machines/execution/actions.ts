@@ -1,5 +1,6 @@
 import type { NormalizedPlaybook } from '../../src/dsl/parse-playbook.ts';
 import { renderValue } from '../../src/dsl/render.ts';
+import { EVENT } from '../event-types.ts';
 import { errorOf, evaluateArcs, openRouteFor, routeIn, routeState } from './arcs.ts';
 import { emptyResults, resultList } from './loop-results.ts';
 import { endedRun, hasRoom, loopOver, runsWhere } from './run-summary.ts';
@@ -62,7 +63,7 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   const step = d.step(name);
   const run: StepRun = { id: d.c.nextRun++, step: name, loop: null, iterations: {}, lastTasks: {} };
   d.addRun(run);
-  d.emit({ type: 'record', eventType: 'step.enter', step: name });
+  d.emit({ type: 'record', eventType: EVENT.stepEnter, step: name });
   if (step.tasks.length === 0) {
     run.outcome = { status: 'ok', result: null, error: null, tasks: {} };
     return d.done();
@@ -110,7 +111,7 @@ export function endLoop(pb: NormalizedPlaybook, ctx: ExecutionContext, name: str
   for (const r of runsWhere(ctx, name, loopOver)) {
     const run = d.run(r.id);
     const loop = run.loop!;
-    d.emit({ type: 'record', eventType: 'loop.done', step: name, context: loop.items.length === 0 ? { count: 0 } : { count: loop.done, failed: Boolean(loop.failed) } });
+    d.emit({ type: 'record', eventType: EVENT.loopDone, step: name, context: loop.items.length === 0 ? { count: 0 } : { count: loop.done, failed: Boolean(loop.failed) } });
     run.outcome = { status: loop.failed ? 'error' : 'ok', result: resultList(loop.results), error: loop.failed, tasks: run.lastTasks };
   }
   return d.done();
@@ -130,7 +131,7 @@ export function exitRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: str
   d.c.lastResult = outcome.result;
   d.emit({
     type: 'record',
-    eventType: 'step.exit',
+    eventType: EVENT.stepExit,
     step: name,
     context: { status: outcome.status },
     result: outcome.status === 'ok' ? outcome.result : undefined,
@@ -186,7 +187,7 @@ export function failUnhandled(pb: NormalizedPlaybook, ctx: ExecutionContext, nam
 
 /** `recordOutcome` (guard pendingCommand): what a command's report or a child's end says, folded into its iteration. */
 export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
-  if (ev.type !== 'command.completed' && ev.type !== 'command.failed' && ev.type !== 'child.finished') return { context: ctx, effects: [] };
+  if (ev.type !== EVENT.commandCompleted && ev.type !== EVENT.commandFailed && ev.type !== EVENT.childFinished) return { context: ctx, effects: [] };
   const d = new Draft(pb, ctx);
   d.c.immediate = 0;
   const p = d.c.pending[ev.seq];
@@ -194,11 +195,11 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
   const run = d.c.runs[p.run];
   const segment = segmentsOf(d.step(run.step))[run.iterations[p.iteration].segment];
   let tasks: Record<string, TaskOutcome>;
-  if (ev.type === 'command.completed') tasks = ev.tasks;
-  else if (ev.type === 'command.failed' && ev.tasks && Object.values(ev.tasks).some((t) => t.status === 'error')) {
+  if (ev.type === EVENT.commandCompleted) tasks = ev.tasks;
+  else if (ev.type === EVENT.commandFailed && ev.tasks && Object.values(ev.tasks).some((t) => t.status === 'error')) {
     // A task failed and the report says which: its outcomes are the tasks' own.
     tasks = ev.tasks;
-  } else if (ev.type === 'command.failed') {
+  } else if (ev.type === EVENT.commandFailed) {
     // The command broke without a failed task (worker error, refused report): the first task
     // it did not finish failed with the command's error.
     const done = ev.tasks ?? {};
@@ -221,7 +222,7 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
 export function cancel(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   const d = new Draft(pb, ctx);
   stopInFlight(d);
-  d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === 'execution.cancelled' ? ev.reason : 'cancelled', code: 'cancelled' } };
+  d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === EVENT.executionCancelled ? ev.reason : 'cancelled', code: 'cancelled' } };
   d.emit({ type: 'finish', finished: d.c.finished });
   return d.done();
 }
@@ -231,8 +232,8 @@ export function settleFailed(pb: NormalizedPlaybook, ctx: ExecutionContext): Red
   const d = new Draft(pb, ctx);
   const f = d.c.finished!;
   stopInFlight(d);
-  d.emit({ type: 'record', eventType: 'workflow.failed', error: f.error });
-  d.emit({ type: 'record', eventType: 'playbook.failed', error: f.error });
+  d.emit({ type: 'record', eventType: EVENT.workflowFailed, error: f.error });
+  d.emit({ type: 'record', eventType: EVENT.playbookFailed, error: f.error });
   d.emit({ type: 'finish', finished: f });
   return d.done();
 }
@@ -241,8 +242,8 @@ export function settleFailed(pb: NormalizedPlaybook, ctx: ExecutionContext): Red
 export function settleCompleted(pb: NormalizedPlaybook, ctx: ExecutionContext): Reduction {
   const d = new Draft(pb, ctx);
   d.c.finished = { status: 'completed', result: d.c.lastResult, error: null };
-  d.emit({ type: 'record', eventType: 'workflow.completed', result: d.c.lastResult });
-  d.emit({ type: 'record', eventType: 'playbook.completed', result: d.c.lastResult });
+  d.emit({ type: 'record', eventType: EVENT.workflowCompleted, result: d.c.lastResult });
+  d.emit({ type: 'record', eventType: EVENT.playbookCompleted, result: d.c.lastResult });
   d.emit({ type: 'finish', finished: d.c.finished });
   return d.done();
 }

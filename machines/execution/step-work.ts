@@ -1,6 +1,7 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-playbook.ts';
 import { renderValue } from '../../src/dsl/render.ts';
 import { asObject } from '../../src/objects.ts';
+import { EVENT } from '../event-types.ts';
 import { errorOf } from './arcs.ts';
 import { commandContext, segmentRefs } from './command-context.ts';
 import { withResult } from './loop-results.ts';
@@ -146,7 +147,7 @@ export function launchIteration(d: Draft, run: StepRun, index: number | null): v
   const it: Iteration = { index, segment: 0, tasks: {}, seq: 0 };
   if (run.loop && index !== null) {
     it.item = run.loop.items[index];
-    d.emit({ type: 'record', eventType: 'loop.item', step: run.step, context: { index } });
+    d.emit({ type: 'record', eventType: EVENT.loopItem, step: run.step, context: { index } });
   }
   run.iterations[key] = it;
   dispatchSegment(d, run, key);

@@ -1,4 +1,5 @@
 import type { KeychainDefinition, NormalizedTask } from '../../src/dsl/parse-playbook.ts';
+import type { EVENT, EventType } from '../event-types.ts';
 
 export type TaskError = { message: string; code?: string };
 export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: TaskError };
@@ -96,12 +97,12 @@ export type Effect =
   | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown> }
   | { type: 'cancelCommands'; seqs: number[] }
   | { type: 'cancelChildren' }
-  | { type: 'record'; eventType: string; step?: string; context?: Record<string, unknown>; result?: unknown; error?: unknown }
+  | { type: 'record'; eventType: EventType; step?: string; context?: Record<string, unknown>; result?: unknown; error?: unknown }
   | { type: 'finish'; finished: Finished };
 
 /** Input events: the ones that move an execution. Every other event type is a record and folds to nothing. */
 export type ExecutionEvent =
-  | { type: 'command.completed'; seq: number; tasks: Record<string, TaskOutcome> }
-  | { type: 'command.failed'; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
-  | { type: 'child.finished'; seq: number; child_execution_id: number; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
-  | { type: 'execution.cancelled'; reason: string; cancelled_at: string };
+  | { type: typeof EVENT.commandCompleted; seq: number; tasks: Record<string, TaskOutcome> }
+  | { type: typeof EVENT.commandFailed; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
+  | { type: typeof EVENT.childFinished; seq: number; child_execution_id: number; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
+  | { type: typeof EVENT.executionCancelled; reason: string; cancelled_at: string };

@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
+import { WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { REPORTABLE_EVENT_TYPES } from '../protocol.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { jsonSchema } from './validation.ts';
@@ -18,7 +18,7 @@ const STREAM_KEEPALIVE_MS = 15_000;
 
 const id = v.pipe(v.number(), v.integer(), v.minValue(1));
 const batchItem = v.object({
-  event_type: v.picklist(REPORTABLE_EVENT_TYPES, `must be one of ${REPORTABLE_EVENT_TYPES.join(', ')}`),
+  event_type: v.picklist(WORKER_EVENT_TYPES, `must be one of ${WORKER_EVENT_TYPES.join(', ')}`),
   command_id: v.optional(v.nullable(id)),
   attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
   step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),

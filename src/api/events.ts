@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { routeEvents } from '../../actors/route-events.ts';
+import { WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { REPORTABLE_EVENT_TYPES, type RoutedEvent } from '../protocol.ts';
+import type { RoutedEvent } from '../protocol.ts';
 import { presentEvent } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
@@ -12,7 +13,8 @@ export const eventInputSchema = v.object({
   execution_id: integerIn(1, MAX_ID),
   command_id: v.optional(v.nullable(integerIn(1, MAX_ID))),
   attempt: v.optional(v.nullable(integerIn(0, MAX_INT4))),
-  event_type: v.picklist(REPORTABLE_EVENT_TYPES, `must be one of ${REPORTABLE_EVENT_TYPES.join(', ')}`),
+  // What a worker may report, from the registry; the rest only the engine writes, so a client cannot forge an outcome.
+  event_type: v.picklist(WORKER_EVENT_TYPES, `must be one of ${WORKER_EVENT_TYPES.join(', ')}`),
   step: v.optional(v.nullable(v.string())),
   context: v.optional(v.unknown()),
   result: v.optional(v.unknown()),

@@ -2,6 +2,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { ExecutionFollower, loadAppliedEvents, readExecutionState } from '../../actors/execution-state.ts';
+import { EVENT } from '../../machines/event-types.ts';
 import { actorEvent, stepEvents, type InspectionEvent } from '../../machines/inspection-events.ts';
 import { compileStatechart } from '../../machines/playbook-statechart.ts';
 import type { AppDeps } from '../app-deps.ts';
@@ -21,7 +22,7 @@ function inspectionSoFar(row: ExecutionRow, follower: ExecutionFollower, steps: 
   const now = Date.now();
   for (const s of steps) {
     if (!s.view) continue;
-    if (s.event.type === 'execution.started') out.push(actorEvent(session, row.path, JSON.stringify(compileStatechart(follower.compiled.playbook)), s.view, now));
+    if (s.event.type === EVENT.executionStarted) out.push(actorEvent(session, row.path, JSON.stringify(compileStatechart(follower.compiled.playbook)), s.view, now));
     else out.push(...stepEvents(session, s.event, s.view, now));
   }
   return out;

@@ -1,3 +1,4 @@
+import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionEvent } from './run-api.ts';
 
 export type ProgressChange =
@@ -25,11 +26,11 @@ export class StepProgress {
   apply(e: ExecutionEvent): ProgressChange | undefined {
     const step = e.step;
     if (!step) return undefined;
-    if (e.event_type === 'step.enter') {
+    if (e.event_type === EVENT.stepEnter) {
       this.running.set(step, (this.running.get(step) ?? 0) + 1);
       return { kind: 'enter', step };
     }
-    if (e.event_type === 'step.exit') {
+    if (e.event_type === EVENT.stepExit) {
       const left = (this.running.get(step) ?? 1) - 1;
       if (left > 0) this.running.set(step, left);
       else this.running.delete(step);

@@ -1,3 +1,4 @@
+import { EVENT } from '../../machines/event-types.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import { storable } from './storable.ts';
 
@@ -13,7 +14,7 @@ const FAILURE_MESSAGE_MAX_CHARS = 2_000;
  */
 export function commandFailed(base: ReportBase, code: string, message: string): RoutedEvent {
   const text = message.length > FAILURE_MESSAGE_MAX_CHARS ? `${message.slice(0, FAILURE_MESSAGE_MAX_CHARS)}…` : message;
-  return { ...base, event_type: 'command.failed', error: storable({ message: text, code }).value };
+  return { ...base, event_type: EVENT.commandFailed, error: storable({ message: text, code }).value };
 }
 
 /** A server's `detail` (text, or `{code, message}`) as one line of text. */

@@ -1,3 +1,4 @@
+import { EVENT } from '../../machines/event-types.ts';
 import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playbook.ts';
 import { evaluateCondition, renderValue } from '../dsl/render.ts';
 import type { Logger } from '../log.ts';
@@ -168,19 +169,19 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   // Masked once every secret is known: a later task's credential may have been echoed earlier.
   const stored: Record<string, TaskOutcome> = {};
   for (const { task } of calls) stored[task.name] = storableOutcome(outcomes[task.name], secrets);
-  const events: RoutedEvent[] = [{ ...base, event_type: 'command.started', context: { loop_index: cmd.loop_index } }];
+  const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index } }];
   for (const { task, attempts, durationMs } of calls) {
     const outcome = stored[task.name];
     events.push({
       ...base,
-      event_type: outcome.status === 'ok' ? 'call.done' : 'call.error',
+      event_type: outcome.status === 'ok' ? EVENT.callDone : EVENT.callError,
       context: storable({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs }, secrets).value,
       error: outcome.error,
     });
   }
   // A task failed (after its retries): the command failed, and says which task with its error.
   const failed = calls.find(({ task }) => stored[task.name].status === 'error');
-  if (failed) events.push({ ...base, event_type: 'command.failed', result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
-  else events.push({ ...base, event_type: 'command.completed', result: { tasks: stored } });
+  if (failed) events.push({ ...base, event_type: EVENT.commandFailed, result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
+  else events.push({ ...base, event_type: EVENT.commandCompleted, result: { tasks: stored } });
   return events;
 }

@@ -1,3 +1,4 @@
+import { EVENT } from '../../../machines/event-types.ts';
 import type { ExecutionEvent } from '../api.ts';
 
 export type StepStatus = 'pending' | 'active' | 'completed' | 'failed' | 'skipped' | 'cancelled';
@@ -23,16 +24,16 @@ export function fromEvents(events: ExecutionEvent[]): StepStates {
   const out: StepStates = {};
   const open = new Map<string, number>();
   for (const e of events) {
-    if (e.event_type === 'execution.cancelled') {
+    if (e.event_type === EVENT.executionCancelled) {
       for (const step of open.keys()) out[step] = 'cancelled';
       open.clear();
       continue;
     }
     if (!e.step) continue;
-    if (e.event_type === 'step.enter') {
+    if (e.event_type === EVENT.stepEnter) {
       open.set(e.step, (open.get(e.step) ?? 0) + 1);
       out[e.step] = 'active';
-    } else if (e.event_type === 'step.exit') {
+    } else if (e.event_type === EVENT.stepExit) {
       const left = (open.get(e.step) ?? 1) - 1;
       if (left > 0) open.set(e.step, left);
       else open.delete(e.step);

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { EVENT } from '../../../machines/event-types.ts';
 import { api, apiOrNull, apiSocketUrl, type Execution, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import type { StepGraph } from '../graph/model.ts';
@@ -91,7 +92,7 @@ export function ExecutionPage({ id }: { id: number }) {
     }
   };
   const rerun = async () => {
-    const started = live.data?.events.find((e) => e.event_type === 'execution.started');
+    const started = live.data?.events.find((e) => e.event_type === EVENT.executionStarted);
     const input = started?.context && typeof started.context === 'object' ? (started.context as { input?: { args?: Record<string, unknown> } }).input : undefined;
     try {
       const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, payload: input?.args ?? {} } });
