@@ -1,0 +1,98 @@
+// The registry of event types (machines/event-types.ts) is the only place a type is spelt: the
+// sources name types through EVENT, the API's report schemas read WORKER_EVENT_TYPES, the replay
+// folds exactly the folding types, and docs/architecture.md's table lists the registry row for row.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { toMachineEvent } from '../../actors/to-machine-event.ts';
+import { EVENT, EVENT_TYPES, eventTypeInfo, FOLDING_EVENT_TYPES, WORKER_EVENT_TYPES, type EventType, type FoldingEventType } from '../../machines/event-types.ts';
+import type { Effect, ExecutionEvent } from '../../machines/execution/types.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SCANNED = ['machines', 'actors', 'src', 'gui/src', 'bench', 'scripts'];
+const REGISTRY_FILE = 'machines/event-types.ts';
+
+/**
+ * Files that still spell event types, each being rewritten by someone else this round; an entry
+ * whose file no longer holds a literal fails the test below, so the list only shrinks.
+ */
+const ALLOWED_LITERALS = new Map<string, string>([
+  // TODO-lead: the routing core, being rewritten.
+  ['actors/route-events.ts', 'TODO-lead: routing core'],
+  ['actors/fold.ts', 'TODO-lead: routing core'],
+  ['actors/hydrate.ts', 'TODO-lead: routing core'],
+  ['src/db/event-log.ts', 'TODO-lead: the one event-log writer (SQL compares execution.cancelled)'],
+  // TODO-lead: batch intake, being reworked by another helper.
+  ['actors/batch-processor.ts', 'TODO-lead: batch intake'],
+  ['src/db/batch-accept.repo.ts', 'TODO-lead: batch intake (SQL writes the batch.accepted marker)'],
+  ['src/db/batch.repo.ts', 'TODO-lead: batch intake'],
+  // TODO-lead: the engine's cancel, being moved by another helper.
+  ['src/engine/cancel-execution.ts', 'TODO-lead: moved this round'],
+  // TODO-lead: another helper's new measurement of transition(), not yet committed.
+  ['bench/transition-cost.ts', 'TODO-lead: xstate public transition() bench'],
+]);
+
+function sources(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts'))
+    .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
+}
+
+// A registered type in single or double quotes: code, SQL text and type positions alike.
+const escaped = EVENT_TYPES.map((t) => t.replace(/\./g, '\\.'));
+const LITERAL = new RegExp(`(['"])(${escaped.join('|')})\\1`, 'g');
+
+/** `file:line: 'type'` for every quoted event type in `file`. */
+function literalsIn(file: string): string[] {
+  const lines = readFileSync(path.join(ROOT, file), 'utf8').split('\n');
+  return lines.flatMap((line, i) => [...line.matchAll(LITERAL)].map((m) => `${file}:${i + 1}: ${m[0]}`));
+}
+
+const scanned = SCANNED.flatMap(sources).filter((f) => f !== REGISTRY_FILE);
+
+describe('event types', () => {
+  it('the registry: every type once, a writer each, command.refused recorded by the engine and folding nothing', () => {
+    expect(new Set(EVENT_TYPES).size).toBe(EVENT_TYPES.length);
+    for (const t of EVENT_TYPES) expect(eventTypeInfo(t).writers.length, t).toBeGreaterThan(0);
+    expect(eventTypeInfo(EVENT.commandRefused)).toMatchObject({ writers: ['engine'], folds: false });
+    expect(WORKER_EVENT_TYPES).toEqual(EVENT_TYPES.filter((t) => eventTypeInfo(t).writers.includes('worker')));
+    expect(FOLDING_EVENT_TYPES).toEqual(EVENT_TYPES.filter((t) => eventTypeInfo(t).folds));
+  });
+
+  it('a worker may report what it reported before the registry, no more', () => {
+    expect([...WORKER_EVENT_TYPES].sort()).toEqual(
+      ['command.started', 'command.heartbeat', 'call.done', 'call.error', 'command.completed', 'command.failed', 'execution.cancelled'].sort(),
+    );
+  });
+
+  it('the machine is moved by exactly the folding types (execution.started begins it)', () => {
+    const moving = EVENT_TYPES.filter((t) => toMachineEvent({ event_type: t, context: { seq: 1 }, result: null, error: null }) !== null);
+    expect(moving).toEqual(FOLDING_EVENT_TYPES.filter((t) => t !== EVENT.executionStarted));
+    expectTypeOf<ExecutionEvent['type']>().toEqualTypeOf<Exclude<FoldingEventType, typeof EVENT.executionStarted>>();
+    expectTypeOf<Extract<Effect, { type: 'record' }>['eventType']>().toEqualTypeOf<EventType>();
+  });
+
+  it('no event type is spelt as a quoted string outside the registry', () => {
+    expect(scanned.length).toBeGreaterThan(200);
+    const found = scanned.flatMap(literalsIn);
+    expect(found.filter((f) => !ALLOWED_LITERALS.has(f.slice(0, f.indexOf(':'))))).toEqual([]);
+  });
+
+  it('the allowance only shrinks: a file cleaned (or gone) leaves ALLOWED_LITERALS', () => {
+    const found = scanned.flatMap(literalsIn);
+    const stale = [...ALLOWED_LITERALS.keys()].filter((f) => !found.some((hit) => hit.startsWith(`${f}:`)));
+    expect(stale, 'no literal left: remove these from ALLOWED_LITERALS').toEqual([]);
+  });
+
+  it('docs/architecture.md lists the registry: type, writers, whether it folds', () => {
+    const text = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+    const start = text.indexOf('\n## Event types\n');
+    expect(start).toBeGreaterThan(0);
+    const section = text.slice(start + 1, text.indexOf('\n## ', start + 1));
+    const rows = section.split('\n').flatMap((line) => {
+      const m = /^\| `([^`]+)` \| ([^|]+) \| (yes|no) \| [^|]+ \|$/.exec(line);
+      return m ? [{ type: m[1], writers: m[2].trim().split(', '), folds: m[3] === 'yes' }] : [];
+    });
+    expect(rows).toEqual(EVENT_TYPES.map((type) => ({ type, writers: [...eventTypeInfo(type).writers], folds: eventTypeInfo(type).folds })));
+  });
+});
