@@ -1,62 +1,118 @@
-import type { ClaimPolicy } from '../src/db/command.repo.ts';
-import type { ExecutionRow } from '../src/db/execution.repo.ts';
+import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
-import type { Claimer } from '../src/db/unit-write.ts';
+import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
+import { ServiceError } from '../src/errors.ts';
+import type { EngineDeps } from './engine-deps.ts';
 import { Fold, type Folded } from './fold.ts';
-import type { HotSnapshots } from './hot-snapshots.ts';
 import { hydrate } from './hydrate.ts';
-import type { PlaybookCache } from './playbook-cache.ts';
-import { NO_READS, readNeeds, type Reads } from './prefetch.ts';
+import type { CompiledPlaybook } from './playbook-cache.ts';
+import { readBefore, type Needs } from './prefetch.ts';
 import { writeFolded, type Written } from './write.ts';
 
 // A unit of work over a set of executions, along xstate's line, one file per step:
-//   route (route-events.ts, start-execution.ts: what to fold, under which locks)
-//   → hydrate (hydrate.ts: every read of state)
+//   route (route-events.ts, start-execution.ts: what to fold)
+//   → hydrate (hydrate.ts: every read of state; memory is a cache inside it)
 //   → transition (fold.ts: xstate's pure transition, effects returned; synchronous)
 //   → rows (effect-rows.ts: effects as rows, from what was read before the fold)
-//   → write (write.ts: one statement, src/db/unit-write.ts)
+//   → write (write.ts: one statement of fixed text, src/db/unit-write.ts, guarded on what was read)
 //   → publish (publish.ts: after commit, the state this process now holds).
+// Starts, reports, cancels and wake-ups all take it; a write whose guard finds a row moved on
+// writes nothing, and the unit is read afresh and routed again, as any optimistic writer does.
 
 export type UnitRun<T> = {
-  /** The executions loaded for it (under their locks, or as this process committed them). */
-  rows: readonly ExecutionRow[];
-  /** No transaction is open: the write is the only statement and takes the locks itself. */
-  singleStatement?: boolean;
-  /**
-   * Folds the unit's events or starts into `fold` and returns what the caller answers with. It is
-   * run again on a fresh fold from the same hydration when effects lacked a read (a child
-   * playbook's catalog entry, stored children to cancel, child ids), so it must start from nothing.
-   */
-  fold: (fold: Fold) => T;
+  /** Executions the unit holds (events are folded into them; their inbox events are applied). */
+  executionIds: readonly number[];
+  /** Commands whose reports are folded: their rows are read (or taken from memory) with the executions. */
+  commandIds?: readonly number[];
+  /** Executions known to have moved on since this process held them (inbox events): read, never taken from memory. */
+  fresh?: ReadonlySet<number>;
+  /** Playbooks the fold starts executions of (their children's catalog heads are read before it). */
+  starting?: readonly CompiledPlaybook[];
+  /** Folds the unit's events or starts into `fold` (synchronously) and returns what the caller answers with. */
+  fold: (fold: Fold, commands: ReadonlyMap<number, CommandRow>) => T;
   claims?: readonly Claimer[];
   claimPolicy?: ClaimPolicy | null;
+  /**
+   * Each attempt in a transaction: `timeoutMs` bounds each of its statements, `beforeCommit`
+   * writes beside the unit's write (throwing rolls both back).
+   */
+  tx?: { timeoutMs?: number; beforeCommit?: (q: Queryable) => Promise<void> };
+  /** Before another attempt after the guard failed: read again what may be stale besides the state (cached catalog heads). */
+  onMoved?: () => Promise<void>;
   /** Measure the hydrate and write steps (for a route probe). */
   timed?: boolean;
 };
 
-export type UnitDone<T> = Written & { value: T; folded: Folded; hydrateMs: number; writeMs: number };
+export type UnitDone<T> = Written & { value: T; folded: Folded; hydrateMs: number; writeMs: number; readNothing: boolean };
+
+/** Attempts of one unit before its error is the caller's: the guard fails only when another writer got there first. */
+const MAX_ATTEMPTS = 8;
+const DEADLOCK = '40P01';
+const SERIALIZATION_FAILURE = '40001';
+const UNIQUE_VIOLATION = '23505';
+// The log's key: two writers appending the same ids to one execution (the later one fails).
+const EVENT_KEY = 'event_pkey';
+
+/** A fold lacked a read (prefetch.ts): the unit is routed again with it. */
+class Lacking extends Error {
+  readonly needs: Needs;
+  constructor(needs: Needs) {
+    super('the fold lacked a read');
+    this.needs = needs;
+  }
+}
+
+/** Whether another writer moved a row the unit read (its write wrote nothing): route it again. */
+function movedOn(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === WRITE_GUARD_SQLSTATE || e.code === DEADLOCK || e.code === SERIALIZATION_FAILURE || (e.code === UNIQUE_VIOLATION && e.constraint === EVENT_KEY);
+}
 
 /**
- * Runs the line up to the write: hydrate, fold (again with the reads its effects lacked, until
- * none lacks any: reads happen between folds, never inside one), write. The caller commits, then
- * publishes `published` (publish.ts).
+ * Runs a unit along the line up to its commit: hydrate, read what the fold will need, fold once,
+ * write in one statement (committed by itself, or by the transaction `run.tx` asks for). When the
+ * write's guard finds a row moved on, everything is read afresh and the unit runs again. The
+ * caller publishes `published` (publish.ts).
  */
-export async function runUnit<T>(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots | undefined, run: UnitRun<T>): Promise<UnitDone<T>> {
-  const t0 = run.timed ? performance.now() : 0;
-  const hydrated = run.rows.length ? await hydrate(q, cache, snapshots, run.rows) : [];
-  const hydrateMs = run.timed ? performance.now() - t0 : 0;
-  let reads: Reads = NO_READS;
-  for (;;) {
-    const fold = new Fold(cache, hydrated, reads, { singleStatement: run.singleStatement });
-    const value = run.fold(fold);
-    const needs = fold.needs();
-    if (needs) {
-      reads = await readNeeds(q, reads, needs);
-      continue;
+export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<UnitDone<T>> {
+  let fresh: ReadonlySet<number> | 'all' = run.fresh ?? new Set();
+  let also: Needs | undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const tx = run.tx;
+      if (!tx) return await once(deps.db, deps, run, fresh, also);
+      return await deps.db.tx(async (q) => {
+        if (tx.timeoutMs !== undefined) await q.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(tx.timeoutMs))}`);
+        const done = await once(q, deps, run, fresh, also);
+        await tx.beforeCommit?.(q);
+        return done;
+      });
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS) throw err;
+      if (err instanceof Lacking) {
+        deps.metrics.routeRetries.inc({ reason: 'lacking' });
+        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids };
+      } else if (movedOn(err)) {
+        deps.metrics.routeRetries.inc({ reason: 'moved' });
+        fresh = 'all';
+        await run.onMoved?.();
+      } else throw err;
     }
-    const folded = fold.folded();
-    const t1 = run.timed ? performance.now() : 0;
-    const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null);
-    return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0 };
   }
+}
+
+async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: ReadonlySet<number> | 'all', also: Needs | undefined): Promise<UnitDone<T>> {
+  const t0 = run.timed ? performance.now() : 0;
+  const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commandIds ?? [], fresh);
+  if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
+  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting ?? [], also);
+  const hydrateMs = run.timed ? performance.now() - t0 : 0;
+  const fold = new Fold(deps.cache, unit.executions, reads);
+  const value = run.fold(fold, unit.commands);
+  const needs = fold.needs();
+  if (needs) throw new Lacking(needs);
+  const folded = fold.folded();
+  const t1 = run.timed ? performance.now() : 0;
+  const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null);
+  return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing };
 }

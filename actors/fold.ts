@@ -3,7 +3,7 @@ import { isTerminalExecutionStatus } from '../machines/statuses.ts';
 import type { CatalogRow } from '../src/db/catalog.repo.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { ExecutionStatus } from '../src/db/execution.repo.ts';
-import type { UnitCommand, UnitCommandUpdate, UnitEvent, UnitIdempotencyKey } from '../src/db/unit-write.ts';
+import type { UnitCommand, UnitCommandUpdate, UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import { asObject } from '../src/objects.ts';
 import type { EventInput } from '../src/protocol.ts';
 import { effectRows } from './effect-rows.ts';
@@ -12,7 +12,7 @@ import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { hasNeeds, noNeeds, type Needs, type Reads } from './prefetch.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
-import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitRows } from './unit-types.ts';
+import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitEvent, UnitRows } from './unit-types.ts';
 
 type Held = { -readonly [K in keyof Subject]: Subject[K] };
 
@@ -31,8 +31,6 @@ export type Folded = {
   /** Catalog heads taken from memory: the write fails if a newer version exists. */
   readonly headChecks: readonly { path: string; version: number }[];
   readonly idempotencyKeys: readonly UnitIdempotencyKey[];
-  /** No transaction is open: the write must be one statement, which takes the held executions' locks. */
-  readonly singleStatement: boolean;
 };
 
 /**
@@ -50,7 +48,6 @@ export class Fold {
   readonly #headChecks: { path: string; version: number }[] = [];
   readonly #idempotencyKeys: UnitIdempotencyKey[] = [];
   readonly #queue: { executionId: number; event: EventInput }[] = [];
-  readonly #singleStatement: boolean;
   readonly #needs = noNeeds();
   readonly #host: EffectHost;
   #idsTaken = 0;
@@ -59,9 +56,8 @@ export class Fold {
    * Holds every hydrated execution, then applies their inbox events (with effects): all are held
    * first, so an effect addressed to one of them is delivered here, not appended behind its row.
    */
-  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads, opts: { singleStatement?: boolean } = {}) {
+  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads) {
     this.#cache = cache;
-    this.#singleStatement = opts.singleStatement ?? false;
     this.#host = this.#hostFor(reads);
     for (const x of hydrated) {
       const r = x.row;
@@ -141,7 +137,7 @@ export class Fold {
     return this.#rows.commands.slice(from);
   }
 
-  /** What effects lacked from the database; undefined when nothing. */
+  /** What effects lacked from the database (rare: see prefetch.ts); undefined when nothing. */
   needs(): Needs | undefined {
     return hasNeeds(this.#needs) ? this.#needs : undefined;
   }
@@ -154,7 +150,6 @@ export class Fold {
       commandUpdates: this.#commandUpdates,
       headChecks: this.#headChecks,
       idempotencyKeys: this.#idempotencyKeys,
-      singleStatement: this.#singleStatement,
     };
   }
 

@@ -1,7 +1,9 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
 import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext } from '../machines/execution/types.ts';
-import { loadEventsAfter, type EventRow, type ExecutionRow } from '../src/db/execution.repo.ts';
+import type { CommandRow } from '../src/db/command.repo.ts';
+import type { EventRow, ExecutionRow } from '../src/db/execution.repo.ts';
+import { readUnit, type ReadExecution } from '../src/db/unit-read.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { asObject } from '../src/objects.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
@@ -26,30 +28,66 @@ export type Hydrated = {
   readonly inbox: readonly EventRow[];
 };
 
+/** What a unit holds: its executions hydrated, the reported commands' rows, and what was read for them. */
+export type HydratedUnit = { executions: Hydrated[]; commands: Map<number, CommandRow>; missing: number[]; readNothing: boolean };
+
 /**
- * The first step after routing: each execution from the hot snapshot when nothing happened since
- * this process committed it; else from the stored snapshot (or none, when missing or of another
- * machine version) refolded through the events already applied. All reads happen here, none in
- * the fold.
+ * The first step after routing, and every read of state: each execution from the hot snapshot
+ * this process committed last unless `fresh` names it (it got inbox events, or a write found it
+ * moved on); the reported commands from the rows this process committed, likewise; everything
+ * else in ONE statement (src/db/unit-read.ts): the row, its stored snapshot refolded through the
+ * events already applied, and the inbox events past them that the fold applies with effects.
+ * The memory is a cache inside this step: the write's guard decides whether it was current.
  */
-export async function hydrate(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots | undefined, rows: readonly ExecutionRow[]): Promise<Hydrated[]> {
+export async function hydrate(
+  q: Queryable,
+  cache: PlaybookCache,
+  snapshots: HotSnapshots,
+  executionIds: readonly number[],
+  commandIds: readonly number[],
+  fresh: ReadonlySet<number> | 'all',
+): Promise<HydratedUnit> {
   const out: Hydrated[] = [];
-  for (const row of rows) out.push(await hydrateOne(q, cache, snapshots, row));
-  return out;
+  const commands = new Map<number, CommandRow>();
+  const toRead: number[] = [];
+  for (const id of executionIds) {
+    const row = fresh === 'all' || fresh.has(id) ? undefined : snapshots.row(id);
+    if (!row) {
+      toRead.push(id);
+      continue;
+    }
+    out.push({ row, compiled: await cache.get(q, row.catalog_id), snapshot: snapshots.get(id, row.last_event_id)!, snapshotEventId: row.snapshot_event_id, inbox: [] });
+  }
+  const commandsToRead: number[] = [];
+  for (const id of commandIds) {
+    const row = fresh === 'all' ? undefined : snapshots.commands.get(id);
+    if (row) commands.set(id, row);
+    else commandsToRead.push(id);
+  }
+  const read = await readUnit(q, toRead, commandsToRead, snapshots.versions(toRead), EXECUTION_MACHINE_VERSION);
+  for (const c of read.commands) commands.set(c.command_id, c);
+  for (const row of read.executions) out.push(await fromRow(q, cache, snapshots, row));
+  const found = new Set(out.map((h) => h.row.execution_id));
+  return {
+    executions: out.sort((a, b) => a.row.execution_id - b.row.execution_id),
+    commands,
+    missing: executionIds.filter((id) => !found.has(id)),
+    readNothing: !toRead.length && !commandsToRead.length,
+  };
 }
 
-async function hydrateOne(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots | undefined, row: ExecutionRow): Promise<Hydrated> {
+async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots, r: ReadExecution): Promise<Hydrated> {
+  const { events, ...row } = r;
   const compiled = await cache.get(q, row.catalog_id);
   if (row.status !== 'running') return { row, compiled, snapshot: null, snapshotEventId: row.snapshot_event_id, inbox: [] };
-  const hot = snapshots?.get(row.execution_id, row.last_event_id);
+  const hot = snapshots.get(row.execution_id, row.last_event_id);
   if (hot) return { row, compiled, snapshot: hot, snapshotEventId: row.snapshot_event_id, inbox: [] };
   const machine = compiled.machine;
   const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
   const snapshotEventId = stored ? row.snapshot_event_id : 0;
-  const after = row.last_event_id > snapshotEventId ? await loadEventsAfter(q, row.execution_id, snapshotEventId) : [];
   // Events the machine already applied: their effects happened, so they are folded without them.
-  const snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, after.filter((e) => e.event_id <= row.applied_event_id));
-  return { row, compiled, snapshot, snapshotEventId, inbox: after.filter((e) => e.event_id > row.applied_event_id) };
+  const snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, events.filter((e) => e.event_id <= row.applied_event_id));
+  return { row, compiled, snapshot, snapshotEventId, inbox: events.filter((e) => e.event_id > row.applied_event_id) };
 }
 
 /** Folds events from the start (`execution.started` first); null when the log has no start yet. */

@@ -1,6 +1,7 @@
 import { getCatalogEntry, type CatalogRow } from '../src/db/catalog.repo.ts';
 import { allocateExecutionIds, runningChildren } from '../src/db/execution.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { CompiledPlaybook } from './playbook-cache.ts';
 
 /**
  * What effects need from the database, read before a fold so that none reads inside it: the
@@ -13,24 +14,61 @@ export type Reads = {
   readonly ids: readonly number[];
 };
 
-/** What a fold met and lacked; the fold is then redone from the same hydration with these read. */
+/**
+ * What a fold met and lacked: a child's path that is a template, and ids for the children it
+ * starts (taken only when a child starts, so ids stay dense): the unit is routed again with these
+ * read too, from the same reads of state.
+ */
 export type Needs = { paths: Set<string>; children: Set<number>; ids: number };
 
-/** Nothing read yet: the first fold of every unit. */
+/** Nothing to read: playbooks without `playbook` tasks. */
 export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [] };
 
 /** A fold's empty list of needs, filled by effect-rows. */
 export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0 });
 
-/** Whether a fold lacked anything (then it is redone with it read). */
+/** Whether a fold lacked anything. */
 export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0;
 
-/** `reads` with `needs` read too (one query per path and per parent, one for all ids, as before the split). */
-export async function readNeeds(q: Queryable, reads: Reads, needs: Needs): Promise<Reads> {
-  const catalog = new Map(reads.catalog);
-  for (const path of needs.paths) catalog.set(path, (await getCatalogEntry(q, path)) ?? null);
-  const children = new Map(reads.children);
-  for (const parent of needs.children) children.set(parent, await runningChildren(q, parent));
-  const ids = needs.ids > 0 ? [...reads.ids, ...(await allocateExecutionIds(q, needs.ids))] : reads.ids;
-  return { catalog, children, ids };
+type ChildTasks = { paths: string[]; any: boolean };
+const childTasksOf = new WeakMap<CompiledPlaybook, ChildTasks>();
+
+/** The `playbook` tasks of a compiled playbook: whether it has any, and their literal paths (read once per compiled version). */
+function childTasks(compiled: CompiledPlaybook): ChildTasks {
+  let c = childTasksOf.get(compiled);
+  if (!c) {
+    const tasks = compiled.playbook.workflow.flatMap((s) => s.tasks.filter((t) => t.kind === 'playbook'));
+    const paths = tasks.flatMap((t) => {
+      const path = (t as { path?: unknown }).path;
+      return typeof path === 'string' && !path.includes('{') ? [path] : [];
+    });
+    c = { paths: [...new Set(paths)], any: tasks.length > 0 };
+    childTasksOf.set(compiled, c);
+  }
+  return c;
+}
+
+/**
+ * The reads a unit's fold may need, known from the compiled playbooks before it runs: for each
+ * held execution (`parents`) or new one (`starting`) whose playbook has `playbook` tasks, the
+ * catalog heads of their literal paths and a held one's running children (which its end or
+ * cancel reaches). `also`: what an earlier fold of the unit lacked.
+ */
+export async function readBefore(q: Queryable, parents: readonly { id: number; compiled: CompiledPlaybook }[], starting: readonly CompiledPlaybook[], also?: Needs): Promise<Reads> {
+  const paths = new Set(also?.paths);
+  const children = new Set(also?.children);
+  const ids = also?.ids ?? 0;
+  for (const p of parents) {
+    const c = childTasks(p.compiled);
+    if (!c.any) continue;
+    children.add(p.id);
+    for (const path of c.paths) paths.add(path);
+  }
+  for (const compiled of starting) for (const path of childTasks(compiled).paths) paths.add(path);
+  if (!paths.size && !children.size && !ids) return NO_READS;
+  const catalog = new Map<string, CatalogRow | null>();
+  for (const path of paths) catalog.set(path, (await getCatalogEntry(q, path)) ?? null);
+  const running = new Map<number, readonly number[]>();
+  for (const parent of children) running.set(parent, await runningChildren(q, parent));
+  return { catalog, children: running, ids: ids > 0 ? await allocateExecutionIds(q, ids) : [] };
 }

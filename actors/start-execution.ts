@@ -1,4 +1,4 @@
-import { WRITE_GUARD_SQLSTATE } from '../src/db/unit-write.ts';
+import type { CatalogHead } from '../src/db/catalog.repo.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import { ServiceError } from '../src/errors.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
@@ -33,43 +33,21 @@ export type StartKey = { scope: string; key: string; requestHash: string; status
  * by the same statement; a key stored already fails the whole write (see isIdempotencyKeyTaken).
  */
 export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache()): Promise<(Started | ServiceError)[]> {
-  try {
-    return await startOnce(deps, inputs, prelude);
-  } catch (err) {
-    if ((err as { code?: unknown }).code !== WRITE_GUARD_SQLSTATE) throw err;
-    prelude.forgetHeads();
-    return startOnce(deps, inputs, prelude);
-  }
-}
-
-async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartPreludeCache): Promise<(Started | ServiceError)[]> {
   const q = deps.db;
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
-  const { heads, ids, cached } = await prelude.take(q, paths, inputs.length);
-  // What each start folds with, read before the fold (compiled machines are cached per version).
-  const compiledOf: (CompiledPlaybook | ServiceError)[] = [];
-  for (const input of inputs) {
-    if ('compiled' in input) {
-      compiledOf.push(input.compiled);
-      continue;
-    }
-    const head = heads.get(input.path);
-    if (!head) compiledOf.push(new ServiceError('not_found', `playbook ${input.path} not found`));
-    // An MCP server document shares the catalog but is not a playbook: it is never run.
-    else if (head.kind === 'mcp') compiledOf.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
-    else compiledOf.push(await deps.cache.get(q, head.catalog_id));
-  }
-  // A workload that fails the playbook's inputs starts nothing (the 422 names each field).
-  for (const [i, compiled] of compiledOf.entries()) {
-    if (compiled instanceof ServiceError) continue;
-    const refused = invalidInputs(compiled.playbook, inputs[i].payload);
-    if (refused) compiledOf[i] = refused;
-  }
-  const done = await runUnit(q, deps.cache, deps.snapshots, {
-    rows: [],
-    singleStatement: true,
+  let taken = await prelude.take(q, paths, inputs.length);
+  let compiledOf = await compileStarts(deps, inputs, taken.heads);
+  const done = await runUnit<(Started | ServiceError)[]>(deps, {
+    executionIds: [],
+    starting: compiledOf.filter((c): c is CompiledPlaybook => !(c instanceof ServiceError)),
+    // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
+    onMoved: async () => {
+      prelude.forgetHeads();
+      taken = await prelude.take(q, paths, inputs.length);
+      compiledOf = await compileStarts(deps, inputs, taken.heads);
+    },
     fold: (fold) => {
-      fold.checkHeads(cached.map((h) => ({ path: h.path, version: h.version })));
+      fold.checkHeads(taken.cached.map((h) => ({ path: h.path, version: h.version })));
       const results: (Started | ServiceError)[] = [];
       for (const [i, input] of inputs.entries()) {
         const compiled = compiledOf[i];
@@ -78,7 +56,7 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
           continue;
         }
         const before = fold.commandsIssued;
-        const executionId = fold.start({ compiled, executionId: ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin });
+        const executionId = fold.start({ compiled, executionId: taken.ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin });
         const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
         results.push(started);
         const k = input.idempotency;
@@ -95,6 +73,29 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
   deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   return results;
+}
+
+/** What each start folds with, read before the fold (compiled machines are cached per version); a refusal in place of a start that cannot be. */
+async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: ReadonlyMap<string, CatalogHead>): Promise<(CompiledPlaybook | ServiceError)[]> {
+  const compiledOf: (CompiledPlaybook | ServiceError)[] = [];
+  for (const input of inputs) {
+    if ('compiled' in input) {
+      compiledOf.push(input.compiled);
+      continue;
+    }
+    const head = heads.get(input.path);
+    if (!head) compiledOf.push(new ServiceError('not_found', `playbook ${input.path} not found`));
+    // An MCP server document shares the catalog but is not a playbook: it is never run.
+    else if (head.kind === 'mcp') compiledOf.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
+    else compiledOf.push(await deps.cache.get(deps.db, head.catalog_id));
+  }
+  // A workload that fails the playbook's inputs starts nothing (the 422 names each field).
+  for (const [i, compiled] of compiledOf.entries()) {
+    if (compiled instanceof ServiceError) continue;
+    const refused = invalidInputs(compiled.playbook, inputs[i].payload);
+    if (refused) compiledOf[i] = refused;
+  }
+  return compiledOf;
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;

@@ -2,8 +2,8 @@ import type { SnapshotFrom } from 'xstate';
 import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import type { CatalogRow } from '../src/db/catalog.repo.ts';
-import type { ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
-import type { UnitCommand, UnitEvent } from '../src/db/unit-write.ts';
+import type { EventRow, ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
+import type { UnitCommand } from '../src/db/unit-write.ts';
 import type { EventInput } from '../src/protocol.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import type { Needs, Reads } from './prefetch.ts';
@@ -12,6 +12,9 @@ import type { Needs, Reads } from './prefetch.ts';
 // that none of those files imports another's internals.
 
 export type Snapshot = SnapshotFrom<ExecutionMachine>;
+
+/** An event the fold appended, with the id it takes; `issued_seq` links a `command.issued` event to the command inserted with it. */
+export type UnitEvent = EventRow & { issued_seq?: number | null };
 
 export type StartRequest = {
   compiled: CompiledPlaybook;

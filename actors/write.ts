@@ -2,7 +2,7 @@ import { EXECUTION_MACHINE_VERSION } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
-import { writeUnit, type Claimer, type UnitCommand, type UnitExecutionUpdate, type UnitNewExecution, type UnitWrite } from '../src/db/unit-write.ts';
+import { writeUnit, type Claimer, type LogAppend, type LogEvent, type UnitCommand, type UnitNewExecution, type UnitWrite } from '../src/db/unit-write.ts';
 import type { Folded } from './fold.ts';
 import type { Published } from './publish.ts';
 
@@ -46,14 +46,15 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     }
     if (claim.max > handed) older.push({ ...claim, max: claim.max - handed });
   }
-  const executions: UnitExecutionUpdate[] = [];
+  const appends: LogAppend[] = [];
   const newExecutions: UnitNewExecution[] = [];
-  const lateAdvances = [];
   const published: Published[] = [];
   for (const h of folded.held) {
     let snapshotEventId = h.snapshotEventId;
-    if (h.dirty && !h.snapshot) lateAdvances.push({ execution_id: h.id, last_event_id: h.lastEventId }); // a late event for a finished execution
-    else if (h.dirty && h.snapshot) {
+    if (h.dirty && !h.snapshot) {
+      // A late event for a finished execution: only its log moves on.
+      appends.push({ ...NO_PROJECTION, execution_id: h.id, expected: h.readLastEventId, n: h.lastEventId - h.readLastEventId, applied: 'all' });
+    } else if (h.dirty && h.snapshot) {
       const ctx = h.snapshot.context;
       const total = h.compiled.playbook.workflow.length || 1;
       const running = h.status === 'running';
@@ -62,8 +63,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
       // The log is the truth and the snapshot a cache of it: written every SNAPSHOT_EVERY_EVENTS
       // events, so a step does not rewrite the whole context; a finished execution drops it.
       const writeSnapshot = running && h.lastEventId - h.snapshotEventId >= SNAPSHOT_EVERY_EVENTS;
-      const update = {
-        execution_id: h.id,
+      const projection = {
         status: h.status,
         progress,
         result: ctx.finished?.result ?? null,
@@ -71,31 +71,62 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
         snapshot: writeSnapshot ? { value: h.snapshot.value, context: ctx } : null,
         machine_version: EXECUTION_MACHINE_VERSION,
         snapshot_event_id: writeSnapshot ? h.lastEventId : running ? null : 0,
-        applied_event_id: h.lastEventId,
-        last_event_id: h.lastEventId,
       };
       if (writeSnapshot) snapshotEventId = h.lastEventId; // what the stored snapshot now holds
       if (h.isNew) {
         newExecutions.push({
-          ...update,
+          ...projection,
+          execution_id: h.id,
           catalog_id: h.row.catalog_id,
           path: h.row.path,
           parent_execution_id: h.row.parent_execution_id,
           root_execution_id: h.row.root_execution_id,
           parent_command_id: h.parentCommandId,
+          last_event_id: h.lastEventId,
         });
-      } else executions.push({ ...update, expected_last_event_id: h.readLastEventId });
+      } else appends.push({ ...projection, execution_id: h.id, expected: h.readLastEventId, n: h.lastEventId - h.readLastEventId, applied: 'all', proj: true });
     }
     published.push(h.snapshot && h.status === 'running' ? { executionId: h.id, lastEventId: h.lastEventId, snapshot: h.snapshot, snapshotEventId } : { executionId: h.id, gone: true });
   }
+  const readAt = new Map(folded.held.map((h) => [h.id, h.readLastEventId]));
+  const events: LogEvent[] = folded.rows.events.map((e) => ({
+    execution_id: e.execution_id,
+    ord: e.event_id - (readAt.get(e.execution_id) ?? 0),
+    event_type: e.event_type,
+    status: e.status,
+    step: e.step,
+    command_id: e.command_id,
+    worker_id: e.worker_id,
+    context: e.context,
+    result: e.result,
+    error: e.error,
+    issued_seq: e.issued_seq ?? null,
+  }));
+  // Inbox events for executions outside the unit go after whatever their logs hold (unguarded).
+  const inboxCount = new Map<number, number>();
+  for (const { executionId, event } of folded.rows.inbox) {
+    const ord = (inboxCount.get(executionId) ?? 0) + 1;
+    inboxCount.set(executionId, ord);
+    events.push({
+      execution_id: executionId,
+      ord,
+      event_type: event.event_type,
+      status: null,
+      step: null,
+      command_id: null,
+      worker_id: null,
+      context: event.context ?? null,
+      result: event.result ?? null,
+      error: event.error ?? null,
+      issued_seq: null,
+    });
+  }
+  for (const [executionId, n] of inboxCount) appends.push({ ...NO_PROJECTION, execution_id: executionId, expected: null, n, applied: 'keep' });
   const write: UnitWrite = {
-    // Without a transaction, the statement takes the locks itself: held executions that exist.
-    locks: folded.singleStatement ? folded.held.filter((h) => !h.isNew).map((h) => h.id) : [],
     newExecutions,
-    executions,
-    lateAdvances,
+    appends,
+    events,
     commands,
-    events: folded.rows.events,
     commandUpdates: [...folded.commandUpdates.values()],
     cancels: folded.rows.cancels,
     keychainCleanup: folded.rows.keychainCleanup,
@@ -103,13 +134,8 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     claimPolicy,
     headChecks: [...folded.headChecks],
     idempotencyKeys: [...folded.idempotencyKeys],
-    inbox: folded.rows.inbox.map(({ executionId, event }) => ({
-      execution_id: executionId,
-      event_type: event.event_type,
-      context: event.context ?? null,
-      result: event.result ?? null,
-      error: event.error ?? null,
-    })),
   };
   return { write, published };
 }
+
+const NO_PROJECTION = { proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null } as const;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { writeStatementParts } from '../src/db/unit-write.ts';
+import { UNIT_WRITE_STATEMENT } from '../src/db/unit-write.ts';
 import { round } from './stats.ts';
 
 type QueryFn = (this: pg.Client, ...args: unknown[]) => unknown;
@@ -8,15 +8,11 @@ type Totals = { count: number; ms: number };
 /** A short, stable name for a statement: what a write statement writes, the prepared name, or its first words with numbers elided. */
 function statementKey(arg: unknown): string {
   if (arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string' && arg.name) {
-    const parts = writeStatementParts(arg.name);
-    if (!parts) return `prepared ${arg.name}`;
-    const kind = parts.includes('executions') || parts.includes('lateAdvances')
-      ? parts.includes('locks') ? 'routing write, from memory' : 'routing write, in a transaction'
-      : parts.includes('newExecutions') ? 'start write' : 'write';
-    return `${kind} (${parts.join(', ')})`;
+    if (arg.name === UNIT_WRITE_STATEMENT) return 'unit write (the one statement)';
+    if (arg.name === 'svc_read_unit') return 'unit read (executions and commands not held)';
+    return `prepared ${arg.name}`;
   }
   const text = typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'text' in arg && typeof arg.text === 'string' ? arg.text : '?';
-  if (/^BEGIN;\s*SELECT pg_advisory_xact_lock/.test(text)) return 'BEGIN + advisory locks + loads (lock-and-load)';
   return text.replace(/\s+/g, ' ').replace(/\d+/g, 'N').trim().slice(0, 70);
 }
 

@@ -12,8 +12,8 @@ export const STEPS = 40;
 const POLL_MS = 5;
 const FIRST_POLL_FRACTION = 0.85;
 /** The statements of one routing transaction, as `StatementTimer` names them. */
-/** Statements of a routing: from memory one write; in a transaction BEGIN with lock-and-load, the write, COMMIT. */
-export const ROUTE_STATEMENT = /lock-and-load|^routing write|^COMMIT$/;
+/** Statements of a routing: the unit's one write, and its read when it held nothing in memory. */
+export const ROUTE_STATEMENT = /^unit (write|read)/;
 
 export type StepOverheadResult = {
   worker: 'in-process' | 'process';

@@ -97,18 +97,18 @@ export function createMetrics() {
     commandsClaimed: new Counter({ name: 'svc_commands_claimed_total', help: 'Commands claimed by workers', registers: [registry] }),
     routeSeconds: new Histogram({
       name: 'svc_route_transaction_seconds',
-      help: 'Duration of one actor routing transaction (lock, hydrate, transition, persist, commit)',
+      help: 'Duration of one routing (hydrate, transition, the one write statement and its commit)',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
       registers: [registry],
     }),
     routedFromMemory: new Counter({
       name: 'svc_route_from_memory_total',
-      help: 'Routings written in one statement from the state this server holds, without reading it first',
+      help: 'Routings that read nothing before their one write: the state came from what this server committed last',
       registers: [registry],
     }),
-    routeFallbacks: new Counter({
-      name: 'svc_route_from_memory_fallback_total',
-      help: 'Routings from memory given up for the locked path: the rows had moved on, or the work needs a transaction',
+    routeRetries: new Counter({
+      name: 'svc_route_retries_total',
+      help: 'Units of work routed again: moved (the write found a row moved on since it was read) or lacking (a fold lacked a read)',
       labelNames: ['reason'],
       registers: [registry],
     }),

@@ -1,5 +1,5 @@
 import { BATCH_STATES, isTerminalBatchState, statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
-import { intList } from './lock-and-load.ts';
+import { intList } from './int-list.ts';
 import type pg from 'pg';
 import type { Queryable } from './queryable.ts';
 

@@ -71,7 +71,7 @@ export function claimTakeableSql(c: string, { stale, hard }: PolicySql): string 
 /**
  * What a claim picks: one command by id (claimable, or held and let go by `policy`), or the
  * `limit` oldest claimable ones, and with `stranded` the held ones the reaper marked
- * (`command_reclaim_idx`) that it lets go; `except` is a further condition on each (alias `o`).
+ * (`command_reclaim_idx`) that it lets go (none while its `stale` is NULL: no policy given); `except` is a further condition on each (alias `o`).
  * Rows other claimers have locked are skipped.
  */
 export type ClaimPick = { id: string; policy: PolicySql } | { limit: string; stranded: PolicySql | null; except?: string };
@@ -117,7 +117,7 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
   if (pick.stranded) {
     const stranded = `${name}_stranded`;
     ctes.push(`${stranded} AS (SELECT o.command_id FROM core.command o
-                   WHERE ${heldSql('o')} AND o.reclaim_attempt = o.attempt AND ${claimTakeableSql('o', pick.stranded)}${except}
+                   WHERE ${pick.stranded.stale} IS NOT NULL AND ${heldSql('o')} AND o.reclaim_attempt = o.attempt AND ${claimTakeableSql('o', pick.stranded)}${except}
                    ORDER BY o.command_id LIMIT ${pick.limit} FOR UPDATE OF o SKIP LOCKED)`);
     candidates = `(SELECT command_id FROM ${pending} UNION ALL SELECT command_id FROM ${stranded})`;
   }

@@ -113,31 +113,6 @@ export class Db implements Queryable {
     }
   }
 
-  /**
-   * Like tx, but sends BEGIN and `prelude` (parameterless SQL, e.g. locks and loads with inlined
-   * integer ids) in one round trip, and hands fn their results. `timing`, when given, receives
-   * how long the connection checkout, the work up to COMMIT, and the COMMIT took.
-   */
-  async txWithPrelude<T>(prelude: string, fn: (client: Queryable, results: pg.QueryResult[]) => Promise<T>, timing?: TxTiming): Promise<T> {
-    const t0 = performance.now();
-    const client = await this.#connect();
-    const t1 = performance.now();
-    try {
-      const raw = (await client.query(`BEGIN; ${prelude}`)) as unknown as pg.QueryResult | pg.QueryResult[];
-      const results = Array.isArray(raw) ? raw.slice(1) : [];
-      const out = await fn(client, results);
-      const t2 = performance.now();
-      await client.query('COMMIT');
-      if (timing) Object.assign(timing, { checkoutMs: t1 - t0, bodyMs: t2 - t1, commitMs: performance.now() - t2 });
-      return out;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw classifyDatabaseError(err);
-    } finally {
-      client.release();
-    }
-  }
-
   /** Runs fn on one dedicated client (session-level advisory locks need one connection). */
   async withClient<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
     const client = await this.#connect();

@@ -135,13 +135,15 @@ describe('claims', () => {
     expect(second.body.attempt).toBe(first.body.attempt + 1);
     const done = { execution_id: executionId, command_id: commandId, event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
     expect((await http(t.url, 'POST', '/api/events', { ...done, attempt: second.body.attempt, worker_id: 'fast' }, asWorker)).status).toBe(200);
-    // The first claimer's report arrives once the command is over: a stale claim's, kept in the
-    // log under attempt 1 (both attempts show there) and folded into nothing.
+    // The first claimer's report arrives once the command is over: a stale claim's, recorded as
+    // a refusal under attempt 1 (both attempts show there), never as a second command.completed,
+    // and folded into nothing.
     const late = await http(t.url, 'POST', '/api/worker/report', { worker_id: 'slow', events: [{ ...done, attempt: first.body.attempt, worker_id: 'slow' }] }, asWorker);
     expect(late.status).toBe(200);
     expect(late.body.results[0]).toMatchObject({ event_id: null, error: 'stale_claim' });
     const events = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events;
-    expect(events.at(-1)).toMatchObject({ event_type: 'command.completed', worker_id: 'slow', context: { refused: 'stale_claim', attempt: first.body.attempt, command_attempt: second.body.attempt } });
+    expect(events.at(-1)).toMatchObject({ event_type: 'command.refused', worker_id: 'slow', context: { reported: 'command.completed', refused: 'stale_claim', attempt: first.body.attempt, command_attempt: second.body.attempt } });
+    expect(events.filter((e: { event_type: string; command_id: number }) => e.event_type === 'command.completed' && e.command_id === commandId)).toHaveLength(1);
     const row = (await db.query(`SELECT context FROM core.event WHERE execution_id = $1 ORDER BY event_id DESC LIMIT 1`, [executionId])).rows[0];
     expect(row.context).toMatchObject({ refused: 'stale_claim', attempt: 1, command_attempt: 2 });
   });

@@ -94,8 +94,8 @@ async function stored(commandId: number): Promise<Outcome> {
 
 function onlyClaimOlder(claimPolicy: ClaimPolicy | null): UnitWrite {
   return {
-    locks: [], newExecutions: [], executions: [], lateAdvances: [], commands: [], events: [], commandUpdates: [], cancels: [],
-    keychainCleanup: [], claimOlder: [{ workerId: TAKER, max: 1, token: 'tok' }], claimPolicy, headChecks: [], idempotencyKeys: [], inbox: [],
+    newExecutions: [], appends: [], events: [], commands: [], commandUpdates: [], cancels: [],
+    keychainCleanup: [], claimOlder: [{ workerId: TAKER, max: 1, token: 'tok' }], claimPolicy, headChecks: [], idempotencyKeys: [],
   };
 }
 

@@ -21,7 +21,7 @@ function startParent(fold: Fold): number {
 
 describe('Fold', () => {
   it('names the reads a child start lacks and starts nothing', () => {
-    const fold = new Fold(cache, [], NO_READS, { singleStatement: true });
+    const fold = new Fold(cache, [], NO_READS);
     startParent(fold);
     const needs = fold.needs();
     expect(needs && { paths: [...needs.paths], children: [...needs.children], ids: needs.ids }).toEqual({ paths: ['tests/child'], children: [], ids: 1 });
@@ -30,7 +30,7 @@ describe('Fold', () => {
 
   it('redone with the reads, starts the child in the same unit with the id read', () => {
     const reads: Reads = { catalog: new Map([['tests/child', childRow]]), children: new Map(), ids: [500] };
-    const fold = new Fold(cache, [], reads, { singleStatement: true });
+    const fold = new Fold(cache, [], reads);
     startParent(fold);
     expect(fold.needs()).toBeUndefined();
     const { held, rows } = fold.folded();
@@ -43,7 +43,7 @@ describe('Fold', () => {
 
   it('a path not in the catalog fails the step with the child result delivered in the fold', () => {
     const reads: Reads = { catalog: new Map([['tests/child', null]]), children: new Map(), ids: [] };
-    const fold = new Fold(cache, [], reads, { singleStatement: true });
+    const fold = new Fold(cache, [], reads);
     startParent(fold);
     expect(fold.needs()).toBeUndefined();
     expect(fold.statusOf(10)).toBe('failed');
@@ -52,17 +52,17 @@ describe('Fold', () => {
     expect(types.at(-1)).toBe('playbook.failed');
   });
 
-  it('an event for an execution it does not hold is an inbox row of its one write, with or without a transaction', () => {
+  it('an event for an execution it does not hold is an unguarded append of its one write', () => {
     const lone = cache.compile(row(3, 'tests/lone', playbookOf([{ step: 'kid', tool: childTask('sub', 'tests/gone') }])));
     const reads: Reads = { catalog: new Map([['tests/gone', null]]), children: new Map(), ids: [] };
     // A child whose parent is not held: its end reaches the parent's inbox.
-    for (const singleStatement of [true, false]) {
-      const fold = new Fold(cache, [], reads, { singleStatement });
-      fold.start({ compiled: lone, executionId: 11, workload: {}, args: {}, parent: { executionId: 99, rootExecutionId: 99, seq: 1 } });
-      const folded = fold.folded();
-      expect(folded.rows.inbox.map((i) => [i.executionId, i.event.event_type])).toEqual([[99, 'child.finished']]);
-      expect(planWrite(folded, [], null).write.inbox).toEqual([expect.objectContaining({ execution_id: 99, event_type: 'child.finished' })]);
-    }
+    const fold = new Fold(cache, [], reads);
+    fold.start({ compiled: lone, executionId: 11, workload: {}, args: {}, parent: { executionId: 99, rootExecutionId: 99, seq: 1 } });
+    const folded = fold.folded();
+    expect(folded.rows.inbox.map((i) => [i.executionId, i.event.event_type])).toEqual([[99, 'child.finished']]);
+    const { write } = planWrite(folded, [], null);
+    expect(write.events.filter((e) => e.execution_id === 99)).toEqual([expect.objectContaining({ execution_id: 99, ord: 1, event_type: 'child.finished', status: null })]);
+    expect(write.appends).toEqual([expect.objectContaining({ execution_id: 99, expected: null, n: 1, applied: 'keep', proj: false })]);
   });
 
   it('the write plan hands new commands to claimers without changing the fold rows', () => {

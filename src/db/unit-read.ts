@@ -1,0 +1,66 @@
+import { COMMAND_COLUMNS_NO_INPUT } from './command-plans.ts';
+import type { CommandRow } from './command.repo.ts';
+import type { EventRow, ExecutionRow } from './execution.repo.ts';
+import type { Queryable } from './queryable.ts';
+
+/** An execution as hydration reads it: its row, and for a running one the events past the snapshot it can use. */
+export type ReadExecution = ExecutionRow & { events: EventRow[] };
+
+const READ_UNIT = {
+  name: 'svc_read_unit',
+  // One statement (one snapshot of the database): a running execution's events are those its row counts.
+  text: `SELECT 'execution' AS kind, to_jsonb(x) AS row FROM (
+  SELECT e.execution_id, e.catalog_id, e.path, e.parent_execution_id, e.root_execution_id, e.parent_command_id, e.status, e.progress,
+         e.result, e.error, e.machine_version, e.snapshot_event_id, e.applied_event_id, e.last_event_id, e.started_at, e.updated_at, e.finished_at,
+         CASE WHEN e.status = 'running' AND NOT h.hot AND e.machine_version = $3 THEN e.snapshot END AS snapshot,
+         CASE WHEN e.status = 'running' AND NOT h.hot THEN
+           (SELECT coalesce(jsonb_agg(v ORDER BY v.event_id), '[]') FROM core.event v
+             WHERE v.execution_id = e.execution_id AND v.event_id <= e.last_event_id
+               AND v.event_id > CASE WHEN e.snapshot IS NOT NULL AND e.machine_version = $3 THEN e.snapshot_event_id ELSE 0 END)
+         ELSE '[]' END AS events
+    FROM core.execution e
+    CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM unnest($4::bigint[], $5::bigint[]) AS c(id, last)
+                                        WHERE c.id = e.execution_id AND c.last = e.last_event_id) AS hot) h
+   WHERE e.execution_id = ANY($1::bigint[])) x
+UNION ALL
+SELECT 'command', to_jsonb(c) FROM (SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM core.command WHERE command_id = ANY($2::bigint[])) c`,
+};
+
+type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+
+/**
+ * What hydration reads of the executions and commands it does not hold in memory, in ONE
+ * statement and without locks (the write's guard on `last_event_id` stands for them): each
+ * execution's row with, when running, its stored snapshot (when of `machineVersion`) and the
+ * events after it up to `last_event_id`; and the reported commands' rows (without their input).
+ * `hot` maps ids to the `last_event_id` of a snapshot held in memory: a row still there sends
+ * neither snapshot nor events.
+ */
+export async function readUnit(
+  q: Queryable,
+  executionIds: readonly number[],
+  commandIds: readonly number[],
+  hot: ReadonlyMap<number, number>,
+  machineVersion: number,
+): Promise<{ executions: ReadExecution[]; commands: CommandRow[] }> {
+  if (!executionIds.length && !commandIds.length) return { executions: [], commands: [] };
+  const { rows } = await q.query<{ kind: string; row: Json<ReadExecution> | Json<CommandRow> }>({
+    ...READ_UNIT,
+    values: [[...new Set(executionIds)], [...new Set(commandIds)], machineVersion, [...hot.keys()], [...hot.values()]],
+  });
+  const executions: ReadExecution[] = [];
+  const commands: CommandRow[] = [];
+  for (const { kind, row } of rows) {
+    if (kind === 'execution' && 'events' in row) {
+      executions.push({ ...row, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
+    } else if (kind === 'command' && 'seq' in row) {
+      commands.push({
+        ...row,
+        claimed_at: row.claimed_at === null ? null : new Date(row.claimed_at),
+        heartbeat_at: row.heartbeat_at === null ? null : new Date(row.heartbeat_at),
+        created_at: new Date(row.created_at),
+      });
+    }
+  }
+  return { executions, commands };
+}
