@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 
@@ -131,5 +131,35 @@ describe('optimistic routing', () => {
     const events: Json[] = (await http(t.url, 'GET', `/api/events/${parentId}`)).body.events;
     expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
     expect(events.filter((e) => e.event_type === 'child.finished')).toEqual([expect.objectContaining({ context: expect.objectContaining({ child_execution_id: rows[0].execution_id, status: 'completed' }) })]);
+  });
+
+  it('two servers, one execution, concurrent reports: every report folded once, no gap in event_id, one completion per command', async () => {
+    const b = await startSecondServer(t);
+    try {
+      const items = 12;
+      const fan = `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: fan, path: mem/fan }\nworkflow:\n  - step: fan\n    loop: { in: "{{ workload.items }}", iterator: n, mode: parallel, max_in_flight: ${items} }\n    tool: { name: a, kind: noop }\n`;
+      expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: fan })).status).toBe(201);
+      const executionId: number = (await http(t.url, 'POST', '/api/run/playbook', { path: 'mem/fan', payload: { items: Array.from({ length: items }, (_, i) => i) } })).body.execution_id;
+      const { rows } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING' ORDER BY command_id`, [executionId]);
+      expect(rows).toHaveLength(items);
+      // Each command claimed through one server and reported to the other, all at once.
+      const claims = await Promise.all(rows.map((r: Json, i: number) => http(i % 2 ? b.url : t.url, 'POST', `/api/commands/${r.command_id}/claim`, { worker_id: `w${i}` }, asWorker)));
+      const retriesBefore = (await counter('routeRetries', 'moved')) + (await b.deps.metrics.routeRetries.get()).values.reduce((n, v) => n + v.value, 0);
+      const answers = await Promise.all(rows.map((r: Json, i: number) => report({ executionId, commandId: r.command_id }, `w${i}`, claims[i].body.attempt).then((x) => x)));
+      for (const a of answers) expect(a.status).toBe(200);
+      expect(answers.flatMap((a) => a.body.results.map((r: Json) => r.error ?? null))).toEqual(Array(items * 2).fill(null));
+      expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
+      const events: Json[] = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events;
+      expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
+      const completions = events.filter((e) => e.event_type === 'command.completed').map((e) => e.command_id);
+      expect(completions.sort()).toEqual(rows.map((r: Json) => r.command_id).sort());
+      expect(events.filter((e) => e.event_type === 'loop.done')).toHaveLength(1);
+      expect(events.filter((e) => e.event_type === 'playbook.completed')).toHaveLength(1);
+      const retriesAfter = (await counter('routeRetries', 'moved')) + (await b.deps.metrics.routeRetries.get()).values.reduce((n, v) => n + v.value, 0);
+      // Reports of one execution arriving together at two servers: some writes met a moved row.
+      expect(retriesAfter).toBeGreaterThan(retriesBefore);
+    } finally {
+      await b.close();
+    }
   });
 });
