@@ -1,3 +1,4 @@
+import { CODE } from '../machines/error-codes.ts';
 import { EVENT } from '../machines/event-types.ts';
 import type { Effect } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
@@ -56,14 +57,14 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         if (entry === null) {
-          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: 'not_found' }));
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: CODE.not_found }));
           break;
         }
         // A child whose args fail its inputs is not started: the task fails naming each field.
         const compiled = host.compile(entry);
         const refused = invalidInputs(compiled.playbook, e.args);
         if (refused) {
-          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: refused.message, code: 'invalid_inputs' }));
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: refused.message, code: CODE.invalid_inputs }));
           break;
         }
         const childId = host.takeId();

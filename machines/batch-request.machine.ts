@@ -1,10 +1,11 @@
 import { assign, setup } from 'xstate';
+import type { BatchFailureCode } from './error-codes.ts';
 
 export const BATCH_STATES = ['accepted', 'processing', 'completed', 'failed'] as const;
 export type BatchState = (typeof BATCH_STATES)[number];
 
-/** Why a batch failed (the spec's batch failure codes that processing can end with). */
-export type BatchFailureCode = 'processing_timeout' | 'processing_error';
+// Why a batch failed: the spec's batch failure codes that processing can end with (the registry's `batch` codes).
+export type { BatchFailureCode };
 
 export type BatchRequestEvent =
   // A processor takes the batch for a handling call; again after a processor died or its job was retried.

@@ -1,5 +1,6 @@
 import { COMMAND_RULES } from './command-rules.ts';
 import { COMMAND_STATUSES, isHolder, type CommandEvent, type CommandStatus, type Reporter } from './command.machine.ts';
+import type { ReportRefusalCode } from './error-codes.ts';
 import { EVENT } from './event-types.ts';
 
 export type ReportVerdict =
@@ -9,7 +10,7 @@ export type ReportVerdict =
    * from (null when it named none), and moves nothing.
    */
   | { kind: 'late'; attempt: number | null }
-  | { kind: 'refused'; code: 'stale_claim' | 'not_holder' | 'not_claimed'; message: string };
+  | { kind: 'refused'; code: Exclude<ReportRefusalCode, 'unknown_command'>; message: string };
 
 export type CommandState = { command_id: number; status: CommandStatus; attempt: number; worker_id: string | null };
 

@@ -1,6 +1,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { getSimplePaths } from 'xstate/graph';
 import { parsePlaybook, type NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import { CODE } from './error-codes.ts';
 import { EVENT, type EventType } from './event-types.ts';
 import { createExecutionMachine, type ExecutionMachine } from './execution.machine.ts';
 import { executionView, type StepView } from './execution-view.ts';
@@ -81,13 +82,13 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   if (p.kind === 'child') {
     return outcome === 'ok'
       ? { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'completed', result: example, error: null }
-      : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: 'simulated' } };
+      : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: CODE.simulated } };
   }
   const tasks: Record<string, TaskOutcome> = {};
   const last = segment.tasks.length - 1;
   segment.tasks.forEach((t, i) => {
     const d = i === last ? example : null;
-    tasks[t.name] = outcome === 'error' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: 'simulated' } } : { status: 'ok', data: d };
+    tasks[t.name] = outcome === 'error' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: CODE.simulated } } : { status: 'ok', data: d };
   });
   return { type: EVENT.commandCompleted, seq, tasks };
 }

@@ -3,6 +3,7 @@
 // actors/) and the worker (src/worker) both import these shapes from here, so neither imports the
 // other. Types and constants only: no behaviour, no I/O (test/unit/layering.test.ts holds it so).
 import type { CommandStatus } from '../machines/command.machine.ts';
+import type { ReportRefusalCode } from '../machines/error-codes.ts';
 
 /** An event as it enters the engine: reported by a worker, or made by the engine itself (children's results). */
 export type EventInput = {
@@ -18,10 +19,10 @@ export type EventInput = {
 /** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
 export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
 
-/** What routing made of one event, in the order sent: its id, or why it was not recorded. */
+/** What routing made of one event, in the order sent: its id, or why it was not recorded (machines/error-codes.ts). */
 export type EventResult =
   | { event_id: number }
-  | { event_id: null; error: 'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command'; detail: string };
+  | { event_id: null; error: ReportRefusalCode; detail: string };
 
 /** A claimed command as a worker receives it: what to run and the context to render it with. */
 export type PresentedCommand = {

@@ -1,5 +1,6 @@
 import type { NormalizedPlaybook } from '../../src/dsl/parse-playbook.ts';
 import { renderValue } from '../../src/dsl/render.ts';
+import { CODE } from '../error-codes.ts';
 import { EVENT } from '../event-types.ts';
 import { errorOf, evaluateArcs, openRouteFor, routeIn, routeState } from './arcs.ts';
 import { emptyResults, resultList } from './loop-results.ts';
@@ -57,7 +58,7 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   const d = new Draft(pb, ctx);
   if (d.c.finished) return d.done();
   if (++d.c.immediate > MAX_IMMEDIATE_STEPS_PER_EVENT) {
-    fail(d, { message: `more than ${MAX_IMMEDIATE_STEPS_PER_EVENT} steps entered without running a task; is there a cycle of steps without tools?`, code: 'step_cycle' }, name);
+    fail(d, { message: `more than ${MAX_IMMEDIATE_STEPS_PER_EVENT} steps entered without running a task; is there a cycle of steps without tools?`, code: CODE.step_cycle }, name);
     return d.done();
   }
   const step = d.step(name);
@@ -80,7 +81,7 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
     return d.done();
   }
   if (!Array.isArray(items)) {
-    run.outcome = { status: 'error', result: null, error: { message: `${name}.loop.in must render to a list`, code: 'loop_input' }, tasks: {} };
+    run.outcome = { status: 'error', result: null, error: { message: `${name}.loop.in must render to a list`, code: CODE.loop_input }, tasks: {} };
     return d.done();
   }
   run.loop = {
@@ -185,6 +186,9 @@ export function failUnhandled(pb: NormalizedPlaybook, ctx: ExecutionContext, nam
   return d.done();
 }
 
+// A child that ended otherwise than completed fails its `playbook` task with this code (unless it has its own error).
+const CHILD_ENDED = { failed: CODE.child_failed, cancelled: CODE.child_cancelled } as const;
+
 /** `recordOutcome` (guard pendingCommand): what a command's report or a child's end says, folded into its iteration. */
 export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   if (ev.type !== EVENT.commandCompleted && ev.type !== EVENT.commandFailed && ev.type !== EVENT.childFinished) return { context: ctx, effects: [] };
@@ -210,7 +214,7 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
       [segment.tasks[0].name]: {
         status: ev.status === 'completed' ? 'ok' : 'error',
         data: { execution_id: ev.child_execution_id, status: ev.status, result: ev.result },
-        ...(ev.status === 'completed' ? {} : { error: ev.error ?? { message: `child execution ${ev.status}`, code: `child_${ev.status}` } }),
+        ...(ev.status === 'completed' ? {} : { error: ev.error ?? { message: `child execution ${ev.status}`, code: CHILD_ENDED[ev.status] } }),
       },
     };
   }
@@ -222,7 +226,7 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
 export function cancel(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   const d = new Draft(pb, ctx);
   stopInFlight(d);
-  d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === EVENT.executionCancelled ? ev.reason : 'cancelled', code: 'cancelled' } };
+  d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === EVENT.executionCancelled ? ev.reason : 'cancelled', code: CODE.cancelled } };
   d.emit({ type: 'finish', finished: d.c.finished });
   return d.done();
 }

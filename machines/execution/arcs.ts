@@ -1,5 +1,6 @@
 import type { NormalizedPlaybook } from '../../src/dsl/parse-playbook.ts';
 import { evaluateCondition, renderValue } from '../../src/dsl/render.ts';
+import { CODE } from '../error-codes.ts';
 import { stepNamed } from './step-index.ts';
 import type { Route, TaskError } from './types.ts';
 
@@ -15,8 +16,8 @@ const evaluations = new WeakMap<object, ArcEvaluation>();
 
 /** The error a template or render failure stands for (what a task would report). */
 export function errorOf(err: unknown): TaskError {
-  if (err instanceof Error) return { message: err.message, code: err.name === 'TemplateError' ? 'template_error' : 'error' };
-  return { message: String(err), code: 'error' };
+  if (err instanceof Error) return { message: err.message, code: err.name === 'TemplateError' ? CODE.template_error : CODE.error };
+  return { message: String(err), code: CODE.error };
 }
 
 /**

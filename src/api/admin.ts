@@ -20,7 +20,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       const out = await sweepStrandedCommands(deps, { trigger: 'nudge', minGapSeconds: null });
       if (out.status === 'busy') {
         const who = out.holder ? ` (${out.holder}, lease until ${out.expires_at?.toISOString() ?? 'now'})` : '';
-        throw new ServiceError('conflict', { code: 'sweep_in_progress', message: `another reaper sweep holds the lease${who}; try again in a moment` });
+        throw new ServiceError('sweep_in_progress', { code: 'sweep_in_progress', message: `another reaper sweep holds the lease${who}; try again in a moment` });
       }
       return out;
     },

@@ -28,13 +28,11 @@ const historyQuery = v.object({
   limit: v.optional(integerText(1, 5000), '1000'),
 });
 
-/** Converts router results for one synchronous event into the HTTP answer (409 when the report is not the claim holder's). */
+/** Converts router results for one synchronous event into the HTTP answer: a refusal with its registry status (409; 400 for unknown_command). */
 export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvents>>['results']): number {
   const r = results[0];
   if (r.event_id === null) {
-    throw r.error === 'unknown_command'
-      ? new ServiceError('bad_request', { code: r.error, message: r.detail })
-      : new ServiceError('conflict', { code: r.error, message: r.detail });
+    throw new ServiceError(r.error, { code: r.error, message: r.detail });
   }
   return r.event_id;
 }

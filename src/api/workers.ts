@@ -67,7 +67,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const row = await heartbeatWorkerPool(deps.db, b.name, b.status, b.running ?? null);
     if (!row) throw notFound(`worker pool ${b.name}`);
     if (row === 'stopped') {
-      throw new ServiceError('conflict', { code: 'pool_stopped', message: `worker pool ${b.name} is deregistered; register it again to resume` });
+      throw new ServiceError('pool_stopped', { code: 'pool_stopped', message: `worker pool ${b.name} is deregistered; register it again to resume` });
     }
     // Tells the worker which of its running commands were cancelled, so it stops them.
     return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running ?? []) };

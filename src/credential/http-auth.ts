@@ -1,3 +1,4 @@
+import type { TaskOutcomeCode } from '../../machines/error-codes.ts';
 import type { ResolvedCredential } from '../protocol.ts';
 import { isObject } from '../objects.ts';
 
@@ -7,7 +8,7 @@ const API_KEY_DEFAULT_QUERY_PARAM = 'api_key';
 
 export type HttpAuth =
   | { ok: true; headers: Record<string, string>; query: Record<string, string>; secrets: string[] }
-  | { ok: false; code: 'invalid_credential'; message: string };
+  | { ok: false; code: TaskOutcomeCode; message: string };
 
 /** Types whose request authentication needs no round trip (oauth2 fetches a token first: src/worker/tools/credential-auth.ts). */
 export const STATIC_HTTP_AUTH_TYPES = ['bearer', 'basic', 'api_key', 'custom'] as const;

@@ -1,6 +1,7 @@
 import type { ClientConfig } from 'pg';
 import * as v from 'valibot';
 import { credentialSecrets, urlSecrets } from './redact-secrets.ts';
+import type { TaskOutcomeCode } from '../../machines/error-codes.ts';
 import type { ResolvedCredential } from '../protocol.ts';
 
 // A target that does not answer within this is reported as a connection error.
@@ -36,7 +37,7 @@ const PostgresCredentialSchema = v.looseObject({
 
 export type PostgresConnection =
   | { ok: true; config: ClientConfig; secrets: string[]; target: string }
-  | { ok: false; code: 'no_connection' | 'invalid_credential'; message: string };
+  | { ok: false; code: TaskOutcomeCode; message: string };
 
 /**
  * The pg client configuration of a postgres task: from the credential (fields or a connection

@@ -1,3 +1,4 @@
+import type { TaskOutcomeCode } from '../../machines/error-codes.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import { storable } from './storable.ts';
@@ -12,7 +13,7 @@ const FAILURE_MESSAGE_MAX_CHARS = 2_000;
  * The single event that fails a command with `code` when its own events cannot be reported (the
  * runner broke, or the server refused them): small, and storable whatever the message holds.
  */
-export function commandFailed(base: ReportBase, code: string, message: string): RoutedEvent {
+export function commandFailed(base: ReportBase, code: TaskOutcomeCode, message: string): RoutedEvent {
   const text = message.length > FAILURE_MESSAGE_MAX_CHARS ? `${message.slice(0, FAILURE_MESSAGE_MAX_CHARS)}…` : message;
   return { ...base, event_type: EVENT.commandFailed, error: storable({ message: text, code }).value };
 }

@@ -35,7 +35,7 @@ async function fetchCredential(client: ServerClient, name: string, claim: Record
     return { name: c.name, type: c.type, data: isObject(c.data) ? c.data : {} };
   } catch (err) {
     const status = err instanceof ServerError ? err.status : undefined;
-    const error =
+    const error: TaskOutcome['error'] =
       status === 404
         ? { message: `credential '${name}' not found`, code: 'credential_not_found' }
         : status === 403

@@ -1,12 +1,13 @@
 import { oauth2Token } from './oauth2-token.ts';
 import { staticHttpAuth, stringField } from '../../credential/http-auth.ts';
+import type { TaskOutcomeCode } from '../../../machines/error-codes.ts';
 import type { ResolvedCredential } from '../../protocol.ts';
 
 export { stringField };
 
 export type CredentialAuth =
   | { ok: true; headers: Record<string, string>; query: Record<string, string>; secrets: string[] }
-  | { ok: false; code: 'invalid_credential' | 'auth'; message: string };
+  | { ok: false; code: TaskOutcomeCode; message: string };
 
 /**
  * The headers and query parameters that authenticate a request with `credential`, by type:

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { credentialAuth } from './credential-auth.ts';
 import { describeError } from './outcome.ts';
+import type { TaskOutcomeCode } from '../../../machines/error-codes.ts';
 import type { ResolvedCredential } from '../../protocol.ts';
 
 // The metadata service answers locally; a slow one means it is not there.
@@ -9,7 +10,7 @@ const MetadataTokenSchema = v.looseObject({ access_token: v.pipe(v.string(), v.n
 
 export type McpAuth =
   | { ok: true; headers: Record<string, string>; query: Record<string, string>; secrets: string[] }
-  | { ok: false; code: string; message: string };
+  | { ok: false; code: TaskOutcomeCode; message: string };
 
 /**
  * The headers that authenticate an MCP request, first found wins: the task's `access_token`

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { TaskOutcomeCode } from '../../../machines/error-codes.ts';
 import type { TaskOutcome } from './types.ts';
 
 /** A successful outcome carrying `data`. */
@@ -7,7 +8,7 @@ export function ok(data: unknown): TaskOutcome {
 }
 
 /** An error outcome; `data` is kept so that arcs can still look at what the target answered. */
-export function fail(code: string, message: string, data: unknown = null): TaskOutcome {
+export function fail(code: TaskOutcomeCode, message: string, data: unknown = null): TaskOutcome {
   return { status: 'error', data, error: { message, code } };
 }
 

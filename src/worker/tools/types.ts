@@ -1,11 +1,12 @@
 // The contract between the worker and its tools: a tool gets one rendered task and returns its
 // outcome. Tools never throw; every failure (bad fields, target errors, timeouts) is an outcome.
 
+import type { TaskOutcomeCode } from '../../../machines/error-codes.ts';
 import type { ResolvedCredential } from '../../protocol.ts';
 import type { ShellHost } from './shell-argv.ts';
 
-/** `escaped`: the paths the worker changed to make the outcome storable (src/worker/storable.ts). */
-export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: string }; escaped?: string[] };
+/** `escaped`: the paths the worker changed to make the outcome storable (src/worker/storable.ts); `code` from the registry. */
+export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { message: string; code?: TaskOutcomeCode }; escaped?: string[] };
 
 export type ToolContext = {
   signal: AbortSignal; // aborted on timeout_seconds or worker shutdown
