@@ -7,7 +7,6 @@ import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 
 export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from './execution/types.ts';
 export { topStateOf } from './execution/step-phase.ts';
-export { NO_INPUT } from './execution/actions.ts';
 
 /** Bump when the context shape, the statechart or the meaning of its actions and guards changes: old snapshots are then replayed from the log. */
 export const EXECUTION_MACHINE_VERSION = 4;
@@ -60,11 +59,18 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
   });
   return machineSetup.createMachine({
     ...(compileStatechart(pb) as object),
-    // xstate's transition() builds a throwaway actor whose initial snapshot it computes without
-    // input: there is nothing to start then (the `entry` guard is false for NO_INPUT).
-    context: ({ input }) => work.initialContext(input ?? work.NO_INPUT),
+    // xstate's transition() builds a throwaway actor per call, whose initial snapshot it computes
+    // without input: refused here at once (an error snapshot nobody reads), because entering every
+    // step's region costs more than the transition itself on a long playbook.
+    context: ({ input }) => {
+      if (input === undefined) throw NO_EXECUTION_WITHOUT_INPUT;
+      return work.initialContext(input);
+    },
   } as Parameters<typeof machineSetup.createMachine>[0]);
 }
+
+// One instance, thrown on every transition() call: a new Error would capture a stack each time.
+const NO_EXECUTION_WITHOUT_INPUT = new Error('an execution machine starts only with its input');
 
 type EffectAction = { type: 'effect'; params: Effect };
 

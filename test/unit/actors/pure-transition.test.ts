@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { initialTransition, transition } from 'xstate';
+import { createActor, initialTransition, transition, type AnyStateMachine } from 'xstate';
 import { pureInitialTransition, pureTransition } from '../../../actors/pure-transition.ts';
 import { createExecutionMachine } from '../../../machines/execution.machine.ts';
 import { effectsOf, inputOf, ok, playbookOf, shell } from '../machines/helpers.ts';
 
-// pureTransition reuses one inert actor scope per machine; it must return exactly what xstate's
-// transition() returns, and no call may see another call's actions.
+// pureTransition is xstate's public transition(); it must return exactly what transition()
+// returns, no call may see another call's actions, and the throwaway actor transition() builds
+// per call must not enter the step regions (the machine refuses to start without input).
 describe('pureTransition', () => {
   const machine = createExecutionMachine(playbookOf([{ step: 'a', tool: shell('x'), next: 'b' }, { step: 'b', tool: shell('y') }]));
   const view = (s: { value: unknown; context: unknown; status: string }) => ({ value: s.value, context: s.context, status: s.status });
@@ -42,5 +43,12 @@ describe('pureTransition', () => {
     const [same, none] = pureTransition(machine, p0, { type: 'command.completed', seq: 99, tasks: {} });
     expect(none).toEqual([]);
     expect(view(same)).toEqual(view(p0));
+  });
+
+  it('does not start an execution without input: the throwaway actor of each call enters no step', () => {
+    const anyLogic: AnyStateMachine = machine; // as transition() builds it: no input
+    const snapshot = createActor(anyLogic).getSnapshot();
+    expect(snapshot.status).toBe('error');
+    expect(pureInitialTransition(machine, inputOf())[0].status).toBe('active');
   });
 });
