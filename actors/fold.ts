@@ -1,4 +1,5 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
+import { EVENT } from '../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../machines/statuses.ts';
 import type { CatalogRow } from '../src/db/catalog.repo.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
@@ -181,7 +182,7 @@ export class Fold {
       workload: req.workload,
       args: req.args,
     };
-    this.#push(h, { event_type: 'execution.started', context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
+    this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);
@@ -197,7 +198,7 @@ export class Fold {
     if (mev) {
       const effects = this.#transition(h, mev);
       // The cancel is itself the terminal event: it carries the status it ends the execution with.
-      if (mev.type === 'execution.cancelled') row.status = h.status;
+      if (mev.type === EVENT.executionCancelled) row.status = h.status;
       effectRows(this.#host, h, effects);
     }
     return row.event_id;

@@ -1,4 +1,5 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
+import { EVENT } from '../machines/event-types.ts';
 import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext } from '../machines/execution/types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
@@ -100,7 +101,7 @@ function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: Lo
   let snap = from;
   for (const ev of events) {
     if (!snap) {
-      if (ev.event_type !== 'execution.started') continue;
+      if (ev.event_type !== EVENT.executionStarted) continue;
       snap = pureInitialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
       continue;
     }

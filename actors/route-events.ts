@@ -1,4 +1,6 @@
 import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { EVENT } from '../machines/event-types.ts';
+import { CODE } from '../machines/error-codes.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
 import type { ClaimPolicy, CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
@@ -119,7 +121,7 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
     }
     const cmd = commands.get(ev.command_id);
     if (!cmd || cmd.execution_id !== ev.execution_id) {
-      results.push({ event_id: null, error: 'unknown_command', detail: `command ${ev.command_id} does not belong to execution ${ev.execution_id}` });
+      results.push({ event_id: null, error: CODE.unknown_command, detail: `command ${ev.command_id} does not belong to execution ${ev.execution_id}` });
       return false;
     }
     const current = statusNow.get(cmd.command_id) ?? cmd.status;
@@ -129,7 +131,7 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
         // Recorded as a refusal (the log shows every attempt that ran), never as the event it
         // reported: a command completes once in the log. It folds into nothing.
         fold.apply(ev.execution_id, {
-          event_type: 'command.refused',
+          event_type: EVENT.commandRefused,
           step: ev.step ?? cmd.step,
           command_id: cmd.command_id,
           worker_id: ev.worker_id,
@@ -151,7 +153,7 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
     if (current === COMMAND_RULES.claim.to) {
       // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
       fold.apply(ev.execution_id, {
-        event_type: 'command.claimed',
+        event_type: EVENT.commandClaimed,
         step: cmd.step,
         command_id: cmd.command_id,
         worker_id: cmd.worker_id,

@@ -1,3 +1,5 @@
+import { EVENT } from '../../machines/event-types.ts';
+
 /**
  * The one writer of `core.event`: "append these events to execution X", id allocation included,
  * as CTEs every statement that appends embeds (the unit write, batch markers and records). Each
@@ -100,7 +102,7 @@ export function eventLogCtes(s: LogSources): string[] {
     `log_ev AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error)
   SELECT v.execution_id, b.from_event_id + v.ord, b.catalog_id, v.event_type,
-         COALESCE(v.status, CASE WHEN v.event_type = 'execution.cancelled' AND b.status = 'running' THEN 'cancelled' ELSE b.status END),
+         COALESCE(v.status, CASE WHEN v.event_type = '${EVENT.executionCancelled}' AND b.status = 'running' THEN 'cancelled' ELSE b.status END),
          v.step, ${commandId}, v.worker_id, ${context}, v.result, v.error
     FROM ${s.events} v
     JOIN (SELECT execution_id, catalog_id, status, from_event_id FROM log_bump${created}) b ON b.execution_id = v.execution_id${join}

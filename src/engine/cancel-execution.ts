@@ -1,4 +1,5 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { EVENT } from '../../machines/event-types.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { getExecution, type ExecutionStatus } from '../db/execution.repo.ts';
 
@@ -15,7 +16,7 @@ export async function cancelExecution(
 ): Promise<{ cancelled: true } | { cancelled: false; status: ExecutionStatus | undefined }> {
   const row = await getExecution(deps.db, executionId);
   if (row?.status !== 'running') return { cancelled: false, status: row?.status };
-  await routeEvents(deps, [{ execution_id: executionId, event_type: 'execution.cancelled', context: { ...context, cancelled_at: new Date().toISOString() } }]);
+  await routeEvents(deps, [{ execution_id: executionId, event_type: EVENT.executionCancelled, context: { ...context, cancelled_at: new Date().toISOString() } }]);
   const after = await getExecution(deps.db, executionId);
   return after?.status === 'cancelled' ? { cancelled: true } : { cancelled: false, status: after?.status };
 }
