@@ -1,11 +1,13 @@
-import { parseTemplate, TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
+import { TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
+import { parseTemplate } from './template-parser.ts';
 import { interpretTemplate, type RenderScope } from './template-interpreter.ts';
 import { RenderBudget, RenderFault, setOwn } from './template-values.ts';
 import { isPlainObject } from '../objects.ts';
 
-// Jinja2-style rendering of playbook values (DESIGN.md "Playbook DSL v1"). nunjucks only parses;
-// template-interpreter.ts evaluates the tree over plain data, so a template can read data and
-// call our filters, and nothing else: no JavaScript is generated and no JS object is reachable.
+// Jinja2-style rendering of playbook values (DESIGN.md "Playbook DSL v1"). nunjucks only parses
+// (template-parser.ts); template-interpreter.ts evaluates the tree over plain data, so a template
+// can read data and call our filters, and nothing else: no JavaScript is generated and no JS
+// object is reachable.
 
 /** A template failed to compile or render; `field` names the value, e.g. `tool[0].url`. */
 export class TemplateError extends Error {

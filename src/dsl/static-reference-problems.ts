@@ -1,5 +1,6 @@
 import { conditionSource } from './render.ts';
-import { expressionText, parseTemplate, TEMPLATE_MARK, type Expr, type Stmt } from './template-ast.ts';
+import { expressionText, TEMPLATE_MARK, type Expr, type Stmt } from './template-ast.ts';
+import { parseTemplate } from './template-parser.ts';
 import { TEMPLATE_ROOTS } from './playbook.schema.ts';
 import type { Problem } from './reference-problems.ts';
 import { isObject } from '../objects.ts';

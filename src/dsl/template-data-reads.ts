@@ -1,5 +1,6 @@
 import { isObject } from '../objects.ts';
-import { parseTemplate, TEMPLATE_MARK } from './template-ast.ts';
+import { TEMPLATE_MARK } from './template-ast.ts';
+import { parseTemplate } from './template-parser.ts';
 
 /**
  * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads

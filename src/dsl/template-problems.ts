@@ -1,5 +1,6 @@
 import { childPath, conditionSource } from './render.ts';
-import { parseTemplate, TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
+import { TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
+import { parseTemplate } from './template-parser.ts';
 import type { Problem } from './reference-problems.ts';
 import { isObject } from '../objects.ts';
 

@@ -1,4 +1,5 @@
-import { parseTemplate, TEMPLATE_MARK, type Expr, type Stmt, type Template } from './template-ast.ts';
+import { TEMPLATE_MARK, type Expr, type Stmt, type Template } from './template-ast.ts';
+import { parseTemplate } from './template-parser.ts';
 
 /**
  * What the templates of a value read from their context: root names, which `steps.<name>`, and
