@@ -20,18 +20,6 @@ export type Reduction = { context: ExecutionContext; effects: Effect[] };
 /** Steps entered in one input event before the execution fails with `step_cycle` (a cycle of steps without tasks). */
 const MAX_IMMEDIATE_STEPS_PER_EVENT = 1000;
 
-/** The input of an inert actor (xstate computes an initial snapshot it throws away): starts nothing. */
-export const NO_INPUT: ExecutionInput = Object.freeze({
-  executionId: 0,
-  catalogId: 0,
-  path: '',
-  parentExecutionId: null,
-  parentSeq: null,
-  rootExecutionId: 0,
-  workload: {},
-  args: {},
-});
-
 /** The context of a new execution (nothing started yet). */
 export function initialContext(input: ExecutionInput): ExecutionContext {
   return {

@@ -1,5 +1,4 @@
 import type { NormalizedPlaybook } from '../../src/dsl/parse-playbook.ts';
-import { NO_INPUT } from './actions.ts';
 import { openRouteFor, routeIn, type RouteState } from './arcs.ts';
 import { endedRun, hasRoom, loopOver, runCount, someRun } from './run-summary.ts';
 import type { ExecutionContext, ExecutionEvent } from './types.ts';
@@ -20,7 +19,7 @@ export function executionGuards(pb: NormalizedPlaybook) {
     /** An input event about a command (or child) still pending: anything else changes nothing. */
     pendingCommand: (ctx: ExecutionContext, ev: ExecutionEvent) => 'seq' in ev && Object.hasOwn(ctx.pending, ev.seq),
     /** The entry step, once: when the execution starts (nothing run yet). */
-    entry: (ctx: ExecutionContext) => !ctx.finished && ctx.nextRun === 1 && ctx.input !== NO_INPUT,
+    entry: (ctx: ExecutionContext) => !ctx.finished && ctx.nextRun === 1,
     /** Arc `index` of step `from` fires: its `when` holds over the scope `from`'s run ended with (exclusive: and no earlier arc's does). */
     arc: (ctx: ExecutionContext, p: ArcParams) => !ctx.finished && ctx.routes.length > 0 && openRouteFor(pb, ctx.routes, p.from, p.index) !== undefined,
     /** A run of the step is over (with that status; the step's last run or not). */
