@@ -1,4 +1,5 @@
 import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
+import type { TxTiming } from '../src/db/db.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
@@ -43,7 +44,15 @@ export type UnitRun<T> = {
   timed?: boolean;
 };
 
-export type UnitDone<T> = Written & { value: T; folded: Folded; hydrateMs: number; writeMs: number; readNothing: boolean };
+export type UnitDone<T> = Written & {
+  value: T;
+  folded: Folded;
+  hydrateMs: number;
+  writeMs: number;
+  readNothing: boolean;
+  /** With `run.tx` and `run.timed`: the connection checkout, the work up to COMMIT, and the COMMIT. */
+  txTiming?: TxTiming;
+};
 
 /** Attempts of one unit before its error is the caller's: the guard fails only when another writer got there first. */
 const MAX_ATTEMPTS = 8;
@@ -81,12 +90,14 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
     try {
       const tx = run.tx;
       if (!tx) return await once(deps.db, deps, run, fresh, also);
-      return await deps.db.tx(async (q) => {
+      const txTiming: TxTiming | undefined = run.timed ? { checkoutMs: 0, bodyMs: 0, commitMs: 0 } : undefined;
+      const done = await deps.db.tx(async (q) => {
         if (tx.timeoutMs !== undefined) await q.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(tx.timeoutMs))}`);
-        const done = await once(q, deps, run, fresh, also);
+        const unit = await once(q, deps, run, fresh, also);
         await tx.beforeCommit?.(q);
-        return done;
-      });
+        return unit;
+      }, txTiming);
+      return { ...done, txTiming };
     } catch (err) {
       if (attempt >= MAX_ATTEMPTS) throw err;
       if (err instanceof Lacking) {

@@ -63,7 +63,15 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   deps.metrics.routeSeconds.observe((committed - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);
   if (probe) {
-    Object.assign(probe, { state_load_ms: done.hydrateMs, engine_total_ms: committed - started, transaction_ms: committed - started });
+    // No lock is taken (the write's guard stands for one): lock_acquire_ms stays 0.
+    const t = done.txTiming ?? { checkoutMs: 0, bodyMs: committed - started, commitMs: 0 };
+    Object.assign(probe, {
+      pool_checkout_ms: t.checkoutMs,
+      state_load_ms: done.hydrateMs,
+      engine_total_ms: t.bodyMs,
+      commit_ms: t.commitMs,
+      transaction_ms: t.bodyMs + t.commitMs,
+    });
     recordWrite(probe, done.folded, done.writeMs);
   }
   if (done.wakes.length) {

@@ -7,11 +7,11 @@
 export type RouteProbe = {
   /** Waiting for a pooled connection. */
   pool_checkout_ms: number;
-  /** Taking the per-execution advisory locks (PostgreSQL's clock, around the lock statement). */
+  /** Taking locks before the routing's work: none is taken (the one write's guard on what was read stands for locks), so 0. */
   lock_acquire_ms: number;
-  /** Reading the executions and commands (PostgreSQL's clock) and hydrating their machines. */
+  /** Reading the executions and commands not held in memory and hydrating their machines. */
   state_load_ms: number;
-  /** The transaction up to its commit: locks, loads, folding every event, the write. */
+  /** The transaction up to its commit: reads, folding every event, the write. */
   engine_total_ms: number;
   save_state_ms: number;
   save_state_calls: number;

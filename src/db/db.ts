@@ -97,13 +97,21 @@ export class Db implements Queryable {
     }
   }
 
-  /** Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error (`database_unavailable` when the database went away). */
-  async tx<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+  /**
+   * Runs fn inside BEGIN/COMMIT on one client; rolls back and rethrows on error (`database_unavailable`
+   * when the database went away). `timing`, when given, receives how long the connection checkout,
+   * the work up to COMMIT, and the COMMIT took.
+   */
+  async tx<T>(fn: (client: Queryable) => Promise<T>, timing?: TxTiming): Promise<T> {
+    const t0 = performance.now();
     const client = await this.#connect();
+    const t1 = performance.now();
     try {
       await client.query('BEGIN');
       const out = await fn(client);
+      const t2 = performance.now();
       await client.query('COMMIT');
+      if (timing) Object.assign(timing, { checkoutMs: t1 - t0, bodyMs: t2 - t1, commitMs: performance.now() - t2 });
       return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});

@@ -80,6 +80,9 @@ async function setup(env: Record<string, string>) {
 }
 
 type Setup = Awaited<ReturnType<typeof setup>>;
+// Every routing reads or writes core.command before it locks any row (its one write inserts
+// commands), and accepting a batch never touches it: holding the table holds routings back.
+const HOLD_ROUTINGS = 'BEGIN; LOCK TABLE core.command IN ACCESS EXCLUSIVE MODE';
 const metric = async (url: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
 
 describe('accepting', () => {
@@ -116,7 +119,7 @@ describe('accepting', () => {
   it('answers 503 queue_unavailable with Retry-After while the queue holds SVC_BATCH_ACCEPT_QUEUE_MAXSIZE batches', async () => {
     const { id, cmd } = await s.claimed();
     const other = await s.claimed();
-    await s.holding(`SELECT pg_advisory_lock(${id})`, `SELECT pg_advisory_unlock(${id})`, async (release) => {
+    await s.holding(HOLD_ROUTINGS, 'COMMIT', async (release) => {
       const first = await s.b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
       expect(first.status).toBe(202);
       expect(first.body.queue_depth).toBe(1);
@@ -146,7 +149,7 @@ describe('processing', () => {
 
   it('fails a batch with processing_timeout when routing cannot finish in SVC_BATCH_PROCESSING_TIMEOUT_SECONDS, routing none of it', async () => {
     const { id, cmd } = await s.claimed();
-    const failed = await s.holding(`SELECT pg_advisory_lock(${id})`, `SELECT pg_advisory_unlock(${id})`, async () => {
+    const failed = await s.holding(HOLD_ROUTINGS, 'COMMIT', async () => {
       const r = await s.b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
       expect(r.status).toBe(202);
       // Decided while the lock is still held: the routing gave up, nothing waits for the lock.
@@ -169,7 +172,7 @@ describe('processing', () => {
 
   it('fails a batch it cannot route with processing_error, and the next batch is processed', async () => {
     const { id, cmd } = await s.claimed();
-    const [first, second] = await s.holding(`SELECT pg_advisory_lock(${id})`, `SELECT pg_advisory_unlock(${id})`, async () => {
+    const [first, second] = await s.holding(HOLD_ROUTINGS, 'COMMIT', async () => {
       const a = await s.b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(0, 1) });
       await until('the first batch to be taken', async () => (await s.b.status(a.body.request_id)).state === 'processing');
       const b = await s.b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(1) });
@@ -197,7 +200,7 @@ describe('an execution the job queue last saw busy', () => {
     const { id, cmd } = await s.claimed();
     // The first batch's job is active (its routing waits for the lock) while pg-boss's monitor
     // records the execution as an active singleton and its queue cache reads that.
-    const first = await s.holding(`SELECT pg_advisory_lock(${id})`, `SELECT pg_advisory_unlock(${id})`, async () => {
+    const first = await s.holding(HOLD_ROUTINGS, 'COMMIT', async () => {
       const a = await s.b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(0, 1) });
       await until('the monitor to see its job active', async () => {
         const q = await s.db.query(`SELECT singletons_active FROM pgboss.queue WHERE name = 'svc-batch'`);
