@@ -46,13 +46,15 @@ describe('report batcher', () => {
     const waiting = await Promise.all([...Array.from({ length: 3 }, () => startClaimed('wa')), ...Array.from({ length: 3 }, () => startClaimed('wb'))]);
     const locker = new pg.Client({ connectionString: t.databaseUrl });
     await locker.connect();
-    await locker.query('SELECT pg_advisory_lock(id) FROM unnest($1::bigint[]) AS id', [blockers.map((b) => b.executionId)]);
+    await locker.query('BEGIN');
+    // The routings of these executions wait on their rows (the one write moves each row on).
+    await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
     const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
     await new Promise((r) => setTimeout(r, 200));
     const routesBefore = (await t.deps.metrics.routeSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
     const queued = waiting.map((w, i) => batcher.route(completed(w, i < 3 ? 'wa' : 'wb', 'a')));
     await new Promise((r) => setTimeout(r, 100));
-    await locker.query('SELECT pg_advisory_unlock_all()');
+    await locker.query('COMMIT');
     await locker.end();
     const outcomes = await Promise.all(queued);
     await Promise.all(blocked);
@@ -81,7 +83,9 @@ describe('report batcher', () => {
     const good = await startClaimed('wg');
     const locker = new pg.Client({ connectionString: t.databaseUrl });
     await locker.connect();
-    await locker.query('SELECT pg_advisory_lock(id) FROM unnest($1::bigint[]) AS id', [blockers.map((b) => b.executionId)]);
+    await locker.query('BEGIN');
+    // The routings of these executions wait on their rows (the one write moves each row on).
+    await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
     const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
     await new Promise((r) => setTimeout(r, 200));
     const bad = batcher.route({ events: [{ execution_id: 99_999_999, event_type: 'command.started' }] });
@@ -89,7 +93,7 @@ describe('report batcher', () => {
     bad.catch(() => {});
     const fine = batcher.route(completed(good, 'wg', 'a'));
     await new Promise((r) => setTimeout(r, 100));
-    await locker.query('SELECT pg_advisory_unlock_all()');
+    await locker.query('COMMIT');
     await locker.end();
     await expect(bad).rejects.toMatchObject({ code: 'not_found' });
     const ok = await fine;

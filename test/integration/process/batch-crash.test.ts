@@ -56,8 +56,10 @@ describe('a server killed after answering 202', () => {
       };
       const taken = await claimed();
       const waiting = await claimed();
-      // The first batch's routing waits for a lock the test holds: its processor is mid-routing when killed.
-      await lock.query('SELECT pg_advisory_lock($1)', [taken.id]);
+      // The first batch's routing waits for a lock the test holds: its processor is mid-routing when
+      // killed. Every routing touches core.command before any row; accepting a batch never does.
+      await lock.query('BEGIN');
+      await lock.query('LOCK TABLE core.command IN ACCESS EXCLUSIVE MODE');
       const a = await b.post({ execution_id: taken.id, worker_id: 'w1', events: commandReport(taken.cmd) });
       expect(a.status).toBe(202);
       await until('the first batch to be taken', async () => (await b.status(a.body.request_id)).state === 'processing');
@@ -65,7 +67,7 @@ describe('a server killed after answering 202', () => {
       expect(w.status).toBe(202);
       server.kill('SIGKILL');
       await server.exited;
-      await lock.query('SELECT pg_advisory_unlock($1)', [taken.id]);
+      await lock.query('COMMIT');
 
       server = await startServer(port);
       for (const [r, id] of [[a, taken.id], [w, waiting.id]] as const) {

@@ -118,16 +118,17 @@ workflow:
       expect(done).toMatchObject({ status: 'completed', result: { stdout: 'second\n' } });
       process.kill(c.pid, 'SIGCONT');
       resumed = true;
-      // The paused worker wakes up with its (first) result: refused as a stale claim, kept in the log.
+      // The paused worker wakes up with its (first) result: refused as a stale claim, recorded as a refusal.
       const events = await until('the first attempt\'s report', async () => {
         const ev = await api.events(id);
-        return ev.some((e: Json) => e.context?.refused === 'stale_claim' && e.event_type === 'command.completed') ? ev : undefined;
+        return ev.some((e: Json) => e.context?.refused === 'stale_claim' && e.event_type === 'command.refused' && e.context.reported === 'command.completed') ? ev : undefined;
       }, 30_000);
       expect((await http(base, 'GET', `/api/executions/${id}`)).body).toMatchObject({ status: 'completed', result: { stdout: 'second\n' } });
-      const completions = events.filter((e: Json) => e.event_type === 'command.completed');
-      expect(completions.map((e: Json) => ({ worker: e.worker_id, refused: e.context.refused ?? null, stdout: e.result.tasks.run.data.stdout }))).toEqual([
-        { worker: d.name, refused: null, stdout: 'second\n' },
-        { worker: c.name, refused: 'stale_claim', stdout: 'first\n' },
+      // One command.completed in the log; the first attempt's is a refusal (with what it reported).
+      const completions = events.filter((e: Json) => e.event_type === 'command.completed' || (e.event_type === 'command.refused' && e.context.reported === 'command.completed'));
+      expect(completions.map((e: Json) => ({ type: e.event_type, worker: e.worker_id, refused: e.context.refused ?? null, stdout: e.result.tasks.run.data.stdout }))).toEqual([
+        { type: 'command.completed', worker: d.name, refused: null, stdout: 'second\n' },
+        { type: 'command.refused', worker: c.name, refused: 'stale_claim', stdout: 'first\n' },
       ]);
       expect(completions[1].context).toMatchObject({ attempt: 1, command_attempt: 2 });
       expect(events.find((e: Json) => e.event_type === 'command.claimed')?.context).toMatchObject({ attempt: 2, worker_id: d.name });

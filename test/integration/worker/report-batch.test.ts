@@ -64,15 +64,15 @@ describe('worker reports', () => {
       15_000,
     );
 
-    // A session advisory lock on C's execution blocks its routing transaction (the router takes
-    // pg_advisory_xact_lock(execution_id) first).
+    // Holding C's and D's execution rows blocks their routings (the one write moves each row on).
     const locker = new pg.Client({ connectionString: s.databaseUrl });
     await locker.connect();
     try {
-      await locker.query('SELECT pg_advisory_lock($1), pg_advisory_lock($2)', [c, d]);
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [[c, d]]);
       writeFileSync(file('gate-c'), '');
       await until('C finishes', () => existsSync(file('c.done')), 10_000);
-      await new Promise((r) => setTimeout(r, SETTLE_MS)); // C's report is now waiting on the lock
+      await new Promise((r) => setTimeout(r, SETTLE_MS)); // C's report is now waiting on the row
       writeFileSync(file('gate-d'), '');
       await until('D finishes', () => existsSync(file('d.done')), 10_000);
       await new Promise((r) => setTimeout(r, SETTLE_MS)); // and D's, in the second report in flight
@@ -84,7 +84,7 @@ describe('worker reports', () => {
       await s.deps.db.query('DELETE FROM core.command WHERE execution_id = $1', [a]);
       await s.deps.db.query('DELETE FROM core.execution WHERE execution_id = $1', [a]);
     } finally {
-      await locker.query('SELECT pg_advisory_unlock_all()');
+      await locker.query('COMMIT');
       await locker.end();
     }
 
@@ -115,7 +115,8 @@ describe('worker reports', () => {
     const locker = new pg.Client({ connectionString: s.databaseUrl });
     await locker.connect();
     try {
-      await locker.query('SELECT pg_advisory_lock($1)', [slow]);
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM core.execution WHERE execution_id = $1 FOR UPDATE', [slow]);
       writeFileSync(file('gate-slow'), '');
       await until('the slow one finishes', () => existsSync(file('slow.done')), 10_000);
       await new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -124,7 +125,7 @@ describe('worker reports', () => {
       expect((await s.wait(fast, 10_000)).status).toBe('completed');
       expect((await http(s.url, 'GET', `/api/executions/${slow}`)).body.status).toBe('running');
     } finally {
-      await locker.query('SELECT pg_advisory_unlock_all()');
+      await locker.query('COMMIT');
       await locker.end();
     }
     expect((await s.wait(slow, 10_000)).status).toBe('completed');
