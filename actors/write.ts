@@ -89,18 +89,10 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     published.push(h.snapshot && h.status === 'running' ? { executionId: h.id, lastEventId: h.lastEventId, snapshot: h.snapshot, snapshotEventId } : { executionId: h.id, gone: true });
   }
   const readAt = new Map(folded.held.map((h) => [h.id, h.readLastEventId]));
-  const events: LogEvent[] = folded.rows.events.map((e) => ({
-    execution_id: e.execution_id,
-    ord: e.event_id - (readAt.get(e.execution_id) ?? 0),
-    event_type: e.event_type,
-    status: e.status,
-    step: e.step,
-    command_id: e.command_id,
-    worker_id: e.worker_id,
-    context: e.context,
-    result: e.result,
-    error: e.error,
-    issued_seq: e.issued_seq ?? null,
+  const events: LogEvent[] = folded.rows.events.map(({ event_id, catalog_id: _catalog, issued_seq, ...e }) => ({
+    ...e,
+    ord: event_id - (readAt.get(e.execution_id) ?? 0),
+    issued_seq: issued_seq ?? null,
   }));
   // Inbox events for executions outside the unit go after whatever their logs hold (unguarded).
   const inboxCount = new Map<number, number>();

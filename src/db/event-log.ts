@@ -1,4 +1,5 @@
 import { EVENT } from '../../machines/event-types.ts';
+import type { EventRow, ExecutionStatus } from './execution.repo.ts';
 
 /**
  * The one writer of `core.event`: "append these events to execution X", id allocation included,
@@ -33,18 +34,10 @@ export type LogAppend = {
 };
 
 /** An event to append: `ord` is its place (1..n) among its execution's events of the statement. */
-export type LogEvent = {
-  execution_id: number;
+export type LogEvent = Pick<EventRow, 'execution_id' | 'event_type' | 'step' | 'command_id' | 'worker_id' | 'context' | 'result' | 'error'> & {
   ord: number;
-  event_type: string;
   /** Null: the execution's status after the append (an inbox `execution.cancelled` of a running one: cancelled). */
-  status: string | null;
-  step: string | null;
-  command_id: number | null;
-  worker_id: string | null;
-  context: unknown;
-  result: unknown;
-  error: unknown;
+  status: ExecutionStatus | null;
   /** A `command.issued` event: the id of the command the statement inserts with this seq is joined in. */
   issued_seq: number | null;
 };
