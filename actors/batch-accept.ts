@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { acceptBatches, acceptStatement, batchByKey, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
+import { acceptBatches, batchByKey, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import { ServiceError } from '../src/errors.ts';
-import { jobInsertCte, type PgBoss } from '../src/jobs/boss.ts';
-import { BATCH_QUEUE, wakeBatchProcessors } from './batch-queue.ts';
+import type { BatchWake } from './batch-wake.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 
@@ -52,22 +51,22 @@ function acceptBounds(timeoutMs: number): number[] {
 type Pending = BatchSubmission & { at: number };
 
 /**
- * POST /api/events/batch: stores each batch with a `batch.accepted` marker in its execution's log
- * and a processing job, in ONE statement (one round trip, its own commit), so an accepted batch
- * is never lost nor processed without its events. Batches arriving together share the statement
+ * POST /api/events/batch: stores each batch (the row processors claim) with a `batch.accepted`
+ * marker in its execution's log, in ONE statement (one round trip, its own commit), so an accepted
+ * batch is never lost nor processed without its events, then wakes this server's processors.
+ * Batches arriving together share the statement
  * (group commit). Past SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS PostgreSQL cancels it, nothing is
  * committed and the answer is 503 ack_timeout; a full queue answers 503 queue_unavailable, a
  * database away 503 enqueue_error.
  */
 export class BatchAcceptor {
-  readonly #deps: EngineDeps & { boss: PgBoss };
+  readonly #deps: EngineDeps & { batchWake: BatchWake };
   readonly #group: GroupCommit<Pending, BatchAccepted>;
   readonly #timeoutMs: number;
   /** The statement bounds in use, longest first (acceptBounds). */
   readonly #bounds: readonly number[];
-  #statement: Promise<string> | undefined;
 
-  constructor(deps: EngineDeps & { boss: PgBoss }) {
+  constructor(deps: EngineDeps & { batchWake: BatchWake }) {
     this.#deps = deps;
     this.#timeoutMs = deps.config.SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS * 1000;
     this.#bounds = acceptBounds(this.#timeoutMs);
@@ -90,9 +89,8 @@ export class BatchAcceptor {
    */
   async warm(): Promise<void> {
     try {
-      const statement = await this.#acceptStatement();
       for (const bound of this.#bounds) {
-        await this.#deps.db.prepareBounded(bound, ACCEPTS_IN_FLIGHT, (q) => acceptBatches(q, statement, [], 1));
+        await this.#deps.db.prepareBounded(bound, ACCEPTS_IN_FLIGHT, (q) => acceptBatches(q, [], 1));
       }
     } catch (err) {
       // Stopped before it finished (a short-lived server): nothing to report.
@@ -158,31 +156,23 @@ export class BatchAcceptor {
     return all.map((item) => (late.includes(item) ? this.#refusal(new AckTimeout()) : answers[items.indexOf(item)]));
   }
 
-  /** The statement, built once the job queue exists (its table is pg-boss's to name). */
-  #acceptStatement(): Promise<string> {
-    this.#statement ??= jobInsertCte(this.#deps.boss, BATCH_QUEUE, '(SELECT jobs FROM job_data)').then(acceptStatement);
-    this.#statement.catch(() => (this.#statement = undefined)); // asked again next time
-    return this.#statement;
-  }
-
   /** Stores the batches with one statement, committed within the deadline or not at all. */
   async #store(inputs: AcceptInput[], deadline: number): Promise<Map<number, AcceptOutcome | 'missing'>> {
     const { db, config, snapshots } = this.#deps;
-    const statement = await this.#acceptStatement();
     const remaining = deadline - performance.now();
     const boundMs = this.#bounds.find((b) => b <= remaining);
     if (boundMs === undefined) throw new AckTimeout();
     const q = db.bounded(boundMs, ACCEPTS_IN_FLIGHT);
     let done;
     try {
-      done = await acceptBatches(q, statement, inputs, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE);
+      done = await acceptBatches(q, inputs, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE);
     } catch (err) {
       // Cancelled by its statement_timeout: the deadline; nothing was committed.
       if ((err as { code?: unknown }).code === '57014') throw new AckTimeout();
       throw err;
     }
     for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
-    if (done.outcomes.some((o) => o.kind === 'accepted')) wakeBatchProcessors(this.#deps.boss);
+    if (done.outcomes.some((o) => o.kind === 'accepted')) this.#deps.batchWake.wake();
     const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
     for (const o of done.outcomes) {
       // Another statement stored the same key while ours waited for it: that batch is the answer.

@@ -1,46 +1,43 @@
-import type { Job, JobResult } from 'pg-boss';
-import * as v from 'valibot';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BATCH_MOVED_SQLSTATE,
   batchQueueDepth,
   claimBatches,
-  deleteFinishedBatches,
   endBatches,
   markRouted,
-  staleBatchExecutions,
   type BatchEnd,
   type ClaimedBatch,
+  type IssuedCommand,
   type RecordAppend,
 } from '../src/db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
-import type { PgBoss } from '../src/jobs/boss.ts';
 import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
 import { batchItemEvent } from './batch-item.ts';
-import { BATCH_QUEUE, batchJobData, ensureBatchQueue, sendBatchJobs } from './batch-queue.ts';
+import type { BatchWake } from './batch-wake.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { routeEvents } from './route-events.ts';
 import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import { newRouteProbe, type RouteProbe } from './route-probe.ts';
 
-export type BatchDeps = EngineDeps & { boss: PgBoss };
+export type BatchDeps = EngineDeps & { batchWake: BatchWake };
 
-// Jobs (so executions) one handling call takes; a call routes all their batches in one
-// transaction, which holds their executions' rows (accepts for them wait): kept small.
-const JOBS_PER_CALL = 4;
-// Events of one execution one call routes at most (its first batch always); the rest get a new job.
+// Executions one handling call takes; a call routes all their batches in one transaction, which
+// holds their executions' rows (accepts for them wait): kept small.
+const EXECUTIONS_PER_CALL = 4;
+// Events of one execution one call routes at most (its first batch always); the rest are the
+// execution's next head, taken by the next call.
 const EVENTS_PER_EXECUTION_PER_CALL = 512;
-// Idle processors look for jobs this often; NOTIFY wakes them at once when a job is sent, but a
-// job whose execution pg-boss's statistics still list as active is skipped until the next look
-// (src/jobs/boss.ts): kept short so that such a job waits a second or two, not more.
-const POLL_INTERVAL_SECONDS = 1;
-// The sweep: sends a job for batches left unfinished this long past the processing timeout (their
-// job failed for good, or was lost), and drops finished requests past their retention.
-const SWEEP_INTERVAL_MS = 10_000;
-const STALE_AFTER_TIMEOUT_SECONDS = 10;
-const SWEEP_MAX_EXECUTIONS = 500;
-/** Finished batch requests (and so their idempotency keys) are kept this long. */
-export const BATCH_RETENTION_SECONDS = 48 * 3600;
-const CLEANUP_MAX_ROWS = 5_000;
+// An idle processor looks for batches this often: the accepting server wakes its own at once,
+// other servers' processors find a batch at their next look.
+const DEFAULT_POLL_INTERVAL_MS = 1_000;
+// A processor holds an execution's batches this long past the processing timeout; then another
+// may take them (one that died, or lost the database, releases nothing).
+const LEASE_MARGIN_SECONDS = 5;
+// Processing that failed (the database away) is tried again by the same processor after a delay
+// doubling from the first to the last; past RETRY_LIMIT tries its batches wait for the lease.
+const RETRY_DELAY_FIRST_MS = 1_000;
+const RETRY_DELAY_MAX_MS = 30_000;
+const RETRY_LIMIT = 25;
 
 /** A handling call of several executions failed; each is processed on its own to find which. */
 class SplitUp extends Error {}
@@ -48,67 +45,82 @@ class SplitUp extends Error {}
 class ProcessingTimeout extends Error {}
 
 /**
- * Starts the SVC_BATCH_ACCEPT_WORKERS batch processors on the pg-boss queue (and the sweep);
- * returns a function that stops them, letting handling calls in flight finish.
+ * Starts the SVC_BATCH_ACCEPT_WORKERS batch processors: each claims executions' batches
+ * (claimBatches), processes them, and looks again at once when it found some, else when woken
+ * (`deps.batchWake`) or after `pollIntervalMs` (1 s). Returns a function that stops them, letting
+ * handling calls in flight finish.
  */
-export async function startBatchProcessor(deps: BatchDeps): Promise<() => Promise<void>> {
-  const { boss, config } = deps;
-  await ensureBatchQueue(boss, config);
+export async function startBatchProcessor(deps: BatchDeps, opts: { pollIntervalMs?: number } = {}): Promise<() => Promise<void>> {
   deps.metrics.readBatchQueueDepth(() => batchQueueDepth(deps.db));
-  await boss.work<unknown>(
-    BATCH_QUEUE,
-    {
-      batchSize: JOBS_PER_CALL,
-      localConcurrency: config.SVC_BATCH_ACCEPT_WORKERS,
-      pollingIntervalSeconds: POLL_INTERVAL_SECONDS,
-      notifyPollingIntervalSeconds: POLL_INTERVAL_SECONDS,
-      burstWhenBatchFull: true,
-      perJobResults: true,
-    },
-    (jobs) => handleJobs(deps, jobs),
-  );
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const sweep = async () => {
-    try {
-      await sweepBatches(deps);
-    } catch (err) {
-      deps.log.warn({ err: errorText(err) }, 'batch sweep failed');
-    }
-    if (!stopped) timer = setTimeout(sweep, SWEEP_INTERVAL_MS).unref();
-  };
-  timer = setTimeout(sweep, SWEEP_INTERVAL_MS).unref();
+  const stop = new AbortController();
+  const pollMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const processors = Array.from({ length: deps.config.SVC_BATCH_ACCEPT_WORKERS }, () => runProcessor(deps, pollMs, stop.signal));
   return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await boss.offWork(BATCH_QUEUE, { wait: true });
+    stop.abort();
+    await Promise.all(processors);
   };
 }
 
-/** One handling call: every job is settled on its own; a database away fails them for a retry. */
-async function handleJobs(deps: BatchDeps, jobs: Job<unknown>[]): Promise<JobResult[]> {
-  const executionOf = new Map<string, number>();
-  for (const job of jobs) {
-    const data = v.safeParse(batchJobData, job.data);
-    if (data.success) executionOf.set(job.id, data.output.execution_id);
-  }
-  const retry = await processExecutions(deps, [...new Set(executionOf.values())]);
-  return jobs.map((job) => {
-    const id = executionOf.get(job.id);
-    if (id === undefined) return { id: job.id, status: 'deadletter', output: { message: 'job data is not {execution_id}' } };
-    return retry.has(id) ? { id: job.id, status: 'failed', output: { message: 'the database is unavailable' } } : { id: job.id, status: 'completed' };
-  });
+/** The seconds a processor holds what it claimed before another may take it. */
+export function batchLeaseSeconds(config: BatchDeps['config']): number {
+  return Math.ceil(config.SVC_BATCH_PROCESSING_TIMEOUT_SECONDS) + LEASE_MARGIN_SECONDS;
 }
 
-/** Processes the waiting batches of these executions; returns those to retry later (database away). */
-async function processExecutions(deps: BatchDeps, ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set();
+/** One processor, until `signal` aborts; never throws. */
+async function runProcessor(deps: BatchDeps, pollMs: number, signal: AbortSignal): Promise<void> {
+  const leaseSeconds = batchLeaseSeconds(deps.config);
+  // Executions this processor holds whose processing failed: tried again before anything new.
+  let held: number[] = [];
+  let failures = 0;
+  while (!signal.aborted) {
+    const seen = deps.batchWake.generation;
+    let ids = held;
+    let claimed: ClaimedBatch[] | undefined;
+    if (!ids.length) {
+      try {
+        claimed = await claimBatches(deps.db, { next: EXECUTIONS_PER_CALL, leaseSeconds }, EVENTS_PER_EXECUTION_PER_CALL);
+      } catch (err) {
+        if (!deps.db.closed) deps.log.warn({ err: errorText(err) }, 'batch claim failed; trying again');
+        failures++;
+        await pause(retryDelayMs(failures), signal);
+        continue;
+      }
+      ids = [...new Set(claimed.map((b) => b.execution_id))];
+      if (!ids.length) {
+        failures = 0;
+        await deps.batchWake.wait(seen, pollMs, signal);
+        continue;
+      }
+    }
+    held = [...(await processExecutions(deps, ids, claimed))];
+    if (!held.length) {
+      failures = 0;
+      continue;
+    }
+    failures++;
+    if (failures > RETRY_LIMIT) {
+      deps.log.error({ executions: held }, 'batch processing keeps failing; its batches wait for the lease to run out');
+      held = [];
+      failures = 0;
+    }
+    await pause(retryDelayMs(failures), signal);
+  }
+}
+
+const retryDelayMs = (failures: number) => Math.min(RETRY_DELAY_MAX_MS, RETRY_DELAY_FIRST_MS * 2 ** Math.max(0, failures - 1));
+const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal, ref: false }).catch(() => {});
+
+/**
+ * Processes the executions' batches (`claimed`, or claimed again by id); returns the executions
+ * to try again (the database away, or a failure that is not the batches').
+ */
+async function processExecutions(deps: BatchDeps, ids: number[], claimed?: ClaimedBatch[]): Promise<Set<number>> {
   try {
-    await handlingCall(deps, ids);
+    await handlingCall(deps, ids, claimed);
     return new Set();
   } catch (err) {
     if (isDatabaseUnavailable(err)) {
-      deps.log.warn({ err: errorText(err), executions: ids }, 'batch processing: database unavailable; the job is retried');
+      deps.log.warn({ err: errorText(err), executions: ids }, 'batch processing: database unavailable; tried again');
       return new Set(ids);
     }
     if (!(err instanceof SplitUp)) {
@@ -122,15 +134,16 @@ async function processExecutions(deps: BatchDeps, ids: number[]): Promise<Set<nu
 }
 
 /**
- * Takes the executions' waiting batches, routes their events in one routing transaction (the
- * same code as worker reports: per-execution locks, fencing, one write) that also marks them
- * routed, then ends each with `batch.completed` (or `batch.failed` when routing timed out or
- * failed) and its measurements. Batches an earlier call routed only get their record.
+ * Routes the executions' claimed batches (`claimed`, or claimed again by id) in one routing
+ * transaction (the same code as worker reports: fencing, one write) that also marks them routed
+ * and names them on the commands they issued, then ends each with `batch.completed` (or
+ * `batch.failed` when routing timed out or failed) and its measurements. Batches an earlier call
+ * routed only get their record.
  */
-async function handlingCall(deps: BatchDeps, ids: number[]): Promise<void> {
+async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBatch[]): Promise<void> {
   const t0 = performance.now();
   const timeoutMs = deps.config.SVC_BATCH_PROCESSING_TIMEOUT_SECONDS * 1000;
-  const { batches, more } = await claimBatches(deps.db, ids, EVENTS_PER_EXECUTION_PER_CALL);
+  const batches = claimed ?? (await claimBatches(deps.db, { executions: ids }, EVENTS_PER_EXECUTION_PER_CALL));
   const toRoute = batches.filter((b) => !b.routed);
   const probe = newRouteProbe();
   let results: EventResult[] = [];
@@ -142,7 +155,7 @@ async function handlingCall(deps: BatchDeps, ids: number[]): Promise<void> {
         probe,
         beforeCommit: async (q) => {
           if (performance.now() - t0 > timeoutMs) throw new ProcessingTimeout();
-          await markRouted(q, toRoute.map((b) => b.batch_id));
+          await markRouted(q, toRoute.map((b) => b.batch_id), issuedBy(toRoute, probe));
         },
       });
       results = out.results;
@@ -154,12 +167,16 @@ async function handlingCall(deps: BatchDeps, ids: number[]): Promise<void> {
       const failure: BatchFailureCode = err instanceof ProcessingTimeout || code === '57014' ? 'processing_timeout' : 'processing_error';
       await failBatches(deps, toRoute, failure, err, performance.now() - t0);
       await completeBatches(deps, batches.filter((b) => b.routed), [], newRouteProbe(), t0);
-      await continueWith(deps, more);
       return;
     }
   }
   await completeBatches(deps, batches, results, probe, t0, toRoute);
-  await continueWith(deps, more);
+}
+
+/** The commands the routing issued, each with the batch whose event issued it (`batches` routed in order). */
+function issuedBy(batches: ClaimedBatch[], probe: RouteProbe): IssuedCommand[] {
+  const batchOfEvent = batches.flatMap((b) => b.events.map(() => b.batch_id));
+  return probe.issued.map((c) => ({ execution_id: c.execution_id, seq: c.seq, batch_id: batchOfEvent[c.event] }));
 }
 
 /** Ends the routed batches with `batch.completed`; `routedNow` are those whose events are `results`, in order. */
@@ -206,11 +223,6 @@ async function completeBatches(deps: BatchDeps, batches: ClaimedBatch[], results
     };
   });
   advance(deps, await endBatches(deps.db, 'complete', ends));
-  for (const b of routedNow) {
-    const from = offsets.get(b.batch_id)!;
-    const issued = probe.issued.filter((c) => c.event >= from && c.event < from + b.events.length);
-    deps.metrics.batchFirstClaims.issued(b.request_id, issued);
-  }
 }
 
 async function failBatches(deps: BatchDeps, batches: ClaimedBatch[], code: BatchFailureCode, err: unknown, processingMs: number): Promise<void> {
@@ -233,11 +245,6 @@ async function failBatches(deps: BatchDeps, batches: ClaimedBatch[], code: Batch
     message,
   }));
   advance(deps, await endBatches(deps.db, 'fail', ends));
-}
-
-/** Executions whose batches did not all fit in the call get a job for the rest. */
-async function continueWith(deps: BatchDeps, executionIds: number[]): Promise<void> {
-  if (executionIds.length) await sendBatchJobs(deps.boss, executionIds);
 }
 
 /** The records appended fold to nothing: snapshots held in memory stay current. */
@@ -267,17 +274,6 @@ function measured(p: RouteProbe) {
     transaction_ms: ms(p.transaction_ms),
     issue_commands_ms: ms(p.issue_commands_ms),
   };
-}
-
-/** Sends a job for executions whose batches were left waiting, and drops finished requests past retention. */
-export async function sweepBatches(deps: BatchDeps): Promise<void> {
-  const staleSeconds = deps.config.SVC_BATCH_PROCESSING_TIMEOUT_SECONDS + STALE_AFTER_TIMEOUT_SECONDS;
-  const stale = await staleBatchExecutions(deps.db, staleSeconds, SWEEP_MAX_EXECUTIONS);
-  if (stale.length) {
-    deps.log.info({ executions: stale.length }, 'batch sweep: sending jobs for batches left waiting');
-    await sendBatchJobs(deps.boss, stale);
-  }
-  await deleteFinishedBatches(deps.db, BATCH_RETENTION_SECONDS, CLEANUP_MAX_ROWS);
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);

@@ -187,12 +187,10 @@ async function drain(db: pg.Client): Promise<void> {
     if (rows[0].n === 0) return;
     if (!shown && performance.now() - t0 > DRAIN_STALL_MS) {
       // A drain this slow means batches wait with nothing processing them: show what waits, and
-      // the job each such execution has in pg-boss (none: only the sweep will find it).
+      // how long ago each execution's batches were taken (a held one waits for its lease).
       shown = true;
       const waiting = await db.query(
-        `SELECT b.execution_id, b.state, count(*)::int AS batches, min(b.updated_at) AS oldest,
-                (SELECT string_agg(j.state::text || ' ' || j.retry_count || ' ' || j.start_after::text, '; ') FROM pgboss.job j
-                  WHERE j.name = 'svc-batch' AND j.singleton_key = b.execution_id::text AND j.state < 'completed') AS jobs
+        `SELECT b.execution_id, b.state, count(*)::int AS batches, min(b.updated_at) AS oldest, max(b.attempts) AS attempts
            FROM core.batch_request b WHERE b.state IN ('accepted', 'processing') GROUP BY 1, 2 ORDER BY 1 LIMIT 10`,
       );
       const activity = await db.query(

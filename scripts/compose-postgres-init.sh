@@ -1,7 +1,7 @@
 #!/bin/sh
 # compose.yaml's PostgreSQL runs this once, when it initialises its data volume, as its superuser
 # (POSTGRES_USER) on POSTGRES_DB: the service's own database user, `svc`, no superuser, owner of
-# that database (so of the schemas it creates: core, pgboss), with CREATEROLE for the reader role
+# that database (so of the schema it creates: core), with CREATEROLE for the reader role
 # its migrations make (migrations/0002, 0013). The server connects as `svc`, never as the superuser.
 set -eu
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \

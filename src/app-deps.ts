@@ -1,12 +1,12 @@
 // What the HTTP host hands every plugin of src/api. Its own module so that the plugins and the app
 // that registers them (src/app.ts) do not import each other.
+import type { BatchWake } from '../actors/batch-wake.ts';
 import type { HotSnapshots } from '../actors/hot-snapshots.ts';
 import type { PlaybookCache } from '../actors/playbook-cache.ts';
 import type { CommandBus } from './bus/command-bus.ts';
 import type { Config } from './config.ts';
 import type { Keyring } from './crypto/keyring.ts';
 import type { Db } from './db/db.ts';
-import type { PgBoss } from './jobs/boss.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -26,8 +26,8 @@ export type AppDeps = {
   bus: CommandBus;
   /** The one credential worker routes take (SVC_WORKER_TOKEN, or the embedded default's file). */
   workerToken: string;
-  /** The job queue (src/jobs/boss.ts): batch processing jobs are sent through it. */
-  boss: PgBoss;
+  /** Wakes this server's batch processors when it accepted a batch (actors/batch-wake.ts). */
+  batchWake: BatchWake;
   /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */
   guiDir?: string;
 };

@@ -1,45 +1,35 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Commands issued by batch processing that this process remembers at most (the oldest batches go first). */
-export const FIRST_CLAIM_MAX_COMMANDS = 10_000;
+/** Batches whose first claim this process remembers having observed, at most (the oldest go first). */
+export const FIRST_CLAIM_MAX_BATCHES = 10_000;
+
+/** What a claim site hands over of each command it claimed (a CommandRow as the claim returned it). */
+export type ClaimedCommand = { attempt: number; created_at: Date; claimed_at: Date | null; issued_by_batch?: number | string | null };
 
 /**
- * svc_batch_first_worker_claim_latency_seconds: the processing of a batch tells which commands it
- * issued (`issued`), every claim site tells what it claimed (`claimed`); the first claim of any of
- * a batch's commands observes the time since they were issued. Claims through other servers are
- * not seen here.
+ * svc_batch_first_worker_claim_latency_seconds: the routing of a batch writes on each command it
+ * issued which batch it was, in the transaction that issues it (actors/batch-processor.ts); every
+ * claim site hands over what it claimed (`claimed`), and a command's first claim (attempt 1) that
+ * is the first of its batch's seen here observes the time from its issue to the claim, both on
+ * the database's clock.
  */
 export class FirstClaimLatency {
   readonly #histogram: Histogram;
-  readonly #batchOf = new Map<string, string>(); // "execution:seq" -> batch
-  readonly #batches = new Map<string, { at: number; commands: string[] }>();
+  readonly #observed = new Set<string>();
 
   constructor(histogram: Histogram) {
     this.#histogram = histogram;
   }
 
-  issued(batch: string, commands: readonly { execution_id: number; seq: number }[], at = performance.now()): void {
-    if (!commands.length) return;
-    const keys = commands.map((c) => `${c.execution_id}:${c.seq}`);
-    for (const key of keys) this.#batchOf.set(key, batch);
-    this.#batches.set(batch, { at, commands: keys });
-    while (this.#batchOf.size > FIRST_CLAIM_MAX_COMMANDS) this.#forget(this.#batches.keys().next().value!);
-  }
-
-  claimed(commands: readonly { execution_id: number; seq: number }[], at = performance.now()): void {
-    if (!this.#batchOf.size) return;
+  claimed(commands: readonly ClaimedCommand[]): void {
     for (const c of commands) {
-      const batch = this.#batchOf.get(`${c.execution_id}:${c.seq}`);
-      const issued = batch === undefined ? undefined : this.#batches.get(batch);
-      if (!batch || !issued) continue;
-      this.#histogram.observe((at - issued.at) / 1000);
-      this.#forget(batch); // only the first claim counts
+      if (c.issued_by_batch === null || c.issued_by_batch === undefined || c.attempt !== 1 || !c.claimed_at) continue;
+      const batch = String(c.issued_by_batch);
+      if (this.#observed.has(batch)) continue; // only the first claim of a batch's commands counts
+      this.#observed.add(batch);
+      if (this.#observed.size > FIRST_CLAIM_MAX_BATCHES) this.#observed.delete(this.#observed.values().next().value!);
+      this.#histogram.observe(Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
     }
-  }
-
-  #forget(batch: string): void {
-    for (const key of this.#batches.get(batch)?.commands ?? []) this.#batchOf.delete(key);
-    this.#batches.delete(batch);
   }
 }
 

@@ -50,13 +50,9 @@ type Row = {
 /** What one accept statement did: the outcome of each input whose execution exists, and the markers appended. */
 export type AcceptResult = { found: Set<number>; outcomes: AcceptOutcome[]; markers: MarkerAppend[] };
 
-/**
- * The accept statement, built once: `jobCte` is a CTE sending the processing jobs (pg-boss's own
- * insert, src/jobs/boss.ts) from the CTE `job_data`, a JSON array of `{data, singletonKey}` (a
- * data-modifying CTE runs whether or not anything reads it).
- */
-export function acceptStatement(jobCte: string): string {
-  return `
+// The accept statement (acceptBatches): parameters $1 the inputs (jsonb), $2 the queue limit,
+// $3 their executions.
+const ACCEPT_STATEMENT = `
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(pos int, request_id uuid, execution_id bigint, worker_id text,
          key_scope text, idempotency_key text, body_hash text, events jsonb)
@@ -89,10 +85,7 @@ WITH x AS (
          'batch.accepted', b.status, i.worker_id,
          jsonb_build_object('request_id', i.request_id, 'events', cardinality(i.event_ids), 'event_ids', to_jsonb(i.event_ids))
     FROM ins i JOIN bump b ON b.execution_id = i.execution_id
-), job_data AS (
-  SELECT coalesce(json_agg(json_build_object('data', json_build_object('execution_id', per.execution_id), 'singletonKey', per.execution_id::text)), '[]'::json) AS jobs
-    FROM per
-), ${jobCte}
+)
 SELECT 'accepted' AS kind, f.pos, i.request_id::text, i.execution_id, i.idempotency_key, i.body_hash, i.event_ids, i.queue_depth,
        NULL::bigint AS from_event_id, NULL::bigint AS to_event_id, NULL::boolean AS applied
   FROM ins i JOIN fresh f ON f.request_id = i.request_id
@@ -108,20 +101,18 @@ UNION ALL
 SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM bump b
 UNION ALL
 SELECT 'found', NULL, NULL, lk.execution_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM lk`;
-}
 
 /**
- * Stores the batches with ONE statement (`acceptStatement`; sent alone it commits by itself): it
- * row-locks their executions in id order first (accepts of one execution take turns, so their
- * markers and the order of their batches agree; a processor taking an execution's batches waits
- * for them), then stores a request row per batch whose execution exists and that is not already
+ * Stores the batches with ONE statement (sent alone it commits by itself): it row-locks their
+ * executions in id order first (accepts of one execution take turns, so their markers and the
+ * order of their batches agree), then stores a request row per batch whose execution exists and that is not already
  * stored under its idempotency key, with ids for its events, while the queue holds fewer than
- * `maxDepth` unfinished batches; a `batch.accepted` marker per stored batch in its execution's
- * log; and a processing job per execution with a stored batch. A marker folds to nothing, so when
- * the execution had no events waiting to be applied it counts as applied at once.
+ * `maxDepth` unfinished batches; and a `batch.accepted` marker per stored batch in its
+ * execution's log. The rows are the processors' queue (batch.repo.ts claimBatches). A marker folds
+ * to nothing, so when the execution had no events waiting to be applied it counts as applied at once.
  */
-export async function acceptBatches(q: Queryable, statement: string, inputs: AcceptInput[], maxDepth: number): Promise<AcceptResult> {
-  const { rows } = await q.query<Row>({ name: 'svc_batch_accept', text: statement, values: [JSON.stringify(inputs), maxDepth, [...new Set(inputs.map((i) => i.execution_id))]] });
+export async function acceptBatches(q: Queryable, inputs: AcceptInput[], maxDepth: number): Promise<AcceptResult> {
+  const { rows } = await q.query<Row>({ name: 'svc_batch_accept', text: ACCEPT_STATEMENT, values: [JSON.stringify(inputs), maxDepth, [...new Set(inputs.map((i) => i.execution_id))]] });
   const found = new Set<number>();
   const outcomes: AcceptOutcome[] = [];
   const markers: MarkerAppend[] = [];

@@ -1,6 +1,4 @@
 import { BATCH_STATES, isTerminalBatchState, statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
-import { intList } from './int-list.ts';
-import type pg from 'pg';
 import type { Queryable } from './queryable.ts';
 
 /**
@@ -71,66 +69,85 @@ export async function batchQueueDepth(q: Queryable): Promise<number> {
   return rows[0].n;
 }
 
+// The claim's two picks of executions (`pick` CTEs, each a column `execution_id`): the next heads
+// free to take, or executions named by the caller (it holds them already: a retry, a split call).
+// A head is an execution's oldest unfinished batch; a processor takes the execution by locking it
+// (SKIP LOCKED: a head another processor is taking is passed over) and moving it to `processing`,
+// which the next claims see as held until the lease ($3 seconds from its `updated_at`) has run
+// out. Later batches of a held execution are no head: one processor per execution at a time.
+const PICK_NEXT = `pick AS (
+  SELECT h.execution_id FROM core.batch_request h
+   WHERE h.state IN (${BATCH_PENDING_SQL})
+     AND (h.state <> 'processing' OR h.updated_at < now() - make_interval(secs => $3))
+     AND NOT EXISTS (SELECT 1 FROM core.batch_request e
+                      WHERE e.execution_id = h.execution_id AND e.batch_id < h.batch_id AND e.state IN (${BATCH_PENDING_SQL}))
+   ORDER BY h.batch_id LIMIT $2
+   FOR UPDATE SKIP LOCKED
+)`;
+const PICK_NAMED = `pick AS (SELECT unnest($2::bigint[]) AS execution_id)`;
+
+/** The claim of the picked executions' unfinished batches, in order, up to $1 events each (the first batch always). */
+function claimStatement(pick: string): string {
+  return `WITH ${pick}, pending AS (
+  SELECT batch_id, execution_id,
+         sum(cardinality(event_ids)) OVER (PARTITION BY execution_id ORDER BY batch_id) - cardinality(event_ids) AS before,
+         row_number() OVER (PARTITION BY execution_id ORDER BY batch_id) AS rn
+    FROM core.batch_request
+   WHERE execution_id IN (SELECT execution_id FROM pick) AND state IN (${BATCH_PENDING_SQL})
+)
+UPDATE core.batch_request b SET state = 'processing', attempts = b.attempts + 1, updated_at = now()
+  FROM pending p
+ WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < $1) AND b.state IN (${statesAllowing('claim').map((s) => `'${s}'`).join(', ')})
+RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, b.routed_at IS NOT NULL AS routed`;
+}
+const CLAIM_NEXT = claimStatement(PICK_NEXT);
+const CLAIM_NAMED = claimStatement(PICK_NAMED);
+
 /**
- * Takes the unfinished batches of these executions for one handling call (the machine's `claim`),
- * each execution's in order, up to `maxEventsEach` events per execution (its first batch always).
- * `more` lists executions that had batches left over.
- *
- * It first waits for accepts of these executions still in flight (they hold the execution rows
- * until they commit): such an accept found this call's job waiting and sent none of its own, so
- * its batch must be seen here. Parameterless (checked integers inlined): both statements go in one
- * round trip, the second with a snapshot taken after the wait.
+ * Takes batches for one handling call (the machine's `claim`): of up to `next` executions whose
+ * head is free (accepted, or held past `next.leaseSeconds`), oldest head first,
+ * or of the executions named (which the caller holds); each execution's in order, up to
+ * `maxEventsEach` events (its first batch always). The rest wait as the execution's next head.
  */
 export async function claimBatches(
   q: Queryable,
-  executionIds: number[],
+  pick: { next: number; leaseSeconds: number } | { executions: number[] },
   maxEventsEach: number,
-): Promise<{ batches: ClaimedBatch[]; more: number[] }> {
-  const ids = `ARRAY[${intList(executionIds)}]::bigint[]`;
-  const max = intList([maxEventsEach]);
-  const from = statesAllowing('claim').map((s) => `'${s}'`).join(', ');
-  const raw = (await q.query(
-    `SELECT 1 FROM core.execution WHERE execution_id = ANY(${ids}) ORDER BY execution_id FOR SHARE;
-     WITH pending AS (
-       SELECT batch_id, execution_id,
-              sum(cardinality(event_ids)) OVER (PARTITION BY execution_id ORDER BY batch_id) - cardinality(event_ids) AS before,
-              row_number() OVER (PARTITION BY execution_id ORDER BY batch_id) AS rn
-         FROM core.batch_request
-        WHERE execution_id = ANY(${ids}) AND state IN (${BATCH_PENDING_SQL})
-     ), took AS (
-       UPDATE core.batch_request b SET state = 'processing', attempts = b.attempts + 1, updated_at = now()
-         FROM pending p
-        WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < ${max}) AND b.state IN (${from})
-       RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, b.routed_at IS NOT NULL AS routed, false AS over
-     )
-     SELECT * FROM took
-     UNION ALL
-     SELECT DISTINCT ON (p.execution_id) p.batch_id, NULL, p.execution_id, NULL, NULL, NULL, NULL, true
-       FROM pending p WHERE p.rn > 1 AND p.before >= ${max}`,
-  )) as unknown as pg.QueryResult[];
-  const rows = (raw[1]?.rows ?? []) as (ClaimedBatch & { over: boolean })[];
-  const batches = rows
-    .filter((r) => !r.over)
+): Promise<ClaimedBatch[]> {
+  const { rows } = await ('next' in pick
+    ? q.query<ClaimedBatch>({ name: 'svc_batch_claim_next', text: CLAIM_NEXT, values: [maxEventsEach, pick.next, pick.leaseSeconds] })
+    : q.query<ClaimedBatch>({ name: 'svc_batch_claim_named', text: CLAIM_NAMED, values: [maxEventsEach, pick.executions] }));
+  return rows
     .map((r) => ({ ...r, batch_id: Number(r.batch_id), execution_id: Number(r.execution_id), event_ids: (r.event_ids ?? []).map(Number), events: r.events ?? [] }))
     .sort((a, b) => a.execution_id - b.execution_id || a.batch_id - b.batch_id);
-  return { batches, more: rows.filter((r) => r.over).map((r) => Number(r.execution_id)) };
 }
 
+/** A command a batch issued (`batch_id`), by its execution and the machine's number for it. */
+export type IssuedCommand = { execution_id: number; seq: number; batch_id: number };
+
 /**
- * Inside the routing transaction, just before its commit: marks the batches routed. If any of
- * them was routed or failed by someone else since it was claimed, raises BATCH_MOVED_SQLSTATE,
- * and the routing rolls back.
+ * Inside the routing transaction, just before its commit: marks the batches routed and writes on
+ * each command they issued which batch it was (a claim then reads it from the row: the first-claim
+ * metric). If any batch was routed or failed by someone else since it was claimed, raises
+ * BATCH_MOVED_SQLSTATE, and the routing rolls back.
  */
-export async function markRouted(q: Queryable, batchIds: number[]): Promise<void> {
-  // Named: prepared once per connection (it ran in every routing transaction, planned each time).
+export async function markRouted(q: Queryable, batchIds: number[], issued: IssuedCommand[]): Promise<void> {
+  // Named: prepared once per connection (it runs in every routing transaction of a batch).
   await q.query({
     name: 'svc_batch_mark_routed',
     text: `WITH marked AS (
        UPDATE core.batch_request SET routed_at = now(), updated_at = now()
         WHERE batch_id = ANY($1::bigint[]) AND routed_at IS NULL AND state = ANY($2::text[])
-       RETURNING batch_id)
+       RETURNING batch_id
+     ), issued AS (
+       UPDATE core.command c SET issued_by_batch = x.batch_id
+         FROM jsonb_to_recordset($4::jsonb) AS x(execution_id bigint, seq int, batch_id bigint)
+        WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY($5::bigint[])
+     )
      SELECT core.svc_batch_moved('batch routed or failed elsewhere') WHERE (SELECT count(*) FROM marked) <> $3`,
-    values: [batchIds, statesAllowing('complete'), batchIds.length],
+    // $5, the executions of $4: with it the command rows are reached by their key, not by a walk of
+    // the whole index (the generic plan cannot know how few rows $4 holds).
+    values: [batchIds, statesAllowing('complete'), batchIds.length, JSON.stringify(issued), [...new Set(issued.map((c) => c.execution_id))]],
   });
 }
 
@@ -197,16 +214,6 @@ SELECT execution_id, from_event_id, to_event_id, applied FROM bump`,
     ],
   });
   return rows.map((r) => ({ execution_id: Number(r.execution_id), from_event_id: Number(r.from_event_id), to_event_id: Number(r.to_event_id), applied: r.applied }));
-}
-
-/** Executions with batches left unfinished for `staleSeconds` (their job was lost or failed for good). */
-export async function staleBatchExecutions(q: Queryable, staleSeconds: number, limit: number): Promise<number[]> {
-  const { rows } = await q.query<{ execution_id: number }>(
-    `SELECT DISTINCT execution_id FROM core.batch_request
-      WHERE state IN (${BATCH_PENDING_SQL}) AND updated_at < now() - make_interval(secs => $1) LIMIT $2`,
-    [staleSeconds, limit],
-  );
-  return rows.map((r) => Number(r.execution_id));
 }
 
 /** Deletes up to `limit` finished requests older than `retentionSeconds`; returns how many. */

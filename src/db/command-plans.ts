@@ -7,7 +7,7 @@ import type { CommandStatus } from '../../machines/command.machine.ts';
 // cancel changes these statements; the partial indexes of migrations 0001 and 0010 are written
 // for today's sets (a unit test holds them together).
 
-const COLUMNS = ['command_id', 'execution_id', 'catalog_id', 'seq', 'step', 'loop_index', 'status', 'attempt', 'worker_id', 'claim_token', 'input', 'claimed_at', 'heartbeat_at', 'created_at'];
+const COLUMNS = ['command_id', 'execution_id', 'catalog_id', 'seq', 'step', 'loop_index', 'status', 'attempt', 'worker_id', 'claim_token', 'input', 'claimed_at', 'heartbeat_at', 'created_at', 'issued_by_batch'];
 
 /** The columns of a CommandRow, for SELECT and RETURNING lists. */
 export const COMMAND_COLUMNS = COLUMNS.join(', ');

@@ -21,6 +21,8 @@ export type CommandRow = {
   claimed_at: Date | null;
   heartbeat_at: Date | null;
   created_at: Date;
+  /** The batch whose routing issued it (core.batch_request.batch_id, as text), if one did: the first-claim metric reads it. */
+  issued_by_batch?: string | null;
 };
 
 const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;

@@ -12,7 +12,8 @@ import type { Queryable } from './queryable.ts';
 export const SERVICE_OWNER = 'svc';
 // Its password, beside the superuser's (pg-password), mode 0600.
 const OWNER_PASSWORD_FILE = 'svc-password';
-// The schemas the service creates: its own (migrations) and its job queue's (src/jobs/boss.ts).
+// The schemas the service creates: its own (migrations), and the job queue's of earlier versions
+// (pg-boss), which migration 0014 drops once it is the owner's.
 const SERVICE_SCHEMAS = ['core', 'pgboss'];
 
 const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER CREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS INHERIT';

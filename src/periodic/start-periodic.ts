@@ -1,5 +1,6 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { autoResume, AUTO_RESUME } from './auto-resume.ts';
+import { BATCH_SWEEP, sweepBatches } from './batch-sweep.ts';
 import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command-reaper.ts';
 import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
@@ -15,6 +16,7 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   const jobs: Periodic[] = [
     every(deps, INBOX_SWEEP, () => sweepInbox(deps)),
     every(deps, IDEMPOTENCY_KEY_EXPIRY, () => expireIdempotencyKeys(deps)),
+    every(deps, BATCH_SWEEP, () => sweepBatches(deps)),
     // Waits in the background for worker pools to beat, which needs this server listening.
     once(deps, { name: AUTO_RESUME }, (signal) => autoResume(deps, { signal })),
   ];

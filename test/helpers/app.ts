@@ -9,8 +9,8 @@ import { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { HotSnapshots } from '../../actors/hot-snapshots.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { Db } from '../../src/db/db.ts';
-import { startBoss, stopBoss } from '../../src/jobs/boss.ts';
 import { startBatchProcessor } from '../../actors/batch-processor.ts';
+import { BatchWake } from '../../actors/batch-wake.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from './auth.ts';
@@ -28,8 +28,8 @@ export type TestApp = {
   close(): Promise<void>;
 };
 
-/** A real app on its own fresh database, listening on 127.0.0.1 port 0, with the job queue and batch processors (as `svc server`); SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** A real app on its own fresh database, listening on 127.0.0.1 port 0, with batch processors (as `svc server`); SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
+export async function startTestApp(env: Record<string, string> = {}, opts: { batchPollIntervalMs?: number } = {}): Promise<TestApp> {
   const t = await createMigratedDatabase();
   const logs: string[] = [];
   const sink = new Writable({
@@ -51,9 +51,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     snapshots: new HotSnapshots(),
     bus: await createPostgresBus(t.db),
     workerToken,
-    boss: await startBoss(t.url, log),
+    batchWake: new BatchWake(),
   };
-  const stopBatches = await startBatchProcessor(deps);
+  const stopBatches = await startBatchProcessor(deps, { pollIntervalMs: opts.batchPollIntervalMs });
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -66,7 +66,6 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     async close() {
       await app.close();
       await stopBatches();
-      await stopBoss(deps.boss);
       await deps.bus.close();
       await t.drop();
     },
@@ -75,7 +74,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 
 /**
  * A second server on `a`'s database, listening on 127.0.0.1 port 0: its own pool, bus, cache,
- * metrics and batchers, the same config, keys and worker token, and a silent log.
+ * metrics and batchers, no batch processors (its accepts wake none: `a`'s find them at their poll),
+ * the same config, keys and worker token, and a silent log.
  */
 export async function startSecondServer(a: TestApp): Promise<{ url: string; deps: AppDeps; close(): Promise<void> }> {
   const db = new Db(a.databaseUrl, 10);
@@ -87,6 +87,7 @@ export async function startSecondServer(a: TestApp): Promise<{ url: string; deps
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     bus: await createPostgresBus(db),
+    batchWake: new BatchWake(),
   };
   const app = await buildApp(deps);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });

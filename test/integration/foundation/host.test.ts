@@ -11,7 +11,7 @@ import { freePort } from '../../../src/db/embedded.ts';
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
-import { PgBoss } from 'pg-boss';
+import { BatchWake } from '../../../actors/batch-wake.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import type { Json } from '../../helpers/http.ts';
 
@@ -34,7 +34,7 @@ describe('HTTP host', () => {
     const port = await freePort();
     const config = loadConfig({ SVC_LOG_LEVEL: 'silent' });
     const db = new Db(`postgres://nobody@127.0.0.1:${port}/none`, 1);
-    const app = await buildApp({ config, db, log: createLogger('silent'), metrics: createMetrics(), keyring: createKeyring(randomBytes(32), []), cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus: createLocalBus(), workerToken: TEST_WORKER_TOKEN, boss: new PgBoss(db.url) });
+    const app = await buildApp({ config, db, log: createLogger('silent'), metrics: createMetrics(), keyring: createKeyring(randomBytes(32), []), cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus: createLocalBus(), workerToken: TEST_WORKER_TOKEN, batchWake: new BatchWake() });
     const res = await app.inject({ method: 'GET', url: '/api/health' });
     expect(res.statusCode).toBe(503);
     expect((res.json() as Json).status).not.toBe('ok');

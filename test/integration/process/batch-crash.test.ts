@@ -9,7 +9,7 @@ import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../hel
 import { until } from '../../helpers/until.ts';
 
 // An accepted batch survives its server: killed with SIGKILL right after the 202 (one batch
-// still waiting for its job, one taken by a processor and halfway into its routing), the server
+// still waiting to be taken, one taken by a processor and halfway into its routing), the server
 // is started again and both batches are processed to completion, each event routed once.
 
 let t: TestDatabase;
@@ -31,7 +31,7 @@ async function startServer(port: number): Promise<SvcProcess> {
     SVC_ENCRYPTION_KEY: key,
     SVC_PORT: String(port),
     SVC_HOST: '127.0.0.1',
-    // A dead processor's job is handed out again this long (+5 s) after it was taken.
+    // A dead processor's batches are taken again this long (+5 s) after it took them (their lease).
     SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: '1',
   });
   await waitForHealth(`http://127.0.0.1:${port}/api/health`, 30_000);

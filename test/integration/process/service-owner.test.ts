@@ -2,7 +2,7 @@
 // PostgreSQL superuser: on a fresh data dir, and on one an earlier version made (everything owned
 // by the superuser, the reader role made by it), whose ownership moves to the owner once.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { Db } from '../../../src/db/db.ts';
 import { startEmbedded } from '../../../src/db/embedded.ts';
-import { migrate } from '../../../src/db/migrate.ts';
-import { startBoss, stopBoss } from '../../../src/jobs/boss.ts';
+import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 import { createLogger } from '../../../src/log.ts';
 import { startService, type RunningService } from '../../../src/service.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
@@ -48,7 +47,7 @@ async function asReader(svc: RunningService, sql: string): Promise<pg.QueryResul
 }
 
 describe('the embedded default runs the service as a non-superuser owner', () => {
-  it('on a fresh data dir: current_user is svc, no superuser; it owns core and pgboss; the reader reads executions only', async () => {
+  it('on a fresh data dir: current_user is svc, no superuser; it owns core; the reader reads executions only', async () => {
     const svc = await start(join(dir, 'fresh'));
     try {
       expect(await serviceUser(svc)).toEqual({ user: 'svc', rolsuper: false });
@@ -56,10 +55,7 @@ describe('the embedded default runs the service as a non-superuser owner', () =>
       const owners = await svc.deps.db.query<{ nspname: string; owner: string }>(
         `SELECT nspname, pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname IN ('core', 'pgboss') ORDER BY 1`,
       );
-      expect(owners.rows).toEqual([
-        { nspname: 'core', owner: 'svc' },
-        { nspname: 'pgboss', owner: 'svc' },
-      ]);
+      expect(owners.rows).toEqual([{ nspname: 'core', owner: 'svc' }]);
       expect((await asReader(svc, 'SELECT count(*)::int AS n FROM core.execution')).rows).toEqual([{ n: 0 }]);
       await expect(asReader(svc, 'SELECT * FROM core.api_token')).rejects.toThrow(/permission denied/);
     } finally {
@@ -71,16 +67,20 @@ describe('the embedded default runs the service as a non-superuser owner', () =>
     const dataDir = join(dir, 'earlier');
     const key = randomBytes(32).toString('base64');
     // The earlier scheme: the service connected as the superuser, so it made and owns everything.
+    // Its migrations ended before 0014, and its job queue (pg-boss) kept its tables in schema pgboss.
+    const earlierMigrations = join(dir, 'migrations-earlier');
+    await mkdir(earlierMigrations);
+    for (const f of await readdir(MIGRATIONS_DIR)) if (f < '0014') await copyFile(join(MIGRATIONS_DIR, f), join(earlierMigrations, f));
     const pgServer = await startEmbedded(dataDir);
     try {
       const db = new Db(pgServer.url, 2);
       try {
-        await migrate(db);
+        await migrate(db, earlierMigrations);
         await db.query(`INSERT INTO core.catalog (path, version, content, payload) VALUES ('old/kept', 1, 'x', '{}')`);
+        await db.query(`CREATE SCHEMA pgboss; CREATE TABLE pgboss.job (id uuid PRIMARY KEY)`);
       } finally {
         await db.close();
       }
-      await stopBoss(await startBoss(pgServer.url, quiet));
       const su = new pg.Client({ connectionString: pgServer.url });
       await su.connect();
       const before = await su.query(`SELECT pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname = 'core'`);
@@ -99,6 +99,8 @@ describe('the embedded default runs the service as a non-superuser owner', () =>
           WHERE n.nspname IN ('core', 'pgboss') AND pg_get_userbyid(c.relowner) <> 'svc'`,
       );
       expect(notOwned.rows).toEqual([]);
+      // The job queue's schema moved to svc, and migration 0014 (run as svc) dropped it.
+      expect((await svc.deps.db.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'pgboss'`)).rows).toEqual([]);
       // The owner gives the superuser-made reader its login, and the reader reads as narrowed.
       expect((await asReader(svc, 'SELECT count(*)::int AS n FROM core.execution')).rows).toEqual([{ n: 0 }]);
       await expect(asReader(svc, 'SELECT * FROM core.catalog')).rejects.toThrow(/permission denied/);
