@@ -62,7 +62,7 @@ export async function startBatchProcessor(deps: BatchDeps, opts: { pollIntervalM
 }
 
 /** The seconds a processor holds what it claimed before another may take it. */
-export function batchLeaseSeconds(config: BatchDeps['config']): number {
+function batchLeaseSeconds(config: BatchDeps['config']): number {
   return Math.ceil(config.SVC_BATCH_PROCESSING_TIMEOUT_SECONDS) + LEASE_MARGIN_SECONDS;
 }
 
