@@ -1,3 +1,4 @@
+import { EVENT } from '../machines/event-types.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BATCH_MOVED_SQLSTATE,
@@ -204,7 +205,7 @@ async function completeBatches(deps: BatchDeps, batches: ClaimedBatch[], results
       execution_id: b.execution_id,
       worker_id: b.worker_id,
       state: 'completed',
-      event_type: 'batch.completed',
+      event_type: EVENT.batchCompleted,
       context: {
         request_id: b.request_id,
         events: n,
@@ -237,7 +238,7 @@ async function failBatches(deps: BatchDeps, batches: ClaimedBatch[], code: Batch
     execution_id: b.execution_id,
     worker_id: b.worker_id,
     state: 'failed',
-    event_type: 'batch.failed',
+    event_type: EVENT.batchFailed,
     context: { request_id: b.request_id, events: b.event_ids.length, routed: 0 },
     result: { context: { processing_ms: roundMs(processingMs) } },
     error: { code, message },

@@ -1,4 +1,6 @@
-import { BATCH_PENDING_SQL, recordsBumpCte } from './batch.repo.ts';
+import { EVENT } from '../../machines/event-types.ts';
+import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import { eventLogCtes, recordAppends } from './event-log.ts';
 import type { Queryable } from './queryable.ts';
 
 /** A batch to accept, as the accept statement takes it (`events` are the validated items). */
@@ -77,15 +79,15 @@ WITH x AS (
   ON CONFLICT (key_scope, idempotency_key) DO NOTHING
   RETURNING batch_id, request_id, execution_id, worker_id, idempotency_key, body_hash, event_ids, queue_depth
 ), per AS (
-  SELECT execution_id, count(*)::int AS m FROM ins GROUP BY execution_id
-), ${recordsBumpCte('$3::bigint[]')}
-), marker AS (
-  INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context)
-  SELECT i.execution_id, b.from_event_id + row_number() OVER (PARTITION BY i.execution_id ORDER BY i.batch_id), b.catalog_id,
-         'batch.accepted', b.status, i.worker_id,
-         jsonb_build_object('request_id', i.request_id, 'events', cardinality(i.event_ids), 'event_ids', to_jsonb(i.event_ids))
-    FROM ins i JOIN bump b ON b.execution_id = i.execution_id
-)
+  SELECT execution_id, count(*)::int AS n FROM ins GROUP BY execution_id
+), ${eventLogCtes({
+  appends: recordAppends('per'),
+  events: `(SELECT i.execution_id, (row_number() OVER (PARTITION BY i.execution_id ORDER BY i.batch_id))::int AS ord, '${EVENT.batchAccepted}'::text AS event_type,
+            NULL::text AS status, NULL::text AS step, NULL::bigint AS command_id, i.worker_id,
+            jsonb_build_object('request_id', i.request_id, 'events', cardinality(i.event_ids), 'event_ids', to_jsonb(i.event_ids)) AS context,
+            NULL::jsonb AS result, NULL::jsonb AS error, NULL::int AS issued_seq FROM ins i)`,
+  ids: '$3::bigint[]',
+}).join(', ')}
 SELECT 'accepted' AS kind, f.pos, i.request_id::text, i.execution_id, i.idempotency_key, i.body_hash, i.event_ids, i.queue_depth,
        NULL::bigint AS from_event_id, NULL::bigint AS to_event_id, NULL::boolean AS applied
   FROM ins i JOIN fresh f ON f.request_id = i.request_id
@@ -98,7 +100,7 @@ UNION ALL
 SELECT 'conflict', f.pos, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
   FROM fresh f WHERE f.depth_after <= $2 AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.request_id = f.request_id)
 UNION ALL
-SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM bump b
+SELECT 'marker', NULL, NULL, b.execution_id, NULL, NULL, NULL, NULL, b.from_event_id, b.to_event_id, b.applied FROM log_bump b
 UNION ALL
 SELECT 'found', NULL, NULL, lk.execution_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM lk`;
 

@@ -1,4 +1,6 @@
+import type { EVENT } from '../../machines/event-types.ts';
 import { BATCH_STATES, isTerminalBatchState, statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
+import { eventLogCtes, recordAppends } from './event-log.ts';
 import type { Queryable } from './queryable.ts';
 
 /**
@@ -8,25 +10,6 @@ import type { Queryable } from './queryable.ts';
 export const BATCH_PENDING_SQL = BATCH_STATES.filter((s) => !isTerminalBatchState(s))
   .map((s) => `'${s}'`)
   .join(', ');
-
-/**
- * CTE `bump` of a statement appending records that fold to nothing (batch.accepted, .completed,
- * .failed) to executions' logs: from CTE `per (execution_id, m)`, it takes `m` event ids of each
- * execution's row (locked first by the statement) and, when the execution had no events waiting
- * to be applied, counts them as applied at once. Returns the ids taken (`from_event_id` + 1 ..
- * `to_event_id`) and whether they count as applied. `ids` is a bigint[] parameter holding the
- * executions of `per`: with it the rows are reached by their key, not by a scan of the table
- * (the generic plan cannot know how few rows `per` has).
- */
-export function recordsBumpCte(ids: string): string {
-  return `bump AS (
-  UPDATE core.execution e
-     SET last_event_id = e.last_event_id + per.m,
-         applied_event_id = CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + per.m ELSE e.applied_event_id END
-    FROM per WHERE e.execution_id = per.execution_id AND e.execution_id = ANY(${ids})
-  RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - per.m AS from_event_id, e.last_event_id AS to_event_id,
-            e.applied_event_id = e.last_event_id AS applied`;
-}
 
 /** SQLSTATE raised when a batch has moved on since a processor took it (another one routed or failed it). */
 export const BATCH_MOVED_SQLSTATE = 'SVC02';
@@ -157,7 +140,7 @@ export type BatchEnd = {
   execution_id: number;
   worker_id: string | null;
   state: 'completed' | 'failed';
-  event_type: 'batch.completed' | 'batch.failed';
+  event_type: typeof EVENT.batchCompleted | typeof EVENT.batchFailed;
   context: Record<string, unknown>;
   /** `{context: {...}}`: the measurements of the handling call (the spec's `result.context`). */
   result: { context: Record<string, unknown> };
@@ -197,15 +180,15 @@ WITH x AS (
      AND (SELECT count(*) FROM lk) >= 0
   RETURNING b.batch_id
 ), per AS (
-  SELECT x.execution_id, count(*)::int AS m FROM x JOIN upd ON upd.batch_id = x.batch_id GROUP BY x.execution_id
-), ${recordsBumpCte('$3::bigint[]')}
-), ins AS (
-  INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, worker_id, context, result, error)
-  SELECT x.execution_id, b.from_event_id + row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord), b.catalog_id,
-         x.event_type, b.status, x.worker_id, x.context, x.result, x.error
-    FROM x JOIN upd ON upd.batch_id = x.batch_id JOIN bump b ON b.execution_id = x.execution_id
-)
-SELECT execution_id, from_event_id, to_event_id, applied FROM bump`,
+  SELECT x.execution_id, count(*)::int AS n FROM x JOIN upd ON upd.batch_id = x.batch_id GROUP BY x.execution_id
+), ${eventLogCtes({
+  appends: recordAppends('per'),
+  events: `(SELECT x.execution_id, (row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord))::int AS ord, x.event_type, NULL::text AS status,
+            NULL::text AS step, NULL::bigint AS command_id, x.worker_id, x.context, x.result, x.error, NULL::int AS issued_seq
+              FROM x JOIN upd ON upd.batch_id = x.batch_id)`,
+  ids: '$3::bigint[]',
+}).join(', ')}
+SELECT execution_id, from_event_id, to_event_id, applied FROM log_bump`,
     values: [
       JSON.stringify(ends.map((e, ord) => ({ ...e, ord }))),
       statesAllowing(event),

@@ -102,3 +102,13 @@ export function eventLogCtes(s: LogSources): string[] {
   RETURNING execution_id, event_id)`,
   ];
 }
+
+/**
+ * A relation of appends for records that fold to nothing (batch.accepted, .completed, .failed)
+ * from a relation `(execution_id, n)`: unguarded, counted as applied when nothing else waited.
+ */
+export function recordAppends(per: string): string {
+  return `(SELECT execution_id, NULL::bigint AS expected, n, 'caught_up'::text AS applied, false AS proj, NULL::text AS status,
+          NULL::numeric AS progress, NULL::jsonb AS result, NULL::jsonb AS error, NULL::jsonb AS snapshot, NULL::int AS machine_version,
+          NULL::bigint AS snapshot_event_id FROM ${per})`;
+}

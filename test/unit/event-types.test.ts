@@ -12,17 +12,6 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCANNED = ['machines', 'actors', 'src', 'gui/src', 'bench', 'scripts'];
 const REGISTRY_FILE = 'machines/event-types.ts';
 
-/**
- * Files that still spell event types, each being rewritten by someone else this round; an entry
- * whose file no longer holds a literal fails the test below, so the list only shrinks.
- */
-const ALLOWED_LITERALS = new Map<string, string>([
-  // TODO-lead: batch intake, being reworked by another helper.
-  ['actors/batch-processor.ts', 'TODO-lead: batch intake'],
-  ['src/db/batch-accept.repo.ts', 'TODO-lead: batch intake (SQL writes the batch.accepted marker)'],
-  ['src/db/batch.repo.ts', 'TODO-lead: batch intake'],
-]);
-
 function sources(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && /\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts'))
@@ -66,13 +55,7 @@ describe('event types', () => {
   it('no event type is spelt as a quoted string outside the registry', () => {
     expect(scanned.length).toBeGreaterThan(200);
     const found = scanned.flatMap(literalsIn);
-    expect(found.filter((f) => !ALLOWED_LITERALS.has(f.slice(0, f.indexOf(':'))))).toEqual([]);
-  });
-
-  it('the allowance only shrinks: a file cleaned (or gone) leaves ALLOWED_LITERALS', () => {
-    const found = scanned.flatMap(literalsIn);
-    const stale = [...ALLOWED_LITERALS.keys()].filter((f) => !found.some((hit) => hit.startsWith(`${f}:`)));
-    expect(stale, 'no literal left: remove these from ALLOWED_LITERALS').toEqual([]);
+    expect(found).toEqual([]);
   });
 
   it('docs/architecture.md lists the registry: type, writers, whether it folds', () => {
