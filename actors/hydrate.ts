@@ -9,7 +9,7 @@ import type { Queryable } from '../src/db/queryable.ts';
 import { asObject } from '../src/objects.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
-import { pureInitialTransition, pureTransition } from './pure-transition.ts';
+import { pureInitialTransition, pureReplay } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
@@ -99,14 +99,15 @@ export function replay(machine: ExecutionMachine, events: LogEvent[]): Snapshot 
 /** Folds events into a snapshot without performing effects; from null, the log's `execution.started` begins it. */
 function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: LogEvent[]): Snapshot | null {
   let snap = from;
-  for (const ev of events) {
-    if (!snap) {
-      if (ev.event_type !== EVENT.executionStarted) continue;
-      snap = pureInitialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
-      continue;
-    }
-    const mev = toMachineEvent(ev);
-    if (mev) snap = pureTransition(machine, snap, mev)[0];
+  let i = 0;
+  for (; !snap && i < events.length; i++) {
+    const ev = events[i];
+    if (ev.event_type === EVENT.executionStarted) snap = pureInitialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
   }
-  return snap;
+  if (!snap) return null;
+  const rest = events.slice(i).flatMap((ev) => {
+    const mev = toMachineEvent(ev);
+    return mev ? [mev] : [];
+  });
+  return pureReplay(machine, snap, rest);
 }
