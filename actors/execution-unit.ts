@@ -99,7 +99,11 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
       }, txTiming);
       return { ...done, txTiming };
     } catch (err) {
-      if (attempt >= MAX_ATTEMPTS) throw err;
+      if (attempt >= MAX_ATTEMPTS) {
+        // Nothing was written: the caller may send it again (a worker retries a 503 report).
+        if (movedOn(err)) throw new ServiceError('write_contended', `moved on by other writers on each of ${MAX_ATTEMPTS} attempts`);
+        throw err;
+      }
       if (err instanceof Lacking) {
         deps.metrics.routeRetries.inc({ reason: 'lacking' });
         also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids };

@@ -46,6 +46,7 @@ export const CODES = {
   bad_gateway: { where: ['http'], status: 502, message: 'the server behind the gateway did not answer', meaning: 'the gateway\'s server did not answer' },
   provider_unavailable: { where: ['http'], status: 503, message: 'the identity provider is not reachable yet; try again shortly', meaning: 'the gateway cannot reach the identity provider yet' },
   database_unavailable: { where: ['http'], status: 503, message: 'the database is unavailable; try again shortly', meaning: 'the database does not answer; retry after `Retry-After`' },
+  write_contended: { where: ['http'], status: 503, message: 'the execution was moved on by other writers on every attempt; try again shortly', meaning: 'a start, report or cancel found its executions moved on by other writers on every one of its attempts; nothing was written; retry after `Retry-After`' },
   // Batch intake's refusals (the spec's failure codes): nothing was stored; retry after `Retry-After`.
   ack_timeout: { where: ['http'], status: 503, message: 'the batch was not enqueued in time', meaning: 'a batch could not be stored and enqueued within `SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS`' },
   enqueue_error: { where: ['http'], status: 503, message: 'the batch could not be enqueued', meaning: 'a batch could not be stored (the database is away, or the same key is being stored)' },
