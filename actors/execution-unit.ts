@@ -101,7 +101,7 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
     } catch (err) {
       if (attempt >= MAX_ATTEMPTS) {
         // Nothing was written: the caller may send it again (a worker retries a 503 report).
-        if (movedOn(err)) throw new ServiceError('write_contended', `moved on by other writers on each of ${MAX_ATTEMPTS} attempts`);
+        if (movedOn(err)) throw new ServiceError('write_contended', { code: 'write_contended', message: `moved on by other writers on each of ${MAX_ATTEMPTS} attempts; nothing was written, retry` });
         throw err;
       }
       if (err instanceof Lacking) {

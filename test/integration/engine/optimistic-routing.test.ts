@@ -162,4 +162,26 @@ describe('optimistic routing', () => {
       await b.close();
     }
   });
+
+  it('a report whose execution other writers move on at every attempt: 503 write_contended with Retry-After, nothing written', async () => {
+    const c = await startAndClaim('w1');
+    const before = (await db.query(`SELECT e.last_event_id, c.status FROM core.execution e JOIN core.command c USING (execution_id) WHERE c.command_id = $1`, [c.commandId])).rows[0];
+    // A trigger that swallows every move of this execution's row stands for writers that always got there first.
+    await db.query(`CREATE OR REPLACE FUNCTION public.test_never_moves() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+    await db.query(`CREATE TRIGGER test_never_moves BEFORE UPDATE ON core.execution FOR EACH ROW WHEN (OLD.execution_id = ${Number(c.executionId)}) EXECUTE FUNCTION public.test_never_moves()`);
+    try {
+      const retries = await counter('routeRetries', 'moved');
+      const answer = await report(c, 'w1', c.attempt);
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBeTruthy();
+      expect(answer.body.detail).toMatchObject({ code: 'write_contended' });
+      expect(await counter('routeRetries', 'moved')).toBe(retries + 7);
+    } finally {
+      await db.query('DROP TRIGGER test_never_moves ON core.execution');
+    }
+    const after = (await db.query(`SELECT e.last_event_id, c.status FROM core.execution e JOIN core.command c USING (execution_id) WHERE c.command_id = $1`, [c.commandId])).rows[0];
+    expect(after).toEqual(before);
+    // Sent again once the others are gone, the same report goes through.
+    expect((await report(c, 'w1', c.attempt)).status).toBe(200);
+  });
 });
