@@ -27,8 +27,9 @@ function tasksOf(v: unknown): Record<string, TaskOutcome> {
  */
 export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>): ExecutionEvent | null {
   const ctx = asObject(row.context);
-  // A report about a command that was already over, or from a claim taken over since (refused),
-  // is kept for the record and moves nothing.
+  // A report about a command that was already over is kept for the record and moves nothing; so
+  // is one from a claim taken over since, in logs written before such reports were recorded as
+  // `command.refused` (which no case below folds).
   if (ctx.late === true || typeof ctx.refused === 'string') return null;
   const seq = typeof ctx.seq === 'number' ? ctx.seq : -1;
   switch (row.event_type) {
