@@ -1,7 +1,7 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
 import { EVENT } from '../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../machines/statuses.ts';
-import type { CatalogRow } from '../src/db/catalog.repo.ts';
+import type { ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { ExecutionStatus } from '../src/db/execution.repo.ts';
 import type { UnitCommand, UnitCommandUpdate, UnitIdempotencyKey } from '../src/db/unit-write.ts';
@@ -247,7 +247,7 @@ export class Fold {
         else this.#rows.inbox.push({ executionId, event });
       },
       takeId: () => (this.#idsTaken < reads.ids.length ? reads.ids[this.#idsTaken++] : undefined),
-      compile: (entry: CatalogRow): CompiledPlaybook => this.#cache.compile(entry),
+      compile: (entry: ChildPlaybook): CompiledPlaybook => this.#cache.compile(entry),
       start: (req) => this.#start(req),
       heldChildren: (parentId) => [...this.#held.values()].filter((c) => c.row.parent_execution_id === parentId && c.status === 'running').map((c) => c.id),
     };

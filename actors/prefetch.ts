@@ -1,5 +1,4 @@
-import { getCatalogEntry, type CatalogRow } from '../src/db/catalog.repo.ts';
-import { allocateExecutionIds, runningChildren } from '../src/db/execution.repo.ts';
+import { allocateExecutionIds, childReads, type ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 
@@ -9,7 +8,7 @@ import type { CompiledPlaybook } from './playbook-cache.ts';
  * of an execution that cancels its children, and ids for the children it starts.
  */
 export type Reads = {
-  readonly catalog: ReadonlyMap<string, CatalogRow | null>;
+  readonly catalog: ReadonlyMap<string, ChildPlaybook | null>;
   readonly children: ReadonlyMap<number, readonly number[]>;
   readonly ids: readonly number[];
 };
@@ -66,9 +65,10 @@ export async function readBefore(q: Queryable, parents: readonly { id: number; c
   }
   for (const compiled of starting) for (const path of childTasks(compiled).paths) paths.add(path);
   if (!paths.size && !children.size && !ids) return NO_READS;
-  const catalog = new Map<string, CatalogRow | null>();
-  for (const path of paths) catalog.set(path, (await getCatalogEntry(q, path)) ?? null);
-  const running = new Map<number, readonly number[]>();
-  for (const parent of children) running.set(parent, await runningChildren(q, parent));
+  const read = paths.size || children.size ? await childReads(q, [...paths], [...children]) : { heads: [], children: [] };
+  const catalog = new Map<string, ChildPlaybook | null>([...paths].map((p) => [p, null]));
+  for (const head of read.heads) catalog.set(head.path, head);
+  const running = new Map<number, number[]>([...children].map((p) => [p, []]));
+  for (const c of read.children) running.get(c.parent)?.push(c.child);
   return { catalog, children: running, ids: ids > 0 ? await allocateExecutionIds(q, ids) : [] };
 }

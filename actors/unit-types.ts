@@ -1,8 +1,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { Identity } from '../src/auth/identity.ts';
-import type { CatalogRow } from '../src/db/catalog.repo.ts';
-import type { EventRow, ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
+import type { ChildPlaybook, EventRow, ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
 import type { UnitCommand } from '../src/db/unit-write.ts';
 import type { EventInput } from '../src/protocol.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
@@ -70,7 +69,7 @@ export interface EffectHost {
   send(executionId: number, event: EventInput): void;
   /** The next child id among the reads; undefined when none is left. */
   takeId(): number | undefined;
-  compile(entry: CatalogRow): CompiledPlaybook;
+  compile(entry: ChildPlaybook): CompiledPlaybook;
   /** Starts a child in the fold: its initial transition and its effects' rows, now. */
   start(req: StartRequest): void;
   /** Running children of `parentId` held in this fold (started in it, or loaded). */

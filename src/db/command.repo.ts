@@ -27,6 +27,19 @@ export type CommandRow = {
 
 const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;
 
+/** A command row as `to_jsonb` gives it (times as ISO text). */
+export type CommandJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
+
+/** A command row read as jsonb (a statement that returns several kinds of rows), with its times as dates. */
+export function commandOfJson(r: CommandJson): CommandRow {
+  return {
+    ...r,
+    claimed_at: r.claimed_at === null ? null : new Date(r.claimed_at),
+    heartbeat_at: r.heartbeat_at === null ? null : new Date(r.heartbeat_at),
+    created_at: new Date(r.created_at),
+  };
+}
+
 export async function getCommand(q: Queryable, id: number): Promise<CommandRow | undefined> {
   const { rows } = await q.query<CommandRow>(GET_COMMAND, [id]);
   return rows[0];

@@ -1,5 +1,6 @@
 import type { ExecutionStatus } from '../../machines/statuses.ts';
 import { claimTakeableSql, heldSql } from './command-plans.ts';
+import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
 
 export type { ExecutionStatus } from '../../machines/statuses.ts';
@@ -76,12 +77,28 @@ export async function allocateExecutionIds(q: Queryable, n: number): Promise<num
 }
 
 /** Running children of an execution (for cancellation cascades). */
-export async function runningChildren(q: Queryable, parentId: number): Promise<number[]> {
-  const { rows } = await q.query<{ execution_id: number }>(
-    `SELECT execution_id FROM core.execution WHERE parent_execution_id = $1 AND status = 'running'`,
-    [parentId],
-  );
-  return rows.map((r) => r.execution_id);
+/** A catalog entry as a child start compiles it. */
+export type ChildPlaybook = Pick<CatalogRow, 'catalog_id' | 'path' | 'kind' | 'payload'>;
+
+/**
+ * What a fold over playbooks with `playbook` tasks may need, in ONE statement: the newest catalog
+ * entry of each of `paths`, and the running children of each of `parents`.
+ */
+export async function childReads(q: Queryable, paths: readonly string[], parents: readonly number[]): Promise<{ heads: ChildPlaybook[]; children: { parent: number; child: number }[] }> {
+  const { rows } = await q.query<{ head: ChildPlaybook | null; parent: number | null; child: number | null }>({
+    name: 'svc_child_reads',
+    text: `SELECT to_jsonb(h) AS head, NULL::bigint AS parent, NULL::bigint AS child
+             FROM (SELECT DISTINCT ON (path) catalog_id, path, kind, payload FROM core.catalog
+                    WHERE path = ANY($1::text[]) ORDER BY path, version DESC) h
+           UNION ALL
+           SELECT NULL, e.parent_execution_id, e.execution_id FROM core.execution e
+            WHERE e.parent_execution_id = ANY($2::bigint[]) AND e.status = 'running'`,
+    values: [paths, parents],
+  });
+  return {
+    heads: rows.flatMap((r) => (r.head ? [r.head] : [])),
+    children: rows.flatMap((r) => (r.parent !== null && r.child !== null ? [{ parent: Number(r.parent), child: Number(r.child) }] : [])),
+  };
 }
 
 /** Executions with appended events not yet folded (after a crash between append and routing). */

@@ -1,5 +1,5 @@
 import { COMMAND_COLUMNS_NO_INPUT } from './command-plans.ts';
-import type { CommandRow } from './command.repo.ts';
+import { commandOfJson, type CommandJson, type CommandRow } from './command.repo.ts';
 import type { EventRow, ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -44,7 +44,7 @@ export async function readUnit(
   machineVersion: number,
 ): Promise<{ executions: ReadExecution[]; commands: CommandRow[] }> {
   if (!executionIds.length && !commandIds.length) return { executions: [], commands: [] };
-  const { rows } = await q.query<{ kind: string; row: Json<ReadExecution> | Json<CommandRow> }>({
+  const { rows } = await q.query<{ kind: string; row: Json<ReadExecution> | CommandJson }>({
     ...READ_UNIT,
     values: [[...new Set(executionIds)], [...new Set(commandIds)], machineVersion, [...hot.keys()], [...hot.values()]],
   });
@@ -54,12 +54,7 @@ export async function readUnit(
     if (kind === 'execution' && 'events' in row) {
       executions.push({ ...row, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
     } else if (kind === 'command' && 'seq' in row) {
-      commands.push({
-        ...row,
-        claimed_at: row.claimed_at === null ? null : new Date(row.claimed_at),
-        heartbeat_at: row.heartbeat_at === null ? null : new Date(row.heartbeat_at),
-        created_at: new Date(row.created_at),
-      });
+      commands.push(commandOfJson(row));
     }
   }
   return { executions, commands };

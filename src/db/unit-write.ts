@@ -1,5 +1,5 @@
 import { cancellableSql, CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, COMMAND_COLUMNS_OF_C } from './command-plans.ts';
-import type { ClaimPolicy, CommandRow, CommandStatus } from './command.repo.ts';
+import { commandOfJson, type ClaimPolicy, type CommandJson, type CommandRow, type CommandStatus } from './command.repo.ts';
 import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, type LogEvent } from './event-log.ts';
 import type { ExecutionStatus } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
@@ -195,8 +195,6 @@ UNION ALL SELECT 'notified', NULL FROM note
 UNION ALL SELECT 'stale', NULL FROM stale
 UNION ALL SELECT 'moved', NULL FROM moved`;
 
-type ClaimedJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
-
 function claimRanges(claimers: readonly Claimer[]): { worker_id: string; token: string | null; lo: number; hi: number }[] {
   let next = 1;
   return claimers.filter((c) => c.max > 0).map((c) => ({ worker_id: c.workerId, token: c.token, lo: next, hi: (next += c.max) - 1 }));
@@ -230,19 +228,11 @@ function parameters(w: UnitWrite): unknown[] {
 
 /** Writes a unit in its one statement; returns the commands now claimed by the claimers and the executions its inbox events woke. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
-  const { rows } = await q.query<{ kind: string; row: ClaimedJson | number | null }>({ name: UNIT_WRITE_STATEMENT, text: TEXT, values: parameters(w) });
+  const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: UNIT_WRITE_STATEMENT, text: TEXT, values: parameters(w) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows
     .flatMap((r) => (r.kind === 'claimed' && r.row !== null && typeof r.row === 'object' ? [r.row] : []))
-    .map((r) => ({
-      ...r,
-      claimed_at: r.claimed_at ? new Date(r.claimed_at) : null,
-      heartbeat_at: r.heartbeat_at ? new Date(r.heartbeat_at) : null,
-      created_at: new Date(r.created_at),
-    }))
+    .map(commandOfJson)
     .sort((a, b) => a.command_id - b.command_id);
   return { claimed, woken };
 }
-
-/** The statement's text, for EXPLAIN (docs/architecture.md, test/integration/engine/unit-write-plan.test.ts). */
-export const UNIT_WRITE_TEXT = TEXT;
