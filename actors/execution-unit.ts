@@ -27,8 +27,8 @@ export type UnitRun<T> = {
   commandIds?: readonly number[];
   /** Executions known to have moved on since this process held them (inbox events): read, never taken from memory. */
   fresh?: ReadonlySet<number>;
-  /** Playbooks the fold starts executions of (their children's catalog heads are read before it). */
-  starting?: readonly CompiledPlaybook[];
+  /** Playbooks the fold starts executions of (their children's catalog heads are read before it), as of this attempt. */
+  starting?: () => readonly CompiledPlaybook[];
   /** Folds the unit's events or starts into `fold` (synchronously) and returns what the caller answers with. */
   fold: (fold: Fold, commands: ReadonlyMap<number, CommandRow>) => T;
   claims?: readonly Claimer[];
@@ -120,7 +120,7 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   const t0 = run.timed ? performance.now() : 0;
   const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commandIds ?? [], fresh);
   if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
-  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting ?? [], also);
+  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], also);
   const hydrateMs = run.timed ? performance.now() - t0 : 0;
   const fold = new Fold(deps.cache, unit.executions, reads);
   const value = run.fold(fold, unit.commands);

@@ -39,7 +39,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
   let compiledOf = await compileStarts(deps, inputs, taken.heads);
   const done = await runUnit<(Started | ServiceError)[]>(deps, {
     executionIds: [],
-    starting: compiledOf.filter((c): c is CompiledPlaybook => !(c instanceof ServiceError)),
+    starting: () => compiledOf.filter((c): c is CompiledPlaybook => !(c instanceof ServiceError)),
     // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
     onMoved: async () => {
       prelude.forgetHeads();
