@@ -34,10 +34,11 @@ export type UnitRun<T> = {
   claims?: readonly Claimer[];
   claimPolicy?: ClaimPolicy | null;
   /**
-   * Each attempt in a transaction: `timeoutMs` bounds each of its statements, `beforeCommit`
-   * writes beside the unit's write (throwing rolls both back).
+   * Each attempt in a transaction: `timeoutMs` bounds each of its statements, `begin` runs first
+   * (to take a lock the unit depends on), `beforeCommit` writes beside the unit's write, knowing
+   * what the fold answered (throwing from either rolls everything back).
    */
-  tx?: { timeoutMs?: number; beforeCommit?: (q: Queryable) => Promise<void> };
+  tx?: { timeoutMs?: number; begin?: (q: Queryable) => Promise<void>; beforeCommit?: (q: Queryable, value: T) => Promise<void> };
   /** Before another attempt after the guard failed: read again what may be stale besides the state (cached catalog heads). */
   onMoved?: () => Promise<void>;
   /** Measure the hydrate and write steps (for a route probe). */
@@ -93,8 +94,9 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
       const txTiming: TxTiming | undefined = run.timed ? { checkoutMs: 0, bodyMs: 0, commitMs: 0 } : undefined;
       const done = await deps.db.tx(async (q) => {
         if (tx.timeoutMs !== undefined) await q.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(tx.timeoutMs))}`);
+        await tx.begin?.(q);
         const unit = await once(q, deps, run, fresh, also);
-        await tx.beforeCommit?.(q);
+        await tx.beforeCommit?.(q, unit.value);
         return unit;
       }, txTiming);
       return { ...done, txTiming };

@@ -1,5 +1,6 @@
 import type { CatalogHead } from '../src/db/catalog.repo.ts';
 import type { Identity } from '../src/auth/identity.ts';
+import type { Queryable } from '../src/db/queryable.ts';
 import { ServiceError } from '../src/errors.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import type { EngineDeps } from './engine-deps.ts';
@@ -19,6 +20,11 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   idempotency?: StartKey;
   origin?: Record<string, unknown>;
 };
+/**
+ * Starts inside a transaction with writes of the caller's (a trigger's fires): `begin` first,
+ * `beforeCommit` beside the starts, knowing each input's result; throwing rolls all back.
+ */
+export type StartTx = { begin?: (q: Queryable) => Promise<void>; beforeCommit: (q: Queryable, results: readonly (Started | ServiceError)[]) => Promise<void> };
 export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
 /** A start's idempotency key, stored with the execution together with the answer `answer` makes for it. */
 export type StartKey = { scope: string; key: string; requestHash: string; statusCode: number; answer: (started: Started) => unknown };
@@ -32,13 +38,14 @@ export type StartKey = { scope: string; key: string; requestHash: string; status
  * whose path is unknown gets a ServiceError in its place. An input's idempotency key is written
  * by the same statement; a key stored already fails the whole write (see isIdempotencyKeyTaken).
  */
-export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache()): Promise<(Started | ServiceError)[]> {
+export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache(), tx?: StartTx): Promise<(Started | ServiceError)[]> {
   const q = deps.db;
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
   let taken = await prelude.take(q, paths, inputs.length);
   let compiledOf = await compileStarts(deps, inputs, taken.heads);
   const done = await runUnit<(Started | ServiceError)[]>(deps, {
     executionIds: [],
+    ...(tx ? { tx } : {}),
     starting: () => compiledOf.filter((c): c is CompiledPlaybook => !(c instanceof ServiceError)),
     // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
     onMoved: async () => {

@@ -147,6 +147,24 @@ export function createMetrics() {
       labelNames: ['method', 'route', 'status_code'],
       registers: [registry],
     }),
+    triggerFires: new Counter({
+      name: 'svc_trigger_fires_total',
+      help: 'Trigger fires by kind and outcome (started, skipped, refused, duplicate: a fire key seen before)',
+      labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
+    triggerFireLateness: new Histogram({
+      name: 'svc_trigger_fire_lateness_seconds',
+      help: 'From a schedule fire\'s scheduled time to the commit of its start',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
+      registers: [registry],
+    }),
+    triggerRefused: new Counter({
+      name: 'svc_trigger_requests_refused_total',
+      help: 'Webhook deliveries refused before anything started, by reason (signature, timestamp, unknown_trigger, too_large, paused)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     /** Where svc_batch_queue_depth reads the depth from when scraped. */
     readBatchQueueDepth(read: () => Promise<number>): void {
       depth.read = read;

@@ -5,6 +5,7 @@ import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, typ
 import { catalogVersions, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
+import { registerTriggers } from '../triggers/register-triggers.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { playbookStatechart, registrationWarnings, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
@@ -92,6 +93,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
+      if (!row.unchanged) await registerTriggers(q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers });
       if (kind === 'agent') {
         const { name, description, terminal } = playbook.metadata;
         await upsertResource(q, { kind: 'agent', name: finalPath, catalogId: row.catalog_id, config: { name, description: description ?? null, terminal: terminal ?? null } });

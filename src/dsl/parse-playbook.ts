@@ -23,6 +23,8 @@ import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { isObject } from '../objects.ts';
 import { inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
+import type { TriggerSpec } from '../triggers/trigger.schema.ts';
+import { triggerProblems } from '../triggers/trigger-problems.ts';
 
 export type { KeychainDefinition, LoopSpec, RetrySpec, PlaybookMetadata, TaskKind } from './playbook.schema.ts';
 
@@ -52,6 +54,8 @@ export type NormalizedPlaybook = {
   /** The `inputs:` block, when declared: what a start's merged workload must pass (check-inputs.ts). */
   inputs?: Inputs;
   keychain: KeychainDefinition[];
+  /** The `triggers:` block, defaults applied (empty when none). */
+  triggers: TriggerSpec[];
   workflow: NormalizedStep[];
   /** The `examples:` block: a sample result per step name, used only by simulation. */
   examples?: Record<string, unknown>;
@@ -93,7 +97,7 @@ function findProblems(text: string): ParseResult {
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
   const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.expected === 'never' ? unknownFieldMessage(PlaybookDocumentSchema, issue.path ?? []) : describeIssue(issue) }));
-  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw)];
+  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw)];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
 }
@@ -151,6 +155,7 @@ function normalize(doc: PlaybookDocument): NormalizedPlaybook {
     workload: { ...doc.workload, ...inputDefaults(doc.inputs) },
     ...(doc.inputs === undefined ? {} : { inputs: doc.inputs }),
     keychain: doc.keychain,
+    triggers: doc.triggers,
     workflow,
     ...(doc.examples === undefined ? {} : { examples: doc.examples }),
     entry,

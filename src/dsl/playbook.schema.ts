@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { TEMPLATE_MARK } from './template-ast.ts';
 import { InputsSchema } from './inputs.schema.ts';
+import { TriggerSchema } from '../triggers/trigger.schema.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -199,6 +200,8 @@ export const PlaybookDocumentSchema = v.strictObject({
   inputs: v.optional(InputsSchema),
   keychain: v.optional(v.array(KeychainDefinitionSchema), () => []),
   workflow: v.pipe(v.array(StepSchema), v.minLength(1, 'must have at least one step')),
+  // What starts executions by itself (src/triggers/); the newest version's are the live ones.
+  triggers: v.optional(v.array(TriggerSchema), () => []),
   // Sample results per step name, for simulation only (machines/simulation-data.ts); never run.
   examples: v.optional(anyRecord),
 });

@@ -5,6 +5,7 @@ import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command
 import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
+import { startScheduler } from '../triggers/scheduler.ts';
 
 export type StartPeriodicDeps = EngineDeps & ReaperDeps;
 
@@ -22,6 +23,8 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   ];
   // Off: nothing is recovered automatically; the nudge (POST /api/admin/command_reaper/sweep) still sweeps.
   if (deps.config.SVC_COMMAND_REAPER_ENABLED) jobs.push(every(deps, reaperSchedule(deps.config), () => reapStrandedCommands(deps, 'timer')));
+  // Schedules keep their own time (the earliest next fire, not an interval): see its file.
+  jobs.push(startScheduler(deps));
   return async () => {
     await Promise.all(jobs.map((j) => j.stop()));
   };

@@ -1,0 +1,75 @@
+import { Cron } from 'croner';
+
+// Schedule arithmetic over croner (a maintained cron library with IANA timezones): five fields,
+// six with seconds first, or an @alias. Daylight saving as cron users expect (croner's rules,
+// tested in test/unit/triggers/cron-schedule.test.ts): a local time the clocks skip fires once
+// at the next valid time (02:30 on a spring-forward night fires at 03:00), a local time they
+// repeat fires once (at its first occurrence); sub-hourly patterns keep firing by real time.
+
+const ALIASES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
+
+/** Why `cron` in `timezone` is no schedule (undefined when it is one), in words for a person. */
+export function cronProblem(cron: string, timezone: string): { field: 'cron' | 'timezone'; message: string } | undefined {
+  if (!isTimezone(timezone)) return { field: 'timezone', message: `unknown timezone '${timezone}': use an IANA name such as UTC or Europe/Berlin` };
+  const text = cron.trim();
+  if (text.startsWith('@')) {
+    if (!ALIASES.has(text.toLowerCase())) return { field: 'cron', message: `unknown alias '${text}': use one of ${[...ALIASES].join(', ')}` };
+  } else {
+    const fields = text.split(/\s+/).length;
+    if (fields !== 5 && fields !== 6) return { field: 'cron', message: `'${cron}' has ${fields} fields: a schedule has five (minute hour day month weekday), or six with seconds first` };
+  }
+  try {
+    const next = cronOf(text, timezone).nextRun(new Date());
+    if (!next) return { field: 'cron', message: `'${cron}' never fires` };
+  } catch (err) {
+    return { field: 'cron', message: `'${cron}' is not a cron expression: ${err instanceof Error ? err.message.replace(/^CronPattern: /, '') : String(err)}` };
+  }
+  return undefined;
+}
+
+/** Whether `name` is an IANA timezone this runtime knows. */
+export function isTimezone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The schedule's first fire strictly after `after`; null when it never fires again. */
+export function nextFire(cron: string, timezone: string, after: Date): Date | null {
+  return cronOf(cron.trim(), timezone).nextRun(after);
+}
+
+/**
+ * The schedule's fires `t` with `from <= t < to`, oldest first, at most `max` (the oldest ones):
+ * a backfill's range, or what a tick finds due.
+ */
+export function firesBetween(cron: string, timezone: string, from: Date, to: Date, max: number): Date[] {
+  const cronJob = cronOf(cron.trim(), timezone);
+  const out: Date[] = [];
+  // nextRun is strictly after its argument: start a millisecond before `from` to include it.
+  let at: Date | null = new Date(from.getTime() - 1);
+  while (out.length < max) {
+    at = cronJob.nextRun(at);
+    if (!at || at.getTime() >= to.getTime()) break;
+    out.push(at);
+  }
+  return out;
+}
+
+function cronOf(cron: string, timezone: string): Cron {
+  // paused: only the arithmetic is used; croner's own timers never run (one timekeeper: scheduler.ts).
+  return new Cron(cron, { timezone, paused: true });
+}
+
+/** The schedule's latest `n` fires `t` with `t <= until`, oldest first (what downtime missed, without walking it all). */
+export function latestFires(cron: string, timezone: string, until: Date, n: number): Date[] {
+  if (n <= 0) return [];
+  // previousRuns is strictly before its reference: a millisecond after `until` includes it.
+  return cronOf(cron.trim(), timezone)
+    .previousRuns(n, new Date(until.getTime() + 1))
+    .filter((t) => t.getTime() <= until.getTime())
+    .sort((a, b) => a.getTime() - b.getTime());
+}

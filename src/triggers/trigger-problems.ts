@@ -1,0 +1,60 @@
+import { parseTemplate } from '../dsl/template-parser.ts';
+import { TEMPLATE_MARK, TemplateSyntaxError } from '../dsl/template-ast.ts';
+import type { Problem } from '../dsl/reference-problems.ts';
+import { templateRefs } from '../dsl/template-refs.ts';
+import { childPath } from '../dsl/render.ts';
+import { isObject } from '../objects.ts';
+import { TEMPLATE_ROOTS } from '../dsl/playbook.schema.ts';
+import { cronProblem } from './cron-schedule.ts';
+
+/** The roots a trigger's `payload` templates may read, per kind (DESIGN.md "Triggers"). */
+export const TRIGGER_TEMPLATE_ROOTS = { schedule: ['trigger'], webhook: ['trigger', 'request'], nats: ['trigger', 'message'] } as const;
+// Roots that exist elsewhere (a step's templates, another kind of trigger): reading one here is a
+// mistake worth naming at registration. Other unknown names fail when the fire renders.
+const KNOWN_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'trigger', 'request', 'message']);
+
+/**
+ * Problems of a raw document's `triggers:` that its shape does not show: duplicate names, a cron
+ * that does not parse or an unknown timezone, payload and delivery_id templates that do not parse
+ * or read a root their kind does not have. Shape problems are the schema's.
+ */
+export function triggerProblems(document: unknown): Problem[] {
+  if (!isObject(document) || !Array.isArray(document.triggers)) return [];
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  document.triggers.forEach((trigger, i) => {
+    if (!isObject(trigger)) return;
+    const path = `triggers[${i}]`;
+    if (typeof trigger.name === 'string') {
+      const first = seen.get(trigger.name);
+      if (first === undefined) seen.set(trigger.name, i);
+      else problems.push({ path: `${path}.name`, message: `duplicate trigger name '${trigger.name}' (first at triggers[${first}])` });
+    }
+    const kind = trigger.kind;
+    if (kind !== 'schedule' && kind !== 'webhook' && kind !== 'nats') return;
+    if (kind === 'schedule' && typeof trigger.cron === 'string') {
+      const problem = cronProblem(trigger.cron, typeof trigger.timezone === 'string' ? trigger.timezone : 'UTC');
+      if (problem) problems.push({ path: `${path}.${problem.field}`, message: problem.message });
+    }
+    templates(trigger.payload, `${path}.payload`, TRIGGER_TEMPLATE_ROOTS[kind], problems);
+    if (kind === 'webhook') templates(trigger.delivery_id, `${path}.delivery_id`, ['request'], problems);
+  });
+  return problems;
+}
+
+function templates(value: unknown, path: string, roots: readonly string[], problems: Problem[]): void {
+  if (typeof value === 'string') {
+    if (!TEMPLATE_MARK.test(value)) return;
+    try {
+      parseTemplate(value);
+    } catch (error) {
+      if (!(error instanceof TemplateSyntaxError)) throw error;
+      problems.push({ path, message: error.message });
+      return;
+    }
+    for (const root of templateRefs(value).roots) {
+      if (KNOWN_ROOTS.has(root) && !roots.includes(root)) problems.push({ path, message: `'${root}' is not available here: a trigger's templates read ${roots.join(', ')}` });
+    }
+  } else if (Array.isArray(value)) value.forEach((item, i) => templates(item, `${path}[${i}]`, roots, problems));
+  else if (isObject(value)) for (const [key, item] of Object.entries(value)) templates(item, childPath(path, key), roots, problems);
+}
