@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app-deps.ts';
+import { ServiceError } from '../errors.ts';
+import { backfill, fireByHand, pauseTrigger, triggerViews } from '../triggers/trigger-operations.ts';
+import { jsonObject } from './executions.ts';
+import { describeIssues, jsonSchema } from './validation.ts';
+
+const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
+type Action = (typeof ACTIONS)[number];
+const listQuery = v.object({ kind: v.optional(v.picklist(['schedule', 'webhook', 'nats'])) });
+const isoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z'));
+const fireBody = v.optional(v.object({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) }), {});
+const backfillBody = v.object({ from: isoTime, to: isoTime });
+
+/** `{path}/{name}/{action}` from the wildcard (a path has slashes; the name and the action have none). */
+function target(tail: string): { path: string; name: string; action: Action } {
+  const parts = tail.split('/');
+  const action = parts.pop();
+  const name = parts.pop();
+  const path = parts.join('/');
+  if (!path || !name || !ACTIONS.includes(action as Action)) {
+    throw new ServiceError('not_found', `no route: POST /api/triggers/{path}/{name}/{${ACTIONS.join('|')}}`);
+  }
+  return { path, name, action: action as Action };
+}
+
+/** The live triggers of the catalog: list, pause, resume, fire by hand, backfill (DESIGN.md "Triggers"). */
+export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.get(
+    '/api/triggers',
+    { schema: { tags: ['triggers'], summary: 'Every live trigger: state, next fires, last fire, counts', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
+    async (req) => {
+      const { kind } = req.query as v.InferOutput<typeof listQuery>;
+      const triggers = await triggerViews(deps, kind);
+      return { triggers, count: triggers.length };
+    },
+  );
+
+  app.post(
+    '/api/triggers/*',
+    {
+      schema: {
+        tags: ['triggers'],
+        summary: 'POST /api/triggers/{path}/{name}/pause|resume|fire|backfill',
+        description:
+          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of [from, to), at most 1,000, and answers `{execution_ids, skipped}`: a range again starts nothing new.',
+      },
+      config: { access: { level: 'operator' } },
+    },
+    async (req, reply) => {
+      const { path, name, action } = target((req.params as { '*': string })['*']);
+      switch (action) {
+        case 'pause':
+        case 'resume':
+          return pauseTrigger(deps, path, name, action === 'pause');
+        case 'fire': {
+          const body = parse(fireBody, req.body);
+          reply.code(202);
+          return fireByHand(deps, path, name, { payload: body.payload, fireKey: body.fire_key });
+        }
+        case 'backfill': {
+          const body = parse(backfillBody, req.body);
+          return backfill(deps, path, name, new Date(body.from), new Date(body.to));
+        }
+      }
+    },
+  );
+}
+
+/** A body checked against `schema`, or 422 naming each field (the wildcard route serves several bodies). */
+function parse<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
+  const parsed = v.safeParse(schema, body);
+  if (parsed.success) return parsed.output;
+  throw new ServiceError('unprocessable', { message: 'invalid body', errors: describeIssues(parsed.issues) });
+}

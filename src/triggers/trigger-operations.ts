@@ -1,0 +1,115 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { getTrigger, listTriggers, setTriggerPaused, type TriggerKindName, type TriggerListRow, type TriggerRow } from '../db/trigger.repo.ts';
+import { ServiceError, notFound } from '../errors.ts';
+import { firesBetween, nextFire } from './cron-schedule.ts';
+import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
+import { ScheduleTriggerSchema } from './trigger.schema.ts';
+import * as v from 'valibot';
+
+/** Next fire times a listing shows per schedule. */
+const LISTED_NEXT_FIRES = 3;
+/** Fires one backfill may start (DESIGN.md "Triggers"). */
+export const MAX_BACKFILL_FIRES = 1000;
+
+/** A trigger as the API answers it (GET /api/triggers). */
+export type TriggerView = {
+  path: string;
+  name: string;
+  kind: TriggerKindName;
+  state: 'active' | 'paused';
+  catalog_id: number;
+  description: string | null;
+  next_fires: string[];
+  last_fire: { fire_key: string; execution_id: number | null; at: string; outcome: string } | null;
+  fires: number;
+  skipped: number;
+  errors: number;
+  last_error: string | null;
+  spec: Record<string, unknown>;
+};
+
+/** Every live trigger, with the next fire times of schedules (none for paused ones) and the last fire. */
+export async function triggerViews(deps: EngineDeps, kind?: TriggerKindName): Promise<TriggerView[]> {
+  return (await listTriggers(deps.db, kind)).map((row) => viewOf(row));
+}
+
+function viewOf(row: TriggerRow & Partial<TriggerListRow>): TriggerView {
+  return {
+    path: row.path,
+    name: row.name,
+    kind: row.kind,
+    state: row.paused ? 'paused' : 'active',
+    catalog_id: Number(row.catalog_id),
+    description: typeof row.spec.description === 'string' ? row.spec.description : null,
+    next_fires: nextFires(row),
+    last_fire: row.last_fire_key ? { fire_key: row.last_fire_key, execution_id: row.last_execution_id ?? null, at: row.last_fired_at!.toISOString(), outcome: row.last_outcome! } : null,
+    fires: row.fires,
+    skipped: row.skipped,
+    errors: row.errors,
+    last_error: row.last_error,
+    spec: row.spec,
+  };
+}
+
+function nextFires(row: TriggerRow): string[] {
+  if (row.kind !== 'schedule' || row.paused || !row.next_fire_at) return [];
+  const spec = v.parse(ScheduleTriggerSchema, row.spec);
+  const out = [row.next_fire_at];
+  while (out.length < LISTED_NEXT_FIRES) {
+    const t = nextFire(spec.cron, spec.timezone, out[out.length - 1]);
+    if (!t) break;
+    out.push(t);
+  }
+  return out.map((t) => t.toISOString());
+}
+
+async function triggerOr404(deps: EngineDeps, path: string, name: string): Promise<TriggerRow> {
+  const row = await getTrigger(deps.db, path, name);
+  if (!row) throw notFound(`trigger ${name} of ${path}`);
+  return row;
+}
+
+/** Pauses or resumes a trigger (a resumed schedule fires next at its next time after now); 404 when unknown. */
+export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean): Promise<TriggerView> {
+  const row = await triggerOr404(deps, path, name);
+  const spec = row.kind === 'schedule' ? v.parse(ScheduleTriggerSchema, row.spec) : undefined;
+  const updated = await setTriggerPaused(deps.db, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, new Date()) : null);
+  if (!updated) throw notFound(`trigger ${name} of ${path}`);
+  return viewOf(updated);
+}
+
+/**
+ * Fires a trigger by hand, now: a schedule renders its own payload (scheduled_time now), the
+ * given `payload` merges over it; `fireKey` (default: a new one) makes a repeat start nothing.
+ */
+export async function fireByHand(deps: EngineDeps, path: string, name: string, body: { payload?: Record<string, unknown>; fireKey?: string }) {
+  const row = await triggerOr404(deps, path, name);
+  const now = new Date();
+  const fireKey = body.fireKey ?? `manual:${crypto.randomUUID()}`;
+  const own = row.kind === 'schedule' ? renderTriggerPayload(v.parse(ScheduleTriggerSchema, row.spec).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
+  const fire: Fire = 'refused' in own ? { fireKey, scheduledTime: now, refused: own.refused } : { fireKey, scheduledTime: row.kind === 'schedule' ? now : null, payload: { ...own.payload, ...body.payload } };
+  const [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire]);
+  if (result.outcome === 'refused') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`] });
+  return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome };
+}
+
+/**
+ * Starts a schedule's fires of `[from, to)` (each keyed by its scheduled time, so a range again,
+ * or times the schedule fired itself, start nothing new). Overlap does not apply: asked for.
+ */
+export async function backfill(deps: EngineDeps, path: string, name: string, from: Date, to: Date): Promise<{ execution_ids: number[]; skipped: number }> {
+  const row = await triggerOr404(deps, path, name);
+  if (row.kind !== 'schedule') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} is a ${row.kind} trigger: only schedules backfill`, errors: ['name: not a schedule'] });
+  if (!(from.getTime() < to.getTime())) throw new ServiceError('unprocessable', { message: 'from must be before to', errors: ['to: must be after from'] });
+  const spec = v.parse(ScheduleTriggerSchema, row.spec);
+  const times = firesBetween(spec.cron, spec.timezone, from, to, MAX_BACKFILL_FIRES + 1);
+  if (times.length > MAX_BACKFILL_FIRES) throw new ServiceError('unprocessable', { message: `the range holds more than ${MAX_BACKFILL_FIRES} fires: backfill a shorter one`, errors: [`to: at most ${MAX_BACKFILL_FIRES} fires per backfill`] });
+  const firedAt = new Date().toISOString();
+  const fires = times.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));
+  const results: Awaited<ReturnType<typeof fireTrigger>> = [];
+  // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
+  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK))));
+  return { execution_ids: results.filter((r) => !r.duplicate && r.outcome === 'started').map((r) => r.executionId!), skipped: results.filter((r) => r.duplicate || r.outcome !== 'started').length };
+}
+
+const BACKFILL_CHUNK = 100;
