@@ -21,10 +21,15 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   origin?: Record<string, unknown>;
 };
 /**
- * Starts inside a transaction with writes of the caller's (a trigger's fires): `begin` first,
- * `beforeCommit` beside the starts, knowing each input's result; throwing rolls all back.
+ * Starts inside a transaction with writes of the caller's (trigger fires): `begin` first (taking
+ * the rows the starts depend on), `beforeCommit` beside the starts, knowing each input's result;
+ * throwing from either rolls all back.
  */
-export type StartTx = { begin?: (q: Queryable) => Promise<void>; beforeCommit: (q: Queryable, results: readonly (Started | ServiceError)[]) => Promise<void> };
+export type StartTx = {
+  /** Runs first in each attempt's transaction; may answer which inputs to start (by index): the others are answered with a `conflict`. */
+  begin?: (q: Queryable) => Promise<((index: number) => boolean) | void>;
+  beforeCommit: (q: Queryable, results: readonly (Started | ServiceError)[]) => Promise<void>;
+};
 export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
 /** A start's idempotency key, stored with the execution together with the answer `answer` makes for it. */
 export type StartKey = { scope: string; key: string; requestHash: string; statusCode: number; answer: (started: Started) => unknown };
@@ -43,9 +48,16 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
   let taken = await prelude.take(q, paths, inputs.length);
   let compiledOf = await compileStarts(deps, inputs, taken.heads);
+  let keep: ((index: number) => boolean) | void = undefined;
+  const unitTx = tx && {
+    begin: async (q: Queryable) => {
+      keep = await tx.begin?.(q);
+    },
+    beforeCommit: tx.beforeCommit,
+  };
   const done = await runUnit<(Started | ServiceError)[]>(deps, {
     executionIds: [],
-    ...(tx ? { tx } : {}),
+    ...(unitTx ? { tx: unitTx } : {}),
     starting: () => compiledOf.filter((c): c is CompiledPlaybook => !(c instanceof ServiceError)),
     // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
     onMoved: async () => {
@@ -57,7 +69,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
       fold.checkHeads(taken.cached.map((h) => ({ path: h.path, version: h.version })));
       const results: (Started | ServiceError)[] = [];
       for (const [i, input] of inputs.entries()) {
-        const compiled = compiledOf[i];
+        const compiled = keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i];
         if (compiled instanceof ServiceError) {
           results.push(compiled);
           continue;

@@ -109,34 +109,43 @@ export async function dueSchedules(q: Queryable, now: Date, limit: number): Prom
   return rows;
 }
 
-/** The earliest next fire of any active schedule (null: none), so a scheduler sleeps until then. */
-export async function earliestScheduledFire(q: Queryable): Promise<Date | null> {
-  const { rows } = await q.query<{ at: Date | null }>(`SELECT min(next_fire_at) AS at FROM core.trigger WHERE kind = 'schedule' AND NOT paused`);
+/** The earliest next fire of any active schedule but those `waiting` (null: none), so a scheduler sleeps until then. */
+export async function earliestScheduledFire(q: Queryable, waiting: readonly { path: string; name: string }[] = []): Promise<Date | null> {
+  const { rows } = await q.query<{ at: Date | null }>(
+    `SELECT min(next_fire_at) AS at FROM core.trigger t
+      WHERE kind = 'schedule' AND NOT paused
+        AND NOT EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) AS w(path, name) WHERE w.path = t.path AND w.name = t.name)`,
+    [waiting.map((w) => w.path), waiting.map((w) => w.name)],
+  );
   return rows[0]?.at ?? null;
 }
 
-/** The recorded fires of a trigger among `keys`. */
-export async function findFires(q: Queryable, path: string, name: string, keys: readonly string[]): Promise<FireRow[]> {
+/** The recorded fires among `keys` (of any triggers). */
+export async function findFires(q: Queryable, keys: readonly { path: string; name: string; fireKey: string }[]): Promise<TriggerFireRow[]> {
   if (keys.length === 0) return [];
-  const { rows } = await q.query<FireRow>(
-    `SELECT fire_key, outcome, execution_id::float8 AS execution_id, scheduled_time, error FROM core.trigger_fire
-      WHERE path = $1 AND name = $2 AND fire_key = ANY($3::text[])`,
-    [path, name, keys],
+  const { rows } = await q.query<TriggerFireRow>(
+    `SELECT f.path, f.name, f.fire_key, f.outcome, f.execution_id::float8 AS execution_id, f.scheduled_time, f.error
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS x(path, name, fire_key)
+       JOIN core.trigger_fire f ON f.path = x.path AND f.name = x.name AND f.fire_key = x.fire_key`,
+    [keys.map((k) => k.path), keys.map((k) => k.name), keys.map((k) => k.fireKey)],
   );
   return rows;
 }
 
-/** Executions among the trigger's latest `recent` starts that have not finished (running, queued or paused). */
-export async function unfinishedRunsOf(q: Queryable, path: string, name: string, recent: number): Promise<number[]> {
-  const { rows } = await q.query<{ execution_id: number }>(
-    `SELECT f.execution_id::float8 AS execution_id
-       FROM (SELECT execution_id FROM core.trigger_fire
-              WHERE path = $1 AND name = $2 AND outcome = 'started' ORDER BY fired_at DESC LIMIT $3) f
+/** Per trigger (`path\nname`), the executions among its latest `recent` starts that have not finished (running, queued or paused). */
+export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[], recent: number): Promise<Map<string, number[]>> {
+  const { rows } = await q.query<{ path: string; name: string; execution_id: number }>(
+    `SELECT x.path, x.name, f.execution_id::float8 AS execution_id
+       FROM unnest($1::text[], $2::text[]) AS x(path, name)
+       CROSS JOIN LATERAL (SELECT execution_id FROM core.trigger_fire
+                            WHERE path = x.path AND name = x.name AND outcome = 'started' ORDER BY fired_at DESC LIMIT $3) f
        JOIN core.execution e ON e.execution_id = f.execution_id
       WHERE e.status NOT IN ('completed', 'failed', 'cancelled')`,
-    [path, name, recent],
+    [triggers.map((t) => t.path), triggers.map((t) => t.name), recent],
   );
-  return rows.map((r) => r.execution_id);
+  const out = new Map<string, number[]>();
+  for (const r of rows) out.set(`${r.path}\n${r.name}`, [...(out.get(`${r.path}\n${r.name}`) ?? []), r.execution_id]);
+  return out;
 }
 
 /** The fire that started an execution, if a trigger did. */
@@ -148,44 +157,54 @@ export async function fireOfExecution(q: Queryable, executionId: number): Promis
   return rows[0];
 }
 
-/** A schedule tick moved on by another server (its guard on next_fire_at failed): nothing was written. */
-export class TickRaced extends Error {
-  constructor() {
-    super('another server handled this schedule tick');
-  }
-}
+/** A trigger's fire as recorded beside its trigger's name. */
+export type TriggerFireRow = FireRow & { path: string; name: string };
+/** A schedule's next fire time moving from `from` to `to` in a tick. */
+export type TickAdvance = { path: string; name: string; from: Date; to: Date | null };
 
-/** Takes a schedule's row for a tick (FOR UPDATE, in the tick's transaction), or throws TickRaced: another server holds it, or moved it on. */
-export async function takeScheduleTick(q: Queryable, trigger: { path: string; name: string }, from: Date): Promise<void> {
-  const { rows } = await q.query(`SELECT 1 FROM core.trigger WHERE path = $1 AND name = $2 AND next_fire_at = $3 FOR UPDATE SKIP LOCKED`, [trigger.path, trigger.name, from]);
-  if (rows.length === 0) throw new TickRaced();
+/**
+ * Takes the schedules' rows for a tick (FOR UPDATE SKIP LOCKED, in the tick's transaction): those
+ * still due at the time the tick read; a row another server holds, or moved on, is not taken.
+ * Answers the taken ones as `path\nname` keys.
+ */
+export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvance[]): Promise<Set<string>> {
+  const { rows } = await q.query<{ path: string; name: string }>(
+    `SELECT t.path, t.name FROM core.trigger t
+       JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(path, name, due) ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due
+      FOR UPDATE OF t SKIP LOCKED`,
+    [ticks.map((t) => t.path), ticks.map((t) => t.name), ticks.map((t) => t.from)],
+  );
+  return new Set(rows.map((r) => `${r.path}\n${r.name}`));
 }
 
 /**
  * Records fires, inside the transaction that starts their executions: a fire recorded already
  * fails the whole transaction (the primary key: `trigger_fire_pkey`), so no fire starts twice.
- * Counts them on the trigger; with `advance`, moves a schedule's next fire time from `from` to
- * `to`, throwing TickRaced (rolling back) when it no longer is `from`.
+ * Counts them on their triggers, and moves schedules' next fire times (`advances`; their rows
+ * were taken by takeScheduleTicks in this transaction).
  */
-export async function recordFires(q: Queryable, trigger: { path: string; name: string }, fires: readonly FireRow[], advance?: { from: Date; to: Date | null }): Promise<void> {
-  const { rows } = await q.query<{ moved: boolean | null }>(
+export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<void> {
+  await q.query(
     `WITH ins AS (
-       INSERT INTO core.trigger_fire (path, name, fire_key, outcome, execution_id, scheduled_time, error)
-       SELECT $1, $2, x.fire_key, x.outcome, x.execution_id, x.scheduled_time, x.error
-         FROM jsonb_to_recordset($3::jsonb) AS x(fire_key text, outcome text, execution_id bigint, scheduled_time timestamptz, error text)
-       RETURNING outcome, error
+       -- fired_at: the clock at the insert, the transaction's last statement but its commit (now() is its start).
+       INSERT INTO core.trigger_fire (path, name, fire_key, outcome, execution_id, scheduled_time, error, fired_at)
+       SELECT x.path, x.name, x.fire_key, x.outcome, x.execution_id, x.scheduled_time, x.error, clock_timestamp()
+         FROM jsonb_to_recordset($1::jsonb) AS x(path text, name text, fire_key text, outcome text, execution_id bigint, scheduled_time timestamptz, error text)
+       RETURNING path, name, outcome, error
      ), counted AS (
-       SELECT count(*) FILTER (WHERE outcome = 'started') AS started, count(*) FILTER (WHERE outcome = 'skipped') AS skipped,
+       SELECT path, name, count(*) FILTER (WHERE outcome = 'started') AS started, count(*) FILTER (WHERE outcome = 'skipped') AS skipped,
               count(*) FILTER (WHERE outcome = 'refused') AS refused, (array_agg(error) FILTER (WHERE outcome = 'refused'))[1] AS error
-         FROM ins
+         FROM ins GROUP BY path, name
+     ), adv AS (
+       SELECT * FROM jsonb_to_recordset($2::jsonb) AS a(path text, name text, "to" timestamptz)
      )
-     UPDATE core.trigger t SET fires = t.fires + c.started, skipped = t.skipped + c.skipped, errors = t.errors + c.refused,
-            last_error = COALESCE(c.error, t.last_error),
-            next_fire_at = CASE WHEN $4::boolean THEN $6::timestamptz ELSE t.next_fire_at END
-       FROM counted c
-      WHERE t.path = $1 AND t.name = $2 AND (NOT $4::boolean OR t.next_fire_at = $5::timestamptz)
-     RETURNING true AS moved`,
-    [trigger.path, trigger.name, JSON.stringify(fires), advance !== undefined, advance?.from ?? null, advance?.to ?? null],
+     UPDATE core.trigger t SET fires = t.fires + COALESCE(c.started, 0), skipped = t.skipped + COALESCE(c.skipped, 0),
+            errors = t.errors + COALESCE(c.refused, 0), last_error = COALESCE(c.error, t.last_error),
+            next_fire_at = CASE WHEN a.path IS NOT NULL THEN a."to" ELSE t.next_fire_at END
+       FROM (SELECT path, name FROM counted UNION SELECT path, name FROM adv) k
+       LEFT JOIN counted c ON c.path = k.path AND c.name = k.name
+       LEFT JOIN adv a ON a.path = k.path AND a.name = k.name
+      WHERE t.path = k.path AND t.name = k.name`,
+    [JSON.stringify(fires), JSON.stringify(advances.map((a) => ({ path: a.path, name: a.name, to: a.to })))],
   );
-  if (advance && rows.length === 0) throw new TickRaced();
 }

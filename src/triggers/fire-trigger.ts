@@ -1,13 +1,11 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { startExecutions, type StartInput } from '../../actors/start-execution.ts';
+import { startExecutions, type StartInput, type Started } from '../../actors/start-execution.ts';
 import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { findFires, recordFires, takeScheduleTick, type FireRow, type TriggerKindName } from '../db/trigger.repo.ts';
+import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { isPlainObject } from '../objects.ts';
-
-export { TickRaced } from '../db/trigger.repo.ts';
 
 /** A trigger as a fire names it. */
 export type TriggerRef = { path: string; name: string; kind: TriggerKindName };
@@ -18,71 +16,125 @@ export type Fire = { fireKey: string; scheduledTime: Date | null } & ({ payload:
 /** What came of a fire: the execution it started (now, or the first time when `duplicate`), or none. */
 export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executionId: number | null; duplicate: boolean; error: string | null };
 
+/** A trigger's fires made together; `tick`: a schedule's next fire time moving on with them. */
+export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null } };
+
+/** What came of a group: its fires' results, or `raced` when another server held or moved its schedule (nothing was written for it). */
+export type GroupResult = { raced: true } | { raced: false; results: FireResult[] };
+
 const UNIQUE_VIOLATION = '23505';
 const FIRE_KEY = 'trigger_fire_pkey';
-// Each race lost to another server's fire of the same key removes that key: the next attempt has fewer.
+// Each race lost to another writer of the same fire key leaves that key recorded: the next attempt skips it.
 const MAX_ATTEMPTS = 8;
+const keyOf = (t: { path: string; name: string }) => `${t.path}\n${t.name}`;
 
 /**
- * Makes `fires` of a trigger exactly once: each fire's row is written in the transaction that
- * starts its execution (actors/start-execution.ts, with `execution.started.context.trigger`), and
- * its key is the row's primary key, so a fire recorded already (by this server or another, before
- * a restart, by a redelivery) answers with what it started then (`duplicate`) and starts nothing.
- * `tick`: a schedule's next fire time moves from `from` to `to` in the same transaction, after
- * taking the trigger's row (TickRaced when another server holds it or moved it on).
+ * Makes fires exactly once, in ONE transaction for all groups: each fire's row is written in the
+ * transaction that starts its execution (actors/start-execution.ts, with
+ * `execution.started.context.trigger`), and its key is the row's primary key, so a fire recorded
+ * already (by this server or another, before a restart, by a redelivery) answers with what it
+ * started then (`duplicate`) and starts nothing. A group with a `tick` is made only if its
+ * schedule's row is taken (still due at `from`, held by no other server); it moves to `to`.
  */
-export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], tick?: { from: Date; to: Date | null }): Promise<FireResult[]> {
-  const results = new Map<string, FireResult>();
-  let pending = [...new Map(fires.map((f) => [f.fireKey, f])).values()];
+export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[]): Promise<GroupResult[]> {
+  const done = new Map<string, FireResult>(); // by group index + fire key
+  const id = (g: number, fireKey: string) => `${g}\n${fireKey}`;
+  let raced = new Set<number>();
   for (let attempt = 1; ; attempt++) {
-    for (const row of await findFires(deps.db, trigger.path, trigger.name, pending.map((f) => f.fireKey))) {
-      results.set(row.fire_key, { fireKey: row.fire_key, outcome: row.outcome, executionId: row.execution_id, duplicate: true, error: row.error });
-    }
-    pending = pending.filter((f) => !results.has(f.fireKey));
+    // Fires recorded already (a redelivery, a backfill over scheduled times) answer with their first result.
+    const keys = groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
+    const recorded = new Map((await findFires(deps.db, keys)).map((r) => [`${keyOf(r)}\n${r.fire_key}`, r]));
+    const pending = groups.map((g, gi) =>
+      g.fires.filter((f) => {
+        const r = recorded.get(`${keyOf(g.trigger)}\n${f.fireKey}`);
+        if (r) done.set(id(gi, f.fireKey), { fireKey: f.fireKey, outcome: r.outcome, executionId: r.execution_id, duplicate: true, error: r.error });
+        return !r && !done.has(id(gi, f.fireKey));
+      }),
+    );
     try {
-      for (const r of await fireOnce(deps, trigger, pending, tick)) results.set(r.fireKey, r);
+      const written = await fireOnce(deps, groups, pending);
+      raced = written.raced;
+      for (const [gi, rows] of written.rows) for (const r of rows) done.set(id(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error });
       break;
     } catch (err) {
       const e = err as { code?: unknown; constraint?: unknown };
+      // Another writer recorded one of these fires first: read what it did, make the rest.
       if (!(e.code === UNIQUE_VIOLATION && e.constraint === FIRE_KEY) || attempt >= MAX_ATTEMPTS) throw err;
-      // Another server recorded one of these fires first: read what it did and try the rest again.
     }
   }
-  const out = fires.map((f) => results.get(f.fireKey)!);
-  for (const r of out) deps.metrics.triggerFires.inc({ kind: trigger.kind, outcome: r.duplicate ? 'duplicate' : r.outcome });
-  return out;
+  return groups.map((g, gi): GroupResult => {
+    if (raced.has(gi)) return { raced: true };
+    const results = g.fires.map((f) => done.get(id(gi, f.fireKey))!);
+    for (const r of results) deps.metrics.triggerFires.inc({ kind: g.trigger.kind, outcome: r.duplicate ? 'duplicate' : r.outcome });
+    return { raced: false, results };
+  });
 }
 
-async function fireOnce(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], tick?: { from: Date; to: Date | null }): Promise<FireResult[]> {
-  if (fires.length === 0 && !tick) return [];
-  const starting = fires.filter((f): f is Fire & { payload: Record<string, unknown> } => 'payload' in f);
-  const unstarted = fires.filter((f) => !('payload' in f)).map((f): FireRow => ({ fire_key: f.fireKey, outcome: 'skipped' in f ? 'skipped' : 'refused', execution_id: null, scheduled_time: f.scheduledTime, error: 'skipped' in f ? f.skipped : 'refused' in f ? f.refused : null }));
-  const begin = tick ? (q: Queryable) => takeScheduleTick(q, trigger, tick.from) : undefined;
-  let rows: FireRow[] = unstarted;
+/** Makes one trigger's fires (fireGroups of one group without a tick). */
+export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[]): Promise<FireResult[]> {
+  const [result] = await fireGroups(deps, [{ trigger, fires }]);
+  return result.raced ? [] : result.results;
+}
+
+type Written = { rows: Map<number, FireRow[]>; raced: Set<number> };
+
+async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[]): Promise<Written> {
+  const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
+  const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
+  let taken = new Set<number>(groups.map((_, gi) => gi));
+  // Groups whose schedule row this transaction holds (all without a tick).
+  const take = async (q: Queryable) => {
+    if (ticks.length === 0) return;
+    const held = await takeScheduleTicks(q, ticks);
+    taken = new Set(groups.flatMap((g, gi) => (!g.tick || held.has(keyOf(g.trigger)) ? [gi] : [])));
+  };
+  const written: Written = { rows: new Map(), raced: new Set() };
+  const record = async (q: Queryable, startedOf: (i: number) => Started | ServiceError | undefined) => {
+    const fireRows: TriggerFireRow[] = [];
+    let i = 0;
+    written.rows.clear();
+    for (const [gi, fires] of pending.entries()) {
+      const g = groups[gi];
+      const rows: FireRow[] = [];
+      for (const f of fires) {
+        if (!('payload' in f)) {
+          rows.push({ fire_key: f.fireKey, outcome: 'skipped' in f ? 'skipped' : 'refused', execution_id: null, scheduled_time: f.scheduledTime, error: 'skipped' in f ? f.skipped : f.refused });
+          continue;
+        }
+        const r = startedOf(i++);
+        if (!taken.has(gi)) continue;
+        rows.push(
+          r instanceof ServiceError || r === undefined
+            ? { fire_key: f.fireKey, outcome: 'refused', execution_id: null, scheduled_time: f.scheduledTime, error: r?.message ?? 'not started' }
+            : { fire_key: f.fireKey, outcome: 'started', execution_id: r.executionId, scheduled_time: f.scheduledTime, error: null },
+        );
+      }
+      if (!taken.has(gi)) continue;
+      written.rows.set(gi, rows);
+      fireRows.push(...rows.map((r) => ({ ...r, path: g.trigger.path, name: g.trigger.name })));
+    }
+    written.raced = new Set(groups.flatMap((_, gi) => (taken.has(gi) ? [] : [gi])));
+    await recordFires(q, fireRows, ticks.filter((t) => taken.has(t.group)));
+  };
   if (starting.length === 0) {
     await deps.db.tx(async (q) => {
-      await begin?.(q);
-      await recordFires(q, trigger, rows, tick);
+      await take(q);
+      await record(q, () => undefined);
     });
-  } else {
-    const inputs: StartInput[] = starting.map((f) => ({ path: trigger.path, payload: f.payload, origin: { trigger: { name: trigger.name, kind: trigger.kind, fire_key: f.fireKey } } }));
-    await startExecutions(deps, inputs, new StartPreludeCache(), {
-      begin,
-      beforeCommit: async (q, started) => {
-        rows = [
-          ...starting.map((f, i): FireRow => {
-            const r = started[i];
-            return r instanceof ServiceError
-              ? { fire_key: f.fireKey, outcome: 'refused', execution_id: null, scheduled_time: f.scheduledTime, error: r.message }
-              : { fire_key: f.fireKey, outcome: 'started', execution_id: r.executionId, scheduled_time: f.scheduledTime, error: null };
-          }),
-          ...unstarted,
-        ];
-        await recordFires(q, trigger, rows, tick);
-      },
-    });
+    return written;
   }
-  return rows.map((r) => ({ fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error }));
+  const inputs: StartInput[] = starting.map((s) => {
+    const t = groups[s.group].trigger;
+    return { path: t.path, payload: s.payload, origin: { trigger: { name: t.name, kind: t.kind, fire_key: s.fire.fireKey } } };
+  });
+  await startExecutions(deps, inputs, new StartPreludeCache(), {
+    begin: async (q) => {
+      await take(q);
+      return (i) => taken.has(starting[i].group);
+    },
+    beforeCommit: (q, started) => record(q, (i) => started[i]),
+  });
+  return written;
 }
 
 /**

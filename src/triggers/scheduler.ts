@@ -1,16 +1,16 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
-import { dueSchedules, earliestScheduledFire, unfinishedRunsOf, type TriggerRow } from '../db/trigger.repo.ts';
+import { dueSchedules, earliestScheduledFire, unfinishedRuns } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
-import { fireTrigger, renderTriggerPayload, TickRaced, type Fire } from './fire-trigger.ts';
+import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleTriggerSchema, type ScheduleTrigger } from './trigger.schema.ts';
 import * as v from 'valibot';
 
 // The timekeeper of schedules: it sleeps until the earliest next fire of any schedule (at most
 // SCHEDULER_MAX_SLEEP_MS, so a schedule registered on another server is seen soon), then fires
-// what is due. Every server runs one; a tick takes a schedule's row (FOR UPDATE SKIP LOCKED) and
-// moves its next fire time in the transaction that starts the fires, and each fire's key is
-// unique, so two servers never fire one time twice and a crash mid-tick loses nothing: the row
+// what is due, every due schedule in one transaction. Every server runs one; a tick takes the
+// schedules' rows (FOR UPDATE SKIP LOCKED) and moves their next fire times in the transaction that
+// starts the fires, and each fire's key is unique, so two servers never fire one time twice and a crash mid-tick loses nothing: the row
 // still says the time is due.
 
 /** Longest sleep between looks at the schedules. */
@@ -20,77 +20,87 @@ export const MISFIRE_GRACE_MS = 60_000;
 /** A schedule still due after a tick waits for its previous run (overlap `queue`): looked at again after this. */
 const QUEUED_RECHECK_MS = 500;
 /** Schedules handled per look; more wait for the next, at once. */
-const DUE_PER_TICK = 200;
-/** Schedules fired at once within a tick (each is its own transaction). */
-const TICK_CONCURRENCY = 8;
+const DUE_PER_TICK = 100;
 /** How far back the overlap check looks for unfinished runs of a trigger. */
 const OVERLAP_RECENT_RUNS = 10;
 
 export type Clock = () => Date;
 
 /** What one tick did, for tests and logs. */
-export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number };
+export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number; waiting: { path: string; name: string }[] };
 
 /**
- * Fires every schedule due at `now()`: the catch-up policy picks among the due times, the overlap
- * policy decides what the previous unfinished run means, and each schedule's fires and its next
- * time are written together (fire-trigger.ts). A schedule another server holds is left to it.
+ * Fires every schedule due at `now()`, all in ONE transaction (fire-trigger.ts fireGroups): the
+ * catch-up policy picks among each schedule's due times, the overlap policy decides what its
+ * previous unfinished run means, and each schedule's fires and its next time are written
+ * together. A schedule another server holds is left to it (`raced`).
  */
 export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new Date()): Promise<TickReport> {
-  const report: TickReport = { schedules: 0, started: 0, skipped: 0, refused: 0, raced: 0 };
+  const report: TickReport = { schedules: 0, started: 0, skipped: 0, refused: 0, raced: 0, waiting: [] };
   const due = await dueSchedules(deps.db, now(), DUE_PER_TICK);
   report.schedules = due.length;
-  let next = 0;
-  const workers = Array.from({ length: Math.min(TICK_CONCURRENCY, due.length) }, async () => {
-    while (next < due.length) {
-      const row = due[next++];
-      try {
-        const results = await fireSchedule(deps, row, now);
-        for (const r of results) if (!r.duplicate) report[r.outcome === 'started' ? 'started' : r.outcome === 'skipped' ? 'skipped' : 'refused']++;
-      } catch (err) {
-        if (err instanceof TickRaced) report.raced++;
-        else deps.log.warn({ err: err instanceof Error ? err.message : String(err), trigger: `${row.path}/${row.name}` }, 'schedule tick failed; it is tried again at the next tick');
-      }
-    }
+  if (due.length === 0) return report;
+  const at = now();
+  const specs = due.map((row) => v.parse(ScheduleTriggerSchema, row.spec));
+  const watched = due.filter((_, i) => specs[i].overlap !== 'allow');
+  const unfinished = watched.length ? await unfinishedRuns(deps.db, watched, OVERLAP_RECENT_RUNS) : new Map<string, number[]>();
+  const firedAt = new Date();
+  const plans = due.flatMap((row, i) => {
+    const plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, unfinished.get(`${row.path}\n${row.name}`) ?? [], firedAt);
+    if (!plan) report.waiting.push({ path: row.path, name: row.name });
+    return plan ? [{ row, plan }] : [];
   });
-  await Promise.all(workers);
+  // The newest due time replaces whatever still runs (cancel_previous): cancelled before it starts.
+  for (const { row, plan } of plans) {
+    for (const id of plan.cancel) await cancelExecution(deps, id, { reason: `trigger ${row.name}: overlap cancel_previous`, trigger: { name: row.name, kind: 'schedule' } });
+  }
+  const groups: FireGroup[] = plans.map(({ row, plan }) => ({ trigger: { path: row.path, name: row.name, kind: 'schedule' }, fires: plan.fires, tick: { from: row.next_fire_at!, to: plan.next } }));
+  const results = await fireGroups(deps, groups);
+  const committed = Date.now();
+  for (const [gi, result] of results.entries()) {
+    if (result.raced) {
+      report.raced++;
+      continue;
+    }
+    for (const [fi, r] of result.results.entries()) {
+      if (r.duplicate) continue;
+      report[r.outcome === 'started' ? 'started' : r.outcome === 'skipped' ? 'skipped' : 'refused']++;
+      if (r.outcome === 'started') deps.metrics.triggerFireLateness.observe(Math.max(0, committed - groups[gi].fires[fi].scheduledTime!.getTime()) / 1000);
+    }
+  }
   return report;
 }
 
-async function fireSchedule(deps: EngineDeps, row: TriggerRow, now: Clock) {
-  const spec = v.parse(ScheduleTriggerSchema, row.spec);
-  const from = row.next_fire_at!;
-  const at = now();
+type Plan = { fires: Fire[]; next: Date | null; cancel: number[] };
+
+/**
+ * What a tick does with one due schedule at `at`: which due times start, which are skipped (and
+ * why), which runs to cancel, and its next fire time; undefined when it waits (overlap `queue`
+ * with a run unfinished: the row stays due).
+ */
+export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], firedAt: Date): Plan | undefined {
   const dueTimes = duePick(spec, from, at);
-  const ref = { path: row.path, name: row.name, kind: 'schedule' as const };
-  const unfinished = spec.overlap === 'allow' ? [] : await unfinishedRunsOf(deps.db, row.path, row.name, OVERLAP_RECENT_RUNS);
   let toStart = dueTimes;
   let skipped: Date[] = [];
-  let nextTime = nextFire(spec.cron, spec.timezone, at);
+  let cancel: number[] = [];
+  let next = nextFire(spec.cron, spec.timezone, at);
   if (spec.overlap === 'skip') {
-    // One run at a time: with one running, every due time is skipped; else the first starts.
+    // One run at a time: with one unfinished, every due time is skipped; else the first starts.
     [toStart, skipped] = unfinished.length > 0 ? [[], dueTimes] : [dueTimes.slice(0, 1), dueTimes.slice(1)];
   } else if (spec.overlap === 'queue') {
     // One run at a time, none dropped: the first due time waits (the row stays due) until the run ends.
-    if (unfinished.length > 0) return [];
+    if (unfinished.length > 0) return undefined;
     toStart = dueTimes.slice(0, 1);
-    if (dueTimes.length > 1) nextTime = dueTimes[1];
+    if (dueTimes.length > 1) next = dueTimes[1];
   } else if (spec.overlap === 'cancel_previous') {
-    // The newest due time replaces whatever still runs.
-    [toStart, skipped] = [dueTimes.slice(-1), dueTimes.slice(0, -1)];
-    for (const id of unfinished) await cancelExecution(deps, id, { reason: `trigger ${row.name}: overlap cancel_previous`, trigger: { name: row.name, kind: 'schedule' } });
+    [toStart, skipped, cancel] = [dueTimes.slice(-1), dueTimes.slice(0, -1), [...unfinished]];
   }
-  const firedAt = new Date();
+  const why = unfinished.length > 0 && spec.overlap === 'skip' ? `overlap skip: execution ${unfinished.join(', ')} still running` : `overlap ${spec.overlap}: one run per tick`;
   const fires: Fire[] = [
-    ...toStart.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name: row.name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt.toISOString() } }) })),
-    ...skipped.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: unfinished.length > 0 ? `overlap ${spec.overlap}: execution ${unfinished.join(', ')} still running` : `overlap ${spec.overlap}: one run per tick` })),
+    ...toStart.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt.toISOString() } }) })),
+    ...skipped.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why })),
   ];
-  const results = await fireTrigger(deps, ref, fires, { from, to: nextTime });
-  const committed = Date.now();
-  for (const [i, r] of results.entries()) {
-    if (r.outcome === 'started' && !r.duplicate) deps.metrics.triggerFireLateness.observe(Math.max(0, committed - fires[i].scheduledTime!.getTime()) / 1000);
-  }
-  return results;
+  return { fires, next, cancel };
 }
 
 /**
@@ -127,9 +137,10 @@ export function startScheduler(deps: EngineDeps, now: Clock = () => new Date()):
       try {
         const report = await runScheduleTick(deps, now);
         if (report.schedules >= DUE_PER_TICK) continue;
-        const earliest = await earliestScheduledFire(deps.db);
-        const untilEarliest = earliest ? earliest.getTime() - now().getTime() : SCHEDULER_MAX_SLEEP_MS;
-        sleepMs = Math.min(SCHEDULER_MAX_SLEEP_MS, untilEarliest <= 0 ? QUEUED_RECHECK_MS : untilEarliest);
+        // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
+        const earliest = await earliestScheduledFire(deps.db, report.waiting);
+        const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
+        sleepMs = Math.min(SCHEDULER_MAX_SLEEP_MS, untilEarliest, report.waiting.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
       } catch (err) {
         if (stopped) break;
         deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'schedule tick failed');
