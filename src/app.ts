@@ -18,6 +18,7 @@ import { installAuth } from './api/auth.ts';
 import { answerFrameworkError, installErrorHandler } from './api/error-handler.ts';
 import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
+import { hookRoutes } from './api/hooks.ts';
 import { triggerRoutes } from './api/triggers.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
@@ -73,6 +74,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, guiRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, hookRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

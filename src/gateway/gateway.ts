@@ -23,6 +23,7 @@ import { RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './session-store.ts';
 import { bodyPath, pathAllowed, RUN_ROUTES } from './playbook-paths.ts';
 import { publicOriginFor, type GatewaySettings } from './settings.ts';
+import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
 
 /**
  * How a route is let in: `public` (anyone), `login` (the auth routes: limited per address),
@@ -177,6 +178,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const forwardPublic = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, { authorization: null });
   app.get('/api/health', { config: { gate: 'public' } }, forwardPublic);
   for (const path of ['/docs', '/docs/*', '/redoc', '/redoc/*']) app.get(path, { config: { gate: 'public' } }, forwardPublic);
+  // Webhook deliveries carry no identity: the server checks the trigger's signature (over the bytes
+  // as sent, and the sender's own Authorization for the bearer style), so both pass unchanged.
+  app.post('/api/hooks/*', { config: { gate: 'public' }, bodyLimit: MAX_WEBHOOK_BODY_BYTES }, async (req, reply) => proxy.forward(req, reply, {}));
 
   registerAuthRoutes(app, { provider, sessions, sessionMaxMs: settings.sessionMaxMs, log, auditLog, originOf });
   const servesGui = await registerGuiRoutes(app, provider !== null, deps.guiDir);

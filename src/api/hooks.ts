@@ -1,0 +1,83 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../app-deps.ts';
+import { ServiceError } from '../errors.ts';
+import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
+import { acceptWebhook, findWebhook, refuseDelivery, type LiveWebhook } from '../triggers/webhook-delivery.ts';
+import { PUBLIC } from './access.ts';
+import { discardBody } from './input-guard.ts';
+
+// POST /api/hooks/{playbook path}/{trigger name}: no API token, the trigger's signature
+// authenticates (DESIGN.md "Triggers", docs/webhooks.md). Its own plugin: every content type is
+// read as raw bytes (the signature is over them), up to the trigger's max_body_bytes.
+
+/** `{path, name}` from the wildcard: the last segment is the trigger's name, the rest the playbook's path. */
+function target(tail: string): { path: string; name: string } | undefined {
+  const slash = tail.lastIndexOf('/');
+  if (slash <= 0 || slash === tail.length - 1) return undefined;
+  return { path: tail.slice(0, slash), name: tail.slice(slash + 1) };
+}
+
+/** Passes bytes through until more than `limit` came, then fails with a 413 (the source is left readable, so the answer can be sent). */
+class ByteLimit extends Transform {
+  #seen = 0;
+  readonly #limit: number;
+  readonly #over: () => Error;
+  constructor(limit: number, over: () => Error) {
+    super();
+    this.#limit = limit;
+    this.#over = over;
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.#seen += chunk.length;
+    if (this.#seen > this.#limit) return done(this.#over());
+    done(null, chunk);
+  }
+}
+
+/** The webhook receiver. */
+export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const hooks = new WeakMap<FastifyRequest, LiveWebhook>();
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BODY_BYTES }, (_req, body, done) => done(null, body));
+  const tooLarge = (hook: LiveWebhook): ServiceError =>
+    refuseDelivery(deps, 'too_large', 'payload_too_large', `the body is larger than the trigger's max_body_bytes (${hook.spec.max_body_bytes} bytes)`);
+
+  // An answer sent while the sender still writes is lost to it: what is left of the body is read first
+  // (bounded, see discardBody), then the app's handler answers.
+  app.setErrorHandler(async (err, req) => {
+    await discardBody(req.raw);
+    throw err;
+  });
+
+  app.post<{ Params: { '*': string } }>(
+    '/api/hooks/*',
+    {
+      schema: {
+        tags: ['triggers'],
+        summary: 'A webhook delivery to trigger {name} of playbook {path}: POST /api/hooks/{path}/{name}',
+        description:
+          'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 401 signature_invalid; 404 unknown trigger; 409 trigger_paused; 413 over max_body_bytes; 422 fire_refused. See docs/webhooks.md.',
+      },
+      config: { access: PUBLIC },
+      bodyLimit: MAX_WEBHOOK_BODY_BYTES,
+      // Before the body is read: which trigger, and so how many bytes it may send.
+      preParsing: async (req, _reply, payload) => {
+        const named = target(req.params['*']);
+        if (!named) throw refuseDelivery(deps, 'unknown_trigger', 'not_found', 'no webhook trigger: POST /api/hooks/{playbook path}/{trigger name}');
+        const hook = await findWebhook(deps, named.path, named.name);
+        hooks.set(req, hook);
+        if (Number(req.headers['content-length']) > hook.spec.max_body_bytes) throw tooLarge(hook);
+        return payload.pipe(new ByteLimit(hook.spec.max_body_bytes, () => Object.assign(tooLarge(hook), { statusCode: 413 })));
+      },
+    },
+    async (req, reply) => {
+      const hook = hooks.get(req);
+      if (!hook) throw new ServiceError('not_found', 'no webhook trigger');
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const q = req.url.indexOf('?');
+      const answer = await acceptWebhook(deps, hook, { raw, headers: req.headers, rawQuery: q === -1 ? '' : req.url.slice(q + 1) });
+      return reply.code(202).send(answer);
+    },
+  );
+}

@@ -1,0 +1,87 @@
+import * as v from 'valibot';
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import type { Keyring } from '../crypto/keyring.ts';
+import { getTrigger } from '../db/trigger.repo.ts';
+import { ServiceError, type ErrorCode } from '../errors.ts';
+import { findUnstorable } from '../find-unstorable.ts';
+import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
+import { WebhookTriggerSchema, type WebhookTrigger } from './trigger.schema.ts';
+import { webhookFireKey, webhookRequest } from './webhook-request.ts';
+import { webhookSecret } from './webhook-secret.ts';
+import { verifyWebhookSignature, type WebhookHeaders } from './webhook-signature.ts';
+
+// One webhook delivery, from the live trigger it names to the execution it starts (DESIGN.md
+// "Triggers", docs/webhooks.md). The route (src/api/hooks.ts) reads the bytes; this decides.
+
+export type WebhookDeps = EngineDeps & { keyring: Keyring };
+
+/** Why a delivery started nothing, as `svc_trigger_requests_refused_total{reason}` counts it. */
+export type RefusalReason = 'unknown_trigger' | 'too_large' | 'signature' | 'timestamp' | 'paused' | 'delivery_id' | 'body';
+
+/** A live webhook trigger: its row's identity and its checked spec. */
+export type LiveWebhook = { path: string; name: string; paused: boolean; spec: WebhookTrigger };
+
+/** A delivery as the route read it: the raw body bytes, the headers as node gives them, the query string. */
+export type WebhookDelivery = { raw: Buffer; headers: WebhookHeaders; rawQuery: string };
+
+/** What a delivery answers: the execution it started, or the one the same fire key started first. */
+export type WebhookAnswer = { execution_id: number; duplicate: boolean };
+
+/** Counts the refusal and makes the error the edge answers with. */
+export function refuseDelivery(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, code: ErrorCode, message: string): ServiceError {
+  deps.metrics.triggerRefused.inc({ reason });
+  return new ServiceError(code, { code, message });
+}
+
+/** The live webhook trigger `name` of `path`, or 404 (counted): none of that name, or not a webhook. */
+export async function findWebhook(deps: WebhookDeps, path: string, name: string): Promise<LiveWebhook> {
+  const row = await getTrigger(deps.db, path, name);
+  const parsed = row?.kind === 'webhook' ? v.safeParse(WebhookTriggerSchema, row.spec) : undefined;
+  if (!row || !parsed?.success) {
+    if (parsed && !parsed.success) deps.log.warn({ trigger: `${path}/${name}` }, 'stored webhook trigger does not match its schema');
+    throw refuseDelivery(deps, 'unknown_trigger', 'not_found', `no webhook trigger '${name}' on playbook '${path}'`);
+  }
+  return { path, name, paused: row.paused, spec: parsed.output };
+}
+
+/**
+ * Accepts a delivery of `hook`: its signature checked with the secret of the trigger's credential
+ * (401 otherwise), not paused (409), its payload rendered over `{trigger, request}` and fired
+ * exactly once under its fire key (delivery id, else the body's SHA-256). A fire whose payload or
+ * inputs are refused answers 422. Every refusal is counted and starts nothing.
+ */
+export async function acceptWebhook(deps: WebhookDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date()): Promise<WebhookAnswer> {
+  const { spec } = hook;
+  const where = `${hook.path}/${hook.name}`;
+  const found = await webhookSecret(deps.db, deps.keyring, spec.auth);
+  if ('problem' in found) {
+    deps.log.warn({ trigger: where, problem: found.problem }, 'webhook delivery refused: the trigger\'s secret is not available');
+    throw refuseDelivery(deps, 'signature', 'signature_invalid', 'the signature cannot be checked: the trigger\'s secret is not set up (the server log says why)');
+  }
+  const verdict = verifyWebhookSignature(spec.signature, found.secret, delivery.raw, delivery.headers, now.getTime());
+  if (!verdict.ok) {
+    deps.log.info({ trigger: where, reason: verdict.reason }, `webhook delivery refused: ${verdict.message}`);
+    throw refuseDelivery(deps, verdict.reason, 'signature_invalid', verdict.message);
+  }
+  if (hook.paused) throw refuseDelivery(deps, 'paused', 'trigger_paused', `trigger '${hook.name}' of '${hook.path}' is paused; resume it to accept deliveries`);
+
+  const request = counted(deps, 'body', () => webhookRequest(delivery.raw, delivery.headers, delivery.rawQuery));
+  const fireKey = counted(deps, 'delivery_id', () => webhookFireKey(spec.delivery_id, request, delivery.raw));
+  const rendered = renderTriggerPayload(spec.payload, { trigger: { name: hook.name, kind: 'webhook', scheduled_time: null, fired_at: now.toISOString() }, request });
+  // A form or text body may hold what PostgreSQL cannot store (NUL): the fire is refused, not failed.
+  const unstorable = 'payload' in rendered ? findUnstorable(rendered.payload) : undefined;
+  const fire: Fire = { fireKey, scheduledTime: null, ...(unstorable ? { refused: `payload${unstorable.path === '' || unstorable.path.startsWith('[') ? '' : '.'}${unstorable.path} ${unstorable.message}` } : rendered) };
+  const [result] = await fireTrigger(deps, { path: hook.path, name: hook.name, kind: 'webhook' }, [fire]);
+  if (result.outcome === 'started' && result.executionId !== null) return { execution_id: result.executionId, duplicate: result.duplicate };
+  throw new ServiceError('fire_refused', { code: 'fire_refused', message: `the delivery started nothing: ${result.error ?? result.outcome}`, fire_key: result.fireKey, duplicate: result.duplicate });
+}
+
+/** `make()`, counting a client error it throws as a refusal for `reason`. */
+function counted<T>(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof ServiceError) deps.metrics.triggerRefused.inc({ reason });
+    throw err;
+  }
+}

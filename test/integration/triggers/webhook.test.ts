@@ -1,0 +1,345 @@
+// Webhook triggers on a real server (SVC_AUTH=token: deliveries carry no API token) and a real
+// PostgreSQL, with a real gateway in front for the pass-through: a signed delivery starts one
+// execution with the mapped payload; tampered, wrongly signed, stale and unsigned deliveries start
+// nothing; the same delivery id five times at once starts one; size limits, unknown triggers,
+// pauses and refused payloads answer without starting anything; the secret shows nowhere.
+import { createHash, createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createApiToken } from '../../helpers/auth.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
+import { http, type Json } from '../../helpers/http.ts';
+
+const SECRET = 'whsec-test-6f1c2b9e0d7a4e53b8a1c4d2e9f07a36';
+const BEARER_SECRET = 'bearer-hook-secret-0b5e7c1d9a2f4863';
+const PATH = 'hooks/repo';
+
+let a: TestApp;
+let gw: TestGateway;
+let admin: Record<string, string>;
+// Every answer a delivery got (status line, headers and body), for the secret check at the end.
+const answers: string[] = [];
+
+const hmacHex = (secret: string, text: string | Buffer) => createHmac('sha256', secret).update(text).digest('hex');
+const nowS = () => Math.floor(Date.now() / 1000);
+
+const PLAYBOOK = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: hooks, path: ${PATH} }
+workload: { repo: none }
+triggers:
+  - name: github
+    kind: webhook
+    auth: gh_hook
+    signature: github
+    delivery_id: "{{ request.headers['x-github-delivery'] }}"
+    payload: { repo: "{{ request.body.repository.full_name }}", event: "{{ request.headers['x-github-event'] }}", note: "{{ request.body.note | default('') }}", via: "{{ trigger.kind }}" }
+  - name: by_body
+    kind: webhook
+    auth: gh_hook
+    signature: github
+    payload: { repo: "{{ request.body.repository.full_name }}" }
+  - name: stripe
+    kind: webhook
+    auth: gh_hook
+    signature: stripe
+    payload: { repo: "{{ request.body.id }}" }
+  - name: acme
+    kind: webhook
+    auth: gh_hook
+    signature: { style: hmac, header: x-acme-signature, prefix: "v1=", timestamp_header: x-acme-timestamp }
+    payload: { repo: "{{ request.query.repo }}" }
+  - name: bearer
+    kind: webhook
+    auth: bearer_hook
+    signature: bearer
+    payload: { headers: "{{ request.headers }}", query: "{{ request.query }}", body: "{{ request.body }}" }
+  - name: small
+    kind: webhook
+    auth: gh_hook
+    signature: github
+    max_body_bytes: 64
+  - name: pausable
+    kind: webhook
+    auth: gh_hook
+    signature: github
+  - name: no_secret
+    kind: webhook
+    auth: missing_credential
+    signature: github
+  - name: nightly
+    kind: schedule
+    cron: "0 2 * * *"
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+
+const TYPED = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: typed, path: hooks/typed }
+inputs: { count: { type: integer, required: true } }
+triggers:
+  - { name: counted, kind: webhook, auth: gh_hook, signature: github, payload: { count: "{{ request.body.count }}" } }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+
+beforeAll(async () => {
+  a = await startTestApp({ SVC_AUTH: 'token' });
+  admin = bearer(await createApiToken(a.deps.db, 'hooks-admin', 'admin'));
+  for (const [name, secret] of [['gh_hook', SECRET], ['bearer_hook', BEARER_SECRET]]) {
+    const made = await http(a.url, 'POST', '/api/credentials', { name, type: 'custom', data: { secret } }, admin);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+  }
+  for (const content of [PLAYBOOK, TYPED]) {
+    const reg = await http(a.url, 'POST', '/api/catalog/playbook', { content }, admin);
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+  }
+  gw = await startTestGateway({ SVC_SERVER_URL: a.url, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET });
+});
+afterAll(async () => {
+  await gw?.close();
+  await a?.close();
+});
+
+type Delivery = { status: number; body: Json };
+
+/** POSTs `body` as sent (bytes unchanged) to /api/hooks/{path}/{name}, with no API token. */
+async function deliver(name: string, body: string | Buffer, headers: Record<string, string>, opts: { path?: string; base?: string; query?: string } = {}): Promise<Delivery> {
+  const res = await fetch(`${opts.base ?? a.url}/api/hooks/${opts.path ?? PATH}/${name}${opts.query ?? ''}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const text = await res.text();
+  answers.push(`${res.status} ${JSON.stringify([...res.headers])} ${text}`);
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+const github = (body: string, delivery: string, secret = SECRET) => ({
+  'x-hub-signature-256': `sha256=${hmacHex(secret, body)}`,
+  'x-github-delivery': delivery,
+  'x-github-event': 'push',
+});
+
+async function executionCount(path = PATH): Promise<number> {
+  const { rows } = await a.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.execution WHERE path = $1`, [path]);
+  return rows[0].n;
+}
+
+async function started(executionId: number): Promise<Json> {
+  const { rows } = await a.deps.db.query<{ context: Json }>(`SELECT context FROM core.event WHERE execution_id = $1 AND event_type = 'execution.started'`, [executionId]);
+  return rows[0].context;
+}
+
+async function refusedCount(reason: string): Promise<number> {
+  const { values } = await a.deps.metrics.triggerRefused.get();
+  return values.find((v) => v.labels.reason === reason)?.value ?? 0;
+}
+
+let seq = 0;
+const deliveryId = () => `d-${Date.now()}-${++seq}`;
+const pushBody = (repo: string, extra: Record<string, unknown> = {}) => JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: repo }, ...extra });
+
+describe('webhook deliveries', () => {
+  it('a valid GitHub signature starts one execution with the mapped payload; the trigger and fire key are in execution.started; the body is data, never a template', async () => {
+    // Token mode: other routes need an API token; the hook does not.
+    expect((await http(a.url, 'GET', '/api/executions')).status).toBe(401);
+    const before = await executionCount();
+    const body = pushBody('octo/hello', { note: '{{ 7 * 7 }}' });
+    const id = deliveryId();
+    const res = await deliver('github', body, github(body, id));
+    expect(res).toEqual({ status: 202, body: { execution_id: expect.any(Number), duplicate: false } });
+    expect(await executionCount()).toBe(before + 1);
+    const context = await started(res.body.execution_id);
+    expect(context.trigger).toEqual({ name: 'github', kind: 'webhook', fire_key: id });
+    const { rows } = await a.deps.db.query<{ workload: Json }>(`SELECT context->'input'->'workload' AS workload FROM core.event WHERE execution_id = $1 AND event_type = 'execution.started'`, [res.body.execution_id]);
+    expect(rows[0].workload).toEqual({ repo: 'octo/hello', event: 'push', note: '{{ 7 * 7 }}', via: 'webhook' });
+  });
+
+  it('a tampered body, a wrong secret, a missing or malformed signature: 401 with a detail, nothing started, counted', async () => {
+    const before = await executionCount();
+    const counted = await refusedCount('signature');
+    const body = pushBody('octo/tampered');
+    const signed = github(body, deliveryId());
+    const refusals = [
+      await deliver('github', body.replace('tampered', 'tampereD'), signed),
+      await deliver('github', body, github(body, deliveryId(), 'not-the-secret')),
+      await deliver('github', body, { 'x-github-delivery': deliveryId() }),
+      await deliver('github', body, { ...signed, 'x-hub-signature-256': signed['x-hub-signature-256'].replace('sha256=', '') }),
+    ];
+    for (const r of refusals) {
+      expect(r.status).toBe(401);
+      expect(r.body.detail).toEqual({ code: 'signature_invalid', message: expect.stringMatching(/x-hub-signature-256/) });
+    }
+    expect(refusals[0].body.detail.message).toMatch(/does not match the body/);
+    expect(refusals[2].body.detail.message).toMatch(/missing/);
+    expect(await executionCount()).toBe(before);
+    expect(await refusedCount('signature')).toBe(counted + 4);
+    // The same delivery, untouched, goes through: what was refused was the change.
+    expect((await deliver('github', body, signed)).status).toBe(202);
+  });
+
+  it('stripe and hmac styles: signed and fresh starts; signed but older than 5 minutes is 401 and starts nothing', async () => {
+    const before = await executionCount();
+    const counted = await refusedCount('timestamp');
+    const body = JSON.stringify({ id: 'evt_1', type: 'charge.succeeded' });
+    const stripe = (t: number) => ({ 'stripe-signature': `t=${t},v1=${hmacHex(SECRET, `${t}.${body}`)}` });
+    const fresh = await deliver('stripe', body, stripe(nowS()));
+    expect(fresh.status).toBe(202);
+    const stale = await deliver('stripe', body, stripe(nowS() - 600));
+    expect(stale.status).toBe(401);
+    expect(stale.body.detail).toEqual({ code: 'signature_invalid', message: expect.stringMatching(/stripe-signature timestamp is \d+ s from the server's clock/) });
+
+    const acme = (t: number) => ({ 'x-acme-timestamp': String(t), 'x-acme-signature': `v1=${hmacHex(SECRET, `${t}.${body}`)}` });
+    const ok = await deliver('acme', body, acme(nowS()), { query: '?repo=acme%2Fwidgets' });
+    expect(ok.status).toBe(202);
+    expect((await started(ok.body.execution_id)).input.workload.repo).toBe('acme/widgets');
+    const old = await deliver('acme', body, acme(nowS() - 301));
+    expect(old.status).toBe(401);
+    expect(old.body.detail.message).toMatch(/x-acme-timestamp is \d+ s from the server's clock/);
+
+    expect(await executionCount()).toBe(before + 2);
+    expect(await refusedCount('timestamp')).toBe(counted + 2);
+  });
+
+  it('the same delivery id five times at once starts exactly one execution; the others answer duplicate with its id', async () => {
+    const before = await executionCount();
+    const body = pushBody('octo/concurrent');
+    const headers = github(body, deliveryId());
+    const all = await Promise.all(Array.from({ length: 5 }, () => deliver('github', body, headers)));
+    expect(all.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(all.map((r) => r.body.execution_id)).size).toBe(1);
+    expect(all.filter((r) => r.body.duplicate)).toHaveLength(4);
+    expect(await executionCount()).toBe(before + 1);
+    // Later, again: still the first execution.
+    const again = await deliver('github', body, headers);
+    expect(again.body).toEqual({ execution_id: all[0].body.execution_id, duplicate: true });
+  });
+
+  it('without delivery_id the body\'s SHA-256 is the fire key: the same body again is a duplicate, another body starts', async () => {
+    const body = pushBody('octo/by-body');
+    const first = await deliver('by_body', body, github(body, 'ignored-1'));
+    const second = await deliver('by_body', body, github(body, 'ignored-2'));
+    expect(first.body.duplicate).toBe(false);
+    expect(second.body).toEqual({ execution_id: first.body.execution_id, duplicate: true });
+    expect((await started(first.body.execution_id)).trigger.fire_key).toBe(createHash('sha256').update(body).digest('hex'));
+    const other = pushBody('octo/by-body-2');
+    expect((await deliver('by_body', other, github(other, 'ignored-3'))).body.duplicate).toBe(false);
+  });
+
+  it('a body over the trigger\'s max_body_bytes is 413, by its Content-Length or as it streams, and starts nothing', async () => {
+    const before = await executionCount();
+    const counted = await refusedCount('too_large');
+    const big = JSON.stringify({ pad: 'x'.repeat(100) });
+    const declared = await deliver('small', big, github(big, deliveryId()));
+    expect(declared.status).toBe(413);
+    expect(declared.body.detail).toEqual({ code: 'payload_too_large', message: expect.stringContaining('max_body_bytes (64 bytes)') });
+    // Chunked (no Content-Length): counted as the bytes arrive.
+    const chunks = [Buffer.from(big.slice(0, 50)), Buffer.from(big.slice(50))];
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = chunks.shift();
+        if (next) controller.enqueue(next);
+        else controller.close();
+      },
+    });
+    const res = await fetch(`${a.url}/api/hooks/${PATH}/small`, { method: 'POST', headers: { 'content-type': 'application/json', ...github(big, deliveryId()) }, body: stream, duplex: 'half' } as RequestInit);
+    const text = await res.text();
+    answers.push(text);
+    expect(res.status).toBe(413);
+    expect(JSON.parse(text).detail.code).toBe('payload_too_large');
+    // Within the limit it is taken.
+    const fits = '{"a":1}';
+    expect((await deliver('small', fits, github(fits, deliveryId()))).status).toBe(202);
+    expect(await executionCount()).toBe(before + 1);
+    expect(await refusedCount('too_large')).toBe(counted + 2);
+  });
+
+  it('an unknown playbook or trigger, a schedule, or no trigger name is 404 and counted', async () => {
+    const counted = await refusedCount('unknown_trigger');
+    const body = pushBody('octo/none');
+    for (const [path, name] of [[PATH, 'nope'], ['hooks/none', 'github'], [PATH, 'nightly']]) {
+      const r = await deliver(name, body, github(body, deliveryId()), { path });
+      expect(r.status, `${path}/${name}`).toBe(404);
+      expect(r.body.detail).toEqual({ code: 'not_found', message: `no webhook trigger '${name}' on playbook '${path}'` });
+    }
+    const bare = await fetch(`${a.url}/api/hooks/justaname`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(bare.status).toBe(404);
+    expect(((await bare.json()) as Json).detail.code).toBe('not_found');
+    expect(await refusedCount('unknown_trigger')).toBe(counted + 4);
+  });
+
+  it('bearer style: Authorization: Bearer <secret> starts; another secret is 401; the Authorization header never reaches the payload', async () => {
+    const body = JSON.stringify({ hello: 'world' });
+    const ok = await deliver('bearer', body, { authorization: `Bearer ${BEARER_SECRET}`, 'x-sender': 'ci' }, { query: '?a=1&a=2' });
+    expect(ok.status).toBe(202);
+    const workload = (await started(ok.body.execution_id)).input.workload;
+    expect(workload.body).toEqual({ hello: 'world' });
+    expect(workload.query).toEqual({ a: ['1', '2'] });
+    expect(workload.headers['x-sender']).toBe('ci');
+    expect(workload.headers).not.toHaveProperty('authorization');
+    const wrong = await deliver('bearer', body, { authorization: `Bearer ${BEARER_SECRET.slice(0, -1)}` });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.detail.message).toBe('the bearer secret does not match');
+    expect((await deliver('bearer', body, {})).status).toBe(401);
+  });
+
+  it('a paused trigger answers 409 to a signed delivery (401 to an unsigned one) and starts nothing; resumed, it accepts', async () => {
+    const before = await executionCount();
+    const paused = await http(a.url, 'POST', `/api/triggers/${PATH}/pausable/pause`, {}, admin);
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    const body = pushBody('octo/paused');
+    const r = await deliver('pausable', body, github(body, deliveryId()));
+    expect(r.status).toBe(409);
+    expect(r.body.detail).toEqual({ code: 'trigger_paused', message: `trigger 'pausable' of '${PATH}' is paused; resume it to accept deliveries` });
+    expect((await deliver('pausable', body, {})).status).toBe(401);
+    expect(await executionCount()).toBe(before);
+    expect((await http(a.url, 'POST', `/api/triggers/${PATH}/pausable/resume`, {}, admin)).status).toBe(200);
+    expect((await deliver('pausable', body, github(body, deliveryId()))).status).toBe(202);
+  });
+
+  it('a payload that does not render, or that the playbook\'s inputs refuse, is 422 fire_refused and starts nothing; a credential without a secret is 401', async () => {
+    const before = await executionCount();
+    const noRepo = JSON.stringify({ zen: 'no repository here' });
+    const r = await deliver('github', noRepo, github(noRepo, deliveryId()));
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toMatchObject({ code: 'fire_refused', message: expect.stringContaining('repository') });
+    expect(await executionCount()).toBe(before);
+
+    const typedBefore = await executionCount('hooks/typed');
+    const bad = JSON.stringify({ count: 'many' });
+    const refused = await deliver('counted', bad, github(bad, deliveryId()), { path: 'hooks/typed' });
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail.code).toBe('fire_refused');
+    const good = JSON.stringify({ count: 3 });
+    expect((await deliver('counted', good, github(good, deliveryId()), { path: 'hooks/typed' })).status).toBe(202);
+    expect(await executionCount('hooks/typed')).toBe(typedBefore + 1);
+
+    const missing = await deliver('no_secret', noRepo, github(noRepo, deliveryId()));
+    expect(missing.status).toBe(401);
+    expect(missing.body.detail.message).toMatch(/secret is not set up/);
+    expect(a.logs.join('')).toContain("credential 'missing_credential' does not exist");
+  });
+
+  it('through the gateway: a delivery passes without any identity, its bytes and Authorization unchanged', async () => {
+    const body = pushBody('octo/gateway');
+    const viaGateway = await deliver('github', body, github(body, deliveryId()), { base: gw.url });
+    expect(viaGateway.status).toBe(202);
+    expect((await deliver('bearer', body, { authorization: `Bearer ${BEARER_SECRET}` }, { base: gw.url })).status).toBe(202);
+    expect((await deliver('github', body.replace('gateway', 'gatewaY'), github(body, deliveryId()), { base: gw.url })).status).toBe(401);
+    // Other API routes still need a caller at the gateway.
+    expect((await http(gw.url, 'GET', '/api/executions')).status).toBe(401);
+  });
+
+  it('the secrets appear in no answer, log line, event or stored execution', async () => {
+    expect(answers.length).toBeGreaterThan(30);
+    const { rows } = await a.deps.db.query<{ text: string }>(
+      `SELECT coalesce(string_agg(context::text, ' '), '') || coalesce((SELECT string_agg(to_jsonb(x)::text, ' ') FROM core.execution x), '') AS text FROM core.event`,
+    );
+    const metrics = await a.deps.metrics.registry.metrics();
+    for (const secret of [SECRET, BEARER_SECRET]) {
+      for (const [where, text] of [['answers', answers.join('\n')], ['server log', a.logs.join('')], ['gateway log', gw.logs.join('')], ['events and executions', rows[0].text], ['metrics', metrics]] as const) {
+        expect(text.includes(secret), `${where} holds a secret`).toBe(false);
+      }
+    }
+  });
+});
