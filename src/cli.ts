@@ -13,6 +13,7 @@ import { TOKEN_SUMMARY, TOKEN_USAGE } from './cli/token-usage.ts';
 import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
 import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents-usage.ts';
 import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
+import { TRIGGERS_SUMMARY, TRIGGERS_USAGE } from './cli/triggers-usage.ts';
 import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
@@ -243,6 +244,11 @@ const commands: Record<string, Command> = {
     summary: DOCTOR_SUMMARY,
     usage: DOCTOR_USAGE,
     run: async (argv) => (await import('./doctor/doctor-command.ts')).doctorCommand(argv),
+  },
+  triggers: {
+    summary: TRIGGERS_SUMMARY,
+    usage: TRIGGERS_USAGE,
+    run: async (argv) => (await import('./cli/triggers-command.ts')).triggersCommand(argv),
   },
   events: {
     summary: EVENTS_SUMMARY,
