@@ -5,12 +5,14 @@ import { ExecutionPage } from './pages/ExecutionPage.tsx';
 import { ExecutionsPage } from './pages/ExecutionsPage.tsx';
 import { AgentsPage } from './pages/AgentsPage.tsx';
 import { OperationsPage } from './pages/OperationsPage.tsx';
+import { TriggersPage } from './pages/TriggersPage.tsx';
 import { href, useRoute } from './route.ts';
 import { useSession } from './session.ts';
 
 const SECTIONS = [
   { key: 'executions', label: 'Executions' },
   { key: 'catalog', label: 'Catalog' },
+  { key: 'triggers', label: 'Triggers' },
   { key: 'agents', label: 'Agents' },
   { key: 'operations', label: 'Operations' },
 ] as const;
@@ -59,6 +61,8 @@ function page(section: string, rest: string[], query: URLSearchParams) {
       if (rest[0] === 'edit') return <EditorPage path={rest.slice(1).join('/')} />;
       if (rest[0] === 'entry') return <CatalogEntryPage path={rest.slice(1).join('/')} version={query.get('version')} />;
       return <CatalogPage />;
+    case 'triggers':
+      return <TriggersPage query={query} />;
     case 'agents':
       return <AgentsPage />;
     case 'operations':

@@ -128,3 +128,26 @@ export type ExecutionEvent = {
 };
 
 export type CatalogEntry = { catalog_id: number; path: string; version: number; kind: string; created_at: string; content?: string };
+
+/** A live trigger as GET /api/triggers lists it (and pause/resume answer it). */
+export type Trigger = {
+  path: string;
+  name: string;
+  kind: 'schedule' | 'webhook' | 'nats';
+  state: 'active' | 'paused';
+  catalog_id: number;
+  description: string | null;
+  next_fires: string[];
+  last_fire: { fire_key: string; execution_id: number | null; at: string; outcome: 'started' | 'skipped' | 'refused' } | null;
+  fires: number;
+  skipped: number;
+  errors: number;
+  last_error: string | null;
+  spec: Record<string, unknown>;
+};
+
+/** POST /api/triggers/{path}/{name}/fire's answer. */
+export type TriggerFired = { execution_id: number | null; duplicate: boolean; fire_key: string; outcome: string };
+
+/** The URL (below the API base) of an action on a trigger: pause, resume, fire, backfill. */
+export const triggerUrl = (t: { path: string; name: string }, action: 'pause' | 'resume' | 'fire' | 'backfill'): string => `/triggers/${encodePath(t.path)}/${encodeURIComponent(t.name)}/${action}`;

@@ -5,6 +5,7 @@ import { Simulator } from '../graph/Simulator.tsx';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../route.ts';
+import { PlaybookTriggers } from './PlaybookTriggers.tsx';
 import { RunForm } from './RunForm.tsx';
 import { useCan } from '../session.ts';
 import { ErrorBox, Section, formatTime } from '../ui.tsx';
@@ -53,6 +54,7 @@ export function CatalogEntryPage({ path, version }: { path: string; version: str
         </p>
         {canOperate ? <RunForm entry={entry} key={entry.catalog_id} /> : null}
       </Section>
+      <PlaybookTriggers path={path} />
       <Section
         title="Statechart"
         actions={

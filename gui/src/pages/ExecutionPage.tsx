@@ -101,6 +101,7 @@ export function ExecutionPage({ id }: { id: number }) {
       setActionError(error);
     }
   };
+  const trigger = startedBy(live.data?.events ?? []);
   const shown = selected ? live.data!.events.filter((e) => e.step === selected) : live.data!.events;
   const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
   return (
@@ -135,6 +136,14 @@ export function ExecutionPage({ id }: { id: number }) {
           <dd>{formatTime(execution.started_at)}</dd>
           <dt>Duration</dt>
           <dd>{formatDuration(duration)}</dd>
+          {trigger ? (
+            <>
+              <dt>Started by</dt>
+              <dd>
+                trigger <a href={href(['triggers'], { path: execution.path, name: trigger.name })}>{trigger.name}</a> ({trigger.kind}), fire key <code>{trigger.fire_key}</code>
+              </dd>
+            </>
+          ) : null}
           {execution.parent_execution_id ? (
             <>
               <dt>Parent</dt>
@@ -186,4 +195,15 @@ export function ExecutionPage({ id }: { id: number }) {
 function attemptOf(e: ExecutionEvent): number | undefined {
   const c = e.context;
   return c && typeof c === 'object' && 'attempt' in c && typeof (c as { attempt: unknown }).attempt === 'number' ? (c as { attempt: number }).attempt : undefined;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/** The trigger and fire that started the execution (execution.started's context.trigger), if one did. */
+function startedBy(events: ExecutionEvent[]): { name: string; kind: string; fire_key: string } | undefined {
+  const started = events.find((e) => e.event_type === EVENT.executionStarted);
+  const trigger = isRecord(started?.context) ? started.context.trigger : undefined;
+  if (!isRecord(trigger)) return undefined;
+  const { name, kind, fire_key } = trigger;
+  return typeof name === 'string' && typeof kind === 'string' && typeof fire_key === 'string' ? { name, kind, fire_key } : undefined;
 }
