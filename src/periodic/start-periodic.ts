@@ -6,8 +6,9 @@ import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
 import { startScheduler } from '../triggers/scheduler.ts';
+import { startNatsSubscriptions, type NatsSubscriptionsDeps } from '../triggers/nats-subscriptions.ts';
 
-export type StartPeriodicDeps = EngineDeps & ReaperDeps;
+export type StartPeriodicDeps = EngineDeps & ReaperDeps & NatsSubscriptionsDeps;
 
 /**
  * Starts every piece of a server's background work, each through `every` (or `once`); the one
@@ -25,6 +26,8 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   if (deps.config.SVC_COMMAND_REAPER_ENABLED) jobs.push(every(deps, reaperSchedule(deps.config), () => reapStrandedCommands(deps, 'timer')));
   // Schedules keep their own time (the earliest next fire, not an interval): see its file.
   jobs.push(startScheduler(deps));
+  // NATS triggers: a durable consumer per trigger, read again on every registration, pause and resume.
+  jobs.push(startNatsSubscriptions(deps));
   return async () => {
     await Promise.all(jobs.map((j) => j.stop()));
   };

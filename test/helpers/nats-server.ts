@@ -1,12 +1,21 @@
 // A real nats-server (Debian's, installed by scripts/ensure-package.sh when missing) on a free
-// loopback port, with an optional user and password, for tests of NATS credentials.
-import { execFileSync, spawn } from 'node:child_process';
+// loopback port, with an optional user and password, for tests of NATS credentials; with
+// `jetstream`, JetStream on a store in a temporary directory, kept across `restart()`.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from './until.ts';
 
-export type NatsServer = { url: string; port: number; close(): Promise<void> };
+export type NatsServer = {
+  url: string;
+  port: number;
+  /** Stops the server (SIGTERM) and starts it again on the same port and store: JetStream keeps its streams and consumers. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+};
 
 let binary: string | undefined;
 
@@ -25,12 +34,8 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Starts nats-server on 127.0.0.1 and waits until it accepts connections. */
-export async function startNatsServer(auth?: { user: string; password: string }): Promise<NatsServer> {
-  const port = await freePort();
-  const args = ['-a', '127.0.0.1', '-p', String(port), ...(auth ? ['--user', auth.user, '--pass', auth.password] : [])];
-  const child = spawn(natsServerPath(), args, { stdio: 'ignore' });
-  await until(
+const accepting = (port: number) =>
+  until(
     'nats-server accepting connections',
     () =>
       new Promise<boolean>((resolve) => {
@@ -42,14 +47,44 @@ export async function startNatsServer(auth?: { user: string; password: string })
       }),
     10_000,
   );
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** Starts nats-server on 127.0.0.1 (with JetStream when asked) and waits until it accepts connections. */
+export async function startNatsServer(auth?: { user: string; password: string }, opts: { jetstream?: boolean } = {}): Promise<NatsServer> {
+  const port = await freePort();
+  const storeDir = opts.jetstream ? await mkdtemp(join(tmpdir(), 'svc-nats-js-')) : undefined;
+  const args = ['-a', '127.0.0.1', '-p', String(port), ...(auth ? ['--user', auth.user, '--pass', auth.password] : []), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+  const launch = async () => {
+    const c = spawn(natsServerPath(), args, { stdio: 'ignore' });
+    await accepting(port);
+    return c;
+  };
+  let child = await launch();
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    async restart() {
+      await stopChild(child);
+      child = await launch();
+    },
     async close() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
+      await stopChild(child);
+      if (storeDir) await rm(storeDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A JetStream server for a test file: the one SVC_TEST_NATS_URL names (never restarted nor closed), else a nats-server of its own. */
+export async function jetStreamServer(): Promise<{ url: string; own: NatsServer | undefined; close(): Promise<void> }> {
+  const external = process.env.SVC_TEST_NATS_URL;
+  if (external) return { url: external, own: undefined, close: async () => {} };
+  const own = await startNatsServer(undefined, { jetstream: true });
+  return { url: own.url, own, close: () => own.close() };
 }

@@ -1,0 +1,37 @@
+import type { Keyring } from '../crypto/keyring.ts';
+import { credentialAad, open, SealError } from '../crypto/seal.ts';
+import { stringField } from '../credential/http-auth.ts';
+import { isObject } from '../objects.ts';
+
+/** How a subscription connects: the server (host:port, also for logs), TLS when the URL is tls://, and its login. */
+export type NatsLogin = { server: string; tls: boolean; user?: string; pass?: string; token?: string };
+
+/**
+ * The login of a stored `nats` credential (url, and token or user/password, also as the URL's
+ * user info), opened with `keyring`; or why there is none, in words that never hold a secret.
+ */
+export function natsLogin(keyring: Keyring, credential: { name: string; type: string | null; sealed: string | null }): { login: NatsLogin } | { problem: string } {
+  if (credential.type === null || credential.sealed === null) return { problem: `credential '${credential.name}' does not exist` };
+  if (credential.type !== 'nats') return { problem: `credential '${credential.name}' is of type ${credential.type}, not nats` };
+  let data: unknown;
+  try {
+    data = open(keyring, credential.sealed, credentialAad(credential.name));
+  } catch (err) {
+    if (err instanceof SealError) return { problem: `credential '${credential.name}' cannot be opened with the configured keys` };
+    throw err;
+  }
+  if (!isObject(data)) return { problem: `credential '${credential.name}' holds no fields` };
+  const text = stringField(data, 'url');
+  if (!text) return { problem: `credential '${credential.name}' has no url` };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { problem: `credential '${credential.name}': url is not a URL` };
+  }
+  const user = stringField(data, 'user') ?? (url.username ? decodeURIComponent(url.username) : undefined);
+  const pass = stringField(data, 'password') ?? (url.password ? decodeURIComponent(url.password) : undefined);
+  const token = stringField(data, 'token');
+  if (!url.host) return { problem: `credential '${credential.name}': url names no host` };
+  return { login: { server: url.host, tls: url.protocol === 'tls:', ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) } };
+}

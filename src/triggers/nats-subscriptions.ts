@@ -1,0 +1,118 @@
+import * as v from 'valibot';
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import type { Keyring } from '../crypto/keyring.ts';
+import { natsTriggerRows, type NatsTriggerRow } from '../db/trigger-subscription.repo.ts';
+import { TRIGGERS_CHANGED_CHANNEL } from '../db/trigger.repo.ts';
+import { every } from '../periodic/every.ts';
+import { natsLogin } from './nats-login.ts';
+import { startNatsSubscription, type NatsSubscription } from './nats-subscription.ts';
+import { NatsTriggerSchema } from './trigger.schema.ts';
+
+// Every server subscribes to every live, unpaused NATS trigger (nats-subscription.ts). JetStream
+// shares a durable pull consumer's messages among the servers pulling from it, and a fire's key
+// makes a message delivered to two of them start one execution. The set is read again when a
+// registration, pause or resume notifies, and every NATS_RELOAD_INTERVAL_MS in case one was missed.
+
+/** How often the triggers are read again without a notification. */
+export const NATS_RELOAD_INTERVAL_MS = 10_000;
+
+export type NatsSubscriptionsDeps = EngineDeps & { keyring: Keyring };
+
+type Running = { signature: string; stream: string; sub: NatsSubscription };
+
+/**
+ * Starts this server's NATS subscriptions and keeps them in step with core.trigger: new triggers
+ * start, paused ones stop, changed ones (spec or credential) restart, removed ones stop and delete
+ * their consumer. `reload()` reads the triggers now. `stop()` ends every subscription.
+ */
+export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { reloadIntervalMs?: number } = {}): { stop(): Promise<void>; reload(): Promise<void> } {
+  const running = new Map<string, Running>();
+  // Problems reported per trigger, so that one is logged when it appears, not at every reload.
+  const problems = new Map<string, string>();
+  let stopped = false;
+  let tail: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | undefined;
+
+  const report = (key: string, problem: string | undefined) => {
+    if (problem === undefined) problems.delete(key);
+    else if (problems.get(key) !== problem) {
+      problems.set(key, problem);
+      deps.log.warn({ trigger: key, problem }, 'NATS trigger not subscribed');
+    }
+  };
+
+  const reconcile = async () => {
+    const rows = await natsTriggerRows(deps.db);
+    const live = new Set(rows.map(keyOf));
+    const wanted = new Set<string>();
+    for (const row of rows) {
+      const key = keyOf(row);
+      if (row.paused || stopped) continue;
+      const parsed = v.safeParse(NatsTriggerSchema, row.spec);
+      if (!parsed.success) {
+        report(key, 'its stored spec is not a NATS trigger');
+        continue;
+      }
+      const spec = parsed.output;
+      const signature = JSON.stringify([spec, row.created_at.toISOString(), row.credential_type, row.credential_updated_at?.toISOString() ?? null]);
+      const current = running.get(key);
+      if (current?.signature === signature) {
+        wanted.add(key);
+        continue;
+      }
+      const login = natsLogin(deps.keyring, { name: spec.auth, type: row.credential_type, sealed: row.credential_sealed });
+      if ('problem' in login) {
+        report(key, login.problem);
+        continue;
+      }
+      report(key, undefined);
+      if (current) {
+        running.delete(key);
+        // A trigger moved to another stream leaves its old consumer behind: it is deleted.
+        await current.sub.stop({ deleteConsumer: current.stream !== spec.stream });
+      }
+      wanted.add(key);
+      running.set(key, { signature, stream: spec.stream, sub: startNatsSubscription(deps, { path: row.path, name: row.name, spec, login: login.login, startTime: row.created_at }) });
+    }
+    const ending = [...running].filter(([key]) => !wanted.has(key));
+    for (const [key] of ending) running.delete(key);
+    // A removed trigger's consumer is deleted (a paused one keeps its place in the stream).
+    await Promise.all(ending.map(([key, r]) => r.sub.stop({ deleteConsumer: !live.has(key) && !stopped })));
+    for (const key of problems.keys()) if (!live.has(key)) problems.delete(key);
+  };
+
+  // One reconcile at a time; calls while one waits to start share it.
+  const reload = (): Promise<void> => {
+    queued ??= tail.then(() => {
+      queued = undefined;
+      return stopped ? undefined : reconcile();
+    });
+    const run = queued;
+    tail = run.catch(() => {});
+    return run;
+  };
+  const heard = () => {
+    reload().catch((err: unknown) => deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'NATS triggers could not be read; tried again soon'));
+  };
+
+  const listening = deps.db.listen(TRIGGERS_CHANGED_CHANNEL, heard, { lost: () => {}, resumed: heard }).catch((err: unknown) => {
+    deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'not listening for trigger changes; NATS triggers are read every interval only');
+    return undefined;
+  });
+  const periodic = every(deps, { name: 'nats_subscriptions', intervalMs: opts.reloadIntervalMs ?? NATS_RELOAD_INTERVAL_MS, firstDelayMs: 0 }, () => reload());
+
+  return {
+    reload,
+    async stop() {
+      stopped = true;
+      await periodic.stop();
+      (await listening)?.();
+      await tail;
+      const all = [...running.values()];
+      running.clear();
+      await Promise.all(all.map((r) => r.sub.stop()));
+    },
+  };
+}
+
+const keyOf = (row: Pick<NatsTriggerRow, 'path' | 'name'>) => `${row.path}/${row.name}`;

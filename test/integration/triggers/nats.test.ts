@@ -1,0 +1,259 @@
+// NATS JetStream triggers on a real nats-server (SVC_TEST_NATS_URL, else one of this file's own
+// with JetStream): one execution per message with the mapped payload; an ack only once the fire
+// committed, at most max_in_flight at once, a failed fire delivered again; a consumer made anew
+// redelivering everything and starting nothing twice; pause and resume heard by notification; a
+// NATS restart; a removed trigger's consumer deleted.
+import { randomBytes } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setTriggerPaused } from '../../../src/db/trigger.repo.ts';
+import { natsDurableName } from '../../../src/triggers/nats-durable-name.ts';
+import { startNatsSubscriptions } from '../../../src/triggers/nats-subscriptions.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
+import { http, type Json } from '../../helpers/http.ts';
+import { jetStreamServer } from '../../helpers/nats-server.ts';
+import { until } from '../../helpers/until.ts';
+
+const PASSWORD = `nats-pw-${randomBytes(6).toString('hex')}`;
+// Reloads here come from notifications only: the periodic look is out of the way.
+const NO_PERIODIC_RELOAD = { reloadIntervalMs: 3_600_000 };
+let server: Awaited<ReturnType<typeof jetStreamServer>>;
+let t: TestApp;
+let api: ExecutionApi;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let subs: ReturnType<typeof startNatsSubscriptions> | undefined;
+// Streams and subjects of this run: an external server is shared with other runs.
+const run = randomBytes(4).toString('hex');
+const stream = `SVC_T_${run}`;
+const subjectOf = (topic: string) => `svc_t_${run}.${topic}`;
+
+beforeAll(async () => {
+  server = await jetStreamServer();
+  t = await startTestApp();
+  api = executionApi(t.url);
+  nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  jsm = await jetstreamManager(nc);
+  js = jetstream(nc);
+  await jsm.streams.add({ name: stream, subjects: [`svc_t_${run}.>`] });
+  // The login's password rides in the URL: it must never reach a log line.
+  const u = new URL(server.url);
+  const stored = await http(t.url, 'POST', '/api/credentials', { name: 'nats_auth', type: 'nats', data: { url: `nats://app:${PASSWORD}@${u.host}` } });
+  expect(stored.status).toBe(201);
+});
+afterEach(async () => {
+  await subs?.stop();
+  subs = undefined;
+});
+afterAll(async () => {
+  await jsm?.streams.delete(stream).catch(() => {});
+  await nc?.close();
+  await t?.close();
+  await server?.close();
+});
+
+function playbook(path: string, subject: string, maxInFlight = 4): string {
+  return `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: ${path.replace(/\W/g, '_')}, path: ${path} }
+workload: { order: null, source: none }
+triggers:
+  - name: orders
+    kind: nats
+    auth: nats_auth
+    stream: ${stream}
+    subject: ${subject}
+    max_in_flight: ${maxInFlight}
+    payload:
+      order: "{{ message.json }}"
+      source: "{{ message.subject }}#{{ message.seq }} {{ message.headers['x-tenant'] }} {{ trigger.kind }}"
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+}
+
+type FireRow = { fire_key: string; outcome: string; execution_id: string | null; error: string | null };
+const fires = async (path: string) => (await t.deps.db.query<FireRow>(`SELECT fire_key, outcome, execution_id, error FROM core.trigger_fire WHERE path = $1 ORDER BY fired_at`, [path])).rows;
+const executionsOf = async (path: string) =>
+  (await t.deps.db.query<{ execution_id: string }>(`SELECT execution_id FROM core.execution WHERE path = $1 ORDER BY execution_id`, [path])).rows.map((r) => Number(r.execution_id));
+const startedEvent = async (id: number): Promise<Json> => (await api.events(id)).find((e) => e.event_type === 'execution.started')!;
+const consumerOf = (path: string) => jsm.consumers.info(stream, natsDurableName(path, 'orders'));
+const keyOf = async (seq: number) => `${stream}:${seq}@${(await jsm.streams.info(stream)).created}`;
+const published = async (subject: string, n: number) => {
+  const seqs: number[] = [];
+  for (let i = 0; i < n; i++) seqs.push((await js.publish(subject, JSON.stringify({ id: i }), { headers: tenant() })).seq);
+  return seqs;
+};
+const tenant = () => {
+  const h = headers();
+  h.set('x-tenant', 'acme');
+  return h;
+};
+const allAcked = (path: string) =>
+  until(`every message of ${path} acked`, async () => {
+    const c = await consumerOf(path);
+    return (c.num_ack_pending === 0 && c.num_pending === 0) || undefined;
+  });
+
+describe('NATS triggers', () => {
+  it('starts one execution per message with the mapped payload and the trigger in execution.started', async () => {
+    const path = `nats/orders_${run}`;
+    const subject = subjectOf('orders.created');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    // Published right after the registration, maybe before the consumer exists: it delivers from the registration on.
+    const acks = [];
+    for (let i = 1; i <= 5; i++) acks.push(await js.publish(subject, JSON.stringify({ id: i, note: '{{ not a template }}' }), { headers: tenant() }));
+    await js.publish(subjectOf('orders.other'), '{"id": 99}');
+    // No x-tenant header: the payload cannot render, the fire is recorded as refused (and acked).
+    const bad = await js.publish(subject, 'not json {{ 7 * 7 }}');
+    await until('6 fires', async () => (await fires(path)).length === 6 || undefined);
+    const rows = await fires(path);
+    expect(await executionsOf(path)).toHaveLength(5);
+    for (const [i, ack] of acks.entries()) {
+      const key = await keyOf(ack.seq);
+      const row = rows.find((r) => r.fire_key === key)!;
+      expect(row.outcome).toBe('started');
+      const started = await startedEvent(Number(row.execution_id));
+      expect(started.context.trigger).toEqual({ name: 'orders', kind: 'nats', fire_key: key });
+      // The message's text stays data: `{{ not a template }}` is not rendered.
+      expect(started.context.input.workload).toEqual({ order: { id: i + 1, note: '{{ not a template }}' }, source: `${subject}#${ack.seq} acme nats` });
+    }
+    const badKey = await keyOf(bad.seq);
+    const refused = rows.find((r) => r.fire_key === badKey)!;
+    expect(refused).toMatchObject({ outcome: 'refused', execution_id: null });
+    expect(refused.error).toContain('x-tenant');
+    await allAcked(path);
+    const consumer = await consumerOf(path);
+    expect(consumer.config).toMatchObject({ durable_name: natsDurableName(path, 'orders'), filter_subject: subject, max_ack_pending: 4, ack_policy: 'explicit' });
+    expect(consumer.num_redelivered).toBe(0);
+    expect(t.logs.join('\n')).not.toContain(PASSWORD);
+  });
+
+  it('acks only after the fire committed, at most max_in_flight at once; a failed fire is delivered again and starts once', async () => {
+    const path = `nats/inflight_${run}`;
+    const subject = subjectOf('inflight');
+    await api.register(playbook(path, subject, 4));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await until('the consumer', () => consumerOf(path).catch(() => undefined));
+    const lock = new pg.Client({ connectionString: t.databaseUrl });
+    await lock.connect();
+    try {
+      // Fires can read but not write core.trigger_fire: each start waits inside its transaction.
+      await lock.query('BEGIN');
+      await lock.query('LOCK TABLE core.trigger_fire IN SHARE MODE');
+      const seqs = await published(subject, 10);
+      const blocked = async () =>
+        (await lock.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+      await until('4 fires waiting on the lock', async () => (await blocked()).length === 4 || undefined);
+      await new Promise((r) => setTimeout(r, 500));
+      // Not one acked while its start has not committed, and no fifth taken.
+      expect((await blocked()).length).toBe(4);
+      const mid = await consumerOf(path);
+      expect(mid.num_ack_pending).toBe(4);
+      expect(mid.num_pending).toBe(6);
+      // The 4 starts fail (a database error): their messages are nak'd, delivered again, and fired once.
+      for (const pid of await blocked()) await lock.query('SELECT pg_cancel_backend($1)', [pid]);
+      await until('the cancelled fires to give up', async () => (await blocked()).length === 0 || undefined);
+      await lock.query('COMMIT');
+      await until('10 fires', async () => (await fires(path)).length === 10 || undefined);
+      await allAcked(path);
+      const rows = await fires(path);
+      expect(rows.map((r) => r.fire_key).sort()).toEqual((await Promise.all(seqs.map(keyOf))).sort());
+      expect(rows.every((r) => r.outcome === 'started')).toBe(true);
+      expect(await executionsOf(path)).toHaveLength(10);
+      // The 4 that failed were nak'd (each logged), not acked.
+      expect(t.logs.filter((l) => l.includes('NATS message not fired') && l.includes(path))).toHaveLength(4);
+    } finally {
+      await lock.query('ROLLBACK').catch(() => {});
+      await lock.end();
+    }
+  });
+
+  it('a consumer made anew delivers every message again and starts nothing twice', async () => {
+    const path = `nats/again_${run}`;
+    const subject = subjectOf('again');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await published(subject, 8);
+    await until('8 fires', async () => (await fires(path)).length === 8 || undefined);
+    await allAcked(path);
+    await subs.stop();
+    // Its place in the stream is lost: the new consumer delivers all 8 again, from the registration on.
+    await jsm.consumers.delete(stream, natsDurableName(path, 'orders'));
+    const duplicatesBefore = await duplicateCount();
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await until('the consumer again', () => consumerOf(path).catch(() => undefined));
+    await allAcked(path);
+    expect(await duplicateCount()).toBe(duplicatesBefore + 8);
+    expect(await executionsOf(path)).toHaveLength(8);
+    expect(await fires(path)).toHaveLength(8);
+  });
+
+  it('pause stops taking messages and resume takes what was published meanwhile (heard by notification)', async () => {
+    const path = `nats/pause_${run}`;
+    const subject = subjectOf('pause');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await published(subject, 2);
+    await until('2 fires', async () => (await fires(path)).length === 2 || undefined);
+    await setTriggerPaused(t.deps.db, path, 'orders', true, null);
+    // Stopped: no pull request of ours left at the server.
+    await until('no pull waiting', async () => (await consumerOf(path)).num_waiting === 0 || undefined);
+    await published(subject, 3);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await fires(path)).toHaveLength(2);
+    expect((await consumerOf(path)).num_pending).toBe(3);
+    await setTriggerPaused(t.deps.db, path, 'orders', false, null);
+    await until('5 fires', async () => (await fires(path)).length === 5 || undefined);
+    await allAcked(path);
+    expect(await executionsOf(path)).toHaveLength(5);
+  });
+
+  it('carries on after the NATS server restarts', async (ctx) => {
+    if (!server.own) ctx.skip();
+    const path = `nats/restart_${run}`;
+    const subject = subjectOf('restart');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await published(subject, 3);
+    await until('3 fires', async () => (await fires(path)).length === 3 || undefined);
+    await server.own!.restart();
+    await until('the test connection back', async () => (await jsm.streams.info(stream).catch(() => undefined)) !== undefined || undefined, 20_000);
+    await published(subject, 3);
+    await until('6 fires', async () => (await fires(path)).length === 6 || undefined, 30_000);
+    await allAcked(path);
+    expect(await executionsOf(path)).toHaveLength(6);
+  });
+
+  it('a version without the trigger stops it and deletes its consumer', async () => {
+    const path = `nats/removed_${run}`;
+    const subject = subjectOf('removed');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await until('the consumer', () => consumerOf(path).catch(() => undefined));
+    await api.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: removed, path: ${path} }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    await until('the consumer deleted', async () => (await consumerOf(path).then(() => false, () => true)) || undefined);
+    await published(subject, 2);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await fires(path)).toHaveLength(0);
+  });
+});
+
+async function duplicateCount(): Promise<number> {
+  const metric = await t.deps.metrics.triggerFires.get();
+  return metric.values.filter((v) => v.labels.kind === 'nats' && v.labels.outcome === 'duplicate').reduce((n, v) => n + v.value, 0);
+}
