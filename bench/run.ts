@@ -19,6 +19,7 @@ import { StatementTimer } from './statement-timer.ts';
 import { round } from './stats.ts';
 import { ROUTE_STATEMENT, STEPS, measureStepOverhead, type StepOverheadResult } from './step-overhead.ts';
 import { EXECUTIONS, measureThroughput, type ThroughputResult, type ThroughputVariant } from './throughput.ts';
+import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -36,17 +37,18 @@ const THROUGHPUT_VARIANTS: ThroughputVariant[] = [
 const RESULTS_FILE = join(import.meta.dirname, 'results.json');
 const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
 const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
+const WEBHOOK_RESULTS_FILE = join(import.meta.dirname, 'results-webhook.json');
 // The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
 // misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone; `--batch-seconds N` shortens its target run,
+// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone; `--batch-seconds N` shortens its target run,
 // `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
   options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
-if (args.only !== undefined && args.only !== 'batch' && args.only !== 'gateway') throw new Error(`--only expects batch or gateway, got ${args.only}`);
+if (args.only !== undefined && args.only !== 'batch' && args.only !== 'gateway' && args.only !== 'webhook') throw new Error(`--only expects batch, gateway or webhook, got ${args.only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
@@ -134,6 +136,32 @@ async function mainGatewayOnly(): Promise<void> {
   }
 }
 
+/** `--only webhook`: webhook acceptance alone, into bench/results-webhook.json. */
+async function mainWebhookOnly(): Promise<void> {
+  const loadAtStart = loadAverage1m();
+  progress('starting PostgreSQL');
+  const db = await openBenchDatabase();
+  try {
+    const s = await startBenchService(db.url, db.dataDir);
+    try {
+      const webhook = await measureWebhookAcceptance(s, progress, { cpu: new CpuMeter(db.postmasterPid) });
+      const results = {
+        generated_at: new Date().toISOString(),
+        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, postgresql: db.version, postgresql_source: db.source, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
+        webhook_acceptance: webhook,
+        duration_s: round((performance.now() - T0) / 1000, 1),
+      };
+      await writeFile(WEBHOOK_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
+      process.stdout.write(`\n${formatTable(webhookRows(webhook))}\n\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${WEBHOOK_RESULTS_FILE}\n`);
+    } finally {
+      closeApiAgent();
+      await s.svc.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const loadAtStart = loadAverage1m();
   const rss = new RssSampler();
@@ -192,6 +220,8 @@ async function main(): Promise<void> {
       const batch: BatchRunResult[] = await measureBatchIntake(s, db.url, batchFirst, progress, batchSearch);
       rss.phase('gateway');
       const gateway = await measureGatewayLatency(s.url, progress);
+      rss.phase('webhook');
+      const webhook = await measureWebhookAcceptance(s, progress, { cpu });
       rss.stop();
 
       const results = {
@@ -218,6 +248,7 @@ async function main(): Promise<void> {
         hydration,
         batch_intake: { settings: BATCH_ENV, runs: batch },
         gateway_latency: gateway,
+        webhook_acceptance: webhook,
         // A sequential loop item should cost what a step costs; it grows with the loop's list.
         loop_item_cost: [shortLoop, hydration.build],
         memory: {
@@ -275,6 +306,7 @@ async function main(): Promise<void> {
       rows.push({ figure: 'hydration, load from PostgreSQL + replay()', value: `${fmt(hydration.loadAndReplayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
       rows.push(...batchRows(batch));
       rows.push(...gatewayRows(gateway));
+      rows.push(...webhookRows(webhook));
       rows.push({ figure: 'peak RSS (server + workers + bench)', value: `${fmt(rss.peakMiB, 0)} MiB`, baseline: '', ratio: '', target: '', verdict: '' });
       for (const r of stepResults) {
         rows.push({
@@ -320,7 +352,7 @@ async function main(): Promise<void> {
   }
 }
 
-(args.only === 'batch' ? mainBatchOnly() : args.only === 'gateway' ? mainGatewayOnly() : main()).then(
+(args.only === 'batch' ? mainBatchOnly() : args.only === 'gateway' ? mainGatewayOnly() : args.only === 'webhook' ? mainWebhookOnly() : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
-import { getTrigger } from '../db/trigger.repo.ts';
+import { webhookTriggerRow } from '../db/webhook-trigger.repo.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { findUnstorable } from '../find-unstorable.ts';
 import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
@@ -18,8 +18,8 @@ export type WebhookDeps = EngineDeps & { keyring: Keyring };
 /** Why a delivery started nothing, as `svc_trigger_requests_refused_total{reason}` counts it. */
 export type RefusalReason = 'unknown_trigger' | 'too_large' | 'signature' | 'timestamp' | 'paused' | 'delivery_id' | 'body';
 
-/** A live webhook trigger: its row's identity and its checked spec. */
-export type LiveWebhook = { path: string; name: string; paused: boolean; spec: WebhookTrigger };
+/** A live webhook trigger: its identity, its checked spec and its credential's sealed data (null: none). */
+export type LiveWebhook = { path: string; name: string; paused: boolean; spec: WebhookTrigger; sealed: string | null };
 
 /** A delivery as the route read it: the raw body bytes, the headers as node gives them, the query string. */
 export type WebhookDelivery = { raw: Buffer; headers: WebhookHeaders; rawQuery: string };
@@ -35,13 +35,13 @@ export function refuseDelivery(deps: Pick<EngineDeps, 'metrics'>, reason: Refusa
 
 /** The live webhook trigger `name` of `path`, or 404 (counted): none of that name, or not a webhook. */
 export async function findWebhook(deps: WebhookDeps, path: string, name: string): Promise<LiveWebhook> {
-  const row = await getTrigger(deps.db, path, name);
+  const row = await webhookTriggerRow(deps.db, path, name);
   const parsed = row?.kind === 'webhook' ? v.safeParse(WebhookTriggerSchema, row.spec) : undefined;
   if (!row || !parsed?.success) {
     if (parsed && !parsed.success) deps.log.warn({ trigger: `${path}/${name}` }, 'stored webhook trigger does not match its schema');
     throw refuseDelivery(deps, 'unknown_trigger', 'not_found', `no webhook trigger '${name}' on playbook '${path}'`);
   }
-  return { path, name, paused: row.paused, spec: parsed.output };
+  return { path, name, paused: row.paused, spec: parsed.output, sealed: row.credential_sealed };
 }
 
 /**
@@ -53,7 +53,7 @@ export async function findWebhook(deps: WebhookDeps, path: string, name: string)
 export async function acceptWebhook(deps: WebhookDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date()): Promise<WebhookAnswer> {
   const { spec } = hook;
   const where = `${hook.path}/${hook.name}`;
-  const found = await webhookSecret(deps.db, deps.keyring, spec.auth);
+  const found = webhookSecret(deps.keyring, spec.auth, hook.sealed);
   if ('problem' in found) {
     deps.log.warn({ trigger: where, problem: found.problem }, 'webhook delivery refused: the trigger\'s secret is not available');
     throw refuseDelivery(deps, 'signature', 'signature_invalid', 'the signature cannot be checked: the trigger\'s secret is not set up (the server log says why)');

@@ -1,0 +1,19 @@
+import type { Queryable } from './queryable.ts';
+
+// What a webhook delivery needs before its body is read (src/triggers/webhook-delivery.ts), in one
+// round trip: read only; core.trigger is written by trigger.repo.ts alone.
+
+/** A live trigger with the sealed data of the credential its `auth` names (null: no such credential, or no `auth`). */
+export type WebhookTriggerRow = { kind: string; spec: Record<string, unknown>; paused: boolean; credential_sealed: string | null };
+
+/** The trigger `name` of `path` with its credential's sealed data; undefined when there is none. */
+export async function webhookTriggerRow(q: Queryable, path: string, name: string): Promise<WebhookTriggerRow | undefined> {
+  const { rows } = await q.query<WebhookTriggerRow>(
+    `SELECT t.kind, t.spec, t.paused, c.data_encrypted AS credential_sealed
+       FROM core.trigger t
+       LEFT JOIN core.credential c ON c.name = t.spec->>'auth'
+      WHERE t.path = $1 AND t.name = $2`,
+    [path, name],
+  );
+  return rows[0];
+}
