@@ -1,5 +1,6 @@
 import { EXECUTION_MACHINE_VERSION } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { executionProgress } from '../machines/execution-progress.ts';
 import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { writeUnit, type Claimer, type LogAppend, type LogEvent, type UnitCommand, type UnitNewExecution, type UnitWrite } from '../src/db/unit-write.ts';
@@ -56,10 +57,9 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
       appends.push({ ...NO_PROJECTION, execution_id: h.id, expected: h.readLastEventId, n: h.lastEventId - h.readLastEventId, applied: 'all' });
     } else if (h.dirty && h.snapshot) {
       const ctx = h.snapshot.context;
-      const total = h.compiled.playbook.workflow.length || 1;
       const running = h.status === 'running';
-      // A finished execution, however it ended, has no work left: `status` says how it ended.
-      const progress = running ? Math.min(99, Math.round((100 * ctx.completedSteps.length) / total)) : 100;
+      // Done steps over known steps: a run that failed halfway stays at the share it reached.
+      const progress = executionProgress(h.status, ctx.completedSteps, h.compiled.playbook.workflow.length, ctx.finished?.error?.step);
       // The log is the truth and the snapshot a cache of it: written every SNAPSHOT_EVERY_EVENTS
       // events, so a step does not rewrite the whole context; a finished execution drops it.
       const writeSnapshot = running && h.lastEventId - h.snapshotEventId >= SNAPSHOT_EVERY_EVENTS;

@@ -3,10 +3,11 @@ import * as v from 'valibot';
 import { StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
-import { getExecution, listExecutions } from '../db/execution.repo.ts';
+import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecution, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { decodeExecutionCursor, encodeExecutionCursor, isCalendarDate } from './execution-cursor.ts';
 import { withholdAccessToken } from './execution-secrets.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { presentExecution } from './present.ts';
@@ -30,11 +31,39 @@ const executeBody = v.object({
   payload: v.optional(jsonObject),
 });
 const idParams = v.object({ id: integerText(1, MAX_ID) });
+const filterText = (description: string) => v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(1000), v.description(description)));
+const startTime = (description: string) =>
+  v.optional(
+    v.pipe(
+      v.union([v.pipe(v.string(), v.isoTimestamp()), v.pipe(v.string(), v.isoDate())], 'must be an ISO 8601 date or date-time with a zone'),
+      v.check(isCalendarDate, 'must name a real day'),
+      v.transform((text) => new Date(text)),
+      v.description(description),
+    ),
+  );
 const listQuery = v.object({
   status: v.optional(v.picklist(EXECUTION_STATUSES)),
-  path: v.optional(v.string()),
+  path: v.optional(v.pipe(v.string(), v.description('exact playbook path'))),
+  path_prefix: filterText('playbook paths starting with this text'),
+  started_after: startTime('started at or after this time (ISO 8601; a date alone is its UTC midnight)'),
+  started_before: startTime('started before this time (ISO 8601)'),
+  trigger: filterText('started by the trigger of this name (`execution.started` context `trigger.name`)'),
+  requested_by: filterText('started by this caller (`execution.started` context `requested_by.sub`)'),
+  parent: v.optional(v.pipe(integerText(1, MAX_ID), v.description('children of this execution'))),
+  q: filterText('search: an execution id exactly, or text anywhere in the path (case-insensitive)'),
   limit: v.optional(integerText(1, 500), '50'),
-  cursor: v.optional(integerText(1, MAX_ID)),
+  cursor: v.optional(
+    v.pipe(
+      v.string(),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        const cursor = decodeExecutionCursor(dataset.value);
+        if (cursor) return cursor;
+        addIssue({ message: 'must be a next_cursor of this list (or an execution id)' });
+        return NEVER;
+      }),
+      v.description('next_cursor of the previous page; an execution id continues after that execution'),
+    ),
+  ),
 });
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
@@ -101,16 +130,46 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
 
-  app.get('/api/executions', { schema: { tags: ['executions'], summary: 'Executions, newest first', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } }, async (req) => {
-    const q = req.query as v.InferOutput<typeof listQuery>;
-    const { rows, more } = await listExecutions(deps.db, { status: q.status, path: q.path, limit: q.limit, before: q.cursor });
-    return {
-      executions: rows.map(presentExecution),
-      count: rows.length,
-      // null on the last page, so a client pages until null without a last, empty request.
-      next_cursor: more ? rows.at(-1)!.execution_id : null,
-    };
-  });
+  app.get(
+    '/api/executions',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: 'Executions, newest first by start time, filtered, paged by cursor, with counts per status',
+        description:
+          'Ordered by start time then id, newest first. `next_cursor` (null on the last page) continues the list after the page: executions started meanwhile never shift it. ' +
+          '`counts` has every status with how many executions match the filters other than `status`, each counted up to ' +
+          `${EXECUTION_COUNT_CAP} (a count of ${EXECUTION_COUNT_CAP} means at least that many).`,
+        querystring: jsonSchema(listQuery),
+      },
+      config: { access: { level: 'viewer' } },
+    },
+    async (req) => {
+      const { status, limit, cursor, ...query } = req.query as v.InferOutput<typeof listQuery>;
+      const filter: ExecutionListFilter = {
+        path: query.path,
+        pathPrefix: query.path_prefix,
+        startedAfter: query.started_after,
+        startedBefore: query.started_before,
+        parent: query.parent,
+        trigger: query.trigger,
+        requestedBy: query.requested_by,
+        q: query.q,
+      };
+      const [{ rows, more }, counts] = await Promise.all([
+        listExecutions(deps.db, { ...filter, status, limit, cursor }),
+        countExecutionsByStatus(deps.db, filter, EXECUTION_STATUSES),
+      ]);
+      const last = rows.at(-1);
+      return {
+        executions: rows.map(presentExecution),
+        count: rows.length,
+        // null on the last page, so a client pages until null without a last, empty request.
+        next_cursor: more && last ? encodeExecutionCursor(last.started_key, last.execution_id) : null,
+        counts,
+      };
+    },
+  );
 
   app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running execution and its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof idParams>;

@@ -45,18 +45,10 @@ export type EventRow = {
 const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
   progress, result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
 
-/**
- * `progress` as reported: while running, the share of the playbook's steps done (at most 99); once
- * finished — completed, failed or cancelled — 100, since no work is left: `status` tells how it ended.
- * Applied on read too, because rows finished by older versions hold the share they stopped at.
- */
-function withReportedProgress(row: ExecutionRow): ExecutionRow {
-  return row.status === 'running' ? row : { ...row, progress: 100 };
-}
-
+/** One execution's projection row; `progress` as stored (done steps over known steps). */
 export async function getExecution(q: Queryable, id: number): Promise<ExecutionRow | undefined> {
   const { rows } = await q.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = $1`, [id]);
-  return rows[0] && withReportedProgress(rows[0]);
+  return rows[0];
 }
 
 /** Events of one execution with event_id > after, in order. */
@@ -110,20 +102,105 @@ export async function executionsWithInbox(q: Queryable, limit: number): Promise<
   return rows.map((r) => r.execution_id);
 }
 
-export type ExecutionListFilter = { status?: string; path?: string; limit: number; before?: number };
+/** Filters of the execution list; every one optional. `q`: an execution id exactly, or text in the path. */
+export type ExecutionListFilter = {
+  path?: string;
+  pathPrefix?: string;
+  startedAfter?: Date;
+  startedBefore?: Date;
+  parent?: number;
+  trigger?: string;
+  requestedBy?: string;
+  q?: string;
+};
+
+/** Where the previous page ended: its last row's start time (microseconds, as text) and id, or a bare id. */
+export type ExecutionListCursor = { startedAt: string; id: number } | { afterId: number };
+
+/** Most rows counted per status for `counts`: a count equal to it means "at least". */
+export const EXECUTION_COUNT_CAP = 10_000;
+
+// The filters both list statements share, with fixed parameter numbers $1..$9. A filter's
+// parameter is null when absent; the page is planned with its values, so an absent filter folds
+// away and a present one reaches its index (migrations/0017_execution_listing.sql).
+const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
+        AND ($2::text IS NULL OR e.path LIKE $2)
+        AND ($3::timestamptz IS NULL OR e.started_at >= $3)
+        AND ($4::timestamptz IS NULL OR e.started_at < $4)
+        AND ($5::bigint IS NULL OR e.parent_execution_id = $5)
+        AND ($6::text IS NULL OR e.execution_id = ANY (ARRAY(
+              SELECT ev.execution_id FROM core.event ev
+               WHERE ev.event_type = 'execution.started' AND ((ev.context -> 'trigger') ->> 'name') = $6)))
+        AND ($7::text IS NULL OR e.execution_id = ANY (ARRAY(
+              SELECT ev.execution_id FROM core.event ev
+               WHERE ev.event_type = 'execution.started' AND ((ev.context -> 'requested_by') ->> 'sub') = $7)))
+        AND ($8::text IS NULL OR e.execution_id = $9 OR strpos(lower(e.path), lower($8)) > 0)`;
+
+const LIST_PAGE = `SELECT ${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot,
+       to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_key
+  FROM core.execution e
+ WHERE ${LIST_FILTERS}
+   AND ($10::text IS NULL OR e.status = $10)
+   AND ($11::timestamptz IS NULL OR (e.started_at, e.execution_id) < ($11::timestamptz, $12::bigint))
+   AND ($13::bigint IS NULL OR (e.started_at, e.execution_id) < (SELECT c.started_at, c.execution_id FROM core.execution c WHERE c.execution_id = $13))
+ ORDER BY e.started_at DESC, e.execution_id DESC
+ LIMIT $14`;
+
+const LIST_COUNTS = `SELECT s.status,
+       (SELECT count(*) FROM (SELECT 1 FROM core.execution e WHERE e.status = s.status AND ${LIST_FILTERS} LIMIT $11) x)::int AS n
+  FROM unnest($10::text[]) AS s(status)`;
+
+/** A LIKE pattern for text starting with `prefix` (its %, _ and \\ taken literally). */
+function prefixPattern(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function filterValues(f: ExecutionListFilter): unknown[] {
+  const qId = f.q !== undefined && /^\d{1,15}$/.test(f.q) ? Number(f.q) : null;
+  return [
+    f.path ?? null,
+    f.pathPrefix === undefined ? null : prefixPattern(f.pathPrefix),
+    f.startedAfter ?? null,
+    f.startedBefore ?? null,
+    f.parent ?? null,
+    f.trigger ?? null,
+    f.requestedBy ?? null,
+    f.q ?? null,
+    qId,
+  ];
+}
+
+export type ListedExecution = ExecutionRow & { started_key: string };
 
 /**
- * Executions newest first, keyset-paginated by execution_id (`before`: the previous page's last
- * id). `more` says whether rows remain after this page: one row beyond `limit` is read to know.
+ * One page of executions, newest first by start time then id, after `cursor`, matching `f` and
+ * `status`. `more`: rows remain after this page (one row beyond `limit` is read to know).
  */
-export async function listExecutions(q: Queryable, f: ExecutionListFilter): Promise<{ rows: ExecutionRow[]; more: boolean }> {
-  const { rows } = await q.query<ExecutionRow>(
-    `SELECT ${EXECUTION_COLUMNS.replace('snapshot,', '')} , NULL AS snapshot FROM core.execution
-      WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR path = $2) AND ($3::bigint IS NULL OR execution_id < $3)
-      ORDER BY execution_id DESC LIMIT $4`,
-    [f.status ?? null, f.path ?? null, f.before ?? null, f.limit + 1],
-  );
-  return { rows: rows.slice(0, f.limit).map(withReportedProgress), more: rows.length > f.limit };
+export async function listExecutions(
+  q: Queryable,
+  f: ExecutionListFilter & { status?: ExecutionStatus; limit: number; cursor?: ExecutionListCursor },
+): Promise<{ rows: ListedExecution[]; more: boolean }> {
+  const c = f.cursor;
+  const keyset = c && 'startedAt' in c ? c : null;
+  const afterId = c && 'afterId' in c ? c.afterId : null;
+  const { rows } = await q.query<ListedExecution>(LIST_PAGE, [
+    ...filterValues(f),
+    f.status ?? null,
+    keyset?.startedAt ?? null,
+    keyset?.id ?? null,
+    afterId,
+    f.limit + 1,
+  ]);
+  return { rows: rows.slice(0, f.limit), more: rows.length > f.limit };
+}
+
+/**
+ * How many executions of each of `statuses` match `f` (the status filter aside, so that each
+ * status shows what choosing it would list), each counted up to EXECUTION_COUNT_CAP.
+ */
+export async function countExecutionsByStatus(q: Queryable, f: ExecutionListFilter, statuses: readonly ExecutionStatus[]): Promise<Record<string, number>> {
+  const { rows } = await q.query<{ status: string; n: number }>(LIST_COUNTS, [...filterValues(f), statuses, EXECUTION_COUNT_CAP]);
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 export type StaleExecution = { execution_id: number; path: string; parent_execution_id: number | null; started_at: Date };

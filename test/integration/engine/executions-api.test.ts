@@ -73,13 +73,13 @@ async function list(query: string): Promise<Json> {
 /** Follows next_cursor from the first page to the one that says null; returns the pages. */
 async function allPages(query: string): Promise<Json[]> {
   const pages: Json[] = [];
-  for (let cursor: number | null = null; ; ) {
+  for (let cursor: string | null = null; ; ) {
     const page = await list(`?${query}${cursor === null ? '' : `&cursor=${cursor}`}`);
     pages.push(page);
     expect(page.count).toBe(page.executions.length);
     if (page.next_cursor === null) return pages;
-    // The cursor is the last id of this page: the next page starts strictly after it.
-    expect(page.next_cursor).toBe(page.executions.at(-1).execution_id);
+    // The cursor is opaque (the last row's start time and id): the next page starts strictly after it.
+    expect(page.next_cursor).toMatch(/^[A-Za-z0-9_-]+$/);
     cursor = page.next_cursor;
     if (pages.length > 100) throw new Error('paging does not end');
   }
@@ -134,40 +134,43 @@ describe('GET /api/executions', () => {
     const twos = await allPages('path=list/done&limit=2');
     expect(twos.map(ids)).toEqual([[done7, done5], [done2]]);
     // Unfiltered: every execution of the database exactly once, newest first.
-    const { rows } = await t.deps.db.query<{ execution_id: number }>(`SELECT execution_id FROM core.execution ORDER BY execution_id DESC`);
+    const { rows } = await t.deps.db.query<{ execution_id: number }>(`SELECT execution_id FROM core.execution ORDER BY started_at DESC, execution_id DESC`);
     const everything = (await allPages('limit=3')).flatMap(ids);
     expect(everything).toEqual(rows.map((r) => r.execution_id));
     expect(everything.length).toBeGreaterThanOrEqual(8);
-    // A cursor past the oldest: an empty last page.
+    // A bare execution id (the older cursor form) continues after that execution; past the oldest: an empty last page.
+    expect(ids(await list(`?path=list/done&cursor=${done7}`))).toEqual([done5, done2]);
     const past = await list(`?path=list/done&cursor=${done2}`);
-    expect(past).toEqual({ executions: [], count: 0, next_cursor: null });
+    expect(past).toEqual({ executions: [], count: 0, next_cursor: null, counts: { running: 0, completed: 3, failed: 0, cancelled: 0 } });
     // The default limit is 50.
     expect((await list('?path=list/done')).next_cursor).toBeNull();
   });
 
   it('rejects bad filters with 422', async () => {
-    for (const q of ['?status=bogus', '?limit=0', '?limit=501', '?limit=x', '?cursor=abc', '?cursor=-1']) {
+    for (const q of ['?status=bogus', '?limit=0', '?limit=501', '?limit=x', '?cursor=abc', '?cursor=-1', '?started_after=yesterday', '?started_before=2026-02-30', '?parent=x', '?q=', '?path_prefix=']) {
       const r = await http(t.url, 'GET', `/api/executions${q}`);
       expect(r.status, q).toBe(422);
       expect(r.body.detail.message, q).toBe('invalid querystring');
     }
   });
 
-  it('reports progress: the share of steps done while running, 100 once finished however it ended', async () => {
+  it('reports progress: done steps over known steps whatever the outcome, 100 once completed', async () => {
     const one = async (id: number) => (await http(t.url, 'GET', `/api/executions/${id}`)).body;
     expect(await one(half1)).toMatchObject({ status: 'running', progress: 50 });
     expect(await one(done2)).toMatchObject({ status: 'completed', progress: 100 });
-    expect(await one(fail3)).toMatchObject({ status: 'failed', progress: 100, error: { code: 'template_error', step: 'start' } });
-    expect(await one(cancelled4)).toMatchObject({ status: 'cancelled', progress: 100, error: { code: 'cancelled' } });
+    // Its only step failed it: nothing was done.
+    expect(await one(fail3)).toMatchObject({ status: 'failed', progress: 0, error: { code: 'template_error', step: 'start' } });
+    // Cancelled with one of two steps done.
+    expect(await one(cancelled4)).toMatchObject({ status: 'cancelled', progress: 50, error: { code: 'cancelled' } });
     // The alias and the list say the same.
-    expect((await http(t.url, 'GET', `/api/execution/${fail3}`)).body.progress).toBe(100);
+    expect((await http(t.url, 'GET', `/api/execution/${fail3}`)).body.progress).toBe(0);
     const listed = (await list('?path=list/fail')).executions;
-    expect(listed.map((e: Json) => e.progress)).toEqual([100, 100]);
-    // Rows finished by older versions stored the share of steps they stopped at: still 100.
-    await t.deps.db.query(`UPDATE core.execution SET progress = 50 WHERE execution_id = ANY($1)`, [[fail3, cancelled4]]);
+    expect(listed.map((e: Json) => e.progress)).toEqual([0, 0]);
+    // Rows finished by older versions keep what they stored (100 for every finished one, or the share).
+    await t.deps.db.query(`UPDATE core.execution SET progress = 100 WHERE execution_id = ANY($1)`, [[fail3, cancelled4]]);
     expect(await one(fail3)).toMatchObject({ status: 'failed', progress: 100 });
     expect(await one(cancelled4)).toMatchObject({ status: 'cancelled', progress: 100 });
-    expect((await list('?path=list/fail')).executions.map((e: Json) => e.progress)).toEqual([100, 100]);
+    expect((await list('?path=list/fail')).executions.map((e: Json) => e.progress)).toEqual([0, 100]);
   });
 });
 
