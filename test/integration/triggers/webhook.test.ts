@@ -4,6 +4,8 @@
 // nothing; the same delivery id five times at once starts one; size limits, unknown triggers,
 // pauses and refused payloads answer without starting anything; the secret shows nowhere.
 import { createHash, createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -328,6 +330,20 @@ describe('webhook deliveries', () => {
     expect((await deliver('github', body.replace('gateway', 'gatewaY'), github(body, deliveryId()), { base: gw.url })).status).toBe(401);
     // Other API routes still need a caller at the gateway.
     expect((await http(gw.url, 'GET', '/api/executions')).status).toBe(401);
+  });
+
+  it('examples/github_webhook.yaml as shipped: a push and GitHub\'s ping start runs with the mapped workload', async () => {
+    const content = readFileSync(join(import.meta.dirname, '../../../examples/github_webhook.yaml'), 'utf8');
+    expect((await http(a.url, 'POST', '/api/credentials', { name: 'github_hook_auth', type: 'custom', data: { secret: SECRET } }, admin)).status).toBe(201);
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content }, admin)).status).toBe(201);
+    const push = pushBody('octo/shipped', { after: 'c0ffee', pusher: { name: 'octocat' } });
+    const pushed = await deliver('push', push, github(push, deliveryId()), { path: 'examples/github_webhook' });
+    expect(pushed.status, JSON.stringify(pushed.body)).toBe(202);
+    expect((await started(pushed.body.execution_id)).input.workload).toEqual({ event: 'push', repo: 'octo/shipped', ref: 'refs/heads/main', after: 'c0ffee', pusher: 'octocat' });
+    const ping = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1, repository: { full_name: 'octo/shipped' } });
+    const pinged = await deliver('push', ping, { ...github(ping, deliveryId()), 'x-github-event': 'ping' }, { path: 'examples/github_webhook' });
+    expect(pinged.status, JSON.stringify(pinged.body)).toBe(202);
+    expect((await started(pinged.body.execution_id)).input.workload).toMatchObject({ event: 'ping', ref: '' });
   });
 
   it('the secrets appear in no answer, log line, event or stored execution', async () => {
