@@ -4,29 +4,30 @@ import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../route.ts';
 import { ErrorBox, Section, StatusBadge, formatDuration, formatTime } from '../ui.tsx';
 
-type Page = { executions: Execution[]; next_cursor: number | null };
+// next_cursor is opaque (start time and id of the page's last row); counts: per status, for the other filters.
+type Page = { executions: Execution[]; next_cursor: string | null; counts?: Record<string, number> };
 
 const STATUSES = ['', 'running', 'completed', 'failed', 'cancelled'] as const;
 const PAGE_SIZE = 50;
 // The first page is read again this often: new executions and progress appear without a reload.
 const LIVE_REFRESH_MS = 2_000;
 
-const listUrl = (status: string, path: string, cursor?: number) => {
+const listUrl = (status: string, path: string, cursor?: string) => {
   const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (status) q.set('status', status);
   if (path) q.set('path', path);
-  if (cursor !== undefined) q.set('cursor', String(cursor));
+  if (cursor !== undefined) q.set('cursor', cursor);
   return `/executions?${q}`;
 };
 
-/** Executions, newest first: filtered by status and path, paged by cursor, the first page live. */
+/** Executions, newest first by start time: filtered by status and path, paged by cursor, the first page live. */
 export function ExecutionsPage({ query }: { query: URLSearchParams }) {
   const status = query.get('status') ?? '';
   const path = query.get('path') ?? '';
   const [pathInput, setPathInput] = useState(path);
   const first = usePoll((signal) => api<Page>(listUrl(status, path), { signal }), LIVE_REFRESH_MS, [status, path]);
   // Older pages, loaded on demand; they are history and are not refreshed.
-  const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: number | null; error?: unknown }>({ key: '', rows: [], cursor: null });
+  const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: string | null; error?: unknown }>({ key: '', rows: [], cursor: null });
   const key = `${status}|${path}`;
   const olderRows = older.key === key ? older.rows : [];
   const cursor = older.key === key && older.rows.length ? older.cursor : (first.data?.next_cursor ?? null);
@@ -57,6 +58,7 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}
+                {first.data?.counts && s ? ` (${first.data.counts[s] ?? 0})` : ''}
               </option>
             ))}
           </select>
