@@ -136,6 +136,11 @@ function undefinedReads(source: string, extra: ReadonlySet<string>): Read[] {
         expr(e.key, false);
         return;
       }
+      case 'slice':
+        // A slice of a guarded operand is guarded, as at render time (`x[:3] | default('')`).
+        expr(e.target, guarded);
+        for (const bound of [e.start, e.stop, e.step]) if (bound) expr(bound, false);
+        return;
       case 'filter':
         expr(e.target, guarded || e.name === 'default' || e.name === 'd');
         for (const a of e.args.positional) expr(a, false);

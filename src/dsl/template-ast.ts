@@ -10,6 +10,8 @@ export type Expr =
   | { type: 'literal'; value: string | number | boolean | null }
   | { type: 'name'; name: string }
   | { type: 'get'; target: Expr; key: Expr }
+  /** `target[start:stop:step]`, Python's slice of a string or list; an absent part is undefined. */
+  | { type: 'slice'; target: Expr; start: Expr | undefined; stop: Expr | undefined; step: Expr | undefined }
   | { type: 'list'; items: Expr[] }
   | { type: 'dict'; pairs: [string, Expr][] }
   | { type: 'call'; name: string; args: Args; caller: MacroDef | undefined }
@@ -51,15 +53,23 @@ export class TemplateSyntaxError extends Error {
 export const TEMPLATE_MARK = /\{\{|\{%|\{#/;
 
 /**
- * The source-like text of an expression, for messages: `steps.a.result`, `x[0]`, `a['b c']`;
- * anything other than names and attributes reads as `(…)`.
+ * The source-like text of an expression, for messages: `steps.a.result`, `x[0]`, `a['b c']`,
+ * `x[1:-1]`; anything other than names, attributes and slices reads as `(…)`.
  */
 export function expressionText(e: Expr): string {
   if (e.type === 'name') return e.name;
+  if (e.type === 'slice') return `${expressionText(e.target)}[${[e.start, e.stop, ...(e.step ? [e.step] : [])].map(boundText).join(':')}]`;
   if (e.type !== 'get') return '(…)';
   const target = expressionText(e.target);
   const key = e.key;
   if (key.type === 'literal' && typeof key.value === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key.value)) return `${target}.${key.value}`;
   if (key.type === 'literal' && (typeof key.value === 'string' || typeof key.value === 'number')) return `${target}[${JSON.stringify(key.value)}]`;
   return `${target}[${expressionText(key)}]`;
+}
+
+function boundText(e: Expr | undefined): string {
+  if (e === undefined) return '';
+  if (e.type === 'literal' && typeof e.value === 'number') return String(e.value);
+  if (e.type === 'negate' && e.operand.type === 'literal' && typeof e.operand.value === 'number') return `-${e.operand.value}`;
+  return expressionText(e);
 }

@@ -187,6 +187,8 @@ class Interpreter {
       }
       case 'get':
         return this.get(e, frame);
+      case 'slice':
+        return this.slice(e, this.expr(e.target, frame), frame);
       case 'list':
         return e.items.map((item) => this.expr(item, frame));
       case 'dict':
@@ -243,7 +245,18 @@ class Interpreter {
       const value = this.resolve(e.name, frame);
       return value === MISSING ? undefined : this.expr(e, frame);
     }
+    if (e.type === 'slice') {
+      const target = this.guarded(e.target, frame);
+      return target === undefined ? undefined : this.slice(e, target, frame);
+    }
     return e.type === 'get' ? this.get(e, frame, true) : this.expr(e, frame);
+  }
+
+  /** `target[start:stop:step]` of the evaluated target of `e`; the bounds are evaluated here. */
+  private slice(e: Extract<Expr, { type: 'slice' }>, target: unknown, frame: Frame): string | unknown[] {
+    if (typeof target !== 'string' && !Array.isArray(target)) throw new RenderFault(`cannot slice ${typeName(target)} ('${expressionText(e.target)}'): only a string or a list can be sliced`);
+    const bound = (b: Expr | undefined): number | undefined => (b === undefined ? undefined : sliceIndex(this.expr(b, frame)));
+    return sliceOf(target, bound(e.start), bound(e.stop), bound(e.step), this.scope.budget);
   }
 
   // Strict, as Jinja's StrictUndefined: reading what is not there is an error naming the
@@ -426,4 +439,37 @@ function repeat(sequence: string | readonly unknown[], times: unknown, budget: R
   const out: unknown[] = [];
   for (let i = 0; i < count; i++) out.push(...sequence);
   return out;
+}
+
+/** A slice bound: an integer (a boolean as 0/1, as Python), or undefined for none (the default). */
+function sliceIndex(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = numeric(value);
+  if (n === undefined || !Number.isInteger(n)) throw new RenderFault(`slice indices must be integers or none, not ${typeof value === 'number' ? 'a fraction' : typeName(value)}`);
+  return n;
+}
+
+/**
+ * `sequence[start:stop:step]` as Python: negative bounds count from the end, bounds past either
+ * end are clamped, a negative step walks backwards, and step 0 is an error. Strings are sliced
+ * by UTF-16 unit, as they are indexed (`s[0]`) and measured (`| length`).
+ */
+function sliceOf(sequence: string | readonly unknown[], start: number | undefined, stop: number | undefined, stepOrNone: number | undefined, budget: RenderBudget): string | unknown[] {
+  const step = stepOrNone ?? 1;
+  if (step === 0) throw new RenderFault('slice step cannot be zero');
+  const n = sequence.length;
+  const back = step < 0;
+  const clamp = (i: number | undefined, fallback: number): number => {
+    if (i === undefined) return fallback;
+    if (i < 0) return Math.max(i + n, back ? -1 : 0);
+    return Math.min(i, back ? n - 1 : n);
+  };
+  const from = clamp(start, back ? n - 1 : 0);
+  const to = clamp(stop, back ? -1 : n);
+  const count = back ? (from > to ? Math.ceil((from - to) / -step) : 0) : from < to ? Math.ceil((to - from) / step) : 0;
+  budget.spend(typeof sequence === 'string' ? count >> 6 : count);
+  if (step === 1) return sequence.slice(from, from + count);
+  const picked: unknown[] = [];
+  for (let k = 0, i = from; k < count; k++, i += step) picked.push(sequence[i]);
+  return typeof sequence === 'string' ? picked.join('') : picked;
 }

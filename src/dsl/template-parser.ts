@@ -4,7 +4,8 @@ import { filterNames } from './template-filters.ts';
 import { templateTests } from './template-tests.ts';
 
 // The one adapter between nunjucks and the service: templates are parsed by nunjucks' parser,
-// which builds nodes and runs nothing, and turned here into our own tree (template-ast.ts);
+// which builds nodes and runs nothing (with one method of ours, parsePostfix, for Python's slices
+// `x[a:b:c]`, which nunjucks lacks), and turned here into our own tree (template-ast.ts);
 // nunjucks' compiler (which generates JavaScript) is never used, and no other file imports
 // nunjucks. Its parser is undocumented: test/unit/template-parser-contract.test.ts pins what this
 // file gives for every construct we support, so an upgrade that changes it fails there.
@@ -40,11 +41,110 @@ function build(source: string): Template | TemplateSyntaxError {
   }
 }
 
-// nunjucks.parser is undocumented and untyped: checked once here, its nodes read through node().
-const parserModule: unknown = Reflect.get(nunjucks, 'parser');
-const parseFn: unknown = parserModule !== null && typeof parserModule === 'object' ? Reflect.get(parserModule, 'parse') : undefined;
-if (typeof parseFn !== 'function') throw new Error('nunjucks.parser.parse is missing: templates cannot be parsed');
-const parse = (source: string): unknown => Reflect.apply(parseFn, parserModule, [source]);
+// nunjucks.parser, .lexer and .nodes are undocumented and untyped: what we use of them is checked
+// once here, and their nodes are read through node(). Each template gets its own Parser whose
+// parsePostfix is ours (slices, below); nunjucks' class, modules and nodes stay as they are.
+const member = (from: unknown, name: string): unknown => (from !== null && (typeof from === 'object' || typeof from === 'function') ? Reflect.get(from, name) : undefined);
+const lexer: unknown = member(nunjucks, 'lexer');
+const nodes: unknown = member(nunjucks, 'nodes');
+const Parser: unknown = member(member(nunjucks, 'parser'), 'Parser');
+const PARSER_METHODS = ['parseAsRoot', 'parsePostfix', 'parseExpression', 'parseSignature', 'peekToken', 'nextToken', 'fail'];
+const NODE_CLASSES = ['Node', 'FunCall', 'LookupVal', 'Literal'];
+if (typeof member(lexer, 'lex') !== 'function' || PARSER_METHODS.some((m) => typeof member(member(Parser, 'prototype'), m) !== 'function') || NODE_CLASSES.some((n) => typeof member(nodes, n) !== 'function')) {
+  throw new Error(`nunjucks.lexer.lex, nunjucks.parser.Parser (${PARSER_METHODS.join(', ')}) or nunjucks.nodes (${NODE_CLASSES.join(', ')}) is missing: templates cannot be parsed`);
+}
+const tokenType = (name: string): string => {
+  const type = member(lexer, `TOKEN_${name}`);
+  if (typeof type !== 'string') throw new Error(`nunjucks.lexer.TOKEN_${name} is missing: templates cannot be parsed`);
+  return type;
+};
+const TOKEN = { leftParen: tokenType('LEFT_PAREN'), leftBracket: tokenType('LEFT_BRACKET'), rightBracket: tokenType('RIGHT_BRACKET'), colon: tokenType('COLON'), comma: tokenType('COMMA'), operator: tokenType('OPERATOR'), symbol: tokenType('SYMBOL') };
+// A node class of our own, made by nunjucks' Node.extend (a subclass: nunjucks.nodes is unchanged).
+const SliceNode: unknown = call(member(nodes, 'Node'), 'extend', 'Slice', { fields: ['target', 'start', 'stop', 'step'] });
+
+function parse(source: string): unknown {
+  const parser = instantiate(Parser, call(lexer, 'lex', source));
+  Reflect.set(parser, 'parsePostfix', (target: unknown) => parsePostfix(parser, target));
+  return call(parser, 'parseAsRoot');
+}
+
+// The override is reached (nunjucks' parser still calls this.parsePostfix), or nothing parses.
+if (children(children(parse('{{ x[1:] }}'))[0])[0].typename !== 'Slice') throw new Error("nunjucks' parser no longer calls parsePostfix: slices cannot be parsed");
+
+function call(target: unknown, method: string, ...args: unknown[]): unknown {
+  const fn = member(target, method);
+  if (typeof fn !== 'function') throw new TemplateSyntaxError('unexpected template structure');
+  return Reflect.apply(fn, target, args);
+}
+
+function instantiate(Class: unknown, ...args: unknown[]): object {
+  const made: unknown = typeof Class === 'function' ? Reflect.construct(Class, args) : undefined;
+  if (made === null || typeof made !== 'object') throw new TemplateSyntaxError('unexpected template structure');
+  return made;
+}
+
+/** A nunjucks node of class `name` (or the Slice class) at `at`, with its fields in order. */
+function construct(Class: unknown, at: Token, ...fields: unknown[]): object {
+  return instantiate(Class, at.lineno, at.colno, ...fields);
+}
+
+type Token = { type: string; value: unknown; lineno: number; colno: number };
+
+/** The parser's next token, or undefined at the end of the text. */
+function peek(parser: unknown): Token | undefined {
+  const tok = call(parser, 'peekToken');
+  if (tok === null || tok === undefined) return undefined;
+  const [type, lineno, colno] = [member(tok, 'type'), member(tok, 'lineno'), member(tok, 'colno')];
+  if (typeof type !== 'string' || typeof lineno !== 'number' || typeof colno !== 'number') throw new TemplateSyntaxError('unexpected template structure');
+  return { type, value: member(tok, 'value'), lineno, colno };
+}
+
+/** Consumes the next token when it is of `type`. */
+function skip(parser: unknown, type: unknown): boolean {
+  if (peek(parser)?.type !== type) return false;
+  call(parser, 'nextToken');
+  return true;
+}
+
+function parseFail(parser: unknown, message: string, at?: Token): never {
+  call(parser, 'fail', message, at?.lineno, at?.colno);
+  throw new TemplateSyntaxError(message);
+}
+
+// nunjucks' Parser#parsePostfix (3.2.4: calls, `.name`, `[index]`) with Python's slices added in
+// `[...]`. Mirrored whole because nunjucks' own loop reads every `[` as a list.
+function parsePostfix(parser: unknown, target: unknown): unknown {
+  let node = target;
+  for (let tok = peek(parser); tok; tok = peek(parser)) {
+    if (tok.type === TOKEN.leftParen) node = construct(member(nodes, 'FunCall'), tok, node, call(parser, 'parseSignature'));
+    else if (tok.type === TOKEN.leftBracket) node = subscript(parser, node, tok);
+    else if (tok.type === TOKEN.operator && tok.value === '.') {
+      call(parser, 'nextToken');
+      const name = peek(parser);
+      if (!name || name.type !== TOKEN.symbol) parseFail(parser, `expected name as lookup value, got ${String(name?.value)}`, name);
+      call(parser, 'nextToken');
+      node = construct(member(nodes, 'LookupVal'), tok, node, construct(member(nodes, 'Literal'), name, name.value));
+    } else break;
+  }
+  return node;
+}
+
+// `[index]` (a LookupVal, as nunjucks makes it) or `[start:stop:step]`, any part left out (a Slice).
+function subscript(parser: unknown, target: unknown, open: Token): unknown {
+  call(parser, 'nextToken');
+  const colon = (): boolean => peek(parser)?.type === TOKEN.colon;
+  const closing = (): boolean => peek(parser)?.type === TOKEN.rightBracket;
+  const start = colon() ? null : call(parser, 'parseExpression');
+  if (!colon()) {
+    if (!skip(parser, TOKEN.rightBracket)) parseFail(parser, peek(parser)?.type === TOKEN.comma ? 'invalid index' : 'expected ] after an index');
+    return construct(member(nodes, 'LookupVal'), open, target, start);
+  }
+  call(parser, 'nextToken');
+  const stop = colon() || closing() ? null : call(parser, 'parseExpression');
+  const step = skip(parser, TOKEN.colon) && !closing() ? call(parser, 'parseExpression') : null;
+  if (!skip(parser, TOKEN.rightBracket)) parseFail(parser, 'expected ] after a slice');
+  return construct(SliceNode, open, target, start, stop, step);
+}
 
 // nunjucks' own messages, less the names of its functions: "parseAggregate: expected comma ...".
 function describeParseError(error: unknown): string {
@@ -236,6 +336,13 @@ function expression(value: unknown): Expr {
     }
     case 'LookupVal':
       return { type: 'get', target: expression(field(raw, 'target')), key: expression(field(raw, 'val')) };
+    case 'Slice': {
+      const part = (name: string): Expr | undefined => {
+        const value = field(raw, name);
+        return value === null || value === undefined ? undefined : expression(value);
+      };
+      return { type: 'slice', target: expression(field(raw, 'target')), start: part('start'), stop: part('stop'), step: part('step') };
+    }
     case 'Group': {
       const items = children(raw);
       return items.length === 1 ? expression(items[0]) : { type: 'list', items: items.map(expression) };

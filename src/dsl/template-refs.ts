@@ -92,6 +92,10 @@ function expression(e: Expr, found: Found): void {
       expression(e.key, found);
       return;
     }
+    case 'slice':
+      expression(e.target, found);
+      for (const bound of [e.start, e.stop, e.step]) if (bound) expression(bound, found);
+      return;
     case 'list':
       for (const item of e.items) expression(item, found);
       return;

@@ -15,6 +15,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const name = (n: string): Expr => ({ type: 'name', name: n });
 const lit = (value: string | number | boolean | null): Expr => ({ type: 'literal', value });
 const get = (target: Expr, key: Expr): Expr => ({ type: 'get', target, key });
+const slice = (target: Expr, start?: Expr, stop?: Expr, step?: Expr): Expr => ({ type: 'slice', target, start, stop, step });
+const neg = (operand: Expr): Expr => ({ type: 'negate', operand });
 const args = (positional: Expr[] = [], keywords: [string, Expr][] = []): Args => ({ positional, keywords });
 const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ type: 'binary', op, left, right });
 const out = (expr: Expr): Stmt => ({ type: 'output', expr });
@@ -62,6 +64,29 @@ describe('template parser contract: expressions', () => {
     expect(expr('{{ a["b c"][0] }}')).toEqual(get(get(name('a'), lit('b c')), lit(0)));
     expect(expr('{{ a[i] }}')).toEqual(get(name('a'), name('i')));
     expect(expr('{{ steps.fetch.result.items }}')).toEqual(get(get(get(name('steps'), lit('fetch')), lit('result')), lit('items')));
+  });
+
+  // nunjucks has no slices: the adapter's own parsePostfix reads Python's `[start:stop:step]`.
+  it('slices: every part optional, any expression as a bound, chained with lookups, calls and filters', () => {
+    expect(expr('{{ x[1:2] }}')).toEqual(slice(name('x'), lit(1), lit(2)));
+    expect(expr('{{ x[1:] }}')).toEqual(slice(name('x'), lit(1)));
+    expect(expr('{{ x[:10] }}')).toEqual(slice(name('x'), undefined, lit(10)));
+    expect(expr('{{ x[:] }}')).toEqual(slice(name('x')));
+    expect(expr('{{ x[::] }}')).toEqual(slice(name('x')));
+    expect(expr('{{ x[::-1] }}')).toEqual(slice(name('x'), undefined, undefined, neg(lit(1))));
+    expect(expr('{{ x[-3:-1:2] }}')).toEqual(slice(name('x'), neg(lit(3)), neg(lit(1)), lit(2)));
+    expect(expr('{{ x[a:b:c] }}')).toEqual(slice(name('x'), name('a'), name('b'), name('c')));
+    expect(expr('{{ x[n - 1 : (y | length)] }}')).toEqual(slice(name('x'), bin('-', name('n'), lit(1)), { type: 'filter', name: 'length', target: name('y'), args: args() }));
+    expect(expr('{{ trigger.scheduled_time[:10] }}')).toEqual(slice(get(name('trigger'), lit('scheduled_time')), undefined, lit(10)));
+    expect(expr('{{ a.b[1:][0] }}')).toEqual(get(slice(get(name('a'), lit('b')), lit(1)), lit(0)));
+    expect(expr('{{ a[1:].c }}')).toEqual(get(slice(name('a'), lit(1)), lit('c')));
+    expect(expr('{{ s[:2].upper() }}')).toEqual({ type: 'method', target: slice(name('s'), undefined, lit(2)), name: 'upper', args: args() });
+    expect(expr('{{ f(1)[1:] }}')).toEqual(slice({ type: 'call', name: 'f', args: args([lit(1)]), caller: undefined }, lit(1)));
+    expect(expr('{{ x[1:] | join }}')).toEqual({ type: 'filter', name: 'join', target: slice(name('x'), lit(1)), args: args() });
+    expect(expr('{{ x[y[1:]:] }}')).toEqual(slice(name('x'), slice(name('y'), lit(1))));
+    expect(parseTemplate('{% for c in s[::2] %}{{ c }}{% endfor %}').body).toEqual([
+      { type: 'for', names: ['c'], iterable: slice(name('s'), undefined, undefined, lit(2)), filter: undefined, body: [out(name('c'))], otherwise: [] },
+    ]);
   });
 
   it('literals: numbers, strings (either quote, escapes), booleans and none in either case', () => {
@@ -228,6 +253,15 @@ describe('template parser contract: refusals, with nunjucks positions (1-based l
     expect(refusal('{% for a.b in xs %}{% endfor %}')).toBe('variable name expected for loop (line 1, column 12)');
     expect(refusal('{% endif %}')).toBe('unknown block tag: endif (line 1, column 4)');
     expect(refusal('{% foo %}')).toBe('unknown block tag: foo (line 1, column 4)');
+    expect(refusal('{{ x.1 }}')).toBe('expected name as lookup value, got 1 (line 1, column 6)');
+    expect(refusal('{{ x[] }}')).toBe('unexpected token: ] (line 1, column 6)');
+    expect(refusal('{{ x[1, 2] }}')).toBe('invalid index (line 1, column 7)');
+    expect(refusal('{{ x[1 2] }}')).toBe('expected ] after an index (line 1, column 8)');
+    expect(refusal('{{ x[1:2 3] }}')).toBe('expected ] after a slice (line 1, column 10)');
+    expect(refusal('{{ x[1:2:3:4] }}')).toBe('expected ] after a slice (line 1, column 11)');
+    // A slice is a subscript only: a list literal keeps nunjucks' grammar.
+    expect(refusal('{{ [1:2] }}')).toBe('expected comma after expression (line 1, column 4)');
+    expect(refusal('{% set x[1:] = 1 %}')).toBe('only a name or a namespace attribute (ns.attr) can be assigned (line 1, column 9)');
   });
 
   it('tags that need a loader or nunjucks alone has', () => {
@@ -266,6 +300,16 @@ describe('template parser contract: refusals, with nunjucks positions (1-based l
 });
 
 describe('template parser contract: one adapter', () => {
+  it("the slice override is the adapter's own parsers': nunjucks' parser and nodes are unchanged", async () => {
+    const nunjucks: unknown = (await import('nunjucks')).default;
+    const parserModule: unknown = Reflect.get(Object(nunjucks), 'parser');
+    const parse: unknown = Reflect.get(Object(parserModule), 'parse');
+    if (typeof parse !== 'function') throw new Error('nunjucks.parser.parse is missing');
+    expect(() => Reflect.apply(parse, parserModule, ['{{ x[:1] }}'])).toThrow(/unexpected token: :/);
+    expect(Reflect.get(Object(Reflect.get(Object(nunjucks), 'nodes')), 'Slice')).toBeUndefined();
+    expect(expr('{{ x[:1] }}')).toEqual(slice(name('x'), undefined, lit(1)));
+  });
+
   it('no module but src/dsl/template-parser.ts imports nunjucks', () => {
     const importers: string[] = [];
     for (const dir of ['src', 'machines', 'actors', 'gui/src', 'scripts', 'bench']) {

@@ -400,6 +400,18 @@ workflow:
     ]);
   });
 
+  it('checks the target and the bounds of a slice for undefined reads; a defaulted slice is exempt', () => {
+    const problems = problemsOf(`${header}workload: { s: abc }
+workflow:
+  - step: start
+    tool: { kind: shell, command: "echo {{ steps.nope.result[:3] }} {{ workload.s[:nn] }} {{ steps.gone.result[1:] | default('') }} {{ workload.s[1:] }}" }
+`);
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "workflow[0].tool.command: 'steps.nope' is undefined: there is no step 'nope'",
+      "workflow[0].tool.command: 'nn' is undefined",
+    ]);
+  });
+
   it('accepts the whole language, and leaves alone what is never rendered: workload, names, metadata', () => {
     const playbook = parseOk(`${header}workload: { greeting: "{{ not | a template }}", who: w, verb: v, h: 1, method: m, ok: true, t: 1, tool: x, arguments: {} }
 workflow:
@@ -411,7 +423,7 @@ workflow:
         command: >-
           {% macro q(v) %}{{ v | quote }}{% endmacro %}
           {% for k, v in workload | dictsort if k is string %}{{ loop.index }}={{ q(v) }}{% else %}none{% endfor %}
-          {% set ns = namespace(n=0) %}{{ range(3) | map('string') | join(',') }} {{ ns.n }} {{ workload.who.upper() }}
+          {% set ns = namespace(n=0) %}{{ range(3) | map('string') | join(',') }} {{ ns.n }} {{ workload.who.upper() }} {{ workload.who[1:-1:2] }}
     next: [ { step: start, when: "vars.n is not defined and (vars.n or 0) < 2", set: { n: "{{ (vars.n or 0) + 1 }}" } } ]
 `);
     expect(playbook.workflow[0].tasks[0].name).toBe('{{ x');

@@ -120,6 +120,44 @@ describe('expressions', () => {
   });
 });
 
+describe('slices (Python)', () => {
+  it.each([
+    ['{{ "2024-05-01T10:00:00Z"[:10] }}', '2024-05-01'],
+    ['{{ workload.who[1:3] }}|{{ workload.who[3:] }}|{{ workload.who[:] }}|{{ workload.who[-3:] }}|{{ workload.who[:-3] }}', 'or|ld|world|rld|wo'],
+    ['{{ workload.who[::2] }}|{{ workload.who[::-1] }}|{{ workload.who[3:0:-1] }}|{{ workload.who[-1:-4:-2] }}|{{ workload.who[1::-1] }}', 'wrd|dlrow|lro|dr|ow'],
+    ['[{{ workload.who[10:] }}][{{ workload.who[-10:2] }}][{{ workload.who[2:1] }}][{{ workload.who[:10:-1] }}][{{ workload.who[10::-2] }}]', '[][wo][][][drw]'],
+    ['{{ workload.n[1:] }} {{ workload.n[:-1] }} {{ workload.n[::-1] }} {{ workload.n[-2::-1] }} {{ workload.n[5:] }} {{ workload.n[-9:9:2] }}', '[1,2] [3,1] [2,1,3] [1,3] [] [3,2]'],
+    ['{{ workload.n[None:none] }} {{ workload.n[true:] }} {{ workload.n[workload.n|length - 1:] }}', '[3,1,2] [1,2] [2]'],
+    ['{{ workload.users[1:][0].name }} {{ workload.who[1:].upper() }} {{ workload.n[::-1] | join("-") }} {{ workload.n[1:] | length }}', 'bob ORLD 2-1-3 2'],
+    ['{% for c in workload.who[::2] %}<{{ c }}>{% endfor %}', '<w><r><d>'],
+    ['{{ workload.missing[:2] | default("none") }} {{ workload.missing[:2] is defined }}', 'none false'],
+  ])('%s', (template, expected) => {
+    expect(render(template)).toBe(expected);
+  });
+
+  it('a lone slice is native: a list slice stays a list, a string slice a string', () => {
+    expect(render('{{ workload.n[:10] }}')).toEqual([3, 1, 2]);
+    expect(render('{{ workload.n[1:] }}')).toEqual([1, 2]);
+    expect(render('{{ workload.users[:1] }}')).toEqual([{ name: 'ann', age: 31 }]);
+    expect(render('{{ workload.who[:3] }}')).toBe('wor');
+    expect(render(' {{ workload.n[5:] }} ')).toEqual([]);
+    expect(render('{{ workload.n[1:][0] }}')).toBe(1);
+  });
+
+  it('refuses step 0, a bound that is not an integer, and slicing what is not a string or list', () => {
+    expect(failure('{{ workload.n[::0] }}')).toBe('slice step cannot be zero');
+    expect(failure('{{ workload.who[1:2:0] }}')).toBe('slice step cannot be zero');
+    expect(failure('{{ workload.n[1.5:] }}')).toBe('slice indices must be integers or none, not a fraction');
+    expect(failure('{{ workload.n[:"2"] }}')).toBe('slice indices must be integers or none, not string');
+    expect(failure('{{ workload.users[0].age[1:] }}')).toBe("cannot slice number ('workload.users[0].age'): only a string or a list can be sliced");
+    expect(failure('{{ workload.d[:1] }}')).toBe("cannot slice mapping ('workload.d'): only a string or a list can be sliced");
+    expect(failure('{{ workload.nothing[:1] }}')).toBe("cannot slice none ('workload.nothing'): only a string or a list can be sliced");
+    expect(failure('{{ workload.missing[:1] }}')).toBe("'workload.missing' is undefined: 'workload' has no attribute 'missing'");
+    expect(failure('{{ workload.n[1:][5] }}')).toBe("'workload.n[1:][5]' is undefined: 'workload.n[1:]' has no item 5");
+    expect(failure('{{ workload.n[:undefined_name] }}')).toBe("'undefined_name' is undefined");
+  });
+});
+
 describe('filters', () => {
   it.each([
     ['{{ workload.n | length }} {{ workload.d | count }} {{ "abc" | length }} {{ workload.missing | default([]) | length }}', '3 2 3 0'],
@@ -211,6 +249,12 @@ describe('limits', () => {
     expect(failure(`{{ ["x" * ${MAX_RENDERED_CHARS / 2}, "y" * ${MAX_RENDERED_CHARS / 2}] | join(",") }}`)).toBe(limit);
     expect(failure(`{{ ("x" * ${MAX_RENDERED_CHARS / 2}) | indent(4, true) ~ ("x" * ${MAX_RENDERED_CHARS / 2}) }}`)).toBe(limit);
     expect(render(`{{ "x" * ${MAX_RENDERED_CHARS} }}`)).toHaveLength(MAX_RENDERED_CHARS);
+  });
+
+  it('a slice pays for what it copies', () => {
+    // Each slice of a 100,000-item list copies it: 20 of them exceed the step budget, one does not.
+    expect(failure('{% set xs = range(100000) %}{% for i in range(20) %}{% set ys = xs[::-1] %}{% endfor %}')).toBe(`rendering took more than ${MAX_RENDER_STEPS} steps (a loop too long?)`);
+    expect(render('{{ range(100000)[::-1] | first }}')).toBe(99999);
   });
 
   it('range and list repetition are bounded', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { templateDataReads } from '../../../src/dsl/template-data-reads.ts';
 import { templateRefs } from '../../../src/dsl/template-refs.ts';
 
 const refs = (v: unknown) => {
@@ -31,11 +32,26 @@ describe('templateRefs', () => {
     });
   });
 
+  it('reads the target and the bounds of a slice', () => {
+    expect(refs('{{ steps.a.result[vars.from:args.to:workload.step] }}')).toEqual({ roots: ['args', 'steps', 'vars', 'workload'], steps: ['a'] });
+    expect(refs('{{ steps[1:] }}').steps).toBe('all');
+    expect([...templateRefs('{{ keychain.api.token[:4] }}').keychain]).toEqual(['api']);
+  });
+
   it('a template that does not parse reads everything', () => {
     expect(refs('{{ workload.x ')).toEqual({ roots: ['args', 'steps', 'vars', 'workload'], steps: 'all' });
   });
 
   it('a value without templates reads nothing', () => {
     expect(refs({ command: 'echo hi', n: 3, list: [null, true] })).toEqual({ roots: [], steps: [] });
+  });
+});
+
+describe('templateDataReads', () => {
+  it('a slice reads its target and bounds; a slice of a status reads no data', () => {
+    expect(templateDataReads('{{ steps.a.result[:10] }}')).toEqual({ steps: new Set(['a']), allSteps: false, own: false, vars: false });
+    expect(templateDataReads('{{ steps.a.status[:2] }}')).toEqual({ steps: new Set(), allSteps: false, own: false, vars: false });
+    expect(templateDataReads('{{ workload.x[vars.n:outcome.data.k] }}')).toEqual({ steps: new Set(), allSteps: false, own: true, vars: true });
+    expect(templateDataReads('{{ steps[1:] }}').allSteps).toBe(true);
   });
 });
