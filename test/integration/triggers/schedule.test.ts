@@ -58,7 +58,7 @@ const clock = (iso: string) => () => new Date(iso);
 
 describe('schedules', () => {
   it('fires each scheduled time once with its payload and the trigger in execution.started, however often and from however many servers it is ticked', async () => {
-    await register('sched/once', `  - { name: every_minute, kind: schedule, cron: "* * * * *", overlap: allow, payload: { day: "{{ trigger.scheduled_time.split('T')[0] }}" } }`);
+    await register('sched/once', `  - { name: every_minute, kind: schedule, cron: "* * * * *", overlap: allow, payload: { day: "{{ trigger.scheduled_time[:10] }}" } }`);
     await setNextFire('sched/once', 'every_minute', '2030-01-01T00:00:00Z');
     const b = await startSecondServer(a);
     try {
