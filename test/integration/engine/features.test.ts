@@ -111,7 +111,8 @@ workflow:
   - step: start
     tool: { name: get, kind: http, url: "{{ workload.base }}/status/404?run={{ execution.id }}" }
 `);
-    expect(final).toMatchObject({ status: 'failed', progress: 100, result: null });
+    // Its only step failed it: no step done.
+    expect(final).toMatchObject({ status: 'failed', progress: 0, result: null });
     expect(final.error).toEqual({ code: 'http_status', message: 'HTTP 404 Not Found', step: 'start' });
     expect(trace(events)).toEqual(['execution.started', ...stepRun('start', ['call.error']), ...FAILED]);
     expect(only(events, 'call.error').error).toEqual({ code: 'http_status', message: 'HTTP 404 Not Found' });
@@ -394,8 +395,9 @@ workflow:
     expect(cancel).toMatchObject({ status: 200, body: { status: 'cancelled', execution_id: id } });
     const parent = await s.wait(id);
     const child = await s.wait(childId);
-    expect(parent).toMatchObject({ status: 'cancelled', progress: 100, result: null, error: { code: 'cancelled', message: 'test says stop' } });
-    expect(child).toMatchObject({ status: 'cancelled', progress: 100, result: null, error: { code: 'cancelled', message: `parent execution ${id} ended` } });
+    // Progress stays where each stopped: the parent's `start` of three steps, none of the child's one.
+    expect(parent).toMatchObject({ status: 'cancelled', progress: 33, result: null, error: { code: 'cancelled', message: 'test says stop' } });
+    expect(child).toMatchObject({ status: 'cancelled', progress: 0, result: null, error: { code: 'cancelled', message: `parent execution ${id} ended` } });
 
     // The workers learn of the cancel from their heartbeat answer and kill the sleeps long before 30 s.
     const alive = (pid: number) => {
@@ -474,7 +476,7 @@ workflow:
   - step: start
     tool: { name: bad, kind: shell, command: "echo {{ nosuchfunction(1) }}" }
 `);
-    expect(final).toMatchObject({ status: 'failed', progress: 100, result: null });
+    expect(final).toMatchObject({ status: 'failed', progress: 0, result: null });
     expect(final.error).toMatchObject({ code: 'template_error', step: 'start' });
     expect(final.error.message).toMatch(/^template error in start\.bad\.command: .*nosuchfunction/);
     expect(trace(events)).toEqual(['execution.started', ...stepRun('start', ['call.error']), ...FAILED]);
