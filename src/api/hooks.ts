@@ -4,6 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
 import { acceptWebhook, findWebhook, refuseDelivery, type LiveWebhook } from '../triggers/webhook-delivery.ts';
+import { WebhookFires } from '../triggers/webhook-fires.ts';
 import { PUBLIC } from './access.ts';
 import { discardBody } from './input-guard.ts';
 
@@ -38,6 +39,7 @@ class ByteLimit extends Transform {
 /** The webhook receiver. */
 export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const hooks = new WeakMap<FastifyRequest, LiveWebhook>();
+  const accepting = { ...deps, fires: new WebhookFires(deps) };
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BODY_BYTES }, (_req, body, done) => done(null, body));
   const tooLarge = (hook: LiveWebhook): ServiceError =>
@@ -76,7 +78,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       if (!hook) throw new ServiceError('not_found', 'no webhook trigger');
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const q = req.url.indexOf('?');
-      const answer = await acceptWebhook(deps, hook, { raw, headers: req.headers, rawQuery: q === -1 ? '' : req.url.slice(q + 1) });
+      const answer = await acceptWebhook(accepting, hook, { raw, headers: req.headers, rawQuery: q === -1 ? '' : req.url.slice(q + 1) });
       return reply.code(202).send(answer);
     },
   );

@@ -4,8 +4,9 @@ import type { Keyring } from '../crypto/keyring.ts';
 import { webhookTriggerRow } from '../db/webhook-trigger.repo.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { findUnstorable } from '../find-unstorable.ts';
-import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
+import { renderTriggerPayload, type Fire } from './fire-trigger.ts';
 import { WebhookTriggerSchema, type WebhookTrigger } from './trigger.schema.ts';
+import type { WebhookFires } from './webhook-fires.ts';
 import { webhookFireKey, webhookRequest } from './webhook-request.ts';
 import { webhookSecret } from './webhook-secret.ts';
 import { verifyWebhookSignature, type WebhookHeaders } from './webhook-signature.ts';
@@ -27,6 +28,9 @@ export type WebhookDelivery = { raw: Buffer; headers: WebhookHeaders; rawQuery: 
 /** What a delivery answers: the execution it started, or the one the same fire key started first. */
 export type WebhookAnswer = { execution_id: number; duplicate: boolean };
 
+/** What accepting a delivery needs: the engine, the keyring that opens its secret, the fires' group commit. */
+export type WebhookAcceptDeps = WebhookDeps & { fires: WebhookFires };
+
 /** Counts the refusal and makes the error the edge answers with. */
 export function refuseDelivery(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, code: ErrorCode, message: string): ServiceError {
   deps.metrics.triggerRefused.inc({ reason });
@@ -47,10 +51,11 @@ export async function findWebhook(deps: WebhookDeps, path: string, name: string)
 /**
  * Accepts a delivery of `hook`: its signature checked with the secret of the trigger's credential
  * (401 otherwise), not paused (409), its payload rendered over `{trigger, request}` and fired
- * exactly once under its fire key (delivery id, else the body's SHA-256). A fire whose payload or
+ * exactly once under its fire key (delivery id, else the body's SHA-256), in group commit with the
+ * deliveries that arrive meanwhile (webhook-fires.ts). A fire whose payload or
  * inputs are refused answers 422. Every refusal is counted and starts nothing.
  */
-export async function acceptWebhook(deps: WebhookDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date()): Promise<WebhookAnswer> {
+export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date()): Promise<WebhookAnswer> {
   const { spec } = hook;
   const where = `${hook.path}/${hook.name}`;
   const found = webhookSecret(deps.keyring, spec.auth, hook.sealed);
@@ -71,7 +76,7 @@ export async function acceptWebhook(deps: WebhookDeps, hook: LiveWebhook, delive
   // A form or text body may hold what PostgreSQL cannot store (NUL): the fire is refused, not failed.
   const unstorable = 'payload' in rendered ? findUnstorable(rendered.payload) : undefined;
   const fire: Fire = { fireKey, scheduledTime: null, ...(unstorable ? { refused: `payload${unstorable.path === '' || unstorable.path.startsWith('[') ? '' : '.'}${unstorable.path} ${unstorable.message}` } : rendered) };
-  const [result] = await fireTrigger(deps, { path: hook.path, name: hook.name, kind: 'webhook' }, [fire]);
+  const result = await deps.fires.fire({ path: hook.path, name: hook.name, kind: 'webhook' }, fire);
   if (result.outcome === 'started' && result.executionId !== null) return { execution_id: result.executionId, duplicate: result.duplicate };
   throw new ServiceError('fire_refused', { code: 'fire_refused', message: `the delivery started nothing: ${result.error ?? result.outcome}`, fire_key: result.fireKey, duplicate: result.duplicate });
 }

@@ -217,6 +217,25 @@ describe('webhook deliveries', () => {
     expect(again.body).toEqual({ execution_id: all[0].body.execution_id, duplicate: true });
   });
 
+  it('deliveries arriving together are fired together: ten ids and five repeats of another at once start eleven executions, each its own', async () => {
+    const before = await executionCount();
+    const distinct = Array.from({ length: 10 }, (_, i) => pushBody(`octo/burst-${i}`));
+    const repeated = pushBody('octo/burst-repeated');
+    const repeatedHeaders = github(repeated, deliveryId());
+    const answers = await Promise.all([
+      ...distinct.map((b) => deliver('github', b, github(b, deliveryId()))),
+      ...Array.from({ length: 5 }, () => deliver('github', repeated, repeatedHeaders)),
+    ]);
+    expect(answers.every((r) => r.status === 202)).toBe(true);
+    expect(new Set(answers.slice(0, 10).map((r) => r.body.execution_id)).size).toBe(10);
+    expect(answers.slice(0, 10).every((r) => !r.body.duplicate)).toBe(true);
+    const repeats = answers.slice(10);
+    expect(new Set(repeats.map((r) => r.body.execution_id)).size).toBe(1);
+    expect(repeats.filter((r) => r.body.duplicate)).toHaveLength(4);
+    expect(await executionCount()).toBe(before + 11);
+    for (const [i, r] of answers.slice(0, 10).entries()) expect((await started(r.body.execution_id)).input.workload.repo).toBe(`octo/burst-${i}`);
+  });
+
   it('without delivery_id the body\'s SHA-256 is the fire key: the same body again is a duplicate, another body starts', async () => {
     const body = pushBody('octo/by-body');
     const first = await deliver('by_body', body, github(body, 'ignored-1'));

@@ -1,0 +1,67 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { GroupCommit } from '../../actors/group-commit.ts';
+import { fireGroups, type Fire, type FireGroup, type FireResult, type TriggerRef } from './fire-trigger.ts';
+
+// Webhook fires in group commit: deliveries that arrive while a trigger's fires are being written
+// go together in its next transaction. Each fire moves its trigger's row (its counts), so one
+// transaction per delivery made every delivery of a busy trigger wait in PostgreSQL's lock queue
+// for the one before (measured: ~8 backends waiting at 200 deliveries/s); here they take turns in
+// memory and share the wait.
+
+/** Transactions of fires written at once (each holds the triggers it fires). */
+export const MAX_WEBHOOK_BATCHES_IN_FLIGHT = 4;
+/** Fires one transaction takes at most. */
+export const MAX_WEBHOOK_FIRES_PER_TRANSACTION = 100;
+
+type Item = { trigger: TriggerRef; fire: Fire };
+const triggerKey = (t: TriggerRef) => `${t.path}\n${t.name}`;
+
+/** Writes webhook fires exactly once (fireGroups), batching those that arrive together. */
+export class WebhookFires {
+  readonly #group: GroupCommit<Item, FireResult>;
+
+  constructor(deps: EngineDeps) {
+    this.#group = new GroupCommit<Item, FireResult>({
+      maxInFlight: MAX_WEBHOOK_BATCHES_IN_FLIGHT,
+      weight: () => 1,
+      maxWeight: MAX_WEBHOOK_FIRES_PER_TRANSACTION,
+      // A trigger's fires are never in two transactions at once: they would wait for each other on its row.
+      key: (item) => triggerKey(item.trigger),
+      run: (items) => fireBatch(deps, items),
+    });
+  }
+
+  /** Makes `fire` of `trigger`: what it started, or the first result of its fire key (`duplicate`). */
+  fire(trigger: TriggerRef, fire: Fire): Promise<FireResult> {
+    return this.#group.submit({ trigger, fire });
+  }
+}
+
+/**
+ * One transaction for a batch: a group per trigger, a fire key once per group (a key twice in one
+ * batch is the same delivery sent twice at once: the second answers as a duplicate of the first).
+ */
+async function fireBatch(deps: EngineDeps, items: readonly Item[]): Promise<(FireResult | Error)[]> {
+  const groups: (FireGroup & { fires: Fire[] })[] = [];
+  const byTrigger = new Map<string, number>();
+  const slot = items.map((item) => {
+    const k = triggerKey(item.trigger);
+    let g = byTrigger.get(k);
+    if (g === undefined) {
+      g = groups.push({ trigger: item.trigger, fires: [] }) - 1;
+      byTrigger.set(k, g);
+    }
+    const fires = groups[g].fires;
+    const at = fires.findIndex((f) => f.fireKey === item.fire.fireKey);
+    if (at >= 0) return { g, i: at, repeat: true };
+    return { g, i: fires.push(item.fire) - 1, repeat: false };
+  });
+  const results = await fireGroups(deps, groups);
+  return slot.map(({ g, i, repeat }) => {
+    const r = results[g];
+    if (r.raced) return new Error('a webhook fire raced a schedule tick'); // fires without a tick never race
+    if (!repeat) return r.results[i];
+    deps.metrics.triggerFires.inc({ kind: 'webhook', outcome: 'duplicate' });
+    return { ...r.results[i], duplicate: true };
+  });
+}
