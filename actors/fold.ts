@@ -181,6 +181,7 @@ export class Fold {
       rootExecutionId: rootId,
       workload: req.workload,
       args: req.args,
+      ...(req.replay ? { replay: req.replay } : {}),
     };
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);

@@ -8,6 +8,7 @@ import { GroupCommit } from './group-commit.ts';
 import { runUnit } from './execution-unit.ts';
 import { publish } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
+import type { StartRequest } from './unit-types.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
 
 /**
@@ -19,6 +20,8 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   requestedBy?: Identity;
   idempotency?: StartKey;
   origin?: Record<string, unknown>;
+  /** A retry's recorded step outcomes (machines/execution/types.ts ExecutionInput.replay). */
+  replay?: StartRequest['replay'];
 };
 /**
  * Starts inside a transaction with writes of the caller's (trigger fires): `begin` first (taking
@@ -75,7 +78,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
           continue;
         }
         const before = fold.commandsIssued;
-        const executionId = fold.start({ compiled, executionId: taken.ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin });
+        const executionId = fold.start({ compiled, executionId: taken.ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin, replay: input.replay });
         const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
         results.push(started);
         const k = input.idempotency;

@@ -1,5 +1,6 @@
 import type { SnapshotFrom } from 'xstate';
 import type { ExecutionMachine } from '../machines/execution.machine.ts';
+import type { ExecutionInput } from '../machines/execution/types.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import type { ChildPlaybook, EventRow, ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
 import type { UnitCommand } from '../src/db/unit-write.ts';
@@ -26,6 +27,8 @@ export type StartRequest = {
   requestedBy?: Identity;
   /** Written beside the input in the `execution.started` context (where the execution came from). */
   origin?: Record<string, unknown>;
+  /** A retry's recorded step outcomes (ExecutionInput.replay). */
+  replay?: ExecutionInput['replay'];
 };
 
 export type HeldRow = Pick<ExecutionRow, 'execution_id' | 'catalog_id' | 'path' | 'parent_execution_id' | 'root_execution_id'>;

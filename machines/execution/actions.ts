@@ -53,6 +53,13 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   const run: StepRun = { id: d.c.nextRun++, step: name, loop: null, iterations: {}, lastTasks: {} };
   d.addRun(run);
   d.emit({ type: 'record', eventType: EVENT.stepEnter, step: name });
+  // A retry takes what the step's first run did in the execution it retries (its side effects happened there).
+  const replayed = d.c.input.replay?.[name];
+  if (replayed && !d.c.completedSteps.includes(name)) {
+    d.emit({ type: 'record', eventType: EVENT.stepReplayed, step: name, context: { status: replayed.status }, result: replayed.result });
+    run.outcome = replayed;
+    return d.done();
+  }
   if (step.tasks.length === 0) {
     run.outcome = { status: 'ok', result: null, error: null, tasks: {} };
     return d.done();

@@ -18,6 +18,11 @@ export type ExecutionInput = {
   workload: Record<string, unknown>;
   /** The request payload (for a child: the rendered `args`). */
   args: Record<string, unknown>;
+  /**
+   * A retry's recorded outcomes: the first run of each of these steps takes its outcome from here
+   * (event `step.replayed`) instead of running (POST /api/executions/{id}/retry).
+   */
+  replay?: Record<string, StepOutcome>;
 };
 
 /** One run of a step body: the single run of a plain step, or one item of a loop. */

@@ -3,9 +3,10 @@ import * as v from 'valibot';
 import { StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
-import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecution, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
+import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecution, listExecutions, retryLinks, type ExecutionListFilter } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
+import { retryExecution } from '../engine/retry-execution.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { decodeExecutionCursor, encodeExecutionCursor, isCalendarDate } from './execution-cursor.ts';
 import { withholdAccessToken } from './execution-secrets.ts';
@@ -68,6 +69,9 @@ const listQuery = v.object({
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
   'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
+// Far beyond a step name anyone writes; a bound keeps the error message short.
+const MAX_STEP_NAME_CHARS = 256;
+const retryBody = v.optional(v.object({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
 const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
 // About 19 years: far past any real age, and within PostgreSQL's integer minutes.
 const MAX_CLEANUP_AGE_MINUTES = 10_000_000;
@@ -125,7 +129,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const row = await getExecution(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return presentExecution(row);
+    return { ...presentExecution(row), ...(await retryLinks(deps.db, id)) };
   };
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
@@ -179,6 +183,29 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     if (!out.status) throw notFound(`execution ${id}`);
     return { status: 'already_finished', execution_id: id, execution_status: out.status };
   });
+
+  app.post(
+    '/api/executions/:id/retry',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: 'Retry a finished execution from a step: a new execution that takes the recorded outcomes of the steps before it',
+        description:
+          'Starts a new execution of the same catalog version and start payload. Every step that completed (ok) before `from_step` (default: the step whose failure ended the execution) takes its recorded outcome (event `step.replayed`) instead of running again. ' +
+          'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished.',
+        params: jsonSchema(idParams),
+        body: jsonSchema(retryBody),
+      },
+      config: { access: { level: 'operator' } },
+    },
+    async (req, reply) => {
+      const { id } = req.params as v.InferOutput<typeof idParams>;
+      const body = (req.body ?? {}) as v.InferOutput<typeof retryBody>;
+      const retried = await retryExecution(deps, id, body.from_step, req.identity ?? undefined);
+      reply.code(201);
+      return retried;
+    },
+  );
 
   app.post(
     '/api/executions/cleanup',

@@ -1,3 +1,4 @@
+import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionStatus } from '../../machines/statuses.ts';
 import { claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
@@ -130,10 +131,10 @@ const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
         AND ($5::bigint IS NULL OR e.parent_execution_id = $5)
         AND ($6::text IS NULL OR e.execution_id = ANY (ARRAY(
               SELECT ev.execution_id FROM core.event ev
-               WHERE ev.event_type = 'execution.started' AND ((ev.context -> 'trigger') ->> 'name') = $6)))
+               WHERE ev.event_type = '${EVENT.executionStarted}' AND ((ev.context -> 'trigger') ->> 'name') = $6)))
         AND ($7::text IS NULL OR e.execution_id = ANY (ARRAY(
               SELECT ev.execution_id FROM core.event ev
-               WHERE ev.event_type = 'execution.started' AND ((ev.context -> 'requested_by') ->> 'sub') = $7)))
+               WHERE ev.event_type = '${EVENT.executionStarted}' AND ((ev.context -> 'requested_by') ->> 'sub') = $7)))
         AND ($8::text IS NULL OR e.execution_id = $9 OR strpos(lower(e.path), lower($8)) > 0)`;
 
 const LIST_PAGE = `SELECT ${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot,
@@ -255,4 +256,16 @@ export async function interruptedRoots(
 /** The `execution.started` event of an execution (its input: workload and args). */
 export async function startEvent(q: Queryable, executionId: number): Promise<EventRow | undefined> {
   return (await loadEventsAfter(q, executionId, 0, 1))[0];
+}
+
+/** The execution an execution retries (`retry_of`, null when none) and those that retry it (`retried_as`, oldest first). */
+export async function retryLinks(q: Queryable, executionId: number): Promise<{ retry_of: number | null; retried_as: number[] }> {
+  const { rows } = await q.query<{ retry_of: string | null; retried_as: string[] }>(
+    `SELECT (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
+            ARRAY(SELECT execution_id FROM core.event
+                   WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = $1::text
+                   ORDER BY execution_id) AS retried_as`,
+    [executionId],
+  );
+  return { retry_of: rows[0]?.retry_of ? Number(rows[0].retry_of) : null, retried_as: (rows[0]?.retried_as ?? []).map(Number) };
 }

@@ -1,0 +1,42 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { readExecutionState } from '../../actors/execution-state.ts';
+import { startExecutions } from '../../actors/start-execution.ts';
+import type { StepOutcome } from '../../machines/execution/types.ts';
+import type { Identity } from '../auth/identity.ts';
+import { ServiceError, notFound } from '../errors.ts';
+
+const UNFINISHED = new Set(['running', 'queued', 'paused']);
+
+export type Retried = { execution_id: number; retry_of: number; from_step: string; replayed: string[] };
+
+/**
+ * Starts a new execution of a finished one's catalog version with its start payload, from
+ * `fromStep` (default: the step whose failure ended it): every step that completed ok before
+ * `fromStep` first ended takes its recorded outcome (`step.replayed`) instead of running again.
+ * `execution.started.context.retry_of` links the new one to the old. 409 while the old one runs.
+ */
+export async function retryExecution(deps: EngineDeps, id: number, fromStep: string | undefined, requestedBy?: Identity): Promise<Retried> {
+  const found = await readExecutionState(deps.db, deps.cache, id);
+  const snapshot = found?.follower.snapshot;
+  if (!found || !snapshot) throw notFound(`execution ${id}`);
+  if (UNFINISHED.has(found.row.status)) throw new ServiceError('conflict', `execution ${id} is ${found.row.status}: retry it once it has finished`);
+  const ctx = snapshot.context;
+  const from = fromStep ?? ctx.finished?.error?.step;
+  if (!from) {
+    throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
+  }
+  const steps = found.follower.compiled.playbook.workflow.map((s) => s.step);
+  if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${found.row.path} has no step ${from}`, errors: [`from_step: not a step of ${found.row.path} (its steps: ${steps.join(', ')})`] });
+  // Steps in the order they first ended: those before `from` that ended ok are taken as they were.
+  const replay: Record<string, StepOutcome> = {};
+  for (const name of ctx.completedSteps) {
+    if (name === from) break;
+    const outcome = ctx.steps[name];
+    if (outcome?.status === 'ok') replay[name] = outcome;
+  }
+  const [started] = await startExecutions(deps, [
+    { compiled: found.follower.compiled, payload: ctx.input.args, requestedBy, origin: { retry_of: id, from_step: from }, replay },
+  ]);
+  if (started instanceof ServiceError) throw started;
+  return { execution_id: started.executionId, retry_of: id, from_step: from, replayed: Object.keys(replay) };
+}
