@@ -49,6 +49,7 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'GET', url: '/api/execution/1', route: '/api/execution/{id}' },
   { method: 'GET', url: '/api/executions', route: '/api/executions' },
   { method: 'POST', url: '/api/executions/1/cancel', route: '/api/executions/{id}/cancel', body: {} },
+  { method: 'POST', url: '/api/executions/1/retry', route: '/api/executions/{id}/retry', body: {} },
   { method: 'POST', url: '/api/events', route: '/api/events', body: event },
   { method: 'GET', url: '/api/events/1', route: '/api/events/{id}' },
   { method: 'POST', url: '/api/worker/pool/register', route: '/api/worker/pool/register', body: { name: 'w' } },
