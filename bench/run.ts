@@ -20,6 +20,7 @@ import { round } from './stats.ts';
 import { ROUTE_STATEMENT, STEPS, measureStepOverhead, type StepOverheadResult } from './step-overhead.ts';
 import { EXECUTIONS, measureThroughput, type ThroughputResult, type ThroughputVariant } from './throughput.ts';
 import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
+import { measureTriggerLateness, TRIGGER_TARGET_P99_MS } from './trigger-lateness.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -222,6 +223,8 @@ async function main(): Promise<void> {
       const gateway = await measureGatewayLatency(s.url, progress);
       rss.phase('webhook');
       const webhook = await measureWebhookAcceptance(s, progress, { cpu });
+      rss.phase('trigger-lateness');
+      const triggerLateness = await measureTriggerLateness(s, db.url, progress);
       rss.stop();
 
       const results = {
@@ -249,6 +252,7 @@ async function main(): Promise<void> {
         batch_intake: { settings: BATCH_ENV, runs: batch },
         gateway_latency: gateway,
         webhook_acceptance: webhook,
+        schedule_fire_lateness: triggerLateness,
         // A sequential loop item should cost what a step costs; it grows with the loop's list.
         loop_item_cost: [shortLoop, hydration.build],
         memory: {
@@ -307,6 +311,14 @@ async function main(): Promise<void> {
       rows.push(...batchRows(batch));
       rows.push(...gatewayRows(gateway));
       rows.push(...webhookRows(webhook));
+      rows.push({
+        figure: `schedule fire lateness, ${triggerLateness.schedules} schedules every second (p99)`,
+        value: `${fmt(triggerLateness.p99_ms, 1)} ms`,
+        baseline: `p50 ${fmt(triggerLateness.p50_ms, 1)} ms, ${triggerLateness.fires}/${triggerLateness.expected_fires} fires`,
+        ratio: '',
+        target: `<= ${TRIGGER_TARGET_P99_MS} ms`,
+        verdict: triggerLateness.p99_ms <= TRIGGER_TARGET_P99_MS && triggerLateness.fires === triggerLateness.expected_fires ? 'met' : 'MISSED',
+      });
       rows.push({ figure: 'peak RSS (server + workers + bench)', value: `${fmt(rss.peakMiB, 0)} MiB`, baseline: '', ratio: '', target: '', verdict: '' });
       for (const r of stepResults) {
         rows.push({

@@ -39,10 +39,6 @@ workflow:
       [new Date(startAt), new Date(startAt + (seconds - 1) * 1000)],
     );
     const ms = rows.map((r) => Number(r.ms));
-    if (process.env.SVC_BENCH_DEBUG) {
-      const per = await c.query(`SELECT scheduled_time, round(max(extract(epoch FROM (fired_at - scheduled_time)) * 1000)) AS max_ms, count(*) FROM core.trigger_fire WHERE path LIKE 'bench/tick%' GROUP BY 1 ORDER BY 1`);
-      progress(per.rows.map((r) => `${r.scheduled_time.toISOString().slice(17, 19)}:${r.max_ms}/${r.count}`).join(' '));
-    }
     return {
       schedules,
       seconds,
