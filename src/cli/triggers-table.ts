@@ -20,6 +20,7 @@ export const TriggerItem = v.looseObject({
   errors: v.number(),
   last_error: v.optional(v.nullable(v.string())),
 });
+/** GET /api/triggers's answer. */
 export const TriggerList = v.looseObject({ triggers: v.array(TriggerItem), count: v.number() });
 
 export type TriggerItem = v.InferOutput<typeof TriggerItem>;
