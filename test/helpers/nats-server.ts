@@ -88,3 +88,61 @@ export async function jetStreamServer(): Promise<{ url: string; own: NatsServer 
   const own = await startNatsServer(undefined, { jetstream: true });
   return { url: own.url, own, close: () => own.close() };
 }
+
+export type NatsProxy = {
+  /** nats://127.0.0.1:<port>, forwarding to the upstream server. */
+  url: string;
+  /** From now on what clients send is held back (a partition towards the server); what the server sends still flows. */
+  hold(): void;
+  /** Sends what was held for clients still connected; what a client sent before it died is lost. */
+  release(): void;
+  close(): Promise<void>;
+};
+
+/**
+ * A TCP proxy to a NATS server, to cut clients off from it: while held, their acks and requests
+ * wait; a client killed meanwhile loses them, as when a network fails with a process.
+ */
+export async function startNatsProxy(upstream: string): Promise<NatsProxy> {
+  const target = new URL(upstream);
+  let holding = false;
+  const links = new Set<{ client: net.Socket; server: net.Socket; held: Buffer[] }>();
+  const proxy = net.createServer((client) => {
+    const server = net.connect({ host: target.hostname, port: Number(target.port || 4222) });
+    const link = { client, server, held: [] as Buffer[] };
+    links.add(link);
+    client.on('data', (chunk: Buffer) => (holding ? link.held.push(chunk) : server.write(chunk)));
+    server.on('data', (chunk: Buffer) => client.write(chunk));
+    const end = () => {
+      links.delete(link);
+      link.held = [];
+      client.destroy();
+      server.destroy();
+    };
+    client.on('close', end);
+    server.on('close', end);
+    client.on('error', end);
+    server.on('error', end);
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  const address = proxy.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    url: `nats://127.0.0.1:${address.port}`,
+    hold() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      for (const link of links) for (const chunk of link.held.splice(0)) link.server.write(chunk);
+    },
+    async close() {
+      for (const link of links) {
+        link.client.destroy();
+        link.server.destroy();
+      }
+      proxy.close();
+    },
+  };
+}
