@@ -74,12 +74,12 @@ describe('console triggers view', () => {
 
     await page.getByRole('button', { name: 'Pause nightly of gui/triggers/nightly' }).click();
     await page.getByRole('status').filter({ hasText: 'nightly of gui/triggers/nightly is paused' }).waitFor();
-    await row.getByRole('cell', { name: 'paused' }).first().waitFor();
-    expect(await row.getByRole('cell').nth(3).innerText()).toBe('paused');
+    // The list is read again after the answer: the row follows.
+    await expect.poll(() => row.getByRole('cell').nth(3).innerText()).toBe('paused');
     expect((await http(t.url, 'GET', '/api/triggers')).body.triggers[0]).toMatchObject({ state: 'paused', next_fires: [] });
     await page.getByRole('button', { name: 'Resume nightly of gui/triggers/nightly' }).click();
     await page.getByRole('status').filter({ hasText: 'is active' }).waitFor();
-    expect(await row.getByRole('cell').nth(3).innerText()).toBe('active');
+    await expect.poll(() => row.getByRole('cell').nth(3).innerText()).toBe('active');
 
     await row.getByRole('link', { name: `#${executionId}` }).click();
     const startedBy = page.getByRole('definition').filter({ hasText: /^trigger nightly \(schedule\), fire key manual:/ });
