@@ -4,6 +4,7 @@
 // redelivering everything and starting nothing twice; pause and resume heard by notification; a
 // NATS restart; a removed trigger's consumer deleted.
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
@@ -230,6 +231,38 @@ describe('NATS triggers', () => {
     await until('6 fires', async () => (await fires(path)).length === 6 || undefined, 30_000);
     await allAcked(path);
     expect(await executionsOf(path)).toHaveLength(6);
+  });
+
+  it('a version with another subject moves the consumer to it', async () => {
+    const path = `nats/moved_${run}`;
+    await api.register(playbook(path, subjectOf('before')));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await until('the consumer', () => consumerOf(path).catch(() => undefined));
+    await api.register(playbook(path, subjectOf('after'), 2));
+    await until('the consumer on the new subject', async () => {
+      const c = await consumerOf(path).catch(() => undefined);
+      return (c?.config.filter_subject === subjectOf('after') && c.config.max_ack_pending === 2) || undefined;
+    });
+    await published(subjectOf('before'), 2);
+    const [seq] = await published(subjectOf('after'), 1);
+    await until('1 fire', async () => (await fires(path)).length === 1 || undefined);
+    await allAcked(path);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await fires(path)).map((f) => f.fire_key)).toEqual([await keyOf(seq)]);
+  });
+
+  it('examples/nats_orders.yaml starts one execution per order', async () => {
+    const example = await readFile(new URL('../../../examples/nats_orders.yaml', import.meta.url), 'utf8');
+    const path = 'examples/nats_orders';
+    // This run's stream and subject, not ORDERS: an external server is shared.
+    await api.register(example.replace('stream: ORDERS', `stream: ${stream}`).replace('subject: orders.created', `subject: ${subjectOf('example.created')}`));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    const ack = await js.publish(subjectOf('example.created'), JSON.stringify({ id: 1001, total: 42.5, customer: 'acme' }));
+    await until('1 fire', async () => (await fires(path)).length === 1 || undefined);
+    const [row] = await fires(path);
+    expect(row.outcome).toBe('started');
+    const started = await startedEvent(Number(row.execution_id));
+    expect(started.context.input.workload).toEqual({ order: { id: 1001, total: 42.5, customer: 'acme' }, subject: subjectOf('example.created'), seq: ack.seq });
   });
 
   it('a version without the trigger stops it and deletes its consumer', async () => {
