@@ -65,7 +65,8 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
   }
   const verdict = verifyWebhookSignature(spec.signature, found.secret, delivery.raw, delivery.headers, now.getTime());
   if (!verdict.ok) {
-    deps.log.info({ trigger: where, reason: verdict.reason }, `webhook delivery refused: ${verdict.message}`);
+    // Debug: anyone may send these; the counter and the sender's answer say it at every level.
+    deps.log.debug({ trigger: where, reason: verdict.reason }, `webhook delivery refused: ${verdict.message}`);
     throw refuseDelivery(deps, verdict.reason, 'signature_invalid', verdict.message);
   }
   if (hook.paused) throw refuseDelivery(deps, 'paused', 'trigger_paused', `trigger '${hook.name}' of '${hook.path}' is paused; resume it to accept deliveries`);
