@@ -51,9 +51,10 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
       };
     });
 
+  // Never throws: a fire that fails for any reason is nak'd and delivered again.
   const handle = async (m: JsMsg, streamCreated: string) => {
-    const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
     try {
+      const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
       const [result] = await fireTrigger(deps, { path, name, kind: 'nats' }, [fire]);
       if (result.outcome === 'refused' && !result.duplicate) log.warn({ seq: m.info.streamSequence, reason: result.error }, 'NATS message refused: recorded, nothing started');
     } catch (err) {
@@ -77,27 +78,32 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
     const consumer = await jetstream(conn).consumers.get(spec.stream, durable);
     const msgs = await consumer.consume({ max_messages: spec.max_in_flight });
     messages = msgs;
-    if (abort.signal.aborted) await msgs.close();
-    void watchConsumer(msgs);
+    // Stopped meanwhile: what it delivers is nak'd below, then it ends (its close resolves as it is read).
+    if (abort.signal.aborted) void msgs.close();
+    watchConsumer(msgs).catch(() => {});
     log.info({ consumer: durable, subject: spec.subject }, 'NATS trigger consuming');
     const slots = new Slots(spec.max_in_flight);
     const inFlight = new Set<Promise<void>>();
     let taken = 0;
-    for await (const m of msgs) {
-      // Taken from the buffer after a stop: back to the stream at once, for another server or a resume.
-      if (abort.signal.aborted) {
-        settle(() => m.nak());
-        continue;
+    try {
+      for await (const m of msgs) {
+        // Taken from the buffer after a stop: back to the stream at once, for another server or a resume.
+        if (abort.signal.aborted) {
+          settle(() => m.nak());
+          continue;
+        }
+        await slots.take();
+        taken++;
+        const p: Promise<void> = handle(m, streamCreated).finally(() => {
+          slots.release();
+          inFlight.delete(p);
+        });
+        inFlight.add(p);
       }
-      await slots.take();
-      taken++;
-      const p: Promise<void> = handle(m, streamCreated).finally(() => {
-        slots.release();
-        inFlight.delete(p);
-      });
-      inFlight.add(p);
+    } finally {
+      // Even when the consume failed: its fires end (acked or nak'd) before the next one starts.
+      await Promise.all(inFlight);
     }
-    await Promise.all(inFlight);
     return taken;
   };
 
@@ -134,9 +140,9 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
             reconnectTimeWait: RECONNECT_WAIT_MS,
           });
           const conn = nc;
-          void watchConnection(conn);
+          watchConnection(conn).catch(() => {});
           // A connection closed for good (not a reconnect) ends the consume: the loop connects again.
-          void conn.closed().then(() => messages?.close());
+          conn.closed().then(() => messages?.close()).catch(() => {});
         }
         if (abort.signal.aborted) break;
         if ((await consumeOnce(nc)) > 0) attempt = 0;

@@ -265,6 +265,25 @@ describe('NATS triggers', () => {
     expect(started.context.input.workload).toEqual({ order: { id: 1001, total: 42.5, customer: 'acme' }, subject: subjectOf('example.created'), seq: ack.seq });
   });
 
+  it('a trigger without a usable credential or server is logged, tried again, and stops at once', async () => {
+    const down = await http(t.url, 'POST', '/api/credentials', { name: 'nats_down', type: 'nats', data: { url: 'nats://127.0.0.1:1', token: PASSWORD } });
+    expect(down.status).toBe(201);
+    const unreachable = `nats/unreachable_${run}`;
+    const missing = `nats/missing_${run}`;
+    await api.register(playbook(unreachable, subjectOf('unreachable')).replace('auth: nats_auth', 'auth: nats_down'));
+    await api.register(playbook(missing, subjectOf('missing')).replace('auth: nats_auth', 'auth: nats_nowhere'));
+    const from = t.logs.length;
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    const logged = (text: string, path: string) => t.logs.slice(from).some((l) => l.includes(text) && l.includes(path));
+    await until('the unreachable server logged', () => logged('NATS trigger cannot consume', unreachable));
+    await until('the missing credential logged', () => logged("credential 'nats_nowhere' does not exist", missing));
+    const t0 = Date.now();
+    await subs.stop();
+    subs = undefined;
+    expect(Date.now() - t0).toBeLessThan(6_000);
+    expect(t.logs.join('\n')).not.toContain(PASSWORD);
+  });
+
   it('a version without the trigger stops it and deletes its consumer', async () => {
     const path = `nats/removed_${run}`;
     const subject = subjectOf('removed');
