@@ -44,13 +44,17 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[])
     // Fires recorded already (a redelivery, a backfill over scheduled times) answer with their first result.
     const keys = groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
     const recorded = new Map((await findFires(deps.db, keys)).map((r) => [`${keyOf(r)}\n${r.fire_key}`, r]));
-    const pending = groups.map((g, gi) =>
-      g.fires.filter((f) => {
+    const pending = groups.map((g, gi) => {
+      // A key twice in one group is made once; its repeats answer as duplicates of it (below).
+      const seen = new Set<string>();
+      return g.fires.filter((f) => {
         const r = recorded.get(`${keyOf(g.trigger)}\n${f.fireKey}`);
         if (r) done.set(id(gi, f.fireKey), { fireKey: f.fireKey, outcome: r.outcome, executionId: r.execution_id, duplicate: true, error: r.error });
-        return !r && !done.has(id(gi, f.fireKey));
-      }),
-    );
+        const first = !seen.has(f.fireKey);
+        seen.add(f.fireKey);
+        return first && !r && !done.has(id(gi, f.fireKey));
+      });
+    });
     try {
       const written = await fireOnce(deps, groups, pending);
       raced = written.raced;
@@ -64,7 +68,10 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[])
   }
   return groups.map((g, gi): GroupResult => {
     if (raced.has(gi)) return { raced: true };
-    const results = g.fires.map((f) => done.get(id(gi, f.fireKey))!);
+    const results = g.fires.map((f, i) => {
+      const r = done.get(id(gi, f.fireKey))!;
+      return g.fires.findIndex((o) => o.fireKey === f.fireKey) === i ? r : { ...r, duplicate: true };
+    });
     for (const r of results) deps.metrics.triggerFires.inc({ kind: g.trigger.kind, outcome: r.duplicate ? 'duplicate' : r.outcome });
     return { raced: false, results };
   });

@@ -235,3 +235,18 @@ workflow:
     expect(mine).toEqual([]);
   });
 });
+
+describe('a fire key twice in one request', () => {
+  it('is made once; the repeat answers as its duplicate', async () => {
+    await register('sched/twice', `  - { name: t, kind: schedule, cron: "@daily" }`);
+    const { fireTrigger } = await import('../../../src/triggers/fire-trigger.ts');
+    const fire = { fireKey: 'same', scheduledTime: null, payload: {} };
+    const results = await fireTrigger(a.deps, { path: 'sched/twice', name: 't', kind: 'schedule' }, [fire, fire]);
+    expect(results.map((r) => [r.outcome, r.duplicate])).toEqual([
+      ['started', false],
+      ['started', true],
+    ]);
+    expect(results[1].executionId).toBe(results[0].executionId);
+    expect(await executionsOf('sched/twice')).toHaveLength(1);
+  });
+});
