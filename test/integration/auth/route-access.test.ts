@@ -67,6 +67,10 @@ const EXPECTED: Record<string, RouteAccess> = {
   'GET /api/mcp/servers/:name': { level: 'viewer', worker: true }, // workers resolve a task's `server:`
   'POST /api/mcp/mcp/:name/lifecycle/:action': operator,
   'GET /api/secrets/:handle': worker,
+  'POST /api/executions/:id/retry': operator,
+  'GET /api/triggers': viewer,
+  'POST /api/triggers/*': operator, // pause, resume, fire, backfill
+  'POST /api/hooks/*': { level: 'public' }, // the trigger's own signature authenticates each delivery
 };
 
 describe('route access declarations', () => {
