@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { AGENT_USAGE } from './agents-usage.ts';
-import { cliClient, runCli, table, UsageError, type Out } from './api-command.ts';
+import { cliClient, runCli, table, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { waitForExecution } from './wait-execution.ts';
 
 const AgentList = v.looseObject({
@@ -24,27 +23,17 @@ function parseArg(raw: string): [string, unknown] {
 /** `svc agent list|run`: the terminal's agents, and running one; returns the exit code. */
 export async function agentCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   return runCli('agent', AGENT_USAGE.split('\n')[0], err, async () => {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: argv,
-        options: {
-          workspace: { type: 'string' },
-          method: { type: 'string' },
-          tool: { type: 'string' },
-          arg: { type: 'string', multiple: true },
-          'mcp-server': { type: 'string' },
-          endpoint: { type: 'string' },
-          wait: { type: 'boolean' },
-          json: { type: 'boolean' },
-          server: { type: 'string' },
-        },
-        strict: true,
-        allowPositionals: true,
+    const parsed = parseCliArgs(argv, {
+        workspace: { type: 'string' },
+        method: { type: 'string' },
+        tool: { type: 'string' },
+        arg: { type: 'string', multiple: true },
+        'mcp-server': { type: 'string' },
+        endpoint: { type: 'string' },
+        wait: { type: 'boolean' },
+        json: { type: 'boolean' },
+        server: { type: 'string' },
       });
-    } catch (e) {
-      throw new UsageError(e instanceof Error ? e.message : String(e));
-    }
     const { values, positionals } = parsed;
     const [sub, path, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);

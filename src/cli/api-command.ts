@@ -1,3 +1,4 @@
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 
@@ -12,6 +13,15 @@ export class UsageError extends Error {
   constructor(message: string, exitCode = 2) {
     super(message);
     this.exitCode = exitCode;
+  }
+}
+
+/** A command's arguments parsed strictly (positionals allowed); an unknown or malformed option is a UsageError. */
+export function parseCliArgs<O extends ParseArgsOptionsConfig>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
   }
 }
 

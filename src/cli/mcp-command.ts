@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { MCP_USAGE } from './agents-usage.ts';
-import { cliClient, runCli, table, UsageError, type Out } from './api-command.ts';
+import { cliClient, parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
 import { waitForExecution } from './wait-execution.ts';
 
 const Server = v.looseObject({ name: v.string(), endpoint: v.string(), transport: v.string(), status: v.string(), lifecycle: v.array(v.string()), updated_at: v.string() });
@@ -12,12 +11,7 @@ const ACTION = /^[a-z][a-z0-9_\-]*$/;
 /** `svc mcp list|<action> NAME [--wait]`: MCP servers and their lifecycle; returns the exit code. */
 export async function mcpCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   return runCli('mcp', MCP_USAGE.split('\n')[0], err, async () => {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: argv, options: { wait: { type: 'boolean' }, json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
-    } catch (e) {
-      throw new UsageError(e instanceof Error ? e.message : String(e));
-    }
+    const parsed = parseCliArgs(argv, { wait: { type: 'boolean' }, json: { type: 'boolean' }, server: { type: 'string' } });
     const { values, positionals } = parsed;
     const [sub, name, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);

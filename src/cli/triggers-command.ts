@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { parseInputText } from '../dsl/parse-input-text.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { cliClient, runCli, UsageError, type Out } from './api-command.ts';
+import { cliClient, runCli, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { describeServerError } from './register-file.ts';
 import { TriggerItem, TriggerList, triggersTable, whenText } from './triggers-table.ts';
 import { TRIGGERS_USAGE } from './triggers-usage.ts';
@@ -23,26 +22,16 @@ const triggerUrl = (path: string, name: string, action: string) => `/api/trigger
 /** `svc triggers list|pause|resume|fire|backfill`: the live triggers and what an operator does with them; returns the exit code. */
 export async function triggersCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   return runCli('triggers', TRIGGERS_USAGE.split('\n')[0], err, async () => {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: argv,
-        options: {
-          kind: { type: 'string' },
-          payload: { type: 'string' },
-          set: { type: 'string', multiple: true },
-          'fire-key': { type: 'string' },
-          from: { type: 'string' },
-          to: { type: 'string' },
-          json: { type: 'boolean' },
-          server: { type: 'string' },
-        },
-        strict: true,
-        allowPositionals: true,
+    const parsed = parseCliArgs(argv, {
+        kind: { type: 'string' },
+        payload: { type: 'string' },
+        set: { type: 'string', multiple: true },
+        'fire-key': { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        json: { type: 'boolean' },
+        server: { type: 'string' },
       });
-    } catch (e) {
-      throw new UsageError(e instanceof Error ? e.message : String(e));
-    }
     const { values, positionals } = parsed;
     const [sub, ...args] = positionals;
     if (!sub) throw new UsageError('a subcommand is required (list, pause, resume, fire or backfill)');
