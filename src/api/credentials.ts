@@ -2,7 +2,8 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
-import { credentialAad, open, seal, SealError } from '../crypto/seal.ts';
+import { openCredential } from '../crypto/open-credential.ts';
+import { credentialAad, seal } from '../crypto/seal.ts';
 import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
 import { CREDENTIAL_TYPE_SPECS, CREDENTIAL_TYPES, credentialDataErrors, isCredentialType } from '../credential/credential-types.ts';
 import type { Queryable } from '../db/queryable.ts';
@@ -103,14 +104,9 @@ async function findCredential(q: Queryable, identifier: string): Promise<Credent
 
 /** Opens a credential's data; one that no configured key opens is a 409 and a log line without data. */
 export function openCredentialData(keyring: Keyring, row: CredentialRow, log: FastifyBaseLogger): Record<string, unknown> {
-  try {
-    const value = open(keyring, row.data_encrypted, credentialAad(row.name));
-    if (isObject(value)) return value;
-    log.warn({ credential: row.name }, 'credential data is not an object');
-  } catch (err) {
-    if (!(err instanceof SealError)) throw err;
-    log.warn({ credential: row.name, reason: err.message }, 'credential data cannot be opened');
-  }
+  const opened = openCredential(keyring, row.name, row.data_encrypted);
+  if ('data' in opened) return opened.data;
+  log.warn({ credential: row.name, problem: opened.problem }, 'credential data cannot be opened');
   throw new ServiceError('conflict', 'credential data cannot be opened with the configured keys');
 }
 

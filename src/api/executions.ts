@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
-import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecution, listExecutions, retryLinks, type ExecutionListFilter } from '../db/execution.repo.ts';
+import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecutionWithRetryLinks, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
 import { retryExecution } from '../engine/retry-execution.ts';
@@ -127,9 +127,9 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   const getOne = async (req: { params: unknown }) => {
     const { id } = req.params as v.InferOutput<typeof idParams>;
-    const row = await getExecution(deps.db, id);
+    const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), ...(await retryLinks(deps.db, id)) };
+    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as };
   };
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);

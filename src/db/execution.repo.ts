@@ -258,14 +258,17 @@ export async function startEvent(q: Queryable, executionId: number): Promise<Eve
   return (await loadEventsAfter(q, executionId, 0, 1))[0];
 }
 
-/** The execution an execution retries (`retry_of`, null when none) and those that retry it (`retried_as`, oldest first). */
-export async function retryLinks(q: Queryable, executionId: number): Promise<{ retry_of: number | null; retried_as: number[] }> {
-  const { rows } = await q.query<{ retry_of: string | null; retried_as: string[] }>(
-    `SELECT (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
+/** An execution's row with its retry links: the execution it retries (`retry_of`, null when none) and those that retry it (`retried_as`, oldest first); one statement. */
+export async function getExecutionWithRetryLinks(q: Queryable, id: number): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[] }) | undefined> {
+  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[] }>(
+    `SELECT ${EXECUTION_COLUMNS},
+            (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = $1::text
-                   ORDER BY execution_id) AS retried_as`,
-    [executionId],
+                   ORDER BY execution_id) AS retried_as
+       FROM core.execution WHERE execution_id = $1`,
+    [id],
   );
-  return { retry_of: rows[0]?.retry_of ? Number(rows[0].retry_of) : null, retried_as: (rows[0]?.retried_as ?? []).map(Number) };
+  const row = rows[0];
+  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), retried_as: row.retried_as.map(Number) };
 }

@@ -1,7 +1,6 @@
 import type { Keyring } from '../crypto/keyring.ts';
-import { credentialAad, open, SealError } from '../crypto/seal.ts';
+import { openCredential } from '../crypto/open-credential.ts';
 import { stringField } from '../credential/http-auth.ts';
-import { isObject } from '../objects.ts';
 
 /** How a subscription connects: the server (host:port, also for logs), TLS when the URL is tls://, and its login. */
 export type NatsLogin = { server: string; tls: boolean; user?: string; pass?: string; token?: string };
@@ -13,14 +12,9 @@ export type NatsLogin = { server: string; tls: boolean; user?: string; pass?: st
 export function natsLogin(keyring: Keyring, credential: { name: string; type: string | null; sealed: string | null }): { login: NatsLogin } | { problem: string } {
   if (credential.type === null || credential.sealed === null) return { problem: `credential '${credential.name}' does not exist` };
   if (credential.type !== 'nats') return { problem: `credential '${credential.name}' is of type ${credential.type}, not nats` };
-  let data: unknown;
-  try {
-    data = open(keyring, credential.sealed, credentialAad(credential.name));
-  } catch (err) {
-    if (err instanceof SealError) return { problem: `credential '${credential.name}' cannot be opened with the configured keys` };
-    throw err;
-  }
-  if (!isObject(data)) return { problem: `credential '${credential.name}' holds no fields` };
+  const opened = openCredential(keyring, credential.name, credential.sealed);
+  if ('problem' in opened) return opened;
+  const data = opened.data;
   const text = stringField(data, 'url');
   if (!text) return { problem: `credential '${credential.name}' has no url` };
   let url: URL;

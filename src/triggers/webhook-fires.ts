@@ -37,10 +37,7 @@ export class WebhookFires {
   }
 }
 
-/**
- * One transaction for a batch: a group per trigger, a fire key once per group (a key twice in one
- * batch is the same delivery sent twice at once: the second answers as a duplicate of the first).
- */
+/** One transaction for a batch: a group per trigger (fireGroups answers a fire key twice in a group as a duplicate of the first). */
 async function fireBatch(deps: EngineDeps, items: readonly Item[]): Promise<(FireResult | Error)[]> {
   const groups: (FireGroup & { fires: Fire[] })[] = [];
   const byTrigger = new Map<string, number>();
@@ -51,17 +48,11 @@ async function fireBatch(deps: EngineDeps, items: readonly Item[]): Promise<(Fir
       g = groups.push({ trigger: item.trigger, fires: [] }) - 1;
       byTrigger.set(k, g);
     }
-    const fires = groups[g].fires;
-    const at = fires.findIndex((f) => f.fireKey === item.fire.fireKey);
-    if (at >= 0) return { g, i: at, repeat: true };
-    return { g, i: fires.push(item.fire) - 1, repeat: false };
+    return { g, i: groups[g].fires.push(item.fire) - 1 };
   });
   const results = await fireGroups(deps, groups);
-  return slot.map(({ g, i, repeat }) => {
+  return slot.map(({ g, i }) => {
     const r = results[g];
-    if (r.raced) return new Error('a webhook fire raced a schedule tick'); // fires without a tick never race
-    if (!repeat) return r.results[i];
-    deps.metrics.triggerFires.inc({ kind: 'webhook', outcome: 'duplicate' });
-    return { ...r.results[i], duplicate: true };
+    return r.raced ? new Error('a webhook fire raced a schedule tick') : r.results[i]; // fires without a tick never race
   });
 }

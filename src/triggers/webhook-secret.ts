@@ -1,6 +1,5 @@
 import type { Keyring } from '../crypto/keyring.ts';
-import { credentialAad, open, SealError } from '../crypto/seal.ts';
-import { isObject } from '../objects.ts';
+import { openCredential } from '../crypto/open-credential.ts';
 
 /** The field of the trigger's credential that holds the webhook secret (docs/webhooks.md). */
 export const WEBHOOK_SECRET_FIELD = 'secret';
@@ -12,14 +11,9 @@ export const WEBHOOK_SECRET_FIELD = 'secret';
  */
 export function webhookSecret(keyring: Keyring, name: string, sealed: string | null): { secret: string } | { problem: string } {
   if (sealed === null) return { problem: `credential '${name}' does not exist` };
-  let data: unknown;
-  try {
-    data = open(keyring, sealed, credentialAad(name));
-  } catch (err) {
-    if (!(err instanceof SealError)) throw err;
-    return { problem: `credential '${name}' cannot be opened with the configured keys` };
-  }
-  const secret = isObject(data) ? data[WEBHOOK_SECRET_FIELD] : undefined;
+  const opened = openCredential(keyring, name, sealed);
+  if ('problem' in opened) return opened;
+  const secret = opened.data[WEBHOOK_SECRET_FIELD];
   if (typeof secret !== 'string' || secret === '') return { problem: `credential '${name}' has no '${WEBHOOK_SECRET_FIELD}' field of non-empty text` };
   return { secret };
 }
