@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProgressView } from './progress-view.ts';
 import { ServerUnreachableError, type ExecutionStatus, type RunApi } from './run-api.ts';
 import { StepProgress } from './step-progress.ts';
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 
 export type WatchOutcome = { kind: 'terminal'; execution: ExecutionStatus; progress: StepProgress } | { kind: 'interrupted'; progress: StepProgress };
 
@@ -47,7 +48,8 @@ export async function watchExecution(api: RunApi, id: number, path: string, opts
             changed = true;
           }
         }
-        if (execution.status !== 'running') return { kind: 'terminal', execution, progress };
+        // Paused (or queued) is not the end: it goes on once resumed (or admitted).
+        if (isTerminalExecutionStatus(execution.status)) return { kind: 'terminal', execution, progress };
         view.tick(progress, elapsed());
         delay = changed ? POLL_MIN_MS : Math.min(POLL_MAX_MS, Math.round(delay * 1.5));
       } catch (err) {
