@@ -5,7 +5,7 @@ import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 import type { EventInput } from '../src/protocol.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
-import type { EffectHost, Subject } from './unit-types.ts';
+import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
 
 /**
  * Turns the effects one transition of `h` returned into rows (events, commands, cancels, keychain
@@ -88,8 +88,21 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         }
         break;
       }
+      case 'wait': {
+        // A timer `for` and a signal's timeout count from now; this server's clock, the same value in the row and the event.
+        const wakeAt = e.wakeAt ?? (e.afterMs === null ? null : new Date(Date.now() + e.afterMs).toISOString());
+        rows.waits.push({ execution_id: h.id, seq: e.seq, step: e.step, kind: e.kind, signal: e.signal, wake_at: wakeAt, approval_roles: e.roles });
+        host.push(h, e.kind === 'timer'
+          ? { event_type: EVENT.timerSet, step: e.step, context: { seq: e.seq, wake_at: wakeAt } }
+          : { event_type: EVENT.signalAwaited, step: e.step, context: { seq: e.seq, signal: e.signal, timeout_at: wakeAt, approval_roles: e.roles } });
+        break;
+      }
+      case 'endWaits':
+        for (const seq of e.seqs) endWait(rows, h.id, seq);
+        break;
       case 'finish': {
         rows.finished.push({ executionId: h.id, status: e.finished.status });
+        endWait(rows, h.id, null);
         // The keychain-entry machine's owner-finished transition decides which entries go.
         rows.keychainCleanup.push({ execution_id: h.id, scopes: scopesRemovedWhenFinished(h.row.parent_execution_id === null) });
         const input = h.snapshot!.context.input;
@@ -100,6 +113,14 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
       }
     }
   }
+}
+
+/** A wait is over: its row goes; one begun in this same unit is never written (the statement's parts do not see each other's rows). */
+function endWait(rows: UnitRows, executionId: number, seq: number | null): void {
+  const before = rows.waits.length;
+  const kept = rows.waits.filter((w) => w.execution_id !== executionId || (seq !== null && w.seq !== seq));
+  if (kept.length !== before) rows.waits.splice(0, before, ...kept);
+  if (seq === null || kept.length === before) rows.waitEnds.push({ execution_id: executionId, seq });
 }
 
 function childResult(seq: number, childId: number, status: string, result: unknown, error: unknown): EventInput {

@@ -1,6 +1,7 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
+import type { PendingCommand } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
-import { isTerminalExecutionStatus } from '../machines/statuses.ts';
+import { isLiveExecutionStatus, isTerminalExecutionStatus } from '../machines/statuses.ts';
 import type { ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { ExecutionStatus } from '../src/db/execution.repo.ts';
@@ -19,7 +20,7 @@ type Held = { -readonly [K in keyof Subject]: Subject[K] };
 
 const statusOf = (s: Snapshot): ExecutionStatus => {
   const v = String(s.value);
-  return isTerminalExecutionStatus(v) ? v : 'running';
+  return isTerminalExecutionStatus(v) ? v : s.context.paused ? 'paused' : 'running';
 };
 
 const effectsOf = (actions: { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
@@ -44,7 +45,7 @@ export type Folded = {
 export class Fold {
   readonly #cache: PlaybookCache;
   readonly #held = new Map<number, Held>();
-  readonly #rows: UnitRows = { events: [], commands: [], cancels: [], keychainCleanup: [], inbox: [], finished: [] };
+  readonly #rows: UnitRows = { events: [], commands: [], cancels: [], keychainCleanup: [], inbox: [], finished: [], waits: [], waitEnds: [] };
   readonly #commandUpdates = new Map<number, UnitCommandUpdate>();
   readonly #headChecks: { path: string; version: number }[] = [];
   readonly #idempotencyKeys: UnitIdempotencyKey[] = [];
@@ -86,7 +87,7 @@ export class Fold {
           h.snapshot = replay(h.compiled.machine, [ev]);
           continue;
         }
-        if (h.status !== 'running') continue;
+        if (!isLiveExecutionStatus(h.status)) continue;
         const mev = toMachineEvent(ev);
         if (mev) effectRows(this.#host, h, this.#transition(h, mev));
       }
@@ -121,6 +122,13 @@ export class Fold {
   /** An idempotency key written by the same statement as the start it names. */
   keepIdempotencyKey(key: UnitIdempotencyKey): void {
     this.#idempotencyKeys.push(key);
+  }
+
+  /** What a held execution waits for under `seq` (a command, a child, a wait), if it still does. */
+  pendingOf(executionId: number, seq: number): PendingCommand | undefined {
+    const h = this.#held.get(executionId);
+    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return undefined;
+    return h.snapshot.context.pending[seq];
   }
 
   /** A held execution's status now (undefined when not held). */
@@ -194,7 +202,7 @@ export class Fold {
     const h = this.#held.get(executionId);
     if (!h) throw new Error(`execution ${executionId} is not held by this unit`);
     const row = this.#push(h, event);
-    if (!h.snapshot || h.status !== 'running') return row.event_id; // terminal fast path: stored, nothing else changes
+    if (!h.snapshot || !isLiveExecutionStatus(h.status)) return row.event_id; // terminal fast path: stored, nothing else changes
     const mev = toMachineEvent(row);
     if (mev) {
       const effects = this.#transition(h, mev);
@@ -250,7 +258,7 @@ export class Fold {
       takeId: () => (this.#idsTaken < reads.ids.length ? reads.ids[this.#idsTaken++] : undefined),
       compile: (entry: ChildPlaybook): CompiledPlaybook => this.#cache.compile(entry),
       start: (req) => this.#start(req),
-      heldChildren: (parentId) => [...this.#held.values()].filter((c) => c.row.parent_execution_id === parentId && c.status === 'running').map((c) => c.id),
+      heldChildren: (parentId) => [...this.#held.values()].filter((c) => c.row.parent_execution_id === parentId && isLiveExecutionStatus(c.status)).map((c) => c.id),
     };
   }
 

@@ -63,7 +63,7 @@ export class HotSnapshots {
       parent_execution_id: input.parentExecutionId,
       root_execution_id: input.rootExecutionId,
       parent_command_id: null,
-      status: 'running',
+      status: e.snapshot.context.paused ? 'paused' : 'running',
       progress: 0,
       result: null,
       error: null,

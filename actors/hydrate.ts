@@ -1,5 +1,6 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
 import { EVENT } from '../machines/event-types.ts';
+import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionContext } from '../machines/execution/types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
@@ -80,7 +81,7 @@ export async function hydrate(
 async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots, r: ReadExecution): Promise<Hydrated> {
   const { events, ...row } = r;
   const compiled = await cache.get(q, row.catalog_id);
-  if (row.status !== 'running') return { row, compiled, snapshot: null, snapshotEventId: row.snapshot_event_id, inbox: [] };
+  if (!isLiveExecutionStatus(row.status)) return { row, compiled, snapshot: null, snapshotEventId: row.snapshot_event_id, inbox: [] };
   const hot = snapshots.get(row.execution_id, row.last_event_id);
   if (hot) return { row, compiled, snapshot: hot, snapshotEventId: row.snapshot_event_id, inbox: [] };
   const machine = compiled.machine;

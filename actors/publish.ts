@@ -1,3 +1,5 @@
+import type { UnitWait } from '../src/db/unit-write.ts';
+import type { WaitClock } from '../src/waits/wait-clock.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { Snapshot } from './unit-types.ts';
 
@@ -11,4 +13,12 @@ export function publish(snapshots: HotSnapshots | undefined, published: readonly
     if ('gone' in p) snapshots.delete(p.executionId);
     else snapshots.set(p.executionId, p.lastEventId, p.snapshot, p.snapshotEventId);
   }
+}
+
+/** After commit: this server's timekeeper hears of the earliest wake-up time the unit wrote. */
+export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitWait[]): void {
+  if (!clock || !waits.length) return;
+  let earliest = Infinity;
+  for (const w of waits) if (w.wake_at !== null) earliest = Math.min(earliest, Date.parse(w.wake_at));
+  if (earliest < Infinity) clock.nudge(earliest);
 }

@@ -4,28 +4,31 @@ import { CODE } from '../machines/error-codes.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
 import type { ClaimPolicy, CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
-import type { Claimer } from '../src/db/unit-write.ts';
+import type { Claimer, UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import { asObject } from '../src/objects.ts';
 import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runUnit } from './execution-unit.ts';
 import type { Fold, Folded } from './fold.ts';
-import { publish } from './publish.ts';
+import { publish, publishWaits } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
 
 /**
  * `claims`: workers that want their next commands from this routing (claim-ahead), in order;
  * `claimPolicy`: they may also take stranded commands this policy lets go (see unit-write.ts).
  * `wake`: executions that got inbox events, to apply. `timeoutMs` bounds each statement and
- * `beforeCommit` writes beside the routing (both make it run in a transaction; throwing from
- * `beforeCommit` rolls it back); `probe` receives its measurements (it changes nothing else).
+ * `beforeCommit` writes beside the routing, knowing its results (both make it run in a
+ * transaction; throwing from `beforeCommit` rolls it back); `probe` receives its measurements (it
+ * changes nothing else).
  */
 export type RouteOptions = {
   wake?: number[];
   claims?: Claimer[];
   claimPolicy?: ClaimPolicy | null;
   timeoutMs?: number;
-  beforeCommit?: (q: Queryable) => Promise<void>;
+  beforeCommit?: (q: Queryable, results: readonly EventResult[]) => Promise<void>;
+  /** An idempotency key written by the routing's own statement, made from its results (null: none). */
+  idempotencyKey?: (results: readonly EventResult[]) => UnitIdempotencyKey | null;
   probe?: RouteProbe;
 };
 
@@ -40,12 +43,18 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   const started = performance.now();
   const probe = opts.probe;
   const wake = new Set(opts.wake ?? []);
-  const tx = opts.timeoutMs !== undefined || opts.beforeCommit ? { timeoutMs: opts.timeoutMs, beforeCommit: opts.beforeCommit } : undefined;
+  const before = opts.beforeCommit;
+  const tx = opts.timeoutMs !== undefined || before ? { timeoutMs: opts.timeoutMs, beforeCommit: before && ((q: Queryable, v: { results: EventResult[] }) => before(q, v.results)) } : undefined;
   const done = await runUnit(deps, {
     executionIds: [...new Set([...events.map((e) => e.execution_id), ...wake])],
     commandIds: [...new Set(events.flatMap((e) => (e.command_id ? [e.command_id] : [])))],
     fresh: wake,
-    fold: (fold, commands) => foldRouted(fold, commands, events, probe),
+    fold: (fold, commands) => {
+      const routed = foldRouted(fold, commands, events, probe);
+      const key = opts.idempotencyKey?.(routed.results);
+      if (key) fold.keepIdempotencyKey(key);
+      return routed;
+    },
     claims: opts.claims,
     claimPolicy: opts.claimPolicy,
     tx,
@@ -53,6 +62,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   });
   const committed = performance.now();
   publish(deps.snapshots, done.published);
+  publishWaits(deps.waitClock, done.folded.rows.waits);
   rememberCommands(deps, done.value.moved, done.claimed);
   if (done.readNothing) deps.metrics.routedFromMemory.inc();
   const commandsGenerated = done.folded.rows.commands.length;
@@ -123,6 +133,13 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
 
   /** Folds one event; true when it was accepted (not refused, not late). */
   function routeOne(ev: RoutedEvent): boolean {
+    const moot = mootControl(fold, ev);
+    if (moot) {
+      // Decided against the state it was read with (a wait another event ended first, a resume of
+      // a running execution): not appended, so the log holds each wake-up, signal and pause once.
+      results.push({ event_id: null, error: CODE.not_waiting, detail: moot });
+      return false;
+    }
     if (!ev.command_id) {
       results.push({ event_id: fold.apply(ev.execution_id, ev) });
       return true;
@@ -174,6 +191,24 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
     results.push({ event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
     return true;
   }
+}
+
+const WAIT_ENDING: ReadonlySet<string> = new Set([EVENT.timerFired, EVENT.waitTimedOut, EVENT.signalReceived]);
+
+/**
+ * Why an engine or operator event no longer applies to its execution as now held, or undefined
+ * when it does: a timer, timeout or signal for a wait that is over, a pause of a paused (or
+ * ended) execution, a resume of one not paused.
+ */
+function mootControl(fold: Fold, ev: RoutedEvent): string | undefined {
+  const status = fold.statusOf(ev.execution_id);
+  if (ev.event_type === EVENT.executionPaused) return status === 'running' ? undefined : `execution ${ev.execution_id} is ${status}`;
+  if (ev.event_type === EVENT.executionResumed) return status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}, not paused`;
+  if (!WAIT_ENDING.has(ev.event_type)) return undefined;
+  const seq = asObject(ev.context).seq;
+  // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).
+  if (ev.event_type === EVENT.signalReceived && seq === null) return status === 'running' || status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}`;
+  return typeof seq === 'number' && fold.pendingOf(ev.execution_id, seq)?.kind === 'wait' ? undefined : `execution ${ev.execution_id} no longer waits under seq ${String(seq)}`;
 }
 
 /** The write statement's share of a probe: the parts it carried report its time. */

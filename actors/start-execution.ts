@@ -6,7 +6,7 @@ import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { runUnit } from './execution-unit.ts';
-import { publish } from './publish.ts';
+import { publish, publishWaits } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import type { StartRequest } from './unit-types.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
@@ -90,6 +90,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
     },
   });
   publish(deps.snapshots, done.published);
+  publishWaits(deps.waitClock, done.folded.rows.waits);
   const results = done.value;
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
   deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);

@@ -49,7 +49,16 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
       };
     }
     case EVENT.executionCancelled:
-      return { type: EVENT.executionCancelled, reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? '') };
+      return { type: EVENT.executionCancelled, reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? ''), ...(ctx.cascade === false ? { cascade: false } : {}) };
+    case EVENT.timerFired:
+    case EVENT.waitTimedOut:
+      return { type: row.event_type, seq };
+    case EVENT.signalReceived:
+      // `seq` absent: kept for a step that waits later (buffer: true).
+      return { type: EVENT.signalReceived, seq: typeof ctx.seq === 'number' ? ctx.seq : null, signal: { name: String(ctx.signal ?? ''), payload: row.result ?? null, by: typeof ctx.by === 'string' ? ctx.by : null } };
+    case EVENT.executionPaused:
+    case EVENT.executionResumed:
+      return { type: row.event_type };
     default:
       return null;
   }

@@ -3,7 +3,7 @@ import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionInput } from '../machines/execution/types.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import type { ChildPlaybook, EventRow, ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
-import type { UnitCommand } from '../src/db/unit-write.ts';
+import type { UnitCommand, UnitWait, UnitWaitEnd } from '../src/db/unit-write.ts';
 import type { EventInput } from '../src/protocol.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import type { Needs, Reads } from './prefetch.ts';
@@ -59,6 +59,9 @@ export type UnitRows = {
   /** Events for executions outside the unit: appended to their logs by the write's one statement. */
   readonly inbox: { executionId: number; event: EventInput }[];
   readonly finished: { executionId: number; status: ExecutionStatus }[];
+  /** Waits begun (core.wait rows) and ended (their rows removed; seq null: every wait of a finished execution). */
+  readonly waits: UnitWait[];
+  readonly waitEnds: UnitWaitEnd[];
 };
 
 /** What the fold lends effect-rows while it turns one transition's effects into rows. */

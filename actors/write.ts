@@ -1,6 +1,7 @@
 import { EXECUTION_MACHINE_VERSION } from '../machines/execution.machine.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { executionProgress } from '../machines/execution-progress.ts';
+import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { writeUnit, type Claimer, type LogAppend, type LogEvent, type UnitCommand, type UnitNewExecution, type UnitWrite } from '../src/db/unit-write.ts';
@@ -57,7 +58,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
       appends.push({ ...NO_PROJECTION, execution_id: h.id, expected: h.readLastEventId, n: h.lastEventId - h.readLastEventId, applied: 'all' });
     } else if (h.dirty && h.snapshot) {
       const ctx = h.snapshot.context;
-      const running = h.status === 'running';
+      const running = isLiveExecutionStatus(h.status);
       // Done steps over known steps: a run that failed halfway stays at the share it reached.
       const progress = executionProgress(h.status, ctx.completedSteps, h.compiled.playbook.workflow.length, ctx.finished?.error?.step);
       // The log is the truth and the snapshot a cache of it: written every SNAPSHOT_EVERY_EVENTS
@@ -86,7 +87,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
         });
       } else appends.push({ ...projection, execution_id: h.id, expected: h.readLastEventId, n: h.lastEventId - h.readLastEventId, applied: 'all', proj: true });
     }
-    published.push(h.snapshot && h.status === 'running' ? { executionId: h.id, lastEventId: h.lastEventId, snapshot: h.snapshot, snapshotEventId } : { executionId: h.id, gone: true });
+    published.push(h.snapshot && isLiveExecutionStatus(h.status) ? { executionId: h.id, lastEventId: h.lastEventId, snapshot: h.snapshot, snapshotEventId } : { executionId: h.id, gone: true });
   }
   const readAt = new Map(folded.held.map((h) => [h.id, h.readLastEventId]));
   const events: LogEvent[] = folded.rows.events.map(({ event_id, catalog_id: _catalog, issued_seq, ...e }) => ({
@@ -126,6 +127,8 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     claimPolicy,
     headChecks: [...folded.headChecks],
     idempotencyKeys: [...folded.idempotencyKeys],
+    waits: folded.rows.waits,
+    waitEnds: folded.rows.waitEnds,
   };
   return { write, published };
 }

@@ -2,14 +2,17 @@ import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
 import { stepPhase, topStateOf, type StepPhase } from './execution/step-phase.ts';
 import type { ExecutionContext, StepOutcome } from './execution/types.ts';
 
-export type StepStatus = 'pending' | 'active' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+/** `waiting`: active, and waiting for a time or a signal (no worker holds it). */
+export type StepStatus = 'pending' | 'active' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
 export type StepView = {
   status: StepStatus;
   /** Loop progress while the step runs: items, done, in flight. */
   loop?: { length: number; done: number; in_flight: number; mode: 'sequential' | 'parallel'; max_in_flight: number };
   /** How the step's last run ended (its error message only: results stay in the event log). */
-  outcome?: { status: 'ok' | 'error'; error: { message: string; code?: string } | null };
+  outcome?: { status: 'ok' | 'error' | 'timeout'; error: { message: string; code?: string } | null };
+  /** What a waiting step waits for (its wake-up time is in its wait row: GET /api/executions/{id} `waits`). */
+  wait?: { kind: 'timer' | 'signal'; signal: string | null; approval_roles: string[] | null };
 };
 
 export type ExecutionView = {
@@ -31,9 +34,10 @@ const phaseOfOutcome = (o: StepOutcome | undefined): StepPhase => (o ? (o.status
  * payload, vars or results are copied, so no secret a playbook handles can appear in it.
  */
 export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, beforeEnd: SnapshotLike | null): ExecutionView {
-  const status = topStateOf(snap.value);
+  const top = topStateOf(snap.value);
   const ctx = snap.context;
-  const running = status === 'running';
+  const running = top === 'running';
+  const status = running && ctx.paused ? 'paused' : top;
   const steps: Record<string, StepView> = {};
   const active: string[] = [];
   for (const s of pb.workflow) {
@@ -48,7 +52,12 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     const view: StepView = { status: st };
     const o = ctx.steps[s.step];
     if (o) view.outcome = { status: o.status, error: o.error ? { message: o.error.message, ...(o.error.code ? { code: o.error.code } : {}) } : null };
-    if (st === 'active') {
+    if (st === 'active' && s.wait && waitingIn(ctx, s.step)) {
+      st = 'waiting';
+      view.status = st;
+      view.wait = { kind: s.wait.kind, signal: s.wait.kind === 'signal' ? s.wait.signal : null, approval_roles: s.wait.kind === 'signal' ? s.wait.roles : null };
+    }
+    if (st === 'active' || st === 'waiting') {
       active.push(s.step);
       const run = Object.values(ctx.runs).find((r) => r.step === s.step && r.loop);
       if (run?.loop) {
@@ -58,5 +67,10 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     }
     steps[s.step] = view;
   }
-  return { status, value: snap.value, active_steps: active, steps, pending_commands: Object.keys(ctx.pending).length };
+  return { status, value: snap.value, active_steps: active, steps, pending_commands: Object.values(ctx.pending).filter((p) => p.kind !== 'wait').length };
+}
+
+/** Whether a run of the step waits (a pending wait of one of its runs). */
+function waitingIn(ctx: ExecutionContext, step: string): boolean {
+  return Object.values(ctx.pending).some((p) => p.kind === 'wait' && ctx.runs[p.run]?.step === step);
 }

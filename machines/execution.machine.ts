@@ -9,7 +9,7 @@ export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 export { topStateOf } from './execution/step-phase.ts';
 
 /** Bump when the context shape, the statechart or the meaning of its actions and guards changes: old snapshots are then replayed from the log. */
-export const EXECUTION_MACHINE_VERSION = 4;
+export const EXECUTION_MACHINE_VERSION = 5;
 
 /**
  * The execution of one playbook as the statechart compiled from it (machines/playbook-statechart.ts):
@@ -32,6 +32,9 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
       effect: (_args, _effect: Effect) => {},
       recordOutcome: act<undefined>((ctx, ev) => work.recordOutcome(pb, ctx, ev)),
       cancel: act<undefined>((ctx, ev) => work.cancel(pb, ctx, ev)),
+      bufferSignal: act<undefined>((ctx, ev) => work.bufferSignal(pb, ctx, ev)),
+      pause: act<undefined>((ctx) => work.pause(pb, ctx)),
+      resume: act<undefined>((ctx) => work.resume(pb, ctx)),
       startRun: act<StepParams>((ctx, _ev, p) => work.startRun(pb, ctx, p.step)),
       launchItems: act<StepParams>((ctx, _ev, p) => work.launchItems(pb, ctx, p.step)),
       endLoop: act<StepParams>((ctx, _ev, p) => work.endLoop(pb, ctx, p.step)),
@@ -45,6 +48,9 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
     },
     guards: {
       pendingCommand: ({ context, event }) => g.pendingCommand(context, event),
+      bufferable: ({ context, event }) => g.bufferable(context, event),
+      unpaused: ({ context }) => g.unpaused(context),
+      paused: ({ context }) => g.paused(context),
       entry: ({ context }) => g.entry(context),
       arc: ({ context }, p: ArcParams) => g.arc(context, p),
       runEnded: ({ context }, p: RunEndedParams) => g.runEnded(context, p),

@@ -1,4 +1,4 @@
-import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
+import type { NormalizedPlaybook, NormalizedStep, WaitSpec } from '../src/dsl/parse-playbook.ts';
 import { EVENT } from './event-types.ts';
 
 // The statechart of a playbook, as plain JSON (no functions): the machine the runtime folds
@@ -41,8 +41,8 @@ export type StatechartJson = StateNodeJson & { id: string; initial: string; stat
 
 type Incoming = { from: string; index: number; when?: string; mode: 'exclusive' | 'inclusive' };
 
-/** The input events that move an execution; each only records what it says (`recordOutcome`). */
-const COMMAND_EVENT_TYPES = [EVENT.commandCompleted, EVENT.commandFailed, EVENT.childFinished] as const;
+/** The input events that end what a run waits for under a seq; each only records what it says (`recordOutcome`). */
+const COMMAND_EVENT_TYPES = [EVENT.commandCompleted, EVENT.commandFailed, EVENT.childFinished, EVENT.timerFired, EVENT.waitTimedOut] as const;
 
 const cache = new WeakMap<NormalizedPlaybook, StatechartJson>();
 
@@ -56,9 +56,15 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   }
   const regions: Record<string, StateNodeJson> = {};
   for (const s of pb.workflow) regions[s.step] = stepRegion(s, s.step === pb.entry, incoming.get(s.step) ?? []);
-  const on: Record<string, TransitionJson> = {};
+  const on: Record<string, TransitionJson | TransitionJson[]> = {};
   for (const type of COMMAND_EVENT_TYPES) on[type] = { guard: 'pendingCommand', actions: 'recordOutcome', description: 'the outcome of a pending command (or child) is recorded in its run; unknown or late seqs change nothing' };
-  on[EVENT.executionCancelled] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions are cancelled' };
+  on[EVENT.signalReceived] = [
+    { guard: 'pendingCommand', actions: 'recordOutcome', description: 'a signal for the step waiting for it under its seq: the step moves on with it' },
+    { guard: 'bufferable', actions: 'bufferSignal', description: 'a signal sent before its step waits, kept for it (buffer: true)' },
+  ];
+  on[EVENT.executionPaused] = { guard: 'unpaused', actions: 'pause', description: 'pause: commands and child starts are held until resumed; running ones finish' };
+  on[EVENT.executionResumed] = { guard: 'paused', actions: 'resume', description: 'resume: what was held is issued' };
+  on[EVENT.executionCancelled] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions (with cascade) are cancelled' };
   const chart: StatechartJson = {
     id: 'execution',
     initial: 'running',
@@ -124,15 +130,24 @@ function stepRegion(step: NormalizedStep, isEntry: boolean, arcs: Incoming[]): S
   };
 }
 
+function waitNote(wait: WaitSpec): string {
+  if (wait.kind === 'timer') return `waits ${wait.until !== undefined ? `until ${wait.until}` : `${wait.forMs} ms`}, holding no worker (timer.fired)`;
+  const from = wait.roles ? ` from ${wait.roles.join(' or ')}` : '';
+  const timeout = wait.timeoutMs === null ? '' : `; after ${wait.timeoutMs} ms its outcome is timeout (wait.timed_out)`;
+  return `waits for signal ${wait.signal}${from} (signal.received)${timeout}${wait.buffer ? '; a signal sent earlier is kept for it' : ''}`;
+}
+
 function activeState(step: NormalizedStep, always: TransitionJson[]): StateNodeJson {
   const children = step.tasks.filter((t) => t.kind === 'playbook').map((t) => ({ task: t.name, path: (t as { path?: unknown }).path }));
   const retries = step.tasks.filter((t) => t.retry.attempts > 1).map((t) => `${t.name} up to ${t.retry.attempts} attempts`);
+  const wait = step.wait;
   const notes = [
+    ...(wait ? [waitNote(wait)] : []),
     ...(children.length ? [`waits for child playbook ${children.map((c) => String(c.path)).join(', ')} (child.finished)`] : []),
     ...(retries.length ? [`retries: ${retries.join('; ')} (run by the worker inside one command)`] : []),
   ];
   const node: StateNodeJson = {
-    meta: { step: step.step, ...(children.length ? { children } : {}), ...(retries.length ? { retries } : {}) },
+    meta: { step: step.step, ...(wait ? { wait } : {}), ...(children.length ? { children } : {}), ...(retries.length ? { retries } : {}) },
     ...(notes.length ? { description: notes.join('. ') } : {}),
     entry: { type: 'startRun', params: param(step.step) },
     always,

@@ -9,6 +9,7 @@ import type { Keyring } from './crypto/keyring.ts';
 import type { Db } from './db/db.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import type { WaitClock } from './waits/wait-clock.ts';
 
 /** What the HTTP host needs; tests build it against their own database. */
 export type AppDeps = {
@@ -28,6 +29,8 @@ export type AppDeps = {
   workerToken: string;
   /** Wakes this server's batch processors when it accepted a batch (actors/batch-wake.ts). */
   batchWake: BatchWake;
+  /** Tells this server's timekeeper of wake-up times its routings wrote (src/waits/wait-clock.ts). */
+  waitClock?: WaitClock;
   /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */
   guiDir?: string;
 };

@@ -159,6 +159,24 @@ export function createMetrics() {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
       registers: [registry],
     }),
+    waitsFired: new Counter({
+      name: 'svc_waits_fired_total',
+      help: 'Waits the timekeeper ended: timers fired (kind timer) and signal waits timed out (kind signal)',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    waitFireLateness: new Histogram({
+      name: 'svc_wait_fire_lateness_seconds',
+      help: 'From a wait\'s wake-up time to the commit of its timer.fired or wait.timed_out',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
+      registers: [registry],
+    }),
+    signalsReceived: new Counter({
+      name: 'svc_signals_received_total',
+      help: 'Signals sent to executions, by outcome (delivered, buffered, not_waiting, forbidden)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     triggerRefused: new Counter({
       name: 'svc_trigger_requests_refused_total',
       help: 'Webhook deliveries refused before anything started, by reason (signature, timestamp, unknown_trigger, too_large, paused)',

@@ -20,6 +20,7 @@ import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { startPeriodic } from './periodic/start-periodic.ts';
+import { WaitClock } from './waits/wait-clock.ts';
 
 export type RunningService = {
   url: string;
@@ -66,7 +67,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const metrics = createMetrics();
     const bus = await createPostgresBus(db, { log, metrics });
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, batchWake: new BatchWake() };
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, batchWake: new BatchWake(), waitClock: new WaitClock() };
     stops.unshift(await startBatchProcessor(deps));
     const app = await buildApp(deps);
     stops.unshift(() => app.close());

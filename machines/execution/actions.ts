@@ -7,6 +7,7 @@ import { emptyResults, resultList } from './loop-results.ts';
 import { endedRun, hasRoom, loopOver, runsWhere } from './run-summary.ts';
 import { segmentsOf } from './segments.ts';
 import { baseRenderContext, Draft, fail, fillLoop, finishIteration, launchIteration, stopInFlight } from './step-work.ts';
+import { endWait, startWait } from './step-wait.ts';
 import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, Route, StepRun, TaskOutcome } from './types.ts';
 
 // The work of the execution machine's named actions (machines/execution.machine.ts), pure: each
@@ -35,6 +36,9 @@ export function initialContext(input: ExecutionInput): ExecutionContext {
     finished: null,
     routes: [],
     immediate: 0,
+    paused: false,
+    held: [],
+    signals: {},
   };
 }
 
@@ -58,6 +62,10 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   if (replayed && !d.c.completedSteps.includes(name)) {
     d.emit({ type: 'record', eventType: EVENT.stepReplayed, step: name, context: { status: replayed.status }, result: replayed.result });
     run.outcome = replayed;
+    return d.done();
+  }
+  if (step.wait) {
+    startWait(d, run, step.wait);
     return d.done();
   }
   if (step.tasks.length === 0) {
@@ -133,7 +141,8 @@ export function exitRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: str
     result: outcome.status === 'ok' ? outcome.result : undefined,
     error: outcome.error ?? undefined,
   });
-  if (!d.c.finished) d.c.routes = [...d.c.routes, { run: ended.id, step: name, outcome, scope: { ...baseRenderContext(d.c), outcome }, taken: [] }];
+  // `signal`: what ended a step that waited for one (null otherwise), for its arcs' templates.
+  if (!d.c.finished) d.c.routes = [...d.c.routes, { run: ended.id, step: name, outcome, scope: { ...baseRenderContext(d.c), outcome, signal: outcome.signal ?? null }, taken: [] }];
   return d.done();
 }
 
@@ -186,6 +195,12 @@ const CHILD_ENDED = { failed: CODE.child_failed, cancelled: CODE.child_cancelled
 
 /** `recordOutcome` (guard pendingCommand): what a command's report or a child's end says, folded into its iteration. */
 export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
+  if (ev.type === EVENT.timerFired || ev.type === EVENT.waitTimedOut || ev.type === EVENT.signalReceived) {
+    const d = new Draft(pb, ctx);
+    d.c.immediate = 0;
+    if (ev.seq !== null) endWait(d, ev.seq, ev.type === EVENT.signalReceived ? ev.signal : ev.type === EVENT.waitTimedOut ? 'timeout' : 'fired');
+    return d.done();
+  }
   if (ev.type !== EVENT.commandCompleted && ev.type !== EVENT.commandFailed && ev.type !== EVENT.childFinished) return { context: ctx, effects: [] };
   const d = new Draft(pb, ctx);
   d.c.immediate = 0;
@@ -217,10 +232,34 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
   return d.done();
 }
 
-/** `cancel` (execution.cancelled): stops what is in flight and ends cancelled. */
+/** `bufferSignal` (guard bufferable): a signal no step waits for yet, kept for the step with `buffer: true` that will. */
+export function bufferSignal(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
+  if (ev.type !== EVENT.signalReceived) return { context: ctx, effects: [] };
+  const d = new Draft(pb, ctx);
+  d.c.signals = { ...ctx.signals, [ev.signal.name]: [...(ctx.signals[ev.signal.name] ?? []), ev.signal] };
+  return d.done();
+}
+
+/** `pause` (execution.paused): from now on commands and child starts are held (Draft.emit), not issued. */
+export function pause(pb: NormalizedPlaybook, ctx: ExecutionContext): Reduction {
+  const d = new Draft(pb, ctx);
+  d.c.paused = true;
+  return d.done();
+}
+
+/** `resume` (execution.resumed): what was held while paused is issued, in the order it was decided. */
+export function resume(pb: NormalizedPlaybook, ctx: ExecutionContext): Reduction {
+  const d = new Draft(pb, ctx);
+  d.c.paused = false;
+  d.c.held = [];
+  for (const e of ctx.held) d.emit(e);
+  return d.done();
+}
+
+/** `cancel` (execution.cancelled): stops what is in flight (children too unless `cascade` is false) and ends cancelled. */
 export function cancel(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   const d = new Draft(pb, ctx);
-  stopInFlight(d);
+  stopInFlight(d, ev.type !== EVENT.executionCancelled || ev.cascade !== false);
   d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === EVENT.executionCancelled ? ev.reason : 'cancelled', code: CODE.cancelled } };
   d.emit({ type: 'finish', finished: d.c.finished });
   return d.done();

@@ -7,7 +7,7 @@ import type { Route, TaskError } from './types.ts';
 /** What a route's arcs say: the arcs that fire (in arc order), the vars each `set`s, and the first arc that failed to render. */
 export type ArcEvaluation = { fired: number[]; sets: Map<number, Record<string, unknown>>; error: { index: number; error: TaskError } | null };
 
-/** Where a route stands: an arc failed to render, a failure no arc handles, arcs left to take, or done. */
+/** Where a route stands: an arc failed to render, a failure (or a timeout) no arc handles, arcs left to take, or done. */
 export type RouteState = 'error' | 'unhandled' | 'open' | 'routed';
 
 // Guards of every step region ask about the same route several times per transition: its arcs
@@ -53,7 +53,7 @@ export function evaluateArcs(pb: NormalizedPlaybook, route: Route): ArcEvaluatio
 export function routeState(pb: NormalizedPlaybook, route: Route): RouteState {
   const ev = evaluateArcs(pb, route);
   if (ev.error) return 'error';
-  if (ev.fired.length === 0 && route.outcome.status === 'error') return 'unhandled';
+  if (ev.fired.length === 0 && route.outcome.status !== 'ok') return 'unhandled';
   return ev.fired.some((i) => !route.taken.includes(i)) ? 'open' : 'routed';
 }
 

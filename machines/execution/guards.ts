@@ -1,6 +1,7 @@
 import type { NormalizedPlaybook } from '../../src/dsl/parse-playbook.ts';
 import { openRouteFor, routeIn, type RouteState } from './arcs.ts';
 import { endedRun, hasRoom, loopOver, runCount, someRun } from './run-summary.ts';
+import { EVENT } from '../event-types.ts';
 import type { ExecutionContext, ExecutionEvent } from './types.ts';
 
 // The conditions of the execution statechart's transitions (named in machines/playbook-statechart.ts),
@@ -9,15 +10,24 @@ import type { ExecutionContext, ExecutionEvent } from './types.ts';
 
 export type ArcParams = { from: string; index: number; when?: string; mode: 'exclusive' | 'inclusive' };
 export type StepParams = { step: string };
+/** `status` error: the run did not end ok (an error, or a wait that timed out). */
 export type RunEndedParams = { step: string; status?: 'ok' | 'error'; last: boolean };
 
 /** The guards, given the playbook whose arcs they evaluate. */
 export function executionGuards(pb: NormalizedPlaybook) {
+  // Signal names some step keeps when sent before it waits (`buffer: true`).
+  const keptSignals = new Set(pb.workflow.flatMap((s) => (s.wait?.kind === 'signal' && s.wait.buffer ? [s.wait.signal] : [])));
   const routeGuard = (state: RouteState) => (ctx: ExecutionContext, p: StepParams) =>
     !ctx.finished && ctx.routes.length > 0 && routeIn(pb, ctx.routes, p.step, state) !== undefined;
   return {
     /** An input event about a command (or child) still pending: anything else changes nothing. */
-    pendingCommand: (ctx: ExecutionContext, ev: ExecutionEvent) => 'seq' in ev && Object.hasOwn(ctx.pending, ev.seq),
+    pendingCommand: (ctx: ExecutionContext, ev: ExecutionEvent) => 'seq' in ev && ev.seq !== null && Object.hasOwn(ctx.pending, ev.seq),
+    /** A signal for no step in particular that some step keeps until it waits (`buffer: true`). */
+    bufferable: (ctx: ExecutionContext, ev: ExecutionEvent) => !ctx.finished && ev.type === EVENT.signalReceived && ev.seq === null && keptSignals.has(ev.signal.name),
+    /** Not paused (execution.paused pauses it). */
+    unpaused: (ctx: ExecutionContext) => !ctx.paused,
+    /** Paused (execution.resumed resumes it). */
+    paused: (ctx: ExecutionContext) => ctx.paused,
     /** The entry step, once: when the execution starts (nothing run yet). */
     entry: (ctx: ExecutionContext) => !ctx.finished && ctx.nextRun === 1,
     /** Arc `index` of step `from` fires: its `when` holds over the scope `from`'s run ended with (exclusive: and no earlier arc's does). */
@@ -27,7 +37,7 @@ export function executionGuards(pb: NormalizedPlaybook) {
       if (ctx.finished) return false;
       const ended = endedRun(ctx, p.step);
       if (!ended) return false;
-      if (p.status && ended.outcome!.status !== p.status) return false;
+      if (p.status && (ended.outcome!.status === 'ok') !== (p.status === 'ok')) return false;
       return p.last === (runCount(ctx, p.step) === 1);
     },
     /** A loop of the step may launch items (fewer than max_in_flight in flight, none failed, items left). */

@@ -75,8 +75,10 @@ export class Draft {
     return stepNamed(this.pb, name);
   }
 
+  /** Adds an effect; while paused, commands and child starts are held in the context instead (issued on resume). */
   emit(e: Effect): void {
-    this.effects.push(e);
+    if (this.c.paused && (e.type === 'issueCommand' || e.type === 'startChild')) this.c.held = [...this.c.held, e];
+    else this.effects.push(e);
   }
 
   done(): { context: ExecutionContext; effects: Effect[] } {
@@ -202,13 +204,19 @@ export function fail(d: Draft, error: TaskError, step: string): void {
   d.c.finished = { status: 'failed', result: null, error: { ...error, step } };
 }
 
-/** Cancels what is in flight (worker commands, child executions) and forgets the runs. */
-export function stopInFlight(d: Draft): void {
-  const seqs = Object.entries(d.c.pending).filter(([, p]) => p.kind === 'worker').map(([s]) => Number(s));
+/**
+ * Cancels what is in flight (worker commands, child executions unless `cascade` is false) and
+ * forgets the runs; what was held while paused was never issued and is dropped. Waits end with
+ * the execution (their rows go with its `finish`).
+ */
+export function stopInFlight(d: Draft, cascade = true): void {
+  const held = new Set(d.c.held.flatMap((e) => ('seq' in e ? [e.seq] : [])));
+  const seqs = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'worker' && !held.has(Number(s))).map(([s]) => Number(s));
   if (seqs.length) d.emit({ type: 'cancelCommands', seqs });
-  if (Object.values(d.c.pending).some((p) => p.kind === 'child')) d.emit({ type: 'cancelChildren' });
+  if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(Number(s)))) d.emit({ type: 'cancelChildren' });
   d.c.pending = {};
   d.c.runs = {};
   d.c.routes = [];
+  d.c.held = [];
 }
 

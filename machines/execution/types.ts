@@ -3,7 +3,14 @@ import type { EVENT, EventType } from '../event-types.ts';
 
 export type TaskError = { message: string; code?: string };
 export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: TaskError };
-export type StepOutcome = { status: 'ok' | 'error'; result: unknown; error: TaskError | null; tasks: Record<string, TaskOutcome> };
+/** A signal sent to an execution: its name, payload and who sent it (`signal.payload`, `signal.by` in the templates of its step's arcs). */
+export type SignalSent = { name: string; payload: unknown; by: string | null };
+
+/**
+ * How a run of a step ended; `timeout` when it waited for a signal that did not come in time.
+ * `signal`: the signal that ended a waiting step.
+ */
+export type StepOutcome = { status: 'ok' | 'error' | 'timeout'; result: unknown; error: TaskError | null; tasks: Record<string, TaskOutcome>; signal?: SignalSent };
 
 /** What an execution starts from; recorded in its `execution.started` event so a replay can begin again. */
 export type ExecutionInput = {
@@ -64,7 +71,8 @@ export type StepRun = {
  */
 export type Route = { run: number; step: string; outcome: StepOutcome; scope: Record<string, unknown>; taken: number[] };
 
-export type PendingCommand = { run: number; iteration: string; kind: 'worker' | 'child' };
+/** What a run waits for under a seq: a worker's command, a child execution, or a wait (a timer or a signal, `signal` naming it). */
+export type PendingCommand = { run: number; iteration: string; kind: 'worker' | 'child' | 'wait'; signal?: string };
 
 export type Finished = { status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError & { step?: string } | null };
 
@@ -83,6 +91,12 @@ export type ExecutionContext = {
   routes: Route[];
   /** Steps entered since the last input event (a cycle of steps without tasks is cut at a limit). */
   immediate: number;
+  /** Paused (execution.paused): commands and children are held in `held` until execution.resumed. */
+  paused: boolean;
+  /** Commands and child starts decided while paused, issued in order on resume. */
+  held: Effect[];
+  /** Signals sent before a step waited for them, by name, oldest first (steps with `buffer: true`). */
+  signals: Record<string, SignalSent[]>;
 };
 
 /** The render context a worker gets with a command (keychain is added by the worker only). */
@@ -102,6 +116,10 @@ export type Effect =
   | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown> }
   | { type: 'cancelCommands'; seqs: number[] }
   | { type: 'cancelChildren' }
+  /** A step waits under `seq`: until `wakeAt` (ISO) or `afterMs` from now (a timer), or for a signal timing out after `afterMs` (null: never). */
+  | { type: 'wait'; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wakeAt: string | null; afterMs: number | null; roles: string[] | null }
+  /** The waits under these seqs are over (fired, timed out, signalled): their rows go. */
+  | { type: 'endWaits'; seqs: number[] }
   | { type: 'record'; eventType: EventType; step?: string; context?: Record<string, unknown>; result?: unknown; error?: unknown }
   | { type: 'finish'; finished: Finished };
 
@@ -110,4 +128,10 @@ export type ExecutionEvent =
   | { type: typeof EVENT.commandCompleted; seq: number; tasks: Record<string, TaskOutcome> }
   | { type: typeof EVENT.commandFailed; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
   | { type: typeof EVENT.childFinished; seq: number; child_execution_id: number; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
-  | { type: typeof EVENT.executionCancelled; reason: string; cancelled_at: string };
+  | { type: typeof EVENT.executionCancelled; reason: string; cancelled_at: string; /** false: child executions go on (absent: they are cancelled too). */ cascade?: boolean }
+  | { type: typeof EVENT.timerFired; seq: number }
+  | { type: typeof EVENT.waitTimedOut; seq: number }
+  /** `seq`: the waiting step it ends (chosen when it was sent); null: kept for a step that waits later (`buffer`). */
+  | { type: typeof EVENT.signalReceived; seq: number | null; signal: SignalSent }
+  | { type: typeof EVENT.executionPaused }
+  | { type: typeof EVENT.executionResumed };

@@ -72,7 +72,13 @@ const IDEMPOTENCY_KEY_DOC =
 // Far beyond a step name anyone writes; a bound keeps the error message short.
 const MAX_STEP_NAME_CHARS = 256;
 const retryBody = v.optional(v.object({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
-const cancelBody = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
+const cancelBody = v.optional(
+  v.object({
+    reason: v.optional(v.pipe(v.string(), v.maxLength(1000))),
+    cascade: v.optional(v.pipe(v.boolean(), v.description('false: child executions go on running (default true: they are cancelled too)')), true),
+  }),
+  {},
+);
 // About 19 years: far past any real age, and within PostgreSQL's integer minutes.
 const MAX_CLEANUP_AGE_MINUTES = 10_000_000;
 const cleanupBody = v.optional(
@@ -129,7 +135,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as };
+    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits };
   };
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
@@ -175,10 +181,10 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     },
   );
 
-  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running execution and its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) }, config: { access: { level: 'operator' } } }, async (req) => {
+  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running or paused execution and (cascade, the default) its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const body = (req.body ?? {}) as v.InferOutput<typeof cancelBody>;
-    const out = await cancelExecution(deps, id, { reason: body.reason ?? 'cancelled by request', requested_by: req.identity });
+    const out = await cancelExecution(deps, id, { reason: body.reason ?? 'cancelled by request', requested_by: req.identity, ...(body.cascade === false ? { cascade: false } : {}) });
     if (out.cancelled) return { status: 'cancelled', execution_id: id };
     if (!out.status) throw notFound(`execution ${id}`);
     return { status: 'already_finished', execution_id: id, execution_status: out.status };

@@ -62,10 +62,13 @@ const reused = () =>
  */
 export class IdempotentStarts {
   readonly #deps: AppDeps;
+  readonly #statusCode: number;
   readonly #inFlight = new Map<string, { hash: string; answer: Promise<Answer> }>();
 
-  constructor(deps: AppDeps) {
+  /** `statusCode`: what the route answers a first request with (stored with its key); starts answer 200, signals 202. */
+  constructor(deps: AppDeps, statusCode = START_STATUS_CODE) {
     this.#deps = deps;
+    this.#statusCode = statusCode;
   }
 
   /**
@@ -75,7 +78,7 @@ export class IdempotentStarts {
   async answer(req: FastifyRequest, reply: FastifyReply, start: (claim?: KeyClaim) => Promise<unknown>): Promise<unknown> {
     const key = idempotencyKeyOf(req.headers);
     if (key === undefined) return start();
-    const claim: KeyClaim = { scope: keyScope(req), key, requestHash: requestHash(req.body), statusCode: START_STATUS_CODE };
+    const claim: KeyClaim = { scope: keyScope(req), key, requestHash: requestHash(req.body), statusCode: this.#statusCode };
     const id = `${claim.scope}\n${key}`;
     let answer: Answer;
     for (;;) {

@@ -1,10 +1,14 @@
 import { EVENT } from '../../machines/event-types.ts';
-import type { ExecutionStatus } from '../../machines/statuses.ts';
+import { LIVE_EXECUTION_STATUSES, type ExecutionStatus } from '../../machines/statuses.ts';
 import { claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
 
+import { sqlList } from './sql-list.ts';
+
 export type { ExecutionStatus } from '../../machines/statuses.ts';
+
+const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 export type ExecutionRow = {
   execution_id: number;
@@ -85,7 +89,7 @@ export async function childReads(q: Queryable, paths: readonly string[], parents
                     WHERE path = ANY($1::text[]) ORDER BY path, version DESC) h
            UNION ALL
            SELECT NULL, e.parent_execution_id, e.execution_id FROM core.execution e
-            WHERE e.parent_execution_id = ANY($2::bigint[]) AND e.status = 'running'`,
+            WHERE e.parent_execution_id = ANY($2::bigint[]) AND e.status IN ${LIVE}`,
     values: [paths, parents],
   });
   return {
@@ -97,7 +101,7 @@ export async function childReads(q: Queryable, paths: readonly string[], parents
 /** Executions with appended events not yet folded (after a crash between append and routing). */
 export async function executionsWithInbox(q: Queryable, limit: number): Promise<number[]> {
   const { rows } = await q.query<{ execution_id: number }>(
-    `SELECT execution_id FROM core.execution WHERE status = 'running' AND last_event_id > applied_event_id ORDER BY execution_id LIMIT $1`,
+    `SELECT execution_id FROM core.execution WHERE status IN ${LIVE} AND last_event_id > applied_event_id ORDER BY execution_id LIMIT $1`,
     [limit],
   );
   return rows.map((r) => r.execution_id);
@@ -220,16 +224,20 @@ export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: 
   return rows;
 }
 
+// A tree that waits (a timer, a signal) or that an operator paused is not interrupted: nothing
+// has to run in it until its wait ends or it is resumed.
 const INTERRUPTED_ROOTS = `WITH running AS (
-       SELECT e.execution_id, e.root_execution_id,
+       SELECT e.execution_id, e.root_execution_id, e.status,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
-         FROM core.execution e WHERE e.status = 'running'),
+         FROM core.execution e WHERE e.status IN ${LIVE}),
      trees AS (SELECT root_execution_id, max(last_event_at) AS last_event_at FROM running GROUP BY root_execution_id)
      SELECT r.execution_id, r.catalog_id, t.last_event_at
        FROM trees t JOIN core.execution r ON r.execution_id = t.root_execution_id
       WHERE r.status = 'running' AND r.parent_execution_id IS NULL AND r.execution_id > $4
         AND t.last_event_at < now() - make_interval(secs => $1)
         AND t.last_event_at >= now() - make_interval(mins => $2)
+        AND NOT EXISTS (SELECT 1 FROM running x WHERE x.root_execution_id = t.root_execution_id AND x.status = 'paused')
+        AND NOT EXISTS (SELECT 1 FROM running x JOIN core.wait w ON w.execution_id = x.execution_id WHERE x.root_execution_id = t.root_execution_id)
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
            WHERE x.root_execution_id = t.root_execution_id AND ${heldSql('c')}
@@ -258,14 +266,24 @@ export async function startEvent(q: Queryable, executionId: number): Promise<Eve
   return (await loadEventsAfter(q, executionId, 0, 1))[0];
 }
 
-/** An execution's row with its retry links: the execution it retries (`retry_of`, null when none) and those that retry it (`retried_as`, oldest first); one statement. */
-export async function getExecutionWithRetryLinks(q: Queryable, id: number): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[] }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[] }>(
+/** A wait of an execution as GET /api/executions/{id} shows it (core.wait). */
+export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
+
+/**
+ * An execution's row with its retry links (the execution it retries, `retry_of`, null when none;
+ * those that retry it, `retried_as`, oldest first) and what it waits for (`waits`, by seq); one statement.
+ */
+export async function getExecutionWithRetryLinks(q: Queryable, id: number): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[] }) | undefined> {
+  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[] }>(
     `SELECT ${EXECUTION_COLUMNS},
             (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = $1::text
-                   ORDER BY execution_id) AS retried_as
+                   ORDER BY execution_id) AS retried_as,
+            (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
+                                                        'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                                        'approval_roles', w.approval_roles) ORDER BY w.seq), '[]')
+               FROM core.wait w WHERE w.execution_id = $1) AS waits
        FROM core.execution WHERE execution_id = $1`,
     [id],
   );

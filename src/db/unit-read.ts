@@ -2,18 +2,22 @@ import { COMMAND_COLUMNS_NO_INPUT } from './command-plans.ts';
 import { commandOfJson, type CommandJson, type CommandRow } from './command.repo.ts';
 import type { EventRow, ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
+import { LIVE_EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { sqlList } from './sql-list.ts';
+
+const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 /** An execution as hydration reads it: its row, and for a running one the events past the snapshot it can use. */
 export type ReadExecution = ExecutionRow & { events: EventRow[] };
 
 const READ_UNIT = {
   name: 'svc_read_unit',
-  // One statement (one snapshot of the database): a running execution's events are those its row counts.
+  // One statement (one snapshot of the database): a live execution's events are those its row counts.
   text: `SELECT 'execution' AS kind, to_jsonb(x) AS row FROM (
   SELECT e.execution_id, e.catalog_id, e.path, e.parent_execution_id, e.root_execution_id, e.parent_command_id, e.status, e.progress,
          e.result, e.error, e.machine_version, e.snapshot_event_id, e.applied_event_id, e.last_event_id, e.started_at, e.updated_at, e.finished_at,
-         CASE WHEN e.status = 'running' AND NOT h.hot AND e.machine_version = $3 THEN e.snapshot END AS snapshot,
-         CASE WHEN e.status = 'running' AND NOT h.hot THEN
+         CASE WHEN e.status IN ${LIVE} AND NOT h.hot AND e.machine_version = $3 THEN e.snapshot END AS snapshot,
+         CASE WHEN e.status IN ${LIVE} AND NOT h.hot THEN
            (SELECT coalesce(jsonb_agg(v ORDER BY v.event_id), '[]') FROM core.event v
              WHERE v.execution_id = e.execution_id AND v.event_id <= e.last_event_id
                AND v.event_id > CASE WHEN e.snapshot IS NOT NULL AND e.machine_version = $3 THEN e.snapshot_event_id ELSE 0 END)

@@ -3,6 +3,8 @@ import { commandOfJson, type ClaimPolicy, type CommandJson, type CommandRow, typ
 import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, type LogEvent } from './event-log.ts';
 import type { ExecutionStatus } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
+import { LIVE_EXECUTION_STATUSES, TERMINAL_EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { sqlList } from './sql-list.ts';
 
 export type { LogAppend, LogEvent } from './event-log.ts';
 
@@ -44,6 +46,12 @@ export type UnitCommandUpdate = { command_id: number; status: CommandStatus; exp
 /** A worker claiming up to `max` commands by a request with `token` (null: none given). */
 export type Claimer = { workerId: string; max: number; token: string | null };
 
+/** A wait a step begins (core.wait): its wake-up time for a timer or a signal's timeout (null: none). */
+export type UnitWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
+
+/** Waits that are over: the one under `seq`, or (seq null) every wait of the execution. */
+export type UnitWaitEnd = { execution_id: number; seq: number | null };
+
 /** A start's key and its answer (`response`: the JSON text, replayed as it is). */
 export type UnitIdempotencyKey = { scope: string; key: string; request_hash: string; execution_id: number; status_code: number; response: string };
 
@@ -68,8 +76,10 @@ export type UnitWrite = {
   claimPolicy: ClaimPolicy | null;
   /** Guard: the write fails (WRITE_GUARD_SQLSTATE) if a path has a version newer than this one. */
   headChecks: { path: string; version: number }[];
-  /** Idempotency keys of new executions: a key already stored fails the write (idempotency.repo.ts). */
+  /** Idempotency keys of new executions (or signals): a key already stored fails the write (idempotency.repo.ts). */
   idempotencyKeys: UnitIdempotencyKey[];
+  waits: UnitWait[];
+  waitEnds: UnitWaitEnd[];
 };
 
 /** What a write did beyond its rows: the commands the claimers now hold, and the running executions that got inbox events (to route after commit). */
@@ -104,7 +114,13 @@ const P = {
   hardSeconds: 16,
   headChecks: 17,
   guarded: 18,
+  waits: 19,
+  waitEnds: 20,
+  waitEndIds: 21,
 } as const;
+
+const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
+const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 const cancelsRelation = `jsonb_to_recordset($${P.cancels}::jsonb) AS x(execution_id bigint, seq int)`;
 const older = claimPlan(
@@ -127,7 +143,8 @@ const older = claimPlan(
  * order: new executions; new commands (those handed to the reporting worker already claimed);
  * the event log's append (src/db/event-log.ts: each execution's row moves on, guarded by the
  * `last_event_id` it was read at, and its events take the ids); command moves (compare-and-set on
- * status and attempt); cancels; keychain cleanup; idempotency keys; claim-ahead of older
+ * status and attempt); cancels; keychain cleanup; idempotency keys; waits begun and ended
+ * (core.wait, whose one writer this is); claim-ahead of older
  * commands; the catalog-head checks; and the guard: if any execution or command moved on since
  * it was read, `core.svc_write_guard_failed` aborts the statement and nothing is written.
  */
@@ -136,7 +153,7 @@ const TEXT = `WITH new_exec AS (
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
          x.result, x.error, x.snapshot, x.machine_version, COALESCE(x.snapshot_event_id, 0), x.last_event_id, x.last_event_id,
-         CASE WHEN x.status <> 'running' THEN now() END
+         CASE WHEN x.status IN ${TERMINAL} THEN now() END
     FROM jsonb_to_recordset($${P.newExecutions}::jsonb) AS x(execution_id bigint, catalog_id bigint, path text, parent_execution_id bigint,
          root_execution_id bigint, parent_command_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb,
          machine_version int, snapshot_event_id bigint, last_event_id bigint)
@@ -175,6 +192,14 @@ const TEXT = `WITH new_exec AS (
   SELECT x.scope, x.key, x.request_hash, x.execution_id, x.status_code, x.response::json
     FROM jsonb_to_recordset($${P.idempotencyKeys}::jsonb) AS x(scope text, key text, request_hash text, execution_id bigint,
          status_code int, response text)
+), wait_set AS (
+  INSERT INTO core.wait (execution_id, seq, step, kind, signal, wake_at, approval_roles)
+  SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles
+    FROM jsonb_to_recordset($${P.waits}::jsonb) AS x(execution_id bigint, seq int, step text, kind text, signal text, wake_at timestamptz,
+         approval_roles text[])
+), wait_end AS (
+  DELETE FROM core.wait w USING jsonb_to_recordset($${P.waitEnds}::jsonb) AS x(execution_id bigint, seq int)
+   WHERE w.execution_id = x.execution_id AND (x.seq IS NULL OR w.seq = x.seq) AND w.execution_id = ANY(${opaque(P.waitEndIds, 'bigint[]')})
 ), ${older.ctes.join(', ')}, older AS (
   ${older.update}
 ), note AS (
@@ -190,7 +215,7 @@ const TEXT = `WITH new_exec AS (
 )
 SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}
 UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o
-UNION ALL SELECT 'woken', to_jsonb(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status = 'running'
+UNION ALL SELECT 'woken', to_jsonb(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE}
 UNION ALL SELECT 'notified', NULL FROM note
 UNION ALL SELECT 'stale', NULL FROM stale
 UNION ALL SELECT 'moved', NULL FROM moved`;
@@ -223,6 +248,9 @@ function parameters(w: UnitWrite): unknown[] {
   set(P.hardSeconds, w.claimPolicy?.hardTimeoutSeconds ?? null);
   set(P.headChecks, JSON.stringify(w.headChecks));
   set(P.guarded, w.appends.filter((a) => a.expected !== null).length);
+  set(P.waits, JSON.stringify(w.waits));
+  set(P.waitEnds, JSON.stringify(w.waitEnds));
+  set(P.waitEndIds, [...new Set(w.waitEnds.map((e) => e.execution_id))]);
   return values;
 }
 

@@ -11,7 +11,11 @@ import {
   type RetrySpec,
   type StepDocument,
   type TaskDocument,
+  type WaitDocument,
 } from './playbook.schema.ts';
+import type { Role } from '../auth/roles.ts';
+import { durationMs } from './duration.ts';
+import { waitProblems } from './wait-problems.ts';
 import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
@@ -37,11 +41,21 @@ type Normalize<T> = T extends unknown ? T & { name: string; retry: RetrySpec } :
 /** A task with its name filled (`task_<index>` when absent) and retry defaults applied. */
 export type NormalizedTask = Normalize<TaskDocument>;
 
+/**
+ * What a waiting step waits for: a timer (`forMs` after the step starts, or the time `until`
+ * renders to) or a signal (timing out after `timeoutMs`; only `roles` may send it when set;
+ * kept when it comes before the step waits, with `buffer`).
+ */
+export type WaitSpec =
+  | { kind: 'timer'; forMs?: number; until?: string }
+  | { kind: 'signal'; signal: string; timeoutMs: number | null; roles: Role[] | null; buffer: boolean };
+
 export type NormalizedStep = {
   step: string;
   desc?: string;
   tasks: NormalizedTask[];
   loop?: LoopSpec;
+  wait?: WaitSpec;
   next: NextSpec;
 };
 
@@ -97,7 +111,7 @@ function findProblems(text: string): ParseResult {
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
   const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.expected === 'never' ? unknownFieldMessage(PlaybookDocumentSchema, issue.path ?? []) : describeIssue(issue) }));
-  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw)];
+  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw), ...waitProblems(raw)];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
 }
@@ -174,7 +188,15 @@ function normalizeStep(step: StepDocument): NormalizedStep {
   const normalized: NormalizedStep = { step: step.step, tasks, next: normalizeNext(step.next) };
   if (step.desc !== undefined) normalized.desc = step.desc;
   if (step.loop !== undefined) normalized.loop = step.loop;
+  if (step.wait !== undefined) normalized.wait = normalizeWait(step.wait);
   return normalized;
+}
+
+function normalizeWait(wait: WaitDocument): WaitSpec {
+  if (wait.signal !== undefined) {
+    return { kind: 'signal', signal: wait.signal, timeoutMs: wait.timeout === undefined ? null : durationMs(wait.timeout)!, roles: wait.approval?.roles ?? null, buffer: wait.buffer ?? false };
+  }
+  return wait.until !== undefined ? { kind: 'timer', until: wait.until } : { kind: 'timer', forMs: durationMs(wait.for)! };
 }
 
 function normalizeNext(next: NextDocument | undefined): NextSpec {

@@ -2,6 +2,8 @@ import * as v from 'valibot';
 import { TEMPLATE_MARK } from './template-ast.ts';
 import { InputsSchema } from './inputs.schema.ts';
 import { TriggerSchema } from '../triggers/trigger.schema.ts';
+import { ROLES } from '../auth/roles.ts';
+import { durationMs, MAX_DURATION_MS } from './duration.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -14,7 +16,7 @@ const anyRecord = v.record(v.string(), v.unknown());
 const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
 
 /** Template roots a loop iterator must not shadow. */
-export const TEMPLATE_ROOTS = ['workload', 'keychain', 'args', 'vars', 'steps', 'tasks', 'outcome', 'loop', 'execution'] as const;
+export const TEMPLATE_ROOTS = ['workload', 'keychain', 'args', 'vars', 'steps', 'tasks', 'outcome', 'loop', 'execution', 'signal'] as const;
 
 export const RetrySchema = v.strictObject({
   attempts: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1')), 1),
@@ -142,6 +144,23 @@ export const NextSchema = v.lazy((input: unknown) => {
   });
 });
 
+const duration = v.pipe(
+  v.union([v.number(), v.string()], 'must be a duration: seconds, or text like 90s, 30m, 2h, 1d, 1h30m'),
+  v.check((d) => durationMs(d) !== undefined, 'must be a duration: seconds, or text like 90s, 30m, 2h, 1d, 1h30m'),
+  v.check((d) => (durationMs(d) ?? 0) <= MAX_DURATION_MS, 'must be at most 366d'),
+);
+
+/** A step that waits (DESIGN.md "Waiting and control"): for a time, until a time, or for a signal; which one is checked in waitProblems. */
+export const WaitSchema = v.strictObject({
+  for: v.optional(duration),
+  // A template giving an ISO 8601 time (with its offset) or epoch milliseconds.
+  until: v.optional(nonEmptyString),
+  signal: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_.\-]*$/, 'must be a name of letters, digits, _ . - (starting with a letter or _)'), v.maxLength(128, 'must be at most 128 characters'))),
+  timeout: v.optional(duration),
+  approval: v.optional(v.strictObject({ roles: v.pipe(v.array(v.picklist(ROLES)), v.minLength(1, 'must name at least one role')) })),
+  buffer: v.optional(v.boolean()),
+});
+
 const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(TaskSchema) : TaskSchema));
 
 export const StepSchema = v.strictObject({
@@ -149,6 +168,7 @@ export const StepSchema = v.strictObject({
   desc: v.optional(v.string()),
   tool: v.optional(ToolSchema),
   loop: v.optional(LoopSchema),
+  wait: v.optional(WaitSchema),
   next: v.optional(NextSchema),
 });
 
@@ -213,6 +233,7 @@ export type TaskKind = TaskDocument['kind'];
 export type ArcDocument = v.InferOutput<typeof ArcObjectSchema>;
 export type NextDocument = v.InferOutput<typeof NextSchema>;
 export type LoopSpec = v.InferOutput<typeof LoopSchema>;
+export type WaitDocument = v.InferOutput<typeof WaitSchema>;
 export type RetrySpec = v.InferOutput<typeof RetrySchema>;
 export type KeychainDefinition = v.InferOutput<typeof KeychainDefinitionSchema>;
 export type PlaybookMetadata = v.InferOutput<typeof MetadataSchema>;

@@ -59,6 +59,7 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       }
       if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, before[i], ['tasks', 'outcome']);
     }
+    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, before[i], []));
     if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, before[i], []));
     const next = step.next;
     const arcs = Array.isArray(next) ? next.map((a, n) => [a, `${path}.next[${n}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((a, n) => [a, `${path}.next.arcs[${n}]`] as const) : [];

@@ -6,6 +6,8 @@ import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
 import { startScheduler } from '../triggers/scheduler.ts';
+import { startTimekeeper } from '../waits/timekeeper.ts';
+import { WaitClock } from '../waits/wait-clock.ts';
 import { startNatsSubscriptions, type NatsSubscriptionsDeps } from '../triggers/nats-subscriptions.ts';
 
 export type StartPeriodicDeps = EngineDeps & ReaperDeps & NatsSubscriptionsDeps;
@@ -26,6 +28,8 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   if (deps.config.SVC_COMMAND_REAPER_ENABLED) jobs.push(every(deps, reaperSchedule(deps.config), () => reapStrandedCommands(deps, 'timer')));
   // Schedules keep their own time (the earliest next fire, not an interval): see its file.
   jobs.push(startScheduler(deps));
+  // Waits keep their own time too: the earliest wake-up, or sooner when this server writes one.
+  jobs.push(startTimekeeper(deps, deps.waitClock ?? new WaitClock()));
   // NATS triggers: a durable consumer per trigger, read again on every registration, pause and resume.
   jobs.push(startNatsSubscriptions(deps));
   return async () => {

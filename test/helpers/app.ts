@@ -12,6 +12,8 @@ import { Db } from '../../src/db/db.ts';
 import { startBatchProcessor } from '../../actors/batch-processor.ts';
 import { BatchWake } from '../../actors/batch-wake.ts';
 import { createLogger } from '../../src/log.ts';
+import { startTimekeeper } from '../../src/waits/timekeeper.ts';
+import { WaitClock } from '../../src/waits/wait-clock.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from './auth.ts';
 import { createMigratedDatabase } from './database.ts';
@@ -41,6 +43,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
   const config = loadConfig({ SVC_LOG_LEVEL: 'debug', SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_WORKER_TOKEN: TEST_WORKER_TOKEN, ...env, SVC_DATABASE_URL: t.url });
   const workerToken = config.SVC_WORKER_TOKEN ?? TEST_WORKER_TOKEN;
   const log = createLogger(config.SVC_LOG_LEVEL, sink);
+  const waitClock = new WaitClock();
   const deps: AppDeps = {
     config,
     db: t.db,
@@ -52,8 +55,11 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     bus: await createPostgresBus(t.db),
     workerToken,
     batchWake: new BatchWake(),
+    waitClock,
   };
   const stopBatches = await startBatchProcessor(deps, { pollIntervalMs: opts.batchPollIntervalMs });
+  // Waiting steps need their timekeeper, as `svc server` runs it (src/periodic/start-periodic.ts).
+  const timekeeper = startTimekeeper(deps, waitClock);
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -65,6 +71,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     workerToken,
     async close() {
       await app.close();
+      await timekeeper.stop();
       await stopBatches();
       await deps.bus.close();
       await t.drop();

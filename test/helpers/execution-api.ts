@@ -1,3 +1,4 @@
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import { http, type Json } from './http.ts';
 
 /** What tests do with executions over the API of a test server. */
@@ -30,7 +31,7 @@ export function executionApi(url: string): ExecutionApi {
       for (;;) {
         const r = await http(url, 'GET', `/api/executions/${id}`);
         if (r.status !== 200) throw new Error(`execution ${id}: ${r.status} ${JSON.stringify(r.body)}`);
-        if (r.body.status !== 'running') return r.body;
+        if (isTerminalExecutionStatus(String(r.body.status))) return r.body;
         if (Date.now() > until) throw new Error(`execution ${id} still running after ${timeoutMs} ms: ${JSON.stringify(r.body)}`);
         await new Promise((ok) => setTimeout(ok, 25));
       }

@@ -164,7 +164,15 @@ export function inputRow(event: ExecutionEvent): LogRow {
         error: event.error,
       };
     case 'execution.cancelled':
-      return { event_type: event.type, context: { reason: event.reason, cancelled_at: event.cancelled_at }, result: null, error: null };
+      return { event_type: event.type, context: { reason: event.reason, cancelled_at: event.cancelled_at, ...(event.cascade === false ? { cascade: false } : {}) }, result: null, error: null };
+    case 'timer.fired':
+    case 'wait.timed_out':
+      return { event_type: event.type, context: { seq: event.seq }, result: null, error: null };
+    case 'signal.received':
+      return { event_type: event.type, context: { signal: event.signal.name, seq: event.seq, by: event.signal.by }, result: event.signal.payload, error: null };
+    case 'execution.paused':
+    case 'execution.resumed':
+      return { event_type: event.type, context: null, result: null, error: null };
   }
 }
 

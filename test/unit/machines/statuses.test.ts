@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createExecutionMachine } from '../../../machines/execution.machine.ts';
-import { EXECUTION_STATUSES, isTerminalExecutionStatus, TERMINAL_EXECUTION_STATUSES } from '../../../machines/statuses.ts';
+import { EXECUTION_STATUSES, isLiveExecutionStatus, isTerminalExecutionStatus, TERMINAL_EXECUTION_STATUSES } from '../../../machines/statuses.ts';
 import { playbookOf, shell } from './helpers.ts';
 
 describe('execution statuses', () => {
-  // The one list the API, the database and the CLI use is the machine's own top-level states.
-  it('are the execution machine top-level states; the terminal ones are its final states', () => {
+  // The one list the API, the database and the CLI use is the machine's own top-level states, and
+  // `paused` (running with the machine's paused flag).
+  it('are the execution machine top-level states and paused; the terminal ones are its final states', () => {
     const machine = createExecutionMachine(playbookOf([{ step: 'start', tool: [shell('a')] }]));
     const states = Object.values(machine.root.states);
-    expect(states.map((s) => s.key).sort()).toEqual([...EXECUTION_STATUSES].sort());
+    expect([...states.map((s) => s.key), 'paused'].sort()).toEqual([...EXECUTION_STATUSES].sort());
+    expect(EXECUTION_STATUSES.filter(isLiveExecutionStatus)).toEqual(['running', 'paused']);
     expect(states.filter((s) => s.type === 'final').map((s) => s.key).sort()).toEqual([...TERMINAL_EXECUTION_STATUSES].sort());
   });
 

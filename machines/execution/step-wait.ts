@@ -1,0 +1,81 @@
+import type { WaitSpec } from '../../src/dsl/parse-playbook.ts';
+import { renderValue } from '../../src/dsl/render.ts';
+import { CODE } from '../error-codes.ts';
+import { errorOf } from './arcs.ts';
+import { baseRenderContext, type Draft } from './step-work.ts';
+import type { SignalSent, StepOutcome, StepRun } from './types.ts';
+
+// The body of a step that waits (DESIGN.md "Waiting and control"), pure: its run waits under a
+// seq like a command, and the `wait` effect has the row that holds its wake-up time (or the
+// awaited signal) written beside the event that set it; no worker and no connection is held.
+// timer.fired, wait.timed_out and signal.received end it (endWait).
+
+const ITERATION = '-';
+// The largest time a Date holds (ECMAScript's range).
+const MAX_EPOCH_MS = 8.64e15;
+
+/** Starts the wait of a step's run, or ends the run at once: a signal kept from before, or an `until` that does not render to a time. */
+export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
+  if (wait.kind === 'signal') {
+    const kept = d.c.signals[wait.signal];
+    if (kept?.length) {
+      // Sent before this step waited, and kept for it (`buffer: true`): taken now, oldest first.
+      const { [wait.signal]: _, ...others } = d.c.signals;
+      d.c.signals = kept.length > 1 ? { ...others, [wait.signal]: kept.slice(1) } : others;
+      run.outcome = signalled(kept[0]);
+      return;
+    }
+    const seq = waitUnder(d, run, wait.signal);
+    d.emit({ type: 'wait', seq, step: run.step, kind: 'signal', signal: wait.signal, wakeAt: null, afterMs: wait.timeoutMs, roles: wait.roles });
+    return;
+  }
+  let wakeAt: string | null = null;
+  if (wait.until !== undefined) {
+    try {
+      wakeAt = timeOf(renderValue(wait.until, baseRenderContext(d.c), `${run.step}.wait.until`));
+    } catch (err) {
+      run.outcome = { status: 'error', result: null, error: errorOf(err), tasks: {} };
+      return;
+    }
+    if (wakeAt === null) {
+      run.outcome = { status: 'error', result: null, error: { message: `${run.step}.wait.until must render to a time (ISO 8601 with an offset, or epoch milliseconds)`, code: CODE.wait_until }, tasks: {} };
+      return;
+    }
+  }
+  const seq = waitUnder(d, run, undefined);
+  d.emit({ type: 'wait', seq, step: run.step, kind: 'timer', signal: null, wakeAt, afterMs: wait.forMs ?? null, roles: null });
+}
+
+/** Ends the wait under `seq` (a timer fired, a signal timed out or came): the run's outcome, and its row goes. */
+export function endWait(d: Draft, seq: number, how: 'fired' | 'timeout' | SignalSent): void {
+  const p = d.c.pending[seq];
+  if (p?.kind !== 'wait' || (typeof how === 'object' && p.signal !== how.name)) return;
+  delete d.pending()[seq];
+  const run = d.run(p.run);
+  delete run.iterations[p.iteration];
+  const wait = d.step(run.step).wait;
+  if (how === 'fired') run.outcome = { status: 'ok', result: null, error: null, tasks: {} };
+  else if (how === 'timeout') {
+    const name = wait?.kind === 'signal' ? wait.signal : '?';
+    run.outcome = { status: 'timeout', result: null, error: { message: `no signal '${name}' came within the step's timeout`, code: CODE.wait_timeout }, tasks: {} };
+  } else run.outcome = signalled(how);
+  d.emit({ type: 'endWaits', seqs: [seq] });
+}
+
+function waitUnder(d: Draft, run: StepRun, signal: string | undefined): number {
+  const seq = d.c.nextSeq++;
+  run.iterations[ITERATION] = { index: null, segment: 0, tasks: {}, seq };
+  d.pending()[seq] = { run: run.id, iteration: ITERATION, kind: 'wait', ...(signal === undefined ? {} : { signal }) };
+  return seq;
+}
+
+const signalled = (signal: SignalSent): StepOutcome => ({ status: 'ok', result: signal.payload, error: null, tasks: {}, signal });
+
+/** An ISO 8601 time with its offset, or epoch milliseconds, as ISO text; null for anything else. */
+function timeOf(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_EPOCH_MS) return new Date(value).toISOString();
+  // A time without an offset would be read in the server's own zone: refused, not guessed.
+  if (typeof value !== 'string' || !/(Z|[+-]\d\d:?\d\d)$/i.test(value.trim())) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app-deps.ts';
+import { pauseExecution, resumeExecution } from '../waits/pause-execution.ts';
+import { signalExecution } from '../waits/signal-execution.ts';
+import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
+import { integerText, jsonSchema, MAX_ID } from './validation.ts';
+
+// Control of a running execution (DESIGN.md "Waiting and control"): pause, resume and signals.
+// Cancel and retry are with the other execution routes (executions.ts).
+
+const idParams = v.object({ id: integerText(1, MAX_ID) });
+const signalParams = v.object({
+  id: integerText(1, MAX_ID),
+  name: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a signal name (letters, digits, _ . -)'), v.maxLength(128)),
+});
+const signalBody = v.optional(v.object({ payload: v.optional(v.unknown()) }), {});
+const SIGNAL_ACCEPTED = 202;
+
+/** Pause, resume and signal routes. */
+export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const signals = new IdempotentStarts(deps, SIGNAL_ACCEPTED);
+  const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: 'Optional: the same key and body again is the same signal (answered as the first), for at least 24 h.' } } };
+
+  app.post(
+    '/api/executions/:id/pause',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: 'Pause a running execution: no new command is issued until it is resumed',
+        description: 'Event `execution.paused`; status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 unless the execution is running.',
+        params: jsonSchema(idParams),
+      },
+      config: { access: { level: 'operator' } },
+    },
+    async (req) => pauseExecution(deps, (req.params as v.InferOutput<typeof idParams>).id, req.identity ?? undefined),
+  );
+
+  app.post(
+    '/api/executions/:id/resume',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: 'Resume a paused execution where it stopped',
+        description: 'Event `execution.resumed`: the commands held while paused are issued, due timers fire. 409 unless the execution is paused.',
+        params: jsonSchema(idParams),
+      },
+      config: { access: { level: 'operator' } },
+    },
+    async (req) => resumeExecution(deps, (req.params as v.InferOutput<typeof idParams>).id, req.identity ?? undefined),
+  );
+
+  app.post(
+    '/api/executions/:id/signals/:name',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: 'Send a signal to an execution: the step waiting for it moves on with its payload',
+        description:
+          'Answers 202 `{status: delivered}` (the step that has waited longest for the signal takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
+          '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; 403 when the step\'s `approval.roles` exclude the caller ' +
+          '(a step without approval takes signals from operators). `Idempotency-Key` makes a repeat the same signal.',
+        params: jsonSchema(signalParams),
+        body: jsonSchema(signalBody),
+        headers: keyHeader,
+      },
+      // The step decides who may send it (approval roles); viewers only where a step names them.
+      config: { access: { level: 'viewer' } },
+    },
+    async (req, reply) => {
+      const { id, name } = req.params as v.InferOutput<typeof signalParams>;
+      const body = (req.body ?? {}) as v.InferOutput<typeof signalBody>;
+      reply.code(SIGNAL_ACCEPTED);
+      return signals.answer(req, reply, (claim) => signalExecution(deps, id, name, body.payload ?? null, req.identity ?? undefined, claim));
+    },
+  );
+}

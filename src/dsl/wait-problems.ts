@@ -1,0 +1,25 @@
+import { isObject } from '../objects.ts';
+import type { Problem } from './reference-problems.ts';
+
+/**
+ * Rules of a step's `wait:` that its shape cannot say: it waits for exactly one thing (`for`,
+ * `until` or `signal`); `timeout`, `approval` and `buffer` belong to a signal; a waiting step
+ * runs no tool and no loop (the wait is its body).
+ */
+export function waitProblems(document: unknown): Problem[] {
+  if (!isObject(document) || !Array.isArray(document.workflow)) return [];
+  const problems: Problem[] = [];
+  document.workflow.forEach((step, i) => {
+    if (!isObject(step) || !isObject(step.wait)) return;
+    const path = `workflow[${i}].wait`;
+    const wait = step.wait;
+    const kinds = (['for', 'until', 'signal'] as const).filter((k) => wait[k] !== undefined);
+    if (kinds.length !== 1) problems.push({ path, message: kinds.length === 0 ? 'must say what it waits for: for, until or signal' : `must wait for one thing, not ${kinds.join(' and ')}` });
+    if (wait.signal === undefined) {
+      for (const k of ['timeout', 'approval', 'buffer'] as const) if (wait[k] !== undefined) problems.push({ path: `${path}.${k}`, message: 'applies only to a signal wait (wait.signal)' });
+    }
+    if (step.tool !== undefined) problems.push({ path: `workflow[${i}].tool`, message: 'a step that waits runs no tool: put the tool in the step after it' });
+    if (step.loop !== undefined) problems.push({ path: `workflow[${i}].loop`, message: 'a step that waits has no loop' });
+  });
+  return problems;
+}

@@ -1,0 +1,37 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import { EVENT } from '../../machines/event-types.ts';
+import type { Identity } from '../auth/identity.ts';
+import { getExecution } from '../db/execution.repo.ts';
+import { notFound, ServiceError } from '../errors.ts';
+
+/** An execution's status after a pause or a resume. */
+export type Control = { execution_id: number; status: 'paused' | 'running' };
+
+/**
+ * Pauses a running execution (`execution.paused`): from then on it issues no command and starts
+ * no child (they are held, in order); commands already out finish and are recorded; its timers
+ * that come due wait. 409 unless it is running (the routing decides against the state it writes over).
+ */
+export async function pauseExecution(deps: EngineDeps, id: number, by: Identity | undefined): Promise<Control> {
+  await control(deps, id, EVENT.executionPaused, 'running', by);
+  return { execution_id: id, status: 'paused' };
+}
+
+/** Resumes a paused execution (`execution.resumed`): what was held is issued, due timers fire. 409 unless it is paused. */
+export async function resumeExecution(deps: EngineDeps, id: number, by: Identity | undefined): Promise<Control> {
+  await control(deps, id, EVENT.executionResumed, 'paused', by);
+  // Its waits that came due meanwhile are fireable now.
+  deps.waitClock?.nudge(Date.now());
+  return { execution_id: id, status: 'running' };
+}
+
+async function control(deps: EngineDeps, id: number, type: typeof EVENT.executionPaused | typeof EVENT.executionResumed, from: 'running' | 'paused', by: Identity | undefined): Promise<void> {
+  const row = await getExecution(deps.db, id);
+  if (!row) throw notFound(`execution ${id}`);
+  const verb = type === EVENT.executionPaused ? 'pause' : 'resume';
+  if (row.status !== from) throw new ServiceError('conflict', `execution ${id} is ${row.status}: only a ${from} execution can be ${verb}d`);
+  const { results } = await routeEvents(deps, [{ execution_id: id, event_type: type, context: by ? { requested_by: by } : {} }]);
+  const r = results[0];
+  if (r.event_id === null) throw new ServiceError('conflict', `execution ${id} cannot be ${verb}d: ${r.detail}`);
+}

@@ -1,0 +1,87 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { readExecutionState } from '../../actors/execution-state.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import { EVENT } from '../../machines/event-types.ts';
+import { isLiveExecutionStatus } from '../../machines/statuses.ts';
+import type { ExecutionContext } from '../../machines/execution/types.ts';
+import type { NormalizedPlaybook, WaitSpec } from '../dsl/parse-playbook.ts';
+import type { Identity } from '../auth/identity.ts';
+import { roleAtLeast, type Role } from '../auth/roles.ts';
+
+const DEFAULT_SIGNAL_ROLES: readonly Role[] = ['operator'];
+import { notFound, ServiceError } from '../errors.ts';
+
+/** What a signal did: ended the step waiting for it, or was kept for a step that will (`buffer: true`). */
+/** `step`: the step it ended, or (buffered) the step that will take it. */
+export type Signalled = { status: 'delivered' | 'buffered'; execution_id: number; signal: string; step: string; event_id: number };
+
+/** An idempotency key for the signal, written with it; its stored answer is `answer(signalled)`. */
+export type SignalKey = { scope: string; key: string; requestHash: string; statusCode: number };
+
+/**
+ * Sends signal `name` with `payload` to an execution (POST /api/executions/{id}/signals/{name}):
+ * to the step that has waited for it longest (lowest seq), or, when none waits and a step says
+ * `buffer: true`, kept for it. 403 when that step's `approval.roles` (operator when it names
+ * none) exclude `by`; 409
+ * (not_waiting) when no step waits for it, or the wait ended meanwhile (routing decides, against
+ * the state it writes over). `signal.received` records who sent it (`by`, `requested_by`).
+ */
+export async function signalExecution(deps: EngineDeps, id: number, name: string, payload: unknown, by: Identity | undefined, key?: SignalKey): Promise<Signalled> {
+  const found = await readExecutionState(deps.db, deps.cache, id);
+  const snapshot = found?.follower.snapshot;
+  if (!found || !snapshot) throw notFound(`execution ${id}`);
+  if (!isLiveExecutionStatus(found.row.status)) throw refuse(deps, `execution ${id} is ${found.row.status}: no step waits for signal '${name}'`);
+  const pb = found.follower.compiled.playbook;
+  const target = signalTarget(pb, snapshot.context, name);
+  if (!target) throw refuse(deps, `no step of execution ${id} waits for signal '${name}' now${keeps(pb, name) ? '' : ' (and none keeps it: buffer: true)'}`);
+  // A step without approval roles takes signals from operators (as any other control of an execution).
+  const roles = (target.wait.kind === 'signal' ? target.wait.roles : null) ?? DEFAULT_SIGNAL_ROLES;
+  if (!roles.some((r) => by?.role && roleAtLeast(by.role, r))) {
+    deps.metrics.signalsReceived.inc({ outcome: 'forbidden' });
+    throw new ServiceError('forbidden', { code: 'forbidden', message: `step ${target.step} takes signal '${name}' from ${roles.join(' or ')} only; the caller is ${by?.role ?? 'no role'}` });
+  }
+  const status = target.seq === null ? 'buffered' : 'delivered';
+  const answer = (eventId: number): Signalled => ({ status, execution_id: id, signal: name, step: target.step, event_id: eventId });
+  const { results } = await routeEvents(
+    deps,
+    [{
+      execution_id: id,
+      event_type: EVENT.signalReceived,
+      step: target.seq === null ? null : target.step,
+      context: { signal: name, seq: target.seq, by: by?.sub ?? null, ...(by ? { requested_by: by } : {}), ...(target.seq === null ? { buffered: true } : {}) },
+      result: payload ?? null,
+    }],
+    {
+      idempotencyKey: key && (([r]) => (r.event_id === null ? null : { scope: key.scope, key: key.key, request_hash: key.requestHash, execution_id: id, status_code: key.statusCode, response: JSON.stringify(answer(r.event_id)) })),
+    },
+  );
+  const r = results[0];
+  if (r.event_id === null) throw refuse(deps, `signal '${name}' was not delivered: ${r.detail}`);
+  deps.metrics.signalsReceived.inc({ outcome: status });
+  return answer(r.event_id);
+}
+
+type Target = { step: string; seq: number | null; wait: WaitSpec };
+
+/** The step a signal goes to: the one waiting for it longest, else the first that keeps it (seq null). */
+function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Target | undefined {
+  let best: Target | undefined;
+  for (const [seq, p] of Object.entries(ctx.pending)) {
+    if (p.kind !== 'wait' || p.signal !== name) continue;
+    const step = ctx.runs[p.run]?.step;
+    const wait = pb.workflow.find((s) => s.step === step)?.wait;
+    if (step !== undefined && wait && (!best || Number(seq) < (best.seq ?? Infinity))) best = { step, seq: Number(seq), wait };
+  }
+  if (best) return best;
+  const keeper = pb.workflow.find((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
+  return keeper?.wait && { step: keeper.step, seq: null, wait: keeper.wait };
+}
+
+function keeps(pb: NormalizedPlaybook, name: string): boolean {
+  return pb.workflow.some((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
+}
+
+function refuse(deps: EngineDeps, message: string): ServiceError {
+  deps.metrics.signalsReceived.inc({ outcome: 'not_waiting' });
+  return new ServiceError('not_waiting', { code: 'not_waiting', message });
+}

@@ -1,0 +1,88 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import { EVENT } from '../../machines/event-types.ts';
+import { dueWaits, nextWake } from '../db/wait.repo.ts';
+import type { RoutedEvent } from '../protocol.ts';
+import type { WaitClock } from './wait-clock.ts';
+
+// The timekeeper of waits (DESIGN.md "Waiting and control"): it sleeps until the earliest wake-up
+// time in core.wait (at most TIMEKEEPER_MAX_SLEEP_MS, so a wait written by another server is seen
+// soon; this server's own routings nudge it through the WaitClock), then routes `timer.fired` or
+// `wait.timed_out` for what is due, WAITS_PER_UNIT executions per unit of work. Every server runs
+// one. The routing decides exactly once: its write is guarded on each execution's last event, and
+// a wait another server ended first is found over and appended nothing (route-events.ts).
+
+/** Longest sleep between looks at core.wait. */
+export const TIMEKEEPER_MAX_SLEEP_MS = 1000;
+/** Waits fired per unit of work (one read, one write statement); more are taken at once after. */
+export const WAITS_PER_UNIT = 500;
+
+export type FireReport = { due: number; fired: number; moot: number };
+
+/** Routes one unit's worth of due waits (earliest first); `due` < WAITS_PER_UNIT when none is left. */
+export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_UNIT): Promise<FireReport> {
+  const due = await dueWaits(deps.db, limit);
+  if (!due.length) return { due: 0, fired: 0, moot: 0 };
+  const events: RoutedEvent[] = due.map((w) => ({
+    execution_id: w.execution_id,
+    event_type: w.kind === 'timer' ? EVENT.timerFired : EVENT.waitTimedOut,
+    step: w.step,
+    context: { seq: w.seq, wake_at: w.wake_at.toISOString() },
+  }));
+  const { results } = await routeEvents(deps, events);
+  const now = Date.now();
+  let fired = 0;
+  results.forEach((r, i) => {
+    if (r.event_id === null) return;
+    fired++;
+    deps.metrics.waitsFired.inc({ kind: due[i].kind });
+    deps.metrics.waitFireLateness.observe(Math.max(0, now - due[i].wake_at.getTime()) / 1000);
+  });
+  return { due: due.length, fired, moot: due.length - fired };
+}
+
+/** Starts this server's timekeeper; `clock` carries wake-ups sooner than its sleep. */
+export function startTimekeeper(deps: EngineDeps, clock: WaitClock): { stop(): Promise<void> } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wakeUp: (() => void) | undefined;
+  let sleepingUntil = Infinity;
+  const wake = () => {
+    clearTimeout(timer);
+    wakeUp?.();
+  };
+  clock.listen((atMs) => {
+    if (atMs < sleepingUntil) wake();
+  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      sleepingUntil = Date.now() + ms;
+      wakeUp = resolve;
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    });
+  const loop = (async () => {
+    while (!stopped) {
+      let sleepMs = TIMEKEEPER_MAX_SLEEP_MS;
+      try {
+        const report = await fireDueWaits(deps);
+        if (report.due >= WAITS_PER_UNIT) continue;
+        const next = await nextWake(deps.db);
+        if (next) sleepMs = Math.min(sleepMs, Math.max(0, next.getTime() - Date.now()));
+      } catch (err) {
+        if (stopped) break;
+        deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'firing due waits failed; trying again');
+      }
+      if (!stopped) await sleep(sleepMs);
+      sleepingUntil = Infinity;
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      clock.listen(undefined);
+      wake();
+      await loop;
+    },
+  };
+}
