@@ -14,6 +14,7 @@ import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
 import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents-usage.ts';
 import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
 import { TRIGGERS_SUMMARY, TRIGGERS_USAGE } from './cli/triggers-usage.ts';
+import { EXECUTION_COMMANDS, type ExecutionCommandName } from './cli/executions-usage.ts';
 import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
@@ -149,6 +150,11 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   return stopOnSignal(trap, stop);
 }
 
+/** One of the commands on executions: its help from executions-usage.ts, its code loaded when it runs. */
+function executionCommand(name: ExecutionCommandName): Command {
+  return { ...EXECUTION_COMMANDS[name], run: async (argv) => (await import('./cli/executions-command.ts')).executionsCommand(name, argv) };
+}
+
 const commands: Record<string, Command> = {
   start: {
     summary: 'start the server (embedded PostgreSQL when SVC_DATABASE_URL is unset)',
@@ -280,6 +286,15 @@ const commands: Record<string, Command> = {
     usage: INSPECT_USAGE,
     run: async (argv) => (await import('./cli/inspect.ts')).inspectCommand(argv),
   },
+  // Daily work on executions (docs/cli.md).
+  list: executionCommand('list'),
+  status: executionCommand('status'),
+  logs: executionCommand('logs'),
+  cancel: executionCommand('cancel'),
+  pause: executionCommand('pause'),
+  resume: executionCommand('resume'),
+  retry: executionCommand('retry'),
+  signal: executionCommand('signal'),
 };
 
 function usage(): string {

@@ -27,7 +27,9 @@ const event = v.looseObject({
   event_type: v.string(),
   step: v.optional(v.nullable(v.string())),
   context: v.optional(v.unknown()),
+  result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),
+  created_at: v.string(),
 });
 const eventPage = v.looseObject({ events: v.array(event), next_since_event_id: v.number() });
 const catalogEntry = v.looseObject({ content: v.string() });
@@ -46,7 +48,8 @@ const START_RETRY_DELAY_MS = 500;
 // Answers after which the same start may succeed: a gateway or the database briefly away.
 const RETRIED_STATUSES = new Set([502, 503, 504]);
 
-function checked<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
+/** `value` as `schema` reads it, or UnexpectedAnswerError naming `what` (the request) and the first field that is not so. */
+export function checked<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
   const r = v.safeParse(schema, value);
   if (!r.success) {
     const issue = r.issues[0];
@@ -72,9 +75,9 @@ const encodePath = (path: string) => path.split('/').map(encodeURIComponent).joi
 export class RunApi {
   readonly client: ServerClient;
 
-  /** `token`: an API token, sent with every request (SVC_API_TOKEN). */
-  constructor(baseUrl: string, token?: string) {
-    this.client = new ServerClient(baseUrl, { token });
+  /** `token`: an API token, sent with every request (SVC_API_TOKEN). A client given instead of a URL is used as it is (its token, its address). */
+  constructor(baseUrl: string | ServerClient, token?: string) {
+    this.client = typeof baseUrl === 'string' ? new ServerClient(baseUrl, { token }) : baseUrl;
   }
 
   get baseUrl(): string {

@@ -1,0 +1,89 @@
+import * as v from 'valibot';
+import type { ServerClient } from '../worker/server-client.ts';
+import { UsageError, type Out } from './api-command.ts';
+import { EXIT } from './executions-usage.ts';
+import { checked } from './run-api.ts';
+
+// `svc cancel|pause|resume|retry|signal ID`: one POST each, its answer printed as a line (or as
+// JSON). Answers are read with a schema; fields not shown stay in the `--json` print.
+
+/** The control commands, each with what it sends and how its answer reads. */
+export type ControlName = 'cancel' | 'pause' | 'resume' | 'retry' | 'signal';
+
+export type ControlOptions = {
+  json?: boolean;
+  reason?: string;
+  cascade?: boolean;
+  'no-cascade'?: boolean;
+  from?: string;
+  data?: string;
+  'idempotency-key'?: string;
+};
+
+const Cancelled = v.looseObject({ status: v.picklist(['cancelled', 'already_finished']), execution_id: v.number(), execution_status: v.optional(v.string()) });
+const Moved = v.looseObject({ execution_id: v.number(), status: v.string() });
+const Retried = v.looseObject({ execution_id: v.number(), retry_of: v.number(), from_step: v.string(), replayed: v.array(v.string()) });
+const Signalled = v.looseObject({ status: v.string(), execution_id: v.number(), signal: v.string(), step: v.optional(v.nullable(v.string()), null), event_id: v.optional(v.nullable(v.number()), null) });
+const PayloadObject = v.record(v.string(), v.unknown());
+
+/** `--data`: a JSON object, or a usage error saying what it is instead. */
+function dataOption(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--data is not valid JSON (${e instanceof Error ? e.message : String(e)}); expects an object like '{"approved": true}'`);
+  }
+  const r = v.safeParse(PayloadObject, value);
+  if (!r.success || Array.isArray(value)) throw new UsageError(`--data must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  return r.output;
+}
+
+/** Sends one control request about execution `id` and prints its answer; returns the exit code (ServerError and the rest thrown). */
+export async function controlExecution(name: ControlName, client: ServerClient, id: number, args: string[], values: ControlOptions, out: Out): Promise<number> {
+  const post = async <S extends v.GenericSchema>(schema: S, action: string, body: unknown, headers?: Record<string, string>): Promise<v.InferOutput<S>> => {
+    const url = `/api/executions/${id}/${action}`;
+    const answer = checked(schema, await client.request<unknown>('POST', url, body, undefined, { headers }), `POST ${url}`);
+    if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
+    return answer;
+  };
+  const say = (text: string) => {
+    if (!values.json) out.write(`${text}\n`);
+  };
+  switch (name) {
+    case 'cancel': {
+      if (values.cascade && values['no-cascade']) throw new UsageError('--cascade and --no-cascade exclude each other');
+      // Sent only when asked for: the server's default (cascade) stays the server's.
+      const cascade = values['no-cascade'] ? false : values.cascade ? true : undefined;
+      const answer = await post(Cancelled, 'cancel', { ...(values.reason === undefined ? {} : { reason: values.reason }), ...(cascade === undefined ? {} : { cascade }) });
+      if (answer.status === 'cancelled') {
+        say(`execution ${id} cancelled`);
+        return 0;
+      }
+      say(`execution ${id} had already finished (${answer.execution_status ?? 'finished'}): nothing cancelled`);
+      // As a 409 would: the execution is not in a state to be cancelled.
+      return EXIT.conflict;
+    }
+    case 'pause':
+    case 'resume': {
+      const answer = await post(Moved, name, {});
+      say(`execution ${id} ${answer.status}`);
+      return 0;
+    }
+    case 'retry': {
+      const answer = await post(Retried, 'retry', values.from === undefined ? {} : { from_step: values.from });
+      say(`execution ${answer.execution_id} started: a retry of ${id} from step ${answer.from_step}${answer.replayed.length ? ` (replayed: ${answer.replayed.join(', ')})` : ''}`);
+      return 0;
+    }
+    case 'signal': {
+      const [signal, ...extra] = args;
+      if (!signal) throw new UsageError('signal needs the execution ID and the signal NAME');
+      if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+      const body = values.data === undefined ? {} : { payload: dataOption(values.data) };
+      const key = values['idempotency-key'];
+      const answer = await post(Signalled, `signals/${encodeURIComponent(signal)}`, body, key === undefined ? undefined : { 'idempotency-key': key });
+      say(`signal ${answer.signal} ${answer.status}${answer.step ? ` to step ${answer.step}` : ''} of execution ${answer.execution_id}${answer.event_id === null ? '' : ` (event ${answer.event_id})`}`);
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,147 @@
+import { durationMs } from '../dsl/duration.ts';
+import { ServerError, type ServerClient } from '../worker/server-client.ts';
+import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-command.ts';
+import { controlExecution } from './execution-control.ts';
+import { ExecutionDetail, ExecutionState, statusText } from './execution-status-view.ts';
+import { ExecutionList, executionsTable } from './executions-table.ts';
+import { EXECUTION_COMMANDS, EXIT, type ExecutionCommandName } from './executions-usage.ts';
+import { printLogs } from './logs-view.ts';
+import { describeServerError } from './register-file.ts';
+import { checked, RunApi, UnexpectedAnswerError } from './run-api.ts';
+
+// One parser for the eight commands: an option another of them takes is a usage error here
+// (said plainly), not something silently ignored.
+const OPTIONS = {
+  json: { type: 'boolean' },
+  server: { type: 'string' },
+  status: { type: 'string' },
+  'path-prefix': { type: 'string' },
+  since: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  follow: { type: 'boolean', short: 'f' },
+  reason: { type: 'string' },
+  cascade: { type: 'boolean' },
+  'no-cascade': { type: 'boolean' },
+  from: { type: 'string' },
+  data: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+} as const;
+type OptionName = keyof typeof OPTIONS;
+
+const OWN: Record<ExecutionCommandName, readonly OptionName[]> = {
+  list: ['status', 'path-prefix', 'since', 'limit', 'cursor'],
+  status: [],
+  logs: ['follow'],
+  cancel: ['reason', 'cascade', 'no-cascade'],
+  pause: [],
+  resume: [],
+  retry: ['from'],
+  signal: ['data', 'idempotency-key'],
+};
+
+/** The exit code of a refusal by the server, by its HTTP status (see EXECUTION_EXIT_CODES). */
+export function refusalExitCode(status: number): number {
+  if (status === 404) return EXIT.notFound;
+  if (status === 409) return EXIT.conflict;
+  if (status === 401 || status === 403) return EXIT.notAllowed;
+  return EXIT.failed;
+}
+
+/** A positional execution id: a positive integer, or a usage error. */
+function executionId(text: string | undefined, name: string): number {
+  if (text === undefined) throw new UsageError(`${name} needs an execution ID`);
+  const id = Number(text);
+  if (!/^[1-9]\d*$/.test(text) || !Number.isSafeInteger(id)) throw new UsageError(`the execution ID must be a positive integer, got ${JSON.stringify(text)}`);
+  return id;
+}
+
+/** `--since`: a duration back from `now` (2h, 90m, 1d) as the ISO time it names, or an ISO time passed on as written. */
+export function sinceTime(text: string, now: number): string {
+  const ms = durationMs(text);
+  if (ms !== undefined) return new Date(now - ms).toISOString();
+  if (!Number.isNaN(Date.parse(text))) return text;
+  throw new UsageError(`--since expects an ISO 8601 time (2026-11-01T08:00:00Z, 2026-11-01) or a duration (30m, 2h, 1d), got ${JSON.stringify(text)}`);
+}
+
+/**
+ * `svc list|status|logs|cancel|pause|resume|retry|signal`: daily work on executions over the
+ * REST API; returns the exit code (EXECUTION_EXIT_CODES).
+ */
+export async function executionsCommand(name: ExecutionCommandName, argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  return runCli(name, EXECUTION_COMMANDS[name].usage.split('\n')[0], err, async () => {
+    const { values, positionals } = parseCliArgs(argv, OPTIONS);
+    for (const [key, value] of Object.entries(values)) {
+      if (value !== undefined && key !== 'json' && key !== 'server' && !OWN[name].some((own) => own === key)) throw new UsageError(`--${key} does not apply to ${name}`);
+    }
+    const [first, ...rest] = positionals;
+    const id = name === 'list' ? 0 : executionId(first, name);
+    const extra = name === 'list' ? positionals : name === 'signal' ? [] : rest;
+    if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+    const client = cliClient(values.server);
+    try {
+      if (name === 'list') return await list(client, values, out);
+      if (name === 'status') return await status(client, id, values.json === true, out);
+      if (name === 'logs') return await logs(client, id, values.follow === true, values.json === true, out);
+      return await controlExecution(name, client, id, rest, values, out);
+    } catch (e) {
+      if (e instanceof ServerError) {
+        err.write(`svc ${name}: ${describeServerError(e)}\n`);
+        return refusalExitCode(e.status);
+      }
+      if (e instanceof UnexpectedAnswerError) {
+        err.write(`svc ${name}: ${e.message}\n`);
+        return EXIT.failed;
+      }
+      throw e;
+    } finally {
+      client.close();
+    }
+  });
+}
+
+async function list(client: ServerClient, values: { status?: string; 'path-prefix'?: string; since?: string; limit?: string; cursor?: string; json?: boolean }, out: Out): Promise<number> {
+  const query = new URLSearchParams();
+  const wanted = values.status;
+  if (wanted !== undefined) {
+    if (!EXECUTION_STATUSES.some((s) => s === wanted)) throw new UsageError(`--status expects one of ${EXECUTION_STATUSES.join(', ')}, got ${JSON.stringify(wanted)}`);
+    query.set('status', wanted);
+  }
+  if (values['path-prefix'] !== undefined) query.set('path_prefix', values['path-prefix']);
+  if (values.since !== undefined) query.set('started_after', sinceTime(values.since, Date.now()));
+  if (values.limit !== undefined) {
+    if (!/^[1-9]\d*$/.test(values.limit)) throw new UsageError(`--limit expects a positive integer, got ${JSON.stringify(values.limit)}`);
+    query.set('limit', values.limit);
+  }
+  if (values.cursor !== undefined) query.set('cursor', values.cursor);
+  const url = `/api/executions${query.size ? `?${query}` : ''}`;
+  const answer = checked(ExecutionList, await client.request<unknown>('GET', url), 'GET /api/executions');
+  if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
+  else if (answer.executions.length === 0) out.write(values.cursor === undefined ? 'no executions\n' : 'no more executions\n');
+  else out.write(`${executionsTable(answer.executions)}${answer.next_cursor === null ? '' : `more: --cursor ${answer.next_cursor}\n`}`);
+  return EXIT.ok;
+}
+
+async function status(client: ServerClient, id: number, json: boolean, out: Out): Promise<number> {
+  const detail = checked(ExecutionDetail, await client.request<unknown>('GET', `/api/executions/${id}`), 'GET /api/executions/{id}');
+  if (json) {
+    out.write(`${JSON.stringify(detail, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const state = checked(ExecutionState, await client.request<unknown>('GET', `/api/executions/${id}/state`), 'GET /api/executions/{id}/state');
+  out.write(statusText(detail, state.steps));
+  return EXIT.ok;
+}
+
+async function logs(client: ServerClient, id: number, follow: boolean, json: boolean, out: Out): Promise<number> {
+  // Ctrl-C while following ends the following (130), never the execution.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  if (follow) process.once('SIGINT', onSignal);
+  try {
+    return await printLogs(new RunApi(client), id, { follow, json, out, signal: stop.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+  }
+}

@@ -1,0 +1,43 @@
+import * as v from 'valibot';
+import { table } from './api-command.ts';
+import { durationText } from './logs-view.ts';
+import { whenText } from './triggers-table.ts';
+
+// GET /api/executions as `svc list` reads it (fields it does not show are kept: `--json` prints
+// the answer whole), and the table it prints of it. Statuses are read as text: a newer server may
+// answer one this client does not know, and a listing should still show it.
+
+/** One execution of the listing (the detail's shape less its retry links and waits). */
+export const ExecutionItem = v.looseObject({
+  execution_id: v.number(),
+  path: v.string(),
+  status: v.string(),
+  progress: v.number(),
+  started_at: v.string(),
+  finished_at: v.nullable(v.string()),
+});
+/** GET /api/executions's answer. */
+export const ExecutionList = v.looseObject({
+  executions: v.array(ExecutionItem),
+  count: v.number(),
+  next_cursor: v.nullable(v.string()),
+  counts: v.record(v.string(), v.number()),
+});
+
+export type ExecutionItem = v.InferOutput<typeof ExecutionItem>;
+
+/** How long it ran: start to finish, or start to now while it has not finished (`-` when a time is unreadable). */
+export function runTimeText(item: Pick<ExecutionItem, 'started_at' | 'finished_at'>, now: number): string {
+  const start = Date.parse(item.started_at);
+  const end = item.finished_at === null ? now : Date.parse(item.finished_at);
+  if (Number.isNaN(start) || Number.isNaN(end)) return '-';
+  return `${durationText(Math.max(0, end - start))}${item.finished_at === null ? ' so far' : ''}`;
+}
+
+/** The listing as a table: id, path, status, start (and its age), run time, progress. */
+export function executionsTable(executions: readonly ExecutionItem[], now = Date.now()): string {
+  return table([
+    ['ID', 'PATH', 'STATUS', 'STARTED', 'RUN TIME', 'PROGRESS'],
+    ...executions.map((e) => [String(e.execution_id), e.path, e.status, whenText(e.started_at, now), runTimeText(e, now), `${e.progress}%`]),
+  ]);
+}

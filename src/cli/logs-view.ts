@@ -1,0 +1,165 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as v from 'valibot';
+import { EVENT } from '../../machines/event-types.ts';
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
+import type { Out } from './api-command.ts';
+import { LOG_DETAIL_CHARS } from './executions-usage.ts';
+import { formatElapsed } from './progress-view.ts';
+import type { ExecutionEvent, RunApi } from './run-api.ts';
+
+// `svc logs`: an execution's events as a timeline, one line each, with the time since the start
+// and since the event before, and what a reader looks for in each (a task's result or error, a
+// step's outcome, a cancel's reason). Columns have fixed widths so that `--follow` can print a
+// line as it comes, aligned with the lines before it.
+
+/** How often `--follow` asks for new events while nothing happens. */
+const FOLLOW_POLL_MS = 500;
+const WIDTHS = [6, 9, 9, 19, 16];
+const HEADER = ['ID', 'AT', 'GAP', 'EVENT', 'STEP', 'DETAIL'];
+
+const ErrorShape = v.looseObject({ message: v.string(), code: v.optional(v.nullable(v.string())) });
+const CallContext = v.looseObject({ task: v.optional(v.string()), kind: v.optional(v.string()), duration_ms: v.optional(v.number()), attempts: v.optional(v.number()) });
+// A command's report: each task's outcome, its data when ok (a call's own event carries none).
+const CommandResult = v.looseObject({ tasks: v.record(v.string(), v.looseObject({ status: v.string(), data: v.optional(v.unknown()), error: v.optional(v.unknown()) })) });
+const FailedTask = v.looseObject({ task: v.string() });
+const StartContext = v.looseObject({
+  requested_by: v.optional(v.nullable(v.looseObject({ sub: v.string() }))),
+  trigger: v.optional(v.nullable(v.looseObject({ name: v.string() }))),
+  retry_of: v.optional(v.number()),
+  from_step: v.optional(v.string()),
+});
+const ReasonContext = v.looseObject({ reason: v.string() });
+const StepExitContext = v.looseObject({ status: v.string() });
+const ClaimContext = v.looseObject({ worker_id: v.string(), attempt: v.number() });
+const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v.nullable(v.number())) });
+
+/** `text` on one line, cut at `max` characters (an ellipsis says it was). */
+export function boundedText(text: string, max = LOG_DETAIL_CHARS): string {
+  const line = text.replace(/\s*\n\s*/g, ' ⏎ ');
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** An error as a person reads it: `code: message` when it has them, else its JSON. */
+export function errorText(error: unknown): string {
+  const e = v.safeParse(ErrorShape, error);
+  if (e.success) return e.output.code ? `${e.output.code}: ${e.output.message}` : e.output.message;
+  return typeof error === 'string' ? error : JSON.stringify(error);
+}
+
+/** A duration to the millisecond while short (`12ms`, `1.234s`), then as progress shows it (`5m03s`). */
+export function durationText(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(3)}s`;
+  return formatElapsed(ms);
+}
+
+/** What the line of an event says after its type and step: whatever a reader looks for in it. */
+function detail(e: ExecutionEvent): string {
+  switch (e.event_type) {
+    case EVENT.executionStarted: {
+      const c = v.safeParse(StartContext, e.context);
+      if (!c.success) return '';
+      const parts = [c.output.requested_by && `by ${c.output.requested_by.sub}`, c.output.trigger && `trigger ${c.output.trigger.name}`];
+      if (c.output.retry_of !== undefined) parts.push(`retry of ${c.output.retry_of}${c.output.from_step ? ` from step ${c.output.from_step}` : ''}`);
+      return parts.filter(Boolean).join(', ');
+    }
+    case EVENT.callDone:
+    case EVENT.callError: {
+      const c = v.safeParse(CallContext, e.context);
+      const how = c.success ? [c.output.kind, c.output.duration_ms === undefined ? undefined : durationText(c.output.duration_ms), c.output.attempts && c.output.attempts > 1 ? `${c.output.attempts} attempts` : undefined] : [];
+      const task = c.success && c.output.task ? `${c.output.task} (${how.filter(Boolean).join(', ')})` : '';
+      const outcome = e.event_type === EVENT.callError ? errorText(e.error) : e.result === undefined || e.result === null ? '' : JSON.stringify(e.result);
+      return [task, outcome].filter(Boolean).join(': ');
+    }
+    case EVENT.commandCompleted: {
+      // Each task's data, by name: the output a reader looks for, without the wrapper around it.
+      const r = v.safeParse(CommandResult, e.result);
+      if (!r.success) return JSON.stringify(e.result ?? null);
+      return Object.entries(r.output.tasks).map(([name, t]) => `${name}: ${t.status === 'ok' ? JSON.stringify(t.data ?? null) : errorText(t.error)}`).join('; ');
+    }
+    case EVENT.commandFailed: {
+      const failed = v.safeParse(FailedTask, e.error);
+      return `${failed.success ? `${failed.output.task}: ` : ''}${errorText(e.error)}`;
+    }
+    case EVENT.commandIssued:
+    case EVENT.commandStarted: {
+      const c = v.safeParse(CommandContext, e.context);
+      if (!c.success) break;
+      return `seq ${c.output.seq}${c.output.loop_index === null || c.output.loop_index === undefined ? '' : `, item ${c.output.loop_index}`}`;
+    }
+    case EVENT.commandClaimed: {
+      const c = v.safeParse(ClaimContext, e.context);
+      return c.success ? `worker ${c.output.worker_id}, attempt ${c.output.attempt}` : '';
+    }
+    case EVENT.stepExit: {
+      const c = v.safeParse(StepExitContext, e.context);
+      return `${c.success ? c.output.status : ''}${e.error ? `: ${errorText(e.error)}` : ''}`;
+    }
+    case EVENT.executionCancelled: {
+      const c = v.safeParse(ReasonContext, e.context);
+      return c.success ? c.output.reason : '';
+    }
+  }
+  // Any other type (the wait and control events among them): its error, else its result, else its context.
+  if (e.error !== undefined && e.error !== null) return errorText(e.error);
+  if (e.result !== undefined && e.result !== null) return JSON.stringify(e.result);
+  return e.context === undefined || e.context === null ? '' : JSON.stringify(e.context);
+}
+
+const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? cell.padEnd(WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
+
+/** The timeline's lines, from the start time and the previous event's time (both updated as it goes). */
+export class Timeline {
+  #start: number | undefined;
+  #previous: number | undefined;
+
+  header(): string {
+    return line(HEADER);
+  }
+
+  line(e: ExecutionEvent): string {
+    const at = Date.parse(e.created_at);
+    this.#start ??= at;
+    const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : `+${durationText(at - this.#start)}`;
+    const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : `+${durationText(at - this.#previous)}`;
+    this.#previous = at;
+    return line([String(e.event_id), since, gap, e.event_type, e.step ?? '-', boundedText(detail(e))]);
+  }
+}
+
+/**
+ * Prints an execution's events (every page): as a timeline, or as the API's answer with every
+ * event; with `follow`, goes on printing new ones until it ends (or `signal` aborts: exit 130).
+ * Reading the status before the events means that once it is terminal no event is left unread.
+ */
+export async function printLogs(api: RunApi, id: number, opts: { follow: boolean; json: boolean; out: Out; signal: AbortSignal }): Promise<number> {
+  const { out, json, signal } = opts;
+  const timeline = new Timeline();
+  let since = 0;
+  let first = true;
+  try {
+    for (;;) {
+      const execution = await api.execution(id, signal);
+      const events = await api.eventsAfter(id, since, signal);
+      since = events.at(-1)?.event_id ?? since;
+      const ended = isTerminalExecutionStatus(execution.status);
+      if (!opts.follow) {
+        if (json) out.write(`${JSON.stringify({ execution_id: id, events }, null, 2)}\n`);
+        else out.write(`execution ${id} ${execution.path}: ${execution.status}\n${timeline.header()}${events.map((e) => timeline.line(e)).join('')}`);
+        return 0;
+      }
+      if (json) out.write(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      else {
+        if (first) out.write(`execution ${id} ${execution.path}: ${execution.status}${ended ? '' : ' (following; Ctrl-C stops)'}\n${timeline.header()}`);
+        out.write(events.map((e) => timeline.line(e)).join(''));
+        if (ended && !first) out.write(`execution ${id} ${execution.status}\n`);
+      }
+      first = false;
+      if (ended) return 0;
+      await sleep(FOLLOW_POLL_MS, undefined, { signal });
+    }
+  } catch (err) {
+    if (signal.aborted) return 130;
+    throw err;
+  }
+}
