@@ -16,9 +16,14 @@ import { SimulationData, type Undecided } from './simulation-data.ts';
 // loop's `in`) that reads a result with no example stops the run: it "depends on data".
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
-type Outcome = 'ok' | 'error';
+/** `timeout`: a step waiting for a signal times out (for any other step it is `error`). */
+type Outcome = 'ok' | 'error' | 'timeout';
 
-/** Outcomes per step name: one for every command of the step, or a list used in turn (the last repeats). */
+/**
+ * Outcomes per step name: one for every command of the step, or a list used in turn (the last
+ * repeats). A step that waits for a signal gets it (`ok`, its payload the step's example) or times
+ * out (`timeout` or `error`); a timer fires whatever is chosen.
+ */
 export type SimulatedOutcomes = Record<string, Outcome | Outcome[]>;
 
 export type SimulationResult = {
@@ -77,8 +82,12 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   const p = c.pending[seq];
   const run = c.runs[p.run];
   const step = pb.workflow.find((s) => s.step === run.step)!;
-  const segment = segmentsOf(step)[run.iterations[p.iteration].segment];
   const example = data.has(run.step) ? data.results[run.step] : null;
+  if (p.kind === 'wait') {
+    if (step.wait?.kind !== 'signal') return { type: EVENT.timerFired, seq };
+    return outcome === 'ok' ? { type: EVENT.signalReceived, seq, signal: { name: step.wait.signal, payload: example, by: 'simulation' } } : { type: EVENT.waitTimedOut, seq };
+  }
+  const segment = segmentsOf(step)[run.iterations[p.iteration].segment];
   if (p.kind === 'child') {
     return outcome === 'ok'
       ? { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'completed', result: example, error: null }
@@ -88,9 +97,20 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   const last = segment.tasks.length - 1;
   segment.tasks.forEach((t, i) => {
     const d = i === last ? example : null;
-    tasks[t.name] = outcome === 'error' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: CODE.simulated } } : { status: 'ok', data: d };
+    tasks[t.name] = outcome !== 'ok' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: CODE.simulated } } : { status: 'ok', data: d };
   });
   return { type: EVENT.commandCompleted, seq, tasks };
+}
+
+/** The events a simulation answers pending work with. */
+const ANSWERS: ReadonlySet<string> = new Set([EVENT.commandCompleted, EVENT.childFinished, EVENT.timerFired, EVENT.signalReceived, EVENT.waitTimedOut]);
+
+/** The outcome an answer stands for. */
+function outcomeOf(ev: ExecutionEvent): Outcome {
+  if (ev.type === EVENT.waitTimedOut) return 'timeout';
+  if (ev.type === EVENT.childFinished) return ev.status === 'completed' ? 'ok' : 'error';
+  if (ev.type === EVENT.commandCompleted) return Object.values(ev.tasks).some((t) => t.status === 'error') ? 'error' : 'ok';
+  return 'ok';
 }
 
 const entered = (effects: Effect[]): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === EVENT.stepEnter && e.step ? [e.step] : []));
@@ -206,6 +226,9 @@ export function playbookPaths(
     }
     const seq = Math.min(...Object.keys(s.context.pending).map(Number));
     if (!Number.isFinite(seq)) return [];
+    const p = s.context.pending[seq];
+    // A timer only fires: one event, not an ok and an error path.
+    if (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[p.run].step)?.wait?.kind === 'timer') return [answer(pb, s, seq, 'ok', data)];
     return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
   const serializeState = (s: Snapshot) => JSON.stringify([s.value, s.context]);
@@ -228,10 +251,9 @@ export function playbookPaths(
     let undecided: Undecided | null = null;
     for (const s of p.steps) {
       const ev = s.event;
-      if (ev.type !== EVENT.commandCompleted && ev.type !== EVENT.childFinished) continue;
+      if (!ANSWERS.has(ev.type) || !('seq' in ev) || ev.seq === null) continue;
       const step = snap.context.runs[snap.context.pending[ev.seq].run].step;
-      const failed = ev.type === EVENT.childFinished ? ev.status !== 'completed' : Object.values(ev.tasks).some((t) => t.status === 'error');
-      chosen.push({ step, outcome: failed ? 'error' : 'ok' });
+      chosen.push({ step, outcome: outcomeOf(ev) });
       const [next, nextActions] = transition(machine, snap, ev);
       undecided = undecidedIn(data, effectsOf(nextActions), next);
       if (undecided) break;

@@ -2,15 +2,18 @@
 
 export const SIMULATE_SUMMARY = "run a playbook's statechart with chosen outcomes, no database and no workers";
 
-export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error[,ok|error...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]
+export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error|timeout[,...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]
 
   --outcome STEP=OUT  how the commands of STEP end (default ok); a list (ok,error,ok) is used in
-                      turn by the step's commands (loop items, re-entries), the last one repeats
+                      turn by the step's commands (loop items, re-entries), the last one repeats;
+                      a step that waits for a signal gets it (ok: its payload is STEP's example
+                      result) or times out (timeout); a timer step fires
   --payload JSON      the request payload (merged over the playbook's workload)
   --result STEP=JSON  STEP's example result (over the playbook's examples:); a decision (arcs,
                       a loop's in) reading a result with no example stops the run there:
                       status depends_on_data, never a guess
-  --paths             every path instead (xstate/graph): each command ok or error, oldest first;
+  --paths             every path instead (xstate/graph): each command ok or error (a signal wait:
+                      signalled or timed out), oldest first;
                       a path is cut after 5 step runs per step of the playbook (cycles), and
                       at most 2,000 states are explored; prints each path's end state and
                       the steps no path reaches

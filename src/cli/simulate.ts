@@ -5,7 +5,7 @@ import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
 
 type Out = { write(text: string): unknown };
-type Outcome = 'ok' | 'error';
+type Outcome = 'ok' | 'error' | 'timeout';
 
 /** Parses `--outcome step=ok,error` values; a message for the first bad one. */
 export function parseOutcomes(values: string[]): SimulatedOutcomes | string {
@@ -14,7 +14,7 @@ export function parseOutcomes(values: string[]): SimulatedOutcomes | string {
     const at = text.lastIndexOf('=');
     const step = at > 0 ? text.slice(0, at) : '';
     const list = text.slice(at + 1).split(',');
-    if (!step || !list.every((o): o is Outcome => o === 'ok' || o === 'error')) return `--outcome expects STEP=ok|error[,ok|error...], got ${JSON.stringify(text)}`;
+    if (!step || !list.every((o): o is Outcome => o === 'ok' || o === 'error' || o === 'timeout')) return `--outcome expects STEP=ok|error|timeout[,...] (timeout: a signal wait times out), got ${JSON.stringify(text)}`;
     out[step] = list.length === 1 ? list[0] : list;
   }
   return out;

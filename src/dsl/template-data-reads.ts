@@ -4,7 +4,7 @@ import { parseTemplate } from './template-parser.ts';
 
 /**
  * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads
- * that step's data, `outcome`/`tasks` (other than `outcome.status`) the current step's, `vars`
+ * that step's data, `outcome`/`tasks` (other than `outcome.status`) and `signal` the current step's, `vars`
  * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
  */
 export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean };
@@ -33,7 +33,7 @@ export function templateDataReads(value: unknown): DataReads {
     if (x.type === 'name') {
       const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
       if (x.name === 'steps') out.allSteps = true;
-      else if ((x.name === 'outcome' && !statusOnly) || x.name === 'tasks') out.own = true;
+      else if ((x.name === 'outcome' && !statusOnly) || x.name === 'tasks' || x.name === 'signal') out.own = true;
       else if (x.name === 'vars') out.vars = true;
       return;
     }

@@ -68,6 +68,9 @@ const EXPECTED: Record<string, RouteAccess> = {
   'POST /api/mcp/mcp/:name/lifecycle/:action': operator,
   'GET /api/secrets/:handle': worker,
   'POST /api/executions/:id/retry': operator,
+  'POST /api/executions/:id/pause': operator,
+  'POST /api/executions/:id/resume': operator,
+  'POST /api/executions/:id/signals/:name': viewer, // the waiting step's approval roles decide (operator when it names none)
   'GET /api/triggers': viewer,
   'POST /api/triggers/*': operator, // pause, resume, fire, backfill
   'POST /api/hooks/*': { level: 'public' }, // the trigger's own signature authenticates each delivery
