@@ -55,7 +55,8 @@ export function App() {
 function page(section: string, rest: string[], query: URLSearchParams) {
   switch (section) {
     case 'executions':
-      return rest[0] ? <ExecutionPage id={Number(rest[0])} /> : <ExecutionsPage query={query} />;
+      // Keyed by id: another execution's page starts afresh (nothing of the last one shown meanwhile).
+      return rest[0] ? <ExecutionPage key={rest[0]} id={Number(rest[0])} /> : <ExecutionsPage query={query} />;
     case 'catalog':
       if (rest[0] === 'new') return <EditorPage />;
       if (rest[0] === 'edit') return <EditorPage path={rest.slice(1).join('/')} />;

@@ -1,5 +1,6 @@
 // The one way the console talks to the service: JSON over fetch to the API base of the runtime
 // settings, with the API token (SVC_AUTH=token) held in this module's memory only.
+import type { ExecutionStatus } from '../../machines/statuses.ts';
 
 export type RuntimeConfig = {
   auth: 'none' | 'token' | 'gateway';
@@ -60,8 +61,8 @@ export function setToken(value: string | null): void {
 }
 
 /** Calls the API at `path` (below the API base); throws ApiError for any answer but 2xx. */
-export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<T> {
+  const headers: Record<string, string> = { ...init.headers, accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch(apiBase + path, {
@@ -101,7 +102,7 @@ export const encodePath = (path: string): string => path.split('/').map(encodeUR
 
 export type Execution = {
   execution_id: number;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  status: ExecutionStatus;
   path: string;
   progress: number;
   result: unknown;
@@ -113,6 +114,18 @@ export type Execution = {
   updated_at: string;
   finished_at: string | null;
 };
+
+/** What a waiting step waits for: its timer (`wait: {for|until}`) or a signal (with its timeout, if any, as `wake_at`). */
+export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
+
+/** GET /api/executions/{id}: a list item plus its waits and retry links (read for one execution only; `retried_as` oldest first). */
+export type ExecutionDetail = Execution & { waits?: ExecutionWait[]; retry_of?: number | null; retried_as?: number[] };
+
+/** POST /api/executions/{id}/signals/{name}'s answer (202). */
+export type SignalSent = { status: 'delivered' | 'buffered'; execution_id: number; signal: string; step: string | null; event_id: number };
+
+/** POST /api/executions/{id}/retry's answer (201). */
+export type RetryStarted = { execution_id: number; retry_of: number; from_step: string | null; replayed: unknown };
 
 export type ExecutionEvent = {
   event_id: number;

@@ -22,6 +22,25 @@ export function useCan(role: Role): boolean {
   return roles.some((r) => r in RANK && RANK[r as Role] >= RANK[role]);
 }
 
+/**
+ * Whether the session may answer a wait whose `approval_roles` are these (null: any operator; else
+ * a role at least one of them), and why not. Without known roles the form is offered and the
+ * server decides (403 shown).
+ */
+export function useMayApprove(approvalRoles: string[] | null): { ok: true } | { ok: false; reason: string } {
+  const session = useContext(SessionContext);
+  const roles = session?.user?.roles;
+  if (!roles) return { ok: true };
+  const mine = roles.filter((r): r is Role => r in RANK);
+  const you = `you are ${roles.join(', ') || 'without a role'}`;
+  if (approvalRoles === null) {
+    return mine.some((r) => RANK[r] >= RANK.operator) ? { ok: true } : { ok: false, reason: `Sending a signal needs the operator role; ${you}.` };
+  }
+  const meets = (needed: string) => roles.includes(needed) || (needed in RANK && mine.some((r) => RANK[r] >= RANK[needed as Role]));
+  if (approvalRoles.some(meets)) return { ok: true };
+  return { ok: false, reason: approvalRoles.length ? `This approval needs the role ${approvalRoles.join(' or ')}; ${you}.` : 'No role may answer this approval.' };
+}
+
 export function useSession(): Session {
   const s = useContext(SessionContext);
   if (!s) throw new Error('no session');

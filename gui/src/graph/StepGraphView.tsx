@@ -4,7 +4,7 @@ import { layoutGraph } from './layout.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
 import type { StepStates, StepStatus } from './step-status.ts';
 
-const DONE: StepStatus[] = ['completed', 'failed', 'active', 'cancelled'];
+const DONE: StepStatus[] = ['completed', 'failed', 'active', 'waiting', 'cancelled'];
 
 /**
  * The playbook's machine drawn as a graph: one box per step (coloured by its status when an
@@ -97,7 +97,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected }: { gr
       </svg>
       {states ? (
         <ul className="legend" aria-label="Legend">
-          {(['pending', 'active', 'completed', 'failed', 'cancelled'] as const).map((s) => (
+          {(['pending', 'active', 'waiting', 'completed', 'failed', 'cancelled'] as const).map((s) => (
             <li key={s} className={`st-${s}`}>
               <span className="swatch" /> {s}
             </li>

@@ -1,7 +1,7 @@
 import { EVENT } from '../../../machines/event-types.ts';
 import type { ExecutionEvent } from '../api.ts';
 
-export type StepStatus = 'pending' | 'active' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+export type StepStatus = 'pending' | 'active' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 export type StepStates = Record<string, StepStatus>;
 
 /** `GET /api/executions/{id}/state` (the statecharts issue's contract). */
@@ -11,7 +11,8 @@ export type ExecutionState = { execution_id: number; status: string; active_step
 export function fromState(state: ExecutionState): StepStates {
   const out: StepStates = {};
   for (const [name, s] of Object.entries(state.steps ?? {})) out[name] = s.status;
-  for (const name of state.active_steps ?? []) out[name] = 'active';
+  // A waiting step is one of the active ones: its own status says more.
+  for (const name of state.active_steps ?? []) if (out[name] !== 'waiting') out[name] = 'active';
   return out;
 }
 

@@ -1,23 +1,30 @@
 import { useEffect, useRef, useState } from 'react';
 import { EVENT } from '../../../machines/event-types.ts';
-import { api, apiOrNull, apiSocketUrl, type Execution, type ExecutionEvent } from '../api.ts';
+import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
+import { api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import type { StepGraph } from '../graph/model.ts';
 import { fromEvents, fromState, type ExecutionState, type StepStates } from '../graph/step-status.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
-import { href, navigate } from '../route.ts';
+import { href } from '../route.ts';
 import { useCan } from '../session.ts';
 import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } from '../ui.tsx';
+import { ExecutionControls } from './ExecutionControls.tsx';
+import { ExecutionWaits } from './ExecutionWaits.tsx';
 
 // A running execution is read again this often (status, new events, step states) when the
 // inspection stream (GET /api/executions/{id}/inspect as a WebSocket) is not open.
 const LIVE_REFRESH_MS = 1_000;
 const EVENTS_PAGE = 1000;
 
-type Live = { execution: Execution; events: ExecutionEvent[]; states: StepStates };
+type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates };
 
-/** One execution: its statechart coloured by step, the result or error, the event timeline, cancel and re-run. */
+/**
+ * One execution: its statechart coloured by step, what its waiting steps wait for (and a signal's
+ * form), the result or error, the event timeline, its controls (pause, resume, cancel, retry, re-run)
+ * and its retry links. Rendered keyed by `id`: another execution's page starts afresh.
+ */
 export function ExecutionPage({ id }: { id: number }) {
   const canOperate = useCan('operator');
   const events = useRef<ExecutionEvent[]>([]);
@@ -26,15 +33,10 @@ export function ExecutionPage({ id }: { id: number }) {
   // While the inspection stream is open, each message (the statechart moved) triggers a read
   // instead of the timer; when it cannot open or drops, polling /state takes over again.
   const [streaming, setStreaming] = useState(false);
-  useEffect(() => {
-    events.current = [];
-    stateRoute.current = null;
-    setFinished(false);
-  }, [id]);
 
   const live = usePoll<Live>(
     async (signal) => {
-      const execution = await api<Execution>(`/executions/${id}`, { signal });
+      const execution = await api<ExecutionDetail>(`/executions/${id}`, { signal });
       // New events only: the log is append-only, so what was read stays true.
       for (;;) {
         const since = events.current.at(-1)?.event_id ?? 0;
@@ -48,7 +50,7 @@ export function ExecutionPage({ id }: { id: number }) {
         stateRoute.current = state !== null;
         if (state) states = { ...states, ...fromState(state) };
       }
-      if (execution.status !== 'running') setFinished(true);
+      if (isTerminalExecutionStatus(execution.status)) setFinished(true);
       return { execution, events: events.current, states };
     },
     finished || streaming ? null : LIVE_REFRESH_MS,
@@ -80,46 +82,31 @@ export function ExecutionPage({ id }: { id: number }) {
   );
   const [selected, setSelected] = useState<string | null>(null);
   const [actionError, setActionError] = useState<unknown>();
+  const [actionDone, setActionDone] = useState<string>();
 
   if (!execution) return live.error ? <ErrorBox error={live.error} /> : <p>Loading execution {id}…</p>;
-  const cancel = async () => {
-    if (!confirm(`Cancel execution ${id} and its children?`)) return;
-    try {
-      await api(`/executions/${id}/cancel`, { body: { reason: 'cancelled from the console' } });
-      live.reload();
-    } catch (error) {
-      setActionError(error);
-    }
-  };
-  const rerun = async () => {
-    const started = live.data?.events.find((e) => e.event_type === EVENT.executionStarted);
-    const input = started?.context && typeof started.context === 'object' ? (started.context as { input?: { args?: Record<string, unknown> } }).input : undefined;
-    try {
-      const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, payload: input?.args ?? {} } });
-      navigate(href(['executions', out.execution_id]));
-    } catch (error) {
-      setActionError(error);
-    }
-  };
   const trigger = startedBy(live.data?.events ?? []);
   const shown = selected ? live.data!.events.filter((e) => e.step === selected) : live.data!.events;
   const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
+  const steps = graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states);
+  const failedStep = steps.find((s) => live.data!.states[s] === 'failed');
   return (
     <>
       <Section
         title={`Execution ${id}`}
         actions={
           canOperate ? (
-            <div className="actions">
-              {execution.status === 'running' ? (
-                <button type="button" className="danger" onClick={cancel}>
-                  Cancel
-                </button>
-              ) : null}
-              <button type="button" onClick={rerun}>
-                Re-run
-              </button>
-            </div>
+            <ExecutionControls
+              execution={execution}
+              steps={steps}
+              failedStep={failedStep}
+              events={live.data!.events}
+              done={(message) => {
+                setActionDone(message);
+                live.reload();
+              }}
+              failed={setActionError}
+            />
           ) : null
         }
       >
@@ -144,6 +131,26 @@ export function ExecutionPage({ id }: { id: number }) {
               </dd>
             </>
           ) : null}
+          {execution.retry_of ? (
+            <>
+              <dt>Retry of</dt>
+              <dd>
+                <a href={href(['executions', execution.retry_of])}>execution {execution.retry_of}</a>
+              </dd>
+            </>
+          ) : null}
+          {execution.retried_as?.length ? (
+            <>
+              <dt>Retried as</dt>
+              <dd className="links">
+                {execution.retried_as.map((r) => (
+                  <a key={r} href={href(['executions', r])}>
+                    execution {r}
+                  </a>
+                ))}
+              </dd>
+            </>
+          ) : null}
           {execution.parent_execution_id ? (
             <>
               <dt>Parent</dt>
@@ -153,6 +160,7 @@ export function ExecutionPage({ id }: { id: number }) {
             </>
           ) : null}
         </dl>
+        {actionDone ? <p role="status">{actionDone}</p> : null}
         <ErrorBox error={actionError} />
         {execution.error ? (
           <div className="outcome failed">
@@ -166,8 +174,9 @@ export function ExecutionPage({ id }: { id: number }) {
           </div>
         ) : null}
       </Section>
+      <ExecutionWaits execution={execution} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
-        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={execution.status === 'running' ? null : execution.status} onSelect={setSelected} selected={selected} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
+        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
       </Section>
       <Section title={selected ? `Timeline of ${selected}` : 'Timeline'}>
         <ol className="timeline">

@@ -1,4 +1,5 @@
 import { memo, useState } from 'react';
+import { EXECUTION_STATUSES } from '../../../machines/statuses.ts';
 import { api, type Execution } from '../api.ts';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../route.ts';
@@ -7,7 +8,7 @@ import { ErrorBox, Section, StatusBadge, formatDuration, formatTime } from '../u
 // next_cursor is opaque (start time and id of the page's last row); counts: per status, for the other filters.
 type Page = { executions: Execution[]; next_cursor: string | null; counts?: Record<string, number> };
 
-const STATUSES = ['', 'running', 'completed', 'failed', 'cancelled'] as const;
+const STATUSES = ['', ...EXECUTION_STATUSES] as const;
 const PAGE_SIZE = 50;
 // The first page is read again this often: new executions and progress appear without a reload.
 const LIVE_REFRESH_MS = 2_000;

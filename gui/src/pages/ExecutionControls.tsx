@@ -1,0 +1,117 @@
+import { useState } from 'react';
+import { EVENT } from '../../../machines/event-types.ts';
+import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
+import { api, type ExecutionDetail, type ExecutionEvent, type RetryStarted } from '../api.ts';
+import { href, navigate } from '../route.ts';
+
+/**
+ * What an operator does to an execution: pause or resume it, cancel it (a reason, cascading to
+ * its child executions or not), retry it from a step once it has ended (then its new execution
+ * is shown), or run it again from scratch. `done` says what happened; `failed` an API refusal.
+ */
+export function ExecutionControls({ execution, steps, failedStep, events, done, failed }: {
+  execution: ExecutionDetail;
+  /** The playbook's steps in order (the retry's choices). */
+  steps: string[];
+  /** The step whose failure ended it, if one did (the retry's default). */
+  failedStep: string | undefined;
+  events: ExecutionEvent[];
+  done: (message: string) => void;
+  failed: (error: unknown) => void;
+}) {
+  const id = execution.execution_id;
+  const [busy, setBusy] = useState(false);
+  const [reason, setReason] = useState('');
+  const [cascade, setCascade] = useState(true);
+  const [fromStep, setFromStep] = useState<string | null>(null);
+  const chosen = fromStep ?? failedStep ?? steps[0] ?? '';
+  const ended = isTerminalExecutionStatus(execution.status);
+
+  const act = async (what: () => Promise<void>) => {
+    setBusy(true);
+    failed(undefined);
+    try {
+      await what();
+    } catch (error) {
+      failed(error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const pause = () =>
+    act(async () => {
+      await api(`/executions/${id}/pause`, { body: {} });
+      done(`Execution ${id} is paused: no new command is issued until it is resumed.`);
+    });
+  const resume = () =>
+    act(async () => {
+      await api(`/executions/${id}/resume`, { body: {} });
+      done(`Execution ${id} is running again.`);
+    });
+  const cancel = () => {
+    if (!confirm(`Cancel execution ${id}${cascade ? ' and its child executions' : ' (its child executions go on)'}?`)) return;
+    void act(async () => {
+      await api(`/executions/${id}/cancel`, { body: { reason: reason.trim() || 'cancelled from the console', cascade } });
+      done(`Execution ${id} is cancelled.`);
+    });
+  };
+  const retry = () =>
+    act(async () => {
+      const out = await api<RetryStarted>(`/executions/${id}/retry`, { body: chosen ? { from_step: chosen } : {} });
+      navigate(href(['executions', out.execution_id]));
+    });
+  const rerun = () =>
+    act(async () => {
+      const started = events.find((e) => e.event_type === EVENT.executionStarted);
+      const input = started?.context && typeof started.context === 'object' ? (started.context as { input?: { args?: Record<string, unknown> } }).input : undefined;
+      const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, payload: input?.args ?? {} } });
+      navigate(href(['executions', out.execution_id]));
+    });
+
+  return (
+    <div className="actions controls" role="group" aria-label="Controls">
+      {execution.status === 'running' ? (
+        <button type="button" onClick={pause} disabled={busy}>
+          Pause
+        </button>
+      ) : null}
+      {execution.status === 'paused' ? (
+        <button type="button" onClick={resume} disabled={busy}>
+          Resume
+        </button>
+      ) : null}
+      {!ended ? (
+        <span className="control-group">
+          <input aria-label="Cancel reason" placeholder="reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} size={18} />
+          <label>
+            <input type="checkbox" checked={cascade} onChange={(e) => setCascade(e.target.checked)} /> cascade to child executions
+          </label>
+          <button type="button" className="danger" onClick={cancel} disabled={busy}>
+            Cancel
+          </button>
+        </span>
+      ) : null}
+      {ended && steps.length > 0 ? (
+        <span className="control-group">
+          <label>
+            Retry from step
+            <select value={chosen} onChange={(e) => setFromStep(e.target.value)}>
+              {steps.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                  {s === failedStep ? ' (failed)' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" onClick={retry} disabled={busy}>
+            Retry
+          </button>
+        </span>
+      ) : null}
+      <button type="button" onClick={rerun} disabled={busy}>
+        Re-run
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,157 @@
+import { useEffect, useState } from 'react';
+import { isObject } from '../../../src/objects.ts';
+import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '../api.ts';
+import { useMayApprove } from '../session.ts';
+import { ErrorBox, Section, formatTime } from '../ui.tsx';
+
+/**
+ * What the execution's waiting steps wait for (GET /api/executions/{id}'s `waits`): a timer's wake
+ * time, or a signal with its approval roles and timeout, and a form to send it.
+ */
+export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDetail; onSent: () => void }) {
+  // The last answer stays when its wait is gone (the step went on).
+  const [sent, setSent] = useState<SignalSent>();
+  const waits = execution.waits ?? [];
+  if (waits.length === 0 && !sent) return null;
+  return (
+    <Section title="Waiting">
+      {sent ? (
+        <p role="status">
+          Signal {sent.signal} {sent.status}
+          {sent.step ? ` to step ${sent.step}` : ''} (event #{sent.event_id}).
+        </p>
+      ) : null}
+      {waits.length === 0 ? <p className="muted">No step is waiting now.</p> : null}
+      <ul className="waits">
+        {waits.map((w) => (
+          <li key={`${w.step}/${w.seq}`} className={`wait wait-${w.kind}`} aria-label={`wait of ${w.step}`}>
+            <dl className="facts">
+              <dt>Step</dt>
+              <dd>
+                <span className="ev-step">{w.step}</span> <span className="badge s-waiting">waiting</span>
+              </dd>
+              <dt>For</dt>
+              <dd>{w.kind === 'timer' ? 'a timer' : <>signal <code>{w.signal}</code></>}</dd>
+              {w.kind === 'signal' ? (
+                <>
+                  <dt>Approval</dt>
+                  <dd>{w.approval_roles === null ? 'any operator' : `role ${w.approval_roles.join(' or ')}`}</dd>
+                </>
+              ) : null}
+              <dt>{w.kind === 'timer' ? 'Wakes' : 'Times out'}</dt>
+              <dd>{w.wake_at ? <WakeTime at={w.wake_at} paused={execution.status === 'paused'} /> : 'never'}</dd>
+            </dl>
+            {w.kind === 'signal' && w.signal ? <SignalForm
+                executionId={execution.execution_id}
+                wait={w}
+                signal={w.signal}
+                onSent={(out) => {
+                  setSent(out);
+                  onSent();
+                }}
+              /> : null}
+          </li>
+        ))}
+      </ul>
+    </Section>
+  );
+}
+
+/** An absolute time and a countdown to it, updated every second. */
+function WakeTime({ at, paused }: { at: string; paused: boolean }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const left = new Date(at).getTime() - now;
+  return (
+    <>
+      <time dateTime={at}>{formatTime(at)}</time>{' '}
+      <span className="countdown" aria-live="off">
+        ({left > 0 ? `in ${countdown(left)}` : paused ? 'due; waits for resume' : 'due now'})
+      </span>
+    </>
+  );
+}
+
+/** "2 h 05 min 09 s", "4 min 09 s", "9 s": whole seconds, rounded up (0 only when due). */
+function countdown(ms: number): string {
+  const total = Math.ceil(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (h > 0) return `${h} h ${pad(m)} min ${pad(s)} s`;
+  if (m > 0) return `${m} min ${pad(s)} s`;
+  return `${s} s`;
+}
+
+/** A key that makes a repeat of the same send (a double click, a retry after a lost answer) the same signal. */
+function newIdempotencyKey(): string {
+  // getRandomValues, not randomUUID: the latter needs a secure context, and a gateway may be plain http.
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** POST /api/executions/{id}/signals/{name} with a JSON object payload, for a user whose role may answer. */
+function SignalForm({ executionId, wait, signal, onSent }: { executionId: number; wait: ExecutionWait; signal: string; onSent: (answer: SignalSent) => void }) {
+  const may = useMayApprove(wait.approval_roles);
+  const [text, setText] = useState('{}');
+  const [key, setKey] = useState(newIdempotencyKey);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  let problem: string | null = null;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text || '{}');
+    if (!isObject(payload)) problem = 'the payload must be a JSON object';
+  } catch (e) {
+    problem = e instanceof Error ? e.message : String(e);
+  }
+  const send = async (e: React.FormEvent) => {
+    e.preventDefault();
+    if (!may.ok || problem !== null || !isObject(payload)) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const out = await api<SignalSent>(`/executions/${executionId}/signals/${encodeURIComponent(signal)}`, { body: { payload }, headers: { 'idempotency-key': key } });
+      setKey(newIdempotencyKey());
+      onSent(out);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const id = `signal-${wait.step}-${wait.seq}`;
+  return (
+    <form className="signal run" onSubmit={send} aria-label={`Send signal ${signal}`}>
+      <fieldset disabled={!may.ok} aria-describedby={may.ok ? undefined : `${id}-why`}>
+        <label>
+          Payload (JSON object)
+          <textarea
+            className="code"
+            rows={3}
+            value={text}
+            spellCheck={false}
+            aria-invalid={problem ? true : undefined}
+            onChange={(e) => {
+              setText(e.target.value);
+              setKey(newIdempotencyKey());
+            }}
+          />
+        </label>
+        {problem ? <p className="error">Not sent: {problem}</p> : null}
+        <button type="submit" disabled={busy || problem !== null}>
+          Send {signal}
+        </button>
+      </fieldset>
+      {may.ok ? null : (
+        <p id={`${id}-why`} className="muted">
+          {may.reason}
+        </p>
+      )}
+      <ErrorBox error={error} />
+    </form>
+  );
+}
