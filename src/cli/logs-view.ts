@@ -29,6 +29,10 @@ const StartContext = v.looseObject({
   from_step: v.optional(v.string()),
 });
 const ReasonContext = v.looseObject({ reason: v.string() });
+const ByContext = v.looseObject({ requested_by: v.looseObject({ sub: v.string() }) });
+const TimerContext = v.looseObject({ wake_at: v.string() });
+const AwaitContext = v.looseObject({ signal: v.string(), timeout_at: v.optional(v.nullable(v.string())), approval_roles: v.optional(v.nullable(v.array(v.string()))) });
+const SignalContext = v.looseObject({ signal: v.string(), by: v.optional(v.nullable(v.string())), buffered: v.optional(v.boolean()) });
 const StepExitContext = v.looseObject({ status: v.string() });
 const ClaimContext = v.looseObject({ worker_id: v.string(), attempt: v.number() });
 const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v.nullable(v.number())) });
@@ -99,8 +103,33 @@ function detail(e: ExecutionEvent): string {
       const c = v.safeParse(ReasonContext, e.context);
       return c.success ? c.output.reason : '';
     }
+    case EVENT.executionPaused:
+    case EVENT.executionResumed: {
+      const c = v.safeParse(ByContext, e.context);
+      return c.success ? `by ${c.output.requested_by.sub}` : '';
+    }
+    case EVENT.timerSet:
+    case EVENT.timerFired: {
+      const c = v.safeParse(TimerContext, e.context);
+      if (!c.success) break;
+      return `${e.event_type === EVENT.timerSet ? 'wakes at' : 'was due at'} ${c.output.wake_at}`;
+    }
+    case EVENT.signalAwaited: {
+      const c = v.safeParse(AwaitContext, e.context);
+      if (!c.success) break;
+      const roles = c.output.approval_roles?.length ? ` (roles ${c.output.approval_roles.join(', ')})` : '';
+      return `signal ${c.output.signal}${roles}${c.output.timeout_at ? `, times out at ${c.output.timeout_at}` : ''}`;
+    }
+    case EVENT.signalReceived: {
+      const c = v.safeParse(SignalContext, e.context);
+      if (!c.success) break;
+      const payload = e.result === undefined || e.result === null ? '' : `: ${JSON.stringify(e.result)}`;
+      return `signal ${c.output.signal}${c.output.by ? ` by ${c.output.by}` : ''}${c.output.buffered ? ' (buffered)' : ''}${payload}`;
+    }
+    case EVENT.waitTimedOut:
+      return 'no signal before the timeout';
   }
-  // Any other type (the wait and control events among them): its error, else its result, else its context.
+  // Any other type: its error, else its result, else its context.
   if (e.error !== undefined && e.error !== null) return errorText(e.error);
   if (e.result !== undefined && e.result !== null) return JSON.stringify(e.result);
   return e.context === undefined || e.context === null ? '' : JSON.stringify(e.context);

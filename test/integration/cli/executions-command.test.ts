@@ -1,8 +1,9 @@
-// `svc list|status|logs|cancel|retry` as a person and a program use them, against a real server
-// with real workers, each run as a real process: the tables and --json, the filters and paging of
-// the list, the timeline with task results and errors, following a running execution until it is
-// cancelled, a retry from the failed step, and the exit codes (not found 4, conflict 5, not
-// allowed 6, usage 2, unreachable 3).
+// `svc list|status|logs|cancel|pause|resume|retry|signal` as a person and a program use them,
+// against a real server with real workers, each run as a real process: the tables and --json, the
+// filters and paging of the list, the timeline with task results and errors, following a running
+// execution until it is cancelled, a retry from the failed step, a step waiting for a signal (its
+// wait shown, a wrong signal refused, a repeat with the same key the same signal), pause and
+// resume, and the exit codes (not found 4, conflict 5, not allowed 6, usage 2, unreachable 3).
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -31,6 +32,18 @@ workflow:
     tool: { name: wait, kind: http, url: "{{ workload.base }}/delay/20000" }
 `;
 
+const GATE = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: gate, path: cli/gate/plain }
+workflow:
+  - step: hold
+    wait: { signal: go, timeout: 1h }
+    next: after
+  - step: after
+    tool: { name: done, kind: noop }
+`;
+const ADMIN_GATE = GATE.replace('cli/gate/plain', 'cli/gate/admin').replace('timeout: 1h }', 'timeout: 1h, approval: { roles: [admin] } }');
+
 let s: TestStack;
 let target: HttpTarget;
 let env: Record<string, string>;
@@ -43,6 +56,7 @@ beforeAll(async () => {
   env = { SVC_SERVER_URL: s.url };
   await s.register(TWO_STEPS);
   await s.register(SLOW);
+  await s.register(GATE);
   for (let i = 0; i < 3; i++) {
     const id = await s.run('cli/exec/two', { base: target.url });
     await s.wait(id);
@@ -215,6 +229,67 @@ describe('svc cancel and retry', () => {
   });
 });
 
+/** Starts a playbook whose first step waits for a signal; returns once it waits. */
+async function startWaiting(url: string, path: string, headers: Record<string, string> = {}): Promise<number> {
+  const started = await http(url, 'POST', '/api/run/playbook', { path }, headers);
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  const id: number = started.body.execution_id;
+  await until('the step waits', async () => (await http(url, 'GET', `/api/executions/${id}`, undefined, headers)).body.waits?.length === 1);
+  return id;
+}
+
+describe('svc signal, pause and resume', () => {
+  it('shows what a step waits for; a signal none waits for is a conflict (exit 5); the same idempotency key is the same signal', async () => {
+    const id = await startWaiting(s.url, 'cli/gate/plain');
+    const shown = await svc(['status', String(id)]);
+    expect(shown, shown.stderr).toMatchObject({ code: 0 });
+    expect(shown.stdout).toContain('  status    running\n');
+    expect(shown.stdout).toMatch(/\nhold\s+waiting\s+signal go, times out \d{4}-\d\d-\d\dT[\d:.]+Z \(in (59m\d\ds|1h00m)\)\nafter\s+pending\s+-\n$/);
+    expect(JSON.parse((await svc(['status', String(id), '--json'])).stdout).waits).toEqual([
+      { step: 'hold', seq: expect.any(Number), kind: 'signal', signal: 'go', wake_at: expect.any(String), approval_roles: null },
+    ]);
+
+    const wrong = await svc(['signal', String(id), 'stop']);
+    expect(wrong.code).toBe(5);
+    expect(wrong.stderr).toMatch(new RegExp(`^svc signal: POST /api/executions/${id}/signals/stop: HTTP 409 `));
+
+    const sent = await svc(['signal', String(id), 'go', '--data', '{"ok": true}', '--idempotency-key', 'cli-go-1']);
+    expect(sent, sent.stderr).toMatchObject({ code: 0, stderr: '' });
+    const eventId = Number(new RegExp(`^signal go delivered to step hold of execution ${id} \\(event (\\d+)\\)\\n$`).exec(sent.stdout)?.[1]);
+    expect(eventId).toBeGreaterThan(0);
+    const again = await svc(['signal', String(id), 'go', '--data', '{"ok": true}', '--idempotency-key', 'cli-go-1', '--json']);
+    expect(again, again.stderr).toMatchObject({ code: 0 });
+    expect(JSON.parse(again.stdout)).toEqual({ status: 'delivered', execution_id: id, signal: 'go', step: 'hold', event_id: eventId });
+
+    expect((await s.wait(id)).status).toBe('completed');
+    const logs = await svc(['logs', String(id)]);
+    expect(logs.stdout).toMatch(new RegExp(`\\n${eventId}\\s+\\+\\S+\\s+\\+\\S+\\s+signal\\.received\\s+hold\\s+signal go by local: \\{"ok":true\\}\\n`));
+    // Over: nothing waits any more.
+    expect((await svc(['signal', String(id), 'go'])).code).toBe(5);
+  });
+
+  it('pauses a running execution and resumes it; each twice is a conflict (exit 5)', async () => {
+    const id = await startWaiting(s.url, 'cli/gate/plain');
+    const paused = await svc(['pause', String(id)]);
+    expect(paused, paused.stderr).toMatchObject({ code: 0, stdout: `execution ${id} paused\n` });
+    const twice = await svc(['pause', String(id)]);
+    expect(twice.code).toBe(5);
+    expect(twice.stderr).toMatch(/HTTP 409 .*paused/);
+    expect((await svc(['status', String(id)])).stdout).toContain('  status    paused\n');
+    const listed = await svc(['list', '--status', 'paused', '--json']);
+    expect(JSON.parse(listed.stdout).executions.map((e: { execution_id: number }) => e.execution_id)).toEqual([id]);
+
+    const resumed = await svc(['resume', String(id), '--json']);
+    expect(resumed, resumed.stderr).toMatchObject({ code: 0 });
+    expect(JSON.parse(resumed.stdout)).toEqual({ execution_id: id, status: 'running' });
+    expect((await svc(['resume', String(id)])).code).toBe(5);
+    expect((await svc(['signal', String(id), 'go'])).code).toBe(0);
+    expect((await s.wait(id)).status).toBe('completed');
+    const control = lines((await svc(['logs', String(id)])).stdout).filter((l) => /\sexecution\.(paused|resumed)\s/.test(l));
+    expect(control).toEqual([expect.stringMatching(/\sexecution\.paused\s+-\s+by local$/), expect.stringMatching(/\sexecution\.resumed\s+-\s+by local$/)]);
+  });
+});
+
 describe('usage errors and an unreachable server', () => {
   it('exits 2 with the usage line for a bad command line, 3 when the server does not answer', async () => {
     const cases: [string[], RegExp][] = [
@@ -269,5 +344,20 @@ describe('svc cancel against SVC_AUTH=token', () => {
     expect(refused.code).toBe(6);
     expect(refused.stderr).toMatch(new RegExp(`^svc cancel: POST /api/executions/${id}/cancel: HTTP 403 `));
     expect(await runSvc(['cancel', id], as(operator))).toMatchObject({ code: 0, stdout: `execution ${id} cancelled\n` });
+  });
+
+  it("a signal from a caller the step's approval roles exclude is not allowed (exit 6); an admin's is delivered", async () => {
+    const admin = await createApiToken(t.deps.db, 'boss', 'admin');
+    const operator = await createApiToken(t.deps.db, 'ops2', 'operator');
+    expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: ADMIN_GATE }, bearer(admin))).status).toBe(201);
+    const id = await startWaiting(t.url, 'cli/gate/admin', bearer(admin));
+    const as = (token: string) => ({ SVC_SERVER_URL: t.url, SVC_API_TOKEN: token });
+    const shown = await runSvc(['status', String(id)], as(operator));
+    expect(shown.stdout).toMatch(/\nhold\s+waiting\s+signal go \(roles admin\), times out /);
+    const refused = await runSvc(['signal', String(id), 'go'], as(operator));
+    expect(refused.code, refused.stderr).toBe(6);
+    expect(refused.stderr).toMatch(new RegExp(`^svc signal: POST /api/executions/${id}/signals/go: HTTP 403 `));
+    const sent = await runSvc(['signal', String(id), 'go', '--data', '{"approved": true}'], as(admin));
+    expect(sent, sent.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(`^signal go delivered to step hold of execution ${id} `) });
   });
 });
