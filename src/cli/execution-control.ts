@@ -7,7 +7,7 @@ import { checked } from './run-api.ts';
 // `svc cancel|pause|resume|retry|signal ID`: one POST each, its answer printed as a line (or as
 // JSON). Answers are read with a schema; fields not shown stay in the `--json` print.
 
-/** The control commands, each with what it sends and how its answer reads. */
+/** The commands that act on an execution (one POST each). */
 export type ControlName = 'cancel' | 'pause' | 'resume' | 'retry' | 'signal';
 
 export type ControlOptions = {

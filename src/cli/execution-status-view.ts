@@ -64,7 +64,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   const rows: [string, string][] = [
     ['status', d.status],
     ['started', whenText(d.started_at, now)],
-    ['finished', d.finished_at ? `${whenText(d.finished_at, now)}, after ${runTimeText(d, now)}` : `-, running for ${runTimeText(d, now)}`],
+    ['finished', d.finished_at ? `${whenText(d.finished_at, now)}, after ${runTimeText(d, now)}` : `not yet (${runTimeText(d, now)})`],
     ['progress', `${d.progress}%`],
   ];
   if (d.parent_execution_id) rows.push(['parent', String(d.parent_execution_id)]);
