@@ -9,18 +9,19 @@ import { BATCH_EXECUTIONS, BATCH_TARGET_RATE, batchRows, measureBatchIntake, typ
 import { Counters } from './counters.ts';
 import { GATEWAY_TARGET_P50_MS, measureGatewayLatency, type GatewayLatencyResult } from './gateway-latency.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
-import { openBenchDatabase } from './database.ts';
+import { openBenchDatabase, type BenchDatabase } from './database.ts';
 import { measureHydration } from './hydration.ts';
 import { measureShortLoop } from './loop-cost.ts';
 import { RSS_SAMPLE_INTERVAL_MS, RssSampler } from './memory.ts';
 import { fmt, formatTable, noise, type Row } from './report.ts';
-import { api, closeApiAgent, sequentialLoopPlaybook, sequentialPlaybook, startBenchService } from './service.ts';
+import { api, closeApiAgent, sequentialLoopPlaybook, sequentialPlaybook, startBenchService, type BenchService } from './service.ts';
 import { StatementTimer } from './statement-timer.ts';
 import { round } from './stats.ts';
 import { ROUTE_STATEMENT, STEPS, measureStepOverhead, type StepOverheadResult } from './step-overhead.ts';
 import { EXECUTIONS, measureThroughput, type ThroughputResult, type ThroughputVariant } from './throughput.ts';
 import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
 import { measureTriggerLateness, TRIGGER_TARGET_P99_MS } from './trigger-lateness.ts';
+import { measureTimerBurst, TIMER_TARGET_MS, type TimerBurstResult } from './timer-burst.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -39,17 +40,19 @@ const RESULTS_FILE = join(import.meta.dirname, 'results.json');
 const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
 const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
 const WEBHOOK_RESULTS_FILE = join(import.meta.dirname, 'results-webhook.json');
+const TIMERS_RESULTS_FILE = join(import.meta.dirname, 'results-timers.json');
 // The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
 // misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone; `--batch-seconds N` shortens its target run,
+// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone; `--batch-seconds N` shortens its target run,
 // `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
   options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
-if (args.only !== undefined && args.only !== 'batch' && args.only !== 'gateway' && args.only !== 'webhook') throw new Error(`--only expects batch, gateway or webhook, got ${args.only}`);
+const only = args.only;
+if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers') throw new Error(`--only expects batch, gateway, webhook or timers, got ${only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
@@ -69,33 +72,6 @@ const BATCH_ENV = { SVC_BATCH_ACCEPT_WORKERS: '1' };
 const T0 = performance.now();
 const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
 
-/** `--only batch`: the batch intake run alone, into bench/results-batch.json. */
-async function mainBatchOnly(): Promise<void> {
-  const loadAtStart = loadAverage1m();
-  progress('starting PostgreSQL');
-  const db = await openBenchDatabase();
-  try {
-    const s = await startBenchService(db.url, db.dataDir, BATCH_ENV);
-    try {
-      const batch = await measureBatchIntake(s, db.url, batchFirst, progress, batchSearch);
-      const results = {
-        generated_at: new Date().toISOString(),
-        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, postgresql: db.version, postgresql_source: db.source, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
-        settings: BATCH_ENV,
-        batch_intake: batch,
-        duration_s: round((performance.now() - T0) / 1000, 1),
-      };
-      await writeFile(BATCH_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
-      process.stdout.write(`\n${formatTable(batchRows(batch))}\n\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${BATCH_RESULTS_FILE}\n`);
-    } finally {
-      closeApiAgent();
-      await s.svc.stop();
-    }
-  } finally {
-    await db.stop();
-  }
-}
-
 /** The table rows of the gateway's added latency. */
 function gatewayRows(r: GatewayLatencyResult): Row[] {
   return r.pairs.flatMap((p) => [
@@ -111,23 +87,26 @@ function gatewayRows(r: GatewayLatencyResult): Row[] {
   ]);
 }
 
-/** `--only gateway`: the gateway's added latency alone, into bench/results-gateway.json. */
-async function mainGatewayOnly(): Promise<void> {
+/** One part of the bench run alone (`--only`): its figures into `file`, its table on stdout. */
+type Alone<R> = { file: string; key: string; env?: Record<string, string>; settings?: Record<string, string>; measure: (s: BenchService, db: BenchDatabase) => Promise<R>; rows: (r: R) => Row[] };
+
+async function runAlone<R>(a: Alone<R>): Promise<void> {
   const loadAtStart = loadAverage1m();
   progress('starting PostgreSQL');
   const db = await openBenchDatabase();
   try {
-    const s = await startBenchService(db.url, db.dataDir);
+    const s = await startBenchService(db.url, db.dataDir, a.env);
     try {
-      const gateway = await measureGatewayLatency(s.url, progress);
+      const figures = await a.measure(s, db);
       const results = {
         generated_at: new Date().toISOString(),
-        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
-        gateway_latency: gateway,
+        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, postgresql: db.version, postgresql_source: db.source, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
+        ...(a.settings ? { settings: a.settings } : {}),
+        [a.key]: figures,
         duration_s: round((performance.now() - T0) / 1000, 1),
       };
-      await writeFile(GATEWAY_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
-      process.stdout.write(`\n${formatTable(gatewayRows(gateway))}\n\n${cpus().length} CPUs, Node ${process.version}; ${results.duration_s} s; results in ${GATEWAY_RESULTS_FILE}\n`);
+      await writeFile(a.file, JSON.stringify(results, null, 2) + '\n');
+      process.stdout.write(`\n${formatTable(a.rows(figures))}\n\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${a.file}\n`);
     } finally {
       closeApiAgent();
       await s.svc.stop();
@@ -137,30 +116,27 @@ async function mainGatewayOnly(): Promise<void> {
   }
 }
 
-/** `--only webhook`: webhook acceptance alone, into bench/results-webhook.json. */
-async function mainWebhookOnly(): Promise<void> {
-  const loadAtStart = loadAverage1m();
-  progress('starting PostgreSQL');
-  const db = await openBenchDatabase();
-  try {
-    const s = await startBenchService(db.url, db.dataDir);
-    try {
-      const webhook = await measureWebhookAcceptance(s, progress, { cpu: new CpuMeter(db.postmasterPid) });
-      const results = {
-        generated_at: new Date().toISOString(),
-        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, postgresql: db.version, postgresql_source: db.source, load_average_1m: { at_start: loadAtStart, at_end: loadAverage1m() } },
-        webhook_acceptance: webhook,
-        duration_s: round((performance.now() - T0) / 1000, 1),
-      };
-      await writeFile(WEBHOOK_RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
-      process.stdout.write(`\n${formatTable(webhookRows(webhook))}\n\n${cpus().length} CPUs, Node ${process.version}, ${db.version.split(' on ')[0]}; ${results.duration_s} s; results in ${WEBHOOK_RESULTS_FILE}\n`);
-    } finally {
-      closeApiAgent();
-      await s.svc.stop();
-    }
-  } finally {
-    await db.stop();
-  }
+const ALONE = {
+  batch: (): Promise<void> =>
+    runAlone({ file: BATCH_RESULTS_FILE, key: 'batch_intake', env: BATCH_ENV, settings: BATCH_ENV, measure: (s, db) => measureBatchIntake(s, db.url, batchFirst, progress, batchSearch), rows: batchRows }),
+  gateway: (): Promise<void> => runAlone({ file: GATEWAY_RESULTS_FILE, key: 'gateway_latency', measure: (s) => measureGatewayLatency(s.url, progress), rows: gatewayRows }),
+  webhook: (): Promise<void> =>
+    runAlone({ file: WEBHOOK_RESULTS_FILE, key: 'webhook_acceptance', measure: (s, db) => measureWebhookAcceptance(s, progress, { cpu: new CpuMeter(db.postmasterPid) }), rows: webhookRows }),
+  timers: (): Promise<void> => runAlone({ file: TIMERS_RESULTS_FILE, key: 'timer_burst', measure: (s, db) => measureTimerBurst(s, db.url, progress), rows: timerRows }),
+} as const;
+
+/** The table row of timers due together. */
+function timerRows(r: TimerBurstResult): Row[] {
+  return [
+    {
+      figure: `${r.executions.toLocaleString('en')} timers due in one second: due to all fired`,
+      value: `${fmt(r.all_fired_ms, 0)} ms`,
+      baseline: `p50 ${fmt(r.p50_fired_ms, 0)} ms, ${r.fired} fired; the timekeeper looks every ${r.look_interval_ms} ms`,
+      ratio: '',
+      target: `<= ${TIMER_TARGET_MS} ms`,
+      verdict: r.fired === r.executions && r.all_fired_ms <= TIMER_TARGET_MS ? 'met' : 'MISSED',
+    },
+  ];
 }
 
 async function main(): Promise<void> {
@@ -364,7 +340,7 @@ async function main(): Promise<void> {
   }
 }
 
-(args.only === 'batch' ? mainBatchOnly() : args.only === 'gateway' ? mainGatewayOnly() : args.only === 'webhook' ? mainWebhookOnly() : main()).then(
+(only === undefined ? main() : ALONE[only]()).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

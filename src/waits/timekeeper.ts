@@ -1,28 +1,46 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { EVENT } from '../../machines/event-types.ts';
-import { dueWaits, nextWake } from '../db/wait.repo.ts';
+import { dueWaits, nextWake, type DueWait } from '../db/wait.repo.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import type { WaitClock } from './wait-clock.ts';
 
 // The timekeeper of waits (DESIGN.md "Waiting and control"): it sleeps until the earliest wake-up
 // time in core.wait (at most TIMEKEEPER_MAX_SLEEP_MS, so a wait written by another server is seen
 // soon; this server's own routings nudge it through the WaitClock), then routes `timer.fired` or
-// `wait.timed_out` for what is due, WAITS_PER_UNIT executions per unit of work. Every server runs
+// `wait.timed_out` for what is due, WAITS_PER_UNIT executions per unit of work, two units at once. Every server runs
 // one. The routing decides exactly once: its write is guarded on each execution's last event, and
 // a wait another server ended first is found over and appended nothing (route-events.ts).
 
 /** Longest sleep between looks at core.wait. */
 export const TIMEKEEPER_MAX_SLEEP_MS = 1000;
-/** Waits fired per unit of work (one read, one write statement); more are taken at once after. */
+/** Waits fired per unit of work (one read, one write statement). */
 export const WAITS_PER_UNIT = 500;
+/** Units routed at once: one folds while another's statement runs in PostgreSQL. */
+const UNITS_IN_FLIGHT = 2;
+/** Waits taken per look: more are taken at once after. */
+export const WAITS_PER_LOOK = WAITS_PER_UNIT * UNITS_IN_FLIGHT;
 
 export type FireReport = { due: number; fired: number; moot: number };
 
-/** Routes one unit's worth of due waits (earliest first); `due` < WAITS_PER_UNIT when none is left. */
-export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_UNIT): Promise<FireReport> {
+/**
+ * Routes the waits due now (earliest first, at most WAITS_PER_LOOK), in units of WAITS_PER_UNIT
+ * routed side by side, each execution's waits in one unit (units never touch one execution);
+ * `due` < WAITS_PER_LOOK when none is left.
+ */
+export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_LOOK): Promise<FireReport> {
   const due = await dueWaits(deps.db, limit);
   if (!due.length) return { due: 0, fired: 0, moot: 0 };
+  const units = Math.min(UNITS_IN_FLIGHT, Math.ceil(due.length / WAITS_PER_UNIT));
+  const parts: DueWait[][] = Array.from({ length: units }, () => []);
+  for (const w of due) parts[w.execution_id % units].push(w);
+  const fired = (await Promise.all(parts.map((part) => fireUnit(deps, part)))).reduce((a, b) => a + b, 0);
+  return { due: due.length, fired, moot: due.length - fired };
+}
+
+/** Routes one unit's timer.fired / wait.timed_out events; returns how many were appended. */
+async function fireUnit(deps: EngineDeps, due: readonly DueWait[]): Promise<number> {
+  if (!due.length) return 0;
   const events: RoutedEvent[] = due.map((w) => ({
     execution_id: w.execution_id,
     event_type: w.kind === 'timer' ? EVENT.timerFired : EVENT.waitTimedOut,
@@ -38,7 +56,7 @@ export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_UNIT): Pr
     deps.metrics.waitsFired.inc({ kind: due[i].kind });
     deps.metrics.waitFireLateness.observe(Math.max(0, now - due[i].wake_at.getTime()) / 1000);
   });
-  return { due: due.length, fired, moot: due.length - fired };
+  return fired;
 }
 
 /** Starts this server's timekeeper; `clock` carries wake-ups sooner than its sleep. */
@@ -66,7 +84,7 @@ export function startTimekeeper(deps: EngineDeps, clock: WaitClock): { stop(): P
       let sleepMs = TIMEKEEPER_MAX_SLEEP_MS;
       try {
         const report = await fireDueWaits(deps);
-        if (report.due >= WAITS_PER_UNIT) continue;
+        if (report.due >= WAITS_PER_LOOK) continue;
         const next = await nextWake(deps.db);
         if (next) sleepMs = Math.min(sleepMs, Math.max(0, next.getTime() - Date.now()));
       } catch (err) {
