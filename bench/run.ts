@@ -201,6 +201,8 @@ async function main(): Promise<void> {
       const webhook = await measureWebhookAcceptance(s, progress, { cpu });
       rss.phase('trigger-lateness');
       const triggerLateness = await measureTriggerLateness(s, db.url, progress);
+      rss.phase('timers');
+      const timers = await measureTimerBurst(s, db.url, progress);
       rss.stop();
 
       const results = {
@@ -229,6 +231,7 @@ async function main(): Promise<void> {
         gateway_latency: gateway,
         webhook_acceptance: webhook,
         schedule_fire_lateness: triggerLateness,
+        timer_burst: timers,
         // A sequential loop item should cost what a step costs; it grows with the loop's list.
         loop_item_cost: [shortLoop, hydration.build],
         memory: {
@@ -295,6 +298,7 @@ async function main(): Promise<void> {
         target: `<= ${TRIGGER_TARGET_P99_MS} ms`,
         verdict: triggerLateness.p99_ms <= TRIGGER_TARGET_P99_MS && triggerLateness.fires === triggerLateness.expected_fires ? 'met' : 'MISSED',
       });
+      rows.push(...timerRows(timers));
       rows.push({ figure: 'peak RSS (server + workers + bench)', value: `${fmt(rss.peakMiB, 0)} MiB`, baseline: '', ratio: '', target: '', verdict: '' });
       for (const r of stepResults) {
         rows.push({
