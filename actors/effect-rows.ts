@@ -102,7 +102,6 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         break;
       case 'finish': {
         rows.finished.push({ executionId: h.id, status: e.finished.status });
-        endWait(rows, h.id, null);
         // The keychain-entry machine's owner-finished transition decides which entries go.
         rows.keychainCleanup.push({ execution_id: h.id, scopes: scopesRemovedWhenFinished(h.row.parent_execution_id === null) });
         const input = h.snapshot!.context.input;
@@ -116,11 +115,10 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
 }
 
 /** A wait is over: its row goes; one begun in this same unit is never written (the statement's parts do not see each other's rows). */
-function endWait(rows: UnitRows, executionId: number, seq: number | null): void {
-  const before = rows.waits.length;
-  const kept = rows.waits.filter((w) => w.execution_id !== executionId || (seq !== null && w.seq !== seq));
-  if (kept.length !== before) rows.waits.splice(0, before, ...kept);
-  if (seq === null || kept.length === before) rows.waitEnds.push({ execution_id: executionId, seq });
+function endWait(rows: UnitRows, executionId: number, seq: number): void {
+  const i = rows.waits.findIndex((w) => w.execution_id === executionId && w.seq === seq);
+  if (i >= 0) rows.waits.splice(i, 1);
+  else rows.waitEnds.push({ execution_id: executionId, seq });
 }
 
 function childResult(seq: number, childId: number, status: string, result: unknown, error: unknown): EventInput {

@@ -59,7 +59,7 @@ export type UnitRows = {
   /** Events for executions outside the unit: appended to their logs by the write's one statement. */
   readonly inbox: { executionId: number; event: EventInput }[];
   readonly finished: { executionId: number; status: ExecutionStatus }[];
-  /** Waits begun (core.wait rows) and ended (their rows removed; seq null: every wait of a finished execution). */
+  /** Waits begun (core.wait rows) and ended (their rows removed). */
   readonly waits: UnitWait[];
   readonly waitEnds: UnitWaitEnd[];
 };

@@ -1,4 +1,4 @@
-import type { ExecutionStatus } from './statuses.ts';
+import { isLiveExecutionStatus, type ExecutionStatus } from './statuses.ts';
 
 /**
  * `progress` of an execution, 0..100: done steps over the playbook's known steps, whatever the
@@ -13,5 +13,5 @@ export function executionProgress(status: ExecutionStatus, endedSteps: readonly 
   const share = Math.round((100 * done) / known);
   // Rounding must not report a finished share while a step is left (199 of 200 is 99, not 100),
   // and a running execution has work left even when every step has ended (its wrap-up).
-  return done < known || status === 'running' ? Math.min(99, share) : 100;
+  return done < known || isLiveExecutionStatus(status) ? Math.min(99, share) : 100;
 }

@@ -1,3 +1,4 @@
+import { isLiveExecutionStatus } from './statuses.ts';
 import { EVENT } from './event-types.ts';
 import type { ExecutionView } from './execution-view.ts';
 import type { ExecutionEvent } from './execution/types.ts';
@@ -40,7 +41,7 @@ function base(s: Session, nowMs: number) {
   return { sessionId: sessionIdOf(s.executionId), rootId: sessionIdOf(s.rootExecutionId), id: null, createdAt: String(nowMs), _version: INSPECT_FORMAT_VERSION };
 }
 
-const inspected = (view: ExecutionView): InspectedSnapshot => ({ status: view.status === 'running' ? 'active' : 'done', value: view.value, context: view.steps });
+const inspected = (view: ExecutionView): InspectedSnapshot => ({ status: isLiveExecutionStatus(view.status) ? 'active' : 'done', value: view.value, context: view.steps });
 
 /** The actor event that opens an execution's session, with its statechart as the definition. */
 export function actorEvent(s: Session, name: string, statechartJson: string, view: ExecutionView, nowMs: number): InspectionEvent {

@@ -206,13 +206,15 @@ export function fail(d: Draft, error: TaskError, step: string): void {
 
 /**
  * Cancels what is in flight (worker commands, child executions unless `cascade` is false) and
- * forgets the runs; what was held while paused was never issued and is dropped. Waits end with
- * the execution (their rows go with its `finish`).
+ * forgets the runs; what was held while paused was never issued and is dropped; its waits end
+ * (a cancelled execution's timers never fire).
  */
 export function stopInFlight(d: Draft, cascade = true): void {
   const held = new Set(d.c.held.flatMap((e) => ('seq' in e ? [e.seq] : [])));
   const seqs = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'worker' && !held.has(Number(s))).map(([s]) => Number(s));
   if (seqs.length) d.emit({ type: 'cancelCommands', seqs });
+  const waits = Object.entries(d.c.pending).filter(([, p]) => p.kind === 'wait').map(([s]) => Number(s));
+  if (waits.length) d.emit({ type: 'endWaits', seqs: waits });
   if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(Number(s)))) d.emit({ type: 'cancelChildren' });
   d.c.pending = {};
   d.c.runs = {};

@@ -1,3 +1,4 @@
+import { isLiveExecutionStatus } from '../../machines/statuses.ts';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
@@ -91,7 +92,7 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
         const tick = async (current: ExecutionRow) => {
           send(inspectionSoFar(current, follower, follower.fold(await loadAppliedEvents(deps.db, current, follower.lastEventId), true)));
           if (closed) return;
-          if (current.status !== 'running' && current.applied_event_id <= follower.lastEventId) {
+          if (!isLiveExecutionStatus(current.status) && current.applied_event_id <= follower.lastEventId) {
             socket.close(1000, `execution ${current.status}`);
             return;
           }

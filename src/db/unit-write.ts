@@ -49,8 +49,8 @@ export type Claimer = { workerId: string; max: number; token: string | null };
 /** A wait a step begins (core.wait): its wake-up time for a timer or a signal's timeout (null: none). */
 export type UnitWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
 
-/** Waits that are over: the one under `seq`, or (seq null) every wait of the execution. */
-export type UnitWaitEnd = { execution_id: number; seq: number | null };
+/** A wait that is over: the one under `seq` of the execution. */
+export type UnitWaitEnd = { execution_id: number; seq: number };
 
 /** A start's key and its answer (`response`: the JSON text, replayed as it is). */
 export type UnitIdempotencyKey = { scope: string; key: string; request_hash: string; execution_id: number; status_code: number; response: string };
@@ -199,7 +199,7 @@ const TEXT = `WITH new_exec AS (
          approval_roles text[])
 ), wait_end AS (
   DELETE FROM core.wait w USING jsonb_to_recordset($${P.waitEnds}::jsonb) AS x(execution_id bigint, seq int)
-   WHERE w.execution_id = x.execution_id AND (x.seq IS NULL OR w.seq = x.seq) AND w.execution_id = ANY(${opaque(P.waitEndIds, 'bigint[]')})
+   WHERE w.execution_id = x.execution_id AND w.seq = x.seq AND w.execution_id = ANY(${opaque(P.waitEndIds, 'bigint[]')})
 ), ${older.ctes.join(', ')}, older AS (
   ${older.update}
 ), note AS (

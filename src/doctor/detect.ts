@@ -1,3 +1,4 @@
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
@@ -71,7 +72,7 @@ async function waitAll(client: DoctorClient, ids: number[], timeoutMs: number): 
     for (const id of ids) {
       if (done.has(id)) continue;
       const ex = await client.request('GET', `/api/executions/${id}`, execution);
-      if (ex.status !== 'running') done.set(id, ex);
+      if (isTerminalExecutionStatus(ex.status)) done.set(id, ex);
     }
     if (done.size === ids.length || Date.now() >= deadline) return done;
     await delay(Math.min(POLL_INTERVAL_MS, Math.max(0, deadline - Date.now())));

@@ -130,6 +130,13 @@ describe('pause and resume', () => {
 });
 
 describe('cancel', () => {
+  it("a cancel ends the execution's waits (their rows go: the timers never fire)", () => {
+    const d = Driver.of([{ step: 'start', wait: { for: '1h' } }]);
+    const cancel = d.send({ type: 'execution.cancelled', reason: 'stop', cancelled_at: 'now' });
+    expect(actionable(cancel)).toEqual([{ type: 'endWaits', seqs: [1] }, { type: 'finish', finished: expect.objectContaining({ status: 'cancelled' }) }]);
+    expect(d.send({ type: 'timer.fired', seq: 1 })).toEqual([]);
+  });
+
   it('cascade false leaves the children running; by default they are cancelled', () => {
     const wf = [{ step: 'start', tool: [childTask('c', 'tests/child')] }];
     const cascade = Driver.of(wf);
