@@ -8,6 +8,7 @@ import { actorEvent, stepEvents, type InspectionEvent } from '../../machines/ins
 import { compileStatechart } from '../../machines/playbook-statechart.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
+import { wakeTimesOf } from '../db/wait.repo.ts';
 import { notFound } from '../errors.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 
@@ -39,17 +40,19 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       schema: {
         tags: ['executions'],
         summary: 'Live snapshot of an execution: the statechart state value, active steps, each step status and loop progress',
-        description: 'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, completed, failed, skipped or cancelled. No payload, vars or results.',
+        description: 'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at), completed, failed, skipped or cancelled. No payload, vars or results.',
         params: jsonSchema(idParams),
       },
       config: { access: { level: 'viewer' } },
     },
     async (req) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
-      const found = await readExecutionState(deps.db, deps.cache, id);
+      const [found, wakes] = await Promise.all([readExecutionState(deps.db, deps.cache, id), wakeTimesOf(deps.db, id)]);
       const view = found?.follower.view();
       if (!found || !view) throw notFound(`execution ${id}`);
-      return { execution_id: id, path: found.row.path, catalog_id: found.row.catalog_id, ...view, status: found.row.status, last_event_id: found.follower.lastEventId };
+      // A waiting step's wake-up time is its wait row's (the machine knows what it waits for, not when).
+      const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, wake_at: wakes.get(name)?.toISOString() ?? null } } : s]));
+      return { execution_id: id, path: found.row.path, catalog_id: found.row.catalog_id, ...view, steps, status: found.row.status, last_event_id: found.follower.lastEventId };
     },
   );
 

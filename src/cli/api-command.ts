@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 
@@ -14,6 +15,21 @@ export class UsageError extends Error {
     super(message);
     this.exitCode = exitCode;
   }
+}
+
+const JsonObject = v.record(v.string(), v.unknown());
+
+/** An option whose value is a JSON object (`--payload`, `--data`), or a usage error saying what it is instead; `example` shows one. */
+export function jsonObjectOption(flag: string, text: string, example: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${flag} is not valid JSON (${e instanceof Error ? e.message : String(e)}); expects an object like '${example}'`);
+  }
+  const r = v.safeParse(JsonObject, value);
+  if (!r.success || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  return r.output;
 }
 
 /** A command's arguments parsed strictly (positionals allowed); an unknown or malformed option is a UsageError. */

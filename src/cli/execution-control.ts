@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { ServerClient } from '../worker/server-client.ts';
-import { UsageError, type Out } from './api-command.ts';
+import { jsonObjectOption, UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
 import { checked } from './run-api.ts';
 
@@ -24,21 +24,6 @@ const Cancelled = v.looseObject({ status: v.picklist(['cancelled', 'already_fini
 const Moved = v.looseObject({ execution_id: v.number(), status: v.string() });
 const Retried = v.looseObject({ execution_id: v.number(), retry_of: v.number(), from_step: v.string(), replayed: v.array(v.string()) });
 const Signalled = v.looseObject({ status: v.string(), execution_id: v.number(), signal: v.string(), step: v.optional(v.nullable(v.string()), null), event_id: v.optional(v.nullable(v.number()), null) });
-const PayloadObject = v.record(v.string(), v.unknown());
-
-/** `--data`: a JSON object, or a usage error saying what it is instead. */
-function dataOption(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`--data is not valid JSON (${e instanceof Error ? e.message : String(e)}); expects an object like '{"approved": true}'`);
-  }
-  const r = v.safeParse(PayloadObject, value);
-  if (!r.success || Array.isArray(value)) throw new UsageError(`--data must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
-  return r.output;
-}
-
 /** Sends one control request about execution `id` and prints its answer; returns the exit code (ServerError and the rest thrown). */
 export async function controlExecution(name: ControlName, client: ServerClient, id: number, args: string[], values: ControlOptions, out: Out): Promise<number> {
   const post = async <S extends v.GenericSchema>(schema: S, action: string, body: unknown, headers?: Record<string, string>): Promise<v.InferOutput<S>> => {
@@ -79,7 +64,7 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
       const [signal, ...extra] = args;
       if (!signal) throw new UsageError('signal needs the execution ID and the signal NAME');
       if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-      const body = values.data === undefined ? {} : { payload: dataOption(values.data) };
+      const body = values.data === undefined ? {} : { payload: jsonObjectOption('--data', values.data, '{"approved": true}') };
       const key = values['idempotency-key'];
       const answer = await post(Signalled, `signals/${encodeURIComponent(signal)}`, body, key === undefined ? undefined : { 'idempotency-key': key });
       say(`signal ${answer.signal} ${answer.status}${answer.step ? ` to step ${answer.step}` : ''} of execution ${answer.execution_id}${answer.event_id === null ? '' : ` (event ${answer.event_id})`}`);

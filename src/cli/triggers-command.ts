@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { parseInputText } from '../dsl/parse-input-text.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { cliClient, runCli, UsageError, parseCliArgs, type Out } from './api-command.ts';
+import { cliClient, jsonObjectOption, runCli, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { describeServerError } from './register-file.ts';
 import { TriggerItem, TriggerList, triggersTable, whenText } from './triggers-table.ts';
 import { TRIGGERS_USAGE } from './triggers-usage.ts';
@@ -12,7 +12,6 @@ const SET_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const Fired = v.looseObject({ execution_id: v.nullable(v.number()), duplicate: v.boolean(), fire_key: v.string(), outcome: v.string() });
 const Backfilled = v.looseObject({ execution_ids: v.array(v.number()), skipped: v.number() });
 const CatalogEntry = v.looseObject({ content: v.string() });
-const PayloadObject = v.record(v.string(), v.unknown());
 
 type Options = { json?: boolean; kind?: string; payload?: string; set?: string[]; 'fire-key'?: string; from?: string; to?: string; server?: string };
 
@@ -78,7 +77,7 @@ async function list(client: ServerClient, values: Options, args: string[], out: 
 }
 
 async function fire(client: ServerClient, path: string, name: string, values: Options, out: Out): Promise<number> {
-  const payload = { ...payloadOption(values.payload), ...(await setValues(client, path, values.set ?? [])) };
+  const payload = { ...(values.payload === undefined ? {} : jsonObjectOption('--payload', values.payload, '{"day": "2026-01-31"}')), ...(await setValues(client, path, values.set ?? [])) };
   const body = { ...(Object.keys(payload).length || values.payload !== undefined ? { payload } : {}), ...(values['fire-key'] === undefined ? {} : { fire_key: values['fire-key'] }) };
   const fired = v.parse(Fired, await client.request<unknown>('POST', triggerUrl(path, name, 'fire'), body));
   if (values.json) out.write(`${JSON.stringify(fired, null, 2)}\n`);
@@ -93,20 +92,6 @@ async function backfill(client: ServerClient, path: string, name: string, values
   if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
   else out.write(`started ${answer.execution_ids.length} execution${answer.execution_ids.length === 1 ? '' : 's'}${answer.execution_ids.length ? ` (${answer.execution_ids.join(', ')})` : ''}; ${answer.skipped} fire${answer.skipped === 1 ? '' : 's'} already made or skipped\n`);
   return 0;
-}
-
-/** `--payload`: a JSON object, or a usage error saying what it is instead. */
-function payloadOption(text: string | undefined): Record<string, unknown> {
-  if (text === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`--payload is not valid JSON (${e instanceof Error ? e.message : String(e)}); expects an object like '{"day": "2026-01-31"}'`);
-  }
-  const r = v.safeParse(PayloadObject, value);
-  if (!r.success || Array.isArray(value)) throw new UsageError(`--payload must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
-  return r.output;
 }
 
 /**

@@ -6,8 +6,6 @@ import type { Queryable } from './queryable.ts';
 /** A wait whose time came: a timer to fire, or a signal wait to time out. */
 export type DueWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; wake_at: Date };
 
-/** A wait as the API shows it. */
-export type WaitRow = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: Date | null; approval_roles: string[] | null; created_at: Date };
 
 /**
  * Waits due now of running executions (a paused one's wait until it is resumed), earliest first,
@@ -34,4 +32,14 @@ export async function nextWake(q: Queryable): Promise<Date | null> {
     values: [],
   });
   return rows[0]?.wake_at ?? null;
+}
+
+/** When each wait of an execution wakes (a timer fires, a signal wait times out; null: never), by step. */
+export async function wakeTimesOf(q: Queryable, executionId: number): Promise<Map<string, Date | null>> {
+  const { rows } = await q.query<{ step: string; wake_at: Date | null }>({
+    name: 'svc_wake_times_of',
+    text: `SELECT step, wake_at FROM core.wait WHERE execution_id = $1 ORDER BY seq`,
+    values: [executionId],
+  });
+  return new Map(rows.map((r) => [r.step, r.wake_at]));
 }

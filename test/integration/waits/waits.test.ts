@@ -75,7 +75,7 @@ workflow:
     const wakeAt = Date.parse(String((during.waits as Json[])[0].wake_at));
     expect(wakeAt - t0).toBeGreaterThan(1000);
     const state = (await as(viewer).get(`/api/executions/${id}/state`)).body;
-    expect(state.steps.start).toMatchObject({ status: 'waiting', wait: { kind: 'timer' } });
+    expect(state.steps.start).toMatchObject({ status: 'waiting', wait: { kind: 'timer', wake_at: (during.waits as Json[])[0].wake_at } });
     expect(state.pending_commands).toBe(0);
     // No command exists for the waiting step: no worker slot is held.
     expect((await s.deps.db.query('SELECT count(*)::int AS n FROM core.command WHERE execution_id = $1', [id])).rows[0].n).toBe(0);
