@@ -12,6 +12,7 @@ import { eventRoutes } from './api/events.ts';
 import { batchRoutes } from './api/batch.ts';
 import { executionRoutes } from './api/executions.ts';
 import { executionControlRoutes } from './api/execution-control.ts';
+import { stepRunRoutes } from './api/step-runs.ts';
 import { executionStateRoutes } from './api/execution-state.ts';
 import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
@@ -75,6 +76,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, hookRoutes, guiRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, hookRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

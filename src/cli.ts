@@ -129,6 +129,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
       serviceReaderUrl: await svc.readerDatabaseUrl(),
       shell: shellSettings(config),
+      outputBytes: config.SVC_TASK_OUTPUT_BYTES,
     });
     await worker.start().catch(async (err: unknown) => {
       await svc.stop();
@@ -189,6 +190,7 @@ const commands: Record<string, Command> = {
         // read_only tasks without auth: the same database as the reader role (its login from the server), never this user.
         serviceReaderBaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
         shell: shellSettings(config),
+        outputBytes: config.SVC_TASK_OUTPUT_BYTES,
       });
       // A signal while the worker still waits for its server ends the wait.
       void trap.requested.then(() => worker.stop());

@@ -140,6 +140,8 @@ const envSchema = v.object({
   SVC_SHELL_MEMORY_MB: int(1024, 16),
   SVC_SHELL_MAX_PROCESSES: int(256, 4),
   SVC_SHELL_OUTPUT_BYTES: int(1024 * 1024, 1024),
+  // Kept of each task attempt's output in its `call.attempt` event and in GET .../steps/{step}.
+  SVC_TASK_OUTPUT_BYTES: int(64 * 1024, 256),
   SVC_SHELL_FILE_MB: int(1024, 1),
   SVC_SHELL_NETWORK: bool(true),
   // Extra host paths a sandboxed task may read (absolute, comma separated), bound read-only.

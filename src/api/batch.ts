@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
@@ -110,7 +111,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       const answer = await acceptor.accept({
         execution_id: body.execution_id,
         worker_id: body.worker_id ?? null,
-        events: body.events,
+        events: stampReportedTimes(body.events),
         key_scope: keyScope(req),
         idempotency_key: key,
         body_hash: requestHash(body),

@@ -7,6 +7,7 @@ import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import { presentEvent } from './present.ts';
+import { stampReportedTimes } from './reported-times.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
 export const eventInputSchema = v.object({
@@ -41,7 +42,7 @@ export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvent
 export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema) }, config: { access: { level: 'worker' } } }, async (req) => {
     const ev = req.body as v.InferOutput<typeof eventInputSchema>;
-    const out = await routeEvents(deps, [ev satisfies RoutedEvent]);
+    const out = await routeEvents(deps, stampReportedTimes([ev satisfies RoutedEvent]));
     return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
   });
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
 import { ReportBatcher } from '../../actors/report-batcher.ts';
 import type { AppDeps } from '../app-deps.ts';
@@ -137,7 +138,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const b = req.body as v.InferOutput<typeof reportBody>;
     const again = await redelivered(b.worker_id, b.report_id, b.retry);
     const max = Math.max(0, b.claim - again.length);
-    const out = await reports.route({ events: b.events, claim: max ? { workerId: b.worker_id, max, token: b.report_id } : undefined });
+    const out = await reports.route({ events: stampReportedTimes(b.events), claim: max ? { workerId: b.worker_id, max, token: b.report_id } : undefined });
     return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: [...again, ...out.claimed].map(presentCommand) };
   });
 }

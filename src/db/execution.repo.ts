@@ -67,6 +67,17 @@ export async function loadEventsAfter(q: Queryable, executionId: number, after: 
   return rows;
 }
 
+/** The events of one step of an execution, in order (by the log's key: the execution's events, filtered). */
+export async function loadStepEvents(q: Queryable, executionId: number, step: string, limit: number): Promise<EventRow[]> {
+  const { rows } = await q.query<EventRow>(
+    `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
+       FROM core.event WHERE execution_id = $1 AND step = $2 ORDER BY event_id LIMIT $3`,
+    [executionId, step, limit],
+  );
+  return rows;
+}
+
 /** n new execution ids in one round trip. */
 export async function allocateExecutionIds(q: Queryable, n: number): Promise<number[]> {
   const { rows } = await q.query<{ id: number }>(`SELECT nextval('core.execution_id_seq') AS id FROM generate_series(1, $1)`, [n]);

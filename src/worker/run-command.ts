@@ -12,7 +12,9 @@ import { tools } from './tools/index.ts';
 import { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
-import { withRetry } from './with-retry.ts';
+import { withRetry, type Attempt } from './with-retry.ts';
+import { Elapsed } from './elapsed.ts';
+import { capOutput } from '../cap-output.ts';
 import { isObject } from '../objects.ts';
 
 export type KeychainResolver = (command: PresentedCommand, names: string[]) => Promise<Record<string, unknown>>;
@@ -27,7 +29,13 @@ export type RunDeps = {
   serviceReaderUrl?: string;
   resolveKeychain: KeychainResolver;
   shell?: ShellHost; // the pool's probed shell sandbox
+  /** Kept of each failed attempt's output in its `call.attempt` event (SVC_TASK_OUTPUT_BYTES; default 64 KiB). */
+  outputBytes?: number;
 };
+
+const DEFAULT_OUTPUT_BYTES = 64 * 1024;
+
+type TaskRun = TaskOutcome & { attempts: number; tried: Attempt[] };
 
 async function fetchCredential(client: ServerClient, name: string, claim: Record<string, string>): Promise<ResolvedCredential | TaskOutcome> {
   try {
@@ -57,11 +65,24 @@ async function fetchExecutionSecret(client: ServerClient, handle: string, claim:
 
 const isOutcome = (v: ResolvedCredential | TaskOutcome): v is TaskOutcome => 'status' in v;
 
+/** A plain record made storable with the secrets masked (a task's name may hold one). */
+function masked(record: Record<string, unknown>, secrets: SecretMask): Record<string, unknown> {
+  const out = storable(record, secrets).value;
+  return isObject(out) ? out : {};
+}
+
 /**
  * Renders and runs one task with its retry policy and timeout; never throws. The secrets it
  * injects (its credential's, tokens its tool fetched) are added to `secrets`.
  */
-async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask, claim: Record<string, string>): Promise<TaskOutcome & { attempts: number }> {
+async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask, claim: Record<string, string>): Promise<TaskRun> {
+  const tried: Attempt[] = [];
+  const outcome = await attemptTask(task, ctx, step, deps, secrets, claim, tried);
+  return { ...outcome, tried };
+}
+
+/** runTask's work; each attempt the tool made is pushed to `tried`. */
+async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask, claim: Record<string, string>, tried: Attempt[]): Promise<TaskOutcome & { attempts: number }> {
   const { retry, name, kind, ...fields } = task;
   let rendered: Record<string, unknown>;
   try {
@@ -131,6 +152,8 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
       }
     },
     deps.signal,
+    undefined,
+    (a) => tried.push(a),
   );
   return whenError ? { ...outcome, status: 'error', error: whenError } : outcome;
 }
@@ -143,13 +166,14 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
  * credential and keychain value it used, and every token a tool fetched for it, is masked.
  */
 export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<RoutedEvent[]> {
+  const startedAt = new Elapsed();
   const base = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: deps.workerId, step: cmd.step };
   const tasks = cmd.tasks as NormalizedTask[];
   const context = isObject(cmd.context) ? cmd.context : {};
   const earlier = isObject(context.tasks) ? { ...(context.tasks as Record<string, TaskOutcome>) } : {};
   // Later tasks of the command see earlier outcomes as they were; only the report is masked.
   const outcomes: Record<string, TaskOutcome> = {};
-  const calls: { task: NormalizedTask; attempts: number; durationMs: number }[] = [];
+  const calls: { task: NormalizedTask; attempts: number; durationMs: number; startedAt: Elapsed; tried: Attempt[] }[] = [];
   const secrets = new SecretMask();
   const claim = claimHeaders(cmd, deps.workerId);
   let keychain: Record<string, unknown> = {};
@@ -159,29 +183,44 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
     secrets.addKeychain(keychain);
   }
   for (const task of tasks) {
-    const startedAt = performance.now();
+    const taskStart = performance.now();
     const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets, claim);
-    const { attempts, ...plain } = outcome;
+    const { attempts, tried, ...plain } = outcome;
     outcomes[task.name] = plain;
-    calls.push({ task, attempts, durationMs: Math.round(performance.now() - startedAt) });
+    calls.push({ task, attempts, durationMs: Math.round(performance.now() - taskStart), startedAt: new Elapsed(taskStart), tried });
     if (outcome.status === 'error' || deps.signal.aborted) break;
   }
+  const endedAt = new Elapsed();
   // Masked once every secret is known: a later task's credential may have been echoed earlier.
   const stored: Record<string, TaskOutcome> = {};
   for (const { task } of calls) stored[task.name] = storableOutcome(outcomes[task.name], secrets);
-  const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index } }];
-  for (const { task, attempts, durationMs } of calls) {
+  // `ago_ms`: how long before the report each moment was (the server makes it a time, `at`).
+  const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index, ago_ms: startedAt } }];
+  const outputBytes = deps.outputBytes ?? DEFAULT_OUTPUT_BYTES;
+  for (const { task, attempts, durationMs, startedAt: taskStartedAt, tried } of calls) {
+    // Every attempt before the last one failed and was retried: each is recorded with its error and output.
+    for (const a of tried.slice(0, -1)) {
+      const failed = storableOutcome(a.outcome, secrets);
+      events.push({
+        ...base,
+        event_type: EVENT.callAttempt,
+        context: { ...masked({ task: task.name, kind: task.kind, attempt: a.attempt, duration_ms: a.durationMs }, secrets), ago_ms: new Elapsed(a.startedAt) },
+        result: { output: capOutput(failed.data, outputBytes) },
+        error: failed.error,
+      });
+    }
     const outcome = stored[task.name];
     events.push({
       ...base,
       event_type: outcome.status === 'ok' ? EVENT.callDone : EVENT.callError,
-      context: storable({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs }, secrets).value,
+      // `at` (from ago_ms): the task's start; `attempt_ms`: its last attempt, which ended with it.
+      context: { ...masked({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs, attempt_ms: tried.at(-1)?.durationMs ?? durationMs }, secrets), ago_ms: taskStartedAt },
       error: outcome.error,
     });
   }
   // A task failed (after its retries): the command failed, and says which task with its error.
   const failed = calls.find(({ task }) => stored[task.name].status === 'error');
-  if (failed) events.push({ ...base, event_type: EVENT.commandFailed, result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
-  else events.push({ ...base, event_type: EVENT.commandCompleted, result: { tasks: stored } });
+  if (failed) events.push({ ...base, event_type: EVENT.commandFailed, context: { ago_ms: endedAt }, result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
+  else events.push({ ...base, event_type: EVENT.commandCompleted, context: { ago_ms: endedAt }, result: { tasks: stored } });
   return events;
 }

@@ -4,12 +4,16 @@ import type { TaskOutcome } from './tools/types.ts';
 // setTimeout's largest delay; a longer one would fire at once instead.
 const RETRY_DELAY_CEILING_MS = 2_147_483_647;
 
+/** One attempt of a task: its number (1..), when it began (performance.now()), how long it ran, what it gave. */
+export type Attempt = { attempt: number; startedAt: number; durationMs: number; outcome: TaskOutcome };
+
 export type RetryPolicy = { attempts: number; delay_seconds: number; backoff: number; max_delay_seconds?: number };
 
 /**
  * Runs `run` up to `retry.attempts` times while `shouldRetry(outcome)` holds, waiting
  * `delay_seconds * backoff^(n-1)` (capped by max_delay_seconds) after the n-th failure. An abort
  * stops the waiting and the retrying; the last outcome is returned with the attempts made.
+ * `onAttempt` hears of each attempt as it ends.
  */
 export async function withRetry(
   run: (attempt: number) => Promise<TaskOutcome>,
@@ -17,10 +21,13 @@ export async function withRetry(
   shouldRetry: (outcome: TaskOutcome) => boolean,
   signal: AbortSignal,
   sleep: (ms: number) => Promise<void> = (ms) => delay(ms, undefined, { signal }),
+  onAttempt?: (tried: Attempt) => void,
 ): Promise<TaskOutcome & { attempts: number }> {
   const attempts = Number.isFinite(retry.attempts) ? Math.max(1, Math.floor(retry.attempts)) : 1;
   for (let attempt = 1; ; attempt++) {
+    const startedAt = performance.now();
     const outcome = await runSafely(run, attempt);
+    onAttempt?.({ attempt, startedAt, durationMs: Math.round(performance.now() - startedAt), outcome });
     if (outcome.status === 'ok' || attempt >= attempts || signal.aborted || !shouldRetry(outcome)) return { ...outcome, attempts: attempt };
     await abortable(sleep(retryDelayMs(retry, attempt)), signal);
     if (signal.aborted) return { ...outcome, attempts: attempt };

@@ -53,6 +53,8 @@ export type WorkerOptions = {
   resolveKeychain?: KeychainResolver;
   /** How shell tasks run (SVC_SHELL_*, shellSettings(config)); default: sandboxed, default limits. */
   shell?: ShellSettings;
+  /** Kept of each failed task attempt's output (SVC_TASK_OUTPUT_BYTES). */
+  outputBytes?: number;
   claimWaitMs?: number;
   /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
   idleHeartbeatIntervalMs?: number;
@@ -297,6 +299,7 @@ export class Worker {
         serviceReaderUrl,
         resolveKeychain: this.#resolveKeychain,
         shell: this.#shell,
+        outputBytes: this.#opts.outputBytes,
       });
     // A `svc worker` asks for the reader's login first when the command has a read_only task for it.
     (this.#serviceReader ? this.#serviceReader(cmd, signal).then(run) : run(this.#opts.serviceReaderUrl))

@@ -39,9 +39,9 @@ describe('event types', () => {
     expect(FOLDING_EVENT_TYPES).toEqual(EVENT_TYPES.filter((t) => eventTypeInfo(t).folds));
   });
 
-  it('a worker may report what it reported before the registry, no more', () => {
+  it('a worker may report what it reported before the registry, and the attempts of a retried task (call.attempt), no more', () => {
     expect([...WORKER_EVENT_TYPES].sort()).toEqual(
-      ['command.started', 'command.heartbeat', 'call.done', 'call.error', 'command.completed', 'command.failed', 'execution.cancelled'].sort(),
+      ['command.started', 'command.heartbeat', 'call.attempt', 'call.done', 'call.error', 'command.completed', 'command.failed', 'execution.cancelled'].sort(),
     );
   });
 

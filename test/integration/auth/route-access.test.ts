@@ -68,6 +68,7 @@ const EXPECTED: Record<string, RouteAccess> = {
   'POST /api/mcp/mcp/:name/lifecycle/:action': operator,
   'GET /api/secrets/:handle': worker,
   'POST /api/executions/:id/retry': operator,
+  'GET /api/executions/:id/steps/:step': viewer,
   'POST /api/executions/:id/pause': operator,
   'POST /api/executions/:id/resume': operator,
   'POST /api/executions/:id/signals/:name': viewer, // the waiting step's approval roles decide (operator when it names none)

@@ -50,6 +50,7 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'GET', url: '/api/executions', route: '/api/executions' },
   { method: 'POST', url: '/api/executions/1/cancel', route: '/api/executions/{id}/cancel', body: {} },
   { method: 'POST', url: '/api/executions/1/retry', route: '/api/executions/{id}/retry', body: {} },
+  { method: 'GET', url: '/api/executions/1/steps/start', route: '/api/executions/{id}/steps/{step}' },
   { method: 'POST', url: '/api/executions/1/pause', route: '/api/executions/{id}/pause' },
   { method: 'POST', url: '/api/executions/1/resume', route: '/api/executions/{id}/resume' },
   { method: 'POST', url: '/api/executions/1/signals/go', route: '/api/executions/{id}/signals/{name}', body: { payload: { ok: true } } },

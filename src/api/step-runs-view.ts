@@ -1,0 +1,117 @@
+import { EVENT } from '../../machines/event-types.ts';
+import type { EventRow } from '../db/execution.repo.ts';
+import { isObject } from '../objects.ts';
+
+// What GET /api/executions/{id}/steps/{step} answers, made from the step's events (pure): each
+// run of its work (a command, or a child execution), when it was claimed, started and ended (the
+// worker's true times, `context.at`, where its report gave them; else when the event was stored),
+// and each task's attempts with their output and error.
+
+export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
+export type TaskView = { task: string; kind: string | null; attempts: AttemptView[] };
+export type RunView = {
+  seq: number;
+  loop_index: number | null;
+  command_id: number | null;
+  worker_id: string | null;
+  status: string;
+  claimed_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  child_execution_id: number | null;
+  tasks: TaskView[];
+};
+
+type Run = RunView & { byTask: Map<string, TaskView> };
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The runs of a step from its events (in log order); each output capped by `cap`. */
+export function stepRunsView(events: readonly EventRow[], cap: (output: unknown) => unknown): RunView[] {
+  const runs = new Map<number, Run>();
+  const runOf = (seq: number): Run => {
+    let r = runs.get(seq);
+    if (!r) {
+      r = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', claimed_at: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], byTask: new Map() };
+      runs.set(seq, r);
+    }
+    return r;
+  };
+  const taskOf = (r: Run, name: string, kind: string | null): TaskView => {
+    let t = r.byTask.get(name);
+    if (!t) {
+      t = { task: name, kind, attempts: [] };
+      r.byTask.set(name, t);
+      r.tasks.push(t);
+    }
+    return t;
+  };
+  for (const e of events) {
+    const ctx = isObject(e.context) ? e.context : {};
+    const seq = num(ctx.seq);
+    if (seq === null) continue;
+    const r = runOf(seq);
+    const at = text(ctx.at) ?? e.created_at ?? null;
+    if (e.command_id !== null) r.command_id = e.command_id;
+    switch (e.event_type) {
+      case EVENT.commandIssued:
+        r.loop_index = num(ctx.loop_index);
+        r.command_id = num(ctx.command_id) ?? r.command_id;
+        break;
+      case EVENT.commandClaimed:
+        r.status = 'claimed';
+        r.claimed_at = text(ctx.claimed_at) ?? e.created_at ?? null;
+        r.worker_id = text(ctx.worker_id) ?? e.worker_id;
+        break;
+      case EVENT.commandStarted:
+        r.status = 'running';
+        r.started_at = at;
+        r.worker_id = e.worker_id ?? r.worker_id;
+        break;
+      case EVENT.callAttempt: {
+        const t = taskOf(r, text(ctx.task) ?? '?', text(ctx.kind));
+        t.attempts.push({ attempt: num(ctx.attempt) ?? t.attempts.length + 1, started_at: at, duration_ms: num(ctx.duration_ms), status: 'error', error: e.error ?? null, output: cap(isObject(e.result) ? e.result.output : null) });
+        break;
+      }
+      case EVENT.callDone:
+      case EVENT.callError: {
+        const t = taskOf(r, text(ctx.task) ?? '?', text(ctx.kind));
+        const attempts = num(ctx.attempts) ?? t.attempts.length + 1;
+        const total = num(ctx.duration_ms);
+        const last = num(ctx.attempt_ms) ?? total;
+        // The last attempt ended with the task: its start is the task's end less its own length.
+        const start = text(ctx.at) && total !== null && last !== null ? new Date(Date.parse(String(ctx.at)) + total - last).toISOString() : at;
+        t.attempts.push({ attempt: attempts, started_at: start, duration_ms: last, status: e.event_type === EVENT.callDone ? 'ok' : 'error', error: e.error ?? null, output: null });
+        break;
+      }
+      case EVENT.commandCompleted:
+      case EVENT.commandFailed:
+        r.status = e.event_type === EVENT.commandCompleted ? 'completed' : 'failed';
+        r.finished_at = at;
+        fillOutputs(r, e.result, cap);
+        break;
+      case EVENT.childStarted:
+        r.status = 'running';
+        r.started_at = at;
+        r.child_execution_id = num(ctx.child_execution_id);
+        break;
+      case EVENT.childFinished:
+        r.status = text(ctx.status) ?? 'finished';
+        r.finished_at = at;
+        r.child_execution_id = num(ctx.child_execution_id) ?? r.child_execution_id;
+        break;
+    }
+  }
+  return [...runs.values()].map(({ byTask: _, ...r }) => r);
+}
+
+/** The last attempt of each task takes its output from the command's report (`result.tasks.<task>.data`). */
+function fillOutputs(r: Run, result: unknown, cap: (output: unknown) => unknown): void {
+  const tasks = isObject(result) && isObject(result.tasks) ? result.tasks : {};
+  for (const t of r.tasks) {
+    const last = t.attempts.at(-1);
+    const outcome = tasks[t.task];
+    if (last && isObject(outcome)) last.output = cap(outcome.data ?? null);
+  }
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app-deps.ts';
+import { capOutput } from '../cap-output.ts';
+import { getExecution, loadStepEvents } from '../db/execution.repo.ts';
+import { notFound } from '../errors.ts';
+import { stepRunsView } from './step-runs-view.ts';
+import { integerText, jsonSchema, MAX_ID } from './validation.ts';
+
+const params = v.object({ id: integerText(1, MAX_ID), step: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) });
+// A step's events read at most: a loop of thousands of items is listed up to here.
+const MAX_STEP_EVENTS = 20_000;
+
+/** GET /api/executions/{id}/steps/{step}: a step's runs with their true times, task attempts, outputs and errors. */
+export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.get(
+    '/api/executions/:id/steps/:step',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: "A step's runs: commands (or child executions) with claim, start and end times, and each task's attempts with output and error",
+        description:
+          'Times are the worker\'s true ones (`context.at` of its events: the server\'s receive time less the worker\'s monotonic age of each moment), else when the event was stored. ' +
+          'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
+          'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond).',
+        params: jsonSchema(params),
+      },
+      config: { access: { level: 'viewer' } },
+    },
+    async (req) => {
+      const { id, step } = req.params as v.InferOutput<typeof params>;
+      const row = await getExecution(deps.db, id);
+      if (!row) throw notFound(`execution ${id}`);
+      const compiled = await deps.cache.get(deps.db, row.catalog_id);
+      if (!compiled.playbook.workflow.some((s) => s.step === step)) throw notFound(`step ${step} of ${row.path}`);
+      const events = await loadStepEvents(deps.db, id, step, MAX_STEP_EVENTS);
+      const cap = (output: unknown) => capOutput(output, deps.config.SVC_TASK_OUTPUT_BYTES);
+      return { execution_id: id, step, runs: stepRunsView(events, cap), truncated: events.length >= MAX_STEP_EVENTS };
+    },
+  );
+}
