@@ -18,7 +18,9 @@ const WIDTHS = [6, 9, 9, 19, 16];
 const HEADER = ['ID', 'AT', 'GAP', 'EVENT', 'STEP', 'DETAIL'];
 
 const ErrorShape = v.looseObject({ message: v.string(), code: v.optional(v.nullable(v.string())) });
-const CallContext = v.looseObject({ task: v.optional(v.string()), kind: v.optional(v.string()), duration_ms: v.optional(v.number()), attempts: v.optional(v.number()) });
+const CallContext = v.looseObject({ task: v.optional(v.string()), kind: v.optional(v.string()), duration_ms: v.optional(v.number()), attempts: v.optional(v.number()), attempt: v.optional(v.number()) });
+const TimedContext = v.looseObject({ at: v.string() });
+const AttemptResult = v.looseObject({ output: v.unknown() });
 // A command's report: each task's outcome, its data when ok (a call's own event carries none).
 const CommandResult = v.looseObject({ tasks: v.record(v.string(), v.looseObject({ status: v.string(), data: v.optional(v.unknown()), error: v.optional(v.unknown()) })) });
 const FailedTask = v.looseObject({ task: v.string() });
@@ -74,6 +76,13 @@ function detail(e: ExecutionEvent): string {
       const task = c.success && c.output.task ? `${c.output.task} (${how.filter(Boolean).join(', ')})` : '';
       const outcome = e.event_type === EVENT.callError ? errorText(e.error) : e.result === undefined || e.result === null ? '' : JSON.stringify(e.result);
       return [task, outcome].filter(Boolean).join(': ');
+    }
+    case EVENT.callAttempt: {
+      // A failed attempt of a retried task: its error, and what it printed or answered.
+      const c = v.safeParse(CallContext, e.context);
+      const task = c.success ? `${c.output.task ?? '?'} attempt ${c.output.attempt ?? '?'}${c.output.duration_ms === undefined ? '' : ` (${durationText(c.output.duration_ms)})`}` : '';
+      const r = v.safeParse(AttemptResult, e.result);
+      return [task, errorText(e.error), r.success ? `output ${JSON.stringify(r.output.output ?? null)}` : ''].filter(Boolean).join(': ');
     }
     case EVENT.commandCompleted: {
       // Each task's data, by name: the output a reader looks for, without the wrapper around it.
@@ -137,6 +146,12 @@ function detail(e: ExecutionEvent): string {
 
 const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? cell.padEnd(WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
 
+/** When the event happened: the worker's true time (`context.at`, from its report) where it gave one, else when it was stored. */
+function trueTime(e: ExecutionEvent): string {
+  const c = v.safeParse(TimedContext, e.context);
+  return c.success ? c.output.at : e.created_at;
+}
+
 /** The timeline's lines, from the start time and the previous event's time (both updated as it goes). */
 export class Timeline {
   #start: number | undefined;
@@ -147,7 +162,7 @@ export class Timeline {
   }
 
   line(e: ExecutionEvent): string {
-    const at = Date.parse(e.created_at);
+    const at = Date.parse(trueTime(e));
     this.#start ??= at;
     const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : `+${durationText(at - this.#start)}`;
     const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : `+${durationText(at - this.#previous)}`;
