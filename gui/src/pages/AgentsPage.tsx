@@ -1,12 +1,12 @@
 import { load } from 'js-yaml';
 import { useState } from 'react';
-import { api, apiOrNull, encodePath, type CatalogEntry, type Execution, type ExecutionEvent } from '../api.ts';
+import { api, apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
 import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { useCan } from '../session.ts';
-import { ErrorBox, JsonView, Section, StatusBadge } from '../ui.tsx';
+import { ErrorBox, Section, StatusBadge } from '../ui.tsx';
+import { AgentRun, type Agent } from './AgentTerminal.tsx';
 
-type Agent = { path: string; catalog_id: number; version: number; name: string; workspace: string | null; scopes: string[]; capabilities: string[]; description: string | null };
 /** One item of GET /api/mcp/servers (src/api/mcp.ts). */
 type McpServer = {
   name: string;
@@ -27,7 +27,6 @@ const MCP_IDLE_REFRESH_MS = 5_000;
 // The statuses src/api/mcp-status.ts gives while an action's execution runs.
 const mcpBusy = (status: string) => ['deploying', 'undeploying', 'restarting', 'checking'].includes(status) || status.endsWith('_running');
 
-const RUN_REFRESH_MS = 500;
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
 
 /**
@@ -62,7 +61,7 @@ async function agentsFromCatalog(signal: AbortSignal): Promise<Agent[]> {
   return out;
 }
 
-/** The agents terminal: agents by workspace, a tool run with its result as it comes, MCP servers and their lifecycle. */
+/** The agents terminal: agents by workspace, a tool call or listing with its result as it comes (AgentTerminal.tsx), MCP servers and their lifecycle. */
 export function AgentsPage() {
   const agents = usePoll(async (signal) => (await apiOrNull<{ items: Agent[] }>('/agents', { signal }))?.items ?? agentsFromCatalog(signal), null, []);
   const [chosen, setChosen] = useState<Agent | null>(null);
@@ -104,92 +103,6 @@ export function AgentsPage() {
       </Section>
       <McpServers />
     </>
-  );
-}
-
-function AgentRun({ agent }: { agent: Agent }) {
-  const canOperate = useCan('operator');
-  const [tool, setTool] = useState('');
-  const [args, setArgs] = useState('{}');
-  const [executionId, setExecutionId] = useState<number | null>(null);
-  const [error, setError] = useState<unknown>();
-  let problem: string | null = null;
-  try {
-    const v: unknown = JSON.parse(args);
-    if (!v || typeof v !== 'object' || Array.isArray(v)) problem = 'arguments must be a JSON object';
-  } catch (e) {
-    problem = e instanceof Error ? e.message : String(e);
-  }
-  const run = async (e: React.FormEvent) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      const workload: Record<string, unknown> = { arguments: JSON.parse(args) };
-      if (tool.trim()) workload.tool = tool.trim();
-      const out = await api<{ execution_id: number }>('/execute', { body: { path: agent.path, resource_kind: 'agent', workload } });
-      setExecutionId(out.execution_id);
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return (
-    <div className="terminal" aria-label={`Run ${agent.name}`}>
-      <h3>Run {agent.name}</h3>
-      {canOperate ? (
-        <form className="stack" onSubmit={run}>
-          <label>
-            Tool <input value={tool} onChange={(e) => setTool(e.target.value)} placeholder="the playbook's default when empty" />
-          </label>
-          <label>
-            Arguments (JSON)
-            <textarea rows={3} className="code" value={args} onChange={(e) => setArgs(e.target.value)} spellCheck={false} />
-          </label>
-          {problem ? <p className="error">{problem}</p> : null}
-          <button type="submit" disabled={problem !== null}>
-            Run
-          </button>
-        </form>
-      ) : (
-        <p className="muted">Running agents needs the operator role.</p>
-      )}
-      <ErrorBox error={error} />
-      {executionId !== null ? <RunOutput id={executionId} /> : null}
-    </div>
-  );
-}
-
-/** The run as it goes: each step's events as they arrive, then the result or error. */
-function RunOutput({ id }: { id: number }) {
-  const [done, setDone] = useState(false);
-  const out = usePoll(
-    async (signal) => {
-      const execution = await api<Execution>(`/executions/${id}`, { signal });
-      const events = await api<{ events: ExecutionEvent[] }>(`/events/${id}`, { signal });
-      if (execution.status !== 'running') setDone(true);
-      return { execution, events: events.events };
-    },
-    done ? null : RUN_REFRESH_MS,
-    [id, done],
-  );
-  if (!out.data) return <ErrorBox error={out.error} />;
-  const { execution, events } = out.data;
-  return (
-    <div className="run-output" aria-live="polite">
-      <p>
-        <a href={href(['executions', id])}>Execution {id}</a> <StatusBadge status={execution.status} />
-      </p>
-      <ol className="log">
-        {events
-          .filter((e) => e.event_type.startsWith('step.') || e.event_type.startsWith('call.') || e.event_type.startsWith('command.'))
-          .map((e) => (
-            <li key={e.event_id}>
-              {e.event_type} {e.step ?? ''}
-            </li>
-          ))}
-      </ol>
-      <JsonView label="Result" value={execution.result} open />
-      <JsonView label="Error" value={execution.error} open />
-    </div>
   );
 }
 
