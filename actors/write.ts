@@ -48,6 +48,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     }
     if (claim.max > handed) older.push({ ...claim, max: claim.max - handed });
   }
+  const waiting = new Set(folded.rows.waits.map((w) => w.execution_id));
   const appends: LogAppend[] = [];
   const newExecutions: UnitNewExecution[] = [];
   const published: Published[] = [];
@@ -63,7 +64,9 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
       const progress = executionProgress(h.status, ctx.completedSteps, h.compiled.playbook.workflow.length, ctx.finished?.error?.step);
       // The log is the truth and the snapshot a cache of it: written every SNAPSHOT_EVERY_EVENTS
       // events, so a step does not rewrite the whole context; a finished execution drops it.
-      const writeSnapshot = running && h.lastEventId - h.snapshotEventId >= SNAPSHOT_EVERY_EVENTS;
+      // An execution that begins to wait is stored with its state too: it may sleep for long, and
+      // its wake-up (on any server) then resumes the snapshot instead of refolding its log.
+      const writeSnapshot = running && (h.lastEventId - h.snapshotEventId >= SNAPSHOT_EVERY_EVENTS || waiting.has(h.id));
       const projection = {
         status: h.status,
         progress,
