@@ -1,6 +1,7 @@
 // The agents terminal's run: a tool call (or a listing of the tools) sent to an agent as the MCP
 // runtime expects it, and each MCP call of the execution as it ends: the tool's result, or why it failed.
 import { useRef, useState } from 'react';
+import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { api, type Execution, type ExecutionEvent } from '../api.ts';
 import { usePoll } from '../hooks.ts';
@@ -40,13 +41,13 @@ export function toolCalls(events: ExecutionEvent[]): ToolCall[] {
   }
   const calls: ToolCall[] = [];
   for (const e of events) {
-    if (e.event_type !== 'command.completed' && e.event_type !== 'command.failed') continue;
+    if (e.event_type !== EVENT.commandCompleted && e.event_type !== EVENT.commandFailed) continue;
     const seq = isObject(e.context) ? e.context.seq : undefined;
     const tasks = isObject(e.result) && isObject(e.result.tasks) ? e.result.tasks : {};
     for (const task of typeof seq === 'number' ? (mcpTasks.get(seq) ?? []) : []) {
       const t = isObject(tasks[task]) ? tasks[task] : {};
       // A failed command without a per-task record (it never reported one) failed this task too.
-      const error = errorText(t.error) ?? (e.event_type === 'command.failed' && !isObject(tasks[task]) ? errorText(e.error) : null);
+      const error = errorText(t.error) ?? (e.event_type === EVENT.commandFailed && !isObject(tasks[task]) ? errorText(e.error) : null);
       const failed = error !== null || t.status === 'error' || (isObject(t.data) && t.data.isError === true);
       calls.push({ key: `${e.event_id}/${task}`, step: e.step, task, status: failed ? 'failed' : 'ok', data: t.data, error });
     }
