@@ -18,6 +18,7 @@ const OPTIONS = {
   status: { type: 'string' },
   'path-prefix': { type: 'string' },
   since: { type: 'string' },
+  label: { type: 'string', multiple: true },
   limit: { type: 'string' },
   cursor: { type: 'string' },
   follow: { type: 'boolean', short: 'f' },
@@ -31,7 +32,7 @@ const OPTIONS = {
 type OptionName = keyof typeof OPTIONS;
 
 const OWN: Record<ExecutionCommandName, readonly OptionName[]> = {
-  list: ['status', 'path-prefix', 'since', 'limit', 'cursor'],
+  list: ['status', 'path-prefix', 'since', 'label', 'limit', 'cursor'],
   status: [],
   logs: ['follow'],
   cancel: ['reason', 'cascade', 'no-cascade'],
@@ -101,7 +102,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
   });
 }
 
-async function list(client: ServerClient, values: { status?: string; 'path-prefix'?: string; since?: string; limit?: string; cursor?: string; json?: boolean }, out: Out): Promise<number> {
+async function list(client: ServerClient, values: { status?: string; 'path-prefix'?: string; since?: string; label?: string[]; limit?: string; cursor?: string; json?: boolean }, out: Out): Promise<number> {
   const query = new URLSearchParams();
   const wanted = values.status;
   if (wanted !== undefined) {
@@ -110,6 +111,11 @@ async function list(client: ServerClient, values: { status?: string; 'path-prefi
   }
   if (values['path-prefix'] !== undefined) query.set('path_prefix', values['path-prefix']);
   if (values.since !== undefined) query.set('started_after', sinceTime(values.since, Date.now()));
+  for (const label of values.label ?? []) {
+    const eq = label.indexOf('=');
+    if (eq < 1) throw new UsageError(`--label expects key=value, got ${JSON.stringify(label)}`);
+    query.append('label', `${label.slice(0, eq)}:${label.slice(eq + 1)}`);
+  }
   if (values.limit !== undefined) {
     if (!/^[1-9]\d*$/.test(values.limit)) throw new UsageError(`--limit expects a positive integer, got ${JSON.stringify(values.limit)}`);
     query.set('limit', values.limit);

@@ -29,12 +29,13 @@ const help = (summary: string, usage: string, options: string, notes: string, ro
 /** The commands on executions, each with its one-line summary and help text (first line: the usage line). */
 export const EXECUTION_COMMANDS = {
   list: help(
-    'list executions, newest first by start time (filters: status, path prefix, since)',
-    'svc list [--status S] [--path-prefix P] [--since ISO|DURATION] [--limit N] [--cursor C] [--json] [--server URL]',
+    'list executions, newest first by start time (filters: status, path prefix, since, labels)',
+    'svc list [--status S] [--path-prefix P] [--since ISO|DURATION] [--label K=V]... [--limit N] [--cursor C] [--json] [--server URL]',
     `  --status S       running, paused, completed, failed, cancelled (every status the server knows)
   --path-prefix P  playbook paths starting with P (e.g. billing/)
   --since T        started at or after T: an ISO 8601 time (2026-11-01T08:00:00Z, or a date:
                    its UTC midnight), or a duration back from now (90s, 30m, 2h, 1d, 1h30m)
+  --label K=V      started with this label (svc run --label K=V); repeatable: all of them
   --limit N        at most N executions (the server's default 50, at most 500)
   --cursor C       the next page: C is what the line under the table (or next_cursor) says`,
     'Columns: id, playbook path, status, start time (and its age), run time, progress.',

@@ -105,10 +105,11 @@ export class RunApi {
    * in all) when no answer came or the server was briefly unavailable: `idempotencyKey` makes
    * every copy the same start, so a lost answer never makes a second execution.
    */
-  async start(path: string, payload: Record<string, unknown>, idempotencyKey: string) {
+  async start(path: string, payload: Record<string, unknown>, idempotencyKey: string, labels: Record<string, string> = {}) {
+    const body = Object.keys(labels).length ? { path, payload, labels } : { path, payload };
     for (let attempt = 1; ; attempt++) {
       try {
-        const answer = await this.call('POST', '/api/run/playbook', { path, payload }, undefined, { 'idempotency-key': idempotencyKey });
+        const answer = await this.call('POST', '/api/run/playbook', body, undefined, { 'idempotency-key': idempotencyKey });
         return checked(started, answer, 'POST /api/run/playbook');
       } catch (err) {
         const again = err instanceof ServerUnreachableError || (err instanceof ServerError && RETRIED_STATUSES.has(err.status));

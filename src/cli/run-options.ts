@@ -8,6 +8,8 @@ export type RunOptions = {
   payload: Record<string, unknown>;
   /** `--set key=value`, in order: read per the playbook's declared input type (run-workload.ts). */
   sets: [string, string][];
+  /** `--label key=value`: labels of the execution (GET /api/executions?label=key:value finds it). */
+  labels: Record<string, string>;
   wait: boolean;
   json: boolean;
   serverUrl: string;
@@ -19,6 +21,7 @@ export type ParsedRunOptions = { ok: true; options: RunOptions } | { ok: false; 
 
 const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
 const payloadObject = v.record(v.string(), v.unknown());
+const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /** Parses `svc run` arguments; a usage problem comes back as a message with exit code 2 (78 for a bad SVC_SERVER_URL). */
 export function parseRunOptions(argv: string[], env: Readonly<Record<string, string | undefined>>): ParsedRunOptions {
@@ -26,7 +29,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   try {
     parsed = parseArgs({
       args: argv,
-      options: { payload: { type: 'string' }, set: { type: 'string', multiple: true }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
+      options: { payload: { type: 'string' }, set: { type: 'string', multiple: true }, label: { type: 'string', multiple: true }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
       strict: true,
       allowPositionals: true,
     });
@@ -65,6 +68,14 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
     sets.push([key, item.slice(eq + 1)]);
   }
 
+  const labels: Record<string, string> = {};
+  for (const item of values.label ?? []) {
+    const eq = item.indexOf('=');
+    const key = eq < 0 ? '' : item.slice(0, eq);
+    if (!LABEL_KEY.test(key)) return { ok: false, message: `--label expects key=value with key of letters, digits, _ . - (at most 64), got ${JSON.stringify(item)}`, exitCode: 2 };
+    labels[key] = item.slice(eq + 1);
+  }
+
   let client;
   try {
     // Only the variables the client needs (a bad server-side setting must not stop `svc run`);
@@ -83,6 +94,6 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
 
   return {
     ok: true,
-    options: { target: positionals[0], payload, sets, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
+    options: { target: positionals[0], payload, sets, labels, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
   };
 }

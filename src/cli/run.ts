@@ -89,7 +89,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     fromFile = target.fromFile;
     stage = 'start';
     // One key for this invocation: the start's retries are the same start.
-    const started = await api.start(target.path, prepared.payload, randomUUID());
+    const started = await api.start(target.path, prepared.payload, randomUUID(), options.labels);
     const id = started.execution_id;
     if (!options.json) out.write(`execution ${id} started (${started.path})\n`);
     if (!options.wait) {

@@ -128,6 +128,8 @@ export type ExecutionListFilter = {
   trigger?: string;
   requestedBy?: string;
   q?: string;
+  /** Labels the execution was started with, each of these key-value pairs. */
+  labels?: Record<string, string>;
 };
 
 /** Where the previous page ended: its last row's start time (microseconds, as text) and id, or a bare id. */
@@ -136,7 +138,7 @@ export type ExecutionListCursor = { startedAt: string; id: number } | { afterId:
 /** Most rows counted per status for `counts`: a count equal to it means "at least". */
 export const EXECUTION_COUNT_CAP = 10_000;
 
-// The filters both list statements share, with fixed parameter numbers $1..$9. A filter's
+// The filters both list statements share, with fixed parameter numbers $1..$10. A filter's
 // parameter is null when absent; the page is planned with its values, so an absent filter folds
 // away and a present one reaches its index (migrations/0017_execution_listing.sql).
 const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
@@ -150,21 +152,24 @@ const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
         AND ($7::text IS NULL OR e.execution_id = ANY (ARRAY(
               SELECT ev.execution_id FROM core.event ev
                WHERE ev.event_type = '${EVENT.executionStarted}' AND ((ev.context -> 'requested_by') ->> 'sub') = $7)))
-        AND ($8::text IS NULL OR e.execution_id = $9 OR strpos(lower(e.path), lower($8)) > 0)`;
+        AND ($8::text IS NULL OR e.execution_id = $9 OR strpos(lower(e.path), lower($8)) > 0)
+        AND ($10::jsonb IS NULL OR e.execution_id = ANY (ARRAY(
+              SELECT ev.execution_id FROM core.event ev
+               WHERE ev.event_type = '${EVENT.executionStarted}' AND ev.context ? 'labels' AND (ev.context -> 'labels') @> $10)))`;
 
 const LIST_PAGE = `SELECT ${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot,
        to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_key
   FROM core.execution e
  WHERE ${LIST_FILTERS}
-   AND ($10::text IS NULL OR e.status = $10)
-   AND ($11::timestamptz IS NULL OR (e.started_at, e.execution_id) < ($11::timestamptz, $12::bigint))
-   AND ($13::bigint IS NULL OR (e.started_at, e.execution_id) < (SELECT c.started_at, c.execution_id FROM core.execution c WHERE c.execution_id = $13))
+   AND ($11::text IS NULL OR e.status = $11)
+   AND ($12::timestamptz IS NULL OR (e.started_at, e.execution_id) < ($12::timestamptz, $13::bigint))
+   AND ($14::bigint IS NULL OR (e.started_at, e.execution_id) < (SELECT c.started_at, c.execution_id FROM core.execution c WHERE c.execution_id = $14))
  ORDER BY e.started_at DESC, e.execution_id DESC
- LIMIT $14`;
+ LIMIT $15`;
 
 const LIST_COUNTS = `SELECT s.status,
-       (SELECT count(*) FROM (SELECT 1 FROM core.execution e WHERE e.status = s.status AND ${LIST_FILTERS} LIMIT $11) x)::int AS n
-  FROM unnest($10::text[]) AS s(status)`;
+       (SELECT count(*) FROM (SELECT 1 FROM core.execution e WHERE e.status = s.status AND ${LIST_FILTERS} LIMIT $12) x)::int AS n
+  FROM unnest($11::text[]) AS s(status)`;
 
 /** A LIKE pattern for text starting with `prefix` (its %, _ and \\ taken literally). */
 function prefixPattern(prefix: string): string {
@@ -183,6 +188,7 @@ function filterValues(f: ExecutionListFilter): unknown[] {
     f.requestedBy ?? null,
     f.q ?? null,
     qId,
+    f.labels === undefined ? null : JSON.stringify(f.labels),
   ];
 }
 
@@ -282,12 +288,17 @@ export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal
 
 /**
  * An execution's row with its retry links (the execution it retries, `retry_of`, null when none;
- * those that retry it, `retried_as`, oldest first) and what it waits for (`waits`, by seq); one statement.
+ * those that retry it, `retried_as`, oldest first), what it waits for (`waits`, by seq) and the
+ * labels it was started with; one statement.
  */
-export async function getExecutionWithRetryLinks(q: Queryable, id: number): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[] }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[] }>(
+export async function getExecutionWithRetryLinks(
+  q: Queryable,
+  id: number,
+): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[]; labels: Record<string, string> }) | undefined> {
+  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null }>(
     `SELECT ${EXECUTION_COLUMNS},
             (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
+            (SELECT context->'labels' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS labels,
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = $1::text
                    ORDER BY execution_id) AS retried_as,
@@ -299,5 +310,5 @@ export async function getExecutionWithRetryLinks(q: Queryable, id: number): Prom
     [id],
   );
   const row = rows[0];
-  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), retried_as: row.retried_as.map(Number) };
+  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), retried_as: row.retried_as.map(Number), labels: row.labels ?? {} };
 }

@@ -209,7 +209,9 @@ describe('index-served pages', () => {
               CASE WHEN n = 1 THEN 'execution.started' WHEN n = 12 THEN 'playbook.completed' ELSE 'step.enter' END, e.status,
               CASE WHEN n > 1 THEN '{}'::jsonb
                    WHEN e.execution_id % 4 = 0 THEN jsonb_build_object('trigger', jsonb_build_object('name', 'hourly' || (e.execution_id % 3), 'kind', 'schedule', 'fire_key', e.execution_id::text))
-                   ELSE jsonb_build_object('requested_by', jsonb_build_object('sub', 'user' || (e.execution_id % 20), 'role', 'operator', 'via', 'token')) END,
+                   WHEN e.execution_id % 2 = 0 THEN jsonb_build_object('requested_by', jsonb_build_object('sub', 'user' || (e.execution_id % 20), 'role', 'operator', 'via', 'token'))
+                   ELSE jsonb_build_object('requested_by', jsonb_build_object('sub', 'user' || (e.execution_id % 20), 'role', 'operator', 'via', 'token'),
+                                           'labels', jsonb_build_object('tenant', 't' || (e.execution_id % 10), 'tier', 'gold')) END,
               e.started_at
          FROM core.execution e CROSS JOIN generate_series(1, 12) n WHERE e.path LIKE 'seed/%'`,
     );
@@ -231,6 +233,8 @@ describe('index-served pages', () => {
     ['requester and status', { requestedBy: 'user7', status: 'failed' }],
     ['q id', { q: '1234' }],
     ['q text', { q: 'team5/flow' }],
+    ['label', { labels: { tenant: 't3' } }],
+    ['labels and status', { labels: { tenant: 't3', tier: 'gold' }, status: 'completed' }],
   ];
 
   it.each(FILTERS)('a page filtered by %s reads indexes, not the tables', async (_name, filter) => {
