@@ -2,17 +2,21 @@ import { useMemo } from 'react';
 import { href } from '../route.ts';
 import { layoutGraph } from './layout.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
-import type { StepStates, StepStatus } from './step-status.ts';
+import type { LoopProgress, LoopProgresses, StepStates, StepStatus } from './step-status.ts';
 
 const DONE: StepStatus[] = ['completed', 'failed', 'active', 'waiting', 'cancelled'];
 
+/** "2/5 done · 2 in flight" (or "3 done" when the number of items is not known). */
+const progressText = (l: LoopProgress): string => `${l.length === null ? l.done : `${l.done}/${l.length}`} done${l.in_flight ? ` · ${l.in_flight} in flight` : ''}`;
+
 /**
  * The playbook's machine drawn as a graph: one box per step (coloured by its status when an
- * execution is shown), arcs with their `when`, loops marked, child playbooks linked. Each step is
- * focusable; Enter or a click calls `onSelect`.
+ * execution is shown), arcs with their `when`, loops marked (with their items' progress when
+ * `loops` is given), child playbooks linked. Each step is focusable; Enter or a click calls `onSelect`.
  */
-export function StepGraphView({ graph, states, ended, onSelect, selected }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null }) {
-  const placed = useMemo(() => layoutGraph(graph), [graph]);
+export function StepGraphView({ graph, states, ended, onSelect, selected, loops }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses }) {
+  const withProgress = loops !== undefined;
+  const placed = useMemo(() => layoutGraph(graph, withProgress), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
     if (!states) return 'none';
     if (id === START_NODE) return Object.keys(states).length ? 'completed' : 'pending';
@@ -48,6 +52,9 @@ export function StepGraphView({ graph, states, ended, onSelect, selected }: { gr
         {placed.nodes.map((p) => {
           const n = byId.get(p.id)!;
           const status = statusOf(p.id);
+          const progress = n.loop && loops ? loops[p.id] : undefined;
+          // Lines from the top: name, loop, its progress, child playbooks; centred as a block.
+          const shift = withProgress && n.loop ? 7 : 0;
           if (n.kind !== 'step') {
             return (
               <g key={p.id} className={`terminal st-${status}`} data-node={n.kind}>
@@ -66,7 +73,10 @@ export function StepGraphView({ graph, states, ended, onSelect, selected }: { gr
               data-status={status}
               tabIndex={0}
               role="button"
-              aria-label={`step ${p.id}${status !== 'none' ? `, ${status}` : ''}${n.loop ? `, ${n.loop}` : ''}`}
+              aria-label={`step ${p.id}${status !== 'none' ? `, ${status}` : ''}${n.loop ? `, ${n.loop}` : ''}${progress ? `, ${progressText(progress)}` : ''}`}
+              data-loop-length={progress?.length ?? undefined}
+              data-loop-done={progress?.done}
+              data-loop-in-flight={progress?.in_flight}
               onClick={() => onSelect?.(p.id)}
               onKeyDown={(e) => {
                 if (e.key === 'Enter' || e.key === ' ') {
@@ -76,17 +86,22 @@ export function StepGraphView({ graph, states, ended, onSelect, selected }: { gr
               }}
             >
               <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
-              <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4)} textAnchor="middle" className="node-name">
+              <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4) - shift} textAnchor="middle" className="node-name">
                 {n.label}
               </text>
               {n.loop ? (
-                <text x={p.x} y={p.y + 12} textAnchor="middle" className="node-sub">
+                <text x={p.x} y={p.y + 12 - shift} textAnchor="middle" className="node-sub">
                   ↻ {n.loop}
+                </text>
+              ) : null}
+              {progress ? (
+                <text x={p.x} y={p.y + 24 - shift} textAnchor="middle" className="node-sub node-progress">
+                  {progressText(progress)}
                 </text>
               ) : null}
               {n.children.map((c, i) => (
                 <a key={c} href={href(['catalog', 'entry', c])}>
-                  <text x={p.x} y={p.y + 12 + (n.loop ? 12 : 0) + i * 12} textAnchor="middle" className="node-link">
+                  <text x={p.x} y={p.y + 12 + (n.loop ? 12 : 0) + (shift ? 12 : 0) + i * 12 - shift} textAnchor="middle" className="node-link">
                     ▸ {c}
                   </text>
                 </a>

@@ -13,15 +13,24 @@ const CHAR_WIDTH_PX = 7.5;
 const NODE_HEIGHT_PX = 44;
 const NODE_MIN_WIDTH_PX = 90;
 
-/** Lays the step graph out top to bottom with dagre (ranks by arcs, crossings reduced). */
-export function layoutGraph(graph: StepGraph): Placed {
+/** Room for a loop's progress line ("12/100 done · 2 in flight"), when an execution is shown. */
+const PROGRESS_LINE_PX = 14;
+const PROGRESS_WIDTH_PX = 160;
+
+/**
+ * Lays the step graph out top to bottom with dagre (ranks by arcs, crossings reduced);
+ * `loopProgress` leaves each loop step room for its progress line.
+ */
+export function layoutGraph(graph: StepGraph, loopProgress = false): Placed {
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: 'TB', nodesep: 30, ranksep: 50, edgesep: 15, marginx: 10, marginy: 10 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of graph.nodes) {
     const small = n.kind !== 'step';
     const text = Math.max(n.label.length, n.loop ? n.loop.length : 0);
-    g.setNode(n.id, { width: small ? 60 : Math.max(NODE_MIN_WIDTH_PX, text * CHAR_WIDTH_PX + 24), height: small ? 30 : NODE_HEIGHT_PX + (n.children.length ? 14 : 0) });
+    const progress = loopProgress && n.loop !== undefined;
+    const width = Math.max(NODE_MIN_WIDTH_PX, text * CHAR_WIDTH_PX + 24, progress ? PROGRESS_WIDTH_PX : 0);
+    g.setNode(n.id, { width: small ? 60 : width, height: small ? 30 : NODE_HEIGHT_PX + (n.children.length ? 14 : 0) + (progress ? PROGRESS_LINE_PX : 0) });
   }
   graph.edges.forEach((e, i) => {
     g.setEdge(e.from, e.to, e.label ? { label: e.label, width: e.label.length * 6.2 + 6, height: 14, labelpos: 'c' } : {}, `e${i}`);

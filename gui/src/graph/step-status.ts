@@ -4,8 +4,12 @@ import type { ExecutionEvent } from '../api.ts';
 export type StepStatus = 'pending' | 'active' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 export type StepStates = Record<string, StepStatus>;
 
+/** A loop step's items: how many there are (null: not known, a loop that failed), how many ended, how many run now. */
+export type LoopProgress = { length: number | null; done: number; in_flight: number };
+export type LoopProgresses = Record<string, LoopProgress>;
+
 /** `GET /api/executions/{id}/state` (the statecharts issue's contract). */
-export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus }> };
+export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }> };
 
 /** Step statuses from the state answer. */
 export function fromState(state: ExecutionState): StepStates {
@@ -13,6 +17,40 @@ export function fromState(state: ExecutionState): StepStates {
   for (const [name, s] of Object.entries(state.steps ?? {})) out[name] = s.status;
   // A waiting step is one of the active ones: its own status says more.
   for (const name of state.active_steps ?? []) if (out[name] !== 'waiting') out[name] = 'active';
+  return out;
+}
+
+/** The progress of each loop step the state answer reports (those running now). */
+export function loopsFromState(state: ExecutionState): LoopProgresses {
+  const out: LoopProgresses = {};
+  for (const [name, s] of Object.entries(state.steps ?? {})) {
+    const l = s.loop;
+    if (l && typeof l.done === 'number' && typeof l.in_flight === 'number') out[name] = { length: typeof l.length === 'number' ? l.length : null, done: l.done, in_flight: l.in_flight };
+  }
+  return out;
+}
+
+/**
+ * The progress of loops whose last run has ended, from the log (`/state` reports running loops
+ * only): each item began with a `loop.item`, and `loop.done` counts those that ended. A loop that
+ * failed stopped launching items, so how many it had is not known.
+ */
+export function endedLoopsFromEvents(events: readonly ExecutionEvent[]): LoopProgresses {
+  const runs = new Map<string, { items: number; done?: number; failed?: boolean }>();
+  for (const e of events) {
+    if (!e.step) continue;
+    if (e.event_type === EVENT.stepEnter) runs.set(e.step, { items: 0 });
+    const run = runs.get(e.step);
+    if (!run) continue;
+    if (e.event_type === EVENT.loopItem) run.items++;
+    else if (e.event_type === EVENT.loopDone && e.context && typeof e.context === 'object') {
+      const c = e.context as { count?: unknown; failed?: unknown };
+      run.done = typeof c.count === 'number' ? c.count : run.items;
+      run.failed = c.failed === true;
+    }
+  }
+  const out: LoopProgresses = {};
+  for (const [step, r] of runs) if (r.done !== undefined) out[step] = { length: r.failed ? null : r.items, done: r.done, in_flight: 0 };
   return out;
 }
 

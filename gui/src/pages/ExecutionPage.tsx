@@ -4,11 +4,12 @@ import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import type { StepGraph } from '../graph/model.ts';
-import { fromEvents, fromState, type ExecutionState, type StepStates } from '../graph/step-status.ts';
+import { endedLoopsFromEvents, fromEvents, fromState, loopsFromState, type ExecutionState, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { useCan } from '../session.ts';
+import { ExecutionTimeline } from '../timeline/ExecutionTimeline.tsx';
 import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } from '../ui.tsx';
 import { ExecutionControls } from './ExecutionControls.tsx';
 import { ExecutionWaits } from './ExecutionWaits.tsx';
@@ -18,7 +19,7 @@ import { ExecutionWaits } from './ExecutionWaits.tsx';
 const LIVE_REFRESH_MS = 1_000;
 const EVENTS_PAGE = 1000;
 
-type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates };
+type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses };
 
 /**
  * One execution: its statechart coloured by step, what its waiting steps wait for (and a signal's
@@ -45,13 +46,17 @@ export function ExecutionPage({ id }: { id: number }) {
         if (page.events.length < EVENTS_PAGE) break;
       }
       let states = fromEvents(events.current);
+      let loops = endedLoopsFromEvents(events.current);
       if (stateRoute.current !== false) {
         const state = await apiOrNull<ExecutionState>(`/executions/${id}/state`, { signal });
         stateRoute.current = state !== null;
-        if (state) states = { ...states, ...fromState(state) };
+        if (state) {
+          states = { ...states, ...fromState(state) };
+          loops = { ...loops, ...loopsFromState(state) };
+        }
       }
       if (isTerminalExecutionStatus(execution.status)) setFinished(true);
-      return { execution, events: events.current, states };
+      return { execution, events: events.current, states, loops };
     },
     finished || streaming ? null : LIVE_REFRESH_MS,
     [id, finished],
@@ -86,7 +91,6 @@ export function ExecutionPage({ id }: { id: number }) {
 
   if (!execution) return live.error ? <ErrorBox error={live.error} /> : <p>Loading execution {id}…</p>;
   const trigger = startedBy(live.data?.events ?? []);
-  const shown = selected ? live.data!.events.filter((e) => e.step === selected) : live.data!.events;
   const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
   const steps = graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states);
   const failedStep = steps.find((s) => live.data!.states[s] === 'failed');
@@ -176,34 +180,11 @@ export function ExecutionPage({ id }: { id: number }) {
       </Section>
       <ExecutionWaits execution={execution} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
-        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
+        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
       </Section>
-      <Section title={selected ? `Timeline of ${selected}` : 'Timeline'}>
-        <ol className="timeline">
-          {shown.map((e) => (
-            <li key={e.event_id} className={`ev ev-${e.event_type.replace(/\./g, '-')}`}>
-              <div className="ev-head">
-                <span className="ev-id">#{e.event_id}</span>
-                <time dateTime={e.created_at}>{formatTime(e.created_at)}</time>
-                <strong>{e.event_type}</strong>
-                {e.step ? <span className="ev-step">{e.step}</span> : null}
-                {attemptOf(e) !== undefined ? <span className="muted">attempt {attemptOf(e)}</span> : null}
-                {e.status ? <StatusBadge status={e.status} /> : null}
-              </div>
-              <JsonView label="context" value={e.context} />
-              <JsonView label="result" value={e.result} />
-              <JsonView label="error" value={e.error} />
-            </li>
-          ))}
-        </ol>
-      </Section>
+      <ExecutionTimeline execution={execution} events={live.data!.events} step={selected} />
     </>
   );
-}
-
-function attemptOf(e: ExecutionEvent): number | undefined {
-  const c = e.context;
-  return c && typeof c === 'object' && 'attempt' in c && typeof (c as { attempt: unknown }).attempt === 'number' ? (c as { attempt: number }).attempt : undefined;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
