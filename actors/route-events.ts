@@ -62,6 +62,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   });
   const committed = performance.now();
   publish(deps.snapshots, done.published);
+  deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
   rememberCommands(deps, done.value.moved, done.claimed);
   if (done.readNothing) deps.metrics.routedFromMemory.inc();

@@ -90,6 +90,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
     },
   });
   publish(deps.snapshots, done.published);
+  deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
   const results = done.value;
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);

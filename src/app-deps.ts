@@ -9,6 +9,7 @@ import type { Keyring } from './crypto/keyring.ts';
 import type { Db } from './db/db.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import type { TraceSink } from './telemetry/trace-sink.ts';
 import type { WaitClock } from './waits/wait-clock.ts';
 
 /** What the HTTP host needs; tests build it against their own database. */
@@ -31,6 +32,8 @@ export type AppDeps = {
   batchWake: BatchWake;
   /** Tells this server's timekeeper of wake-up times its routings wrote (src/waits/wait-clock.ts). */
   waitClock?: WaitClock;
+  /** Hears of every committed unit when traces are on (OTEL_EXPORTER_OTLP_ENDPOINT; src/telemetry/). */
+  traces?: TraceSink;
   /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */
   guiDir?: string;
 };

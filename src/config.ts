@@ -37,6 +37,11 @@ const num = (fallback: number, min: number) =>
   );
 
 const url = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`)));
+const httpUrl = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`), v.regex(/^https?:\/\//i, `expects ${what}`)));
+
+// Spans go as OTLP/HTTP JSON (@opentelemetry/exporter-trace-otlp-http); an OTLP/HTTP receiver
+// takes both encodings on the same path, so http/protobuf (the spec's default) is accepted too.
+const otlpProtocol = v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(['http/json', 'http/protobuf'], 'expects http/json or http/protobuf (spans are sent over OTLP/HTTP; grpc is not supported)')));
 
 const POSTGRES_URL_MESSAGE = 'expects a postgres:// or postgresql:// URL';
 const postgresUrl = v.optional(
@@ -202,6 +207,26 @@ const envSchema = v.object({
   SVC_GATEWAY_SESSION_MAX_SECONDS: int(7 * 24 * 3600, 60),
   SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: int(600, 1),
   SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: int(30, 1),
+  // OpenTelemetry traces (docs/operations.md, "Observability"), the standard variables: off unless
+  // an OTLP endpoint is set. Workers read the same ones from their environment (they add
+  // `traceparent` to http tasks, src/telemetry/command-trace.ts); headers, timeouts and TLS files
+  // (OTEL_EXPORTER_OTLP_HEADERS, ..._TIMEOUT, ..._CERTIFICATE) are read by the exporter itself.
+  OTEL_SDK_DISABLED: bool(false),
+  OTEL_TRACES_EXPORTER: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(['otlp', 'none'], 'expects otlp or none')), 'otlp'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('an http(s) URL of an OTLP/HTTP receiver (spans go to <url>/v1/traces)'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('the http(s) URL spans are sent to (an OTLP/HTTP receiver\'s /v1/traces)'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), 'svc'),
+  OTEL_RESOURCE_ATTRIBUTES: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(?:[^=,\s]+=[^,]*(?:\s*,\s*[^=,\s]+=[^,]*)*)?$/, 'expects key=value pairs, comma separated')), ''),
+  OTEL_BSP_SCHEDULE_DELAY: int(5000, 0),
+  OTEL_BSP_MAX_QUEUE_SIZE: int(2048, 1),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(512, 1),
+  OTEL_BSP_EXPORT_TIMEOUT: int(30000, 1),
+  // Hashed into every trace and span id (src/telemetry/trace-ids.ts), the same on servers and
+  // workers: deployments (or a database started afresh) sending to one backend keep apart traces
+  // of executions with the same ids.
+  SVC_TRACE_SALT: v.optional(v.pipe(v.string(), v.trim()), ''),
 });
 
 export type Config = Readonly<v.InferOutput<typeof envSchema>>;

@@ -20,6 +20,7 @@ import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { startPeriodic } from './periodic/start-periodic.ts';
+import { tracesConfigured } from './telemetry/traces-configured.ts';
 import { WaitClock } from './waits/wait-clock.ts';
 
 export type RunningService = {
@@ -68,6 +69,15 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const bus = await createPostgresBus(db, { log, metrics });
     stops.unshift(() => bus.close());
     const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, batchWake: new BatchWake(), waitClock: new WaitClock() };
+    // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
+    // and stop after the server (the last units' spans are sent).
+    if (tracesConfigured(config)) {
+      const tracing = (await import('./telemetry/start-tracing.ts')).startTracing(config, { db, log });
+      if (tracing) {
+        deps.traces = tracing;
+        stops.unshift(() => tracing.shutdown());
+      }
+    }
     stops.unshift(await startBatchProcessor(deps));
     const app = await buildApp(deps);
     stops.unshift(() => app.close());

@@ -10,6 +10,7 @@ import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts'
 import type { ShellHost } from './tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
+import { inCommandTrace } from '../telemetry/command-trace.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
@@ -288,7 +289,8 @@ export class Worker {
     const startedAt = performance.now();
     const base: ReportBase = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, step: cmd.step };
     const signal = AbortSignal.any([this.#abortTasks.signal, abort.signal]);
-    const run = (serviceReaderUrl: string | undefined) =>
+    // Traces on (OTEL_* in the worker's environment): its http tasks send `traceparent` (src/telemetry/command-trace.ts).
+    const run = (serviceReaderUrl: string | undefined) => inCommandTrace(this.#opts.env, cmd, () =>
       runCommand(cmd, {
         client: this.client,
         workerId: this.name,
@@ -300,7 +302,7 @@ export class Worker {
         resolveKeychain: this.#resolveKeychain,
         shell: this.#shell,
         outputBytes: this.#opts.outputBytes,
-      });
+      }));
     // A `svc worker` asks for the reader's login first when the command has a read_only task for it.
     (this.#serviceReader ? this.#serviceReader(cmd, signal).then(run) : run(this.#opts.serviceReaderUrl))
       // A bug in the runner must still end the command, or it would wait for the reaper.

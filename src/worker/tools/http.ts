@@ -4,6 +4,7 @@ import { credentialAuth } from './credential-auth.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
 import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
+import { nextAttemptTraceparent } from '../../telemetry/command-trace.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -34,6 +35,8 @@ export type HttpResponseData = { status: number; headers: Record<string, string>
  * `http_status` error that still carries the data.
  */
 export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
+  // Traces on: this attempt's span, for the called service to join the execution's trace (first: every call is an attempt).
+  const traceparent = nextAttemptTraceparent(task.name);
   const parsed = v.safeParse(HttpTaskSchema, task);
   if (!parsed.success) return invalidTask('http', parsed.issues);
   const { method, headers: taskHeaders, params, body, accept_status: acceptStatus } = parsed.output;
@@ -46,6 +49,8 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
 
   const headers = new Headers();
   for (const [name, value] of Object.entries(taskHeaders ?? {})) if (value !== null) headers.set(name, value);
+  // A `traceparent` the task writes itself is kept.
+  if (traceparent && !headers.has('traceparent')) headers.set('traceparent', traceparent);
   if (ctx.credential) {
     const auth = await credentialAuth(ctx.credential, ctx.signal, headers.has('authorization'));
     if (ctx.signal.aborted) return aborted(ctx.signal);

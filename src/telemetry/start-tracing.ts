@@ -1,0 +1,82 @@
+// Traces on (src/service.ts imports this module only then): the exporter from the parsed config,
+// the executions' traces in front of it, and a read of the event log for the gaps they find.
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config.ts';
+import { loadEventsAfter } from '../db/execution.repo.ts';
+import type { Queryable } from '../db/queryable.ts';
+import type { Logger } from '../log.ts';
+import { ExecutionTraces } from './execution-traces.ts';
+import { startOtlpExport } from './otlp-export.ts';
+import { tracesConfigured } from './traces-configured.ts';
+import type { TraceSink } from './trace-sink.ts';
+
+export type Tracing = TraceSink & {
+  readonly traces: ExecutionTraces;
+  /** Sends the spans made so far (after the catch-ups under way). */
+  flush(): Promise<void>;
+  /** Sends what is left, then stops. */
+  shutdown(): Promise<void>;
+};
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** `OTEL_RESOURCE_ATTRIBUTES` (`k=v,k2=v2`, values percent-encoded) as attributes. */
+export function resourceAttributesOf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const i = pair.indexOf('=');
+    if (i <= 0) continue;
+    const key = pair.slice(0, i).trim();
+    const raw = pair.slice(i + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // kept as written
+    }
+    if (key) out[key] = value;
+  }
+  return out;
+}
+
+/** Starts exporting traces as `config` says; undefined when traces are off. */
+export function startTracing(config: Config, deps: { db: Queryable; log: Logger }): Tracing | undefined {
+  const url = tracesConfigured(config);
+  if (!url) return undefined;
+  const protocol = config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol === 'http/protobuf') deps.log.info({ url }, 'traces are sent as OTLP/HTTP JSON (http/json), which OTLP/HTTP receivers take beside http/protobuf');
+  const exporter = startOtlpExport(
+    {
+      url,
+      serviceName: config.OTEL_SERVICE_NAME,
+      serviceVersion: PACKAGE_VERSION,
+      resourceAttributes: resourceAttributesOf(config.OTEL_RESOURCE_ATTRIBUTES),
+      batch: {
+        scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY,
+        maxQueueSize: config.OTEL_BSP_MAX_QUEUE_SIZE,
+        maxExportBatchSize: Math.min(config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, config.OTEL_BSP_MAX_QUEUE_SIZE),
+        exportTimeoutMillis: config.OTEL_BSP_EXPORT_TIMEOUT,
+      },
+    },
+    deps.log,
+  );
+  const traces = new ExecutionTraces({
+    salt: config.SVC_TRACE_SALT,
+    readEvents: (id, after, limit) => loadEventsAfter(deps.db, id, after, limit),
+    emit: (spans) => exporter.emit(spans),
+    log: deps.log,
+  });
+  deps.log.info({ url, service: config.OTEL_SERVICE_NAME }, 'exporting traces');
+  return {
+    traces,
+    committed: (unit) => traces.committed(unit),
+    async flush() {
+      await traces.settled();
+      await exporter.flush();
+    },
+    async shutdown() {
+      await traces.settled();
+      await exporter.shutdown();
+    },
+  };
+}
