@@ -1,7 +1,16 @@
 import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { sweepStrandedCommands } from '../periodic/command-reaper.ts';
 import { ServiceError } from '../errors.ts';
+import { integer, responses } from './answers.ts';
+
+const sweepAnswer = v.object({
+  status: v.literal('ok'),
+  scanned: integer,
+  republished: integer,
+  by_reason: v.pipe(v.record(v.string(), integer), v.description('republished commands by why they were stranded')),
+});
 
 /** Operator tools that act on the whole service: the reaper nudge (used by `svc doctor repair`). */
 export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -14,6 +23,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         summary: 'Run one command reaper sweep now',
         description:
           'Republishes the notification of stranded commands (PENDING past the retry age; CLAIMED/RUNNING whose worker is missing, stopped, stale or no longer lists them, or past the hard timeout) under the reaper lease. 409 `sweep_in_progress` while another sweep holds the lease. Works with SVC_COMMAND_REAPER_ENABLED=false too: that only stops the timer.',
+        response: responses({ 200: sweepAnswer }),
       },
     },
     async () => {

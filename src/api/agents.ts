@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { listResources, type ResourceRow } from '../db/resource.repo.ts';
+import { integer, responses } from './answers.ts';
 import { jsonSchema } from './validation.ts';
 
 const StoredConfig = v.looseObject({
@@ -20,8 +21,18 @@ const StoredConfig = v.looseObject({
   ),
 });
 const listQuery = v.object({ workspace: v.optional(v.pipe(v.string(), v.maxLength(200))) });
+const agentAnswer = v.object({
+  path: v.string(),
+  catalog_id: v.nullable(integer),
+  version: v.nullable(integer),
+  name: v.nullable(v.string()),
+  workspace: v.nullable(v.string()),
+  scopes: v.array(v.string()),
+  capabilities: v.array(v.string()),
+  description: v.nullable(v.string()),
+});
 
-type Agent = { path: string; catalog_id: number | null; version: number | null; name: string | null; workspace: string | null; scopes: string[]; capabilities: string[]; description: string | null };
+type Agent = v.InferOutput<typeof agentAnswer>;
 
 // An agent is offered to a terminal only when its document says `metadata.terminal.visible: true`.
 function visibleAgent(row: ResourceRow): Agent | undefined {
@@ -35,7 +46,7 @@ function visibleAgent(row: ResourceRow): Agent | undefined {
 export async function agentRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/agents',
-    { schema: { tags: ['agents'], summary: 'Registered agents whose metadata.terminal.visible is true, optionally of one workspace', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['agents'], summary: 'Registered agents whose metadata.terminal.visible is true, optionally of one workspace', querystring: jsonSchema(listQuery), response: responses({ 200: v.object({ items: v.array(agentAnswer) }) }) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const { workspace } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listResources(deps.db, 'agent');

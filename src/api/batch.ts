@@ -9,6 +9,7 @@ import { WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { responses } from './answers.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { jsonSchema } from './validation.ts';
@@ -102,7 +103,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
           `or enqueue_error (with Retry-After) store nothing.`,
         headers: keyHeader,
         body: jsonSchema(batchBody),
-        response: { 202: jsonSchema(acceptedAnswer) },
+        response: responses({ 202: acceptedAnswer }),
       },
     },
     async (req, reply) => {
@@ -125,7 +126,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     '/api/events/batch/:request_id/status',
     {
       config: { access: { level: 'viewer', worker: true } },
-      schema: { tags: ['events'], summary: 'State of an accepted batch: accepted, processing, completed or failed', params: jsonSchema(requestParams), response: { 200: jsonSchema(statusAnswer) } },
+      schema: { tags: ['events'], summary: 'State of an accepted batch: accepted, processing, completed or failed', params: jsonSchema(requestParams), response: responses({ 200: statusAnswer }) },
     },
     async (req) => presentStatus(await findBatch(deps, (req.params as v.InferOutput<typeof requestParams>).request_id)),
   );
@@ -139,6 +140,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         summary: 'Server-sent events: the batch status object at each state change, until a terminal state',
         description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed.`,
         params: jsonSchema(requestParams),
+        response: responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), and `: keep-alive` comments' } }),
       },
     },
     async (req, reply) => {

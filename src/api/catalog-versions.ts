@@ -1,16 +1,23 @@
+import * as v from 'valibot';
 import { getCatalogEntry, listCatalogVersions } from '../db/catalog.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { unifiedDiff } from '../unified-diff.ts';
+import { integer, time } from './answers.ts';
 
 /** The path suffix that asks the catalog for a path's versions instead of its text. */
 export const VERSIONS_SUFFIX = '/versions';
 
-export type CatalogVersions = {
-  path: string;
-  versions: { version: number; catalog_id: number; kind: string; created_at: string; content_hash: string }[];
-  diff?: { from: number; to: number; unified: string };
-};
+export const catalogVersionsAnswer = v.pipe(
+  v.object({
+    path: v.string(),
+    versions: v.array(v.object({ version: integer, catalog_id: integer, kind: v.string(), created_at: time, content_hash: v.pipe(v.string(), v.description('SHA-256 of the content, hex')) })),
+    diff: v.optional(v.object({ from: integer, to: integer, unified: v.string() })),
+  }),
+  v.description(`{path}${VERSIONS_SUFFIX}: every version, newest first; with ?from=N&to=M the unified diff of the two`),
+);
+
+export type CatalogVersions = v.InferOutput<typeof catalogVersionsAnswer>;
 
 /**
  * Every version of a catalog path, newest first (404 when none); with `from` and `to` also a

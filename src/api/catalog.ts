@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
-import { catalogVersions, VERSIONS_SUFFIX } from './catalog-versions.ts';
+import { integer, responses, time } from './answers.ts';
+import { catalogVersions, catalogVersionsAnswer, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { playbookStatechart, registrationWarnings, STATECHART_SUFFIX } from './playbook-statechart.ts';
+import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
 
 const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
@@ -40,6 +41,20 @@ const versionQuery = v.object({
   to: v.optional(integerText(1, MAX_INT4)),
 });
 const listQuery = v.object({ kind: v.optional(v.string()) });
+
+const entryFields = { catalog_id: integer, path: v.string(), version: integer, kind: v.pipe(v.string(), v.description('playbook, agent or mcp')) };
+const registration = {
+  status: v.literal('success'),
+  unchanged: v.pipe(v.boolean(), v.description('the content is that of the newest version, which answers: no new version was made')),
+  warnings: v.pipe(v.array(v.string()), v.description('steps no path reaches, paths that end neither completed nor failed')),
+};
+const registeredAnswer = v.object({ ...entryFields, created_at: time, ...registration });
+const resourceRegisteredAnswer = v.object({ ...entryFields, ...registration });
+const entryAnswer = v.pipe(v.object({ ...entryFields, content: v.string(), created_at: time }), v.description('{path}: the text of the newest (or ?version=N) version'));
+const listAnswer = v.object({
+  playbooks: v.array(v.object({ ...entryFields, created_at: time, name: v.nullable(v.string()), versions: v.pipe(integer, v.description('how many versions the path has')) })),
+  count: integer,
+});
 
 /** Parses and validates a playbook or throws 400 listing every problem with its place in the document. */
 function parseOr400(content: string) {
@@ -117,7 +132,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post(
     '/api/catalog/playbook',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody) }, config: { access: { level: 'operator' } } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody), response: responses({ 201: registeredAnswer }) }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
       const row = await store(body.content, body.path, 'playbook');
@@ -130,7 +145,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post(
     '/api/catalog/register',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody) }, config: { access: { level: 'operator' } } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: responses({ 201: resourceRegisteredAnswer }) }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
@@ -149,6 +164,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
         summary: 'The newest (or ?version=N) playbook at a path; {path}/statechart: its statechart; {path}/versions: its versions',
         description: `{path}${STATECHART_SUFFIX} answers the playbook's statechart: an xstate machine config importable by Stately's editor (one state per step with meta.step, arcs with meta.when). {path}${VERSIONS_SUFFIX} answers {path, versions: [{version, catalog_id, kind, created_at, content_hash}]} newest first; with ?from=N&to=M also {diff}: a unified line diff of the two versions' content.`,
         querystring: jsonSchema(versionQuery),
+        response: responses({ 200: v.union([entryAnswer, catalogVersionsAnswer, statechartAnswer]) }),
       },
       config: { access: { level: 'viewer' } },
     },
@@ -166,7 +182,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get(
     '/api/catalog/playbooks',
-    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery), response: responses({ 200: listAnswer }) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const { kind } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listCatalog(deps.db, kind);

@@ -24,6 +24,7 @@ import { requireWorkerGrant } from './worker-grant.ts';
 import { jsonSchema } from './validation.ts';
 import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
+import { anyObject, integer, responses, time } from './answers.ts';
 
 // Decrypted credential data: admins, and workers resolving a task's `auth` (worker-grant.ts narrows them).
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
@@ -78,8 +79,45 @@ const getQuery = v.object({
 });
 const listQuery = v.object({ type: v.optional(v.string()), q: v.optional(v.string()) });
 
+const credentialAnswer = v.object({
+  id: v.pipe(v.string(), v.description('the id, as text')),
+  name: v.string(),
+  type: v.string(),
+  description: v.nullable(v.string()),
+  tags: v.array(v.string()),
+  meta: v.unknown(),
+  schema: v.unknown(),
+  created_at: time,
+  updated_at: time,
+});
+
+const readAnswer = v.object({ ...credentialAnswer.entries, data: v.optional(v.pipe(anyObject, v.description('the decrypted data: only with include_data=true'))) });
+const listAnswer = v.object({ credentials: v.array(credentialAnswer), count: integer });
+const deletedAnswer = v.object({ status: v.literal('success'), message: v.string(), name: v.string() });
+const testAnswer = v.object({
+  ok: v.boolean(),
+  message: v.pipe(v.string(), v.description("what the target answered, the credential's secrets masked")),
+  type: v.string(),
+  duration_ms: integer,
+  status: v.optional(v.pipe(integer, v.description('the HTTP status, for the types tested with a GET'))),
+});
+// CredentialTypeSpec without its valibot schema: the types' fields, as the console builds its form.
+const typesAnswer = v.object({
+  types: v.array(
+    v.object({
+      type: v.picklist(CREDENTIAL_TYPES),
+      description: v.string(),
+      fields: v.array(v.object({ name: v.string(), kind: v.string(), description: v.string(), secret: v.boolean(), aliasOf: v.optional(v.string()), choices: v.optional(v.array(v.string())) })),
+      required: v.pipe(v.array(v.array(v.string())), v.description('each group needs one of its fields')),
+      open: v.pipe(v.boolean(), v.description('fields outside `fields` are allowed')),
+      test: v.nullable(v.picklist(['postgres', 'http', 'nats'])),
+      example: anyObject,
+    }),
+  ),
+});
+
 /** Metadata of a credential as the API returns it: never the data; id as a string. */
-export function presentCredential(row: CredentialRow) {
+export function presentCredential(row: CredentialRow): v.InferOutput<typeof credentialAnswer> {
   return {
     id: String(row.id),
     name: row.name,
@@ -158,6 +196,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         tags: ['credentials'],
         summary: 'Create a credential, or update the one with this name (omitted optional fields keep their stored value)',
         body: jsonSchema(storeBody),
+        response: responses({ 200: credentialAnswer, 201: credentialAnswer }),
       },
       config: { access: { level: 'admin' } },
     },
@@ -188,6 +227,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
             : 'Merge data fields into a credential (a field set to null is removed) and re-seal it; omitted metadata is kept',
         params: jsonSchema(nameParams),
         body: jsonSchema(body),
+        response: responses({ 200: credentialAnswer }),
       },
       config: { access: { level: 'admin' } },
       handler: async (req) => {
@@ -215,6 +255,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
           'Try a credential against its target: postgres connects and runs SELECT 1; bearer, basic, api_key and custom send a GET to `url` with their auth; nats connects. Answers {ok, message, type, duration_ms, status?}, never the data',
         params: jsonSchema(nameParams),
         body: jsonSchema(testBody),
+        response: responses({ 200: testAnswer }),
       },
       config: { access: { level: 'admin' } },
     },
@@ -233,13 +274,13 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.get(
     '/api/credential-types',
-    { schema: { tags: ['credentials'], summary: 'The credential types with their fields (which are secret, which required) and connection test, as the console builds its form' }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['credentials'], summary: 'The credential types with their fields (which are secret, which required) and connection test, as the console builds its form', response: responses({ 200: typesAnswer }) }, config: { access: { level: 'viewer' } } },
     async () => ({ types: CREDENTIAL_TYPE_SPECS.map(({ schema: _schema, ...spec }) => spec) }),
   );
 
   app.get(
     '/api/credentials',
-    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery), response: responses({ 200: listAnswer }) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const { type, q } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listCredentials(deps.db, { type: type === '' ? undefined : type, search: q });
@@ -256,6 +297,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         summary: 'A credential by id or name; include_data=true adds the decrypted data',
         params: jsonSchema(identifierParams),
         querystring: jsonSchema(getQuery),
+        response: responses({ 200: readAnswer }),
       },
       // Metadata for viewers; the data (include_data=true) for admins and workers, checked below.
       config: { access: { level: 'viewer', worker: true } },
@@ -280,7 +322,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.delete(
     '/api/credentials/:name',
-    { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams) }, config: { access: { level: 'admin' } } },
+    { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams), response: responses({ 200: deletedAnswer }) }, config: { access: { level: 'admin' } } },
     async (req) => {
       const { name } = req.params as v.InferOutput<typeof nameParams>;
       if (!(await deleteCredential(deps.db, name))) throw notFound(`credential '${name}'`);

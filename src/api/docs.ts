@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { PUBLIC } from './access.ts';
+import { answerSerializer } from './validation.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -19,8 +20,10 @@ const REDOC_PAGE = `<!doctype html>
 const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#32329f"/></svg>';
 
-/** The OpenAPI document (from the routes' schemas), Swagger UI at /docs and ReDoc at /redoc, all served locally. */
+/** The OpenAPI document (from the routes' schemas, answers included), Swagger UI at /docs and ReDoc at /redoc, all served locally. */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
+  // Before any route: the routes' response schemas are for this document only (see answerSerializer).
+  app.setSerializerCompiler(answerSerializer);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

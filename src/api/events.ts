@@ -6,7 +6,8 @@ import type { AppDeps } from '../app-deps.ts';
 import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import type { RoutedEvent } from '../protocol.ts';
-import { presentEvent } from './present.ts';
+import { integer, responses } from './answers.ts';
+import { eventAnswer, presentEvent } from './present.ts';
 import { stampReportedTimes } from './reported-times.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 
@@ -28,6 +29,12 @@ const historyQuery = v.object({
   since_event_id: v.optional(integerText(0, MAX_ID), '0'),
   limit: v.optional(integerText(1, 5000), '1000'),
 });
+const reportedAnswer = v.object({ status: v.literal('ok'), event_id: integer, commands_generated: integer });
+const historyAnswer = v.object({
+  execution_id: integer,
+  events: v.array(eventAnswer),
+  next_since_event_id: v.pipe(integer, v.description('since_event_id of the next page')),
+});
 
 /** Converts router results for one synchronous event into the HTTP answer: a refusal with its registry status (409; 400 for unknown_command). */
 export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvents>>['results']): number {
@@ -40,13 +47,13 @@ export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvent
 
 /** Synchronous event intake and the event history of an execution. */
 export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema) }, config: { access: { level: 'worker' } } }, async (req) => {
+  app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema), response: responses({ 200: reportedAnswer }) }, config: { access: { level: 'worker' } } }, async (req) => {
     const ev = req.body as v.InferOutput<typeof eventInputSchema>;
     const out = await routeEvents(deps, stampReportedTimes([ev satisfies RoutedEvent]));
     return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery) }, config: { access: { level: 'viewer' } } }, async (req) => {
+  app.get('/api/events/:id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery), response: responses({ 200: historyAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof historyParams>;
     const q = req.query as v.InferOutput<typeof historyQuery>;
     if (!(await getExecution(deps.db, id))) throw notFound(`execution ${id}`);

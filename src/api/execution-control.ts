@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
-import { pauseExecution, resumeExecution } from '../waits/pause-execution.ts';
-import { signalExecution } from '../waits/signal-execution.ts';
+import { pauseExecution, resumeExecution, type Control } from '../waits/pause-execution.ts';
+import { signalExecution, type Signalled } from '../waits/signal-execution.ts';
+import { integer, responses } from './answers.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 
@@ -16,6 +17,14 @@ const signalParams = v.object({
 });
 const signalBody = v.optional(v.object({ payload: v.optional(v.unknown()) }), {});
 const SIGNAL_ACCEPTED = 202;
+const controlAnswer = v.object({ execution_id: integer, status: v.picklist(['paused', 'running']) }) satisfies v.GenericSchema<unknown, Control>;
+const signalAnswer = v.object({
+  status: v.picklist(['delivered', 'buffered']),
+  execution_id: integer,
+  signal: v.string(),
+  step: v.pipe(v.string(), v.description('the step it ended, or (buffered) the step that will take it')),
+  event_id: integer,
+}) satisfies v.GenericSchema<unknown, Signalled>;
 
 /** Pause, resume and signal routes. */
 export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -30,6 +39,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         summary: 'Pause a running execution: no new command is issued until it is resumed',
         description: 'Event `execution.paused`; status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 unless the execution is running.',
         params: jsonSchema(idParams),
+        response: responses({ 200: controlAnswer }),
       },
       config: { access: { level: 'operator' } },
     },
@@ -44,6 +54,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         summary: 'Resume a paused execution where it stopped',
         description: 'Event `execution.resumed`: the commands held while paused are issued, due timers fire. 409 unless the execution is paused.',
         params: jsonSchema(idParams),
+        response: responses({ 200: controlAnswer }),
       },
       config: { access: { level: 'operator' } },
     },
@@ -63,6 +74,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         params: jsonSchema(signalParams),
         body: jsonSchema(signalBody),
         headers: keyHeader,
+        response: responses({ [SIGNAL_ACCEPTED]: signalAnswer }),
       },
       // The step decides who may send it (approval roles); viewers only where a step names them.
       config: { access: { level: 'viewer' } },

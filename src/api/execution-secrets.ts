@@ -6,12 +6,14 @@ import { executionSecretAad, open, seal, SealError } from '../crypto/seal.ts';
 import { getExecutionSecret, insertExecutionSecret } from '../db/execution-secret.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { secretHandle } from '../secret-handle.ts';
+import { responses } from './answers.ts';
 import { jsonSchema } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 
 // An MCP access token is short-lived (an hour for cloud tokens); a day covers retries and resumes.
 const EXECUTION_SECRET_TTL_SECONDS = 86_400;
 const handleParams = v.object({ handle: v.pipe(v.string(), v.uuid('must be a uuid')) });
+const secretAnswer = v.object({ value: v.pipe(v.string(), v.description('the access token the handle stands for')) });
 
 /**
  * The workload to start with: `access_token` (a string) is sealed and stored, and the workload
@@ -29,7 +31,7 @@ export async function withholdAccessToken(deps: Pick<AppDeps, 'db' | 'keyring'>,
 export async function executionSecretRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/secrets/:handle',
-    { schema: { tags: ['workers'], summary: 'The value behind a secret handle of a workload (workers only)', params: jsonSchema(handleParams) }, config: { access: { level: 'worker' } } },
+    { schema: { tags: ['workers'], summary: 'The value behind a secret handle of a workload (workers only)', params: jsonSchema(handleParams), response: responses({ 200: secretAnswer }) }, config: { access: { level: 'worker' } } },
     async (req) => {
       const { handle } = req.params as v.InferOutput<typeof handleParams>;
       await requireWorkerGrant(req, deps, { kind: 'secret', handle });

@@ -1,4 +1,4 @@
-import { isLiveExecutionStatus } from '../../machines/statuses.ts';
+import { EXECUTION_STATUSES, isLiveExecutionStatus } from '../../machines/statuses.ts';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
@@ -10,9 +10,33 @@ import type { AppDeps } from '../app-deps.ts';
 import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
 import { wakeTimesOf } from '../db/wait.repo.ts';
 import { notFound } from '../errors.ts';
+import { integer, responses, time } from './answers.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 
 const idParams = v.object({ id: integerText(1, MAX_ID) });
+
+// StepView (machines/execution-view.ts) with its wait's wake_at.
+const stepAnswer = v.object({
+  status: v.picklist(['pending', 'active', 'waiting', 'completed', 'failed', 'skipped', 'cancelled']),
+  loop: v.optional(v.object({ length: integer, done: integer, in_flight: integer, mode: v.picklist(['sequential', 'parallel']), max_in_flight: integer })),
+  outcome: v.optional(v.object({ status: v.picklist(['ok', 'error', 'timeout']), error: v.nullable(v.looseObject({ message: v.string(), code: v.optional(v.string()) })) })),
+  wait: v.optional(v.object({ kind: v.picklist(['timer', 'signal']), signal: v.nullable(v.string()), approval_roles: v.nullable(v.array(v.string())), wake_at: v.nullable(time) })),
+});
+const stateAnswer = v.object({
+  execution_id: integer,
+  path: v.string(),
+  catalog_id: integer,
+  status: v.picklist(EXECUTION_STATUSES),
+  value: v.pipe(v.unknown(), v.description('the statechart state value')),
+  active_steps: v.array(v.string()),
+  steps: v.record(v.string(), stepAnswer),
+  pending_commands: integer,
+  last_event_id: integer,
+});
+// InspectionEvent (machines/inspection-events.ts): the @statelyai/inspect format, open-ended.
+const inspectAnswer = v.object({
+  events: v.array(v.looseObject({ type: v.picklist(['@xstate.actor', '@xstate.event', '@xstate.snapshot']), sessionId: v.string(), rootId: v.string(), createdAt: v.string(), _version: v.string() })),
+});
 
 /** How often a live inspection reads an execution's new events. */
 export const INSPECT_POLL_INTERVAL_MS = 250;
@@ -42,6 +66,7 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
         summary: 'Live snapshot of an execution: the statechart state value, active steps, each step status and loop progress',
         description: 'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at), completed, failed, skipped or cancelled. No payload, vars or results.',
         params: jsonSchema(idParams),
+        response: responses({ 200: stateAnswer }),
       },
       config: { access: { level: 'viewer' } },
     },
@@ -65,6 +90,7 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       description:
         'As a WebSocket: one JSON text message per inspection event (@xstate.actor with the statechart, then @xstate.event and @xstate.snapshot per event), live until the execution ends; readable by @statelyai/inspect createWebSocketReceiver. As plain GET: the events so far, `{ "events": [...] }`.',
       params: jsonSchema(idParams),
+      response: responses({ 200: inspectAnswer }),
     },
     config: { access: { level: 'viewer' } },
     handler: async (req) => {

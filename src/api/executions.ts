@@ -5,13 +5,14 @@ import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
 import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecutionWithRetryLinks, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
-import { cleanupStuckExecutions } from '../engine/cleanup-executions.ts';
-import { retryExecution } from '../engine/retry-execution.ts';
+import { cleanupStuckExecutions, type CleanupResult } from '../engine/cleanup-executions.ts';
+import { retryExecution, type Retried } from '../engine/retry-execution.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { decodeExecutionCursor, encodeExecutionCursor, isCalendarDate } from './execution-cursor.ts';
 import { withholdAccessToken } from './execution-secrets.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
-import { presentExecution } from './present.ts';
+import { integer, responses, time } from './answers.ts';
+import { executionAnswer, presentExecution } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
@@ -89,13 +90,57 @@ const cleanupBody = v.optional(
   {},
 );
 
+const startedAnswer = v.object({ execution_id: integer, status: v.literal('started'), path: v.string(), catalog_id: integer });
+const executeAnswer = v.object({ ...startedAnswer.entries, resource_kind: v.picklist(['playbook', 'agent']) });
+const executionDetailAnswer = v.object({
+  ...executionAnswer.entries,
+  retry_of: v.pipe(v.nullable(integer), v.description('the execution this one retries')),
+  retried_as: v.pipe(v.array(integer), v.description('the executions that retry this one, oldest first')),
+  waits: v.pipe(
+    v.array(
+      v.object({
+        step: v.string(),
+        seq: integer,
+        kind: v.picklist(['timer', 'signal']),
+        signal: v.nullable(v.string()),
+        wake_at: v.nullable(time),
+        approval_roles: v.nullable(v.array(v.string())),
+      }),
+    ),
+    v.description('what its steps wait for, by seq'),
+  ),
+});
+const listAnswer = v.object({
+  executions: v.array(executionAnswer),
+  count: integer,
+  next_cursor: v.nullable(v.string()),
+  counts: v.pipe(v.record(v.string(), integer), v.description('by status')),
+});
+const cancelAnswer = v.object({
+  status: v.picklist(['cancelled', 'already_finished']),
+  execution_id: integer,
+  execution_status: v.optional(v.pipe(v.picklist(EXECUTION_STATUSES), v.description('with already_finished: how it finished'))),
+});
+const retryAnswer = v.object({
+  execution_id: integer,
+  retry_of: integer,
+  from_step: v.string(),
+  replayed: v.pipe(v.array(v.string()), v.description('the steps that took their recorded outcome')),
+}) satisfies v.GenericSchema<unknown, Retried>;
+const cleanupAnswer = v.object({
+  cancelled_count: integer,
+  execution_ids: v.array(integer),
+  executions: v.array(v.object({ execution_id: integer, path: v.string(), parent_execution_id: v.nullable(integer), started_at: time })),
+  message: v.string(),
+}) satisfies v.GenericSchema<unknown, CleanupResult>;
+
 /** Starting, reading, listing and cancelling executions. */
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
   const idempotent = new IdempotentStarts(deps);
   const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: IDEMPOTENCY_KEY_DOC } } };
 
-  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader }, config: { access: { level: 'operator' } } }, async (req, reply) => {
+  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader, response: responses({ 200: startedAnswer }) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
     const body = req.body as v.InferOutput<typeof runBody>;
     const requestedBy = req.identity ?? undefined;
     return idempotent.answer(req, reply, async (claim) => {
@@ -108,7 +153,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     });
   });
 
-  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody), headers: keyHeader }, config: { access: { level: 'operator' } } }, async (req, reply) => {
+  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody), headers: keyHeader, response: responses({ 200: executeAnswer }) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
     const body = req.body as v.InferOutput<typeof executeBody>;
     return idempotent.answer(req, reply, async (claim) => {
       const kind = body.resource_kind ?? 'playbook';
@@ -137,8 +182,8 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     if (!row) throw notFound(`execution ${id}`);
     return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits };
   };
-  app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
-  app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams) }, config: { access: { level: 'viewer' } } }, getOne);
+  app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
+  app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
 
   app.get(
     '/api/executions',
@@ -151,6 +196,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
           '`counts` has every status with how many executions match the filters other than `status`, each counted up to ' +
           `${EXECUTION_COUNT_CAP} (a count of ${EXECUTION_COUNT_CAP} means at least that many).`,
         querystring: jsonSchema(listQuery),
+        response: responses({ 200: listAnswer }),
       },
       config: { access: { level: 'viewer' } },
     },
@@ -181,7 +227,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     },
   );
 
-  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running or paused execution and (cascade, the default) its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody) }, config: { access: { level: 'operator' } } }, async (req) => {
+  app.post('/api/executions/:id/cancel', { schema: { tags: ['executions'], summary: 'Cancel a running or paused execution and (cascade, the default) its children', params: jsonSchema(idParams), body: jsonSchema(cancelBody), response: responses({ 200: cancelAnswer }) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const body = (req.body ?? {}) as v.InferOutput<typeof cancelBody>;
     const out = await cancelExecution(deps, id, { reason: body.reason ?? 'cancelled by request', requested_by: req.identity, ...(body.cascade === false ? { cascade: false } : {}) });
@@ -201,6 +247,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
           'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished.',
         params: jsonSchema(idParams),
         body: jsonSchema(retryBody),
+        response: responses({ 201: retryAnswer }),
       },
       config: { access: { level: 'operator' } },
     },
@@ -222,6 +269,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         summary: 'Cancel stuck executions: no terminal event, started over older_than_minutes ago',
         description: 'Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. `dry_run` lists the same executions and changes nothing.',
         body: jsonSchema(cleanupBody),
+        response: responses({ 200: cleanupAnswer }),
       },
     },
     async (req) => {

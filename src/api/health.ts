@@ -1,7 +1,15 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { RETRY_AFTER_SECONDS } from '../errors.ts';
 import { PUBLIC } from './access.ts';
+import { responses } from './answers.ts';
+
+const healthAnswer = v.object({
+  status: v.picklist(['ok', 'degraded']),
+  database: v.picklist(['ok', 'unreachable']),
+  bus: v.picklist(['ok', 'disconnected']),
+});
 
 /**
  * GET /health, GET /api/health: ok when the database answers, 503 otherwise; bounded by the
@@ -11,14 +19,14 @@ import { PUBLIC } from './access.ts';
  * poll interval until it is back).
  */
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const handler = async (_req: unknown, reply: FastifyReply) => {
+  const handler = async (_req: unknown, reply: FastifyReply): Promise<v.InferOutput<typeof healthAnswer>> => {
     const dbOk = await deps.db.ping();
     const busOk = deps.bus.connected;
     if (!dbOk) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
     return { status: dbOk && busOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable', bus: busOk ? 'ok' : 'disconnected' };
   };
   app.get('/health', { schema: { hide: true }, config: { access: PUBLIC } }, handler);
-  app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health' }, config: { access: PUBLIC } }, handler);
+  app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);
   // Viewer, not public: counts by route and status tell an outsider what the service does. In
   // SVC_AUTH=none (loopback only) that is everyone on this machine; a scraper elsewhere sends a token.
   app.get('/metrics', { schema: { hide: true }, config: { access: { level: 'viewer' } } }, async (_req, reply) => {

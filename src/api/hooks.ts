@@ -3,14 +3,21 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
-import { acceptWebhook, findWebhook, refuseDelivery, type LiveWebhook } from '../triggers/webhook-delivery.ts';
+import { acceptWebhook, findWebhook, refuseDelivery, type LiveWebhook, type WebhookAnswer } from '../triggers/webhook-delivery.ts';
 import { WebhookFires } from '../triggers/webhook-fires.ts';
+import * as v from 'valibot';
 import { PUBLIC } from './access.ts';
+import { integer, responses } from './answers.ts';
 import { discardBody } from './input-guard.ts';
 
 // POST /api/hooks/{playbook path}/{trigger name}: no API token, the trigger's signature
 // authenticates (DESIGN.md "Triggers", docs/webhooks.md). Its own plugin: every content type is
 // read as raw bytes (the signature is over them), up to the trigger's max_body_bytes.
+
+const acceptedAnswer = v.object({
+  execution_id: integer,
+  duplicate: v.pipe(v.boolean(), v.description('the delivery was seen before: its execution answers, nothing new started')),
+}) satisfies v.GenericSchema<unknown, WebhookAnswer>;
 
 /** `{path, name}` from the wildcard: the last segment is the trigger's name, the rest the playbook's path. */
 function target(tail: string): { path: string; name: string } | undefined {
@@ -60,6 +67,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         summary: 'A webhook delivery to trigger {name} of playbook {path}: POST /api/hooks/{path}/{name}',
         description:
           'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 401 signature_invalid; 404 unknown trigger; 409 trigger_paused; 413 over max_body_bytes; 422 fire_refused. See docs/webhooks.md.',
+        response: responses({ 202: acceptedAnswer }),
       },
       config: { access: PUBLIC },
       bodyLimit: MAX_WEBHOOK_BODY_BYTES,

@@ -20,6 +20,7 @@ import {
 import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
 import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
+import { anyObject, integer, responses, time } from './answers.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
@@ -69,6 +70,42 @@ const storeBody = v.object({
   renew_config: v.optional(v.nullable(renewConfigSchema)),
   schema: v.optional(v.nullable(jsonObject('schema must be a JSON object'))),
 });
+
+const scopeType = v.picklist(KEYCHAIN_SCOPES);
+const entryKey = { keychain_name: v.string(), catalog_id: integer, cache_key: v.string() };
+const listAnswer = v.object({
+  status: v.literal('success'),
+  catalog_id: integer,
+  entries: v.array(v.object({ keychain_name: v.string(), cache_key: v.string(), scope_type: scopeType, credential_type: v.string(), expires_at: time, auto_renew: v.boolean(), access_count: integer })),
+  count: integer,
+});
+const readAnswer = v.variant('status', [
+  v.object({
+    status: v.literal('success'),
+    ...entryKey,
+    token_data: anyObject,
+    schema: v.optional(v.pipe(v.unknown(), v.description("the entry's schema, when it has one: token_data is checked against it"))),
+    credential_type: v.string(),
+    cache_type: v.picklist(['secret', 'token']),
+    scope_type: scopeType,
+    expires_at: time,
+    ttl_seconds: v.number(),
+    accessed_at: time,
+    access_count: integer,
+    auto_renew: v.boolean(),
+    expired: v.literal(false),
+  }),
+  v.object({
+    status: v.literal('expired'),
+    ...entryKey,
+    auto_renew: v.boolean(),
+    expired: v.literal(true),
+    renew_config: v.optional(v.pipe(v.unknown(), v.description('with auto_renew: how to get a new token'))),
+  }),
+  v.object({ status: v.literal('not_found'), ...entryKey }),
+]);
+const storedAnswer = v.object({ status: v.literal('success'), message: v.string(), ...entryKey, expires_at: time, ttl_seconds: v.number(), auto_renew: v.boolean() });
+const deletedAnswer = v.object({ status: v.literal('success'), message: v.string(), keychain_name: v.string(), catalog_id: integer });
 
 /** What a read of the row gives now: the keychain-entry machine's READ outcome, and whether it counts as an access. */
 export function readDecision(
@@ -154,7 +191,7 @@ const iso = (d: Date): string => d.toISOString();
 export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/keychain/catalog/:catalog_id',
-    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data)', params: jsonSchema(catalogParams) }, config: { access: { level: 'admin' } } },
+    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data)', params: jsonSchema(catalogParams), response: responses({ 200: listAnswer }) }, config: { access: { level: 'admin' } } },
     async (req) => {
       const { catalog_id: catalogId } = req.params as v.InferOutput<typeof catalogParams>;
       const rows = await listKeychainByCatalog(deps.db, catalogId);
@@ -179,6 +216,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         summary: 'Read an entry: success (live, counts the access), expired (+renew_config when auto_renew) or not_found',
         params: jsonSchema(entryParams),
         querystring: jsonSchema(entryQuery),
+        response: responses({ 200: readAnswer }),
       },
       // Workers read entries to resolve `keychain.<entry>` for their tasks (of a command they hold: worker-grant.ts).
       config: { access: { level: 'admin', worker: true } },
@@ -238,6 +276,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         summary: 'Store (or replace) an entry; expires_at wins over ttl_seconds, which wins over the scope default',
         params: jsonSchema(entryParams),
         body: jsonSchema(storeBody),
+        response: responses({ 200: storedAnswer, 201: storedAnswer }),
       },
       // Workers store the entries they create or renew (for a command they hold: worker-grant.ts).
       config: { access: { level: 'admin', worker: true } },
@@ -295,6 +334,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         summary: 'Delete an entry (same scope_type/execution_id query as GET)',
         params: jsonSchema(entryParams),
         querystring: jsonSchema(entryQuery),
+        response: responses({ 200: deletedAnswer }),
       },
       config: { access: { level: 'admin' } },
     },

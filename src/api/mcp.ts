@@ -7,6 +7,7 @@ import { MCP_TRANSPORTS } from '../dsl/parse-mcp-server.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { jsonObject } from './executions.ts';
 import { mcpServerStatus } from './mcp-status.ts';
+import { anyObject, integer, responses, time } from './answers.ts';
 import { jsonSchema } from './validation.ts';
 
 const StoredConfig = v.looseObject({
@@ -26,8 +27,26 @@ const ACTION_ORDER = ['deploy', 'undeploy', 'restart', 'status'];
 const actionRank = (action: string) => (ACTION_ORDER.includes(action) ? ACTION_ORDER.indexOf(action) : ACTION_ORDER.length);
 const orderedActions = (actions: string[]) => [...actions].sort((a, b) => actionRank(a) - actionRank(b) || a.localeCompare(b));
 
+const serverAnswer = v.object({
+  name: v.string(),
+  path: v.nullable(v.string()),
+  catalog_id: v.nullable(integer),
+  endpoint: v.string(),
+  transport: v.picklist(MCP_TRANSPORTS),
+  auth: v.nullable(v.pipe(v.string(), v.description('the credential it authenticates with'))),
+  description: v.nullable(v.string()),
+  status: v.pipe(v.string(), v.description('registered before any action; deploying, running, stopped, <action>_failed… after (src/api/mcp-status.ts)')),
+  lifecycle: v.pipe(v.array(v.string()), v.description('its lifecycle actions')),
+  lifecycle_playbooks: v.pipe(v.record(v.string(), v.string()), v.description('the playbook path of each action')),
+  config: anyObject,
+  last_action: v.nullable(v.string()),
+  last_execution_id: v.nullable(integer),
+  updated_at: time,
+});
+const dispatchedAnswer = v.object({ execution_id: integer, server: v.string(), action: v.string(), status: v.literal('started'), path: v.string() });
+
 /** A resource row of kind mcp as the API presents it (the stored config was validated at registration). */
-function presentServer(row: ResourceRow) {
+function presentServer(row: ResourceRow): v.InferOutput<typeof serverAnswer> {
   const parsed = v.safeParse(StoredConfig, row.config);
   const empty: v.InferOutput<typeof StoredConfig> = { endpoint: '', transport: 'auto', auth: null, lifecycle: {}, config: {}, description: null };
   const c = parsed.success ? parsed.output : empty;
@@ -53,14 +72,14 @@ function presentServer(row: ResourceRow) {
 export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
 
-  app.get('/api/mcp/servers', { schema: { tags: ['mcp'], summary: 'Registered MCP servers with their last known status' }, config: { access: { level: 'viewer' } } }, async () => {
+  app.get('/api/mcp/servers', { schema: { tags: ['mcp'], summary: 'Registered MCP servers with their last known status', response: responses({ 200: v.object({ items: v.array(serverAnswer) }) }) }, config: { access: { level: 'viewer' } } }, async () => {
     const rows = await listResources(deps.db, 'mcp');
     return { items: rows.map(presentServer) };
   });
 
   app.get(
     '/api/mcp/servers/:name',
-    { schema: { tags: ['mcp'], summary: 'One MCP server (workers resolve a task\'s `server:` here)', params: jsonSchema(nameParams) }, config: { access: { level: 'viewer', worker: true } } },
+    { schema: { tags: ['mcp'], summary: 'One MCP server (workers resolve a task\'s `server:` here)', params: jsonSchema(nameParams), response: responses({ 200: serverAnswer }) }, config: { access: { level: 'viewer', worker: true } } },
     async (req) => {
       const { name } = req.params as v.InferOutput<typeof nameParams>;
       const row = await getResource(deps.db, 'mcp', name);
@@ -78,6 +97,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
         description: "Starts the playbook the server's document maps the action to, with `workload.server` (and `args.server`) the server's document and `workload.action` the action, plus `payload`. Answers 202 at once; the action's outcome becomes the server's status.",
         params: jsonSchema(lifecycleParams),
         body: jsonSchema(lifecycleBody),
+        response: responses({ 202: dispatchedAnswer }),
       },
       config: { access: { level: 'operator' } },
     },

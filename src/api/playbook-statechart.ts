@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import type { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { compileStatechart, type StatechartJson } from '../../machines/playbook-statechart.ts';
 import { playbookWarnings } from '../../machines/simulate-playbook.ts';
@@ -8,6 +9,12 @@ import { notFound } from '../errors.ts';
 
 /** The path suffix that asks the catalog for a playbook's statechart instead of its text. */
 export const STATECHART_SUFFIX = '/statechart';
+
+/** StatechartJson as the document shows it: an xstate machine config (its nodes are open-ended). */
+export const statechartAnswer = v.pipe(
+  v.looseObject({ id: v.string(), initial: v.string(), states: v.record(v.string(), v.unknown()) }),
+  v.description(`{path}${STATECHART_SUFFIX}: the playbook's statechart, an xstate machine config (one state per step with meta.step, arcs with meta.when)`),
+);
 
 /** The statechart of the newest (or given) version of a playbook; 404 when there is none. */
 export async function playbookStatechart(q: Queryable, cache: PlaybookCache, path: string, version: number | undefined): Promise<StatechartJson> {

@@ -10,6 +10,7 @@ import { postgresConnection } from '../credential/postgres-connection.ts';
 import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
 import { openCredentialData } from './credentials.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
+import { anyObject, responses } from './answers.ts';
 import { jsonSchema } from './validation.ts';
 
 const MS_PER_SECOND = 1000;
@@ -25,6 +26,9 @@ const executeBody = v.object({
     v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMEOUT_SECONDS), v.description(`statement timeout, at most ${MAX_TIMEOUT_SECONDS} (the default)`)),
   ),
 });
+
+const readerAnswer = v.object({ user: v.string(), password: v.string() });
+const executeAnswer = v.object({ status: v.literal('ok'), result: v.pipe(v.array(anyObject), v.description('the rows, each an object by column name')) });
 
 /**
  * Password of the service database's reader role: HMAC of the current key, so every server
@@ -47,7 +51,7 @@ async function serviceReaderRoute(app: FastifyInstance, deps: AppDeps): Promise<
   app.get(
     '/api/worker/service-reader',
     {
-      schema: { tags: ['workers'], summary: 'The service database reader role login, for a held command with a read_only postgres task without auth' },
+      schema: { tags: ['workers'], summary: 'The service database reader role login, for a held command with a read_only postgres task without auth', response: responses({ 200: readerAnswer }) },
       config: { access: { level: 'worker' } },
     },
     async (req, reply) => {
@@ -75,6 +79,7 @@ export async function postgresRoutes(app: FastifyInstance, deps: AppDeps): Promi
         tags: ['postgres'],
         summary: 'Run one SQL statement (credential_name: that postgres credential; else the service database, read-only role)',
         body: jsonSchema(executeBody),
+        response: responses({ 200: executeAnswer }),
       },
       config: { access: { level: 'admin' } },
     },

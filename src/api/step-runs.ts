@@ -4,12 +4,40 @@ import type { AppDeps } from '../app-deps.ts';
 import { capOutput } from '../cap-output.ts';
 import { getExecution, loadStepEvents } from '../db/execution.repo.ts';
 import { notFound } from '../errors.ts';
-import { stepRunsView } from './step-runs-view.ts';
+import { integer, responses, time } from './answers.ts';
+import { stepRunsView, type RunView } from './step-runs-view.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 
 const params = v.object({ id: integerText(1, MAX_ID), step: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) });
 // A step's events read at most: a loop of thousands of items is listed up to here.
 const MAX_STEP_EVENTS = 20_000;
+
+const attemptAnswer = v.object({
+  attempt: integer,
+  started_at: v.nullable(time),
+  duration_ms: v.nullable(v.number()),
+  status: v.picklist(['ok', 'error']),
+  error: v.unknown(),
+  output: v.pipe(v.unknown(), v.description('as the tool gave it, capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond)')),
+});
+const runAnswer = v.object({
+  seq: integer,
+  loop_index: v.nullable(integer),
+  command_id: v.nullable(integer),
+  worker_id: v.nullable(v.string()),
+  status: v.string(),
+  claimed_at: v.nullable(time),
+  started_at: v.nullable(time),
+  finished_at: v.nullable(time),
+  child_execution_id: v.nullable(integer),
+  tasks: v.array(v.object({ task: v.string(), kind: v.nullable(v.string()), attempts: v.array(attemptAnswer) })),
+}) satisfies v.GenericSchema<unknown, RunView>;
+const stepRunsAnswer = v.object({
+  execution_id: integer,
+  step: v.string(),
+  runs: v.array(runAnswer),
+  truncated: v.pipe(v.boolean(), v.description(`the step has more than ${MAX_STEP_EVENTS} events: the runs of the first ones`)),
+});
 
 /** GET /api/executions/{id}/steps/{step}: a step's runs with their true times, task attempts, outputs and errors. */
 export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -24,6 +52,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
           'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond).',
         params: jsonSchema(params),
+        response: responses({ 200: stepRunsAnswer }),
       },
       config: { access: { level: 'viewer' } },
     },

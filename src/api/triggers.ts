@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { ServiceError } from '../errors.ts';
-import { backfill, fireByHand, pauseTrigger, triggerViews } from '../triggers/trigger-operations.ts';
+import { backfill, fireByHand, pauseTrigger, triggerViews, type TriggerView } from '../triggers/trigger-operations.ts';
 import { jsonObject } from './executions.ts';
+import { anyObject, integer, responses, time } from './answers.ts';
 import { describeIssues, jsonSchema } from './validation.ts';
 
 const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
@@ -12,6 +13,24 @@ const listQuery = v.object({ kind: v.optional(v.picklist(['schedule', 'webhook',
 const isoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z'));
 const fireBody = v.optional(v.object({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) }), {});
 const backfillBody = v.object({ from: isoTime, to: isoTime });
+
+const triggerAnswer = v.object({
+  path: v.string(),
+  name: v.string(),
+  kind: v.picklist(['schedule', 'webhook', 'nats']),
+  state: v.picklist(['active', 'paused']),
+  catalog_id: integer,
+  description: v.nullable(v.string()),
+  next_fires: v.array(time),
+  last_fire: v.nullable(v.object({ fire_key: v.string(), execution_id: v.nullable(integer), at: time, outcome: v.string() })),
+  fires: integer,
+  skipped: integer,
+  errors: integer,
+  last_error: v.nullable(v.string()),
+  spec: anyObject,
+}) satisfies v.GenericSchema<unknown, TriggerView>;
+const backfilledAnswer = v.pipe(v.object({ execution_ids: v.array(integer), skipped: integer }), v.description('backfill: the executions started, and the fires that started none'));
+const firedAnswer = v.object({ execution_id: v.nullable(integer), duplicate: v.boolean(), fire_key: v.string(), outcome: v.picklist(['started', 'skipped']) });
 
 /** `{path}/{name}/{action}` from the wildcard (a path has slashes; the name and the action have none). */
 function target(tail: string): { path: string; name: string; action: Action } {
@@ -29,7 +48,7 @@ function target(tail: string): { path: string; name: string; action: Action } {
 export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/triggers',
-    { schema: { tags: ['triggers'], summary: 'Every live trigger: state, next fires, last fire, counts', querystring: jsonSchema(listQuery) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['triggers'], summary: 'Every live trigger: state, next fires, last fire, counts', querystring: jsonSchema(listQuery), response: responses({ 200: v.object({ triggers: v.array(triggerAnswer), count: integer }) }) }, config: { access: { level: 'viewer' } } },
     async (req) => {
       const { kind } = req.query as v.InferOutput<typeof listQuery>;
       const triggers = await triggerViews(deps, kind);
@@ -45,6 +64,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
         summary: 'POST /api/triggers/{path}/{name}/pause|resume|fire|backfill',
         description:
           'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of [from, to), at most 1,000, and answers `{execution_ids, skipped}`: a range again starts nothing new.',
+        response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
       config: { access: { level: 'operator' } },
     },

@@ -39,6 +39,11 @@ export function jsonSchema(schema: AnySchema): Record<string, unknown> {
   return json;
 }
 
+/** The valibot schema a JSON Schema made by `jsonSchema` stands for; undefined for any other object. */
+export function valibotSchemaOf(json: object): AnySchema | undefined {
+  return registry.get(json);
+}
+
 /** Issues as `path: message` strings, for error details. */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
   return issues.map((i) => {
@@ -49,7 +54,7 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[
 
 /** fastify validatorCompiler: valibot for schemas made by `jsonSchema`, pass-through for others. */
 export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart?: string }) {
-  const vs = registry.get(schema);
+  const vs = valibotSchemaOf(schema);
   return (data: unknown) => {
     if (!vs) return { value: data };
     // fastify hands a request without a body to the validator as null: null is "no body" (an
@@ -61,4 +66,14 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
       error: new ServiceError('unprocessable', { message: `invalid ${httpPart ?? 'request'}`, errors: describeIssues(result.issues) }),
     };
   };
+}
+
+/**
+ * fastify serializerCompiler: every answer is JSON.stringify'd, whatever its route's response
+ * schema. Those schemas document the answers (OpenAPI); fastify's default would serialize through
+ * them (fast-json-stringify), dropping a field they do not list and coercing one they type
+ * otherwise, so a gap in the document would change what clients get.
+ */
+export function answerSerializer(): (data: unknown) => string {
+  return (data) => JSON.stringify(data);
 }

@@ -9,7 +9,8 @@ import { ServiceError, notFound } from '../errors.ts';
 import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest } from '../protocol.ts';
 import { eventInputSchema } from './events.ts';
 import { jsonObject } from './executions.ts';
-import { presentCommand } from './present.ts';
+import { anyObject, integer, responses, time } from './answers.ts';
+import { commandAnswer, presentCommand } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { TERMINAL_COMMAND_STATUSES } from '../../machines/command.machine.ts';
 
@@ -43,6 +44,27 @@ const reportBody = v.object({
   events: v.pipe(v.array(eventInputSchema), v.maxLength(10_000)),
   claim: v.optional(integerIn(0, 256), 0),
 }) satisfies v.GenericSchema<unknown, ReportRequest>;
+const registeredAnswer = v.object({ status: v.literal('registered'), name: v.string(), runtime_id: integer });
+const heartbeatAnswer = v.object({
+  status: v.literal('ok'),
+  name: v.string(),
+  cancelled: v.pipe(v.array(integer), v.description('those of its running commands that were cancelled: stop them')),
+}) satisfies v.GenericSchema<unknown, HeartbeatAnswer>;
+const deregisteredAnswer = v.object({ status: v.literal('deregistered'), name: v.string() });
+const poolsAnswer = v.object({
+  pools: v.array(v.object({ name: v.string(), status: v.picklist(['ready', 'draining', 'stopped', 'held']), capacity: v.nullable(integer), labels: anyObject, heartbeat_at: time, created_at: time })),
+  count: integer,
+});
+const claimAnswer = v.object({ commands: v.array(commandAnswer) }) satisfies v.GenericSchema<unknown, ClaimAnswer>;
+const reportAnswer = v.object({
+  status: v.literal('ok'),
+  results: v.pipe(
+    v.array(v.object({ event_id: v.nullable(integer), error: v.optional(v.string()), detail: v.optional(v.string()) })),
+    v.description("one per reported event, in order: its event_id, or null with the refusal's code (`error`) and `detail`"),
+  ),
+  commands_generated: integer,
+  commands: v.pipe(v.array(commandAnswer), v.description('the commands claimed with the report')),
+});
 
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
 export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -58,12 +80,12 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     for (const c of rows) deps.snapshots.commands.set(c);
     return rows;
   };
-  app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody) }, config: { access: { level: 'worker' } } }, async (req) => {
+  app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody), response: responses({ 200: registeredAnswer }) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof registerBody>;
     const row = await registerWorkerPool(deps.db, b);
     return { status: 'registered', name: row.name, runtime_id: row.runtime_id };
   });
-  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody) }, config: { access: { level: 'worker' } } }, async (req): Promise<HeartbeatAnswer> => {
+  app.post('/api/worker/pool/heartbeat', { schema: { tags: ['workers'], summary: 'Worker pool heartbeat', body: jsonSchema(heartbeatBody), response: responses({ 200: heartbeatAnswer }) }, config: { access: { level: 'worker' } } }, async (req): Promise<HeartbeatAnswer> => {
     const b = req.body as v.InferOutput<typeof heartbeatBody>;
     const row = await heartbeatWorkerPool(deps.db, b.name, b.status, b.running ?? null);
     if (!row) throw notFound(`worker pool ${b.name}`);
@@ -73,12 +95,12 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     // Tells the worker which of its running commands were cancelled, so it stops them.
     return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running ?? []) };
   });
-  app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody) }, config: { access: { level: 'worker' } } }, async (req) => {
+  app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody), response: responses({ 200: deregisteredAnswer }) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof nameBody>;
     if (!(await deregisterWorkerPool(deps.db, b.name))) throw notFound(`worker pool ${b.name}`);
     return { status: 'deregistered', name: b.name };
   });
-  app.get('/api/worker/pools', { schema: { tags: ['workers'], summary: 'Registered worker pools' }, config: { access: { level: 'viewer' } } }, async () => {
+  app.get('/api/worker/pools', { schema: { tags: ['workers'], summary: 'Registered worker pools', response: responses({ 200: poolsAnswer }) }, config: { access: { level: 'viewer' } } }, async () => {
     const rows = await listWorkerPools(deps.db);
     return {
       pools: rows.map((r) => ({ name: r.name, status: r.status, capacity: r.capacity, labels: r.labels, heartbeat_at: r.heartbeat_at.toISOString(), created_at: r.created_at.toISOString() })),
@@ -86,7 +108,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     };
   });
 
-  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody) }, config: { access: { level: 'worker' } } }, async (req): Promise<PresentedCommand> => {
+  app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody), response: responses({ 200: commandAnswer }) }, config: { access: { level: 'worker' } } }, async (req): Promise<PresentedCommand> => {
     const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
     const { worker_id } = req.body as v.InferOutput<typeof claimByIdBody>;
     const claimed = await claimCommand(deps.db, id, worker_id, claimPolicy);
@@ -107,7 +129,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     });
   });
 
-  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody) }, config: { access: { level: 'worker' } } }, async (req, reply): Promise<ClaimAnswer> => {
+  app.post('/api/worker/claim', { schema: { tags: ['workers'], summary: 'Claim up to max pending commands, waiting up to wait_ms for one', body: jsonSchema(claimNextBody), response: responses({ 200: claimAnswer }) }, config: { access: { level: 'worker' } } }, async (req, reply): Promise<ClaimAnswer> => {
     const b = req.body as v.InferOutput<typeof claimNextBody>;
     const abort = new AbortController();
     // The response's close (not the request's, which fires once the body is read) tells of a client gone.
@@ -134,7 +156,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     }
   });
 
-  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody) }, config: { access: { level: 'worker' } } }, async (req): Promise<ReportAnswer> => {
+  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody), response: responses({ 200: reportAnswer }) }, config: { access: { level: 'worker' } } }, async (req): Promise<ReportAnswer> => {
     const b = req.body as v.InferOutput<typeof reportBody>;
     const again = await redelivered(b.worker_id, b.report_id, b.retry);
     const max = Math.max(0, b.claim - again.length);

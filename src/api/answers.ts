@@ -1,0 +1,53 @@
+// What every route's `schema.response` is made of: `responses()`, the one error answer, and the
+// pieces answer schemas are built from. The OpenAPI document (/docs, generated clients) shows
+// them. They document; they do not shape: answers are serialized as they are (answerSerializer in
+// validation.ts), so a field left out of a schema is missing from the document, never from an
+// answer. Each answer's schema is declared beside what makes it (a presenter, a route).
+import { STATUS_CODES } from 'node:http';
+import * as v from 'valibot';
+import { ALL_CODES, codeInfo, type CodeIn } from '../../machines/error-codes.ts';
+import { jsonSchema } from './validation.ts';
+
+export const integer = v.pipe(v.number(), v.integer());
+/** A time as answers write it (`Date.toISOString()`, or the database's text of the same form). */
+export const time = v.pipe(v.string(), v.isoTimestamp());
+/** A JSON object of any fields (a payload, a spec, labels). */
+export const anyObject = v.record(v.string(), v.unknown());
+
+const HTTP_CODES = ALL_CODES.filter((c): c is CodeIn<'http'> => codeInfo(c).where.includes('http'));
+
+/** Every error answer (src/api/error-handler.ts): one schema for every route's 4xx and 5xx. */
+export const errorAnswer = v.pipe(
+  v.object({
+    detail: v.union([
+      v.string(),
+      v.looseObject({
+        code: v.optional(v.picklist(HTTP_CODES)),
+        message: v.string(),
+        errors: v.optional(v.array(v.string())),
+      }),
+    ]),
+  }),
+  v.description('An error. `detail` is a message, or `{code, message, errors?}`: `code` as listed in docs/operations.md "Error codes", `errors` naming each refused field.'),
+);
+
+/** An answer in another media type than JSON, for `responses`: a stream of server-sent events. */
+export type MediaAnswer = { mediaType: string; schema: v.GenericSchema; description: string };
+
+/**
+ * A route's `schema.response`: each answer by its status, and `errorAnswer` for every 4xx and 5xx
+ * (any route may refuse a caller, an input, or answer 503 while the database is away).
+ */
+export function responses(answers: Readonly<Record<number, v.GenericSchema | MediaAnswer>>): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [status, a] of Object.entries(answers)) {
+    if ('mediaType' in a) out[status] = { description: a.description, content: { [a.mediaType]: { schema: jsonSchema(a.schema) } } };
+    else {
+      const json = jsonSchema(a);
+      // The document's description of the answer (the schema's own, else the status's name).
+      json.description ??= STATUS_CODES[status];
+      out[status] = json;
+    }
+  }
+  return { ...out, '4xx': jsonSchema(errorAnswer), '5xx': jsonSchema(errorAnswer) };
+}
