@@ -22,6 +22,7 @@ import { EXECUTIONS, measureThroughput, type ThroughputResult, type ThroughputVa
 import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
 import { measureTriggerLateness, TRIGGER_TARGET_P99_MS } from './trigger-lateness.ts';
 import { measureTimerBurst, TIMER_TARGET_MS, type TimerBurstResult } from './timer-burst.ts';
+import { runTracesAlone } from './traces.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -41,18 +42,19 @@ const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
 const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
 const WEBHOOK_RESULTS_FILE = join(import.meta.dirname, 'results-webhook.json');
 const TIMERS_RESULTS_FILE = join(import.meta.dirname, 'results-timers.json');
+const TRACES_RESULTS_FILE = join(import.meta.dirname, 'results-traces.json');
 // The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
 // misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone; `--batch-seconds N` shortens its target run,
+// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone, `--only traces` the 40-step chain with OpenTelemetry traces off and on (`--rounds N`); `--batch-seconds N` shortens its target run,
 // `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
-  options: { only: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
+  options: { only: { type: 'string' }, rounds: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
 const only = args.only;
-if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers') throw new Error(`--only expects batch, gateway, webhook or timers, got ${only}`);
+if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers' && only !== 'traces') throw new Error(`--only expects batch, gateway, webhook, timers or traces, got ${only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
@@ -123,6 +125,7 @@ const ALONE = {
   webhook: (): Promise<void> =>
     runAlone({ file: WEBHOOK_RESULTS_FILE, key: 'webhook_acceptance', measure: (s, db) => measureWebhookAcceptance(s, progress, { cpu: new CpuMeter(db.postmasterPid) }), rows: webhookRows }),
   timers: (): Promise<void> => runAlone({ file: TIMERS_RESULTS_FILE, key: 'timer_burst', measure: (s, db) => measureTimerBurst(s, db.url, progress), rows: timerRows }),
+  traces: (): Promise<void> => runTracesAlone(TRACES_RESULTS_FILE, progress, Math.ceil(positive('rounds', args.rounds, 3))),
 } as const;
 
 /** The table row of timers due together. */

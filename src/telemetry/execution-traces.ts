@@ -51,6 +51,9 @@ export class ExecutionTraces implements TraceSink {
     return this.#traces.size;
   }
 
+  /** Reads of the log made to fill gaps, and the events they read (for tests and the benchmark). */
+  readonly catchUps = { reads: 0, events: 0 };
+
   /** Resolves when every catch-up under way is done. */
   async settled(): Promise<void> {
     while (this.#chains.size) await Promise.all(this.#chains.values());
@@ -94,7 +97,9 @@ export class ExecutionTraces implements TraceSink {
     }
     // Records of an execution that ended before this server held it: nothing to trace.
     if (!trace && h && isTerminalExecutionStatus(h.status) && !events.some((e) => ENDING.has(e.event_type))) return undefined;
+    this.catchUps.reads++;
     return this.#o.readEvents(id, after, first - after - 1).then((missed) => {
+      this.catchUps.events += missed.length;
       const t = this.#traces.get(id) ?? this.#create(id, h);
       // Taken in for what they open and close; their spans were made where they were committed.
       t.take(missed, null, seenMs, []);

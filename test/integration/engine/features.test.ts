@@ -49,7 +49,7 @@ const trace = (events: Json[]): string[] => events.map((e: Json) => (e.step ? `$
  * What one worker command of a step writes, from its issue to its report (claims are logged with
  * the first report): a command whose task failed ends with command.failed.
  */
-const command = (step: string, calls: ('call.done' | 'call.error')[]): string[] => [
+const command = (step: string, calls: ('call.attempt' | 'call.done' | 'call.error')[]): string[] => [
   `command.issued:${step}`,
   `command.claimed:${step}`,
   `command.started:${step}`,
@@ -58,7 +58,7 @@ const command = (step: string, calls: ('call.done' | 'call.error')[]): string[] 
 ];
 
 /** A plain step whose single command runs `calls`. */
-const stepRun = (step: string, calls: ('call.done' | 'call.error')[] = ['call.done']): string[] => [`step.enter:${step}`, ...command(step, calls), `step.exit:${step}`];
+const stepRun = (step: string, calls: ('call.attempt' | 'call.done' | 'call.error')[] = ['call.done']): string[] => [`step.enter:${step}`, ...command(step, calls), `step.exit:${step}`];
 
 const COMPLETED = ['workflow.completed', 'playbook.completed'];
 const FAILED = ['workflow.failed', 'playbook.failed'];
@@ -94,9 +94,10 @@ workflow:
 `);
     expect(final).toMatchObject({ status: 'completed', progress: 100, error: null });
     expect(final.result).toMatchObject({ status: 200, body: { calls: 3 } });
-    expect(trace(events)).toEqual(['execution.started', ...stepRun('start'), ...COMPLETED]);
-    // One call event for the task, however many attempts it took: the retries are inside it.
+    // Each attempt that failed and was retried is a call.attempt; the task's outcome is one call.done.
+    expect(trace(events)).toEqual(['execution.started', ...stepRun('start', ['call.attempt', 'call.attempt', 'call.done']), ...COMPLETED]);
     expect(only(events, 'call.done').context).toMatchObject({ task: 'call', kind: 'http', attempts: 3 });
+    expect(events.filter((e) => e.event_type === 'call.attempt').map((e) => [e.context.attempt, e.error.code, e.result.output.status])).toEqual([[1, 'http_status', 503], [2, 'http_status', 503]]);
     expect(target.requests.filter((r) => r.path === '/flaky' && r.query.key === `run-${id}`)).toHaveLength(3);
     expect(only(events, 'playbook.completed').result).toEqual(final.result);
   });
