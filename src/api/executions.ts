@@ -25,13 +25,35 @@ export const jsonObject = v.pipe(
   v.record(v.string(), v.unknown()),
 );
 const payloadObject = v.optional(jsonObject, {});
-const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)) });
+const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+const MAX_LABELS = 20;
+// Labels given at start: searchable (GET /api/executions?label=key:value), never secret, short.
+const labels = v.optional(
+  v.pipe(
+    v.record(v.pipe(v.string(), v.regex(LABEL_KEY, 'must be a label key: letters, digits, _ . - (at most 64)')), v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'))),
+    v.check((l) => Object.keys(l).length <= MAX_LABELS, `must hold at most ${MAX_LABELS} labels`),
+    v.description('labels of the execution, e.g. {"tenant": "acme"}: GET /api/executions?label=tenant:acme finds it'),
+  ),
+);
+const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels });
 const executeBody = v.object({
   path: v.pipe(v.string(), v.minLength(1)),
   resource_kind: v.optional(v.picklist(['playbook', 'agent'])),
   workload: payloadObject,
   payload: v.optional(jsonObject),
+  labels,
 });
+/** Labels become part of where the execution came from (its `execution.started` context). */
+const originOf = (l: Record<string, string> | undefined) => (l && Object.keys(l).length ? { origin: { labels: l } } : {});
+const labelFilter = v.optional(
+  v.pipe(
+    v.union([v.string(), v.array(v.string())]),
+    v.transform((x) => (Array.isArray(x) ? x : [x])),
+    v.check((xs) => xs.every((x) => x.indexOf(':') > 0), 'must be key:value'),
+    v.transform((xs) => Object.fromEntries(xs.map((x) => [x.slice(0, x.indexOf(':')), x.slice(x.indexOf(':') + 1)]))),
+    v.description('started with this label, key:value (repeat for several: all of them)'),
+  ),
+);
 const idParams = v.object({ id: integerText(1, MAX_ID) });
 const filterText = (description: string) => v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(1000), v.description(description)));
 const startTime = (description: string) =>
@@ -53,6 +75,7 @@ const listQuery = v.object({
   requested_by: filterText('started by this caller (`execution.started` context `requested_by.sub`)'),
   parent: v.optional(v.pipe(integerText(1, MAX_ID), v.description('children of this execution'))),
   q: filterText('search: an execution id exactly, or text anywhere in the path (case-insensitive)'),
+  label: labelFilter,
   limit: v.optional(integerText(1, 500), '50'),
   cursor: v.optional(
     v.pipe(
@@ -109,6 +132,7 @@ const executionDetailAnswer = v.object({
     ),
     v.description('what its steps wait for, by seq'),
   ),
+  labels: v.pipe(v.record(v.string(), v.string()), v.description('the labels it was started with')),
 });
 const listAnswer = v.object({
   executions: v.array(executionAnswer),
@@ -146,10 +170,11 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     return idempotent.answer(req, reply, async (claim) => {
       const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: s.path, catalog_id: s.catalogId });
       const idempotency = claim && { ...claim, answer };
-      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload: body.payload, requestedBy, idempotency }));
+      const origin = originOf(body.labels);
+      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload: body.payload, requestedBy, idempotency, ...origin }));
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
-      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy, idempotency }));
+      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy, idempotency, ...origin }));
     });
   });
 
@@ -172,7 +197,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind });
       // The agent runtime's workload.access_token stays out of the event log (a handle stands in).
       const payload = await withholdAccessToken(deps, { ...body.workload, ...body.payload });
-      return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer } }));
+      return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer }, ...originOf(body.labels) }));
     });
   });
 
@@ -180,7 +205,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits };
+    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, labels: row.labels };
   };
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
@@ -211,6 +236,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         trigger: query.trigger,
         requestedBy: query.requested_by,
         q: query.q,
+        labels: query.label,
       };
       const [{ rows, more }, counts] = await Promise.all([
         listExecutions(deps.db, { ...filter, status, limit, cursor }),
