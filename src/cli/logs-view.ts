@@ -19,7 +19,7 @@ const HEADER = ['ID', 'AT', 'GAP', 'EVENT', 'STEP', 'DETAIL'];
 
 const ErrorShape = v.looseObject({ message: v.string(), code: v.optional(v.nullable(v.string())) });
 const CallContext = v.looseObject({ task: v.optional(v.string()), kind: v.optional(v.string()), duration_ms: v.optional(v.number()), attempts: v.optional(v.number()), attempt: v.optional(v.number()) });
-const TimedContext = v.looseObject({ at: v.string() });
+const TimedContext = v.looseObject({ at: v.optional(v.string()), claimed_at: v.optional(v.nullable(v.string())) });
 const AttemptResult = v.looseObject({ output: v.unknown() });
 // A command's report: each task's outcome, its data when ok (a call's own event carries none).
 const CommandResult = v.looseObject({ tasks: v.record(v.string(), v.looseObject({ status: v.string(), data: v.optional(v.unknown()), error: v.optional(v.unknown()) })) });
@@ -146,11 +146,18 @@ function detail(e: ExecutionEvent): string {
 
 const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? cell.padEnd(WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
 
-/** When the event happened: the worker's true time (`context.at`, from its report) where it gave one, else when it was stored. */
+/**
+ * When the event happened: the worker's true time (`context.at`, from its report) where it gave
+ * one, a claim's own time (`claimed_at`: it is recorded with the claim's first report), else when
+ * it was stored.
+ */
 function trueTime(e: ExecutionEvent): string {
   const c = v.safeParse(TimedContext, e.context);
-  return c.success ? c.output.at : e.created_at;
+  return (c.success && (c.output.at ?? c.output.claimed_at)) || e.created_at;
 }
+
+/** A signed time between two lines (`+12ms`, `-3ms`: true times need not follow the log's order). */
+const signed = (ms: number): string => (ms < 0 ? `-${durationText(-ms)}` : `+${durationText(ms)}`);
 
 /** The timeline's lines, from the start time and the previous event's time (both updated as it goes). */
 export class Timeline {
@@ -164,8 +171,8 @@ export class Timeline {
   line(e: ExecutionEvent): string {
     const at = Date.parse(trueTime(e));
     this.#start ??= at;
-    const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : `+${durationText(at - this.#start)}`;
-    const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : `+${durationText(at - this.#previous)}`;
+    const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : signed(at - this.#start);
+    const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : signed(at - this.#previous);
     this.#previous = at;
     return line([String(e.event_id), since, gap, e.event_type, e.step ?? '-', boundedText(detail(e))]);
   }
