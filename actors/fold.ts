@@ -1,7 +1,8 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
 import type { PendingCommand } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
-import { isLiveExecutionStatus, isTerminalExecutionStatus } from '../machines/statuses.ts';
+import { isLiveExecutionStatus } from '../machines/statuses.ts';
+import { executionStatusOf } from '../machines/execution/step-phase.ts';
 import type { ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { ExecutionStatus } from '../src/db/execution.repo.ts';
@@ -18,10 +19,7 @@ import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitEvent, U
 
 type Held = { -readonly [K in keyof Subject]: Subject[K] };
 
-const statusOf = (s: Snapshot): ExecutionStatus => {
-  const v = String(s.value);
-  return isTerminalExecutionStatus(v) ? v : s.context.paused ? 'paused' : 'running';
-};
+const statusOf = (s: Snapshot): ExecutionStatus => executionStatusOf(s);
 
 const effectsOf = (actions: { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
 

@@ -3,6 +3,7 @@ import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { ExecutionRow } from '../src/db/execution.repo.ts';
 import { TERMINAL_COMMAND_STATUSES } from '../machines/command.machine.ts';
+import { executionStatusOf } from '../machines/execution/step-phase.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 type Entry = { lastEventId: number; snapshotEventId: number; snapshot: Snapshot };
@@ -63,7 +64,7 @@ export class HotSnapshots {
       parent_execution_id: input.parentExecutionId,
       root_execution_id: input.rootExecutionId,
       parent_command_id: null,
-      status: e.snapshot.context.paused ? 'paused' : 'running',
+      status: executionStatusOf(e.snapshot),
       progress: 0,
       result: null,
       error: null,

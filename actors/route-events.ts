@@ -1,5 +1,6 @@
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { EVENT } from '../machines/event-types.ts';
+import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { CODE } from '../machines/error-codes.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
 import type { ClaimPolicy, CommandRow, CommandStatus } from '../src/db/command.repo.ts';
@@ -208,7 +209,7 @@ function mootControl(fold: Fold, ev: RoutedEvent): string | undefined {
   if (!WAIT_ENDING.has(ev.event_type)) return undefined;
   const seq = asObject(ev.context).seq;
   // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).
-  if (ev.event_type === EVENT.signalReceived && seq === null) return status === 'running' || status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}`;
+  if (ev.event_type === EVENT.signalReceived && seq === null) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
   return typeof seq === 'number' && fold.pendingOf(ev.execution_id, seq)?.kind === 'wait' ? undefined : `execution ${ev.execution_id} no longer waits under seq ${String(seq)}`;
 }
 

@@ -1,5 +1,6 @@
 import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
-import { stepPhase, topStateOf, type StepPhase } from './execution/step-phase.ts';
+import { executionStatusOf, stepPhase, type StepPhase } from './execution/step-phase.ts';
+import { isLiveExecutionStatus } from './statuses.ts';
 import type { ExecutionContext, StepOutcome } from './execution/types.ts';
 
 /** `waiting`: active, and waiting for a time or a signal (no worker holds it). */
@@ -34,10 +35,9 @@ const phaseOfOutcome = (o: StepOutcome | undefined): StepPhase => (o ? (o.status
  * payload, vars or results are copied, so no secret a playbook handles can appear in it.
  */
 export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, beforeEnd: SnapshotLike | null): ExecutionView {
-  const top = topStateOf(snap.value);
   const ctx = snap.context;
-  const running = top === 'running';
-  const status = running && ctx.paused ? 'paused' : top;
+  const status = executionStatusOf(snap);
+  const running = isLiveExecutionStatus(status);
   const steps: Record<string, StepView> = {};
   const active: string[] = [];
   for (const s of pb.workflow) {

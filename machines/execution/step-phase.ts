@@ -1,3 +1,5 @@
+import { isTerminalExecutionStatus, type ExecutionStatus } from '../statuses.ts';
+
 /** Where one step is: the state of its region of the execution statechart. */
 export type StepPhase = 'idle' | 'active' | 'completed' | 'failed';
 
@@ -15,4 +17,13 @@ export function topStateOf(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object') return Object.keys(value)[0] ?? '';
   return '';
+}
+
+/**
+ * The status of an execution snapshot: a terminal top-level state as it is, else `paused` when the
+ * machine's paused flag is set (execution.paused), else `running`. The one reading of it.
+ */
+export function executionStatusOf(snap: { value: unknown; context: { paused: boolean } }): ExecutionStatus {
+  const top = topStateOf(snap.value);
+  return isTerminalExecutionStatus(top) ? top : snap.context.paused ? 'paused' : 'running';
 }
