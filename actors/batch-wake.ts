@@ -1,18 +1,32 @@
 /**
  * Wakes this server's batch processors when it has accepted a batch: the accept commits without a
- * NOTIFY (docs/architecture.md, Asynchronous batch intake), so processors of other servers find
- * the batch at their next poll instead.
+ * NOTIFY (docs/architecture.md, Asynchronous batch intake). With a bus that carries it (NATS,
+ * `announceWith`), the processors of every server are woken too; else they find the batch at
+ * their next poll.
  */
 export class BatchWake {
   #generation = 0;
   readonly #waiters = new Set<() => void>();
+  #announce: (() => void) | undefined;
+
+  /** How this server tells the others (undefined: it does not). */
+  announceWith(announce: (() => void) | undefined): void {
+    this.#announce = announce;
+  }
+
+  /** This server accepted a batch: its processors, and (announced) every server's, look. */
+  wake(): void {
+    this.heard();
+    this.#announce?.();
+  }
 
   /** Counts the wake-ups: a processor reads it before it looks for batches and sleeps only if no wake-up came since. */
   get generation(): number {
     return this.#generation;
   }
 
-  wake(): void {
+  /** A batch was accepted (here, or announced by another server): this server's processors look. */
+  heard(): void {
     this.#generation++;
     const waiters = [...this.#waiters];
     this.#waiters.clear();

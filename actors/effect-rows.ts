@@ -5,6 +5,9 @@ import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.ts';
 import type { EventInput } from '../src/protocol.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
+import { admissionOf } from '../src/flow/admission-of.ts';
+import { FlowKeyError } from '../machines/flow-key.ts';
+import { errorOf } from '../machines/execution/arcs.ts';
 import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
 
 /**
@@ -31,6 +34,9 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           input: { path: h.row.path, tasks: e.tasks, context: e.context, keychain: e.keychain },
           worker_id: null,
           claim_token: null,
+          priority: e.priority,
+          limit_name: e.limit?.name ?? null,
+          limit_key: e.limit?.key ?? null,
         });
         // The command_id is joined in by the write statement, which inserts both.
         host.push(h, { event_type: EVENT.commandIssued, step: e.step, context: { seq: e.seq, loop_index: e.loopIndex } }).issued_seq = e.seq;
@@ -73,7 +79,15 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         const workload = { ...compiled.playbook.workload, ...e.args };
-        host.start({ compiled, executionId: childId, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
+        let admission: ReturnType<typeof admissionOf>;
+        try {
+          admission = admissionOf(compiled.playbook, compiled.path, workload, e.args);
+        } catch (err) {
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err)));
+          break;
+        }
+        host.start({
+          ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
         host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
         break;
       }
@@ -102,6 +116,8 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         break;
       case 'finish': {
         rows.finished.push({ executionId: h.id, status: e.finished.status });
+        // A queued execution's row goes, and the slot an admitted one held is given back.
+        if (h.snapshot!.context.input.admission) rows.admissionEnds.push(h.id);
         // The keychain-entry machine's owner-finished transition decides which entries go.
         rows.keychainCleanup.push({ execution_id: h.id, scopes: scopesRemovedWhenFinished(h.row.parent_execution_id === null) });
         const input = h.snapshot!.context.input;

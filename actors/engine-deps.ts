@@ -9,6 +9,14 @@ import type { PlaybookCache } from './playbook-cache.ts';
 
 /**
  * What the actors need from the host; `waitClock` hears of wake-up times a routing wrote (this
- * server's timekeeper), `traces` of every committed unit when traces are on (src/telemetry/).
+ * server's timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/),
+ * `traces` of every committed unit when traces are on (src/telemetry/).
  */
-export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; traces?: TraceSink };
+export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: WaitClock; traces?: TraceSink; announce?: Announcer };
+
+/**
+ * Where the bus is not PostgreSQL (NATS: its write statements send no NOTIFY), the engine
+ * announces after each commit what claimers should look for: commands of these executions issued
+ * PENDING, or `room` (a limited command's slot came free, a command was cancelled).
+ */
+export type Announcer = { commands(executionIds: readonly number[]): void; room(): void };

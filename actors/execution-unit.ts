@@ -9,6 +9,7 @@ import { hydrate } from './hydrate.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import { readBefore, type Needs } from './prefetch.ts';
 import { writeFolded, type Written } from './write.ts';
+import { COMMAND_RULES } from '../machines/command-rules.ts';
 
 // A unit of work over a set of executions, along xstate's line, one file per step:
 //   route (route-events.ts, start-execution.ts: what to fold)
@@ -53,6 +54,8 @@ export type UnitDone<T> = Written & {
   readNothing: boolean;
   /** With `run.tx` and `run.timed`: the connection checkout, the work up to COMMIT, and the COMMIT. */
   txTiming?: TxTiming;
+  /** A limited command's slot came free, or commands were cancelled (EngineDeps.announce). */
+  freedRoom: boolean;
 };
 
 /** Attempts of one unit before its error is the caller's: the guard fails only when another writer got there first. */
@@ -90,7 +93,7 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
   for (let attempt = 1; ; attempt++) {
     try {
       const tx = run.tx;
-      if (!tx) return await once(deps.db, deps, run, fresh, also);
+      if (!tx) return announced(deps, await once(deps.db, deps, run, fresh, also));
       const txTiming: TxTiming | undefined = run.timed ? { checkoutMs: 0, bodyMs: 0, commitMs: 0 } : undefined;
       const done = await deps.db.tx(async (q) => {
         if (tx.timeoutMs !== undefined) await q.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(tx.timeoutMs))}`);
@@ -99,7 +102,7 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
         await tx.beforeCommit?.(q, unit.value);
         return unit;
       }, txTiming);
-      return { ...done, txTiming };
+      return announced(deps, { ...done, txTiming });
     } catch (err) {
       if (attempt >= MAX_ATTEMPTS) {
         // Nothing was written: the caller may send it again (a worker retries a 503 report).
@@ -118,6 +121,18 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
   }
 }
 
+/**
+ * After commit, where the bus takes announcements (EngineDeps.announce): the commands it issued
+ * PENDING, and room it made (a limited command's slot freed, commands cancelled).
+ */
+function announced<T>(deps: EngineDeps, done: UnitDone<T>): UnitDone<T> {
+  const a = deps.announce;
+  if (!a) return done;
+  if (done.pending.length) a.commands(done.pending);
+  if (done.freedRoom) a.room();
+  return done;
+}
+
 async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: ReadonlySet<number> | 'all', also: Needs | undefined): Promise<UnitDone<T>> {
   const t0 = run.timed ? performance.now() : 0;
   const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commandIds ?? [], fresh);
@@ -131,5 +146,8 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   const folded = fold.folded();
   const t1 = run.timed ? performance.now() : 0;
   const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null);
-  return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing };
+  // A limited command that stops being held gives its slot back (a trigger counts it), and a
+  // cancel may: claimers waiting for that key may take one now.
+  const freedRoom = folded.rows.cancels.length > 0 || [...folded.commandUpdates.values()].some((u) => unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
+  return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom };
 }

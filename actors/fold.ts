@@ -1,6 +1,7 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
 import type { PendingCommand } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
+import { DEFAULT_PRIORITY } from '../machines/flow-key.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { executionStatusOf } from '../machines/execution/step-phase.ts';
 import type { ChildPlaybook } from '../src/db/execution.repo.ts';
@@ -43,7 +44,7 @@ export type Folded = {
 export class Fold {
   readonly #cache: PlaybookCache;
   readonly #held = new Map<number, Held>();
-  readonly #rows: UnitRows = { events: [], commands: [], cancels: [], keychainCleanup: [], inbox: [], finished: [], waits: [], waitEnds: [] };
+  readonly #rows: UnitRows = { events: [], commands: [], cancels: [], keychainCleanup: [], inbox: [], finished: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [] };
   readonly #commandUpdates = new Map<number, UnitCommandUpdate>();
   readonly #headChecks: { path: string; version: number }[] = [];
   readonly #idempotencyKeys: UnitIdempotencyKey[] = [];
@@ -163,6 +164,7 @@ export class Fold {
   #start(req: StartRequest): void {
     const id = req.executionId;
     const rootId = req.parent?.rootExecutionId ?? id;
+    const priority = req.priority ?? req.compiled.playbook.priority;
     const row: HeldRow = { execution_id: id, catalog_id: req.compiled.catalogId, path: req.compiled.path, parent_execution_id: req.parent?.executionId ?? null, root_execution_id: rootId };
     const h: Held = {
       id,
@@ -188,8 +190,17 @@ export class Fold {
       workload: req.workload,
       args: req.args,
       ...(req.replay ? { replay: req.replay } : {}),
+      ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
+      ...(req.admission ? { admission: req.admission } : {}),
     };
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
+    const a = req.admission;
+    if (a) {
+      // Queued (core.admission) until the admitter admits it: its key has room, its window closed.
+      const notBefore = a.debounce ? new Date(Date.now() + a.debounce.seconds * 1000).toISOString() : null;
+      this.#rows.admissions.push({ execution_id: id, limit_name: a.limit, limit_key: a.key, capacity: a.capacity, priority, not_before: notBefore, debounce_path: a.debounce ? req.compiled.path : null, debounce_key: a.debounce?.key ?? null });
+      this.#push(h, { event_type: EVENT.executionQueued, context: { limit: a.limit, key: a.key, priority, ...(notBefore ? { debounce_until: notBefore } : {}) } });
+    }
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);

@@ -1,4 +1,7 @@
+import type { CommandRow } from '../src/db/command.repo.ts';
+import type { Metrics } from '../src/metrics.ts';
 import type { UnitWait } from '../src/db/unit-write.ts';
+import type { UnitRows } from './unit-types.ts';
 import type { WaitClock } from '../src/waits/wait-clock.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { Snapshot } from './unit-types.ts';
@@ -21,4 +24,28 @@ export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitW
   let earliest = Infinity;
   for (const w of waits) if (w.wake_at !== null) earliest = Math.min(earliest, Date.parse(w.wake_at));
   if (earliest < Infinity) clock.nudge(earliest);
+}
+
+/**
+ * After commit, flow control's share: this server's admitter hears of executions queued (at the
+ * close of a debounce window) or ended while queued or admitted (their slot is free now); the
+ * queued executions and limited commands are counted.
+ */
+export function publishFlow(clock: WaitClock | undefined, metrics: Metrics, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
+  for (const c of rows.commands) if (c.limit_name !== null) metrics.flowQueued.inc({ limit: c.limit_name, kind: 'command' });
+  for (const a of rows.admissions) metrics.flowQueued.inc({ limit: a.limit_name ?? '', kind: 'execution' });
+  if (!clock) return;
+  if (rows.admissionEnds.length) clock.nudge(Date.now());
+  let earliest = Infinity;
+  for (const a of rows.admissions) earliest = Math.min(earliest, a.not_before === null ? Date.now() : Date.parse(a.not_before));
+  if (earliest < Infinity) clock.nudge(earliest);
+}
+
+/** After a claim: the limited commands among `claimed` count as admitted, with how long they waited. */
+export function observeFlowClaims(metrics: Metrics, claimed: readonly CommandRow[]): void {
+  for (const c of claimed) {
+    if (!c.limit_name) continue;
+    metrics.flowAdmissions.inc({ limit: c.limit_name, kind: 'command' });
+    if (c.claimed_at) metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
+  }
 }

@@ -11,7 +11,7 @@ import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runUnit } from './execution-unit.ts';
 import type { Fold, Folded } from './fold.ts';
-import { publish, publishWaits } from './publish.ts';
+import { observeFlowClaims, publish, publishFlow, publishWaits } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
 
 /**
@@ -65,12 +65,14 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   publish(deps.snapshots, done.published);
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
+  publishFlow(deps.flowClock, deps.metrics, done.folded.rows);
   rememberCommands(deps, done.value.moved, done.claimed);
   if (done.readNothing) deps.metrics.routedFromMemory.inc();
   const commandsGenerated = done.folded.rows.commands.length;
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.metrics.commandsIssued.inc(commandsGenerated);
   deps.metrics.commandsClaimed.inc(done.claimed.length);
+  observeFlowClaims(deps.metrics, done.claimed);
   deps.metrics.batchFirstClaims.claimed(done.claimed);
   deps.metrics.routeSeconds.observe((committed - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);
@@ -206,6 +208,8 @@ function mootControl(fold: Fold, ev: RoutedEvent): string | undefined {
   const status = fold.statusOf(ev.execution_id);
   if (ev.event_type === EVENT.executionPaused) return status === 'running' ? undefined : `execution ${ev.execution_id} is ${status}`;
   if (ev.event_type === EVENT.executionResumed) return status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}, not paused`;
+  // Admitted twice (an admission routed again after its server stopped): the second is moot.
+  if (ev.event_type === EVENT.executionAdmitted) return status === 'queued' ? undefined : `execution ${ev.execution_id} is ${status}, not queued`;
   if (!WAIT_ENDING.has(ev.event_type)) return undefined;
   const seq = asObject(ev.context).seq;
   // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).

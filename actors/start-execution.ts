@@ -3,10 +3,15 @@ import type { Identity } from '../src/auth/identity.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { ServiceError } from '../src/errors.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
+import { admissionOf } from '../src/flow/admission-of.ts';
+import { TemplateError } from '../src/dsl/render.ts';
+import { extendDebounce, isDebounceWindowTaken } from '../src/db/flow.repo.ts';
+import { FlowKeyError } from '../machines/flow-key.ts';
+import type { Admission } from '../machines/execution/types.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { runUnit } from './execution-unit.ts';
-import { publish, publishWaits } from './publish.ts';
+import { publish, publishFlow, publishWaits } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import type { StartRequest } from './unit-types.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
@@ -22,6 +27,8 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   origin?: Record<string, unknown>;
   /** A retry's recorded step outcomes (machines/execution/types.ts ExecutionInput.replay). */
   replay?: StartRequest['replay'];
+  /** Its own priority (0..9), over the playbook's. */
+  priority?: number;
 };
 /**
  * Starts inside a transaction with writes of the caller's (trigger fires): `begin` first (taking
@@ -33,7 +40,8 @@ export type StartTx = {
   begin?: (q: Queryable) => Promise<((index: number) => boolean) | void>;
   beforeCommit: (q: Queryable, results: readonly (Started | ServiceError)[]) => Promise<void>;
 };
-export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number };
+/** `debounced`: the start joined an open debounce window: its execution (queued) runs with this start's payload unless a later one comes. */
+export type Started = { executionId: number; catalogId: number; path: string; commandsGenerated: number; debounced?: boolean };
 /** A start's idempotency key, stored with the execution together with the answer `answer` makes for it. */
 export type StartKey = { scope: string; key: string; requestHash: string; statusCode: number; answer: (started: Started) => unknown };
 
@@ -47,10 +55,34 @@ export type StartKey = { scope: string; key: string; requestHash: string; status
  * by the same statement; a key stored already fails the whole write (see isIdempotencyKeyTaken).
  */
 export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache(), tx?: StartTx): Promise<(Started | ServiceError)[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(deps, inputs, prelude, tx);
+    } catch (err) {
+      // Another start opened the debounce window this one would have: it joins that one now.
+      if (attempt < MAX_DEBOUNCE_ATTEMPTS && isDebounceWindowTaken(err)) continue;
+      throw err;
+    }
+  }
+}
+
+/** Starts racing to open one debounce window: the losers' units are written again (joining it). */
+const MAX_DEBOUNCE_ATTEMPTS = 4;
+
+async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartPreludeCache, tx?: StartTx): Promise<(Started | ServiceError)[]> {
   const q = deps.db;
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
   let taken = await prelude.take(q, paths, inputs.length);
   let compiledOf = await compileStarts(deps, inputs, taken.heads);
+  // A start of an open debounce window's burst replaces its payload and starts nothing (read
+  // first: the window it finds is the one its execution has, or none and it opens one).
+  const joined = new Map<number, Started>();
+  for (const [i, c] of compiledOf.entries()) {
+    const d = !(c instanceof ServiceError) && c.admission?.debounce;
+    if (!d || c instanceof ServiceError) continue;
+    const id = await extendDebounce(q, c.compiled.path, d.key, inputs[i].payload, d.seconds);
+    if (id !== null) joined.set(i, { executionId: id, catalogId: c.compiled.catalogId, path: c.compiled.path, commandsGenerated: 0, debounced: true });
+  }
   let keep: ((index: number) => boolean) | void = undefined;
   const unitTx = tx && {
     begin: async (q: Queryable) => {
@@ -61,7 +93,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
   const done = await runUnit<(Started | ServiceError)[]>(deps, {
     executionIds: [],
     ...(unitTx ? { tx: unitTx } : {}),
-    starting: () => compiledOf.filter((c): c is CompiledPlaybook => !(c instanceof ServiceError)),
+    starting: () => compiledOf.flatMap((c) => (c instanceof ServiceError ? [] : [c.compiled])),
     // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
     onMoved: async () => {
       prelude.forgetHeads();
@@ -72,13 +104,29 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
       fold.checkHeads(taken.cached.map((h) => ({ path: h.path, version: h.version })));
       const results: (Started | ServiceError)[] = [];
       for (const [i, input] of inputs.entries()) {
-        const compiled = keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i];
-        if (compiled instanceof ServiceError) {
-          results.push(compiled);
+        const prepared = keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i];
+        if (prepared instanceof ServiceError) {
+          results.push(prepared);
           continue;
         }
+        const debounced = joined.get(i);
+        if (debounced) {
+          results.push(debounced);
+          continue;
+        }
+        const { compiled, admission } = prepared;
         const before = fold.commandsIssued;
-        const executionId = fold.start({ compiled, executionId: taken.ids[i], workload: { ...compiled.playbook.workload, ...input.payload }, args: input.payload, requestedBy: input.requestedBy, origin: input.origin, replay: input.replay });
+        const executionId = fold.start({
+          compiled,
+          executionId: taken.ids[i],
+          workload: { ...compiled.playbook.workload, ...input.payload },
+          args: input.payload,
+          requestedBy: input.requestedBy,
+          origin: input.origin,
+          replay: input.replay,
+          ...(input.priority !== undefined ? { priority: input.priority } : {}),
+          ...(admission ? { admission } : {}),
+        });
         const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
         results.push(started);
         const k = input.idempotency;
@@ -92,6 +140,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
   publish(deps.snapshots, done.published);
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
+  publishFlow(deps.flowClock, deps.metrics, done.folded.rows);
   const results = done.value;
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
   deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
@@ -99,8 +148,14 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
   return results;
 }
 
-/** What each start folds with, read before the fold (compiled machines are cached per version); a refusal in place of a start that cannot be. */
-async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: ReadonlyMap<string, CatalogHead>): Promise<(CompiledPlaybook | ServiceError)[]> {
+/** A start ready to fold: its compiled playbook and what it waits for before it runs (flow control). */
+type Prepared = { compiled: CompiledPlaybook; admission: Admission | undefined };
+
+/**
+ * What each start folds with, read before the fold (compiled machines are cached per version),
+ * with its admission's keys rendered; a refusal in place of a start that cannot be.
+ */
+async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: ReadonlyMap<string, CatalogHead>): Promise<(Prepared | ServiceError)[]> {
   const compiledOf: (CompiledPlaybook | ServiceError)[] = [];
   for (const input of inputs) {
     if ('compiled' in input) {
@@ -113,13 +168,21 @@ async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: Read
     else if (head.kind === 'mcp') compiledOf.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
     else compiledOf.push(await deps.cache.get(deps.db, head.catalog_id));
   }
-  // A workload that fails the playbook's inputs starts nothing (the 422 names each field).
-  for (const [i, compiled] of compiledOf.entries()) {
-    if (compiled instanceof ServiceError) continue;
-    const refused = invalidInputs(compiled.playbook, inputs[i].payload);
-    if (refused) compiledOf[i] = refused;
-  }
-  return compiledOf;
+  // A workload that fails the playbook's inputs starts nothing (the 422 names each field); nor does
+  // one whose concurrency or debounce key cannot be rendered from it.
+  return compiledOf.map((compiled, i) => {
+    if (compiled instanceof ServiceError) return compiled;
+    const payload = inputs[i].payload;
+    const refused = invalidInputs(compiled.playbook, payload);
+    if (refused) return refused;
+    try {
+      return { compiled, admission: admissionOf(compiled.playbook, compiled.path, { ...compiled.playbook.workload, ...payload }, payload) };
+    } catch (err) {
+      const field = err instanceof FlowKeyError ? err.field : err instanceof TemplateError ? err.field : 'key';
+      const message = err instanceof Error ? err.message : String(err);
+      return new ServiceError('unprocessable', { message: `${compiled.path}: ${message}`, errors: [`${field}: ${message}`] });
+    }
+  });
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;

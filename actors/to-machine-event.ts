@@ -1,7 +1,7 @@
 import { EVENT } from '../machines/event-types.ts';
 import type { ExecutionEvent, TaskError, TaskOutcome } from '../machines/execution/types.ts';
 import type { EventRow } from '../src/db/execution.repo.ts';
-import { asObject } from '../src/objects.ts';
+import { asObject, isObject } from '../src/objects.ts';
 
 function taskError(v: unknown): TaskError {
   const o = asObject(v);
@@ -56,6 +56,9 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
     case EVENT.signalReceived:
       // `seq` absent: kept for a step that waits later (buffer: true).
       return { type: EVENT.signalReceived, seq: typeof ctx.seq === 'number' ? ctx.seq : null, signal: { name: String(ctx.signal ?? ''), payload: row.result ?? null, by: typeof ctx.by === 'string' ? ctx.by : null } };
+    case EVENT.executionAdmitted: {
+      return isObject(row.result) ? { type: EVENT.executionAdmitted, args: row.result } : { type: EVENT.executionAdmitted };
+    }
     case EVENT.executionPaused:
     case EVENT.executionResumed:
       return { type: row.event_type };

@@ -3,7 +3,7 @@ import type { ExecutionMachine } from '../machines/execution.machine.ts';
 import type { ExecutionInput } from '../machines/execution/types.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import type { ChildPlaybook, EventRow, ExecutionRow, ExecutionStatus } from '../src/db/execution.repo.ts';
-import type { UnitCommand, UnitWait, UnitWaitEnd } from '../src/db/unit-write.ts';
+import type { UnitAdmission, UnitCommand, UnitWait, UnitWaitEnd } from '../src/db/unit-write.ts';
 import type { EventInput } from '../src/protocol.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import type { Needs, Reads } from './prefetch.ts';
@@ -29,6 +29,10 @@ export type StartRequest = {
   origin?: Record<string, unknown>;
   /** A retry's recorded step outcomes (ExecutionInput.replay). */
   replay?: ExecutionInput['replay'];
+  /** The start's own priority (0..9; absent: the playbook's). */
+  priority?: number;
+  /** What it waits for before its entry step (src/flow/admission-of.ts), if anything. */
+  admission?: ExecutionInput['admission'];
 };
 
 export type HeldRow = Pick<ExecutionRow, 'execution_id' | 'catalog_id' | 'path' | 'parent_execution_id' | 'root_execution_id'>;
@@ -62,6 +66,9 @@ export type UnitRows = {
   /** Waits begun (core.wait rows) and ended (their rows removed). */
   readonly waits: UnitWait[];
   readonly waitEnds: UnitWaitEnd[];
+  /** Executions queued for admission, and those queued ones that ended (their rows go). */
+  readonly admissions: UnitAdmission[];
+  readonly admissionEnds: number[];
 };
 
 /** What the fold lends effect-rows while it turns one transition's effects into rows. */

@@ -18,6 +18,8 @@ export type Written = {
   wakes: number[];
   /** What this process may hold in memory once the write is committed. */
   published: Published[];
+  /** Executions of the commands it issued PENDING (for no claimer): what a bus without NOTIFY announces. */
+  pending: number[];
 };
 
 /**
@@ -29,7 +31,8 @@ export type Written = {
 export async function writeFolded(q: Queryable, folded: Folded, claims: readonly Claimer[] = [], claimPolicy: ClaimPolicy | null = null): Promise<Written> {
   const { write, published } = planWrite(folded, claims, claimPolicy);
   const { claimed, woken } = await writeUnit(q, write);
-  return { claimed, wakes: woken, published };
+  const pending = write.commands.flatMap((c) => (COMMAND_RULES.claim.from.includes(c.status) ? [c.execution_id] : []));
+  return { claimed, wakes: woken, published, pending };
 }
 
 /** The one statement's parts for a fold, and what its commit will let this process hold. */
@@ -41,7 +44,8 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     let handed = 0;
     for (; handed < claim.max && next < commands.length; next++) {
       const c = commands[next];
-      if (!COMMAND_RULES.claim.from.includes(c.status)) continue;
+      // A limit's command is taken only by the claim's pick, which counts its key's room.
+      if (!COMMAND_RULES.claim.from.includes(c.status) || c.limit_name !== null) continue;
       // The insert takes it for the claimer (attempt 1).
       commands[next] = { ...c, status: COMMAND_RULES.claim.to, worker_id: claim.workerId, claim_token: claim.token };
       handed++;
@@ -132,6 +136,8 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     idempotencyKeys: [...folded.idempotencyKeys],
     waits: folded.rows.waits,
     waitEnds: folded.rows.waitEnds,
+    admissions: folded.rows.admissions,
+    admissionEnds: folded.rows.admissionEnds,
   };
   return { write, published };
 }

@@ -1,11 +1,14 @@
 // The gateway's added latency: the same API request sent straight to the server and through
 // `svc gateway` (a process of its own, as deployed), interleaved one by one so both see the same
-// machine; p50/p99 of each and their difference. Two ways in through the gateway: the server's
-// API token passed through, and a bearer JWT verified against a real OpenID provider's JWKS and
-// turned into a signed identity assertion.
+// machine; p50/p99 of each and their difference. Three ways in through the gateway: the server's
+// API token passed through, a bearer JWT verified against a real OpenID provider's JWKS and
+// turned into a signed identity assertion, and a person's session cookie (its row read from
+// PostgreSQL on every request: the sessions gateways share).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { Db } from '../src/db/db.ts';
+import { SessionStore } from '../src/gateway/session-store.ts';
 import { API_AUDIENCE, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider } from '../test/helpers/oidc-provider.ts';
 import { request } from './http-client.ts';
 import { quantile, round } from './stats.ts';
@@ -66,10 +69,11 @@ async function pair(via: string, direct: string, gateway: string, directHeaders:
  * Measures against the server at `serverUrl` (SVC_AUTH=none, so the direct call needs no
  * credential and the gateway's identity header costs the server nothing extra to ignore).
  */
-export async function measureGatewayLatency(serverUrl: string, progress: (msg: string) => void): Promise<GatewayLatencyResult> {
+export async function measureGatewayLatency(serverUrl: string, databaseUrl: string, progress: (msg: string) => void): Promise<GatewayLatencyResult> {
   const idp = await startTestProvider(['http://127.0.0.1:1']);
   const gw = await spawnGateway({
     SVC_SERVER_URL: serverUrl,
+    SVC_DATABASE_URL: databaseUrl,
     SVC_GATEWAY_SECRET: randomBytes(32).toString('base64url'),
     SVC_OIDC_ISSUER: idp.issuer,
     SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
@@ -90,7 +94,17 @@ export async function measureGatewayLatency(serverUrl: string, progress: (msg: s
     const viaToken = await pair('API token (passed through)', serverUrl, gw.url, {}, { authorization: `Bearer ${apiToken}` });
     progress(`gateway latency: ${GATEWAY_SAMPLES} requests each way, bearer JWT`);
     const viaJwt = await pair('bearer JWT (verified, asserted upstream)', serverUrl, gw.url, {}, { authorization: `Bearer ${jwt}` });
-    return { samples: GATEWAY_SAMPLES, path: PATH, pairs: [viaToken, viaJwt] };
+    // A session as a login makes one, in the database the gateway reads it from.
+    const db = new Db(databaseUrl, 1);
+    let sid: string;
+    try {
+      sid = await new SessionStore(db, 3_600_000, 3_600_000).create({ sub: 'bench', name: null, email: null, role: 'viewer', paths: null, idToken: undefined });
+    } finally {
+      await db.close();
+    }
+    progress(`gateway latency: ${GATEWAY_SAMPLES} requests each way, session cookie`);
+    const viaSession = await pair('session cookie (row read from PostgreSQL)', serverUrl, gw.url, {}, { cookie: `svc_session=${sid}` });
+    return { samples: GATEWAY_SAMPLES, path: PATH, pairs: [viaToken, viaJwt, viaSession] };
   } finally {
     gw.child.kill('SIGTERM');
     await idp.close();

@@ -5,7 +5,7 @@ import { cpus, arch, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { commitLatency, commitThroughput } from './baselines.ts';
-import { BATCH_EXECUTIONS, BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
+import { BATCH_EXECUTIONS, BATCH_TARGET_P99_MS, BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
 import { Counters } from './counters.ts';
 import { GATEWAY_TARGET_P50_MS, measureGatewayLatency, type GatewayLatencyResult } from './gateway-latency.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
@@ -23,6 +23,8 @@ import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
 import { measureTriggerLateness, TRIGGER_TARGET_P99_MS } from './trigger-lateness.ts';
 import { measureTimerBurst, TIMER_TARGET_MS, type TimerBurstResult } from './timer-burst.ts';
 import { runTracesAlone } from './traces.ts';
+import { FLOW_PER_KEY, FLOW_KEYS, FLOW_TARGET_SHARE, measureFlowThroughput, type FlowThroughputResult } from './flow-throughput.ts';
+import { runServersAlone, type ServersResult } from './multi-server.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -42,19 +44,21 @@ const BATCH_RESULTS_FILE = join(import.meta.dirname, 'results-batch.json');
 const GATEWAY_RESULTS_FILE = join(import.meta.dirname, 'results-gateway.json');
 const WEBHOOK_RESULTS_FILE = join(import.meta.dirname, 'results-webhook.json');
 const TIMERS_RESULTS_FILE = join(import.meta.dirname, 'results-timers.json');
+const FLOW_RESULTS_FILE = join(import.meta.dirname, 'results-flow.json');
 const TRACES_RESULTS_FILE = join(import.meta.dirname, 'results-traces.json');
+const SERVERS_RESULTS_FILE = join(import.meta.dirname, 'results-servers.json');
 // The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
 // misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone, `--only traces` the 40-step chain with OpenTelemetry traces off and on (`--rounds N`); `--batch-seconds N` shortens its target run,
+// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone, `--only traces` the 40-step chain with OpenTelemetry traces off and on (`--rounds N`), `--only flow` flow control's cost (limits per key against none), `--only servers` 1, 2 and 3 `svc server` processes on one database with each bus and batch accept with each bus (`--rounds N`, `--executions N` per round, `--batch-seconds N` per batch run); `--batch-seconds N` shortens its target run,
 // `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
-  options: { only: { type: 'string' }, rounds: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
+  options: { only: { type: 'string' }, rounds: { type: 'string' }, executions: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
 const only = args.only;
-if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers' && only !== 'traces') throw new Error(`--only expects batch, gateway, webhook, timers or traces, got ${only}`);
+if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers' && only !== 'traces' && only !== 'flow' && only !== 'servers') throw new Error(`--only expects batch, gateway, webhook, timers, traces, flow or servers, got ${only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
@@ -121,12 +125,97 @@ async function runAlone<R>(a: Alone<R>): Promise<void> {
 const ALONE = {
   batch: (): Promise<void> =>
     runAlone({ file: BATCH_RESULTS_FILE, key: 'batch_intake', env: BATCH_ENV, settings: BATCH_ENV, measure: (s, db) => measureBatchIntake(s, db.url, batchFirst, progress, batchSearch), rows: batchRows }),
-  gateway: (): Promise<void> => runAlone({ file: GATEWAY_RESULTS_FILE, key: 'gateway_latency', measure: (s) => measureGatewayLatency(s.url, progress), rows: gatewayRows }),
+  gateway: (): Promise<void> => runAlone({ file: GATEWAY_RESULTS_FILE, key: 'gateway_latency', measure: (s, db) => measureGatewayLatency(s.url, db.url, progress), rows: gatewayRows }),
   webhook: (): Promise<void> =>
     runAlone({ file: WEBHOOK_RESULTS_FILE, key: 'webhook_acceptance', measure: (s, db) => measureWebhookAcceptance(s, progress, { cpu: new CpuMeter(db.postmasterPid) }), rows: webhookRows }),
   timers: (): Promise<void> => runAlone({ file: TIMERS_RESULTS_FILE, key: 'timer_burst', measure: (s, db) => measureTimerBurst(s, db.url, progress), rows: timerRows }),
   traces: (): Promise<void> => runTracesAlone(TRACES_RESULTS_FILE, progress, Math.ceil(positive('rounds', args.rounds, 3))),
+  flow: (): Promise<void> => runAlone({ file: FLOW_RESULTS_FILE, key: 'flow_throughput', measure: (s) => measureFlowThroughput(s, progress), rows: flowRows }),
+  servers: (): Promise<void> =>
+    runServersAlone(
+      SERVERS_RESULTS_FILE,
+      progress,
+      {
+        rounds: args.rounds === undefined ? undefined : Math.ceil(positive('rounds', args.rounds, 3)),
+        executions: args.executions === undefined ? undefined : Math.ceil(positive('executions', args.executions, 1_000)),
+        batchSeconds: args['batch-seconds'] === undefined ? undefined : positive('batch-seconds', args['batch-seconds'], 10),
+      },
+      serversRows,
+    ),
 } as const;
+
+/** The table rows of flow control's cost: each limited variant beside the unlimited one. */
+function flowRows(r: FlowThroughputResult): Row[] {
+  return (['execution', 'task'] as const).map((v) => ({
+    figure: `${r.executions.toLocaleString('en')} one-step executions over ${FLOW_KEYS} keys, ${FLOW_PER_KEY} per key (${v === 'execution' ? 'playbook concurrency' : 'task limit'})`,
+    value: `${fmt(r.steps_per_s[v], 0)} steps/s`,
+    baseline: `${fmt(r.steps_per_s.none, 0)} steps/s without limits`,
+    ratio: `${fmt(r.share_of_unlimited[v], 2)}x`,
+    target: `>= ${FLOW_TARGET_SHARE}x`,
+    verdict: r.share_of_unlimited[v] >= FLOW_TARGET_SHARE ? 'met' : 'MISSED',
+  }));
+}
+
+/** The table rows of many servers: per bus and number of servers, steps/s and CPU per execution beside one server; batch accept p99 per bus. */
+function serversRows(r: ServersResult): Row[] {
+  const rows: Row[] = [];
+  for (const c of r.configurations) {
+    const one = r.configurations.find((o) => o.bus === c.bus && o.servers === 1);
+    const label = `${c.servers} server${c.servers > 1 ? 's' : ''}, ${c.bus} bus`;
+    const others = r.rounds.filter((x) => x.bus === c.bus && x.servers === c.servers).map((x) => x.otherCores ?? 0);
+    rows.push({
+      figure: `${label}: ${r.executions.toLocaleString('en')} one-step executions (median of ${c.rounds})`,
+      value: `${fmt(c.stepsPerSecond, 0)} steps/s`,
+      baseline: one ? `${fmt(one.stepsPerSecond, 0)} with 1 server` : '',
+      ratio: `${fmt(c.stepsPerSecondVsOneServer, 2)}x`,
+      target: '',
+      verdict: '',
+      noise: noise(Math.max(...others)),
+    });
+    const p = c.cpuMsPerExecution;
+    rows.push({
+      figure: `  CPU per execution: servers + workers + PostgreSQL${c.bus === 'nats' ? ' + nats-server' : ''}`,
+      value: `${fmt(p.total)} ms`,
+      baseline: `${fmt(p.servers)} + ${fmt(p.workers)} + ${fmt(p.postgres)}${c.bus === 'nats' ? ` + ${fmt(p.nats)}` : ''}`,
+      ratio: `${fmt(c.cpuVsOneServer, 2)}x`,
+      target: '',
+      verdict: '',
+    });
+    rows.push({
+      figure: '  per execution: routings (from memory) / write commits',
+      value: `${fmt(c.perExecution.routings, 3)} (${fmt(c.perExecution.routedFromMemoryShare * 100, 0)}%) / ${fmt(c.perExecution.writeCommits, 3)}`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      verdict: '',
+    });
+  }
+  const pgRuns = r.batch.runs.filter((b) => b.bus === 'postgres');
+  for (const b of pgRuns) {
+    rows.push({
+      figure: `batch accept ${r.batch.rate}/s, ${r.batch.seconds} s, PostgreSQL bus, run ${b.run}: ack p99`,
+      value: `${fmt(b.result.ackMs.p99)} ms`,
+      baseline: `p50 ${fmt(b.result.ackMs.p50)} ms`,
+      ratio: '',
+      target: `<= ${BATCH_TARGET_P99_MS} ms`,
+      verdict: b.result.meetsTarget ? 'ok' : 'MISSED',
+      noise: noise(b.otherCores),
+    });
+  }
+  for (const b of r.batch.runs.filter((x) => x.bus === 'nats')) {
+    const pgRun = pgRuns.find((x) => x.run === b.run);
+    rows.push({
+      figure: `batch accept ${r.batch.rate}/s, ${r.batch.seconds} s, NATS bus, run ${b.run}: ack p99`,
+      value: `${fmt(b.result.ackMs.p99)} ms`,
+      baseline: pgRun ? `${fmt(pgRun.result.ackMs.p99)} ms PostgreSQL bus` : '',
+      ratio: pgRun ? `${fmt(b.result.ackMs.p99 / pgRun.result.ackMs.p99, 2)}x` : '',
+      target: `<= ${BATCH_TARGET_P99_MS} ms`,
+      verdict: b.result.meetsTarget ? 'ok' : 'MISSED',
+      noise: noise(b.otherCores),
+    });
+  }
+  return rows;
+}
 
 /** The table row of timers due together. */
 function timerRows(r: TimerBurstResult): Row[] {
@@ -199,7 +288,7 @@ async function main(): Promise<void> {
       rss.phase('batch-intake');
       const batch: BatchRunResult[] = await measureBatchIntake(s, db.url, batchFirst, progress, batchSearch);
       rss.phase('gateway');
-      const gateway = await measureGatewayLatency(s.url, progress);
+      const gateway = await measureGatewayLatency(s.url, db.url, progress);
       rss.phase('webhook');
       const webhook = await measureWebhookAcceptance(s, progress, { cpu });
       rss.phase('trigger-lateness');

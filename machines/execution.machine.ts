@@ -9,7 +9,7 @@ export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 export { topStateOf } from './execution/step-phase.ts';
 
 /** Bump when the context shape, the statechart or the meaning of its actions and guards changes: old snapshots are then replayed from the log. */
-export const EXECUTION_MACHINE_VERSION = 5;
+export const EXECUTION_MACHINE_VERSION = 6;
 
 /**
  * The execution of one playbook as the statechart compiled from it (machines/playbook-statechart.ts):
@@ -35,6 +35,7 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
       bufferSignal: act<undefined>((ctx, ev) => work.bufferSignal(pb, ctx, ev)),
       pause: act<undefined>((ctx) => work.pause(pb, ctx)),
       resume: act<undefined>((ctx) => work.resume(pb, ctx)),
+      admit: act<undefined>((ctx, ev) => work.admit(pb, ctx, ev)),
       startRun: act<StepParams>((ctx, _ev, p) => work.startRun(pb, ctx, p.step)),
       launchItems: act<StepParams>((ctx, _ev, p) => work.launchItems(pb, ctx, p.step)),
       endLoop: act<StepParams>((ctx, _ev, p) => work.endLoop(pb, ctx, p.step)),
@@ -51,6 +52,7 @@ export function createExecutionMachine(playbook: NormalizedPlaybook) {
       bufferable: ({ context, event }) => g.bufferable(context, event),
       unpaused: ({ context }) => g.unpaused(context),
       paused: ({ context }) => g.paused(context),
+      queued: ({ context }) => g.queued(context),
       entry: ({ context }) => g.entry(context),
       arc: ({ context }, p: ArcParams) => g.arc(context, p),
       runEnded: ({ context }, p: RunEndedParams) => g.runEnded(context, p),

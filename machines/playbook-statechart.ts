@@ -62,6 +62,7 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
     { guard: 'pendingCommand', actions: 'recordOutcome', description: 'a signal for the step waiting for it under its seq: the step moves on with it' },
     { guard: 'bufferable', actions: 'bufferSignal', description: 'a signal sent before its step waits, kept for it (buffer: true)' },
   ];
+  on[EVENT.executionAdmitted] = { guard: 'queued', actions: 'admit', description: 'admission (flow control): a queued execution\'s key had room, its debounce window closed; its entry step runs' };
   on[EVENT.executionPaused] = { guard: 'unpaused', actions: 'pause', description: 'pause: commands and child starts are held until resumed; running ones finish' };
   on[EVENT.executionResumed] = { guard: 'paused', actions: 'resume', description: 'resume: what was held is issued' };
   on[EVENT.executionCancelled] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions (with cascade) are cancelled' };

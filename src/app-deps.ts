@@ -32,6 +32,8 @@ export type AppDeps = {
   batchWake: BatchWake;
   /** Tells this server's timekeeper of wake-up times its routings wrote (src/waits/wait-clock.ts). */
   waitClock?: WaitClock;
+  /** Tells this server's admitter of admissions due (src/flow/admitter.ts). */
+  flowClock?: WaitClock;
   /** Hears of every committed unit when traces are on (OTEL_EXPORTER_OTLP_ENDPOINT; src/telemetry/). */
   traces?: TraceSink;
   /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */

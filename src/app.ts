@@ -22,6 +22,7 @@ import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
 import { hookRoutes } from './api/hooks.ts';
 import { triggerRoutes } from './api/triggers.ts';
+import { limitRoutes } from './api/limits.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
 import { bodyLimitBytes } from './body-limit.ts';
@@ -76,6 +77,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, hookRoutes, guiRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, limitRoutes, hookRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

@@ -14,6 +14,8 @@ import { EVENTS_SUMMARY, EVENTS_USAGE } from './cli/events-usage.ts';
 import { AGENT_SUMMARY, AGENT_USAGE, MCP_SUMMARY, MCP_USAGE } from './cli/agents-usage.ts';
 import { GATEWAY_SUMMARY, GATEWAY_USAGE } from './cli/gateway-usage.ts';
 import { TRIGGERS_SUMMARY, TRIGGERS_USAGE } from './cli/triggers-usage.ts';
+import { LIMITS_SUMMARY, LIMITS_USAGE } from './cli/limits-usage.ts';
+import { ARCHIVE_SUMMARY, ARCHIVE_USAGE } from './cli/archive-usage.ts';
 import { EXECUTION_COMMANDS, type ExecutionCommandName } from './cli/executions-usage.ts';
 import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from './cli/simulate-usage.ts';
 import type { Worker } from './worker/worker.ts';
@@ -257,6 +259,16 @@ const commands: Record<string, Command> = {
     summary: TRIGGERS_SUMMARY,
     usage: TRIGGERS_USAGE,
     run: async (argv) => (await import('./cli/triggers-command.ts')).triggersCommand(argv),
+  },
+  limits: {
+    summary: LIMITS_SUMMARY,
+    usage: LIMITS_USAGE,
+    run: async (argv) => (await import('./cli/limits-command.ts')).limitsCommand(argv),
+  },
+  archive: {
+    summary: ARCHIVE_SUMMARY,
+    usage: ARCHIVE_USAGE,
+    run: async (argv) => (await import('./cli/archive-command.ts')).archiveCommand(argv),
   },
   events: {
     summary: EVENTS_SUMMARY,

@@ -164,6 +164,14 @@ const envSchema = v.object({
   SVC_BATCH_ACCEPT_WORKERS: int(1, 1, 64),
   SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: num(15, 0.1),
   SVC_BATCH_STATUS_STREAM_POLL_SECONDS: num(0.5, 0.05),
+  // The event log's ranges (src/partitions/): ids per range, how often they are kept, retention
+  // (unset: none; days may be fractional) and where dropped ranges are archived (unset: not).
+  SVC_EVENT_PARTITION_EXECUTIONS: int(1_000_000, 10),
+  SVC_PARTITION_INTERVAL_SECONDS: int(60, 1),
+  SVC_RETENTION_DAYS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, 'expects a number of days > 0'), v.transform(Number), v.number(), v.gtValue(0, 'expects a number of days > 0'))),
+  SVC_ARCHIVE_DIR: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\//, 'expects an absolute path'))),
+  // The bus (src/bus/): NATS JetStream at this URL (nats:// or tls://), else PostgreSQL LISTEN/NOTIFY.
+  SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'))),
   SVC_COMMAND_REAPER_ENABLED: bool(true),
   SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1),
   SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: int(60, 1),

@@ -171,6 +171,27 @@ export function createMetrics() {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
       registers: [registry],
     }),
+    // Flow control, per limit name (never per key: keys are tenants, unbounded); `kind`: execution (a
+    // playbook's concurrency or debounce; limit '' for debounce alone) or command (a task's limit).
+    flowQueued: new Counter({
+      name: 'svc_flow_queued_total',
+      help: 'Executions queued for admission and limited commands issued (they wait for room on their key)',
+      labelNames: ['limit', 'kind'],
+      registers: [registry],
+    }),
+    flowAdmissions: new Counter({
+      name: 'svc_flow_admissions_total',
+      help: 'Executions admitted and limited commands claimed',
+      labelNames: ['limit', 'kind'],
+      registers: [registry],
+    }),
+    flowWaitSeconds: new Histogram({
+      name: 'svc_flow_wait_seconds',
+      help: 'From queued (or issued) to admitted (or claimed), for executions and commands of a limit',
+      labelNames: ['limit', 'kind'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
+      registers: [registry],
+    }),
     signalsReceived: new Counter({
       name: 'svc_signals_received_total',
       help: 'Signals sent to executions, by outcome (delivered, buffered, not_waiting, forbidden)',

@@ -13,7 +13,7 @@ import { startBatchProcessor } from '../actors/batch-processor.ts';
 import { BatchWake } from '../actors/batch-wake.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
 import { HotSnapshots } from '../actors/hot-snapshots.ts';
-import { createPostgresBus } from './bus/postgres.ts';
+import { createBus } from './bus/create-bus.ts';
 import { checkStoredKeys } from './crypto/check-stored-keys.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
@@ -59,16 +59,18 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
   const stops: (() => Promise<void>)[] = [];
   if (database.embedded) stops.unshift(() => database.embedded!.stop());
   try {
-    const db = new Db(database.url, 20);
+    // With the NATS bus, the statements send no NOTIFY: the engine announces on NATS after commit.
+    const db = new Db(database.url, 20, { notify: !config.SVC_NATS_URL });
     stops.unshift(() => db.close());
     await migrate(db);
     const databaseSuperuser = await connectsAsSuperuser(db);
     // A key that cannot open the stored rows is refused now, not found out on every later read.
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
-    const bus = await createPostgresBus(db, { log, metrics });
+    const batchWake = new BatchWake();
+    const { bus, announce } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, batchWake: new BatchWake(), waitClock: new WaitClock() };
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new WaitClock(), ...(announce ? { announce } : {}) };
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).
     if (tracesConfigured(config)) {

@@ -67,7 +67,7 @@ function page(section: string, rest: string[], query: URLSearchParams) {
     case 'agents':
       return <AgentsPage />;
     case 'operations':
-      return <OperationsPage />;
+      return <OperationsPage query={query} />;
     default:
       return <p>Nothing here. <a href={href(['executions'])}>Executions</a></p>;
   }

@@ -118,8 +118,45 @@ export type Execution = {
 /** What a waiting step waits for: its timer (`wait: {for|until}`) or a signal (with its timeout, if any, as `wake_at`). */
 export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
 
-/** GET /api/executions/{id}: a list item plus its waits and retry links (read for one execution only; `retried_as` oldest first). */
-export type ExecutionDetail = Execution & { waits?: ExecutionWait[]; retry_of?: number | null; retried_as?: number[] };
+/**
+ * An execution's admission (flow control) while it has one: the limit and key it is queued on, or
+ * holds a slot of once admitted (`limit` null: a debounce window alone); `not_before` is when its
+ * debounce window closes (its start when it has none).
+ */
+export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string; queued_at: string; admitted_at: string | null };
+
+/** A command of the execution that waits for room on its task's limit (PENDING until the key has room and tokens). */
+export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
+
+/** GET /api/executions/{id}: a list item plus its waits, retry links and admission (read for one execution only; `retried_as` oldest first). */
+export type ExecutionDetail = Execution & { waits?: ExecutionWait[]; retry_of?: number | null; retried_as?: number[]; flow?: ExecutionFlow | null; limit_waits?: ExecutionLimitWait[] };
+
+/** A token bucket: `limit` tokens per `period_seconds`, holding at most `burst`. */
+export type LimitRate = { limit: number; period_seconds: number; burst: number };
+
+/**
+ * A limit as GET /api/limits lists it: a named one (`defined`), or a name playbooks use without
+ * one (`defined` false: its work waits) or a playbook's inline `concurrency: {limit: N}` (`@<path>`);
+ * with what its keys hold in all.
+ */
+export type Limit = {
+  name: string;
+  defined: boolean;
+  concurrency: number | null;
+  rate: LimitRate | null;
+  created_at: string | null;
+  updated_at: string | null;
+  keys: number;
+  running: number;
+  queued: number;
+  waiting: number;
+};
+
+/** What one key of a limit holds: slots taken, executions queued, commands waiting, tokens in its bucket (null: no rate). */
+export type LimitKey = { key: string; running: number; queued: number; waiting: number; tokens: number | null; served_at: string | null };
+
+/** GET /api/limits/{name}?keys=N: the limit and its busiest keys. */
+export type LimitDetail = Limit & { key_list: LimitKey[] };
 
 /** POST /api/executions/{id}/signals/{name}'s answer (202). */
 export type SignalSent = { status: 'delivered' | 'buffered'; execution_id: number; signal: string; step: string | null; event_id: number };

@@ -65,3 +65,14 @@ export function formatTime(iso: string | null | undefined): string {
 export function formatAge(iso: string): string {
   return `${formatDuration(Date.now() - new Date(iso).getTime())} ago`;
 }
+
+// The time of day alone, for moments of today (what waits now); same fields as TIME_FORMAT's.
+const CLOCK_FORMAT = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: 'numeric', second: 'numeric', hour12: false });
+
+/** An ISO timestamp as its time of day when it is today (local), else as formatTime does. */
+export function formatClock(iso: string | null | undefined, now: Date = new Date()): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toDateString() === now.toDateString() ? CLOCK_FORMAT.format(d) : TIME_FORMAT.format(d);
+}

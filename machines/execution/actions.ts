@@ -39,7 +39,15 @@ export function initialContext(input: ExecutionInput): ExecutionContext {
     paused: false,
     held: [],
     signals: {},
+    queued: input.admission !== undefined,
   };
+}
+
+/** `admit` (execution.admitted while queued): the entry step may run; a debounced start's last payload becomes its input. */
+export function admit(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
+  if (ev.type !== EVENT.executionAdmitted) return { context: ctx, effects: [] };
+  const input = ev.args ? { ...ctx.input, args: ev.args, workload: { ...pb.workload, ...ev.args } } : ctx.input;
+  return { context: { ...ctx, queued: false, input }, effects: [] };
 }
 
 // ---------------------------------------------------------------------------------------------

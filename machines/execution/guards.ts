@@ -28,8 +28,10 @@ export function executionGuards(pb: NormalizedPlaybook) {
     unpaused: (ctx: ExecutionContext) => !ctx.paused,
     /** Paused (execution.resumed resumes it). */
     paused: (ctx: ExecutionContext) => ctx.paused,
-    /** The entry step, once: when the execution starts (nothing run yet). */
-    entry: (ctx: ExecutionContext) => !ctx.finished && ctx.nextRun === 1,
+    /** The entry step, once: when the execution starts (nothing run yet), or once it is admitted. */
+    entry: (ctx: ExecutionContext) => !ctx.finished && ctx.nextRun === 1 && !ctx.queued,
+    /** Not admitted yet (execution.admitted admits it). */
+    queued: (ctx: ExecutionContext) => !ctx.finished && ctx.queued,
     /** Arc `index` of step `from` fires: its `when` holds over the scope `from`'s run ended with (exclusive: and no earlier arc's does). */
     arc: (ctx: ExecutionContext, p: ArcParams) => !ctx.finished && ctx.routes.length > 0 && openRouteFor(pb, ctx.routes, p.from, p.index) !== undefined,
     /** A run of the step is over (with that status; the step's last run or not). */

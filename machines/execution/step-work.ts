@@ -2,6 +2,7 @@ import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-pla
 import { renderValue } from '../../src/dsl/render.ts';
 import { asObject } from '../../src/objects.ts';
 import { EVENT } from '../event-types.ts';
+import { DEFAULT_PRIORITY, flowKey, FlowKeyError } from '../flow-key.ts';
 import { errorOf } from './arcs.ts';
 import { commandContext, segmentRefs } from './command-context.ts';
 import { withResult } from './loop-results.ts';
@@ -116,14 +117,30 @@ function dispatchSegment(d: Draft, run: StepRun, key: string): void {
   const seq = d.c.nextSeq++;
   run.iterations[key] = { ...it, seq };
   if (segment.kind === 'worker') {
+    const scope = iterationContext(d, run, run.iterations[key]);
+    // A limited task's key is rendered as it is issued; a key that cannot be fails the task here.
+    const spec = segment.tasks[0].limit;
+    let limit: { name: string; key: string } | null = null;
+    if (spec) {
+      const field = `${run.step}.${segment.tasks[0].name}.limit.key`;
+      try {
+        limit = { name: spec.name, key: flowKey(renderValue(spec.key ?? '', scope, field), field) };
+      } catch (err) {
+        const error = err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err);
+        finishIteration(d, run.id, key, { [segment.tasks[0].name]: { status: 'error', data: null, error } });
+        return;
+      }
+    }
     d.pending()[seq] = { run: run.id, iteration: key, kind: 'worker' };
     d.emit({
       type: 'issueCommand',
       seq,
       step: run.step,
       loopIndex: it.index,
+      priority: d.c.input.priority ?? DEFAULT_PRIORITY,
+      limit,
       tasks: segment.tasks,
-      context: commandContext(iterationContext(d, run, run.iterations[key]), segmentRefs(segment)),
+      context: commandContext(scope, segmentRefs(segment)),
       keychain: d.pb.keychain,
     });
     return;

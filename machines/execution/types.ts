@@ -30,6 +30,22 @@ export type ExecutionInput = {
    * (event `step.replayed`) instead of running (POST /api/executions/{id}/retry).
    */
   replay?: Record<string, StepOutcome>;
+  /** Taken first at the claim (0..9): the playbook's `priority`, or the start's. Absent: 5. */
+  priority?: number;
+  /** Set when the execution waits to be admitted (flow control): it starts `queued`. */
+  admission?: Admission;
+};
+
+/**
+ * Why a new execution waits before its entry step: a concurrency limit's key (`limit` named, or
+ * `@<path>` with `capacity` for a playbook's inline `limit: N`) and/or a debounce window of
+ * `debounce.seconds` whose later starts with the same key replace its payload.
+ */
+export type Admission = {
+  limit: string | null;
+  key: string | null;
+  capacity: number | null;
+  debounce: { key: string; seconds: number } | null;
 };
 
 /** One run of a step body: the single run of a plain step, or one item of a loop. */
@@ -97,6 +113,8 @@ export type ExecutionContext = {
   held: Effect[];
   /** Signals sent before a step waited for them, by name, oldest first (steps with `buffer: true`). */
   signals: Record<string, SignalSent[]>;
+  /** Not admitted yet (ExecutionInput.admission): no step is entered until execution.admitted. */
+  queued: boolean;
 };
 
 /** The render context a worker gets with a command (keychain is added by the worker only). */
@@ -107,6 +125,10 @@ export type Effect =
   | {
       type: 'issueCommand';
       seq: number;
+      /** Claimed first (0..9). */
+      priority: number;
+      /** The task's `limit` with its key rendered: the command waits for room on it. */
+      limit: { name: string; key: string } | null;
       step: string;
       loopIndex: number | null;
       tasks: NormalizedTask[];
@@ -133,5 +155,7 @@ export type ExecutionEvent =
   | { type: typeof EVENT.waitTimedOut; seq: number }
   /** `seq`: the waiting step it ends (chosen when it was sent); null: kept for a step that waits later (`buffer`). */
   | { type: typeof EVENT.signalReceived; seq: number | null; signal: SignalSent }
+  /** `args`: a debounced execution's payload, the burst's last start's (absent: the one it started with). */
+  | { type: typeof EVENT.executionAdmitted; args?: Record<string, unknown> }
   | { type: typeof EVENT.executionPaused }
   | { type: typeof EVENT.executionResumed };

@@ -35,13 +35,16 @@ const labels = v.optional(
     v.description('labels of the execution, e.g. {"tenant": "acme"}: GET /api/executions?label=tenant:acme finds it'),
   ),
 );
-const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels });
+// A start's own priority, over its playbook's (taken first at the claim and the admission).
+const priority = v.optional(v.pipe(integerIn(0, 9), v.description('0 (lowest) to 9 (highest); the playbook\'s `priority` (5 by default) when absent')));
+const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels, priority });
 const executeBody = v.object({
   path: v.pipe(v.string(), v.minLength(1)),
   resource_kind: v.optional(v.picklist(['playbook', 'agent'])),
   workload: payloadObject,
   payload: v.optional(jsonObject),
   labels,
+  priority,
 });
 /** Labels become part of where the execution came from (its `execution.started` context). */
 const originOf = (l: Record<string, string> | undefined) => (l && Object.keys(l).length ? { origin: { labels: l } } : {});
@@ -113,7 +116,13 @@ const cleanupBody = v.optional(
   {},
 );
 
-const startedAnswer = v.object({ execution_id: integer, status: v.literal('started'), path: v.string(), catalog_id: integer });
+const startedAnswer = v.object({
+  execution_id: integer,
+  status: v.literal('started'),
+  path: v.string(),
+  catalog_id: integer,
+  debounced: v.optional(v.pipe(v.literal(true), v.description('the start joined an open debounce window: the execution named (queued) runs with this payload unless a later start of the burst comes'))),
+});
 const executeAnswer = v.object({ ...startedAnswer.entries, resource_kind: v.picklist(['playbook', 'agent']) });
 const executionDetailAnswer = v.object({
   ...executionAnswer.entries,
@@ -133,6 +142,14 @@ const executionDetailAnswer = v.object({
     v.description('what its steps wait for, by seq'),
   ),
   labels: v.pipe(v.record(v.string(), v.string()), v.description('the labels it was started with')),
+  flow: v.pipe(
+    v.nullable(v.object({ limit: v.nullable(v.string()), key: v.nullable(v.string()), priority: integer, not_before: time, queued_at: time, admitted_at: v.nullable(time) })),
+    v.description('its admission (flow control) while it has one: the limit and key it is queued on (or holds a slot of, once admitted), its debounce window\'s close (not_before)'),
+  ),
+  limit_waits: v.pipe(
+    v.array(v.object({ step: v.string(), seq: integer, limit: v.string(), key: v.string(), since: time })),
+    v.description('its commands waiting for room on their task\'s limit (flow control), by seq'),
+  ),
 });
 const listAnswer = v.object({
   executions: v.array(executionAnswer),
@@ -168,13 +185,13 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const body = req.body as v.InferOutput<typeof runBody>;
     const requestedBy = req.identity ?? undefined;
     return idempotent.answer(req, reply, async (claim) => {
-      const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: s.path, catalog_id: s.catalogId });
+      const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: s.path, catalog_id: s.catalogId, ...(s.debounced ? { debounced: true } : {}) });
       const idempotency = claim && { ...claim, answer };
-      const origin = originOf(body.labels);
-      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload: body.payload, requestedBy, idempotency, ...origin }));
+      const own = { ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}) };
+      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload: body.payload, requestedBy, idempotency, ...own }));
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
-      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy, idempotency, ...origin }));
+      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy, idempotency, ...own }));
     });
   });
 
@@ -194,10 +211,10 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
         throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
       }
-      const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind });
+      const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind, ...(s.debounced ? { debounced: true } : {}) });
       // The agent runtime's workload.access_token stays out of the event log (a handle stands in).
       const payload = await withholdAccessToken(deps, { ...body.workload, ...body.payload });
-      return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer }, ...originOf(body.labels) }));
+      return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer }, ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}) }));
     });
   });
 
@@ -205,7 +222,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, labels: row.labels };
+    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, labels: row.labels, flow: row.flow, limit_waits: row.limit_waits };
   };
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
 import { ReportBatcher } from '../../actors/report-batcher.ts';
+import { observeFlowClaims } from '../../actors/publish.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { cancelledAmong, claimCommand, claimedByRequest, claimNextCommands, claimPolicyOf, getCommand, type CommandRow } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
@@ -13,6 +14,7 @@ import { anyObject, integer, responses, time } from './answers.ts';
 import { commandAnswer, presentCommand } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { TERMINAL_COMMAND_STATUSES } from '../../machines/command.machine.ts';
+import { COMMAND_RULES } from '../../machines/command-rules.ts';
 
 const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(jsonObject, {}) });
@@ -116,11 +118,15 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       // Its reports can then be routed from memory (actors/route-events.ts).
       deps.snapshots.commands.set(claimed);
       deps.metrics.commandsClaimed.inc();
+      observeFlowClaims(deps.metrics, [claimed]);
       deps.metrics.batchFirstClaims.claimed([claimed]);
       return presentCommand(claimed);
     }
     const row = await getCommand(deps.db, id);
     if (!row) throw notFound(`command ${id}`);
+    if (row.limit_name && COMMAND_RULES.claim.from.includes(row.status)) {
+      throw new ServiceError('limit_wait', { code: 'limit_wait', message: `command ${id} waits for room on limit ${row.limit_name} (key ${JSON.stringify(row.limit_key ?? '')}); POST /api/worker/claim takes it when the key has room`, limit: row.limit_name, key: row.limit_key ?? '' });
+    }
     const terminal = TERMINAL_COMMAND_STATUSES.includes(row.status);
     throw new ServiceError(terminal ? 'already_terminal' : 'active_claim', {
       code: terminal ? 'already_terminal' : 'active_claim',
@@ -149,6 +155,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
         for (const c of claimed) deps.snapshots.commands.set(c);
         deps.metrics.commandsClaimed.inc(claimed.length);
+        observeFlowClaims(deps.metrics, claimed);
         deps.metrics.batchFirstClaims.claimed(claimed);
         return { commands: claimed.map(presentCommand) };
       }

@@ -39,6 +39,22 @@ export class StrandedHint {
 /** Fan-out of notifications to waiters; the transport only calls `notify()`. */
 export class Waiters {
   #waiting = new Set<() => void>();
+  #arrived: (() => void)[] = [];
+
+  #closed = false;
+
+  /** Resolves once someone waits (at once if someone does, or after close()): a bus that pulls only for waiting claimers. */
+  someoneWaiting(): Promise<void> {
+    if (this.#waiting.size || this.#closed) return Promise.resolve();
+    return new Promise((resolve) => this.#arrived.push(resolve));
+  }
+
+  /** Wakes every waiter and ends every someoneWaiting(), now and later (the bus is closing). */
+  close(): void {
+    this.#closed = true;
+    this.notify();
+    for (const arrived of this.#arrived.splice(0)) arrived();
+  }
 
   notify(): void {
     const all = [...this.#waiting];
@@ -59,6 +75,7 @@ export class Waiters {
       const onAbort = () => done(false);
       const timer = setTimeout(() => done(false), timeoutMs);
       this.#waiting.add(wake);
+      for (const arrived of this.#arrived.splice(0)) arrived();
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -15,7 +15,18 @@ const Wait = v.looseObject({
   wake_at: v.nullable(v.string()),
   approval_roles: v.nullable(v.array(v.string())),
 });
-/** GET /api/executions/{id}'s answer; `waits` only from servers that have waiting steps. */
+/** Its admission (flow control): the limit and key it is queued on or holds a slot of, its debounce window's close. */
+const Flow = v.looseObject({
+  limit: v.nullable(v.string()),
+  key: v.nullable(v.string()),
+  priority: v.number(),
+  not_before: v.string(),
+  queued_at: v.string(),
+  admitted_at: v.nullable(v.string()),
+});
+/** A command of the execution waiting for room on its task's limit. */
+const LimitWait = v.looseObject({ step: v.string(), limit: v.string(), key: v.string(), since: v.string() });
+/** GET /api/executions/{id}'s answer; `waits` only from servers that have waiting steps, `flow` and `limit_waits` from those with flow control. */
 export const ExecutionDetail = v.looseObject({
   execution_id: v.number(),
   path: v.string(),
@@ -29,6 +40,8 @@ export const ExecutionDetail = v.looseObject({
   retry_of: v.optional(v.nullable(v.number())),
   retried_as: v.optional(v.array(v.number())),
   waits: v.optional(v.array(Wait)),
+  flow: v.optional(v.nullable(Flow)),
+  limit_waits: v.optional(v.array(LimitWait)),
 });
 const StepView = v.looseObject({
   status: v.string(),
@@ -40,6 +53,8 @@ export const ExecutionState = v.looseObject({ steps: v.record(v.string(), StepVi
 
 type Detail = v.InferOutput<typeof ExecutionDetail>;
 type Wait = v.InferOutput<typeof Wait>;
+type Flow = v.InferOutput<typeof Flow>;
+type LimitWait = v.InferOutput<typeof LimitWait>;
 type Steps = v.InferOutput<typeof ExecutionState>['steps'];
 
 /** What one wait is for: `signal approve (roles operator), times out 2026-…Z (in 59m)`, `timer 2026-…Z (in 30m)`. */
@@ -50,9 +65,25 @@ export function waitText(w: Wait, now: number): string {
   return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}`;
 }
 
-function stepRows(steps: Steps, waits: readonly Wait[], now: number): string[][] {
+/**
+ * What its admission says: `queued on limit tenant key "acme", priority 5, since …` (and a
+ * debounce window's close), or once admitted `admitted …, holds a slot of limit tenant key "acme"`.
+ */
+export function flowText(f: Flow, now: number): string {
+  const on = f.limit === null ? '' : `limit ${f.limit} key ${JSON.stringify(f.key ?? '')}`;
+  if (f.admitted_at !== null) return `admitted ${whenText(f.admitted_at, now)}${on ? `, holds a slot of ${on}` : ''}`;
+  const window = Date.parse(f.not_before) > now ? `, debounce window closes ${whenText(f.not_before, now)}` : '';
+  return `queued${on ? ` on ${on}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}`;
+}
+
+/** What a limited command waits for: `room on limit partner-api key "acme" since … (3.0s ago)`. */
+export function limitWaitText(w: LimitWait, now: number): string {
+  return `room on limit ${w.limit} key ${JSON.stringify(w.key)} since ${whenText(w.since, now)}`;
+}
+
+function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number): string[][] {
   return Object.entries(steps).map(([name, s]) => {
-    const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now));
+    const waiting = [...waits.filter((w) => w.step === name).map((w) => waitText(w, now)), ...limitWaits.filter((w) => w.step === name).map((w) => limitWaitText(w, now))];
     const loop = s.loop ? `${s.loop.done}/${s.loop.length} items done, ${s.loop.in_flight} in flight` : '';
     const outcome = s.outcome ? (s.outcome.error ? `${s.outcome.status}: ${errorText(s.outcome.error)}` : s.outcome.status) : '';
     return [name, s.status, boundedText([...waiting, loop, outcome].filter(Boolean).join('; ')) || '-'];
@@ -67,6 +98,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
     ['finished', d.finished_at ? `${whenText(d.finished_at, now)}, after ${runTimeText(d, now)}` : `not yet (${runTimeText(d, now)})`],
     ['progress', `${d.progress}%`],
   ];
+  if (d.flow) rows.push(['flow', flowText(d.flow, now)]);
   if (d.parent_execution_id) rows.push(['parent', String(d.parent_execution_id)]);
   if (d.retry_of) rows.push(['retry of', String(d.retry_of)]);
   if (d.retried_as?.length) rows.push(['retried as', d.retried_as.join(', ')]);
@@ -75,8 +107,12 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   const waits = d.waits ?? [];
   // Steps come from the state; a wait of a step the state does not name still shows.
   const named = new Set(Object.keys(steps ?? {}));
-  const orphans = waits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'waiting', waitText(w, now)]);
-  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, now), ...orphans]) : '';
+  const limitWaits = d.limit_waits ?? [];
+  const orphans = [
+    ...waits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'waiting', waitText(w, now)]),
+    ...limitWaits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'pending', limitWaitText(w, now)]),
+  ];
+  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;
 }

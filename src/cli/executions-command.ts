@@ -5,7 +5,7 @@ import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-com
 import { controlExecution } from './execution-control.ts';
 import { ExecutionDetail, ExecutionState, statusText } from './execution-status-view.ts';
 import { ExecutionList, executionsTable } from './executions-table.ts';
-import { EXECUTION_COMMANDS, EXIT, type ExecutionCommandName } from './executions-usage.ts';
+import { EXECUTION_COMMANDS, EXIT, refusalExitCode, type ExecutionCommandName } from './executions-usage.ts';
 import { printLogs } from './logs-view.ts';
 import { describeServerError } from './register-file.ts';
 import { checked, RunApi, UnexpectedAnswerError } from './run-api.ts';
@@ -41,14 +41,6 @@ const OWN: Record<ExecutionCommandName, readonly OptionName[]> = {
   retry: ['from'],
   signal: ['data', 'idempotency-key'],
 };
-
-/** The exit code of a refusal by the server, by its HTTP status (see EXECUTION_EXIT_CODES). */
-export function refusalExitCode(status: number): number {
-  if (status === 404) return EXIT.notFound;
-  if (status === 409) return EXIT.conflict;
-  if (status === 401 || status === 403) return EXIT.notAllowed;
-  return EXIT.failed;
-}
 
 /** A positional execution id: a positive integer, or a usage error. */
 function executionId(text: string | undefined, name: string): number {

@@ -8,6 +8,14 @@ export const LOG_DETAIL_CHARS = 120;
 /** The exit codes of every command here: one list, so a script reads them the same way for each. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, notFound: 4, conflict: 5, notAllowed: 6, interrupted: 130 } as const;
 
+/** The exit code of a refusal by the server, by its HTTP status (for these commands and `svc limits`). */
+export function refusalExitCode(status: number): number {
+  if (status === 404) return EXIT.notFound;
+  if (status === 409) return EXIT.conflict;
+  if (status === 401 || status === 403) return EXIT.notAllowed;
+  return EXIT.failed;
+}
+
 // 1, 2 and 3 mean what they mean for every `svc` client command (runCli); 4 to 6 tell apart the
 // refusals a script acts on differently: a wrong id, a wrong moment, a wrong caller.
 export const EXECUTION_EXIT_CODES = `exit codes: ${EXIT.ok} done, ${EXIT.failed} request failed (server error, other refusal, unexpected answer),
@@ -31,7 +39,8 @@ export const EXECUTION_COMMANDS = {
   list: help(
     'list executions, newest first by start time (filters: status, path prefix, since, labels)',
     'svc list [--status S] [--path-prefix P] [--since ISO|DURATION] [--label K=V]... [--limit N] [--cursor C] [--json] [--server URL]',
-    `  --status S       running, paused, completed, failed, cancelled (every status the server knows)
+    `  --status S       queued, running, paused, completed, failed, cancelled (every status the
+                   server knows; queued: waiting for admission, docs/flow-control.md)
   --path-prefix P  playbook paths starting with P (e.g. billing/)
   --since T        started at or after T: an ISO 8601 time (2026-11-01T08:00:00Z, or a date:
                    its UTC midnight), or a duration back from now (90s, 30m, 2h, 1d, 1h30m)

@@ -1,32 +1,88 @@
-// `svc gateway`: the authenticating proxy, a process of its own in front of SVC_SERVER_URL.
+// `svc gateway`: the authenticating proxy, a process of its own in front of SVC_SERVER_URL, its
+// sessions in the service database; `svc gateway revoke SUB` ends a person's sessions there.
 import { parseArgs } from 'node:util';
 import { bodyLimitBytes } from '../body-limit.ts';
-import { loadConfig } from '../config.ts';
-import { buildGateway } from '../gateway/gateway.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { Db } from '../db/db.ts';
+import { deleteGatewaySessionsOf } from '../db/gateway-session.repo.ts';
+import { migrate } from '../db/migrate.ts';
+import { openDatabase, runningDatabaseUrl } from '../db/open-database.ts';
+import { buildGateway, type Gateway } from '../gateway/gateway.ts';
 import { gatewaySettings } from '../gateway/settings.ts';
 import { createLogger } from '../log.ts';
+import { GATEWAY_USAGE } from './gateway-usage.ts';
 
-/** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
-export async function gatewayCommand(argv: string[]): Promise<number> {
+/** Connections a gateway holds to the database: one short statement per request with a session. */
+const GATEWAY_POOL_SIZE = 10;
+
+type Out = { write(text: string): unknown };
+
+/** Runs the gateway until SIGINT/SIGTERM (or `revoke`); returns the exit code. */
+export async function gatewayCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  if (argv[0] === 'revoke') return revokeCommand(argv.slice(1), out, err);
   const { values } = parseArgs({ args: argv, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true });
   const config = loadConfig();
   const port = values.port === undefined ? config.SVC_GATEWAY_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port expects an integer from 0 to 65535');
   const settings = { ...gatewaySettings(config, port), ...(values.host ? { host: values.host } : {}) };
   const log = createLogger(config.SVC_LOG_LEVEL);
-  const gw = await buildGateway({ settings, log, bodyLimitBytes: bodyLimitBytes(config) });
+  // People's sessions live in the service database, so every gateway on it (and this one after a
+  // restart) knows them; without a provider no one logs in and no database is opened.
+  const url = settings.oidc ? await runningDatabaseUrl(config) : undefined;
+  if (settings.oidc && !url) {
+    throw new ConfigError('SVC_DATABASE_URL is required with SVC_OIDC_ISSUER: sessions are kept in the service database (beside a running `svc start`, its embedded one serves)');
+  }
+  const db = url ? new Db(url, GATEWAY_POOL_SIZE) : null;
+  let gw: Gateway;
+  try {
+    gw = await buildGateway({ settings, log, bodyLimitBytes: bodyLimitBytes(config), db });
+  } catch (e) {
+    await db?.close();
+    throw e;
+  }
   const address = await gw.app.listen({ port: settings.port, host: settings.host });
   const lines = [
     `svc gateway listening on ${address}, in front of ${settings.upstream.origin}`,
-    `  people   ${settings.oidc ? `OpenID Connect login at ${address}/auth/login (issuer ${settings.oidc.issuer.href})` : 'no SVC_OIDC_ISSUER: no login; only the server\'s API tokens get in'}`,
+    `  people   ${settings.oidc ? `OpenID Connect login at ${address}/auth/login (issuer ${settings.oidc.issuer.href}); sessions in the service database` : 'no SVC_OIDC_ISSUER: no login; only the server\'s API tokens get in'}`,
     `  GUI      ${gw.servesGui ? `${address}/` : 'gui/dist not built; not served'}`,
     `  health   ${address}/health   ready: ${address}/ready`,
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  out.write(lines.join('\n') + '\n');
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
   await gw.close();
+  await db?.close();
   return 0;
+}
+
+/** `svc gateway revoke SUB`: ends every session of the person SUB on every gateway. 0 done, 2 usage. */
+async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number> {
+  let positionals: string[];
+  try {
+    ({ positionals } = parseArgs({ args: argv, options: {}, strict: true, allowPositionals: true }));
+  } catch (e) {
+    positionals = [];
+    err.write(`svc gateway: ${e instanceof Error ? e.message : String(e)}\n`);
+  }
+  if (positionals.length !== 1 || positionals[0].trim() === '') {
+    err.write(`svc gateway: revoke expects one subject (the provider's \`sub\` of the person)\nusage: ${GATEWAY_USAGE}\n`);
+    return 2;
+  }
+  const sub = positionals[0];
+  const config = loadConfig();
+  const log = createLogger(config.SVC_LOG_LEVEL, process.stderr);
+  // Beside a running `svc start` on the embedded default, its PostgreSQL serves (as `svc token`).
+  const database = await openDatabase(config, log, { shareRunning: true });
+  const db = new Db(database.url, 2);
+  try {
+    await migrate(db);
+    const n = await deleteGatewaySessionsOf(db, sub);
+    out.write(n ? `ended ${n} session${n === 1 ? '' : 's'} of ${sub}: every gateway refuses ${n === 1 ? 'its cookie' : 'their cookies'} from now on\n` : `${sub} has no session\n`);
+    return 0;
+  } finally {
+    await db.close();
+    await database.embedded?.stop();
+  }
 }

@@ -14,7 +14,7 @@ export class UnexpectedAnswerError extends Error {
 }
 
 const registered = v.looseObject({ path: v.string(), version: v.number(), catalog_id: v.number(), unchanged: v.optional(v.boolean()), warnings: v.optional(v.array(v.string())) });
-const started = v.looseObject({ execution_id: v.number(), path: v.string() });
+const started = v.looseObject({ execution_id: v.number(), path: v.string(), debounced: v.optional(v.boolean()) });
 const execution = v.looseObject({
   execution_id: v.number(),
   status: v.picklist(EXECUTION_STATUSES),
@@ -105,8 +105,8 @@ export class RunApi {
    * in all) when no answer came or the server was briefly unavailable: `idempotencyKey` makes
    * every copy the same start, so a lost answer never makes a second execution.
    */
-  async start(path: string, payload: Record<string, unknown>, idempotencyKey: string, labels: Record<string, string> = {}) {
-    const body = Object.keys(labels).length ? { path, payload, labels } : { path, payload };
+  async start(path: string, payload: Record<string, unknown>, idempotencyKey: string, labels: Record<string, string> = {}, priority?: number) {
+    const body = { path, payload, ...(Object.keys(labels).length ? { labels } : {}), ...(priority === undefined ? {} : { priority }) };
     for (let attempt = 1; ; attempt++) {
       try {
         const answer = await this.call('POST', '/api/run/playbook', body, undefined, { 'idempotency-key': idempotencyKey });

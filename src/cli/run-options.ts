@@ -10,6 +10,8 @@ export type RunOptions = {
   sets: [string, string][];
   /** `--label key=value`: labels of the execution (GET /api/executions?label=key:value finds it). */
   labels: Record<string, string>;
+  /** `--priority N` (0..9): this start's priority over the playbook's (flow control). */
+  priority?: number;
   wait: boolean;
   json: boolean;
   serverUrl: string;
@@ -29,7 +31,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   try {
     parsed = parseArgs({
       args: argv,
-      options: { payload: { type: 'string' }, set: { type: 'string', multiple: true }, label: { type: 'string', multiple: true }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
+      options: { payload: { type: 'string' }, set: { type: 'string', multiple: true }, label: { type: 'string', multiple: true }, priority: { type: 'string' }, wait: { type: 'boolean' }, server: { type: 'string' }, json: { type: 'boolean' } },
       strict: true,
       allowPositionals: true,
     });
@@ -76,6 +78,12 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
     labels[key] = item.slice(eq + 1);
   }
 
+  let priority: number | undefined;
+  if (values.priority !== undefined) {
+    if (!/^[0-9]$/.test(values.priority)) return { ok: false, message: `--priority expects an integer from 0 (lowest) to 9 (highest), got ${JSON.stringify(values.priority)}`, exitCode: 2 };
+    priority = Number(values.priority);
+  }
+
   let client;
   try {
     // Only the variables the client needs (a bad server-side setting must not stop `svc run`);
@@ -94,6 +102,6 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
 
   return {
     ok: true,
-    options: { target: positionals[0], payload, sets, labels, wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
+    options: { target: positionals[0], payload, sets, labels, ...(priority === undefined ? {} : { priority }), wait: values.wait ?? false, json: values.json ?? false, serverUrl: url, apiToken: client.SVC_API_TOKEN },
   };
 }

@@ -2,7 +2,7 @@
 
 export const RUN_SUMMARY = 'start a playbook (registering it first when given a file); --wait follows it to the end';
 
-export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [--set key=value]... [--label key=value]... [--wait] [--server URL] [--json]
+export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [--set key=value]... [--label key=value]... [--priority N] [--wait] [--server URL] [--json]
 
   <file.yaml>      a playbook file: registered in the catalog at its metadata.path, then started
   <catalog path>   start the newest catalog version at that path (e.g. examples/fetch_users)
@@ -13,6 +13,9 @@ export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [-
                    before anything is sent
   --label key=value  a label of the execution (repeatable): \`svc list --label key=value\`
                    and GET /api/executions?label=key:value find it
+  --priority N     0 (lowest) to 9 (highest): taken first at the claim and at admission past a
+                   concurrency limit, over the playbook's priority (5 by default);
+                   docs/flow-control.md
   --wait           show live progress until the execution ends and print its result or error;
                    Ctrl-C stops waiting but does not cancel the execution
   --server URL     the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)

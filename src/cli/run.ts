@@ -89,9 +89,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     fromFile = target.fromFile;
     stage = 'start';
     // One key for this invocation: the start's retries are the same start.
-    const started = await api.start(target.path, prepared.payload, randomUUID(), options.labels);
+    const started = await api.start(target.path, prepared.payload, randomUUID(), options.labels, options.priority);
     const id = started.execution_id;
-    if (!options.json) out.write(`execution ${id} started (${started.path})\n`);
+    if (!options.json) {
+      // A start that joined an open debounce window made no execution of its own: its payload replaced the window's.
+      out.write(started.debounced ? `execution ${id} debounced (${started.path}): joined its open window; it runs with the last start's payload\n` : `execution ${id} started (${started.path})\n`);
+    }
     if (!options.wait) {
       if (options.json) out.write(`${JSON.stringify(await api.execution(id), null, 2)}\n`);
       return 0;

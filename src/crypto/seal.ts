@@ -34,6 +34,14 @@ export function keychainAad(cacheKey: string): string {
   return `keychain:${cacheKey}`;
 }
 
+/**
+ * Associated data that binds what a gateway session or login in progress keeps sealed (under a
+ * key derived from its cookie's value) to its row, named by the SHA-256 of that value.
+ */
+export function gatewaySessionAad(kind: 'session' | 'login', idHash: string): string {
+  return `gateway-${kind}:${idHash}`;
+}
+
 /** The header is authenticated too, so the version or key id cannot be swapped unnoticed. */
 function gcmAad(kid: string, aad: string): Buffer {
   return Buffer.from(`${SEAL_VERSION}.${kid}|${aad}`, 'utf8');

@@ -7,7 +7,7 @@ import type { CommandStatus } from '../../machines/command.machine.ts';
 // cancel changes these statements; the partial indexes of migrations 0001 and 0010 are written
 // for today's sets (a unit test holds them together).
 
-const COLUMNS = ['command_id', 'execution_id', 'catalog_id', 'seq', 'step', 'loop_index', 'status', 'attempt', 'worker_id', 'claim_token', 'input', 'claimed_at', 'heartbeat_at', 'created_at', 'issued_by_batch'];
+const COLUMNS = ['command_id', 'execution_id', 'catalog_id', 'seq', 'step', 'loop_index', 'status', 'attempt', 'worker_id', 'claim_token', 'input', 'claimed_at', 'heartbeat_at', 'created_at', 'issued_by_batch', 'priority', 'limit_name', 'limit_key'];
 
 /** The columns of a CommandRow, for SELECT and RETURNING lists. */
 export const COMMAND_COLUMNS = COLUMNS.join(', ');
@@ -68,8 +68,28 @@ export function claimTakeableSql(c: string, { stale, hard }: PolicySql): string 
          OR ${c}.claimed_at < now() - make_interval(secs => ${hard}), false)`;
 }
 
+/** No bound (a limit without concurrency, or without a rate): larger than any claim's LIMIT. */
+const UNBOUNDED = 2147483647;
+
 /**
- * What a claim picks: one command by id (claimable, or held and let go by `policy`), or the
+ * The room of flow key `k` (core.flow_key) of limit `l` (core.flow_limit, LEFT JOINed: NULL when
+ * the key is an inline limit, or a named one not defined, which has no room until it is), as the
+ * columns `room` and `tokens` (its bucket refilled to now; NULL: no rate). Shared by the claim and
+ * the admitter (src/db/flow.repo.ts), which take from a key what its room allows. The bucket fills
+ * up to `burst` only for a key at rest (nothing held, no claim for a period): while it is busy it
+ * refills to one token at most, so a pause of slow claimers is not made up in a burst and no
+ * period after the first holds more than `limit` claims.
+ */
+export const KEY_ROOM = `r0.tokens, CASE WHEN l.name IS NULL AND k.capacity IS NULL THEN 0
+                     ELSE LEAST(COALESCE(COALESCE(l.concurrency, k.capacity) - k.running, ${UNBOUNDED}), COALESCE(floor(r0.tokens)::int, ${UNBOUNDED})) END AS room
+                   FROM (SELECT CASE WHEN l.rate_limit IS NULL THEN NULL
+                                     ELSE LEAST(CASE WHEN k.tokens IS NULL OR (k.running = 0 AND now() - k.refilled_at >= make_interval(secs => l.period_seconds))
+                                                     THEN l.burst::float8 ELSE GREATEST(1.0, k.tokens) END,
+                                                COALESCE(k.tokens, l.burst::float8) + extract(epoch FROM now() - k.refilled_at) * l.rate_limit / l.period_seconds) END AS tokens) r0`;
+
+/**
+ * What a claim picks: one command by id (claimable and of no limit: a limit's commands are taken
+ * only by the picks, which count them; or held and let go by `policy`), or the
  * `limit` oldest claimable ones, and with `stranded` the held ones the reaper marked
  * (`command_reclaim_idx`) that it lets go (none while its `stale` is NULL: no policy given); `except` is a further condition on each (alias `o`).
  * Rows other claimers have locked are skipped.
@@ -98,38 +118,70 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
       ctes: [],
       update: `UPDATE core.command c
      ${set}
-   WHERE c.command_id = ${pick.id} AND (${claimableSql('c')} OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)}))
+   WHERE c.command_id = ${pick.id} AND ((${claimableSql('c')} AND c.limit_name IS NULL) OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)}))
   RETURNING ${returning}`,
     };
   }
   const except = pick.except ?? '';
-  const pendingPick = `SELECT o.command_id FROM core.command o
-                   WHERE ${claimableSql('o')}${except}
-                   ORDER BY o.command_id LIMIT ${pick.limit} FOR UPDATE SKIP LOCKED`;
-  if (!('ranges' in to) && !pick.stranded) {
-    // A sub-select, not a CTE: PostgreSQL materialises a locking CTE, and the long poll's plan
-    // reads the pending index straight into the update.
-    return { ctes: [], update: `UPDATE core.command c\n     ${set}\n   WHERE c.command_id IN (${pendingPick})\n  RETURNING ${returning}` };
-  }
+  // Two picks, each by its index and skipping rows other claimers hold: commands of no limit, by
+  // priority then age; and those of a limit's keys that have room now (concurrency and tokens),
+  // the least recently served keys first, each key giving at most its room. A key another claim
+  // holds is skipped, never waited for: a full or busy key blocks no other key's commands.
+  const keys = `${name}_keys`;
+  const free = `${name}_free`;
+  const limited = `${name}_limited`;
+  const ctes = [
+    `${free} AS (SELECT o.command_id, o.priority, NULL::text AS limit_name, NULL::text AS limit_key FROM core.command o
+                   WHERE ${claimableSql('o')} AND o.limit_name IS NULL${except}
+                   ORDER BY o.priority DESC, o.command_id LIMIT ${pick.limit} FOR UPDATE SKIP LOCKED)`,
+    // Keys whose first waiting command has the highest priority first, then the least recently served.
+    `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+                   CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
+                   CROSS JOIN LATERAL (SELECT o.priority FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}
+                                        ORDER BY o.priority DESC, o.command_id LIMIT 1) top
+                   WHERE r.room > 0
+                   ORDER BY top.priority DESC, k.served_at LIMIT ${pick.limit} FOR UPDATE OF k SKIP LOCKED)`,
+    `${limited} AS (SELECT o.command_id, o.priority, k.name AS limit_name, k.key AS limit_key FROM ${keys} k
+                   CROSS JOIN LATERAL (SELECT o.command_id, o.priority FROM core.command o
+                                        WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}${except}
+                                        ORDER BY o.priority DESC, o.command_id LIMIT k.room FOR UPDATE SKIP LOCKED) o)`,
+    // Priority first; then in turns across keys (the 1st of each key, then the 2nd, ...): round robin.
+    `${name}_pending AS (SELECT u.command_id, u.limit_name, u.limit_key, row_number() OVER (ORDER BY u.priority DESC, u.turn, u.command_id) AS ord FROM (
+                   SELECT c.*, row_number() OVER (PARTITION BY c.limit_name, c.limit_key ORDER BY c.priority DESC, c.command_id) AS turn
+                     FROM (SELECT * FROM ${free} UNION ALL SELECT * FROM ${limited}) c) u
+                   ORDER BY ord LIMIT ${pick.limit})`,
+  ];
   const pending = `${name}_pending`;
-  const ctes = [`${pending} AS (${pendingPick})`];
-  let candidates = pending;
-  if (pick.stranded) {
-    const stranded = `${name}_stranded`;
-    ctes.push(`${stranded} AS (SELECT o.command_id FROM core.command o
+  // Held commands the reaper marked go first (they have waited longest), then the pending pick.
+  const picked = `${name}_picked`;
+  ctes.push(
+    pick.stranded
+      ? `${name}_stranded AS (SELECT o.command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, o.command_id AS ord FROM core.command o
                    WHERE ${pick.stranded.stale} IS NOT NULL AND ${heldSql('o')} AND o.reclaim_attempt = o.attempt AND ${claimTakeableSql('o', pick.stranded)}${except}
-                   ORDER BY o.command_id LIMIT ${pick.limit} FOR UPDATE OF o SKIP LOCKED)`);
-    candidates = `(SELECT command_id FROM ${pending} UNION ALL SELECT command_id FROM ${stranded})`;
-  }
+                   ORDER BY o.command_id LIMIT ${pick.limit} FOR UPDATE OF o SKIP LOCKED)`
+      : `${name}_stranded AS (SELECT NULL::bigint AS command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, 0::bigint AS ord WHERE false)`,
+    `${picked} AS (SELECT s.command_id, s.limit_name, s.limit_key, row_number() OVER (ORDER BY s.src, s.ord) AS rn
+                   FROM (SELECT command_id, limit_name, limit_key, src, ord FROM ${name}_stranded
+                         UNION ALL SELECT command_id, limit_name, limit_key, 1, ord FROM ${pending}) s
+                   ORDER BY rn LIMIT ${pick.limit})`,
+    // What the pick takes from each key: its slots and tokens (its keys are locked by this statement).
+    // The fraction of a token left is dropped: a claim that came late (the bucket refilled past 1
+    // meanwhile) does not let the next one come early, so after the burst no `period` holds more
+    // than `limit` claims however claimers lag.
+    `${name}_counted AS (UPDATE core.flow_key k
+                   SET running = k.running + t.n, tokens = CASE WHEN kk.tokens IS NULL THEN NULL ELSE floor(kk.tokens - t.n) END, refilled_at = now(), served_at = clock_timestamp()
+                   FROM (SELECT limit_name, limit_key, count(*)::int AS n FROM ${picked} WHERE limit_name IS NOT NULL GROUP BY 1, 2) t
+                   JOIN ${keys} kk ON kk.name = t.limit_name AND kk.key = t.limit_key
+                   WHERE k.name = t.limit_name AND k.key = t.limit_key)`,
+  );
   if ('ranges' in to) {
     return {
       ctes,
       update: `UPDATE core.command c
      ${set}
-    FROM (SELECT o.command_id, row_number() OVER (ORDER BY o.command_id) AS rn
-            FROM ${candidates} o) picked
-    JOIN jsonb_to_recordset(${to.ranges}) AS w(worker_id text, token text, lo int, hi int) ON picked.rn BETWEEN w.lo AND w.hi
-   WHERE c.command_id = picked.command_id
+    FROM ${picked}
+    JOIN jsonb_to_recordset(${to.ranges}) AS w(worker_id text, token text, lo int, hi int) ON ${picked}.rn BETWEEN w.lo AND w.hi
+   WHERE c.command_id = ${picked}.command_id
   RETURNING ${returning}`,
     };
   }
@@ -137,7 +189,7 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
     ctes,
     update: `UPDATE core.command c
      ${set}
-   WHERE c.command_id IN (SELECT command_id FROM ${candidates} u ORDER BY command_id LIMIT ${pick.limit})
+   WHERE c.command_id IN (SELECT command_id FROM ${picked})
   RETURNING ${returning}`,
   };
 }

@@ -23,6 +23,11 @@ export type CommandRow = {
   created_at: Date;
   /** The batch whose routing issued it (core.batch_request.batch_id, as text), if one did: the first-claim metric reads it. */
   issued_by_batch?: string | null;
+  /** Claimed first (0..9). */
+  priority?: number;
+  /** The limit and key (a task's `limit`) its claim waited for room on, or null. */
+  limit_name?: string | null;
+  limit_key?: string | null;
 };
 
 const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;
@@ -148,7 +153,7 @@ export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number
   };
 }
 
-const TOUCH_STALE_PENDING = `WITH oldest AS (SELECT command_id, published_at FROM core.command c WHERE ${claimableSql('c')} ORDER BY command_id LIMIT $2),
+const TOUCH_STALE_PENDING = `WITH oldest AS (SELECT command_id, published_at FROM core.command c WHERE ${claimableSql('c')} AND c.limit_name IS NULL ORDER BY priority DESC, command_id LIMIT $2),
      touched AS (
        UPDATE core.command c SET published_at = now()
          FROM oldest o
@@ -157,7 +162,8 @@ const TOUCH_STALE_PENDING = `WITH oldest AS (SELECT command_id, published_at FRO
      SELECT (SELECT count(*)::int FROM oldest) AS scanned, t.command_id FROM (SELECT 1) one LEFT JOIN touched t ON true`;
 
 /**
- * The reaper's look at PENDING commands: the `max` oldest (command_pending_idx); those last
+ * The reaper's look at PENDING commands of no limit: the `max` first in claim order (command_pending_idx;
+ * a limit's waiting commands are announced by the admitter when their key has room); those last
  * published over `retrySeconds` ago get `published_at` now (their notification goes out again).
  * Returns them and how many rows were read.
  */

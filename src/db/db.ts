@@ -24,6 +24,8 @@ export const DB_CONNECT_TIMEOUT_MS = 5_000;
 export const PING_TIMEOUT_MS = 2_000;
 
 const SESSION_OPTIONS = '-c enable_seqscan=off';
+/** Added where the bus is NATS: the statements that would NOTIFY claimers leave it to the engine (migrations/0024). */
+const NOTIFY_OFF = ' -c svc.notify=off';
 
 // An 'error' event without a listener would end the process; the failure reaches whoever uses
 // the connection next (its query fails, the pool discards it).
@@ -60,13 +62,14 @@ export class Db implements Queryable {
   #bounded = new Map<number, pg.Pool>();
   #closed = false;
 
-  constructor(url: string, max = 10) {
+  /** `notify` false: this server's bus is not PostgreSQL, so its statements send no NOTIFY to claimers. */
+  constructor(url: string, max = 10, opts: { notify?: boolean } = {}) {
     this.url = url;
     // Every statement the service sends reaches rows by key, and its prepared statements keep
     // one generic plan per connection: planned while a table is small, that plan would scan the
     // table whole for the connection's life as it grows (the engine's writes did). Set in the
     // startup packet, so it costs no statement and is in force before the first query.
-    this.pool = newPool(url, max, SESSION_OPTIONS);
+    this.pool = newPool(url, max, SESSION_OPTIONS + (opts.notify === false ? NOTIFY_OFF : ''));
     this.#listening = new ListenConnection(
       { connectionString: url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, keepAlive: true },
       {

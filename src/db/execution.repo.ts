@@ -1,6 +1,6 @@
 import { EVENT } from '../../machines/event-types.ts';
 import { LIVE_EXECUTION_STATUSES, type ExecutionStatus } from '../../machines/statuses.ts';
-import { claimTakeableSql, heldSql } from './command-plans.ts';
+import { claimableSql, claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -241,8 +241,8 @@ export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: 
   return rows;
 }
 
-// A tree that waits (a timer, a signal) or that an operator paused is not interrupted: nothing
-// has to run in it until its wait ends or it is resumed.
+// A tree that waits (a timer, a signal, its admission) or that an operator paused is not
+// interrupted: nothing has to run in it until its wait ends, it is admitted or resumed.
 const INTERRUPTED_ROOTS = `WITH running AS (
        SELECT e.execution_id, e.root_execution_id, e.status,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
@@ -253,7 +253,7 @@ const INTERRUPTED_ROOTS = `WITH running AS (
       WHERE r.status = 'running' AND r.parent_execution_id IS NULL AND r.execution_id > $4
         AND t.last_event_at < now() - make_interval(secs => $1)
         AND t.last_event_at >= now() - make_interval(mins => $2)
-        AND NOT EXISTS (SELECT 1 FROM running x WHERE x.root_execution_id = t.root_execution_id AND x.status = 'paused')
+        AND NOT EXISTS (SELECT 1 FROM running x WHERE x.root_execution_id = t.root_execution_id AND x.status IN ('paused', 'queued'))
         AND NOT EXISTS (SELECT 1 FROM running x JOIN core.wait w ON w.execution_id = x.execution_id WHERE x.root_execution_id = t.root_execution_id)
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
@@ -287,15 +287,25 @@ export async function startEvent(q: Queryable, executionId: number): Promise<Eve
 export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
 
 /**
+ * What a queued execution waits for (core.admission): a limit's key (`limit` null for a debounce
+ * alone), the close of its debounce window, and since when.
+ */
+export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string; queued_at: string; admitted_at: string | null };
+
+/** A command of the execution that waits for room on its task's limit (PENDING, limited). */
+export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
+
+/**
  * An execution's row with its retry links (the execution it retries, `retry_of`, null when none;
- * those that retry it, `retried_as`, oldest first), what it waits for (`waits`, by seq) and the
+ * those that retry it, `retried_as`, oldest first), what it waits for (`waits`, by seq; `flow`, its
+ * admission while it has one; `limit_waits`, its commands waiting for room on a limit) and the
  * labels it was started with; one statement.
  */
 export async function getExecutionWithRetryLinks(
   q: Queryable,
   id: number,
-): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[]; labels: Record<string, string> }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null }>(
+): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[]; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }) | undefined> {
+  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }>(
     `SELECT ${EXECUTION_COLUMNS},
             (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
             (SELECT context->'labels' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS labels,
@@ -305,7 +315,15 @@ export async function getExecutionWithRetryLinks(
             (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                                         'approval_roles', w.approval_roles) ORDER BY w.seq), '[]')
-               FROM core.wait w WHERE w.execution_id = $1) AS waits
+               FROM core.wait w WHERE w.execution_id = $1) AS waits,
+            (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority,
+                                      'not_before', to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                      'queued_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                      'admitted_at', to_char(a.admitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+               FROM core.admission a WHERE a.execution_id = $1) AS flow,
+            (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key,
+                                                        'since', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY c.seq), '[]')
+               FROM core.command c WHERE c.execution_id = $1 AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
        FROM core.execution WHERE execution_id = $1`,
     [id],
   );

@@ -22,3 +22,14 @@ export async function openDatabase(config: Config, log: Logger, opts: { shareRun
     throw err;
   }
 }
+
+/**
+ * The database of a process that works beside a server and never starts one (`svc gateway`):
+ * SVC_DATABASE_URL, else the embedded one a running `svc start` holds on SVC_DATA_DIR (as the
+ * service owner); undefined when there is neither.
+ */
+export async function runningDatabaseUrl(config: Config): Promise<string | undefined> {
+  if (config.SVC_DATABASE_URL) return config.SVC_DATABASE_URL;
+  const running = await runningEmbeddedUrl(config.SVC_DATA_DIR);
+  return running ? runningOwnerUrl(running, config.SVC_DATA_DIR) : undefined;
+}

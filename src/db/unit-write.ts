@@ -38,6 +38,27 @@ export type UnitCommand = {
   worker_id: string | null;
   /** ...by its request with this token (see migrations/0007_claim_token.sql). */
   claim_token: string | null;
+  /** Taken first at the claim (0..9; the execution's). */
+  priority: number;
+  /** The limit and key its claim waits for room on (a task's `limit`), or null. */
+  limit_name: string | null;
+  limit_key: string | null;
+};
+
+/**
+ * An execution queued for admission (core.admission): by a concurrency limit's key (`capacity`
+ * for an inline limit) and/or until `not_before` (a debounce window, whose later starts replace
+ * `args`).
+ */
+export type UnitAdmission = {
+  execution_id: number;
+  limit_name: string | null;
+  limit_key: string | null;
+  capacity: number | null;
+  priority: number;
+  not_before: string | null;
+  debounce_path: string | null;
+  debounce_key: string | null;
 };
 
 /** A command's new status; the write fails unless it still has the status and attempt it was read with. */
@@ -80,6 +101,9 @@ export type UnitWrite = {
   idempotencyKeys: UnitIdempotencyKey[];
   waits: UnitWait[];
   waitEnds: UnitWaitEnd[];
+  admissions: UnitAdmission[];
+  /** Executions that ended and were queued for admission: their rows go, giving back the slot an admitted one held. */
+  admissionEnds: number[];
 };
 
 /** What a write did beyond its rows: the commands the claimers now hold, and the running executions that got inbox events (to route after commit). */
@@ -117,6 +141,8 @@ const P = {
   waits: 19,
   waitEnds: 20,
   waitEndIds: 21,
+  admissions: 22,
+  admissionEnds: 23,
 } as const;
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
@@ -144,7 +170,8 @@ const older = claimPlan(
  * the event log's append (src/db/event-log.ts: each execution's row moves on, guarded by the
  * `last_event_id` it was read at, and its events take the ids); command moves (compare-and-set on
  * status and attempt); cancels; keychain cleanup; idempotency keys; waits begun and ended
- * (core.wait, whose one writer this is); claim-ahead of older
+ * (core.wait, whose one writer this is); admissions queued and ended (core.admission, with the
+ * flow keys they and limited commands wait on); claim-ahead of older
  * commands; the catalog-head checks; and the guard: if any execution or command moved on since
  * it was read, `core.svc_write_guard_failed` aborts the statement and nothing is written.
  */
@@ -160,14 +187,37 @@ const TEXT = `WITH new_exec AS (
    ORDER BY x.execution_id
   RETURNING execution_id, catalog_id, status
 ), cmd AS (
-  INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, claim_token, attempt, claimed_at, heartbeat_at)
+  INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, claim_token, attempt, claimed_at, heartbeat_at,
+                            priority, limit_name, limit_key)
   SELECT x.execution_id, x.catalog_id, x.seq, x.step, x.loop_index, x.status, x.input, x.worker_id, x.claim_token,
          CASE WHEN x.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
-         CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END
+         CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
+         x.priority, x.limit_name, x.limit_key
     FROM jsonb_to_recordset($${P.commands}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
-         status text, input jsonb, worker_id text, claim_token text)
+         status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
   RETURNING ${COMMAND_COLUMNS}
+), adm_in AS (
+  SELECT * FROM jsonb_to_recordset($${P.admissions}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
+         not_before timestamptz, debounce_path text, debounce_key text)
+), adm_new AS (
+  INSERT INTO core.admission (execution_id, limit_name, limit_key, priority, not_before, debounce_path, debounce_key)
+  SELECT x.execution_id, x.limit_name, x.limit_key, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key FROM adm_in x
+), flow_keys AS (
+  -- The keys work now waits on (core.flow_key): a key's row exists before anything queues on it.
+  INSERT INTO core.flow_key AS k (name, key, capacity)
+  SELECT name, key, max(capacity) FROM (
+    SELECT c.limit_name AS name, c.limit_key AS key, NULL::int AS capacity FROM cmd c WHERE c.limit_name IS NOT NULL
+    UNION ALL SELECT x.limit_name, x.limit_key, x.capacity FROM adm_in x WHERE x.limit_name IS NOT NULL) u
+   GROUP BY name, key
+  ON CONFLICT (name, key) DO UPDATE SET capacity = EXCLUDED.capacity WHERE EXCLUDED.capacity IS NOT NULL AND k.capacity IS DISTINCT FROM EXCLUDED.capacity
+), adm_end AS (
+  DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque(P.admissionEnds, 'bigint[]')})
+  RETURNING a.limit_name, a.limit_key, a.admitted_at
+), adm_free AS (
+  UPDATE core.flow_key k SET running = GREATEST(k.running - r.n, 0)
+    FROM (SELECT limit_name, limit_key, count(*)::int AS n FROM adm_end WHERE admitted_at IS NOT NULL AND limit_name IS NOT NULL GROUP BY 1, 2) r
+   WHERE k.name = r.limit_name AND k.key = r.limit_key
 ), log_in AS (
   SELECT * FROM jsonb_to_recordset($${P.appends}::jsonb) AS x(${LOG_APPEND_COLUMNS})
 ), log_events AS (
@@ -203,7 +253,9 @@ const TEXT = `WITH new_exec AS (
 ), ${older.ctes.join(', ')}, older AS (
   ${older.update}
 ), note AS (
-  SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd c WHERE ${claimableSql('c')}) s WHERE n > 0
+  -- Off on a connection whose bus is NATS (src/db/db.ts NOTIFY_OFF): the engine announces after commit.
+  SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd c WHERE ${claimableSql('c')}) s
+   WHERE n > 0 AND current_setting('svc.notify', true) IS DISTINCT FROM 'off'
 ), stale AS (
   SELECT core.svc_write_guard_failed('a newer version of ' || x.path || ' was registered')
     FROM jsonb_to_recordset($${P.headChecks}::jsonb) AS x(path text, version int)
@@ -251,6 +303,8 @@ function parameters(w: UnitWrite): unknown[] {
   set(P.waits, JSON.stringify(w.waits));
   set(P.waitEnds, JSON.stringify(w.waitEnds));
   set(P.waitEndIds, [...new Set(w.waitEnds.map((e) => e.execution_id))]);
+  set(P.admissions, JSON.stringify(w.admissions));
+  set(P.admissionEnds, w.admissionEnds);
   return values;
 }
 

@@ -9,6 +9,8 @@ import {
   type PlaybookDocument,
   type PlaybookMetadata,
   type RetrySpec,
+  type ConcurrencySpec,
+  type DebounceSpec,
   type StepDocument,
   type TaskDocument,
   type WaitDocument,
@@ -16,6 +18,7 @@ import {
 import type { Role } from '../auth/roles.ts';
 import { durationMs } from './duration.ts';
 import { waitProblems } from './wait-problems.ts';
+import { flowProblems } from './flow-problems.ts';
 import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
@@ -75,6 +78,12 @@ export type NormalizedPlaybook = {
   examples?: Record<string, unknown>;
   /** Name of the first step to run: `start` when present, else the first step. */
   entry: string;
+  /** Flow control: at most `limit` executions at once per rendered `key` (src/flow/admission-of.ts). */
+  concurrency?: ConcurrencySpec;
+  /** Claimed first: 0..9 (a start may set its own). */
+  priority: number;
+  /** Starts with one rendered key within `seconds` make one execution, with the last payload. */
+  debounce?: DebounceSpec;
 };
 
 export type ParseResult = { ok: true; playbook: NormalizedPlaybook } | { ok: false; problems: Problem[] };
@@ -111,7 +120,7 @@ function findProblems(text: string): ParseResult {
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
   const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.expected === 'never' ? unknownFieldMessage(PlaybookDocumentSchema, issue.path ?? []) : describeIssue(issue) }));
-  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw), ...waitProblems(raw)];
+  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw), ...waitProblems(raw), ...flowProblems(raw)];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
 }
@@ -173,6 +182,9 @@ function normalize(doc: PlaybookDocument): NormalizedPlaybook {
     workflow,
     ...(doc.examples === undefined ? {} : { examples: doc.examples }),
     entry,
+    ...(doc.concurrency === undefined ? {} : { concurrency: doc.concurrency }),
+    priority: doc.priority,
+    ...(doc.debounce === undefined ? {} : { debounce: doc.debounce }),
   };
 }
 

@@ -4,6 +4,7 @@ import { InputsSchema } from './inputs.schema.ts';
 import { TriggerSchema } from '../triggers/trigger.schema.ts';
 import { ROLES } from '../auth/roles.ts';
 import { durationMs, MAX_DURATION_MS } from './duration.ts';
+import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -37,8 +38,16 @@ export function templated<S extends v.GenericSchema>(schema: S) {
   );
 }
 
+const limitName = v.pipe(v.string(), v.regex(LIMIT_NAME, LIMIT_NAME_RULE));
+/** The longest a flow-control key template may be (it renders to the key). */
+const keyTemplate = v.pipe(v.string(), v.maxLength(1000, 'must be at most 1000 characters'));
+
+/** A task's `limit`: its command waits for room and tokens on the named limit's key (DESIGN.md "Flow control"). */
+export const TaskLimitSchema = v.strictObject({ name: limitName, key: v.optional(keyTemplate) });
+
 const commonTaskEntries = {
   name: v.optional(nonEmptyString),
+  limit: v.optional(TaskLimitSchema),
   auth: v.optional(nonEmptyString),
   retry: v.optional(RetrySchema),
   timeout_seconds: v.optional(templated(v.pipe(v.number(), v.gtValue(0, 'must be > 0')))),
@@ -211,6 +220,21 @@ export const MetadataSchema = v.looseObject({
 /** The document versions this service reads. */
 export const API_VERSIONS = ['svc/v1'] as const;
 
+/** A playbook's `concurrency`: at most `limit` (a named limit, or N) of its executions run at once per key; the others are queued. */
+export const ConcurrencySchema = v.strictObject({
+  limit: v.union([limitName, v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'), v.maxValue(100_000, 'must be <= 100000'))], `must be a limit name or a number >= 1`),
+  key: v.optional(keyTemplate),
+});
+
+/** A playbook's `debounce`: starts with one key within `seconds` of each other make one execution, with the last payload. */
+export const DebounceSchema = v.strictObject({
+  key: v.optional(keyTemplate),
+  seconds: v.pipe(v.number(), v.gtValue(0, 'must be > 0'), v.maxValue(86_400, 'must be <= 86400')),
+});
+
+/** Claimed first: 0 (lowest) to 9 (highest); 5 by default. */
+export const PrioritySchema = v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be >= 0'), v.maxValue(9, 'must be <= 9'));
+
 export const PlaybookDocumentSchema = v.strictObject({
   apiVersion: v.picklist(API_VERSIONS, (issue) => `unknown apiVersion ${issue.received}: this service knows ${API_VERSIONS.join(', ')}`),
   kind: v.optional(v.literal('Playbook'), 'Playbook'),
@@ -222,6 +246,10 @@ export const PlaybookDocumentSchema = v.strictObject({
   workflow: v.pipe(v.array(StepSchema), v.minLength(1, 'must have at least one step')),
   // What starts executions by itself (src/triggers/); the newest version's are the live ones.
   triggers: v.optional(v.array(TriggerSchema), () => []),
+  // Flow control (DESIGN.md "Flow control"; src/flow/).
+  concurrency: v.optional(ConcurrencySchema),
+  priority: v.optional(PrioritySchema, 5),
+  debounce: v.optional(DebounceSchema),
   // Sample results per step name, for simulation only (machines/simulation-data.ts); never run.
   examples: v.optional(anyRecord),
 });
@@ -235,5 +263,7 @@ export type NextDocument = v.InferOutput<typeof NextSchema>;
 export type LoopSpec = v.InferOutput<typeof LoopSchema>;
 export type WaitDocument = v.InferOutput<typeof WaitSchema>;
 export type RetrySpec = v.InferOutput<typeof RetrySchema>;
+export type ConcurrencySpec = v.InferOutput<typeof ConcurrencySchema>;
+export type DebounceSpec = v.InferOutput<typeof DebounceSchema>;
 export type KeychainDefinition = v.InferOutput<typeof KeychainDefinitionSchema>;
 export type PlaybookMetadata = v.InferOutput<typeof MetadataSchema>;

@@ -11,11 +11,13 @@ import { roleFromClaims } from './claims-role.ts';
 import { pathPatterns } from './playbook-paths.ts';
 import { CALLBACK_PATH, clearLoginCookie, clearSessionCookie, loginCookieName, sessionIdOf, setLoginCookie, setSessionCookie } from './cookies.ts';
 import type { IdentityProvider, LoadedProvider } from './identity-provider.ts';
+import type { OidcSettings } from './settings.ts';
 import type { SessionStore } from './session-store.ts';
 
 export type AuthRouteDeps = {
   provider: IdentityProvider | null;
-  sessions: SessionStore;
+  /** Null without a provider (no one logs in). */
+  sessions: SessionStore | null;
   sessionMaxMs: number;
   log: Logger;
   /** Where audit lines go (auditLogger). */
@@ -36,21 +38,22 @@ export function meOf(c: Caller): { sub: string; name: string | null; email: stri
   return undefined;
 }
 
-function loadedOrThrow(provider: IdentityProvider | null): LoadedProvider {
-  if (!provider) throw new ServiceError('not_found', 'no OpenID provider is configured (SVC_OIDC_ISSUER): people cannot log in here; programs use an API token');
+/** The discovered provider and the sessions of the people who log in through it. */
+function loginOrThrow(deps: AuthRouteDeps): { loaded: LoadedProvider; settings: OidcSettings; sessions: SessionStore } {
+  const { provider, sessions } = deps;
+  if (!provider || !sessions) throw new ServiceError('not_found', 'no OpenID provider is configured (SVC_OIDC_ISSUER): people cannot log in here; programs use an API token');
   if (!provider.loaded) throw new ServiceError('provider_unavailable');
-  return provider.loaded;
+  return { loaded: provider.loaded, settings: provider.settings, sessions };
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** Registers /auth/login, /auth/callback, /auth/logout and /auth/me (gate: `login`, `me`). */
 export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): void {
-  const { sessions, log } = deps;
+  const { log } = deps;
 
   app.get('/auth/login', { config: { gate: 'login' } }, async (req, reply) => {
-    const loaded = loadedOrThrow(deps.provider);
-    const s = deps.provider!.settings;
+    const { loaded, settings: s, sessions } = loginOrThrow(deps);
     const origin = deps.originOf(req);
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
@@ -64,15 +67,14 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       state,
       nonce,
     });
-    setLoginCookie(reply, origin, sessions.beginLogin({ codeVerifier, state, nonce, returnTo, origin }));
+    setLoginCookie(reply, origin, await sessions.beginLogin({ codeVerifier, state, nonce, returnTo, origin }));
     return reply.redirect(url.href, 302);
   });
 
   app.get(CALLBACK_PATH, { config: { gate: 'login' } }, async (req, reply) => {
-    const loaded = loadedOrThrow(deps.provider);
-    const s = deps.provider!.settings;
+    const { loaded, settings: s, sessions } = loginOrThrow(deps);
     const origin = deps.originOf(req);
-    const pending = sessions.takeLogin(req.cookies[loginCookieName(origin)]);
+    const pending = await sessions.takeLogin(req.cookies[loginCookieName(origin)]);
     clearLoginCookie(reply, origin);
     if (!pending || pending.origin !== origin) throw new ServiceError('bad_request', 'no login in progress here (it expired, or cookies are off): start again at /auth/login');
     let tokens;
@@ -101,12 +103,11 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       }
     }
     const role = roleFromClaims(claims, s.rolesClaim, s.roleMap);
-    const id = sessions.create({
+    const id = await sessions.create({
       sub: idClaims.sub,
       name: str(claims.name),
       email: str(claims.email),
       role,
-      roles: role ? [role] : [],
       paths: pathPatterns(claims, s.pathsClaim),
       idToken: tokens.id_token,
     });
@@ -118,7 +119,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
 
   const logout = async (req: FastifyRequest, reply: FastifyReply) => {
     const origin = deps.originOf(req);
-    const ended = sessions.end(sessionIdOf(req, origin));
+    const ended = await deps.sessions?.end(sessionIdOf(req, origin));
     clearSessionCookie(reply, origin);
     let next = origin + '/';
     const loaded = deps.provider?.loaded;

@@ -54,7 +54,7 @@ export async function resolveCaller(
   req: FastifyRequest,
   sessionId: string | undefined,
   provider: IdentityProvider | null,
-  sessions: SessionStore,
+  sessions: SessionStore | null,
   jwts: VerifiedJwtCache,
 ): Promise<Caller> {
   const header = req.headers.authorization;
@@ -78,7 +78,7 @@ export async function resolveCaller(
       paths: pathPatterns(claims, s.pathsClaim),
     };
   }
-  const session = sessions.touch(sessionId);
+  const session = await sessions?.touch(sessionId);
   if (session && sessionId) return { kind: 'session', sid: sessionId, sub: session.sub, role: session.role, paths: session.paths, session };
   return { kind: 'anonymous' };
 }

@@ -8,8 +8,14 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { signIdentity } from '../auth/identity-assertion.ts';
 import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
+import { ConfigError } from '../config.ts';
+import type { Db } from '../db/db.ts';
+import { gatewaySessionTablesExist } from '../db/gateway-session.repo.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { createMetrics } from '../metrics.ts';
+import { every, type Periodic } from '../periodic/every.ts';
+import { GATEWAY_SESSION_SWEEP, sweepGatewaySessions } from '../periodic/gateway-session-sweep.ts';
 import { audit, auditLogger } from './audit.ts';
 import { VerifiedJwtCache } from './bearer-jwt.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
@@ -45,12 +51,23 @@ declare module 'fastify' {
 /** Lifetime of the identity assertion sent upstream, in seconds: one request's worth. */
 export const ASSERTION_TTL_S = 60;
 
-export type GatewayDeps = { settings: GatewaySettings; log: Logger; bodyLimitBytes: number; guiDir?: string };
+export type GatewayDeps = {
+  settings: GatewaySettings;
+  log: Logger;
+  bodyLimitBytes: number;
+  guiDir?: string;
+  /**
+   * The service database, where sessions are kept (shared by every gateway on it); required with
+   * an OpenID provider, unused without one (no one logs in). Its owner closes it, after close().
+   */
+  db: Db | null;
+};
 
 export type Gateway = {
   app: FastifyInstance;
   provider: IdentityProvider | null;
-  sessions: SessionStore;
+  /** Null without a provider: no one logs in, so there are no sessions. */
+  sessions: SessionStore | null;
   /** True when gui/dist was found and is served at /. */
   servesGui: boolean;
   close(): Promise<void>;
@@ -61,9 +78,15 @@ function tooMany(reply: FastifyReply, seconds: number): ServiceError {
   return new ServiceError('too_many_requests', `rate limit reached; try again in ${seconds} s`);
 }
 
-/** Builds the gateway (does not listen); starts the provider's discovery. */
+/** Builds the gateway (does not listen); starts the provider's discovery and the sweep of expired sessions. */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const { settings, log } = deps;
+  // Sessions exist only where people log in, that is with a provider.
+  const db = settings.oidc ? deps.db : null;
+  if (settings.oidc && !db) throw new ConfigError('sessions are kept in the service database: with SVC_OIDC_ISSUER the gateway needs SVC_DATABASE_URL (docs/gateway.md, "Sessions")');
+  if (db && !(await gatewaySessionTablesExist(db))) {
+    throw new ConfigError('the database has no gateway session tables (migrations/0022): start a server of this version on it first, or run `svc migrate`');
+  }
   const logger: FastifyBaseLogger = log;
   const app = Fastify({
     loggerInstance: logger,
@@ -76,7 +99,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
   });
   const provider = settings.oidc ? new IdentityProvider(settings.oidc, log) : null;
-  const sessions = new SessionStore(settings.sessionIdleMs, settings.sessionMaxMs);
+  const sessions = db ? new SessionStore(db, settings.sessionIdleMs, settings.sessionMaxMs) : null;
   const proxy: Proxy = createProxy(settings.upstream);
   const jwts = new VerifiedJwtCache();
   const auditLog = auditLogger(log);
@@ -138,10 +161,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   app.get('/health', { config: { gate: 'public' } }, async (_req, reply) => reply.type('text/plain; charset=utf-8').send('ok'));
   app.get('/ready', { config: { gate: 'public' } }, async (_req, reply) => {
-    const upstream = await proxy.reachable();
+    const [upstream, store] = await Promise.all([proxy.reachable(), db ? db.ping() : null]);
     const idp = provider === null ? 'not configured' : provider.loaded ? 'loaded' : 'not loaded';
-    const ready = upstream && idp !== 'not loaded';
-    return reply.code(ready ? 200 : 503).send({ ready, upstream: upstream ? 'reachable' : 'unreachable', identity_provider: idp });
+    const sessionStore = store === null ? 'not used' : store ? 'reachable' : 'unreachable';
+    const ready = upstream && idp !== 'not loaded' && sessionStore !== 'unreachable';
+    return reply.code(ready ? 200 : 503).send({ ready, upstream: upstream ? 'reachable' : 'unreachable', identity_provider: idp, sessions: sessionStore });
   });
 
   // The server's API: the caller's identity goes upstream as the signed assertion; an API token
@@ -185,6 +209,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   registerAuthRoutes(app, { provider, sessions, sessionMaxMs: settings.sessionMaxMs, log, auditLog, originOf });
   const servesGui = await registerGuiRoutes(app, provider !== null, deps.guiDir);
 
+  // Expired sessions are refused when read; the sweep deletes their rows, on every gateway (no lease).
+  const sweep: Periodic | null = db ? every({ db, log, metrics: createMetrics() }, GATEWAY_SESSION_SWEEP, (signal) => sweepGatewaySessions({ db, log }, signal)) : null;
   if (provider) await provider.start();
   else log.warn('gateway: no SVC_OIDC_ISSUER: people cannot log in; only the server\'s API tokens get in (bearer JWTs are refused)');
 
@@ -195,6 +221,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     servesGui,
     async close() {
       provider?.stop();
+      await sweep?.stop();
       await app.close();
       await proxy.close();
     },

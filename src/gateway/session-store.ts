@@ -1,109 +1,126 @@
-// Browser sessions, held in this process (a restart logs everyone out; see docs/gateway.md). The
-// cookie carries only a random id; what the session knows stays here.
-import { randomBytes } from 'node:crypto';
-import type { Role } from '../auth/roles.ts';
+// Browser sessions and logins in progress, kept in PostgreSQL and shared by every gateway on the
+// database (docs/gateway.md, "Sessions"): another gateway behind the load balancer, or this one
+// restarted, knows them. The cookie carries only a random id, which is the secret: rows are found
+// by its SHA-256, and what they keep that must stay secret (the provider's ID token, a login's
+// PKCE verifier) is sealed under a key derived from the id, so the table alone opens nothing.
+// Nothing is cached here: each request asks the database, so a logout or a revocation counts at
+// once on every gateway.
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { isRole, type Role } from '../auth/roles.ts';
+import { createKeyring, type Keyring } from '../crypto/keyring.ts';
+import { gatewaySessionAad, open, seal } from '../crypto/seal.ts';
+import {
+  deleteGatewaySession,
+  insertGatewayLogin,
+  insertGatewaySession,
+  takeGatewayLogin,
+  useGatewaySession,
+  type GatewaySessionRow,
+} from '../db/gateway-session.repo.ts';
+import type { Queryable } from '../db/queryable.ts';
 
 export type Session = {
   sub: string;
   name: string | null;
   email: string | null;
   role: Role | null;
-  roles: string[];
   /** Playbook path patterns the person may start; null: not restricted. */
   paths: string[] | null;
-  /** The provider's ID token, kept for its logout (`id_token_hint`); never sent to the browser. */
-  idToken: string | undefined;
-  createdAt: number;
-  expiresAt: number;
 };
 
+/** A session as login starts it: with the provider's ID token, kept (sealed) for its logout's `id_token_hint`. */
+export type NewSession = Session & { idToken: string | undefined };
+
 /** A login in progress: what the callback checks (PKCE verifier, state, nonce) and where to go after. */
-export type PendingLogin = { codeVerifier: string; state: string; nonce: string; returnTo: string; origin: string; expiresAt: number };
+export type PendingLogin = { codeVerifier: string; state: string; nonce: string; returnTo: string; origin: string };
 
 /** How long a login may take at the provider, in ms. */
 export const LOGIN_TTL_MS = 10 * 60_000;
-/** Bounds on what the maps hold, so a flood of logins cannot exhaust memory. */
-const MAX_PENDING_LOGINS = 10_000;
-const MAX_SESSIONS = 100_000;
+/** A session in use has its row written at most once per this long (or per a tenth of its idle time, when shorter). */
+export const SESSION_RENEW_STEP_MS = 60_000;
 
+/** Ids are 256 random bits, base64url: 43 characters. Anything else a cookie holds is not one (and costs no query). */
+const ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const newId = (): string => randomBytes(32).toString('base64url');
 
-export class SessionStore {
-  readonly #sessions = new Map<string, Session>();
-  readonly #pending = new Map<string, PendingLogin>();
+/** The row key of a cookie's value: its SHA-256, hex. */
+export const sessionIdHash = (id: string): string => createHash('sha256').update(id).digest('hex');
 
+type Kind = 'session' | 'login';
+
+// The key that seals what a row keeps: derived from the cookie's value, which only the browser holds.
+const keyringOf = (id: string, kind: Kind): Keyring => createKeyring(Buffer.from(hkdfSync('sha256', id, '', `svc gateway ${kind}`, 32)), []);
+
+function opened(id: string, kind: Kind, idHash: string, sealed: string): unknown {
+  try {
+    return open(keyringOf(id, kind), sealed, gatewaySessionAad(kind, idHash));
+  } catch {
+    return undefined; // not ours (a row written otherwise): as good as none
+  }
+}
+
+const sessionOf = (row: GatewaySessionRow): Session => ({
+  sub: row.sub,
+  name: row.name,
+  email: row.email,
+  role: isRole(row.role) ? row.role : null,
+  paths: row.paths,
+});
+
+export class SessionStore {
+  readonly #db: Queryable;
   readonly #idleMs: number;
   readonly #maxMs: number;
-  readonly #now: () => number;
 
-  constructor(idleMs: number, maxMs: number, now: () => number = Date.now) {
+  constructor(db: Queryable, idleMs: number, maxMs: number) {
+    this.#db = db;
     this.#idleMs = idleMs;
     this.#maxMs = maxMs;
-    this.#now = now;
   }
 
   /** Starts a session; returns its id (the cookie value). */
-  create(fields: Omit<Session, 'createdAt' | 'expiresAt'>): string {
-    this.#sweep(this.#sessions, MAX_SESSIONS);
+  async create(fields: NewSession): Promise<string> {
     const id = newId();
-    const t = this.#now();
-    this.#sessions.set(id, { ...fields, createdAt: t, expiresAt: Math.min(t + this.#idleMs, t + this.#maxMs) });
+    const idHash = sessionIdHash(id);
+    const { idToken, ...session } = fields;
+    const sealed = idToken === undefined ? null : seal(keyringOf(id, 'session'), idToken, gatewaySessionAad('session', idHash));
+    await insertGatewaySession(this.#db, { ...session, idHash, idToken: sealed, idleMs: this.#idleMs, maxMs: this.#maxMs });
     return id;
   }
 
   /**
-   * The live session of `id`, renewed (its idle expiry moved forward, never past createdAt +
-   * maxMs), or undefined when unknown or expired (then forgotten).
+   * The live session of `id`, renewed (its idle expiry moved forward, never past its maximum
+   * age), or undefined when unknown, expired or ended.
    */
-  touch(id: string | undefined): Session | undefined {
-    if (!id) return undefined;
-    const s = this.#sessions.get(id);
-    if (!s) return undefined;
-    const t = this.#now();
-    if (s.expiresAt <= t) {
-      this.#sessions.delete(id);
-      return undefined;
-    }
-    s.expiresAt = Math.min(t + this.#idleMs, s.createdAt + this.#maxMs);
-    return s;
+  async touch(id: string | undefined): Promise<Session | undefined> {
+    if (!id || !ID_PATTERN.test(id)) return undefined;
+    const row = await useGatewaySession(this.#db, sessionIdHash(id), this.#idleMs, Math.min(SESSION_RENEW_STEP_MS, this.#idleMs / 10));
+    return row ? sessionOf(row) : undefined;
   }
 
-  /** Ends a session server-side; returns it (for the provider's logout) when it existed. */
-  end(id: string | undefined): Session | undefined {
-    if (!id) return undefined;
-    const s = this.#sessions.get(id);
-    this.#sessions.delete(id);
-    return s;
+  /** Ends a session on every gateway; its subject and ID token (for the provider's logout) when it existed. */
+  async end(id: string | undefined): Promise<{ sub: string; idToken: string | undefined } | undefined> {
+    if (!id || !ID_PATTERN.test(id)) return undefined;
+    const idHash = sessionIdHash(id);
+    const row = await deleteGatewaySession(this.#db, idHash);
+    if (!row) return undefined;
+    const idToken = row.id_token === null ? undefined : opened(id, 'session', idHash, row.id_token);
+    return { sub: row.sub, idToken: typeof idToken === 'string' ? idToken : undefined };
   }
 
   /** Remembers a login in progress; returns its id (the login cookie's value). */
-  beginLogin(login: Omit<PendingLogin, 'expiresAt'>): string {
-    this.#sweep(this.#pending, MAX_PENDING_LOGINS);
+  async beginLogin(login: PendingLogin): Promise<string> {
     const id = newId();
-    this.#pending.set(id, { ...login, expiresAt: this.#now() + LOGIN_TTL_MS });
+    const idHash = sessionIdHash(id);
+    await insertGatewayLogin(this.#db, idHash, seal(keyringOf(id, 'login'), login, gatewaySessionAad('login', idHash)), LOGIN_TTL_MS);
     return id;
   }
 
-  /** Takes (once) the login in progress of `id`, unless unknown or expired. */
-  takeLogin(id: string | undefined): PendingLogin | undefined {
-    if (!id) return undefined;
-    const p = this.#pending.get(id);
-    this.#pending.delete(id);
-    return p && p.expiresAt > this.#now() ? p : undefined;
-  }
-
-  get size(): number {
-    return this.#sessions.size;
-  }
-
-  // Drops expired entries when the map is full; when still full, the oldest (Map order).
-  #sweep<T extends { expiresAt: number }>(map: Map<string, T>, max: number): void {
-    if (map.size < max) return;
-    const t = this.#now();
-    for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
-    for (const k of map.keys()) {
-      if (map.size < max) break;
-      map.delete(k);
-    }
+  /** Takes (once, on any gateway) the login in progress of `id`, unless unknown or expired. */
+  async takeLogin(id: string | undefined): Promise<PendingLogin | undefined> {
+    if (!id || !ID_PATTERN.test(id)) return undefined;
+    const idHash = sessionIdHash(id);
+    const sealed = await takeGatewayLogin(this.#db, idHash);
+    return sealed === undefined ? undefined : (opened(id, 'login', idHash, sealed) as PendingLogin | undefined);
   }
 }

@@ -5,12 +5,14 @@ import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command
 import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
+import { eventPartitionsSpec, keepEventPartitions } from '../partitions/event-partitions.ts';
 import { startScheduler } from '../triggers/scheduler.ts';
 import { startTimekeeper } from '../waits/timekeeper.ts';
 import { WaitClock } from '../waits/wait-clock.ts';
+import { startAdmitter, type AdmitterDeps } from '../flow/admitter.ts';
 import { startNatsSubscriptions, type NatsSubscriptionsDeps } from '../triggers/nats-subscriptions.ts';
 
-export type StartPeriodicDeps = EngineDeps & ReaperDeps & NatsSubscriptionsDeps;
+export type StartPeriodicDeps = EngineDeps & ReaperDeps & NatsSubscriptionsDeps & AdmitterDeps;
 
 /**
  * Starts every piece of a server's background work, each through `every` (or `once`); the one
@@ -21,6 +23,9 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
     every(deps, INBOX_SWEEP, () => sweepInbox(deps)),
     every(deps, IDEMPOTENCY_KEY_EXPIRY, () => expireIdempotencyKeys(deps)),
     every(deps, BATCH_SWEEP, () => sweepBatches(deps)),
+    every(deps, eventPartitionsSpec(deps.config.SVC_PARTITION_INTERVAL_SECONDS), () =>
+      keepEventPartitions(deps, { width: deps.config.SVC_EVENT_PARTITION_EXECUTIONS, retentionDays: deps.config.SVC_RETENTION_DAYS ?? null, archiveDir: deps.config.SVC_ARCHIVE_DIR ?? null }),
+    ),
     // Waits in the background for worker pools to beat, which needs this server listening.
     once(deps, { name: AUTO_RESUME }, (signal) => autoResume(deps, { signal })),
   ];
@@ -30,6 +35,8 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   jobs.push(startScheduler(deps));
   // Waits keep their own time too: the earliest wake-up, or sooner when this server writes one.
   jobs.push(startTimekeeper(deps, deps.waitClock ?? new WaitClock()));
+  // Flow control's admissions keep their own time too: a debounce window's close, a bucket's refill.
+  jobs.push(startAdmitter(deps, deps.flowClock ?? new WaitClock()));
   // NATS triggers: a durable consumer per trigger, read again on every registration, pause and resume.
   jobs.push(startNatsSubscriptions(deps));
   return async () => {

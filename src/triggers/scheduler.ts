@@ -1,3 +1,5 @@
+import { clockedLoop } from '../periodic/clocked-loop.ts';
+import { WaitClock } from '../waits/wait-clock.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { dueSchedules, earliestScheduledFire, unfinishedRuns } from '../db/trigger.repo.ts';
@@ -122,42 +124,14 @@ export function duePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch
  * (never longer than SCHEDULER_MAX_SLEEP_MS). `wake()` ends a sleep early (a registration here).
  */
 export function startScheduler(deps: EngineDeps, now: Clock = () => new Date()): { stop(): Promise<void>; wake(): void } {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let wakeUp: (() => void) | undefined;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      wakeUp = resolve;
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    });
-  const loop = (async () => {
-    while (!stopped) {
-      let sleepMs = SCHEDULER_MAX_SLEEP_MS;
-      try {
-        const report = await runScheduleTick(deps, now);
-        if (report.schedules >= DUE_PER_TICK) continue;
-        // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
-        const earliest = await earliestScheduledFire(deps.db, report.waiting);
-        const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
-        sleepMs = Math.min(SCHEDULER_MAX_SLEEP_MS, untilEarliest, report.waiting.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
-      } catch (err) {
-        if (stopped) break;
-        deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'schedule tick failed');
-      }
-      if (!stopped) await sleep(sleepMs);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      wakeUp?.();
-      await loop;
-    },
-    wake() {
-      clearTimeout(timer);
-      wakeUp?.();
-    },
-  };
+  const clock = new WaitClock();
+  const loop = clockedLoop(deps.log, 'schedule tick', clock, SCHEDULER_MAX_SLEEP_MS, async () => {
+    const report = await runScheduleTick(deps, now);
+    if (report.schedules >= DUE_PER_TICK) return 0;
+    // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
+    const earliest = await earliestScheduledFire(deps.db, report.waiting);
+    const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
+    return Math.min(untilEarliest, report.waiting.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
+  });
+  return { stop: () => loop.stop(), wake: () => clock.nudge(Date.now()) };
 }

@@ -4,6 +4,7 @@ import { EVENT } from '../../machines/event-types.ts';
 import { dueWaits, nextWake, type DueWait } from '../db/wait.repo.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import type { WaitClock } from './wait-clock.ts';
+import { clockedLoop } from '../periodic/clocked-loop.ts';
 
 // The timekeeper of waits (DESIGN.md "Waiting and control"): it sleeps until the earliest wake-up
 // time in core.wait (at most TIMEKEEPER_MAX_SLEEP_MS, so a wait written by another server is seen
@@ -61,46 +62,10 @@ async function fireUnit(deps: EngineDeps, due: readonly DueWait[]): Promise<numb
 
 /** Starts this server's timekeeper; `clock` carries wake-ups sooner than its sleep. */
 export function startTimekeeper(deps: EngineDeps, clock: WaitClock): { stop(): Promise<void> } {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let wakeUp: (() => void) | undefined;
-  let sleepingUntil = Infinity;
-  const wake = () => {
-    clearTimeout(timer);
-    wakeUp?.();
-  };
-  clock.listen((atMs) => {
-    if (atMs < sleepingUntil) wake();
+  return clockedLoop(deps.log, 'firing due waits', clock, TIMEKEEPER_MAX_SLEEP_MS, async () => {
+    const report = await fireDueWaits(deps);
+    if (report.due >= WAITS_PER_LOOK) return 0;
+    const next = await nextWake(deps.db);
+    return next ? Math.max(0, next.getTime() - Date.now()) : TIMEKEEPER_MAX_SLEEP_MS;
   });
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      sleepingUntil = Date.now() + ms;
-      wakeUp = resolve;
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    });
-  const loop = (async () => {
-    while (!stopped) {
-      let sleepMs = TIMEKEEPER_MAX_SLEEP_MS;
-      try {
-        const report = await fireDueWaits(deps);
-        if (report.due >= WAITS_PER_LOOK) continue;
-        const next = await nextWake(deps.db);
-        if (next) sleepMs = Math.min(sleepMs, Math.max(0, next.getTime() - Date.now()));
-      } catch (err) {
-        if (stopped) break;
-        deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'firing due waits failed; trying again');
-      }
-      if (!stopped) await sleep(sleepMs);
-      sleepingUntil = Infinity;
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      clock.listen(undefined);
-      wake();
-      await loop;
-    },
-  };
 }

@@ -13,6 +13,7 @@ import { startBatchProcessor } from '../../actors/batch-processor.ts';
 import { BatchWake } from '../../actors/batch-wake.ts';
 import { createLogger } from '../../src/log.ts';
 import { startTimekeeper } from '../../src/waits/timekeeper.ts';
+import { startAdmitter } from '../../src/flow/admitter.ts';
 import { WaitClock } from '../../src/waits/wait-clock.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from './auth.ts';
@@ -44,6 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
   const workerToken = config.SVC_WORKER_TOKEN ?? TEST_WORKER_TOKEN;
   const log = createLogger(config.SVC_LOG_LEVEL, sink);
   const waitClock = new WaitClock();
+  const flowClock = new WaitClock();
   const deps: AppDeps = {
     config,
     db: t.db,
@@ -56,10 +58,13 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     workerToken,
     batchWake: new BatchWake(),
     waitClock,
+    flowClock,
   };
   const stopBatches = await startBatchProcessor(deps, { pollIntervalMs: opts.batchPollIntervalMs });
   // Waiting steps need their timekeeper, as `svc server` runs it (src/periodic/start-periodic.ts).
   const timekeeper = startTimekeeper(deps, waitClock);
+  // So do queued executions their admitter (src/flow/admitter.ts).
+  const admitter = startAdmitter(deps, flowClock);
   const app = await buildApp(deps);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -72,6 +77,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     async close() {
       await app.close();
       await timekeeper.stop();
+      await admitter.stop();
       await stopBatches();
       await deps.bus.close();
       await t.drop();

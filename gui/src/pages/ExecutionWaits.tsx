@@ -1,18 +1,22 @@
 import { useEffect, useState } from 'react';
 import { isObject } from '../../../src/objects.ts';
 import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '../api.ts';
+import { keyText } from '../flow-text.ts';
+import { href } from '../route.ts';
 import { useMayApprove } from '../session.ts';
-import { ErrorBox, Section, formatTime } from '../ui.tsx';
+import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
 
 /**
  * What the execution's waiting steps wait for (GET /api/executions/{id}'s `waits`): a timer's wake
- * time, or a signal with its approval roles and timeout, and a form to send it.
+ * time, or a signal with its approval roles and timeout, and a form to send it; and its commands
+ * waiting for room on their task's limit (`limit_waits`).
  */
 export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDetail; onSent: () => void }) {
   // The last answer stays when its wait is gone (the step went on).
   const [sent, setSent] = useState<SignalSent>();
   const waits = execution.waits ?? [];
-  if (waits.length === 0 && !sent) return null;
+  const limitWaits = execution.limit_waits ?? [];
+  if (waits.length === 0 && limitWaits.length === 0 && !sent) return null;
   return (
     <Section title="Waiting">
       {sent ? (
@@ -21,8 +25,22 @@ export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDeta
           {sent.step ? ` to step ${sent.step}` : ''} (event #{sent.event_id}).
         </p>
       ) : null}
-      {waits.length === 0 ? <p className="muted">No step is waiting now.</p> : null}
+      {waits.length === 0 && limitWaits.length === 0 ? <p className="muted">No step is waiting now.</p> : null}
       <ul className="waits">
+        {limitWaits.map((w) => (
+          <li key={`limit/${w.step}/${w.seq}`} className="wait wait-limit" aria-label={`limit wait of ${w.step}`}>
+            <dl className="facts">
+              <dt>Step</dt>
+              <dd>
+                <span className="ev-step">{w.step}</span> <span className="badge s-waiting">waiting</span>
+              </dd>
+              <dt>For</dt>
+              <dd className="limit-wait">
+                room on limit <a href={href(['operations'], { limit: w.limit })}>{w.limit}</a>, key <code>{keyText(w.key)}</code> since {formatClock(w.since)}
+              </dd>
+            </dl>
+          </li>
+        ))}
         {waits.map((w) => (
           <li key={`${w.step}/${w.seq}`} className={`wait wait-${w.kind}`} aria-label={`wait of ${w.step}`}>
             <dl className="facts">

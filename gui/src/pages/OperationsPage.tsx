@@ -1,10 +1,11 @@
 import { useState } from 'react';
 import { api, type CatalogEntry } from '../api.ts';
 import { usePoll } from '../hooks.ts';
-import { href } from '../route.ts';
+import { href, navigate } from '../route.ts';
 import { useCan } from '../session.ts';
 import { ErrorBox, Section, StatusBadge, formatAge, formatTime } from '../ui.tsx';
 import { Credentials } from './CredentialsSection.tsx';
+import { Limits } from './LimitsSection.tsx';
 
 type Pool = { name: string; status: string; capacity: number; labels: unknown; heartbeat_at: string; created_at: string };
 type KeychainEntry = { keychain_name: string; cache_key: string; scope_type: string; credential_type: string; expires_at: string; auto_renew: boolean; access_count: number };
@@ -13,11 +14,15 @@ type Cleanup = { cancelled_count: number; execution_ids: number[]; message: stri
 // Worker heartbeats arrive every few seconds; the table follows them.
 const POOLS_REFRESH_MS = 5_000;
 
-/** Workers, credentials (never their data), keychain entries (never their values), stuck executions. */
-export function OperationsPage() {
+/**
+ * Workers, flow control's limits (`limit` in the query: the one whose keys are shown), stuck
+ * executions, batch requests, credentials (never their data), keychain entries (never their values).
+ */
+export function OperationsPage({ query }: { query: URLSearchParams }) {
   return (
     <>
       <Pools />
+      <Limits selected={query.get('limit')} select={(limit) => navigate(href(['operations'], { limit: limit ?? undefined }))} />
       <StuckExecutions />
       <BatchRequest />
       <Credentials />

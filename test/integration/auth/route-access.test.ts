@@ -74,6 +74,10 @@ const EXPECTED: Record<string, RouteAccess> = {
   'POST /api/executions/:id/signals/:name': viewer, // the waiting step's approval roles decide (operator when it names none)
   'GET /api/triggers': viewer,
   'POST /api/triggers/*': operator, // pause, resume, fire, backfill
+  'GET /api/limits': viewer,
+  'GET /api/limits/:name': viewer,
+  'PUT /api/limits/:name': operator,
+  'DELETE /api/limits/:name': operator,
   'POST /api/hooks/*': { level: 'public' }, // the trigger's own signature authenticates each delivery
 };
 

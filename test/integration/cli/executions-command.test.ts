@@ -294,7 +294,7 @@ describe('usage errors and an unreachable server', () => {
   it('exits 2 with the usage line for a bad command line, 3 when the server does not answer', async () => {
     const cases: [string[], RegExp][] = [
       [['list', 'extra'], /^svc list: unexpected arguments: extra\nusage: svc list /],
-      [['list', '--status', 'sleeping'], /^svc list: --status expects one of running, .*got "sleeping"\n/],
+      [['list', '--status', 'sleeping'], /^svc list: --status expects one of queued, running, .*got "sleeping"\n/],
       [['list', '--since', 'yesterday'], /^svc list: --since expects an ISO 8601 time .* or a duration/],
       [['list', '--limit', '0'], /^svc list: --limit expects a positive integer/],
       [['list', '--follow'], /^svc list: --follow does not apply to list\n/],

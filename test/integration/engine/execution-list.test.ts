@@ -156,7 +156,7 @@ describe('GET /api/executions at scale', () => {
     // Counts: every status, for the filters other than status.
     const counted = await list('?path_prefix=listing/alpha/&status=failed');
     expect(counted.executions).toEqual([]);
-    expect(counted.counts).toEqual({ running: 0, paused: 0, completed: 2, failed: 0, cancelled: 0 });
+    expect(counted.counts).toEqual({ queued: 0, running: 0, paused: 0, completed: 2, failed: 0, cancelled: 0 });
     const { rows } = await t.deps.db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM core.execution WHERE path LIKE 'listing/%' GROUP BY status`);
     const expected = Object.fromEntries(EXECUTION_STATUSES.map((s) => [s, rows.find((r) => r.status === s)?.n ?? 0]));
     expect((await list('?path_prefix=listing/')).counts).toEqual(expected);

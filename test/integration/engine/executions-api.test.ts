@@ -121,8 +121,8 @@ describe('GET /api/executions', () => {
 
   it('lists items in the shape of GET /api/executions/{id}, less its retry links, waits and labels (reads of their own)', async () => {
     const listed = (await list('?path=list/half&limit=1')).executions[0];
-    const { retry_of, retried_as, waits, labels, ...one } = (await http(t.url, 'GET', `/api/executions/${listed.execution_id}`)).body;
-    expect({ retry_of, retried_as, waits, labels }).toEqual({ retry_of: null, retried_as: [], waits: [], labels: {} });
+    const { retry_of, retried_as, waits, labels, flow, limit_waits, ...one } = (await http(t.url, 'GET', `/api/executions/${listed.execution_id}`)).body;
+    expect({ retry_of, retried_as, waits, labels, flow, limit_waits }).toEqual({ retry_of: null, retried_as: [], waits: [], labels: {}, flow: null, limit_waits: [] });
     expect(listed).toEqual(one);
   });
 
@@ -142,7 +142,7 @@ describe('GET /api/executions', () => {
     // A bare execution id (the older cursor form) continues after that execution; past the oldest: an empty last page.
     expect(ids(await list(`?path=list/done&cursor=${done7}`))).toEqual([done5, done2]);
     const past = await list(`?path=list/done&cursor=${done2}`);
-    expect(past).toEqual({ executions: [], count: 0, next_cursor: null, counts: { running: 0, paused: 0, completed: 3, failed: 0, cancelled: 0 } });
+    expect(past).toEqual({ executions: [], count: 0, next_cursor: null, counts: { queued: 0, running: 0, paused: 0, completed: 3, failed: 0, cancelled: 0 } });
     // The default limit is 50.
     expect((await list('?path=list/done')).next_cursor).toBeNull();
   });

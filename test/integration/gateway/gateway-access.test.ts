@@ -24,6 +24,7 @@ beforeAll(async () => {
   stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
   gw = await startTestGateway({
     SVC_SERVER_URL: stack.url,
+    SVC_DATABASE_URL: stack.databaseUrl,
     SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
     SVC_OIDC_ISSUER: idp.issuer,
     SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
@@ -61,7 +62,7 @@ describe('gateway: health and readiness', () => {
     expect(await res.text()).toBe('ok');
     const ready = await http(gw.url, 'GET', '/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ ready: true, upstream: 'reachable', identity_provider: 'loaded' });
+    expect(ready.body).toEqual({ ready: true, upstream: 'reachable', identity_provider: 'loaded', sessions: 'reachable' });
   });
 });
 

@@ -112,7 +112,7 @@ describe('gateway: what reaches the server', () => {
     expect(res.body.detail).toContain('no identity provider');
     expect((await http(gw.url, 'GET', '/auth/me')).status).toBe(401);
     expect(gw.logs.join('\n')).toContain('no SVC_OIDC_ISSUER');
-    expect((await http(gw.url, 'GET', '/ready')).body).toEqual({ ready: true, upstream: 'reachable', identity_provider: 'not configured' });
+    expect((await http(gw.url, 'GET', '/ready')).body).toEqual({ ready: true, upstream: 'reachable', identity_provider: 'not configured', sessions: 'not used' });
   });
 
   it('refuses a body over the server\'s size limit with 413 before the server sees it', async () => {

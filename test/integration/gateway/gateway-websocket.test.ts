@@ -7,11 +7,13 @@ import WebSocket from 'ws';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
+import { GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 // Its one step runs long enough for the stream to be read while the execution runs.
 const SLOW = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: slow, path: gw/ws-slow }\nworkflow:\n  - step: start\n    tool: { name: wait, kind: shell, command: "sleep 3" }\n';
 
+let idp: TestProvider;
 let stack: TestStack;
 let gw: TestGateway;
 let token: string;
@@ -19,7 +21,16 @@ let executionId: number;
 
 beforeAll(async () => {
   stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
-  gw = await startTestGateway({ SVC_SERVER_URL: stack.url, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET });
+  // A provider, so the gateway keeps sessions (in the server's database); the test makes one directly.
+  idp = await startTestProvider(['http://127.0.0.1:1']);
+  gw = await startTestGateway({
+    SVC_SERVER_URL: stack.url,
+    SVC_DATABASE_URL: stack.databaseUrl,
+    SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
+    SVC_OIDC_ISSUER: idp.issuer,
+    SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
+    SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
+  });
   token = await createApiToken(stack.deps.db, 'gw-ws', 'operator');
   expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: SLOW }, bearer(token))).status).toBe(201);
   executionId = (await http(gw.url, 'POST', '/api/run/playbook', { path: 'gw/ws-slow' }, bearer(token))).body.execution_id;
@@ -27,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await stack?.close();
+  await idp?.close();
 });
 
 const inspectUrl = () => `${gw.url.replace(/^http/, 'ws')}/api/executions/${executionId}/inspect`;
@@ -58,7 +70,7 @@ describe('gateway: WebSocket inspection stream', () => {
   });
 
   it('relays it to a session (the GUI) from the gateway\'s own origin, and refuses the session from another origin (403)', async () => {
-    const sid = gw.sessions.create({ sub: 'ada', name: 'Ada', email: null, role: 'viewer', roles: ['viewer'], paths: null, idToken: undefined });
+    const sid = await gw.sessions!.create({ sub: 'ada', name: 'Ada', email: null, role: 'viewer', paths: null, idToken: undefined });
     const cookie = `svc_session=${sid}`;
     expect(await firstMessage({ cookie, origin: new URL(gw.url).origin })).toEqual({ message: expect.objectContaining({ type: '@xstate.actor' }) });
     expect(await firstMessage({ cookie, origin: 'https://evil.example' })).toEqual({ status: 403 });

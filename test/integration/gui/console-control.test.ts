@@ -258,6 +258,7 @@ describe('who may send a signal (behind the gateway)', () => {
     gw = await startTestGateway(
       {
         SVC_SERVER_URL: stack.url,
+        SVC_DATABASE_URL: stack.databaseUrl,
         SVC_GATEWAY_SECRET: SECRET,
         SVC_OIDC_ISSUER: idp.issuer,
         SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,

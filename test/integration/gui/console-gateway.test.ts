@@ -26,6 +26,7 @@ beforeAll(async () => {
   gw = await startTestGateway(
     {
       SVC_SERVER_URL: stack.url,
+      SVC_DATABASE_URL: stack.databaseUrl,
       SVC_GATEWAY_SECRET: SECRET,
       SVC_OIDC_ISSUER: idp.issuer,
       SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,

@@ -3,12 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { claimableSql, claimPlan, heldSql } from '../../../src/db/command-plans.ts';
 import { MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 
-const migrations = ['0001_core.sql', '0010_recovery.sql'].map((f) => readFileSync(`${MIGRATIONS_DIR}${f}`, 'utf8')).join('\n');
+const migrations = ['0001_core.sql', '0010_recovery.sql', '0021_flow_control.sql'].map((f) => readFileSync(`${MIGRATIONS_DIR}${f}`, 'utf8')).join('\n');
 const unqualified = (sql: string) => sql.replace(/\bx\./g, '');
 
 describe('command plans: SQL generated from the command machine', () => {
   it('its status guards are the predicates the partial indexes were written for (a change of the machine needs new indexes)', () => {
-    expect(migrations).toContain(`command_pending_idx ON core.command (command_id) WHERE ${unqualified(claimableSql('x'))};`);
+    expect(migrations).toContain(`command_pending_idx ON core.command (priority DESC, command_id) WHERE ${unqualified(claimableSql('x'))} AND limit_name IS NULL;`);
+    expect(migrations).toContain(`command_limited_idx ON core.command (limit_name, limit_key, priority DESC, command_id) WHERE ${unqualified(claimableSql('x'))} AND limit_name IS NOT NULL;`);
+    // The release trigger fires for a held command that stops being held.
+    expect(migrations).toContain(`OLD.status IN ('CLAIMED', 'RUNNING') AND NEW.status NOT IN ('CLAIMED', 'RUNNING')`);
+    expect(heldSql('x')).toBe(`x.status IN ('CLAIMED', 'RUNNING')`);
     expect(migrations).toContain(`command_active_idx ON core.command (claimed_at) WHERE ${unqualified(heldSql('x'))};`);
     expect(migrations).toMatch(new RegExp(`command_reclaim_idx ON core.command \\(command_id\\)\\s+WHERE ${unqualified(heldSql('x')).replace(/[()]/g, '\\$&')} AND reclaim_attempt = attempt;`));
   });
@@ -21,9 +25,11 @@ describe('command plans: SQL generated from the command machine', () => {
     const setOf = (sql: string) => /SET status = 'CLAIMED', worker_id = \S+, claim_token = \S+, attempt = c\.attempt \+ 1, claimed_at = now\(\), heartbeat_at = now\(\), updated_at = now\(\)/.test(sql);
     for (const plan of [byId, next, ahead]) expect(setOf(plan.update), plan.update).toBe(true);
     expect(byId.ctes).toEqual([]);
-    expect(next.ctes.map((c) => c.split(' ')[0])).toEqual(['b_pending', 'b_stranded']);
-    expect(ahead.ctes.map((c) => c.split(' ')[0])).toEqual(['c_pending']);
-    // The long poll without stranded commands picks in a sub-select (a locking CTE is materialised).
-    expect(claimPlan('d', { limit: '$2', stranded: null }, { worker: '$1', token: '$3' }, 'command_id').ctes).toEqual([]);
+    // Every pick takes commands of no limit, and those of keys with room (counted in the same statement).
+    const parts = ['free', 'keys', 'limited', 'pending', 'stranded', 'picked', 'counted'];
+    expect(next.ctes.map((c) => c.split(' ')[0])).toEqual(parts.map((p) => `b_${p}`));
+    expect(ahead.ctes.map((c) => c.split(' ')[0])).toEqual(parts.map((p) => `c_${p}`));
+    // A claim by id never takes a limit's command (only the picks count a key's room).
+    expect(byId.update).toContain('AND c.limit_name IS NULL');
   });
 });

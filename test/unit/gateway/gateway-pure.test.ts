@@ -1,12 +1,11 @@
-// The gateway's pure parts: roles from claims, the session store's expiry and renewal, the rate
-// limiter's windows, return addresses, public origins per hostname.
+// The gateway's pure parts: roles from claims, the rate limiter's windows, return addresses,
+// public origins per hostname. (Sessions live in PostgreSQL: test/integration/gateway/gateway-sessions.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { safeReturnTo } from '../../../src/gateway/auth-routes.ts';
 import { roleFromClaims } from '../../../src/gateway/claims-role.ts';
 import { bodyPath, pathAllowed, pathPatterns } from '../../../src/gateway/playbook-paths.ts';
 import { RateLimiter, RATE_WINDOW_MS } from '../../../src/gateway/rate-limit.ts';
-import { SessionStore } from '../../../src/gateway/session-store.ts';
 import { cookiesSecure, gatewaySettings, publicOriginFor } from '../../../src/gateway/settings.ts';
 
 const SECRET = 'g'.repeat(40);
@@ -19,36 +18,6 @@ describe('roleFromClaims', () => {
     expect(roleFromClaims({ roles: ['admin'] }, ['roles'], map)).toBeNull(); // not in this map
     expect(roleFromClaims({ roles: { readers: true } }, ['roles'], map)).toBeNull();
     expect(roleFromClaims({}, ['roles'], map)).toBeNull();
-  });
-});
-
-describe('SessionStore', () => {
-  it('expires idle sessions, renews used ones up to the maximum, and ends them on demand', () => {
-    let now = 1_000_000;
-    const store = new SessionStore(1_000, 3_000, () => now);
-    const fields = { sub: 'a', name: null, email: null, role: 'viewer' as const, roles: ['viewer'], paths: null, idToken: undefined };
-    const id = store.create(fields);
-    now += 900;
-    expect(store.touch(id)?.sub).toBe('a'); // renewed: idle clock restarts
-    now += 900;
-    expect(store.touch(id)?.sub).toBe('a');
-    now += 900;
-    expect(store.touch(id)?.sub).toBe('a');
-    now += 400; // past createdAt + max
-    expect(store.touch(id)).toBeUndefined();
-    const other = store.create(fields);
-    now += 1_001;
-    expect(store.touch(other)).toBeUndefined();
-    const third = store.create(fields);
-    expect(store.end(third)?.sub).toBe('a');
-    expect(store.touch(third)).toBeUndefined();
-  });
-
-  it('hands a pending login out once', () => {
-    const store = new SessionStore(1_000, 3_000);
-    const id = store.beginLogin({ codeVerifier: 'v', state: 's', nonce: 'n', returnTo: '/', origin: 'http://x' });
-    expect(store.takeLogin(id)?.state).toBe('s');
-    expect(store.takeLogin(id)).toBeUndefined();
   });
 });
 

@@ -67,7 +67,7 @@ describe('the definition carries the decisions', () => {
     // Eventless transitions all have a guard (no unconditional move), and the only unguarded
     // event transition is cancel.
     for (const { at, t } of all) if (t.guard === undefined) expect(at, JSON.stringify(t)).toBe('execution.running');
-    expect([...guards].sort()).toEqual(['allDone', 'arc', 'arcError', 'bufferable', 'entry', 'failing', 'loopDone', 'loopHasRoom', 'paused', 'pendingCommand', 'routed', 'runEnded', 'unhandledFailure', 'unpaused']);
+    expect([...guards].sort()).toEqual(['allDone', 'arc', 'arcError', 'bufferable', 'entry', 'failing', 'loopDone', 'loopHasRoom', 'paused', 'pendingCommand', 'queued', 'routed', 'runEnded', 'unhandledFailure', 'unpaused']);
   });
 });
 

@@ -173,6 +173,8 @@ export function inputRow(event: ExecutionEvent): LogRow {
     case 'execution.paused':
     case 'execution.resumed':
       return { event_type: event.type, context: null, result: null, error: null };
+    case 'execution.admitted':
+      return { event_type: event.type, context: null, result: event.args ?? null, error: null };
   }
 }
 

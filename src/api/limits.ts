@@ -1,0 +1,117 @@
+import type { FastifyInstance } from 'fastify';
+import * as v from 'valibot';
+import type { AppDeps } from '../app-deps.ts';
+import { deleteLimit, getLimit, limitKeys, limitTotals, listLimits, putLimit, type FlowLimit } from '../db/flow.repo.ts';
+import { notFound, ServiceError } from '../errors.ts';
+import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
+import { integer, responses, time } from './answers.ts';
+import { integerIn, integerText, jsonSchema } from './validation.ts';
+
+// Named limits (DESIGN.md "Flow control"): what playbooks' `concurrency.limit` and tasks'
+// `limit.name` name, shared by every playbook and every server. A key's counters live in
+// core.flow_key; the claim and the admitter enforce them (src/db/command-plans.ts, src/flow/).
+
+const MAX_CONCURRENCY = 100_000;
+const MAX_PERIOD_SECONDS = 86_400;
+const KEYS_SHOWN_DEFAULT = 100;
+const KEYS_SHOWN_MAX = 1000;
+
+const nameParams = v.object({ name: v.pipe(v.string(), v.regex(LIMIT_NAME, LIMIT_NAME_RULE)) });
+// A playbook's inline limit (`@<path>`, its path URL-encoded) can be looked at, not set.
+const shownParams = v.object({ name: v.pipe(v.string(), v.check((n) => LIMIT_NAME.test(n) || (n.startsWith('@') && n.length > 1 && n.length <= 1000), `${LIMIT_NAME_RULE}, or @<path> for a playbook's inline limit`)) });
+const rateBody = v.object({
+  limit: v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('tokens per period: at most this many per `period_seconds` per key')),
+  period_seconds: v.pipe(v.number('must be a number of seconds'), v.gtValue(0, 'must be > 0'), v.maxValue(MAX_PERIOD_SECONDS, `must be at most ${MAX_PERIOD_SECONDS}`)),
+  burst: v.optional(v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('the most a key\'s bucket holds (taken at once after a quiet time); `limit` when absent'))),
+});
+const putBody = v.pipe(
+  v.object({
+    concurrency: v.optional(v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('at most this many running at once per key'))),
+    rate: v.optional(rateBody),
+  }),
+  v.check((b) => b.concurrency !== undefined || b.rate !== undefined, 'concurrency: a limit needs concurrency, rate or both'),
+);
+const keysQuery = v.object({ keys: v.optional(integerText(1, KEYS_SHOWN_MAX)) });
+
+const rateAnswer = v.nullable(v.object({ limit: integer, period_seconds: v.number(), burst: integer }));
+const limitAnswer = v.object({
+  name: v.string(),
+  defined: v.pipe(v.boolean(), v.description('false: named by playbooks but not defined (its work waits until it is)')),
+  concurrency: v.nullable(integer),
+  rate: rateAnswer,
+  created_at: v.nullable(time),
+  updated_at: v.nullable(time),
+  keys: v.pipe(integer, v.description('keys in use')),
+  running: v.pipe(integer, v.description('slots held over every key: claimed commands and admitted executions')),
+  queued: v.pipe(integer, v.description('executions queued for admission')),
+  waiting: v.pipe(integer, v.description('commands waiting for room')),
+});
+const keyAnswer = v.object({
+  key: v.string(),
+  running: integer,
+  queued: integer,
+  waiting: integer,
+  tokens: v.pipe(v.nullable(v.number()), v.description('tokens in the key\'s bucket now (null: no rate)')),
+  served_at: v.nullable(time),
+});
+const limitDetailAnswer = v.object({ ...limitAnswer.entries, key_list: v.array(keyAnswer) });
+
+type Totals = { keys: number; running: number; queued: number; waiting: number; capacity: number | null };
+const NONE: Totals = { keys: 0, running: 0, queued: 0, waiting: 0, capacity: null };
+
+/** A limit as answered; an inline one (`@<path>`, not defined) shows its playbook's N as its concurrency. */
+function present(name: string, l: FlowLimit | undefined, { capacity, ...t }: Totals) {
+  return {
+    name,
+    defined: l !== undefined,
+    concurrency: l?.concurrency ?? capacity,
+    rate: l?.rate ?? null,
+    created_at: l?.created_at.toISOString() ?? null,
+    updated_at: l?.updated_at.toISOString() ?? null,
+    ...t,
+  };
+}
+
+/** PUT, GET and DELETE of named limits, and what each key holds. */
+export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.put('/api/limits/:name', { schema: { tags: ['limits'], summary: 'Create or replace a named limit (concurrency and/or rate per key)', params: jsonSchema(nameParams), body: jsonSchema(putBody), response: responses({ 200: v.object({ ...limitAnswer.entries, created: v.boolean() }) }) }, config: { access: { level: 'operator' } } }, async (req) => {
+    const { name } = req.params as v.InferOutput<typeof nameParams>;
+    const b = req.body as v.InferOutput<typeof putBody>;
+    const rate = b.rate ? { limit: b.rate.limit, period_seconds: b.rate.period_seconds, burst: b.rate.burst ?? b.rate.limit } : null;
+    const { limit, created } = await putLimit(deps.db, name, b.concurrency ?? null, rate);
+    // A larger limit may have room now: claimers of every server look again.
+    await deps.bus.publish(0, false);
+    const totals = (await limitTotals(deps.db)).get(name) ?? NONE;
+    return { ...present(name, limit, totals), created };
+  });
+
+  app.get('/api/limits', { schema: { tags: ['limits'], summary: 'Every limit: defined ones, and names playbooks use that are not', response: responses({ 200: v.object({ limits: v.array(limitAnswer), count: integer }) }) }, config: { access: { level: 'viewer' } } }, async () => {
+    const [limits, totals] = await Promise.all([listLimits(deps.db), limitTotals(deps.db)]);
+    const byName = new Map(limits.map((l) => [l.name, l]));
+    // A playbook's inline limit (`@<path>`) shows too: its keys' counts are what an operator looks for.
+    const names = [...new Set([...byName.keys(), ...totals.keys()])].sort();
+    const out = names.map((n) => present(n, byName.get(n), totals.get(n) ?? NONE));
+    return { limits: out, count: out.length };
+  });
+
+  app.get('/api/limits/:name', { schema: { tags: ['limits'], summary: 'A limit and what each of its keys holds: running, queued, waiting, tokens', params: jsonSchema(shownParams), querystring: jsonSchema(keysQuery), response: responses({ 200: limitDetailAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
+    const { name } = req.params as v.InferOutput<typeof shownParams>;
+    const { keys } = req.query as v.InferOutput<typeof keysQuery>;
+    const [limit, totals, list] = await Promise.all([getLimit(deps.db, name), limitTotals(deps.db), limitKeys(deps.db, name, keys ?? KEYS_SHOWN_DEFAULT)]);
+    if (!limit && !list.length) throw notFound(`limit ${name}`);
+    return {
+      ...present(name, limit, totals.get(name) ?? NONE),
+      key_list: list.map((k) => ({ ...k, tokens: k.tokens === null ? null : Math.round(k.tokens * 1000) / 1000, served_at: k.served_at?.toISOString() ?? null })),
+    };
+  });
+
+  app.delete('/api/limits/:name', { schema: { tags: ['limits'], summary: 'Delete a named limit whose keys are idle', params: jsonSchema(nameParams), response: responses({ 200: v.object({ status: v.literal('deleted'), name: v.string() }) }) }, config: { access: { level: 'operator' } } }, async (req) => {
+    const { name } = req.params as v.InferOutput<typeof nameParams>;
+    const r = await deleteLimit(deps.db, name);
+    if (r.deleted) return { status: 'deleted', name } as const;
+    if (r.inUse && (await getLimit(deps.db, name))) {
+      throw new ServiceError('limit_in_use', { code: 'limit_in_use', message: `limit ${name} holds, queues or has work waiting; delete it once its keys are idle` });
+    }
+    throw notFound(`limit ${name}`);
+  });
+}

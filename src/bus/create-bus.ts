@@ -1,0 +1,19 @@
+import type { Announcer } from '../../actors/engine-deps.ts';
+import type { BatchWake } from '../../actors/batch-wake.ts';
+import type { Db } from '../db/db.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { CommandBus } from './command-bus.ts';
+import { createPostgresBus } from './postgres.ts';
+
+/**
+ * The server's bus: NATS JetStream with `natsUrl` (src/bus/nats.ts; then `announce` is what the
+ * engine tells it after each commit, and `db` must be opened with `notify: false`), else
+ * PostgreSQL LISTEN/NOTIFY (src/bus/postgres.ts), the embedded default.
+ */
+export async function createBus(natsUrl: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer }> {
+  if (!natsUrl) return { bus: await createPostgresBus(db, deps) };
+  // Loaded only when configured.
+  const bus = await (await import('./nats.ts')).createNatsBus(natsUrl, deps);
+  return { bus, announce: { commands: (ids) => bus.commands(ids), room: () => void bus.publish(0, false) } };
+}

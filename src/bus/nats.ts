@@ -1,0 +1,156 @@
+import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type Consumer } from '@nats-io/jetstream';
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import type { BatchWake } from '../../actors/batch-wake.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { StrandedHint, Waiters, type CommandBus } from './command-bus.ts';
+
+// The NATS JetStream bus (DESIGN.md "Scale-out"; SVC_NATS_URL): what the PostgreSQL bus does with
+// LISTEN/NOTIFY, without a NOTIFY on the hot path (the pool's connections say `svc.notify = off`,
+// src/db/db.ts): after a unit commits, the engine announces its new commands here.
+// - Commands waiting: a message on `svc.cmd.<execution_id % PARTITIONS>` in the work-queue stream
+//   SVC_COMMANDS, kept until a server with a claimer waiting takes it (a server pulls from the one
+//   durable consumer only while a claimer of its own waits), so one is never lost for want of a
+//   listener; that server's claimers look for commands.
+// - Stranded commands announced by the reaper, and batches accepted: plain subjects every server
+//   hears (svc.hint.stranded, svc.wake.batch), so processors of every server look without a poll.
+// The database stays the truth: a lost or doubled message delays work (the reaper announces
+// PENDING commands again) but never runs it twice (the claim decides). After a reconnect every
+// waiting claimer looks, for what was announced meanwhile.
+
+const STREAM = 'SVC_COMMANDS';
+const CONSUMER = 'svc-claimers';
+/** Subjects the announcements are spread over (by execution): the stream's order is per subject. */
+export const NATS_PARTITIONS = 16;
+const SUBJECTS = 'svc.cmd.*';
+const STRANDED_SUBJECT = 'svc.hint.stranded';
+const BATCH_SUBJECT = 'svc.wake.batch';
+/** An announcement nobody took within this is dropped (its command is announced again by the reaper). */
+const MESSAGE_MAX_AGE_MS = 10 * 60_000;
+const MAX_MESSAGES = 100_000;
+const ACK_WAIT_MS = 30_000;
+const FETCH_MAX = 64;
+const FETCH_EXPIRES_MS = 1_000;
+const RETRY_MS = 250;
+const CONNECT_TIMEOUT_MS = 5_000;
+const RECONNECT_WAIT_MS = 250;
+
+/** A bus that also takes the engine's announcements after commit (EngineDeps.announce). */
+export type NatsBus = CommandBus & {
+  /** Commands of these executions wait to be claimed (a unit committed them PENDING). */
+  commands(executionIds: readonly number[]): void;
+};
+
+const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Connects to `url` (waiting for it), makes the stream and consumer if missing, and starts listening. */
+export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake }): Promise<NatsBus> {
+  const { log, metrics, batchWake } = opts;
+  const nc: NatsConnection = await connect({ servers: url, name: 'svc server bus', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS, waitOnFirstConnect: true });
+  await ensureStream(nc);
+  const js = jetstream(nc);
+  const waiters = new Waiters();
+  const stranded = new StrandedHint();
+  let connected = true;
+  let closed = false;
+  const watch = (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') {
+        connected = false;
+        log.warn('bus: NATS connection lost; reconnecting');
+      } else if (s.type === 'reconnect') {
+        connected = true;
+        metrics.busReconnects.inc();
+        log.info('bus: NATS connection back; waking claimers to look for commands announced meanwhile');
+        waiters.notify();
+      }
+    }
+  })();
+  nc.subscribe(STRANDED_SUBJECT, {
+    callback: () => {
+      stranded.heard();
+      waiters.notify();
+    },
+  });
+  nc.subscribe(BATCH_SUBJECT, { callback: () => batchWake.heard() });
+  // The server has the subscriptions before this bus is in use: a wake published by another
+  // server right after this one started is not missed (CI saw one lost without it).
+  await nc.flush();
+  // This server's accepted batches wake the processors of every server.
+  batchWake.announceWith(() => nc.publish(BATCH_SUBJECT));
+
+  // Takes announcements while a claimer of this server waits; each wakes them all.
+  const pull = (async () => {
+    let consumer: Consumer | undefined;
+    while (!closed) {
+      try {
+        await waiters.someoneWaiting();
+        if (closed) break;
+        consumer ??= await js.consumers.get(STREAM, CONSUMER);
+        const batch = await consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
+        for await (const m of batch) {
+          m.ack();
+          waiters.notify();
+        }
+      } catch (err) {
+        if (closed) break;
+        consumer = undefined;
+        log.debug({ err: message(err) }, 'bus: NATS pull failed; trying again');
+        // The stream or consumer went (deleted by hand): made again.
+        if (isApiError(err, JetStreamApiCodes.StreamNotFound) || isApiError(err, JetStreamApiCodes.ConsumerNotFound)) await ensureStream(nc).catch(() => {});
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  })();
+
+  const announce = (partition: number, body: string) => {
+    js.publish(`svc.cmd.${partition}`, body).catch((err: unknown) => {
+      // Not stored: the command waits for a claimer's next look or the reaper's announcement.
+      log.warn({ err: message(err) }, 'bus: NATS announcement not stored; the reaper announces the command again');
+    });
+  };
+
+  return {
+    next: (timeoutMs, signal) => waiters.next(timeoutMs, signal),
+    get connected() {
+      return connected && !nc.isClosed();
+    },
+    async publish(count, isStranded) {
+      if (isStranded) {
+        stranded.heard();
+        nc.publish(STRANDED_SUBJECT);
+      }
+      announce(0, String(count));
+    },
+    commands(executionIds) {
+      const partitions = new Set(executionIds.map((id) => id % NATS_PARTITIONS));
+      for (const p of partitions) announce(p, '1');
+    },
+    strandedHeard: () => stranded.active(),
+    async close() {
+      closed = true;
+      batchWake.announceWith(undefined);
+      waiters.close();
+      await nc.drain().catch(() => {});
+      await Promise.all([pull, watch]).catch(() => {});
+    },
+  };
+}
+
+/** The work-queue stream of announcements and its one durable pull consumer, made when missing. */
+async function ensureStream(nc: NatsConnection): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  try {
+    await jsm.streams.info(STREAM);
+  } catch (err) {
+    if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    await jsm.streams.add({ name: STREAM, subjects: [SUBJECTS], retention: RetentionPolicy.Workqueue, storage: StorageType.File, max_age: nanos(MESSAGE_MAX_AGE_MS), max_msgs: MAX_MESSAGES });
+  }
+  try {
+    await jsm.consumers.info(STREAM, CONSUMER);
+  } catch (err) {
+    if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
+    await jsm.consumers.add(STREAM, { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ACK_WAIT_MS), filter_subject: SUBJECTS });
+  }
+}

@@ -1,0 +1,61 @@
+import { basename } from 'node:path';
+import { archiveFiles, readArchive } from '../partitions/archive-file.ts';
+import type { ArchivedEvent, ArchivedExecution } from '../db/partition.repo.ts';
+import { parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
+import { ARCHIVE_USAGE } from './archive-usage.ts';
+import { EXIT } from './executions-usage.ts';
+
+const OPTIONS = { dir: { type: 'string' }, execution: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+const text = (v: unknown): string => (v === null || v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** `svc archive [list]|show`: reads the JSON Lines files of ranges retention dropped; returns the exit code. */
+export async function archiveCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+  return runCli('archive', ARCHIVE_USAGE.split('\n')[0], err, async () => {
+    const { values, positionals } = parseCliArgs(argv, OPTIONS);
+    const [sub = 'list', ...args] = positionals;
+    if (sub === 'list') {
+      if (args.length || values.execution !== undefined) throw new UsageError('list takes --dir DIR and --json only');
+      const dir = values.dir ?? env.SVC_ARCHIVE_DIR;
+      if (!dir) throw new UsageError('no archive directory: give --dir DIR or set SVC_ARCHIVE_DIR');
+      const files = await archiveFiles(dir);
+      out.write(values.json ? `${JSON.stringify({ files, count: files.length })}\n` : files.length ? table([['file'], ...files.map((f) => [basename(f)])]) : `no archive files under ${dir}\n`);
+      return EXIT.ok;
+    }
+    if (sub !== 'show') throw new UsageError(`unknown subcommand '${sub}' (list or show)`);
+    const [file, ...extra] = args;
+    if (!file || extra.length) throw new UsageError('show needs one FILE');
+    if (values.dir !== undefined) throw new UsageError('--dir does not apply to show');
+    const wanted = values.execution === undefined ? null : Number(values.execution);
+    if (wanted !== null && !(Number.isSafeInteger(wanted) && wanted > 0)) throw new UsageError(`--execution expects an execution id, got ${JSON.stringify(values.execution)}`);
+    const executions: ArchivedExecution[] = [];
+    const events: ArchivedEvent[] = [];
+    const counts = new Map<number, number>();
+    try {
+      for await (const line of readArchive(file)) {
+        if ('execution' in line) {
+          if (wanted === null || line.execution.execution_id === wanted) executions.push(line.execution);
+        } else {
+          counts.set(line.event.execution_id, (counts.get(line.event.execution_id) ?? 0) + 1);
+          if (line.event.execution_id === wanted) events.push(line.event);
+        }
+      }
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      err.write(`svc archive: ${code === 'ENOENT' ? `${file}: no such file` : e instanceof Error ? e.message : String(e)}\n`);
+      return code === 'ENOENT' ? EXIT.notFound : EXIT.failed;
+    }
+    if (wanted !== null) {
+      if (!executions.length) {
+        err.write(`svc archive: execution ${wanted} is not in ${basename(file)}\n`);
+        return EXIT.notFound;
+      }
+      out.write(values.json ? `${JSON.stringify({ execution: executions[0], events })}\n` : table([['event_id', 'type', 'step', 'status', 'at'], ...events.map((e) => [String(e.event_id), text(e.event_type), text(e.step), text(e.status), text(e.created_at)])]));
+      return EXIT.ok;
+    }
+    const n = (e: ArchivedExecution) => counts.get(e.execution_id) ?? 0;
+    if (values.json) out.write(`${JSON.stringify({ executions: executions.map((e) => ({ ...e, events: n(e) })), count: executions.length })}\n`);
+    else out.write(table([['execution', 'path', 'status', 'started', 'finished', 'events'], ...executions.map((e) => [String(e.execution_id), text(e.path), text(e.status), text(e.started_at), text(e.finished_at), String(n(e))])]));
+    return EXIT.ok;
+  });
+}

@@ -1,0 +1,208 @@
+import { claimableSql, KEY_ROOM } from './command-plans.ts';
+import type { Queryable } from './queryable.ts';
+
+// Flow control's SQL (DESIGN.md "Flow control"): named limits (core.flow_limit, written here
+// only), what their keys hold, the admitter's statement and a debounce window's extension. The
+// claim's share is in command-plans.ts; the unit write queues admissions and ends them.
+
+/** A token bucket: `limit` tokens per `period_seconds`, holding at most `burst`. */
+export type RateSpec = { limit: number; period_seconds: number; burst: number };
+
+/** A named limit as stored and answered. */
+export type FlowLimit = { name: string; concurrency: number | null; rate: RateSpec | null; created_at: Date; updated_at: Date };
+
+/** What one key of a limit holds now: slots taken, executions queued, commands waiting, tokens in its bucket (null: no rate). */
+export type FlowKeyState = { key: string; running: number; queued: number; waiting: number; tokens: number | null; served_at: Date | null };
+
+type LimitRow = { name: string; concurrency: number | null; rate_limit: number | null; period_seconds: number | null; burst: number | null; created_at: Date; updated_at: Date };
+
+const LIMIT_COLUMNS = 'name, concurrency, rate_limit, period_seconds, burst, created_at, updated_at';
+
+function limitOf(r: LimitRow): FlowLimit {
+  const rate = r.rate_limit !== null && r.period_seconds !== null && r.burst !== null ? { limit: r.rate_limit, period_seconds: r.period_seconds, burst: r.burst } : null;
+  return { name: r.name, concurrency: r.concurrency, rate, created_at: r.created_at, updated_at: r.updated_at };
+}
+
+/** Creates or replaces a limit; `created` false when it existed (the caller wakes claimers: a larger limit may have room now). */
+export async function putLimit(q: Queryable, name: string, concurrency: number | null, rate: RateSpec | null): Promise<{ limit: FlowLimit; created: boolean }> {
+  const { rows } = await q.query<LimitRow & { created: boolean }>({
+    name: 'svc_put_limit',
+    text: `INSERT INTO core.flow_limit AS l (name, concurrency, rate_limit, period_seconds, burst) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency, rate_limit = EXCLUDED.rate_limit,
+                  period_seconds = EXCLUDED.period_seconds, burst = EXCLUDED.burst, updated_at = now()
+           RETURNING ${LIMIT_COLUMNS}, (xmax = 0) AS created`,
+    values: [name, concurrency, rate?.limit ?? null, rate?.period_seconds ?? null, rate?.burst ?? null],
+  });
+  const { created, ...row } = rows[0];
+  return { limit: limitOf(row), created };
+}
+
+/** Every named limit, by name. */
+export async function listLimits(q: Queryable): Promise<FlowLimit[]> {
+  const { rows } = await q.query<LimitRow>({ name: 'svc_list_limits', text: `SELECT ${LIMIT_COLUMNS} FROM core.flow_limit ORDER BY name`, values: [] });
+  return rows.map(limitOf);
+}
+
+/** One named limit, or undefined. */
+export async function getLimit(q: Queryable, name: string): Promise<FlowLimit | undefined> {
+  const { rows } = await q.query<LimitRow>({ name: 'svc_get_limit', text: `SELECT ${LIMIT_COLUMNS} FROM core.flow_limit WHERE name = $1`, values: [name] });
+  return rows[0] && limitOf(rows[0]);
+}
+
+/**
+ * Each key of limit `name` with what it holds (at most `max`, busiest first): its slots taken,
+ * executions queued (core.admission), commands waiting (PENDING of the limit) and tokens now.
+ */
+export async function limitKeys(q: Queryable, name: string, max: number): Promise<FlowKeyState[]> {
+  const { rows } = await q.query<FlowKeyState>({
+    name: 'svc_limit_keys',
+    text: `SELECT k.key, k.running,
+                  (SELECT count(*)::int FROM core.admission a WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL) AS queued,
+                  (SELECT count(*)::int FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}) AS waiting,
+                  r.tokens, NULLIF(k.served_at, '-infinity') AS served_at
+             FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+             CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
+            WHERE k.name = $1
+            ORDER BY k.running DESC, k.key LIMIT $2`,
+    values: [name, max],
+  });
+  return rows;
+}
+
+/** Totals over every key of each limit name (defined or only named by playbooks), and an inline limit's N (`capacity`): for the list. */
+export async function limitTotals(q: Queryable): Promise<Map<string, { keys: number; running: number; queued: number; waiting: number; capacity: number | null }>> {
+  const { rows } = await q.query<{ name: string; keys: number; running: number; queued: number; waiting: number; capacity: number | null }>({
+    name: 'svc_limit_totals',
+    text: `SELECT k.name, count(*)::int AS keys, sum(k.running)::int AS running, max(k.capacity) AS capacity,
+                  (SELECT count(*)::int FROM core.admission a WHERE a.limit_name = k.name AND a.admitted_at IS NULL) AS queued,
+                  (SELECT count(*)::int FROM core.command o WHERE o.limit_name = k.name AND ${claimableSql('o')}) AS waiting
+             FROM core.flow_key k GROUP BY k.name`,
+    values: [],
+  });
+  return new Map(rows.map((r) => [r.name, { keys: r.keys, running: r.running, queued: r.queued, waiting: r.waiting, capacity: r.capacity }]));
+}
+
+/**
+ * Deletes limit `name` unless a key of it holds a slot, queues an execution or has a command
+ * waiting (`inUse`); its idle keys go with it. `deleted` false when it was not (in use, or none).
+ */
+export async function deleteLimit(q: Queryable, name: string): Promise<{ deleted: boolean; inUse: boolean }> {
+  const { rows } = await q.query<{ deleted: boolean; in_use: boolean }>({
+    name: 'svc_delete_limit',
+    text: `WITH busy AS (
+             SELECT EXISTS (SELECT 1 FROM core.flow_key k WHERE k.name = $1 AND k.running > 0)
+                 OR EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = $1 AND a.admitted_at IS NULL)
+                 OR EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = $1 AND ${claimableSql('o')}) AS in_use),
+           gone AS (DELETE FROM core.flow_limit l WHERE l.name = $1 AND NOT (SELECT in_use FROM busy) RETURNING l.name),
+           keys AS (DELETE FROM core.flow_key k WHERE k.name = $1 AND EXISTS (SELECT 1 FROM gone))
+           SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT in_use FROM busy) AS in_use`,
+    values: [name],
+  });
+  return { deleted: rows[0].deleted, inUse: rows[0].in_use };
+}
+
+/** An execution the admitter admitted (or admitted before and whose admission was not routed): its debounced payload, if any. */
+export type Admitted = { execution_id: number; limit_name: string | null; args: Record<string, unknown> | null; queued_ms: number; again: boolean };
+
+/**
+ * The admitter's one statement: admits up to `max` queued executions whose window closed, those
+ * of no limit by priority then age, those of a limit per key with room (the least recently served
+ * keys first, each key as many as its room, by priority then age), counting their slots and tokens
+ * in the same statement; rows and keys other admitters hold are skipped. Also answers, `again`,
+ * executions admitted over `strayMs` ago that are still queued (their admission was never routed:
+ * the server that admitted them stopped), to route again.
+ */
+export async function admitQueued(q: Queryable, max: number, strayMs: number): Promise<Admitted[]> {
+  const { rows } = await q.query<Admitted & { execution_id: string | number }>({
+    name: 'svc_admit_queued',
+    text: `WITH free AS (
+             SELECT a.execution_id, NULL::text AS limit_name, NULL::text AS limit_key FROM core.admission a
+              WHERE a.admitted_at IS NULL AND a.limit_name IS NULL AND a.not_before <= now()
+              ORDER BY a.priority DESC, a.execution_id LIMIT $1 FOR UPDATE SKIP LOCKED),
+           keys AS (
+             SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+              CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
+              CROSS JOIN LATERAL (SELECT a.priority FROM core.admission a
+                                   WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
+                                   ORDER BY a.priority DESC, a.execution_id LIMIT 1) top
+              WHERE r.room > 0
+              ORDER BY top.priority DESC, k.served_at LIMIT $1 FOR UPDATE OF k SKIP LOCKED),
+           limited AS (
+             SELECT a.execution_id, k.name AS limit_name, k.key AS limit_key FROM keys k
+              CROSS JOIN LATERAL (SELECT a.execution_id FROM core.admission a
+                                   WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
+                                   ORDER BY a.priority DESC, a.execution_id LIMIT k.room FOR UPDATE SKIP LOCKED) a),
+           picked AS (SELECT * FROM free UNION ALL SELECT * FROM limited LIMIT $1),
+           -- As the claim counts (src/db/command-plans.ts): a fraction of a token left is dropped.
+           counted AS (
+             UPDATE core.flow_key k
+                SET running = k.running + t.n, tokens = CASE WHEN kk.tokens IS NULL THEN NULL ELSE floor(kk.tokens - t.n) END, refilled_at = now(), served_at = clock_timestamp()
+               FROM (SELECT limit_name, limit_key, count(*)::int AS n FROM picked WHERE limit_name IS NOT NULL GROUP BY 1, 2) t
+               JOIN keys kk ON kk.name = t.limit_name AND kk.key = t.limit_key
+              WHERE k.name = t.limit_name AND k.key = t.limit_key),
+           marked AS (
+             UPDATE core.admission a SET admitted_at = now() FROM picked p WHERE a.execution_id = p.execution_id
+             RETURNING a.execution_id, a.limit_name, a.args, (extract(epoch FROM now() - a.created_at) * 1000)::float8 AS queued_ms, false AS again),
+           strays AS (
+             SELECT a.execution_id, a.limit_name, a.args, 0::float8 AS queued_ms, true AS again
+               FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
+              WHERE a.admitted_at < now() - make_interval(secs => $2::float8 / 1000) AND e.status = 'queued'
+              LIMIT $1)
+           SELECT * FROM marked UNION ALL SELECT * FROM strays`,
+    values: [max, strayMs],
+  });
+  return rows.map((r) => ({ ...r, execution_id: Number(r.execution_id) }));
+}
+
+/**
+ * The soonest a key with work waiting on it gets a token back (ms from now, 0: it has room now;
+ * null: none waits on a rate): when the admitter looks again and wakes claimers.
+ */
+export async function nextFlowRoom(q: Queryable): Promise<number | null> {
+  const { rows } = await q.query<{ due_ms: number | null }>({
+    name: 'svc_next_flow_room',
+    text: `SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8 AS due_ms
+             FROM core.flow_key k JOIN core.flow_limit l ON l.name = k.name
+             CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
+            WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)
+              AND (EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')})
+                   OR EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL))`,
+    values: [],
+  });
+  return rows[0]?.due_ms ?? null;
+}
+
+/** The earliest debounce window still open (ms from now), or null: when the admitter looks again. */
+export async function nextDebounceClose(q: Queryable): Promise<number | null> {
+  const { rows } = await q.query<{ due_ms: number | null }>({
+    name: 'svc_next_debounce_close',
+    // No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
+    text: `SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8 AS due_ms FROM core.admission WHERE admitted_at IS NULL AND not_before > now()`,
+    values: [],
+  });
+  const due = rows[0]?.due_ms ?? null;
+  return due === null ? null : Math.max(0, due);
+}
+
+/**
+ * A later start of a debounce burst: the open window of `path` and `key` closes `seconds` from
+ * now instead, with `args` as the payload its execution will run with. The execution's id, or
+ * null when no window is open (the start opens one).
+ */
+export async function extendDebounce(q: Queryable, path: string, key: string, args: Record<string, unknown>, seconds: number): Promise<number | null> {
+  const { rows } = await q.query<{ execution_id: string | number }>({
+    name: 'svc_extend_debounce',
+    text: `UPDATE core.admission SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb
+            WHERE debounce_path = $1 AND debounce_key = $2 AND admitted_at IS NULL
+            RETURNING execution_id`,
+    values: [path, key, seconds, JSON.stringify(args)],
+  });
+  return rows[0] ? Number(rows[0].execution_id) : null;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** True for the error of a start that opened a debounce window another start opened first (then it extends that one). */
+export function isDebounceWindowTaken(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === UNIQUE_VIOLATION && 'constraint' in err && err.constraint === 'admission_debounce_key';
+}

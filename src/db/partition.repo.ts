@@ -1,0 +1,108 @@
+import type { Db } from './db.ts';
+import type { Queryable } from './queryable.ts';
+
+// The ranges of the partitioned event log (migrations/0023_event_partitions.sql): which exist,
+// making the next ones, and retention's reads and drop of a whole range. The DDL itself is in the
+// migration's two functions, called here with parameters.
+
+/** A range [lo, hi) of execution ids: one partition of core.event. */
+export type EventRange = { lo: number; hi: number };
+
+/** The ranges of core.event, in order (the default partition is not one). */
+export async function eventRanges(q: Queryable): Promise<EventRange[]> {
+  const { rows } = await q.query<{ bound: string }>({
+    name: 'svc_event_ranges',
+    text: `SELECT pg_get_expr(c.relpartbound, c.oid) AS bound
+             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'core.event'::regclass`,
+    values: [],
+  });
+  const ranges: EventRange[] = [];
+  for (const r of rows) {
+    const m = /FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)/.exec(r.bound);
+    if (m) ranges.push({ lo: Number(m[1]), hi: Number(m[2]) });
+  }
+  return ranges.sort((a, b) => a.lo - b.lo);
+}
+
+/** The last execution id handed out (0: none yet). */
+export async function lastExecutionId(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ last: string }>({ name: 'svc_last_execution_id', text: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM core.execution_id_seq`, values: [] });
+  return Number(rows[0].last);
+}
+
+/** Makes the range [lo, hi), moving in what the default partition took for it; false when it existed. */
+export async function createEventRange(q: Queryable, r: EventRange): Promise<boolean> {
+  const { rows } = await q.query<{ made: boolean }>({ name: 'svc_event_range_create', text: `SELECT core.svc_event_partition_create($1, $2) AS made`, values: [r.lo, r.hi] });
+  return rows[0].made;
+}
+
+/**
+ * True when range `r` may go: every id in it was handed out (no new execution can land in it),
+ * every execution in it finished more than `days` ago, and no execution after it is a child of
+ * one in it (that child's range goes first).
+ */
+export async function rangeExpired(q: Queryable, r: EventRange, days: number): Promise<boolean> {
+  const { rows } = await q.query<{ expired: boolean }>({
+    name: 'svc_event_range_expired',
+    text: `SELECT $2::bigint - 1 <= (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM core.execution_id_seq)
+              AND NOT EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
+                                 AND (e.finished_at IS NULL OR e.finished_at > now() - make_interval(secs => $3::float8 * 86400)))
+              AND NOT EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2 AND c.execution_id >= $2)
+              AS expired`,
+    values: [r.lo, r.hi, days],
+  });
+  return rows[0].expired;
+}
+
+/** An execution's row as the archive keeps it (its projection; the log follows it). */
+export type ArchivedExecution = Record<string, unknown> & { execution_id: number };
+/** An event's row as the archive keeps it. */
+export type ArchivedEvent = Record<string, unknown> & { execution_id: number; event_id: number };
+
+/** The executions of range `r`, by id. */
+export async function rangeExecutions(q: Queryable, r: EventRange): Promise<ArchivedExecution[]> {
+  const { rows } = await q.query<{ row: ArchivedExecution }>({
+    name: 'svc_range_executions',
+    text: `SELECT to_jsonb(e) - 'snapshot' AS row FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2 ORDER BY e.execution_id`,
+    values: [r.lo, r.hi],
+  });
+  return rows.map((x) => x.row);
+}
+
+/** Up to `limit` events of range `r` after (`afterExecution`, `afterEvent`), in log order. */
+export async function rangeEvents(q: Queryable, r: EventRange, after: { execution: number; event: number }, limit: number): Promise<ArchivedEvent[]> {
+  const { rows } = await q.query<{ row: ArchivedEvent }>({
+    name: 'svc_range_events',
+    text: `SELECT to_jsonb(v) AS row FROM core.event v
+            WHERE v.execution_id >= $1 AND v.execution_id < $2 AND (v.execution_id, v.event_id) > ($3, $4)
+            ORDER BY v.execution_id, v.event_id LIMIT $5`,
+    values: [r.lo, r.hi, after.execution, after.event, limit],
+  });
+  return rows.map((x) => x.row);
+}
+
+/** How long retention waits for the log's lock before it tries again at its next run (the hot path goes first). */
+const DROP_LOCK_TIMEOUT_MS = 2_000;
+
+/**
+ * Drops range `r` in one transaction: its event partition (detached, then dropped), and the rows
+ * of its executions and of what points at them (commands, waits, admissions, batch requests).
+ * core.execution is not partitioned: moving rows a default partition took into a new range
+ * would break the foreign keys to it. Returns how many executions went.
+ */
+export async function dropEventRange(db: Db, r: EventRange): Promise<number> {
+  return db.tx(async (q) => {
+    await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
+    await q.query({ name: 'svc_event_range_drop', text: `SELECT core.svc_event_partition_drop($1)`, values: [r.lo] });
+    const { rows } = await q.query<{ n: number }>({
+      name: 'svc_range_rows_drop',
+      text: `WITH cmd AS (DELETE FROM core.command WHERE execution_id >= $1 AND execution_id < $2),
+                  batch AS (DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2),
+                  exec AS (DELETE FROM core.execution WHERE execution_id >= $1 AND execution_id < $2 RETURNING 1)
+             SELECT count(*)::int AS n FROM exec`,
+      values: [r.lo, r.hi],
+    });
+    return rows[0].n;
+  });
+}

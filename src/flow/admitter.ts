@@ -1,0 +1,87 @@
+import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import { EVENT } from '../../machines/event-types.ts';
+import type { CommandBus } from '../bus/command-bus.ts';
+import { admitQueued, nextDebounceClose, nextFlowRoom, type Admitted } from '../db/flow.repo.ts';
+import type { RoutedEvent } from '../protocol.ts';
+import type { WaitClock } from '../waits/wait-clock.ts';
+import { clockedLoop } from '../periodic/clocked-loop.ts';
+
+// The admitter (DESIGN.md "Flow control"): every server runs one. A look admits what may run now
+// (src/db/flow.repo.ts admitQueued: one statement takes each key's room and counts it) and routes
+// `execution.admitted` to each admitted execution through routeEvents, ADMITS_PER_LOOK at most.
+// It sleeps until the soonest a debounce window closes or a rate-limited key with work waiting
+// gets a token back (waking claimers then: no one else knows a bucket refilled), at most
+// ADMITTER_MAX_SLEEP_MS; this server's routings that queue or end a queued execution nudge it
+// through its clock. An admission whose routing never happened (its server stopped) is found
+// again after STRAY_ADMISSION_MS and routed again; a second `execution.admitted` is moot.
+
+/** Longest sleep between looks. */
+export const ADMITTER_MAX_SLEEP_MS = 1000;
+/** Shortest: a look that found a key with room waits this long before waking claimers again. */
+const MIN_LOOK_MS = 20;
+/** Executions admitted per look (one statement, one unit of work routing them). */
+export const ADMITS_PER_LOOK = 500;
+/** An admission not routed within this long is routed again (by any server: the one that admitted it stopped). */
+const STRAY_ADMISSION_MS = 5_000;
+
+export type AdmitterDeps = EngineDeps & { bus: CommandBus };
+
+/**
+ * One look: admits what may run now and routes `execution.admitted` to them and to `unrouted`
+ * (admissions an earlier look could not route: a failed routing does not wait for the stray
+ * timeout); returns what it admitted. Throws when the routing fails: the caller keeps `all`.
+ */
+export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] = []): Promise<{ admitted: Admitted[]; all: Admitted[] }> {
+  const admitted = await admitQueued(deps.db, ADMITS_PER_LOOK, STRAY_ADMISSION_MS);
+  const all = [...unrouted, ...admitted];
+  if (!all.length) return { admitted, all };
+  const events: RoutedEvent[] = all.map((a) => ({
+    execution_id: a.execution_id,
+    event_type: EVENT.executionAdmitted,
+    context: { limit: a.limit_name, ...(a.again ? { again: true } : {}) },
+    ...(a.args ? { result: a.args } : {}),
+  }));
+  try {
+    await routeEvents(deps, events);
+  } catch (err) {
+    throw Object.assign(new Error(`routing ${all.length} admissions failed: ${err instanceof Error ? err.message : String(err)}`), { unrouted: all });
+  }
+  for (const a of admitted) {
+    if (a.again) continue;
+    const limit = a.limit_name ?? '';
+    deps.metrics.flowAdmissions.inc({ limit, kind: 'execution' });
+    deps.metrics.flowWaitSeconds.observe({ limit, kind: 'execution' }, a.queued_ms / 1000);
+  }
+  return { admitted, all };
+}
+
+/** Starts this server's admitter; `clock` carries nudges sooner than its sleep. */
+export function startAdmitter(deps: AdmitterDeps, clock: WaitClock): { stop(): Promise<void> } {
+  let roomBefore = false;
+  let unrouted: Admitted[] = [];
+  return clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {
+    let admitted: Admitted[];
+    try {
+      admitted = (await admitNow(deps, unrouted)).admitted;
+      unrouted = [];
+    } catch (err) {
+      // Routed again at the next look (a second execution.admitted is moot); once only, so one
+      // that cannot be routed holds no others back: then the stray look finds it again.
+      const left = (err as { unrouted?: Admitted[] }).unrouted;
+      unrouted = left && !unrouted.length ? left.slice(0, ADMITS_PER_LOOK) : [];
+      throw err;
+    }
+    if (admitted.length >= ADMITS_PER_LOOK) return 0;
+    const [room, debounce] = await Promise.all([nextFlowRoom(deps.db), nextDebounceClose(deps.db)]);
+    // A key with room and commands waiting: claimers hear of it once (they claim what they can,
+    // and take more as they report); then again only when a bucket refills.
+    const roomNow = room !== null && room <= 0;
+    if (roomNow && !roomBefore) await deps.bus.publish(1, false);
+    roomBefore = roomNow;
+    let sleepMs = ADMITTER_MAX_SLEEP_MS;
+    if (room !== null && !roomNow) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, room));
+    if (debounce !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, debounce));
+    return sleepMs;
+  });
+}

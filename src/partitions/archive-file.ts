@@ -1,0 +1,66 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { ArchivedEvent, ArchivedExecution, EventRange } from '../db/partition.repo.ts';
+import { isObject } from '../objects.ts';
+
+// An archived range of the event log as JSON Lines (docs/scaling.md): one file per range,
+// `events-<lo>-<hi>.jsonl` under SVC_ARCHIVE_DIR; each line `{"execution": {...}}` (its row, the
+// snapshot left out) or `{"event": {...}}` (a row of core.event), executions first, then every
+// event in log order. Written to a temporary name, flushed and renamed: a file that exists is whole.
+
+/** The file range `r` is archived to under `dir`. */
+export function archiveFileOf(dir: string, r: EventRange): string {
+  return join(dir, `events-${String(r.lo).padStart(19, '0')}-${String(r.hi).padStart(19, '0')}.jsonl`);
+}
+
+/** What an archive writer is given: the executions, then the events page by page (empty: done). */
+export type ArchiveSource = { executions: ArchivedExecution[]; nextEvents(): Promise<ArchivedEvent[]> };
+
+/** Writes range `r` to its file under `dir` (made if missing); returns the path and how many events. */
+export async function writeArchive(dir: string, r: EventRange, source: ArchiveSource): Promise<{ path: string; events: number }> {
+  await mkdir(dir, { recursive: true, mode: 0o750 });
+  const path = archiveFileOf(dir, r);
+  const tmp = `${path}.partial`;
+  const file = await open(tmp, 'w', 0o640);
+  let events = 0;
+  try {
+    await file.write(source.executions.map((e) => `${JSON.stringify({ execution: e })}\n`).join(''));
+    for (let page = await source.nextEvents(); page.length; page = await source.nextEvents()) {
+      events += page.length;
+      await file.write(page.map((e) => `${JSON.stringify({ event: e })}\n`).join(''));
+    }
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(tmp, path);
+  return { path, events };
+}
+
+/** One line of an archive file, read back. */
+export type ArchiveLine = { execution: ArchivedExecution } | { event: ArchivedEvent };
+
+/** Reads an archive file line by line; a line that is not one is an error naming its number. */
+export async function* readArchive(path: string): AsyncGenerator<ArchiveLine> {
+  let n = 0;
+  for await (const line of createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity })) {
+    n++;
+    if (!line.trim()) continue;
+    const parsed: unknown = JSON.parse(line);
+    if (isObject(parsed) && isObject(parsed.execution) && typeof parsed.execution.execution_id === 'number') yield { execution: { ...parsed.execution, execution_id: parsed.execution.execution_id } };
+    else if (isObject(parsed) && isObject(parsed.event) && typeof parsed.event.execution_id === 'number' && typeof parsed.event.event_id === 'number') {
+      yield { event: { ...parsed.event, execution_id: parsed.event.execution_id, event_id: parsed.event.event_id } };
+    } else throw new Error(`${path}: line ${n} is not an archived execution or event`);
+  }
+}
+
+/** The archive files under `dir`, oldest range first (none when it does not exist). */
+export async function archiveFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  return names.filter((n) => /^events-\d{19}-\d{19}\.jsonl$/.test(n)).sort().map((n) => join(dir, n));
+}

@@ -1,0 +1,178 @@
+// The partitioned event log (DESIGN.md "Scale-out"; migrations/0023_event_partitions.sql) on a
+// real server and database: ranges made ahead of the ids, rows a missing range's default took
+// moved into it, retention archiving and dropping whole ranges with every other execution intact,
+// the archive read back; and the migration of a populated database losing no row.
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Db } from '../../../src/db/db.ts';
+import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
+import { eventRanges } from '../../../src/db/partition.repo.ts';
+import { archiveFiles, readArchive, type ArchiveLine } from '../../../src/partitions/archive-file.ts';
+import { keepEventPartitions, RANGES_AHEAD } from '../../../src/partitions/event-partitions.ts';
+import { archiveCommand } from '../../../src/cli/archive-command.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { createTestDatabase } from '../../helpers/database.ts';
+import { http } from '../../helpers/http.ts';
+import { until } from '../../helpers/until.ts';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
+
+const WIDTH = 10;
+// Ids of this test start here: above the migration's first ranges of a million.
+const FIRST_ID = 2_000_000;
+
+let t: TestApp;
+let worker: WorkerProcess;
+let archiveDir: string;
+beforeAll(async () => {
+  t = await startTestApp();
+  worker = await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } });
+  archiveDir = await mkdtemp(join(tmpdir(), 'svc-archive-'));
+  await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, false)`, [FIRST_ID]);
+  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: p, path: part/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n    next: two\n  - step: two\n    tool: { name: m, kind: noop }\n' })).status).toBe(201);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await t?.close();
+  await rm(archiveDir, { recursive: true, force: true });
+});
+
+const settings = (retentionDays: number | null) => ({ width: WIDTH, retentionDays, archiveDir });
+
+async function runMany(n: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) ids.push((await http(t.url, 'POST', '/api/run/playbook', { path: 'part/one' })).body.execution_id);
+  await until('all completed', async () => {
+    const { rows } = await t.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.execution WHERE execution_id = ANY($1::bigint[]) AND status = 'completed'`, [ids]);
+    return rows[0].n === n;
+  }, 30_000);
+  return ids;
+}
+
+async function eventsOf(ids: number[]): Promise<Map<number, string[]>> {
+  const { rows } = await t.deps.db.query<{ execution_id: string; types: string[] }>(
+    `SELECT execution_id, array_agg(event_type ORDER BY event_id) AS types FROM core.event WHERE execution_id = ANY($1::bigint[]) GROUP BY 1`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [Number(r.execution_id), r.types]));
+}
+
+describe('the partitioned event log', () => {
+  it('a start beyond the ranges lands in the default partition; making its range moves it there, events intact', async () => {
+    const early = await runMany(3);
+    const before = await eventsOf(early);
+    const { rows } = await t.deps.db.query<{ part: string; n: number }>(`SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM core.event WHERE execution_id = ANY($1::bigint[]) GROUP BY 1`, [early]);
+    expect(rows).toEqual([{ part: 'core.event_default', n: expect.any(Number) }]);
+    const report = await keepEventPartitions(t.deps, settings(null));
+    // From the migration's last range on, up to RANGES_AHEAD ranges past the last id.
+    expect(report.made.at(-1)!.hi).toBeGreaterThan(FIRST_ID + 2 + RANGES_AHEAD * WIDTH);
+    expect(report.dropped).toEqual([]);
+    const moved = await t.deps.db.query<{ part: string }>(`SELECT DISTINCT tableoid::regclass::text AS part FROM core.event WHERE execution_id = ANY($1::bigint[])`, [early]);
+    expect(moved.rows).toEqual([{ part: `core.event_p${String(FIRST_ID).padStart(19, '0')}` }]);
+    expect(await eventsOf(early)).toEqual(before);
+    expect((await t.deps.db.query(`SELECT count(*)::int AS n FROM core.event_default`)).rows[0].n).toBe(0);
+    // Run again: nothing to make.
+    expect((await keepEventPartitions(t.deps, settings(null))).made).toEqual([]);
+  });
+
+  it('retention archives and drops the ranges whose executions all finished long enough ago; every other execution is intact', async () => {
+    // Ids FIRST_ID+3 .. FIRST_ID+24: the first two ranges are then used up, the third is in use.
+    const more = await runMany(22);
+    const all = [...Array.from({ length: 3 }, (_, i) => FIRST_ID + i), ...more];
+    expect(more.at(-1)).toBe(FIRST_ID + 24);
+    const before = await eventsOf(all);
+    // One still running in the second range keeps that range.
+    await t.deps.db.query(`UPDATE core.execution SET finished_at = NULL, status = 'running' WHERE execution_id = $1`, [FIRST_ID + 15]);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const report = await keepEventPartitions(t.deps, settings(1 / 86_400));
+    // The migration's two ranges below this test's ids (every id handed out, none used) go too.
+    expect(report.dropped.map((d) => [d.range, d.executions])).toEqual([
+      [{ lo: 0, hi: 1_000_000 }, 0],
+      [{ lo: 1_000_000, hi: 2_000_000 }, 0],
+      [{ lo: FIRST_ID, hi: FIRST_ID + WIDTH }, 10],
+    ]);
+    const ranges = await eventRanges(t.deps.db);
+    expect(ranges.some((r) => r.lo === FIRST_ID)).toBe(false);
+    expect(ranges.some((r) => r.lo === FIRST_ID + WIDTH)).toBe(true);
+    // The dropped range's executions are gone; every other one is whole.
+    const gone = all.filter((id) => id < FIRST_ID + WIDTH);
+    const kept = all.filter((id) => id >= FIRST_ID + WIDTH);
+    expect((await http(t.url, 'GET', `/api/executions/${gone[0]}`)).status).toBe(404);
+    expect((await t.deps.db.query(`SELECT count(*)::int AS n FROM core.command WHERE execution_id = ANY($1::bigint[])`, [gone])).rows[0].n).toBe(0);
+    const after = await eventsOf(kept);
+    for (const id of kept) expect(after.get(id), String(id)).toEqual(before.get(id));
+    expect((await http(t.url, 'GET', `/api/executions/${kept[0]}`)).body.status).toBe('completed');
+    // The archive holds the dropped range: its executions, then each one's events in order.
+    const files = await archiveFiles(archiveDir);
+    expect(files).toEqual(report.dropped.map((x) => x.archive));
+    const lines: ArchiveLine[] = [];
+    for await (const line of readArchive(files[2])) lines.push(line);
+    const executions = lines.flatMap((l) => ('execution' in l ? [l.execution.execution_id] : []));
+    expect(executions).toEqual(gone);
+    for (const id of gone) {
+      const types = lines.flatMap((l) => ('event' in l && l.event.execution_id === id ? [String(l.event.event_type)] : []));
+      expect(types, String(id)).toEqual(before.get(id));
+    }
+    expect((await readdir(archiveDir)).filter((n) => n.endsWith('.partial'))).toEqual([]);
+    // `svc archive` reads them back: the files, a file's executions, an execution's events.
+    const cli = async (...argv: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await archiveCommand(argv, { write: (x: string) => (out += x) }, { write: (x: string) => (err += x) }, {});
+      return { code, out, err };
+    };
+    expect(JSON.parse((await cli('list', '--dir', archiveDir, '--json')).out)).toEqual({ files, count: 3 });
+    const shown = JSON.parse((await cli('show', files[2], '--json')).out);
+    expect(shown.executions.map((e: { execution_id: number; events: number }) => [e.execution_id, e.events])).toEqual(gone.map((id) => [id, before.get(id)!.length]));
+    const one = await cli('show', files[2], '--execution', String(gone[0]));
+    expect(one.code).toBe(0);
+    expect(one.out.split('\n')[1]).toMatch(/^1\s+execution\.started/);
+    expect((await cli('show', files[2], '--execution', String(kept[0]))).code).toBe(4);
+    expect((await cli('show', join(archiveDir, 'missing.jsonl'))).code).toBe(4);
+    expect((await cli('list')).code).toBe(2);
+  });
+});
+
+describe('the migration to a partitioned log', () => {
+  it('converts a populated database without losing a row', async () => {
+    const d = await createTestDatabase();
+    const db = new Db(d.url, 2);
+    const older = await mkdtemp(join(tmpdir(), 'svc-migrations-'));
+    try {
+      const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f) && f < '0023');
+      for (const f of files) await copyFile(join(MIGRATIONS_DIR, f), join(older, f));
+      await migrate(db, older);
+      const c = new pg.Client({ connectionString: d.url });
+      await c.connect();
+      try {
+        const catalog = (await c.query(`INSERT INTO core.catalog (path, version, kind, content, payload) VALUES ('m/one', 1, 'playbook', 'x', '{}') RETURNING catalog_id`)).rows[0].catalog_id;
+        await c.query(`SELECT setval('core.execution_id_seq', 2500)`);
+        await c.query(`INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status) SELECT g, $1, 'm/one', g, 'completed' FROM generate_series(1, 2500, 7) g`, [catalog]);
+        await c.query(
+          `INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, context)
+           SELECT e, i, $1, CASE WHEN i = 1 THEN 'execution.started' ELSE 'step.enter' END, 'running', jsonb_build_object('i', i, 'labels', jsonb_build_object('k', e::text))
+             FROM generate_series(1, 2500, 7) e, generate_series(1, 9) i`,
+          [catalog],
+        );
+        const digest = `SELECT count(*)::int AS n, md5(string_agg(execution_id || ':' || event_id || ':' || event_type || ':' || context::text, ',' ORDER BY execution_id, event_id)) AS h FROM core.event`;
+        const before = (await c.query(digest)).rows[0];
+        expect(before.n).toBe(358 * 9);
+        await migrate(db);
+        expect((await c.query(digest)).rows[0]).toEqual(before);
+        expect((await c.query(`SELECT relkind FROM pg_class WHERE oid = 'core.event'::regclass`)).rows[0].relkind).toBe('p');
+        expect((await c.query(`SELECT count(*)::int AS n FROM core.event_default`)).rows[0].n).toBe(0);
+        // The label filter's index still serves: its query plans an index scan on the range.
+        const plan = (await c.query(`EXPLAIN SELECT execution_id FROM core.event WHERE event_type = 'execution.started' AND context ? 'labels' AND context -> 'labels' @> '{"k": "8"}'`)).rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+        expect(plan).toMatch(/event_p0+_context_idx|Bitmap Index Scan/);
+      } finally {
+        await c.end();
+      }
+    } finally {
+      await db.close();
+      await d.drop();
+      await rm(older, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,162 @@
+// Flow control's API on a real server and database, no worker (commands stay where the claim
+// leaves them): limits' PUT/GET/DELETE with their refusals, starts' priority and key errors, a
+// claim by id of a limited command, a queued execution's view and its cancel.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
+import { http } from '../../helpers/http.ts';
+import { nextDebounceClose, nextFlowRoom } from '../../../src/db/flow.repo.ts';
+
+let t: TestApp;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp();
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+});
+
+const register = async (yaml: string) => expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
+
+describe('limits', () => {
+  it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
+    expect(await nextDebounceClose(t.deps.db)).toBeNull();
+    expect(await nextFlowRoom(t.deps.db)).toBeNull();
+  });
+
+  it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
+    const put = await http(t.url, 'PUT', '/api/limits/api.partner', { rate: { limit: 10, period_seconds: 1 } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ name: 'api.partner', defined: true, concurrency: null, rate: { limit: 10, period_seconds: 1, burst: 10 }, created: true, keys: 0 });
+    const again = await http(t.url, 'PUT', '/api/limits/api.partner', { concurrency: 2, rate: { limit: 5, period_seconds: 60, burst: 1 } });
+    expect(again.body).toMatchObject({ concurrency: 2, rate: { limit: 5, period_seconds: 60, burst: 1 }, created: false });
+    for (const [body, field] of [
+      [{}, 'concurrency'],
+      [{ concurrency: 0 }, 'concurrency'],
+      [{ rate: { limit: 10 } }, 'rate.period_seconds'],
+      [{ rate: { limit: 10, period_seconds: -1 } }, 'rate.period_seconds'],
+      [{ concurrency: 'two' }, 'concurrency'],
+    ] as const) {
+      const r = await http(t.url, 'PUT', '/api/limits/api.partner', body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(JSON.stringify(r.body.detail), JSON.stringify(body)).toContain(field);
+    }
+    expect((await http(t.url, 'PUT', '/api/limits/bad name', { concurrency: 1 })).status).toBe(422);
+    expect((await http(t.url, 'GET', '/api/limits/api.partner')).body).toMatchObject({ concurrency: 2, key_list: [] });
+    expect((await http(t.url, 'GET', '/api/limits')).body.limits.map((l: { name: string }) => l.name)).toContain('api.partner');
+    expect((await http(t.url, 'GET', '/api/limits/none')).status).toBe(404);
+    expect((await http(t.url, 'DELETE', '/api/limits/none')).status).toBe(404);
+    expect((await http(t.url, 'DELETE', '/api/limits/api.partner')).body).toEqual({ status: 'deleted', name: 'api.partner' });
+  });
+
+  it('a limited command waits for a claim pick; a claim by id is 409 limit_wait; a limit in use cannot be deleted', async () => {
+    expect((await http(t.url, 'PUT', '/api/limits/one-at-a-time', { concurrency: 1 })).status).toBe(200);
+    await register(`apiVersion: svc/v1
+metadata: { name: lim, path: flow/lim }
+workload: { k: a }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop, limit: { name: one-at-a-time, key: "{{ workload.k }}" } }
+`);
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/lim', payload: { k: 'a' } })).body.execution_id);
+    const { rows } = await db.query<{ command_id: string }>(`SELECT command_id FROM core.command WHERE execution_id = ANY($1::bigint[]) ORDER BY command_id`, [ids]);
+    const byId = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: 'w1' }, asWorker);
+    expect(byId.status).toBe(409);
+    expect(byId.body.detail).toMatchObject({ code: 'limit_wait', limit: 'one-at-a-time', key: 'a' });
+    // The pick takes one (the key's room), whatever it is asked for.
+    const claimed = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w1', max: 3, wait_ms: 0 }, asWorker);
+    expect(claimed.body.commands).toHaveLength(1);
+    expect(claimed.body.commands[0].command_id).toBe(Number(rows[0].command_id));
+    expect((await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w2', max: 3, wait_ms: 0 }, asWorker)).body.commands).toHaveLength(0);
+    // The executions whose commands wait say so.
+    expect((await http(t.url, 'GET', `/api/executions/${ids[1]}`)).body.limit_waits).toEqual([{ step: 'start', seq: 1, limit: 'one-at-a-time', key: 'a', since: expect.any(String) }]);
+    expect((await http(t.url, 'GET', `/api/executions/${ids[0]}`)).body.limit_waits).toEqual([]);
+    const shown = await http(t.url, 'GET', '/api/limits/one-at-a-time');
+    expect(shown.body).toMatchObject({ running: 1, waiting: 2, key_list: [{ key: 'a', running: 1, waiting: 2, queued: 0, tokens: null }] });
+    const del = await http(t.url, 'DELETE', '/api/limits/one-at-a-time');
+    expect(del.status).toBe(409);
+    expect(del.body.detail.code).toBe('limit_in_use');
+    // Its execution cancelled, the held command's slot comes back and the next one is taken.
+    expect((await http(t.url, 'POST', `/api/executions/${ids[0]}/cancel`, { reason: 'test' })).status).toBe(200);
+    expect((await http(t.url, 'GET', '/api/limits/one-at-a-time')).body).toMatchObject({ running: 0, waiting: 2 });
+    const next = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w2', max: 3, wait_ms: 0 }, asWorker);
+    expect(next.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([Number(rows[1].command_id)]);
+  });
+});
+
+describe('the claim across keys', () => {
+  it('takes the key whose waiting command has the highest priority first, then turns between keys', async () => {
+    expect((await http(t.url, 'PUT', '/api/limits/pk', { concurrency: 5 })).status).toBe(200);
+    await register(`apiVersion: svc/v1
+metadata: { name: pk, path: flow/pk }
+workload: { k: a }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop, limit: { name: pk, key: "{{ workload.k }}" } }
+`);
+    const start = async (k: string, priority: number) => (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/pk', payload: { k }, priority })).body.execution_id as number;
+    const a = [await start('a', 0), await start('a', 0), await start('a', 0)];
+    const b = await start('b', 9);
+    const c = await start('c', 0);
+    const claimOne = async () => (await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-pk', max: 1, wait_ms: 0 }, asWorker)).body.commands[0].execution_id as number;
+    expect(await claimOne()).toBe(b);
+    // Then the keys in turn (a and c had never been served), not all of a's before c's.
+    const next = [await claimOne(), await claimOne()];
+    expect(next.sort()).toEqual([a[0], c].sort());
+  });
+});
+
+describe('starts', () => {
+  it('priority outside 0..9 and a key that cannot render are 422 naming the field; nothing starts', async () => {
+    await register(`apiVersion: svc/v1
+metadata: { name: q, path: flow/q }
+concurrency: { limit: 1, key: "{{ workload.tenant }}" }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    const before = (await db.query(`SELECT count(*)::int AS n FROM core.execution`)).rows[0].n;
+    const p = await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/q', payload: { tenant: 'x' }, priority: 10 });
+    expect(p.status).toBe(422);
+    expect(JSON.stringify(p.body.detail)).toContain('priority');
+    const k = await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/q', payload: {} });
+    expect(k.status).toBe(422);
+    expect(JSON.stringify(k.body.detail)).toContain('concurrency.key');
+    expect((await db.query(`SELECT count(*)::int AS n FROM core.execution`)).rows[0].n).toBe(before);
+  });
+
+  it('beyond an inline limit an execution is queued, says on what, and a cancel ends it and its admission', async () => {
+    const first = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/q', payload: { tenant: 'acme' } })).body.execution_id;
+    const second = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/q', payload: { tenant: 'acme' }, priority: 8 })).body.execution_id;
+    // The admitter admits the first (no worker runs it: it stays running and holds the slot).
+    await expect.poll(async () => (await http(t.url, 'GET', `/api/executions/${first}`)).body.status, { timeout: 15_000 }).toBe('running');
+    const view = (await http(t.url, 'GET', `/api/executions/${second}`)).body;
+    expect(view).toMatchObject({ status: 'queued', flow: { limit: '@flow/q', key: 'acme', priority: 8, admitted_at: null } });
+    expect((await http(t.url, 'GET', '/api/executions?status=queued')).body.executions.map((e: { execution_id: number }) => e.execution_id)).toContain(second);
+    const events = (await http(t.url, 'GET', `/api/events/${second}`)).body.events.map((e: { event_type: string }) => e.event_type);
+    expect(events).toEqual(['execution.started', 'execution.queued']);
+    expect((await http(t.url, 'POST', `/api/executions/${second}/cancel`, { reason: 'not needed' })).status).toBe(200);
+    expect((await http(t.url, 'GET', `/api/executions/${second}`)).body).toMatchObject({ status: 'cancelled', flow: null });
+    // The first still holds its slot; cancelled, it gives it back.
+    expect((await http(t.url, 'GET', '/api/limits/@flow%2Fq')).body).toMatchObject({ name: '@flow/q', defined: false, concurrency: 1, running: 1, key_list: [{ key: 'acme', running: 1, queued: 0 }] });
+    // A key never served yet (its limit undefined: its work waits) shows, served_at null.
+    await register(`apiVersion: svc/v1
+metadata: { name: u, path: flow/undefined }
+concurrency: { limit: not-defined-yet }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    const waiting = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/undefined' })).body.execution_id;
+    expect((await http(t.url, 'GET', '/api/limits/not-defined-yet')).body).toMatchObject({ defined: false, queued: 1, key_list: [{ key: '', running: 0, queued: 1, served_at: null }] });
+    expect((await http(t.url, 'GET', `/api/executions/${waiting}`)).body.status).toBe('queued');
+    expect((await http(t.url, 'PUT', '/api/limits/@flow%2Fq', { concurrency: 5 })).status).toBe(422);
+    expect((await http(t.url, 'POST', `/api/executions/${first}/cancel`, { reason: 'done' })).status).toBe(200);
+    expect((await db.query(`SELECT running FROM core.flow_key WHERE name = '@flow/q' AND key = 'acme'`)).rows[0].running).toBe(0);
+  });
+});
