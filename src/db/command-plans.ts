@@ -92,9 +92,12 @@ export const KEY_ROOM = `r0.tokens, CASE WHEN l.name IS NULL AND k.capacity IS N
  * only by the picks, which count them; or held and let go by `policy`), or the
  * `limit` oldest claimable ones, and with `stranded` the held ones the reaper marked
  * (`command_reclaim_idx`) that it lets go (none while its `stale` is NULL: no policy given); `except` is a further condition on each (alias `o`).
- * Rows other claimers have locked are skipped.
+ * Rows other claimers have locked are skipped. `limited`: the commands of limits' keys with room
+ * are picked too (the worker's claim); without it only commands of no limit (claim-ahead in the
+ * unit write, whose every part PostgreSQL starts at each step: a limit's commands wait for the
+ * workers' claims, woken when a key gets room).
  */
-export type ClaimPick = { id: string; policy: PolicySql } | { limit: string; stranded: PolicySql | null; except?: string };
+export type ClaimPick = { id: string; policy: PolicySql } | { limit: string; stranded: PolicySql | null; except?: string; limited: boolean };
 
 /**
  * Who gets them: one worker and its request's token (SQL expressions), or workers in turn by
@@ -130,27 +133,30 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
   const keys = `${name}_keys`;
   const free = `${name}_free`;
   const limited = `${name}_limited`;
-  const ctes = [
-    `${free} AS (SELECT o.command_id, o.priority, NULL::text AS limit_name, NULL::text AS limit_key FROM core.command o
+  const freePick = `SELECT o.command_id, o.priority, NULL::text AS limit_name, NULL::text AS limit_key FROM core.command o
                    WHERE ${claimableSql('o')} AND o.limit_name IS NULL${except}
-                   ORDER BY o.priority DESC, o.command_id LIMIT ${pick.limit} FOR UPDATE SKIP LOCKED)`,
-    // Keys whose first waiting command has the highest priority first, then the least recently served.
-    `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+                   ORDER BY o.priority DESC, o.command_id LIMIT ${pick.limit} FOR UPDATE SKIP LOCKED`;
+  const ctes = pick.limited
+    ? [
+        `${free} AS (${freePick})`,
+        // Keys whose first waiting command has the highest priority first, then the least recently served.
+        `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
                    CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
                    CROSS JOIN LATERAL (SELECT o.priority FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}
                                         ORDER BY o.priority DESC, o.command_id LIMIT 1) top
                    WHERE r.room > 0
                    ORDER BY top.priority DESC, k.served_at LIMIT ${pick.limit} FOR UPDATE OF k SKIP LOCKED)`,
-    `${limited} AS (SELECT o.command_id, o.priority, k.name AS limit_name, k.key AS limit_key FROM ${keys} k
+        `${limited} AS (SELECT o.command_id, o.priority, k.name AS limit_name, k.key AS limit_key FROM ${keys} k
                    CROSS JOIN LATERAL (SELECT o.command_id, o.priority FROM core.command o
                                         WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}${except}
                                         ORDER BY o.priority DESC, o.command_id LIMIT k.room FOR UPDATE SKIP LOCKED) o)`,
-    // Priority first; then in turns across keys (the 1st of each key, then the 2nd, ...): round robin.
-    `${name}_pending AS (SELECT u.command_id, u.limit_name, u.limit_key, row_number() OVER (ORDER BY u.priority DESC, u.turn, u.command_id) AS ord FROM (
+        // Priority first; then in turns across keys (the 1st of each key, then the 2nd, ...): round robin.
+        `${name}_pending AS (SELECT u.command_id, u.limit_name, u.limit_key, row_number() OVER (ORDER BY u.priority DESC, u.turn, u.command_id) AS ord FROM (
                    SELECT c.*, row_number() OVER (PARTITION BY c.limit_name, c.limit_key ORDER BY c.priority DESC, c.command_id) AS turn
                      FROM (SELECT * FROM ${free} UNION ALL SELECT * FROM ${limited}) c) u
                    ORDER BY ord LIMIT ${pick.limit})`,
-  ];
+      ]
+    : [`${name}_pending AS (SELECT f.command_id, f.limit_name, f.limit_key, row_number() OVER (ORDER BY f.priority DESC, f.command_id) AS ord FROM (${freePick}) f)`];
   const pending = `${name}_pending`;
   // Held commands the reaper marked go first (they have waited longest), then the pending pick.
   const picked = `${name}_picked`;
@@ -164,16 +170,20 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
                    FROM (SELECT command_id, limit_name, limit_key, src, ord FROM ${name}_stranded
                          UNION ALL SELECT command_id, limit_name, limit_key, 1, ord FROM ${pending}) s
                    ORDER BY rn LIMIT ${pick.limit})`,
+  );
+  if (pick.limited) {
+    ctes.push(
     // What the pick takes from each key: its slots and tokens (its keys are locked by this statement).
     // The fraction of a token left is dropped: a claim that came late (the bucket refilled past 1
     // meanwhile) does not let the next one come early, so after the burst no `period` holds more
     // than `limit` claims however claimers lag.
-    `${name}_counted AS (UPDATE core.flow_key k
+      `${name}_counted AS (UPDATE core.flow_key k
                    SET running = k.running + t.n, tokens = CASE WHEN kk.tokens IS NULL THEN NULL ELSE floor(kk.tokens - t.n) END, refilled_at = now(), served_at = clock_timestamp()
                    FROM (SELECT limit_name, limit_key, count(*)::int AS n FROM ${picked} WHERE limit_name IS NOT NULL GROUP BY 1, 2) t
                    JOIN ${keys} kk ON kk.name = t.limit_name AND kk.key = t.limit_key
                    WHERE k.name = t.limit_name AND k.key = t.limit_key)`,
-  );
+    );
+  }
   if ('ranges' in to) {
     return {
       ctes,

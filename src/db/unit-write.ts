@@ -155,6 +155,8 @@ const older = claimPlan(
     limit: opaque(P.claimLimit, 'int'),
     // Without a policy (nothing stranded was announced) both are NULL and the stranded pick takes nothing.
     stranded: { stale: opaque(P.staleSeconds, 'float8'), hard: opaque(P.hardSeconds, 'float8') },
+    // A limit's commands are never claimed ahead: the workers' claims take them, counting their keys.
+    limited: false,
     // Commands this statement cancels still read as they were here (one snapshot): left out by name.
     except: `
                      AND NOT EXISTS (SELECT 1 FROM ${cancelsRelation} WHERE x.execution_id = o.execution_id AND x.seq = o.seq)`,
@@ -197,27 +199,14 @@ const TEXT = `WITH new_exec AS (
     FROM jsonb_to_recordset($${P.commands}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
          status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
   RETURNING ${COMMAND_COLUMNS}
-), adm_in AS (
-  SELECT * FROM jsonb_to_recordset($${P.admissions}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
-         not_before timestamptz, debounce_path text, debounce_key text)
 ), adm_new AS (
-  INSERT INTO core.admission (execution_id, limit_name, limit_key, priority, not_before, debounce_path, debounce_key)
-  SELECT x.execution_id, x.limit_name, x.limit_key, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key FROM adm_in x
-), flow_keys AS (
-  -- The keys work now waits on (core.flow_key): a key's row exists before anything queues on it.
-  INSERT INTO core.flow_key AS k (name, key, capacity)
-  SELECT name, key, max(capacity) FROM (
-    SELECT c.limit_name AS name, c.limit_key AS key, NULL::int AS capacity FROM cmd c WHERE c.limit_name IS NOT NULL
-    UNION ALL SELECT x.limit_name, x.limit_key, x.capacity FROM adm_in x WHERE x.limit_name IS NOT NULL) u
-   GROUP BY name, key
-  ON CONFLICT (name, key) DO UPDATE SET capacity = EXCLUDED.capacity WHERE EXCLUDED.capacity IS NOT NULL AND k.capacity IS DISTINCT FROM EXCLUDED.capacity
+  -- Its flow key's row is made, and an admitted one's slot given back when it goes, by triggers (migrations/0025).
+  INSERT INTO core.admission (execution_id, limit_name, limit_key, capacity, priority, not_before, debounce_path, debounce_key)
+  SELECT x.execution_id, x.limit_name, x.limit_key, x.capacity, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key
+    FROM jsonb_to_recordset($${P.admissions}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
+         not_before timestamptz, debounce_path text, debounce_key text)
 ), adm_end AS (
   DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque(P.admissionEnds, 'bigint[]')})
-  RETURNING a.limit_name, a.limit_key, a.admitted_at
-), adm_free AS (
-  UPDATE core.flow_key k SET running = GREATEST(k.running - r.n, 0)
-    FROM (SELECT limit_name, limit_key, count(*)::int AS n FROM adm_end WHERE admitted_at IS NOT NULL AND limit_name IS NOT NULL GROUP BY 1, 2) r
-   WHERE k.name = r.limit_name AND k.key = r.limit_key
 ), log_in AS (
   SELECT * FROM jsonb_to_recordset($${P.appends}::jsonb) AS x(${LOG_APPEND_COLUMNS})
 ), log_events AS (

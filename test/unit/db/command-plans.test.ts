@@ -20,15 +20,17 @@ describe('command plans: SQL generated from the command machine', () => {
   it('one claim plan: every claim sets the same columns, whoever claims', () => {
     const policy = { stale: '$9', hard: '$10' };
     const byId = claimPlan('a', { id: '$1', policy }, { worker: '$2', token: 'NULL' }, 'command_id');
-    const next = claimPlan('b', { limit: '$2', stranded: policy }, { worker: '$1', token: '$3' }, 'command_id');
-    const ahead = claimPlan('c', { limit: '$2', stranded: null }, { ranges: '$4::jsonb' }, 'c.command_id');
+    const next = claimPlan('b', { limit: '$2', stranded: policy, limited: true }, { worker: '$1', token: '$3' }, 'command_id');
+    const ahead = claimPlan('c', { limit: '$2', stranded: null, limited: false }, { ranges: '$4::jsonb' }, 'c.command_id');
     const setOf = (sql: string) => /SET status = 'CLAIMED', worker_id = \S+, claim_token = \S+, attempt = c\.attempt \+ 1, claimed_at = now\(\), heartbeat_at = now\(\), updated_at = now\(\)/.test(sql);
     for (const plan of [byId, next, ahead]) expect(setOf(plan.update), plan.update).toBe(true);
     expect(byId.ctes).toEqual([]);
-    // Every pick takes commands of no limit, and those of keys with room (counted in the same statement).
+    // The workers' claim takes commands of no limit, and those of keys with room (counted in the
+    // same statement); claim-ahead only those of no limit, with nothing of flow control to start.
     const parts = ['free', 'keys', 'limited', 'pending', 'stranded', 'picked', 'counted'];
     expect(next.ctes.map((c) => c.split(' ')[0])).toEqual(parts.map((p) => `b_${p}`));
-    expect(ahead.ctes.map((c) => c.split(' ')[0])).toEqual(parts.map((p) => `c_${p}`));
+    expect(ahead.ctes.map((c) => c.split(' ')[0])).toEqual(['pending', 'stranded', 'picked'].map((p) => `c_${p}`));
+    expect(ahead.ctes.join('\n')).not.toMatch(/flow_key|limit_name IS NOT NULL/);
     // A claim by id never takes a limit's command (only the picks count a key's room).
     expect(byId.update).toContain('AND c.limit_name IS NULL');
   });

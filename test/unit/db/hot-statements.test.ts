@@ -64,6 +64,11 @@ const TRIGGERS: Record<string, { table: string; touches: string[] }> = {
   // (and, unless the connection says svc.notify = off, wakes claimers: migrations/0024).
   command_flow_release: { table: 'command', touches: ['flow_key', 'NOTIFY'] },
   command_flow_release_deleted: { table: 'command', touches: ['flow_key', 'NOTIFY'] },
+  // migrations/0025_flow_key_triggers.sql: a limited command's or an admission's key row is made,
+  // and an admitted execution's slot given back when its admission goes.
+  command_flow_key: { table: 'command', touches: ['flow_key'] },
+  admission_flow_key: { table: 'admission', touches: ['flow_key'] },
+  admission_flow_release: { table: 'admission', touches: ['flow_key'] },
 };
 
 const FLOW_KEY = 'global: a limit key is shared by every execution that waits on it';
@@ -91,7 +96,6 @@ const HOT: HotStatement[] = [
       keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
       idempotency_key: 'global: a start key is unique across executions',
       catalog: 'reference',
-      flow_limit: 'reference',
       runtime: 'reference',
       NOTIFY,
     },
@@ -295,6 +299,8 @@ function accessesOf(sql: string): Access[] {
     if (table === 'command' && (verb === 'DELETE FROM' || (verb === 'UPDATE' && releases(sql, levelOf(text, index))))) {
       for (const t of TRIGGERS.command_flow_release.touches) accesses.push({ table: t, write: true, keyed: false, text: `trigger on core.command: ${t}` });
     }
+    const made = (table === 'command' && verb === 'INSERT INTO' && TRIGGERS.command_flow_key) || (table === 'admission' && verb === 'INSERT INTO' && TRIGGERS.admission_flow_key) || (table === 'admission' && verb === 'DELETE FROM' && TRIGGERS.admission_flow_release);
+    if (made) for (const t of made.touches) accesses.push({ table: t, write: true, keyed: false, text: `trigger on core.${table}: ${t}` });
   }
   for (const m of sql.matchAll(/\bnextval\('core\.(\w+)'\)/g)) accesses.push({ table: m[1], write: true, keyed: false, text: m[0] });
   if (/\bpg_notify\s*\(/.test(text)) accesses.push({ table: 'NOTIFY', write: true, keyed: false, text: 'pg_notify' });
