@@ -165,4 +165,23 @@ describe('batch event_ids', () => {
     expect(completions.map((e) => e.event_id)).toEqual([current.body.event_ids[2]]);
     expect(await ex.wait(id)).toMatchObject({ status: 'completed', result: 'new' });
   });
+
+  it('a reader following the log stops before ids reserved and not written yet, so it never passes them by', async () => {
+    const id = await ex.run('ids/two');
+    const cmd = await claimNext(id, 'w1');
+    const report = commandReport(cmd);
+    const first = await b.post({ execution_id: id, worker_id: 'w1', events: report.slice(0, 1) });
+    const second = await b.post({ execution_id: id, worker_id: 'w1', events: report.slice(1) });
+    expect([first.status, second.status]).toEqual([202, 202]);
+    // The second batch's marker is stored past the first one's empty id: the listing ends before that id.
+    const hole = (first.body.event_ids as number[])[0];
+    const seen = await ex.events(id);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(Math.max(...seen.map((e) => Number(e.event_id)))).toBe(hole - 1);
+    await processing(async () => {
+      for (const r of [first, second]) expect((await b.settled(r.body.request_id)).state).toBe('completed');
+    });
+    const all = await log(id);
+    expect(all.get(hole)).toMatchObject({ context: { batch_event_id: hole } });
+  });
 });
