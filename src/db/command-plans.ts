@@ -133,12 +133,13 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
   const keys = `${name}_keys`;
   const free = `${name}_free`;
   const limited = `${name}_limited`;
-  const freePick = `SELECT o.command_id, o.priority, NULL::text AS limit_name, NULL::text AS limit_key FROM core.command o
+  const freeOf = (columns: string) => `SELECT ${columns} FROM core.command o
                    WHERE ${claimableSql('o')} AND o.limit_name IS NULL${except}
                    ORDER BY o.priority DESC, o.command_id LIMIT ${pick.limit} FOR UPDATE SKIP LOCKED`;
+  const freeColumns = 'o.command_id, o.priority, NULL::text AS limit_name, NULL::text AS limit_key';
   const ctes = pick.limited
     ? [
-        `${free} AS (${freePick})`,
+        `${free} AS (${freeOf(freeColumns)})`,
         // Keys whose first waiting command has the highest priority first, then the least recently served.
         `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
                    CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
@@ -151,24 +152,25 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
                                         WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}${except}
                                         ORDER BY o.priority DESC, o.command_id LIMIT k.room FOR UPDATE SKIP LOCKED) o)`,
         // Priority first; then in turns across keys (the 1st of each key, then the 2nd, ...): round robin.
-        `${name}_pending AS (SELECT u.command_id, u.limit_name, u.limit_key, row_number() OVER (ORDER BY u.priority DESC, u.turn, u.command_id) AS ord FROM (
+        `${name}_pending AS (SELECT u.command_id, 0 AS priority, u.limit_name, u.limit_key, row_number() OVER (ORDER BY u.priority DESC, u.turn, u.command_id) AS ord FROM (
                    SELECT c.*, row_number() OVER (PARTITION BY c.limit_name, c.limit_key ORDER BY c.priority DESC, c.command_id) AS turn
                      FROM (SELECT * FROM ${free} UNION ALL SELECT * FROM ${limited}) c) u
                    ORDER BY ord LIMIT ${pick.limit})`,
       ]
-    : [`${name}_pending AS (SELECT f.command_id, f.limit_name, f.limit_key, row_number() OVER (ORDER BY f.priority DESC, f.command_id) AS ord FROM (${freePick}) f)`];
+    : [`${name}_pending AS (${freeOf(`${freeColumns}, o.command_id AS ord`)})`];
   const pending = `${name}_pending`;
   // Held commands the reaper marked go first (they have waited longest), then the pending pick.
   const picked = `${name}_picked`;
   ctes.push(
     pick.stranded
-      ? `${name}_stranded AS (SELECT o.command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, o.command_id AS ord FROM core.command o
+      ? `${name}_stranded AS (SELECT o.command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, 0 AS priority, o.command_id AS ord FROM core.command o
                    WHERE ${pick.stranded.stale} IS NOT NULL AND ${heldSql('o')} AND o.reclaim_attempt = o.attempt AND ${claimTakeableSql('o', pick.stranded)}${except}
                    ORDER BY o.command_id LIMIT ${pick.limit} FOR UPDATE OF o SKIP LOCKED)`
-      : `${name}_stranded AS (SELECT NULL::bigint AS command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, 0::bigint AS ord WHERE false)`,
-    `${picked} AS (SELECT s.command_id, s.limit_name, s.limit_key, row_number() OVER (ORDER BY s.src, s.ord) AS rn
-                   FROM (SELECT command_id, limit_name, limit_key, src, ord FROM ${name}_stranded
-                         UNION ALL SELECT command_id, limit_name, limit_key, 1, ord FROM ${pending}) s
+      : `${name}_stranded AS (SELECT NULL::bigint AS command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, 0 AS priority, 0::bigint AS ord WHERE false)`,
+    // The stranded first; then the pending pick's order (of no limit: priority, then age).
+    `${picked} AS (SELECT s.command_id, s.limit_name, s.limit_key, row_number() OVER (ORDER BY s.src, s.priority DESC, s.ord) AS rn
+                   FROM (SELECT command_id, limit_name, limit_key, src, priority, ord FROM ${name}_stranded
+                         UNION ALL SELECT command_id, limit_name, limit_key, 1, priority, ord FROM ${pending}) s
                    ORDER BY rn LIMIT ${pick.limit})`,
   );
   if (pick.limited) {

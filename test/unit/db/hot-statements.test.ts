@@ -117,7 +117,7 @@ const HOT: HotStatement[] = [
     tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'execution_id', command: BY_COMMAND_ID },
   },
   { name: 'execution row (src/db/execution.repo.ts)', sql: () => sent((q) => getExecution(q, 1)), tables: { execution: 'execution_id' } },
-  { name: 'events after (src/db/execution.repo.ts)', sql: () => sent((q) => loadEventsAfter(q, 1, 0)), tables: { event: 'execution_id' } },
+  { name: 'events after (src/db/execution.repo.ts)', sql: () => sent((q) => loadEventsAfter(q, 1, 0)), tables: { event: 'execution_id', batch_request: 'execution_id' } },
   {
     name: 'child reads (src/db/execution.repo.ts)',
     sql: () => sent((q) => childReads(q, ['p'], [1])),
