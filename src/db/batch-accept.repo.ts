@@ -1,5 +1,5 @@
 import { EVENT } from '../../machines/event-types.ts';
-import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import { eventLogCtes, recordAppends } from './event-log.ts';
 import type { Queryable } from './queryable.ts';
 

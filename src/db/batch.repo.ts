@@ -1,15 +1,9 @@
 import { EVENT } from '../../machines/event-types.ts';
-import { BATCH_STATES, isTerminalBatchState, statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
+import { statesAllowing, type BatchState } from '../../machines/batch-request.machine.ts';
 import { eventLogCtes, recordAppends } from './event-log.ts';
+import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import type { Queryable } from './queryable.ts';
 
-/**
- * `IN (...)` list of the states of unfinished batches, written out (code constants, not data) so
- * that the planner matches the partial index batch_request_pending_idx (migrations/0011_batch.sql).
- */
-export const BATCH_PENDING_SQL = BATCH_STATES.filter((s) => !isTerminalBatchState(s))
-  .map((s) => `'${s}'`)
-  .join(', ');
 
 /** GET /api/events/batch/{request_id}/status: the request as stored. */
 export type BatchStatusRow = {

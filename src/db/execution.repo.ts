@@ -3,7 +3,7 @@ import { LIVE_EXECUTION_STATUSES, type ExecutionStatus } from '../../machines/st
 import { claimableSql, claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
-import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 
 const MAX_BIGINT = '9223372036854775807';
 

@@ -3,7 +3,7 @@ import { commandOfJson, type CommandJson, type CommandRow } from './command.repo
 import type { EventRow, ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_STATUSES } from '../../machines/statuses.ts';
-import { BATCH_PENDING_SQL } from './batch.repo.ts';
+import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import { sqlList } from './sql-list.ts';
 
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
