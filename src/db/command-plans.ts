@@ -88,6 +88,22 @@ export const KEY_ROOM = `r0.tokens, CASE WHEN l.name IS NULL AND k.capacity IS N
                                                 COALESCE(k.tokens, l.burst::float8) + extract(epoch FROM now() - k.refilled_at) * l.rate_limit / l.period_seconds) END AS tokens) r0`;
 
 /**
+ * A recursive CTE `name(limit_name, limit_key)`: the distinct keys of the rows of `from` (alias
+ * `o`) that match `where`, one index probe per key (a skip scan of an index on (limit_name,
+ * limit_key, ...) whose predicate `where` repeats). The claim and the admitter start from the keys
+ * that have work waiting, not from every key ever made: keys accumulate (one per tenant) and most
+ * are idle. The statement must say WITH RECURSIVE.
+ */
+export function waitingKeys(name: string, from: string, where: string): string {
+  const probe = (after: string) => `SELECT o.limit_name, o.limit_key FROM ${from} o WHERE ${where}${after} ORDER BY o.limit_name, o.limit_key LIMIT 1`;
+  return `${name}(limit_name, limit_key) AS (
+                   (${probe('')})
+                   UNION ALL
+                   SELECT n.limit_name, n.limit_key FROM ${name} w
+                    CROSS JOIN LATERAL (${probe(' AND (o.limit_name, o.limit_key) > (w.limit_name, w.limit_key)')}) n)`;
+}
+
+/**
  * What a claim picks: one command by id (claimable and of no limit: a limit's commands are taken
  * only by the picks, which count them; or held and let go by `policy`), or the
  * `limit` oldest claimable ones, and with `stranded` the held ones the reaper marked
@@ -108,7 +124,8 @@ export type ClaimTo = { worker: string; token: string } | { ranges: string };
 /**
  * The claim, written once: the long poll, the claim by id and claim-ahead are this plan. Gives
  * the CTEs that pick the rows (named after `name`) and the UPDATE that claims them (a statement
- * of its own, or a data-modifying CTE of a larger one) returning `returning`. Each claim takes
+ * of its own, or a data-modifying CTE of a larger one) returning `returning`; with `limited`, one
+ * of the CTEs is recursive (the statement says WITH RECURSIVE). Each claim takes
  * the command for its claimer and bumps `attempt`, which fences off the reports of older claims.
  */
 export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning: string): { ctes: string[]; update: string } {
@@ -140,8 +157,10 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
   const ctes = pick.limited
     ? [
         `${free} AS (${freeOf(freeColumns)})`,
-        // Keys whose first waiting command has the highest priority first, then the least recently served.
-        `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+        waitingKeys(`${name}_waiting`, 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`),
+        // Of the keys with commands waiting: the one whose first has the highest priority first, then the least recently served.
+        `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM ${name}_waiting w
+                   JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key LEFT JOIN core.flow_limit l ON l.name = k.name
                    CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
                    CROSS JOIN LATERAL (SELECT o.priority FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}
                                         ORDER BY o.priority DESC, o.command_id LIMIT 1) top

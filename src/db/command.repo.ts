@@ -69,7 +69,7 @@ export function claimPolicyOf(config: Pick<Config, 'SVC_COMMAND_REAPER_WORKER_ST
 const CLAIM_BY_ID = claimPlan('by_id', { id: '$1', policy: { stale: '$3::float8', hard: '$4::float8' } }, { worker: '$2', token: 'NULL' }, COMMAND_COLUMNS).update;
 const next = (stranded: boolean) => {
   const plan = claimPlan('next', { limit: '$2', stranded: stranded ? { stale: '$4::float8', hard: '$5::float8' } : null, limited: true }, { worker: '$1', token: '$3' }, COMMAND_COLUMNS);
-  return plan.ctes.length ? `WITH ${plan.ctes.join(',\n     ')}\n${plan.update}` : plan.update;
+  return `WITH RECURSIVE ${plan.ctes.join(',\n     ')}\n${plan.update}`;
 };
 const CLAIM_NEXT = next(false);
 const CLAIM_NEXT_OR_STRANDED = next(true);

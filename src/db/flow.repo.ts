@@ -1,4 +1,4 @@
-import { claimableSql, KEY_ROOM } from './command-plans.ts';
+import { claimableSql, KEY_ROOM, waitingKeys } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
 // Flow control's SQL (DESIGN.md "Flow control"): named limits (core.flow_limit, written here
@@ -115,12 +115,14 @@ export type Admitted = { execution_id: number; limit_name: string | null; args: 
 export async function admitQueued(q: Queryable, max: number, strayMs: number): Promise<Admitted[]> {
   const { rows } = await q.query<Admitted & { execution_id: string | number }>({
     name: 'svc_admit_queued',
-    text: `WITH free AS (
+    text: `WITH RECURSIVE free AS (
              SELECT a.execution_id, NULL::text AS limit_name, NULL::text AS limit_key FROM core.admission a
               WHERE a.admitted_at IS NULL AND a.limit_name IS NULL AND a.not_before <= now()
               ORDER BY a.priority DESC, a.execution_id LIMIT $1 FOR UPDATE SKIP LOCKED),
+           ${waitingKeys('waiting', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')},
            keys AS (
-             SELECT k.name, k.key, r.room, r.tokens FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+             SELECT k.name, k.key, r.room, r.tokens FROM waiting w
+               JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key LEFT JOIN core.flow_limit l ON l.name = k.name
               CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
               CROSS JOIN LATERAL (SELECT a.priority FROM core.admission a
                                    WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
@@ -161,12 +163,13 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
 export async function nextFlowRoom(q: Queryable): Promise<number | null> {
   const { rows } = await q.query<{ due_ms: number | null }>({
     name: 'svc_next_flow_room',
-    text: `SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8 AS due_ms
-             FROM core.flow_key k JOIN core.flow_limit l ON l.name = k.name
+    text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
+           ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')}
+           SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8 AS due_ms
+             FROM (SELECT * FROM commands UNION SELECT * FROM admissions) w
+             JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key JOIN core.flow_limit l ON l.name = k.name
              CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
-            WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)
-              AND (EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')})
-                   OR EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL))`,
+            WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)`,
     values: [],
   });
   return rows[0]?.due_ms ?? null;

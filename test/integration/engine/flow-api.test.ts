@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
-import { nextDebounceClose, nextFlowRoom } from '../../../src/db/flow.repo.ts';
+import { admitQueued, nextDebounceClose, nextFlowRoom } from '../../../src/db/flow.repo.ts';
+import { claimNextCommands } from '../../../src/db/command.repo.ts';
+import type { Queryable } from '../../../src/db/queryable.ts';
 
 let t: TestApp;
 let db: pg.Client;
@@ -160,3 +162,67 @@ workflow:
     expect((await db.query(`SELECT running FROM core.flow_key WHERE name = '@flow/q' AND key = 'acme'`)).rows[0].running).toBe(0);
   });
 });
+
+/** The one statement `run` sends, with its values (a recording Queryable: nothing reaches the database). */
+async function statementOf(run: (q: Queryable) => Promise<unknown>): Promise<{ text: string; values: unknown[] }> {
+  const sent: { text: string; values: unknown[] }[] = [];
+  const query = async (config: string | pg.QueryConfig, values?: unknown[]) => {
+    sent.push(typeof config === 'string' ? { text: config, values: values ?? [] } : { text: config.text, values: config.values ?? [] });
+    return { rows: [], rowCount: 0 };
+  };
+  await run({ query } as unknown as Queryable);
+  return sent[0];
+}
+
+/** Rows the statement read from core.flow_key, run for real under EXPLAIN ANALYZE and rolled back. */
+async function flowKeyRowsRead(s: { text: string; values: unknown[] }): Promise<number> {
+  await db.query('BEGIN');
+  try {
+    // As the service's sessions plan (src/db/db.ts).
+    await db.query('SET LOCAL enable_seqscan = off');
+    const { rows } = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.values);
+    let n = 0;
+    const walk = (node: Record<string, unknown>) => {
+      if (node['Relation Name'] === 'flow_key' && node['Node Type'] !== 'ModifyTable') n += Number(node['Actual Rows'] ?? 0) * Number(node['Actual Loops'] ?? 1);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk(rows[0]['QUERY PLAN'][0].Plan);
+    return n;
+  } finally {
+    await db.query('ROLLBACK');
+  }
+}
+
+describe('keys at scale', () => {
+  it('the claim and the admitter read the keys with work waiting, not every key ever made (10,000 idle tenants)', async () => {
+    expect((await http(t.url, 'PUT', '/api/limits/tenants', { concurrency: 1 })).status).toBe(200);
+    await db.query(`INSERT INTO core.flow_key (name, key) SELECT 'tenants', 't' || i FROM generate_series(1, 10000) i`);
+    try {
+      await register(`apiVersion: svc/v1
+metadata: { name: many, path: flow/many }
+workflow:
+  - step: start
+    tool: { kind: noop, name: n, limit: { name: tenants, key: busy } }
+`);
+      const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/many' });
+      expect(run.status).toBe(200);
+      // A few keys have work waiting (this one, and earlier tests'): the picks read those keys'
+      // rows (twice at most: the pick and its count), not the 10,000 idle ones.
+      const waiting = async (sql: string) => Number((await db.query(sql)).rows[0].n);
+      const commandKeys = await waiting(`SELECT count(DISTINCT (limit_name, limit_key)) AS n FROM core.command WHERE status = 'PENDING' AND limit_name IS NOT NULL`);
+      const admissionKeys = await waiting(`SELECT count(DISTINCT (limit_name, limit_key)) AS n FROM core.admission WHERE admitted_at IS NULL AND limit_name IS NOT NULL`);
+      expect(commandKeys).toBeGreaterThanOrEqual(1);
+      expect(commandKeys + admissionKeys).toBeLessThan(20);
+      const claim = await statementOf((q) => claimNextCommands(q, 'w-scale', 1, null));
+      expect(await flowKeyRowsRead(claim)).toBeLessThanOrEqual(2 * commandKeys);
+      const admit = await statementOf((q) => admitQueued(q, 10, 5_000));
+      expect(await flowKeyRowsRead(admit)).toBeLessThanOrEqual(2 * admissionKeys);
+      // And the pick still takes it.
+      const got = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-scale', max: 1 }, asWorker);
+      expect(got.body.commands.map((c: { execution_id: number }) => c.execution_id)).toEqual([run.body.execution_id]);
+    } finally {
+      await db.query(`DELETE FROM core.flow_key WHERE name = 'tenants' AND key LIKE 't%'`);
+    }
+  });
+});
+

@@ -27,8 +27,10 @@ describe('command plans: SQL generated from the command machine', () => {
     expect(byId.ctes).toEqual([]);
     // The workers' claim takes commands of no limit, and those of keys with room (counted in the
     // same statement); claim-ahead only those of no limit, with nothing of flow control to start.
-    const parts = ['free', 'keys', 'limited', 'pending', 'stranded', 'picked', 'counted'];
+    const parts = ['free', 'waiting(limit_name,', 'keys', 'limited', 'pending', 'stranded', 'picked', 'counted'];
     expect(next.ctes.map((c) => c.split(' ')[0])).toEqual(parts.map((p) => `b_${p}`));
+    // The keys looked at are those with commands waiting (a skip scan), not every key ever made.
+    expect(next.ctes[2]).toMatch(/FROM b_waiting w\s+JOIN core\.flow_key k/);
     expect(ahead.ctes.map((c) => c.split(' ')[0])).toEqual(['pending', 'stranded', 'picked'].map((p) => `c_${p}`));
     expect(ahead.ctes.join('\n')).not.toMatch(/flow_key|limit_name IS NOT NULL/);
     // A claim by id never takes a limit's command (only the picks count a key's room).
