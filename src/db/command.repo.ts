@@ -76,7 +76,7 @@ const CLAIM_NEXT_OR_STRANDED = next(true);
 
 /** Claims one command for a worker: one waiting for a claim, or a held one whose holder the policy lets go. Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable. */
 export async function claimCommand(q: Queryable, commandId: number, workerId: string, policy: ClaimPolicy): Promise<CommandRow | undefined> {
-  const { rows } = await q.query<CommandRow>(CLAIM_BY_ID, [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds]);
+  const { rows } = await q.query<CommandRow>({ name: 'svc_claim_by_id', text: CLAIM_BY_ID, values: [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds] });
   return rows[0];
 }
 
@@ -88,8 +88,8 @@ export async function claimCommand(q: Queryable, commandId: number, workerId: st
 export async function claimNextCommands(q: Queryable, workerId: string, max: number, policy: ClaimPolicy | null, token: string | null = null): Promise<CommandRow[]> {
   if (max <= 0) return [];
   const { rows } = policy
-    ? await q.query<CommandRow>(CLAIM_NEXT_OR_STRANDED, [workerId, max, token, policy.staleSeconds, policy.hardTimeoutSeconds])
-    : await q.query<CommandRow>(CLAIM_NEXT, [workerId, max, token]);
+    ? await q.query<CommandRow>({ name: 'svc_claim_next_or_stranded', text: CLAIM_NEXT_OR_STRANDED, values: [workerId, max, token, policy.staleSeconds, policy.hardTimeoutSeconds] })
+    : await q.query<CommandRow>({ name: 'svc_claim_next', text: CLAIM_NEXT, values: [workerId, max, token] });
   return rows;
 }
 

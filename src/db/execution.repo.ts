@@ -316,8 +316,10 @@ export async function getExecutionWithRetryLinks(
   q: Queryable,
   id: number,
 ): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[]; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }>(
-    `SELECT ${EXECUTION_COLUMNS},
+  const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }>({
+    // Prepared (named): planning this statement costs more than running it, and clients poll it.
+    name: 'svc_execution_view',
+    text: `SELECT ${EXECUTION_COLUMNS},
             (SELECT context->>'retry_of' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
             (SELECT context->'labels' FROM core.event WHERE execution_id = $1 AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS labels,
             ARRAY(SELECT execution_id FROM core.event
@@ -336,8 +338,8 @@ export async function getExecutionWithRetryLinks(
                                                         'since', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY c.seq), '[]')
                FROM core.command c WHERE c.execution_id = $1 AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
        FROM core.execution WHERE execution_id = $1`,
-    [id],
-  );
+    values: [id],
+  });
   const row = rows[0];
   return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), retried_as: row.retried_as.map(Number), labels: row.labels ?? {} };
 }
