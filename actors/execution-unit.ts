@@ -145,9 +145,11 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   if (needs) throw new Lacking(needs);
   const folded = fold.folded();
   const t1 = run.timed ? performance.now() : 0;
-  const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null);
-  // A limited command that stops being held gives its slot back (a trigger counts it), and a
-  // cancel may: claimers waiting for that key may take one now.
-  const freedRoom = folded.rows.cancels.length > 0 || [...folded.commandUpdates.values()].some((u) => unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
+  // A limited command that stops being held gives its slot back (a trigger counts it): the
+  // reporting worker may take the next command of a key with room in the same write, and
+  // claimers waiting for that key may take one now; a cancel may free slots too.
+  const freesSlot = [...folded.commandUpdates.values()].some((u) => unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
+  const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null, freesSlot);
+  const freedRoom = freesSlot || folded.rows.cancels.length > 0;
   return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom };
 }

@@ -26,17 +26,18 @@ export type Written = {
  * The write step: everything a finished fold writes, its inbox events for the executions it did
  * not hold included, in one statement (src/db/unit-write.ts). With `claims`, new commands go
  * straight to those workers in order, up to each one's `max` (claim-ahead), and older pending
- * ones (and stranded ones `claimPolicy` lets go) fill what is left.
+ * ones (and stranded ones `claimPolicy` lets go) fill what is left; with `freesSlot` (the unit
+ * frees a limit's slot) those include commands of limits' keys with room.
  */
-export async function writeFolded(q: Queryable, folded: Folded, claims: readonly Claimer[] = [], claimPolicy: ClaimPolicy | null = null): Promise<Written> {
-  const { write, published } = planWrite(folded, claims, claimPolicy);
+export async function writeFolded(q: Queryable, folded: Folded, claims: readonly Claimer[] = [], claimPolicy: ClaimPolicy | null = null, freesSlot = false): Promise<Written> {
+  const { write, published } = planWrite(folded, claims, claimPolicy, freesSlot);
   const { claimed, woken } = await writeUnit(q, write);
   const pending = write.commands.flatMap((c) => (COMMAND_RULES.claim.from.includes(c.status) ? [c.execution_id] : []));
   return { claimed, wakes: woken, published, pending };
 }
 
 /** The one statement's parts for a fold, and what its commit will let this process hold. */
-export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolicy: ClaimPolicy | null): { write: UnitWrite; published: Published[] } {
+export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolicy: ClaimPolicy | null, freesSlot = false): { write: UnitWrite; published: Published[] } {
   const older: Claimer[] = [];
   const commands: UnitCommand[] = folded.rows.commands.slice();
   let next = 0;
@@ -134,6 +135,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     keychainCleanup: folded.rows.keychainCleanup,
     claimOlder: older,
     claimPolicy,
+    claimLimited: freesSlot && older.length > 0,
     headChecks: [...folded.headChecks],
     idempotencyKeys: [...folded.idempotencyKeys],
     waits: folded.rows.waits,

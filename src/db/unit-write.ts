@@ -95,6 +95,8 @@ export type UnitWrite = {
    */
   claimOlder: Claimer[];
   claimPolicy: ClaimPolicy | null;
+  /** Claim-ahead also takes commands of limits' keys with room (the unit frees a limit's slot: its text with that pick). */
+  claimLimited: boolean;
   /** Guard: the write fails (WRITE_GUARD_SQLSTATE) if a path has a version newer than this one. */
   headChecks: { path: string; version: number }[];
   /** Idempotency keys of new executions (or signals): a key already stored fails the write (idempotency.repo.ts). */
@@ -114,6 +116,8 @@ export const WRITE_GUARD_SQLSTATE = 'SVC01';
 
 /** The prepared name of the one write statement (bench/statement-timer.ts names it by this). */
 export const UNIT_WRITE_STATEMENT = 'svc_write_unit';
+/** ...and of its text with the limited pick in claim-ahead. */
+export const UNIT_WRITE_LIMITED_STATEMENT = 'svc_write_unit_limited';
 
 // Parameters hidden from the planner by a sub-select (so PostgreSQL keeps one generic plan:
 // planning this statement costs more than running it), and id arrays beside each jsonb so rows
@@ -149,21 +153,28 @@ const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 const cancelsRelation = `jsonb_to_recordset($${P.cancels}::jsonb) AS x(execution_id bigint, seq int)`;
-const older = claimPlan(
-  'older',
-  {
-    limit: opaque(P.claimLimit, 'int'),
-    // Without a policy (nothing stranded was announced) both are NULL and the stranded pick takes nothing.
-    stranded: { stale: opaque(P.staleSeconds, 'float8'), hard: opaque(P.hardSeconds, 'float8') },
-    // A limit's commands are never claimed ahead: the workers' claims take them, counting their keys.
-    limited: false,
-    // Commands this statement cancels still read as they were here (one snapshot): left out by name.
-    except: `
+/**
+ * Claim-ahead's pick of older commands. `limited`: also commands of limits' keys with room (the
+ * workers' claim's full pick, counting the keys). PostgreSQL starts every part of a statement at
+ * each execution, rows or not, and that pick's parts cost an ordinary step about 0.2 ms of
+ * PostgreSQL CPU (docs/benchmarks.md), so it is in the text only a unit that frees a limit's slot
+ * sends: the worker that reports it takes the next command of a key with room at once.
+ */
+const olderPick = (limited: boolean) =>
+  claimPlan(
+    'older',
+    {
+      limit: opaque(P.claimLimit, 'int'),
+      // Without a policy (nothing stranded was announced) both are NULL and the stranded pick takes nothing.
+      stranded: { stale: opaque(P.staleSeconds, 'float8'), hard: opaque(P.hardSeconds, 'float8') },
+      limited,
+      // Commands this statement cancels still read as they were here (one snapshot): left out by name.
+      except: `
                      AND NOT EXISTS (SELECT 1 FROM ${cancelsRelation} WHERE x.execution_id = o.execution_id AND x.seq = o.seq)`,
-  },
-  { ranges: `$${P.claimRanges}::jsonb` },
-  COMMAND_COLUMNS_OF_C,
-);
+    },
+    { ranges: `$${P.claimRanges}::jsonb` },
+    COMMAND_COLUMNS_OF_C,
+  );
 
 /**
  * The one write of every unit (starts, reports, cancels, wake-ups): ONE statement of fixed text,
@@ -177,7 +188,8 @@ const older = claimPlan(
  * commands; the catalog-head checks; and the guard: if any execution or command moved on since
  * it was read, `core.svc_write_guard_failed` aborts the statement and nothing is written.
  */
-const TEXT = `WITH new_exec AS (
+function unitWriteText(older: { ctes: string[]; update: string }): string {
+  return `WITH RECURSIVE new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
@@ -260,6 +272,11 @@ UNION ALL SELECT 'woken', to_jsonb(b.execution_id) FROM log_bump b WHERE NOT b.g
 UNION ALL SELECT 'notified', NULL FROM note
 UNION ALL SELECT 'stale', NULL FROM stale
 UNION ALL SELECT 'moved', NULL FROM moved`;
+}
+
+/** The write's two texts: the one every unit sends, and the one a unit that frees a limit's slot sends (claim-ahead takes limited commands too). */
+const TEXT = unitWriteText(olderPick(false));
+const TEXT_LIMITED = unitWriteText(olderPick(true));
 
 function claimRanges(claimers: readonly Claimer[]): { worker_id: string; token: string | null; lo: number; hi: number }[] {
   let next = 1;
@@ -299,7 +316,8 @@ function parameters(w: UnitWrite): unknown[] {
 
 /** Writes a unit in its one statement; returns the commands now claimed by the claimers and the executions its inbox events woke. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
-  const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: UNIT_WRITE_STATEMENT, text: TEXT, values: parameters(w) });
+  const statement = w.claimLimited ? { name: UNIT_WRITE_LIMITED_STATEMENT, text: TEXT_LIMITED } : { name: UNIT_WRITE_STATEMENT, text: TEXT };
+  const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ ...statement, values: parameters(w) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows
     .flatMap((r) => (r.kind === 'claimed' && r.row !== null && typeof r.row === 'object' ? [r.row] : []))

@@ -95,7 +95,7 @@ async function stored(commandId: number): Promise<Outcome> {
 function onlyClaimOlder(claimPolicy: ClaimPolicy | null): UnitWrite {
   return {
     newExecutions: [], appends: [], events: [], commands: [], commandUpdates: [], cancels: [],
-    keychainCleanup: [], claimOlder: [{ workerId: TAKER, max: 1, token: 'tok' }], claimPolicy, headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [],
+    keychainCleanup: [], claimOlder: [{ workerId: TAKER, max: 1, token: 'tok' }], claimPolicy, headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [], claimLimited: false,
   };
 }
 

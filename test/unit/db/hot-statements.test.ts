@@ -78,7 +78,7 @@ const CLAIM_PICK = 'global: the claim picks across executions by priority, then 
 const policy = { staleSeconds: 30, hardTimeoutSeconds: null };
 const noUnit: UnitWrite = {
   newExecutions: [], appends: [], events: [], commands: [], commandUpdates: [], cancels: [], keychainCleanup: [], claimOlder: [], claimPolicy: policy,
-  headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [],
+  headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [], claimLimited: false,
 };
 
 const HOT: HotStatement[] = [
@@ -95,6 +95,25 @@ const HOT: HotStatement[] = [
       keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
       idempotency_key: 'global: a start key is unique across executions',
       catalog: 'reference',
+      runtime: 'reference',
+      NOTIFY,
+    },
+  },
+  {
+    // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
+    name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
+    sql: () => sent((q) => writeUnit(q, { ...noUnit, claimLimited: true })),
+    tables: {
+      execution: 'execution_id',
+      event: 'execution_id',
+      command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
+      wait: 'execution_id',
+      admission: 'execution_id',
+      flow_key: FLOW_KEY,
+      keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
+      idempotency_key: 'global: a start key is unique across executions',
+      catalog: 'reference',
+      flow_limit: 'reference',
       runtime: 'reference',
       NOTIFY,
     },
