@@ -157,34 +157,27 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
 }
 
 /**
- * The soonest a key with work waiting on it gets a token back (ms from now, 0: it has room now;
- * null: none waits on a rate): when the admitter looks again and wakes claimers.
+ * When the admitter looks next, in one statement: `room`, the soonest a key with work waiting on
+ * it gets a token back (ms from now, 0: it has room now; null: none waits on a rate), and
+ * `debounce`, the earliest debounce window still open (ms from now; null: none).
  */
-export async function nextFlowRoom(q: Queryable): Promise<number | null> {
-  const { rows } = await q.query<{ due_ms: number | null }>({
-    name: 'svc_next_flow_room',
+export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; debounce: number | null }> {
+  const { rows } = await q.query<{ room_ms: number | null; debounce_ms: number | null }>({
+    name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
            ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')}
-           SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8 AS due_ms
-             FROM (SELECT * FROM commands UNION SELECT * FROM admissions) w
-             JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key JOIN core.flow_limit l ON l.name = k.name
-             CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
-            WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)`,
+           SELECT (SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8
+                     FROM (SELECT * FROM commands UNION SELECT * FROM admissions) w
+                     JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key JOIN core.flow_limit l ON l.name = k.name
+                     CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
+                    WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)) AS room_ms,
+                  -- No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
+                  (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
+                     FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms`,
     values: [],
   });
-  return rows[0]?.due_ms ?? null;
-}
-
-/** The earliest debounce window still open (ms from now), or null: when the admitter looks again. */
-export async function nextDebounceClose(q: Queryable): Promise<number | null> {
-  const { rows } = await q.query<{ due_ms: number | null }>({
-    name: 'svc_next_debounce_close',
-    // No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
-    text: `SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8 AS due_ms FROM core.admission WHERE admitted_at IS NULL AND not_before > now()`,
-    values: [],
-  });
-  const due = rows[0]?.due_ms ?? null;
-  return due === null ? null : Math.max(0, due);
+  const r = rows[0];
+  return { room: r?.room_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms) };
 }
 
 /**

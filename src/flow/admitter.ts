@@ -2,7 +2,7 @@ import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import type { CommandBus } from '../bus/command-bus.ts';
-import { admitQueued, nextDebounceClose, nextFlowRoom, type Admitted } from '../db/flow.repo.ts';
+import { admitQueued, nextAdmitterLook, type Admitted } from '../db/flow.repo.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import type { WaitClock } from '../waits/wait-clock.ts';
 import { clockedLoop } from '../periodic/clocked-loop.ts';
@@ -73,7 +73,7 @@ export function startAdmitter(deps: AdmitterDeps, clock: WaitClock): { stop(): P
       throw err;
     }
     if (admitted.length >= ADMITS_PER_LOOK) return 0;
-    const [room, debounce] = await Promise.all([nextFlowRoom(deps.db), nextDebounceClose(deps.db)]);
+    const { room, debounce } = await nextAdmitterLook(deps.db);
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
     // and take more as they report); then again only when a bucket refills.
     const roomNow = room !== null && room <= 0;

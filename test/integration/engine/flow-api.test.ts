@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
-import { admitQueued, nextDebounceClose, nextFlowRoom } from '../../../src/db/flow.repo.ts';
+import { admitQueued, nextAdmitterLook } from '../../../src/db/flow.repo.ts';
 import { claimNextCommands } from '../../../src/db/command.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
 
@@ -26,8 +26,7 @@ const register = async (yaml: string) => expect((await http(t.url, 'POST', '/api
 
 describe('limits', () => {
   it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
-    expect(await nextDebounceClose(t.deps.db)).toBeNull();
-    expect(await nextFlowRoom(t.deps.db)).toBeNull();
+    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, debounce: null });
   });
 
   it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
