@@ -64,7 +64,9 @@ const DEADLOCK = '40P01';
 const SERIALIZATION_FAILURE = '40001';
 const UNIQUE_VIOLATION = '23505';
 // The log's key: two writers appending the same ids to one execution (the later one fails).
-const EVENT_KEY = 'event_pkey';
+// The log is partitioned by execution id ranges (migrations/0023): a duplicate names the
+// partition's key (event_p<lower bound>_pkey, event_default_pkey).
+const EVENT_KEY = /^event_(?:p\d+_|default_)?pkey$/;
 
 /** A fold lacked a read (prefetch.ts): the unit is routed again with it. */
 class Lacking extends Error {
@@ -78,7 +80,7 @@ class Lacking extends Error {
 /** Whether another writer moved a row the unit read (its write wrote nothing): route it again. */
 function movedOn(err: unknown): boolean {
   const e = err as { code?: unknown; constraint?: unknown };
-  return e.code === WRITE_GUARD_SQLSTATE || e.code === DEADLOCK || e.code === SERIALIZATION_FAILURE || (e.code === UNIQUE_VIOLATION && e.constraint === EVENT_KEY);
+  return e.code === WRITE_GUARD_SQLSTATE || e.code === DEADLOCK || e.code === SERIALIZATION_FAILURE || (e.code === UNIQUE_VIOLATION && typeof e.constraint === 'string' && EVENT_KEY.test(e.constraint));
 }
 
 /**

@@ -72,7 +72,7 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
       },
     };
   }
-  const embedded = await startEmbedded(join(dataDir, 'db'));
+  const embedded = await startEmbedded(join(dataDir, 'db'), process.env.SVC_BENCH_PG_LOG ? (l) => process.stderr.write(`PG: ${l}\n`) : undefined);
   const postmasterPid = Number((await readFile(join(dataDir, 'db', 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
   return {
     postmasterPid: Number.isInteger(postmasterPid) && postmasterPid > 0 ? postmasterPid : null,
