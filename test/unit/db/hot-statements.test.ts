@@ -82,42 +82,28 @@ const noUnit: UnitWrite = {
   headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [], claimLimited: false,
 };
 
+/** What the unit write touches (both its texts). */
+const UNIT_WRITE_TABLES: Record<string, Key> = {
+  execution: 'execution_id',
+  event: 'execution_id',
+  command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
+  wait: 'execution_id',
+  admission: 'execution_id',
+  flow_key: FLOW_KEY,
+  keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
+  idempotency_key: 'global: a start key is unique across executions',
+  catalog: 'reference',
+  runtime: 'reference',
+  NOTIFY,
+};
+
 const HOT: HotStatement[] = [
-  {
-    name: 'unit write (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, noUnit)),
-    tables: {
-      execution: 'execution_id',
-      event: 'execution_id',
-      command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
-      wait: 'execution_id',
-      admission: 'execution_id',
-      flow_key: FLOW_KEY,
-      keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
-      idempotency_key: 'global: a start key is unique across executions',
-      catalog: 'reference',
-      runtime: 'reference',
-      NOTIFY,
-    },
-  },
+  { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: UNIT_WRITE_TABLES },
   {
     // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
     name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
     sql: () => sent((q) => writeUnit(q, { ...noUnit, claimLimited: true })),
-    tables: {
-      execution: 'execution_id',
-      event: 'execution_id',
-      command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
-      wait: 'execution_id',
-      admission: 'execution_id',
-      flow_key: FLOW_KEY,
-      keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
-      idempotency_key: 'global: a start key is unique across executions',
-      catalog: 'reference',
-      flow_limit: 'reference',
-      runtime: 'reference',
-      NOTIFY,
-    },
+    tables: { ...UNIT_WRITE_TABLES, flow_limit: 'reference' },
   },
   { name: 'claim by id (src/db/command.repo.ts)', sql: () => sent((q) => claimCommand(q, 1, 'w', policy)), tables: { command: BY_COMMAND_ID, runtime: 'reference' } },
   {
