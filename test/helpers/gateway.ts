@@ -8,6 +8,7 @@ import { Db } from '../../src/db/db.ts';
 import { buildGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { gatewaySettings, type GatewaySettings } from '../../src/gateway/settings.ts';
 import { createLogger } from '../../src/log.ts';
+import { API_AUDIENCE, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET } from './oidc-provider.ts';
 
 export type TestGateway = Gateway & { url: string; logs: string[] };
 
@@ -46,4 +47,20 @@ export async function startTestGateway(env: Record<string, string>, port = 0, gu
       await db?.close();
     },
   });
+}
+
+/**
+ * The settings every test gateway in front of `stack` signed in through `idp` takes: the server,
+ * its database, the shared secret and the provider's client; a test adds what it is about.
+ */
+export function gatewayEnv(stack: { url: string; databaseUrl: string }, idp: { issuer: string }, secret: string): Record<string, string> {
+  return {
+    SVC_SERVER_URL: stack.url,
+    SVC_DATABASE_URL: stack.databaseUrl,
+    SVC_GATEWAY_SECRET: secret,
+    SVC_OIDC_ISSUER: idp.issuer,
+    SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
+    SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
+    SVC_OIDC_AUDIENCE: API_AUDIENCE,
+  };
 }

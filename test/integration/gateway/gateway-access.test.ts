@@ -7,9 +7,9 @@ import { exportSPKI, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIdentity } from '../../../src/auth/identity-assertion.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
-import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
+import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
-import { API_AUDIENCE, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { API_AUDIENCE, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: hello, path: gw/hello }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
@@ -23,13 +23,7 @@ beforeAll(async () => {
   idp = await startTestProvider(['http://127.0.0.1:1']);
   stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
   gw = await startTestGateway({
-    SVC_SERVER_URL: stack.url,
-    SVC_DATABASE_URL: stack.databaseUrl,
-    SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
-    SVC_OIDC_ISSUER: idp.issuer,
-    SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
-    SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
-    SVC_OIDC_AUDIENCE: API_AUDIENCE,
+    ...gatewayEnv(stack, idp, TEST_GATEWAY_SECRET),
     SVC_OIDC_PATHS_CLAIM: 'svc_paths',
   });
   secrets.push(TEST_GATEWAY_SECRET, GATEWAY_CLIENT_SECRET);

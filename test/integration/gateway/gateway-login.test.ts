@@ -4,9 +4,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
+import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
-import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { freePort, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const GUI_ORIGIN = 'http://gui.example.test';
@@ -27,13 +27,7 @@ beforeAll(async () => {
   stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
   gw = await startTestGateway(
     {
-      SVC_SERVER_URL: stack.url,
-      SVC_DATABASE_URL: stack.databaseUrl,
-      SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
-      SVC_OIDC_ISSUER: idp.issuer,
-      SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
-      SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
-      SVC_OIDC_AUDIENCE: API_AUDIENCE,
+      ...gatewayEnv(stack, idp, TEST_GATEWAY_SECRET),
       SVC_OIDC_SCOPES: 'openid profile email roles',
       GATEWAY_PUBLIC_URL: `${pub},${alt}`,
       CORS_ALLOWED_ORIGINS: GUI_ORIGIN,

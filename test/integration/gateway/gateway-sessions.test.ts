@@ -15,9 +15,9 @@ import { Db } from '../../../src/db/db.ts';
 import { createLogger } from '../../../src/log.ts';
 import { sweepGatewaySessions } from '../../../src/periodic/gateway-session-sweep.ts';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
+import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
-import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { freePort, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { runSvc, spawnSvc, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
@@ -61,13 +61,7 @@ beforeAll(async () => {
   idp = await startTestProvider([pub]);
   stack = await startTestStack({ workers: 0, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
   env = {
-    SVC_SERVER_URL: stack.url,
-    SVC_DATABASE_URL: stack.databaseUrl,
-    SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
-    SVC_OIDC_ISSUER: idp.issuer,
-    SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
-    SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
-    SVC_OIDC_AUDIENCE: API_AUDIENCE,
+    ...gatewayEnv(stack, idp, TEST_GATEWAY_SECRET),
     SVC_OIDC_SCOPES: 'openid profile email roles',
     GATEWAY_PUBLIC_URL: pub,
   };

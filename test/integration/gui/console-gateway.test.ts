@@ -4,46 +4,30 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startConsoleStack, type ConsoleStack } from '../../helpers/console-stack.ts';
+import type { TestGateway } from '../../helpers/gateway.ts';
 import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
 import { http } from '../../helpers/http.ts';
-import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import type { TestProvider } from '../../helpers/oidc-provider.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const SECRET = 'gateway-secret-for-the-console-test-0123456789';
 let idp: TestProvider;
 let stack: TestStack;
 let gw: TestGateway;
+let consoleStack: ConsoleStack | undefined;
 let browser: Browser;
 let pub: string;
 
 beforeAll(async () => {
   ensureGuiBuilt();
-  const port = await freePort();
-  pub = `http://localhost:${port}`;
-  idp = await startTestProvider([pub]);
-  stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: SECRET } });
-  gw = await startTestGateway(
-    {
-      SVC_SERVER_URL: stack.url,
-      SVC_DATABASE_URL: stack.databaseUrl,
-      SVC_GATEWAY_SECRET: SECRET,
-      SVC_OIDC_ISSUER: idp.issuer,
-      SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
-      SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
-      SVC_OIDC_AUDIENCE: API_AUDIENCE,
-      SVC_OIDC_SCOPES: 'openid profile email roles',
-      GATEWAY_PUBLIC_URL: pub,
-    },
-    port,
-  );
+  consoleStack = await startConsoleStack(SECRET);
+  ({ idp, stack, gw, pub } = consoleStack);
   browser = await launchBrowser();
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
-  await gw?.close();
-  await stack?.close();
-  await idp?.close();
+  await consoleStack?.close();
 });
 
 /** Opens the console at the gateway's `/` and signs `login` in through the provider's own pages. */

@@ -13,10 +13,11 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startConsoleStack, type ConsoleStack } from '../../helpers/console-stack.ts';
+import type { TestGateway } from '../../helpers/gateway.ts';
 import { ensureGuiBuilt, screenshotPath } from '../../helpers/gui-build.ts';
 import { http, type Json } from '../../helpers/http.ts';
-import { API_AUDIENCE, freePort, GATEWAY_CLIENT_ID, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import type { TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 
@@ -244,38 +245,21 @@ describe('limits behind the gateway: a viewer reads them, an operator sets them'
   let idp: TestProvider;
   let stack: TestStack;
   let gw: TestGateway;
+  let consoleStack: ConsoleStack | undefined;
   let browser: Browser;
   let pub: string;
   const errors: string[] = [];
   beforeAll(async () => {
     ensureGuiBuilt();
-    const port = await freePort();
-    pub = `http://localhost:${port}`;
-    idp = await startTestProvider([pub]);
-    stack = await startTestStack({ workers: 1, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: SECRET } });
-    gw = await startTestGateway(
-      {
-        SVC_SERVER_URL: stack.url,
-        SVC_DATABASE_URL: stack.databaseUrl,
-        SVC_GATEWAY_SECRET: SECRET,
-        SVC_OIDC_ISSUER: idp.issuer,
-        SVC_OIDC_CLIENT_ID: GATEWAY_CLIENT_ID,
-        SVC_OIDC_CLIENT_SECRET: GATEWAY_CLIENT_SECRET,
-        SVC_OIDC_AUDIENCE: API_AUDIENCE,
-        SVC_OIDC_SCOPES: 'openid profile email roles',
-        GATEWAY_PUBLIC_URL: pub,
-      },
-      port,
-    );
+    consoleStack = await startConsoleStack(SECRET);
+    ({ idp, stack, gw, pub } = consoleStack);
     const operator = bearer(await createApiToken(stack.deps.db, 'limits-operator', 'operator'));
     expect((await http(stack.url, 'PUT', '/api/limits/exports', { concurrency: 2, rate: { limit: 10, period_seconds: 1, burst: 5 } }, operator)).status).toBe(200);
     browser = await launchBrowser();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
-    await gw?.close();
-    await stack?.close();
-    await idp?.close();
+    await consoleStack?.close();
   });
 
   /** Opens the console's operations page at the gateway, `login` signed in through the provider's own pages. */
