@@ -117,7 +117,8 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
       case 'finish': {
         rows.finished.push({ executionId: h.id, status: e.finished.status });
         // A queued execution's row goes, and the slot an admitted one held is given back.
-        if (h.snapshot!.context.input.admission) rows.admissionEnds.push(h.id);
+        const a = h.snapshot!.context.input.admission;
+        if (a) rows.admissionEnds.push({ execution_id: h.id, limit: a.limit, key: a.key, held: !h.snapshot!.context.queued });
         // The keychain-entry machine's owner-finished transition decides which entries go.
         rows.keychainCleanup.push({ execution_id: h.id, scopes: scopesRemovedWhenFinished(h.row.parent_execution_id === null) });
         const input = h.snapshot!.context.input;

@@ -4,15 +4,18 @@ import type { Logger } from '../src/log.ts';
 import type { Metrics } from '../src/metrics.ts';
 import type { TraceSink } from '../src/telemetry/trace-sink.ts';
 import type { WaitClock } from '../src/waits/wait-clock.ts';
+import type { FlowClock } from '../src/flow/flow-clock.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
+import type { KeyRooms } from './key-rooms.ts';
 import type { PlaybookCache } from './playbook-cache.ts';
 
 /**
- * What the actors need from the host; `waitClock` hears of wake-up times a routing wrote (this
- * server's timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/),
- * `traces` of every committed unit when traces are on (src/telemetry/).
+ * What the actors need from the host; `rooms` is this server's memory of concurrency keys' room
+ * (admission at the start); `waitClock` hears of wake-up times a routing wrote (this server's
+ * timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/), `traces` of
+ * every committed unit when traces are on (src/telemetry/).
  */
-export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: WaitClock; traces?: TraceSink; announce?: Announcer };
+export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; traces?: TraceSink; announce?: Announcer };
 
 /**
  * Where the bus is not PostgreSQL (NATS: its write statements send no NOTIFY), the engine

@@ -1,5 +1,6 @@
 import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { TxTiming } from '../src/db/db.ts';
+import type { AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
@@ -30,6 +31,8 @@ export type UnitRun<T> = {
   fresh?: ReadonlySet<number>;
   /** Playbooks the fold starts executions of (their children's catalog heads are read before it), as of this attempt. */
   starting?: () => readonly CompiledPlaybook[];
+  /** The concurrency keys of those starts (their room is read before the fold: it admits at once where it can), as of this attempt. */
+  startKeys?: () => readonly AdmitKey[];
   /** Folds the unit's events or starts into `fold` (synchronously) and returns what the caller answers with. */
   fold: (fold: Fold, commands: ReadonlyMap<number, CommandRow>) => T;
   claims?: readonly Claimer[];
@@ -139,7 +142,7 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   const t0 = run.timed ? performance.now() : 0;
   const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commandIds ?? [], fresh);
   if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
-  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], also);
+  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], run.startKeys?.() ?? [], deps.rooms, also);
   const hydrateMs = run.timed ? performance.now() - t0 : 0;
   const fold = new Fold(deps.cache, unit.executions, reads);
   const value = run.fold(fold, unit.commands);

@@ -1,5 +1,5 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
-import type { PendingCommand } from '../machines/execution/types.ts';
+import type { Admission, PendingCommand } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
 import { DEFAULT_PRIORITY } from '../machines/flow-key.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
@@ -13,6 +13,7 @@ import type { EventInput } from '../src/protocol.ts';
 import { effectRows } from './effect-rows.ts';
 import { replay, type Hydrated } from './hydrate.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
+import { roomKey } from './key-rooms.ts';
 import { hasNeeds, noNeeds, type Needs, type Reads } from './prefetch.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
@@ -51,6 +52,8 @@ export class Fold {
   readonly #queue: { executionId: number; event: EventInput }[] = [];
   readonly #needs = noNeeds();
   readonly #host: EffectHost;
+  /** Starts each concurrency key can still admit at once in this fold (read before it). */
+  readonly #room: Map<string, number>;
   #idsTaken = 0;
 
   /**
@@ -60,6 +63,7 @@ export class Fold {
   constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads) {
     this.#cache = cache;
     this.#host = this.#hostFor(reads);
+    this.#room = new Map(reads.room);
     for (const x of hydrated) {
       const r = x.row;
       this.#held.set(r.execution_id, {
@@ -180,6 +184,9 @@ export class Fold {
       parentCommandId: req.parent?.commandId ?? null,
     };
     this.#held.set(id, h);
+    // Admitted at once when its key had room as read (the write takes the slot or fails: then the
+    // unit is read again); else queued (core.admission) until the admitter admits it.
+    const a = req.admission && this.#admitAtStart(req.admission);
     const input: ExecutionInput = {
       executionId: id,
       catalogId: req.compiled.catalogId,
@@ -191,20 +198,28 @@ export class Fold {
       args: req.args,
       ...(req.replay ? { replay: req.replay } : {}),
       ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
-      ...(req.admission ? { admission: req.admission } : {}),
+      ...(a ? { admission: a } : {}),
     };
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
-    const a = req.admission;
     if (a) {
-      // Queued (core.admission) until the admitter admits it: its key has room, its window closed.
       const notBefore = a.debounce ? new Date(Date.now() + a.debounce.seconds * 1000).toISOString() : null;
-      this.#rows.admissions.push({ execution_id: id, limit_name: a.limit, limit_key: a.key, capacity: a.capacity, priority, not_before: notBefore, debounce_path: a.debounce ? req.compiled.path : null, debounce_key: a.debounce?.key ?? null });
-      this.#push(h, { event_type: EVENT.executionQueued, context: { limit: a.limit, key: a.key, priority, ...(notBefore ? { debounce_until: notBefore } : {}) } });
+      this.#rows.admissions.push({ execution_id: id, limit_name: a.limit, limit_key: a.key, capacity: a.capacity, priority, not_before: notBefore, debounce_path: a.debounce ? req.compiled.path : null, debounce_key: a.debounce?.key ?? null, admitted: a.admitted === true });
+      if (!a.admitted) this.#push(h, { event_type: EVENT.executionQueued, context: { limit: a.limit, key: a.key, priority, ...(notBefore ? { debounce_until: notBefore } : {}) } });
     }
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);
     effectRows(this.#host, h, effectsOf(actions));
+  }
+
+  /** `a` admitted at once when it waits on a concurrency key alone and the key had room as read (a slot taken); else `a` as it is. */
+  #admitAtStart(a: Admission): Admission {
+    if (a.debounce !== null || a.limit === null || a.key === null) return a;
+    const k = roomKey(a.limit, a.key);
+    const room = this.#room.get(k) ?? 0;
+    if (room <= 0) return a;
+    this.#room.set(k, room - 1);
+    return { ...a, admitted: true };
   }
 
   #apply(executionId: number, event: EventInput): number {

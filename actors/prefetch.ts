@@ -1,17 +1,22 @@
 import { allocateExecutionIds, childReads, type ChildPlaybook } from '../src/db/execution.repo.ts';
+import type { AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { KeyRooms } from './key-rooms.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 
 /**
  * What effects need from the database, read before a fold so that none reads inside it: the
  * catalog head of a child playbook's path (null: not in the catalog), the stored running children
- * of an execution that cancels its children, and ids for the children it starts.
+ * of an execution that cancels its children, ids for the children it starts, and how many starts
+ * each concurrency key can admit at once (by key-rooms.ts roomKey; a key not read admits none).
  */
 export type Reads = {
   readonly catalog: ReadonlyMap<string, ChildPlaybook | null>;
   readonly children: ReadonlyMap<number, readonly number[]>;
   readonly ids: readonly number[];
+  readonly room: ReadonlyMap<string, number>;
 };
+
 
 /**
  * What a fold met and lacked: a child's path that is a template, and ids for the children it
@@ -21,7 +26,7 @@ export type Reads = {
 export type Needs = { paths: Set<string>; children: Set<number>; ids: number };
 
 /** Nothing to read: playbooks without `playbook` tasks. */
-export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [] };
+export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [], room: new Map() };
 
 /** A fold's empty list of needs, filled by effect-rows. */
 export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0 });
@@ -51,9 +56,17 @@ function childTasks(compiled: CompiledPlaybook): ChildTasks {
  * The reads a unit's fold may need, known from the compiled playbooks before it runs: for each
  * held execution (`parents`) or new one (`starting`) whose playbook has `playbook` tasks, the
  * catalog heads of their literal paths and a held one's running children (which its end or
- * cancel reaches). `also`: what an earlier fold of the unit lacked.
+ * cancel reaches); the room of the concurrency keys new ones start on (`startKeys`, from `rooms`,
+ * this server's memory of them). `also`: what an earlier fold of the unit lacked.
  */
-export async function readBefore(q: Queryable, parents: readonly { id: number; compiled: CompiledPlaybook }[], starting: readonly CompiledPlaybook[], also?: Needs): Promise<Reads> {
+export async function readBefore(
+  q: Queryable,
+  parents: readonly { id: number; compiled: CompiledPlaybook }[],
+  starting: readonly CompiledPlaybook[],
+  startKeys: readonly AdmitKey[],
+  rooms: KeyRooms,
+  also?: Needs,
+): Promise<Reads> {
   const paths = new Set(also?.paths);
   const children = new Set(also?.children);
   const ids = also?.ids ?? 0;
@@ -64,11 +77,16 @@ export async function readBefore(q: Queryable, parents: readonly { id: number; c
     for (const path of c.paths) paths.add(path);
   }
   for (const compiled of starting) for (const path of childTasks(compiled).paths) paths.add(path);
-  if (!paths.size && !children.size && !ids) return NO_READS;
+  if (!paths.size && !children.size && !ids && !startKeys.length) return NO_READS;
   const read = paths.size || children.size ? await childReads(q, [...paths], [...children]) : { heads: [], children: [] };
   const catalog = new Map<string, ChildPlaybook | null>([...paths].map((p) => [p, null]));
   for (const head of read.heads) catalog.set(head.path, head);
   const running = new Map<number, number[]>([...children].map((p) => [p, []]));
   for (const c of read.children) running.get(c.parent)?.push(c.child);
-  return { catalog, children: running, ids: ids > 0 ? await allocateExecutionIds(q, ids) : [] };
+  return {
+    catalog,
+    children: running,
+    ids: ids > 0 ? await allocateExecutionIds(q, ids) : [],
+    room: startKeys.length ? await rooms.take(q, startKeys) : new Map(),
+  };
 }

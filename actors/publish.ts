@@ -3,6 +3,7 @@ import type { Metrics } from '../src/metrics.ts';
 import type { UnitWait } from '../src/db/unit-write.ts';
 import type { UnitRows } from './unit-types.ts';
 import type { WaitClock } from '../src/waits/wait-clock.ts';
+import type { EngineDeps } from './engine-deps.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { Snapshot } from './unit-types.ts';
 
@@ -29,16 +30,30 @@ export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitW
 /**
  * After commit, flow control's share: this server's admitter hears of executions queued (at the
  * close of a debounce window) or ended while queued or admitted (their slot is free now); the
- * queued executions and limited commands are counted.
+ * queued executions and limited commands are counted, and executions admitted at their start;
+ * this server's memory of keys' room (key-rooms.ts) counts what the unit took, queued and freed.
  */
-export function publishFlow(clock: WaitClock | undefined, metrics: Metrics, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
+export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
+  const { flowClock: clock, metrics, rooms } = deps;
   for (const c of rows.commands) if (c.limit_name !== null) metrics.flowQueued.inc({ limit: c.limit_name, kind: 'command' });
-  for (const a of rows.admissions) metrics.flowQueued.inc({ limit: a.limit_name ?? '', kind: 'execution' });
-  if (!clock) return;
-  if (rows.admissionEnds.length) clock.nudge(Date.now());
   let earliest = Infinity;
-  for (const a of rows.admissions) earliest = Math.min(earliest, a.not_before === null ? Date.now() : Date.parse(a.not_before));
-  if (earliest < Infinity) clock.nudge(earliest);
+  for (const a of rows.admissions) {
+    const limit = a.limit_name ?? '';
+    if (a.admitted) {
+      // Admitted at its start: it never waited.
+      if (a.limit_name !== null && a.limit_key !== null) rooms.took(a.limit_name, a.limit_key);
+      metrics.flowAdmissions.inc({ limit, kind: 'execution' });
+      metrics.flowWaitSeconds.observe({ limit, kind: 'execution' }, 0);
+      continue;
+    }
+    if (a.limit_name !== null && a.limit_key !== null) rooms.queued(a.limit_name, a.limit_key);
+    metrics.flowQueued.inc({ limit, kind: 'execution' });
+    earliest = Math.min(earliest, a.not_before === null ? Date.now() : Date.parse(a.not_before));
+  }
+  for (const e of rows.admissionEnds) if (e.held && e.limit !== null && e.key !== null) rooms.gave(e.limit, e.key);
+  if (!clock) return;
+  if (rows.admissionEnds.length) clock.freed();
+  if (earliest < Infinity) clock.queued(earliest);
 }
 
 /** After a claim: the limited commands among `claimed` count as admitted, with how long they waited. */

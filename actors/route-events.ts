@@ -65,7 +65,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   publish(deps.snapshots, done.published);
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
-  publishFlow(deps.flowClock, deps.metrics, done.folded.rows);
+  publishFlow(deps, done.folded.rows);
   rememberCommands(deps, done.value.moved, done.claimed);
   if (done.readNothing) deps.metrics.routedFromMemory.inc();
   const commandsGenerated = done.folded.rows.commands.length;

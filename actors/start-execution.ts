@@ -5,11 +5,12 @@ import { ServiceError } from '../src/errors.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import { admissionOf } from '../src/flow/admission-of.ts';
 import { TemplateError } from '../src/dsl/render.ts';
-import { extendDebounce, isDebounceWindowTaken } from '../src/db/flow.repo.ts';
+import { extendDebounce, isDebounceWindowTaken, type AdmitKey } from '../src/db/flow.repo.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
 import type { Admission } from '../machines/execution/types.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
+import { roomKey } from './key-rooms.ts';
 import { runUnit } from './execution-unit.ts';
 import { publish, publishFlow, publishWaits } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
@@ -94,9 +95,12 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
     executionIds: [],
     ...(unitTx ? { tx: unitTx } : {}),
     starting: () => compiledOf.flatMap((c) => (c instanceof ServiceError ? [] : [c.compiled])),
+    startKeys: () => startKeysOf(compiledOf),
     // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
     onMoved: async () => {
       prelude.forgetHeads();
+      // Or a key's room was taken by another server: read again.
+      deps.rooms.forget(startKeysOf(compiledOf));
       taken = await prelude.take(q, paths, inputs.length);
       compiledOf = await compileStarts(deps, inputs, taken.heads);
     },
@@ -140,7 +144,7 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
   publish(deps.snapshots, done.published);
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
-  publishFlow(deps.flowClock, deps.metrics, done.folded.rows);
+  publishFlow(deps, done.folded.rows);
   const results = done.value;
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
   deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
@@ -150,6 +154,17 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
 
 /** A start ready to fold: its compiled playbook and what it waits for before it runs (flow control). */
 type Prepared = { compiled: CompiledPlaybook; admission: Admission | undefined };
+
+/** The concurrency keys (once each) of starts that may be admitted at once: of a limit, not debounced. */
+function startKeysOf(prepared: readonly (Prepared | ServiceError)[]): AdmitKey[] {
+  const keys = new Map<string, AdmitKey>();
+  for (const p of prepared) {
+    const a = !(p instanceof ServiceError) && p.admission;
+    if (!a || a.limit === null || a.key === null || a.debounce !== null) continue;
+    keys.set(roomKey(a.limit, a.key), { limit: a.limit, key: a.key, capacity: a.capacity });
+  }
+  return [...keys.values()];
+}
 
 /**
  * What each start folds with, read before the fold (compiled machines are cached per version),

@@ -66,9 +66,12 @@ export type UnitRows = {
   /** Waits begun (core.wait rows) and ended (their rows removed). */
   readonly waits: UnitWait[];
   readonly waitEnds: UnitWaitEnd[];
-  /** Executions queued for admission, and those queued ones that ended (their rows go). */
+  /**
+   * Executions queued for admission (or admitted at their start), and those that ended (their rows
+   * go): with the concurrency key whose slot an admitted one (`held`) gives back.
+   */
   readonly admissions: UnitAdmission[];
-  readonly admissionEnds: number[];
+  readonly admissionEnds: { execution_id: number; limit: string | null; key: string | null; held: boolean }[];
 };
 
 /** What the fold lends effect-rows while it turns one transition's effects into rows. */

@@ -139,7 +139,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     waits: folded.rows.waits,
     waitEnds: folded.rows.waitEnds,
     admissions: folded.rows.admissions,
-    admissionEnds: folded.rows.admissionEnds,
+    admissionEnds: folded.rows.admissionEnds.map((a) => a.execution_id),
   };
   return { write, published };
 }

@@ -1,8 +1,10 @@
 // Flow control's cost (issue 31): throughput of FLOW_EXECUTIONS one-step executions spread over
 // FLOW_KEYS keys, with no limit, with a playbook concurrency limit of FLOW_PER_KEY per key
 // (executions queued and admitted), and with a task limit of FLOW_PER_KEY per key (commands gated
-// at the claim); rounds interleaved (none, execution, task, none, ...), the median round each.
-// One in-process worker of 8 slots; the starts come from START_CONCURRENCY request loops.
+// at the claim); rounds interleaved (none, execution, task, none, ...), the median round each,
+// after a round of each not counted (the first round ran at half speed: code not yet optimised by
+// V8, caches cold). One in-process worker of 8 slots; the starts come from START_CONCURRENCY
+// request loops.
 import { api, type BenchService } from './service.ts';
 import { round, sleep } from './stats.ts';
 
@@ -10,7 +12,8 @@ export const FLOW_EXECUTIONS = 1_000;
 export const FLOW_KEYS = 100;
 export const FLOW_PER_KEY = 8;
 export const FLOW_TARGET_SHARE = 0.85;
-const ROUNDS = 3;
+const ROUNDS = 5;
+const WARM_UP_ROUNDS = 1;
 const START_CONCURRENCY = 16;
 const SLOTS = 8;
 const POLL_MS = 20;
@@ -74,6 +77,9 @@ export async function measureFlowThroughput(s: BenchService, progress: (msg: str
   for (const v of VARIANTS) await s.register(playbook(v));
   const worker = await s.worker(SLOTS);
   try {
+    for (let i = 0; i < WARM_UP_ROUNDS; i++) {
+      for (const v of VARIANTS) progress(`flow warm-up, ${v}: ${Math.round(await runRound(s, v))} steps/s (not counted)`);
+    }
     const rounds: Record<Variant, number[]> = { none: [], execution: [], task: [] };
     for (let i = 0; i < ROUNDS; i++) {
       for (const v of VARIANTS) {

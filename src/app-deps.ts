@@ -11,6 +11,8 @@ import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import type { TraceSink } from './telemetry/trace-sink.ts';
 import type { WaitClock } from './waits/wait-clock.ts';
+import type { FlowClock } from './flow/flow-clock.ts';
+import type { KeyRooms } from '../actors/key-rooms.ts';
 
 /** What the HTTP host needs; tests build it against their own database. */
 export type AppDeps = {
@@ -24,6 +26,8 @@ export type AppDeps = {
   cache: PlaybookCache;
   /** Machine snapshots of executions this process routed last (see actors/hot-snapshots.ts). */
   snapshots: HotSnapshots;
+  /** How many starts each concurrency key can admit at once, as this process last knew (see actors/key-rooms.ts). */
+  rooms: KeyRooms;
   /** Wakes long-polling claimers when commands are issued. */
   bus: CommandBus;
   /** The one credential worker routes take (SVC_WORKER_TOKEN, or the embedded default's file). */
@@ -33,7 +37,7 @@ export type AppDeps = {
   /** Tells this server's timekeeper of wake-up times its routings wrote (src/waits/wait-clock.ts). */
   waitClock?: WaitClock;
   /** Tells this server's admitter of admissions due (src/flow/admitter.ts). */
-  flowClock?: WaitClock;
+  flowClock?: FlowClock;
   /** Hears of every committed unit when traces are on (OTEL_EXPORTER_OTLP_ENDPOINT; src/telemetry/). */
   traces?: TraceSink;
   /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */

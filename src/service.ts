@@ -13,6 +13,7 @@ import { startBatchProcessor } from '../actors/batch-processor.ts';
 import { BatchWake } from '../actors/batch-wake.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
 import { HotSnapshots } from '../actors/hot-snapshots.ts';
+import { KeyRooms } from '../actors/key-rooms.ts';
 import { createBus } from './bus/create-bus.ts';
 import { checkStoredKeys } from './crypto/check-stored-keys.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
@@ -22,6 +23,7 @@ import { createMetrics } from './metrics.ts';
 import { startPeriodic } from './periodic/start-periodic.ts';
 import { tracesConfigured } from './telemetry/traces-configured.ts';
 import { WaitClock } from './waits/wait-clock.ts';
+import { FlowClock } from './flow/flow-clock.ts';
 
 export type RunningService = {
   url: string;
@@ -70,7 +72,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const batchWake = new BatchWake();
     const { bus, announce } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new WaitClock(), ...(announce ? { announce } : {}) };
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), ...(announce ? { announce } : {}) };
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).
     if (tracesConfigured(config)) {

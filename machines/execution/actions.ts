@@ -39,7 +39,7 @@ export function initialContext(input: ExecutionInput): ExecutionContext {
     paused: false,
     held: [],
     signals: {},
-    queued: input.admission !== undefined,
+    queued: input.admission !== undefined && !input.admission.admitted,
   };
 }
 

@@ -32,20 +32,22 @@ export type ExecutionInput = {
   replay?: Record<string, StepOutcome>;
   /** Taken first at the claim (0..9): the playbook's `priority`, or the start's. Absent: 5. */
   priority?: number;
-  /** Set when the execution waits to be admitted (flow control): it starts `queued`. */
+  /** Set when the execution waits to be admitted (flow control): it starts `queued`, unless admitted at its start. */
   admission?: Admission;
 };
 
 /**
  * Why a new execution waits before its entry step: a concurrency limit's key (`limit` named, or
  * `@<path>` with `capacity` for a playbook's inline `limit: N`) and/or a debounce window of
- * `debounce.seconds` whose later starts with the same key replace its payload.
+ * `debounce.seconds` whose later starts with the same key replace its payload. `admitted`: its
+ * key had room at its start, which took the slot: it never waits (no `execution.admitted` comes).
  */
 export type Admission = {
   limit: string | null;
   key: string | null;
   capacity: number | null;
   debounce: { key: string; seconds: number } | null;
+  admitted?: true;
 };
 
 /** One run of a step body: the single run of a plain step, or one item of a loop. */

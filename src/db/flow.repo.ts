@@ -101,6 +101,30 @@ export async function deleteLimit(q: Queryable, name: string): Promise<{ deleted
   return { deleted: rows[0].deleted, inUse: rows[0].in_use };
 }
 
+/** A concurrency limit's key a start may be admitted on at once, and the inline limit's N (`capacity`). */
+export type AdmitKey = { limit: string; key: string; capacity: number | null };
+
+/**
+ * How many starts each key can admit at once (read before a start's fold): its free slots; 0 when
+ * an execution is queued on it (`queued`: those go first), its limit has a rate (tokens are the
+ * admitter's) or is not defined. The start's write takes the slots under the same conditions
+ * (migrations/0028) or fails, so a room read here that another writer took first is never overrun.
+ */
+export async function startRooms(q: Queryable, keys: readonly AdmitKey[]): Promise<{ limit: string; key: string; room: number; queued: boolean }[]> {
+  const { rows } = await q.query<{ limit: string; key: string; room: number; queued: boolean }>({
+    name: 'svc_start_rooms',
+    text: `SELECT x.name AS limit, x.key, q.queued,
+                  CASE WHEN l.rate_limit IS NOT NULL OR q.queued THEN 0
+                       ELSE GREATEST(0, COALESCE(CASE WHEN l.name IS NULL THEN x.capacity ELSE l.concurrency END, 0) - COALESCE(k.running, 0)) END AS room
+             FROM unnest($1::text[], $2::text[], $3::int[]) AS x(name, key, capacity)
+             LEFT JOIN core.flow_limit l ON l.name = x.name
+             LEFT JOIN core.flow_key k ON k.name = x.name AND k.key = x.key
+            CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = x.name AND a.limit_key = x.key AND a.admitted_at IS NULL) AS queued) q`,
+    values: [keys.map((k) => k.limit), keys.map((k) => k.key), keys.map((k) => k.capacity)],
+  });
+  return rows;
+}
+
 /** An execution the admitter admitted (or admitted before and whose admission was not routed): its debounced payload, if any. */
 export type Admitted = { execution_id: number; limit_name: string | null; args: Record<string, unknown> | null; queued_ms: number; again: boolean };
 
@@ -158,11 +182,12 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
 
 /**
  * When the admitter looks next, in one statement: `room`, the soonest a key with work waiting on
- * it gets a token back (ms from now, 0: it has room now; null: none waits on a rate), and
- * `debounce`, the earliest debounce window still open (ms from now; null: none).
+ * it gets a token back (ms from now, 0: it has room now; null: none waits on a rate),
+ * `debounce`, the earliest debounce window still open (ms from now; null: none), and `queued`,
+ * whether any execution waits to be admitted at all.
  */
-export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; debounce: number | null }> {
-  const { rows } = await q.query<{ room_ms: number | null; debounce_ms: number | null }>({
+export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; debounce: number | null; queued: boolean }> {
+  const { rows } = await q.query<{ room_ms: number | null; debounce_ms: number | null; queued: boolean }>({
     name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
            ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')}
@@ -173,11 +198,12 @@ export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | n
                     WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)) AS room_ms,
                   -- No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
-                     FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms`,
+                     FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
+                  EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL) AS queued`,
     values: [],
   });
   const r = rows[0];
-  return { room: r?.room_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms) };
+  return { room: r?.room_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms), queued: r?.queued ?? true };
 }
 
 /**

@@ -48,7 +48,7 @@ export type UnitCommand = {
 /**
  * An execution queued for admission (core.admission): by a concurrency limit's key (`capacity`
  * for an inline limit) and/or until `not_before` (a debounce window, whose later starts replace
- * `args`).
+ * `args`); or `admitted` at its start (its key had room: the write takes the slot or fails).
  */
 export type UnitAdmission = {
   execution_id: number;
@@ -59,6 +59,7 @@ export type UnitAdmission = {
   not_before: string | null;
   debounce_path: string | null;
   debounce_key: string | null;
+  admitted: boolean;
 };
 
 /** A command's new status; the write fails unless it still has the status and attempt it was read with. */
@@ -212,11 +213,13 @@ function unitWriteText(older: { ctes: string[]; update: string }): string {
          status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
   RETURNING ${COMMAND_COLUMNS}
 ), adm_new AS (
-  -- Its flow key's row is made, and an admitted one's slot given back when it goes, by triggers (migrations/0025).
-  INSERT INTO core.admission (execution_id, limit_name, limit_key, capacity, priority, not_before, debounce_path, debounce_key)
-  SELECT x.execution_id, x.limit_name, x.limit_key, x.capacity, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key
+  -- Its flow key's row is made, an admitted one's slot taken (or the write refused), and given back
+  -- when it goes, by triggers (migrations/0025, 0028).
+  INSERT INTO core.admission (execution_id, limit_name, limit_key, capacity, priority, not_before, debounce_path, debounce_key, admitted_at)
+  SELECT x.execution_id, x.limit_name, x.limit_key, x.capacity, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key,
+         CASE WHEN x.admitted THEN now() END
     FROM jsonb_to_recordset($${P.admissions}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
-         not_before timestamptz, debounce_path text, debounce_key text)
+         not_before timestamptz, debounce_path text, debounce_key text, admitted boolean)
 ), adm_end AS (
   DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque(P.admissionEnds, 'bigint[]')})
 ), log_in AS (

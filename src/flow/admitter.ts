@@ -4,16 +4,18 @@ import { EVENT } from '../../machines/event-types.ts';
 import type { CommandBus } from '../bus/command-bus.ts';
 import { admitQueued, nextAdmitterLook, type Admitted } from '../db/flow.repo.ts';
 import type { RoutedEvent } from '../protocol.ts';
-import type { WaitClock } from '../waits/wait-clock.ts';
+import { WaitClock } from '../waits/wait-clock.ts';
 import { clockedLoop } from '../periodic/clocked-loop.ts';
+import type { FlowClock } from './flow-clock.ts';
 
 // The admitter (DESIGN.md "Flow control"): every server runs one. A look admits what may run now
 // (src/db/flow.repo.ts admitQueued: one statement takes each key's room and counts it) and routes
 // `execution.admitted` to each admitted execution through routeEvents, ADMITS_PER_LOOK at most.
 // It sleeps until the soonest a debounce window closes or a rate-limited key with work waiting
 // gets a token back (waking claimers then: no one else knows a bucket refilled), at most
-// ADMITTER_MAX_SLEEP_MS; this server's routings that queue or end a queued execution nudge it
-// through its clock. An admission whose routing never happened (its server stopped) is found
+// ADMITTER_MAX_SLEEP_MS; this server's routings that queue an execution nudge it through its
+// clock, and those that end an admitted or queued one do while its last look left any queued (most
+// executions are admitted at their start: a look after each end would find nothing). An admission whose routing never happened (its server stopped) is found
 // again after STRAY_ADMISSION_MS and routed again; a second `execution.admitted` is moot.
 
 /** Longest sleep between looks. */
@@ -56,11 +58,23 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
   return { admitted, all };
 }
 
-/** Starts this server's admitter; `clock` carries nudges sooner than its sleep. */
-export function startAdmitter(deps: AdmitterDeps, clock: WaitClock): { stop(): Promise<void> } {
+/** Starts this server's admitter; `flow` carries nudges sooner than its sleep. */
+export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Promise<void> } {
   let roomBefore = false;
   let unrouted: Admitted[] = [];
-  return clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {
+  // Whether executions wait to be admitted, as of the last look (or since: one was queued here).
+  let queued = true;
+  const clock = new WaitClock();
+  flow.listen({
+    queued: (atMs) => {
+      queued = true;
+      clock.nudge(atMs);
+    },
+    freed: () => {
+      if (queued) clock.nudge(Date.now());
+    },
+  });
+  const loop = clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {
     let admitted: Admitted[];
     try {
       admitted = (await admitNow(deps, unrouted)).admitted;
@@ -73,7 +87,9 @@ export function startAdmitter(deps: AdmitterDeps, clock: WaitClock): { stop(): P
       throw err;
     }
     if (admitted.length >= ADMITS_PER_LOOK) return 0;
-    const { room, debounce } = await nextAdmitterLook(deps.db);
+    const next = await nextAdmitterLook(deps.db);
+    const { room, debounce } = next;
+    queued = next.queued;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
     // and take more as they report); then again only when a bucket refills.
     const roomNow = room !== null && room <= 0;
@@ -84,4 +100,10 @@ export function startAdmitter(deps: AdmitterDeps, clock: WaitClock): { stop(): P
     if (debounce !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, debounce));
     return sleepMs;
   });
+  return {
+    async stop() {
+      flow.listen(undefined);
+      await loop.stop();
+    },
+  };
 }

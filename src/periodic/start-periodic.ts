@@ -9,6 +9,7 @@ import { eventPartitionsSpec, keepEventPartitions } from '../partitions/event-pa
 import { startScheduler } from '../triggers/scheduler.ts';
 import { startTimekeeper } from '../waits/timekeeper.ts';
 import { WaitClock } from '../waits/wait-clock.ts';
+import { FlowClock } from '../flow/flow-clock.ts';
 import { startAdmitter, type AdmitterDeps } from '../flow/admitter.ts';
 import { startNatsSubscriptions, type NatsSubscriptionsDeps } from '../triggers/nats-subscriptions.ts';
 
@@ -36,7 +37,7 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   // Waits keep their own time too: the earliest wake-up, or sooner when this server writes one.
   jobs.push(startTimekeeper(deps, deps.waitClock ?? new WaitClock()));
   // Flow control's admissions keep their own time too: a debounce window's close, a bucket's refill.
-  jobs.push(startAdmitter(deps, deps.flowClock ?? new WaitClock()));
+  jobs.push(startAdmitter(deps, deps.flowClock ?? new FlowClock()));
   // NATS triggers: a durable consumer per trigger, read again on every registration, pause and resume.
   jobs.push(startNatsSubscriptions(deps));
   return async () => {

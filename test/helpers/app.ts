@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createKeyring } from '../../src/crypto/keyring.ts';
 import { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { HotSnapshots } from '../../actors/hot-snapshots.ts';
+import { KeyRooms } from '../../actors/key-rooms.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { Db } from '../../src/db/db.ts';
 import { startBatchProcessor } from '../../actors/batch-processor.ts';
@@ -15,6 +16,7 @@ import { createLogger } from '../../src/log.ts';
 import { startTimekeeper } from '../../src/waits/timekeeper.ts';
 import { startAdmitter } from '../../src/flow/admitter.ts';
 import { WaitClock } from '../../src/waits/wait-clock.ts';
+import { FlowClock } from '../../src/flow/flow-clock.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from './auth.ts';
 import { createMigratedDatabase } from './database.ts';
@@ -45,7 +47,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
   const workerToken = config.SVC_WORKER_TOKEN ?? TEST_WORKER_TOKEN;
   const log = createLogger(config.SVC_LOG_LEVEL, sink);
   const waitClock = new WaitClock();
-  const flowClock = new WaitClock();
+  const flowClock = new FlowClock();
   const deps: AppDeps = {
     config,
     db: t.db,
@@ -54,6 +56,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     keyring: createKeyring(randomBytes(32), []),
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
+    rooms: new KeyRooms(),
     bus: await createPostgresBus(t.db),
     workerToken,
     batchWake: new BatchWake(),
@@ -99,6 +102,7 @@ export async function startSecondServer(a: TestApp): Promise<{ url: string; deps
     metrics: createMetrics(),
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
+    rooms: new KeyRooms(),
     bus: await createPostgresBus(db),
     batchWake: new BatchWake(),
   };

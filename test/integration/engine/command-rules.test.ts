@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transition } from 'xstate';
 import type { EngineDeps } from '../../../actors/engine-deps.ts';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
+import { KeyRooms } from '../../../actors/key-rooms.ts';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { routeEvents } from '../../../actors/route-events.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
@@ -40,7 +41,7 @@ beforeAll(async () => {
   t = await createMigratedDatabase();
   const config = loadConfig({ SVC_DATABASE_URL: t.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
   const log = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
-  base = { db: t.db, cache: new PlaybookCache(), metrics: createMetrics(), log, config };
+  base = { db: t.db, cache: new PlaybookCache(), rooms: new KeyRooms(), metrics: createMetrics(), log, config };
   const parsed = parsePlaybook(YAML);
   if (!parsed.ok) throw new Error('playbook does not parse');
   await insertCatalogVersion(t.db, { path: PATH, kind: 'playbook', content: YAML, payload: parsed.playbook });

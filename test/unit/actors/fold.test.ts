@@ -29,7 +29,7 @@ describe('Fold', () => {
   });
 
   it('redone with the reads, starts the child in the same unit with the id read', () => {
-    const reads: Reads = { catalog: new Map([['tests/child', childRow]]), children: new Map(), ids: [500] };
+    const reads: Reads = { catalog: new Map([['tests/child', childRow]]), children: new Map(), ids: [500], room: new Map() };
     const fold = new Fold(cache, [], reads);
     startParent(fold);
     expect(fold.needs()).toBeUndefined();
@@ -42,7 +42,7 @@ describe('Fold', () => {
   });
 
   it('a path not in the catalog fails the step with the child result delivered in the fold', () => {
-    const reads: Reads = { catalog: new Map([['tests/child', null]]), children: new Map(), ids: [] };
+    const reads: Reads = { catalog: new Map([['tests/child', null]]), children: new Map(), ids: [], room: new Map() };
     const fold = new Fold(cache, [], reads);
     startParent(fold);
     expect(fold.needs()).toBeUndefined();
@@ -54,7 +54,7 @@ describe('Fold', () => {
 
   it('an event for an execution it does not hold is an unguarded append of its one write', () => {
     const lone = cache.compile(row(3, 'tests/lone', playbookOf([{ step: 'kid', tool: childTask('sub', 'tests/gone') }])));
-    const reads: Reads = { catalog: new Map([['tests/gone', null]]), children: new Map(), ids: [] };
+    const reads: Reads = { catalog: new Map([['tests/gone', null]]), children: new Map(), ids: [], room: new Map() };
     // A child whose parent is not held: its end reaches the parent's inbox.
     const fold = new Fold(cache, [], reads);
     fold.start({ compiled: lone, executionId: 11, workload: {}, args: {}, parent: { executionId: 99, rootExecutionId: 99, seq: 1 } });
@@ -66,7 +66,7 @@ describe('Fold', () => {
   });
 
   it('the write plan hands new commands to claimers without changing the fold rows', () => {
-    const reads: Reads = { catalog: new Map([['tests/child', childRow]]), children: new Map(), ids: [500] };
+    const reads: Reads = { catalog: new Map([['tests/child', childRow]]), children: new Map(), ids: [500], room: new Map() };
     const fold = new Fold(cache, [], reads);
     startParent(fold);
     const folded = fold.folded();
