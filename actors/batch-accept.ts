@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { acceptBatches, batchByKey, type AcceptedBatch, type AcceptInput, type AcceptOutcome } from '../src/db/batch-accept.repo.ts';
+import { acceptBatches, BATCH_KEY_CONSTRAINT, type AcceptedBatch, type AcceptInput, type AcceptOutcome, type AcceptResult } from '../src/db/batch-accept.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { BatchWake } from './batch-wake.ts';
@@ -141,7 +141,6 @@ export class BatchAcceptor {
         const max = this.#deps.config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE;
         return new ServiceError('queue_unavailable', { code: 'queue_unavailable', message: `the batch queue holds ${outcome.depth} batches, its limit (SVC_BATCH_ACCEPT_QUEUE_MAXSIZE=${max}); retry later` });
       }
-      if (outcome.kind === 'conflict') return new ServiceError('enqueue_error', { code: 'enqueue_error', message: 'a batch with this Idempotency-Key is being stored by another request; retry' });
       const duplicate = outcome.kind === 'duplicate' || leader !== pos;
       if (duplicate && outcome.batch.body_hash !== item.body_hash) {
         return new ServiceError('unprocessable', {
@@ -163,23 +162,23 @@ export class BatchAcceptor {
     const boundMs = this.#bounds.find((b) => b <= remaining);
     if (boundMs === undefined) throw new AckTimeout();
     const q = db.bounded(boundMs, ACCEPTS_IN_FLIGHT);
-    let done;
-    try {
-      done = await acceptBatches(q, inputs, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE);
-    } catch (err) {
-      // Cancelled by its statement_timeout: the deadline; nothing was committed.
-      if ((err as { code?: unknown }).code === '57014') throw new AckTimeout();
-      throw err;
+    let done: AcceptResult | undefined;
+    for (let attempt = 1; !done; attempt++) {
+      try {
+        done = await acceptBatches(q, inputs, config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE);
+      } catch (err) {
+        // Cancelled by its statement_timeout: the deadline; nothing was committed.
+        if ((err as { code?: unknown }).code === '57014') throw new AckTimeout();
+        // Another statement stored one of the keys meanwhile (nothing of this one was): sent
+        // again, that batch is found as stored and answered as a duplicate.
+        if (attempt < KEY_RACE_ATTEMPTS && isKeyRace(err) && performance.now() < deadline) continue;
+        throw err;
+      }
     }
     for (const m of done.markers) if (m.applied) snapshots.advance(m.execution_id, m.from_event_id, m.to_event_id);
     if (done.outcomes.some((o) => o.kind === 'accepted')) this.#deps.batchWake.wake();
     const out = new Map<number, AcceptOutcome | 'missing'>(inputs.map((i) => [i.pos, 'missing']));
-    for (const o of done.outcomes) {
-      // Another statement stored the same key while ours waited for it: that batch is the answer.
-      const input = o.kind === 'conflict' ? inputs.find((i) => i.pos === o.pos) : undefined;
-      const winner = input && (await batchByKey(q, input.key_scope, input.idempotency_key));
-      out.set(o.pos, winner ? { pos: o.pos, kind: 'duplicate', batch: winner } : o);
-    }
+    for (const o of done.outcomes) out.set(o.pos, o);
     return out;
   }
 
@@ -195,6 +194,14 @@ export class BatchAcceptor {
     this.#deps.log.error({ err: err instanceof Error ? err.message : String(err) }, 'batch accept failed');
     return new ServiceError('enqueue_error', { code: 'enqueue_error', message: 'the batch could not be stored; nothing was stored, retry' });
   }
+}
+
+/** Accept statements sent for one group when other statements keep storing its keys first. */
+const KEY_RACE_ATTEMPTS = 3;
+
+function isKeyRace(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === '23505' && e.constraint === BATCH_KEY_CONSTRAINT;
 }
 
 /** The transaction missed its deadline: it rolls back (or was never begun). */

@@ -1,11 +1,11 @@
 import { EVENT } from '../machines/event-types.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BATCH_MOVED_SQLSTATE,
   batchQueueDepth,
   claimBatches,
   endBatches,
-  markRouted,
+  itemRecords,
+  noteIssued,
   type BatchEnd,
   type ClaimedBatch,
   type IssuedCommand,
@@ -13,11 +13,11 @@ import {
 } from '../src/db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
 import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
-import { batchItemEvent } from './batch-item.ts';
 import type { BatchWake } from './batch-wake.ts';
 import type { EngineDeps } from './engine-deps.ts';
+import type { RoutedItem } from './fold.ts';
 import { routeEvents } from './route-events.ts';
-import type { EventResult, RoutedEvent } from '../src/protocol.ts';
+import type { ReportRefusalCode } from '../machines/error-codes.ts';
 import { newRouteProbe, type RouteProbe } from './route-probe.ts';
 
 export type BatchDeps = EngineDeps & { batchWake: BatchWake };
@@ -135,11 +135,13 @@ async function processExecutions(deps: BatchDeps, ids: number[], claimed?: Claim
 }
 
 /**
- * Routes the executions' claimed batches (`claimed`, or claimed again by id) in one routing
- * transaction (the same code as worker reports: fencing, one write) that also marks them routed
- * and names them on the commands they issued, then ends each with `batch.completed` (or
- * `batch.failed` when routing timed out or failed) and its measurements. Batches an earlier call
- * routed only get their record.
+ * Has the executions' claimed batches routed (`claimed`, or claimed again by id): their items wait
+ * at ids reserved in the logs, and any routing of an execution writes them there first
+ * (actors/fold.ts), so this is a wake-up of the executions, in a transaction (the same code as
+ * worker reports: fencing, one write) that also names the batches on the commands they issued.
+ * Then each batch ends with `batch.completed` (or `batch.failed` when routing timed out or failed)
+ * and its measurements. Batches another routing wrote (a report, a wake-up, an earlier call) only
+ * get their record.
  */
 async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBatch[]): Promise<void> {
   const t0 = performance.now();
@@ -147,22 +149,21 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
   const batches = claimed ?? (await claimBatches(deps.db, { executions: ids }, EVENTS_PER_EXECUTION_PER_CALL));
   const toRoute = batches.filter((b) => !b.routed);
   const probe = newRouteProbe();
-  let results: EventResult[] = [];
+  let items: readonly RoutedItem[] = [];
   if (toRoute.length) {
     try {
-      const events: RoutedEvent[] = toRoute.flatMap((b) => b.events.map((item, i) => batchItemEvent(b, item, b.event_ids[i])));
-      const out = await routeEvents(deps, events, {
+      const out = await routeEvents(deps, [], {
+        wake: [...new Set(toRoute.map((b) => b.execution_id))],
         timeoutMs: Math.max(1, timeoutMs - (performance.now() - t0)),
         probe,
-        beforeCommit: async (q) => {
+        beforeCommit: async (q, _results, routed) => {
           if (performance.now() - t0 > timeoutMs) throw new ProcessingTimeout();
-          await markRouted(q, toRoute.map((b) => b.batch_id), issuedBy(toRoute, probe));
+          await noteIssued(q, issuedBy(routed));
         },
       });
-      results = out.results;
+      items = out.items;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      if (code === BATCH_MOVED_SQLSTATE) return; // another processor took them over; it ends them
       if (isDatabaseUnavailable(err)) throw err;
       if (ids.length > 1) throw new SplitUp();
       const failure: BatchFailureCode = err instanceof ProcessingTimeout || code === '57014' ? 'processing_timeout' : 'processing_error';
@@ -171,35 +172,47 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
       return;
     }
   }
-  await completeBatches(deps, batches, results, probe, t0, toRoute);
+  await completeBatches(deps, batches, items, probe, t0);
 }
 
-/** The commands the routing issued, each with the batch whose event issued it (`batches` routed in order). */
-function issuedBy(batches: ClaimedBatch[], probe: RouteProbe): IssuedCommand[] {
-  const batchOfEvent = batches.flatMap((b) => b.events.map(() => b.batch_id));
-  return probe.issued.map((c) => ({ execution_id: c.execution_id, seq: c.seq, batch_id: batchOfEvent[c.event] }));
+/** The commands the routing of batch items issued, each with the batch of the item that issued it. */
+function issuedBy(items: readonly RoutedItem[]): IssuedCommand[] {
+  return items.flatMap((i) => i.issued.map((c) => ({ execution_id: c.execution_id, seq: c.seq, batch_id: i.batchId })));
 }
 
-/** Ends the routed batches with `batch.completed`; `routedNow` are those whose events are `results`, in order. */
-async function completeBatches(deps: BatchDeps, batches: ClaimedBatch[], results: EventResult[], probe: RouteProbe, t0: number, routedNow: ClaimedBatch[] = []): Promise<void> {
+/** What became of a batch's items: refused ones (why), the ids of the routed ones, the commands they issued. */
+type Outcome = { refused: { batch_event_id: number; error: ReportRefusalCode | string; detail: string }[]; routed: number[]; commands: number; actionable: boolean; byThisCall: boolean };
+
+/**
+ * Ends the routed batches with `batch.completed`: from the items this call routed (`items`), or,
+ * for batches another routing wrote, from their records in the log.
+ */
+async function completeBatches(deps: BatchDeps, batches: ClaimedBatch[], items: readonly RoutedItem[], probe: RouteProbe, t0: number): Promise<void> {
   if (!batches.length) return;
-  const offsets = new Map<number, number>();
-  let at = 0;
-  for (const b of routedNow) {
-    offsets.set(b.batch_id, at);
-    at += b.events.length;
+  const outcomes = new Map<number, Outcome>();
+  for (const i of items) {
+    const o = outcomes.get(i.batchId) ?? { refused: [], routed: [], commands: 0, actionable: false, byThisCall: true };
+    if (i.result.event_id === null) o.refused.push({ batch_event_id: i.eventId, error: i.result.error, detail: i.result.detail });
+    else o.routed.push(i.eventId);
+    o.commands += i.issued.length;
+    o.actionable ||= i.running && i.accepted;
+    outcomes.set(i.batchId, o);
+  }
+  const elsewhere = batches.filter((b) => !outcomes.has(b.batch_id));
+  for (const r of await itemRecords(deps.db, elsewhere)) {
+    const o = outcomes.get(r.batch_id) ?? { refused: [], routed: [], commands: 0, actionable: false, byThisCall: false };
+    if (r.refused) o.refused.push({ batch_event_id: r.event_id, ...r.refused });
+    else o.routed.push(r.event_id);
+    o.commands = r.commands;
+    outcomes.set(r.batch_id, o);
   }
   const processingMs = performance.now() - t0;
   const ends: BatchEnd[] = batches.map((b) => {
-    const from = offsets.get(b.batch_id);
+    const o = outcomes.get(b.batch_id) ?? { refused: [], routed: [], commands: 0, actionable: false, byThisCall: false };
     const n = b.event_ids.length;
-    const mine = from === undefined ? [] : results.slice(from, from + n);
-    const commands = from === undefined ? 0 : sum(probe.commands_by_event.slice(from, from + n));
-    const actionable = from !== undefined && probe.actionable_by_event.slice(from, from + n).some(Boolean);
-    const refused = mine.flatMap((r, i) => (r.event_id === null ? [{ batch_event_id: b.event_ids[i], error: r.error, detail: r.detail }] : []));
-    const routed = mine.filter((r) => r.event_id !== null).map((r) => r.event_id as number);
-    const timings = { processing_ms: roundMs(processingMs), ...measured(probe), actionable_event: actionable, commands_generated: commands };
-    const refusedText = refused.length ? `, ${refused.length} refused (${[...new Set(refused.map((r) => r.error))].join(', ')})` : '';
+    const routed = o.routed;
+    const timings = { processing_ms: roundMs(processingMs), ...measured(probe), actionable_event: o.actionable, commands_generated: o.commands };
+    const refusedText = o.refused.length ? `, ${o.refused.length} refused (${[...new Set(o.refused.map((r) => r.error))].join(', ')})` : '';
     return {
       batch_id: b.batch_id,
       execution_id: b.execution_id,
@@ -212,15 +225,17 @@ async function completeBatches(deps: BatchDeps, batches: ClaimedBatch[], results
         routed: routed.length,
         first_event_id: routed.length ? Math.min(...routed) : null,
         last_event_id: routed.length ? Math.max(...routed) : null,
-        refused,
+        refused: o.refused,
         batches_in_call: batches.length,
-        // Routed by an earlier call whose processor stopped before this record: its measurements are lost.
-        ...(from === undefined ? { recovered: true } : {}),
+        // Written by another routing (a report or wake-up of the execution, this processor's for an
+        // earlier batch, or an earlier call whose processor stopped before this record): its
+        // measurements are not this call's.
+        ...(o.byThisCall ? {} : { recovered: true }),
       },
       result: { context: timings },
       error: null,
-      commands_generated: commands,
-      message: from === undefined ? `${n} events routed (by an earlier attempt)` : `${routed.length} events routed${refusedText}; ${commands} commands issued`,
+      commands_generated: o.commands,
+      message: o.byThisCall ? `${routed.length} events routed${refusedText}; ${o.commands} commands issued` : `${routed.length} events routed (by another routing of the execution)${refusedText}`,
     };
   });
   advance(deps, await endBatches(deps.db, 'complete', ends));
@@ -230,8 +245,8 @@ async function failBatches(deps: BatchDeps, batches: ClaimedBatch[], code: Batch
   const timeoutS = deps.config.SVC_BATCH_PROCESSING_TIMEOUT_SECONDS;
   const message =
     code === 'processing_timeout'
-      ? `processing did not finish within ${timeoutS} s (SVC_BATCH_PROCESSING_TIMEOUT_SECONDS); no event of the batch was routed`
-      : 'processing failed (the server log has the details); no event of the batch was routed';
+      ? `processing did not finish within ${timeoutS} s (SVC_BATCH_PROCESSING_TIMEOUT_SECONDS); no event of the batch was routed (the log records each as refused)`
+      : 'processing failed (the server log has the details); no event of the batch was routed (the log records each as refused)';
   if (code === 'processing_error') deps.log.error({ err: errorText(err), batches: batches.map((b) => b.request_id) }, 'batch processing failed');
   const ends: BatchEnd[] = batches.map((b) => ({
     batch_id: b.batch_id,
@@ -277,5 +292,4 @@ function measured(p: RouteProbe) {
   };
 }
 
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));

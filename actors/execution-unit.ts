@@ -144,7 +144,7 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
   const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], run.startKeys?.() ?? [], deps.rooms, also);
   const hydrateMs = run.timed ? performance.now() - t0 : 0;
-  const fold = new Fold(deps.cache, unit.executions, reads);
+  const fold = new Fold(deps.cache, unit.executions, reads, unit.commands);
   const value = run.fold(fold, unit.commands);
   const needs = fold.needs();
   if (needs) throw new Lacking(needs);

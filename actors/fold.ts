@@ -5,17 +5,18 @@ import { DEFAULT_PRIORITY } from '../machines/flow-key.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { executionStatusOf } from '../machines/execution/step-phase.ts';
 import type { ChildPlaybook } from '../src/db/execution.repo.ts';
-import type { CommandRow } from '../src/db/command.repo.ts';
-import type { ExecutionStatus } from '../src/db/execution.repo.ts';
+import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import type { EventRow, ExecutionStatus } from '../src/db/execution.repo.ts';
 import type { UnitCommand, UnitCommandUpdate, UnitIdempotencyKey } from '../src/db/unit-write.ts';
 import { asObject } from '../src/objects.ts';
-import type { EventInput } from '../src/protocol.ts';
+import type { EventInput, EventResult, RoutedEvent } from '../src/protocol.ts';
 import { effectRows } from './effect-rows.ts';
-import { replay, type Hydrated } from './hydrate.ts';
+import { replay, type Hydrated, type ReservedItem } from './hydrate.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { roomKey } from './key-rooms.ts';
 import { hasNeeds, noNeeds, type Needs, type Reads } from './prefetch.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
+import { routeReport } from './route-report.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitEvent, UnitRows } from './unit-types.ts';
 
@@ -24,6 +25,20 @@ type Held = { -readonly [K in keyof Subject]: Subject[K] };
 const statusOf = (s: Snapshot): ExecutionStatus => executionStatusOf(s);
 
 const effectsOf = (actions: { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
+
+/**
+ * A batch item the fold routed at the id reserved for it (`eventId`): what became of it, whether
+ * it was taken (`accepted`) by a running execution (`running`), and the commands folding it issued.
+ */
+export type RoutedItem = {
+  readonly executionId: number;
+  readonly batchId: number;
+  readonly eventId: number;
+  readonly result: EventResult;
+  readonly accepted: boolean;
+  readonly running: boolean;
+  readonly issued: readonly { execution_id: number; seq: number }[];
+};
 
 /** Everything a finished fold decided, for the write step and for publishing after commit. */
 export type Folded = {
@@ -54,13 +69,20 @@ export class Fold {
   readonly #host: EffectHost;
   /** Starts each concurrency key can still admit at once in this fold (read before it). */
   readonly #room: Map<string, number>;
+  readonly #items: RoutedItem[] = [];
   #idsTaken = 0;
+  /** While inboxes are applied: events sent to held executions wait (see the constructor). */
+  #inboxes = true;
 
   /**
    * Holds every hydrated execution, then applies their inbox events (with effects): all are held
    * first, so an effect addressed to one of them is delivered here, not appended behind its row.
+   * The inbox is, in id order, the events appended by other transactions and the batch items at
+   * their reserved ids, routed with a report's verdicts (`commands`: the rows they name). Events
+   * effects send to held executions are delivered once every inbox is applied: after the ids
+   * each execution's log already held, so the fold order stays the id order.
    */
-  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads) {
+  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads, commands: ReadonlyMap<number, CommandRow> = new Map()) {
     this.#cache = cache;
     this.#host = this.#hostFor(reads);
     this.#room = new Map(reads.room);
@@ -81,21 +103,26 @@ export class Fold {
       });
     }
     for (const x of hydrated) {
-      if (!x.inbox.length) continue;
+      if (!x.inbox.length && !x.reserved.length) continue;
       const h = this.#held.get(x.row.execution_id)!;
-      // Inbox: events appended by other transactions (a child's result, a batch, a cancel).
-      for (const ev of x.inbox) {
-        h.dirty = true;
+      h.dirty = true;
+      // Inbox: events appended by other transactions (a child's result, a cancel) and batch items.
+      for (const entry of inboxInIdOrder(x.inbox, x.reserved)) {
+        if ('batchId' in entry) {
+          this.#routeItem(entry, commands);
+          continue;
+        }
         if (!h.snapshot) {
-          h.snapshot = replay(h.compiled.machine, [ev]);
+          h.snapshot = replay(h.compiled.machine, [entry]);
           continue;
         }
         if (!isLiveExecutionStatus(h.status)) continue;
-        const mev = toMachineEvent(ev);
+        const mev = toMachineEvent(entry);
         if (mev) effectRows(this.#host, h, this.#transition(h, mev));
       }
-      this.#drain();
     }
+    this.#inboxes = false;
+    this.#drain();
   }
 
   /** Creates and starts a new execution in this fold; returns its id. */
@@ -105,9 +132,12 @@ export class Fold {
     return req.executionId;
   }
 
-  /** Appends an event to a held execution and folds it; returns its event_id. */
-  apply(executionId: number, event: EventInput, command?: CommandRow): number {
-    const id = this.#apply(executionId, command ? { ...event, context: { ...asObject(event.context), seq: command.seq } } : event);
+  /**
+   * Appends an event to a held execution and folds it; returns its event_id: the next one, or
+   * `at`, an id reserved for it (a batch item's).
+   */
+  apply(executionId: number, event: EventInput, command?: CommandRow, at?: number): number {
+    const id = this.#apply(executionId, command ? { ...event, context: { ...asObject(event.context), seq: command.seq } } : event, at);
     this.#drain();
     return id;
   }
@@ -115,6 +145,21 @@ export class Fold {
   /** The report moves this command (a compare-and-set on what was read, in the write). */
   updateCommand(update: UnitCommandUpdate): void {
     this.#commandUpdates.set(update.command_id, update);
+  }
+
+  /** A command's status now: as read, or as a report folded here moved it. */
+  commandStatus(cmd: CommandRow): CommandStatus {
+    return this.#commandUpdates.get(cmd.command_id)?.status ?? cmd.status;
+  }
+
+  /** The commands reports folded here move. */
+  commandUpdates(): Iterable<UnitCommandUpdate> {
+    return this.#commandUpdates.values();
+  }
+
+  /** The batch items routed at their reserved ids, in id order per execution. */
+  routedItems(): readonly RoutedItem[] {
+    return this.#items;
   }
 
   /** The write must fail if a newer version of these catalog heads (taken from memory) exists. */
@@ -222,10 +267,20 @@ export class Fold {
     return { ...a, admitted: true };
   }
 
-  #apply(executionId: number, event: EventInput): number {
+  /** Routes a batch item at its reserved id; its effects' events go after the ids the log held. */
+  #routeItem(item: ReservedItem, commands: ReadonlyMap<number, CommandRow>): void {
+    const ev: RoutedEvent = item.event;
+    const issuedBefore = this.commandsIssued;
+    const running = this.statusOf(ev.execution_id) === 'running';
+    const { result, accepted } = routeReport(this, commands, ev, item.eventId);
+    const issued = this.issuedSince(issuedBefore).map((c) => ({ execution_id: c.execution_id, seq: c.seq }));
+    this.#items.push({ executionId: ev.execution_id, batchId: item.batchId, eventId: item.eventId, result, accepted, running, issued });
+  }
+
+  #apply(executionId: number, event: EventInput, at?: number): number {
     const h = this.#held.get(executionId);
     if (!h) throw new Error(`execution ${executionId} is not held by this unit`);
-    const row = this.#push(h, event);
+    const row = this.#push(h, event, at);
     if (!h.snapshot || !isLiveExecutionStatus(h.status)) return row.event_id; // terminal fast path: stored, nothing else changes
     const mev = toMachineEvent(row);
     if (mev) {
@@ -239,6 +294,7 @@ export class Fold {
 
   /** Applies the events effects queued for held executions (a child's result to its parent, cancels), in order. */
   #drain(): void {
+    if (this.#inboxes) return;
     for (let next = this.#queue.shift(); next; next = this.#queue.shift()) this.#apply(next.executionId, next.event);
   }
 
@@ -250,10 +306,12 @@ export class Fold {
     return effectsOf(actions);
   }
 
-  #push(h: Held, e: EventInput): UnitEvent {
+  /** Appends an event: at the next id, or at `at`, reserved for it earlier (not counted again). */
+  #push(h: Held, e: EventInput, at?: number): UnitEvent {
     const row: UnitEvent = {
       execution_id: h.id,
-      event_id: ++h.lastEventId,
+      event_id: at ?? ++h.lastEventId,
+      reserved: at !== undefined,
       catalog_id: h.row.catalog_id,
       event_type: e.event_type,
       status: h.status,
@@ -292,4 +350,10 @@ export class Fold {
     if (h !== s) throw new Error(`execution ${s.id} is not held by this fold`);
     return h;
   }
+}
+
+/** An execution's inbox, events in the log and reserved batch items together, in id order. */
+function inboxInIdOrder(logged: readonly EventRow[], reserved: readonly ReservedItem[]): (EventRow | ReservedItem)[] {
+  const idOf = (e: EventRow | ReservedItem) => ('batchId' in e ? e.eventId : e.event_id);
+  return [...logged, ...reserved].sort((a, b) => idOf(a) - idOf(b));
 }

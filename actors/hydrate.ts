@@ -5,9 +5,11 @@ import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine }
 import type { ExecutionContext } from '../machines/execution/types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { EventRow, ExecutionRow } from '../src/db/execution.repo.ts';
-import { readUnit, type ReadExecution } from '../src/db/unit-read.ts';
+import { readUnit, type ReadExecution, type ReservedBatch } from '../src/db/unit-read.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { asObject } from '../src/objects.ts';
+import type { RoutedEvent } from '../src/protocol.ts';
+import { batchItemEvent } from './batch-item.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { pureInitialTransition, pureReplay } from './pure-transition.ts';
@@ -16,10 +18,14 @@ import { toMachineEvent } from './to-machine-event.ts';
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 type LogEvent = Pick<EventRow, 'event_type' | 'context' | 'result' | 'error'>;
 
+/** A batch item waiting at the id reserved for it when its batch was accepted: routed as a report, written at that id. */
+export type ReservedItem = { readonly eventId: number; readonly batchId: number; readonly event: RoutedEvent };
+
 /**
  * A locked (or from-memory) execution with the state its applied events fold to, and the inbox
- * events past them that the fold must still apply with effects. `snapshot` is null for a finished
- * execution: late events take the fast path.
+ * events past them that the fold must still apply with effects: those in the log, and the batch
+ * items at ids reserved for them (`reserved`; the fold routes them, in id order with the others).
+ * `snapshot` is null for a finished execution: late events take the fast path.
  */
 export type Hydrated = {
   readonly row: ExecutionRow;
@@ -28,6 +34,7 @@ export type Hydrated = {
   /** The last event the stored snapshot holds (0: none usable). */
   readonly snapshotEventId: number;
   readonly inbox: readonly EventRow[];
+  readonly reserved: readonly ReservedItem[];
 };
 
 /** What a unit holds: its executions hydrated, the reported commands' rows, and what was read for them. */
@@ -58,7 +65,7 @@ export async function hydrate(
       toRead.push(id);
       continue;
     }
-    out.push({ row, compiled: await cache.get(q, row.catalog_id), snapshot: snapshots.get(id, row.last_event_id)!, snapshotEventId: row.snapshot_event_id, inbox: [] });
+    out.push({ row, compiled: await cache.get(q, row.catalog_id), snapshot: snapshots.get(id, row.last_event_id)!, snapshotEventId: row.snapshot_event_id, inbox: [], reserved: [] });
   }
   const commandsToRead: number[] = [];
   for (const id of commandIds) {
@@ -69,6 +76,10 @@ export async function hydrate(
   const read = await readUnit(q, toRead, commandsToRead, snapshots.versions(toRead), EXECUTION_MACHINE_VERSION);
   for (const c of read.commands) commands.set(c.command_id, c);
   for (const row of read.executions) out.push(await fromRow(q, cache, snapshots, row));
+  // Commands named by reserved batch items are read too (a second read, only while a batch waits):
+  // the fold gives those items a report's verdicts.
+  const itemCommands = out.flatMap((h) => h.reserved.flatMap((r) => (r.event.command_id ? [r.event.command_id] : [])));
+  if (itemCommands.length) for (const c of (await readUnit(q, [], itemCommands, new Map(), EXECUTION_MACHINE_VERSION)).commands) commands.set(c.command_id, c);
   const found = new Set(out.map((h) => h.row.execution_id));
   return {
     executions: out.sort((a, b) => a.row.execution_id - b.row.execution_id),
@@ -79,17 +90,23 @@ export async function hydrate(
 }
 
 async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots, r: ReadExecution): Promise<Hydrated> {
-  const { events, ...row } = r;
+  const { events, reserved: batches, ...row } = r;
   const compiled = await cache.get(q, row.catalog_id);
-  if (!isLiveExecutionStatus(row.status)) return { row, compiled, snapshot: null, snapshotEventId: row.snapshot_event_id, inbox: [] };
+  const reserved = reservedItems(row, batches);
+  if (!isLiveExecutionStatus(row.status)) return { row, compiled, snapshot: null, snapshotEventId: row.snapshot_event_id, inbox: [], reserved };
   const hot = snapshots.get(row.execution_id, row.last_event_id);
-  if (hot) return { row, compiled, snapshot: hot, snapshotEventId: row.snapshot_event_id, inbox: [] };
+  if (hot) return { row, compiled, snapshot: hot, snapshotEventId: row.snapshot_event_id, inbox: [], reserved };
   const machine = compiled.machine;
   const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
   const snapshotEventId = stored ? row.snapshot_event_id : 0;
   // Events the machine already applied: their effects happened, so they are folded without them.
   const snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, events.filter((e) => e.event_id <= row.applied_event_id));
-  return { row, compiled, snapshot, snapshotEventId, inbox: events.filter((e) => e.event_id > row.applied_event_id) };
+  return { row, compiled, snapshot, snapshotEventId, inbox: events.filter((e) => e.event_id > row.applied_event_id), reserved };
+}
+
+/** The items of an execution's batches not routed yet, each as the report it routes and the id reserved for it. */
+function reservedItems(row: ExecutionRow, batches: readonly ReservedBatch[]): ReservedItem[] {
+  return batches.flatMap((b) => (b.events ?? []).map((item, i) => ({ eventId: Number(b.event_ids[i]), batchId: Number(b.batch_id), event: batchItemEvent({ execution_id: row.execution_id, worker_id: b.worker_id }, item, Number(b.event_ids[i])) })));
 }
 
 /** Folds events from the start (`execution.started` first); null when the log has no start yet. */

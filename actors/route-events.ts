@@ -1,18 +1,13 @@
-import { COMMAND_RULES } from '../machines/command-rules.ts';
-import { EVENT } from '../machines/event-types.ts';
-import { isLiveExecutionStatus } from '../machines/statuses.ts';
-import { CODE } from '../machines/error-codes.ts';
-import { reportVerdict } from '../machines/report-verdict.ts';
-import type { ClaimPolicy, CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { Claimer, UnitIdempotencyKey } from '../src/db/unit-write.ts';
-import { asObject } from '../src/objects.ts';
 import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runUnit } from './execution-unit.ts';
-import type { Fold, Folded } from './fold.ts';
+import type { Fold, Folded, RoutedItem } from './fold.ts';
 import { observeFlowClaims, publish, publishFlow, publishWaits } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
+import { routeReport } from './route-report.ts';
 
 /**
  * `claims`: workers that want their next commands from this routing (claim-ahead), in order;
@@ -27,13 +22,14 @@ export type RouteOptions = {
   claims?: Claimer[];
   claimPolicy?: ClaimPolicy | null;
   timeoutMs?: number;
-  beforeCommit?: (q: Queryable, results: readonly EventResult[]) => Promise<void>;
+  beforeCommit?: (q: Queryable, results: readonly EventResult[], items: readonly RoutedItem[]) => Promise<void>;
   /** An idempotency key written by the routing's own statement, made from its results (null: none). */
   idempotencyKey?: (results: readonly EventResult[]) => UnitIdempotencyKey | null;
   probe?: RouteProbe;
 };
 
-export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
+/** `items`: the batch items the routing wrote at their reserved ids (actors/fold.ts). */
+export type RouteResult = { results: EventResult[]; commands_generated: number; claimed: CommandRow[]; items: readonly RoutedItem[] };
 
 /**
  * Routes events to their executions, then routes executions that got inbox events (children's
@@ -45,7 +41,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   const probe = opts.probe;
   const wake = new Set(opts.wake ?? []);
   const before = opts.beforeCommit;
-  const tx = opts.timeoutMs !== undefined || before ? { timeoutMs: opts.timeoutMs, beforeCommit: before && ((q: Queryable, v: { results: EventResult[] }) => before(q, v.results)) } : undefined;
+  const tx = opts.timeoutMs !== undefined || before ? { timeoutMs: opts.timeoutMs, beforeCommit: before && ((q: Queryable, v: { results: EventResult[]; items: readonly RoutedItem[] }) => before(q, v.results, v.items)) } : undefined;
   const done = await runUnit(deps, {
     executionIds: [...new Set([...events.map((e) => e.execution_id), ...wake])],
     commandIds: [...new Set(events.flatMap((e) => (e.command_id ? [e.command_id] : [])))],
@@ -54,7 +50,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
       const routed = foldRouted(fold, commands, events, probe);
       const key = opts.idempotencyKey?.(routed.results);
       if (key) fold.keepIdempotencyKey(key);
-      return routed;
+      return { ...routed, moved: movedCommands(fold, commands), items: fold.routedItems() };
     },
     claims: opts.claims,
     claimPolicy: opts.claimPolicy,
@@ -97,7 +93,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
     }
   }
   if (probe) probe.issue_commands_ms = performance.now() - committed;
-  return { results: done.value.results, commands_generated: commandsGenerated, claimed: done.claimed };
+  return { results: done.value.results, commands_generated: commandsGenerated, claimed: done.claimed, items: done.value.items };
 }
 
 /** After commit: the commands this routing moved or handed out, as now stored. */
@@ -107,9 +103,8 @@ function rememberCommands(deps: EngineDeps, moved: readonly CommandRow[], claime
   for (const c of claimed) hot.set(c);
 }
 
-/** Folds the routed events in order (synchronously: the command machine's verdicts, then the execution's transition); returns their results and the commands they moved. */
-function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, events: RoutedEvent[], probe: RouteProbe | undefined): { results: EventResult[]; moved: CommandRow[] } {
-  const statusNow = new Map<number, CommandStatus>();
+/** Folds the routed events in order (synchronously: the command machine's verdicts, then the execution's transition); returns their results. */
+function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, events: RoutedEvent[], probe: RouteProbe | undefined): { results: EventResult[] } {
   const results: EventResult[] = [];
   if (probe) {
     // A unit routed again starts the lists afresh.
@@ -122,99 +117,23 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
       // What folding this event issued, and whether it reached a running machine.
       const issuedBefore = fold.commandsIssued;
       const running = fold.statusOf(ev.execution_id) === 'running';
-      const accepted = routeOne(ev);
+      const r = routeReport(fold, commands, ev);
+      results.push(r.result);
       const issued = fold.issuedSince(issuedBefore);
       probe.commands_by_event[i] = issued.length;
-      probe.actionable_by_event[i] = running && accepted;
+      probe.actionable_by_event[i] = running && r.accepted;
       for (const c of issued) probe.issued.push({ execution_id: c.execution_id, seq: c.seq, event: i });
-    } else routeOne(ev);
+    } else results.push(routeReport(fold, commands, ev).result);
   }
-  const moved = [...statusNow].flatMap(([id, status]) => {
-    const c = commands.get(id);
-    return c ? [{ ...c, status }] : [];
-  });
-  return { results, moved };
-
-  /** Folds one event; true when it was accepted (not refused, not late). */
-  function routeOne(ev: RoutedEvent): boolean {
-    const moot = mootControl(fold, ev);
-    if (moot) {
-      // Decided against the state it was read with (a wait another event ended first, a resume of
-      // a running execution): not appended, so the log holds each wake-up, signal and pause once.
-      results.push({ event_id: null, error: CODE.not_waiting, detail: moot });
-      return false;
-    }
-    if (!ev.command_id) {
-      results.push({ event_id: fold.apply(ev.execution_id, ev) });
-      return true;
-    }
-    const cmd = commands.get(ev.command_id);
-    if (!cmd || cmd.execution_id !== ev.execution_id) {
-      results.push({ event_id: null, error: CODE.unknown_command, detail: `command ${ev.command_id} does not belong to execution ${ev.execution_id}` });
-      return false;
-    }
-    const current = statusNow.get(cmd.command_id) ?? cmd.status;
-    const verdict = reportVerdict({ ...cmd, status: current }, ev.event_type, { attempt: ev.attempt, workerId: ev.worker_id });
-    if (verdict.kind === 'refused') {
-      if (verdict.code === 'stale_claim') {
-        // Recorded as a refusal (the log shows every attempt that ran), never as the event it
-        // reported: a command completes once in the log. It folds into nothing.
-        fold.apply(ev.execution_id, {
-          event_type: EVENT.commandRefused,
-          step: ev.step ?? cmd.step,
-          command_id: cmd.command_id,
-          worker_id: ev.worker_id,
-          context: { ...asObject(ev.context), reported: ev.event_type, refused: verdict.code, seq: cmd.seq, attempt: ev.attempt ?? null, command_attempt: cmd.attempt },
-          result: ev.result,
-          error: ev.error,
-        });
-      }
-      results.push({ event_id: null, error: verdict.code, detail: verdict.message });
-      return false;
-    }
-    if (verdict.kind === 'late') {
-      // Late report for a finished or cancelled command: kept in the log, folded into nothing. It
-      // records its own attempt; the command's may be a later claim's (`command_attempt`).
-      const context = { ...(ev.context as object), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
-      results.push({ event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }) });
-      return false;
-    }
-    if (current === COMMAND_RULES.claim.to) {
-      // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
-      fold.apply(ev.execution_id, {
-        event_type: EVENT.commandClaimed,
-        step: cmd.step,
-        command_id: cmd.command_id,
-        worker_id: cmd.worker_id,
-        context: { seq: cmd.seq, attempt: cmd.attempt, worker_id: cmd.worker_id, claimed_at: cmd.claimed_at?.toISOString() ?? null },
-      });
-    }
-    const next = verdict.status;
-    statusNow.set(cmd.command_id, next);
-    fold.updateCommand({ command_id: cmd.command_id, status: next, expected_status: cmd.status, expected_attempt: cmd.attempt });
-    results.push({ event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd) });
-    return true;
-  }
+  return { results };
 }
 
-const WAIT_ENDING: ReadonlySet<string> = new Set([EVENT.timerFired, EVENT.waitTimedOut, EVENT.signalReceived]);
-
-/**
- * Why an engine or operator event no longer applies to its execution as now held, or undefined
- * when it does: a timer, timeout or signal for a wait that is over, a pause of a paused (or
- * ended) execution, a resume of one not paused.
- */
-function mootControl(fold: Fold, ev: RoutedEvent): string | undefined {
-  const status = fold.statusOf(ev.execution_id);
-  if (ev.event_type === EVENT.executionPaused) return status === 'running' ? undefined : `execution ${ev.execution_id} is ${status}`;
-  if (ev.event_type === EVENT.executionResumed) return status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}, not paused`;
-  // Admitted twice (an admission routed again after its server stopped): the second is moot.
-  if (ev.event_type === EVENT.executionAdmitted) return status === 'queued' ? undefined : `execution ${ev.execution_id} is ${status}, not queued`;
-  if (!WAIT_ENDING.has(ev.event_type)) return undefined;
-  const seq = asObject(ev.context).seq;
-  // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).
-  if (ev.event_type === EVENT.signalReceived && seq === null) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
-  return typeof seq === 'number' && fold.pendingOf(ev.execution_id, seq)?.kind === 'wait' ? undefined : `execution ${ev.execution_id} no longer waits under seq ${String(seq)}`;
+/** The commands the fold moved (reports, batch items), as its write stores them. */
+function movedCommands(fold: Fold, commands: ReadonlyMap<number, CommandRow>): CommandRow[] {
+  return [...fold.commandUpdates()].flatMap((u) => {
+    const c = commands.get(u.command_id);
+    return c ? [{ ...c, status: u.status }] : [];
+  });
 }
 
 /** The write statement's share of a probe: the parts it carried report its time. */

@@ -13,8 +13,11 @@ import type { Needs, Reads } from './prefetch.ts';
 
 export type Snapshot = SnapshotFrom<ExecutionMachine>;
 
-/** An event the fold appended, with the id it takes; `issued_seq` links a `command.issued` event to the command inserted with it. */
-export type UnitEvent = EventRow & { issued_seq?: number | null };
+/**
+ * An event the fold appended, with the id it takes (`reserved`: an id reserved for it earlier, a
+ * batch item's); `issued_seq` links a `command.issued` event to the command inserted with it.
+ */
+export type UnitEvent = EventRow & { issued_seq?: number | null; reserved?: boolean };
 
 export type StartRequest = {
   compiled: CompiledPlaybook;

@@ -98,10 +98,12 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     published.push(h.snapshot && isLiveExecutionStatus(h.status) ? { executionId: h.id, lastEventId: h.lastEventId, snapshot: h.snapshot, snapshotEventId } : { executionId: h.id, gone: true });
   }
   const readAt = new Map(folded.held.map((h) => [h.id, h.readLastEventId]));
-  const events: LogEvent[] = folded.rows.events.map(({ event_id, catalog_id: _catalog, issued_seq, ...e }) => ({
+  // A batch item goes at the id reserved for it (not counted in `n`); the others follow the log.
+  const events: LogEvent[] = folded.rows.events.map(({ event_id, catalog_id: _catalog, issued_seq, reserved, ...e }) => ({
     ...e,
-    ord: event_id - (readAt.get(e.execution_id) ?? 0),
+    ord: reserved ? 0 : event_id - (readAt.get(e.execution_id) ?? 0),
     issued_seq: issued_seq ?? null,
+    event_id: reserved ? event_id : null,
   }));
   // Inbox events for executions outside the unit go after whatever their logs hold (unguarded).
   const inboxCount = new Map<number, number>();

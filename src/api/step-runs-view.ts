@@ -60,9 +60,9 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.command_id = num(ctx.command_id) ?? r.command_id;
         break;
       case EVENT.commandClaimed: {
-        // Recorded with the claim's first report, so it moves the run to `claimed` only when the
-        // run is not past that already (as a record read after the run's events would find it); a
-        // later claim, after a reclaim, starts again from `claimed`.
+        // Recorded with the claim's first report: after that report's events when they came in a
+        // batch (reserved ids), so it moves the run to `claimed` only when it is not past that
+        // already (a later claim, after a reclaim, starts again from `claimed`).
         const claimedAt = text(ctx.claimed_at) ?? e.created_at ?? null;
         const later = claimedAt !== null && (r.started_at === null || claimedAt > r.started_at);
         if (r.finished_at === null && (r.status === 'pending' || later)) r.status = 'claimed';

@@ -5,9 +5,6 @@ import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import type { Queryable } from './queryable.ts';
 
 
-/** SQLSTATE raised when a batch has moved on since a processor took it (another one routed or failed it). */
-export const BATCH_MOVED_SQLSTATE = 'SVC02';
-
 /** GET /api/events/batch/{request_id}/status: the request as stored. */
 export type BatchStatusRow = {
   request_id: string;
@@ -20,7 +17,7 @@ export type BatchStatusRow = {
   updated_at: Date;
 };
 
-/** A batch a processor took: its items, and whether an earlier attempt already routed them. */
+/** A batch a processor took: its items, and whether a routing already wrote them at their reserved ids. */
 export type ClaimedBatch = {
   batch_id: number;
   request_id: string;
@@ -45,6 +42,10 @@ export async function batchQueueDepth(q: Queryable): Promise<number> {
   const { rows } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.batch_request WHERE state IN (${BATCH_PENDING_SQL})`);
   return rows[0].n;
 }
+
+// Whether batch `b`'s items are in its execution's log: all are written by one routing, each at
+// its reserved id, so the first one tells (a batch holds at least one item).
+const ROUTED_SQL = `EXISTS (SELECT 1 FROM core.event v WHERE v.execution_id = b.execution_id AND v.event_id = b.event_ids[1])`;
 
 // The claim's two picks of executions (`pick` CTEs, each a column `execution_id`): the next heads
 // free to take, or executions named by the caller (it holds them already: a retry, a split call).
@@ -75,7 +76,7 @@ function claimStatement(pick: string): string {
 UPDATE core.batch_request b SET state = 'processing', attempts = b.attempts + 1, updated_at = now()
   FROM pending p
  WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < $1) AND b.state IN (${statesAllowing('claim').map((s) => `'${s}'`).join(', ')})
-RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, b.routed_at IS NOT NULL AS routed`;
+RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, ${ROUTED_SQL} AS routed`;
 }
 const CLAIM_NEXT = claimStatement(PICK_NEXT);
 const CLAIM_NAMED = claimStatement(PICK_NAMED);
@@ -103,29 +104,51 @@ export async function claimBatches(
 export type IssuedCommand = { execution_id: number; seq: number; batch_id: number };
 
 /**
- * Inside the routing transaction, just before its commit: marks the batches routed and writes on
- * each command they issued which batch it was (a claim then reads it from the row: the first-claim
- * metric). If any batch was routed or failed by someone else since it was claimed, raises
- * BATCH_MOVED_SQLSTATE, and the routing rolls back.
+ * Inside the routing transaction that wrote batches' items, just before its commit: writes on
+ * each command they issued which batch it was (a claim then reads it from the row: the
+ * first-claim metric).
  */
-export async function markRouted(q: Queryable, batchIds: number[], issued: IssuedCommand[]): Promise<void> {
-  // Named: prepared once per connection (it runs in every routing transaction of a batch).
+export async function noteIssued(q: Queryable, issued: IssuedCommand[]): Promise<void> {
+  if (!issued.length) return;
+  // Named: prepared once per connection (it runs in most routing transactions of a batch).
   await q.query({
-    name: 'svc_batch_mark_routed',
-    text: `WITH marked AS (
-       UPDATE core.batch_request SET routed_at = now(), updated_at = now()
-        WHERE batch_id = ANY($1::bigint[]) AND routed_at IS NULL AND state = ANY($2::text[])
-       RETURNING batch_id
-     ), issued AS (
-       UPDATE core.command c SET issued_by_batch = x.batch_id
-         FROM jsonb_to_recordset($4::jsonb) AS x(execution_id bigint, seq int, batch_id bigint)
-        WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY($5::bigint[])
-     )
-     SELECT core.svc_batch_moved('batch routed or failed elsewhere') WHERE (SELECT count(*) FROM marked) <> $3`,
-    // $5, the executions of $4: with it the command rows are reached by their key, not by a walk of
-    // the whole index (the generic plan cannot know how few rows $4 holds).
-    values: [batchIds, statesAllowing('complete'), batchIds.length, JSON.stringify(issued), [...new Set(issued.map((c) => c.execution_id))]],
+    name: 'svc_batch_note_issued',
+    text: `UPDATE core.command c SET issued_by_batch = x.batch_id
+              FROM jsonb_to_recordset($1::jsonb) AS x(execution_id bigint, seq int, batch_id bigint)
+             WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY($2::bigint[])`,
+    // $2, the executions of $1: with it the command rows are reached by their key, not by a walk of
+    // the whole index (the generic plan cannot know how few rows $1 holds).
+    values: [JSON.stringify(issued), [...new Set(issued.map((c) => c.execution_id))]],
   });
+}
+
+/** What a batch item's record in the log says: routed under its id, or refused (`refused`: why); `commands`: those its batch issued. */
+export type ItemRecord = { batch_id: number; event_id: number; refused: { error: string; detail: string } | null; commands: number };
+
+/**
+ * The records at the ids of batches routed by another routing (a report, a wake-up, an earlier
+ * processor), for their `batch.completed`: which items were refused, and the commands named as
+ * the batch's (noteIssued: by a processor's routing; a report's routing names none).
+ */
+export async function itemRecords(q: Queryable, batches: { batch_id: number; execution_id: number; event_ids: number[] }[]): Promise<ItemRecord[]> {
+  if (!batches.length) return [];
+  const { rows } = await q.query<{ batch_id: string; event_id: string; event_type: string; refused: string | null; detail: string | null; commands: number }>({
+    name: 'svc_batch_item_records',
+    text: `SELECT x.batch_id, v.event_id, v.event_type, v.context->>'refused' AS refused, v.context->>'detail' AS detail, n.commands
+       FROM jsonb_to_recordset($1::jsonb) AS x(batch_id bigint, execution_id bigint, event_ids bigint[])
+       JOIN core.event v ON v.execution_id = x.execution_id AND v.event_id = ANY(x.event_ids)
+      CROSS JOIN LATERAL (SELECT count(*)::int AS commands FROM core.command c
+                           WHERE c.execution_id = x.execution_id AND c.issued_by_batch = x.batch_id AND c.execution_id = ANY($2::bigint[])) n
+      WHERE v.execution_id = ANY($2::bigint[])
+      ORDER BY v.execution_id, v.event_id`,
+    values: [JSON.stringify(batches), [...new Set(batches.map((b) => b.execution_id))]],
+  });
+  return rows.map((r) => ({
+    batch_id: Number(r.batch_id),
+    event_id: Number(r.event_id),
+    refused: r.event_type === EVENT.commandRefused ? { error: r.refused ?? 'refused', detail: r.detail ?? '' } : null,
+    commands: Number(r.commands),
+  }));
 }
 
 /** How a batch ended: its record in the execution's log and the request's final state. */
@@ -149,9 +172,11 @@ export type RecordAppend = { execution_id: number; from_event_id: number; to_eve
 /**
  * Ends batches in one statement, all completed or all failed (`event`): each request moves to its
  * final state (completed only once routed, failed only if never routed; ones that moved on
- * otherwise are left alone) and its record is appended to its execution's log. The records fold
- * to nothing, so when the execution had no events waiting to be applied they count as applied at
- * once. Returns the log advances.
+ * otherwise are left alone) and its record is appended to its execution's log. A failed batch's
+ * reserved ids get a `command.refused` record per item, naming the failure, so the log keeps no
+ * gap (a routing that wrote them meanwhile makes this statement fail: it is tried again, and then
+ * finds the batch routed). The records fold to nothing, so when the execution had no events
+ * waiting to be applied they count as applied at once. Returns the log advances.
  */
 export async function endBatches(q: Queryable, event: 'complete' | 'fail', ends: BatchEnd[]): Promise<RecordAppend[]> {
   if (!ends.length) return [];
@@ -168,18 +193,28 @@ WITH x AS (
 ), upd AS (
   UPDATE core.batch_request b
      SET state = x.state, error_code = x.error->>'code', message = x.message, commands_generated = x.commands_generated,
-         events = CASE WHEN x.state = 'completed' THEN NULL ELSE b.events END, updated_at = now()
+         events = CASE WHEN x.state = 'completed' THEN NULL ELSE b.events END, updated_at = now(),
+         routed_at = CASE WHEN x.state = 'completed' THEN COALESCE(b.routed_at, now()) ELSE b.routed_at END
     FROM x
-   WHERE b.batch_id = x.batch_id AND b.batch_id = ANY($4::bigint[]) AND b.state = ANY($2::text[]) AND (b.routed_at IS NOT NULL) = (x.state = 'completed')
+   WHERE b.batch_id = x.batch_id AND b.batch_id = ANY($4::bigint[]) AND b.state = ANY($2::text[]) AND ${ROUTED_SQL} = (x.state = 'completed')
      AND (SELECT count(*) FROM lk) >= 0
-  RETURNING b.batch_id
+  RETURNING b.batch_id, b.worker_id, b.event_ids, b.events
 ), per AS (
   SELECT x.execution_id, count(*)::int AS n FROM x JOIN upd ON upd.batch_id = x.batch_id GROUP BY x.execution_id
 ), ${eventLogCtes({
   appends: recordAppends('per'),
   events: `(SELECT x.execution_id, (row_number() OVER (PARTITION BY x.execution_id ORDER BY x.ord))::int AS ord, x.event_type, NULL::text AS status,
-            NULL::text AS step, NULL::bigint AS command_id, x.worker_id, x.context, x.result, x.error, NULL::int AS issued_seq
-              FROM x JOIN upd ON upd.batch_id = x.batch_id)`,
+            NULL::text AS step, NULL::bigint AS command_id, x.worker_id, x.context, x.result, x.error, NULL::int AS issued_seq, NULL::bigint AS event_id
+              FROM x JOIN upd ON upd.batch_id = x.batch_id
+            UNION ALL
+            SELECT x.execution_id, 0, '${EVENT.commandRefused}', NULL, i.item->>'step', NULL, upd.worker_id,
+                   CASE WHEN jsonb_typeof(i.item->'context') = 'object' THEN i.item->'context' ELSE '{}'::jsonb END
+                     || jsonb_build_object('reported', i.item->>'event_type', 'refused', x.error->>'code', 'detail', x.message,
+                                           'command_id', i.item->'command_id', 'attempt', i.item->'attempt', 'batch_event_id', upd.event_ids[i.n]),
+                   i.item->'result', i.item->'error', NULL, upd.event_ids[i.n]
+              FROM x JOIN upd ON upd.batch_id = x.batch_id
+             CROSS JOIN LATERAL jsonb_array_elements(upd.events) WITH ORDINALITY AS i(item, n)
+             WHERE x.state = 'failed')`,
   ids: '$3::bigint[]',
 }).join(', ')}
 SELECT execution_id, from_event_id, to_event_id, applied FROM log_bump`,

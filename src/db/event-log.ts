@@ -18,15 +18,21 @@ const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
  * optimistic writer's check; the caller counts `log_bump` rows with `guarded` to fail the
  * statement) or unguarded (an inbox event for an execution outside the unit, a record: it goes
  * after whatever is there). `applied`: `all` (the writer folded every event: applied follows
- * last), `keep` (inbox events: left to the target's next routing) or `caught_up` (records that
- * fold to nothing: applied when nothing else was waiting). With `proj` the row's projection
- * (status, progress, result, error, snapshot) is set too.
+ * last), `keep` (inbox events: left to the target's next routing), `caught_up` (records that
+ * fold to nothing: applied when nothing else was waiting) or `marker` (a batch's acceptance: its
+ * first id is a marker that folds to nothing, applied when nothing else was waiting; the rest are
+ * ids reserved for items routed later). With `proj` the row's projection (status, progress,
+ * result, error, snapshot) is set too.
+ *
+ * An event with an explicit `event_id` takes that id: one reserved by an earlier append (a batch
+ * item routed later, src/db/batch-accept.repo.ts). `n` counts only the events without one (and,
+ * for a reservation, the reserved ids).
  */
 export type LogAppend = {
   execution_id: number;
   expected: number | null;
   n: number;
-  applied: 'all' | 'keep' | 'caught_up';
+  applied: 'all' | 'keep' | 'caught_up' | 'marker';
   proj: boolean;
   status: string | null;
   progress: number | null;
@@ -45,6 +51,8 @@ export type LogEvent = Pick<EventRow, 'execution_id' | 'event_type' | 'step' | '
   status: ExecutionStatus | null;
   /** A `command.issued` event: the id of the command the statement inserts with this seq is joined in. */
   issued_seq: number | null;
+  /** Set: the id reserved for it (`ord` is then ignored and the event is not counted in `n`). */
+  event_id?: number | null;
 };
 
 /** Columns of a relation of appends (a jsonb_to_recordset or a CTE of the caller's). */
@@ -53,7 +61,7 @@ export const LOG_APPEND_COLUMNS = `execution_id bigint, expected bigint, n int, 
 
 /** Columns of a relation of events. */
 export const LOG_EVENT_COLUMNS = `execution_id bigint, ord int, event_type text, status text, step text, command_id bigint, worker_id text,
-  context jsonb, result jsonb, error jsonb, issued_seq int`;
+  context jsonb, result jsonb, error jsonb, issued_seq int, event_id bigint`;
 
 /**
  * Relations an append reads: `appends` and `events` (relations with the columns above), `ids` (a
@@ -83,6 +91,7 @@ export function eventLogCtes(s: LogSources): string[] {
      SET last_event_id = e.last_event_id + x.n,
          applied_event_id = CASE x.applied WHEN 'all' THEN e.last_event_id + x.n
                                  WHEN 'caught_up' THEN CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + x.n ELSE e.applied_event_id END
+                                 WHEN 'marker' THEN CASE WHEN e.applied_event_id = e.last_event_id THEN e.applied_event_id + 1 ELSE e.applied_event_id END
                                  ELSE e.applied_event_id END,
          status = CASE WHEN x.proj THEN x.status ELSE e.status END,
          progress = CASE WHEN x.proj THEN x.progress ELSE e.progress END,
@@ -99,7 +108,7 @@ export function eventLogCtes(s: LogSources): string[] {
             e.applied_event_id = e.last_event_id AS applied, x.expected IS NOT NULL AS guarded)`,
     `log_ev AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error)
-  SELECT v.execution_id, b.from_event_id + v.ord, b.catalog_id, v.event_type,
+  SELECT v.execution_id, COALESCE(v.event_id, b.from_event_id + v.ord), b.catalog_id, v.event_type,
          COALESCE(v.status, CASE WHEN v.event_type = '${EVENT.executionCancelled}' AND b.status IN ${LIVE} THEN 'cancelled' ELSE b.status END),
          v.step, ${commandId}, v.worker_id, ${context}, v.result, v.error
     FROM ${s.events} v
@@ -110,10 +119,11 @@ export function eventLogCtes(s: LogSources): string[] {
 
 /**
  * A relation of appends for records that fold to nothing (batch.accepted, .completed, .failed)
- * from a relation `(execution_id, n)`: unguarded, counted as applied when nothing else waited.
+ * from a relation `(execution_id, n)`: unguarded, counted as applied when nothing else waited
+ * (`marker`: only the first, the others being ids reserved for a batch's items).
  */
-export function recordAppends(per: string): string {
-  return `(SELECT execution_id, NULL::bigint AS expected, n, 'caught_up'::text AS applied, false AS proj, NULL::text AS status,
+export function recordAppends(per: string, applied: 'caught_up' | 'marker' = 'caught_up'): string {
+  return `(SELECT execution_id, NULL::bigint AS expected, n, '${applied}'::text AS applied, false AS proj, NULL::text AS status,
           NULL::numeric AS progress, NULL::jsonb AS result, NULL::jsonb AS error, NULL::jsonb AS snapshot, NULL::int AS machine_version,
           NULL::bigint AS snapshot_event_id FROM ${per})`;
 }

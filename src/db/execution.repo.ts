@@ -3,7 +3,9 @@ import { LIVE_EXECUTION_STATUSES, type ExecutionStatus } from '../../machines/st
 import { claimableSql, claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
+import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 
+const MAX_BIGINT = '9223372036854775807';
 
 import { sqlList } from './sql-list.ts';
 
@@ -57,12 +59,20 @@ export async function getExecution(q: Queryable, id: number): Promise<ExecutionR
   return rows[0];
 }
 
-/** Events of one execution with event_id > after, in order. */
+/**
+ * Events of one execution with event_id > after, in order, up to the first id not written yet: a
+ * batch's items take ids reserved when it was accepted, written when it is routed, and a reader
+ * that follows the log (since_event_id) must not pass them by.
+ */
 export async function loadEventsAfter(q: Queryable, executionId: number, after: number, limit = 1_000_000): Promise<EventRow[]> {
   const { rows } = await q.query<EventRow>(
     `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error,
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
-       FROM core.event WHERE execution_id = $1 AND event_id > $2 ORDER BY event_id LIMIT $3`,
+       FROM core.event WHERE execution_id = $1 AND event_id > $2
+        AND event_id < COALESCE((SELECT min(b.event_ids[1]) FROM core.batch_request b
+                                  WHERE b.execution_id = $1 AND b.state IN (${BATCH_PENDING_SQL})
+                                    AND NOT EXISTS (SELECT 1 FROM core.event v WHERE v.execution_id = $1 AND v.event_id = b.event_ids[1])), ${MAX_BIGINT})
+      ORDER BY event_id LIMIT $3`,
     [executionId, after, limit],
   );
   return rows;

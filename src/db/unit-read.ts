@@ -3,12 +3,19 @@ import { commandOfJson, type CommandJson, type CommandRow } from './command.repo
 import type { EventRow, ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import { sqlList } from './sql-list.ts';
 
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
-/** An execution as hydration reads it: its row, and for a running one the events past the snapshot it can use. */
-export type ReadExecution = ExecutionRow & { events: EventRow[] };
+/** The items of an accepted batch not routed yet, with the ids reserved for them in its execution's log. */
+export type ReservedBatch = { batch_id: number; worker_id: string | null; event_ids: number[]; events: unknown[] };
+
+/**
+ * An execution as hydration reads it: its row, for a running one the events past the snapshot it
+ * can use, and the batches whose items wait at reserved ids (whatever its status).
+ */
+export type ReadExecution = ExecutionRow & { events: EventRow[]; reserved: ReservedBatch[] };
 
 const READ_UNIT = {
   name: 'svc_read_unit',
@@ -21,7 +28,14 @@ const READ_UNIT = {
            (SELECT coalesce(jsonb_agg(v ORDER BY v.event_id), '[]') FROM core.event v
              WHERE v.execution_id = e.execution_id AND v.event_id <= e.last_event_id
                AND v.event_id > CASE WHEN e.snapshot IS NOT NULL AND e.machine_version = $3 THEN e.snapshot_event_id ELSE 0 END)
-         ELSE '[]' END AS events
+         ELSE '[]' END AS events,
+         -- Looked for only when something waits (reserved ids are past applied_event_id until routed).
+         CASE WHEN e.applied_event_id < e.last_event_id THEN
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('batch_id', b.batch_id, 'worker_id', b.worker_id, 'event_ids', b.event_ids, 'events', b.events)
+                                      ORDER BY b.batch_id), '[]')
+              FROM core.batch_request b
+             WHERE b.execution_id = e.execution_id AND b.state IN (${BATCH_PENDING_SQL}) AND b.event_ids[1] > e.applied_event_id)
+         ELSE '[]' END AS reserved
     FROM core.execution e
     CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM unnest($4::bigint[], $5::bigint[]) AS c(id, last)
                                         WHERE c.id = e.execution_id AND c.last = e.last_event_id) AS hot) h
@@ -36,7 +50,9 @@ type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date 
  * What hydration reads of the executions and commands it does not hold in memory, in ONE
  * statement and without locks (the write's guard on `last_event_id` stands for them): each
  * execution's row with, when running, its stored snapshot (when of `machineVersion`) and the
- * events after it up to `last_event_id`; and the reported commands' rows (without their input).
+ * events after it up to `last_event_id`, and the accepted batches whose items are not routed yet
+ * (their ids lie between `applied_event_id` and `last_event_id`, so nothing routes past them);
+ * and the reported commands' rows (without their input).
  * `hot` maps ids to the `last_event_id` of a snapshot held in memory: a row still there sends
  * neither snapshot nor events.
  */

@@ -33,8 +33,8 @@ export type TestApp = {
   close(): Promise<void>;
 };
 
-/** A real app on its own fresh database, listening on 127.0.0.1 port 0, with batch processors (as `svc server`); SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
-export async function startTestApp(env: Record<string, string> = {}, opts: { batchPollIntervalMs?: number } = {}): Promise<TestApp> {
+/** A real app on its own fresh database, listening on 127.0.0.1 port 0, with batch processors (as `svc server`, unless `opts.batchProcessors` is false); SVC_AUTH=none and TEST_WORKER_TOKEN unless `env` says otherwise. */
+export async function startTestApp(env: Record<string, string> = {}, opts: { batchPollIntervalMs?: number; batchProcessors?: boolean } = {}): Promise<TestApp> {
   const t = await createMigratedDatabase();
   const logs: string[] = [];
   const sink = new Writable({
@@ -63,7 +63,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     waitClock,
     flowClock,
   };
-  const stopBatches = await startBatchProcessor(deps, { pollIntervalMs: opts.batchPollIntervalMs });
+  // Without processors (`batchProcessors: false`) accepted batches wait until a test starts some.
+  const stopBatches = opts.batchProcessors === false ? async () => {} : await startBatchProcessor(deps, { pollIntervalMs: opts.batchPollIntervalMs });
   // Waiting steps need their timekeeper, as `svc server` runs it (src/periodic/start-periodic.ts).
   const timekeeper = startTimekeeper(deps, waitClock);
   // So do queued executions their admitter (src/flow/admitter.ts).

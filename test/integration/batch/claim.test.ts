@@ -29,8 +29,8 @@ beforeEach(async () => {
 const insertBatch = async (c: Queryable, execution: number, events = 1): Promise<number> => {
   const { rows } = await c.query<{ batch_id: string }>(
     `INSERT INTO core.batch_request (request_id, execution_id, key_scope, idempotency_key, body_hash, events, event_ids, queue_depth)
-     SELECT $1::uuid, $2, 'test', $1::text, 'h', jsonb_agg('{"event_type": "call.done"}'::jsonb), array_agg(nextval('core.batch_event_id_seq')), 1
-       FROM generate_series(1, $3::int)
+     SELECT $1::uuid, $2, 'test', $1::text, 'h', jsonb_agg('{"event_type": "call.done"}'::jsonb), array_agg(g::bigint), 1
+       FROM generate_series(1, $3::int) AS g
      RETURNING batch_id`,
     [randomUUID(), execution, events],
   );

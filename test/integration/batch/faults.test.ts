@@ -159,7 +159,14 @@ describe('processing', () => {
     const record = events.find((e) => e.event_type === 'batch.failed')!;
     expect(record.error).toMatchObject({ code: 'processing_timeout' });
     expect(record.context.request_id).toBe(failed.request_id);
-    expect(events.filter((e) => e.context?.batch_event_id)).toEqual([]);
+    // Its ids hold refusals naming the failure (the log keeps no gap), nothing routed.
+    const items = events.filter((e) => e.context?.batch_event_id);
+    expect(items.map((e) => e.event_id)).toEqual(items.map((e) => e.context.batch_event_id));
+    expect(items.map((e) => [e.event_type, e.context.refused, e.context.reported])).toEqual([
+      ['command.refused', 'processing_timeout', 'command.started'],
+      ['command.refused', 'processing_timeout', 'call.done'],
+      ['command.refused', 'processing_timeout', 'command.completed'],
+    ]);
     expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
     const row = await s.db.query('SELECT status FROM core.command WHERE command_id = $1', [cmd.command_id]);
     expect(row.rows[0].status).toBe('CLAIMED');

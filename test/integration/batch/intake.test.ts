@@ -96,11 +96,14 @@ describe('POST /api/events/batch', () => {
     expect(s).toMatchObject({ request_id: r.body.request_id, execution_id: id, state: 'completed', error_code: null, commands_generated: 1 });
     const events = await ex.events(id);
     const types = events.map((e) => e.event_type);
-    // The marker, the claim, the three reported events, the step change and the next command, the record.
-    expect(types.slice(3)).toEqual(['batch.accepted', 'command.claimed', 'command.started', 'call.done', 'command.completed', 'step.exit', 'step.enter', 'command.issued', 'batch.completed']);
+    // The marker and the three reported events at the ids the 202 gave them; then what folding
+    // them appended after those ids: the claim (recorded with its first report), the step change
+    // and the next command; the record.
+    expect(types.slice(3)).toEqual(['batch.accepted', 'command.started', 'call.done', 'command.completed', 'command.claimed', 'step.exit', 'step.enter', 'command.issued', 'batch.completed']);
     expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
-    // Each routed event names the batch item it came from.
-    expect(events.filter((e) => e.context?.batch_event_id).map((e) => e.context.batch_event_id)).toEqual(r.body.event_ids);
+    expect(r.body.event_ids).toEqual([5, 6, 7]);
+    // Each routed event is stored under its item's id, and names it.
+    expect(events.filter((e) => e.context?.batch_event_id).map((e) => [e.event_id, e.context.batch_event_id])).toEqual(r.body.event_ids.map((i: number) => [i, i]));
     const next = await db.query(`SELECT step, status FROM core.command WHERE execution_id = $1 ORDER BY seq`, [id]);
     expect(next.rows).toEqual([{ step: 's1', status: 'COMPLETED' }, { step: 's2', status: 'PENDING' }]);
   });

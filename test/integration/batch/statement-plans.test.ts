@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptBatches } from '../../../src/db/batch-accept.repo.ts';
-import { claimBatches, endBatches, markRouted } from '../../../src/db/batch.repo.ts';
+import { claimBatches, endBatches, itemRecords, noteIssued } from '../../../src/db/batch.repo.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
 import type { Db } from '../../../src/db/db.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
@@ -124,10 +124,13 @@ describe('batch statements reach rows by key in their generic plans', () => {
     expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request', 'execution'])).toEqual([]);
   });
 
-  it("marking a call's batches routed, and naming them on the commands they issued", async () => {
-    const r = recorder();
-    await markRouted(r.q, [1, 2, 3], [{ execution_id: 10, seq: 2, batch_id: 1 }]);
-    expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request', 'command'])).toEqual([]);
+  it('naming batches on the commands they issued, and reading the records at their ids', async () => {
+    const named = recorder();
+    await noteIssued(named.q, [{ execution_id: 10, seq: 2, batch_id: 1 }]);
+    expect(wholeTableReads(await genericPlan(named.sent()), ['command'])).toEqual([]);
+    const records = recorder();
+    await itemRecords(records.q, [{ batch_id: 1, execution_id: 10, event_ids: [4, 5] }]);
+    expect(wholeTableReads(await genericPlan(records.sent()), ['event', 'command'])).toEqual([]);
   });
 
   it('a claim: the heads of unfinished batches (their partial index), and the batches of executions by key', async () => {

@@ -9,7 +9,8 @@ const ev = (event_type: string, context: Record<string, unknown>, created_at: st
 });
 
 describe('the runs of a step', () => {
-  it('a claim record read after the events of its run leaves the run completed', () => {
+  it('a claim recorded after its batch-reported events leaves the run completed', () => {
+    // A batch's items take ids reserved at acceptance; command.claimed comes with the routing's effects, after them.
     const runs = stepRunsView(
       [
         ev(EVENT.commandIssued, { seq: 1, command_id: 7 }, '2026-01-01T00:00:00.000Z'),

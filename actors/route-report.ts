@@ -1,0 +1,106 @@
+import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { CODE, type ReportRefusalCode } from '../machines/error-codes.ts';
+import { EVENT } from '../machines/event-types.ts';
+import { reportVerdict } from '../machines/report-verdict.ts';
+import { isLiveExecutionStatus } from '../machines/statuses.ts';
+import type { PendingCommand } from '../machines/execution/types.ts';
+import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
+import type { ExecutionStatus } from '../src/db/execution.repo.ts';
+import type { UnitCommandUpdate } from '../src/db/unit-write.ts';
+import { asObject } from '../src/objects.ts';
+import type { EventInput, EventResult, RoutedEvent } from '../src/protocol.ts';
+
+/** What routing a report needs of the fold it goes into (actors/fold.ts, which also routes batch items with it). */
+export interface ReportFold {
+  apply(executionId: number, event: EventInput, command?: CommandRow, at?: number): number;
+  updateCommand(update: UnitCommandUpdate): void;
+  commandStatus(cmd: CommandRow): CommandStatus;
+  statusOf(executionId: number): ExecutionStatus | undefined;
+  pendingOf(executionId: number, seq: number): PendingCommand | undefined;
+}
+
+/** What routing made of an event, and whether it was taken (not refused, not late): it may move its execution. */
+export type Routed = { result: EventResult; accepted: boolean };
+
+/**
+ * Folds one reported (or engine, operator) event into `fold` with the routing's verdicts: the
+ * command machine's (fencing, late reports), and whether a wake-up or pause still applies. The
+ * result says the id it got, or why it was not routed.
+ *
+ * `at`: the id reserved for it (a batch item, src/db/batch-accept.repo.ts). Exactly one record
+ * is then written there, whatever the verdict: the event, or a `command.refused` record naming
+ * why, so the log keeps no gap. A claim recorded with it (`command.claimed`) goes after the ids
+ * the log held, as do the effects of folding it.
+ */
+export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, CommandRow>, ev: RoutedEvent, at?: number): Routed {
+  const refuse = (error: ReportRefusalCode, detail: string, cmd?: CommandRow): Routed => {
+    if (at !== undefined || (error === 'stale_claim' && cmd)) {
+      // Recorded as a refusal (the log shows every attempt that ran, and a batch item its
+      // reserved id), never as the event it reported: a command completes once in the log. It
+      // folds into nothing.
+      fold.apply(
+        ev.execution_id,
+        {
+          event_type: EVENT.commandRefused,
+          step: ev.step ?? cmd?.step ?? null,
+          command_id: cmd?.command_id ?? null,
+          worker_id: ev.worker_id,
+          context: { ...asObject(ev.context), reported: ev.event_type, refused: error, detail, ...(cmd ? { seq: cmd.seq, attempt: ev.attempt ?? null, command_attempt: cmd.attempt } : { command_id: ev.command_id ?? null }) },
+          result: ev.result,
+          error: ev.error,
+        },
+        undefined,
+        at,
+      );
+    }
+    return { result: { event_id: null, error, detail }, accepted: false };
+  };
+  const moot = mootControl(fold, ev);
+  // Decided against the state it was read with (a wait another event ended first, a resume of a
+  // running execution): not appended, so the log holds each wake-up, signal and pause once.
+  if (moot) return refuse(CODE.not_waiting, moot);
+  if (!ev.command_id) return { result: { event_id: fold.apply(ev.execution_id, ev, undefined, at) }, accepted: true };
+  const cmd = commands.get(ev.command_id);
+  if (!cmd || cmd.execution_id !== ev.execution_id) return refuse(CODE.unknown_command, `command ${ev.command_id} does not belong to execution ${ev.execution_id}`);
+  const current = fold.commandStatus(cmd);
+  const verdict = reportVerdict({ ...cmd, status: current }, ev.event_type, { attempt: ev.attempt, workerId: ev.worker_id });
+  if (verdict.kind === 'refused') return refuse(verdict.code, verdict.message, cmd);
+  if (verdict.kind === 'late') {
+    // Late report for a finished or cancelled command: kept in the log, folded into nothing. It
+    // records its own attempt; the command's may be a later claim's (`command_attempt`).
+    const context = { ...asObject(ev.context), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
+    return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }, undefined, at) }, accepted: false };
+  }
+  if (current === COMMAND_RULES.claim.to) {
+    // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
+    fold.apply(ev.execution_id, {
+      event_type: EVENT.commandClaimed,
+      step: cmd.step,
+      command_id: cmd.command_id,
+      worker_id: cmd.worker_id,
+      context: { seq: cmd.seq, attempt: cmd.attempt, worker_id: cmd.worker_id, claimed_at: cmd.claimed_at?.toISOString() ?? null },
+    });
+  }
+  fold.updateCommand({ command_id: cmd.command_id, status: verdict.status, expected_status: cmd.status, expected_attempt: cmd.attempt });
+  return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd, at) }, accepted: true };
+}
+
+const WAIT_ENDING: ReadonlySet<string> = new Set([EVENT.timerFired, EVENT.waitTimedOut, EVENT.signalReceived]);
+
+/**
+ * Why an engine or operator event no longer applies to its execution as now held, or undefined
+ * when it does: a timer, timeout or signal for a wait that is over, a pause of a paused (or
+ * ended) execution, a resume of one not paused.
+ */
+function mootControl(fold: ReportFold, ev: RoutedEvent): string | undefined {
+  const status = fold.statusOf(ev.execution_id);
+  if (ev.event_type === EVENT.executionPaused) return status === 'running' ? undefined : `execution ${ev.execution_id} is ${status}`;
+  if (ev.event_type === EVENT.executionResumed) return status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}, not paused`;
+  // Admitted twice (an admission routed again after its server stopped): the second is moot.
+  if (ev.event_type === EVENT.executionAdmitted) return status === 'queued' ? undefined : `execution ${ev.execution_id} is ${status}, not queued`;
+  if (!WAIT_ENDING.has(ev.event_type)) return undefined;
+  const seq = asObject(ev.context).seq;
+  // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).
+  if (ev.event_type === EVENT.signalReceived && seq === null) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
+  return typeof seq === 'number' && fold.pendingOf(ev.execution_id, seq)?.kind === 'wait' ? undefined : `execution ${ev.execution_id} no longer waits under seq ${String(seq)}`;
+}
