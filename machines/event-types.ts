@@ -71,7 +71,7 @@ const INFO = {
   [EVENT.callError]: { writers: ['worker'], folds: false, meaning: 'one task of a command failed (its outcome)' },
   [EVENT.commandCompleted]: { writers: ['worker'], folds: true, meaning: 'a command ran to its end with every task ok; the step moves on' },
   [EVENT.commandFailed]: { writers: ['worker'], folds: true, meaning: 'a command failed (a task failed, or the worker could not run or report it)' },
-  [EVENT.commandRefused]: { writers: ['engine'], folds: false, meaning: 'a report refused (from a superseded attempt, or otherwise not the claim holder\'s), recorded as such, never as a second completion' },
+  [EVENT.commandRefused]: { writers: ['engine'], folds: false, meaning: 'a report refused (from a superseded attempt, or otherwise not the claim holder\'s), recorded as such, never as a second completion; a batch item refused for any reason, or whose batch failed, at the id reserved for it' },
   [EVENT.commandCancelled]: { writers: ['engine'], folds: false, meaning: 'pending or running commands were cancelled (context `seqs`)' },
   [EVENT.childStarted]: { writers: ['engine'], folds: false, meaning: 'a playbook task started a child execution' },
   [EVENT.childFinished]: { writers: ['engine'], folds: true, meaning: 'a child execution ended; its parent\'s step moves on' },
