@@ -44,8 +44,13 @@ export async function batchQueueDepth(q: Queryable): Promise<number> {
 }
 
 // Whether batch `b`'s items are in its execution's log: all are written by one routing, each at
-// its reserved id, so the first one tells (a batch holds at least one item).
-const ROUTED_SQL = `EXISTS (SELECT 1 FROM core.event v WHERE v.execution_id = b.execution_id AND v.event_id = b.event_ids[1])`;
+// its reserved id, so the first one tells (a batch holds at least one item). Asked of a function
+// (migrations/0027_batch_reserved_ids.sql), never by a subquery on core.event: the claim and the
+// end lock or update rows, and in PostgreSQL 18.4 a recheck of a row another transaction changed
+// frees the run-time partition pruning state of a core.event scan in the same statement while the
+// statement still uses it (a backend killed by signal 11). The function's query has an executor
+// of its own.
+const ROUTED_SQL = `core.svc_event_written(b.execution_id, b.event_ids[1])`;
 
 // The claim's two picks of executions (`pick` CTEs, each a column `execution_id`): the next heads
 // free to take, or executions named by the caller (it holds them already: a retry, a split call).

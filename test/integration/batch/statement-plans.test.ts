@@ -96,6 +96,18 @@ function wholeTableReads(plan: PlanNode, tables: string[]): string[] {
   return out;
 }
 
+/** Scans of the partitioned log (core.event, its partitions) anywhere in a plan. */
+function logScans(plan: PlanNode): string[] {
+  const out: string[] = [];
+  const walk = (n: PlanNode) => {
+    const table = n['Relation Name'];
+    if (table && /^event(_|$)/.test(table) && n['Node Type'] !== 'ModifyTable') out.push(`${n['Node Type']} on ${table}`);
+    for (const child of n.Plans ?? []) walk(child);
+  };
+  walk(plan);
+  return out;
+}
+
 describe('batch statements reach rows by key in their generic plans', () => {
   it('the accept: executions, and stored batches by idempotency key', async () => {
     const r = recorder();
@@ -139,5 +151,24 @@ describe('batch statements reach rows by key in their generic plans', () => {
       await claimBatches(r.q, pick, 512);
       expect(wholeTableReads(await genericPlan(r.sent()), ['batch_request'])).toEqual([]);
     }
+  });
+
+  // They lock or update rows: a recheck of a row another transaction changed would initialise a
+  // log scan's run-time partition pruning again in memory PostgreSQL 18.4 frees too early (a
+  // backend killed by signal 11). They ask core.svc_event_written instead.
+  it('the claim and the end do not scan the log themselves', async () => {
+    const plans: PlanNode[] = [];
+    for (const pick of [{ next: 4, leaseSeconds: 20 }, { executions: [10, 20] }]) {
+      const r = recorder();
+      await claimBatches(r.q, pick, 512);
+      plans.push(await genericPlan(r.sent()));
+    }
+    for (const event of ['complete', 'fail'] as const) {
+      const r = recorder();
+      const state = event === 'complete' ? ('completed' as const) : ('failed' as const);
+      await endBatches(r.q, event, [{ batch_id: 1, execution_id: 10, worker_id: 'w', state, event_type: event === 'complete' ? 'batch.completed' : 'batch.failed', context: {}, result: { context: {} }, error: null, commands_generated: 0, message: state }]);
+      plans.push(await genericPlan(r.sent()));
+    }
+    expect(plans.flatMap(logScans)).toEqual([]);
   });
 });
