@@ -3,6 +3,8 @@ import type { Queryable } from '../src/db/queryable.ts';
 
 /** How long a key's room read from the database is trusted: other servers admit and free on it meanwhile. */
 export const KEY_ROOM_TTL_MS = 1_000;
+/** Keys held before the expired ones are let go (keys are many: one per tenant, say). */
+const MAX_KEYS_HELD = 10_000;
 
 type Room = { room: number; queued: boolean; readAt: number };
 
@@ -32,6 +34,7 @@ export class KeyRooms {
       else read.push(k);
     }
     if (!read.length) return out;
+    if (this.#rooms.size > MAX_KEYS_HELD) for (const [id, r] of this.#rooms) if (now - r.readAt >= KEY_ROOM_TTL_MS) this.#rooms.delete(id);
     for (const r of await startRooms(q, read)) {
       const id = roomKey(r.limit, r.key);
       this.#rooms.set(id, { room: r.room, queued: r.queued, readAt: now });
