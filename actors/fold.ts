@@ -13,7 +13,7 @@ import type { EventInput, EventResult, RoutedEvent } from '../src/protocol.ts';
 import { effectRows } from './effect-rows.ts';
 import { replay, type Hydrated, type ReservedItem } from './hydrate.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
-import { roomKey } from './key-rooms.ts';
+import { admitKeyOf, roomKey } from './key-rooms.ts';
 import { hasNeeds, noNeeds, type Needs, type Reads } from './prefetch.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { routeReport } from './route-report.ts';
@@ -259,8 +259,9 @@ export class Fold {
 
   /** `a` admitted at once when it waits on a concurrency key alone and the key had room as read (a slot taken); else `a` as it is. */
   #admitAtStart(a: Admission): Admission {
-    if (a.debounce !== null || a.limit === null || a.key === null) return a;
-    const k = roomKey(a.limit, a.key);
+    const key = admitKeyOf(a);
+    if (!key) return a;
+    const k = roomKey(key.limit, key.key);
     const room = this.#room.get(k) ?? 0;
     if (room <= 0) return a;
     this.#room.set(k, room - 1);

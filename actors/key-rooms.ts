@@ -1,5 +1,6 @@
 import { startRooms, type AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { Admission } from '../machines/execution/types.ts';
 
 /** How long a key's room read from the database is trusted: other servers admit and free on it meanwhile. */
 export const KEY_ROOM_TTL_MS = 1_000;
@@ -10,6 +11,11 @@ type Room = { room: number; queued: boolean; readAt: number };
 
 /** A concurrency key's entry (a limit name and a key; text in PostgreSQL holds no NUL). */
 export const roomKey = (limit: string, key: string): string => `${limit}\u0000${key}`;
+
+/** The key an admission may be admitted on at its start: one of a concurrency limit, not debounced; null for any other. */
+export function admitKeyOf(a: Admission): AdmitKey | null {
+  return a.limit === null || a.key === null || a.debounce !== null ? null : { limit: a.limit, key: a.key, capacity: a.capacity };
+}
 
 /**
  * This server's memory of how many starts each concurrency key can admit at once (flow control's

@@ -10,7 +10,7 @@ import { FlowKeyError } from '../machines/flow-key.ts';
 import type { Admission } from '../machines/execution/types.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
-import { roomKey } from './key-rooms.ts';
+import { admitKeyOf, roomKey } from './key-rooms.ts';
 import { runUnit } from './execution-unit.ts';
 import { publish, publishFlow, publishWaits } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
@@ -159,9 +159,8 @@ type Prepared = { compiled: CompiledPlaybook; admission: Admission | undefined }
 function startKeysOf(prepared: readonly (Prepared | ServiceError)[]): AdmitKey[] {
   const keys = new Map<string, AdmitKey>();
   for (const p of prepared) {
-    const a = !(p instanceof ServiceError) && p.admission;
-    if (!a || a.limit === null || a.key === null || a.debounce !== null) continue;
-    keys.set(roomKey(a.limit, a.key), { limit: a.limit, key: a.key, capacity: a.capacity });
+    const k = !(p instanceof ServiceError) && p.admission && admitKeyOf(p.admission);
+    if (k) keys.set(roomKey(k.limit, k.key), k);
   }
   return [...keys.values()];
 }

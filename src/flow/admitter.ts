@@ -14,9 +14,10 @@ import type { FlowClock } from './flow-clock.ts';
 // It sleeps until the soonest a debounce window closes or a rate-limited key with work waiting
 // gets a token back (waking claimers then: no one else knows a bucket refilled), at most
 // ADMITTER_MAX_SLEEP_MS; this server's routings that queue an execution nudge it through its
-// clock, and those that end an admitted or queued one do while its last look left any queued (most
-// executions are admitted at their start: a look after each end would find nothing). An admission whose routing never happened (its server stopped) is found
-// again after STRAY_ADMISSION_MS and routed again; a second `execution.admitted` is moot.
+// clock, and those that end an admitted or queued one do while its last look left any queued
+// (most executions are admitted at their start: a look after each end would find nothing). An
+// admission whose routing never happened (its server stopped) is found again after
+// STRAY_ADMISSION_MS and routed again; a second `execution.admitted` is moot.
 
 /** Longest sleep between looks. */
 export const ADMITTER_MAX_SLEEP_MS = 1000;
