@@ -115,93 +115,133 @@ export type UnitWritten = { claimed: CommandRow[]; woken: number[] };
 /** SQLSTATE of a write whose guard failed (core.svc_write_guard_failed): nothing was written. */
 export const WRITE_GUARD_SQLSTATE = 'SVC01';
 
-/** The prepared name of the one write statement (bench/statement-timer.ts names it by this). */
+/** The prepared name of the write statement (bench/statement-timer.ts names it by this). */
 export const UNIT_WRITE_STATEMENT = 'svc_write_unit';
-/** ...and of its text with the limited pick in claim-ahead. */
+/** ...of its text with the limited pick in claim-ahead. */
 export const UNIT_WRITE_LIMITED_STATEMENT = 'svc_write_unit_limited';
+/** ...and of the step write: the report that moves steps along and nothing else. */
+export const STEP_WRITE_STATEMENT = 'svc_write_step';
 
-// Parameters hidden from the planner by a sub-select (so PostgreSQL keeps one generic plan:
-// planning this statement costs more than running it), and id arrays beside each jsonb so rows
-// are reached by index (the planner cannot see how few rows jsonb_to_recordset yields).
-const opaque = (n: number, type: string) => `(SELECT $${n}::${type})::${type}`;
-const P = {
-  newExecutions: 1,
-  appends: 2,
-  appendIds: 3,
-  events: 4,
-  commands: 5,
-  commandUpdates: 6,
-  commandUpdateIds: 7,
-  cancels: 8,
-  cancelIds: 9,
-  keychainCleanup: 10,
-  keychainIds: 11,
-  idempotencyKeys: 12,
-  claimRanges: 13,
-  claimLimit: 14,
-  staleSeconds: 15,
-  hardSeconds: 16,
-  headChecks: 17,
-  guarded: 18,
-  waits: 19,
-  waitEnds: 20,
-  waitEndIds: 21,
-  admissions: 22,
-  admissionEnds: 23,
-} as const;
+/** The statement's parameters, by name; a text numbers those it uses in this order. */
+const PARAMS = [
+  'newExecutions', 'appends', 'appendIds', 'events', 'commands', 'commandUpdates', 'commandUpdateIds', 'cancels', 'cancelIds', 'keychainCleanup',
+  'keychainIds', 'idempotencyKeys', 'claimRanges', 'claimLimit', 'staleSeconds', 'hardSeconds', 'headChecks', 'guarded', 'waits', 'waitEnds',
+  'waitEndIds', 'admissions', 'admissionEnds',
+] as const;
+type Param = (typeof PARAMS)[number];
+
+/** The parameters of the step write: the event log's append, commands issued and moved, claim-ahead and the guard. */
+const STEP_PARAMS: readonly Param[] = ['appends', 'appendIds', 'events', 'commands', 'commandUpdates', 'commandUpdateIds', 'claimRanges', 'claimLimit', 'staleSeconds', 'hardSeconds', 'guarded'];
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
-const cancelsRelation = `jsonb_to_recordset($${P.cancels}::jsonb) AS x(execution_id bigint, seq int)`;
+// Parameters hidden from the planner by a sub-select (so PostgreSQL keeps one generic plan:
+// planning this statement costs more than running it), and id arrays beside each jsonb so rows
+// are reached by index (the planner cannot see how few rows jsonb_to_recordset yields).
+const opaque = (param: string, type: string) => `(SELECT ${param}::${type})::${type}`;
+
 /**
  * Claim-ahead's pick of older commands. `limited`: also commands of limits' keys with room (the
  * workers' claim's full pick, counting the keys). PostgreSQL starts every part of a statement at
  * each execution, rows or not, and that pick's parts cost an ordinary step about 0.2 ms of
  * PostgreSQL CPU (docs/benchmarks.md), so it is in the text only a unit that frees a limit's slot
  * sends: the worker that reports it takes the next command of a key with room at once.
+ * `cancels`: the relation of commands the statement cancels, which still read as they were here
+ * (one snapshot): left out by name.
  */
-const olderPick = (limited: boolean) =>
+const olderPick = ($: (p: Param) => string, limited: boolean, cancels: string | null) =>
   claimPlan(
     'older',
     {
-      limit: opaque(P.claimLimit, 'int'),
+      limit: opaque($('claimLimit'), 'int'),
       // Without a policy (nothing stranded was announced) both are NULL and the stranded pick takes nothing.
-      stranded: { stale: opaque(P.staleSeconds, 'float8'), hard: opaque(P.hardSeconds, 'float8') },
+      stranded: { stale: opaque($('staleSeconds'), 'float8'), hard: opaque($('hardSeconds'), 'float8') },
       limited,
-      // Commands this statement cancels still read as they were here (one snapshot): left out by name.
-      except: `
-                     AND NOT EXISTS (SELECT 1 FROM ${cancelsRelation} WHERE x.execution_id = o.execution_id AND x.seq = o.seq)`,
+      ...(cancels
+        ? {
+            except: `
+                     AND NOT EXISTS (SELECT 1 FROM ${cancels} WHERE x.execution_id = o.execution_id AND x.seq = o.seq)`,
+          }
+        : {}),
     },
-    { ranges: `$${P.claimRanges}::jsonb` },
+    { ranges: `${$('claimRanges')}::jsonb` },
     COMMAND_COLUMNS_OF_C,
   );
 
 /**
- * The one write of every unit (starts, reports, cancels, wake-ups): ONE statement of fixed text,
- * prepared once per connection, every part present (an empty array where there is nothing). In
- * order: new executions; new commands (those handed to the reporting worker already claimed);
- * the event log's append (src/db/event-log.ts: each execution's row moves on, guarded by the
- * `last_event_id` it was read at, and its events take the ids); command moves (compare-and-set on
- * status and attempt); cancels; keychain cleanup; idempotency keys; waits begun and ended
- * (core.wait, whose one writer this is); admissions queued and ended (core.admission, with the
- * flow keys they and limited commands wait on); claim-ahead of older
+ * The write of every unit (starts, reports, cancels, wake-ups): ONE statement of fixed text per
+ * kind, prepared once per connection, every part present (an empty array where there is
+ * nothing). In order: new executions; new commands (those handed to the reporting worker already
+ * claimed); the event log's append (src/db/event-log.ts: each execution's row moves on, guarded
+ * by the `last_event_id` it was read at, and its events take the ids); command moves
+ * (compare-and-set on status and attempt); cancels; keychain cleanup; idempotency keys; waits
+ * begun and ended (core.wait, whose one writer this is); admissions queued and ended
+ * (core.admission, with the flow keys they and limited commands wait on); claim-ahead of older
  * commands; the catalog-head checks; and the guard: if any execution or command moved on since
  * it was read, `core.svc_write_guard_failed` aborts the statement and nothing is written.
+ *
+ * `step`: the step write, the kind nearly every report is (a command's events, the next step's
+ * command, claim-ahead): without the parts such a unit never has (new executions, cancels,
+ * keychain cleanup, idempotency keys, waits, admissions, head checks). PostgreSQL starts every
+ * part of a statement at each execution, rows or not: those cost a step 0.1 ms of its CPU.
  */
-function unitWriteText(older: { ctes: string[]; update: string }): string {
-  return `WITH RECURSIVE new_exec AS (
+function unitWriteText($: (p: Param) => string, kind: { step: boolean; limited: boolean }): string {
+  const full = !kind.step;
+  const cancels = full ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
+  const older = olderPick($, kind.limited, cancels);
+  const newExec = () => `new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
          x.result, x.error, x.snapshot, x.machine_version, COALESCE(x.snapshot_event_id, 0), x.last_event_id, x.last_event_id,
          CASE WHEN x.status IN ${TERMINAL} THEN now() END
-    FROM jsonb_to_recordset($${P.newExecutions}::jsonb) AS x(execution_id bigint, catalog_id bigint, path text, parent_execution_id bigint,
+    FROM jsonb_to_recordset(${$('newExecutions')}::jsonb) AS x(execution_id bigint, catalog_id bigint, path text, parent_execution_id bigint,
          root_execution_id bigint, parent_command_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb,
          machine_version int, snapshot_event_id bigint, last_event_id bigint)
    ORDER BY x.execution_id
   RETURNING execution_id, catalog_id, status
-), cmd AS (
+), `;
+  const admissions = () => `, adm_new AS (
+  -- Its flow key's row is made, an admitted one's slot taken (or the write refused), and given back
+  -- when it goes, by triggers (migrations/0025, 0028).
+  INSERT INTO core.admission (execution_id, limit_name, limit_key, capacity, priority, not_before, debounce_path, debounce_key, admitted_at)
+  SELECT x.execution_id, x.limit_name, x.limit_key, x.capacity, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key,
+         CASE WHEN x.admitted THEN now() END
+    FROM jsonb_to_recordset(${$('admissions')}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
+         not_before timestamptz, debounce_path text, debounce_key text, admitted boolean)
+), adm_end AS (
+  DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque($('admissionEnds'), 'bigint[]')})
+)`;
+  const others = () => `, cancel AS (
+  UPDATE core.command c SET status = ${CANCELLED}, updated_at = now()
+    FROM ${cancels}
+   WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${opaque($('cancelIds'), 'bigint[]')}) AND ${cancellableSql('c')}
+), kc AS (
+  DELETE FROM core.keychain k USING jsonb_to_recordset(${$('keychainCleanup')}::jsonb) AS x(execution_id bigint, scopes text[])
+   WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${opaque($('keychainIds'), 'bigint[]')}) AND k.scope_type = ANY(x.scopes)
+), idem AS (
+  -- A plain insert: a key stored already (by another server, or a start that went before) aborts
+  -- the statement, so no execution is written without its key, or beside another's.
+  INSERT INTO core.idempotency_key (scope, key, request_hash, execution_id, status_code, response)
+  SELECT x.scope, x.key, x.request_hash, x.execution_id, x.status_code, x.response::json
+    FROM jsonb_to_recordset(${$('idempotencyKeys')}::jsonb) AS x(scope text, key text, request_hash text, execution_id bigint,
+         status_code int, response text)
+), wait_set AS (
+  INSERT INTO core.wait (execution_id, seq, step, kind, signal, wake_at, approval_roles)
+  SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles
+    FROM jsonb_to_recordset(${$('waits')}::jsonb) AS x(execution_id bigint, seq int, step text, kind text, signal text, wake_at timestamptz,
+         approval_roles text[])
+), wait_end AS (
+  DELETE FROM core.wait w USING jsonb_to_recordset(${$('waitEnds')}::jsonb) AS x(execution_id bigint, seq int)
+   WHERE w.execution_id = x.execution_id AND w.seq = x.seq AND w.execution_id = ANY(${opaque($('waitEndIds'), 'bigint[]')})
+)`;
+  const stale = () => `, stale AS (
+  SELECT core.svc_write_guard_failed('a newer version of ' || x.path || ' was registered')
+    FROM jsonb_to_recordset(${$('headChecks')}::jsonb) AS x(path text, version int)
+   WHERE EXISTS (SELECT 1 FROM core.catalog c WHERE c.path = x.path AND c.version > x.version)
+)`;
+  return `WITH RECURSIVE ${full ? newExec() : ''}cmd AS (
   INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, claim_token, attempt, claimed_at, heartbeat_at,
                             priority, limit_name, limit_key)
   SELECT x.execution_id, x.catalog_id, x.seq, x.step, x.loop_index, x.status, x.input, x.worker_id, x.claim_token,
@@ -209,118 +249,101 @@ function unitWriteText(older: { ctes: string[]; update: string }): string {
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
          x.priority, x.limit_name, x.limit_key
-    FROM jsonb_to_recordset($${P.commands}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
+    FROM jsonb_to_recordset(${$('commands')}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
          status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
   RETURNING ${COMMAND_COLUMNS}
-), adm_new AS (
-  -- Its flow key's row is made, an admitted one's slot taken (or the write refused), and given back
-  -- when it goes, by triggers (migrations/0025, 0028).
-  INSERT INTO core.admission (execution_id, limit_name, limit_key, capacity, priority, not_before, debounce_path, debounce_key, admitted_at)
-  SELECT x.execution_id, x.limit_name, x.limit_key, x.capacity, x.priority, COALESCE(x.not_before, now()), x.debounce_path, x.debounce_key,
-         CASE WHEN x.admitted THEN now() END
-    FROM jsonb_to_recordset($${P.admissions}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
-         not_before timestamptz, debounce_path text, debounce_key text, admitted boolean)
-), adm_end AS (
-  DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque(P.admissionEnds, 'bigint[]')})
-), log_in AS (
-  SELECT * FROM jsonb_to_recordset($${P.appends}::jsonb) AS x(${LOG_APPEND_COLUMNS})
+)${full ? admissions() : ''}, log_in AS (
+  SELECT * FROM jsonb_to_recordset(${$('appends')}::jsonb) AS x(${LOG_APPEND_COLUMNS})
 ), log_events AS (
-  SELECT * FROM jsonb_to_recordset($${P.events}::jsonb) AS v(${LOG_EVENT_COLUMNS})
-), ${eventLogCtes({ appends: 'log_in', events: 'log_events', ids: opaque(P.appendIds, 'bigint[]'), created: 'new_exec', issued: 'cmd' }).join(', ')}, upd_cmd AS (
+  SELECT * FROM jsonb_to_recordset(${$('events')}::jsonb) AS v(${LOG_EVENT_COLUMNS})
+), ${eventLogCtes({ appends: 'log_in', events: 'log_events', ids: opaque($('appendIds'), 'bigint[]'), ...(full ? { created: 'new_exec' } : {}), issued: 'cmd' }).join(', ')}, upd_cmd AS (
   UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now()
-    FROM jsonb_to_recordset($${P.commandUpdates}::jsonb) AS x(command_id bigint, status text, expected_status text, expected_attempt int)
+    FROM jsonb_to_recordset(${$('commandUpdates')}::jsonb) AS x(command_id bigint, status text, expected_status text, expected_attempt int)
    WHERE c.command_id = x.command_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
-     AND c.command_id = ANY(${opaque(P.commandUpdateIds, 'bigint[]')})
+     AND c.command_id = ANY(${opaque($('commandUpdateIds'), 'bigint[]')})
   RETURNING c.command_id
-), cancel AS (
-  UPDATE core.command c SET status = ${CANCELLED}, updated_at = now()
-    FROM ${cancelsRelation}
-   WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${opaque(P.cancelIds, 'bigint[]')}) AND ${cancellableSql('c')}
-), kc AS (
-  DELETE FROM core.keychain k USING jsonb_to_recordset($${P.keychainCleanup}::jsonb) AS x(execution_id bigint, scopes text[])
-   WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${opaque(P.keychainIds, 'bigint[]')}) AND k.scope_type = ANY(x.scopes)
-), idem AS (
-  -- A plain insert: a key stored already (by another server, or a start that went before) aborts
-  -- the statement, so no execution is written without its key, or beside another's.
-  INSERT INTO core.idempotency_key (scope, key, request_hash, execution_id, status_code, response)
-  SELECT x.scope, x.key, x.request_hash, x.execution_id, x.status_code, x.response::json
-    FROM jsonb_to_recordset($${P.idempotencyKeys}::jsonb) AS x(scope text, key text, request_hash text, execution_id bigint,
-         status_code int, response text)
-), wait_set AS (
-  INSERT INTO core.wait (execution_id, seq, step, kind, signal, wake_at, approval_roles)
-  SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles
-    FROM jsonb_to_recordset($${P.waits}::jsonb) AS x(execution_id bigint, seq int, step text, kind text, signal text, wake_at timestamptz,
-         approval_roles text[])
-), wait_end AS (
-  DELETE FROM core.wait w USING jsonb_to_recordset($${P.waitEnds}::jsonb) AS x(execution_id bigint, seq int)
-   WHERE w.execution_id = x.execution_id AND w.seq = x.seq AND w.execution_id = ANY(${opaque(P.waitEndIds, 'bigint[]')})
-), ${older.ctes.join(', ')}, older AS (
+)${full ? others() : ''}, ${older.ctes.join(', ')}, older AS (
   ${older.update}
 ), note AS (
   -- Off on a connection whose bus is NATS (src/db/db.ts NOTIFY_OFF): the engine announces after commit.
   SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd c WHERE ${claimableSql('c')}) s
    WHERE n > 0 AND current_setting('svc.notify', true) IS DISTINCT FROM 'off'
-), stale AS (
-  SELECT core.svc_write_guard_failed('a newer version of ' || x.path || ' was registered')
-    FROM jsonb_to_recordset($${P.headChecks}::jsonb) AS x(path text, version int)
-   WHERE EXISTS (SELECT 1 FROM core.catalog c WHERE c.path = x.path AND c.version > x.version)
-), moved AS (
+)${full ? stale() : ''}, moved AS (
   SELECT core.svc_write_guard_failed('an execution or command changed since it was read')
-   WHERE (SELECT count(*) FROM log_bump WHERE guarded) <> ${opaque(P.guarded, 'int')}
-      OR (SELECT count(*) FROM upd_cmd) <> jsonb_array_length($${P.commandUpdates}::jsonb)
+   WHERE (SELECT count(*) FROM log_bump WHERE guarded) <> ${opaque($('guarded'), 'int')}
+      OR (SELECT count(*) FROM upd_cmd) <> jsonb_array_length(${$('commandUpdates')}::jsonb)
 )
 SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}
 UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o
 UNION ALL SELECT 'woken', to_jsonb(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE}
-UNION ALL SELECT 'notified', NULL FROM note
-UNION ALL SELECT 'stale', NULL FROM stale
+UNION ALL SELECT 'notified', NULL FROM note${full ? `
+UNION ALL SELECT 'stale', NULL FROM stale` : ''}
 UNION ALL SELECT 'moved', NULL FROM moved`;
 }
 
-/** The write's two texts: the one every unit sends, and the one a unit that frees a limit's slot sends (claim-ahead takes limited commands too). */
-const TEXT = unitWriteText(olderPick(false));
-const TEXT_LIMITED = unitWriteText(olderPick(true));
+/** A prepared text and the parameters it takes, in order. */
+type Statement = { name: string; text: string; params: readonly Param[] };
+
+function statement(name: string, params: readonly Param[], kind: { step: boolean; limited: boolean }): Statement {
+  const $ = (p: Param) => {
+    const i = params.indexOf(p);
+    if (i < 0) throw new Error(`the write ${name} takes no ${p}`);
+    return `$${i + 1}`;
+  };
+  return { name, text: unitWriteText($, kind), params };
+}
+
+/** The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead takes limited commands too), and the step write. */
+const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, limited: false });
+const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, limited: true });
+const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, limited: false });
+
+/** Whether a unit has only the step write's parts: it appends to executions it holds (none started), issues, moves and claims commands. */
+function isStep(w: UnitWrite): boolean {
+  return !w.claimLimited && !w.newExecutions.length && !w.cancels.length && !w.keychainCleanup.length && !w.idempotencyKeys.length && !w.headChecks.length
+    && !w.waits.length && !w.waitEnds.length && !w.admissions.length && !w.admissionEnds.length;
+}
 
 function claimRanges(claimers: readonly Claimer[]): { worker_id: string; token: string | null; lo: number; hi: number }[] {
   let next = 1;
   return claimers.filter((c) => c.max > 0).map((c) => ({ worker_id: c.workerId, token: c.token, lo: next, hi: (next += c.max) - 1 }));
 }
 
-/** The statement's parameters for a unit, in the order of `P`. */
-function parameters(w: UnitWrite): unknown[] {
+/** The parameters of a unit by name (each text takes those it uses). */
+function parameters(w: UnitWrite): Record<Param, unknown> {
   const ranges = claimRanges(w.claimOlder);
-  const values: unknown[] = [];
-  const set = (n: number, v: unknown) => void (values[n - 1] = v);
-  set(P.newExecutions, JSON.stringify(w.newExecutions));
-  set(P.appends, JSON.stringify(w.appends));
-  set(P.appendIds, w.appends.map((a) => a.execution_id));
-  set(P.events, JSON.stringify(w.events));
-  set(P.commands, JSON.stringify(w.commands));
-  set(P.commandUpdates, JSON.stringify(w.commandUpdates));
-  set(P.commandUpdateIds, w.commandUpdates.map((c) => c.command_id));
-  set(P.cancels, JSON.stringify(w.cancels));
-  set(P.cancelIds, [...new Set(w.cancels.map((c) => c.execution_id))]);
-  set(P.keychainCleanup, JSON.stringify(w.keychainCleanup));
-  set(P.keychainIds, w.keychainCleanup.map((k) => k.execution_id));
-  set(P.idempotencyKeys, JSON.stringify(w.idempotencyKeys));
-  set(P.claimRanges, JSON.stringify(ranges));
-  set(P.claimLimit, ranges.reduce((n, c) => Math.max(n, c.hi), 0));
-  set(P.staleSeconds, w.claimPolicy?.staleSeconds ?? null);
-  set(P.hardSeconds, w.claimPolicy?.hardTimeoutSeconds ?? null);
-  set(P.headChecks, JSON.stringify(w.headChecks));
-  set(P.guarded, w.appends.filter((a) => a.expected !== null).length);
-  set(P.waits, JSON.stringify(w.waits));
-  set(P.waitEnds, JSON.stringify(w.waitEnds));
-  set(P.waitEndIds, [...new Set(w.waitEnds.map((e) => e.execution_id))]);
-  set(P.admissions, JSON.stringify(w.admissions));
-  set(P.admissionEnds, w.admissionEnds);
-  return values;
+  return {
+    newExecutions: JSON.stringify(w.newExecutions),
+    appends: JSON.stringify(w.appends),
+    appendIds: w.appends.map((a) => a.execution_id),
+    events: JSON.stringify(w.events),
+    commands: JSON.stringify(w.commands),
+    commandUpdates: JSON.stringify(w.commandUpdates),
+    commandUpdateIds: w.commandUpdates.map((c) => c.command_id),
+    cancels: JSON.stringify(w.cancels),
+    cancelIds: [...new Set(w.cancels.map((c) => c.execution_id))],
+    keychainCleanup: JSON.stringify(w.keychainCleanup),
+    keychainIds: w.keychainCleanup.map((k) => k.execution_id),
+    idempotencyKeys: JSON.stringify(w.idempotencyKeys),
+    claimRanges: JSON.stringify(ranges),
+    claimLimit: ranges.reduce((n, c) => Math.max(n, c.hi), 0),
+    staleSeconds: w.claimPolicy?.staleSeconds ?? null,
+    hardSeconds: w.claimPolicy?.hardTimeoutSeconds ?? null,
+    headChecks: JSON.stringify(w.headChecks),
+    guarded: w.appends.filter((a) => a.expected !== null).length,
+    waits: JSON.stringify(w.waits),
+    waitEnds: JSON.stringify(w.waitEnds),
+    waitEndIds: [...new Set(w.waitEnds.map((e) => e.execution_id))],
+    admissions: JSON.stringify(w.admissions),
+    admissionEnds: w.admissionEnds,
+  };
 }
 
-/** Writes a unit in its one statement; returns the commands now claimed by the claimers and the executions its inbox events woke. */
+/** Writes a unit in its one statement (of its kind); returns the commands now claimed by the claimers and the executions its inbox events woke. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
-  const statement = w.claimLimited ? { name: UNIT_WRITE_LIMITED_STATEMENT, text: TEXT_LIMITED } : { name: UNIT_WRITE_STATEMENT, text: TEXT };
-  const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ ...statement, values: parameters(w) });
+  const s = isStep(w) ? STEP : w.claimLimited ? UNIT_LIMITED : UNIT;
+  const p = parameters(w);
+  const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: s.name, text: s.text, values: s.params.map((n) => p[n]) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows
     .flatMap((r) => (r.kind === 'claimed' && r.row !== null && typeof r.row === 'object' ? [r.row] : []))

@@ -25,6 +25,8 @@ let t: TestDatabase;
 let db: Db;
 let deps: EngineDeps;
 const YAML = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: p, path: plans/one }\nworkflow:\n  - step: s\n    tool: { name: t, kind: noop }\n';
+// Two steps: the report of the first moves the execution on to the second (the step write).
+const TWO = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: p2, path: plans/two }\nworkflow:\n  - step: s\n    tool: { name: t, kind: noop }\n    next: s2\n  - step: s2\n    tool: { name: t, kind: noop }\n';
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -36,6 +38,9 @@ beforeAll(async () => {
   const parsed = parsePlaybook(YAML);
   if (!parsed.ok) throw new Error('playbook does not parse');
   await insertCatalogVersion(db, { path: 'plans/one', kind: 'playbook', content: YAML, payload: parsed.playbook });
+  const two = parsePlaybook(TWO);
+  if (!two.ok) throw new Error('playbook does not parse');
+  await insertCatalogVersion(db, { path: 'plans/two', kind: 'playbook', content: TWO, payload: two.playbook });
 });
 afterAll(async () => {
   await db?.close();
@@ -57,6 +62,19 @@ describe('write statement plans', () => {
     expect((await deps.metrics.routedFromMemory.get()).values[0]?.value).toBe(24);
     // One text for every unit: starts, routings alone, claiming ahead, claiming stranded ones too.
     expect((await db.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit%'`)).rows[0].n).toBe(1);
+    // Reports that move an execution on to its next step (and nothing else) send the step write.
+    for (let i = 0; i < 8; i++) {
+      const [started] = await startExecutions(deps, [{ path: 'plans/two', payload: {} }]);
+      if (started instanceof Error) throw started;
+      const [cmd] = await claimNextCommands(db, 'w', 1, null);
+      expect(cmd.execution_id).toBe(started.executionId);
+      deps.snapshots.commands.set(cmd);
+      await routeEvents(deps, [
+        { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: 'w', event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: null } } } },
+      ], i % 2 ? { claims: [{ workerId: 'w', max: 1, token: null }] } : {});
+      if (!(i % 2)) await claimNextCommands(db, 'w', 1, null); // the second step's command, out of the next start's way
+    }
+    expect((await db.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'svc_write_step'`)).rows[0].n).toBe(1);
     await db.query(
       `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status)
        SELECT g, 1, 'plans/other', g, 'completed' FROM generate_series(1000000, 1030000) g`,
@@ -66,10 +84,11 @@ describe('write statement plans', () => {
        SELECT g, 1, 1, 's', 'COMPLETED', '{}' FROM generate_series(1000000, 1030000) g`,
     );
     const { rows } = await db.query<{ name: string; types: string[]; generic_plans: number }>(
-      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name IN ('svc_write_unit', 'svc_read_unit')`,
+      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name IN ('svc_write_unit', 'svc_write_step', 'svc_read_unit')`,
     );
     const routing = rows.filter((r) => r.generic_plans > 0);
     expect(routing.map((r) => r.name)).toContain('svc_write_unit');
+    expect(routing.map((r) => r.name)).toContain('svc_write_step');
     const arg = (type: string) => (type === 'jsonb' ? `'[]'::jsonb` : type.endsWith('[]') ? `'{}'::${type}` : `NULL::${type}`);
     for (const r of routing) {
       const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${r.name}(${r.types.map(arg).join(', ')})`)).rows.map((x) => x['QUERY PLAN']).join('\n');

@@ -94,7 +94,20 @@ const noUnit: UnitWrite = {
   headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [], claimLimited: false,
 };
 
-/** What the unit write touches (both its texts). */
+/** A unit the step write cannot carry (it starts an execution): the full text is sent. */
+const startUnit: UnitWrite = { ...noUnit, newExecutions: [{ execution_id: 1, catalog_id: 1, path: 'p', parent_execution_id: null, root_execution_id: 1, parent_command_id: null, status: 'running', progress: 0, result: null, error: null, snapshot: null, machine_version: 1, snapshot_event_id: null, last_event_id: 1 }] };
+
+/** What the step write touches: the log, the commands it issues, moves and claims ahead. */
+const STEP_WRITE_TABLES: Record<string, Key> = {
+  execution: 'execution_id',
+  event: 'execution_id',
+  command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
+  flow_key: FLOW_KEY,
+  runtime: 'reference',
+  NOTIFY,
+};
+
+/** What the unit write touches (both its full texts). */
 const UNIT_WRITE_TABLES: Record<string, Key> = {
   execution: 'execution_id',
   // By the trigger of an admission written admitted (migrations/0028).
@@ -112,7 +125,9 @@ const UNIT_WRITE_TABLES: Record<string, Key> = {
 };
 
 const HOT: HotStatement[] = [
-  { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: UNIT_WRITE_TABLES },
+  { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, startUnit)), tables: UNIT_WRITE_TABLES },
+  // A report that moves steps along and nothing else: the same parts less those it never has.
+  { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: STEP_WRITE_TABLES },
   {
     // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
     name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
