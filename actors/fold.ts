@@ -19,6 +19,7 @@ import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { routeReport } from './route-report.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitEvent, UnitRows } from './unit-types.ts';
+import { keyOf } from '../machines/execution/keys.ts';
 
 type Held = { -readonly [K in keyof Subject]: Subject[K] };
 
@@ -176,7 +177,7 @@ export class Fold {
   pendingOf(executionId: number, seq: number): PendingCommand | undefined {
     const h = this.#held.get(executionId);
     if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return undefined;
-    return h.snapshot.context.pending[seq];
+    return h.snapshot.context.pending[keyOf(seq)];
   }
 
   /** A held execution's status now (undefined when not held). */

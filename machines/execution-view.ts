@@ -2,6 +2,7 @@ import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
 import { executionStatusOf, stepPhase, type StepPhase } from './execution/step-phase.ts';
 import { isLiveExecutionStatus } from './statuses.ts';
 import type { ExecutionContext, StepOutcome } from './execution/types.ts';
+import { keyOf } from './execution/keys.ts';
 
 /** `waiting`: active, and waiting for a time or a signal (no worker holds it). */
 export type StepStatus = 'pending' | 'active' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
@@ -72,5 +73,5 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
 
 /** Whether a run of the step waits (a pending wait of one of its runs). */
 function waitingIn(ctx: ExecutionContext, step: string): boolean {
-  return Object.values(ctx.pending).some((p) => p.kind === 'wait' && ctx.runs[p.run]?.step === step);
+  return Object.values(ctx.pending).some((p) => p.kind === 'wait' && ctx.runs[keyOf(p.run)]?.step === step);
 }

@@ -9,7 +9,7 @@ export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 export { topStateOf } from './execution/step-phase.ts';
 
 /** Bump when the context shape, the statechart or the meaning of its actions and guards changes: old snapshots are then replayed from the log. */
-export const EXECUTION_MACHINE_VERSION = 6;
+export const EXECUTION_MACHINE_VERSION = 7;
 
 /**
  * The execution of one playbook as the statechart compiled from it (machines/playbook-statechart.ts):

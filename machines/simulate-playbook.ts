@@ -9,6 +9,7 @@ import { topStateOf } from './execution/step-phase.ts';
 import { segmentsOf } from './execution/segments.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, TaskOutcome } from './execution/types.ts';
 import { SimulationData, type Undecided } from './simulation-data.ts';
+import { keyOf, numberOf } from './execution/keys.ts';
 
 // Runs a playbook's compiled statechart with no database and no workers: every command a step
 // issues is answered at once with the outcome chosen for that step (ok unless told otherwise) and
@@ -79,8 +80,8 @@ function inputOf(pb: NormalizedPlaybook, payload: Record<string, unknown>): Exec
  */
 function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Outcome, data: SimulationData): ExecutionEvent {
   const c = snap.context;
-  const p = c.pending[seq];
-  const run = c.runs[p.run];
+  const p = c.pending[keyOf(seq)];
+  const run = c.runs[keyOf(p.run)];
   const step = pb.workflow.find((s) => s.step === run.step)!;
   const example = data.has(run.step) ? data.results[run.step] : null;
   if (p.kind === 'wait') {
@@ -154,9 +155,9 @@ export function simulatePlaybook(
   let before: Snapshot | null = null;
   let commands = 0;
   while (snap.status !== 'done' && !undecided) {
-    const seq = Math.min(...Object.keys(snap.context.pending).map(Number));
+    const seq = Math.min(...Object.keys(snap.context.pending).map(numberOf));
     if (!Number.isFinite(seq) || commands >= MAX_SIMULATED_COMMANDS) break;
-    const step = snap.context.runs[snap.context.pending[seq].run].step;
+    const step = snap.context.runs[keyOf(snap.context.pending[keyOf(seq)].run)].step;
     const n = used.get(step) ?? 0;
     const decided = outcomes[step];
     if (opts.pauseWhenUndecided && (decided === undefined || (Array.isArray(decided) && n >= decided.length))) break;
@@ -177,7 +178,7 @@ export function simulatePlaybook(
   const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path, steps: view.steps, error: f?.error ?? null, commands };
   if (undecided) result.undecided = undecided;
   if (opts.pauseWhenUndecided && !undecided) {
-    const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[p.run].step);
+    const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[keyOf(p.run)].step);
     result.waiting = [...new Set(pending)];
   }
   return result;
@@ -224,11 +225,11 @@ export function playbookPaths(
       truncated = true;
       return [];
     }
-    const seq = Math.min(...Object.keys(s.context.pending).map(Number));
+    const seq = Math.min(...Object.keys(s.context.pending).map(numberOf));
     if (!Number.isFinite(seq)) return [];
-    const p = s.context.pending[seq];
+    const p = s.context.pending[keyOf(seq)];
     // A timer only fires: one event, not an ok and an error path.
-    if (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[p.run].step)?.wait?.kind === 'timer') return [answer(pb, s, seq, 'ok', data)];
+    if (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)?.wait?.kind === 'timer') return [answer(pb, s, seq, 'ok', data)];
     return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
   const serializeState = (s: Snapshot) => JSON.stringify([s.value, s.context]);
@@ -252,7 +253,7 @@ export function playbookPaths(
     for (const s of p.steps) {
       const ev = s.event;
       if (!ANSWERS.has(ev.type) || !('seq' in ev) || ev.seq === null) continue;
-      const step = snap.context.runs[snap.context.pending[ev.seq].run].step;
+      const step = snap.context.runs[keyOf(snap.context.pending[keyOf(ev.seq)].run)].step;
       chosen.push({ step, outcome: outcomeOf(ev) });
       const [next, nextActions] = transition(machine, snap, ev);
       undecided = undecidedIn(data, effectsOf(nextActions), next);

@@ -9,6 +9,7 @@ import { segmentsOf } from './segments.ts';
 import { baseRenderContext, Draft, fail, fillLoop, finishIteration, launchIteration, stopInFlight } from './step-work.ts';
 import { endWait, startWait } from './step-wait.ts';
 import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, Route, StepRun, TaskOutcome } from './types.ts';
+import { keyOf } from './keys.ts';
 
 // The work of the execution machine's named actions (machines/execution.machine.ts), pure: each
 // takes the context (and its params or event) and returns the next context and the effects to
@@ -137,7 +138,7 @@ export function exitRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: str
   const d = new Draft(pb, ctx);
   const ended = endedRun(ctx, name)!;
   const outcome = ended.outcome!;
-  delete d.runs()[ended.id];
+  delete d.runs()[keyOf(ended.id)];
   d.c.steps = { ...d.c.steps, [name]: outcome };
   if (!d.c.completedSteps.includes(name)) d.c.completedSteps = [...d.c.completedSteps, name];
   d.c.lastResult = outcome.result;
@@ -212,9 +213,9 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
   if (ev.type !== EVENT.commandCompleted && ev.type !== EVENT.commandFailed && ev.type !== EVENT.childFinished) return { context: ctx, effects: [] };
   const d = new Draft(pb, ctx);
   d.c.immediate = 0;
-  const p = d.c.pending[ev.seq];
-  delete d.pending()[ev.seq];
-  const run = d.c.runs[p.run];
+  const p = d.c.pending[keyOf(ev.seq)];
+  delete d.pending()[keyOf(ev.seq)];
+  const run = d.c.runs[keyOf(p.run)];
   const segment = segmentsOf(d.step(run.step))[run.iterations[p.iteration].segment];
   let tasks: Record<string, TaskOutcome>;
   if (ev.type === EVENT.commandCompleted) tasks = ev.tasks;

@@ -3,6 +3,7 @@ import { openRouteFor, routeIn, type RouteState } from './arcs.ts';
 import { endedRun, hasRoom, loopOver, runCount, someRun } from './run-summary.ts';
 import { EVENT } from '../event-types.ts';
 import type { ExecutionContext, ExecutionEvent } from './types.ts';
+import { keyOf } from './keys.ts';
 
 // The conditions of the execution statechart's transitions (named in machines/playbook-statechart.ts),
 // pure: they read the context only. Every one but `failing` is false once the execution has an
@@ -21,7 +22,7 @@ export function executionGuards(pb: NormalizedPlaybook) {
     !ctx.finished && ctx.routes.length > 0 && routeIn(pb, ctx.routes, p.step, state) !== undefined;
   return {
     /** An input event about a command (or child) still pending: anything else changes nothing. */
-    pendingCommand: (ctx: ExecutionContext, ev: ExecutionEvent) => 'seq' in ev && ev.seq !== null && Object.hasOwn(ctx.pending, ev.seq),
+    pendingCommand: (ctx: ExecutionContext, ev: ExecutionEvent) => 'seq' in ev && ev.seq !== null && Object.hasOwn(ctx.pending, keyOf(ev.seq)),
     /** A signal for no step in particular that some step keeps until it waits (`buffer: true`). */
     bufferable: (ctx: ExecutionContext, ev: ExecutionEvent) => !ctx.finished && ev.type === EVENT.signalReceived && ev.seq === null && keptSignals.has(ev.signal.name),
     /** Not paused (execution.paused pauses it). */

@@ -1,4 +1,5 @@
 import type { ExecutionContext, LoopState, StepRun } from './types.ts';
+import type { NumberKey } from './keys.ts';
 
 // What the guards ask of a step's runs. Every region's guards ask several times per microstep, so
 // these scan the runs map without allocating (a step has few runs: one, or a few joined branches).
@@ -6,7 +7,7 @@ import type { ExecutionContext, LoopState, StepRun } from './types.ts';
 /** The number of runs of a step in progress or ended but not yet left. */
 export function runCount(ctx: ExecutionContext, step: string): number {
   let n = 0;
-  for (const id in ctx.runs) if (ctx.runs[id].step === step) n++;
+  for (const id in ctx.runs) if (ctx.runs[id as NumberKey].step === step) n++;
   return n;
 }
 
@@ -14,7 +15,7 @@ export function runCount(ctx: ExecutionContext, step: string): number {
 export function endedRun(ctx: ExecutionContext, step: string): StepRun | undefined {
   let found: StepRun | undefined;
   for (const id in ctx.runs) {
-    const r = ctx.runs[id];
+    const r = ctx.runs[id as NumberKey];
     if (r.step === step && r.outcome && (!found || r.id < found.id)) found = r;
   }
   return found;
@@ -37,16 +38,22 @@ export function loopOver(run: StepRun): boolean {
 /** The runs of a step that pass a test. */
 export function runsWhere(ctx: ExecutionContext, step: string, test: (r: StepRun) => boolean): StepRun[] {
   const out: StepRun[] = [];
-  for (const id in ctx.runs) if (ctx.runs[id].step === step && test(ctx.runs[id])) out.push(ctx.runs[id]);
+  for (const id in ctx.runs) {
+    const r = ctx.runs[id as NumberKey];
+    if (r.step === step && test(r)) out.push(r);
+  }
   return out;
 }
 
 /** Whether some run of a step passes a test. */
 export function someRun(ctx: ExecutionContext, step: string, test: (r: StepRun) => boolean): boolean {
-  for (const id in ctx.runs) if (ctx.runs[id].step === step && test(ctx.runs[id])) return true;
+  for (const id in ctx.runs) {
+    const r = ctx.runs[id as NumberKey];
+    if (r.step === step && test(r)) return true;
+  }
   return false;
 }
 
 // Every item launched (`next`) is in flight until it is done (`done`): counted without walking
-// the iterations map, whose item-index keys make Object.keys and for-in slow.
+// the iterations map.
 const inFlight = (loop: LoopState): number => loop.next - loop.done;

@@ -4,13 +4,14 @@ import { CODE } from '../error-codes.ts';
 import { errorOf } from './arcs.ts';
 import { baseRenderContext, type Draft } from './step-work.ts';
 import type { SignalSent, StepOutcome, StepRun } from './types.ts';
+import { iterationKey, keyOf } from './keys.ts';
 
 // The body of a step that waits (DESIGN.md "Waiting and control"), pure: its run waits under a
 // seq like a command, and the `wait` effect has the row that holds its wake-up time (or the
 // awaited signal) written beside the event that set it; no worker and no connection is held.
 // timer.fired, wait.timed_out and signal.received end it (endWait).
 
-const ITERATION = '-';
+const ITERATION = iterationKey(null);
 // The largest time a Date holds (ECMAScript's range).
 const MAX_EPOCH_MS = 8.64e15;
 
@@ -48,9 +49,9 @@ export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
 
 /** Ends the wait under `seq` (a timer fired, a signal timed out or came): the run's outcome, and its row goes. */
 export function endWait(d: Draft, seq: number, how: 'fired' | 'timeout' | SignalSent): void {
-  const p = d.c.pending[seq];
+  const p = d.c.pending[keyOf(seq)];
   if (p?.kind !== 'wait' || (typeof how === 'object' && p.signal !== how.name)) return;
-  delete d.pending()[seq];
+  delete d.pending()[keyOf(seq)];
   const run = d.run(p.run);
   delete run.iterations[p.iteration];
   const wait = d.step(run.step).wait;
@@ -65,7 +66,7 @@ export function endWait(d: Draft, seq: number, how: 'fired' | 'timeout' | Signal
 function waitUnder(d: Draft, run: StepRun, signal: string | undefined): number {
   const seq = d.c.nextSeq++;
   run.iterations[ITERATION] = { index: null, segment: 0, tasks: {}, seq };
-  d.pending()[seq] = { run: run.id, iteration: ITERATION, kind: 'wait', ...(signal === undefined ? {} : { signal }) };
+  d.pending()[keyOf(seq)] = { run: run.id, iteration: ITERATION, kind: 'wait', ...(signal === undefined ? {} : { signal }) };
   return seq;
 }
 

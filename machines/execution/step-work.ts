@@ -10,6 +10,7 @@ import { hasRoom } from './run-summary.ts';
 import { segmentsOf } from './segments.ts';
 import { stepNamed } from './step-index.ts';
 import type { Effect, ExecutionContext, Iteration, StepRun, TaskError, TaskOutcome } from './types.ts';
+import { iterationKey, keyOf, numberOf, type IterationKey } from './keys.ts';
 
 // A step's work, pure, for the named actions of ./actions.ts: a copy-on-write draft of the
 // context, issuing a run's commands (or child executions) segment by segment and item by item,
@@ -35,7 +36,7 @@ export class Draft {
   }
 
   /** The runs map, writable. */
-  runs(): Record<string, StepRun> {
+  runs(): ExecutionContext['runs'] {
     if (!this.#runsOwned) {
       this.c.runs = { ...this.c.runs };
       this.#runsOwned = true;
@@ -54,22 +55,22 @@ export class Draft {
 
   /** The run, writable: copied on the first write here, the same object after. */
   run(id: number): StepRun {
-    const r = this.c.runs[id];
+    const r = this.c.runs[keyOf(id)];
     if (this.#owned.includes(r)) return r;
     const copy: StepRun = { ...r, iterations: { ...r.iterations }, loop: r.loop ? { ...r.loop } : null };
-    this.runs()[id] = copy;
+    this.runs()[keyOf(id)] = copy;
     this.#owned.push(copy);
     return copy;
   }
 
   addRun(run: StepRun): void {
-    this.runs()[run.id] = run;
+    this.runs()[keyOf(run.id)] = run;
     this.#owned.push(run);
   }
 
   /** Whether the run is still in progress (a nested completion may have ended it). */
   live(run: StepRun): boolean {
-    return this.c.runs[run.id] === run && !run.outcome && !this.c.finished;
+    return this.c.runs[keyOf(run.id)] === run && !run.outcome && !this.c.finished;
   }
 
   step(name: string): NormalizedStep {
@@ -110,7 +111,7 @@ function iterationContext(d: Draft, run: StepRun, it: Iteration): Record<string,
 }
 
 /** Issues the command (or child execution) for the iteration's current segment. */
-function dispatchSegment(d: Draft, run: StepRun, key: string): void {
+function dispatchSegment(d: Draft, run: StepRun, key: IterationKey): void {
   const it = run.iterations[key];
   const step = d.step(run.step);
   const segment = segmentsOf(step)[it.segment];
@@ -131,7 +132,7 @@ function dispatchSegment(d: Draft, run: StepRun, key: string): void {
         return;
       }
     }
-    d.pending()[seq] = { run: run.id, iteration: key, kind: 'worker' };
+    d.pending()[keyOf(seq)] = { run: run.id, iteration: key, kind: 'worker' };
     d.emit({
       type: 'issueCommand',
       seq,
@@ -152,7 +153,7 @@ function dispatchSegment(d: Draft, run: StepRun, key: string): void {
     const args = renderValue((task as { args?: unknown }).args ?? {}, ctx, `${run.step}.${task.name}.args`);
     if (typeof path !== 'string' || !path) throw new Error(`playbook task ${task.name} needs a path`);
     const argsObject = asObject(args);
-    d.pending()[seq] = { run: run.id, iteration: key, kind: 'child' };
+    d.pending()[keyOf(seq)] = { run: run.id, iteration: key, kind: 'child' };
     d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args: argsObject });
   } catch (err) {
     // A bad path or args template fails this task right here, as a worker would report it.
@@ -162,7 +163,7 @@ function dispatchSegment(d: Draft, run: StepRun, key: string): void {
 
 /** Starts one iteration of a run (a loop item, or `index` null for a plain step): records loop.item, issues its first segment. */
 export function launchIteration(d: Draft, run: StepRun, index: number | null): void {
-  const key = index === null ? '-' : String(index);
+  const key = iterationKey(index);
   const it: Iteration = { index, segment: 0, tasks: {}, seq: 0 };
   if (run.loop && index !== null) {
     it.item = run.loop.items[index];
@@ -192,7 +193,7 @@ function outcomeOf(step: NormalizedStep, tasks: Record<string, TaskOutcome>): { 
  * Folds the tasks a segment produced into its iteration: issues the next segment, or ends the
  * iteration (a plain run then has its outcome; a loop counts the item and keeps its result).
  */
-export function finishIteration(d: Draft, runId: number, key: string, tasks: Record<string, TaskOutcome>): void {
+export function finishIteration(d: Draft, runId: number, key: IterationKey, tasks: Record<string, TaskOutcome>): void {
   const run = d.run(runId);
   const it = { ...run.iterations[key], tasks: { ...run.iterations[key].tasks, ...tasks } };
   run.iterations[key] = it;
@@ -228,11 +229,11 @@ export function fail(d: Draft, error: TaskError, step: string): void {
  */
 export function stopInFlight(d: Draft, cascade = true): void {
   const held = new Set(d.c.held.flatMap((e) => ('seq' in e ? [e.seq] : [])));
-  const seqs = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'worker' && !held.has(Number(s))).map(([s]) => Number(s));
+  const seqs = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'worker' && !held.has(numberOf(s))).map(([s]) => numberOf(s));
   if (seqs.length) d.emit({ type: 'cancelCommands', seqs });
-  const waits = Object.entries(d.c.pending).filter(([, p]) => p.kind === 'wait').map(([s]) => Number(s));
+  const waits = Object.entries(d.c.pending).filter(([, p]) => p.kind === 'wait').map(([s]) => numberOf(s));
   if (waits.length) d.emit({ type: 'endWaits', seqs: waits });
-  if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(Number(s)))) d.emit({ type: 'cancelChildren' });
+  if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(numberOf(s)))) d.emit({ type: 'cancelChildren' });
   d.c.pending = {};
   d.c.runs = {};
   d.c.routes = [];

@@ -1,5 +1,6 @@
 import type { KeychainDefinition, NormalizedTask } from '../../src/dsl/parse-playbook.ts';
 import type { EVENT, EventType } from '../event-types.ts';
+import type { IterationKey, NumberKey } from './keys.ts';
 
 export type TaskError = { message: string; code?: string };
 export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: TaskError };
@@ -76,6 +77,7 @@ export type StepRun = {
   id: number;
   step: string;
   loop: LoopState | null;
+  /** By iterationKey (machines/execution/keys.ts). */
   iterations: Record<string, Iteration>;
   lastTasks: Record<string, TaskOutcome>;
   /** Set when the run's work is over; the step's region then leaves `active` (exitRun). */
@@ -90,7 +92,7 @@ export type StepRun = {
 export type Route = { run: number; step: string; outcome: StepOutcome; scope: Record<string, unknown>; taken: number[] };
 
 /** What a run waits for under a seq: a worker's command, a child execution, or a wait (a timer or a signal, `signal` naming it). */
-export type PendingCommand = { run: number; iteration: string; kind: 'worker' | 'child' | 'wait'; signal?: string };
+export type PendingCommand = { run: number; iteration: IterationKey; kind: 'worker' | 'child' | 'wait'; signal?: string };
 
 export type Finished = { status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError & { step?: string } | null };
 
@@ -98,8 +100,10 @@ export type ExecutionContext = {
   input: ExecutionInput;
   vars: Record<string, unknown>;
   steps: Record<string, StepOutcome>;
-  runs: Record<string, StepRun>;
-  pending: Record<string, PendingCommand>;
+  /** By run id (machines/execution/keys.ts). */
+  runs: Record<NumberKey, StepRun>;
+  /** By seq. */
+  pending: Record<NumberKey, PendingCommand>;
   nextSeq: number;
   nextRun: number;
   completedSteps: string[];

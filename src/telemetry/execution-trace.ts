@@ -6,6 +6,7 @@ import { EVENT } from '../../machines/event-types.ts';
 import { isObject } from '../objects.ts';
 import { childCallSpanId, commandSpanId, executionSpanId, stepRunSpanId, taskAttemptSpanId, traceIdOf, type TraceSalt } from './trace-ids.ts';
 import type { CommittedEvent, HeldContext } from './trace-sink.ts';
+import { keyOf } from '../../machines/execution/keys.ts';
 
 export type Attributes = Record<string, string | number | boolean>;
 
@@ -110,7 +111,7 @@ export class ExecutionTrace {
         case EVENT.commandIssued: {
           const seq = num(ctx.seq);
           if (seq === null) break;
-          const run = (hint?.pending[String(seq)]?.run ?? null) as number | null;
+          const run = (hint?.pending[keyOf(seq)]?.run ?? null) as number | null;
           this.#commands.set(seq, { seq, step: ev.step, run: run ?? this.#latestRun(ev.step)?.id ?? null, loopIndex: num(ctx.loop_index), startMs: t, claimAttempt: 1, workerId: null, marks: [] });
           break;
         }
@@ -153,7 +154,7 @@ export class ExecutionTrace {
         case EVENT.childStarted: {
           const seq = num(ctx.seq);
           if (seq === null) break;
-          const run = (hint?.pending[String(seq)]?.run ?? null) as number | null;
+          const run = (hint?.pending[keyOf(seq)]?.run ?? null) as number | null;
           this.#children.set(seq, { seq, step: ev.step, run: run ?? this.#latestRun(ev.step)?.id ?? null, task: str(ctx.task) ?? '', path: str(ctx.path) ?? '', childId: num(ctx.child_execution_id) ?? 0, startMs: t });
           break;
         }
@@ -367,7 +368,7 @@ export class ExecutionTrace {
     let pick: Run | undefined;
     for (const r of this.#runs.values()) {
       if (r.step !== step || exited.has(r.id)) continue;
-      if (hint && Object.hasOwn(hint.runs, String(r.id))) continue;
+      if (hint && Object.hasOwn(hint.runs, keyOf(r.id))) continue;
       if (!pick || r.id < pick.id) pick = r;
     }
     if (pick || !hint) return pick;

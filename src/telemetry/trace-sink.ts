@@ -17,7 +17,7 @@ export type CommittedEvent = {
 /** An event delivered to an execution outside the unit (a child's end to its parent, a cancel to a child). */
 export type DeliveredEvent = { readonly executionId: number; readonly event: { readonly event_type: string; readonly step?: string | null; readonly context?: unknown; readonly error?: unknown } };
 
-/** What the machine's context says after the unit (the runs still going, what each seq waits for). */
+/** What the machine's context says after the unit (the runs still going, what each seq waits for), keyed as machines/execution/keys.ts says. */
 export type HeldContext = {
   readonly nextRun: number;
   readonly runs: Readonly<Record<string, unknown>>;

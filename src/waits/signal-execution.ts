@@ -10,6 +10,7 @@ import { roleAtLeast, type Role } from '../auth/roles.ts';
 
 const DEFAULT_SIGNAL_ROLES: readonly Role[] = ['operator'];
 import { notFound, ServiceError } from '../errors.ts';
+import { keyOf, numberOf } from '../../machines/execution/keys.ts';
 
 /** What a signal did: ended the step waiting for it, or was kept for a step that will (`buffer: true`). */
 /** `step`: the step it ended, or (buffered) the step that will take it. */
@@ -68,9 +69,9 @@ function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: strin
   let best: Target | undefined;
   for (const [seq, p] of Object.entries(ctx.pending)) {
     if (p.kind !== 'wait' || p.signal !== name) continue;
-    const step = ctx.runs[p.run]?.step;
+    const step = ctx.runs[keyOf(p.run)]?.step;
     const wait = pb.workflow.find((s) => s.step === step)?.wait;
-    if (step !== undefined && wait && (!best || Number(seq) < (best.seq ?? Infinity))) best = { step, seq: Number(seq), wait };
+    if (step !== undefined && wait && (!best || numberOf(seq) < (best.seq ?? Infinity))) best = { step, seq: numberOf(seq), wait };
   }
   if (best) return best;
   const keeper = pb.workflow.find((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);

@@ -6,6 +6,7 @@ import { compileStatechart, type ActionRef, type GuardRef, type StateNodeJson, t
 import type { ExecutionEvent } from '../../../machines/execution/types.ts';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
 import { Driver, err, inputOf, ok, playbookOf, records, shell, type ExecutionSnapshot, type StepDoc } from './helpers.ts';
+import { keyOf, numberOf } from '../../../machines/execution/keys.ts';
 
 // The statechart decides: arcs are transitions guarded by `arc` (their `when` in the params),
 // runs end by `runEnded`, loops refill by `loopHasRoom`, the execution ends by `failing` /
@@ -132,8 +133,8 @@ describe('execution machine: model-based paths over every arc kind (xstate/graph
   const events = (s: ExecutionSnapshot): ExecutionEvent[] => {
     if (s.status === 'done') return [];
     return Object.entries(s.context.pending).flatMap(([seqText, p]) => {
-      const seq = Number(seqText);
-      const t = task[s.context.runs[p.run].step];
+      const seq = numberOf(seqText);
+      const t = task[s.context.runs[keyOf(p.run)].step];
       return [
         { type: 'command.completed', seq, tasks: { [t]: ok(seq) } },
         { type: 'command.completed', seq, tasks: { [t]: err('no') } },

@@ -3,6 +3,7 @@ import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { createExecutionMachine, topStateOf } from '../../../machines/execution.machine.ts';
 import type { ExecutionEvent } from '../../../machines/execution/types.ts';
 import { childTask, err, inputOf, ok, playbookOf, shell, type ExecutionSnapshot } from './helpers.ts';
+import { keyOf, numberOf } from '../../../machines/execution/keys.ts';
 
 // Model-based walk of the execution machine (xstate/graph) over one playbook that has a
 // recovery arc, an inclusive fork, a parallel loop and a child playbook: from every reachable
@@ -27,13 +28,13 @@ function eventsFrom(s: ExecutionSnapshot): ExecutionEvent[] {
   if (s.status === 'done') return [];
   const out: ExecutionEvent[] = [{ type: 'execution.cancelled', reason: 'walk', cancelled_at: '2026-01-01T00:00:00Z' }];
   for (const [seqText, p] of Object.entries(s.context.pending)) {
-    const seq = Number(seqText);
+    const seq = numberOf(seqText);
     if (p.kind === 'child') {
       out.push({ type: 'child.finished', seq, child_execution_id: 900 + seq, status: 'completed', result: 'C', error: null });
       out.push({ type: 'child.finished', seq, child_execution_id: 900 + seq, status: 'failed', result: null, error: { message: 'child broke' } });
       continue;
     }
-    const step = s.context.runs[p.run].step;
+    const step = s.context.runs[keyOf(p.run)].step;
     const task = { start: 'a', recover: 'r', fork: 'f', items: 'i' }[step] ?? 'x';
     out.push({ type: 'command.completed', seq, tasks: { [task]: ok(seq) } });
     out.push({ type: 'command.completed', seq, tasks: { [task]: err('no') } });
@@ -51,13 +52,13 @@ function checkInvariants(s: ExecutionSnapshot, where: string): void {
     expect(c.finished, where).toBeNull();
     // Something is in flight: a running execution with nothing pending would wait forever.
     expect(Object.keys(c.pending).length, where).toBeGreaterThan(0);
-    for (const p of Object.values(c.pending)) expect(c.runs[p.run], where).toBeDefined();
+    for (const p of Object.values(c.pending)) expect(c.runs[keyOf(p.run)], where).toBeDefined();
   } else {
     expect(s.status, where).toBe('done');
     expect(c.finished?.status, where).toBe(value);
     expect(c.pending, where).toEqual({});
   }
-  for (const seq of Object.keys(c.pending)) expect(Number(seq), where).toBeLessThan(c.nextSeq);
+  for (const seq of Object.keys(c.pending)) expect(numberOf(seq), where).toBeLessThan(c.nextSeq);
 }
 
 describe('execution machine: model-based paths (xstate/graph)', () => {

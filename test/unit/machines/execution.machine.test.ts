@@ -1,3 +1,4 @@
+import { keyOf } from '../../../machines/execution/keys.ts';
 import { describe, expect, it } from 'vitest';
 import type { Effect, ExecutionEvent } from '../../../machines/execution/types.ts';
 import {
@@ -35,7 +36,7 @@ describe('execution machine: entry', () => {
     const d = Driver.of([{ step: 'first', tool: shell('a') }, { step: 'second', tool: shell('b') }]);
     expect(enteredSteps(d.last)).toEqual(['first']);
     expect(d.last.map((e) => e.type)).toEqual(['record', 'issueCommand']);
-    expect(d.context.pending).toEqual({ 1: { run: 1, iteration: '-', kind: 'worker' } });
+    expect(d.context.pending).toEqual({ '#1': { run: 1, iteration: '-', kind: 'worker' } });
     expect(d.context.nextSeq).toBe(2);
   });
 
@@ -403,7 +404,7 @@ describe('execution machine: playbook tasks', () => {
     const d = Driver.of(doc(), { workload: { which: 'child', n: 3 } });
     expect(issued(d.last)).toEqual([]);
     expect(childStarts(d.last)).toEqual([{ type: 'startChild', seq: 1, step: 'start', task: 'sub', path: 'lib/child', args: { n: 3, label: 'n is 3' } }]);
-    expect(d.context.pending).toEqual({ 1: { run: 1, iteration: '-', kind: 'child' } });
+    expect(d.context.pending).toEqual({ '#1': { run: 1, iteration: '-', kind: 'child' } });
   });
 
   it('child.finished completed completes the step with the child outcome', () => {
@@ -623,7 +624,7 @@ describe('execution machine: purity', () => {
       const seq = rng.pick(d.pendingSeqs());
       const snap = d.snapshot;
       const frozen = structuredClone(snap.context);
-      if (pending[seq].kind === 'child') d.childFinished(seq, 'completed');
+      if (pending[keyOf(seq)].kind === 'child') d.childFinished(seq, 'completed');
       else d.completeOk(seq);
       expect(snap.context).toEqual(frozen);
       transitions++;

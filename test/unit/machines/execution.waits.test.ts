@@ -18,7 +18,7 @@ describe('timers', () => {
     ]);
     expect(waits(d.last)).toEqual([{ type: 'wait', seq: 1, step: 'start', kind: 'timer', signal: null, wakeAt: null, afterMs: 1_800_000, roles: null }]);
     expect(issued(d.last)).toEqual([]);
-    expect(d.context.pending[1]).toMatchObject({ kind: 'wait' });
+    expect(d.context.pending['#1']).toMatchObject({ kind: 'wait' });
     // A report for some other seq changes nothing.
     expect(d.send({ type: 'timer.fired', seq: 7 })).toEqual([]);
     const fired = d.send({ type: 'timer.fired', seq: 1 });

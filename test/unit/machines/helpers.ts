@@ -2,6 +2,7 @@ import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { createExecutionMachine, topStateOf, type ExecutionMachine } from '../../../machines/execution.machine.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, TaskOutcome } from '../../../machines/execution/types.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../../../src/dsl/parse-playbook.ts';
+import { numberOf } from '../../../machines/execution/keys.ts';
 
 // Shared fixtures for the pure machine tests: build a playbook from a plain object, drive the
 // execution machine with transition(), and turn its inputs and effects into event-log rows the
@@ -135,7 +136,7 @@ export class Driver {
   }
 
   pendingSeqs(): number[] {
-    return Object.keys(this.snapshot.context.pending).map(Number).sort((a, b) => a - b);
+    return Object.keys(this.snapshot.context.pending).map(numberOf).sort((a, b) => a - b);
   }
 }
 

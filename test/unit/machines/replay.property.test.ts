@@ -1,3 +1,4 @@
+import { keyOf, numberOf } from '../../../machines/execution/keys.ts';
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { replay } from '../../../actors/hydrate.ts';
@@ -156,13 +157,13 @@ function runCase(seed: number): Case {
   afterEffects(effectsOf(actions));
 
   for (let i = 0; i < MAX_DELIVERIES && snap.status === 'active'; i++) {
-    const pending = Object.keys(snap.context.pending).map(Number);
+    const pending = Object.keys(snap.context.pending).map(numberOf);
     expect(pending.length, `seed ${seed}: running with nothing pending`).toBeGreaterThan(0);
     const r = rng.next();
     if (r < 0.03) {
       deliver({ type: 'execution.cancelled', reason: `cancel ${seed}`, cancelled_at: '2025-01-01T00:00:00.000Z' });
     } else if (r < 0.1) {
-      const done = [...commands.keys()].filter((s) => !(s in snap.context.pending));
+      const done = [...commands.keys()].filter((s) => !(keyOf(s) in snap.context.pending));
       const seq = done.length && rng.bool() ? rng.pick(done) : 9999;
       deliver({ type: 'command.completed', seq, tasks: { ghost: ok(1) } });
     } else {

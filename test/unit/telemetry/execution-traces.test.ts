@@ -103,9 +103,9 @@ describe('ExecutionTrace', () => {
     const t = new ExecutionTrace(SALT, 5, 5, 'p/j', null);
     // Two runs of `j` at once (two branches joining); the second ends first.
     t.take(log(5, 1, [{ event_type: EVENT.executionStarted, step: null, context: { input: { path: 'p/j', rootExecutionId: 5 } } }]), null, T0, out);
-    t.take(log(5, 2, [{ event_type: EVENT.stepEnter, step: 'j', context: null }, { event_type: EVENT.commandIssued, step: 'j', context: { seq: 1 } }]), { nextRun: 2, runs: { 1: {} }, pending: { 1: { run: 1 } } }, T0, out);
-    t.take(log(5, 4, [{ event_type: EVENT.stepEnter, step: 'j', context: null }, { event_type: EVENT.commandIssued, step: 'j', context: { seq: 2 } }]), { nextRun: 3, runs: { 1: {}, 2: {} }, pending: { 1: { run: 1 }, 2: { run: 2 } } }, T0, out);
-    t.take(log(5, 6, [{ event_type: EVENT.commandCompleted, step: 'j', context: { seq: 2 } }, { event_type: EVENT.stepExit, step: 'j', context: { status: 'ok' } }]), { nextRun: 3, runs: { 1: {} }, pending: { 1: { run: 1 } } }, T0, out);
+    t.take(log(5, 2, [{ event_type: EVENT.stepEnter, step: 'j', context: null }, { event_type: EVENT.commandIssued, step: 'j', context: { seq: 1 } }]), { nextRun: 2, runs: { '#1': {} }, pending: { '#1': { run: 1 } } }, T0, out);
+    t.take(log(5, 4, [{ event_type: EVENT.stepEnter, step: 'j', context: null }, { event_type: EVENT.commandIssued, step: 'j', context: { seq: 2 } }]), { nextRun: 3, runs: { '#1': {}, '#2': {} }, pending: { '#1': { run: 1 }, '#2': { run: 2 } } }, T0, out);
+    t.take(log(5, 6, [{ event_type: EVENT.commandCompleted, step: 'j', context: { seq: 2 } }, { event_type: EVENT.stepExit, step: 'j', context: { status: 'ok' } }]), { nextRun: 3, runs: { '#1': {} }, pending: { '#1': { run: 1 } } }, T0, out);
     expect(out.map((x) => [x.name, x.spanId, x.parentSpanId])).toEqual([
       ['command j', commandSpanId(SALT, 5, 2), stepRunSpanId(SALT, 5, 2)],
       ['step j', stepRunSpanId(SALT, 5, 2), executionSpanId(SALT, 5)],
@@ -160,7 +160,7 @@ describe('ExecutionTraces', () => {
       { event_type: EVENT.stepEnter, step: 'call', context: null },
       { event_type: EVENT.childStarted, step: 'call', context: { seq: 1, child_execution_id: 2, path: 'c', task: 'sub' } },
     ]);
-    traces.committed(unit(parent, [held(1, { context: { nextRun: 2, runs: { 1: {} }, pending: { 1: { run: 1 } }, input: { parentSeq: null } } })]));
+    traces.committed(unit(parent, [held(1, { context: { nextRun: 2, runs: { '#1': {} }, pending: { '#1': { run: 1 } }, input: { parentSeq: null } } })]));
     traces.committed({ held: [], rows: { events: [], inbox: [{ executionId: 1, event: { event_type: EVENT.childFinished, context: { seq: 1, child_execution_id: 2, status: 'failed' }, error: { code: 'boom' } } }] } });
     expect(emitted).toHaveLength(1);
     expect(emitted[0]).toMatchObject({ name: 'task sub', parentSpanId: stepRunSpanId(SALT, 1, 1), error: 'boom', attributes: { 'svc.child.execution.id': 2, 'svc.status': 'failed' } });
