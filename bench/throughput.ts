@@ -11,6 +11,12 @@ import { startProcessWorker, type ProcessWorker } from './workers.ts';
 export const EXECUTIONS = 1_000;
 export const START_CONCURRENCY = 16;
 export const ROUNDS = 3;
+/**
+ * Rounds run first and not counted: a fresh pool starts without prefetch (its running average of
+ * command durations is unknown) and V8 has not optimised the code yet, so a first round ran
+ * 25-40 % below the next ones and was often the median (the flow bench does the same).
+ */
+export const WARMUP_ROUNDS = 1;
 const POLL_MS = 10;
 
 export type ThroughputVariant = { label: string; slots: number[]; process?: boolean };
@@ -122,8 +128,9 @@ async function runRound(s: BenchService, client: LoadClient, path: string): Prom
 }
 
 /**
- * ROUNDS rounds of EXECUTIONS one-step executions, started as fast as START_CONCURRENCY clients
- * can and run by the variant's workers; the median round is the figure, the counters cover all.
+ * ROUNDS rounds of EXECUTIONS one-step executions (after WARMUP_ROUNDS not counted), started as
+ * fast as START_CONCURRENCY clients can and run by the variant's workers; the median round is the
+ * figure, the counters cover all the counted ones.
  */
 export async function measureThroughput(
   s: BenchService,
@@ -143,6 +150,7 @@ export async function measureThroughput(
         cpu.extraPids.add(p.pid);
       } else inProcess.push(await s.worker(slots));
     }
+    for (let i = 0; i < WARMUP_ROUNDS; i++) await runRound(s, client, opts.path);
     const before = await counters.snapshot();
     const cpu0 = cpu.snapshot();
     const rounds: Round[] = [];
