@@ -60,12 +60,13 @@ export type ArchivedExecution = Record<string, unknown> & { execution_id: number
 /** An event's row as the archive keeps it. */
 export type ArchivedEvent = Record<string, unknown> & { execution_id: number; event_id: number };
 
-/** The executions of range `r`, by id. */
-export async function rangeExecutions(q: Queryable, r: EventRange): Promise<ArchivedExecution[]> {
+/** Up to `limit` executions of range `r` after id `after`, by id. */
+export async function rangeExecutions(q: Queryable, r: EventRange, after: number, limit: number): Promise<ArchivedExecution[]> {
   const { rows } = await q.query<{ row: ArchivedExecution }>({
     name: 'svc_range_executions',
-    text: `SELECT to_jsonb(e) - 'snapshot' AS row FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2 ORDER BY e.execution_id`,
-    values: [r.lo, r.hi],
+    text: `SELECT to_jsonb(e) - 'snapshot' AS row FROM core.execution e
+            WHERE e.execution_id >= $1 AND e.execution_id < $2 AND e.execution_id > $3 ORDER BY e.execution_id LIMIT $4`,
+    values: [r.lo, r.hi, after, limit],
   });
   return rows.map((x) => x.row);
 }
@@ -82,27 +83,50 @@ export async function rangeEvents(q: Queryable, r: EventRange, after: { executio
   return rows.map((x) => x.row);
 }
 
-/** How long retention waits for the log's lock before it tries again at its next run (the hot path goes first). */
+/** How long retention waits for a lock before it tries again at its next run (the hot path goes first). */
 const DROP_LOCK_TIMEOUT_MS = 2_000;
 
 /**
- * Drops range `r` in one transaction: its event partition (detached, then dropped), and the rows
- * of its executions and of what points at them (commands, waits, admissions, batch requests).
- * core.execution is not partitioned: moving rows a default partition took into a new range
- * would break the foreign keys to it. Returns how many executions went.
+ * Deletes up to `limit` rows of range `r` of one table in one short transaction (retention's
+ * drop, before the range's event partition goes): what points at an execution goes before it.
+ * `batches`: its batch requests (one statement, they are few: no index takes them by range);
+ * `commands`; `executions` that no execution points at as its parent and no command as its own (a
+ * child goes before its parent, whatever their ids; waits and admissions go with their
+ * execution). Returns how many rows went: 0 when none is left.
  */
-export async function dropEventRange(db: Db, r: EventRange): Promise<number> {
+export async function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'commands' | 'executions', limit: number): Promise<number> {
   return db.tx(async (q) => {
     await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
+    const { rowCount } = await q.query({ name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
+    return rowCount ?? 0;
+  });
+}
+
+const RANGE_ROWS_DROP = {
+  batches: `DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2`,
+  commands: `DELETE FROM core.command WHERE command_id IN (SELECT command_id FROM core.command WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
+  executions: `DELETE FROM core.execution WHERE execution_id IN (
+                 SELECT e.execution_id FROM core.execution e
+                  WHERE e.execution_id >= $1 AND e.execution_id < $2
+                    AND NOT EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id = e.execution_id)
+                    AND NOT EXISTS (SELECT 1 FROM core.command c WHERE c.execution_id = e.execution_id)
+                  LIMIT $3)`,
+} as const;
+
+/** Whether any execution of range `r` is left. */
+export async function rangeHoldsExecutions(q: Queryable, r: EventRange): Promise<boolean> {
+  const { rows } = await q.query<{ held: boolean }>({
+    name: 'svc_range_holds_executions',
+    text: `SELECT EXISTS (SELECT 1 FROM core.execution WHERE execution_id >= $1 AND execution_id < $2) AS held`,
+    values: [r.lo, r.hi],
+  });
+  return rows[0].held;
+}
+
+/** Detaches and drops range `r`'s partition of the event log (its rows elsewhere gone first: dropRangeRows). */
+export async function dropEventPartition(db: Db, r: EventRange): Promise<void> {
+  await db.tx(async (q) => {
+    await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
     await q.query({ name: 'svc_event_range_drop', text: `SELECT core.svc_event_partition_drop($1)`, values: [r.lo] });
-    const { rows } = await q.query<{ n: number }>({
-      name: 'svc_range_rows_drop',
-      text: `WITH cmd AS (DELETE FROM core.command WHERE execution_id >= $1 AND execution_id < $2),
-                  batch AS (DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2),
-                  exec AS (DELETE FROM core.execution WHERE execution_id >= $1 AND execution_id < $2 RETURNING 1)
-             SELECT count(*)::int AS n FROM exec`,
-      values: [r.lo, r.hi],
-    });
-    return rows[0].n;
   });
 }

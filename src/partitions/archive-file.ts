@@ -15,8 +15,8 @@ export function archiveFileOf(dir: string, r: EventRange): string {
   return join(dir, `events-${String(r.lo).padStart(19, '0')}-${String(r.hi).padStart(19, '0')}.jsonl`);
 }
 
-/** What an archive writer is given: the executions, then the events page by page (empty: done). */
-export type ArchiveSource = { executions: ArchivedExecution[]; nextEvents(): Promise<ArchivedEvent[]> };
+/** What an archive writer is given: the executions, then the events, page by page (an empty page: done). */
+export type ArchiveSource = { nextExecutions(): Promise<ArchivedExecution[]>; nextEvents(): Promise<ArchivedEvent[]> };
 
 /** Writes range `r` to its file under `dir` (made if missing); returns the path and how many events. */
 export async function writeArchive(dir: string, r: EventRange, source: ArchiveSource): Promise<{ path: string; events: number }> {
@@ -26,7 +26,9 @@ export async function writeArchive(dir: string, r: EventRange, source: ArchiveSo
   const file = await open(tmp, 'w', 0o640);
   let events = 0;
   try {
-    await file.write(source.executions.map((e) => `${JSON.stringify({ execution: e })}\n`).join(''));
+    for (let page = await source.nextExecutions(); page.length; page = await source.nextExecutions()) {
+      await file.write(page.map((e) => `${JSON.stringify({ execution: e })}\n`).join(''));
+    }
     for (let page = await source.nextEvents(); page.length; page = await source.nextEvents()) {
       events += page.length;
       await file.write(page.map((e) => `${JSON.stringify({ event: e })}\n`).join(''));

@@ -1,8 +1,9 @@
 import type { Db } from '../db/db.ts';
-import { createEventRange, dropEventRange, eventRanges, lastExecutionId, rangeEvents, rangeExecutions, rangeExpired, type ArchivedEvent, type EventRange } from '../db/partition.repo.ts';
+import { access } from 'node:fs/promises';
+import { createEventRange, dropEventPartition, dropRangeRows, eventRanges, rangeHoldsExecutions, lastExecutionId, rangeEvents, rangeExecutions, rangeExpired, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
-import { writeArchive } from './archive-file.ts';
+import { archiveFileOf, writeArchive } from './archive-file.ts';
 
 // The event log's ranges kept (DESIGN.md "Scale-out"; migrations/0023_event_partitions.sql): ahead
 // of the execution id sequence, RANGES_AHEAD ranges of SVC_EVENT_PARTITION_EXECUTIONS ids are made
@@ -13,11 +14,17 @@ import { writeArchive } from './archive-file.ts';
 
 /** Ranges made beyond the one the next execution id falls in. */
 export const RANGES_AHEAD = 2;
-/** Events read per page when a range is archived. */
-const ARCHIVE_PAGE_EVENTS = 5_000;
+/** Executions, and events, read per page when a range is archived. */
+const ARCHIVE_PAGE_ROWS = 5_000;
+/**
+ * Rows deleted per transaction when a range goes: a range of a million executions holds tens of
+ * millions of rows, which in one transaction would hold its locks and its WAL for minutes.
+ */
+export const DROP_BATCH_ROWS = 5_000;
 const LEASE_TTL_SECONDS = 600;
 
-export type PartitionSettings = { width: number; retentionDays: number | null; archiveDir: string | null };
+/** `batchRows`: rows deleted per transaction when a range goes (DROP_BATCH_ROWS unless a test says). */
+export type PartitionSettings = { width: number; retentionDays: number | null; archiveDir: string | null; batchRows?: number };
 
 /** The periodic spec: at once at start (a fresh database gets its ranges), then every `intervalSeconds`. */
 export function eventPartitionsSpec(intervalSeconds: number): PeriodicSpec {
@@ -36,8 +43,8 @@ export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: Part
     // The last range holds the newest ids (or is ahead): never a candidate.
     for (const r of ranges.slice(0, -1)) {
       if (!(await rangeExpired(deps.db, r, s.retentionDays))) break;
-      const archive = s.archiveDir === null ? null : (await archiveRange(deps.db, r, s.archiveDir)).path;
-      const executions = await dropEventRange(deps.db, r);
+      const archive = s.archiveDir === null ? null : await archiveRange(deps.db, r, s.archiveDir);
+      const executions = await dropRange(deps.db, r, s.batchRows ?? DROP_BATCH_ROWS);
       dropped.push({ range: r, executions, archive });
       deps.log.info({ range: r, executions, archive }, 'event log range dropped by retention');
     }
@@ -58,16 +65,47 @@ async function makeAhead(db: Db, width: number): Promise<EventRange[]> {
   return made;
 }
 
-async function archiveRange(db: Db, r: EventRange, dir: string): Promise<{ path: string; events: number }> {
-  const executions = await rangeExecutions(db, r);
+/**
+ * The range's rows in short transactions (batch requests, commands, then executions, children
+ * before parents), then its event partition: a run cut off midway leaves only finished
+ * executions' rows, which the next run deletes (the range is still expired). Returns how many
+ * executions went.
+ */
+async function dropRange(db: Db, r: EventRange, batchRows: number): Promise<number> {
+  await dropRangeRows(db, r, 'batches', batchRows);
+  while ((await dropRangeRows(db, r, 'commands', batchRows)) > 0);
+  let executions = 0;
+  for (let n = await dropRangeRows(db, r, 'executions', batchRows); n > 0; n = await dropRangeRows(db, r, 'executions', batchRows)) executions += n;
+  // An execution something still points at stays, and so do its events: the next run tries again.
+  if (await rangeHoldsExecutions(db, r)) throw new Error(`range [${r.lo}, ${r.hi}) still holds executions that could not be deleted; its events are kept`);
+  await dropEventPartition(db, r);
+  return executions;
+}
+
+/**
+ * Writes range `r` to its file under `dir`, read page by page; a file already there is whole (it
+ * is renamed into place) and was written by a run cut off before the drop finished, whose deletes
+ * may have begun: it is kept as it is. Returns its path.
+ */
+async function archiveRange(db: Db, r: EventRange, dir: string): Promise<string> {
+  const path = archiveFileOf(dir, r);
+  if (await access(path).then(() => true, () => false)) return path;
+  let afterExecution = r.lo - 1;
   let after = { execution: r.lo - 1, event: 0 };
-  return writeArchive(dir, r, {
-    executions,
-    async nextEvents(): Promise<ArchivedEvent[]> {
-      const page = await rangeEvents(db, r, after, ARCHIVE_PAGE_EVENTS);
-      const last = page.at(-1);
-      if (last) after = { execution: last.execution_id, event: last.event_id };
-      return page;
-    },
-  });
+  return (
+    await writeArchive(dir, r, {
+      async nextExecutions(): Promise<ArchivedExecution[]> {
+        const page = await rangeExecutions(db, r, afterExecution, ARCHIVE_PAGE_ROWS);
+        const last = page.at(-1);
+        if (last) afterExecution = last.execution_id;
+        return page;
+      },
+      async nextEvents(): Promise<ArchivedEvent[]> {
+        const page = await rangeEvents(db, r, after, ARCHIVE_PAGE_ROWS);
+        const last = page.at(-1);
+        if (last) after = { execution: last.execution_id, event: last.event_id };
+        return page;
+      },
+    })
+  ).path;
 }

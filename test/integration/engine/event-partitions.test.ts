@@ -2,15 +2,15 @@
 // real server and database: ranges made ahead of the ids, rows a missing range's default took
 // moved into it, retention archiving and dropping whole ranges with every other execution intact,
 // the archive read back; and the migration of a populated database losing no row.
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Db } from '../../../src/db/db.ts';
 import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
-import { eventRanges } from '../../../src/db/partition.repo.ts';
-import { archiveFiles, readArchive, type ArchiveLine } from '../../../src/partitions/archive-file.ts';
+import { dropRangeRows, eventRanges } from '../../../src/db/partition.repo.ts';
+import { archiveFileOf, archiveFiles, readArchive, type ArchiveLine } from '../../../src/partitions/archive-file.ts';
 import { keepEventPartitions, RANGES_AHEAD } from '../../../src/partitions/event-partitions.ts';
 import { archiveCommand } from '../../../src/cli/archive-command.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -132,6 +132,46 @@ describe('the partitioned event log', () => {
     expect((await cli('show', files[2], '--execution', String(kept[0]))).code).toBe(4);
     expect((await cli('show', join(archiveDir, 'missing.jsonl'))).code).toBe(4);
     expect((await cli('list')).code).toBe(2);
+  });
+});
+
+describe('retention at scale', () => {
+  it('drops a range in short transactions, a child before its parent whatever their ids; a run cut off midway is finished by the next', async () => {
+    // Rows made by hand in the range [FIRST_ID + 30, FIRST_ID + 40): a tree whose child has a
+    // lower id than its parent (ids come in blocks per server), each execution with two commands
+    // and three events, all finished two days ago.
+    const lo = FIRST_ID + 30;
+    const r = { lo, hi: lo + WIDTH };
+    await t.deps.db.query(`UPDATE core.execution SET status = 'completed', finished_at = now() WHERE execution_id = $1`, [FIRST_ID + 15]);
+    await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, true)`, [FIRST_ID + 45]);
+    await keepEventPartitions(t.deps, settings(null));
+    const { rows: [catalog] } = await t.deps.db.query<{ id: string }>(`SELECT catalog_id AS id FROM core.catalog WHERE path = 'part/one'`);
+    const parents: [number, number | null][] = [[lo, null], [lo + 3, null], [lo + 1, lo + 3], [lo + 4, lo + 3], [lo + 2, lo + 1], [lo + 5, null]];
+    for (const [id, parent] of [...parents].sort((a, b) => (a[1] === null ? -1 : 1) - (b[1] === null ? -1 : 1) || a[0] - b[0])) {
+      await t.deps.db.query(
+        `INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, status, last_event_id, finished_at)
+         VALUES ($1, $2, 'part/one', $3, $1, 'completed', 3, now() - interval '2 days')`,
+        [id, catalog.id, parent],
+      );
+      await t.deps.db.query(`INSERT INTO core.command (execution_id, catalog_id, seq, step, status, input) SELECT $1, $2, s, 'start', 'COMPLETED', '{}' FROM generate_series(1, 2) s`, [id, catalog.id]);
+      await t.deps.db.query(`INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status) SELECT $1, e, $2, 'step.enter', 'completed' FROM generate_series(1, 3) e`, [id, catalog.id]);
+    }
+    const ids = parents.map(([id]) => id).sort((a, b) => a - b);
+    // A run cut off midway: it had written the archive and deleted some commands.
+    const archive = archiveFileOf(archiveDir, r);
+    await writeFile(archive, '{"marker": "written by the run that was cut off"}\n');
+    expect(await dropRangeRows(t.deps.db, r, 'commands', 5)).toBe(5);
+    // The ranges before it go first (retention stops at the first that may not go).
+    await new Promise((ok) => setTimeout(ok, 1_100));
+    const report = await keepEventPartitions(t.deps, { ...settings(1 / 86_400), batchRows: 2 });
+    const mine = report.dropped.find((d) => d.range.lo === lo);
+    expect(mine).toEqual({ range: r, executions: 6, archive });
+    expect((await eventRanges(t.deps.db)).some((x) => x.lo === lo)).toBe(false);
+    for (const table of ['execution', 'command', 'event']) {
+      expect((await t.deps.db.query(`SELECT count(*)::int AS n FROM core.${table} WHERE execution_id = ANY($1::bigint[])`, [ids])).rows[0].n, table).toBe(0);
+    }
+    // The archive the cut-off run wrote is whole (it was renamed into place): kept as it was.
+    expect(await readFile(archive, 'utf8')).toBe('{"marker": "written by the run that was cut off"}\n');
   });
 });
 
