@@ -56,7 +56,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     keyring: createKeyring(randomBytes(32), []),
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
-    rooms: new KeyRooms(),
+    rooms: new KeyRooms(t.db),
     bus: await createPostgresBus(t.db),
     workerToken,
     batchWake: new BatchWake(),
@@ -103,7 +103,7 @@ export async function startSecondServer(a: TestApp): Promise<{ url: string; deps
     metrics: createMetrics(),
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
-    rooms: new KeyRooms(),
+    rooms: new KeyRooms(db),
     bus: await createPostgresBus(db),
     batchWake: new BatchWake(),
   };

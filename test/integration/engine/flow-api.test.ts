@@ -210,7 +210,7 @@ workflow:
     tool: { name: t, kind: noop }
 `);
     // Server B reads the key's room (1) while it is free; then this server takes the slot.
-    const b = { ...t.deps, snapshots: new HotSnapshots(), rooms: new KeyRooms() };
+    const b = { ...t.deps, snapshots: new HotSnapshots(), rooms: new KeyRooms(t.deps.db) };
     expect(await b.rooms.take(t.deps.db, [{ limit: 'solo', key: 'k', capacity: null }])).toEqual(new Map([['solo\u0000k', 1]]));
     const a1 = started((await startExecutions(t.deps, [{ path: 'flow/solo', payload: {} }]))[0]);
     expect((await http(t.url, 'GET', `/api/executions/${a1}`)).body.status).toBe('running');
