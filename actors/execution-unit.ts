@@ -2,6 +2,7 @@ import type { ClaimPolicy, CommandRow } from '../src/db/command.repo.ts';
 import type { TxTiming } from '../src/db/db.ts';
 import type { AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import type { CommandRef } from '../src/db/unit-read.ts';
 import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
 import type { EngineDeps } from './engine-deps.ts';
@@ -25,8 +26,8 @@ import { COMMAND_RULES } from '../machines/command-rules.ts';
 export type UnitRun<T> = {
   /** Executions the unit holds (events are folded into them; their inbox events are applied). */
   executionIds: readonly number[];
-  /** Commands whose reports are folded: their rows are read (or taken from memory) with the executions. */
-  commandIds?: readonly number[];
+  /** Commands whose reports are folded, each with the execution it was reported for: their rows are read (or taken from memory) with the executions. */
+  commands?: readonly CommandRef[];
   /** Executions known to have moved on since this process held them (inbox events): read, never taken from memory. */
   fresh?: ReadonlySet<number>;
   /** Playbooks the fold starts executions of (their children's catalog heads are read before it), as of this attempt. */
@@ -140,7 +141,7 @@ function announced<T>(deps: EngineDeps, done: UnitDone<T>): UnitDone<T> {
 
 async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: ReadonlySet<number> | 'all', also: Needs | undefined): Promise<UnitDone<T>> {
   const t0 = run.timed ? performance.now() : 0;
-  const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commandIds ?? [], fresh);
+  const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commands ?? [], fresh);
   if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
   const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], run.startKeys?.() ?? [], deps.rooms, also);
   const hydrateMs = run.timed ? performance.now() - t0 : 0;

@@ -5,7 +5,7 @@ import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine }
 import type { ExecutionContext } from '../machines/execution/types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { EventRow, ExecutionRow } from '../src/db/execution.repo.ts';
-import { readUnit, type ReadExecution, type ReservedBatch } from '../src/db/unit-read.ts';
+import { readUnit, type CommandRef, type ReadExecution, type ReservedBatch } from '../src/db/unit-read.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { asObject } from '../src/objects.ts';
 import type { RoutedEvent } from '../src/protocol.ts';
@@ -53,7 +53,7 @@ export async function hydrate(
   cache: PlaybookCache,
   snapshots: HotSnapshots,
   executionIds: readonly number[],
-  commandIds: readonly number[],
+  commandRefs: readonly CommandRef[],
   fresh: ReadonlySet<number> | 'all',
 ): Promise<HydratedUnit> {
   const out: Hydrated[] = [];
@@ -67,18 +67,18 @@ export async function hydrate(
     }
     out.push({ row, compiled: await cache.get(q, row.catalog_id), snapshot: snapshots.get(id, row.last_event_id)!, snapshotEventId: row.snapshot_event_id, inbox: [], reserved: [] });
   }
-  const commandsToRead: number[] = [];
-  for (const id of commandIds) {
-    const row = fresh === 'all' ? undefined : snapshots.commands.get(id);
-    if (row) commands.set(id, row);
-    else commandsToRead.push(id);
+  const commandsToRead: CommandRef[] = [];
+  for (const ref of commandRefs) {
+    const row = fresh === 'all' ? undefined : snapshots.commands.get(ref.command_id);
+    if (row) commands.set(ref.command_id, row);
+    else commandsToRead.push(ref);
   }
   const read = await readUnit(q, toRead, commandsToRead, snapshots.versions(toRead), EXECUTION_MACHINE_VERSION);
   for (const c of read.commands) commands.set(c.command_id, c);
   for (const row of read.executions) out.push(await fromRow(q, cache, snapshots, row));
   // Commands named by reserved batch items are read too (a second read, only while a batch waits):
   // the fold gives those items a report's verdicts.
-  const itemCommands = out.flatMap((h) => h.reserved.flatMap((r) => (r.event.command_id ? [r.event.command_id] : [])));
+  const itemCommands = out.flatMap((h) => h.reserved.flatMap((r) => (r.event.command_id ? [{ execution_id: r.event.execution_id, command_id: r.event.command_id }] : [])));
   if (itemCommands.length) for (const c of (await readUnit(q, [], itemCommands, new Map(), EXECUTION_MACHINE_VERSION)).commands) commands.set(c.command_id, c);
   const found = new Set(out.map((h) => h.row.execution_id));
   return {

@@ -44,7 +44,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   const tx = opts.timeoutMs !== undefined || before ? { timeoutMs: opts.timeoutMs, beforeCommit: before && ((q: Queryable, v: { results: EventResult[]; items: readonly RoutedItem[] }) => before(q, v.results, v.items)) } : undefined;
   const done = await runUnit(deps, {
     executionIds: [...new Set([...events.map((e) => e.execution_id), ...wake])],
-    commandIds: [...new Set(events.flatMap((e) => (e.command_id ? [e.command_id] : [])))],
+    commands: events.flatMap((e) => (e.command_id ? [{ execution_id: e.execution_id, command_id: e.command_id }] : [])),
     fresh: wake,
     fold: (fold, commands) => {
       const routed = foldRouted(fold, commands, events, probe);

@@ -81,7 +81,7 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
       context: { seq: cmd.seq, attempt: cmd.attempt, worker_id: cmd.worker_id, claimed_at: cmd.claimed_at?.toISOString() ?? null },
     });
   }
-  fold.updateCommand({ command_id: cmd.command_id, status: verdict.status, expected_status: cmd.status, expected_attempt: cmd.attempt });
+  fold.updateCommand({ execution_id: cmd.execution_id, command_id: cmd.command_id, status: verdict.status, expected_status: cmd.status, expected_attempt: cmd.attempt });
   return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd, at) }, accepted: true };
 }
 

@@ -80,7 +80,8 @@ function claimStatement(pick: string): string {
 )
 UPDATE core.batch_request b SET state = 'processing', attempts = b.attempts + 1, updated_at = now()
   FROM pending p
- WHERE b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < $1) AND b.state IN (${statesAllowing('claim').map((s) => `'${s}'`).join(', ')})
+ -- By the picked row's execution too: with the named pick, every row is reached by its execution (one shard under Citus).
+ WHERE b.execution_id = p.execution_id AND b.batch_id = p.batch_id AND (p.rn = 1 OR p.before < $1) AND b.state IN (${statesAllowing('claim').map((s) => `'${s}'`).join(', ')})
 RETURNING b.batch_id, b.request_id::text, b.execution_id, b.worker_id, b.events, b.event_ids, ${ROUTED_SQL} AS routed`;
 }
 const CLAIM_NEXT = claimStatement(PICK_NEXT);
@@ -201,7 +202,9 @@ WITH x AS (
          events = CASE WHEN x.state = 'completed' THEN NULL ELSE b.events END, updated_at = now(),
          routed_at = CASE WHEN x.state = 'completed' THEN COALESCE(b.routed_at, now()) ELSE b.routed_at END
     FROM x
-   WHERE b.batch_id = x.batch_id AND b.batch_id = ANY($4::bigint[]) AND b.state = ANY($2::text[]) AND ${ROUTED_SQL} = (x.state = 'completed')
+   -- By its execution too, known from the claim (one shard under Citus); the id array reaches it by its primary key.
+   WHERE b.batch_id = x.batch_id AND b.execution_id = x.execution_id AND b.execution_id = ANY($3::bigint[]) AND b.batch_id = ANY($4::bigint[])
+     AND b.state = ANY($2::text[]) AND ${ROUTED_SQL} = (x.state = 'completed')
      AND (SELECT count(*) FROM lk) >= 0
   RETURNING b.batch_id, b.worker_id, b.event_ids, b.events
 ), per AS (

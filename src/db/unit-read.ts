@@ -41,8 +41,16 @@ const READ_UNIT = {
                                         WHERE c.id = e.execution_id AND c.last = e.last_event_id) AS hot) h
    WHERE e.execution_id = ANY($1::bigint[])) x
 UNION ALL
-SELECT 'command', to_jsonb(c) FROM (SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM core.command WHERE command_id = ANY($2::bigint[])) c`,
+SELECT 'command', to_jsonb(c) FROM (
+  -- Each by its (command, execution) pair, so by its execution too (one shard under Citus); the id
+  -- array reaches the rows by their primary key.
+  SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM unnest($2::bigint[], $6::bigint[]) AS r(cid, eid)
+    JOIN core.command ON command_id = r.cid AND execution_id = r.eid
+   WHERE command_id = ANY($2::bigint[])) c`,
 };
+
+/** A command named with the execution it was reported for (a report's event names both). */
+export type CommandRef = { execution_id: number; command_id: number };
 
 type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
 
@@ -52,30 +60,32 @@ type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date 
  * execution's row with, when running, its stored snapshot (when of `machineVersion`) and the
  * events after it up to `last_event_id`, and the accepted batches whose items are not routed yet
  * (their ids lie between `applied_event_id` and `last_event_id`, so nothing routes past them);
- * and the reported commands' rows (without their input).
+ * and the reported commands' rows (without their input), each read by its command and the
+ * execution it was reported for: a command named with another execution is not found.
  * `hot` maps ids to the `last_event_id` of a snapshot held in memory: a row still there sends
  * neither snapshot nor events.
  */
 export async function readUnit(
   q: Queryable,
   executionIds: readonly number[],
-  commandIds: readonly number[],
+  commands: readonly CommandRef[],
   hot: ReadonlyMap<number, number>,
   machineVersion: number,
 ): Promise<{ executions: ReadExecution[]; commands: CommandRow[] }> {
-  if (!executionIds.length && !commandIds.length) return { executions: [], commands: [] };
+  if (!executionIds.length && !commands.length) return { executions: [], commands: [] };
+  const pairs = [...new Map(commands.map((c) => [`${c.execution_id}:${c.command_id}`, c])).values()];
   const { rows } = await q.query<{ kind: string; row: Json<ReadExecution> | CommandJson }>({
     ...READ_UNIT,
-    values: [[...new Set(executionIds)], [...new Set(commandIds)], machineVersion, [...hot.keys()], [...hot.values()]],
+    values: [[...new Set(executionIds)], pairs.map((c) => c.command_id), machineVersion, [...hot.keys()], [...hot.values()], pairs.map((c) => c.execution_id)],
   });
   const executions: ReadExecution[] = [];
-  const commands: CommandRow[] = [];
+  const read: CommandRow[] = [];
   for (const { kind, row } of rows) {
     if (kind === 'execution' && 'events' in row) {
       executions.push({ ...row, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
     } else if (kind === 'command' && 'seq' in row) {
-      commands.push(commandOfJson(row));
+      read.push(commandOfJson(row));
     }
   }
-  return { executions, commands };
+  return { executions, commands: read };
 }

@@ -62,8 +62,12 @@ export type UnitAdmission = {
   admitted: boolean;
 };
 
-/** A command's new status; the write fails unless it still has the status and attempt it was read with. */
-export type UnitCommandUpdate = { command_id: number; status: CommandStatus; expected_status: CommandStatus; expected_attempt: number };
+/**
+ * A command's new status; the write fails unless it still has the status and attempt it was read
+ * with. `execution_id`: the command's (its row was read with it), so the move reaches it by its
+ * execution too (one shard under Citus: docs/scaling.md).
+ */
+export type UnitCommandUpdate = { execution_id: number; command_id: number; status: CommandStatus; expected_status: CommandStatus; expected_attempt: number };
 
 /** A worker claiming up to `max` commands by a request with `token` (null: none given). */
 export type Claimer = { workerId: string; max: number; token: string | null };
@@ -257,9 +261,12 @@ function unitWriteText($: (p: Param) => string, kind: { step: boolean; limited: 
 ), log_events AS (
   SELECT * FROM jsonb_to_recordset(${$('events')}::jsonb) AS v(${LOG_EVENT_COLUMNS})
 ), ${eventLogCtes({ appends: 'log_in', events: 'log_events', ids: opaque($('appendIds'), 'bigint[]'), ...(full ? { created: 'new_exec' } : {}), issued: 'cmd' }).join(', ')}, upd_cmd AS (
+  -- By its execution too (the row is one execution's: one shard under Citus); the id array
+  -- reaches it by its primary key.
   UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now()
-    FROM jsonb_to_recordset(${$('commandUpdates')}::jsonb) AS x(command_id bigint, status text, expected_status text, expected_attempt int)
-   WHERE c.command_id = x.command_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
+    FROM jsonb_to_recordset(${$('commandUpdates')}::jsonb) AS x(execution_id bigint, command_id bigint, status text, expected_status text,
+         expected_attempt int)
+   WHERE c.command_id = x.command_id AND c.execution_id = x.execution_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
      AND c.command_id = ANY(${opaque($('commandUpdateIds'), 'bigint[]')})
   RETURNING c.command_id
 )${full ? others() : ''}, ${older.ctes.join(', ')}, older AS (

@@ -9,6 +9,7 @@ import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { routeEvents } from '../../../actors/route-events.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
 import { COMMAND_STATUSES, commandMachine, type CommandEvent, type CommandStatus } from '../../../machines/command.machine.ts';
+import { EVENT } from '../../../machines/event-types.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
 import { claimCommand, claimNextCommands, markStrandedClaims, type ClaimPolicy, type CommandRow } from '../../../src/db/command.repo.ts';
@@ -188,5 +189,20 @@ describe('the command SQL carries out the command machine: every status × every
     // Operations meant to move nothing (stale and foreign reports) aside, each moved some command.
     const moving = OPERATIONS.filter((op) => !op.name.startsWith('report from')).map((op) => op.name);
     expect(moving.filter((name) => !moved.get(name)?.length)).toEqual([]);
+  });
+});
+
+describe('a report names its command by the execution it was reported for', () => {
+  it('a command reported under another execution is not found there: refused, and it does not move', async () => {
+    // The hydrate read takes commands by (execution_id, command_id) pairs (src/db/unit-read.ts).
+    const c = await commandIn('RUNNING', LIVE);
+    const [other] = await startExecutions(c.deps, [{ path: PATH, payload: {} }]);
+    if (!other || !('executionId' in other)) throw new Error('start failed');
+    const before = await stored(c.commandId);
+    const event: RoutedEvent = { execution_id: other.executionId, command_id: c.commandId, event_type: EVENT.commandCompleted, attempt: ATTEMPT, worker_id: LIVE };
+    event.result = { tasks: { t: { status: 'ok', data: null } } };
+    const { results } = await routeEvents({ ...base, snapshots: new HotSnapshots() }, [event]);
+    expect(results).toEqual([{ event_id: null, error: 'unknown_command', detail: `command ${c.commandId} does not belong to execution ${other.executionId}` }]);
+    expect(await stored(c.commandId)).toEqual(before);
   });
 });

@@ -101,7 +101,8 @@ const startUnit: UnitWrite = { ...noUnit, newExecutions: [{ execution_id: 1, cat
 const STEP_WRITE_TABLES: Record<string, Key> = {
   execution: 'execution_id',
   event: 'execution_id',
-  command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
+  // Command moves reach their rows by execution_id (with command_id): only claim-ahead's pick is not.
+  command: `${CLAIM_PICK} (claim-ahead)`,
   flow_key: FLOW_KEY,
   runtime: 'reference',
   NOTIFY,
@@ -113,7 +114,8 @@ const UNIT_WRITE_TABLES: Record<string, Key> = {
   // By the trigger of an admission written admitted (migrations/0028).
   flow_limit: 'reference',
   event: 'execution_id',
-  command: `${CLAIM_PICK} (claim-ahead); command moves by command_id alone`,
+  // Command moves and cancels reach their rows by execution_id: only claim-ahead's pick is not.
+  command: `${CLAIM_PICK} (claim-ahead)`,
   wait: 'execution_id',
   admission: 'execution_id',
   flow_key: FLOW_KEY,
@@ -148,8 +150,9 @@ const HOT: HotStatement[] = [
   { name: 'claim sent again (src/db/command.repo.ts)', sql: () => sent((q) => claimedByRequest(q, 'w', 't')), tables: { command: 'global: by worker and request token' } },
   {
     name: 'hydrate read (src/db/unit-read.ts)',
-    sql: () => sent((q) => readUnit(q, [1], [1], new Map(), 1)),
-    tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'execution_id', command: BY_COMMAND_ID },
+    // Commands by (execution_id, command_id) pairs: a report's event names both.
+    sql: () => sent((q) => readUnit(q, [1], [{ execution_id: 1, command_id: 1 }], new Map(), 1)),
+    tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'execution_id', command: 'execution_id' },
   },
   { name: 'execution row (src/db/execution.repo.ts)', sql: () => sent((q) => getExecution(q, 1)), tables: { execution: 'execution_id' } },
   { name: 'events after (src/db/execution.repo.ts)', sql: () => sent((q) => loadEventsAfter(q, 1, 0)), tables: { event: 'execution_id', batch_request: 'execution_id' } },
@@ -181,7 +184,8 @@ const HOT: HotStatement[] = [
   {
     name: 'batch claim, named executions (src/db/batch.repo.ts)',
     sql: () => sent((q) => claimBatches(q, { executions: [1] }, 10)),
-    tables: { batch_request: 'global: the UPDATE finds the picked rows by batch_id', event: 'execution_id' },
+    // The executions are named, and the UPDATE joins the picked rows on (execution_id, batch_id).
+    tables: { batch_request: 'execution_id', event: 'execution_id' },
   },
   {
     name: 'batch commands named (src/db/batch.repo.ts)',
@@ -196,7 +200,8 @@ const HOT: HotStatement[] = [
   {
     name: 'batch end (src/db/batch.repo.ts)',
     sql: () => sent((q) => endBatches(q, 'complete', [batchEnd])),
-    tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'global: by batch_id alone' },
+    // The batches' executions are known from their claim.
+    tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'execution_id' },
   },
   {
     name: 'admitter (src/db/flow.repo.ts)',
