@@ -1,7 +1,7 @@
 import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
-import { executionStatusOf, stepPhase, type StepPhase } from './execution/step-phase.ts';
+import { executionStatusOf, stepPhase } from './execution/step-phase.ts';
 import { isLiveExecutionStatus } from './statuses.ts';
-import type { ExecutionContext, StepOutcome } from './execution/types.ts';
+import type { ExecutionContext } from './execution/types.ts';
 import { keyOf } from './execution/keys.ts';
 
 /** `waiting`: active, and waiting for a time or a signal (no worker holds it). */
@@ -27,10 +27,8 @@ export type ExecutionView = {
 
 type SnapshotLike = { value: unknown; context: ExecutionContext };
 
-const phaseOfOutcome = (o: StepOutcome | undefined): StepPhase => (o ? (o.status === 'ok' ? 'completed' : 'failed') : 'idle');
-
 /**
- * The live view of an execution's snapshot: the state value (one region per step), the active
+ * The live view of an execution's snapshot: the state value (machines/playbook-statechart.ts), the active
  * steps, each step's status and loop progress. `beforeEnd` is the snapshot just before a
  * terminal transition: steps active then and never finished are `cancelled`. No values of the
  * payload, vars or results are copied, so no secret a playbook handles can appear in it.
@@ -42,12 +40,12 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
   const steps: Record<string, StepView> = {};
   const active: string[] = [];
   for (const s of pb.workflow) {
-    // A running execution's regions say where each step is; an ended one has none left, only outcomes.
-    const phase = running ? stepPhase(snap.value, s.step) : phaseOfOutcome(ctx.steps[s.step]);
+    // An ended execution's value names no step: its steps are where their outcomes left them.
+    const phase = stepPhase(snap, s.step);
     let st: StepStatus;
     if (phase === 'active') st = 'active';
     // Active just before the end and no outcome since: the end cut it short.
-    else if (!running && beforeEnd && stepPhase(beforeEnd.value, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
+    else if (!running && beforeEnd && stepPhase(beforeEnd, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
     else if (phase === 'idle') st = running ? 'pending' : 'skipped';
     else st = phase;
     const view: StepView = { status: st };

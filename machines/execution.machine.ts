@@ -9,11 +9,12 @@ export type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput } from '.
 export { topStateOf } from './execution/step-phase.ts';
 
 /** Bump when the context shape, the statechart or the meaning of its actions and guards changes: old snapshots are then replayed from the log. */
-export const EXECUTION_MACHINE_VERSION = 7;
+export const EXECUTION_MACHINE_VERSION = 8;
 
 /**
  * The execution of one playbook as the statechart compiled from it (machines/playbook-statechart.ts):
- * one region per step under `running`, then completed | failed | cancelled. The statechart's
+ * its steps under `running` (a region each, or a sequence when one runs at a time), then
+ * completed | failed | cancelled. The statechart's
  * transitions and guards decide which step runs next and when the execution ends; the named
  * actions (machines/execution/actions.ts) do a step's work and record what events say. Every
  * side effect is returned by transition() as an `effect` action for actors/ to perform.

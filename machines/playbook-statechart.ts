@@ -5,18 +5,23 @@ import { EVENT } from './event-types.ts';
 // events with (machines/execution.machine.ts gives the named actions and guards their code) and
 // the definition GET /api/catalog/playbook/{path}/statechart hands to Stately's editor.
 //
-// Shape: `running` is a parallel state with one region per step (steps of a playbook can run at
-// the same time: inclusive forks, loops in flight). Each region moves idle → active → completed |
-// failed, and back to active when an arc enters the step again. The transitions decide:
-// - an arc `A → B when W` is an eventless transition of B's region into `active`, guarded by
+// Shape: a playbook whose steps can run at the same time (an inclusive fork of two arcs or more)
+// has a parallel `running` with one region per step; every other playbook runs one step at a time,
+// and `running` is a compound state whose children are its steps. xstate walks every active state
+// node on each microstep and each assign, so a region per step made a transition of a 40-step
+// chain cost 8 times one of a 1-step playbook (docs/benchmarks.md, sixteenth session); a step that
+// is not running is then no node at all. Either way a step moves idle → active → completed |
+// failed, and back to active when an arc enters it again; the guards and actions are the same:
+// - an arc `A → B when W` is an eventless transition into B's `active`, guarded by
 //   `arc {from: A, index, when: W, mode}` (true once A's run ended and W holds over the scope it
 //   ended with; exclusive: the first arc that holds, inclusive: each), whose action `takeArc`
-//   writes the arc's `set`; entering `active` runs `startRun`, which issues the step's command;
+//   writes the arc's `set`; entering `active` runs `startRun`, which issues the step's command. In
+//   regions it belongs to B's region; in a sequence to A's state, which B's entry leaves;
 // - `active` leaves for completed | failed when the run is over (`runEnded`, action `exitRun`,
-//   which records the outcome and leaves a route for the arcs); A's region then fails the
-//   execution when A failed and no arc matched (`unhandledFailure`) or an arc did not render
-//   (`arcError`), or drops the route when A succeeded and no arc fires (`routed`: the branch
-//   ends); `takeArc` drops it once every arc it fires was taken;
+//   which records the outcome and leaves a route for the arcs); A then fails the execution when A
+//   failed and no arc matched (`unhandledFailure`) or an arc did not render (`arcError`), or drops
+//   the route when A succeeded and no arc fires (`routed`: the branch ends); `takeArc` drops it
+//   once every arc it fires was taken;
 // - a loop step's `active` holds `iterating`, which launches items while `loopHasRoom`
 //   (max_in_flight; one at a time when sequential) and ends the run when `loopDone`;
 // - input events only record what they say (`recordOutcome` for a command's report or a child's
@@ -54,8 +59,6 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   for (const s of pb.workflow) {
     s.next.arcs.forEach((arc, index) => incoming.get(arc.step)?.push({ from: s.step, index, ...(arc.when !== undefined ? { when: arc.when } : {}), mode: s.next.mode }));
   }
-  const regions: Record<string, StateNodeJson> = {};
-  for (const s of pb.workflow) regions[s.step] = stepRegion(s, s.step === pb.entry, incoming.get(s.step) ?? []);
   const on: Record<string, TransitionJson | TransitionJson[]> = {};
   for (const type of COMMAND_EVENT_TYPES) on[type] = { guard: 'pendingCommand', actions: 'recordOutcome', description: 'the outcome of a pending command (or child) is recorded in its run; unknown or late seqs change nothing' };
   on[EVENT.signalReceived] = [
@@ -66,24 +69,18 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
   on[EVENT.executionPaused] = { guard: 'unpaused', actions: 'pause', description: 'pause: commands and child starts are held until resumed; running ones finish' };
   on[EVENT.executionResumed] = { guard: 'paused', actions: 'resume', description: 'resume: what was held is issued' };
   on[EVENT.executionCancelled] = { target: 'cancelled', actions: 'cancel', description: 'cancel: pending commands and child executions (with cascade) are cancelled' };
+  const always: TransitionJson[] = [
+    { guard: 'failing', target: 'failed', actions: 'settleFailed', description: 'a step failed and no arc handled it (or an arc failed to render, a cycle): what is in flight is cancelled' },
+    { guard: 'allDone', target: 'completed', actions: 'settleCompleted', description: 'nothing runs, nothing is pending, no arc is left to follow' },
+  ];
+  const running: StateNodeJson = oneStepAtATime(pb)
+    ? { initial: pb.entry, always, on, states: Object.fromEntries(pb.workflow.map((s, i) => [s.step, sequenceStep(pb, s, i)])) }
+    : { type: 'parallel', always, on, states: Object.fromEntries(pb.workflow.map((s) => [s.step, stepRegion(s, s.step === pb.entry, incoming.get(s.step) ?? [])])) };
   const chart: StatechartJson = {
     id: 'execution',
     initial: 'running',
     description: `playbook ${pb.metadata.path ?? pb.metadata.name}`,
-    states: {
-      running: {
-        type: 'parallel',
-        always: [
-          { guard: 'failing', target: 'failed', actions: 'settleFailed', description: 'a step failed and no arc handled it (or an arc failed to render, a cycle): what is in flight is cancelled' },
-          { guard: 'allDone', target: 'completed', actions: 'settleCompleted', description: 'nothing runs, nothing is pending, no arc is left to follow' },
-        ],
-        on,
-        states: regions,
-      },
-      completed: { type: 'final' },
-      failed: { type: 'final' },
-      cancelled: { type: 'final' },
-    },
+    states: { running, completed: { type: 'final' }, failed: { type: 'final' }, cancelled: { type: 'final' } },
   };
   cache.set(pb, chart);
   return chart;
@@ -91,42 +88,93 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
 
 const param = (step: string) => ({ step });
 
-/** The arcs into a step: from `idle`, `completed` and `failed` they enter `active`; in `active` they start another run. */
-function arcsInto(name: string, arcs: Incoming[], intoActive: boolean): TransitionJson[] {
-  return arcs.map((a) => ({
-    ...(intoActive ? { target: 'active' } : {}),
-    guard: { type: 'arc', params: { ...a } },
-    actions: intoActive ? { type: 'takeArc', params: { from: a.from, index: a.index } } : [{ type: 'takeArc', params: { from: a.from, index: a.index } }, { type: 'startRun', params: param(name) }],
-    meta: { from: a.from, arc: a.index, fork: a.mode, ...(a.when !== undefined ? { when: a.when } : {}) },
-    description: `${a.from} → ${name} ${a.when !== undefined ? `when ${a.when}` : `when ${a.from} succeeded`}${a.mode === 'inclusive' ? ' (inclusive fork: every arc that holds)' : ' (exclusive: the first arc that holds)'}${intoActive ? '' : `; ${name} is already running: another run`}`,
-  }));
+/** At most one step runs at a time: no step's `next` takes two arcs at once (DESIGN.md's DSL: an exclusive fork takes the first that holds). */
+export function oneStepAtATime(pb: NormalizedPlaybook): boolean {
+  return pb.workflow.every((s) => s.next.mode === 'exclusive' || s.next.arcs.length <= 1);
 }
+
+function arcTransition(a: Incoming, to: string, target: string | undefined, actions: ActionRef | ActionRef[], again: boolean): TransitionJson {
+  return {
+    ...(target !== undefined ? { target } : {}),
+    guard: { type: 'arc', params: { ...a } },
+    actions,
+    meta: { from: a.from, arc: a.index, fork: a.mode, ...(a.when !== undefined ? { when: a.when } : {}) },
+    description: `${a.from} → ${to} ${a.when !== undefined ? `when ${a.when}` : `when ${a.from} succeeded`}${a.mode === 'inclusive' ? ' (inclusive fork: every arc that holds)' : ' (exclusive: the first arc that holds)'}${again ? `; ${to} is already running: another run` : ''}`,
+  };
+}
+
+/** The arcs into a step's region: from `idle`, `completed` and `failed` they enter `active`; in `active` they start another run. */
+function arcsInto(name: string, arcs: Incoming[], intoActive: boolean): TransitionJson[] {
+  return arcs.map((a) => {
+    const take = { type: 'takeArc', params: { from: a.from, index: a.index } };
+    return intoActive ? arcTransition(a, name, 'active', take, false) : arcTransition(a, name, undefined, [take, { type: 'startRun', params: param(name) }], true);
+  });
+}
+
+/** How a run of the step ends: to completed or failed when it was the step's only run. */
+function runEnds(name: string, alsoWhileAnotherRuns: boolean): TransitionJson[] {
+  const exit = { type: 'exitRun', params: param(name) };
+  return [
+    { target: 'completed', guard: { type: 'runEnded', params: { step: name, status: 'ok', last: true } }, actions: exit, description: `${name} succeeded` },
+    { target: 'failed', guard: { type: 'runEnded', params: { step: name, status: 'error', last: true } }, actions: exit, description: `${name} ended in error` },
+    ...(alsoWhileAnotherRuns ? [{ guard: { type: 'runEnded', params: { step: name, last: false } }, actions: exit, description: `a run of ${name} ended; another still runs` }] : []),
+  ];
+}
+
+/** What follows a run of the step that ended and fires no arc (lowest priority: after its arcs). */
+function routeEnds(name: string): TransitionJson[] {
+  return [
+    { guard: { type: 'arcError', params: param(name) }, actions: { type: 'failArc', params: param(name) }, description: `a when or set of ${name}'s arcs failed to render: the execution fails` },
+    { guard: { type: 'unhandledFailure', params: param(name) }, actions: { type: 'failUnhandled', params: param(name) }, description: `${name} failed and no arc matched: the execution fails` },
+    { guard: { type: 'routed', params: param(name) }, actions: { type: 'dropRoute', params: param(name) }, description: `${name} succeeded and no arc fires: its branch ends here` },
+  ];
+}
+
+const stepMeta = (step: NormalizedStep) => ({ step: step.step, next: step.next.mode, tasks: step.tasks.map((t) => ({ name: t.name, kind: t.kind, retry: t.retry })) });
+const entryTransition: TransitionJson = { target: 'active', guard: 'entry', meta: { entry: true }, description: 'entry step' };
 
 function stepRegion(step: NormalizedStep, isEntry: boolean, arcs: Incoming[]): StateNodeJson {
   const name = step.step;
   const enter = arcsInto(name, arcs, true);
-  if (isEntry) enter.unshift({ target: 'active', guard: 'entry', meta: { entry: true }, description: 'entry step' });
-  const exit = { type: 'exitRun', params: param(name) };
-  const ended: TransitionJson[] = [
-    { target: 'completed', guard: { type: 'runEnded', params: { step: name, status: 'ok', last: true } }, actions: exit, description: `${name} succeeded` },
-    { target: 'failed', guard: { type: 'runEnded', params: { step: name, status: 'error', last: true } }, actions: exit, description: `${name} ended in error` },
-    { guard: { type: 'runEnded', params: { step: name, last: false } }, actions: exit, description: `a run of ${name} ended; another still runs` },
-  ];
+  if (isEntry) enter.unshift(entryTransition);
   return {
-    meta: { step: name, next: step.next.mode, tasks: step.tasks.map((t) => ({ name: t.name, kind: t.kind, retry: t.retry })) },
+    meta: stepMeta(step),
     ...(step.desc ? { description: step.desc } : {}),
     initial: 'idle',
     // Lowest priority in the region: the arcs of a run of this step that ended.
-    always: [
-      { guard: { type: 'arcError', params: param(name) }, actions: { type: 'failArc', params: param(name) }, description: `a when or set of ${name}'s arcs failed to render: the execution fails` },
-      { guard: { type: 'unhandledFailure', params: param(name) }, actions: { type: 'failUnhandled', params: param(name) }, description: `${name} failed and no arc matched: the execution fails` },
-      { guard: { type: 'routed', params: param(name) }, actions: { type: 'dropRoute', params: param(name) }, description: `${name} succeeded and no arc fires: its branch ends here` },
-    ],
+    always: routeEnds(name),
     states: {
       idle: { always: enter },
-      active: activeState(step, [...ended, ...arcsInto(name, arcs, false)]),
+      active: activeState(step, [...runEnds(name, true), ...arcsInto(name, arcs, false)]),
       completed: { always: arcsInto(name, arcs, true), meta: { step: name, status: 'completed' } },
       failed: { always: arcsInto(name, arcs, true), meta: { step: name, status: 'failed' } },
+    },
+  };
+}
+
+// A step's state id in a sequence, what arcs target (`#step-<index>.active`): step names are any
+// string, and a `.` or `#` in one would be read as a path.
+const sequenceId = (index: number) => `step-${index}`;
+
+/** A step of a playbook run one step at a time: entered by its `active`; its arcs leave it for the next step's. */
+function sequenceStep(pb: NormalizedPlaybook, step: NormalizedStep, index: number): StateNodeJson {
+  const name = step.step;
+  const isEntry = name === pb.entry;
+  const arcsOut = step.next.arcs.map((arc, i) =>
+    arcTransition({ from: name, index: i, ...(arc.when !== undefined ? { when: arc.when } : {}), mode: step.next.mode }, arc.step, `#${sequenceId(pb.workflow.findIndex((s) => s.step === arc.step))}.active`, { type: 'takeArc', params: { from: name, index: i } }, false),
+  );
+  return {
+    id: sequenceId(index),
+    meta: stepMeta(step),
+    ...(step.desc ? { description: step.desc } : {}),
+    // Only the entry step waits to start (for its admission); any other is entered running.
+    initial: isEntry ? 'idle' : 'active',
+    always: [...arcsOut, ...routeEnds(name)],
+    states: {
+      ...(isEntry ? { idle: { always: [entryTransition] } } : {}),
+      active: activeState(step, runEnds(name, false)),
+      completed: { meta: { step: name, status: 'completed' } },
+      failed: { meta: { step: name, status: 'failed' } },
     },
   };
 }

@@ -3,13 +3,23 @@ import { isTerminalExecutionStatus, type ExecutionStatus } from '../statuses.ts'
 /** Where one step is: the state of its region of the execution statechart. */
 export type StepPhase = 'idle' | 'active' | 'completed' | 'failed';
 
-/** The phase of a step in a snapshot's state value (`idle` once the execution has ended: no regions are left). */
-export function stepPhase(value: unknown, step: string): StepPhase {
-  if (!value || typeof value !== 'object') return 'idle';
-  const running = (value as { running?: Record<string, unknown> }).running;
-  const region = running?.[step];
-  const phase = typeof region === 'string' ? region : region && typeof region === 'object' ? Object.keys(region)[0] : undefined;
-  return phase === 'active' || phase === 'completed' || phase === 'failed' ? phase : 'idle';
+/** The phase a step's last outcome leaves it in (`idle`: it never ran). */
+export function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undefined): StepPhase {
+  return o ? (o.status === 'ok' ? 'completed' : 'failed') : 'idle';
+}
+
+/**
+ * The phase of a step in a snapshot: its state in the state value when the value names it (every
+ * step of a chart of regions; the running step of a sequence), else the phase its last outcome
+ * left it in (a sequence's other steps; every step once the execution has ended).
+ */
+export function stepPhase(snap: { value: unknown; context: { steps: Readonly<Record<string, { status: 'ok' | 'error' | 'timeout' }>> } }, step: string): StepPhase {
+  const value = snap.value;
+  const running = value && typeof value === 'object' ? (value as { running?: Record<string, unknown> }).running : undefined;
+  const state = running?.[step];
+  const phase = typeof state === 'string' ? state : state && typeof state === 'object' ? Object.keys(state)[0] : undefined;
+  if (phase === 'active' || phase === 'completed' || phase === 'failed' || phase === 'idle') return phase;
+  return phaseOfOutcome(snap.context.steps[step]);
 }
 
 /** The top-level state of an execution snapshot's value: running, completed, failed or cancelled. */

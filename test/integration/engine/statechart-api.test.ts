@@ -72,7 +72,8 @@ workflow:
     const steps = r.body.states.running.states;
     expect(Object.keys(steps)).toEqual(['start', 'square', 'report']);
     expect(steps.report.meta).toMatchObject({ step: 'report' });
-    expect(steps.report.states.idle.always[0].meta.when).toBe("{{ outcome.status == 'ok' }}");
+    // hello runs one step at a time: the arc square → report is square's transition into report's active state.
+    expect(steps.square.always[0]).toMatchObject({ target: `#${steps.report.id}.active`, meta: { from: 'square', when: "{{ outcome.status == 'ok' }}" } });
     expect(() => createMachine(r.body)).not.toThrow();
     // The playbook itself is still served at its path.
     expect((await http(s.url, 'GET', '/api/catalog/playbook/examples/hello')).body.content).toBe(HELLO);
@@ -88,7 +89,9 @@ workflow:
       const r = await http(s.url, 'GET', `/api/executions/${id}/state`);
       return r.status === 200 && r.body.active_steps.includes('start') ? r.body : undefined;
     });
-    expect(live).toMatchObject({ execution_id: id, status: 'running', value: { running: { start: 'active', fine: 'idle', broken: 'idle' } } });
+    // An exclusive fork runs one step at a time: the value names the running step only.
+    expect(live).toMatchObject({ execution_id: id, status: 'running', value: { running: { start: 'active' } } });
+    expect(live.steps.broken.status).toBe('pending');
     expect(live.steps.fine.status).toBe('pending');
     await s.wait(id);
     const done = await http(s.url, 'GET', `/api/executions/${id}/state`);

@@ -38,8 +38,8 @@ describe('the definition carries the decisions', () => {
   it('hello: each arc is a transition guarded by `arc` with its when; runs end by runEnded; the loop refills by loopHasRoom', () => {
     const chart = compileStatechart(hello());
     const r = chart.states.running.states!;
-    expect(r.square.states!.idle.always![0]).toMatchObject({ target: 'active', guard: { type: 'arc', params: { from: 'start', index: 0, mode: 'exclusive' } }, actions: { type: 'takeArc', params: { from: 'start', index: 0 } } });
-    expect(r.report.states!.idle.always![0]).toMatchObject({ target: 'active', guard: { type: 'arc', params: { from: 'square', index: 0, when: OK, mode: 'exclusive' } } });
+    expect(r.start.always![0]).toMatchObject({ target: `#${r.square.id}.active`, guard: { type: 'arc', params: { from: 'start', index: 0, mode: 'exclusive' } }, actions: { type: 'takeArc', params: { from: 'start', index: 0 } } });
+    expect(r.square.always![0]).toMatchObject({ target: `#${r.report.id}.active`, guard: { type: 'arc', params: { from: 'square', index: 0, when: OK, mode: 'exclusive' } } });
     expect(r.start.states!.idle.always![0]).toMatchObject({ target: 'active', guard: 'entry' });
     expect(r.square.states!.active.entry).toEqual({ type: 'startRun', params: { step: 'square' } });
     expect(r.square.states!.active.always!.slice(0, 2)).toMatchObject([
@@ -47,9 +47,31 @@ describe('the definition carries the decisions', () => {
       { target: 'failed', guard: { type: 'runEnded', params: { step: 'square', status: 'error', last: true } } },
     ]);
     expect(r.square.states!.active.states!.iterating.always!.map((t) => guardName(t.guard))).toEqual(['loopHasRoom', 'loopDone']);
-    expect(r.square.always!.map((t) => guardName(t.guard))).toEqual(['arcError', 'unhandledFailure', 'routed']);
+    expect(r.square.always!.map((t) => guardName(t.guard))).toEqual(['arc', 'arcError', 'unhandledFailure', 'routed']);
     expect(chart.states.running.always!.map((t) => [guardName(t.guard), t.target])).toEqual([['failing', 'failed'], ['allDone', 'completed']]);
     expect(chart.states.running.on!['command.completed']).toMatchObject({ guard: 'pendingCommand', actions: 'recordOutcome' });
+  });
+
+  it('an inclusive fork: each arc is a transition of its target\'s region, guarded by `arc`; the regions end runs by runEnded', () => {
+    const chart = compileStatechart(
+      playbookOf([
+        { step: 'start', tool: shell('a'), next: { mode: 'inclusive', arcs: [{ step: 'x', when: OK }, 'y'] } },
+        { step: 'x', tool: shell('x') },
+        { step: 'y', tool: shell('y') },
+      ]),
+    );
+    const r = chart.states.running.states!;
+    expect(r.y.states!.idle.always![0]).toMatchObject({ target: 'active', guard: { type: 'arc', params: { from: 'start', index: 1, mode: 'inclusive' } }, actions: { type: 'takeArc', params: { from: 'start', index: 1 } } });
+    expect(r.x.states!.idle.always![0]).toMatchObject({ target: 'active', guard: { type: 'arc', params: { from: 'start', index: 0, when: OK, mode: 'inclusive' } } });
+    expect(r.start.states!.idle.always![0]).toMatchObject({ target: 'active', guard: 'entry' });
+    expect(r.x.states!.active.entry).toEqual({ type: 'startRun', params: { step: 'x' } });
+    expect(r.x.states!.active.always!.slice(0, 3)).toMatchObject([
+      { target: 'completed', guard: { type: 'runEnded', params: { step: 'x', status: 'ok', last: true } }, actions: { type: 'exitRun' } },
+      { target: 'failed', guard: { type: 'runEnded', params: { step: 'x', status: 'error', last: true } } },
+      { guard: { type: 'runEnded', params: { step: 'x', last: false } } },
+    ]);
+    expect(r.x.always!.map((t) => guardName(t.guard))).toEqual(['arcError', 'unhandledFailure', 'routed']);
+    expect(chart.states.running.always!.map((t) => [guardName(t.guard), t.target])).toEqual([['failing', 'failed'], ['allDone', 'completed']]);
   });
 
   it('every guard and action the chart names is implemented by the machine, and every decision is a guarded transition', () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { compileStatechart, type StateNodeJson, type TransitionJson } from '../../../machines/playbook-statechart.ts';
 import { executionView } from '../../../machines/execution-view.ts';
+import { stepPhase } from '../../../machines/execution/step-phase.ts';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
 import { childTask, Driver, err, inputOf, playbookOf, shell, type StepDoc } from './helpers.ts';
 
@@ -20,34 +21,57 @@ const hello = () => {
 };
 const regions = (chart: StateNodeJson) => chart.states!.running.states!;
 const always = (node: StateNodeJson | undefined): TransitionJson[] => node?.always ?? [];
+// Where each step is, read as the GUI and the API read it (machines/execution/step-phase.ts):
+// the step's state in the value, else where its last run left it.
 const regionsOf = (d: Driver): Record<string, string> => {
-  const v = d.snapshot.value;
-  if (typeof v === 'string') return {};
-  const running = (v as { running?: Record<string, unknown> }).running ?? {};
-  return Object.fromEntries(Object.entries(running).map(([k, s]) => [k, typeof s === 'string' ? s : Object.keys(s as object)[0]]));
+  if (typeof d.snapshot.value === 'string') return {};
+  return Object.fromEntries(d.playbook.workflow.map((s) => [s.step, stepPhase(d.snapshot, s.step)]));
 };
 
 describe('compiled statechart (JSON)', () => {
-  it('examples/hello.yaml: one region per step with meta.step, the arc with its when, the loop, the end states', () => {
+  it('examples/hello.yaml: one step at a time, so a sequence of step states with meta.step, the arc with its when, the loop, the end states', () => {
     const chart = compileStatechart(hello());
     expect(chart.id).toBe('execution');
     expect(chart.initial).toBe('running');
     expect(Object.keys(chart.states)).toEqual(['running', 'completed', 'failed', 'cancelled']);
     expect(chart.states.completed.type).toBe('final');
-    expect(chart.states.running.type).toBe('parallel');
+    expect(chart.states.running.type).toBeUndefined();
+    expect(chart.states.running.initial).toBe('start');
     expect(chart.states.running.on?.['execution.cancelled']).toMatchObject({ target: 'cancelled' });
     const r = regions(chart);
     expect(Object.keys(r)).toEqual(['start', 'square', 'report']);
     for (const name of ['start', 'square', 'report']) expect(r[name].meta?.step).toBe(name);
     // start is the entry; start → square (no when: fires on success); square → report when ok.
     expect(always(r.start.states!.idle)[0]).toMatchObject({ target: 'active', meta: { entry: true } });
-    expect(always(r.square.states!.idle)[0]).toMatchObject({ target: 'active', meta: { from: 'start' } });
-    expect(always(r.square.states!.idle)[0].meta).not.toHaveProperty('when');
-    expect(always(r.report.states!.idle)[0]).toMatchObject({ target: 'active', meta: { from: 'square', when: OK } });
+    expect(r.square.states).not.toHaveProperty('idle');
+    expect(always(r.start)[0]).toMatchObject({ target: `#${r.square.id}.active`, meta: { from: 'start' } });
+    expect(always(r.start)[0].meta).not.toHaveProperty('when');
+    expect(always(r.square)[0]).toMatchObject({ target: `#${r.report.id}.active`, meta: { from: 'square', when: OK } });
     expect(r.square.states!.active.states!.iterating.meta).toEqual({ loop: { in: '{{ workload.numbers }}', iterator: 'n', mode: 'parallel', max_in_flight: 2 } });
     // Plain JSON that xstate (and so Stately's editor) takes as a machine config.
     const json = JSON.parse(JSON.stringify(chart));
     expect(json).toEqual(chart);
+    expect(() => createMachine(json)).not.toThrow();
+  });
+
+  it('an inclusive fork of two arcs: one region per step, each entered by the arcs into it', () => {
+    const chart = compileStatechart(
+      playbookOf([
+        { step: 'start', tool: shell('a'), next: { mode: 'inclusive', arcs: [{ step: 'x', when: OK }, 'y'] } },
+        { step: 'x', tool: shell('x'), next: [{ step: 'z', when: OK }] },
+        { step: 'y', tool: shell('y') },
+        { step: 'z', tool: shell('z') },
+      ]),
+    );
+    expect(chart.states.running.type).toBe('parallel');
+    const r = regions(chart);
+    expect(Object.keys(r)).toEqual(['start', 'x', 'y', 'z']);
+    for (const name of Object.keys(r)) expect(r[name].meta?.step).toBe(name);
+    expect(always(r.start.states!.idle)[0]).toMatchObject({ target: 'active', meta: { entry: true } });
+    expect(always(r.y.states!.idle)[0]).toMatchObject({ target: 'active', meta: { from: 'start', fork: 'inclusive' } });
+    expect(always(r.y.states!.idle)[0].meta).not.toHaveProperty('when');
+    expect(always(r.z.states!.idle)[0]).toMatchObject({ target: 'active', meta: { from: 'x', when: OK } });
+    const json = JSON.parse(JSON.stringify(chart));
     expect(() => createMachine(json)).not.toThrow();
   });
 
@@ -98,6 +122,16 @@ describe('runtime machine: step regions follow the execution', () => {
     expect(regionsOf(d)).toEqual({ start: 'failed', good: 'idle', bad: 'active' });
     d.completeOk(2);
     expect(d.value).toBe('completed');
+  });
+
+  it('a 40-step chain: the state value names only the running step, however long the chain', () => {
+    const d = Driver.of(Array.from({ length: 40 }, (_, i) => ({ step: i === 0 ? 'start' : `s${i}`, tool: shell(`t${i}`), ...(i < 39 ? { next: `s${i + 1}` } : {}) })));
+    expect(d.snapshot.value).toEqual({ running: { start: 'active' } });
+    for (let seq = 1; seq <= 20; seq++) d.completeOk(seq);
+    expect(d.snapshot.value).toEqual({ running: { s20: 'active' } });
+    expect(regionsOf(d)).toMatchObject({ start: 'completed', s19: 'completed', s20: 'active', s21: 'idle', s39: 'idle' });
+    for (let seq = 21; seq <= 40; seq++) d.completeOk(seq);
+    expect(d.snapshot.value).toBe('completed');
   });
 
   it('inclusive fork: both branches active at once', () => {
