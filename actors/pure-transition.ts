@@ -63,14 +63,21 @@ export function pureInitialTransition(machine: ExecutionMachine, input: Executio
 }
 
 /**
- * The snapshot `events` fold `from` to, effects not performed: one actor for the whole run, so
- * hydrating a long log costs its transitions only.
+ * The snapshot `events` fold `from` to, effects not performed: one actor for the whole run, and
+ * one that reports no actions (nothing reads them), so hydrating a long log costs its transitions
+ * only. The snapshot it ends at has no live actor: a transition from it restores one.
  */
 export function pureReplay(machine: ExecutionMachine, from: Snapshot, events: readonly EventFromLogic<ExecutionMachine>[]): Snapshot {
-  let snapshot = from;
+  if (from.status !== 'active' || events.length === 0) return from;
+  const actor = createActor(machine, { snapshot: from, input: from.context.input });
+  actor.subscribe({ error: () => {} });
+  actor.start();
+  let snapshot: Snapshot = from;
   for (const ev of events) {
+    actor.send(ev);
+    snapshot = actor.getSnapshot();
+    if (snapshot.status === 'error') throw snapshot.error;
     if (snapshot.status !== 'active') break;
-    snapshot = pureTransition(machine, snapshot, ev)[0];
   }
   return snapshot;
 }

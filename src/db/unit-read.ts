@@ -3,17 +3,19 @@ import { commandOfJson, type CommandJson, type CommandRow } from './command.repo
 import type { EventRow, ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { FOLDING_EVENT_TYPES } from '../../machines/event-types.ts';
 import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import { sqlList } from './sql-list.ts';
 
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
+const FOLDING = sqlList(FOLDING_EVENT_TYPES);
 
 /** The items of an accepted batch not routed yet, with the ids reserved for them in its execution's log. */
 export type ReservedBatch = { batch_id: number; worker_id: string | null; event_ids: number[]; events: unknown[] };
 
 /**
  * An execution as hydration reads it: its row, for a running one the events past the snapshot it
- * can use, and the batches whose items wait at reserved ids (whatever its status).
+ * can use (of those it applied, the ones that fold), and the batches whose items wait at reserved ids (whatever its status).
  */
 export type ReadExecution = ExecutionRow & { events: EventRow[]; reserved: ReservedBatch[] };
 
@@ -28,7 +30,10 @@ const READ_UNIT = {
          (SELECT coalesce(json_agg(v ORDER BY v.event_id), '[]') FROM core.event v
            WHERE v.execution_id = x.execution_id AND v.event_id <= x.last_event_id
              -- x.snapshot is the stored one where it is of this machine version (else null: the whole log).
-             AND v.event_id > CASE WHEN x.snapshot IS NOT NULL THEN x.snapshot_event_id ELSE 0 END)
+             AND v.event_id > CASE WHEN x.snapshot IS NOT NULL THEN x.snapshot_event_id ELSE 0 END
+             -- Events the machine applied are read to be folded again, so only the types that fold:
+             -- most of a log only records (a loop item is 1 folding event of 6).
+             AND (v.event_id > x.applied_event_id OR v.event_type IN ${FOLDING}))
        ELSE '[]' END AS events
   FROM (
   SELECT e.execution_id, e.catalog_id, e.path, e.parent_execution_id, e.root_execution_id, e.parent_command_id, e.status, e.progress,
@@ -64,7 +69,8 @@ type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date 
  * What hydration reads of the executions and commands it does not hold in memory, in ONE
  * statement and without locks (the write's guard on `last_event_id` stands for them): each
  * execution's row with, when running, its stored snapshot (when of `machineVersion`) and the
- * events after it up to `last_event_id`, and the accepted batches whose items are not routed yet
+ * events after it up to `last_event_id` (of those up to `applied_event_id`, only the types that
+ * fold: the rest are records the fold skips), and the accepted batches whose items are not routed yet
  * (their ids lie between `applied_event_id` and `last_event_id`, so nothing routes past them);
  * and the reported commands' rows (without their input), each read by its command and the
  * execution it was reported for: a command named with another execution is not found.
