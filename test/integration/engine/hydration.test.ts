@@ -12,6 +12,9 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { readUnit } from '../../../src/db/unit-read.ts';
+import { EXECUTION_MACHINE_VERSION } from '../../../machines/execution.machine.ts';
+import { FOLDING_EVENT_TYPES, type EventType } from '../../../machines/event-types.ts';
 
 let a: TestApp;
 let b: SvcProcess | undefined;
@@ -181,4 +184,26 @@ describe('hydration fallback', () => {
       expect(await commandsOf(run.id)).toEqual(await commandsOf(control.id));
     });
   }
+
+  it('a read with no usable snapshot takes, of the events already applied, only those that fold', async () => {
+    const id = (await http(a.url, 'POST', '/api/run/playbook', { path: 'hydrate/loop' })).body.execution_id;
+    const [first] = await claim(a.url, id, 1);
+    await report(a.url, first, { n: 1 });
+    const [item0, item1] = await claim(a.url, id, 2);
+    await report(a.url, item0, { item: 'a' });
+    await a.deps.db.query(`UPDATE core.execution SET snapshot = NULL WHERE execution_id = $1`, [id]);
+    const log: Json[] = (await http(a.url, 'GET', `/api/events/${id}`)).body.events;
+    const folding = new Set<string>(FOLDING_EVENT_TYPES);
+    const { executions } = await readUnit(a.deps.db, [id], [], new Map(), EXECUTION_MACHINE_VERSION);
+    expect(executions).toHaveLength(1);
+    const read = executions[0].events;
+    expect(executions[0].applied_event_id).toBe(executions[0].last_event_id);
+    expect(read.map((e) => e.event_id)).toEqual(log.filter((e) => folding.has(e.event_type)).map((e) => e.event_id));
+    expect(read.map((e) => e.event_type as EventType)).toEqual(['execution.started', 'command.completed', 'command.completed']);
+    expect(log.length).toBeGreaterThan(read.length);
+    // Folded from them, the run goes on as if nothing had been read apart: item 1 ends, item 2 is issued.
+    await report(a.url, item1, { item: 'b' });
+    const [item2] = await claim(a.url, id, 1);
+    expect(item2.loop_index).toBe(2);
+  });
 });
