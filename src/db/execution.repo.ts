@@ -9,6 +9,12 @@ const MAX_BIGINT = '9223372036854775807';
 
 import { sqlList } from './sql-list.ts';
 
+// An execution id ($1) behind a sub-select: a plan made for one id prunes core.event's ranges
+// while planning, so it always looks cheaper than the generic plan and PostgreSQL plans such a
+// statement again on every call (docs/benchmarks.md, sixteenth session). Hidden, the statement
+// gets a generic plan and the ranges are pruned while it runs.
+const HIDDEN_ID = '(SELECT $1::bigint)';
+
 export type { ExecutionStatus } from '../../machines/statuses.ts';
 
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -65,16 +71,19 @@ export async function getExecution(q: Queryable, id: number): Promise<ExecutionR
  * that follows the log (since_event_id) must not pass them by.
  */
 export async function loadEventsAfter(q: Queryable, executionId: number, after: number, limit = 1_000_000): Promise<EventRow[]> {
-  const { rows } = await q.query<EventRow>(
-    `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error,
+  const { rows } = await q.query<EventRow>({
+    // Prepared, its parameters hidden (HIDDEN_ID): the events API, /state and the inspection
+    // stream's polls read through it.
+    name: 'svc_events_after',
+    text: `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error,
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
-       FROM core.event WHERE execution_id = $1 AND event_id > $2
+       FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id > (SELECT $2::bigint)
         AND event_id < COALESCE((SELECT min(b.event_ids[1]) FROM core.batch_request b
-                                  WHERE b.execution_id = $1 AND b.state IN (${BATCH_PENDING_SQL})
-                                    AND NOT EXISTS (SELECT 1 FROM core.event v WHERE v.execution_id = $1 AND v.event_id = b.event_ids[1])), ${MAX_BIGINT})
-      ORDER BY event_id LIMIT $3`,
-    [executionId, after, limit],
-  );
+                                  WHERE b.execution_id = ${HIDDEN_ID} AND b.state IN (${BATCH_PENDING_SQL})
+                                    AND NOT EXISTS (SELECT 1 FROM core.event v WHERE v.execution_id = ${HIDDEN_ID} AND v.event_id = b.event_ids[1])), ${MAX_BIGINT})
+      ORDER BY event_id LIMIT (SELECT $3::bigint)`,
+    values: [executionId, after, limit],
+  });
   return rows;
 }
 
@@ -306,8 +315,6 @@ export type ExecutionFlow = { limit: string | null; key: string | null; priority
 /** A command of the execution that waits for room on its task's limit (PENDING, limited). */
 export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
 
-const VIEW_ID = '(SELECT $1::bigint)';
-
 /**
  * An execution's row with its retry links (the execution it retries, `retry_of`, null when none;
  * those that retry it, `retried_as`, oldest first), what it waits for (`waits`, by seq; `flow`, its
@@ -319,31 +326,28 @@ export async function getExecutionWithRetryLinks(
   id: number,
 ): Promise<(ExecutionRow & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[]; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }) | undefined> {
   const { rows } = await q.query<ExecutionRow & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }>({
-    // Prepared (named): planning this statement costs more than running it, and clients poll it.
-    // The id is hidden from the planner (a sub-select), or a plan for one id would prune
-    // core.event's ranges at planning, look cheaper than the generic plan, and be made again on
-    // every call: 0.9 ms against 0.23 ms a call (docs/benchmarks.md, sixteenth session). The
-    // ranges are pruned when the statement runs instead.
+    // Prepared (named): planning this statement costs more than running it, and clients poll it
+    // (the id hidden: HIDDEN_ID; 0.9 ms against 0.23 ms a call).
     name: 'svc_execution_view',
     text: `SELECT ${EXECUTION_COLUMNS},
-            (SELECT context->>'retry_of' FROM core.event WHERE execution_id = ${VIEW_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
-            (SELECT context->'labels' FROM core.event WHERE execution_id = ${VIEW_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS labels,
+            (SELECT context->>'retry_of' FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
+            (SELECT context->'labels' FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS labels,
             ARRAY(SELECT execution_id FROM core.event
-                   WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = ${VIEW_ID}::text
+                   WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = ${HIDDEN_ID}::text
                    ORDER BY execution_id) AS retried_as,
             (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                                         'approval_roles', w.approval_roles) ORDER BY w.seq), '[]')
-               FROM core.wait w WHERE w.execution_id = ${VIEW_ID}) AS waits,
+               FROM core.wait w WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
             (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority,
                                       'not_before', to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                       'queued_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                       'admitted_at', to_char(a.admitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-               FROM core.admission a WHERE a.execution_id = ${VIEW_ID}) AS flow,
+               FROM core.admission a WHERE a.execution_id = ${HIDDEN_ID}) AS flow,
             (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key,
                                                         'since', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY c.seq), '[]')
-               FROM core.command c WHERE c.execution_id = ${VIEW_ID} AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
-       FROM core.execution WHERE execution_id = ${VIEW_ID}`,
+               FROM core.command c WHERE c.execution_id = ${HIDDEN_ID} AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
+       FROM core.execution WHERE execution_id = ${HIDDEN_ID}`,
     values: [id],
   });
   const row = rows[0];
