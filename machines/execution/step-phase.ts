@@ -4,7 +4,7 @@ import { isTerminalExecutionStatus, type ExecutionStatus } from '../statuses.ts'
 export type StepPhase = 'idle' | 'active' | 'completed' | 'failed';
 
 /** The phase a step's last outcome leaves it in (`idle`: it never ran). */
-export function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undefined): StepPhase {
+function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undefined): StepPhase {
   return o ? (o.status === 'ok' ? 'completed' : 'failed') : 'idle';
 }
 
