@@ -89,7 +89,7 @@ export function compileStatechart(pb: NormalizedPlaybook): StatechartJson {
 const param = (step: string) => ({ step });
 
 /** At most one step runs at a time: no step's `next` takes two arcs at once (DESIGN.md's DSL: an exclusive fork takes the first that holds). */
-export function oneStepAtATime(pb: NormalizedPlaybook): boolean {
+function oneStepAtATime(pb: NormalizedPlaybook): boolean {
   return pb.workflow.every((s) => s.next.mode === 'exclusive' || s.next.arcs.length <= 1);
 }
 

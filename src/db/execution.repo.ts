@@ -8,12 +8,11 @@ import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 const MAX_BIGINT = '9223372036854775807';
 
 import { sqlList } from './sql-list.ts';
+import { opaque } from './opaque-param.ts';
 
-// An execution id ($1) behind a sub-select: a plan made for one id prunes core.event's ranges
-// while planning, so it always looks cheaper than the generic plan and PostgreSQL plans such a
-// statement again on every call (docs/benchmarks.md, sixteenth session). Hidden, the statement
-// gets a generic plan and the ranges are pruned while it runs.
-const HIDDEN_ID = '(SELECT $1::bigint)';
+// The execution id ($1) of the statements that reach core.event by it, hidden (opaque): a plan
+// for one id would prune the ranges while planning and be made again on every call.
+const HIDDEN_ID = opaque('$1', 'bigint');
 
 export type { ExecutionStatus } from '../../machines/statuses.ts';
 
@@ -77,11 +76,11 @@ export async function loadEventsAfter(q: Queryable, executionId: number, after: 
     name: 'svc_events_after',
     text: `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error,
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
-       FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id > (SELECT $2::bigint)
+       FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id > ${opaque('$2', 'bigint')}
         AND event_id < COALESCE((SELECT min(b.event_ids[1]) FROM core.batch_request b
                                   WHERE b.execution_id = ${HIDDEN_ID} AND b.state IN (${BATCH_PENDING_SQL})
                                     AND NOT EXISTS (SELECT 1 FROM core.event v WHERE v.execution_id = ${HIDDEN_ID} AND v.event_id = b.event_ids[1])), ${MAX_BIGINT})
-      ORDER BY event_id LIMIT (SELECT $3::bigint)`,
+      ORDER BY event_id LIMIT ${opaque('$3', 'bigint')}`,
     values: [executionId, after, limit],
   });
   return rows;

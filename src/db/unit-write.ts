@@ -4,6 +4,7 @@ import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, ty
 import type { ExecutionStatus } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_STATUSES, TERMINAL_EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { opaque } from './opaque-param.ts';
 import { sqlList } from './sql-list.ts';
 
 export type { LogAppend, LogEvent } from './event-log.ts';
@@ -140,10 +141,9 @@ const STEP_PARAMS: readonly Param[] = ['appends', 'appendIds', 'events', 'comman
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
-// Parameters hidden from the planner by a sub-select (so PostgreSQL keeps one generic plan:
-// planning this statement costs more than running it), and id arrays beside each jsonb so rows
-// are reached by index (the planner cannot see how few rows jsonb_to_recordset yields).
-const opaque = (param: string, type: string) => `(SELECT ${param}::${type})::${type}`;
+// Parameters hidden from the planner (opaque: planning this statement costs more than running
+// it), and id arrays beside each jsonb so rows are reached by index (the planner cannot see how
+// few rows jsonb_to_recordset yields).
 
 /**
  * Claim-ahead's pick of older commands. `limited`: also commands of limits' keys with room (the
