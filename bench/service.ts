@@ -100,8 +100,12 @@ export function sequentialPlaybook(path: string, steps: number): string {
   return lines.join('\n') + '\n';
 }
 
-/** A playbook whose one step runs a noop task once per item of `workload.items`, one item at a time. */
-export function sequentialLoopPlaybook(path: string): string {
+/**
+ * A playbook whose one step runs a noop task once per item of `workload.items`, one item at a
+ * time; with `hold`, a step after it waits for the signal `go`, so the execution stays running.
+ */
+export function sequentialLoopPlaybook(path: string, opts: { hold?: boolean } = {}): string {
+  const hold = opts.hold ? ['    next: hold', '  - step: hold', '    wait: { signal: go }'] : [];
   return [
     'apiVersion: svc/v1',
     'kind: Playbook',
@@ -111,6 +115,7 @@ export function sequentialLoopPlaybook(path: string): string {
     '  - step: start',
     '    loop: { in: "{{ workload.items }}", iterator: item, mode: sequential }',
     '    tool: { name: t, kind: noop }',
+    ...hold,
     '',
   ].join('\n');
 }
