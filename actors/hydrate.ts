@@ -90,7 +90,7 @@ export async function hydrate(
 }
 
 async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapshots, r: ReadExecution): Promise<Hydrated> {
-  const { events, reserved: batches, ...row } = r;
+  const { applied, inbox, reserved: batches, ...row } = r;
   const compiled = await cache.get(q, row.catalog_id);
   const reserved = reservedItems(row, batches);
   if (!isLiveExecutionStatus(row.status)) return { row, compiled, snapshot: null, snapshotEventId: row.snapshot_event_id, inbox: [], reserved };
@@ -100,8 +100,8 @@ async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapsho
   const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
   const snapshotEventId = stored ? row.snapshot_event_id : 0;
   // Events the machine already applied: their effects happened, so they are folded without them.
-  const snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, events.filter((e) => e.event_id <= row.applied_event_id));
-  return { row, compiled, snapshot, snapshotEventId, inbox: events.filter((e) => e.event_id > row.applied_event_id), reserved };
+  const snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, applied);
+  return { row, compiled, snapshot, snapshotEventId, inbox, reserved };
 }
 
 /** The items of an execution's batches not routed yet, each as the report it routes and the id reserved for it. */

@@ -13,11 +13,15 @@ const FOLDING = sqlList(FOLDING_EVENT_TYPES);
 /** The items of an accepted batch not routed yet, with the ids reserved for them in its execution's log. */
 export type ReservedBatch = { batch_id: number; worker_id: string | null; event_ids: number[]; events: unknown[] };
 
+/** An event the machine already applied, as a fold reads it again (actors/to-machine-event.ts). */
+export type AppliedEvent = Pick<EventRow, 'event_id' | 'event_type' | 'context' | 'result' | 'error'>;
+
 /**
- * An execution as hydration reads it: its row, for a running one the events past the snapshot it
- * can use (of those it applied, the ones that fold), and the batches whose items wait at reserved ids (whatever its status).
+ * An execution as hydration reads it: its row; for a running one the events past the snapshot it
+ * can use, those it applied (the types that fold, with what a fold reads of them) and those it has
+ * not (`inbox`, whole rows); and the batches whose items wait at reserved ids (whatever its status).
  */
-export type ReadExecution = ExecutionRow & { events: EventRow[]; reserved: ReservedBatch[] };
+export type ReadExecution = ExecutionRow & { applied: AppliedEvent[]; inbox: EventRow[]; reserved: ReservedBatch[] };
 
 const READ_UNIT = {
   name: 'svc_read_unit',
@@ -26,15 +30,21 @@ const READ_UNIT = {
   // 10,000-event log's rows as jsonb (118-124 ms against 54-66 ms, docs/benchmarks.md), and inside
   // to_jsonb(x) a json value would be parsed into jsonb again.
   text: `SELECT 'execution' AS kind, to_jsonb(x) - 'hot' AS row,
+       -- Events the machine applied are read to be folded again, so only the types that fold (most
+       -- of a log only records: a loop item is 1 folding event of 6) and only what a fold reads.
+       -- x.snapshot is the stored one where it is of this machine version (else null: the whole log).
        CASE WHEN x.status IN ${LIVE} AND NOT x.hot THEN
-         (SELECT coalesce(json_agg(v ORDER BY v.event_id), '[]') FROM core.event v
-           WHERE v.execution_id = x.execution_id AND v.event_id <= x.last_event_id
-             -- x.snapshot is the stored one where it is of this machine version (else null: the whole log).
+         (SELECT coalesce(json_agg(json_build_object('event_id', v.event_id, 'event_type', v.event_type, 'context', v.context, 'result', v.result,
+                                                     'error', v.error) ORDER BY v.event_id), '[]') FROM core.event v
+           WHERE v.execution_id = x.execution_id AND v.event_id <= x.applied_event_id
              AND v.event_id > CASE WHEN x.snapshot IS NOT NULL THEN x.snapshot_event_id ELSE 0 END
-             -- Events the machine applied are read to be folded again, so only the types that fold:
-             -- most of a log only records (a loop item is 1 folding event of 6).
-             AND (v.event_id > x.applied_event_id OR v.event_type IN ${FOLDING}))
-       ELSE '[]' END AS events
+             AND v.event_type IN ${FOLDING})
+       ELSE '[]' END AS applied,
+       CASE WHEN x.status IN ${LIVE} AND NOT x.hot AND x.applied_event_id < x.last_event_id THEN
+         (SELECT coalesce(json_agg(v ORDER BY v.event_id), '[]') FROM core.event v
+           WHERE v.execution_id = x.execution_id AND v.event_id > x.applied_event_id AND v.event_id <= x.last_event_id
+             AND v.event_id > CASE WHEN x.snapshot IS NOT NULL THEN x.snapshot_event_id ELSE 0 END)
+       ELSE '[]' END AS inbox
   FROM (
   SELECT e.execution_id, e.catalog_id, e.path, e.parent_execution_id, e.root_execution_id, e.parent_command_id, e.status, e.progress,
          e.result, e.error, e.machine_version, e.snapshot_event_id, e.applied_event_id, e.last_event_id, e.started_at, e.updated_at, e.finished_at,
@@ -52,7 +62,7 @@ const READ_UNIT = {
                                         WHERE c.id = e.execution_id AND c.last = e.last_event_id) AS hot) h
    WHERE e.execution_id = ANY($1::bigint[])) x
 UNION ALL
-SELECT 'command', to_jsonb(c), NULL FROM (
+SELECT 'command', to_jsonb(c), NULL, NULL FROM (
   -- Each by its (command, execution) pair, so by its execution too (one shard under Citus); the id
   -- array reaches the rows by their primary key.
   SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM unnest($2::bigint[], $6::bigint[]) AS r(cid, eid)
@@ -70,7 +80,7 @@ type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date 
  * statement and without locks (the write's guard on `last_event_id` stands for them): each
  * execution's row with, when running, its stored snapshot (when of `machineVersion`) and the
  * events after it up to `last_event_id` (of those up to `applied_event_id`, only the types that
- * fold: the rest are records the fold skips), and the accepted batches whose items are not routed yet
+ * fold and only what a fold reads: the rest are records the fold skips), and the accepted batches whose items are not routed yet
  * (their ids lie between `applied_event_id` and `last_event_id`, so nothing routes past them);
  * and the reported commands' rows (without their input), each read by its command and the
  * execution it was reported for: a command named with another execution is not found.
@@ -86,15 +96,15 @@ export async function readUnit(
 ): Promise<{ executions: ReadExecution[]; commands: CommandRow[] }> {
   if (!executionIds.length && !commands.length) return { executions: [], commands: [] };
   const pairs = [...new Map(commands.map((c) => [`${c.execution_id}:${c.command_id}`, c])).values()];
-  const { rows } = await q.query<{ kind: string; row: Json<Omit<ReadExecution, 'events'>> | CommandJson; events: EventRow[] | null }>({
+  const { rows } = await q.query<{ kind: string; row: Json<Omit<ReadExecution, 'applied' | 'inbox'>> | CommandJson; applied: AppliedEvent[] | null; inbox: EventRow[] | null }>({
     ...READ_UNIT,
     values: [[...new Set(executionIds)], pairs.map((c) => c.command_id), machineVersion, [...hot.keys()], [...hot.values()], pairs.map((c) => c.execution_id)],
   });
   const executions: ReadExecution[] = [];
   const read: CommandRow[] = [];
-  for (const { kind, row, events } of rows) {
-    if (kind === 'execution' && events !== null && 'reserved' in row) {
-      executions.push({ ...row, events, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
+  for (const { kind, row, applied, inbox } of rows) {
+    if (kind === 'execution' && applied !== null && inbox !== null && 'reserved' in row) {
+      executions.push({ ...row, applied, inbox, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
     } else if (kind === 'command' && 'seq' in row) {
       read.push(commandOfJson(row));
     }

@@ -196,7 +196,8 @@ describe('hydration fallback', () => {
     const folding = new Set<string>(FOLDING_EVENT_TYPES);
     const { executions } = await readUnit(a.deps.db, [id], [], new Map(), EXECUTION_MACHINE_VERSION);
     expect(executions).toHaveLength(1);
-    const read = executions[0].events;
+    const read = executions[0].applied;
+    expect(executions[0].inbox).toEqual([]);
     expect(executions[0].applied_event_id).toBe(executions[0].last_event_id);
     expect(read.map((e) => e.event_id)).toEqual(log.filter((e) => folding.has(e.event_type)).map((e) => e.event_id));
     expect(read.map((e) => e.event_type as EventType)).toEqual(['execution.started', 'command.completed', 'command.completed']);
