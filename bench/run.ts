@@ -10,7 +10,7 @@ import { Counters } from './counters.ts';
 import { GATEWAY_TARGET_P50_MS, measureGatewayLatency, type GatewayLatencyResult } from './gateway-latency.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
 import { openBenchDatabase, type BenchDatabase } from './database.ts';
-import { measureHydration } from './hydration.ts';
+import { hydrationRows, measureHydration } from './hydration.ts';
 import { measureShortLoop } from './loop-cost.ts';
 import { RSS_SAMPLE_INTERVAL_MS, RssSampler } from './memory.ts';
 import { fmt, formatTable, noise, type Row } from './report.ts';
@@ -36,8 +36,6 @@ const STEP_WARMUPS = 10;
 const CALIBRATION_GETS = 20;
 const TARGET_MS_PER_STEP = 5;
 const TARGET_STEPS_PER_SECOND = 1_000;
-// Issue 26: hydrating a 10,000-event execution.
-const HYDRATION_TARGET_MS = 50;
 const THROUGHPUT_VARIANTS: ThroughputVariant[] = [
   { label: '1 worker x 8 slots', slots: [8] },
   { label: '2 workers x 4 slots', slots: [4, 4] },
@@ -382,11 +380,7 @@ async function main(): Promise<void> {
           verdict: '',
         });
       }
-      const hydrated = (ms: number) => ({ target: `<= ${HYDRATION_TARGET_MS} ms`, verdict: ms <= HYDRATION_TARGET_MS && hydration.finalStateMatches ? 'met' : 'MISSED' });
-      rows.push({ figure: `hydration of ${hydration.events} events, no stored snapshot (${hydration.foldedEvents} fold)`, value: `${fmt(hydration.hydrateNoSnapshotMs.median, 1)} ms`, baseline: '', ratio: '', ...hydrated(hydration.hydrateNoSnapshotMs.median) });
-      rows.push({ figure: `hydration of ${hydration.events} events, from its stored snapshot`, value: `${fmt(hydration.hydrateMs.median, 1)} ms`, baseline: '', ratio: '', ...hydrated(hydration.hydrateMs.median) });
-      rows.push({ figure: `  the whole log: replay() of ${hydration.events} events`, value: `${fmt(hydration.replayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
-      rows.push({ figure: '  the whole log: loaded (every event and column) + replay()', value: `${fmt(hydration.loadAndReplayMs.median, 1)} ms`, baseline: '', ratio: '', target: '', verdict: '' });
+      rows.push(...hydrationRows(hydration));
       rows.push(...batchRows(batch));
       rows.push(...gatewayRows(gateway));
       rows.push(...webhookRows(webhook));
