@@ -27,7 +27,9 @@ const heartbeatBody = v.object({
 }) satisfies v.GenericSchema<unknown, HeartbeatRequest>;
 const nameBody = v.object({ name: workerName });
 const claimByIdParams = v.object({ id: integerText(1, MAX_ID) });
-const claimByIdBody = v.object({ worker_id: workerName });
+// `execution_id`: the command's execution, when the claimer knows it (a notification names it):
+// the claim then reaches the row by it too, and a command of another execution is not found.
+const claimByIdBody = v.object({ worker_id: workerName, execution_id: v.optional(integerIn(1, MAX_ID)) });
 const MAX_WAIT_MS = 30_000;
 // A worker names each claiming request; sent again after a lost answer (`retry`), the same id
 // gets back the commands the first attempt claimed (migrations/0007_claim_token.sql).
@@ -112,8 +114,8 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody), response: responses({ 200: commandAnswer }) }, config: { access: { level: 'worker' } } }, async (req): Promise<PresentedCommand> => {
     const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
-    const { worker_id } = req.body as v.InferOutput<typeof claimByIdBody>;
-    const claimed = await claimCommand(deps.db, id, worker_id, claimPolicy);
+    const { worker_id, execution_id } = req.body as v.InferOutput<typeof claimByIdBody>;
+    const claimed = await claimCommand(deps.db, id, worker_id, claimPolicy, execution_id);
     if (claimed) {
       // Its reports can then be routed from memory (actors/route-events.ts).
       deps.snapshots.commands.set(claimed);
@@ -123,7 +125,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       return presentCommand(claimed);
     }
     const row = await getCommand(deps.db, id);
-    if (!row) throw notFound(`command ${id}`);
+    if (!row || (execution_id !== undefined && row.execution_id !== execution_id)) throw notFound(execution_id === undefined ? `command ${id}` : `command ${id} of execution ${execution_id}`);
     if (row.limit_name && COMMAND_RULES.claim.from.includes(row.status)) {
       throw new ServiceError('limit_wait', { code: 'limit_wait', message: `command ${id} waits for room on limit ${row.limit_name} (key ${JSON.stringify(row.limit_key ?? '')}); POST /api/worker/claim takes it when the key has room`, limit: row.limit_name, key: row.limit_key ?? '' });
     }

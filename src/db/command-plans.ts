@@ -113,7 +113,7 @@ export function waitingKeys(name: string, from: string, where: string): string {
  * unit write, whose every part PostgreSQL starts at each step: a limit's commands wait for the
  * workers' claims, woken when a key gets room).
  */
-export type ClaimPick = { id: string; policy: PolicySql } | { limit: string; stranded: PolicySql | null; except?: string; limited: boolean };
+export type ClaimPick = { id: string; executionId?: string; policy: PolicySql } | { limit: string; stranded: PolicySql | null; except?: string; limited: boolean };
 
 /**
  * Who gets them: one worker and its request's token (SQL expressions), or workers in turn by
@@ -138,7 +138,8 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
       ctes: [],
       update: `UPDATE core.command c
      ${set}
-   WHERE c.command_id = ${pick.id} AND ((${claimableSql('c')} AND c.limit_name IS NULL) OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)}))
+   WHERE c.command_id = ${pick.id}${pick.executionId ? ` AND c.execution_id = ${pick.executionId}` : ''}
+     AND ((${claimableSql('c')} AND c.limit_name IS NULL) OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)}))
   RETURNING ${returning}`,
     };
   }

@@ -64,9 +64,12 @@ export function claimPolicyOf(config: Pick<Config, 'SVC_COMMAND_REAPER_WORKER_ST
 }
 
 // The claim plan's statements (command-plans.ts), made once: the claim by id (takes a held
-// command only from a holder the policy lets go; it is no request's), and the long poll without
+// command only from a holder the policy lets go; it is no request's), alone or with its
+// execution's id (then one execution's row: one shard under Citus), and the long poll without
 // and with stranded commands announced.
-const CLAIM_BY_ID = claimPlan('by_id', { id: '$1', policy: { stale: '$3::float8', hard: '$4::float8' } }, { worker: '$2', token: 'NULL' }, COMMAND_COLUMNS).update;
+const byId = (executionId?: string) => claimPlan('by_id', { id: '$1', executionId, policy: { stale: '$3::float8', hard: '$4::float8' } }, { worker: '$2', token: 'NULL' }, COMMAND_COLUMNS).update;
+const CLAIM_BY_ID = byId();
+const CLAIM_BY_ID_IN_EXECUTION = byId('$5');
 const next = (stranded: boolean) => {
   const plan = claimPlan('next', { limit: '$2', stranded: stranded ? { stale: '$4::float8', hard: '$5::float8' } : null, limited: true }, { worker: '$1', token: '$3' }, COMMAND_COLUMNS);
   return `WITH RECURSIVE ${plan.ctes.join(',\n     ')}\n${plan.update}`;
@@ -74,9 +77,17 @@ const next = (stranded: boolean) => {
 const CLAIM_NEXT = next(false);
 const CLAIM_NEXT_OR_STRANDED = next(true);
 
-/** Claims one command for a worker: one waiting for a claim, or a held one whose holder the policy lets go. Bumps `attempt` so reports from an older claim are fenced off. Undefined when not claimable. */
-export async function claimCommand(q: Queryable, commandId: number, workerId: string, policy: ClaimPolicy): Promise<CommandRow | undefined> {
-  const { rows } = await q.query<CommandRow>({ name: 'svc_claim_by_id', text: CLAIM_BY_ID, values: [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds] });
+/**
+ * Claims one command for a worker: one waiting for a claim, or a held one whose holder the policy
+ * lets go; with `executionId`, only a command of that execution. Bumps `attempt` so reports from
+ * an older claim are fenced off. Undefined when not claimable.
+ */
+export async function claimCommand(q: Queryable, commandId: number, workerId: string, policy: ClaimPolicy, executionId?: number): Promise<CommandRow | undefined> {
+  const values = [commandId, workerId, policy.staleSeconds, policy.hardTimeoutSeconds];
+  const { rows } =
+    executionId === undefined
+      ? await q.query<CommandRow>({ name: 'svc_claim_by_id', text: CLAIM_BY_ID, values })
+      : await q.query<CommandRow>({ name: 'svc_claim_by_id_in_execution', text: CLAIM_BY_ID_IN_EXECUTION, values: [...values, executionId] });
   return rows[0];
 }
 

@@ -61,6 +61,25 @@ describe('claims', () => {
     expect((await http(t.url, 'POST', '/api/commands/999999/claim', { worker_id: 'x' }, asWorker)).status).toBe(404);
   });
 
+  it('a claim naming the execution takes only that execution\'s command: another\'s is 404 and stays pending', async () => {
+    const { executionId, commandId } = await pendingCommand();
+    const other = await pendingCommand();
+    const wrong = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'keyed', execution_id: other.executionId }, asWorker);
+    expect(wrong.status).toBe(404);
+    expect(wrong.body.detail).toBe(`command ${commandId} of execution ${other.executionId} not found`);
+    expect((await db.query(`SELECT status, attempt FROM core.command WHERE command_id = $1`, [commandId])).rows[0]).toEqual({ status: 'PENDING', attempt: 0 });
+    const right = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'keyed', execution_id: executionId }, asWorker);
+    expect(right.status).toBe(200);
+    expect(right.body).toMatchObject({ command_id: commandId, execution_id: executionId, attempt: 1, status: 'CLAIMED', worker_id: 'keyed' });
+    // Taken: a second keyed claim is refused as any claim of a held command is.
+    const again = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'other', execution_id: executionId }, asWorker);
+    expect(again.status).toBe(409);
+    expect(again.body.detail.code).toBe('active_claim');
+    const bad = await http(t.url, 'POST', `/api/commands/${other.commandId}/claim`, { worker_id: 'keyed', execution_id: 'one' }, asWorker);
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body.detail)).toContain('execution_id');
+  });
+
   it('fences a report from a stale claim and takes over a claim whose worker went away', async () => {
     const { executionId, commandId } = await pendingCommand();
     await http(t.url, 'POST', '/api/worker/pool/register', { name: 'gone', capacity: 1 }, asWorker);

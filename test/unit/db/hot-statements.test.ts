@@ -137,6 +137,7 @@ const HOT: HotStatement[] = [
     tables: UNIT_WRITE_TABLES,
   },
   { name: 'claim by id (src/db/command.repo.ts)', sql: () => sent((q) => claimCommand(q, 1, 'w', policy)), tables: { command: BY_COMMAND_ID, runtime: 'reference' } },
+  { name: 'claim by id with its execution (src/db/command.repo.ts)', sql: () => sent((q) => claimCommand(q, 1, 'w', policy, 7)), tables: { command: 'execution_id', runtime: 'reference' } },
   {
     name: 'claim next (src/db/command.repo.ts)',
     sql: () => sent((q) => claimNextCommands(q, 'w', 1, null)),
