@@ -126,6 +126,8 @@ export const UNIT_WRITE_STATEMENT = 'svc_write_unit';
 export const UNIT_WRITE_LIMITED_STATEMENT = 'svc_write_unit_limited';
 /** ...and of the step write: the report that moves steps along and nothing else. */
 export const STEP_WRITE_STATEMENT = 'svc_write_step';
+/** ...and of the step write whose claim-ahead also takes stranded commands (while the reaper has announced some). */
+export const STEP_WRITE_STRANDED_STATEMENT = 'svc_write_step_stranded';
 
 /** The statement's parameters, by name; a text numbers those it uses in this order. */
 const PARAMS = [
@@ -136,7 +138,9 @@ const PARAMS = [
 type Param = (typeof PARAMS)[number];
 
 /** The parameters of the step write: the event log's append, commands issued and moved, claim-ahead and the guard. */
-const STEP_PARAMS: readonly Param[] = ['appends', 'appendIds', 'events', 'commands', 'commandUpdates', 'commandUpdateIds', 'claimRanges', 'claimLimit', 'staleSeconds', 'hardSeconds', 'guarded'];
+const STEP_PARAMS: readonly Param[] = ['appends', 'appendIds', 'events', 'commands', 'commandUpdates', 'commandUpdateIds', 'claimRanges', 'claimLimit', 'guarded'];
+/** ...and the claim policy, when its claim-ahead also takes stranded commands. */
+const STEP_STRANDED_PARAMS: readonly Param[] = [...STEP_PARAMS, 'staleSeconds', 'hardSeconds'];
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -154,13 +158,13 @@ const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
  * `cancels`: the relation of commands the statement cancels, which still read as they were here
  * (one snapshot): left out by name.
  */
-const olderPick = ($: (p: Param) => string, limited: boolean, cancels: string | null) =>
+const olderPick = ($: (p: Param) => string, limited: boolean, stranded: boolean, cancels: string | null) =>
   claimPlan(
     'older',
     {
       limit: opaque($('claimLimit'), 'int'),
       // Without a policy (nothing stranded was announced) both are NULL and the stranded pick takes nothing.
-      stranded: { stale: opaque($('staleSeconds'), 'float8'), hard: opaque($('hardSeconds'), 'float8') },
+      stranded: stranded ? { stale: opaque($('staleSeconds'), 'float8'), hard: opaque($('hardSeconds'), 'float8') } : null,
       limited,
       ...(cancels
         ? {
@@ -190,10 +194,10 @@ const olderPick = ($: (p: Param) => string, limited: boolean, cancels: string | 
  * keychain cleanup, idempotency keys, waits, admissions, head checks). PostgreSQL starts every
  * part of a statement at each execution, rows or not: those cost a step 0.1 ms of its CPU.
  */
-function unitWriteText($: (p: Param) => string, kind: { step: boolean; limited: boolean }): string {
+function unitWriteText($: (p: Param) => string, kind: Kind): string {
   const full = !kind.step;
   const cancels = full ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
-  const older = olderPick($, kind.limited, cancels);
+  const older = olderPick($, kind.limited, kind.stranded, cancels);
   const newExec = () => `new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
@@ -291,7 +295,15 @@ UNION ALL SELECT 'moved', NULL FROM moved`;
 /** A prepared text and the parameters it takes, in order. */
 type Statement = { name: string; text: string; params: readonly Param[] };
 
-function statement(name: string, params: readonly Param[], kind: { step: boolean; limited: boolean }): Statement {
+/**
+ * Which text: the step write or the full one; claim-ahead's pick with limits' keys; and with the
+ * stranded pick. A full unit always has the latter (it is rare); the step write has it only while
+ * stranded commands were announced, as the workers' claim does (its parts cost a step ~0.06 ms of
+ * PostgreSQL CPU, started on every execution: docs/benchmarks.md).
+ */
+type Kind = { step: boolean; limited: boolean; stranded: boolean };
+
+function statement(name: string, params: readonly Param[], kind: Kind): Statement {
   const $ = (p: Param) => {
     const i = params.indexOf(p);
     if (i < 0) throw new Error(`the write ${name} takes no ${p}`);
@@ -300,10 +312,14 @@ function statement(name: string, params: readonly Param[], kind: { step: boolean
   return { name, text: unitWriteText($, kind), params };
 }
 
-/** The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead takes limited commands too), and the step write. */
-const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, limited: false });
-const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, limited: true });
-const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, limited: false });
+/**
+ * The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead
+ * takes limited commands too), and the step write, without and with stranded commands announced.
+ */
+const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, limited: false, stranded: true });
+const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, limited: true, stranded: true });
+const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, limited: false, stranded: false });
+const STEP_STRANDED = statement(STEP_WRITE_STRANDED_STATEMENT, STEP_STRANDED_PARAMS, { step: true, limited: false, stranded: true });
 
 /** Whether a unit has only the step write's parts: it appends to executions it holds (none started), issues, moves and claims commands. */
 function isStep(w: UnitWrite): boolean {
@@ -348,7 +364,7 @@ function parameters(w: UnitWrite): Record<Param, unknown> {
 
 /** Writes a unit in its one statement (of its kind); returns the commands now claimed by the claimers and the executions its inbox events woke. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
-  const s = isStep(w) ? STEP : w.claimLimited ? UNIT_LIMITED : UNIT;
+  const s = isStep(w) ? (w.claimPolicy ? STEP_STRANDED : STEP) : w.claimLimited ? UNIT_LIMITED : UNIT;
   const p = parameters(w);
   const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: s.name, text: s.text, values: s.params.map((n) => p[n]) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));

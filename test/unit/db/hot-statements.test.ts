@@ -97,14 +97,13 @@ const noUnit: UnitWrite = {
 /** A unit the step write cannot carry (it starts an execution): the full text is sent. */
 const startUnit: UnitWrite = { ...noUnit, newExecutions: [{ execution_id: 1, catalog_id: 1, path: 'p', parent_execution_id: null, root_execution_id: 1, parent_command_id: null, status: 'running', progress: 0, result: null, error: null, snapshot: null, machine_version: 1, snapshot_event_id: null, last_event_id: 1 }] };
 
-/** What the step write touches: the log, the commands it issues, moves and claims ahead. */
+/** What the step write touches: the log, the commands it issues, moves and claims ahead (with stranded ones announced, their holders in runtime too). */
 const STEP_WRITE_TABLES: Record<string, Key> = {
   execution: 'execution_id',
   event: 'execution_id',
   // Command moves reach their rows by execution_id (with command_id): only claim-ahead's pick is not.
   command: `${CLAIM_PICK} (claim-ahead)`,
   flow_key: FLOW_KEY,
-  runtime: 'reference',
   NOTIFY,
 };
 
@@ -129,7 +128,9 @@ const UNIT_WRITE_TABLES: Record<string, Key> = {
 const HOT: HotStatement[] = [
   { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, startUnit)), tables: UNIT_WRITE_TABLES },
   // A report that moves steps along and nothing else: the same parts less those it never has.
-  { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: STEP_WRITE_TABLES },
+  { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...noUnit, claimPolicy: null })), tables: STEP_WRITE_TABLES },
+  // The same while stranded commands were announced: claim-ahead also takes those the policy lets go.
+  { name: 'step write with stranded commands announced (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: { ...STEP_WRITE_TABLES, runtime: 'reference' } },
   {
     // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
     name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
