@@ -128,6 +128,8 @@ export const UNIT_WRITE_LIMITED_STATEMENT = 'svc_write_unit_limited';
 export const STEP_WRITE_STATEMENT = 'svc_write_step';
 /** ...and of the step write whose claim-ahead also takes stranded commands (while the reaper has announced some). */
 export const STEP_WRITE_STRANDED_STATEMENT = 'svc_write_step_stranded';
+/** ...and of the step write whose reporting workers want no older command (their next came with the unit, or none). */
+export const STEP_WRITE_NO_PICK_STATEMENT = 'svc_write_step_no_pick';
 
 /** The statement's parameters, by name; a text numbers those it uses in this order. */
 const PARAMS = [
@@ -141,6 +143,8 @@ type Param = (typeof PARAMS)[number];
 const STEP_PARAMS: readonly Param[] = ['appends', 'appendIds', 'events', 'commands', 'commandUpdates', 'commandUpdateIds', 'claimRanges', 'claimLimit', 'guarded'];
 /** ...and the claim policy, when its claim-ahead also takes stranded commands. */
 const STEP_STRANDED_PARAMS: readonly Param[] = [...STEP_PARAMS, 'staleSeconds', 'hardSeconds'];
+/** ...or neither claim-ahead parameter, when nobody wants an older command. */
+const STEP_NO_PICK_PARAMS: readonly Param[] = STEP_PARAMS.filter((p) => p !== 'claimRanges' && p !== 'claimLimit');
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -197,7 +201,7 @@ const olderPick = ($: (p: Param) => string, limited: boolean, stranded: boolean,
 function unitWriteText($: (p: Param) => string, kind: Kind): string {
   const full = !kind.step;
   const cancels = full ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
-  const older = olderPick($, kind.limited, kind.stranded, cancels);
+  const older = kind.pick ? olderPick($, kind.limited, kind.stranded, cancels) : null;
   const newExec = () => `new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
@@ -273,9 +277,9 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
    WHERE c.command_id = x.command_id AND c.execution_id = x.execution_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
      AND c.command_id = ANY(${opaque($('commandUpdateIds'), 'bigint[]')})
   RETURNING c.command_id
-)${full ? others() : ''}, ${older.ctes.join(', ')}, older AS (
+)${full ? others() : ''}${older ? `, ${older.ctes.join(', ')}, older AS (
   ${older.update}
-), note AS (
+)` : ''}, note AS (
   -- Off on a connection whose bus is NATS (src/db/db.ts NOTIFY_OFF): the engine announces after commit.
   SELECT pg_notify('svc_commands', n::text) FROM (SELECT count(*) AS n FROM cmd c WHERE ${claimableSql('c')}) s
    WHERE n > 0 AND current_setting('svc.notify', true) IS DISTINCT FROM 'off'
@@ -284,8 +288,8 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
    WHERE (SELECT count(*) FROM log_bump WHERE guarded) <> ${opaque($('guarded'), 'int')}
       OR (SELECT count(*) FROM upd_cmd) <> jsonb_array_length(${$('commandUpdates')}::jsonb)
 )
-SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}
-UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o
+SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}${older ? `
+UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o` : ''}
 UNION ALL SELECT 'woken', to_jsonb(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE}
 UNION ALL SELECT 'notified', NULL FROM note${full ? `
 UNION ALL SELECT 'stale', NULL FROM stale` : ''}
@@ -296,12 +300,14 @@ UNION ALL SELECT 'moved', NULL FROM moved`;
 type Statement = { name: string; text: string; params: readonly Param[] };
 
 /**
- * Which text: the step write or the full one; claim-ahead's pick with limits' keys; and with the
- * stranded pick. A full unit always has the latter (it is rare); the step write has it only while
- * stranded commands were announced, as the workers' claim does (its parts cost a step ~0.06 ms of
- * PostgreSQL CPU, started on every execution: docs/benchmarks.md).
+ * Which text: the step write or the full one; claim-ahead's pick (`pick`), with limits' keys, and
+ * with the stranded pick. A full unit always has the pick and the stranded one (it is rare); the
+ * step write has the stranded pick only while stranded commands were announced, as the workers'
+ * claim does, and no pick at all when no reporting worker wants an older command (a sequential
+ * step's next command comes with the unit, claimed). PostgreSQL starts every part of a statement
+ * on each execution, rows or not: docs/benchmarks.md has what each costs a step.
  */
-type Kind = { step: boolean; limited: boolean; stranded: boolean };
+type Kind = { step: boolean; pick: boolean; limited: boolean; stranded: boolean };
 
 function statement(name: string, params: readonly Param[], kind: Kind): Statement {
   const $ = (p: Param) => {
@@ -314,12 +320,14 @@ function statement(name: string, params: readonly Param[], kind: Kind): Statemen
 
 /**
  * The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead
- * takes limited commands too), and the step write, without and with stranded commands announced.
+ * takes limited commands too), and the step write: without and with stranded commands announced,
+ * and without claim-ahead's pick.
  */
-const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, limited: false, stranded: true });
-const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, limited: true, stranded: true });
-const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, limited: false, stranded: false });
-const STEP_STRANDED = statement(STEP_WRITE_STRANDED_STATEMENT, STEP_STRANDED_PARAMS, { step: true, limited: false, stranded: true });
+const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, pick: true, limited: false, stranded: true });
+const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, pick: true, limited: true, stranded: true });
+const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, pick: true, limited: false, stranded: false });
+const STEP_STRANDED = statement(STEP_WRITE_STRANDED_STATEMENT, STEP_STRANDED_PARAMS, { step: true, pick: true, limited: false, stranded: true });
+const STEP_NO_PICK = statement(STEP_WRITE_NO_PICK_STATEMENT, STEP_NO_PICK_PARAMS, { step: true, pick: false, limited: false, stranded: false });
 
 /** Whether a unit has only the step write's parts: it appends to executions it holds (none started), issues, moves and claims commands. */
 function isStep(w: UnitWrite): boolean {
@@ -364,8 +372,8 @@ function parameters(w: UnitWrite): Record<Param, unknown> {
 
 /** Writes a unit in its one statement (of its kind); returns the commands now claimed by the claimers and the executions its inbox events woke. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
-  const s = isStep(w) ? (w.claimPolicy ? STEP_STRANDED : STEP) : w.claimLimited ? UNIT_LIMITED : UNIT;
   const p = parameters(w);
+  const s = isStep(w) ? (p.claimLimit === 0 ? STEP_NO_PICK : w.claimPolicy ? STEP_STRANDED : STEP) : w.claimLimited ? UNIT_LIMITED : UNIT;
   const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: s.name, text: s.text, values: s.params.map((n) => p[n]) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows

@@ -63,7 +63,8 @@ describe('write statement plans', () => {
     // One text for every unit: starts, routings alone, claiming ahead, claiming stranded ones too.
     expect((await db.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit%'`)).rows[0].n).toBe(1);
     // Reports that move an execution on to its next step (and nothing else) send the step write.
-    for (let i = 0; i < 8; i++) {
+    // Sixteen: eight of each step text, so both have run past the five custom plans PostgreSQL tries first.
+    for (let i = 0; i < 16; i++) {
       const [started] = await startExecutions(deps, [{ path: 'plans/two', payload: {} }]);
       if (started instanceof Error) throw started;
       const [cmd] = await claimNextCommands(db, 'w', 1, null);
@@ -71,10 +72,13 @@ describe('write statement plans', () => {
       deps.snapshots.commands.set(cmd);
       await routeEvents(deps, [
         { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: 'w', event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: null } } } },
-      ], i % 2 ? { claims: [{ workerId: 'w', max: 1, token: null }] } : {});
+        // Two: the next step's command comes with the unit, and claim-ahead's pick looks for one more.
+      ], i % 2 ? { claims: [{ workerId: 'w', max: 2, token: null }] } : {});
       if (!(i % 2)) await claimNextCommands(db, 'w', 1, null); // the second step's command, out of the next start's way
     }
+    // Those whose worker wants no older command send it without claim-ahead's pick.
     expect((await db.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'svc_write_step'`)).rows[0].n).toBe(1);
+    expect((await db.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'svc_write_step_no_pick'`)).rows[0].n).toBe(1);
     await db.query(
       `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status)
        SELECT g, 1, 'plans/other', g, 'completed' FROM generate_series(1000000, 1030000) g`,
@@ -84,11 +88,12 @@ describe('write statement plans', () => {
        SELECT g, 1, 1, 's', 'COMPLETED', '{}' FROM generate_series(1000000, 1030000) g`,
     );
     const { rows } = await db.query<{ name: string; types: string[]; generic_plans: number }>(
-      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name IN ('svc_write_unit', 'svc_write_step', 'svc_read_unit')`,
+      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name IN ('svc_write_unit', 'svc_write_step', 'svc_write_step_no_pick', 'svc_read_unit')`,
     );
     const routing = rows.filter((r) => r.generic_plans > 0);
     expect(routing.map((r) => r.name)).toContain('svc_write_unit');
     expect(routing.map((r) => r.name)).toContain('svc_write_step');
+    expect(routing.map((r) => r.name)).toContain('svc_write_step_no_pick');
     const arg = (type: string) => (type === 'jsonb' ? `'[]'::jsonb` : type.endsWith('[]') ? `'{}'::${type}` : `NULL::${type}`);
     for (const r of routing) {
       const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${r.name}(${r.types.map(arg).join(', ')})`)).rows.map((x) => x['QUERY PLAN']).join('\n');

@@ -125,12 +125,22 @@ const UNIT_WRITE_TABLES: Record<string, Key> = {
   NOTIFY,
 };
 
+/** A reporting worker that wants one more command than the unit hands it: claim-ahead's pick runs. */
+const wantsOlder = [{ workerId: 'w', max: 1, token: null }];
+
 const HOT: HotStatement[] = [
   { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, startUnit)), tables: UNIT_WRITE_TABLES },
   // A report that moves steps along and nothing else: the same parts less those it never has.
-  { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...noUnit, claimPolicy: null })), tables: STEP_WRITE_TABLES },
+  { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimPolicy: null })), tables: STEP_WRITE_TABLES },
   // The same while stranded commands were announced: claim-ahead also takes those the policy lets go.
-  { name: 'step write with stranded commands announced (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: { ...STEP_WRITE_TABLES, runtime: 'reference' } },
+  {
+    name: 'step write with stranded commands announced (src/db/unit-write.ts)',
+    sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder })),
+    tables: { ...STEP_WRITE_TABLES, runtime: 'reference' },
+  },
+  // A sequential step: its next command comes with the unit, claimed, and nobody wants an older
+  // one, so the text has no pick and every command it touches is its execution's.
+  { name: 'step write without claim-ahead\'s pick (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: { ...STEP_WRITE_TABLES, command: 'execution_id' } },
   {
     // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
     name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
