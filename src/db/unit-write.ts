@@ -130,6 +130,8 @@ export const STEP_WRITE_STATEMENT = 'svc_write_step';
 export const STEP_WRITE_STRANDED_STATEMENT = 'svc_write_step_stranded';
 /** ...and of the step write whose reporting workers want no older command (their next came with the unit, or none). */
 export const STEP_WRITE_NO_PICK_STATEMENT = 'svc_write_step_no_pick';
+/** ...and of the unit write when nobody wants an older command (a start, a cancel, a wake-up). */
+export const UNIT_WRITE_NO_PICK_STATEMENT = 'svc_write_unit_no_pick';
 
 /** The statement's parameters, by name; a text numbers those it uses in this order. */
 const PARAMS = [
@@ -143,8 +145,10 @@ type Param = (typeof PARAMS)[number];
 const STEP_PARAMS: readonly Param[] = ['appends', 'appendIds', 'events', 'commands', 'commandUpdates', 'commandUpdateIds', 'claimRanges', 'claimLimit', 'guarded'];
 /** ...and the claim policy, when its claim-ahead also takes stranded commands. */
 const STEP_STRANDED_PARAMS: readonly Param[] = [...STEP_PARAMS, 'staleSeconds', 'hardSeconds'];
-/** ...or neither claim-ahead parameter, when nobody wants an older command. */
-const STEP_NO_PICK_PARAMS: readonly Param[] = STEP_PARAMS.filter((p) => p !== 'claimRanges' && p !== 'claimLimit');
+/** Claim-ahead's parameters: a text without its pick (nobody wants an older command) takes none of them. */
+const PICK_PARAMS: readonly Param[] = ['claimRanges', 'claimLimit', 'staleSeconds', 'hardSeconds'];
+const STEP_NO_PICK_PARAMS: readonly Param[] = STEP_PARAMS.filter((p) => !PICK_PARAMS.includes(p));
+const UNIT_NO_PICK_PARAMS: readonly Param[] = PARAMS.filter((p) => !PICK_PARAMS.includes(p));
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -320,14 +324,16 @@ function statement(name: string, params: readonly Param[], kind: Kind): Statemen
 
 /**
  * The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead
- * takes limited commands too), and the step write: without and with stranded commands announced,
- * and without claim-ahead's pick.
+ * takes limited commands too), and the step write, without and with stranded commands announced;
+ * and both kinds without claim-ahead's pick, which is what a unit sends when no claimer wants an
+ * older command (starts, cancels, wake-ups, a sequential step whose next command it hands over).
  */
 const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, pick: true, limited: false, stranded: true });
 const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, pick: true, limited: true, stranded: true });
 const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, pick: true, limited: false, stranded: false });
 const STEP_STRANDED = statement(STEP_WRITE_STRANDED_STATEMENT, STEP_STRANDED_PARAMS, { step: true, pick: true, limited: false, stranded: true });
 const STEP_NO_PICK = statement(STEP_WRITE_NO_PICK_STATEMENT, STEP_NO_PICK_PARAMS, { step: true, pick: false, limited: false, stranded: false });
+const UNIT_NO_PICK = statement(UNIT_WRITE_NO_PICK_STATEMENT, UNIT_NO_PICK_PARAMS, { step: false, pick: false, limited: false, stranded: false });
 
 /** Whether a unit has only the step write's parts: it appends to executions it holds (none started), issues, moves and claims commands. */
 function isStep(w: UnitWrite): boolean {
@@ -373,7 +379,8 @@ function parameters(w: UnitWrite): Record<Param, unknown> {
 /** Writes a unit in its one statement (of its kind); returns the commands now claimed by the claimers and the executions its inbox events woke. */
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
   const p = parameters(w);
-  const s = isStep(w) ? (p.claimLimit === 0 ? STEP_NO_PICK : w.claimPolicy ? STEP_STRANDED : STEP) : w.claimLimited ? UNIT_LIMITED : UNIT;
+  const pick = p.claimLimit !== 0;
+  const s = isStep(w) ? (!pick ? STEP_NO_PICK : w.claimPolicy ? STEP_STRANDED : STEP) : !pick ? UNIT_NO_PICK : w.claimLimited ? UNIT_LIMITED : UNIT;
   const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: s.name, text: s.text, values: s.params.map((n) => p[n]) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows

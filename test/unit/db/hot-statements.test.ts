@@ -107,29 +107,37 @@ const STEP_WRITE_TABLES: Record<string, Key> = {
   NOTIFY,
 };
 
-/** What the unit write touches (both its full texts). */
-const UNIT_WRITE_TABLES: Record<string, Key> = {
+/** What the unit write touches without claim-ahead's pick: command moves and cancels reach their rows by execution_id. */
+const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = {
   execution: 'execution_id',
   // By the trigger of an admission written admitted (migrations/0028).
   flow_limit: 'reference',
   event: 'execution_id',
-  // Command moves and cancels reach their rows by execution_id: only claim-ahead's pick is not.
-  command: `${CLAIM_PICK} (claim-ahead)`,
+  command: 'execution_id',
   wait: 'execution_id',
   admission: 'execution_id',
   flow_key: FLOW_KEY,
   keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
   idempotency_key: 'global: a start key is unique across executions',
   catalog: 'reference',
-  runtime: 'reference',
   NOTIFY,
 };
+
+/** What the unit write touches with the pick (both its texts): the pick is global, and its stranded part reads runtime. */
+const UNIT_WRITE_TABLES: Record<string, Key> = { ...UNIT_WRITE_NO_PICK_TABLES, command: `${CLAIM_PICK} (claim-ahead)`, runtime: 'reference' };
 
 /** A reporting worker that wants one more command than the unit hands it: claim-ahead's pick runs. */
 const wantsOlder = [{ workerId: 'w', max: 1, token: null }];
 
 const HOT: HotStatement[] = [
-  { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, startUnit)), tables: UNIT_WRITE_TABLES },
+  { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...startUnit, claimOlder: wantsOlder })), tables: UNIT_WRITE_TABLES },
+  // A start, a cancel, a wake-up: nobody wants an older command, so the text has no pick (nor its
+  // stranded one, which reads runtime) and every command it touches is its executions'.
+  {
+    name: 'unit write without claim-ahead\'s pick (src/db/unit-write.ts)',
+    sql: () => sent((q) => writeUnit(q, startUnit)),
+    tables: UNIT_WRITE_NO_PICK_TABLES,
+  },
   // A report that moves steps along and nothing else: the same parts less those it never has.
   { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimPolicy: null })), tables: STEP_WRITE_TABLES },
   // The same while stranded commands were announced: claim-ahead also takes those the policy lets go.
@@ -144,7 +152,7 @@ const HOT: HotStatement[] = [
   {
     // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
     name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, { ...noUnit, claimLimited: true })),
+    sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimLimited: true })),
     tables: UNIT_WRITE_TABLES,
   },
   { name: 'claim by id (src/db/command.repo.ts)', sql: () => sent((q) => claimCommand(q, 1, 'w', policy)), tables: { command: BY_COMMAND_ID, runtime: 'reference' } },
