@@ -305,11 +305,11 @@ type Statement = { name: string; text: string; params: readonly Param[] };
 
 /**
  * Which text: the step write or the full one; claim-ahead's pick (`pick`), with limits' keys, and
- * with the stranded pick. A full unit always has the pick and the stranded one (it is rare); the
- * step write has the stranded pick only while stranded commands were announced, as the workers'
- * claim does, and no pick at all when no reporting worker wants an older command (a sequential
- * step's next command comes with the unit, claimed). PostgreSQL starts every part of a statement
- * on each execution, rows or not: docs/benchmarks.md has what each costs a step.
+ * with the stranded pick. No text has the pick when no claimer wants an older command (a start; a
+ * sequential step, whose next command comes with the unit, claimed). A full unit's pick always
+ * has the stranded one too (it is rare); the step write's only while stranded commands were
+ * announced, as the workers' claim does. PostgreSQL starts every part of a statement on each
+ * execution, rows or not: docs/benchmarks.md has what each costs a step.
  */
 type Kind = { step: boolean; pick: boolean; limited: boolean; stranded: boolean };
 
