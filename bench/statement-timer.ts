@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { STEP_WRITE_NO_PICK_STATEMENT, STEP_WRITE_STATEMENT, STEP_WRITE_STRANDED_STATEMENT, UNIT_WRITE_LIMITED_STATEMENT, UNIT_WRITE_NO_PICK_STATEMENT, UNIT_WRITE_STATEMENT } from '../src/db/unit-write.ts';
+import { START_WRITE_STATEMENT, STEP_WRITE_NO_PICK_STATEMENT, STEP_WRITE_STATEMENT, STEP_WRITE_STRANDED_STATEMENT, UNIT_WRITE_LIMITED_STATEMENT, UNIT_WRITE_NO_PICK_STATEMENT, UNIT_WRITE_STATEMENT } from '../src/db/unit-write.ts';
 import { round } from './stats.ts';
 
 type QueryFn = (this: pg.Client, ...args: unknown[]) => unknown;
@@ -14,6 +14,7 @@ function statementKey(arg: unknown): string {
     if (arg.name === STEP_WRITE_NO_PICK_STATEMENT) return 'unit write (the step kind, no claim-ahead pick)';
     if (arg.name === UNIT_WRITE_LIMITED_STATEMENT) return "unit write (freeing a limit's slot)";
     if (arg.name === UNIT_WRITE_NO_PICK_STATEMENT) return 'unit write (no claim-ahead pick)';
+    if (arg.name === START_WRITE_STATEMENT) return 'unit write (the start kind)';
     if (arg.name === 'svc_read_unit') return 'unit read (executions and commands not held)';
     return `prepared ${arg.name}`;
   }

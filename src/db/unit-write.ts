@@ -130,8 +130,10 @@ export const STEP_WRITE_STATEMENT = 'svc_write_step';
 export const STEP_WRITE_STRANDED_STATEMENT = 'svc_write_step_stranded';
 /** ...and of the step write whose reporting workers want no older command (their next came with the unit, or none). */
 export const STEP_WRITE_NO_PICK_STATEMENT = 'svc_write_step_no_pick';
-/** ...and of the unit write when nobody wants an older command (a start, a cancel, a wake-up). */
+/** ...and of the unit write when nobody wants an older command (a cancel, a wake-up, an execution's end). */
 export const UNIT_WRITE_NO_PICK_STATEMENT = 'svc_write_unit_no_pick';
+/** ...and of the unit write that ends nothing and wants no older command (a start, chiefly). */
+export const START_WRITE_STATEMENT = 'svc_write_start';
 
 /** The statement's parameters, by name; a text numbers those it uses in this order. */
 const PARAMS = [
@@ -149,6 +151,9 @@ const STEP_STRANDED_PARAMS: readonly Param[] = [...STEP_PARAMS, 'staleSeconds', 
 const PICK_PARAMS: readonly Param[] = ['claimRanges', 'claimLimit', 'staleSeconds', 'hardSeconds'];
 const STEP_NO_PICK_PARAMS: readonly Param[] = STEP_PARAMS.filter((p) => !PICK_PARAMS.includes(p));
 const UNIT_NO_PICK_PARAMS: readonly Param[] = PARAMS.filter((p) => !PICK_PARAMS.includes(p));
+/** What only a unit that ends something takes: cancels, keychain cleanup, waits and admissions ended. */
+const ENDS_PARAMS: readonly Param[] = ['cancels', 'cancelIds', 'keychainCleanup', 'keychainIds', 'waitEnds', 'waitEndIds', 'admissionEnds'];
+const START_PARAMS: readonly Param[] = UNIT_NO_PICK_PARAMS.filter((p) => !ENDS_PARAMS.includes(p));
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -197,14 +202,17 @@ const olderPick = ($: (p: Param) => string, limited: boolean, stranded: boolean,
  * commands; the catalog-head checks; and the guard: if any execution or command moved on since
  * it was read, `core.svc_write_guard_failed` aborts the statement and nothing is written.
  *
- * `step`: the step write, the kind nearly every report is (a command's events, the next step's
- * command, claim-ahead): without the parts such a unit never has (new executions, cancels,
- * keychain cleanup, idempotency keys, waits, admissions, head checks). PostgreSQL starts every
- * part of a statement at each execution, rows or not: those cost a step 0.1 ms of its CPU.
+ * `parts`: `all` of them; `step`, the step write, the kind nearly every report is (a command's
+ * events, the next step's command, claim-ahead): without the parts such a unit never has (new
+ * executions, cancels, keychain cleanup, idempotency keys, waits, admissions, head checks);
+ * `start`, the start write: without the parts that end something (cancels, keychain cleanup,
+ * waits and admissions ended), which a start never has. PostgreSQL starts every part of a
+ * statement at each execution, rows or not: those cost a step 0.1 ms of its CPU, a start ~0.1 ms.
  */
 function unitWriteText($: (p: Param) => string, kind: Kind): string {
-  const full = !kind.step;
-  const cancels = full ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
+  const full = kind.parts !== 'step';
+  const ends = kind.parts === 'all';
+  const cancels = ends ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
   const older = kind.pick ? olderPick($, kind.limited, kind.stranded, cancels) : null;
   const newExec = () => `new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
@@ -226,17 +234,22 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
          CASE WHEN x.admitted THEN now() END
     FROM jsonb_to_recordset(${$('admissions')}::jsonb) AS x(execution_id bigint, limit_name text, limit_key text, capacity int, priority smallint,
          not_before timestamptz, debounce_path text, debounce_key text, admitted boolean)
-), adm_end AS (
+)`;
+  const admissionEnds = () => `, adm_end AS (
   DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque($('admissionEnds'), 'bigint[]')})
 )`;
-  const others = () => `, cancel AS (
+  const endings = () => `, cancel AS (
   UPDATE core.command c SET status = ${CANCELLED}, updated_at = now()
     FROM ${cancels}
    WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${opaque($('cancelIds'), 'bigint[]')}) AND ${cancellableSql('c')}
 ), kc AS (
   DELETE FROM core.keychain k USING jsonb_to_recordset(${$('keychainCleanup')}::jsonb) AS x(execution_id bigint, scopes text[])
    WHERE k.execution_id = x.execution_id AND k.execution_id = ANY(${opaque($('keychainIds'), 'bigint[]')}) AND k.scope_type = ANY(x.scopes)
-), idem AS (
+), wait_end AS (
+  DELETE FROM core.wait w USING jsonb_to_recordset(${$('waitEnds')}::jsonb) AS x(execution_id bigint, seq int)
+   WHERE w.execution_id = x.execution_id AND w.seq = x.seq AND w.execution_id = ANY(${opaque($('waitEndIds'), 'bigint[]')})
+)`;
+  const others = () => `, idem AS (
   -- A plain insert: a key stored already (by another server, or a start that went before) aborts
   -- the statement, so no execution is written without its key, or beside another's.
   INSERT INTO core.idempotency_key (scope, key, request_hash, execution_id, status_code, response)
@@ -248,9 +261,6 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
   SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles
     FROM jsonb_to_recordset(${$('waits')}::jsonb) AS x(execution_id bigint, seq int, step text, kind text, signal text, wake_at timestamptz,
          approval_roles text[])
-), wait_end AS (
-  DELETE FROM core.wait w USING jsonb_to_recordset(${$('waitEnds')}::jsonb) AS x(execution_id bigint, seq int)
-   WHERE w.execution_id = x.execution_id AND w.seq = x.seq AND w.execution_id = ANY(${opaque($('waitEndIds'), 'bigint[]')})
 )`;
   const stale = () => `, stale AS (
   SELECT core.svc_write_guard_failed('a newer version of ' || x.path || ' was registered')
@@ -268,7 +278,7 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
     FROM jsonb_to_recordset(${$('commands')}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
          status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
   RETURNING ${COMMAND_COLUMNS}
-)${full ? admissions() : ''}, log_in AS (
+)${full ? admissions() : ''}${ends ? admissionEnds() : ''}, log_in AS (
   SELECT * FROM jsonb_to_recordset(${$('appends')}::jsonb) AS x(${LOG_APPEND_COLUMNS})
 ), log_events AS (
   SELECT * FROM jsonb_to_recordset(${$('events')}::jsonb) AS v(${LOG_EVENT_COLUMNS})
@@ -281,7 +291,7 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
    WHERE c.command_id = x.command_id AND c.execution_id = x.execution_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
      AND c.command_id = ANY(${opaque($('commandUpdateIds'), 'bigint[]')})
   RETURNING c.command_id
-)${full ? others() : ''}${older ? `, ${older.ctes.join(', ')}, older AS (
+)${full ? others() : ''}${ends ? endings() : ''}${older ? `, ${older.ctes.join(', ')}, older AS (
   ${older.update}
 )` : ''}, note AS (
   -- Off on a connection whose bus is NATS (src/db/db.ts NOTIFY_OFF): the engine announces after commit.
@@ -304,14 +314,14 @@ UNION ALL SELECT 'moved', NULL FROM moved`;
 type Statement = { name: string; text: string; params: readonly Param[] };
 
 /**
- * Which text: the step write or the full one; claim-ahead's pick (`pick`), with limits' keys, and
- * with the stranded pick. No text has the pick when no claimer wants an older command (a start; a
+ * Which text: the parts (`parts`: every one, the step write's, the start write's); claim-ahead's
+ * pick (`pick`), with limits' keys, and with the stranded pick. No text has the pick when no claimer wants an older command (a start; a
  * sequential step, whose next command comes with the unit, claimed). A full unit's pick always
  * has the stranded one too (it is rare); the step write's only while stranded commands were
  * announced, as the workers' claim does. PostgreSQL starts every part of a statement on each
  * execution, rows or not: docs/benchmarks.md has what each costs a step.
  */
-type Kind = { step: boolean; pick: boolean; limited: boolean; stranded: boolean };
+type Kind = { parts: 'step' | 'start' | 'all'; pick: boolean; limited: boolean; stranded: boolean };
 
 function statement(name: string, params: readonly Param[], kind: Kind): Statement {
   const $ = (p: Param) => {
@@ -324,16 +334,22 @@ function statement(name: string, params: readonly Param[], kind: Kind): Statemen
 
 /**
  * The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead
- * takes limited commands too), and the step write, without and with stranded commands announced;
- * and both kinds without claim-ahead's pick, which is what a unit sends when no claimer wants an
- * older command (starts, cancels, wake-ups, a sequential step whose next command it hands over).
+ * takes limited commands too), and without claim-ahead's pick (no claimer wants an older
+ * command); the start write (ends nothing, no pick); the step write, without and with stranded
+ * commands announced, and without the pick (a sequential step, whose next command it hands over).
  */
-const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { step: false, pick: true, limited: false, stranded: true });
-const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { step: false, pick: true, limited: true, stranded: true });
-const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { step: true, pick: true, limited: false, stranded: false });
-const STEP_STRANDED = statement(STEP_WRITE_STRANDED_STATEMENT, STEP_STRANDED_PARAMS, { step: true, pick: true, limited: false, stranded: true });
-const STEP_NO_PICK = statement(STEP_WRITE_NO_PICK_STATEMENT, STEP_NO_PICK_PARAMS, { step: true, pick: false, limited: false, stranded: false });
-const UNIT_NO_PICK = statement(UNIT_WRITE_NO_PICK_STATEMENT, UNIT_NO_PICK_PARAMS, { step: false, pick: false, limited: false, stranded: false });
+const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { parts: 'all', pick: true, limited: false, stranded: true });
+const UNIT_LIMITED = statement(UNIT_WRITE_LIMITED_STATEMENT, PARAMS, { parts: 'all', pick: true, limited: true, stranded: true });
+const UNIT_NO_PICK = statement(UNIT_WRITE_NO_PICK_STATEMENT, UNIT_NO_PICK_PARAMS, { parts: 'all', pick: false, limited: false, stranded: false });
+const START = statement(START_WRITE_STATEMENT, START_PARAMS, { parts: 'start', pick: false, limited: false, stranded: false });
+const STEP = statement(STEP_WRITE_STATEMENT, STEP_PARAMS, { parts: 'step', pick: true, limited: false, stranded: false });
+const STEP_STRANDED = statement(STEP_WRITE_STRANDED_STATEMENT, STEP_STRANDED_PARAMS, { parts: 'step', pick: true, limited: false, stranded: true });
+const STEP_NO_PICK = statement(STEP_WRITE_NO_PICK_STATEMENT, STEP_NO_PICK_PARAMS, { parts: 'step', pick: false, limited: false, stranded: false });
+
+/** Whether a unit ends nothing: no commands cancelled, no keychain cleaned, no wait or admission ended. */
+function endsNothing(w: UnitWrite): boolean {
+  return !w.cancels.length && !w.keychainCleanup.length && !w.waitEnds.length && !w.admissionEnds.length;
+}
 
 /** Whether a unit has only the step write's parts: it appends to executions it holds (none started), issues, moves and claims commands. */
 function isStep(w: UnitWrite): boolean {
@@ -380,7 +396,9 @@ function parameters(w: UnitWrite): Record<Param, unknown> {
 export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten> {
   const p = parameters(w);
   const pick = p.claimLimit !== 0;
-  const s = isStep(w) ? (!pick ? STEP_NO_PICK : w.claimPolicy ? STEP_STRANDED : STEP) : !pick ? UNIT_NO_PICK : w.claimLimited ? UNIT_LIMITED : UNIT;
+  const s = isStep(w)
+    ? (!pick ? STEP_NO_PICK : w.claimPolicy ? STEP_STRANDED : STEP)
+    : !pick ? (endsNothing(w) ? START : UNIT_NO_PICK) : w.claimLimited ? UNIT_LIMITED : UNIT;
   const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: s.name, text: s.text, values: s.params.map((n) => p[n]) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows

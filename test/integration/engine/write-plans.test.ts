@@ -60,10 +60,11 @@ describe('write statement plans', () => {
       ], claims);
     }
     expect((await deps.metrics.routedFromMemory.get()).values[0]?.value).toBe(24);
-    // One text per kind, each prepared once however its parts' arrays are filled: with claim-ahead's
-    // pick (routings that end an execution while claiming ahead), and without (starts, routings alone).
-    const unitTexts = await db.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit%' ORDER BY name`);
-    expect(unitTexts.rows.map((r) => r.name)).toEqual(['svc_write_unit', 'svc_write_unit_no_pick']);
+    // One text per kind, each prepared once however its parts' arrays are filled: the start write,
+    // and the unit write with claim-ahead's pick (routings that end an execution while claiming
+    // ahead) and without (routings alone).
+    const unitTexts = await db.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'svc_write_unit%' OR name = 'svc_write_start' ORDER BY name`);
+    expect(unitTexts.rows.map((r) => r.name)).toEqual(['svc_write_start', 'svc_write_unit', 'svc_write_unit_no_pick']);
     // Reports that move an execution on to its next step (and nothing else) send the step write.
     // Sixteen: eight of each step text, so both have run past the five custom plans PostgreSQL tries first.
     for (let i = 0; i < 16; i++) {
@@ -90,10 +91,10 @@ describe('write statement plans', () => {
        SELECT g, 1, 1, 's', 'COMPLETED', '{}' FROM generate_series(1000000, 1030000) g`,
     );
     const { rows } = await db.query<{ name: string; types: string[]; generic_plans: number }>(
-      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name IN ('svc_write_unit', 'svc_write_unit_no_pick', 'svc_write_step', 'svc_write_step_no_pick', 'svc_read_unit')`,
+      `SELECT name, parameter_types::text[] AS types, generic_plans FROM pg_prepared_statements WHERE name IN ('svc_write_start', 'svc_write_unit', 'svc_write_unit_no_pick', 'svc_write_step', 'svc_write_step_no_pick', 'svc_read_unit')`,
     );
     const routing = rows.filter((r) => r.generic_plans > 0);
-    expect(routing.map((r) => r.name)).toContain('svc_write_unit_no_pick');
+    expect(routing.map((r) => r.name)).toContain('svc_write_start');
     expect(routing.map((r) => r.name)).toContain('svc_write_step');
     expect(routing.map((r) => r.name)).toContain('svc_write_step_no_pick');
     const arg = (type: string) => (type === 'jsonb' ? `'[]'::jsonb` : type.endsWith('[]') ? `'{}'::${type}` : `NULL::${type}`);

@@ -107,8 +107,8 @@ const STEP_WRITE_TABLES: Record<string, Key> = {
   NOTIFY,
 };
 
-/** What the unit write touches without claim-ahead's pick: command moves and cancels reach their rows by execution_id. */
-const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = {
+/** What the start write touches (no pick, nothing ended): commands are reached by execution_id. */
+const START_WRITE_TABLES: Record<string, Key> = {
   execution: 'execution_id',
   // By the trigger of an admission written admitted (migrations/0028).
   flow_limit: 'reference',
@@ -117,11 +117,13 @@ const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = {
   wait: 'execution_id',
   admission: 'execution_id',
   flow_key: FLOW_KEY,
-  keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
   idempotency_key: 'global: a start key is unique across executions',
   catalog: 'reference',
   NOTIFY,
 };
+
+/** What the unit write touches without claim-ahead's pick: the start write's, and the keychain it cleans; command moves and cancels reach their rows by execution_id. */
+const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = { ...START_WRITE_TABLES, keychain: 'global: on the coordinator (entries of scope global belong to no execution)' };
 
 /** What the unit write touches with the pick (both its texts): the pick is global, and its stranded part reads runtime. */
 const UNIT_WRITE_TABLES: Record<string, Key> = { ...UNIT_WRITE_NO_PICK_TABLES, command: `${CLAIM_PICK} (claim-ahead)`, runtime: 'reference' };
@@ -131,12 +133,19 @@ const wantsOlder = [{ workerId: 'w', max: 1, token: null }];
 
 const HOT: HotStatement[] = [
   { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...startUnit, claimOlder: wantsOlder })), tables: UNIT_WRITE_TABLES },
-  // A start, a cancel, a wake-up: nobody wants an older command, so the text has no pick (nor its
-  // stranded one, which reads runtime) and every command it touches is its executions'.
+  // A cancel, a wake-up, an execution's end: nobody wants an older command, so the text has no
+  // pick (nor its stranded one, which reads runtime) and every command it touches is its executions'.
   {
     name: 'unit write without claim-ahead\'s pick (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, startUnit)),
+    sql: () => sent((q) => writeUnit(q, { ...startUnit, cancels: [{ execution_id: 1, seq: 1 }] })),
     tables: UNIT_WRITE_NO_PICK_TABLES,
+  },
+  // A start: it ends nothing (no cancel, no keychain cleanup, no wait or admission ended), so the
+  // keychain is not touched.
+  {
+    name: 'start write (src/db/unit-write.ts)',
+    sql: () => sent((q) => writeUnit(q, startUnit)),
+    tables: START_WRITE_TABLES,
   },
   // A report that moves steps along and nothing else: the same parts less those it never has.
   { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimPolicy: null })), tables: STEP_WRITE_TABLES },
