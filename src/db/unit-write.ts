@@ -193,7 +193,8 @@ const olderPick = ($: (p: Param) => string, limited: boolean, stranded: boolean,
 /**
  * The write of every unit (starts, reports, cancels, wake-ups): ONE statement of fixed text per
  * kind, prepared once per connection, every part present (an empty array where there is
- * nothing). In order: new executions; new commands (those handed to the reporting worker already
+ * nothing). Its parts (their order in the text means nothing: every part sees the statement's
+ * one snapshot): new executions; new commands (those handed to the reporting worker already
  * claimed); the event log's append (src/db/event-log.ts: each execution's row moves on, guarded
  * by the `last_event_id` it was read at, and its events take the ids); command moves
  * (compare-and-set on status and attempt); cancels; keychain cleanup; idempotency keys; waits
@@ -315,11 +316,12 @@ type Statement = { name: string; text: string; params: readonly Param[] };
 
 /**
  * Which text: the parts (`parts`: every one, the step write's, the start write's); claim-ahead's
- * pick (`pick`), with limits' keys, and with the stranded pick. No text has the pick when no claimer wants an older command (a start; a
- * sequential step, whose next command comes with the unit, claimed). A full unit's pick always
- * has the stranded one too (it is rare); the step write's only while stranded commands were
- * announced, as the workers' claim does. PostgreSQL starts every part of a statement on each
- * execution, rows or not: docs/benchmarks.md has what each costs a step.
+ * pick (`pick`), with limits' keys, and with the stranded pick. No text has the pick when no
+ * claimer wants an older command (a start; a sequential step, whose next command comes with the
+ * unit, claimed). A full unit's pick always has the stranded one too (it is rare); the step
+ * write's only while stranded commands were announced, as the workers' claim does. PostgreSQL
+ * starts every part of a statement on each execution, rows or not: docs/benchmarks.md has what
+ * each costs a step.
  */
 type Kind = { parts: 'step' | 'start' | 'all'; pick: boolean; limited: boolean; stranded: boolean };
 
@@ -353,8 +355,7 @@ function endsNothing(w: UnitWrite): boolean {
 
 /** Whether a unit has only the step write's parts: it appends to executions it holds (none started), issues, moves and claims commands. */
 function isStep(w: UnitWrite): boolean {
-  return !w.claimLimited && !w.newExecutions.length && !w.cancels.length && !w.keychainCleanup.length && !w.idempotencyKeys.length && !w.headChecks.length
-    && !w.waits.length && !w.waitEnds.length && !w.admissions.length && !w.admissionEnds.length;
+  return endsNothing(w) && !w.claimLimited && !w.newExecutions.length && !w.idempotencyKeys.length && !w.headChecks.length && !w.waits.length && !w.admissions.length;
 }
 
 function claimRanges(claimers: readonly Claimer[]): { worker_id: string; token: string | null; lo: number; hi: number }[] {
