@@ -1,18 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { acceptBatches } from '../../../src/db/batch-accept.repo.ts';
-import { claimBatches, endBatches, itemRecords, noteIssued } from '../../../src/db/batch.repo.ts';
 import { CLAIMED } from '../../../src/db/command-plans.ts';
-import { claimCommand, claimedByRequest, claimNextCommands } from '../../../src/db/command.repo.ts';
-import { allocateExecutionIds, childReads, getExecution, loadEventsAfter } from '../../../src/db/execution.repo.ts';
-import { admitQueued, extendDebounce } from '../../../src/db/flow.repo.ts';
 import { MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
-import type { Queryable } from '../../../src/db/queryable.ts';
-import { startPrelude } from '../../../src/db/start-prelude.ts';
-import { readUnit } from '../../../src/db/unit-read.ts';
-import { writeUnit, type UnitWrite } from '../../../src/db/unit-write.ts';
-import { dueWaits } from '../../../src/db/wait.repo.ts';
+import { HOT_STATEMENTS as HOT, PLACEMENT, sent } from '../../helpers/hot-statements.ts';
 
 // The hot path's statements and the tables they touch, held against the Citus plan of
 // docs/scaling.md ("Beyond one PostgreSQL"): distributed by execution_id, a statement is
@@ -22,42 +12,6 @@ import { dueWaits } from '../../../src/db/wait.repo.ts';
 // that starts touching another table, or reaches a co-located one by another key, fails here
 // until this file and the doc say what it means for the plan.
 
-/** Where each table goes under Citus (docs/scaling.md, "Where each table goes"). */
-const PLACEMENT: Record<string, 'distributed' | 'reference' | 'coordinator' | `own key: ${string}` | 'sequence' | 'bus'> = {
-  // Distributed by execution_id, one co-location group.
-  execution: 'distributed',
-  event: 'distributed',
-  command: 'distributed',
-  wait: 'distributed',
-  admission: 'distributed',
-  batch_request: 'distributed',
-  transient: 'distributed',
-  // Small, read on every node, written rarely: replicated to every node.
-  catalog: 'reference',
-  flow_limit: 'reference',
-  runtime: 'reference',
-  credential: 'reference',
-  resource: 'reference',
-  trigger: 'reference',
-  api_token: 'reference',
-  // Distributed by a key of their own (not co-located with executions).
-  flow_key: 'own key: key',
-  idempotency_key: 'own key: key',
-  // Left on the coordinator (Citus local tables).
-  keychain: 'coordinator',
-  execution_secret: 'coordinator',
-  trigger_fire: 'coordinator',
-  gateway_session: 'coordinator',
-  gateway_login: 'coordinator',
-  // Not tables: sequences (the coordinator's; Citus gives each node its own range of a bigint one) and the bus.
-  execution_id_seq: 'sequence',
-  NOTIFY: 'bus',
-};
-
-type Key = 'execution_id' | 'reference' | `global: ${string}`;
-type HotStatement = { name: string; sql: () => Promise<string>; tables: Record<string, Key> };
-
-/** Triggers, and what they touch beyond their table (their functions are in the migrations). */
 /** Triggers on the hot tables: the tables each writes (`touches`) and only reads (`reads`). */
 const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: string[] }> = {
   // migrations/0021_flow_control.sql: a limited command that stops being held gives its slot back
@@ -82,188 +36,6 @@ const FUNCTIONS: Record<string, { reads: string }> = {
   // migrations/0027_batch_reserved_ids.sql: whether the log holds an event (the batch claim and end).
   svc_event_written: { reads: 'event' },
 };
-
-const FLOW_KEY = 'global: a limit key is shared by every execution that waits on it';
-const NOTIFY = 'global: the PostgreSQL bus (the NATS bus sends none)';
-const BY_COMMAND_ID = 'global: reached by command_id alone';
-const CLAIM_PICK = 'global: the claim picks across executions by priority, then age';
-
-const policy = { staleSeconds: 30, hardTimeoutSeconds: null };
-const noUnit: UnitWrite = {
-  newExecutions: [], appends: [], events: [], commands: [], commandUpdates: [], cancels: [], keychainCleanup: [], claimOlder: [], claimPolicy: policy,
-  headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [], claimLimited: false,
-};
-
-/** A unit the step write cannot carry (it starts an execution): the full text is sent. */
-const startUnit: UnitWrite = { ...noUnit, newExecutions: [{ execution_id: 1, catalog_id: 1, path: 'p', parent_execution_id: null, root_execution_id: 1, parent_command_id: null, status: 'running', progress: 0, result: null, error: null, snapshot: null, machine_version: 1, snapshot_event_id: null, last_event_id: 1 }] };
-
-/** What the step write touches: the log, the commands it issues, moves and claims ahead (with stranded ones announced, their holders in runtime too). */
-const STEP_WRITE_TABLES: Record<string, Key> = {
-  execution: 'execution_id',
-  event: 'execution_id',
-  // Command moves reach their rows by execution_id (with command_id): only claim-ahead's pick is not.
-  command: `${CLAIM_PICK} (claim-ahead)`,
-  flow_key: FLOW_KEY,
-  NOTIFY,
-};
-
-/** What the start write touches (no pick, nothing ended): commands are reached by execution_id. */
-const START_WRITE_TABLES: Record<string, Key> = {
-  execution: 'execution_id',
-  // By the trigger of an admission written admitted (migrations/0028).
-  flow_limit: 'reference',
-  event: 'execution_id',
-  command: 'execution_id',
-  wait: 'execution_id',
-  admission: 'execution_id',
-  flow_key: FLOW_KEY,
-  idempotency_key: 'global: a start key is unique across executions',
-  catalog: 'reference',
-  NOTIFY,
-};
-
-/** What the unit write touches without claim-ahead's pick: the start write's, and the keychain it cleans; command moves and cancels reach their rows by execution_id. */
-const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = { ...START_WRITE_TABLES, keychain: 'global: on the coordinator (entries of scope global belong to no execution)' };
-
-/** What the unit write touches with the pick (both its texts): the pick is global, and its stranded part reads runtime. */
-const UNIT_WRITE_TABLES: Record<string, Key> = { ...UNIT_WRITE_NO_PICK_TABLES, command: `${CLAIM_PICK} (claim-ahead)`, runtime: 'reference' };
-
-/** A reporting worker that wants one more command than the unit hands it: claim-ahead's pick runs. */
-const wantsOlder = [{ workerId: 'w', max: 1, token: null }];
-
-const HOT: HotStatement[] = [
-  { name: 'unit write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...startUnit, claimOlder: wantsOlder })), tables: UNIT_WRITE_TABLES },
-  // A cancel, a wake-up, an execution's end: nobody wants an older command, so the text has no
-  // pick (nor its stranded one, which reads runtime) and every command it touches is its executions'.
-  {
-    name: 'unit write without claim-ahead\'s pick (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, { ...startUnit, cancels: [{ execution_id: 1, seq: 1 }] })),
-    tables: UNIT_WRITE_NO_PICK_TABLES,
-  },
-  // A start: it ends nothing (no cancel, no keychain cleanup, no wait or admission ended), so the
-  // keychain is not touched.
-  {
-    name: 'start write (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, startUnit)),
-    tables: START_WRITE_TABLES,
-  },
-  // A report that moves steps along and nothing else: the same parts less those it never has.
-  { name: 'step write (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimPolicy: null })), tables: STEP_WRITE_TABLES },
-  // The same while stranded commands were announced: claim-ahead also takes those the policy lets go.
-  {
-    name: 'step write with stranded commands announced (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder })),
-    tables: { ...STEP_WRITE_TABLES, runtime: 'reference' },
-  },
-  // A sequential step: its next command comes with the unit, claimed, and nobody wants an older
-  // one, so the text has no pick and every command it touches is its execution's.
-  { name: 'step write without claim-ahead\'s pick (src/db/unit-write.ts)', sql: () => sent((q) => writeUnit(q, noUnit)), tables: { ...STEP_WRITE_TABLES, command: 'execution_id' } },
-  {
-    // The same, sent by a unit that frees a limit's slot: claim-ahead's pick counts keys' room too.
-    name: 'unit write freeing a limit\'s slot (src/db/unit-write.ts)',
-    sql: () => sent((q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimLimited: true })),
-    tables: UNIT_WRITE_TABLES,
-  },
-  { name: 'claim by id (src/db/command.repo.ts)', sql: () => sent((q) => claimCommand(q, 1, 'w', policy)), tables: { command: BY_COMMAND_ID, runtime: 'reference' } },
-  { name: 'claim by id with its execution (src/db/command.repo.ts)', sql: () => sent((q) => claimCommand(q, 1, 'w', policy, 7)), tables: { command: 'execution_id', runtime: 'reference' } },
-  {
-    name: 'claim next (src/db/command.repo.ts)',
-    sql: () => sent((q) => claimNextCommands(q, 'w', 1, null)),
-    tables: { command: CLAIM_PICK, flow_key: FLOW_KEY, flow_limit: 'reference' },
-  },
-  {
-    name: 'claim next or stranded (src/db/command.repo.ts)',
-    sql: () => sent((q) => claimNextCommands(q, 'w', 1, policy)),
-    tables: { command: CLAIM_PICK, flow_key: FLOW_KEY, flow_limit: 'reference', runtime: 'reference' },
-  },
-  { name: 'claim sent again (src/db/command.repo.ts)', sql: () => sent((q) => claimedByRequest(q, 'w', 't')), tables: { command: 'global: by worker and request token' } },
-  {
-    name: 'hydrate read (src/db/unit-read.ts)',
-    // Commands by (execution_id, command_id) pairs: a report's event names both.
-    sql: () => sent((q) => readUnit(q, [1], [{ execution_id: 1, command_id: 1 }], new Map(), 1)),
-    tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'execution_id', command: 'execution_id' },
-  },
-  { name: 'execution row (src/db/execution.repo.ts)', sql: () => sent((q) => getExecution(q, 1)), tables: { execution: 'execution_id' } },
-  { name: 'events after (src/db/execution.repo.ts)', sql: () => sent((q) => loadEventsAfter(q, 1, 0)), tables: { event: 'execution_id', batch_request: 'execution_id' } },
-  {
-    name: 'child reads (src/db/execution.repo.ts)',
-    sql: () => sent((q) => childReads(q, ['p'], [1])),
-    tables: { catalog: 'reference', execution: 'global: running children by parent_execution_id' },
-  },
-  { name: 'new execution ids (src/db/execution.repo.ts)', sql: () => sent((q) => allocateExecutionIds(q, 1)), tables: { execution_id_seq: 'global: the sequence' } },
-  {
-    name: 'start prelude (src/db/start-prelude.ts)',
-    sql: () => sent((q) => startPrelude(q, ['p'], 1), [{ heads: null, ids: null }]),
-    tables: { catalog: 'reference', execution_id_seq: 'global: the sequence' },
-  },
-  {
-    name: 'batch accept (src/db/batch-accept.repo.ts)',
-    sql: () => sent((q) => acceptBatches(q, [], 10)),
-    tables: {
-      execution: 'execution_id',
-      event: 'execution_id',
-      batch_request: 'global: duplicates by idempotency key, and the queue depth counts every execution',
-    },
-  },
-  {
-    name: 'batch claim, next heads (src/db/batch.repo.ts)',
-    sql: () => sent((q) => claimBatches(q, { next: 1, leaseSeconds: 30 }, 10)),
-    tables: { batch_request: 'global: the pick takes heads across executions, oldest first', event: 'execution_id' },
-  },
-  {
-    name: 'batch claim, named executions (src/db/batch.repo.ts)',
-    sql: () => sent((q) => claimBatches(q, { executions: [1] }, 10)),
-    // The executions are named, and the UPDATE joins the picked rows on (execution_id, batch_id).
-    tables: { batch_request: 'execution_id', event: 'execution_id' },
-  },
-  {
-    name: 'batch commands named (src/db/batch.repo.ts)',
-    sql: () => sent((q) => noteIssued(q, [{ execution_id: 1, seq: 1, batch_id: 1 }])),
-    tables: { command: 'execution_id' },
-  },
-  {
-    name: 'batch item records (src/db/batch.repo.ts)',
-    sql: () => sent((q) => itemRecords(q, [{ batch_id: 1, execution_id: 1, event_ids: [2] }])),
-    tables: { event: 'execution_id', command: 'execution_id' },
-  },
-  {
-    name: 'batch end (src/db/batch.repo.ts)',
-    sql: () => sent((q) => endBatches(q, 'complete', [batchEnd])),
-    // The batches' executions are known from their claim.
-    tables: { execution: 'execution_id', event: 'execution_id', batch_request: 'execution_id' },
-  },
-  {
-    name: 'admitter (src/db/flow.repo.ts)',
-    sql: () => sent((q) => admitQueued(q, 1, 1000)),
-    tables: { admission: 'global: admits across executions, per key by priority', flow_key: FLOW_KEY, flow_limit: 'reference', execution: 'execution_id' },
-  },
-  {
-    name: 'debounce extension (src/db/flow.repo.ts)',
-    sql: () => sent((q) => extendDebounce(q, 'p', 'k', {}, 1)),
-    tables: { admission: 'global: the open window of a playbook and key' },
-  },
-  {
-    name: 'due waits (src/db/wait.repo.ts)',
-    sql: () => sent((q) => dueWaits(q, 1)),
-    tables: { wait: 'global: due by wake_at across executions', execution: 'execution_id' },
-  },
-];
-
-const batchEnd = {
-  batch_id: 1, execution_id: 1, worker_id: null, state: 'completed', event_type: 'batch.completed', context: {}, result: { context: {} }, error: null, commands_generated: 0, message: '',
-} as const;
-
-/** The one statement `run` sends, by a Queryable that records it and answers `rows`. */
-async function sent(run: (q: Queryable) => Promise<unknown>, rows: object[] = []): Promise<string> {
-  const texts: string[] = [];
-  const query = async (config: string | pg.QueryConfig) => {
-    texts.push(typeof config === 'string' ? config : config.text);
-    return { rows, rowCount: rows.length };
-  };
-  await run({ query } as unknown as Queryable);
-  if (texts.length !== 1) throw new Error(`expected one statement, ${texts.length} sent`);
-  return texts[0];
-}
 
 // --- What a statement touches, by simple rules on its text --------------------------------------
 
@@ -403,7 +175,7 @@ function releases(sql: string, level: { start: number; text: string }): boolean 
 
 describe('hot statements under Citus (docs/scaling.md): the tables each touches and by what key', () => {
   it.each(HOT.map((s) => [s.name, s] as const))('%s', async (_, s) => {
-    const accesses = accessesOf(await s.sql());
+    const accesses = accessesOf((await sent(s)).text);
     const touched = [...new Set(accesses.map((a) => a.table))].sort();
     // Every table it touches is declared (with the key it is reached by), and only those.
     expect(touched, 'tables touched (declare a new one, and what it means for the plan)').toEqual(Object.keys(s.tables).sort());
@@ -432,7 +204,7 @@ describe('hot statements under Citus (docs/scaling.md): the tables each touches 
   // statement writes the log (INSERT routes rows, it does not prune) but reads it only through a
   // function of the schema, whose query runs in an executor of its own (FUNCTIONS).
   it.each(HOT.map((s) => [s.name, s] as const))('%s: reads the partitioned log only through a function if it locks or updates rows', async (_, s) => {
-    const text = scrub(await s.sql());
+    const text = scrub((await sent(s)).text);
     if (!/\bFOR\s+(?:NO\s+KEY\s+)?UPDATE\b|\bFOR\s+(?:KEY\s+)?SHARE\b|\bUPDATE\s+core\.|\bDELETE\s+FROM\s+core\./i.test(text)) return;
     expect(tableRefs(text).filter((r) => r.table === 'event' && r.verb !== 'INSERT INTO').map((r) => text.slice(r.index, r.end + 40).replace(/\s+/g, ' '))).toEqual([]);
   });
