@@ -57,8 +57,10 @@ export const NOTIFY = 'global: the PostgreSQL bus (the NATS bus sends none)';
 const BY_COMMAND_ID = 'global: reached by command_id alone';
 const CLAIM_PICK = 'global: the claim picks across executions by priority, then age';
 
-const policy = { staleSeconds: 30, hardTimeoutSeconds: null };
-const noUnit: UnitWrite = {
+/** A claim policy as the config gives one. */
+export const policy = { staleSeconds: 30, hardTimeoutSeconds: null };
+/** A unit that writes nothing: the hot statements' units add to it. */
+export const noUnit: UnitWrite = {
   newExecutions: [], appends: [], events: [], commands: [], commandUpdates: [], cancels: [], keychainCleanup: [], claimOlder: [], claimPolicy: policy,
   headChecks: [], idempotencyKeys: [], waits: [], waitEnds: [], admissions: [], admissionEnds: [], claimLimited: false,
 };
