@@ -132,7 +132,7 @@ export const STEP_WRITE_STRANDED_STATEMENT = 'svc_write_step_stranded';
 export const STEP_WRITE_NO_PICK_STATEMENT = 'svc_write_step_no_pick';
 /** ...and of the unit write when nobody wants an older command (a cancel, a wake-up, an execution's end). */
 export const UNIT_WRITE_NO_PICK_STATEMENT = 'svc_write_unit_no_pick';
-/** ...and of the unit write that ends nothing and wants no older command (a start, chiefly). */
+/** ...and of the unit write that ends nothing, stores no idempotency key and wants no older command (a start, chiefly). */
 export const START_WRITE_STATEMENT = 'svc_write_start';
 
 /** The statement's parameters, by name; a text numbers those it uses in this order. */
@@ -151,9 +151,13 @@ const STEP_STRANDED_PARAMS: readonly Param[] = [...STEP_PARAMS, 'staleSeconds', 
 const PICK_PARAMS: readonly Param[] = ['claimRanges', 'claimLimit', 'staleSeconds', 'hardSeconds'];
 const STEP_NO_PICK_PARAMS: readonly Param[] = STEP_PARAMS.filter((p) => !PICK_PARAMS.includes(p));
 const UNIT_NO_PICK_PARAMS: readonly Param[] = PARAMS.filter((p) => !PICK_PARAMS.includes(p));
-/** What only a unit that ends something takes: cancels, keychain cleanup, waits and admissions ended. */
-const ENDS_PARAMS: readonly Param[] = ['cancels', 'cancelIds', 'keychainCleanup', 'keychainIds', 'waitEnds', 'waitEndIds', 'admissionEnds'];
-const START_PARAMS: readonly Param[] = UNIT_NO_PICK_PARAMS.filter((p) => !ENDS_PARAMS.includes(p));
+/**
+ * What the start write leaves out: the parts that end something (cancels, keychain cleanup, waits
+ * and admissions ended), which a start never has, and idempotency keys, which most starts do not
+ * have (those that do send the unit write without the pick).
+ */
+const NOT_IN_START_PARAMS: readonly Param[] = ['cancels', 'cancelIds', 'keychainCleanup', 'keychainIds', 'waitEnds', 'waitEndIds', 'admissionEnds', 'idempotencyKeys'];
+const START_PARAMS: readonly Param[] = UNIT_NO_PICK_PARAMS.filter((p) => !NOT_IN_START_PARAMS.includes(p));
 
 const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -207,13 +211,15 @@ const olderPick = ($: (p: Param) => string, limited: boolean, stranded: boolean,
  * events, the next step's command, claim-ahead): without the parts such a unit never has (new
  * executions, cancels, keychain cleanup, idempotency keys, waits, admissions, head checks);
  * `start`, the start write: without the parts that end something (cancels, keychain cleanup,
- * waits and admissions ended), which a start never has. PostgreSQL starts every part of a
- * statement at each execution, rows or not: those cost a step 0.1 ms of its CPU, a start ~0.1 ms.
+ * waits and admissions ended), which a start never has, and the idempotency keys' (a start with
+ * a key sends the full text; without that part the start reaches no table of another shard under
+ * Citus: docs/scaling.md). PostgreSQL starts every part of a statement at each execution, rows
+ * or not: those cost a step 0.1 ms of its CPU, a start ~0.1 ms.
  */
 function unitWriteText($: (p: Param) => string, kind: Kind): string {
   const full = kind.parts !== 'step';
-  const ends = kind.parts === 'all';
-  const cancels = ends ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
+  const all = kind.parts === 'all';
+  const cancels = all ? `jsonb_to_recordset(${$('cancels')}::jsonb) AS x(execution_id bigint, seq int)` : null;
   const older = kind.pick ? olderPick($, kind.limited, kind.stranded, cancels) : null;
   const newExec = () => `new_exec AS (
   INSERT INTO core.execution (execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status, progress,
@@ -250,14 +256,15 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
   DELETE FROM core.wait w USING jsonb_to_recordset(${$('waitEnds')}::jsonb) AS x(execution_id bigint, seq int)
    WHERE w.execution_id = x.execution_id AND w.seq = x.seq AND w.execution_id = ANY(${opaque($('waitEndIds'), 'bigint[]')})
 )`;
-  const others = () => `, idem AS (
+  const idem = () => `, idem AS (
   -- A plain insert: a key stored already (by another server, or a start that went before) aborts
   -- the statement, so no execution is written without its key, or beside another's.
   INSERT INTO core.idempotency_key (scope, key, request_hash, execution_id, status_code, response)
   SELECT x.scope, x.key, x.request_hash, x.execution_id, x.status_code, x.response::json
     FROM jsonb_to_recordset(${$('idempotencyKeys')}::jsonb) AS x(scope text, key text, request_hash text, execution_id bigint,
          status_code int, response text)
-), wait_set AS (
+)`;
+  const waitSet = () => `, wait_set AS (
   INSERT INTO core.wait (execution_id, seq, step, kind, signal, wake_at, approval_roles)
   SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles
     FROM jsonb_to_recordset(${$('waits')}::jsonb) AS x(execution_id bigint, seq int, step text, kind text, signal text, wake_at timestamptz,
@@ -279,7 +286,7 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
     FROM jsonb_to_recordset(${$('commands')}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
          status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
   RETURNING ${COMMAND_COLUMNS}
-)${full ? admissions() : ''}${ends ? admissionEnds() : ''}, log_in AS (
+)${full ? admissions() : ''}${all ? admissionEnds() : ''}, log_in AS (
   SELECT * FROM jsonb_to_recordset(${$('appends')}::jsonb) AS x(${LOG_APPEND_COLUMNS})
 ), log_events AS (
   SELECT * FROM jsonb_to_recordset(${$('events')}::jsonb) AS v(${LOG_EVENT_COLUMNS})
@@ -292,7 +299,7 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
    WHERE c.command_id = x.command_id AND c.execution_id = x.execution_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
      AND c.command_id = ANY(${opaque($('commandUpdateIds'), 'bigint[]')})
   RETURNING c.command_id
-)${full ? others() : ''}${ends ? endings() : ''}${older ? `, ${older.ctes.join(', ')}, older AS (
+)${all ? idem() : ''}${full ? waitSet() : ''}${all ? endings() : ''}${older ? `, ${older.ctes.join(', ')}, older AS (
   ${older.update}
 )` : ''}, note AS (
   -- Off on a connection whose bus is NATS (src/db/db.ts NOTIFY_OFF): the engine announces after commit.
@@ -337,7 +344,7 @@ function statement(name: string, params: readonly Param[], kind: Kind): Statemen
 /**
  * The write's texts: the one every unit may send, the same freeing a limit's slot (claim-ahead
  * takes limited commands too), and without claim-ahead's pick (no claimer wants an older
- * command); the start write (ends nothing, no pick); the step write, without and with stranded
+ * command); the start write (ends nothing, no idempotency key, no pick); the step write, without and with stranded
  * commands announced, and without the pick (a sequential step, whose next command it hands over).
  */
 const UNIT = statement(UNIT_WRITE_STATEMENT, PARAMS, { parts: 'all', pick: true, limited: false, stranded: true });
@@ -399,7 +406,7 @@ export async function writeUnit(q: Queryable, w: UnitWrite): Promise<UnitWritten
   const pick = p.claimLimit !== 0;
   const s = isStep(w)
     ? (!pick ? STEP_NO_PICK : w.claimPolicy ? STEP_STRANDED : STEP)
-    : !pick ? (endsNothing(w) ? START : UNIT_NO_PICK) : w.claimLimited ? UNIT_LIMITED : UNIT;
+    : !pick ? (endsNothing(w) && !w.idempotencyKeys.length ? START : UNIT_NO_PICK) : w.claimLimited ? UNIT_LIMITED : UNIT;
   const { rows } = await q.query<{ kind: string; row: CommandJson | number | null }>({ name: s.name, text: s.text, values: s.params.map((n) => p[n]) });
   const woken = rows.flatMap((r) => (r.kind === 'woken' && typeof r.row === 'number' ? [r.row] : []));
   const claimed = rows

@@ -78,7 +78,7 @@ const STEP_WRITE_TABLES: Record<string, Key> = {
   NOTIFY,
 };
 
-/** What the start write touches (no pick, nothing ended): commands are reached by execution_id. */
+/** What the start write touches (no pick, nothing ended, no idempotency key): commands are reached by execution_id. */
 const START_WRITE_TABLES: Record<string, Key> = {
   execution: 'execution_id',
   // By the trigger of an admission written admitted (migrations/0028).
@@ -88,13 +88,16 @@ const START_WRITE_TABLES: Record<string, Key> = {
   wait: 'execution_id',
   admission: 'execution_id',
   flow_key: FLOW_KEY,
-  idempotency_key: 'global: a start key is unique across executions',
   catalog: 'reference',
   NOTIFY,
 };
 
-/** What the unit write touches without claim-ahead's pick: the start write's, and the keychain it cleans; command moves and cancels reach their rows by execution_id. */
-const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = { ...START_WRITE_TABLES, keychain: 'global: on the coordinator (entries of scope global belong to no execution)' };
+/** What the unit write touches without claim-ahead's pick: the start write's, the keychain it cleans and the idempotency keys it stores; command moves and cancels reach their rows by execution_id. */
+const UNIT_WRITE_NO_PICK_TABLES: Record<string, Key> = {
+  ...START_WRITE_TABLES,
+  keychain: 'global: on the coordinator (entries of scope global belong to no execution)',
+  idempotency_key: 'global: a start key is unique across executions',
+};
 
 /** What the unit write touches with the pick (both its texts): the pick is global, and its stranded part reads runtime. */
 const UNIT_WRITE_TABLES: Record<string, Key> = { ...UNIT_WRITE_NO_PICK_TABLES, command: `${CLAIM_PICK} (claim-ahead)`, runtime: 'reference' };

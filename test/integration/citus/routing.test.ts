@@ -211,9 +211,8 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
     expect(routing).toBe(ROUTING[name]);
   });
 
-  it('the keyed hot statements run whole on the node of their execution, shard-local: claim, hydrate, step write, guard, reads', async () => {
-    // Two executions whose shards are on different nodes, started by plain inserts (the start
-    // write also inserts its idempotency keys, distributed by their own key: not shard-local).
+  it('the keyed hot statements run whole on the node of their execution, shard-local: start, claim, hydrate, step write, guard, reads', async () => {
+    // Two executions whose shards are on different nodes.
     const { rows: ids } = await pool.query<{ id: number; port: number }>(
       `SELECT DISTINCT ON (n.nodeport) id::int AS id, n.nodeport AS port
          FROM generate_series(1, 64) id
@@ -226,23 +225,26 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
     const { rows: [cat] } = await pool.query<{ catalog_id: number }>(
       `INSERT INTO core.catalog (path, version, content, payload) VALUES ('citus/p', 1, 'x', '{}') RETURNING catalog_id::int`,
     );
-    const commandOf: Record<number, number[]> = {};
-    // B's first: a pick across executions would take B's, older, before A's.
-    for (const { id } of [b, a]) {
-      await pool.query(`INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, last_event_id, applied_event_id) VALUES ($1, $2, 'citus/p', $1, 2, 2)`, [id, cat.catalog_id]);
-      await pool.query(
-        `INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status) VALUES ($1, 1, $2, $3, 'running'), ($1, 2, $2, $4, 'running')`,
-        [id, cat.catalog_id, EVENT.executionStarted, EVENT.commandIssued],
-      );
-      // Two commands each: seq 1 to claim by id, seq 2 left pending for a claim-ahead to find.
-      const { rows } = await pool.query<{ command_id: number }>(
-        `INSERT INTO core.command (execution_id, catalog_id, seq, step, status, input) VALUES ($1, $2, 1, 'a', 'PENDING', '{}'), ($1, $2, 2, 'b', 'PENDING', '{}') RETURNING command_id::bigint`,
-        [id, cat.catalog_id],
-      );
-      commandOf[id] = rows.map((r) => Number(r.command_id)).sort((x, y) => x - y);
-    }
     const onA = shardLocal(pool, a.id);
     const onB = shardLocal(pool, b.id);
+
+    // The start write, each on its execution's node: the row, its first events, two commands (seq
+    // 1 to claim by id, seq 2 left pending for a claim-ahead to find). B's first: a pick across
+    // executions would take B's, older, before A's.
+    const commandOf: Record<number, number[]> = {};
+    for (const [id, on] of [[b.id, onB], [a.id, onA]] as const) {
+      const issued = (seq: number, ord: number) => ({ execution_id: id, ord, event_type: EVENT.commandIssued, status: null, step: `s${seq}`, command_id: null, worker_id: null, context: {}, result: null, error: null, issued_seq: seq });
+      const command = (seq: number) => ({ execution_id: id, catalog_id: cat.catalog_id, seq, step: `s${seq}`, loop_index: null, status: 'PENDING' as const, input: {}, worker_id: null, claim_token: null, priority: 0, limit_name: null, limit_key: null });
+      await writeUnit(on, {
+        ...noUnit,
+        claimPolicy: null,
+        newExecutions: [{ execution_id: id, catalog_id: cat.catalog_id, path: 'citus/p', parent_execution_id: null, root_execution_id: id, parent_command_id: null, status: 'running', progress: 0, result: null, error: null, snapshot: null, machine_version: 1, snapshot_event_id: null, last_event_id: 3 }],
+        events: [{ ...issued(0, 1), event_type: EVENT.executionStarted, step: null, issued_seq: null }, issued(1, 2), issued(2, 3)],
+        commands: [command(1), command(2)],
+      });
+      const { rows } = await pool.query<{ command_id: number }>('SELECT command_id FROM core.command WHERE execution_id = $1 ORDER BY seq', [id]);
+      commandOf[id] = rows.map((r) => Number(r.command_id));
+    }
 
     // The claim by id that names its execution.
     const claimed = await claimCommand(onA, commandOf[a.id][0], 'w1', policy, a.id);
@@ -250,7 +252,7 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
 
     // The hydrate read: the row, its events after the snapshot, the reported command.
     const read = await readUnit(onA, [a.id], [{ execution_id: a.id, command_id: commandOf[a.id][0] }], new Map(), 1);
-    expect(read.executions.map((e) => [e.execution_id, e.last_event_id])).toEqual([[a.id, 2]]);
+    expect(read.executions.map((e) => [e.execution_id, e.last_event_id])).toEqual([[a.id, 3]]);
     expect(read.commands.map((c) => [c.command_id, c.status])).toEqual([[commandOf[a.id][0], 'CLAIMED']]);
 
     // The report's step write, with claim-ahead: the reporting worker wants one more command.
@@ -258,7 +260,7 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
     const report: UnitWrite = {
       ...noUnit,
       claimPolicy: null,
-      appends: [{ execution_id: a.id, expected: 2, n: 1, applied: 'all', proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null }],
+      appends: [{ execution_id: a.id, expected: 3, n: 1, applied: 'all', proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null }],
       events: [{ execution_id: a.id, ord: 1, event_type: EVENT.commandCompleted, status: null, step: 'a', command_id: commandOf[a.id][0], worker_id: 'w1', context: {}, result: { ok: true }, error: null, issued_seq: null }],
       commandUpdates: [{ execution_id: a.id, command_id: commandOf[a.id][0], status: 'COMPLETED', expected_status: 'CLAIMED', expected_attempt: 1 }],
       claimOlder: [{ workerId: 'w1', max: 1, token: null }],
@@ -273,15 +275,15 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
     await writeUnit(onB, {
       ...noUnit,
       claimPolicy: null,
-      appends: [{ execution_id: b.id, expected: 2, n: 1, applied: 'all', proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null }],
+      appends: [{ execution_id: b.id, expected: 3, n: 1, applied: 'all', proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null }],
       events: [{ execution_id: b.id, ord: 1, event_type: EVENT.commandIssued, status: null, step: 'c', command_id: null, worker_id: null, context: {}, result: null, error: null, issued_seq: 3 }],
       commands: [{ execution_id: b.id, catalog_id: cat.catalog_id, seq: 3, step: 'c', loop_index: null, status: 'CLAIMED', input: {}, worker_id: 'w2', claim_token: null, priority: 0, limit_name: null, limit_key: null }],
     });
 
     // The reads, and what the coordinator sees of both.
-    expect((await getExecution(onA, a.id))?.last_event_id).toBe(3);
+    expect((await getExecution(onA, a.id))?.last_event_id).toBe(4);
     expect((await loadEventsAfter(onB, b.id, 0)).map((e) => [e.event_id, e.event_type, e.command_id === null])).toEqual([
-      [1, EVENT.executionStarted, true], [2, EVENT.commandIssued, true], [3, EVENT.commandIssued, false],
+      [1, EVENT.executionStarted, true], [2, EVENT.commandIssued, false], [3, EVENT.commandIssued, false], [4, EVENT.commandIssued, false],
     ]);
     const { rows: commands } = await pool.query<{ execution_id: number; seq: number; status: string }>(
       `SELECT execution_id::int, seq, status FROM core.command WHERE execution_id = ANY($1::bigint[]) ORDER BY execution_id, seq`,
