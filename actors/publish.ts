@@ -56,11 +56,17 @@ export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'ro
   if (earliest < Infinity) clock.queued(earliest);
 }
 
-/** After a claim: the limited commands among `claimed` count as admitted, with how long they waited. */
-export function observeFlowClaims(metrics: Metrics, claimed: readonly CommandRow[]): void {
+/**
+ * After a claim: the limited commands among `claimed` count as admitted, with how long they
+ * waited, and the admitter hears that their keys' room was drawn on.
+ */
+export function observeFlowClaims(deps: Pick<EngineDeps, 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
+  let drawn = false;
   for (const c of claimed) {
     if (!c.limit_name) continue;
-    metrics.flowAdmissions.inc({ limit: c.limit_name, kind: 'command' });
-    if (c.claimed_at) metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
+    drawn = true;
+    deps.metrics.flowAdmissions.inc({ limit: c.limit_name, kind: 'command' });
+    if (c.claimed_at) deps.metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
   }
+  if (drawn) deps.flowClock?.drawn();
 }

@@ -68,7 +68,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.metrics.commandsIssued.inc(commandsGenerated);
   deps.metrics.commandsClaimed.inc(done.claimed.length);
-  observeFlowClaims(deps.metrics, done.claimed);
+  observeFlowClaims(deps, done.claimed);
   deps.metrics.batchFirstClaims.claimed(done.claimed);
   deps.metrics.routeSeconds.observe((committed - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);

@@ -120,7 +120,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       // Its reports can then be routed from memory (actors/route-events.ts).
       deps.snapshots.commands.set(claimed);
       deps.metrics.commandsClaimed.inc();
-      observeFlowClaims(deps.metrics, [claimed]);
+      observeFlowClaims(deps, [claimed]);
       deps.metrics.batchFirstClaims.claimed([claimed]);
       return presentCommand(claimed);
     }
@@ -157,7 +157,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
         for (const c of claimed) deps.snapshots.commands.set(c);
         deps.metrics.commandsClaimed.inc(claimed.length);
-        observeFlowClaims(deps.metrics, claimed);
+        observeFlowClaims(deps, claimed);
         deps.metrics.batchFirstClaims.claimed(claimed);
         return { commands: claimed.map(presentCommand) };
       }

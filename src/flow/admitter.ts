@@ -13,7 +13,8 @@ import type { FlowClock } from './flow-clock.ts';
 // `execution.admitted` to each admitted execution through routeEvents, ADMITS_PER_LOOK at most.
 // It sleeps until the soonest a debounce window closes or a rate-limited key with work waiting
 // gets a token back (waking claimers then: no one else knows a bucket refilled), at most
-// ADMITTER_MAX_SLEEP_MS; this server's routings that queue an execution nudge it through its
+// ADMITTER_MAX_SLEEP_MS; this server's claims that draw on a rate it told of room on nudge it (so
+// it learns of the next refill), and this server's routings that queue an execution nudge it through its
 // clock, and those that end an admitted or queued one do while its last look left any queued
 // (most executions are admitted at their start: a look after each end would find nothing). An
 // admission whose routing never happened (its server stopped) is found again after
@@ -73,6 +74,12 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     },
     freed: () => {
       if (queued) clock.nudge(Date.now());
+    },
+    // The room of a rate told of was drawn on (here; another server's admitter hears of its own
+    // claims): the next look finds when the bucket refills, sleeps till then and tells claimers
+    // again. Otherwise the admitter already sleeps till a refill, or no rate has work waiting.
+    drawn: () => {
+      if (roomBefore) clock.nudge(Date.now() + MIN_LOOK_MS);
     },
   });
   const loop = clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {

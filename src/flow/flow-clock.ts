@@ -1,8 +1,9 @@
 /**
  * Tells this server's admitter (./admitter.ts) of flow work after a commit: an execution queued
- * (due at a time: now, or when its debounce window closes) or a slot given back (an admitted
- * execution ended). A freed slot wakes the admitter only while queued work is known to exist:
- * most executions are admitted at their start, and a look that finds nothing to admit is waste.
+ * (due at a time: now, or when its debounce window closes), a slot given back (an admitted
+ * execution ended), or a limit's commands claimed here. A freed slot wakes the admitter only while
+ * queued work is known to exist: most executions are admitted at their start, and a look that
+ * finds nothing to admit is waste.
  */
 export class FlowClock {
   #listener: FlowListener | undefined;
@@ -17,10 +18,18 @@ export class FlowClock {
     this.#listener?.freed();
   }
 
+  /**
+   * Commands of a limit were claimed: a rate's bucket went down. The admitter looks, to wake
+   * claimers when it refills (nobody else knows when; it told them of the room this claim took).
+   */
+  drawn(): void {
+    this.#listener?.drawn();
+  }
+
   /** The admitter's ear (one per server). */
   listen(listener: FlowListener | undefined): void {
     this.#listener = listener;
   }
 }
 
-export type FlowListener = { queued(atMs: number): void; freed(): void };
+export type FlowListener = { queued(atMs: number): void; freed(): void; drawn(): void };

@@ -162,7 +162,7 @@ describe('flow control across two servers and four workers', () => {
     await until('the big tenant drained', async () => (await statusCounts('flow/fair')).completed === 501, 120_000, 200);
   }, 180_000);
 
-  it('a rate limit of 10/s with burst 5 on an http task: no 1-second window at the target over 10 (+5 at the start)', async () => {
+  it('a rate limit of 10/s with burst 5 on an http task: no 1-second window at the target over 10 (+5 at the start), and the rate used', async () => {
     const [a, b] = await cluster();
     await putLimit(a.base, 'partner', { rate: { limit: 10, period_seconds: 1, burst: 5 } });
     await register(a.base, `apiVersion: svc/v1
@@ -177,19 +177,28 @@ workflow:
     expect(ids).toHaveLength(n);
     const times = received.get('p1')!;
     expect(times).toHaveLength(n);
-    // Each 1-second window, from each call on: at most 10, or 15 from the first second (the burst).
-    const worstWindow = (ts: number[], first: number) =>
-      Math.max(...ts.map((t) => ts.filter((u) => u >= t && u < t + 1000).length - (t - first < 1000 ? 15 : 10)));
+    // Each 1-second window, from each call on: at most 10, or 15 within a second of a burst. The
+    // bucket is full at the first claim, and again after the key rested a period (no claim for
+    // 1 s, nothing running: KEY_ROOM in src/db/command-plans.ts), which a loaded machine's pause
+    // of the claimers can make happen mid-run.
+    const worstWindow = (ts: number[]) => {
+      const bursts = ts.filter((t, i) => i === 0 || t - ts[i - 1] >= 1000);
+      const allowed = (t: number) => (bursts.some((b) => t >= b && t - b < 1000) ? 15 : 10);
+      return Math.max(...ts.map((t) => ts.filter((u) => u >= t && u < t + 1000).length - allowed(t)));
+    };
     // Where the limit is enforced, the claims (the server's clock): never over.
     const { rows } = await bed.db.query<{ ms: number }>(`SELECT extract(epoch FROM claimed_at) * 1000 AS ms FROM core.command WHERE execution_id = ANY($1::bigint[]) ORDER BY claimed_at`, [ids]);
     const claims = rows.map((r) => Number(r.ms));
-    expect(worstWindow(claims, claims[0])).toBeLessThanOrEqual(0);
+    expect(worstWindow(claims)).toBeLessThanOrEqual(0);
     // At the target: the same, but for one call a worker's delivery delayed into the next window
     // (the time between a claim and its request varies with the machine's load).
-    expect(worstWindow(times, times[0])).toBeLessThanOrEqual(1);
+    expect(worstWindow(times)).toBeLessThanOrEqual(1);
     const first = times[0];
-    // And the rate was used: 60 calls at 10/s with a burst of 5 take at least 5 s.
+    // And the rate was used: 60 calls at 10/s with a burst of 5 take at least 5 s, and not much
+    // more: claimers are woken as the bucket refills (they took ~30 s when only their long polls'
+    // ends woke them, each time after the key rested into a fresh burst).
     expect(times.at(-1)! - first).toBeGreaterThan(4_500);
+    expect(claims.at(-1)! - claims[0], 'the claims took').toBeLessThan(12_000);
   }, 120_000);
 
   it('with the pool busy, a priority-9 start runs before earlier priority-0 ones', async () => {
