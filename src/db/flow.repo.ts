@@ -180,22 +180,26 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
   return rows.map((r) => ({ ...r, execution_id: Number(r.execution_id) }));
 }
 
-/**
- * When the admitter looks next, in one statement: `room`, the soonest a key with work waiting on
- * it gets a token back (ms from now, 0: it has room now; null: none waits on a rate),
- * `debounce`, the earliest debounce window still open (ms from now; null: none), and `queued`,
- * whether any execution waits to be admitted at all.
- */
-export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; debounce: number | null; queued: boolean }> {
-  const { rows } = await q.query<{ room_ms: number | null; debounce_ms: number | null; queued: boolean }>({
-    name: 'svc_next_admitter_look',
-    text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
-           ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')}
-           SELECT (SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8
-                     FROM (SELECT * FROM commands UNION SELECT * FROM admissions) w
+/** The soonest a rate-limited key of `waiting` (keys with work waiting) with a free slot gets a token (ms from now; 0: it has one; NULL: none). */
+const refillMs = (waiting: string) => `(SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8
+                     FROM ${waiting} w
                      JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key JOIN core.flow_limit l ON l.name = k.name
                      CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
-                    WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency)) AS room_ms,
+                    WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency))`;
+
+/**
+ * When the admitter looks next, in one statement: `room`, the soonest a key with commands waiting
+ * on it gets a token back (ms from now, 0: it has room now; null: none waits on a rate): the
+ * claimers' to take; `admit`, the same for a key with executions due for admission: the
+ * admitter's own; `debounce`, the earliest debounce window still open (ms from now; null: none),
+ * and `queued`, whether any execution waits to be admitted at all.
+ */
+export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; admit: number | null; debounce: number | null; queued: boolean }> {
+  const { rows } = await q.query<{ room_ms: number | null; admit_ms: number | null; debounce_ms: number | null; queued: boolean }>({
+    name: 'svc_next_admitter_look',
+    text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
+           ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now()')}
+           SELECT ${refillMs('commands')} AS room_ms, ${refillMs('admissions')} AS admit_ms,
                   -- No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
                      FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
@@ -203,7 +207,7 @@ export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | n
     values: [],
   });
   const r = rows[0];
-  return { room: r?.room_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms), queued: r?.queued ?? true };
+  return { room: r?.room_ms ?? null, admit: r?.admit_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms), queued: r?.queued ?? true };
 }
 
 /**

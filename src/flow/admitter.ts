@@ -96,7 +96,7 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     }
     if (admitted.length >= ADMITS_PER_LOOK) return 0;
     const next = await nextAdmitterLook(deps.db);
-    const { room, debounce } = next;
+    const { room, admit, debounce } = next;
     queued = next.queued;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
     // and take more as they report); then again only when a bucket refills.
@@ -105,6 +105,8 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     roomBefore = roomNow;
     let sleepMs = ADMITTER_MAX_SLEEP_MS;
     if (room !== null && !roomNow) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, room));
+    // Executions due on a rate: the next look admits them when their key has a token again.
+    if (admit !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, admit));
     if (debounce !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, debounce));
     return sleepMs;
   });
