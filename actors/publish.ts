@@ -29,13 +29,19 @@ export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitW
 
 /**
  * After commit, flow control's share: this server's admitter hears of executions queued (at the
- * close of a debounce window) or ended while queued or admitted (their slot is free now); the
+ * close of a debounce window) or ended while queued or admitted (their slot is free now), and of
+ * limited commands issued; the
  * queued executions and limited commands are counted, and executions admitted at their start;
  * this server's memory of keys' room (key-rooms.ts) counts what the unit took, queued and freed.
  */
 export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
   const { flowClock: clock, metrics, rooms } = deps;
-  for (const c of rows.commands) if (c.limit_name !== null) metrics.flowQueued.inc({ limit: c.limit_name, kind: 'command' });
+  const limited: string[] = [];
+  for (const c of rows.commands) {
+    if (c.limit_name === null) continue;
+    metrics.flowQueued.inc({ limit: c.limit_name, kind: 'command' });
+    limited.push(c.limit_name);
+  }
   let earliest = Infinity;
   for (const a of rows.admissions) {
     const limit = a.limit_name ?? '';
@@ -52,21 +58,22 @@ export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'ro
   }
   for (const e of rows.admissionEnds) if (e.held && e.limit !== null && e.key !== null) rooms.gave(e.limit, e.key);
   if (!clock) return;
+  if (limited.length) clock.limited(limited);
   if (rows.admissionEnds.length) clock.freed();
   if (earliest < Infinity) clock.queued(earliest);
 }
 
 /**
  * After a claim: the limited commands among `claimed` count as admitted, with how long they
- * waited, and the admitter hears that their keys' room was drawn on.
+ * waited, and the admitter hears of their limits (a rate's bucket was drawn on).
  */
 export function observeFlowClaims(deps: Pick<EngineDeps, 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
-  let drawn = false;
+  const limits: string[] = [];
   for (const c of claimed) {
     if (!c.limit_name) continue;
-    drawn = true;
+    limits.push(c.limit_name);
     deps.metrics.flowAdmissions.inc({ limit: c.limit_name, kind: 'command' });
     if (c.claimed_at) deps.metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
   }
-  if (drawn) deps.flowClock?.drawn();
+  if (limits.length) deps.flowClock?.limited(limits);
 }

@@ -13,8 +13,8 @@ import type { FlowClock } from './flow-clock.ts';
 // `execution.admitted` to each admitted execution through routeEvents, ADMITS_PER_LOOK at most.
 // It sleeps until the soonest a debounce window closes or a rate-limited key with work waiting
 // gets a token back (waking claimers then: no one else knows a bucket refilled), at most
-// ADMITTER_MAX_SLEEP_MS; this server's claims that draw on a rate it told of room on nudge it (so
-// it learns of the next refill), and this server's routings that queue an execution nudge it through its
+// ADMITTER_MAX_SLEEP_MS; this server's commands of a rate, issued or claimed, nudge it (so it
+// learns of the next refill), and this server's routings that queue an execution nudge it through its
 // clock, and those that end an admitted or queued one do while its last look left any queued
 // (most executions are admitted at their start: a look after each end would find nothing). An
 // admission whose routing never happened (its server stopped) is found again after
@@ -63,6 +63,8 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
 /** Starts this server's admitter; `flow` carries nudges sooner than its sleep. */
 export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Promise<void> } {
   let roomBefore = false;
+  // The limits with a rate, as of the last look.
+  let rates = new Set<string>();
   let unrouted: Admitted[] = [];
   // Whether executions wait to be admitted, as of the last look (or since: one was queued here).
   let queued = true;
@@ -75,11 +77,11 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     freed: () => {
       if (queued) clock.nudge(Date.now());
     },
-    // The room of a rate told of was drawn on (here; another server's admitter hears of its own
-    // claims): the next look finds when the bucket refills, sleeps till then and tells claimers
-    // again. Otherwise the admitter already sleeps till a refill, or no rate has work waiting.
-    drawn: () => {
-      if (roomBefore) clock.nudge(Date.now() + MIN_LOOK_MS);
+    // Commands of a rate issued or claimed (here; another server's admitter hears of its own): the
+    // next look finds when their key has a token, sleeps till then and tells claimers. Those of
+    // limits without a rate cost no look.
+    limited: (limits) => {
+      if (limits.some((l) => rates.has(l))) clock.nudge(Date.now() + MIN_LOOK_MS);
     },
   });
   const loop = clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {
@@ -97,6 +99,7 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     if (admitted.length >= ADMITS_PER_LOOK) return 0;
     const next = await nextAdmitterLook(deps.db);
     const { room, admit, debounce } = next;
+    rates = new Set(next.rates);
     queued = next.queued;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
     // and take more as they report); then again only when a bucket refills.

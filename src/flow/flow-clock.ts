@@ -1,7 +1,7 @@
 /**
  * Tells this server's admitter (./admitter.ts) of flow work after a commit: an execution queued
  * (due at a time: now, or when its debounce window closes), a slot given back (an admitted
- * execution ended), or a limit's commands claimed here. A freed slot wakes the admitter only while
+ * execution ended), or a limit's commands issued or claimed here. A freed slot wakes the admitter only while
  * queued work is known to exist: most executions are admitted at their start, and a look that
  * finds nothing to admit is waste.
  */
@@ -19,11 +19,12 @@ export class FlowClock {
   }
 
   /**
-   * Commands of a limit were claimed: a rate's bucket went down. The admitter looks, to wake
-   * claimers when it refills (nobody else knows when; it told them of the room this claim took).
+   * Commands of these limits were issued or claimed here. Where a limit has a rate, the admitter
+   * looks, to learn when the key's bucket has a token for what waits and wake claimers then
+   * (nobody else knows when).
    */
-  drawn(): void {
-    this.#listener?.drawn();
+  limited(limits: readonly string[]): void {
+    this.#listener?.limited(limits);
   }
 
   /** The admitter's ear (one per server). */
@@ -32,4 +33,4 @@ export class FlowClock {
   }
 }
 
-export type FlowListener = { queued(atMs: number): void; freed(): void; drawn(): void };
+export type FlowListener = { queued(atMs: number): void; freed(): void; limited(limits: readonly string[]): void };

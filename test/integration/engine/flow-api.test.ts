@@ -30,7 +30,7 @@ const register = async (yaml: string) => expect((await http(t.url, 'POST', '/api
 
 describe('limits', () => {
   it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
-    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, admit: null, debounce: null, queued: false });
+    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, admit: null, debounce: null, queued: false, rates: [] });
   });
 
   it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
