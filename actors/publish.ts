@@ -30,9 +30,9 @@ export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitW
 /**
  * After commit, flow control's share: this server's admitter hears of executions queued (at the
  * close of a debounce window) or ended while queued or admitted (their slot is free now), and of
- * limited commands issued; the
- * queued executions and limited commands are counted, and executions admitted at their start;
- * this server's memory of keys' room (key-rooms.ts) counts what the unit took, queued and freed.
+ * the limits of commands issued; the queued executions and limited commands are counted, and
+ * executions admitted at their start; this server's memory of keys' room (key-rooms.ts) counts
+ * what the unit took, queued and freed.
  */
 export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
   const { flowClock: clock, metrics, rooms } = deps;

@@ -13,9 +13,9 @@ import type { FlowClock } from './flow-clock.ts';
 // `execution.admitted` to each admitted execution through routeEvents, ADMITS_PER_LOOK at most.
 // It sleeps until the soonest a debounce window closes or a rate-limited key with work waiting
 // gets a token back (waking claimers then: no one else knows a bucket refilled), at most
-// ADMITTER_MAX_SLEEP_MS; this server's commands of a rate, issued or claimed, nudge it (so it
-// learns of the next refill), and this server's routings that queue an execution nudge it through its
-// clock, and those that end an admitted or queued one do while its last look left any queued
+// ADMITTER_MAX_SLEEP_MS. This server's commands of a rate, issued or claimed, nudge it through
+// its clock (so it learns of the next refill), as do this server's routings that queue an
+// execution, and those that end an admitted or queued one while its last look left any queued
 // (most executions are admitted at their start: a look after each end would find nothing). An
 // admission whose routing never happened (its server stopped) is found again after
 // STRAY_ADMISSION_MS and routed again; a second `execution.admitted` is moot.

@@ -1,9 +1,9 @@
 /**
  * Tells this server's admitter (./admitter.ts) of flow work after a commit: an execution queued
  * (due at a time: now, or when its debounce window closes), a slot given back (an admitted
- * execution ended), or a limit's commands issued or claimed here. A freed slot wakes the admitter only while
- * queued work is known to exist: most executions are admitted at their start, and a look that
- * finds nothing to admit is waste.
+ * execution ended), or a limit's commands issued or claimed here. A freed slot wakes the
+ * admitter only while queued work is known to exist: most executions are admitted at their
+ * start, and a look that finds nothing to admit is waste.
  */
 export class FlowClock {
   #listener: FlowListener | undefined;
