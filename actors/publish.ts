@@ -1,5 +1,4 @@
 import type { CommandRow } from '../src/db/command.repo.ts';
-import type { Metrics } from '../src/metrics.ts';
 import type { UnitWait } from '../src/db/unit-write.ts';
 import type { UnitRows } from './unit-types.ts';
 import type { WaitClock } from '../src/waits/wait-clock.ts';
