@@ -1,7 +1,8 @@
 // Flow control on real processes (DESIGN.md "Flow control"): two `svc server`s and four `svc
 // worker`s on one database. A tenant's concurrency limit holds, sampled every 50 ms, and a small
 // tenant is admitted past a large one's queue; a partner API's rate limit holds at its receiving
-// end, and a rate on a playbook's executions holds at admission; a priority-9 start runs before earlier priority-0 ones; a debounced burst makes one run.
+// end, and a rate on a playbook's executions at admission, each used to the full; a priority-9
+// start runs before earlier priority-0 ones; a debounced burst makes one run.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
