@@ -5,6 +5,7 @@ import type { Metrics } from '../src/metrics.ts';
 import type { TraceSink } from '../src/telemetry/trace-sink.ts';
 import type { WaitClock } from '../src/waits/wait-clock.ts';
 import type { FlowClock } from '../src/flow/flow-clock.ts';
+import type { ScheduleClock } from '../src/triggers/schedule-clock.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { KeyRooms } from './key-rooms.ts';
 import type { PlaybookCache } from './playbook-cache.ts';
@@ -12,10 +13,11 @@ import type { PlaybookCache } from './playbook-cache.ts';
 /**
  * What the actors need from the host; `rooms` is this server's memory of concurrency keys' room
  * (admission at the start); `waitClock` hears of wake-up times a routing wrote (this server's
- * timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/), `traces` of
- * every committed unit when traces are on (src/telemetry/).
+ * timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/), `scheduleClock`
+ * of executions that ended (this server's scheduler), `traces` of every committed unit when traces
+ * are on (src/telemetry/).
  */
-export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; traces?: TraceSink; announce?: Announcer };
+export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
 
 /**
  * Where the bus is not PostgreSQL (NATS: its write statements send no NOTIFY), the engine

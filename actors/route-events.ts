@@ -66,6 +66,7 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   if (done.readNothing) deps.metrics.routedFromMemory.inc();
   const commandsGenerated = done.folded.rows.commands.length;
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.scheduleClock?.ended(done.folded.rows.finished);
   deps.metrics.commandsIssued.inc(commandsGenerated);
   deps.metrics.commandsClaimed.inc(done.claimed.length);
   observeFlowClaims(deps, done.claimed);

@@ -149,6 +149,7 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
   deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.scheduleClock?.ended(done.folded.rows.finished);
   return results;
 }
 

@@ -12,6 +12,7 @@ import type { Metrics } from './metrics.ts';
 import type { TraceSink } from './telemetry/trace-sink.ts';
 import type { WaitClock } from './waits/wait-clock.ts';
 import type { FlowClock } from './flow/flow-clock.ts';
+import type { ScheduleClock } from './triggers/schedule-clock.ts';
 import type { KeyRooms } from '../actors/key-rooms.ts';
 
 /** What the HTTP host needs; tests build it against their own database. */
@@ -38,6 +39,8 @@ export type AppDeps = {
   waitClock?: WaitClock;
   /** Tells this server's admitter of admissions due (src/flow/admitter.ts). */
   flowClock?: FlowClock;
+  /** Tells this server's scheduler of executions that ended (src/triggers/schedule-clock.ts). */
+  scheduleClock?: ScheduleClock;
   /** Hears of every committed unit when traces are on (OTEL_EXPORTER_OTLP_ENDPOINT; src/telemetry/). */
   traces?: TraceSink;
   /** The built web console served at /ui/ (default gui/dist; tests point it elsewhere). */

@@ -22,6 +22,7 @@ import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { startPeriodic } from './periodic/start-periodic.ts';
 import { tracesConfigured } from './telemetry/traces-configured.ts';
+import { ScheduleClock } from './triggers/schedule-clock.ts';
 import { WaitClock } from './waits/wait-clock.ts';
 import { FlowClock } from './flow/flow-clock.ts';
 
@@ -72,7 +73,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const batchWake = new BatchWake();
     const { bus, announce } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(db), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), ...(announce ? { announce } : {}) };
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(db), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).
     if (tracesConfigured(config)) {

@@ -7,6 +7,7 @@ import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
 import { eventPartitionsSpec, keepEventPartitions } from '../partitions/event-partitions.ts';
 import { startScheduler } from '../triggers/scheduler.ts';
+import { ScheduleClock } from '../triggers/schedule-clock.ts';
 import { startTimekeeper } from '../waits/timekeeper.ts';
 import { WaitClock } from '../waits/wait-clock.ts';
 import { FlowClock } from '../flow/flow-clock.ts';
@@ -33,7 +34,7 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
   // Off: nothing is recovered automatically; the nudge (POST /api/admin/command_reaper/sweep) still sweeps.
   if (deps.config.SVC_COMMAND_REAPER_ENABLED) jobs.push(every(deps, reaperSchedule(deps.config), () => reapStrandedCommands(deps, 'timer')));
   // Schedules keep their own time (the earliest next fire, not an interval): see its file.
-  jobs.push(startScheduler(deps));
+  jobs.push(startScheduler(deps, deps.scheduleClock ?? new ScheduleClock()));
   // Waits keep their own time too: the earliest wake-up, or sooner when this server writes one.
   jobs.push(startTimekeeper(deps, deps.waitClock ?? new WaitClock()));
   // Flow control's admissions keep their own time too: a debounce window's close, a bucket's refill.

@@ -1,10 +1,10 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
-import { WaitClock } from '../waits/wait-clock.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { dueSchedules, earliestScheduledFire, unfinishedRuns } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
+import { ScheduleClock } from './schedule-clock.ts';
 import { ScheduleTriggerSchema, type ScheduleTrigger } from './trigger.schema.ts';
 import * as v from 'valibot';
 
@@ -19,7 +19,10 @@ import * as v from 'valibot';
 export const SCHEDULER_MAX_SLEEP_MS = 1000;
 /** A due time later than this at its tick was missed (downtime): the catch-up policy decides. */
 export const MISFIRE_GRACE_MS = 60_000;
-/** A schedule still due after a tick waits for its previous run (overlap `queue`): looked at again after this. */
+/**
+ * A schedule still due after a tick waits for its previous run (overlap `queue`): looked at again
+ * after this, or at once when that run ends on this server (ScheduleClock).
+ */
 const QUEUED_RECHECK_MS = 500;
 /** Schedules handled per look; more wait for the next, at once. */
 const DUE_PER_TICK = 100;
@@ -29,7 +32,8 @@ const OVERLAP_RECENT_RUNS = 10;
 export type Clock = () => Date;
 
 /** What one tick did, for tests and logs. */
-export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number; waiting: { path: string; name: string }[] };
+/** `waiting`: schedules whose due time waits for their unfinished `runs` (overlap `queue`). */
+export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number; waiting: { path: string; name: string; runs: number[] }[] };
 
 /**
  * Fires every schedule due at `now()`, all in ONE transaction (fire-trigger.ts fireGroups): the
@@ -48,8 +52,9 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   const unfinished = watched.length ? await unfinishedRuns(deps.db, watched, OVERLAP_RECENT_RUNS) : new Map<string, number[]>();
   const firedAt = new Date();
   const plans = due.flatMap((row, i) => {
-    const plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, unfinished.get(`${row.path}\n${row.name}`) ?? [], firedAt);
-    if (!plan) report.waiting.push({ path: row.path, name: row.name });
+    const runs = unfinished.get(`${row.path}\n${row.name}`) ?? [];
+    const plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt);
+    if (!plan) report.waiting.push({ path: row.path, name: row.name, runs });
     return plan ? [{ row, plan }] : [];
   });
   // The newest due time replaces whatever still runs (cancel_previous): cancelled before it starts.
@@ -121,17 +126,18 @@ export function duePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch
 
 /**
  * Runs the schedules' timekeeper until stopped: a tick, then a sleep until the earliest next fire
- * (never longer than SCHEDULER_MAX_SLEEP_MS). `wake()` ends a sleep early (a registration here).
+ * (never longer than SCHEDULER_MAX_SLEEP_MS). `clock` ends a sleep early: a run a waiting schedule
+ * awaits ended here.
  */
-export function startScheduler(deps: EngineDeps, now: Clock = () => new Date()): { stop(): Promise<void>; wake(): void } {
-  const clock = new WaitClock();
-  const loop = clockedLoop(deps.log, 'schedule tick', clock, SCHEDULER_MAX_SLEEP_MS, async () => {
+export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now: Clock = () => new Date()): { stop(): Promise<void> } {
+  const loop = clockedLoop(deps.log, 'schedule tick', clock.clock, SCHEDULER_MAX_SLEEP_MS, async () => {
     const report = await runScheduleTick(deps, now);
+    clock.await(report.waiting.flatMap((w) => w.runs));
     if (report.schedules >= DUE_PER_TICK) return 0;
     // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
     const earliest = await earliestScheduledFire(deps.db, report.waiting);
     const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
     return Math.min(untilEarliest, report.waiting.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
   });
-  return { stop: () => loop.stop(), wake: () => clock.nudge(Date.now()) };
+  return { stop: () => loop.stop() };
 }

@@ -15,6 +15,7 @@ import { BatchWake } from '../../actors/batch-wake.ts';
 import { createLogger } from '../../src/log.ts';
 import { startTimekeeper } from '../../src/waits/timekeeper.ts';
 import { startAdmitter } from '../../src/flow/admitter.ts';
+import { ScheduleClock } from '../../src/triggers/schedule-clock.ts';
 import { WaitClock } from '../../src/waits/wait-clock.ts';
 import { FlowClock } from '../../src/flow/flow-clock.ts';
 import { createMetrics } from '../../src/metrics.ts';
@@ -62,6 +63,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     batchWake: new BatchWake(),
     waitClock,
     flowClock,
+    scheduleClock: new ScheduleClock(),
   };
   // Without processors (`batchProcessors: false`) accepted batches wait until a test starts some.
   const stopBatches = opts.batchProcessors === false ? async () => {} : await startBatchProcessor(deps, { pollIntervalMs: opts.batchPollIntervalMs });
