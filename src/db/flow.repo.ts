@@ -192,11 +192,11 @@ const refillMs = (waiting: string) => `(SELECT min(GREATEST(0, (1 - r.tokens) * 
  * on it gets a token back (ms from now, 0: it has room now; null: none waits on a rate): the
  * claimers' to take; `admit`, the same for a key with executions due for admission: the
  * admitter's own; `debounce`, the earliest debounce window still open (ms from now; null: none),
- * `queued`, whether any execution waits to be admitted at all, and `rates`, the limits that have
- * a rate.
+ * `queued`, whether any execution waits to be admitted at all, `rates`, the limits that have a
+ * rate, and `limits`, every limit defined.
  */
-export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; admit: number | null; debounce: number | null; queued: boolean; rates: string[] }> {
-  const { rows } = await q.query<{ room_ms: number | null; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[] }>({
+export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; admit: number | null; debounce: number | null; queued: boolean; rates: string[]; limits: string[] }> {
+  const { rows } = await q.query<{ room_ms: number | null; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[] }>({
     name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
            ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now()')}
@@ -205,11 +205,12 @@ export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | n
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
                      FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
                   EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL) AS queued,
-                  ARRAY(SELECT name FROM core.flow_limit WHERE rate_limit IS NOT NULL) AS rates`,
+                  ARRAY(SELECT name FROM core.flow_limit WHERE rate_limit IS NOT NULL) AS rates,
+                  ARRAY(SELECT name FROM core.flow_limit) AS limits`,
     values: [],
   });
   const r = rows[0];
-  return { room: r?.room_ms ?? null, admit: r?.admit_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms), queued: r?.queued ?? true, rates: r?.rates ?? [] };
+  return { room: r?.room_ms ?? null, admit: r?.admit_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms), queued: r?.queued ?? true, rates: r?.rates ?? [], limits: r?.limits ?? [] };
 }
 
 /**

@@ -63,8 +63,9 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
 /** Starts this server's admitter; `flow` carries nudges sooner than its sleep. */
 export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Promise<void> } {
   let roomBefore = false;
-  // The limits with a rate, as of the last look.
+  // The limits with a rate, and every limit, as of the last look.
   let rates = new Set<string>();
+  let known = new Set<string>();
   let unrouted: Admitted[] = [];
   // Whether executions wait to be admitted, as of the last look (or since: one was queued here).
   let queued = true;
@@ -79,9 +80,10 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     },
     // Commands of a rate issued or claimed (here; another server's admitter hears of its own): the
     // next look finds when their key has a token, sleeps till then and tells claimers. Those of
-    // limits without a rate cost no look.
+    // limits without a rate cost no look; those of a limit defined since the last look do (it
+    // may have a rate: without the look its claimers would wait for the next one, up to a second).
     limited: (limits) => {
-      if (limits.some((l) => rates.has(l))) clock.nudge(Date.now() + MIN_LOOK_MS);
+      if (limits.some((l) => rates.has(l) || !known.has(l))) clock.nudge(Date.now() + MIN_LOOK_MS);
     },
   });
   const loop = clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {
@@ -100,6 +102,7 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     const next = await nextAdmitterLook(deps.db);
     const { room, admit, debounce } = next;
     rates = new Set(next.rates);
+    known = new Set(next.limits);
     queued = next.queued;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
     // and take more as they report); then again only when a bucket refills.

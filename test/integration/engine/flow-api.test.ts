@@ -30,7 +30,7 @@ const register = async (yaml: string) => expect((await http(t.url, 'POST', '/api
 
 describe('limits', () => {
   it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
-    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, admit: null, debounce: null, queued: false, rates: [] });
+    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, admit: null, debounce: null, queued: false, rates: [], limits: [] });
   });
 
   it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
@@ -291,3 +291,36 @@ workflow:
   });
 });
 
+describe('a rate limit defined just now', () => {
+  // The admitter learns which limits have a rate at its looks (at most a second apart when idle);
+  // commands of a limit it has not seen make it look at once. Without that, a long-polling claimer
+  // of a limit defined since the last look waited up to a second past the next token: three such
+  // limits all within the bound by chance is under 10 %.
+  const WITHIN_MS = 450;
+  it('its next token reaches a waiting claimer on time (200 ms at 5/s), not at the admitter\'s next look', async () => {
+    const started: number[] = [];
+    for (let n = 0; n < 3; n++) {
+      const name = `fresh-${n}`;
+      expect((await http(t.url, 'PUT', `/api/limits/${name}`, { rate: { limit: 5, period_seconds: 1, burst: 1 } })).status).toBe(200);
+      await register(`apiVersion: svc/v1
+metadata: { name: fresh, path: flow/fresh-${n} }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop, limit: { name: ${name}, key: k } }
+`);
+      for (let i = 0; i < 3; i++) {
+        const run = await http(t.url, 'POST', '/api/run/playbook', { path: `flow/fresh-${n}` });
+        expect(run.status).toBeLessThan(300);
+        started.push(run.body.execution_id);
+      }
+      // The burst: one at once.
+      expect((await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-fresh', max: 1, wait_ms: 0 }, asWorker)).body.commands).toHaveLength(1);
+      const t0 = performance.now();
+      const next = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-fresh', max: 1, wait_ms: 3_000 }, asWorker);
+      const waited = performance.now() - t0;
+      expect(next.body.commands, `limit ${name}`).toHaveLength(1);
+      expect(waited, `limit ${name}: the second claim waited`).toBeLessThan(WITHIN_MS);
+    }
+    for (const id of started) await http(t.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' });
+  });
+});
