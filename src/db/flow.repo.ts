@@ -125,8 +125,11 @@ export async function startRooms(q: Queryable, keys: readonly AdmitKey[]): Promi
   return rows;
 }
 
-/** An execution the admitter admitted (or admitted before and whose admission was not routed): its debounced payload, if any. */
-export type Admitted = { execution_id: number; limit_name: string | null; args: Record<string, unknown> | null; queued_ms: number; again: boolean };
+/**
+ * An execution the admitter admitted (or admitted before and whose admission was not routed): its
+ * debounced payload, if any, and `admitted_at`, the time its admission took its slot and token.
+ */
+export type Admitted = { execution_id: number; limit_name: string | null; args: Record<string, unknown> | null; queued_ms: number; admitted_at: Date; again: boolean };
 
 /**
  * The admitter's one statement: admits up to `max` queued executions whose window closed, those
@@ -168,9 +171,9 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
               WHERE k.name = t.limit_name AND k.key = t.limit_key),
            marked AS (
              UPDATE core.admission a SET admitted_at = now() FROM picked p WHERE a.execution_id = p.execution_id
-             RETURNING a.execution_id, a.limit_name, a.args, (extract(epoch FROM now() - a.created_at) * 1000)::float8 AS queued_ms, false AS again),
+             RETURNING a.execution_id, a.limit_name, a.args, (extract(epoch FROM now() - a.created_at) * 1000)::float8 AS queued_ms, a.admitted_at, false AS again),
            strays AS (
-             SELECT a.execution_id, a.limit_name, a.args, 0::float8 AS queued_ms, true AS again
+             SELECT a.execution_id, a.limit_name, a.args, 0::float8 AS queued_ms, a.admitted_at, true AS again
                FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
               WHERE a.admitted_at < now() - make_interval(secs => $2::float8 / 1000) AND e.status = 'queued'
               LIMIT $1)

@@ -43,7 +43,8 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
   const events: RoutedEvent[] = all.map((a) => ({
     execution_id: a.execution_id,
     event_type: EVENT.executionAdmitted,
-    context: { limit: a.limit_name, ...(a.again ? { again: true } : {}) },
+    // `at`: when the admission took its slot and token (the limit's clock), not when this routing came.
+    context: { limit: a.limit_name, at: a.admitted_at.toISOString(), ...(a.again ? { again: true } : {}) },
     ...(a.args ? { result: a.args } : {}),
   }));
   try {

@@ -218,8 +218,11 @@ workflow:
     const n = 40;
     const ids = await Promise.all(Array.from({ length: n }, (_, i) => start(i % 2 ? a.base : b.base, 'flow/partner-runs', {})));
     await until('all ran', async () => (await statusCounts('flow/partner-runs')).completed === n, 60_000, 100);
+    // Where the limit is enforced: when each admission took its token (`context.at`, the admitter's
+    // statement), not when its event was routed after (a routing's delay varies with the load).
     const { rows } = await bed.db.query<{ ms: number }>(
-      `SELECT extract(epoch FROM created_at) * 1000 AS ms FROM core.event WHERE execution_id = ANY($1::bigint[]) AND event_type = 'execution.admitted' ORDER BY created_at`,
+      `SELECT extract(epoch FROM (context->>'at')::timestamptz) * 1000 AS ms FROM core.event
+        WHERE execution_id = ANY($1::bigint[]) AND event_type = 'execution.admitted' ORDER BY 1`,
       [ids],
     );
     const admitted = rows.map((r) => Number(r.ms));

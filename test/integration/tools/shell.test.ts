@@ -223,7 +223,9 @@ describe('shell sandbox', () => {
     const marker = randomUUID().replace(/\D/g, '').slice(0, 8);
     // The task's shell outlives the SIGTERM (its trap), so the sandbox stands until the SIGKILL.
     const command = `trap : TERM; sleep 30.${marker}1 & (trap '' TERM; exec sleep 30.${marker}2) & sleep 0.2; echo ready; wait; wait`;
-    const outcome = await shell(task({ command }), ctx({ signal: AbortSignal.timeout(500) }));
+    // Aborted well after `ready` (the sandbox's start takes longer on a loaded machine: at 500 ms
+    // it once had not printed it yet); what is timed below runs from the abort.
+    const outcome = await shell(task({ command }), ctx({ signal: AbortSignal.timeout(2_000) }));
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'ready\n' } });
     await until('the sleep without a trap is gone', async () => (await hostPids(`30.${marker}1`)).length === 0, 1_000, 20);
     await new Promise((resolve) => setTimeout(resolve, 300));
