@@ -11,7 +11,7 @@ export class ScheduleClock {
   #awaited = new Set<number>();
 
   /** After a tick: the unfinished runs its waiting schedules wait for (none: nothing is watched). */
-  await(executionIds: Iterable<number>): void {
+  awaitRuns(executionIds: Iterable<number>): void {
     this.#awaited = new Set(executionIds);
   }
 

@@ -31,8 +31,7 @@ const OVERLAP_RECENT_RUNS = 10;
 
 export type Clock = () => Date;
 
-/** What one tick did, for tests and logs. */
-/** `waiting`: schedules whose due time waits for their unfinished `runs` (overlap `queue`). */
+/** What one tick did, for tests and logs; `waiting`: schedules whose due time waits for their unfinished `runs` (overlap `queue`). */
 export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number; waiting: { path: string; name: string; runs: number[] }[] };
 
 /**
@@ -132,7 +131,7 @@ export function duePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch
 export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now: Clock = () => new Date()): { stop(): Promise<void> } {
   const loop = clockedLoop(deps.log, 'schedule tick', clock.clock, SCHEDULER_MAX_SLEEP_MS, async () => {
     const report = await runScheduleTick(deps, now);
-    clock.await(report.waiting.flatMap((w) => w.runs));
+    clock.awaitRuns(report.waiting.flatMap((w) => w.runs));
     if (report.schedules >= DUE_PER_TICK) return 0;
     // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
     const earliest = await earliestScheduledFire(deps.db, report.waiting);
