@@ -183,27 +183,45 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
   return rows.map((r) => ({ ...r, execution_id: Number(r.execution_id) }));
 }
 
-/** The soonest a rate-limited key of `waiting` (keys with work waiting) with a free slot gets a token (ms from now; 0: it has one; NULL: none). */
-const refillMs = (waiting: string) => `(SELECT min(GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000))::float8
+/**
+ * A CTE `name(name, key, ms)`: each rate-limited key of `waiting` (keys with work waiting) with a
+ * free slot, and how soon it gets a token (ms from now; 0: it has one).
+ */
+const refills = (name: string, waiting: string) => `${name}(name, key, ms) AS (
+                   SELECT k.name, k.key, GREATEST(0, (1 - r.tokens) * l.period_seconds / l.rate_limit * 1000)::float8
                      FROM ${waiting} w
                      JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key JOIN core.flow_limit l ON l.name = k.name
                      CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
                     WHERE l.rate_limit IS NOT NULL AND (l.concurrency IS NULL OR k.running < l.concurrency))`;
 
-/**
- * When the admitter looks next, in one statement: `room`, the soonest a key with commands waiting
- * on it gets a token back (ms from now, 0: it has room now; null: none waits on a rate): the
- * claimers' to take; `admit`, the same for a key with executions due for admission: the
- * admitter's own; `debounce`, the earliest debounce window still open (ms from now; null: none),
- * `queued`, whether any execution waits to be admitted at all, `rates`, the limits that have a
- * rate, and `limits`, every limit defined.
- */
-export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | null; admit: number | null; debounce: number | null; queued: boolean; rates: string[]; limits: string[] }> {
-  const { rows } = await q.query<{ room_ms: number | null; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[] }>({
+/** Who the admitter tells of what, and when it looks again: nextAdmitterLook's answer. */
+export type AdmitterLook = {
+  /** The soonest a rate-limited key with commands waiting on it and no token now gets one back (ms from now; null: none waits for one): the claimers' to take. */
+  room: number | null;
+  /** The rate-limited keys with commands waiting on them that have a token now, each as `<limit>\n<key>` (a limit name has no newline). */
+  roomKeys: string[];
+  /** The same as `room` for a key with executions due for admission: the admitter's own. */
+  admit: number | null;
+  /** The earliest debounce window still open (ms from now; null: none). */
+  debounce: number | null;
+  /** Whether any execution waits to be admitted at all. */
+  queued: boolean;
+  /** The limits that have a rate. */
+  rates: string[];
+  /** Every limit defined. */
+  limits: string[];
+};
+
+/** When the admitter looks next, and which keys' claimers it tells of room, in one statement. */
+export async function nextAdmitterLook(q: Queryable): Promise<AdmitterLook> {
+  const { rows } = await q.query<{ room_ms: number | null; room_keys: string[]; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[] }>({
     name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
-           ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now()')}
-           SELECT ${refillMs('commands')} AS room_ms, ${refillMs('admissions')} AS admit_ms,
+           ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now()')},
+           ${refills('command_refills', 'commands')}, ${refills('admission_refills', 'admissions')}
+           SELECT (SELECT min(ms) FROM command_refills WHERE ms > 0) AS room_ms,
+                  ARRAY(SELECT name || E'\\n' || key FROM command_refills WHERE ms = 0 ORDER BY 1) AS room_keys,
+                  (SELECT min(ms) FROM admission_refills) AS admit_ms,
                   -- No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
                      FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
@@ -213,7 +231,15 @@ export async function nextAdmitterLook(q: Queryable): Promise<{ room: number | n
     values: [],
   });
   const r = rows[0];
-  return { room: r?.room_ms ?? null, admit: r?.admit_ms ?? null, debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms), queued: r?.queued ?? true, rates: r?.rates ?? [], limits: r?.limits ?? [] };
+  return {
+    room: r?.room_ms ?? null,
+    roomKeys: r?.room_keys ?? [],
+    admit: r?.admit_ms ?? null,
+    debounce: r?.debounce_ms === null || r?.debounce_ms === undefined ? null : Math.max(0, r.debounce_ms),
+    queued: r?.queued ?? true,
+    rates: r?.rates ?? [],
+    limits: r?.limits ?? [],
+  };
 }
 
 /**

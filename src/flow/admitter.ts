@@ -63,7 +63,9 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
 
 /** Starts this server's admitter; `flow` carries nudges sooner than its sleep. */
 export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Promise<void> } {
-  let roomBefore = false;
+  // The rate-limited keys that had a token for their waiting commands at the last look: a key's
+  // claimers are told once when it gets one, whatever other keys hold.
+  let roomBefore = new Set<string>();
   // The limits with a rate, and every limit, as of the last look.
   let rates = new Set<string>();
   let known = new Set<string>();
@@ -106,12 +108,13 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     known = new Set(next.limits);
     queued = next.queued;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
-    // and take more as they report); then again only when a bucket refills.
-    const roomNow = room !== null && room <= 0;
-    if (roomNow && !roomBefore) await deps.bus.publish(1, false);
+    // and take more as they report); then again only when its bucket refills. Per key: another
+    // key's room that nobody takes (its workers are busy) must not hide this one's refill.
+    const roomNow = new Set(next.roomKeys);
+    if (next.roomKeys.some((k) => !roomBefore.has(k))) await deps.bus.publish(1, false);
     roomBefore = roomNow;
     let sleepMs = ADMITTER_MAX_SLEEP_MS;
-    if (room !== null && !roomNow) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, room));
+    if (room !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, room));
     // Executions due on a rate: the next look admits them when their key has a token again.
     if (admit !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, admit));
     if (debounce !== null) sleepMs = Math.min(sleepMs, Math.max(MIN_LOOK_MS, debounce));

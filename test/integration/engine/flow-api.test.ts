@@ -44,7 +44,7 @@ describe('limits', () => {
   });
 
   it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
-    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, admit: null, debounce: null, queued: false, rates: [], limits: [] });
+    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, roomKeys: [], admit: null, debounce: null, queued: false, rates: [], limits: [] });
   });
 
   it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
@@ -342,6 +342,39 @@ workflow:
         expect(waited, `limit ${name}: the second claim waited`).toBeLessThan(WITHIN_MS);
         for (const id of started) expect((await http(own.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' })).status).toBe(200);
       }
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("the admitter's look, per key", () => {
+  it('tells of each rate key that gets a token, and times the next refill, whatever room another key keeps', async () => {
+    // Key `wide` keeps tokens after a claim; key `narrow` has none left. The look once answered
+    // only the soonest room of all keys: 0 while `wide` kept its tokens, so it slept its second
+    // past `narrow`'s refill and never told claimers of it. Now `wide` is listed as having room and
+    // `room` is `narrow`'s refill (200 ms at 5/s).
+    const own = await startTestApp();
+    try {
+      for (const [name, burst] of [['wide', 5], ['narrow', 1]] as const) {
+        expect((await http(own.url, 'PUT', `/api/limits/${name}`, { rate: { limit: 5, period_seconds: 1, burst } })).status).toBe(200);
+        expect((await http(own.url, 'POST', '/api/catalog/playbook', { content: `apiVersion: svc/v1
+metadata: { name: ${name}, path: flow/per-key-${name} }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop, limit: { name: ${name}, key: k } }
+` })).status).toBe(201);
+        for (let i = 0; i < 3; i++) expect((await http(own.url, 'POST', '/api/run/playbook', { path: `flow/per-key-${name}` })).status).toBeLessThan(300);
+      }
+      // One of each key (the claim turns between keys).
+      const claimed = await http(own.url, 'POST', '/api/worker/claim', { worker_id: 'w-per-key', max: 2, wait_ms: 0 }, asWorker);
+      expect(claimed.body.commands).toHaveLength(2);
+      const look = await nextAdmitterLook(own.deps.db);
+      expect(look.roomKeys).toEqual(['wide\nk']);
+      expect(look.room).toBeGreaterThan(0);
+      expect(look.room).toBeLessThanOrEqual(200);
+      await new Promise((ok) => setTimeout(ok, 250));
+      expect((await nextAdmitterLook(own.deps.db)).roomKeys).toEqual(['narrow\nk', 'wide\nk']);
     } finally {
       await own.close();
     }
