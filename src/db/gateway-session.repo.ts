@@ -32,8 +32,11 @@ export async function insertGatewaySession(
  * when that moves it by more than `renewStepMs`, so a busy session is written once a step.
  */
 export async function useGatewaySession(q: Queryable, idHash: string, idleMs: number, renewStepMs: number): Promise<GatewaySessionRow | undefined> {
-  const { rows } = await q.query<GatewaySessionRow>(
-    `WITH live AS (
+  // Prepared (named): every request with a session cookie sends it, and planning it cost more
+  // than running it.
+  const { rows } = await q.query<GatewaySessionRow>({
+    name: 'svc_use_gateway_session',
+    text: `WITH live AS (
        SELECT id_hash, sub, name, email, role, paths, expires_at, max_expires_at
          FROM core.gateway_session WHERE id_hash = $1 AND expires_at > now()
      ), renewed AS (
@@ -43,8 +46,8 @@ export async function useGatewaySession(q: Queryable, idHash: string, idleMs: nu
         RETURNING g.id_hash
      )
      SELECT sub, name, email, role, paths FROM live`,
-    [idHash, idleMs, renewStepMs],
-  );
+    values: [idHash, idleMs, renewStepMs],
+  });
   return rows[0];
 }
 
