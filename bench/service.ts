@@ -27,7 +27,7 @@ export type BenchService = {
   wait(id: number, pollMs: number, opts?: { timeoutMs?: number; firstPollAfterMs?: number }): Promise<{ execution: Json; polls: number }>;
   /** Every event of an execution (paged GET /api/events/{id}). */
   events(id: number): Promise<Json[]>;
-  /** An in-process worker pool over HTTP. */
+  /** An in-process worker pool, as `svc start` runs it: its long polls over HTTP, the rest in process (src/worker/server-client.ts). */
   worker(concurrency: number): Promise<Worker>;
 };
 
@@ -83,7 +83,7 @@ export async function startBenchService(databaseUrl: string, dataDir: string, en
       }
     },
     async worker(concurrency) {
-      const w = new Worker({ serverUrl: url, token: svc.deps.workerToken, concurrency, env: {}, log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
+      const w = new Worker({ serverUrl: url, inProcess: svc.inProcess, token: svc.deps.workerToken, concurrency, env: {}, log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
       await w.start();
       return w;
     },

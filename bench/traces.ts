@@ -71,7 +71,7 @@ function withWorkerEnv(s: BenchService, env: Record<string, string>): BenchServi
   return {
     ...s,
     async worker(concurrency) {
-      const w = new Worker({ serverUrl: s.url, token: s.svc.deps.workerToken, concurrency, env, log: s.log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
+      const w = new Worker({ serverUrl: s.url, inProcess: s.svc.inProcess, token: s.svc.deps.workerToken, concurrency, env, log: s.log, claimWaitMs: BENCH_CLAIM_WAIT_MS });
       await w.start();
       return w;
     },

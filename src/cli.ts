@@ -124,6 +124,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0 && !trap.received) {
     worker = new WorkerPool({
       serverUrl: svc.url,
+      inProcess: svc.inProcess,
       token: svc.deps.workerToken,
       concurrency: config.SVC_WORKER_CONCURRENCY,
       env: processEnvironment(),

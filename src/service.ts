@@ -25,6 +25,7 @@ import { tracesConfigured } from './telemetry/traces-configured.ts';
 import { ScheduleClock } from './triggers/schedule-clock.ts';
 import { WaitClock } from './waits/wait-clock.ts';
 import { FlowClock } from './flow/flow-clock.ts';
+import type { InProcessServer } from './worker/server-client.ts';
 
 export type RunningService = {
   url: string;
@@ -32,6 +33,8 @@ export type RunningService = {
   dataDir: string;
   embedded: boolean;
   deps: AppDeps;
+  /** This server without a socket, for the workers of this process (src/worker/server-client.ts). */
+  inProcess: InProcessServer;
   /**
    * The service database as its read-only reader role, for in-process workers (their `read_only`
    * postgres tasks, e.g. the doctor's); undefined, logged, when the role cannot log in.
@@ -106,6 +109,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       dataDir: resolve(config.SVC_DATA_DIR),
       embedded: Boolean(database.embedded),
       deps,
+      inProcess: app,
       databaseSuperuser,
       async readerDatabaseUrl() {
         try {

@@ -22,6 +22,18 @@ export type ServerClientOptions = {
   timeoutMs?: number;
   /** Sent as `Authorization: Bearer <token>` on every request: the worker token, or an API token. */
   token?: string;
+  /**
+   * The server of `baseUrl` when it runs in this process (`svc start`'s workers): requests that
+   * cannot be abandoned go to it without a socket (fastify's `inject`: the same routes, hooks,
+   * auth, validation and answers). Requests with a signal (a long-polling claim) keep the socket,
+   * whose closing is how the server learns that a claimer went away.
+   */
+  inProcess?: InProcessServer;
+};
+
+/** What the client needs of an in-process server: fastify's `inject` (light-my-request). */
+export type InProcessServer = {
+  inject(request: { method: string; url: string; headers: Record<string, string>; payload?: Buffer }): PromiseLike<{ statusCode: number; payload: string }>;
 };
 
 type Target = { request: typeof http.request; agent: http.Agent; hostname: string; port: string; basePath: string };
@@ -50,12 +62,14 @@ export class ServerClient {
   readonly #target: Target | string;
   readonly #timeoutMs: number | undefined;
   readonly #authorization: string | undefined;
+  readonly #inProcess: InProcessServer | undefined;
 
   constructor(baseUrl: string, opts: ServerClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.#timeoutMs = opts.timeoutMs;
     this.#authorization = opts.token === undefined ? undefined : `Bearer ${opts.token}`;
     this.#target = parseTarget(this.baseUrl);
+    this.#inProcess = opts.inProcess;
   }
 
   /**
@@ -73,7 +87,10 @@ export class ServerClient {
     const abort = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
     let answer: Answer;
     try {
-      answer = await exchange(this.#target, method, path, payload, this.#authorization, opts.headers, abort);
+      answer =
+        this.#inProcess && !abort
+          ? await injected(this.#inProcess, this.#target.basePath + path, method, payload, this.#authorization, opts.headers)
+          : await exchange(this.#target, method, path, payload, this.#authorization, opts.headers, abort);
     } catch (err) {
       if (!(err instanceof NoAnswer)) throw err;
       if (!err.stale) throw networkError(what, err.cause);
@@ -214,6 +231,27 @@ function exchange(
     });
     req.end(payload);
   });
+}
+
+/** The exchange with an in-process server: the request `exchange` would send, without a socket. */
+async function injected(
+  server: InProcessServer,
+  url: string,
+  method: string,
+  payload: Buffer | undefined,
+  authorization: string | undefined,
+  extraHeaders: Record<string, string> | undefined,
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
+  if (authorization) headers.authorization = authorization;
+  if (payload) headers['content-type'] = 'application/json';
+  try {
+    const res = await server.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+    return { status: res.statusCode, text: res.payload };
+  } catch (err) {
+    // The server is closing or closed: as a socket refused, never sent again (it may have run).
+    throw new NoAnswer(err, false);
+  }
 }
 
 /** Opens a GET whose answer is read as a stream (its own socket: a stream holds it until it ends). */

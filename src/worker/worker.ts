@@ -11,7 +11,7 @@ import type { ShellHost } from './tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { inCommandTrace } from '../telemetry/command-trace.ts';
-import { ServerClient, ServerError } from './server-client.ts';
+import { ServerClient, ServerError, type InProcessServer } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
 export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
@@ -36,6 +36,8 @@ const RUN_TIME_SMOOTHING = 0.2; // weight of the newest duration in the running 
 
 export type WorkerOptions = {
   serverUrl: string;
+  /** The server of `serverUrl` when it runs in this process: reports and the like reach it without a socket (server-client.ts). */
+  inProcess?: InProcessServer;
   /** The server's worker token (SVC_WORKER_TOKEN), sent with every request. */
   token: string;
   name?: string;
@@ -107,7 +109,7 @@ export class Worker {
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
     this.name = opts.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
-    this.client = new ServerClient(opts.serverUrl, { token: opts.token });
+    this.client = new ServerClient(opts.serverUrl, { token: opts.token, inProcess: opts.inProcess });
     this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
     this.#serviceReader = opts.serviceReaderBaseUrl && !opts.serviceReaderUrl ? serviceReaderSource(this.client, this.name, opts.serviceReaderBaseUrl, opts.log) : undefined;
   }
