@@ -146,18 +146,32 @@ function detail(e: ExecutionEvent): string {
 
 const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? cell.padEnd(WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
 
+// A task's events (`call.done`, `call.error`, `call.attempt`) carry its start as `at` and how long
+// it ran (`duration_ms`): the trace draws the span from them. A timeline of moments puts the
+// line at the task's end, so its gap is the task's own time, not the next event's.
+const TASK_EVENTS: ReadonlySet<string> = new Set([EVENT.callDone, EVENT.callError, EVENT.callAttempt]);
+
 /**
- * When the event happened: the worker's true time (`context.at`, from its report) where it gave
- * one, a claim's own time (`claimed_at`: it is recorded with the claim's first report), else when
- * it was stored.
+ * When the event happened (ms since the epoch; NaN when unknown): the worker's true time
+ * (`context.at`, from its report; for a task, at its end) where it gave one, a claim's own time
+ * (`claimed_at`: it is recorded with the claim's first report), else when it was stored.
  */
-function trueTime(e: ExecutionEvent): string {
+function trueTime(e: ExecutionEvent): number {
   const c = v.safeParse(TimedContext, e.context);
-  return (c.success && (c.output.at ?? c.output.claimed_at)) || e.created_at;
+  const at = Date.parse((c.success && (c.output.at ?? c.output.claimed_at)) || e.created_at);
+  if (!TASK_EVENTS.has(e.event_type) || !c.success || !c.output.at) return at;
+  const call = v.safeParse(CallContext, e.context);
+  return at + (call.success ? (call.output.duration_ms ?? 0) : 0);
 }
 
 /** A signed time between two lines (`+12ms`, `-3ms`: true times need not follow the log's order). */
 const signed = (ms: number): string => (ms < 0 ? `-${durationText(-ms)}` : `+${durationText(ms)}`);
+
+// Reported times are whole milliseconds, each rounded apart (a task's end is its start plus its
+// rounded duration, the command's end is rounded on its own): a line that far behind the one
+// before is the same moment, not an earlier one.
+const REPORT_ROUNDING_MS = 2;
+const gapText = (ms: number): string => signed(ms < 0 && ms > -REPORT_ROUNDING_MS ? 0 : ms);
 
 /** The timeline's lines, from the start time and the previous event's time (both updated as it goes). */
 export class Timeline {
@@ -169,10 +183,10 @@ export class Timeline {
   }
 
   line(e: ExecutionEvent): string {
-    const at = Date.parse(trueTime(e));
+    const at = trueTime(e);
     this.#start ??= at;
     const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : signed(at - this.#start);
-    const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : signed(at - this.#previous);
+    const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : gapText(at - this.#previous);
     this.#previous = at;
     return line([String(e.event_id), since, gap, e.event_type, e.step ?? '-', boundedText(detail(e))]);
   }

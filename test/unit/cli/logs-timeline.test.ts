@@ -1,0 +1,61 @@
+// `svc logs`' timeline: each line's time since the start and since the line before. A task's
+// events carry its start (`at`) and how long it ran; its line stands at its end, so the gap on it
+// is the task's own time (where the time went), not a gap on the event after it.
+import { describe, expect, it } from 'vitest';
+import { Timeline } from '../../../src/cli/logs-view.ts';
+import type { ExecutionEvent } from '../../../src/cli/run-api.ts';
+
+const T0 = Date.parse('2026-11-26T10:00:00.000Z');
+const iso = (ms: number) => new Date(T0 + ms).toISOString();
+const stored = iso(500); // when the report was stored: after everything it tells
+const event = (id: number, type: string, context: Record<string, unknown>): ExecutionEvent => ({ event_id: id, event_type: type, step: 's', context, created_at: stored });
+
+/** The AT and GAP cells of each line. */
+function cells(events: ExecutionEvent[]): string[][] {
+  const t = new Timeline();
+  return events.map((e) => t.line(e).trim().split(/\s+/).slice(1, 3));
+}
+
+describe('svc logs timeline', () => {
+  it("puts a task's line at its end: the gap before it is the task's time", () => {
+    expect(
+      cells([
+        event(1, 'command.started', { at: iso(0), seq: 1 }),
+        // A first attempt of 100 ms that failed, then the task's last one: 300 ms in all.
+        event(2, 'call.attempt', { at: iso(0), task: 'fetch', kind: 'http', attempt: 1, duration_ms: 100 }),
+        event(3, 'call.done', { at: iso(0), task: 'fetch', kind: 'http', attempts: 2, duration_ms: 300, attempt_ms: 150 }),
+        event(4, 'command.completed', { at: iso(300), seq: 1 }),
+      ]),
+    ).toEqual([
+      ['+0ms', '-'],
+      ['+100ms', '+100ms'],
+      ['+300ms', '+200ms'],
+      ['+300ms', '+0ms'],
+    ]);
+  });
+
+  it('a task line without its start stands where it was stored, as any event without a time', () => {
+    expect(cells([event(1, 'command.started', { at: iso(0) }), event(2, 'call.error', { task: 'x', duration_ms: 50 })])).toEqual([
+      ['+0ms', '-'],
+      ['+500ms', '+500ms'],
+    ]);
+  });
+});
+
+describe('svc logs timeline, rounding', () => {
+  it("a command's end a millisecond before its task's rounded end is the same moment (+0ms), a real step back is shown", () => {
+    expect(
+      cells([
+        event(1, 'command.started', { at: iso(0) }),
+        event(2, 'call.done', { at: iso(0), task: 't', duration_ms: 12 }),
+        event(3, 'command.completed', { at: iso(11) }),
+        event(4, 'step.exit', { at: iso(5) }),
+      ]),
+    ).toEqual([
+      ['+0ms', '-'],
+      ['+12ms', '+12ms'],
+      ['+11ms', '+0ms'],
+      ['+5ms', '-6ms'],
+    ]);
+  });
+});
