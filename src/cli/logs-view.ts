@@ -19,7 +19,7 @@ const HEADER = ['ID', 'AT', 'GAP', 'EVENT', 'STEP', 'DETAIL'];
 
 const ErrorShape = v.looseObject({ message: v.string(), code: v.optional(v.nullable(v.string())) });
 const CallContext = v.looseObject({ task: v.optional(v.string()), kind: v.optional(v.string()), duration_ms: v.optional(v.number()), attempts: v.optional(v.number()), attempt: v.optional(v.number()) });
-const TimedContext = v.looseObject({ at: v.optional(v.string()), claimed_at: v.optional(v.nullable(v.string())) });
+const TimedContext = v.looseObject({ at: v.optional(v.string()), claimed_at: v.optional(v.nullable(v.string())), duration_ms: v.optional(v.number()) });
 const AttemptResult = v.looseObject({ output: v.unknown() });
 // A command's report: each task's outcome, its data when ok (a call's own event carries none).
 const CommandResult = v.looseObject({ tasks: v.record(v.string(), v.looseObject({ status: v.string(), data: v.optional(v.unknown()), error: v.optional(v.unknown()) })) });
@@ -159,9 +159,7 @@ const TASK_EVENTS: ReadonlySet<string> = new Set([EVENT.callDone, EVENT.callErro
 function trueTime(e: ExecutionEvent): number {
   const c = v.safeParse(TimedContext, e.context);
   const at = Date.parse((c.success && (c.output.at ?? c.output.claimed_at)) || e.created_at);
-  if (!TASK_EVENTS.has(e.event_type) || !c.success || !c.output.at) return at;
-  const call = v.safeParse(CallContext, e.context);
-  return at + (call.success ? (call.output.duration_ms ?? 0) : 0);
+  return TASK_EVENTS.has(e.event_type) && c.success && c.output.at ? at + (c.output.duration_ms ?? 0) : at;
 }
 
 /** A signed time between two lines (`+12ms`, `-3ms`: true times need not follow the log's order). */

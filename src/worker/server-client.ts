@@ -185,6 +185,14 @@ function parseTarget(baseUrl: string): Target | string {
   };
 }
 
+/** The headers of a JSON request, over a socket or in process. */
+function requestHeaders(payload: Buffer | undefined, authorization: string | undefined, extraHeaders: Record<string, string> | undefined): Record<string, string> {
+  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
+  if (authorization) headers.authorization = authorization;
+  if (payload) headers['content-type'] = 'application/json';
+  return headers;
+}
+
 function exchange(
   target: Target,
   method: string,
@@ -206,12 +214,8 @@ function exchange(
       signal?.removeEventListener('abort', onAbort);
       fn();
     };
-    const headers: http.OutgoingHttpHeaders = { ...extraHeaders, accept: 'application/json' };
-    if (authorization) headers.authorization = authorization;
-    if (payload) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = payload.length;
-    }
+    const headers: http.OutgoingHttpHeaders = requestHeaders(payload, authorization, extraHeaders);
+    if (payload) headers['content-length'] = payload.length;
     const req = target.request({ agent: target.agent, hostname: target.hostname, port: target.port, path: target.basePath + path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -242,11 +246,8 @@ async function injected(
   authorization: string | undefined,
   extraHeaders: Record<string, string> | undefined,
 ): Promise<Answer> {
-  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
-  if (authorization) headers.authorization = authorization;
-  if (payload) headers['content-type'] = 'application/json';
   try {
-    const res = await server.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+    const res = await server.inject({ method, url, headers: requestHeaders(payload, authorization, extraHeaders), ...(payload ? { payload } : {}) });
     return { status: res.statusCode, text: res.payload };
   } catch (err) {
     // The server is closing or closed: as a socket refused, never sent again (it may have run).
