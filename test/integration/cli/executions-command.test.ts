@@ -173,7 +173,11 @@ describe('svc logs', () => {
     expect(done.stdout).toMatch(/execution\.cancelled\s+-\s+enough waiting\n/);
     expect(done.stdout).toMatch(new RegExp(`\\nexecution ${id} cancelled\\n$`));
 
-    // --json --follow: one event a line.
+    // The worker learns of the cancel from its next heartbeat and reports its aborted task then:
+    // stored after the end, as late (docs/architecture.md, "Fencing"). Compared once it is in.
+    await until('the late report', async () => (await s.events(id)).some((e) => e.event_type === 'command.failed' && (e.context as { late?: unknown }).late === true));
+
+    // --json --follow of an execution that has ended: one event a line, every event.
     const jsonl = await svc(['logs', String(id), '--follow', '--json']);
     expect(jsonl.code).toBe(0);
     expect(lines(jsonl.stdout).map((l) => JSON.parse(l).event_id)).toEqual((await s.events(id)).map((e) => e.event_id));
