@@ -296,6 +296,88 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
     expect([[...onA.nodes], [...onB.nodes]]).toEqual([[String(a.port)], [String(b.port)]]);
   }, 120_000);
 
+  it('a limit key\'s counter is kept by the server\'s statements, not by a trigger on the shards: the trigger reaches only keys on its own node', async () => {
+    // One execution per worker node, and for each node a key of a limit stored on it.
+    const nodeOf = async (table: string, value: string | number) =>
+      (await pool.query<{ port: number }>(
+        `SELECT n.nodeport AS port FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid WHERE p.shardid = get_shard_id_for_distribution_column($1, $2::text)`,
+        [table, String(value)],
+      )).rows[0].port;
+    const executions = new Map<number, number>();
+    for (let id = 1001; executions.size < 2 && id < 1100; id++) {
+      const port = await nodeOf('core.execution', id);
+      if (!executions.has(port)) executions.set(port, id);
+    }
+    const keys = new Map<number, string>();
+    for (let i = 1; keys.size < 2 && i < 100; i++) {
+      const port = await nodeOf('core.flow_key', `key-${i}`);
+      if (!keys.has(port)) keys.set(port, `key-${i}`);
+    }
+    const [[portA, a], [portB, b]] = [...executions].sort();
+    const { rows: [cat] } = await pool.query<{ catalog_id: number }>(
+      `INSERT INTO core.catalog (path, version, content, payload) VALUES ('citus/flow', 1, 'x', '{}') RETURNING catalog_id::int`,
+    );
+    await pool.query(`INSERT INTO core.flow_limit (name, concurrency) VALUES ('citus-flow', 10)`);
+    for (const key of keys.values()) await pool.query(`INSERT INTO core.flow_key (name, key, running) VALUES ('citus-flow', $1, 5)`, [key]);
+    for (const id of [a, b]) {
+      await pool.query(`INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id) VALUES ($1, $2, 'citus/flow', $1)`, [id, cat.catalog_id]);
+    }
+    let seq = 0;
+    /** A command of `execution` holding a slot of `key`; its id. */
+    const held = async (execution: number, key: string) =>
+      Number((await pool.query<{ command_id: string }>(
+        `INSERT INTO core.command (execution_id, catalog_id, seq, step, input, status, limit_name, limit_key) VALUES ($1, $2, $3, 's', '{}', 'CLAIMED', 'citus-flow', $4) RETURNING command_id`,
+        [execution, cat.catalog_id, ++seq, key],
+      )).rows[0].command_id);
+    const running = async (key: string) => (await pool.query<{ running: number }>(`SELECT running FROM core.flow_key WHERE name = 'citus-flow' AND key = $1`, [key])).rows[0].running;
+    const complete = (execution: number, command: number) =>
+      pool.query(`UPDATE core.command SET status = 'COMPLETED' WHERE execution_id = $1 AND command_id = $2`, [execution, command]);
+
+    // The one-PostgreSQL release trigger (migrations/0021, 0024), put on the shards (Citus takes
+    // a trigger on a distributed table only with citus.enable_unsafe_triggers, for the session).
+    const ddl = await pool.connect();
+    await ddl.query(`SET citus.enable_unsafe_triggers = on`);
+    await ddl.query(`CREATE TRIGGER command_flow_release AFTER UPDATE OF status ON core.command
+      FOR EACH ROW WHEN (OLD.limit_name IS NOT NULL AND OLD.status IN ('CLAIMED', 'RUNNING') AND NEW.status NOT IN ('CLAIMED', 'RUNNING'))
+      EXECUTE FUNCTION core.svc_flow_release_command()`);
+    try {
+      // A key on the command's node: the trigger keeps it.
+      const sameNode = keys.get(portA)!;
+      await complete(a, await held(a, sameNode));
+      expect(await running(sameNode)).toBe(4);
+      // A key on the other node: refused, and the command is not moved either.
+      const otherNode = keys.get(portB)!;
+      const command = await held(a, otherNode);
+      await expect(complete(a, command)).rejects.toThrow('cannot execute a distributed query from a query on a shard');
+      expect(await running(otherNode)).toBe(5);
+    } finally {
+      await ddl.query(`DROP TRIGGER command_flow_release ON core.command`);
+      ddl.release(true);
+    }
+
+    // What works: the unit's write on its execution's shard, by a function Citus delegates to that
+    // node even inside a transaction (force_delegation), and the key's counter moved by a statement
+    // of its own to the key's shard, in the same transaction (Citus commits both, or neither).
+    await pool.query(`CREATE FUNCTION core.svc_test_release(p_exec bigint, p_command bigint) RETURNS text LANGUAGE sql AS $$
+      UPDATE core.command SET status = 'COMPLETED' WHERE execution_id = p_exec AND command_id = p_command AND status = 'CLAIMED' RETURNING limit_key $$`);
+    await pool.query(`SELECT create_distributed_function('core.svc_test_release(bigint,bigint)', 'p_exec', colocate_with => 'core.execution', force_delegation => true)`);
+    const otherNode = keys.get(portB)!;
+    for (const outcome of ['ROLLBACK', 'COMMIT'] as const) {
+      const command = await held(a, otherNode);
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        const { rows: [released] } = await c.query<{ key: string }>(`SELECT core.svc_test_release($1, $2) AS key`, [a, command]);
+        await c.query(`UPDATE core.flow_key SET running = GREATEST(running - 1, 0) WHERE name = 'citus-flow' AND key = $1`, [released.key]);
+        await c.query(outcome);
+      } finally {
+        c.release();
+      }
+      const { rows: [row] } = await pool.query<{ status: string }>(`SELECT status FROM core.command WHERE execution_id = $1 AND command_id = $2`, [a, command]);
+      expect([outcome, row.status, await running(otherNode)]).toEqual(outcome === 'COMMIT' ? ['COMMIT', 'COMPLETED', 4] : ['ROLLBACK', 'CLAIMED', 5]);
+    }
+  });
+
   it('the table above names every hot statement', () => {
     expect(Object.keys(ROUTING).sort()).toEqual(HOT_STATEMENTS.map((s) => s.name).sort());
   });
