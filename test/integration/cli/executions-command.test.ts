@@ -175,7 +175,7 @@ describe('svc logs', () => {
 
     // The worker learns of the cancel from its next heartbeat and reports its aborted task then:
     // stored after the end, as late (docs/architecture.md, "Fencing"). Compared once it is in.
-    await until('the late report', async () => (await s.events(id)).some((e) => e.event_type === 'command.failed' && (e.context as { late?: unknown }).late === true));
+    await until('the late report', async () => (await s.events(id)).some((e) => e.event_type === 'command.failed' && e.context?.late === true));
 
     // --json --follow of an execution that has ended: one event a line, every event.
     const jsonl = await svc(['logs', String(id), '--follow', '--json']);
