@@ -378,6 +378,78 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
     }
   });
 
+  it('the workers\' claim per shard group, in one transaction: a shard-local pick by priority that skips locked rows, room taken on each key\'s shard, then the claim', async () => {
+    // Two executions of one shard group: the pick of a shard group sees both.
+    const { rows: group } = await pool.query<{ id: number }>(
+      `SELECT id::int AS id FROM (SELECT id, get_shard_id_for_distribution_column('core.execution', id) AS shard, count(*) OVER (PARTITION BY get_shard_id_for_distribution_column('core.execution', id)) AS n
+         FROM generate_series(3001, 3100) id) g WHERE n >= 2 ORDER BY shard, id LIMIT 2`,
+    );
+    const [x, y] = group.map((r) => r.id);
+    const { rows: [cat] } = await pool.query<{ catalog_id: number }>(
+      `INSERT INTO core.catalog (path, version, content, payload) VALUES ('citus/claim', 1, 'x', '{}') RETURNING catalog_id::int`,
+    );
+    await pool.query(`INSERT INTO core.flow_limit (name, concurrency) VALUES ('citus-claim', 1)`);
+    await pool.query(`INSERT INTO core.flow_key (name, key, running, capacity) VALUES ('citus-claim', 'one', 0, 1)`);
+    for (const id of [x, y]) await pool.query(`INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id) VALUES ($1, $2, 'citus/claim', $1)`, [id, cat.catalog_id]);
+    /** Issues a pending command; its id. */
+    const issue = async (execution: number, seq: number, priority: number, limited: boolean) =>
+      Number((await pool.query<{ command_id: string }>(
+        `INSERT INTO core.command (execution_id, catalog_id, seq, step, input, status, priority, limit_name, limit_key) VALUES ($1, $2, $3, 's', '{}', 'PENDING', $4, $5, $6) RETURNING command_id`,
+        [execution, cat.catalog_id, seq, priority, limited ? 'citus-claim' : null, limited ? 'one' : null],
+      )).rows[0].command_id);
+    const top = await issue(y, 1, 9, true);
+    const second = await issue(x, 1, 5, false);
+    const third = await issue(x, 2, 5, false);
+    const last = await issue(y, 2, 1, false);
+
+    // The shard group's pick and claim, as functions Citus delegates to the group's node inside a
+    // transaction (force_delegation); each names the group's shard of command at the call.
+    const shardOf = `shard_name('core.command'::regclass, get_shard_id_for_distribution_column('core.command', p_exec))`;
+    await pool.query(`CREATE FUNCTION core.svc_test_pick(p_exec bigint, p_n int) RETURNS TABLE (command_id bigint, limit_name text, limit_key text) LANGUAGE plpgsql AS $fn$
+      BEGIN RETURN QUERY EXECUTE format('SELECT o.command_id, o.limit_name, o.limit_key FROM %s o WHERE o.status = ''PENDING'' ORDER BY o.priority DESC, o.command_id LIMIT $1 FOR UPDATE SKIP LOCKED', ${shardOf}) USING p_n; END $fn$`);
+    await pool.query(`CREATE FUNCTION core.svc_test_claim(p_exec bigint, p_ids bigint[], p_worker text) RETURNS SETOF bigint LANGUAGE plpgsql AS $fn$
+      BEGIN RETURN QUERY EXECUTE format('UPDATE %s SET status = ''CLAIMED'', worker_id = $2 WHERE command_id = ANY($1) RETURNING command_id', ${shardOf}) USING p_ids, p_worker; END $fn$`);
+    for (const fn of ['core.svc_test_pick(bigint,int)', 'core.svc_test_claim(bigint,bigint[],text)']) {
+      await pool.query(`SELECT create_distributed_function($1::regprocedure, 'p_exec', colocate_with => 'core.execution', force_delegation => true)`, [fn]);
+    }
+    const picked = async (c: pg.PoolClient, n: number) =>
+      (await c.query<{ command_id: string; limit_name: string | null; limit_key: string | null }>(`SELECT * FROM core.svc_test_pick($1, $2)`, [x, n])).rows;
+
+    const a = await pool.connect();
+    const b = await pool.connect();
+    try {
+      await a.query('BEGIN');
+      // Priority across the group's executions, limited or not: the limited 9, then the older 5.
+      const aPick = await picked(a, 2);
+      expect(aPick.map((r) => Number(r.command_id))).toEqual([top, second]);
+      // Another claimer meanwhile skips what A holds, in its own transaction or not.
+      expect((await picked(b, 10)).map((r) => Number(r.command_id))).toEqual([third, last]);
+      // A takes the limited command's room on its key's shard (a router statement), then claims
+      // what got room on the group's node: the rows it locked in its first call are still its own.
+      const room = await a.query(`UPDATE core.flow_key SET running = running + 1 WHERE name = 'citus-claim' AND key = 'one' AND running + 1 <= capacity RETURNING key`);
+      expect(room.rowCount).toBe(1);
+      const claimed = (await a.query<{ id: string }>(`SELECT * FROM core.svc_test_claim($1, $2::bigint[], 'wA') AS id`, [x, [top, second]])).rows;
+      expect(claimed.map((r) => Number(r.id)).sort()).toEqual([top, second].sort());
+      await a.query('COMMIT');
+
+      // The key is full now: a second claimer's pick takes the rest, and no room is left for a limited one.
+      await b.query('BEGIN');
+      expect((await picked(b, 10)).map((r) => Number(r.command_id))).toEqual([third, last]);
+      expect((await b.query(`UPDATE core.flow_key SET running = running + 1 WHERE name = 'citus-claim' AND key = 'one' AND running + 1 <= capacity RETURNING key`)).rowCount).toBe(0);
+      await b.query('ROLLBACK');
+    } finally {
+      a.release(true);
+      b.release(true);
+    }
+    const { rows } = await pool.query<{ command_id: string; status: string; worker_id: string | null }>(
+      `SELECT command_id, status, worker_id FROM core.command WHERE execution_id = ANY($1::bigint[]) ORDER BY command_id`, [[x, y]],
+    );
+    expect(rows.map((r) => [Number(r.command_id), r.status, r.worker_id])).toEqual(
+      [[top, 'CLAIMED', 'wA'], [second, 'CLAIMED', 'wA'], [third, 'PENDING', null], [last, 'PENDING', null]].sort((p, q) => Number(p[0]) - Number(q[0])),
+    );
+    expect((await pool.query(`SELECT running FROM core.flow_key WHERE name = 'citus-claim' AND key = 'one'`)).rows[0].running).toBe(1);
+  });
+
   it('the table above names every hot statement', () => {
     expect(Object.keys(ROUTING).sort()).toEqual(HOT_STATEMENTS.map((s) => s.name).sort());
   });
