@@ -26,6 +26,7 @@ import { limitRoutes } from './api/limits.ts';
 import { installInputGuard } from './api/input-guard.ts';
 import { valibotCompiler } from './api/validation.ts';
 import { bodyLimitBytes } from './body-limit.ts';
+import { WorkerDesk } from './api/worker-desk.ts';
 
 // How long a closing server waits for requests in flight (a worker's report) before cutting them.
 export const SHUTDOWN_GRACE_MS = 8_000; // below avvio's 10 s hook timeout
@@ -45,6 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const closing = new AbortController();
   app.decorate('closingSignal', closing.signal);
+  app.decorate('workerDesk', new WorkerDesk(deps));
   let inflight = 0;
   let drained: (() => void) | undefined;
   // Counted on the raw server: every response emits 'close', including ones whose client went away.

@@ -26,6 +26,7 @@ import { ScheduleClock } from './triggers/schedule-clock.ts';
 import { WaitClock } from './waits/wait-clock.ts';
 import { FlowClock } from './flow/flow-clock.ts';
 import type { InProcessServer } from './worker/server-client.ts';
+import { inProcessServer } from './api/in-process.ts';
 
 export type RunningService = {
   url: string;
@@ -109,7 +110,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       dataDir: resolve(config.SVC_DATA_DIR),
       embedded: Boolean(database.embedded),
       deps,
-      inProcess: app,
+      inProcess: inProcessServer(app),
       databaseSuperuser,
       async readerDatabaseUrl() {
         try {

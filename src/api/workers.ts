@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
-import { ReportBatcher } from '../../actors/report-batcher.ts';
 import { observeFlowClaims } from '../../actors/publish.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { cancelledAmong, claimCommand, claimedByRequest, claimNextCommands, claimPolicyOf, getCommand, type CommandRow } from '../db/command.repo.ts';
+import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest } from '../protocol.ts';
-import { eventInputSchema } from './events.ts';
+import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer } from '../protocol.ts';
+import { reportBody, requestId, workerName, type ValidReport } from './worker-desk.ts';
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { commandAnswer, presentCommand } from './present.ts';
@@ -16,7 +14,6 @@ import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validati
 import { TERMINAL_COMMAND_STATUSES } from '../../machines/command.machine.ts';
 import { COMMAND_RULES } from '../../machines/command-rules.ts';
 
-const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(jsonObject, {}) });
 const heartbeatBody = v.object({
   name: workerName,
@@ -31,9 +28,6 @@ const claimByIdParams = v.object({ id: integerText(1, MAX_ID) });
 // the claim then reaches the row by it too, and a command of another execution is not found.
 const claimByIdBody = v.object({ worker_id: workerName, execution_id: v.optional(integerIn(1, MAX_ID)) });
 const MAX_WAIT_MS = 30_000;
-// A worker names each claiming request; sent again after a lost answer (`retry`), the same id
-// gets back the commands the first attempt claimed (migrations/0007_claim_token.sql).
-const requestId = v.pipe(v.string(), v.minLength(1), v.maxLength(100));
 const claimNextBody = v.object({
   worker_id: workerName,
   request_id: v.optional(requestId),
@@ -41,13 +35,6 @@ const claimNextBody = v.object({
   max: v.optional(integerIn(1, 256), 1),
   wait_ms: v.optional(integerIn(0, MAX_WAIT_MS), 0),
 }) satisfies v.GenericSchema<unknown, ClaimRequest>;
-const reportBody = v.object({
-  worker_id: workerName,
-  report_id: v.optional(requestId),
-  retry: v.optional(v.boolean(), false),
-  events: v.pipe(v.array(eventInputSchema), v.maxLength(10_000)),
-  claim: v.optional(integerIn(0, 256), 0),
-}) satisfies v.GenericSchema<unknown, ReportRequest>;
 const registeredAnswer = v.object({ status: v.literal('registered'), name: v.string(), runtime_id: integer });
 const heartbeatAnswer = v.object({
   status: v.literal('ok'),
@@ -72,18 +59,7 @@ const reportAnswer = v.object({
 
 /** Worker registry, command claims (by id, or next-available with long poll) and the combined report+claim call. */
 export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const claimPolicy = claimPolicyOf(deps.config);
-  // Claims look beyond PENDING commands only while the reaper has announced stranded ones.
-  const reclaim = () => (deps.bus.strandedHeard() ? claimPolicy : null);
-  const reports = new ReportBatcher(deps, reclaim);
-  // A request sent again may have been carried out, its answer lost: what it claimed is still
-  // claimed by this worker under its id, unstarted; it gets those first.
-  const redelivered = async (workerId: string, token: string | undefined, retry: boolean): Promise<CommandRow[]> => {
-    if (!retry || !token) return [];
-    const rows = await claimedByRequest(deps.db, workerId, token);
-    for (const c of rows) deps.snapshots.commands.set(c);
-    return rows;
-  };
+  const desk = app.workerDesk;
   app.post('/api/worker/pool/register', { schema: { tags: ['workers'], summary: 'Register a worker pool', body: jsonSchema(registerBody), response: responses({ 200: registeredAnswer }) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof registerBody>;
     const row = await registerWorkerPool(deps.db, b);
@@ -115,7 +91,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
   app.post('/api/commands/:id/claim', { schema: { tags: ['commands'], summary: 'Claim one command; exactly one claimer wins', params: jsonSchema(claimByIdParams), body: jsonSchema(claimByIdBody), response: responses({ 200: commandAnswer }) }, config: { access: { level: 'worker' } } }, async (req): Promise<PresentedCommand> => {
     const { id } = req.params as v.InferOutput<typeof claimByIdParams>;
     const { worker_id, execution_id } = req.body as v.InferOutput<typeof claimByIdBody>;
-    const claimed = await claimCommand(deps.db, id, worker_id, claimPolicy, execution_id);
+    const claimed = await claimCommand(deps.db, id, worker_id, desk.policy, execution_id);
     if (claimed) {
       // Its reports can then be routed from memory (actors/route-events.ts).
       deps.snapshots.commands.set(claimed);
@@ -145,7 +121,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       if (!reply.raw.writableFinished) abort.abort();
     });
     const deadline = Date.now() + b.wait_ms;
-    const again = await redelivered(b.worker_id, b.request_id, b.retry);
+    const again = await desk.redelivered(b.worker_id, b.request_id, b.retry);
     if (again.length) return { commands: again.map(presentCommand) };
     for (;;) {
       // Listen before looking, so a notification between the two is not lost.
@@ -153,7 +129,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       // A claimer that went away (or a closing server) takes nothing: no one would run it.
       if (signal.aborted) return { commands: [] };
       const woken = deps.bus.next(deadline - Date.now(), signal);
-      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, reclaim(), b.request_id ?? null);
+      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, desk.reclaim(), b.request_id ?? null);
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
         for (const c of claimed) deps.snapshots.commands.set(c);
         deps.metrics.commandsClaimed.inc(claimed.length);
@@ -165,11 +141,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     }
   });
 
-  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody), response: responses({ 200: reportAnswer }) }, config: { access: { level: 'worker' } } }, async (req): Promise<ReportAnswer> => {
-    const b = req.body as v.InferOutput<typeof reportBody>;
-    const again = await redelivered(b.worker_id, b.report_id, b.retry);
-    const max = Math.max(0, b.claim - again.length);
-    const out = await reports.route({ events: stampReportedTimes(b.events), claim: max ? { workerId: b.worker_id, max, token: b.report_id } : undefined });
-    return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: [...again, ...out.claimed].map(presentCommand) };
-  });
+  app.post('/api/worker/report', { schema: { tags: ['workers'], summary: "Report a worker's events (one transaction) and claim next commands", body: jsonSchema(reportBody), response: responses({ 200: reportAnswer }) }, config: { access: { level: 'worker' } } }, (req): Promise<ReportAnswer> =>
+    desk.report(req.body as ValidReport),
+  );
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { ReportAnswer, ReportRequest } from '../protocol.ts';
 
 // An idle kept-alive socket is closed after this long (sooner when the server's `Keep-Alive:
 // timeout=N` asks for it: node's agent honours the hint only when it has a timeout of its own).
@@ -31,9 +32,14 @@ export type ServerClientOptions = {
   inProcess?: InProcessServer;
 };
 
-/** What the client needs of an in-process server: fastify's `inject` (light-my-request). */
+/**
+ * What the client needs of an in-process server: fastify's `inject` (light-my-request), and the
+ * report's handler (src/api/in-process.ts), which answers or refuses as the route does, without
+ * the HTTP around it.
+ */
 export type InProcessServer = {
   inject(request: { method: string; url: string; headers: Record<string, string>; payload?: Buffer }): PromiseLike<{ statusCode: number; payload: string }>;
+  report?(body: ReportRequest): Promise<ReportAnswer>;
 };
 
 type Target = { request: typeof http.request; agent: http.Agent; hostname: string; port: string; basePath: string };
@@ -70,6 +76,15 @@ export class ServerClient {
     this.#authorization = opts.token === undefined ? undefined : `Bearer ${opts.token}`;
     this.#target = parseTarget(this.baseUrl);
     this.#inProcess = opts.inProcess;
+  }
+
+  /**
+   * POST /api/worker/report: to the in-process server's report handler when it has one, else a
+   * request like any other (sent again as `resendBody` when a reused socket turned out closed).
+   */
+  report(body: ReportRequest, resendBody: ReportRequest): Promise<ReportAnswer> {
+    if (this.#inProcess?.report) return this.#inProcess.report(body);
+    return this.request<ReportAnswer>('POST', '/api/worker/report', body, undefined, { resendBody });
   }
 
   /**

@@ -392,9 +392,7 @@ export class Worker {
     for (let attempt = 0; ; attempt++) {
       try {
         const body: ReportRequest = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim };
-        const res = await this.client.request<ReportAnswer>('POST', '/api/worker/report', body, undefined, {
-          resendBody: { ...body, retry: true },
-        });
+        const res = await this.client.report(body, { ...body, retry: true });
         this.#claiming -= claim;
         this.#logRefusedEvents(batch, res.results);
         this.#settle(batch, res.commands);
