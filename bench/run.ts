@@ -419,7 +419,7 @@ async function main(): Promise<void> {
       const where = b
         ? [
             `one step, in-process worker (means, ms): ${fmt(b.step)} = worker side ${fmt(b.workerSide)} + report round trip ${fmt(b.reportRoundTrip)}`,
-            `  report round trip = request (in process: fastify inject) + handler ${fmt(b.httpAndHandlerOutsideTransaction)} + routing transaction ${fmt(b.routeTransaction)}`,
+            `  report round trip = request (in process: the report's handler, no HTTP) + handler ${fmt(b.httpAndHandlerOutsideTransaction)} + routing transaction ${fmt(b.routeTransaction)}`,
             `  routing transaction = its statements ${fmt(b.statements)} + JavaScript around them ${fmt(b.jsInsideTransaction)}`,
             ...stepResults[0].statements.filter((x) => ROUTE_STATEMENT.test(x.statement)).map((x) => `    ${fmt(x.msPerStep, 3)} ms/step  ${fmt(x.perStep)}x ${fmt(x.msEach, 3)} ms  ${x.statement}`),
             `  CPU per step: Node ${fmt(c.nodeMs)} ms (event loop ${fmt(c.eventLoopUtilization * 100, 0)}% busy), PostgreSQL ${c.postgresMs === null ? '-' : fmt(c.postgresMs)} ms`,

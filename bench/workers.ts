@@ -6,30 +6,44 @@ import { peakRssOfPid } from './memory.ts';
 const REPO_ROOT = join(import.meta.dirname, '..');
 const WORKER_READY_TIMEOUT_MS = 15_000;
 
-/** Round-trip times (ms) of a worker's HTTP calls, by path without query, as the worker sees them. */
+/** Round-trip times (ms) of a worker's calls to its server, by path without query, as the worker sees them. */
 export class RequestTimer {
   readonly byPath = new Map<string, number[]>();
   recording = false;
 
-  /** Wraps an in-process worker's client so each request is timed while `recording`. */
+  /** Wraps an in-process worker's client so each request, and each report (in process: no request), is timed while `recording`. */
   attach(worker: Worker): void {
     const client = worker.client;
-    const original = client.request.bind(client);
+    const request = client.request.bind(client);
+    const report = client.report.bind(client);
     client.request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> => {
       const t0 = performance.now();
       try {
-        return await original<T>(method, path, body, signal);
+        return await request<T>(method, path, body, signal);
       } finally {
-        if (this.recording) {
-          const key = `${method} ${path.split('?')[0]}`;
-          const list = this.byPath.get(key) ?? [];
-          list.push(performance.now() - t0);
-          this.byPath.set(key, list);
-        }
+        // A report is timed once, by its own wrapper below (over HTTP it is also a request).
+        if (path !== REPORT_PATH) this.#add(`${method} ${path.split('?')[0]}`, t0);
+      }
+    };
+    client.report = async (body, resendBody) => {
+      const t0 = performance.now();
+      try {
+        return await report(body, resendBody);
+      } finally {
+        this.#add(`POST ${REPORT_PATH}`, t0);
       }
     };
   }
+
+  #add(key: string, t0: number): void {
+    if (!this.recording) return;
+    const list = this.byPath.get(key) ?? [];
+    list.push(performance.now() - t0);
+    this.byPath.set(key, list);
+  }
 }
+
+const REPORT_PATH = '/api/worker/report';
 
 export type ProcessWorker = { pid: number; stop(): Promise<{ peakRssMiB: number | null }> };
 
