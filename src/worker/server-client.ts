@@ -60,8 +60,10 @@ class NoAnswer {
 }
 
 /**
- * Workers reach the server over HTTP only; this is that one door. node:http with a keep-alive
- * agent: a small JSON POST costs a third to a quarter of the CPU of `fetch` (docs/benchmarks.md).
+ * Workers reach the server over HTTP only; this is that one door (a pool in the server's own
+ * process hands its reports to the server's handler instead: `report`). node:http with a
+ * keep-alive agent: a small JSON POST costs a third to a quarter of the CPU of `fetch`
+ * (docs/benchmarks.md).
  */
 export class ServerClient {
   readonly baseUrl: string;
