@@ -26,7 +26,7 @@ import { ScheduleClock } from './triggers/schedule-clock.ts';
 import { WaitClock } from './waits/wait-clock.ts';
 import { FlowClock } from './flow/flow-clock.ts';
 import type { InProcessServer } from './worker/server-client.ts';
-import { inProcessServer } from './api/in-process.ts';
+import { inProcessServer } from './in-process-server.ts';
 
 export type RunningService = {
   url: string;

@@ -11,7 +11,7 @@ function answer(reply: FastifyReply, status: number, detail: unknown): FastifyRe
 /**
  * The status and `detail` the edge answers an error a handler threw with: a ServiceError's by the
  * registry (machines/error-codes.ts); anything else is a 500 whose details go to `log` only. The
- * routes' error handler and in-process calls (src/api/in-process.ts) answer alike.
+ * routes' error handler and in-process calls (src/in-process-server.ts) answer alike.
  */
 export function answerOfError(err: unknown, log: Pick<FastifyBaseLogger, 'warn' | 'error'>): { status: number; detail: unknown } {
   if (err instanceof ServiceError) {

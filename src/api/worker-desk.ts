@@ -32,7 +32,7 @@ export type ValidReport = v.InferOutput<typeof reportBody>;
 
 /**
  * The server's side of the worker protocol that its routes share, and that pools in the server's
- * own process call without HTTP (src/api/in-process.ts): the claim policy, the requests sent
+ * own process call without HTTP (src/in-process-server.ts): the claim policy, the requests sent
  * again, and the report with its claim.
  */
 export class WorkerDesk {

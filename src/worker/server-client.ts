@@ -34,7 +34,7 @@ export type ServerClientOptions = {
 
 /**
  * What the client needs of an in-process server: fastify's `inject` (light-my-request), and the
- * report's handler (src/api/in-process.ts), which answers or refuses as the route does, without
+ * report's handler (src/in-process-server.ts), which answers or refuses as the route does, without
  * the HTTP around it.
  */
 export type InProcessServer = {

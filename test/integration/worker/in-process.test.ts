@@ -1,9 +1,9 @@
 // The workers of `svc start` run in the server's process and reach it without a socket (fastify's
 // inject: the same routes, hooks, auth, validation and answers), their reports straight to the
-// report's handler (src/api/in-process.ts: checked and answered as the route does); their
+// report's handler (src/in-process-server.ts: checked and answered as the route does); their
 // long-polling claims keep the socket, whose closing tells the server that a claimer went away.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inProcessServer } from '../../../src/api/in-process.ts';
+import { inProcessServer } from '../../../src/in-process-server.ts';
 import { createLogger } from '../../../src/log.ts';
 import type { ReportAnswer, ReportRequest } from '../../../src/protocol.ts';
 import { ServerClient, ServerError, type InProcessServer } from '../../../src/worker/server-client.ts';

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { ReportAnswer, ReportRequest } from '../protocol.ts';
-import { ServerError, type InProcessServer } from '../worker/server-client.ts';
-import { answerOfError } from './error-handler.ts';
-import { parseJsonBody } from './input-guard.ts';
-import { jsonSchema, valibotCompiler } from './validation.ts';
-import { reportBody, type ValidReport } from './worker-desk.ts';
+import type { ReportAnswer, ReportRequest } from './protocol.ts';
+import { ServerError, type InProcessServer } from './worker/server-client.ts';
+import { answerOfError } from './api/error-handler.ts';
+import { parseJsonBody } from './api/input-guard.ts';
+import { jsonSchema, valibotCompiler } from './api/validation.ts';
+import { reportBody, type ValidReport } from './api/worker-desk.ts';
 
 const REPORT = 'POST /api/worker/report';
 const checkReport = valibotCompiler({ schema: jsonSchema(reportBody), httpPart: 'body' });
