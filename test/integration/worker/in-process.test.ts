@@ -170,6 +170,7 @@ describe("a pool's reports in the server's process (the report's handler, no HTT
       ['events not a list', { worker_id: 'w', events: 'x' }, 422],
       ['a NUL in a result', { worker_id: 'w', events: [{ execution_id: 1, event_type: 'command.completed', command_id: 1, result: { out: 'a\u0000b' } }] }, 422],
       ['a prototype key', { worker_id: 'w', events: [{ execution_id: 1, event_type: 'command.completed', command_id: 1, result: JSON.parse('{"__proto__": {"x": 1}}') as unknown }] }, 400],
+      ['a body over the limit', { worker_id: 'w', events: [{ execution_id: 1, event_type: 'command.completed', command_id: 1, result: { out: 'x'.repeat(9 * 1024 * 1024) } }] }, 413],
       ['an unknown execution and command', { worker_id: 'w', events: [{ execution_id: 987654, event_type: 'command.completed', command_id: 987654, result: {} }] }, 404],
     ];
     for (const [what, body, status] of bodies) {
