@@ -184,8 +184,10 @@ export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvanc
  * were taken by takeScheduleTicks in this transaction).
  */
 export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<void> {
-  await q.query(
-    `WITH ins AS (
+  // Prepared: every fire's transaction sends it, and its plan cost more than its run.
+  await q.query({
+    name: 'svc_record_fires',
+    text: `WITH ins AS (
        -- fired_at: the clock at the insert, the transaction's last statement but its commit (now() is its start).
        INSERT INTO core.trigger_fire (path, name, fire_key, outcome, execution_id, scheduled_time, error, fired_at)
        SELECT x.path, x.name, x.fire_key, x.outcome, x.execution_id, x.scheduled_time, x.error, clock_timestamp()
@@ -205,6 +207,6 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
        LEFT JOIN counted c ON c.path = k.path AND c.name = k.name
        LEFT JOIN adv a ON a.path = k.path AND a.name = k.name
       WHERE t.path = k.path AND t.name = k.name`,
-    [JSON.stringify(fires), JSON.stringify(advances.map((a) => ({ path: a.path, name: a.name, to: a.to })))],
-  );
+    values: [JSON.stringify(fires), JSON.stringify(advances.map((a) => ({ path: a.path, name: a.name, to: a.to })))],
+  });
 }

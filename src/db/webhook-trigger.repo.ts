@@ -8,12 +8,14 @@ export type WebhookTriggerRow = { kind: string; spec: Record<string, unknown>; p
 
 /** The trigger `name` of `path` with its credential's sealed data; undefined when there is none. */
 export async function webhookTriggerRow(q: Queryable, path: string, name: string): Promise<WebhookTriggerRow | undefined> {
-  const { rows } = await q.query<WebhookTriggerRow>(
-    `SELECT t.kind, t.spec, t.paused, c.data_encrypted AS credential_sealed
-       FROM core.trigger t
-       LEFT JOIN core.credential c ON c.name = t.spec->>'auth'
-      WHERE t.path = $1 AND t.name = $2`,
-    [path, name],
-  );
+  // Prepared: each delivery reads it, and planning it cost PostgreSQL more than running it.
+  const { rows } = await q.query<WebhookTriggerRow>({
+    name: 'svc_webhook_trigger',
+    text: `SELECT t.kind, t.spec, t.paused, c.data_encrypted AS credential_sealed
+             FROM core.trigger t
+             LEFT JOIN core.credential c ON c.name = t.spec->>'auth'
+            WHERE t.path = $1 AND t.name = $2`,
+    values: [path, name],
+  });
   return rows[0];
 }

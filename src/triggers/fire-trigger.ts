@@ -35,14 +35,18 @@ const keyOf = (t: { path: string; name: string }) => `${t.path}\n${t.name}`;
  * already (by this server or another, before a restart, by a redelivery) answers with what it
  * started then (`duplicate`) and starts nothing. A group with a `tick` is made only if its
  * schedule's row is taken (still due at `from`, held by no other server); it moves to `to`.
+ * `prelude`: the catalog heads and ids the starts take (a caller that fires often keeps one).
  */
-export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[]): Promise<GroupResult[]> {
+export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[], prelude = new StartPreludeCache()): Promise<GroupResult[]> {
   const done = new Map<string, FireResult>(); // by group index + fire key
   const id = (g: number, fireKey: string) => `${g}\n${fireKey}`;
   let raced = new Set<number>();
   for (let attempt = 1; ; attempt++) {
-    // Fires recorded already (a redelivery, a backfill over scheduled times) answer with their first result.
-    const keys = groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
+    // Written optimistically: a fire key recorded already (a redelivery, a backfill over fired
+    // times, another server's) fails the write on the primary key, and the next attempt reads the
+    // recorded ones, which answer with their first result. A read before every write cost each
+    // webhook delivery a round trip for the rare repeat.
+    const keys = attempt === 1 ? [] : groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
     const recorded = new Map((await findFires(deps.db, keys)).map((r) => [`${keyOf(r)}\n${r.fire_key}`, r]));
     const pending = groups.map((g, gi) => {
       // A key twice in one group is made once; its repeats answer as duplicates of it (below).
@@ -56,7 +60,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[])
       });
     });
     try {
-      const written = await fireOnce(deps, groups, pending);
+      const written = await fireOnce(deps, groups, pending, prelude);
       raced = written.raced;
       for (const [gi, rows] of written.rows) for (const r of rows) done.set(id(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error });
       break;
@@ -85,7 +89,7 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
 
 type Written = { rows: Map<number, FireRow[]>; raced: Set<number> };
 
-async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[]): Promise<Written> {
+async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
   const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
   let taken = new Set<number>(groups.map((_, gi) => gi));
@@ -134,7 +138,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
     const t = groups[s.group].trigger;
     return { path: t.path, payload: s.payload, origin: { trigger: { name: t.name, kind: t.kind, fire_key: s.fire.fireKey } } };
   });
-  await startExecutions(deps, inputs, new StartPreludeCache(), {
+  await startExecutions(deps, inputs, prelude, {
     begin: async (q) => {
       await take(q);
       return (i) => taken.has(starting[i].group);

@@ -1,5 +1,6 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { GroupCommit } from '../../actors/group-commit.ts';
+import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
 import { fireGroups, type Fire, type FireGroup, type FireResult, type TriggerRef } from './fire-trigger.ts';
 
 // Webhook fires in group commit: deliveries that arrive while a trigger's fires are being written
@@ -21,13 +22,15 @@ export class WebhookFires {
   readonly #group: GroupCommit<Item, FireResult>;
 
   constructor(deps: EngineDeps) {
+    // Catalog heads and execution ids from memory while deliveries keep coming (the write checks a head).
+    const prelude = new StartPreludeCache();
     this.#group = new GroupCommit<Item, FireResult>({
       maxInFlight: MAX_WEBHOOK_BATCHES_IN_FLIGHT,
       weight: () => 1,
       maxWeight: MAX_WEBHOOK_FIRES_PER_TRANSACTION,
       // A trigger's fires are never in two transactions at once: they would wait for each other on its row.
       key: (item) => triggerKey(item.trigger),
-      run: (items) => fireBatch(deps, items),
+      run: (items) => fireBatch(deps, items, prelude),
     });
   }
 
@@ -38,7 +41,7 @@ export class WebhookFires {
 }
 
 /** One transaction for a batch: a group per trigger (fireGroups answers a fire key twice in a group as a duplicate of the first). */
-async function fireBatch(deps: EngineDeps, items: readonly Item[]): Promise<(FireResult | Error)[]> {
+async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: StartPreludeCache): Promise<(FireResult | Error)[]> {
   const groups: (FireGroup & { fires: Fire[] })[] = [];
   const byTrigger = new Map<string, number>();
   const slot = items.map((item) => {
@@ -50,7 +53,7 @@ async function fireBatch(deps: EngineDeps, items: readonly Item[]): Promise<(Fir
     }
     return { g, i: groups[g].fires.push(item.fire) - 1 };
   });
-  const results = await fireGroups(deps, groups);
+  const results = await fireGroups(deps, groups, prelude);
   return slot.map(({ g, i }) => {
     const r = results[g];
     return r.raced ? new Error('a webhook fire raced a schedule tick') : r.results[i]; // fires without a tick never race

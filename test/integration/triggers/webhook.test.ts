@@ -236,6 +236,29 @@ describe('webhook deliveries', () => {
     for (const [i, r] of answers.slice(0, 10).entries()) expect((await started(r.body.execution_id)).input.workload.repo).toBe(`octo/burst-${i}`);
   });
 
+  it('a redelivery arriving among new deliveries answers its first execution; the new ones each start one', async () => {
+    // Fires are written without reading first: the redelivery's recorded key fails the shared
+    // write, which is redone without it. Nothing may start twice, nor be lost.
+    const first = pushBody('octo/redelivered');
+    const firstHeaders = github(first, deliveryId());
+    const original = await deliver('github', first, firstHeaders);
+    expect(original.body.duplicate).toBe(false);
+    const before = await executionCount();
+    const fresh = Array.from({ length: 8 }, (_, i) => pushBody(`octo/among-${i}`));
+    const answers = await Promise.all([
+      ...fresh.slice(0, 4).map((b) => deliver('github', b, github(b, deliveryId()))),
+      deliver('github', first, firstHeaders),
+      ...fresh.slice(4).map((b) => deliver('github', b, github(b, deliveryId()))),
+    ]);
+    expect(answers.every((r) => r.status === 202)).toBe(true);
+    expect(answers[4].body).toEqual({ execution_id: original.body.execution_id, duplicate: true });
+    const started8 = [...answers.slice(0, 4), ...answers.slice(5)];
+    expect(started8.every((r) => !r.body.duplicate)).toBe(true);
+    expect(new Set(started8.map((r) => r.body.execution_id)).size).toBe(8);
+    expect(await executionCount()).toBe(before + 8);
+    for (const [i, r] of started8.entries()) expect((await started(r.body.execution_id)).input.workload.repo).toBe(`octo/among-${i}`);
+  });
+
   it('without delivery_id the body\'s SHA-256 is the fire key: the same body again is a duplicate, another body starts', async () => {
     const body = pushBody('octo/by-body');
     const first = await deliver('by_body', body, github(body, 'ignored-1'));
