@@ -35,7 +35,7 @@ beforeAll(async () => {
   t = await startTestApp();
   const a = t.deps.keyring.keyFor(t.deps.keyring.currentKid);
   if (!a) throw new Error('test keyring lacks its current key');
-  keyA = a;
+  keyA = a.export();
   for (let i = 0; i < 4; i++) {
     const res = await http(t.url, 'POST', '/api/credentials', { name: `rk_${i}_auth`, type: 'basic', data: { username: 'u', password: SECRETS[i] } });
     expect(res.status).toBe(201);

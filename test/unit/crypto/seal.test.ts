@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createKeyring } from '../../../src/crypto/keyring.ts';
 import { credentialAad, keychainAad, open, seal, SealError, sealedKeyId } from '../../../src/crypto/seal.ts';
@@ -109,7 +109,7 @@ describe('seal / open', () => {
 
   it('fails on a wrong key that claims a known key id', () => {
     const sealed = seal(ring, secret, aad);
-    const impostor = { currentKid: ring.currentKid, kids: ring.kids, keyFor: () => randomBytes(32) };
+    const impostor = { currentKid: ring.currentKid, kids: ring.kids, keyFor: () => createSecretKey(randomBytes(32)) };
     expectSealError(() => open(impostor, sealed, aad), /authentication failed/);
   });
 });
