@@ -81,9 +81,9 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
   });
 }
 
-/** Makes one trigger's fires (fireGroups of one group without a tick). */
-export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[]): Promise<FireResult[]> {
-  const [result] = await fireGroups(deps, [{ trigger, fires }]);
+/** Makes one trigger's fires (fireGroups of one group without a tick); `prelude` as there. */
+export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], prelude?: StartPreludeCache): Promise<FireResult[]> {
+  const [result] = await fireGroups(deps, [{ trigger, fires }], prelude);
   return result.raced ? [] : result.results;
 }
 

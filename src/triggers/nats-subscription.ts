@@ -1,6 +1,7 @@
 import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
 import { fireTrigger } from './fire-trigger.ts';
 import { ensureNatsConsumer } from './nats-consumer.ts';
 import { natsDurableName } from './nats-durable-name.ts';
@@ -41,6 +42,8 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   let nc: NatsConnection | undefined;
   let messages: ConsumerMessages | undefined;
   let wake: (() => void) | undefined;
+  // Catalog heads and execution ids from memory while messages keep coming (the write checks a head).
+  const prelude = new StartPreludeCache();
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -55,7 +58,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   const handle = async (m: JsMsg, streamCreated: string) => {
     try {
       const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
-      const [result] = await fireTrigger(deps, { path, name, kind: 'nats' }, [fire]);
+      const [result] = await fireTrigger(deps, { path, name, kind: 'nats' }, [fire], prelude);
       if (result.outcome === 'refused' && !result.duplicate) log.warn({ seq: m.info.streamSequence, reason: result.error }, 'NATS message refused: recorded, nothing started');
     } catch (err) {
       log.warn({ seq: m.info.streamSequence, err: err instanceof Error ? err.message : String(err) }, 'NATS message not fired; it is delivered again');
