@@ -35,18 +35,21 @@ const keyOf = (t: { path: string; name: string }) => `${t.path}\n${t.name}`;
  * already (by this server or another, before a restart, by a redelivery) answers with what it
  * started then (`duplicate`) and starts nothing. A group with a `tick` is made only if its
  * schedule's row is taken (still due at `from`, held by no other server); it moves to `to`.
- * `prelude`: the catalog heads and ids the starts take (a caller that fires often keeps one).
+ * `prelude`: the catalog heads and ids the starts take (a caller that fires often keeps one);
+ * `readFirst`: read which keys are recorded before the first write too (a backfill, whose range
+ * may have fired already: a failed write would have folded and written all its starts for nothing).
  */
-export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[], prelude = new StartPreludeCache()): Promise<GroupResult[]> {
+export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[], opts: FireOptions = {}): Promise<GroupResult[]> {
+  const prelude = opts.prelude ?? new StartPreludeCache();
   const done = new Map<string, FireResult>(); // by group index + fire key
   const id = (g: number, fireKey: string) => `${g}\n${fireKey}`;
   let raced = new Set<number>();
   for (let attempt = 1; ; attempt++) {
-    // Written optimistically: a fire key recorded already (a redelivery, a backfill over fired
-    // times, another server's) fails the write on the primary key, and the next attempt reads the
-    // recorded ones, which answer with their first result. A read before every write cost each
-    // webhook delivery a round trip for the rare repeat.
-    const keys = attempt === 1 ? [] : groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
+    // Written optimistically: a fire key recorded already (a redelivery, another server's) fails
+    // the write on the primary key, and the next attempt reads the recorded ones, which answer
+    // with their first result. A read before every write cost each webhook delivery a round trip
+    // for the rare repeat.
+    const keys = attempt === 1 && !opts.readFirst ? [] : groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
     const recorded = new Map((await findFires(deps.db, keys)).map((r) => [`${keyOf(r)}\n${r.fire_key}`, r]));
     const pending = groups.map((g, gi) => {
       // A key twice in one group is made once; its repeats answer as duplicates of it (below).
@@ -81,9 +84,12 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
   });
 }
 
-/** Makes one trigger's fires (fireGroups of one group without a tick); `prelude` as there. */
-export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], prelude?: StartPreludeCache): Promise<FireResult[]> {
-  const [result] = await fireGroups(deps, [{ trigger, fires }], prelude);
+/** How fireGroups goes about it (see there). */
+export type FireOptions = { prelude?: StartPreludeCache; readFirst?: boolean };
+
+/** Makes one trigger's fires (fireGroups of one group without a tick). */
+export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], opts: FireOptions = {}): Promise<FireResult[]> {
+  const [result] = await fireGroups(deps, [{ trigger, fires }], opts);
   return result.raced ? [] : result.results;
 }
 

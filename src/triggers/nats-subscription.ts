@@ -58,7 +58,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   const handle = async (m: JsMsg, streamCreated: string) => {
     try {
       const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
-      const [result] = await fireTrigger(deps, { path, name, kind: 'nats' }, [fire], prelude);
+      const [result] = await fireTrigger(deps, { path, name, kind: 'nats' }, [fire], { prelude });
       if (result.outcome === 'refused' && !result.duplicate) log.warn({ seq: m.info.streamSequence, reason: result.error }, 'NATS message refused: recorded, nothing started');
     } catch (err) {
       log.warn({ seq: m.info.streamSequence, err: err instanceof Error ? err.message : String(err) }, 'NATS message not fired; it is delivered again');

@@ -108,7 +108,7 @@ export async function backfill(deps: EngineDeps, path: string, name: string, fro
   const fires = times.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));
   const results: Awaited<ReturnType<typeof fireTrigger>> = [];
   // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
-  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK))));
+  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true })));
   return { execution_ids: results.filter((r) => !r.duplicate && r.outcome === 'started').map((r) => r.executionId!), skipped: results.filter((r) => r.duplicate || r.outcome !== 'started').length };
 }
 

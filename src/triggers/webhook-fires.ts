@@ -53,7 +53,7 @@ async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: Star
     }
     return { g, i: groups[g].fires.push(item.fire) - 1 };
   });
-  const results = await fireGroups(deps, groups, prelude);
+  const results = await fireGroups(deps, groups, { prelude });
   return slot.map(({ g, i }) => {
     const r = results[g];
     return r.raced ? new Error('a webhook fire raced a schedule tick') : r.results[i]; // fires without a tick never race
