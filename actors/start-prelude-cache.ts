@@ -39,11 +39,28 @@ export class StartPreludeCache {
     const now = this.#now();
     this.#block = now - this.#lastRefillAt < ID_BLOCK_DECAY_MS ? Math.min(MAX_ID_BLOCK, Math.max(n, this.#block * 2)) : n;
     this.#lastRefillAt = now;
-    const fetched = await startPrelude(q, unique, Math.max(0, this.#block - this.#ids.length)); // block >= n
-    this.#ids.push(...fetched.ids);
+    // The ids in memory are this take's while it waits: takes may overlap (webhook batches of
+    // several triggers, a NATS subscription's messages), and one served from memory meanwhile
+    // must not leave this one short.
+    const reserved = this.#ids;
+    this.#ids = [];
+    let fetched: Awaited<ReturnType<typeof startPrelude>>;
+    try {
+      fetched = await startPrelude(q, unique, Math.max(0, this.#block - reserved.length)); // block >= n
+    } catch (err) {
+      this.#keep(reserved);
+      throw err;
+    }
+    const ids = [...reserved, ...fetched.ids];
+    this.#keep(ids.slice(n));
     for (const [path, head] of fetched.heads) this.#remember(path, head);
     // Heads just read need no check; paths without one are unknown (never cached as such).
-    return { heads: fetched.heads, ids: this.#ids.splice(0, n), cached: [] };
+    return { heads: fetched.heads, ids: ids.slice(0, n), cached: [] };
+  }
+
+  /** Puts ids back for later takes, lowest first (so a run of takes hands them out in order). */
+  #keep(ids: readonly number[]): void {
+    if (ids.length) this.#ids = [...this.#ids, ...ids].sort((a, b) => a - b);
   }
 
   /** Drops every cached head: the next batch reads them again. */

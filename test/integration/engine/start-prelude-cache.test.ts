@@ -65,6 +65,19 @@ describe('start prelude cache', () => {
     expect(queries).toBe(3);
   });
 
+  it('overlapping takes each get the ids they asked for: one served from memory meanwhile does not leave the waiting one short', async () => {
+    const cache = new StartPreludeCache(() => 0);
+    await cache.take(q, ['p/a'], 1); // a block of 1
+    await cache.take(q, ['p/a'], 1); // a block of 2: one id left in memory
+    // The first must read (p/b's head is not in memory) and counts on the id left; the second
+    // would be served that id from memory while the first waits.
+    const [first, second] = await Promise.all([cache.take(q, ['p/b'], 4), cache.take(q, ['p/a'], 1)]);
+    expect(first.ids).toHaveLength(4);
+    expect(second.ids).toHaveLength(1);
+    expect(new Set([...first.ids, ...second.ids]).size).toBe(5);
+    expect([...first.ids, ...second.ids].every((id) => Number.isInteger(id) && id > 0)).toBe(true);
+  });
+
   it('after a quiet spell a refill takes only what its batch needs, so ids stay dense', async () => {
     let now = 0;
     const cache = new StartPreludeCache(() => now);
