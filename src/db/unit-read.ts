@@ -5,6 +5,7 @@ import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { FOLDING_EVENT_TYPES } from '../../machines/event-types.ts';
 import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
+import { opaque } from './opaque-param.ts';
 import { sqlList } from './sql-list.ts';
 
 const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
@@ -25,6 +26,8 @@ export type ReadExecution = ExecutionRow & { applied: AppliedEvent[]; inbox: Eve
 
 const READ_UNIT = {
   name: 'svc_read_unit',
+  // Every parameter opaque: planned for its values, this text cost ~1 ms of planning at each call
+  // (0.2-0.3 ms to run), and PostgreSQL never settled on its generic plan.
   // One statement (one snapshot of the database): a live execution's events are those its row counts.
   // The events are a json column of their own, aggregated as json text: jsonb_agg built each of a
   // 10,000-event log's rows as jsonb (118-124 ms against 54-66 ms, docs/benchmarks.md), and inside
@@ -49,7 +52,7 @@ const READ_UNIT = {
   SELECT e.execution_id, e.catalog_id, e.path, e.parent_execution_id, e.root_execution_id, e.parent_command_id, e.status, e.progress,
          e.result, e.error, e.machine_version, e.snapshot_event_id, e.applied_event_id, e.last_event_id, e.started_at, e.updated_at, e.finished_at,
          h.hot,
-         CASE WHEN e.status IN ${LIVE} AND NOT h.hot AND e.machine_version = $3 THEN e.snapshot END AS snapshot,
+         CASE WHEN e.status IN ${LIVE} AND NOT h.hot AND e.machine_version = ${opaque('$3', 'int')} THEN e.snapshot END AS snapshot,
          -- Looked for only when something waits (reserved ids are past applied_event_id until routed).
          CASE WHEN e.applied_event_id < e.last_event_id THEN
            (SELECT coalesce(jsonb_agg(jsonb_build_object('batch_id', b.batch_id, 'worker_id', b.worker_id, 'event_ids', b.event_ids, 'events', b.events)
@@ -58,16 +61,16 @@ const READ_UNIT = {
              WHERE b.execution_id = e.execution_id AND b.state IN (${BATCH_PENDING_SQL}) AND b.event_ids[1] > e.applied_event_id)
          ELSE '[]' END AS reserved
     FROM core.execution e
-    CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM unnest($4::bigint[], $5::bigint[]) AS c(id, last)
+    CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM unnest(${opaque('$4', 'bigint[]')}, ${opaque('$5', 'bigint[]')}) AS c(id, last)
                                         WHERE c.id = e.execution_id AND c.last = e.last_event_id) AS hot) h
-   WHERE e.execution_id = ANY($1::bigint[])) x
+   WHERE e.execution_id = ANY(${opaque('$1', 'bigint[]')})) x
 UNION ALL
 SELECT 'command', to_jsonb(c), NULL, NULL FROM (
   -- Each by its (command, execution) pair, so by its execution too (one shard under Citus); the id
   -- array reaches the rows by their primary key.
-  SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM unnest($2::bigint[], $6::bigint[]) AS r(cid, eid)
+  SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM unnest(${opaque('$2', 'bigint[]')}, ${opaque('$6', 'bigint[]')}) AS r(cid, eid)
     JOIN core.command ON command_id = r.cid AND execution_id = r.eid
-   WHERE command_id = ANY($2::bigint[])) c`,
+   WHERE command_id = ANY(${opaque('$2', 'bigint[]')})) c`,
 };
 
 /** A command named with the execution it was reported for (a report's event names both). */
