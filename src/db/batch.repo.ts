@@ -3,6 +3,7 @@ import { statesAllowing, type BatchState } from '../../machines/batch-request.ma
 import { eventLogCtes, recordAppends } from './event-log.ts';
 import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import type { Queryable } from './queryable.ts';
+import { opaque } from './opaque-param.ts';
 
 
 /** GET /api/events/batch/{request_id}/status: the request as stored. */
@@ -144,8 +145,8 @@ export async function itemRecords(q: Queryable, batches: { batch_id: number; exe
        FROM jsonb_to_recordset($1::jsonb) AS x(batch_id bigint, execution_id bigint, event_ids bigint[])
        JOIN core.event v ON v.execution_id = x.execution_id AND v.event_id = ANY(x.event_ids)
       CROSS JOIN LATERAL (SELECT count(*)::int AS commands FROM core.command c
-                           WHERE c.execution_id = x.execution_id AND c.issued_by_batch = x.batch_id AND c.execution_id = ANY($2::bigint[])) n
-      WHERE v.execution_id = ANY($2::bigint[])
+                           WHERE c.execution_id = x.execution_id AND c.issued_by_batch = x.batch_id AND c.execution_id = ANY(${opaque('$2', 'bigint[]')})) n
+      WHERE v.execution_id = ANY(${opaque('$2', 'bigint[]')})
       ORDER BY v.execution_id, v.event_id`,
     values: [JSON.stringify(batches), [...new Set(batches.map((b) => b.execution_id))]],
   });
@@ -195,7 +196,7 @@ WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, batch_id bigint, execution_id bigint, worker_id text, state text, event_type text,
          context jsonb, result jsonb, error jsonb, commands_generated int, message text)
 ), lk AS (
-  SELECT e.execution_id FROM core.execution e WHERE e.execution_id = ANY($3::bigint[]) ORDER BY e.execution_id FOR UPDATE
+  SELECT e.execution_id FROM core.execution e WHERE e.execution_id = ANY(${opaque('$3', 'bigint[]')}) ORDER BY e.execution_id FOR UPDATE
 ), upd AS (
   UPDATE core.batch_request b
      SET state = x.state, error_code = x.error->>'code', message = x.message, commands_generated = x.commands_generated,
@@ -203,8 +204,8 @@ WITH x AS (
          routed_at = CASE WHEN x.state = 'completed' THEN COALESCE(b.routed_at, now()) ELSE b.routed_at END
     FROM x
    -- By its execution too, known from the claim (one shard under Citus); the id array reaches it by its primary key.
-   WHERE b.batch_id = x.batch_id AND b.execution_id = x.execution_id AND b.execution_id = ANY($3::bigint[]) AND b.batch_id = ANY($4::bigint[])
-     AND b.state = ANY($2::text[]) AND ${ROUTED_SQL} = (x.state = 'completed')
+   WHERE b.batch_id = x.batch_id AND b.execution_id = x.execution_id AND b.execution_id = ANY(${opaque('$3', 'bigint[]')})
+     AND b.batch_id = ANY(${opaque('$4', 'bigint[]')}) AND b.state = ANY(${opaque('$2', 'text[]')}) AND ${ROUTED_SQL} = (x.state = 'completed')
      AND (SELECT count(*) FROM lk) >= 0
   RETURNING b.batch_id, b.worker_id, b.event_ids, b.events
 ), per AS (
@@ -223,7 +224,7 @@ WITH x AS (
               FROM x JOIN upd ON upd.batch_id = x.batch_id
              CROSS JOIN LATERAL jsonb_array_elements(upd.events) WITH ORDINALITY AS i(item, n)
              WHERE x.state = 'failed')`,
-  ids: '$3::bigint[]',
+  ids: opaque('$3', 'bigint[]'),
 }).join(', ')}
 SELECT execution_id, from_event_id, to_event_id, applied FROM log_bump`,
     values: [
