@@ -167,10 +167,10 @@ const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
         AND ($5::bigint IS NULL OR e.parent_execution_id = $5)
         AND ($6::text IS NULL OR e.execution_id = ANY (ARRAY(
               SELECT ev.execution_id FROM core.event ev
-               WHERE ev.event_type = '${EVENT.executionStarted}' AND ((ev.context -> 'trigger') ->> 'name') = $6)))
+               WHERE ev.event_type = '${EVENT.executionStarted}' AND ev.context ? 'trigger' AND ((ev.context -> 'trigger') ->> 'name') = $6)))
         AND ($7::text IS NULL OR e.execution_id = ANY (ARRAY(
               SELECT ev.execution_id FROM core.event ev
-               WHERE ev.event_type = '${EVENT.executionStarted}' AND ((ev.context -> 'requested_by') ->> 'sub') = $7)))
+               WHERE ev.event_type = '${EVENT.executionStarted}' AND ev.context ? 'requested_by' AND ((ev.context -> 'requested_by') ->> 'sub') = $7)))
         AND ($8::text IS NULL OR e.execution_id = $9 OR strpos(lower(e.path), lower($8)) > 0)
         AND ($10::jsonb IS NULL OR e.execution_id = ANY (ARRAY(
               SELECT ev.execution_id FROM core.event ev

@@ -2,9 +2,9 @@
 // hand out ids from blocks, a cursor that holds under inserts, every filter, counts per status,
 // index-served pages (EXPLAIN over a few thousand rows), and `progress` of a run failing halfway.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listExecutions, countExecutionsByStatus, type ExecutionListFilter } from '../../../src/db/execution.repo.ts';
+import { listExecutions, countExecutionsByStatus, executionsWithInbox, runningStartedBefore, type ExecutionListFilter } from '../../../src/db/execution.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
-import { EXECUTION_STATUSES } from '../../../machines/statuses.ts';
+import { EXECUTION_STATUSES, LIVE_EXECUTION_STATUSES } from '../../../machines/statuses.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 
@@ -246,6 +246,17 @@ describe('index-served pages', () => {
       expect(plan, plan).not.toMatch(/Seq Scan on (core\.)?(execution|event)\b/);
       expect(plan, plan).toMatch(/Index/);
     }
+  });
+
+  it('reads live executions in id order by the index of live executions (migration 0030)', async () => {
+    const plans: string[] = [];
+    await executionsWithInbox(explaining(plans), 100);
+    await runningStartedBefore(explaining(plans), { olderThanMinutes: 5, afterId: 0, limit: 100 });
+    for (const plan of plans) expect(plan, plan).toMatch(/execution_live_idx/);
+    // Its predicate is the statuses the code calls live: a status added to one list and not the other fails here.
+    const { rows } = await t.deps.db.query<{ def: string }>(`SELECT pg_get_indexdef('core.execution_live_idx'::regclass) AS def`);
+    const listed = [...rows[0]!.def.matchAll(/'(\w+)'::text/g)].map((m) => m[1]).sort();
+    expect(listed).toEqual([...LIVE_EXECUTION_STATUSES].sort());
   });
 
   it('pages through the seeded rows by cursor as the database orders them', async () => {
