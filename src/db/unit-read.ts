@@ -30,9 +30,10 @@ const READ_UNIT = {
   // (0.2-0.3 ms to run), and PostgreSQL never settled on its generic plan.
   // One statement (one snapshot of the database): a live execution's events are those its row counts.
   // The events are a json column of their own, aggregated as json text: jsonb_agg built each of a
-  // 10,000-event log's rows as jsonb (118-124 ms against 54-66 ms, docs/benchmarks.md), and inside
-  // to_jsonb(x) a json value would be parsed into jsonb again.
-  text: `SELECT 'execution' AS kind, to_jsonb(x) - 'hot' AS row,
+  // 10,000-event log's rows as jsonb (118-124 ms against 54-66 ms, docs/benchmarks.md). The row
+  // is json too, and the stored snapshot a column beside it: inside to_jsonb(x) the snapshot was
+  // copied node by node (and again by `- 'hot'`): that was 3 times the rest of the read.
+  text: `SELECT 'execution' AS kind, to_json(r) AS row, x.snapshot,
        -- Events the machine applied are read to be folded again, so only the types that fold (most
        -- of a log only records: a loop item is 1 folding event of 6) and only what a fold reads.
        -- x.snapshot is the stored one where it is of this machine version (else null: the whole log).
@@ -64,8 +65,11 @@ const READ_UNIT = {
     CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM unnest(${opaque('$4', 'bigint[]')}, ${opaque('$5', 'bigint[]')}) AS c(id, last)
                                         WHERE c.id = e.execution_id AND c.last = e.last_event_id) AS hot) h
    WHERE e.execution_id = ANY(${opaque('$1', 'bigint[]')})) x
+  CROSS JOIN LATERAL (SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
+                             x.result, x.error, x.machine_version, x.snapshot_event_id, x.applied_event_id, x.last_event_id, x.started_at, x.updated_at,
+                             x.finished_at, x.reserved) r
 UNION ALL
-SELECT 'command', to_jsonb(c), NULL, NULL FROM (
+SELECT 'command', to_json(c), NULL, NULL, NULL FROM (
   -- Each by its (command, execution) pair, so by its execution too (one shard under Citus); the id
   -- array reaches the rows by their primary key.
   SELECT ${COMMAND_COLUMNS_NO_INPUT} FROM unnest(${opaque('$2', 'bigint[]')}, ${opaque('$6', 'bigint[]')}) AS r(cid, eid)
@@ -99,15 +103,15 @@ export async function readUnit(
 ): Promise<{ executions: ReadExecution[]; commands: CommandRow[] }> {
   if (!executionIds.length && !commands.length) return { executions: [], commands: [] };
   const pairs = [...new Map(commands.map((c) => [`${c.execution_id}:${c.command_id}`, c])).values()];
-  const { rows } = await q.query<{ kind: string; row: Json<Omit<ReadExecution, 'applied' | 'inbox'>> | CommandJson; applied: AppliedEvent[] | null; inbox: EventRow[] | null }>({
+  const { rows } = await q.query<{ kind: string; row: Json<Omit<ReadExecution, 'snapshot' | 'applied' | 'inbox'>> | CommandJson; snapshot: ExecutionRow['snapshot']; applied: AppliedEvent[] | null; inbox: EventRow[] | null }>({
     ...READ_UNIT,
     values: [[...new Set(executionIds)], pairs.map((c) => c.command_id), machineVersion, [...hot.keys()], [...hot.values()], pairs.map((c) => c.execution_id)],
   });
   const executions: ReadExecution[] = [];
   const read: CommandRow[] = [];
-  for (const { kind, row, applied, inbox } of rows) {
+  for (const { kind, row, snapshot, applied, inbox } of rows) {
     if (kind === 'execution' && applied !== null && inbox !== null && 'reserved' in row) {
-      executions.push({ ...row, applied, inbox, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
+      executions.push({ ...row, snapshot, applied, inbox, started_at: new Date(row.started_at), updated_at: new Date(row.updated_at), finished_at: row.finished_at === null ? null : new Date(row.finished_at) });
     } else if (kind === 'command' && 'seq' in row) {
       read.push(commandOfJson(row));
     }
