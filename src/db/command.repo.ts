@@ -32,7 +32,7 @@ export type CommandRow = {
 
 const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;
 
-/** A command row as `to_jsonb` gives it (times as ISO text). */
+/** A command row as `to_json` gives it (times as ISO text). */
 export type CommandJson = Omit<CommandRow, 'claimed_at' | 'heartbeat_at' | 'created_at'> & { claimed_at: string | null; heartbeat_at: string | null; created_at: string };
 
 /** A command row read as jsonb (a statement that returns several kinds of rows), with its times as dates. */

@@ -310,9 +310,9 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
    WHERE (SELECT count(*) FROM log_bump WHERE guarded) <> ${opaque($('guarded'), 'int')}
       OR (SELECT count(*) FROM upd_cmd) <> jsonb_array_length(${$('commandUpdates')}::jsonb)
 )
-SELECT 'claimed' AS kind, to_jsonb(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}${older ? `
-UNION ALL SELECT 'claimed', to_jsonb(o) FROM older o` : ''}
-UNION ALL SELECT 'woken', to_jsonb(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE}
+SELECT 'claimed' AS kind, to_json(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}${older ? `
+UNION ALL SELECT 'claimed', to_json(o) FROM older o` : ''}
+UNION ALL SELECT 'woken', to_json(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE}
 UNION ALL SELECT 'notified', NULL FROM note${full ? `
 UNION ALL SELECT 'stale', NULL FROM stale` : ''}
 UNION ALL SELECT 'moved', NULL FROM moved`;
