@@ -12,7 +12,7 @@ import type { RoutedEvent } from '../src/protocol.ts';
 import { batchItemEvent } from './batch-item.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
-import { pureInitialTransition, pureReplay } from './pure-transition.ts';
+import { pureInitialTransition, pureReplay, pureRestore } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
@@ -100,7 +100,7 @@ async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapsho
   const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
   const snapshotEventId = stored ? row.snapshot_event_id : 0;
   // Events the machine already applied: their effects happened, so they are folded without them.
-  const snapshot = foldEvents(machine, stored ? machine.resolveState(stored) : null, applied);
+  const snapshot = foldEvents(machine, stored ? pureRestore(machine, stored) : null, applied);
   return { row, compiled, snapshot, snapshotEventId, inbox, reserved };
 }
 

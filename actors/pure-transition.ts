@@ -1,6 +1,6 @@
-import { createActor, type Actor, type EventFromLogic, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type EventFromLogic, type InspectionEvent, type Snapshot as ActorSnapshot, type SnapshotFrom, type StateValue } from 'xstate';
 import type { ExecutionMachine } from '../machines/execution.machine.ts';
-import type { ExecutionInput } from '../machines/execution/types.ts';
+import type { ExecutionContext, ExecutionInput } from '../machines/execution/types.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 /** An action the machine executed, as xstate reports it: the `effect` actions carry the effects. */
@@ -21,12 +21,13 @@ type Live = { actor: Actor<ExecutionMachine>; actions: Actions };
 /** The actor standing at each snapshot it made, while the snapshot is referenced (a weak key). */
 const live = new WeakMap<Snapshot, Live>();
 
-function newActor(machine: ExecutionMachine, from: { snapshot: Snapshot } | { input: ExecutionInput }): Live {
+/** An actor of the machine started with `input`, or restored from `snapshot` (a machine snapshot or its persisted form). */
+function newActor(machine: ExecutionMachine, from: { snapshot?: ActorSnapshot<unknown>; input: ExecutionInput }): Live {
   const l: Live = { actor: undefined as unknown as Actor<ExecutionMachine>, actions: [] };
   const inspect = (ev: InspectionEvent) => {
     if (ev.type === '@xstate.action') l.actions.push(ev.action);
   };
-  l.actor = 'snapshot' in from ? createActor(machine, { snapshot: from.snapshot, input: from.snapshot.context.input, inspect }) : createActor(machine, { input: from.input, inspect });
+  l.actor = createActor(machine, { ...from, inspect });
   // An action that throws leaves an error snapshot, thrown by the caller below; without an error
   // observer xstate would also rethrow it later, out of band.
   l.actor.subscribe({ error: () => {} });
@@ -48,7 +49,7 @@ export function pureTransition(machine: ExecutionMachine, snapshot: Snapshot, ev
   let l = live.get(snapshot);
   if (l && l.actor.logic === machine) live.delete(snapshot);
   else {
-    l = newActor(machine, { snapshot });
+    l = newActor(machine, { snapshot, input: snapshot.context.input });
     l.actor.start();
   }
   l.actor.send(event);
@@ -63,21 +64,38 @@ export function pureInitialTransition(machine: ExecutionMachine, input: Executio
 }
 
 /**
- * The snapshot `events` fold `from` to, effects not performed: one actor for the whole run, and
- * one that reports no actions (nothing reads them), so hydrating a long log costs its transitions
- * only. The snapshot it ends at has no live actor: a transition from it restores one.
+ * The snapshot of a state stored as its value and context (core.execution.snapshot), restored by
+ * an actor that stays live at it: restored once, whether a replay or a transition follows.
+ */
+export function pureRestore(machine: ExecutionMachine, stored: { value: StateValue; context: ExecutionContext }): Snapshot {
+  // The form xstate persists a snapshot in (getPersistedSnapshot): an execution has no child
+  // actors and no history states.
+  const persisted = { status: 'active' as const, output: undefined, error: undefined, value: stored.value, context: stored.context, children: {}, historyValue: {} };
+  const l = newActor(machine, { snapshot: persisted, input: stored.context.input });
+  l.actor.start();
+  return settle(l)[0];
+}
+
+/**
+ * The snapshot `events` fold `from` to, effects not performed (they happened when the events were
+ * first folded): one actor for the whole run, which then stays live at the snapshot it ends at,
+ * so the next transition from it is one `send` (a hydrated execution is restored once, not twice).
  */
 export function pureReplay(machine: ExecutionMachine, from: Snapshot, events: readonly EventFromLogic<ExecutionMachine>[]): Snapshot {
-  if (from.status !== 'active' || events.length === 0) return from;
-  const actor = createActor(machine, { snapshot: from, input: from.context.input });
-  actor.subscribe({ error: () => {} });
-  actor.start();
-  let snapshot: Snapshot = from;
+  if (from.status !== 'active') return from;
+  let l = live.get(from);
+  if (l && l.actor.logic === machine) live.delete(from);
+  else {
+    l = newActor(machine, { snapshot: from, input: from.context.input });
+    l.actor.start();
+  }
   for (const ev of events) {
-    actor.send(ev);
-    snapshot = actor.getSnapshot();
+    l.actor.send(ev);
+    const snapshot = l.actor.getSnapshot();
     if (snapshot.status === 'error') throw snapshot.error;
     if (snapshot.status !== 'active') break;
+    l.actions = [];
   }
-  return snapshot;
+  l.actions = [];
+  return settle(l)[0];
 }

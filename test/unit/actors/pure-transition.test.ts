@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, initialTransition, transition, type AnyStateMachine } from 'xstate';
-import { pureInitialTransition, pureTransition } from '../../../actors/pure-transition.ts';
+import { pureInitialTransition, pureReplay, pureRestore, pureTransition } from '../../../actors/pure-transition.ts';
 import { createExecutionMachine } from '../../../machines/execution.machine.ts';
 import { effectsOf, inputOf, ok, playbookOf, shell } from '../machines/helpers.ts';
 
@@ -43,6 +43,21 @@ describe('pureTransition', () => {
     const [same, none] = pureTransition(machine, p0, { type: 'command.completed', seq: 99, tasks: {} });
     expect(none).toEqual([]);
     expect(view(same)).toEqual(view(p0));
+  });
+
+  it('restores a stored snapshot (value and context as JSON) once: a replay and the next transition go on from it as from the live one', () => {
+    const [p0] = pureInitialTransition(machine, inputOf());
+    const stored = JSON.parse(JSON.stringify({ value: p0.value, context: p0.context }));
+    const restored = pureRestore(machine, stored);
+    expect(view(restored)).toEqual(view(machine.resolveState(stored)));
+    expect(pureReplay(machine, restored, [])).toBe(restored);
+    const ev = { type: 'command.completed', seq: 1, tasks: { x: ok(1) } } as const;
+    const [live, liveActions] = pureTransition(machine, p0, ev);
+    const [next, nextActions] = pureTransition(machine, restored, ev);
+    expect(view(next)).toEqual(view(live));
+    expect(effectsOf(nextActions)).toEqual(effectsOf(liveActions));
+    const [sn] = transition(machine, machine.resolveState(stored), ev);
+    expect(view(next)).toEqual(view(sn));
   });
 
   it('does not start an execution without input: the throwaway actor of each call enters no step', () => {
