@@ -114,7 +114,7 @@ export type ChildPlaybook = Pick<CatalogRow, 'catalog_id' | 'path' | 'kind' | 'p
 export async function childReads(q: Queryable, paths: readonly string[], parents: readonly number[]): Promise<{ heads: ChildPlaybook[]; children: { parent: number; child: number }[] }> {
   const { rows } = await q.query<{ head: ChildPlaybook | null; parent: number | null; child: number | null }>({
     name: 'svc_child_reads',
-    text: `SELECT to_jsonb(h) AS head, NULL::bigint AS parent, NULL::bigint AS child
+    text: `SELECT to_json(h) AS head, NULL::bigint AS parent, NULL::bigint AS child
              FROM (SELECT DISTINCT ON (path) catalog_id, path, kind, payload FROM core.catalog
                     WHERE path = ANY($1::text[]) ORDER BY path, version DESC) h
            UNION ALL
