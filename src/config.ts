@@ -178,6 +178,9 @@ const envSchema = v.object({
   SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS: int(1800, 1),
   SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS: int(60, 1),
   SVC_COMMAND_REAPER_MAX_PER_RUN: int(100, 1),
+  // Running executions whose machine snapshot a server keeps in memory (actors/hot-snapshots.ts
+  // has the default): more routes without reading the execution, for memory.
+  SVC_HOT_SNAPSHOTS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[1-9]\d{0,8}$/, 'expects a whole number of executions, at least 1'), v.transform(Number))),
   SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expects a whole number of seconds'), v.transform(Number)),
   ),

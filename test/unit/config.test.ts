@@ -62,6 +62,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);
   });
 
+  it('SVC_HOT_SNAPSHOTS: unset leaves the cache its default; a whole number of executions, at least 1', () => {
+    expect(loadConfig({}).SVC_HOT_SNAPSHOTS).toBeUndefined();
+    expect(loadConfig({ SVC_HOT_SNAPSHOTS: '500' }).SVC_HOT_SNAPSHOTS).toBe(500);
+    for (const bad of ['0', '-1', '1.5', 'many']) expect(configError({ SVC_HOT_SNAPSHOTS: bad })).toMatch(/invalid SVC_HOT_SNAPSHOTS: expects a whole number of executions, at least 1/);
+  });
+
   it('never echoes a database URL or key back', () => {
     try {
       loadConfig({ SVC_DATABASE_URL: 'not a url with password hunter2' });
