@@ -34,6 +34,18 @@ function newActor(machine: ExecutionMachine, from: { snapshot?: ActorSnapshot<un
   return l;
 }
 
+/** The actor standing at `snapshot` (taken: it moves on), or a new one restored from it. */
+function actorAt(machine: ExecutionMachine, snapshot: Snapshot): Live {
+  const l = live.get(snapshot);
+  if (l && l.actor.logic === machine) {
+    live.delete(snapshot);
+    return l;
+  }
+  const restored = newActor(machine, { snapshot, input: snapshot.context.input });
+  restored.actor.start();
+  return restored;
+}
+
 /** The actor's snapshot after its last step, with the actions of that step; it stays live for the next one. */
 function settle(l: Live): [Snapshot, Actions] {
   const next = l.actor.getSnapshot();
@@ -46,12 +58,7 @@ function settle(l: Live): [Snapshot, Actions] {
 
 /** The next snapshot of an execution and the actions of the transition (effects not run). */
 export function pureTransition(machine: ExecutionMachine, snapshot: Snapshot, event: EventFromLogic<ExecutionMachine>): [Snapshot, Actions] {
-  let l = live.get(snapshot);
-  if (l && l.actor.logic === machine) live.delete(snapshot);
-  else {
-    l = newActor(machine, { snapshot, input: snapshot.context.input });
-    l.actor.start();
-  }
+  const l = actorAt(machine, snapshot);
   l.actor.send(event);
   return settle(l);
 }
@@ -83,12 +90,7 @@ export function pureRestore(machine: ExecutionMachine, stored: { value: StateVal
  */
 export function pureReplay(machine: ExecutionMachine, from: Snapshot, events: readonly EventFromLogic<ExecutionMachine>[]): Snapshot {
   if (from.status !== 'active') return from;
-  let l = live.get(from);
-  if (l && l.actor.logic === machine) live.delete(from);
-  else {
-    l = newActor(machine, { snapshot: from, input: from.context.input });
-    l.actor.start();
-  }
+  const l = actorAt(machine, from);
   for (const ev of events) {
     l.actor.send(ev);
     const snapshot = l.actor.getSnapshot();
