@@ -8,6 +8,7 @@ import type { FlowClock } from '../src/flow/flow-clock.ts';
 import type { ScheduleClock } from '../src/triggers/schedule-clock.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { KeyRooms } from './key-rooms.ts';
+import type { ParkedClaims } from './parked-claims.ts';
 import type { PlaybookCache } from './playbook-cache.ts';
 
 /**
@@ -15,9 +16,10 @@ import type { PlaybookCache } from './playbook-cache.ts';
  * (admission at the start); `waitClock` hears of wake-up times a routing wrote (this server's
  * timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/), `scheduleClock`
  * of executions that ended (this server's scheduler), `traces` of every committed unit when traces
- * are on (src/telemetry/).
+ * are on (src/telemetry/); `parked` holds this server's claimers waiting for work, which a start
+ * hands the commands it issues (actors/parked-claims.ts).
  */
-export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
+export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; parked?: ParkedClaims; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
 
 /**
  * Where the bus is not PostgreSQL (NATS: its write statements send no NOTIFY), the engine

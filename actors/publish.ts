@@ -63,6 +63,17 @@ export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'ro
 }
 
 /**
+ * After a claim committed (by a claim statement or a unit's write): this process holds the
+ * commands as claimed (their reports may route from memory), and the metrics count them.
+ */
+export function recordClaims(deps: Pick<EngineDeps, 'snapshots' | 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
+  for (const c of claimed) deps.snapshots.commands.set(c);
+  deps.metrics.commandsClaimed.inc(claimed.length);
+  observeFlowClaims(deps, claimed);
+  deps.metrics.batchFirstClaims.claimed(claimed);
+}
+
+/**
  * After a claim: the limited commands among `claimed` count as admitted, with how long they
  * waited, and the admitter hears of their limits (a rate's bucket was drawn on).
  */

@@ -5,7 +5,7 @@ import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runUnit } from './execution-unit.ts';
 import type { Fold, Folded, RoutedItem } from './fold.ts';
-import { observeFlowClaims, publish, publishFlow, publishWaits } from './publish.ts';
+import { publish, publishFlow, publishWaits, recordClaims } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
 import { routeReport } from './route-report.ts';
 
@@ -62,15 +62,14 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
   publishFlow(deps, done.folded.rows);
-  rememberCommands(deps, done.value.moved, done.claimed);
+  // The commands it moved, as now stored (those it handed out: recordClaims below).
+  for (const c of done.value.moved) deps.snapshots.commands.set(c);
   if (done.readNothing) deps.metrics.routedFromMemory.inc();
   const commandsGenerated = done.folded.rows.commands.length;
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.scheduleClock?.ended(done.folded.rows.finished);
   deps.metrics.commandsIssued.inc(commandsGenerated);
-  deps.metrics.commandsClaimed.inc(done.claimed.length);
-  observeFlowClaims(deps, done.claimed);
-  deps.metrics.batchFirstClaims.claimed(done.claimed);
+  recordClaims(deps, done.claimed);
   deps.metrics.routeSeconds.observe((committed - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);
   if (probe) {
@@ -95,13 +94,6 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   }
   if (probe) probe.issue_commands_ms = performance.now() - committed;
   return { results: done.value.results, commands_generated: commandsGenerated, claimed: done.claimed, items: done.value.items };
-}
-
-/** After commit: the commands this routing moved or handed out, as now stored. */
-function rememberCommands(deps: EngineDeps, moved: readonly CommandRow[], claimed: readonly CommandRow[]): void {
-  const hot = deps.snapshots.commands;
-  for (const c of moved) hot.set(c);
-  for (const c of claimed) hot.set(c);
 }
 
 /** Folds the routed events in order (synchronously: the command machine's verdicts, then the execution's transition); returns their results. */

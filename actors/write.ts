@@ -26,7 +26,7 @@ export type Written = {
  * The write step: everything a finished fold writes, its inbox events for the executions it did
  * not hold included, in one statement (src/db/unit-write.ts). With `claims`, new commands go
  * straight to those workers in order, up to each one's `max` (claim-ahead), and older pending
- * ones (and stranded ones `claimPolicy` lets go) fill what is left; with `freesSlot` (the unit
+ * ones (and stranded ones `claimPolicy` lets go) fill what is left of those not `newOnly`; with `freesSlot` (the unit
  * frees a limit's slot) those include commands of limits' keys with room.
  */
 export async function writeFolded(q: Queryable, folded: Folded, claims: readonly Claimer[] = [], claimPolicy: ClaimPolicy | null = null, freesSlot = false): Promise<Written> {
@@ -51,7 +51,7 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
       commands[next] = { ...c, status: COMMAND_RULES.claim.to, worker_id: claim.workerId, claim_token: claim.token };
       handed++;
     }
-    if (claim.max > handed) older.push({ ...claim, max: claim.max - handed });
+    if (claim.max > handed && !claim.newOnly) older.push({ ...claim, max: claim.max - handed });
   }
   const waiting = new Set(folded.rows.waits.map((w) => w.execution_id));
   const appends: LogAppend[] = [];

@@ -13,6 +13,7 @@ import type { TraceSink } from './telemetry/trace-sink.ts';
 import type { WaitClock } from './waits/wait-clock.ts';
 import type { FlowClock } from './flow/flow-clock.ts';
 import type { ScheduleClock } from './triggers/schedule-clock.ts';
+import type { ParkedClaims } from '../actors/parked-claims.ts';
 import type { KeyRooms } from '../actors/key-rooms.ts';
 
 /** What the HTTP host needs; tests build it against their own database. */
@@ -29,6 +30,8 @@ export type AppDeps = {
   snapshots: HotSnapshots;
   /** How many starts each concurrency key can admit at once, as this process last knew (see actors/key-rooms.ts). */
   rooms: KeyRooms;
+  /** Long-polling claimers waiting for work, which a start hands the commands it issues (see actors/parked-claims.ts). */
+  parked: ParkedClaims;
   /** Wakes long-polling claimers when commands are issued. */
   bus: CommandBus;
   /** The one credential worker routes take (SVC_WORKER_TOKEN, or the embedded default's file). */

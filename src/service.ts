@@ -14,6 +14,7 @@ import { BatchWake } from '../actors/batch-wake.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
 import { HotSnapshots } from '../actors/hot-snapshots.ts';
 import { KeyRooms } from '../actors/key-rooms.ts';
+import { ParkedClaims } from '../actors/parked-claims.ts';
 import { createBus } from './bus/create-bus.ts';
 import { checkStoredKeys } from './crypto/check-stored-keys.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
@@ -77,7 +78,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const batchWake = new BatchWake();
     const { bus, announce } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
-    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).
     if (tracesConfigured(config)) {

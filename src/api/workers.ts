@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { observeFlowClaims } from '../../actors/publish.ts';
+import { randomUUID } from 'node:crypto';
+import { recordClaims } from '../../actors/publish.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
@@ -94,10 +95,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const claimed = await claimCommand(deps.db, id, worker_id, desk.policy, execution_id);
     if (claimed) {
       // Its reports can then be routed from memory (actors/route-events.ts).
-      deps.snapshots.commands.set(claimed);
-      deps.metrics.commandsClaimed.inc();
-      observeFlowClaims(deps, [claimed]);
-      deps.metrics.batchFirstClaims.claimed([claimed]);
+      recordClaims(deps, [claimed]);
       return presentCommand(claimed);
     }
     const row = await getCommand(deps.db, id);
@@ -123,6 +121,8 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const deadline = Date.now() + b.wait_ms;
     const again = await desk.redelivered(b.worker_id, b.request_id, b.retry);
     if (again.length) return { commands: again.map(presentCommand) };
+    // The token a start's write claims for it under while it is parked (actors/parked-claims.ts).
+    const token = b.request_id ?? randomUUID();
     for (;;) {
       // Listen before looking, so a notification between the two is not lost.
       const signal = AbortSignal.any([abort.signal, app.closingSignal]);
@@ -131,13 +131,15 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       const woken = deps.bus.next(deadline - Date.now(), signal);
       const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, desk.reclaim(), b.request_id ?? null);
       if (claimed.length || Date.now() >= deadline || signal.aborted) {
-        for (const c of claimed) deps.snapshots.commands.set(c);
-        deps.metrics.commandsClaimed.inc(claimed.length);
-        observeFlowClaims(deps, claimed);
-        deps.metrics.batchFirstClaims.claimed(claimed);
+        recordClaims(deps, claimed);
         return { commands: claimed.map(presentCommand) };
       }
-      await woken;
+      // Parked while it waits: a start written on this server meanwhile hands it its commands.
+      const parking = deps.parked.park({ workerId: b.worker_id, max: b.max, token });
+      await Promise.race([woken, parking.handed]);
+      // The start's write recorded them (actors/start-execution.ts).
+      const handed = await parking.leave();
+      if (handed.length) return { commands: handed.map(presentCommand) };
     }
   });
 

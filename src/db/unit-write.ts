@@ -70,8 +70,11 @@ export type UnitAdmission = {
  */
 export type UnitCommandUpdate = { execution_id: number; command_id: number; status: CommandStatus; expected_status: CommandStatus; expected_attempt: number };
 
-/** A worker claiming up to `max` commands by a request with `token` (null: none given). */
-export type Claimer = { workerId: string; max: number; token: string | null };
+/**
+ * A worker claiming up to `max` commands by a request with `token` (null: none given); `newOnly`:
+ * only commands the write issues itself, no pick of older ones (a parked claimer, actors/parked-claims.ts).
+ */
+export type Claimer = { workerId: string; max: number; token: string | null; newOnly?: boolean };
 
 /** A wait a step begins (core.wait): its wake-up time for a timer or a signal's timeout (null: none). */
 export type UnitWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };

@@ -8,6 +8,7 @@ import { createKeyring } from '../../src/crypto/keyring.ts';
 import { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { HotSnapshots } from '../../actors/hot-snapshots.ts';
 import { KeyRooms } from '../../actors/key-rooms.ts';
+import { ParkedClaims } from '../../actors/parked-claims.ts';
 import { createPostgresBus } from '../../src/bus/postgres.ts';
 import { Db } from '../../src/db/db.ts';
 import { startBatchProcessor } from '../../actors/batch-processor.ts';
@@ -58,6 +59,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { bat
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     rooms: new KeyRooms(t.db),
+    parked: new ParkedClaims(),
     bus: await createPostgresBus(t.db),
     workerToken,
     batchWake: new BatchWake(),
@@ -106,6 +108,7 @@ export async function startSecondServer(a: TestApp): Promise<{ url: string; deps
     cache: new PlaybookCache(),
     snapshots: new HotSnapshots(),
     rooms: new KeyRooms(db),
+    parked: new ParkedClaims(),
     bus: await createPostgresBus(db),
     batchWake: new BatchWake(),
   };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
@@ -213,5 +214,39 @@ describe('claims', () => {
     // A new request (another id) finds nothing: the command was not claimed twice.
     expect((await http(t.url, 'POST', '/api/worker/claim', { ...body, request_id: 'claim-2' }, asWorker)).body.commands).toEqual([]);
     expect((await db.query(`SELECT attempt FROM core.command WHERE command_id = $1`, [commandId])).rows[0].attempt).toBe(1);
+  });
+
+  it('a start hands its command to a long-poll claim waiting on this server, in the start\'s own write (claim-ahead for starts)', async () => {
+    // Nothing older to claim: the long poll finds nothing and waits.
+    await db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status = 'PENDING'`);
+    const waitMs = 10_000;
+    const t0 = Date.now();
+    const parked = http(t.url, 'POST', '/api/worker/claim', { worker_id: 'idle', request_id: 'parked-1', max: 1, wait_ms: waitMs }, asWorker);
+    await sleep(300);
+    const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'claims/one' });
+    expect(run.status).toBe(200);
+    const answer = await parked;
+    expect(Date.now() - t0).toBeLessThan(waitMs / 2);
+    expect(answer.body.commands).toHaveLength(1);
+    expect(answer.body.commands[0]).toMatchObject({ execution_id: run.body.execution_id, attempt: 1, status: 'CLAIMED', worker_id: 'idle' });
+    // Claimed by the statement that started the execution: one transaction, one now(); a claim
+    // of its own after the start's commit would be later.
+    const { rows } = await db.query(
+      `SELECT c.claimed_at = e.started_at AS same_write, c.claim_token FROM core.command c JOIN core.execution e USING (execution_id) WHERE c.execution_id = $1`,
+      [run.body.execution_id],
+    );
+    expect(rows).toEqual([{ same_write: true, claim_token: 'parked-1' }]);
+    // Under the request's id: the same request sent again after a lost answer gets it back.
+    const again = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'idle', request_id: 'parked-1', max: 1, wait_ms: 0, retry: true }, asWorker);
+    expect(again.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([answer.body.commands[0].command_id]);
+  });
+
+  it('a long poll that ended waits no more: a later start leaves its command pending for the next claim', async () => {
+    await db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status = 'PENDING'`);
+    const ended = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'gone', request_id: 'parked-2', max: 1, wait_ms: 200 }, asWorker);
+    expect(ended.body.commands).toEqual([]);
+    const { commandId } = await pendingCommand();
+    const { rows } = await db.query(`SELECT status, worker_id FROM core.command WHERE command_id = $1`, [commandId]);
+    expect(rows).toEqual([{ status: 'PENDING', worker_id: null }]);
   });
 });

@@ -6,6 +6,7 @@ import { createKeyring } from '../../../src/crypto/keyring.ts';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
 import { KeyRooms } from '../../../actors/key-rooms.ts';
+import { ParkedClaims } from '../../../actors/parked-claims.ts';
 import { createLocalBus } from '../../../src/bus/command-bus.ts';
 import { Db } from '../../../src/db/db.ts';
 import { freePort } from '../../../src/db/embedded.ts';
@@ -35,7 +36,7 @@ describe('HTTP host', () => {
     const port = await freePort();
     const config = loadConfig({ SVC_LOG_LEVEL: 'silent' });
     const db = new Db(`postgres://nobody@127.0.0.1:${port}/none`, 1);
-    const app = await buildApp({ config, db, log: createLogger('silent'), metrics: createMetrics(), keyring: createKeyring(randomBytes(32), []), cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(db), bus: createLocalBus(), workerToken: TEST_WORKER_TOKEN, batchWake: new BatchWake() });
+    const app = await buildApp({ config, db, log: createLogger('silent'), metrics: createMetrics(), keyring: createKeyring(randomBytes(32), []), cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus: createLocalBus(), workerToken: TEST_WORKER_TOKEN, batchWake: new BatchWake() });
     const res = await app.inject({ method: 'GET', url: '/api/health' });
     expect(res.statusCode).toBe(503);
     expect((res.json() as Json).status).not.toBe('ok');

@@ -6,7 +6,7 @@ import { reapStrandedCommands, reaperSchedule } from '../../../src/periodic/comm
 import { every } from '../../../src/periodic/every.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Worker } from '../../../src/worker/worker.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
@@ -40,16 +40,19 @@ function droppingBus(real: CommandBus, n: number): CommandBus & { dropped(): num
 }
 
 let t: TestApp;
+let other: Awaited<ReturnType<typeof startSecondServer>>;
 let worker: Worker;
 let stopReaper: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   t = await startTestApp({ SVC_COMMAND_REAPER_INTERVAL_SECONDS: '1', SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS: '1' });
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  other = await startSecondServer(t);
   worker = new Worker({ token: t.workerToken, serverUrl: t.url, concurrency: 1, env: {}, log: createLogger('silent', sink), claimWaitMs: CLAIM_WAIT_MS });
 });
 afterAll(async () => {
   await stopReaper?.();
   await worker?.stop();
+  await other?.close();
   await t?.close();
 });
 
@@ -62,7 +65,9 @@ describe('a lost notification', () => {
     await worker.start();
     // The worker's long poll is waiting (nothing pending yet) when the command is issued.
     await new Promise((r) => setTimeout(r, 500));
-    const id = await api.run('recovery/lost');
+    // Started through another server: a start on the worker's own server would hand the command
+    // to its waiting claim in the start's write (actors/parked-claims.ts), no notification needed.
+    const id = await executionApi(other.url).run('recovery/lost');
     await until('the notification to be dropped', () => bus.dropped() === 1);
     // Without the reaper nothing wakes the claimer: the command stays PENDING.
     await new Promise((r) => setTimeout(r, 2_500));

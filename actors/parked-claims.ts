@@ -1,0 +1,76 @@
+import type { CommandRow } from '../src/db/command.repo.ts';
+import type { Claimer } from '../src/db/unit-write.ts';
+
+// Claim-ahead for starts. A worker's long poll (POST /api/worker/claim) that found nothing waits
+// here, parked, until a notification or its deadline; a start written on this server meanwhile
+// takes the parked claimers and hands them the commands it issues in its own statement, as a
+// report's write hands the reporting worker its next command. An idle worker then gets an
+// execution's first command with the start's commit: no NOTIFY, no wake-up, no claim statement
+// and commit of its own. The database still decides: the write claims for the claimer, or nothing.
+
+type Parked = {
+  readonly claimer: Claimer;
+  /** `taken`: a write in flight may hand it commands; it answers nothing else until `settled`. */
+  state: 'waiting' | 'taken';
+  settled: PromiseWithResolvers<void> | null;
+  readonly handed: PromiseWithResolvers<CommandRow[]>;
+  commands: CommandRow[];
+};
+
+/** A claimer's place among the parked: `handed` resolves when a write hands it commands; `leave` ends its wait. */
+export type Parking = {
+  readonly handed: Promise<CommandRow[]>;
+  /** Leaves (after the write that took it, if one did): the commands handed to it, or none. */
+  leave(): Promise<CommandRow[]>;
+};
+
+/** This server's parked claimers, by claim token (one per claim request). */
+export class ParkedClaims {
+  readonly #parked = new Map<string, Parked>();
+
+  /** Parks a claimer whose claim found nothing; its token must be unique to its request. */
+  park(claimer: Claimer & { token: string }): Parking {
+    const p: Parked = { claimer, state: 'waiting', settled: null, handed: Promise.withResolvers(), commands: [] };
+    this.#parked.set(claimer.token, p);
+    return {
+      handed: p.handed.promise,
+      leave: async () => {
+        if (p.settled) await p.settled.promise;
+        this.#parked.delete(claimer.token);
+        return p.commands;
+      },
+    };
+  }
+
+  /**
+   * Takes every waiting claimer for one write, each for commands that write issues only (an older
+   * command would have been its claim's); `settle` must follow, whether the write committed or not.
+   */
+  take(): Claimer[] {
+    const taken: Claimer[] = [];
+    for (const p of this.#parked.values()) {
+      if (p.state !== 'waiting') continue;
+      p.state = 'taken';
+      p.settled = Promise.withResolvers();
+      taken.push({ ...p.claimer, newOnly: true });
+    }
+    return taken;
+  }
+
+  /** After the write that took `taken`: each gets the commands `claimed` under its token; one handed none waits on. */
+  settle(taken: readonly Claimer[], claimed: readonly CommandRow[]): void {
+    for (const c of taken) {
+      const p = c.token === null ? undefined : this.#parked.get(c.token);
+      if (!p || p.state !== 'taken') continue;
+      const mine = claimed.filter((x) => x.claim_token === c.token);
+      p.state = 'waiting';
+      if (mine.length) {
+        p.commands = mine;
+        this.#parked.delete(c.token!);
+        p.handed.resolve(mine);
+      }
+      p.settled!.resolve();
+      p.settled = null;
+    }
+  }
+}
