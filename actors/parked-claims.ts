@@ -28,15 +28,20 @@ export type Parking = {
 export class ParkedClaims {
   readonly #parked = new Map<string, Parked>();
 
-  /** Parks a claimer whose claim found nothing; its token must be unique to its request. */
-  park(claimer: Claimer & { token: string }): Parking {
+  /**
+   * Parks a claimer whose claim found nothing; null when a claim under its token is parked already
+   * (the same request sent again while the first still waits): that one waits unparked, since
+   * commands handed under one token would reach both.
+   */
+  park(claimer: Claimer & { token: string }): Parking | null {
+    if (this.#parked.has(claimer.token)) return null;
     const p: Parked = { claimer, state: 'waiting', settled: null, handed: Promise.withResolvers(), commands: [] };
     this.#parked.set(claimer.token, p);
     return {
       handed: p.handed.promise,
       leave: async () => {
         if (p.settled) await p.settled.promise;
-        this.#parked.delete(claimer.token);
+        if (this.#parked.get(claimer.token) === p) this.#parked.delete(claimer.token);
         return p.commands;
       },
     };

@@ -136,6 +136,10 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
       }
       // Parked while it waits: a start written on this server meanwhile hands it its commands.
       const parking = deps.parked.park({ workerId: b.worker_id, max: b.max, token });
+      if (!parking) {
+        await woken;
+        continue;
+      }
       await Promise.race([woken, parking.handed]);
       // The start's write recorded them (actors/start-execution.ts).
       const handed = await parking.leave();

@@ -7,8 +7,8 @@ const command = (id: number, token: string): CommandRow => ({ command_id: id, cl
 describe('ParkedClaims', () => {
   it('a write takes the waiting claimers, for its own commands only, and hands each those claimed under its token', async () => {
     const parked = new ParkedClaims();
-    const a = parked.park({ workerId: 'wa', max: 2, token: 'a' });
-    const b = parked.park({ workerId: 'wb', max: 1, token: 'b' });
+    const a = parked.park({ workerId: 'wa', max: 2, token: 'a' })!;
+    const b = parked.park({ workerId: 'wb', max: 1, token: 'b' })!;
     const taken = parked.take();
     expect(taken).toEqual([
       { workerId: 'wa', max: 2, token: 'a', newOnly: true },
@@ -28,7 +28,7 @@ describe('ParkedClaims', () => {
 
   it('leaving while a write holds the claimer waits for that write, and gets what it handed', async () => {
     const parked = new ParkedClaims();
-    const p = parked.park({ workerId: 'w', max: 1, token: 't' });
+    const p = parked.park({ workerId: 'w', max: 1, token: 't' })!;
     const taken = parked.take();
     let left: CommandRow[] | undefined;
     const leaving = p.leave().then((c) => (left = c));
@@ -39,9 +39,17 @@ describe('ParkedClaims', () => {
     expect(left?.map((c) => c.command_id)).toEqual([7]);
   });
 
+  it('a second claim under a parked token is not parked: commands handed under one token would reach both', async () => {
+    const parked = new ParkedClaims();
+    const first = parked.park({ workerId: 'w', max: 1, token: 't' });
+    expect(first).not.toBeNull();
+    expect(parked.park({ workerId: 'w', max: 1, token: 't' })).toBeNull();
+    expect(parked.take()).toHaveLength(1);
+  });
+
   it('a write that failed hands nothing and leaves the claimers waiting', async () => {
     const parked = new ParkedClaims();
-    const p = parked.park({ workerId: 'w', max: 1, token: 't' });
+    const p = parked.park({ workerId: 'w', max: 1, token: 't' })!;
     parked.settle(parked.take(), []);
     expect(parked.take()).toHaveLength(1);
     parked.settle([{ workerId: 'w', max: 1, token: 't' }], []);
