@@ -16,10 +16,10 @@ import type { PlaybookCache } from './playbook-cache.ts';
  * (admission at the start); `waitClock` hears of wake-up times a routing wrote (this server's
  * timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/), `scheduleClock`
  * of executions that ended (this server's scheduler), `traces` of every committed unit when traces
- * are on (src/telemetry/); `parked` holds this server's claimers waiting for work, which a start
- * hands the commands it issues (actors/parked-claims.ts).
+ * are on (src/telemetry/); `parked` holds this server's claimers waiting for work, which a unit
+ * hands the new commands it issues (actors/parked-claims.ts).
  */
-export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; parked?: ParkedClaims; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
+export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; parked: ParkedClaims; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
 
 /**
  * Where the bus is not PostgreSQL (NATS: its write statements send no NOTIFY), the engine

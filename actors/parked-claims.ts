@@ -1,12 +1,13 @@
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { Claimer } from '../src/db/unit-write.ts';
 
-// Claim-ahead for starts. A worker's long poll (POST /api/worker/claim) that found nothing waits
-// here, parked, until a notification or its deadline; a start written on this server meanwhile
-// takes the parked claimers and hands them the commands it issues in its own statement, as a
-// report's write hands the reporting worker its next command. An idle worker then gets an
-// execution's first command with the start's commit: no NOTIFY, no wake-up, no claim statement
-// and commit of its own. The database still decides: the write claims for the claimer, or nothing.
+// Claim-ahead for idle workers. A worker's long poll (POST /api/worker/claim) that found nothing
+// waits here, parked, until a notification or its deadline. A unit written on this server
+// meanwhile (a start, a report, a timer, a signal, a child's result) takes the parked claimers and
+// its one statement hands them the commands it issues beyond its own claimers' share, as a
+// report's write hands the reporting worker its next command. An idle worker then gets the
+// command with the unit's commit: no NOTIFY, no wake-up, no claim statement and commit of its own.
+// The database still decides: the write claims for the claimer, or nothing.
 
 type Parked = {
   readonly claimer: Claimer;
@@ -45,6 +46,25 @@ export class ParkedClaims {
         return p.commands;
       },
     };
+  }
+
+  /**
+   * Runs a unit's `write` with every waiting claimer taken (for the commands it issues beyond its
+   * own claimers' share), then `committed` (the caller's publishing), then answers the claimers:
+   * their workers may report at once, and this process holds what the write committed by then. A
+   * write that fails hands nothing.
+   */
+  async offer<T extends { claimed: readonly CommandRow[] }>(write: (parked: readonly Claimer[]) => Promise<T>, committed: (done: T) => void): Promise<T> {
+    const taken = this.take();
+    let claimed: readonly CommandRow[] = [];
+    try {
+      const done = await write(taken);
+      committed(done);
+      claimed = done.claimed;
+      return done;
+    } finally {
+      this.settle(taken, claimed);
+    }
   }
 
   /**

@@ -42,34 +42,41 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   const wake = new Set(opts.wake ?? []);
   const before = opts.beforeCommit;
   const tx = opts.timeoutMs !== undefined || before ? { timeoutMs: opts.timeoutMs, beforeCommit: before && ((q: Queryable, v: { results: EventResult[]; items: readonly RoutedItem[] }) => before(q, v.results, v.items)) } : undefined;
-  const done = await runUnit(deps, {
-    executionIds: [...new Set([...events.map((e) => e.execution_id), ...wake])],
-    commands: events.flatMap((e) => (e.command_id ? [{ execution_id: e.execution_id, command_id: e.command_id }] : [])),
-    fresh: wake,
-    fold: (fold, commands) => {
-      const routed = foldRouted(fold, commands, events, probe);
-      const key = opts.idempotencyKey?.(routed.results);
-      if (key) fold.keepIdempotencyKey(key);
-      return { ...routed, moved: movedCommands(fold, commands), items: fold.routedItems() };
+  // Idle claimers of this server take what the unit issues beyond its own claimers' share.
+  let committed = 0;
+  const done = await deps.parked.offer(
+    (parked) =>
+      runUnit(deps, {
+        executionIds: [...new Set([...events.map((e) => e.execution_id), ...wake])],
+        commands: events.flatMap((e) => (e.command_id ? [{ execution_id: e.execution_id, command_id: e.command_id }] : [])),
+        fresh: wake,
+        fold: (fold, commands) => {
+          const routed = foldRouted(fold, commands, events, probe);
+          const key = opts.idempotencyKey?.(routed.results);
+          if (key) fold.keepIdempotencyKey(key);
+          return { ...routed, moved: movedCommands(fold, commands), items: fold.routedItems() };
+        },
+        claims: [...(opts.claims ?? []), ...parked],
+        claimPolicy: opts.claimPolicy,
+        tx,
+        timed: probe !== undefined,
+      }),
+    (done) => {
+      committed = performance.now();
+      publish(deps.snapshots, done.published);
+      deps.traces?.committed(done.folded);
+      publishWaits(deps.waitClock, done.folded.rows.waits);
+      publishFlow(deps, done.folded.rows);
+      // The commands it moved and those it handed out, as now stored.
+      for (const c of done.value.moved) deps.snapshots.commands.set(c);
+      recordClaims(deps, done.claimed);
     },
-    claims: opts.claims,
-    claimPolicy: opts.claimPolicy,
-    tx,
-    timed: probe !== undefined,
-  });
-  const committed = performance.now();
-  publish(deps.snapshots, done.published);
-  deps.traces?.committed(done.folded);
-  publishWaits(deps.waitClock, done.folded.rows.waits);
-  publishFlow(deps, done.folded.rows);
-  // The commands it moved, as now stored (those it handed out: recordClaims below).
-  for (const c of done.value.moved) deps.snapshots.commands.set(c);
+  );
   if (done.readNothing) deps.metrics.routedFromMemory.inc();
   const commandsGenerated = done.folded.rows.commands.length;
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.scheduleClock?.ended(done.folded.rows.finished);
   deps.metrics.commandsIssued.inc(commandsGenerated);
-  recordClaims(deps, done.claimed);
   deps.metrics.routeSeconds.observe((committed - started) / 1000);
   deps.metrics.eventsRouted.inc(events.length);
   if (probe) {

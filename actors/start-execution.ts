@@ -1,5 +1,4 @@
 import type { CatalogHead } from '../src/db/catalog.repo.ts';
-import type { CommandRow } from '../src/db/command.repo.ts';
 import type { Identity } from '../src/auth/identity.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import { ServiceError } from '../src/errors.ts';
@@ -93,76 +92,73 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
     beforeCommit: tx.beforeCommit,
   };
   // Idle claimers of this server take the commands the starts issue, in the same write.
-  const claims = deps.parked?.take() ?? [];
-  let claimed: readonly CommandRow[] = [];
-  try {
-    const done = await runUnit<(Started | ServiceError)[]>(deps, {
-      executionIds: [],
-      claims,
-      ...(unitTx ? { tx: unitTx } : {}),
-      starting: () => compiledOf.flatMap((c) => (c instanceof ServiceError ? [] : [c.compiled])),
-      startKeys: () => startKeysOf(compiledOf),
-      // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
-      onMoved: async () => {
-        prelude.forgetHeads();
-        // Or a key's room was taken by another server: read again.
-        deps.rooms.forget(startKeysOf(compiledOf));
-        taken = await prelude.take(q, paths, inputs.length);
-        compiledOf = await compileStarts(deps, inputs, taken.heads);
-      },
-      fold: (fold) => {
-        fold.checkHeads(taken.cached.map((h) => ({ path: h.path, version: h.version })));
-        const results: (Started | ServiceError)[] = [];
-        for (const [i, input] of inputs.entries()) {
-          const prepared = keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i];
-          if (prepared instanceof ServiceError) {
-            results.push(prepared);
-            continue;
+  const done = await deps.parked.offer(
+    (parked) =>
+      runUnit<(Started | ServiceError)[]>(deps, {
+        executionIds: [],
+        claims: parked,
+        ...(unitTx ? { tx: unitTx } : {}),
+        starting: () => compiledOf.flatMap((c) => (c instanceof ServiceError ? [] : [c.compiled])),
+        startKeys: () => startKeysOf(compiledOf),
+        // A head taken from memory was stale (another server registered a version): the unit runs again with heads read afresh.
+        onMoved: async () => {
+          prelude.forgetHeads();
+          // Or a key's room was taken by another server: read again.
+          deps.rooms.forget(startKeysOf(compiledOf));
+          taken = await prelude.take(q, paths, inputs.length);
+          compiledOf = await compileStarts(deps, inputs, taken.heads);
+        },
+        fold: (fold) => {
+          fold.checkHeads(taken.cached.map((h) => ({ path: h.path, version: h.version })));
+          const results: (Started | ServiceError)[] = [];
+          for (const [i, input] of inputs.entries()) {
+            const prepared = keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i];
+            if (prepared instanceof ServiceError) {
+              results.push(prepared);
+              continue;
+            }
+            const debounced = joined.get(i);
+            if (debounced) {
+              results.push(debounced);
+              continue;
+            }
+            const { compiled, admission } = prepared;
+            const before = fold.commandsIssued;
+            const executionId = fold.start({
+              compiled,
+              executionId: taken.ids[i],
+              workload: { ...compiled.playbook.workload, ...input.payload },
+              args: input.payload,
+              requestedBy: input.requestedBy,
+              origin: input.origin,
+              replay: input.replay,
+              ...(input.priority !== undefined ? { priority: input.priority } : {}),
+              ...(admission ? { admission } : {}),
+            });
+            const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
+            results.push(started);
+            const k = input.idempotency;
+            if (k) {
+              fold.keepIdempotencyKey({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
+            }
           }
-          const debounced = joined.get(i);
-          if (debounced) {
-            results.push(debounced);
-            continue;
-          }
-          const { compiled, admission } = prepared;
-          const before = fold.commandsIssued;
-          const executionId = fold.start({
-            compiled,
-            executionId: taken.ids[i],
-            workload: { ...compiled.playbook.workload, ...input.payload },
-            args: input.payload,
-            requestedBy: input.requestedBy,
-            origin: input.origin,
-            replay: input.replay,
-            ...(input.priority !== undefined ? { priority: input.priority } : {}),
-            ...(admission ? { admission } : {}),
-          });
-          const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
-          results.push(started);
-          const k = input.idempotency;
-          if (k) {
-            fold.keepIdempotencyKey({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
-          }
-        }
-        return results;
-      },
-    });
-    claimed = done.claimed;
-    recordClaims(deps, done.claimed);
-    publish(deps.snapshots, done.published);
-    deps.traces?.committed(done.folded);
-    publishWaits(deps.waitClock, done.folded.rows.waits);
-    publishFlow(deps, done.folded.rows);
-    const results = done.value;
-    deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
-    deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
-    for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
-    deps.scheduleClock?.ended(done.folded.rows.finished);
-    return results;
-  } finally {
-    // Last, once this process holds what the write committed: their workers may report at once.
-    deps.parked?.settle(claims, claimed);
-  }
+          return results;
+        },
+      }),
+    (done) => {
+      recordClaims(deps, done.claimed);
+      publish(deps.snapshots, done.published);
+      deps.traces?.committed(done.folded);
+      publishWaits(deps.waitClock, done.folded.rows.waits);
+      publishFlow(deps, done.folded.rows);
+    },
+  );
+  const results = done.value;
+  deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
+  deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
+  for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
+  deps.scheduleClock?.ended(done.folded.rows.finished);
+  return results;
 }
 
 /** A start ready to fold: its compiled playbook and what it waits for before it runs (flow control). */

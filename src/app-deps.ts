@@ -30,7 +30,7 @@ export type AppDeps = {
   snapshots: HotSnapshots;
   /** How many starts each concurrency key can admit at once, as this process last knew (see actors/key-rooms.ts). */
   rooms: KeyRooms;
-  /** Long-polling claimers waiting for work, which a start hands the commands it issues (see actors/parked-claims.ts). */
+  /** Long-polling claimers waiting for work, which a unit hands the new commands it issues (see actors/parked-claims.ts). */
   parked: ParkedClaims;
   /** Wakes long-polling claimers when commands are issued. */
   bus: CommandBus;

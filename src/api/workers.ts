@@ -121,7 +121,7 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const deadline = Date.now() + b.wait_ms;
     const again = await desk.redelivered(b.worker_id, b.request_id, b.retry);
     if (again.length) return { commands: again.map(presentCommand) };
-    // The token a start's write claims for it under while it is parked (actors/parked-claims.ts).
+    // The token a unit's write claims for it under while it is parked (actors/parked-claims.ts).
     const token = b.request_id ?? randomUUID();
     for (;;) {
       // Listen before looking, so a notification between the two is not lost.
@@ -134,14 +134,14 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
         recordClaims(deps, claimed);
         return { commands: claimed.map(presentCommand) };
       }
-      // Parked while it waits: a start written on this server meanwhile hands it its commands.
+      // Parked while it waits: a unit written on this server meanwhile hands it its new commands.
       const parking = deps.parked.park({ workerId: b.worker_id, max: b.max, token });
       if (!parking) {
         await woken;
         continue;
       }
       await Promise.race([woken, parking.handed]);
-      // The start's write recorded them (actors/start-execution.ts).
+      // The unit that handed them recorded them (recordClaims, actors/publish.ts).
       const handed = await parking.leave();
       if (handed.length) return { commands: handed.map(presentCommand) };
     }

@@ -249,4 +249,25 @@ describe('claims', () => {
     const { rows } = await db.query(`SELECT status, worker_id FROM core.command WHERE command_id = $1`, [commandId]);
     expect(rows).toEqual([{ status: 'PENDING', worker_id: null }]);
   });
+
+  it('a signal\'s routing hands the next step\'s command to a waiting long poll in its own write too', async () => {
+    const yaml = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: signalled, path: claims/signalled }\nworkflow:\n  - step: start\n    wait: { signal: go }\n    next: work\n  - step: work\n    tool: { name: n, kind: noop }\n';
+    expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
+    await db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status = 'PENDING'`);
+    const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'claims/signalled' });
+    const parked = http(t.url, 'POST', '/api/worker/claim', { worker_id: 'idle', request_id: 'parked-3', max: 1, wait_ms: 10_000 }, asWorker);
+    await sleep(300);
+    expect((await http(t.url, 'POST', `/api/executions/${run.body.execution_id}/signals/go`, {})).status).toBeLessThan(300);
+    const answer = await parked;
+    expect(answer.body.commands).toHaveLength(1);
+    expect(answer.body.commands[0]).toMatchObject({ execution_id: run.body.execution_id, step: 'work', worker_id: 'idle' });
+    // Claimed by the write that issued it: its command.issued event has the same transaction time.
+    const { rows } = await db.query(
+      `SELECT c.claimed_at = v.created_at AS same_write FROM core.command c
+         JOIN core.event v ON v.execution_id = c.execution_id AND v.event_type = 'command.issued' AND (v.context->>'seq')::int = c.seq
+        WHERE c.execution_id = $1 AND c.step = 'work'`,
+      [run.body.execution_id],
+    );
+    expect(rows).toEqual([{ same_write: true }]);
+  });
 });

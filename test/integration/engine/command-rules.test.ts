@@ -5,6 +5,7 @@ import { transition } from 'xstate';
 import type { EngineDeps } from '../../../actors/engine-deps.ts';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
 import { KeyRooms } from '../../../actors/key-rooms.ts';
+import { ParkedClaims } from '../../../actors/parked-claims.ts';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { routeEvents } from '../../../actors/route-events.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   t = await createMigratedDatabase();
   const config = loadConfig({ SVC_DATABASE_URL: t.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
   const log = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
-  base = { db: t.db, cache: new PlaybookCache(), rooms: new KeyRooms(t.db), metrics: createMetrics(), log, config };
+  base = { db: t.db, cache: new PlaybookCache(), rooms: new KeyRooms(t.db), parked: new ParkedClaims(), metrics: createMetrics(), log, config };
   const parsed = parsePlaybook(YAML);
   if (!parsed.ok) throw new Error('playbook does not parse');
   await insertCatalogVersion(t.db, { path: PATH, kind: 'playbook', content: YAML, payload: parsed.playbook });

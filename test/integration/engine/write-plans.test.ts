@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineDeps } from '../../../actors/engine-deps.ts';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
 import { KeyRooms } from '../../../actors/key-rooms.ts';
+import { ParkedClaims } from '../../../actors/parked-claims.ts';
 import { PlaybookCache } from '../../../actors/playbook-cache.ts';
 import { routeEvents } from '../../../actors/route-events.ts';
 import { startExecutions } from '../../../actors/start-execution.ts';
@@ -34,7 +35,7 @@ beforeAll(async () => {
   await migrate(db);
   const config = loadConfig({ SVC_DATABASE_URL: t.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
   const log = createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
-  deps = { db, cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(db), metrics: createMetrics(), log, config };
+  deps = { db, cache: new PlaybookCache(), snapshots: new HotSnapshots(), rooms: new KeyRooms(db), parked: new ParkedClaims(), metrics: createMetrics(), log, config };
   const parsed = parsePlaybook(YAML);
   if (!parsed.ok) throw new Error('playbook does not parse');
   await insertCatalogVersion(db, { path: 'plans/one', kind: 'playbook', content: YAML, payload: parsed.playbook });
