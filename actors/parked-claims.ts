@@ -55,7 +55,7 @@ export class ParkedClaims {
    * write that fails hands nothing.
    */
   async offer<T extends { claimed: readonly CommandRow[] }>(write: (parked: readonly Claimer[]) => Promise<T>, committed: (done: T) => void): Promise<T> {
-    const taken = this.take();
+    const taken = this.#take();
     let claimed: readonly CommandRow[] = [];
     try {
       const done = await write(taken);
@@ -63,15 +63,15 @@ export class ParkedClaims {
       claimed = done.claimed;
       return done;
     } finally {
-      this.settle(taken, claimed);
+      this.#settle(taken, claimed);
     }
   }
 
   /**
    * Takes every waiting claimer for one write, each for commands that write issues only (an older
-   * command would have been its claim's); `settle` must follow, whether the write committed or not.
+   * command would have been its claim's); `#settle` must follow, whether the write committed or not.
    */
-  take(): Claimer[] {
+  #take(): Claimer[] {
     const taken: Claimer[] = [];
     for (const p of this.#parked.values()) {
       if (p.state !== 'waiting') continue;
@@ -83,7 +83,7 @@ export class ParkedClaims {
   }
 
   /** After the write that took `taken`: each gets the commands `claimed` under its token; one handed none waits on. */
-  settle(taken: readonly Claimer[], claimed: readonly CommandRow[]): void {
+  #settle(taken: readonly Claimer[], claimed: readonly CommandRow[]): void {
     for (const c of taken) {
       const p = c.token === null ? undefined : this.#parked.get(c.token);
       if (!p || p.state !== 'taken') continue;

@@ -3,14 +3,30 @@ import type { UnitWait } from '../src/db/unit-write.ts';
 import type { UnitRows } from './unit-types.ts';
 import type { WaitClock } from '../src/waits/wait-clock.ts';
 import type { EngineDeps } from './engine-deps.ts';
+import type { Folded } from './fold.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { Snapshot } from './unit-types.ts';
 
 /** An execution as a committed write left it: running with this state, or gone from memory. */
 export type Published = { executionId: number; lastEventId: number; snapshot: Snapshot; snapshotEventId: number } | { executionId: number; gone: true };
 
-/** The last step, after commit: this process now knows the state of every execution the unit held. */
-export function publish(snapshots: HotSnapshots | undefined, published: readonly Published[]): void {
+/** What a committed unit's write left, as publishing reads it (execution-unit.ts's UnitDone). */
+export type Committed = { readonly published: readonly Published[]; readonly folded: Folded; readonly claimed: readonly CommandRow[] };
+
+/**
+ * The last step of every unit, after its commit: this process holds the executions' new state and
+ * the commands it claimed, traces get the unit, this server's timekeeper and admitter hear their share.
+ */
+export function publishCommitted(deps: Pick<EngineDeps, 'snapshots' | 'traces' | 'waitClock' | 'flowClock' | 'metrics' | 'rooms'>, done: Committed): void {
+  publish(deps.snapshots, done.published);
+  deps.traces?.committed(done.folded);
+  publishWaits(deps.waitClock, done.folded.rows.waits);
+  publishFlow(deps, done.folded.rows);
+  recordClaims(deps, done.claimed);
+}
+
+/** This process now knows the state of every execution the unit held. */
+function publish(snapshots: HotSnapshots | undefined, published: readonly Published[]): void {
   if (!snapshots) return;
   for (const p of published) {
     if ('gone' in p) snapshots.delete(p.executionId);
@@ -19,7 +35,7 @@ export function publish(snapshots: HotSnapshots | undefined, published: readonly
 }
 
 /** After commit: this server's timekeeper hears of the earliest wake-up time the unit wrote. */
-export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitWait[]): void {
+function publishWaits(clock: WaitClock | undefined, waits: readonly UnitWait[]): void {
   if (!clock || !waits.length) return;
   let earliest = Infinity;
   for (const w of waits) if (w.wake_at !== null) earliest = Math.min(earliest, Date.parse(w.wake_at));
@@ -33,7 +49,7 @@ export function publishWaits(clock: WaitClock | undefined, waits: readonly UnitW
  * executions admitted at their start; this server's memory of keys' room (key-rooms.ts) counts
  * what the unit took, queued and freed.
  */
-export function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
+function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
   const { flowClock: clock, metrics, rooms } = deps;
   const limited: string[] = [];
   for (const c of rows.commands) {
@@ -77,7 +93,7 @@ export function recordClaims(deps: Pick<EngineDeps, 'snapshots' | 'flowClock' | 
  * After a claim: the limited commands among `claimed` count as admitted, with how long they
  * waited, and the admitter hears of their limits (a rate's bucket was drawn on).
  */
-export function observeFlowClaims(deps: Pick<EngineDeps, 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
+function observeFlowClaims(deps: Pick<EngineDeps, 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
   const limits: string[] = [];
   for (const c of claimed) {
     if (!c.limit_name) continue;

@@ -5,7 +5,7 @@ import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runUnit } from './execution-unit.ts';
 import type { Fold, Folded, RoutedItem } from './fold.ts';
-import { publish, publishFlow, publishWaits, recordClaims } from './publish.ts';
+import { publishCommitted } from './publish.ts';
 import type { RouteProbe } from './route-probe.ts';
 import { routeReport } from './route-report.ts';
 
@@ -63,13 +63,9 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
       }),
     (done) => {
       committed = performance.now();
-      publish(deps.snapshots, done.published);
-      deps.traces?.committed(done.folded);
-      publishWaits(deps.waitClock, done.folded.rows.waits);
-      publishFlow(deps, done.folded.rows);
-      // The commands it moved and those it handed out, as now stored.
+      // The commands it moved, as now stored (those it handed out are publishing's).
       for (const c of done.value.moved) deps.snapshots.commands.set(c);
-      recordClaims(deps, done.claimed);
+      publishCommitted(deps, done);
     },
   );
   if (done.readNothing) deps.metrics.routedFromMemory.inc();

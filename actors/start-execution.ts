@@ -12,7 +12,7 @@ import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitKeyOf, roomKey } from './key-rooms.ts';
 import { runUnit } from './execution-unit.ts';
-import { publish, publishFlow, publishWaits, recordClaims } from './publish.ts';
+import { publishCommitted } from './publish.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import type { StartRequest } from './unit-types.ts';
 import { StartPreludeCache } from './start-prelude-cache.ts';
@@ -145,13 +145,7 @@ async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartP
           return results;
         },
       }),
-    (done) => {
-      recordClaims(deps, done.claimed);
-      publish(deps.snapshots, done.published);
-      deps.traces?.committed(done.folded);
-      publishWaits(deps.waitClock, done.folded.rows.waits);
-      publishFlow(deps, done.folded.rows);
-    },
+    (done) => publishCommitted(deps, done),
   );
   const results = done.value;
   deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);

@@ -23,17 +23,21 @@ describe.skipIf(!asRoot)('an SVC_DATA_DIR of mode 0700 as root', () => {
   it('an empty one (mktemp -d) works: others may now enter it (0701), nothing in it is theirs to read', async () => {
     const dataDir = await mktempDir();
     expect(await modeOf(dataDir)).toBe(0o700);
-    const port = await freePort();
-    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1', SVC_WORKER_CONCURRENCY: '0' });
+    // Port 0: a port picked beforehand may be taken meanwhile by another test's server, whose
+    // health would then answer for this one.
+    const p = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_WORKER_CONCURRENCY: '0' });
+    let started = false;
     try {
-      await Promise.race([
-        waitForHealth(`http://127.0.0.1:${port}/api/health`, 60_000),
-        p.exited.then((code) => Promise.reject(new Error(`svc exited ${code}: ${p.output()}`))),
-      ]);
-      await waitForOutput(p, 'Ctrl-C stops it.', 30_000);
+      await Promise.race([waitForOutput(p, 'Ctrl-C stops it.', 60_000), p.exited.then((code) => Promise.reject(new Error(`svc exited ${code}: ${p.output()}`)))]);
+      const health = /health\s+(\S+)/.exec(p.output())?.[1];
+      expect(health, p.output()).toBeDefined();
+      await waitForHealth(health!, 10_000);
+      started = true;
     } finally {
       p.kill('SIGTERM');
-      expect(await withTimeout(p.exited, 30_000, 'stop')).toBe(0);
+      const code = await withTimeout(p.exited, 30_000, 'stop');
+      // A failed start has thrown already: its error (with the output) is the one to see.
+      if (started) expect(code, p.output()).toBe(0);
     }
     expect(await modeOf(dataDir)).toBe(0o701);
     for (const name of ['encryption.key', 'pg-password', 'pg']) expect((await stat(join(dataDir, name))).mode & 0o007).toBe(0);
