@@ -204,7 +204,7 @@ export type AdmitterLook = {
   admit: number | null;
   /** The earliest debounce window still open (ms from now; null: none). */
   debounce: number | null;
-  /** Whether any execution waits to be admitted at all. */
+  /** Whether any execution waits to be admitted at all, or an admission older than `strayMs` to be routed again (admitQueued's strays). */
   queued: boolean;
   /** The limits that have a rate. */
   rates: string[];
@@ -212,8 +212,8 @@ export type AdmitterLook = {
   limits: string[];
 };
 
-/** When the admitter looks next, and which keys' claimers it tells of room, in one statement. */
-export async function nextAdmitterLook(q: Queryable): Promise<AdmitterLook> {
+/** When the admitter looks next, and which keys' claimers it tells of room, in one statement; `strayMs` as admitQueued's. */
+export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<AdmitterLook> {
   const { rows } = await q.query<{ room_ms: number | null; room_keys: string[]; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[] }>({
     name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
@@ -225,10 +225,12 @@ export async function nextAdmitterLook(q: Queryable): Promise<AdmitterLook> {
                   -- No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
                      FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
-                  EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL) AS queued,
+                  EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL)
+                    OR EXISTS (SELECT 1 FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
+                                WHERE a.admitted_at < now() - make_interval(secs => $1::float8 / 1000) AND e.status = 'queued') AS queued,
                   ARRAY(SELECT name FROM core.flow_limit WHERE rate_limit IS NOT NULL) AS rates,
                   ARRAY(SELECT name FROM core.flow_limit) AS limits`,
-    values: [],
+    values: [strayMs],
   });
   const r = rows[0];
   return {

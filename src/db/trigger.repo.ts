@@ -98,15 +98,28 @@ export async function setTriggerPaused(q: Queryable, path: string, name: string,
   return rows[0];
 }
 
-/** Schedules due at `now` (not paused), earliest first. */
-export async function dueSchedules(q: Queryable, now: Date, limit: number): Promise<TriggerRow[]> {
-  const { rows } = await q.query<TriggerRow>(
-    `SELECT ${COLUMNS} FROM core.trigger
-      WHERE kind = 'schedule' AND NOT paused AND next_fire_at <= $1
-      ORDER BY next_fire_at LIMIT $2`,
-    [now, limit],
-  );
-  return rows;
+/** The scheduler's look: the schedules due, and the earliest next fire after them (null: none). */
+export type SchedulesLook = { due: TriggerRow[]; next: Date | null };
+
+/**
+ * Schedules due at `now` (not paused), earliest first, at most `limit`; and in the same statement
+ * the earliest next fire of any active schedule after `now`, to sleep until when none is due.
+ */
+export async function lookAtSchedules(q: Queryable, now: Date, limit: number): Promise<SchedulesLook> {
+  // One row at least (the next fire), with a due schedule or NULLs beside it.
+  const { rows } = await q.query<{ next_at: Date | null } & (TriggerRow | { [K in keyof TriggerRow]: null })>({
+    name: 'svc_look_at_schedules',
+    text: `SELECT n.next_at, d.*
+             FROM (SELECT min(next_fire_at) AS next_at FROM core.trigger WHERE kind = 'schedule' AND NOT paused AND next_fire_at > $1) n
+             LEFT JOIN LATERAL (
+               SELECT ${COLUMNS} FROM core.trigger
+                WHERE kind = 'schedule' AND NOT paused AND next_fire_at <= $1
+                ORDER BY next_fire_at LIMIT $2) d ON true
+            ORDER BY d.next_fire_at`,
+    values: [now, limit],
+  });
+  const due = rows.flatMap(({ next_at: _, ...row }) => (row.path === null ? [] : [row]));
+  return { due, next: rows[0]?.next_at ?? null };
 }
 
 /** The earliest next fire of any active schedule but those `waiting` (null: none), so a scheduler sleeps until then. */

@@ -7,31 +7,36 @@ import type { Queryable } from './queryable.ts';
 export type DueWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; wake_at: Date };
 
 
+/** The timekeeper's look: up to its limit of due waits, earliest first, and the earliest wake-up after them. */
+export type WaitsLook = { due: DueWait[]; next: Date | null };
+
 /**
  * Waits due now of running executions (a paused one's wait until it is resumed), earliest first,
- * at most `limit`: by the partial index on wake_at, each execution's row by its key. No lock: the
- * routing's guard decides which server fires a wait (the other finds it over and appends nothing).
+ * at most `limit`, by the partial index on wake_at, each execution's row by its key; and in the
+ * same statement (one snapshot, one `now()`) the earliest wake-up still ahead, to sleep until
+ * (null: none). No lock: the routing's guard decides which server fires a wait (the other finds
+ * it over and appends nothing).
  */
-export async function dueWaits(q: Queryable, limit: number): Promise<DueWait[]> {
-  const { rows } = await q.query<DueWait>({
-    name: 'svc_due_waits',
-    text: `SELECT w.execution_id, w.seq, w.step, w.kind, w.wake_at
-             FROM core.wait w JOIN core.execution e ON e.execution_id = w.execution_id
-            WHERE w.wake_at <= now() AND e.status = 'running'
-            ORDER BY w.wake_at LIMIT $1`,
+export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLook> {
+  const { rows } = await q.query<{ next_at: Date | null } & { [K in keyof DueWait]: DueWait[K] | null }>({
+    name: 'svc_look_at_waits',
+    // One row at least (the next wake-up), with a due wait or NULLs beside it.
+    text: `SELECT n.next_at, d.execution_id, d.seq, d.step, d.kind, d.wake_at
+             FROM (SELECT min(wake_at) AS next_at FROM core.wait WHERE wake_at > now()) n
+             LEFT JOIN LATERAL (
+               SELECT w.execution_id, w.seq, w.step, w.kind, w.wake_at
+                 FROM core.wait w JOIN core.execution e ON e.execution_id = w.execution_id
+                WHERE w.wake_at <= now() AND e.status = 'running'
+                ORDER BY w.wake_at LIMIT $1) d ON true
+            ORDER BY d.wake_at`,
     values: [limit],
   });
-  return rows.map((r) => ({ ...r, execution_id: Number(r.execution_id) }));
-}
-
-/** The earliest wake-up time still ahead (null: none), to sleep until. */
-export async function nextWake(q: Queryable): Promise<Date | null> {
-  const { rows } = await q.query<{ wake_at: Date | null }>({
-    name: 'svc_next_wake',
-    text: `SELECT min(wake_at) AS wake_at FROM core.wait WHERE wake_at > now()`,
-    values: [],
-  });
-  return rows[0]?.wake_at ?? null;
+  const due = rows.flatMap((r) =>
+    r.execution_id !== null && r.seq !== null && r.step !== null && r.kind !== null && r.wake_at !== null
+      ? [{ execution_id: Number(r.execution_id), seq: r.seq, step: r.step, kind: r.kind, wake_at: r.wake_at }]
+      : [],
+  );
+  return { due, next: rows[0]?.next_at ?? null };
 }
 
 /** When each wait of an execution wakes (a timer fires, a signal wait times out; null: never), by step. */

@@ -90,23 +90,29 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     },
   });
   const loop = clockedLoop(deps.log, 'admitting queued executions', clock, ADMITTER_MAX_SLEEP_MS, async () => {
-    let admitted: Admitted[];
-    try {
-      admitted = (await admitNow(deps, unrouted)).admitted;
-      unrouted = [];
-    } catch (err) {
-      // Routed again at the next look (a second execution.admitted is moot); once only, so one
-      // that cannot be routed holds no others back: then the stray look finds it again.
-      const left = (err as { unrouted?: Admitted[] }).unrouted;
-      unrouted = left && !unrouted.length ? left.slice(0, ADMITS_PER_LOOK) : [];
-      throw err;
+    // Nothing waited at the last look, nothing was queued here since and nothing is left to route:
+    // the look alone (one statement a look while idle); one that finds work looks again at once.
+    const admitting = queued || unrouted.length > 0;
+    let admitted: Admitted[] = [];
+    if (admitting) {
+      try {
+        admitted = (await admitNow(deps, unrouted)).admitted;
+        unrouted = [];
+      } catch (err) {
+        // Routed again at the next look (a second execution.admitted is moot); once only, so one
+        // that cannot be routed holds no others back: then the stray look finds it again.
+        const left = (err as { unrouted?: Admitted[] }).unrouted;
+        unrouted = left && !unrouted.length ? left.slice(0, ADMITS_PER_LOOK) : [];
+        throw err;
+      }
     }
     if (admitted.length >= ADMITS_PER_LOOK) return 0;
-    const next = await nextAdmitterLook(deps.db);
+    const next = await nextAdmitterLook(deps.db, STRAY_ADMISSION_MS);
     const { room, admit, debounce } = next;
     rates = new Set(next.rates);
     known = new Set(next.limits);
     queued = next.queued;
+    if (queued && !admitting) return 0;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,
     // and take more as they report); then again only when its bucket refills. Per key: another
     // key's room that nobody takes (its workers are busy) must not hide this one's refill.

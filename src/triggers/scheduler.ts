@@ -1,7 +1,7 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
-import { dueSchedules, earliestScheduledFire, unfinishedRuns } from '../db/trigger.repo.ts';
+import { earliestScheduledFire, lookAtSchedules, unfinishedRuns } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
@@ -31,8 +31,12 @@ const OVERLAP_RECENT_RUNS = 10;
 
 export type Clock = () => Date;
 
-/** What one tick did, for tests and logs; `waiting`: schedules whose due time waits for their unfinished `runs` (overlap `queue`). */
-export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number; waiting: { path: string; name: string; runs: number[] }[] };
+/**
+ * What one tick did, for tests and logs; `waiting`: schedules whose due time waits for their
+ * unfinished `runs` (overlap `queue`); `next`: the earliest next fire after those due, as the tick
+ * read it with them (the due ones' own next times are moved by the tick).
+ */
+export type TickReport = { schedules: number; started: number; skipped: number; refused: number; raced: number; waiting: { path: string; name: string; runs: number[] }[]; next: Date | null };
 
 /**
  * Fires every schedule due at `now()`, all in ONE transaction (fire-trigger.ts fireGroups): the
@@ -41,8 +45,8 @@ export type TickReport = { schedules: number; started: number; skipped: number; 
  * together. A schedule another server holds is left to it (`raced`).
  */
 export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new Date()): Promise<TickReport> {
-  const report: TickReport = { schedules: 0, started: 0, skipped: 0, refused: 0, raced: 0, waiting: [] };
-  const due = await dueSchedules(deps.db, now(), DUE_PER_TICK);
+  const { due, next } = await lookAtSchedules(deps.db, now(), DUE_PER_TICK);
+  const report: TickReport = { schedules: 0, started: 0, skipped: 0, refused: 0, raced: 0, waiting: [], next };
   report.schedules = due.length;
   if (due.length === 0) return report;
   const at = now();
@@ -134,7 +138,8 @@ export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now: Cloc
     clock.awaitRuns(report.waiting.flatMap((w) => w.runs));
     if (report.schedules >= DUE_PER_TICK) return 0;
     // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
-    const earliest = await earliestScheduledFire(deps.db, report.waiting);
+    // Nothing was due: the look read the next fire (one statement a look while idle).
+    const earliest = report.schedules === 0 ? report.next : await earliestScheduledFire(deps.db, report.waiting);
     const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
     return Math.min(untilEarliest, report.waiting.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
   });

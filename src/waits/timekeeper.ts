@@ -1,7 +1,7 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { EVENT } from '../../machines/event-types.ts';
-import { dueWaits, nextWake, type DueWait } from '../db/wait.repo.ts';
+import { lookAtWaits, type DueWait } from '../db/wait.repo.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import type { WaitClock } from './wait-clock.ts';
 import { clockedLoop } from '../periodic/clocked-loop.ts';
@@ -22,21 +22,22 @@ const UNITS_IN_FLIGHT = 2;
 /** Waits taken per look: more are taken at once after. */
 export const WAITS_PER_LOOK = WAITS_PER_UNIT * UNITS_IN_FLIGHT;
 
-export type FireReport = { due: number; fired: number; moot: number };
+/** `next`: the earliest wake-up after the due waits taken (null: none), as the look read it. */
+export type FireReport = { due: number; fired: number; moot: number; next: Date | null };
 
 /**
  * Routes the waits due now (earliest first, at most WAITS_PER_LOOK), in units of WAITS_PER_UNIT
  * routed side by side, each execution's waits in one unit (units never touch one execution);
- * `due` < WAITS_PER_LOOK when none is left.
+ * `due` < WAITS_PER_LOOK when none is left. One statement reads them and the next wake-up.
  */
 export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_LOOK): Promise<FireReport> {
-  const due = await dueWaits(deps.db, limit);
-  if (!due.length) return { due: 0, fired: 0, moot: 0 };
+  const { due, next } = await lookAtWaits(deps.db, limit);
+  if (!due.length) return { due: 0, fired: 0, moot: 0, next };
   const units = Math.min(UNITS_IN_FLIGHT, Math.ceil(due.length / WAITS_PER_UNIT));
   const parts: DueWait[][] = Array.from({ length: units }, () => []);
   for (const w of due) parts[w.execution_id % units].push(w);
   const fired = (await Promise.all(parts.map((part) => fireUnit(deps, part)))).reduce((a, b) => a + b, 0);
-  return { due: due.length, fired, moot: due.length - fired };
+  return { due: due.length, fired, moot: due.length - fired, next };
 }
 
 /** Routes one unit's timer.fired / wait.timed_out events; returns how many were appended. */
@@ -65,7 +66,7 @@ export function startTimekeeper(deps: EngineDeps, clock: WaitClock): { stop(): P
   return clockedLoop(deps.log, 'firing due waits', clock, TIMEKEEPER_MAX_SLEEP_MS, async () => {
     const report = await fireDueWaits(deps);
     if (report.due >= WAITS_PER_LOOK) return 0;
-    const next = await nextWake(deps.db);
-    return next ? Math.max(0, next.getTime() - Date.now()) : TIMEKEEPER_MAX_SLEEP_MS;
+    // Read with the due waits: a wait the firing just wrote nudged the clock (publishCommitted).
+    return report.next ? Math.max(0, report.next.getTime() - Date.now()) : TIMEKEEPER_MAX_SLEEP_MS;
   });
 }

@@ -8,7 +8,7 @@ import type { Queryable } from '../../src/db/queryable.ts';
 import { startPrelude } from '../../src/db/start-prelude.ts';
 import { readUnit } from '../../src/db/unit-read.ts';
 import { writeUnit, type UnitWrite } from '../../src/db/unit-write.ts';
-import { dueWaits } from '../../src/db/wait.repo.ts';
+import { lookAtWaits } from '../../src/db/wait.repo.ts';
 
 // The hot path's statements (docs/scaling.md, "The hot statements, one by one"), each sent by its
 // module's own function to whatever Queryable is given: test/unit/db/hot-statements.test.ts reads
@@ -219,7 +219,7 @@ export const HOT_STATEMENTS: HotStatement[] = [
   },
   {
     name: 'due waits (src/db/wait.repo.ts)',
-    send: (q) => dueWaits(q, 1),
+    send: (q) => lookAtWaits(q, 1),
     tables: { wait: 'global: due by wake_at across executions', execution: 'execution_id' },
   },
 ];

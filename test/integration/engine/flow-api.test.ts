@@ -37,14 +37,14 @@ describe('limits', () => {
     const ms: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
-      await nextAdmitterLook(t.deps.db);
+      await nextAdmitterLook(t.deps.db, 5_000);
       ms.push(performance.now() - t0);
     }
     expect(Math.max(...ms), `looks (ms): ${ms.map(Math.round).join(' ')}`).toBeLessThan(150);
   });
 
   it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
-    expect(await nextAdmitterLook(t.deps.db)).toEqual({ room: null, roomKeys: [], admit: null, debounce: null, queued: false, rates: [], limits: [] });
+    expect(await nextAdmitterLook(t.deps.db, 5_000)).toEqual({ room: null, roomKeys: [], admit: null, debounce: null, queued: false, rates: [], limits: [] });
   });
 
   it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
@@ -177,6 +177,45 @@ workflow:
     expect((await http(t.url, 'PUT', '/api/limits/@flow%2Fq', { concurrency: 5 })).status).toBe(422);
     expect((await http(t.url, 'POST', `/api/executions/${first}/cancel`, { reason: 'done' })).status).toBe(200);
     expect((await db.query(`SELECT running FROM core.flow_key WHERE name = '@flow/q' AND key = 'acme'`)).rows[0].running).toBe(0);
+  });
+});
+
+describe('an admission never routed (its server stopped after admitting)', () => {
+  it('is routed again by an idle admitter, whose one look a second sees it', async () => {
+    // Its own database: no other execution waits to be admitted, so the admitter is idle (the look alone).
+    const own = await startTestApp();
+    try {
+      const ownDb = new pg.Client({ connectionString: own.databaseUrl });
+      await ownDb.connect();
+      try {
+        expect((await http(own.url, 'POST', '/api/catalog/playbook', { content: `apiVersion: svc/v1
+metadata: { name: s, path: flow/stray }
+concurrency: { limit: 1, key: "{{ workload.tenant }}" }
+workload: { tenant: t0 }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+` })).status).toBe(201);
+        const run = async () => (await http(own.url, 'POST', '/api/run/playbook', { path: 'flow/stray', payload: { tenant: 'acme' } })).body.execution_id as number;
+        const first = await run();
+        const second = await run();
+        expect((await http(own.url, 'GET', `/api/executions/${second}`)).body.status).toBe('queued');
+        // Another server's admitter took the slot for the second just now, then stopped before
+        // routing it: this admitter's looks find nothing to admit (it goes idle) until the
+        // admission is a stray (5 s), which its look alone must see.
+        await ownDb.query(`UPDATE core.admission SET admitted_at = now() WHERE execution_id = $1`, [second]);
+        await ownDb.query(`UPDATE core.flow_key SET running = running + 1 WHERE name = '@flow/stray' AND key = 'acme'`);
+        expect((await ownDb.query('SELECT count(*)::int AS n FROM core.admission WHERE admitted_at IS NULL')).rows[0].n).toBe(0);
+        await expect.poll(async () => (await http(own.url, 'GET', `/api/executions/${second}`)).body.status, { timeout: 15_000 }).toBe('running');
+        const admitted = (await http(own.url, 'GET', `/api/events/${second}`)).body.events.filter((e: { event_type: string }) => e.event_type === 'execution.admitted');
+        expect(admitted.map((e: { context: { again?: boolean } }) => e.context.again)).toEqual([true]);
+        for (const id of [first, second]) await http(own.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'done' });
+      } finally {
+        await ownDb.end();
+      }
+    } finally {
+      await own.close();
+    }
   });
 });
 
@@ -371,12 +410,12 @@ workflow:
       // One of each key (the claim turns between keys).
       const claimed = await http(own.url, 'POST', '/api/worker/claim', { worker_id: 'w-per-key', max: 2, wait_ms: 0 }, asWorker);
       expect(claimed.body.commands).toHaveLength(2);
-      const look = await nextAdmitterLook(own.deps.db);
+      const look = await nextAdmitterLook(own.deps.db, 5_000);
       expect(look.roomKeys).toEqual(['wide\nk']);
       expect(look.room).toBeGreaterThan(0);
       expect(look.room).toBeLessThanOrEqual(200);
       await new Promise((ok) => setTimeout(ok, 250));
-      expect((await nextAdmitterLook(own.deps.db)).roomKeys).toEqual(['narrow\nk', 'wide\nk']);
+      expect((await nextAdmitterLook(own.deps.db, 5_000)).roomKeys).toEqual(['narrow\nk', 'wide\nk']);
     } finally {
       await own.close();
     }
