@@ -26,6 +26,8 @@ export type StepOverheadResult = {
   wallMsPerStep: { median: number; p90: number };
   perStep: {
     writeCommits: number;
+    /** (write commits − one start per run) / steps: what a sequential step costs; the bench's reaper sweeps (1 s) are in it. */
+    writeCommitsBeyondStarts: number;
     commits: number;
     httpRequests: number;
     routeTransactions: number;
@@ -150,6 +152,7 @@ export async function measureStepOverhead(
       wallMsPerStep: { median: round(median(wall), 3), p90: round(quantile(wall, 0.9), 3) },
       perStep: {
         writeCommits: round(delta.writeCommits / steps, 3),
+        writeCommitsBeyondStarts: round((delta.writeCommits - opts.runs) / steps, 3),
         commits: round((delta.commits - polls * opts.commitsPerPoll) / steps, 3),
         httpRequests: round(engineHttp / steps, 3),
         routeTransactions: round(delta.routes / steps, 3),
