@@ -1,5 +1,6 @@
 import { gatewayEnv, startTestGateway, type TestGateway } from './gateway.ts';
-import { freePort, startTestProvider, type TestProvider } from './oidc-provider.ts';
+import { startTestProvider, type TestProvider } from './oidc-provider.ts';
+import { freePort } from './ports.ts';
 import { startTestStack, type TestStack } from './stack.ts';
 
 /** The console behind a gateway: a real OpenID provider, a server stack of one worker that trusts the gateway, and the gateway at `pub`. */

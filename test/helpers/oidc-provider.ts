@@ -103,11 +103,3 @@ export async function startTestProvider(gatewayOrigins: string[]): Promise<TestP
   };
 }
 
-/** A port free on 127.0.0.1 now (a listener that is closed again), for a process whose URL must be known first. */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((ok) => s.close(() => ok()));
-  return port;
-}

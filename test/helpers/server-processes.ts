@@ -4,7 +4,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../src/db/embedded.ts';
+import { freePort } from './ports.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from './process.ts';
 import { startWorkerProcess, type WorkerProcess } from './worker-process.ts';

@@ -2,13 +2,12 @@
 // (examples/mcp/local-*.yaml) deploy the shipped SDK server (examples/mcp/demo-server.mjs) as a
 // real process through a real `svc worker`, an agent calls it by name, the CLI reports and
 // undeploys it, and the process is gone.
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, dump } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/ports.ts';
 import { http } from '../../helpers/http.ts';
 import { processAlive } from '../../helpers/process-alive.ts';
 import { ROOT, runSvc } from '../../helpers/process.ts';
@@ -19,15 +18,6 @@ let stack: WorkerStack;
 let stateDir: string;
 let port: number;
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const address = probe.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  await new Promise((resolve) => probe.close(resolve));
-  return address.port;
-}
 
 const svc = (args: string[]) => runSvc(args, { SVC_SERVER_URL: stack.url });
 const serverStatus = async (name: string) => (await http(stack.url, 'GET', `/api/mcp/servers/${name}`)).body.status as string;

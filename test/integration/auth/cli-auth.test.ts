@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_TOKEN_CACHE_TTL_MS } from '../../../src/api/api-token-cache.ts';
 import { tokenCommand } from '../../../src/cli/token-command.ts';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker, bearer } from '../../helpers/auth.ts';
 import { createTestDatabase } from '../../helpers/database.ts';

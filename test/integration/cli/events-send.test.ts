@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { executionApi } from '../../helpers/execution-api.ts';

@@ -3,7 +3,7 @@
 // bus down, and no server at all. Each answer maps to one exit code and outcome.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { http } from '../../helpers/http.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { runDoctor, serveDoctor, type ServedDoctor } from './run-doctor.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { asWorker, createApiToken } from '../../helpers/auth.ts';
 import { createMigratedDatabase, createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { executionApi } from '../../helpers/execution-api.ts';

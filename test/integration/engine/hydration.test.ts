@@ -7,7 +7,7 @@
 // has routed the execution before may hold its state in memory and never read the stored snapshot.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
 import { createLocalBus } from '../../../src/bus/command-bus.ts';
 import { Db, DB_CONNECT_TIMEOUT_MS } from '../../../src/db/db.ts';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';

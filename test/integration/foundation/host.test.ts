@@ -9,7 +9,7 @@ import { KeyRooms } from '../../../actors/key-rooms.ts';
 import { ParkedClaims } from '../../../actors/parked-claims.ts';
 import { createLocalBus } from '../../../src/bus/command-bus.ts';
 import { Db } from '../../../src/db/db.ts';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { TEST_WORKER_TOKEN } from '../../helpers/auth.ts';

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
 import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
-import { freePort, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const GUI_ORIGIN = 'http://gui.example.test';

@@ -17,7 +17,8 @@ import { sweepGatewaySessions } from '../../../src/periodic/gateway-session-swee
 import { launchBrowser } from '../../helpers/browser.ts';
 import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
-import { freePort, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { runSvc, spawnSvc, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 

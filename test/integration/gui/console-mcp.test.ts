@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
 import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
 import { http } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/oidc-provider.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { processAlive } from '../../helpers/process-alive.ts';
 import { ROOT } from '../../helpers/process.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { executionApi } from '../../helpers/execution-api.ts';

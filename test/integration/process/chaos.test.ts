@@ -5,7 +5,7 @@
 // advanced twice (each step entered once, each command completed once) and no execution's
 // event_id sequence has a gap.
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { http } from '../../helpers/http.ts';
 import { jetStreamServer } from '../../helpers/nats-server.ts';
 import { ServerProcesses, type ServerProcess } from '../../helpers/server-processes.ts';

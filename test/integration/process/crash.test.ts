@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Worker } from '../../../src/worker/worker.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { spawnSvc, waitForHealth, waitForOutput, withTimeout } from '../../helpers/process.ts';
 
 // As root, the embedded PostgreSQL runs as the postgres user, which a 0700 directory of root's

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyId } from '../../../src/crypto/keyring.ts';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
 import { spawnSvc, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';

@@ -5,7 +5,7 @@ import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { freePort } from '../../../src/db/embedded.ts';
+import { freePort } from '../../helpers/ports.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
