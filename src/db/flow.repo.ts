@@ -126,6 +126,13 @@ export async function startRooms(q: Queryable, keys: readonly AdmitKey[]): Promi
 }
 
 /**
+ * `FROM ... WHERE` of the admissions to route again: admitted over `strayMs` (the parameter `param`)
+ * ago and still queued (the server that admitted them stopped before routing). `a` is the admission.
+ */
+const strayAdmissions = (param: string) => `FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
+              WHERE a.admitted_at < now() - make_interval(secs => ${param}::float8 / 1000) AND e.status = 'queued'`;
+
+/**
  * An execution the admitter admitted (or admitted before and whose admission was not routed): its
  * debounced payload, if any, and `admitted_at`, the time its admission took its slot and token.
  */
@@ -174,9 +181,7 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
              RETURNING a.execution_id, a.limit_name, a.args, (extract(epoch FROM now() - a.created_at) * 1000)::float8 AS queued_ms, a.admitted_at, false AS again),
            strays AS (
              SELECT a.execution_id, a.limit_name, a.args, 0::float8 AS queued_ms, a.admitted_at, true AS again
-               FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
-              WHERE a.admitted_at < now() - make_interval(secs => $2::float8 / 1000) AND e.status = 'queued'
-              LIMIT $1)
+               ${strayAdmissions('$2')} LIMIT $1)
            SELECT * FROM marked UNION ALL SELECT * FROM strays`,
     values: [max, strayMs],
   });
@@ -226,8 +231,7 @@ export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<A
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
                      FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
                   EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL)
-                    OR EXISTS (SELECT 1 FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
-                                WHERE a.admitted_at < now() - make_interval(secs => $1::float8 / 1000) AND e.status = 'queued') AS queued,
+                    OR EXISTS (SELECT 1 ${strayAdmissions('$1')}) AS queued,
                   ARRAY(SELECT name FROM core.flow_limit WHERE rate_limit IS NOT NULL) AS rates,
                   ARRAY(SELECT name FROM core.flow_limit) AS limits`,
     values: [strayMs],
