@@ -1,7 +1,7 @@
 import { cancellableSql, CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, COMMAND_COLUMNS_OF_C } from './command-plans.ts';
 import { commandOfJson, type ClaimPolicy, type CommandJson, type CommandRow, type CommandStatus } from './command.repo.ts';
 import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, type LogEvent } from './event-log.ts';
-import type { ExecutionStatus } from './execution.repo.ts';
+import type { ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_STATUSES, TERMINAL_EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { opaque } from './opaque-param.ts';
@@ -9,42 +9,19 @@ import { sqlList } from './sql-list.ts';
 
 export type { LogAppend, LogEvent } from './event-log.ts';
 
-/** A new execution (a start, or a child started by its parent's unit): its row as inserted; its events start at 1. */
-export type UnitNewExecution = {
-  execution_id: number;
-  catalog_id: number;
-  path: string;
-  parent_execution_id: number | null;
-  root_execution_id: number;
-  parent_command_id: number | null;
-  status: ExecutionStatus;
-  progress: number;
-  result: unknown;
-  error: unknown;
-  snapshot: unknown;
-  machine_version: number;
-  snapshot_event_id: number | null;
-  last_event_id: number;
-};
+/**
+ * A new execution (a start, or a child started by its parent's unit): its row as inserted (the
+ * times are the statement's; no stored snapshot: `snapshot_event_id` null); its events start at 1.
+ */
+export type UnitNewExecution = Omit<ExecutionRow, 'applied_event_id' | 'started_at' | 'updated_at' | 'finished_at' | 'snapshot_event_id'> & { snapshot_event_id: number | null };
 
-export type UnitCommand = {
-  execution_id: number;
-  catalog_id: number;
-  seq: number;
-  step: string;
-  loop_index: number | null;
-  status: CommandStatus;
-  input: unknown;
-  /** Set when the command is handed straight to the reporting worker (claim-ahead)... */
-  worker_id: string | null;
-  /** ...by its request with this token (see migrations/0007_claim_token.sql). */
-  claim_token: string | null;
-  /** Taken first at the claim (0..9; the execution's). */
-  priority: number;
-  /** The limit and key its claim waits for room on (a task's `limit`), or null. */
-  limit_name: string | null;
-  limit_key: string | null;
-};
+/**
+ * A new command's row: `worker_id` is set when it is handed straight to a worker (claim-ahead) by
+ * its request with `claim_token` (migrations/0007_claim_token.sql); `priority` is the execution's;
+ * `limit_name` and `limit_key` what its claim waits for room on (a task's `limit`), or null.
+ */
+export type UnitCommand = Pick<CommandRow, 'execution_id' | 'catalog_id' | 'seq' | 'step' | 'loop_index' | 'status' | 'input' | 'worker_id'> &
+  Required<Pick<CommandRow, 'claim_token' | 'priority' | 'limit_name' | 'limit_key'>>;
 
 /**
  * An execution queued for admission (core.admission): by a concurrency limit's key (`capacity`
