@@ -5,6 +5,7 @@
 // after a round of each not counted (the first round ran at half speed: code not yet optimised by
 // V8, caches cold). One in-process worker of 8 slots; the starts come from START_CONCURRENCY
 // request loops.
+import { fmt, type Row } from './report.ts';
 import { api, type BenchService } from './service.ts';
 import { round, sleep } from './stats.ts';
 
@@ -103,4 +104,16 @@ export async function measureFlowThroughput(s: BenchService, progress: (msg: str
   } finally {
     await worker.stop();
   }
+}
+
+/** The table rows of flow control's cost: each limited variant beside the unlimited one. */
+export function flowRows(r: FlowThroughputResult): Row[] {
+  return (['execution', 'task'] as const).map((v) => ({
+    figure: `${r.executions.toLocaleString('en')} one-step executions over ${FLOW_KEYS} keys, ${FLOW_PER_KEY} per key (${v === 'execution' ? 'playbook concurrency' : 'task limit'})`,
+    value: `${fmt(r.steps_per_s[v], 0)} steps/s`,
+    baseline: `${fmt(r.steps_per_s.none, 0)} steps/s without limits`,
+    ratio: `${fmt(r.share_of_unlimited[v], 2)}x`,
+    target: `>= ${FLOW_TARGET_SHARE}x`,
+    verdict: r.share_of_unlimited[v] >= FLOW_TARGET_SHARE ? 'met' : 'MISSED',
+  }));
 }

@@ -23,8 +23,9 @@ import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
 import { measureTriggerLateness, TRIGGER_TARGET_P99_MS } from './trigger-lateness.ts';
 import { measureTimerBurst, TIMER_TARGET_MS, type TimerBurstResult } from './timer-burst.ts';
 import { runTracesAlone } from './traces.ts';
-import { FLOW_PER_KEY, FLOW_KEYS, FLOW_TARGET_SHARE, measureFlowThroughput, type FlowThroughputResult } from './flow-throughput.ts';
+import { flowRows, measureFlowThroughput } from './flow-throughput.ts';
 import { runServersAlone, type ServersResult } from './multi-server.ts';
+import { lullRows, measureLullBurst } from './lull-burst.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -49,18 +50,19 @@ const TIMERS_RESULTS_FILE = join(import.meta.dirname, 'results-timers.json');
 const FLOW_RESULTS_FILE = join(import.meta.dirname, 'results-flow.json');
 const TRACES_RESULTS_FILE = join(import.meta.dirname, 'results-traces.json');
 const SERVERS_RESULTS_FILE = join(import.meta.dirname, 'results-servers.json');
+const LULL_RESULTS_FILE = join(import.meta.dirname, 'results-lull.json');
 // The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
 // misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone, `--only traces` the 40-step chain with OpenTelemetry traces off and on (`--rounds N`), `--only flow` flow control's cost (limits per key against none), `--only servers` 1, 2 and 3 `svc server` processes on one database with each bus and batch accept with each bus (`--rounds N`, `--executions N` per round, `--batch-seconds N` per batch run); `--batch-seconds N` shortens its target run,
+// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone, `--only traces` the 40-step chain with OpenTelemetry traces off and on (`--rounds N`), `--only flow` flow control's cost (limits per key against none), `--only servers` 1, 2 and 3 `svc server` processes on one database with each bus and batch accept with each bus (`--rounds N`, `--executions N` per round, `--batch-seconds N` per batch run), `--only lull` a burst of starts after a lull beside a warm one; `--batch-seconds N` shortens its target run,
 // `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
 const { values: args } = parseArgs({
   options: { only: { type: 'string' }, rounds: { type: 'string' }, executions: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
   strict: true,
 });
 const only = args.only;
-if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers' && only !== 'traces' && only !== 'flow' && only !== 'servers') throw new Error(`--only expects batch, gateway, webhook, timers, traces, flow or servers, got ${only}`);
+if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers' && only !== 'traces' && only !== 'flow' && only !== 'servers' && only !== 'lull') throw new Error(`--only expects batch, gateway, webhook, timers, traces, flow, servers or lull, got ${only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
@@ -133,6 +135,7 @@ const ALONE = {
   timers: (): Promise<void> => runAlone({ file: TIMERS_RESULTS_FILE, key: 'timer_burst', measure: (s, db) => measureTimerBurst(s, db.url, progress), rows: timerRows }),
   traces: (): Promise<void> => runTracesAlone(TRACES_RESULTS_FILE, progress, Math.ceil(positive('rounds', args.rounds, 3))),
   flow: (): Promise<void> => runAlone({ file: FLOW_RESULTS_FILE, key: 'flow_throughput', measure: (s) => measureFlowThroughput(s, progress), rows: flowRows }),
+  lull: (): Promise<void> => runAlone({ file: LULL_RESULTS_FILE, key: 'lull_burst', measure: (s) => measureLullBurst(s, progress), rows: lullRows }),
   servers: (): Promise<void> =>
     runServersAlone(
       SERVERS_RESULTS_FILE,
@@ -145,18 +148,6 @@ const ALONE = {
       serversRows,
     ),
 } as const;
-
-/** The table rows of flow control's cost: each limited variant beside the unlimited one. */
-function flowRows(r: FlowThroughputResult): Row[] {
-  return (['execution', 'task'] as const).map((v) => ({
-    figure: `${r.executions.toLocaleString('en')} one-step executions over ${FLOW_KEYS} keys, ${FLOW_PER_KEY} per key (${v === 'execution' ? 'playbook concurrency' : 'task limit'})`,
-    value: `${fmt(r.steps_per_s[v], 0)} steps/s`,
-    baseline: `${fmt(r.steps_per_s.none, 0)} steps/s without limits`,
-    ratio: `${fmt(r.share_of_unlimited[v], 2)}x`,
-    target: `>= ${FLOW_TARGET_SHARE}x`,
-    verdict: r.share_of_unlimited[v] >= FLOW_TARGET_SHARE ? 'met' : 'MISSED',
-  }));
-}
 
 /** The table rows of many servers: per bus and number of servers, steps/s and CPU per execution beside one server; batch accept p99 per bus. */
 function serversRows(r: ServersResult): Row[] {
