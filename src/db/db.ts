@@ -31,6 +31,11 @@ export const PING_TIMEOUT_MS = 2_000;
  * connection without a word.
  */
 const POOL_IDLE_TIMEOUT_MS = 180_000;
+/**
+ * A connection idle this long gets a TCP keepalive probe, so middleboxes see it in use and keep
+ * its state (and a peer that vanished is found by the probes, not by the next statement).
+ */
+const POOL_KEEPALIVE_DELAY_MS = 60_000;
 
 // No JIT: the service's statements are short and run thousands of times; before PostgreSQL 18 a
 // seq scan that enable_seqscan=off cannot avoid costs 1e10, over every jit_*_above_cost, and the
@@ -50,7 +55,15 @@ const ignoreError = (): void => {};
  * and is discarded at release.
  */
 function newPool(url: string, max: number, options: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, options });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POOL_KEEPALIVE_DELAY_MS,
+    connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
+    options,
+  });
   pool.on('error', ignoreError);
   pool.on('connect', (client) => client.on('error', ignoreError));
   return pool;
