@@ -25,8 +25,8 @@ export const PING_TIMEOUT_MS = 2_000;
 /**
  * How long a pool's connection may sit idle before it is closed. A new one pays its login and,
  * per prepared statement, the five custom plans PostgreSQL makes first (1-3 ms each for the
- * writes): with 30 s, a burst of 8 starts after a 35 s lull completed in up to 145 ms instead of
- * ~30 (docs/benchmarks.md, twenty-ninth session), as every per-minute schedule's fire would.
+ * writes): with 30 s, a burst of 8 starts after a 35 s lull completed in 72-100 ms against ~30
+ * warm (`node bench/run.ts --only lull`), as every per-minute schedule's fire would have paid.
  * Under the idle timeouts of common load balancers and NATs (Azure's 4 min), which drop a
  * connection without a word.
  */
