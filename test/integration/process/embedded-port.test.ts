@@ -56,30 +56,25 @@ it('a start whose port was taken after it was picked starts on the next port pic
   }
 }, 120_000);
 
+/** A start that always fails with `err`, counting its calls. */
+function failing(err: Error): { start: () => Promise<never>; calls: () => number } {
+  let calls = 0;
+  return {
+    start: async () => {
+      calls++;
+      throw err;
+    },
+    calls: () => calls,
+  };
+}
+
 it('gives up after its tries, and throws at once what is not a taken port', async () => {
-  let tries = 0;
   const takenError = new Error('PostgreSQL exited before it was ready: LOG:  could not bind IPv4 address "127.0.0.1": Address already in use');
-  await expect(
-    onFreePort(
-      async () => taken,
-      async () => {
-        tries++;
-        throw takenError;
-      },
-      3,
-    ),
-  ).rejects.toBe(takenError);
-  expect(tries).toBe(3);
-  tries = 0;
+  const taken3 = failing(takenError);
+  await expect(onFreePort(async () => taken, taken3.start, 3)).rejects.toBe(takenError);
+  expect(taken3.calls()).toBe(3);
   const other = new Error('PostgreSQL was not ready after 60000 ms');
-  await expect(
-    onFreePort(
-      async () => taken,
-      async () => {
-        tries++;
-        throw other;
-      },
-    ),
-  ).rejects.toBe(other);
-  expect(tries).toBe(1);
+  const once = failing(other);
+  await expect(onFreePort(async () => taken, once.start)).rejects.toBe(other);
+  expect(once.calls()).toBe(1);
 });
