@@ -90,11 +90,11 @@ const DROP_LOCK_TIMEOUT_MS = 2_000;
  * Deletes up to `limit` rows of range `r` of one table in one short transaction (retention's
  * drop, before the range's event partition goes): what points at an execution goes before it.
  * `batches`: its batch requests (one statement, they are few: no index takes them by range);
- * `commands`; `executions` that no execution points at as its parent and no command as its own (a
+ * `fires`: the trigger fires that started its executions; `commands`; `executions` that no execution points at as its parent and no command as its own (a
  * child goes before its parent, whatever their ids; waits and admissions go with their
  * execution). Returns how many rows went: 0 when none is left.
  */
-export async function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'commands' | 'executions', limit: number): Promise<number> {
+export async function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'fires' | 'commands' | 'executions', limit: number): Promise<number> {
   return db.tx(async (q) => {
     await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
     const { rowCount } = await q.query({ name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
@@ -102,8 +102,29 @@ export async function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'c
   });
 }
 
+/**
+ * Deletes up to `limit` trigger fires that started nothing (skipped, refused) and were fired more
+ * than `days` ago, in one short transaction (retention; a fire that started an execution goes with
+ * its range: dropRangeRows). Returns how many went: 0 when none is left.
+ */
+export async function dropUnstartedFires(db: Db, days: number, limit: number): Promise<number> {
+  return db.tx(async (q) => {
+    await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
+    const { rowCount } = await q.query({
+      name: 'svc_unstarted_fires_drop',
+      text: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
+               SELECT path, name, fire_key FROM core.trigger_fire
+                WHERE execution_id IS NULL AND fired_at < now() - make_interval(secs => $1::float8 * 86400) LIMIT $2)`,
+      values: [days, limit],
+    });
+    return rowCount ?? 0;
+  });
+}
+
 const RANGE_ROWS_DROP = {
   batches: `DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2`,
+  fires: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
+            SELECT path, name, fire_key FROM core.trigger_fire WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
   commands: `DELETE FROM core.command WHERE command_id IN (SELECT command_id FROM core.command WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
   executions: `DELETE FROM core.execution WHERE execution_id IN (
                  SELECT e.execution_id FROM core.execution e

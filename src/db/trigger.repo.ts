@@ -1,6 +1,7 @@
 import type { Queryable } from './queryable.ts';
 
-// The one writer of core.trigger and core.trigger_fire (migrations/0015_triggers.sql).
+// The one writer of core.trigger and core.trigger_fire (migrations/0015_triggers.sql); retention
+// deletes old fires with the rest of an expired range (partition.repo.ts).
 
 /** The channel a registration notifies so that every server reloads its triggers (scheduler, subscriptions). */
 export const TRIGGERS_CHANGED_CHANNEL = 'svc_triggers';

@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.ts';
 import { access } from 'node:fs/promises';
-import { createEventRange, dropEventPartition, dropRangeRows, eventRanges, rangeHoldsExecutions, lastExecutionId, rangeEvents, rangeExecutions, rangeExpired, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
+import { createEventRange, dropEventPartition, dropRangeRows, dropUnstartedFires, eventRanges, rangeHoldsExecutions, lastExecutionId, rangeEvents, rangeExecutions, rangeExpired, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
 import { archiveFileOf, writeArchive } from './archive-file.ts';
@@ -31,13 +31,15 @@ export function eventPartitionsSpec(intervalSeconds: number): PeriodicSpec {
   return { name: 'event_partitions', intervalMs: intervalSeconds * 1000, firstDelayMs: 0, lease: { ttlSeconds: LEASE_TTL_SECONDS } };
 }
 
-export type PartitionReport = { made: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[] };
+/** `unstartedFires`: trigger fires that started nothing, older than the retention, deleted (a started one goes with its range). */
+export type PartitionReport = { made: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number };
 
-/** One run: makes the ranges ahead, then drops (archiving first) the expired ones. */
+/** One run: makes the ranges ahead, then drops (archiving first) the expired ones, and the fires that started nothing as old. */
 export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: PartitionSettings): Promise<PartitionReport> {
   const made = await makeAhead(deps.db, s.width);
   if (made.length) deps.log.info({ ranges: made }, 'event log ranges made ahead');
   const dropped: PartitionReport['dropped'] = [];
+  let unstartedFires = 0;
   if (s.retentionDays !== null) {
     const ranges = await eventRanges(deps.db);
     // The last range holds the newest ids (or is ahead): never a candidate.
@@ -48,8 +50,11 @@ export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: Part
       dropped.push({ range: r, executions, archive });
       deps.log.info({ range: r, executions, archive }, 'event log range dropped by retention');
     }
+    const dropFires = (days: number) => dropUnstartedFires(deps.db, days, s.batchRows ?? DROP_BATCH_ROWS);
+    for (let n = await dropFires(s.retentionDays); n > 0; n = await dropFires(s.retentionDays)) unstartedFires += n;
+    if (unstartedFires) deps.log.info({ fires: unstartedFires }, 'trigger fires that started nothing dropped by retention');
   }
-  return { made, dropped };
+  return { made, dropped, unstartedFires };
 }
 
 /** Makes every range from the end of the last one until RANGES_AHEAD ranges lie past the last execution id. */
@@ -66,13 +71,14 @@ async function makeAhead(db: Db, width: number): Promise<EventRange[]> {
 }
 
 /**
- * The range's rows in short transactions (batch requests, commands, then executions, children
+ * The range's rows in short transactions (batch requests, trigger fires, commands, then executions, children
  * before parents), then its event partition: a run cut off midway leaves only finished
  * executions' rows, which the next run deletes (the range is still expired). Returns how many
  * executions went.
  */
 async function dropRange(db: Db, r: EventRange, batchRows: number): Promise<number> {
   await dropRangeRows(db, r, 'batches', batchRows);
+  while ((await dropRangeRows(db, r, 'fires', batchRows)) > 0);
   while ((await dropRangeRows(db, r, 'commands', batchRows)) > 0);
   let executions = 0;
   for (let n = await dropRangeRows(db, r, 'executions', batchRows); n > 0; n = await dropRangeRows(db, r, 'executions', batchRows)) executions += n;

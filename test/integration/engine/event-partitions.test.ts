@@ -189,6 +189,50 @@ describe('retention at scale', () => {
   });
 });
 
+describe('retention of trigger fires', () => {
+  it('forgets the fires of a dropped range\'s executions, and fires that started nothing once older than the retention; no other', async () => {
+    const lo = FIRST_ID + 40;
+    const r = { lo, hi: lo + WIDTH };
+    await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, true)`, [FIRST_ID + 55]);
+    await keepEventPartitions(t.deps, settings(null));
+    const { rows: [catalog] } = await t.deps.db.query<{ id: string }>(`SELECT catalog_id AS id FROM core.catalog WHERE path = 'part/one'`);
+    for (const id of [lo, lo + 1]) {
+      await t.deps.db.query(
+        `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status, last_event_id, finished_at)
+         VALUES ($1, $2, 'part/one', $1, 'completed', 0, now() - interval '2 days')`,
+        [id, catalog.id],
+      );
+    }
+    // Started fires of the range's two executions and of one in the next range (in use: kept);
+    // fires that started nothing, one two days old, one just now.
+    const fires: [string, string, number | null, string][] = [
+      ['in-range-1', 'started', lo, '2 days'],
+      ['in-range-2', 'started', lo + 1, '2 days'],
+      ['next-range', 'started', lo + WIDTH, '2 days'],
+      ['skipped-old', 'skipped', null, '2 days'],
+      ['refused-old', 'refused', null, '3 days'],
+      ['skipped-now', 'skipped', null, '0 days'],
+    ];
+    for (const [key, outcome, execution, age] of fires) {
+      await t.deps.db.query(
+        `INSERT INTO core.trigger_fire (path, name, fire_key, outcome, execution_id, fired_at) VALUES ('part/one', 'nightly', $1, $2, $3, now() - $4::interval)`,
+        [key, outcome, execution, age],
+      );
+    }
+    await new Promise((ok) => setTimeout(ok, 1_100));
+    await t.deps.db.query(`UPDATE core.trigger_fire SET fired_at = now() WHERE fire_key = 'skipped-now'`);
+    const report = await keepEventPartitions(t.deps, { ...settings(1 / 86_400), batchRows: 1 });
+    expect(report.dropped.map((d) => d.range)).toContainEqual(r);
+    expect(report.unstartedFires).toBe(2);
+    const { rows } = await t.deps.db.query<{ fire_key: string }>(`SELECT fire_key FROM core.trigger_fire WHERE path = 'part/one' AND name = 'nightly' ORDER BY fire_key`);
+    expect(rows.map((x) => x.fire_key)).toEqual(['next-range', 'skipped-now']);
+    // Without a retention nothing is forgotten.
+    await t.deps.db.query(`UPDATE core.trigger_fire SET fired_at = now() - interval '30 days' WHERE fire_key = 'skipped-now'`);
+    expect((await keepEventPartitions(t.deps, settings(null))).unstartedFires).toBe(0);
+    expect((await t.deps.db.query(`SELECT count(*)::int AS n FROM core.trigger_fire WHERE name = 'nightly'`)).rows[0].n).toBe(2);
+  });
+});
+
 describe('the migration to a partitioned log', () => {
   it('converts a populated database without losing a row', async () => {
     const d = await createTestDatabase();
