@@ -50,6 +50,24 @@ export async function deregisterWorkerPool(q: Queryable, name: string): Promise<
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Forgets the worker pools silent for over `silentSeconds` (deregistered ones: their last beat is
+ * their deregistration; and ones killed without it) that hold no claimed or running command:
+ * their rows go. Returns their names, in order. A pool that beats again meanwhile is kept (the
+ * silence is checked again on the row the delete takes).
+ */
+export async function forgetSilentWorkerPools(q: Queryable, silentSeconds: number): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>({
+    name: 'svc_worker_pools_forget',
+    text: `DELETE FROM core.runtime r
+            WHERE r.kind = 'worker_pool' AND r.heartbeat_at < now() - make_interval(secs => $1::float8)
+              AND NOT EXISTS (SELECT 1 FROM core.command c WHERE c.worker_id = r.name AND c.status IN ('CLAIMED', 'RUNNING'))
+           RETURNING r.name`,
+    values: [silentSeconds],
+  });
+  return rows.map((r) => r.name).sort();
+}
+
 export async function listWorkerPools(q: Queryable): Promise<RuntimeRow[]> {
   const { rows } = await q.query<RuntimeRow>(`SELECT ${COLUMNS} FROM core.runtime WHERE kind = 'worker_pool' ORDER BY name`);
   return rows;

@@ -5,6 +5,7 @@ import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command
 import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
+import { sweepWorkerPools, WORKER_POOL_SWEEP } from './worker-pool-sweep.ts';
 import { eventPartitionsSpec, keepEventPartitions } from '../partitions/event-partitions.ts';
 import { startScheduler } from '../triggers/scheduler.ts';
 import { ScheduleClock } from '../triggers/schedule-clock.ts';
@@ -25,6 +26,7 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
     every(deps, INBOX_SWEEP, () => sweepInbox(deps)),
     every(deps, IDEMPOTENCY_KEY_EXPIRY, () => expireIdempotencyKeys(deps)),
     every(deps, BATCH_SWEEP, () => sweepBatches(deps)),
+    every(deps, WORKER_POOL_SWEEP, () => sweepWorkerPools(deps)),
     every(deps, eventPartitionsSpec(deps.config.SVC_PARTITION_INTERVAL_SECONDS), () =>
       keepEventPartitions(deps, { width: deps.config.SVC_EVENT_PARTITION_EXECUTIONS, retentionDays: deps.config.SVC_RETENTION_DAYS ?? null, archiveDir: deps.config.SVC_ARCHIVE_DIR ?? null }),
     ),

@@ -207,9 +207,10 @@ export class Worker {
         if (typeof id === 'number') this.#commands.get(id)?.abort(commandCancelled());
       }
     } catch (err) {
-      if (err instanceof ServerError && err.status === 409 && !this.#stopping) {
-        // The pool was marked stopped (deregistered) while we still run: register again.
-        this.#opts.log.warn({ err: err.message }, 'worker pool was stopped on the server; registering again');
+      if (err instanceof ServerError && (err.status === 409 || err.status === 404) && !this.#stopping) {
+        // The pool was marked stopped (deregistered, 409) or forgotten after a long silence (404:
+        // src/periodic/worker-pool-sweep.ts) while we still run: register again.
+        this.#opts.log.warn({ err: err.message }, 'worker pool was stopped or forgotten on the server; registering again');
         await this.#register().catch((e: unknown) => this.#opts.log.warn({ err: String(e) }, 'worker re-registration failed'));
         return;
       }
