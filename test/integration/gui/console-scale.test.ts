@@ -22,11 +22,14 @@ const FIRST_VIEW_MS = 1_000;
 // machine 1.5 s is generous, yet a sequential scan or a render storm would exceed it.
 const INTERACTION_MS = 1_500;
 // 200 ms is twice the 100 ms a user perceives as instant (RAIL): a main-thread task longer than
-// that makes scrolling and typing stutter; the machine's noise stays well under it for a 50-row render.
+// that makes scrolling and typing stutter. The idle live refresh is held to it: re-rendering the
+// 500 loaded rows at each refresh (rows not memoised) showed as 165 ms tasks at 300 rows.
 const LONG_TASK_MS = 200;
-// A filter change drops every loaded row (500 here) and renders a new page: a one-off that took
-// 212 ms once on a 2-core machine at load 6. A render storm over 10,000 rows takes seconds.
-const FILTER_TASK_MS = 400;
+// An interaction's one-off render: a page of 50 rows added, or a filter change dropping every
+// loaded row (500 here) for a new page. On a 2-core machine running other test files beside this
+// one they stretched to 208 ms (a page; 62 ms alone) and 212 ms (a filter, at load 6). A render
+// storm over 10,000 rows takes seconds.
+const INTERACTION_TASK_MS = 400;
 
 const ROWS = 'table.list tbody tr';
 // Pages loaded by cursor: 500 rows in the DOM, where re-rendering them all at each live refresh
@@ -145,7 +148,7 @@ describe('executions list with 10,000 executions', () => {
       const { ms, longest } = await timed(() => older.click(), `rows.length >= ${pageNo * PAGE_SIZE}`);
       figures.push(`page ${pageNo}: ${Math.round(ms)} ms (longest task ${Math.round(longest)} ms)`);
       expect(ms, `page ${pageNo}`).toBeLessThan(INTERACTION_MS);
-      expect(longest, `page ${pageNo}`).toBeLessThan(LONG_TASK_MS);
+      expect(longest, `page ${pageNo}`).toBeLessThan(INTERACTION_TASK_MS);
       const shown = await rows(page);
       // The DOM holds what was loaded, no more: pages × page size, newest first, no duplicates.
       expect(shown).toHaveLength(pageNo * PAGE_SIZE);
@@ -177,7 +180,7 @@ describe('executions list with 10,000 executions', () => {
     );
     figures.push(`status filter: ${Math.round(ms)} ms (longest task ${Math.round(longest)} ms)`);
     expect(ms).toBeLessThan(INTERACTION_MS);
-    expect(longest).toBeLessThan(FILTER_TASK_MS);
+    expect(longest).toBeLessThan(INTERACTION_TASK_MS);
     expect((await rows(page)).map((r) => r.id)).toEqual(newest.slice(0, PAGE_SIZE));
     // The older pages of the unfiltered list are gone from the DOM with the filter change.
     const rest = await timed(() => page.getByRole('button', { name: 'Older executions' }).click(), `rows.length === ${cancelled.length}`);
@@ -197,10 +200,10 @@ describe('executions list with 10,000 executions', () => {
     );
     figures.push(`path filter: ${Math.round(ms)} ms (longest task ${Math.round(longest)} ms)`);
     expect(ms).toBeLessThan(INTERACTION_MS);
-    expect(longest).toBeLessThan(FILTER_TASK_MS);
+    expect(longest).toBeLessThan(INTERACTION_TASK_MS);
     const more = await timed(() => page.getByRole('button', { name: 'Older executions' }).click(), `rows.length === ${2 * PAGE_SIZE} && rows.every((r) => r.path === 'scale/b')`);
     expect(more.ms).toBeLessThan(INTERACTION_MS);
-    expect(more.longest).toBeLessThan(LONG_TASK_MS);
+    expect(more.longest).toBeLessThan(INTERACTION_TASK_MS);
   });
 
   it('logged no error in the browser console', () => {
