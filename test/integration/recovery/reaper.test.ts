@@ -35,6 +35,12 @@ const claimNext = async (workerId: string, max: number): Promise<Json[]> => {
   return r.body.commands;
 };
 const commandRow = async (id: number) => (await db.query(`SELECT status, attempt, worker_id, reclaim_attempt FROM core.command WHERE command_id = $1`, [id])).rows[0];
+/** Each command's row, in order: one query after another (one client runs one query at a time). */
+const commandRows = async (ids: number[]) => {
+  const rows = [];
+  for (const id of ids) rows.push(await commandRow(id));
+  return rows;
+};
 
 /** Starts an execution and returns its (PENDING) command id. */
 async function pendingCommand(): Promise<number> {
@@ -100,7 +106,7 @@ describe('command reaper sweep', () => {
     await db.query(`UPDATE core.command SET claimed_at = now() - interval '2 hours' WHERE command_id = $1`, [ids.slow]);
     expect((await beat('slow', [ids.slow])).status).toBe(200);
     expect((await beat('fine', [ids.fine])).status).toBe(200);
-    const before = await Promise.all(Object.values(ids).map(commandRow));
+    const before = await commandRows(Object.values(ids));
 
     const r = await sweep();
     expect(r.status).toBe(200);
@@ -112,7 +118,7 @@ describe('command reaper sweep', () => {
     });
     expect(r.body.scanned).toBeGreaterThanOrEqual(6);
     // Nothing moved: status, attempt and holder are what they were; only the mark is new.
-    const after = await Promise.all(Object.values(ids).map(commandRow));
+    const after = await commandRows(Object.values(ids));
     expect(after.map(({ status, attempt, worker_id }) => ({ status, attempt, worker_id }))).toEqual(
       before.map(({ status, attempt, worker_id }) => ({ status, attempt, worker_id })),
     );
