@@ -24,7 +24,8 @@ afterAll(async () => {
 
 async function startClaimed(worker: string): Promise<{ executionId: number; commandId: number; attempt: number }> {
   const executionId = (await http(t.url, 'POST', '/api/run/playbook', { path: 'rb/two' })).body.execution_id;
-  const { rows } = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1`, [executionId]);
+  // The app's pool: the starts run concurrently, and one pg client runs one query at a time.
+  const { rows } = await t.deps.db.query<{ command_id: number }>(`SELECT command_id FROM core.command WHERE execution_id = $1`, [executionId]);
   const claim = await http(t.url, 'POST', `/api/commands/${rows[0].command_id}/claim`, { worker_id: worker }, asWorker);
   expect(claim.status).toBe(200);
   return { executionId, commandId: rows[0].command_id, attempt: claim.body.attempt };
