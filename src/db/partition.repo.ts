@@ -90,16 +90,13 @@ const DROP_LOCK_TIMEOUT_MS = 2_000;
  * Deletes up to `limit` rows of range `r` of one table in one short transaction (retention's
  * drop, before the range's event partition goes): what points at an execution goes before it.
  * `batches`: its batch requests (one statement, they are few: no index takes them by range);
- * `fires`: the trigger fires that started its executions; `commands`; `executions` that no execution points at as its parent and no command as its own (a
- * child goes before its parent, whatever their ids; waits and admissions go with their
- * execution). Returns how many rows went: 0 when none is left.
+ * `fires`: the trigger fires that started its executions; `commands`; `executions` that no
+ * execution points at as its parent and no command as its own (a child goes before its parent,
+ * whatever their ids; waits and admissions go with their execution). Returns how many rows went:
+ * 0 when none is left.
  */
-export async function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'fires' | 'commands' | 'executions', limit: number): Promise<number> {
-  return db.tx(async (q) => {
-    await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
-    const { rowCount } = await q.query({ name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
-    return rowCount ?? 0;
-  });
+export function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'fires' | 'commands' | 'executions', limit: number): Promise<number> {
+  return shortTransaction(db, { name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
 }
 
 /**
@@ -107,16 +104,21 @@ export async function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'f
  * than `days` ago, in one short transaction (retention; a fire that started an execution goes with
  * its range: dropRangeRows). Returns how many went: 0 when none is left.
  */
-export async function dropUnstartedFires(db: Db, days: number, limit: number): Promise<number> {
+export function dropUnstartedFires(db: Db, days: number, limit: number): Promise<number> {
+  return shortTransaction(db, {
+    name: 'svc_unstarted_fires_drop',
+    text: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
+             SELECT path, name, fire_key FROM core.trigger_fire
+              WHERE execution_id IS NULL AND fired_at < now() - make_interval(secs => $1::float8 * 86400) LIMIT $2)`,
+    values: [days, limit],
+  });
+}
+
+/** One statement of retention in its own transaction, waiting at most DROP_LOCK_TIMEOUT_MS for a lock; the rows it touched. */
+async function shortTransaction(db: Db, statement: { name: string; text: string; values: unknown[] }): Promise<number> {
   return db.tx(async (q) => {
     await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
-    const { rowCount } = await q.query({
-      name: 'svc_unstarted_fires_drop',
-      text: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
-               SELECT path, name, fire_key FROM core.trigger_fire
-                WHERE execution_id IS NULL AND fired_at < now() - make_interval(secs => $1::float8 * 86400) LIMIT $2)`,
-      values: [days, limit],
-    });
+    const { rowCount } = await q.query(statement);
     return rowCount ?? 0;
   });
 }
@@ -146,8 +148,5 @@ export async function rangeHoldsExecutions(q: Queryable, r: EventRange): Promise
 
 /** Detaches and drops range `r`'s partition of the event log (its rows elsewhere gone first: dropRangeRows). */
 export async function dropEventPartition(db: Db, r: EventRange): Promise<void> {
-  await db.tx(async (q) => {
-    await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
-    await q.query({ name: 'svc_event_range_drop', text: `SELECT core.svc_event_partition_drop($1)`, values: [r.lo] });
-  });
+  await shortTransaction(db, { name: 'svc_event_range_drop', text: `SELECT core.svc_event_partition_drop($1)`, values: [r.lo] });
 }

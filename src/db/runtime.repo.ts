@@ -1,3 +1,4 @@
+import { heldSql } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
 export type RuntimeRow = {
@@ -61,7 +62,7 @@ export async function forgetSilentWorkerPools(q: Queryable, silentSeconds: numbe
     name: 'svc_worker_pools_forget',
     text: `DELETE FROM core.runtime r
             WHERE r.kind = 'worker_pool' AND r.heartbeat_at < now() - make_interval(secs => $1::float8)
-              AND NOT EXISTS (SELECT 1 FROM core.command c WHERE c.worker_id = r.name AND c.status IN ('CLAIMED', 'RUNNING'))
+              AND NOT EXISTS (SELECT 1 FROM core.command c WHERE c.worker_id = r.name AND ${heldSql('c')})
            RETURNING r.name`,
     values: [silentSeconds],
   });
