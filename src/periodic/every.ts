@@ -28,6 +28,20 @@ export type PeriodicSpec = {
   lease?: { ttlSeconds: number };
 };
 
+const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
+const HOUSEKEEPING_FIRST_DELAY_MS = 60_000;
+const HOUSEKEEPING_LEASE_TTL_SECONDS = 300;
+
+/**
+ * A housekeeping job's spec (expired rows deleted and the like): a minute after start (a start is
+ * when a stop signal is most likely to cut the database away under it), then every 10 minutes,
+ * on one server of many; its deletes take milliseconds, and a holder that dies blocks the others
+ * for the lease's 5 minutes at most.
+ */
+export function housekeeping(name: string): PeriodicSpec {
+  return { name, intervalMs: HOUSEKEEPING_INTERVAL_MS, firstDelayMs: HOUSEKEEPING_FIRST_DELAY_MS, lease: { ttlSeconds: HOUSEKEEPING_LEASE_TTL_SECONDS } };
+}
+
 /** One run's work; `signal` aborts when the job is stopped (work that waits should heed it). */
 export type PeriodicRun = (signal: AbortSignal) => Promise<unknown>;
 

@@ -6,19 +6,12 @@
 import type { Db } from '../db/db.ts';
 import { forgetSilentWorkerPools } from '../db/runtime.repo.ts';
 import type { Logger } from '../log.ts';
-import type { PeriodicSpec } from './every.ts';
+import { housekeeping, type PeriodicSpec } from './every.ts';
 
 /** A pool silent this long (no heartbeat, or deregistered this long ago) that holds no command is forgotten. */
 export const WORKER_POOL_FORGET_AFTER_S = 24 * 60 * 60;
-const SWEEP_LEASE_TTL_SECONDS = 300;
 
-// Every 10 minutes, on one server of many (a lease); not at once, as the idempotency key expiry.
-export const WORKER_POOL_SWEEP: PeriodicSpec = {
-  name: 'worker_pool_sweep',
-  intervalMs: 10 * 60 * 1000,
-  firstDelayMs: 60_000,
-  lease: { ttlSeconds: SWEEP_LEASE_TTL_SECONDS },
-};
+export const WORKER_POOL_SWEEP: PeriodicSpec = housekeeping('worker_pool_sweep');
 
 /** Forgets the pools silent for over `silentSeconds` that hold no command; returns their names. */
 export async function sweepWorkerPools(deps: { db: Db; log: Logger }, silentSeconds = WORKER_POOL_FORGET_AFTER_S): Promise<string[]> {
