@@ -114,10 +114,15 @@ export function dropUnstartedFires(db: Db, days: number, limit: number): Promise
   });
 }
 
+/** The transaction's lock waits end after DROP_LOCK_TIMEOUT_MS (an error: the work is tried again at its next run). */
+function waitBrieflyForLocks(q: Queryable): Promise<unknown> {
+  return q.query({ name: 'svc_brief_lock_timeout', text: `SELECT set_config('lock_timeout', $1, true)`, values: [String(DROP_LOCK_TIMEOUT_MS)] });
+}
+
 /** One statement of retention in its own transaction, waiting at most DROP_LOCK_TIMEOUT_MS for a lock; the rows it touched. */
 async function shortTransaction(db: Db, statement: { name: string; text: string; values: unknown[] }): Promise<number> {
   return db.tx(async (q) => {
-    await q.query(`SELECT set_config('lock_timeout', $1, true)`, [String(DROP_LOCK_TIMEOUT_MS)]);
+    await waitBrieflyForLocks(q);
     const { rowCount } = await q.query(statement);
     return rowCount ?? 0;
   });
@@ -146,7 +151,43 @@ export async function rangeHoldsExecutions(q: Queryable, r: EventRange): Promise
   return rows[0].held;
 }
 
+const EVENT_RANGE_DROP = { name: 'svc_event_range_drop', text: `SELECT core.svc_event_partition_drop($1)` } as const;
+
 /** Detaches and drops range `r`'s partition of the event log (its rows elsewhere gone first: dropRangeRows). */
 export async function dropEventPartition(db: Db, r: EventRange): Promise<void> {
-  await shortTransaction(db, { name: 'svc_event_range_drop', text: `SELECT core.svc_event_partition_drop($1)`, values: [r.lo] });
+  await shortTransaction(db, { ...EVENT_RANGE_DROP, values: [r.lo] });
+}
+
+/**
+ * Runs `work` in one transaction that holds the whole event log (ACCESS EXCLUSIVE: no event is
+ * written or read meanwhile), waiting at most DROP_LOCK_TIMEOUT_MS for it: ranges dropped and made
+ * again there leave no moment in which an event lands in the default partition.
+ */
+export function withEventLogHeld<T>(db: Db, work: (q: Queryable) => Promise<T>): Promise<T> {
+  return db.tx(async (q) => {
+    await waitBrieflyForLocks(q);
+    await q.query(`LOCK TABLE core.event IN ACCESS EXCLUSIVE MODE`);
+    return work(q);
+  });
+}
+
+/** Whether range `r` holds no event. */
+export async function eventRangeEmpty(q: Queryable, r: EventRange): Promise<boolean> {
+  const { rows } = await q.query<{ empty: boolean }>({
+    name: 'svc_event_range_empty',
+    text: `SELECT NOT EXISTS (SELECT 1 FROM core.event WHERE execution_id >= $1 AND execution_id < $2) AS empty`,
+    values: [r.lo, r.hi],
+  });
+  return rows[0].empty;
+}
+
+/** Detaches and drops range `r`'s partition inside withEventLogHeld (it was found empty there). */
+export async function dropHeldEventRange(q: Queryable, r: EventRange): Promise<void> {
+  await q.query({ ...EVENT_RANGE_DROP, values: [r.lo] });
+}
+
+/** The lowest execution id whose events the default partition holds (null: none; it is a safety net). */
+export async function lowestDefaultExecutionId(q: Queryable): Promise<number | null> {
+  const { rows } = await q.query<{ lowest: string | null }>({ name: 'svc_event_default_lowest', text: `SELECT min(execution_id) AS lowest FROM core.event_default`, values: [] });
+  return rows[0].lowest === null ? null : Number(rows[0].lowest);
 }

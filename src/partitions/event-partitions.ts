@@ -1,6 +1,7 @@
 import type { Db } from '../db/db.ts';
 import { access } from 'node:fs/promises';
-import { createEventRange, dropEventPartition, dropRangeRows, dropUnstartedFires, eventRanges, rangeHoldsExecutions, lastExecutionId, rangeEvents, rangeExecutions, rangeExpired, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
+import { createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeExpired, rangeHoldsExecutions, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
+import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
 import { archiveFileOf, writeArchive } from './archive-file.ts';
@@ -31,12 +32,16 @@ export function eventPartitionsSpec(intervalSeconds: number): PeriodicSpec {
   return { name: 'event_partitions', intervalMs: intervalSeconds * 1000, firstDelayMs: 0, lease: { ttlSeconds: LEASE_TTL_SECONDS } };
 }
 
-/** `unstartedFires`: trigger fires that started nothing, older than the retention, deleted (a started one goes with its range). */
-export type PartitionReport = { made: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number };
+/**
+ * `remade`: empty ranges of another width dropped to be made again at `width`; `unstartedFires`:
+ * trigger fires that started nothing, older than the retention, deleted (a started one goes with its range).
+ */
+export type PartitionReport = { made: EventRange[]; remade: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number };
 
 /** One run: makes the ranges ahead, then drops (archiving first) the expired ones, and the fires that started nothing as old. */
 export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: PartitionSettings): Promise<PartitionReport> {
-  const made = await makeAhead(deps.db, s.width);
+  const { made, remade } = await makeAhead(deps.db, s.width);
+  if (remade.length) deps.log.info({ ranges: remade, width: s.width }, 'empty event log ranges of another width dropped, to be made again');
   if (made.length) deps.log.info({ ranges: made }, 'event log ranges made ahead');
   const dropped: PartitionReport['dropped'] = [];
   let unstartedFires = 0;
@@ -54,17 +59,43 @@ export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: Part
     for (let n = await dropFires(s.retentionDays); n > 0; n = await dropFires(s.retentionDays)) unstartedFires += n;
     if (unstartedFires) deps.log.info({ fires: unstartedFires }, 'trigger fires that started nothing dropped by retention');
   }
-  return { made, dropped, unstartedFires };
+  return { made, remade, dropped, unstartedFires };
 }
 
-/** Makes every range from the end of the last one until RANGES_AHEAD ranges lie past the last execution id. */
-async function makeAhead(db: Db, width: number): Promise<EventRange[]> {
-  const [ranges, last] = await Promise.all([eventRanges(db), lastExecutionId(db)]);
-  let lo = ranges.at(-1)?.hi ?? 0;
+/**
+ * Makes every range from the end of the last one until RANGES_AHEAD ranges lie past the last
+ * execution id. When the last range is empty and not `width` wide (the migration's ranges of a
+ * million ids on a fresh database, or the setting changed), the empty ranges at the end that are
+ * not `width` wide are dropped first and made again at `width`, in one transaction holding the log.
+ */
+async function makeAhead(db: Db, width: number): Promise<Pick<PartitionReport, 'made' | 'remade'>> {
+  const ranges = await eventRanges(db);
+  const last = ranges.at(-1);
+  const misfit = (r: EventRange) => r.hi - r.lo !== width;
+  // Checked before the log is held: a range in use is never held for.
+  if (!last || !misfit(last) || !(await eventRangeEmpty(db, last))) return { made: await makeFrom(db, last?.hi ?? 0, width), remade: [] };
+  return withEventLogHeld(db, async (q) => {
+    const remade: EventRange[] = [];
+    for (const r of ranges.toReversed()) {
+      if (!misfit(r) || !(await eventRangeEmpty(q, r))) break;
+      await dropHeldEventRange(q, r);
+      remade.unshift(r);
+    }
+    if (!remade.length) return { made: await makeFrom(q, last.hi, width), remade };
+    // From the end of the range kept, or where the dropped ones began; past ids with no event.
+    const base = ranges.at(-1 - remade.length)?.hi ?? remade[0].lo;
+    const needed = Math.min((await lowestDefaultExecutionId(q)) ?? Infinity, (await lastExecutionId(q)) + 1);
+    return { made: await makeFrom(q, base + Math.max(0, Math.floor((needed - base) / width)) * width, width), remade };
+  });
+}
+
+/** Makes every range from `lo` on until RANGES_AHEAD ranges lie past the last execution id. */
+async function makeFrom(q: Queryable, lo: number, width: number): Promise<EventRange[]> {
+  const last = await lastExecutionId(q);
   const made: EventRange[] = [];
   while (lo <= last + RANGES_AHEAD * width) {
     const r = { lo, hi: lo + width };
-    if (await createEventRange(db, r)) made.push(r);
+    if (await createEventRange(q, r)) made.push(r);
     lo = r.hi;
   }
   return made;
