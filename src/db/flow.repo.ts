@@ -1,4 +1,5 @@
 import { claimableSql, KEY_ROOM, waitingKeys } from './command-plans.ts';
+import type { Db } from './db.ts';
 import type { Queryable } from './queryable.ts';
 
 // Flow control's SQL (DESIGN.md "Flow control"): named limits (core.flow_limit, written here
@@ -99,6 +100,41 @@ export async function deleteLimit(q: Queryable, name: string): Promise<{ deleted
     values: [name],
   });
   return { deleted: rows[0].deleted, inUse: rows[0].in_use };
+}
+
+/** A key of a limit. */
+export type FlowKeyName = { name: string; key: string };
+
+/**
+ * Forgets idle keys among the next `limit` after `after` (in name, key order): nothing held
+ * (`running` 0), no claim or admission for `idleSeconds` (a key at rest that long has a full
+ * bucket: KEY_ROOM), no command waiting and no execution queued on it. The rows are locked first,
+ * skipping those a command's insert holds (migrations/0032), and checked in a second statement,
+ * whose snapshot sees every command committed before the lock. `last`: the last key looked at
+ * (null: none was left).
+ */
+export async function forgetIdleFlowKeys(db: Db, idleSeconds: number, limit: number, after: FlowKeyName | null): Promise<{ forgotten: FlowKeyName[]; last: FlowKeyName | null }> {
+  return db.tx(async (q) => {
+    const { rows: idle } = await q.query<FlowKeyName>({
+      name: 'svc_flow_keys_idle',
+      text: `SELECT k.name, k.key FROM core.flow_key k
+              WHERE k.running = 0 AND k.served_at < now() - make_interval(secs => $1::float8) AND k.refilled_at < now() - make_interval(secs => $1::float8)
+                AND ($3::text IS NULL OR (k.name, k.key) > ($3, $4))
+              ORDER BY k.name, k.key LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      values: [idleSeconds, limit, after?.name ?? null, after?.key ?? null],
+    });
+    if (!idle.length) return { forgotten: [], last: null };
+    const { rows } = await q.query<FlowKeyName>({
+      name: 'svc_flow_keys_forget',
+      text: `DELETE FROM core.flow_key k USING unnest($1::text[], $2::text[]) AS x(name, key)
+              WHERE k.name = x.name AND k.key = x.key AND k.running = 0
+                AND NOT EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')})
+                AND NOT EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL)
+              RETURNING k.name, k.key`,
+      values: [idle.map((k) => k.name), idle.map((k) => k.key)],
+    });
+    return { forgotten: rows, last: idle.at(-1) ?? null };
+  });
 }
 
 /** A concurrency limit's key a start may be admitted on at once, and the inline limit's N (`capacity`). */

@@ -4,6 +4,7 @@ import { BATCH_SWEEP, sweepBatches } from './batch-sweep.ts';
 import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command-reaper.ts';
 import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
+import { FLOW_KEY_SWEEP, sweepFlowKeys } from './flow-key-sweep.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
 import { sweepWorkerPools, WORKER_POOL_SWEEP } from './worker-pool-sweep.ts';
 import { eventPartitionsSpec, keepEventPartitions } from '../partitions/event-partitions.ts';
@@ -27,6 +28,7 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
     every(deps, IDEMPOTENCY_KEY_EXPIRY, () => expireIdempotencyKeys(deps)),
     every(deps, BATCH_SWEEP, () => sweepBatches(deps)),
     every(deps, WORKER_POOL_SWEEP, () => sweepWorkerPools(deps)),
+    every(deps, FLOW_KEY_SWEEP, () => sweepFlowKeys(deps)),
     every(deps, eventPartitionsSpec(deps.config.SVC_PARTITION_INTERVAL_SECONDS), () =>
       keepEventPartitions(deps, { width: deps.config.SVC_EVENT_PARTITION_EXECUTIONS, retentionDays: deps.config.SVC_RETENTION_DAYS ?? null, archiveDir: deps.config.SVC_ARCHIVE_DIR ?? null }),
     ),
