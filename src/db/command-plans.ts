@@ -160,13 +160,14 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
         `${free} AS (${freeOf(freeColumns)})`,
         waitingKeys(`${name}_waiting`, 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`),
         // Of the keys with commands waiting: the one whose first has the highest priority first, then the least recently served.
+        // NO KEY UPDATE (what counting `running` takes anyway): a limited command's insert holds its key FOR KEY SHARE (migrations/0032), which must not make claims skip the key.
         `${keys} AS (SELECT k.name, k.key, r.room, r.tokens FROM ${name}_waiting w
                    JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key LEFT JOIN core.flow_limit l ON l.name = k.name
                    CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
                    CROSS JOIN LATERAL (SELECT o.priority FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}
                                         ORDER BY o.priority DESC, o.command_id LIMIT 1) top
                    WHERE r.room > 0
-                   ORDER BY top.priority DESC, k.served_at LIMIT ${pick.limit} FOR UPDATE OF k SKIP LOCKED)`,
+                   ORDER BY top.priority DESC, k.served_at LIMIT ${pick.limit} FOR NO KEY UPDATE OF k SKIP LOCKED)`,
         `${limited} AS (SELECT o.command_id, o.priority, k.name AS limit_name, k.key AS limit_key FROM ${keys} k
                    CROSS JOIN LATERAL (SELECT o.command_id, o.priority FROM core.command o
                                         WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}${except}

@@ -86,20 +86,32 @@ export async function limitTotals(q: Queryable): Promise<Map<string, { keys: num
 /**
  * Deletes limit `name` unless a key of it holds a slot, queues an execution or has a command
  * waiting (`inUse`); its idle keys go with it. `deleted` false when it was not (in use, or none).
+ * Its keys are locked first; one that a limited command's insert holds (migrations/0032) means
+ * work is being queued on it now: in use. The check, a statement later, sees every command
+ * committed before the lock. (Skipping, not waiting: inserts lock their keys in no set order.)
  */
-export async function deleteLimit(q: Queryable, name: string): Promise<{ deleted: boolean; inUse: boolean }> {
-  const { rows } = await q.query<{ deleted: boolean; in_use: boolean }>({
-    name: 'svc_delete_limit',
-    text: `WITH busy AS (
-             SELECT EXISTS (SELECT 1 FROM core.flow_key k WHERE k.name = $1 AND k.running > 0)
-                 OR EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = $1 AND a.admitted_at IS NULL)
-                 OR EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = $1 AND ${claimableSql('o')}) AS in_use),
-           gone AS (DELETE FROM core.flow_limit l WHERE l.name = $1 AND NOT (SELECT in_use FROM busy) RETURNING l.name),
-           keys AS (DELETE FROM core.flow_key k WHERE k.name = $1 AND EXISTS (SELECT 1 FROM gone))
-           SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT in_use FROM busy) AS in_use`,
-    values: [name],
+export async function deleteLimit(db: Db, name: string): Promise<{ deleted: boolean; inUse: boolean }> {
+  return db.tx(async (q) => {
+    const { rows: [lock] } = await q.query<{ held: boolean }>({
+      name: 'svc_limit_keys_lock',
+      text: `WITH locked AS (SELECT 1 FROM core.flow_key k WHERE k.name = $1 FOR UPDATE SKIP LOCKED)
+             SELECT (SELECT count(*) FROM locked) < (SELECT count(*) FROM core.flow_key k WHERE k.name = $1) AS held`,
+      values: [name],
+    });
+    if (lock.held) return { deleted: false, inUse: true };
+    const { rows } = await q.query<{ deleted: boolean; in_use: boolean }>({
+      name: 'svc_delete_limit',
+      text: `WITH busy AS (
+               SELECT EXISTS (SELECT 1 FROM core.flow_key k WHERE k.name = $1 AND k.running > 0)
+                   OR EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = $1 AND a.admitted_at IS NULL)
+                   OR EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = $1 AND ${claimableSql('o')}) AS in_use),
+             gone AS (DELETE FROM core.flow_limit l WHERE l.name = $1 AND NOT (SELECT in_use FROM busy) RETURNING l.name),
+             keys AS (DELETE FROM core.flow_key k WHERE k.name = $1 AND EXISTS (SELECT 1 FROM gone))
+             SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT in_use FROM busy) AS in_use`,
+      values: [name],
+    });
+    return { deleted: rows[0].deleted, inUse: rows[0].in_use };
   });
-  return { deleted: rows[0].deleted, inUse: rows[0].in_use };
 }
 
 /** A key of a limit. */
@@ -198,7 +210,8 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
                                    WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
                                    ORDER BY a.priority DESC, a.execution_id LIMIT 1) top
               WHERE r.room > 0
-              ORDER BY top.priority DESC, k.served_at LIMIT $1 FOR UPDATE OF k SKIP LOCKED),
+              -- NO KEY UPDATE: not skipped for a limited command's insert, which holds the key FOR KEY SHARE (migrations/0032).
+              ORDER BY top.priority DESC, k.served_at LIMIT $1 FOR NO KEY UPDATE OF k SKIP LOCKED),
            limited AS (
              SELECT a.execution_id, k.name AS limit_name, k.key AS limit_key FROM keys k
               CROSS JOIN LATERAL (SELECT a.execution_id FROM core.admission a

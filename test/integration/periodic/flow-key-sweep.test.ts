@@ -2,11 +2,13 @@
 // worker process and database: a key idle for a day with nothing on it goes, one holding a slot,
 // with a command waiting, with an execution queued, or used within the day stays; work on a
 // forgotten key makes it again; and a limited command inserted while the sweep runs, before or
-// after the sweep locks its key, keeps a key row a claim can join.
+// after the sweep locks its key, keeps a key row a claim can join; such an insert keeps no claim
+// from the key, and keeps its limit from being deleted.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_KEY_FORGET_AFTER_S, sweepFlowKeys } from '../../../src/periodic/flow-key-sweep.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
@@ -116,5 +118,27 @@ describe('idle flow keys', () => {
     // A claim joins the key: the command is taken.
     worker = await startWorkerProcess(t.url, { concurrency: 2, env: { SVC_WORKER_TOKEN: t.workerToken } });
     await until('the command claimed', async () => (await status(second)) !== 'PENDING', 15_000);
+  });
+
+  it('a limited command being inserted keeps no claim from its key, and its limit from being deleted', async () => {
+    await worker.stop();
+    const waiting = await run('keys/tenant', 'busy');
+    const { rows: [c] } = await a.query<{ command_id: string; catalog_id: string }>(`SELECT command_id, catalog_id FROM core.command WHERE execution_id = $1`, [waiting]);
+    await a.query(`INSERT INTO core.flow_key (name, key) VALUES ('spare', 'x')`);
+    expect((await http(t.url, 'PUT', '/api/limits/spare', { concurrency: 1 })).status).toBe(200);
+    // A start's write in flight: it has inserted a command on each key and not committed.
+    await a.query('BEGIN');
+    for (const [seq, name, key] of [[200, 'tenant', 'busy'], [201, 'spare', 'x']]) {
+      await a.query(`INSERT INTO core.command (execution_id, catalog_id, seq, step, status, input, limit_name, limit_key) VALUES ($1, $2, $3, 'start', 'PENDING', '{}', $4, $5)`, [waiting, c.catalog_id, seq, name, key]);
+    }
+    const claimed = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-busy', max: 1, wait_ms: 0 }, asWorker);
+    expect(claimed.body.commands.map((x: { command_id: number }) => x.command_id)).toEqual([Number(c.command_id)]);
+    const del = await http(t.url, 'DELETE', '/api/limits/spare');
+    expect(del.status).toBe(409);
+    expect(del.body.detail.code).toBe('limit_in_use');
+    await a.query('COMMIT');
+    // Committed, the command waits on the limit and its key: still in use.
+    expect((await http(t.url, 'DELETE', '/api/limits/spare')).status).toBe(409);
+    expect((await http(t.url, 'GET', '/api/limits/spare')).body).toMatchObject({ waiting: 1, key_list: [{ key: 'x', waiting: 1 }] });
   });
 });
