@@ -7,6 +7,12 @@ export const MAX_ID_BLOCK = 256;
 // Ids are fetched ahead only while starts keep coming: a refill this long after the last one
 // takes just what its batch needs, so a quiet server hands out dense ids.
 const ID_BLOCK_DECAY_MS = 1_000;
+/**
+ * Ids fetched ahead are let go after this long unused: retention takes a range whose ids were all
+ * handed out by the sequence for spent (src/partitions/event-partitions.ts), and an id held past
+ * its range's drop would start an execution there.
+ */
+export const ID_HOLD_MS = 10_000;
 const MAX_HEADS = 1_000;
 
 /** Heads and ids for one start batch; `cached` are heads taken from memory, which the batch's write must verify. */
@@ -23,6 +29,7 @@ export class StartPreludeCache {
   #ids: number[] = [];
   #block = 0;
   #lastRefillAt = -Infinity;
+  #idsFetchedAt = -Infinity;
   readonly #now: () => number;
 
   /** `now`: a clock in ms (tests pass their own). */
@@ -32,11 +39,12 @@ export class StartPreludeCache {
 
   async take(q: Queryable, paths: string[], n: number): Promise<StartPrelude> {
     const unique = [...new Set(paths)];
+    const now = this.#now();
+    if (now - this.#idsFetchedAt > ID_HOLD_MS) this.#ids = [];
     if (this.#ids.length >= n && unique.every((p) => this.#heads.has(p))) {
       const heads = new Map(unique.map((p) => [p, this.#heads.get(p)!]));
       return { heads, ids: this.#ids.splice(0, n), cached: [...heads.values()] };
     }
-    const now = this.#now();
     this.#block = now - this.#lastRefillAt < ID_BLOCK_DECAY_MS ? Math.min(MAX_ID_BLOCK, Math.max(n, this.#block * 2)) : n;
     this.#lastRefillAt = now;
     // The ids in memory are this take's while it waits: takes may overlap (webhook batches of
@@ -52,6 +60,7 @@ export class StartPreludeCache {
       throw err;
     }
     const ids = [...reserved, ...fetched.ids];
+    this.#idsFetchedAt = now;
     this.#keep(ids.slice(n));
     for (const [path, head] of fetched.heads) this.#remember(path, head);
     // Heads just read need no check; paths without one are unknown (never cached as such).

@@ -1,10 +1,7 @@
 import { EVENT } from '../../machines/event-types.ts';
-import { LIVE_EXECUTION_STATUSES, TERMINAL_EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import type { EventRow, ExecutionStatus } from './execution.repo.ts';
-import { sqlList } from './sql-list.ts';
+import { LIVE_EXECUTION_SQL, TERMINAL_EXECUTION_SQL } from './sql-list.ts';
 
-const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
-const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 /**
  * The one writer of `core.event`: "append these events to execution X", id allocation included,
@@ -101,7 +98,7 @@ export function eventLogCtes(s: LogSources): string[] {
          machine_version = CASE WHEN x.proj AND x.snapshot_event_id IS NOT NULL THEN x.machine_version ELSE e.machine_version END,
          snapshot_event_id = CASE WHEN x.proj THEN COALESCE(x.snapshot_event_id, e.snapshot_event_id) ELSE e.snapshot_event_id END,
          updated_at = CASE WHEN x.proj THEN now() ELSE e.updated_at END,
-         finished_at = CASE WHEN x.proj AND x.status IN ${TERMINAL} AND e.finished_at IS NULL THEN now() ELSE e.finished_at END
+         finished_at = CASE WHEN x.proj AND x.status IN ${TERMINAL_EXECUTION_SQL} AND e.finished_at IS NULL THEN now() ELSE e.finished_at END
     FROM ${s.appends} x
    WHERE e.execution_id = x.execution_id AND e.execution_id = ANY(${s.ids}) AND (x.expected IS NULL OR e.last_event_id = x.expected)
   RETURNING e.execution_id, e.catalog_id, e.status, e.last_event_id - x.n AS from_event_id, e.last_event_id AS to_event_id,
@@ -109,7 +106,7 @@ export function eventLogCtes(s: LogSources): string[] {
     `log_ev AS (
   INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error)
   SELECT v.execution_id, COALESCE(v.event_id, b.from_event_id + v.ord), b.catalog_id, v.event_type,
-         COALESCE(v.status, CASE WHEN v.event_type = '${EVENT.executionCancelled}' AND b.status IN ${LIVE} THEN 'cancelled' ELSE b.status END),
+         COALESCE(v.status, CASE WHEN v.event_type = '${EVENT.executionCancelled}' AND b.status IN ${LIVE_EXECUTION_SQL} THEN 'cancelled' ELSE b.status END),
          v.step, ${commandId}, v.worker_id, ${context}, v.result, v.error
     FROM ${s.events} v
     JOIN (SELECT execution_id, catalog_id, status, from_event_id FROM log_bump${created}) b ON b.execution_id = v.execution_id${join}

@@ -1,5 +1,5 @@
 import { EVENT } from '../../machines/event-types.ts';
-import { LIVE_EXECUTION_STATUSES, type ExecutionStatus } from '../../machines/statuses.ts';
+import type { ExecutionStatus } from '../../machines/statuses.ts';
 import { claimableSql, claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
@@ -7,7 +7,7 @@ import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 
 const MAX_BIGINT = '9223372036854775807';
 
-import { sqlList } from './sql-list.ts';
+import { LIVE_EXECUTION_SQL, sqlList } from './sql-list.ts';
 import { opaque } from './opaque-param.ts';
 
 // The execution id ($1) of the statements that reach core.event by it, hidden (opaque): a plan
@@ -16,7 +16,6 @@ const HIDDEN_ID = opaque('$1', 'bigint');
 
 export type { ExecutionStatus } from '../../machines/statuses.ts';
 
-const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 export type ExecutionRow = {
   execution_id: number;
@@ -119,7 +118,7 @@ export async function childReads(q: Queryable, paths: readonly string[], parents
                     WHERE path = ANY($1::text[]) ORDER BY path, version DESC) h
            UNION ALL
            SELECT NULL, e.parent_execution_id, e.execution_id FROM core.execution e
-            WHERE e.parent_execution_id = ANY($2::bigint[]) AND e.status IN ${LIVE}`,
+            WHERE e.parent_execution_id = ANY($2::bigint[]) AND e.status IN ${LIVE_EXECUTION_SQL}`,
     values: [paths, parents],
   });
   return {
@@ -131,7 +130,7 @@ export async function childReads(q: Queryable, paths: readonly string[], parents
 /** Executions with appended events not yet folded (after a crash between append and routing). */
 export async function executionsWithInbox(q: Queryable, limit: number): Promise<number[]> {
   const { rows } = await q.query<{ execution_id: number }>(
-    `SELECT execution_id FROM core.execution WHERE status IN ${LIVE} AND last_event_id > applied_event_id ORDER BY execution_id LIMIT $1`,
+    `SELECT execution_id FROM core.execution WHERE status IN ${LIVE_EXECUTION_SQL} AND last_event_id > applied_event_id ORDER BY execution_id LIMIT $1`,
     [limit],
   );
   return rows.map((r) => r.execution_id);
@@ -265,7 +264,7 @@ export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: 
 const INTERRUPTED_ROOTS = `WITH running AS (
        SELECT e.execution_id, e.root_execution_id, e.status,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
-         FROM core.execution e WHERE e.status IN ${LIVE}),
+         FROM core.execution e WHERE e.status IN ${LIVE_EXECUTION_SQL}),
      trees AS (SELECT root_execution_id, max(last_event_at) AS last_event_at FROM running GROUP BY root_execution_id)
      SELECT r.execution_id, r.catalog_id, t.last_event_at
        FROM trees t JOIN core.execution r ON r.execution_id = t.root_execution_id

@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { LIVE_EXECUTION_SQL } from './sql-list.ts';
 import type { Queryable } from './queryable.ts';
 
 // The ranges of the partitioned event log (migrations/0023_event_partitions.sql): which exist,
@@ -38,21 +39,28 @@ export async function createEventRange(q: Queryable, r: EventRange): Promise<boo
 }
 
 /**
- * True when range `r` may go: every id in it was handed out (no new execution can land in it),
- * every execution in it finished more than `days` ago, and no execution after it is a child of
- * one in it (that child's range goes first).
+ * Whether range `r` may go, and why not: `open` (an id in it is still to be handed out), `recent`
+ * (an execution in it finished less than `days` ago), `unfinished` (one has not finished),
+ * `parent` (an execution in a later range is a child of one in it: that child's range goes
+ * first), else `expired`.
  */
-export async function rangeExpired(q: Queryable, r: EventRange, days: number): Promise<boolean> {
-  const { rows } = await q.query<{ expired: boolean }>({
-    name: 'svc_event_range_expired',
-    text: `SELECT $2::bigint - 1 <= (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM core.execution_id_seq)
-              AND NOT EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
-                                 AND (e.finished_at IS NULL OR e.finished_at > now() - make_interval(secs => $3::float8 * 86400)))
-              AND NOT EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2 AND c.execution_id >= $2)
-              AS expired`,
+export type RangeVerdict = 'open' | 'recent' | 'unfinished' | 'parent' | 'expired';
+
+/** The verdict on range `r` for a retention of `days` (RangeVerdict). */
+export async function rangeVerdict(q: Queryable, r: EventRange, days: number): Promise<RangeVerdict> {
+  const { rows } = await q.query<{ verdict: RangeVerdict }>({
+    name: 'svc_event_range_verdict',
+    text: `SELECT CASE
+              WHEN $2::bigint - 1 > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM core.execution_id_seq) THEN 'open'
+              WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
+                              AND e.finished_at > now() - make_interval(secs => $3::float8 * 86400)) THEN 'recent'
+              WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
+                              AND e.status IN ${LIVE_EXECUTION_SQL}) THEN 'unfinished'
+              WHEN EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2 AND c.execution_id >= $2) THEN 'parent'
+              ELSE 'expired' END AS verdict`,
     values: [r.lo, r.hi, days],
   });
-  return rows[0].expired;
+  return rows[0].verdict;
 }
 
 /** An execution's row as the archive keeps it (its projection; the log follows it). */

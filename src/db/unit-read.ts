@@ -2,13 +2,11 @@ import { COMMAND_COLUMNS_NO_INPUT } from './command-plans.ts';
 import { commandOfJson, type CommandJson, type CommandRow } from './command.repo.ts';
 import type { EventRow, ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
-import { LIVE_EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { FOLDING_EVENT_TYPES } from '../../machines/event-types.ts';
 import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
 import { opaque } from './opaque-param.ts';
-import { sqlList } from './sql-list.ts';
+import { LIVE_EXECUTION_SQL, sqlList } from './sql-list.ts';
 
-const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 const FOLDING = sqlList(FOLDING_EVENT_TYPES);
 
 /** The items of an accepted batch not routed yet, with the ids reserved for them in its execution's log. */
@@ -37,14 +35,14 @@ const READ_UNIT = {
        -- Events the machine applied are read to be folded again, so only the types that fold (most
        -- of a log only records: a loop item is 1 folding event of 6) and only what a fold reads.
        -- x.snapshot is the stored one where it is of this machine version (else null: the whole log).
-       CASE WHEN x.status IN ${LIVE} AND NOT x.hot THEN
+       CASE WHEN x.status IN ${LIVE_EXECUTION_SQL} AND NOT x.hot THEN
          (SELECT coalesce(json_agg(json_build_object('event_id', v.event_id, 'event_type', v.event_type, 'context', v.context, 'result', v.result,
                                                      'error', v.error) ORDER BY v.event_id), '[]') FROM core.event v
            WHERE v.execution_id = x.execution_id AND v.event_id <= x.applied_event_id
              AND v.event_id > CASE WHEN x.snapshot IS NOT NULL THEN x.snapshot_event_id ELSE 0 END
              AND v.event_type IN ${FOLDING})
        ELSE '[]' END AS applied,
-       CASE WHEN x.status IN ${LIVE} AND NOT x.hot AND x.applied_event_id < x.last_event_id THEN
+       CASE WHEN x.status IN ${LIVE_EXECUTION_SQL} AND NOT x.hot AND x.applied_event_id < x.last_event_id THEN
          (SELECT coalesce(json_agg(v ORDER BY v.event_id), '[]') FROM core.event v
            WHERE v.execution_id = x.execution_id AND v.event_id > x.applied_event_id AND v.event_id <= x.last_event_id
              AND v.event_id > CASE WHEN x.snapshot IS NOT NULL THEN x.snapshot_event_id ELSE 0 END)
@@ -53,7 +51,7 @@ const READ_UNIT = {
   SELECT e.execution_id, e.catalog_id, e.path, e.parent_execution_id, e.root_execution_id, e.parent_command_id, e.status, e.progress,
          e.result, e.error, e.machine_version, e.snapshot_event_id, e.applied_event_id, e.last_event_id, e.started_at, e.updated_at, e.finished_at,
          h.hot,
-         CASE WHEN e.status IN ${LIVE} AND NOT h.hot AND e.machine_version = ${opaque('$3', 'int')} THEN e.snapshot END AS snapshot,
+         CASE WHEN e.status IN ${LIVE_EXECUTION_SQL} AND NOT h.hot AND e.machine_version = ${opaque('$3', 'int')} THEN e.snapshot END AS snapshot,
          -- Looked for only when something waits (reserved ids are past applied_event_id until routed).
          CASE WHEN e.applied_event_id < e.last_event_id THEN
            (SELECT coalesce(jsonb_agg(jsonb_build_object('batch_id', b.batch_id, 'worker_id', b.worker_id, 'event_ids', b.event_ids, 'events', b.events)

@@ -3,9 +3,8 @@ import { commandOfJson, type ClaimPolicy, type CommandJson, type CommandRow, typ
 import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, type LogEvent } from './event-log.ts';
 import type { ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
-import { LIVE_EXECUTION_STATUSES, TERMINAL_EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { opaque } from './opaque-param.ts';
-import { sqlList } from './sql-list.ts';
+import { LIVE_EXECUTION_SQL, TERMINAL_EXECUTION_SQL } from './sql-list.ts';
 
 export type { LogAppend, LogEvent } from './event-log.ts';
 
@@ -139,8 +138,6 @@ const UNIT_NO_PICK_PARAMS: readonly Param[] = PARAMS.filter((p) => !PICK_PARAMS.
 const NOT_IN_START_PARAMS: readonly Param[] = ['cancels', 'cancelIds', 'keychainCleanup', 'keychainIds', 'waitEnds', 'waitEndIds', 'admissionEnds', 'idempotencyKeys'];
 const START_PARAMS: readonly Param[] = UNIT_NO_PICK_PARAMS.filter((p) => !NOT_IN_START_PARAMS.includes(p));
 
-const TERMINAL = sqlList(TERMINAL_EXECUTION_STATUSES);
-const LIVE = sqlList(LIVE_EXECUTION_STATUSES);
 
 // Parameters hidden from the planner (opaque: planning this statement costs more than running
 // it), and id arrays beside each jsonb so rows are reached by index (the planner cannot see how
@@ -206,7 +203,7 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
                               result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, finished_at)
   SELECT x.execution_id, x.catalog_id, x.path, x.parent_execution_id, x.root_execution_id, x.parent_command_id, x.status, x.progress,
          x.result, x.error, x.snapshot, x.machine_version, COALESCE(x.snapshot_event_id, 0), x.last_event_id, x.last_event_id,
-         CASE WHEN x.status IN ${TERMINAL} THEN now() END
+         CASE WHEN x.status IN ${TERMINAL_EXECUTION_SQL} THEN now() END
     FROM jsonb_to_recordset(${$('newExecutions')}::jsonb) AS x(execution_id bigint, catalog_id bigint, path text, parent_execution_id bigint,
          root_execution_id bigint, parent_command_id bigint, status text, progress numeric, result jsonb, error jsonb, snapshot jsonb,
          machine_version int, snapshot_event_id bigint, last_event_id bigint)
@@ -292,7 +289,7 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
 )
 SELECT 'claimed' AS kind, to_json(c) AS row FROM cmd c WHERE c.status = ${CLAIMED}${older ? `
 UNION ALL SELECT 'claimed', to_json(o) FROM older o` : ''}
-UNION ALL SELECT 'woken', to_json(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE}
+UNION ALL SELECT 'woken', to_json(b.execution_id) FROM log_bump b WHERE NOT b.guarded AND NOT b.applied AND b.status IN ${LIVE_EXECUTION_SQL}
 UNION ALL SELECT 'notified', NULL FROM note${full ? `
 UNION ALL SELECT 'stale', NULL FROM stale` : ''}
 UNION ALL SELECT 'moved', NULL FROM moved`;

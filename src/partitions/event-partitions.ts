@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.ts';
 import { access } from 'node:fs/promises';
-import { createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeExpired, rangeHoldsExecutions, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
+import { createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeHoldsExecutions, rangeVerdict, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
@@ -47,9 +47,17 @@ export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: Part
   let unstartedFires = 0;
   if (s.retentionDays !== null) {
     const ranges = await eventRanges(deps.db);
-    // The last range holds the newest ids (or is ahead): never a candidate.
+    // The last range holds the newest ids (or is ahead): never a candidate. Oldest first; a range
+    // held back by an execution that has not finished (an approval waiting for months) is passed
+    // over, not waited for; one that is open, or has executions finished too recently, ends the
+    // look (the later ranges are newer still).
     for (const r of ranges.slice(0, -1)) {
-      if (!(await rangeExpired(deps.db, r, s.retentionDays))) break;
+      const verdict = await rangeVerdict(deps.db, r, s.retentionDays);
+      if (verdict === 'open' || verdict === 'recent') break;
+      if (verdict !== 'expired') {
+        deps.log.debug({ range: r, verdict }, 'event log range kept past its retention');
+        continue;
+      }
       const archive = s.archiveDir === null ? null : await archiveRange(deps.db, r, s.archiveDir);
       const executions = await dropRange(deps.db, r, s.batchRows ?? DROP_BATCH_ROWS);
       dropped.push({ range: r, executions, archive });

@@ -103,6 +103,9 @@ describe('the partitioned event log', () => {
     // One still running in the second range keeps that range.
     await t.deps.db.query(`UPDATE core.execution SET finished_at = NULL, status = 'running' WHERE execution_id = $1`, [FIRST_ID + 15]);
     await new Promise((r) => setTimeout(r, 1_100));
+    // The third range is open, or (its ids all handed out ahead to this server) holds an
+    // execution that finished just now: either ends the look.
+    await t.deps.db.query(`UPDATE core.execution SET finished_at = now() WHERE execution_id = $1`, [FIRST_ID + 24]);
     const report = await keepEventPartitions(t.deps, settings(1 / 86_400));
     expect(report.dropped.map((d) => [d.range, d.executions])).toEqual([[{ lo: FIRST_ID, hi: FIRST_ID + WIDTH }, 10]]);
     const ranges = await eventRanges(t.deps.db);
@@ -228,6 +231,35 @@ describe('retention of trigger fires', () => {
     await t.deps.db.query(`UPDATE core.trigger_fire SET fired_at = now() - interval '30 days' WHERE fire_key = 'skipped-now'`);
     expect((await keepEventPartitions(t.deps, settings(null))).unstartedFires).toBe(0);
     expect((await t.deps.db.query(`SELECT count(*)::int AS n FROM core.trigger_fire WHERE name = 'nightly'`)).rows[0].n).toBe(2);
+  });
+});
+
+describe('retention past an execution that does not finish', () => {
+  it('passes over a range an unfinished execution holds and drops the expired ones after it; a range of recent executions ends the look', async () => {
+    const lo = FIRST_ID + 60;
+    await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, true)`, [lo + 45]);
+    await keepEventPartitions(t.deps, settings(null));
+    const { rows: [catalog] } = await t.deps.db.query<{ id: string }>(`SELECT catalog_id AS id FROM core.catalog WHERE path = 'part/one'`);
+    // One execution a range: waiting for months, finished two days ago, finished now, finished two days ago.
+    const made: [number, string, string | null][] = [[lo, 'running', null], [lo + 10, 'completed', '2 days'], [lo + 20, 'completed', '0 days'], [lo + 30, 'failed', '2 days']];
+    for (const [id, status, age] of made) {
+      await t.deps.db.query(
+        `INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status, last_event_id, finished_at)
+         VALUES ($1, $2, 'part/one', $1, $3, 0, now() - $4::interval)`,
+        [id, catalog.id, status, age],
+      );
+    }
+    const range = (from: number) => ({ lo: from, hi: from + WIDTH });
+    const first = await keepEventPartitions(t.deps, settings(1 / 24));
+    expect(first.dropped.map((d) => d.range)).toContainEqual(range(lo + 10));
+    for (const kept of [lo, lo + 20, lo + 30]) expect(first.dropped.map((d) => d.range)).not.toContainEqual(range(kept));
+    const ids = async () => (await t.deps.db.query<{ id: string }>(`SELECT execution_id AS id FROM core.execution WHERE execution_id >= $1 ORDER BY 1`, [lo])).rows.map((r) => Number(r.id));
+    expect(await ids()).toEqual([lo, lo + 20, lo + 30]);
+    // Once the long one ends and the recent one ages, the rest go.
+    await t.deps.db.query(`UPDATE core.execution SET status = 'completed', finished_at = now() - interval '2 days' WHERE execution_id = ANY($1::bigint[])`, [[lo, lo + 20]]);
+    const second = await keepEventPartitions(t.deps, settings(1 / 24));
+    expect(second.dropped.map((d) => d.range)).toEqual([range(lo), range(lo + 20), range(lo + 30)]);
+    expect(await ids()).toEqual([]);
   });
 });
 

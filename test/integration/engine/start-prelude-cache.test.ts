@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ID_BLOCK, StartPreludeCache } from '../../../actors/start-prelude-cache.ts';
+import { ID_HOLD_MS, MAX_ID_BLOCK, StartPreludeCache } from '../../../actors/start-prelude-cache.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
 import { createMigratedDatabase } from '../../helpers/database.ts';
@@ -76,6 +76,26 @@ describe('start prelude cache', () => {
     expect(second.ids).toHaveLength(1);
     expect(new Set([...first.ids, ...second.ids]).size).toBe(5);
     expect([...first.ids, ...second.ids].every((id) => Number.isInteger(id) && id > 0)).toBe(true);
+  });
+
+  it('ids held unused longer than ID_HOLD_MS are let go (retention may have dropped their range): the next take reads new ones', async () => {
+    let now = 0;
+    const cache = new StartPreludeCache(() => now);
+    // Two takes at one instant: a block of 1, then of 2, which leaves one id in memory.
+    const heldAhead = async () => {
+      await cache.take(q, ['p/a'], 1);
+      const [last] = (await cache.take(q, ['p/a'], 1)).ids;
+      return last + 1;
+    };
+    const first = await heldAhead();
+    now += ID_HOLD_MS - 1;
+    expect((await cache.take(q, ['p/a'], 1)).ids).toEqual([first]);
+    const second = await heldAhead();
+    now += ID_HOLD_MS + 1;
+    queries = 0;
+    const [late] = (await cache.take(q, ['p/a'], 1)).ids;
+    expect(queries).toBe(1);
+    expect(late).toBe(second + 1);
   });
 
   it('after a quiet spell a refill takes only what its batch needs, so ids stay dense', async () => {
