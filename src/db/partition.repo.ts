@@ -26,9 +26,12 @@ export async function eventRanges(q: Queryable): Promise<EventRange[]> {
   return ranges.sort((a, b) => a.lo - b.lo);
 }
 
+/** The last execution id the sequence handed out (0: none yet), as an SQL expression. */
+const LAST_EXECUTION_ID = `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM core.execution_id_seq)`;
+
 /** The last execution id handed out (0: none yet). */
 export async function lastExecutionId(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ last: string }>({ name: 'svc_last_execution_id', text: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM core.execution_id_seq`, values: [] });
+  const { rows } = await q.query<{ last: string }>({ name: 'svc_last_execution_id', text: `SELECT ${LAST_EXECUTION_ID} AS last`, values: [] });
   return Number(rows[0].last);
 }
 
@@ -51,7 +54,7 @@ export async function rangeVerdict(q: Queryable, r: EventRange, days: number): P
   const { rows } = await q.query<{ verdict: RangeVerdict }>({
     name: 'svc_event_range_verdict',
     text: `SELECT CASE
-              WHEN $2::bigint - 1 > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM core.execution_id_seq) THEN 'open'
+              WHEN $2::bigint - 1 > ${LAST_EXECUTION_ID} THEN 'open'
               WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
                               AND e.finished_at > now() - make_interval(secs => $3::float8 * 86400)) THEN 'recent'
               WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2

@@ -81,7 +81,7 @@ async function makeAhead(db: Db, width: number): Promise<Pick<PartitionReport, '
   const last = ranges.at(-1);
   const misfit = (r: EventRange) => r.hi - r.lo !== width;
   // Checked before the log is held: a range in use is never held for.
-  if (!last || !misfit(last) || !(await eventRangeEmpty(db, last))) return { made: await makeFrom(db, last?.hi ?? 0, width), remade: [] };
+  if (!last || !misfit(last) || !(await eventRangeEmpty(db, last))) return { made: await makeFrom(db, last?.hi ?? 0, width, await lastExecutionId(db)), remade: [] };
   return withEventLogHeld(db, async (q) => {
     const remade: EventRange[] = [];
     for (const r of ranges.toReversed()) {
@@ -89,17 +89,17 @@ async function makeAhead(db: Db, width: number): Promise<Pick<PartitionReport, '
       await dropHeldEventRange(q, r);
       remade.unshift(r);
     }
-    if (!remade.length) return { made: await makeFrom(q, last.hi, width), remade };
+    const lastId = await lastExecutionId(q);
+    if (!remade.length) return { made: await makeFrom(q, last.hi, width, lastId), remade };
     // From the end of the range kept, or where the dropped ones began; past ids with no event.
     const base = ranges.at(-1 - remade.length)?.hi ?? remade[0].lo;
-    const needed = Math.min((await lowestDefaultExecutionId(q)) ?? Infinity, (await lastExecutionId(q)) + 1);
-    return { made: await makeFrom(q, base + Math.max(0, Math.floor((needed - base) / width)) * width, width), remade };
+    const needed = Math.min((await lowestDefaultExecutionId(q)) ?? Infinity, lastId + 1);
+    return { made: await makeFrom(q, base + Math.max(0, Math.floor((needed - base) / width)) * width, width, lastId), remade };
   });
 }
 
-/** Makes every range from `lo` on until RANGES_AHEAD ranges lie past the last execution id. */
-async function makeFrom(q: Queryable, lo: number, width: number): Promise<EventRange[]> {
-  const last = await lastExecutionId(q);
+/** Makes every range from `lo` on until RANGES_AHEAD ranges lie past `last` (the last execution id handed out). */
+async function makeFrom(q: Queryable, lo: number, width: number, last: number): Promise<EventRange[]> {
   const made: EventRange[] = [];
   while (lo <= last + RANGES_AHEAD * width) {
     const r = { lo, hi: lo + width };
