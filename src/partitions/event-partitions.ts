@@ -24,8 +24,12 @@ const ARCHIVE_PAGE_ROWS = 5_000;
 export const DROP_BATCH_ROWS = 5_000;
 const LEASE_TTL_SECONDS = 600;
 
-/** `batchRows`: rows deleted per transaction when a range goes (DROP_BATCH_ROWS unless a test says). */
-export type PartitionSettings = { width: number; retentionDays: number | null; archiveDir: string | null; batchRows?: number };
+/**
+ * `width`: executions per new range; with `followWidth`, the newest range's width instead
+ * (`width` when there is none). `batchRows`: rows deleted per transaction when a range goes
+ * (DROP_BATCH_ROWS unless a test says).
+ */
+export type PartitionSettings = { width: number; followWidth?: boolean; retentionDays: number | null; archiveDir: string | null; batchRows?: number };
 
 /** The periodic spec: at once at start (a fresh database gets its ranges), then every `intervalSeconds`. */
 export function eventPartitionsSpec(intervalSeconds: number): PeriodicSpec {
@@ -33,15 +37,37 @@ export function eventPartitionsSpec(intervalSeconds: number): PeriodicSpec {
 }
 
 /**
- * `remade`: empty ranges of another width dropped to be made again at `width`; `unstartedFires`:
- * trigger fires that started nothing, older than the retention, deleted (a started one goes with its range).
+ * `width`: of the ranges made; `remade`: empty ranges of another width dropped to be made again at
+ * it; `unstartedFires`: trigger fires that started nothing, older than the retention, deleted (a
+ * started one goes with its range).
  */
-export type PartitionReport = { made: EventRange[]; remade: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number };
+export type PartitionReport = { width: number; made: EventRange[]; remade: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number };
+
+/**
+ * A server's partition work (what `every` runs): its first run makes ranges at the server's own
+ * width (remaking the empty ones ahead when they differ); later runs follow the newest range's
+ * width, so that of servers set to different widths the one whose first run came last decides,
+ * once, instead of each remaking the ranges ahead at its own every run. A width followed that is not the
+ * server's own is logged once per width.
+ */
+export function eventPartitionKeeper(deps: { db: Db; log: Logger }, s: PartitionSettings): () => Promise<PartitionReport> {
+  let applied = false;
+  let warned: number | null = null;
+  return async () => {
+    const report = await keepEventPartitions(deps, { ...s, followWidth: applied });
+    applied = true;
+    if (report.width !== s.width && report.width !== warned) {
+      deps.log.warn({ width: report.width, configured: s.width }, `the event log's ranges are ${report.width} executions wide (a server started later set it): this server makes them so, not at SVC_EVENT_PARTITION_EXECUTIONS=${s.width}`);
+    }
+    warned = report.width === s.width ? null : report.width;
+    return report;
+  };
+}
 
 /** One run: makes the ranges ahead, then drops (archiving first) the expired ones, and the fires that started nothing as old. */
 export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: PartitionSettings): Promise<PartitionReport> {
-  const { made, remade } = await makeAhead(deps.db, s.width);
-  if (remade.length) deps.log.info({ ranges: remade, width: s.width }, 'empty event log ranges of another width dropped, to be made again');
+  const { width, made, remade } = await makeAhead(deps.db, s.width, s.followWidth ?? false);
+  if (remade.length) deps.log.info({ ranges: remade, width }, 'empty event log ranges of another width dropped, to be made again');
   if (made.length) deps.log.info({ ranges: made }, 'event log ranges made ahead');
   const dropped: PartitionReport['dropped'] = [];
   let unstartedFires = 0;
@@ -67,17 +93,24 @@ export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: Part
     for (let n = await dropFires(s.retentionDays); n > 0; n = await dropFires(s.retentionDays)) unstartedFires += n;
     if (unstartedFires) deps.log.info({ fires: unstartedFires }, 'trigger fires that started nothing dropped by retention');
   }
-  return { made, remade, dropped, unstartedFires };
+  return { width, made, remade, dropped, unstartedFires };
 }
 
 /**
  * Makes every range from the end of the last one until RANGES_AHEAD ranges lie past the last
- * execution id. When the last range is empty and not `width` wide (the migration's ranges of a
- * million ids on a fresh database, or the setting changed), the empty ranges at the end that are
- * not `width` wide are dropped first and made again at `width`, in one transaction holding the log.
+ * execution id, `asked` wide (with `follow`, as wide as the last range). When the last range is
+ * empty and not that wide (the migration's ranges of a million ids on a fresh database, or the
+ * setting changed), the empty ranges at the end that are not are dropped first and made again,
+ * in one transaction holding the log.
  */
-async function makeAhead(db: Db, width: number): Promise<Pick<PartitionReport, 'made' | 'remade'>> {
+async function makeAhead(db: Db, asked: number, follow: boolean): Promise<Pick<PartitionReport, 'width' | 'made' | 'remade'>> {
   const ranges = await eventRanges(db);
+  const last = ranges.at(-1);
+  const width = follow && last ? last.hi - last.lo : asked;
+  return { width, ...(await makeAheadAt(db, ranges, width)) };
+}
+
+async function makeAheadAt(db: Db, ranges: EventRange[], width: number): Promise<Pick<PartitionReport, 'made' | 'remade'>> {
   const last = ranges.at(-1);
   const misfit = (r: EventRange) => r.hi - r.lo !== width;
   // Checked before the log is held: a range in use is never held for.

@@ -7,7 +7,7 @@ import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key
 import { FLOW_KEY_SWEEP, sweepFlowKeys } from './flow-key-sweep.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
 import { sweepWorkerPools, WORKER_POOL_SWEEP } from './worker-pool-sweep.ts';
-import { eventPartitionsSpec, keepEventPartitions } from '../partitions/event-partitions.ts';
+import { eventPartitionKeeper, eventPartitionsSpec } from '../partitions/event-partitions.ts';
 import { startScheduler } from '../triggers/scheduler.ts';
 import { ScheduleClock } from '../triggers/schedule-clock.ts';
 import { startTimekeeper } from '../waits/timekeeper.ts';
@@ -29,8 +29,10 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
     every(deps, BATCH_SWEEP, () => sweepBatches(deps)),
     every(deps, WORKER_POOL_SWEEP, () => sweepWorkerPools(deps)),
     every(deps, FLOW_KEY_SWEEP, () => sweepFlowKeys(deps)),
-    every(deps, eventPartitionsSpec(deps.config.SVC_PARTITION_INTERVAL_SECONDS), () =>
-      keepEventPartitions(deps, { width: deps.config.SVC_EVENT_PARTITION_EXECUTIONS, retentionDays: deps.config.SVC_RETENTION_DAYS ?? null, archiveDir: deps.config.SVC_ARCHIVE_DIR ?? null }),
+    every(
+      deps,
+      eventPartitionsSpec(deps.config.SVC_PARTITION_INTERVAL_SECONDS),
+      eventPartitionKeeper(deps, { width: deps.config.SVC_EVENT_PARTITION_EXECUTIONS, retentionDays: deps.config.SVC_RETENTION_DAYS ?? null, archiveDir: deps.config.SVC_ARCHIVE_DIR ?? null }),
     ),
     // Waits in the background for worker pools to beat, which needs this server listening.
     once(deps, { name: AUTO_RESUME }, (signal) => autoResume(deps, { signal })),
