@@ -12,7 +12,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { responses } from './answers.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
-import { jsonSchema } from './validation.ts';
+import { jsonSchema, oneOf } from './validation.ts';
 
 /** Retry-After of every 503 of the batch routes: the queue or the database may be back by then. */
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
@@ -20,7 +20,7 @@ const STREAM_KEEPALIVE_MS = 15_000;
 
 const id = v.pipe(v.number(), v.integer(), v.minValue(1));
 const batchItem = v.object({
-  event_type: v.picklist(WORKER_EVENT_TYPES, `must be one of ${WORKER_EVENT_TYPES.join(', ')}`),
+  event_type: oneOf(WORKER_EVENT_TYPES),
   command_id: v.optional(v.nullable(id)),
   attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
   step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),

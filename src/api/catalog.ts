@@ -9,7 +9,7 @@ import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
-import { integerText, jsonSchema, MAX_INT4 } from './validation.ts';
+import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 
 const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
 // Paths are keys of btree indexes, whose entries PostgreSQL caps near 2,700 bytes.
@@ -33,7 +33,7 @@ const postPlaybookBody = v.object({
 });
 const registerBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
-  resource_type: v.optional(v.picklist(['playbook', 'agent', 'mcp']), 'playbook'),
+  resource_type: v.optional(oneOf(['playbook', 'agent', 'mcp']), 'playbook'),
 });
 const versionQuery = v.object({
   version: v.optional(integerText(1, MAX_INT4)),

@@ -9,14 +9,14 @@ import type { RoutedEvent } from '../protocol.ts';
 import { integer, responses } from './answers.ts';
 import { eventAnswer, presentEvent } from './present.ts';
 import { stampReportedTimes } from './reported-times.ts';
-import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 
 export const eventInputSchema = v.object({
   execution_id: integerIn(1, MAX_ID),
   command_id: v.optional(v.nullable(integerIn(1, MAX_ID))),
   attempt: v.optional(v.nullable(integerIn(0, MAX_INT4))),
   // What a worker may report, from the registry; the rest only the engine writes, so a client cannot forge an outcome.
-  event_type: v.picklist(WORKER_EVENT_TYPES, `must be one of ${WORKER_EVENT_TYPES.join(', ')}`),
+  event_type: oneOf(WORKER_EVENT_TYPES),
   step: v.optional(v.nullable(v.string())),
   context: v.optional(v.unknown()),
   result: v.optional(v.unknown()),

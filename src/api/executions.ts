@@ -13,7 +13,7 @@ import { withholdAccessToken } from './execution-secrets.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integer, responses, time } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
-import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 /**
@@ -40,7 +40,7 @@ const priority = v.optional(v.pipe(integerIn(0, 9), v.description('0 (lowest) to
 const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels, priority });
 const executeBody = v.object({
   path: v.pipe(v.string(), v.minLength(1)),
-  resource_kind: v.optional(v.picklist(['playbook', 'agent'])),
+  resource_kind: v.optional(oneOf(['playbook', 'agent'])),
   workload: payloadObject,
   payload: v.optional(jsonObject),
   labels,
@@ -69,7 +69,7 @@ const startTime = (description: string) =>
     ),
   );
 const listQuery = v.object({
-  status: v.optional(v.picklist(EXECUTION_STATUSES)),
+  status: v.optional(oneOf(EXECUTION_STATUSES)),
   path: v.optional(v.pipe(v.string(), v.description('exact playbook path'))),
   path_prefix: filterText('playbook paths starting with this text'),
   started_after: startTime('started at or after this time (ISO 8601; a date alone is its UTC midnight)'),

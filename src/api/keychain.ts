@@ -21,7 +21,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
 import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
-import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
 
@@ -52,14 +52,14 @@ const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>
 const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
 const catalogParams = v.object({ catalog_id: idText });
 const entryQuery = v.object({
-  scope_type: v.optional(v.picklist(KEYCHAIN_SCOPES, `must be one of ${KEYCHAIN_SCOPES.join(', ')}`), 'global'),
+  scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(idText),
 });
 const storeBody = v.object({
   token_data: jsonObject('token_data must be a JSON object'),
   credential_type: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
   cache_type: v.optional(v.picklist(['secret', 'token'], 'must be secret or token')),
-  scope_type: v.optional(v.picklist(KEYCHAIN_SCOPES, `must be one of ${KEYCHAIN_SCOPES.join(', ')}`), 'global'),
+  scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(v.nullable(idValue)),
   parent_execution_id: v.optional(v.nullable(idValue)),
   ttl_seconds: v.optional(v.nullable(integerIn(1, MAX_INT4))),

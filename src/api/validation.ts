@@ -27,6 +27,11 @@ export function integerText(min: number, max: number) {
   return v.pipe(v.string(message), v.regex(/^-?\d+$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
 }
 
+/** One of `values` (a request's enumerations): refused naming them all. */
+export function oneOf<const T extends readonly string[]>(values: T) {
+  return v.picklist(values, `must be one of ${values.join(', ')}`);
+}
+
 // JSON Schema objects handed to fastify (and so to the OpenAPI document) map back to the
 // valibot schema that really validates: one source, so docs and validation cannot drift.
 const registry = new WeakMap<object, AnySchema>();

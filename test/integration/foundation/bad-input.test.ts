@@ -340,6 +340,15 @@ describe('bad input never gets a 500', () => {
     expect(await rowCounts()).toEqual(before);
   });
 
+  it('refuses a value outside an enumeration naming the field and every value it takes', async () => {
+    const status = await send({ method: 'GET', path: '/api/executions?status=bogus' });
+    expect(status.status).toBe(422);
+    expect(status.body.detail.errors).toEqual(['status: must be one of queued, running, paused, completed, failed, cancelled']);
+    const kind = await send({ method: 'POST', path: '/api/catalog/register', json: { content: PLAYBOOK, resource_type: 'bogus' } });
+    expect(kind.status).toBe(422);
+    expect(kind.body.detail.errors).toEqual(['resource_type: must be one of playbook, agent, mcp']);
+  });
+
   it('accepts JSON 64 levels deep, and integers up to 2^53-1', async () => {
     // 64 levels: the body object, then the payload and 62 more objects inside it.
     const ok = await send({ method: 'POST', path: '/api/run/playbook', json: { path: 'corpus/ok', payload: nested(63) } });
