@@ -57,7 +57,7 @@ export function eventPartitionKeeper(deps: { db: Db; log: Logger }, s: Partition
     const report = await keepEventPartitions(deps, { ...s, followWidth: applied });
     applied = true;
     if (report.width !== s.width && report.width !== warned) {
-      deps.log.warn({ width: report.width, configured: s.width }, `the event log's ranges are ${report.width} executions wide (a server started later set it): this server makes them so, not at SVC_EVENT_PARTITION_EXECUTIONS=${s.width}`);
+      deps.log.warn({ width: report.width, configured: s.width }, `the event log's ranges are ${report.width} executions wide (set by a server whose first run came later): this server makes them so, not at SVC_EVENT_PARTITION_EXECUTIONS=${s.width}`);
     }
     warned = report.width === s.width ? null : report.width;
     return report;

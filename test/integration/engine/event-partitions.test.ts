@@ -4,6 +4,7 @@
 // the archive read back; and the migration of a populated database losing no row.
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,8 @@ import { Db } from '../../../src/db/db.ts';
 import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 import { dropRangeRows, eventRanges } from '../../../src/db/partition.repo.ts';
 import { archiveFileOf, archiveFiles, readArchive, type ArchiveLine } from '../../../src/partitions/archive-file.ts';
-import { keepEventPartitions, RANGES_AHEAD } from '../../../src/partitions/event-partitions.ts';
+import { eventPartitionKeeper, keepEventPartitions, RANGES_AHEAD } from '../../../src/partitions/event-partitions.ts';
+import { createLogger } from '../../../src/log.ts';
 import { archiveCommand } from '../../../src/cli/archive-command.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
@@ -260,6 +262,38 @@ describe('retention past an execution that does not finish', () => {
     const second = await keepEventPartitions(t.deps, settings(1 / 24));
     expect(second.dropped.map((d) => d.range)).toEqual([range(lo), range(lo + 20), range(lo + 30)]);
     expect(await ids()).toEqual([]);
+  });
+});
+
+describe('servers set to different widths', () => {
+  it('settle on the width of the one whose first run came last; the others follow it, saying so once', async () => {
+    const server = (width: number) => {
+      const lines: string[] = [];
+      const log = createLogger('warn', new Writable({ write: (chunk, _e, cb) => (lines.push(String(chunk)), cb()) }));
+      return { run: eventPartitionKeeper({ db: t.deps.db, log }, { width, retentionDays: null, archiveDir: null }), lines };
+    };
+    const widths = async () => {
+      const ranges = await eventRanges(t.deps.db);
+      return ranges.slice(ranges.findIndex((r) => r.hi > FIRST_ID + 100)).map((r) => r.hi - r.lo);
+    };
+    const [wide, narrow] = [server(20), server(10)];
+    expect((await wide.run()).width).toBe(20);
+    expect(new Set(await widths())).toEqual(new Set([20]));
+    // The narrow one's first run: its width, the empty ranges ahead made again at it.
+    const first = await narrow.run();
+    expect(first.width).toBe(10);
+    expect(first.remade.length).toBeGreaterThan(0);
+    const settled = await eventRanges(t.deps.db);
+    expect(new Set(await widths())).toEqual(new Set([10]));
+    // The wide one's later runs follow the ranges (before, each remade them at 20 by turns).
+    for (let i = 0; i < 3; i++) {
+      const r = await wide.run();
+      expect({ width: r.width, remade: r.remade, made: r.made }).toEqual({ width: 10, remade: [], made: [] });
+      expect((await narrow.run()).remade).toEqual([]);
+    }
+    expect(await eventRanges(t.deps.db)).toEqual(settled);
+    expect(wide.lines.filter((l) => l.includes('not at SVC_EVENT_PARTITION_EXECUTIONS=20'))).toHaveLength(1);
+    expect(narrow.lines).toEqual([]);
   });
 });
 

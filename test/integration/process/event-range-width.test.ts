@@ -2,12 +2,10 @@
 // retention") on a real `svc server`: on a fresh database the migration's ranges of a million ids
 // are made again at SVC_EVENT_PARTITION_EXECUTIONS, so retention drops the first executions once
 // they expire (not after the millionth); when the setting changes, the empty ranges ahead are made
-// again at the new width and the range in use stays; two servers set to different widths settle on
-// the width of the one whose first run came last, instead of remaking the ranges ahead by turns.
+// again at the new width and the range in use stays.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
-import { waitForOutput } from '../../helpers/process.ts';
 import { until } from '../../helpers/until.ts';
 
 let bed: ServerProcesses;
@@ -85,27 +83,5 @@ describe('event log ranges at the width asked for', () => {
     // Run after run, nothing more changes.
     await new Promise((r) => setTimeout(r, 2_500));
     expect(await ranges()).toEqual([[10, 20], [20, 40], [40, 60]]);
-  });
-
-  it('two servers set to different widths: the one whose first run came last decides, once; the other follows it and says so', async () => {
-    const wide = await bed.server({ SVC_EVENT_PARTITION_EXECUTIONS: '20' });
-    const partitionRuns = async () => /^svc_periodic_runs_total\{name="event_partitions",outcome="ok"\} [1-9]/m.test(String((await http(wide.base, 'GET', '/metrics')).body));
-    await until('the first server ran once', partitionRuns, 15_000);
-    const narrow = await bed.server({ SVC_EVENT_PARTITION_EXECUTIONS: '10' });
-    // The later server's first run makes the empty ranges ahead 10 wide; the range in use stays.
-    const tens = async () => {
-      const r = await ranges();
-      return r[0][0] === 10 && r[0][1] === 20 && r.slice(1).every(([lo, hi]) => hi - lo === 10) ? r : undefined;
-    };
-    const settled = await until('the ranges ahead made again at 10 ids', tens, 15_000);
-    // The later one stops: the first server's runs (every second) follow the ranges' width, not its own.
-    narrow.proc.kill('SIGTERM');
-    await narrow.proc.exited;
-    await waitForOutput(wide.proc, 'not at SVC_EVENT_PARTITION_EXECUTIONS=20', 10_000);
-    for (let i = 0; i < 3; i++) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      expect(await ranges()).toEqual(settled);
-    }
-    expect(wide.proc.output().match(/not at SVC_EVENT_PARTITION_EXECUTIONS=20/g)).toHaveLength(1);
   });
 });
