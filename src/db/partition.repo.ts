@@ -11,7 +11,7 @@ export type EventRange = { lo: number; hi: number };
 
 /** The ranges of core.event, in order (the default partition is not one). */
 export async function eventRanges(q: Queryable): Promise<EventRange[]> {
-  const { rows } = await q.query<{ bound: string }>({
+  const { rows } = await q.query<{ bound: string | null }>({
     name: 'svc_event_ranges',
     text: `SELECT pg_get_expr(c.relpartbound, c.oid) AS bound
              FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -20,6 +20,9 @@ export async function eventRanges(q: Queryable): Promise<EventRange[]> {
   });
   const ranges: EventRange[] = [];
   for (const r of rows) {
+    // A read that waited for another transaction's DDL on the log sees the ranges it dropped with
+    // no bound (a torn read of the catalog): the caller's run fails, the next reads them whole.
+    if (r.bound === null) throw new Error('the event log ranges changed while they were read; read them again');
     const m = /FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)/.exec(r.bound);
     if (m) ranges.push({ lo: Number(m[1]), hi: Number(m[2]) });
   }

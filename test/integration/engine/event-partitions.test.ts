@@ -297,6 +297,28 @@ describe('servers set to different widths', () => {
   });
 });
 
+describe('reading the ranges', () => {
+  it('fails a read torn by another transaction dropping a range (never a list with the range left out); the next read is whole', async () => {
+    const before = await eventRanges(t.deps.db);
+    const last = before.at(-1)!;
+    const other = new pg.Client({ connectionString: t.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`SELECT core.svc_event_partition_drop($1)`, [last.lo]);
+      const read = eventRanges(t.deps.db).then(() => 'whole', (err: unknown) => String(err));
+      await new Promise((r) => setTimeout(r, 200));
+      await other.query('COMMIT');
+      expect(await read).toMatch(/the event log ranges changed while they were read/);
+      expect(await eventRanges(t.deps.db)).toEqual(before.slice(0, -1));
+    } finally {
+      await other.end();
+    }
+    await keepEventPartitions(t.deps, settings(null));
+    expect(await eventRanges(t.deps.db)).toEqual(before);
+  });
+});
+
 describe('the migration to a partitioned log', () => {
   it('converts a populated database without losing a row', async () => {
     const d = await createTestDatabase();
