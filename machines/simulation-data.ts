@@ -2,6 +2,9 @@ import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
 import { conditionSource } from '../src/dsl/render.ts';
 import { templateDataReads, type DataReads } from '../src/dsl/template-data-reads.ts';
 
+/** The outcomes of the steps that ran so far (the machine's `context.steps`), by step. */
+type Ran = Readonly<Record<string, { status: string }>>;
+
 /** Where a simulation stops because a decision reads a result it has no example of. */
 export type Undecided = { step: string; at: 'next' | 'loop.in'; needs: string[] };
 
@@ -34,24 +37,29 @@ export class SimulationData {
     return Object.hasOwn(this.results, step);
   }
 
-  /** The steps (that ran, per `ran`; every step when `ran` is null) whose result `reads` needs and has no example of. */
-  private missing(reads: DataReads, current: string, ran: Record<string, unknown> | null): string[] {
+  /**
+   * The steps (that ran, per `ran`; every step when `ran` is null) whose result `reads` needs and
+   * has no example of. A step whose wait timed out has none to know: no signal came (its outcome
+   * is `{status: timeout, result: null}`), so a decision on it is the machine's to make.
+   */
+  private missing(reads: DataReads, current: string, ran: Ran | null): string[] {
     const out = new Set<string>();
     const done = (s: string) => ran === null || Object.hasOwn(ran, s);
-    if (reads.own && !this.has(current)) out.add(current);
-    for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !this.has(s)) out.add(s);
+    const known = (s: string) => this.has(s) || (ran !== null && Object.hasOwn(ran, s) && ran[s].status === 'timeout');
+    if (reads.own && !known(current)) out.add(current);
+    for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !known(s)) out.add(s);
     if (reads.vars && this.varsFromData) out.add('vars');
     return [...out];
   }
 
   /** Whether the arcs of `step`, just ended, read results with no example (`ran`: the outcomes so far). */
-  undecidedNext(step: string, ran: Record<string, unknown>): Undecided | null {
+  undecidedNext(step: string, ran: Ran): Undecided | null {
     const needs = this.missing(this.reads.get(step)!.next, step, ran);
     return needs.length ? { step, at: 'next', needs } : null;
   }
 
   /** Whether the loop `in` of `step`, just entered, reads results with no example. */
-  undecidedLoop(step: string, ran: Record<string, unknown>): Undecided | null {
+  undecidedLoop(step: string, ran: Ran): Undecided | null {
     const loop = this.reads.get(step)!.loop;
     const needs = loop ? this.missing(loop, step, ran).filter((s) => s !== step) : [];
     return needs.length ? { step, at: 'loop.in', needs } : null;

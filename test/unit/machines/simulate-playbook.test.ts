@@ -164,6 +164,31 @@ workflow:
     expect(simulatePlaybook(STATUS_ONLY)).toMatchObject({ status: 'completed', path: ['start', 'good'] });
   });
 
+  // DESIGN.md's approval step: a signal's payload decides, unless no signal came.
+  const APPROVAL = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: approval, path: tests/approval }
+workflow:
+  - step: start
+    next: approve
+  - step: approve
+    wait: { signal: approval, timeout: 24h }
+    next:
+      - { step: deploy, when: "{{ outcome.status == 'ok' and signal.payload.approved }}" }
+      - { step: rejected, when: "{{ outcome.status == 'timeout' or not signal.payload.approved }}" }
+  - step: deploy
+  - step: rejected
+`;
+  it('a wait that timed out has no result to know: its arcs are decided without an example; a signal\'s payload is not', () => {
+    expect(simulatePlaybook(APPROVAL, { approve: 'timeout' })).toMatchObject({ status: 'completed', path: ['start', 'approve', 'rejected'] });
+    expect(simulatePlaybook(APPROVAL, { approve: 'ok' })).toMatchObject({ status: 'depends_on_data', undecided: { step: 'approve', needs: ['approve'] } });
+    expect(simulatePlaybook(APPROVAL, { approve: 'ok' }, { results: { approve: { approved: true } } })).toMatchObject({ status: 'completed', path: ['start', 'approve', 'deploy'] });
+    const paths = playbookPaths(APPROVAL).paths.map((p) => ({ status: p.status, outcomes: p.outcomes.map((o) => `${o.step}=${o.outcome}`) }));
+    expect(paths).toContainEqual({ status: 'completed', outcomes: ['approve=timeout'] });
+    expect(paths).toContainEqual({ status: 'depends_on_data', outcomes: ['approve=ok'] });
+  });
+
   it('svc simulate --result gives a step its result; without it the status is depends_on_data', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-'));
     const file = join(dir, 'p.yaml');
