@@ -20,11 +20,14 @@ export class SimulationData {
   private readonly varsFromData: boolean;
 
   private readonly pb: NormalizedPlaybook;
+  /** Steps whose result is always none: timer waits (the machine's outcome of one that fired is `{status: ok, result: null}`). */
+  private readonly resultless: ReadonlySet<string>;
 
   /** `useExamples: false`: only `given` (registration: a sample is no certainty). */
   constructor(pb: NormalizedPlaybook, given: Record<string, unknown> = {}, useExamples = true) {
     this.pb = pb;
     this.results = { ...(useExamples ? (pb.examples ?? {}) : {}), ...given };
+    this.resultless = new Set(pb.workflow.filter((s) => s.wait?.kind === 'timer').map((s) => s.step));
     for (const s of pb.workflow) {
       const next = templateDataReads(s.next.arcs.map((a) => [a.when === undefined ? null : conditionSource(a.when), a.set ?? null]));
       this.reads.set(s.step, { next, loop: s.loop ? templateDataReads(s.loop.in) : null });
@@ -39,13 +42,13 @@ export class SimulationData {
 
   /**
    * The steps (that ran, per `ran`; every step when `ran` is null) whose result `reads` needs and
-   * has no example of. A step whose wait timed out has none to know: no signal came (its outcome
-   * is `{status: timeout, result: null}`), so a decision on it is the machine's to make.
+   * has no example of. A timer step, and a step whose signal wait timed out, have none to know
+   * (no signal came: `{status: timeout, result: null}`), so a decision on them is the machine's.
    */
   private missing(reads: DataReads, current: string, ran: Ran | null): string[] {
     const out = new Set<string>();
     const done = (s: string) => ran === null || Object.hasOwn(ran, s);
-    const known = (s: string) => this.has(s) || (ran !== null && Object.hasOwn(ran, s) && ran[s].status === 'timeout');
+    const known = (s: string) => this.has(s) || this.resultless.has(s) || (ran !== null && Object.hasOwn(ran, s) && ran[s].status === 'timeout');
     if (reads.own && !known(current)) out.add(current);
     for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !known(s)) out.add(s);
     if (reads.vars && this.varsFromData) out.add('vars');

@@ -189,6 +189,21 @@ workflow:
     expect(paths).toContainEqual({ status: 'depends_on_data', outcomes: ['approve=ok'] });
   });
 
+  it('a timer step has no result to know either', () => {
+    const timer = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: pause, path: tests/pause }
+workflow:
+  - step: start
+    wait: { for: 5m }
+    next: [{ step: quiet, when: "{{ outcome.result is none }}" }, { step: loud }]
+  - step: quiet
+  - step: loud
+`;
+    expect(simulatePlaybook(timer)).toMatchObject({ status: 'completed', path: ['start', 'quiet'] });
+  });
+
   it('svc simulate --result gives a step its result; without it the status is depends_on_data', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-'));
     const file = join(dir, 'p.yaml');
