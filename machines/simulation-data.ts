@@ -48,7 +48,8 @@ export class SimulationData {
   private missing(reads: DataReads, current: string, ran: Ran | null): string[] {
     const out = new Set<string>();
     const done = (s: string) => ran === null || Object.hasOwn(ran, s);
-    const known = (s: string) => this.has(s) || this.resultless.has(s) || (ran !== null && Object.hasOwn(ran, s) && ran[s].status === 'timeout');
+    const timedOut = (s: string) => ran !== null && Object.hasOwn(ran, s) && ran[s].status === 'timeout';
+    const known = (s: string) => this.has(s) || this.resultless.has(s) || timedOut(s);
     if (reads.own && !known(current)) out.add(current);
     for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !known(s)) out.add(s);
     if (reads.vars && this.varsFromData) out.add('vars');

@@ -47,19 +47,20 @@ export type PartitionReport = { width: number; made: EventRange[]; remade: Event
  * A server's partition work (what `every` runs): its first run makes ranges at the server's own
  * width (remaking the empty ones ahead when they differ); later runs follow the newest range's
  * width, so that of servers set to different widths the one whose first run came last decides,
- * once, instead of each remaking the ranges ahead at its own every run. A width followed that is not the
- * server's own is logged once per width.
+ * once, instead of each remaking the ranges ahead at its own every run. A width followed that is
+ * not the server's own is logged once per width.
  */
 export function eventPartitionKeeper(deps: { db: Db; log: Logger }, s: PartitionSettings): () => Promise<PartitionReport> {
   let applied = false;
-  let warned: number | null = null;
+  let followed: number | null = null;
   return async () => {
     const report = await keepEventPartitions(deps, { ...s, followWidth: applied });
     applied = true;
-    if (report.width !== s.width && report.width !== warned) {
-      deps.log.warn({ width: report.width, configured: s.width }, `the event log's ranges are ${report.width} executions wide (set by a server whose first run came later): this server makes them so, not at SVC_EVENT_PARTITION_EXECUTIONS=${s.width}`);
+    const other = report.width === s.width ? null : report.width;
+    if (other !== null && other !== followed) {
+      deps.log.warn({ width: other, configured: s.width }, `the event log's ranges are ${other} executions wide (set by a server whose first run came later): this server makes them so, not at SVC_EVENT_PARTITION_EXECUTIONS=${s.width}`);
     }
-    warned = report.width === s.width ? null : report.width;
+    followed = other;
     return report;
   };
 }
@@ -107,14 +108,9 @@ async function makeAhead(db: Db, asked: number, follow: boolean): Promise<Pick<P
   const ranges = await eventRanges(db);
   const last = ranges.at(-1);
   const width = follow && last ? last.hi - last.lo : asked;
-  return { width, ...(await makeAheadAt(db, ranges, width)) };
-}
-
-async function makeAheadAt(db: Db, ranges: EventRange[], width: number): Promise<Pick<PartitionReport, 'made' | 'remade'>> {
-  const last = ranges.at(-1);
   const misfit = (r: EventRange) => r.hi - r.lo !== width;
   // Checked before the log is held: a range in use is never held for.
-  if (!last || !misfit(last) || !(await eventRangeEmpty(db, last))) return { made: await makeFrom(db, last?.hi ?? 0, width, await lastExecutionId(db)), remade: [] };
+  if (!last || !misfit(last) || !(await eventRangeEmpty(db, last))) return { width, made: await makeFrom(db, last?.hi ?? 0, width, await lastExecutionId(db)), remade: [] };
   return withEventLogHeld(db, async (q) => {
     const remade: EventRange[] = [];
     for (const r of ranges.toReversed()) {
@@ -123,11 +119,11 @@ async function makeAheadAt(db: Db, ranges: EventRange[], width: number): Promise
       remade.unshift(r);
     }
     const lastId = await lastExecutionId(q);
-    if (!remade.length) return { made: await makeFrom(q, last.hi, width, lastId), remade };
+    if (!remade.length) return { width, made: await makeFrom(q, last.hi, width, lastId), remade };
     // From the end of the range kept, or where the dropped ones began; past ids with no event.
     const base = ranges.at(-1 - remade.length)?.hi ?? remade[0].lo;
     const needed = Math.min((await lowestDefaultExecutionId(q)) ?? Infinity, lastId + 1);
-    return { made: await makeFrom(q, base + Math.max(0, Math.floor((needed - base) / width)) * width, width, lastId), remade };
+    return { width, made: await makeFrom(q, base + Math.max(0, Math.floor((needed - base) / width)) * width, width, lastId), remade };
   });
 }
 
