@@ -168,8 +168,9 @@ describe('flow control across two servers and four workers', () => {
     const keyOf = (k: string) => (detail.key_list as Json[]).find((x) => x.key === k);
     expect(keyOf('big')).toMatchObject({ running: expect.any(Number), queued: expect.any(Number) });
     expect(Number(keyOf('big')!.queued)).toBeGreaterThan(300);
-    // A queued execution says what it waits for.
-    const queuedOne = (await bed.db.query<{ execution_id: string }>(`SELECT execution_id FROM core.execution WHERE path = 'flow/fair' AND status = 'queued' LIMIT 1`)).rows[0].execution_id;
+    // A queued execution says what it waits for: the newest one, hundreds behind the admitter (the
+    // oldest could be admitted between this read and the GET).
+    const queuedOne = (await bed.db.query<{ execution_id: string }>(`SELECT execution_id FROM core.execution WHERE path = 'flow/fair' AND status = 'queued' ORDER BY execution_id DESC LIMIT 1`)).rows[0].execution_id;
     const view = (await http(a.base, 'GET', `/api/executions/${queuedOne}`)).body;
     expect(view).toMatchObject({ status: 'queued', flow: { limit: 'tenant2', key: 'big' } });
     await until('the big tenant drained', async () => (await statusCounts('flow/fair')).completed === 501, 120_000, 200);
