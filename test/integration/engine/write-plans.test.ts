@@ -104,4 +104,39 @@ describe('write statement plans', () => {
       expect(plan, `${r.name}\n${plan}`).not.toMatch(/Seq Scan on (execution|command|event)\b/);
     }
   });
+
+  // The enumerations of the tables every step writes are domains (migrations/0033): PostgreSQL
+  // reads and plans a table CHECK again in every statement that writes its table, a domain's once
+  // per connection. The same values are refused, whichever statement writes them.
+  it('refuses a status or progress outside its enumeration, with no table CHECK left to plan per statement', async () => {
+    const [started] = await startExecutions(deps, [{ path: 'plans/one', payload: {} }]);
+    if (started instanceof Error) throw started;
+    const id = started.executionId;
+    const refused = async (sql: string, values: unknown[]) => {
+      const err = await db.query(sql, values).then(
+        () => null,
+        (e: unknown) => e as { code?: string; constraint?: string },
+      );
+      return err && { code: err.code, constraint: err.constraint };
+    };
+    expect(await refused(`UPDATE core.execution SET status = $2 WHERE execution_id = $1`, [id, 'done'])).toEqual({ code: '23514', constraint: 'execution_status_check' });
+    expect(await refused(`UPDATE core.execution SET progress = $2 WHERE execution_id = $1`, [id, 100.5])).toEqual({ code: '23514', constraint: 'execution_progress_check' });
+    expect(await refused(`UPDATE core.command SET status = $2 WHERE execution_id = $1`, [id, 'DONE'])).toEqual({ code: '23514', constraint: 'command_status_check' });
+    expect(
+      await refused(`INSERT INTO core.event (execution_id, event_id, catalog_id, event_type, status) SELECT $1, last_event_id + 1, catalog_id, 'x.y', $2 FROM core.execution WHERE execution_id = $1`, [id, 'bogus']),
+    ).toEqual({ code: '23514', constraint: 'execution_status_check' });
+    // Through the write statement's own casts too (jsonb_to_recordset's text into the column).
+    expect(
+      await refused(`INSERT INTO core.command (execution_id, catalog_id, seq, step, status, input) SELECT x.execution_id, 1, 99, 's', x.status, '{}' FROM jsonb_to_recordset($1::jsonb) AS x(execution_id bigint, status text)`, [
+        JSON.stringify([{ execution_id: id, status: 'pending' }]),
+      ]),
+    ).toEqual({ code: '23514', constraint: 'command_status_check' });
+    // What every value of the enumerations passes: each status the machines use is stored.
+    for (const status of ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled']) await db.query(`UPDATE core.execution SET status = $2 WHERE execution_id = $1`, [id, status]);
+    for (const status of ['PENDING', 'CLAIMED', 'RUNNING', 'WAITING', 'COMPLETED', 'FAILED', 'CANCELLED']) await db.query(`UPDATE core.command SET status = $2 WHERE execution_id = $1`, [id, status]);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'c' AND conrelid IN ('core.execution'::regclass, 'core.event'::regclass, 'core.command'::regclass)`,
+    );
+    expect(rows[0].n).toBe(0);
+  });
 });
