@@ -139,4 +139,42 @@ describe('write statement plans', () => {
     );
     expect(rows[0].n).toBe(0);
   });
+
+  // The triggers that give a limited command's slot back test only limit_name in their WHEN, which
+  // PostgreSQL reads back in every statement moving a command (migrations/0034); their function
+  // gives the slot back once, when the command stops being held, by update or delete.
+  it("gives a limited command's slot back once it stops being held, whichever statement moves or deletes it", async () => {
+    const [started] = await startExecutions(deps, [{ path: 'plans/one', payload: {} }]);
+    if (started instanceof Error) throw started;
+    const id = started.executionId;
+    const running = async () => (await db.query<{ running: number }>(`SELECT running FROM core.flow_key WHERE name = 'slots' AND key = 'k'`)).rows[0].running;
+    const insert = async (seq: number, status: string) =>
+      (
+        await db.query<{ command_id: number }>(
+          `INSERT INTO core.command (execution_id, catalog_id, seq, step, status, input, limit_name, limit_key) SELECT $1, catalog_id, $2, 's', $3, '{}', 'slots', 'k' FROM core.execution WHERE execution_id = $1 RETURNING command_id`,
+          [id, seq, status],
+        )
+      ).rows[0].command_id;
+    const move = (commandId: number, status: string) => db.query(`UPDATE core.command SET status = $2 WHERE command_id = $1`, [commandId, status]);
+    const a = await insert(101, 'PENDING');
+    const b = await insert(102, 'PENDING');
+    const c = await insert(103, 'PENDING');
+    await db.query(`UPDATE core.flow_key SET running = 2 WHERE name = 'slots' AND key = 'k'`); // a and b claimed
+    await move(a, 'CLAIMED');
+    await move(b, 'CLAIMED');
+    await move(a, 'RUNNING'); // still held
+    expect(await running()).toBe(2);
+    await move(a, 'COMPLETED');
+    expect(await running()).toBe(1);
+    await move(a, 'CANCELLED'); // not held before: nothing more
+    expect(await running()).toBe(1);
+    await db.query(`DELETE FROM core.command WHERE command_id = $1`, [c]); // never held
+    expect(await running()).toBe(1);
+    await db.query(`DELETE FROM core.command WHERE command_id = $1`, [b]); // held, gone
+    expect(await running()).toBe(0);
+    // What every step's statement reads back of them: no status list.
+    const { rows } = await db.query<{ def: string }>(`SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgrelid = 'core.command'::regclass AND NOT tgisinternal`);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.filter((r) => /WHEN \(.*status/.test(r.def)).map((r) => r.def)).toEqual([]);
+  });
 });
