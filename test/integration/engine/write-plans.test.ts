@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineDeps } from '../../../actors/engine-deps.ts';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
@@ -112,13 +113,11 @@ describe('write statement plans', () => {
     const [started] = await startExecutions(deps, [{ path: 'plans/one', payload: {} }]);
     if (started instanceof Error) throw started;
     const id = started.executionId;
-    const refused = async (sql: string, values: unknown[]) => {
-      const err = await db.query(sql, values).then(
+    const refused = (sql: string, values: unknown[]) =>
+      db.query(sql, values).then(
         () => null,
-        (e: unknown) => e as { code?: string; constraint?: string },
+        (e: unknown) => (e instanceof pg.DatabaseError ? { code: e.code, constraint: e.constraint } : e),
       );
-      return err && { code: err.code, constraint: err.constraint };
-    };
     expect(await refused(`UPDATE core.execution SET status = $2 WHERE execution_id = $1`, [id, 'done'])).toEqual({ code: '23514', constraint: 'execution_status_check' });
     expect(await refused(`UPDATE core.execution SET progress = $2 WHERE execution_id = $1`, [id, 100.5])).toEqual({ code: '23514', constraint: 'execution_progress_check' });
     expect(await refused(`UPDATE core.command SET status = $2 WHERE execution_id = $1`, [id, 'DONE'])).toEqual({ code: '23514', constraint: 'command_status_check' });
