@@ -67,10 +67,25 @@ const MISSING = Symbol('missing');
 const DEFAULT_FILTERS: ReadonlySet<string> = new Set(['default', 'd']);
 const DEFINED_TESTS: ReadonlySet<string> = new Set(['defined', 'undefined']);
 
-/** Evaluates `template`: its text, or for a lone `{{ expr }}` the expression's value. Throws RenderFault. */
-export function interpretTemplate(template: Template, scope: RenderScope): unknown {
+/**
+ * How a template's own text and its outputs make the text of a language (a shell command, SQL):
+ * `literal` reads the template's text, in order, to know where the next output lands; `output`
+ * returns what stands there for an output's value, which the language reads as data, never as
+ * syntax (or throws RenderFault). `wordsAlready`: an output `{{ x | quote }}` gives `x` itself
+ * (the escaper makes every output one word already).
+ */
+export type OutputEscaper = { literal(text: string): void; output(value: unknown): string; readonly wordsAlready: boolean };
+
+/**
+ * Evaluates `template`: its text, or for a lone `{{ expr }}` the expression's value. With
+ * `escaper`, always its text, each output of its own text written through the escaper (what
+ * macros, `{% set %}` and `{% filter %}` blocks make is a value, escaped where it is output).
+ * Throws RenderFault.
+ */
+export function interpretTemplate(template: Template, scope: RenderScope, escaper?: OutputEscaper): unknown {
   const run = new Interpreter(scope);
   const top = new Frame(undefined);
+  if (escaper) return run.body(template.body, top, escaper);
   return template.native ? run.expr(template.native, top) : run.body(template.body, top);
 }
 
@@ -81,22 +96,27 @@ class Interpreter {
     this.scope = scope;
   }
 
-  body(stmts: readonly Stmt[], frame: Frame): string {
+  body(stmts: readonly Stmt[], frame: Frame, escaper?: OutputEscaper): string {
     let out = '';
     for (const stmt of stmts) {
       this.scope.budget.spend(1);
       switch (stmt.type) {
         case 'text':
+          escaper?.literal(stmt.text);
           out += stmt.text;
           break;
-        case 'output':
-          out += toText(this.expr(stmt.expr, frame));
+        case 'output': {
+          const e = stmt.expr;
+          if (!escaper) out += toText(this.expr(e, frame));
+          else if (escaper.wordsAlready && e.type === 'filter' && e.name === 'quote' && !e.args.positional.length && !e.args.keywords.length) out += escaper.output(this.expr(e.target, frame));
+          else out += escaper.output(this.expr(e, frame));
           break;
+        }
         case 'if':
-          out += this.body(truthy(this.expr(stmt.cond, frame)) ? stmt.then : stmt.otherwise, frame);
+          out += this.body(truthy(this.expr(stmt.cond, frame)) ? stmt.then : stmt.otherwise, frame, escaper);
           break;
         case 'for':
-          out += this.loop(stmt, frame);
+          out += this.loop(stmt, frame, escaper);
           break;
         case 'set':
           this.set(stmt.targets, stmt.value, frame);
@@ -110,14 +130,14 @@ class Interpreter {
     return out;
   }
 
-  private loop(stmt: Extract<Stmt, { type: 'for' }>, frame: Frame): string {
+  private loop(stmt: Extract<Stmt, { type: 'for' }>, frame: Frame, escaper?: OutputEscaper): string {
     const iterable = this.expr(stmt.iterable, frame);
     const { names } = stmt;
     // `for k, v in mapping` walks its entries, as nunjucks did; one name walks the keys, as Jinja does.
     let items = names.length > 1 && isPlainObject(iterable) ? Object.entries(iterable) : iterate(iterable, 'for');
     const { filter } = stmt;
     if (filter) items = items.filter((item) => truthy(this.expr(filter, this.bind(names, item, frame))));
-    if (items.length === 0) return this.body(stmt.otherwise, frame);
+    if (items.length === 0) return this.body(stmt.otherwise, frame, escaper);
     let out = '';
     const length = items.length;
     for (let i = 0; i < length; i++) {
@@ -126,7 +146,7 @@ class Interpreter {
       if (i > 0) info.previtem = items[i - 1];
       if (i < length - 1) info.nextitem = items[i + 1];
       local.set('loop', info);
-      out = limitText(out + this.body(stmt.body, local));
+      out = limitText(out + this.body(stmt.body, local, escaper));
     }
     return out;
   }

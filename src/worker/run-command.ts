@@ -1,6 +1,6 @@
 import { EVENT } from '../../machines/event-types.ts';
 import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playbook.ts';
-import { evaluateCondition, renderValue } from '../dsl/render.ts';
+import { evaluateCondition, renderShellCommand, renderSqlCommand, renderValue } from '../dsl/render.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential, RoutedEvent } from '../protocol.ts';
 import { secretHandleId } from '../secret-handle.ts';
@@ -81,13 +81,30 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
   return { ...outcome, tried };
 }
 
+/**
+ * A task's fields rendered. A shell or postgres `command` is code, whatever its templates output
+ * is data: a shell command's outputs reach it in environment variables it expands, a SQL
+ * command's as literals (src/dsl/render.ts).
+ */
+function renderFields(kind: string, fields: Record<string, unknown>, ctx: Record<string, unknown>, path: string): Record<string, unknown> {
+  const { command, ...rest } = fields;
+  const code = typeof command === 'string' && (kind === 'shell' || kind === 'postgres');
+  const out = renderValue(code ? rest : fields, ctx, path);
+  const rendered = isObject(out) ? out : {};
+  if (!code) return rendered;
+  if (kind === 'postgres') return { ...rendered, command: renderSqlCommand(command, ctx, `${path}.command`) };
+  const shell = renderShellCommand(command, ctx, `${path}.command`);
+  const env = rendered.env === undefined || rendered.env === null ? {} : rendered.env;
+  // The outputs' variables go last: a declared SVC_TEMPLATE_<n> cannot stand in for one.
+  return { ...rendered, command: shell.command, env: isObject(env) && Object.keys(shell.env).length ? { ...env, ...shell.env } : rendered.env };
+}
+
 /** runTask's work; each attempt the tool made is pushed to `tried`. */
 async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, step: string, deps: RunDeps, secrets: SecretMask, claim: Record<string, string>, tried: Attempt[]): Promise<TaskOutcome & { attempts: number }> {
   const { retry, name, kind, ...fields } = task;
   let rendered: Record<string, unknown>;
   try {
-    const out = renderValue(fields, ctx, `${step}.${name}`);
-    rendered = isObject(out) ? out : {};
+    rendered = renderFields(kind, fields, ctx, `${step}.${name}`);
   } catch (err) {
     return { status: 'error', data: null, error: { message: err instanceof Error ? err.message : String(err), code: 'template_error' }, attempts: 0 };
   }

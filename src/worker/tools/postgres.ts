@@ -8,8 +8,11 @@ import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 // The cancel request sent on abort gets this long before it is given up.
 const PG_CANCEL_TIMEOUT_MS = 5_000;
 const SQLSTATE_QUERY_CANCELED = '57014';
+// A backslash in a '' string is an ordinary character (the literals a template's outputs are
+// written as rely on it: src/dsl/sql-literals.ts), whatever the server's default.
+const SESSION_OPTIONS = '-c standard_conforming_strings=on';
 // Every transaction of a read_only task's session starts read-only (a write fails with 25006).
-const READ_ONLY_SESSION_OPTIONS = '-c default_transaction_read_only=on';
+const READ_ONLY_SESSION_OPTIONS = `${SESSION_OPTIONS} -c default_transaction_read_only=on`;
 
 const PostgresTaskSchema = v.looseObject({
   command: v.pipe(v.string(), v.nonEmpty()),
@@ -48,7 +51,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   const connection = postgresConnection(ctx.credential, serviceUrl, statementTimeoutMs);
   if (!connection.ok) return fail(connection.code, connection.message);
   ctx.secrets?.add(...connection.secrets);
-  if (readOnly) connection.config.options = READ_ONLY_SESSION_OPTIONS;
+  withSessionOptions(connection.config, readOnly ? READ_ONLY_SESSION_OPTIONS : SESSION_OPTIONS);
   if (ctx.signal.aborted) return aborted(ctx.signal);
   const safe = (text: string) => redactSecrets(text, connection.secrets);
 
@@ -100,6 +103,28 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     const ended = client.end().catch(() => {});
     if (!ctx.signal.aborted) await ended;
   }
+}
+
+/**
+ * Sets the session's `options` last, after any a connection string brings (pg lets the string's
+ * replace the config's): for a setting given twice, the last `-c` is the one that holds.
+ */
+function withSessionOptions(config: pg.ClientConfig, options: string): void {
+  if (config.connectionString) {
+    let url: URL | undefined;
+    try {
+      url = new URL(config.connectionString);
+    } catch {
+      url = undefined; // a form URL cannot read (pg's own parser takes it): it brings no options of its own here
+    }
+    const theirs = url?.searchParams.get('options');
+    if (url && theirs) {
+      url.searchParams.set('options', `${theirs} ${options}`);
+      config.connectionString = url.toString();
+      return;
+    }
+  }
+  config.options = options;
 }
 
 async function cancelBackend(client: pg.Client, config: pg.ClientConfig): Promise<void> {

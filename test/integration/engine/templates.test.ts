@@ -1,6 +1,6 @@
 // Templates end to end, through a real server and worker: registration refuses a template that can
 // never render (naming the field, storing nothing); run payloads reach shell commands as data
-// through `env` and `| quote`, never as shell syntax; a sandbox escape fails on the server (arc
+// through `env`, `| quote` and templates in the command's text, never as shell syntax; a sandbox escape fails on the server (arc
 // `set`) and on the worker (task field) with a template error, and the process keeps working.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,9 +69,18 @@ workflow:
         kind: shell
         command: 'printf "%s" "$DATA"'
         env: { DATA: "{{ workload }}" }
+      - name: pasted
+        kind: shell
+        command: "printf '%s' {{ workload.who }}"
+      - name: pasted_in_quotes
+        kind: shell
+        command: 'printf "%s" "{{ workload.who }}"; printf "%s" ''{{ workload.who }}'''
+      - name: pasted_in_heredoc
+        kind: shell
+        command: "cat <<EOF\\n{{ workload.who }}\\nEOF"
 `;
 
-  it('a payload full of shell syntax is printed as it is and runs nothing, through env and through quote', async () => {
+  it('a payload full of shell syntax is printed as it is and runs nothing, through env, through quote and pasted in the command', async () => {
     await s.register(playbook);
     const payloads = [
       `x; touch ${dir}/pwned-$$`,
@@ -91,6 +100,10 @@ workflow:
       expect(tasks.via_env.data.stdout).toBe(who);
       expect(tasks.via_quote.data.stdout).toBe(who);
       expect(JSON.parse(tasks.json_env.data.stdout)).toEqual({ who });
+      // A template in the command's text: its output is an expansion of a variable that holds it.
+      expect(tasks.pasted.data.stdout).toBe(who);
+      expect(tasks.pasted_in_quotes.data.stdout).toBe(who + who);
+      expect(tasks.pasted_in_heredoc.data.stdout).toBe(`${who}\n`);
     }
     expect(readdirSync(dir)).toEqual([]);
   });

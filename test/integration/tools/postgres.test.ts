@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderSqlCommand } from '../../../src/dsl/render.ts';
 import { postgres } from '../../../src/worker/tools/postgres.ts';
 import type { ResolvedCredential } from '../../../src/protocol.ts';
 import type { ToolContext } from '../../../src/worker/tools/types.ts';
@@ -119,5 +120,61 @@ describe('postgres tool', () => {
     expect(await postgres(task({ command: 'SELECT 1', params: 'x' }), ctx())).toMatchObject({ error: { code: 'invalid_task' } });
     const noHost = await postgres(task({ command: 'SELECT 1' }), ctx({ credential: { name: 'x_auth', type: 'postgres', data: { user: 'u' } } }));
     expect(noHost).toMatchObject({ error: { code: 'invalid_credential' } });
+  });
+});
+
+describe('a template in the command', () => {
+  // What an attacker's payload would hold: each tries to end the literal it lands in and run SQL.
+  const hostile = [
+    "x'; DROP TABLE __schema__.users; --",
+    "\\'; DROP TABLE __schema__.users; --",
+    '"; DROP TABLE __schema__.users; --',
+    "it's",
+    '\\',
+    'a\nb',
+    '$$; DROP TABLE __schema__.users; $$',
+    '-1',
+    '{{ 7 * 7 }}',
+    '',
+  ].map((v) => v.replaceAll('__schema__', schema));
+  // As the worker renders a postgres task's command (src/worker/run-command.ts), then runs it.
+  const render = (template: string, v: unknown) => renderSqlCommand(template, { v }, 'start.t.command');
+
+  it('is written as a literal wherever it stands, so every value comes back as it is and runs nothing', async () => {
+    // The database's default makes a backslash in '' an escape: the tool's sessions turn that off.
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    await admin.query(`ALTER DATABASE "${new URL(database.url).pathname.slice(1)}" SET standard_conforming_strings = off`);
+    try {
+      for (const credential of [urlCredential(), prefixedCredential()]) {
+        for (const v of hostile) {
+          const command = render(`SELECT {{ v }}::text AS plain, '{{ v }}'::text AS quoted, E'{{ v }}'::text AS escaped, 'pre {{ v }} post' AS joined, 1 AS "c{{ v }}"`, v);
+          const outcome = await postgres(task({ command }), ctx({ credential }));
+          expect(outcome, `${JSON.stringify(v)}: ${command}`).toMatchObject({ status: 'ok', data: { row_count: 1 } });
+          const row = (outcome.data as { rows: Record<string, unknown>[] }).rows[0];
+          expect(row).toEqual({ plain: v, quoted: v, escaped: v, joined: `pre ${v} post`, [`c${v}`.slice(0, 63)]: 1 });
+        }
+      }
+    } finally {
+      await admin.query(`ALTER DATABASE "${new URL(database.url).pathname.slice(1)}" RESET standard_conforming_strings`);
+      await admin.end();
+    }
+    const left = await postgres(task({ command: `SELECT count(*)::int AS n FROM ${schema}.users` }), ctx());
+    expect(left).toMatchObject({ status: 'ok' });
+  });
+
+  it('writes numbers, booleans and none as themselves, and a list or mapping as its JSON text', async () => {
+    const outcome = await postgres(
+      task({ command: render('SELECT {{ v.n }} AS n, 10-{{ v.neg }} AS eleven, {{ v.t }} AS t, {{ v.nothing }} AS nothing, {{ v.list }}::jsonb AS list', { n: 41.5, neg: -1, t: true, nothing: null, list: [1, 'x'] }) }),
+      ctx(),
+    );
+    expect(outcome).toMatchObject({ status: 'ok', data: { rows: [{ n: 41.5, eleven: 11, t: true, nothing: null, list: [1, 'x'] }] } });
+  });
+
+  it('is refused where no literal can hold it: a comment, or a dollar-quoted string given a $', () => {
+    expect(() => render('SELECT 1 -- {{ v }}', 'x')).toThrow(/into a comment/);
+    expect(() => render('SELECT 1 /* {{ v }} */', 'x')).toThrow(/into a comment/);
+    expect(() => render('SELECT $q${{ v }}$q$', 'a$q$b')).toThrow(/dollar-quoted/);
+    expect(render('SELECT $q${{ v }}$q$', "it's")).toBe("SELECT $q$it's$q$");
   });
 });

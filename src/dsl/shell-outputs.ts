@@ -1,0 +1,227 @@
+import type { OutputEscaper } from './template-interpreter.ts';
+import { RenderFault, toText } from './template-values.ts';
+
+// A shell task's `command` is code; what its templates output is data. Each output reaches the
+// command as an environment variable the command expands where the output stood (`"$SVC_TEMPLATE_1"`
+// between words, `${SVC_TEMPLATE_1}` inside double quotes or an unquoted here-document, and so on),
+// never as text the shell parses: whatever a payload holds (`; rm -rf ~`, `$(id)`, a quote, a line
+// break) stays one value. Where the output stands is read from the template's own text with a
+// small lexer of POSIX sh quoting; a mistake of it can make an expansion stand in the wrong form
+// (a wrong output), never make data syntax. The one place a value is read as more than text is
+// arithmetic (bash evaluates names and subscripts in it): there an output must be an integer.
+
+/** The environment variables a shell command's outputs are in: `SVC_TEMPLATE_1`, `SVC_TEMPLATE_2`, … */
+export const SHELL_OUTPUT_PREFIX = 'SVC_TEMPLATE_';
+
+type Context =
+  | { kind: 'plain' } // between words, and inside $( ) and ` `
+  | { kind: 'subst'; depth: number } // $( … ): plain, until its `)`
+  | { kind: 'backtick' }
+  | { kind: 'arith'; depth: number } // $(( … ))
+  | { kind: 'param' } // ${ … }
+  | { kind: 'single' }
+  | { kind: 'ansi' } // bash's $' … '
+  | { kind: 'double' }
+  | { kind: 'comment' }
+  | { kind: 'heredoc'; delimiter: string; strip: boolean; expand: boolean; line: string };
+
+type Heredoc = { delimiter: string; strip: boolean; expand: boolean };
+
+// `<<`, `<<-`, then the delimiter word: bare, 'quoted', "quoted" or \escaped (a quoted one expands nothing).
+const HEREDOC = /^<<(-?)[ \t]*(?:'([^']*)'|"([^"]*)"|\\?([A-Za-z0-9_.@%+:,/-]+))/;
+const INTEGER = /^[+-]?[0-9]+$/;
+const WORD_BREAK = /[\s;&|()<>]/;
+
+/** An escaper for one shell command: its outputs' values are `values`, in the order their variables are numbered. */
+export class ShellOutputs implements OutputEscaper {
+  readonly wordsAlready = true;
+  /** `SVC_TEMPLATE_<i + 1>` holds values[i]. */
+  readonly values: string[] = [];
+  #stack: Context[] = [{ kind: 'plain' }];
+  #pending: Heredoc[] = [];
+  /** The previous character was a backslash that quotes the next one. */
+  #escaped = false;
+  /** The previous character ends a word (or nothing came yet): a `#` here starts a comment. */
+  #wordStart = true;
+
+  literal(text: string): void {
+    for (let i = 0; i < text.length; i++) i = this.#read(text, i);
+  }
+
+  output(value: unknown): string {
+    const top = this.#top();
+    if (this.#escaped) throw new RenderFault("a template's output in a shell command cannot follow a backslash");
+    if (top.kind === 'arith') {
+      const text = toText(value).trim();
+      if (!INTEGER.test(text)) throw new RenderFault("a template's output inside $(( )) in a shell command must be an integer");
+      return text;
+    }
+    if (top.kind === 'heredoc' && !top.expand) throw new RenderFault("a template cannot output into a here-document whose delimiter is quoted (<<'EOF'): nothing expands there");
+    this.values.push(toText(value));
+    const name = `${SHELL_OUTPUT_PREFIX}${this.values.length}`;
+    this.#wordStart = false;
+    switch (top.kind) {
+      case 'heredoc':
+        top.line += `\${${name}}`;
+        return `\${${name}}`;
+      case 'double':
+      case 'param':
+        return `\${${name}}`;
+      case 'single':
+        return `'"\$${name}"'`;
+      case 'ansi':
+        return `'"\$${name}"$'`;
+      case 'comment':
+        return '';
+      default:
+        return `"\$${name}"`;
+    }
+  }
+
+  #top(): Context {
+    return this.#stack[this.#stack.length - 1];
+  }
+
+  /** Reads text[i] (and what it starts); returns the index of the last character read. */
+  #read(text: string, i: number): number {
+    const c = text[i];
+    const top = this.#top();
+    if (this.#escaped) {
+      this.#escaped = false;
+      if (top.kind === 'heredoc') top.line += c === '\n' ? '' : c; // a line continued
+      return i;
+    }
+    switch (top.kind) {
+      case 'single':
+        if (c === "'") this.#stack.pop();
+        return i;
+      case 'ansi':
+        if (c === '\\') this.#escaped = true;
+        else if (c === "'") this.#stack.pop();
+        return i;
+      case 'comment':
+        if (c === '\n') {
+          this.#stack.pop();
+          return this.#newline(i);
+        }
+        return i;
+      case 'heredoc':
+        return this.#heredocChar(top, text, i);
+      case 'double':
+        if (c === '"') this.#stack.pop();
+        else if (c === '\\') this.#escaped = true;
+        else if (c === '$' || c === '`') return this.#expansion(text, i);
+        return i;
+      case 'arith':
+        if (c === '(') top.depth++;
+        else if (c === ')') {
+          if (top.depth > 0) top.depth--;
+          else if (text[i + 1] === ')') {
+            this.#stack.pop();
+            return i + 1;
+          }
+        } else if (c === '$' || c === '`') return this.#expansion(text, i);
+        return i;
+      case 'param':
+        if (c === '}') this.#stack.pop();
+        else if (c === '\\') this.#escaped = true;
+        else if (c === "'" && this.#parent().kind !== 'double') this.#stack.push({ kind: 'single' });
+        else if (c === '"') this.#stack.push({ kind: 'double' });
+        else if (c === '$' || c === '`') return this.#expansion(text, i);
+        return i;
+      default:
+        return this.#plainChar(top, text, i);
+    }
+  }
+
+  #parent(): Context {
+    return this.#stack[this.#stack.length - 2] ?? { kind: 'plain' };
+  }
+
+  /** A character between words (top level, `$( )`, backticks). */
+  #plainChar(top: Context, text: string, i: number): number {
+    const c = text[i];
+    const wordStart = this.#wordStart;
+    this.#wordStart = WORD_BREAK.test(c);
+    if (c === '\\') {
+      this.#escaped = true;
+      return i;
+    }
+    if (c === "'") this.#stack.push({ kind: 'single' });
+    else if (c === '"') this.#stack.push({ kind: 'double' });
+    else if (c === '#' && wordStart) this.#stack.push({ kind: 'comment' });
+    else if (c === '$' || c === '`') return this.#expansion(text, i);
+    else if (c === '\n') return this.#newline(i);
+    else if (c === '(' && top.kind === 'subst') top.depth++;
+    else if (c === ')' && top.kind === 'subst') {
+      if (top.depth > 0) top.depth--;
+      else this.#stack.pop();
+    } else if (c === '<' && text[i + 1] === '<' && text[i + 2] !== '<') {
+      const m = HEREDOC.exec(text.slice(i));
+      if (m) {
+        const quoted = m[2] !== undefined || m[3] !== undefined || m[0].includes('\\');
+        this.#pending.push({ delimiter: m[2] ?? m[3] ?? m[4], strip: m[1] === '-', expand: !quoted });
+        this.#wordStart = false;
+        return i + m[0].length - 1;
+      }
+    }
+    return i;
+  }
+
+  /** `$…` or a backtick, wherever expansions happen. */
+  #expansion(text: string, i: number): number {
+    const c = text[i];
+    const top = this.#top();
+    if (c === '`') {
+      if (top.kind === 'backtick') this.#stack.pop();
+      else this.#stack.push({ kind: 'backtick' });
+      return i;
+    }
+    const next = text[i + 1];
+    if (next === '(' && text[i + 2] === '(') {
+      this.#stack.push({ kind: 'arith', depth: 0 });
+      return i + 2;
+    }
+    if (next === '(') {
+      this.#stack.push({ kind: 'subst', depth: 0 });
+      this.#wordStart = true;
+      return i + 1;
+    }
+    if (next === '{') {
+      this.#stack.push({ kind: 'param' });
+      return i + 1;
+    }
+    if (next === "'" && (top.kind === 'plain' || top.kind === 'subst' || top.kind === 'backtick')) {
+      this.#stack.push({ kind: 'ansi' });
+      return i + 1;
+    }
+    return i;
+  }
+
+  /** A line break between words: the here-documents it was waiting for begin. */
+  #newline(i: number): number {
+    this.#wordStart = true;
+    const next = this.#pending.shift();
+    if (next) this.#stack.push({ kind: 'heredoc', ...next, line: '' });
+    return i;
+  }
+
+  /** A character of a here-document's body: a line that is its delimiter ends it. */
+  #heredocChar(top: Extract<Context, { kind: 'heredoc' }>, text: string, i: number): number {
+    const c = text[i];
+    if (c === '\n') {
+      const line = top.strip ? top.line.replace(/^\t+/, '') : top.line;
+      top.line = '';
+      if (line === top.delimiter) {
+        this.#stack.pop();
+        // The next here-document of the same line, if any, begins.
+        const next = this.#pending.shift();
+        if (next) this.#stack.push({ kind: 'heredoc', ...next, line: '' });
+      }
+      return i;
+    }
+    if (top.expand && c === '\\') this.#escaped = true;
+    top.line += c;
+    return i;
+  }
+}

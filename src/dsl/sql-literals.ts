@@ -1,0 +1,144 @@
+import type { OutputEscaper } from './template-interpreter.ts';
+import { RenderFault, toText } from './template-values.ts';
+
+// A postgres task's `command` is code; what its templates output is data. Bind `params` ($1, $2)
+// are the way to pass values; a template in the command is written as a literal where it stands:
+// between tokens a quoted string ('it''s'), a number as itself, true/false/null as TRUE, FALSE,
+// NULL; inside a string literal its quotes doubled (and backslashes, in an E'' string); inside a
+// quoted identifier its double quotes doubled. So an output can never end a literal and start
+// SQL. Where a literal cannot be made safe (a dollar-quoted string, a comment), it is refused.
+// The postgres tool's sessions run with standard_conforming_strings on, which this relies on: a
+// backslash in a plain '' string is then an ordinary character.
+
+type Context =
+  | { kind: 'plain' }
+  | { kind: 'string'; backslashes: boolean; closing: boolean } // closing: a `'` just read, which `''` would undo
+  | { kind: 'ident' }
+  | { kind: 'dollar'; tag: string }
+  | { kind: 'line' }
+  | { kind: 'block'; depth: number };
+
+const DOLLAR_TAG = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/;
+const IDENTIFIER_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
+
+/** An escaper for one SQL command of a postgres task. */
+export class SqlLiterals implements OutputEscaper {
+  readonly wordsAlready = false;
+  #context: Context = { kind: 'plain' };
+  /** The last two characters of the command so far: what comes before a quote or an output. */
+  #tail = '  ';
+
+  literal(text: string): void {
+    const full = this.#tail + text;
+    for (let i = this.#tail.length; i < full.length; i++) i = this.#read(full, i);
+    this.#tail = full.slice(-2);
+  }
+
+  output(value: unknown): string {
+    const out = this.#written(value);
+    this.#tail = (this.#tail + out).slice(-2);
+    return out;
+  }
+
+  #written(value: unknown): string {
+    const ctx = this.#settled();
+    const text = typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined ? null : toText(value);
+    if (text?.includes('\0')) throw new RenderFault("a template's output in SQL cannot hold a NUL character");
+    switch (ctx.kind) {
+      case 'string':
+        return (ctx.backslashes ? (text ?? toText(value)).replaceAll('\\', '\\\\') : text ?? toText(value)).replaceAll("'", "''");
+      case 'ident':
+        return (text ?? toText(value)).replaceAll('"', '""');
+      case 'dollar':
+        if ((text ?? toText(value)).includes('$')) throw new RenderFault(`a template's output inside a dollar-quoted string ($${ctx.tag}$) in SQL cannot hold a $`);
+        return text ?? toText(value);
+      case 'line':
+      case 'block':
+        throw new RenderFault("a template cannot output into a comment in SQL");
+      case 'plain': {
+        if (value === null || value === undefined) return 'NULL';
+        if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+        if (typeof value === 'number') {
+          if (!Number.isFinite(value)) throw new RenderFault(`a template's output in SQL is not a finite number: ${value}`);
+          // In parentheses when negative: `x-{{ n }}` must not become the comment `x--1`.
+          return value < 0 || Object.is(value, -0) ? `(${value})` : String(value);
+        }
+        // A space keeps a word before it from prefixing the literal (E'…', B'…', U&'…' read it otherwise).
+        const lead = IDENTIFIER_CHAR.test(this.#tail[1]) ? ' ' : '';
+        return `${lead}'${text!.replaceAll("'", "''")}'`;
+      }
+    }
+  }
+
+  /** The context an output lands in: a string whose `'` was its end is over. */
+  #settled(): Context {
+    const ctx = this.#context;
+    if (ctx.kind === 'string' && ctx.closing) this.#context = { kind: 'plain' };
+    return this.#context;
+  }
+
+  /** Reads text[i] (and what it starts); returns the index of the last character read. */
+  #read(text: string, i: number): number {
+    const c = text[i];
+    const ctx = this.#context;
+    switch (ctx.kind) {
+      case 'string':
+        if (ctx.closing) {
+          ctx.closing = false;
+          if (c === "'") return i; // '' is a quote inside the string
+          this.#context = { kind: 'plain' };
+          return this.#read(text, i);
+        }
+        if (c === "'") ctx.closing = true;
+        else if (c === '\\' && ctx.backslashes) return i + 1;
+        return i;
+      case 'ident':
+        if (c === '"') {
+          if (text[i + 1] === '"') return i + 1;
+          this.#context = { kind: 'plain' };
+        }
+        return i;
+      case 'dollar':
+        if (c === '$' && text.startsWith(`$${ctx.tag}$`, i)) {
+          this.#context = { kind: 'plain' };
+          return i + ctx.tag.length + 1;
+        }
+        return i;
+      case 'line':
+        if (c === '\n' || c === '\r') this.#context = { kind: 'plain' };
+        return i;
+      case 'block':
+        if (c === '*' && text[i + 1] === '/') {
+          if (--ctx.depth === 0) this.#context = { kind: 'plain' };
+          return i + 1;
+        }
+        if (c === '/' && text[i + 1] === '*') {
+          ctx.depth++;
+          return i + 1;
+        }
+        return i;
+      case 'plain': {
+        const before = text[i - 1];
+        if (c === "'") {
+          // E'…' (e'…') takes backslash escapes: when the E is a word of its own, not the end of one.
+          const e = (before === 'E' || before === 'e') && !IDENTIFIER_CHAR.test(text[i - 2]);
+          this.#context = { kind: 'string', backslashes: e, closing: false };
+        } else if (c === '"') this.#context = { kind: 'ident' };
+        else if (c === '-' && text[i + 1] === '-') {
+          this.#context = { kind: 'line' };
+          return i + 1;
+        } else if (c === '/' && text[i + 1] === '*') {
+          this.#context = { kind: 'block', depth: 1 };
+          return i + 1;
+        } else if (c === '$' && !IDENTIFIER_CHAR.test(before)) {
+          const m = DOLLAR_TAG.exec(text.slice(i));
+          if (m) {
+            this.#context = { kind: 'dollar', tag: m[0].slice(1, -1) };
+            return i + m[0].length - 1;
+          }
+        }
+        return i;
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+// A shell command's template outputs are data wherever they stand: each rendered command runs in
+// the real /bin/sh (and bash, when the machine has it) with the outputs' variables, prints every
+// hostile value exactly as it is, and creates no file.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { renderShellCommand, TemplateError } from '../../../src/dsl/render.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-shell-outputs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SHELLS = ['/bin/sh', ...(existsSync('/bin/bash') ? ['/bin/bash'] : [])];
+
+const hostile = [
+  `x; touch ${dir}/semicolon`,
+  `$(touch ${dir}/subst)`,
+  `\`touch ${dir}/backtick\``,
+  `'; touch ${dir}/single; echo '`,
+  `"; touch ${dir}/double; echo "`,
+  `a\ntouch ${dir}/newline`,
+  `EOF\ntouch ${dir}/heredoc\nEOF`,
+  `} $(touch ${dir}/brace)`,
+  "\\",
+  "it's",
+  '*',
+  'a  b',
+  '$HOME',
+  '',
+  '{{ 7 * 7 }}',
+];
+
+const SEPARATOR = '<<next value>>';
+
+/** What `template` prints in `shell` for each of `values`: all in one script (a process start is slow), each render's variables renamed apart. */
+function runEach(shell: string, template: string, values: readonly unknown[]): string[] {
+  const env: Record<string, string> = {};
+  const parts = values.map((value, k) => {
+    const r = renderShellCommand(template, { v: value }, 'start.t.command');
+    for (const [name, text] of Object.entries(r.env)) env[name.replace('SVC_TEMPLATE_', `SVC_TEMPLATE_${k}_`)] = text;
+    return `(\n${r.command.replaceAll('SVC_TEMPLATE_', `SVC_TEMPLATE_${k}_`)}\n)\nprintf '%s' '${SEPARATOR}'`;
+  });
+  const script = parts.join('\n');
+  const r = spawnSync(shell, ['-c', script], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  expect(r.status, `${shell} -c ${script}: ${r.stderr}`).toBe(0);
+  return r.stdout.split(SEPARATOR).slice(0, values.length);
+}
+
+const run = (shell: string, template: string, value: unknown): string => runEach(shell, template, [value])[0];
+
+describe('a shell command\'s outputs', () => {
+  const forms: [string, string, (v: string) => string][] = [
+    ['between words', "printf '%s|' {{ v }}", (v) => `${v}|`],
+    ['part of a word', "printf '%s|' pre{{ v }}post", (v) => `pre${v}post|`],
+    ['in double quotes', 'printf \'%s|\' "pre {{ v }} post"', (v) => `pre ${v} post|`],
+    ['in single quotes', "printf '%s|' 'pre {{ v }} post'", (v) => `pre ${v} post|`],
+    ['in a command substitution', 'printf \'%s|\' "$(printf \'%s\' {{ v }})"', (v) => `${v.replace(/\n+$/, '')}|`],
+    ['in a parameter expansion', 'printf \'%s|\' "${NOT_SET:-{{ v }}}"', (v) => `${v}|`],
+    ['in a here-document', 'cat <<EOF\n[{{ v }}]\nEOF\nprintf done', (v) => `[${v}]\ndone`],
+    ['in an indented here-document', 'cat <<-END\n\t[{{ v }}]\n\tEND\nprintf done', (v) => `[${v}]\ndone`],
+    ['in a comment', '# {{ v }}\nprintf ok', () => 'ok'],
+    ['after a loop', "{% for i in [1, 2] %}printf '%s|' {{ v }}; {% endfor %}", (v) => `${v}|${v}|`],
+    ['through quote', "printf '%s|' {{ v | quote }}", (v) => `${v}|`],
+  ];
+  for (const [where, template, expected] of forms) {
+    it(`stand ${where} as data, in ${SHELLS.join(' and ')}`, () => {
+      for (const shell of SHELLS) {
+        const printed = runEach(shell, template, hostile);
+        hostile.forEach((v, i) => expect(printed[i], `${shell}: ${JSON.stringify(v)}`).toBe(expected(v)));
+      }
+      expect(readdirSync(dir)).toEqual([]);
+    });
+  }
+
+  it('never reach the text of the command: it names variables, which hold the values', () => {
+    const r = renderShellCommand("echo {{ v }} \"{{ v }}\" '{{ v }}'", { v: '$(id)' }, 'f');
+    expect(r.command).toBe(`echo "$SVC_TEMPLATE_1" "\${SVC_TEMPLATE_2}" ''"$SVC_TEMPLATE_3"''`);
+    expect(r.env).toEqual({ SVC_TEMPLATE_1: '$(id)', SVC_TEMPLATE_2: '$(id)', SVC_TEMPLATE_3: '$(id)' });
+    expect(renderShellCommand('echo plain', {}, 'f')).toEqual({ command: 'echo plain', env: {} });
+    // Lists and mappings as JSON, numbers and booleans as text, none as nothing.
+    expect(renderShellCommand('echo {{ a }} {{ b }} {{ c }} {{ d }}', { a: [1, 'x'], b: 2.5, c: true, d: null }, 'f').env).toEqual({
+      SVC_TEMPLATE_1: '[1,"x"]',
+      SVC_TEMPLATE_2: '2.5',
+      SVC_TEMPLATE_3: 'true',
+      SVC_TEMPLATE_4: '',
+    });
+  });
+
+  it('in arithmetic are integers, else the render fails', () => {
+    for (const shell of SHELLS) expect(run(shell, 'echo $(( {{ v }} * 2 ))', 21)).toBe('42\n');
+    expect(run('/bin/sh', 'echo $(( {{ v }} + 1 ))', ' 7 ')).toBe('8\n');
+    for (const v of ['a[$(id)]', '1;id', 'x', '1.5']) {
+      expect(() => renderShellCommand('echo $(( {{ v }} * 2 ))', { v }, 'start.t.command')).toThrow(TemplateError);
+    }
+    expect(() => renderShellCommand('echo $(( 1 + {{ v }} ))', { v: 'HOME' }, 'start.t.command')).toThrow(/must be an integer/);
+  });
+
+  it('cannot go where nothing expands or where a backslash would take them', () => {
+    expect(() => renderShellCommand("cat <<'EOF'\n{{ v }}\nEOF", { v: 'x' }, 'start.t.command')).toThrow(/here-document whose delimiter is quoted/);
+    expect(() => renderShellCommand('echo \\{{ v }}', { v: 'x' }, 'start.t.command')).toThrow(/cannot follow a backslash/);
+    expect(() => renderShellCommand('echo {{ v }}', { v: 'x' }, 'start.t.command')).not.toThrow();
+  });
+});
