@@ -1,5 +1,5 @@
 import type { OutputEscaper } from './template-interpreter.ts';
-import { RenderFault, toText } from './template-values.ts';
+import { MAX_RENDERED_CHARS, RenderFault, toText } from './template-values.ts';
 
 // A shell task's `command` is code; what its templates output is data. Each output reaches the
 // command as an environment variable the command expands where the output stood (`"$SVC_TEMPLATE_1"`
@@ -35,8 +35,10 @@ const WORD_BREAK = /[\s;&|()<>]/;
 /** An escaper for one shell command: its outputs' values are `values`, in the order their variables are numbered. */
 export class ShellOutputs implements OutputEscaper {
   readonly wordsAlready = true;
-  /** `SVC_TEMPLATE_<i + 1>` holds values[i]. */
+  /** `SVC_TEMPLATE_<i + 1>` holds values[i]; a value output again reuses its variable. */
   readonly values: string[] = [];
+  #names = new Map<string, string>();
+  #chars = 0;
   #stack: Context[] = [{ kind: 'plain' }];
   #pending: Heredoc[] = [];
   /** The previous character was a backslash that quotes the next one. */
@@ -57,8 +59,7 @@ export class ShellOutputs implements OutputEscaper {
       return text;
     }
     if (top.kind === 'heredoc' && !top.expand) throw new RenderFault("a template cannot output into a here-document whose delimiter is quoted (<<'EOF'): nothing expands there");
-    this.values.push(toText(value));
-    const name = `${SHELL_OUTPUT_PREFIX}${this.values.length}`;
+    const name = this.#nameOf(toText(value));
     this.#wordStart = false;
     switch (top.kind) {
       case 'heredoc':
@@ -76,6 +77,18 @@ export class ShellOutputs implements OutputEscaper {
       default:
         return `"\$${name}"`;
     }
+  }
+
+  /** The variable that holds `text`; the values together are held to what a rendered string may be. */
+  #nameOf(text: string): string {
+    const known = this.#names.get(text);
+    if (known) return known;
+    this.#chars += text.length;
+    if (this.#chars > MAX_RENDERED_CHARS) throw new RenderFault(`a shell command's template outputs would exceed ${MAX_RENDERED_CHARS} characters`);
+    this.values.push(text);
+    const name = `${SHELL_OUTPUT_PREFIX}${this.values.length}`;
+    this.#names.set(text, name);
+    return name;
   }
 
   #top(): Context {

@@ -146,7 +146,11 @@ describe('a template in the command', () => {
     await admin.connect();
     await admin.query(`ALTER DATABASE "${new URL(database.url).pathname.slice(1)}" SET standard_conforming_strings = off`);
     try {
-      for (const credential of [urlCredential(), prefixedCredential()]) {
+      // A connection string that turns it off itself: the tool's setting comes after.
+      const own = new URL(database.url);
+      own.searchParams.set('options', '-c standard_conforming_strings=off');
+      const turnsItOff: ResolvedCredential = { name: 'db_off_auth', type: 'postgres', data: { connection_string: own.toString() } };
+      for (const credential of [urlCredential(), prefixedCredential(), turnsItOff]) {
         for (const v of hostile) {
           const command = render(`SELECT {{ v }}::text AS plain, '{{ v }}'::text AS quoted, E'{{ v }}'::text AS escaped, 'pre {{ v }} post' AS joined, 1 AS "c{{ v }}"`, v);
           const outcome = await postgres(task({ command }), ctx({ credential }));

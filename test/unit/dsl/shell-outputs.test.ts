@@ -75,8 +75,8 @@ describe('a shell command\'s outputs', () => {
 
   it('never reach the text of the command: it names variables, which hold the values', () => {
     const r = renderShellCommand("echo {{ v }} \"{{ v }}\" '{{ v }}'", { v: '$(id)' }, 'f');
-    expect(r.command).toBe(`echo "$SVC_TEMPLATE_1" "\${SVC_TEMPLATE_2}" ''"$SVC_TEMPLATE_3"''`);
-    expect(r.env).toEqual({ SVC_TEMPLATE_1: '$(id)', SVC_TEMPLATE_2: '$(id)', SVC_TEMPLATE_3: '$(id)' });
+    expect(r.command).toBe(`echo "$SVC_TEMPLATE_1" "\${SVC_TEMPLATE_1}" ''"$SVC_TEMPLATE_1"''`);
+    expect(r.env).toEqual({ SVC_TEMPLATE_1: '$(id)' });
     expect(renderShellCommand('echo plain', {}, 'f')).toEqual({ command: 'echo plain', env: {} });
     // Lists and mappings as JSON, numbers and booleans as text, none as nothing.
     expect(renderShellCommand('echo {{ a }} {{ b }} {{ c }} {{ d }}', { a: [1, 'x'], b: 2.5, c: true, d: null }, 'f').env).toEqual({
@@ -85,6 +85,12 @@ describe('a shell command\'s outputs', () => {
       SVC_TEMPLATE_3: 'true',
       SVC_TEMPLATE_4: '',
     });
+  });
+
+  it('are held together to what one rendered string may be', () => {
+    const big = 'x'.repeat(600_000);
+    expect(Object.keys(renderShellCommand('echo {{ a }} {{ a }} {{ a }}', { a: big }, 'f').env)).toEqual(['SVC_TEMPLATE_1']);
+    expect(() => renderShellCommand('echo {{ a }} {{ b }}', { a: big, b: `${big}y` }, 'start.t.command')).toThrow(/would exceed 1048576 characters/);
   });
 
   it('in arithmetic are integers, else the render fails', () => {
