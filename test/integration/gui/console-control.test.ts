@@ -20,12 +20,14 @@ import type { TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 
-const SLOW = `apiVersion: svc/v1
+// `slow`'s first step runs until the test creates its gate file: a slow machine cannot let the
+// execution end before the test pauses it.
+const slow = (gate: string) => `apiVersion: svc/v1
 kind: Playbook
 metadata: { name: slow, path: gui/control/slow }
 workflow:
   - step: first
-    tool: [ { name: a, kind: shell, command: "sleep 3" } ]
+    tool: [ { name: a, kind: shell, command: "while [ ! -e ${gate} ]; do sleep 0.05; done" } ]
     next: second
   - step: second
     tool: [ { name: b, kind: shell, command: "echo two" } ]
@@ -92,7 +94,7 @@ describe('execution controls (SVC_AUTH=none)', () => {
     ensureGuiBuilt();
     gateDir = mkdtempSync(join(tmpdir(), 'svc-console-control-'));
     stack = await startTestStack({ workers: 1, concurrency: 4, workerOptions: { shell: UNSANDBOXED_SHELL } });
-    for (const yaml of [SLOW, flaky(join(gateDir, 'gate')), ADMIN_APPROVAL, TIMER]) await stack.register(yaml);
+    for (const yaml of [slow(join(gateDir, 'slow-gate')), flaky(join(gateDir, 'gate')), ADMIN_APPROVAL, TIMER]) await stack.register(yaml);
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
@@ -119,6 +121,7 @@ describe('execution controls (SVC_AUTH=none)', () => {
     expect(await backgroundOf(page)).not.toBe(running);
     expect(await page.getByRole('button', { name: 'Pause' }).count()).toBe(0);
     // The running command finishes; nothing after it is issued while paused.
+    writeFileSync(join(gateDir, 'slow-gate'), '');
     await until('first step done', async () => (await stack.events(id)).some((e) => e.event_type === 'step.exit' && e.step === 'first'), 15_000, 100);
     await page.waitForTimeout(1_500);
     expect((await http(stack.url, 'GET', `/api/executions/${id}`)).body.status).toBe('paused');
