@@ -1,3 +1,4 @@
+import { SHELL_OUTPUT_PREFIX } from '../../dsl/shell-outputs.ts';
 import type { ShellSettings } from './shell-settings.ts';
 
 /** Where a sandboxed task's private working directory appears inside; also its HOME. */
@@ -22,13 +23,19 @@ export type ShellHost = {
 // WRAPPER, right before its command. Names are SHELL_ENV_NAME-checked, so safe to eval.
 const DEFERRED = /^(LD_\w*|GLIBC_TUNABLES|MALLOC_\w*|GCONV_PATH|LOCPATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|CDPATH)$/;
 
+// The variables that hold a command's template outputs (src/dsl/shell-outputs.ts).
+const OUTPUT_VARIABLE = new RegExp(`^${SHELL_OUTPUT_PREFIX}[0-9]+$`);
+
 // Runs as `/bin/sh -c WRAPPER sh` with the command in SVC_TASK_COMMAND (so no command line on the
-// host shows it): restores deferred variables, enters the task's cwd (or notes on STATUS_FD that
-// it cannot, and exits), closes STATUS_FD and evaluates the command in this shell.
+// host shows it): restores deferred variables, keeps the template outputs' variables in this
+// shell only (the command expands them; the programs it runs get what it passes them, not the
+// lot in their environment), enters the task's cwd (or notes on STATUS_FD that it cannot, and
+// exits), closes STATUS_FD and evaluates the command in this shell.
 const WRAPPER = [
   'for n in $SVC_TASK_DEFERRED; do eval "export $n=\\"\\${SVC_TASK_ENV_$n}\\"; unset SVC_TASK_ENV_$n"; done',
+  'for n in $SVC_TASK_OUTPUTS; do eval "_svc_v=\\${$n}; unset $n; $n=\\$_svc_v"; done',
   'c=$SVC_TASK_COMMAND d=$SVC_TASK_CWD',
-  'unset SVC_TASK_DEFERRED SVC_TASK_COMMAND SVC_TASK_CWD',
+  'unset SVC_TASK_DEFERRED SVC_TASK_OUTPUTS SVC_TASK_COMMAND SVC_TASK_CWD _svc_v',
   `if [ -n "$d" ] && ! CDPATH= cd -- "$d" 2>/dev/null; then echo cwd >&${STATUS_FD}; exit 1; fi`,
   `exec ${STATUS_FD}>&-`,
   'eval "$c"',
@@ -42,6 +49,7 @@ const WRAPPER = [
 export function taskEnvironment(declared: Readonly<Record<string, string | undefined>>, task: { command: string; cwd?: string; home: string }): Record<string, string> {
   const env: Record<string, string> = { PATH: TASK_PATH, HOME: task.home, LANG: 'C.UTF-8', TMPDIR: '/tmp' };
   const deferred: string[] = [];
+  const outputs: string[] = [];
   for (const [name, value] of Object.entries(declared)) {
     if (value === undefined) {
       delete env[name];
@@ -49,10 +57,12 @@ export function taskEnvironment(declared: Readonly<Record<string, string | undef
       deferred.push(name);
       env[`SVC_TASK_ENV_${name}`] = value;
     } else {
+      if (OUTPUT_VARIABLE.test(name)) outputs.push(name);
       env[name] = value;
     }
   }
   if (deferred.length) env.SVC_TASK_DEFERRED = deferred.join(' ');
+  if (outputs.length) env.SVC_TASK_OUTPUTS = outputs.join(' ');
   env.SVC_TASK_COMMAND = task.command;
   env.SVC_TASK_CWD = task.cwd ?? '';
   return env;

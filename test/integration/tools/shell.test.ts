@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { renderShellCommand } from '../../../src/dsl/render.ts';
 import { probeShellSandbox } from '../../../src/worker/tools/probe-shell-sandbox.ts';
 import { shell } from '../../../src/worker/tools/shell.ts';
 import type { ShellHost } from '../../../src/worker/tools/shell-argv.ts';
@@ -186,6 +187,13 @@ describe('shell sandbox', () => {
   it('sets loader variables only inside, right before the command', async () => {
     const outcome = await shell(task({ command: 'printf "%s|%s" "$LD_LIBRARY_PATH" "${SVC_TASK_COMMAND-unset}"', env: { LD_LIBRARY_PATH: '/nowhere' } }), ctx());
     expect(outcome).toMatchObject({ status: 'ok', data: { stdout: '/nowhere|unset' } });
+  });
+
+  it("keeps a command's template outputs to its own shell: it expands them, the programs it runs do not inherit them", async () => {
+    const { command, env } = renderShellCommand("printf '%s|' {{ a }} \"{{ b }}\"; env | grep -c '^SVC_' ; sh -c 'printf %s \"${SVC_TEMPLATE_1-unset}\"'", { a: '$(id)', b: 'two\nlines' }, 't.command');
+    const outcome = await shell(task({ command, env: { KEEP: 'yes', ...env } }), ctx());
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: '$(id)|two\nlines|0\nunset' } });
+    expect(await shell(task({ command: 'printf %s "$KEEP"', env: { KEEP: 'yes', ...env } }), ctx())).toMatchObject({ status: 'ok', data: { stdout: 'yes' } });
   });
 
   it('kills a busy loop at the CPU limit with a resource_limit error', async () => {

@@ -87,5 +87,7 @@ describe('taskEnvironment', () => {
       SVC_TASK_CWD: 'sub',
     });
     expect(taskEnvironment({}, { command: 'true', home: '/h' }).PATH).toBe(TASK_PATH);
+    // A command's template outputs: named for the wrapper, which keeps them out of what the command runs.
+    expect(taskEnvironment({ SVC_TEMPLATE_1: 'a', SVC_TEMPLATE_2: 'b', SVC_TEMPLATE_X: 'c' }, { command: 'true', home: '/h' })).toMatchObject({ SVC_TEMPLATE_1: 'a', SVC_TEMPLATE_2: 'b', SVC_TASK_OUTPUTS: 'SVC_TEMPLATE_1 SVC_TEMPLATE_2' });
   });
 });
