@@ -80,8 +80,11 @@ describe('console behind the gateway', () => {
     expect(session).toBeDefined();
     const cookie = { cookie: `svc_session=${session!.value}` };
     expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(200);
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded' });
+    // Waiting from before the click, and as long as CI's load on a slow machine may take.
+    await Promise.all([
+      page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded', timeout: 45_000 }),
+      page.getByRole('button', { name: 'Sign out' }).click(),
+    ]);
     expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(401);
     expect((await http(pub, 'GET', '/api/executions', undefined, cookie)).status).toBe(401);
     await viewerContext.close();
