@@ -1,7 +1,7 @@
 import { TEMPLATE_MARK, TemplateSyntaxError } from './template-ast.ts';
 import { parseTemplate } from './template-parser.ts';
 import { interpretTemplate, type OutputEscaper, type RenderScope } from './template-interpreter.ts';
-import { SHELL_OUTPUT_PREFIX, ShellOutputs } from './shell-outputs.ts';
+import { ShellOutputs } from './shell-outputs.ts';
 import { SqlLiterals } from './sql-literals.ts';
 import { RenderBudget, RenderFault, setOwn } from './template-values.ts';
 import { isPlainObject } from '../objects.ts';
@@ -89,19 +89,17 @@ export function childPath(path: string, key: string): string {
 }
 
 /**
- * Renders a shell task's `command`: its outputs stand in it as expansions of the environment
- * variables `env` holds (src/dsl/shell-outputs.ts), never as its text. Throws TemplateError.
+ * Renders a shell task's `command`: its outputs stand in it as expansions of the variables `env`
+ * holds (src/dsl/shell-outputs.ts), never as its text. Throws TemplateError.
  */
 export function renderShellCommand(text: string, ctx: Record<string, unknown>, path: string): { command: string; env: Record<string, string> } {
-  if (!TEMPLATE_MARK.test(text)) return { command: text, env: {} };
   const outputs = new ShellOutputs();
   const command = String(renderString(text, path, newScope(ctx), outputs));
-  return { command, env: Object.fromEntries(outputs.values.map((value, i) => [`${SHELL_OUTPUT_PREFIX}${i + 1}`, value])) };
+  return { command, env: outputs.variables };
 }
 
 /** Renders a postgres task's `command`: its outputs written as SQL literals (src/dsl/sql-literals.ts). Throws TemplateError. */
 export function renderSqlCommand(text: string, ctx: Record<string, unknown>, path: string): string {
-  if (!TEMPLATE_MARK.test(text)) return text;
   return String(renderString(text, path, newScope(ctx), new SqlLiterals()));
 }
 

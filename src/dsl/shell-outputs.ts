@@ -32,11 +32,11 @@ const HEREDOC = /^<<(-?)[ \t]*(?:'([^']*)'|"([^"]*)"|\\?([A-Za-z0-9_.@%+:,/-]+))
 const INTEGER = /^[+-]?[0-9]+$/;
 const WORD_BREAK = /[\s;&|()<>]/;
 
-/** An escaper for one shell command: its outputs' values are `values`, in the order their variables are numbered. */
+/** An escaper for one shell command: its outputs' values are in `variables`, numbered in the order they came. */
 export class ShellOutputs implements OutputEscaper {
   readonly wordsAlready = true;
-  /** `SVC_TEMPLATE_<i + 1>` holds values[i]; a value output again reuses its variable. */
-  readonly values: string[] = [];
+  /** Each variable and the value it holds; a value output again reuses its variable. */
+  readonly variables: Record<string, string> = {};
   #names = new Map<string, string>();
   #chars = 0;
   #stack: Context[] = [{ kind: 'plain' }];
@@ -85,9 +85,9 @@ export class ShellOutputs implements OutputEscaper {
     if (known) return known;
     this.#chars += text.length;
     if (this.#chars > MAX_RENDERED_CHARS) throw new RenderFault(`a shell command's template outputs would exceed ${MAX_RENDERED_CHARS} characters`);
-    this.values.push(text);
-    const name = `${SHELL_OUTPUT_PREFIX}${this.values.length}`;
+    const name = `${SHELL_OUTPUT_PREFIX}${this.#names.size + 1}`;
     this.#names.set(text, name);
+    this.variables[name] = text;
     return name;
   }
 

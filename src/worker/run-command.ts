@@ -83,8 +83,8 @@ async function runTask(task: NormalizedTask, ctx: Record<string, unknown>, step:
 
 /**
  * A task's fields rendered. A shell or postgres `command` is code, whatever its templates output
- * is data: a shell command's outputs reach it in environment variables it expands, a SQL
- * command's as literals (src/dsl/render.ts).
+ * is data: a shell command's outputs reach it in variables it expands, a SQL command's as
+ * literals (src/dsl/render.ts).
  */
 function renderFields(kind: string, fields: Record<string, unknown>, ctx: Record<string, unknown>, path: string): Record<string, unknown> {
   const { command, ...rest } = fields;
@@ -94,9 +94,11 @@ function renderFields(kind: string, fields: Record<string, unknown>, ctx: Record
   if (!code) return rendered;
   if (kind === 'postgres') return { ...rendered, command: renderSqlCommand(command, ctx, `${path}.command`) };
   const shell = renderShellCommand(command, ctx, `${path}.command`);
-  const env = rendered.env === undefined || rendered.env === null ? {} : rendered.env;
-  // The outputs' variables go last: a declared SVC_TEMPLATE_<n> cannot stand in for one.
-  return { ...rendered, command: shell.command, env: isObject(env) && Object.keys(shell.env).length ? { ...env, ...shell.env } : rendered.env };
+  if (!Object.keys(shell.env).length) return { ...rendered, command: shell.command };
+  // The outputs' variables go last: a declared SVC_TEMPLATE_<n> cannot stand in for one. An env
+  // that is no mapping is left as it is, for the tool to refuse.
+  const declared = rendered.env ?? {};
+  return { ...rendered, command: shell.command, env: isObject(declared) ? { ...declared, ...shell.env } : declared };
 }
 
 /** runTask's work; each attempt the tool made is pushed to `tried`. */
