@@ -8,17 +8,44 @@ import { MAX_RENDERED_CHARS, RenderFault, toText } from './template-values.ts';
 // break) stays one value. Where the output stands is read from the template's own text with a
 // small lexer of POSIX sh quoting; a mistake of it can make an expansion stand in the wrong form
 // (a wrong output), never make data syntax. The one place a value is read as more than text is
-// arithmetic (bash evaluates names and subscripts in it): there an output must be an integer.
+// arithmetic: bash (which is /bin/sh on some systems) evaluates a variable's value there as an
+// expression, whose subscripts run command substitutions, quoted or not. So an output anywhere in
+// arithmetic must be an integer: `$(( ))`, `$[ ]`, `(( ))`, `let`, `[[ ]]` with -eq and the like,
+// an array subscript, a `${x:offset:length}`, an assignment once a variable has `declare -i`.
 
 /** The environment variables a shell command's outputs are in: `SVC_TEMPLATE_1`, `SVC_TEMPLATE_2`, … */
 export const SHELL_OUTPUT_PREFIX = 'SVC_TEMPLATE_';
 
+/**
+ * Between words (the top level, `$( )`, backticks, `[[ ]]`): the word being read (its text so far,
+ * an output standing as NUL; `bare` while it holds nothing quoted or expanded), whether it stands
+ * where a command's name does, and what the command it is in makes of its arguments (`let`,
+ * `declare`, `eval`, a shell's `-c`).
+ */
+type Words = {
+  word: string;
+  bare: boolean;
+  commandStart: boolean;
+  letCommand: boolean;
+  declaring: boolean;
+  arrayList: boolean;
+  /** The command is `eval`: its arguments are code. */
+  evalCommand: boolean;
+  /** A shell's name came in this command: its `-c` option may follow. */
+  shell: boolean;
+  /** The word being read is the script of a shell's `-c`. */
+  script: boolean;
+};
+
 type Context =
-  | { kind: 'plain' } // between words, and inside $( ) and ` `
-  | { kind: 'subst'; depth: number } // $( … ): plain, until its `)`
-  | { kind: 'backtick' }
-  | { kind: 'arith'; depth: number } // $(( … ))
-  | { kind: 'param' } // ${ … }
+  | ({ kind: 'plain' } & Words)
+  | ({ kind: 'subst'; depth: number } & Words) // $( … ): plain, until its `)`
+  | ({ kind: 'backtick' } & Words)
+  // [[ … ]]: plain, until the word `]]`; arithmetic once a word like -eq is in it, which the
+  // outputs before it (`values`) must then have been fit for.
+  | ({ kind: 'cond'; arith: boolean; values: string[] } & Words)
+  | { kind: 'arith'; depth: number; close: ')' | ']' } // $(( … )), (( … )), $[ … ]
+  | { kind: 'param'; text: string } // ${ … }, its text so far
   | { kind: 'single' }
   | { kind: 'ansi' } // bash's $' … '
   | { kind: 'double' }
@@ -31,6 +58,25 @@ type Heredoc = { delimiter: string; strip: boolean; expand: boolean };
 const HEREDOC = /^<<(-?)[ \t]*(?:'([^']*)'|"([^"]*)"|\\?([A-Za-z0-9_.@%+:,/-]+))/;
 const INTEGER = /^[+-]?[0-9]+$/;
 const WORD_BREAK = /[\s;&|()<>]/;
+/** Ends a simple command: the next word stands where a command's name does. */
+const COMMAND_END = /[;&|()\n]/;
+/** Words after which a command's name may still come. */
+const BEFORE_COMMAND = new Set(['if', 'then', 'else', 'elif', 'while', 'until', 'do', 'for', '!', 'time', '{', 'builtin', 'command']);
+/** Commands whose `-i` option makes a variable whose assignments are arithmetic. */
+const DECLARING = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
+const ARITH_TEST = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
+/** A `${…}` whose text so far ends inside a subscript, or in a substring's offset or length. */
+const PARAM_ARITH = /^[!#]?(?:[A-Za-z_]\w*|\d+|[@*])(?:\[[^\]]*$|(?:\[[^\]]*\])?:(?![-=?+]))/;
+/** A word whose text so far ends inside a subscript: `a[…` (and `[…` in an array's list, `a=([…]=x)`). */
+const WORD_SUBSCRIPT = /^[A-Za-z_]\w*\[[^\]]*$/;
+const LIST_SUBSCRIPT = /^\[[^\]]*$/;
+const ASSIGNMENT = /^[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=/;
+/** Where an output stands in a word's text (for the patterns above). */
+const OUTPUT_MARK = '\0';
+
+const words = (commandStart = true): Words => ({ word: '', bare: true, commandStart, letCommand: false, declaring: false, arrayList: false, evalCommand: false, shell: false, script: false });
+/** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
+const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 
 /** An escaper for one shell command: its outputs' values are in `variables`, numbered in the order they came. */
 export class ShellOutputs implements OutputEscaper {
@@ -39,12 +85,14 @@ export class ShellOutputs implements OutputEscaper {
   readonly variables: Record<string, string> = {};
   #names = new Map<string, string>();
   #chars = 0;
-  #stack: Context[] = [{ kind: 'plain' }];
+  #stack: Context[] = [{ kind: 'plain', ...words() }];
   #pending: Heredoc[] = [];
   /** The previous character was a backslash that quotes the next one. */
   #escaped = false;
   /** The previous character ends a word (or nothing came yet): a `#` here starts a comment. */
   #wordStart = true;
+  /** A variable was declared with `-i` (bash): an assignment's output is arithmetic from there on. */
+  #integerVariables = false;
 
   literal(text: string): void {
     for (let i = 0; i < text.length; i++) i = this.#read(text, i);
@@ -53,14 +101,23 @@ export class ShellOutputs implements OutputEscaper {
   output(value: unknown): string {
     const top = this.#top();
     if (this.#escaped) throw new RenderFault("a template's output in a shell command cannot follow a backslash");
-    if (top.kind === 'arith') {
-      const text = toText(value).trim();
-      if (!INTEGER.test(text)) throw new RenderFault("a template's output inside $(( )) in a shell command must be an integer");
-      return text;
-    }
+    if (top.kind === 'comment') return '';
+    if (top.kind === 'arith') return integer(value);
     if (top.kind === 'heredoc' && !top.expand) throw new RenderFault("a template cannot output into a here-document whose delimiter is quoted (<<'EOF'): nothing expands there");
-    const name = this.#nameOf(toText(value));
+    const text = toText(value);
+    if (this.#stack.some((c) => wordsOf(c)?.evalCommand || wordsOf(c)?.script)) {
+      throw new RenderFault("a template's output cannot stand in code another shell runs (eval's arguments, the script of sh -c): it would run as code there; pass it in env: and expand the variable in that code");
+    }
+    if (this.#arithmetic()) integer(text);
+    const cond = this.#stack.findLast((c) => c.kind === 'cond');
+    if (cond) cond.values.push(text);
+    const name = this.#nameOf(text);
     this.#wordStart = false;
+    const w = wordsOf(top);
+    if (w) {
+      w.word += OUTPUT_MARK;
+      w.bare = false;
+    }
     switch (top.kind) {
       case 'heredoc':
         top.line += `\${${name}}`;
@@ -72,8 +129,6 @@ export class ShellOutputs implements OutputEscaper {
         return `'"\$${name}"'`;
       case 'ansi':
         return `'"\$${name}"$'`;
-      case 'comment':
-        return '';
       default:
         return `"\$${name}"`;
     }
@@ -93,6 +148,31 @@ export class ShellOutputs implements OutputEscaper {
 
   #top(): Context {
     return this.#stack[this.#stack.length - 1];
+  }
+
+  /** Whether an output here is read as arithmetic by bash (see the top of this file). */
+  #arithmetic(): boolean {
+    return this.#stack.some((c) => {
+      switch (c.kind) {
+        case 'arith':
+          return true;
+        case 'param':
+          return PARAM_ARITH.test(c.text);
+        case 'cond':
+        case 'plain':
+        case 'subst':
+        case 'backtick':
+          return (
+            (c.kind === 'cond' && c.arith) ||
+            c.letCommand ||
+            WORD_SUBSCRIPT.test(c.word) ||
+            (c.arrayList && LIST_SUBSCRIPT.test(c.word)) ||
+            (this.#integerVariables && ASSIGNMENT.test(c.word))
+          );
+        default:
+          return false;
+      }
+    });
   }
 
   /** Reads text[i] (and what it starts); returns the index of the last character read. */
@@ -126,16 +206,19 @@ export class ShellOutputs implements OutputEscaper {
         else if (c === '$' || c === '`') return this.#expansion(text, i);
         return i;
       case 'arith':
-        if (c === '(') top.depth++;
-        else if (c === ')') {
+        if (c === '$' || c === '`') return this.#expansion(text, i);
+        if (c === (top.close === ')' ? '(' : '[')) top.depth++;
+        else if (c === top.close) {
           if (top.depth > 0) top.depth--;
+          else if (top.close === ']') this.#stack.pop();
           else if (text[i + 1] === ')') {
             this.#stack.pop();
             return i + 1;
           }
-        } else if (c === '$' || c === '`') return this.#expansion(text, i);
+        }
         return i;
       case 'param':
+        top.text += c;
         if (c === '}') this.#stack.pop();
         else if (c === '\\') this.#escaped = true;
         else if (c === "'" && this.#parent().kind !== 'double') this.#stack.push({ kind: 'single' });
@@ -151,18 +234,34 @@ export class ShellOutputs implements OutputEscaper {
     return this.#stack[this.#stack.length - 2] ?? { kind: 'plain' };
   }
 
-  /** A character between words (top level, `$( )`, backticks). */
-  #plainChar(top: Context, text: string, i: number): number {
+  /** A character between words (top level, `$( )`, backticks, `[[ ]]`). */
+  #plainChar(top: Extract<Context, Words>, text: string, i: number): number {
     const c = text[i];
     const wordStart = this.#wordStart;
     this.#wordStart = WORD_BREAK.test(c);
+    if (this.#wordStart) {
+      const list = c === '(' && /^[A-Za-z_]\w*\+?=$/.test(top.word);
+      this.#endWord(top);
+      if (this.#top() !== top) return this.#read(text, i); // `[[` began or `]]` ended a condition: the break is read there
+      if (COMMAND_END.test(c)) Object.assign(top, words(), { arrayList: list });
+      if (c === '(' && text[i + 1] === '(' && top.commandStart) {
+        this.#stack.push({ kind: 'arith', depth: 0, close: ')' });
+        return i + 1;
+      }
+    } else {
+      top.word += c;
+      if (c === '\\' || c === "'" || c === '"' || c === '$' || c === '`') top.bare = false;
+    }
     if (c === '\\') {
       this.#escaped = true;
       return i;
     }
     if (c === "'") this.#stack.push({ kind: 'single' });
     else if (c === '"') this.#stack.push({ kind: 'double' });
-    else if (c === '#' && wordStart) this.#stack.push({ kind: 'comment' });
+    else if (c === '#' && wordStart) {
+      top.word = '';
+      this.#stack.push({ kind: 'comment' });
+    }
     else if (c === '$' || c === '`') return this.#expansion(text, i);
     else if (c === '\n') return this.#newline(i);
     else if (c === '(' && top.kind === 'subst') top.depth++;
@@ -181,27 +280,64 @@ export class ShellOutputs implements OutputEscaper {
     return i;
   }
 
+  /**
+   * The word read in `top` ended: what it says of the words after it (a command's name, `let`,
+   * `eval`, a shell's `-c`, `[[`, `]]`, a test of numbers, `declare -i`).
+   */
+  #endWord(top: Extract<Context, Words>): void {
+    const word = top.bare ? top.word : undefined;
+    const commandStart = top.commandStart;
+    // Assignments before a command's name leave its place where it was.
+    if (top.word !== '') {
+      top.commandStart = commandStart && ((word !== undefined && BEFORE_COMMAND.has(word)) || ASSIGNMENT.test(top.word));
+      top.script = false;
+    }
+    top.word = '';
+    top.bare = true;
+    if (word === undefined) {
+      top.shell = false;
+      return;
+    }
+    if (top.shell && /^-[A-Za-z]*c[A-Za-z]*$/.test(word)) top.script = true;
+    else if (SHELL_NAME.test(word)) top.shell = true;
+    else if (!word.startsWith('-')) top.shell = false;
+    if (commandStart && word === 'eval') top.evalCommand = true;
+    else if (commandStart && word === 'let') top.letCommand = true;
+    else if (commandStart && DECLARING.has(word)) top.declaring = true;
+    else if (top.declaring && /^-[A-Za-z]*i/.test(word)) this.#integerVariables = true;
+    else if (commandStart && word === '[[') this.#stack.push({ kind: 'cond', arith: false, values: [], ...words(false) });
+    else if (top.kind === 'cond' && word === ']]') this.#stack.pop();
+    else if (top.kind === 'cond' && ARITH_TEST.has(word)) {
+      top.arith = true;
+      for (const v of top.values) integer(v);
+    }
+  }
+
   /** `$…` or a backtick, wherever expansions happen. */
   #expansion(text: string, i: number): number {
     const c = text[i];
     const top = this.#top();
     if (c === '`') {
       if (top.kind === 'backtick') this.#stack.pop();
-      else this.#stack.push({ kind: 'backtick' });
+      else this.#stack.push({ kind: 'backtick', ...words() });
       return i;
     }
     const next = text[i + 1];
     if (next === '(' && text[i + 2] === '(') {
-      this.#stack.push({ kind: 'arith', depth: 0 });
+      this.#stack.push({ kind: 'arith', depth: 0, close: ')' });
       return i + 2;
     }
+    if (next === '[') {
+      this.#stack.push({ kind: 'arith', depth: 0, close: ']' });
+      return i + 1;
+    }
     if (next === '(') {
-      this.#stack.push({ kind: 'subst', depth: 0 });
+      this.#stack.push({ kind: 'subst', depth: 0, ...words() });
       this.#wordStart = true;
       return i + 1;
     }
     if (next === '{') {
-      this.#stack.push({ kind: 'param' });
+      this.#stack.push({ kind: 'param', text: '' });
       return i + 1;
     }
     if (next === "'" && (top.kind === 'plain' || top.kind === 'subst' || top.kind === 'backtick')) {
@@ -214,6 +350,8 @@ export class ShellOutputs implements OutputEscaper {
   /** A line break between words: the here-documents it was waiting for begin. */
   #newline(i: number): number {
     this.#wordStart = true;
+    const w = wordsOf(this.#top());
+    if (w) Object.assign(w, words());
     const next = this.#pending.shift();
     if (next) this.#stack.push({ kind: 'heredoc', ...next, line: '' });
     return i;
@@ -237,4 +375,15 @@ export class ShellOutputs implements OutputEscaper {
     top.line += c;
     return i;
   }
+}
+
+/** An output in arithmetic: its text when an integer, else the render fails. */
+function integer(value: unknown): string {
+  const text = toText(value).trim();
+  if (!INTEGER.test(text)) throw new RenderFault("a template's output in shell arithmetic ($(( )), (( )), let, [[ -eq ]], a subscript or a ${x:offset}) must be an integer");
+  return text;
+}
+
+function wordsOf(c: Context): (Context & Words) | undefined {
+  return c.kind === 'plain' || c.kind === 'subst' || c.kind === 'backtick' || c.kind === 'cond' ? c : undefined;
 }

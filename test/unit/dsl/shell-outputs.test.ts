@@ -62,6 +62,11 @@ describe('a shell command\'s outputs', () => {
     ['in a comment', '# {{ v }}\nprintf ok', () => 'ok'],
     ['after a loop', "{% for i in [1, 2] %}printf '%s|' {{ v }}; {% endfor %}", (v) => `${v}|${v}|`],
     ['through quote', "printf '%s|' {{ v | quote }}", (v) => `${v}|`],
+    // Words that are arithmetic only where a command's name stands, or after `declare -i`.
+    ['after let as an argument', "printf '%s|' let {{ v }}", (v) => `let|${v}|`],
+    ['in an assignment', "x={{ v }}; printf '%s|' \"$x\"", (v) => `${v}|`],
+    ['as an argument after the script of sh -c', `sh -c 'printf "%s|" "$1"' sh {{ v }}`, (v) => `${v}|`],
+    ['after eval as an argument', "printf '%s|' eval {{ v }}", (v) => `eval|${v}|`],
   ];
   for (const [where, template, expected] of forms) {
     it(`stand ${where} as data, in ${SHELLS.join(' and ')}`, () => {
@@ -100,6 +105,55 @@ describe('a shell command\'s outputs', () => {
       expect(() => renderShellCommand('echo $(( {{ v }} * 2 ))', { v }, 'start.t.command')).toThrow(TemplateError);
     }
     expect(() => renderShellCommand('echo $(( 1 + {{ v }} ))', { v: 'HOME' }, 'start.t.command')).toThrow(/must be an integer/);
+  });
+
+  // bash (/bin/sh on some systems) evaluates a variable's value in arithmetic as an expression:
+  // `a[$(cmd)]` runs cmd there, quoted or not. Each of its arithmetic places takes integers only.
+  const bashArithmetic: [string, string][] = [
+    ['(( {{ v }} > 1 )) && echo yes', 'yes'],
+    ['if (( "{{ v }}" > 1 )); then echo yes; fi', 'yes'],
+    ['for (( i={{ v }}; i<9; i++ )); do printf %s $i; done; echo', '78'],
+    ['let x={{ v }}+1; echo $x', '8'],
+    ['let "x = {{ v }} + 1"; echo $x', '8'],
+    ['let y=$(echo {{ v }}); echo $y', '7'],
+    ['echo $[ {{ v }} + 1 ]', '8'],
+    ['[[ {{ v }} -eq 7 ]] && echo yes', 'yes'],
+    ['[[ 7 -le "{{ v }}" && a == a ]] && echo yes', 'yes'],
+    ['a=(); a[{{ v }}]=x; echo ${!a[@]}', '7'],
+    ['a=([{{ v }}]=x); echo ${!a[@]}', '7'],
+    ['a=(0 1 2 3 4 5 6 7 8); echo "${a[{{ v }}]}"', '7'],
+    ['x=abcdefghij; echo "${x:{{ v }}}" "${x:1:{{ v }}}"', 'hij bcdefgh'],
+    ['declare -i n; n={{ v }}+1; echo $n', '8'],
+  ];
+  it('in bash\'s arithmetic are integers, else the render fails', () => {
+    const marker = join(dir, 'arith');
+    for (const [template, printed] of bashArithmetic) {
+      if (SHELLS.includes('/bin/bash')) expect(run('/bin/bash', template, 7), template).toBe(`${printed}\n`);
+      for (const v of [`a[$(touch ${marker})]`, 'x', '1;id', '$(id)', 'HOME']) {
+        expect(() => renderShellCommand(template, { v }, 'start.t.command'), `${template} with ${v}`).toThrow(/must be an integer/);
+      }
+    }
+    expect(existsSync(marker)).toBe(false);
+    // Not arithmetic: a string test, a default, a word after `let` that is no command's name.
+    for (const template of ['[[ "{{ v }}" == x ]] || echo "${NOT_SET:-{{ v }}}"', 'echo let {{ v }}', 'echo "(( {{ v }} ))"', 'let x=1 # {{ v }}']) {
+      expect(() => renderShellCommand(template, { v: `a[$(touch ${marker})]` }, 'start.t.command'), template).not.toThrow();
+    }
+  });
+
+  it('cannot stand in code another shell runs: eval\'s arguments, the script of sh -c', () => {
+    for (const template of [
+      'eval "echo {{ v }}"',
+      'eval echo {{ v }}',
+      "builtin eval 'echo {{ v }}'",
+      "sh -c 'echo {{ v }}'",
+      'bash -c "echo {{ v }}"',
+      "/bin/bash -ec 'echo {{ v }}' x",
+      "env bash --norc -c 'echo {{ v }}'",
+      "echo 1 | xargs sh -c 'echo {{ v }}'",
+      'x=1; if true; then sh -c "$(echo {{ v }})"; fi',
+    ]) {
+      expect(() => renderShellCommand(template, { v: 'x' }, 'start.t.command'), template).toThrow(/another shell runs .* pass it in env:/);
+    }
   });
 
   it('cannot go where nothing expands or where a backslash would take them', () => {
