@@ -268,7 +268,9 @@ export class ShellOutputs implements OutputEscaper {
     else if (c === ')' && top.kind === 'subst') {
       if (top.depth > 0) top.depth--;
       else this.#stack.pop();
-    } else if (c === '<' && text[i + 1] === '<' && text[i + 2] !== '<') {
+    } else if (c === '<' && text[i + 1] === '<' && text[i + 2] === '<') {
+      return i + 2; // bash's here-string: a word follows, no here-document
+    } else if (c === '<' && text[i + 1] === '<') {
       const m = HEREDOC.exec(text.slice(i));
       if (m) {
         const quoted = m[2] !== undefined || m[3] !== undefined || m[0].includes('\\');

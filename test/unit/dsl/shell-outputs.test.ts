@@ -127,6 +127,10 @@ describe('a shell command\'s outputs', () => {
   ];
   it('in bash\'s arithmetic are integers, else the render fails', () => {
     const marker = join(dir, 'arith');
+    if (SHELLS.includes('/bin/bash')) {
+      // A here-string is no here-document: the lines after it are commands.
+      expect(runEach('/bin/bash', "cat <<< x{{ v }}\nprintf '%s|' {{ v }}", hostile)).toEqual(hostile.map((v) => `x${v}\n${v}|`));
+    }
     for (const [template, printed] of bashArithmetic) {
       if (SHELLS.includes('/bin/bash')) expect(run('/bin/bash', template, 7), template).toBe(`${printed}\n`);
       for (const v of [`a[$(touch ${marker})]`, 'x', '1;id', '$(id)', 'HOME']) {
