@@ -107,6 +107,20 @@ workflow:
     }
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  it("a template in code another shell parses (sh -c's script, eval) fails the task naming the field, and runs nothing", async () => {
+    await s.register(`apiVersion: svc/v1
+metadata: { name: nested_shell, path: tests/templates/nested-shell }
+workflow:
+  - step: start
+    tool: { name: inner, kind: shell, command: "sh -c 'echo {{ workload.who }}'" }
+`);
+    const id = await s.run('tests/templates/nested-shell', { who: `x; touch ${dir}/pwned-nested` });
+    const final = await s.wait(id);
+    expect(final).toMatchObject({ status: 'failed', error: { code: 'template_error', step: 'start' } });
+    expect(final.error.message).toMatch(/^template error in start\.inner\.command: a template's output cannot stand in code another shell runs/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });
 
 describe('sandbox', () => {
