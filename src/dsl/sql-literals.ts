@@ -6,7 +6,8 @@ import { RenderFault, toText } from './template-values.ts';
 // between tokens a quoted string ('it''s'), a number as itself, true/false/null as TRUE, FALSE,
 // NULL; inside a string literal its quotes doubled (and backslashes, in an E'' string); inside a
 // quoted identifier its double quotes doubled. So an output can never end a literal and start
-// SQL. Where a literal cannot be made safe (a dollar-quoted string, a comment), it is refused.
+// SQL. Where a literal cannot stand (a dollar-quoted string, most often a DO block's or a
+// function's code; a comment), it is refused.
 // The postgres tool's sessions run with standard_conforming_strings on, which this relies on: a
 // backslash in a plain '' string is then an ordinary character.
 
@@ -50,8 +51,9 @@ export class SqlLiterals implements OutputEscaper {
       case 'ident':
         return (text ?? toText(value)).replaceAll('"', '""');
       case 'dollar':
-        if ((text ?? toText(value)).includes('$')) throw new RenderFault(`a template's output inside a dollar-quoted string ($${ctx.tag}$) in SQL cannot hold a $`);
-        return text ?? toText(value);
+        // A dollar-quoted string is most often code (a DO block's, a function's body), where the
+        // value would be written as SQL: nothing can be written there as data.
+        throw new RenderFault(`a template cannot output into a dollar-quoted string ($${ctx.tag}$) in SQL: it is code in a DO block or a function's body; pass the value in params ($1) or write it outside`);
       case 'line':
       case 'block':
         throw new RenderFault("a template cannot output into a comment in SQL");

@@ -175,10 +175,14 @@ describe('a template in the command', () => {
     expect(outcome).toMatchObject({ status: 'ok', data: { rows: [{ n: 41.5, eleven: 11, t: true, nothing: null, list: [1, 'x'] }] } });
   });
 
-  it('is refused where no literal can hold it: a comment, or a dollar-quoted string given a $', () => {
+  it('is refused where no literal can stand: a comment, or a dollar-quoted string (a DO block\'s code)', () => {
     expect(() => render('SELECT 1 -- {{ v }}', 'x')).toThrow(/into a comment/);
     expect(() => render('SELECT 1 /* {{ v }} */', 'x')).toThrow(/into a comment/);
     expect(() => render('SELECT $q${{ v }}$q$', 'a$q$b')).toThrow(/dollar-quoted/);
-    expect(render('SELECT $q${{ v }}$q$', "it's")).toBe("SELECT $q$it's$q$");
+    expect(() => render('SELECT $q${{ v }}$q$', "it's")).toThrow(/dollar-quoted/);
+    // Written there as it is (as before), this value ended the DO block's string and ran its own SQL.
+    expect(() => render(`DO $$ BEGIN RAISE NOTICE '{{ v }}'; END $$`, `'; DROP TABLE ${schema}.users; --`)).toThrow(
+      /template error in start\.t\.command: a template cannot output into a dollar-quoted string \(\$\$\)/,
+    );
   });
 });
