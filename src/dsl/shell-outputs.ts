@@ -20,7 +20,7 @@ export const SHELL_OUTPUT_PREFIX = 'SVC_TEMPLATE_';
  * Between words (the top level, `$( )`, backticks, `[[ ]]`): the word being read (its text so far,
  * an output standing as NUL; `bare` while it holds nothing quoted or expanded), whether it stands
  * where a command's name does, and what the command it is in makes of its arguments (`let`,
- * `declare`, `eval`, a shell's `-c`).
+ * `declare`, `eval`, `trap`, `alias`, a shell's `-c`).
  */
 type Words = {
   word: string;
@@ -29,8 +29,8 @@ type Words = {
   letCommand: boolean;
   declaring: boolean;
   arrayList: boolean;
-  /** The command is `eval`: its arguments are code. */
-  evalCommand: boolean;
+  /** The command parses its arguments as code (`eval`, `trap`, `alias`). */
+  codeCommand: boolean;
   /** A shell's name came in this command: its `-c` option may follow. */
   shell: boolean;
   /** The word being read is the script of a shell's `-c`. */
@@ -62,6 +62,8 @@ const WORD_BREAK = /[\s;&|()<>]/;
 const COMMAND_END = /[;&|()\n]/;
 /** Words after which a command's name may still come. */
 const BEFORE_COMMAND = new Set(['if', 'then', 'else', 'elif', 'while', 'until', 'do', 'for', '!', 'time', '{', 'builtin', 'command']);
+/** Builtins that parse their arguments as code: `eval` now, `trap` at its signal, `alias` where it is used. */
+const CODE_COMMANDS = new Set(['eval', 'trap', 'alias']);
 /** Commands whose `-i` option makes a variable whose assignments are arithmetic. */
 const DECLARING = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 const ARITH_TEST = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
@@ -74,7 +76,7 @@ const ASSIGNMENT = /^[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=/;
 /** Where an output stands in a word's text (for the patterns above). */
 const OUTPUT_MARK = '\0';
 
-const words = (commandStart = true): Words => ({ word: '', bare: true, commandStart, letCommand: false, declaring: false, arrayList: false, evalCommand: false, shell: false, script: false });
+const words = (commandStart = true): Words => ({ word: '', bare: true, commandStart, letCommand: false, declaring: false, arrayList: false, codeCommand: false, shell: false, script: false });
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
 const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 
@@ -105,8 +107,8 @@ export class ShellOutputs implements OutputEscaper {
     if (top.kind === 'arith') return integer(value);
     if (top.kind === 'heredoc' && !top.expand) throw new RenderFault("a template cannot output into a here-document whose delimiter is quoted (<<'EOF'): nothing expands there");
     const text = toText(value);
-    if (this.#stack.some((c) => wordsOf(c)?.evalCommand || wordsOf(c)?.script)) {
-      throw new RenderFault("a template's output cannot stand in code another shell runs (eval's arguments, the script of sh -c): it would run as code there; pass it in env: and expand the variable in that code");
+    if (this.#stack.some((c) => wordsOf(c)?.codeCommand || wordsOf(c)?.script)) {
+      throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c): it would run as code there; pass it in env: and expand the variable in that code");
     }
     if (this.#arithmetic()) integer(text);
     const cond = this.#stack.findLast((c) => c.kind === 'cond');
@@ -284,7 +286,7 @@ export class ShellOutputs implements OutputEscaper {
 
   /**
    * The word read in `top` ended: what it says of the words after it (a command's name, `let`,
-   * `eval`, a shell's `-c`, `[[`, `]]`, a test of numbers, `declare -i`).
+   * `eval`, `trap`, `alias`, a shell's `-c`, `[[`, `]]`, a test of numbers, `declare -i`).
    */
   #endWord(top: Extract<Context, Words>): void {
     const word = top.bare ? top.word : undefined;
@@ -303,7 +305,7 @@ export class ShellOutputs implements OutputEscaper {
     if (top.shell && /^-[A-Za-z]*c[A-Za-z]*$/.test(word)) top.script = true;
     else if (SHELL_NAME.test(word)) top.shell = true;
     else if (!word.startsWith('-')) top.shell = false;
-    if (commandStart && word === 'eval') top.evalCommand = true;
+    if (commandStart && CODE_COMMANDS.has(word)) top.codeCommand = true;
     else if (commandStart && word === 'let') top.letCommand = true;
     else if (commandStart && DECLARING.has(word)) top.declaring = true;
     else if (top.declaring && /^-[A-Za-z]*i/.test(word)) this.#integerVariables = true;

@@ -118,7 +118,7 @@ workflow:
     const id = await s.run('tests/templates/nested-shell', { who: `x; touch ${dir}/pwned-nested` });
     const final = await s.wait(id);
     expect(final).toMatchObject({ status: 'failed', error: { code: 'template_error', step: 'start' } });
-    expect(final.error.message).toMatch(/^template error in start\.inner\.command: a template's output cannot stand in code another shell runs/);
+    expect(final.error.message).toMatch(/^template error in start\.inner\.command: a template's output cannot stand in code the shell parses again/);
     expect(readdirSync(dir)).toEqual([]);
   });
 });

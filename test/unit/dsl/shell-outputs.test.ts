@@ -66,7 +66,7 @@ describe('a shell command\'s outputs', () => {
     ['after let as an argument', "printf '%s|' let {{ v }}", (v) => `let|${v}|`],
     ['in an assignment', "x={{ v }}; printf '%s|' \"$x\"", (v) => `${v}|`],
     ['as an argument after the script of sh -c', `sh -c 'printf "%s|" "$1"' sh {{ v }}`, (v) => `${v}|`],
-    ['after eval as an argument', "printf '%s|' eval {{ v }}", (v) => `eval|${v}|`],
+    ['after eval as an argument', "printf '%s|' eval trap {{ v }}", (v) => `eval|trap|${v}|`],
   ];
   for (const [where, template, expected] of forms) {
     it(`stand ${where} as data, in ${SHELLS.join(' and ')}`, () => {
@@ -144,8 +144,10 @@ describe('a shell command\'s outputs', () => {
     }
   });
 
-  it('cannot stand in code another shell runs: eval\'s arguments, the script of sh -c', () => {
+  it('cannot stand in code the shell parses again: the arguments of eval, trap and alias, the script of sh -c', () => {
     for (const template of [
+      "trap 'echo {{ v }}' EXIT",
+      "alias say='echo {{ v }}'",
       'eval "echo {{ v }}"',
       'eval echo {{ v }}',
       "builtin eval 'echo {{ v }}'",
@@ -156,7 +158,7 @@ describe('a shell command\'s outputs', () => {
       "echo 1 | xargs sh -c 'echo {{ v }}'",
       'x=1; if true; then sh -c "$(echo {{ v }})"; fi',
     ]) {
-      expect(() => renderShellCommand(template, { v: 'x' }, 'start.t.command'), template).toThrow(/another shell runs .* pass it in env:/);
+      expect(() => renderShellCommand(template, { v: 'x' }, 'start.t.command'), template).toThrow(/the shell parses again .* pass it in env:/);
     }
   });
 
