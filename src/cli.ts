@@ -210,8 +210,9 @@ const commands: Record<string, Command> = {
   },
   migrate: {
     summary: 'apply pending database migrations and exit',
-    usage: 'svc migrate',
-    run: async () => {
+    usage: 'svc migrate [--json]\n\n  --json  print {"applied": [...], "current": "..."} on stdout (for programs)',
+    run: async (argv) => {
+      const json = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: false }).values.json ?? false;
       const { Db } = await import('./db/db.ts');
       const { migrate } = await import('./db/migrate.ts');
       const { openDatabase } = await import('./db/open-database.ts');
@@ -221,9 +222,8 @@ const commands: Record<string, Command> = {
       const db = new Db(database.url, 2);
       try {
         const result = await migrate(db);
-        process.stdout.write(
-          result.applied.length ? `applied ${result.applied.join(', ')}\n` : `database is up to date (${result.current ?? 'no migrations'})\n`,
-        );
+        if (json) process.stdout.write(`${JSON.stringify({ applied: result.applied, current: result.current ?? null })}\n`);
+        else process.stdout.write(result.applied.length ? `applied ${result.applied.join(', ')}\n` : `database is up to date (${result.current ?? 'no migrations'})\n`);
         return 0;
       } finally {
         await db.close();
@@ -233,7 +233,7 @@ const commands: Record<string, Command> = {
   },
   rekey: {
     summary: 're-seal credential and keychain data with the current SVC_ENCRYPTION_KEY (old keys from SVC_ENCRYPTION_KEYS_OLD)',
-    usage: 'svc rekey [--batch-size N] [--dry-run]',
+    usage: 'svc rekey [--batch-size N] [--dry-run] [--json]\n\n  --batch-size N  rows re-sealed per transaction (default 200)\n  --dry-run       count the rows that need re-sealing, change nothing\n  --json          print the tallies as one JSON object on stdout (progress goes to stderr)',
     run: async (argv) => (await import('./rekey.ts')).rekeyCommand(argv),
   },
   token: {
@@ -336,7 +336,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     // Reject unknown flags early rather than silently ignoring a typo.
-    if (name === 'start' || name === 'server' || name === 'migrate') parseArgs({ args: rest, options: {}, strict: true, allowPositionals: false });
+    if (name === 'start' || name === 'server') parseArgs({ args: rest, options: {}, strict: true, allowPositionals: false });
     return await command.run(rest);
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);

@@ -110,15 +110,20 @@ const tallyLine = (what: string, t: RekeyTally, dryRun: boolean): string =>
     : `${what}: ${t.rekeyed} re-sealed, ${t.failed} failed, ${t.total - t.stale} already current (of ${t.total})`;
 
 /**
- * `svc rekey [--batch-size N] [--dry-run]`: the database as `svc migrate` finds it, the keyring
- * from SVC_ENCRYPTION_KEY (+ SVC_ENCRYPTION_KEYS_OLD). Exit 1 when some row could not be re-sealed.
+ * `svc rekey [--batch-size N] [--dry-run] [--json]`: the database as `svc migrate` finds it, the
+ * keyring from SVC_ENCRYPTION_KEY (+ SVC_ENCRYPTION_KEYS_OLD). Exit 1 when some row could not be
+ * re-sealed. `--json`: the tallies as one object on `out`, the progress on `err`.
  */
 export async function rekeyCommand(
   argv: string[],
   env: Readonly<Record<string, string | undefined>> = processEnvironment(),
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  err: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'batch-size': { type: 'string' }, 'dry-run': { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({ args: argv, options: { 'batch-size': { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, strict: true });
+  const json = values.json ?? false;
+  // With --json, stdout holds only the answer: the progress lines go to stderr.
+  const say = json ? err : out;
   const batchSize = values['batch-size'] === undefined ? REKEY_BATCH_ROWS : Number(values['batch-size']);
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error('--batch-size expects an integer >= 1');
   const dryRun = values['dry-run'] ?? false;
@@ -131,11 +136,15 @@ export async function rekeyCommand(
   const database = await openDatabase(config, log);
   const db = new Db(database.url, 2);
   try {
-    out(`current key id ${keyring.currentKid}; keys that open: ${keyring.kids.join(', ')}${dryRun ? ' (dry run)' : ''}`);
-    const report = await rekeyAll(db, keyring, { batchSize, dryRun, progress: out });
-    out(tallyLine('credentials', report.credentials, dryRun));
-    out(tallyLine('keychain', report.keychain, dryRun));
-    for (const failure of report.failures) out(`cannot re-seal ${failure}`);
+    say(`current key id ${keyring.currentKid}; keys that open: ${keyring.kids.join(', ')}${dryRun ? ' (dry run)' : ''}`);
+    const report = await rekeyAll(db, keyring, { batchSize, dryRun, progress: say });
+    if (json) {
+      out(JSON.stringify({ current_kid: report.currentKid, kids: keyring.kids, dry_run: dryRun, credentials: report.credentials, keychain: report.keychain, failures: report.failures }));
+    } else {
+      out(tallyLine('credentials', report.credentials, dryRun));
+      out(tallyLine('keychain', report.keychain, dryRun));
+      for (const failure of report.failures) out(`cannot re-seal ${failure}`);
+    }
     return report.failures.length > 0 ? 1 : 0;
   } finally {
     await db.close();

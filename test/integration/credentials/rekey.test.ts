@@ -134,5 +134,20 @@ describe('rekey', () => {
     expect(await rekeyCommand(['--dry-run'], env, (l) => dry.push(l))).toBe(0);
     expect(dry.slice(1)).toEqual(['credentials: 0 of 3 rows need re-sealing', 'keychain: 0 of 2 rows need re-sealing']);
     await expect(rekeyCommand(['--batch-size', '0'], env, () => {})).rejects.toThrow('--batch-size expects an integer >= 1');
+
+    // For programs: one JSON object on stdout, the progress on stderr.
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(await rekeyCommand(['--json', '--dry-run'], env, (l) => out.push(l), (l) => err.push(l))).toBe(0);
+    expect(out).toHaveLength(1);
+    expect(JSON.parse(out[0])).toEqual({
+      current_kid: kidC,
+      kids: [kidC, kidB],
+      dry_run: true,
+      credentials: { total: 3, stale: 0, rekeyed: 0, failed: 0 },
+      keychain: { total: 2, stale: 0, rekeyed: 0, failed: 0 },
+      failures: [],
+    });
+    expect(err[0]).toMatch(/^current key id /);
   });
 });

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { freePort } from '../../helpers/ports.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { spawnSvc, waitForHealth, waitForOutput, withTimeout } from '../../helpers/process.ts';
+import { runSvc, spawnSvc, waitForHealth, waitForOutput, withTimeout } from '../../helpers/process.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -121,6 +121,14 @@ describe('svc migrate', () => {
       await c.end();
       expect(versions.rows.map((r) => r.version)).toContain('0001_core.sql');
       expect(new Set(versions.rows.map((r) => r.version)).size).toBe(versions.rows.length);
+
+      // For programs: one JSON object on stdout, nothing else.
+      const json = await runSvc(['migrate', '--json'], { SVC_DATABASE_URL: t.url, SVC_LOG_LEVEL: 'warn' });
+      expect(json.code, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual({ applied: [], current: versions.rows.at(-1)?.version });
+      const typo = await runSvc(['migrate', '--jsn'], { SVC_DATABASE_URL: t.url });
+      expect(typo.code).toBe(1);
+      expect(typo.stderr).toMatch(/--jsn/);
     } finally {
       await t.drop();
     }
