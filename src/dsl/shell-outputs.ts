@@ -7,11 +7,13 @@ import { MAX_RENDERED_CHARS, RenderFault, toText } from './template-values.ts';
 // never as text the shell parses: whatever a payload holds (`; rm -rf ~`, `$(id)`, a quote, a line
 // break) stays one value. Where the output stands is read from the template's own text with a
 // small lexer of POSIX sh quoting; a mistake of it can make an expansion stand in the wrong form
-// (a wrong output), never make data syntax. The one place a value is read as more than text is
-// arithmetic: bash (which is /bin/sh on some systems) evaluates a variable's value there as an
-// expression, whose subscripts run command substitutions, quoted or not. So an output anywhere in
+// (a wrong output), never make data syntax. Two kinds of place read a value as more than text.
+// Arithmetic: bash (which is /bin/sh on some systems) evaluates a variable's value there as an
+// expression, whose subscripts run command substitutions, quoted or not; so an output anywhere in
 // arithmetic must be an integer: `$(( ))`, `$[ ]`, `(( ))`, `let`, `[[ ]]` with -eq and the like,
 // an array subscript, a `${x:offset:length}`, an assignment once a variable has `declare -i`.
+// And text the shell parses again (the arguments of eval, trap and alias, the script of sh -c):
+// there an output is refused.
 
 /** The environment variables a shell command's outputs are in: `SVC_TEMPLATE_1`, `SVC_TEMPLATE_2`, … */
 export const SHELL_OUTPUT_PREFIX = 'SVC_TEMPLATE_';
@@ -52,6 +54,9 @@ type Context =
   | { kind: 'comment' }
   | { kind: 'heredoc'; delimiter: string; strip: boolean; expand: boolean; line: string };
 
+/** The contexts between words, which read words. */
+type WordsContext = Extract<Context, Words>;
+
 type Heredoc = { delimiter: string; strip: boolean; expand: boolean };
 
 // `<<`, `<<-`, then the delimiter word: bare, 'quoted', "quoted" or \escaped (a quoted one expands nothing).
@@ -75,6 +80,12 @@ const LIST_SUBSCRIPT = /^\[[^\]]*$/;
 const ASSIGNMENT = /^[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=/;
 /** Where an output stands in a word's text (for the patterns above). */
 const OUTPUT_MARK = '\0';
+
+/** A shell's option that takes a script (`-c`, `-ec`, …); `declare`'s that makes integers (`-i`, `-ix`, …). */
+const SCRIPT_OPTION = /^-[A-Za-z]*c[A-Za-z]*$/;
+const INTEGER_OPTION = /^-[A-Za-z]*i/;
+/** A word that an array's list follows: `a=(`, `a+=(`. */
+const ARRAY_ASSIGNMENT = /^[A-Za-z_]\w*\+?=$/;
 
 const words = (commandStart = true): Words => ({ word: '', bare: true, commandStart, letCommand: false, declaring: false, arrayList: false, codeCommand: false, shell: false, script: false });
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
@@ -155,25 +166,17 @@ export class ShellOutputs implements OutputEscaper {
   /** Whether an output here is read as arithmetic by bash (see the top of this file). */
   #arithmetic(): boolean {
     return this.#stack.some((c) => {
-      switch (c.kind) {
-        case 'arith':
-          return true;
-        case 'param':
-          return PARAM_ARITH.test(c.text);
-        case 'cond':
-        case 'plain':
-        case 'subst':
-        case 'backtick':
-          return (
-            (c.kind === 'cond' && c.arith) ||
-            c.letCommand ||
-            WORD_SUBSCRIPT.test(c.word) ||
-            (c.arrayList && LIST_SUBSCRIPT.test(c.word)) ||
-            (this.#integerVariables && ASSIGNMENT.test(c.word))
-          );
-        default:
-          return false;
-      }
+      if (c.kind === 'arith') return true;
+      if (c.kind === 'param') return PARAM_ARITH.test(c.text);
+      const w = wordsOf(c);
+      if (!w) return false;
+      return (
+        (w.kind === 'cond' && w.arith) ||
+        w.letCommand ||
+        WORD_SUBSCRIPT.test(w.word) ||
+        (w.arrayList && LIST_SUBSCRIPT.test(w.word)) ||
+        (this.#integerVariables && ASSIGNMENT.test(w.word))
+      );
     });
   }
 
@@ -237,12 +240,12 @@ export class ShellOutputs implements OutputEscaper {
   }
 
   /** A character between words (top level, `$( )`, backticks, `[[ ]]`). */
-  #plainChar(top: Extract<Context, Words>, text: string, i: number): number {
+  #plainChar(top: WordsContext, text: string, i: number): number {
     const c = text[i];
     const wordStart = this.#wordStart;
     this.#wordStart = WORD_BREAK.test(c);
     if (this.#wordStart) {
-      const list = c === '(' && /^[A-Za-z_]\w*\+?=$/.test(top.word);
+      const list = c === '(' && ARRAY_ASSIGNMENT.test(top.word);
       this.#endWord(top);
       if (this.#top() !== top) return this.#read(text, i); // `[[` began or `]]` ended a condition: the break is read there
       if (COMMAND_END.test(c)) Object.assign(top, words(), { arrayList: list });
@@ -288,7 +291,7 @@ export class ShellOutputs implements OutputEscaper {
    * The word read in `top` ended: what it says of the words after it (a command's name, `let`,
    * `eval`, `trap`, `alias`, a shell's `-c`, `[[`, `]]`, a test of numbers, `declare -i`).
    */
-  #endWord(top: Extract<Context, Words>): void {
+  #endWord(top: WordsContext): void {
     const word = top.bare ? top.word : undefined;
     const commandStart = top.commandStart;
     // Assignments before a command's name leave its place where it was.
@@ -302,13 +305,13 @@ export class ShellOutputs implements OutputEscaper {
       top.shell = false;
       return;
     }
-    if (top.shell && /^-[A-Za-z]*c[A-Za-z]*$/.test(word)) top.script = true;
+    if (top.shell && SCRIPT_OPTION.test(word)) top.script = true;
     else if (SHELL_NAME.test(word)) top.shell = true;
     else if (!word.startsWith('-')) top.shell = false;
     if (commandStart && CODE_COMMANDS.has(word)) top.codeCommand = true;
     else if (commandStart && word === 'let') top.letCommand = true;
     else if (commandStart && DECLARING.has(word)) top.declaring = true;
-    else if (top.declaring && /^-[A-Za-z]*i/.test(word)) this.#integerVariables = true;
+    else if (top.declaring && INTEGER_OPTION.test(word)) this.#integerVariables = true;
     else if (commandStart && word === '[[') this.#stack.push({ kind: 'cond', arith: false, values: [], ...words(false) });
     else if (top.kind === 'cond' && word === ']]') this.#stack.pop();
     else if (top.kind === 'cond' && ARITH_TEST.has(word)) {
@@ -388,6 +391,6 @@ function integer(value: unknown): string {
   return text;
 }
 
-function wordsOf(c: Context): (Context & Words) | undefined {
+function wordsOf(c: Context): WordsContext | undefined {
   return c.kind === 'plain' || c.kind === 'subst' || c.kind === 'backtick' || c.kind === 'cond' ? c : undefined;
 }
