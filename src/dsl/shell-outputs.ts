@@ -11,7 +11,8 @@ import { MAX_RENDERED_CHARS, RenderFault, toText } from './template-values.ts';
 // Arithmetic: bash (which is /bin/sh on some systems) evaluates a variable's value there as an
 // expression, whose subscripts run command substitutions, quoted or not; so an output anywhere in
 // arithmetic must be an integer: `$(( ))`, `$[ ]`, `(( ))`, `let`, `[[ ]]` with -eq and the like,
-// an array subscript, a `${x:offset:length}`, an assignment once a variable has `declare -i`.
+// an array subscript, a `${x:offset:length}`, an assignment once a variable has `declare -i`;
+// and a variable's name (`read NAME`, `printf -v NAME`, …) must be letters, digits and _ only.
 // And text the shell parses again (the arguments of eval, trap and alias, the script of sh -c):
 // there an output is refused.
 
@@ -28,9 +29,19 @@ type Words = {
   word: string;
   bare: boolean;
   commandStart: boolean;
+  /** The command's name, once read ('' before it, or when it is not plain text). */
+  command: string;
   letCommand: boolean;
   declaring: boolean;
+  /** The command declares with `-n`: its assignments' values are names (namerefs). */
+  nameref: boolean;
   arrayList: boolean;
+  /** The word being read follows `<` or `>`: a file, a here-string. */
+  redirect: boolean;
+  /** The word being read is an option's argument (`read -p PROMPT`). */
+  optionArg: boolean;
+  /** The word being read is a variable's name (`printf -v NAME`, `[[ -v NAME ]]`). */
+  nameNext: boolean;
   /** The command parses its arguments as code (`eval`, `trap`, `alias`). */
   codeCommand: boolean;
   /** A shell's name came in this command: its `-c` option may follow. */
@@ -87,7 +98,33 @@ const INTEGER_OPTION = /^-[A-Za-z]*i/;
 /** A word that an array's list follows: `a=(`, `a+=(`. */
 const ARRAY_ASSIGNMENT = /^[A-Za-z_]\w*\+?=$/;
 
-const words = (commandStart = true): Words => ({ word: '', bare: true, commandStart, letCommand: false, declaring: false, arrayList: false, codeCommand: false, shell: false, script: false });
+const words = (commandStart = true): Words => ({
+  word: '',
+  bare: true,
+  commandStart,
+  command: '',
+  letCommand: false,
+  declaring: false,
+  nameref: false,
+  arrayList: false,
+  redirect: false,
+  optionArg: false,
+  nameNext: false,
+  codeCommand: false,
+  shell: false,
+  script: false,
+});
+/**
+ * Commands that take variables' names as arguments (before any `=`), which bash evaluates the
+ * subscript of (`read 'a[$(id)]'` runs id); `read`'s options that take an argument instead.
+ */
+const NAME_COMMANDS = new Set(['read', 'declare', 'typeset', 'local']);
+const READ_OPTION_WITH_ARGUMENT = /^-[A-Za-z]*[dinNptu]$/;
+/** Commands whose `-v` option names a variable (and `[[ -v ]]`). */
+const NAME_OPTION_COMMANDS = new Set(['printf', 'test', '[']);
+const NAMEREF_OPTION = /^-[A-Za-z]*n/;
+/** What a variable's name may hold. */
+const NAME_CHARS = /^\w*$/;
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
 const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 
@@ -122,6 +159,9 @@ export class ShellOutputs implements OutputEscaper {
       throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c): it would run as code there; pass it in env: and expand the variable in that code");
     }
     if (this.#arithmetic()) integer(text);
+    if (this.#variableName() && !NAME_CHARS.test(text)) {
+      throw new RenderFault("a template's output where bash reads a variable's name (read NAME, declare NAME=…, printf -v NAME, [[ -v NAME ]], a nameref's value) must be letters, digits and _ only");
+    }
     const cond = this.#stack.findLast((c) => c.kind === 'cond');
     if (cond) cond.values.push(text);
     const name = this.#nameOf(text);
@@ -177,6 +217,16 @@ export class ShellOutputs implements OutputEscaper {
         (w.arrayList && LIST_SUBSCRIPT.test(w.word)) ||
         (this.#integerVariables && ASSIGNMENT.test(w.word))
       );
+    });
+  }
+
+  /** Whether an output here stands in a variable's name, whose subscript bash would evaluate. */
+  #variableName(): boolean {
+    return this.#stack.some((c) => {
+      const w = wordsOf(c);
+      if (!w) return false;
+      if (w.nameNext || (w.nameref && ASSIGNMENT.test(w.word))) return true;
+      return NAME_COMMANDS.has(w.command) && !w.redirect && !w.optionArg && !w.word.includes('=') && !w.word.startsWith('-');
     });
   }
 
@@ -248,7 +298,10 @@ export class ShellOutputs implements OutputEscaper {
       const list = c === '(' && ARRAY_ASSIGNMENT.test(top.word);
       this.#endWord(top);
       if (this.#top() !== top) return this.#read(text, i); // `[[` began or `]]` ended a condition: the break is read there
-      if (COMMAND_END.test(c)) Object.assign(top, words(), { arrayList: list });
+      // `&` in `2>&1`, `>&2`, `&>` is part of a redirection, not the end of a command.
+      const redirection = c === '<' || c === '>' || (c === '&' && (text[i - 1] === '>' || text[i - 1] === '<' || text[i + 1] === '>'));
+      if (redirection) top.redirect = true;
+      else if (COMMAND_END.test(c)) Object.assign(top, words(), { arrayList: list });
       if (c === '(' && text[i + 1] === '(' && top.commandStart) {
         this.#stack.push({ kind: 'arith', depth: 0, close: ')' });
         return i + 1;
@@ -274,6 +327,7 @@ export class ShellOutputs implements OutputEscaper {
       if (top.depth > 0) top.depth--;
       else this.#stack.pop();
     } else if (c === '<' && text[i + 1] === '<' && text[i + 2] === '<') {
+      top.redirect = true;
       return i + 2; // bash's here-string: a word follows, no here-document
     } else if (c === '<' && text[i + 1] === '<') {
       const m = HEREDOC.exec(text.slice(i));
@@ -296,8 +350,13 @@ export class ShellOutputs implements OutputEscaper {
     const commandStart = top.commandStart;
     // Assignments before a command's name leave its place where it was.
     if (top.word !== '') {
-      top.commandStart = commandStart && ((word !== undefined && BEFORE_COMMAND.has(word)) || ASSIGNMENT.test(top.word));
+      const before = (word !== undefined && BEFORE_COMMAND.has(word)) || ASSIGNMENT.test(top.word);
+      if (commandStart && !before && !top.redirect) top.command = word ?? '';
+      top.commandStart = commandStart && before;
       top.script = false;
+      top.redirect = false;
+      top.optionArg = top.command === 'read' && word !== undefined && READ_OPTION_WITH_ARGUMENT.test(word);
+      top.nameNext = word === '-v' && (NAME_OPTION_COMMANDS.has(top.command) || top.kind === 'cond');
     }
     top.word = '';
     top.bare = true;
@@ -311,7 +370,10 @@ export class ShellOutputs implements OutputEscaper {
     if (commandStart && CODE_COMMANDS.has(word)) top.codeCommand = true;
     else if (commandStart && word === 'let') top.letCommand = true;
     else if (commandStart && DECLARING.has(word)) top.declaring = true;
-    else if (top.declaring && INTEGER_OPTION.test(word)) this.#integerVariables = true;
+    else if (top.declaring && word.startsWith('-')) {
+      if (INTEGER_OPTION.test(word)) this.#integerVariables = true;
+      if (NAMEREF_OPTION.test(word)) top.nameref = true;
+    }
     else if (commandStart && word === '[[') this.#stack.push({ kind: 'cond', arith: false, values: [], ...words(false) });
     else if (top.kind === 'cond' && word === ']]') this.#stack.pop();
     else if (top.kind === 'cond' && ARITH_TEST.has(word)) {

@@ -144,6 +144,34 @@ describe('a shell command\'s outputs', () => {
     }
   });
 
+  // bash evaluates the subscript of a variable's name too: `read 'a[$(cmd)]'` runs cmd.
+  const bashNames: [string, string][] = [
+    ['read {{ v }} <<< hi; echo "$x_1"', 'hi'],
+    ['read -r -d "" {{ v }} <<< hi; echo "$x_1"', 'hi'],
+    ['read -a {{ v }} <<< "a b"; echo "${x_1[1]}"', 'b'],
+    ['declare {{ v }}=5; echo "$x_1"', '5'],
+    ['f() { local "{{ v }}=6"; echo "$x_1"; }; f', '6'],
+    ['y=7; declare -n r={{ v }}; x_1=8; echo "$r"', '8'],
+    ['printf -v {{ v }} %s 9; echo "$x_1"', '9'],
+    ['x_1=; [[ -v {{ v }} ]] && echo set', 'set'],
+    ['x_1=; test -v "{{ v }}" && echo set', 'set'],
+    ['read z 2>&1 {{ v }} <<< "p q"; echo "$x_1"', 'q'],
+  ];
+  it("in bash's variable names are names, else the render fails", () => {
+    const marker = join(dir, 'name');
+    for (const [template, printed] of bashNames) {
+      if (SHELLS.includes('/bin/bash')) expect(run('/bin/bash', template, 'x_1'), template).toBe(`${printed}\n`);
+      for (const v of [`a[$(touch ${marker})]`, 'x y', '$(id)']) {
+        expect(() => renderShellCommand(template, { v }, 'start.t.command'), `${template} with ${v}`).toThrow(/where bash reads a variable's name/);
+      }
+    }
+    // A value, a prompt, a here-string, a file: data.
+    for (const template of ['read -p "{{ v }}" x <<< y', 'read x <<< {{ v }}', 'declare x={{ v }}', 'printf -v x %s {{ v }}', 'echo read {{ v }}', '[ -n "{{ v }}" ]']) {
+      expect(() => renderShellCommand(template, { v: `a[$(touch ${marker})]` }, 'start.t.command'), template).not.toThrow();
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('cannot stand in code the shell parses again: the arguments of eval, trap and alias, the script of sh -c', () => {
     for (const template of [
       "trap 'echo {{ v }}' EXIT",
