@@ -335,6 +335,7 @@ export class ShellOutputs implements OutputEscaper {
         const quoted = m[2] !== undefined || m[3] !== undefined || m[0].includes('\\');
         this.#pending.push({ delimiter: m[2] ?? m[3] ?? m[4], strip: m[1] === '-', expand: !quoted });
         this.#wordStart = false;
+        top.redirect = false; // the delimiter was the redirection's word
         return i + m[0].length - 1;
       }
     }

@@ -156,6 +156,7 @@ describe('a shell command\'s outputs', () => {
     ['x_1=; [[ -v {{ v }} ]] && echo set', 'set'],
     ['x_1=; test -v "{{ v }}" && echo set', 'set'],
     ['read z 2>&1 {{ v }} <<< "p q"; echo "$x_1"', 'q'],
+    ['read <<EOF {{ v }}\nhi\nEOF\necho "$x_1"', 'hi'],
   ];
   it("in bash's variable names are names, else the render fails", () => {
     const marker = join(dir, 'name');
