@@ -29,10 +29,8 @@ type Words = {
   word: string;
   bare: boolean;
   commandStart: boolean;
-  /** The command's name, once read ('' before it, or when it is not plain text). */
+  /** The command's name, once read ('' before it, or when it is not plain text): `let`, `eval`, `declare`, … say what its arguments are. */
   command: string;
-  letCommand: boolean;
-  declaring: boolean;
   /** The command declares with `-n`: its assignments' values are names (namerefs). */
   nameref: boolean;
   arrayList: boolean;
@@ -42,8 +40,6 @@ type Words = {
   optionArg: boolean;
   /** The word being read is a variable's name (`printf -v NAME`, `[[ -v NAME ]]`). */
   nameNext: boolean;
-  /** The command parses its arguments as code (`eval`, `trap`, `alias`). */
-  codeCommand: boolean;
   /** A shell's name came in this command: its `-c` option may follow. */
   shell: boolean;
   /** The word being read is the script of a shell's `-c`. */
@@ -98,22 +94,6 @@ const INTEGER_OPTION = /^-[A-Za-z]*i/;
 /** A word that an array's list follows: `a=(`, `a+=(`. */
 const ARRAY_ASSIGNMENT = /^[A-Za-z_]\w*\+?=$/;
 
-const words = (commandStart = true): Words => ({
-  word: '',
-  bare: true,
-  commandStart,
-  command: '',
-  letCommand: false,
-  declaring: false,
-  nameref: false,
-  arrayList: false,
-  redirect: false,
-  optionArg: false,
-  nameNext: false,
-  codeCommand: false,
-  shell: false,
-  script: false,
-});
 /**
  * Commands that take variables' names as arguments (before any `=`), which bash evaluates the
  * subscript of (`read 'a[$(id)]'` runs id); `read`'s options that take an argument instead.
@@ -127,6 +107,21 @@ const NAMEREF_OPTION = /^-[A-Za-z]*n/;
 const NAME_CHARS = /^\w*$/;
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
 const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
+
+/** A context's word state at the start of a command (or, `commandStart` false, elsewhere). */
+const words = (commandStart = true): Words => ({
+  word: '',
+  bare: true,
+  commandStart,
+  command: '',
+  nameref: false,
+  arrayList: false,
+  redirect: false,
+  optionArg: false,
+  nameNext: false,
+  shell: false,
+  script: false,
+});
 
 /** An escaper for one shell command: its outputs' values are in `variables`, numbered in the order they came. */
 export class ShellOutputs implements OutputEscaper {
@@ -155,7 +150,11 @@ export class ShellOutputs implements OutputEscaper {
     if (top.kind === 'arith') return integer(value);
     if (top.kind === 'heredoc' && !top.expand) throw new RenderFault("a template cannot output into a here-document whose delimiter is quoted (<<'EOF'): nothing expands there");
     const text = toText(value);
-    if (this.#stack.some((c) => wordsOf(c)?.codeCommand || wordsOf(c)?.script)) {
+    const parsedAgain = this.#stack.some((c) => {
+      const w = wordsOf(c);
+      return w !== undefined && (CODE_COMMANDS.has(w.command) || w.script);
+    });
+    if (parsedAgain) {
       throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c): it would run as code there; pass it in env: and expand the variable in that code");
     }
     if (this.#arithmetic()) integer(text);
@@ -212,7 +211,7 @@ export class ShellOutputs implements OutputEscaper {
       if (!w) return false;
       return (
         (w.kind === 'cond' && w.arith) ||
-        w.letCommand ||
+        w.command === 'let' ||
         WORD_SUBSCRIPT.test(w.word) ||
         (w.arrayList && LIST_SUBSCRIPT.test(w.word)) ||
         (this.#integerVariables && ASSIGNMENT.test(w.word))
@@ -343,8 +342,8 @@ export class ShellOutputs implements OutputEscaper {
   }
 
   /**
-   * The word read in `top` ended: what it says of the words after it (a command's name, `let`,
-   * `eval`, `trap`, `alias`, a shell's `-c`, `[[`, `]]`, a test of numbers, `declare -i`).
+   * The word read in `top` ended: what it says of the words after it (a command's name, a shell's
+   * `-c`, an option's argument, `[[`, `]]`, a test of numbers, `declare -i` and `-n`).
    */
   #endWord(top: WordsContext): void {
     const word = top.bare ? top.word : undefined;
@@ -368,10 +367,7 @@ export class ShellOutputs implements OutputEscaper {
     if (top.shell && SCRIPT_OPTION.test(word)) top.script = true;
     else if (SHELL_NAME.test(word)) top.shell = true;
     else if (!word.startsWith('-')) top.shell = false;
-    if (commandStart && CODE_COMMANDS.has(word)) top.codeCommand = true;
-    else if (commandStart && word === 'let') top.letCommand = true;
-    else if (commandStart && DECLARING.has(word)) top.declaring = true;
-    else if (top.declaring && word.startsWith('-')) {
+    if (!commandStart && DECLARING.has(top.command) && word.startsWith('-')) {
       if (INTEGER_OPTION.test(word)) this.#integerVariables = true;
       if (NAMEREF_OPTION.test(word)) top.nameref = true;
     }
