@@ -105,6 +105,8 @@ const NAME_OPTION_COMMANDS = new Set(['printf', 'test', '[']);
 const NAMEREF_OPTION = /^-[A-Za-z]*n/;
 /** What a variable's name may hold. */
 const NAME_CHARS = /^\w*$/;
+/** An assignment to a prompt, which bash expands as code (`PS4` under `set -x`: its `$( )` runs). */
+const PROMPT_ASSIGNMENT = /^(?:PS[0-4]|PROMPT_COMMAND)\+?=/;
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
 const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 
@@ -152,10 +154,10 @@ export class ShellOutputs implements OutputEscaper {
     const text = toText(value);
     const parsedAgain = this.#stack.some((c) => {
       const w = wordsOf(c);
-      return w !== undefined && (CODE_COMMANDS.has(w.command) || w.script);
+      return w !== undefined && (CODE_COMMANDS.has(w.command) || w.script || PROMPT_ASSIGNMENT.test(w.word));
     });
     if (parsedAgain) {
-      throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c): it would run as code there; pass it in env: and expand the variable in that code");
+      throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c, a prompt such as PS4): it would run as code there; pass it in env: and expand the variable in that code");
     }
     if (this.#arithmetic()) integer(text);
     if (this.#variableName() && !NAME_CHARS.test(text)) {

@@ -176,6 +176,8 @@ describe('a shell command\'s outputs', () => {
   it('cannot stand in code the shell parses again: the arguments of eval, trap and alias, the script of sh -c', () => {
     for (const template of [
       "trap 'echo {{ v }}' EXIT",
+      'PS4="+ {{ v }} "; set -x',
+      "export PS4='{{ v }}'",
       "alias say='echo {{ v }}'",
       'eval "echo {{ v }}"',
       'eval echo {{ v }}',
