@@ -125,23 +125,31 @@ describe('a shell command\'s outputs', () => {
     ['x=abcdefghij; echo "${x:{{ v }}}" "${x:1:{{ v }}}"', 'hij bcdefgh'],
     ['declare -i n; n={{ v }}+1; echo $n', '8'],
   ];
-  it('in bash\'s arithmetic are integers, else the render fails', () => {
-    const marker = join(dir, 'arith');
-    if (SHELLS.includes('/bin/bash')) {
-      // A here-string is no here-document: the lines after it are commands.
-      expect(runEach('/bin/bash', "cat <<< x{{ v }}\nprintf '%s|' {{ v }}", hostile)).toEqual(hostile.map((v) => `x${v}\n${v}|`));
-    }
-    for (const [template, printed] of bashArithmetic) {
-      if (SHELLS.includes('/bin/bash')) expect(run('/bin/bash', template, 7), template).toBe(`${printed}\n`);
-      for (const v of [`a[$(touch ${marker})]`, 'x', '1;id', '$(id)', 'HOME']) {
-        expect(() => renderShellCommand(template, { v }, 'start.t.command'), `${template} with ${v}`).toThrow(/must be an integer/);
+  /**
+   * Each template run in real bash with `good` prints what it should; each of `bad` fails its
+   * render with `refusal` (and so runs nothing); the `data` templates take a hostile value.
+   */
+  function bashPlaces(cases: [string, string][], good: unknown, bad: string[], refusal: RegExp, data: string[]): void {
+    const marker = join(dir, 'bash-place');
+    for (const [template, printed] of cases) {
+      if (SHELLS.includes('/bin/bash')) expect(run('/bin/bash', template, good), template).toBe(`${printed}\n`);
+      for (const v of [`a[$(touch ${marker})]`, ...bad]) {
+        expect(() => renderShellCommand(template, { v }, 'start.t.command'), `${template} with ${v}`).toThrow(refusal);
       }
     }
+    for (const template of data) expect(() => renderShellCommand(template, { v: `a[$(touch ${marker})]` }, 'start.t.command'), template).not.toThrow();
     expect(existsSync(marker)).toBe(false);
-    // Not arithmetic: a string test, a default, a word after `let` that is no command's name.
-    for (const template of ['[[ "{{ v }}" == x ]] || echo "${NOT_SET:-{{ v }}}"', 'echo let {{ v }}', 'echo "(( {{ v }} ))"', 'let x=1 # {{ v }}']) {
-      expect(() => renderShellCommand(template, { v: `a[$(touch ${marker})]` }, 'start.t.command'), template).not.toThrow();
-    }
+  }
+
+  it("in bash's arithmetic are integers, else the render fails", () => {
+    // Not arithmetic: a string test, a default, a word after `let` that is no command's name, a comment.
+    const data = ['[[ "{{ v }}" == x ]] || echo "${NOT_SET:-{{ v }}}"', 'echo let {{ v }}', 'echo "(( {{ v }} ))"', 'let x=1 # {{ v }}'];
+    bashPlaces(bashArithmetic, 7, ['x', '1;id', '$(id)', 'HOME'], /must be an integer/, data);
+  });
+
+  it('after a here-string are commands again, not a here-document', () => {
+    if (!SHELLS.includes('/bin/bash')) return;
+    expect(runEach('/bin/bash', "cat <<< x{{ v }}\nprintf '%s|' {{ v }}", hostile)).toEqual(hostile.map((v) => `x${v}\n${v}|`));
   });
 
   // bash evaluates the subscript of a variable's name too: `read 'a[$(cmd)]'` runs cmd.
@@ -159,18 +167,9 @@ describe('a shell command\'s outputs', () => {
     ['read <<EOF {{ v }}\nhi\nEOF\necho "$x_1"', 'hi'],
   ];
   it("in bash's variable names are names, else the render fails", () => {
-    const marker = join(dir, 'name');
-    for (const [template, printed] of bashNames) {
-      if (SHELLS.includes('/bin/bash')) expect(run('/bin/bash', template, 'x_1'), template).toBe(`${printed}\n`);
-      for (const v of [`a[$(touch ${marker})]`, 'x y', '$(id)']) {
-        expect(() => renderShellCommand(template, { v }, 'start.t.command'), `${template} with ${v}`).toThrow(/where bash reads a variable's name/);
-      }
-    }
-    // A value, a prompt, a here-string, a file: data.
-    for (const template of ['read -p "{{ v }}" x <<< y', 'read x <<< {{ v }}', 'declare x={{ v }}', 'printf -v x %s {{ v }}', 'echo read {{ v }}', '[ -n "{{ v }}" ]']) {
-      expect(() => renderShellCommand(template, { v: `a[$(touch ${marker})]` }, 'start.t.command'), template).not.toThrow();
-    }
-    expect(existsSync(marker)).toBe(false);
+    // A prompt, a here-string, a value, a printf argument, a word after `read` that is no command's name.
+    const data = ['read -p "{{ v }}" x <<< y', 'read x <<< {{ v }}', 'declare x={{ v }}', 'printf -v x %s {{ v }}', 'echo read {{ v }}', '[ -n "{{ v }}" ]'];
+    bashPlaces(bashNames, 'x_1', ['x y', '$(id)'], /where bash reads a variable's name/, data);
   });
 
   it('cannot stand in code the shell parses again: the arguments of eval, trap and alias, the script of sh -c', () => {
