@@ -13,7 +13,8 @@ import { RenderFault, toText } from './template-values.ts';
 
 type Context =
   | { kind: 'plain' }
-  | { kind: 'string'; backslashes: boolean; closing: boolean } // closing: a `'` just read, which `''` would undo
+  // closing: a `'` just read, which `''` would undo; program: the string is a command PostgreSQL runs (COPY … PROGRAM '…')
+  | { kind: 'string'; backslashes: boolean; closing: boolean; program: boolean }
   | { kind: 'ident' }
   | { kind: 'dollar'; tag: string }
   | { kind: 'line' }
@@ -28,6 +29,9 @@ export class SqlLiterals implements OutputEscaper {
   #context: Context = { kind: 'plain' };
   /** The last two characters of the command so far: what comes before a quote or an output. */
   #tail = '  ';
+  /** Between tokens: the word being read, and the last token before it (a word, or a character). */
+  #word = '';
+  #lastToken = '';
 
   literal(text: string): void {
     const full = this.#tail + text;
@@ -38,11 +42,16 @@ export class SqlLiterals implements OutputEscaper {
   output(value: unknown): string {
     const out = this.#written(value);
     this.#tail = (this.#tail + out).slice(-2);
+    // Between tokens an output is a literal: a token of its own.
+    if (this.#context.kind === 'plain') this.#endToken("'");
     return out;
   }
 
   #written(value: unknown): string {
     const ctx = this.#settled();
+    if ((ctx.kind === 'string' && ctx.program) || (ctx.kind === 'plain' && this.#afterProgram())) {
+      throw new RenderFault("a template cannot output into the command of COPY … PROGRAM: PostgreSQL's server runs it as a shell command");
+    }
     const text = typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined ? null : toText(value);
     if (text?.includes('\0')) throw new RenderFault("a template's output in SQL cannot hold a NUL character");
     switch (ctx.kind) {
@@ -70,6 +79,18 @@ export class SqlLiterals implements OutputEscaper {
         return `${lead}'${text!.replaceAll("'", "''")}'`;
       }
     }
+  }
+
+  /** Whether the token before this place is the word PROGRAM (`COPY t FROM PROGRAM 'cmd'`). */
+  #afterProgram(): boolean {
+    return (this.#word || this.#lastToken).toUpperCase() === 'PROGRAM';
+  }
+
+  /** A character that is no identifier's ends the word being read; one that is no space is a token of its own. */
+  #endToken(c: string): void {
+    if (this.#word) this.#lastToken = this.#word;
+    this.#word = '';
+    if (!/\s/.test(c)) this.#lastToken = c;
   }
 
   /** The context an output lands in: a string whose `'` was its end is over. */
@@ -121,25 +142,28 @@ export class SqlLiterals implements OutputEscaper {
         return i;
       case 'plain': {
         const before = text[i - 1];
-        if (c === "'") {
-          // E'…' (e'…') takes backslash escapes: when the E is a word of its own, not the end of one.
-          const e = (before === 'E' || before === 'e') && !IDENTIFIER_CHAR.test(text[i - 2]);
-          this.#context = { kind: 'string', backslashes: e, closing: false };
-        } else if (c === '"') this.#context = { kind: 'ident' };
-        else if (c === '-' && text[i + 1] === '-') {
-          this.#context = { kind: 'line' };
-          return i + 1;
-        } else if (c === '/' && text[i + 1] === '*') {
-          this.#context = { kind: 'block', depth: 1 };
-          return i + 1;
-        } else if (c === '$' && !IDENTIFIER_CHAR.test(before)) {
+        if (c === '$' && !IDENTIFIER_CHAR.test(before)) {
           const m = DOLLAR_TAG.exec(text.slice(i));
           if (m) {
+            this.#endToken(c);
             this.#context = { kind: 'dollar', tag: m[0].slice(1, -1) };
             return i + m[0].length - 1;
           }
         }
-        return i;
+        if (IDENTIFIER_CHAR.test(c)) {
+          this.#word += c;
+          return i;
+        }
+        if (c === "'") {
+          // E'…' (e'…') takes backslash escapes: when the E is a word of its own, not the end of one.
+          const e = (before === 'E' || before === 'e') && !IDENTIFIER_CHAR.test(text[i - 2]);
+          const program = (e ? this.#lastToken : this.#word || this.#lastToken).toUpperCase() === 'PROGRAM';
+          this.#context = { kind: 'string', backslashes: e, closing: false, program };
+        } else if (c === '"') this.#context = { kind: 'ident' };
+        else if (c === '-' && text[i + 1] === '-') this.#context = { kind: 'line' };
+        else if (c === '/' && text[i + 1] === '*') this.#context = { kind: 'block', depth: 1 };
+        this.#endToken(c);
+        return this.#context.kind === 'line' || this.#context.kind === 'block' ? i + 1 : i;
       }
     }
   }

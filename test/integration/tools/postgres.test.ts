@@ -180,6 +180,11 @@ describe('a template in the command', () => {
     expect(() => render('SELECT 1 /* {{ v }} */', 'x')).toThrow(/into a comment/);
     expect(() => render('SELECT $q${{ v }}$q$', 'a$q$b')).toThrow(/dollar-quoted/);
     expect(() => render('SELECT $q${{ v }}$q$', "it's")).toThrow(/dollar-quoted/);
+    // The server runs COPY … PROGRAM's string as a shell command.
+    for (const template of ["COPY t FROM PROGRAM 'cat {{ v }}'", 'COPY t TO program {{ v }}', "COPY t FROM PROGRAM E'x{{ v }}'", "COPY (SELECT 1) TO /* c */ PROGRAM\n'wc -c {{ v }}'"]) {
+      expect(() => render(template, 'x'), template).toThrow(/the command of COPY … PROGRAM/);
+    }
+    expect(render("COPY t FROM STDIN; SELECT 'program {{ v }}', {{ v }}", "it's")).toBe("COPY t FROM STDIN; SELECT 'program it''s', 'it''s'");
     // Written there as it is (as before), this value ended the DO block's string and ran its own SQL.
     expect(() => render(`DO $$ BEGIN RAISE NOTICE '{{ v }}'; END $$`, `'; DROP TABLE ${schema}.users; --`)).toThrow(
       /template error in start\.t\.command: a template cannot output into a dollar-quoted string \(\$\$\)/,
