@@ -24,6 +24,7 @@ import { hookRoutes } from './api/hooks.ts';
 import { triggerRoutes } from './api/triggers.ts';
 import { limitRoutes } from './api/limits.ts';
 import { installInputGuard } from './api/input-guard.ts';
+import { installSecurityHeaders } from './api/security-headers.ts';
 import { valibotCompiler } from './api/validation.ts';
 import { bodyLimitBytes } from './body-limit.ts';
 import { WorkerDesk } from './api/worker-desk.ts';
@@ -67,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(valibotCompiler);
   installInputGuard(app);
   installErrorHandler(app);
+  installSecurityHeaders(app);
   app.addHook('onResponse', async (req, reply) => {
     deps.metrics.httpRequests.inc({ method: req.method, route: req.routeOptions.url ?? 'unknown', status_code: reply.statusCode });
   });

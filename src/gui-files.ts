@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, RouteShorthandOptions } from 'fastify';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
+import { CONSOLE_POLICY } from './api/security-headers.ts';
 
 /** Where `npm run build:gui` writes the console's files. */
 export const GUI_DIST_DIR = join(import.meta.dirname, '../gui/dist');
@@ -50,7 +51,7 @@ export function readGuiFiles(dir: string): Map<string, StaticFile> | null {
  */
 export function serveGuiFiles(app: FastifyInstance, prefix: string, files: Map<string, StaticFile>, opts: RouteShorthandOptions): void {
   const index = files.get('index.html')!;
-  const sendIndex = (reply: FastifyReply) => reply.type(index.type).header('cache-control', 'no-cache').send(index.body);
+  const sendIndex = (reply: FastifyReply) => reply.type(index.type).header('cache-control', 'no-cache').header('content-security-policy', CONSOLE_POLICY).send(index.body);
 
   if (prefix !== '/') app.get(prefix.slice(0, -1), opts, async (_req, reply) => reply.redirect(prefix, 301));
   app.get(prefix, opts, async (_req, reply) => sendIndex(reply));

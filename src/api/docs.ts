@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { PUBLIC } from './access.ts';
+import { DOCS_POLICY } from './security-headers.ts';
 import { answerSerializer } from './validation.ts';
 
 const require = createRequire(import.meta.url);
@@ -47,6 +48,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, access: PUBLIC };
     });
+    // Its page's policy (the app's hook, which runs first, gave every answer the one that loads nothing).
+    docs.addHook('onSend', async (_req, reply, payload) => {
+      if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) reply.header('content-security-policy', DOCS_POLICY);
+      return payload;
+    });
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null, deepLinking: true } });
   });
 }
@@ -55,7 +61,9 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
 export async function registerRedoc(app: FastifyInstance): Promise<void> {
   const bundlePath = require.resolve('redoc/bundles/redoc.standalone.js');
   let bundle: Buffer | undefined;
-  app.get('/redoc', { schema: { hide: true }, config: { access: PUBLIC } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(REDOC_PAGE));
+  app.get('/redoc', { schema: { hide: true }, config: { access: PUBLIC } }, async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_POLICY).send(REDOC_PAGE),
+  );
   app.get('/redoc/logo-mini.svg', { schema: { hide: true }, config: { access: PUBLIC } }, async (_req, reply) =>
     reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(LOGO_SVG),
   );

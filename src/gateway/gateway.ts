@@ -8,6 +8,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { signIdentity } from '../auth/identity-assertion.ts';
 import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
+import { installSecurityHeaders } from '../api/security-headers.ts';
 import { ConfigError } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { gatewaySessionTablesExist } from '../db/gateway-session.repo.ts';
@@ -108,6 +109,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const originOf = (req: FastifyRequest): string => publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
 
   installErrorHandler(app);
+  installSecurityHeaders(app);
   await app.register(fastifyCookie);
   // WebSocket handshakes go through the same hook as any request (who calls, limits, the CSRF
   // rule), then are relayed to the server (proxy.ts).

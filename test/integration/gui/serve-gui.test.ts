@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
+import { CONSOLE_POLICY } from '../../../src/api/security-headers.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 let t: TestApp;
@@ -32,11 +33,16 @@ describe('console files at /ui/', () => {
     expect(index.headers['content-type']).toContain('text/html');
     expect(index.headers['cache-control']).toBe('no-cache');
     expect(index.body).toContain('<title>console</title>');
+    // Its policy loads only this origin's files and lets no other site frame it; the rest loads nothing.
+    expect(index.headers['content-security-policy']).toBe(CONSOLE_POLICY);
+    expect(index.headers['x-frame-options']).toBe('DENY');
+    expect(index.headers['x-content-type-options']).toBe('nosniff');
     expect((await app.inject({ url: '/ui' })).headers.location).toBe('/ui/');
     const asset = await app.inject({ url: '/ui/assets/index-abc123.js' });
     expect(asset.headers['content-type']).toContain('text/javascript');
     expect(asset.headers['cache-control']).toContain('immutable');
     expect(asset.body).toBe('console.log(1)');
+    expect(asset.headers['content-security-policy']).toBe("frame-ancestors 'none'");
     expect((await app.inject({ url: '/ui/executions/12' })).body).toContain('<title>console</title>');
     expect((await app.inject({ url: '/ui/assets/missing.js' })).statusCode).toBe(404);
     for (const url of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/..%2fpackage.json']) {
