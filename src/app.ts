@@ -24,7 +24,7 @@ import { hookRoutes } from './api/hooks.ts';
 import { triggerRoutes } from './api/triggers.ts';
 import { limitRoutes } from './api/limits.ts';
 import { installInputGuard } from './api/input-guard.ts';
-import { installSecurityHeaders } from './api/security-headers.ts';
+import { installSecurityHeaders } from './security-headers.ts';
 import { valibotCompiler } from './api/validation.ts';
 import { bodyLimitBytes } from './body-limit.ts';
 import { WorkerDesk } from './api/worker-desk.ts';

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, RouteShorthandOptions } from 'fastify';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import { CONSOLE_POLICY } from './api/security-headers.ts';
+import { CONSOLE_POLICY } from './security-headers.ts';
 
 /** Where `npm run build:gui` writes the console's files. */
 export const GUI_DIST_DIR = join(import.meta.dirname, '../gui/dist');

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { PUBLIC } from './access.ts';
-import { DOCS_POLICY } from './security-headers.ts';
+import { DOCS_POLICY } from '../security-headers.ts';
 import { answerSerializer } from './validation.ts';
 
 const require = createRequire(import.meta.url);

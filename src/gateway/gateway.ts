@@ -8,7 +8,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { signIdentity } from '../auth/identity-assertion.ts';
 import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
-import { installSecurityHeaders } from '../api/security-headers.ts';
+import { installSecurityHeaders } from '../security-headers.ts';
 import { ConfigError } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { gatewaySessionTablesExist } from '../db/gateway-session.repo.ts';

@@ -1,4 +1,4 @@
-// The console and the API docs under their Content-Security-Policy (src/api/security-headers.ts):
+// The console and the API docs under their Content-Security-Policy (src/security-headers.ts):
 // every page renders in a real browser with nothing refused (the console's live inspection
 // WebSocket included), and a page of another origin cannot frame the console, whose buttons
 // cancel, pause and approve.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
-import { CONSOLE_POLICY } from '../../../src/api/security-headers.ts';
+import { CONSOLE_POLICY } from '../../../src/security-headers.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 let t: TestApp;
