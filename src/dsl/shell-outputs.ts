@@ -1,5 +1,6 @@
 import type { OutputEscaper } from './template-interpreter.ts';
 import { MAX_RENDERED_CHARS, RenderFault, toText } from './template-values.ts';
+import { ARRAY_ASSIGNMENT, checkPlace, COMMAND_END, endWord, integer, OUTPUT_MARK, words, wordsOf, type Context, type WordsContext } from './shell-words.ts';
 
 // A shell task's `command` is code; what its templates output is data. Each output reaches the
 // command as an environment variable the command expands where the output stood (`"$SVC_TEMPLATE_1"`
@@ -7,124 +8,17 @@ import { MAX_RENDERED_CHARS, RenderFault, toText } from './template-values.ts';
 // never as text the shell parses: whatever a payload holds (`; rm -rf ~`, `$(id)`, a quote, a line
 // break) stays one value. Where the output stands is read from the template's own text with a
 // small lexer of POSIX sh quoting; a mistake of it can make an expansion stand in the wrong form
-// (a wrong output), never make data syntax. Two kinds of place read a value as more than text.
-// Arithmetic: bash (which is /bin/sh on some systems) evaluates a variable's value there as an
-// expression, whose subscripts run command substitutions, quoted or not; so an output anywhere in
-// arithmetic must be an integer: `$(( ))`, `$[ ]`, `(( ))`, `let`, `[[ ]]` with -eq and the like,
-// an array subscript, a `${x:offset:length}`, an assignment once a variable has `declare -i`;
-// and a variable's name (`read NAME`, `printf -v NAME`, …) must be letters, digits and _ only.
-// And text the shell parses again (the arguments of eval, trap and alias, the script of sh -c):
-// there an output is refused.
+// (a wrong output), never make data syntax. What bash makes of the words, and so where an output
+// is refused or must be an integer or a name, is ./shell-words.ts.
 
 /** The environment variables a shell command's outputs are in: `SVC_TEMPLATE_1`, `SVC_TEMPLATE_2`, … */
 export const SHELL_OUTPUT_PREFIX = 'SVC_TEMPLATE_';
-
-/**
- * Between words (the top level, `$( )`, backticks, `[[ ]]`): the word being read (its text so far,
- * an output standing as NUL; `bare` while it holds nothing quoted or expanded), whether it stands
- * where a command's name does, and what the command it is in makes of its arguments (`let`,
- * `declare`, `eval`, `trap`, `alias`, a shell's `-c`).
- */
-type Words = {
-  word: string;
-  bare: boolean;
-  commandStart: boolean;
-  /** The command's name, once read ('' before it, or when it is not plain text): `let`, `eval`, `declare`, … say what its arguments are. */
-  command: string;
-  /** The command declares with `-n`: its assignments' values are names (namerefs). */
-  nameref: boolean;
-  arrayList: boolean;
-  /** The word being read follows `<` or `>`: a file, a here-string. */
-  redirect: boolean;
-  /** The word being read is an option's argument (`read -p PROMPT`). */
-  optionArg: boolean;
-  /** The word being read is a variable's name (`printf -v NAME`, `[[ -v NAME ]]`). */
-  nameNext: boolean;
-  /** A shell's name came in this command: its `-c` option may follow. */
-  shell: boolean;
-  /** The word being read is the script of a shell's `-c`. */
-  script: boolean;
-};
-
-type Context =
-  | ({ kind: 'plain' } & Words)
-  | ({ kind: 'subst'; depth: number } & Words) // $( … ): plain, until its `)`
-  | ({ kind: 'backtick' } & Words)
-  // [[ … ]]: plain, until the word `]]`; arithmetic once a word like -eq is in it, which the
-  // outputs before it (`values`) must then have been fit for.
-  | ({ kind: 'cond'; arith: boolean; values: string[] } & Words)
-  | { kind: 'arith'; depth: number; close: ')' | ']' } // $(( … )), (( … )), $[ … ]
-  | { kind: 'param'; text: string } // ${ … }, its text so far
-  | { kind: 'single' }
-  | { kind: 'ansi' } // bash's $' … '
-  | { kind: 'double' }
-  | { kind: 'comment' }
-  | { kind: 'heredoc'; delimiter: string; strip: boolean; expand: boolean; line: string };
-
-/** The contexts between words, which read words. */
-type WordsContext = Extract<Context, Words>;
 
 type Heredoc = { delimiter: string; strip: boolean; expand: boolean };
 
 // `<<`, `<<-`, then the delimiter word: bare, 'quoted', "quoted" or \escaped (a quoted one expands nothing).
 const HEREDOC = /^<<(-?)[ \t]*(?:'([^']*)'|"([^"]*)"|\\?([A-Za-z0-9_.@%+:,/-]+))/;
-const INTEGER = /^[+-]?[0-9]+$/;
 const WORD_BREAK = /[\s;&|()<>]/;
-/** Ends a simple command: the next word stands where a command's name does. */
-const COMMAND_END = /[;&|()\n]/;
-/** Words after which a command's name may still come. */
-const BEFORE_COMMAND = new Set(['if', 'then', 'else', 'elif', 'while', 'until', 'do', 'for', '!', 'time', '{', 'builtin', 'command']);
-/** Builtins that parse their arguments as code: `eval` now, `trap` at its signal, `alias` where it is used. */
-const CODE_COMMANDS = new Set(['eval', 'trap', 'alias']);
-/** Commands whose `-i` option makes a variable whose assignments are arithmetic. */
-const DECLARING = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
-const ARITH_TEST = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
-/** A `${…}` whose text so far ends inside a subscript, or in a substring's offset or length. */
-const PARAM_ARITH = /^[!#]?(?:[A-Za-z_]\w*|\d+|[@*])(?:\[[^\]]*$|(?:\[[^\]]*\])?:(?![-=?+]))/;
-/** A word whose text so far ends inside a subscript: `a[…` (and `[…` in an array's list, `a=([…]=x)`). */
-const WORD_SUBSCRIPT = /^[A-Za-z_]\w*\[[^\]]*$/;
-const LIST_SUBSCRIPT = /^\[[^\]]*$/;
-const ASSIGNMENT = /^[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=/;
-/** Where an output stands in a word's text (for the patterns above). */
-const OUTPUT_MARK = '\0';
-
-/** A shell's option that takes a script (`-c`, `-ec`, …); `declare`'s that makes integers (`-i`, `-ix`, …). */
-const SCRIPT_OPTION = /^-[A-Za-z]*c[A-Za-z]*$/;
-const INTEGER_OPTION = /^-[A-Za-z]*i/;
-/** A word that an array's list follows: `a=(`, `a+=(`. */
-const ARRAY_ASSIGNMENT = /^[A-Za-z_]\w*\+?=$/;
-
-/**
- * Commands that take variables' names as arguments (before any `=`), which bash evaluates the
- * subscript of (`read 'a[$(id)]'` runs id); `read`'s options that take an argument instead.
- */
-const NAME_COMMANDS = new Set(['read', 'declare', 'typeset', 'local']);
-const READ_OPTION_WITH_ARGUMENT = /^-[A-Za-z]*[dinNptu]$/;
-/** Commands whose `-v` option names a variable (and `[[ -v ]]`). */
-const NAME_OPTION_COMMANDS = new Set(['printf', 'test', '[']);
-const NAMEREF_OPTION = /^-[A-Za-z]*n/;
-/** What a variable's name may hold. */
-const NAME_CHARS = /^\w*$/;
-/** An assignment to a prompt, which bash expands as code (`PS4` under `set -x`: its `$( )` runs). */
-const PROMPT_ASSIGNMENT = /^(?:PS[0-4]|PROMPT_COMMAND)\+?=/;
-/** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
-const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
-
-/** A context's word state at the start of a command (or, `commandStart` false, elsewhere). */
-const words = (commandStart = true): Words => ({
-  word: '',
-  bare: true,
-  commandStart,
-  command: '',
-  nameref: false,
-  arrayList: false,
-  redirect: false,
-  optionArg: false,
-  nameNext: false,
-  shell: false,
-  script: false,
-});
-
 /** An escaper for one shell command: its outputs' values are in `variables`, numbered in the order they came. */
 export class ShellOutputs implements OutputEscaper {
   readonly wordsAlready = true;
@@ -152,17 +46,7 @@ export class ShellOutputs implements OutputEscaper {
     if (top.kind === 'arith') return integer(value);
     if (top.kind === 'heredoc' && !top.expand) throw new RenderFault("a template cannot output into a here-document whose delimiter is quoted (<<'EOF'): nothing expands there");
     const text = toText(value);
-    const parsedAgain = this.#stack.some((c) => {
-      const w = wordsOf(c);
-      return w !== undefined && (CODE_COMMANDS.has(w.command) || w.script || PROMPT_ASSIGNMENT.test(w.word));
-    });
-    if (parsedAgain) {
-      throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c, a prompt such as PS4): it would run as code there; pass it in env: and expand the variable in that code");
-    }
-    if (this.#arithmetic()) integer(text);
-    if (this.#variableName() && !NAME_CHARS.test(text)) {
-      throw new RenderFault("a template's output where bash reads a variable's name (read NAME, declare NAME=…, printf -v NAME, [[ -v NAME ]], a nameref's value) must be letters, digits and _ only");
-    }
+    checkPlace(this.#stack, this.#integerVariables, text);
     const cond = this.#stack.findLast((c) => c.kind === 'cond');
     if (cond) cond.values.push(text);
     const name = this.#nameOf(text);
@@ -202,33 +86,6 @@ export class ShellOutputs implements OutputEscaper {
 
   #top(): Context {
     return this.#stack[this.#stack.length - 1];
-  }
-
-  /** Whether an output here is read as arithmetic by bash (see the top of this file). */
-  #arithmetic(): boolean {
-    return this.#stack.some((c) => {
-      if (c.kind === 'arith') return true;
-      if (c.kind === 'param') return PARAM_ARITH.test(c.text);
-      const w = wordsOf(c);
-      if (!w) return false;
-      return (
-        (w.kind === 'cond' && w.arith) ||
-        w.command === 'let' ||
-        WORD_SUBSCRIPT.test(w.word) ||
-        (w.arrayList && LIST_SUBSCRIPT.test(w.word)) ||
-        (this.#integerVariables && ASSIGNMENT.test(w.word))
-      );
-    });
-  }
-
-  /** Whether an output here stands in a variable's name, whose subscript bash would evaluate. */
-  #variableName(): boolean {
-    return this.#stack.some((c) => {
-      const w = wordsOf(c);
-      if (!w) return false;
-      if (w.nameNext || (w.nameref && ASSIGNMENT.test(w.word))) return true;
-      return NAME_COMMANDS.has(w.command) && !w.redirect && !w.optionArg && !w.word.includes('=') && !w.word.startsWith('-');
-    });
   }
 
   /** Reads text[i] (and what it starts); returns the index of the last character read. */
@@ -297,7 +154,7 @@ export class ShellOutputs implements OutputEscaper {
     this.#wordStart = WORD_BREAK.test(c);
     if (this.#wordStart) {
       const list = c === '(' && ARRAY_ASSIGNMENT.test(top.word);
-      this.#endWord(top);
+      if (endWord(top, this.#stack)) this.#integerVariables = true;
       if (this.#top() !== top) return this.#read(text, i); // `[[` began or `]]` ended a condition: the break is read there
       // `&` in `2>&1`, `>&2`, `&>` is part of a redirection, not the end of a command.
       const redirection = c === '<' || c === '>' || (c === '&' && (text[i - 1] === '>' || text[i - 1] === '<' || text[i + 1] === '>'));
@@ -341,44 +198,6 @@ export class ShellOutputs implements OutputEscaper {
       }
     }
     return i;
-  }
-
-  /**
-   * The word read in `top` ended: what it says of the words after it (a command's name, a shell's
-   * `-c`, an option's argument, `[[`, `]]`, a test of numbers, `declare -i` and `-n`).
-   */
-  #endWord(top: WordsContext): void {
-    const word = top.bare ? top.word : undefined;
-    const commandStart = top.commandStart;
-    // Assignments before a command's name leave its place where it was.
-    if (top.word !== '') {
-      const before = (word !== undefined && BEFORE_COMMAND.has(word)) || ASSIGNMENT.test(top.word);
-      if (commandStart && !before && !top.redirect) top.command = word ?? '';
-      top.commandStart = commandStart && before;
-      top.script = false;
-      top.redirect = false;
-      top.optionArg = top.command === 'read' && word !== undefined && READ_OPTION_WITH_ARGUMENT.test(word);
-      top.nameNext = word === '-v' && (NAME_OPTION_COMMANDS.has(top.command) || top.kind === 'cond');
-    }
-    top.word = '';
-    top.bare = true;
-    if (word === undefined) {
-      top.shell = false;
-      return;
-    }
-    if (top.shell && SCRIPT_OPTION.test(word)) top.script = true;
-    else if (SHELL_NAME.test(word)) top.shell = true;
-    else if (!word.startsWith('-')) top.shell = false;
-    if (!commandStart && DECLARING.has(top.command) && word.startsWith('-')) {
-      if (INTEGER_OPTION.test(word)) this.#integerVariables = true;
-      if (NAMEREF_OPTION.test(word)) top.nameref = true;
-    }
-    else if (commandStart && word === '[[') this.#stack.push({ kind: 'cond', arith: false, values: [], ...words(false) });
-    else if (top.kind === 'cond' && word === ']]') this.#stack.pop();
-    else if (top.kind === 'cond' && ARITH_TEST.has(word)) {
-      top.arith = true;
-      for (const v of top.values) integer(v);
-    }
   }
 
   /** `$…` or a backtick, wherever expansions happen. */
@@ -443,15 +262,4 @@ export class ShellOutputs implements OutputEscaper {
     top.line += c;
     return i;
   }
-}
-
-/** An output in arithmetic: its text when an integer, else the render fails. */
-function integer(value: unknown): string {
-  const text = toText(value).trim();
-  if (!INTEGER.test(text)) throw new RenderFault("a template's output in shell arithmetic ($(( )), (( )), let, [[ -eq ]], a subscript or a ${x:offset}) must be an integer");
-  return text;
-}
-
-function wordsOf(c: Context): WordsContext | undefined {
-  return c.kind === 'plain' || c.kind === 'subst' || c.kind === 'backtick' || c.kind === 'cond' ? c : undefined;
 }
