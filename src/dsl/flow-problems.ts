@@ -1,5 +1,6 @@
 import { isObject } from '../objects.ts';
 import type { Problem } from './reference-problems.ts';
+import { parseTemplate } from './template-parser.ts';
 
 /**
  * Rules of flow control that the shape cannot say: a task's `limit` gates a worker's command, so
@@ -19,10 +20,21 @@ export function flowProblems(document: unknown): Problem[] {
       if (!isObject(task) || !isObject(task.limit)) return;
       const where = Array.isArray(step.tool) ? `workflow[${i}].tool[${j}].limit` : `workflow[${i}].tool.limit`;
       if (task.kind === 'playbook') problems.push({ path: where, message: "applies to a worker's task; a playbook task's child is limited by its own playbook's concurrency" });
-      else if (own && task.limit.name === own.limit && (task.limit.key ?? '') === own.key) {
+      else if (own && task.limit.name === own.limit && sameTemplate(typeof task.limit.key === 'string' ? task.limit.key : '', own.key)) {
         problems.push({ path: where, message: `names the playbook's own concurrency limit ${String(own.limit)} with the same key: the task would wait for a slot its execution holds` });
       }
     });
   });
   return problems;
+}
+
+/** Whether two templates read the same: `{{workload.t}}` is `{{ workload['t'] }}` (spacing and spelling of a key aside). */
+function sameTemplate(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    return JSON.stringify(parseTemplate(a)) === JSON.stringify(parseTemplate(b));
+  } catch {
+    // One does not parse: that is its own problem (template-problems.ts).
+    return false;
+  }
 }

@@ -25,7 +25,7 @@ import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
-import { unknownFieldMessage } from './unknown-field-message.ts';
+import { unknownFields } from './unknown-field-message.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { isObject } from '../objects.ts';
 import { inputDefaults } from './check-inputs.ts';
@@ -119,7 +119,11 @@ function findProblems(text: string): ParseResult {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
-  const shapeProblems = parsed.success ? [] : parsed.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.expected === 'never' ? unknownFieldMessage(PlaybookDocumentSchema, issue.path ?? []) : describeIssue(issue) }));
+  const shapeProblems = parsed.success
+    ? []
+    : parsed.issues.flatMap((issue) =>
+        issue.expected === 'never' ? unknownFields(PlaybookDocumentSchema, issue.path ?? []).map((u) => ({ path: formatPath(u.path), message: u.message })) : [{ path: formatPath(issue.path), message: describeIssue(issue) }],
+      );
   const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw), ...waitProblems(raw), ...flowProblems(raw)];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
@@ -156,7 +160,6 @@ function formatPath(path: readonly v.IssuePathItem[] | undefined): string {
 // Valibot's default messages start with "Invalid "; schema-specific messages set in
 // playbook.schema.ts are already written for people and are kept as they are.
 function describeIssue(issue: v.BaseIssue<unknown>): string {
-  if (issue.expected === 'never') return 'unknown field';
   if (!issue.message.startsWith('Invalid ')) return issue.message;
   const expected = (issue.expected ?? '').replace(/^\((.*)\)$/, '$1');
   if (issue.kind === 'schema' && issue.input === undefined) {

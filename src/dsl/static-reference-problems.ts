@@ -9,12 +9,20 @@ import { closest } from './unknown-field-message.ts';
 // Keys shorter than this are not taken for misspellings of a declared one (`x` beside `n`).
 const MISSPELLING_MIN_CHARS = 4;
 
-/** Names a template reaches without defining them: the roots, the loop's, the functions. */
-const KNOWN_NAMES: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'range', 'dict', 'namespace', 'caller']);
+/** Functions every template may call. */
+const TEMPLATE_FUNCTIONS = ['range', 'dict', 'namespace', 'caller'] as const;
+/** Names a step's template reaches without defining them: the roots and the functions. */
+const KNOWN_NAMES: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, ...TEMPLATE_FUNCTIONS]);
+/** What a playbook's `concurrency.key` and `debounce.key` read: they are rendered at a start (src/flow/admission-of.ts). */
+const START_ROOTS = ['workload', 'args'] as const;
+
+/** Where a template is read: the names defined there, the steps that may have run, and the step (for messages). */
+type Scope = { names: ReadonlySet<string>; ran: ReadonlySet<string>; step: string | null; field: string | null };
 
 /**
  * References that can be known to be undefined when a playbook is registered (templates are
- * strict, DESIGN.md "Authoring"): a name no root, iterator or template variable defines,
+ * strict, DESIGN.md "Authoring"): a name no root, iterator or template variable defines (or a
+ * root the field does not have: a `concurrency.key` is rendered at a start, before any step),
  * `workload.<key>` when the playbook declares `inputs:` (what a start may bring) and neither they
  * nor `workload:` hold that key, or without `inputs:` a key that is a misspelling of a `workload:` key, and `steps.<name>` of a step that does not exist or cannot have run before. Operands of
  * `| default` and `is defined` are exempt, as at render time.
@@ -33,45 +41,62 @@ export function staticReferenceProblems(document: unknown): Problem[] {
   const misspelt = (key: string): string | undefined => (declared || key.length < MISSPELLING_MIN_CHARS || workloadKeys.includes(key) ? undefined : closest(key, workloadKeys));
   const problems: Problem[] = [];
 
+  const check = (source: string, where: string, scope: Scope): void => {
+    for (const { expr, text } of undefinedReads(source, scope.names)) {
+      const root = expr.name;
+      const key = expr.key;
+      let missing: string | undefined;
+      if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : `'${text}' is undefined`;
+      else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
+      else if (root === 'workload' && key !== undefined && misspelt(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (did you mean '${misspelt(key)}'?)`;
+      else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
+      else if (root === 'steps' && key !== undefined && !scope.ran.has(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${scope.step}'`;
+      if (missing) problems.push({ path: where, message: missing });
+    }
+  };
+
   steps.forEach((step, i) => {
     const name = names[i];
     const path = `workflow[${i}]`;
     const iterator = isObject(step.loop) ? (typeof step.loop.iterator === 'string' ? step.loop.iterator : 'item') : undefined;
-    const check = (source: string, where: string, ran: ReadonlySet<string>, extra: readonly string[]): void => {
-      for (const { expr, text } of undefinedReads(source, new Set([...extra, ...(iterator ? [iterator] : [])]))) {
-        const root = expr.name;
-        const key = expr.key;
-        let missing: string | undefined;
-        if (root === undefined) missing = `'${text}' is undefined`;
-        else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
-        else if (root === 'workload' && key !== undefined && misspelt(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (did you mean '${misspelt(key)}'?)`;
-        else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
-        else if (root === 'steps' && key !== undefined && !ran.has(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${name}'`;
-        if (missing) problems.push({ path: where, message: missing });
-      }
-    };
+    const scope = (ran: ReadonlySet<string>, extra: readonly string[]): Scope => ({ names: new Set([...KNOWN_NAMES, ...extra, ...(iterator ? [iterator] : [])]), ran, step: name, field: null });
     const tasks = Array.isArray(step.tool) ? step.tool.map((t, n) => [t, `${path}.tool[${n}]`] as const) : [[step.tool, `${path}.tool`] as const];
     for (const [task, taskPath] of tasks) {
       if (!isObject(task)) continue;
       for (const [key, value] of Object.entries(task)) {
         if (key === 'name' || key === 'kind' || key === 'retry') continue;
-        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, before[i], ['tasks']));
+        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, scope(before[i], ['tasks'])));
       }
-      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, before[i], ['tasks', 'outcome']);
+      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before[i], ['tasks', 'outcome']));
     }
-    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, before[i], []));
-    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, before[i], []));
+    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, scope(before[i], [])));
+    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, scope(before[i], [])));
     const next = step.next;
     const arcs = Array.isArray(next) ? next.map((a, n) => [a, `${path}.next[${n}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((a, n) => [a, `${path}.next.arcs[${n}]`] as const) : [];
     // An arc is evaluated when its step has run.
     const ran = new Set([...before[i], name]);
     for (const [arc, arcPath] of arcs) {
       if (!isObject(arc)) continue;
-      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, ran, ['outcome', 'signal']);
-      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, ran, ['outcome', 'signal']));
+      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, scope(ran, ['outcome', 'signal']));
+      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, scope(ran, ['outcome', 'signal'])));
     }
   });
+  for (const field of ['concurrency', 'debounce'] as const) {
+    const spec = document[field];
+    if (!isObject(spec)) continue;
+    const scope: Scope = { names: new Set([...START_ROOTS, ...TEMPLATE_FUNCTIONS]), ran: new Set(), step: null, field: `${field}.key` };
+    forEachTemplate(spec.key, `${field}.key`, (source, where) => check(source, where, scope));
+  }
   return problems;
+}
+
+/**
+ * The names a template reads, unguarded, that neither `roots` (what the place renders it over)
+ * nor the functions define, and that the template does not bind itself: each undefined when it
+ * renders. A template that does not parse has none (its syntax is another problem).
+ */
+export function undefinedNames(source: string, roots: readonly string[]): string[] {
+  return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap((r) => (r.expr.name === undefined ? [r.text] : []));
 }
 
 /** For each step, the steps that may have run before it starts (those from which an arc path leads to it). */
@@ -113,24 +138,25 @@ type Read = { expr: { name: string | undefined; key: string | undefined }; text:
  * (`workload.x`, `steps.a`), and names the template nowhere defines (name undefined).
  * A template that does not parse has none here (templateProblems reports it).
  */
-function undefinedReads(source: string, extra: ReadonlySet<string>): Read[] {
+function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
   let body: Stmt[];
   try {
     body = parseTemplate(source).body;
   } catch {
     return [];
   }
-  const local = new Set<string>(extra);
+  // What the template binds itself (set, for, macro): `workload` bound there is not the root.
+  const local = new Set<string>();
   collectLocals(body, local);
   const reads: Read[] = [];
   const expr = (e: Expr, guarded: boolean): void => {
     switch (e.type) {
       case 'name':
-        if (!guarded && !KNOWN_NAMES.has(e.name) && !local.has(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name });
+        if (!guarded && !defined.has(e.name) && !local.has(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name });
         return;
       case 'get': {
         const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
-        if (!guarded && e.target.type === 'name' && (e.target.name === 'workload' || e.target.name === 'steps') && !local.has(e.target.name) && key !== undefined) {
+        if (!guarded && e.target.type === 'name' && (e.target.name === 'workload' || e.target.name === 'steps') && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
           reads.push({ expr: { name: e.target.name, key }, text: expressionText(e) });
         }
         expr(e.target, guarded);

@@ -10,7 +10,8 @@ const UNRENDERED_TASK_FIELDS = new Set(['name', 'kind', 'retry']);
 /**
  * Templates of a raw playbook document that could never render: a syntax error, an unknown filter
  * or test, a tag templates may not use. Checks every value that is rendered (task fields, retry
- * and arc `when`, arc `set`, loop `in`, keychain definitions); `workload` is data, never rendered.
+ * and arc `when`, arc `set`, loop `in`, keychain definitions, the `concurrency` and `debounce`
+ * keys); `workload` is data, never rendered.
  */
 export function templateProblems(document: unknown): Problem[] {
   const problems: Problem[] = [];
@@ -55,5 +56,9 @@ export function templateProblems(document: unknown): Problem[] {
   });
   const keychain = Array.isArray(document.keychain) ? document.keychain : [];
   keychain.forEach((entry, i) => values(entry, `keychain[${i}]`));
+  for (const field of ['concurrency', 'debounce'] as const) {
+    const spec = document[field];
+    if (isObject(spec)) values(spec.key, `${field}.key`);
+  }
   return problems;
 }

@@ -1,17 +1,29 @@
 import type * as v from 'valibot';
 import { isObject } from '../objects.ts';
 
+/** A field no schema declares, with where it is and what to say about it. */
+export type UnknownField = { path: v.IssuePathItem[]; message: string };
+
 /**
- * The message for a field no schema declares: `unknown field 'comand' (did you mean 'command'?)`
- * when a known field of the same mapping is close. `schema` is the document's root schema and
- * `path` the issue's path, whose last item is the unknown key.
+ * Every field no schema declares in the mapping where `path` (an unknown-key issue's path, whose
+ * last item is the key valibot reported) found one: valibot stops at the first unknown key of a
+ * mapping, an author wants them all at once. Each message says `unknown field 'comand' (did you
+ * mean 'command'?)` when a known field of the same mapping is close. `schema` is the document's
+ * root schema.
  */
-export function unknownFieldMessage(schema: v.GenericSchema, path: readonly v.IssuePathItem[]): string {
+export function unknownFields(schema: v.GenericSchema, path: readonly v.IssuePathItem[]): UnknownField[] {
   const last = path.at(-1);
-  const name = last === undefined ? '' : String(last.key);
-  const known = knownFields(schema, path.slice(0, -1), last?.input);
-  const close = closest(name, known);
-  return close ? `unknown field '${name}' (did you mean '${close}'?)` : `unknown field '${name}'${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`;
+  if (last === undefined) return [];
+  const known = knownFields(schema, path.slice(0, -1), last.input);
+  const parent = isObject(last.input) ? last.input : {};
+  // The reported key first; then the mapping's other keys no schema declares, in their order.
+  const others = known.length > 0 ? Object.keys(parent).filter((k) => k !== last.key && !known.includes(k)) : [];
+  return [String(last.key), ...others].map((name) => {
+    const close = closest(name, known);
+    const message = close ? `unknown field '${name}' (did you mean '${close}'?)` : `unknown field '${name}'${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`;
+    const item: v.ObjectPathItem = { type: 'object', origin: 'key', input: parent, key: name, value: parent[name] };
+    return { path: [...path.slice(0, -1), item], message };
+  });
 }
 
 /** The fields the object schema reached by following `path` from `schema` declares. */
@@ -23,6 +35,8 @@ function knownFields(schema: unknown, path: readonly v.IssuePathItem[], parent: 
     if (!isObject(current)) return [];
     if (isObject(current.entries) && typeof item.key === 'string') current = current.entries[item.key];
     else if ('item' in current) current = current.item;
+    // A record (`inputs:`): every key's value has the one schema.
+    else if (current.type === 'record' && 'value' in current) current = current.value;
     else return [];
     input = item.value;
   }

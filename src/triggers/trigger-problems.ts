@@ -6,17 +6,18 @@ import { childPath } from '../dsl/render.ts';
 import { isObject } from '../objects.ts';
 import { TEMPLATE_ROOTS } from '../dsl/playbook.schema.ts';
 import { cronProblem } from './cron-schedule.ts';
+import { undefinedNames } from '../dsl/static-reference-problems.ts';
 
 /** The roots a trigger's `payload` templates may read, per kind (DESIGN.md "Triggers"). */
 export const TRIGGER_TEMPLATE_ROOTS = { schedule: ['trigger'], webhook: ['trigger', 'request'], nats: ['trigger', 'message'] } as const;
-// Roots that exist elsewhere (a step's templates, another kind of trigger): reading one here is a
-// mistake worth naming at registration. Other unknown names fail when the fire renders.
+// Roots that exist elsewhere (a step's templates, another kind of trigger): reading one here is
+// named as not available; any other name nothing defines, as undefined.
 const KNOWN_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'trigger', 'request', 'message']);
 
 /**
  * Problems of a raw document's `triggers:` that its shape does not show: duplicate names, a cron
- * that does not parse or an unknown timezone, payload and delivery_id templates that do not parse
- * or read a root their kind does not have. Shape problems are the schema's.
+ * that does not parse or an unknown timezone, payload and delivery_id templates that do not parse,
+ * read a root their kind does not have or a name nothing defines. Shape problems are the schema's.
  */
 export function triggerProblems(document: unknown): Problem[] {
   if (!isObject(document) || !Array.isArray(document.triggers)) return [];
@@ -55,6 +56,8 @@ function templates(value: unknown, path: string, roots: readonly string[], probl
     for (const root of templateRefs(value).roots) {
       if (KNOWN_ROOTS.has(root) && !roots.includes(root)) problems.push({ path, message: `'${root}' is not available here: a trigger's templates read ${roots.join(', ')}` });
     }
+    // Any other name the template reads without defining it fails every fire (templates are strict).
+    for (const name of new Set(undefinedNames(value, roots))) if (!KNOWN_ROOTS.has(name)) problems.push({ path, message: `'${name}' is undefined: a trigger's templates read ${roots.join(', ')}` });
   } else if (Array.isArray(value)) value.forEach((item, i) => templates(item, `${path}[${i}]`, roots, problems));
   else if (isObject(value)) for (const [key, item] of Object.entries(value)) templates(item, childPath(path, key), roots, problems);
 }

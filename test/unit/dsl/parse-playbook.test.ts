@@ -292,6 +292,38 @@ workflow:
     expect(problems).toHaveLength(13);
   });
 
+  it('names every unknown field of a mapping, each with its closest known one and its place (valibot stops at the first)', () => {
+    const text = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: a4, path: audit/a4 }
+workflw: []
+priorty: 1
+concurency: 2
+inputs: { who: { type: string, requird: true, defualt: x, descripton: y, enm: [x] } }
+workflow:
+  - step: start
+    nxt: x
+    lop: y
+    tool: { name: n, kind: http, url: "http://x", mehtod: GET, heders: {} }
+`;
+    const problems = problemsOf(text);
+    expect(Object.fromEntries(problems.map((p) => [p.path, p.message]))).toEqual({
+      workflw: "unknown field 'workflw' (did you mean 'workflow'?)",
+      priorty: "unknown field 'priorty' (did you mean 'priority'?)",
+      concurency: "unknown field 'concurency' (did you mean 'concurrency'?)",
+      'inputs.who.requird': "unknown field 'requird' (did you mean 'required'?)",
+      'inputs.who.defualt': "unknown field 'defualt' (did you mean 'default'?)",
+      'inputs.who.descripton': "unknown field 'descripton' (did you mean 'description'?)",
+      'inputs.who.enm': "unknown field 'enm' (did you mean 'enum'?)",
+      'workflow[0].nxt': "unknown field 'nxt' (did you mean 'next'?)",
+      'workflow[0].lop': "unknown field 'lop' (did you mean 'loop'?)",
+      'workflow[0].tool.mehtod': "unknown field 'mehtod' (did you mean 'method'?)",
+      'workflow[0].tool.heders': "unknown field 'heders' (did you mean 'headers'?)",
+    });
+    const parsed = parsePlaybook(text);
+    expect(!parsed.ok && parsed.problems.find((p) => p.path === 'workflow[0].tool.heders')).toMatchObject({ line: 12, column: 64 });
+  });
+
   it('lists shape and cross-reference problems together, each with its path', () => {
     // An unknown kind makes the shape invalid; the duplicate step, the duplicate task, the arc to
     // a missing step and the mcp call without a tool must still be reported with it.

@@ -45,10 +45,31 @@ describe('the DSL', () => {
     expect(problems(doc('concurrency: { limit: tenant, key: "{{ workload.tenant }}" }', '{ name: t, kind: noop, limit: { name: tenant, key: "{{ workload.tenant }}" } }'))).toEqual([
       { path: 'workflow[0].tool.limit', message: "names the playbook's own concurrency limit tenant with the same key: the task would wait for a slot its execution holds" },
     ]);
+    // The same key however it is spelt: it renders the same, so the task would wait the same.
+    for (const key of ['{{workload.tenant}}', "{{ workload['tenant'] }}"]) {
+      expect(problems(doc('concurrency: { limit: tenant, key: "{{ workload.tenant }}" }', `{ name: t, kind: noop, limit: { name: tenant, key: "${key}" } }`))).toEqual([
+        { path: 'workflow[0].tool.limit', message: "names the playbook's own concurrency limit tenant with the same key: the task would wait for a slot its execution holds" },
+      ]);
+    }
     expect(problems(doc('concurrency: { limit: tenant, key: "{{ workload.tenant }}" }', '{ name: t, kind: noop, limit: { name: tenant, key: other } }'))).toEqual([]);
     expect(problems(doc('', '{ name: c, kind: playbook, path: x/y, limit: { name: l } }'))).toEqual([
       { path: 'workflow[0].tool.limit', message: "applies to a worker's task; a playbook task's child is limited by its own playbook's concurrency" },
     ]);
+  });
+
+  it("checks the concurrency and debounce keys at registration: syntax, undefined names, roots a start does not have", () => {
+    expect(problems(doc('concurrency: { limit: t1, key: "{{ " }'))).toEqual([{ path: 'concurrency.key', message: 'expected expression, got end of file' }]);
+    expect(problems(doc('debounce: { key: "{{ workload.x | nope }}", seconds: 1 }'))).toEqual([{ path: 'debounce.key', message: expect.stringMatching(/^unknown filter 'nope'/) }]);
+    expect(problems(doc('concurrency: { limit: t1, key: "{{ wrkload.a }}" }'))).toEqual([{ path: 'concurrency.key', message: "'wrkload' is undefined" }]);
+    expect(problems(doc('inputs: { tenant: { type: string } }\nconcurrency: { limit: t1, key: "{{ workload.tenat }}" }'))).toEqual([
+      { path: 'concurrency.key', message: "'workload.tenat' is undefined: the workload declares no 'tenat' (declare it under workload: or inputs:, or use | default(...))" },
+    ]);
+    expect(problems(doc('debounce: { key: "{{ steps.start.result }}{{ nosuch }}", seconds: 1 }'))).toEqual([
+      { path: 'debounce.key', message: "'steps' is not available here: debounce.key reads workload and args" },
+      { path: 'debounce.key', message: "'nosuch' is undefined" },
+    ]);
+    // What a start has: its workload and arguments, a default for what may be absent, the template's own names.
+    expect(problems(doc('debounce: { key: "{{ workload.tenant }}-{{ args.y | default(1) }}{% for i in range(2) %}{{ i }}{% endfor %}", seconds: 1 }'))).toEqual([]);
   });
 
   it('a limited task is a command of its own', () => {

@@ -1,0 +1,34 @@
+// A trigger's templates at registration (DESIGN.md "Triggers", "Authoring"): a payload or
+// delivery_id template that reads a name nothing defines fails every fire, so registration
+// names it, beside a root the trigger's kind does not have.
+import { describe, expect, it } from 'vitest';
+import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
+
+function problems(trigger: string): { path: string; message: string }[] {
+  const r = parsePlaybook(`apiVersion: svc/v1
+metadata: { name: t, path: t/triggers }
+triggers:
+  - ${trigger}
+workflow:
+  - step: start
+    tool: { name: a, kind: noop }
+`);
+  return r.ok ? [] : r.problems.map(({ path, message }) => ({ path, message }));
+}
+
+describe("a trigger's templates", () => {
+  it('a name nothing defines is undefined; a root of another kind is not available here', () => {
+    expect(problems('{ name: n, kind: schedule, cron: "0 2 * * *", payload: { d: "{{ nosuch1 }}" } }')).toEqual([
+      { path: 'triggers[0].payload.d', message: "'nosuch1' is undefined: a trigger's templates read trigger" },
+    ]);
+    expect(problems('{ name: h, kind: webhook, auth: a, signature: github, delivery_id: "{{ request.headers[\'x\'] }}{{ zz }}", payload: { s: "{{ message.seq }}" } }')).toEqual([
+      { path: 'triggers[0].payload.s', message: "'message' is not available here: a trigger's templates read trigger, request" },
+      { path: 'triggers[0].delivery_id', message: "'zz' is undefined: a trigger's templates read request" },
+    ]);
+  });
+
+  it("accepts the kind's roots, a default for what may be absent, the template's own names and the functions", () => {
+    expect(problems('{ name: n, kind: schedule, cron: "0 2 * * *", payload: { d: "{{ trigger.scheduled_time[:10] }}", e: "{{ x | default(1) }}", f: "{% set y = 1 %}{{ y }}", g: "{{ range(2) | list }}" } }')).toEqual([]);
+    expect(problems('{ name: o, kind: nats, auth: a, stream: S, subject: s.x, payload: { m: "{{ message.json }}", n: "{{ trigger.name }}" } }')).toEqual([]);
+  });
+});
