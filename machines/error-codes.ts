@@ -89,7 +89,7 @@ export const CODES = {
   timeout: { where: ['task_outcome'], meaning: 'the task\'s `timeout_seconds` ran out' },
   wait_timeout: { where: ['task_outcome'], meaning: 'a step waited for a signal that did not come within its `wait.timeout` (its outcome\'s status is `timeout`)' },
   limit_key: { where: ['task_outcome', 'execution'], meaning: 'a task\'s `limit.key` (or a playbook\'s `concurrency.key`, `debounce.key`) rendered to a key over 500 characters' },
-  wait_until: { where: ['task_outcome'], meaning: 'a step\'s `wait.until` did not render to a time (ISO 8601 with an offset, or epoch milliseconds)' },
+  wait_until: { where: ['task_outcome'], meaning: 'a step\'s `wait.until` did not render to a time (ISO 8601 with an offset, or epoch milliseconds, in the years 0001 to 9999)' },
   cancelled: { where: ['task_outcome', 'execution'], meaning: 'the command or the execution was cancelled' },
   aborted: { where: ['task_outcome'], meaning: 'the worker stopped before the task finished' },
   worker_error: { where: ['task_outcome'], meaning: 'the worker failed to run the command (a bug in its runner)' },

@@ -1,4 +1,5 @@
 import type { ExecutionListCursor } from '../db/execution.repo.ts';
+import { isCalendarDate } from '../calendar-time.ts';
 
 // The list's cursor: the last row's start time (to the microsecond, as PostgreSQL wrote it) and
 // id, base64url-encoded. Opaque to clients; a bare execution id is still accepted (older clients).
@@ -24,9 +25,3 @@ export function decodeExecutionCursor(text: string): ExecutionListCursor | undef
   return id >= 1 && Number.isSafeInteger(id) ? { startedAt, id } : undefined;
 }
 
-/** Whether text starting `YYYY-MM-DD` names a real day (JavaScript rolls 2024-02-30 over to March). */
-export function isCalendarDate(text: string): boolean {
-  const [y, m, d] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
-  const day = new Date(Date.UTC(y, m - 1, d));
-  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
-}

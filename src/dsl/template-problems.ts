@@ -10,7 +10,7 @@ const UNRENDERED_TASK_FIELDS = new Set(['name', 'kind', 'retry']);
 /**
  * Templates of a raw playbook document that could never render: a syntax error, an unknown filter
  * or test, a tag templates may not use. Checks every value that is rendered (task fields, retry
- * and arc `when`, arc `set`, loop `in`, keychain definitions, the `concurrency` and `debounce`
+ * and arc `when`, arc `set`, loop `in`, `wait.until`, keychain definitions, the `concurrency` and `debounce`
  * keys); `workload` is data, never rendered.
  */
 export function templateProblems(document: unknown): Problem[] {
@@ -46,6 +46,7 @@ export function templateProblems(document: unknown): Problem[] {
       if (isObject(task.retry)) condition(task.retry.when, `${taskPath}.retry.when`);
     }
     if (isObject(step.loop)) values(step.loop.in, `${path}.loop.in`);
+    if (isObject(step.wait)) values(step.wait.until, `${path}.wait.until`);
     const next = step.next;
     const arcs = Array.isArray(next) ? next.map((arc, a) => [arc, `${path}.next[${a}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((arc, a) => [arc, `${path}.next.arcs[${a}]`] as const) : [];
     for (const [arc, arcPath] of arcs) {

@@ -98,6 +98,20 @@ workflow:
     expect(await finished(await run('waits/until'))).toMatchObject({ status: 'completed' });
     const bad = await finished(await run('waits/until', { at: 'tomorrow' }));
     expect(bad).toMatchObject({ status: 'failed', error: { code: 'wait_until', step: 'start' } });
+    // Past the year 9999, at the start and after a worker's report: the step fails, the start and
+    // the report are answered (they were 500s, and the execution stayed running).
+    expect(await finished(await run('waits/until', { at: 253_402_300_800_000 }))).toMatchObject({ status: 'failed', error: { code: 'wait_until' } });
+    await register(`
+apiVersion: svc/v1
+metadata: { name: until-later, path: waits/until-later }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+    next: later
+  - step: later
+    wait: { until: "{{ workload.at }}" }
+`);
+    expect(await finished(await run('waits/until-later', { at: '+275760-09-13T00:00:00Z' }))).toMatchObject({ status: 'failed', error: { code: 'wait_until', step: 'later' } });
   });
 });
 

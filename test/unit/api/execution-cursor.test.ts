@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeExecutionCursor, encodeExecutionCursor, isCalendarDate } from '../../../src/api/execution-cursor.ts';
+import { decodeExecutionCursor, encodeExecutionCursor } from '../../../src/api/execution-cursor.ts';
+import { isCalendarDate } from '../../../src/calendar-time.ts';
 
 describe('execution list cursor', () => {
   it('round-trips the last row position, to the microsecond', () => {

@@ -417,7 +417,9 @@ workflow:
     tool:
       - { kind: noop }
       - { kind: shell, command: "{{ workload.who | nope }}" }
-    next: { mode: inclusive, arcs: [ { step: start, when: "{{ 1 }}{% endif %}" } ] }
+    next: { mode: inclusive, arcs: [ { step: start, when: "{{ 1 }}{% endif %}" } ], }
+  - step: pause
+    wait: { until: "{{ workload.at | bogusfilter }}" }
 `);
     expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
       'workflow[0].tool.command: expected variable end (line 1, column 22)',
@@ -428,6 +430,7 @@ workflow:
       "workflow[1].tool[1].command: unknown filter 'nope' (line 1, column 19)",
       "workflow[1].loop.in: unknown filter 'nope' (line 1, column 21)",
       'workflow[1].next.arcs[0].when: unknown block tag: endif (line 1, column 11)',
+      "workflow[2].wait.until: unknown filter 'bogusfilter' (line 1, column 18)",
       "keychain[0].endpoint: unknown filter 'nope' (line 1, column 19)",
     ]);
   });

@@ -33,7 +33,12 @@ describe('timers', () => {
     expect(waits(at.last)[0]).toMatchObject({ kind: 'timer', wakeAt: '2030-01-02T01:04:05.000Z', afterMs: null });
     const epoch = Driver.of([{ step: 'start', wait: { until: '{{ workload.at }}' } }], { workload: { at: 0 } });
     expect(waits(epoch.last)[0].wakeAt).toBe('1970-01-01T00:00:00.000Z');
-    for (const bad of ['tomorrow', '2030-01-02T03:04:05', { t: 1 }]) {
+    const last = Driver.of([{ step: 'start', wait: { until: '{{ workload.at }}' } }], { workload: { at: 253_402_300_799_999 } });
+    expect(waits(last.last)[0].wakeAt).toBe('9999-12-31T23:59:59.999Z');
+    // Not times the wait's row can hold: a day that is not (JavaScript would roll it over to
+    // March, May), a year past 9999 (ISO text writes it +010000-…, which PostgreSQL refuses).
+    const notTimes = ['2027-02-30T00:00:00Z', '2027-04-31T10:00:00+02:00', 253_402_300_800_000, '+275760-09-13T00:00:00Z', 8.64e15, -8.64e15];
+    for (const bad of ['tomorrow', '2030-01-02T03:04:05', { t: 1 }, ...notTimes]) {
       const d = Driver.of([{ step: 'start', wait: { until: '{{ workload.at }}' } }], { workload: { at: bad } });
       expect(d.value).toBe('failed');
       expect(d.context.finished?.error).toMatchObject({ code: 'wait_until', step: 'start' });
