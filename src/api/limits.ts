@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
-import { deleteLimit, getLimit, limitKeys, limitTotals, listLimits, putLimit, type FlowLimit } from '../db/flow.repo.ts';
+import { deleteLimit, getLimit, limitKeys, limitsUsed, limitTotals, listLimits, putLimit, type FlowLimit, type LimitUse } from '../db/flow.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';
-import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
+import { inlineLimitName, LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { integer, responses, time } from './answers.ts';
 import { integerIn, integerText, jsonSchema } from './validation.ts';
 
@@ -36,7 +36,7 @@ const keysQuery = v.object({ keys: v.optional(integerText(1, KEYS_SHOWN_MAX)) })
 const rateAnswer = v.nullable(v.object({ limit: integer, period_seconds: v.number(), burst: integer }));
 const limitAnswer = v.object({
   name: v.string(),
-  defined: v.pipe(v.boolean(), v.description('false: named by playbooks but not defined (its work waits until it is)')),
+  defined: v.pipe(v.boolean(), v.description('false: named by playbooks but not defined (its work waits until it is), or a playbook\'s inline limit (@<path>)')),
   concurrency: v.nullable(integer),
   rate: rateAnswer,
   created_at: v.nullable(time),
@@ -59,12 +59,23 @@ const limitDetailAnswer = v.object({ ...limitAnswer.entries, key_list: v.array(k
 type Totals = { keys: number; running: number; queued: number; waiting: number; capacity: number | null };
 const NONE: Totals = { keys: 0, running: 0, queued: 0, waiting: 0, capacity: null };
 
-/** A limit as answered; an inline one (`@<path>`, not defined) shows its playbook's N as its concurrency. */
-function present(name: string, l: FlowLimit | undefined, { capacity, ...t }: Totals) {
+/**
+ * The names the newest playbooks use, each with its inline N (null for a named limit): listed
+ * before any work waits on them, so a name nobody defined shows before its work is stuck on it.
+ */
+function usedNames(used: readonly LimitUse[]): Map<string, number | null> {
+  return new Map(used.map((u) => (u.name === null ? [inlineLimitName(u.inline_path), u.capacity] : [u.name, null])));
+}
+
+/**
+ * A limit as answered; an inline one (`@<path>`, not defined) shows its N as its concurrency: its
+ * keys' (what they were admitted with), or its playbook's newest (`inline`) while it has no key.
+ */
+function present(name: string, l: FlowLimit | undefined, { capacity, ...t }: Totals, inline: number | null = null) {
   return {
     name,
     defined: l !== undefined,
-    concurrency: l?.concurrency ?? capacity,
+    concurrency: l?.concurrency ?? capacity ?? inline,
     rate: l?.rate ?? null,
     created_at: l?.created_at.toISOString() ?? null,
     updated_at: l?.updated_at.toISOString() ?? null,
@@ -85,22 +96,26 @@ export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     return { ...present(name, limit, totals), created };
   });
 
-  app.get('/api/limits', { schema: { tags: ['limits'], summary: 'Every limit: defined ones, and names playbooks use that are not', response: responses({ 200: v.object({ limits: v.array(limitAnswer), count: integer }) }) }, config: { access: { level: 'viewer' } } }, async () => {
-    const [limits, totals] = await Promise.all([listLimits(deps.db), limitTotals(deps.db)]);
+  app.get('/api/limits', { schema: { tags: ['limits'], summary: 'Every limit: defined ones, names playbooks use that are not, and playbooks\' inline limits (@<path>)', response: responses({ 200: v.object({ limits: v.array(limitAnswer), count: integer }) }) }, config: { access: { level: 'viewer' } } }, async () => {
+    const [limits, totals, used] = await Promise.all([listLimits(deps.db), limitTotals(deps.db), limitsUsed(deps.db)]);
     const byName = new Map(limits.map((l) => [l.name, l]));
-    // A playbook's inline limit (`@<path>`) shows too: its keys' counts are what an operator looks for.
-    const names = [...new Set([...byName.keys(), ...totals.keys()])].sort();
-    const out = names.map((n) => present(n, byName.get(n), totals.get(n) ?? NONE));
+    // Names playbooks use (defined or not) and their inline limits (`@<path>`) show too, whether
+    // work waits on them or not: a misspelt name shows before its work is stuck on it.
+    const usedAs = usedNames(used);
+    const names = [...new Set([...byName.keys(), ...totals.keys(), ...usedAs.keys()])].sort();
+    const out = names.map((n) => present(n, byName.get(n), totals.get(n) ?? NONE, usedAs.get(n)));
     return { limits: out, count: out.length };
   });
 
   app.get('/api/limits/:name', { schema: { tags: ['limits'], summary: 'A limit and what each of its keys holds: running, queued, waiting, tokens', params: jsonSchema(shownParams), querystring: jsonSchema(keysQuery), response: responses({ 200: limitDetailAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
     const { name } = req.params as v.InferOutput<typeof shownParams>;
     const { keys } = req.query as v.InferOutput<typeof keysQuery>;
-    const [limit, totals, list] = await Promise.all([getLimit(deps.db, name), limitTotals(deps.db), limitKeys(deps.db, name, keys ?? KEYS_SHOWN_DEFAULT)]);
-    if (!limit && !list.length) throw notFound(`limit ${name}`);
+    const [limit, totals, list, used] = await Promise.all([getLimit(deps.db, name), limitTotals(deps.db), limitKeys(deps.db, name, keys ?? KEYS_SHOWN_DEFAULT), limitsUsed(deps.db)]);
+    // A name a playbook uses is known, defined or not, with no key yet or not: 404 only for neither.
+    const usedAs = usedNames(used);
+    if (!limit && !list.length && !usedAs.has(name)) throw notFound(`limit ${name}`);
     return {
-      ...present(name, limit, totals.get(name) ?? NONE),
+      ...present(name, limit, totals.get(name) ?? NONE, usedAs.get(name)),
       key_list: list.map((k) => ({ ...k, tokens: k.tokens === null ? null : Math.round(k.tokens * 1000) / 1000, served_at: k.served_at?.toISOString() ?? null })),
     };
   });

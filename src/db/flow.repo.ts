@@ -83,6 +83,29 @@ export async function limitTotals(q: Queryable): Promise<Map<string, { keys: num
   return new Map(rows.map((r) => [r.name, { keys: r.keys, running: r.running, queued: r.queued, waiting: r.waiting, capacity: r.capacity }]));
 }
 
+/** A limit the newest version of a playbook names: a name (`name`), or its inline `concurrency: {limit: N}` (`inline_path`, `capacity` N). */
+export type LimitUse = { name: string; inline_path: null; capacity: null } | { name: null; inline_path: string; capacity: number };
+
+/**
+ * The limits the newest version of each playbook names, whether or not anybody defined them or
+ * work waits on them yet: its `concurrency.limit` (a name, or an inline N) and its tasks'
+ * `limit.name`. Names once, each inline limit with its playbook's path and N.
+ */
+export async function limitsUsed(q: Queryable): Promise<LimitUse[]> {
+  const { rows } = await q.query<LimitUse>({
+    name: 'svc_limits_used',
+    text: `WITH head AS (SELECT DISTINCT ON (path) path, payload FROM core.catalog WHERE kind = 'playbook' ORDER BY path, version DESC),
+                used AS (SELECT h.path, u.l FROM head h CROSS JOIN LATERAL jsonb_path_query(h.payload, 'lax $.concurrency.limit') u(l)
+                         UNION ALL
+                         SELECT h.path, u.l FROM head h CROSS JOIN LATERAL jsonb_path_query(h.payload, 'lax $.workflow[*].tasks[*].limit.name') u(l))
+           SELECT DISTINCT u.l #>> '{}' AS name, NULL::text AS inline_path, NULL::int AS capacity FROM used u WHERE jsonb_typeof(u.l) = 'string'
+           UNION ALL
+           SELECT NULL, u.path, u.l::int FROM used u WHERE jsonb_typeof(u.l) = 'number'`,
+    values: [],
+  });
+  return rows;
+}
+
 /**
  * Deletes limit `name` unless a key of it holds a slot, queues an execution or has a command
  * waiting (`inUse`); its idle keys go with it. `deleted` false when it was not (in use, or none).

@@ -113,10 +113,16 @@ describe('svc limits', () => {
     expect(await svc(['delete', 'cli-partner'])).toMatchObject({ code: 0, stdout: 'limit cli-partner deleted\n', stderr: '' });
     const again = await svc(['delete', 'cli-partner', '--json']);
     expect(again).toMatchObject({ code: 4, stdout: '', stderr: 'svc limits: DELETE /api/limits/cli-partner: HTTP 404 limit cli-partner not found\n' });
-    expect((await svc(['show', 'cli-partner'])).code).toBe(4);
+    // Its playbook still names it: shown as not defined, its keys gone with it; a name nobody uses is not found.
+    const undefinedNow = await svc(['show', 'cli-partner']);
+    expect(undefinedNow, undefinedNow.stderr).toMatchObject({ code: 0, stderr: '' });
+    expect(undefinedNow.stdout).toBe('limit cli-partner\n  allows   not defined (its work waits until it is)\n  keys     0\n  running  0\n  queued   0\n  waiting  0\n\nno keys in use\n');
+    expect((await svc(['show', 'cli-nobody-names'])).code).toBe(4);
   });
 
   it('a limit named before it is defined queues its work (shown by limits and status); defined, it runs; deleting it meanwhile is a conflict', async () => {
+    // Listed as soon as a playbook names it, before any work waits on it.
+    expect(lines((await svc([])).stdout)).toContainEqual(expect.stringMatching(/^cli-tenant\s+not defined\s+-\s+0\s+0\s+0\s+0$/));
     const started = await runSvc(['run', 'cli/limits/tenant', '--set', 'tenant=acme', '--priority', '8'], env);
     expect(started, started.stderr).toMatchObject({ code: 0 });
     const first = Number(/^execution (\d+) started \(cli\/limits\/tenant\)\n$/.exec(started.stdout)?.[1]);
@@ -185,6 +191,8 @@ describe('svc limits', () => {
   });
 
   it("lists a playbook's inline limit as @<path>, and shows it", async () => {
+    // Listed with its N before anything ran on it.
+    expect(lines((await svc([])).stdout)).toContainEqual(expect.stringMatching(/^@cli\/limits\/inline\s+1 \(inline\)\s+-\s+0\s+0\s+0\s+0$/));
     const id = await s.run('cli/limits/inline', {});
     expect((await s.wait(id)).status).toBe('completed');
     const row = lines((await svc([])).stdout).find((l) => l.startsWith('@cli/limits/inline'));

@@ -108,6 +108,55 @@ workflow:
   });
 });
 
+describe('names playbooks use', () => {
+  it('are listed and shown before any work waits on them: undefined names as not defined, inline limits with their N; the newest version counts', async () => {
+    await register(`apiVersion: svc/v1
+metadata: { name: uses, path: flow/uses }
+concurrency: { limit: used-not-defined, key: "{{ workload.k | default('') }}" }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop, limit: { name: task-not-defined } }
+`);
+    await register(`apiVersion: svc/v1
+metadata: { name: inline, path: flow/inline-3 }
+concurrency: { limit: 3 }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    const idle = { defined: false, rate: null, created_at: null, updated_at: null, keys: 0, running: 0, queued: 0, waiting: 0 };
+    const listed = (await http(t.url, 'GET', '/api/limits')).body;
+    expect(listed.limits).toContainEqual({ name: 'used-not-defined', concurrency: null, ...idle });
+    expect(listed.limits).toContainEqual({ name: 'task-not-defined', concurrency: null, ...idle });
+    expect(listed.limits).toContainEqual({ name: '@flow/inline-3', concurrency: 3, ...idle });
+    expect(listed.count).toBe(listed.limits.length);
+    // A name a playbook uses is not unknown: shown, with no keys yet; a name nobody uses is 404.
+    expect((await http(t.url, 'GET', '/api/limits/used-not-defined')).body).toEqual({ name: 'used-not-defined', concurrency: null, ...idle, key_list: [] });
+    expect((await http(t.url, 'GET', '/api/limits/@flow%2Finline-3')).body).toEqual({ name: '@flow/inline-3', concurrency: 3, ...idle, key_list: [] });
+    expect((await http(t.url, 'GET', '/api/limits/used-by-nobody')).status).toBe(404);
+    expect((await http(t.url, 'GET', '/api/limits/@flow%2Fno-such-playbook')).status).toBe(404);
+    // Defined, it is listed once, as defined.
+    expect((await http(t.url, 'PUT', '/api/limits/task-not-defined', { concurrency: 4 })).status).toBe(200);
+    const names = (await http(t.url, 'GET', '/api/limits')).body.limits.map((l: { name: string }) => l.name);
+    expect(names.filter((n: string) => n === 'task-not-defined')).toHaveLength(1);
+    expect((await http(t.url, 'GET', '/api/limits/task-not-defined')).body).toMatchObject({ defined: true, concurrency: 4 });
+    expect((await http(t.url, 'DELETE', '/api/limits/task-not-defined')).status).toBe(200);
+    // The newest version of a playbook is what it uses: an older version's names go.
+    await register(`apiVersion: svc/v1
+metadata: { name: uses, path: flow/uses }
+concurrency: { limit: 2 }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    const after = (await http(t.url, 'GET', '/api/limits')).body.limits;
+    expect(after.map((l: { name: string }) => l.name)).not.toContain('used-not-defined');
+    expect(after.map((l: { name: string }) => l.name)).not.toContain('task-not-defined');
+    expect(after).toContainEqual({ name: '@flow/uses', concurrency: 2, ...idle });
+    expect((await http(t.url, 'GET', '/api/limits/used-not-defined')).status).toBe(404);
+  });
+});
+
 describe('the claim across keys', () => {
   it('takes the key whose waiting command has the highest priority first, then turns between keys', async () => {
     expect((await http(t.url, 'PUT', '/api/limits/pk', { concurrency: 5 })).status).toBe(200);
