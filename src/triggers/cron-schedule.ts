@@ -7,9 +7,16 @@ import { Cron } from 'croner';
 // repeat fires once (at its first occurrence); sub-hourly patterns keep firing by real time.
 
 const ALIASES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
+// IANA names start with a letter (`UTC`, `Europe/Berlin`, `Etc/GMT-5`). Intl also takes UTC offsets
+// (`+05:00`, `-0500`, with a Unicode minus too), which are no timezone: DESIGN.md says IANA.
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
+const UTC_OFFSET = /^[+\-\u2212]\d/;
 
 /** Why `cron` in `timezone` is no schedule (undefined when it is one), in words for a person. */
 export function cronProblem(cron: string, timezone: string): { field: 'cron' | 'timezone'; message: string } | undefined {
+  if (UTC_OFFSET.test(timezone.trim())) {
+    return { field: 'timezone', message: `'${timezone}' is a UTC offset, not an IANA timezone: use a name such as UTC or Europe/Berlin (a fixed offset is Etc/GMT-5 for +05:00, the sign inverted)` };
+  }
   if (!isTimezone(timezone)) return { field: 'timezone', message: `unknown timezone '${timezone}': use an IANA name such as UTC or Europe/Berlin` };
   const text = cron.trim();
   if (text.startsWith('@')) {
@@ -27,8 +34,9 @@ export function cronProblem(cron: string, timezone: string): { field: 'cron' | '
   return undefined;
 }
 
-/** Whether `name` is an IANA timezone this runtime knows. */
+/** Whether `name` is an IANA timezone this runtime knows (a UTC offset such as `+05:00` is not). */
 export function isTimezone(name: string): boolean {
+  if (!IANA_NAME.test(name)) return false;
   try {
     new Intl.DateTimeFormat('en', { timeZone: name });
     return true;

@@ -21,6 +21,16 @@ describe('cron schedules', () => {
     expect(cronProblem('0 2 * * *', 'America/New_York')).toBeUndefined();
   });
 
+  it('a timezone is an IANA name: UTC offsets, which Intl also takes, are refused naming the field', () => {
+    for (const offset of ['+05:00', '-0500', '+05', '\u221205:00', '+00:00']) {
+      expect(cronProblem('0 2 * * *', offset), offset).toEqual({ field: 'timezone', message: expect.stringContaining('is a UTC offset, not an IANA timezone') });
+    }
+    for (const other of ['', ' Europe/Berlin', 'Europe//Berlin', 'Z']) expect(cronProblem('0 2 * * *', other)?.field, JSON.stringify(other)).toBe('timezone');
+    for (const name of ['UTC', 'Europe/Berlin', 'Etc/GMT-5', 'Etc/GMT+10', 'America/Argentina/Buenos_Aires', 'US/Eastern', 'EST5EDT', 'Asia/Kolkata']) {
+      expect(cronProblem('0 2 * * *', name), name).toBeUndefined();
+    }
+  });
+
   it('daylight saving (Europe/Berlin): 02:30 on the spring-forward night fires once at 03:00; on the fall-back night once', () => {
     // 2026-03-29: 02:00 CET → 03:00 CEST. 2026-10-25: 03:00 CEST → 02:00 CET.
     expect(iso(firesBetween('30 2 * * *', 'Europe/Berlin', new Date('2026-03-28T00:00:00Z'), new Date('2026-03-31T00:00:00Z'), 10))).toEqual([
