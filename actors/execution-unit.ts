@@ -67,10 +67,15 @@ const MAX_ATTEMPTS = 8;
 const DEADLOCK = '40P01';
 const SERIALIZATION_FAILURE = '40001';
 const UNIQUE_VIOLATION = '23505';
-// The log's key: two writers appending the same ids to one execution (the later one fails).
-// The log is partitioned by execution id ranges (migrations/0023): a duplicate names the
-// partition's key (event_p<lower bound>_pkey, event_default_pkey).
-const EVENT_KEY = /^event_(?:p\d+_|default_)?pkey$/;
+// The keys of what a unit numbers from the state it read: an execution's events (event_id) and
+// the commands its machine issues (seq, from nextSeq). Two writers that read the same state write
+// the same numbers, and the later one's insert fails on the key before its guard (last_event_id)
+// is looked at: the statement inserts its commands first (its answer and the log's part read
+// them), then its events, so the key stands for the guard and the unit is routed again. (Its
+// waits are numbered alike but inserted after both, so their key never answers first.) The log
+// is partitioned by execution id ranges (migrations/0023): a duplicate names the partition's key
+// (event_p<lower bound>_pkey, event_default_pkey).
+const NUMBERED_KEY = /^(?:event_(?:p\d+_|default_)?pkey|command_execution_id_seq_key)$/;
 
 /** A fold lacked a read (prefetch.ts): the unit is routed again with it. */
 class Lacking extends Error {
@@ -84,7 +89,7 @@ class Lacking extends Error {
 /** Whether another writer moved a row the unit read (its write wrote nothing): route it again. */
 function movedOn(err: unknown): boolean {
   const e = err as { code?: unknown; constraint?: unknown };
-  return e.code === WRITE_GUARD_SQLSTATE || e.code === DEADLOCK || e.code === SERIALIZATION_FAILURE || (e.code === UNIQUE_VIOLATION && typeof e.constraint === 'string' && EVENT_KEY.test(e.constraint));
+  return e.code === WRITE_GUARD_SQLSTATE || e.code === DEADLOCK || e.code === SERIALIZATION_FAILURE || (e.code === UNIQUE_VIOLATION && typeof e.constraint === 'string' && NUMBERED_KEY.test(e.constraint));
 }
 
 /**
