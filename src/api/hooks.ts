@@ -86,7 +86,8 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       if (!hook) throw new ServiceError('not_found', 'no webhook trigger');
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const q = req.url.indexOf('?');
-      const answer = await acceptWebhook(accepting, hook, { raw, headers: req.headers, rawQuery: q === -1 ? '' : req.url.slice(q + 1) });
+      // Every copy of every header: a signature header sent twice is refused (node's `headers` hides repeats).
+      const answer = await acceptWebhook(accepting, hook, { raw, headers: req.raw.headersDistinct, rawQuery: q === -1 ? '' : req.url.slice(q + 1) });
       return reply.code(202).send(answer);
     },
   );

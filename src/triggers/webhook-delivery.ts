@@ -22,7 +22,7 @@ export type RefusalReason = 'unknown_trigger' | 'too_large' | 'signature' | 'tim
 /** A live webhook trigger: its identity, its checked spec and its credential's sealed data (null: none). */
 export type LiveWebhook = { path: string; name: string; paused: boolean; spec: WebhookTrigger; sealed: string | null };
 
-/** A delivery as the route read it: the raw body bytes, the headers as node gives them, the query string. */
+/** A delivery as the route read it: the raw body bytes, every copy of each header (node's `headersDistinct`), the query string. */
 export type WebhookDelivery = { raw: Buffer; headers: WebhookHeaders; rawQuery: string };
 
 /** What a delivery answers: the execution it started, or the one the same fire key started first. */

@@ -24,7 +24,8 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 /**
  * The `request` root of a delivery: the body parsed by its content type (JSON; a form as an
  * object, a repeated name as a list; anything else as UTF-8 text; no body: null), the headers
- * (lower-cased, without credentials) and the query string. Throws 400/422 for a JSON body that
+ * (lower-cased, without credentials; the copies of a repeated one joined with `, `) and the query
+ * string. Throws 400/422 for a JSON body that
  * does not parse or cannot be stored.
  */
 export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: string): WebhookRequest {
@@ -33,7 +34,8 @@ export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: s
     if (value === undefined || HIDDEN_HEADERS.has(name)) continue;
     visible[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-  const type = typeof headers['content-type'] === 'string' ? headers['content-type'] : '';
+  const declared = headers['content-type'];
+  const type = (Array.isArray(declared) ? declared[0] : declared) ?? '';
   return { body: bodyOf(raw, type), headers: visible, query: pairs(new URLSearchParams(rawQuery)) };
 }
 

@@ -9,7 +9,11 @@ import type { HmacSignature, WebhookTrigger } from './trigger.schema.ts';
 /** A signed timestamp further than this from the server's clock (either way) is refused. */
 export const WEBHOOK_TIMESTAMP_TOLERANCE_SECONDS = 300;
 
-/** Request headers as node gives them: names lower-cased; a header sent twice may be an array. */
+/**
+ * Request headers: names lower-cased; a header sent more than once is the array of its copies. The
+ * route gives every copy (node's `headersDistinct`): node's own `headers` joins most repeats into
+ * one text and keeps only the first of some (`authorization`), so a repeat would pass unseen.
+ */
 export type WebhookHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /** Why a delivery is refused: `signature` (missing, malformed or not matching) or `timestamp` (signed, but outside the window). */
@@ -37,7 +41,8 @@ export function verifyWebhookSignature(style: WebhookTrigger['signature'], secre
 /** One header's value; a header sent more than once is not taken (which one was signed?). */
 function single(headers: WebhookHeaders, name: string): string | undefined {
   const value = headers[name.toLowerCase()];
-  return typeof value === 'string' ? value : undefined;
+  if (Array.isArray(value)) return value.length === 1 ? value[0] : undefined;
+  return value;
 }
 
 const hmac = (secret: string, parts: readonly (string | Buffer)[]): Buffer => {
@@ -81,8 +86,11 @@ function checkStripe(secret: string, body: Buffer, headers: WebhookHeaders, nowM
     if (eq < 0) continue;
     const key = item.slice(0, eq).trim();
     const val = item.slice(eq + 1).trim();
-    if (key === 't' && t === undefined) t = val;
-    else if (key === 'v1') v1.push(val);
+    if (key === 't') {
+      // Two copies joined into one line (by a proxy) hold two: which one was signed?
+      if (t !== undefined) return refuse('the stripe-signature header has more than one timestamp (sent more than once?)');
+      t = val;
+    } else if (key === 'v1') v1.push(val);
   }
   if (t === undefined || !UNIX_SECONDS.test(t)) return refuse('the stripe-signature header has no timestamp (t=<unix seconds>)');
   if (v1.length === 0) return refuse('the stripe-signature header has no v1 signature');

@@ -5,6 +5,7 @@
 // pauses and refused payloads answer without starting anything; the secret shows nowhere.
 import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
@@ -116,6 +117,28 @@ async function deliver(name: string, body: string | Buffer, headers: Record<stri
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+/**
+ * POSTs `body` with exactly these header lines, in order (a name may repeat: fetch joins repeats
+ * into one line), and records the answer like `deliver`.
+ */
+function deliverLines(name: string, body: string, lines: [string, string][]): Promise<Delivery> {
+  const url = new URL(`${a.url}/api/hooks/${PATH}/${name}`);
+  const headers = [['host', url.host], ['content-length', String(Buffer.byteLength(body))], ...lines].flat();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        answers.push(`${res.statusCode} ${JSON.stringify(res.headers)} ${text}`);
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 const github = (body: string, delivery: string, secret = SECRET) => ({
   'x-hub-signature-256': `sha256=${hmacHex(secret, body)}`,
   'x-github-delivery': delivery,
@@ -201,6 +224,35 @@ describe('webhook deliveries', () => {
 
     expect(await executionCount()).toBe(before + 2);
     expect(await refusedCount('timestamp')).toBe(counted + 2);
+  });
+
+  it('a signature header sent twice is refused in every style, whichever copy is good: 401 signature_invalid, nothing started, counted', async () => {
+    const before = await executionCount();
+    const counted = await refusedCount('signature');
+    const body = JSON.stringify({ id: 'evt_twice', type: 'charge.succeeded' });
+    const json: [string, string] = ['content-type', 'application/json'];
+    const t = nowS();
+    const stripeGood = `t=${t},v1=${hmacHex(SECRET, `${t}.${body}`)}`;
+    const stripeBad = `t=${t},v1=${'0'.repeat(64)}`;
+    const ghGood = `sha256=${hmacHex(SECRET, body)}`;
+    const acmeSig = `v1=${hmacHex(SECRET, `${t}.${body}`)}`;
+    const refusals = [
+      await deliverLines('stripe', body, [json, ['stripe-signature', stripeGood], ['stripe-signature', stripeBad]]),
+      await deliverLines('stripe', body, [json, ['stripe-signature', stripeBad], ['stripe-signature', stripeGood]]),
+      await deliverLines('bearer', body, [json, ['authorization', `Bearer ${BEARER_SECRET}`], ['authorization', 'Bearer not-the-secret']]),
+      await deliverLines('bearer', body, [json, ['authorization', `Bearer ${BEARER_SECRET}`], ['authorization', `Bearer ${BEARER_SECRET}`]]),
+      await deliverLines('by_body', body, [json, ['x-hub-signature-256', ghGood], ['x-hub-signature-256', ghGood]]),
+      await deliverLines('acme', body, [json, ['x-acme-signature', acmeSig], ['x-acme-timestamp', String(t)], ['x-acme-timestamp', String(t)]]),
+    ];
+    for (const [i, r] of refusals.entries()) {
+      expect(r.status, `refusal ${i}: ${JSON.stringify(r.body)}`).toBe(401);
+      expect(r.body.detail).toEqual({ code: 'signature_invalid', message: expect.stringMatching(/sent more than once|missing or is not/) });
+    }
+    expect(await executionCount()).toBe(before);
+    expect(await refusedCount('signature')).toBe(counted + refusals.length);
+    // One copy of each goes through.
+    expect((await deliverLines('stripe', body, [json, ['stripe-signature', stripeGood]])).status).toBe(202);
+    expect((await deliverLines('bearer', body, [json, ['authorization', `Bearer ${BEARER_SECRET}`]])).status).toBe(202);
   });
 
   it('the same delivery id five times at once starts exactly one execution; the others answer duplicate with its id', async () => {

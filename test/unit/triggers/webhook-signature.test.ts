@@ -109,6 +109,38 @@ describe('bearer: Authorization: Bearer <secret>', () => {
   });
 });
 
+describe('a signature header sent more than once is refused, in every style', () => {
+  // The route hands every copy (node's headersDistinct): one copy is taken, two are refused
+  // whatever they hold, the good one first or last (which one did the sender sign?).
+  const t = String(NOW_S);
+  const good = {
+    github: { 'x-hub-signature-256': `sha256=${hex(SECRET, BODY)}` },
+    stripe: { 'stripe-signature': `t=${t},v1=${hex(SECRET, `${t}.Hello, World!`)}` },
+    hmac: { 'x-signature': hex(SECRET, BODY) },
+    bearer: { authorization: `Bearer ${SECRET}` },
+  } as const;
+  const bad = { github: 'sha256=' + '0'.repeat(64), stripe: `t=${t},v1=${'0'.repeat(64)}`, hmac: '0'.repeat(64), bearer: 'Bearer nope' } as const;
+
+  it.each(['github', 'stripe', 'hmac', 'bearer'] as const)('%s', (style) => {
+    const [[name, value]] = Object.entries(good[style]);
+    expect(verifyWebhookSignature(style, SECRET, BODY, { [name]: [value] }, NOW_MS)).toEqual({ ok: true });
+    for (const copies of [[value, bad[style]], [bad[style], value], [value, value]]) {
+      const verdict = verifyWebhookSignature(style, SECRET, BODY, { [name]: copies }, NOW_MS);
+      expect(refusedFor(verdict), JSON.stringify(copies)).toBe('signature');
+    }
+  });
+
+  it('the timestamp header of an hmac style too; and two Stripe headers joined into one line (by a proxy)', () => {
+    const style = { style: 'hmac', header: 'x-sig', prefix: '', timestamp_header: 'x-ts' } as const;
+    const sig = hex(SECRET, `${t}.Hello, World!`);
+    expect(verifyWebhookSignature(style, SECRET, BODY, { 'x-sig': sig, 'x-ts': [t] }, NOW_MS).ok).toBe(true);
+    expect(refusedFor(verifyWebhookSignature(style, SECRET, BODY, { 'x-sig': sig, 'x-ts': [t, t] }, NOW_MS))).toBe('signature');
+    const joined = `${good.stripe['stripe-signature']}, ${bad.stripe}`;
+    const verdict = verifyWebhookSignature('stripe', SECRET, BODY, { 'stripe-signature': joined }, NOW_MS);
+    expect(verdict).toEqual({ ok: false, reason: 'signature', message: expect.stringContaining('more than one timestamp') });
+  });
+});
+
 describe('the request a trigger\'s templates read, and its fire key', () => {
   it('parses JSON and forms, keeps other bodies as text, hides credential headers', () => {
     const json = webhookRequest(Buffer.from('{"a":[1,2]}'), { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${SECRET}`, cookie: 'sid=1', 'x-github-event': 'push' }, 'x=1&x=2&y=3');
@@ -117,6 +149,9 @@ describe('the request a trigger\'s templates read, and its fire key', () => {
     expect(webhookRequest(Buffer.from('{{ secrets }}'), { 'content-type': 'text/plain' }, '').body).toBe('{{ secrets }}');
     expect(webhookRequest(Buffer.alloc(0), { 'content-type': 'application/json' }, '').body).toBeNull();
     expect(() => webhookRequest(Buffer.from('{nope'), { 'content-type': 'application/json' }, '')).toThrow(/not valid JSON/);
+    // Every copy of a header, as the route gives them: a repeat is joined, the first content type decides.
+    const copies = webhookRequest(Buffer.from('{"a":1}'), { 'content-type': ['application/json', 'text/plain'], 'x-tag': ['a', 'b'], authorization: ['Bearer x', 'Bearer y'] }, '');
+    expect(copies).toEqual({ body: { a: 1 }, headers: { 'content-type': 'application/json, text/plain', 'x-tag': 'a, b' }, query: {} });
   });
 
   it('the fire key is the delivery id when the trigger names one (400 when it renders empty), else the body\'s SHA-256', () => {
