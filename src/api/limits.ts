@@ -5,7 +5,7 @@ import { deleteLimit, getLimit, limitKeys, limitsUsed, limitTotals, listLimits, 
 import { notFound, ServiceError } from '../errors.ts';
 import { inlineLimitName, LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { integer, responses, time } from './answers.ts';
-import { integerIn, integerText, jsonSchema } from './validation.ts';
+import { exactObject, integerIn, integerText, jsonSchema } from './validation.ts';
 
 // Named limits (DESIGN.md "Flow control"): what playbooks' `concurrency.limit` and tasks'
 // `limit.name` name, shared by every playbook and every server. A key's counters live in
@@ -19,13 +19,15 @@ const KEYS_SHOWN_MAX = 1000;
 const nameParams = v.object({ name: v.pipe(v.string(), v.regex(LIMIT_NAME, LIMIT_NAME_RULE)) });
 // A playbook's inline limit (`@<path>`, its path URL-encoded) can be looked at, not set.
 const shownParams = v.object({ name: v.pipe(v.string(), v.check((n) => LIMIT_NAME.test(n) || (n.startsWith('@') && n.length > 1 && n.length <= 1000), `${LIMIT_NAME_RULE}, or @<path> for a playbook's inline limit`)) });
-const rateBody = v.object({
+// The body and its rate take no other field: a PUT replaces the whole limit, so a misspelt part
+// (`rates`, `brust`) would be dropped and what it meant to keep removed.
+const rateBody = exactObject({
   limit: v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('tokens per period: at most this many per `period_seconds` per key')),
   period_seconds: v.pipe(v.number('must be a number of seconds'), v.gtValue(0, 'must be > 0'), v.maxValue(MAX_PERIOD_SECONDS, `must be at most ${MAX_PERIOD_SECONDS}`)),
   burst: v.optional(v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('the most a key\'s bucket holds (taken at once after a quiet time); `limit` when absent'))),
 });
 const putBody = v.pipe(
-  v.object({
+  exactObject({
     concurrency: v.optional(v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('at most this many running at once per key'))),
     rate: v.optional(rateBody),
   }),

@@ -1,5 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
+import { closest } from '../dsl/unknown-field-message.ts';
 import { ServiceError } from '../errors.ts';
 
 type AnySchema = v.GenericSchema;
@@ -30,6 +31,22 @@ export function integerText(min: number, max: number) {
 /** One of `values` (a request's enumerations): refused naming them all. */
 export function oneOf<const T extends readonly string[]>(values: T) {
   return v.picklist(values, `must be one of ${values.join(', ')}`);
+}
+
+/**
+ * An object of `entries` and no other field (additionalProperties false in the OpenAPI
+ * document): for a body that replaces what it names, where a misspelt field would otherwise be
+ * dropped and the part it meant removed. Another field is refused naming it:
+ * `rates: unknown field (did you mean 'rate'?)`, or `…: unknown field (known: a, b)`.
+ */
+export function exactObject<const E extends v.ObjectEntries>(entries: E) {
+  const known = Object.keys(entries);
+  return v.strictObject(entries, (issue) => (issue.expected === 'never' ? unknownFieldMessage(String(issue.input), known) : issue.message));
+}
+
+function unknownFieldMessage(name: string, known: readonly string[]): string {
+  const close = closest(name, known);
+  return close ? `unknown field (did you mean '${close}'?)` : `unknown field (known: ${known.join(', ')})`;
 }
 
 // JSON Schema objects handed to fastify (and so to the OpenAPI document) map back to the

@@ -65,7 +65,23 @@ describe('limits', () => {
       expect(JSON.stringify(r.body.detail), JSON.stringify(body)).toContain(field);
     }
     expect((await http(t.url, 'PUT', '/api/limits/bad name', { concurrency: 1 })).status).toBe(422);
-    expect((await http(t.url, 'GET', '/api/limits/api.partner')).body).toMatchObject({ concurrency: 2, key_list: [] });
+    // A PUT replaces the whole limit: a field it does not know is refused, naming it, not dropped
+    // (`rates` would have removed the rate, `brust` the burst).
+    for (const [body, error] of [
+      [{ concurency: 2 }, "concurency: unknown field (did you mean 'concurrency'?)"],
+      [{ concurrency: 3, rates: { limit: 5, period_seconds: 60, burst: 1 } }, "rates: unknown field (did you mean 'rate'?)"],
+      [{ rate: { limit: 5, period_seconds: 60, brust: 50 } }, "rate.brust: unknown field (did you mean 'burst'?)"],
+      [{ concurrency: 2, colour: 'red' }, 'colour: unknown field (known: concurrency, rate)'],
+    ] as const) {
+      const r = await http(t.url, 'PUT', '/api/limits/api.partner', body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.detail.errors, JSON.stringify(body)).toEqual([error]);
+    }
+    // The OpenAPI document says so.
+    const spec = (await http(t.url, 'GET', '/docs/json')).body;
+    const putSchema = spec.paths['/api/limits/{name}'].put.requestBody.content['application/json'].schema;
+    expect(putSchema).toMatchObject({ additionalProperties: false, properties: { rate: { additionalProperties: false } } });
+    expect((await http(t.url, 'GET', '/api/limits/api.partner')).body).toMatchObject({ concurrency: 2, rate: { limit: 5, period_seconds: 60, burst: 1 }, key_list: [] });
     expect((await http(t.url, 'GET', '/api/limits')).body.limits.map((l: { name: string }) => l.name)).toContain('api.partner');
     expect((await http(t.url, 'GET', '/api/limits/none')).status).toBe(404);
     expect((await http(t.url, 'DELETE', '/api/limits/none')).status).toBe(404);
