@@ -45,7 +45,7 @@ export const CODES = {
   payload_too_large: { where: ['http'], status: 413, message: 'request body is too large', meaning: 'a body over the limit (8 MiB, or `SVC_BATCH_MAX_BYTES` if larger)' },
   unprocessable: { where: ['http'], status: 422, message: 'the request is not valid', meaning: 'the request\'s shape or values are not valid; `detail.errors` names each' },
   invalid_inputs: { where: ['http', 'task_outcome'], status: 422, message: 'the workload does not match the playbook inputs', meaning: 'a start\'s workload fails the playbook\'s `inputs:`; as a task outcome: a child\'s args fail its `inputs:`' },
-  idempotency_key_reused: { where: ['http'], status: 422, message: 'the Idempotency-Key was first used with a different request body', meaning: 'an `Idempotency-Key` sent again with another body (a start or a batch)' },
+  idempotency_key_reused: { where: ['http'], status: 422, message: 'the Idempotency-Key was first used with a different request body', meaning: 'an `Idempotency-Key` sent again to the same target with another body (a start, a batch, a signal)' },
   fire_refused: { where: ['http'], status: 422, message: 'the trigger\'s fire started nothing', meaning: 'a webhook delivery whose payload did not render or whose workload the playbook\'s `inputs:` refused; the fire is recorded, a repeat answers the same' },
   too_many_requests: { where: ['http'], status: 429, message: 'too many requests; try again after the time in Retry-After', meaning: 'the gateway\'s rate limit is reached; retry after `Retry-After`' },
   internal: { where: ['http', 'task_outcome'], status: 500, message: 'internal error; the server log has the details', meaning: 'a bug: the server\'s log (HTTP) or the worker\'s message (a tool threw) has the details' },

@@ -29,7 +29,7 @@ const signalAnswer = v.object({
 /** Pause, resume and signal routes. */
 export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const signals = new IdempotentStarts(deps, SIGNAL_ACCEPTED);
-  const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: 'Optional: the same key and body again is the same signal (answered as the first), for at least 24 h.' } } };
+  const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: 'Optional: the same key and body again to this execution and signal name is the same signal (answered as the first), for at least 24 h; another body is 422 (idempotency_key_reused). To another execution or signal name it is another signal.' } } };
 
   app.post(
     '/api/executions/:id/pause',
@@ -70,7 +70,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         description:
           'Answers 202 `{status: delivered}` (the step that has waited longest for the signal takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
           '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; 403 when the step\'s `approval.roles` exclude the caller ' +
-          '(a step without approval takes signals from operators). `Idempotency-Key` makes a repeat the same signal.',
+          '(a step without approval takes signals from operators). `Idempotency-Key` makes a repeat to this execution and signal name the same signal.',
         params: jsonSchema(signalParams),
         body: jsonSchema(signalBody),
         headers: keyHeader,

@@ -36,12 +36,21 @@ export function requestHash(body: unknown): string {
 }
 
 /**
- * The namespace of a key: its route and its caller (as the auth hook established it), so that one
- * caller's key never answers, or blocks, another caller's request.
+ * The namespace of a key: its target and its caller (as the auth hook established it), so that a
+ * key covers one request to one target (the same key to another execution, or another signal of
+ * it, is another request), and one caller's key never answers, or blocks, another caller's
+ * request. The target is the route with its path parameters as validated (`077` is `77`); a route
+ * without them (a start, a batch) is its route alone, as stored before.
  */
 export function keyScope(req: FastifyRequest): string {
   const caller = req.identity ? `${req.identity.via}:${req.identity.sub}` : '-';
-  return `${req.method} ${req.routeOptions.url} ${caller}`;
+  return `${req.method} ${targetOf(req)} ${caller}`;
+}
+
+/** The route's pattern with each `:param` replaced by the request's value of it (URI-encoded, so no value reads as a separator). */
+function targetOf(req: FastifyRequest): string {
+  const params = (isObject(req.params) ? req.params : {}) as Record<string, unknown>;
+  return (req.routeOptions.url ?? req.url).replace(/:(\w+)/g, (param, name: string) => (params[name] === undefined ? param : encodeURIComponent(String(params[name]))));
 }
 
 const reused = () =>

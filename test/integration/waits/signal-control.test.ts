@@ -1,6 +1,6 @@
 // Signals and control at their edges, on a real server and database (DESIGN.md "Waiting and
-// control"): concurrent signals to one waiting step (and a signal racing a cancel) get one 202 and
-// 409s, never a 5xx.
+// control"): an Idempotency-Key covers one signal to one execution and one name; concurrent
+// signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -39,6 +39,66 @@ async function events(id: number): Promise<Json[]> {
   return (await get(`/api/events/${id}?limit=1000`)).body.events as Json[];
 }
 const received = async (id: number) => (await events(id)).filter((e) => e.event_type === 'signal.received');
+
+describe('Idempotency-Key on signals', () => {
+  it('covers one execution and one signal name: the same key elsewhere is another signal; a start keeps its scope', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: two_gates, path: ctl/two_gates }
+workflow:
+  - step: first
+    wait: { signal: go }
+    next: second
+  - step: second
+    wait: { signal: next }
+`);
+    const a = await run('ctl/two_gates');
+    const b = await run('ctl/two_gates');
+    await waiting(a);
+    await waiting(b);
+    const key = { 'Idempotency-Key': 'deploy-approval' };
+    const body = { payload: { approved: true } };
+
+    const toA = await post(`/api/executions/${a}/signals/go`, body, key);
+    expect(toA.status, JSON.stringify(toA.body)).toBe(202);
+    expect(toA.body).toMatchObject({ status: 'delivered', execution_id: a, step: 'first' });
+    // The same key and body to another execution: B gets its own signal.
+    const toB = await post(`/api/executions/${b}/signals/go`, body, key);
+    expect(toB.status, JSON.stringify(toB.body)).toBe(202);
+    expect(toB.body).toMatchObject({ status: 'delivered', execution_id: b, step: 'first' });
+    expect(toB.headers.get('idempotent-replayed')).toBeNull();
+    expect(await received(b)).toHaveLength(1);
+    // A again (its id spelt otherwise is the same execution): A's first answer, nothing sent.
+    for (const path of [`/api/executions/${a}/signals/go`, `/api/executions/0${a}/signals/go`]) {
+      const again = await post(path, body, key);
+      expect(again.status).toBe(202);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(toA.body);
+    }
+    // Another body to the same target is still refused.
+    const other = await post(`/api/executions/${a}/signals/go`, { payload: { approved: false } }, key);
+    expect(other.status).toBe(422);
+    expect(other.body.detail).toMatchObject({ code: 'idempotency_key_reused' });
+    // Another signal name of A with the same key: another signal.
+    const next = await post(`/api/executions/${a}/signals/next`, body, key);
+    expect(next.status, JSON.stringify(next.body)).toBe(202);
+    expect(next.body).toMatchObject({ status: 'delivered', execution_id: a, step: 'second' });
+    expect(await received(a)).toHaveLength(2);
+    expect(await finished(a)).toMatchObject({ status: 'completed' });
+
+    // Each target has its own scope; a start's scope is its route's, as before.
+    const started = await post('/api/run/playbook', { path: 'ctl/two_gates' }, { 'Idempotency-Key': 'deploy-approval' });
+    expect(started.status).toBe(200);
+    const scopes = (await s.deps.db.query<{ scope: string }>(`SELECT scope FROM core.idempotency_key WHERE key = 'deploy-approval' ORDER BY scope`)).rows.map((r) => r.scope);
+    expect(scopes).toHaveLength(4);
+    expect(scopes.filter((x) => x.startsWith('POST /api/run/playbook '))).toHaveLength(1);
+    expect(scopes).toEqual(expect.arrayContaining([
+      expect.stringMatching(new RegExp(`^POST /api/executions/${a}/signals/go `)),
+      expect.stringMatching(new RegExp(`^POST /api/executions/${b}/signals/go `)),
+      expect.stringMatching(new RegExp(`^POST /api/executions/${a}/signals/next `)),
+    ]));
+  });
+});
 
 describe('concurrent signals', () => {
   const gate = (name: string, after: string) => `
