@@ -78,6 +78,10 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         const hook = await findWebhook(deps, named.path, named.name);
         hooks.set(req, hook);
         if (Number(req.headers['content-length']) > hook.spec.max_body_bytes) throw tooLarge(hook);
+        // Whatever the Content-Type says, or however malformed it is (`text`, `;;;`, empty), the
+        // bytes are read as sent and the signature decides: fastify answers 415 to a type it cannot
+        // parse, so it is not shown one (the handler reads every header from req.raw).
+        req.headers = { 'content-type': undefined };
         return payload.pipe(new ByteLimit(hook.spec.max_body_bytes, () => Object.assign(tooLarge(hook), { statusCode: 413 })));
       },
     },

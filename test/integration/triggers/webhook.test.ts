@@ -379,6 +379,33 @@ describe('webhook deliveries', () => {
     expect((await deliver('bearer', body, {})).status).toBe(401);
   });
 
+  it('any Content-Type, however malformed or empty, is read as raw bytes and the signature checked over them: signed starts, unsigned is 401 counted', async () => {
+    const before = await executionCount();
+    const counted = await refusedCount('signature');
+    for (const type of ['text', ';;;', '', 'application/octet-stream', 'text/plain; charset=latin1']) {
+      const text = `plain words, {"not": json} as ${JSON.stringify(type)}`;
+      const ok = await deliver('bearer', text, { 'content-type': type, authorization: `Bearer ${BEARER_SECRET}`, 'x-type': JSON.stringify(type) });
+      expect(ok.status, `${JSON.stringify(type)}: ${JSON.stringify(ok.body)}`).toBe(202);
+      const workload = (await started(ok.body.execution_id)).input.workload;
+      expect(workload.body).toBe(text);
+      expect(workload.headers['x-type']).toBe(JSON.stringify(type));
+      if (type !== '') expect(workload.headers['content-type']).toBe(type);
+      const unsigned = await deliver('bearer', text, { 'content-type': type });
+      expect(unsigned.status).toBe(401);
+      expect(unsigned.body.detail.code).toBe('signature_invalid');
+      // An HMAC style checks those same bytes: a changed byte is refused.
+      const signed = github(text, deliveryId());
+      expect((await deliver('by_body', `${text} `, { ...signed, 'content-type': type })).status).toBe(401);
+    }
+    expect(await executionCount()).toBe(before + 5);
+    expect(await refusedCount('signature')).toBe(counted + 10);
+    // Declared JSON (a malformed type that still says so) is parsed as JSON.
+    const body = pushBody('octo/typed');
+    const parsed = await deliver('github', body, { ...github(body, deliveryId()), 'content-type': 'application/json;;;' });
+    expect(parsed.status, JSON.stringify(parsed.body)).toBe(202);
+    expect((await started(parsed.body.execution_id)).input.workload.repo).toBe('octo/typed');
+  });
+
   it('a paused trigger answers 409 to a signed delivery (401 to an unsigned one) and starts nothing; resumed, it accepts', async () => {
     const before = await executionCount();
     const paused = await http(a.url, 'POST', `/api/triggers/${PATH}/pausable/pause`, {}, admin);
