@@ -1,8 +1,12 @@
 // Signals and control at their edges, on a real server and database (DESIGN.md "Waiting and
 // control"): an Idempotency-Key covers one signal to one execution and one name; concurrent
-// signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx.
+// signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx;
+// names and paths as long as their schemas allow reach their routes, on the server and through
+// the gateway.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
 
@@ -141,6 +145,71 @@ ${after}`;
       expect([202, 409], JSON.stringify(signal.body)).toContain(signal.status);
       expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
       expect((await get(`/api/executions/${id}`)).body.status).toBe('cancelled');
+    }
+  });
+});
+
+// The longest path parameters the API's own schemas take: a signal name (128 characters), a
+// step-runs step (256), a limit's `@<path>` (1000, the longest: src/app.ts MAX_PARAM_CHARS),
+// sent with every byte percent-encoded.
+const NAME_128 = 's' + 'x'.repeat(127);
+const encodeAll = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+const INLINE_LIMIT_1000 = '@' + 'ab/'.repeat(333);
+describe('long path parameters', () => {
+  it('a signal name of 128 characters is sent; 129 is 422 naming it; a 256-character step and a 1000-character @<path> reach their routes', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: long_name, path: ctl/long_name }
+workflow:
+  - step: gate
+    wait: { signal: ${NAME_128} }
+`);
+    const id = await run('ctl/long_name');
+    await waiting(id);
+    const tooLong = await post(`/api/executions/${id}/signals/${NAME_128}x`, {});
+    expect(tooLong.status).toBe(422);
+    expect(JSON.stringify(tooLong.body.detail.errors)).toContain('name');
+    const sent = await post(`/api/executions/${id}/signals/${encodeAll(NAME_128)}`, {});
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    expect(sent.body).toMatchObject({ status: 'delivered', signal: NAME_128 });
+    expect(await finished(id)).toMatchObject({ status: 'completed' });
+
+    const step = await get(`/api/executions/${id}/steps/${encodeAll('é'.repeat(256))}`);
+    expect(step.status, JSON.stringify(step.body)).toBe(404);
+    expect((await get(`/api/executions/${id}/steps/${'x'.repeat(257)}`)).status).toBe(422);
+
+    expect(INLINE_LIMIT_1000).toHaveLength(1000);
+    const limit = await get(`/api/limits/${encodeAll(INLINE_LIMIT_1000)}`);
+    expect(limit.status, JSON.stringify(limit.body)).toBe(404);
+    expect(limit.body.detail).toContain('ab/ab');
+    // Beyond what any schema takes: the router refuses it.
+    expect((await get(`/api/limits/${encodeURIComponent(INLINE_LIMIT_1000 + 'x')}`)).status).toBe(414);
+  });
+
+  it('the gateway passes them on', async () => {
+    const behind = await startTestApp({ SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET });
+    let gw: TestGateway | undefined;
+    try {
+      gw = await startTestGateway({ SVC_SERVER_URL: behind.url, SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET });
+      const admin = bearer(await createApiToken(behind.deps.db, 'gw-admin', 'admin'));
+      const r = await http(gw.url, 'POST', '/api/catalog/playbook', { content: `
+apiVersion: svc/v1
+metadata: { name: long_name, path: ctl/long_name }
+workflow:
+  - step: gate
+    wait: { signal: ${NAME_128} }
+` }, admin);
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      const started = await http(gw.url, 'POST', '/api/run/playbook', { path: 'ctl/long_name' }, admin);
+      const id = started.body.execution_id as number;
+      await until('it waits', async () => ((await http(gw!.url, 'GET', `/api/executions/${id}`, undefined, admin)).body.waits ?? []).length > 0, 10_000);
+      const sent = await http(gw.url, 'POST', `/api/executions/${id}/signals/${encodeAll(NAME_128)}`, {}, admin);
+      expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+      const limit = await http(gw.url, 'GET', `/api/limits/${encodeAll(INLINE_LIMIT_1000)}`, undefined, admin);
+      expect(limit.status, JSON.stringify(limit.body)).toBe(404);
+    } finally {
+      await gw?.close();
+      await behind.close();
     }
   });
 });
