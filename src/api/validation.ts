@@ -2,6 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { closest } from '../dsl/unknown-field-message.ts';
 import { ServiceError } from '../errors.ts';
+import { isObject } from '../objects.ts';
 
 type AnySchema = v.GenericSchema;
 
@@ -77,17 +78,51 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[
 /** fastify validatorCompiler: valibot for schemas made by `jsonSchema`, pass-through for others. */
 export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart?: string }) {
   const vs = valibotSchemaOf(schema);
+  const shape = vs ? shapeOf(schema) : null;
   return (data: unknown) => {
     if (!vs) return { value: data };
+    const part = httpPart ?? 'request';
+    // valibot's object() and record() take an array as an object (`[]` was a body `{}`, `["mid"]`
+    // too): an array where the schema wants an object is refused first, naming where it is.
+    const arrays: string[] = [];
+    if (shape) arraysForObjects(shape, data, part, arrays);
+    if (arrays.length) return { error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors: arrays }) };
     // fastify hands a request without a body to the validator as null: null is "no body" (an
     // optional body passes), so a JSON null body is refused as a missing one. A missing
     // querystring or params object is an empty one.
     const result = v.safeParse(vs, data ?? (httpPart === 'body' ? undefined : {}));
     if (result.success) return { value: result.output };
     return {
-      error: new ServiceError('unprocessable', { message: `invalid ${httpPart ?? 'request'}`, errors: describeIssues(result.issues) }),
+      error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors: describeIssues(result.issues) }),
     };
   };
+}
+
+/** Where a JSON Schema wants an object, and the parts inside that do: what arraysForObjects walks. */
+type Shape = { object: boolean; properties: Map<string, Shape | null>; rest: Shape | null; items: Shape | null };
+
+/** The shape of a JSON Schema made by `jsonSchema`; null where it wants no object at any depth (or says so only in a union). */
+function shapeOf(json: unknown): Shape | null {
+  if (!isObject(json)) return null;
+  const properties = new Map<string, Shape | null>();
+  if (isObject(json.properties)) for (const [key, p] of Object.entries(json.properties)) properties.set(key, shapeOf(p));
+  const shape: Shape = { object: json.type === 'object', properties, rest: shapeOf(json.additionalProperties), items: json.type === 'array' ? shapeOf(json.items) : null };
+  return shape.object || shape.rest || shape.items || [...properties.values()].some(Boolean) ? shape : null;
+}
+
+/** Adds `<path>: must be a JSON object, not an array` to `out` for each array in `data` where `shape` wants an object (`path`: the part, `body`, at the top; then valibot's dot path). */
+function arraysForObjects(shape: Shape, data: unknown, path: string, out: string[], top = true): void {
+  const at = (key: string | number) => (top ? String(key) : `${path}.${key}`);
+  if (Array.isArray(data)) {
+    if (shape.object) out.push(`${path}: must be a JSON object, not an array`);
+    else if (shape.items) data.forEach((item, i) => arraysForObjects(shape.items!, item, at(i), out, false));
+    return;
+  }
+  if (!isObject(data)) return;
+  for (const [key, value] of Object.entries(data)) {
+    const inner = shape.properties.has(key) ? shape.properties.get(key) : shape.rest;
+    if (inner) arraysForObjects(inner, value, at(key), out, false);
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // control"): an Idempotency-Key covers one signal to one execution and one name; concurrent
 // signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx;
 // names and paths as long as their schemas allow reach their routes, on the server and through
-// the gateway.
+// the gateway; a JSON array is not a body object.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -211,5 +211,43 @@ workflow:
       await gw?.close();
       await behind.close();
     }
+  });
+});
+
+describe('a JSON array is not a body object', () => {
+  it('signal, retry and cancel refuse it with 422 naming the body, and change nothing', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: array_gate, path: ctl/array_gate }
+workload: { at: "2000-01-01T00:00:00Z" }
+workflow:
+  - step: gate
+    wait: { signal: go }
+`);
+    const id = await run('ctl/array_gate');
+    await waiting(id);
+    for (const [path, body] of [[`/api/executions/${id}/signals/go`, []], [`/api/executions/${id}/signals/go`, [{ payload: 1 }]], [`/api/executions/${id}/cancel`, [1]]] as const) {
+      const r = await post(path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(422);
+      expect(r.body.detail).toEqual({ message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
+    }
+    expect(await received(id)).toEqual([]);
+    expect((await get(`/api/executions/${id}`)).body.status).toBe('running');
+
+    await register(`
+apiVersion: svc/v1
+metadata: { name: array_fail, path: ctl/array_fail }
+workflow:
+  - step: mid
+    wait: { until: "not a time" }
+`);
+    const failed = await run('ctl/array_fail');
+    expect(await finished(failed)).toMatchObject({ status: 'failed' });
+    const retry = await post(`/api/executions/${failed}/retry`, ['mid']);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(422);
+    expect(retry.body.detail.errors).toEqual(['body: must be a JSON object, not an array']);
+    expect((await get(`/api/executions/${failed}`)).body.retried_as).toEqual([]);
+    // An object still goes.
+    expect((await post(`/api/executions/${id}/signals/go`, {})).status).toBe(202);
   });
 });
