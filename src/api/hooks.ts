@@ -1,14 +1,14 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
-import { ServiceError } from '../errors.ts';
+import type { ServiceError } from '../errors.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
-import { acceptWebhook, findWebhook, refuseDelivery, type LiveWebhook, type WebhookAnswer } from '../triggers/webhook-delivery.ts';
+import { acceptWebhook, asRefusal, findWebhook, refuseDelivery, type LiveWebhook, type WebhookAnswer } from '../triggers/webhook-delivery.ts';
 import { WebhookFires } from '../triggers/webhook-fires.ts';
 import * as v from 'valibot';
 import { PUBLIC } from './access.ts';
 import { integer, responses } from './answers.ts';
-import { discardBody } from './input-guard.ts';
+import { discardBody, urlProblem } from './input-guard.ts';
 
 // POST /api/hooks/{playbook path}/{trigger name}: no API token, the trigger's signature
 // authenticates (DESIGN.md "Triggers", docs/webhooks.md). Its own plugin: every content type is
@@ -52,11 +52,13 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   const tooLarge = (hook: LiveWebhook): ServiceError =>
     refuseDelivery(deps, 'too_large', 'payload_too_large', `the body is larger than the trigger's max_body_bytes (${hook.spec.max_body_bytes} bytes)`);
 
-  // An answer sent while the sender still writes is lost to it: what is left of the body is read first
-  // (bounded, see discardBody), then the app's handler answers.
+  // Every refusal is counted and has a `detail.code` (asRefusal; `request` counts what nothing
+  // counted yet: the app's checks of the URL, fastify's of the body). An answer sent while the
+  // sender still writes is lost to it: what is left of the body is read first (bounded, see
+  // discardBody), then the app's handler answers.
   app.setErrorHandler(async (err, req) => {
     await discardBody(req.raw);
-    throw err;
+    throw asRefusal(deps, err, 'request');
   });
 
   app.post<{ Params: { '*': string } }>(
@@ -66,13 +68,21 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         tags: ['triggers'],
         summary: 'A webhook delivery to trigger {name} of playbook {path}: POST /api/hooks/{path}/{name}',
         description:
-          'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 401 signature_invalid; 404 unknown trigger; 409 trigger_paused; 413 over max_body_bytes; 422 fire_refused. See docs/webhooks.md.',
+          'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 400 bad_request (a JSON body that does not parse, a delivery_id that renders empty); 401 signature_invalid; 404 not_found (unknown trigger); 409 trigger_paused; 413 payload_too_large (over max_body_bytes); 422 unprocessable (a JSON body nested deeper than 64 levels or holding what cannot be stored), fire_refused. Every refusal has `detail.code`. See docs/webhooks.md.',
         response: responses({ 202: acceptedAnswer }),
       },
       config: { access: PUBLIC },
       bodyLimit: MAX_WEBHOOK_BODY_BYTES,
       // Before the body is read: which trigger, and so how many bytes it may send.
       preParsing: async (req, _reply, payload) => {
+        // The app checks the URL before validation, after this hook: a NUL in the path must not reach the lookup.
+        const q = req.url.indexOf('?');
+        const bad = urlProblem(req.params, req.query, q === -1 ? '' : req.url.slice(q + 1));
+        if (bad) {
+          const where = bad.part === 'params' ? 'path' : 'querystring';
+          const error = `${bad.problem.path ? `${bad.problem.path}: ` : ''}${bad.problem.message}`;
+          throw refuseDelivery(deps, 'request', bad.status === 400 ? 'bad_request' : 'unprocessable', `invalid ${where}`, { errors: [error] });
+        }
         const named = target(req.params['*']);
         if (!named) throw refuseDelivery(deps, 'unknown_trigger', 'not_found', 'no webhook trigger: POST /api/hooks/{playbook path}/{trigger name}');
         const hook = await findWebhook(deps, named.path, named.name);
@@ -87,7 +97,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     },
     async (req, reply) => {
       const hook = hooks.get(req);
-      if (!hook) throw new ServiceError('not_found', 'no webhook trigger');
+      if (!hook) throw refuseDelivery(deps, 'unknown_trigger', 'not_found', 'no webhook trigger');
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const q = req.url.indexOf('?');
       // Every copy of every header: a signature header sent twice is refused (node's `headers` hides repeats).

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { webhookTriggerRow } from '../db/webhook-trigger.repo.ts';
-import { ServiceError, type ErrorCode } from '../errors.ts';
+import { httpAnswerOf, ServiceError, type ErrorCode } from '../errors.ts';
 import { findUnstorable } from '../find-unstorable.ts';
 import { renderTriggerPayload, type Fire } from './fire-trigger.ts';
 import { WebhookTriggerSchema, type WebhookTrigger } from './trigger.schema.ts';
@@ -16,8 +16,12 @@ import { verifyWebhookSignature, type WebhookHeaders } from './webhook-signature
 
 export type WebhookDeps = EngineDeps & { keyring: Keyring };
 
-/** Why a delivery started nothing, as `svc_trigger_requests_refused_total{reason}` counts it. */
-export type RefusalReason = 'unknown_trigger' | 'too_large' | 'signature' | 'timestamp' | 'paused' | 'delivery_id' | 'body';
+/**
+ * Why a delivery started nothing, as `svc_trigger_requests_refused_total{reason}` counts it;
+ * `request`: the request as sent, not its body (a path or query string that cannot be stored, a
+ * body shorter than its Content-Length).
+ */
+export type RefusalReason = 'unknown_trigger' | 'too_large' | 'signature' | 'timestamp' | 'paused' | 'delivery_id' | 'body' | 'request';
 
 /** A live webhook trigger: its identity, its checked spec and its credential's sealed data (null: none). */
 export type LiveWebhook = { path: string; name: string; paused: boolean; spec: WebhookTrigger; sealed: string | null };
@@ -31,10 +35,34 @@ export type WebhookAnswer = { execution_id: number; duplicate: boolean };
 /** What accepting a delivery needs: the engine, the keyring that opens its secret, the fires' group commit. */
 export type WebhookAcceptDeps = WebhookDeps & { fires: WebhookFires };
 
-/** Counts the refusal and makes the error the edge answers with. */
-export function refuseDelivery(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, code: ErrorCode, message: string): ServiceError {
+// Errors whose count is settled (a refusal, counted once however many handlers it passes; a
+// refused fire, counted with the fires): asRefusal passes them on as they are.
+const settled = new WeakSet<Error>();
+
+/** Counts the refusal and makes the error the edge answers with: `detail` is `{code, message, ...more}`. */
+export function refuseDelivery(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, code: ErrorCode, message: string, more: Record<string, unknown> = {}): ServiceError {
   deps.metrics.triggerRefused.inc({ reason });
-  return new ServiceError(code, { code, message });
+  const refusal = new ServiceError(code, { ...more, code, message });
+  settled.add(refusal);
+  return refusal;
+}
+
+/**
+ * `err` as the hook route answers it: a client error (4xx) counted under `reason` unless it was
+ * already, its `detail` an object with the registry's `code` (a ServiceError keeps its code and
+ * fields; fastify's own client errors become `payload_too_large` or `bad_request`). Server errors
+ * pass unchanged: they are no refusal.
+ */
+export function asRefusal(deps: Pick<EngineDeps, 'metrics'>, err: unknown, reason: RefusalReason): unknown {
+  if (!(err instanceof Error) || settled.has(err)) return err;
+  if (err instanceof ServiceError) {
+    if (httpAnswerOf(err.code).status >= 500) return err;
+    const { message, ...more } = typeof err.detail === 'string' ? { message: err.detail } : err.detail;
+    return refuseDelivery(deps, reason, err.code, typeof message === 'string' ? message : err.message, more);
+  }
+  const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
+  if (status < 400 || status >= 500) return err;
+  return refuseDelivery(deps, reason, status === 413 ? 'payload_too_large' : 'bad_request', err.message);
 }
 
 /** The live webhook trigger `name` of `path`, or 404 (counted): none of that name, or not a webhook. */
@@ -79,15 +107,16 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
   const fire: Fire = { fireKey, scheduledTime: null, ...(unstorable ? { refused: `payload${unstorable.path === '' || unstorable.path.startsWith('[') ? '' : '.'}${unstorable.path} ${unstorable.message}` } : rendered) };
   const result = await deps.fires.fire({ path: hook.path, name: hook.name, kind: 'webhook' }, fire);
   if (result.outcome === 'started' && result.executionId !== null) return { execution_id: result.executionId, duplicate: result.duplicate };
-  throw new ServiceError('fire_refused', { code: 'fire_refused', message: `the delivery started nothing: ${result.error ?? result.outcome}`, fire_key: result.fireKey, duplicate: result.duplicate });
+  const refused = new ServiceError('fire_refused', { code: 'fire_refused', message: `the delivery started nothing: ${result.error ?? result.outcome}`, fire_key: result.fireKey, duplicate: result.duplicate });
+  settled.add(refused); // counted in svc_trigger_fires_total{outcome="refused"}
+  throw refused;
 }
 
-/** `make()`, counting a client error it throws as a refusal for `reason`. */
+/** `make()`, a client error it throws made a refusal for `reason` (asRefusal). */
 function counted<T>(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, make: () => T): T {
   try {
     return make();
   } catch (err) {
-    if (err instanceof ServiceError) deps.metrics.triggerRefused.inc({ reason });
-    throw err;
+    throw asRefusal(deps, err, reason);
   }
 }

@@ -406,6 +406,41 @@ describe('webhook deliveries', () => {
     expect((await started(parsed.body.execution_id)).input.workload.repo).toBe('octo/typed');
   });
 
+  it('every refusal carries detail.code from the registry and is counted: bad JSON, a poisoned key, deep nesting, NUL, an empty delivery id, a bad path or query', async () => {
+    const before = await executionCount();
+    const counts = { body: await refusedCount('body'), delivery_id: await refusedCount('delivery_id'), request: await refusedCount('request') };
+    const signed = async (body: string, extra: Record<string, string> = {}, opts: { path?: string; query?: string } = {}) =>
+      deliver('github', body, { ...github(body, deliveryId()), ...extra }, opts);
+    const cases: [Delivery, number, Json][] = [
+      [await signed('{"a": '), 400, { code: 'bad_request', message: expect.stringMatching(/^the body is not valid JSON/) }],
+      [await signed('{"__proto__": {"x": 1}}'), 400, { code: 'bad_request', message: 'invalid body', errors: [expect.stringMatching(/^__proto__: is a key that would change an object prototype/)] }],
+      [await signed('['.repeat(65) + ']'.repeat(65)), 422, { code: 'unprocessable', message: 'invalid body', errors: [expect.stringContaining('is nested deeper than 64 levels')] }],
+      [await signed('{"a": "\\u0000"}'), 422, { code: 'unprocessable', message: 'invalid body', errors: ['a: contains NUL (\\u0000), which cannot be stored'] }],
+      [await signed(pushBody('octo/no-id'), { 'x-github-delivery': '   ' }), 400, { code: 'bad_request', message: expect.stringContaining('delivery_id rendered empty') }],
+      [await signed(pushBody('octo/q'), {}, { query: '?x=%00' }), 422, { code: 'unprocessable', message: 'invalid querystring', errors: [expect.stringMatching(/^x: contains NUL/)] }],
+      [await signed(pushBody('octo/q'), {}, { query: '?x=%E0%A4%A' }), 400, { code: 'bad_request', message: 'invalid querystring', errors: ['x: is not percent-encoded UTF-8'] }],
+      // A NUL in the playbook path or the trigger name answered 500 (it reached the lookup's SQL).
+      [await signed(pushBody('octo/p'), {}, { path: 'hooks/re%00po' }), 422, { code: 'unprocessable', message: 'invalid path', errors: [expect.stringMatching(/^path: contains NUL/)] }],
+    ];
+    for (const [i, [r, status, detail]] of cases.entries()) {
+      expect(r.status, `case ${i}: ${JSON.stringify(r.body)}`).toBe(status);
+      expect(r.body.detail, `case ${i}`).toEqual(detail);
+    }
+    expect(await executionCount()).toBe(before);
+    expect(await refusedCount('body')).toBe(counts.body + 4);
+    expect(await refusedCount('delivery_id')).toBe(counts.delivery_id + 1);
+    expect(await refusedCount('request')).toBe(counts.request + 3);
+  });
+
+  it('headers over 16 KiB are answered 431 by the HTTP parser before any route, and start nothing', async () => {
+    const before = await executionCount();
+    const body = pushBody('octo/headers');
+    const r = await fetch(`${a.url}/api/hooks/${PATH}/github`, { method: 'POST', headers: { ...github(body, deliveryId()), 'content-type': 'application/json', 'x-pad': 'x'.repeat(17 * 1024) }, body });
+    answers.push(await r.text());
+    expect(r.status).toBe(431);
+    expect(await executionCount()).toBe(before);
+  });
+
   it('a paused trigger answers 409 to a signed delivery (401 to an unsigned one) and starts nothing; resumed, it accepts', async () => {
     const before = await executionCount();
     const paused = await http(a.url, 'POST', `/api/triggers/${PATH}/pausable/pause`, {}, admin);
