@@ -3,8 +3,8 @@ import { isTerminalExecutionStatus, type ExecutionStatus } from '../statuses.ts'
 /** Where one step is: the state of its region of the execution statechart. */
 export type StepPhase = 'idle' | 'active' | 'completed' | 'failed';
 
-/** The phase a step's last outcome leaves it in (`idle`: it never ran). */
-function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undefined): StepPhase {
+/** The phase a step's last outcome leaves it in (`idle`: it never ran); a run's end reads the same. */
+export function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undefined): StepPhase {
   return o ? (o.status === 'ok' ? 'completed' : 'failed') : 'idle';
 }
 

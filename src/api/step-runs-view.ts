@@ -1,11 +1,15 @@
 import { EVENT } from '../../machines/event-types.ts';
+import { phaseOfOutcome } from '../../machines/execution/step-phase.ts';
 import type { EventRow } from '../db/execution.repo.ts';
 import { isObject } from '../objects.ts';
 
 // What GET /api/executions/{id}/steps/{step} answers, made from the step's events (pure): each
-// run of its work (a command, or a child execution), when it was claimed, started and ended (the
-// worker's true times, `context.at`, where its report gave them; else when the event was stored),
-// and each task's attempts with their output and error.
+// run of its work (a command, a child execution, or a wait), when it was claimed, started and
+// ended (the worker's true times, `context.at`, where its report gave them; else when the event
+// was stored), and each task's attempts with their output and error. A wait runs from the event
+// that set it (`waiting`) to the one that ended it; how it ended is the machine's reading, the
+// status of the `step.exit` it recorded for that run (as GET /state reads the step); one still
+// waiting when the execution ended was cut short by that end: `cancelled`, as /state says.
 
 export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
 export type TaskView = { task: string; kind: string | null; attempts: AttemptView[] };
@@ -27,8 +31,8 @@ type Run = RunView & { byTask: Map<string, TaskView> };
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-/** The runs of a step from its events (in log order); each output capped by `cap`. */
-export function stepRunsView(events: readonly EventRow[], cap: (output: unknown) => unknown): RunView[] {
+/** The runs of a step from its events (in log order); each output capped by `cap`; `ended`: the execution has ended. */
+export function stepRunsView(events: readonly EventRow[], cap: (output: unknown) => unknown, ended = false): RunView[] {
   const runs = new Map<number, Run>();
   const runOf = (seq: number): Run => {
     let r = runs.get(seq);
@@ -47,8 +51,17 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     }
     return t;
   };
+  // Waits that ended, oldest first, each awaiting the step.exit the machine records for it (the
+  // same transition, so next among the step's events; a run ended without waiting has none).
+  const waitsEnded: Run[] = [];
   for (const e of events) {
     const ctx = isObject(e.context) ? e.context : {};
+    if (e.event_type === EVENT.stepExit) {
+      const r = waitsEnded.shift();
+      const status = ctx.status;
+      if (r && (status === 'ok' || status === 'error' || status === 'timeout')) r.status = phaseOfOutcome({ status });
+      continue;
+    }
     const seq = num(ctx.seq);
     if (seq === null) continue;
     const r = runOf(seq);
@@ -107,9 +120,20 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.finished_at = at;
         r.child_execution_id = num(ctx.child_execution_id) ?? r.child_execution_id;
         break;
+      case EVENT.timerSet:
+      case EVENT.signalAwaited:
+        r.status = 'waiting';
+        r.started_at = at;
+        break;
+      case EVENT.timerFired:
+      case EVENT.signalReceived:
+      case EVENT.waitTimedOut:
+        r.finished_at = at;
+        waitsEnded.push(r);
+        break;
     }
   }
-  return [...runs.values()].map(({ byTask: _, ...r }) => r);
+  return [...runs.values()].map(({ byTask: _, ...r }) => (ended && r.status === 'waiting' ? { ...r, status: 'cancelled' } : r));
 }
 
 /** The last attempt of each task takes its output from the command's report (`result.tasks.<task>.data`). */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { capOutput } from '../cap-output.ts';
@@ -46,11 +47,12 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
     {
       schema: {
         tags: ['executions'],
-        summary: "A step's runs: commands (or child executions) with claim, start and end times, and each task's attempts with output and error",
+        summary: "A step's runs: commands, child executions or waits with claim, start and end times, and each task's attempts with output and error",
         description:
           'Times are the worker\'s true ones (`context.at` of its events: the server\'s receive time less the worker\'s monotonic age of each moment), else when the event was stored. ' +
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
-          'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond).',
+          'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond). ' +
+          'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first.',
         params: jsonSchema(params),
         response: responses({ 200: stepRunsAnswer }),
       },
@@ -64,7 +66,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       if (!compiled.playbook.workflow.some((s) => s.step === step)) throw notFound(`step ${step} of ${row.path}`);
       const events = await loadStepEvents(deps.db, id, step, MAX_STEP_EVENTS);
       const cap = (output: unknown) => capOutput(output, deps.config.SVC_TASK_OUTPUT_BYTES);
-      return { execution_id: id, step, runs: stepRunsView(events, cap), truncated: events.length >= MAX_STEP_EVENTS };
+      return { execution_id: id, step, runs: stepRunsView(events, cap, isTerminalExecutionStatus(row.status)), truncated: events.length >= MAX_STEP_EVENTS };
     },
   );
 }

@@ -2,7 +2,8 @@
 // control"): an Idempotency-Key covers one signal to one execution and one name; concurrent
 // signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx;
 // names and paths as long as their schemas allow reach their routes, on the server and through
-// the gateway; a JSON array is not a body object.
+// the gateway; a JSON array is not a body object; the step-runs view ends a wait as the machine
+// does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -249,5 +250,45 @@ workflow:
     expect((await get(`/api/executions/${failed}`)).body.retried_as).toEqual([]);
     // An object still goes.
     expect((await post(`/api/executions/${id}/signals/go`, {})).status).toBe(202);
+  });
+});
+
+describe('the step-runs view of a wait', () => {
+  it('a wait that fired, was signalled, timed out or was cut short ends as /state says; while it waits it is waiting', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: runs_view, path: ctl/runs_view }
+workflow:
+  - step: nap
+    wait: { for: 200ms }
+    next: gate
+  - step: gate
+    wait: { signal: go }
+    next: late
+  - step: late
+    wait: { signal: never, timeout: 300ms }
+    next: [{ step: done, when: "{{ outcome.status == 'timeout' }}" }]
+  - step: done
+    wait: { for: 1ms }
+`);
+    const id = await run('ctl/runs_view');
+    await until('the gate waits', async () => (await get(`/api/executions/${id}/state`)).body.steps?.gate?.status === 'waiting', 10_000);
+    const during = (await get(`/api/executions/${id}/steps/gate`)).body;
+    expect(during.runs).toEqual([expect.objectContaining({ status: 'waiting', started_at: expect.any(String), finished_at: null })]);
+    expect((await post(`/api/executions/${id}/signals/go`, {})).status).toBe(202);
+    expect(await finished(id)).toMatchObject({ status: 'completed' });
+    const state = (await get(`/api/executions/${id}/state`)).body;
+    for (const [step, status] of [['nap', 'completed'], ['gate', 'completed'], ['late', 'failed'], ['done', 'completed']] as const) {
+      expect(state.steps[step].status, step).toBe(status);
+      const view = (await get(`/api/executions/${id}/steps/${step}`)).body;
+      expect(view.runs, step).toEqual([expect.objectContaining({ status, started_at: expect.any(String), finished_at: expect.any(String) })]);
+      expect(Date.parse(view.runs[0].finished_at)).toBeGreaterThanOrEqual(Date.parse(view.runs[0].started_at));
+    }
+    // Cancelled while it waits: cut short, as /state says.
+    const cut = await run('ctl/runs_view');
+    await until('the gate waits', async () => (await get(`/api/executions/${cut}/state`)).body.steps?.gate?.status === 'waiting', 10_000);
+    expect((await post(`/api/executions/${cut}/cancel`, {})).status).toBe(200);
+    expect((await get(`/api/executions/${cut}/state`)).body.steps.gate.status).toBe('cancelled');
+    expect((await get(`/api/executions/${cut}/steps/gate`)).body.runs).toEqual([expect.objectContaining({ status: 'cancelled', started_at: expect.any(String), finished_at: null })]);
   });
 });

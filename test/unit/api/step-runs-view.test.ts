@@ -35,3 +35,33 @@ describe('the runs of a step', () => {
     expect(runs[0]).toMatchObject({ status: 'claimed', claimed_at: '2026-01-01T00:00:30.000Z' });
   });
 });
+
+describe('the runs of a step that waits', () => {
+  const wait = (event_type: string, context: Record<string, unknown>, created_at: string): EventRow => ({ ...ev(event_type, context, created_at), command_id: null, worker_id: null });
+  const set = wait(EVENT.timerSet, { seq: 1, wake_at: '2026-01-01T00:01:00.000Z' }, '2026-01-01T00:00:00.000Z');
+
+  it('waits from the event that set it; ends as the step.exit the machine recorded after the event that ended it', () => {
+    expect(stepRunsView([set], (o) => o)).toEqual([expect.objectContaining({ seq: 1, status: 'waiting', started_at: '2026-01-01T00:00:00.000Z', finished_at: null })]);
+    const fired = stepRunsView([set, wait(EVENT.timerFired, { seq: 1 }, '2026-01-01T00:01:00.002Z'), wait(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:01:00.002Z')], (o) => o);
+    expect(fired).toEqual([expect.objectContaining({ status: 'completed', finished_at: '2026-01-01T00:01:00.002Z' })]);
+    const awaited = wait(EVENT.signalAwaited, { seq: 3, signal: 'go', timeout_at: null }, '2026-01-01T00:00:00.000Z');
+    const timedOut = stepRunsView([awaited, wait(EVENT.waitTimedOut, { seq: 3 }, '2026-01-01T00:00:05.000Z'), wait(EVENT.stepExit, { status: 'timeout' }, '2026-01-01T00:00:05.000Z')], (o) => o);
+    expect(timedOut).toEqual([expect.objectContaining({ seq: 3, status: 'failed', finished_at: '2026-01-01T00:00:05.000Z' })]);
+  });
+
+  it('a run of the step that ended without waiting takes no other run\'s exit; one still waiting at the end was cut short', () => {
+    const runs = stepRunsView(
+      [
+        wait(EVENT.stepEnter, {}, '2026-01-01T00:00:00.000Z'),
+        wait(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:00:00.000Z'), // a signal kept from before: no wait
+        set,
+        wait(EVENT.signalAwaited, { seq: 2, signal: 'go' }, '2026-01-01T00:00:00.001Z'),
+        wait(EVENT.signalReceived, { seq: 2, signal: 'go' }, '2026-01-01T00:00:01.000Z'),
+        wait(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:00:01.000Z'),
+      ],
+      (o) => o,
+      true,
+    );
+    expect(runs.map((r) => [r.seq, r.status])).toEqual([[1, 'cancelled'], [2, 'completed']]);
+  });
+});
