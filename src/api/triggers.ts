@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
+import { isCalendarDate, isoTimeInRange } from '../calendar-time.ts';
 import { ServiceError } from '../errors.ts';
 import { backfill, fireByHand, pauseTrigger, triggerViews, type TriggerView } from '../triggers/trigger-operations.ts';
 import { jsonObject } from './executions.ts';
@@ -10,9 +11,24 @@ import { describeIssues, jsonSchema } from './validation.ts';
 const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
 type Action = (typeof ACTIONS)[number];
 const listQuery = v.object({ kind: v.optional(v.picklist(['schedule', 'webhook', 'nats'])) });
-const isoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z'));
-const fireBody = v.optional(v.object({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) }), {});
-const backfillBody = v.object({ from: isoTime, to: isoTime });
+const ISO_TIME = 'must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z';
+const YEARS = 'must be in the years 0001 to 9999';
+/**
+ * A real instant: JavaScript rolls 2026-02-30 over to March, and PostgreSQL has no year 0000,
+ * so a time is checked here, naming its field, before anything is computed or stored from it.
+ */
+const isoTime = v.pipe(
+  v.string(ISO_TIME),
+  v.isoTimestamp(ISO_TIME),
+  v.check((text) => !Number.isNaN(Date.parse(text)), ISO_TIME), // `+05` offsets pass the pattern, not Date
+  v.check((text) => Number(text.slice(0, 4)) >= 1, YEARS),
+  v.check(isCalendarDate, 'must name a real day (2026-02-30 is none)'),
+  v.transform((text) => new Date(text)),
+  v.check((at) => isoTimeInRange(at.getTime()) !== null, YEARS), // an offset may take 0001-01-01 into year 0
+);
+const notArray = v.custom<unknown>((input) => !Array.isArray(input), 'must be a JSON object, not an array');
+const fireBody = v.optional(v.pipe(notArray, v.object({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) })), {});
+const backfillBody = v.pipe(notArray, v.object({ from: isoTime, to: isoTime }));
 
 const triggerAnswer = v.object({
   path: v.string(),
@@ -63,7 +79,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
         tags: ['triggers'],
         summary: 'POST /api/triggers/{path}/{name}/pause|resume|fire|backfill',
         description:
-          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of [from, to), at most 1,000, and answers `{execution_ids, skipped}`: a range again starts nothing new.',
+          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped}`: a range again starts nothing new. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
         response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
       config: { access: { level: 'operator' } },
@@ -80,17 +96,26 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
           return fireByHand(deps, path, name, { payload: body.payload, fireKey: body.fire_key });
         }
         case 'backfill': {
-          const body = parse(backfillBody, req.body);
-          return backfill(deps, path, name, new Date(body.from), new Date(body.to));
+          const { from, to } = parse(backfillBody, req.body);
+          // A past range only: a future time started now would be swallowed later, when the
+          // schedule fires it, as a duplicate of this early start.
+          const now = new Date();
+          const errors = Object.entries({ from, to })
+            .filter(([, at]) => at.getTime() > now.getTime())
+            .map(([field]) => `${field}: is after now (${now.toISOString()}): backfill starts past fires only; the schedule fires the later ones itself`);
+          if (errors.length) throw new ServiceError('unprocessable', { message: 'invalid body', errors });
+          return backfill(deps, path, name, from, to);
         }
       }
     },
   );
 }
 
-/** A body checked against `schema`, or 422 naming each field (the wildcard route serves several bodies). */
+/** A body checked against `schema`, or 422 naming each field, `body` for the whole (the wildcard route serves several bodies). */
 function parse<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
-  const parsed = v.safeParse(schema, body);
+  // One problem per field: a time that is no time is not also said to be in no year.
+  const parsed = v.safeParse(schema, body, { abortPipeEarly: true });
   if (parsed.success) return parsed.output;
-  throw new ServiceError('unprocessable', { message: 'invalid body', errors: describeIssues(parsed.issues) });
+  const errors = describeIssues(parsed.issues).map((e, i) => (v.getDotPath(parsed.issues[i]) ? e : `body: ${e}`));
+  throw new ServiceError('unprocessable', { message: 'invalid body', errors });
 }

@@ -53,3 +53,76 @@ describe('a schedule\'s timezone', () => {
     expect((await register('input/offset', '{ name: n, kind: schedule, cron: "0 2 * * *", timezone: Etc/GMT-5 }')).status).toBe(201);
   });
 });
+
+describe('backfill', () => {
+  const PATH = 'input/backfill';
+  const backfill = (body: unknown) => http(a.url, 'POST', `/api/triggers/${PATH}/hourly/backfill`, body);
+  const hoursFromNow = (h: number) => new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 + h * 3_600_000).toISOString();
+
+  beforeAll(async () => {
+    const res = await register(PATH, '{ name: hourly, kind: schedule, cron: "@hourly", payload: { day: "{{ trigger.scheduled_time }}" } }');
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+
+  it('refuses a time that is not real, naming its field (never a 500, never rolled over, never blamed on the other), and starts nothing', async () => {
+    const cases: [unknown, string[]][] = [
+      // Year 0000 reached PostgreSQL: 500 "date/time field value out of range".
+      [{ from: '0000-01-01T00:00:00Z', to: '0000-01-01T00:10:00Z' }, ['from: must be in the years 0001 to 9999', 'to: must be in the years 0001 to 9999']],
+      // February 30 was March 1 and fired March's hours; the error said "to: must be after from".
+      [{ from: '2020-02-30T00:00:00Z', to: '2020-03-01T02:00:00Z' }, ['from: must name a real day (2026-02-30 is none)']],
+      [{ from: '2020-02-28T00:00:00Z', to: '2020-02-31T00:00:00Z' }, ['to: must name a real day (2026-02-30 is none)']],
+      [{ from: '2021-02-29T00:00:00Z', to: '2021-03-01T00:00:00Z' }, ['from: must name a real day (2026-02-30 is none)']],
+      // An offset of hours alone matches the pattern but is no Date: it was NaN, and "to: must be after from".
+      [{ from: '2020-01-01T00:00:00+05', to: '2020-01-01T02:00:00Z' }, ['from: must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z']],
+      [{ from: '2020-01-01T00:00:00Z', to: '+010000-01-01T00:00:00Z' }, ['to: must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z']],
+      [{ from: 'yesterday', to: 42 }, ['from: must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z', 'to: must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z']],
+      [[{ from: '2020-01-01T00:00:00Z', to: '2020-01-01T02:00:00Z' }], ['body: must be a JSON object, not an array']],
+    ];
+    for (const [body, errors] of cases) {
+      const res = await backfill(body);
+      expect(res.status, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`).toBe(422);
+      expect(res.body.detail, JSON.stringify(body)).toEqual({ message: 'invalid body', errors });
+    }
+    expect(await executionCount(PATH)).toBe(0);
+    expect(await fireCount(PATH)).toBe(0);
+    expect(a.logs.join('')).not.toMatch(/out of range|unhandled error/);
+  });
+
+  it('refuses a range reaching past now, naming to (and from when it is later too): its fires would start early, and the schedule\'s own be swallowed', async () => {
+    const later = await backfill({ from: hoursFromNow(-2), to: hoursFromNow(3) });
+    expect(later.status, JSON.stringify(later.body)).toBe(422);
+    expect(later.body.detail.errors).toEqual([expect.stringMatching(/^to: is after now \(.+\): backfill starts past fires only/)]);
+    const future = await backfill({ from: hoursFromNow(2), to: hoursFromNow(3) });
+    expect(future.status).toBe(422);
+    expect(future.body.detail.errors.map((e: string) => e.slice(0, e.indexOf(':')))).toEqual(['from', 'to']);
+    expect(await executionCount(PATH)).toBe(0);
+    expect(await fireCount(PATH)).toBe(0);
+    // Up to now is taken: the past hours start.
+    const past = await backfill({ from: hoursFromNow(-2), to: new Date().toISOString() });
+    expect(past.status, JSON.stringify(past.body)).toBe(200);
+    expect(past.body.execution_ids).toHaveLength(3);
+  });
+
+  it('takes a real leap day, and offsets', async () => {
+    const res = await backfill({ from: '2020-02-29T00:00:00Z', to: '2020-02-29T03:00:00+01:00' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.execution_ids).toHaveLength(2);
+  });
+});
+
+describe('fire by hand', () => {
+  it('refuses a body that is not an object {payload?, fire_key?}: 422 naming it, nothing started', async () => {
+    const PATH = 'input/fire';
+    expect((await register(PATH, '{ name: n, kind: schedule, cron: "@daily" }')).status).toBe(201);
+    for (const body of ['[1]', '[]', '"now"', '[{"fire_key": "k"}]']) {
+      const res = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, body);
+      expect(res.status, `${body}: ${JSON.stringify(res.body)}`).toBe(422);
+    }
+    const array = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, '[1]');
+    expect(array.body.detail).toEqual({ message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
+    expect(await executionCount(PATH)).toBe(0);
+    expect(await fireCount(PATH)).toBe(0);
+    expect((await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { fire_key: 'k1' })).status).toBe(202);
+    expect(await executionCount(PATH)).toBe(1);
+  });
+});
