@@ -37,7 +37,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
       schema: {
         tags: ['executions'],
         summary: 'Pause a running execution: no new command is issued until it is resumed',
-        description: 'Event `execution.paused`; status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 unless the execution is running.',
+        description: 'Event `execution.paused`; status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 (not_waiting) unless the execution is running.',
         params: jsonSchema(idParams),
         response: responses({ 200: controlAnswer }),
       },
@@ -52,7 +52,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
       schema: {
         tags: ['executions'],
         summary: 'Resume a paused execution where it stopped',
-        description: 'Event `execution.resumed`: the commands held while paused are issued, due timers fire. 409 unless the execution is paused.',
+        description: 'Event `execution.resumed`: the commands held while paused are issued, due timers fire. 409 (not_waiting) unless the execution is paused.',
         params: jsonSchema(idParams),
         response: responses({ 200: controlAnswer }),
       },

@@ -11,14 +11,14 @@ export type Control = { execution_id: number; status: 'paused' | 'running' };
 /**
  * Pauses a running execution (`execution.paused`): from then on it issues no command and starts
  * no child (they are held, in order); commands already out finish and are recorded; its timers
- * that come due wait. 409 unless it is running (the routing decides against the state it writes over).
+ * that come due wait. 409 not_waiting unless it is running (the routing decides against the state it writes over).
  */
 export async function pauseExecution(deps: EngineDeps, id: number, by: Identity | undefined): Promise<Control> {
   await control(deps, id, EVENT.executionPaused, 'running', by);
   return { execution_id: id, status: 'paused' };
 }
 
-/** Resumes a paused execution (`execution.resumed`): what was held is issued, due timers fire. 409 unless it is paused. */
+/** Resumes a paused execution (`execution.resumed`): what was held is issued, due timers fire. 409 not_waiting unless it is paused. */
 export async function resumeExecution(deps: EngineDeps, id: number, by: Identity | undefined): Promise<Control> {
   await control(deps, id, EVENT.executionResumed, 'paused', by);
   // Its waits that came due meanwhile are fireable now.
@@ -30,8 +30,11 @@ async function control(deps: EngineDeps, id: number, type: typeof EVENT.executio
   const row = await getExecution(deps.db, id);
   if (!row) throw notFound(`execution ${id}`);
   const verb = type === EVENT.executionPaused ? 'pause' : 'resume';
-  if (row.status !== from) throw new ServiceError('conflict', `execution ${id} is ${row.status}: only a ${from} execution can be ${verb}d`);
+  if (row.status !== from) throw notWaiting(`execution ${id} is ${row.status}: only a ${from} execution can be ${verb}d`);
   const { results } = await routeEvents(deps, [{ execution_id: id, event_type: type, context: by ? { requested_by: by } : {} }]);
   const r = results[0];
-  if (r.event_id === null) throw new ServiceError('conflict', `execution ${id} cannot be ${verb}d: ${r.detail}`);
+  if (r.event_id === null) throw notWaiting(`execution ${id} cannot be ${verb}d: ${r.detail}`);
 }
+
+/** 409 not_waiting (machines/error-codes.ts): a pause of an execution not running, a resume of one not paused. */
+const notWaiting = (message: string): ServiceError => new ServiceError('not_waiting', { code: 'not_waiting', message });

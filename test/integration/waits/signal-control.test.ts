@@ -3,7 +3,7 @@
 // signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx;
 // names and paths as long as their schemas allow reach their routes, on the server and through
 // the gateway; a JSON array is not a body object; the step-runs view ends a wait as the machine
-// does.
+// does; a pause or resume in the wrong state says not_waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -290,5 +290,32 @@ workflow:
     expect((await post(`/api/executions/${cut}/cancel`, {})).status).toBe(200);
     expect((await get(`/api/executions/${cut}/state`)).body.steps.gate.status).toBe('cancelled');
     expect((await get(`/api/executions/${cut}/steps/gate`)).body.runs).toEqual([expect.objectContaining({ status: 'cancelled', started_at: expect.any(String), finished_at: null })]);
+  });
+});
+
+describe('pause and resume in the wrong state', () => {
+  it('is 409 with the code not_waiting', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: pausable, path: ctl/pausable }
+workflow:
+  - step: gate
+    wait: { signal: go }
+`);
+    const id = await run('ctl/pausable');
+    await waiting(id);
+    const notPaused = await post(`/api/executions/${id}/resume`);
+    expect(notPaused.status).toBe(409);
+    expect(notPaused.body.detail).toEqual({ code: 'not_waiting', message: `execution ${id} is running: only a paused execution can be resumed` });
+    expect((await post(`/api/executions/${id}/pause`)).status).toBe(200);
+    const twice = await post(`/api/executions/${id}/pause`);
+    expect(twice.status).toBe(409);
+    expect(twice.body.detail).toMatchObject({ code: 'not_waiting', message: expect.stringContaining('is paused') });
+    expect((await post(`/api/executions/${id}/cancel`, {})).status).toBe(200);
+    for (const action of ['pause', 'resume']) {
+      const ended = await post(`/api/executions/${id}/${action}`);
+      expect(ended.status).toBe(409);
+      expect(ended.body.detail).toMatchObject({ code: 'not_waiting', message: expect.stringContaining('is cancelled') });
+    }
   });
 });
