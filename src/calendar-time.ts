@@ -9,7 +9,9 @@ const LATEST_MS = 253_402_300_799_999;
 /** Whether text starting `YYYY-MM-DD` names a real day (JavaScript rolls 2024-02-30 over to March). */
 export function isCalendarDate(text: string): boolean {
   const [y, m, d] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
-  const day = new Date(Date.UTC(y, m - 1, d));
+  // setUTCFullYear, not Date.UTC: that one reads the years 0 to 99 as 1900 to 1999.
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d);
   return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 

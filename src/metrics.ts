@@ -200,7 +200,7 @@ export function createMetrics() {
     }),
     triggerRefused: new Counter({
       name: 'svc_trigger_requests_refused_total',
-      help: 'Webhook deliveries refused before anything started, by reason (signature, timestamp, unknown_trigger, too_large, paused)',
+      help: 'Webhook deliveries refused before anything started, by reason (signature, timestamp, unknown_trigger, too_large, paused, delivery_id, body, request)',
       labelNames: ['reason'],
       registers: [registry],
     }),

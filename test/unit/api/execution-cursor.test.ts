@@ -26,5 +26,9 @@ describe('execution list cursor', () => {
     expect(isCalendarDate('2024-02-29')).toBe(true);
     expect(isCalendarDate('2023-02-29')).toBe(false);
     expect(isCalendarDate('2024-13-01T00:00:00Z')).toBe(false);
+    // The first century too (Date.UTC would read 0050 as 1950).
+    expect(isCalendarDate('0050-06-01')).toBe(true);
+    expect(isCalendarDate('0004-02-29')).toBe(true);
+    expect(isCalendarDate('0100-02-29')).toBe(false);
   });
 });
