@@ -1,4 +1,5 @@
 import type { Queryable } from './queryable.ts';
+import { LIVE_EXECUTION_SQL } from './sql-list.ts';
 
 // The one writer of core.trigger and core.trigger_fire (migrations/0015_triggers.sql); retention
 // deletes old fires with the rest of an expired range (partition.repo.ts).
@@ -146,17 +147,24 @@ export async function findFires(q: Queryable, keys: readonly { path: string; nam
   return rows;
 }
 
-/** Per trigger (`path\nname`), the executions among its latest `recent` starts that have not finished (running, queued or paused). */
-export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[], recent: number): Promise<Map<string, number[]>> {
-  const { rows } = await q.query<{ path: string; name: string; execution_id: number }>(
-    `SELECT x.path, x.name, f.execution_id::float8 AS execution_id
-       FROM unnest($1::text[], $2::text[]) AS x(path, name)
-       CROSS JOIN LATERAL (SELECT execution_id FROM core.trigger_fire
-                            WHERE path = x.path AND name = x.name AND outcome = 'started' ORDER BY fired_at DESC LIMIT $3) f
-       JOIN core.execution e ON e.execution_id = f.execution_id
-      WHERE e.status NOT IN ('completed', 'failed', 'cancelled')`,
-    [triggers.map((t) => t.path), triggers.map((t) => t.name), recent],
-  );
+/**
+ * Per trigger (`path\nname`), every execution it started that has not finished (queued, running
+ * or paused), however many of its fires came after (overlap skip, queue and cancel_previous).
+ * Read from the live executions of the triggers' paths (execution_live_idx: an execution leaves it
+ * when it ends), each joined to the fire that started it (trigger_fire_execution_idx): the cost
+ * follows the executions alive, not the fires a trigger ever made.
+ */
+export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[]): Promise<Map<string, number[]>> {
+  const { rows } = await q.query<{ path: string; name: string; execution_id: number }>({
+    name: 'svc_unfinished_trigger_runs',
+    text: `SELECT f.path, f.name, f.execution_id::float8 AS execution_id
+             FROM core.execution e
+             JOIN core.trigger_fire f ON f.execution_id = e.execution_id
+             JOIN unnest($1::text[], $2::text[]) AS x(path, name) ON f.path = x.path AND f.name = x.name
+            WHERE e.status IN ${LIVE_EXECUTION_SQL} AND e.path = ANY($1::text[])
+            ORDER BY f.execution_id`,
+    values: [triggers.map((t) => t.path), triggers.map((t) => t.name)],
+  });
   const out = new Map<string, number[]>();
   for (const r of rows) out.set(`${r.path}\n${r.name}`, [...(out.get(`${r.path}\n${r.name}`) ?? []), r.execution_id]);
   return out;

@@ -26,8 +26,6 @@ export const MISFIRE_GRACE_MS = 60_000;
 const QUEUED_RECHECK_MS = 500;
 /** Schedules handled per look; more wait for the next, at once. */
 const DUE_PER_TICK = 100;
-/** How far back the overlap check looks for unfinished runs of a trigger. */
-const OVERLAP_RECENT_RUNS = 10;
 
 export type Clock = () => Date;
 
@@ -52,7 +50,7 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   const at = now();
   const specs = due.map((row) => v.parse(ScheduleTriggerSchema, row.spec));
   const watched = due.filter((_, i) => specs[i].overlap !== 'allow');
-  const unfinished = watched.length ? await unfinishedRuns(deps.db, watched, OVERLAP_RECENT_RUNS) : new Map<string, number[]>();
+  const unfinished = watched.length ? await unfinishedRuns(deps.db, watched) : new Map<string, number[]>();
   const firedAt = new Date();
   const plans = due.flatMap((row, i) => {
     const runs = unfinished.get(`${row.path}\n${row.name}`) ?? [];

@@ -1,0 +1,158 @@
+// Overlap and catch-up of schedules on a real PostgreSQL, ticked by hand with an injected clock
+// (the app starts no timekeeper of its own here). A run stays running (its task waits for a
+// worker, and none runs) until the test cancels it, which ends it. docs/triggers.md, "Overlap"
+// and "Catch-up and the misfire grace".
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { http, type Json } from '../../helpers/http.ts';
+import { runScheduleTick } from '../../../src/triggers/scheduler.ts';
+import { unfinishedRuns } from '../../../src/db/trigger.repo.ts';
+import type { Queryable } from '../../../src/db/queryable.ts';
+
+let a: TestApp;
+
+beforeAll(async () => {
+  a = await startTestApp();
+});
+afterAll(async () => {
+  await a?.close();
+});
+// Each test ticks its own times: the schedules of the tests before it no longer fire.
+afterEach(async () => {
+  await a.deps.db.query(`UPDATE core.trigger SET paused = true WHERE path LIKE 'overlap/%'`);
+});
+
+async function register(path: string, trigger: string): Promise<void> {
+  const yaml = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: overlap, path: ${path} }
+triggers:
+  - { name: t, kind: schedule, ${trigger} }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+  const res = await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+}
+
+async function setNextFire(path: string, at: Date): Promise<void> {
+  await a.deps.db.query(`UPDATE core.trigger SET next_fire_at = $2 WHERE path = $1 AND name = 't'`, [path, at]);
+}
+
+async function nextFire(path: string): Promise<string> {
+  const { rows } = await a.deps.db.query<{ next_fire_at: Date }>(`SELECT next_fire_at FROM core.trigger WHERE path = $1 AND name = 't'`, [path]);
+  return rows[0]!.next_fire_at.toISOString();
+}
+
+type FireSeen = { fire_key: string; outcome: string; execution_id: string | null; error: string | null; status: string | null };
+
+async function fires(path: string): Promise<FireSeen[]> {
+  const { rows } = await a.deps.db.query<FireSeen>(
+    `SELECT f.fire_key, f.outcome, f.execution_id, f.error, x.status FROM core.trigger_fire f
+       LEFT JOIN core.execution x ON x.execution_id = f.execution_id
+      WHERE f.path = $1 ORDER BY f.fire_key`,
+    [path],
+  );
+  return rows;
+}
+
+async function listed(path: string): Promise<Json> {
+  return (await http(a.url, 'GET', '/api/triggers?kind=schedule')).body.triggers.find((t: Json) => t.path === path);
+}
+
+async function cancel(executionId: string | null): Promise<void> {
+  const res = await http(a.url, 'POST', `/api/executions/${executionId}/cancel`, {});
+  expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+}
+
+/** The running execution of `path` (exactly one). */
+async function runningOne(path: string): Promise<FireSeen> {
+  const running = (await fires(path)).filter((f) => f.status === 'running');
+  expect(running, JSON.stringify(running)).toHaveLength(1);
+  return running[0]!;
+}
+
+const tick = (at: Date) => runScheduleTick(a.deps, () => at);
+const plus = (t: Date, ms: number) => new Date(t.getTime() + ms);
+const iso = (t: Date) => t.toISOString();
+/**
+ * A whole ten seconds an hour before now. Runs end (cancelled) at the database's clock, now: after
+ * every tick of these tests, as a run that ends after the due times waiting for it.
+ */
+const anHourAgo = () => new Date(Math.floor((Date.now() - 3600_000) / 10_000) * 10_000);
+
+describe('overlap skip and cancel_previous find every unfinished run of the trigger', () => {
+  /** A long run, then a backfill of a past range whose twelve runs end (cancelled): all fired after the long one. */
+  async function longRunThenTwelveShort(path: string, t0: Date): Promise<string> {
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const long = await runningOne(path);
+    const backfill = await http(a.url, 'POST', `/api/triggers/${path}/t/backfill`, { from: '2020-01-01T00:00:00Z', to: '2020-01-01T00:06:00Z' });
+    expect(backfill.status, JSON.stringify(backfill.body)).toBe(200);
+    expect(backfill.body.execution_ids).toHaveLength(12);
+    for (const id of backfill.body.execution_ids) await cancel(String(id));
+    return long.execution_id!;
+  }
+
+  it('skip: a due time while the first run still runs is skipped, however many runs of the trigger started and ended since', async () => {
+    const path = 'overlap/skip_many';
+    await register(path, `cron: "*/30 * * * * *", overlap: skip`);
+    const t0 = anHourAgo();
+    const long = await longRunThenTwelveShort(path, new Date(Math.ceil(t0.getTime() / 30_000) * 30_000));
+    const due = new Date(Math.ceil(t0.getTime() / 30_000) * 30_000 + 30_000);
+    const report = await tick(plus(due, 10));
+    expect(report).toMatchObject({ started: 0, skipped: 1 });
+    const skipped = (await fires(path)).find((f) => f.fire_key === iso(due))!;
+    expect(skipped).toMatchObject({ outcome: 'skipped', execution_id: null });
+    expect(skipped.error).toContain(`execution ${long} still running`);
+    expect(await listed(path)).toMatchObject({ fires: 13, skipped: 1 });
+  });
+
+  it('cancel_previous: the first run is cancelled at the next due time, however many runs started and ended since', async () => {
+    const path = 'overlap/cancel_many';
+    await register(path, `cron: "*/30 * * * * *", overlap: cancel_previous`);
+    const t0 = new Date(Math.ceil(anHourAgo().getTime() / 30_000) * 30_000);
+    const long = await longRunThenTwelveShort(path, t0);
+    await tick(plus(t0, 30_010));
+    const now = await fires(path);
+    expect(now.find((f) => f.execution_id === long)!.status).toBe('cancelled');
+    expect((await runningOne(path)).fire_key).toBe(iso(plus(t0, 30_000)));
+  });
+
+  it('the statement reads indexes, not the tables: the live executions, and the fires by execution', async () => {
+    /** Runs what the repository sends under EXPLAIN (the plan for its values, and the generic one it is prepared with), collecting the plans' text. */
+    const plans: string[] = [];
+    const explaining = {
+      async query(config: { text: string; values: unknown[] }) {
+        for (const explain of ['EXPLAIN', 'EXPLAIN (GENERIC_PLAN)']) {
+          const r = await a.deps.db.query<{ 'QUERY PLAN': string }>(`${explain} ${config.text}`, explain === 'EXPLAIN' ? config.values : []);
+          plans.push(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+        }
+        return { rows: [] };
+      },
+    } as unknown as Queryable;
+    // Many finished runs of one trigger, a few live ones: as after months of a schedule.
+    await register('overlap/seeded', `cron: "@yearly"`);
+    const { rows } = await a.deps.db.query<{ catalog_id: number }>(`SELECT catalog_id FROM core.catalog WHERE path = 'overlap/seeded'`);
+    await a.deps.db.query(
+      `WITH ids AS (SELECT nextval('core.execution_id_seq') AS id, g FROM generate_series(1, 5000) g),
+            x AS (INSERT INTO core.execution (execution_id, catalog_id, path, root_execution_id, status, started_at, finished_at)
+                  SELECT id, $1, 'overlap/seeded', id, CASE WHEN g % 1000 = 0 THEN 'running' ELSE 'completed' END, t, CASE WHEN g % 1000 = 0 THEN NULL ELSE t END
+                    FROM ids, LATERAL (SELECT now() - make_interval(secs => 5000 - g) AS t) s RETURNING execution_id, started_at)
+       INSERT INTO core.trigger_fire (path, name, fire_key, outcome, execution_id, scheduled_time, fired_at)
+       SELECT 'overlap/seeded', 't', to_char(x.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'started', x.execution_id, x.started_at, x.started_at FROM x`,
+      [rows[0]!.catalog_id],
+    );
+    await a.deps.db.query('ANALYZE core.execution');
+    await a.deps.db.query('ANALYZE core.trigger_fire');
+    const seeded = [{ path: 'overlap/seeded', name: 't' }];
+    expect((await unfinishedRuns(a.deps.db, seeded)).get('overlap/seeded\nt')).toHaveLength(5);
+    await unfinishedRuns(explaining, seeded);
+    for (const plan of plans.splice(0)) {
+      expect(plan, plan).toMatch(/Index Scan using execution_live_idx on execution/);
+      expect(plan, plan).toMatch(/Index Scan using trigger_fire_execution_idx on trigger_fire/);
+      expect(plan, plan).not.toMatch(/Seq Scan/);
+    }
+  });
+});
