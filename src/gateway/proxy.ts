@@ -2,7 +2,6 @@
 // bodies piped as they arrive (server-sent events flow unbuffered), and a client that leaves
 // aborts the upstream request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
 import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
@@ -52,7 +51,8 @@ export type Proxy = {
  */
 function gatewayHeaders(req: FastifyRequest, how: Forward): Record<string, string | undefined> {
   return {
-    authorization: how.authorization === undefined ? req.headers.authorization : (how.authorization ?? undefined),
+    // The client's own: every copy it sent stays (a webhook's bearer signature refuses two).
+    ...(how.authorization === undefined ? {} : { authorization: how.authorization ?? undefined }),
     [IDENTITY_HEADER]: how.identity,
     'x-forwarded-for': req.ip,
     'x-forwarded-host': req.headers.host,
@@ -76,9 +76,11 @@ export function createProxy(upstream: URL): Proxy {
   const pool = new Pool(upstream.origin, { bodyTimeout: 0, headersTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
   return {
     async forward(req, reply, how) {
+      // Every copy of a header as the client sent it (node's merged headers keep only the first
+      // Authorization and join other repeats), so the server judges what was really sent.
       const passed: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
-        if (value !== undefined && !DROP_REQUEST.has(name)) passed[name] = value;
+      for (const [name, values] of Object.entries(req.raw.headersDistinct)) {
+        if (values !== undefined && !DROP_REQUEST.has(name)) passed[name] = values.length === 1 ? values[0] : values;
       }
       const headers = withHeaders(passed, gatewayHeaders(req, how));
       // A client that leaves (its socket closes before the answer is done) ends the upstream request.
@@ -118,8 +120,8 @@ export function createProxy(upstream: URL): Proxy {
     relay(client, req, how) {
       const url = new URL(req.url, upstream.origin);
       url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-      // Only what the gateway sets: `ws` makes the handshake's own headers.
-      const server = new WebSocket(url, { headers: withHeaders({}, gatewayHeaders(req, how)), handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
+      // Only the client's credential and what the gateway sets: `ws` makes the handshake's own headers.
+      const server = new WebSocket(url, { headers: withHeaders({}, { authorization: req.headers.authorization, ...gatewayHeaders(req, how) }), handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
       const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
       const close = (socket: WebSocket, code: number, reason: string) => {
         if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason.slice(0, WS_REASON_MAX_CHARS));

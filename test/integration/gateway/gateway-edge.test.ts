@@ -3,7 +3,7 @@
 // flow unbuffered and a client that leaves closes the upstream request; CORS preflights for
 // allowed and refused origins; rate limits (429 + Retry-After); request size limits; no OpenID
 // provider means API tokens only; runtime settings for the GUI.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -93,6 +93,26 @@ describe('gateway: what reaches the server', () => {
     expect(res.body.bytes).toBe(7);
     expect(res.headers.get('set-cookie')).toBeNull();
     expect(verifyIdentity(res.body.headers['x-svc-identity'], TEST_GATEWAY_SECRET).ok).toBe(false);
+  });
+
+  it('passes every copy of a repeated header as sent (a webhook\'s bearer signature refuses two Authorization lines)', async () => {
+    const answer = await new Promise<{ rawHeaders: string[] }>((ok, fail) => {
+      const req = request(`${gw.url}/api/hooks/some/path`, { method: 'POST', headers: { authorization: ['Bearer right', 'Bearer wrong'], 'x-sig': ['a', 'b'], 'content-type': 'application/json' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { url: string };
+          const last = seen.at(-1);
+          if (!last || body.url !== '/api/hooks/some/path') fail(new Error('the hook did not reach the server'));
+          else ok({ rawHeaders: last.rawHeaders });
+        });
+      });
+      req.on('error', fail);
+      req.end('{}');
+    });
+    const copies = (name: string) => answer.rawHeaders.filter((_, i) => i % 2 === 1 && answer.rawHeaders[i - 1].toLowerCase() === name);
+    expect(copies('authorization')).toEqual(['Bearer right', 'Bearer wrong']);
+    expect(copies('x-sig')).toEqual(['a', 'b']);
   });
 
   it('believes X-Forwarded-For only from a trusted proxy', async () => {
