@@ -50,7 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Per-request log lines would dominate the log at worker report rates; metrics count requests.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: bodyLimitBytes(deps.config),
-    maxParamLength: MAX_PARAM_CHARS,
+    routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     frameworkErrors: answerFrameworkError,
     // Idle keep-alive sockets are closed by us (below) once requests in flight have answered.
