@@ -121,9 +121,9 @@ export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal
 /**
  * An execution's admission (flow control) while it has one: the limit and key it is queued on, or
  * holds a slot of once admitted (`limit` null: a debounce window alone); `not_before` is when its
- * debounce window closes (its start when it has none).
+ * debounce window closes (null when it has none).
  */
-export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string; queued_at: string; admitted_at: string | null };
+export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string | null; queued_at: string; admitted_at: string | null };
 
 /** A command of the execution that waits for room on its task's limit (PENDING until the key has room and tokens). */
 export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };

@@ -24,7 +24,5 @@ export const keyText = (key: string): string => (key === '' ? '(empty key)' : ke
  */
 export function flowState(flow: ExecutionFlow, now: number = Date.now()): 'debounced' | 'queued' | 'admitted' {
   if (flow.admitted_at) return 'admitted';
-  // A start without a debounce window is queued with not_before at its start.
-  const closes = Date.parse(flow.not_before);
-  return closes > Date.parse(flow.queued_at) && closes > now ? 'debounced' : 'queued';
+  return flow.not_before !== null && Date.parse(flow.not_before) > now ? 'debounced' : 'queued';
 }

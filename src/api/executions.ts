@@ -144,8 +144,8 @@ const executionDetailAnswer = v.object({
   ),
   labels: v.pipe(v.record(v.string(), v.string()), v.description('the labels it was started with')),
   flow: v.pipe(
-    v.nullable(v.object({ limit: v.nullable(v.string()), key: v.nullable(v.string()), priority: integer, not_before: time, queued_at: time, admitted_at: v.nullable(time) })),
-    v.description('its admission (flow control) while it has one: the limit and key it is queued on (or holds a slot of, once admitted), its debounce window\'s close (not_before)'),
+    v.nullable(v.object({ limit: v.nullable(v.string()), key: v.nullable(v.string()), priority: integer, not_before: v.nullable(time), queued_at: time, admitted_at: v.nullable(time) })),
+    v.description('its admission (flow control) while it has one: the limit and key it is queued on (or holds a slot of, once admitted), its debounce window\'s close (not_before; null when it is not debounced)'),
   ),
   limit_waits: v.pipe(
     v.array(v.object({ step: v.string(), seq: integer, limit: v.string(), key: v.string(), since: time })),

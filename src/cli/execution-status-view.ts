@@ -20,7 +20,7 @@ const Flow = v.looseObject({
   limit: v.nullable(v.string()),
   key: v.nullable(v.string()),
   priority: v.number(),
-  not_before: v.string(),
+  not_before: v.nullable(v.string()),
   queued_at: v.string(),
   admitted_at: v.nullable(v.string()),
 });
@@ -72,7 +72,7 @@ export function waitText(w: Wait, now: number): string {
 export function flowText(f: Flow, now: number): string {
   const on = f.limit === null ? '' : `limit ${f.limit} key ${JSON.stringify(f.key ?? '')}`;
   if (f.admitted_at !== null) return `admitted ${whenText(f.admitted_at, now)}${on ? `, holds a slot of ${on}` : ''}`;
-  const window = Date.parse(f.not_before) > now ? `, debounce window closes ${whenText(f.not_before, now)}` : '';
+  const window = f.not_before !== null && Date.parse(f.not_before) > now ? `, debounce window closes ${whenText(f.not_before, now)}` : '';
   return `queued${on ? ` on ${on}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}`;
 }
 

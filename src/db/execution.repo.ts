@@ -306,9 +306,10 @@ export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal
 
 /**
  * What a queued execution waits for (core.admission): a limit's key (`limit` null for a debounce
- * alone), the close of its debounce window, and since when.
+ * alone), the close of its debounce window (`not_before`, null when it is not debounced), and
+ * since when.
  */
-export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string; queued_at: string; admitted_at: string | null };
+export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string | null; queued_at: string; admitted_at: string | null };
 
 /** A command of the execution that waits for room on its task's limit (PENDING, limited). */
 export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
@@ -338,7 +339,8 @@ export async function getExecutionWithRetryLinks(
                                                         'approval_roles', w.approval_roles) ORDER BY w.seq), '[]')
                FROM core.wait w WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
             (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority,
-                                      'not_before', to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                      -- A start that is not debounced is written with not_before at its start: no window to show.
+                                      'not_before', CASE WHEN a.debounce_path IS NOT NULL THEN to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,
                                       'queued_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                       'admitted_at', to_char(a.admitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                FROM core.admission a WHERE a.execution_id = ${HIDDEN_ID}) AS flow,

@@ -220,7 +220,8 @@ workflow:
     // The admitter admits the first (no worker runs it: it stays running and holds the slot).
     await expect.poll(async () => (await http(t.url, 'GET', `/api/executions/${first}`)).body.status, { timeout: 15_000 }).toBe('running');
     const view = (await http(t.url, 'GET', `/api/executions/${second}`)).body;
-    expect(view).toMatchObject({ status: 'queued', flow: { limit: '@flow/q', key: 'acme', priority: 8, admitted_at: null } });
+    // Not debounced: no window's close (once its queued_at).
+    expect(view).toMatchObject({ status: 'queued', flow: { limit: '@flow/q', key: 'acme', priority: 8, not_before: null, queued_at: expect.any(String), admitted_at: null } });
     expect((await http(t.url, 'GET', '/api/executions?status=queued')).body.executions.map((e: { execution_id: number }) => e.execution_id)).toContain(second);
     const events = (await http(t.url, 'GET', `/api/events/${second}`)).body.events.map((e: { event_type: string }) => e.event_type);
     expect(events).toEqual(['execution.started', 'execution.queued']);
@@ -242,6 +243,25 @@ workflow:
     expect((await http(t.url, 'PUT', '/api/limits/@flow%2Fq', { concurrency: 5 })).status).toBe(422);
     expect((await http(t.url, 'POST', `/api/executions/${first}/cancel`, { reason: 'done' })).status).toBe(200);
     expect((await db.query(`SELECT running FROM core.flow_key WHERE name = '@flow/q' AND key = 'acme'`)).rows[0].running).toBe(0);
+  });
+});
+
+describe('a debounced start', () => {
+  it("shows its window's close as flow.not_before; an execution queued without one shows null", async () => {
+    await register(`apiVersion: svc/v1
+metadata: { name: d, path: flow/debounced }
+debounce: { key: "{{ workload.c | default('') }}", seconds: 60 }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    const id = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/debounced', payload: { c: 'x' } })).body.execution_id;
+    const { flow } = (await http(t.url, 'GET', `/api/executions/${id}`)).body;
+    expect(flow).toMatchObject({ limit: null, key: null, admitted_at: null });
+    const window = Date.parse(flow.not_before) - Date.parse(flow.queued_at);
+    expect(window).toBeGreaterThan(59_000);
+    expect(window).toBeLessThan(61_000);
+    expect((await http(t.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test' })).status).toBe(200);
   });
 });
 

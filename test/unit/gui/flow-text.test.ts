@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { flowState, isInlineLimit, keyText, rateText, tokensText } from '../../../gui/src/flow-text.ts';
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 12, 0, s)).toISOString();
-const flow = (over: Partial<Parameters<typeof flowState>[0]> = {}) => ({ limit: 'tenant', key: 'acme', priority: 5, not_before: at(1), queued_at: at(1), admitted_at: null, ...over });
+const flow = (over: Partial<Parameters<typeof flowState>[0]> = {}): Parameters<typeof flowState>[0] => ({ limit: 'tenant', key: 'acme', priority: 5, not_before: null, queued_at: at(1), admitted_at: null, ...over });
 
 describe('flow control in words', () => {
   it('writes a rate, tokens, a key and an inline limit', () => {
@@ -20,7 +20,7 @@ describe('flow control in words', () => {
   });
 
   it('tells a queued admission from an open debounce window and an admitted one', () => {
-    // Queued at its start (no window): queued, whatever the clock says.
+    // Queued without a window (not_before null): queued, whatever the clock says.
     expect(flowState(flow(), Date.parse(at(0)))).toBe('queued');
     expect(flowState(flow(), Date.parse(at(9)))).toBe('queued');
     // A window closing at :05: debounced before, queued after.
