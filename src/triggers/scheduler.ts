@@ -93,8 +93,9 @@ export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at
   let cancel: number[] = [];
   let next = nextFire(spec.cron, spec.timezone, at);
   if (spec.overlap === 'skip') {
-    // One run at a time: with one unfinished, every due time is skipped; else the first starts.
-    [toStart, skipped] = unfinished.length > 0 ? [[], dueTimes] : [dueTimes.slice(0, 1), dueTimes.slice(1)];
+    // One run at a time: with one unfinished, every due time is skipped; else the newest starts
+    // (the on-time one after a downtime), as with cancel_previous, and the older ones are skipped.
+    [toStart, skipped] = unfinished.length > 0 ? [[], dueTimes] : [dueTimes.slice(-1), dueTimes.slice(0, -1)];
   } else if (spec.overlap === 'queue') {
     // One run at a time, none dropped: the first due time waits (the row stays due) until the run ends.
     if (unfinished.length > 0) return undefined;

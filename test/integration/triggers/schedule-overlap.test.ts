@@ -156,3 +156,20 @@ describe('overlap skip and cancel_previous find every unfinished run of the trig
     }
   });
 });
+
+describe('catch-up with overlap skip', () => {
+  it('catch_up all: after a downtime the on-time fire starts; the caught-up times are recorded as skipped', async () => {
+    const path = 'overlap/skip_all';
+    await register(path, `cron: "* * * * *", overlap: skip, catch_up: all, max_catch_up: 3`);
+    await setNextFire(path, new Date('2031-05-01T16:48:00Z'));
+    const report = await tick(new Date('2031-05-01T16:51:00.010Z'));
+    expect(report).toMatchObject({ started: 1, skipped: 3 });
+    expect((await fires(path)).map((f) => [f.fire_key, f.outcome])).toEqual([
+      ['2031-05-01T16:48:00.000Z', 'skipped'],
+      ['2031-05-01T16:49:00.000Z', 'skipped'],
+      ['2031-05-01T16:50:00.000Z', 'skipped'],
+      ['2031-05-01T16:51:00.000Z', 'started'],
+    ]);
+    expect(await nextFire(path)).toBe('2031-05-01T16:52:00.000Z');
+  });
+});
