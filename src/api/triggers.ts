@@ -6,7 +6,7 @@ import { ServiceError } from '../errors.ts';
 import { backfill, fireByHand, pauseTrigger, triggerViews, type TriggerView } from '../triggers/trigger-operations.ts';
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
-import { describeIssues, jsonSchema } from './validation.ts';
+import { describeIssues, exactObject, jsonSchema } from './validation.ts';
 
 const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -27,8 +27,9 @@ const isoTime = v.pipe(
   v.check((at) => isoTimeInRange(at.getTime()) !== null, YEARS), // an offset may take 0001-01-01 into year 0
 );
 const notArray = v.custom<unknown>((input) => !Array.isArray(input), 'must be a JSON object, not an array');
-const fireBody = v.optional(v.pipe(notArray, v.object({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) })), {});
-const backfillBody = v.pipe(notArray, v.object({ from: isoTime, to: isoTime }));
+// Exact: a misspelt `fire_key` dropped would start a new execution at every retry of the fire.
+const fireBody = v.optional(v.pipe(notArray, exactObject({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) })), {});
+const backfillBody = v.pipe(notArray, exactObject({ from: isoTime, to: isoTime }));
 
 const triggerAnswer = v.object({
   path: v.string(),

@@ -97,7 +97,7 @@ describe('gateway: what reaches the server', () => {
 
   it('passes every copy of a repeated header as sent (a webhook\'s bearer signature refuses two Authorization lines)', async () => {
     const answer = await new Promise<{ rawHeaders: string[] }>((ok, fail) => {
-      const req = request(`${gw.url}/api/hooks/some/path`, { method: 'POST', headers: { authorization: ['Bearer right', 'Bearer wrong'], 'x-sig': ['a', 'b'], 'content-type': 'application/json' } }, (res) => {
+      const req = request(`${gw.url}/api/hooks/some/path`, { method: 'POST', headers: ['host', new URL(gw.url).host, 'authorization', 'Bearer right', 'authorization', 'Bearer wrong', 'x-sig', 'a', 'x-sig', 'b', 'content-type', 'application/json', 'content-length', '2'] }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {

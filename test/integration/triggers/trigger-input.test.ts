@@ -120,6 +120,10 @@ describe('fire by hand', () => {
     }
     const array = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, '[1]');
     expect(array.body.detail).toEqual({ message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
+    // A misspelt field is refused, not dropped: a retry of {"firekey": "k"} would start again each time.
+    const misspelt = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { firekey: 'k1' });
+    expect(misspelt.status).toBe(422);
+    expect(misspelt.body.detail.errors).toEqual([expect.stringMatching(/^firekey: unknown field \(did you mean 'fire_key'\?\)/)]);
     expect(await executionCount(PATH)).toBe(0);
     expect(await fireCount(PATH)).toBe(0);
     expect((await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { fire_key: 'k1' })).status).toBe(202);
