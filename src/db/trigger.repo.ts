@@ -170,6 +170,31 @@ export async function unfinishedRuns(q: Queryable, triggers: readonly { path: st
   return out;
 }
 
+/**
+ * Per schedule (`path\nname`), until when its due times from `before` on waited for a run of it
+ * (overlap queue), for a schedule none of whose runs is unfinished: the time its last run before
+ * `before` started (the tick that started it saw the times due then), or the latest end of that run
+ * and of every run of the trigger fired since, if later. Absent: no run started before `before`.
+ * Its last run is the started fire with the greatest key (a scheduled time) before `before`, read
+ * backwards on the fires' primary key; the runs since on trigger_fire_recent_idx, each execution by
+ * its key (a few rows: the generic plan cannot know how few, so it is not left a join to choose).
+ */
+export async function queuedThrough(q: Queryable, schedules: readonly { path: string; name: string; before: Date }[]): Promise<Map<string, Date>> {
+  const { rows } = await q.query<{ path: string; name: string; until: Date }>({
+    name: 'svc_schedule_queued_through',
+    text: `SELECT x.path, x.name, greatest(r.fired_at, l.ended) AS until
+             FROM unnest($1::text[], $2::text[], $3::text[]) AS x(path, name, before)
+            CROSS JOIN LATERAL (SELECT fired_at FROM core.trigger_fire
+                                 WHERE path = x.path AND name = x.name AND fire_key < x.before AND outcome = 'started'
+                                 ORDER BY fire_key DESC LIMIT 1) r
+            CROSS JOIN LATERAL (SELECT max((SELECT e.finished_at FROM core.execution e WHERE e.execution_id = f.execution_id)) AS ended
+                                  FROM core.trigger_fire f
+                                 WHERE f.path = x.path AND f.name = x.name AND f.fired_at >= r.fired_at AND f.outcome = 'started') l`,
+    values: [schedules.map((s) => s.path), schedules.map((s) => s.name), schedules.map((s) => s.before.toISOString())],
+  });
+  return new Map(rows.map((r) => [`${r.path}\n${r.name}`, r.until]));
+}
+
 /** The fire that started an execution, if a trigger did. */
 export async function fireOfExecution(q: Queryable, executionId: number): Promise<{ path: string; name: string; fire_key: string; fired_at: Date } | undefined> {
   const { rows } = await q.query<{ path: string; name: string; fire_key: string; fired_at: Date }>(

@@ -1,7 +1,7 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
-import { earliestScheduledFire, lookAtSchedules, unfinishedRuns } from '../db/trigger.repo.ts';
+import { earliestScheduledFire, lookAtSchedules, queuedThrough, unfinishedRuns } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
@@ -17,7 +17,7 @@ import * as v from 'valibot';
 
 /** Longest sleep between looks at the schedules. */
 export const SCHEDULER_MAX_SLEEP_MS = 1000;
-/** A due time later than this at its tick was missed (downtime): the catch-up policy decides. */
+/** A due time later than this at its tick was missed (downtime): the catch-up policy decides, unless it waited for a run (overlap `queue`). */
 export const MISFIRE_GRACE_MS = 60_000;
 /**
  * A schedule still due after a tick waits for its previous run (overlap `queue`): looked at again
@@ -26,6 +26,11 @@ export const MISFIRE_GRACE_MS = 60_000;
 const QUEUED_RECHECK_MS = 500;
 /** Schedules handled per look; more wait for the next, at once. */
 const DUE_PER_TICK = 100;
+/**
+ * Due times one tick records as dropped from a schedule's queue (overlap `queue`, beyond
+ * `max_catch_up`); more (a long downtime behind an unfinished run) go in the next ticks.
+ */
+const QUEUE_DROPS_PER_TICK = 1000;
 
 export type Clock = () => Date;
 
@@ -51,12 +56,16 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   const specs = due.map((row) => v.parse(ScheduleTriggerSchema, row.spec));
   const watched = due.filter((_, i) => specs[i].overlap !== 'allow');
   const unfinished = watched.length ? await unfinishedRuns(deps.db, watched) : new Map<string, number[]>();
+  const key = (row: { path: string; name: string }) => `${row.path}\n${row.name}`;
+  // A queue whose oldest due time is past the grace and whose runs all ended: did it wait for them?
+  const asked = due.filter((row, i) => specs[i].overlap === 'queue' && !unfinished.has(key(row)) && row.next_fire_at!.getTime() < at.getTime() - MISFIRE_GRACE_MS);
+  const waited = asked.length ? await queuedThrough(deps.db, asked.map((row) => ({ path: row.path, name: row.name, before: row.next_fire_at! }))) : new Map<string, Date>();
   const firedAt = new Date();
   const plans = due.flatMap((row, i) => {
-    const runs = unfinished.get(`${row.path}\n${row.name}`) ?? [];
-    const plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt);
-    if (!plan) report.waiting.push({ path: row.path, name: row.name, runs });
-    return plan ? [{ row, plan }] : [];
+    const runs = unfinished.get(key(row)) ?? [];
+    const plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt, waited.get(key(row)) ?? null);
+    if (plan.waiting) report.waiting.push({ path: row.path, name: row.name, runs });
+    return plan.waiting ? [] : [{ row, plan }];
   });
   // The newest due time replaces whatever still runs (cancel_previous): cancelled before it starts.
   for (const { row, plan } of plans) {
@@ -79,37 +88,55 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   return report;
 }
 
-type Plan = { fires: Fire[]; next: Date | null; cancel: number[] };
+/** What a tick does with one due schedule: fires to make, its next fire time, runs to cancel; `waiting`: its due times wait for `unfinished` runs (overlap queue). */
+type Plan = { fires: Fire[]; next: Date | null; cancel: number[]; waiting: boolean };
 
 /**
  * What a tick does with one due schedule at `at`: which due times start, which are skipped (and
- * why), which runs to cancel, and its next fire time; undefined when it waits (overlap `queue`
- * with a run unfinished: the row stays due).
+ * why), which runs to cancel, and its next fire time. `queuedUntil` (overlap queue, no run
+ * unfinished): the due times up to then waited for a run, whatever their age (queuedThrough).
  */
-export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], firedAt: Date): Plan | undefined {
-  const dueTimes = duePick(spec, from, at);
-  let toStart = dueTimes;
-  let skipped: Date[] = [];
-  let cancel: number[] = [];
-  let next = nextFire(spec.cron, spec.timezone, at);
-  if (spec.overlap === 'skip') {
-    // One run at a time: with one unfinished, every due time is skipped; else the newest starts
-    // (the on-time one after a downtime), as with cancel_previous, and the older ones are skipped.
-    [toStart, skipped] = unfinished.length > 0 ? [[], dueTimes] : [dueTimes.slice(-1), dueTimes.slice(0, -1)];
-  } else if (spec.overlap === 'queue') {
-    // One run at a time, none dropped: the first due time waits (the row stays due) until the run ends.
-    if (unfinished.length > 0) return undefined;
-    toStart = dueTimes.slice(0, 1);
-    if (dueTimes.length > 1) next = dueTimes[1];
-  } else if (spec.overlap === 'cancel_previous') {
-    [toStart, skipped, cancel] = [dueTimes.slice(-1), dueTimes.slice(0, -1), [...unfinished]];
+export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], firedAt: Date, queuedUntil: Date | null = null): Plan {
+  const start = (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt.toISOString() } }) });
+  const skip = (why: string) => (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why });
+  if (spec.overlap === 'queue') {
+    // One run at a time, oldest first: while one is unfinished every due time waits, the row stays
+    // due at the oldest, and nothing is read or written (queuedThrough tells later that they waited).
+    if (unfinished.length > 0) return { fires: [], next: from, cancel: [], waiting: true };
+    const q = queuePick(spec, from, at, queuedUntil);
+    const dropped = q.dropped.map(skip(`overlap queue: more than ${spec.max_catch_up} due times waiting (max_catch_up)`));
+    if (q.more) return { fires: dropped, next: q.more, cancel: [], waiting: false };
+    const [first, second] = q.waiting;
+    return { fires: [...dropped, ...(first ? [start(first)] : [])], next: second ?? nextFire(spec.cron, spec.timezone, at), cancel: [], waiting: false };
   }
-  const why = unfinished.length > 0 && spec.overlap === 'skip' ? `overlap skip: execution ${unfinished.join(', ')} still running` : `overlap ${spec.overlap}: one run per tick`;
-  const fires: Fire[] = [
-    ...toStart.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt.toISOString() } }) })),
-    ...skipped.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why })),
-  ];
-  return { fires, next, cancel };
+  const dueTimes = duePick(spec, from, at);
+  const next = nextFire(spec.cron, spec.timezone, at);
+  if (spec.overlap === 'allow') return { fires: dueTimes.map(start), next, cancel: [], waiting: false };
+  // skip and cancel_previous: one run per tick, the newest due time (the on-time one after a downtime).
+  const [older, newest] = [dueTimes.slice(0, -1), dueTimes.slice(-1)];
+  if (spec.overlap === 'cancel_previous') return { fires: [...older.map(skip('overlap cancel_previous: one run per tick')), ...newest.map(start)], next, cancel: [...unfinished], waiting: false };
+  if (unfinished.length > 0) return { fires: dueTimes.map(skip(`overlap skip: execution ${unfinished.join(', ')} still running`)), next, cancel: [], waiting: false };
+  return { fires: [...older.map(skip('overlap skip: one run per tick')), ...newest.map(start)], next, cancel: [], waiting: false };
+}
+
+/**
+ * A queue's due times at `at`, oldest first: those up to `queuedUntil` waited for a run, whatever
+ * their age; of the rest, those within the grace are on time and the older ones were missed
+ * (downtime), picked by the catch-up policy (duePick). The newest `max_catch_up` of them wait
+ * (`waiting`), the older ones are `dropped`. More than QUEUE_DROPS_PER_TICK to drop: the oldest
+ * that many are, `more` is the next one, and nothing waits yet (the next tick goes on from `more`).
+ */
+export function queuePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch_up' | 'max_catch_up'>, from: Date, at: Date, queuedUntil: Date | null): { waiting: Date[]; dropped: Date[]; more?: Date } {
+  const graceStart = at.getTime() - MISFIRE_GRACE_MS;
+  // The times that waited: [from, waitedTo]; all of them when the wait reaches the grace.
+  const waitedTo = queuedUntil === null ? from.getTime() - 1 : queuedUntil.getTime() >= graceStart ? at.getTime() : Math.min(queuedUntil.getTime(), at.getTime());
+  const most = spec.max_catch_up + QUEUE_DROPS_PER_TICK;
+  const waited = waitedTo < from.getTime() ? [] : firesBetween(spec.cron, spec.timezone, from, new Date(waitedTo + 1), most + 1);
+  if (waited.length > most) return { waiting: [], dropped: waited.slice(0, QUEUE_DROPS_PER_TICK), more: waited[QUEUE_DROPS_PER_TICK] };
+  const after = new Date(Math.max(from.getTime(), waitedTo + 1));
+  const due = [...waited, ...(after.getTime() <= at.getTime() ? duePick(spec, after, at) : [])];
+  const kept = Math.min(due.length, spec.max_catch_up);
+  return { waiting: due.slice(due.length - kept), dropped: due.slice(0, due.length - kept) };
 }
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { runScheduleTick } from '../../../src/triggers/scheduler.ts';
-import { unfinishedRuns } from '../../../src/db/trigger.repo.ts';
+import { queuedThrough, unfinishedRuns } from '../../../src/db/trigger.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
 
 let a: TestApp;
@@ -120,7 +120,7 @@ describe('overlap skip and cancel_previous find every unfinished run of the trig
     expect((await runningOne(path)).fire_key).toBe(iso(plus(t0, 30_000)));
   });
 
-  it('the statement reads indexes, not the tables: the live executions, and the fires by execution', async () => {
+  it('the statements read indexes, not the tables: live executions and the fires by execution; the last runs of a queue by key and time', async () => {
     /** Runs what the repository sends under EXPLAIN (the plan for its values, and the generic one it is prepared with), collecting the plans' text. */
     const plans: string[] = [];
     const explaining = {
@@ -154,6 +154,16 @@ describe('overlap skip and cancel_previous find every unfinished run of the trig
       expect(plan, plan).toMatch(/Index Scan using trigger_fire_execution_idx on trigger_fire/);
       expect(plan, plan).not.toMatch(/Seq Scan/);
     }
+    // The last run before a time, and the runs fired since it.
+    const before = new Date(Date.now() - 100_000);
+    expect((await queuedThrough(a.deps.db, [{ ...seeded[0]!, before }])).get('overlap/seeded\nt')!.getTime()).toBeGreaterThan(before.getTime());
+    await queuedThrough(explaining, [{ ...seeded[0]!, before }]);
+    for (const plan of plans.splice(0)) {
+      expect(plan, plan).toMatch(/Index Scan Backward using trigger_fire_pkey on trigger_fire/);
+      expect(plan, plan).toMatch(/Index Scan using trigger_fire_recent_idx|Bitmap Index Scan on trigger_fire_recent_idx/);
+      expect(plan, plan).toMatch(/Index Scan using execution_pkey on execution e\s+.*\n\s+Index Cond: \(execution_id = f\.execution_id\)/);
+      expect(plan, plan).not.toMatch(/Seq Scan|Hash Join/);
+    }
   });
 });
 
@@ -171,5 +181,80 @@ describe('catch-up with overlap skip', () => {
       ['2031-05-01T16:51:00.000Z', 'started'],
     ]);
     expect(await nextFire(path)).toBe('2031-05-01T16:52:00.000Z');
+  });
+});
+
+describe('overlap queue', () => {
+  it('a due time waiting longer than the misfire grace for a run starts when the run ends: nothing dropped, in order', async () => {
+    const path = 'overlap/queue_slow';
+    // Runs slower than the cron: six more due times wait after each run (a bound of 20 holds three runs).
+    await register(path, `cron: "*/10 * * * * *", overlap: queue, max_catch_up: 20`);
+    const t0 = anHourAgo();
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    // Each run lasts 70 s: seven due times fall while it runs, one of them more than 60 s before it ends.
+    let at = t0;
+    for (let run = 0; run < 3; run++) {
+      for (let s = 10; s <= 70; s += 10) {
+        const report = await tick(plus(at, s * 1000 + 10));
+        expect(report.started).toBe(0);
+        expect(report.waiting.map((w) => w.path)).toEqual([path]);
+      }
+      at = plus(at, 70_000);
+      await cancel((await runningOne(path)).execution_id);
+      const report = await tick(plus(at, 20));
+      expect(report.started).toBe(1);
+    }
+    // Started one after another, oldest first: t0, t0+10 s, t0+20 s, t0+30 s; none skipped.
+    expect((await fires(path)).map((f) => [f.fire_key, f.outcome])).toEqual([0, 10, 20, 30].map((s) => [iso(plus(t0, s * 1000)), 'started']));
+    expect(await nextFire(path)).toBe(iso(plus(t0, 40_000)));
+    expect(await listed(path)).toMatchObject({ fires: 4, skipped: 0, errors: 0 });
+  });
+
+  it('at most max_catch_up due times wait: when the run ends, the older ones are recorded as skipped and counted', async () => {
+    const path = 'overlap/queue_bound';
+    await register(path, `cron: "*/10 * * * * *", overlap: queue, max_catch_up: 3`);
+    const t0 = anHourAgo();
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    // Seven due times fall while the run runs: they wait, nothing is written meanwhile.
+    for (let s = 10; s <= 70; s += 10) await tick(plus(t0, s * 1000 + 10));
+    expect((await fires(path)).map((f) => f.fire_key)).toEqual([iso(t0)]);
+    expect(await nextFire(path)).toBe(iso(plus(t0, 10_000)));
+    // It ends: the four oldest are dropped, recorded; the oldest of the three newest starts.
+    await cancel((await runningOne(path)).execution_id);
+    expect(await tick(plus(t0, 70_020))).toMatchObject({ started: 1, skipped: 4 });
+    const ended = await fires(path);
+    expect(ended.map((f) => [f.fire_key, f.outcome])).toEqual([
+      [iso(t0), 'started'],
+      ...[10, 20, 30, 40].map((s) => [iso(plus(t0, s * 1000)), 'skipped']),
+      [iso(plus(t0, 50_000)), 'started'],
+    ]);
+    expect(ended[1]!.error).toBe('overlap queue: more than 3 due times waiting (max_catch_up)');
+    expect(await listed(path)).toMatchObject({ fires: 2, skipped: 4 });
+    // The other two start one after another.
+    for (const s of [60, 70]) {
+      await cancel((await runningOne(path)).execution_id);
+      await tick(plus(t0, 70_020 + s));
+      expect((await runningOne(path)).fire_key).toBe(iso(plus(t0, s * 1000)));
+    }
+    expect(await listed(path)).toMatchObject({ fires: 4, skipped: 4 });
+    expect(await nextFire(path)).toBe(iso(plus(t0, 80_000)));
+  });
+
+  it('after a downtime with no run unfinished, catch-up decides about the missed times; the on-time ones wait their turn', async () => {
+    const path = 'overlap/queue_down';
+    await register(path, `cron: "*/10 * * * * *", overlap: queue, catch_up: none`);
+    // Times after now: the run below ends (now) before every one of them.
+    const t1 = new Date(Math.ceil((Date.now() + 86_400_000) / 10_000) * 10_000);
+    await setNextFire(path, t1);
+    await tick(plus(t1, 10));
+    await cancel((await runningOne(path)).execution_id);
+    // Ten minutes down: the times older than 60 s were missed, not waiting for a run.
+    const back = plus(t1, 600_010);
+    expect((await tick(back)).started).toBe(1);
+    expect((await runningOne(path)).fire_key).toBe(iso(plus(t1, 550_000)));
+    expect(await nextFire(path)).toBe(iso(plus(t1, 560_000)));
+    expect(await listed(path)).toMatchObject({ fires: 2, skipped: 0 });
   });
 });
