@@ -197,7 +197,9 @@ async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: Read
     } catch (err) {
       const field = err instanceof FlowKeyError ? err.field : err instanceof TemplateError ? err.field : 'key';
       const message = err instanceof Error ? err.message : String(err);
-      return new ServiceError('unprocessable', { message: `${compiled.path}: ${message}`, errors: [`${field}: ${message}`] });
+      const detail = { message: `${compiled.path}: ${message}`, errors: [`${field}: ${message}`] };
+      // A key too long says so by its code, as a task's limit key does in its outcome.
+      return err instanceof FlowKeyError ? new ServiceError(err.code, { code: err.code, ...detail }) : new ServiceError('unprocessable', detail);
     }
   });
 }

@@ -214,6 +214,36 @@ workflow:
     expect((await db.query(`SELECT count(*)::int AS n FROM core.execution`)).rows[0].n).toBe(before);
   });
 
+  it('a concurrency or debounce key over 500 characters is 422 with code limit_key naming the field; nothing starts', async () => {
+    await register(`apiVersion: svc/v1
+metadata: { name: long, path: flow/long-key }
+concurrency: { limit: 1, key: "{{ workload.tenant }}" }
+debounce: { key: "{{ workload.customer }}", seconds: 1 }
+workload: { tenant: t, customer: c }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    const before = (await db.query(`SELECT count(*)::int AS n FROM core.execution`)).rows[0].n;
+    for (const [payload, field] of [
+      [{ tenant: 'x'.repeat(501) }, 'concurrency.key'],
+      [{ customer: 'y'.repeat(501) }, 'debounce.key'],
+    ] as const) {
+      const r = await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/long-key', payload });
+      expect(r.status, field).toBe(422);
+      expect(r.body.detail, field).toEqual({
+        code: 'limit_key',
+        message: `flow/long-key: ${field} rendered to a key over 500 characters`,
+        errors: [`${field}: ${field} rendered to a key over 500 characters`],
+      });
+    }
+    // 500 characters is a key.
+    const ok = await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/long-key', payload: { tenant: 'x'.repeat(500), customer: 'k500' } });
+    expect(ok.status).toBe(200);
+    expect((await db.query(`SELECT count(*)::int AS n FROM core.execution`)).rows[0].n).toBe(before + 1);
+    expect((await http(t.url, 'POST', `/api/executions/${ok.body.execution_id}/cancel`, { reason: 'test' })).status).toBe(200);
+  });
+
   it('beyond an inline limit an execution is queued, says on what, and a cancel ends it and its admission', async () => {
     const first = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/q', payload: { tenant: 'acme' } })).body.execution_id;
     const second = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/q', payload: { tenant: 'acme' }, priority: 8 })).body.execution_id;
