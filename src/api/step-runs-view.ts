@@ -1,5 +1,6 @@
 import { EVENT } from '../../machines/event-types.ts';
 import { phaseOfOutcome } from '../../machines/execution/step-phase.ts';
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import type { EventRow } from '../db/execution.repo.ts';
 import { isObject } from '../objects.ts';
 
@@ -10,6 +11,10 @@ import { isObject } from '../objects.ts';
 // that set it (`waiting`) to the one that ended it; how it ended is the machine's reading, the
 // status of the `step.exit` it recorded for that run (as GET /state reads the step); one still
 // waiting when the execution ended was cut short by that end: `cancelled`, as /state says.
+// Only what moved the machine is read: an event appended once the execution had ended (its row's
+// `status` is the execution's when appended: the terminal fast path of actors/fold.ts stores it
+// and changes nothing) and a report the command machine found late or refused (the marks
+// actors/to-machine-event.ts folds to nothing) are kept in the log, never in a run.
 
 export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
 export type TaskView = { task: string; kind: string | null; attempts: AttemptView[] };
@@ -56,6 +61,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   const waitsEnded: Run[] = [];
   for (const e of events) {
     const ctx = isObject(e.context) ? e.context : {};
+    if (movedNothing(e, ctx)) continue;
     if (e.event_type === EVENT.stepExit) {
       const r = waitsEnded.shift();
       const status = ctx.status;
@@ -134,6 +140,16 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     }
   }
   return [...runs.values()].map(({ byTask: _, ...r }) => (ended && r.status === 'waiting' ? { ...r, status: 'cancelled' } : r));
+}
+
+/**
+ * True for an event the machine did not fold: a report marked late or refused by routing, or one
+ * appended after the execution had ended. A `step.exit` recorded by the transition that ended it
+ * carries the ended status and is its own record, so it is read.
+ */
+function movedNothing(e: EventRow, ctx: Record<string, unknown>): boolean {
+  if (ctx.late === true || typeof ctx.refused === 'string') return true;
+  return e.event_type !== EVENT.stepExit && isTerminalExecutionStatus(e.status);
 }
 
 /** The last attempt of each task takes its output from the command's report (`result.tasks.<task>.data`). */

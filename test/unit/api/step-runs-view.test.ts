@@ -65,3 +65,27 @@ describe('the runs of a step that waits', () => {
     expect(runs.map((r) => [r.seq, r.status])).toEqual([[1, 'cancelled'], [2, 'completed']]);
   });
 });
+
+describe('the runs of a step read as the machine folded them', () => {
+  const done = [
+    ev(EVENT.commandIssued, { seq: 1, command_id: 7 }, '2026-01-01T00:00:00.000Z'),
+    ev(EVENT.commandStarted, { seq: 1, at: '2026-01-01T00:00:00.010Z' }, '2026-01-01T00:00:00.011Z'),
+    ev(EVENT.commandCompleted, { seq: 1, at: '2026-01-01T00:00:00.020Z' }, '2026-01-01T00:00:00.021Z'),
+  ];
+  const completed = { status: 'completed', started_at: '2026-01-01T00:00:00.010Z', finished_at: '2026-01-01T00:00:00.020Z' };
+
+  it('a late or refused report (routing marked it) moves nothing', () => {
+    const late = ev(EVENT.commandFailed, { seq: 1, late: true }, '2026-01-01T00:01:00.000Z');
+    const lateStart = ev(EVENT.commandStarted, { seq: 1, late: true, at: '2026-01-01T00:01:00.000Z' }, '2026-01-01T00:01:00.000Z');
+    const refused = ev(EVENT.commandCompleted, { seq: 1, refused: 'stale_claim' }, '2026-01-01T00:01:00.000Z');
+    expect(stepRunsView([...done, lateStart, late, refused], (o) => o, true)[0]).toMatchObject(completed);
+  });
+
+  it('a report appended after the execution ended (terminal fast path) moves nothing; the ending step.exit is read', () => {
+    const after = { ...ev(EVENT.commandFailed, { seq: 1 }, '2026-01-01T00:01:00.000Z'), status: 'completed' as const };
+    expect(stepRunsView([...done, after], (o) => o, true)[0]).toMatchObject(completed);
+    const wait = (event_type: string, context: Record<string, unknown>, status: 'running' | 'completed') => ({ ...ev(event_type, context, '2026-01-01T00:00:01.000Z'), command_id: null, status });
+    const waited = stepRunsView([wait(EVENT.timerSet, { seq: 2 }, 'running'), wait(EVENT.timerFired, { seq: 2 }, 'running'), wait(EVENT.stepExit, { status: 'ok' }, 'completed')], (o) => o, true);
+    expect(waited[0]).toMatchObject({ seq: 2, status: 'completed' });
+  });
+});
