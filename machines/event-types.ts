@@ -84,7 +84,7 @@ const INFO = {
   [EVENT.workflowFailed]: { writers: ['engine'], folds: false, meaning: 'the workflow ended failed (its error)' },
   [EVENT.playbookCompleted]: { writers: ['engine'], folds: false, meaning: 'the execution ended completed; written after `workflow.completed`' },
   [EVENT.playbookFailed]: { writers: ['engine'], folds: false, meaning: 'the execution ended failed; written after `workflow.failed`' },
-  [EVENT.executionCancelled]: { writers: ['operator', 'worker', 'engine'], folds: true, meaning: 'the execution is cancelled (context `reason`, `cancelled_at`): by a request, a worker, or its parent ending' },
+  [EVENT.executionCancelled]: { writers: ['operator', 'engine'], folds: true, meaning: 'the execution is cancelled (context `reason`, `cancelled_at`; `requested_by` when asked for): by a request, cleanup, or its parent ending' },
   [EVENT.executionPaused]: { writers: ['operator'], folds: true, meaning: 'the execution is paused (context `requested_by`): no command is issued until it is resumed; running ones finish, due timers wait' },
   [EVENT.executionQueued]: { writers: ['engine'], folds: false, meaning: 'the execution waits to be admitted (status queued): by its playbook\'s concurrency limit (context `limit`, `key`) and/or a debounce window (`debounce_until`); no step runs meanwhile' },
   [EVENT.executionAdmitted]: { writers: ['engine'], folds: true, meaning: 'a queued execution is admitted (its key had room, its debounce window closed): its entry step runs; a debounced one with the last start\'s payload (result `args`)' },

@@ -5,22 +5,24 @@ import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
-import { WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
+import { EVENT, WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { responses } from './answers.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
-import { jsonSchema, oneOf } from './validation.ts';
+import { jsonSchema } from './validation.ts';
 
 /** Retry-After of every 503 of the batch routes: the queue or the database may be back by then. */
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
 const STREAM_KEEPALIVE_MS = 15_000;
 
 const id = v.pipe(v.number(), v.integer(), v.minValue(1));
+// What a worker may report, from the registry: a 422 names the item's type otherwise (an
+// execution is cancelled by POST /api/executions/{id}/cancel, which records who asked).
 const batchItem = v.object({
-  event_type: oneOf(WORKER_EVENT_TYPES),
+  event_type: v.picklist(WORKER_EVENT_TYPES, (issue) => `${issue.received} is not a type a worker reports; must be one of ${WORKER_EVENT_TYPES.join(', ')}${issue.input === EVENT.executionCancelled ? ' (cancel by POST /api/executions/{id}/cancel)' : ''}`),
   command_id: v.optional(v.nullable(id)),
   attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
   step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),

@@ -39,10 +39,8 @@ describe('event types', () => {
     expect(FOLDING_EVENT_TYPES).toEqual(EVENT_TYPES.filter((t) => eventTypeInfo(t).folds));
   });
 
-  it('a worker may report what it reported before the registry, and the attempts of a retried task (call.attempt), no more', () => {
-    expect([...WORKER_EVENT_TYPES].sort()).toEqual(
-      ['command.started', 'command.heartbeat', 'call.attempt', 'call.done', 'call.error', 'command.completed', 'command.failed', 'execution.cancelled'].sort(),
-    );
+  it('a worker may report its commands and their tasks (call.attempt for a retried one), no more: a cancel is an operator\'s (POST …/cancel, with requested_by)', () => {
+    expect([...WORKER_EVENT_TYPES].sort()).toEqual(['command.started', 'command.heartbeat', 'call.attempt', 'call.done', 'call.error', 'command.completed', 'command.failed'].sort());
   });
 
   it('the machine is moved by exactly the folding types (execution.started begins it)', () => {

@@ -306,7 +306,7 @@ describe('a batch request', () => {
     expect(done).toMatchObject({ status: 'completed', progress: 100, result: 'two' });
     const row = async () => (await db.query(`SELECT status, progress, result, error, finished_at, snapshot FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
     const before = await row();
-    const late = await b.post({ execution_id: id, worker_id: 'w1', events: [...commandReport(cmd2, 'late'), { event_type: 'execution.cancelled', context: { reason: 'too late' } }] });
+    const late = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd2, 'late') });
     const s = await b.settled(late.body.request_id);
     expect(s).toMatchObject({ state: 'completed', commands_generated: 0 });
     expect(await row()).toEqual(before);
@@ -314,7 +314,7 @@ describe('a batch request', () => {
     const events = await ex.events(id);
     expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
     const tail = events.slice(events.findIndex((e) => e.context?.request_id === late.body.request_id));
-    expect(tail.map((e) => e.event_type)).toEqual(['batch.accepted', 'command.started', 'call.done', 'command.completed', 'execution.cancelled', 'batch.completed']);
+    expect(tail.map((e) => e.event_type)).toEqual(['batch.accepted', 'command.started', 'call.done', 'command.completed', 'batch.completed']);
     expect(tail.at(-1)!.result.context).toMatchObject({ actionable_event: false, commands_generated: 0, save_state_calls: 0, save_state_terminal_lightweight_calls: 1 });
   });
 
