@@ -30,7 +30,27 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   replay?: StartRequest['replay'];
   /** Its own priority (0..9), over the playbook's. */
   priority?: number;
+  /**
+   * The kind a start route asked for (POST /api/run/playbook: `playbook`; POST /api/execute: its
+   * `resource_kind`), checked against the version started (see kindRefusal). Absent for the
+   * engine's own starts (triggers, retries, lifecycle actions, resumes).
+   */
+  as?: 'playbook' | 'agent';
 };
+
+/**
+ * Why a start route may not start `compiled` as `as` (spec "Errors"), or undefined: `agent` starts
+ * only a version registered as an agent (404 `Executable catalog entry not found`), and an agent
+ * (registered as one, or marked `metadata.agent`) starts only as `agent` (422, naming resource_kind).
+ */
+export function kindRefusal(compiled: Pick<CompiledPlaybook, 'path' | 'kind' | 'playbook'>, as: 'playbook' | 'agent'): ServiceError | undefined {
+  if (as === 'agent' && compiled.kind !== 'agent') return new ServiceError('not_found', 'Executable catalog entry not found');
+  const agent = compiled.kind === 'agent' || compiled.playbook.metadata.agent === true;
+  if (agent && as !== 'agent') {
+    return new ServiceError('unprocessable', { message: `${compiled.path} is an agent playbook: start it with POST /api/execute and resource_kind "agent"`, errors: ['resource_kind: required for agent playbooks'] });
+  }
+  return undefined;
+}
 /**
  * Starts inside a transaction with writes of the caller's (trigger fires): `begin` first (taking
  * the rows the starts depend on), `beforeCommit` beside the starts, knowing each input's result;
@@ -176,14 +196,18 @@ async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: Read
   const compiledOf: (CompiledPlaybook | ServiceError)[] = [];
   for (const input of inputs) {
     if ('compiled' in input) {
-      compiledOf.push(input.compiled);
+      compiledOf.push((input.as && kindRefusal(input.compiled, input.as)) || input.compiled);
       continue;
     }
     const head = heads.get(input.path);
     if (!head) compiledOf.push(new ServiceError('not_found', `playbook ${input.path} not found`));
     // An MCP server document shares the catalog but is not a playbook: it is never run.
     else if (head.kind === 'mcp') compiledOf.push(new ServiceError('unprocessable', `${input.path} is an MCP server document (kind Mcp), not a playbook`));
-    else compiledOf.push(await deps.cache.get(deps.db, head.catalog_id));
+    else {
+      // The newest version decides whether a start route may start it (the head the fold checks).
+      const compiled = await deps.cache.get(deps.db, head.catalog_id);
+      compiledOf.push((input.as && kindRefusal(compiled, input.as)) || compiled);
+    }
   }
   // A workload that fails the playbook's inputs starts nothing (the 422 names each field); nor does
   // one whose concurrency or debounce key cannot be rendered from it.

@@ -10,22 +10,7 @@ import { registerTriggers } from '../triggers/register-triggers.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
-
-const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
-// Paths are keys of btree indexes, whose entries PostgreSQL caps near 2,700 bytes.
-const MAX_PATH_CHARS = 512;
-const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(MAX_PATH_CHARS), v.regex(PATH_RE, 'must be slash-separated names of letters, digits, _ . -'));
-
-/**
- * Why `path` cannot name a catalog entry, or undefined when it can. A path ending in /statechart
- * could not be read back: GET /api/catalog/playbook/{path}/statechart answers {path}'s statechart.
- */
-function catalogPathProblem(path: string): string | undefined {
-  if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS) return `slash-separated names of letters, digits, _ . -, at most ${MAX_PATH_CHARS} characters`;
-  if (path.endsWith(STATECHART_SUFFIX)) return `must not end in ${STATECHART_SUFFIX}, which asks for the statechart of the path before it`;
-  if (path.endsWith(VERSIONS_SUFFIX)) return `must not end in ${VERSIONS_SUFFIX}, which asks for the versions of the path before it`;
-  return undefined;
-}
+import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
 
 const postPlaybookBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
@@ -103,7 +88,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const finalPath = path ?? playbook.metadata.path;
     const problem = finalPath ? catalogPathProblem(finalPath) : 'a catalog path is required (in the request or in metadata.path)';
     if (!finalPath || problem) {
-      throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${path === undefined ? 'metadata.path' : 'path'}: ${problem}`] });
+      const at = path === undefined ? 'metadata.path' : 'path';
+      throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${at}: ${problem}`], problems: [{ path: at, message: problem }] });
     }
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     return deps.db.tx(async (q) => {
@@ -122,7 +108,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const server = parseMcpOr400(content);
     const path = server.metadata.path ?? `mcp/${server.metadata.name}`;
     const problem = catalogPathProblem(path);
-    if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`] });
+    if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`], problems: [{ path: 'metadata.path', message: problem }] });
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       await upsertResource(q, { kind: 'mcp', name: server.metadata.name, catalogId: row.catalog_id, config: mcpResourceConfig(server) });
@@ -170,6 +156,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     },
     async (req) => {
       const path = (req.params as { '*': string })['*'];
+      requireReachablePath(path);
       const { version, from, to } = req.query as v.InferOutput<typeof versionQuery>;
       // One wildcard route serves all three: a route cannot follow a wildcard.
       if (path.endsWith(STATECHART_SUFFIX)) return playbookStatechart(deps.db, deps.cache, path.slice(0, -STATECHART_SUFFIX.length), version);

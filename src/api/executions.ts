@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { StartBatcher, type Started } from '../../actors/start-execution.ts';
+import { kindRefusal, StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { getCatalogEntry, getCatalogEntryOfKind } from '../db/catalog.repo.ts';
+import { getCatalogEntry } from '../db/catalog.repo.ts';
 import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecutionWithRetryLinks, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { cleanupStuckExecutions, type CleanupResult } from '../engine/cleanup-executions.ts';
@@ -11,6 +11,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { decodeExecutionCursor, encodeExecutionCursor } from './execution-cursor.ts';
 import { isCalendarDate } from '../calendar-time.ts';
 import { withholdAccessToken } from './execution-secrets.ts';
+import { startPath } from './catalog-path.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integer, responses, time } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
@@ -38,9 +39,9 @@ const labels = v.optional(
 );
 // A start's own priority, over its playbook's (taken first at the claim and the admission).
 const priority = v.optional(v.pipe(integerIn(0, 9), v.description('0 (lowest) to 9 (highest); the playbook\'s `priority` (5 by default) when absent')));
-const runBody = v.object({ path: v.pipe(v.string(), v.minLength(1)), payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels, priority });
+const runBody = v.object({ path: startPath, payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels, priority });
 const executeBody = v.object({
-  path: v.pipe(v.string(), v.minLength(1)),
+  path: startPath,
   resource_kind: v.optional(oneOf(['playbook', 'agent'])),
   workload: payloadObject,
   payload: v.optional(jsonObject),
@@ -188,11 +189,14 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     return idempotent.answer(req, reply, async (claim) => {
       const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: s.path, catalog_id: s.catalogId, ...(s.debounced ? { debounced: true } : {}) });
       const idempotency = claim && { ...claim, answer };
-      const own = { ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}) };
-      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload: body.payload, requestedBy, idempotency, ...own }));
+      const own = { ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}), as: 'playbook' as const };
+      // `as: playbook`: an agent is refused (422), as on /api/execute without resource_kind agent.
+      // On every start route workload.access_token stays out of the event log (a handle stands in).
+      const payload = await withholdAccessToken(deps, body.payload);
+      if (body.version === undefined) return answer(await starter.start({ path: body.path, payload, requestedBy, idempotency, ...own }));
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
-      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload: body.payload, requestedBy, idempotency, ...own }));
+      return answer(await starter.start({ compiled: deps.cache.compile(entry), payload, requestedBy, idempotency, ...own }));
     });
   });
 
@@ -200,22 +204,16 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const body = req.body as v.InferOutput<typeof executeBody>;
     return idempotent.answer(req, reply, async (claim) => {
       const kind = body.resource_kind ?? 'playbook';
-      const entry = await getCatalogEntryOfKind(deps.db, body.path, kind);
-      if (!entry) {
-        const other = await getCatalogEntry(deps.db, body.path);
-        if (other && other.kind === 'agent' && kind !== 'agent') {
-          throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
-        }
-        throw new ServiceError('not_found', 'Executable catalog entry not found');
-      }
+      // The newest version decides (DESIGN "The life of an execution"): an older version of
+      // another kind is never started in its place.
+      const entry = await getCatalogEntry(deps.db, body.path);
+      if (!entry || entry.kind === 'mcp') throw new ServiceError('not_found', 'Executable catalog entry not found');
       const compiled = deps.cache.compile(entry);
-      if (compiled.playbook.metadata.agent === true && body.resource_kind !== 'agent') {
-        throw new ServiceError('unprocessable', { message: `${body.path} is an agent playbook: set resource_kind to "agent"`, errors: ['resource_kind: required for agent playbooks'] });
-      }
+      const refused = kindRefusal(compiled, kind);
+      if (refused) throw refused;
       const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind, ...(s.debounced ? { debounced: true } : {}) });
-      // The agent runtime's workload.access_token stays out of the event log (a handle stands in).
       const payload = await withholdAccessToken(deps, { ...body.workload, ...body.payload });
-      return answer(await starter.start({ compiled, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer }, ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}) }));
+      return answer(await starter.start({ compiled, as: kind, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer }, ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}) }));
     });
   });
 

@@ -89,14 +89,5 @@ export async function upsertResource(q: Queryable, r: { kind: string; name: stri
   );
 }
 
-/** The newest version of a path registered under a kind (`playbook` or `agent`). */
-export async function getCatalogEntryOfKind(q: Queryable, path: string, kind: string): Promise<CatalogRow | undefined> {
-  const { rows } = await q.query<CatalogRow>(
-    `SELECT ${COLUMNS} FROM core.catalog WHERE path = $1 AND kind = $2 ORDER BY version DESC LIMIT 1`,
-    [path, kind],
-  );
-  return rows[0];
-}
-
 /** The newest catalog_id of a path (no content), as starting executions needs it. */
 export type CatalogHead = { catalog_id: number; path: string; kind: string; version: number };
