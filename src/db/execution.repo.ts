@@ -259,6 +259,15 @@ export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: 
   return rows;
 }
 
+// What the claims of a tree (the root `root` and its running descendants) add up to: how many
+// commands they have and the sum of their attempts, as text. A claim (a live worker's, of a
+// stranded command too) bumps `attempt`, and a step that moves on issues commands or ends a child,
+// so the text changes with either; the root's cancel changes neither (its commands are counted
+// whatever its status).
+const TREE_CLAIMS = (root: string) => `(SELECT count(*) || ':' || coalesce(sum(c.attempt), 0)
+          FROM core.execution x JOIN core.command c ON c.execution_id = x.execution_id
+         WHERE x.execution_id = ${root} OR (x.status IN ${LIVE_EXECUTION_SQL} AND x.root_execution_id = ${root}))`;
+
 // A tree that waits (a timer, a signal, its admission) or that an operator paused is not
 // interrupted: nothing has to run in it until its wait ends, it is admitted or resumed.
 const INTERRUPTED_ROOTS = `WITH running AS (
@@ -266,7 +275,7 @@ const INTERRUPTED_ROOTS = `WITH running AS (
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
          FROM core.execution e WHERE e.status IN ${LIVE_EXECUTION_SQL}),
      trees AS (SELECT root_execution_id, max(last_event_at) AS last_event_at FROM running GROUP BY root_execution_id)
-     SELECT r.execution_id, r.catalog_id, t.last_event_at
+     SELECT r.execution_id, r.catalog_id, t.last_event_at, ${TREE_CLAIMS('r.execution_id')} AS claims
        FROM trees t JOIN core.execution r ON r.execution_id = t.root_execution_id
       WHERE r.status = 'running' AND r.parent_execution_id IS NULL AND r.execution_id > $4
         AND t.last_event_at < now() - make_interval(secs => $1)
@@ -283,17 +292,27 @@ const INTERRUPTED_ROOTS = `WITH running AS (
  * Running root executions that look interrupted: the newest event of their whole tree (root and
  * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, and no
  * command of the tree is held by a live claimer (one the claim policy would not let go, hard
- * timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`.
+ * timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`. `claims`:
+ * the tree's claims as this read saw them (treeClaims), to act on the root only while they stand.
  */
 export async function interruptedRoots(
   q: Queryable,
   p: { minStaleSeconds: number; windowMinutes: number; workerStaleSeconds: number; afterId: number; limit: number },
-): Promise<{ execution_id: number; catalog_id: number; last_event_at: Date }[]> {
-  const { rows } = await q.query<{ execution_id: number; catalog_id: number; last_event_at: Date }>(
-    INTERRUPTED_ROOTS,
-    [p.minStaleSeconds, p.windowMinutes, p.workerStaleSeconds, p.afterId, p.limit],
-  );
+): Promise<InterruptedRoot[]> {
+  const { rows } = await q.query<InterruptedRoot>(INTERRUPTED_ROOTS, [p.minStaleSeconds, p.windowMinutes, p.workerStaleSeconds, p.afterId, p.limit]);
   return rows;
+}
+
+export type InterruptedRoot = { execution_id: number; catalog_id: number; last_event_at: Date; claims: string };
+
+/**
+ * The claims of the tree rooted at `rootId` (its running executions' commands: how many, and
+ * their attempts summed), as interruptedRoots gives them: equal to what it gave while no command
+ * of the tree was claimed again and no step moved on.
+ */
+export async function treeClaims(q: Queryable, rootId: number): Promise<string> {
+  const { rows } = await q.query<{ claims: string }>(`SELECT ${TREE_CLAIMS('$1::bigint')} AS claims`, [rootId]);
+  return rows[0].claims;
 }
 
 /** The `execution.started` event of an execution (its input: workload and args). */

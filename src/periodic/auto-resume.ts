@@ -1,9 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { startExecutions } from '../../actors/start-execution.ts';
-import { interruptedRoots, startEvent } from '../db/execution.repo.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import { startExecutions, type StartInput } from '../../actors/start-execution.ts';
+import { EVENT } from '../../machines/event-types.ts';
+import { isLiveExecutionStatus } from '../../machines/statuses.ts';
+import { getExecution, interruptedRoots, startEvent, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
 import { countLiveWorkerPools } from '../db/runtime.repo.ts';
-import { cancelExecution } from '../engine/cancel-execution.ts';
 import { ServiceError } from '../errors.ts';
 import { isObject } from '../objects.ts';
 import { withLease } from './with-lease.ts';
@@ -24,8 +26,8 @@ export type Resumed = { execution_id: number; action: 'cancelled' | 'restarted' 
  * terminal event, nothing new for SVC_AUTO_RESUME_MIN_STALE_SECONDS, last event within
  * RESUME_WINDOW_MINUTES, no command held by a live worker) are cancelled with reason
  * `auto_resume` (SVC_AUTO_RESUME_MODE=cancel) or cancelled and started again from the same
- * catalog entry and workload (`restart`), linked both ways: `resumed_as` in the cancel's context,
- * `resumed_from` in the new `execution.started`. First waits until the database answers and a
+ * catalog entry and workload (`restart`, `resumed_from` in the new `execution.started`), unless a
+ * worker claimed a command of the tree after the read (resumeOne). First waits until the database answers and a
  * worker pool has beaten since the call (both within AUTO_RESUME_WAIT_MS), and until
  * SVC_COMMAND_REAPER_WORKER_STALE_SECONDS have passed, so every pool still alive has been heard
  * from. One server at a time (a lease); an execution tree is handled at its root.
@@ -90,29 +92,56 @@ async function resumeAll(deps: EngineDeps, signal: AbortSignal | undefined): Pro
   }
 }
 
-/** Cancels one interrupted root; in restart mode first starts its successor (no work is lost if we die between). */
-async function resumeOne(deps: EngineDeps, root: { execution_id: number; catalog_id: number }): Promise<Resumed> {
+/** Thrown inside the cancel's transaction when the tree's claims moved on since they were read: nothing is written. */
+class ClaimedMeanwhile extends Error {}
+
+/**
+ * Cancels one interrupted root, then (restart mode) starts its successor. The cancel is written
+ * only if the tree's claims are still what interruptedRoots read (checked in the cancel's
+ * transaction, after its write: a claim committed before is seen; one after waits for the row
+ * the cancel moved, or skips it, and finds it cancelled). So a command a live worker took
+ * meanwhile (a stranded one the reaper republished, say) runs once, in this execution, which is
+ * left alone. The successor starts after the cancel: started first, it would run the step again
+ * whenever the cancel is refused. What can fail is prepared before the cancel.
+ */
+async function resumeOne(deps: EngineDeps, root: InterruptedRoot): Promise<Resumed> {
   const id = root.execution_id;
   try {
-    let resumedAs: number | undefined;
-    if (deps.config.SVC_AUTO_RESUME_MODE === 'restart') {
-      const started = await startEvent(deps.db, id);
-      const input = objectOf(objectOf(started?.context).input);
-      const compiled = await deps.cache.get(deps.db, root.catalog_id);
-      const [result] = await startExecutions(deps, [{ compiled, payload: objectOf(input.args), origin: { resumed_from: id } }]);
-      if (result instanceof ServiceError) throw result;
-      resumedAs = result.executionId;
+    const restart = deps.config.SVC_AUTO_RESUME_MODE === 'restart';
+    const successor = restart ? await successorOf(deps, root) : undefined;
+    const row = await getExecution(deps.db, id);
+    if (!row || !isLiveExecutionStatus(row.status)) return { execution_id: id, action: 'skipped', error: `execution was ${row?.status ?? 'gone'}` };
+    try {
+      await routeEvents(deps, [{ execution_id: id, event_type: EVENT.executionCancelled, context: { reason: 'auto_resume', cancelled_at: new Date().toISOString() } }], {
+        beforeCommit: async (q) => {
+          if ((await treeClaims(q, id)) !== root.claims) throw new ClaimedMeanwhile();
+        },
+      });
+    } catch (err) {
+      if (!(err instanceof ClaimedMeanwhile)) throw err;
+      return { execution_id: id, action: 'skipped', error: 'a worker claimed a command of it (or a step moved on) meanwhile' };
     }
-    const cancel = await cancelExecution(deps, id, { reason: 'auto_resume', ...(resumedAs ? { resumed_as: resumedAs } : {}) });
-    if (!cancel.cancelled) {
-      // It finished meanwhile (a report routed by another server): its successor, if any, runs anyway.
-      return { execution_id: id, action: 'skipped', resumed_as: resumedAs, error: `execution was ${cancel.status ?? 'gone'}` };
+    const after = await getExecution(deps.db, id);
+    if (after?.status !== 'cancelled') {
+      // It finished meanwhile (a report routed by another server): no successor.
+      return { execution_id: id, action: 'skipped', error: `execution was ${after?.status ?? 'gone'}` };
     }
-    return resumedAs ? { execution_id: id, action: 'restarted', resumed_as: resumedAs } : { execution_id: id, action: 'cancelled' };
+    if (!successor) return { execution_id: id, action: 'cancelled' };
+    const [result] = await startExecutions(deps, [successor]);
+    if (result instanceof ServiceError) throw result;
+    return { execution_id: id, action: 'restarted', resumed_as: result.executionId };
   } catch (err) {
     deps.log.warn({ err: String(err), execution_id: id }, 'auto-resume could not handle an execution');
     return { execution_id: id, action: 'skipped', error: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/** The start of a root's successor: the same catalog entry and workload, `resumed_from` the root. */
+async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<StartInput> {
+  const started = await startEvent(deps.db, root.execution_id);
+  const input = objectOf(objectOf(started?.context).input);
+  const compiled = await deps.cache.get(deps.db, root.catalog_id);
+  return { compiled, payload: objectOf(input.args), origin: { resumed_from: root.execution_id } };
 }
 
 function objectOf(value: unknown): Record<string, unknown> {
