@@ -21,7 +21,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { requireAccess } from './auth.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
-import { jsonSchema } from './validation.ts';
+import { exactObject, jsonSchema } from './validation.ts';
 import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
@@ -57,10 +57,11 @@ const metadata = {
   schema: credentialSchema,
   meta: v.optional(v.nullable(jsonObject('meta must be a JSON object'))),
 };
-const storeBody = v.object({ name: credentialName, type: credentialType, data: jsonObject('data must be a JSON object'), ...metadata });
+// Exact: a misspelt `schema` would store the credential unchecked.
+const storeBody = exactObject({ name: credentialName, type: credentialType, data: jsonObject('data must be a JSON object'), ...metadata });
 // PUT replaces the data (type defaults to the stored one); PATCH merges data fields (null removes one).
-const putBody = v.object({ type: v.optional(credentialType), data: jsonObject('data must be a JSON object'), ...metadata });
-const patchBody = v.object({
+const putBody = exactObject({ type: v.optional(credentialType), data: jsonObject('data must be a JSON object'), ...metadata });
+const patchBody = exactObject({
   type: v.optional(credentialType),
   data: v.optional(v.pipe(jsonObject('data must be a JSON object'), v.description('fields to set; a field set to null is removed'))),
   ...metadata,

@@ -15,7 +15,7 @@ import { startPath } from './catalog-path.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integer, responses, time } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
-import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
+import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 /**
@@ -110,8 +110,9 @@ const cancelBody = v.optional(
 );
 // About 19 years: far past any real age, and within PostgreSQL's integer minutes.
 const MAX_CLEANUP_AGE_MINUTES = 10_000_000;
+// Exact: `{"dryrun": true}` was a real cleanup (the misspelt flag dropped, dry_run false).
 const cleanupBody = v.optional(
-  v.object({
+  exactObject({
     older_than_minutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CLEANUP_AGE_MINUTES)), 5),
     dry_run: v.optional(v.boolean(), false),
   }),

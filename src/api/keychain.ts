@@ -21,7 +21,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
 import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
-import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
+import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
 
@@ -55,7 +55,8 @@ const entryQuery = v.object({
   scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(idText),
 });
-const storeBody = v.object({
+// Exact: a misspelt ttl_seconds or scope_type would store the entry with the default instead.
+const storeBody = exactObject({
   token_data: jsonObject('token_data must be a JSON object'),
   credential_type: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
   cache_type: v.optional(v.picklist(['secret', 'token'], 'must be secret or token')),

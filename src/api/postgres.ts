@@ -11,14 +11,15 @@ import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
 import { openCredentialData } from './credentials.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { anyObject, responses } from './answers.ts';
-import { jsonSchema } from './validation.ts';
+import { exactObject, jsonSchema } from './validation.ts';
 
 const MS_PER_SECOND = 1000;
 const MAX_TIMEOUT_SECONDS = SQL_STATEMENT_TIMEOUT_MS / MS_PER_SECOND;
 // PostgreSQL identifiers are at most 63 bytes; quoting is still applied when it is set.
 const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
-const executeBody = v.object({
+// Exact: a misspelt credential_name would run the query as the service's own reader instead.
+const executeBody = exactObject({
   query: v.pipe(v.string(), v.minLength(1, 'query is empty'), v.description('one SQL statement')),
   schema: v.optional(v.pipe(v.string(), v.regex(IDENTIFIER_RE, 'must be a plain SQL identifier (letters, digits, _, $)'))),
   credential_name: v.optional(v.pipe(v.string(), v.minLength(1))),
