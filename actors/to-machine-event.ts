@@ -22,6 +22,14 @@ function tasksOf(v: unknown): Record<string, TaskOutcome> {
 }
 
 /**
+ * Whether routing marked a report (its context) late or refused: kept for the record, folded by
+ * nothing. Every reader of the log that follows the machine skips it (the step-runs view too).
+ */
+export function isRecordedOnly(context: Record<string, unknown>): boolean {
+  return context.late === true || typeof context.refused === 'string';
+}
+
+/**
  * The machine event an event-log row stands for, or null for rows that only record (step.enter,
  * command.issued, call.done, …). The same function serves live routing and replay, so both fold alike.
  */
@@ -30,7 +38,7 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
   // A report about a command that was already over is kept for the record and moves nothing; so
   // is one from a claim taken over since, in logs written before such reports were recorded as
   // `command.refused` (which no case below folds).
-  if (ctx.late === true || typeof ctx.refused === 'string') return null;
+  if (isRecordedOnly(ctx)) return null;
   const seq = typeof ctx.seq === 'number' ? ctx.seq : -1;
   switch (row.event_type) {
     case EVENT.commandCompleted:

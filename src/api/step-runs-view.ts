@@ -1,3 +1,4 @@
+import { isRecordedOnly } from '../../actors/to-machine-event.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { phaseOfOutcome } from '../../machines/execution/step-phase.ts';
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
@@ -148,7 +149,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
  * carries the ended status and is its own record, so it is read.
  */
 function movedNothing(e: EventRow, ctx: Record<string, unknown>): boolean {
-  if (ctx.late === true || typeof ctx.refused === 'string') return true;
+  if (isRecordedOnly(ctx)) return true;
   return e.event_type !== EVENT.stepExit && isTerminalExecutionStatus(e.status);
 }
 
