@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
+import { describeServerError } from './register-file.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -76,7 +77,7 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
     return 0;
   } catch (e) {
     if (e instanceof ServerError) {
-      err.write(`svc cleanup: ${e.message}\n`);
+      err.write(`svc cleanup: ${describeServerError(e)}\n`);
       return 1;
     }
     err.write(`svc cleanup: server ${client.baseUrl} unreachable: ${e instanceof Error ? e.message : String(e)}\n`);

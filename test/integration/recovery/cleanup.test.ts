@@ -134,6 +134,10 @@ describe('cleanup of stuck executions', () => {
     const bad = await svcCleanup(['--older-than-minutes', 'soon']);
     expect(bad.code).toBe(2);
     expect(bad.out).toMatch(/--older-than-minutes expects an integer >= 1/);
+    // A value the server refuses: its detail, field and all, reaches stderr.
+    const refused = await svcCleanup(['--older-than-minutes', '10000001', '--dry-run']);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/HTTP 422 invalid body\n  - older_than_minutes: /);
     const p = spawnSvc(['cleanup', '--server', 'http://127.0.0.1:9', '--dry-run'], {});
     expect(await withTimeout(p.exited, 30_000, 'svc cleanup')).toBe(3);
     expect(p.output()).toMatch(/unreachable/);
