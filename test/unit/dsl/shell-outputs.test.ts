@@ -49,7 +49,11 @@ function runEach(shell: string, template: string, values: readonly unknown[]): s
 
 const run = (shell: string, template: string, value: unknown): string => runEach(shell, template, [value])[0];
 
-describe('a shell command\'s outputs', () => {
+// Each test runs a real shell per case (dozens in the bash-place tests): seconds on a slow or
+// busy machine, past vitest's 5 s default (a CI run on a 2-core VM under load took 13 s).
+const SHELL_TESTS_TIMEOUT_MS = 60_000;
+
+describe('a shell command\'s outputs', { timeout: SHELL_TESTS_TIMEOUT_MS }, () => {
   const forms: [string, string, (v: string) => string][] = [
     ['between words', "printf '%s|' {{ v }}", (v) => `${v}|`],
     ['part of a word', "printf '%s|' pre{{ v }}post", (v) => `pre${v}post|`],
