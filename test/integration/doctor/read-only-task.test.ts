@@ -101,6 +101,9 @@ describe('GET /api/health reports the bus', () => {
     // The bus reconnects by itself: new sessions are refused first (even a superuser's), so it
     // stays down; the pool's open connections keep the health ping answering.
     const [{ name }] = (await app.deps.db.query<{ name: string }>('SELECT current_database() AS name')).rows;
+    // A few open connections, so a ping that times out on a loaded machine (its connection is
+    // discarded) leaves others to answer the next one: once new sessions are refused, only these can.
+    await Promise.all(Array.from({ length: 4 }, () => app.deps.db.query('SELECT pg_sleep(0.05)')));
     const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
     await admin.connect();
     await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
@@ -109,8 +112,8 @@ describe('GET /api/health reports the bus', () => {
       expect(cut.rowCount).toBeGreaterThanOrEqual(1);
       const health = await until('health reports the bus down', async () => {
         const r = await http(app.url, 'GET', '/api/health');
-        return r.body.bus === 'disconnected' ? r : undefined;
-      });
+        return r.body.bus === 'disconnected' && r.body.database === 'ok' ? r : undefined;
+      }, 15_000);
       expect(health).toMatchObject({ status: 200, body: { status: 'degraded', database: 'ok', bus: 'disconnected' } });
     } finally {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
