@@ -297,7 +297,12 @@ export class Fold {
   /** Applies the events effects queued for held executions (a child's result to its parent, cancels), in order. */
   #drain(): void {
     if (this.#inboxes) return;
-    for (let next = this.#queue.shift(); next; next = this.#queue.shift()) this.#apply(next.executionId, next.event);
+    for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
+      // A cancel for an execution that ended ahead of it in this fold: its end stands (one terminal event).
+      const status = this.#held.get(next.executionId)?.status;
+      if (next.event.event_type === EVENT.executionCancelled && status !== undefined && !isLiveExecutionStatus(status)) continue;
+      this.#apply(next.executionId, next.event);
+    }
   }
 
   #transition(h: Held, ev: ExecutionEvent): Effect[] {

@@ -90,7 +90,7 @@ const WAIT_ENDING: ReadonlySet<string> = new Set([EVENT.timerFired, EVENT.waitTi
 /**
  * Why an engine or operator event no longer applies to its execution as now held, or undefined
  * when it does: a timer, timeout or signal for a wait that is over, a pause of a paused (or
- * ended) execution, a resume of one not paused.
+ * ended) execution, a resume of one not paused, a cancel of one that ended.
  */
 function mootControl(fold: ReportFold, ev: RoutedEvent): string | undefined {
   const status = fold.statusOf(ev.execution_id);
@@ -98,6 +98,8 @@ function mootControl(fold: ReportFold, ev: RoutedEvent): string | undefined {
   if (ev.event_type === EVENT.executionResumed) return status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}, not paused`;
   // Admitted twice (an admission routed again after its server stopped): the second is moot.
   if (ev.event_type === EVENT.executionAdmitted) return status === 'queued' ? undefined : `execution ${ev.execution_id} is ${status}, not queued`;
+  // A cancel that lost the race with the execution's end (its caller read it live): the end stands, one terminal event.
+  if (ev.event_type === EVENT.executionCancelled) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
   if (!WAIT_ENDING.has(ev.event_type)) return undefined;
   const seq = asObject(ev.context).seq;
   // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).

@@ -102,7 +102,6 @@ export async function allocateExecutionIds(q: Queryable, n: number): Promise<num
   return rows.map((r) => r.id);
 }
 
-/** Running children of an execution (for cancellation cascades). */
 /** A catalog entry as a child start compiles it. */
 export type ChildPlaybook = Pick<CatalogRow, 'catalog_id' | 'path' | 'kind' | 'payload'>;
 
