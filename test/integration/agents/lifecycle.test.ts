@@ -120,6 +120,23 @@ describe('lifecycle dispatch', () => {
     expect(JSON.parse(after.stdout)).toMatchObject({ action: 'status', execution_status: 'failed', server_status: 'unreachable' });
   }, 120_000);
 
+  it('a relative config.script (the shipped document as it is) fails at once, naming it: a task runs in a private directory', async () => {
+    const doc = load(await readFile(join(ROOT, 'examples/mcp/demo.mcp.yaml'), 'utf8')) as Record<string, Record<string, unknown>>;
+    doc.metadata = { ...doc.metadata, name: 'demo-relative', path: 'mcp/demo-relative' };
+    doc.config = { ...doc.config, port: await freePort(), state_dir: join(stateDir, 'relative') };
+    expect((await http(stack.url, 'POST', '/api/catalog/register', { content: dump(doc), resource_type: 'mcp' })).status).toBe(201);
+    const r = await http(stack.url, 'POST', '/api/mcp/mcp/demo-relative/lifecycle/deploy', {});
+    expect(r.status).toBe(202);
+    const done = await stack.wait(r.body.execution_id, 60_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'exit_code', step: 'start' });
+    // The step's report carries the task's stderr, which names the field.
+    const events = await http(stack.url, 'GET', `/api/events/${r.body.execution_id}`);
+    const failed = JSON.stringify(events.body).match(/config\.script must be an absolute path on the worker's machine \(got: examples\/mcp\/demo-server\.mjs\)/);
+    expect(failed, JSON.stringify(events.body)).not.toBeNull();
+    expect(await serverStatus('demo-relative')).toBe('deploy_failed');
+  }, 90_000);
+
   it('CLI usage errors exit 2; an unknown server exits 1 with the detail', async () => {
     const noName = await svc(['mcp', 'deploy']);
     expect(noName.code).toBe(2);
