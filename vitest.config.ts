@@ -1,5 +1,10 @@
 import { availableParallelism } from 'node:os';
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
+
+// The package's own exports resolve to their TypeScript source here (package.json `svc-source`),
+// not to dist/, which npm's `prepare` builds for installed copies.
+const SOURCE = { resolve: { conditions: ['svc-source', ...defaultServerConditions] } };
 
 export default defineConfig({
   test: {
@@ -7,8 +12,9 @@ export default defineConfig({
     // files mostly wait on processes, timers and PostgreSQL: two at a time take about a third off.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      { ssr: SOURCE, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
       {
+        ssr: SOURCE,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
