@@ -9,7 +9,13 @@ export type CheckName = (typeof CHECK_NAMES)[number];
 
 export type Thresholds = { stuck_minutes: number; pending_seconds: number; worker_stale_seconds: number; limit: number };
 
-/** A check that ran: `count` anomalies (the first `limit` of them in `items`), or none. */
+/** What a check lists that is no anomaly: executions that wait on purpose (the first `limit` in `items`). */
+export type Waiting = { count: number; items: Record<string, unknown>[] };
+
+/**
+ * A check that ran: `count` anomalies (the first `limit` of them in `items`), or none; and
+ * what it saw that is as it should be (`waiting`), told so a person does not take it for stuck.
+ */
 export type Finding = {
   severity: Severity;
   count: number;
@@ -17,6 +23,7 @@ export type Finding = {
   items: Record<string, unknown>[];
   next_steps: string[];
   execution_id: number;
+  waiting?: Waiting;
 };
 
 const timestamp = v.string();
@@ -25,7 +32,27 @@ type RowSchema = v.GenericSchema<unknown, SummaryRow>;
 const summaryRow = <T extends v.ObjectEntries>(item: T, extra: v.ObjectEntries = {}) =>
   v.looseObject({ count: v.pipe(v.number(), v.integer(), v.minValue(0)), items: v.array(v.looseObject(item)), ...extra });
 
-const stuckRow = summaryRow({ execution_id: v.number(), path: v.string(), started_at: timestamp, last_progress_at: timestamp, idle_minutes: v.number() });
+// What an execution waits for (stuck_executions.yaml): a timer, a signal, a debounce window or a limit.
+const waitsFor = {
+  waits_for: v.nullable(v.picklist(['timer', 'signal', 'debounce', 'limit'])),
+  signal: v.nullable(v.string()),
+  limit_name: v.nullable(v.string()),
+  until: v.nullable(timestamp),
+};
+const stuckRow = v.looseObject({
+  ...summaryRow({
+    execution_id: v.number(),
+    path: v.string(),
+    started_at: timestamp,
+    last_progress_at: timestamp,
+    idle_minutes: v.number(),
+    // no_progress: it waits for nothing; else the wait that should have ended (its timekeeper, admitter or limit holders failed).
+    reason: v.picklist(['no_progress', 'timer_overdue', 'signal_overdue', 'debounce_overdue', 'limit_holders_gone']),
+    ...waitsFor,
+  }).entries,
+  waiting: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  waiting_items: v.array(v.looseObject({ execution_id: v.number(), path: v.string(), started_at: timestamp, last_progress_at: timestamp, ...waitsFor })),
+});
 const deadClaimRow = summaryRow({
   command_id: v.number(),
   execution_id: v.number(),
@@ -40,6 +67,12 @@ const stalePoolRow = v.looseObject({ ...summaryRow({ name: v.string(), status: v
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** Says, of the stuck executions listed, how many were waiting for something that should have ended. */
+function overdueNote(items: { reason: string }[]): string {
+  const overdue = items.filter((i) => i.reason !== 'no_progress').length;
+  return overdue ? ` (${overdue} of them past the end of a wait: a timer, a signal timeout or a debounce not fired, or a limit whose holders are gone)` : '';
+}
+
 type CheckSpec<S extends RowSchema> = {
   /** The file under playbooks/ (its metadata.path is the catalog path). */
   file: string;
@@ -51,6 +84,8 @@ type CheckSpec<S extends RowSchema> = {
   describe(row: v.InferOutput<S>, t: Thresholds, server: string): { severity: Severity; summary: string; next_steps: string[] };
   /** What the check confirms when it finds nothing. */
   clear: string;
+  /** What it saw that waits on purpose, for the checks that tell it apart from an anomaly. */
+  waiting?(row: v.InferOutput<S>): Waiting;
 };
 
 type Check = {
@@ -68,8 +103,13 @@ const spec = <S extends RowSchema>(s: CheckSpec<S>): Check => ({
     const parsed = v.safeParse(v.looseObject({ rows: v.tuple([s.row]) }), result);
     if (!parsed.success) return undefined;
     const row = parsed.output.rows[0];
-    if (row.count === 0) return { severity: 'ok', count: 0, summary: s.clear, items: [], next_steps: [], execution_id: executionId };
-    return { ...s.describe(row, t, server), count: row.count, items: row.items, execution_id: executionId };
+    const waiting = s.waiting?.(row);
+    const also = waiting ? { waiting } : {};
+    if (row.count === 0) {
+      const summary = waiting?.count ? `${s.clear}; ${plural(waiting.count, 'execution')} ${waiting.count === 1 ? 'waits' : 'wait'} on purpose (a timer, a signal, a debounce window or a limit)` : s.clear;
+      return { severity: 'ok', count: 0, summary, items: [], next_steps: [], execution_id: executionId, ...also };
+    }
+    return { ...s.describe(row, t, server), count: row.count, items: row.items, execution_id: executionId, ...also };
   },
 });
 
@@ -79,9 +119,10 @@ export const CHECKS = {
     inputs: ['stuck_minutes', 'worker_stale_seconds', 'limit'],
     row: stuckRow,
     clear: 'no execution is without progress',
+    waiting: (row) => ({ count: row.waiting, items: row.waiting_items }),
     describe: (row, t, server) => ({
       severity: 'critical',
-      summary: `${plural(row.count, 'execution')} ${row.count === 1 ? 'has' : 'have'} been running for over ${t.stuck_minutes} min with no progress`,
+      summary: `${plural(row.count, 'execution')} ${row.count === 1 ? 'has' : 'have'} been running for over ${t.stuck_minutes} min with no progress${overdueNote(row.items)}`,
       next_steps: [
         `svc cleanup --older-than-minutes ${Math.max(1, Math.ceil(t.stuck_minutes))} --dry-run   # lists what a cleanup cancels; run it without --dry-run to cancel them`,
         `curl -s -X POST ${server}/api/executions/${row.items[0]?.execution_id ?? '<id>'}/cancel   # or cancel one (and its children)`,

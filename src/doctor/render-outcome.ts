@@ -12,6 +12,7 @@ const check = v.looseObject({
   count: v.optional(v.number()),
   items: v.optional(v.array(v.record(v.string(), v.unknown()))),
   execution_id: v.optional(v.number()),
+  waiting: v.optional(v.looseObject({ count: v.number(), items: v.array(v.record(v.string(), v.unknown())) })),
 });
 const detectData = v.looseObject({ checks: v.record(v.string(), check) });
 const reachabilityData = v.looseObject({
@@ -22,12 +23,28 @@ const reachabilityData = v.looseObject({
 
 const field = (item: Record<string, unknown>, key: string) => String(item[key] ?? '?');
 
+/** What an execution waits for (stuck_executions' items and waiting items), in words. */
+function waitText(item: Record<string, unknown>): string {
+  const f = (key: string) => field(item, key);
+  const until = item.until ? ` until ${f('until')}` : '';
+  switch (item.waits_for) {
+    case 'signal':
+      return `a signal ${f('signal')}${item.until ? ` (timeout ${f('until')})` : ' (no timeout)'}`;
+    case 'limit':
+      return `room in limit ${f('limit_name')}`;
+    case 'debounce':
+      return `its debounce window${until}`;
+    default:
+      return `a timer${until}`;
+  }
+}
+
 /** One line per listed item of a finding, by check. */
 function itemLine(name: CheckName, item: Record<string, unknown>): string {
   const f = (key: string) => field(item, key);
   switch (name) {
     case 'stuck_executions':
-      return `execution ${f('execution_id')} (${f('path')}): no progress for ${f('idle_minutes')} min, started ${f('started_at')}`;
+      return `execution ${f('execution_id')} (${f('path')}): no progress for ${f('idle_minutes')} min, started ${f('started_at')}${item.reason && item.reason !== 'no_progress' ? `; ${f('reason')}: waited for ${waitText(item)}` : ''}`;
     case 'dead_worker_claims':
       return `command ${f('command_id')} of execution ${f('execution_id')} (step ${f('step')}, ${f('status')}): held by ${f('worker_id')}, ${f('reason')}, no heartbeat for ${f('silent_seconds')} s`;
     case 'stranded_pending_commands':
@@ -49,6 +66,11 @@ function detectLines(data: unknown): string[] {
     const items = c.items ?? [];
     for (const item of items) lines.push(`              ${itemLine(name, item)}`);
     if (c.count !== undefined && c.count > items.length) lines.push(`              … and ${c.count - items.length} more`);
+    const waiting = c.waiting;
+    if (waiting?.count) {
+      for (const item of waiting.items) lines.push(`  waiting   execution ${field(item, 'execution_id')} (${field(item, 'path')}) waits for ${waitText(item)}`);
+      if (waiting.count > waiting.items.length) lines.push(`              … and ${waiting.count - waiting.items.length} more waiting`);
+    }
   }
   return lines;
 }

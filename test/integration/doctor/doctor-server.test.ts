@@ -239,6 +239,99 @@ describe('svc doctor on a seeded stuck state', () => {
   });
 });
 
+describe('svc doctor on executions that wait on purpose', () => {
+  const waiter = (path: string, head: string, wait: string) =>
+    `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: waits, path: ${path} }\n${head}workflow:\n  - step: start\n    wait: ${wait}\n    next: done\n  - step: done\n    tool: { name: n, kind: noop }\n`;
+  const waitsOf = async (id: number) => (await http(svc.url, 'GET', `/api/executions/${id}`)).body;
+
+  it('a durable timer, a signal wait and a start queued behind a running holder are waiting, not stuck; a timer overdue past the threshold is', async () => {
+    const tag = randomBytes(3).toString('hex');
+    const api = executionApi(svc.url);
+    await api.register(waiter(`seeded/timer_${tag}`, '', '{ for: 2h }'));
+    await api.register(waiter(`seeded/approval_${tag}`, '', '{ signal: approval, timeout: 24h }'));
+    await api.register(waiter(`seeded/limited_${tag}`, 'concurrency: { limit: 1 }\n', '{ signal: go }'));
+    const timerId = await api.run(`seeded/timer_${tag}`);
+    const approvalId = await api.run(`seeded/approval_${tag}`);
+    const holderId = await api.run(`seeded/limited_${tag}`);
+    const queuedId = await api.run(`seeded/limited_${tag}`);
+    const ours = [timerId, approvalId, holderId, queuedId];
+    const extra = new pg.Client({ connectionString: t.url });
+    await extra.connect();
+    try {
+      for (const id of [timerId, approvalId, holderId]) await until(`execution ${id} waits`, async () => (await waitsOf(id)).waits?.length > 0);
+      expect((await waitsOf(queuedId)).status).toBe('queued');
+      // Idle past the threshold (0.03 min = 1.8 s): before, each was reported stuck.
+      await new Promise((r) => setTimeout(r, 2_500));
+      const run = await runDoctor(['detect', '--server', svc.url, '--json', '--stuck-minutes', '0.03']);
+      const o = run.json();
+      const stuck = o.data.checks.stuck_executions;
+      expect(ids(stuck.items, 'execution_id').filter((id) => ours.includes(Number(id)))).toEqual([]);
+      expect(stuck.severity).toBe('ok');
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const waiting = new Map<unknown, { [k: string]: unknown }>(stuck.waiting.items.map((i: { [k: string]: unknown }) => [i.execution_id, i]));
+      expect(waiting.get(timerId)).toMatchObject({ waits_for: 'timer', path: `seeded/timer_${tag}` });
+      expect(Date.parse(String(waiting.get(timerId)!.until))).toBeGreaterThan(Date.now() + 110 * 60_000);
+      expect(waiting.get(approvalId)).toMatchObject({ waits_for: 'signal', signal: 'approval' });
+      expect(Date.parse(String(waiting.get(approvalId)!.until))).toBeGreaterThan(Date.now() + 23 * 3600_000);
+      expect(waiting.get(holderId)).toMatchObject({ waits_for: 'signal', signal: 'go', until: null });
+      expect(waiting.get(queuedId)).toMatchObject({ waits_for: 'limit', limit_name: `@seeded/limited_${tag}`, until: null });
+      expect(stuck.summary).toMatch(/no execution is without progress; \d+ executions wait on purpose/);
+      const text = await runDoctor(['detect', '--server', svc.url, '--stuck-minutes', '0.03']);
+      expect(text.stdout).toContain(`waiting   execution ${timerId} (seeded/timer_${tag}) waits for a timer until `);
+      expect(text.stdout).toContain(`waiting   execution ${queuedId} (seeded/limited_${tag}) waits for room in limit @seeded/limited_${tag}`);
+
+      // A timer an hour past its time and not fired: the timekeeper failed it. (A wait the
+      // execution does not know under that seq, so the timekeeper's firing finds it over and
+      // leaves it there.)
+      await extra.query(`INSERT INTO core.wait (execution_id, seq, step, kind, wake_at) VALUES ($1, 999, 'start', 'timer', now() - interval '1 hour')`, [timerId]);
+      const overdue = await runDoctor(['detect', '--server', svc.url, '--json', '--stuck-minutes', '0.03']);
+      expect(overdue.code, overdue.stdout + overdue.stderr).toBe(2);
+      const found = overdue.json().data.checks.stuck_executions;
+      expect(found.severity).toBe('critical');
+      expect(found.items.find((i: { [k: string]: unknown }) => i.execution_id === timerId)).toMatchObject({ reason: 'timer_overdue', waits_for: 'timer' });
+      expect(ids(found.items, 'execution_id').filter((id) => ours.includes(Number(id)))).toEqual([timerId]);
+
+      // The limit's one holder ended without giving its slot back: the queued start waits for nothing.
+      await extra.query(`UPDATE core.execution SET status = 'failed' WHERE execution_id = $1`, [holderId]);
+      const orphaned = (await runDoctor(['detect', '--server', svc.url, '--json', '--stuck-minutes', '0.03'])).json().data.checks.stuck_executions;
+      expect(orphaned.items.find((i: { [k: string]: unknown }) => i.execution_id === queuedId)).toMatchObject({ reason: 'limit_holders_gone', waits_for: 'limit' });
+    } finally {
+      await extra.query(`UPDATE core.execution SET status = 'running' WHERE execution_id = $1 AND status = 'failed'`, [holderId]);
+      await extra.query('DELETE FROM core.wait WHERE execution_id = $1 AND seq = 999', [timerId]);
+      await extra.end();
+      for (const id of ours) await http(svc.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' });
+    }
+  });
+
+  it("a task's command PENDING behind its limit while the holder runs is neither stranded nor stuck", async () => {
+    const tag = randomBytes(3).toString('hex');
+    const limit = `doctor-${tag}`;
+    expect((await http(svc.url, 'PUT', `/api/limits/${limit}`, { concurrency: 1 })).status).toBe(200);
+    const path = `seeded/limited_task_${tag}`;
+    const api = executionApi(svc.url);
+    await api.register(
+      `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: nap, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: nap, kind: postgres, read_only: true, command: "SELECT pg_sleep(12)", limit: { name: ${limit}, key: k } }\n`,
+    );
+    const holderId = await api.run(path);
+    const waiterId = await api.run(path);
+    try {
+      await until('the holder runs and the other waits PENDING', async () => {
+        const rows = await t.db.query<{ execution_id: string; status: string }>('SELECT execution_id, status FROM core.command WHERE execution_id = ANY($1)', [[holderId, waiterId]]);
+        const status = new Map(rows.rows.map((r) => [Number(r.execution_id), r.status]));
+        return ['CLAIMED', 'RUNNING'].includes(status.get(holderId) ?? '') && status.get(waiterId) === 'PENDING';
+      });
+      await new Promise((r) => setTimeout(r, 2_500));
+      const run = await runDoctor(['detect', '--server', svc.url, '--json', '--stuck-minutes', '0.03', '--pending-seconds', '1']);
+      const { checks } = run.json().data;
+      expect(ids(checks.stranded_pending_commands.items, 'execution_id')).not.toContain(waiterId);
+      expect(ids(checks.stuck_executions.items, 'execution_id')).not.toContain(waiterId);
+      expect(checks.stuck_executions.waiting.items.find((i: { [k: string]: unknown }) => i.execution_id === waiterId)).toMatchObject({ waits_for: 'limit', limit_name: limit });
+    } finally {
+      for (const id of [holderId, waiterId]) await http(svc.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' });
+    }
+  });
+});
+
 describe('svc doctor serve (HTTP)', () => {
   it('GET /healthz and GET /tools: the three tools with their argument schemas', async () => {
     expect(await http(served.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
