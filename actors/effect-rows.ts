@@ -8,6 +8,7 @@ import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import { admissionOf } from '../src/flow/admission-of.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
 import { errorOf } from '../machines/execution/arcs.ts';
+import { plainAccessToken } from '../src/secret-handle.ts';
 import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
 
 /**
@@ -73,21 +74,25 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: refused.message, code: CODE.invalid_inputs }));
           break;
         }
-        const childId = host.takeId();
-        if (childId === undefined) {
+        // A plain access_token in its args (a parent's handle is passed on as it is) is sealed
+        // before the fold is redone, as a lacking id is read: the child's rows hold its handle.
+        // Its id is not taken meanwhile but asked for, so that the redone fold has one.
+        const args = withheldArgs(host, e.args);
+        const childId = args && host.takeId();
+        if (args === undefined || childId === undefined) {
           host.needs.ids++;
           break;
         }
-        const workload = { ...compiled.playbook.workload, ...e.args };
+        const workload = { ...compiled.playbook.workload, ...args };
         let admission: ReturnType<typeof admissionOf>;
         try {
-          admission = admissionOf(compiled.playbook, compiled.path, workload, e.args);
+          admission = admissionOf(compiled.playbook, compiled.path, workload, args);
         } catch (err) {
           host.send(h.id, childResult(e.seq, 0, 'failed', null, err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err)));
           break;
         }
         host.start({
-          ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args: e.args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
+          ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
         host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
         break;
       }
@@ -129,6 +134,15 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
       }
     }
   }
+}
+
+/** A child's args with a plain `access_token` replaced by its handle; undefined (the need noted) when it is not sealed yet. */
+function withheldArgs(host: EffectHost, args: Record<string, unknown>): Record<string, unknown> | undefined {
+  const token = plainAccessToken(args);
+  if (token === undefined) return args;
+  const handle = host.reads.sealed?.get(token);
+  if (handle === undefined) host.needs.secrets.add(token);
+  return handle === undefined ? undefined : { ...args, access_token: handle };
 }
 
 /** A wait is over: its row goes; one begun in this same unit is never written (the statement's parts do not see each other's rows). */

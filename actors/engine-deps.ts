@@ -1,4 +1,5 @@
 import type { Config } from '../src/config.ts';
+import type { Keyring } from '../src/crypto/keyring.ts';
 import type { Db } from '../src/db/db.ts';
 import type { Logger } from '../src/log.ts';
 import type { Metrics } from '../src/metrics.ts';
@@ -17,9 +18,10 @@ import type { PlaybookCache } from './playbook-cache.ts';
  * timekeeper), `flowClock` of admissions due (this server's admitter, src/flow/), `scheduleClock`
  * of executions that ended (this server's scheduler), `traces` of every committed unit when traces
  * are on (src/telemetry/); `parked` holds this server's claimers waiting for work, which a unit
- * hands the new commands it issues (actors/parked-claims.ts).
+ * hands the new commands it issues (actors/parked-claims.ts); `keyring` seals a start's access token
+ * (actors/access-tokens.ts; the host always has one, an engine test that starts none may go without).
  */
-export type EngineDeps = { db: Db; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; parked: ParkedClaims; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
+export type EngineDeps = { db: Db; keyring?: Keyring; cache: PlaybookCache; snapshots: HotSnapshots; rooms: KeyRooms; parked: ParkedClaims; metrics: Metrics; log: Logger; config: Config; waitClock?: WaitClock; flowClock?: FlowClock; scheduleClock?: ScheduleClock; traces?: TraceSink; announce?: Announcer };
 
 /**
  * Where the bus is not PostgreSQL (NATS: its write statements send no NOTIFY), the engine

@@ -5,6 +5,7 @@ import type { Queryable } from '../src/db/queryable.ts';
 import type { CommandRef } from '../src/db/unit-read.ts';
 import { WRITE_GUARD_SQLSTATE, type Claimer } from '../src/db/unit-write.ts';
 import { ServiceError } from '../src/errors.ts';
+import { sealAccessTokens } from './access-tokens.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { Fold, type Folded } from './fold.ts';
 import { hydrate } from './hydrate.ts';
@@ -101,15 +102,16 @@ function movedOn(err: unknown): boolean {
 export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<UnitDone<T>> {
   let fresh: ReadonlySet<number> | 'all' = run.fresh ?? new Set();
   let also: Needs | undefined;
+  let sealed: Map<string, string> | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       const tx = run.tx;
-      if (!tx) return announced(deps, await once(deps.db, deps, run, fresh, also));
+      if (!tx) return announced(deps, await once(deps.db, deps, run, fresh, also, sealed));
       const txTiming: TxTiming | undefined = run.timed ? { checkoutMs: 0, bodyMs: 0, commitMs: 0 } : undefined;
       const done = await deps.db.tx(async (q) => {
         if (tx.timeoutMs !== undefined) await q.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(tx.timeoutMs))}`);
         await tx.begin?.(q);
-        const unit = await once(q, deps, run, fresh, also);
+        const unit = await once(q, deps, run, fresh, also, sealed);
         await tx.beforeCommit?.(q, unit.value);
         return unit;
       }, txTiming);
@@ -122,7 +124,10 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
       }
       if (err instanceof Lacking) {
         deps.metrics.routeRetries.inc({ reason: 'lacking' });
-        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids };
+        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids, secrets: new Set() };
+        // A child's plain access token: sealed here, the I/O step before the fold (which is pure
+        // and cannot write), once for all later attempts; the fold is redone with its handle.
+        if (err.needs.secrets.size) sealed = new Map([...(sealed ?? []), ...(await sealAccessTokens(deps, err.needs.secrets))]);
       } else if (movedOn(err)) {
         deps.metrics.routeRetries.inc({ reason: 'moved' });
         fresh = 'all';
@@ -144,11 +149,11 @@ function announced<T>(deps: EngineDeps, done: UnitDone<T>): UnitDone<T> {
   return done;
 }
 
-async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: ReadonlySet<number> | 'all', also: Needs | undefined): Promise<UnitDone<T>> {
+async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: ReadonlySet<number> | 'all', also: Needs | undefined, sealed: ReadonlyMap<string, string> | undefined): Promise<UnitDone<T>> {
   const t0 = run.timed ? performance.now() : 0;
   const unit = await hydrate(q, deps.cache, deps.snapshots, run.executionIds, run.commands ?? [], fresh);
   if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
-  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], run.startKeys?.() ?? [], deps.rooms, also);
+  const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], run.startKeys?.() ?? [], deps.rooms, also, sealed);
   const hydrateMs = run.timed ? performance.now() - t0 : 0;
   const fold = new Fold(deps.cache, unit.executions, reads, unit.commands);
   const value = run.fold(fold, unit.commands);

@@ -15,24 +15,27 @@ export type Reads = {
   readonly children: ReadonlyMap<number, readonly number[]>;
   readonly ids: readonly number[];
   readonly room: ReadonlyMap<string, number>;
+  /** Handles of children's plain access tokens, by token, sealed after a fold lacked them (absent: none). */
+  readonly sealed?: ReadonlyMap<string, string>;
 };
 
 
 /**
  * What a fold met and lacked: a child's path that is a template, and ids for the children it
- * starts (taken only when a child starts, so ids stay dense): the unit is routed again with these
- * read too, from the same reads of state.
+ * starts (taken only when a child starts, so ids stay dense), plain access tokens in a child's args
+ * to seal (actors/access-tokens.ts): the unit is routed again with these read too, from the same
+ * reads of state.
  */
-export type Needs = { paths: Set<string>; children: Set<number>; ids: number };
+export type Needs = { paths: Set<string>; children: Set<number>; ids: number; secrets: Set<string> };
 
 /** Nothing to read: playbooks without `playbook` tasks. */
 export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [], room: new Map() };
 
 /** A fold's empty list of needs, filled by effect-rows. */
-export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0 });
+export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0, secrets: new Set() });
 
 /** Whether a fold lacked anything. */
-export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0;
+export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0 || n.secrets.size > 0;
 
 type ChildTasks = { paths: string[]; any: boolean };
 const childTasksOf = new WeakMap<CompiledPlaybook, ChildTasks>();
@@ -57,7 +60,8 @@ function childTasks(compiled: CompiledPlaybook): ChildTasks {
  * held execution (`parents`) or new one (`starting`) whose playbook has `playbook` tasks, the
  * catalog heads of their literal paths and a held one's running children (which its end or
  * cancel reaches); the room of the concurrency keys new ones start on (`startKeys`, from `rooms`,
- * this server's memory of them). `also`: what an earlier fold of the unit lacked.
+ * this server's memory of them). `also`: what an earlier fold of the unit lacked; `sealed`: the
+ * handles of the tokens it lacked, sealed since (passed on as they are).
  */
 export async function readBefore(
   q: Queryable,
@@ -66,6 +70,7 @@ export async function readBefore(
   startKeys: readonly AdmitKey[],
   rooms: KeyRooms,
   also?: Needs,
+  sealed?: ReadonlyMap<string, string>,
 ): Promise<Reads> {
   const paths = new Set(also?.paths);
   const children = new Set(also?.children);
@@ -77,7 +82,7 @@ export async function readBefore(
     for (const path of c.paths) paths.add(path);
   }
   for (const compiled of starting) for (const path of childTasks(compiled).paths) paths.add(path);
-  if (!paths.size && !children.size && !ids && !startKeys.length) return NO_READS;
+  if (!paths.size && !children.size && !ids && !startKeys.length) return sealed ? { ...NO_READS, sealed } : NO_READS;
   const read = paths.size || children.size ? await childReads(q, [...paths], [...children]) : { heads: [], children: [] };
   const catalog = new Map<string, ChildPlaybook | null>([...paths].map((p) => [p, null]));
   for (const head of read.heads) catalog.set(head.path, head);
@@ -88,5 +93,6 @@ export async function readBefore(
     children: running,
     ids: ids > 0 ? await allocateExecutionIds(q, ids) : [],
     room: startKeys.length ? await rooms.take(q, startKeys) : new Map(),
+    ...(sealed ? { sealed } : {}),
   };
 }

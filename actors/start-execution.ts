@@ -8,6 +8,7 @@ import { TemplateError } from '../src/dsl/render.ts';
 import { extendDebounce, isDebounceWindowTaken, type AdmitKey } from '../src/db/flow.repo.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
 import type { Admission } from '../machines/execution/types.ts';
+import { withholdAccessTokens } from './access-tokens.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitKeyOf, roomKey } from './key-rooms.ts';
@@ -74,8 +75,14 @@ export type StartKey = { scope: string; key: string; requestHash: string; status
  * is then redone with heads read afresh. Workers hear of the commands at its commit. An input
  * whose path is unknown gets a ServiceError in its place. An input's idempotency key is written
  * by the same statement; a key stored already fails the whole write (see isIdempotencyKeyTaken).
+ * A payload's `access_token` is sealed first, once for all attempts (actors/access-tokens.ts).
  */
-export async function startExecutions(deps: EngineDeps, inputs: StartInput[], prelude = new StartPreludeCache(), tx?: StartTx): Promise<(Started | ServiceError)[]> {
+export async function startExecutions(deps: EngineDeps, given: readonly StartInput[], prelude = new StartPreludeCache(), tx?: StartTx): Promise<(Started | ServiceError)[]> {
+  // Every start passes here (routes, triggers, webhooks, lifecycle actions, retries, resumes), so
+  // none can forget the token: sealed before a debounce window or the fold sees the payload. It is
+  // an INSERT (I/O) and compileStarts is redone per attempt: here it is written once. A start
+  // without a token costs nothing more.
+  const inputs = await withholdAccessTokens(deps, given);
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(deps, inputs, prelude, tx);
@@ -90,7 +97,7 @@ export async function startExecutions(deps: EngineDeps, inputs: StartInput[], pr
 /** Starts racing to open one debounce window: the losers' units are written again (joining it). */
 const MAX_DEBOUNCE_ATTEMPTS = 4;
 
-async function startOnce(deps: EngineDeps, inputs: StartInput[], prelude: StartPreludeCache, tx?: StartTx): Promise<(Started | ServiceError)[]> {
+async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelude: StartPreludeCache, tx?: StartTx): Promise<(Started | ServiceError)[]> {
   const q = deps.db;
   const paths = inputs.flatMap((i) => ('path' in i ? [i.path] : []));
   let taken = await prelude.take(q, paths, inputs.length);
@@ -192,7 +199,7 @@ function startKeysOf(prepared: readonly (Prepared | ServiceError)[]): AdmitKey[]
  * What each start folds with, read before the fold (compiled machines are cached per version),
  * with its admission's keys rendered; a refusal in place of a start that cannot be.
  */
-async function compileStarts(deps: EngineDeps, inputs: StartInput[], heads: ReadonlyMap<string, CatalogHead>): Promise<(Prepared | ServiceError)[]> {
+async function compileStarts(deps: EngineDeps, inputs: readonly StartInput[], heads: ReadonlyMap<string, CatalogHead>): Promise<(Prepared | ServiceError)[]> {
   const compiledOf: (CompiledPlaybook | ServiceError)[] = [];
   for (const input of inputs) {
     if ('compiled' in input) {

@@ -12,3 +12,12 @@ export function secretHandle(uuid: string): string {
 export function secretHandleId(value: unknown): string | undefined {
   return typeof value === 'string' ? SECRET_HANDLE.exec(value)?.[1] : undefined;
 }
+
+/**
+ * A workload's `access_token` still to be sealed: a non-empty string that is not a handle already
+ * (a retry's or a child's copy of its parent's handle is passed on as it is, never sealed twice).
+ */
+export function plainAccessToken(workload: Record<string, unknown>): string | undefined {
+  const token = workload.access_token;
+  return typeof token === 'string' && token !== '' && secretHandleId(token) === undefined ? token : undefined;
+}

@@ -1,31 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
-import { executionSecretAad, open, seal, SealError } from '../crypto/seal.ts';
-import { getExecutionSecret, insertExecutionSecret } from '../db/execution-secret.repo.ts';
+import { executionSecretAad, open, SealError } from '../crypto/seal.ts';
+import { getExecutionSecret } from '../db/execution-secret.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';
-import { secretHandle } from '../secret-handle.ts';
 import { responses } from './answers.ts';
 import { jsonSchema } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 
-// An MCP access token is short-lived (an hour for cloud tokens); a day covers retries and resumes.
-const EXECUTION_SECRET_TTL_SECONDS = 86_400;
 const handleParams = v.object({ handle: v.pipe(v.string(), v.uuid('must be a uuid')) });
 const secretAnswer = v.object({ value: v.pipe(v.string(), v.description('the access token the handle stands for')) });
-
-/**
- * The workload to start with: `access_token` (a string) is sealed and stored, and the workload
- * carries its handle instead, so the token never enters the event log, commands or snapshots.
- */
-export async function withholdAccessToken(deps: Pick<AppDeps, 'db' | 'keyring'>, workload: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const token = workload.access_token;
-  if (typeof token !== 'string' || token === '') return workload;
-  const uuid = randomUUID();
-  await insertExecutionSecret(deps.db, uuid, seal(deps.keyring, token, executionSecretAad(uuid)), EXECUTION_SECRET_TTL_SECONDS);
-  return { ...workload, access_token: secretHandle(uuid) };
-}
 
 /** GET /api/secrets/{handle}: workers exchange a handle for the value (worker token only, for a command given the handle). */
 export async function executionSecretRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

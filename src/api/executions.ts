@@ -10,7 +10,6 @@ import { retryExecution, type Retried } from '../engine/retry-execution.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { decodeExecutionCursor, encodeExecutionCursor } from './execution-cursor.ts';
 import { isCalendarDate } from '../calendar-time.ts';
-import { withholdAccessToken } from './execution-secrets.ts';
 import { startPath } from './catalog-path.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integer, responses, time } from './answers.ts';
@@ -192,8 +191,8 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       const idempotency = claim && { ...claim, answer };
       const own = { ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}), as: 'playbook' as const };
       // `as: playbook`: an agent is refused (422), as on /api/execute without resource_kind agent.
-      // On every start route workload.access_token stays out of the event log (a handle stands in).
-      const payload = await withholdAccessToken(deps, body.payload);
+      // workload.access_token is sealed where every start passes (actors/start-execution.ts).
+      const payload = body.payload;
       if (body.version === undefined) return answer(await starter.start({ path: body.path, payload, requestedBy, idempotency, ...own }));
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
@@ -213,7 +212,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       const refused = kindRefusal(compiled, kind);
       if (refused) throw refused;
       const answer = (s: Started) => ({ execution_id: s.executionId, status: 'started', path: entry.path, catalog_id: entry.catalog_id, resource_kind: entry.kind, ...(s.debounced ? { debounced: true } : {}) });
-      const payload = await withholdAccessToken(deps, { ...body.workload, ...body.payload });
+      const payload = { ...body.workload, ...body.payload };
       return answer(await starter.start({ compiled, as: kind, payload, requestedBy: req.identity ?? undefined, idempotency: claim && { ...claim, answer }, ...originOf(body.labels), ...(body.priority !== undefined ? { priority: body.priority } : {}) }));
     });
   });

@@ -1,8 +1,13 @@
 import type { Queryable } from './queryable.ts';
 
-/** Stores a sealed secret under `handle` until `ttlSeconds` from now. */
-export async function insertExecutionSecret(q: Queryable, handle: string, sealed: string, ttlSeconds: number): Promise<void> {
-  await q.query(`INSERT INTO core.execution_secret (handle, sealed, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`, [handle, sealed, ttlSeconds]);
+/** Stores sealed secrets, each under its handle, until `ttlSeconds` from now: one statement for all. */
+export async function insertExecutionSecrets(q: Queryable, secrets: readonly { handle: string; sealed: string }[], ttlSeconds: number): Promise<void> {
+  if (secrets.length === 0) return;
+  await q.query(
+    `INSERT INTO core.execution_secret (handle, sealed, expires_at)
+     SELECT s.handle, s.sealed, now() + make_interval(secs => $3) FROM unnest($1::uuid[], $2::text[]) AS s(handle, sealed)`,
+    [secrets.map((s) => s.handle), secrets.map((s) => s.sealed), ttlSeconds],
+  );
 }
 
 /** The sealed secret of `handle` while it has not expired; undefined otherwise. Expired rows are removed on the way. */
