@@ -30,13 +30,22 @@ export async function sealAccessTokens(deps: Pick<EngineDeps, 'db' | 'keyring'>,
   return handles;
 }
 
-/** `inputs` with each payload's plain `access_token` replaced by its handle (the same objects when none has one). */
-export async function withholdAccessTokens<T extends { payload: Record<string, unknown> }>(deps: Pick<EngineDeps, 'db' | 'keyring'>, inputs: readonly T[]): Promise<readonly T[]> {
-  const tokens = inputs.flatMap((i) => plainAccessToken(i.payload) ?? []);
+/**
+ * `inputs` with each payload's `access_token` replaced by a handle of its own (the same objects when
+ * none has one): any non-empty string, a handle's text included, unless the input carries an
+ * earlier execution's own workload (`ownHandles`: a retry, a resume), whose handle is passed on.
+ */
+export async function withholdAccessTokens<T extends { payload: Record<string, unknown>; ownHandles?: true }>(deps: Pick<EngineDeps, 'db' | 'keyring'>, inputs: readonly T[]): Promise<readonly T[]> {
+  const toSeal = (i: T): string | undefined => {
+    const token = i.payload.access_token;
+    if (i.ownHandles) return plainAccessToken(i.payload);
+    return typeof token === 'string' && token !== '' ? token : undefined;
+  };
+  const tokens = inputs.flatMap((i) => toSeal(i) ?? []);
   if (tokens.length === 0) return inputs;
   const handles = await sealAccessTokens(deps, tokens);
   return inputs.map((i) => {
-    const token = plainAccessToken(i.payload);
+    const token = toSeal(i);
     return token === undefined ? i : { ...i, payload: { ...i.payload, access_token: handles.get(token) } };
   });
 }

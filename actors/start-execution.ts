@@ -27,6 +27,12 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   requestedBy?: Identity;
   idempotency?: StartKey;
   origin?: Record<string, unknown>;
+  /**
+   * The payload is an earlier execution's own (a retry's, a resume's): an `access_token` that is a
+   * handle is that execution's, passed on. From anywhere else a handle is text like any token and
+   * is sealed again: a handle seen in another execution's events must not reach its secret.
+   */
+  ownHandles?: true;
   /** A retry's recorded step outcomes (machines/execution/types.ts ExecutionInput.replay). */
   replay?: StartRequest['replay'];
   /** Its own priority (0..9), over the playbook's. */

@@ -35,7 +35,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
     if (outcome?.status === 'ok') replay[name] = outcome;
   }
   const [started] = await startExecutions(deps, [
-    { compiled: found.follower.compiled, payload: ctx.input.args, requestedBy, origin: { retry_of: id, from_step: from }, replay },
+    { compiled: found.follower.compiled, payload: ctx.input.args, requestedBy, origin: { retry_of: id, from_step: from }, replay, ownHandles: true },
   ]);
   if (started instanceof ServiceError) throw started;
   return { execution_id: started.executionId, retry_of: id, from_step: from, replayed: Object.keys(replay) };

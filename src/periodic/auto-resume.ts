@@ -141,7 +141,7 @@ async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<Sta
   const started = await startEvent(deps.db, root.execution_id);
   const input = objectOf(objectOf(started?.context).input);
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
-  return { compiled, payload: objectOf(input.args), origin: { resumed_from: root.execution_id } };
+  return { compiled, payload: objectOf(input.args), origin: { resumed_from: root.execution_id }, ownHandles: true };
 }
 
 function objectOf(value: unknown): Record<string, unknown> {

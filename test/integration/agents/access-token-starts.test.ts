@@ -3,7 +3,8 @@
 // webhook delivery, an MCP lifecycle action and a `playbook` task's child. No row of the database
 // holds the token (but the catalog and trigger rows of a playbook that has it written in), the
 // workload holds a handle, and the worker of its `mcp` task exchanges the handle for the token.
-// A handle already (a parent's passed to its child, an engine start's) is passed on, not sealed again.
+// A handle already is passed on, not sealed again, only where it is the execution tree's own (a
+// parent's passed to its child; a retry's or a resume's); from a client it is text, sealed again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutions } from '../../../actors/start-execution.ts';
 import { CLAIM_HEADERS } from '../../../src/protocol.ts';
@@ -189,11 +190,25 @@ describe('an access_token in the workload of an execution started', () => {
     expect(await workerToken(literal.child)).toBe(TOKEN.child);
   });
 
-  it('by the engine with a handle already (a retry, a resume): the handle is passed on, nothing sealed again', async () => {
+  it('by a client naming another execution\'s handle: sealed again as text, so its worker gets that text, not the other\'s token', async () => {
+    const fired = await http(t.url, 'POST', '/api/triggers/seal/triggered/by_hand/fire', { fire_key: 'victim', payload: { access_token: TOKEN.fire } });
+    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
+    const foreign = await startedToken(fired.body.execution_id);
+    expect(foreign).toMatch(/^svc-secret:/);
+    // A viewer sees the handle in the victim's events; an operator starts an execution with it.
+    const started = await http(t.url, 'POST', '/api/run/playbook', { path: 'seal/deploy', payload: { access_token: foreign } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const own = await startedToken(started.body.execution_id);
+    expect(own).toMatch(/^svc-secret:/);
+    expect(own).not.toBe(foreign);
+    expect(await workerToken(started.body.execution_id)).toBe(foreign);
+  });
+
+  it('by the engine with an earlier execution\'s own workload (a retry, a resume): the handle is passed on, nothing sealed again', async () => {
     const { rows: before } = await t.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM core.execution_secret');
     const { rows: [one] } = await t.deps.db.query<{ handle: string }>('SELECT handle::text FROM core.execution_secret LIMIT 1');
     const handle = `svc-secret:${one.handle}`;
-    const [started] = await startExecutions(t.deps, [{ path: 'seal/deploy', payload: { access_token: handle } }]);
+    const [started] = await startExecutions(t.deps, [{ path: 'seal/deploy', payload: { access_token: handle }, ownHandles: true }]);
     if (!('executionId' in started)) throw started;
     expect(await startedToken(started.executionId)).toBe(handle);
     const { rows: after } = await t.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM core.execution_secret');
