@@ -17,7 +17,7 @@ import { executionStateRoutes } from './api/execution-state.ts';
 import { workerRoutes } from './api/workers.ts';
 import { registerDocs, registerRedoc } from './api/docs.ts';
 import { installAuth } from './api/auth.ts';
-import { answerFrameworkError, installErrorHandler } from './api/error-handler.ts';
+import { answerClientError, answerFrameworkError, installErrorHandler } from './api/error-handler.ts';
 import { guiRoutes } from './api/gui.ts';
 import { healthRoutes } from './api/health.ts';
 import { hookRoutes } from './api/hooks.ts';
@@ -53,6 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     // Idle keep-alive sockets are closed by us (below) once requests in flight have answered.
     forceCloseConnections: true,
   });

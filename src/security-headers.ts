@@ -20,6 +20,9 @@ export const CONSOLE_POLICY = "default-src 'self'; script-src 'self' 'unsafe-eva
 export const DOCS_POLICY =
   "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/** Every header above for an answer that is not a page, for answers written to the socket before fastify sees a request. */
+export const NOT_A_PAGE_HEADERS: Readonly<Record<string, string>> = { ...ALWAYS, 'content-security-policy': NOT_A_PAGE_POLICY };
+
 /**
  * Adds the headers above to every answer of `app`; a route (or plugin scope) that serves a page
  * sets its own `content-security-policy`, and every other answer gets the one that forbids framing.

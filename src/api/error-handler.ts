@@ -1,5 +1,8 @@
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { httpAnswerOf, RETRY_AFTER_SECONDS, ServiceError } from '../errors.ts';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { httpAnswerOf, RETRY_AFTER_SECONDS, ServiceError, type ErrorCode, type ErrorDetail } from '../errors.ts';
+import { NOT_A_PAGE_HEADERS } from '../security-headers.ts';
 import { discardBody } from './input-guard.ts';
 
 /** Sends `{detail}` with `status`; a 503 also says when to try again. */
@@ -54,9 +57,37 @@ export function installErrorHandler(app: FastifyInstance): void {
 
 /**
  * fastify's `frameworkErrors` option: errors it meets before routing (a path whose
- * percent-encoding is not UTF-8) are answered like the others, `{"detail": ...}`.
+ * percent-encoding is not UTF-8) are answered like the others, `{"detail": {code, message}}`.
  */
-export function answerFrameworkError(err: FastifyError, _req: unknown, reply: FastifyReply): void {
-  const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
-  reply.code(status).send({ detail: err.message });
+export function answerFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  // No route was chosen, so no onSend hook adds the headers every answer carries.
+  reply.headers(NOT_A_PAGE_HEADERS);
+  const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+  if (status >= 500) {
+    const a = answerOfError(err, req.log);
+    answer(reply, a.status, a.detail);
+    return;
+  }
+  // fastify's message names the request's own path, not our internals.
+  answer(reply, httpAnswerOf('bad_request').status, { code: 'bad_request', message: err.message } satisfies ErrorDetail);
+}
+
+/** What node's HTTP parser refuses before fastify sees a request, by node's error code; anything else it cannot parse is a bad_request. */
+const CLIENT_ERROR_CODES: Readonly<Record<string, ErrorCode>> = { HPE_HEADER_OVERFLOW: 'headers_too_large', ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout' };
+
+/**
+ * fastify's `clientErrorHandler` option (node's 'clientError' event): a request node's HTTP server
+ * refuses before any route (headers over 16 KiB, a timeout, bytes that are not HTTP) is answered
+ * in the shape of every other error, with the headers every answer carries, and the connection
+ * closed, as node's own answer does: what follows on it cannot be read as a request.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has no one to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const code = CLIENT_ERROR_CODES[err.code ?? ''] ?? 'bad_request';
+  const { status, message } = httpAnswerOf(code);
+  const body = JSON.stringify({ detail: { code, message: code === 'bad_request' ? 'the request is not valid HTTP' : message } });
+  const headers = Object.entries({ ...NOT_A_PAGE_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close' });
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+  socket.destroy(err);
 }

@@ -7,7 +7,7 @@ import fastifyCookie from '@fastify/cookie';
 import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { signIdentity } from '../auth/identity-assertion.ts';
-import { answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
+import { answerClientError, answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
 import { installSecurityHeaders } from '../security-headers.ts';
 import { ConfigError } from '../config.ts';
 import type { Db } from '../db/db.ts';
@@ -95,6 +95,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     forceCloseConnections: true,
     // Only named proxies may say who the client is (X-Forwarded-For); anyone else's header is ignored.
     trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
