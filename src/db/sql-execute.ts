@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
 import { classifyDatabaseError } from './classify-database-error.ts';
 import type { Db } from './db.ts';
 
@@ -43,7 +44,7 @@ export type StatementOptions = {
 /**
  * Runs ONE statement (extended protocol: a second statement is refused by the server) on a
  * short-lived connection, inside a transaction with SET LOCAL statement_timeout and search_path.
- * Returns the rows (empty for commands); throws SqlExecutionError.
+ * Returns the rows (empty for commands), their values read by postgresValueTypes; throws SqlExecutionError.
  */
 export async function runStatement(config: pg.ClientConfig, sql: string, opts: StatementOptions = {}): Promise<Record<string, unknown>[]> {
   const timeoutMs = Math.max(1, Math.floor(opts.timeoutMs ?? SQL_STATEMENT_TIMEOUT_MS));
@@ -52,6 +53,8 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
     application_name: APPLICATION_NAME,
     connectionTimeoutMillis: SQL_CONNECT_TIMEOUT_MS,
     query_timeout: timeoutMs + SQL_CLIENT_GRACE_MS,
+    // Values as PostgreSQL has them (exact bigints, bytea, dates), not the service pool's parsers.
+    types: postgresValueTypes,
   });
   // A backend that goes away emits 'error' on the client; the pending query reports it.
   client.on('error', () => {});
@@ -66,6 +69,7 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
     await client.query('BEGIN');
     await client.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
     if (opts.schema !== undefined) await client.query(`SET LOCAL search_path TO ${pg.escapeIdentifier(opts.schema)}`);
+    await client.query(POSTGRES_VALUE_SET_LOCAL);
     // queryMode is not in @types/pg; a typed variable (not a literal) carries it through.
     const statement: pg.QueryConfig & { queryMode: 'extended' } = { text: sql, queryMode: 'extended' };
     const result = await client.query(statement);

@@ -2,6 +2,7 @@ import pg from 'pg';
 import * as v from 'valibot';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { postgresConnection } from '../../credential/postgres-connection.ts';
+import { POSTGRES_VALUE_OPTIONS, postgresValueTypes } from '../../credential/postgres-value-types.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
@@ -9,8 +10,9 @@ import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 const PG_CANCEL_TIMEOUT_MS = 5_000;
 const SQLSTATE_QUERY_CANCELED = '57014';
 // A backslash in a '' string is an ordinary character (the literals a template's outputs are
-// written as rely on it: src/dsl/sql-literals.ts), whatever the server's default.
-const SESSION_OPTIONS = '-c standard_conforming_strings=on';
+// written as rely on it: src/dsl/sql-literals.ts), whatever the server's default. Dates and
+// bytea printed as the result's parsers expect (postgres-value-types.ts).
+const SESSION_OPTIONS = `-c standard_conforming_strings=on ${POSTGRES_VALUE_OPTIONS}`;
 // Every transaction of a read_only task's session starts read-only (a write fails with 25006).
 const READ_ONLY_SESSION_OPTIONS = `${SESSION_OPTIONS} -c default_transaction_read_only=on`;
 
@@ -55,7 +57,8 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   if (ctx.signal.aborted) return aborted(ctx.signal);
   const safe = (text: string) => redactSecrets(text, connection.secrets);
 
-  const client = new pg.Client(connection.config);
+  // Values as PostgreSQL has them (exact bigints, bytea, dates), whatever parsers the process set globally.
+  const client = new pg.Client({ ...connection.config, types: postgresValueTypes });
   // A backend that goes away between queries emits 'error' on the client; the query reports it.
   client.on('error', () => {});
   let connected = false;

@@ -5,6 +5,7 @@ import { insertCredential } from '../../../src/db/credential.repo.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http, type Json } from '../../helpers/http.ts';
+import { VALUES_QUERY, VALUES_ROW } from '../../helpers/sql-values.ts';
 
 let t: TestApp;
 let target: TestDatabase;
@@ -121,6 +122,12 @@ describe('POST /api/postgres/execute on the service database', () => {
     expect((await http(t.url, 'GET', '/api/credentials/reader_probe')).status).toBe(200);
   });
 
+  it('returns values as PostgreSQL has them: exact bigints and numerics, bytea in hex, dates and timestamps as their text', async () => {
+    const res = await execute({ query: VALUES_QUERY });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', result: [VALUES_ROW] });
+  });
+
   it('runs one statement per request', async () => {
     const res = await execute({ query: 'SELECT 1; SELECT 2' });
     expect(res.status).toBe(400);
@@ -186,6 +193,21 @@ describe('POST /api/postgres/execute with credential_name', () => {
     expect(ins.body).toEqual({ status: 'ok', result: [{ body: 'hello' }] });
     expect((await execute({ query: `INSERT INTO notes VALUES (1/0)`, credential_name: 'target_db_auth' })).status).toBe(400);
     expect((await execute({ query: 'SELECT body FROM notes', credential_name: 'target_db_auth' })).body.result).toEqual([{ body: 'hello' }]);
+  });
+
+  it('returns values as PostgreSQL has them there too', async () => {
+    // A database that prints dates and bytea otherwise by default: the statement's session does not.
+    const admin = new pg.Client({ connectionString: target.url });
+    await admin.connect();
+    const db = pg.escapeIdentifier(new URL(target.url).pathname.slice(1));
+    await admin.query(`ALTER DATABASE ${db} SET DateStyle = 'SQL, DMY'; ALTER DATABASE ${db} SET bytea_output = escape`);
+    try {
+      const res = await execute({ query: VALUES_QUERY, credential_name: 'target_db_auth' });
+      expect(res.body).toEqual({ status: 'ok', result: [VALUES_ROW] });
+    } finally {
+      await admin.query(`ALTER DATABASE ${db} RESET DateStyle; ALTER DATABASE ${db} RESET bytea_output`);
+      await admin.end();
+    }
   });
 
   it('statement_timeout applies on credential databases too', async () => {

@@ -6,6 +6,7 @@ import { postgres } from '../../../src/worker/tools/postgres.ts';
 import type { ResolvedCredential } from '../../../src/protocol.ts';
 import type { ToolContext } from '../../../src/worker/tools/types.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { VALUES_QUERY, VALUES_ROW } from '../../helpers/sql-values.ts';
 
 let database: TestDatabase;
 // Every test works in its own schema of this file's own database.
@@ -57,6 +58,25 @@ describe('postgres tool', () => {
   it('reports the last statement of a multi-statement command', async () => {
     const outcome = await postgres(task({ command: `SET LOCAL statement_timeout = 1000; SELECT count(*)::int AS n FROM ${schema}.users` }), ctx());
     expect(outcome).toMatchObject({ status: 'ok', data: { command: 'SELECT', rows: [{ n: expect.any(Number) }] } });
+  });
+
+  it('returns values as PostgreSQL has them, whatever the database prints dates and bytea as', async () => {
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    const db = pg.escapeIdentifier(new URL(database.url).pathname.slice(1));
+    await admin.query(`ALTER DATABASE ${db} SET DateStyle = 'SQL, DMY'; ALTER DATABASE ${db} SET bytea_output = escape`);
+    try {
+      for (const credential of [urlCredential(), prefixedCredential()]) {
+        for (const readOnly of [false, true]) {
+          // As the worker reports it: JSON (a timestamptz is a Date until then).
+          const outcome: unknown = JSON.parse(JSON.stringify(await postgres(task({ command: VALUES_QUERY, read_only: readOnly }), ctx({ credential }))));
+          expect(outcome, `${credential.name}, read_only ${readOnly}`).toEqual({ status: 'ok', data: { rows: [VALUES_ROW], row_count: 1, command: 'SELECT' } });
+        }
+      }
+    } finally {
+      await admin.query(`ALTER DATABASE ${db} RESET DateStyle; ALTER DATABASE ${db} RESET bytea_output`);
+      await admin.end();
+    }
   });
 
   it('returns the database message and SQLSTATE for a SQL error', async () => {

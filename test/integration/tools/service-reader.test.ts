@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { VALUES_QUERY, VALUES_ROW } from '../../helpers/sql-values.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
 
 let stack: WorkerStack;
@@ -51,6 +52,12 @@ describe('read_only postgres tasks without auth on a `svc worker` whose SVC_DATA
     const done = await runSql('SELECT count(*)::int AS n, current_user AS u FROM core.execution');
     expect(done.status, JSON.stringify(done)).toBe('completed');
     expect(JSON.stringify(done.result)).toMatch(/svc_sql_reader_[0-9a-f]{8}/);
+  });
+
+  it('its result keeps the values as PostgreSQL has them, stored as the execution\'s result', async () => {
+    const done = await runSql(VALUES_QUERY);
+    expect(done.status, JSON.stringify(done)).toBe('completed');
+    expect(done.result).toEqual({ command: 'SELECT', row_count: 1, rows: [VALUES_ROW] });
   });
 
   it('secret tables, server files, SET ROLE and COPY TO PROGRAM are each refused (a task error)', async () => {
