@@ -128,6 +128,12 @@ describe('POST /api/postgres/execute on the service database', () => {
     expect(res.body).toEqual({ status: 'ok', result: [VALUES_ROW] });
   });
 
+  it('creates no temporary table: the reader role has no TEMPORARY on the database', async () => {
+    const res = await execute({ query: 'CREATE TEMP TABLE t (x int)' });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^permission denied to create temporary tables in database/);
+  });
+
   it('runs one statement per request', async () => {
     const res = await execute({ query: 'SELECT 1; SELECT 2' });
     expect(res.status).toBe(400);

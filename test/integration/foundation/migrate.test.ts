@@ -1,6 +1,7 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Db } from '../../../src/db/db.ts';
-import { readdir } from 'node:fs/promises';
 import { MIGRATIONS_DIR, migrate } from '../../../src/db/migrate.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 
@@ -27,6 +28,31 @@ describe('migrations', () => {
     } finally {
       await a.close();
       await b.close();
+      await t.drop();
+    }
+  });
+
+  it('takes TEMPORARY on the database from PUBLIC and the reader role (0036), the same when run again', async () => {
+    const t = await createTestDatabase();
+    const db = new Db(t.url, 2);
+    try {
+      await migrate(db);
+      const privileges = async () =>
+        (
+          await db.query(
+            `SELECT has_database_privilege(r.role, current_database(), 'TEMPORARY') AS reader_temp,
+                    has_database_privilege(r.role, current_database(), 'CONNECT') AS reader_connect,
+                    has_database_privilege('public', current_database(), 'TEMPORARY') AS public_temp,
+                    has_database_privilege(current_user, current_database(), 'TEMPORARY') AS service_temp
+               FROM (SELECT 'svc_sql_reader_' || left(md5(current_database()), 8) AS role) r`,
+          )
+        ).rows[0];
+      const expected = { reader_temp: false, reader_connect: true, public_temp: false, service_temp: true };
+      expect(await privileges()).toEqual(expected);
+      await db.query(await readFile(path.join(MIGRATIONS_DIR, '0036_reader_no_temp.sql'), 'utf8'));
+      expect(await privileges()).toEqual(expected);
+    } finally {
+      await db.close();
       await t.drop();
     }
   });

@@ -58,6 +58,9 @@ describe('the embedded default runs the service as a non-superuser owner', () =>
       expect(owners.rows).toEqual([{ nspname: 'core', owner: 'svc' }]);
       expect((await asReader(svc, 'SELECT count(*)::int AS n FROM core.execution')).rows).toEqual([{ n: 0 }]);
       await expect(asReader(svc, 'SELECT * FROM core.api_token')).rejects.toThrow(/permission denied/);
+      // Migration 0036: TEMPORARY is the owner's, not the reader's (nor PUBLIC's).
+      await expect(asReader(svc, 'CREATE TEMP TABLE t (x int)')).rejects.toThrow(/permission denied to create temporary tables/);
+      await svc.deps.db.query('CREATE TEMP TABLE owner_temp_probe (x int) ON COMMIT DROP');
     } finally {
       await svc.stop();
     }
@@ -104,6 +107,8 @@ describe('the embedded default runs the service as a non-superuser owner', () =>
       // The owner gives the superuser-made reader its login, and the reader reads as narrowed.
       expect((await asReader(svc, 'SELECT count(*)::int AS n FROM core.execution')).rows).toEqual([{ n: 0 }]);
       await expect(asReader(svc, 'SELECT * FROM core.catalog')).rejects.toThrow(/permission denied/);
+      await expect(asReader(svc, 'CREATE TEMP TABLE t (x int)')).rejects.toThrow(/permission denied to create temporary tables/);
+      await svc.deps.db.query('CREATE TEMP TABLE owner_temp_probe (x int) ON COMMIT DROP');
     } finally {
       await svc.stop();
     }
