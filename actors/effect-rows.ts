@@ -77,7 +77,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         // A plain access_token in its args (a parent's handle is passed on as it is) is sealed
         // before the fold is redone, as a lacking id is read: the child's rows hold its handle.
         // Its id is not taken meanwhile but asked for, so that the redone fold has one.
-        const args = withheldArgs(host, e.args);
+        const args = withheldArgs(host, e.args, h.snapshot?.context.input.workload.access_token);
         const childId = args && host.takeId();
         if (args === undefined || childId === undefined) {
           host.needs.ids++;
@@ -136,9 +136,14 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
   }
 }
 
-/** A child's args with a plain `access_token` replaced by its handle; undefined (the need noted) when it is not sealed yet. */
-function withheldArgs(host: EffectHost, args: Record<string, unknown>): Record<string, unknown> | undefined {
-  const token = plainAccessToken(args);
+/**
+ * A child's args with its `access_token` replaced by a handle of its own (the parent's handle, its
+ * `workload.access_token`, is passed on as it is); undefined (the need noted) when not sealed yet.
+ */
+function withheldArgs(host: EffectHost, args: Record<string, unknown>, parentToken: unknown): Record<string, unknown> | undefined {
+  const given = args.access_token;
+  // Only the parent's own handle is passed on: any other handle text (data from anywhere) is a token like any.
+  const token = given === parentToken ? plainAccessToken(args) : typeof given === 'string' && given !== '' ? given : undefined;
   if (token === undefined) return args;
   const handle = host.reads.sealed?.get(token);
   if (handle === undefined) host.needs.secrets.add(token);

@@ -7,8 +7,8 @@ export type ClaimRef = { commandId: number; attempt: number; workerId: string };
 /**
  * What a held command was given, to decide which secrets its worker may read: its execution and
  * catalog entry, its tasks, their context and the playbook's keychain definitions (as issued),
- * the MCP servers whose own `auth` is the credential asked for, and whether its input carries
- * the secret handle asked for.
+ * the MCP servers whose own `auth` is the credential asked for, and whether the secret handle
+ * asked for is its workload's `access_token`.
  */
 export type HeldCommand = {
   execution_id: number;
@@ -22,11 +22,13 @@ export type HeldCommand = {
 
 // One statement: the command as long as this claim holds it (the worker and attempt the claim
 // gave, a status the machine counts as held: claimed or running, not over), with the registered
-// MCP servers that use credential $4 and whether its input holds handle text $5.
+// MCP servers that use credential $4 and whether handle $5 is its execution's workload.access_token:
+// the one place a handle is minted for (actors/access-tokens.ts); handle text anywhere else in the
+// input may have come from data (another execution's events) and grants nothing.
 const HELD_COMMAND = `SELECT c.execution_id, c.catalog_id,
        c.input->'tasks' AS tasks, c.input->'context' AS context, c.input->'keychain' AS keychain,
        ARRAY(SELECT r.name FROM core.resource r WHERE r.kind = 'mcp' AND r.config->>'auth' = $4::text) AS mcp_servers,
-       COALESCE(strpos(c.input::text, $5::text) > 0, false) AS carries_handle
+       COALESCE(c.input #>> '{context,workload,access_token}' = $5::text, false) AS carries_handle
   FROM core.command c
  WHERE c.command_id = $1 AND c.attempt = $2 AND c.worker_id = $3 AND ${heldSql('c')}`;
 

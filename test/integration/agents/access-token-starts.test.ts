@@ -63,12 +63,21 @@ workflow:
     tool: { name: child, kind: playbook, path: seal/child, args: ${args} }
 `;
 const PASSES_HANDLE = parent('seal/passes-handle', '{ access_token: "{{ workload.access_token }}" }');
+// Handle text that came with data (another execution's, read from its events): not this tree's own.
+const PASSES_OTHER = parent('seal/passes-other', '{ access_token: "{{ workload.other }}" }');
+const OWN_FIELD = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: own-field, path: seal/own-field }
+workflow:
+  - step: start
+    tool: { name: call, kind: mcp, endpoint: "http://127.0.0.1:9/mcp", method: tools/call, tool: echo, arguments: { text: "{{ workload.other }}" } }
+`;
 const LITERAL = parent('seal/literal', `{ access_token: ${TOKEN.child} }`);
 
 beforeAll(async () => {
   t = await startTestApp();
   expect((await http(t.url, 'POST', '/api/credentials', { name: 'seal_hook', type: 'custom', data: { secret: HOOK_SECRET } })).status).toBe(201);
-  for (const content of [TRIGGERED, LIFECYCLE, CHILD, PASSES_HANDLE, LITERAL]) {
+  for (const content of [TRIGGERED, LIFECYCLE, CHILD, PASSES_HANDLE, LITERAL, PASSES_OTHER, OWN_FIELD]) {
     const r = await http(t.url, 'POST', '/api/catalog/register', { content, resource_type: 'playbook' });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   }
@@ -202,6 +211,36 @@ describe('an access_token in the workload of an execution started', () => {
     expect(own).toMatch(/^svc-secret:/);
     expect(own).not.toBe(foreign);
     expect(await workerToken(started.body.execution_id)).toBe(foreign);
+  });
+
+  it('handle text that came with data grants nothing: a child is given it as text, and a command carrying it elsewhere than its workload\'s access_token is refused it', async () => {
+    const fired = await http(t.url, 'POST', '/api/triggers/seal/triggered/by_hand/fire', { fire_key: 'victim-2', payload: { access_token: TOKEN.fire } });
+    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
+    const foreign = await startedToken(fired.body.execution_id);
+    expect(foreign).toMatch(/^svc-secret:/);
+    // Passed to a child through a field of the workload other than access_token: the child's is a handle of its own.
+    const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'seal/passes-other', payload: { other: foreign } });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    const { rows } = await t.deps.db.query<{ child: number }>(
+      `SELECT (context->>'child_execution_id')::int AS child FROM core.event WHERE execution_id = $1 AND event_type = 'child.started'`,
+      [run.body.execution_id],
+    );
+    expect(rows).toHaveLength(1);
+    const childHandle = await startedToken(rows[0].child);
+    expect(childHandle).toMatch(/^svc-secret:/);
+    expect(childHandle).not.toBe(foreign);
+    expect(await workerToken(rows[0].child)).toBe(foreign);
+    // A command carrying it in a task's arguments: a worker holding that command is refused the secret.
+    const own = await http(t.url, 'POST', '/api/run/playbook', { path: 'seal/own-field', payload: { other: foreign } });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    const { rows: cmd } = await t.deps.db.query<{ command_id: number }>('SELECT command_id FROM core.command WHERE execution_id = $1', [own.body.execution_id]);
+    const claimed = await http(t.url, 'POST', `/api/commands/${cmd[0].command_id}/claim`, { worker_id: 'w-own' }, asWorker);
+    expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);
+    expect(JSON.stringify(claimed.body)).toContain(String(foreign));
+    const claim = { [CLAIM_HEADERS.command]: String(claimed.body.command_id), [CLAIM_HEADERS.attempt]: String(claimed.body.attempt), [CLAIM_HEADERS.worker]: 'w-own' };
+    const secret = await http(t.url, 'GET', `/api/secrets/${secretHandleId(foreign)}`, undefined, { ...asWorker, ...claim });
+    expect(secret.status, JSON.stringify(secret.body)).toBe(403);
+    expect(JSON.stringify(secret.body)).not.toContain(TOKEN.fire);
   });
 
   it('by the engine with an earlier execution\'s own workload (a retry, a resume): the handle is passed on, nothing sealed again', async () => {
