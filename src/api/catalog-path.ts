@@ -5,7 +5,7 @@ import { STATECHART_SUFFIX } from './playbook-statechart.ts';
 
 const PATH_RE = /^[A-Za-z0-9_.\-]+(\/[A-Za-z0-9_.\-]+)*$/;
 // Paths are keys of btree indexes, whose entries PostgreSQL caps near 2,700 bytes.
-const MAX_PATH_CHARS = 512;
+export const MAX_PATH_CHARS = 512;
 const NAMES = `slash-separated names of letters, digits, _ . - (no name . or ..), at most ${MAX_PATH_CHARS} characters`;
 
 /**
@@ -33,8 +33,19 @@ export const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLen
 /** A catalog path a start names (its body's `path`): a segment empty, `.` or `..` is refused (422 naming the field). */
 export const startPath = v.pipe(v.string(), v.minLength(1), v.check((p) => !hasDotSegment(p), 'must be slash-separated names: none empty, . or ..'));
 
-/** A route's catalog path parameter: 422 naming `field` when a segment is empty, `.` or `..`. */
+/**
+ * A route's catalog path parameter: 422 naming `field` when it is longer than a registration
+ * takes (no entry can be there: an answer 404 would say it might be) or a segment is empty, `.`
+ * or `..`.
+ */
 export function requireReachablePath(path: string, field = 'path'): void {
+  if (path.length > MAX_PATH_CHARS) {
+    throw new ServiceError('unprocessable', {
+      code: 'unprocessable',
+      message: `${field}: a catalog path is at most ${MAX_PATH_CHARS} characters`,
+      errors: [`${field}: must be at most ${MAX_PATH_CHARS} characters (got ${path.length})`],
+    });
+  }
   if (!hasDotSegment(path)) return;
-  throw new ServiceError('unprocessable', { message: `${field}: a catalog path has no empty, . or .. segment`, errors: [`${field}: must be slash-separated names: none empty, . or ..`] });
+  throw new ServiceError('unprocessable', { code: 'unprocessable', message: `${field}: a catalog path has no empty, . or .. segment`, errors: [`${field}: must be slash-separated names: none empty, . or ..`] });
 }

@@ -156,13 +156,15 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     },
     async (req) => {
       const path = (req.params as { '*': string })['*'];
-      requireReachablePath(path);
       const { version, from, to } = req.query as v.InferOutput<typeof versionQuery>;
       // One wildcard route serves all three: a route cannot follow a wildcard.
-      if (path.endsWith(STATECHART_SUFFIX)) return playbookStatechart(deps.db, deps.cache, path.slice(0, -STATECHART_SUFFIX.length), version);
-      if (path.endsWith(VERSIONS_SUFFIX)) return catalogVersions(deps.db, path.slice(0, -VERSIONS_SUFFIX.length), from, to);
-      const row = await getCatalogEntry(deps.db, path, version);
-      if (!row) throw notFound(version ? `playbook ${path} version ${version}` : `playbook ${path}`);
+      const suffix = [STATECHART_SUFFIX, VERSIONS_SUFFIX].find((s) => path.endsWith(s));
+      const entry = suffix ? path.slice(0, -suffix.length) : path;
+      requireReachablePath(entry);
+      if (suffix === STATECHART_SUFFIX) return playbookStatechart(deps.db, deps.cache, entry, version);
+      if (suffix === VERSIONS_SUFFIX) return catalogVersions(deps.db, entry, from, to);
+      const row = await getCatalogEntry(deps.db, entry, version);
+      if (!row) throw notFound(version ? `playbook ${entry} version ${version}` : `playbook ${entry}`);
       return present(row, true);
     },
   );

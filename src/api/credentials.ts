@@ -31,10 +31,13 @@ const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
 
 // Names appear in URL paths and are told apart from ids by not being all digits.
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
+/** The longest credential name a registration takes; a route's name (or id) parameter beyond it names nothing (422, not 404). */
+export const MAX_CREDENTIAL_NAME_CHARS = 200;
+const maxNameLength = v.maxLength<string, typeof MAX_CREDENTIAL_NAME_CHARS, string>(MAX_CREDENTIAL_NAME_CHARS, `must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters (a credential name's limit)`);
 const credentialName = v.pipe(
   v.string(),
   v.minLength(1),
-  v.maxLength(200),
+  maxNameLength,
   v.regex(NAME_RE, 'must be letters, digits, _ . -'),
   v.check((name) => !/^\d+$/.test(name), 'must not be only digits (an all-digit identifier names an id)'),
 );
@@ -70,8 +73,8 @@ const testBody = v.optional(
   v.object({ url: v.optional(v.pipe(v.string(), v.maxLength(4000), v.description('for bearer, basic, api_key and custom: the URL to send a GET with the credential\'s auth'))) }),
 );
 type StoreChange = Omit<v.InferOutput<typeof putBody>, 'type'> & { name: string; type: string };
-const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1)) });
-const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1)) });
+const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1), maxNameLength) });
+const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), maxNameLength) });
 const getQuery = v.object({
   include_data: v.optional(
     v.pipe(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), v.transform((s) => s === 'true' || s === '1')),

@@ -56,12 +56,19 @@ export function installErrorHandler(app: FastifyInstance): void {
 }
 
 /**
- * fastify's `frameworkErrors` option: errors it meets before routing (a path whose
- * percent-encoding is not UTF-8) are answered like the others, `{"detail": {code, message}}`.
+ * fastify's `frameworkErrors` option: errors it meets before routing are answered like the others,
+ * `{"detail": {code, message}}`: a path whose percent-encoding is not UTF-8 (bad_request), a path
+ * parameter longer than the router's `maxParamLength` (uri_too_long, with that limit).
  */
 export function answerFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   // No route was chosen, so no onSend hook adds the headers every answer carries.
   reply.headers(NOT_A_PAGE_HEADERS);
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const limit = req.server.initialConfig.routerOptions?.maxParamLength;
+    const { status, message } = httpAnswerOf('uri_too_long');
+    answer(reply, status, { code: 'uri_too_long', message: limit ? `a path parameter is over ${limit} characters once decoded: ${message}` : message, limit } satisfies ErrorDetail);
+    return;
+  }
   const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
   if (status >= 500) {
     const a = answerOfError(err, req.log);

@@ -1,10 +1,15 @@
 // Answers given before any route runs (node's HTTP parser, fastify's router) carry the shape of
 // every other error, `{"detail": {code, message}}` with a code of the registry
 // (machines/error-codes.ts), and the headers every answer carries. Sent over a raw socket: a
-// client library would refuse to send (or would re-encode) what these requests hold.
+// client library would refuse to send (or would re-encode) what these requests hold. And a name
+// in a URL longer than its registration takes is refused naming it and its limit, not "not found".
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PARAM_CHARS } from '../../../src/app.ts';
+import { MAX_PATH_CHARS } from '../../../src/api/catalog-path.ts';
+import { MAX_CREDENTIAL_NAME_CHARS } from '../../../src/api/credentials.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { http } from '../../helpers/http.ts';
 
 type RawAnswer = { status: number; headers: Map<string, string>; body: unknown };
 
@@ -66,5 +71,45 @@ describe('answers given before any route', () => {
   it('the server still answers on other connections', async () => {
     const r = await raw(app.url, get('/api/health'));
     expect(r.status).toBe(200);
+  });
+});
+
+describe('over-long names in a URL', () => {
+  const refused = (field: string, limit: number) =>
+    expect.objectContaining({ message: expect.any(String), errors: [expect.stringMatching(new RegExp(`^${field}: must be at most ${limit} characters`))] });
+
+  it('a catalog path over what a registration takes: 422 naming path and its limit, the statechart and versions reads too', async () => {
+    for (const path of [`/api/catalog/playbook/${'a'.repeat(2000)}`, `/api/catalog/playbook/x/${'a'.repeat(MAX_PATH_CHARS)}/versions`, `/api/catalog/playbook/${'a'.repeat(MAX_PATH_CHARS + 1)}/statechart`]) {
+      const r = await http(app.url, 'GET', path);
+      expect(r.status, path.slice(-30)).toBe(422);
+      expect(r.body.detail, path.slice(-30)).toEqual(refused('path', MAX_PATH_CHARS));
+      expect(r.body.detail.code).toBe('unprocessable');
+    }
+    // At the limit it may name an entry: not there, 404.
+    expect((await http(app.url, 'GET', `/api/catalog/playbook/${'a'.repeat(MAX_PATH_CHARS)}`)).status).toBe(404);
+    expect((await http(app.url, 'GET', `/api/catalog/playbook/${'a'.repeat(MAX_PATH_CHARS)}/versions`)).status).toBe(404);
+  });
+
+  it('a credential name over what a registration takes: 422 naming the parameter and its limit, as the registration refuses it', async () => {
+    const name = 'n'.repeat(300);
+    const read = await http(app.url, 'GET', `/api/credentials/${name}`);
+    expect(read.status).toBe(422);
+    expect(read.body.detail).toEqual(refused('identifier', MAX_CREDENTIAL_NAME_CHARS));
+    for (const [method, path] of [['DELETE', `/api/credentials/${name}`], ['PUT', `/api/credentials/${name}`], ['POST', `/api/credentials/${name}/test`]]) {
+      const r = await http(app.url, method, path, method === 'DELETE' ? undefined : { data: {} });
+      expect(r.status, `${method} ${path.slice(-10)}`).toBe(422);
+      expect(r.body.detail.errors, `${method} ${path.slice(-10)}`).toContainEqual(expect.stringMatching(new RegExp(`^name: must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters`)));
+    }
+    const register = await http(app.url, 'POST', '/api/credentials', { name, type: 'bearer', data: { token: 't' } });
+    expect(register.status).toBe(422);
+    expect(register.body.detail.errors).toContainEqual(expect.stringMatching(new RegExp(`^name: must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters`)));
+    expect((await http(app.url, 'GET', `/api/credentials/${'n'.repeat(MAX_CREDENTIAL_NAME_CHARS)}`)).status).toBe(404);
+  });
+
+  it('a path parameter beyond the router\'s limit: 414 uri_too_long with the limit', async () => {
+    const r = await http(app.url, 'GET', `/api/credentials/${'n'.repeat(MAX_PARAM_CHARS + 1)}`);
+    expect(r.status).toBe(414);
+    expect(r.body).toEqual({ detail: { code: 'uri_too_long', message: expect.stringContaining(`over ${MAX_PARAM_CHARS} characters`), limit: MAX_PARAM_CHARS } });
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
