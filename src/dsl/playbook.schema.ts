@@ -239,7 +239,15 @@ export const PlaybookDocumentSchema = v.strictObject({
   apiVersion: v.picklist(API_VERSIONS, (issue) => `unknown apiVersion ${issue.received}: this service knows ${API_VERSIONS.join(', ')}`),
   kind: v.optional(v.literal('Playbook'), 'Playbook'),
   metadata: MetadataSchema,
-  workload: v.optional(anyRecord, () => ({})),
+  // A token written here would be copied into every execution.started unsealed (and a handle's
+  // text would pass for the tree's own): it is given at start, where it is sealed.
+  workload: v.optional(
+    v.pipe(
+      anyRecord,
+      v.check((w) => !('access_token' in w), 'access_token: a token is not written into a playbook: pass it when starting (workload.access_token, sealed there) or name a credential in the task\'s auth'),
+    ),
+    () => ({}),
+  ),
   // What a start's workload must hold (checked by check-inputs.ts at every start).
   inputs: v.optional(InputsSchema),
   keychain: v.optional(v.array(KeychainDefinitionSchema), () => []),
