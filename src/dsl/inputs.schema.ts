@@ -34,7 +34,21 @@ export const InputSchema = v.pipe(
 );
 
 /** The `inputs:` block: input names are identifiers (templates read them as `workload.<name>`). */
-export const InputsSchema = v.record(v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')), InputSchema);
+export const InputsSchema = v.pipe(
+  v.record(v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')), InputSchema),
+  // As a `workload:` block's access_token (playbook.schema.ts): a default would be a token written into the playbook.
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const inputs = dataset.value;
+    const token = inputs.access_token;
+    if (token?.default === undefined) return;
+    const item = (key: string, value: unknown, input: Record<string, unknown>): v.ObjectPathItem => ({ type: 'object', origin: 'value', input, key, value });
+    addIssue({
+      message: 'a token is not written into a playbook: pass it when starting (workload.access_token, sealed there) or name a credential in the task\'s auth',
+      path: [item('access_token', token, inputs), item('default', token.default, token)],
+    });
+  }),
+);
 
 export type InputDeclaration = v.InferOutput<typeof InputSchema>;
 export type Inputs = v.InferOutput<typeof InputsSchema>;
