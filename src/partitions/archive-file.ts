@@ -50,7 +50,13 @@ export async function* readArchive(path: string): AsyncGenerator<ArchiveLine> {
   for await (const line of createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity })) {
     n++;
     if (!line.trim()) continue;
-    const parsed: unknown = JSON.parse(line);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      // JSON.parse's own message names neither the file nor the line.
+      throw new Error(`${path}: line ${n} is not JSON (an archive file is JSON Lines)`);
+    }
     if (isObject(parsed) && isObject(parsed.execution) && typeof parsed.execution.execution_id === 'number') yield { execution: { ...parsed.execution, execution_id: parsed.execution.execution_id } };
     else if (isObject(parsed) && isObject(parsed.event) && typeof parsed.event.execution_id === 'number' && typeof parsed.event.event_id === 'number') {
       yield { event: { ...parsed.event, execution_id: parsed.event.execution_id, event_id: parsed.event.event_id } };
