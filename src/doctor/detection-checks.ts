@@ -47,7 +47,7 @@ const stuckRow = v.looseObject({
     last_progress_at: timestamp,
     idle_minutes: v.number(),
     // no_progress: it waits for nothing; else the wait that should have ended (its timekeeper, admitter or limit holders failed).
-    reason: v.picklist(['no_progress', 'timer_overdue', 'signal_overdue', 'debounce_overdue', 'limit_holders_gone']),
+    reason: v.picklist(['no_progress', 'timer_overdue', 'signal_overdue', 'debounce_overdue', 'limit_holders_gone', 'limit_undefined']),
     ...waitsFor,
   }).entries,
   waiting: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -70,7 +70,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 /** Says, of the stuck executions listed, how many were waiting for something that should have ended. */
 function overdueNote(items: { reason: string }[]): string {
   const overdue = items.filter((i) => i.reason !== 'no_progress').length;
-  return overdue ? ` (${overdue} of them past the end of a wait: a timer, a signal timeout or a debounce not fired, or a limit whose holders are gone)` : '';
+  return overdue ? ` (${overdue} of them past the end of a wait: a timer, a signal timeout or a debounce not fired, or a limit whose holders are gone or that is not defined)` : '';
 }
 
 type CheckSpec<S extends RowSchema> = {

@@ -332,6 +332,39 @@ describe('svc doctor on executions that wait on purpose', () => {
   });
 });
 
+describe('svc doctor on work held by a limit without holders', () => {
+  it("a task waiting for its rate's next token is waiting, not stranded; one held by a limit not defined is stuck: limit_undefined", async () => {
+    const tag = randomBytes(3).toString('hex');
+    const rate = `rate-${tag}`;
+    expect((await http(svc.url, 'PUT', `/api/limits/${rate}`, { rate: { limit: 1, period_seconds: 3600, burst: 1 } })).status).toBe(200);
+    const api = executionApi(svc.url);
+    const task = (path: string, limit: string) =>
+      `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: q, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: q, kind: postgres, read_only: true, command: "SELECT 1", limit: { name: ${limit}, key: k } }\n`;
+    await api.register(task(`seeded/rated_${tag}`, rate));
+    await api.register(task(`seeded/undefined_${tag}`, `nowhere-${tag}`));
+    // The first takes the hour's one token; the next waits for the next one.
+    const first = await api.run(`seeded/rated_${tag}`);
+    expect(await api.wait(first, 30_000)).toMatchObject({ status: 'completed' });
+    const rated = await api.run(`seeded/rated_${tag}`);
+    const held = await api.run(`seeded/undefined_${tag}`);
+    try {
+      await until('both wait PENDING', async () => {
+        const rows = await t.db.query<{ status: string }>('SELECT status FROM core.command WHERE execution_id = ANY($1)', [[rated, held]]);
+        return rows.rows.length === 2 && rows.rows.every((r) => r.status === 'PENDING');
+      });
+      await new Promise((r) => setTimeout(r, 2_500));
+      const run = await runDoctor(['detect', '--server', svc.url, '--json', '--stuck-minutes', '0.03', '--pending-seconds', '1']);
+      const { checks } = run.json().data;
+      expect(ids(checks.stuck_executions.items, 'execution_id')).not.toContain(rated);
+      expect(checks.stuck_executions.waiting.items.find((i: { [k: string]: unknown }) => i.execution_id === rated)).toMatchObject({ waits_for: 'limit', limit_name: rate });
+      expect(ids(checks.stranded_pending_commands.items, 'execution_id')).not.toContain(rated);
+      expect(checks.stuck_executions.items.find((i: { [k: string]: unknown }) => i.execution_id === held)).toMatchObject({ reason: 'limit_undefined', waits_for: 'limit', limit_name: `nowhere-${tag}` });
+    } finally {
+      for (const id of [rated, held]) await http(svc.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' });
+    }
+  });
+});
+
 describe('svc doctor serve (HTTP)', () => {
   it('GET /healthz and GET /tools: the three tools with their argument schemas', async () => {
     expect(await http(served.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
