@@ -7,6 +7,19 @@ import { EXIT } from './executions-usage.ts';
 
 const OPTIONS = { dir: { type: 'string' }, execution: { type: 'string' }, json: { type: 'boolean' } } as const;
 
+/**
+ * What went wrong reading `path`, said of the file (this command asks no server, so runCli's
+ * "server unreachable", exit 3, would mislead), with its exit code; undefined: not a file error.
+ */
+function fileProblem(e: unknown, path: string): { message: string; code: number } | undefined {
+  const code = e instanceof Error && 'code' in e ? e.code : undefined;
+  if (code === 'ENOENT') return { message: `${path}: no such file`, code: EXIT.notFound };
+  if (code === 'EISDIR') return { message: `${path}: is a directory, not an archive file`, code: EXIT.failed };
+  if (code === 'ENOTDIR') return { message: `${path}: not a directory`, code: EXIT.failed };
+  if (code === 'EACCES' || code === 'EPERM') return { message: `${path}: permission denied`, code: EXIT.failed };
+  return undefined;
+}
+
 const text = (v: unknown): string => (v === null || v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v));
 
 /** `svc archive [list]|show`: reads the JSON Lines files of ranges retention dropped; returns the exit code. */
@@ -18,7 +31,15 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
       if (args.length || values.execution !== undefined) throw new UsageError('list takes --dir DIR and --json only');
       const dir = values.dir ?? env.SVC_ARCHIVE_DIR;
       if (!dir) throw new UsageError('no archive directory: give --dir DIR or set SVC_ARCHIVE_DIR');
-      const files = await archiveFiles(dir);
+      let files: string[];
+      try {
+        files = await archiveFiles(dir);
+      } catch (e) {
+        const problem = fileProblem(e, dir);
+        if (!problem) throw e;
+        err.write(`svc archive: ${problem.message}\n`);
+        return problem.code;
+      }
       out.write(values.json ? `${JSON.stringify({ files, count: files.length })}\n` : files.length ? table([['file'], ...files.map((f) => [basename(f)])]) : `no archive files under ${dir}\n`);
       return EXIT.ok;
     }
@@ -41,9 +62,9 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
         }
       }
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      err.write(`svc archive: ${code === 'ENOENT' ? `${file}: no such file` : e instanceof Error ? e.message : String(e)}\n`);
-      return code === 'ENOENT' ? EXIT.notFound : EXIT.failed;
+      const problem = fileProblem(e, file);
+      err.write(`svc archive: ${problem ? problem.message : e instanceof Error ? e.message : String(e)}\n`);
+      return problem ? problem.code : EXIT.failed;
     }
     if (wanted !== null) {
       if (!executions.length) {

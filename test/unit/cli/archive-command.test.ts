@@ -31,4 +31,18 @@ describe('svc archive: bad files and directories', () => {
     expect(r).toMatchObject({ code: 1, out: '' });
     expect(r.err).toBe(`svc archive: ${file}: line 2 is not JSON (an archive file is JSON Lines)\n`);
   });
+
+  it('show: a directory is said to be one (exit 1)', async () => {
+    const r = await cli('show', dir);
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err).toBe(`svc archive: ${dir}: is a directory, not an archive file\n`);
+  });
+
+  it('list: a --dir that is a file is said to be one, not an unreachable server (exit 1)', async () => {
+    const file = join(dir, 'plain.txt');
+    await writeFile(file, 'x');
+    const r = await cli('list', '--dir', file);
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err).toBe(`svc archive: ${file}: not a directory\n`);
+  });
 });
