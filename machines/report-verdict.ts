@@ -46,18 +46,23 @@ for (const status of COMMAND_STATUSES) {
 export function reportVerdict(cmd: CommandState, eventType: string, reporter: Reporter): ReportVerdict {
   const id = cmd.command_id;
   const stale = (): ReportVerdict => ({ kind: 'refused', code: 'stale_claim', message: `command ${id} was claimed again (attempt ${cmd.attempt}); this report is from attempt ${reporter.attempt}` });
+  const notHolder = (): ReportVerdict => ({ kind: 'refused', code: 'not_holder', message: `command ${id} is held by another worker` });
   // An arc of the machine decides; without one, what the command's status says of the refusal.
   const status = next(cmd.status, commandEventOf(eventType, reporter), { attempt: cmd.attempt, workerId: cmd.worker_id });
   if (status !== undefined) return { kind: 'accept', status };
   if (COMMAND_RULES.final.includes(cmd.status)) {
     // A claim taken over (its worker went quiet) and finished by the new holder: the old one's
     // report is fenced off like any stale claim's, not stored as a late one of the finished claim.
-    return reporter.attempt != null && reporter.attempt !== cmd.attempt ? stale() : { kind: 'late', attempt: reporter.attempt ?? null };
+    if (reporter.attempt != null && reporter.attempt !== cmd.attempt) return stale();
+    // The same for a report naming only its worker: while the command runs another worker's is
+    // refused (not_holder), so once it is over that report must not pass as a late one either.
+    if (reporter.workerId != null && cmd.worker_id != null && reporter.workerId !== cmd.worker_id) return notHolder();
+    return { kind: 'late', attempt: reporter.attempt ?? null };
   }
   if (COMMAND_RULES.claim.from.includes(cmd.status)) return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
   if (reporter.attempt != null && reporter.attempt !== cmd.attempt) return stale();
   if (reporter.attempt == null && reporter.workerId == null) {
     return { kind: 'refused', code: 'not_holder', message: `a report about command ${id} must name its claim: worker_id or attempt` };
   }
-  return { kind: 'refused', code: 'not_holder', message: `command ${id} is held by another worker` };
+  return notHolder();
 }

@@ -86,6 +86,26 @@ describe('late reports', () => {
     expect(await stepRuns(id)).toEqual(before);
   });
 
+  it('a report naming only a worker other than the one that finished the command is refused, never a second command.completed', async () => {
+    // w0's claim was taken over by w1, which completed it; w0 reports by worker_id alone. While
+    // the command ran this was refused (not_holder); it was then stored as a late completion.
+    const { id, cmd } = await completedExecution();
+    const before = await stepRuns(id);
+    const completed = { event_type: 'command.completed', command_id: cmd.command_id, result: { tasks: { t: { status: 'ok', data: 'stale' } } } };
+    const batched = await b.post({ execution_id: id, worker_id: 'w0', events: [completed] });
+    expect(batched.status).toBe(202);
+    await b.settled(batched.body.request_id);
+    const one = await http(t.url, 'POST', '/api/events', { ...completed, execution_id: id, worker_id: 'w0' }, asWorker);
+    expect(one.status).toBe(409);
+    expect(one.body.detail).toMatchObject({ code: 'not_holder' });
+    const events = await ex.events(id);
+    expect(events.filter((e) => e.event_type === 'command.completed').map((e) => e.worker_id)).toEqual(['w1']);
+    const [reserved] = batched.body.event_ids as number[];
+    expect(events.find((e) => e.event_id === reserved)).toMatchObject({ event_type: 'command.refused', worker_id: 'w0', context: { refused: 'not_holder', reported: 'command.completed' } });
+    expect(await stepRuns(id)).toEqual(before);
+    expect(await ex.wait(id)).toMatchObject({ status: 'completed', result: 'first' });
+  });
+
   it('a worker report stored after the execution ended (terminal fast path) does not move its run', async () => {
     const { id, cmd } = await completedExecution();
     const before = await stepRuns(id);

@@ -24,12 +24,17 @@ describe('reportVerdict', () => {
     expect(reportVerdict(held({ status: 'PENDING', attempt: 0, worker_id: null }), 'command.completed', { attempt: 0 })).toMatchObject({ kind: 'refused', code: 'not_claimed' });
   });
 
-  it('a finished or cancelled command takes its own claim\'s (or an anonymous) report as late, an older claim\'s as stale', () => {
+  it('a finished or cancelled command takes its own claim\'s (or an anonymous) report as late, an older claim\'s as stale, another worker\'s as not_holder', () => {
     for (const status of ['COMPLETED', 'FAILED', 'CANCELLED'] as const) {
       expect(reportVerdict(held({ status }), 'command.completed', { attempt: 2 })).toEqual({ kind: 'late', attempt: 2 });
       // An older claim's report arriving after a new claim finished the command is a stale claim's.
       expect(reportVerdict(held({ status }), 'command.completed', { attempt: 1, workerId: 'w0' })).toMatchObject({ kind: 'refused', code: 'stale_claim' });
       expect(reportVerdict(held({ status }), 'call.done', {})).toEqual({ kind: 'late', attempt: null });
+      // So is another worker's naming no attempt, as it is refused while the command runs.
+      expect(reportVerdict(held({ status }), 'command.completed', { workerId: 'w0' })).toMatchObject({ kind: 'refused', code: 'not_holder' });
+      expect(reportVerdict(held({ status }), 'command.completed', { attempt: 2, workerId: 'w0' })).toMatchObject({ kind: 'refused', code: 'not_holder' });
+      expect(reportVerdict(held({ status }), 'command.failed', { workerId: 'w1' })).toEqual({ kind: 'late', attempt: null });
+      expect(reportVerdict(held({ status, worker_id: null }), 'command.failed', { workerId: 'w0' })).toEqual({ kind: 'late', attempt: null });
     }
   });
 });
