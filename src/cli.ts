@@ -21,6 +21,7 @@ import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from
 import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
+import { UsageError } from './cli/usage-error.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
 // the server, the database driver's pool or the embedded PostgreSQL.
@@ -180,7 +181,7 @@ const commands: Record<string, Command> = {
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
       const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
-      if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency expects an integer >= 1');
+      if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency expects an integer >= 1, got ${JSON.stringify(values.concurrency)}`);
       const { readWorkerToken } = await import('./auth/worker-token.ts');
       const token = await readWorkerToken({ configured: config.SVC_WORKER_TOKEN, dataDir: config.SVC_DATA_DIR });
       const worker = new WorkerPool({
@@ -340,9 +341,19 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(rest);
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
+    if (err instanceof UsageError || isParseArgsError(err)) {
+      // A typo is not a failure: 2 and the usage, as every client command answers one.
+      process.stderr.write(`svc ${name}: ${message}\nusage: ${command.usage.split('\n\n')[0]}\n`);
+      return err instanceof UsageError ? err.exitCode : 2;
+    }
     process.stderr.write(`svc ${name}: ${message}\n`);
     return err instanceof ConfigError ? 78 : 1;
   }
+}
+
+/** An unknown option, a missing value or a stray argument, as node:util's parseArgs throws them. */
+function isParseArgsError(err: unknown): boolean {
+  return err instanceof TypeError && 'code' in err && typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS_');
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/svc')) {

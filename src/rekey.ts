@@ -10,6 +10,7 @@ import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger } from './log.ts';
 import { openDatabase } from './db/open-database.ts';
 import { processEnvironment } from './secret-environment.ts';
+import { UsageError } from './cli/usage-error.ts';
 
 /** Rows re-sealed per transaction: short transactions keep row locks brief for a running server. */
 export const REKEY_BATCH_ROWS = 200;
@@ -125,7 +126,7 @@ export async function rekeyCommand(
   // With --json, stdout holds only the answer: the progress lines go to stderr.
   const say = json ? err : out;
   const batchSize = values['batch-size'] === undefined ? REKEY_BATCH_ROWS : Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error('--batch-size expects an integer >= 1');
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new UsageError(`--batch-size expects an integer >= 1, got ${JSON.stringify(values['batch-size'])}`);
   const dryRun = values['dry-run'] ?? false;
 
   const config = loadConfig(env);

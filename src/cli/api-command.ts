@@ -2,20 +2,14 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
+import { UsageError } from './usage-error.ts';
 
 /** How long one CLI request may wait for its answer. */
 export const CLI_REQUEST_TIMEOUT_MS = 30_000;
 
 export type Out = { write(text: string): unknown };
 
-/** A usage error of `svc <name>`: prints it with the first usage line; exit code 2 (78 for config). */
-export class UsageError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 2) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
+export { UsageError };
 
 const JsonObject = v.record(v.string(), v.unknown());
 

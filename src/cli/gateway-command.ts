@@ -11,6 +11,7 @@ import { buildGateway, type Gateway } from '../gateway/gateway.ts';
 import { gatewaySettings } from '../gateway/settings.ts';
 import { createLogger } from '../log.ts';
 import { GATEWAY_USAGE } from './gateway-usage.ts';
+import { UsageError } from './usage-error.ts';
 
 /** Connections a gateway holds to the database: one short statement per request with a session. */
 const GATEWAY_POOL_SIZE = 10;
@@ -23,7 +24,7 @@ export async function gatewayCommand(argv: string[], out: Out = process.stdout, 
   const { values } = parseArgs({ args: argv, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true });
   const config = loadConfig();
   const port = values.port === undefined ? config.SVC_GATEWAY_PORT : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port expects an integer from 0 to 65535');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
   const settings = { ...gatewaySettings(config, port), ...(values.host ? { host: values.host } : {}) };
   const log = createLogger(config.SVC_LOG_LEVEL);
   // People's sessions live in the service database, so every gateway on it (and this one after a
