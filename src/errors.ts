@@ -26,7 +26,8 @@ export class ServiceError extends Error {
   readonly detail: string | ErrorDetail;
 
   constructor(code: ErrorCode, detail?: string | ErrorDetail, options?: { cause?: unknown }) {
-    const body = detail ?? { code, message: httpAnswerOf(code).message };
+    // An object detail always names its code (DESIGN.md: `{code, message, ...}`); its own, when it has one, stays.
+    const body = detail === undefined ? { code, message: httpAnswerOf(code).message } : typeof detail === 'string' ? detail : { code, ...detail };
     super(typeof body === 'string' ? body : String(body.message ?? code), options);
     this.code = code;
     this.detail = body;

@@ -68,7 +68,7 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
       running.set(key, pending);
     }
     const invocation = await pending;
-    if (!invocation.ok) return reply.code(400).send({ detail: { message: `invalid arguments for ${tool}`, errors: invocation.problems } });
+    if (!invocation.ok) return reply.code(400).send({ detail: { code: 'bad_request', message: `invalid arguments for ${tool}`, errors: invocation.problems } });
     const outcome: Outcome = invocation.outcome;
     return reply.code(outcome.severity === 'error' ? 502 : 200).send(outcome);
   });

@@ -45,7 +45,7 @@ const probe = (name: string, body?: unknown) => http(t.url, 'POST', `/api/creden
 const dataOf = async (name: string) => (await http(t.url, 'GET', `/api/credentials/${name}?include_data=true`)).body.data;
 const refusedWith = async (res: { status: number; body: { detail: unknown } }, errors: string[]) => {
   expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(res.body).toEqual({ detail: { message: 'Credential validation failed', errors } });
+  expect(res.body).toEqual({ detail: { code: 'validation_failed', message: 'Credential validation failed', errors } });
 };
 const pgFields = () => {
   const u = new URL(t.databaseUrl);

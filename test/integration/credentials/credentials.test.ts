@@ -112,7 +112,7 @@ describe('schema validation on store', () => {
   const expectRefused = async (name: string, data: unknown, errors: string[], s: unknown = schema) => {
     const res = await post({ name, type: 'custom', data, schema: s });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ detail: { message: 'Credential validation failed', errors } });
+    expect(res.body).toEqual({ detail: { code: 'validation_failed', message: 'Credential validation failed', errors } });
     expect(await rowCount(name)).toBe(0);
   };
 

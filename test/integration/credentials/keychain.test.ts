@@ -131,6 +131,7 @@ describe('POST /api/keychain/{catalog_id}/{keychain_name}', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
       detail: {
+        code: 'validation_failed',
         message: "Token validation failed: Missing required field: access_token; Field 'expires_in' must be integer, got string; Unexpected fields: extra",
         errors: ['Missing required field: access_token', "Field 'expires_in' must be integer, got string", 'Unexpected fields: extra'],
       },

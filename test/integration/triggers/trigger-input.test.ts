@@ -81,7 +81,7 @@ describe('backfill', () => {
     for (const [body, errors] of cases) {
       const res = await backfill(body);
       expect(res.status, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`).toBe(422);
-      expect(res.body.detail, JSON.stringify(body)).toEqual({ message: 'invalid body', errors });
+      expect(res.body.detail, JSON.stringify(body)).toEqual({ code: 'unprocessable', message: 'invalid body', errors });
     }
     expect(await executionCount(PATH)).toBe(0);
     expect(await fireCount(PATH)).toBe(0);
@@ -119,7 +119,7 @@ describe('fire by hand', () => {
       expect(res.status, `${body}: ${JSON.stringify(res.body)}`).toBe(422);
     }
     const array = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, '[1]');
-    expect(array.body.detail).toEqual({ message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
+    expect(array.body.detail).toEqual({ code: 'unprocessable', message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
     // A misspelt field is refused, not dropped: a retry of {"firekey": "k"} would start again each time.
     const misspelt = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { firekey: 'k1' });
     expect(misspelt.status).toBe(422);

@@ -230,7 +230,7 @@ workflow:
     for (const [path, body] of [[`/api/executions/${id}/signals/go`, []], [`/api/executions/${id}/signals/go`, [{ payload: 1 }]], [`/api/executions/${id}/cancel`, [1]]] as const) {
       const r = await post(path, body);
       expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(422);
-      expect(r.body.detail).toEqual({ message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
+      expect(r.body.detail).toEqual({ code: 'unprocessable', message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
     }
     expect(await received(id)).toEqual([]);
     expect((await get(`/api/executions/${id}`)).body.status).toBe('running');
