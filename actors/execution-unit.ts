@@ -87,6 +87,17 @@ class Lacking extends Error {
   }
 }
 
+/**
+ * A report was refused on a command row taken from memory: another server may have moved it
+ * since (a claim taken over there, which writes nothing to the log this server's guard reads),
+ * and a refusal writes no compare-and-set on it. The unit is routed again from a fresh read.
+ */
+class Remembered extends Error {
+  constructor() {
+    super('a refusal was decided on a remembered command row');
+  }
+}
+
 /** Whether another writer moved a row the unit read (its write wrote nothing): route it again. */
 function movedOn(err: unknown): boolean {
   const e = err as { code?: unknown; constraint?: unknown };
@@ -128,7 +139,7 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
         // A child's plain access token: sealed here, the I/O step before the fold (which is pure
         // and cannot write), once for all later attempts; the fold is redone with its handle.
         if (err.needs.secrets.size) sealed = new Map([...(sealed ?? []), ...(await sealAccessTokens(deps, err.needs.secrets))]);
-      } else if (movedOn(err)) {
+      } else if (movedOn(err) || err instanceof Remembered) {
         deps.metrics.routeRetries.inc({ reason: 'moved' });
         fresh = 'all';
         await run.onMoved?.();
@@ -157,6 +168,7 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   const hydrateMs = run.timed ? performance.now() - t0 : 0;
   const fold = new Fold(deps.cache, unit.executions, reads, unit.commands);
   const value = run.fold(fold, unit.commands);
+  for (const id of fold.refusedCommands()) if (unit.remembered.has(id)) throw new Remembered();
   const needs = fold.needs();
   if (needs) throw new Lacking(needs);
   const folded = fold.folded();

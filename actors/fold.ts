@@ -67,6 +67,7 @@ export class Fold {
   readonly #idempotencyKeys: UnitIdempotencyKey[] = [];
   readonly #queue: { executionId: number; event: EventInput }[] = [];
   readonly #needs = noNeeds();
+  readonly #refused = new Set<number>();
   readonly #host: EffectHost;
   /** Starts each concurrency key can still admit at once in this fold (read before it). */
   readonly #room: Map<string, number>;
@@ -151,6 +152,16 @@ export class Fold {
   /** A command's status now: as read, or as a report folded here moved it. */
   commandStatus(cmd: CommandRow): CommandStatus {
     return this.#commandUpdates.get(cmd.command_id)?.status ?? cmd.status;
+  }
+
+  /** A report about this command was refused here. */
+  refused(commandId: number): void {
+    this.#refused.add(commandId);
+  }
+
+  /** The commands reports about which were refused here. */
+  refusedCommands(): ReadonlySet<number> {
+    return this.#refused;
   }
 
   /** The commands reports folded here move. */

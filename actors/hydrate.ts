@@ -37,8 +37,11 @@ export type Hydrated = {
   readonly reserved: readonly ReservedItem[];
 };
 
-/** What a unit holds: its executions hydrated, the reported commands' rows, and what was read for them. */
-export type HydratedUnit = { executions: Hydrated[]; commands: Map<number, CommandRow>; missing: number[]; readNothing: boolean };
+/**
+ * What a unit holds: its executions hydrated, the reported commands' rows, and what was read for
+ * them. `remembered`: the commands whose rows came from memory, not from this read.
+ */
+export type HydratedUnit = { executions: Hydrated[]; commands: Map<number, CommandRow>; remembered: ReadonlySet<number>; missing: number[]; readNothing: boolean };
 
 /**
  * The first step after routing, and every read of state: each execution from the hot snapshot
@@ -68,13 +71,19 @@ export async function hydrate(
     out.push({ row, compiled: await cache.get(q, row.catalog_id), snapshot: snapshots.get(id, row.last_event_id)!, snapshotEventId: row.snapshot_event_id, inbox: [], reserved: [] });
   }
   const commandsToRead: CommandRef[] = [];
+  const remembered = new Set<number>();
   for (const ref of commandRefs) {
     const row = fresh === 'all' ? undefined : snapshots.commands.get(ref.command_id);
-    if (row) commands.set(ref.command_id, row);
-    else commandsToRead.push(ref);
+    if (row) {
+      commands.set(ref.command_id, row);
+      remembered.add(ref.command_id);
+    } else commandsToRead.push(ref);
   }
   const read = await readUnit(q, toRead, commandsToRead, snapshots.versions(toRead), EXECUTION_MACHINE_VERSION);
-  for (const c of read.commands) commands.set(c.command_id, c);
+  for (const c of read.commands) {
+    commands.set(c.command_id, c);
+    remembered.delete(c.command_id);
+  }
   for (const row of read.executions) out.push(await fromRow(q, cache, snapshots, row));
   // Commands named by reserved batch items are read too (a second read, only while a batch waits):
   // the fold gives those items a report's verdicts.
@@ -84,6 +93,7 @@ export async function hydrate(
   return {
     executions: out.sort((a, b) => a.row.execution_id - b.row.execution_id),
     commands,
+    remembered,
     missing: executionIds.filter((id) => !found.has(id)),
     readNothing: !toRead.length && !commandsToRead.length,
   };

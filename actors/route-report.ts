@@ -17,6 +17,8 @@ export interface ReportFold {
   commandStatus(cmd: CommandRow): CommandStatus;
   statusOf(executionId: number): ExecutionStatus | undefined;
   pendingOf(executionId: number, seq: number): PendingCommand | undefined;
+  /** A report about this command was refused (the unit reads its row afresh when memory gave it: see execution-unit.ts). */
+  refused(commandId: number): void;
 }
 
 /** What routing made of an event, and whether it was taken (not refused, not late): it may move its execution. */
@@ -34,6 +36,7 @@ export type Routed = { result: EventResult; accepted: boolean };
  */
 export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, CommandRow>, ev: RoutedEvent, at?: number): Routed {
   const refuse = (error: ReportRefusalCode, detail: string, cmd?: CommandRow): Routed => {
+    if (cmd) fold.refused(cmd.command_id);
     if (at !== undefined || (error === 'stale_claim' && cmd)) {
       // Recorded as a refusal (the log shows every attempt that ran, and a batch item its
       // reserved id), never as the event it reported: a command completes once in the log. It
