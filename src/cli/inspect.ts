@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { asObject } from '../objects.ts';
+import { problemDetail, ServerError } from '../worker/server-client.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -63,10 +64,16 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
   return new Promise<number>((resolve) => {
     const ws = new WebSocket(`${base}/api/executions/${id}/inspect`, { headers });
     let refused: string | null = null;
+    // A refusal is told as every client command tells one: the request, the status, the server's
+    // detail (a wrong token, a role too low), read from the answer's body before the socket goes.
     ws.on('unexpected-response', (_req, res) => {
-      refused = `the server refused (${res.statusCode})`;
-      res.resume();
-      ws.terminate();
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        refused = new ServerError(res.statusCode ?? 0, problemDetail(body), `GET /api/executions/${id}/inspect`).message;
+        ws.terminate();
+      });
     });
     ws.on('message', (data) => {
       let event: unknown;

@@ -18,6 +18,17 @@ export class ServerError extends Error {
   }
 }
 
+/** The detail of an error answer's body: its `detail` when it is a problem document, else the JSON or the text itself. */
+export function problemDetail(text: string): unknown {
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: the text is the detail
+  }
+  return parsed && typeof parsed === 'object' && 'detail' in parsed ? parsed.detail : parsed;
+}
+
 export type ServerClientOptions = {
   /** Abort each request that has no answer after this long (none by default: claims long-poll). */
   timeoutMs?: number;
@@ -147,15 +158,7 @@ export class ServerClient {
       throw err instanceof NoAnswer ? networkError(what, err.cause) : err;
     });
     if (res.statusCode !== 200) {
-      const text = await readAll(res);
-      let detail: unknown = text;
-      try {
-        const parsed: unknown = JSON.parse(text);
-        detail = parsed && typeof parsed === 'object' && 'detail' in parsed ? parsed.detail : parsed;
-      } catch {
-        // not JSON: the text is the detail
-      }
-      throw new ServerError(res.statusCode ?? 0, detail, what);
+      throw new ServerError(res.statusCode ?? 0, problemDetail(await readAll(res)), what);
     }
     res.setEncoding('utf8');
     let buffer = '';
