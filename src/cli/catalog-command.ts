@@ -13,19 +13,21 @@ import { RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api
 export async function catalogCommand(argv: string[]): Promise<number> {
   const out = process.stdout;
   const err = process.stderr;
-  const usage = () => {
-    err.write(`usage: ${CATALOG_USAGE}\n`);
+  // What is wrong first, then the usage: a bare usage leaves a person to guess.
+  const usage = (problem: string) => {
+    err.write(`svc catalog: ${problem}\nusage: ${CATALOG_USAGE}\n`);
     return 2;
   };
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (e) {
-    err.write(`svc catalog: ${e instanceof Error ? e.message : String(e)}\n`);
-    return usage();
+    return usage(e instanceof Error ? e.message : String(e));
   }
   const [sub, ...files] = parsed.positionals;
-  if (sub !== 'register' || files.length === 0) return usage();
+  if (sub === undefined) return usage('a subcommand is required (register)');
+  if (sub !== 'register') return usage(`unknown subcommand '${sub}' (register)`);
+  if (files.length === 0) return usage('register needs at least one FILE');
   let config;
   try {
     config = loadClientConfig(parsed.values.server);

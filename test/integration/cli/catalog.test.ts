@@ -51,8 +51,16 @@ describe('svc catalog register', () => {
   });
 
   it('usage errors exit 2; an unreachable server exits 3', async () => {
-    expect((await runSvc(['catalog'], {})).code).toBe(2);
-    expect((await runSvc(['catalog', 'register'], {})).code).toBe(2);
+    // Each names what is wrong before the usage: a bare usage left a person to guess.
+    const none = await runSvc(['catalog'], {});
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^svc catalog: a subcommand is required \(register\)\nusage: svc catalog register /);
+    const unknown = await runSvc(['catalog', 'list'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^svc catalog: unknown subcommand 'list' \(register\)\nusage: /);
+    const noFile = await runSvc(['catalog', 'register'], {});
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr).toMatch(/^svc catalog: register needs at least one FILE\nusage: /);
     const good = join(dir, 'good2.yaml');
     await writeFile(good, GOOD);
     expect((await runSvc(['catalog', 'register', good], { SVC_SERVER_URL: 'http://127.0.0.1:1' })).code).toBe(3);
