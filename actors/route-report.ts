@@ -37,10 +37,10 @@ export type Routed = { result: EventResult; accepted: boolean };
 export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, CommandRow>, ev: RoutedEvent, at?: number): Routed {
   const refuse = (error: ReportRefusalCode, detail: string, cmd?: CommandRow): Routed => {
     if (cmd) fold.refused(cmd.command_id);
-    if (at !== undefined || (error === 'stale_claim' && cmd)) {
-      // Recorded as a refusal (the log shows every attempt that ran, and a batch item its
-      // reserved id), never as the event it reported: a command completes once in the log. It
-      // folds into nothing.
+    if (at !== undefined || ((error === 'stale_claim' || error === 'not_holder') && cmd)) {
+      // Recorded as a refusal (the log shows every attempt that ran, a superseded one's named by
+      // its attempt or by its worker alone, and a batch item its reserved id), never as the event
+      // it reported: a command completes once in the log. It folds into nothing.
       fold.apply(
         ev.execution_id,
         {

@@ -102,6 +102,8 @@ describe('late reports', () => {
     expect(events.filter((e) => e.event_type === 'command.completed').map((e) => e.worker_id)).toEqual(['w1']);
     const [reserved] = batched.body.event_ids as number[];
     expect(events.find((e) => e.event_id === reserved)).toMatchObject({ event_type: 'command.refused', worker_id: 'w0', context: { refused: 'not_holder', reported: 'command.completed' } });
+    // POST /api/events records it too, as it records a refused attempt number.
+    expect(events.filter((e) => e.event_type === 'command.refused' && e.context?.refused === 'not_holder')).toHaveLength(2);
     expect(await stepRuns(id)).toEqual(before);
     expect(await ex.wait(id)).toMatchObject({ status: 'completed', result: 'first' });
   });

@@ -113,8 +113,14 @@ describe('claims', () => {
     const cmd = (await db.query(`SELECT status FROM core.command WHERE command_id = $1`, [commandId])).rows[0];
     expect(cmd.status).toBe('CLAIMED');
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('running');
-    const types = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events.map((e: { event_type: string }) => e.event_type);
-    expect(types).not.toContain('command.completed');
+    const logged: { event_type: string; worker_id: string | null; context: { refused?: string } | null }[] = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events;
+    expect(logged.map((e) => e.event_type)).not.toContain('command.completed');
+    // Each refusal that named the command is recorded as one (the log shows every report that ran), never as the event.
+    expect(logged.filter((e) => e.event_type === 'command.refused').map((e) => [e.worker_id, e.context?.refused])).toEqual([
+      ['intruder', 'not_holder'],
+      ['intruder', 'not_holder'],
+      [null, 'not_holder'],
+    ]);
     // The holder, named by worker alone (as POST /api/events callers do), completes it.
     const own = await http(t.url, 'POST', '/api/events', { ...done, worker_id: 'holder' }, asWorker);
     expect(own.status).toBe(200);
