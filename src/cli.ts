@@ -21,7 +21,7 @@ import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from
 import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
-import { UsageError } from './cli/usage-error.ts';
+import { UsageError, usageSynopsis } from './cli/usage-error.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
 // the server, the database driver's pool or the embedded PostgreSQL.
@@ -343,7 +343,7 @@ export async function main(argv: string[]): Promise<number> {
     const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
     if (err instanceof UsageError || isParseArgsError(err)) {
       // A typo is not a failure: 2 and the usage, as every client command answers one.
-      process.stderr.write(`svc ${name}: ${message}\nusage: ${command.usage.split('\n\n')[0]}\n`);
+      process.stderr.write(`svc ${name}: ${message}\nusage: ${usageSynopsis(command.usage)}\n`);
       return err instanceof UsageError ? err.exitCode : 2;
     }
     process.stderr.write(`svc ${name}: ${message}\n`);

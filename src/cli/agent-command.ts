@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { AGENT_USAGE } from './agents-usage.ts';
 import { cliClient, runCli, table, UsageError, parseCliArgs, type Out } from './api-command.ts';
+import { usageSynopsis } from './usage-error.ts';
 import { waitForExecution } from './wait-execution.ts';
 
 const AgentList = v.looseObject({
@@ -22,7 +23,7 @@ function parseArg(raw: string): [string, unknown] {
 
 /** `svc agent list|run`: the terminal's agents, and running one; returns the exit code. */
 export async function agentCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
-  return runCli('agent', AGENT_USAGE.split('\n')[0], err, async () => {
+  return runCli('agent', usageSynopsis(AGENT_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, {
         workspace: { type: 'string' },
         method: { type: 'string' },

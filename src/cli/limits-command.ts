@@ -2,6 +2,7 @@ import { durationMs } from '../dsl/duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
 import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-command.ts';
+import { usageSynopsis } from './usage-error.ts';
 import { EXIT, refusalExitCode } from './executions-usage.ts';
 import { LimitDetail, LimitList, LimitPut, limitPartsText, limitsTable, limitText } from './limits-table.ts';
 import { LIMITS_USAGE } from './limits-usage.ts';
@@ -30,7 +31,7 @@ const limitUrl = (name: string) => `/api/limits/${encodeURIComponent(name)}`;
 
 /** `svc limits [list]|show|set|delete`: flow control's named limits over the REST API; returns the exit code. */
 export async function limitsCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
-  return runCli('limits', LIMITS_USAGE.split('\n')[0], err, async () => {
+  return runCli('limits', usageSynopsis(LIMITS_USAGE), err, async () => {
     const { values, positionals } = parseCliArgs(argv, OPTIONS);
     const [first, ...args] = positionals;
     const sub = first ?? 'list';

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { MCP_USAGE } from './agents-usage.ts';
 import { cliClient, parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
+import { usageSynopsis } from './usage-error.ts';
 import { waitForExecution } from './wait-execution.ts';
 
 const Server = v.looseObject({ name: v.string(), endpoint: v.string(), transport: v.string(), status: v.string(), lifecycle: v.array(v.string()), updated_at: v.string() });
@@ -10,7 +11,7 @@ const ACTION = /^[a-z][a-z0-9_\-]*$/;
 
 /** `svc mcp list|<action> NAME [--wait]`: MCP servers and their lifecycle; returns the exit code. */
 export async function mcpCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
-  return runCli('mcp', MCP_USAGE.split('\n')[0], err, async () => {
+  return runCli('mcp', usageSynopsis(MCP_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, { wait: { type: 'boolean' }, json: { type: 'boolean' }, server: { type: 'string' } });
     const { values, positionals } = parsed;
     const [sub, name, ...extra] = positionals;

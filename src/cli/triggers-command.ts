@@ -3,6 +3,7 @@ import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { parseInputText } from '../dsl/parse-input-text.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { cliClient, jsonObjectOption, runCli, UsageError, parseCliArgs, type Out } from './api-command.ts';
+import { usageSynopsis } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { TriggerItem, TriggerList, triggersTable, whenText } from './triggers-table.ts';
 import { TRIGGERS_USAGE } from './triggers-usage.ts';
@@ -20,7 +21,7 @@ const triggerUrl = (path: string, name: string, action: string) => `/api/trigger
 
 /** `svc triggers list|pause|resume|fire|backfill`: the live triggers and what an operator does with them; returns the exit code. */
 export async function triggersCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
-  return runCli('triggers', TRIGGERS_USAGE.split('\n')[0], err, async () => {
+  return runCli('triggers', usageSynopsis(TRIGGERS_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, {
         kind: { type: 'string' },
         payload: { type: 'string' },

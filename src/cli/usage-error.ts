@@ -8,3 +8,8 @@ export class UsageError extends Error {
     this.exitCode = exitCode;
   }
 }
+
+/** A usage text's synopsis: its lines up to the first blank one (every form of the command, not only the first). */
+export function usageSynopsis(usage: string): string {
+  return usage.split('\n\n')[0];
+}

@@ -74,7 +74,8 @@ afterAll(async () => {
 
 const svc = (args: string[], extra: Record<string, string> = {}) => runSvc(['limits', ...args], { ...env, ...extra });
 const lines = (text: string) => text.trimEnd().split('\n');
-const USAGE_LINE = /\nusage: svc limits \[list\] \[--json\] \[--server URL\]\n$/;
+// Every form of the command, so a mistake in `set` shows how `set` is written.
+const USAGE_LINE = /\nusage: svc limits \[list\] \[--json\] \[--server URL\]\n {7}svc limits show NAME .*\n {7}svc limits set NAME .*\n {7}svc limits delete NAME .*\n$/;
 
 describe('svc limits', () => {
   it('sets a limit, replaces it (saying what a part was), lists it as a table and as JSON, shows its keys, deletes it', async () => {
