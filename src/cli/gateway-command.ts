@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { Db } from '../db/db.ts';
 import { deleteGatewaySessionsOf } from '../db/gateway-session.repo.ts';
 import { migrate } from '../db/migrate.ts';
-import { openDatabase, runningDatabaseUrl } from '../db/open-database.ts';
+import { runningDatabaseUrl } from '../db/open-database.ts';
 import { buildGateway, type Gateway } from '../gateway/gateway.ts';
 import { gatewaySettings } from '../gateway/settings.ts';
 import { createLogger } from '../log.ts';
@@ -73,10 +73,13 @@ async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number
   }
   const sub = positionals[0];
   const config = loadConfig();
-  const log = createLogger(config.SVC_LOG_LEVEL, process.stderr);
-  // Beside a running `svc start` on the embedded default, its PostgreSQL serves (as `svc token`).
-  const database = await openDatabase(config, log, { shareRunning: true });
-  const db = new Db(database.url, 2);
+  // The database the gateways use, never one of its own: a fresh embedded one holds no session,
+  // and a revoke there would say "has no session" while every gateway still let the person in.
+  const url = await runningDatabaseUrl(config);
+  if (!url) {
+    throw new ConfigError('SVC_DATABASE_URL is required for `svc gateway revoke`: it ends sessions in the database the gateways use (beside a running `svc start`, its embedded one serves)');
+  }
+  const db = new Db(url, 2);
   try {
     await migrate(db);
     const n = await deleteGatewaySessionsOf(db, sub);
@@ -84,6 +87,5 @@ async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number
     return 0;
   } finally {
     await db.close();
-    await database.embedded?.stop();
   }
 }

@@ -6,8 +6,11 @@
 // gateway revoke` end sessions everywhere; expiry is the row's, so every gateway refuses an expired
 // session; the table holds no cookie value and no token in the clear.
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -219,6 +222,21 @@ describe('gateways that share sessions', () => {
     expect((await runSvc(['gateway', 'revoke'], { SVC_DATABASE_URL: stack.databaseUrl })).code).toBe(2);
     for (const s of [first, second, other]) await s.context.close();
   }, 90_000);
+
+  it('refuses `svc gateway revoke` with no database to reach (78), and starts none', async () => {
+    // Without SVC_DATABASE_URL or a running `svc start`, a revoke that made a database of its own
+    // would end no one's session yet say "has no session", exit 0.
+    const dir = await mkdtemp(join(tmpdir(), 'svc-revoke-'));
+    try {
+      const run = await runSvc(['gateway', 'revoke', 'nora'], { SVC_DATA_DIR: dir, SVC_LOG_LEVEL: 'warn' });
+      expect(run.code).toBe(78);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('SVC_DATABASE_URL is required');
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('refuses an expired session on every gateway (idle, and past its maximum age however used), and sweeps its row', async () => {
     // Lifetimes shorter than the settings allow (60 s at least), for the test's sake.
