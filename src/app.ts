@@ -24,6 +24,7 @@ import { hookRoutes } from './api/hooks.ts';
 import { triggerRoutes } from './api/triggers.ts';
 import { limitRoutes } from './api/limits.ts';
 import { installInputGuard } from './api/input-guard.ts';
+import { endAnsweredUpgrades } from './end-answered-upgrades.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { valibotCompiler } from './api/validation.ts';
 import { bodyLimitBytes } from './body-limit.ts';
@@ -84,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (req, reply) => {
     deps.metrics.httpRequests.inc({ method: req.method, route: req.routeOptions.url ?? 'unknown', status_code: reply.statusCode });
   });
+  endAnsweredUpgrades(app);
   installAuth(app, deps);
   await registerRoutes(app, deps);
   return app;
