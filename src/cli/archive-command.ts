@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { archiveFiles, readArchive } from '../partitions/archive-file.ts';
 import type { ArchivedEvent, ArchivedExecution } from '../db/partition.repo.ts';
@@ -31,6 +32,12 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
       if (args.length || values.execution !== undefined) throw new UsageError('list takes --dir DIR and --json only');
       const dir = values.dir ?? env.SVC_ARCHIVE_DIR;
       if (!dir) throw new UsageError('no archive directory: give --dir DIR or set SVC_ARCHIVE_DIR');
+      // A directory named on the command line that is not there is a typo, not an empty archive
+      // (SVC_ARCHIVE_DIR's is made by the first archiving: until then there is nothing to list).
+      if (values.dir !== undefined && !existsSync(values.dir)) {
+        err.write(`svc archive: ${values.dir}: no such directory\n`);
+        return EXIT.notFound;
+      }
       let files: string[];
       try {
         files = await archiveFiles(dir);

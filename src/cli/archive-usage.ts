@@ -11,4 +11,5 @@ export const ARCHIVE_USAGE = `svc archive [list] [--dir DIR] [--json]
   show FILE        the executions a file holds: id, path, status, start, end, events
   --execution ID   that execution's events instead, in log order
   --json           JSON on stdout (for programs): the files, the executions, or the events
-Reads files only: no server is needed, and none is asked.`;
+Reads files only: no server is needed, and none is asked. Exit codes: 0 done, 1 a file or
+directory that cannot be read, 2 usage error, 4 no such file (or --dir DIR that is not there).`;

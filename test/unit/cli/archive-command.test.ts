@@ -32,6 +32,16 @@ describe('svc archive: bad files and directories', () => {
     expect(r.err).toBe(`svc archive: ${file}: line 2 is not JSON (an archive file is JSON Lines)\n`);
   });
 
+  it('list: a --dir that does not exist is said so (exit 4), not listed as empty; SVC_ARCHIVE_DIR not made yet is empty', async () => {
+    const missing = join(dir, 'no-such-dir');
+    const r = await cli('list', '--dir', missing);
+    expect(r).toMatchObject({ code: 4, out: '' });
+    expect(r.err).toBe(`svc archive: ${missing}: no such directory\n`);
+    let out = '';
+    const code = await archiveCommand(['list'], { write: (x: string) => (out += x) }, { write: () => {} }, { SVC_ARCHIVE_DIR: missing });
+    expect({ code, out }).toEqual({ code: 0, out: `no archive files under ${missing}\n` });
+  });
+
   it('show: a directory is said to be one (exit 1)', async () => {
     const r = await cli('show', dir);
     expect(r).toMatchObject({ code: 1, out: '' });
