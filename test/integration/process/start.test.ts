@@ -127,7 +127,7 @@ describe('svc migrate', () => {
       expect(json.code, json.stderr).toBe(0);
       expect(JSON.parse(json.stdout)).toEqual({ applied: [], current: versions.rows.at(-1)?.version });
       const typo = await runSvc(['migrate', '--jsn'], { SVC_DATABASE_URL: t.url });
-      expect(typo.code).toBe(1);
+      expect(typo.code).toBe(2);
       expect(typo.stderr).toMatch(/--jsn/);
     } finally {
       await t.drop();
