@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { executionSecretAad, seal } from '../src/crypto/seal.ts';
 import { insertExecutionSecrets } from '../src/db/execution-secret.repo.ts';
-import { plainAccessToken, secretHandle } from '../src/secret-handle.ts';
+import { secretHandle, tokenToSeal } from '../src/secret-handle.ts';
 import type { EngineDeps } from './engine-deps.ts';
 
 // A start's `workload.access_token` never enters the event log, commands or snapshots: it is sealed
@@ -36,11 +36,7 @@ export async function sealAccessTokens(deps: Pick<EngineDeps, 'db' | 'keyring'>,
  * earlier execution's own workload (`ownHandles`: a retry, a resume), whose handle is passed on.
  */
 export async function withholdAccessTokens<T extends { payload: Record<string, unknown>; ownHandles?: true }>(deps: Pick<EngineDeps, 'db' | 'keyring'>, inputs: readonly T[]): Promise<readonly T[]> {
-  const toSeal = (i: T): string | undefined => {
-    const token = i.payload.access_token;
-    if (i.ownHandles) return plainAccessToken(i.payload);
-    return typeof token === 'string' && token !== '' ? token : undefined;
-  };
+  const toSeal = (i: T): string | undefined => tokenToSeal(i.payload.access_token, i.ownHandles === true);
   const tokens = inputs.flatMap((i) => toSeal(i) ?? []);
   if (tokens.length === 0) return inputs;
   const handles = await sealAccessTokens(deps, tokens);

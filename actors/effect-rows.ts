@@ -8,7 +8,7 @@ import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import { admissionOf } from '../src/flow/admission-of.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
 import { errorOf } from '../machines/execution/arcs.ts';
-import { plainAccessToken } from '../src/secret-handle.ts';
+import { tokenToSeal } from '../src/secret-handle.ts';
 import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
 
 /**
@@ -143,7 +143,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
 function withheldArgs(host: EffectHost, args: Record<string, unknown>, parentToken: unknown): Record<string, unknown> | undefined {
   const given = args.access_token;
   // Only the parent's own handle is passed on: any other handle text (data from anywhere) is a token like any.
-  const token = given === parentToken ? plainAccessToken(args) : typeof given === 'string' && given !== '' ? given : undefined;
+  const token = tokenToSeal(given, given === parentToken);
   if (token === undefined) return args;
   const handle = host.reads.sealed?.get(token);
   if (handle === undefined) host.needs.secrets.add(token);

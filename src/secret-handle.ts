@@ -14,10 +14,11 @@ export function secretHandleId(value: unknown): string | undefined {
 }
 
 /**
- * A workload's `access_token` still to be sealed: a non-empty string that is not a handle already
- * (a retry's or a child's copy of its parent's handle is passed on as it is, never sealed twice).
+ * The `access_token` still to be sealed: any non-empty string, a handle's text included, unless it
+ * is the caller's own workload's (`own`: a retry's, a resume's, or a child given its parent's
+ * handle), whose handle is passed on as it is, never sealed twice.
  */
-export function plainAccessToken(workload: Record<string, unknown>): string | undefined {
-  const token = workload.access_token;
-  return typeof token === 'string' && token !== '' && secretHandleId(token) === undefined ? token : undefined;
+export function tokenToSeal(given: unknown, own: boolean): string | undefined {
+  if (typeof given !== 'string' || given === '') return undefined;
+  return own && secretHandleId(given) !== undefined ? undefined : given;
 }
