@@ -39,6 +39,12 @@ export type StatementOptions = {
   /** Schema name for search_path; the caller has checked it is a plain identifier. */
   schema?: string;
   timeoutMs?: number;
+  /**
+   * The transaction is rolled back, never committed: nothing the statement does outlasts it (a
+   * large object, a NOTIFY, a transaction's advisory lock: PostgreSQL grants the functions for
+   * those to every role, and only a superuser could take them back).
+   */
+  rollBack?: boolean;
 };
 
 /**
@@ -73,7 +79,7 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
     // queryMode is not in @types/pg; a typed variable (not a literal) carries it through.
     const statement: pg.QueryConfig & { queryMode: 'extended' } = { text: sql, queryMode: 'extended' };
     const result = await client.query(statement);
-    await client.query('COMMIT');
+    await client.query(opts.rollBack ? 'ROLLBACK' : 'COMMIT');
     return result.rows;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
@@ -119,20 +125,22 @@ async function prepareReaderRole(db: Db, role: string, password: string): Promis
 /**
  * Runs one statement against the service database in a session authenticated as its reader
  * role (no superuser, read-only core access, no credential or keychain data), never as the
- * service user: a statement cannot RESET ROLE its way back. `password` must be the same on
- * every server of the deployment (derived from the shared key); a mismatch re-sets it once.
+ * service user: a statement cannot RESET ROLE its way back; rolled back, it leaves nothing behind.
+ * `password` must be the same on every server of the deployment (derived from the shared key); a
+ * mismatch re-sets it once.
  */
 export async function runAsServiceReader(db: Db, password: string, sql: string, opts: StatementOptions = {}): Promise<Record<string, unknown>[]> {
   const role = await readerRoleName(db);
   const config: pg.ClientConfig = { connectionString: readerUrl(db, role, password) };
+  const reading: StatementOptions = { ...opts, rollBack: true };
   try {
-    return await runStatement(config, sql, opts);
+    return await runStatement(config, sql, reading);
   } catch (err) {
     if (!(err instanceof SqlExecutionError) || err.phase !== 'connect' || !AUTH_FAILED_SQLSTATES.has(err.sqlstate ?? '')) throw serviceDatabaseError(err);
   }
   // First use on this database, or the key (and so the password) changed: set it, try once more.
   await prepareOnce(db, role, password);
-  return runStatement(config, sql, opts).catch((err: unknown) => {
+  return runStatement(config, sql, reading).catch((err: unknown) => {
     throw serviceDatabaseError(err);
   });
 }

@@ -32,7 +32,8 @@ export type PostgresData = { rows: unknown[]; row_count: number | null; command:
  * Runs one SQL `command` with bind `params` on its own short-lived connection (the credential's
  * database, else the service database when allowed); data `{rows, row_count, command}`. Several
  * statements without params report the last one. Messages never hold the password or URL.
- * `read_only: true`: one statement, in a read-only transaction; without `auth` it reads the
+ * `read_only: true`: one statement, in a read-only transaction rolled back after it (it leaves
+ * nothing behind); without `auth` it reads the
  * service database as its reader role (no write grant, no secret column), never as the service user.
  */
 export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
@@ -72,9 +73,13 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     connected = true;
     try {
       // Extended protocol for read_only: one statement, so none can end the read-only transaction
-      // and write in the next (`SET default_transaction_read_only = off; COMMIT; DELETE …`).
+      // and write in the next (`SET default_transaction_read_only = off; COMMIT; DELETE …`). Its
+      // transaction is rolled back, never committed: a large object, a NOTIFY, a transaction's
+      // advisory lock (functions PostgreSQL grants to every role) go with it.
       const query: pg.QueryConfig & { queryMode?: 'extended' } = { text: command, values: params ?? undefined, ...(readOnly ? { queryMode: 'extended' } : {}) };
+      if (readOnly) await client.query('BEGIN READ ONLY');
       const raw: unknown = await client.query(query);
+      if (readOnly) await client.query('ROLLBACK');
       const result = v.safeParse(QueryResultSchema, Array.isArray(raw) ? raw.at(-1) : raw);
       if (!result.success) return fail('internal', 'the database answered an unexpected result');
       const data: PostgresData = { rows: result.output.rows, row_count: result.output.rowCount, command: result.output.command };
