@@ -2,19 +2,29 @@ import pg from 'pg';
 
 // The types whose default parsers change the value (docs/playbook-dsl.md, "Values of SQL
 // results"): a bigint past 2^53 rounded, a bytea as a Buffer, a date or timestamp as a
-// midnight (or wall-clock time) in the Node process's time zone. Arrays by their pg_type.typarray.
+// midnight (or wall-clock time) in the Node process's time zone, a timestamptz cut to the
+// millisecond, NaN or an infinity as JSON's null, an interval as an object of parts. Arrays by
+// their pg_type.typarray.
 const INT8 = pg.types.builtins.INT8;
 const NUMERIC = pg.types.builtins.NUMERIC;
+const FLOAT4 = pg.types.builtins.FLOAT4;
+const FLOAT8 = pg.types.builtins.FLOAT8;
 const BYTEA = pg.types.builtins.BYTEA;
 const DATE = pg.types.builtins.DATE;
 const TIMESTAMP = pg.types.builtins.TIMESTAMP;
+const TIMESTAMPTZ = pg.types.builtins.TIMESTAMPTZ;
+const INTERVAL = pg.types.builtins.INTERVAL;
 const TEXT_ARRAY_OID: number = 1009;
 const ARRAYS_OF = new Map<number, number>([
   [1016, INT8],
   [1231, NUMERIC],
+  [1021, FLOAT4],
+  [1022, FLOAT8],
   [1001, BYTEA],
   [1182, DATE],
   [1115, TIMESTAMP],
+  [1185, TIMESTAMPTZ],
+  [1187, INTERVAL],
 ]);
 
 // The session settings the parsers rely on: PostgreSQL's text of a date or timestamp in ISO form
@@ -36,15 +46,47 @@ function exactNumber(text: string): number | string {
   return String(n) === digits ? n : text;
 }
 
-// bytea, date and timestamp keep PostgreSQL's text as it is.
+/** A float as a JSON number; NaN, Infinity and -Infinity, which JSON has no number for, as PostgreSQL's text. */
+function finiteNumber(text: string): number | string {
+  const n = Number(text);
+  return Number.isFinite(n) ? n : text;
+}
+
+// A timestamptz as an ISO-DateStyle session prints it: the session zone's offset, up to microseconds.
+const TIMESTAMPTZ_TEXT = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/;
+const FOUR_DIGIT_YEAR_ISO = /^\d{4}-/;
+
+/**
+ * The instant in ISO form in UTC, as `Date#toISOString` writes it (milliseconds always) with the
+ * microseconds PostgreSQL holds when it has any; `infinity`, a year past 9999 (in UTC) or BC as PostgreSQL's text.
+ */
+function utcInstant(text: string): string {
+  const m = TIMESTAMPTZ_TEXT.exec(text);
+  if (!m) return text;
+  const [, year, month, day, hours, minutes, seconds, fraction = '', sign, offsetHours, offsetMinutes = '0', offsetSeconds = '0'] = m;
+  const offsetMs = (sign === '-' ? -1 : 1) * ((Number(offsetHours) * 60 + Number(offsetMinutes)) * 60 + Number(offsetSeconds)) * 1000;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const local = new Date(0);
+  local.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  local.setUTCHours(Number(hours), Number(minutes), Number(seconds));
+  const iso = new Date(local.getTime() - offsetMs).toISOString();
+  if (!FOUR_DIGIT_YEAR_ISO.test(iso)) return text;
+  return `${iso.slice(0, 19)}.${fraction.padEnd(fraction.length > 3 ? 6 : 3, '0')}Z`;
+}
+
+// bytea, date, timestamp and interval keep PostgreSQL's text as it is.
 const sameText = (text: string): string => text;
 
 const PARSERS = new Map<number, (text: string) => unknown>([
   [INT8, exactNumber],
   [NUMERIC, exactNumber],
+  [FLOAT4, finiteNumber],
+  [FLOAT8, finiteNumber],
   [BYTEA, sameText],
   [DATE, sameText],
   [TIMESTAMP, sameText],
+  [TIMESTAMPTZ, utcInstant],
+  [INTERVAL, sameText],
 ]);
 
 // Any array's text splits as a text[]'s does (the elements unquoted, NULL as null); each
@@ -59,7 +101,7 @@ function mapElements(value: unknown, parse: (text: string) => unknown): unknown 
 /**
  * Parsers of a statement's result values for the clients that run users' SQL (POST
  * /api/postgres/execute, postgres tasks), per client: the service's own pool keeps the global
- * ones of src/db/db.ts. Every other type is pg's default (timestamptz a Date, json parsed, …).
+ * ones of src/db/db.ts. Every other type is pg's default (booleans, integers, json parsed, …).
  */
 export const postgresValueTypes: pg.CustomTypesConfig = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
