@@ -13,6 +13,10 @@ import { exactObject, integerIn, integerText, jsonSchema } from './validation.ts
 
 const MAX_CONCURRENCY = 100_000;
 const MAX_PERIOD_SECONDS = 86_400;
+// The claim refills a key by elapsed * limit / period_seconds: a period near zero overflowed float8
+// there (1e-306 s), and that one statement hands out every command, so no worker claimed anything.
+// A millisecond is also the shortest period `svc limits set --rate` can say (5/1ms).
+const MIN_PERIOD_SECONDS = 0.001;
 const KEYS_SHOWN_DEFAULT = 100;
 const KEYS_SHOWN_MAX = 1000;
 
@@ -23,7 +27,7 @@ const shownParams = v.object({ name: v.pipe(v.string(), v.check((n) => LIMIT_NAM
 // (`rates`, `brust`) would be dropped and what it meant to keep removed.
 const rateBody = exactObject({
   limit: v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('tokens per period: at most this many per `period_seconds` per key')),
-  period_seconds: v.pipe(v.number('must be a number of seconds'), v.gtValue(0, 'must be > 0'), v.maxValue(MAX_PERIOD_SECONDS, `must be at most ${MAX_PERIOD_SECONDS}`)),
+  period_seconds: v.pipe(v.number('must be a number of seconds'), v.minValue(MIN_PERIOD_SECONDS, `must be at least ${MIN_PERIOD_SECONDS} (a millisecond)`), v.maxValue(MAX_PERIOD_SECONDS, `must be at most ${MAX_PERIOD_SECONDS}`)),
   burst: v.optional(v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('the most a key\'s bucket holds (taken at once after a quiet time); `limit` when absent'))),
 });
 const putBody = v.pipe(

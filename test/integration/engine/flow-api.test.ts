@@ -122,6 +122,29 @@ workflow:
     const next = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w2', max: 3, wait_ms: 0 }, asWorker);
     expect(next.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([Number(rows[1].command_id)]);
   });
+
+  it('a period under a millisecond is 422 and changes nothing: 1e-306 s made every claim, the admitter and the limit\'s GET fail with a float overflow', async () => {
+    // The refill is elapsed * limit / period_seconds in the claim statement, which hands out every
+    // command: a tiny period overflowed float8 there and no worker could claim anything.
+    expect((await http(t.url, 'PUT', '/api/limits/fast-partner', { rate: { limit: 100, period_seconds: 0.001 } })).status).toBe(200);
+    for (const period_seconds of [1e-306, 5e-324, 0.0009]) {
+      const r = await http(t.url, 'PUT', '/api/limits/fast-partner', { rate: { limit: 100_000, period_seconds, burst: 1 } });
+      expect(r.status, String(period_seconds)).toBe(422);
+      expect(r.body.detail.errors, String(period_seconds)).toEqual(['rate.period_seconds: must be at least 0.001 (a millisecond)']);
+    }
+    await register(`apiVersion: svc/v1
+metadata: { name: fast, path: flow/fast }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop, limit: { name: fast-partner } }
+`);
+    const id = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/fast' })).body.execution_id;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const claimed = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-fast', max: 5, wait_ms: 0 }, asWorker);
+    expect(claimed.status).toBe(200);
+    expect(claimed.body.commands.map((c: { execution_id: number }) => c.execution_id)).toContain(id);
+    expect((await http(t.url, 'GET', '/api/limits/fast-partner')).body).toMatchObject({ rate: { limit: 100, period_seconds: 0.001, burst: 100 } });
+  });
 });
 
 describe('names playbooks use', () => {
