@@ -27,6 +27,7 @@ import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
+import { secondDocument } from './second-document.ts';
 import { isObject } from '../objects.ts';
 import { inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
@@ -107,7 +108,9 @@ function findProblems(text: string): ParseResult {
     raw = load(text);
   } catch (error) {
     const mark = error instanceof YAMLException ? error.mark : undefined;
-    return { ok: false, problems: [{ path: '$', message: describeYamlError(error), ...(mark ? { line: mark.line + 1, column: mark.column + 1 } : {}) }] };
+    // More than one document has no mark: the problem is where the second one starts.
+    const at = mark ? { line: mark.line + 1, column: mark.column + 1 } : secondDocument(text);
+    return { ok: false, problems: [{ path: '$', message: describeYamlError(error, at), ...at }] };
   }
   // First, before anything else walks it: aliases may make a small text a huge value.
   const expansion = expansionProblem(raw);
@@ -137,9 +140,9 @@ export function referencedKeychainNames(task: NormalizedTask): string[] {
   return [...templateRefs(task).keychain];
 }
 
-function describeYamlError(error: unknown): string {
+function describeYamlError(error: unknown, at: { line: number; column: number } | undefined): string {
   if (error instanceof YAMLException) {
-    const where = error.mark ? ` at line ${error.mark.line + 1}, column ${error.mark.column + 1}` : '';
+    const where = at ? ` at line ${at.line}, column ${at.column}` : '';
     return `YAML syntax error${where}: ${error.reason}`;
   }
   return `YAML syntax error: ${error instanceof Error ? error.message : String(error)}`;
