@@ -55,17 +55,56 @@ const LULL_RESULTS_FILE = join(import.meta.dirname, 'results-lull.json');
 // misses the target, or, when it missed, rates below it until one meets it.
 const BATCH_SECONDS = 30;
 const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-// `--only batch` runs the batch intake alone, `--only gateway` the gateway's added latency alone, `--only webhook` webhook acceptance alone, `--only timers` timers due together alone, `--only traces` the 40-step chain with OpenTelemetry traces off and on (`--rounds N`), `--only flow` flow control's cost (limits per key against none), `--only servers` 1, 2 and 3 `svc server` processes on one database with each bus and batch accept with each bus (`--rounds N`, `--executions N` per round, `--batch-seconds N` per batch run), `--only lull` a burst of starts after a lull beside a warm one; `--batch-seconds N` shortens its target run,
-// `--batch-rate R` changes its rate, `--batch-executions N` how many executions its batches go to, `--no-search` skips the search for the highest rate that meets the target.
-const { values: args } = parseArgs({
-  options: { only: { type: 'string' }, rounds: { type: 'string' }, executions: { type: 'string' }, 'batch-seconds': { type: 'string' }, 'batch-rate': { type: 'string' }, 'batch-executions': { type: 'string' }, 'no-search': { type: 'boolean' } },
-  strict: true,
-});
+const USAGE = `npm run bench [-- OPTIONS]: every figure beside its baseline (docs/benchmarks.md)
+  --only PART            one part alone: batch (batch intake), gateway (the gateway's added latency),
+                         webhook (webhook acceptance), timers (timers due together), traces (the
+                         40-step chain with OpenTelemetry off and on), flow (limits per key against
+                         none), servers (1, 2 and 3 svc server processes, each bus), lull (a burst
+                         of starts after a lull beside a warm one)
+  --rounds N             rounds of --only traces or servers
+  --executions N         executions per round of --only servers
+  --batch-seconds N      the batch intake's target run (default ${BATCH_SECONDS})
+  --batch-rate R         its arrival rate, batches/s (default ${BATCH_TARGET_RATE})
+  --batch-executions N   how many executions its batches go to (default ${BATCH_EXECUTIONS})
+  --no-search            skip the search for the highest rate that meets the target
+  --help                 this text`;
+const PARTS = ['batch', 'gateway', 'webhook', 'timers', 'traces', 'flow', 'servers', 'lull'] as const;
+type Part = (typeof PARTS)[number];
+const isPart = (text: string): text is Part => (PARTS as readonly string[]).includes(text);
+
+const BENCH_OPTIONS = {
+  only: { type: 'string' },
+  rounds: { type: 'string' },
+  executions: { type: 'string' },
+  'batch-seconds': { type: 'string' },
+  'batch-rate': { type: 'string' },
+  'batch-executions': { type: 'string' },
+  'no-search': { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+/** A usage error: the message and this usage on stderr, exit 2 (no stack trace). */
+function usageError(message: string): never {
+  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+const { values: args } = ((): ReturnType<typeof parseArgs<{ options: typeof BENCH_OPTIONS; strict: true }>> => {
+  try {
+    return parseArgs({ options: BENCH_OPTIONS, strict: true });
+  } catch (err) {
+    return usageError(err instanceof Error ? err.message : String(err));
+  }
+})();
+if (args.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 const only = args.only;
-if (only !== undefined && only !== 'batch' && only !== 'gateway' && only !== 'webhook' && only !== 'timers' && only !== 'traces' && only !== 'flow' && only !== 'servers' && only !== 'lull') throw new Error(`--only expects batch, gateway, webhook, timers, traces, flow, servers or lull, got ${only}`);
+if (only !== undefined && !isPart(only)) usageError(`--only expects ${PARTS.join(', ')}, got ${only}`);
 const positive = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
+  if (!Number.isFinite(n) || n <= 0) usageError(`--${name} expects a positive number, got ${text}`);
   return n;
 };
 const batchFirst = {
