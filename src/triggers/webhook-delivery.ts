@@ -9,7 +9,7 @@ import { WebhookTriggerSchema, type WebhookTrigger } from './trigger.schema.ts';
 import type { WebhookFires } from './webhook-fires.ts';
 import { webhookFireKey, webhookRequest } from './webhook-request.ts';
 import { webhookSecret } from './webhook-secret.ts';
-import { verifyWebhookSignature, type WebhookHeaders } from './webhook-signature.ts';
+import { signatureHeaders, verifyWebhookSignature, type WebhookHeaders } from './webhook-signature.ts';
 
 // One webhook delivery, from the live trigger it names to the execution it starts (DESIGN.md
 // "Triggers", docs/webhooks.md). The route (src/api/hooks.ts) reads the bytes; this decides.
@@ -99,7 +99,7 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
   }
   if (hook.paused) throw refuseDelivery(deps, 'paused', 'trigger_paused', `trigger '${hook.name}' of '${hook.path}' is paused; resume it to accept deliveries`);
 
-  const request = counted(deps, 'body', () => webhookRequest(delivery.raw, delivery.headers, delivery.rawQuery));
+  const request = counted(deps, 'body', () => webhookRequest(delivery.raw, delivery.headers, delivery.rawQuery, signatureHeaders(spec.signature)));
   const fireKey = counted(deps, 'delivery_id', () => webhookFireKey(spec.delivery_id, request, delivery.raw));
   const rendered = renderTriggerPayload(spec.payload, { trigger: { name: hook.name, kind: 'webhook', scheduled_time: null, fired_at: now.toISOString() }, request });
   // A form or text body may hold what PostgreSQL cannot store (NUL): the fire is refused, not failed.

@@ -24,14 +24,14 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 /**
  * The `request` root of a delivery: the body parsed by its content type (JSON; a form as an
  * object, a repeated name as a list; anything else as UTF-8 text; no body: null), the headers
- * (lower-cased, without credentials; the copies of a repeated one joined with `, `) and the query
- * string. Throws 400/422 for a JSON body that
- * does not parse or cannot be stored.
+ * (lower-cased, without credentials nor the trigger's `signatureHeaders`; the copies of a repeated
+ * one joined with `, `) and the query string. Throws 400/422 for a JSON body that does not parse
+ * or cannot be stored.
  */
-export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: string): WebhookRequest {
+export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: string, signatureHeaders: readonly string[] = []): WebhookRequest {
   const visible: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HIDDEN_HEADERS.has(name)) continue;
+    if (value === undefined || HIDDEN_HEADERS.has(name) || signatureHeaders.includes(name)) continue;
     visible[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const declared = headers['content-type'];

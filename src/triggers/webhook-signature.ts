@@ -38,6 +38,20 @@ export function verifyWebhookSignature(style: WebhookTrigger['signature'], secre
   return checkHmac(secret, body, headers, spec, nowMs);
 }
 
+/**
+ * The headers that carry a delivery's signature in `style` (lower-cased). They are kept from the
+ * delivery's `request.headers`: with the body they are a delivery anyone could send again under a
+ * new (unsigned) delivery id, so they must not reach a workload or an event. GitHub sends the
+ * SHA-1 `x-hub-signature` beside the SHA-256 one.
+ */
+export function signatureHeaders(style: WebhookTrigger['signature']): readonly string[] {
+  if (style === 'github') return ['x-hub-signature-256', 'x-hub-signature'];
+  if (style === 'stripe') return ['stripe-signature'];
+  if (style === 'bearer') return ['authorization'];
+  if (style === 'hmac') return ['x-signature'];
+  return [style.header.toLowerCase()];
+}
+
 /** One header's value; a header sent more than once is not taken (which one was signed?). */
 function single(headers: WebhookHeaders, name: string): string | undefined {
   const value = headers[name.toLowerCase()];

@@ -502,6 +502,43 @@ describe('webhook deliveries', () => {
     expect((await started(pinged.body.execution_id)).input.workload).toMatchObject({ event: 'ping', ref: '' });
   });
 
+  it('the signature headers never reach request.headers: a payload copying every header keeps none in its workload or event', async () => {
+    const echo = (name: string, signature: string) => `  - { name: ${name}, kind: webhook, auth: gh_hook, signature: ${signature}, payload: { repo: "{{ request.headers }}" } }`;
+    const content = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: echo, path: hooks/echo }
+workload: { repo: none }
+triggers:
+${echo('github', 'github')}
+${echo('stripe', 'stripe')}
+${echo('acme', '{ style: hmac, header: X-Acme-Signature, timestamp_header: x-acme-timestamp }')}
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content }, admin)).status).toBe(201);
+    const body = pushBody('octo/echo', { n: deliveryId() });
+    const t = String(nowS());
+    const signed = `sha256=${hmacHex(SECRET, body)}`;
+    const legacy = `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`;
+    const stripe = `t=${t},v1=${hmacHex(SECRET, `${t}.${body}`)}`;
+    const acme = hmacHex(SECRET, `${t}.${body}`);
+    const sent = [
+      await deliver('github', body, { ...github(body, deliveryId()), 'x-hub-signature': legacy }, { path: 'hooks/echo' }),
+      await deliver('stripe', body, { 'stripe-signature': stripe }, { path: 'hooks/echo' }),
+      await deliver('acme', body, { 'x-acme-signature': acme, 'x-acme-timestamp': t }, { path: 'hooks/echo' }),
+    ];
+    for (const res of sent) {
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const headers = (await started(res.body.execution_id)).input.workload.repo;
+      expect(headers).toMatchObject({ 'content-type': 'application/json' });
+      expect(Object.keys(headers)).not.toEqual(expect.arrayContaining(['x-hub-signature-256']));
+      const text = JSON.stringify(await started(res.body.execution_id));
+      for (const signature of [signed, legacy, stripe, acme, hmacHex(SECRET, body)]) expect(text.includes(signature.replace(/^sha\d+=/, '')), 'the event holds a signature').toBe(false);
+    }
+    expect((await started(sent[2].body.execution_id)).input.workload.repo['x-acme-timestamp']).toBe(t);
+  });
+
   it('the secrets appear in no answer, log line, event or stored execution', async () => {
     expect(answers.length).toBeGreaterThan(30);
     const { rows } = await a.deps.db.query<{ text: string }>(
