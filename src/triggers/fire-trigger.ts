@@ -6,6 +6,7 @@ import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvan
 import { ServiceError } from '../errors.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { isPlainObject } from '../objects.ts';
+import { payloadProblem } from './payload-problem.ts';
 
 /** A trigger as a fire names it. */
 export type TriggerRef = { path: string; name: string; kind: TriggerKindName };
@@ -156,13 +157,15 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
 
 /**
  * A fire's payload: the trigger's `payload` rendered over `roots` (trigger, and request or
- * message), never the data itself as a template; the reason in words when it cannot render.
+ * message), never the data itself as a template; the reason in words when it cannot render or
+ * could not be stored (payloadProblem).
  */
 export function renderTriggerPayload(payload: Record<string, unknown>, roots: Record<string, unknown>): { payload: Record<string, unknown> } | { refused: string } {
   try {
     const rendered = renderValue(payload, roots, 'payload');
     if (!isPlainObject(rendered)) return { refused: 'payload did not render to an object' };
-    return { payload: rendered };
+    const problem = payloadProblem(rendered);
+    return problem === undefined ? { payload: rendered } : { refused: problem };
   } catch (err) {
     if (err instanceof TemplateError) return { refused: err.message };
     throw err;

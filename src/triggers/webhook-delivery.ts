@@ -3,7 +3,6 @@ import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { webhookTriggerRow } from '../db/webhook-trigger.repo.ts';
 import { httpAnswerOf, ServiceError, type ErrorCode } from '../errors.ts';
-import { findUnstorable } from '../find-unstorable.ts';
 import { renderTriggerPayload, type Fire } from './fire-trigger.ts';
 import { WebhookTriggerSchema, type WebhookTrigger } from './trigger.schema.ts';
 import type { WebhookFires } from './webhook-fires.ts';
@@ -101,10 +100,9 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
 
   const request = counted(deps, 'body', () => webhookRequest(delivery.raw, delivery.headers, delivery.rawQuery, signatureHeaders(spec.signature)));
   const fireKey = counted(deps, 'delivery_id', () => webhookFireKey(spec.delivery_id, request, delivery.raw));
+  // A form or text body may hold what PostgreSQL cannot store (NUL): the fire is refused, not failed (renderTriggerPayload).
   const rendered = renderTriggerPayload(spec.payload, { trigger: { name: hook.name, kind: 'webhook', scheduled_time: null, fired_at: now.toISOString() }, request });
-  // A form or text body may hold what PostgreSQL cannot store (NUL): the fire is refused, not failed.
-  const unstorable = 'payload' in rendered ? findUnstorable(rendered.payload) : undefined;
-  const fire: Fire = { fireKey, scheduledTime: null, ...(unstorable ? { refused: `payload${unstorable.path === '' || unstorable.path.startsWith('[') ? '' : '.'}${unstorable.path} ${unstorable.message}` } : rendered) };
+  const fire: Fire = { fireKey, scheduledTime: null, ...rendered };
   const result = await deps.fires.fire({ path: hook.path, name: hook.name, kind: 'webhook' }, fire);
   if (result.outcome === 'started' && result.executionId !== null) return { execution_id: result.executionId, duplicate: result.duplicate };
   const refused = new ServiceError('fire_refused', { code: 'fire_refused', message: `the delivery started nothing: ${result.error ?? result.outcome}`, fire_key: result.fireKey, duplicate: result.duplicate });

@@ -284,6 +284,26 @@ describe('NATS triggers', () => {
     expect(t.logs.join('\n')).not.toContain(PASSWORD);
   });
 
+  it('a message PostgreSQL cannot store (NUL in a JSON string or key, a lone surrogate, nesting past its stack) is recorded as refused and acked, not delivered again forever', async () => {
+    const path = `nats/unstorable_${run}`;
+    const subject = subjectOf('unstorable');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    // Nested 20,000 deep: past what PostgreSQL's jsonb parser can take (its stack).
+    const poisoned = [JSON.stringify({ id: 'a\u0000b' }), JSON.stringify({ ['key\u0000']: 1 }), JSON.stringify({ id: '\ud800' }), `{"id": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`];
+    const seqs: number[] = [];
+    for (const text of poisoned) seqs.push((await js.publish(subject, text, { headers: tenant() })).seq);
+    const good = await js.publish(subject, JSON.stringify({ id: 7 }), { headers: tenant() });
+    await until('5 fires', async () => (await fires(path)).length === 5 || undefined);
+    await allAcked(path);
+    const rows = await fires(path);
+    const byKey = new Map(rows.map((r) => [r.fire_key, r]));
+    for (const seq of seqs) expect(byKey.get(await keyOf(seq))).toMatchObject({ outcome: 'refused', execution_id: null, error: expect.stringMatching(/payload/) });
+    expect(byKey.get(await keyOf(good.seq))).toMatchObject({ outcome: 'started' });
+    expect(await executionsOf(path)).toHaveLength(1);
+    expect((await consumerOf(path)).num_redelivered).toBe(0);
+  });
+
   it('a version without the trigger stops it and deletes its consumer', async () => {
     const path = `nats/removed_${run}`;
     const subject = subjectOf('removed');
