@@ -104,6 +104,9 @@ function mootControl(fold: ReportFold, ev: RoutedEvent): string | undefined {
   // A cancel that lost the race with the execution's end (its caller read it live): the end stands, one terminal event.
   if (ev.event_type === EVENT.executionCancelled) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
   if (!WAIT_ENDING.has(ev.event_type)) return undefined;
+  // A wake-up the timekeeper read as due before a pause committed: a paused execution's due waits
+  // wait for the resume, so it is moot now; the wait's row stays and fires after the resume.
+  if (ev.event_type !== EVENT.signalReceived && status === 'paused') return `execution ${ev.execution_id} is paused: its due waits fire after the resume`;
   const seq = asObject(ev.context).seq;
   // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).
   if (ev.event_type === EVENT.signalReceived && seq === null) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
