@@ -5,7 +5,7 @@ import { insertCredential } from '../../../src/db/credential.repo.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http, type Json } from '../../helpers/http.ts';
-import { until } from '../../helpers/until.ts';
+import { leftBehind } from '../../helpers/left-behind.ts';
 import { VALUES_QUERY, VALUES_ROW } from '../../helpers/sql-values.ts';
 
 let t: TestApp;
@@ -142,29 +142,11 @@ describe('POST /api/postgres/execute on the service database', () => {
   });
 
   it('leaves nothing behind: a large object, a NOTIFY and an advisory lock it takes go with its rolled-back transaction', async () => {
-    // PostgreSQL grants lo_from_bytea, pg_notify and the advisory locks to every role (only a superuser could take them back).
-    const admin = new pg.Client({ connectionString: t.databaseUrl });
-    await admin.connect();
-    try {
-      const heard: string[] = [];
-      admin.on('notification', (n) => heard.push(n.payload ?? ''));
-      await admin.query('LISTEN svc_reader_probe');
-      const objects = async () => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_largeobject_metadata')).rows[0].n;
-      const before = await objects();
-      const made = await execute({ query: `SELECT lo_from_bytea(0, '\\x00'::bytea) AS oid` });
-      expect(made.status).toBe(200);
-      expect(String(made.body.result[0].oid)).toMatch(/^\d+$/);
-      expect((await execute({ query: `SELECT pg_notify('svc_reader_probe', 'from the reader')` })).status).toBe(200);
-      expect((await execute({ query: 'SELECT pg_advisory_xact_lock(424242), pg_advisory_lock(434343)' })).status).toBe(200);
-      await admin.query(`SELECT pg_notify('svc_reader_probe', 'fence')`);
-      await until('the fence notification', () => heard.includes('fence'), 5_000);
-      expect(heard).toEqual(['fence']);
-      expect(await objects()).toBe(before);
-      // The session's own lock goes with its connection, which ends after the statement.
-      await until('the advisory locks released', async () => (await admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid IN (424242, 434343)`)).rowCount === 0, 5_000);
-    } finally {
-      await admin.end();
-    }
+    const left = await leftBehind(t.databaseUrl, async (sql) => {
+      const res = await execute({ query: sql });
+      expect(res.status, sql).toBe(200);
+    });
+    expect(left).toEqual({ largeObjects: 0, heard: [], locks: 0 });
   });
 
   it('always sets statement_timeout (30 s by default) and enforces it', async () => {
