@@ -123,6 +123,37 @@ describe('schedules', () => {
     expect((await executionsOf('sched/cancel')).map((e) => e.status)).toEqual(['cancelled', 'running']);
   });
 
+  it('cancel_previous: a server whose tick read the schedule before another server fired it cancels nothing of that fire', async () => {
+    await register('sched/cancel_race', `  - { name: t, kind: schedule, cron: "* * * * *", overlap: cancel_previous }`);
+    await setNextFire('sched/cancel_race', 't', '2030-03-02T00:00:00Z');
+    await runScheduleTick(a.deps, clock('2030-03-02T00:00:00.010Z'));
+    // Server "late" reads the schedule due at 00:01; server a fires 00:01 (cancelling the first run)
+    // before late reads the trigger's unfinished runs: late then sees a's new run as one to cancel.
+    const at = clock('2030-03-02T00:01:00.010Z');
+    let overtaken = false;
+    const db = new Proxy(a.deps.db, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return async (...args: Parameters<typeof target.query>) => {
+            const result = await target.query(...args);
+            const name = typeof args[0] === 'object' && args[0] !== null && 'name' in args[0] ? args[0].name : undefined;
+            if (name === 'svc_look_at_schedules' && !overtaken) {
+              overtaken = true;
+              await runScheduleTick(a.deps, at);
+            }
+            return result;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const late = await runScheduleTick({ ...a.deps, db }, at);
+    expect(overtaken).toBe(true);
+    expect(late.raced).toBeGreaterThanOrEqual(1);
+    expect((await executionsOf('sched/cancel_race')).map((e) => e.status)).toEqual(['cancelled', 'running']);
+  });
+
   it('catch-up after downtime: none fires nothing missed, latest the newest missed, all the newest max_catch_up', async () => {
     const down = '2030-04-01T00:00:00Z';
     const back = clock('2030-04-01T00:32:30Z'); // 30 minutes of fires missed, none within the grace
