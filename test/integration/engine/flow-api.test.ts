@@ -123,6 +123,31 @@ workflow:
     expect(next.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([Number(rows[1].command_id)]);
   });
 
+  it('an execution that ends in its own start gives its slot back: the next start on the key runs, none is left queued', async () => {
+    // Its admission was inserted by the start's write beside the delete of the same row (the end),
+    // which that one statement's snapshot cannot see: the slot stayed taken for ever.
+    await register(`apiVersion: svc/v1
+metadata: { name: instant, path: flow/instant }
+concurrency: { limit: 1, key: "{{ args.k }}" }
+workflow:
+  - step: start
+`);
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/instant', payload: { k: 'a' } })).body.execution_id);
+    ids.push((await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/instant', payload: { k: 'b' } })).body.execution_id);
+    for (const id of ids) {
+      let status = '';
+      for (let i = 0; i < 50 && status !== 'completed'; i++) {
+        status = (await http(t.url, 'GET', `/api/executions/${id}`)).body.status;
+        if (status !== 'completed') await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(status, `execution ${id}`).toBe('completed');
+    }
+    expect((await db.query('SELECT execution_id FROM core.admission WHERE execution_id = ANY($1::bigint[])', [ids])).rows).toEqual([]);
+    const shown = (await http(t.url, 'GET', '/api/limits/@flow%2Finstant')).body;
+    expect(shown).toMatchObject({ running: 0, queued: 0 });
+  });
+
   it('a period under a millisecond is 422 and changes nothing: 1e-306 s made every claim, the admitter and the limit\'s GET fail with a float overflow', async () => {
     // The refill is elapsed * limit / period_seconds in the claim statement, which hands out every
     // command: a tiny period overflowed float8 there and no worker could claim anything.
