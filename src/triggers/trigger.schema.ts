@@ -40,14 +40,19 @@ export const ScheduleTriggerSchema = v.strictObject({
   max_catch_up: v.optional(count(1, MAX_CATCH_UP_LIMIT), DEFAULT_MAX_CATCH_UP),
 });
 
+// RFC 9110 token characters: a name outside them (a space, a colon) no request can carry, so the
+// trigger could never accept a delivery.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const headerName = v.pipe(v.string(), v.regex(HEADER_NAME, 'must be an HTTP header name (letters, digits and !#$%&\'*+.^_`|~-, no spaces or colons)'));
+
 /** The generic HMAC style: which headers carry the signature and the timestamp. */
 export const HmacSignatureSchema = v.strictObject({
   style: v.literal('hmac'),
-  header: v.optional(nonEmptyString, 'x-signature'),
+  header: v.optional(headerName, 'x-signature'),
   // Text before the hex digest in the header (e.g. `sha256=`).
   prefix: v.optional(v.string(), ''),
   // When set, the signed text is `<timestamp>.<body>` and a timestamp outside 5 minutes is refused.
-  timestamp_header: v.optional(nonEmptyString),
+  timestamp_header: v.optional(headerName),
 });
 
 export const WebhookTriggerSchema = v.strictObject({

@@ -130,3 +130,33 @@ describe('fire by hand', () => {
     expect(await executionCount(PATH)).toBe(1);
   });
 });
+
+describe('a webhook\'s signature headers', () => {
+  it('are HTTP header names: one no request can carry is a 400 problem at its place and registers nothing', async () => {
+    for (const [signature, where] of [
+      ['{ style: hmac, header: "x signature" }', 'triggers[0].signature.header'],
+      ['{ style: hmac, header: "x-sig:", timestamp_header: x-ts }', 'triggers[0].signature.header'],
+      ['{ style: hmac, timestamp_header: "x-ts\\n" }', 'triggers[0].signature.timestamp_header'],
+    ] as const) {
+      const res = await register('input/header', `{ name: h, kind: webhook, auth: some_credential, signature: ${signature} }`);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      const problems = (res.body.problems ?? res.body.detail?.problems) as { path: string; message: string }[];
+      expect(problems).toEqual([expect.objectContaining({ path: where, message: expect.stringContaining('header name') })]);
+    }
+    expect((await http(a.url, 'GET', '/api/triggers')).body.triggers.some((t: Json) => t.path === 'input/header')).toBe(false);
+    expect((await register('input/header', '{ name: h, kind: webhook, auth: some_credential, signature: { style: hmac, header: X-Acme_Signature.v1, timestamp_header: x-ts } }')).status).toBe(201);
+  });
+});
+
+describe('a trigger route\'s path', () => {
+  it('longer than a catalog path can be is a 422 naming path, for every action, and changes nothing', async () => {
+    const long = `input/${'p'.repeat(600)}`;
+    for (const action of ['pause', 'resume', 'fire', 'backfill']) {
+      const res = await http(a.url, 'POST', `/api/triggers/${long}/t/${action}`, action === 'backfill' ? { from: '2020-01-01T00:00:00Z', to: '2020-01-02T00:00:00Z' } : {});
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.detail.errors).toEqual([expect.stringMatching(/^path: must be at most 512 characters/)]);
+      expect(JSON.stringify(res.body).length).toBeLessThan(400);
+    }
+    expect(await executionCount(long)).toBe(0);
+  });
+});
