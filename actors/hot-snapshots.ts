@@ -85,6 +85,10 @@ export class HotSnapshots {
 
   /** Records committed state; call only after the transaction that wrote it committed. */
   set(id: number, lastEventId: number, snapshot: Snapshot, snapshotEventId = 0): void {
+    // Units publish after their commits, in any order: one that held the execution without
+    // writing to it (a moot event) must not put back a state older than one published meanwhile.
+    const held = this.#entries.get(id);
+    if (held && held.lastEventId > lastEventId) return;
     this.#entries.delete(id);
     if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(id, { lastEventId, snapshotEventId, snapshot });

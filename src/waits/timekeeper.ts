@@ -49,7 +49,11 @@ async function fireUnit(deps: EngineDeps, due: readonly DueWait[]): Promise<numb
     step: w.step,
     context: { seq: w.seq, wake_at: w.wake_at.toISOString() },
   }));
-  const { results } = await routeEvents(deps, events);
+  // A paused execution's wake-up is moot (route-report.ts), and a moot one writes nothing, so no
+  // write guard would find this server's memory of it stale: one it remembers as paused (the look
+  // read it running: another server may have resumed it) is read afresh instead.
+  const paused = due.filter((w) => deps.snapshots.row(w.execution_id)?.status === 'paused').map((w) => w.execution_id);
+  const { results } = await routeEvents(deps, events, paused.length ? { wake: paused } : {});
   const now = Date.now();
   let fired = 0;
   results.forEach((r, i) => {

@@ -3,10 +3,12 @@
 // `wait.timed_out`) for a wait it saw under a running execution, and that event then meets the
 // paused one. On a real server, 150 `until` timers paused as they came due fired 138 times
 // after their `execution.paused`; here the timekeeper's late event is routed as it would be.
+// Such a wake-up writes nothing, so no write guard corrects a server that remembers the
+// execution as paused after another server resumed it: its timekeeper reads it afresh.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeEvents } from '../../../actors/route-events.ts';
 import { EVENT } from '../../../machines/event-types.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
 
@@ -75,5 +77,32 @@ workflow:
     const log = await types(id);
     expect(log.filter((t) => t === eventType)).toHaveLength(1);
     expect(log.indexOf(eventType)).toBeGreaterThan(log.indexOf('execution.resumed'));
+  });
+});
+
+describe('paused on one server, resumed on another', () => {
+  it("the first server's timekeeper fires the due timer once, though it remembers the execution paused", async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: paused_elsewhere, path: paused_due/elsewhere }
+workflow:
+  - step: hold
+    wait: { for: 1s }
+`);
+    const { id } = await pausedWhileWaiting('paused_due/elsewhere');
+    // The second server runs no timekeeper: the due timer is the first server's to fire.
+    const second = await startSecondServer(s);
+    try {
+      const resumed = await http(second.url, 'POST', `/api/executions/${id}/resume`, {});
+      expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    } finally {
+      await second.close();
+    }
+    const done = await until(`execution ${id} finished`, async () => {
+      const body = (await get(`/api/executions/${id}`)).body;
+      return body.status !== 'running' && body;
+    }, 10_000);
+    expect(done).toMatchObject({ status: 'completed', waits: [] });
+    expect((await types(id)).filter((t) => t === 'timer.fired')).toHaveLength(1);
   });
 });
