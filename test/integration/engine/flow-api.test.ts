@@ -1,6 +1,7 @@
 // Flow control's API on a real server and database, no worker (commands stay where the claim
 // leaves them): limits' PUT/GET/DELETE with their refusals, starts' priority and key errors, a
 // claim by id of a limited command, a queued execution's view and its cancel.
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -146,6 +147,13 @@ workflow:
     expect((await db.query('SELECT execution_id FROM core.admission WHERE execution_id = ANY($1::bigint[])', [ids])).rows).toEqual([]);
     const shown = (await http(t.url, 'GET', '/api/limits/@flow%2Finstant')).body;
     expect(shown).toMatchObject({ running: 0, queued: 0 });
+    // A database written before the fix holds such rows: migration 0038 deletes them, slots given back.
+    await db.query(`INSERT INTO core.admission (execution_id, limit_name, limit_key, capacity, admitted_at) VALUES ($1, '@flow/instant', 'leaked', 1, now())`, [ids[0]]);
+    const leaked = async () => (await db.query<{ running: number }>(`SELECT running FROM core.flow_key WHERE name = '@flow/instant' AND key = 'leaked'`)).rows[0].running;
+    expect(await leaked()).toBe(1);
+    await db.query(readFileSync(new URL('../../../migrations/0038_ended_admissions.sql', import.meta.url), 'utf8'));
+    expect(await leaked()).toBe(0);
+    expect((await db.query('SELECT 1 FROM core.admission WHERE execution_id = $1', [ids[0]])).rows).toEqual([]);
   });
 
   it('a period under a millisecond is 422 and changes nothing: 1e-306 s made every claim, the admitter and the limit\'s GET fail with a float overflow', async () => {
