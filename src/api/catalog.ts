@@ -111,6 +111,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`], problems: [{ path: 'metadata.path', message: problem }] });
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
+      // The newest version's triggers are the live ones: an MCP document at a playbook's path has none.
+      if (!row.unchanged) await registerTriggers(q, { path, catalogId: row.catalog_id, triggers: [] });
       await upsertResource(q, { kind: 'mcp', name: server.metadata.name, catalogId: row.catalog_id, config: mcpResourceConfig(server) });
       return row;
     });

@@ -265,6 +265,15 @@ workflow:
     mine = (await http(a.url, 'GET', '/api/triggers')).body.triggers.filter((t: Json) => t.path === 'sched/versioned');
     expect(mine).toEqual([]);
   });
+
+  it('a newer version that is an MCP server document leaves the path no triggers', async () => {
+    await register('sched/to_mcp', `  - { name: nightly, kind: schedule, cron: "@daily" }`);
+    const mcp = await http(a.url, 'POST', '/api/catalog/register', { resource_type: 'mcp', content: 'apiVersion: svc/v1\nkind: Mcp\nmetadata: { name: to_mcp, path: sched/to_mcp }\nendpoint: http://127.0.0.1:1/mcp\n' });
+    expect(mcp.status, JSON.stringify(mcp.body)).toBe(201);
+    expect((await http(a.url, 'GET', '/api/triggers')).body.triggers.filter((t: Json) => t.path === 'sched/to_mcp')).toEqual([]);
+    expect((await http(a.url, 'POST', '/api/triggers/sched/to_mcp/nightly/fire', {})).status).toBe(404);
+    expect(await fires('sched/to_mcp')).toEqual([]);
+  });
 });
 
 describe('a fire key twice in one request', () => {
