@@ -177,6 +177,8 @@ workflow:
     expect(claimed.status).toBe(200);
     expect(claimed.body.commands.map((c: { execution_id: number }) => c.execution_id)).toContain(id);
     expect((await http(t.url, 'GET', '/api/limits/fast-partner')).body).toMatchObject({ rate: { limit: 100, period_seconds: 0.001, burst: 100 } });
+    // Nor can the table hold one (migration 0039, which also raised any stored before to 0.001 s).
+    await expect(db.query(`UPDATE core.flow_limit SET period_seconds = 1e-306 WHERE name = 'fast-partner'`)).rejects.toThrow(/flow_limit_period_floor/);
   });
 });
 
