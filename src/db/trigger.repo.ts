@@ -171,13 +171,14 @@ export async function unfinishedRuns(q: Queryable, triggers: readonly { path: st
 }
 
 /**
- * Which of these schedules are still due at `due` (`path\nname`): none of their ticks of `due`
- * committed since they were read (a tick moves the row in the transaction of its fires).
+ * Which of these schedules are still due at `due` (`path\nname`), and not paused: none of their
+ * ticks of `due` committed since they were read (a tick moves the row in the transaction of its fires).
  */
 export async function stillDueSchedules(q: Queryable, schedules: readonly { path: string; name: string; due: Date }[]): Promise<Set<string>> {
   const { rows } = await q.query<{ path: string; name: string }>(
     `SELECT t.path, t.name FROM core.trigger t
-       JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(path, name, due) ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due`,
+       JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(path, name, due) ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due
+      WHERE NOT t.paused`,
     [schedules.map((t) => t.path), schedules.map((t) => t.name), schedules.map((t) => t.due)],
   );
   return new Set(rows.map((r) => `${r.path}\n${r.name}`));
@@ -224,13 +225,15 @@ export type TickAdvance = { path: string; name: string; from: Date; to: Date | n
 
 /**
  * Takes the schedules' rows for a tick (FOR UPDATE SKIP LOCKED, in the tick's transaction): those
- * still due at the time the tick read; a row another server holds, or moved on, is not taken.
+ * still due at the time the tick read and not paused; a row another server holds, or moved on, is not taken.
  * Answers the taken ones as `path\nname` keys.
  */
 export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvance[]): Promise<Set<string>> {
   const { rows } = await q.query<{ path: string; name: string }>(
     `SELECT t.path, t.name FROM core.trigger t
        JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(path, name, due) ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due
+      -- Paused since the tick looked: it fires nothing (the pause answered before this fire).
+      WHERE NOT t.paused
       FOR UPDATE OF t SKIP LOCKED`,
     [ticks.map((t) => t.path), ticks.map((t) => t.name), ticks.map((t) => t.from)],
   );

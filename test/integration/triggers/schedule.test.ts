@@ -224,6 +224,33 @@ describe('schedules', () => {
     expect(new Date(resumed.body.next_fires[0]).getTime()).toBeGreaterThan(Date.now());
   });
 
+  it('a schedule paused after a tick looked at it but before the tick took it does not fire', async () => {
+    await register('sched/pause_race', `  - { name: t, kind: schedule, cron: "* * * * *", overlap: allow }`);
+    await setNextFire('sched/pause_race', 't', '2030-04-01T00:00:00Z');
+    let paused = false;
+    const db = new Proxy(a.deps.db, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return async (...args: Parameters<typeof target.query>) => {
+            const result = await target.query(...args);
+            const name = typeof args[0] === 'object' && args[0] !== null && 'name' in args[0] ? args[0].name : undefined;
+            if (name === 'svc_look_at_schedules' && !paused) {
+              paused = true;
+              expect((await http(a.url, 'POST', '/api/triggers/sched/pause_race/t/pause', {})).body.state).toBe('paused');
+            }
+            return result;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await runScheduleTick({ ...a.deps, db }, clock('2030-04-01T00:00:00.010Z'));
+    expect(paused).toBe(true);
+    expect(await fires('sched/pause_race')).toEqual([]);
+    expect(await executionsOf('sched/pause_race')).toEqual([]);
+  });
+
   it('fire by hand starts one execution; a fire_key again answers the first one', async () => {
     await register('sched/manual', `  - { name: t, kind: schedule, cron: "@daily", payload: { day: "{{ trigger.scheduled_time.split('T')[0] }}" } }`);
     const one = await http(a.url, 'POST', '/api/triggers/sched/manual/t/fire', { fire_key: 'k1', payload: { extra: 1 } });
