@@ -31,7 +31,9 @@ async function control(deps: EngineDeps, id: number, type: typeof EVENT.executio
   if (!row) throw notFound(`execution ${id}`);
   const verb = type === EVENT.executionPaused ? 'pause' : 'resume';
   if (row.status !== from) throw notWaiting(`execution ${id} is ${row.status}: only a ${from} execution can be ${verb}d`);
-  const { results } = await routeEvents(deps, [{ execution_id: id, event_type: type, context: by ? { requested_by: by } : {} }]);
+  // Read afresh, not from this server's memory of it: another server may have paused or resumed
+  // it since, and a pause or resume found not to apply writes nothing for a guard to correct.
+  const { results } = await routeEvents(deps, [{ execution_id: id, event_type: type, context: by ? { requested_by: by } : {} }], { wake: [id] });
   const r = results[0];
   if (r.event_id === null) throw notWaiting(`execution ${id} cannot be ${verb}d: ${r.detail}`);
 }

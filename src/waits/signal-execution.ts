@@ -53,6 +53,9 @@ export async function signalExecution(deps: EngineDeps, id: number, name: string
       result: payload ?? null,
     }],
     {
+      // Read afresh, as the target was: another server may have moved the execution on since this
+      // one held it, and a signal found not to apply writes nothing for a guard to correct.
+      wake: [id],
       idempotencyKey: key && (([r]) => (r.event_id === null ? null : { scope: key.scope, key: key.key, request_hash: key.requestHash, execution_id: id, status_code: key.statusCode, response: JSON.stringify(answer(r.event_id)) })),
     },
   );
