@@ -7,6 +7,7 @@ import type { Queryable } from '../src/db/queryable.ts';
 import { writeUnit, type Claimer, type LogAppend, type LogEvent, type UnitCommand, type UnitNewExecution, type UnitWrite } from '../src/db/unit-write.ts';
 import type { Folded } from './fold.ts';
 import type { Published } from './publish.ts';
+import type { UnitRows } from './unit-types.ts';
 
 /** Events between two writes of an execution's stored snapshot (hydration refolds at most these). */
 export const SNAPSHOT_EVERY_EVENTS = 64;
@@ -140,10 +141,21 @@ export function planWrite(folded: Folded, claims: readonly Claimer[], claimPolic
     idempotencyKeys: [...folded.idempotencyKeys],
     waits: folded.rows.waits,
     waitEnds: folded.rows.waitEnds,
-    admissions: folded.rows.admissions,
+    admissions: unendedAdmissions(folded.rows),
     admissionEnds: folded.rows.admissionEnds.map((a) => a.execution_id),
   };
   return { write, published };
+}
+
+/**
+ * The admissions to store: not that of an execution the same unit ends (no step waited on a
+ * worker). Stored, its row would stay, slot and all: the end's delete, a part of the same
+ * statement, cannot see a row that statement inserts. Memory (publish) still takes and gives its slot.
+ */
+function unendedAdmissions(rows: Pick<UnitRows, 'admissions' | 'admissionEnds'>): UnitRows['admissions'] {
+  if (!rows.admissionEnds.length) return rows.admissions;
+  const ended = new Set(rows.admissionEnds.map((a) => a.execution_id));
+  return rows.admissions.filter((a) => !ended.has(a.execution_id));
 }
 
 const NO_PROJECTION = { proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null } as const;

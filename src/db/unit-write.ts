@@ -372,10 +372,7 @@ function parameters(w: UnitWrite): Record<Param, unknown> {
     waits: JSON.stringify(w.waits),
     waitEnds: JSON.stringify(w.waitEnds),
     waitEndIds: [...new Set(w.waitEnds.map((e) => e.execution_id))],
-    // An execution that ends in the unit that starts it (no step waits on a worker) holds no slot:
-    // its admission is not written. Written, its row would stay, slot and all: the end's delete
-    // cannot see a row that this same statement inserts (one snapshot).
-    admissions: JSON.stringify(w.admissionEnds.length ? w.admissions.filter((a) => !w.admissionEnds.includes(a.execution_id)) : w.admissions),
+    admissions: JSON.stringify(w.admissions),
     admissionEnds: w.admissionEnds,
   };
 }
