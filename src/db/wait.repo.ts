@@ -3,8 +3,11 @@ import type { Queryable } from './queryable.ts';
 // Reads of core.wait (its one writer is the unit write, src/db/unit-write.ts). The timekeeper
 // (src/waits/timekeeper.ts) takes due waits by wait_due_idx; the API lists an execution's.
 
-/** A wait whose time came: a timer to fire, or a signal wait to time out. */
-export type DueWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; wake_at: Date };
+/**
+ * A wait whose time came: a timer to fire, or a signal wait to time out. `last_event_id`: its
+ * execution's, as the look read it (a server that remembers it at another id reads it afresh).
+ */
+export type DueWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; wake_at: Date; last_event_id: number };
 
 
 /** The timekeeper's look: up to its limit of due waits, earliest first, and the earliest wake-up after them. */
@@ -21,10 +24,10 @@ export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLoo
   const { rows } = await q.query<{ next_at: Date | null } & { [K in keyof DueWait]: DueWait[K] | null }>({
     name: 'svc_look_at_waits',
     // One row at least (the next wake-up), with a due wait or NULLs beside it.
-    text: `SELECT n.next_at, d.execution_id, d.seq, d.step, d.kind, d.wake_at
+    text: `SELECT n.next_at, d.execution_id, d.seq, d.step, d.kind, d.wake_at, d.last_event_id
              FROM (SELECT min(wake_at) AS next_at FROM core.wait WHERE wake_at > now()) n
              LEFT JOIN LATERAL (
-               SELECT w.execution_id, w.seq, w.step, w.kind, w.wake_at
+               SELECT w.execution_id, w.seq, w.step, w.kind, w.wake_at, e.last_event_id
                  FROM core.wait w JOIN core.execution e ON e.execution_id = w.execution_id
                 WHERE w.wake_at <= now() AND e.status = 'running'
                 ORDER BY w.wake_at LIMIT $1) d ON true
@@ -32,8 +35,8 @@ export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLoo
     values: [limit],
   });
   const due = rows.flatMap((r) =>
-    r.execution_id !== null && r.seq !== null && r.step !== null && r.kind !== null && r.wake_at !== null
-      ? [{ execution_id: Number(r.execution_id), seq: r.seq, step: r.step, kind: r.kind, wake_at: r.wake_at }]
+    r.execution_id !== null && r.seq !== null && r.step !== null && r.kind !== null && r.wake_at !== null && r.last_event_id !== null
+      ? [{ execution_id: Number(r.execution_id), seq: r.seq, step: r.step, kind: r.kind, wake_at: r.wake_at, last_event_id: Number(r.last_event_id) }]
       : [],
   );
   return { due, next: rows[0]?.next_at ?? null };

@@ -49,11 +49,13 @@ async function fireUnit(deps: EngineDeps, due: readonly DueWait[]): Promise<numb
     step: w.step,
     context: { seq: w.seq, wake_at: w.wake_at.toISOString() },
   }));
-  // A paused execution's wake-up is moot (route-report.ts), and a moot one writes nothing, so no
-  // write guard would find this server's memory of it stale: one it remembers as paused (the look
-  // read it running: another server may have resumed it) is read afresh instead.
-  const paused = due.filter((w) => deps.snapshots.row(w.execution_id)?.status === 'paused').map((w) => w.execution_id);
-  const { results } = await routeEvents(deps, events, paused.length ? { wake: paused } : {});
+  // A wake-up found not to apply (the wait over, the execution paused: route-report.ts) writes
+  // nothing, so no write guard would find this server's memory of the execution stale: one it
+  // remembers at another event than the look read (another server moved it: began this wait,
+  // resumed it) is read afresh, or its wait would stay moot here for as long as that memory.
+  const remembered = deps.snapshots.versions(due.map((w) => w.execution_id));
+  const stale = due.filter((w) => (remembered.get(w.execution_id) ?? w.last_event_id) !== w.last_event_id).map((w) => w.execution_id);
+  const { results } = await routeEvents(deps, events, stale.length ? { wake: stale } : {});
   const now = Date.now();
   let fired = 0;
   results.forEach((r, i) => {

@@ -4,7 +4,8 @@
 // its memory was stale. An execution paused on one server and resumed on another could not be
 // paused again on the first (409 "is paused" while it ran); one started on one server and paused
 // on another could not be resumed on the first; a signal for the step now waiting was 409 on the
-// server that had seen the step before it wait.
+// server that had seen the step before it wait; a timer the other server set (and then went
+// away) never fired on the first, whose timekeeper found it moot in its older memory.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -52,6 +53,19 @@ workflow:
 `,
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
+  const timed = await first('/api/catalog/playbook', {
+    content: `
+apiVersion: svc/v1
+metadata: { name: gate_then_timer, path: across/gate_then_timer }
+workflow:
+  - step: one
+    wait: { signal: go }
+    next: two
+  - step: two
+    wait: { for: 1s }
+`,
+  });
+  expect(timed.status, JSON.stringify(timed.body)).toBe(201);
 });
 
 describe('control of one execution through two servers', () => {
@@ -75,5 +89,20 @@ describe('control of one execution through two servers', () => {
       return body.status === 'completed' && body;
     }, 10_000);
     expect(done).toMatchObject({ status: 'completed' });
+  });
+});
+
+describe('a wait another server began', () => {
+  it('fires on this server (the other runs no timekeeper), once', async () => {
+    const id = await started('across/gate_then_timer');
+    // The second server delivers the signal: step two's timer is set there.
+    expect(await expectStatus(second(`/api/executions/${id}/signals/go`), 202)).toMatchObject({ step: 'one' });
+    const done = await until(`execution ${id} finished`, async () => {
+      const body = (await get(`/api/executions/${id}`)).body;
+      return body.status === 'completed' && body;
+    }, 10_000);
+    expect(done).toMatchObject({ status: 'completed', waits: [] });
+    const log = ((await get(`/api/events/${id}?limit=1000`)).body.events as Json[]).map((e) => e.event_type);
+    expect(log.filter((t) => t === 'timer.fired')).toHaveLength(1);
   });
 });
