@@ -24,10 +24,25 @@ export type SignalKey = { scope: string; key: string; requestHash: string; statu
  * to the step that has waited for it longest (lowest seq), or, when none waits and a step says
  * `buffer: true`, kept for it. 403 when that step's `approval.roles` (operator when it names
  * none) exclude `by`; 409
- * (not_waiting) when no step waits for it, or the wait ended meanwhile (routing decides, against
- * the state it writes over). `signal.received` records who sent it (`by`, `requested_by`).
+ * (not_waiting) when no step waits for it. Routing decides against the state it writes over: when
+ * the wait it was aimed at ended meanwhile, it is aimed again at what waits then (MAX_ATTEMPTS).
+ * `signal.received` records who sent it (`by`, `requested_by`).
  */
 export async function signalExecution(deps: EngineDeps, id: number, name: string, payload: unknown, by: Identity | undefined, key?: SignalKey): Promise<Signalled> {
+  for (let attempt = 1; ; attempt++) {
+    const sent = await signalOnce(deps, id, name, payload, by, key);
+    if ('event_id' in sent) return sent;
+    // The wait it was aimed at ended meanwhile (another signal took it, it timed out): aimed
+    // again at what waits now, as another step waiting for the same name would take it.
+    if (attempt >= MAX_ATTEMPTS) throw refuse(deps, `signal '${name}' was not delivered: ${sent.moved}`);
+  }
+}
+
+/** Attempts of one signal whose target's wait ended between the read and the routing. */
+const MAX_ATTEMPTS = 5;
+
+/** One read and routing of a signal: what it did, or (`moved`) why the wait it was aimed at no longer takes it. */
+async function signalOnce(deps: EngineDeps, id: number, name: string, payload: unknown, by: Identity | undefined, key: SignalKey | undefined): Promise<Signalled | { moved: string }> {
   const found = await readExecutionState(deps.db, deps.cache, id);
   const snapshot = found?.follower.snapshot;
   if (!found || !snapshot) throw notFound(`execution ${id}`);
@@ -60,7 +75,7 @@ export async function signalExecution(deps: EngineDeps, id: number, name: string
     },
   );
   const r = results[0];
-  if (r.event_id === null) throw refuse(deps, `signal '${name}' was not delivered: ${r.detail}`);
+  if (r.event_id === null) return { moved: r.detail };
   deps.metrics.signalsReceived.inc({ outcome: status });
   return answer(r.event_id);
 }
