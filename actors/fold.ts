@@ -191,6 +191,13 @@ export class Fold {
     return h.snapshot.context.pending[keyOf(seq)];
   }
 
+  /** Whether a step of a held execution waits for signal `name` now. */
+  waitsForSignal(executionId: number, name: string): boolean {
+    const h = this.#held.get(executionId);
+    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return false;
+    return Object.values(h.snapshot.context.pending).some((p) => p.kind === 'wait' && p.signal === name);
+  }
+
   /** A held execution's status now (undefined when not held). */
   statusOf(executionId: number): ExecutionStatus | undefined {
     return this.#held.get(executionId)?.status;

@@ -17,6 +17,7 @@ export interface ReportFold {
   commandStatus(cmd: CommandRow): CommandStatus;
   statusOf(executionId: number): ExecutionStatus | undefined;
   pendingOf(executionId: number, seq: number): PendingCommand | undefined;
+  waitsForSignal(executionId: number, name: string): boolean;
   /** A report about this command was refused (the unit reads its row afresh when memory gave it: see execution-unit.ts). */
   refused(commandId: number): void;
 }
@@ -109,6 +110,13 @@ function mootControl(fold: ReportFold, ev: RoutedEvent): string | undefined {
   if (ev.event_type !== EVENT.signalReceived && status === 'paused') return `execution ${ev.execution_id} is paused: its due waits fire after the resume`;
   const seq = asObject(ev.context).seq;
   // A signal without seq is kept for a step that waits later: the machine decides (`bufferable`).
-  if (ev.event_type === EVENT.signalReceived && seq === null) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
+  // Not once a step waits for it (it began after the sender read the execution): kept beside that
+  // wait, which takes kept signals only when it begins, it would never be taken; the sender aims
+  // it again at the waiting step (src/waits/signal-execution.ts).
+  if (ev.event_type === EVENT.signalReceived && seq === null) {
+    if (status === undefined || !isLiveExecutionStatus(status)) return `execution ${ev.execution_id} is ${status}`;
+    const name = asObject(ev.context).signal;
+    return typeof name === 'string' && fold.waitsForSignal(ev.execution_id, name) ? `a step of execution ${ev.execution_id} waits for signal '${name}' now` : undefined;
+  }
   return typeof seq === 'number' && fold.pendingOf(ev.execution_id, seq)?.kind === 'wait' ? undefined : `execution ${ev.execution_id} no longer waits under seq ${String(seq)}`;
 }
