@@ -115,6 +115,18 @@ function outcomeOf(ev: ExecutionEvent): Outcome {
 }
 
 const entered = (effects: Effect[]): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === EVENT.stepEnter && e.step ? [e.step] : []));
+
+/** The steps entered before the decision `u` (a step's arcs once it exited, its loop once it entered). */
+function enteredBefore(effects: Effect[], u: Undecided): string[] {
+  const out: string[] = [];
+  const at = u.at === 'next' ? EVENT.stepExit : EVENT.stepEnter;
+  for (const e of effects) {
+    if (e.type !== 'record' || !e.step) continue;
+    if (e.eventType === EVENT.stepEnter) out.push(e.step);
+    if (e.eventType === at && e.step === u.step) break;
+  }
+  return out;
+}
 const effectsOf = (actions: readonly { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
 const recorded = (effects: Effect[], eventType: EventType): string[] => effects.flatMap((e) => (e.type === 'record' && e.eventType === eventType && e.step ? [e.step] : []));
 
@@ -122,7 +134,7 @@ const recorded = (effects: Effect[], eventType: EventType): string[] => effects.
 function undecidedIn(data: SimulationData, effects: Effect[], after: Snapshot): Undecided | null {
   const ran = after.context.steps;
   for (const step of recorded(effects, EVENT.stepEnter)) {
-    const u = data.undecidedLoop(step, ran);
+    const u = data.undecidedLoop(step, ran) ?? data.undecidedEnter(step, ran);
     if (u) return u;
   }
   for (const step of recorded(effects, EVENT.stepExit)) {
@@ -147,10 +159,11 @@ export function simulatePlaybook(
 ): SimulationResult {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
-  const data = new SimulationData(pb, opts.results);
-  let [snap, actions] = initialTransition(machine, inputOf(pb, opts.payload ?? {}));
+  const input = inputOf(pb, opts.payload ?? {});
+  const data = new SimulationData(pb, input.workload, opts.results);
+  let [snap, actions] = initialTransition(machine, input);
   let undecided = undecidedIn(data, effectsOf(actions), snap);
-  const path = undecided ? [] : entered(effectsOf(actions));
+  const path = undecided ? enteredBefore(effectsOf(actions), undecided) : entered(effectsOf(actions));
   const used = new Map<string, number>();
   let before: Snapshot | null = null;
   let commands = 0;
@@ -167,7 +180,10 @@ export function simulatePlaybook(
     const [next, nextActions] = transition(machine, snap, answer(pb, snap, seq, outcome, data));
     // A decision made on data the simulation does not have is not taken: the run stops before it.
     undecided = undecidedIn(data, effectsOf(nextActions), next);
-    if (undecided) break;
+    if (undecided) {
+      path.push(...enteredBefore(effectsOf(nextActions), undecided));
+      break;
+    }
     commands++;
     before = snap;
     [snap, actions] = [next, nextActions];
@@ -175,7 +191,8 @@ export function simulatePlaybook(
   }
   const view = executionView(pb, snap, snap.status === 'done' ? before : null);
   const f = snap.context.finished;
-  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path, steps: view.steps, error: f?.error ?? null, commands };
+  // Undecided in the start's own transition, `snap` holds what the missing data did (a template error): no verdict.
+  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path, steps: view.steps, error: undecided ? null : (f?.error ?? null), commands };
   if (undecided) result.undecided = undecided;
   if (opts.pauseWhenUndecided && !undecided) {
     const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[keyOf(p.run)].step);
@@ -195,7 +212,7 @@ export type PathsReport = { paths: SimulatedPath[]; unreachable: string[]; depen
 function decidedOnMissingData(data: SimulationData, s: Snapshot): boolean {
   const ran = s.context.steps;
   const touched = new Set([...Object.keys(ran), ...Object.values(s.context.runs).map((r) => r.step)]);
-  for (const step of touched) if (data.undecidedLoop(step, ran) || (Object.hasOwn(ran, step) && data.undecidedNext(step, ran))) return true;
+  for (const step of touched) if (data.undecidedLoop(step, ran) || data.undecidedEnter(step, ran) || (Object.hasOwn(ran, step) && data.undecidedNext(step, ran))) return true;
   return false;
 }
 
@@ -212,8 +229,8 @@ export function playbookPaths(
 ): PathsReport {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
-  const data = new SimulationData(pb, opts.results, opts.useExamples ?? true);
   const input = inputOf(pb, opts.payload ?? {});
+  const data = new SimulationData(pb, input.workload, opts.results, opts.useExamples ?? true);
   const depth = pathDepthOf(pb);
   const cut = (s: Snapshot) => s.status !== 'done' && s.context.nextRun > depth;
   // A budget of explored states: past it, states offer no events (their paths end there, cut).
@@ -247,17 +264,20 @@ export function playbookPaths(
   const paths: SimulatedPath[] = [];
   for (const p of found) {
     let [snap, actions] = initialTransition(machine, input);
-    const stepPath = entered(effectsOf(actions));
+    let undecided = undecidedIn(data, effectsOf(actions), snap);
+    const stepPath = undecided ? enteredBefore(effectsOf(actions), undecided) : entered(effectsOf(actions));
     const chosen: SimulatedPath['outcomes'] = [];
-    let undecided: Undecided | null = null;
-    for (const s of p.steps) {
+    for (const s of undecided ? [] : p.steps) {
       const ev = s.event;
       if (!ANSWERS.has(ev.type) || !('seq' in ev) || ev.seq === null) continue;
       const step = snap.context.runs[keyOf(snap.context.pending[keyOf(ev.seq)].run)].step;
       chosen.push({ step, outcome: outcomeOf(ev) });
       const [next, nextActions] = transition(machine, snap, ev);
       undecided = undecidedIn(data, effectsOf(nextActions), next);
-      if (undecided) break;
+      if (undecided) {
+        stepPath.push(...enteredBefore(effectsOf(nextActions), undecided));
+        break;
+      }
       [snap, actions] = [next, nextActions];
       stepPath.push(...entered(effectsOf(actions)));
     }

@@ -1,12 +1,17 @@
-import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
 import { conditionSource } from '../src/dsl/render.ts';
 import { templateDataReads, type DataReads } from '../src/dsl/template-data-reads.ts';
 
 /** The outcomes of the steps that ran so far (the machine's `context.steps`), by step. */
 type Ran = Readonly<Record<string, { status: string }>>;
 
-/** Where a simulation stops because a decision reads a result it has no example of. */
-export type Undecided = { step: string; at: 'next' | 'loop.in'; needs: string[] };
+/**
+ * Where a simulation stops because a decision reads data it does not have (`at`: a step's arcs,
+ * its loop's items, or what the engine renders as the step runs: a timer's `until`, a task's
+ * limit key, a child's path and args): `needs`, the steps whose results it has no example of;
+ * `workload`, names of the workload only a start gives.
+ */
+export type Undecided = { step: string; at: 'next' | 'loop.in' | 'enter'; needs: string[]; workload?: string[] };
 
 /**
  * What a simulation knows of results: the example per step (the playbook's `examples:` with the
@@ -15,7 +20,7 @@ export type Undecided = { step: string; at: 'next' | 'loop.in'; needs: string[] 
  */
 export class SimulationData {
   readonly results: Record<string, unknown>;
-  private readonly reads = new Map<string, { next: DataReads; loop: DataReads | null }>();
+  private readonly reads = new Map<string, { next: DataReads; loop: DataReads | null; enter: DataReads }>();
   /** Whether an arc `set` anywhere reads a result with no example (then `vars` may hold such data). */
   private readonly varsFromData: boolean;
 
@@ -23,14 +28,18 @@ export class SimulationData {
   /** Steps whose result is always none: timer waits (the machine's outcome of one that fired is `{status: ok, result: null}`). */
   private readonly resultless: ReadonlySet<string>;
 
-  /** `useExamples: false`: only `given` (registration: a sample is no certainty). */
-  constructor(pb: NormalizedPlaybook, given: Record<string, unknown> = {}, useExamples = true) {
+  /** The names the simulated workload holds (the playbook's defaults and the payload given). */
+  private readonly workload: ReadonlySet<string>;
+
+  /** `useExamples: false`: only `given` (registration: a sample is no certainty). `workload`: the simulated one. */
+  constructor(pb: NormalizedPlaybook, workload: Record<string, unknown>, given: Record<string, unknown> = {}, useExamples = true) {
     this.pb = pb;
+    this.workload = new Set(Object.keys(workload));
     this.results = { ...(useExamples ? (pb.examples ?? {}) : {}), ...given };
     this.resultless = new Set(pb.workflow.filter((s) => s.wait?.kind === 'timer').map((s) => s.step));
     for (const s of pb.workflow) {
       const next = templateDataReads(s.next.arcs.map((a) => [a.when === undefined ? null : conditionSource(a.when), a.set ?? null]));
-      this.reads.set(s.step, { next, loop: s.loop ? templateDataReads(s.loop.in) : null });
+      this.reads.set(s.step, { next, loop: s.loop ? templateDataReads(s.loop.in) : null, enter: templateDataReads(renderedAsRun(s)) });
     }
     this.varsFromData = pb.workflow.some((s) => s.next.arcs.some((a) => a.set !== undefined && this.missing(templateDataReads(a.set), s.step, null).length > 0));
   }
@@ -56,22 +65,53 @@ export class SimulationData {
     return [...out];
   }
 
-  /** Whether the arcs of `step`, just ended, read results with no example (`ran`: the outcomes so far). */
-  undecidedNext(step: string, ran: Ran): Undecided | null {
-    const needs = this.missing(this.reads.get(step)!.next, step, ran);
-    return needs.length ? { step, at: 'next', needs } : null;
+  /** The names `reads` takes from the workload that the simulated one lacks (a start gives them, or the run fails). */
+  private missingWorkload(reads: DataReads): string[] {
+    return [...reads.workload].filter((name) => !this.workload.has(name));
   }
 
-  /** Whether the loop `in` of `step`, just entered, reads results with no example. */
+  /** Whether the arcs of `step`, just ended, read data the simulation lacks (`ran`: the outcomes so far). */
+  undecidedNext(step: string, ran: Ran): Undecided | null {
+    const reads = this.reads.get(step)!.next;
+    return undecided(step, 'next', this.missing(reads, step, ran), this.missingWorkload(reads));
+  }
+
+  /** Whether what the engine renders as `step` runs (its timer, limit keys, children) reads data the simulation lacks. */
+  undecidedEnter(step: string, ran: Ran): Undecided | null {
+    const reads = this.reads.get(step)!.enter;
+    return undecided(step, 'enter', this.missing(reads, step, ran).filter((s) => s !== step), this.missingWorkload(reads));
+  }
+
+  /** Whether the loop `in` of `step`, just entered, reads data the simulation lacks. */
   undecidedLoop(step: string, ran: Ran): Undecided | null {
     const loop = this.reads.get(step)!.loop;
-    const needs = loop ? this.missing(loop, step, ran).filter((s) => s !== step) : [];
-    return needs.length ? { step, at: 'loop.in', needs } : null;
+    if (!loop) return null;
+    return undecided(step, 'loop.in', this.missing(loop, step, ran).filter((s) => s !== step), this.missingWorkload(loop));
   }
+}
+
+/** The templates the engine itself renders as a step runs (a worker renders the rest of its tasks). */
+function renderedAsRun(s: NormalizedStep): unknown[] {
+  const out: unknown[] = [];
+  if (s.wait?.kind === 'timer' && s.wait.until !== undefined) out.push(s.wait.until);
+  for (const t of s.tasks) {
+    if (t.limit?.key !== undefined) out.push(t.limit.key);
+    if (t.kind === 'playbook') out.push(t.path, t.args ?? null);
+  }
+  return out;
+}
+
+function undecided(step: string, at: Undecided['at'], needs: string[], workload: string[]): Undecided | null {
+  if (!needs.length && !workload.length) return null;
+  return workload.length ? { step, at, needs, workload } : { step, at, needs };
 }
 
 /** One line saying what a simulation could not decide, for people (svc simulate, the console). */
 export function undecidedText(u: Undecided): string {
-  const what = u.at === 'next' ? `the next step after ${u.step}` : `the items of ${u.step}`;
-  return `${what} depends on data: no example result of ${u.needs.join(', ')}`;
+  const what = u.at === 'next' ? `the next step after ${u.step}` : u.at === 'loop.in' ? `the items of ${u.step}` : `running ${u.step}`;
+  const lacking = [
+    ...(u.needs.length ? [`no example result of ${u.needs.join(', ')}`] : []),
+    ...(u.workload?.length ? [`no value of ${u.workload.map((n) => `workload.${n}`).join(', ')} (a start gives it)`] : []),
+  ];
+  return `${what} depends on data: ${lacking.join('; ')}`;
 }

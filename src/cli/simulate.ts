@@ -115,7 +115,7 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     }
     out.write(`${report.paths.length} path(s)${report.truncated ? ' (state space too large: partial)' : ''}\n`);
     if (report.unreachable.length) out.write(`unreachable steps: ${report.unreachable.join(', ')}\n`);
-    if (report.depends_on_data.length) out.write(`not reached without data (give examples: or --result): ${report.depends_on_data.join(', ')}\n`);
+    if (report.depends_on_data.length) out.write(`not reached without data (give examples: or --result, the workload --payload): ${report.depends_on_data.join(', ')}\n`);
     return 0;
   }
   const result = simulatePlaybook(pb, outcomes, { payload, results });

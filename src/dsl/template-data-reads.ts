@@ -6,8 +6,9 @@ import { parseTemplate } from './template-parser.ts';
  * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads
  * that step's data, `outcome`/`tasks` (other than `outcome.status`) and `signal` the current step's, `vars`
  * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
+ * `workload`: the names read as `workload.<name>` (a start may give them).
  */
-export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean };
+export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean; workload: Set<string> };
 
 type Node = Record<string, unknown>;
 
@@ -17,7 +18,7 @@ const isName = (x: unknown, name: string): boolean => isNode(x) && x.type === 'n
 
 /** The data reads of every template string in `value` (see DataReads). */
 export function templateDataReads(value: unknown): DataReads {
-  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false };
+  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set() };
   // Walks any AST node generically; `parent` tells `steps.x.status` from `steps.x.result`.
   const walk = (x: unknown, parent: Node | undefined): void => {
     if (Array.isArray(x)) {
@@ -28,6 +29,10 @@ export function templateDataReads(value: unknown): DataReads {
     if (x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined) {
       const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
       if (!statusOnly) out.steps.add(literalKey(x)!);
+      return;
+    }
+    if (x.type === 'get' && isName(x.target, 'workload') && literalKey(x) !== undefined) {
+      out.workload.add(literalKey(x)!);
       return;
     }
     if (x.type === 'name') {

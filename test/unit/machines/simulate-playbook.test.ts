@@ -37,6 +37,35 @@ workflow:
     next: [{ step: start, when: "{{ true }}" }]
 `;
 
+// Decisions on what only a start gives: the workload has no `go` or `regions` of its own.
+const BY_INPUT = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: by-input, path: tests/by-input }
+workflow:
+  - step: start
+    next: [{ step: deploy, when: "{{ workload.go }}" }, { step: skip }]
+  - step: deploy
+    loop: { in: "{{ workload.regions }}", iterator: region }
+    tool: { name: d, kind: shell, command: "echo {{ region }}" }
+  - step: skip
+`;
+
+// What the engine renders as steps run, from what only a start gives: a limit key, a timer, a child's path.
+const RENDERED_FROM_INPUT = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: rendered, path: tests/rendered }
+workflow:
+  - step: start
+    tool: { name: d, kind: shell, command: "echo d", limit: { name: per_tenant, key: "{{ workload.tenant }}" } }
+    next: [{ step: later }]
+  - step: later
+    wait: { until: "{{ workload.run_at }}" }
+    next: [{ step: child }]
+  - step: child
+    tool: { name: c, kind: playbook, path: "{{ workload.child_path }}" }
+`;
 
 describe('simulatePlaybook', () => {
   it('hello: all ok runs start, square, report and completes (also as the package exports it)', async () => {
@@ -91,6 +120,44 @@ describe('paths and registration warnings', () => {
     expect(report.paths.length).toBeGreaterThan(0);
     expect(report.paths.every((p) => p.cut && p.status === 'running' && p.path.length === pathDepthOf(playbookFromYaml(FOREVER)))).toBe(true);
     expect(playbookWarnings(playbookFromYaml(FOREVER))).toEqual([expect.stringContaining('end neither completed nor failed')]);
+  });
+});
+
+describe('decisions on the workload a start gives', () => {
+  it("are not the simulation's to make: depends_on_data naming the workload values, decided once the payload has them", () => {
+    expect(simulatePlaybook(BY_INPUT)).toMatchObject({ status: 'depends_on_data', path: ['start'], undecided: { step: 'start', at: 'next', needs: [], workload: ['go'] } });
+    expect(simulatePlaybook(BY_INPUT, {}, { payload: { go: true } })).toMatchObject({ status: 'depends_on_data', path: ['start', 'deploy'], undecided: { step: 'deploy', at: 'loop.in', workload: ['regions'] } });
+    expect(simulatePlaybook(BY_INPUT, {}, { payload: { go: true, regions: ['eu', 'us'] } })).toMatchObject({ status: 'completed', path: ['start', 'deploy'], commands: 2 });
+    expect(simulatePlaybook(BY_INPUT, {}, { payload: { go: false } })).toMatchObject({ status: 'completed', path: ['start', 'skip'] });
+  });
+
+  it("registration warns of no step: none is unreachable, each depends on the start's data", () => {
+    const report = playbookPaths(BY_INPUT, { useExamples: false });
+    expect(report.unreachable).toEqual([]);
+    expect(report.depends_on_data).toEqual(['deploy', 'skip']);
+    expect(report.paths).toEqual([expect.objectContaining({ status: 'depends_on_data', path: ['start'] })]);
+    expect(playbookWarnings(playbookFromYaml(BY_INPUT))).toEqual([]);
+  });
+
+  it('nor are the limit keys, timers and children the engine renders from it', () => {
+    expect(simulatePlaybook(RENDERED_FROM_INPUT)).toMatchObject({ status: 'depends_on_data', path: ['start'], undecided: { step: 'start', at: 'enter', needs: [], workload: ['tenant'] } });
+    expect(simulatePlaybook(RENDERED_FROM_INPUT, {}, { payload: { tenant: 'a' } })).toMatchObject({ status: 'depends_on_data', path: ['start', 'later'], undecided: { step: 'later', at: 'enter', workload: ['run_at'] } });
+    expect(simulatePlaybook(RENDERED_FROM_INPUT, {}, { payload: { tenant: 'a', run_at: '2026-01-01T00:00:00Z' } })).toMatchObject({ status: 'depends_on_data', undecided: { step: 'child', workload: ['child_path'] } });
+    expect(simulatePlaybook(RENDERED_FROM_INPUT, {}, { payload: { tenant: 'a', run_at: '2026-01-01T00:00:00Z', child_path: 'x/y' } })).toMatchObject({ status: 'completed', path: ['start', 'later', 'child'] });
+    expect(playbookWarnings(playbookFromYaml(RENDERED_FROM_INPUT))).toEqual([]);
+  });
+
+  it('svc simulate says which workload value it lacks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-sim-input-'));
+    try {
+      const file = join(dir, 'by-input.yaml');
+      writeFileSync(file, BY_INPUT);
+      const out = new Capture();
+      expect(await simulateCommand([file], out, new Capture())).toBe(0);
+      expect(out.text).toContain('status: depends_on_data (the next step after start depends on data: no value of workload.go (a start gives it))');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
