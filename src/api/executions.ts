@@ -285,7 +285,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         tags: ['executions'],
         summary: 'Retry a finished execution from a step: a new execution that takes the recorded outcomes of the steps before it',
         description:
-          'Starts a new execution of the same catalog version and start payload. Every step that completed (ok) before `from_step` (default: the step whose failure ended the execution) takes its recorded outcome (event `step.replayed`) instead of running again. ' +
+          'Starts a new execution of the same catalog version and start payload. Every step that completed (ok) before `from_step` (default: the step whose failure ended the execution; for a cancelled one, the step the cancel cut short, or its entry step when none had begun) takes its recorded outcome (event `step.replayed`) instead of running again. ' +
           'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished.',
         params: jsonSchema(idParams),
         body: jsonSchema(retryBody),

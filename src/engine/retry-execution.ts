@@ -1,5 +1,5 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { readExecutionState } from '../../actors/execution-state.ts';
+import { readExecutionState, type ExecutionFollower } from '../../actors/execution-state.ts';
 import { startExecutions } from '../../actors/start-execution.ts';
 import type { StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
@@ -11,7 +11,8 @@ export type Retried = { execution_id: number; retry_of: number; from_step: strin
 
 /**
  * Starts a new execution of a finished one's catalog version with its start payload, from
- * `fromStep` (default: the step whose failure ended it): every step that completed ok before
+ * `fromStep` (default: the step whose failure ended it; for a cancelled one, the step the cancel
+ * cut short, or its entry when none had begun): every step that completed ok before
  * `fromStep` first ended takes its recorded outcome (`step.replayed`) instead of running again.
  * `execution.started.context.retry_of` links the new one to the old. 409 while the old one runs.
  */
@@ -21,7 +22,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!found || !snapshot) throw notFound(`execution ${id}`);
   if (UNFINISHED.has(found.row.status)) throw new ServiceError('conflict', `execution ${id} is ${found.row.status}: retry it once it has finished`);
   const ctx = snapshot.context;
-  const from = fromStep ?? ctx.finished?.error?.step;
+  const from = fromStep ?? ctx.finished?.error?.step ?? (found.row.status === 'cancelled' ? cutShort(found.follower) : undefined);
   if (!from) {
     throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
   }
@@ -39,4 +40,16 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   ]);
   if (started instanceof ServiceError) throw started;
   return { execution_id: started.executionId, retry_of: id, from_step: from, replayed: Object.keys(replay) };
+}
+
+/**
+ * A cancelled execution did not fail at a step, and is retried where it stopped (an execution
+ * auto-resume cancelled and could not start again is `svc retry`'d, docs/operations.md): the
+ * first step, in playbook order, the cancel cut short; its entry when it was cancelled before
+ * any step began (queued).
+ */
+function cutShort(follower: ExecutionFollower): string {
+  const steps = follower.view()?.steps ?? {};
+  const pb = follower.compiled.playbook;
+  return pb.workflow.find((s) => steps[s.step]?.status === 'cancelled')?.step ?? pb.entry;
 }
