@@ -1,6 +1,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { isObject } from '../objects.ts';
+import { natsUrlLogin } from './nats-url-login.ts';
 
 const NATS_DEFAULT_PORT = 4222;
 // A server sends INFO at once and answers PING at once; a longer silence is a failure.
@@ -26,8 +27,7 @@ export async function probeNats(login: NatsLogin, timeoutMs = NATS_PROBE_TIMEOUT
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port ? Number(url.port) : NATS_DEFAULT_PORT;
   const where = `nats server ${host}:${port}`;
-  const user = login.user ?? (url.username ? decodeURIComponent(url.username) : undefined);
-  const password = login.password ?? (url.password ? decodeURIComponent(url.password) : undefined);
+  const { user, pass, token } = natsUrlLogin(url, login);
   const wantTls = url.protocol === 'tls:';
 
   let socket: net.Socket = net.connect({ host, port });
@@ -47,7 +47,7 @@ export async function probeNats(login: NatsLogin, timeoutMs = NATS_PROBE_TIMEOUT
       socket.on('error', (err) => reader.end(err));
       await onceConnected(socket, 'secureConnect');
     }
-    const connect = { verbose: false, pedantic: false, lang: 'node', version: '1', protocol: 1, name: 'svc-credential-test', user, pass: password, auth_token: login.token };
+    const connect = { verbose: false, pedantic: false, lang: 'node', version: '1', protocol: 1, name: 'svc-credential-test', user, pass, auth_token: token };
     socket.write(`CONNECT ${JSON.stringify(connect)}\r\nPING\r\n`);
     for (;;) {
       const line = await reader.next();

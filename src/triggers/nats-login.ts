@@ -1,13 +1,14 @@
 import type { Keyring } from '../crypto/keyring.ts';
 import { openCredential } from '../crypto/open-credential.ts';
 import { stringField } from '../credential/http-auth.ts';
+import { natsUrlLogin } from '../credential/nats-url-login.ts';
 
 /** How a subscription connects: the server (host:port, also for logs), TLS when the URL is tls://, and its login. */
 export type NatsLogin = { server: string; tls: boolean; user?: string; pass?: string; token?: string };
 
 /**
  * The login of a stored `nats` credential (url, and token or user/password, also as the URL's
- * user info), opened with `keyring`; or why there is none, in words that never hold a secret.
+ * user info: natsUrlLogin), opened with `keyring`; or why there is none, in words that never hold a secret.
  */
 export function natsLogin(keyring: Keyring, credential: { name: string; type: string | null; sealed: string | null }): { login: NatsLogin } | { problem: string } {
   if (credential.type === null || credential.sealed === null) return { problem: `credential '${credential.name}' does not exist` };
@@ -23,9 +24,7 @@ export function natsLogin(keyring: Keyring, credential: { name: string; type: st
   } catch {
     return { problem: `credential '${credential.name}': url is not a URL` };
   }
-  const user = stringField(data, 'user') ?? (url.username ? decodeURIComponent(url.username) : undefined);
-  const pass = stringField(data, 'password') ?? (url.password ? decodeURIComponent(url.password) : undefined);
-  const token = stringField(data, 'token');
   if (!url.host) return { problem: `credential '${credential.name}': url names no host` };
-  return { login: { server: url.host, tls: url.protocol === 'tls:', ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(token ? { token } : {}) } };
+  const login = natsUrlLogin(url, { user: stringField(data, 'user'), password: stringField(data, 'password'), token: stringField(data, 'token') });
+  return { login: { server: url.host, tls: url.protocol === 'tls:', ...login } };
 }

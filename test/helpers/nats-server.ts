@@ -51,11 +51,12 @@ async function stopChild(child: ChildProcess): Promise<void> {
   }
 }
 
-/** Starts nats-server on 127.0.0.1 (with JetStream when asked) and waits until it accepts connections. */
-export async function startNatsServer(auth?: { user: string; password: string }, opts: { jetstream?: boolean } = {}): Promise<NatsServer> {
+/** Starts nats-server on 127.0.0.1 (with a user and password or a token, with JetStream when asked) and waits until it accepts connections. */
+export async function startNatsServer(auth?: { user: string; password: string } | { token: string }, opts: { jetstream?: boolean } = {}): Promise<NatsServer> {
   const port = await freePort();
   const storeDir = opts.jetstream ? await mkdtemp(join(tmpdir(), 'svc-nats-js-')) : undefined;
-  const args = ['-a', '127.0.0.1', '-p', String(port), ...(auth ? ['--user', auth.user, '--pass', auth.password] : []), ...(storeDir ? ['-js', '-sd', storeDir] : [])];
+  const login = auth === undefined ? [] : 'token' in auth ? ['--auth', auth.token] : ['--user', auth.user, '--pass', auth.password];
+  const args = ['-a', '127.0.0.1', '-p', String(port), ...login, ...(storeDir ? ['-js', '-sd', storeDir] : [])];
   const launch = async () => {
     const c = spawn(natsServerPath(), args, { stdio: 'ignore' });
     await accepting(port);

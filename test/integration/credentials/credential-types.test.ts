@@ -230,6 +230,15 @@ describe('POST /api/credentials/{name}/test', () => {
     expect(wrong.body.ok).toBe(false);
     expect(wrong.body.message).toMatch(/Authorization Violation/i);
     expect(JSON.stringify(wrong.body)).not.toContain(S.wrongNatsPw);
+    // NATS's own form of a token: nats://TOKEN@host (a URL user without a password), or the token field.
+    const tokenServer = await startNatsServer({ token: S.natsPw });
+    try {
+      expect((await post({ name: 'nats_url_token', type: 'nats', data: { url: `nats://${S.natsPw}@127.0.0.1:${tokenServer.port}` } })).status).toBe(201);
+      expect((await post({ name: 'nats_token', type: 'nats', data: { url: tokenServer.url, token: S.natsPw } })).status).toBe(201);
+      for (const name of ['nats_url_token', 'nats_token']) expect((await probe(name)).body, name).toMatchObject({ ok: true, message: `connected to nats server 127.0.0.1:${tokenServer.port}` });
+    } finally {
+      await tokenServer.close();
+    }
     const closed = await post({ name: 'nats_closed', type: 'nats', data: { url: 'nats://127.0.0.1:1', token: S.natsPw } });
     expect(closed.status).toBe(201);
     expect((await probe('nats_closed')).body.ok).toBe(false);
