@@ -173,7 +173,7 @@ const SPECS: readonly Spec[] = [
     type: 'nats',
     description: 'A NATS server login: url, with a token or a user and password.',
     fields: [
-      f('url', 'url', 'nats://host:4222 (tls:// for TLS; nats://TOKEN@host carries a token, nats://user:password@host a login)'),
+      f('url', 'url', 'nats://host:4222 (tls:// for TLS; nats://TOKEN@host carries a token, nats://user:password@host a login)', true),
       f('token', 'string', 'authentication token', true),
       f('user', 'string', 'user name'),
       f('password', 'string', 'password', true),
