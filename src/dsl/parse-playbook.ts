@@ -29,7 +29,7 @@ import { unknownFields } from './unknown-field-message.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { secondDocument } from './second-document.ts';
 import { isObject } from '../objects.ts';
-import { inputDefaults } from './check-inputs.ts';
+import { checkInputs, inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
 import type { TriggerSpec } from '../triggers/trigger.schema.ts';
 import { triggerProblems } from '../triggers/trigger-problems.ts';
@@ -127,9 +127,30 @@ function findProblems(text: string): ParseResult {
     : parsed.issues.flatMap((issue) =>
         issue.expected === 'never' ? unknownFields(PlaybookDocumentSchema, issue.path ?? []).map((u) => ({ path: formatPath(u.path), message: u.message })) : [{ path: formatPath(issue.path), message: describeIssue(issue) }],
       );
-  const problems = [...shapeProblems, ...referenceProblems(raw), ...templateProblems(raw), ...staticReferenceProblems(raw), ...triggerProblems(raw), ...waitProblems(raw), ...flowProblems(raw)];
+  const problems = [
+    ...shapeProblems,
+    ...(parsed.success ? workloadDefaultProblems(parsed.output) : []),
+    ...referenceProblems(raw),
+    ...templateProblems(raw),
+    ...staticReferenceProblems(raw),
+    ...triggerProblems(raw),
+    ...waitProblems(raw),
+    ...flowProblems(raw),
+  ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };
+}
+
+/**
+ * The `workload:` values that fail their declared input (type, enum): every start that does not
+ * give that name would be refused, so the playbook is (an input's own default is checked with it).
+ */
+function workloadDefaultProblems(doc: PlaybookDocument): Problem[] {
+  if (!doc.inputs || !doc.workload) return [];
+  const given = Object.fromEntries(Object.entries(doc.workload).filter(([name]) => doc.inputs?.[name]?.default === undefined));
+  return checkInputs(doc.inputs, given)
+    .filter((p) => Object.hasOwn(given, p.path.slice('workload.'.length)))
+    .map((p) => ({ path: p.path, message: `${p.message} (the input declared at inputs.${p.path.slice('workload.'.length)})` }));
 }
 
 /**
