@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ServiceError } from '../errors.ts';
+import { MAX_TRIGGER_NAME_CHARS } from '../triggers/trigger.schema.ts';
 import { VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { STATECHART_SUFFIX } from './playbook-statechart.ts';
 
@@ -48,4 +49,17 @@ export function requireReachablePath(path: string, field = 'path'): void {
   }
   if (!hasDotSegment(path)) return;
   throw new ServiceError('unprocessable', { code: 'unprocessable', message: `${field}: a catalog path has no empty, . or .. segment`, errors: [`${field}: must be slash-separated names: none empty, . or ..`] });
+}
+
+/**
+ * A route's trigger name parameter: 422 naming `field` when it is longer than a registration
+ * takes (no trigger can have it: a 404 would say it might, and echo it back).
+ */
+export function requireReachableTriggerName(name: string, field = 'name'): void {
+  if (name.length <= MAX_TRIGGER_NAME_CHARS) return;
+  throw new ServiceError('unprocessable', {
+    code: 'unprocessable',
+    message: `${field}: a trigger name is at most ${MAX_TRIGGER_NAME_CHARS} characters`,
+    errors: [`${field}: must be at most ${MAX_TRIGGER_NAME_CHARS} characters (got ${name.length})`],
+  });
 }

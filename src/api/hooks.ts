@@ -7,6 +7,7 @@ import { acceptWebhook, asRefusal, findWebhook, refuseDelivery, type LiveWebhook
 import { WebhookFires } from '../triggers/webhook-fires.ts';
 import * as v from 'valibot';
 import { PUBLIC } from './access.ts';
+import { requireReachablePath, requireReachableTriggerName } from './catalog-path.ts';
 import { integer, responses } from './answers.ts';
 import { discardBody, urlProblem } from './input-guard.ts';
 
@@ -68,7 +69,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         tags: ['triggers'],
         summary: 'A webhook delivery to trigger {name} of playbook {path}: POST /api/hooks/{path}/{name}',
         description:
-          'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 400 bad_request (a JSON body that does not parse, a delivery_id that renders empty); 401 signature_invalid; 404 not_found (unknown trigger); 409 trigger_paused; 413 payload_too_large (over max_body_bytes); 422 unprocessable (a JSON body nested deeper than 64 levels or holding what cannot be stored), fire_refused. Every refusal has `detail.code`. See docs/webhooks.md.',
+          'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 400 bad_request (a JSON body that does not parse, a delivery_id that renders empty); 401 signature_invalid; 404 not_found (unknown trigger); 409 trigger_paused; 413 payload_too_large (over max_body_bytes); 422 unprocessable (a JSON body nested deeper than 64 levels or holding what cannot be stored; a path or name longer than any trigger has), fire_refused. Every refusal has `detail.code`. See docs/webhooks.md.',
         response: responses({ 202: acceptedAnswer }),
       },
       config: { access: PUBLIC },
@@ -85,6 +86,9 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         }
         const named = target(req.params['*']);
         if (!named) throw refuseDelivery(deps, 'unknown_trigger', 'not_found', 'no webhook trigger: POST /api/hooks/{playbook path}/{trigger name}');
+        // One no registration takes: 422 naming the part (counted as a refused request), not a 404 echoing it.
+        requireReachablePath(named.path);
+        requireReachableTriggerName(named.name);
         const hook = await findWebhook(deps, named.path, named.name);
         hooks.set(req, hook);
         if (Number(req.headers['content-length']) > hook.spec.max_body_bytes) throw tooLarge(hook);

@@ -4,7 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { isCalendarDate, isoTimeInRange } from '../calendar-time.ts';
 import { ServiceError } from '../errors.ts';
 import { backfill, fireByHand, pauseTrigger, triggerViews, type TriggerView } from '../triggers/trigger-operations.ts';
-import { requireReachablePath } from './catalog-path.ts';
+import { requireReachablePath, requireReachableTriggerName } from './catalog-path.ts';
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { describeIssues, exactObject, jsonSchema } from './validation.ts';
@@ -59,8 +59,9 @@ function target(tail: string): { path: string; name: string; action: Action } {
   if (!path || !name || !ACTIONS.includes(action as Action)) {
     throw new ServiceError('not_found', `no route: POST /api/triggers/{path}/{name}/{${ACTIONS.join('|')}}`);
   }
-  // A path no registration takes is no unknown trigger: 422 naming it (as the catalog's routes), not a 404 echoing it.
+  // A path or name no registration takes is no unknown trigger: 422 naming it (as the catalog's routes), not a 404 echoing it.
   requireReachablePath(path);
+  requireReachableTriggerName(name);
   return { path, name, action: action as Action };
 }
 

@@ -7,6 +7,8 @@ import * as v from 'valibot';
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 const anyRecord = v.record(v.string(), v.unknown());
 const TRIGGER_NAME = /^[A-Za-z_][A-Za-z0-9_\-]*$/;
+/** A trigger's name is a segment of its routes' URLs (`/api/hooks/{path}/{name}`): a name, not a text. */
+export const MAX_TRIGGER_NAME_CHARS = 128;
 // A credential is named, never written inline nor computed: the same pattern as the credentials API.
 const CREDENTIAL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
 const credentialName = v.pipe(v.string(), v.regex(CREDENTIAL_NAME, 'must be the name of a stored credential (letters, digits, _ . -), not a template or a secret'));
@@ -24,7 +26,11 @@ export const MAX_WEBHOOK_BODY_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_NATS_MAX_IN_FLIGHT = 16;
 
 const common = {
-  name: v.pipe(v.string(), v.regex(TRIGGER_NAME, 'must be a name of letters, digits, _ and - (starting with a letter or _)')),
+  name: v.pipe(
+    v.string(),
+    v.regex(TRIGGER_NAME, 'must be a name of letters, digits, _ and - (starting with a letter or _)'),
+    v.maxLength(MAX_TRIGGER_NAME_CHARS, `must be at most ${MAX_TRIGGER_NAME_CHARS} characters`),
+  ),
   description: v.optional(v.string()),
   // Rendered per fire (roots: trigger, and request or message) and merged into the workload.
   payload: v.optional(anyRecord, () => ({})),

@@ -160,3 +160,26 @@ describe('a trigger route\'s path', () => {
     expect(await executionCount(long)).toBe(0);
   });
 });
+
+describe("a trigger's name", () => {
+  it('is at most 128 characters: a longer one is a 400 problem at triggers[0].name and registers nothing', async () => {
+    const res = await register('input/long-name', `{ name: ${'n'.repeat(129)}, kind: schedule, cron: "@hourly" }`);
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('triggers[0].name');
+    expect(JSON.stringify(res.body)).toContain('must be at most 128 characters');
+    expect((await http(a.url, 'GET', '/api/catalog/playbook/input/long-name')).status).toBe(404);
+  });
+
+  it('longer than that in a route is a 422 naming name, not a 404 echoing it: the trigger routes and the webhook receiver', async () => {
+    const long = 'n'.repeat(5000);
+    for (const [route, body] of [[`/api/triggers/input/x/${long}/pause`, {}], [`/api/hooks/input/x/${long}`, { a: 1 }]] as const) {
+      const res = await http(a.url, 'POST', route, body);
+      expect(res.status, `${route.slice(0, 40)}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(422);
+      expect(res.body.detail.errors).toEqual([expect.stringMatching(/^name: must be at most 128 characters/)]);
+      expect(JSON.stringify(res.body).length).toBeLessThan(400);
+    }
+    const longPath = await http(a.url, 'POST', `/api/hooks/input/${'p'.repeat(600)}/hook`, { a: 1 });
+    expect(longPath.status).toBe(422);
+    expect(longPath.body.detail.errors).toEqual([expect.stringMatching(/^path: must be at most 512 characters/)]);
+  });
+});
