@@ -3,9 +3,8 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, arch, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { commitLatency, commitThroughput } from './baselines.ts';
-import { BATCH_EXECUTIONS, BATCH_TARGET_P99_MS, BATCH_TARGET_RATE, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
+import { BATCH_TARGET_P99_MS, batchRows, measureBatchIntake, type BatchRunResult } from './batch-intake.ts';
 import { Counters } from './counters.ts';
 import { GATEWAY_TARGET_P50_MS, measureGatewayLatency, type GatewayLatencyResult } from './gateway-latency.ts';
 import { CpuMeter, loadAverage1m } from './cpu.ts';
@@ -17,6 +16,7 @@ import { fmt, formatTable, noise, type Row } from './report.ts';
 import { api, closeApiAgent, sequentialLoopPlaybook, sequentialPlaybook, startBenchService, type BenchService } from './service.ts';
 import { StatementTimer } from './statement-timer.ts';
 import { round } from './stats.ts';
+import { benchOptions, TRACES_DEFAULT_ROUNDS } from './run-options.ts';
 import { ROUTE_STATEMENT, STEPS, measureStepOverhead, type StepOverheadResult } from './step-overhead.ts';
 import { EXECUTIONS, measureThroughput, type ThroughputResult, type ThroughputVariant } from './throughput.ts';
 import { measureWebhookAcceptance, webhookRows } from './webhook-acceptance.ts';
@@ -51,68 +51,7 @@ const FLOW_RESULTS_FILE = join(import.meta.dirname, 'results-flow.json');
 const TRACES_RESULTS_FILE = join(import.meta.dirname, 'results-traces.json');
 const SERVERS_RESULTS_FILE = join(import.meta.dirname, 'results-servers.json');
 const LULL_RESULTS_FILE = join(import.meta.dirname, 'results-lull.json');
-// The batch intake run: the target rate for BATCH_SECONDS, then (shorter) rates above it until one
-// misses the target, or, when it missed, rates below it until one meets it.
-const BATCH_SECONDS = 30;
-const BATCH_SEARCH = { up: [400, 500, 600, 800, 1_000], down: [250, 200, 150, 100, 50], seconds: 10 };
-const USAGE = `npm run bench [-- OPTIONS]: every figure beside its baseline (docs/benchmarks.md)
-  --only PART            one part alone: batch (batch intake), gateway (the gateway's added latency),
-                         webhook (webhook acceptance), timers (timers due together), traces (the
-                         40-step chain with OpenTelemetry off and on), flow (limits per key against
-                         none), servers (1, 2 and 3 svc server processes, each bus), lull (a burst
-                         of starts after a lull beside a warm one)
-  --rounds N             rounds of --only traces or servers
-  --executions N         executions per round of --only servers
-  --batch-seconds N      the batch intake's target run (default ${BATCH_SECONDS})
-  --batch-rate R         its arrival rate, batches/s (default ${BATCH_TARGET_RATE})
-  --batch-executions N   how many executions its batches go to (default ${BATCH_EXECUTIONS})
-  --no-search            skip the search for the highest rate that meets the target
-  --help                 this text`;
-const PARTS = ['batch', 'gateway', 'webhook', 'timers', 'traces', 'flow', 'servers', 'lull'] as const;
-type Part = (typeof PARTS)[number];
-const isPart = (text: string): text is Part => (PARTS as readonly string[]).includes(text);
-
-const BENCH_OPTIONS = {
-  only: { type: 'string' },
-  rounds: { type: 'string' },
-  executions: { type: 'string' },
-  'batch-seconds': { type: 'string' },
-  'batch-rate': { type: 'string' },
-  'batch-executions': { type: 'string' },
-  'no-search': { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const;
-
-/** A usage error: the message and this usage on stderr, exit 2 (no stack trace). */
-function usageError(message: string): never {
-  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-const { values: args } = ((): ReturnType<typeof parseArgs<{ options: typeof BENCH_OPTIONS; strict: true }>> => {
-  try {
-    return parseArgs({ options: BENCH_OPTIONS, strict: true });
-  } catch (err) {
-    return usageError(err instanceof Error ? err.message : String(err));
-  }
-})();
-if (args.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-const only = args.only;
-if (only !== undefined && !isPart(only)) usageError(`--only expects ${PARTS.join(', ')}, got ${only}`);
-const positive = (name: string, text: string | undefined, fallback: number) => {
-  const n = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(n) || n <= 0) usageError(`--${name} expects a positive number, got ${text}`);
-  return n;
-};
-const batchFirst = {
-  rate: positive('batch-rate', args['batch-rate'], BATCH_TARGET_RATE),
-  seconds: positive('batch-seconds', args['batch-seconds'], BATCH_SECONDS),
-  executions: Math.ceil(positive('batch-executions', args['batch-executions'], BATCH_EXECUTIONS)),
-};
-const batchSearch = args['no-search'] ? undefined : BATCH_SEARCH;
+const { only, rounds, executions, batchSeconds, batchFirst, batchSearch } = benchOptions(process.argv.slice(2));
 // Batch processors of the bench's server (SVC_BATCH_ACCEPT_WORKERS): one, the default. Two made
 // more, smaller handling calls for more CPU (79-81 % busy against 70-75 % at 300/s) and a longer
 // ack tail (p99 24-25 against 21-22 ms, three runs each); one keeps up (drained in 0.1-1.1 s).
@@ -172,7 +111,7 @@ const ALONE = {
   webhook: (): Promise<void> =>
     runAlone({ file: WEBHOOK_RESULTS_FILE, key: 'webhook_acceptance', measure: (s, db) => measureWebhookAcceptance(s, progress, { cpu: new CpuMeter(db.postmasterPid) }), rows: webhookRows }),
   timers: (): Promise<void> => runAlone({ file: TIMERS_RESULTS_FILE, key: 'timer_burst', measure: (s, db) => measureTimerBurst(s, db.url, progress), rows: timerRows }),
-  traces: (): Promise<void> => runTracesAlone(TRACES_RESULTS_FILE, progress, Math.ceil(positive('rounds', args.rounds, 3))),
+  traces: (): Promise<void> => runTracesAlone(TRACES_RESULTS_FILE, progress, rounds ?? TRACES_DEFAULT_ROUNDS),
   flow: (): Promise<void> => runAlone({ file: FLOW_RESULTS_FILE, key: 'flow_throughput', measure: (s) => measureFlowThroughput(s, progress), rows: flowRows }),
   lull: (): Promise<void> => runAlone({ file: LULL_RESULTS_FILE, key: 'lull_burst', measure: (s) => measureLullBurst(s, progress), rows: lullRows }),
   servers: (): Promise<void> =>
@@ -180,9 +119,9 @@ const ALONE = {
       SERVERS_RESULTS_FILE,
       progress,
       {
-        rounds: args.rounds === undefined ? undefined : Math.ceil(positive('rounds', args.rounds, 3)),
-        executions: args.executions === undefined ? undefined : Math.ceil(positive('executions', args.executions, 1_000)),
-        batchSeconds: args['batch-seconds'] === undefined ? undefined : positive('batch-seconds', args['batch-seconds'], 10),
+        rounds,
+        executions,
+        batchSeconds,
       },
       serversRows,
     ),
