@@ -200,6 +200,8 @@ describe('limits in the console (SVC_AUTH=none)', () => {
     await keyRow('partner', 'p1').waitFor();
     await until('the partner key counts one waiting', async () => (await countsOf(keyRow('partner', 'p1'))).waiting === '1', 15_000, 100);
     expect(await countsOf(keyRow('partner', 'p1'))).toEqual({ running: '0', queued: '0', waiting: '1', tokens: '0' });
+    // The limits list reloads apart from the open key's rows: wait for its next reload.
+    await until('the partner row counts one waiting', async () => (await countsOf(limitRow('partner'))).waiting === '1', 15_000, 100);
     expect(await countsOf(limitRow('partner'))).toEqual({ running: '0', queued: '0', waiting: '1' });
     // The execution's page says which of its commands waits on which key (the API's limit_waits).
     expect((await http(stack.url, 'GET', `/api/executions/${second}`)).body.limit_waits).toMatchObject([{ step: 'call', limit: 'partner', key: 'p1' }]);
