@@ -38,6 +38,7 @@ const SignalContext = v.looseObject({ signal: v.string(), by: v.optional(v.nulla
 const StepExitContext = v.looseObject({ status: v.string() });
 const ClaimContext = v.looseObject({ worker_id: v.string(), attempt: v.number() });
 const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v.nullable(v.number())) });
+const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.number(), path: v.optional(v.string()), status: v.optional(v.string()) });
 
 /** `text` on one line, cut at `max` characters (an ellipsis says it was). */
 export function boundedText(text: string, max = LOG_DETAIL_CHARS): string {
@@ -137,6 +138,14 @@ function detail(e: ExecutionEvent): string {
     }
     case EVENT.waitTimedOut:
       return 'no signal before the timeout';
+    case EVENT.childStarted:
+    case EVENT.childFinished: {
+      // The child's id is what a reader follows (svc logs ID), with how it ended.
+      const c = v.safeParse(ChildContext, e.context);
+      if (!c.success) break;
+      const what = e.event_type === EVENT.childStarted ? [c.output.path, 'started'] : [c.output.status ?? 'finished'];
+      return `${['execution', c.output.child_execution_id, ...what].filter(Boolean).join(' ')}${e.error ? `: ${errorText(e.error)}` : ''}`;
+    }
   }
   // Any other type: its error, else its result, else its context.
   if (e.error !== undefined && e.error !== null) return errorText(e.error);
@@ -175,6 +184,9 @@ const gapText = (ms: number): string => signed(ms < 0 && ms > -REPORT_ROUNDING_M
 export class Timeline {
   #start: number | undefined;
   #previous: number | undefined;
+  // A child's end is stored without a step (the child knows its parent's seq only): its line
+  // names the step that started it, by seq.
+  readonly #childSteps = new Map<number, string>();
 
   header(): string {
     return line(HEADER);
@@ -186,7 +198,15 @@ export class Timeline {
     const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : signed(at - this.#start);
     const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : gapText(at - this.#previous);
     this.#previous = at;
-    return line([String(e.event_id), since, gap, e.event_type, e.step ?? '-', boundedText(detail(e))]);
+    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(detail(e))]);
+  }
+
+  #stepOf(e: ExecutionEvent): string | null | undefined {
+    if (e.event_type !== EVENT.childStarted && e.event_type !== EVENT.childFinished) return e.step;
+    const c = v.safeParse(ChildContext, e.context);
+    if (!c.success) return e.step;
+    if (e.step) this.#childSteps.set(c.output.seq, e.step);
+    return e.step ?? this.#childSteps.get(c.output.seq);
   }
 }
 

@@ -90,7 +90,14 @@ export async function loadStepEvents(q: Queryable, executionId: number, step: st
   const { rows } = await q.query<EventRow>(
     `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error,
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
-       FROM core.event WHERE execution_id = $1 AND step = $2 ORDER BY event_id LIMIT $3`,
+       FROM core.event
+      WHERE execution_id = $1
+        AND (step = $2
+             -- A child's end is sent by the child, which knows its parent's seq, not its step:
+             -- stored without one, it belongs to the step whose child.started has that seq.
+             OR (step IS NULL AND event_type = 'child.finished' AND context -> 'seq' IN (
+                   SELECT context -> 'seq' FROM core.event WHERE execution_id = $1 AND step = $2 AND event_type = 'child.started')))
+      ORDER BY event_id LIMIT $3`,
     [executionId, step, limit],
   );
   return rows;

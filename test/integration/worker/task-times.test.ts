@@ -116,3 +116,29 @@ workflow:
     expect((await http(s.url, 'GET', `/api/executions/${id}/steps/nope`)).status).toBe(404);
   });
 });
+
+describe('child runs', () => {
+  it("a playbook task's run ends with its child (whose end is stored without the step)", async () => {
+    await s.register(`
+apiVersion: svc/v1
+metadata: { name: failing_child, path: times/failing_child }
+workflow:
+  - step: start
+    tool: { name: fail, kind: shell, command: "exit 4" }
+`);
+    await s.register(`
+apiVersion: svc/v1
+metadata: { name: parent, path: times/parent }
+workflow:
+  - step: kid
+    tool: { name: sub, kind: playbook, path: times/failing_child }
+`);
+    const id = await s.run('times/parent');
+    expect(await s.wait(id)).toMatchObject({ status: 'failed' });
+    const finished = (await s.events(id)).find((e: Json) => e.event_type === 'child.finished');
+    expect(finished).toMatchObject({ context: { status: 'failed' } });
+    const [run] = (await steps(id, 'kid')).runs as Json[];
+    expect(run).toMatchObject({ status: 'failed', child_execution_id: finished.context.child_execution_id });
+    expect(Date.parse(String(run.finished_at))).toBeGreaterThanOrEqual(Date.parse(String(run.started_at)));
+  });
+});

@@ -59,3 +59,13 @@ describe('svc logs timeline, rounding', () => {
     ]);
   });
 });
+
+describe('svc logs timeline, child executions', () => {
+  it("names the child on its lines, and its end's step (stored without one) by the seq that started it", () => {
+    const t = new Timeline();
+    const started: ExecutionEvent = { event_id: 1, event_type: 'child.started', step: 'kid', context: { seq: 7, path: 'a/child', task: 'sub', child_execution_id: 3 }, created_at: iso(0) };
+    const finished: ExecutionEvent = { event_id: 2, event_type: 'child.finished', step: null, context: { seq: 7, status: 'failed', child_execution_id: 3 }, error: { code: 'exit_code', message: 'command exited with code 4' }, created_at: iso(40) };
+    expect(t.line(started).trim().split(/\s{2,}/).slice(3)).toEqual(['child.started', 'kid', 'execution 3 a/child started']);
+    expect(t.line(finished).trim().split(/\s{2,}/).slice(3)).toEqual(['child.finished', 'kid', 'execution 3 failed: exit_code: command exited with code 4']);
+  });
+});
