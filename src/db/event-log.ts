@@ -117,9 +117,10 @@ export function eventLogCtes(s: LogSources): string[] {
 /**
  * A relation of appends for records that fold to nothing (batch.accepted, .completed, .failed)
  * from a relation `(execution_id, n)`: unguarded, counted as applied when nothing else waited
- * (`marker`: only the first, the others being ids reserved for a batch's items).
+ * (`marker`: only the first, the others being ids reserved for a batch's items), or left to the
+ * execution's next routing (`keep`: inbox events, src/db/inbox-cancels.repo.ts).
  */
-export function recordAppends(per: string, applied: 'caught_up' | 'marker' = 'caught_up'): string {
+export function recordAppends(per: string, applied: 'caught_up' | 'marker' | 'keep' = 'caught_up'): string {
   return `(SELECT execution_id, NULL::bigint AS expected, n, '${applied}'::text AS applied, false AS proj, NULL::text AS status,
           NULL::numeric AS progress, NULL::jsonb AS result, NULL::jsonb AS error, NULL::jsonb AS snapshot, NULL::int AS machine_version,
           NULL::bigint AS snapshot_event_id FROM ${per})`;

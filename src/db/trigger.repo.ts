@@ -171,20 +171,6 @@ export async function unfinishedRuns(q: Queryable, triggers: readonly { path: st
 }
 
 /**
- * Which of these schedules are still due at `due` (`path\nname`), and not paused: none of their
- * ticks of `due` committed since they were read (a tick moves the row in the transaction of its fires).
- */
-export async function stillDueSchedules(q: Queryable, schedules: readonly { path: string; name: string; due: Date }[]): Promise<Set<string>> {
-  const { rows } = await q.query<{ path: string; name: string }>(
-    `SELECT t.path, t.name FROM core.trigger t
-       JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(path, name, due) ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due
-      WHERE NOT t.paused`,
-    [schedules.map((t) => t.path), schedules.map((t) => t.name), schedules.map((t) => t.due)],
-  );
-  return new Set(rows.map((r) => `${r.path}\n${r.name}`));
-}
-
-/**
  * Per schedule (`path\nname`), until when its due times from `before` on waited for a run of it
  * (overlap queue), for a schedule none of whose runs is unfinished: the time its last run before
  * `before` started (the tick that started it saw the times due then), or the latest end of that run

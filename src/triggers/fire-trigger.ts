@@ -1,6 +1,8 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { startExecutions, type StartInput, type Started } from '../../actors/start-execution.ts';
 import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
+import { routeEvents } from '../../actors/route-events.ts';
+import { appendInboxCancels, type InboxCancel } from '../db/inbox-cancels.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
 import { ServiceError } from '../errors.ts';
@@ -17,8 +19,12 @@ export type Fire = { fireKey: string; scheduledTime: Date | null } & ({ payload:
 /** What came of a fire: the execution it started (now, or the first time when `duplicate`), or none. */
 export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executionId: number | null; duplicate: boolean; error: string | null };
 
-/** A trigger's fires made together; `tick`: a schedule's next fire time moving on with them. */
-export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null } };
+/**
+ * A trigger's fires made together; `tick`: a schedule's next fire time moving on with them;
+ * `replaces`: runs a fire of the group that starts replaces (overlap cancel_previous), cancelled
+ * in its transaction, so only by a fire that is new and started.
+ */
+export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[] };
 
 /** What came of a group: its fires' results, or `raced` when another server held or moved its schedule (nothing was written for it). */
 export type GroupResult = { raced: true } | { raced: false; results: FireResult[] };
@@ -94,7 +100,7 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
   return result.raced ? [] : result.results;
 }
 
-type Written = { rows: Map<number, FireRow[]>; raced: Set<number> };
+type Written = { rows: Map<number, FireRow[]>; raced: Set<number>; cancelled: number[] };
 
 async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
@@ -106,9 +112,10 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
     const held = await takeScheduleTicks(q, ticks);
     taken = new Set(groups.flatMap((g, gi) => (!g.tick || held.has(keyOf(g.trigger)) ? [gi] : [])));
   };
-  const written: Written = { rows: new Map(), raced: new Set() };
+  const written: Written = { rows: new Map(), raced: new Set(), cancelled: [] };
   const record = async (q: Queryable, startedOf: (i: number) => Started | ServiceError | undefined) => {
     const fireRows: TriggerFireRow[] = [];
+    const cancels: InboxCancel[] = [];
     let i = 0;
     written.rows.clear();
     for (const [gi, fires] of pending.entries()) {
@@ -130,9 +137,15 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
       if (!taken.has(gi)) continue;
       written.rows.set(gi, rows);
       fireRows.push(...rows.map((r) => ({ ...r, path: g.trigger.path, name: g.trigger.name })));
+      const replacing = rows.findLast((r) => r.outcome === 'started');
+      if (replacing && g.replaces) {
+        const trigger = { name: g.trigger.name, kind: g.trigger.kind, fire_key: replacing.fire_key };
+        for (const id of g.replaces) cancels.push({ executionId: id, context: { reason: `trigger ${g.trigger.name}: overlap cancel_previous`, trigger, cancelled_at: new Date().toISOString() } });
+      }
     }
     written.raced = new Set(groups.flatMap((_, gi) => (taken.has(gi) ? [] : [gi])));
     await recordFires(q, fireRows, ticks.filter((t) => taken.has(t.group)));
+    written.cancelled = await appendInboxCancels(q, cancels);
   };
   if (starting.length === 0) {
     await deps.db.tx(async (q) => {
@@ -152,6 +165,14 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
     },
     beforeCommit: (q, started) => record(q, (i) => started[i]),
   });
+  if (written.cancelled.length > 0) {
+    try {
+      await routeEvents(deps, [], { wake: written.cancelled });
+    } catch (err) {
+      // The cancels are committed with the fires: the inbox sweep applies them.
+      deps.log.warn({ err: String(err), executions: written.cancelled }, 'replaced runs not cancelled yet; the inbox sweep will');
+    }
+  }
   return written;
 }
 

@@ -1,7 +1,6 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { cancelExecution } from '../engine/cancel-execution.ts';
-import { earliestScheduledFire, lookAtSchedules, queuedThrough, stillDueSchedules, unfinishedRuns } from '../db/trigger.repo.ts';
+import { earliestScheduledFire, lookAtSchedules, queuedThrough, unfinishedRuns } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
@@ -67,17 +66,10 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
     if (plan.waiting) report.waiting.push({ path: row.path, name: row.name, runs });
     return plan.waiting ? [] : [{ row, plan }];
   });
-  // The newest due time replaces whatever still runs (cancel_previous): cancelled before it starts.
-  // Only by a tick whose schedule is still due once its runs were read: another server may have
-  // fired this time between the look and that read, and its new run would be among them. (That
-  // tick then races: its fires write nothing.)
-  const cancelling = plans.filter(({ plan }) => plan.cancel.length > 0);
-  const stillDue = cancelling.length ? await stillDueSchedules(deps.db, cancelling.map(({ row }) => ({ path: row.path, name: row.name, due: row.next_fire_at! }))) : new Set<string>();
-  for (const { row, plan } of cancelling) {
-    if (!stillDue.has(key(row))) continue;
-    for (const id of plan.cancel) await cancelExecution(deps, id, { reason: `trigger ${row.name}: overlap cancel_previous`, trigger: { name: row.name, kind: 'schedule' } });
-  }
-  const groups: FireGroup[] = plans.map(({ row, plan }) => ({ trigger: { path: row.path, name: row.name, kind: 'schedule' }, fires: plan.fires, tick: { from: row.next_fire_at!, to: plan.next } }));
+  // The newest due time replaces whatever still runs (cancel_previous): the runs are cancelled in
+  // the transaction that starts it, so only if it starts (not refused, not a duplicate, not raced
+  // by another server's tick of the same time, whose new run may be among them).
+  const groups: FireGroup[] = plans.map(({ row, plan }) => ({ trigger: { path: row.path, name: row.name, kind: 'schedule' }, fires: plan.fires, tick: { from: row.next_fire_at!, to: plan.next }, replaces: plan.cancel }));
   const results = await fireGroups(deps, groups);
   const committed = Date.now();
   for (const [gi, result] of results.entries()) {

@@ -22,11 +22,11 @@ afterEach(async () => {
   await a.deps.db.query(`UPDATE core.trigger SET paused = true WHERE path LIKE 'overlap/%'`);
 });
 
-async function register(path: string, trigger: string): Promise<void> {
+async function register(path: string, trigger: string, more = ''): Promise<void> {
   const yaml = `apiVersion: svc/v1
 kind: Playbook
 metadata: { name: overlap, path: ${path} }
-triggers:
+${more}triggers:
   - { name: t, kind: schedule, ${trigger} }
 workflow:
   - step: start
@@ -118,6 +118,54 @@ describe('overlap skip and cancel_previous find every unfinished run of the trig
     const now = await fires(path);
     expect(now.find((f) => f.execution_id === long)!.status).toBe('cancelled');
     expect((await runningOne(path)).fire_key).toBe(iso(plus(t0, 30_000)));
+  });
+
+  it('cancel_previous: a due time whose fire the inputs refuse starts nothing and cancels nothing', async () => {
+    const path = 'overlap/cancel_refused';
+    // The fire at :00 starts; the one at :30 is refused (its sec is not in the enum).
+    await register(path, `cron: "*/30 * * * * *", overlap: cancel_previous, payload: { sec: "{{ trigger.scheduled_time[17:19] }}" }`, 'inputs: { sec: { type: string, enum: ["00"] } }\n');
+    const t0 = new Date(Math.ceil(anHourAgo().getTime() / 60_000) * 60_000);
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const first = await runningOne(path);
+    expect(await tick(plus(t0, 30_010))).toMatchObject({ started: 0, refused: 1 });
+    expect((await fires(path)).find((f) => f.fire_key === iso(plus(t0, 30_000)))).toMatchObject({ outcome: 'refused', execution_id: null });
+    expect((await runningOne(path)).execution_id).toBe(first.execution_id);
+  });
+
+  it('cancel_previous: a due time whose fire key was fired already (by hand) is a duplicate and cancels nothing', async () => {
+    const path = 'overlap/cancel_duplicate';
+    await register(path, `cron: "*/30 * * * * *", overlap: cancel_previous`);
+    const t0 = new Date(Math.ceil(anHourAgo().getTime() / 30_000) * 30_000);
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const first = await runningOne(path);
+    const byHand = await http(a.url, 'POST', `/api/triggers/${path}/t/fire`, { fire_key: iso(plus(t0, 30_000)) });
+    expect(byHand.status, JSON.stringify(byHand.body)).toBe(202);
+    expect(await tick(plus(t0, 30_010))).toMatchObject({ started: 0, raced: 0 });
+    const now = await fires(path);
+    expect(now.map((f) => [f.execution_id, f.status])).toEqual([
+      [first.execution_id, 'running'],
+      [byHand.body.execution_id, 'running'],
+    ]);
+    expect(await nextFire(path)).toBe(iso(plus(t0, 60_000)));
+  });
+
+  it('cancel_previous: the cancel is an event written with the fire that replaces the run, naming it', async () => {
+    const path = 'overlap/cancel_inbox';
+    await register(path, `cron: "*/30 * * * * *", overlap: cancel_previous`);
+    const t0 = new Date(Math.ceil(anHourAgo().getTime() / 30_000) * 30_000);
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const first = await runningOne(path);
+    await tick(plus(t0, 30_010));
+    const { rows } = await a.deps.db.query<{ event_type: string; context: Json }>(
+      `SELECT event_type, context FROM core.event WHERE execution_id = $1 AND event_type = 'execution.cancelled'`,
+      [first.execution_id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.context).toMatchObject({ reason: 'trigger t: overlap cancel_previous', trigger: { name: 't', kind: 'schedule', fire_key: iso(plus(t0, 30_000)) } });
+    expect((await fires(path)).find((f) => f.execution_id === first.execution_id)!.status).toBe('cancelled');
   });
 
   it('the statements read indexes, not the tables: live executions and the fires by execution; the last runs of a queue by key and time', async () => {
