@@ -92,8 +92,12 @@ function detail(e: ExecutionEvent): string {
       return Object.entries(r.output.tasks).map(([name, t]) => `${name}: ${t.status === 'ok' ? JSON.stringify(t.data ?? null) : errorText(t.error)}`).join('; ');
     }
     case EVENT.commandFailed: {
+      // The failed task's output (a shell's stderr, an http answer's body) says why: its last
+      // attempt has no event of its own, so this line is the one place it shows.
       const failed = v.safeParse(FailedTask, e.error);
-      return `${failed.success ? `${failed.output.task}: ` : ''}${errorText(e.error)}`;
+      const r = v.safeParse(CommandResult, e.result);
+      const output = failed.success && r.success ? r.output.tasks[failed.output.task]?.data : undefined;
+      return `${failed.success ? `${failed.output.task}: ` : ''}${errorText(e.error)}${output === undefined || output === null ? '' : `: output ${JSON.stringify(output)}`}`;
     }
     case EVENT.commandIssued:
     case EVENT.commandStarted: {

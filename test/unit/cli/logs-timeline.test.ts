@@ -69,3 +69,18 @@ describe('svc logs timeline, child executions', () => {
     expect(t.line(finished).trim().split(/\s{2,}/).slice(3)).toEqual(['child.finished', 'kid', 'execution 3 failed: exit_code: command exited with code 4']);
   });
 });
+
+describe('svc logs timeline, a failed task', () => {
+  it("shows the failed task's output (its last attempt has no line of its own)", () => {
+    const failed: ExecutionEvent = {
+      event_id: 8,
+      event_type: 'command.failed',
+      step: 's',
+      context: { seq: 1 },
+      result: { tasks: { loud: { status: 'error', data: { stderr: 'no such table: users', stdout: '', exit_code: 1 }, error: { code: 'exit_code', message: 'command exited with code 1' } } } },
+      error: { code: 'exit_code', task: 'loud', message: 'command exited with code 1' },
+      created_at: iso(0),
+    };
+    expect(new Timeline().line(failed)).toContain('loud: exit_code: command exited with code 1: output {"stderr":"no such table: users"');
+  });
+});
