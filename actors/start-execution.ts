@@ -109,13 +109,18 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
   let taken = await prelude.take(q, paths, inputs.length);
   let compiledOf = await compileStarts(deps, inputs, taken.heads);
   // A start of an open debounce window's burst replaces its payload and starts nothing (read
-  // first: the window it finds is the one its execution has, or none and it opens one).
+  // first: the window it finds is the one its execution has, or none and it opens one). Its
+  // workload is the one that runs, so its own concurrency key and priority go with it.
   const joined = new Map<number, Started>();
   for (const [i, c] of compiledOf.entries()) {
-    const d = !(c instanceof ServiceError) && c.admission?.debounce;
-    if (!d || c instanceof ServiceError) continue;
-    const id = await extendDebounce(q, c.compiled.path, d.key, inputs[i].payload, d.seconds);
-    if (id !== null) joined.set(i, { executionId: id, catalogId: c.compiled.catalogId, path: c.compiled.path, commandsGenerated: 0, debounced: true });
+    const a = !(c instanceof ServiceError) && c.admission;
+    if (!a || !a.debounce || c instanceof ServiceError) continue;
+    const priority = inputs[i].priority ?? c.compiled.playbook.priority;
+    const id = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
+    if (id === null) continue;
+    joined.set(i, { executionId: id, catalogId: c.compiled.catalogId, path: c.compiled.path, commandsGenerated: 0, debounced: true });
+    // Its key has an execution queued now (the key it moved from is read again once its memory is old).
+    if (a.limit !== null && a.key !== null) deps.rooms.queued(a.limit, a.key);
   }
   let keep: ((index: number) => boolean) | void = undefined;
   const unitTx = tx && {

@@ -21,6 +21,15 @@ function tasksOf(v: unknown): Record<string, TaskOutcome> {
   return out;
 }
 
+const nameOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+/** The limit, key and priority an `execution.admitted` recorded (its context), or undefined in a log written before it recorded them. */
+function admittedFlow(ctx: Record<string, unknown>): { limit: string | null; key: string | null; priority: number } | undefined {
+  const { limit, key, priority } = ctx;
+  if (!nameOrNull(limit) || !nameOrNull(key) || typeof priority !== 'number' || !Number.isInteger(priority)) return undefined;
+  return { limit, key, priority };
+}
+
 /**
  * Whether routing marked a report (its context) late or refused: kept for the record, folded by
  * nothing. Every reader of the log that follows the machine skips it (the step-runs view too).
@@ -65,7 +74,8 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
       // `seq` absent: kept for a step that waits later (buffer: true).
       return { type: EVENT.signalReceived, seq: typeof ctx.seq === 'number' ? ctx.seq : null, signal: { name: String(ctx.signal ?? ''), payload: row.result ?? null, by: typeof ctx.by === 'string' ? ctx.by : null } };
     case EVENT.executionAdmitted: {
-      return isObject(row.result) ? { type: EVENT.executionAdmitted, args: row.result } : { type: EVENT.executionAdmitted };
+      const flow = admittedFlow(ctx);
+      return { type: EVENT.executionAdmitted, ...(isObject(row.result) ? { args: row.result } : {}), ...(flow ? { flow } : {}) };
     }
     case EVENT.executionPaused:
     case EVENT.executionResumed:

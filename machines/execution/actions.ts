@@ -44,10 +44,16 @@ export function initialContext(input: ExecutionInput): ExecutionContext {
   };
 }
 
-/** `admit` (execution.admitted while queued): the entry step may run; a debounced start's last payload becomes its input. */
+/**
+ * `admit` (execution.admitted while queued): the entry step may run; a debounced start's last
+ * payload becomes its input, and the key and priority it was admitted with (that start's) are the
+ * ones its commands carry and its end gives back.
+ */
 export function admit(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   if (ev.type !== EVENT.executionAdmitted) return { context: ctx, effects: [] };
-  const input = ev.args ? { ...ctx.input, args: ev.args, workload: { ...pb.workload, ...ev.args } } : ctx.input;
+  let input = ev.args ? { ...ctx.input, args: ev.args, workload: { ...pb.workload, ...ev.args } } : ctx.input;
+  const f = ev.flow;
+  if (f && input.admission) input = { ...input, priority: f.priority, admission: { ...input.admission, limit: f.limit, key: f.key } };
   return { context: { ...ctx, queued: false, input }, effects: [] };
 }
 

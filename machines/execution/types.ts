@@ -161,7 +161,11 @@ export type ExecutionEvent =
   | { type: typeof EVENT.waitTimedOut; seq: number }
   /** `seq`: the waiting step it ends (chosen when it was sent); null: kept for a step that waits later (`buffer`). */
   | { type: typeof EVENT.signalReceived; seq: number | null; signal: SignalSent }
-  /** `args`: a debounced execution's payload, the burst's last start's (absent: the one it started with). */
-  | { type: typeof EVENT.executionAdmitted; args?: Record<string, unknown> }
+  /**
+   * `args`: a debounced execution's payload, the burst's last start's (absent: the one it started
+   * with); `flow`: the limit, key and priority it was admitted with, the burst's last start's
+   * (absent in logs written before admissions recorded them: those it started with).
+   */
+  | { type: typeof EVENT.executionAdmitted; args?: Record<string, unknown>; flow?: { limit: string | null; key: string | null; priority: number } }
   | { type: typeof EVENT.executionPaused }
   | { type: typeof EVENT.executionResumed };

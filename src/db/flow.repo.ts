@@ -204,10 +204,11 @@ const strayAdmissions = (param: string) => `FROM core.admission a JOIN core.exec
               WHERE a.admitted_at < now() - make_interval(secs => ${param}::float8 / 1000) AND e.status = 'queued'`;
 
 /**
- * An execution the admitter admitted (or admitted before and whose admission was not routed): its
- * debounced payload, if any, and `admitted_at`, the time its admission took its slot and token.
+ * An execution the admitter admitted (or admitted before and whose admission was not routed): the
+ * limit, key and priority it was admitted with (a debounced one's are its burst's last start's),
+ * its debounced payload, if any, and `admitted_at`, the time its admission took its slot and token.
  */
-export type Admitted = { execution_id: number; limit_name: string | null; args: Record<string, unknown> | null; queued_ms: number; admitted_at: Date; again: boolean };
+export type Admitted = { execution_id: number; limit_name: string | null; limit_key: string | null; priority: number; args: Record<string, unknown> | null; queued_ms: number; admitted_at: Date; again: boolean };
 
 /**
  * The admitter's one statement: admits up to `max` queued executions whose window closed, those
@@ -250,9 +251,9 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
               WHERE k.name = t.limit_name AND k.key = t.limit_key),
            marked AS (
              UPDATE core.admission a SET admitted_at = now() FROM picked p WHERE a.execution_id = p.execution_id
-             RETURNING a.execution_id, a.limit_name, a.args, (extract(epoch FROM now() - a.created_at) * 1000)::float8 AS queued_ms, a.admitted_at, false AS again),
+             RETURNING a.execution_id, a.limit_name, a.limit_key, a.priority, a.args, (extract(epoch FROM now() - a.created_at) * 1000)::float8 AS queued_ms, a.admitted_at, false AS again),
            strays AS (
-             SELECT a.execution_id, a.limit_name, a.args, 0::float8 AS queued_ms, a.admitted_at, true AS again
+             SELECT a.execution_id, a.limit_name, a.limit_key, a.priority, a.args, 0::float8 AS queued_ms, a.admitted_at, true AS again
                ${strayAdmissions('$2')} LIMIT $1)
            SELECT * FROM marked UNION ALL SELECT * FROM strays`,
     values: [max, strayMs],
@@ -321,17 +322,27 @@ export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<A
 }
 
 /**
- * A later start of a debounce burst: the open window of `path` and `key` closes `seconds` from
- * now instead, with `args` as the payload its execution will run with. The execution's id, or
- * null when no window is open (the start opens one).
+ * What a later start of a debounce burst gives the open window it joins: its payload, and its own
+ * concurrency limit and key (`limit` and `key` null: none), the inline limit's N (`capacity`) and
+ * its priority. Its workload is the one that runs, so it is queued and admitted as its own start
+ * would have been.
  */
-export async function extendDebounce(q: Queryable, path: string, key: string, args: Record<string, unknown>, seconds: number): Promise<number | null> {
+export type DebounceJoin = { args: Record<string, unknown>; seconds: number; limit: string | null; key: string | null; capacity: number | null; priority: number };
+
+/**
+ * A later start of a debounce burst: the open window of `path` and `key` closes `seconds` from
+ * now instead, and the execution waits with the later start's payload, concurrency key and
+ * priority (a key's row is made for it as for a new admission: migrations/0040). The execution's
+ * id, or null when no window is open (the start opens one).
+ */
+export async function extendDebounce(q: Queryable, path: string, key: string, join: DebounceJoin): Promise<number | null> {
   const { rows } = await q.query<{ execution_id: string | number }>({
     name: 'svc_extend_debounce',
-    text: `UPDATE core.admission SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb
+    text: `UPDATE core.admission SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb,
+                  limit_name = $5, limit_key = $6, capacity = $7, priority = $8
             WHERE debounce_path = $1 AND debounce_key = $2 AND admitted_at IS NULL
             RETURNING execution_id`,
-    values: [path, key, seconds, JSON.stringify(args)],
+    values: [path, key, join.seconds, JSON.stringify(join.args), join.limit, join.key, join.capacity, join.priority],
   });
   return rows[0] ? Number(rows[0].execution_id) : null;
 }

@@ -44,7 +44,8 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
     execution_id: a.execution_id,
     event_type: EVENT.executionAdmitted,
     // `at`: when the admission took its slot and token (the limit's clock), not when this routing came.
-    context: { limit: a.limit_name, at: a.admitted_at.toISOString(), ...(a.again ? { again: true } : {}) },
+    // `key` and `priority`: what it was admitted with, which a debounced one's later starts set.
+    context: { limit: a.limit_name, key: a.limit_key, priority: a.priority, at: a.admitted_at.toISOString(), ...(a.again ? { again: true } : {}) },
     ...(a.args ? { result: a.args } : {}),
   }));
   try {

@@ -26,6 +26,8 @@ const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: strin
   // migrations/0028_admit_at_start.sql: an admission written admitted (its start had room) takes
   // its key's slot, reading the limit, or fails the write.
   admission_admit_at_start: { table: 'admission', touches: ['flow_key'], reads: ['flow_limit'] },
+  // migrations/0040_debounce_join_key.sql: a debounce window's admission moved to a later start's key makes that key's row.
+  admission_flow_key_moved: { table: 'admission', touches: ['flow_key'] },
 };
 
 /**
@@ -150,7 +152,9 @@ function accessesOf(sql: string): Access[] {
           ? [TRIGGERS.admission_flow_key, TRIGGERS.admission_admit_at_start]
           : table === 'admission' && verb === 'DELETE FROM'
             ? [TRIGGERS.admission_flow_release]
-            : [];
+            : table === 'admission' && verb === 'UPDATE' && /\blimit_key\s*=/.test(text.slice(index))
+              ? [TRIGGERS.admission_flow_key_moved]
+              : [];
     for (const t of made.flatMap((m) => m.touches)) accesses.push({ table: t, write: true, keyed: false, text: `trigger on core.${table}: ${t}` });
     for (const t of made.flatMap((m) => m.reads ?? [])) accesses.push({ table: t, write: false, keyed: false, text: `trigger on core.${table}: reads ${t}` });
   }

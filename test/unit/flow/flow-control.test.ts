@@ -116,6 +116,13 @@ describe('the machine', () => {
     expect(issued(d.last)[0].context.workload).toMatchObject({ n: 99 });
   });
 
+  it("a debounced execution is admitted with its burst's last start's key and priority: its commands carry that priority, its end gives back that key", () => {
+    const d = Driver.of([{ step: 'start', tool: [{ name: 'a', kind: 'noop' }] }], { priority: 2, admission: { ...admission, debounce: { key: 'k', seconds: 1 } } });
+    d.send({ type: 'execution.admitted', args: { n: 1 }, flow: { limit: 'tenant', key: 'globex', priority: 8 } });
+    expect(d.context.input).toMatchObject({ priority: 8, admission: { limit: 'tenant', key: 'globex' } });
+    expect(issued(d.last)[0]).toMatchObject({ priority: 8 });
+  });
+
   it('a command carries its priority and its rendered limit key; a limit key that fails to render fails the task', () => {
     const d = Driver.of([{ step: 'start', tool: [{ name: 'a', kind: 'noop', limit: { name: 'partner', key: '{{ workload.tenant }}' } }] }], { priority: 9, workload: { tenant: 'acme' } });
     expect(issued(d.last)[0]).toMatchObject({ priority: 9, limit: { name: 'partner', key: 'acme' } });
