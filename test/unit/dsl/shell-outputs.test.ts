@@ -42,7 +42,9 @@ function runEach(shell: string, template: string, values: readonly unknown[]): s
     return `(\n${r.command.replaceAll('SVC_TEMPLATE_', `SVC_TEMPLATE_${k}_`)}\n)\nprintf '%s' '${SEPARATOR}'`;
   });
   const script = parts.join('\n');
-  const r = spawnSync(shell, ['-c', script], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  // Standard input not a socket and HOME a directory of its own: bash whose standard input is a
+  // socket (Node's pipes are socketpairs) thinks rshd ran it and sources ~/.bashrc, the machine's.
+  const r = spawnSync(shell, ['-c', script], { env: { PATH: process.env.PATH, HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   expect(r.status, `${shell} -c ${script}: ${r.stderr}`).toBe(0);
   return r.stdout.split(SEPARATOR).slice(0, values.length);
 }
