@@ -210,6 +210,22 @@ export type TriggerFireRow = FireRow & { path: string; name: string };
 export type TickAdvance = { path: string; name: string; from: Date; to: Date | null };
 
 /**
+ * Locks triggers for fires of theirs in this transaction (FOR NO KEY UPDATE, the lock recordFires'
+ * count takes anyway, taken first and in path and name order) and answers what each is now, by
+ * `path\nname`: its kind and whether it is paused. A trigger no longer live is absent.
+ */
+export async function lockTriggersForFires(q: Queryable, triggers: readonly { path: string; name: string }[]): Promise<Map<string, { kind: TriggerKindName; paused: boolean }>> {
+  const { rows } = await q.query<{ path: string; name: string; kind: TriggerKindName; paused: boolean }>(
+    `SELECT t.path, t.name, t.kind, t.paused FROM core.trigger t
+       JOIN unnest($1::text[], $2::text[]) AS x(path, name) ON t.path = x.path AND t.name = x.name
+      ORDER BY t.path, t.name
+      FOR NO KEY UPDATE OF t`,
+    [triggers.map((t) => t.path), triggers.map((t) => t.name)],
+  );
+  return new Map(rows.map((r) => [`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }]));
+}
+
+/**
  * Takes the schedules' rows for a tick (FOR UPDATE SKIP LOCKED, in the tick's transaction): those
  * still due at the time the tick read and not paused; a row another server holds, or moved on, is not taken.
  * Answers the taken ones as `path\nname` keys.

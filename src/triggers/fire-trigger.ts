@@ -4,7 +4,7 @@ import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { appendInboxCancels, type InboxCancel } from '../db/inbox-cancels.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
+import { findFires, lockTriggersForFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { isPlainObject } from '../objects.ts';
@@ -22,12 +22,17 @@ export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executi
 /**
  * A trigger's fires made together; `tick`: a schedule's next fire time moving on with them;
  * `replaces`: runs a fire of the group that starts replaces (overlap cancel_previous), cancelled
- * in its transaction, so only by a fire that is new and started.
+ * in its transaction, so only by a fire that is new and started; `live`: made only if the
+ * trigger, as its transaction finds it, is still there, of its kind, and not paused.
  */
-export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[] };
+export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[]; live?: boolean };
 
-/** What came of a group: its fires' results, or `raced` when another server held or moved its schedule (nothing was written for it). */
-export type GroupResult = { raced: true } | { raced: false; results: FireResult[] };
+/**
+ * What came of a group: its fires' results, or `raced` (nothing was written for it) when another
+ * server held or moved its schedule, or (`inactive`, a `live` group) its trigger was paused or
+ * gone when its transaction looked.
+ */
+export type GroupResult = { raced: true; inactive?: 'paused' | 'gone' } | { raced: false; results: FireResult[] };
 
 const UNIQUE_VIOLATION = '23505';
 const FIRE_KEY = 'trigger_fire_pkey';
@@ -50,7 +55,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
   const prelude = opts.prelude ?? new StartPreludeCache();
   const done = new Map<string, FireResult>(); // by group index + fire key
   const id = (g: number, fireKey: string) => `${g}\n${fireKey}`;
-  let raced = new Set<number>();
+  let raced = new Map<number, GroupResult & { raced: true }>();
   for (let attempt = 1; ; attempt++) {
     // Written optimistically: a fire key recorded already (a redelivery, another server's) fails
     // the write on the primary key, and the next attempt reads the recorded ones, which answer
@@ -81,7 +86,8 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
     }
   }
   return groups.map((g, gi): GroupResult => {
-    if (raced.has(gi)) return { raced: true };
+    const lost = raced.get(gi);
+    if (lost) return lost;
     const results = g.fires.map((f, i) => {
       const r = done.get(id(gi, f.fireKey))!;
       return g.fires.findIndex((o) => o.fireKey === f.fireKey) === i ? r : { ...r, duplicate: true };
@@ -100,19 +106,29 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
   return result.raced ? [] : result.results;
 }
 
-type Written = { rows: Map<number, FireRow[]>; raced: Set<number>; cancelled: number[] };
+type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[] };
 
 async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
   const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
+  const live = groups.filter((g) => g.live && !g.tick).map((g) => g.trigger);
   let taken = new Set<number>(groups.map((_, gi) => gi));
-  // Groups whose schedule row this transaction holds (all without a tick).
+  const inactive = new Map<number, 'paused' | 'gone'>();
+  // Groups whose schedule row this transaction holds, and whose trigger (`live`) is active now:
+  // a pause committed while a webhook's body was still arriving is seen here, not missed.
   const take = async (q: Queryable) => {
-    if (ticks.length === 0) return;
-    const held = await takeScheduleTicks(q, ticks);
-    taken = new Set(groups.flatMap((g, gi) => (!g.tick || held.has(keyOf(g.trigger)) ? [gi] : [])));
+    const held = ticks.length ? await takeScheduleTicks(q, ticks) : new Set<string>();
+    const now = live.length ? await lockTriggersForFires(q, live) : new Map<string, { kind: string; paused: boolean }>();
+    inactive.clear();
+    for (const [gi, g] of groups.entries()) {
+      if (!g.live || g.tick) continue;
+      const t = now.get(keyOf(g.trigger));
+      if (!t || t.kind !== g.trigger.kind) inactive.set(gi, 'gone');
+      else if (t.paused) inactive.set(gi, 'paused');
+    }
+    taken = new Set(groups.flatMap((g, gi) => ((!g.tick || held.has(keyOf(g.trigger))) && !inactive.has(gi) ? [gi] : [])));
   };
-  const written: Written = { rows: new Map(), raced: new Set(), cancelled: [] };
+  const written: Written = { rows: new Map(), raced: new Map(), cancelled: [] };
   const record = async (q: Queryable, startedOf: (i: number) => Started | ServiceError | undefined) => {
     const fireRows: TriggerFireRow[] = [];
     const cancels: InboxCancel[] = [];
@@ -143,7 +159,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
         for (const id of g.replaces) cancels.push({ executionId: id, context: { reason: `trigger ${g.trigger.name}: overlap cancel_previous`, trigger, cancelled_at: new Date().toISOString() } });
       }
     }
-    written.raced = new Set(groups.flatMap((_, gi) => (taken.has(gi) ? [] : [gi])));
+    written.raced = new Map(groups.flatMap((_, gi) => (taken.has(gi) ? [] : [[gi, { raced: true as const, ...(inactive.has(gi) ? { inactive: inactive.get(gi) } : {}) }]])));
     await recordFires(q, fireRows, ticks.filter((t) => taken.has(t.group)));
     written.cancelled = await appendInboxCancels(q, cancels);
   };

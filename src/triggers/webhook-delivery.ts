@@ -96,7 +96,8 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
     deps.log.debug({ trigger: where, reason: verdict.reason }, `webhook delivery refused: ${verdict.message}`);
     throw refuseDelivery(deps, verdict.reason, 'signature_invalid', verdict.message);
   }
-  if (hook.paused) throw refuseDelivery(deps, 'paused', 'trigger_paused', `trigger '${hook.name}' of '${hook.path}' is paused; resume it to accept deliveries`);
+  const paused = () => refuseDelivery(deps, 'paused', 'trigger_paused', `trigger '${hook.name}' of '${hook.path}' is paused; resume it to accept deliveries`);
+  if (hook.paused) throw paused();
 
   const request = counted(deps, 'body', () => webhookRequest(delivery.raw, delivery.headers, delivery.rawQuery, signatureHeaders(spec.signature)));
   const fireKey = counted(deps, 'delivery_id', () => webhookFireKey(spec.delivery_id, request, delivery.raw));
@@ -104,6 +105,11 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
   const rendered = renderTriggerPayload(spec.payload, { trigger: { name: hook.name, kind: 'webhook', scheduled_time: null, fired_at: now.toISOString() }, request });
   const fire: Fire = { fireKey, scheduledTime: null, ...rendered };
   const result = await deps.fires.fire({ path: hook.path, name: hook.name, kind: 'webhook' }, fire);
+  // Paused or removed while the body arrived (the trigger was read before it): nothing written.
+  if ('inactive' in result) {
+    if (result.inactive === 'paused') throw paused();
+    throw refuseDelivery(deps, 'unknown_trigger', 'not_found', `no webhook trigger '${hook.name}' on playbook '${hook.path}'`);
+  }
   if (result.outcome === 'started' && result.executionId !== null) return { execution_id: result.executionId, duplicate: result.duplicate };
   const refused = new ServiceError('fire_refused', { code: 'fire_refused', message: `the delivery started nothing: ${result.error ?? result.outcome}`, fire_key: result.fireKey, duplicate: result.duplicate });
   settled.add(refused); // counted in svc_trigger_fires_total{outcome="refused"}

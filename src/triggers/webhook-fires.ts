@@ -15,16 +15,18 @@ export const MAX_WEBHOOK_BATCHES_IN_FLIGHT = 4;
 export const MAX_WEBHOOK_FIRES_PER_TRANSACTION = 100;
 
 type Item = { trigger: TriggerRef; fire: Fire };
+/** What came of a delivery's fire: its result, or nothing written because its trigger was paused or removed since the delivery began. */
+export type WebhookFireResult = FireResult | { inactive: 'paused' | 'gone' };
 const triggerKey = (t: TriggerRef) => `${t.path}\n${t.name}`;
 
 /** Writes webhook fires exactly once (fireGroups), batching those that arrive together. */
 export class WebhookFires {
-  readonly #group: GroupCommit<Item, FireResult>;
+  readonly #group: GroupCommit<Item, WebhookFireResult>;
 
   constructor(deps: EngineDeps) {
     // Catalog heads and execution ids from memory while deliveries keep coming (the write checks a head).
     const prelude = new StartPreludeCache();
-    this.#group = new GroupCommit<Item, FireResult>({
+    this.#group = new GroupCommit<Item, WebhookFireResult>({
       maxInFlight: MAX_WEBHOOK_BATCHES_IN_FLIGHT,
       weight: () => 1,
       maxWeight: MAX_WEBHOOK_FIRES_PER_TRANSACTION,
@@ -34,21 +36,22 @@ export class WebhookFires {
     });
   }
 
-  /** Makes `fire` of `trigger`: what it started, or the first result of its fire key (`duplicate`). */
-  fire(trigger: TriggerRef, fire: Fire): Promise<FireResult> {
+  /** Makes `fire` of `trigger` if it is active at the transaction: what it started, or the first result of its fire key (`duplicate`). */
+  fire(trigger: TriggerRef, fire: Fire): Promise<WebhookFireResult> {
     return this.#group.submit({ trigger, fire });
   }
 }
 
 /** One transaction for a batch: a group per trigger (fireGroups answers a fire key twice in a group as a duplicate of the first). */
-async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: StartPreludeCache): Promise<(FireResult | Error)[]> {
+async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: StartPreludeCache): Promise<(WebhookFireResult | Error)[]> {
   const groups: (FireGroup & { fires: Fire[] })[] = [];
   const byTrigger = new Map<string, number>();
   const slot = items.map((item) => {
     const k = triggerKey(item.trigger);
     let g = byTrigger.get(k);
     if (g === undefined) {
-      g = groups.push({ trigger: item.trigger, fires: [] }) - 1;
+      // Live: the trigger's state when its body began is checked again in the fire's transaction.
+      g = groups.push({ trigger: item.trigger, fires: [], live: true }) - 1;
       byTrigger.set(k, g);
     }
     return { g, i: groups[g].fires.push(item.fire) - 1 };
@@ -56,6 +59,8 @@ async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: Star
   const results = await fireGroups(deps, groups, { prelude });
   return slot.map(({ g, i }) => {
     const r = results[g];
-    return r.raced ? new Error('a webhook fire raced a schedule tick') : r.results[i]; // fires without a tick never race
+    if (!r.raced) return r.results[i];
+    // Fires without a tick never race a schedule's tick: only their trigger's state stops them.
+    return r.inactive ? { inactive: r.inactive } : new Error('a webhook fire raced a schedule tick');
   });
 }
