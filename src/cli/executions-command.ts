@@ -18,6 +18,11 @@ const OPTIONS = {
   status: { type: 'string' },
   'path-prefix': { type: 'string' },
   since: { type: 'string' },
+  until: { type: 'string' },
+  parent: { type: 'string' },
+  trigger: { type: 'string' },
+  by: { type: 'string' },
+  search: { type: 'string' },
   label: { type: 'string', multiple: true },
   limit: { type: 'string' },
   cursor: { type: 'string' },
@@ -32,7 +37,7 @@ const OPTIONS = {
 type OptionName = keyof typeof OPTIONS;
 
 const OWN: Record<ExecutionCommandName, readonly OptionName[]> = {
-  list: ['status', 'path-prefix', 'since', 'label', 'limit', 'cursor'],
+  list: ['status', 'path-prefix', 'since', 'until', 'parent', 'trigger', 'by', 'search', 'label', 'limit', 'cursor'],
   status: [],
   logs: ['follow'],
   cancel: ['reason', 'cascade', 'no-cascade'],
@@ -50,13 +55,15 @@ function executionId(text: string | undefined, name: string): number {
   return id;
 }
 
-/** `--since`: a duration back from `now` (2h, 90m, 1d) as the ISO time it names, or an ISO time passed on as written. */
-export function sinceTime(text: string, now: number): string {
+/** `--since` (or `--until`): a duration back from `now` (2h, 90m, 1d) as the ISO time it names, or an ISO time passed on as written. */
+export function sinceTime(text: string, now: number, option = '--since'): string {
   const ms = durationMs(text);
   if (ms !== undefined) return new Date(now - ms).toISOString();
   if (!Number.isNaN(Date.parse(text))) return text;
-  throw new UsageError(`--since expects an ISO 8601 time (2026-11-01T08:00:00Z, 2026-11-01) or a duration (30m, 2h, 1d), got ${JSON.stringify(text)}`);
+  throw new UsageError(`${option} expects an ISO 8601 time (2026-11-01T08:00:00Z, 2026-11-01) or a duration (30m, 2h, 1d), got ${JSON.stringify(text)}`);
 }
+
+type ListOptions = { status?: string; 'path-prefix'?: string; since?: string; until?: string; parent?: string; trigger?: string; by?: string; search?: string; label?: string[]; limit?: string; cursor?: string; json?: boolean };
 
 /**
  * `svc list|status|logs|cancel|pause|resume|retry|signal`: daily work on executions over the
@@ -94,7 +101,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
   });
 }
 
-async function list(client: ServerClient, values: { status?: string; 'path-prefix'?: string; since?: string; label?: string[]; limit?: string; cursor?: string; json?: boolean }, out: Out): Promise<number> {
+async function list(client: ServerClient, values: ListOptions, out: Out): Promise<number> {
   const query = new URLSearchParams();
   const wanted = values.status;
   if (wanted !== undefined) {
@@ -103,6 +110,14 @@ async function list(client: ServerClient, values: { status?: string; 'path-prefi
   }
   if (values['path-prefix'] !== undefined) query.set('path_prefix', values['path-prefix']);
   if (values.since !== undefined) query.set('started_after', sinceTime(values.since, Date.now()));
+  if (values.until !== undefined) query.set('started_before', sinceTime(values.until, Date.now(), '--until'));
+  if (values.parent !== undefined) {
+    if (!/^[1-9]\d*$/.test(values.parent) || !Number.isSafeInteger(Number(values.parent))) throw new UsageError(`--parent expects an execution ID (a positive integer), got ${JSON.stringify(values.parent)}`);
+    query.set('parent', values.parent);
+  }
+  if (values.trigger !== undefined) query.set('trigger', values.trigger);
+  if (values.by !== undefined) query.set('requested_by', values.by);
+  if (values.search !== undefined) query.set('q', values.search);
   for (const label of values.label ?? []) {
     const eq = label.indexOf('=');
     if (eq < 1) throw new UsageError(`--label expects key=value, got ${JSON.stringify(label)}`);

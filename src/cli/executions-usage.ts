@@ -37,13 +37,18 @@ const help = (summary: string, usage: string, options: string, notes: string, ro
 /** The commands on executions, each with its one-line summary and help text (first line: the usage line). */
 export const EXECUTION_COMMANDS = {
   list: help(
-    'list executions, newest first by start time (filters: status, path prefix, since, labels)',
-    'svc list [--status S] [--path-prefix P] [--since ISO|DURATION] [--label K=V]... [--limit N] [--cursor C] [--json] [--server URL]',
+    'list executions, newest first by start time (filters: status, path prefix, time range, parent, trigger, who started it, labels; search)',
+    'svc list [--status S] [--path-prefix P] [--since T] [--until T] [--parent ID] [--trigger NAME] [--by WHO] [--search TEXT] [--label K=V]... [--limit N] [--cursor C] [--json] [--server URL]',
     `  --status S       queued, running, paused, completed, failed, cancelled (every status the
                    server knows; queued: waiting for admission, docs/flow-control.md)
   --path-prefix P  playbook paths starting with P (e.g. billing/)
   --since T        started at or after T: an ISO 8601 time (2026-11-01T08:00:00Z, or a date:
                    its UTC midnight), or a duration back from now (90s, 30m, 2h, 1d, 1h30m)
+  --until T        started before T (as --since)
+  --parent ID      the child executions of execution ID (its playbook tasks)
+  --trigger NAME   started by the trigger of this name (schedule, webhook, NATS)
+  --by WHO         started by this caller (a token's or the gateway's subject; local without auth)
+  --search TEXT    an execution id exactly, or TEXT anywhere in the playbook path (any case)
   --label K=V      started with this label (svc run --label K=V); repeatable: all of them
   --limit N        at most N executions (the server's default 50, at most 500)
   --cursor C       the next page: C is what the line under the table (or next_cursor) says`,

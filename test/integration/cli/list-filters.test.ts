@@ -1,0 +1,71 @@
+// `svc list`'s filters beyond status, path and since, as a real process against a real server:
+// the list's time range, parent, trigger, caller and search (GET /api/executions' parent,
+// started_before, trigger, requested_by, q), each a usage error before anything is sent when
+// malformed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from '../../helpers/http.ts';
+import { runSvc } from '../../helpers/process.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+const CHILD = `apiVersion: svc/v1
+metadata: { name: kid, path: cli/filters/kid }
+workflow:
+  - step: start
+`;
+const PARENT = `apiVersion: svc/v1
+metadata: { name: parent, path: cli/filters/parent }
+triggers:
+  - { name: nightly_filters, kind: schedule, cron: "@daily" }
+workflow:
+  - step: start
+    tool: { name: sub, kind: playbook, path: cli/filters/kid }
+`;
+
+let s: TestStack;
+let parent: number;
+let fired: number;
+beforeAll(async () => {
+  s = await startTestStack();
+  await s.register(CHILD);
+  await s.register(PARENT);
+  parent = await s.run('cli/filters/parent');
+  await s.wait(parent);
+  const fire = await http(s.url, 'POST', '/api/triggers/cli/filters/parent/nightly_filters/fire', {});
+  expect(fire.status, JSON.stringify(fire.body)).toBeLessThan(300);
+  fired = Number(fire.body.execution_id);
+  await s.wait(fired);
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const ids = async (args: string[]): Promise<number[]> => {
+  const r = await runSvc(['list', '--json', ...args], { SVC_SERVER_URL: s.url });
+  expect(r, r.stderr).toMatchObject({ code: 0, stderr: '' });
+  return (JSON.parse(r.stdout).executions as { execution_id: number }[]).map((e) => e.execution_id);
+};
+
+describe('svc list filters', () => {
+  it('by parent, trigger, caller, search and time range', async () => {
+    const [child] = await ids(['--parent', String(parent)]);
+    expect(child).toBeGreaterThan(0);
+    expect(await ids(['--parent', String(parent)])).toEqual([child]);
+    expect(await ids(['--trigger', 'nightly_filters'])).toEqual([fired]);
+    expect(await ids(['--by', 'local', '--path-prefix', 'cli/filters/parent'])).toEqual([parent]);
+    expect(await ids(['--search', String(parent)])).toEqual([parent]);
+    expect(await ids(['--search', 'FILTERS/KID'])).toHaveLength(2);
+    expect(await ids(['--until', '2020-01-01'])).toEqual([]);
+    expect(await ids(['--until', new Date(Date.now() + 60_000).toISOString(), '--path-prefix', 'cli/filters/'])).toHaveLength(4);
+  });
+
+  it('malformed filters are usage errors (exit 2) naming the option', async () => {
+    for (const [args, stderr] of [
+      [['--parent', 'abc'], /^svc list: --parent expects an execution ID/],
+      [['--until', 'later'], /^svc list: --until expects an ISO 8601 time/],
+    ] as const) {
+      const r = await runSvc(['list', ...args], { SVC_SERVER_URL: s.url });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(stderr);
+    }
+  });
+});
