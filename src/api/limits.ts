@@ -4,6 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { deleteLimit, getLimit, limitKeys, limitsUsed, limitTotals, listLimits, putLimit, type FlowLimit, type LimitUse } from '../db/flow.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { inlineLimitName, LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
+import { MAX_PERIOD_SECONDS, MIN_PERIOD_SECONDS, WHOLE_MS_RULE, wholeMs } from '../flow/rate-period.ts';
 import { integer, responses, time } from './answers.ts';
 import { exactObject, integerIn, integerText, jsonSchema } from './validation.ts';
 
@@ -12,11 +13,6 @@ import { exactObject, integerIn, integerText, jsonSchema } from './validation.ts
 // core.flow_key; the claim and the admitter enforce them (src/db/command-plans.ts, src/flow/).
 
 const MAX_CONCURRENCY = 100_000;
-const MAX_PERIOD_SECONDS = 86_400;
-// The claim refills a key by elapsed * limit / period_seconds: a period near zero overflowed float8
-// there (1e-306 s), and that one statement hands out every command, so no worker claimed anything.
-// A millisecond is also the shortest period `svc limits set --rate` can say (5/1ms).
-const MIN_PERIOD_SECONDS = 0.001;
 const KEYS_SHOWN_DEFAULT = 100;
 const KEYS_SHOWN_MAX = 1000;
 
@@ -27,7 +23,7 @@ const shownParams = v.object({ name: v.pipe(v.string(), v.check((n) => LIMIT_NAM
 // (`rates`, `brust`) would be dropped and what it meant to keep removed.
 const rateBody = exactObject({
   limit: v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('tokens per period: at most this many per `period_seconds` per key')),
-  period_seconds: v.pipe(v.number('must be a number of seconds'), v.minValue(MIN_PERIOD_SECONDS, `must be at least ${MIN_PERIOD_SECONDS} (a millisecond)`), v.maxValue(MAX_PERIOD_SECONDS, `must be at most ${MAX_PERIOD_SECONDS}`)),
+  period_seconds: v.pipe(v.number('must be a number of seconds'), v.minValue(MIN_PERIOD_SECONDS, `must be at least ${MIN_PERIOD_SECONDS} (a millisecond)`), v.maxValue(MAX_PERIOD_SECONDS, `must be at most ${MAX_PERIOD_SECONDS}`), v.check((s) => s < MIN_PERIOD_SECONDS || wholeMs(s * 1000) !== undefined, WHOLE_MS_RULE)),
   burst: v.optional(v.pipe(integerIn(1, MAX_CONCURRENCY), v.description('the most a key\'s bucket holds (taken at once after a quiet time); `limit` when absent'))),
 });
 const putBody = v.pipe(

@@ -1,5 +1,6 @@
-import { durationMs } from '../dsl/duration.ts';
+import { exactDurationMs } from '../dsl/duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
+import { MAX_PERIOD_SECONDS, MIN_PERIOD_SECONDS, WHOLE_MS_RULE, wholeMs } from '../flow/rate-period.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
 import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
@@ -82,12 +83,21 @@ function keysOption(text: string | undefined): number | undefined {
   return text === undefined ? undefined : positive('--keys', text);
 }
 
-/** `--rate 10/1s` as the API's rate: `{limit: 10, period_seconds: 1}`. */
+/**
+ * `--rate 10/1s` as the API's rate: `{limit: 10, period_seconds: 1}`. The period is taken as
+ * written and refused as the API would refuse it (src/flow/rate-period.ts), never rounded to
+ * another (5/0.5ms is not 5/1ms).
+ */
 export function parseRate(text: string): { limit: number; period_seconds: number } {
   const m = RATE.exec(text.trim());
   const unit = m && /^(ms|s|m|h|d)$/.test(m[2]) ? `1${m[2]}` : m?.[2];
-  const ms = unit === undefined ? undefined : durationMs(unit);
-  if (!m || ms === undefined || ms <= 0) throw new UsageError(`--rate expects N/PERIOD with PERIOD a duration (10/1s, 100/1m, 5/500ms, 1000/h), got ${JSON.stringify(text)}`);
+  const exact = unit === undefined ? undefined : exactDurationMs(unit);
+  if (!m || exact === undefined || exact <= 0) throw new UsageError(`--rate expects N/PERIOD with PERIOD a duration (10/1s, 100/1m, 5/500ms, 1000/h), got ${JSON.stringify(text)}`);
+  const ms = wholeMs(exact);
+  const period = `--rate's PERIOD ${m[2]}`;
+  if (ms === undefined) throw new UsageError(`${period} ${WHOLE_MS_RULE}, from 1ms to 1d; got ${exact} ms`);
+  if (ms < MIN_PERIOD_SECONDS * 1000) throw new UsageError(`${period} must be at least 1ms`);
+  if (ms > MAX_PERIOD_SECONDS * 1000) throw new UsageError(`${period} must be at most 1d`);
   return { limit: Number(m[1]), period_seconds: ms / 1000 };
 }
 

@@ -20,7 +20,8 @@ export const LIMITS_USAGE = `svc limits [list] [--json] [--server URL]
                    answer says what it was); at least one of --concurrency and --rate
   --concurrency N  at most N running at once per key
   --rate N/PERIOD  at most N per PERIOD per key (a token bucket): 10/1s, 100/1m, 5/500ms,
-                   1000/h; PERIOD is a duration (ms, s, m, h, d), at most 1d
+                   1000/h; PERIOD is a duration (ms, s, m, h, d) in whole
+                   milliseconds, from 1ms to 1d
   --burst N        the most a key's bucket holds, taken at once after a quiet time (default:
                    the rate's N); only with --rate
   delete NAME      deletes the limit once its keys are idle (nothing running, queued or

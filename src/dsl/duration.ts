@@ -10,7 +10,13 @@ export const MAX_DURATION_MS = 366 * 86_400_000;
 /** Milliseconds of a duration (seconds when a number), or undefined when it is not one (or is negative). */
 export function durationMs(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value * 1000) : undefined;
-  if (typeof value !== 'string' || value === '') return undefined;
+  const ms = typeof value === 'string' ? exactDurationMs(value) : undefined;
+  return ms === undefined ? undefined : Math.round(ms);
+}
+
+/** Milliseconds of duration text as written, a fraction of one kept (`0.5ms` is 0.5), or undefined when it is not one. */
+export function exactDurationMs(value: string): number | undefined {
+  if (value === '') return undefined;
   PART.lastIndex = 0;
   let total = 0;
   let end = 0;
@@ -18,5 +24,5 @@ export function durationMs(value: unknown): number | undefined {
     total += Number(m[1]) * UNIT_MS[m[2]];
     end = PART.lastIndex;
   }
-  return end === value.length ? Math.round(total) : undefined;
+  return end === value.length ? total : undefined;
 }

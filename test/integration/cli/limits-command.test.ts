@@ -232,6 +232,22 @@ describe('svc limits', () => {
       expect(r.stderr, args.join(' ')).toMatch(USAGE_LINE);
     }
     expect((await svc(['set', 'x', '--rate', '1/s'])).stderr).toBe('');
+    // A period the API cannot hold exactly is refused, naming --rate, not rounded to another
+    // (5/0.5ms was set as 5/1ms); the API refuses it alike, naming rate.period_seconds.
+    for (const [rate, says] of [
+      ['5/0.5ms', "--rate's PERIOD 0.5ms must be a whole number of milliseconds (0.001 s steps), from 1ms to 1d; got 0.5 ms"],
+      ['5/1.5ms', "--rate's PERIOD 1.5ms must be a whole number of milliseconds"],
+      ['5/0.0001s', "--rate's PERIOD 0.0001s must be a whole number of milliseconds"],
+      ['5/2d', "--rate's PERIOD 2d must be at most 1d"],
+    ]) {
+      const r = await svc(['set', 'x', '--rate', rate]);
+      expect(r.code, `${rate}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`svc limits: ${says}`);
+    }
+    expect(JSON.parse((await svc(['set', 'x', '--rate', '7/0.007s', '--json'])).stdout).rate).toEqual({ limit: 7, period_seconds: 0.007, burst: 7 });
+    const sub = await http(s.url, 'PUT', '/api/limits/x', { rate: { limit: 5, period_seconds: 0.0015 } });
+    expect(sub).toMatchObject({ status: 422, body: { detail: { errors: ['rate.period_seconds: must be a whole number of milliseconds (0.001 s steps)'] } } });
+    expect((await http(s.url, 'GET', '/api/limits/x')).body.rate).toEqual({ limit: 7, period_seconds: 0.007, burst: 7 });
     expect((await svc(['delete', 'x'])).code).toBe(0);
     const priority = await runSvc(['run', 'cli/limits/tenant', '--priority', '10'], env);
     expect(priority.code).toBe(2);
