@@ -307,25 +307,41 @@ function poisonedKeyPath(value: unknown, path: string): string | undefined {
 }
 
 /**
- * Parses a JSON body: scanJsonText first (422 for what cannot be stored), then JSON.parse (400
- * for bad syntax, with the position, never the text), then keys that would poison prototypes (400).
+ * JSON text read as a body is: `refused` for what must not be stored (scanJsonText, 422) or a key
+ * that would poison prototypes (400), `syntax` (the message, with the position, never the text)
+ * when JSON.parse refuses it, else its `value`. One rule for API bodies (parseJsonBody), webhook
+ * bodies and NATS messages (src/triggers/nats-message-fire.ts).
  */
-export function parseJsonBody(text: string): unknown {
-  if (text.length === 0) throw new ServiceError('bad_request', 'the body is empty: send a JSON value, or no content-type');
+export type JsonRead = { value: unknown } | { syntax: string } | { refused: InputProblem; status: 400 | 422 };
+
+/** Reads JSON text (see JsonRead): scanJsonText first, then JSON.parse, then the keys. */
+export function readJsonText(text: string): JsonRead {
   const problem = scanJsonText(text);
-  if (problem) throw inputError('body', problem);
+  if (problem) return { refused: problem, status: 422 };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     const at = /position (\d+)/.exec(err instanceof Error ? err.message : '')?.[1];
-    throw new ServiceError('bad_request', `the body is not valid JSON${at === undefined ? '' : ` (at character ${at})`}`);
+    return { syntax: `is not valid JSON${at === undefined ? '' : ` (at character ${at})`}` };
   }
   if (PROTO_KEY.test(text) || CONSTRUCTOR_KEY.test(text)) {
     const path = poisonedKeyPath(value, '');
-    if (path !== undefined) throw inputError('body', { path, message: 'is a key that would change an object prototype (__proto__, constructor.prototype)' }, 400);
+    if (path !== undefined) return { refused: { path, message: 'is a key that would change an object prototype (__proto__, constructor.prototype)' }, status: 400 };
   }
-  return value;
+  return { value };
+}
+
+/**
+ * Parses a JSON body (readJsonText): 422 for what cannot be stored, 400 for bad syntax or a key
+ * that would poison prototypes.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new ServiceError('bad_request', 'the body is empty: send a JSON value, or no content-type');
+  const read = readJsonText(text);
+  if ('syntax' in read) throw new ServiceError('bad_request', `the body ${read.syntax}`);
+  if ('refused' in read) throw inputError('body', read.refused, read.status);
+  return read.value;
 }
 
 /**

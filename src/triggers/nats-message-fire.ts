@@ -1,5 +1,7 @@
+import { readJsonText } from '../api/input-guard.ts';
 import type { Fire } from './fire-trigger.ts';
 import { renderTriggerPayload } from './fire-trigger.ts';
+import { placedProblem } from './payload-problem.ts';
 
 /** What a fire reads of a JetStream message (a JsMsg has these). */
 export type NatsMessage = {
@@ -21,25 +23,47 @@ export function natsFireKey(stream: string, seq: number, streamCreated: string):
 }
 
 /**
+ * A message's `json`: its text parsed, or null when it is not JSON; `refused` (the place and the
+ * reason) when it is JSON that a webhook body would be refused for (readJsonText: an integer
+ * beyond 2^53, which JSON.parse would round, NUL, nesting past 64 levels, a prototype key).
+ */
+export function messageJson(text: string): { json: unknown } | { refused: string } {
+  if (text === '') return { json: null };
+  const read = readJsonText(text);
+  if ('value' in read) return { json: read.value };
+  if ('syntax' in read) return { json: null };
+  // The scan reads numbers in any text: one that is not JSON at all is text, not a refusal.
+  if (read.status === 422 && !isJson(text)) return { json: null };
+  return { refused: placedProblem('message.json', read.refused.path, read.refused.message) };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The fire of one message: the trigger's `payload` rendered over `trigger` and `message`
- * (`subject`, `seq`, `text`, `json`: the text parsed or null, `headers`: each name's values
- * joined by ", "); the message itself is data, never rendered as a template.
+ * (`subject`, `seq`, `text`, `json`: messageJson, `headers`: each name's values joined by ", ");
+ * the message itself is data, never rendered as a template. A message whose JSON is refused
+ * (messageJson) is a refused fire: recorded and acked, never delivered again.
  */
 export function natsMessageFire(trigger: { name: string; payload: Record<string, unknown> }, msg: NatsMessage, streamCreated: string, firedAt: Date): Fire {
   const text = utf8.decode(msg.data);
-  let json: unknown = null;
-  try {
-    json = text === '' ? null : JSON.parse(text);
-  } catch {
-    json = null;
-  }
+  const seq = msg.info.streamSequence;
+  const fireKey = natsFireKey(msg.info.stream, seq, streamCreated);
+  const read = messageJson(text);
+  if ('refused' in read) return { fireKey, scheduledTime: null, refused: read.refused };
   const headers: Record<string, string> = {};
   const h = msg.headers;
   if (h) for (const key of h.keys()) headers[key] = h.values(key).join(', ');
-  const seq = msg.info.streamSequence;
   const roots = {
     trigger: { name: trigger.name, kind: 'nats', scheduled_time: null, fired_at: firedAt.toISOString() },
-    message: { subject: msg.subject, seq, json, text, headers },
+    message: { subject: msg.subject, seq, json: read.json, text, headers },
   };
-  return { fireKey: natsFireKey(msg.info.stream, seq, streamCreated), scheduledTime: null, ...renderTriggerPayload(trigger.payload, roots) };
+  return { fireKey, scheduledTime: null, ...renderTriggerPayload(trigger.payload, roots) };
 }

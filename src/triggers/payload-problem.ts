@@ -14,9 +14,14 @@ export const MAX_PAYLOAD_DEPTH = 1000;
  */
 export function payloadProblem(payload: Record<string, unknown>): string | undefined {
   const unstorable = findUnstorable(payload);
-  if (unstorable) return `payload${unstorable.path === '' || unstorable.path.startsWith('[') ? '' : '.'}${unstorable.path} ${unstorable.message}`;
+  if (unstorable) return placedProblem('payload', unstorable.path, unstorable.message);
   const deep = deeperThan(payload, MAX_PAYLOAD_DEPTH);
-  return deep === undefined ? undefined : `payload${deep.startsWith('[') ? '' : '.'}${deep} is nested deeper than ${MAX_PAYLOAD_DEPTH} levels, which cannot be stored`;
+  return deep === undefined ? undefined : placedProblem('payload', deep, `is nested deeper than ${MAX_PAYLOAD_DEPTH} levels, which cannot be stored`);
+}
+
+/** A problem at `path` (`a.b`, `[0]`, '' for the whole) under the template root `root`, as a fire's refusal says it: `payload.a.b contains NUL`. */
+export function placedProblem(root: string, path: string, message: string): string {
+  return `${root}${path === '' || path.startsWith('[') ? '' : '.'}${path} ${message}`;
 }
 
 /** The path of the first value nested deeper than `limit` levels, or undefined. Walks with its own stack. */

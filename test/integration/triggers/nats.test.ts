@@ -298,9 +298,31 @@ describe('NATS triggers', () => {
     await allAcked(path);
     const rows = await fires(path);
     const byKey = new Map(rows.map((r) => [r.fire_key, r]));
-    for (const seq of seqs) expect(byKey.get(await keyOf(seq))).toMatchObject({ outcome: 'refused', execution_id: null, error: expect.stringMatching(/payload/) });
+    for (const seq of seqs) expect(byKey.get(await keyOf(seq))).toMatchObject({ outcome: 'refused', execution_id: null, error: expect.stringMatching(/^message\.json/) });
     expect(byKey.get(await keyOf(good.seq))).toMatchObject({ outcome: 'started' });
     expect(await executionsOf(path)).toHaveLength(1);
+    expect((await consumerOf(path)).num_redelivered).toBe(0);
+  });
+
+  it('a JSON message with an integer beyond 2^53 is refused as a webhook body is (recorded, acked), not rounded; one within is taken exactly', async () => {
+    const path = `nats/big_int_${run}`;
+    const subject = subjectOf('big_int');
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    const big = (await js.publish(subject, '{"id": 9007199254740993}', { headers: tenant() })).seq;
+    const nested = (await js.publish(subject, '{"order": {"lines": [1, -12345678901234567890]}}', { headers: tenant() })).seq;
+    // Not JSON at all: text (message.json null), whatever digits it holds.
+    const text = (await js.publish(subject, 'order 12345678901234567890', { headers: tenant() })).seq;
+    const exact = (await js.publish(subject, '{"id": 9007199254740991}', { headers: tenant() })).seq;
+    await until('4 fires', async () => (await fires(path)).length === 4 || undefined);
+    await allAcked(path);
+    const byKey = new Map((await fires(path)).map((r) => [r.fire_key, r]));
+    expect(byKey.get(await keyOf(big))).toMatchObject({ outcome: 'refused', execution_id: null, error: `message.json.id is an integer beyond what JavaScript holds exactly (±${Number.MAX_SAFE_INTEGER})` });
+    expect(byKey.get(await keyOf(nested))).toMatchObject({ outcome: 'refused', error: expect.stringMatching(/^message\.json\.order\.lines\[1\] is an integer beyond/) });
+    const started = [text, exact].map(async (seq) => byKey.get(await keyOf(seq))!);
+    for (const r of await Promise.all(started)) expect(r.outcome).toBe('started');
+    const orders = await Promise.all((await executionsOf(path)).map(async (id) => (await startedEvent(id)).context.input.workload.order));
+    expect(orders).toEqual(expect.arrayContaining([null, { id: 9007199254740991 }]));
     expect((await consumerOf(path)).num_redelivered).toBe(0);
   });
 
