@@ -1,11 +1,12 @@
 import * as v from 'valibot';
 import { table } from './api-command.ts';
-import { runTimeText } from './executions-table.ts';
+import { runTimeText, type ExecutionItem } from './executions-table.ts';
 import { boundedText, errorText } from './logs-view.ts';
 import { whenText } from './triggers-table.ts';
 
 // `svc status`: GET /api/executions/{id} (with its waits) and GET /api/executions/{id}/state
-// (each step's status) as one page a person reads. Statuses are text, as in the listing.
+// (each step's status) as one page a person reads, with its children (GET /api/executions?parent=)
+// so that a step failed by a child names the child to look at. Statuses are text, as in the listing.
 
 /** What a waiting step waits for: a timer (its wake-up time) or a signal (its timeout, if any, and who may send it). */
 const Wait = v.looseObject({
@@ -90,8 +91,14 @@ function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly Lim
   });
 }
 
+/** Its children as the status page names them: `3 (a/child, failed), 4 (a/child, running)`, `… N in all` past the first page. */
+export function childrenText(children: readonly ExecutionItem[], total: number): string {
+  const shown = children.map((c) => `${c.execution_id} (${c.path}, ${c.status})`).join(', ');
+  return total > children.length ? `${shown}, … ${total} in all (svc list --parent)` : shown;
+}
+
 /** The execution page: status, times, links, result or error, then its steps and what each waits for. */
-export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()): string {
+export function statusText(d: Detail, steps: Steps | undefined, now = Date.now(), children?: { items: readonly ExecutionItem[]; total: number }): string {
   const rows: [string, string][] = [
     ['status', d.status],
     ['started', whenText(d.started_at, now)],
@@ -100,6 +107,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   ];
   if (d.flow) rows.push(['flow', flowText(d.flow, now)]);
   if (d.parent_execution_id) rows.push(['parent', String(d.parent_execution_id)]);
+  if (children?.items.length) rows.push(['children', childrenText(children.items, children.total)]);
   if (d.retry_of) rows.push(['retry of', String(d.retry_of)]);
   if (d.retried_as?.length) rows.push(['retried as', d.retried_as.join(', ')]);
   if (d.error !== undefined && d.error !== null) rows.push(['error', boundedText(errorText(d.error))]);

@@ -63,6 +63,9 @@ export function sinceTime(text: string, now: number, option = '--since'): string
   throw new UsageError(`${option} expects an ISO 8601 time (2026-11-01T08:00:00Z, 2026-11-01) or a duration (30m, 2h, 1d), got ${JSON.stringify(text)}`);
 }
 
+/** `svc status` names at most this many children (a loop of playbook tasks may start thousands). */
+const STATUS_CHILDREN = 10;
+
 type ListOptions = { status?: string; 'path-prefix'?: string; since?: string; until?: string; parent?: string; trigger?: string; by?: string; search?: string; label?: string[]; limit?: string; cursor?: string; json?: boolean };
 
 /**
@@ -143,7 +146,9 @@ async function status(client: ServerClient, id: number, json: boolean, out: Out)
     return EXIT.ok;
   }
   const state = checked(ExecutionState, await client.request<unknown>('GET', `/api/executions/${id}/state`), 'GET /api/executions/{id}/state');
-  out.write(statusText(detail, state.steps));
+  const children = checked(ExecutionList, await client.request<unknown>('GET', `/api/executions?parent=${id}&limit=${STATUS_CHILDREN}`), 'GET /api/executions');
+  const total = Object.values(children.counts).reduce((a, b) => a + b, 0);
+  out.write(statusText(detail, state.steps, Date.now(), { items: children.executions, total }));
   return EXIT.ok;
 }
 

@@ -59,7 +59,8 @@ export const EXECUTION_COMMANDS = {
     "show an execution: status, times, result or error, retry links, each step's status and what it waits for",
     'svc status ID [--json] [--server URL]',
     '',
-    `The execution (GET /api/executions/{id}), its steps (GET /api/executions/{id}/state) and what
+    `The execution (GET /api/executions/{id}), its children (GET /api/executions?parent=ID, the
+first 10), its steps (GET /api/executions/{id}/state) and what
 each waiting step waits for: a timer's wake-up time, or the signal awaited, its timeout and
 approval roles. Exits 0 whatever the execution's status; --json prints GET /api/executions/{id}.`,
     'viewer',

@@ -1,7 +1,7 @@
 // `svc list`'s filters beyond status, path and since, as a real process against a real server:
 // the list's time range, parent, trigger, caller and search (GET /api/executions' parent,
 // started_before, trigger, requested_by, q), each a usage error before anything is sent when
-// malformed.
+// malformed; and `svc status` of a parent naming its children.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { runSvc } from '../../helpers/process.ts';
@@ -67,5 +67,15 @@ describe('svc list filters', () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(stderr);
     }
+  });
+});
+
+describe('svc status of a parent', () => {
+  it('names its children, and a child its parent', async () => {
+    const [child] = await ids(['--parent', String(parent)]);
+    const shown = await runSvc(['status', String(parent)], { SVC_SERVER_URL: s.url });
+    expect(shown, shown.stderr).toMatchObject({ code: 0, stderr: '' });
+    expect(shown.stdout).toContain(`\n  children  ${child} (cli/filters/kid, completed)\n`);
+    expect((await runSvc(['status', String(child)], { SVC_SERVER_URL: s.url })).stdout).toContain(`\n  parent    ${parent}\n`);
   });
 });
