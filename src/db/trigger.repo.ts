@@ -61,17 +61,17 @@ export async function syncTriggers(
   );
 }
 
-/** Every live trigger with its last fire, ordered by path and name; optionally of one kind. */
-export async function listTriggers(q: Queryable, kind?: TriggerKindName): Promise<TriggerListRow[]> {
+/** Every live trigger with its last fire, ordered by path and name; optionally of one kind, or only the trigger `one`. */
+export async function listTriggers(q: Queryable, kind?: TriggerKindName, one?: { path: string; name: string }): Promise<TriggerListRow[]> {
   const { rows } = await q.query<TriggerListRow>(
     `SELECT ${COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')},
             f.fire_key AS last_fire_key, f.execution_id AS last_execution_id, f.fired_at AS last_fired_at, f.outcome AS last_outcome
        FROM core.trigger t
        LEFT JOIN LATERAL (SELECT fire_key, execution_id, fired_at, outcome FROM core.trigger_fire
                            WHERE path = t.path AND name = t.name ORDER BY fired_at DESC LIMIT 1) f ON true
-      WHERE ($1::text IS NULL OR t.kind = $1)
+      WHERE ($1::text IS NULL OR t.kind = $1) AND ($2::text IS NULL OR (t.path = $2 AND t.name = $3))
       ORDER BY t.path, t.name`,
-    [kind ?? null],
+    [kind ?? null, one?.path ?? null, one?.name ?? null],
   );
   return rows;
 }

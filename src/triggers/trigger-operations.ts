@@ -75,7 +75,9 @@ export async function pauseTrigger(deps: EngineDeps, path: string, name: string,
   const spec = row.kind === 'schedule' ? v.parse(ScheduleTriggerSchema, row.spec) : undefined;
   const updated = await setTriggerPaused(deps.db, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, new Date()) : null);
   if (!updated) throw notFound(`trigger ${name} of ${path}`);
-  return viewOf(updated);
+  // Answered as the listing shows it: the updated row alone has no last fire (it read as null).
+  const [listed] = await listTriggers(deps.db, undefined, { path, name });
+  return viewOf(listed ?? updated);
 }
 
 /**

@@ -214,13 +214,16 @@ describe('schedules', () => {
 
   it('pause stops a schedule until resume; resume does not catch up what was due while paused', async () => {
     await register('sched/pause', `  - { name: t, kind: schedule, cron: "* * * * *", overlap: allow }`);
+    const byHand = await http(a.url, 'POST', '/api/triggers/sched/pause/t/fire', { fire_key: 'before-pause' });
+    const lastFire = { fire_key: 'before-pause', execution_id: byHand.body.execution_id, outcome: 'started' };
     const paused = await http(a.url, 'POST', '/api/triggers/sched/pause/t/pause', {});
-    expect(paused.body).toMatchObject({ state: 'paused', next_fires: [] });
+    // The trigger as the listing shows it, last fire and all (svc triggers pause --json prints it).
+    expect(paused.body).toMatchObject({ state: 'paused', next_fires: [], fires: 1, last_fire: lastFire });
     await setNextFire('sched/pause', 't', '2000-01-01T00:00:00Z');
     await runScheduleTick(a.deps, clock('2000-01-01T00:05:00Z'));
-    expect(await fires('sched/pause')).toEqual([]);
+    expect((await fires('sched/pause')).map((f) => f.fire_key)).toEqual(['before-pause']);
     const resumed = await http(a.url, 'POST', '/api/triggers/sched/pause/t/resume', {});
-    expect(resumed.body.state).toBe('active');
+    expect(resumed.body).toMatchObject({ state: 'active', last_fire: lastFire });
     expect(new Date(resumed.body.next_fires[0]).getTime()).toBeGreaterThan(Date.now());
   });
 
