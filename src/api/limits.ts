@@ -16,9 +16,18 @@ const MAX_CONCURRENCY = 100_000;
 const KEYS_SHOWN_DEFAULT = 100;
 const KEYS_SHOWN_MAX = 1000;
 
-const nameParams = v.object({ name: v.pipe(v.string(), v.regex(LIMIT_NAME, LIMIT_NAME_RULE)) });
-// A playbook's inline limit (`@<path>`, its path URL-encoded) can be looked at, not set.
-const shownParams = v.object({ name: v.pipe(v.string(), v.check((n) => LIMIT_NAME.test(n) || (n.startsWith('@') && n.length > 1 && n.length <= 1000), `${LIMIT_NAME_RULE}, or @<path> for a playbook's inline limit`)) });
+// A limit's name, or a playbook's inline limit (`@<path>`, its path URL-encoded), which can be
+// looked at, not set: PUT and DELETE take its name here and answer that its playbook holds it
+// (inlineLimitRefusal), which a refusal of the name's form would not say.
+const nameParams = v.object({ name: v.pipe(v.string(), v.check((n) => LIMIT_NAME.test(n) || (n.startsWith('@') && n.length > 1 && n.length <= 1000), `${LIMIT_NAME_RULE}, or @<path> for a playbook's inline limit`)) });
+
+/** The 409 of a PUT or DELETE of a playbook's inline limit `name` (`@<path>`), or undefined for a named limit. */
+function inlineLimitRefusal(name: string, verb: 'set' | 'deleted'): ServiceError | undefined {
+  if (!name.startsWith('@')) return undefined;
+  const path = name.slice(1);
+  const message = `limit ${name} is the inline limit of playbook ${path} (its concurrency: {limit: N}): its playbook holds it, so it is not ${verb} here; change the playbook's concurrency, or PUT a named limit and name it there`;
+  return new ServiceError('inline_limit', { message, errors: [`name: ${name} is held by playbook ${path}`] });
+}
 // The body and its rate take no other field: a PUT replaces the whole limit, so a misspelt part
 // (`rates`, `brust`) would be dropped and what it meant to keep removed.
 const rateBody = exactObject({
@@ -89,6 +98,8 @@ function present(name: string, l: FlowLimit | undefined, { capacity, ...t }: Tot
 export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.put('/api/limits/:name', { schema: { tags: ['limits'], summary: 'Create or replace a named limit (concurrency and/or rate per key)', params: jsonSchema(nameParams), body: jsonSchema(putBody), response: responses({ 200: v.object({ ...limitAnswer.entries, created: v.boolean() }) }) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { name } = req.params as v.InferOutput<typeof nameParams>;
+    const inline = inlineLimitRefusal(name, 'set');
+    if (inline) throw inline;
     const b = req.body as v.InferOutput<typeof putBody>;
     const rate = b.rate ? { limit: b.rate.limit, period_seconds: b.rate.period_seconds, burst: b.rate.burst ?? b.rate.limit } : null;
     const { limit, created } = await putLimit(deps.db, name, b.concurrency ?? null, rate);
@@ -109,8 +120,8 @@ export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     return { limits: out, count: out.length };
   });
 
-  app.get('/api/limits/:name', { schema: { tags: ['limits'], summary: 'A limit and what each of its keys holds: running, queued, waiting, tokens', params: jsonSchema(shownParams), querystring: jsonSchema(keysQuery), response: responses({ 200: limitDetailAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
-    const { name } = req.params as v.InferOutput<typeof shownParams>;
+  app.get('/api/limits/:name', { schema: { tags: ['limits'], summary: 'A limit and what each of its keys holds: running, queued, waiting, tokens', params: jsonSchema(nameParams), querystring: jsonSchema(keysQuery), response: responses({ 200: limitDetailAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
+    const { name } = req.params as v.InferOutput<typeof nameParams>;
     const { keys } = req.query as v.InferOutput<typeof keysQuery>;
     const [limit, totals, list, used] = await Promise.all([getLimit(deps.db, name), limitTotals(deps.db), limitKeys(deps.db, name, keys ?? KEYS_SHOWN_DEFAULT), limitsUsed(deps.db)]);
     // A name a playbook uses is known, defined or not, with no key yet or not: 404 only for neither.
@@ -124,6 +135,8 @@ export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<
 
   app.delete('/api/limits/:name', { schema: { tags: ['limits'], summary: 'Delete a named limit whose keys are idle', params: jsonSchema(nameParams), response: responses({ 200: v.object({ status: v.literal('deleted'), name: v.string() }) }) }, config: { access: { level: 'operator' } } }, async (req) => {
     const { name } = req.params as v.InferOutput<typeof nameParams>;
+    const inline = inlineLimitRefusal(name, 'deleted');
+    if (inline) throw inline;
     const r = await deleteLimit(deps.db, name);
     if (r.deleted) return { status: 'deleted', name } as const;
     if (r.inUse && (await getLimit(deps.db, name))) {

@@ -47,7 +47,10 @@ export async function limitsCommand(argv: string[], out: Out = process.stdout, e
       if (!limit) throw new UsageError(`${name} needs the limit's NAME`);
       if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
       // A playbook's inline limit (@<path>) is read, never set or deleted: its playbook holds it.
-      if (!(name === 'show' && limit.startsWith('@')) && !LIMIT_NAME.test(limit)) throw new UsageError(`NAME ${LIMIT_NAME_RULE}, got ${JSON.stringify(limit)}`);
+      if (name !== 'show' && limit.startsWith('@')) {
+        throw new UsageError(`${limit} is the inline limit of playbook ${limit.slice(1)} (its concurrency: {limit: N}): its playbook holds it; change the playbook, or set a named limit and name it there`);
+      }
+      if (!limit.startsWith('@') && !LIMIT_NAME.test(limit)) throw new UsageError(`NAME ${LIMIT_NAME_RULE}, got ${JSON.stringify(limit)}`);
     }
     const body = name === 'set' ? putBody(values) : undefined;
     const keys = name === 'show' ? keysOption(values.keys) : undefined;

@@ -201,8 +201,12 @@ describe('svc limits', () => {
     const shown = await svc(['show', '@cli/limits/inline']);
     expect(shown, shown.stderr).toMatchObject({ code: 0 });
     expect(shown.stdout).toMatch(/^limit @cli\/limits\/inline\n {2}allows {3}concurrency 1, inline \(its playbook sets it\)\n[^]*\n""\s+0\s+0\s+0\s+-\s+\S+ \(.+ ago\)\n$/);
-    // Its playbook holds it: not set or deleted by name.
-    expect((await svc(['set', '@cli/limits/inline', '--concurrency', '2'])).code).toBe(2);
+    // Its playbook holds it: not set or deleted by name, and the refusal says so.
+    for (const args of [['set', '@cli/limits/inline', '--concurrency', '2'], ['delete', '@cli/limits/inline']]) {
+      const refused = await svc(args);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('svc limits: @cli/limits/inline is the inline limit of playbook cli/limits/inline (its concurrency: {limit: N}): its playbook holds it');
+    }
   });
 
   it('usage errors exit 2 with the usage line; an unreachable server exits 3; --help exits 0', async () => {

@@ -328,7 +328,7 @@ workflow:
     const waiting = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/undefined' })).body.execution_id;
     expect((await http(t.url, 'GET', '/api/limits/not-defined-yet')).body).toMatchObject({ defined: false, queued: 1, key_list: [{ key: '', running: 0, queued: 1, served_at: null }] });
     expect((await http(t.url, 'GET', `/api/executions/${waiting}`)).body.status).toBe('queued');
-    expect((await http(t.url, 'PUT', '/api/limits/@flow%2Fq', { concurrency: 5 })).status).toBe(422);
+    expect((await http(t.url, 'PUT', '/api/limits/@flow%2Fq', { concurrency: 5 })).status).toBe(409);
     expect((await http(t.url, 'POST', `/api/executions/${first}/cancel`, { reason: 'done' })).status).toBe(200);
     expect((await db.query(`SELECT running FROM core.flow_key WHERE name = '@flow/q' AND key = 'acme'`)).rows[0].running).toBe(0);
   });
