@@ -144,6 +144,20 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
 }
 
 /**
+ * The runs with what their command rows say of those a worker holds and has not reported on yet
+ * (`held`): a claim reaches the log with its first report, so a task running for minutes would
+ * read `pending`, unclaimed, until it ended. Such a run is `claimed`, by that worker, since then.
+ */
+export function withHeldClaims(runs: RunView[], held: readonly { seq: number; worker_id: string | null; claimed_at: string | null }[]): RunView[] {
+  const bySeq = new Map(held.map((h) => [h.seq, h]));
+  return runs.map((r) => {
+    const h = bySeq.get(r.seq);
+    if (!h || r.status !== 'pending') return r;
+    return { ...r, status: 'claimed', worker_id: h.worker_id, claimed_at: h.claimed_at };
+  });
+}
+
+/**
  * True for an event the machine did not fold: a report marked late or refused by routing, or one
  * appended after the execution had ended. A `step.exit` recorded by the transition that ended it
  * carries the ended status and is its own record, so it is read.

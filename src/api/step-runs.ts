@@ -3,10 +3,11 @@ import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { capOutput } from '../cap-output.ts';
+import { heldStepCommands } from '../db/command.repo.ts';
 import { getExecution, loadStepEvents } from '../db/execution.repo.ts';
 import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
-import { stepRunsView, type RunView } from './step-runs-view.ts';
+import { stepRunsView, withHeldClaims, type RunView } from './step-runs-view.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 
 const params = v.object({ id: integerText(1, MAX_ID), step: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) });
@@ -52,6 +53,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'Times are the worker\'s true ones (`context.at` of its events: the server\'s receive time less the worker\'s monotonic age of each moment), else when the event was stored. ' +
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
           'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond). ' +
+          'A command is `pending` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`. ' +
           'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first.',
         params: jsonSchema(params),
         response: responses({ 200: stepRunsAnswer }),
@@ -66,7 +68,10 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       if (!compiled.playbook.workflow.some((s) => s.step === step)) throw notFound(`step ${step} of ${row.path}`);
       const events = await loadStepEvents(deps.db, id, step, MAX_STEP_EVENTS);
       const cap = (output: unknown) => capOutput(output, deps.config.SVC_TASK_OUTPUT_BYTES);
-      return { execution_id: id, step, runs: stepRunsView(events, cap, isTerminalExecutionStatus(row.status)), truncated: events.length >= MAX_STEP_EVENTS };
+      const ended = isTerminalExecutionStatus(row.status);
+      const runs = stepRunsView(events, cap, ended);
+      // While it runs, a held command's claim is read from its row (the log has it after its first report).
+      return { execution_id: id, step, runs: ended ? runs : withHeldClaims(runs, await heldStepCommands(deps.db, id, step)), truncated: events.length >= MAX_STEP_EVENTS };
     },
   );
 }

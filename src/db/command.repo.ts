@@ -50,6 +50,23 @@ export async function getCommand(q: Queryable, id: number): Promise<CommandRow |
   return rows[0];
 }
 
+/** A command of a step held by a worker now, as the step's runs show it before its first report. */
+export type HeldStepCommand = { seq: number; worker_id: string | null; claimed_at: string | null };
+
+/**
+ * The commands of one step of an execution that a worker holds (claimed, or running with no
+ * report yet): their claim is written to the log only with the claim's first report, which for
+ * a long task is its end.
+ */
+export async function heldStepCommands(q: Queryable, executionId: number, step: string): Promise<HeldStepCommand[]> {
+  const { rows } = await q.query<HeldStepCommand>(
+    `SELECT seq, worker_id, to_char(claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS claimed_at
+       FROM core.command c WHERE c.execution_id = $1 AND c.step = $2 AND ${heldSql('c')} ORDER BY c.seq`,
+    [executionId, step],
+  );
+  return rows;
+}
+
 /**
  * When a claim may be taken from its holder (the claim policy): the holder's pool is stopped, its
  * heartbeat is older than `staleSeconds`, or a heartbeat heard `staleSeconds` after the claim no

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { http, type Json } from '../../helpers/http.ts';
+import { until } from '../../helpers/until.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
 
 const BEARER = 'bearer-Echoed-S3cret-7d1c';
@@ -58,6 +59,29 @@ workflow:
     expect(Date.parse(String(startedEvent.created_at)) - Date.parse(String(startedEvent.context.at))).toBeGreaterThanOrEqual(900);
     expect(startedEvent.context).toMatchObject({ at: expect.any(String), received_at: expect.any(String) });
     expect(startedEvent.context.ago_ms).toBeUndefined();
+  });
+});
+
+describe('a task still running', () => {
+  it('shows its run claimed, by its worker, before its first report', async () => {
+    await s.register(`
+apiVersion: svc/v1
+metadata: { name: long, path: times/long }
+workflow:
+  - step: start
+    tool: { name: nap, kind: shell, command: "sleep 4" }
+`);
+    const id = await s.run('times/long');
+    // Within the task's 4 s (the log has its claim only with its report, at the end).
+    const live = await until('the run claimed', async () => {
+      const [run] = (await steps(id, 'start')).runs as Json[];
+      return run?.status === 'claimed' && run;
+    }, 3_000);
+    expect(live.worker_id).toEqual(expect.any(String));
+    expect(await s.wait(id)).toMatchObject({ status: 'completed' });
+    const [run] = (await steps(id, 'start')).runs as Json[];
+    expect(run).toMatchObject({ status: 'completed', worker_id: live.worker_id });
+    expect(Math.abs(Date.parse(String(run.claimed_at)) - Date.parse(String(live.claimed_at)))).toBeLessThan(5);
   });
 });
 
