@@ -210,22 +210,6 @@ export type TriggerFireRow = FireRow & { path: string; name: string };
 export type TickAdvance = { path: string; name: string; from: Date; to: Date | null };
 
 /**
- * Locks triggers for fires of theirs in this transaction (FOR NO KEY UPDATE, the lock recordFires'
- * count takes anyway, taken first and in path and name order) and answers what each is now, by
- * `path\nname`: its kind and whether it is paused. A trigger no longer live is absent.
- */
-export async function lockTriggersForFires(q: Queryable, triggers: readonly { path: string; name: string }[]): Promise<Map<string, { kind: TriggerKindName; paused: boolean }>> {
-  const { rows } = await q.query<{ path: string; name: string; kind: TriggerKindName; paused: boolean }>(
-    `SELECT t.path, t.name, t.kind, t.paused FROM core.trigger t
-       JOIN unnest($1::text[], $2::text[]) AS x(path, name) ON t.path = x.path AND t.name = x.name
-      ORDER BY t.path, t.name
-      FOR NO KEY UPDATE OF t`,
-    [triggers.map((t) => t.path), triggers.map((t) => t.name)],
-  );
-  return new Map(rows.map((r) => [`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }]));
-}
-
-/**
  * Takes the schedules' rows for a tick (FOR UPDATE SKIP LOCKED, in the tick's transaction): those
  * still due at the time the tick read and not paused; a row another server holds, or moved on, is not taken.
  * Answers the taken ones as `path\nname` keys.
@@ -246,11 +230,12 @@ export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvanc
  * Records fires, inside the transaction that starts their executions: a fire recorded already
  * fails the whole transaction (the primary key: `trigger_fire_pkey`), so no fire starts twice.
  * Counts them on their triggers, and moves schedules' next fire times (`advances`; their rows
- * were taken by takeScheduleTicks in this transaction).
+ * were taken by takeScheduleTicks in this transaction). Answers each trigger it counted on, by
+ * `path\nname`, as the update found it (locked now till commit): its kind and whether it is paused.
  */
-export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<void> {
+export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<Map<string, { kind: TriggerKindName; paused: boolean }>> {
   // Prepared: every fire's transaction sends it, and its plan cost more than its run.
-  await q.query({
+  const { rows } = await q.query<{ path: string; name: string; kind: TriggerKindName; paused: boolean }>({
     name: 'svc_record_fires',
     text: `WITH ins AS (
        -- fired_at: the clock at the insert, the transaction's last statement but its commit (now() is its start).
@@ -271,7 +256,9 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
        FROM (SELECT path, name FROM counted UNION SELECT path, name FROM adv) k
        LEFT JOIN counted c ON c.path = k.path AND c.name = k.name
        LEFT JOIN adv a ON a.path = k.path AND a.name = k.name
-      WHERE t.path = k.path AND t.name = k.name`,
+      WHERE t.path = k.path AND t.name = k.name
+     RETURNING t.path, t.name, t.kind, t.paused`,
     values: [JSON.stringify(fires), JSON.stringify(advances.map((a) => ({ path: a.path, name: a.name, to: a.to })))],
   });
+  return new Map(rows.map((r) => [`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }]));
 }

@@ -4,7 +4,7 @@ import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { appendInboxCancels, type InboxCancel } from '../db/inbox-cancels.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { findFires, lockTriggersForFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
+import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { isPlainObject } from '../objects.ts';
@@ -30,7 +30,7 @@ export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { 
 /**
  * What came of a group: its fires' results, or `raced` (nothing was written for it) when another
  * server held or moved its schedule, or (`inactive`, a `live` group) its trigger was paused or
- * gone when its transaction looked.
+ * gone when its fires were recorded.
  */
 export type GroupResult = { raced: true; inactive?: 'paused' | 'gone' } | { raced: false; results: FireResult[] };
 
@@ -39,6 +39,15 @@ const FIRE_KEY = 'trigger_fire_pkey';
 // Each race lost to another writer of the same fire key leaves that key recorded: the next attempt skips it.
 const MAX_ATTEMPTS = 8;
 const keyOf = (t: { path: string; name: string }) => `${t.path}\n${t.name}`;
+
+/** Live groups whose trigger the transaction found paused or gone (by group index): it is rolled back, and made again without them. */
+class InactiveTriggers extends Error {
+  readonly groups: ReadonlyMap<number, 'paused' | 'gone'>;
+  constructor(groups: ReadonlyMap<number, 'paused' | 'gone'>) {
+    super('a trigger was paused or removed while its fires were made');
+    this.groups = groups;
+  }
+}
 
 /**
  * Makes fires exactly once, in ONE transaction for all groups: each fire's row is written in the
@@ -56,6 +65,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
   const done = new Map<string, FireResult>(); // by group index + fire key
   const id = (g: number, fireKey: string) => `${g}\n${fireKey}`;
   let raced = new Map<number, GroupResult & { raced: true }>();
+  const inactive = new Map<number, 'paused' | 'gone'>();
   for (let attempt = 1; ; attempt++) {
     // Written optimistically: a fire key recorded already (a redelivery, another server's) fails
     // the write on the primary key, and the next attempt reads the recorded ones, which answer
@@ -75,11 +85,16 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
       });
     });
     try {
-      const written = await fireOnce(deps, groups, pending, prelude);
+      const written = await fireOnce(deps, groups, pending, prelude, inactive);
       raced = written.raced;
       for (const [gi, rows] of written.rows) for (const r of rows) done.set(id(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error });
       break;
     } catch (err) {
+      // Each such attempt leaves out one group more: the attempts end.
+      if (err instanceof InactiveTriggers) {
+        for (const [gi, why] of err.groups) inactive.set(gi, why);
+        continue;
+      }
       const e = err as { code?: unknown; constraint?: unknown };
       // Another writer recorded one of these fires first: read what it did, make the rest.
       if (!(e.code === UNIQUE_VIOLATION && e.constraint === FIRE_KEY) || attempt >= MAX_ATTEMPTS) throw err;
@@ -108,25 +123,16 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
 
 type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[] };
 
-async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache): Promise<Written> {
+async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, 'paused' | 'gone'>): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
   const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
-  const live = groups.filter((g) => g.live && !g.tick).map((g) => g.trigger);
-  let taken = new Set<number>(groups.map((_, gi) => gi));
-  const inactive = new Map<number, 'paused' | 'gone'>();
-  // Groups whose schedule row this transaction holds, and whose trigger (`live`) is active now:
-  // a pause committed while a webhook's body was still arriving is seen here, not missed.
+  const open = (gi: number) => !inactive.has(gi);
+  let taken = new Set<number>(groups.flatMap((_, gi) => (open(gi) ? [gi] : [])));
+  // Groups whose schedule row this transaction holds (all without a tick), but those found inactive before.
   const take = async (q: Queryable) => {
-    const held = ticks.length ? await takeScheduleTicks(q, ticks) : new Set<string>();
-    const now = live.length ? await lockTriggersForFires(q, live) : new Map<string, { kind: string; paused: boolean }>();
-    inactive.clear();
-    for (const [gi, g] of groups.entries()) {
-      if (!g.live || g.tick) continue;
-      const t = now.get(keyOf(g.trigger));
-      if (!t || t.kind !== g.trigger.kind) inactive.set(gi, 'gone');
-      else if (t.paused) inactive.set(gi, 'paused');
-    }
-    taken = new Set(groups.flatMap((g, gi) => ((!g.tick || held.has(keyOf(g.trigger))) && !inactive.has(gi) ? [gi] : [])));
+    if (ticks.length === 0) return;
+    const held = await takeScheduleTicks(q, ticks.filter((t) => open(t.group)));
+    taken = new Set(groups.flatMap((g, gi) => ((!g.tick || held.has(keyOf(g.trigger))) && open(gi) ? [gi] : [])));
   };
   const written: Written = { rows: new Map(), raced: new Map(), cancelled: [] };
   const record = async (q: Queryable, startedOf: (i: number) => Started | ServiceError | undefined) => {
@@ -160,7 +166,18 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
       }
     }
     written.raced = new Map(groups.flatMap((_, gi) => (taken.has(gi) ? [] : [[gi, { raced: true as const, ...(inactive.has(gi) ? { inactive: inactive.get(gi) } : {}) }]])));
-    await recordFires(q, fireRows, ticks.filter((t) => taken.has(t.group)));
+    const now = await recordFires(q, fireRows, ticks.filter((t) => taken.has(t.group)));
+    // A live group's trigger as the count's update found it (locked till commit): a pause or a
+    // new version committed before it is seen here, however long ago the group's data arrived.
+    const lost = new Map<number, 'paused' | 'gone'>();
+    for (const [gi, rows] of written.rows) {
+      const g = groups[gi];
+      if (!g.live || rows.length === 0) continue;
+      const t = now.get(keyOf(g.trigger));
+      if (!t || t.kind !== g.trigger.kind) lost.set(gi, 'gone');
+      else if (t.paused) lost.set(gi, 'paused');
+    }
+    if (lost.size) throw new InactiveTriggers(lost);
     written.cancelled = await appendInboxCancels(q, cancels);
   };
   if (starting.length === 0) {

@@ -2,7 +2,7 @@ import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
-import { fireTrigger } from './fire-trigger.ts';
+import { fireGroups } from './fire-trigger.ts';
 import { ensureNatsConsumer } from './nats-consumer.ts';
 import { natsDurableName } from './nats-durable-name.ts';
 import type { NatsLogin } from './nats-login.ts';
@@ -58,7 +58,15 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   const handle = async (m: JsMsg, streamCreated: string) => {
     try {
       const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
-      const [result] = await fireTrigger(deps, { path, name, kind: 'nats' }, [fire], { prelude });
+      // Live: a pause (or a new version without the trigger) committed while the message was
+      // being fired makes it write nothing; the message goes back to the stream, for a resume.
+      const [group] = await fireGroups(deps, [{ trigger: { path, name, kind: 'nats' }, fires: [fire], live: true }], { prelude });
+      if (group.raced) {
+        log.info({ seq: m.info.streamSequence, trigger: group.inactive }, 'NATS trigger paused or removed meanwhile: message not fired, delivered again');
+        settle(() => m.nak(NATS_NAK_DELAY_MS));
+        return;
+      }
+      const [result] = group.results;
       if (result.outcome === 'refused' && !result.duplicate) log.warn({ seq: m.info.streamSequence, reason: result.error }, 'NATS message refused: recorded, nothing started');
     } catch (err) {
       log.warn({ seq: m.info.streamSequence, err: err instanceof Error ? err.message : String(err) }, 'NATS message not fired; it is delivered again');

@@ -9,6 +9,8 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { TxTiming } from '../../../src/db/db.ts';
+import type { Queryable } from '../../../src/db/queryable.ts';
 import { setTriggerPaused } from '../../../src/db/trigger.repo.ts';
 import { natsDurableName } from '../../../src/triggers/nats-durable-name.ts';
 import { startNatsSubscriptions } from '../../../src/triggers/nats-subscriptions.ts';
@@ -215,6 +217,41 @@ describe('NATS triggers', () => {
     await until('5 fires', async () => (await fires(path)).length === 5 || undefined);
     await allAcked(path);
     expect(await executionsOf(path)).toHaveLength(5);
+  });
+
+  it('a message being fired when its trigger is paused starts nothing then: it goes back to the stream and fires once on resume', async () => {
+    const path = `nats/pause_mid_${run}`;
+    const subject = subjectOf('pause_mid');
+    await api.register(playbook(path, subject));
+    // The pause commits inside the message's fire, just before its fire is recorded.
+    let paused = false;
+    const pauseOnRecord = (q: Queryable): Queryable => ({
+      async query<R extends pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) {
+        if (typeof text === 'object' && text.name === 'svc_record_fires' && !paused) {
+          paused = true;
+          await setTriggerPaused(t.deps.db, path, 'orders', true, null);
+        }
+        return q.query<R>(text, params);
+      },
+    });
+    const db = new Proxy(t.deps.db, {
+      get(target, prop) {
+        if (prop === 'tx') return <T>(fn: (q: Queryable) => Promise<T>, timing?: TxTiming) => target.tx((q) => fn(pauseOnRecord(q)), timing);
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    subs = startNatsSubscriptions({ ...t.deps, db }, NO_PERIODIC_RELOAD);
+    await published(subject, 1);
+    await until('the pause', async () => paused || undefined);
+    await until('no pull waiting', async () => (await consumerOf(path)).num_waiting === 0 || undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await fires(path)).toEqual([]);
+    expect(await executionsOf(path)).toEqual([]);
+    await setTriggerPaused(t.deps.db, path, 'orders', false, null);
+    await until('1 fire', async () => (await fires(path)).length === 1 || undefined);
+    await allAcked(path);
+    expect(await executionsOf(path)).toHaveLength(1);
   });
 
   it('carries on after the NATS server restarts', async (ctx) => {
