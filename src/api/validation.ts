@@ -42,7 +42,12 @@ export function oneOf<const T extends readonly string[]>(values: T) {
  */
 export function exactObject<const E extends v.ObjectEntries>(entries: E) {
   const known = Object.keys(entries);
-  return v.strictObject(entries, (issue) => (issue.expected === 'never' ? unknownFieldMessage(String(issue.input), known) : issue.message));
+  // valibot's own words ('Invalid key: Expected "limit" but received undefined') name no rule.
+  return v.strictObject(entries, (issue) => {
+    if (issue.expected === 'never') return unknownFieldMessage(String(issue.input), known);
+    if (issue.path?.length && issue.input === undefined) return 'is required';
+    return issue.expected === 'Object' ? 'must be a JSON object' : issue.message;
+  });
 }
 
 function unknownFieldMessage(name: string, known: readonly string[]): string {
@@ -92,9 +97,9 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
     // querystring or params object is an empty one.
     const result = v.safeParse(vs, data ?? (httpPart === 'body' ? undefined : {}));
     if (result.success) return { value: result.output };
-    return {
-      error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors: describeIssues(result.issues) }),
-    };
+    // The part itself is not an object (a JSON null, a string, no body): named as the part.
+    const errors = result.issues.map((i) => (!i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${i.message}` : describeIssues([i])[0]));
+    return { error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors }) };
   };
 }
 

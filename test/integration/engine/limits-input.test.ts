@@ -36,3 +36,23 @@ workflow:
     expect((await http(t.url, 'GET', '/api/limits')).body.limits).toEqual([expect.objectContaining({ name: '@flow/inline', defined: false, concurrency: 3 })]);
   });
 });
+
+describe('PUT /api/limits/{name} with a body it cannot take', () => {
+  it('is 422 with each error naming its field in words, not valibot\'s; the limit is not made', async () => {
+    const put = async (body: string | undefined) =>
+      fetch(`${t.url}/api/limits/tenant`, { method: 'PUT', ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body }) });
+    for (const [body, errors] of [
+      ['null', ['body: must be a JSON object']],
+      ['"two"', ['body: must be a JSON object']],
+      [undefined, ['body: must be a JSON object']],
+      ['{"rate": null}', ['rate: must be a JSON object']],
+      ['{"rate": {}}', ['rate.limit: is required', 'rate.period_seconds: is required']],
+      ['{"rate": {"limit": 5}}', ['rate.period_seconds: is required']],
+    ] as const) {
+      const r = await put(body);
+      expect(r.status, body).toBe(422);
+      expect(((await r.json()) as { detail: { errors: string[] } }).detail.errors, body).toEqual(errors);
+    }
+    expect((await http(t.url, 'GET', '/api/limits/tenant')).status).toBe(404);
+  });
+});
