@@ -13,29 +13,36 @@ const PAGE_SIZE = 50;
 // The first page is read again this often: new executions and progress appear without a reload.
 const LIVE_REFRESH_MS = 2_000;
 
-const listUrl = (status: string, path: string, cursor?: string) => {
+// `search`: the list's `q`, an execution id exactly or text anywhere in the path.
+type Filters = { status: string; path: string; search: string };
+
+const listUrl = ({ status, path, search }: Filters, cursor?: string) => {
   const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (status) q.set('status', status);
   if (path) q.set('path', path);
+  if (search) q.set('q', search);
   if (cursor !== undefined) q.set('cursor', cursor);
   return `/executions?${q}`;
 };
 
-/** Executions, newest first by start time: filtered by status and path, paged by cursor, the first page live. */
+/** Executions, newest first by start time: filtered by status and path, searched by id or path text, paged by cursor, the first page live. */
 export function ExecutionsPage({ query }: { query: URLSearchParams }) {
   const status = query.get('status') ?? '';
   const path = query.get('path') ?? '';
+  const search = query.get('q') ?? '';
+  const filters = { status, path, search };
   const [pathInput, setPathInput] = useState(path);
-  const first = usePoll((signal) => api<Page>(listUrl(status, path), { signal }), LIVE_REFRESH_MS, [status, path]);
+  const [searchInput, setSearchInput] = useState(search);
+  const first = usePoll((signal) => api<Page>(listUrl(filters), { signal }), LIVE_REFRESH_MS, [status, path, search]);
   // Older pages, loaded on demand; they are history and are not refreshed.
   const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: string | null; error?: unknown }>({ key: '', rows: [], cursor: null });
-  const key = `${status}|${path}`;
+  const key = `${status}|${path}|${search}`;
   const olderRows = older.key === key ? older.rows : [];
   const cursor = older.key === key && older.rows.length ? older.cursor : (first.data?.next_cursor ?? null);
   const loadOlder = async () => {
     if (cursor === null) return;
     try {
-      const page = await api<Page>(listUrl(status, path, cursor));
+      const page = await api<Page>(listUrl(filters, cursor));
       setOlder({ key, rows: [...olderRows, ...page.executions], cursor: page.next_cursor });
     } catch (error) {
       setOlder({ ...older, error });
@@ -50,12 +57,12 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          navigate(href(['executions'], { status, path: pathInput.trim() }));
+          navigate(href(['executions'], { status, path: pathInput.trim(), q: searchInput.trim() }));
         }}
       >
         <label>
           Status
-          <select value={status} onChange={(e) => navigate(href(['executions'], { status: e.target.value, path }))}>
+          <select value={status} onChange={(e) => navigate(href(['executions'], { status: e.target.value, path, q: search }))}>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}
@@ -67,6 +74,10 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
         <label>
           Playbook path
           <input value={pathInput} onChange={(e) => setPathInput(e.target.value)} placeholder="examples/hello" />
+        </label>
+        <label>
+          Search
+          <input type="search" value={searchInput} onChange={(e) => setSearchInput(e.target.value)} placeholder="id or path text" />
         </label>
         <button type="submit">Filter</button>
       </form>
@@ -88,7 +99,7 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
           ))}
         </tbody>
       </table>
-      {first.data && rows.length === 0 ? <p className="muted">No executions{status || path ? ' match' : ' yet'}.</p> : null}
+      {first.data && rows.length === 0 ? <p className="muted">No executions{status || path || search ? ' match' : ' yet'}.</p> : null}
       {cursor !== null ? (
         <button type="button" onClick={loadOlder}>
           Older executions

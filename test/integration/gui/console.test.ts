@@ -177,6 +177,25 @@ describe('web console', () => {
     await page.getByText('No executions match.').waitFor();
   });
 
+  it('searches executions by id or path text', async () => {
+    await page.goto(`${stack.url}/ui/#/executions`);
+    const rows = page.locator('table.list tbody tr');
+    await rows.nth(1).waitFor();
+    const newest = (await rows.first().locator('td').first().textContent())?.trim() ?? '';
+    const search = page.getByLabel('Search');
+    await search.fill(newest);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL((u) => u.hash.includes(`q=${newest}`));
+    await expect.poll(() => rows.count()).toBe(1);
+    expect((await rows.first().locator('td').first().textContent())?.trim()).toBe(newest);
+    await search.fill('PIPELINE');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    await search.fill('no/such/text');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No executions match.').waitFor();
+  });
+
   it('cancels a long run from its page', async () => {
     await stack.register(`apiVersion: svc/v1
 kind: Playbook
