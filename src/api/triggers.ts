@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { isCalendarDate, isoTimeInRange } from '../calendar-time.ts';
 import { ServiceError } from '../errors.ts';
-import { backfill, fireByHand, pauseTrigger, triggerViews, type TriggerView } from '../triggers/trigger-operations.ts';
+import { backfill, fireByHand, pauseTrigger, triggerViews, type Backfilled, type TriggerView } from '../triggers/trigger-operations.ts';
 import { requireReachablePath, requireReachableTriggerName } from './catalog-path.ts';
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
@@ -47,7 +47,10 @@ const triggerAnswer = v.object({
   last_error: v.nullable(v.string()),
   spec: anyObject,
 }) satisfies v.GenericSchema<unknown, TriggerView>;
-const backfilledAnswer = v.pipe(v.object({ execution_ids: v.array(integer), skipped: integer }), v.description('backfill: the executions started, and the fires that started none'));
+const backfilledAnswer = v.pipe(
+  v.object({ execution_ids: v.array(integer), skipped: integer, refused: v.array(v.object({ fire_key: v.string(), error: v.string() })) }),
+  v.description('backfill: the executions started, the times made before (skipped: a range again), and the fires of this backfill its payload or the inputs refused (recorded), with why'),
+) satisfies v.GenericSchema<unknown, Backfilled>;
 const firedAnswer = v.object({ execution_id: v.nullable(integer), duplicate: v.boolean(), fire_key: v.string(), outcome: v.picklist(['started', 'skipped']) });
 
 /** `{path}/{name}/{action}` from the wildcard (a path has slashes; the name and the action have none). */
@@ -84,7 +87,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
         tags: ['triggers'],
         summary: 'POST /api/triggers/{path}/{name}/pause|resume|fire|backfill',
         description:
-          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped}`: a range again starts nothing new. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
+          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
         response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
       config: { access: { level: 'operator' } },

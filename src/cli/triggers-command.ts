@@ -11,7 +11,7 @@ import { TRIGGERS_USAGE } from './triggers-usage.ts';
 const KINDS = ['schedule', 'webhook', 'nats'] as const;
 const SET_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const Fired = v.looseObject({ execution_id: v.nullable(v.number()), duplicate: v.boolean(), fire_key: v.string(), outcome: v.string() });
-const Backfilled = v.looseObject({ execution_ids: v.array(v.number()), skipped: v.number() });
+const Backfilled = v.looseObject({ execution_ids: v.array(v.number()), skipped: v.number(), refused: v.optional(v.array(v.looseObject({ fire_key: v.string(), error: v.string() })), []) });
 const CatalogEntry = v.looseObject({ content: v.string() });
 
 type Options = { json?: boolean; kind?: string; payload?: string; set?: string[]; 'fire-key'?: string; from?: string; to?: string; server?: string };
@@ -44,7 +44,7 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
       if (!path || !name) throw new UsageError(`${sub} needs the playbook PATH and the trigger NAME`);
       if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
       if (sub === 'fire') return await fire(client, path, name, values, out);
-      if (sub === 'backfill') return await backfill(client, path, name, values, out);
+      if (sub === 'backfill') return await backfill(client, path, name, values, out, err);
       const trigger = v.parse(TriggerItem, await client.request<unknown>('POST', triggerUrl(path, name, sub), {}));
       out.write(values.json ? `${JSON.stringify(trigger, null, 2)}\n` : `${trigger.path} ${trigger.name}: ${trigger.state}${trigger.next_fires[0] ? `, next fire ${whenText(trigger.next_fires[0], Date.now())}` : ''}\n`);
       return 0;
@@ -87,12 +87,17 @@ async function fire(client: ServerClient, path: string, name: string, values: Op
   return 0;
 }
 
-async function backfill(client: ServerClient, path: string, name: string, values: Options, out: Out): Promise<number> {
+async function backfill(client: ServerClient, path: string, name: string, values: Options, out: Out, err: Out): Promise<number> {
   if (!values.from || !values.to) throw new UsageError('backfill needs --from and --to (ISO 8601 times, e.g. 2026-01-01T00:00:00Z)');
   const answer = v.parse(Backfilled, await client.request<unknown>('POST', triggerUrl(path, name, 'backfill'), { from: values.from, to: values.to }));
+  const refused = answer.refused;
   if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
-  else out.write(`started ${answer.execution_ids.length} execution${answer.execution_ids.length === 1 ? '' : 's'}${answer.execution_ids.length ? ` (${answer.execution_ids.join(', ')})` : ''}; ${answer.skipped} fire${answer.skipped === 1 ? '' : 's'} already made or skipped\n`);
-  return 0;
+  else {
+    out.write(`started ${answer.execution_ids.length} execution${answer.execution_ids.length === 1 ? '' : 's'}${answer.execution_ids.length ? ` (${answer.execution_ids.join(', ')})` : ''}; ${answer.skipped} fire${answer.skipped === 1 ? '' : 's'} already made or skipped\n`);
+    if (refused.length) err.write(`svc triggers: ${refused.length} fire${refused.length === 1 ? '' : 's'} of the range started nothing (recorded as refused):\n${refused.map((r) => `  - ${r.fire_key}: ${r.error}\n`).join('')}`);
+  }
+  // A fire refused is no success: a script sees it, with --json too (the answer has them).
+  return refused.length ? 1 : 0;
 }
 
 /**

@@ -95,11 +95,14 @@ export async function fireByHand(deps: EngineDeps, path: string, name: string, b
   return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome };
 }
 
+/** What a backfill did: the executions it started, the times made before (`skipped`), and its own fires that started nothing, with why. */
+export type Backfilled = { execution_ids: number[]; skipped: number; refused: { fire_key: string; error: string }[] };
+
 /**
  * Starts a schedule's fires of `[from, to)` (each keyed by its scheduled time, so a range again,
  * or times the schedule fired itself, start nothing new). Overlap does not apply: asked for.
  */
-export async function backfill(deps: EngineDeps, path: string, name: string, from: Date, to: Date): Promise<{ execution_ids: number[]; skipped: number }> {
+export async function backfill(deps: EngineDeps, path: string, name: string, from: Date, to: Date): Promise<Backfilled> {
   const row = await triggerOr404(deps, path, name);
   if (row.kind !== 'schedule') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} is a ${row.kind} trigger: only schedules backfill`, errors: ['name: not a schedule'] });
   if (!(from.getTime() < to.getTime())) throw new ServiceError('unprocessable', { message: 'from must be before to', errors: ['to: must be after from'] });
@@ -111,7 +114,13 @@ export async function backfill(deps: EngineDeps, path: string, name: string, fro
   const results: Awaited<ReturnType<typeof fireTrigger>> = [];
   // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
   for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true })));
-  return { execution_ids: results.filter((r) => !r.duplicate && r.outcome === 'started').map((r) => r.executionId!), skipped: results.filter((r) => r.duplicate || r.outcome !== 'started').length };
+  const fresh = results.filter((r) => !r.duplicate);
+  return {
+    execution_ids: fresh.filter((r) => r.outcome === 'started').map((r) => r.executionId!),
+    skipped: results.length - fresh.length,
+    // Refused by the payload or the inputs: said, not counted among the times made before.
+    refused: fresh.filter((r) => r.outcome !== 'started').map((r) => ({ fire_key: r.fireKey, error: r.error ?? r.outcome })),
+  };
 }
 
 const BACKFILL_CHUNK = 100;

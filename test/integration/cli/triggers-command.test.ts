@@ -98,12 +98,27 @@ describe('svc triggers', () => {
     const first = await svc(['backfill', 'cli/triggers/nightly', 'nightly', ...range, '--json']);
     expect(first, first.stderr).toMatchObject({ code: 0 });
     const started = JSON.parse(first.stdout);
-    expect(started).toMatchObject({ skipped: 0 });
+    expect(started).toMatchObject({ skipped: 0, refused: [] });
     expect(started.execution_ids).toHaveLength(3);
     // 02:00 Berlin (UTC+1 in January) is 01:00 UTC; each fire's payload has its own day.
     expect(await workloadOf(started.execution_ids[0])).toEqual({ day: '2026-01-01', limit: 1 });
     const again = await svc(['backfill', 'cli/triggers/nightly', 'nightly', ...range]);
     expect(again, again.stderr).toMatchObject({ code: 0, stdout: 'started 0 executions; 3 fires already made or skipped\n' });
+  });
+
+  it('a backfill whose fires the inputs refuse says so and exits 1, not "already made"', async () => {
+    const refusing = PLAYBOOK.replace('cli/triggers/nightly', 'cli/triggers/refusing').replace('day: { type: string, default: none }', 'day: { type: integer, default: 1 }');
+    const reg = await http(a.url, 'POST', '/api/catalog/playbook', { content: refusing });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    const range = ['--from', '2026-01-01T00:00:00Z', '--to', '2026-01-03T00:00:00Z'];
+    const text = await svc(['backfill', 'cli/triggers/refusing', 'nightly', ...range]);
+    expect(text.code, text.stderr).toBe(1);
+    expect(text.stdout).toBe('started 0 executions; 0 fires already made or skipped\n');
+    expect(text.stderr).toMatch(/^svc triggers: 2 fires of the range started nothing \(recorded as refused\):\n  - 2026-01-01T01:00:00\.000Z: .*workload\.day: must be integer, got string\n  - 2026-01-02T01:00:00\.000Z: /);
+    // Recorded: the range again has them as made before.
+    const json = await svc(['backfill', 'cli/triggers/refusing', 'nightly', ...range, '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ execution_ids: [], skipped: 2, refused: [] });
   });
 
   it("prints the API's detail and exits 1 when it refuses; usage errors exit 2; an unreachable server exits 3", async () => {

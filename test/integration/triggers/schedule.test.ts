@@ -200,7 +200,7 @@ describe('schedules', () => {
       http(a.url, 'POST', '/api/triggers/sched/backfill/hourly/backfill', range),
       http(a.url, 'POST', '/api/triggers/sched/backfill/hourly/backfill', { from: '2020-01-01T03:00:00Z', to: '2020-01-01T07:00:00Z' }),
     ]);
-    expect(again.body).toEqual({ execution_ids: [], skipped: 5 });
+    expect(again.body).toEqual({ execution_ids: [], skipped: 5, refused: [] });
     expect(overlapping.body.execution_ids).toHaveLength(2);
     expect(await executionsOf('sched/backfill')).toHaveLength(7);
     const workloads = (await executionsOf('sched/backfill')).map((e) => (e.workload as { day: string }).day).sort();
