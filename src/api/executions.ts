@@ -9,7 +9,7 @@ import { cleanupStuckExecutions, type CleanupResult } from '../engine/cleanup-ex
 import { retryExecution, type Retried } from '../engine/retry-execution.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { decodeExecutionCursor, encodeExecutionCursor } from './execution-cursor.ts';
-import { isCalendarDate } from '../calendar-time.ts';
+import { StartTimeText } from '../start-time-text.ts';
 import { startPath } from './catalog-path.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integer, responses, time } from './answers.ts';
@@ -63,8 +63,7 @@ const filterText = (description: string) => v.optional(v.pipe(v.string(), v.minL
 const startTime = (description: string) =>
   v.optional(
     v.pipe(
-      v.union([v.pipe(v.string(), v.isoTimestamp()), v.pipe(v.string(), v.isoDate())], 'must be an ISO 8601 date or date-time with a zone'),
-      v.check(isCalendarDate, 'must name a real day'),
+      StartTimeText,
       v.transform((text) => new Date(text)),
       v.description(description),
     ),

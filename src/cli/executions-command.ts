@@ -1,4 +1,6 @@
+import * as v from 'valibot';
 import { durationMs } from '../dsl/duration.ts';
+import { StartTimeText } from '../start-time-text.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-command.ts';
@@ -59,7 +61,7 @@ function executionId(text: string | undefined, name: string): number {
 export function sinceTime(text: string, now: number, option = '--since'): string {
   const ms = durationMs(text);
   if (ms !== undefined) return new Date(now - ms).toISOString();
-  if (!Number.isNaN(Date.parse(text))) return text;
+  if (v.is(StartTimeText, text)) return text;
   throw new UsageError(`${option} expects an ISO 8601 time (2026-11-01T08:00:00Z, 2026-11-01) or a duration (30m, 2h, 1d), got ${JSON.stringify(text)}`);
 }
 

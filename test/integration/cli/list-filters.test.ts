@@ -62,6 +62,10 @@ describe('svc list filters', () => {
     for (const [args, stderr] of [
       [['--parent', 'abc'], /^svc list: --parent expects an execution ID/],
       [['--until', 'later'], /^svc list: --until expects an ISO 8601 time/],
+      // Text Date.parse reads but the list refuses (no zone; a bare year): refused here, not by the server.
+      [['--since', '2026-11-01T08:00:00'], /^svc list: --since expects an ISO 8601 time/],
+      [['--until', '1'], /^svc list: --until expects an ISO 8601 time/],
+      [['--since', '2026-02-30'], /^svc list: --since expects an ISO 8601 time/],
     ] as const) {
       const r = await runSvc(['list', ...args], { SVC_SERVER_URL: s.url });
       expect(r.code, r.stderr).toBe(2);
