@@ -171,6 +171,20 @@ export async function unfinishedRuns(q: Queryable, triggers: readonly { path: st
 }
 
 /**
+ * Takes schedules whose stored spec this version cannot read out of the timekeeper's way (each
+ * only while still due at `due`): no next fire (a new version of the playbook computes one), the
+ * reason in last_error, counted in errors.
+ */
+export async function shelveSchedules(q: Queryable, schedules: readonly { path: string; name: string; due: Date; error: string }[]): Promise<void> {
+  await q.query(
+    `UPDATE core.trigger t SET next_fire_at = NULL, errors = t.errors + 1, last_error = x.error, updated_at = now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(path text, name text, due timestamptz, error text)
+      WHERE t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due`,
+    [JSON.stringify(schedules)],
+  );
+}
+
+/**
  * Per schedule (`path\nname`), until when its due times from `before` on waited for a run of it
  * (overlap queue), for a schedule none of whose runs is unfinished: the time its last run before
  * `before` started (the tick that started it saw the times due then), or the latest end of that run

@@ -1,11 +1,11 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { earliestScheduledFire, lookAtSchedules, queuedThrough, unfinishedRuns } from '../db/trigger.repo.ts';
+import { earliestScheduledFire, lookAtSchedules, queuedThrough, shelveSchedules, unfinishedRuns } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
-import { ScheduleTriggerSchema, type ScheduleTrigger } from './trigger.schema.ts';
-import * as v from 'valibot';
+import { storedSchedule } from './stored-schedule.ts';
+import type { ScheduleTrigger } from './trigger.schema.ts';
 
 // The timekeeper of schedules: it sleeps until the earliest next fire of any schedule (at most
 // SCHEDULER_MAX_SLEEP_MS, so a schedule registered on another server is seen soon), then fires
@@ -47,12 +47,21 @@ export type TickReport = { schedules: number; started: number; skipped: number; 
  * together. A schedule another server holds is left to it (`raced`).
  */
 export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new Date()): Promise<TickReport> {
-  const { due, next } = await lookAtSchedules(deps.db, now(), DUE_PER_TICK);
+  const { due: looked, next } = await lookAtSchedules(deps.db, now(), DUE_PER_TICK);
   const report: TickReport = { schedules: 0, started: 0, skipped: 0, refused: 0, raced: 0, waiting: [], next };
-  report.schedules = due.length;
-  if (due.length === 0) return report;
+  report.schedules = looked.length;
+  if (looked.length === 0) return report;
   const at = now();
-  const specs = due.map((row) => v.parse(ScheduleTriggerSchema, row.spec));
+  // A row this version cannot read (its spec, its cron) is shelved, not left to fail every tick.
+  const broken: { path: string; name: string; due: Date; error: string }[] = [];
+  const shelve = (row: { path: string; name: string; next_fire_at: Date | null }, error: string) => broken.push({ path: row.path, name: row.name, due: row.next_fire_at!, error });
+  const read = looked.flatMap((row) => {
+    const r = storedSchedule(row.spec);
+    if ('problem' in r) shelve(row, r.problem);
+    return 'spec' in r ? [{ row, spec: r.spec }] : [];
+  });
+  const due = read.map((r) => r.row);
+  const specs = read.map((r) => r.spec);
   const watched = due.filter((_, i) => specs[i].overlap !== 'allow');
   const unfinished = watched.length ? await unfinishedRuns(deps.db, watched) : new Map<string, number[]>();
   const key = (row: { path: string; name: string }) => `${row.path}\n${row.name}`;
@@ -62,10 +71,23 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   const firedAt = new Date();
   const plans = due.flatMap((row, i) => {
     const runs = unfinished.get(key(row)) ?? [];
-    const plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt, waited.get(key(row)) ?? null);
+    let plan: Plan;
+    try {
+      plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt, waited.get(key(row)) ?? null);
+    } catch (err) {
+      // A cron the library no longer takes: its arithmetic throws.
+      shelve(row, `the stored schedule no longer reads (cron: ${err instanceof Error ? err.message : String(err)}): register a new version of the playbook`);
+      return [];
+    }
     if (plan.waiting) report.waiting.push({ path: row.path, name: row.name, runs });
     return plan.waiting ? [] : [{ row, plan }];
   });
+  if (broken.length) {
+    deps.log.warn({ schedules: broken.map((b) => `${b.path}/${b.name}`), problem: broken[0].error }, 'schedules that no longer read are shelved until registered again');
+    await shelveSchedules(deps.db, broken);
+    report.refused += broken.length;
+  }
+  if (plans.length === 0) return report;
   // The newest due time replaces whatever still runs (cancel_previous): the runs are cancelled in
   // the transaction that starts it, so only if it starts (not refused, not a duplicate, not raced
   // by another server's tick of the same time, whose new run may be among them).

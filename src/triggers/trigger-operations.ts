@@ -3,8 +3,8 @@ import { getTrigger, listTriggers, setTriggerPaused, type TriggerKindName, type 
 import { ServiceError, notFound } from '../errors.ts';
 import { firesBetween, nextFire } from './cron-schedule.ts';
 import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
-import { ScheduleTriggerSchema } from './trigger.schema.ts';
-import * as v from 'valibot';
+import { storedSchedule } from './stored-schedule.ts';
+import type { ScheduleTrigger } from './trigger.schema.ts';
 
 /** Next fire times a listing shows per schedule. */
 const LISTED_NEXT_FIRES = 3;
@@ -53,7 +53,10 @@ function viewOf(row: TriggerRow & Partial<TriggerListRow>): TriggerView {
 
 function nextFires(row: TriggerRow): string[] {
   if (row.kind !== 'schedule' || row.paused || !row.next_fire_at) return [];
-  const spec = v.parse(ScheduleTriggerSchema, row.spec);
+  const read = storedSchedule(row.spec);
+  // Unreadable (registered under older rules): listed, with its stored next fire only.
+  if ('problem' in read) return [row.next_fire_at.toISOString()];
+  const spec = read.spec;
   const out = [row.next_fire_at];
   while (out.length < LISTED_NEXT_FIRES) {
     const t = nextFire(spec.cron, spec.timezone, out[out.length - 1]);
@@ -61,6 +64,13 @@ function nextFires(row: TriggerRow): string[] {
     out.push(t);
   }
   return out.map((t) => t.toISOString());
+}
+
+/** A schedule's stored spec, or 409 saying it no longer reads (registered under older rules): never a 500. */
+function scheduleOf(row: TriggerRow): ScheduleTrigger {
+  const read = storedSchedule(row.spec);
+  if ('problem' in read) throw new ServiceError('conflict', { message: `trigger ${row.name} of ${row.path}: ${read.problem}` });
+  return read.spec;
 }
 
 async function triggerOr404(deps: EngineDeps, path: string, name: string): Promise<TriggerRow> {
@@ -72,7 +82,8 @@ async function triggerOr404(deps: EngineDeps, path: string, name: string): Promi
 /** Pauses or resumes a trigger (a resumed schedule fires next at its next time after now); 404 when unknown. */
 export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean): Promise<TriggerView> {
   const row = await triggerOr404(deps, path, name);
-  const spec = row.kind === 'schedule' ? v.parse(ScheduleTriggerSchema, row.spec) : undefined;
+  // Only a resume reads the spec (its next fire): a schedule that no longer reads can still be paused.
+  const spec = row.kind === 'schedule' && !paused ? scheduleOf(row) : undefined;
   const updated = await setTriggerPaused(deps.db, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, new Date()) : null);
   if (!updated) throw notFound(`trigger ${name} of ${path}`);
   // Answered as the listing shows it: the updated row alone has no last fire (it read as null).
@@ -88,7 +99,7 @@ export async function fireByHand(deps: EngineDeps, path: string, name: string, b
   const row = await triggerOr404(deps, path, name);
   const now = new Date();
   const fireKey = body.fireKey ?? `manual:${crypto.randomUUID()}`;
-  const own = row.kind === 'schedule' ? renderTriggerPayload(v.parse(ScheduleTriggerSchema, row.spec).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
+  const own = row.kind === 'schedule' ? renderTriggerPayload(scheduleOf(row).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
   const fire: Fire = 'refused' in own ? { fireKey, scheduledTime: now, refused: own.refused } : { fireKey, scheduledTime: row.kind === 'schedule' ? now : null, payload: { ...own.payload, ...body.payload } };
   const [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire]);
   if (result.outcome === 'refused') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`] });
@@ -106,7 +117,7 @@ export async function backfill(deps: EngineDeps, path: string, name: string, fro
   const row = await triggerOr404(deps, path, name);
   if (row.kind !== 'schedule') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} is a ${row.kind} trigger: only schedules backfill`, errors: ['name: not a schedule'] });
   if (!(from.getTime() < to.getTime())) throw new ServiceError('unprocessable', { message: 'from must be before to', errors: ['to: must be after from'] });
-  const spec = v.parse(ScheduleTriggerSchema, row.spec);
+  const spec = scheduleOf(row);
   const times = firesBetween(spec.cron, spec.timezone, from, to, MAX_BACKFILL_FIRES + 1);
   if (times.length > MAX_BACKFILL_FIRES) throw new ServiceError('unprocessable', { message: `the range holds more than ${MAX_BACKFILL_FIRES} fires: backfill a shorter one`, errors: [`to: at most ${MAX_BACKFILL_FIRES} fires per backfill`] });
   const firedAt = new Date().toISOString();
