@@ -116,9 +116,10 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
     const a = !(c instanceof ServiceError) && c.admission;
     if (!a || !a.debounce || c instanceof ServiceError) continue;
     const priority = inputs[i].priority ?? c.compiled.playbook.priority;
-    const id = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
-    if (id === null) continue;
-    joined.set(i, { executionId: id, catalogId: c.compiled.catalogId, path: c.compiled.path, commandsGenerated: 0, debounced: true });
+    const window = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
+    if (window === null) continue;
+    // Its catalog id: the version the execution runs, which a version registered since the window opened is not.
+    joined.set(i, { ...window, path: c.compiled.path, commandsGenerated: 0, debounced: true });
     // Its key has an execution queued now (the key it moved from is read again once its memory is old).
     if (a.limit !== null && a.key !== null) deps.rooms.queued(a.limit, a.key);
   }

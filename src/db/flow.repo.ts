@@ -333,18 +333,20 @@ export type DebounceJoin = { args: Record<string, unknown>; seconds: number; lim
  * A later start of a debounce burst: the open window of `path` and `key` closes `seconds` from
  * now instead, and the execution waits with the later start's payload, concurrency key and
  * priority (a key's row is made for it as for a new admission: migrations/0040). The execution's
- * id, or null when no window is open (the start opens one).
+ * id and catalog id (the version it runs: a newer one may have been registered since the window
+ * opened), or null when no window is open (the start opens one).
  */
-export async function extendDebounce(q: Queryable, path: string, key: string, join: DebounceJoin): Promise<number | null> {
-  const { rows } = await q.query<{ execution_id: string | number }>({
+export async function extendDebounce(q: Queryable, path: string, key: string, join: DebounceJoin): Promise<{ executionId: number; catalogId: number } | null> {
+  const { rows } = await q.query<{ execution_id: string | number; catalog_id: string | number }>({
     name: 'svc_extend_debounce',
-    text: `UPDATE core.admission SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb,
+    text: `UPDATE core.admission a SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb,
                   limit_name = $5, limit_key = $6, capacity = $7, priority = $8
-            WHERE debounce_path = $1 AND debounce_key = $2 AND admitted_at IS NULL
-            RETURNING execution_id`,
+             FROM core.execution e
+            WHERE a.debounce_path = $1 AND a.debounce_key = $2 AND a.admitted_at IS NULL AND e.execution_id = a.execution_id
+            RETURNING a.execution_id, e.catalog_id`,
     values: [path, key, join.seconds, JSON.stringify(join.args), join.limit, join.key, join.capacity, join.priority],
   });
-  return rows[0] ? Number(rows[0].execution_id) : null;
+  return rows[0] ? { executionId: Number(rows[0].execution_id), catalogId: Number(rows[0].catalog_id) } : null;
 }
 
 const UNIQUE_VIOLATION = '23505';

@@ -215,7 +215,7 @@ export const HOT_STATEMENTS: HotStatement[] = [
   {
     name: 'debounce extension (src/db/flow.repo.ts)',
     send: (q) => extendDebounce(q, 'p', 'k', { args: {}, seconds: 1, limit: 'l', key: 'k', capacity: null, priority: 5 }),
-    tables: { admission: 'global: the open window of a playbook and key', flow_key: FLOW_KEY },
+    tables: { admission: 'global: the open window of a playbook and key', flow_key: FLOW_KEY, execution: 'execution_id' },
   },
   {
     name: 'due waits (src/db/wait.repo.ts)',

@@ -74,4 +74,22 @@ workflow:
     expect([await running('initech'), await running('acme')]).toEqual([1, 0]);
     expect((await http(t.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'done' })).status).toBe(200);
   });
+
+  it('answers the catalog id of the version its execution runs, though a newer one was registered since the window opened', async () => {
+    const opened = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/join', payload: { d: 'versions', tenant: 'acme' } })).body;
+    const newer = await http(t.url, 'POST', '/api/catalog/playbook', { content: `apiVersion: svc/v1
+metadata: { name: join, path: flow/join, description: a newer version }
+workload: { tenant: t0, d: x }
+concurrency: { limit: 1, key: "{{ workload.tenant }}" }
+debounce: { key: "{{ workload.d }}", seconds: 1 }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+` });
+    expect(newer.body.catalog_id).not.toBe(opened.catalog_id);
+    const joined = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/join', payload: { d: 'versions', tenant: 'acme' } })).body;
+    expect(joined).toMatchObject({ execution_id: opened.execution_id, debounced: true, catalog_id: opened.catalog_id });
+    expect((await http(t.url, 'GET', `/api/executions/${opened.execution_id}`)).body.catalog_id).toBe(opened.catalog_id);
+    expect((await http(t.url, 'POST', `/api/executions/${opened.execution_id}/cancel`, { reason: 'done' })).status).toBe(200);
+  });
 });
