@@ -87,7 +87,7 @@ const INFO = {
   [EVENT.executionCancelled]: { writers: ['operator', 'engine'], folds: true, meaning: 'the execution is cancelled (context `reason`, `cancelled_at`; `requested_by` when asked for): by a request, cleanup, or its parent ending' },
   [EVENT.executionPaused]: { writers: ['operator'], folds: true, meaning: 'the execution is paused (context `requested_by`): no command is issued until it is resumed; running ones finish, due timers wait' },
   [EVENT.executionQueued]: { writers: ['engine'], folds: false, meaning: 'the execution waits to be admitted (status queued): by its playbook\'s concurrency limit (context `limit`, `key`) and/or a debounce window (`debounce_until`); no step runs meanwhile' },
-  [EVENT.executionAdmitted]: { writers: ['engine'], folds: true, meaning: 'a queued execution is admitted (its key had room, its debounce window closed): its entry step runs; a debounced one with the last start\'s payload (result `args`)' },
+  [EVENT.executionAdmitted]: { writers: ['engine'], folds: true, meaning: 'a queued execution is admitted (its key had room, its debounce window closed): its entry step runs; a debounced one with the last start\'s payload (result `args`); context `limit`, `key` and `priority`: what it was admitted with (a debounced one\'s: the last start\'s)' },
   [EVENT.executionResumed]: { writers: ['operator'], folds: true, meaning: 'a paused execution goes on: the commands held while it was paused are issued' },
   [EVENT.timerSet]: { writers: ['engine'], folds: false, meaning: 'a step waits for a time (context `seq`, `wake_at`); it holds no worker meanwhile' },
   [EVENT.timerFired]: { writers: ['engine'], folds: true, meaning: 'a waiting step\'s time came (context `seq`, `wake_at`); the step moves on' },
