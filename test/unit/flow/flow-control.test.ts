@@ -8,6 +8,7 @@ import { FlowKeyError, MAX_FLOW_KEY_LENGTH } from '../../../machines/flow-key.ts
 import { executionStatusOf } from '../../../machines/execution/step-phase.ts';
 import { segmentsOf } from '../../../machines/execution/segments.ts';
 import { Driver, inputOf, issued } from '../machines/helpers.ts';
+import { toMachineEvent } from '../../../actors/to-machine-event.ts';
 
 const doc = (extra: string, tool = '{ name: t, kind: noop }') => `apiVersion: svc/v1
 metadata: { name: f, path: t/f }
@@ -121,6 +122,16 @@ describe('the machine', () => {
     d.send({ type: 'execution.admitted', args: { n: 1 }, flow: { limit: 'tenant', key: 'globex', priority: 8 } });
     expect(d.context.input).toMatchObject({ priority: 8, admission: { limit: 'tenant', key: 'globex' } });
     expect(issued(d.last)[0]).toMatchObject({ priority: 8 });
+  });
+
+  it('an execution.admitted row gives the machine its limit, key and priority; one of a log written before it recorded them gives none (the start\'s stay)', () => {
+    const row = (context: Record<string, unknown>) => ({ event_type: 'execution.admitted', context, result: { n: 1 }, error: null });
+    expect(toMachineEvent(row({ limit: '@t/f', key: 'globex', priority: 8, at: 'x' }))).toEqual({ type: 'execution.admitted', args: { n: 1 }, flow: { limit: '@t/f', key: 'globex', priority: 8 } });
+    expect(toMachineEvent(row({ limit: null, key: null, priority: 5 }))).toMatchObject({ flow: { limit: null, key: null, priority: 5 } });
+    expect(toMachineEvent(row({ limit: '@t/f', at: 'x' }))).toEqual({ type: 'execution.admitted', args: { n: 1 } });
+    const d = Driver.of([{ step: 'start', tool: [{ name: 'a', kind: 'noop' }] }], { priority: 2, admission });
+    d.send({ type: 'execution.admitted' });
+    expect(d.context.input).toMatchObject({ priority: 2, admission });
   });
 
   it('a command carries its priority and its rendered limit key; a limit key that fails to render fails the task', () => {
