@@ -13,30 +13,61 @@ const PAGE_SIZE = 50;
 // The first page is read again this often: new executions and progress appear without a reload.
 const LIVE_REFRESH_MS = 2_000;
 
-// `search`: the list's `q`, an execution id exactly or text anywhere in the path.
-type Filters = { status: string; path: string; search: string };
+// The list's filters as GET /api/executions names them, kept in the page's URL under the same
+// names: the playbook path (exact), `q` (an execution id exactly, or text anywhere in the path),
+// the trigger, the caller, the parent, and the start time's range (ISO times).
+const TEXT_FILTERS = ['path', 'q', 'trigger', 'requested_by', 'parent'] as const;
+const TIME_FILTERS = ['started_after', 'started_before'] as const;
+const FILTERS = ['status', ...TEXT_FILTERS, ...TIME_FILTERS] as const;
+type FilterName = (typeof FILTERS)[number];
+type Filters = Record<FilterName, string>;
 
-const listUrl = ({ status, path, search }: Filters, cursor?: string) => {
+const LABELS: Record<(typeof TEXT_FILTERS)[number] | (typeof TIME_FILTERS)[number], [string, string]> = {
+  path: ['Playbook path', 'examples/hello'],
+  q: ['Search', 'id or path text'],
+  trigger: ['Trigger', 'nightly'],
+  requested_by: ['Started by', 'alice'],
+  parent: ['Parent', 'execution id'],
+  started_after: ['Started after', ''],
+  started_before: ['Started before', ''],
+};
+
+const listUrl = (filters: Filters, cursor?: string) => {
   const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  if (status) q.set('status', status);
-  if (path) q.set('path', path);
-  if (search) q.set('q', search);
+  for (const name of FILTERS) if (filters[name]) q.set(name, filters[name]);
   if (cursor !== undefined) q.set('cursor', cursor);
   return `/executions?${q}`;
 };
 
-/** Executions, newest first by start time: filtered by status and path, searched by id or path text, paged by cursor, the first page live. */
+// A datetime-local input shows local time without a zone; the list takes ISO with one.
+const pad = (n: number) => String(n).padStart(2, '0');
+function localInput(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+function isoOfLocal(local: string): string {
+  const d = new Date(local);
+  return local && !Number.isNaN(d.getTime()) ? d.toISOString() : '';
+}
+
+function filtersOf(query: URLSearchParams): Filters {
+  const filters: Filters = { status: '', path: '', q: '', trigger: '', requested_by: '', parent: '', started_after: '', started_before: '' };
+  for (const name of FILTERS) filters[name] = query.get(name) ?? '';
+  return filters;
+}
+
+/** Executions, newest first by start time: filtered (status, path, trigger, caller, parent, start range), searched by id or path text, paged by cursor, the first page live. */
 export function ExecutionsPage({ query }: { query: URLSearchParams }) {
-  const status = query.get('status') ?? '';
-  const path = query.get('path') ?? '';
-  const search = query.get('q') ?? '';
-  const filters = { status, path, search };
-  const [pathInput, setPathInput] = useState(path);
-  const [searchInput, setSearchInput] = useState(search);
-  const first = usePoll((signal) => api<Page>(listUrl(filters), { signal }), LIVE_REFRESH_MS, [status, path, search]);
+  const filters = filtersOf(query);
+  const { status } = filters;
+  const [draft, setDraft] = useState<Filters>(() => ({ ...filters, started_after: localInput(filters.started_after), started_before: localInput(filters.started_before) }));
+  const key = FILTERS.map((name) => filters[name]).join('|');
+  const first = usePoll((signal) => api<Page>(listUrl(filters), { signal }), LIVE_REFRESH_MS, [key]);
+  const filtered = FILTERS.some((name) => filters[name]);
+  const go = (next: Filters) => navigate(href(['executions'], next));
   // Older pages, loaded on demand; they are history and are not refreshed.
   const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: string | null; error?: unknown }>({ key: '', rows: [], cursor: null });
-  const key = `${status}|${path}|${search}`;
   const olderRows = older.key === key ? older.rows : [];
   const cursor = older.key === key && older.rows.length ? older.cursor : (first.data?.next_cursor ?? null);
   const loadOlder = async () => {
@@ -57,12 +88,13 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          navigate(href(['executions'], { status, path: pathInput.trim(), q: searchInput.trim() }));
+          const text = Object.fromEntries(TEXT_FILTERS.map((name) => [name, draft[name].trim()]));
+          go({ ...filters, ...text, started_after: isoOfLocal(draft.started_after), started_before: isoOfLocal(draft.started_before) });
         }}
       >
         <label>
           Status
-          <select value={status} onChange={(e) => navigate(href(['executions'], { status: e.target.value, path, q: search }))}>
+          <select value={status} onChange={(e) => go({ ...filters, status: e.target.value })}>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}
@@ -71,14 +103,18 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
             ))}
           </select>
         </label>
-        <label>
-          Playbook path
-          <input value={pathInput} onChange={(e) => setPathInput(e.target.value)} placeholder="examples/hello" />
-        </label>
-        <label>
-          Search
-          <input type="search" value={searchInput} onChange={(e) => setSearchInput(e.target.value)} placeholder="id or path text" />
-        </label>
+        {TEXT_FILTERS.map((name) => (
+          <label key={name}>
+            {LABELS[name][0]}
+            <input type={name === 'q' ? 'search' : 'text'} inputMode={name === 'parent' ? 'numeric' : undefined} value={draft[name]} onChange={(e) => setDraft({ ...draft, [name]: e.target.value })} placeholder={LABELS[name][1]} />
+          </label>
+        ))}
+        {TIME_FILTERS.map((name) => (
+          <label key={name}>
+            {LABELS[name][0]}
+            <input type="datetime-local" value={draft[name]} onChange={(e) => setDraft({ ...draft, [name]: e.target.value })} />
+          </label>
+        ))}
         <button type="submit">Filter</button>
       </form>
       <ErrorBox error={first.error ?? older.error} />
@@ -99,7 +135,7 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
           ))}
         </tbody>
       </table>
-      {first.data && rows.length === 0 ? <p className="muted">No executions{status || path || search ? ' match' : ' yet'}.</p> : null}
+      {first.data && rows.length === 0 ? <p className="muted">No executions{filtered ? ' match' : ' yet'}.</p> : null}
       {cursor !== null ? (
         <button type="button" onClick={loadOlder}>
           Older executions

@@ -177,7 +177,7 @@ describe('web console', () => {
     await page.getByText('No executions match.').waitFor();
   });
 
-  it('searches executions by id or path text', async () => {
+  it('searches executions by id or path text, and filters by caller, trigger and start time', async () => {
     await page.goto(`${stack.url}/ui/#/executions`);
     const rows = page.locator('table.list tbody tr');
     await rows.nth(1).waitFor();
@@ -193,6 +193,22 @@ describe('web console', () => {
     await expect.poll(() => rows.count()).toBe(2);
     await search.fill('no/such/text');
     await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No executions match.').waitFor();
+    await search.fill('');
+    await page.getByLabel('Started by').fill('local');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL((u) => u.hash.includes('requested_by=local') && !u.hash.includes('q='));
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByLabel('Trigger').fill('nightly');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No executions match.').waitFor();
+    await page.getByLabel('Trigger').fill('');
+    // An hour from now, in the input's local time: the list asks for an ISO time with a zone.
+    const later = new Date(Date.now() + 3_600_000);
+    const local = (n: number) => String(n).padStart(2, '0');
+    await page.getByLabel('Started after').fill(`${later.getFullYear()}-${local(later.getMonth() + 1)}-${local(later.getDate())}T${local(later.getHours())}:${local(later.getMinutes())}`);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL((u) => /started_after=\d{4}-\d\d-\d\dT[\d%A:.]+Z/.test(u.hash));
     await page.getByText('No executions match.').waitFor();
   });
 
