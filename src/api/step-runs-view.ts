@@ -60,9 +60,16 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   // Waits that ended, oldest first, each awaiting the step.exit the machine records for it (the
   // same transition, so next among the step's events; a run ended without waiting has none).
   const waitsEnded: Run[] = [];
+  // The item a loop began last (`loop.item`, just before the work it starts): a child's start does
+  // not say its item, a command's issue does.
+  let item: number | null = null;
   for (const e of events) {
     const ctx = isObject(e.context) ? e.context : {};
     if (movedNothing(e, ctx)) continue;
+    if (e.event_type === EVENT.loopItem) {
+      item = num(ctx.index);
+      continue;
+    }
     if (e.event_type === EVENT.stepExit) {
       const r = waitsEnded.shift();
       const status = ctx.status;
@@ -77,6 +84,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     switch (e.event_type) {
       case EVENT.commandIssued:
         r.loop_index = num(ctx.loop_index);
+        item = null;
         r.command_id = num(ctx.command_id) ?? r.command_id;
         break;
       case EVENT.commandClaimed: {
@@ -121,6 +129,8 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.status = 'running';
         r.started_at = at;
         r.child_execution_id = num(ctx.child_execution_id);
+        r.loop_index = item;
+        item = null;
         break;
       case EVENT.childFinished:
         r.status = text(ctx.status) ?? 'finished';

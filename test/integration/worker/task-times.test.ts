@@ -166,3 +166,31 @@ workflow:
     expect(Date.parse(String(run.finished_at))).toBeGreaterThanOrEqual(Date.parse(String(run.started_at)));
   });
 });
+
+describe('child runs of a loop', () => {
+  it('each names its loop item, as a command run does', async () => {
+    await s.register(`
+apiVersion: svc/v1
+metadata: { name: ok_child, path: times/ok_child }
+workflow:
+  - step: start
+`);
+    await s.register(`
+apiVersion: svc/v1
+metadata: { name: loop_parent, path: times/loop_parent }
+workflow:
+  - step: kids
+    loop: { in: [10, 20, 30], iterator: n, mode: parallel }
+    tool: { name: sub, kind: playbook, path: times/ok_child }
+`);
+    const id = await s.run('times/loop_parent');
+    expect(await s.wait(id)).toMatchObject({ status: 'completed' });
+    const runs = (await steps(id, 'kids')).runs as Json[];
+    expect(runs.map((r) => [r.loop_index, r.status])).toEqual([
+      [0, 'completed'],
+      [1, 'completed'],
+      [2, 'completed'],
+    ]);
+    expect(new Set(runs.map((r) => r.child_execution_id)).size).toBe(3);
+  });
+});
