@@ -110,7 +110,7 @@ function Label({ bar }: { bar: Bar }) {
   if (bar.kind === 'child' && bar.childExecutionId !== undefined) {
     return (
       <>
-        ▸ <a href={href(['executions', bar.childExecutionId])}>{bar.label}</a>
+        {bar.loopIndex !== undefined ? `item ${bar.loopIndex} · ` : null}▸ <a href={href(['executions', bar.childExecutionId])}>{bar.label}</a>
         {bar.childPath ? <span className="muted"> {bar.childPath}</span> : null}
       </>
     );

@@ -72,6 +72,8 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
   const roots: Node[] = [];
   const openRuns = new Map<string, Node[]>();
   const bySeq = new Map<number, Node>();
+  // The item a loop began last (loop.item, just before the work it starts): a child's start does not say it.
+  let item: number | undefined;
   const byCommandId = new Map<number, Node>();
   const tasksOf = new Map<Node, Map<string, Node>>();
   /** Commands whose claim time is known: without a reported start, the best start there is. */
@@ -146,6 +148,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
       case EVENT.stepReplayed:
       case EVENT.loopItem:
       case EVENT.loopDone:
+        if (e.event_type === EVENT.loopItem) item = num(c.index);
         if (e.step) note(runOf(e.step, e), e);
         break;
       case EVENT.commandIssued: {
@@ -153,6 +156,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         const run = runOf(e.step, e);
         const seq = num(c.seq);
         const loopIndex = num(c.loop_index);
+        item = undefined;
         const commandId = num(c.command_id) ?? e.command_id ?? undefined;
         const cmd = add(
           run,
@@ -281,7 +285,8 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         const run = runOf(e.step, e);
         const seq = num(c.seq);
         const id = num(c.child_execution_id);
-        const child = add(run, { kind: 'child', label: id !== undefined ? `execution ${id}` : 'child', step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, task: str(c.task), childExecutionId: id, childPath: str(c.path) }, e);
+        const child = add(run, { kind: 'child', label: id !== undefined ? `execution ${id}` : 'child', step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, task: str(c.task), childExecutionId: id, childPath: str(c.path), loopIndex: item }, e);
+        item = undefined;
         if (seq !== undefined) bySeq.set(seq, child);
         break;
       }
