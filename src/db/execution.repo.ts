@@ -95,10 +95,10 @@ export async function loadStepEvents(q: Queryable, executionId: number, step: st
         AND (step = $2
              -- A child's end is sent by the child, which knows its parent's seq, not its step:
              -- stored without one, it belongs to the step whose child.started has that seq.
-             OR (step IS NULL AND event_type = 'child.finished' AND context -> 'seq' IN (
-                   SELECT context -> 'seq' FROM core.event WHERE execution_id = $1 AND step = $2 AND event_type = 'child.started')))
+             OR (step IS NULL AND event_type = $4 AND context -> 'seq' IN (
+                   SELECT context -> 'seq' FROM core.event WHERE execution_id = $1 AND step = $2 AND event_type = $5)))
       ORDER BY event_id LIMIT $3`,
-    [executionId, step, limit],
+    [executionId, step, limit, EVENT.childFinished, EVENT.childStarted],
   );
   return rows;
 }
