@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
 import { http } from '../../helpers/http.ts';
 import { withTimeout } from '../../helpers/process.ts';
+import { until } from '../../helpers/until.ts';
 
 let bed: ServerProcesses;
 beforeAll(async () => {
@@ -16,6 +17,7 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fireCount = async () => Number((await bed.db.query<{ n: string }>(`SELECT count(*) AS n FROM core.trigger_fire WHERE path = 'crash/tick'`)).rows[0].n);
 
 describe('schedules across server crashes', () => {
   it('fires each second exactly once on two servers, through SIGKILLs and a restart', async () => {
@@ -30,7 +32,8 @@ workflow:
     tool: { name: t, kind: noop }
 `;
     expect((await http(a.base, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
-    await sleep(4000);
+    // The servers tick before they are killed (on a loaded machine a fixed 4 s saw none).
+    await until('3 fires', async () => (await fireCount()) >= 3, 30_000, 200);
     a.proc.kill('SIGKILL');
     await withTimeout(a.proc.exited, 10_000, 'server a exit');
     await sleep(2000);
@@ -39,7 +42,9 @@ workflow:
     // Nobody ticks for 3 s: those fires are due when a server comes back.
     await sleep(3000);
     const c = await bed.server();
-    await sleep(3000);
+    // The server back fires what fell in the downtime and goes on: wait for a fire after it started.
+    const back = new Date(Date.now() + 1000).toISOString();
+    await until('a fire after the restart', async () => (await bed.db.query(`SELECT 1 FROM core.trigger_fire WHERE path = 'crash/tick' AND scheduled_time > $1`, [back])).rows.length > 0, 30_000, 200);
     await bed.stopAll();
 
     const { rows: fires } = await bed.db.query<{ fire_key: string; outcome: string; execution_id: string }>(
