@@ -5,7 +5,7 @@ import { routeEvents } from '../../actors/route-events.ts';
 import { appendInboxCancels, type InboxCancel } from '../db/inbox-cancels.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError, notFound } from '../errors.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { isPlainObject } from '../objects.ts';
 import { payloadProblem } from './payload-problem.ts';
@@ -23,9 +23,13 @@ export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executi
  * A trigger's fires made together; `tick`: a schedule's next fire time moving on with them;
  * `replaces`: runs a fire of the group that starts replaces (overlap cancel_previous), cancelled
  * in its transaction, so only by a fire that is new and started; `live`: made only if the
- * trigger, as its transaction finds it, is still there, of its kind, and not paused.
+ * trigger, as its transaction finds it, is still there and of its kind (`present`: a fire by hand
+ * or a backfill), and not paused either (`active`: a delivery, a message).
  */
-export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[]; live?: boolean };
+export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[]; live?: Liveness };
+
+/** What a `live` group needs of its trigger when its fires are recorded (FireGroup). */
+export type Liveness = 'present' | 'active';
 
 /**
  * What came of a group: its fires' results, or `raced` (nothing was written for it) when another
@@ -115,9 +119,18 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
 /** How fireGroups goes about it (see there). */
 export type FireOptions = { prelude?: StartPreludeCache; readFirst?: boolean };
 
-/** Makes one trigger's fires (fireGroups of one group without a tick). */
-export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], opts: FireOptions = {}): Promise<FireResult[]> {
-  const [result] = await fireGroups(deps, [{ trigger, fires }], opts);
+/**
+ * Makes one trigger's fires (fireGroups of one group without a tick); `live`: 404 when the
+ * trigger was removed (or paused, for `active`) by the time they are recorded, nothing written.
+ */
+export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], opts: FireOptions & { live?: Liveness } = {}): Promise<FireResult[]> {
+  const { live, ...rest } = opts;
+  const [result] = await fireGroups(deps, [{ trigger, fires, ...(live ? { live } : {}) }], rest);
+  if (result.raced && result.inactive) {
+    throw result.inactive === 'paused'
+      ? new ServiceError('trigger_paused', `trigger ${trigger.name} of ${trigger.path} was paused while it fired: nothing started`)
+      : notFound(`trigger ${trigger.name} of ${trigger.path} (removed while it fired: nothing started)`);
+  }
   return result.raced ? [] : result.results;
 }
 
@@ -175,7 +188,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
       if (!g.live || rows.length === 0) continue;
       const t = now.get(keyOf(g.trigger));
       if (!t || t.kind !== g.trigger.kind) lost.set(gi, 'gone');
-      else if (t.paused) lost.set(gi, 'paused');
+      else if (t.paused && g.live === 'active') lost.set(gi, 'paused');
     }
     if (lost.size) throw new InactiveTriggers(lost);
     written.cancelled = await appendInboxCancels(q, cancels);

@@ -60,7 +60,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
       const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
       // Live: a pause (or a new version without the trigger) committed while the message was
       // being fired makes it write nothing; the message goes back to the stream, for a resume.
-      const [group] = await fireGroups(deps, [{ trigger: { path, name, kind: 'nats' }, fires: [fire], live: true }], { prelude });
+      const [group] = await fireGroups(deps, [{ trigger: { path, name, kind: 'nats' }, fires: [fire], live: 'active' }], { prelude });
       if (group.raced) {
         log.info({ seq: m.info.streamSequence, trigger: group.inactive }, 'NATS trigger paused or removed meanwhile: message not fired, delivered again');
         settle(() => m.nak(NATS_NAK_DELAY_MS));

@@ -101,7 +101,8 @@ export async function fireByHand(deps: EngineDeps, path: string, name: string, b
   const fireKey = body.fireKey ?? `manual:${crypto.randomUUID()}`;
   const own = row.kind === 'schedule' ? renderTriggerPayload(scheduleOf(row).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
   const fire: Fire = 'refused' in own ? { fireKey, scheduledTime: now, refused: own.refused } : { fireKey, scheduledTime: row.kind === 'schedule' ? now : null, payload: { ...own.payload, ...body.payload } };
-  const [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire]);
+  // Present when recorded: a new version that removed the trigger meanwhile would otherwise run its own workflow with this payload.
+  const [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire], { live: 'present' });
   if (result.outcome === 'refused') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`] });
   return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome };
 }
@@ -124,7 +125,7 @@ export async function backfill(deps: EngineDeps, path: string, name: string, fro
   const fires = times.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));
   const results: Awaited<ReturnType<typeof fireTrigger>> = [];
   // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
-  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true })));
+  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true, live: 'present' })));
   const fresh = results.filter((r) => !r.duplicate);
   return {
     execution_ids: fresh.filter((r) => r.outcome === 'started').map((r) => r.executionId!),

@@ -51,7 +51,7 @@ async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: Star
     let g = byTrigger.get(k);
     if (g === undefined) {
       // Live: the trigger's state when its body began is checked again in the fire's transaction.
-      g = groups.push({ trigger: item.trigger, fires: [], live: true }) - 1;
+      g = groups.push({ trigger: item.trigger, fires: [], live: 'active' }) - 1;
       byTrigger.set(k, g);
     }
     return { g, i: groups[g].fires.push(item.fire) - 1 };
