@@ -11,7 +11,8 @@ import { isObject } from '../objects.ts';
 // was stored), and each task's attempts with their output and error. A wait runs from the event
 // that set it (`waiting`) to the one that ended it; how it ended is the machine's reading, the
 // status of the `step.exit` it recorded for that run (as GET /state reads the step); one still
-// waiting when the execution ended was cut short by that end: `cancelled`, as /state says.
+// waiting when the execution ended was cut short by that end: `cancelled`, as /state says; so is
+// a command or child run the end found unfinished.
 // Only what moved the machine is read: an event appended once the execution had ended (its row's
 // `status` is the execution's when appended: the terminal fast path of actors/fold.ts stores it
 // and changes nothing) and a report the command machine found late or refused (the marks
@@ -33,6 +34,9 @@ export type RunView = {
 };
 
 type Run = RunView & { byTask: Map<string, TaskView> };
+
+/** A run's statuses before it ends. */
+const UNFINISHED: ReadonlySet<string> = new Set(['pending', 'claimed', 'running', 'waiting']);
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -150,7 +154,9 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         break;
     }
   }
-  return [...runs.values()].map(({ byTask: _, ...r }) => (ended && r.status === 'waiting' ? { ...r, status: 'cancelled' } : r));
+  // Work the execution's end cut short (a cancel, a failure elsewhere) has no end of its own in the
+  // step's events (reports that came after are late, and command.cancelled names no step).
+  return [...runs.values()].map(({ byTask: _, ...r }) => (ended && UNFINISHED.has(r.status) && (r.status === 'waiting' || r.finished_at === null) ? { ...r, status: 'cancelled' } : r));
 }
 
 /**

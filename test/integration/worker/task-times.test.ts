@@ -85,6 +85,24 @@ workflow:
   });
 });
 
+describe('a task its execution ended', () => {
+  it('shows its run cancelled when the execution was cancelled while it ran', async () => {
+    await s.register(`
+apiVersion: svc/v1
+metadata: { name: cut, path: times/cut }
+workflow:
+  - step: start
+    tool: { name: nap, kind: shell, command: "sleep 3" }
+`);
+    const id = await s.run('times/cut');
+    await until('the run claimed', async () => ((await steps(id, 'start')).runs as Json[])[0]?.status === 'claimed', 2_500);
+    expect((await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'enough' })).status).toBe(200);
+    expect(await s.wait(id)).toMatchObject({ status: 'cancelled' });
+    const [run] = (await steps(id, 'start')).runs as Json[];
+    expect(run.status).toBe('cancelled');
+  });
+});
+
 describe('attempts and output', () => {
   it('each failed attempt is an event with its error and output, masked; the step route lists them', async () => {
     await s.register(`
