@@ -41,8 +41,24 @@ function lastFireText(fire: TriggerItem['last_fire'], now: number): string {
   return `${fire.execution_id === null ? '' : `#${fire.execution_id} `}${fire.outcome} ${age}`;
 }
 
-/** The listing as a table: path, name, kind, state, next fire, last fire, fires/skipped/errors. */
+/** Longest last error the table's notes show (the whole one is in --json). */
+const NOTE_CHARS = 200;
+
+/**
+ * The listing as a table: path, name, kind, state, next fire, last fire, fires/skipped/errors;
+ * then, for each trigger with errors, its last error on a line of its own (why its fires were
+ * refused: the counts alone do not say, and --json is not what a person reads).
+ */
 export function triggersTable(triggers: readonly TriggerItem[], now = Date.now()): string {
+  const notes = triggers.flatMap((t) => {
+    if (!t.errors || !t.last_error) return [];
+    const text = t.last_error.replace(/\s+/g, ' ');
+    return [`${t.path} ${t.name}: last error: ${text.length > NOTE_CHARS ? `${text.slice(0, NOTE_CHARS - 1)}…` : text}\n`];
+  });
+  return tableOf(triggers, now) + (notes.length ? `\n${notes.join('')}` : '');
+}
+
+function tableOf(triggers: readonly TriggerItem[], now: number): string {
   return table([
     ['PATH', 'NAME', 'KIND', 'STATE', 'NEXT FIRE', 'LAST FIRE', 'FIRES/SKIPPED/ERRORS'],
     ...triggers.map((t) => [t.path, t.name, t.kind, t.state, t.next_fires[0] ? whenText(t.next_fires[0], now) : '-', lastFireText(t.last_fire, now), `${t.fires}/${t.skipped}/${t.errors}`]),

@@ -115,6 +115,9 @@ describe('svc triggers', () => {
     expect(text.code, text.stderr).toBe(1);
     expect(text.stdout).toBe('started 0 executions; 0 fires already made or skipped\n');
     expect(text.stderr).toMatch(/^svc triggers: 2 fires of the range started nothing \(recorded as refused\):\n  - 2026-01-01T01:00:00\.000Z: .*workload\.day: must be integer, got string\n  - 2026-01-02T01:00:00\.000Z: /);
+    // The table says why under it (the counts alone do not).
+    const listed = await svc(['list']);
+    expect(listed.stdout).toMatch(/cli\/triggers\/refusing\s+nightly\s+schedule\s+active\s.*\s0\/0\/2\n\ncli\/triggers\/refusing nightly: last error: .*workload\.day: must be integer, got string\n$/);
     // Recorded: the range again has them as made before.
     const json = await svc(['backfill', 'cli/triggers/refusing', 'nightly', ...range, '--json']);
     expect(json.code, json.stderr).toBe(0);
