@@ -38,6 +38,9 @@ const SignalContext = v.looseObject({ signal: v.string(), by: v.optional(v.nulla
 const StepExitContext = v.looseObject({ status: v.string() });
 const ClaimContext = v.looseObject({ worker_id: v.string(), attempt: v.number() });
 const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v.nullable(v.number())) });
+// A report that came after its command was over (the execution cancelled, the claim taken
+// over): kept for the record, applied to nothing.
+const LateContext = v.looseObject({ late: v.literal(true) });
 const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.number(), path: v.optional(v.string()), status: v.optional(v.string()) });
 
 /** `text` on one line, cut at `max` characters (an ellipsis says it was). */
@@ -202,7 +205,8 @@ export class Timeline {
     const since = Number.isNaN(at) || this.#start === undefined || Number.isNaN(this.#start) ? '-' : signed(at - this.#start);
     const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : gapText(at - this.#previous);
     this.#previous = at;
-    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(detail(e))]);
+    const late = v.is(LateContext, e.context) ? 'late, not applied: ' : '';
+    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e)}`)]);
   }
 
   #stepOf(e: ExecutionEvent): string | null | undefined {

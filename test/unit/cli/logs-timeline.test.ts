@@ -84,3 +84,12 @@ describe('svc logs timeline, a failed task', () => {
     expect(new Timeline().line(failed)).toContain('loud: exit_code: command exited with code 1: output {"stderr":"no such table: users"');
   });
 });
+
+describe('svc logs timeline, late reports', () => {
+  it('says a report that came after its command was over was not applied', () => {
+    const t = new Timeline();
+    const late: ExecutionEvent = { event_id: 7, event_type: 'command.completed', step: 's', context: { seq: 1, late: true, command_status: 'CANCELLED' }, result: { tasks: { nap: { status: 'ok', data: { exit_code: 0 } } } }, created_at: iso(0) };
+    expect(t.line(late)).toContain('late, not applied: nap: {"exit_code":0}');
+    expect(t.line({ ...late, event_id: 8, context: { seq: 1 } })).not.toContain('late');
+  });
+});
