@@ -88,7 +88,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
     try {
       if (name === 'list') return await list(client, values, out);
       if (name === 'status') return await status(client, id, values.json === true, out);
-      if (name === 'logs') return await logs(client, id, values.follow === true, values.json === true, out);
+      if (name === 'logs') return await logs(client, id, values.follow === true, values.json === true, out, err);
       return await controlExecution(name, client, id, rest, values, out);
     } catch (e) {
       if (e instanceof ServerError) {
@@ -154,13 +154,13 @@ async function status(client: ServerClient, id: number, json: boolean, out: Out)
   return EXIT.ok;
 }
 
-async function logs(client: ServerClient, id: number, follow: boolean, json: boolean, out: Out): Promise<number> {
+async function logs(client: ServerClient, id: number, follow: boolean, json: boolean, out: Out, err: Out): Promise<number> {
   // Ctrl-C while following ends the following (130), never the execution.
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   if (follow) process.once('SIGINT', onSignal);
   try {
-    return await printLogs(new RunApi(client), id, { follow, json, out, signal: stop.signal });
+    return await printLogs(new RunApi(client), id, { follow, json, out, err, signal: stop.signal });
   } finally {
     process.off('SIGINT', onSignal);
   }

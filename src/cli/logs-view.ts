@@ -5,7 +5,8 @@ import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import type { Out } from './api-command.ts';
 import { LOG_DETAIL_CHARS } from './executions-usage.ts';
 import { formatElapsed } from './progress-view.ts';
-import type { ExecutionEvent, RunApi } from './run-api.ts';
+import { ServerUnreachableError, type ExecutionEvent, type ExecutionStatus, type RunApi } from './run-api.ts';
+import { UNREACHABLE_GRACE_MS } from './watch-execution.ts';
 
 // `svc logs`: an execution's events as a timeline, one line each, with the time since the start
 // and since the event before, and what a reader looks for in each (a task's result or error, a
@@ -220,18 +221,35 @@ export class Timeline {
 
 /**
  * Prints an execution's events (every page): as a timeline, or as the API's answer with every
- * event; with `follow`, goes on printing new ones until it ends (or `signal` aborts: exit 130).
- * Reading the status before the events means that once it is terminal no event is left unread.
+ * event; with `follow`, goes on printing new ones until it ends (or `signal` aborts: exit 130),
+ * through a server restart (unreachable for up to UNREACHABLE_GRACE_MS, said on `err`, as
+ * `svc run --wait` does). Reading the status before the events means that once it is terminal no
+ * event is left unread.
  */
-export async function printLogs(api: RunApi, id: number, opts: { follow: boolean; json: boolean; out: Out; signal: AbortSignal }): Promise<number> {
+export async function printLogs(api: RunApi, id: number, opts: { follow: boolean; json: boolean; out: Out; err?: Out; signal: AbortSignal }): Promise<number> {
   const { out, json, signal } = opts;
   const timeline = new Timeline();
   let since = 0;
   let first = true;
+  let unreachableSince: number | undefined;
   try {
     for (;;) {
-      const execution = await api.execution(id, signal);
-      const events = await api.eventsAfter(id, since, signal);
+      let execution: ExecutionStatus;
+      let events: ExecutionEvent[];
+      try {
+        execution = await api.execution(id, signal);
+        events = await api.eventsAfter(id, since, signal);
+      } catch (err) {
+        if (!opts.follow || first || !(err instanceof ServerUnreachableError) || signal.aborted) throw err;
+        if (unreachableSince === undefined) {
+          unreachableSince = performance.now();
+          opts.err?.write(`${err.message}; still following, for up to ${UNREACHABLE_GRACE_MS / 1000}s\n`);
+        } else if (performance.now() - unreachableSince > UNREACHABLE_GRACE_MS) throw err;
+        await sleep(FOLLOW_POLL_MS, undefined, { signal });
+        continue;
+      }
+      if (unreachableSince !== undefined) opts.err?.write('server reachable again\n');
+      unreachableSince = undefined;
       since = events.at(-1)?.event_id ?? since;
       const ended = isTerminalExecutionStatus(execution.status);
       if (!opts.follow) {

@@ -17,7 +17,7 @@ export type WatchOptions = {
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1000;
 /** How long the server may stay unreachable while we wait before giving up (a restart fits in it). */
-const UNREACHABLE_GRACE_MS = 30_000;
+export const UNREACHABLE_GRACE_MS = 30_000;
 
 /**
  * Polls the execution's status and its events (incrementally, from the last event seen) until it
