@@ -36,7 +36,9 @@ export function ExecutionTimeline({ execution, events, step }: { execution: Exec
   const timeline = useMemo(() => buildTimeline(events, execution), [events, execution.started_at, execution.finished_at]);
   const now = useNow(isTerminalExecutionStatus(execution.status) ? null : 1_000);
   const bars = step ? timeline.bars.filter((b) => b.step === step) : timeline.bars;
-  const shownEvents = step ? events.filter((e) => e.step === step) : events;
+  // A step's events: those naming it, and those its bars were read from (a child's end is stored without a step).
+  const ofBars = new Set(step ? bars.flatMap((b) => b.eventIds) : []);
+  const shownEvents = step ? events.filter((e) => e.step === step || ofBars.has(e.event_id)) : events;
   const bar = selected ? bars.find((b) => b.id === selected) : undefined;
   const children = timeline.bars.filter((b) => b.kind === 'child' && b.childExecutionId !== undefined);
   const toggle = (v: View, text: string) => (

@@ -237,6 +237,12 @@ describe('the timeline of an execution', () => {
     await page.getByRole('button', { name: 'Gantt' }).click();
     expect(new Set((await readBars(page)).map((b) => b.step))).toEqual(new Set(['flaky']));
     await page.getByRole('button', { name: 'Show all events' }).click();
+    // The step of a playbook task: its events include its child's end, stored without a step.
+    await page.locator('svg.graph [data-step="sub"]').click();
+    await page.getByRole('heading', { name: 'Timeline of sub' }).waitFor();
+    await page.locator('.timeline .ev-child-finished').waitFor();
+    expect(await page.locator('.timeline .ev-child-started').count()).toBe(1);
+    await page.getByRole('button', { name: 'Show all events' }).click();
   });
 
   it('opens the child from its bar, and the child links back to its parent', async () => {
