@@ -149,7 +149,10 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
       case EVENT.loopItem:
       case EVENT.loopDone:
         if (e.event_type === EVENT.loopItem) item = num(c.index);
-        if (e.step) note(runOf(e.step, e), e);
+        if (!e.step) break;
+        note(runOf(e.step, e), e);
+        // A retry took this step's outcome from the execution it retried: nothing ran (0 ms), and the row says so.
+        if (e.event_type === EVENT.stepReplayed) runOf(e.step, e).label = `${e.step} (replayed)`;
         break;
       case EVENT.commandIssued: {
         if (!e.step) break;
