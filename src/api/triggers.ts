@@ -45,6 +45,10 @@ const triggerAnswer = v.object({
   skipped: integer,
   errors: integer,
   last_error: v.nullable(v.string()),
+  subscription_problem: v.pipe(
+    v.nullable(v.object({ message: v.string(), since: time })),
+    v.description('a NATS trigger that is not consuming: why (its credential, server or stream), as a server last found it, and since when; null while it consumes, and for other kinds'),
+  ),
   spec: anyObject,
 }) satisfies v.GenericSchema<unknown, TriggerView>;
 const backfilledAnswer = v.pipe(

@@ -19,6 +19,7 @@ export const TriggerItem = v.looseObject({
   skipped: v.number(),
   errors: v.number(),
   last_error: v.optional(v.nullable(v.string())),
+  subscription_problem: v.optional(v.nullable(v.looseObject({ message: v.string(), since: v.string() }))),
 });
 /** GET /api/triggers's answer. */
 export const TriggerList = v.looseObject({ triggers: v.array(TriggerItem), count: v.number() });
@@ -44,17 +45,22 @@ function lastFireText(fire: TriggerItem['last_fire'], now: number): string {
 /** Longest last error the table's notes show (the whole one is in --json). */
 const NOTE_CHARS = 200;
 
+const noteText = (text: string) => {
+  const one = text.replace(/\s+/g, ' ');
+  return one.length > NOTE_CHARS ? `${one.slice(0, NOTE_CHARS - 1)}…` : one;
+};
+
 /**
  * The listing as a table: path, name, kind, state, next fire, last fire, fires/skipped/errors;
  * then, for each trigger with errors, its last error on a line of its own (why its fires were
- * refused: the counts alone do not say, and --json is not what a person reads).
+ * refused: the counts alone do not say, and --json is not what a person reads), and for each NATS
+ * trigger that is not consuming, why.
  */
 export function triggersTable(triggers: readonly TriggerItem[], now = Date.now()): string {
-  const notes = triggers.flatMap((t) => {
-    if (!t.errors || !t.last_error) return [];
-    const text = t.last_error.replace(/\s+/g, ' ');
-    return [`${t.path} ${t.name}: last error: ${text.length > NOTE_CHARS ? `${text.slice(0, NOTE_CHARS - 1)}…` : text}\n`];
-  });
+  const notes = triggers.flatMap((t) => [
+    ...(t.errors && t.last_error ? [`${t.path} ${t.name}: last error: ${noteText(t.last_error)}\n`] : []),
+    ...(t.subscription_problem ? [`${t.path} ${t.name}: not consuming since ${whenText(t.subscription_problem.since, now)}: ${noteText(t.subscription_problem.message)}\n`] : []),
+  ]);
   return tableOf(triggers, now) + (notes.length ? `\n${notes.join('')}` : '');
 }
 

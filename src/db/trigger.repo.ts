@@ -21,6 +21,9 @@ export type TriggerRow = {
   skipped: number;
   errors: number;
   last_error: string | null;
+  /** Why a NATS trigger is not consuming, as a server last found it (null while it consumes), and since when. */
+  subscription_problem: string | null;
+  subscription_problem_at: Date | null;
 };
 
 export type TriggerListRow = TriggerRow & { last_fire_key: string | null; last_execution_id: number | null; last_fired_at: Date | null; last_outcome: string | null };
@@ -30,7 +33,7 @@ export type FireOutcome = 'started' | 'skipped' | 'refused';
 /** A fire as recorded: what it started (`execution_id`), or why it started nothing (`error`). */
 export type FireRow = { fire_key: string; outcome: FireOutcome; execution_id: number | null; scheduled_time: Date | null; error: string | null };
 
-const COLUMNS = `path, name, catalog_id, kind, spec, paused, next_fire_at, fires::float8 AS fires, skipped::float8 AS skipped, errors::float8 AS errors, last_error`;
+const COLUMNS = `path, name, catalog_id, kind, spec, paused, next_fire_at, fires::float8 AS fires, skipped::float8 AS skipped, errors::float8 AS errors, last_error, subscription_problem, subscription_problem_at`;
 
 /**
  * Makes `triggers` the live ones of `path` (call in the registration's transaction): each is
@@ -275,4 +278,16 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
     values: [JSON.stringify(fires), JSON.stringify(advances.map((a) => ({ path: a.path, name: a.name, to: a.to })))],
   });
   return new Map(rows.map((r) => [`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }]));
+}
+
+/**
+ * Notes why a NATS trigger is not consuming (`problem`), or that it consumes (null); a row that
+ * says so already is not written (its `since` stays the first time it was found).
+ */
+export async function noteSubscriptionProblem(q: Queryable, trigger: { path: string; name: string }, problem: string | null): Promise<void> {
+  await q.query(
+    `UPDATE core.trigger SET subscription_problem = $3, subscription_problem_at = CASE WHEN $3::text IS NULL THEN NULL ELSE now() END
+      WHERE path = $1 AND name = $2 AND subscription_problem IS DISTINCT FROM $3::text`,
+    [trigger.path, trigger.name, problem],
+  );
 }

@@ -8,6 +8,7 @@ import { natsDurableName } from './nats-durable-name.ts';
 import type { NatsLogin } from './nats-login.ts';
 import { natsMessageFire } from './nats-message-fire.ts';
 import type { NatsTrigger } from './trigger.schema.ts';
+import { REDACTED } from '../redact-for-log.ts';
 
 // One NATS trigger on one server: a connection of its own (the client reconnects by itself), the
 // trigger's durable pull consumer, and at most `max_in_flight` messages being fired at once. A
@@ -21,7 +22,15 @@ const RECONNECT_WAIT_MS = 1_000;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
-export type NatsSubscriptionTarget = { path: string; name: string; spec: NatsTrigger; login: NatsLogin; startTime: Date };
+export type NatsSubscriptionTarget = {
+  path: string;
+  name: string;
+  spec: NatsTrigger;
+  login: NatsLogin;
+  startTime: Date;
+  /** Why it cannot consume (the login's secrets masked), at each failed try; null once it consumes. */
+  onProblem?: (problem: string | null) => void;
+};
 
 export type NatsSubscription = {
   /** Stops taking messages, waits for the fires in flight (acked or not), closes the connection; `deleteConsumer` removes the durable first. */
@@ -38,6 +47,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   const label = `${path}/${name}`;
   const durable = natsDurableName(path, name);
   const log = deps.log.child({ trigger: label, stream: spec.stream, server: login.server });
+  const masked = maskedBy(login);
   const abort = new AbortController();
   let nc: NatsConnection | undefined;
   let messages: ConsumerMessages | undefined;
@@ -93,6 +103,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
     if (abort.signal.aborted) void msgs.close();
     watchConsumer(msgs).catch(() => {});
     log.info({ consumer: durable, subject: spec.subject }, 'NATS trigger consuming');
+    target.onProblem?.(null);
     const slots = new Slots(spec.max_in_flight);
     const inFlight = new Set<Promise<void>>();
     let taken = 0;
@@ -159,7 +170,9 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
         if ((await consumeOnce(nc)) > 0) attempt = 0;
       } catch (err) {
         if (abort.signal.aborted) break;
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'NATS trigger cannot consume; trying again');
+        const problem = err instanceof Error ? err.message : String(err);
+        log.warn({ err: problem }, 'NATS trigger cannot consume; trying again');
+        target.onProblem?.(masked(problem));
       }
       if (!abort.signal.aborted) await sleep(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(attempt, 5)));
     }
@@ -184,6 +197,12 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
       await conn.close();
     },
   };
+}
+
+/** `text` with the login's password and token masked: an error of the client may quote what it was given. */
+function maskedBy(login: NatsLogin): (text: string) => string {
+  const secrets = [login.pass, login.token].filter((x): x is string => Boolean(x));
+  return (text) => secrets.reduce((t, secret) => t.replaceAll(secret, REDACTED), text);
 }
 
 /** An ack or nak on a connection that just closed throws; the message is then redelivered anyway. */

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { natsTriggerRows, type NatsTriggerRow } from '../db/trigger-subscription.repo.ts';
-import { TRIGGERS_CHANGED_CHANNEL } from '../db/trigger.repo.ts';
+import { noteSubscriptionProblem, TRIGGERS_CHANGED_CHANNEL } from '../db/trigger.repo.ts';
 import { every } from '../periodic/every.ts';
 import { natsLogin } from './nats-login.ts';
 import { startNatsSubscription, type NatsSubscription } from './nats-subscription.ts';
@@ -27,18 +27,26 @@ type Running = { signature: string; stream: string; sub: NatsSubscription };
  */
 export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { reloadIntervalMs?: number } = {}): { stop(): Promise<void>; reload(): Promise<void> } {
   const running = new Map<string, Running>();
-  // Problems reported per trigger, so that one is logged when it appears, not at every reload.
+  // What this server last noted per trigger (why it is not consuming): written to the trigger's
+  // row, where the listing reads it, when it changes, so a reload or a retry writes nothing.
   const problems = new Map<string, string>();
   let stopped = false;
   let tail: Promise<void> = Promise.resolve();
   let queued: Promise<void> | undefined;
 
-  const report = (key: string, problem: string | undefined) => {
-    if (problem === undefined) problems.delete(key);
-    else if (problems.get(key) !== problem) {
-      problems.set(key, problem);
-      deps.log.warn({ trigger: key, problem }, 'NATS trigger not subscribed');
-    }
+  const note = (row: Pick<NatsTriggerRow, 'path' | 'name'>, problem: string | null) => {
+    const key = keyOf(row);
+    if ((problems.get(key) ?? null) === problem) return;
+    if (problem === null) problems.delete(key);
+    else problems.set(key, problem);
+    noteSubscriptionProblem(deps.db, row, problem).catch((err: unknown) =>
+      deps.log.warn({ trigger: key, err: err instanceof Error ? err.message : String(err) }, 'why a NATS trigger is not consuming could not be noted'),
+    );
+  };
+  // A problem found here (the spec, the credential) is logged when it appears, not at every reload.
+  const report = (row: Pick<NatsTriggerRow, 'path' | 'name'>, problem: string) => {
+    if (problems.get(keyOf(row)) !== problem) deps.log.warn({ trigger: keyOf(row), problem }, 'NATS trigger not subscribed');
+    note(row, problem);
   };
 
   const reconcile = async () => {
@@ -47,10 +55,15 @@ export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { relo
     const wanted = new Set<string>();
     for (const row of rows) {
       const key = keyOf(row);
-      if (row.paused || stopped) continue;
+      if (stopped) continue;
+      // Paused: not consuming, as asked; a problem noted before no longer says why.
+      if (row.paused) {
+        note(row, null);
+        continue;
+      }
       const parsed = v.safeParse(NatsTriggerSchema, row.spec);
       if (!parsed.success) {
-        report(key, 'its stored spec is not a NATS trigger');
+        report(row, 'its stored spec is not a NATS trigger');
         continue;
       }
       const spec = parsed.output;
@@ -62,17 +75,16 @@ export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { relo
       }
       const login = natsLogin(deps.keyring, { name: spec.auth, type: row.credential_type, sealed: row.credential_sealed });
       if ('problem' in login) {
-        report(key, login.problem);
+        report(row, login.problem);
         continue;
       }
-      report(key, undefined);
       if (current) {
         running.delete(key);
         // A trigger moved to another stream leaves its old consumer behind: it is deleted.
         await current.sub.stop({ deleteConsumer: current.stream !== spec.stream });
       }
       wanted.add(key);
-      running.set(key, { signature, stream: spec.stream, sub: startNatsSubscription(deps, { path: row.path, name: row.name, spec, login: login.login, startTime: row.created_at }) });
+      running.set(key, { signature, stream: spec.stream, sub: startNatsSubscription(deps, { path: row.path, name: row.name, spec, login: login.login, startTime: row.created_at, onProblem: (problem) => note(row, problem) }) });
     }
     const ending = [...running].filter(([key]) => !wanted.has(key));
     for (const [key] of ending) running.delete(key);

@@ -25,6 +25,8 @@ export type TriggerView = {
   skipped: number;
   errors: number;
   last_error: string | null;
+  /** A NATS trigger that is not consuming: why, as a server last found it, and since when (null while it consumes; always for other kinds). */
+  subscription_problem: { message: string; since: string } | null;
   spec: Record<string, unknown>;
 };
 
@@ -47,6 +49,7 @@ function viewOf(row: TriggerRow & Partial<TriggerListRow>): TriggerView {
     skipped: row.skipped,
     errors: row.errors,
     last_error: row.last_error,
+    subscription_problem: row.subscription_problem && row.subscription_problem_at ? { message: row.subscription_problem, since: row.subscription_problem_at.toISOString() } : null,
     spec: row.spec,
   };
 }

@@ -314,11 +314,35 @@ describe('NATS triggers', () => {
     const logged = (text: string, path: string) => t.logs.slice(from).some((l) => l.includes(text) && l.includes(path));
     await until('the unreachable server logged', () => logged('NATS trigger cannot consume', unreachable));
     await until('the missing credential logged', () => logged("credential 'nats_nowhere' does not exist", missing));
+    // The listing says why each is not consuming (it looked active with no fires), without the token.
+    const problemOf = async (path: string) => ((await http(t.url, 'GET', '/api/triggers')).body.triggers as Json[]).find((x) => x.path === path)?.subscription_problem;
+    expect(await problemOf(missing)).toEqual({ message: "credential 'nats_nowhere' does not exist", since: expect.stringMatching(/Z$/) });
+    expect((await until('the unreachable server listed', async () => (await problemOf(unreachable)) ?? undefined)).message).toEqual(expect.any(String));
+    expect(JSON.stringify((await http(t.url, 'GET', '/api/triggers')).body)).not.toContain(PASSWORD);
     const t0 = Date.now();
     await subs.stop();
     subs = undefined;
     expect(Date.now() - t0).toBeLessThan(6_000);
     expect(t.logs.join('\n')).not.toContain(PASSWORD);
+  });
+
+  it('a trigger on a stream not made yet is listed as not consuming, and consumes once the stream is made', async () => {
+    const later = `SVC_L_${run}`;
+    const path = `nats/later_${run}`;
+    await api.register(playbook(path, `svc_l_${run}.created`).replace(`stream: ${stream}`, `stream: ${later}`));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    const listed = async () => ((await http(t.url, 'GET', '/api/triggers')).body.triggers as Json[]).find((x) => x.path === path)!;
+    const problem = await until('the missing stream listed', async () => (await listed()).subscription_problem ?? undefined);
+    expect(problem.message).toMatch(/stream/i);
+    expect((await listed()).state).toBe('active');
+    try {
+      await jsm.streams.add({ name: later, subjects: [`svc_l_${run}.>`] });
+      await until('consuming', async () => (await listed()).subscription_problem === null, 60_000, 200);
+      await js.publish(`svc_l_${run}.created`, JSON.stringify({ id: 1 }));
+      await until('the message fired', async () => (await fires(path)).length === 1 || undefined);
+    } finally {
+      await jsm.streams.delete(later).catch(() => {});
+    }
   });
 
   it('a message PostgreSQL cannot store (NUL in a JSON string or key, a lone surrogate, nesting past its stack) is recorded as refused and acked, not delivered again forever', async () => {
