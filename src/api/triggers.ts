@@ -29,7 +29,8 @@ const isoTime = v.pipe(
 );
 const notArray = v.custom<unknown>((input) => !Array.isArray(input), 'must be a JSON object, not an array');
 // Exact: a misspelt `fire_key` dropped would start a new execution at every retry of the fire.
-const fireBody = v.optional(v.pipe(notArray, exactObject({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))) })), {});
+// A blank one names no fire (a webhook's blank delivery id counts as none).
+const fireBody = v.optional(v.pipe(notArray, exactObject({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255), v.check((k) => k.trim() !== '', 'must not be blank'))) })), {});
 const backfillBody = v.pipe(notArray, exactObject({ from: isoTime, to: isoTime }));
 
 const triggerAnswer = v.object({

@@ -124,6 +124,9 @@ describe('fire by hand', () => {
     const misspelt = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { firekey: 'k1' });
     expect(misspelt.status).toBe(422);
     expect(misspelt.body.detail.errors).toEqual([expect.stringMatching(/^firekey: unknown field \(did you mean 'fire_key'\?\)/)]);
+    const blank = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { fire_key: ' \t ' });
+    expect(blank.status).toBe(422);
+    expect(blank.body.detail.errors).toEqual(['fire_key: must not be blank']);
     expect(await executionCount(PATH)).toBe(0);
     expect(await fireCount(PATH)).toBe(0);
     expect((await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { fire_key: 'k1' })).status).toBe(202);
