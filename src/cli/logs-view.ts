@@ -30,6 +30,7 @@ const StartContext = v.looseObject({
   trigger: v.optional(v.nullable(v.looseObject({ name: v.string() }))),
   retry_of: v.optional(v.number()),
   from_step: v.optional(v.string()),
+  input: v.optional(v.looseObject({ parentExecutionId: v.optional(v.nullable(v.number())) })),
 });
 const ReasonContext = v.looseObject({ reason: v.string() });
 const ByContext = v.looseObject({ requested_by: v.looseObject({ sub: v.string() }) });
@@ -70,7 +71,9 @@ function detail(e: ExecutionEvent): string {
     case EVENT.executionStarted: {
       const c = v.safeParse(StartContext, e.context);
       if (!c.success) return '';
-      const parts = [c.output.requested_by && `by ${c.output.requested_by.sub}`, c.output.trigger && `trigger ${c.output.trigger.name}`];
+      // A child's start names its parent (svc logs PARENT follows it back), as its parent's child.started names it.
+      const parent = c.output.input?.parentExecutionId;
+      const parts = [parent && `child of execution ${parent}`, c.output.requested_by && `by ${c.output.requested_by.sub}`, c.output.trigger && `trigger ${c.output.trigger.name}`];
       if (c.output.retry_of !== undefined) parts.push(`retry of ${c.output.retry_of}${c.output.from_step ? ` from step ${c.output.from_step}` : ''}`);
       return parts.filter(Boolean).join(', ');
     }

@@ -93,3 +93,11 @@ describe('svc logs timeline, late reports', () => {
     expect(t.line({ ...late, event_id: 8, context: { seq: 1 } })).not.toContain('late');
   });
 });
+
+describe('svc logs timeline, a child execution', () => {
+  it('names its parent on its start', () => {
+    const started: ExecutionEvent = { event_id: 1, event_type: 'execution.started', step: null, context: { input: { path: 'a/child', parentExecutionId: 2, parentSeq: 7 } }, created_at: iso(0) };
+    expect(new Timeline().line(started)).toMatch(/execution\.started\s+-\s+child of execution 2$/m);
+    expect(new Timeline().line({ ...started, context: { input: { parentExecutionId: null }, requested_by: { sub: 'local' } } })).toMatch(/-\s+by local$/m);
+  });
+});
