@@ -11,6 +11,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
+import { documentedAt } from './documented-url.ts';
 
 const postPlaybookBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
@@ -154,7 +155,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
         querystring: jsonSchema(versionQuery),
         response: responses({ 200: v.union([entryAnswer, catalogVersionsAnswer, statechartAnswer]) }),
       },
-      config: { access: { level: 'viewer' } },
+      config: { access: { level: 'viewer' }, swaggerTransform: documentedAt('/api/catalog/playbook/{path}') },
     },
     async (req) => {
       const path = (req.params as { '*': string })['*'];

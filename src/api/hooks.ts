@@ -10,6 +10,7 @@ import { PUBLIC } from './access.ts';
 import { requireReachablePath, requireReachableTriggerName } from './catalog-path.ts';
 import { integer, responses } from './answers.ts';
 import { discardBody, urlProblem } from './input-guard.ts';
+import { documentedAt } from './documented-url.ts';
 
 // POST /api/hooks/{playbook path}/{trigger name}: no API token, the trigger's signature
 // authenticates (DESIGN.md "Triggers", docs/webhooks.md). Its own plugin: every content type is
@@ -72,7 +73,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
           'No API token: the trigger authenticates the delivery (github, stripe, hmac or bearer signature with the secret of its credential). 202 `{execution_id, duplicate}`; 400 bad_request (a JSON body that does not parse, a delivery_id that renders empty); 401 signature_invalid; 404 not_found (unknown trigger); 409 trigger_paused; 413 payload_too_large (over max_body_bytes); 422 unprocessable (a JSON body nested deeper than 64 levels or holding what cannot be stored; a path or name longer than any trigger has), fire_refused. Every refusal has `detail.code`. See docs/webhooks.md.',
         response: responses({ 202: acceptedAnswer }),
       },
-      config: { access: PUBLIC },
+      config: { access: PUBLIC, swaggerTransform: documentedAt('/api/hooks/{path}/{name}') },
       bodyLimit: MAX_WEBHOOK_BODY_BYTES,
       // Before the body is read: which trigger, and so how many bytes it may send.
       preParsing: async (req, _reply, payload) => {

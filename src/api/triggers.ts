@@ -8,6 +8,7 @@ import { requireReachablePath, requireReachableTriggerName } from './catalog-pat
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { describeIssues, exactObject, jsonSchema } from './validation.ts';
+import { documentedAt } from './documented-url.ts';
 
 const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -95,7 +96,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing. backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
         response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
-      config: { access: { level: 'operator' } },
+      config: { access: { level: 'operator' }, swaggerTransform: documentedAt('/api/triggers/{path}/{name}/{action}') },
     },
     async (req, reply) => {
       const { path, name, action } = target((req.params as { '*': string })['*']);

@@ -74,6 +74,15 @@ describe('response schemas', () => {
     }
   });
 
+  it("names a wildcard route's parameters as the spec does: /api/catalog/playbook/{path}, not {*}", () => {
+    const doc = v.parse(OpenApi, t.app.swagger());
+    const paths = Object.keys(doc.paths);
+    expect(paths.filter((p) => p.includes('{*}'))).toEqual([]);
+    expect(paths).toEqual(expect.arrayContaining(['/api/catalog/playbook/{path}', '/api/triggers/{path}/{name}/{action}', '/api/hooks/{path}/{name}']));
+    const params = v.parse(v.object({ get: v.object({ parameters: v.array(v.looseObject({ in: v.string(), name: v.string(), required: v.optional(v.boolean()) })) }) }), doc.paths['/api/catalog/playbook/{path}']);
+    expect(params.get.parameters.filter((p) => p.in === 'path')).toEqual([expect.objectContaining({ name: 'path', required: true })]);
+  });
+
   it('document an answer and never change it: a field the schema omits or types otherwise is sent as made', async () => {
     const app = Fastify();
     await registerDocs(app);
