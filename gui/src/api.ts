@@ -129,7 +129,17 @@ export type ExecutionFlow = { limit: string | null; key: string | null; priority
 export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
 
 /** GET /api/executions/{id}: a list item plus its waits, retry links and admission (read for one execution only; `retried_as` oldest first). */
-export type ExecutionDetail = Execution & { waits?: ExecutionWait[]; retry_of?: number | null; retried_as?: number[]; flow?: ExecutionFlow | null; limit_waits?: ExecutionLimitWait[] };
+export type ExecutionDetail = Execution & {
+  waits?: ExecutionWait[];
+  retry_of?: number | null;
+  retried_as?: number[];
+  flow?: ExecutionFlow | null;
+  limit_waits?: ExecutionLimitWait[];
+  /** The labels it was started with, who started it (a caller's subject), and the trigger that did (by name). */
+  labels?: Record<string, string>;
+  requested_by?: string | null;
+  trigger?: string | null;
+};
 
 /** A token bucket: `limit` tokens per `period_seconds`, holding at most `burst`. */
 export type LimitRate = { limit: number; period_seconds: number; burst: number };

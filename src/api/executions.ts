@@ -143,6 +143,8 @@ const executionDetailAnswer = v.object({
     v.description('what its steps wait for, by seq'),
   ),
   labels: v.pipe(v.record(v.string(), v.string()), v.description('the labels it was started with')),
+  requested_by: v.pipe(v.nullable(v.string()), v.description('who started it (the caller\'s subject: a token\'s, the gateway\'s, `local` without auth); null when a trigger or a parent did')),
+  trigger: v.pipe(v.nullable(v.string()), v.description('the trigger that started it, by name; null when none did')),
   flow: v.pipe(
     v.nullable(v.object({ limit: v.nullable(v.string()), key: v.nullable(v.string()), priority: integer, not_before: v.nullable(time), queued_at: time, admitted_at: v.nullable(time) })),
     v.description('its admission (flow control) while it has one: the limit and key it is queued on (or holds a slot of, once admitted), its debounce window\'s close (not_before; null when it is not debounced)'),
@@ -220,7 +222,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { id } = req.params as v.InferOutput<typeof idParams>;
     const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, labels: row.labels, flow: row.flow, limit_waits: row.limit_waits };
+    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, labels: row.labels, requested_by: row.requested_by, trigger: row.trigger, flow: row.flow, limit_waits: row.limit_waits };
   };
   app.get('/api/executions/:id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(idParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);

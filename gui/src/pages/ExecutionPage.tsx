@@ -137,6 +137,25 @@ export function ExecutionPage({ id }: { id: number }) {
                 trigger <a href={href(['triggers'], { path: execution.path, name: trigger.name })}>{trigger.name}</a> ({trigger.kind}), fire key <code>{trigger.fire_key}</code>
               </dd>
             </>
+          ) : execution.requested_by ? (
+            <>
+              <dt>Started by</dt>
+              <dd>
+                <a href={href(['executions'], { requested_by: execution.requested_by })}>{execution.requested_by}</a>
+              </dd>
+            </>
+          ) : null}
+          {execution.labels && Object.keys(execution.labels).length ? (
+            <>
+              <dt>Labels</dt>
+              <dd className="links">
+                {Object.entries(execution.labels).map(([k, value]) => (
+                  <code key={k}>
+                    {k}={value}
+                  </code>
+                ))}
+              </dd>
+            </>
           ) : null}
           {execution.retry_of ? (
             <>

@@ -1,7 +1,8 @@
 // `svc list`'s filters beyond status, path and since, as a real process against a real server:
 // the list's time range, parent, trigger, caller and search (GET /api/executions' parent,
 // started_before, trigger, requested_by, q), each a usage error before anything is sent when
-// malformed; and `svc status` of a parent naming its children.
+// malformed; `svc status` of a parent naming its children; and the execution's answer saying who
+// or what started it (what --by and --trigger find it by).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { runSvc } from '../../helpers/process.ts';
@@ -81,5 +82,14 @@ describe('svc status of a parent', () => {
     expect(shown, shown.stderr).toMatchObject({ code: 0, stderr: '' });
     expect(shown.stdout).toContain(`\n  children  ${child} (cli/filters/kid, completed)\n`);
     expect((await runSvc(['status', String(child)], { SVC_SERVER_URL: s.url })).stdout).toContain(`\n  parent    ${parent}\n`);
+  });
+});
+
+describe('GET /api/executions/{id}', () => {
+  it('says who started it, or which trigger; a child neither', async () => {
+    const [child] = await ids(['--parent', String(parent)]);
+    expect((await http(s.url, 'GET', `/api/executions/${parent}`)).body).toMatchObject({ requested_by: 'local', trigger: null });
+    expect((await http(s.url, 'GET', `/api/executions/${fired}`)).body).toMatchObject({ requested_by: null, trigger: 'nightly_filters' });
+    expect((await http(s.url, 'GET', `/api/executions/${child}`)).body).toMatchObject({ requested_by: null, trigger: null });
   });
 });

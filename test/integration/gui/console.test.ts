@@ -210,6 +210,12 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL((u) => /started_after=\d{4}-\d\d-\d\dT[\d%A:.]+Z/.test(u.hash));
     await page.getByText('No executions match.').waitFor();
+    // An execution's page says who started it, linking to the list of what they started.
+    await page.goto(`${stack.url}/ui/#/executions/${newest}`);
+    const by = page.getByRole('definition').filter({ has: page.getByRole('link', { name: 'local', exact: true }) });
+    await by.waitFor();
+    await by.getByRole('link').click();
+    await page.waitForURL((u) => u.hash.endsWith('#/executions?requested_by=local'));
   });
 
   it('cancels a long run from its page', async () => {
