@@ -57,6 +57,8 @@ const acceptedAnswer = v.object({
 const statusAnswer = v.object({
   request_id: v.string(),
   execution_id: v.number(),
+  // The POST's answer names the batch's state `status` (accepted); so does this one, beside `state`.
+  status: v.picklist(BATCH_STATES),
   state: v.picklist(BATCH_STATES),
   error_code: v.nullable(v.string()),
   message: v.nullable(v.string()),
@@ -128,7 +130,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     '/api/events/batch/:request_id/status',
     {
       config: { access: { level: 'viewer', worker: true } },
-      schema: { tags: ['events'], summary: 'State of an accepted batch: accepted, processing, completed or failed', params: jsonSchema(requestParams), response: responses({ 200: statusAnswer }) },
+      schema: { tags: ['events'], summary: 'State of an accepted batch (`status`, also `state`): accepted, processing, completed or failed', params: jsonSchema(requestParams), response: responses({ 200: statusAnswer }) },
     },
     async (req) => presentStatus(await findBatch(deps, (req.params as v.InferOutput<typeof requestParams>).request_id)),
   );
@@ -201,6 +203,7 @@ function presentStatus(r: BatchStatusRow): v.InferOutput<typeof statusAnswer> {
   return {
     request_id: r.request_id,
     execution_id: r.execution_id,
+    status: r.state,
     state: r.state,
     error_code: r.error_code,
     message: r.message ?? defaultMessage(r.state),

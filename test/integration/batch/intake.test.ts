@@ -93,7 +93,8 @@ describe('POST /api/events/batch', () => {
     expect(typeof r.body.idempotency_key).toBe('string');
 
     const s = await b.settled(r.body.request_id);
-    expect(s).toMatchObject({ request_id: r.body.request_id, execution_id: id, state: 'completed', error_code: null, commands_generated: 1 });
+    // The state under the name the 202 gave it (`status`), and under `state`.
+    expect(s).toMatchObject({ request_id: r.body.request_id, execution_id: id, status: 'completed', state: 'completed', error_code: null, commands_generated: 1 });
     const events = await ex.events(id);
     const types = events.map((e) => e.event_type);
     // The marker and the three reported events at the ids the 202 gave them; then what folding
@@ -222,7 +223,7 @@ describe('a batch request', () => {
       const first = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(0, 2) });
       await until('the first batch to be processing', async () => (await b.status(first.body.request_id)).state === 'processing');
       const second = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd).slice(2) });
-      expect((await b.status(second.body.request_id)).state).toBe('accepted');
+      expect(await b.status(second.body.request_id)).toMatchObject({ status: 'accepted', state: 'accepted' });
       const stream = readStream(`${t.url}/api/events/batch/${second.body.request_id}/stream`);
       await new Promise((r) => setTimeout(r, 300));
       await release();
