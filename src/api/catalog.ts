@@ -34,8 +34,9 @@ const registration = {
   unchanged: v.pipe(v.boolean(), v.description('the content is that of the newest version, which answers: no new version was made')),
   warnings: v.pipe(v.array(v.string()), v.description('steps no path reaches, paths that end neither completed nor failed')),
 };
-const registeredAnswer = v.object({ ...entryFields, created_at: time, ...registration });
-const resourceRegisteredAnswer = v.object({ ...entryFields, ...registration });
+// A registration answers the entry as GET does (DESIGN: catalog responses carry catalog_id, path,
+// version, kind, content, created_at), with what the registration did.
+const registeredAnswer = v.object({ ...entryFields, content: v.string(), created_at: time, ...registration });
 const entryAnswer = v.pipe(v.object({ ...entryFields, content: v.string(), created_at: time }), v.description('{path}: the text of the newest (or ?version=N) version'));
 const listAnswer = v.object({
   playbooks: v.array(v.object({ ...entryFields, created_at: time, name: v.nullable(v.string()), versions: v.pipe(integer, v.description('how many versions the path has')) })),
@@ -128,20 +129,20 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       // Content identical to the newest version makes no new one: that version answers, with
       // unchanged: true. Still 201, as every registration: clients that check it keep working.
       reply.code(201);
-      return { status: 'success', ...present(row, false), unchanged: row.unchanged, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
+      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
     },
   );
 
   app.post(
     '/api/catalog/register',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: responses({ 201: resourceRegisteredAnswer }) }, config: { access: { level: 'operator' } } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: responses({ 201: registeredAnswer }) }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
       reply.code(201);
       // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
       const warnings = body.resource_type === 'mcp' ? [] : registrationWarnings(deps.cache.compile(row).playbook);
-      return { status: 'success', path: row.path, kind: row.kind, catalog_id: row.catalog_id, version: row.version, unchanged: row.unchanged, warnings };
+      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings };
     },
   );
 

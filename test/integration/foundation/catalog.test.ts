@@ -46,6 +46,17 @@ describe('catalog', () => {
     expect(list.body.playbooks.find((p: { path: string }) => p.path === 'cat/good')).toMatchObject({ version: 2, versions: 2, name: 'good' });
   });
 
+  it('both registration routes answer the entry as GET does: catalog_id, path, version, kind, content, created_at', async () => {
+    const content = good.replace('cat/good', 'cat/echoed');
+    const get = async () => (await http(t.url, 'GET', '/api/catalog/playbook/cat/echoed')).body;
+    const viaPlaybook = await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    expect(viaPlaybook.body).toMatchObject({ status: 'success', ...(await get()) });
+    const viaRegister = await http(t.url, 'POST', '/api/catalog/register', { content: content.replace('echo 1', 'echo 2') });
+    const newest = await get();
+    expect(newest).toMatchObject({ version: 2, content: expect.stringContaining('echo 2'), created_at: expect.stringMatching(/Z$/) });
+    expect(viaRegister.body).toMatchObject({ status: 'success', ...newest });
+  });
+
   it('a body path wins over metadata.path; concurrent registrations get distinct versions', async () => {
     const r = await http(t.url, 'POST', '/api/catalog/playbook', { content: good, path: 'cat/elsewhere' });
     expect(r.body.path).toBe('cat/elsewhere');
