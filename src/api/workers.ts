@@ -106,7 +106,8 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const terminal = TERMINAL_COMMAND_STATUSES.includes(row.status);
     throw new ServiceError(terminal ? 'already_terminal' : 'active_claim', {
       code: terminal ? 'already_terminal' : 'active_claim',
-      message: terminal ? `command ${id} is ${row.status}` : `command ${id} is ${row.status} by another worker`,
+      // The holder may be the caller itself (a claim sent again after a lost answer): say so, not "another".
+      message: terminal ? `command ${id} is ${row.status}` : `command ${id} is ${row.status} by ${row.worker_id === worker_id ? `this worker (${worker_id}) already` : 'another worker'}`,
       status: row.status,
     });
   });

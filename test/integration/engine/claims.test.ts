@@ -75,7 +75,11 @@ describe('claims', () => {
     // Taken: a second keyed claim is refused as any claim of a held command is.
     const again = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'other', execution_id: executionId }, asWorker);
     expect(again.status).toBe(409);
-    expect(again.body.detail.code).toBe('active_claim');
+    expect(again.body.detail).toMatchObject({ code: 'active_claim', message: `command ${commandId} is CLAIMED by another worker` });
+    // The holder claiming again is told it holds it, not that another worker does.
+    const mine = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'keyed' }, asWorker);
+    expect(mine.status).toBe(409);
+    expect(mine.body.detail).toMatchObject({ code: 'active_claim', message: `command ${commandId} is CLAIMED by this worker (keyed) already` });
     const bad = await http(t.url, 'POST', `/api/commands/${other.commandId}/claim`, { worker_id: 'keyed', execution_id: 'one' }, asWorker);
     expect(bad.status).toBe(422);
     expect(JSON.stringify(bad.body.detail)).toContain('execution_id');
