@@ -87,3 +87,20 @@ export function redactForLog(object: Record<string, unknown>): Record<string, un
   ancestors.add(object);
   return entries(object, 0);
 }
+
+/**
+ * A URL as a log line may show it: its user and password (`https://user:token@host/`, which
+ * clients send as Basic auth) replaced by REDACTED; text that is no URL is returned as it is.
+ */
+export function urlForLog(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return text;
+  }
+  if (!url.username && !url.password) return text;
+  url.username = REDACTED;
+  url.password = '';
+  return url.toString();
+}

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { loadEventsAfter } from '../db/execution.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
+import { urlForLog } from '../redact-for-log.ts';
 import { ExecutionTraces } from './execution-traces.ts';
 import { startOtlpExport } from './otlp-export.ts';
 import { tracesConfigured } from './traces-configured.ts';
@@ -44,7 +45,9 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger 
   const url = tracesConfigured(config);
   if (!url) return undefined;
   const protocol = config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol === 'http/protobuf') deps.log.info({ url }, 'traces are sent as OTLP/HTTP JSON (http/json), which OTLP/HTTP receivers take beside http/protobuf');
+  // The endpoint may carry a login (user:password@host, sent as Basic auth): never in a log line.
+  const shown = urlForLog(url);
+  if (protocol === 'http/protobuf') deps.log.info({ url: shown }, 'traces are sent as OTLP/HTTP JSON (http/json), which OTLP/HTTP receivers take beside http/protobuf');
   const exporter = startOtlpExport(
     {
       url,
@@ -66,7 +69,7 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger 
     emit: (spans) => exporter.emit(spans),
     log: deps.log,
   });
-  deps.log.info({ url, service: config.OTEL_SERVICE_NAME }, 'exporting traces');
+  deps.log.info({ url: shown, service: config.OTEL_SERVICE_NAME }, 'exporting traces');
   return {
     traces,
     committed: (unit) => traces.committed(unit),
