@@ -192,9 +192,11 @@ const iso = (d: Date): string => d.toISOString();
 export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/keychain/catalog/:catalog_id',
-    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data)', params: jsonSchema(catalogParams), response: responses({ 200: listAnswer }) }, config: { access: { level: 'admin' } } },
+    { schema: { tags: ['keychain'], summary: 'Every keychain entry of a catalog entry (no token data); 404 for an unknown catalog id', params: jsonSchema(catalogParams), response: responses({ 200: listAnswer }) }, config: { access: { level: 'admin' } } },
     async (req) => {
       const { catalog_id: catalogId } = req.params as v.InferOutput<typeof catalogParams>;
+      // An unknown catalog id is 404, as storing under it is; a catalog entry without entries lists none.
+      if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
       const rows = await listKeychainByCatalog(deps.db, catalogId);
       const entries = rows.map((r) => ({
         keychain_name: r.keychain_name,

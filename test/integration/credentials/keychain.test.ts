@@ -391,6 +391,10 @@ describe('DELETE and list', () => {
     const other = rows[0].catalog_id;
     const empty = await http(t.url, 'GET', `/api/keychain/catalog/${other}`);
     expect(empty.body).toEqual({ status: 'success', catalog_id: other, entries: [], count: 0 });
+    // An id no catalog entry has is 404, as storing under it is.
+    const unknown = await http(t.url, 'GET', '/api/keychain/catalog/999999999');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail).toBe('catalog entry 999999999 not found');
     await http(t.url, 'POST', `/api/keychain/${other}/b_entry`, { token_data: { secret: 'list-secret' }, credential_type: 'bearer', scope_type: 'local', execution_id: ROOT });
     await http(t.url, 'POST', `/api/keychain/${other}/a_entry`, {
       token_data: { secret: 'list-secret' },
