@@ -1,7 +1,7 @@
 import type { Config } from './config.ts';
 
-// Bodies above this are refused with 413 before parsing; batch intake has its own limit.
-const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+/** Bodies above this are refused with 413 before parsing; batch intake has its own limit. */
+export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /**
  * The largest request body the server (and the gateway in front of it) reads: 8 MiB, or the batch

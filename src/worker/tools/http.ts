@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { BODY_LIMIT_BYTES } from '../../body-limit.ts';
 import * as v from 'valibot';
 import { credentialAuth } from './credential-auth.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
@@ -81,6 +82,9 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     responseBody = await readBody(response);
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
+    if (error instanceof ResponseTooLarge) {
+      return fail('response_too_large', `${method} ${shownUrl} answered a body over ${RESPONSE_MAX_BYTES / MiB} MiB, the most a task's report carries: not read further`);
+    }
     return fail('connection', `${method} ${shownUrl} failed: ${describeError(error)}`);
   }
 
@@ -93,10 +97,38 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   return ok(data);
 }
 
+const MiB = 1024 * 1024;
+/**
+ * The most of a response body a task reads: the server's request body limit (src/body-limit.ts),
+ * past which the report carrying it would be refused anyway. Reading on would hold the whole
+ * body, however large, in the worker's memory.
+ */
+export const RESPONSE_MAX_BYTES = BODY_LIMIT_BYTES;
+
+class ResponseTooLarge extends Error {}
+
+/** The body's text (UTF-8, as Response.text() reads it), read up to RESPONSE_MAX_BYTES: beyond, ResponseTooLarge and the rest is not read. */
+async function textUpTo(response: Response): Promise<string> {
+  if (Number(response.headers.get('content-length') ?? 0) > RESPONSE_MAX_BYTES) {
+    await response.body?.cancel();
+    throw new ResponseTooLarge();
+  }
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of response.body) {
+    bytes += chunk.byteLength;
+    if (bytes > RESPONSE_MAX_BYTES) throw new ResponseTooLarge(); // leaving the loop cancels the stream
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
 // JSON content types (application/json, application/problem+json, ...) are parsed; a body that
 // claims JSON but is not stays text rather than failing the task.
 async function readBody(response: Response): Promise<unknown> {
-  const text = await response.text();
+  const text = await textUpTo(response);
   const type = response.headers.get('content-type') ?? '';
   if (!/[/+]json\b/i.test(type)) return text;
   if (text.trim() === '') return null;

@@ -65,6 +65,45 @@ describe('http tool', () => {
     expect(outcome).toMatchObject({ status: 'ok', data: { status: 200, body: 'hello' } });
   });
 
+  it('reads no more than 8 MiB of an answer: an endless or declared larger body is response_too_large; a split UTF-8 character reads whole', async () => {
+    let written = 0;
+    const server = createServer((req, res) => {
+      if (req.url === '/endless') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const chunk = Buffer.alloc(64 * 1024, 120);
+        const more = () => {
+          while (!res.destroyed && res.write(chunk)) written += chunk.length;
+          if (!res.destroyed) res.once('drain', more);
+        };
+        more();
+      } else if (req.url === '/declared') {
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(100 * 1024 * 1024) });
+        res.write('x');
+      } else {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        const e = Buffer.from('é');
+        res.write(e.subarray(0, 1));
+        setTimeout(() => res.end(e.subarray(1)), 20);
+      }
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP address');
+    const base = `http://127.0.0.1:${address.port}`;
+    try {
+      const endless = await http(task({ url: `${base}/endless` }), ctx());
+      expect(endless).toMatchObject({ status: 'error', error: { code: 'response_too_large', message: expect.stringMatching(/over 8 MiB/) } });
+      // It stopped reading: the server wrote little more than the limit (its socket buffers) before the close.
+      expect(written).toBeLessThan(16 * 1024 * 1024);
+      expect(await http(task({ url: `${base}/declared` }), ctx())).toMatchObject({ status: 'error', error: { code: 'response_too_large' } });
+      expect(await http(task({ url: `${base}/split` }), ctx())).toMatchObject({ status: 'ok', data: { body: 'é' } });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('reports a 404 as an http_status error that still carries the response', async () => {
     const outcome = await http(task({ url: `${target.url}/status/404` }), ctx());
     expect(outcome).toEqual({
