@@ -25,11 +25,13 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     if (!dbOk) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
     return { status: dbOk && busOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable', bus: busOk ? 'ok' : 'disconnected' };
   };
-  app.get('/health', { schema: { hide: true }, config: { access: PUBLIC } }, handler);
+  // Both are the spec's endpoints, so both are in the OpenAPI document.
+  app.get('/health', { schema: { tags: ['health'], summary: 'Server health (as GET /api/health)', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);
   app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);
   // Viewer, not public: counts by route and status tell an outsider what the service does. In
   // SVC_AUTH=none (loopback only) that is everyone on this machine; a scraper elsewhere sends a token.
-  app.get('/metrics', { schema: { hide: true }, config: { access: { level: 'viewer' } } }, async (_req, reply) => {
+  const metricsAnswer = { mediaType: 'text/plain', schema: v.string(), description: 'Prometheus text exposition: svc_* metrics (batch intake, claims, HTTP) and the process defaults' };
+  app.get('/metrics', { schema: { tags: ['health'], summary: 'Metrics exposition (Prometheus text)', response: responses({ 200: metricsAnswer }) }, config: { access: { level: 'viewer' } } }, async (_req, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

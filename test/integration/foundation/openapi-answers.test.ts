@@ -83,6 +83,11 @@ describe('response schemas', () => {
     expect(params.get.parameters.filter((p) => p.in === 'path')).toEqual([expect.objectContaining({ name: 'path', required: true })]);
   });
 
+  it("lists the spec's Health table: GET /health, /api/health and /metrics", () => {
+    const doc = v.parse(OpenApi, t.app.swagger());
+    for (const path of ['/health', '/api/health', '/metrics']) expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
+  });
+
   it('document an answer and never change it: a field the schema omits or types otherwise is sent as made', async () => {
     const app = Fastify();
     await registerDocs(app);
