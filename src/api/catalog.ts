@@ -83,6 +83,19 @@ const present = (row: CatalogRow, withContent: boolean) => ({
   created_at: row.created_at.toISOString(),
 });
 
+/**
+ * An agent playbook (`metadata.agent: true`) stored as a plain playbook runs neither way: as a
+ * playbook it is refused (422, an agent), as an agent it is 404 (not registered as one, the
+ * spec's "Executable catalog entry not found"). Said at registration, where it can be fixed.
+ */
+function kindWarnings(kind: string, pb: { metadata: { agent?: boolean } }): string[] {
+  return kind === 'playbook' && pb.metadata.agent === true
+    ? ['metadata.agent is true but this was registered as a playbook: it starts only once registered as an agent (POST /api/catalog/register with resource_type "agent")']
+    : [];
+}
+
+const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0]): string[] => [...kindWarnings(kind, pb), ...registrationWarnings(pb)];
+
 /** Catalog of playbooks: versions auto-increment per path; GET returns the newest. */
 export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const store = async (content: string, path: string | undefined, resourceType: 'playbook' | 'agent') => {
@@ -129,7 +142,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       // Content identical to the newest version makes no new one: that version answers, with
       // unchanged: true. Still 201, as every registration: clients that check it keep working.
       reply.code(201);
-      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: registrationWarnings(deps.cache.compile(row).playbook) };
+      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: warningsOf(row.kind, deps.cache.compile(row).playbook) };
     },
   );
 
@@ -141,7 +154,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
       reply.code(201);
       // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
-      const warnings = body.resource_type === 'mcp' ? [] : registrationWarnings(deps.cache.compile(row).playbook);
+      const warnings = body.resource_type === 'mcp' ? [] : warningsOf(row.kind, deps.cache.compile(row).playbook);
       return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings };
     },
   );

@@ -205,4 +205,25 @@ workflow:
     const invalid = await http(t.url, 'POST', '/api/execute', { resource_kind: 'agent' });
     expect(invalid.status).toBe(422);
   });
+
+  it('an agent playbook registered as a plain playbook starts neither way, and its registration says so', async () => {
+    const agent = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: stray, path: agents/stray, agent: true }
+workflow:
+  - step: start
+    tool: { name: a, kind: noop }
+`;
+    const hint = expect.stringContaining('registered as a playbook: it starts only once registered as an agent');
+    for (const [route, body] of [['/api/catalog/playbook', { content: agent }], ['/api/catalog/register', { content: agent }]] as const) {
+      const r = await http(t.url, 'POST', route, body);
+      expect(r.status, route).toBe(201);
+      expect(r.body, route).toMatchObject({ kind: 'playbook', warnings: [hint] });
+    }
+    expect((await http(t.url, 'POST', '/api/execute', { path: 'agents/stray', resource_kind: 'agent' })).body.detail).toBe('Executable catalog entry not found');
+    expect((await http(t.url, 'POST', '/api/execute', { path: 'agents/stray' })).status).toBe(422);
+    const asAgent = await http(t.url, 'POST', '/api/catalog/register', { content: agent, resource_type: 'agent' });
+    expect(asAgent.body).toMatchObject({ kind: 'agent', warnings: [] });
+    expect((await http(t.url, 'POST', '/api/execute', { path: 'agents/stray', resource_kind: 'agent' })).status).toBe(200);
+  });
 });
