@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import { BODY_LIMIT_BYTES } from '../../body-limit.ts';
 import * as v from 'valibot';
+import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
 import { HttpUrl } from './http-url.ts';
@@ -83,7 +83,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (error instanceof ResponseTooLarge) {
-      return fail('response_too_large', `${method} ${shownUrl} answered a body over ${RESPONSE_MAX_BYTES / MiB} MiB, the most a task's report carries: not read further`);
+      return fail('response_too_large', `${method} ${shownUrl} answered a body over ${ANSWER_MAX_TEXT}, the most a task's report carries: not read further`);
     }
     return fail('connection', `${method} ${shownUrl} failed: ${describeError(error)}`);
   }
@@ -97,19 +97,11 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   return ok(data);
 }
 
-const MiB = 1024 * 1024;
-/**
- * The most of a response body a task reads: the server's request body limit (src/body-limit.ts),
- * past which the report carrying it would be refused anyway. Reading on would hold the whole
- * body, however large, in the worker's memory.
- */
-export const RESPONSE_MAX_BYTES = BODY_LIMIT_BYTES;
-
 class ResponseTooLarge extends Error {}
 
-/** The body's text (UTF-8, as Response.text() reads it), read up to RESPONSE_MAX_BYTES: beyond, ResponseTooLarge and the rest is not read. */
+/** The body's text (UTF-8, as Response.text() reads it), read up to ANSWER_MAX_BYTES: beyond, ResponseTooLarge and the rest is not read. */
 async function textUpTo(response: Response): Promise<string> {
-  if (Number(response.headers.get('content-length') ?? 0) > RESPONSE_MAX_BYTES) {
+  if (Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
     await response.body?.cancel();
     throw new ResponseTooLarge();
   }
@@ -119,7 +111,7 @@ async function textUpTo(response: Response): Promise<string> {
   let bytes = 0;
   for await (const chunk of response.body) {
     bytes += chunk.byteLength;
-    if (bytes > RESPONSE_MAX_BYTES) throw new ResponseTooLarge(); // leaving the loop cancels the stream
+    if (bytes > ANSWER_MAX_BYTES) throw new ResponseTooLarge(); // leaving the loop cancels the stream
     text += decoder.decode(chunk, { stream: true });
   }
   return text + decoder.decode();

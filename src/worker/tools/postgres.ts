@@ -1,5 +1,6 @@
 import pg from 'pg';
 import * as v from 'valibot';
+import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from './answer-limit.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { postgresConnection } from '../../credential/postgres-connection.ts';
 import { POSTGRES_VALUE_OPTIONS, postgresValueTypes } from '../../credential/postgres-value-types.ts';
@@ -63,6 +64,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   // A backend that goes away between queries emits 'error' on the client; the query reports it.
   client.on('error', () => {});
   let connected = false;
+  let tooLarge = false;
 
   const work = (async (): Promise<TaskOutcome> => {
     try {
@@ -78,8 +80,13 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       // advisory lock (functions PostgreSQL grants to every role) go with it.
       const query: pg.QueryConfig & { queryMode?: 'extended' } = { text: command, values: params ?? undefined, ...(readOnly ? { queryMode: 'extended' } : {}) };
       if (readOnly) await client.query('BEGIN READ ONLY');
-      const raw: unknown = await client.query(query);
+      const raw: unknown = await boundedQuery(client, query, () => {
+        tooLarge = true;
+        if (connected) void cancelBackend(client, connection.config);
+      });
       if (readOnly) await client.query('ROLLBACK');
+      // The cancel came after the statement had ended (a write's RETURNING rows come once it has run).
+      if (tooLarge) return fail('response_too_large', `the statement ran (what it changed stands), but its rows came to over ${ANSWER_MAX_TEXT}, the most a task's report carries: they are not returned`);
       const result = v.safeParse(QueryResultSchema, Array.isArray(raw) ? raw.at(-1) : raw);
       if (!result.success) return fail('internal', 'the database answered an unexpected result');
       const data: PostgresData = { rows: result.output.rows, row_count: result.output.rowCount, command: result.output.command };
@@ -88,6 +95,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       const dbError = v.safeParse(DatabaseErrorSchema, error);
       if (!dbError.success) return fail('sql_error', safe(errorText(error)));
       const { message, code: sqlstate } = dbError.output;
+      if (tooLarge) return fail('response_too_large', `the statement's rows came to over ${ANSWER_MAX_TEXT}, the most a task's report carries: it was cancelled`);
       if (sqlstate === SQLSTATE_QUERY_CANCELED && statementTimeoutMs) return fail('timeout', safe(message), { sqlstate });
       return fail('sql_error', safe(sqlstate ? `${message} (SQLSTATE ${sqlstate})` : message), { sqlstate: sqlstate ?? null });
     }
@@ -110,6 +118,33 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     // Not awaited after an abort: ending waits for the server, and the task must return now.
     const ended = client.end().catch(() => {});
     if (!ctx.signal.aborted) await ended;
+  }
+}
+
+/**
+ * Runs `query` as client.query does (its result, or an array of them for several statements), and
+ * calls `over` once when the rows' JSON comes to more than ANSWER_MAX_BYTES: the caller cancels
+ * the statement, so rows stop coming and what was read is bounded.
+ */
+function boundedQuery(client: pg.Client, query: pg.QueryConfig, over: () => void): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const q = new pg.Query(query, (err, result) => (err ? reject(err) : resolve(result)));
+    let bytes = 0;
+    q.on('row', (row: unknown) => {
+      if (bytes > ANSWER_MAX_BYTES) return;
+      bytes += jsonLength(row);
+      if (bytes > ANSWER_MAX_BYTES) over();
+    });
+    client.query(q);
+  });
+}
+
+/** The length of a row's JSON; 0 for one JSON cannot print (a row listener must not throw inside pg's parser). */
+function jsonLength(row: unknown): number {
+  try {
+    return JSON.stringify(row)?.length ?? 0;
+  } catch {
+    return 0;
   }
 }
 

@@ -129,6 +129,17 @@ describe('postgres tool', () => {
     }
   });
 
+  it('cancels a statement whose rows come to more than 8 MiB (response_too_large); one under it is read whole', async () => {
+    // Endless without the limit (a set-returning function in the select list streams its rows): all would be held.
+    const endless = await postgres(task({ command: `SELECT generate_series(1, 100000000) AS g, repeat('x', 1000) AS pad`, timeout_seconds: 60 }), ctx());
+    expect(endless).toMatchObject({ status: 'error', error: { code: 'response_too_large', message: expect.stringMatching(/over 8 MiB.*cancelled/) } });
+    // A write's RETURNING rows come once it has run: too many fail the task, and it says its changes stand.
+    const write = await postgres(task({ command: `INSERT INTO ${schema}.users(id, name) SELECT g, repeat('y', 1000) FROM generate_series(1000, 20000) AS g RETURNING *` }), ctx());
+    expect(write).toMatchObject({ status: 'error', error: { code: 'response_too_large', message: expect.stringMatching(/what it changed stands/) } });
+    const under = await postgres(task({ command: `SELECT g FROM generate_series(1, 100000) AS g` }), ctx());
+    expect(under).toMatchObject({ status: 'ok', data: { row_count: 100000 } });
+  });
+
   it('reports an unreachable database as a connection error', async () => {
     const outcome = await postgres(task({ command: 'SELECT 1' }), ctx({ credential: prefixedCredential({ db_host: '127.0.0.1', db_port: 9 }) }));
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'connection' } });
