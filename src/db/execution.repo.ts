@@ -357,10 +357,8 @@ export async function getExecutionWithRetryLinks(
     // (the id hidden: HIDDEN_ID; 0.9 ms against 0.23 ms a call).
     name: 'svc_execution_view',
     text: `SELECT ${EXECUTION_COLUMNS},
-            (SELECT context->>'retry_of' FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS retry_of,
-            (SELECT context->'labels' FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS labels,
-            (SELECT context->'requested_by'->>'sub' FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS requested_by,
-            (SELECT context->'trigger'->>'name' FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') AS trigger,
+            started.context->>'retry_of' AS retry_of, started.context->'labels' AS labels,
+            started.context->'requested_by'->>'sub' AS requested_by, started.context->'trigger'->>'name' AS trigger,
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = ${HIDDEN_ID}::text
                    ORDER BY execution_id) AS retried_as,
@@ -377,7 +375,10 @@ export async function getExecutionWithRetryLinks(
             (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key,
                                                         'since', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY c.seq), '[]')
                FROM core.command c WHERE c.execution_id = ${HIDDEN_ID} AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
-       FROM core.execution WHERE execution_id = ${HIDDEN_ID}`,
+       FROM core.execution
+       -- Its execution.started, read once for what it says of the start.
+       LEFT JOIN LATERAL (SELECT context FROM core.event WHERE execution_id = ${HIDDEN_ID} AND event_id = 1 AND event_type = '${EVENT.executionStarted}') started ON true
+      WHERE execution_id = ${HIDDEN_ID}`,
     values: [id],
   });
   const row = rows[0];
