@@ -8,6 +8,7 @@ import { errorMessage, type StepProgress } from './step-progress.ts';
 import { watchExecution } from './watch-execution.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './run-usage.ts';
 import { processEnvironment } from '../secret-environment.ts';
+import { isPlainObject } from '../objects.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { preparePayload } from './run-workload.ts';
 import { describeServerError, refusalText, registerFile } from './register-file.ts';
@@ -27,13 +28,14 @@ async function isFile(target: string): Promise<boolean> {
 }
 
 function printFinal(out: Out, execution: ExecutionStatus, progress: StepProgress, elapsedMs: number): void {
-  const steps = `${progress.counter} steps`;
+  const error = execution.error;
+  const failedStep = execution.status === 'failed' && isPlainObject(error) && typeof error.step === 'string' ? error.step : undefined;
+  const steps = `${progress.finalCounter(failedStep)} steps`;
   out.write(`execution ${execution.execution_id} ${execution.status} after ${formatElapsed(elapsedMs)} (${steps})\n`);
   if (execution.status === 'completed') {
     out.write(`result:\n${JSON.stringify(execution.result ?? null, null, 2)}\n`);
     return;
   }
-  const error = execution.error;
   if (error === undefined || error === null) return;
   out.write(`error: ${errorMessage(error)}\n`);
   if (typeof error === 'object') {

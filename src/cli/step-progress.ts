@@ -52,6 +52,16 @@ export class StepProgress {
     return this.total === undefined ? String(this.doneCount) : `${this.doneCount}/${this.total}`;
   }
 
+  /**
+   * The counter of an execution that ended `failed` at `failedStep` (its error's `step`): that
+   * step ended but is not done, as the execution's `progress` counts (machines/execution-progress.ts).
+   */
+  finalCounter(failedStep: string | undefined): string {
+    const failing = failedStep !== undefined && this.done.has(failedStep) ? 1 : 0;
+    const done = Math.max(0, this.doneCount - failing);
+    return this.total === undefined ? String(done) : `${done}/${this.total}`;
+  }
+
   /** Steps entered and not yet exited, in the order they were entered. */
   get runningSteps(): string[] {
     return [...this.running.keys()];

@@ -110,7 +110,8 @@ workflow:
     const r = await svcRun([file, '--wait']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^\[\d+\.\ds\] step start error \(1\/1\)/m);
-    expect(r.stdout).toMatch(/^execution \d+ failed after /m);
+    // The failed step ended but is not done: the counter is the execution's progress (0 %).
+    expect(r.stdout).toMatch(/^execution \d+ failed after \S+ \(0\/1 steps\)$/m);
     expect(r.stdout).toMatch(/^error: .*3/m);
   });
 
