@@ -9,3 +9,31 @@ export const ANSWER_MAX_BYTES = BODY_LIMIT_BYTES;
 
 /** The limit in words, for messages. */
 export const ANSWER_MAX_TEXT = `${ANSWER_MAX_BYTES / (1024 * 1024)} MiB`;
+
+/** A body past ANSWER_MAX_BYTES: what read it stopped there. */
+export class AnswerTooLarge extends Error {
+  constructor() {
+    super(`the answer's body is over ${ANSWER_MAX_TEXT}: not read further`);
+  }
+}
+
+/**
+ * The body's text (UTF-8, as Response.text() reads it), read up to ANSWER_MAX_BYTES; beyond
+ * (declared or as it streams), AnswerTooLarge, and the rest is not read.
+ */
+export async function answerText(response: Response): Promise<string> {
+  if (Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
+    await response.body?.cancel();
+    throw new AnswerTooLarge();
+  }
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of response.body) {
+    bytes += chunk.byteLength;
+    if (bytes > ANSWER_MAX_BYTES) throw new AnswerTooLarge(); // leaving the loop cancels the stream
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}

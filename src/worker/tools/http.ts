@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
-import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from './answer-limit.ts';
+import { AnswerTooLarge, ANSWER_MAX_TEXT, answerText } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
 import { HttpUrl } from './http-url.ts';
@@ -82,7 +82,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     responseBody = await readBody(response);
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
-    if (error instanceof ResponseTooLarge) {
+    if (error instanceof AnswerTooLarge) {
       return fail('response_too_large', `${method} ${shownUrl} answered a body over ${ANSWER_MAX_TEXT}, the most a task's report carries: not read further`);
     }
     return fail('connection', `${method} ${shownUrl} failed: ${describeError(error)}`);
@@ -97,30 +97,10 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   return ok(data);
 }
 
-class ResponseTooLarge extends Error {}
-
-/** The body's text (UTF-8, as Response.text() reads it), read up to ANSWER_MAX_BYTES: beyond, ResponseTooLarge and the rest is not read. */
-async function textUpTo(response: Response): Promise<string> {
-  if (Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
-    await response.body?.cancel();
-    throw new ResponseTooLarge();
-  }
-  if (!response.body) return '';
-  const decoder = new TextDecoder();
-  let text = '';
-  let bytes = 0;
-  for await (const chunk of response.body) {
-    bytes += chunk.byteLength;
-    if (bytes > ANSWER_MAX_BYTES) throw new ResponseTooLarge(); // leaving the loop cancels the stream
-    text += decoder.decode(chunk, { stream: true });
-  }
-  return text + decoder.decode();
-}
-
 // JSON content types (application/json, application/problem+json, ...) are parsed; a body that
 // claims JSON but is not stays text rather than failing the task.
 async function readBody(response: Response): Promise<unknown> {
-  const text = await textUpTo(response);
+  const text = await answerText(response);
   const type = response.headers.get('content-type') ?? '';
   if (!/[/+]json\b/i.test(type)) return text;
   if (text.trim() === '') return null;

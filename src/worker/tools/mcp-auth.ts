@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { answerText } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { describeError } from './outcome.ts';
 import type { TaskOutcomeCode } from '../../../machines/error-codes.ts';
@@ -41,7 +42,7 @@ export async function mcpAuth(
       signal: AbortSignal.any([signal, AbortSignal.timeout(MCP_METADATA_TIMEOUT_MS)]),
     });
     if (!response.ok) return failed(`HTTP ${response.status}`);
-    const parsed = v.safeParse(MetadataTokenSchema, await response.json());
+    const parsed = v.safeParse(MetadataTokenSchema, JSON.parse(await answerText(response)));
     return parsed.success ? bearer(parsed.output.access_token) : failed('the response has no access_token');
   } catch (error) {
     return failed(describeError(error));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
+import { AnswerTooLarge, answerText } from './answer-limit.ts';
 import { describeError } from './outcome.ts';
 import type { ResolvedCredential } from '../../protocol.ts';
 
@@ -80,7 +81,14 @@ async function requestToken(name: string, tokenUrl: string, form: URLSearchParam
   } catch (error) {
     return failed(describeError(error));
   }
-  const text = await response.text().catch(() => '');
+  let text: string;
+  try {
+    text = await answerText(response);
+  } catch (error) {
+    // Read only as far as a task's answer is (an endless body would fill the worker's memory till the timeout).
+    if (error instanceof AnswerTooLarge) return failed(error.message);
+    text = '';
+  }
   // The body is never quoted in a message: a token endpoint may echo what it was sent.
   if (response.status !== 200) return failed(`HTTP ${response.status} ${response.statusText || STATUS_CODES[response.status] || ''}`.trim());
   const parsed = v.safeParse(TokenResponseSchema, parseTokenBody(text));

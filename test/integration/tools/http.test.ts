@@ -98,6 +98,9 @@ describe('http tool', () => {
       expect(written).toBeLessThan(16 * 1024 * 1024);
       expect(await http(task({ url: `${base}/declared` }), ctx())).toMatchObject({ status: 'error', error: { code: 'response_too_large' } });
       expect(await http(task({ url: `${base}/split` }), ctx())).toMatchObject({ status: 'ok', data: { body: 'é' } });
+      // An oauth2 token endpoint's answer is read no further either.
+      const credential: ResolvedCredential = { name: 'oauth_endless', type: 'oauth2', data: { token_url: `${base}/endless`, client_id: 'c', client_secret: 's' } };
+      expect(await http(task({ url: `${base}/split` }), ctx({ credential }))).toMatchObject({ status: 'error', error: { code: 'auth', message: expect.stringMatching(/over 8 MiB/) } });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
