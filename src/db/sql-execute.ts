@@ -1,4 +1,7 @@
 import pg from 'pg';
+import * as v from 'valibot';
+import { BODY_LIMIT_BYTES } from '../body-limit.ts';
+import { boundedQuery } from '../credential/bounded-query.ts';
 import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
 import { classifyDatabaseError } from './classify-database-error.ts';
 import type { Db } from './db.ts';
@@ -12,6 +15,12 @@ const SQL_CLIENT_GRACE_MS = 5_000;
 const APPLICATION_NAME = 'svc-sql-execute';
 // invalid_password; invalid_authorization_specification ("not permitted to log in").
 const AUTH_FAILED_SQLSTATES = new Set(['28P01', '28000']);
+
+/** The most rows (as JSON) a statement answers: the server's request body limit, a bound on what it holds. */
+const SQL_RESULT_MAX_BYTES = BODY_LIMIT_BYTES;
+const QueryResultSchema = v.looseObject({ rows: v.array(v.record(v.string(), v.unknown())) });
+
+const RESULT_TOO_LARGE = `the statement's rows came to over ${SQL_RESULT_MAX_BYTES / (1024 * 1024)} MiB, the most an answer holds: narrow it (LIMIT, fewer columns); nothing was committed`;
 
 /** A failed connect or statement. `message` is the database's (or driver's) own; callers redact secrets. */
 export class SqlExecutionError extends Error {
@@ -71,6 +80,8 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
     await client.end().catch(() => {});
     throw new SqlExecutionError('connect', message, sqlstate, { cause: err });
   }
+  // Past the limit the connection is ended: the backend goes, its transaction with it.
+  let tooLarge = false;
   try {
     await client.query('BEGIN');
     await client.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
@@ -78,10 +89,15 @@ export async function runStatement(config: pg.ClientConfig, sql: string, opts: S
     await client.query(POSTGRES_VALUE_SET_LOCAL);
     // queryMode is not in @types/pg; a typed variable (not a literal) carries it through.
     const statement: pg.QueryConfig & { queryMode: 'extended' } = { text: sql, queryMode: 'extended' };
-    const result = await client.query(statement);
+    const result = v.parse(QueryResultSchema, await boundedQuery(client, statement, SQL_RESULT_MAX_BYTES, () => {
+      tooLarge = true;
+      void client.end().catch(() => {});
+    }));
+    if (tooLarge) throw new SqlExecutionError('statement', RESULT_TOO_LARGE);
     await client.query(opts.rollBack ? 'ROLLBACK' : 'COMMIT');
     return result.rows;
   } catch (err) {
+    if (tooLarge) throw new SqlExecutionError('statement', RESULT_TOO_LARGE);
     await client.query('ROLLBACK').catch(() => {});
     const { message, sqlstate } = describe(err);
     throw new SqlExecutionError('statement', message, sqlstate, { cause: err });

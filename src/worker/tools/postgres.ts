@@ -5,6 +5,7 @@ import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { postgresConnection } from '../../credential/postgres-connection.ts';
 import { POSTGRES_VALUE_OPTIONS, postgresValueTypes } from '../../credential/postgres-value-types.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
+import { boundedQuery } from '../../credential/bounded-query.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
 // The cancel request sent on abort gets this long before it is given up.
@@ -80,7 +81,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       // advisory lock (functions PostgreSQL grants to every role) go with it.
       const query: pg.QueryConfig & { queryMode?: 'extended' } = { text: command, values: params ?? undefined, ...(readOnly ? { queryMode: 'extended' } : {}) };
       if (readOnly) await client.query('BEGIN READ ONLY');
-      const raw: unknown = await boundedQuery(client, query, () => {
+      const raw: unknown = await boundedQuery(client, query, ANSWER_MAX_BYTES, () => {
         tooLarge = true;
         if (connected) void cancelBackend(client, connection.config);
       });
@@ -118,33 +119,6 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     // Not awaited after an abort: ending waits for the server, and the task must return now.
     const ended = client.end().catch(() => {});
     if (!ctx.signal.aborted) await ended;
-  }
-}
-
-/**
- * Runs `query` as client.query does (its result, or an array of them for several statements), and
- * calls `over` once when the rows' JSON comes to more than ANSWER_MAX_BYTES: the caller cancels
- * the statement, so rows stop coming and what was read is bounded.
- */
-function boundedQuery(client: pg.Client, query: pg.QueryConfig, over: () => void): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const q = new pg.Query(query, (err, result) => (err ? reject(err) : resolve(result)));
-    let bytes = 0;
-    q.on('row', (row: unknown) => {
-      if (bytes > ANSWER_MAX_BYTES) return;
-      bytes += jsonLength(row);
-      if (bytes > ANSWER_MAX_BYTES) over();
-    });
-    client.query(q);
-  });
-}
-
-/** The length of a row's JSON; 0 for one JSON cannot print (a row listener must not throw inside pg's parser). */
-function jsonLength(row: unknown): number {
-  try {
-    return JSON.stringify(row)?.length ?? 0;
-  } catch {
-    return 0;
   }
 }
 

@@ -176,6 +176,16 @@ describe('POST /api/postgres/execute on the service database', () => {
     expect((await execute({ query: 'SELECT 1', schema: '"quoted"' })).status).toBe(422);
   });
 
+  it('answers 400 for rows over 8 MiB, not holding them: the statement ends there', async () => {
+    const t0 = Date.now();
+    // Endless without the limit (a set-returning function in the select list streams its rows).
+    const endless = await execute({ query: "SELECT generate_series(1, 100000000) AS g, repeat('x', 1000) AS pad" });
+    expect(endless.status).toBe(400);
+    expect(endless.body.detail).toMatch(/^the statement's rows came to over 8 MiB, the most an answer holds/);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect((await execute({ query: 'SELECT count(*)::int AS n FROM generate_series(1, 1000)' })).body).toEqual({ status: 'ok', result: [{ n: 1000 }] });
+  });
+
   it('recovers when the reader password was changed behind its back', async () => {
     const role = (await execute({ query: 'SELECT current_user AS u' })).body.result[0].u;
     await t.deps.db.query(`ALTER ROLE ${pg.escapeIdentifier(role)} PASSWORD 'something-else'`);
