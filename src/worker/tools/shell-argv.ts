@@ -85,14 +85,15 @@ export function limitArgs(settings: ShellSettings): string[] {
 
 /**
  * The argv that runs a task: prlimit (when found) around bwrap (when the sandbox is on) around
- * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, /dev and
- * /tmp, and `workDir` at TASK_HOME, in new user, pid, ipc, uts, cgroup (and, unless allowed,
+ * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
+ * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write), in new user, pid, ipc, uts, cgroup (and, unless allowed,
  * network) namespaces; it dies with its parent (the worker).
  */
 export function shellArgv(host: ShellHost, workDir: string): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
+  const scratchBytes = host.settings.fileMb * 1024 * 1024;
   const bwrap = [
     host.bwrap,
     '--unshare-all',
@@ -102,10 +103,16 @@ export function shellArgv(host: ShellHost, workDir: string): string[] {
     // controlling terminal to inject input into (what --new-session guards against); a second
     // session would take the sandbox out of the task's process group, which a stop signals.
     '--proc', '/proc',
+    // bwrap's /dev, its root and /tmp are tmpfs in the host's memory, writable and of no bound: a
+    // task could fill the machine's memory there. /dev and the root are read-only (device nodes
+    // still work); /tmp and /dev/shm, where programs expect to write, hold SVC_SHELL_FILE_MB each.
     '--dev', '/dev',
-    '--tmpfs', '/tmp',
+    '--remount-ro', '/dev',
+    '--size', String(scratchBytes), '--tmpfs', '/dev/shm',
+    '--size', String(scratchBytes), '--tmpfs', '/tmp',
     ...host.mounts,
     '--bind', workDir, TASK_HOME,
+    '--remount-ro', '/',
     '--chdir', TASK_HOME,
     '--',
   ];

@@ -37,6 +37,8 @@ const TASK_UID_MIN = 2 ** 30;
 const TASK_UID_END = 2 ** 31;
 // What a program prints when a fork or an allocation was refused; the error then names the limits.
 const LIMIT_HINT = /Cannot fork|fork: .*Resource temporarily unavailable|Cannot allocate memory|MemoryError|[Oo]ut of memory|bad_alloc/;
+// What a write to a full file system prints (ENOSPC): the sandbox's /tmp and /dev/shm are bounded.
+const NO_SPACE = /No space left on device/;
 
 /**
  * Runs `command` with `/bin/sh` in the worker's shell sandbox (ctx.shell): a private working
@@ -125,10 +127,17 @@ function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, work
       if (signalName === 'SIGXCPU') return finish(fail('resource_limit', `CPU time limit (${settings.cpuSeconds} s) exceeded: command killed by signal SIGXCPU`, data(code)));
       if (signalName === 'SIGXFSZ') return finish(fail('resource_limit', `file size limit (${settings.fileMb} MB) exceeded: command killed by signal SIGXFSZ`, data(code)));
       if (signalName) return finish(fail('exit_code', `command killed by signal ${signalName}`, data(code)));
-      const hint = host.prlimit && LIMIT_HINT.test(stderr.text()) ? `; it may have hit a limit (at most ${settings.maxProcesses} processes, ${settings.memoryMb} MB of memory per process)` : '';
-      finish(fail('exit_code', `command exited with code ${code}${hint}`, data(code)));
+      finish(fail('exit_code', `command exited with code ${code}${limitHint(host, stderr.text())}`, data(code)));
     });
   });
+}
+
+// Why a command that failed may have failed, from what it printed: a limit of the sandbox's.
+function limitHint(host: ShellHost, stderr: string): string {
+  const { settings } = host;
+  if (host.prlimit && LIMIT_HINT.test(stderr)) return `; it may have hit a limit (at most ${settings.maxProcesses} processes, ${settings.memoryMb} MB of memory per process)`;
+  if (host.bwrap && NO_SPACE.test(stderr)) return `; it may have filled /tmp or /dev/shm (at most ${settings.fileMb} MB each in the sandbox)`;
+  return '';
 }
 
 const signalNames = new Map<number, string>(Object.entries(constants.signals).map(([name, n]) => [n, name]));

@@ -219,6 +219,17 @@ describe('shell sandbox', () => {
     expect(big).toMatchObject({ status: 'error', error: { code: 'resource_limit', message: 'file size limit (1 MB) exceeded: command killed by signal SIGXFSZ' } });
   });
 
+  it('writes nothing to the memory-backed root or /dev; /tmp and /dev/shm hold the file size limit, full is a clear error', async () => {
+    const ro = await shell(task({ command: 'for p in /x /etc/x /home/x /dev/x; do (echo > $p) 2>/dev/null || echo "ro $p"; done; echo > /dev/null && echo null-ok' }), ctx());
+    expect(ro).toMatchObject({ status: 'ok', data: { stdout: 'ro /x\nro /etc/x\nro /home/x\nro /dev/x\nnull-ok\n' } });
+    const host = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, fileMb: 2 });
+    // Files each under the size limit: only the file system's own bound stops them.
+    for (const dir of ['/tmp', '/dev/shm']) {
+      const full = await shell(task({ command: `for i in 1 2 3; do head -c 1M /dev/zero > ${dir}/f$i || exit 1; done` }), ctx({ shell: host }));
+      expect(full).toMatchObject({ status: 'error', error: { code: 'exit_code', message: 'command exited with code 1; it may have filled /tmp or /dev/shm (at most 2 MB each in the sandbox)' } });
+    }
+  });
+
   it('stops a fork bomb at the process limit', async () => {
     const outcome = await shell(task({ command: 'f(){ f|f; }; f' }), ctx({ signal: AbortSignal.timeout(20_000) }));
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'exit_code' } });

@@ -47,9 +47,10 @@ describe('shellArgv', () => {
     const bwrap = argv.slice(6, argv.indexOf('/usr/bin/env'));
     expect(bwrap).toEqual([
       '/usr/bin/bwrap', '--unshare-all', '--share-net', '--die-with-parent',
-      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
+      '--proc', '/proc', '--dev', '/dev', '--remount-ro', '/dev',
+      '--size', String(1024 ** 3), '--tmpfs', '/dev/shm', '--size', String(1024 ** 3), '--tmpfs', '/tmp',
       '--ro-bind', '/usr', '/usr',
-      '--bind', '/tmp/svc-task-x', TASK_HOME, '--chdir', TASK_HOME, '--',
+      '--bind', '/tmp/svc-task-x', TASK_HOME, '--remount-ro', '/', '--chdir', TASK_HOME, '--',
     ]);
     expect(argv.slice(argv.indexOf('/usr/bin/env'), -2)).toEqual(['/usr/bin/env', '--default-signal=TERM', '/bin/sh', '-c']);
   });
