@@ -5,6 +5,8 @@ import type { ShellSettings } from './shell-settings.ts';
 export const TASK_HOME = '/home/task';
 /** The PATH a task starts with (its `env:` may replace it): the system's, never the worker's. */
 export const TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** Names the sandbox's wrapper reads (and evaluates): a task's `env`, data maybe, may not set them. */
+export const RESERVED_ENV_PREFIX = 'SVC_TASK_';
 /** The fd on which the wrapper script notes a cwd it could not enter (closed before the command runs). */
 export const STATUS_FD = 4;
 

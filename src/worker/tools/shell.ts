@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
-import { shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
+import { RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 
@@ -21,9 +21,12 @@ const envText = (value: unknown): string | undefined => {
 // A process's arguments and environment cannot hold NUL; say so instead of failing to spawn.
 const NO_NUL = 'text without NUL characters';
 const withoutNul = v.check((text: string) => !text.includes('\0'), NO_NUL);
+// WRAPPER evaluates SVC_TASK_DEFERRED and SVC_TASK_OUTPUTS: set from a task's `env` (whose names
+// may come from data: `env: "{{ workload.env }}"`), their values would run as commands.
+const notReserved = v.check((name: string) => !name.startsWith(RESERVED_ENV_PREFIX), `a name not starting with ${RESERVED_ENV_PREFIX} (the sandbox's own)`);
 const ShellTaskSchema = v.looseObject({
   command: v.pipe(v.string(), v.nonEmpty(), withoutNul),
-  env: v.optional(v.nullable(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'a variable name (letters, digits, _)')), v.pipe(v.unknown(), v.transform(envText), v.check((text) => text === undefined || !text.includes('\0'), NO_NUL))))),
+  env: v.optional(v.nullable(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'a variable name (letters, digits, _)'), notReserved), v.pipe(v.unknown(), v.transform(envText), v.check((text) => text === undefined || !text.includes('\0'), NO_NUL))))),
   cwd: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty(), withoutNul))),
   stdin: v.optional(v.nullable(v.string())),
 });

@@ -156,6 +156,15 @@ describe('shell tool', () => {
       expect(outcome.error?.message).not.toMatch(/sec|ret/);
     }
   });
+
+  it("refuses env names of the sandbox's own (SVC_TASK_*): their values, data maybe, never run as commands", async () => {
+    for (const env of [{ SVC_TASK_DEFERRED: '$(echo${IFS}injected>&2)' }, { SVC_TASK_OUTPUTS: 'x;echo${IFS}injected>&2' }, { SVC_TASK_COMMAND: 'echo injected' }]) {
+      const outcome = await shell(task({ command: 'echo data', env }), ctx());
+      expect(outcome).toMatchObject({ status: 'error', error: { code: 'invalid_task' } });
+      expect(outcome.error?.message).toMatch(/a name not starting with SVC_TASK_/);
+      expect(JSON.stringify(outcome)).not.toMatch(/injected/);
+    }
+  });
 });
 
 describe('shell environment', () => {
