@@ -133,6 +133,9 @@ const envSchema = v.object({
   // bearer token (after workload.access_token, the task's credential, GOOGLE_OAUTH_ACCESS_TOKEN).
   // Unset: no metadata service is asked. The worker's tools read it from their environment.
   SVC_MCP_METADATA_URL: url('an http(s) URL of the metadata token endpoint'),
+  // Workers: the hosts (and their subdomains, comma separated) that may receive the worker's own
+  // token (GOOGLE_OAUTH_ACCESS_TOKEN, the metadata service's), whatever endpoint a playbook names.
+  SVC_MCP_TOKEN_HOSTS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9.:\[\]-]+(?:\s*,\s*[A-Za-z0-9.:\[\]-]+)*$/, 'expects host names, comma separated')), 'googleapis.com'),
   SVC_LOG_LEVEL: v.optional(
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'expects one of fatal, error, warn, info, debug, trace, silent'),
     'info',

@@ -7,6 +7,8 @@ import type { ResolvedCredential } from '../../protocol.ts';
 
 // The metadata service answers locally; a slow one means it is not there.
 const MCP_METADATA_TIMEOUT_MS = 5_000;
+/** SVC_MCP_TOKEN_HOSTS's default (config.ts): Google's APIs, where a Google token is for. */
+const DEFAULT_TOKEN_HOSTS = 'googleapis.com';
 const MetadataTokenSchema = v.looseObject({ access_token: v.pipe(v.string(), v.nonEmpty()) });
 
 export type McpAuth =
@@ -16,9 +18,11 @@ export type McpAuth =
 /**
  * The headers that authenticate an MCP request, first found wins: the task's `access_token`
  * (workload.access_token), the task's credential, env GOOGLE_OAUTH_ACCESS_TOKEN, then the metadata
- * service when SVC_MCP_METADATA_URL is set. No token at all is allowed (an open server).
+ * service when SVC_MCP_METADATA_URL is set, these two only for an endpoint on a host of
+ * SVC_MCP_TOKEN_HOSTS. No token at all is allowed (an open server).
  */
 export async function mcpAuth(
+  endpoint: URL,
   accessToken: string | undefined,
   credential: ResolvedCredential | undefined,
   env: Readonly<Record<string, string | undefined>>,
@@ -30,6 +34,9 @@ export async function mcpAuth(
     const auth = await credentialAuth(credential, signal);
     return auth;
   }
+  // The worker's own token goes only where its operator said: a playbook names any endpoint, and
+  // would otherwise receive the worker's identity there. Elsewhere the call goes without one.
+  if (!mayReceiveWorkerToken(endpoint, env.SVC_MCP_TOKEN_HOSTS ?? DEFAULT_TOKEN_HOSTS)) return { ok: true, headers: {}, query: {}, secrets: [] };
   const envToken = env.GOOGLE_OAUTH_ACCESS_TOKEN;
   if (envToken) return bearer(envToken);
   const metadataUrl = env.SVC_MCP_METADATA_URL;
@@ -47,4 +54,13 @@ export async function mcpAuth(
   } catch (error) {
     return failed(describeError(error));
   }
+}
+
+/** Whether `endpoint`'s host is one of `hosts` (comma separated) or a subdomain of one. */
+export function mayReceiveWorkerToken(endpoint: URL, hosts: string): boolean {
+  const host = endpoint.hostname.toLowerCase();
+  return hosts
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .some((name) => name !== '' && (host === name || host.endsWith(`.${name}`)));
 }

@@ -45,13 +45,13 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   if (method === 'tools/call' && !tool) return fail('invalid_task', 'invalid mcp task: tool: required for tools/call');
   const serverName = parsed.output.server ? `MCP server '${parsed.output.server}'` : 'MCP server';
 
-  const auth = await mcpAuth(accessToken ?? undefined, ctx.credential, ctx.env, ctx.signal);
+  const url = new URL(endpoint);
+  const auth = await mcpAuth(url, accessToken ?? undefined, ctx.credential, ctx.env, ctx.signal);
   if (ctx.signal.aborted) return aborted(ctx.signal);
   if (!auth.ok) return fail(auth.code, auth.message);
   ctx.secrets?.add(...auth.secrets);
   const safe = (text: string) => redactSecrets(text, auth.secrets);
 
-  const url = new URL(endpoint);
   for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
   const options: RequestOptions = {
     signal: ctx.signal,

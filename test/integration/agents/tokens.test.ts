@@ -65,7 +65,7 @@ beforeAll(async () => {
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   metadataUrl = `http://127.0.0.1:${address.port}/computeMetadata/v1/instance/service-accounts/default/token`;
   [stack, mcp] = await Promise.all([
-    startWorkerStack({ workerEnv: { GOOGLE_OAUTH_ACCESS_TOKEN: TOKENS.env, SVC_MCP_METADATA_URL: metadataUrl, SVC_LOG_LEVEL: 'debug' } }),
+    startWorkerStack({ workerEnv: { GOOGLE_OAUTH_ACCESS_TOKEN: TOKENS.env, SVC_MCP_METADATA_URL: metadataUrl, SVC_MCP_TOKEN_HOSTS: '127.0.0.1', SVC_LOG_LEVEL: 'debug' } }),
     startMcpServer(),
   ]);
   const agent = await http(stack.url, 'POST', '/api/catalog/register', { content: AGENT, resource_type: 'agent' });
@@ -99,7 +99,7 @@ describe('mcp token resolution order', () => {
 
   it('4. without all three, the metadata service; 5. without it too, no Authorization', async () => {
     for (const w of stack.workers) expect(await w.stop()).toBe(0);
-    const metaOnly = await startWorkerProcess(stack.url, { env: { SVC_WORKER_TOKEN: stack.workerToken, SVC_MCP_METADATA_URL: metadataUrl, SVC_LOG_LEVEL: 'debug' } });
+    const metaOnly = await startWorkerProcess(stack.url, { env: { SVC_WORKER_TOKEN: stack.workerToken, SVC_MCP_METADATA_URL: metadataUrl, SVC_MCP_TOKEN_HOSTS: '127.0.0.1', SVC_LOG_LEVEL: 'debug' } });
     extraWorkers.push(metaOnly);
     const calls = metadataCalls;
     expect(await authorizationsOf({})).toEqual([`Bearer ${TOKENS.metadata}`]);

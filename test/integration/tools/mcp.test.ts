@@ -15,6 +15,8 @@ beforeAll(async () => {
 afterAll(async () => Promise.all([server?.close(), sseServer?.close(), target?.close()]));
 
 const ctx = (extra: Partial<ToolContext> = {}): ToolContext => ({ signal: new AbortController().signal, env: {}, ...extra });
+// The test servers listen on loopback: the worker's own token may go there only when listed.
+const LOCAL_TOKEN_HOST = { SVC_MCP_TOKEN_HOSTS: '127.0.0.1' };
 const task = (fields: Record<string, unknown>) => ({ name: 't', kind: 'mcp', server: 'test', endpoint: server.url, ...fields });
 
 async function closedPort(): Promise<number> {
@@ -115,8 +117,30 @@ describe('mcp tool', () => {
     });
 
     it('falls back to GOOGLE_OAUTH_ACCESS_TOKEN', async () => {
-      await mcp(task({ method: 'tools/list' }), ctx({ env: { GOOGLE_OAUTH_ACCESS_TOKEN: 'from-env' } }));
+      await mcp(task({ method: 'tools/list' }), ctx({ env: { GOOGLE_OAUTH_ACCESS_TOKEN: 'from-env', ...LOCAL_TOKEN_HOST } }));
       expect(lastAuthorization()).toBe('Bearer from-env');
+    });
+
+    it("sends the worker's own token (environment, metadata service) only to hosts of SVC_MCP_TOKEN_HOSTS", async () => {
+      let metadataAsked = 0;
+      const metadata = await startHttpTarget((_req, res) => {
+        metadataAsked++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'from-metadata' }));
+      });
+      try {
+        // A playbook's endpoint on a host nobody listed: by default only googleapis.com is.
+        for (const env of [{ GOOGLE_OAUTH_ACCESS_TOKEN: 'from-env' }, { SVC_MCP_METADATA_URL: `${metadata.url}/token` }, { GOOGLE_OAUTH_ACCESS_TOKEN: 'from-env', SVC_MCP_TOKEN_HOSTS: 'googleapis.com, 127.0.0.10' }]) {
+          const outcome = await mcp(task({ method: 'tools/list' }), ctx({ env }));
+          expect(outcome.status).toBe('ok');
+          expect(lastAuthorization()).toBeUndefined();
+        }
+        expect(metadataAsked).toBe(0);
+        // The workload's token and the task's credential are the playbook's own: they go anywhere.
+        await mcp(task({ method: 'tools/list', access_token: 'from-workload' }), ctx({ env: { GOOGLE_OAUTH_ACCESS_TOKEN: 'from-env' } }));
+        expect(lastAuthorization()).toBe('Bearer from-workload');
+      } finally {
+        await metadata.close();
+      }
     });
 
     it('asks the metadata service only when SVC_MCP_METADATA_URL is set', async () => {
@@ -128,7 +152,7 @@ describe('mcp tool', () => {
         else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'from-metadata', expires_in: 3599 }));
       });
       try {
-        const outcome = await mcp(task({ method: 'tools/list' }), ctx({ env: { SVC_MCP_METADATA_URL: `${metadata.url}/token` } }));
+        const outcome = await mcp(task({ method: 'tools/list' }), ctx({ env: { SVC_MCP_METADATA_URL: `${metadata.url}/token`, ...LOCAL_TOKEN_HOST } }));
         expect(outcome.status).toBe('ok');
         expect(lastAuthorization()).toBe('Bearer from-metadata');
         expect(metadata.requests).toHaveLength(1);
@@ -138,7 +162,7 @@ describe('mcp tool', () => {
     });
 
     it('reports a failing metadata service as an auth error', async () => {
-      const outcome = await mcp(task({ method: 'tools/list' }), ctx({ env: { SVC_MCP_METADATA_URL: `${target.url}/status/500` } }));
+      const outcome = await mcp(task({ method: 'tools/list' }), ctx({ env: { SVC_MCP_METADATA_URL: `${target.url}/status/500`, ...LOCAL_TOKEN_HOST } }));
       expect(outcome).toMatchObject({ status: 'error', error: { code: 'auth', message: 'MCP access token from the metadata service failed: HTTP 500' } });
     });
   });
