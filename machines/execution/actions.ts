@@ -73,7 +73,9 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   d.addRun(run);
   d.emit({ type: 'record', eventType: EVENT.stepEnter, step: name });
   // A retry takes what the step's first run did in the execution it retries (its side effects happened there).
-  const replayed = d.c.input.replay?.[name];
+  // Own keys only: a step may be named like a property every object inherits (`constructor`).
+  const replay = d.c.input.replay;
+  const replayed = replay && Object.hasOwn(replay, name) ? replay[name] : undefined;
   if (replayed && !d.c.completedSteps.includes(name)) {
     d.emit({ type: 'record', eventType: EVENT.stepReplayed, step: name, context: { status: replayed.status }, result: replayed.result });
     run.outcome = replayed;
@@ -251,7 +253,9 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
 export function bufferSignal(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   if (ev.type !== EVENT.signalReceived) return { context: ctx, effects: [] };
   const d = new Draft(pb, ctx);
-  d.c.signals = { ...ctx.signals, [ev.signal.name]: [...(ctx.signals[ev.signal.name] ?? []), ev.signal] };
+  // Own keys only: a signal may be named like a property every object inherits (`constructor`).
+  const kept = Object.hasOwn(ctx.signals, ev.signal.name) ? ctx.signals[ev.signal.name] : [];
+  d.c.signals = { ...ctx.signals, [ev.signal.name]: [...kept, ev.signal] };
   return d.done();
 }
 

@@ -19,7 +19,8 @@ const LEADING_DATE = /^\s*\d{4}-\d{2}-\d{2}/;
 /** Starts the wait of a step's run, or ends the run at once: a signal kept from before, or an `until` that does not render to a time. */
 export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
   if (wait.kind === 'signal') {
-    const kept = d.c.signals[wait.signal];
+    // Own keys only: a signal may be named like a property every object inherits (`constructor`).
+    const kept = Object.hasOwn(d.c.signals, wait.signal) ? d.c.signals[wait.signal] : undefined;
     if (kept?.length) {
       // Sent before this step waited, and kept for it (`buffer: true`): taken now, oldest first.
       const { [wait.signal]: _, ...others } = d.c.signals;
