@@ -99,6 +99,10 @@ export function shellArgv(host: ShellHost, workDir: string): string[] {
   const bwrap = [
     host.bwrap,
     '--unshare-all',
+    // No user namespace of its own inside (unshare -r): as its root a task could mount a tmpfs
+    // past the bounds below, and reach more of the kernel than a plain user does.
+    '--unshare-user',
+    '--disable-userns',
     ...(host.settings.network ? ['--share-net'] : []),
     '--die-with-parent',
     // No --new-session: spawnInGroup already starts the task in a session of its own, with no

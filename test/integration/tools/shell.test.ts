@@ -239,6 +239,11 @@ describe('shell sandbox', () => {
     }
   });
 
+  it('makes no user namespace of its own, whose root could mount past the bounds', async () => {
+    const outcome = await shell(task({ command: "unshare -rm sh -c 'mount -t tmpfs none /home/task && echo mounted' 2>/dev/null; unshare -r true 2>/dev/null || echo no-userns" }), ctx());
+    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: 'no-userns\n' } });
+  });
+
   it('stops a fork bomb at the process limit', async () => {
     const outcome = await shell(task({ command: 'f(){ f|f; }; f' }), ctx({ signal: AbortSignal.timeout(20_000) }));
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'exit_code' } });

@@ -46,7 +46,7 @@ describe('shellArgv', () => {
     expect(argv.slice(0, 6)).toEqual(['/usr/bin/prlimit', '--cpu=300:301', `--data=${1024 ** 3}`, '--nproc=256', `--fsize=${1024 ** 3}`, '--']);
     const bwrap = argv.slice(6, argv.indexOf('/usr/bin/env'));
     expect(bwrap).toEqual([
-      '/usr/bin/bwrap', '--unshare-all', '--share-net', '--die-with-parent',
+      '/usr/bin/bwrap', '--unshare-all', '--unshare-user', '--disable-userns', '--share-net', '--die-with-parent',
       '--proc', '/proc', '--dev', '/dev', '--remount-ro', '/dev',
       '--size', String(1024 ** 3), '--tmpfs', '/dev/shm', '--size', String(1024 ** 3), '--tmpfs', '/tmp',
       '--ro-bind', '/usr', '/usr',
