@@ -15,9 +15,22 @@ const TEMPLATE_FUNCTIONS = ['range', 'dict', 'namespace', 'caller'] as const;
 const KNOWN_NAMES: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, ...TEMPLATE_FUNCTIONS]);
 /** What a playbook's `concurrency.key` and `debounce.key` read: they are rendered at a start (src/flow/admission-of.ts). */
 const START_ROOTS = ['workload', 'args'] as const;
+/**
+ * The roots each place renders over (machines/execution/step-work.ts baseRenderContext and
+ * iterationContext, arcs.ts, src/worker/run-command.ts): a known root read where it is not given
+ * (`outcome` in a task's command, `keychain` in an arc) is undefined at every run.
+ */
+const BASE_ROOTS = ['workload', 'args', 'vars', 'steps', 'execution'] as const;
+const ARC_ROOTS = [...BASE_ROOTS, 'outcome', 'signal'] as const;
+/** The fields of the `execution` root (baseRenderContext). */
+const EXECUTION_FIELDS = ['id', 'path', 'catalog_id', 'parent_id', 'root_id'] as const;
 
-/** Where a template is read: the names defined there, the steps that may have run, and the step (for messages). */
-type Scope = { names: ReadonlySet<string>; ran: ReadonlySet<string>; step: string | null; field: string | null };
+/**
+ * Where a template is read: the names defined there, the steps that may have run, the step (for
+ * messages), what the place is and reads (for "not available here"), and for a task's fields the
+ * tasks of its step that ran before it (`tasks.<name>`).
+ */
+type Scope = { names: ReadonlySet<string>; ran: ReadonlySet<string>; step: string | null; field: string | null; reads?: string; tasks?: readonly string[] };
 
 /**
  * References that can be known to be undefined when a playbook is registered (templates are
@@ -46,7 +59,9 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       const root = expr.name;
       const key = expr.key;
       let missing: string | undefined;
-      if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : `'${text}' is undefined`;
+      if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined`;
+      else if (root === 'execution' && key !== undefined && !(EXECUTION_FIELDS as readonly string[]).includes(key)) missing = `'${text}' is undefined: execution has ${EXECUTION_FIELDS.join(', ')}`;
+      else if (root === 'tasks' && key !== undefined && scope.tasks && !scope.tasks.includes(key)) missing = `'${text}' is undefined: no task '${key}' runs before this one in step '${scope.step}'${scope.tasks.length ? ` (earlier: ${scope.tasks.join(', ')})` : ''}`;
       else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
       else if (root === 'workload' && key !== undefined && misspelt(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (did you mean '${misspelt(key)}'?)`;
       else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
@@ -59,26 +74,35 @@ export function staticReferenceProblems(document: unknown): Problem[] {
     const name = names[i];
     const path = `workflow[${i}]`;
     const iterator = isObject(step.loop) ? (typeof step.loop.iterator === 'string' ? step.loop.iterator : 'item') : undefined;
-    const scope = (ran: ReadonlySet<string>, extra: readonly string[]): Scope => ({ names: new Set([...KNOWN_NAMES, ...extra, ...(iterator ? [iterator] : [])]), ran, step: name, field: null });
+    // Only a looped step's tasks see `loop` and the iterator.
+    const looped = iterator ? ['loop', iterator] : [];
+    const scope = (ran: ReadonlySet<string>, roots: readonly string[], reads: string, tasks?: readonly string[]): Scope => ({ names: new Set([...roots, ...TEMPLATE_FUNCTIONS]), ran, step: name, field: null, reads: `${reads} reads ${roots.join(', ')}`, tasks });
     const tasks = Array.isArray(step.tool) ? step.tool.map((t, n) => [t, `${path}.tool[${n}]`] as const) : [[step.tool, `${path}.tool`] as const];
-    for (const [task, taskPath] of tasks) {
-      if (!isObject(task)) continue;
+    const taskNames = tasks.map(([task], n) => (isObject(task) && typeof task.name === 'string' ? task.name : `task_${n}`));
+    tasks.forEach(([task, taskPath], n) => {
+      if (!isObject(task)) return;
+      const earlier = taskNames.slice(0, n);
+      // A worker renders a task with the keychain; the server renders a playbook task's path and
+      // args and a limit's key, without it.
+      const onServer = (key: string) => task.kind === 'playbook' || key === 'limit';
+      const taskRoots = (key: string) => [...BASE_ROOTS, 'tasks', ...looped, ...(onServer(key) ? [] : ['keychain'])];
       for (const [key, value] of Object.entries(task)) {
         if (key === 'name' || key === 'kind' || key === 'retry') continue;
-        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, scope(before[i], ['tasks'])));
+        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, scope(before[i], taskRoots(key), "a task's field", earlier)));
       }
-      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before[i], ['tasks', 'outcome']));
-    }
-    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, scope(before[i], [])));
-    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, scope(before[i], [])));
+      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before[i], [...taskRoots('retry'), 'outcome'], 'retry.when', earlier));
+    });
+    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, scope(before[i], BASE_ROOTS, 'wait.until')));
+    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, scope(before[i], BASE_ROOTS, 'loop.in')));
     const next = step.next;
     const arcs = Array.isArray(next) ? next.map((a, n) => [a, `${path}.next[${n}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((a, n) => [a, `${path}.next.arcs[${n}]`] as const) : [];
     // An arc is evaluated when its step has run.
     const ran = new Set([...before[i], name]);
     for (const [arc, arcPath] of arcs) {
       if (!isObject(arc)) continue;
-      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, scope(ran, ['outcome', 'signal']));
-      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, scope(ran, ['outcome', 'signal'])));
+      // Arcs are evaluated on the server, once per step run: no keychain, tasks or loop item.
+      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, scope(ran, ARC_ROOTS, "an arc's when"));
+      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, scope(ran, ARC_ROOTS, "an arc's set")));
     }
   });
   for (const field of ['concurrency', 'debounce'] as const) {
@@ -133,6 +157,9 @@ function forEachTemplate(value: unknown, path: string, visit: (source: string, p
 
 type Read = { expr: { name: string | undefined; key: string | undefined }; text: string };
 
+/** Roots whose first literal key is checked: the keys each may hold are known when the playbook is registered. */
+const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution']);
+
 /**
  * Unguarded reads of a template that may be undefined: a root with its first literal key
  * (`workload.x`, `steps.a`), and names the template nowhere defines (name undefined).
@@ -156,7 +183,7 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
         return;
       case 'get': {
         const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
-        if (!guarded && e.target.type === 'name' && (e.target.name === 'workload' || e.target.name === 'steps') && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
+        if (!guarded && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
           reads.push({ expr: { name: e.target.name, key }, text: expressionText(e) });
         }
         expr(e.target, guarded);
