@@ -28,6 +28,9 @@ export class SimulationData {
   /** Steps whose result is always none: timer waits (the machine's outcome of one that fired is `{status: ok, result: null}`). */
   private readonly resultless: ReadonlySet<string>;
 
+  /** Each step's last task, whose data its example result is. */
+  private readonly lastTask: ReadonlyMap<string, string | undefined>;
+
   /** The names the simulated workload holds (the playbook's defaults and the payload given). */
   private readonly workload: ReadonlySet<string>;
 
@@ -37,6 +40,7 @@ export class SimulationData {
     this.workload = new Set(Object.keys(workload));
     this.results = { ...(useExamples ? (pb.examples ?? {}) : {}), ...given };
     this.resultless = new Set(pb.workflow.filter((s) => s.wait?.kind === 'timer').map((s) => s.step));
+    this.lastTask = new Map(pb.workflow.map((s) => [s.step, s.tasks.at(-1)?.name]));
     for (const s of pb.workflow) {
       const next = templateDataReads(s.next.arcs.map((a) => [a.when === undefined ? null : conditionSource(a.when), a.set ?? null]));
       this.reads.set(s.step, { next, loop: s.loop ? templateDataReads(s.loop.in) : null, enter: templateDataReads(renderedAsRun(s)) });
@@ -62,6 +66,11 @@ export class SimulationData {
     if (reads.own && !known(current)) out.add(current);
     for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !known(s)) out.add(s);
     if (reads.vars && this.varsFromData) out.add('vars');
+    // An example is the data of its step's last task: another task's is not known.
+    for (const t of reads.tasks) {
+      const s = t.step ?? current;
+      if (done(s) && this.has(s) && (t.task === null || t.task !== this.lastTask.get(s))) out.add(t.task === null ? `${s}.tasks` : `${s}.tasks.${t.task}`);
+    }
     return [...out];
   }
 

@@ -8,7 +8,14 @@ import { parseTemplate } from './template-parser.ts';
  * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
  * `workload`: the names read as `workload.<name>` (a start may give them).
  */
-export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean; workload: Set<string> };
+export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean; workload: Set<string>; tasks: TaskRead[] };
+
+/**
+ * A read of one task's outcome other than its status: `outcome.tasks.<task>` (`step` null: the
+ * current step's) or `steps.<step>.tasks.<task>`; `task` null when the name is not a literal.
+ * An example result is the step's last task's data only, so the others' are not known.
+ */
+export type TaskRead = { step: string | null; task: string | null };
 
 type Node = Record<string, unknown>;
 
@@ -18,7 +25,7 @@ const isName = (x: unknown, name: string): boolean => isNode(x) && x.type === 'n
 
 /** The data reads of every template string in `value` (see DataReads). */
 export function templateDataReads(value: unknown): DataReads {
-  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set() };
+  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), tasks: [] };
   // Walks any AST node generically; `parent` tells `steps.x.status` from `steps.x.result`.
   const walk = (x: unknown, parent: Node | undefined): void => {
     if (Array.isArray(x)) {
@@ -26,6 +33,12 @@ export function templateDataReads(value: unknown): DataReads {
       return;
     }
     if (!isNode(x)) return;
+    // The outermost member of a chain says what of a task is read (`.status` is known).
+    const inner = parent?.type === 'get' && parent.target === x;
+    if (x.type === 'get' && !inner) {
+      const read = taskRead(x);
+      if (read) out.tasks.push(read);
+    }
     if (x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined) {
       const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
       if (!statusOnly) out.steps.add(literalKey(x)!);
@@ -58,4 +71,22 @@ export function templateDataReads(value: unknown): DataReads {
   };
   visit(value);
   return out;
+}
+
+/** The names along a member chain (`a.b['c']` is a, b, c; null for a key that is not a literal), or null when its root is no name. */
+function chainOf(x: Node): (string | null)[] | null {
+  if (x.type === 'name' && typeof x.name === 'string') return [x.name];
+  if (x.type !== 'get' || !isNode(x.target)) return null;
+  const target = chainOf(x.target);
+  return target ? [...target, literalKey(x) ?? null] : null;
+}
+
+/** The task a member chain reads, unless it reads only that task's status. */
+function taskRead(x: Node): TaskRead | null {
+  const chain = chainOf(x);
+  if (!chain) return null;
+  const [root, ...keys] = chain;
+  const at = root === 'outcome' && keys[0] === 'tasks' ? 1 : root === 'steps' && typeof keys[0] === 'string' && keys[1] === 'tasks' ? 2 : -1;
+  if (at < 0 || keys[at + 1] === 'status') return null;
+  return { step: root === 'outcome' ? null : (keys[0] ?? null), task: keys[at] ?? null };
 }

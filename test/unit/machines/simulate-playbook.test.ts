@@ -231,6 +231,32 @@ workflow:
     expect(simulatePlaybook(STATUS_ONLY)).toMatchObject({ status: 'completed', path: ['start', 'good'] });
   });
 
+  // A step's example is its last task's data: an arc reading an earlier task's data is not decided
+  // on a null the simulation made up (it reported a template error a real run never has).
+  const EARLIER_TASK = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: et, path: tests/et }
+workflow:
+  - step: start
+    tool:
+      - { name: count, kind: shell, command: "echo 5" }
+      - { name: check, kind: shell, command: "echo up" }
+    next:
+      - { step: big, when: "{{ outcome.tasks.count.data.stdout | trim | int > 3 and steps.start.tasks.check.status == 'ok' }}" }
+      - { step: small }
+  - step: big
+  - step: small
+examples:
+  start: { exit_code: 0, stdout: "up\\n", stderr: "" }
+`;
+  it("an arc reading a task's data other than the last task's depends on data, even with the step's example", () => {
+    expect(simulatePlaybook(EARLIER_TASK)).toMatchObject({ status: 'depends_on_data', error: null, undecided: { step: 'start', at: 'next', needs: ['start.tasks.count'] } });
+    // The last task's data is the example's: reading it decides.
+    const last = EARLIER_TASK.replace('outcome.tasks.count.data.stdout', 'outcome.tasks.check.data.stdout');
+    expect(simulatePlaybook(last)).toMatchObject({ status: 'completed', path: ['start', 'small'] });
+  });
+
   // DESIGN.md's approval step: a signal's payload decides, unless no signal came.
   const APPROVAL = `
 apiVersion: svc/v1
