@@ -12,8 +12,9 @@ export type Retried = { execution_id: number; retry_of: number; from_step: strin
 /**
  * Starts a new execution of a finished one's catalog version with its start payload, from
  * `fromStep` (default: the step whose failure ended it; for a cancelled one, the step the cancel
- * cut short, or its entry when none had begun): every step that completed ok before
- * `fromStep` first ended takes its recorded outcome (`step.replayed`) instead of running again.
+ * cut short, or its entry when none had begun): every step that completed ok (or whose wait
+ * timed out) before `fromStep` first ended takes its recorded outcome (`step.replayed`) instead of
+ * running again. 422 for a step the old one never reached (other than its entry).
  * `execution.started.context.retry_of` links the new one to the old. 409 while the old one runs.
  */
 export async function retryExecution(deps: EngineDeps, id: number, fromStep: string | undefined, requestedBy?: Identity): Promise<Retried> {
@@ -26,14 +27,23 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!from) {
     throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
   }
-  const steps = found.follower.compiled.playbook.workflow.map((s) => s.step);
+  const pb = found.follower.compiled.playbook;
+  const steps = pb.workflow.map((s) => s.step);
   if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${found.row.path} has no step ${from}`, errors: [`from_step: not a step of ${found.row.path} (its steps: ${steps.join(', ')})`] });
-  // Steps in the order they first ended: those before `from` that ended ok are taken as they were.
+  // A step the execution never reached: every step that ended would be replayed, taking the same
+  // arcs, and the retry would run nothing from it (a step another arc leads to, say).
+  if (from !== pb.entry && !ctx.completedSteps.includes(from) && found.follower.view()?.steps[from]?.status !== 'cancelled') {
+    const ran = ctx.completedSteps.join(', ') || 'none';
+    throw new ServiceError('unprocessable', { message: `execution ${id} never ran step ${from}: retry it from a step it ran`, errors: [`from_step: step ${from} did not run in execution ${id} (steps that ran: ${ran})`] });
+  }
+  // Steps in the order they first ended: those before `from` are taken as they were, if they
+  // ended ok or timed out waiting (an arc took the timeout: the wait is not waited again), not
+  // the one whose failure ended the execution, nor one that ended in error (run again).
   const replay: Record<string, StepOutcome> = {};
   for (const name of ctx.completedSteps) {
     if (name === from) break;
     const outcome = ctx.steps[name];
-    if (outcome?.status === 'ok') replay[name] = outcome;
+    if ((outcome?.status === 'ok' || outcome?.status === 'timeout') && name !== ctx.finished?.error?.step) replay[name] = outcome;
   }
   const [started] = await startExecutions(deps, [
     { compiled: found.follower.compiled, payload: ctx.input.args, requestedBy, origin: { retry_of: id, from_step: from }, replay, ownHandles: true },
