@@ -83,7 +83,7 @@ export const CODES = {
   mcp_server_unavailable: { where: ['task_outcome'], meaning: 'an `mcp` task\'s `server` could not be resolved' },
   connection: { where: ['task_outcome'], meaning: 'the target could not be reached (refused, DNS, TLS, reset)' },
   http_status: { where: ['task_outcome'], meaning: 'an `http` task got a status ≥ 400 it does not accept (`data` holds the answer)' },
-  response_too_large: { where: ['task_outcome'], meaning: 'an `http` task\'s answer had a body over 8 MiB, or a `postgres` task\'s rows came to more, the most a report carries: the body was not read further, the statement was cancelled (a write whose rows came once it had run stands)' },
+  response_too_large: { where: ['task_outcome'], meaning: 'an `http` or `mcp` task\'s answer had a body over 8 MiB, or a `postgres` task\'s rows came to more, the most a report carries: the body was not read further, the statement was cancelled (a write whose rows came once it had run stands)' },
   sql_error: { where: ['task_outcome'], meaning: 'a `postgres` task\'s statement failed (`data.sqlstate`)' },
   mcp_error: { where: ['task_outcome'], meaning: 'the MCP server answered a protocol error' },
   tool_error: { where: ['task_outcome'], meaning: 'the MCP tool returned an error result (`data` holds it)' },

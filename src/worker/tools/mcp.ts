@@ -2,10 +2,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import { mcpAuth } from './mcp-auth.ts';
 import { HttpUrl } from './http-url.ts';
+import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
@@ -53,16 +55,21 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   const safe = (text: string) => redactSecrets(text, auth.secrets);
 
   for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
+  // An answer past the report's limit ends the call at once: the SDK would wait for the rest.
+  const tooLarge = new AbortController();
+  const fetch = boundedFetch(() => tooLarge.abort());
+  const tooLargeOutcome = () => fail('response_too_large', `${serverName} answered over ${ANSWER_MAX_TEXT}, the most a task's report carries: not read further`);
   const options: RequestOptions = {
-    signal: ctx.signal,
+    signal: AbortSignal.any([ctx.signal, tooLarge.signal]),
     timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, 2 ** 31 - 1) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
   };
 
   let connection: Connection;
   try {
-    connection = await connect(url, auth.headers, options, transport ?? 'auto');
+    connection = await connect(url, { headers: auth.headers, fetch }, options, transport ?? 'auto');
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
+    if (tooLarge.signal.aborted) return tooLargeOutcome();
     return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${describeError(error)}`));
   }
 
@@ -85,6 +92,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     return ok(result);
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
+    if (tooLarge.signal.aborted) return tooLargeOutcome();
     if (error instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${error.message}`));
     return fail('connection', safe(`${serverName}: ${describeError(error)}`));
   } finally {
@@ -94,12 +102,14 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
 }
 
 type Connection = { client: Client; transport: StreamableHTTPClientTransport | SSEClientTransport };
+/** How a task's transport reaches its server: the headers of its auth, and the fetch that bounds answers. */
+type Reach = { headers: Record<string, string>; fetch: FetchLike };
 
 // Streamable HTTP first; a server that answers 404 or 405 to it speaks only the older SSE transport.
 // A server registered with `transport: sse` (or `streamable-http`) gets only that one.
-async function connect(url: URL, headers: Record<string, string>, options: RequestOptions, transport: 'streamable-http' | 'sse' | 'auto'): Promise<Connection> {
-  if (transport === 'sse') return connectSse(url, headers, options);
-  const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+async function connect(url: URL, reach: Reach, options: RequestOptions, transport: 'streamable-http' | 'sse' | 'auto'): Promise<Connection> {
+  if (transport === 'sse') return connectSse(url, reach, options);
+  const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.fetch });
   const client = new Client(MCP_CLIENT_INFO);
   let streamableStatus: number;
   try {
@@ -111,14 +121,14 @@ async function connect(url: URL, headers: Record<string, string>, options: Reque
     streamableStatus = error.code;
   }
   try {
-    return await connectSse(url, headers, options);
+    return await connectSse(url, reach, options);
   } catch (error) {
     throw new Error(`Streamable HTTP answered HTTP ${streamableStatus} and the SSE fallback failed: ${describeError(error)}`);
   }
 }
 
-async function connectSse(url: URL, headers: Record<string, string>, options: RequestOptions): Promise<Connection> {
-  const sse = new SSEClientTransport(url, { requestInit: { headers } });
+async function connectSse(url: URL, reach: Reach, options: RequestOptions): Promise<Connection> {
+  const sse = new SSEClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.fetch });
   const sseClient = new Client(MCP_CLIENT_INFO);
   try {
     await sseClient.connect(sse, options);
