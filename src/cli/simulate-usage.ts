@@ -17,9 +17,9 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
                       a path is cut after 5 step runs per step of the playbook (cycles), and
                       at most 2,000 states are explored; prints each path's end state and
                       the steps no path reaches
-  --json              print the result as JSON
+  --json              print the result as JSON (an invalid playbook: {file, error, problems})
 
-exit codes: 0 simulated, 1 invalid playbook, 2 usage error`;
+exit codes: 0 simulated, 1 invalid playbook (its problems as FILE:LINE:COL: PATH: MESSAGE), 2 usage error`;
 
 export const INSPECT_SUMMARY = 'show an execution move live: its statechart state, active steps and each event (@statelyai/inspect stream)';
 

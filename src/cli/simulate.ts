@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { playbookFromYaml, playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
+import { playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
+import { parsePlaybook } from '../dsl/parse-playbook.ts';
+import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
 
@@ -88,13 +90,14 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     errOut.write(`svc simulate: cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}\n`);
     return 2;
   }
-  let pb;
-  try {
-    pb = playbookFromYaml(text);
-  } catch (err) {
-    errOut.write(`svc simulate: ${err instanceof Error ? err.message : String(err)}\n`);
+  // Problems as registration prints them (file:line:col), or, with --json, as its answer lists them.
+  const checked = parsePlaybook(text);
+  if (!checked.ok) {
+    if (parsed.values.json) out.write(`${JSON.stringify({ file, error: 'invalid playbook', problems: checked.problems }, null, 2)}\n`);
+    errOut.write(`svc simulate: invalid playbook ${file}\n${problemLines(file, checked.problems)}`);
     return 1;
   }
+  const pb = checked.playbook;
   for (const [flag, given] of [['--outcome', outcomes], ['--result', results]] as const) {
     for (const step of Object.keys(given)) {
       if (!pb.workflow.some((s) => s.step === step)) {

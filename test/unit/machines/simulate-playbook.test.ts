@@ -190,6 +190,23 @@ describe('svc simulate', () => {
     }
   });
 
+  it('an invalid playbook: its problems at file:line:col, with --json as JSON on stdout (exit 1)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-simulate-'));
+    try {
+      const file = join(dir, 'bad.yaml');
+      writeFileSync(file, UNREACHABLE.replace('command: "echo a"', 'comand: "echo a"'));
+      const errOut = new Capture();
+      expect(await simulateCommand([file], new Capture(), errOut)).toBe(1);
+      expect(errOut.text).toContain(`${file}:7:35: workflow[0].tool.comand: unknown field 'comand' (did you mean 'command'?)\n`);
+      const out = new Capture();
+      expect(await simulateCommand([file, '--json'], out, new Capture())).toBe(1);
+      expect(JSON.parse(out.text)).toMatchObject({ file, error: 'invalid playbook' });
+      expect(JSON.parse(out.text).problems).toContainEqual({ path: 'workflow[0].tool.comand', message: "unknown field 'comand' (did you mean 'command'?)", line: 7, column: 35 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad outcomes and unknown steps (exit 2)', async () => {
     expect(parseOutcomes(['square=maybe'])).toContain('--outcome expects');
     const errOut = new Capture();
