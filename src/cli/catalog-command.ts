@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadClientConfig, ConfigError } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
-import { refusalText, registerFile } from './register-file.ts';
+import { refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 
 /**
@@ -60,7 +60,8 @@ export async function catalogCommand(argv: string[]): Promise<number> {
       }
       if (!(e instanceof ServerError) && !(e instanceof UnexpectedAnswerError)) throw e;
       err.write(e instanceof ServerError ? refusalText('catalog', file, e) : `svc catalog: ${e.message}\n`);
-      if (json) out.write(`${JSON.stringify({ file, error: e.message, ...(e instanceof ServerError ? { detail: e.detail } : {}) })}\n`);
+      // As the usage says: {file, error, problems} (each with line and column), the server's detail beside.
+      if (json) out.write(`${JSON.stringify({ file, error: e.message, ...(e instanceof ServerError ? { problems: refusalProblems(e), detail: e.detail } : {}) })}\n`);
       code = 1;
     }
   }

@@ -32,6 +32,12 @@ export async function registerFile(api: RunApi, file: string, content: string, o
   return reg;
 }
 
+/** The problems of a refused registration (path, message, line, column), none when the server named none. */
+export function refusalProblems(e: ServerError) {
+  const located = v.safeParse(problemsDetail, e.detail);
+  return located.success ? (located.output.problems ?? []) : [];
+}
+
 /** What to print for a registration the server refused: its problems at `file:line:col`, else its message. */
 export function refusalText(command: string, file: string, e: ServerError): string {
   const located = v.safeParse(problemsDetail, e.detail);

@@ -48,6 +48,12 @@ describe('svc catalog register', () => {
     const json = await runSvc(['catalog', 'register', '--json', good], env);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ file: good, path: 'cli/catalog/good', version: 1, unchanged: true });
+    // A refused file's line is {file, error, problems}, each problem placed (as the usage says).
+    const refused = await runSvc(['catalog', 'register', '--json', bad], env);
+    expect(refused.code).toBe(1);
+    const line = JSON.parse(refused.stdout);
+    expect(line).toMatchObject({ file: bad, error: expect.any(String) });
+    expect(line.problems).toContainEqual(expect.objectContaining({ path: 'workflow[0].tool.comand', line: 6, column: expect.any(Number) }));
   });
 
   it('usage errors exit 2; an unreachable server exits 3', async () => {
