@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { ServerClient } from '../worker/server-client.ts';
-import { jsonObjectOption, UsageError, type Out } from './api-command.ts';
+import { UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
 import { checked } from './run-api.ts';
 
@@ -64,11 +64,23 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
       const [signal, ...extra] = args;
       if (!signal) throw new UsageError('signal needs the execution ID and the signal NAME');
       if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-      const body = values.data === undefined ? {} : { payload: jsonObjectOption('--data', values.data, '{"approved": true}') };
+      const body = values.data === undefined ? {} : { payload: jsonValueOption('--data', values.data) };
       const key = values['idempotency-key'];
       const answer = await post(Signalled, `signals/${encodeURIComponent(signal)}`, body, key === undefined ? undefined : { 'idempotency-key': key });
       say(`signal ${answer.signal} ${answer.status}${answer.step ? ` to step ${answer.step}` : ''} of execution ${answer.execution_id}${answer.event_id === null ? '' : ` (event ${answer.event_id})`}`);
       return 0;
     }
+  }
+}
+
+/**
+ * `--data`: any JSON value, sent as parsed (the API takes any payload: `true`, a list, an object).
+ * Not read through a schema: a record schema drops keys such as `constructor`, which are data here.
+ */
+function jsonValueOption(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${flag} is not valid JSON (${e instanceof Error ? e.message : String(e)}); for example '{"approved": true}' or 'true'`);
   }
 }

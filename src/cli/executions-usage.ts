@@ -103,7 +103,7 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
   signal: help(
     'send a signal to an execution: a step waiting for it (wait: { signal: NAME }) goes on',
     'svc signal ID NAME [--data JSON] [--idempotency-key KEY] [--json] [--server URL]',
-    `  --data JSON            the signal's payload, a JSON object (the step reads signal.payload)
+    `  --data JSON            the signal's payload, any JSON value (the step reads signal.payload)
   --idempotency-key KEY  the same key again is the same signal, not a second one`,
     `409 (exit ${EXIT.conflict}) when no step waits for NAME; 403 (exit ${EXIT.notAllowed}) when the step's
 approval roles exclude the caller.`,
