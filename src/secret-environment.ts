@@ -18,6 +18,9 @@ export const SECRET_VARIABLES = [
   'SVC_ENCRYPTION_KEYS_OLD',
   'SVC_OIDC_CLIENT_SECRET',
   'GOOGLE_OAUTH_ACCESS_TOKEN',
+  // libpq's password variable: pg reads it from process.env for any connection given none, so a
+  // postgres task whose credential has no password would send it to the credential's host.
+  'PGPASSWORD',
 ] as const;
 
 const HANDOFF_VARIABLE = 'SVC_SECRETS_HANDOFF';
