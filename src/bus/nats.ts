@@ -1,9 +1,10 @@
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type Consumer } from '@nats-io/jetstream';
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { BatchWake } from '../../actors/batch-wake.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { StrandedHint, Waiters, type CommandBus } from './command-bus.ts';
+import { connectNatsBus, natsBusTarget } from './nats-connect.ts';
 
 // The NATS JetStream bus (DESIGN.md "Scale-out"; SVC_NATS_URL): what the PostgreSQL bus does with
 // LISTEN/NOTIFY, without a NOTIFY on the hot path (the pool's connections say `svc.notify = off`,
@@ -32,8 +33,6 @@ const ACK_WAIT_MS = 30_000;
 const FETCH_MAX = 64;
 const FETCH_EXPIRES_MS = 1_000;
 const RETRY_MS = 250;
-const CONNECT_TIMEOUT_MS = 5_000;
-const RECONNECT_WAIT_MS = 250;
 
 /** A bus that also takes the engine's announcements after commit (EngineDeps.announce). */
 export type NatsBus = CommandBus & {
@@ -44,11 +43,17 @@ export type NatsBus = CommandBus & {
 const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** Connects to `url` (waiting for it), makes the stream and consumer if missing, and starts listening. */
-export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake }): Promise<NatsBus> {
+/**
+ * Connects to `url` (SVC_NATS_URL, its login included: src/bus/nats-connect.ts), makes the stream
+ * and consumer if missing, and starts listening. `startWaitMs`: how long a start waits for NATS.
+ */
+export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake; startWaitMs?: number }): Promise<NatsBus> {
   const { log, metrics, batchWake } = opts;
-  const nc: NatsConnection = await connect({ servers: url, name: 'svc server bus', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_WAIT_MS, waitOnFirstConnect: true });
-  await ensureStream(nc);
+  const nc: NatsConnection = await connectNatsBus(natsBusTarget(url), log, opts.startWaitMs);
+  await ensureStream(nc).catch(async (err: unknown) => {
+    await nc.close();
+    throw err;
+  });
   const js = jetstream(nc);
   const waiters = new Waiters();
   const stranded = new StrandedHint();

@@ -1,0 +1,76 @@
+import { AuthorizationError, connect, type NatsConnection } from '@nats-io/transport-node';
+import { natsUrlLogin, type NatsUserInfo } from '../credential/nats-url-login.ts';
+import type { Logger } from '../log.ts';
+
+// How the bus reaches NATS from SVC_NATS_URL. nats.js ignores a login written in a server URL
+// (nats://user:password@host, nats://token@host) and reads `tls://` as plain TCP unless asked for
+// TLS, so the URL is taken apart here: the servers as host:port (all that is ever logged: the
+// login never appears in a log line or error), TLS, and the login as connect() options.
+
+/** SVC_NATS_URL taken apart; `servers` (host:port) are what logs and errors name. */
+export type NatsBusTarget = { servers: string[]; tls: boolean; login: NatsUserInfo };
+
+const CONNECT_TIMEOUT_MS = 5_000;
+const RECONNECT_WAIT_MS = 250;
+/**
+ * How long a start waits for NATS before it fails, as a start fails when PostgreSQL does not
+ * answer: a service manager restarts it, and meanwhile it neither hangs silently nor ignores a
+ * stop (a first SIGTERM only ends the start of an embedded database).
+ */
+export const NATS_START_WAIT_MS = 10_000;
+const START_RETRY_MS = 250;
+
+/**
+ * SVC_NATS_URL (one URL, or several separated by commas for a NATS cluster) taken apart. The
+ * first URL with a login gives it (NATS clients use one login for a cluster). Throws, without
+ * quoting the URL, when one is not a nats:// or tls:// URL with a host.
+ */
+export function natsBusTarget(setting: string): NatsBusTarget {
+  const servers: string[] = [];
+  let tls = false;
+  let login: NatsUserInfo = {};
+  for (const [i, text] of setting.split(',').map((s) => s.trim()).entries()) {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new Error(`SVC_NATS_URL: URL ${i + 1} is not a URL`);
+    }
+    if ((url.protocol !== 'nats:' && url.protocol !== 'tls:') || !url.host) throw new Error(`SVC_NATS_URL: URL ${i + 1} is not a nats:// or tls:// URL with a host`);
+    servers.push(url.port ? url.host : `${url.host}:4222`);
+    if (url.protocol === 'tls:') tls = true;
+    if (!Object.keys(login).length) login = natsUrlLogin(url, {});
+  }
+  return { servers, tls, login };
+}
+
+const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Connects the bus to `target`, reconnecting for ever once connected. A start waits at most
+ * `waitMs` for a server to answer (logging once that it waits), then fails naming the servers;
+ * a login refused fails at once (waiting would not change it).
+ */
+export async function connectNatsBus(target: NatsBusTarget, log: Logger, waitMs = NATS_START_WAIT_MS): Promise<NatsConnection> {
+  const where = target.servers.join(', ');
+  const deadline = performance.now() + waitMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await connect({
+        servers: target.servers,
+        ...(target.tls ? { tls: {} } : {}),
+        ...(target.login.user !== undefined ? { user: target.login.user, pass: target.login.pass } : {}),
+        ...(target.login.token !== undefined ? { token: target.login.token } : {}),
+        name: 'svc server bus',
+        timeout: CONNECT_TIMEOUT_MS,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: RECONNECT_WAIT_MS,
+      });
+    } catch (err) {
+      if (err instanceof AuthorizationError) throw new Error(`NATS at ${where} (SVC_NATS_URL) refused the bus's login: ${reason(err)}`);
+      if (performance.now() >= deadline) throw new Error(`NATS at ${where} (SVC_NATS_URL) did not answer within ${Math.round(waitMs / 1000)} s: ${reason(err)}`);
+      if (attempt === 0) log.warn({ servers: target.servers, err: reason(err) }, `bus: NATS at ${where} not reachable yet; waiting up to ${Math.round(waitMs / 1000)} s`);
+      await new Promise((r) => setTimeout(r, START_RETRY_MS));
+    }
+  }
+}
