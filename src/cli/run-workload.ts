@@ -17,8 +17,9 @@ export function preparePayload(playbook: NormalizedPlaybook | null, payload: Rec
     if (parsed.ok) out[key] = parsed.value;
     else problems.push({ path: `workload.${key}`, message: parsed.message });
   }
-  if (problems.length > 0) return { ok: false, problems };
-  if (!playbook) return { ok: true, payload: out };
-  const failed = checkInputs(playbook.inputs, { ...playbook.workload, ...out });
-  return failed.length > 0 ? { ok: false, problems: failed } : { ok: true, payload: out };
+  // Every field at once, as the server names them: a --set that does not read as its type does
+  // not hide a required input left out (its own "is required" aside).
+  const failed = playbook ? checkInputs(playbook.inputs, { ...playbook.workload, ...out }).filter((p) => !problems.some((q) => q.path === p.path)) : [];
+  const all = [...problems, ...failed];
+  return all.length > 0 ? { ok: false, problems: all } : { ok: true, payload: out };
 }

@@ -69,6 +69,8 @@ describe('svc run --set', () => {
     const missing = await svcRun([file, '--set', 'on=1']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('workload.on: must be boolean');
+    // Every field at once, as the server's 422: the required n left out is named beside it.
+    expect(missing.stderr).toContain('workload.n: is required');
     const required = await svcRun([file, '--set', 'ratio=2']);
     expect(required.code).toBe(2);
     expect(required.stderr).toContain('workload.n: is required');
