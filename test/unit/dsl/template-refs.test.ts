@@ -49,9 +49,9 @@ describe('templateRefs', () => {
 
 describe('templateDataReads', () => {
   it('a slice reads its target and bounds; a slice of a status reads no data', () => {
-    expect(templateDataReads('{{ steps.a.result[:10] }}')).toEqual({ steps: new Set(['a']), allSteps: false, own: false, vars: false, workload: new Set() });
-    expect(templateDataReads('{{ steps.a.status[:2] }}')).toEqual({ steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set() });
-    expect(templateDataReads('{{ workload.x[vars.n:outcome.data.k] }}')).toEqual({ steps: new Set(), allSteps: false, own: true, vars: true, workload: new Set(['x']) });
+    expect(templateDataReads('{{ steps.a.result[:10] }}')).toEqual({ steps: new Set(['a']), allSteps: false, own: false, vars: false, workload: new Set(), tasks: [] });
+    expect(templateDataReads('{{ steps.a.status[:2] }}')).toEqual({ steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), tasks: [] });
+    expect(templateDataReads('{{ workload.x[vars.n:outcome.data.k] }}')).toEqual({ steps: new Set(), allSteps: false, own: true, vars: true, workload: new Set(['x']), tasks: [] });
     expect(templateDataReads('{{ steps[1:] }}').allSteps).toBe(true);
   });
 
