@@ -55,11 +55,22 @@ const commonTaskEntries = {
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
+/**
+ * A literal URL the worker would refuse (src/worker/tools/http-url.ts: absolute, http or https)
+ * is refused at registration, not by every run's task; a template is checked once rendered.
+ */
+const httpUrl = templated(
+  v.pipe(
+    nonEmptyString,
+    v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an absolute http or https URL'),
+  ),
+);
+
 export const HttpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('http'),
   method: v.optional(templated(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS))), 'GET'),
-  url: nonEmptyString,
+  url: httpUrl,
   headers: v.optional(templated(anyRecord)),
   params: v.optional(templated(anyRecord)),
   body: v.optional(v.unknown()),
@@ -86,7 +97,7 @@ export const McpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('mcp'),
   server: v.optional(nonEmptyString),
-  endpoint: v.optional(nonEmptyString),
+  endpoint: v.optional(httpUrl),
   method: templated(v.picklist(['tools/list', 'tools/call'])),
   tool: v.optional(nonEmptyString),
   arguments: v.optional(templated(anyRecord)),

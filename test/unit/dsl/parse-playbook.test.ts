@@ -473,7 +473,7 @@ describe('templated task fields', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.playbook.workflow[0].tasks[0]).toMatchObject({ method: '{{ workload.method }}', arguments: '{{ workload.arguments }}' });
-    const http = parsePlaybook(`${header}workflow:\n  - step: a\n    tool: { kind: http, url: "u", method: "{{ workload.verb }}", headers: "{{ workload.h }}", accept_status: "{{ workload.ok }}" }\n`);
+    const http = parsePlaybook(`${header}workflow:\n  - step: a\n    tool: { kind: http, url: "http://x", method: "{{ workload.verb }}", headers: "{{ workload.h }}", accept_status: "{{ workload.ok }}" }\n`);
     expect(http.ok).toBe(true);
   });
 
