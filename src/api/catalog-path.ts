@@ -22,7 +22,7 @@ export function hasDotSegment(path: string): boolean {
  * could not be read back: GET /api/catalog/playbook/{path}/statechart answers {path}'s statechart.
  */
 export function catalogPathProblem(path: string): string | undefined {
-  if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS || hasDotSegment(path)) return NAMES;
+  if (!PATH_RE.test(path) || path.length > MAX_PATH_CHARS || hasDotSegment(path)) return `must be ${NAMES}`;
   if (path.endsWith(STATECHART_SUFFIX)) return `must not end in ${STATECHART_SUFFIX}, which asks for the statechart of the path before it`;
   if (path.endsWith(VERSIONS_SUFFIX)) return `must not end in ${VERSIONS_SUFFIX}, which asks for the versions of the path before it`;
   return undefined;

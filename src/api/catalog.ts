@@ -6,6 +6,7 @@ import { integer, responses, time } from './answers.ts';
 import { catalogVersions, catalogVersionsAnswer, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
+import { positionOf, yamlPositions } from '../dsl/yaml-positions.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
@@ -104,7 +105,9 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const problem = finalPath ? catalogPathProblem(finalPath) : 'a catalog path is required (in the request or in metadata.path)';
     if (!finalPath || problem) {
       const at = path === undefined ? 'metadata.path' : 'path';
-      throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${at}: ${problem}`], problems: [{ path: at, message: problem }] });
+      // Every problem of the document has its place (DESIGN.md "Authoring"); a body `path` is not in it.
+      const place = at === 'metadata.path' ? positionOf(yamlPositions(content), at) : {};
+      throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${at}: ${problem}`], problems: [{ path: at, message: problem, ...place }] });
     }
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     return deps.db.tx(async (q) => {
@@ -123,7 +126,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const server = parseMcpOr400(content);
     const path = server.metadata.path ?? `mcp/${server.metadata.name}`;
     const problem = catalogPathProblem(path);
-    if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`], problems: [{ path: 'metadata.path', message: problem }] });
+    if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`], problems: [{ path: 'metadata.path', message: problem, ...positionOf(yamlPositions(content), 'metadata.path') }] });
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       // The newest version's triggers are the live ones: an MCP document at a playbook's path has none.

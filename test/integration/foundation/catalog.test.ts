@@ -156,6 +156,13 @@ describe('catalog', () => {
     expect(r.body.detail.errors.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('a metadata.path no route could reach is a problem at its line and column, as every problem is', async () => {
+    const content = 'apiVersion: svc/v1\nkind: Playbook\nmetadata:\n  name: up\n  path: ../up\nworkflow:\n  - step: start\n';
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    expect(r.status).toBe(400);
+    expect(r.body.detail.problems).toEqual([{ path: 'metadata.path', message: expect.stringMatching(/^must be slash-separated names/), line: 5, column: 3 }]);
+  });
+
   it('lists shape and cross-reference problems together: unknown kind, duplicate step, arc to a missing step', async () => {
     const content = doc('all', 'workflow:\n  - step: start\n    tool: { name: a, kind: teleport }\n    next: nowhere\n  - step: start\n    tool: { name: b, kind: noop }');
     const r = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/all' });
