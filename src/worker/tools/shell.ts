@@ -40,6 +40,8 @@ const TASK_UID_MIN = 2 ** 30;
 const TASK_UID_END = 2 ** 31;
 // What a program prints when a fork or an allocation was refused; the error then names the limits.
 const LIMIT_HINT = /Cannot fork|fork: .*Resource temporarily unavailable|Cannot allocate memory|MemoryError|[Oo]ut of memory|bad_alloc/;
+// Linux's bounds on what a process starts with (MAX_ARG_STRLEN, and a quarter of the stack limit).
+const TOO_BIG = 'its environment is too large: a variable (an env: value, a template output) holds at most 128 KiB, all of them together about 2 MiB; pass more through stdin';
 // What a write to a full file system prints (ENOSPC): the sandbox's /tmp and /dev/shm are bounded.
 const NO_SPACE = /No space left on device/;
 
@@ -86,6 +88,7 @@ function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, work
     } catch (error) {
       // Node's message may quote the environment (values can be secrets): name the code only.
       const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
+      if (code === 'E2BIG') return resolve(fail('spawn', `cannot start the shell (E2BIG): ${TOO_BIG}`));
       return resolve(fail('spawn', `cannot start the shell (${code})`));
     }
     const { child } = group;

@@ -157,6 +157,12 @@ describe('shell tool', () => {
     }
   });
 
+  it('says why a value too large for a process environment cannot start the shell, without quoting it', async () => {
+    const outcome = await shell(task({ command: 'echo ${#BIG}', env: { BIG: `secret${'x'.repeat(200_000)}` } }), ctx());
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'spawn', message: expect.stringMatching(/^cannot start the shell \(E2BIG\): its environment is too large: a variable .* holds at most 128 KiB/) } });
+    expect(outcome.error?.message).not.toMatch(/secret/);
+  });
+
   it("refuses env names of the sandbox's own (SVC_TASK_*): their values, data maybe, never run as commands", async () => {
     for (const env of [{ SVC_TASK_DEFERRED: '$(echo${IFS}injected>&2)' }, { SVC_TASK_OUTPUTS: 'x;echo${IFS}injected>&2' }, { SVC_TASK_COMMAND: 'echo injected' }]) {
       const outcome = await shell(task({ command: 'echo data', env }), ctx());
