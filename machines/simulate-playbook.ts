@@ -289,7 +289,10 @@ export function playbookPaths(
     );
   }
   const notReached = truncated ? [] : pb.workflow.map((s) => s.step).filter((s) => !reached.has(s));
-  const onData = paths.some((p) => p.undecided);
+  // Example results are samples: when a decision on them is what kept a step off every path
+  // (it depends on data without them), other results may reach it. It is not unreachable.
+  const sampled = Object.keys(data.results).length > 0 && notReached.length > 0;
+  const onData = paths.some((p) => p.undecided) || (sampled && playbookPaths(pb, { payload: opts.payload, useExamples: false }).paths.some((p) => p.undecided));
   return { paths, unreachable: onData ? [] : notReached, depends_on_data: onData ? notReached : [], truncated };
 }
 

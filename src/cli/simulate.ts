@@ -118,7 +118,11 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     }
     out.write(`${report.paths.length} path(s)${report.truncated ? ' (state space too large: partial)' : ''}\n`);
     if (report.unreachable.length) out.write(`unreachable steps: ${report.unreachable.join(', ')}\n`);
-    if (report.depends_on_data.length) out.write(`not reached without data (give examples: or --result, the workload --payload): ${report.depends_on_data.join(', ')}\n`);
+    if (report.depends_on_data.length) {
+      // No path stopped on missing data: the example results decided, and others may reach these.
+      const sampled = !report.paths.some((p) => p.undecided);
+      out.write(sampled ? `not reached with these example results (others may reach them): ${report.depends_on_data.join(', ')}\n` : `not reached without data (give examples: or --result, the workload --payload): ${report.depends_on_data.join(', ')}\n`);
+    }
     return 0;
   }
   const result = simulatePlaybook(pb, outcomes, { payload, results });

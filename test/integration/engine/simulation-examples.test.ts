@@ -59,11 +59,12 @@ describe('simulation with examples', () => {
     expect(paths.depends_on_data.sort()).toEqual(['healthy', 'sick']);
     expect(paths.paths.every((p) => p.status === 'depends_on_data')).toBe(true);
 
-    // With the example, registration is certain: both branches reachable (ok and error outcomes), no warning.
+    // With the example, registration still warns of nothing (examples are samples), and --paths
+    // does not call sick unreachable: the example keeps it off every path, other results reach it.
     const withExample = await http(s.url, 'POST', '/api/catalog/playbook', { content: WITH_EXAMPLE });
     expect(withExample.body.warnings).toEqual([]);
     const known = playbookPaths(playbookFromYaml(WITH_EXAMPLE));
-    expect(known.depends_on_data).toEqual([]);
+    expect(known).toMatchObject({ unreachable: [], depends_on_data: ['sick'] });
     expect(known.paths.some((p) => p.path.join(' ') === 'start healthy' && p.status === 'completed')).toBe(true);
   });
 });

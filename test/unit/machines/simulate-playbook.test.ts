@@ -267,6 +267,26 @@ workflow:
 examples:
   start: { exit_code: 0, stdout: "up\\n", stderr: "" }
 `;
+  it('--paths with example results: a step those results keep off every path depends on data, it is not unreachable', async () => {
+    const probe = EARLIER_TASK.replace('outcome.tasks.count.data.stdout', 'outcome.tasks.check.data.stdout');
+    const report = playbookPaths(probe);
+    expect(report.paths.some((p) => p.path.includes('big'))).toBe(false);
+    expect(report).toMatchObject({ unreachable: [], depends_on_data: ['big'] });
+    // What no result can reach stays unreachable.
+    expect(playbookPaths(UNREACHABLE, { results: { start: {} } })).toMatchObject({ unreachable: ['orphan'], depends_on_data: [] });
+    const dir = mkdtempSync(join(tmpdir(), 'svc-simulate-'));
+    try {
+      const file = join(dir, 'probe.yaml');
+      writeFileSync(file, probe);
+      const out = new Capture();
+      expect(await simulateCommand([file, '--paths'], out, new Capture())).toBe(0);
+      expect(out.text).toContain('not reached with these example results (others may reach them): big\n');
+      expect(out.text).not.toContain('unreachable');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("an arc reading a task's data other than the last task's depends on data, even with the step's example", () => {
     expect(simulatePlaybook(EARLIER_TASK)).toMatchObject({ status: 'depends_on_data', error: null, undecided: { step: 'start', at: 'next', needs: ['start.tasks.count'] } });
     // The last task's data is the example's: reading it decides.
