@@ -33,6 +33,8 @@ import { checkInputs, inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
 import type { TriggerSpec } from '../triggers/trigger.schema.ts';
 import { triggerProblems } from '../triggers/trigger-problems.ts';
+import { TEMPLATE_MARK } from './template-ast.ts';
+import { childPath } from './render.ts';
 
 export type { KeychainDefinition, LoopSpec, RetrySpec, PlaybookMetadata, TaskKind } from './playbook.schema.ts';
 
@@ -130,6 +132,7 @@ function findProblems(text: string): ParseResult {
   const problems = [
     ...shapeProblems,
     ...(parsed.success ? workloadDefaultProblems(parsed.output) : []),
+    ...(parsed.success ? triggerInputProblems(parsed.output) : []),
     ...referenceProblems(raw),
     ...templateProblems(raw),
     ...staticReferenceProblems(raw),
@@ -151,6 +154,30 @@ function workloadDefaultProblems(doc: PlaybookDocument): Problem[] {
   return checkInputs(doc.inputs, given)
     .filter((p) => Object.hasOwn(given, p.path.slice('workload.'.length)))
     .map((p) => ({ path: p.path, message: `${p.message} (the input declared at inputs.${p.path.slice('workload.'.length)})` }));
+}
+
+/**
+ * A trigger whose every fire the playbook's `inputs:` would refuse: its start's workload is the
+ * `workload:` block, the defaults and the trigger's payload, so a required input none of them
+ * holds, or a literal payload value not of its input's type or enum, is certain at registration.
+ * A templated value is known only once rendered (the start checks it).
+ */
+function triggerInputProblems(doc: PlaybookDocument): Problem[] {
+  if (!doc.inputs) return [];
+  const base = { ...doc.workload, ...inputDefaults(doc.inputs) };
+  return (doc.triggers ?? []).flatMap((trigger, i) => {
+    const payload = trigger.payload ?? {};
+    const literal = Object.fromEntries(Object.entries(payload).filter(([, value]) => !(typeof value === 'string' && TEMPLATE_MARK.test(value))));
+    const templated = Object.keys(payload).filter((name) => !Object.hasOwn(literal, name));
+    return checkInputs(doc.inputs, { ...base, ...payload, ...literal })
+      .filter((p) => !templated.includes(p.path.slice('workload.'.length)))
+      .map((p) => {
+        const name = p.path.slice('workload.'.length);
+        return Object.hasOwn(payload, name)
+          ? { path: childPath(`triggers[${i}].payload`, name), message: `${p.message} (the input declared at inputs.${name}): every fire would be refused` }
+          : { path: `triggers[${i}].payload`, message: `${p.path} ${p.message} (the input declared at inputs.${name}) and the payload does not give it: every fire would be refused` };
+      });
+  });
 }
 
 /**
