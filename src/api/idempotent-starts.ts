@@ -117,8 +117,10 @@ export class IdempotentStarts {
     try {
       return { statusCode: claim.statusCode, body: await start(claim), replayed: false };
     } catch (err) {
-      if (!isIdempotencyKeyTaken(err)) throw err;
-      // Another server's start with this key was written first: its answer is this one's too.
+      // Another server's request with this key was written since the look above: its answer is
+      // this one's too, whatever this one met: the key's row refusing it, or, for a signal, the
+      // wait that request ended (409 not_waiting, though the signal was delivered once).
+      if (!isIdempotencyKeyTaken(err) && !(err instanceof ServiceError && err.code === 'not_waiting')) throw err;
       const row = await findIdempotencyKey(this.#deps.db, claim.scope, claim.key);
       if (!row) throw err;
       return replay(row, claim);
