@@ -88,8 +88,9 @@ export function limitArgs(settings: ShellSettings): string[] {
 /**
  * The argv that runs a task: prlimit (when found) around bwrap (when the sandbox is on) around
  * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
- * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write), in new user, pid, ipc, uts, cgroup (and, unless allowed,
- * network) namespaces; it dies with its parent (the worker).
+ * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write),
+ * in new user, pid, ipc, uts, cgroup (and, unless allowed, network) namespaces, with no user
+ * namespace of its own; it dies with its parent (the worker).
  */
 export function shellArgv(host: ShellHost, workDir: string): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
