@@ -20,6 +20,7 @@ import { durationMs } from './duration.ts';
 import { waitProblems } from './wait-problems.ts';
 import { flowProblems } from './flow-problems.ts';
 import { findUnstorable } from '../find-unstorable.ts';
+import { findNonFinite, NON_FINITE_PROBLEM } from './non-finite.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
@@ -120,6 +121,8 @@ function findProblems(text: string): ParseResult {
   // YAML escapes ("\0", "\ud800") make strings that the catalog could not store.
   const unstorable = findUnstorable(raw);
   if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
+  const nonFinite = findNonFinite(raw);
+  if (nonFinite !== undefined) return { ok: false, problems: [{ path: nonFinite || '$', message: NON_FINITE_PROBLEM }] };
   if (!isObject(raw)) {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
