@@ -32,7 +32,8 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${found.row.path} has no step ${from}`, errors: [`from_step: not a step of ${found.row.path} (its steps: ${steps.join(', ')})`] });
   // A step the execution never reached: every step that ended would be replayed, taking the same
   // arcs, and the retry would run nothing from it (a step another arc leads to, say).
-  if (from !== pb.entry && !ctx.completedSteps.includes(from) && found.follower.view()?.steps[from]?.status !== 'cancelled') {
+  const reached = from === pb.entry || from === ctx.finished?.error?.step || ctx.completedSteps.includes(from) || found.follower.view()?.steps[from]?.status === 'cancelled';
+  if (!reached) {
     const ran = ctx.completedSteps.join(', ') || 'none';
     throw new ServiceError('unprocessable', { message: `execution ${id} never ran step ${from}: retry it from a step it ran`, errors: [`from_step: step ${from} did not run in execution ${id} (steps that ran: ${ran})`] });
   }
