@@ -133,7 +133,8 @@ export const TaskSchema = v.variant('kind', [
 ]);
 
 export const LoopSchema = v.strictObject({
-  in: v.union([v.string(), v.array(v.unknown())], 'must be a template string or a list'),
+  // Text without a template renders to itself, never a list: every run would fail loop_input.
+  in: v.union([v.pipe(v.string(), v.check((text) => TEMPLATE_MARK.test(text), 'must be a template string or a list, not plain text')), v.array(v.unknown())], 'must be a template string or a list'),
   iterator: v.optional(
     v.pipe(
       v.string(),
