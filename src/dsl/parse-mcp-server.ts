@@ -3,6 +3,9 @@ import { load, YAMLException } from 'js-yaml';
 import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import type { Problem } from './reference-problems.ts';
+import { describeIssue, formatPath } from './issue-text.ts';
+import { unknownFields } from './unknown-field-message.ts';
+import { positionOf, yamlPositions } from './yaml-positions.ts';
 
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
@@ -11,7 +14,8 @@ const ACTION_NAME = /^[a-z][a-z0-9_\-]*$/;
 /** MCP transports a server may speak; `auto` tries Streamable HTTP, then the older HTTP+SSE. */
 export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;
 
-export const McpServerDocumentSchema = v.object({
+// Strict like a playbook: an unknown field (`endpont:`) is a problem with "did you mean".
+export const McpServerDocumentSchema = v.strictObject({
   apiVersion: nonEmptyString,
   kind: v.literal('Mcp'),
   metadata: v.looseObject({
@@ -32,14 +36,23 @@ export type McpServerDocument = v.InferOutput<typeof McpServerDocumentSchema>;
 
 export type McpParseResult = { ok: true; server: McpServerDocument } | { ok: false; problems: Problem[] };
 
-/** Parses and validates an `Mcp` document (YAML); never throws, every problem with its path. */
+/** Parses and validates an `Mcp` document (YAML); never throws, every problem with its path, line and column. */
 export function parseMcpServer(text: string): McpParseResult {
+  const result = findProblems(text);
+  if (result.ok) return result;
+  // Every problem carries where it is in the text, as a playbook's do (DESIGN.md "Authoring").
+  const positions = yamlPositions(text);
+  return { ok: false, problems: result.problems.map((problem) => (problem.line === undefined ? { ...problem, ...positionOf(positions, problem.path) } : problem)) };
+}
+
+function findProblems(text: string): McpParseResult {
   let raw: unknown;
   try {
     raw = load(text);
   } catch (error) {
     const why = error instanceof YAMLException ? error.reason : String(error);
-    return { ok: false, problems: [{ path: '$', message: `YAML syntax error: ${why}` }] };
+    const mark = error instanceof YAMLException ? error.mark : undefined;
+    return { ok: false, problems: [{ path: '$', message: `YAML syntax error: ${why}`, ...(mark ? { line: mark.line + 1, column: mark.column + 1 } : {}) }] };
   }
   const expansion = expansionProblem(raw);
   if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
@@ -49,9 +62,8 @@ export function parseMcpServer(text: string): McpParseResult {
   if (parsed.success) return { ok: true, server: parsed.output };
   return {
     ok: false,
-    problems: parsed.issues.map((issue) => ({
-      path: v.getDotPath(issue) ?? '$',
-      message: issue.message.startsWith('Invalid ') ? `expected ${issue.expected ?? issue.type}, got ${issue.received}` : issue.message,
-    })),
+    problems: parsed.issues.flatMap((issue) =>
+      issue.expected === 'never' ? unknownFields(McpServerDocumentSchema, issue.path ?? []).map((u) => ({ path: formatPath(u.path), message: u.message })) : [{ path: formatPath(issue.path), message: describeIssue(issue) }],
+    ),
   };
 }

@@ -27,6 +27,7 @@ import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
+import { describeIssue, formatPath } from './issue-text.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { secondDocument } from './second-document.ts';
 import { isObject } from '../objects.ts';
@@ -197,32 +198,6 @@ function describeYamlError(error: unknown, at: { line: number; column: number } 
     return `YAML syntax error${where}: ${error.reason}`;
   }
   return `YAML syntax error: ${error instanceof Error ? error.message : String(error)}`;
-}
-
-function formatPath(path: readonly v.IssuePathItem[] | undefined): string {
-  if (!path || path.length === 0) return '$';
-  let out = '';
-  for (const item of path) {
-    const key = item.key;
-    if (typeof key === 'number') out += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out === '' ? key : `.${key}`;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out;
-}
-
-// Valibot's default messages start with "Invalid "; schema-specific messages set in
-// playbook.schema.ts are already written for people and are kept as they are.
-function describeIssue(issue: v.BaseIssue<unknown>): string {
-  if (!issue.message.startsWith('Invalid ')) return issue.message;
-  const expected = (issue.expected ?? '').replace(/^\((.*)\)$/, '$1');
-  if (issue.kind === 'schema' && issue.input === undefined) {
-    return expected.startsWith('"') && expected.includes('|') ? `is required (one of ${expected})` : 'is required';
-  }
-  if (issue.type === 'picklist' || issue.type === 'variant' || issue.type === 'literal') {
-    return `must be one of ${expected}, got ${issue.received}`;
-  }
-  return `expected ${expected}, got ${issue.received}`;
 }
 
 function normalize(doc: PlaybookDocument): NormalizedPlaybook {

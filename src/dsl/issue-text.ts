@@ -1,0 +1,30 @@
+import type * as v from 'valibot';
+
+// How a schema issue reads in a problem, for every document the catalog takes (playbooks, MCP servers).
+
+/** A valibot issue path as problems name it: `workflow[2].tool[0].kind`, `$` for the root. */
+export function formatPath(path: readonly v.IssuePathItem[] | undefined): string {
+  if (!path || path.length === 0) return '$';
+  let out = '';
+  for (const item of path) {
+    const key = item.key;
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out === '' ? key : `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+// Valibot's default messages start with "Invalid "; schema-specific messages set in
+// playbook.schema.ts are already written for people and are kept as they are.
+export function describeIssue(issue: v.BaseIssue<unknown>): string {
+  if (!issue.message.startsWith('Invalid ')) return issue.message;
+  const expected = (issue.expected ?? '').replace(/^\((.*)\)$/, '$1');
+  if (issue.kind === 'schema' && issue.input === undefined) {
+    return expected.startsWith('"') && expected.includes('|') ? `is required (one of ${expected})` : 'is required';
+  }
+  if (issue.type === 'picklist' || issue.type === 'variant' || issue.type === 'literal') {
+    return `must be one of ${expected}, got ${issue.received}`;
+  }
+  return `expected ${expected}, got ${issue.received}`;
+}
