@@ -6,6 +6,26 @@ import type { Queryable } from './queryable.ts';
 // making the next ones, and retention's reads and drop of a whole range. The DDL itself is in the
 // migration's two functions, called here with parameters.
 
+/** The session advisory lock a partition run holds (migrate.ts holds 7_242_001). */
+const PARTITION_RUN_LOCK_KEY = 7_242_032;
+
+/**
+ * Runs `work` holding the partition work's session advisory lock, on a connection of its own
+ * kept for the run; undefined at once, without running it, while another run holds it. The lock
+ * goes with its connection, so a server killed mid-run leaves none behind (unlike a lease row).
+ */
+export async function whilePartitionRunHeld<T>(db: Db, work: () => Promise<T>): Promise<T | undefined> {
+  return db.withClient(async (c) => {
+    const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [PARTITION_RUN_LOCK_KEY]);
+    if (!rows[0].got) return undefined;
+    try {
+      return await work();
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1)', [PARTITION_RUN_LOCK_KEY]).catch(() => {});
+    }
+  });
+}
+
 /** A range [lo, hi) of execution ids: one partition of core.event. */
 export type EventRange = { lo: number; hi: number };
 

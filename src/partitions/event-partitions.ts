@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.ts';
 import { access } from 'node:fs/promises';
-import { createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeHoldsExecutions, rangeVerdict, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
+import { createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeHoldsExecutions, rangeVerdict, whilePartitionRunHeld, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
@@ -41,7 +41,7 @@ export function eventPartitionsSpec(intervalSeconds: number): PeriodicSpec {
  * it; `unstartedFires`: trigger fires that started nothing, older than the retention, deleted (a
  * started one goes with its range).
  */
-export type PartitionReport = { width: number; made: EventRange[]; remade: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number };
+export type PartitionReport = { width: number; made: EventRange[]; remade: EventRange[]; dropped: { range: EventRange; executions: number; archive: string | null }[]; unstartedFires: number; skipped?: true };
 
 /**
  * A server's partition work (what `every` runs): its first run makes ranges at the server's own
@@ -55,6 +55,7 @@ export function eventPartitionKeeper(deps: { db: Db; log: Logger }, s: Partition
   let followed: number | null = null;
   return async () => {
     const report = await keepEventPartitions(deps, { ...s, followWidth: applied });
+    if (report.skipped) return report;
     applied = true;
     const other = report.width === s.width ? null : report.width;
     if (other !== null && other !== followed) {
@@ -65,8 +66,21 @@ export function eventPartitionKeeper(deps: { db: Db; log: Logger }, s: Partition
   };
 }
 
-/** One run: makes the ranges ahead, then drops (archiving first) the expired ones, and the fires that started nothing as old. */
+/**
+ * One run: makes the ranges ahead, then drops (archiving first) the expired ones, and the fires
+ * that started nothing as old. Skipped (`skipped`, nothing done) while another run goes on: the
+ * lease that elects a server for this work lasts LEASE_TTL_SECONDS, and archiving a range of a
+ * million executions can outlast it; a second run would then write the same archive file at once
+ * (and read rows the first had deleted) or drop what the first is dropping.
+ */
 export async function keepEventPartitions(deps: { db: Db; log: Logger }, s: PartitionSettings): Promise<PartitionReport> {
+  const report = await whilePartitionRunHeld(deps.db, () => keepEventPartitionsHeld(deps, s));
+  if (report) return report;
+  deps.log.info('event log partition work skipped: another run of it is still going on');
+  return { width: s.width, made: [], remade: [], dropped: [], unstartedFires: 0, skipped: true };
+}
+
+async function keepEventPartitionsHeld(deps: { db: Db; log: Logger }, s: PartitionSettings): Promise<PartitionReport> {
   const { width, made, remade } = await makeAhead(deps.db, s.width, s.followWidth ?? false);
   if (remade.length) deps.log.info({ ranges: remade, width }, 'empty event log ranges of another width dropped, to be made again');
   if (made.length) deps.log.info({ ranges: made }, 'event log ranges made ahead');
