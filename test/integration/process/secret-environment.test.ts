@@ -77,8 +77,9 @@ describe('a worker started before its server', () => {
     const worker = spawnSvc(['worker'], { SVC_SERVER_URL: base, SVC_WORKER_CONCURRENCY: '1', SVC_LOG_LEVEL: 'info' });
     spawned.push(worker);
     await new Promise((r) => setTimeout(r, 5_000));
+    // Its start alone (Node, the sandbox probe) took over 6 s on a machine at load average 25.
+    await until('worker waiting', () => /not reachable yet; waiting to register/.test(worker.output()), 20_000);
     expect(worker.proc.exitCode).toBeNull();
-    expect(worker.output()).toMatch(/not reachable yet; waiting to register/);
 
     await bed.server({}, port);
     await until('worker registered after the server came up', () => /claiming from/.test(worker.output()), 15_000);
