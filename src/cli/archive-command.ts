@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { archiveFiles, readArchive } from '../partitions/archive-file.ts';
 import type { ArchivedEvent, ArchivedExecution } from '../db/partition.repo.ts';
 import { parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
@@ -51,9 +51,11 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
       return EXIT.ok;
     }
     if (sub !== 'show') throw new UsageError(`unknown subcommand '${sub}' (list or show)`);
-    const [file, ...extra] = args;
-    if (!file || extra.length) throw new UsageError('show needs one FILE');
-    if (values.dir !== undefined) throw new UsageError('--dir does not apply to show');
+    const [named, ...extra] = args;
+    if (!named || extra.length) throw new UsageError('show needs one FILE');
+    // `list` prints names: a bare name not in the working directory is one of DIR's.
+    const dir = values.dir ?? env.SVC_ARCHIVE_DIR;
+    const file = dir && !named.includes('/') && !existsSync(named) ? join(dir, named) : named;
     const wanted = values.execution === undefined ? null : Number(values.execution);
     if (wanted !== null && !(Number.isSafeInteger(wanted) && wanted > 0)) throw new UsageError(`--execution expects an execution id, got ${JSON.stringify(values.execution)}`);
     const executions: ArchivedExecution[] = [];
