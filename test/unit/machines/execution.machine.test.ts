@@ -365,7 +365,7 @@ describe('execution machine: loops', () => {
   });
 
   it('loop.in not a list with no error arc fails the execution', () => {
-    const d = Driver.of([{ step: 'start', loop: { in: 'plain text' }, tool: shell('t') }]);
+    const d = Driver.of([{ step: 'start', loop: { in: '{{ "plain text" }}' }, tool: shell('t') }]);
     expect(d.value).toBe('failed');
     expect(d.context.finished?.error).toMatchObject({ code: 'loop_input', step: 'start' });
     expect(issued(d.all)).toEqual([]);
