@@ -52,6 +52,8 @@ export function staticReferenceProblems(document: unknown): Problem[] {
   // start brings is free to be anything else): `endpont` beside `endpoint`. Short keys are left alone.
   const workloadKeys = Object.keys(isObject(document.workload) ? document.workload : {});
   const misspelt = (key: string): string | undefined => (declared || key.length < MISSPELLING_MIN_CHARS || workloadKeys.includes(key) ? undefined : closest(key, workloadKeys));
+  // `vars` starts empty and only arcs' `set` write it: a key no arc sets is never there.
+  const varKeys = new Set(steps.flatMap((step) => arcsOf(step.next).flatMap((arc) => (isObject(arc) && isObject(arc.set) ? Object.keys(arc.set) : []))));
   const problems: Problem[] = [];
 
   const check = (source: string, where: string, scope: Scope): void => {
@@ -60,6 +62,7 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       const key = expr.key;
       let missing: string | undefined;
       if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined`;
+      else if (root === 'vars' && key !== undefined && !varKeys.has(key)) missing = `'${text}' is undefined: no arc sets '${key}'${varKeys.size ? ` (arcs set ${[...varKeys].join(', ')})` : ''} (use | default(...) for what may be absent)`;
       else if (root === 'execution' && key !== undefined && !(EXECUTION_FIELDS as readonly string[]).includes(key)) missing = `'${text}' is undefined: execution has ${EXECUTION_FIELDS.join(', ')}`;
       else if (root === 'tasks' && key !== undefined && scope.tasks && !scope.tasks.includes(key)) missing = `'${text}' is undefined: no task '${key}' runs before this one in step '${scope.step}'${scope.tasks.length ? ` (earlier: ${scope.tasks.join(', ')})` : ''}`;
       else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
@@ -141,6 +144,12 @@ function predecessors(steps: readonly Record<string, unknown>[], names: readonly
   });
 }
 
+/** The arcs of every form of `next` (a bare step name is no arc and sets nothing). */
+function arcsOf(next: unknown): unknown[] {
+  if (Array.isArray(next)) return next;
+  return isObject(next) && Array.isArray(next.arcs) ? next.arcs : [];
+}
+
 function arcTargets(next: unknown): string[] {
   const target = (arc: unknown): string[] => (typeof arc === 'string' ? [arc] : isObject(arc) && typeof arc.step === 'string' ? [arc.step] : []);
   if (Array.isArray(next)) return next.flatMap(target);
@@ -158,7 +167,7 @@ function forEachTemplate(value: unknown, path: string, visit: (source: string, p
 type Read = { expr: { name: string | undefined; key: string | undefined }; text: string };
 
 /** Roots whose first literal key is checked: the keys each may hold are known when the playbook is registered. */
-const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution']);
+const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars']);
 
 /**
  * Unguarded reads of a template that may be undefined: a root with its first literal key
