@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { processEnvironment, SECRET_VARIABLES } from './secret-environment.ts';
+import { isNatsBusSetting } from './bus/nats-target.ts';
 
 // Every environment variable the service reads, parsed once at start, validated, frozen.
 // Defaults live here and nowhere else.
@@ -174,7 +175,7 @@ const envSchema = v.object({
   SVC_RETENTION_DAYS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, 'expects a number of days > 0'), v.transform(Number), v.number(), v.gtValue(0, 'expects a number of days > 0'))),
   SVC_ARCHIVE_DIR: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\//, 'expects an absolute path'))),
   // The bus (src/bus/): NATS JetStream at this URL (nats:// or tls://), else PostgreSQL LISTEN/NOTIFY.
-  SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'))),
+  SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'), v.check(isNatsBusSetting, 'expects nats:// or tls:// URLs with a host, separated by commas'))),
   SVC_COMMAND_REAPER_ENABLED: bool(true),
   SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1),
   SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: int(60, 1),

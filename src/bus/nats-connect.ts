@@ -1,14 +1,12 @@
 import { AuthorizationError, connect, type NatsConnection } from '@nats-io/transport-node';
-import { natsUrlLogin, type NatsUserInfo } from '../credential/nats-url-login.ts';
 import type { Logger } from '../log.ts';
+import type { NatsBusTarget } from './nats-target.ts';
 
 // How the bus reaches NATS from SVC_NATS_URL. nats.js ignores a login written in a server URL
 // (nats://user:password@host, nats://token@host) and reads `tls://` as plain TCP unless asked for
-// TLS, so the URL is taken apart here: the servers as host:port (all that is ever logged: the
-// login never appears in a log line or error), TLS, and the login as connect() options.
-
-/** SVC_NATS_URL taken apart; `servers` (host:port) are what logs and errors name. */
-export type NatsBusTarget = { servers: string[]; tls: boolean; login: NatsUserInfo };
+// TLS, so the URL is taken apart (src/bus/nats-target.ts): the servers as host:port (all that is
+// ever logged: the login never appears in a log line or error), TLS, and the login as connect()
+// options.
 
 const CONNECT_TIMEOUT_MS = 5_000;
 const RECONNECT_WAIT_MS = 250;
@@ -19,30 +17,6 @@ const RECONNECT_WAIT_MS = 250;
  */
 export const NATS_START_WAIT_MS = 10_000;
 const START_RETRY_MS = 250;
-
-/**
- * SVC_NATS_URL (one URL, or several separated by commas for a NATS cluster) taken apart. The
- * first URL with a login gives it (NATS clients use one login for a cluster). Throws, without
- * quoting the URL, when one is not a nats:// or tls:// URL with a host.
- */
-export function natsBusTarget(setting: string): NatsBusTarget {
-  const servers: string[] = [];
-  let tls = false;
-  let login: NatsUserInfo = {};
-  for (const [i, text] of setting.split(',').map((s) => s.trim()).entries()) {
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      throw new Error(`SVC_NATS_URL: URL ${i + 1} is not a URL`);
-    }
-    if ((url.protocol !== 'nats:' && url.protocol !== 'tls:') || !url.host) throw new Error(`SVC_NATS_URL: URL ${i + 1} is not a nats:// or tls:// URL with a host`);
-    servers.push(url.port ? url.host : `${url.host}:4222`);
-    if (url.protocol === 'tls:') tls = true;
-    if (!Object.keys(login).length) login = natsUrlLogin(url, {});
-  }
-  return { servers, tls, login };
-}
 
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 

@@ -4,7 +4,8 @@ import type { BatchWake } from '../../actors/batch-wake.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { StrandedHint, Waiters, type CommandBus } from './command-bus.ts';
-import { connectNatsBus, natsBusTarget } from './nats-connect.ts';
+import { connectNatsBus } from './nats-connect.ts';
+import { natsBusTarget } from './nats-target.ts';
 
 // The NATS JetStream bus (DESIGN.md "Scale-out"; SVC_NATS_URL): what the PostgreSQL bus does with
 // LISTEN/NOTIFY, without a NOTIFY on the hot path (the pool's connections say `svc.notify = off`,

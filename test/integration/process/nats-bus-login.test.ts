@@ -89,4 +89,11 @@ describe('SVC_NATS_URL with a login', () => {
     expect(output).not.toContain('w0rd-SECRET');
     expect(ms).toBeLessThan(30_000);
   }, 60_000);
+
+  it('refuses an SVC_NATS_URL it cannot take apart as a setting (exit 78), quoting none of it', async () => {
+    const { code, output } = await failedStart(`nats://svc:${encodeURIComponent(PASSWORD)}@[::1`);
+    expect(code).toBe(78);
+    expect(output).toContain('invalid SVC_NATS_URL');
+    expect(output).not.toContain('w0rd-SECRET');
+  }, 30_000);
 });
