@@ -1,4 +1,5 @@
 import type { ClientConfig } from 'pg';
+import { parseIntoClientConfig } from 'pg-connection-string';
 import * as v from 'valibot';
 import { credentialSecrets, urlSecrets } from './redact-secrets.ts';
 import type { TaskOutcomeCode } from '../../machines/error-codes.ts';
@@ -7,6 +8,10 @@ import type { ResolvedCredential } from '../protocol.ts';
 // A target that does not answer within this is reported as a connection error.
 const PG_CONNECT_TIMEOUT_MS = 10_000;
 const PG_APPLICATION_NAME = 'svc-worker';
+// pg fills a connection given no password from the process's ~/.pgpass (or PGPASSFILE): a
+// credential without one would send the worker's password for that host to it. A password
+// function is pg's public way to say "this one, and no other": it answers the empty password.
+const NO_PASSWORD = (): string => '';
 
 const Text = v.pipe(v.string(), v.nonEmpty());
 const Port = v.union([
@@ -64,7 +69,17 @@ export function postgresConnection(credential: ResolvedCredential | undefined, s
   const secrets = credentialSecrets(credential);
   const target = `credential '${credential.name}'`;
   const connectionString = d.connection_string ?? d.url ?? d.dsn;
-  if (connectionString) return { ok: true, config: { ...common, connectionString }, secrets: [...secrets, connectionString, ...urlSecrets(connectionString)], target };
+  if (connectionString) {
+    const secretsOf = [...secrets, connectionString, ...urlSecrets(connectionString)];
+    // Taken apart as pg itself would (its values over the common ones), so the password is known.
+    let fromUrl: ClientConfig;
+    try {
+      fromUrl = parseIntoClientConfig(connectionString);
+    } catch {
+      return { ok: false, code: 'invalid_credential', message: `postgres credential '${credential.name}' has a connection string that is not a postgres URL` };
+    }
+    return { ok: true, config: { ...common, ...fromUrl, password: fromUrl.password || NO_PASSWORD }, secrets: secretsOf, target };
+  }
 
   const host = d.host ?? d.db_host;
   if (!host) return { ok: false, code: 'invalid_credential', message: `postgres credential '${credential.name}' has neither host nor connection_string` };
@@ -73,7 +88,7 @@ export function postgresConnection(credential: ResolvedCredential | undefined, s
     host,
     port: d.port ?? d.db_port,
     user: d.user ?? d.username ?? d.db_user,
-    password: d.password ?? d.db_password,
+    password: (d.password ?? d.db_password) || NO_PASSWORD,
     database: d.database ?? d.dbname ?? d.db_name ?? d.db_database,
   };
   if (d.ssl !== undefined) config.ssl = d.ssl;
