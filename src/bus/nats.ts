@@ -34,6 +34,8 @@ const ACK_WAIT_MS = 30_000;
 const FETCH_MAX = 64;
 const FETCH_EXPIRES_MS = 1_000;
 const RETRY_MS = 250;
+/** How long a stop waits for the connection's drain before it closes it. */
+const CLOSE_DRAIN_MS = 2_000;
 
 /** A bus that also takes the engine's announcements after commit (EngineDeps.announce). */
 export type NatsBus = CommandBus & {
@@ -138,7 +140,10 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
       closed = true;
       batchWake.announceWith(undefined);
       waiters.close();
-      await nc.drain().catch(() => {});
+      // A drain flushes through the server: with NATS away it waits for its return, for ever,
+      // and the server's stop with it. Closed at once then, and after CLOSE_DRAIN_MS at most.
+      if (connected) await Promise.race([nc.drain().catch(() => {}), new Promise((r) => setTimeout(r, CLOSE_DRAIN_MS).unref())]);
+      if (!nc.isClosed()) await nc.close().catch(() => {});
       await Promise.all([pull, watch]).catch(() => {});
     },
   };

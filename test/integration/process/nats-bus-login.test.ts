@@ -96,4 +96,16 @@ describe('SVC_NATS_URL with a login', () => {
     expect(output).toContain('invalid SVC_NATS_URL');
     expect(output).not.toContain('w0rd-SECRET');
   }, 30_000);
+
+  it('stops on SIGTERM while NATS is away (exit 0), instead of waiting for it to come back', async () => {
+    const nats = await startNatsServer(undefined, { jetstream: true });
+    started.push(nats);
+    const a = await bed.server({ SVC_NATS_URL: nats.url });
+    await nats.close();
+    await until('the bus lost', () => a.proc.output().includes('NATS connection lost'), 20_000);
+    const t0 = performance.now();
+    a.proc.kill('SIGTERM');
+    expect(await withTimeout(a.proc.exited, 15_000, 'the stop').catch((err: unknown) => (a.proc.kill('SIGKILL'), String(err)))).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+  }, 60_000);
 });
