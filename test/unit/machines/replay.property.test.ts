@@ -47,7 +47,8 @@ const CONDITIONS = [
   '{{ workload.flag }}',
 ];
 const SETS: Record<string, unknown>[] = [{ flag: true }, { flag: false }, { n: '{{ (vars.n | default(0)) + 1 }}' }, { last: '{{ outcome.result }}' }];
-const LOOP_INPUTS = ['{{ workload.items0 }}', '{{ workload.items1 }}', '{{ vars.last }}', '{{ workload.notalist }}'];
+// `vars.last` may be set by no arc of a generated playbook: registration refuses a bare read of it.
+const LOOP_INPUTS = ['{{ workload.items0 }}', '{{ workload.items1 }}', '{{ vars.last | default(none) }}', '{{ workload.notalist }}'];
 
 function shuffled<T>(rng: Rng, items: readonly T[]): T[] {
   const out = [...items];
