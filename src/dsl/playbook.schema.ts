@@ -13,6 +13,9 @@ import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+// Step and task names become keys of plain objects (steps, tasks, runs): `__proto__` there sets
+// an object's prototype instead of a key, and the run, its views and its simulation lose the step.
+const keyName = v.pipe(nonEmptyString, v.notValue('__proto__', 'is reserved (JavaScript gives the key __proto__ a meaning of its own)'));
 const anyRecord = v.record(v.string(), v.unknown());
 const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
 
@@ -46,7 +49,7 @@ const keyTemplate = v.pipe(v.string(), v.maxLength(1000, 'must be at most 1000 c
 export const TaskLimitSchema = v.strictObject({ name: limitName, key: v.optional(keyTemplate) });
 
 const commonTaskEntries = {
-  name: v.optional(nonEmptyString),
+  name: v.optional(keyName),
   limit: v.optional(TaskLimitSchema),
   auth: v.optional(nonEmptyString),
   retry: v.optional(RetrySchema),
@@ -185,7 +188,7 @@ export const WaitSchema = v.strictObject({
 const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(TaskSchema) : TaskSchema));
 
 export const StepSchema = v.strictObject({
-  step: nonEmptyString,
+  step: keyName,
   desc: v.optional(v.string()),
   tool: v.optional(ToolSchema),
   loop: v.optional(LoopSchema),
