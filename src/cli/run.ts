@@ -11,7 +11,7 @@ import { processEnvironment } from '../secret-environment.ts';
 import { isPlainObject } from '../objects.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { preparePayload } from './run-workload.ts';
-import { describeServerError, refusalText, registerFile } from './register-file.ts';
+import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -134,6 +134,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 3;
     }
     if (e instanceof ServerError) {
+      // Programs read stdout: the refusal as JSON there too (a refused file's problems at their places).
+      if (options.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, stage, ...(stage === 'register' ? { file: options.target, problems: refusalProblems(e) } : {}), detail: e.detail }, null, 2)}\n`);
       if (stage === 'register' && e.status === 400) err.write(refusalText('run', options.target, e));
       else if (stage === 'start' && e.status === 404 && !fromFile) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
       else err.write(`svc run: ${describeServerError(e)}\n`);

@@ -177,6 +177,11 @@ workflow:
     // Compilers' form, so editors jump to the place: file:line:col: path: message.
     expect(r.stderr).toContain(`${file}:7:22: workflow[0].tool.kind: must be one of`);
     expect(r.stdout).toBe('');
+    // With --json a program gets the refusal on stdout, its problems at their places.
+    const j = await svcRun([file, '--json']);
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout)).toMatchObject({ status: 400, stage: 'register', file, problems: [expect.objectContaining({ path: 'workflow[0].tool.kind', line: 7, column: 22 })] });
+    expect(j.stderr).toContain(`the server rejected ${file}`);
   });
 
   it('says so in one line and exits 3 when the server is unreachable', async () => {
