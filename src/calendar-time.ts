@@ -19,19 +19,3 @@ export function isCalendarDate(text: string): boolean {
 export function isoTimeInRange(ms: number): string | null {
   return Number.isFinite(ms) && ms >= EARLIEST_MS && ms <= LATEST_MS ? new Date(ms).toISOString() : null;
 }
-
-// A date that leads an ISO 8601 time: checked to be a real day (JavaScript rolls 02-30 over).
-const LEADING_DATE = /^\s*\d{4}-\d{2}-\d{2}/;
-
-/**
- * What a step's `wait.until` may give: an ISO 8601 time with its offset (on a real day), or epoch
- * milliseconds, as ISO text in the years 0001 to 9999 (what the wait's row stores); null for
- * anything else. Registration checks a literal with it, the machine a rendered value.
- */
-export function waitTimeOf(value: unknown): string | null {
-  if (typeof value === 'number') return isoTimeInRange(value);
-  // A time without an offset would be read in the server's own zone: refused, not guessed.
-  if (typeof value !== 'string' || !/(Z|[+-]\d\d:?\d\d)$/i.test(value.trim())) return null;
-  if (LEADING_DATE.test(value) && !isCalendarDate(value.trim())) return null;
-  return isoTimeInRange(Date.parse(value));
-}

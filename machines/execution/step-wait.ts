@@ -5,7 +5,7 @@ import { errorOf } from './arcs.ts';
 import { baseRenderContext, type Draft } from './step-work.ts';
 import type { SignalSent, StepOutcome, StepRun } from './types.ts';
 import { iterationKey, keyOf } from './keys.ts';
-import { waitTimeOf } from '../../src/calendar-time.ts';
+import { isCalendarDate, isoTimeInRange } from '../../src/calendar-time.ts';
 
 // The body of a step that waits (DESIGN.md "Waiting and control"), pure: its run waits under a
 // seq like a command, and the `wait` effect has the row that holds its wake-up time (or the
@@ -13,6 +13,8 @@ import { waitTimeOf } from '../../src/calendar-time.ts';
 // timer.fired, wait.timed_out and signal.received end it (endWait).
 
 const ITERATION = iterationKey(null);
+// A date that leads an ISO 8601 time: checked to be a real day (JavaScript rolls 02-30 over).
+const LEADING_DATE = /^\s*\d{4}-\d{2}-\d{2}/;
 
 /** Starts the wait of a step's run, or ends the run at once: a signal kept from before, or an `until` that does not render to a time. */
 export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
@@ -33,7 +35,7 @@ export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
   let wakeAt: string | null = null;
   if (wait.until !== undefined) {
     try {
-      wakeAt = waitTimeOf(renderValue(wait.until, baseRenderContext(d.c), `${run.step}.wait.until`));
+      wakeAt = timeOf(renderValue(wait.until, baseRenderContext(d.c), `${run.step}.wait.until`));
     } catch (err) {
       run.outcome = { status: 'error', result: null, error: errorOf(err), tasks: {} };
       return;
@@ -72,3 +74,14 @@ function waitUnder(d: Draft, run: StepRun, signal: string | undefined): number {
 
 const signalled = (signal: SignalSent): StepOutcome => ({ status: 'ok', result: signal.payload, error: null, tasks: {}, signal });
 
+/**
+ * An ISO 8601 time with its offset (on a real day), or epoch milliseconds, as ISO text, in the
+ * years 0001 to 9999 (what the wait's row stores); null for anything else.
+ */
+function timeOf(value: unknown): string | null {
+  if (typeof value === 'number') return isoTimeInRange(value);
+  // A time without an offset would be read in the server's own zone: refused, not guessed.
+  if (typeof value !== 'string' || !/(Z|[+-]\d\d:?\d\d)$/i.test(value.trim())) return null;
+  if (LEADING_DATE.test(value) && !isCalendarDate(value.trim())) return null;
+  return isoTimeInRange(Date.parse(value));
+}

@@ -1,12 +1,10 @@
-import { waitTimeOf } from '../calendar-time.ts';
 import { isObject } from '../objects.ts';
-import { TEMPLATE_MARK } from './template-ast.ts';
 import type { Problem } from './reference-problems.ts';
 
 /**
  * Rules of a step's `wait:` that its shape cannot say: it waits for exactly one thing (`for`,
- * `until` or `signal`); a literal `until` is a time; `timeout`, `approval` and `buffer` belong
- * to a signal; a waiting step runs no tool and no loop (the wait is its body).
+ * `until` or `signal`); `timeout`, `approval` and `buffer` belong to a signal; a waiting step
+ * runs no tool and no loop (the wait is its body).
  */
 export function waitProblems(document: unknown): Problem[] {
   if (!isObject(document) || !Array.isArray(document.workflow)) return [];
@@ -19,10 +17,6 @@ export function waitProblems(document: unknown): Problem[] {
     if (kinds.length !== 1) problems.push({ path, message: kinds.length === 0 ? 'must say what it waits for: for, until or signal' : `must wait for one thing, not ${kinds.join(' and ')}` });
     if (wait.signal === undefined) {
       for (const k of ['timeout', 'approval', 'buffer'] as const) if (wait[k] !== undefined) problems.push({ path: `${path}.${k}`, message: 'applies only to a signal wait (wait.signal)' });
-    }
-    // A literal renders to itself: one that is no time would fail every run (wait_until).
-    if (typeof wait.until === 'string' && !TEMPLATE_MARK.test(wait.until) && waitTimeOf(wait.until) === null) {
-      problems.push({ path: `${path}.until`, message: 'must be a time (ISO 8601 with an offset, such as 2027-01-31T09:00:00Z) or a template giving one' });
     }
     if (step.tool !== undefined) problems.push({ path: `workflow[${i}].tool`, message: 'a step that waits runs no tool: put the tool in the step after it' });
     if (step.loop !== undefined) problems.push({ path: `workflow[${i}].loop`, message: 'a step that waits has no loop' });
