@@ -166,6 +166,18 @@ function forEachTemplate(value: unknown, path: string, visit: (source: string, p
 
 type Read = { expr: { name: string | undefined; key: string | undefined }; text: string };
 
+/**
+ * The expressions a condition shows defined when it is `holds` (true or false): `x is defined`
+ * (and both sides of `and`) when true, `x is undefined` and `not (x is defined)` when false.
+ */
+function definedWhen(cond: Expr, holds: boolean): string[] {
+  if (cond.type === 'test' && (cond.name === 'defined') === holds && (cond.name === 'defined' || cond.name === 'undefined')) return [expressionText(cond.target)];
+  if (cond.type === 'not') return definedWhen(cond.operand, !holds);
+  if (cond.type === 'and' && holds) return [...definedWhen(cond.left, true), ...definedWhen(cond.right, true)];
+  if (cond.type === 'or' && !holds) return [...definedWhen(cond.left, false), ...definedWhen(cond.right, false)];
+  return [];
+}
+
 /** Roots whose first literal key is checked: the keys each may hold are known when the playbook is registered. */
 const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars']);
 
@@ -185,14 +197,31 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
   const local = new Set<string>();
   collectLocals(body, local);
   const reads: Read[] = [];
+  // What an enclosing condition tested `is defined` (`{% if x.y is defined %}`, `a if x.y is defined
+  // else b`, `x.y is defined and x.y > 1`): read where that condition holds, it is there.
+  const known: string[] = [];
+  const withKnown = (texts: readonly string[], walk: () => void): void => {
+    known.push(...texts);
+    walk();
+    known.length -= texts.length;
+  };
   const expr = (e: Expr, guarded: boolean): void => {
     switch (e.type) {
       case 'name':
-        if (!guarded && !defined.has(e.name) && !local.has(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name });
+        if (!guarded && !defined.has(e.name) && !local.has(e.name) && !known.includes(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name });
+        return;
+      case 'conditional':
+        expr(e.cond, false);
+        withKnown(definedWhen(e.cond, true), () => expr(e.then, guarded));
+        if (e.otherwise) withKnown(definedWhen(e.cond, false), () => expr(e.otherwise!, guarded));
+        return;
+      case 'and':
+        expr(e.left, guarded);
+        withKnown(definedWhen(e.left, true), () => expr(e.right, guarded));
         return;
       case 'get': {
         const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
-        if (!guarded && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
+        if (!guarded && !known.includes(expressionText(e)) && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
           reads.push({ expr: { name: e.target.name, key }, text: expressionText(e) });
         }
         expr(e.target, guarded);
@@ -224,8 +253,8 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
       if (s.type === 'output') expr(s.expr, false);
       else if (s.type === 'if') {
         expr(s.cond, false);
-        stmts(s.then);
-        stmts(s.otherwise);
+        withKnown(definedWhen(s.cond, true), () => stmts(s.then));
+        withKnown(definedWhen(s.cond, false), () => stmts(s.otherwise));
       } else if (s.type === 'for') {
         expr(s.iterable, false);
         if (s.filter) expr(s.filter, false);

@@ -447,6 +447,22 @@ workflow:
     ]);
   });
 
+  it('a read where an enclosing condition tested it defined is not undefined; the same read unguarded is', () => {
+    const problems = problemsOf(`${header}workload: { s: abc }
+workflow:
+  - step: start
+    tool:
+      kind: shell
+      command: >-
+        {{ vars.page if vars.page is defined else 1 }}
+        {% if workload.extra is defined and vars.n is defined %}{{ workload.extra }}{{ vars.n }}{% endif %}
+        {% if vars.m is undefined %}none{% else %}{{ vars.m }}{% endif %}
+        {{ vars.k is defined and vars.k > 1 }}
+        {{ vars.page }}
+`);
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual(["workflow[0].tool.command: 'vars.page' is undefined: no arc sets 'page' (use | default(...) for what may be absent)"]);
+  });
+
   it('accepts the whole language, and leaves alone what is never rendered: workload, names, metadata', () => {
     const playbook = parseOk(`${header}workload: { greeting: "{{ not | a template }}", who: w, verb: v, h: 1, method: m, ok: true, t: 1, tool: x, arguments: {} }
 workflow:
