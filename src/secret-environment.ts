@@ -14,6 +14,8 @@ export const SECRET_VARIABLES = [
   'SVC_GATEWAY_SECRET',
   'SVC_API_TOKEN',
   'SVC_DATABASE_URL',
+  // May carry the bus's login (nats://user:password@host).
+  'SVC_NATS_URL',
   'SVC_ENCRYPTION_KEY',
   'SVC_ENCRYPTION_KEYS_OLD',
   'SVC_OIDC_CLIENT_SECRET',

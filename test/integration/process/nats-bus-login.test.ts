@@ -3,6 +3,7 @@
 // server holds the login; a login refused, and a NATS that does not answer, fail the start with
 // exit 1 naming the server (never the password), as a start fails when PostgreSQL does not answer.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { startNatsServer, type NatsServer } from '../../helpers/nats-server.ts';
@@ -59,6 +60,8 @@ describe('SVC_NATS_URL with a login', () => {
     await until('the bus back', () => a.proc.output().includes('NATS connection back'), 20_000);
     expect(a.proc.output()).not.toContain('w0rd-SECRET');
     expect(a.proc.output()).not.toContain(encodeURIComponent(PASSWORD));
+    // Nor does the server's environment hold it: moved out at start like SVC_DATABASE_URL.
+    expect(readFileSync(`/proc/${a.proc.proc.pid}/environ`, 'utf8')).not.toContain('w0rd-SECRET');
   }, 90_000);
 
   it('carries the work on a NATS that asks for a token given as the URL user', async () => {
