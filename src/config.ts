@@ -4,6 +4,9 @@ import * as v from 'valibot';
 import { processEnvironment, SECRET_VARIABLES } from './secret-environment.ts';
 import { isNatsBusSetting } from './bus/nats-target.ts';
 
+/** SVC_MCP_TOKEN_HOSTS's default: Google's APIs, where a Google token is for (workers read it from their environment). */
+export const MCP_TOKEN_HOSTS_DEFAULT = 'googleapis.com';
+
 // Every environment variable the service reads, parsed once at start, validated, frozen.
 // Defaults live here and nowhere else.
 
@@ -136,7 +139,7 @@ const envSchema = v.object({
   SVC_MCP_METADATA_URL: url('an http(s) URL of the metadata token endpoint'),
   // Workers: the hosts (and their subdomains, comma separated) that may receive the worker's own
   // token (GOOGLE_OAUTH_ACCESS_TOKEN, the metadata service's), whatever endpoint a playbook names.
-  SVC_MCP_TOKEN_HOSTS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9.:\[\]-]+(?:\s*,\s*[A-Za-z0-9.:\[\]-]+)*$/, 'expects host names, comma separated')), 'googleapis.com'),
+  SVC_MCP_TOKEN_HOSTS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9.:\[\]-]+(?:\s*,\s*[A-Za-z0-9.:\[\]-]+)*$/, 'expects host names, comma separated')), MCP_TOKEN_HOSTS_DEFAULT),
   SVC_LOG_LEVEL: v.optional(
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'expects one of fatal, error, warn, info, debug, trace, silent'),
     'info',

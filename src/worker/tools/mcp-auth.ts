@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MCP_TOKEN_HOSTS_DEFAULT } from '../../config.ts';
 import { answerText } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { describeError } from './outcome.ts';
@@ -7,8 +8,6 @@ import type { ResolvedCredential } from '../../protocol.ts';
 
 // The metadata service answers locally; a slow one means it is not there.
 const MCP_METADATA_TIMEOUT_MS = 5_000;
-/** SVC_MCP_TOKEN_HOSTS's default (config.ts): Google's APIs, where a Google token is for. */
-const DEFAULT_TOKEN_HOSTS = 'googleapis.com';
 const MetadataTokenSchema = v.looseObject({ access_token: v.pipe(v.string(), v.nonEmpty()) });
 
 export type McpAuth =
@@ -36,7 +35,7 @@ export async function mcpAuth(
   }
   // The worker's own token goes only where its operator said: a playbook names any endpoint, and
   // would otherwise receive the worker's identity there. Elsewhere the call goes without one.
-  if (!mayReceiveWorkerToken(endpoint, env.SVC_MCP_TOKEN_HOSTS ?? DEFAULT_TOKEN_HOSTS)) return { ok: true, headers: {}, query: {}, secrets: [] };
+  if (!mayReceiveWorkerToken(endpoint, env.SVC_MCP_TOKEN_HOSTS ?? MCP_TOKEN_HOSTS_DEFAULT)) return { ok: true, headers: {}, query: {}, secrets: [] };
   const envToken = env.GOOGLE_OAUTH_ACCESS_TOKEN;
   if (envToken) return bearer(envToken);
   const metadataUrl = env.SVC_MCP_METADATA_URL;
