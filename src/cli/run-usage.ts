@@ -21,7 +21,8 @@ export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [-
   --server URL     the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
   --json           print only the execution status object as JSON on stdout
                    (the final one with --wait, the current one without); a refusal as
-                   {error, status, stage, file, problems, detail}
+                   {error, status, stage, file, problems, detail}; stage "workload" when
+                   the workload fails the playbook's inputs before anything is sent
 
 The start is sent with an Idempotency-Key (one per invocation) and sent again with it when no
 answer came or the server was briefly unavailable: a retry never starts a second execution.

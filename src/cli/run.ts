@@ -84,6 +84,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     // Checked here as the server will, so a wrong value is refused before anything is sent.
     const prepared = preparePayload(local.playbook, options.payload, options.sets);
     if (!prepared.ok) {
+      // Programs read stdout: the refusal as JSON there too, shaped as the server's 422 would be.
+      if (options.json) out.write(`${JSON.stringify({ error: 'the workload does not match the playbook inputs', status: 422, stage: 'workload', problems: prepared.problems }, null, 2)}\n`);
       err.write(`svc run: the workload does not match the playbook inputs:${prepared.problems.map((p) => `\n  - ${p.path}: ${p.message}`).join('')}\n`);
       return 2;
     }

@@ -71,6 +71,10 @@ describe('svc run --set', () => {
     expect(missing.stderr).toContain('workload.on: must be boolean');
     // Every field at once, as the server's 422: the required n left out is named beside it.
     expect(missing.stderr).toContain('workload.n: is required');
+    // A program asking for --json reads the refusal on stdout, each field at its path.
+    const json = await svcRun([file, '--set', 'n=abc', '--json']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 422, stage: 'workload', problems: [{ path: 'workload.n', message: 'must be integer, got "abc"' }] });
     const required = await svcRun([file, '--set', 'ratio=2']);
     expect(required.code).toBe(2);
     expect(required.stderr).toContain('workload.n: is required');
