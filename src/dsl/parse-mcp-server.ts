@@ -5,6 +5,7 @@ import { expansionProblem } from './expansion-problem.ts';
 import type { Problem } from './reference-problems.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
+import { yamlErrorAt } from './yaml-error-at.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
 
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
@@ -51,8 +52,7 @@ function findProblems(text: string): McpParseResult {
     raw = load(text);
   } catch (error) {
     const why = error instanceof YAMLException ? error.reason : String(error);
-    const mark = error instanceof YAMLException ? error.mark : undefined;
-    return { ok: false, problems: [{ path: '$', message: `YAML syntax error: ${why}`, ...(mark ? { line: mark.line + 1, column: mark.column + 1 } : {}) }] };
+    return { ok: false, problems: [{ path: '$', message: `YAML syntax error: ${why}`, ...yamlErrorAt(text, error) }] };
   }
   const expansion = expansionProblem(raw);
   if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };

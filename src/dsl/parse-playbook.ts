@@ -28,8 +28,8 @@ import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
+import { yamlErrorAt } from './yaml-error-at.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
-import { secondDocument } from './second-document.ts';
 import { isObject } from '../objects.ts';
 import { checkInputs, inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
@@ -111,9 +111,7 @@ function findProblems(text: string): ParseResult {
   try {
     raw = load(text);
   } catch (error) {
-    const mark = error instanceof YAMLException ? error.mark : undefined;
-    // More than one document has no mark: the problem is where the second one starts.
-    const at = mark ? { line: mark.line + 1, column: mark.column + 1 } : secondDocument(text);
+    const at = yamlErrorAt(text, error);
     return { ok: false, problems: [{ path: '$', message: describeYamlError(error, at), ...at }] };
   }
   // First, before anything else walks it: aliases may make a small text a huge value.

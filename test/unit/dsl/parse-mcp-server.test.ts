@@ -19,6 +19,8 @@ describe('parseMcpServer', () => {
   it('a YAML error and a bad value carry their place', () => {
     const yaml = parseMcpServer('a: [\n');
     expect(yaml.ok ? [] : yaml.problems).toEqual([{ path: '$', message: expect.stringContaining('YAML syntax error'), line: 2, column: 1 }]);
+    const key = parseMcpServer('endpoint: http://x\nheaders:\n  [a]: b\n');
+    expect(key.ok ? [] : key.problems).toEqual([{ path: '$', message: expect.stringContaining('complex keys'), line: 3, column: 3 }]);
     const url = parseMcpServer(doc('endpoint: ftp://x\n'));
     expect(url.ok ? [] : url.problems).toEqual([{ path: 'endpoint', message: 'must be an http(s) URL', line: 4, column: 1 }]);
   });

@@ -186,6 +186,17 @@ describe('parsePlaybook: problems', () => {
     expect(problems[0].message).toMatch(/^YAML syntax error at line \d+, column \d+: /);
   });
 
+  it('places a list or mapping used as a key at that key, not at 1:1 (js-yaml marks the document start)', () => {
+    const problemsAt = (text: string) => {
+      const result = parsePlaybook(text);
+      return result.ok ? [] : result.problems;
+    };
+    expect(problemsAt(`${header}workload:\n  [1, 2]: x\nworkflow:\n  - step: start\n`)[0]).toMatchObject({ path: '$', line: 5, column: 3 });
+    expect(problemsAt(`${header}workflow:\n  - step: start\n    ? {a: 1}\n    : 2\n`)[0]).toMatchObject({ line: 6, column: 7 });
+    // A second document keeps its place (its error has no mark).
+    expect(problemsAt(`${header}workflow:\n  - step: start\n---\na: 1\n`)[0]).toMatchObject({ line: 6, column: 1 });
+  });
+
   it('reports an empty document and a non-mapping document', () => {
     expect(problemsOf('')[0]).toMatchObject({ path: '$' });
     expect(problemsOf('- a\n- b\n')).toEqual([{ path: '$', message: 'the document must be a mapping' }]);
