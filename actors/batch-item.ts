@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { RoutedEvent } from '../src/protocol.ts';
+import { ownKeysRecord } from '../src/own-keys-record.ts';
 
 /**
  * One event of a stored batch as the processor reads it back. The API validated it in full on
@@ -10,7 +11,7 @@ export const storedBatchItem = v.object({
   command_id: v.optional(v.nullable(v.number())),
   attempt: v.optional(v.nullable(v.number())),
   step: v.optional(v.nullable(v.string())),
-  context: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  context: v.optional(v.nullable(ownKeysRecord(v.string(), v.unknown()))),
   result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),
 });

@@ -4,12 +4,13 @@ import type { AppDeps } from '../app-deps.ts';
 import { sweepStrandedCommands } from '../periodic/command-reaper.ts';
 import { ServiceError } from '../errors.ts';
 import { integer, responses } from './answers.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 const sweepAnswer = v.object({
   status: v.literal('ok'),
   scanned: integer,
   republished: integer,
-  by_reason: v.pipe(v.record(v.string(), integer), v.description('republished commands by why they were stranded')),
+  by_reason: v.pipe(ownKeysRecord(v.string(), integer), v.description('republished commands by why they were stranded')),
 });
 
 /** Operator tools that act on the whole service: the reaper nudge (used by `svc doctor repair`). */

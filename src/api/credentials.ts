@@ -25,6 +25,7 @@ import { exactObject, jsonSchema } from './validation.ts';
 import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // Decrypted credential data: admins, and workers resolving a task's `auth` (worker-grant.ts narrows them).
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
@@ -43,7 +44,7 @@ const credentialName = v.pipe(
 );
 // Custom messages: valibot's default ones quote the received value, which here may be a secret.
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
-const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), v.record(v.string(), v.unknown(), message));
+const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), ownKeysRecord(v.string(), v.unknown(), message));
 
 const credentialType = v.pipe(v.string(), v.minLength(1), v.description(`one of ${CREDENTIAL_TYPES.join(', ')}`));
 const credentialSchema = v.optional(

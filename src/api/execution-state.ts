@@ -12,6 +12,7 @@ import { wakeTimesOf } from '../db/wait.repo.ts';
 import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 const idParams = v.object({ id: integerText(1, MAX_ID) });
 
@@ -29,7 +30,7 @@ const stateAnswer = v.object({
   status: v.picklist(EXECUTION_STATUSES),
   value: v.pipe(v.unknown(), v.description('the statechart state value')),
   active_steps: v.array(v.string()),
-  steps: v.record(v.string(), stepAnswer),
+  steps: ownKeysRecord(v.string(), stepAnswer),
   pending_commands: integer,
   last_event_id: integer,
 });

@@ -24,6 +24,7 @@ import { anyObject, integer, responses, time } from './answers.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 const MS_PER_SECOND = 1000;
 // A row replaced or expired between the read and the access update is read again, at most this often.
@@ -47,7 +48,7 @@ const isStorableTimestamp = (s: string): boolean => {
   return ms >= EARLIEST_EXPIRY_MS && ms <= LATEST_EXPIRY_MS;
 };
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
-const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), v.record(v.string(), v.unknown(), message));
+const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), ownKeysRecord(v.string(), v.unknown(), message));
 
 const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
 const catalogParams = v.object({ catalog_id: idText });

@@ -9,13 +9,14 @@ import { jsonObject } from './executions.ts';
 import { mcpServerStatus } from './mcp-status.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { jsonSchema } from './validation.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 const StoredConfig = v.looseObject({
   endpoint: v.string(),
   transport: v.optional(v.picklist(MCP_TRANSPORTS), 'auto'),
   auth: v.optional(v.nullable(v.string()), null),
-  lifecycle: v.optional(v.record(v.string(), v.string()), {}),
-  config: v.optional(v.record(v.string(), v.unknown()), {}),
+  lifecycle: v.optional(ownKeysRecord(v.string(), v.string()), {}),
+  config: v.optional(ownKeysRecord(v.string(), v.unknown()), {}),
   description: v.optional(v.nullable(v.string()), null),
 });
 const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) });
@@ -37,7 +38,7 @@ const serverAnswer = v.object({
   description: v.nullable(v.string()),
   status: v.pipe(v.string(), v.description('registered before any action; deploying, running, stopped, <action>_failed… after (src/api/mcp-status.ts)')),
   lifecycle: v.pipe(v.array(v.string()), v.description('its lifecycle actions')),
-  lifecycle_playbooks: v.pipe(v.record(v.string(), v.string()), v.description('the playbook path of each action')),
+  lifecycle_playbooks: v.pipe(ownKeysRecord(v.string(), v.string()), v.description('the playbook path of each action')),
   config: anyObject,
   last_action: v.nullable(v.string()),
   last_execution_id: v.nullable(integer),

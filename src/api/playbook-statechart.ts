@@ -6,13 +6,14 @@ import type { NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { getCatalogEntry } from '../db/catalog.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { notFound } from '../errors.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** The path suffix that asks the catalog for a playbook's statechart instead of its text. */
 export const STATECHART_SUFFIX = '/statechart';
 
 /** StatechartJson as the document shows it: an xstate machine config (its nodes are open-ended). */
 export const statechartAnswer = v.pipe(
-  v.looseObject({ id: v.string(), initial: v.string(), states: v.record(v.string(), v.unknown()) }),
+  v.looseObject({ id: v.string(), initial: v.string(), states: ownKeysRecord(v.string(), v.unknown()) }),
   v.description(`{path}${STATECHART_SUFFIX}: the playbook's statechart, an xstate machine config (one state per step with meta.step, arcs with meta.when)`),
 );
 

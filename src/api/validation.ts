@@ -1,8 +1,9 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
+import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { closest } from '../dsl/unknown-field-message.ts';
 import { ServiceError } from '../errors.ts';
 import { isObject } from '../objects.ts';
+import { plainRecordOf } from '../own-keys-record.ts';
 
 type AnySchema = v.GenericSchema;
 
@@ -55,13 +56,23 @@ function unknownFieldMessage(name: string, known: readonly string[]): string {
   return close ? `unknown field (did you mean '${close}'?)` : `unknown field (known: ${known.join(', ')})`;
 }
 
+const JSON_SCHEMA_CONFIG: ConversionConfig = {
+  errorMode: 'ignore',
+  target: 'openapi-3.0',
+  // A record that keeps every key is documented as the v.record it validates like.
+  overrideSchema: ({ valibotSchema }) => {
+    const plain = plainRecordOf(valibotSchema);
+    return plain ? toJsonSchema(plain, JSON_SCHEMA_CONFIG) : undefined;
+  },
+};
+
 // JSON Schema objects handed to fastify (and so to the OpenAPI document) map back to the
 // valibot schema that really validates: one source, so docs and validation cannot drift.
 const registry = new WeakMap<object, AnySchema>();
 
 /** The JSON Schema of a valibot schema, remembered so that `valibotCompiler` validates with valibot. */
 export function jsonSchema(schema: AnySchema): Record<string, unknown> {
-  const json = toJsonSchema(schema, { errorMode: 'ignore', target: 'openapi-3.0' }) as Record<string, unknown>;
+  const json = toJsonSchema(schema, JSON_SCHEMA_CONFIG) as Record<string, unknown>;
   delete json.$schema;
   registry.set(json, schema);
   return json;

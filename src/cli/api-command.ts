@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { UsageError } from './usage-error.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** How long one CLI request may wait for its answer. */
 export const CLI_REQUEST_TIMEOUT_MS = 30_000;
@@ -11,7 +12,7 @@ export type Out = { write(text: string): unknown };
 
 export { UsageError };
 
-const JsonObject = v.record(v.string(), v.unknown());
+const JsonObject = ownKeysRecord(v.string(), v.unknown());
 
 /** An option whose value is a JSON object (`--payload`, `--data`), or a usage error saying what it is instead; `example` shows one. */
 export function jsonObjectOption(flag: string, text: string, example: string): Record<string, unknown> {

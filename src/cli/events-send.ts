@@ -8,6 +8,7 @@ import { EVENTS_USAGE } from './events-usage.ts';
 import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
 import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -82,7 +83,7 @@ async function readBatch(file: string): Promise<Record<string, unknown> | string
   } catch (err) {
     return `${file} is not JSON: ${err instanceof Error ? err.message : String(err)}`;
   }
-  const r = v.safeParse(v.record(v.string(), v.unknown()), value);
+  const r = v.safeParse(ownKeysRecord(v.string(), v.unknown()), value);
   if (!r.success || Array.isArray(value)) return `${file} must hold a JSON object {"execution_id": ..., "events": [...]}`;
   return r.output;
 }

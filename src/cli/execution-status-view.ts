@@ -3,6 +3,7 @@ import { table } from './api-command.ts';
 import { runTimeText, type ExecutionItem } from './executions-table.ts';
 import { boundedText, errorText } from './logs-view.ts';
 import { whenText } from './triggers-table.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // `svc status`: GET /api/executions/{id} (with its waits) and GET /api/executions/{id}/state
 // (each step's status) as one page a person reads, with its children (GET /api/executions?parent=)
@@ -50,7 +51,7 @@ const StepView = v.looseObject({
   outcome: v.optional(v.looseObject({ status: v.string(), error: v.nullable(v.unknown()) })),
 });
 /** GET /api/executions/{id}/state's answer: each step's status, in the playbook's order. */
-export const ExecutionState = v.looseObject({ steps: v.record(v.string(), StepView) });
+export const ExecutionState = v.looseObject({ steps: ownKeysRecord(v.string(), StepView) });
 
 type Detail = v.InferOutput<typeof ExecutionDetail>;
 type Wait = v.InferOutput<typeof Wait>;

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { table } from './api-command.ts';
 import { durationText } from './logs-view.ts';
 import { whenText } from './triggers-table.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // GET /api/executions as `svc list` reads it (fields it does not show are kept: `--json` prints
 // the answer whole), and the table it prints of it. Statuses are read as text: a newer server may
@@ -21,7 +22,7 @@ export const ExecutionList = v.looseObject({
   executions: v.array(ExecutionItem),
   count: v.number(),
   next_cursor: v.nullable(v.string()),
-  counts: v.record(v.string(), v.number()),
+  counts: ownKeysRecord(v.string(), v.number()),
 });
 
 export type ExecutionItem = v.InferOutput<typeof ExecutionItem>;

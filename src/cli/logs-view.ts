@@ -7,6 +7,7 @@ import { LOG_DETAIL_CHARS } from './executions-usage.ts';
 import { formatElapsed } from './progress-view.ts';
 import { ServerUnreachableError, type ExecutionEvent, type ExecutionStatus, type RunApi } from './run-api.ts';
 import { UNREACHABLE_GRACE_MS } from './watch-execution.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // `svc logs`: an execution's events as a timeline, one line each, with the time since the start
 // and since the event before, and what a reader looks for in each (a task's result or error, a
@@ -23,7 +24,7 @@ const CallContext = v.looseObject({ task: v.optional(v.string()), kind: v.option
 const TimedContext = v.looseObject({ at: v.optional(v.string()), claimed_at: v.optional(v.nullable(v.string())), duration_ms: v.optional(v.number()) });
 const AttemptResult = v.looseObject({ output: v.unknown() });
 // A command's report: each task's outcome, its data when ok (a call's own event carries none).
-const CommandResult = v.looseObject({ tasks: v.record(v.string(), v.looseObject({ status: v.string(), data: v.optional(v.unknown()), error: v.optional(v.unknown()) })) });
+const CommandResult = v.looseObject({ tasks: ownKeysRecord(v.string(), v.looseObject({ status: v.string(), data: v.optional(v.unknown()), error: v.optional(v.unknown()) })) });
 const FailedTask = v.looseObject({ task: v.string() });
 const StartContext = v.looseObject({
   requested_by: v.optional(v.nullable(v.looseObject({ sub: v.string() }))),

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 export type RunOptions = {
   /** A playbook file or a catalog path, as typed. */
@@ -22,7 +23,7 @@ export type RunOptions = {
 export type ParsedRunOptions = { ok: true; options: RunOptions } | { ok: false; message: string; exitCode: number };
 
 const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
-const payloadObject = v.record(v.string(), v.unknown());
+const payloadObject = ownKeysRecord(v.string(), v.unknown());
 const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /** Parses `svc run` arguments; a usage problem comes back as a message with exit code 2 (78 for a bad SVC_SERVER_URL). */

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isObject } from '../objects.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** Type names a credential/keychain schema may use in `types`. */
 export const SCHEMA_TYPE_NAMES = ['string', 'integer', 'boolean', 'number', 'array', 'object'] as const;
@@ -13,7 +14,7 @@ export type SchemaTypeName = (typeof SCHEMA_TYPE_NAMES)[number];
 export const credentialSchemaSchema = v.object({
   fields: v.optional(v.array(v.string())),
   required: v.optional(v.array(v.string())),
-  types: v.optional(v.record(v.string(), v.picklist(SCHEMA_TYPE_NAMES))),
+  types: v.optional(ownKeysRecord(v.string(), v.picklist(SCHEMA_TYPE_NAMES))),
   description: v.optional(v.string()),
 });
 

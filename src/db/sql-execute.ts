@@ -5,6 +5,7 @@ import { boundedQuery } from '../credential/bounded-query.ts';
 import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
 import { classifyDatabaseError } from './classify-database-error.ts';
 import type { Db } from './db.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** Longest a statement of POST /api/postgres/execute may run, enforced by the server (SET LOCAL). */
 export const SQL_STATEMENT_TIMEOUT_MS = 30_000;
@@ -18,7 +19,7 @@ const AUTH_FAILED_SQLSTATES = new Set(['28P01', '28000']);
 
 /** The most rows (as JSON) a statement answers: the server's request body limit, a bound on what it holds. */
 const SQL_RESULT_MAX_BYTES = BODY_LIMIT_BYTES;
-const QueryResultSchema = v.looseObject({ rows: v.array(v.record(v.string(), v.unknown())) });
+const QueryResultSchema = v.looseObject({ rows: v.array(ownKeysRecord(v.string(), v.unknown())) });
 
 const RESULT_TOO_LARGE = `the statement's rows came to over ${SQL_RESULT_MAX_BYTES / (1024 * 1024)} MiB, the most an answer holds: narrow it (LIMIT, fewer columns); nothing was committed`;
 

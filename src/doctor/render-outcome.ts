@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { CHECK_NAMES, type CheckName } from './detection-checks.ts';
 import type { Outcome } from './outcome.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // The readable form of an outcome (`svc doctor …` without --json): what is wrong, the first
 // ids of each finding, and what to run next. The --json form is the outcome object itself.
@@ -10,11 +11,11 @@ const check = v.looseObject({
   summary: v.optional(v.string()),
   error: v.optional(v.string()),
   count: v.optional(v.number()),
-  items: v.optional(v.array(v.record(v.string(), v.unknown()))),
+  items: v.optional(v.array(ownKeysRecord(v.string(), v.unknown()))),
   execution_id: v.optional(v.number()),
-  waiting: v.optional(v.looseObject({ count: v.number(), items: v.array(v.record(v.string(), v.unknown())) })),
+  waiting: v.optional(v.looseObject({ count: v.number(), items: v.array(ownKeysRecord(v.string(), v.unknown())) })),
 });
-const detectData = v.looseObject({ checks: v.record(v.string(), check) });
+const detectData = v.looseObject({ checks: ownKeysRecord(v.string(), check) });
 const reachabilityData = v.looseObject({
   api: v.looseObject({ status: v.string(), http_status: v.number(), latency_ms: v.number() }),
   database: v.looseObject({ status: v.string() }),

@@ -7,6 +7,7 @@ import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { yamlErrorAt } from './yaml-error-at.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
@@ -28,9 +29,9 @@ export const McpServerDocumentSchema = v.strictObject({
   transport: v.optional(v.picklist(MCP_TRANSPORTS), 'auto'),
   // A credential reference name, used for the server's bearer token when a task names none.
   auth: v.optional(nonEmptyString),
-  lifecycle: v.optional(v.record(v.pipe(v.string(), v.regex(ACTION_NAME, 'an action name is lower-case letters, digits, _ -')), nonEmptyString), () => ({})),
+  lifecycle: v.optional(ownKeysRecord(v.pipe(v.string(), v.regex(ACTION_NAME, 'an action name is lower-case letters, digits, _ -')), nonEmptyString), () => ({})),
   // Free settings the lifecycle playbooks read (a port, a command); never rendered.
-  config: v.optional(v.record(v.string(), v.unknown()), () => ({})),
+  config: v.optional(ownKeysRecord(v.string(), v.unknown()), () => ({})),
 });
 
 export type McpServerDocument = v.InferOutput<typeof McpServerDocumentSchema>;

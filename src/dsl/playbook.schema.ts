@@ -5,6 +5,7 @@ import { TriggerSchema } from '../triggers/trigger.schema.ts';
 import { ROLES } from '../auth/roles.ts';
 import { durationMs, MAX_DURATION_MS } from './duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -16,7 +17,7 @@ const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 // Step and task names become keys of plain objects (steps, tasks, runs): `__proto__` there sets
 // an object's prototype instead of a key, and the run, its views and its simulation lose the step.
 const keyName = v.pipe(nonEmptyString, v.notValue('__proto__', 'is reserved (JavaScript gives the key __proto__ a meaning of its own)'));
-const anyRecord = v.record(v.string(), v.unknown());
+const anyRecord = ownKeysRecord(v.string(), v.unknown());
 const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
 
 /** Template roots a loop iterator must not shadow. */
@@ -116,7 +117,7 @@ export const ShellTaskSchema = v.strictObject({
   kind: v.literal('shell'),
   command: nonEmptyString,
   // Rendered values reach the command as environment variables, never as its text.
-  env: v.optional(templated(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'must be a variable name (letters, digits, _)')), v.unknown()))),
+  env: v.optional(templated(ownKeysRecord(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'must be a variable name (letters, digits, _)')), v.unknown()))),
   cwd: v.optional(nonEmptyString),
   stdin: v.optional(v.string()),
 });
@@ -202,7 +203,7 @@ export const KeychainDefinitionSchema = v.strictObject({
   provider: v.optional(nonEmptyString),
   scope: v.optional(v.picklist(['global', 'local', 'shared']), 'global'),
   auth: v.optional(nonEmptyString),
-  map: v.optional(v.record(v.string(), v.string())),
+  map: v.optional(ownKeysRecord(v.string(), v.string())),
   auto_renew: v.optional(v.boolean()),
   ttl_seconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'))),
   endpoint: v.optional(nonEmptyString),

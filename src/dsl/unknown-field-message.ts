@@ -49,6 +49,8 @@ function resolve(schema: unknown, input: unknown): unknown {
   let current = schema;
   for (let depth = 0; depth < 16 && isObject(current); depth++) {
     if ('wrapped' in current) current = current.wrapped;
+    // A pipe that opens with a check (`inputs:`' reserved names) is read as the schema after it.
+    else if (current.type === 'custom' && Array.isArray(current.pipe)) current = current.pipe.find((item: unknown) => isObject(item) && item.kind === 'schema' && item.type !== 'custom');
     else if (current.type === 'lazy' && typeof current.getter === 'function') current = current.getter(input);
     else if (current.type === 'variant' && Array.isArray(current.options) && typeof current.key === 'string' && isObject(input)) {
       const key = current.key;

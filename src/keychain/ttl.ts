@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { KeychainScope } from './cache-key.ts';
 import { isObject } from '../objects.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 export const DEFAULT_LOCAL_TTL_SECONDS = 3600;
 export const DEFAULT_SHARED_TTL_SECONDS = 86400;
@@ -63,8 +64,8 @@ export function resolveExpiry(request: ExpiryRequest): ResolvedExpiry {
 export const renewConfigSchema = v.object({
   endpoint: v.pipe(v.string(), v.url()),
   method: v.optional(v.pipe(v.string(), v.nonEmpty())),
-  headers: v.optional(v.record(v.string(), v.string())),
-  data: v.optional(v.record(v.string(), v.unknown())),
+  headers: v.optional(ownKeysRecord(v.string(), v.string())),
+  data: v.optional(ownKeysRecord(v.string(), v.unknown())),
   token_field: v.optional(v.pipe(v.string(), v.nonEmpty())),
   ttl_field: v.optional(v.pipe(v.string(), v.nonEmpty())),
 });

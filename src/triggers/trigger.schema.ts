@@ -1,11 +1,12 @@
 import * as v from 'valibot';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // Shape of a playbook's `triggers:` block (DESIGN.md "Triggers"). Rules that need more than the
 // shape (a cron that parses, a known timezone, unique names, payload templates) are in
 // trigger-problems.ts.
 
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
-const anyRecord = v.record(v.string(), v.unknown());
+const anyRecord = ownKeysRecord(v.string(), v.unknown());
 const TRIGGER_NAME = /^[A-Za-z_][A-Za-z0-9_\-]*$/;
 /** A trigger's name is a segment of its routes' URLs (`/api/hooks/{path}/{name}`): a name, not a text. */
 export const MAX_TRIGGER_NAME_CHARS = 128;

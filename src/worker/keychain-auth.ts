@@ -7,13 +7,14 @@ import { ServerError, type ServerClient } from './server-client.ts';
 import { credentialAuth, stringField } from './tools/credential-auth.ts';
 import { oauth2Token } from './tools/oauth2-token.ts';
 import type { ResolvedCredential } from '../protocol.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 export type Fallible<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 const CredentialResponse = v.looseObject({
   name: v.string(),
   type: v.string(),
-  data: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  data: v.optional(v.nullable(ownKeysRecord(v.string(), v.unknown()))),
 });
 
 const OAUTH2_TYPES = new Set(['oauth2', 'oauth2_client_credentials']);

@@ -21,6 +21,7 @@ import { fetchSecrets } from './keychain-secret-manager.ts';
 import type { KeychainResolver } from './run-command.ts';
 import type { ServerClient } from './server-client.ts';
 import { isObject } from '../objects.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 export type KeychainResolverDeps = {
   client: ServerClient;
@@ -59,7 +60,7 @@ type EntryTarget = {
   claim: Record<string, string>;
 };
 
-const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), v.record(v.string(), v.unknown()));
+const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), ownKeysRecord(v.string(), v.unknown()));
 const ReadAnswer = v.variant('status', [
   v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema, schema: v.optional(v.unknown()) }),
   v.looseObject({ status: v.literal('expired'), auto_renew: v.optional(v.boolean(), false), renew_config: v.optional(v.unknown()) }),

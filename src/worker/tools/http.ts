@@ -7,6 +7,7 @@ import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { nextAttemptTraceparent } from '../../telemetry/command-trace.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+import { ownKeysRecord } from '../../own-keys-record.ts';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -22,8 +23,8 @@ const StatusCode = v.pipe(
 const HttpTaskSchema = v.looseObject({
   method: v.optional(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS)), 'GET'),
   url: HttpUrl,
-  headers: v.optional(v.nullable(v.record(v.string(), v.nullable(Scalar)))),
-  params: v.optional(v.nullable(v.record(v.string(), v.nullable(v.union([Scalar, v.array(Scalar)]))))),
+  headers: v.optional(v.nullable(ownKeysRecord(v.string(), v.nullable(Scalar)))),
+  params: v.optional(v.nullable(ownKeysRecord(v.string(), v.nullable(v.union([Scalar, v.array(Scalar)]))))),
   body: v.optional(v.unknown()),
   accept_status: v.optional(v.nullable(v.array(StatusCode))),
 });

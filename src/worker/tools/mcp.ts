@@ -11,6 +11,7 @@ import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+import { ownKeysRecord } from '../../own-keys-record.ts';
 
 const MCP_CLIENT_INFO = { name: 'svc-worker', version: '0.1.0' };
 // The task's signal bounds a call; this only replaces the SDK's 60 s default for tasks without
@@ -28,7 +29,7 @@ const McpTaskSchema = v.looseObject({
   endpoint: HttpUrl,
   method: v.picklist(['tools/list', 'tools/call']),
   tool: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty()))),
-  arguments: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  arguments: v.optional(v.nullable(ownKeysRecord(v.string(), v.unknown()))),
   access_token: v.optional(v.nullable(v.string())),
   transport: v.optional(v.nullable(v.picklist(['streamable-http', 'sse', 'auto']))),
   timeout_seconds: v.optional(v.unknown()),

@@ -1,4 +1,4 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
+import { jsonSchema } from '../../../src/api/validation.ts';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import {
@@ -110,7 +110,7 @@ describe('actualTypeName', () => {
 
 describe('credentialSchemaSchema', () => {
   it('converts to JSON Schema for the OpenAPI document', () => {
-    const json = toJsonSchema(credentialSchemaSchema);
+    const json = jsonSchema(credentialSchemaSchema);
     expect(json.type).toBe('object');
   });
 

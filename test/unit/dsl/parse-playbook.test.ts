@@ -197,6 +197,14 @@ describe('parsePlaybook: problems', () => {
     expect(problemsAt(`${header}workflow:\n  - step: start\n---\na: 1\n`)[0]).toMatchObject({ line: 6, column: 1 });
   });
 
+  it('keeps workload, vars and argument keys named prototype or constructor (valibot records drop them), and refuses them as input names', () => {
+    const playbook = parseOk(`${header}workload: { prototype: 1, constructor: c }\nworkflow:\n  - step: start\n    tool: { kind: http, url: 'http://x', params: { prototype: v } }\n`);
+    expect(playbook.workload).toEqual({ prototype: 1, constructor: 'c' });
+    expect(playbook.workflow[0].tasks[0]).toMatchObject({ params: { prototype: 'v' } });
+    const problems = problemsOf(`${header}inputs: { constructor: { type: string } }\nworkflow:\n  - step: start\n`);
+    expect(problems).toEqual([{ path: 'inputs', message: expect.stringContaining('constructor') }]);
+  });
+
   it('reports an empty document and a non-mapping document', () => {
     expect(problemsOf('')[0]).toMatchObject({ path: '$' });
     expect(problemsOf('- a\n- b\n')).toEqual([{ path: '$', message: 'the document must be a mapping' }]);
