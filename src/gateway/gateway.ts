@@ -28,7 +28,8 @@ import { IdentityProvider } from './identity-provider.ts';
 import { createProxy, type Forward, type Proxy } from './proxy.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './session-store.ts';
-import { bodyPath, pathAllowed, RUN_ROUTES } from './playbook-paths.ts';
+import { bodyPath, pathAllowed, triggerStartPath } from './playbook-paths.ts';
+import { isObject } from '../objects.ts';
 import { publicOriginFor, type GatewaySettings } from './settings.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
 
@@ -179,13 +180,6 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     if (c?.kind === 'api-token') return {};
     if (c?.kind === 'jwt' || c?.kind === 'session') {
       if (c.role === null) throw new ServiceError('forbidden', 'no role');
-      // A caller restricted to playbook path patterns starts only those (the server checks the role).
-      if (c.paths && req.method === 'POST' && RUN_ROUTES.has(req.url.split('?')[0])) {
-        const path = bodyPath(req.body);
-        if (path !== undefined && !pathAllowed(path, c.paths)) {
-          throw new ServiceError('forbidden', `${callerLabel(c)} may start only playbooks matching ${c.paths.length ? c.paths.join(', ') : '(no pattern)'}; not ${path}`);
-        }
-      }
       const identity = signIdentity({ sub: c.sub, role: c.role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S }, settings.assertionSecret);
       return { authorization: null, identity };
     }
@@ -193,6 +187,47 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   };
   const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, upstreamAs(req));
   app.all('/api/*', { config: { gate: 'caller' } }, forwardApi);
+
+  // A caller restricted to playbook path patterns (SVC_OIDC_PATHS_CLAIM) starts executions only
+  // of those; the server checks the role. The routes that start one are matched by the router,
+  // as the server's router matches them, so no other spelling of their URL (%70 for p) passes
+  // unchecked; a start whose playbook cannot be read is refused rather than let through.
+  const restriction = (req: FastifyRequest): { who: string; paths: string[] } | undefined => {
+    const c = req.caller;
+    return (c?.kind === 'jwt' || c?.kind === 'session') && c.paths ? { who: callerLabel(c), paths: c.paths } : undefined;
+  };
+  const requireMayStart = (limited: { who: string; paths: string[] }, path: string | undefined): void => {
+    if (path !== undefined && pathAllowed(path, limited.paths)) return;
+    const allowed = limited.paths.length ? limited.paths.join(', ') : '(no pattern)';
+    throw new ServiceError('forbidden', `${limited.who} may start only playbooks matching ${allowed}; not ${path ?? 'a playbook this request does not name'}`);
+  };
+  const forwardBodyStart = async (req: FastifyRequest, reply: FastifyReply) => {
+    const limited = restriction(req);
+    if (limited) requireMayStart(limited, bodyPath(req.body));
+    return forwardApi(req, reply);
+  };
+  const starts = { config: { gate: 'caller' as const } };
+  app.post('/api/run/playbook', starts, forwardBodyStart);
+  app.post('/api/execute', starts, forwardBodyStart);
+  // A fire or backfill starts the trigger's playbook (pause and resume start nothing: undefined passes).
+  app.post('/api/triggers/*', starts, async (req, reply) => {
+    const limited = restriction(req);
+    const path = triggerStartPath((req.params as { '*': string })['*']);
+    if (limited && path !== undefined) requireMayStart(limited, path);
+    return forwardApi(req, reply);
+  });
+  // A retry starts the old execution's playbook again: the server says which (read as the caller);
+  // an execution it does not show is left to its answer to the retry.
+  app.post('/api/executions/:id/retry', starts, async (req, reply) => {
+    const limited = restriction(req);
+    if (limited) {
+      const id = encodeURIComponent((req.params as { id: string }).id);
+      const found = await proxy.read(`/api/executions/${id}`, upstreamAs(req));
+      if (found.status === 200) requireMayStart(limited, isObject(found.body) && typeof found.body.path === 'string' ? found.body.path : undefined);
+      else if (found.status !== 404) throw new ServiceError('bad_gateway', `the server answered ${found.status} when asked which playbook execution ${id} ran`);
+    }
+    return forwardApi(req, reply);
+  });
   // The server's WebSocket routes: a handshake is relayed as the same caller; a plain GET is proxied.
   app.route({
     method: 'GET',

@@ -1,8 +1,6 @@
 // Playbook path patterns a caller may start (from a claim, SVC_OIDC_PATHS_CLAIM): pure.
 import { claimAt } from './claims-role.ts';
 
-/** Routes that start an execution of the playbook named by the body's `path`. */
-export const RUN_ROUTES: ReadonlySet<string> = new Set(['/api/run/playbook', '/api/execute']);
 const MAX_PATTERNS = 100;
 
 /**
@@ -32,14 +30,29 @@ export function pathAllowed(playbookPath: string, patterns: readonly string[]): 
   return patterns.some((p) => toRegExp(p).test(playbookPath));
 }
 
-/** The `path` of a JSON request body, or undefined when the body is not JSON or has none. */
+/**
+ * The `path` of a JSON request body, read as the server reads it (a leading byte order mark is
+ * skipped, as its JSON parser skips it), or undefined when the body is not JSON or has none.
+ */
 export function bodyPath(body: unknown): string | undefined {
   if (!Buffer.isBuffer(body)) return undefined;
   try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const parsed: unknown = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, ''));
     if (typeof parsed === 'object' && parsed !== null && 'path' in parsed && typeof parsed.path === 'string') return parsed.path;
   } catch {
     // not JSON: the server answers 400
   }
   return undefined;
+}
+
+/**
+ * The playbook path a `POST /api/triggers/{path}/{name}/{action}` starts an execution of (its
+ * wildcard, `tail`, as the router decoded it), or undefined for an action that starts none
+ * (pause, resume). Split as the server splits it: the last two segments are name and action.
+ */
+export function triggerStartPath(tail: string): string | undefined {
+  const parts = tail.split('/');
+  const action = parts.pop();
+  parts.pop();
+  return action === 'fire' || action === 'backfill' ? parts.join('/') : undefined;
 }

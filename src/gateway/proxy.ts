@@ -39,6 +39,11 @@ export type Proxy = {
    * until either side closes; a handshake the server refuses closes the client with its status.
    */
   relay(client: WebSocket, req: FastifyRequest, how: Forward): void;
+  /**
+   * GETs `path` on the server as the caller `how` names (no header of the client's), for a check
+   * of the gateway's own: the status and the JSON body (null when there is none or it is not JSON).
+   */
+  read(path: string, how: Forward): Promise<{ status: number; body: unknown }>;
   /** True when the server answers its health route. */
   reachable(): Promise<boolean>;
   close(): Promise<void>;
@@ -140,6 +145,23 @@ export function createProxy(upstream: URL): Proxy {
       client.on('message', (data, binary) => (server.readyState === WebSocket.OPEN ? server.send(data, { binary }) : pending.push({ data, binary })));
       client.on('close', () => (server.readyState === WebSocket.CONNECTING ? server.terminate() : close(server, 1000, '')));
       client.on('error', () => server.terminate());
+    },
+    async read(path, how) {
+      const headers = withHeaders({ accept: 'application/json' }, { authorization: how.authorization ?? undefined, [IDENTITY_HEADER]: how.identity });
+      let res;
+      try {
+        res = await pool.request({ origin: upstream.origin, path, method: 'GET', headers });
+      } catch (err) {
+        throw new ServiceError('bad_gateway', undefined, { cause: err });
+      }
+      const text = await res.body.text();
+      let body: unknown = null;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the status alone says what happened
+      }
+      return { status: res.statusCode, body };
     },
     async reachable() {
       try {

@@ -11,6 +11,7 @@ import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } f
 import { http } from '../../helpers/http.ts';
 import { API_AUDIENCE, GATEWAY_CLIENT_SECRET, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { until } from '../../helpers/until.ts';
 
 const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: hello, path: gw/hello }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
 
@@ -120,6 +121,42 @@ describe('gateway: bearer JWTs of programs', () => {
     expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'reports/daily' }, scoped)).status).toBe(404);
     expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'shared/a/b' }, scoped)).status).toBe(404);
     expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'gw/hello' }, await as('program-operator'))).status).toBe(200);
+  });
+
+  it('keeps such a caller to its patterns however the URL is spelt, and on retries and trigger fires', async () => {
+    const scoped = await as('program-reports');
+    const admin = await as('program-admin');
+    // The server's router decodes %70 to p: the same route, so the same rule.
+    const encoded = await http(gw.url, 'POST', '/api/run/%70laybook', { path: 'gw/hello' }, scoped);
+    expect(encoded.status).toBe(403);
+    expect(encoded.body.detail).toContain('reports/*');
+    expect((await http(gw.url, 'POST', '/api/%65xecute', { path: 'gw/hello' }, scoped)).status).toBe(403);
+    // The server's JSON parser skips a byte order mark; so does the check.
+    expect((await http(gw.url, 'POST', '/api/run/playbook', `\uFEFF${JSON.stringify({ path: 'gw/hello' })}`, scoped)).status).toBe(403);
+    // A retry starts a new execution of the old one's playbook.
+    const run = await http(gw.url, 'POST', '/api/run/playbook', { path: 'gw/hello' }, admin);
+    expect(run.status).toBe(200);
+    await until('the run ends', async () => (await http(gw.url, 'GET', `/api/executions/${run.body.execution_id}`, undefined, admin)).body.status === 'completed');
+    const retried = await http(gw.url, 'POST', `/api/executions/${run.body.execution_id}/retry`, { from_step: 'start' }, scoped);
+    expect(retried.status).toBe(403);
+    expect(Object.keys(retried.body)).toEqual(['detail']);
+    expect(retried.body.detail).toContain('gw/hello');
+    // A fire (or backfill) starts an execution of the trigger's playbook; pausing starts none.
+    const hooked = PLAYBOOK.replace('path: gw/hello', 'path: gw/hooked') + 'triggers:\n  - { name: nightly, kind: schedule, cron: "@daily" }\n';
+    expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: hooked }, admin)).status).toBe(201);
+    const fired = await http(gw.url, 'POST', '/api/triggers/gw/hooked/nightly/fire', {}, scoped);
+    expect(fired.status).toBe(403);
+    expect(fired.body.detail).toContain('gw/hooked');
+    const backfill = { from: new Date(Date.now() - 3 * 86_400_000).toISOString(), to: new Date().toISOString() };
+    expect((await http(gw.url, 'POST', '/api/triggers/gw/%68ooked/nightly/backfill', backfill, scoped)).status).toBe(403);
+    expect((await http(gw.url, 'POST', '/api/triggers/gw/hooked/nightly/pause', {}, scoped)).status).toBe(200);
+    // What matches the patterns still goes through.
+    const allowed = hooked.replace('path: gw/hooked', 'path: reports/hooked');
+    expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: allowed }, admin)).status).toBe(201);
+    const own = await http(gw.url, 'POST', '/api/triggers/reports/hooked/nightly/fire', {}, scoped);
+    expect(own.status).toBe(202);
+    await until('its run ends', async () => (await http(gw.url, 'GET', `/api/executions/${own.body.execution_id}`, undefined, admin)).body.status === 'completed');
+    expect((await http(gw.url, 'POST', `/api/executions/${own.body.execution_id}/retry`, { from_step: 'start' }, scoped)).status).toBe(201);
   });
 
   it('refuses a request with no credential: 401 with a Bearer challenge and only a detail', async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { safeReturnTo } from '../../../src/gateway/auth-routes.ts';
 import { roleFromClaims } from '../../../src/gateway/claims-role.ts';
-import { bodyPath, pathAllowed, pathPatterns } from '../../../src/gateway/playbook-paths.ts';
+import { bodyPath, pathAllowed, pathPatterns, triggerStartPath } from '../../../src/gateway/playbook-paths.ts';
 import { RateLimiter, RATE_WINDOW_MS } from '../../../src/gateway/rate-limit.ts';
 import { cookiesSecure, gatewaySettings, publicOriginFor } from '../../../src/gateway/settings.ts';
 
@@ -77,5 +77,9 @@ describe('playbook path patterns', () => {
     expect(bodyPath(Buffer.from('{"path":"a/x"}'))).toBe('a/x');
     expect(bodyPath(Buffer.from('not json'))).toBeUndefined();
     expect(bodyPath(undefined)).toBeUndefined();
+    expect(bodyPath(Buffer.from('\uFEFF{"path":"a/x"}'))).toBe('a/x');
+    expect(triggerStartPath('a/b/nightly/fire')).toBe('a/b');
+    expect(triggerStartPath('a/nightly/backfill')).toBe('a');
+    expect(triggerStartPath('a/nightly/pause')).toBeUndefined();
   });
 });
