@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { credentialTypeSpec, isCredentialType } from '../credential/credential-types.ts';
 import { staticHttpAuth, stringField } from '../credential/http-auth.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
+import { natsServerUrl } from '../credential/nats-server-url.ts';
 import { probeNats } from '../credential/probe-nats.ts';
 import { credentialSecrets, redactSecrets } from '../credential/redact-secrets.ts';
 import { probePostgres } from '../db/probe-postgres.ts';
@@ -49,8 +50,8 @@ async function testPostgres(credential: ResolvedCredential, secrets: string[]): 
 
 async function testNats(credential: ResolvedCredential): Promise<{ ok: boolean; message: string }> {
   const { data } = credential;
-  const url = stringField(data, 'url');
-  if (!url) return { ok: false, message: `credential '${credential.name}' (nats) has no url field` };
+  const url = natsServerUrl(data);
+  if (!url) return { ok: false, message: `credential '${credential.name}' (nats) has no url or servers field` };
   return probeNats({ url, user: stringField(data, 'user'), password: stringField(data, 'password'), token: stringField(data, 'token') }, CREDENTIAL_TEST_TIMEOUT_MS);
 }
 

@@ -171,17 +171,24 @@ const SPECS: readonly Spec[] = [
   },
   {
     type: 'nats',
-    description: 'A NATS server login: url, with a token or a user and password.',
+    description: 'A NATS server login: url (or servers), with a token or a user and password.',
     fields: [
       f('url', 'url', 'nats://host:4222 (tls:// for TLS; nats://TOKEN@host carries a token, nats://user:password@host a login)', true),
       f('token', 'string', 'authentication token', true),
       f('user', 'string', 'user name'),
       f('password', 'string', 'password', true),
+      // DESIGN.md's name for it; a list (or comma-separated text) of URLs, of which the first is used.
+      alias('servers', 'url', 'strings', true),
     ],
-    required: [['url']],
+    required: [['url', 'servers']],
     open: false,
     test: 'nats',
     example: { url: 'nats://nats.internal:4222', user: 'app', password: '…' },
+    check: (data) => {
+      const servers = typeof data.servers === 'string' ? data.servers.split(',') : data.servers;
+      if (!Array.isArray(servers) || !servers.every((s) => typeof s === 'string')) return [];
+      return servers.every((s) => URL.canParse(s.trim())) ? [] : ["Field 'servers' must be a URL or a list of URLs"];
+    },
   },
   {
     type: 'clickhouse',
@@ -221,7 +228,11 @@ const SPECS: readonly Spec[] = [
   },
 ];
 
-const present = (data: Record<string, unknown>, name: string): boolean => Object.hasOwn(data, name) && data[name] !== '' && data[name] !== null;
+// An empty text or list counts as absent: it names nothing.
+const present = (data: Record<string, unknown>, name: string): boolean => {
+  const value = data[name];
+  return Object.hasOwn(data, name) && value !== '' && value !== null && !(Array.isArray(value) && value.length === 0);
+};
 
 /** The spec-style error of one field's value, or null; never quotes the value (it may be a secret). */
 function fieldError(field: CredentialField, value: unknown): string | null {

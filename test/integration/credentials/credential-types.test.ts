@@ -98,7 +98,7 @@ describe('built-in schemas on create', () => {
     ]);
     expect((await post({ name: 'o_ready', type: 'oauth2', data: { access_token: 'ready' } })).status).toBe(201);
     expect((await post({ name: 'o_scopes', type: 'oauth2', data: { token_url: 'https://idp/t', client_id: 'c', client_secret: 's', scope: ['a', 'b'] } })).status).toBe(201);
-    await refusedWith(await post({ name: 'n_bad', type: 'nats', data: { user: 'u' } }), ['Missing required field: url']);
+    await refusedWith(await post({ name: 'n_bad', type: 'nats', data: { user: 'u' } }), ['Missing required field: url (or one of servers)']);
     await refusedWith(await post({ name: 'sf_bad', type: 'snowflake', data: { account: 'a', warehouse: 1 } }), [
       'Missing required field: user',
       'Missing required field: password (or one of private_key)',
@@ -221,7 +221,7 @@ describe('POST /api/credentials/{name}/test', () => {
     expect(JSON.stringify(unreachable.body)).not.toContain(S.bearer);
   });
 
-  it('nats: connects to a real nats-server; a wrong password is refused without showing it', async () => {
+  it('nats: connects to a real nats-server (url or servers); a wrong password is refused without showing it', async () => {
     expect((await post({ name: 'nats_ok', type: 'nats', data: { url: nats.url, user: 'app', password: S.natsPw } })).status).toBe(201);
     expect((await post({ name: 'nats_wrong', type: 'nats', data: { url: nats.url, user: 'app', password: S.wrongNatsPw } })).status).toBe(201);
     const ok = await probe('nats_ok');
@@ -239,6 +239,10 @@ describe('POST /api/credentials/{name}/test', () => {
     } finally {
       await tokenServer.close();
     }
+    // DESIGN.md names the server `servers`: one URL, a list, or comma-separated URLs (the first is used).
+    expect((await post({ name: 'nats_servers', type: 'nats', data: { servers: nats.url, user: 'app', password: S.natsPw } })).status).toBe(201);
+    expect((await post({ name: 'nats_server_list', type: 'nats', data: { servers: [nats.url, 'nats://127.0.0.1:1'], user: 'app', password: S.natsPw } })).status).toBe(201);
+    for (const name of ['nats_servers', 'nats_server_list']) expect((await probe(name)).body, name).toMatchObject({ ok: true, message: `connected to nats server 127.0.0.1:${nats.port}` });
     const closed = await post({ name: 'nats_closed', type: 'nats', data: { url: 'nats://127.0.0.1:1', token: S.natsPw } });
     expect(closed.status).toBe(201);
     expect((await probe('nats_closed')).body.ok).toBe(false);
