@@ -198,6 +198,13 @@ export class Fold {
     return Object.values(h.snapshot.context.pending).some((p) => p.kind === 'wait' && p.signal === name);
   }
 
+  /** How many signals a held execution keeps for steps that wait later (0 when not held or ended). */
+  keptSignals(executionId: number): number {
+    const h = this.#held.get(executionId);
+    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return 0;
+    return Object.values(h.snapshot.context.signals).reduce((n, kept) => n + kept.length, 0);
+  }
+
   /** A held execution's status now (undefined when not held). */
   statusOf(executionId: number): ExecutionStatus | undefined {
     return this.#held.get(executionId)?.status;

@@ -18,9 +18,18 @@ export interface ReportFold {
   statusOf(executionId: number): ExecutionStatus | undefined;
   pendingOf(executionId: number, seq: number): PendingCommand | undefined;
   waitsForSignal(executionId: number, name: string): boolean;
+  /** How many signals a held execution keeps for steps that wait later (`buffer: true`), all names. */
+  keptSignals(executionId: number): number;
   /** A report about this command was refused (the unit reads its row afresh when memory gave it: see execution-unit.ts). */
   refused(commandId: number): void;
 }
+
+/**
+ * Signals one execution may keep for steps that wait later (`buffer: true`), all names together:
+ * each is in its log and its state until a step takes it, so a client that sends them without end
+ * would grow both without bound. One more is refused (signal_buffer_full) and stores nothing.
+ */
+export const MAX_KEPT_SIGNALS = 100;
 
 /** What routing made of an event, and whether it was taken (not refused, not late): it may move its execution. */
 export type Routed = { result: EventResult; accepted: boolean };
@@ -63,6 +72,11 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   // Decided against the state it was read with (a wait another event ended first, a resume of a
   // running execution): not appended, so the log holds each wake-up, signal and pause once.
   if (moot) return refuse(CODE.not_waiting, moot);
+  // Decided, as the above, against the state the write is guarded on: two signals racing for the
+  // last place cannot both take it (the second is routed again from a fresh read, and refused).
+  if (ev.event_type === EVENT.signalReceived && asObject(ev.context).seq === null && fold.keptSignals(ev.execution_id) >= MAX_KEPT_SIGNALS) {
+    return refuse(CODE.signal_buffer_full, `execution ${ev.execution_id} keeps ${MAX_KEPT_SIGNALS} signals no step has taken yet, the most it may: nothing was stored`);
+  }
   if (!ev.command_id) return { result: { event_id: fold.apply(ev.execution_id, ev, undefined, at) }, accepted: true };
   const cmd = commands.get(ev.command_id);
   if (!cmd || cmd.execution_id !== ev.execution_id) return refuse(CODE.unknown_command, `command ${ev.command_id} does not belong to execution ${ev.execution_id}`);

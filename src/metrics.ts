@@ -194,7 +194,7 @@ export function createMetrics() {
     }),
     signalsReceived: new Counter({
       name: 'svc_signals_received_total',
-      help: 'Signals sent to executions, by outcome (delivered, buffered, not_waiting, forbidden)',
+      help: 'Signals sent to executions, by outcome (delivered, buffered, not_waiting, forbidden, buffer_full)',
       labelNames: ['outcome'],
       registers: [registry],
     }),

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { pauseExecution, resumeExecution, type Control } from '../waits/pause-execution.ts';
+import { MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
 import { signalExecution, type Signalled } from '../waits/signal-execution.ts';
 import { integer, responses } from './answers.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
@@ -69,7 +70,9 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         summary: 'Send a signal to an execution: the step waiting for it moves on with its payload',
         description:
           'Answers 202 `{status: delivered}` (the step that has waited longest for the signal takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
-          '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; 403 when the step\'s `approval.roles` exclude the caller ' +
+          '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; ' +
+          `409 (signal_buffer_full, nothing stored) when it would be kept and the execution keeps ${MAX_KEPT_SIGNALS} signals no step has taken already; ` +
+          '403 when the step\'s `approval.roles` exclude the caller ' +
           '(a step without approval takes signals from operators). `Idempotency-Key` makes a repeat to this execution and signal name the same signal.',
         params: jsonSchema(signalParams),
         body: jsonSchema(signalBody),

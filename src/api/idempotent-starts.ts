@@ -119,8 +119,9 @@ export class IdempotentStarts {
     } catch (err) {
       // Another server's request with this key was written since the look above: its answer is
       // this one's too, whatever this one met: the key's row refusing it, or, for a signal, the
-      // wait that request ended (409 not_waiting, though the signal was delivered once).
-      if (!isIdempotencyKeyTaken(err) && !(err instanceof ServiceError && err.code === 'not_waiting')) throw err;
+      // wait that request ended (409 not_waiting, though the signal was delivered once), or the
+      // last place in the execution's buffer that request took (409 signal_buffer_full).
+      if (!isIdempotencyKeyTaken(err) && !(err instanceof ServiceError && (err.code === 'not_waiting' || err.code === 'signal_buffer_full'))) throw err;
       const row = await findIdempotencyKey(this.#deps.db, claim.scope, claim.key);
       if (!row) throw err;
       return replay(row, claim);

@@ -1,6 +1,8 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { readExecutionState } from '../../actors/execution-state.ts';
 import { routeEvents } from '../../actors/route-events.ts';
+import { MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
+import { CODE } from '../../machines/error-codes.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { isLiveExecutionStatus } from '../../machines/statuses.ts';
 import type { ExecutionContext } from '../../machines/execution/types.ts';
@@ -23,8 +25,8 @@ export type SignalKey = { scope: string; key: string; requestHash: string; statu
  * Sends signal `name` with `payload` to an execution (POST /api/executions/{id}/signals/{name}):
  * to the step that has waited for it longest (lowest seq), or, when none waits and a step says
  * `buffer: true`, kept for it. 403 when that step's `approval.roles` (operator when it names
- * none) exclude `by`; 409
- * (not_waiting) when no step waits for it. Routing decides against the state it writes over: when
+ * none) exclude `by`; 409 (not_waiting) when no step waits for it; 409 (signal_buffer_full),
+ * nothing stored, when it would be kept and the execution keeps MAX_KEPT_SIGNALS already. Routing decides against the state it writes over: when
  * the wait it was aimed at ended meanwhile, it is aimed again at what waits then (MAX_ATTEMPTS).
  * `signal.received` records who sent it (`by`, `requested_by`).
  */
@@ -75,7 +77,11 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
     },
   );
   const r = results[0];
-  if (r.event_id === null) return { moved: r.detail };
+  if (r.event_id === null) {
+    if (r.error !== CODE.signal_buffer_full) return { moved: r.detail };
+    deps.metrics.signalsReceived.inc({ outcome: 'buffer_full' });
+    throw new ServiceError('signal_buffer_full', { code: 'signal_buffer_full', message: r.detail, limit: MAX_KEPT_SIGNALS });
+  }
   deps.metrics.signalsReceived.inc({ outcome: status });
   return answer(r.event_id);
 }
