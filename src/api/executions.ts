@@ -197,6 +197,8 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       if (body.version === undefined) return answer(await starter.start({ path: body.path, payload, requestedBy, idempotency, ...own }));
       const entry = await getCatalogEntry(deps.db, body.path, body.version);
       if (!entry) throw notFound(`playbook ${body.path} version ${body.version}`);
+      // Refused as a start of its path is (actors/start-execution.ts): an MCP document is never run.
+      if (entry.kind === 'mcp') throw new ServiceError('unprocessable', `${body.path} is an MCP server document (kind Mcp), not a playbook`);
       return answer(await starter.start({ compiled: deps.cache.compile(entry), payload, requestedBy, idempotency, ...own }));
     });
   });

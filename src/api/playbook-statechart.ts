@@ -5,7 +5,7 @@ import { playbookWarnings } from '../../machines/simulate-playbook.ts';
 import type { NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { getCatalogEntry } from '../db/catalog.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { notFound } from '../errors.ts';
+import { notFound, ServiceError } from '../errors.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** The path suffix that asks the catalog for a playbook's statechart instead of its text. */
@@ -17,10 +17,12 @@ export const statechartAnswer = v.pipe(
   v.description(`{path}${STATECHART_SUFFIX}: the playbook's statechart, an xstate machine config (one state per step with meta.step, arcs with meta.when)`),
 );
 
-/** The statechart of the newest (or given) version of a playbook; 404 when there is none. */
+/** The statechart of the newest (or given) version of a playbook; 404 when there is none, or it is an MCP server document. */
 export async function playbookStatechart(q: Queryable, cache: PlaybookCache, path: string, version: number | undefined): Promise<StatechartJson> {
   const row = await getCatalogEntry(q, path, version);
   if (!row) throw notFound(version ? `playbook ${path} version ${version}` : `playbook ${path}`);
+  // An MCP server document shares the catalog, but has no workflow to draw.
+  if (row.kind === 'mcp') throw new ServiceError('not_found', `${path}${version ? ` version ${version}` : ''} is an MCP server document (kind Mcp): it has no statechart`);
   // Compiled once per catalog version (the cache holds the playbook the chart is cached on).
   return compileStatechart(cache.compile(row).playbook);
 }

@@ -189,6 +189,22 @@ describe('catalog', () => {
     expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/bomb')).status).toBe(404);
   });
 
+  it('an MCP server document has no statechart and is never started, by path or by version: 404 and 422, never a 500', async () => {
+    const server = 'apiVersion: svc/v1\nkind: Mcp\nmetadata: { name: tools, path: cat/tools }\nendpoint: http://127.0.0.1:1/mcp\ntransport: streamable-http\n';
+    expect((await http(t.url, 'POST', '/api/catalog/register', { content: server, resource_type: 'mcp' })).body).toMatchObject({ path: 'cat/tools', version: 1, kind: 'mcp' });
+    for (const url of ['/api/catalog/playbook/cat/tools/statechart', '/api/catalog/playbook/cat/tools/statechart?version=1']) {
+      const chart = await http(t.url, 'GET', url);
+      expect(chart.status, url).toBe(404);
+      expect(chart.body.detail, url).toMatch(/^cat\/tools (version 1 )?is an MCP server document \(kind Mcp\): it has no statechart$/);
+    }
+    for (const body of [{ path: 'cat/tools' }, { path: 'cat/tools', version: 1 }]) {
+      const run = await http(t.url, 'POST', '/api/run/playbook', body);
+      expect(run.status, JSON.stringify(body)).toBe(422);
+      expect(JSON.stringify(run.body.detail), JSON.stringify(body)).toContain('cat/tools is an MCP server document (kind Mcp), not a playbook');
+    }
+    expect((await http(t.url, 'GET', '/api/executions?path=cat/tools')).body.count).toBe(0);
+  });
+
   it('registers an agent resource, which runs only as resource_kind agent', async () => {
     const agent = `apiVersion: svc/v1
 kind: Playbook
