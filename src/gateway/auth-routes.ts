@@ -26,9 +26,26 @@ export type AuthRouteDeps = {
   originOf(req: FastifyRequest): string;
 };
 
-/** A return address after login: a path on this gateway only (no open redirect). */
+// An origin no request has: a return address resolved against it must keep it.
+const RETURN_BASE = 'http://return-to.invalid';
+
+/**
+ * A return address after login: a path on this gateway only (no open redirect), or `/`. It is
+ * read as a browser reads a Location (tabs and newlines dropped, `\` as `/`, so `/\t/evil` is
+ * `//evil`) and must stay on this origin; what is sent is that reading, percent-encoded (a
+ * Location header takes no control or non-Latin-1 character).
+ */
 export function safeReturnTo(value: unknown): string {
-  return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') ? value : '/';
+  if (typeof value !== 'string' || !value.startsWith('/')) return '/';
+  let url: URL;
+  try {
+    url = new URL(value, RETURN_BASE);
+  } catch {
+    return '/';
+  }
+  // Dot segments resolved can leave `//` in front (`/..//evil`): that is another host to a browser.
+  const path = url.pathname + url.search + url.hash;
+  return url.origin === RETURN_BASE && !path.startsWith('//') ? path : '/';
 }
 
 /** `/auth/me`'s answer for a caller. */

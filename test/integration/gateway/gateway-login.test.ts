@@ -129,6 +129,36 @@ describe('gateway: browser login', () => {
     await context.close();
   }, 60_000);
 
+  it('returns after login only to a path here, however return_to is spelt', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const locations: string[] = [];
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname === '/auth/callback') locations.push(r.headers().location ?? '');
+    });
+    const loginReturningTo = async (returnTo: string) => {
+      const callbacks = locations.length;
+      await page.goto(`${pub}/auth/login?return_to=${encodeURIComponent(returnTo)}`, { waitUntil: 'domcontentloaded' });
+      for (let i = 0; i < 4 && locations.length === callbacks; i++) {
+        if (await page.locator('input[name=login]').count()) {
+          await page.fill('input[name=login]', 'alice');
+          await page.fill('input[name=password]', 'any-password');
+        }
+        // Sent to another host (there is no such one here), the navigation fails: the Location says where.
+        await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }).catch(() => undefined), page.click('button[type=submit]')]);
+      }
+    };
+    // A browser drops the tab: /\t/evil.example.test/ is //evil.example.test/, another host.
+    await loginReturningTo('/\t/evil.example.test/');
+    expect(locations).toEqual(['/']);
+    expect(page.url()).toBe(`${pub}/`);
+    // A path with characters a Location cannot hold is sent percent-encoded (not a 500).
+    await loginReturningTo('/auth/me?x=€');
+    expect(locations.at(-1)).toBe('/auth/me?x=%E2%82%AC');
+    expect(JSON.parse((await page.textContent('body')) ?? '').sub).toBe('alice');
+    await context.close();
+  }, 60_000);
+
   it('derives the callback address from the hostname the request came in on', async () => {
     for (const origin of [pub, alt]) {
       const res = await fetch(`${origin}/auth/login`, { redirect: 'manual' });

@@ -39,6 +39,11 @@ describe('return addresses and origins', () => {
   it('returns only to paths on the gateway', () => {
     expect(safeReturnTo('/ui/x?y=1')).toBe('/ui/x?y=1');
     for (const bad of ['//evil.test', 'https://evil.test', '/\\evil.test', undefined, 42]) expect(safeReturnTo(bad)).toBe('/');
+    // A browser drops tabs and newlines from a Location and reads \ as /: each of these is //evil.test to it.
+    for (const bad of ['/\t/evil.test', '/\n/evil.test', '/\r\n/evil.test', '/\t\\evil.test', '/..//evil.test', '/./\\evil.test']) expect(safeReturnTo(bad), JSON.stringify(bad)).toBe('/');
+    // A Location header carries no control or non-Latin-1 character: sent percent-encoded.
+    expect(safeReturnTo('/ui/€?q=€#/executions/1')).toBe('/ui/%E2%82%AC?q=%E2%82%AC#/executions/1');
+    expect(safeReturnTo('/#/executions/12?status=failed')).toBe('/#/executions/12?status=failed');
   });
 
   it('picks the public origin by Host, else the canonical one; Secure cookies but on loopback http', () => {
