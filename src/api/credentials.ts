@@ -76,9 +76,17 @@ const testBody = v.optional(
 type StoreChange = Omit<v.InferOutput<typeof putBody>, 'type'> & { name: string; type: string };
 const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1), maxNameLength) });
 const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), maxNameLength) });
+// A boolean query value as clients write it, in any case: Python's requests sends `True`, and
+// FastAPI-style servers take yes/no and on/off too.
+const QUERY_BOOLEANS = new Map([...['true', '1', 'yes', 'on'].map((w) => [w, true] as const), ...['false', '0', 'no', 'off'].map((w) => [w, false] as const)]);
 const getQuery = v.object({
   include_data: v.optional(
-    v.pipe(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), v.transform((s) => s === 'true' || s === '1')),
+    v.pipe(
+      v.string(),
+      v.check((s) => QUERY_BOOLEANS.has(s.toLowerCase()), 'must be true or false'),
+      v.transform((s) => QUERY_BOOLEANS.get(s.toLowerCase()) === true),
+      v.description('true (also 1, yes, on, any case) adds the decrypted data'),
+    ),
     'false',
   ),
 });

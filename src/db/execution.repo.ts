@@ -252,14 +252,13 @@ export async function countExecutionsByStatus(q: Queryable, f: ExecutionListFilt
 export type StaleExecution = { execution_id: number; path: string; parent_execution_id: number | null; started_at: Date };
 
 /**
- * Executions without a terminal event (a live status: running, and queued or paused, which have
- * none either) started over `olderThanMinutes` ago, oldest first (parents before their children),
- * after `afterId` (keyset paging), at most `limit`.
+ * Executions without a terminal event (status running) started over `olderThanMinutes` ago,
+ * oldest first (parents before their children), after `afterId` (keyset paging), at most `limit`.
  */
 export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: number; afterId: number; limit: number }): Promise<StaleExecution[]> {
   const { rows } = await q.query<StaleExecution>(
     `SELECT execution_id, path, parent_execution_id, started_at FROM core.execution
-      WHERE status IN ${LIVE_EXECUTION_SQL} AND execution_id > $2 AND started_at < now() - make_interval(mins => $1)
+      WHERE status = 'running' AND execution_id > $2 AND started_at < now() - make_interval(mins => $1)
       ORDER BY execution_id LIMIT $3`,
     [p.olderThanMinutes, p.afterId, p.limit],
   );

@@ -200,6 +200,25 @@ describe('GET /api/credentials/{identifier}', () => {
     expect((await get('/api/credentials/get_auth?include_data=maybe')).status).toBe(422);
   });
 
+  it('include_data reads as a boolean query value does: any case, and yes/no, on/off (Python requests sends True)', async () => {
+    await post({ name: 'bool_auth', type: 'bearer', data: { token: 'bool-token-value' } });
+    for (const yes of ['True', 'TRUE', '1', 'yes', 'On']) {
+      const res = await get(`/api/credentials/bool_auth?include_data=${yes}`);
+      expect(res.status, yes).toBe(200);
+      expect(res.body.data, yes).toEqual({ token: 'bool-token-value' });
+    }
+    for (const no of ['False', '0', 'no', 'OFF']) {
+      const res = await get(`/api/credentials/bool_auth?include_data=${no}`);
+      expect(res.status, no).toBe(200);
+      expect(res.body.data, no).toBeUndefined();
+    }
+    for (const bad of ['maybe', '', 'truthy']) {
+      const res = await get(`/api/credentials/bool_auth?include_data=${bad}`);
+      expect(res.status, bad).toBe(422);
+      expect(res.body.detail.errors, bad).toEqual(['include_data: must be true or false']);
+    }
+  });
+
   it('data_encrypted holds no plaintext (neither values nor field names)', async () => {
     await post({ name: 'raw_auth', type: 'oauth2', data: { client_id: 'cid-visible?', client_secret: 'very-secret-client-value', token_url: 'https://idp.example/token' } });
     const { rows } = await t.deps.db.query<{ data_encrypted: string }>('SELECT data_encrypted FROM core.credential WHERE name = $1', [
