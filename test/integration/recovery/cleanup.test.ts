@@ -142,4 +142,24 @@ describe('cleanup of stuck executions', () => {
     expect(await withTimeout(p.exited, 30_000, 'svc cleanup')).toBe(3);
     expect(p.output()).toMatch(/unreachable/);
   });
+  it('cancels running executions only: a paused one (an operator paused it) and a queued one (a limit holds it) wait on purpose', async () => {
+    const api = executionApi(t.url);
+    await api.register(`apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: gated, path: cleanup/gated }\nconcurrency: { limit: 1 }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n`);
+    const paused = await api.run('cleanup/single');
+    expect((await http(t.url, 'POST', `/api/executions/${paused}/pause`, {})).status).toBe(200);
+    const holder = await api.run('cleanup/gated');
+    const queued = await api.run('cleanup/gated');
+    const statusOf = async (id: number) => (await http(t.url, 'GET', `/api/executions/${id}`)).body.status;
+    expect([await statusOf(paused), await statusOf(holder), await statusOf(queued)]).toEqual(['paused', 'running', 'queued']);
+    await db.query(`UPDATE core.execution SET started_at = now() - interval '10 minutes' WHERE execution_id = ANY($1)`, [[paused, holder, queued]]);
+
+    const dry = await cleanup({ dry_run: true });
+    expect(dry.body).toMatchObject({ cancelled_count: 1, execution_ids: [holder] });
+    const done = await cleanup({});
+    expect(done.body).toMatchObject({ cancelled_count: 1, execution_ids: [holder] });
+    // The queued one is admitted once the running one is cancelled; the paused one stays paused.
+    expect(await statusOf(holder)).toBe('cancelled');
+    expect(await statusOf(paused)).toBe('paused');
+    expect(await statusOf(queued)).not.toBe('cancelled');
+  });
 });
