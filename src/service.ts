@@ -16,6 +16,7 @@ import { HotSnapshots } from '../actors/hot-snapshots.ts';
 import { KeyRooms } from '../actors/key-rooms.ts';
 import { ParkedClaims } from '../actors/parked-claims.ts';
 import { createBus } from './bus/create-bus.ts';
+import { busKindOf, registerServerBus } from './bus/server-bus.ts';
 import { checkStoredKeys } from './crypto/check-stored-keys.ts';
 import { parseKeyringFromEnv } from './crypto/keyring.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
@@ -76,6 +77,8 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
     const batchWake = new BatchWake();
+    // Before the bus connects: a server beside live servers on the other bus is refused (exit 78).
+    stops.unshift(await registerServerBus(busKindOf(config.SVC_NATS_URL), { db, log, metrics }));
     const { bus, announce } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
     const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };

@@ -1,0 +1,53 @@
+import type { Queryable } from './queryable.ts';
+
+// The servers on one database and the bus each uses (`core.runtime`, kind 'server', the bus in
+// `labels.bus`): servers on two buses do not hear each other, so a server refuses to start beside
+// live servers on another (src/bus/server-bus.ts). A server is live while it beats.
+
+/** The bus a server carries its notifications on: NATS JetStream or PostgreSQL LISTEN/NOTIFY. */
+export type BusKind = 'nats' | 'postgres';
+
+/** A live server on another bus than the one asked about; `silent_seconds`: since its last beat. */
+export type OtherBusServer = { name: string; bus: string; silent_seconds: number };
+
+// Servers registering at once take turns, so two starting on different buses cannot both find
+// no other: the second finds the first.
+const REGISTER_LOCK = `SELECT pg_advisory_xact_lock(hashtext('svc:server-bus'))`;
+
+const OTHER_BUS = `SELECT name, COALESCE(labels->>'bus', 'unknown') AS bus, floor(extract(epoch FROM now() - heartbeat_at))::int AS silent_seconds
+                     FROM core.runtime
+                    WHERE kind = 'server' AND name <> $1 AND status <> 'stopped' AND heartbeat_at >= now() - make_interval(secs => $3::float8)
+                      AND labels->>'bus' IS DISTINCT FROM $2
+                    ORDER BY name`;
+
+const UPSERT = `INSERT INTO core.runtime (kind, name, status, labels, heartbeat_at) VALUES ('server', $1, 'ready', jsonb_build_object('bus', $2::text), now())
+                ON CONFLICT (kind, name) DO UPDATE SET status = 'ready', labels = EXCLUDED.labels, heartbeat_at = now()`;
+
+/**
+ * Records server `name` as live on `bus`, unless a server on another bus beat within
+ * `liveSeconds`: then nothing is written and those servers are returned. Call inside a
+ * transaction (`Db.tx`): registrations take turns. Rows silent for longer go first.
+ */
+export async function registerServer(q: Queryable, p: { name: string; bus: BusKind; liveSeconds: number }): Promise<OtherBusServer[]> {
+  await q.query(REGISTER_LOCK);
+  await q.query(`DELETE FROM core.runtime WHERE kind = 'server' AND heartbeat_at < now() - make_interval(secs => $1::float8)`, [p.liveSeconds]);
+  const { rows } = await q.query<OtherBusServer>(OTHER_BUS, [p.name, p.bus, p.liveSeconds]);
+  if (rows.length === 0) await q.query(UPSERT, [p.name, p.bus]);
+  return rows;
+}
+
+/**
+ * A registered server's beat: it is live for `liveSeconds` more (its row written again if it was
+ * taken for gone); returns the live servers on another bus (none unless one registered while
+ * this one was silent).
+ */
+export async function beatServer(q: Queryable, p: { name: string; bus: BusKind; liveSeconds: number }): Promise<OtherBusServer[]> {
+  await q.query(UPSERT, [p.name, p.bus]);
+  const { rows } = await q.query<OtherBusServer>(OTHER_BUS, [p.name, p.bus, p.liveSeconds]);
+  return rows;
+}
+
+/** A server that stops is no longer live: its row goes. */
+export async function deregisterServer(q: Queryable, name: string): Promise<void> {
+  await q.query(`DELETE FROM core.runtime WHERE kind = 'server' AND name = $1`, [name]);
+}
