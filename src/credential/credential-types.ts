@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { actualTypeName } from '../crypto/validate-against-schema.ts';
 import { isObject } from '../objects.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 // One registry of credential types: per type the fields the tools read (src/credential/
 // postgres-connection.ts, src/worker/tools/credential-auth.ts, oauth2-token.ts), which are secret,
@@ -287,7 +288,7 @@ function errorsOf(spec: Spec, data: Record<string, unknown>): string[] {
 function withSchema(spec: Spec): CredentialTypeSpec {
   const { check: _check, ...rest } = spec;
   const schema = v.pipe(
-    v.record(v.string(), v.unknown(), 'data must be a JSON object'),
+    ownKeysRecord(v.string(), v.unknown(), 'data must be a JSON object'),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed) return;
       for (const message of errorsOf(spec, dataset.value)) addIssue({ message });
