@@ -67,6 +67,11 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: CODE.not_found }));
           break;
         }
+        // An MCP server document shares the catalog but is never run: no playbook is there.
+        if (entry.kind === 'mcp') {
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `${e.path} is an MCP server document (kind Mcp), not a playbook`, code: CODE.not_found }));
+          break;
+        }
         // A child whose args fail its inputs is not started: the task fails naming each field.
         const compiled = host.compile(entry);
         const refused = invalidInputs(compiled.playbook, e.args);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { executionApi } from '../../helpers/execution-api.ts';
 import { http } from '../../helpers/http.ts';
 
 let t: TestApp;
@@ -203,6 +204,18 @@ describe('catalog', () => {
       expect(JSON.stringify(run.body.detail), JSON.stringify(body)).toContain('cat/tools is an MCP server document (kind Mcp), not a playbook');
     }
     expect((await http(t.url, 'GET', '/api/executions?path=cat/tools')).body.count).toBe(0);
+  });
+
+  it("a playbook task naming an MCP server document fails its step (not_found), the start answering 200, never a 500", async () => {
+    const server = 'apiVersion: svc/v1\nkind: Mcp\nmetadata: { name: tools2, path: cat/tools2 }\nendpoint: http://127.0.0.1:1/mcp\ntransport: streamable-http\n';
+    expect((await http(t.url, 'POST', '/api/catalog/register', { content: server, resource_type: 'mcp' })).status).toBe(201);
+    const parent = doc('parent', 'workflow:\n  - step: start\n    tool: { name: child, kind: playbook, path: cat/tools2 }\n');
+    expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: parent })).status).toBe(201);
+    const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'cat/parent' });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    const done = await executionApi(t.url).wait(run.body.execution_id);
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'not_found', message: expect.stringContaining('cat/tools2 is an MCP server document (kind Mcp), not a playbook') } });
+    expect((await http(t.url, 'GET', '/api/executions?path=cat/tools2')).body.count).toBe(0);
   });
 
   it('registers an agent resource, which runs only as resource_kind agent', async () => {
