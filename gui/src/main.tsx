@@ -12,6 +12,19 @@ type Phase =
   | { kind: 'token'; config: RuntimeConfig; error?: unknown }
   | { kind: 'ready'; config: RuntimeConfig; user: User | null };
 
+/**
+ * True when the console signs in with an API token: SVC_AUTH=token, or a gateway with no login
+ * (no OpenID provider), which lets in only the server's API tokens, passed through as they came.
+ */
+const signsInWithToken = (config: RuntimeConfig): boolean => config.auth === 'token' || (config.auth === 'gateway' && !config.login_url);
+
+/** To the gateway's login, which brings the browser back to this page (its route, the hash, included). */
+function logIn(loginUrl: string): void {
+  const url = new URL(loginUrl, location.href);
+  url.searchParams.set('return_to', location.pathname + location.search + location.hash);
+  location.assign(url.href);
+}
+
 /** Runtime settings first (relative to where the console is served), then who the user is. */
 function Boot() {
   const [phase, setPhase] = useState<Phase>({ kind: 'loading' });
@@ -23,18 +36,18 @@ function Boot() {
         if (!res.ok) throw new Error(`runtime-config.json answered ${res.status}`);
         const config = (await res.json()) as RuntimeConfig;
         configureApi(config.api_base || '/api', () => {
-          if (config.auth === 'gateway' && config.login_url) location.assign(config.login_url);
-          else if (config.auth === 'token') {
+          if (config.auth === 'gateway' && config.login_url) logIn(config.login_url);
+          else if (signsInWithToken(config)) {
             setToken(null);
             setPhase({ kind: 'token', config, error: new Error('the token was refused; give another') });
           }
         });
-        if (config.auth === 'token') return setPhase({ kind: 'token', config });
+        if (signsInWithToken(config)) return setPhase({ kind: 'token', config });
         if (config.auth === 'gateway' && config.me_url) {
           const me = await fetch(config.me_url, { credentials: 'same-origin', headers: { accept: 'application/json' } });
           if (me.status === 401 && config.login_url) {
             // allow_skip_auth is false behind the gateway: nothing is shown before login.
-            location.assign(config.login_url);
+            logIn(config.login_url);
             return;
           }
           if (!me.ok) throw new Error(`${config.me_url} answered ${me.status}`);
@@ -53,7 +66,7 @@ function Boot() {
   const logout = () => {
     setToken(null);
     if (phase.config.logout_url) location.assign(phase.config.logout_url);
-    else if (phase.config.auth === 'token') setPhase({ kind: 'token', config: phase.config });
+    else if (signsInWithToken(phase.config)) setPhase({ kind: 'token', config: phase.config });
   };
   return (
     <SessionContext.Provider value={{ config: phase.config, user: phase.user, logout }}>

@@ -30,8 +30,8 @@ afterAll(async () => {
   await consoleStack?.close();
 });
 
-/** Opens the console at the gateway's `/` and signs `login` in through the provider's own pages. */
-async function openSignedIn(context: BrowserContext, login: string, errors: string[]): Promise<{ page: Page; visited: string[] }> {
+/** Opens the console at the gateway's `at` (`/` and a route) and signs `login` in through the provider's own pages. */
+async function openSignedIn(context: BrowserContext, login: string, errors: string[], at = '/'): Promise<{ page: Page; visited: string[] }> {
   const page = await context.newPage();
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => {
@@ -44,7 +44,7 @@ async function openSignedIn(context: BrowserContext, login: string, errors: stri
   page.on('request', (r) => {
     if (r.isNavigationRequest()) visited.push(r.url());
   });
-  await page.goto(`${pub}/`, { waitUntil: 'domcontentloaded' });
+  await page.goto(`${pub}${at}`, { waitUntil: 'domcontentloaded' });
   await page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded' });
   for (let i = 0; i < 4 && !page.url().startsWith(pub); i++) {
     if (await page.locator('input[name=login]').count()) {
@@ -65,7 +65,7 @@ describe('console behind the gateway', () => {
     const viewerContext = await browser.newContext();
     const { page, visited } = await openSignedIn(viewerContext, 'victor', errors);
     await page.getByText('User victor (viewer)').waitFor();
-    expect(visited.some((u) => u === `${pub}/auth/login`)).toBe(true);
+    expect(visited.some((u) => u.startsWith(`${pub}/auth/login?`))).toBe(true);
     await page.getByRole('heading', { name: 'Executions' }).waitFor();
     await page.goto(`${pub}/#/catalog`);
     await page.getByRole('heading', { name: 'Catalog' }).waitFor();
@@ -105,4 +105,15 @@ describe('console behind the gateway', () => {
     await adminContext.close();
     expect(errors).toEqual([]);
   }, 90_000);
+
+  it('brings a person who followed a link back to the page it named once signed in', async () => {
+    const errors: string[] = [];
+    const context = await browser.newContext();
+    const { page } = await openSignedIn(context, 'olivia', errors, '/#/catalog/new');
+    await page.getByText('User olivia (operator)').waitFor();
+    expect(page.url()).toBe(`${pub}/#/catalog/new`);
+    await page.getByRole('heading', { name: 'Register a playbook' }).waitFor();
+    await context.close();
+    expect(errors).toEqual([]);
+  }, 60_000);
 });
