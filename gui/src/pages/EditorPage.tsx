@@ -26,12 +26,19 @@ workflow:
 
 type Problem = { path: string; message: string; line: number };
 
-/** Problems of a refused registration, each placed at its line of the text sent. */
+/**
+ * Problems of a refused registration, each at its line of the text sent: the line the server
+ * names (its parser knows where each node is), else the one its path points to.
+ */
 function problemsOf(error: unknown, text: string): Problem[] | null {
   if (!(error instanceof ApiError) || error.status !== 400 || !error.detail || typeof error.detail !== 'object') return null;
-  const d = error.detail as { problems?: { path: string; message: string }[]; errors?: string[] };
+  const d = error.detail as { problems?: { path: string; message: string; line?: unknown }[]; errors?: string[] };
   const list = d.problems ?? (d.errors ?? []).map((e) => ({ path: e.split(':')[0], message: e.slice(e.indexOf(':') + 1).trim() }));
-  return list.map((p) => ({ ...p, line: lineOfPath(text, p.path === '$' ? p.message : p.path) }));
+  return list.map((p) => ({
+    path: p.path,
+    message: p.message,
+    line: 'line' in p && typeof p.line === 'number' && Number.isInteger(p.line) && p.line >= 1 ? p.line : lineOfPath(text, p.path === '$' ? p.message : p.path),
+  }));
 }
 
 /** Register a new playbook or a new version of one: the server validates, its problems are shown at their lines. */

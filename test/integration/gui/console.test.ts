@@ -106,6 +106,26 @@ describe('web console', () => {
     await shot(page, 'catalog-entry');
   });
 
+  it('marks a problem at the line the server names, inside a mapping written across lines too', async () => {
+    // The server places `bogus` at its own line, not at the line its step begins on.
+    const flow = GOOD.replace(
+      '  - step: report\n    tool: [ { name: sum, kind: shell, command: "sleep 1.5; echo done" } ]\n',
+      '  - { step: report,\n      tool: { name: sum, kind: shell,\n              command: "echo done",\n              bogus: 1 } }\n',
+    );
+    const flowLine = flow.split('\n').findIndex((l) => l.includes('bogus: 1')) + 1;
+    expect(flowLine).toBeGreaterThan(0);
+    await page.goto(`${stack.url}/ui/#/catalog/new`);
+    await page.getByLabel('Playbook YAML').fill(flow);
+    await page.getByRole('button', { name: 'Register' }).click();
+    const problem = page.locator('.problems li').first();
+    await problem.waitFor();
+    expect(await problem.textContent()).toContain('bogus');
+    expect(await problem.getAttribute('data-line')).toBe(String(flowLine));
+    expect(await page.locator(`.yl.has-problem[data-line="${flowLine}"]`).count()).toBe(1);
+    await page.goto(`${stack.url}/ui/#/catalog/entry/demo%2Fpipeline`);
+    await page.locator('svg.graph [data-step="report"]').waitFor();
+  });
+
   it('runs it with a payload, and the statechart lights each step until completion', async () => {
     await page.getByLabel('Payload (JSON, merged into the workload)').fill('{"who": "a browser"');
     expect(await page.getByRole('button', { name: 'Run version 1' }).isDisabled()).toBe(true);
