@@ -290,8 +290,12 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       const body = req.body as v.InferOutput<typeof storeBody>;
       const scope = body.scope_type;
       const errors = validateAgainstSchema(body.token_data, body.schema);
-      // The spec's store error: detail holds the message and the field-level errors (no values).
-      if (errors.length > 0) throw new ServiceError('validation_failed', { message: `Token validation failed: ${errors.join('; ')}`, errors });
+      // The spec's Errors table: keychain data failing its schema answers as a credential's does
+      // (message `Credential validation failed`, the field-level errors, no values), and `error`
+      // carries the keychain service's own text, `Token validation failed: <errors>`.
+      if (errors.length > 0) {
+        throw new ServiceError('validation_failed', { message: 'Credential validation failed', errors, error: `Token validation failed: ${errors.join('; ')}` });
+      }
       if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
       await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: body.execution_id ?? null });
       if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);

@@ -125,15 +125,18 @@ describe('POST /api/keychain/{catalog_id}/{keychain_name}', () => {
     expect(row.cache_type).toBe('token');
   });
 
-  it('refuses: schema failure (400 Token validation failed), missing execution_id (400), unknown catalog (404), bad shapes (422)', async () => {
+  it('refuses: schema failure (400 Credential validation failed, the service error Token validation failed), missing execution_id (400), unknown catalog (404), bad shapes (422)', async () => {
     const schema = { fields: ['access_token', 'expires_in'], required: ['access_token'], types: { expires_in: 'integer' } };
     const bad = await store('bad_schema', { token_data: { expires_in: 'soon', extra: 'x' }, schema });
     expect(bad.status).toBe(400);
+    // The spec's Errors table: keychain data failing its schema has the credential's detail
+    // (message and errors); the keychain service's own error text rides along.
     expect(bad.body).toEqual({
       detail: {
         code: 'validation_failed',
-        message: "Token validation failed: Missing required field: access_token; Field 'expires_in' must be integer, got string; Unexpected fields: extra",
+        message: 'Credential validation failed',
         errors: ['Missing required field: access_token', "Field 'expires_in' must be integer, got string", 'Unexpected fields: extra'],
+        error: "Token validation failed: Missing required field: access_token; Field 'expires_in' must be integer, got string; Unexpected fields: extra",
       },
     });
     expect(await raw(`bad_schema:${catalogId}:global`)).toBeUndefined();
