@@ -24,7 +24,8 @@ export const eventInputSchema = v.object({
   worker_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
 });
 
-const historyParams = v.object({ id: integerText(1, MAX_ID) });
+// The spec's name for it (GET /api/events/{execution_id}), in the OpenAPI document and a refusal's detail.
+const historyParams = v.object({ execution_id: integerText(1, MAX_ID) });
 const historyQuery = v.object({
   since_event_id: v.optional(integerText(0, MAX_ID), '0'),
   limit: v.optional(integerText(1, 5000), '1000'),
@@ -53,8 +54,8 @@ export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery), response: responses({ 200: historyAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
-    const { id } = req.params as v.InferOutput<typeof historyParams>;
+  app.get('/api/events/:execution_id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery), response: responses({ 200: historyAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
+    const { execution_id: id } = req.params as v.InferOutput<typeof historyParams>;
     const q = req.query as v.InferOutput<typeof historyQuery>;
     if (!(await getExecution(deps.db, id))) throw notFound(`execution ${id}`);
     const rows = await loadEventsAfter(deps.db, id, q.since_event_id, q.limit);

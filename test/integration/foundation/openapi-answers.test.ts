@@ -14,7 +14,7 @@ import { asWorker } from '../../helpers/auth.ts';
 import type { Json } from '../../helpers/http.ts';
 
 let t: TestApp;
-// Each route's response schemas as it registers them: 'GET /api/executions/:id' → status → JSON Schema.
+// Each route's response schemas as it registers them: 'GET /api/executions/:execution_id' → status → JSON Schema.
 const declared = new Map<string, Record<string, object>>();
 
 beforeAll(async () => {
@@ -83,6 +83,30 @@ describe('response schemas', () => {
     expect(params.get.parameters.filter((p) => p.in === 'path')).toEqual([expect.objectContaining({ name: 'path', required: true })]);
   });
 
+  it("lists the spec's catalog, execution, event and batch endpoints at its paths, parameters named as it names them", () => {
+    const doc = v.parse(OpenApi, t.app.swagger());
+    const spec: [string, string][] = [
+      ['post', '/api/catalog/playbook'],
+      ['get', '/api/catalog/playbook/{path}'],
+      ['get', '/api/catalog/playbooks'],
+      ['post', '/api/catalog/register'],
+      ['post', '/api/run/playbook'],
+      ['post', '/api/execute'],
+      ['get', '/api/execution/{execution_id}'],
+      ['get', '/api/executions/{execution_id}'],
+      ['get', '/api/events/{execution_id}'],
+      ['post', '/api/executions/cleanup'],
+      ['post', '/api/events/batch'],
+      ['get', '/api/events/batch/{request_id}/status'],
+      ['get', '/api/events/batch/{request_id}/stream'],
+    ];
+    expect(spec.filter(([method, path]) => !doc.paths[path]?.[method]).map((e) => e.join(' '))).toEqual([]);
+    const Parameters = v.object({ parameters: v.array(v.looseObject({ in: v.string(), name: v.string() })) });
+    for (const path of ['/api/execution/{execution_id}', '/api/executions/{execution_id}', '/api/events/{execution_id}']) {
+      expect(v.parse(Parameters, doc.paths[path].get).parameters.filter((p) => p.in === 'path').map((p) => p.name), path).toEqual(['execution_id']);
+    }
+  });
+
   it("lists the spec's Health table: GET /health, /api/health and /metrics", () => {
     const doc = v.parse(OpenApi, t.app.swagger());
     for (const path of ['/health', '/api/health', '/metrics']) expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
@@ -128,7 +152,7 @@ describe('response schemas', () => {
     await get('/api/events/batch/:request_id/status', `/api/events/batch/${batch.request_id}/status`);
 
     // Executions: read, list, history, state, inspection; retry, control, signals, cleanup.
-    for (const route of ['/api/executions/:id', '/api/execution/:id', '/api/events/:id', '/api/executions/:id/state', '/api/executions/:id/inspect']) await get(route, route.replace(':id', String(first)));
+    for (const route of ['/api/executions/:execution_id', '/api/execution/:execution_id', '/api/events/:execution_id', '/api/executions/:id/state', '/api/executions/:id/inspect']) await get(route, route.replace(/:(execution_)?id/, String(first)));
     await get('/api/executions', '/api/executions?limit=2');
     await get('/api/executions/:id/steps/:step', `/api/executions/${first}/steps/start`);
     await post('/api/executions/:id/retry', { from_step: 'start' }, 201, `/api/executions/${first}/retry`);
@@ -137,7 +161,7 @@ describe('response schemas', () => {
     expect((await post('/api/executions/:id/cancel', {}, 200, `/api/executions/${second}/cancel`)).status).toBe('already_finished');
     const gate = (await post('/api/run/playbook', { path: 'answers/gate' })).execution_id;
     await get('/api/executions/:id/state', `/api/executions/${gate}/state`);
-    await get('/api/executions/:id', `/api/executions/${gate}`);
+    await get('/api/executions/:execution_id', `/api/executions/${gate}`);
     await post('/api/executions/:id/signals/:name', { payload: { ok: true } }, 202, `/api/executions/${gate}/signals/go`);
     await post('/api/executions/cleanup', { dry_run: true });
     await post('/api/admin/command_reaper/sweep', {});
@@ -179,7 +203,7 @@ describe('response schemas', () => {
     await get('/api/health');
 
     // Error answers: not found, invalid input, a conflict.
-    await get('/api/executions/:id', '/api/executions/987654', 404);
+    await get('/api/executions/:execution_id', '/api/executions/987654', 404);
     await post('/api/run/playbook', {}, 422);
     await answer(409, 'POST', '/api/executions/:id/pause', `/api/executions/${first}/pause`);
     await post('/api/hooks/*', {}, 404, '/api/hooks/answers/one/none');
