@@ -77,6 +77,16 @@ function positiveSeconds(value: unknown): number | undefined {
   return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }
 
+/**
+ * An entry's lifetime: what the token answer says (its ttl_field) bounded by the definition's
+ * ttl_seconds (a playbook may renew sooner, never later than the token dies); either alone;
+ * RENEWAL_FALLBACK_TTL_SECONDS when neither says.
+ */
+function entryLifetime(answered: number | undefined, defined: number | undefined): number {
+  if (answered !== undefined && defined !== undefined) return Math.min(answered, defined);
+  return answered ?? defined ?? RENEWAL_FALLBACK_TTL_SECONDS;
+}
+
 /** The store API takes whole seconds (>= 1); a fractional lifetime is rounded up. */
 const wholeSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
 
@@ -226,7 +236,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       if (typeof token !== 'string' || token === '') return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
     }
     const tokenData = { ...answer.body };
-    const ttlSeconds = positiveSeconds(tokenData[ttlField]) ?? definition.ttl_seconds ?? RENEWAL_FALLBACK_TTL_SECONDS;
+    const ttlSeconds = entryLifetime(positiveSeconds(tokenData[ttlField]), definition.ttl_seconds);
     // The renew request is the definition's own: the credential is applied again at renewal, so a
     // rotated client secret is picked up and no secret is copied into the entry.
     const renewConfig =
@@ -271,7 +281,8 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     if (!answer.ok) return answer;
     const result = tokenFromRenewResponse(answer.status, answer.body, cfg);
     if (!result.ok) return result;
-    return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: result.ttlSeconds, lifetimeSeconds: result.ttlSeconds, kind, renewConfig: cfg } };
+    const lifetime = entryLifetime(positiveSeconds(result.tokenData[cfg.ttl_field]), definition?.ttl_seconds);
+    return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: lifetime, lifetimeSeconds: lifetime, kind, renewConfig: cfg } };
   }
 
   async function resolveEntry(target: EntryTarget): Promise<Resolution> {

@@ -144,6 +144,27 @@ describe('oauth2 keychain entries resolved by the worker', () => {
     expect(authHeaderOf(protectedBefore + 3)).toBe(`Bearer ${renewedToken}`);
   });
 
+  it("the definition's ttl_seconds bounds the entry's life below the token's expires_in, when created and when renewed", async () => {
+    const { path, catalogId } = await register(
+      playbook('kcw/ttl-bound', `{ name: api, kind: oauth2, scope: global, auth: api_client_auth, auto_renew: true, ttl_seconds: 1, endpoint: "{{ workload.base }}/token?expires_in=3600" }`),
+    );
+    const before = tokenRequests();
+    const stored = async () => (await http(s.url, 'GET', `/api/keychain/${catalogId}/api?scope_type=global`)).body;
+    expect((await runToEnd(path)).final.status).toBe('completed');
+    expect(tokenRequests() - before).toBe(1);
+    const first = await stored();
+    expect(first.status).toBe('success');
+    expect(first.ttl_seconds).toBeLessThanOrEqual(1);
+
+    await sleep(1_300); // ttl_seconds was 1 s, though the token endpoint said 3600
+    expect((await runToEnd(path)).final.status).toBe('completed');
+    expect(tokenRequests() - before).toBe(2);
+    const renewed = await stored();
+    expect(renewed.status).toBe('success');
+    expect(renewed.token_data.access_token).not.toBe(first.token_data.access_token);
+    expect(renewed.ttl_seconds).toBeLessThanOrEqual(1);
+  });
+
   it("no endpoint in the definition: the token request is a client-credentials form post to the auth credential's token_url, and so is the renewal", async () => {
     const tokenUrl = `${target.url}/token?key=from-credential&expires_in=1`;
     const cred = await http(s.url, 'POST', '/api/credentials', {
