@@ -9,12 +9,11 @@ import { EVENT, WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { responses } from './answers.ts';
+import { integer, responses, time } from './answers.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { jsonSchema } from './validation.ts';
 
-/** Retry-After of every 503 of the batch routes: the queue or the database may be back by then. */
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
 const STREAM_KEEPALIVE_MS = 15_000;
 
@@ -45,26 +44,27 @@ const keyHeader = {
 const requestParams = v.object({ request_id: v.string() });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// The spec types them: event_ids an integer array, commands_generated and queue_depth integers.
 const acceptedAnswer = v.object({
   status: v.literal('accepted'),
   request_id: v.string(),
-  event_ids: v.array(v.number()),
-  commands_generated: v.number(),
-  queue_depth: v.number(),
+  event_ids: v.array(integer),
+  commands_generated: integer,
+  queue_depth: integer,
   duplicate: v.boolean(),
   idempotency_key: v.string(),
 });
 const statusAnswer = v.object({
   request_id: v.string(),
-  execution_id: v.number(),
+  execution_id: integer,
   // The POST's answer names the batch's state `status` (accepted); so does this one, beside `state`.
   status: v.picklist(BATCH_STATES),
   state: v.picklist(BATCH_STATES),
   error_code: v.nullable(v.string()),
   message: v.nullable(v.string()),
-  commands_generated: v.number(),
+  commands_generated: integer,
   idempotency_key: v.string(),
-  updated_at: v.string(),
+  updated_at: time,
 });
 
 /** Asynchronous batch intake: POST a batch (202), its status, and a stream of its state changes. */

@@ -342,6 +342,17 @@ describe('a batch request', () => {
     expect(doc.paths['/api/events/batch/{request_id}/status'].get).toBeDefined();
     expect(doc.paths['/api/events/batch/{request_id}/stream'].get).toBeDefined();
   });
+
+  it("documents the 202 as the spec types it (integers, an integer array), as the status answer's", async () => {
+    const doc = (await http(t.url, 'GET', '/docs/json')).body;
+    const accepted = doc.paths['/api/events/batch'].post.responses['202'];
+    const fields = accepted.content['application/json'].schema.properties;
+    expect(fields.event_ids).toMatchObject({ type: 'array', items: { type: 'integer' } });
+    for (const name of ['commands_generated', 'queue_depth']) expect(fields[name], name).toMatchObject({ type: 'integer' });
+    const status = doc.paths['/api/events/batch/{request_id}/status'].get.responses['200'].content['application/json'].schema.properties;
+    for (const name of ['execution_id', 'commands_generated']) expect(status[name], name).toMatchObject({ type: 'integer' });
+    expect(status.updated_at).toMatchObject({ type: 'string', format: 'date-time' });
+  });
 });
 
 /** Reads a server-sent-event stream to its end (the server closes it); returns its messages. */
