@@ -1,16 +1,45 @@
 import { useMemo, useState } from 'react';
+import type { StepView } from '../../../machines/execution-view.ts';
 import { simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
 import { undecidedText } from '../../../machines/simulation-data.ts';
 import type { StepGraph } from './model.ts';
 import type { StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
 
-type Outcome = 'ok' | 'error';
+type Outcome = 'ok' | 'error' | 'timeout';
+type Choice = { label: string; outcome: Outcome; danger?: boolean };
+
+/**
+ * What can happen next to a waiting step, as the machine answers it: a step's work ends ok or
+ * with an error; a signal arrives or its wait times out (outcome `timeout`); a timer fires (the
+ * machine takes no other answer for it). Offering `error` for a wait would show a choice the
+ * simulation does not make.
+ */
+function choicesOf(step: string, view: StepView | undefined): { legend: string; choices: Choice[] } {
+  const wait = view?.wait;
+  if (wait?.kind === 'timer') return { legend: `${step} waits for its timer`, choices: [{ label: 'timer fires', outcome: 'ok' }] };
+  if (wait?.kind === 'signal') {
+    return {
+      legend: `${step} waits for signal ${wait.signal ?? ''}`.trim(),
+      choices: [
+        { label: 'signal arrives', outcome: 'ok' },
+        { label: 'times out', outcome: 'timeout', danger: true },
+      ],
+    };
+  }
+  return {
+    legend: `${step} ends with`,
+    choices: [
+      { label: 'ok', outcome: 'ok' },
+      { label: 'error', outcome: 'error', danger: true },
+    ],
+  };
+}
 
 /**
  * A dry run in the browser, no server: the playbook's own statechart (`simulatePlaybook`, the code
- * `svc simulate` runs) with the user choosing each waiting step's outcome; arcs and their `when`
- * conditions are decided by the same semantics as a real execution.
+ * `svc simulate` runs) with the user choosing each waiting step's outcome (a wait's: its signal
+ * or its timeout); arcs and their `when` conditions are decided by the same semantics as a real execution.
  */
 export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   // Outcomes chosen so far, per step in the order chosen (a step that runs again takes the next).
@@ -43,17 +72,19 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
             Simulated execution {finished}.{result.error ? ` ${result.error.step ? `${result.error.step}: ` : ''}${result.error.message}` : ''}
           </span>
         ) : null}
-        {waiting.map((step) => (
-          <fieldset key={step} className="sim-step">
-            <legend>{step} ends with</legend>
-            <button type="button" onClick={() => decide(step, 'ok')}>
-              ok
-            </button>
-            <button type="button" className="danger" onClick={() => decide(step, 'error')}>
-              error
-            </button>
-          </fieldset>
-        ))}
+        {waiting.map((step) => {
+          const { legend, choices } = choicesOf(step, result.steps[step]);
+          return (
+            <fieldset key={step} className="sim-step">
+              <legend>{legend}</legend>
+              {choices.map((c) => (
+                <button key={c.outcome} type="button" className={c.danger ? 'danger' : undefined} onClick={() => decide(step, c.outcome)}>
+                  {c.label}
+                </button>
+              ))}
+            </fieldset>
+          );
+        })}
         <button type="button" onClick={() => setChosen({})}>
           Restart
         </button>

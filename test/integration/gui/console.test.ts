@@ -301,6 +301,50 @@ workflow:
     expect((await http(stack.url, 'GET', '/api/executions?path=demo/pipeline')).body.count).toBe(2);
   });
 
+  it('simulates a wait as the machine answers it: a timer fires, a signal arrives or times out', async () => {
+    const waits = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: waits, path: demo/waits }
+workflow:
+  - step: start
+    tool: { name: build, kind: shell, command: "echo built" }
+    next: cool_down
+  - step: cool_down
+    wait: { for: 30m }
+    next: approve
+  - step: approve
+    wait: { signal: approval, timeout: 24h }
+    next:
+      - { step: deploy, when: "{{ outcome.status == 'ok' }}" }
+      - { step: expired, when: "{{ outcome.status == 'timeout' }}" }
+  - step: deploy
+    tool: { name: deploy, kind: shell, command: "echo deploy" }
+  - step: expired
+    tool: { name: note, kind: shell, command: "echo expired" }
+`;
+    expect((await http(stack.url, 'POST', '/api/catalog/playbook', { content: waits })).status).toBe(201);
+    await page.goto(`${stack.url}/ui/#/catalog/entry/demo%2Fwaits`);
+    await page.getByLabel('Simulate in the browser').check();
+    await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'ok' }).click();
+    // A timer only fires: no error to choose that the simulation would not make.
+    const timer = page.getByRole('group', { name: 'cool_down waits for its timer' });
+    expect(await timer.getByRole('button').allTextContents()).toEqual(['timer fires']);
+    await timer.getByRole('button', { name: 'timer fires' }).click();
+    const signal = page.getByRole('group', { name: 'approve waits for signal approval' });
+    expect(await signal.getByRole('button').allTextContents()).toEqual(['signal arrives', 'times out']);
+    await signal.getByRole('button', { name: 'times out' }).click();
+    await page.locator('svg.graph [data-step="expired"][data-status="active"]').waitFor();
+    await page.getByRole('group', { name: 'expired ends with' }).getByRole('button', { name: 'ok' }).click();
+    await page.getByText('Simulated execution completed.').waitFor();
+    await page.getByText('Path: start → cool_down → approve → expired').waitFor();
+    await page.getByRole('button', { name: 'Restart' }).click();
+    await page.getByRole('group', { name: 'start ends with' }).getByRole('button', { name: 'ok' }).click();
+    await page.getByRole('button', { name: 'timer fires' }).click();
+    await page.getByRole('button', { name: 'signal arrives' }).click();
+    await page.getByRole('group', { name: 'deploy ends with' }).getByRole('button', { name: 'ok' }).click();
+    await page.getByText('Path: start → cool_down → approve → deploy').waitFor();
+  });
+
   it('shows worker pools and finds stuck executions with a dry run before cancelling', async () => {
     await page.goto(`${stack.url}/ui/#/operations`);
     await page.getByRole('region', { name: 'Worker pools' }).locator('tbody tr').first().waitFor();
