@@ -51,3 +51,12 @@ export function responses(answers: Readonly<Record<number, v.GenericSchema | Med
   }
   return { ...out, '4xx': jsonSchema(errorAnswer), '5xx': jsonSchema(errorAnswer) };
 }
+
+/**
+ * `out` (what `responses()` made) with the headers its `status` answer carries documented, each
+ * a string described by its text (a 201's or 202's Location).
+ */
+export function withAnswerHeaders(out: Record<string, Record<string, unknown>>, status: number, headers: Readonly<Record<string, string>>): Record<string, Record<string, unknown>> {
+  out[String(status)].headers = Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));
+  return out;
+}

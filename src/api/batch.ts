@@ -9,7 +9,7 @@ import { EVENT, WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { integer, responses, time } from './answers.ts';
+import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { jsonSchema } from './validation.ts';
@@ -107,7 +107,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
           `or enqueue_error (with Retry-After) store nothing.`,
         headers: keyHeader,
         body: jsonSchema(batchBody),
-        response: responses({ 202: acceptedAnswer }),
+        response: withAnswerHeaders(responses({ 202: acceptedAnswer }), 202, { location: 'the status of the batch: /api/events/batch/{request_id}/status' }),
       },
     },
     async (req, reply) => {
@@ -122,7 +122,8 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         body_hash: requestHash(body),
       });
       if (answer.duplicate) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      return reply.code(202).send(answer);
+      // A 202 points at where the outcome will be (RFC 9110, 15.3.3): the batch's status.
+      return reply.code(202).header('location', batchStatusUrl(answer.request_id)).send(answer);
     },
   );
 
@@ -158,6 +159,9 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     },
   );
 }
+
+/** Where GET answers the state of batch `requestId`. */
+const batchStatusUrl = (requestId: string) => `/api/events/batch/${requestId}/status`;
 
 async function findBatch(deps: AppDeps, requestId: string): Promise<BatchStatusRow> {
   const row = UUID.test(requestId) ? await getBatchStatus(deps.db, requestId) : undefined;

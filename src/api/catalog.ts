@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
-import { integer, responses, time } from './answers.ts';
+import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { catalogVersions, catalogVersionsAnswer, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
@@ -75,6 +75,10 @@ function mcpResourceConfig(server: McpServerDocument) {
   return { endpoint: server.endpoint, transport: server.transport, auth: server.auth ?? null, lifecycle: server.lifecycle, config: server.config, description: server.metadata.description ?? null };
 }
 
+// A registration's 201 names the version it answers (RFC 9110, 10.2.2): GET reads it there.
+const registeredResponses = () => withAnswerHeaders(responses({ 201: registeredAnswer }), 201, { location: 'the version answered: /api/catalog/playbook/{path}?version={version}' });
+const versionUrl = (row: CatalogRow) => `/api/catalog/playbook/${row.path}?version=${row.version}`;
+
 const present = (row: CatalogRow, withContent: boolean) => ({
   catalog_id: row.catalog_id,
   path: row.path,
@@ -138,24 +142,24 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post(
     '/api/catalog/playbook',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody), response: responses({ 201: registeredAnswer }) }, config: { access: { level: 'operator' } } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody), response: registeredResponses() }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
       const row = await store(body.content, body.path, 'playbook');
       // Content identical to the newest version makes no new one: that version answers, with
       // unchanged: true. Still 201, as every registration: clients that check it keep working.
-      reply.code(201);
+      reply.code(201).header('location', versionUrl(row));
       return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: warningsOf(row.kind, deps.cache.compile(row).playbook) };
     },
   );
 
   app.post(
     '/api/catalog/register',
-    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: responses({ 201: registeredAnswer }) }, config: { access: { level: 'operator' } } },
+    { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: registeredResponses() }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
       const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
-      reply.code(201);
+      reply.code(201).header('location', versionUrl(row));
       // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
       const warnings = body.resource_type === 'mcp' ? [] : warningsOf(row.kind, deps.cache.compile(row).playbook);
       return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings };

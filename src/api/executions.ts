@@ -12,7 +12,7 @@ import { decodeExecutionCursor, encodeExecutionCursor } from './execution-cursor
 import { StartTimeText } from '../start-time-text.ts';
 import { startPath } from './catalog-path.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
-import { integer, responses, time } from './answers.ts';
+import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
@@ -295,7 +295,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
           'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished.',
         params: jsonSchema(idParams),
         body: jsonSchema(retryBody),
-        response: responses({ 201: retryAnswer }),
+        response: withAnswerHeaders(responses({ 201: retryAnswer }), 201, { location: 'the new execution: /api/executions/{execution_id}' }),
       },
       config: { access: { level: 'operator' } },
     },
@@ -303,7 +303,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       const { id } = req.params as v.InferOutput<typeof idParams>;
       const body = (req.body ?? {}) as v.InferOutput<typeof retryBody>;
       const retried = await retryExecution(deps, id, body.from_step, req.identity ?? undefined);
-      reply.code(201);
+      reply.code(201).header('location', `/api/executions/${retried.execution_id}`);
       return retried;
     },
   );

@@ -91,6 +91,8 @@ describe('POST /api/events/batch', () => {
     for (const e of r.body.event_ids) expect(Number.isInteger(e)).toBe(true);
     expect(r.body.queue_depth).toBeGreaterThanOrEqual(1);
     expect(typeof r.body.idempotency_key).toBe('string');
+    // The 202 points at where its outcome will be: the batch's status.
+    expect(r.headers.get('location')).toBe(`/api/events/batch/${r.body.request_id}/status`);
 
     const s = await b.settled(r.body.request_id);
     // The state under the name the 202 gave it (`status`), and under `state`.
@@ -137,6 +139,7 @@ describe('POST /api/events/batch', () => {
       expect(again.status).toBe(202);
       expect(again.body).toEqual({ ...first.body, duplicate: true });
       expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('location')).toBe(first.headers.get('location'));
       await release();
       expect((await b.settled(first.body.request_id)).state).toBe('completed');
       // And after it completed: still the first answer, nothing routed again.
@@ -343,12 +346,13 @@ describe('a batch request', () => {
     expect(doc.paths['/api/events/batch/{request_id}/stream'].get).toBeDefined();
   });
 
-  it("documents the 202 as the spec types it (integers, an integer array), as the status answer's", async () => {
+  it("documents the 202 as the spec types it (integers, an integer array) and its Location, as the status answer's", async () => {
     const doc = (await http(t.url, 'GET', '/docs/json')).body;
     const accepted = doc.paths['/api/events/batch'].post.responses['202'];
     const fields = accepted.content['application/json'].schema.properties;
     expect(fields.event_ids).toMatchObject({ type: 'array', items: { type: 'integer' } });
     for (const name of ['commands_generated', 'queue_depth']) expect(fields[name], name).toMatchObject({ type: 'integer' });
+    expect(accepted.headers?.location?.schema).toEqual({ type: 'string' });
     const status = doc.paths['/api/events/batch/{request_id}/status'].get.responses['200'].content['application/json'].schema.properties;
     for (const name of ['execution_id', 'commands_generated']) expect(status[name], name).toMatchObject({ type: 'integer' });
     expect(status.updated_at).toMatchObject({ type: 'string', format: 'date-time' });

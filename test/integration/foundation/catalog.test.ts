@@ -82,6 +82,26 @@ describe('catalog', () => {
     expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/same/versions')).body.versions).toHaveLength(3);
   });
 
+  it("a registration's 201 carries a Location that reads back the version it answers, unchanged ones too", async () => {
+    const content = good.replace('cat/good', 'cat/located');
+    const first = await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    expect(first.headers.get('location')).toBe('/api/catalog/playbook/cat/located?version=1');
+    const second = await http(t.url, 'POST', '/api/catalog/register', { content: content.replace('echo 1', 'echo 2') });
+    expect(second.headers.get('location')).toBe('/api/catalog/playbook/cat/located?version=2');
+    const same = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/located' });
+    expect(same.body).toMatchObject({ version: 3, unchanged: false });
+    const again = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/located' });
+    expect(again.body.unchanged).toBe(true);
+    expect(again.headers.get('location')).toBe('/api/catalog/playbook/cat/located?version=3');
+    for (const r of [first, second, again]) {
+      const read = await http(t.url, 'GET', r.headers.get('location')!);
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ catalog_id: r.body.catalog_id, path: r.body.path, version: r.body.version, kind: r.body.kind, content: r.body.content, created_at: r.body.created_at });
+    }
+    const doc = (await http(t.url, 'GET', '/docs/json')).body;
+    for (const route of ['/api/catalog/playbook', '/api/catalog/register']) expect(doc.paths[route].post.responses['201'].headers?.location?.schema, route).toEqual({ type: 'string' });
+  });
+
   it('identical registrations at once make one version', async () => {
     const content = good.replace('cat/good', 'cat/twin');
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => http(t.url, 'POST', i % 2 ? '/api/catalog/register' : '/api/catalog/playbook', { content })));

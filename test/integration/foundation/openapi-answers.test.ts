@@ -107,6 +107,21 @@ describe('response schemas', () => {
     }
   });
 
+  it("a retry's 201 names the new execution in its Location, as the document says", async () => {
+    await t.app.inject({ method: 'POST', url: '/api/catalog/playbook', payload: { content: playbook('answers/located', NOOP) } });
+    const started = (await t.app.inject({ method: 'POST', url: '/api/run/playbook', payload: { path: 'answers/located' } })).json();
+    await t.app.inject({ method: 'POST', url: `/api/executions/${started.execution_id}/cancel`, payload: {} });
+    const retried = await t.app.inject({ method: 'POST', url: `/api/executions/${started.execution_id}/retry`, payload: {} });
+    expect(retried.statusCode, retried.body).toBe(201);
+    expect(retried.headers.location).toBe(`/api/executions/${retried.json().execution_id}`);
+    const read = await t.app.inject({ method: 'GET', url: String(retried.headers.location) });
+    expect(read.json()).toMatchObject({ execution_id: retried.json().execution_id, retry_of: started.execution_id });
+    // Its command would be the next a worker of the tests below claims.
+    await t.app.inject({ method: 'POST', url: `/api/executions/${retried.json().execution_id}/cancel`, payload: {} });
+    const doc = v.parse(v.object({ paths: v.record(v.string(), v.record(v.string(), v.looseObject({ responses: v.record(v.string(), v.looseObject({ headers: v.optional(v.unknown()) })) }))) }), t.app.swagger());
+    expect(doc.paths['/api/executions/{id}/retry'].post.responses['201'].headers).toEqual({ location: { schema: { type: 'string' }, description: expect.any(String) } });
+  });
+
   it("lists the spec's Health table: GET /health, /api/health and /metrics", () => {
     const doc = v.parse(OpenApi, t.app.swagger());
     for (const path of ['/health', '/api/health', '/metrics']) expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
