@@ -19,7 +19,7 @@ import {
 } from '../db/keychain.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
-import { renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
+import { expiresAtMs, renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
@@ -44,7 +44,7 @@ const idValue = v.union([integerIn(1, MAX_ID), idText]);
 const EARLIEST_EXPIRY_MS = Date.parse('0001-01-01T00:00:00Z');
 const LATEST_EXPIRY_MS = Date.parse('9999-12-31T23:59:59.999Z');
 const isStorableTimestamp = (s: string): boolean => {
-  const ms = Date.parse(s);
+  const ms = expiresAtMs(s);
   return ms >= EARLIEST_EXPIRY_MS && ms <= LATEST_EXPIRY_MS;
 };
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
@@ -66,7 +66,12 @@ const storeBody = exactObject({
   parent_execution_id: v.optional(v.nullable(idValue)),
   ttl_seconds: v.optional(v.nullable(integerIn(1, MAX_INT4))),
   expires_at: v.optional(
-    v.nullable(v.pipe(v.string(), v.check(isStorableTimestamp, 'must be an ISO 8601 timestamp from year 1 to 9999'))),
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.check(isStorableTimestamp, 'must be an ISO 8601 date-time (UTC unless it names an offset) on a real day, from year 1 to 9999'),
+      ),
+    ),
   ),
   auto_renew: v.optional(v.boolean(), false),
   renew_config: v.optional(v.nullable(renewConfigSchema)),

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { KeychainScope } from './cache-key.ts';
+import { isCalendarDate } from '../calendar-time.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
@@ -21,6 +22,23 @@ export function defaultTtlSeconds(scope: KeychainScope): number {
     case 'global':
       return DEFAULT_GLOBAL_TTL_SECONDS;
   }
+}
+
+// ISO 8601 as clients write it: a date, or a date-time (T or a space; seconds, fraction and offset optional).
+const ISO_TIME_RE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/**
+ * Epoch milliseconds of an `expires_at` text: ISO 8601, where a date-time without an offset is UTC
+ * (the spec's timestamps are; JavaScript would read it in the server's zone) and a date is its UTC
+ * midnight. NaN for other text and for a day that does not exist (JavaScript rolls 02-30 over).
+ */
+export function expiresAtMs(text: string): number {
+  const match = ISO_TIME_RE.exec(text.trim());
+  if (!match || !isCalendarDate(match[1])) return NaN;
+  const [, day, time, zone] = match;
+  if (time === undefined) return Date.parse(`${day}T00:00:00Z`);
+  const offset = zone === undefined ? 'Z' : /^[+-]\d{2}$/.test(zone) ? `${zone}:00` : zone.toUpperCase();
+  return Date.parse(`${day}T${time}${offset}`);
 }
 
 export interface ExpiryRequest {
@@ -47,7 +65,7 @@ export function resolveExpiry(request: ExpiryRequest): ResolvedExpiry {
   const { expires_at: expiresAtInput, ttl_seconds: ttlInput } = request;
 
   if (expiresAtInput !== undefined && expiresAtInput !== null) {
-    const expiresAt = new Date(expiresAtInput instanceof Date ? expiresAtInput.getTime() : expiresAtInput);
+    const expiresAt = new Date(expiresAtInput instanceof Date ? expiresAtInput.getTime() : expiresAtMs(expiresAtInput));
     if (Number.isNaN(expiresAt.getTime())) throw new RangeError('expires_at must be an ISO 8601 timestamp');
     const ttlSeconds = Math.max(0, (expiresAt.getTime() - nowMs) / MS_PER_SECOND);
     return { expiresAt, ttlSeconds, source: 'expires_at' };

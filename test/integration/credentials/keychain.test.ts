@@ -100,6 +100,19 @@ describe('POST /api/keychain/{catalog_id}/{keychain_name}', () => {
     expect(both.body.message).toBe(`Token cached with TTL 600s (until ${at})`);
   });
 
+  it('expires_at is ISO 8601, UTC unless it names an offset (Python writes utcnow().isoformat() so); a day that does not exist is 422', async () => {
+    const naive = await store('expires_naive', { token_data: { t: 1 }, expires_at: '2030-01-01T00:00:00.250000' });
+    expect(naive.status).toBe(201);
+    expect(naive.body.expires_at).toBe('2030-01-01T00:00:00.250Z');
+    expect((await store('expires_offset', { token_data: { t: 1 }, expires_at: '2030-01-01T09:00:00+09:00' })).body.expires_at).toBe('2030-01-01T00:00:00.000Z');
+    for (const text of ['2027-02-30T00:00:00Z', 'March 7, 2030', '2030']) {
+      const res = await store('expires_bad', { token_data: { t: 1 }, expires_at: text });
+      expect(res.status, text).toBe(422);
+      expect(res.body.detail.errors, text).toEqual([expect.stringMatching(/^expires_at: /)]);
+    }
+    expect(await raw(`expires_bad:${catalogId}:global`)).toBeUndefined();
+  });
+
   it('shared entries are keyed and owned by the ROOT execution, local ones by their own execution', async () => {
     const shared = await store('s_from_child', { token_data: { t: 1 }, scope_type: 'shared', execution_id: GRANDCHILD, parent_execution_id: CHILD });
     expect(shared.body.cache_key).toBe(`s_from_child:${catalogId}:shared:${ROOT}`);
