@@ -14,20 +14,24 @@ import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
 import { documentedAt } from './documented-url.ts';
 
+/** The kinds of catalog entries: what registration takes as resource_type and the list filters by. */
+const CATALOG_KINDS = ['playbook', 'agent', 'mcp'] as const;
+
 const postPlaybookBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
   path: v.optional(catalogPath),
 });
 const registerBody = v.object({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
-  resource_type: v.optional(oneOf(['playbook', 'agent', 'mcp']), 'playbook'),
+  resource_type: v.optional(oneOf(CATALOG_KINDS), 'playbook'),
 });
 const versionQuery = v.object({
   version: v.optional(integerText(1, MAX_INT4)),
   from: v.optional(integerText(1, MAX_INT4)),
   to: v.optional(integerText(1, MAX_INT4)),
 });
-const listQuery = v.object({ kind: v.optional(v.string()) });
+// Every kind an entry may have: a misspelt one (`agents`) is refused naming them, not an empty list.
+const listQuery = v.object({ kind: v.optional(oneOf(CATALOG_KINDS)) });
 
 const entryFields = { catalog_id: integer, path: v.string(), version: integer, kind: v.pipe(v.string(), v.description('playbook, agent or mcp')) };
 const registration = {

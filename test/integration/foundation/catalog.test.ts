@@ -102,6 +102,18 @@ describe('catalog', () => {
     for (const route of ['/api/catalog/playbook', '/api/catalog/register']) expect(doc.paths[route].post.responses['201'].headers?.location?.schema, route).toEqual({ type: 'string' });
   });
 
+  it('lists by kind, and refuses a kind no entry can have naming the kinds, not with an empty list', async () => {
+    await http(t.url, 'POST', '/api/catalog/playbook', { content: good.replace('cat/good', 'cat/kinded') });
+    const playbooks = await http(t.url, 'GET', '/api/catalog/playbooks?kind=playbook');
+    expect(playbooks.body.playbooks.map((p: { kind: string }) => p.kind)).toEqual(expect.arrayContaining(['playbook']));
+    expect(new Set(playbooks.body.playbooks.map((p: { kind: string }) => p.kind))).toEqual(new Set(['playbook']));
+    for (const kind of ['agents', 'Playbook', '']) {
+      const r = await http(t.url, 'GET', `/api/catalog/playbooks?kind=${kind}`);
+      expect(r.status, kind).toBe(422);
+      expect(r.body.detail.errors, kind).toEqual(['kind: must be one of playbook, agent, mcp']);
+    }
+  });
+
   it('identical registrations at once make one version', async () => {
     const content = good.replace('cat/good', 'cat/twin');
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => http(t.url, 'POST', i % 2 ? '/api/catalog/register' : '/api/catalog/playbook', { content })));
