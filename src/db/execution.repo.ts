@@ -254,13 +254,18 @@ export type StaleExecution = { execution_id: number; path: string; parent_execut
 /**
  * Executions without a terminal event (status running) started over `olderThanMinutes` ago,
  * oldest first (parents before their children), after `afterId` (keyset paging), at most `limit`.
+ * The start is the projection's `started_at` or, when older, the `execution.started` event's
+ * time: the log is the truth the projection is derived from, and what a client of the spec sees.
  */
 export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: number; afterId: number; limit: number }): Promise<StaleExecution[]> {
   const { rows } = await q.query<StaleExecution>(
-    `SELECT execution_id, path, parent_execution_id, started_at FROM core.execution
-      WHERE status = 'running' AND execution_id > $2 AND started_at < now() - make_interval(mins => $1)
-      ORDER BY execution_id LIMIT $3`,
-    [p.olderThanMinutes, p.afterId, p.limit],
+    `SELECT e.execution_id, e.path, e.parent_execution_id, e.started_at FROM core.execution e
+      WHERE e.status = 'running' AND e.execution_id > $2
+        AND (e.started_at < now() - make_interval(mins => $1)
+             OR EXISTS (SELECT 1 FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_type = $4
+                           AND ev.created_at < now() - make_interval(mins => $1)))
+      ORDER BY e.execution_id LIMIT $3`,
+    [p.olderThanMinutes, p.afterId, p.limit, EVENT.executionStarted],
   );
   return rows;
 }

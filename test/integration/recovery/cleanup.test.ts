@@ -162,4 +162,18 @@ describe('cleanup of stuck executions', () => {
     expect(await statusOf(paused)).toBe('paused');
     expect(await statusOf(queued)).not.toBe('cancelled');
   });
+
+  it("reads an execution's age from its execution.started event as well (the log is the truth; the projection is derived from it)", async () => {
+    const api = executionApi(t.url);
+    const aged = await api.run('cleanup/single');
+    const fresh = await api.run('cleanup/single');
+    // Only the log says it is old: a client that knows the spec's core.event, not the projection.
+    await db.query(`UPDATE core.event SET created_at = created_at - interval '10 minutes' WHERE execution_id = $1`, [aged]);
+    const dry = await cleanup({ dry_run: true });
+    expect(dry.body.execution_ids).toContain(aged);
+    expect(dry.body.execution_ids).not.toContain(fresh);
+    expect((await cleanup({})).body.execution_ids).toContain(aged);
+    expect((await http(t.url, 'GET', `/api/executions/${aged}`)).body.status).toBe('cancelled');
+    expect((await http(t.url, 'GET', `/api/executions/${fresh}`)).body.status).toBe('running');
+  });
 });
