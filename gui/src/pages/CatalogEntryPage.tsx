@@ -52,7 +52,14 @@ export function CatalogEntryPage({ path, version }: { path: string; version: str
         <p className="muted">
           {entry.kind}, catalog id {entry.catalog_id}, registered {formatTime(entry.created_at)}
         </p>
-        {canOperate ? <RunForm entry={entry} key={entry.catalog_id} /> : null}
+        {entry.kind === 'mcp' ? (
+          // An MCP server document runs nothing itself: its lifecycle actions and tools are on the agents page.
+          <p>
+            An MCP server: deploy it and call its tools from <a href={href(['agents'])}>Agents</a>.
+          </p>
+        ) : canOperate ? (
+          <RunForm entry={entry} key={entry.catalog_id} />
+        ) : null}
       </Section>
       <PlaybookTriggers path={path} />
       <Section

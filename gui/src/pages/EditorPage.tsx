@@ -1,4 +1,6 @@
+import { load } from 'js-yaml';
 import { useEffect, useMemo, useState } from 'react';
+import { isObject } from '../../../src/objects.ts';
 import { ApiError, api, apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
 import { graphFromYaml } from '../graph/model.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
@@ -41,7 +43,24 @@ function problemsOf(error: unknown, text: string): Problem[] | null {
   }));
 }
 
-/** Register a new playbook or a new version of one: the server validates, its problems are shown at their lines. */
+/**
+ * How the document is registered: an MCP server document (`kind: Mcp`) and an agent
+ * (`metadata.agent: true`) as those resources, anything else (text that does not parse too) as a
+ * playbook, whose validation then says what is wrong.
+ */
+function resourceTypeOf(text: string): 'playbook' | 'agent' | 'mcp' {
+  let doc: unknown;
+  try {
+    doc = load(text);
+  } catch {
+    return 'playbook';
+  }
+  if (!isObject(doc)) return 'playbook';
+  if (doc.kind === 'Mcp') return 'mcp';
+  return isObject(doc.metadata) && doc.metadata.agent === true ? 'agent' : 'playbook';
+}
+
+/** Register a new playbook, agent or MCP server, or a new version of one: the server validates, its problems are shown at their lines. */
 export function EditorPage({ path }: { path?: string }) {
   const { query } = useRoute();
   const [text, setText] = useState(path ? '' : TEMPLATE);
@@ -68,10 +87,11 @@ export function EditorPage({ path }: { path?: string }) {
     setBusy(true);
     setError(undefined);
     try {
-      const agent = /^\s*agent:\s*true\b/m.test(text);
-      const out = agent
-        ? await api<CatalogEntry>('/catalog/register', { body: { content: text, resource_type: 'agent' } })
-        : await api<CatalogEntry>('/catalog/playbook', { body: { content: text } });
+      const type = resourceTypeOf(text);
+      const out =
+        type === 'playbook'
+          ? await api<CatalogEntry>('/catalog/playbook', { body: { content: text } })
+          : await api<CatalogEntry>('/catalog/register', { body: { content: text, resource_type: type } });
       setProblems(null);
       navigate(href(['catalog', 'entry', out.path], { version: String(out.version) }));
     } catch (err) {

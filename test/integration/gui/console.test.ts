@@ -345,6 +345,21 @@ workflow:
     await page.getByText('Path: start → cool_down → approve → deploy').waitFor();
   });
 
+  it('edits an MCP server document as one, and offers no run for it', async () => {
+    const doc = 'apiVersion: svc/v1\nkind: Mcp\nmetadata:\n  name: tools\n  path: mcp/tools\nendpoint: http://127.0.0.1:9/mcp\n';
+    expect((await http(stack.url, 'POST', '/api/catalog/register', { content: doc, resource_type: 'mcp' })).status).toBe(201);
+    await page.goto(`${stack.url}/ui/#/catalog/entry/mcp%2Ftools`);
+    await page.getByText('An MCP server: deploy it and call its tools from').waitFor();
+    expect(await page.getByRole('button', { name: /^Run version/ }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Edit' }).click();
+    const editor = page.getByLabel('Playbook YAML');
+    await expect.poll(() => editor.inputValue()).toContain('kind: Mcp');
+    await editor.fill(doc.replace('127.0.0.1:9/mcp', '127.0.0.1:10/mcp'));
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.waitForURL(/#\/catalog\/entry\/mcp%2Ftools\?version=2$/);
+    expect((await http(stack.url, 'GET', '/api/catalog/playbook/mcp/tools')).body).toMatchObject({ kind: 'mcp', version: 2 });
+  });
+
   it('shows worker pools and finds stuck executions with a dry run before cancelling', async () => {
     await page.goto(`${stack.url}/ui/#/operations`);
     await page.getByRole('region', { name: 'Worker pools' }).locator('tbody tr').first().waitFor();
