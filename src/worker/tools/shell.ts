@@ -78,30 +78,27 @@ export async function runShell(host: ShellHost, req: ShellRequest, signal: Abort
   }
 }
 
-function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, workDir: string, id: number | undefined): Promise<TaskOutcome> {
+async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, workDir: string, id: number | undefined): Promise<TaskOutcome> {
   const { settings } = host;
   const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
+  let group: GroupChild;
+  try {
+    group = await spawnInGroup(shellArgv(host, workDir), { cwd: host.bwrap ? '/' : workDir, env, uid: id, gid: id, shieldTerm: Boolean(host.bwrap), stdin: req.stdin });
+  } catch (error) {
+    // Node's message may quote the environment (values can be secrets): name the code only.
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
+    if (code === 'E2BIG') return fail('spawn', `cannot start the shell (E2BIG): ${TOO_BIG}`);
+    return fail('spawn', `cannot start the shell (${code})`);
+  }
   return new Promise<TaskOutcome>((resolve) => {
-    let group: GroupChild;
-    try {
-      group = spawnInGroup(shellArgv(host, workDir), { cwd: host.bwrap ? '/' : workDir, env, uid: id, gid: id, shieldTerm: Boolean(host.bwrap) });
-    } catch (error) {
-      // Node's message may quote the environment (values can be secrets): name the code only.
-      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
-      if (code === 'E2BIG') return resolve(fail('spawn', `cannot start the shell (E2BIG): ${TOO_BIG}`));
-      return resolve(fail('spawn', `cannot start the shell (${code})`));
-    }
     const { child } = group;
     const stdout = new CappedBuffer(settings.outputBytes);
     const stderr = new CappedBuffer(settings.outputBytes);
     let status = '';
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    group.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    group.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
     group.status.on('data', (chunk: Buffer) => (status += chunk.toString('utf8')));
     group.status.on('error', () => {});
-    // A command that never reads its stdin closes the pipe: EPIPE here is not a task failure.
-    child.stdin.on('error', () => {});
-    child.stdin.end(req.stdin);
 
     let settled = false;
     const finish = (outcome: TaskOutcome) => {
@@ -115,17 +112,19 @@ function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, work
     const onAbort = () => {
       group.stop();
       // A grandchild that left the group may still hold the pipes; do not wait for them.
-      child.stdout.destroy();
-      child.stderr.destroy();
+      group.stdout.destroy();
+      group.stderr.destroy();
       group.status.destroy();
       finish(aborted(signal, data(null)));
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    // The pipes took a moment to open: an abort in it has passed already.
+    if (signal.aborted) onAbort();
 
     child.on('error', (error) => {
       finish(fail('spawn', `cannot start the shell: ${error.message}`));
     });
-    child.on('close', (code, killedBy) => {
+    void group.closed.then(({ code, signal: killedBy }) => {
       if (status.includes('cwd')) return finish(fail('spawn', `cannot start the shell in ${req.cwd}: no such directory${host.bwrap ? ' in the sandbox' : ''}`));
       if (code === 0) return finish(ok(data(0)));
       // bwrap (and a shell whose last command was killed) reports a signal as exit code 128 + n.

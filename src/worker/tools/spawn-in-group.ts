@@ -1,5 +1,6 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
+import { stdioPipes } from './stdio-pipes.ts';
 
 /** After a stop's SIGTERM, the group gets this long to exit before SIGKILL. */
 export const SHELL_KILL_GRACE_MS = 5_000;
@@ -19,7 +20,12 @@ const SUPERVISOR =
   '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
 
 export type GroupChild = {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
+  /** The program's stdout and stderr: pipes (stdioPipes). */
+  stdout: Readable;
+  stderr: Readable;
+  /** Once the program exited and its stdout and stderr are closed (spawn's 'close', with pipes of ours). */
+  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** A pipe at the program's fd 4 (STATUS_FD), for notes of a wrapper that closes it before the command. */
   status: Readable;
   /** SIGTERM to the whole group now, SIGKILL after SHELL_KILL_GRACE_MS (sooner if the worker exits). */
@@ -34,26 +40,38 @@ export type GroupOptions = {
   gid?: number;
   /** Start the program with SIGTERM ignored (see SUPERVISOR). */
   shieldTerm?: boolean;
+  /** What the program reads on stdin (a file); without, it reads /dev/null. */
+  stdin?: string;
 };
 
 /**
  * Spawns `argv` as the leader of its own process group, which dies with the worker, is killed
  * when the program ends (what it left in the background), and is stopped as a whole by `stop()`.
- * Standard input, output and error are pipes, as with spawn's 'pipe'.
+ * Standard output and error are pipes, as with spawn's 'pipe', but pipe(7), not sockets: the
+ * program can open them again as /dev/stdout and /dev/stderr. It reads `opts.stdin` (a file).
  */
-export function spawnInGroup(argv: readonly string[], opts: GroupOptions): GroupChild {
-  const spawned = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', opts.shieldTerm ? '1' : '0', ...argv], {
-    cwd: opts.cwd,
-    env: opts.env,
-    uid: opts.uid,
-    gid: opts.gid,
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-  });
-  // spawn's overloads type a five-pipe child loosely; its first three streams are pipes all the same.
-  const child = spawned as ChildProcessWithoutNullStreams;
-  const lifeline = spawned.stdio[3];
-  const status = spawned.stdio[4];
+export async function spawnInGroup(argv: readonly string[], opts: GroupOptions): Promise<GroupChild> {
+  const pipes = await stdioPipes({ stdin: opts.stdin, owner: opts.uid });
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', opts.shieldTerm ? '1' : '0', ...argv], {
+      cwd: opts.cwd,
+      env: opts.env,
+      uid: opts.uid,
+      gid: opts.gid,
+      detached: true,
+      stdio: [...pipes.theirs, 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    pipes.stdout.destroy();
+    pipes.stderr.destroy();
+    throw error;
+  } finally {
+    // The program holds its ends now (or never will): the worker's copies would keep them open.
+    pipes.release();
+  }
+  const lifeline = child.stdio[3];
+  const status = child.stdio[4];
   if (!(status instanceof Readable)) throw new Error('spawn gave no status pipe');
   lifeline?.on('error', () => {});
   let released = false;
@@ -66,8 +84,13 @@ export function spawnInGroup(argv: readonly string[], opts: GroupOptions): Group
     if (!stopping) release();
   });
   child.once('error', release);
+  const closedStream = (stream: Readable) => new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   return {
     child,
+    stdout: pipes.stdout,
+    stderr: pipes.stderr,
+    closed: Promise.all([exited, closedStream(pipes.stdout), closedStream(pipes.stderr)]).then(([end]) => end),
     status,
     stop() {
       // Once released, the group's id may be another's: there is nothing of ours left to stop.
