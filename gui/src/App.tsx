@@ -56,7 +56,10 @@ function page(section: string, rest: string[], query: URLSearchParams) {
   switch (section) {
     case 'executions':
       // Keyed by id: another execution's page starts afresh (nothing of the last one shown meanwhile).
-      return rest[0] ? <ExecutionPage key={rest[0]} id={Number(rest[0])} /> : <ExecutionsPage query={query} />;
+      if (!rest[0]) return <ExecutionsPage query={query} />;
+      // An id is a positive integer: anything else names no execution, so nothing is asked of the server.
+      if (!/^[1-9][0-9]{0,15}$/.test(rest[0])) return <p className="error" role="alert">No execution “{rest[0]}”: an execution id is a number. <a href={href(['executions'])}>Executions</a></p>;
+      return <ExecutionPage key={rest[0]} id={Number(rest[0])} />;
     case 'catalog':
       if (rest[0] === 'new') return <EditorPage />;
       if (rest[0] === 'edit') return <EditorPage path={rest.slice(1).join('/')} />;

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
-import { api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
+import { ApiError, api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import type { StepGraph } from '../graph/model.ts';
 import { endedLoopsFromEvents, fromEvents, fromState, loopsFromState, type ExecutionState, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
@@ -36,10 +36,15 @@ export function ExecutionPage({ id }: { id: number }) {
   // While the inspection stream is open, each message (the statechart moved) triggers a read
   // instead of the timer; when it cannot open or drops, polling /state takes over again.
   const [streaming, setStreaming] = useState(false);
+  // An execution the server does not have (never was, or archived) is not asked for again each second.
+  const [gone, setGone] = useState(false);
 
   const live = usePoll<Live>(
     async (signal) => {
-      const execution = await api<ExecutionDetail>(`/executions/${id}`, { signal });
+      const execution = await api<ExecutionDetail>(`/executions/${id}`, { signal }).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) setGone(true);
+        throw error;
+      });
       // New events only: the log is append-only, so what was read stays true.
       for (;;) {
         const since = events.current.at(-1)?.event_id ?? 0;
@@ -60,13 +65,15 @@ export function ExecutionPage({ id }: { id: number }) {
       if (isTerminalExecutionStatus(execution.status)) setFinished(true);
       return { execution, events: events.current, states, loops };
     },
-    finished || streaming ? null : LIVE_REFRESH_MS,
+    finished || streaming || gone ? null : LIVE_REFRESH_MS,
     [id, finished],
   );
   const reload = useRef(live.reload);
   reload.current = live.reload;
+  // The stream opens once the execution is known to be there (a refused handshake only logs an error).
+  const known = live.data !== undefined;
   useEffect(() => {
-    const url = finished ? null : apiSocketUrl(`/executions/${id}/inspect`, location.href);
+    const url = finished || !known ? null : apiSocketUrl(`/executions/${id}/inspect`, location.href);
     if (!url) return;
     const socket = new WebSocket(url);
     socket.onopen = () => setStreaming(true);
@@ -80,7 +87,7 @@ export function ExecutionPage({ id }: { id: number }) {
       socket.close();
       setStreaming(false);
     };
-  }, [id, finished]);
+  }, [id, finished, known]);
   const execution = live.data?.execution;
   const graph = usePoll<StepGraph | null>(
     async (signal) => (execution ? ((await loadPlaybookGraph(execution.path, { catalogId: execution.catalog_id, signal }))?.graph ?? null) : null),

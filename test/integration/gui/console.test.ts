@@ -345,6 +345,33 @@ workflow:
     await page.getByText('Path: start → cool_down → approve → deploy').waitFor();
   });
 
+  it('says an execution is not there once, without asking again each second', async () => {
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (/\/api\/executions\/(999999|abc|NaN)/.test(r.url())) asked.push(r.url());
+    };
+    const sockets: string[] = [];
+    const onSocket = (ws: { url(): string }) => sockets.push(ws.url());
+    page.on('request', onRequest);
+    page.on('websocket', onSocket);
+    try {
+      await page.goto(`${stack.url}/ui/#/executions/999999`);
+      await page.getByText('404: execution 999999 not found').waitFor();
+      await page.waitForTimeout(3_000);
+      // The first read, and the one its stop makes: not one a second for as long as the tab is open.
+      expect(asked.length, asked.join('\n')).toBeLessThanOrEqual(2);
+      expect(sockets).toEqual([]); // no inspection stream for it either
+      asked.length = 0;
+      await page.goto(`${stack.url}/ui/#/executions/abc`);
+      await page.getByText('No execution “abc”: an execution id is a number.').waitFor();
+      expect(asked).toEqual([]);
+      expect(sockets).toEqual([]);
+    } finally {
+      page.off('request', onRequest);
+      page.off('websocket', onSocket);
+    }
+  });
+
   it('edits an MCP server document as one, and offers no run for it', async () => {
     const doc = 'apiVersion: svc/v1\nkind: Mcp\nmetadata:\n  name: tools\n  path: mcp/tools\nendpoint: http://127.0.0.1:9/mcp\n';
     expect((await http(stack.url, 'POST', '/api/catalog/register', { content: doc, resource_type: 'mcp' })).status).toBe(201);
