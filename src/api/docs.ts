@@ -5,7 +5,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { PUBLIC } from './access.ts';
 import { DOCS_POLICY } from '../security-headers.ts';
-import { answerSerializer } from './validation.ts';
+import * as v from 'valibot';
+import { answerSerializer, valibotSchemaOf } from './validation.ts';
+import { isObject } from '../objects.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -25,6 +27,12 @@ const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   // Before any route: the routes' response schemas are for this document only (see answerSerializer).
   app.setSerializerCompiler(answerSerializer);
+  // A route whose body schema takes a request without a body says so to the document (below).
+  app.addHook('onRoute', (route) => {
+    const body = route.schema?.body;
+    const schema = isObject(body) ? valibotSchemaOf(body) : undefined;
+    if (schema && v.safeParse(schema, undefined).success) Object.assign(route.schema ?? {}, { [OPTIONAL_BODY]: true });
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -41,6 +49,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       },
       security: [{ bearer: [] }],
     },
+    transformObject: (doc) => ('openapiObject' in doc ? markOptionalBodies(doc.openapiObject) : doc.swaggerObject),
   });
   // The UI's routes (page, assets, the OpenAPI JSON/YAML) are the plugin's, registered without a
   // declaration: its scope marks every one public.
@@ -55,6 +64,25 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     });
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null, deepLinking: true } });
   });
+}
+
+// An operation's extension (@fastify/swagger copies a route schema's x- keys to its operation).
+const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * `doc` with each request body a route takes a request without (a cancel, a retry, a cleanup:
+ * `v.optional(...)`) marked `required: false`, where @fastify/swagger marks every body required.
+ * Changes `doc` in place.
+ */
+function markOptionalBodies<D extends { paths?: object }>(doc: D): D {
+  for (const operations of Object.values(doc.paths ?? {})) {
+    for (const operation of isObject(operations) ? Object.values(operations) : []) {
+      if (!isObject(operation) || !(OPTIONAL_BODY in operation)) continue;
+      delete operation[OPTIONAL_BODY];
+      if (isObject(operation.requestBody)) operation.requestBody.required = false;
+    }
+  }
+  return doc;
 }
 
 /** Routes for the ReDoc page; registered at the root so it is outside the swagger plugin's scope. */

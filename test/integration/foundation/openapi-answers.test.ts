@@ -122,6 +122,26 @@ describe('response schemas', () => {
     expect(doc.paths['/api/executions/{id}/retry'].post.responses['201'].headers).toEqual({ location: { schema: { type: 'string' }, description: expect.any(String) } });
   });
 
+  it('marks a request body required exactly where a request without one is refused for it', async () => {
+    const Operation = v.looseObject({ requestBody: v.optional(v.object({ required: v.boolean(), content: v.unknown() })) });
+    const doc = v.parse(v.object({ paths: v.record(v.string(), v.record(v.string(), Operation)) }), t.app.swagger());
+    const optional: string[] = [];
+    const said: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        if (!op.requestBody) continue;
+        // Ids that exist nowhere: a request the body lets through then meets a 404, never a 422.
+        const url = path.replace(/\{[^}]+\}/g, '987654');
+        const res = await t.app.inject({ method: method.toUpperCase() as Method, url, headers: asWorker });
+        const refusedForBody = res.statusCode === 422 && /body/.test(res.body);
+        if (!op.requestBody.required) optional.push(`${method.toUpperCase()} ${path}`);
+        if (refusedForBody !== op.requestBody.required) said.push(`${method.toUpperCase()} ${path}: required ${op.requestBody.required}, without a body ${res.statusCode} ${res.body.slice(0, 120)}`);
+      }
+    }
+    expect(said).toEqual([]);
+    expect(optional).toEqual(expect.arrayContaining(['POST /api/executions/{id}/cancel', 'POST /api/executions/{id}/retry', 'POST /api/executions/cleanup']));
+  });
+
   it("lists the spec's Health table: GET /health, /api/health and /metrics", () => {
     const doc = v.parse(OpenApi, t.app.swagger());
     for (const path of ['/health', '/api/health', '/metrics']) expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
