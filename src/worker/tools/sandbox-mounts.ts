@@ -33,8 +33,9 @@ const realFs: HostFs = {
 // and are recreated as the same symlinks inside.
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
-// What programs read from /etc to run, resolve names and check certificates: nothing else of /etc
-// (no shadow, no ssl/private, no service configuration) is visible.
+// What programs read from /etc to run, resolve names, check certificates and tell the system they
+// run on (os-release, as scripts do): nothing else of /etc (no shadow, no ssl/private, no service
+// configuration) is visible.
 const ETC_ENTRIES = [
   '/etc/passwd',
   '/etc/group',
@@ -52,6 +53,9 @@ const ETC_ENTRIES = [
   '/etc/timezone',
   '/etc/alternatives',
   '/etc/mime.types',
+  '/etc/os-release',
+  '/etc/lsb-release',
+  '/etc/debian_version',
   '/etc/ssl/certs',
   '/etc/ssl/openssl.cnf',
   '/etc/ca-certificates',
