@@ -136,12 +136,23 @@ async function resumeOne(deps: EngineDeps, root: InterruptedRoot): Promise<Resum
   }
 }
 
-/** The start of a root's successor: the same catalog entry and workload, `resumed_from` the root. */
+/**
+ * The start of a root's successor: the same catalog entry, workload, labels and priority (what its
+ * start asked for), `resumed_from` the root.
+ */
 async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<StartInput> {
-  const started = await startEvent(deps.db, root.execution_id);
-  const input = objectOf(objectOf(started?.context).input);
+  const context = objectOf((await startEvent(deps.db, root.execution_id))?.context);
+  const input = objectOf(context.input);
+  const labels = objectOf(context.labels);
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
-  return { compiled, payload: objectOf(input.args), origin: { resumed_from: root.execution_id }, ownHandles: true };
+  return {
+    compiled,
+    payload: objectOf(input.args),
+    origin: { resumed_from: root.execution_id, ...(Object.keys(labels).length ? { labels } : {}) },
+    // Only a start's own priority is recorded (the playbook's is the default again).
+    ...(typeof input.priority === 'number' && Number.isInteger(input.priority) ? { priority: input.priority } : {}),
+    ownHandles: true,
+  };
 }
 
 function objectOf(value: unknown): Record<string, unknown> {

@@ -44,8 +44,8 @@ const successorsOf = async (executionId: number) =>
  * An execution interrupted by a stop: its command claimed by a pool that died (silent for an
  * hour), marked stranded by the reaper's sweep; a live pool has just beaten.
  */
-async function interrupted(dead: string): Promise<number> {
-  const id = (await http(t.url, 'POST', '/api/run/playbook', { path: PATH })).body.execution_id as number;
+async function interrupted(dead: string, start: Record<string, unknown> = {}): Promise<number> {
+  const id = (await http(t.url, 'POST', '/api/run/playbook', { path: PATH, ...start })).body.execution_id as number;
   expect((await register(dead)).status).toBe(200);
   expect(await claimNext(dead)).toHaveLength(1);
   await db.query(`UPDATE core.runtime SET heartbeat_at = now() - interval '1 hour' WHERE kind = 'worker_pool' AND name = $1`, [dead]);
@@ -111,5 +111,22 @@ describe('auto-resume and a claim between its read and its cancel', () => {
     expect(cancel.context).toMatchObject({ reason: 'auto_resume' });
     expect(await commandsOf(id)).toEqual([{ status: 'CANCELLED', attempt: 1, worker_id: 'dead-2' }]);
     expect(await successorsOf(id)).toEqual([{ execution_id: out[0].resumed_as }]);
+  });
+
+  it('starts the successor as the start asked: the same payload, labels and priority', async () => {
+    const id = await interrupted('dead-3', { payload: { n: 7 }, labels: { team: 'blue' }, priority: 8 });
+    expect((await register('live-3')).status).toBe(200);
+    expect((await beat('live-3')).status).toBe(200);
+    // The earlier test's successor may be taken again too (nothing runs it): only this one is looked at.
+    const out = await autoResume(resumeDeps(async () => {}));
+    const resumed = out.find((r) => r.execution_id === id);
+    expect(resumed).toMatchObject({ execution_id: id, action: 'restarted' });
+    if (!resumed?.resumed_as) throw new Error('no successor');
+    const successor = (await http(t.url, 'GET', `/api/executions/${resumed.resumed_as}`)).body;
+    expect(successor.labels).toEqual({ team: 'blue' });
+    const started = (await http(t.url, 'GET', `/api/events/${resumed.resumed_as}`)).body.events[0];
+    expect(started.context).toMatchObject({ resumed_from: id, labels: { team: 'blue' }, input: { args: { n: 7 }, priority: 8 } });
+    expect((await db.query(`SELECT DISTINCT priority FROM core.command WHERE execution_id = $1`, [resumed.resumed_as])).rows).toEqual([{ priority: 8 }]);
+    for (const r of out) if (r.resumed_as) expect((await http(t.url, 'POST', `/api/executions/${r.resumed_as}/cancel`, {})).status).toBe(200);
   });
 });
