@@ -1,4 +1,7 @@
-import { lstatSync, readlinkSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TASK_HOME, TASK_UID } from './shell-argv.ts';
 
 /** What sandboxMounts asks of the host's file system (a test passes its own). */
 export type HostFs = {
@@ -85,4 +88,37 @@ export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs): { 
     else args.push('--ro-bind', path, path);
   }
   return { args, missing };
+}
+
+let taskUserFiles: string[] | undefined;
+
+/**
+ * bwrap arguments binding, over the host's, an /etc/passwd and /etc/group that name TASK_UID
+ * `task` (home TASK_HOME), for a root worker's tasks: the host's files as they are at the first
+ * call, that entry first. Written once per worker to a directory of its own, removed at exit.
+ */
+export function taskUserMounts(): string[] {
+  if (!taskUserFiles) {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-etc-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    // bwrap binds them as the task's user: it must reach them (they hold what the host's do).
+    chmodSync(dir, 0o755);
+    const args: string[] = [];
+    const entries = { passwd: `task:x:${TASK_UID}:${TASK_UID}:shell task:${TASK_HOME}:/bin/sh`, group: `task:x:${TASK_UID}:` };
+    for (const [name, entry] of Object.entries(entries)) {
+      let host = '';
+      try {
+        host = readFileSync(join('/etc', name), 'utf8');
+      } catch {
+        // No such file on this host: the task's entry alone.
+      }
+      // An entry of the host's with the same name or id would answer some lookups and not others.
+      const others = host.split('\n').filter((line) => line && !line.startsWith('task:') && line.split(':')[2] !== String(TASK_UID));
+      const path = join(dir, name);
+      writeFileSync(path, `${[entry, ...others].join('\n')}\n`, { mode: 0o644 });
+      args.push('--ro-bind', path, join('/etc', name));
+    }
+    taskUserFiles = args;
+  }
+  return taskUserFiles;
 }

@@ -3,6 +3,8 @@ import type { ShellSettings } from './shell-settings.ts';
 
 /** Where a sandboxed task's private working directory appears inside; also its HOME. */
 export const TASK_HOME = '/home/task';
+/** A root worker's task (a random uid of its own outside the sandbox) has this uid and gid inside: `task` (taskUserMounts). */
+export const TASK_UID = 1000;
 /** The PATH a task starts with (its `env:` may replace it): the system's, never the worker's. */
 export const TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** Names the sandbox's wrapper reads (and evaluates): a task's `env`, data maybe, may not set them. */
@@ -90,9 +92,10 @@ export function limitArgs(settings: ShellSettings): string[] {
  * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
  * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write),
  * in new user, pid, ipc, uts, cgroup (and, unless allowed, network) namespaces, with no user
- * namespace of its own; it dies with its parent (the worker).
+ * namespace of its own; it dies with its parent (the worker). `ownUser`: a root worker's task
+ * user, TASK_UID inside.
  */
-export function shellArgv(host: ShellHost, workDir: string): string[] {
+export function shellArgv(host: ShellHost, workDir: string, ownUser = false): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
@@ -104,6 +107,8 @@ export function shellArgv(host: ShellHost, workDir: string): string[] {
     // past the bounds below, and reach more of the kernel than a plain user does.
     '--unshare-user',
     '--disable-userns',
+    // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
+    ...(ownUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
     ...(host.settings.network ? ['--share-net'] : []),
     '--die-with-parent',
     // No --new-session: spawnInGroup already starts the task in a session of its own, with no

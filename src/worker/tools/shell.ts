@@ -83,7 +83,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
   const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
   let group: GroupChild;
   try {
-    group = await spawnInGroup(shellArgv(host, workDir), { cwd: host.bwrap ? '/' : workDir, env, uid: id, gid: id, shieldTerm: Boolean(host.bwrap), stdin: req.stdin });
+    group = await spawnInGroup(shellArgv(host, workDir, id !== undefined), { cwd: host.bwrap ? '/' : workDir, env, uid: id, gid: id, shieldTerm: Boolean(host.bwrap), stdin: req.stdin });
   } catch (error) {
     // Node's message may quote the environment (values can be secrets): name the code only.
     const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';

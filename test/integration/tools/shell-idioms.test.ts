@@ -1,6 +1,6 @@
 // The everyday idioms of shell scripts, through a real `svc worker`, sandboxed (the default) and
 // with SVC_SHELL_SANDBOX=off: its home and /tmp, temporary files, the date, UTF-8 text, a here-doc,
-// the system's description (/etc/os-release), bash where a script wants pipefail.
+// the system's description (/etc/os-release), its user's name, bash where a script wants pipefail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../helpers/http.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
@@ -8,7 +8,7 @@ import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process
 describe.each<{ mode: string; workerEnv: Record<string, string> }>([
   { mode: 'sandboxed', workerEnv: {} },
   { mode: 'unsandboxed', workerEnv: { SVC_SHELL_SANDBOX: 'off' } },
-])('a $mode shell task of a real worker', ({ workerEnv }) => {
+])('a $mode shell task of a real worker', ({ mode, workerEnv }) => {
   let s: WorkerStack;
   beforeAll(async () => {
     s = await startWorkerStack({ workers: 1, concurrency: 2, workerEnv });
@@ -41,6 +41,12 @@ workflow:
     ].join('\n');
     const done = await attempt(script);
     expect(done).toMatchObject({ status: 'completed', result: { stdout: 'home-ok\nx\ntemp\ndate-ok\nhéllo ✓ ünï\npy é ✓\nhere 42\n', stderr: '' } });
+  });
+
+  it('knows its user by name (a root worker runs each sandboxed task as a user of its own, `task` inside)', async () => {
+    const done = await attempt('u=$(whoami) && test "$u" = "$(id -un)" && python3 -c "import os, pwd; print(pwd.getpwuid(os.getuid()).pw_name)" | grep -qx "$u" && echo "user $u"');
+    expect(done).toMatchObject({ status: 'completed', result: { stdout: expect.stringMatching(/^user \S+\n$/), stderr: '' } });
+    if (mode === 'sandboxed' && process.getuid?.() === 0) expect(done.result.stdout).toBe('user task\n');
   });
 
   it('tells the system it runs on, and runs bash for pipefail', async () => {

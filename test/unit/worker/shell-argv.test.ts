@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxMounts, type HostFs } from '../../../src/worker/tools/sandbox-mounts.ts';
-import { limitArgs, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
+import { limitArgs, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 
 // A merged-/usr host: /bin, /lib… are symlinks; resolv.conf dangles; /data exists, /nope does not.
@@ -53,6 +53,12 @@ describe('shellArgv', () => {
       '--bind', '/tmp/svc-task-x', TASK_HOME, '--remount-ro', '/', '--chdir', TASK_HOME, '--',
     ]);
     expect(argv.slice(argv.indexOf('/usr/bin/env'), -2)).toEqual(['/usr/bin/env', '--default-signal=TERM', '/bin/sh', '-c']);
+  });
+
+  it("gives a root worker's task user a name inside: uid and gid TASK_UID", () => {
+    const argv = shellArgv(host, '/w', true);
+    expect(argv.slice(argv.indexOf('--disable-userns') + 1, argv.indexOf('--share-net'))).toEqual(['--uid', String(TASK_UID), '--gid', String(TASK_UID)]);
+    expect(shellArgv(host, '/w')).not.toContain('--uid');
   });
 
   it('keeps the network out when it is not allowed, and the sandbox off runs /bin/sh under prlimit only', () => {
