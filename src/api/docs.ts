@@ -8,6 +8,7 @@ import { DOCS_POLICY } from '../security-headers.ts';
 import * as v from 'valibot';
 import { answerSerializer, valibotSchemaOf } from './validation.ts';
 import { isObject } from '../objects.ts';
+import { INTEGER_PARAMETERS, integerParametersOf, typeIntegerParameters } from './integer-parameters.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -27,11 +28,14 @@ const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   // Before any route: the routes' response schemas are for this document only (see answerSerializer).
   app.setSerializerCompiler(answerSerializer);
-  // A route whose body schema takes a request without a body says so to the document (below).
+  // What the document cannot read from a route's JSON Schemas, the route says to it (finishOperations):
+  // a body it takes a request without, parameters that are integers sent as text.
   app.addHook('onRoute', (route) => {
     const body = route.schema?.body;
     const schema = isObject(body) ? valibotSchemaOf(body) : undefined;
     if (schema && v.safeParse(schema, undefined).success) Object.assign(route.schema ?? {}, { [OPTIONAL_BODY]: true });
+    const integers = integerParametersOf(route.schema);
+    if (integers) Object.assign(route.schema ?? {}, { [INTEGER_PARAMETERS]: integers });
   });
   await app.register(swagger, {
     openapi: {
@@ -49,7 +53,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       },
       security: [{ bearer: [] }],
     },
-    transformObject: (doc) => ('openapiObject' in doc ? markOptionalBodies(doc.openapiObject) : doc.swaggerObject),
+    transformObject: (doc) => ('openapiObject' in doc ? finishOperations(doc.openapiObject) : doc.swaggerObject),
   });
   // The UI's routes (page, assets, the OpenAPI JSON/YAML) are the plugin's, registered without a
   // declaration: its scope marks every one public.
@@ -71,13 +75,15 @@ const OPTIONAL_BODY = 'x-optional-body';
 
 /**
  * `doc` with each request body a route takes a request without (a cancel, a retry, a cleanup:
- * `v.optional(...)`) marked `required: false`, where @fastify/swagger marks every body required.
- * Changes `doc` in place.
+ * `v.optional(...)`) marked `required: false`, where @fastify/swagger marks every body required,
+ * and integer parameters typed as integers (integer-parameters.ts). Changes `doc` in place.
  */
-function markOptionalBodies<D extends { paths?: object }>(doc: D): D {
+function finishOperations<D extends { paths?: object }>(doc: D): D {
   for (const operations of Object.values(doc.paths ?? {})) {
     for (const operation of isObject(operations) ? Object.values(operations) : []) {
-      if (!isObject(operation) || !(OPTIONAL_BODY in operation)) continue;
+      if (!isObject(operation)) continue;
+      typeIntegerParameters(operation);
+      if (!(OPTIONAL_BODY in operation)) continue;
       delete operation[OPTIONAL_BODY];
       if (isObject(operation.requestBody)) operation.requestBody.required = false;
     }

@@ -142,6 +142,23 @@ describe('response schemas', () => {
     expect(optional).toEqual(expect.arrayContaining(['POST /api/executions/{id}/cancel', 'POST /api/executions/{id}/retry', 'POST /api/executions/cleanup']));
   });
 
+  it('types the parameters that are integers as integers, with the bounds and defaults the routes apply', async () => {
+    const Parameter = v.looseObject({ in: v.string(), name: v.string(), schema: v.record(v.string(), v.unknown()), description: v.optional(v.string()) });
+    const doc = v.parse(v.object({ paths: v.record(v.string(), v.record(v.string(), v.looseObject({ parameters: v.optional(v.array(Parameter)) }))) }), t.app.swagger());
+    const param = (path: string, name: string) => doc.paths[path].get.parameters?.find((p) => p.name === name);
+    expect(param('/api/executions', 'limit')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 500, default: 50 });
+    expect(param('/api/executions', 'parent')).toMatchObject({ schema: { type: 'integer', minimum: 1 }, description: 'children of this execution' });
+    expect(param('/api/events/{execution_id}', 'since_event_id')?.schema).toEqual({ type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 });
+    expect(param('/api/events/{execution_id}', 'limit')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 5000, default: 1000 });
+    expect(param('/api/events/{execution_id}', 'execution_id')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+    expect(param('/api/catalog/playbook/{path}', 'version')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 2147483647 });
+    // Still text to the routes (a query string is): what the bounds say is what they take.
+    expect((await t.app.inject({ method: 'GET', url: '/api/executions?limit=500' })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/api/executions?limit=501' })).statusCode).toBe(422);
+    // No mark the document is finished with is left in it.
+    expect(JSON.stringify(t.app.swagger())).not.toMatch(/"x-(integer-parameters|optional-body)"/);
+  });
+
   it("lists the spec's Health table: GET /health, /api/health and /metrics", () => {
     const doc = v.parse(OpenApi, t.app.swagger());
     for (const path of ['/health', '/api/health', '/metrics']) expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
