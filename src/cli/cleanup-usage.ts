@@ -6,7 +6,8 @@ export const CLEANUP_USAGE = `svc cleanup [--older-than-minutes N] [--dry-run] [
 
   --older-than-minutes N  executions started over N minutes ago (integer >= 1, default 5)
   --dry-run               list what would be cancelled; change nothing
-  --json                  print the server's answer as JSON (cancelled_count, execution_ids, message)
+  --json                  print the server's answer as JSON (cancelled_count, execution_ids, message);
+                          a refusal too ({error, status, detail}), its text on stderr as without it
   --server URL            the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token (role operator or admin).

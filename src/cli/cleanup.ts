@@ -77,6 +77,8 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
     return 0;
   } catch (e) {
     if (e instanceof ServerError) {
+      // Programs read stdout: the refusal as JSON there too, as svc run --json gives it.
+      if (values.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, detail: e.detail }, null, 2)}\n`);
       err.write(`svc cleanup: ${describeServerError(e)}\n`);
       return 1;
     }

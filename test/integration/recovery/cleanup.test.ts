@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
-import { spawnSvc, withTimeout } from '../../helpers/process.ts';
+import { runSvc, spawnSvc, withTimeout } from '../../helpers/process.ts';
 
 let t: TestApp;
 let db: pg.Client;
@@ -138,6 +138,11 @@ describe('cleanup of stuck executions', () => {
     const refused = await svcCleanup(['--older-than-minutes', '10000001', '--dry-run']);
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(/HTTP 422 invalid body\n  - older_than_minutes: /);
+    // With --json a program reads the refusal on stdout too (as svc run --json gives it); the text stays on stderr.
+    const refusedJson = await runSvc(['cleanup', '--server', t.url, '--older-than-minutes', '10000001', '--json'], {});
+    expect(refusedJson.code).toBe(1);
+    expect(JSON.parse(refusedJson.stdout)).toEqual({ error: "POST /api/executions/cleanup: HTTP 422 invalid body", status: 422, detail: { code: 'unprocessable', message: 'invalid body', errors: [expect.stringMatching(/^older_than_minutes: /)] } });
+    expect(refusedJson.stderr).toMatch(/older_than_minutes: /);
     const p = spawnSvc(['cleanup', '--server', 'http://127.0.0.1:9', '--dry-run'], {});
     expect(await withTimeout(p.exited, 30_000, 'svc cleanup')).toBe(3);
     expect(p.output()).toMatch(/unreachable/);
