@@ -10,7 +10,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
-import { jsonObject } from './executions.ts';
+import { jsonObject, MAX_STEP_NAME_CHARS } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { jsonSchema } from './validation.ts';
 
@@ -24,7 +24,8 @@ const batchItem = v.object({
   event_type: v.picklist(WORKER_EVENT_TYPES, (issue) => `${issue.received} is not a type a worker reports; must be one of ${WORKER_EVENT_TYPES.join(', ')}${issue.input === EVENT.executionCancelled ? ' (cancel by POST /api/executions/{id}/cancel)' : ''}`),
   command_id: v.optional(v.nullable(id)),
   attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
-  step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+  // As long as a step name a request may name: a shorter bound refused every report of such a step.
+  step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(MAX_STEP_NAME_CHARS)))),
   context: v.optional(v.nullable(jsonObject)),
   result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),

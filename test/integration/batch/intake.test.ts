@@ -111,6 +111,21 @@ describe('POST /api/events/batch', () => {
     expect(next.rows).toEqual([{ step: 's1', status: 'COMPLETED' }, { step: 's2', status: 'PENDING' }]);
   });
 
+  it('takes the reports of a step whose name is as long as a request may name one (256 characters)', async () => {
+    const name = `s${'x'.repeat(255)}`;
+    await ex.register(noopPlaybook('batch/long-step', 1).replaceAll('step: s1', `step: ${name}`));
+    const id = await ex.run('batch/long-step');
+    const cmd = await claimNext(id, 'w1');
+    expect(cmd.step).toBe(name);
+    const r = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect((await b.settled(r.body.request_id)).state).toBe('completed');
+    expect((await ex.wait(id)).status).toBe('completed');
+    const longer = await b.post({ execution_id: id, worker_id: 'w1', events: [{ ...commandReport(cmd)[0], step: `${name}y` }] });
+    expect(longer.status).toBe(422);
+    expect(longer.body.detail.errors).toEqual(['events.0.step: Invalid length: Expected <=256 but received 257']);
+  });
+
   it('has committed the events (the row processors claim) and the batch.accepted marker before it answers', async () => {
     const { id, cmd } = await claimedExecution();
     await whileRoutingBlocked(id, async () => {
