@@ -47,7 +47,7 @@ export function readGuiFiles(dir: string): Map<string, StaticFile> | null {
 
 /**
  * Serves `files` under `prefix` (ending in '/'), each route with `opts` (the caller's access
- * declaration). Unknown non-asset paths answer index.html: the console routes by the URL's hash.
+ * declaration). An unknown non-asset path is sent to the console's root as the route it names.
  */
 export function serveGuiFiles(app: FastifyInstance, prefix: string, files: Map<string, StaticFile>, opts: RouteShorthandOptions): void {
   const index = files.get('index.html')!;
@@ -64,8 +64,13 @@ export function serveGuiFiles(app: FastifyInstance, prefix: string, files: Map<s
         .header('cache-control', path.startsWith('assets/') ? IMMUTABLE_CACHE : 'no-cache')
         .send(file.body);
     }
-    // Any other path is a stale or mistyped link: the app, except for a missing asset.
     if (path.startsWith('assets/')) return reply.code(404).send({ detail: `${path} not found` });
-    return sendIndex(reply);
+    // Any other path is a link written as a path (`executions/12`): the console routes by the URL's
+    // hash and loads its files relative to its root, so it goes there as that route
+    // (`#/executions/12`, the query kept). index.html answered here would ask for its files below
+    // this path, get pages for scripts, and show nothing.
+    // The path as sent (a route's %2F stays one), only what a Location cannot carry encoded.
+    const sent = req.url.startsWith(prefix) ? req.url.slice(prefix.length) : path.split('/').map(encodeURIComponent).join('/');
+    return reply.redirect(`${prefix}#/${sent.replace(/[^\w\-.~!$&'()*+,;=:@/%?]/g, (c) => encodeURIComponent(c))}`, 302);
   });
 }

@@ -372,6 +372,16 @@ workflow:
     }
   });
 
+  it('opens a link written as a path (/ui/catalog/new, /ui/executions?status=failed) at the route it names, not a blank page', async () => {
+    await page.goto(`${stack.url}/ui/catalog/new`);
+    await page.getByRole('heading', { name: 'Register a playbook' }).waitFor();
+    expect(page.url()).toBe(`${stack.url}/ui/#/catalog/new`);
+    await page.goto(`${stack.url}/ui/executions?status=failed`);
+    await page.getByRole('heading', { name: 'Executions' }).waitFor();
+    expect(page.url()).toBe(`${stack.url}/ui/#/executions?status=failed`);
+    expect(await page.getByLabel('Status').inputValue()).toBe('failed');
+  });
+
   it('edits an MCP server document as one, and offers no run for it', async () => {
     const doc = 'apiVersion: svc/v1\nkind: Mcp\nmetadata:\n  name: tools\n  path: mcp/tools\nendpoint: http://127.0.0.1:9/mcp\n';
     expect((await http(stack.url, 'POST', '/api/catalog/register', { content: doc, resource_type: 'mcp' })).status).toBe(201);

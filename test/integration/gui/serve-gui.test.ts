@@ -26,7 +26,7 @@ const appWith = (guiDir: string, auth: 'none' | 'token' | 'gateway' = 'none') =>
   buildApp({ ...t.deps, guiDir, config: { ...t.deps.config, SVC_AUTH: auth, SVC_GATEWAY_SECRET: 'g'.repeat(40) } });
 
 describe('console files at /ui/', () => {
-  it('serves index.html, hashed assets (cached for good) and the app for unknown paths; nothing outside the build', async () => {
+  it('serves index.html, hashed assets (cached for good) and an unknown path as the app’s route; nothing outside the build', async () => {
     const app = await appWith(dir);
     const index = await app.inject({ url: '/ui/' });
     expect(index.statusCode).toBe(200);
@@ -43,7 +43,10 @@ describe('console files at /ui/', () => {
     expect(asset.headers['cache-control']).toContain('immutable');
     expect(asset.body).toBe('console.log(1)');
     expect(asset.headers['content-security-policy']).toBe("frame-ancestors 'none'");
-    expect((await app.inject({ url: '/ui/executions/12' })).body).toContain('<title>console</title>');
+    // A link written as a path goes to the console as its route (index.html here would load nothing).
+    const link = await app.inject({ url: '/ui/executions/12?status=failed' });
+    expect(link.statusCode).toBe(302);
+    expect(link.headers.location).toBe('/ui/#/executions/12?status=failed');
     expect((await app.inject({ url: '/ui/assets/missing.js' })).statusCode).toBe(404);
     for (const url of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/..%2fpackage.json']) {
       const r = await app.inject({ url });
