@@ -4,6 +4,7 @@ import { startExecutions } from '../../actors/start-execution.ts';
 import type { StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { startAsked } from './start-asked.ts';
 
 const UNFINISHED = new Set(['running', 'queued', 'paused']);
 
@@ -46,8 +47,18 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
     const outcome = ctx.steps[name];
     if ((outcome?.status === 'ok' || outcome?.status === 'timeout') && name !== ctx.finished?.error?.step) replay[name] = outcome;
   }
+  // Started as the old one was asked for: its labels (label filters find both) and its priority.
+  const asked = await startAsked(deps.db, id);
   const [started] = await startExecutions(deps, [
-    { compiled: found.follower.compiled, payload: ctx.input.args, requestedBy, origin: { retry_of: id, from_step: from }, replay, ownHandles: true },
+    {
+      compiled: found.follower.compiled,
+      payload: ctx.input.args,
+      requestedBy,
+      origin: { retry_of: id, from_step: from, ...(asked.labels ? { labels: asked.labels } : {}) },
+      replay,
+      ...(asked.priority === undefined ? {} : { priority: asked.priority }),
+      ownHandles: true,
+    },
   ]);
   if (started instanceof ServiceError) throw started;
   return { execution_id: started.executionId, retry_of: id, from_step: from, replayed: Object.keys(replay) };

@@ -4,10 +4,10 @@ import { routeEvents } from '../../actors/route-events.ts';
 import { startExecutions, type StartInput } from '../../actors/start-execution.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { isLiveExecutionStatus } from '../../machines/statuses.ts';
-import { getExecution, interruptedRoots, startEvent, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
+import { getExecution, interruptedRoots, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
+import { startAsked } from '../engine/start-asked.ts';
 import { countLiveWorkerPools } from '../db/runtime.repo.ts';
 import { ServiceError } from '../errors.ts';
-import { isObject } from '../objects.ts';
 import { withLease } from './with-lease.ts';
 
 /** Run once per start (src/periodic/start-periodic.ts); also the name of its lease. */
@@ -141,20 +141,14 @@ async function resumeOne(deps: EngineDeps, root: InterruptedRoot): Promise<Resum
  * start asked for), `resumed_from` the root.
  */
 async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<StartInput> {
-  const context = objectOf((await startEvent(deps.db, root.execution_id))?.context);
-  const input = objectOf(context.input);
-  const labels = objectOf(context.labels);
+  const asked = await startAsked(deps.db, root.execution_id);
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
   return {
     compiled,
-    payload: objectOf(input.args),
-    origin: { resumed_from: root.execution_id, ...(Object.keys(labels).length ? { labels } : {}) },
-    // Only a start's own priority is recorded (the playbook's is the default again).
-    ...(typeof input.priority === 'number' && Number.isInteger(input.priority) ? { priority: input.priority } : {}),
+    payload: asked.payload,
+    origin: { resumed_from: root.execution_id, ...(asked.labels ? { labels: asked.labels } : {}) },
+    ...(asked.priority === undefined ? {} : { priority: asked.priority }),
     ownHandles: true,
   };
 }
 
-function objectOf(value: unknown): Record<string, unknown> {
-  return isObject(value) ? { ...value } : {};
-}

@@ -87,4 +87,26 @@ workflow:
     expect(completed.status).toBe(422);
     expect(completed.body.detail.errors).toEqual([expect.stringContaining('from_step')]);
   });
+  it("keeps the old start's labels and priority: label filters find both, and the retry is claimed at the same priority", async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: labelled, path: retry_cancelled/labelled }
+workflow:
+  - step: first
+    wait: { signal: go }
+`);
+    const r = await post('/api/run/playbook', { path: 'retry_cancelled/labelled', labels: { tenant: 'acme' }, priority: 8 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const id = r.body.execution_id as number;
+    expect((await post(`/api/executions/${id}/cancel`, {})).body).toMatchObject({ status: 'cancelled' });
+    const retried = await post(`/api/executions/${id}/retry`);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    const again = retried.body.execution_id as number;
+    expect((await get(`/api/executions/${again}`)).body.labels).toEqual({ tenant: 'acme' });
+    const found = ((await get('/api/executions?label=tenant:acme&path=retry_cancelled/labelled')).body.executions as Json[]).map((e) => e.execution_id);
+    expect(found.sort()).toEqual([id, again].sort());
+    const started = ((await get(`/api/events/${again}?limit=1`)).body.events as Json[])[0];
+    expect(started.context.input.priority).toBe(8);
+    expect(started.context.retry_of).toBe(id);
+  });
 });
