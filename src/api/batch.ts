@@ -12,6 +12,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { jsonObject, MAX_STEP_NAME_CHARS } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
+import { discardBody } from './input-guard.ts';
 import { jsonSchema } from './validation.ts';
 
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
@@ -93,10 +94,14 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     {
       config: { access: { level: 'operator', worker: true } },
       bodyLimit: maxBytes,
-      // Refused before the body is read when its declared length is over the limit.
+      // Refused before the body is parsed when its declared length is over the limit; what the
+      // client still sends is read and dropped first, so one that writes it all before reading
+      // gets the 413, not a reset connection (as fastify's own 413: src/api/error-handler.ts).
       onRequest: async (req) => {
         const length = Number(req.headers['content-length']);
-        if (length > maxBytes) throw new ServiceError('payload_too_large', `the batch body is ${length} bytes; at most ${maxBytes} (SVC_BATCH_MAX_BYTES)`);
+        if (!(length > maxBytes)) return; // no Content-Length (chunked): bodyLimit bounds it as it is read
+        await discardBody(req.raw);
+        throw new ServiceError('payload_too_large', `the batch body is ${length} bytes; at most ${maxBytes} (SVC_BATCH_MAX_BYTES)`);
       },
       schema: {
         tags: ['events'],

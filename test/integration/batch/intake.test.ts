@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -230,6 +232,37 @@ describe('POST /api/events/batch', () => {
     expect(missing.status).toBe(404);
     expect(await storedBatches()).toBe(before);
     expect(await markers(id)).toBe(0);
+  });
+
+  it('answers 413 to a client that writes the whole over-limit body before it reads (curl -d @file), not a reset connection', async () => {
+    const body = Buffer.from(JSON.stringify({ execution_id: 1, events: [{ event_type: 'call.done', context: { blob: 'x'.repeat(8 * 1024 * 1024) } }] }));
+    const url = new URL(t.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(url.port), url.hostname);
+      socket.on('error', reject);
+      socket.pause();
+      socket.write(`POST /api/events/batch HTTP/1.1\r\nhost: ${url.host}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`);
+      socket.write(body, (err) => {
+        if (err) return reject(err);
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        socket.resume();
+      });
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(answer).toContain('SVC_BATCH_MAX_BYTES');
+    // Without a Content-Length (chunked) a batch within the limit is taken as before.
+    const { id, cmd } = await claimedExecution();
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(new URL('/api/events/batch', t.url), { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) }));
+    });
+    expect(chunked).toBe(202);
   });
 });
 
