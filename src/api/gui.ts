@@ -9,15 +9,19 @@ import { PUBLIC } from './access.ts';
 /** The mount point of the console on the API server. */
 const GUI_PREFIX = '/ui/';
 
-/** The settings the console reads before anything else (the shared contract with the gateway). */
+/**
+ * The settings the console reads before anything else (the shared contract with the gateway).
+ * The server has no login of its own: behind a gateway (SVC_AUTH=gateway) people log in at the
+ * gateway, whose console has its own settings; this one then takes the API tokens the server
+ * takes in that mode too, so it names no login, logout or /auth/me here.
+ */
 export function runtimeConfig(config: Pick<Config, 'SVC_AUTH'>) {
-  const gateway = config.SVC_AUTH === 'gateway';
   return {
     auth: config.SVC_AUTH,
     api_base: '/api',
-    login_url: gateway ? '/auth/login' : null,
-    logout_url: gateway ? '/auth/logout' : null,
-    me_url: gateway ? '/auth/me' : null,
+    login_url: null,
+    logout_url: null,
+    me_url: null,
     // Only a server that checks no caller lets the console go on without credentials.
     allow_skip_auth: config.SVC_AUTH === 'none',
   };

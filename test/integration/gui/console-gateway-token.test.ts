@@ -50,4 +50,20 @@ describe('console behind a gateway without an OpenID provider', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('the server\'s own console (/ui/) behind a gateway asks for an API token too, which the server takes', async () => {
+    const token = await createApiToken(stack.deps.db, 'console-server-viewer', 'viewer');
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    await page.goto(`${stack.url}/ui/`);
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('No executions yet.').waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

@@ -59,7 +59,8 @@ describe('console files at /ui/', () => {
     const expected = {
       none: { auth: 'none', api_base: '/api', login_url: null, logout_url: null, me_url: null, allow_skip_auth: true },
       token: { auth: 'token', api_base: '/api', login_url: null, logout_url: null, me_url: null, allow_skip_auth: false },
-      gateway: { auth: 'gateway', api_base: '/api', login_url: '/auth/login', logout_url: '/auth/logout', me_url: '/auth/me', allow_skip_auth: false },
+      // The login is the gateway's (its own settings name it): the server's console takes API tokens.
+      gateway: { auth: 'gateway', api_base: '/api', login_url: null, logout_url: null, me_url: null, allow_skip_auth: false },
     } as const;
     for (const auth of ['none', 'token', 'gateway'] as const) {
       const app = await appWith(dir, auth);
