@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
 import { renderValue } from '../dsl/render.ts';
 import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
-import { defaultTtlSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
+import { defaultTtlSeconds, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
@@ -80,11 +80,11 @@ function positiveSeconds(value: unknown): number | undefined {
 /**
  * An entry's lifetime: what the token answer says (its ttl_field) bounded by the definition's
  * ttl_seconds (a playbook may renew sooner, never later than the token dies); either alone;
- * RENEWAL_FALLBACK_TTL_SECONDS when neither says.
+ * the scope's default when neither says (the spec: local 3600 s, global and shared 86400 s).
  */
-function entryLifetime(answered: number | undefined, defined: number | undefined): number {
+function entryLifetime(answered: number | undefined, defined: number | undefined, scope: KeychainScope): number {
   if (answered !== undefined && defined !== undefined) return Math.min(answered, defined);
-  return answered ?? defined ?? RENEWAL_FALLBACK_TTL_SECONDS;
+  return answered ?? defined ?? defaultTtlSeconds(scope);
 }
 
 /** The store API takes whole seconds (>= 1); a fractional lifetime is rounded up. */
@@ -236,7 +236,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       if (typeof token !== 'string' || token === '') return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
     }
     const tokenData = { ...answer.body };
-    const ttlSeconds = entryLifetime(positiveSeconds(tokenData[ttlField]), definition.ttl_seconds);
+    const ttlSeconds = entryLifetime(positiveSeconds(tokenData[ttlField]), definition.ttl_seconds, target.scope);
     // The renew request is the definition's own: the credential is applied again at renewal, so a
     // rotated client secret is picked up and no secret is copied into the entry.
     const renewConfig =
@@ -281,7 +281,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     if (!answer.ok) return answer;
     const result = tokenFromRenewResponse(answer.status, answer.body, cfg);
     if (!result.ok) return result;
-    const lifetime = entryLifetime(positiveSeconds(result.tokenData[cfg.ttl_field]), definition?.ttl_seconds);
+    const lifetime = entryLifetime(positiveSeconds(result.tokenData[cfg.ttl_field]), definition?.ttl_seconds, target.scope);
     return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: lifetime, lifetimeSeconds: lifetime, kind, renewConfig: cfg } };
   }
 

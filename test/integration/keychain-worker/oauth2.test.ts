@@ -46,6 +46,11 @@ beforeAll(async () => {
         if (req.headers['content-type'] !== 'application/json' || body?.user !== 'svc') return answer(400, { error: 'bad request' });
         return answer(200, { api_key: issue(key, 1).access_token, lifetime: 1 });
       }
+      // A token answer that says nothing of its lifetime (no expires_in).
+      case '/token-no-expiry': {
+        const { access_token, token_type } = issue(key, 0);
+        return answer(200, { access_token, token_type });
+      }
       case '/needs-key':
         return req.headers['x-api-key'] && target.issuedTokens.includes(String(req.headers['x-api-key'])) ? answer(200, { ok: true }) : answer(401, { error: 'unauthorized' });
     }
@@ -163,6 +168,17 @@ describe('oauth2 keychain entries resolved by the worker', () => {
     expect(renewed.status).toBe('success');
     expect(renewed.token_data.access_token).not.toBe(first.token_data.access_token);
     expect(renewed.ttl_seconds).toBeLessThanOrEqual(1);
+  });
+
+  it("a global entry whose token answer and definition give no lifetime lives the spec's global default, 86400 s (not 3600)", async () => {
+    const { path, catalogId } = await register(
+      playbook('kcw/no-expiry', `{ name: api, kind: oauth2, scope: global, auth: api_client_auth, endpoint: "{{ workload.base }}/token-no-expiry" }`),
+    );
+    expect((await runToEnd(path)).final.status).toBe('completed');
+    const stored = (await http(s.url, 'GET', `/api/keychain/${catalogId}/api?scope_type=global`)).body;
+    expect(stored.status).toBe('success');
+    expect(stored.ttl_seconds).toBeGreaterThan(86_000);
+    expect(stored.ttl_seconds).toBeLessThanOrEqual(86_400);
   });
 
   it("no endpoint in the definition: the token request is a client-credentials form post to the auth credential's token_url, and so is the renewal", async () => {
