@@ -13,6 +13,7 @@ import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_
 import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
 import { documentedAt } from './documented-url.ts';
+import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 
 /** The kinds of catalog entries: what registration takes as resource_type and the list filters by. */
 const CATALOG_KINDS = ['playbook', 'agent', 'mcp'] as const;
@@ -199,7 +200,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get(
     '/api/catalog/playbooks',
-    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery), response: responses({ 200: listAnswer }) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['catalog'], summary: 'Newest version of every catalog path', querystring: jsonSchema(listQuery), response: responses({ 200: listAnswer }) }, config: { access: { level: 'viewer' } }, preValidation: emptyQueryValuesAbsent },
     async (req) => {
       const { kind } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listCatalog(deps.db, kind);

@@ -7,6 +7,7 @@ import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import type { RoutedEvent } from '../protocol.ts';
 import { integer, responses } from './answers.ts';
+import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { eventAnswer, presentEvent } from './present.ts';
 import { stampReportedTimes } from './reported-times.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
@@ -54,7 +55,7 @@ export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
   });
 
-  app.get('/api/events/:execution_id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery), response: responses({ 200: historyAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
+  app.get('/api/events/:execution_id', { schema: { tags: ['events'], summary: 'Events of an execution in order', params: jsonSchema(historyParams), querystring: jsonSchema(historyQuery), response: responses({ 200: historyAnswer }) }, config: { access: { level: 'viewer' } }, preValidation: emptyQueryValuesAbsent }, async (req) => {
     const { execution_id: id } = req.params as v.InferOutput<typeof historyParams>;
     const q = req.query as v.InferOutput<typeof historyQuery>;
     if (!(await getExecution(deps.db, id))) throw notFound(`execution ${id}`);

@@ -11,6 +11,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { decodeExecutionCursor, encodeExecutionCursor } from './execution-cursor.ts';
 import { StartTimeText } from '../start-time-text.ts';
 import { startPath } from './catalog-path.ts';
+import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
@@ -241,11 +242,12 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         description:
           'Ordered by start time then id, newest first. `next_cursor` (null on the last page) continues the list after the page: executions started meanwhile never shift it. ' +
           '`counts` has every status with how many executions match the filters other than `status`, each counted up to ' +
-          `${EXECUTION_COUNT_CAP} (a count of ${EXECUTION_COUNT_CAP} means at least that many).`,
+          `${EXECUTION_COUNT_CAP} (a count of ${EXECUTION_COUNT_CAP} means at least that many). A parameter sent empty (\`?status=&limit=\`) is taken as not sent.`,
         querystring: jsonSchema(listQuery),
         response: responses({ 200: listAnswer }),
       },
       config: { access: { level: 'viewer' } },
+      preValidation: emptyQueryValuesAbsent,
     },
     async (req) => {
       const { status, limit, cursor, ...query } = req.query as v.InferOutput<typeof listQuery>;

@@ -107,11 +107,14 @@ describe('catalog', () => {
     const playbooks = await http(t.url, 'GET', '/api/catalog/playbooks?kind=playbook');
     expect(playbooks.body.playbooks.map((p: { kind: string }) => p.kind)).toEqual(expect.arrayContaining(['playbook']));
     expect(new Set(playbooks.body.playbooks.map((p: { kind: string }) => p.kind))).toEqual(new Set(['playbook']));
-    for (const kind of ['agents', 'Playbook', '']) {
+    for (const kind of ['agents', 'Playbook']) {
       const r = await http(t.url, 'GET', `/api/catalog/playbooks?kind=${kind}`);
       expect(r.status, kind).toBe(422);
       expect(r.body.detail.errors, kind).toEqual(['kind: must be one of playbook, agent, mcp']);
     }
+    // Sent empty (a form's unset filter), it is no filter: every entry.
+    const all = await http(t.url, 'GET', '/api/catalog/playbooks');
+    expect((await http(t.url, 'GET', '/api/catalog/playbooks?kind=')).body).toEqual(all.body);
   });
 
   it('identical registrations at once make one version', async () => {
