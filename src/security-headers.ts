@@ -26,11 +26,15 @@ export const NOT_A_PAGE_HEADERS: Readonly<Record<string, string>> = { ...ALWAYS,
 /**
  * Adds the headers above to every answer of `app`; a route (or plugin scope) that serves a page
  * sets its own `content-security-policy`, and every other answer gets the one that forbids framing.
+ * An answer that says nothing of caching is `no-store`: API answers carry credential data, tokens
+ * and who may do what, which no browser or proxy cache should keep; the console's files say how
+ * they are cached themselves.
  */
 export function installSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.headers(ALWAYS);
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', NOT_A_PAGE_POLICY);
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
 }

@@ -175,6 +175,14 @@ describe('SVC_AUTH=token', () => {
     expect((await http(t.url, 'GET', '/api/credentials/db_auth?include_data=true', undefined, { ...asWorker, ...dataClaim })).body.data.password).toBe(SECRET_VALUE);
   });
 
+  it('answers with data no cache may keep: Cache-Control no-store (credential data above all)', async () => {
+    const data = await http(t.url, 'GET', '/api/credentials/db_auth?include_data=true', undefined, admin);
+    expect(data.body.data.password).toBe(SECRET_VALUE);
+    expect(data.headers.get('cache-control')).toBe('no-store');
+    expect((await http(t.url, 'GET', '/api/executions', undefined, admin)).headers.get('cache-control')).toBe('no-store');
+    expect((await http(t.url, 'GET', '/api/executions')).headers.get('cache-control')).toBe('no-store'); // a refusal too
+  });
+
   it('a forged worker report with an admin token (not the worker token) is refused and nothing is stored', async () => {
     await forgedReportIsRefused(t, admin);
     await forgedReportIsRefused(t, {});
