@@ -51,7 +51,8 @@ function parse(argv: string[], options: Record<string, { type: 'string' | 'boole
 
 async function runTool(name: ToolName, argv: string[]): Promise<number> {
   const flags = name === 'detect' ? Object.fromEntries(Object.keys(DETECT_FLAGS).map((f) => [f, { type: 'string' as const }])) : {};
-  const values = parse(argv, { json: { type: 'boolean' }, server: { type: 'string' }, ...flags });
+  const values = parse(argv, { json: { type: 'boolean' }, text: { type: 'boolean' }, server: { type: 'string' }, ...flags });
+  if (values.json && values.text) throw new UsageError('--json and --text: give one');
   const args: Record<string, unknown> = {};
   for (const [flag, key] of Object.entries(DETECT_FLAGS)) {
     const text = values[flag];
@@ -71,7 +72,10 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
       throw new UsageError(invocation.problems.map(asOption).join('; '));
     }
     const o = invocation.outcome;
-    process.stdout.write(values.json ? `${JSON.stringify(o, null, 2)}\n` : renderOutcome(o));
+    // The spec: "the CLI prints the same object". A program reading the output gets it; a
+    // person at a terminal gets the summary (--json / --text choose either way).
+    const asJson = values.json === true || (values.text !== true && !process.stdout.isTTY);
+    process.stdout.write(asJson ? `${JSON.stringify(o, null, 2)}\n` : renderOutcome(o));
     return exitCodeOf(o.severity);
   } finally {
     client.close();

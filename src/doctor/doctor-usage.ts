@@ -5,7 +5,7 @@ export const DOCTOR_SUMMARY = 'find stuck work and what to run next (detect | re
 /** Port of `svc doctor serve` without --port. */
 export const DOCTOR_SERVE_DEFAULT_PORT = 8090;
 
-export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json] [--server URL]
+export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--text] [--server URL]
        svc doctor serve [--port N] [--host 127.0.0.1] [--server URL]
 
   detect         runs the read-only detection playbooks on the server (registering them first):
@@ -22,7 +22,9 @@ export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json] [--s
   serve          the same tools over HTTP, on loopback only (default port ${DOCTOR_SERVE_DEFAULT_PORT}):
                  GET /healthz, GET /tools, POST /tools/{detect,reachability,repair_trigger_reaper}/invoke
   --server URL   the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
-  --json         print the outcome object {action, severity, generated_at, data} as JSON
+  --json         print the outcome object {action, severity, generated_at, data} as JSON: what
+                 it prints whenever its output is not a terminal (a pipe, a file, a program)
+  --text         print the readable summary there too (in a terminal it is the default)
 
 exit codes: 0 ok (healthy, repaired or no-op), 2 anomaly found,
             3 could not run (server unreachable, refused, bad answer, or a bad option)`;

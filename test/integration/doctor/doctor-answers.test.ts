@@ -42,7 +42,13 @@ describe('svc doctor repair (the reaper nudge)', () => {
     expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${SWEEP}`]);
     expect(JSON.parse(sent[0].body)).toEqual({});
 
-    const text = await runDoctor(['repair', '--server', target.url]);
+    // Its output read by a program (not a terminal): the outcome object itself, as the spec has it.
+    const piped = await runDoctor(['repair', '--server', target.url]);
+    expect(piped.code).toBe(0);
+    expect(piped.json()).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok', data: { result: 'swept' } });
+    expect(typeof piped.json().generated_at).toBe('string');
+    expect((await runDoctor(['repair', '--server', target.url, '--json', '--text'])).code).toBe(3);
+    const text = await runDoctor(['repair', '--server', target.url, '--text']);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('svc doctor repair: OK');
     expect(text.stdout).toContain('republished 3 of the 7 commands');
@@ -79,7 +85,7 @@ describe('svc doctor repair (the reaper nudge)', () => {
       expect(run.json()).toMatchObject({ severity: 'error', data: { failure } });
     }
     answers = { [SWEEP]: { status: 401, body: { detail: 'missing or invalid API token' } } };
-    const text = await runDoctor(['repair', '--server', target.url]);
+    const text = await runDoctor(['repair', '--server', target.url, '--text']);
     expect(text.stdout).toContain('svc doctor repair: ERROR');
     expect(text.stdout).toContain('SVC_API_TOKEN');
   });
@@ -91,7 +97,7 @@ describe('svc doctor reachability', () => {
     const run = await runDoctor(['reachability', '--server', target.url, '--json']);
     expect(run.code).toBe(2);
     expect(run.json()).toMatchObject({ action: 'reachability', severity: 'critical', data: { api: { status: 'ok', http_status: 503 }, database: { status: 'unreachable' }, bus: { status: 'ok' } } });
-    const text = await runDoctor(['reachability', '--server', target.url]);
+    const text = await runDoctor(['reachability', '--server', target.url, '--text']);
     expect(text.code).toBe(2);
     expect(text.stdout).toContain('cannot reach its database');
     expect(text.stdout).toMatch(/next:\n {2}check PostgreSQL/);
@@ -127,7 +133,7 @@ describe('no server at the address', () => {
       expect(run.code, tool).toBe(3);
       expect(run.json()).toMatchObject({ severity: 'error', data: { failure: 'unreachable', server } });
     }
-    const text = await runDoctor(['reachability', '--server', server]);
+    const text = await runDoctor(['reachability', '--server', server, '--text']);
     expect(text.code).toBe(3);
     expect(text.stdout).toContain(`cannot reach the server at ${server}`);
     expect(text.stdout).toContain('svc start');

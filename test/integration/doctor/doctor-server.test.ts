@@ -175,7 +175,7 @@ describe('svc doctor on a healthy server', () => {
     const execution = await http(svc.url, 'GET', `/api/executions/${o.data.checks.stuck_executions.execution_id}`);
     expect(execution.body).toMatchObject({ status: 'completed', path: 'doctor/stuck_executions' });
 
-    const text = await runDoctor(['detect', '--server', svc.url]);
+    const text = await runDoctor(['detect', '--server', svc.url, '--text']);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('svc doctor detect: OK');
     expect(text.stdout).toContain('no anomaly');
@@ -218,7 +218,7 @@ describe('svc doctor on a seeded stuck state', () => {
       expect(o.data.next_steps.join('\n')).toContain('svc cleanup --older-than-minutes 30 --dry-run');
 
       // The readable form: what is wrong, the ids, what to run next.
-      const text = await runDoctor(['detect', '--server', svc.url]);
+      const text = await runDoctor(['detect', '--server', svc.url, '--text']);
       expect(text.code).toBe(2);
       expect(text.stdout).toContain('svc doctor detect: CRITICAL');
       expect(text.stdout).toContain('1 execution has been running for over 30 min with no progress');
@@ -276,7 +276,7 @@ describe('svc doctor on executions that wait on purpose', () => {
       expect(waiting.get(holderId)).toMatchObject({ waits_for: 'signal', signal: 'go', until: null });
       expect(waiting.get(queuedId)).toMatchObject({ waits_for: 'limit', limit_name: `@seeded/limited_${tag}`, until: null });
       expect(stuck.summary).toMatch(/no execution is without progress; \d+ executions wait on purpose/);
-      const text = await runDoctor(['detect', '--server', svc.url, '--stuck-minutes', '0.03']);
+      const text = await runDoctor(['detect', '--server', svc.url, '--stuck-minutes', '0.03', '--text']);
       expect(text.stdout).toContain(`waiting   execution ${timerId} (seeded/timer_${tag}) waits for a timer until `);
       expect(text.stdout).toContain(`waiting   execution ${queuedId} (seeded/limited_${tag}) waits for room in limit @seeded/limited_${tag}`);
 
