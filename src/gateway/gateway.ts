@@ -217,14 +217,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     return forwardApi(req, reply);
   });
   // A retry starts the old execution's playbook again: the server says which (read as the caller);
-  // an execution it does not show is left to its answer to the retry.
+  // an execution it refuses to show (unknown, a malformed id) is left to its answer to the retry.
   app.post('/api/executions/:id/retry', starts, async (req, reply) => {
     const limited = restriction(req);
     if (limited) {
       const id = encodeURIComponent((req.params as { id: string }).id);
       const found = await proxy.read(`/api/executions/${id}`, upstreamAs(req));
       if (found.status === 200) requireMayStart(limited, isObject(found.body) && typeof found.body.path === 'string' ? found.body.path : undefined);
-      else if (found.status !== 404) throw new ServiceError('bad_gateway', `the server answered ${found.status} when asked which playbook execution ${id} ran`);
+      else if (found.status < 400 || found.status >= 500) throw new ServiceError('bad_gateway', `the server answered ${found.status} when asked which playbook execution ${id} ran`);
     }
     return forwardApi(req, reply);
   });

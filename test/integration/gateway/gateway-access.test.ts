@@ -141,6 +141,9 @@ describe('gateway: bearer JWTs of programs', () => {
     expect(retried.status).toBe(403);
     expect(Object.keys(retried.body)).toEqual(['detail']);
     expect(retried.body.detail).toContain('gw/hello');
+    // One the server cannot show gets the server's own answer to the retry.
+    expect((await http(gw.url, 'POST', '/api/executions/999999/retry', { from_step: 'start' }, scoped)).status).toBe(404);
+    expect((await http(gw.url, 'POST', '/api/executions/abc/retry', { from_step: 'start' }, scoped)).status).toBe(422);
     // A fire (or backfill) starts an execution of the trigger's playbook; pausing starts none.
     const hooked = PLAYBOOK.replace('path: gw/hello', 'path: gw/hooked') + 'triggers:\n  - { name: nightly, kind: schedule, cron: "@daily" }\n';
     expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: hooked }, admin)).status).toBe(201);
