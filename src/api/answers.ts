@@ -7,12 +7,13 @@ import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { ALL_CODES, codeInfo, type CodeIn } from '../../machines/error-codes.ts';
 import { jsonSchema } from './validation.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 export const integer = v.pipe(v.number(), v.integer());
 /** A time as answers write it (`Date.toISOString()`, or the database's text of the same form). */
 export const time = v.pipe(v.string(), v.isoTimestamp());
 /** A JSON object of any fields (a payload, a spec, labels). */
-export const anyObject = v.record(v.string(), v.unknown());
+export const anyObject = ownKeysRecord(v.string(), v.unknown());
 
 const HTTP_CODES = ALL_CODES.filter((c): c is CodeIn<'http'> => codeInfo(c).where.includes('http'));
 

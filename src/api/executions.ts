@@ -17,6 +17,7 @@ import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 /**
  * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
@@ -24,7 +25,7 @@ import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
  */
 export const jsonObject = v.pipe(
   v.custom<unknown>((input) => !Array.isArray(input), 'must be a JSON object, not an array'),
-  v.record(v.string(), v.unknown()),
+  ownKeysRecord(v.string(), v.unknown()),
 );
 const payloadObject = v.optional(jsonObject, {});
 const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
@@ -32,7 +33,7 @@ const MAX_LABELS = 20;
 // Labels given at start: searchable (GET /api/executions?label=key:value), never secret, short.
 const labels = v.optional(
   v.pipe(
-    v.record(v.pipe(v.string(), v.regex(LABEL_KEY, 'must be a label key: letters, digits, _ . - (at most 64)')), v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'))),
+    ownKeysRecord(v.pipe(v.string(), v.regex(LABEL_KEY, 'must be a label key: letters, digits, _ . - (at most 64)')), v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'))),
     v.check((l) => Object.keys(l).length <= MAX_LABELS, `must hold at most ${MAX_LABELS} labels`),
     v.description('labels of the execution, e.g. {"tenant": "acme"}: GET /api/executions?label=tenant:acme finds it'),
   ),
@@ -146,7 +147,7 @@ const executionDetailAnswer = v.object({
     ),
     v.description('what its steps wait for, by seq'),
   ),
-  labels: v.pipe(v.record(v.string(), v.string()), v.description('the labels it was started with')),
+  labels: v.pipe(ownKeysRecord(v.string(), v.string()), v.description('the labels it was started with')),
   requested_by: v.pipe(v.nullable(v.string()), v.description('who started it (the caller\'s subject: a token\'s, the gateway\'s, `local` without auth); null when a trigger or a parent did')),
   trigger: v.pipe(v.nullable(v.string()), v.description('the trigger that started it, by name; null when none did')),
   flow: v.pipe(
@@ -162,7 +163,7 @@ const listAnswer = v.object({
   executions: v.array(executionAnswer),
   count: integer,
   next_cursor: v.nullable(v.string()),
-  counts: v.pipe(v.record(v.string(), integer), v.description('by status')),
+  counts: v.pipe(ownKeysRecord(v.string(), integer), v.description('by status')),
 });
 const cancelAnswer = v.object({
   status: v.picklist(['cancelled', 'already_finished']),
