@@ -18,6 +18,7 @@ import { executionAnswer, presentExecution } from './present.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
 
 /**
  * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
@@ -101,8 +102,6 @@ const listQuery = v.object({
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
   'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
-/** The longest step name a request names (a retry's from_step, a batch item's step): far beyond any written; a bound keeps messages short. */
-export const MAX_STEP_NAME_CHARS = 256;
 const retryBody = v.optional(v.object({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
 const cancelBody = v.optional(
   v.object({

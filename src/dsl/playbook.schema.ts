@@ -17,6 +17,8 @@ const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 // Step and task names become keys of plain objects (steps, tasks, runs): `__proto__` there sets
 // an object's prototype instead of a key, and the run, its views and its simulation lose the step.
 const keyName = v.pipe(nonEmptyString, v.notValue('__proto__', 'is reserved (JavaScript gives the key __proto__ a meaning of its own)'));
+/** The longest step name: the API names steps in paths and bodies (a retry's from_step, a batch item, GET …/steps/{step}) up to this. */
+export const MAX_STEP_NAME_CHARS = 256;
 const anyRecord = ownKeysRecord(v.string(), v.unknown());
 const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
 
@@ -189,7 +191,7 @@ export const WaitSchema = v.strictObject({
 const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(TaskSchema) : TaskSchema));
 
 export const StepSchema = v.strictObject({
-  step: keyName,
+  step: v.pipe(keyName, v.maxLength(MAX_STEP_NAME_CHARS, `must be at most ${MAX_STEP_NAME_CHARS} characters (the API names a step in paths and reports)`)),
   desc: v.optional(v.string()),
   tool: v.optional(ToolSchema),
   loop: v.optional(LoopSchema),

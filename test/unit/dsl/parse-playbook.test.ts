@@ -205,6 +205,12 @@ describe('parsePlaybook: problems', () => {
     expect(problems).toEqual([{ path: 'inputs', message: expect.stringContaining('constructor') }]);
   });
 
+  it('refuses a step name longer than the API can name (256 characters), takes one of 256', () => {
+    const named = (name: string) => `${header}workflow:\n  - step: ${name}\n`;
+    expect(parseOk(named('s'.repeat(256))).workflow[0].step).toHaveLength(256);
+    expect(problemsOf(named('s'.repeat(257)))).toEqual([{ path: 'workflow[0].step', message: expect.stringContaining('at most 256 characters') }]);
+  });
+
   it('reports an empty document and a non-mapping document', () => {
     expect(problemsOf('')[0]).toMatchObject({ path: '$' });
     expect(problemsOf('- a\n- b\n')).toEqual([{ path: '$', message: 'the document must be a mapping' }]);
