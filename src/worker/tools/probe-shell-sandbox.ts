@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../log.ts';
-import { sandboxMounts, taskUserMounts } from './sandbox-mounts.ts';
+import { sandboxMounts } from './sandbox-mounts.ts';
 import { TASK_PATH, type ShellHost } from './shell-argv.ts';
 import type { ShellSettings } from './shell-settings.ts';
 import { runShell } from './shell.ts';
@@ -32,9 +32,7 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   const refuse = (why: string): ShellHost => ({ settings, prlimit, mounts: [], unavailable: `shell tasks are refused: the sandbox cannot run (${why}); to fix it, ${HOW_TO_FIX}` });
   if (!bwrap) return refuse('bwrap, of the bubblewrap package, is not installed');
   if (!prlimit) return refuse('prlimit, of util-linux, is not installed');
-  // A root worker runs each task as a user of its own (runShell), named in these files.
-  const taskUser = process.getuid?.() === 0 ? taskUserMounts() : [];
-  const host: ShellHost = { settings, prlimit, bwrap, mounts: [...sandboxMounts(settings.binds).args, ...taskUser] };
+  const host: ShellHost = { settings, prlimit, bwrap, mounts: sandboxMounts(settings.binds).args };
   const outcome = await runShell(host, { command: 'true', env: {} }, AbortSignal.timeout(PROBE_TIMEOUT_MS)).catch((error: unknown) => ({
     status: 'error' as const,
     data: null,

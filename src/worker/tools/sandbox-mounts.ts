@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { constants, lstatSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TASK_HOME, TASK_UID } from './shell-argv.ts';
@@ -90,35 +90,37 @@ export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs): { 
   return { args, missing };
 }
 
-let taskUserFiles: string[] | undefined;
+let kept: { passwd: number; group: number } | undefined;
 
 /**
- * bwrap arguments binding, over the host's, an /etc/passwd and /etc/group that name TASK_UID
- * `task` (home TASK_HOME), for a root worker's tasks: the host's files as they are at the first
- * call, that entry first. Written once per worker to a directory of its own, removed at exit.
+ * Descriptors, fresh each call (the caller closes them), of an /etc/passwd and /etc/group for a
+ * root worker's task, TASK_UID inside: the host's files as they were at the first call, with an
+ * entry naming TASK_UID `task` (home TASK_HOME) first. shellArgv copies them into the sandbox.
  */
-export function taskUserMounts(): string[] {
-  if (!taskUserFiles) {
+export function taskUserFds(): { passwd: number; group: number } {
+  if (!kept) {
+    // Written once and unlinked at once: the worker keeps a descriptor of each, nothing is on disk.
     const dir = mkdtempSync(join(tmpdir(), 'svc-etc-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    // bwrap binds them as the task's user: it must reach them (they hold what the host's do).
-    chmodSync(dir, 0o755);
-    const args: string[] = [];
-    const entries = { passwd: `task:x:${TASK_UID}:${TASK_UID}:shell task:${TASK_HOME}:/bin/sh`, group: `task:x:${TASK_UID}:` };
-    for (const [name, entry] of Object.entries(entries)) {
-      let host = '';
-      try {
-        host = readFileSync(join('/etc', name), 'utf8');
-      } catch {
-        // No such file on this host: the task's entry alone.
-      }
-      // An entry of the host's with the same name or id would answer some lookups and not others.
-      const others = host.split('\n').filter((line) => line && !line.startsWith('task:') && line.split(':')[2] !== String(TASK_UID));
-      const path = join(dir, name);
-      writeFileSync(path, `${[entry, ...others].join('\n')}\n`, { mode: 0o644 });
-      args.push('--ro-bind', path, join('/etc', name));
+    try {
+      const open = (name: 'passwd' | 'group', entry: string) => {
+        let host = '';
+        try {
+          host = readFileSync(join('/etc', name), 'utf8');
+        } catch {
+          // No such file on this host: the task's entry alone.
+        }
+        // An entry of the host's with the same name or id would answer some lookups and not others.
+        const others = host.split('\n').filter((line) => line && !line.startsWith('task:') && line.split(':')[2] !== String(TASK_UID));
+        const path = join(dir, name);
+        writeFileSync(path, `${[entry, ...others].join('\n')}\n`, { mode: 0o600 });
+        return openSync(path, constants.O_RDONLY);
+      };
+      kept = { passwd: open('passwd', `task:x:${TASK_UID}:${TASK_UID}:shell task:${TASK_HOME}:/bin/sh`), group: open('group', `task:x:${TASK_UID}:`) };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    taskUserFiles = args;
   }
-  return taskUserFiles;
+  // Opened again through /proc: a description of its own, read from the start, by bwrap.
+  const again = (fd: number) => openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY);
+  return { passwd: again(kept.passwd), group: again(kept.group) };
 }

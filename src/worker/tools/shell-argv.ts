@@ -3,7 +3,7 @@ import type { ShellSettings } from './shell-settings.ts';
 
 /** Where a sandboxed task's private working directory appears inside; also its HOME. */
 export const TASK_HOME = '/home/task';
-/** A root worker's task (a random uid of its own outside the sandbox) has this uid and gid inside: `task` (taskUserMounts). */
+/** A root worker's task (a random uid of its own outside the sandbox) has this uid and gid inside: `task` (taskUserFds). */
 export const TASK_UID = 1000;
 /** The PATH a task starts with (its `env:` may replace it): the system's, never the worker's. */
 export const TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -11,6 +11,9 @@ export const TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 export const RESERVED_ENV_PREFIX = 'SVC_TASK_';
 /** The fd on which the wrapper script notes a cwd it could not enter (closed before the command runs). */
 export const STATUS_FD = 4;
+/** The fds from which bwrap copies a root worker's task user's /etc/passwd and /etc/group (taskUserFds). */
+export const PASSWD_FD = 5;
+export const GROUP_FD = 6;
 
 /** The programs and host mounts a worker found at start (probeShellSandbox). */
 export type ShellHost = {
@@ -34,14 +37,14 @@ const OUTPUT_VARIABLE = new RegExp(`^${SHELL_OUTPUT_PREFIX}[0-9]+$`);
 // host shows it): restores deferred variables, keeps the template outputs' variables in this
 // shell only (the command expands them; the programs it runs get what it passes them, not the
 // lot in their environment), enters the task's cwd (or notes on STATUS_FD that it cannot, and
-// exits), closes STATUS_FD and evaluates the command in this shell.
+// exits), closes STATUS_FD (and the fds bwrap read /etc files from) and evaluates the command.
 const WRAPPER = [
   'for n in $SVC_TASK_DEFERRED; do eval "export $n=\\"\\${SVC_TASK_ENV_$n}\\"; unset SVC_TASK_ENV_$n"; done',
   'for n in $SVC_TASK_OUTPUTS; do eval "_svc_v=\\${$n}; unset $n; $n=\\$_svc_v"; done',
   'c=$SVC_TASK_COMMAND d=$SVC_TASK_CWD',
   'unset SVC_TASK_DEFERRED SVC_TASK_OUTPUTS SVC_TASK_COMMAND SVC_TASK_CWD _svc_v',
   `if [ -n "$d" ] && ! CDPATH= cd -- "$d" 2>/dev/null; then echo cwd >&${STATUS_FD}; exit 1; fi`,
-  `exec ${STATUS_FD}>&-`,
+  `exec ${STATUS_FD}>&- ${PASSWD_FD}<&- ${GROUP_FD}<&-`,
   'eval "$c"',
 ].join('\n');
 
@@ -92,10 +95,10 @@ export function limitArgs(settings: ShellSettings): string[] {
  * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
  * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write),
  * in new user, pid, ipc, uts, cgroup (and, unless allowed, network) namespaces, with no user
- * namespace of its own; it dies with its parent (the worker). `ownUser`: a root worker's task
- * user, TASK_UID inside.
+ * namespace of its own; it dies with its parent (the worker). `taskUser`: a root worker's task
+ * user is TASK_UID inside, named by the /etc/passwd and /etc/group read from PASSWD_FD, GROUP_FD.
  */
-export function shellArgv(host: ShellHost, workDir: string, ownUser = false): string[] {
+export function shellArgv(host: ShellHost, workDir: string, taskUser = false): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
@@ -108,7 +111,7 @@ export function shellArgv(host: ShellHost, workDir: string, ownUser = false): st
     '--unshare-user',
     '--disable-userns',
     // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
-    ...(ownUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
+    ...(taskUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
     ...(host.settings.network ? ['--share-net'] : []),
     '--die-with-parent',
     // No --new-session: spawnInGroup already starts the task in a session of its own, with no
@@ -123,6 +126,7 @@ export function shellArgv(host: ShellHost, workDir: string, ownUser = false): st
     '--size', String(scratchBytes), '--tmpfs', '/dev/shm',
     '--size', String(scratchBytes), '--tmpfs', '/tmp',
     ...host.mounts,
+    ...(taskUser ? ['--ro-bind-data', String(PASSWD_FD), '/etc/passwd', '--ro-bind-data', String(GROUP_FD), '/etc/group'] : []),
     '--bind', workDir, TASK_HOME,
     '--remount-ro', '/',
     '--chdir', TASK_HOME,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
+import { taskUserFds } from './sandbox-mounts.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
@@ -83,7 +84,17 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
   const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
   let group: GroupChild;
   try {
-    group = await spawnInGroup(shellArgv(host, workDir, id !== undefined), { cwd: host.bwrap ? '/' : workDir, env, uid: id, gid: id, shieldTerm: Boolean(host.bwrap), stdin: req.stdin });
+    // A root worker's task user is named inside (TASK_UID, `task`): bwrap reads its /etc files.
+    const user = id === undefined ? undefined : taskUserFds();
+    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined), {
+      cwd: host.bwrap ? '/' : workDir,
+      env,
+      uid: id,
+      gid: id,
+      shieldTerm: Boolean(host.bwrap),
+      stdin: req.stdin,
+      extraFds: user && [user.passwd, user.group],
+    });
   } catch (error) {
     // Node's message may quote the environment (values can be secrets): name the code only.
     const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';

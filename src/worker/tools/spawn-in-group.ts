@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { stdioPipes } from './stdio-pipes.ts';
+import { closeSync } from 'node:fs';
+import { stdioPipes, type StdioPipes } from './stdio-pipes.ts';
 
 /** After a stop's SIGTERM, the group gets this long to exit before SIGKILL. */
 export const SHELL_KILL_GRACE_MS = 5_000;
@@ -17,7 +18,7 @@ export const SHELL_KILL_GRACE_MS = 5_000;
 // the program starts with SIGTERM ignored (bwrap, whose death tears its sandbox down at once:
 // the processes inside reset it and get the stop's SIGTERM and grace period themselves).
 const SUPERVISOR =
-  '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
+  '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- 5<&- 6<&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
 
 export type GroupChild = {
   child: ChildProcess;
@@ -42,6 +43,8 @@ export type GroupOptions = {
   shieldTerm?: boolean;
   /** What the program reads on stdin (a file); without, it reads /dev/null. */
   stdin?: string;
+  /** Descriptors the program gets from fd 5 up; the worker's copies are closed once it runs. */
+  extraFds?: readonly number[];
 };
 
 /**
@@ -51,24 +54,27 @@ export type GroupOptions = {
  * program can open them again as /dev/stdout and /dev/stderr. It reads `opts.stdin` (a file).
  */
 export async function spawnInGroup(argv: readonly string[], opts: GroupOptions): Promise<GroupChild> {
-  const pipes = await stdioPipes({ stdin: opts.stdin, owner: opts.uid });
+  const extra = opts.extraFds ?? [];
+  let pipes: StdioPipes | undefined;
   let child: ChildProcess;
   try {
+    pipes = await stdioPipes({ stdin: opts.stdin, owner: opts.uid });
     child = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', opts.shieldTerm ? '1' : '0', ...argv], {
       cwd: opts.cwd,
       env: opts.env,
       uid: opts.uid,
       gid: opts.gid,
       detached: true,
-      stdio: [...pipes.theirs, 'pipe', 'pipe'],
+      stdio: [...pipes.theirs, 'pipe', 'pipe', ...extra],
     });
   } catch (error) {
-    pipes.stdout.destroy();
-    pipes.stderr.destroy();
+    pipes?.stdout.destroy();
+    pipes?.stderr.destroy();
     throw error;
   } finally {
     // The program holds its ends now (or never will): the worker's copies would keep them open.
-    pipes.release();
+    pipes?.release();
+    for (const fd of extra) closeSync(fd);
   }
   const lifeline = child.stdio[3];
   const status = child.stdio[4];

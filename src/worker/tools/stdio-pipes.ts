@@ -10,73 +10,63 @@ import { TASK_PATH } from './shell-argv.ts';
 
 // Why FIFOs: spawn's 'pipe' stdio is a socketpair, and a socket cannot be opened again by path, so
 // `echo oops > /dev/stderr` or `tee /dev/stdout` failed ("No such device or address"). A FIFO
-// opened at both ends is a pipe(7), which can. Node cannot make one (no mkfifo), so a batch is
-// made ahead by one mkfifo run in a directory of the worker's own (mode 0700); each FIFO serves one
-// stream of one task and is unlinked as soon as its ends are open: nothing but the two ends reaches
-// it after, nothing is left of it after the task. A program's stdin, known whole beforehand, is a
-// file there (unlinked once open): a FIFO opened again (`cat /dev/stdin`) once the worker has
-// written it all and closed its end would wait for a writer for ever.
+// opened at both ends is a pipe(7), which can. Node cannot make one (no mkfifo): one mkfifo run
+// makes a batch in a fresh directory of the worker's (mode 0700), the worker opens both ends of
+// each and removes the directory at once. Nothing is left on disk, even when the worker is killed;
+// each pipe serves one stream of one task. The worker's end is non-blocking (libuv wants it so)
+// and opened first, so that the program's, blocking as a program expects its stdout to be, does
+// not wait for a reader. A program's stdin, known whole beforehand, is a file (unlinked once open):
+// a FIFO opened again (`cat /dev/stdin`) once the worker has written it all and closed its end
+// would wait for a writer for ever.
 const BATCH = 64;
-const stock: string[] = [];
-let dir: string | undefined;
-let made = 0;
+type Ends = { ours: number; theirs: number };
+const stock: Ends[] = [];
 let making: Promise<void> | undefined;
 const run = promisify(execFile);
 
-function makeFifos(): Promise<void> {
+function makePipes(): Promise<void> {
   making ??= (async () => {
-    const into = (dir ??= fifoDirectory());
-    const paths = Array.from({ length: BATCH }, () => join(into, String(made++)));
-    await run('mkfifo', ['-m', '600', '--', ...paths], { env: { PATH: TASK_PATH } });
-    stock.push(...paths);
+    const dir = mkdtempSync(join(tmpdir(), 'svc-pipes-'));
+    try {
+      const paths = Array.from({ length: BATCH }, (_, i) => join(dir, String(i)));
+      await run('mkfifo', ['-m', '600', '--', ...paths], { env: { PATH: TASK_PATH } });
+      for (const path of paths) {
+        const ours = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+        try {
+          stock.push({ ours, theirs: openSync(path, constants.O_WRONLY) });
+        } catch (error) {
+          closeSync(ours);
+          throw error;
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   })().finally(() => (making = undefined));
   return making;
 }
 
-function fifoDirectory(): string {
-  const created = mkdtempSync(join(tmpdir(), 'svc-pipes-'));
-  process.once('exit', () => rmSync(created, { recursive: true, force: true }));
-  return created;
-}
-
-async function takeFifo(): Promise<string> {
+async function takePipe(): Promise<Ends> {
   for (;;) {
-    const path = stock.pop();
-    if (path !== undefined) {
+    const ends = stock.pop();
+    if (ends !== undefined) {
       // The next batch is made while this one lasts: a task rarely waits for mkfifo.
-      if (stock.length < BATCH / 2) makeFifos().catch(() => {});
-      return path;
+      if (stock.length < BATCH / 2) makePipes().catch(() => {});
+      return ends;
     }
-    await makeFifos();
-  }
-}
-
-// Opens both ends of the FIFO at `path` for a stream the program writes, and unlinks it. The
-// worker's end is non-blocking (libuv wants it so) and opened first, so that the program's, which
-// is blocking as a program expects its stdout to be, does not wait for a reader.
-function outputPipe(path: string, owner: number | undefined): { ours: number; theirs: number } {
-  const ours = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const theirs = openSync(path, constants.O_WRONLY);
-    // A root worker's task runs as a user of its own, and opens /dev/stdout again as that user.
-    if (owner !== undefined) fchownSync(theirs, owner, owner);
-    return { ours, theirs };
-  } catch (error) {
-    closeSync(ours);
-    throw error;
-  } finally {
-    rmSync(path, { force: true });
+    await makePipes();
   }
 }
 
 // The program's stdin: a file it can read, not write (mode 0444, the worker's), unlinked once open.
 async function inputFile(text: string): Promise<number> {
-  const path = join((dir ??= fifoDirectory()), `in-${made++}`);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-stdin-'));
   try {
+    const path = join(dir, 'stdin');
     await writeFile(path, text, { mode: 0o444, flag: 'wx' });
     return openSync(path, constants.O_RDONLY);
   } finally {
-    rmSync(path, { force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -96,15 +86,12 @@ export type StdioPipes = {
  * when given (a root worker's task user).
  */
 export async function stdioPipes(opts: { stdin?: string; owner?: number }): Promise<StdioPipes> {
-  const paths = [await takeFifo(), await takeFifo()];
-  const opened: number[] = [];
+  const ends = [await takePipe(), await takePipe()];
   try {
-    const [out, err] = paths.map((path) => {
-      const end = outputPipe(path, opts.owner);
-      opened.push(end.ours, end.theirs);
-      return end;
-    });
+    // A root worker's task runs as a user of its own, and opens /dev/stdout again as that user.
+    if (opts.owner !== undefined) for (const { theirs } of ends) fchownSync(theirs, opts.owner, opts.owner);
     const input = opts.stdin === undefined ? undefined : await inputFile(opts.stdin);
+    const [out, err] = ends;
     const theirs = [input, out.theirs, err.theirs];
     let released = false;
     return {
@@ -118,8 +105,7 @@ export async function stdioPipes(opts: { stdin?: string; owner?: number }): Prom
       },
     };
   } catch (error) {
-    for (const path of paths) rmSync(path, { force: true });
-    for (const fd of opened) closeSync(fd);
+    for (const { ours, theirs } of ends) for (const fd of [ours, theirs]) closeSync(fd);
     throw error;
   }
 }

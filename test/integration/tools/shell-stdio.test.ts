@@ -3,7 +3,11 @@
 // `cat /dev/stdin` open the streams again by path, which works only when they are pipes (the
 // sockets spawn's 'pipe' makes answer "No such device or address"); the dup forms (`2>&1`, `>&2`,
 // `exec 2>/dev/null`) keep working; each stream keeps its cap, the exit code, the timeout and the
-// kill of what the command left behind are as before.
+// kill of what the command left behind are as before. What makes the pipes (and a root worker's
+// task user's /etc files) leaves nothing on disk, even when the worker is killed.
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
@@ -89,4 +93,37 @@ workflow:
     expect(late).toMatchObject({ error: { code: 'timeout' }, output: { exit_code: null, stdout: '', stderr: 'started\n' } });
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 30_000);
+});
+
+describe('the pipes of a killed worker', () => {
+  let s: WorkerStack;
+  let tmp: string;
+  beforeAll(async () => {
+    // The worker's temp directory: what it leaves there is what the test looks at. A root worker's
+    // task users pass through it to their homes.
+    tmp = await mkdtemp(join(tmpdir(), 'svc-stdio-tmp-'));
+    await chmod(tmp, 0o755);
+    s = await startWorkerStack({ workers: 1, workerEnv: { TMPDIR: tmp } });
+  }, 120_000);
+  afterAll(async () => {
+    // The killed worker cannot drain; the stack's close would report it.
+    s.workers.length = 0;
+    await s?.close();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('leave nothing on disk, nor do its task user\'s /etc files', async () => {
+    await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: once, path: stdio/once }
+workflow:
+  - step: start
+    tool: { name: run, kind: shell, command: 'echo hi > /dev/stderr; whoami', stdin: 'in' }
+`);
+    const done = await s.wait(await s.run('stdio/once'), 60_000);
+    expect(done, JSON.stringify(done.error)).toMatchObject({ status: 'completed', result: { stderr: 'hi\n' } });
+    await s.workers[0].kill();
+    expect(await readdir(tmp)).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxMounts, type HostFs } from '../../../src/worker/tools/sandbox-mounts.ts';
-import { limitArgs, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
+import { GROUP_FD, limitArgs, PASSWD_FD, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 
 // A merged-/usr host: /bin, /lib… are symlinks; resolv.conf dangles; /data exists, /nope does not.
@@ -55,9 +55,11 @@ describe('shellArgv', () => {
     expect(argv.slice(argv.indexOf('/usr/bin/env'), -2)).toEqual(['/usr/bin/env', '--default-signal=TERM', '/bin/sh', '-c']);
   });
 
-  it("gives a root worker's task user a name inside: uid and gid TASK_UID", () => {
+  it("gives a root worker's task user a name inside: uid and gid TASK_UID, with the /etc/passwd and /etc/group that name it", () => {
     const argv = shellArgv(host, '/w', true);
     expect(argv.slice(argv.indexOf('--disable-userns') + 1, argv.indexOf('--share-net'))).toEqual(['--uid', String(TASK_UID), '--gid', String(TASK_UID)]);
+    // After the host's mounts, so that they cover the host's files.
+    expect(argv.slice(argv.indexOf('/usr') + 2, argv.indexOf('--bind'))).toEqual(['--ro-bind-data', String(PASSWD_FD), '/etc/passwd', '--ro-bind-data', String(GROUP_FD), '/etc/group']);
     expect(shellArgv(host, '/w')).not.toContain('--uid');
   });
 
