@@ -20,7 +20,7 @@ const StoredConfig = v.looseObject({
   description: v.optional(v.nullable(v.string()), null),
 });
 const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) });
-const lifecycleParams = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)), action: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) });
+const lifecycleParams = v.object({ server_name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)), action: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) });
 const lifecycleBody = v.optional(v.object({ payload: v.optional(jsonObject) }), {});
 
 // jsonb keeps no key order: actions are listed the usual lifecycle way, then the others by name.
@@ -90,7 +90,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
   );
 
   app.post(
-    '/api/mcp/mcp/:name/lifecycle/:action',
+    '/api/mcp/mcp/:server_name/lifecycle/:action',
     {
       schema: {
         tags: ['mcp'],
@@ -103,7 +103,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
       config: { access: { level: 'operator' } },
     },
     async (req, reply) => {
-      const { name, action } = req.params as v.InferOutput<typeof lifecycleParams>;
+      const { server_name: name, action } = req.params as v.InferOutput<typeof lifecycleParams>;
       const body = (req.body ?? {}) as v.InferOutput<typeof lifecycleBody>;
       const row = await getResource(deps.db, 'mcp', name);
       if (!row) throw notFound(`MCP server '${name}'`);

@@ -65,7 +65,7 @@ const EXPECTED: Record<string, RouteAccess> = {
   'GET /api/agents': viewer,
   'GET /api/mcp/servers': viewer,
   'GET /api/mcp/servers/:name': { level: 'viewer', worker: true }, // workers resolve a task's `server:`
-  'POST /api/mcp/mcp/:name/lifecycle/:action': operator,
+  'POST /api/mcp/mcp/:server_name/lifecycle/:action': operator,
   'GET /api/secrets/:handle': worker,
   'POST /api/executions/:id/retry': operator,
   'GET /api/executions/:id/steps/:step': viewer,

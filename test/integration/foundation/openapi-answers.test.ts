@@ -99,6 +99,7 @@ describe('response schemas', () => {
       ['post', '/api/events/batch'],
       ['get', '/api/events/batch/{request_id}/status'],
       ['get', '/api/events/batch/{request_id}/stream'],
+      ['post', '/api/mcp/mcp/{server_name}/lifecycle/{action}'],
     ];
     expect(spec.filter(([method, path]) => !doc.paths[path]?.[method]).map((e) => e.join(' '))).toEqual([]);
     const Parameters = v.object({ parameters: v.array(v.looseObject({ in: v.string(), name: v.string() })) });
@@ -250,7 +251,7 @@ describe('response schemas', () => {
     await post('/api/catalog/register', { content: mcp, resource_type: 'mcp' }, 201);
     await get('/api/mcp/servers');
     await get('/api/mcp/servers/:name', '/api/mcp/servers/answers-mcp');
-    await post('/api/mcp/mcp/:name/lifecycle/:action', {}, 202, '/api/mcp/mcp/answers-mcp/lifecycle/status');
+    await post('/api/mcp/mcp/:server_name/lifecycle/:action', {}, 202, '/api/mcp/mcp/answers-mcp/lifecycle/status');
     await get('/api/agents');
     await get('/api/health');
 
