@@ -37,3 +37,18 @@ describe('ownKeysRecord', () => {
     expect(jsonSchema(v.object({ payload: ownKeysRecord(v.string(), v.number()) }))).toEqual(jsonSchema(v.object({ payload: v.record(v.string(), v.number()) })));
   });
 });
+
+describe('valibot records in the service', () => {
+  it('are ownKeysRecord, but for inputs: (which refuses the names instead)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { join, relative } = await import('node:path');
+    const root = join(import.meta.dirname, '../..');
+    const files = ['src', 'actors', 'machines'].flatMap((dir) =>
+      readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+        .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+        .map((e) => relative(root, join(e.parentPath, e.name))),
+    );
+    const using = files.filter((f) => /\bv\.record\(/.test(readFileSync(join(root, f), 'utf8')));
+    expect(using.sort()).toEqual(['src/dsl/inputs.schema.ts', 'src/own-keys-record.ts']);
+  });
+});

@@ -10,6 +10,7 @@ import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+import { ownKeysRecord } from '../../own-keys-record.ts';
 
 // An environment value is text: rendered data reaches the command through the environment, never
 // through its text, so whatever it holds stays data. No value (null) leaves the variable unset.
@@ -27,7 +28,7 @@ const withoutNul = v.check((text: string) => !text.includes('\0'), NO_NUL);
 const notReserved = v.check((name: string) => !name.startsWith(RESERVED_ENV_PREFIX), `a name not starting with ${RESERVED_ENV_PREFIX} (the sandbox's own)`);
 const ShellTaskSchema = v.looseObject({
   command: v.pipe(v.string(), v.nonEmpty(), withoutNul),
-  env: v.optional(v.nullable(v.record(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'a variable name (letters, digits, _)'), notReserved), v.pipe(v.unknown(), v.transform(envText), v.check((text) => text === undefined || !text.includes('\0'), NO_NUL))))),
+  env: v.optional(v.nullable(ownKeysRecord(v.pipe(v.string(), v.regex(SHELL_ENV_NAME, 'a variable name (letters, digits, _)'), notReserved), v.pipe(v.unknown(), v.transform(envText), v.check((text) => text === undefined || !text.includes('\0'), NO_NUL))))),
   cwd: v.optional(v.nullable(v.pipe(v.string(), v.nonEmpty(), withoutNul))),
   stdin: v.optional(v.nullable(v.string())),
 });
