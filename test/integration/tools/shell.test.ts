@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { renderShellCommand } from '../../../src/dsl/render.ts';
 import { probeShellSandbox } from '../../../src/worker/tools/probe-shell-sandbox.ts';
-import { shell } from '../../../src/worker/tools/shell.ts';
+import { runShell, shell } from '../../../src/worker/tools/shell.ts';
 import type { ShellHost } from '../../../src/worker/tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 import { SHELL_KILL_GRACE_MS } from '../../../src/worker/tools/spawn-in-group.ts';
@@ -94,6 +94,18 @@ describe('shell tool', () => {
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout', message: 'task timed out' }, data: { stdout: 'started\n' } });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('stops at an abort that comes while the task is still being set up (its directory, its pipes)', async () => {
+    for (const host of [sandboxed, unsandboxed]) {
+      const abort = new AbortController();
+      const started = Date.now();
+      const outcome = runShell(host, { command: 'sleep 3; echo late', env: {} }, abort.signal);
+      // runShell waits for its private directory now: the abort comes before anything runs.
+      abort.abort(new DOMException('The operation timed out.', 'TimeoutError'));
+      expect(await outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: '' } });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    }
   });
 
   it('on abort sends the group SIGTERM first, and SIGKILL after the grace period to what ignores it', async () => {
