@@ -12,6 +12,12 @@ export const RESERVED_NAMES = ['__proto__', 'prototype', 'constructor'] as const
 
 const plainRecords = new WeakMap<object, v.GenericSchema>();
 
+// Re-issued, a check's issue is no longer a check: the text written with it (never the value;
+// valibot's own, which quotes it, starts "Invalid ") is then what it expects, which readers such
+// as the worker's invalidTask show (they show no message).
+const expectedOf = (issue: v.BaseIssue<unknown>): string | undefined =>
+  issue.expected ?? (issue.type === 'check' && !issue.message.startsWith('Invalid ') ? issue.message : undefined);
+
 /**
  * A record of `value`s by `key` (an object; an array passes as v.record lets it) with every own
  * key kept; issues carry their key's path as v.record's do. Its JSON Schema is v.record's
@@ -33,11 +39,11 @@ export function ownKeysRecord<const V extends v.GenericSchema>(key: KeySchema, v
         const here = (origin: 'key' | 'value'): v.IssuePathItem => ({ type: 'object', origin, input, key: k, value: item });
         if (!keyResult.success) {
           failed = true;
-          for (const issue of keyResult.issues) addIssue({ message: issue.message, expected: issue.expected ?? undefined, received: issue.received, input: k, path: [here('key')] });
+          for (const issue of keyResult.issues) addIssue({ message: issue.message, expected: expectedOf(issue), received: issue.received, input: k, path: [here('key')] });
         }
         if (!valueResult.success) {
           failed = true;
-          for (const issue of valueResult.issues) addIssue({ message: issue.message, expected: issue.expected ?? undefined, received: issue.received, input: issue.input, path: [here('value'), ...(issue.path ?? [])] });
+          for (const issue of valueResult.issues) addIssue({ message: issue.message, expected: expectedOf(issue), received: issue.received, input: issue.input, path: [here('value'), ...(issue.path ?? [])] });
         }
         if (keyResult.success && valueResult.success) Object.defineProperty(out, keyResult.output, { value: valueResult.output, enumerable: true, writable: true, configurable: true });
       }
