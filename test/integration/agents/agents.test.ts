@@ -250,7 +250,7 @@ describe('OpenAPI', () => {
     const r = await http(stack.url, 'GET', '/docs/json');
     expect(r.status).toBe(200);
     expect(Object.keys(r.body.paths)).toEqual(
-      expect.arrayContaining(['/api/agents', '/api/mcp/servers', '/api/mcp/servers/{name}', '/api/mcp/mcp/{name}/lifecycle/{action}']),
+      expect.arrayContaining(['/api/agents', '/api/mcp/servers', '/api/mcp/servers/{name}', '/api/mcp/mcp/{server_name}/lifecycle/{action}']),
     );
   });
 });

@@ -45,8 +45,8 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'GET', url: '/api/catalog/playbooks', route: '/api/catalog/playbooks' },
   { method: 'POST', url: '/api/run/playbook', route: '/api/run/playbook', body: { path: 'a/b' } },
   { method: 'POST', url: '/api/execute', route: '/api/execute', body: { path: 'a/b' } },
-  { method: 'GET', url: '/api/executions/1', route: '/api/executions/{id}' },
-  { method: 'GET', url: '/api/execution/1', route: '/api/execution/{id}' },
+  { method: 'GET', url: '/api/executions/1', route: '/api/executions/{execution_id}' },
+  { method: 'GET', url: '/api/execution/1', route: '/api/execution/{execution_id}' },
   { method: 'GET', url: '/api/executions', route: '/api/executions' },
   { method: 'POST', url: '/api/executions/1/cancel', route: '/api/executions/{id}/cancel', body: {} },
   { method: 'POST', url: '/api/executions/1/retry', route: '/api/executions/{id}/retry', body: {} },
@@ -55,7 +55,7 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'POST', url: '/api/executions/1/resume', route: '/api/executions/{id}/resume' },
   { method: 'POST', url: '/api/executions/1/signals/go', route: '/api/executions/{id}/signals/{name}', body: { payload: { ok: true } } },
   { method: 'POST', url: '/api/events', route: '/api/events', body: event },
-  { method: 'GET', url: '/api/events/1', route: '/api/events/{id}' },
+  { method: 'GET', url: '/api/events/1', route: '/api/events/{execution_id}' },
   { method: 'POST', url: '/api/worker/pool/register', route: '/api/worker/pool/register', body: { name: 'w' } },
   { method: 'POST', url: '/api/worker/pool/heartbeat', route: '/api/worker/pool/heartbeat', body: { name: 'w' } },
   { method: 'POST', url: '/api/worker/pool/deregister', route: '/api/worker/pool/deregister', body: { name: 'w' } },
@@ -100,7 +100,7 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'POST', url: '/api/hooks/a/b/t', route: '/api/hooks/{path}/{name}', body: { any: 'thing' } },
   { method: 'GET', url: '/api/mcp/servers', route: '/api/mcp/servers' },
   { method: 'GET', url: '/api/mcp/servers/demo', route: '/api/mcp/servers/{name}' },
-  { method: 'POST', url: '/api/mcp/mcp/demo/lifecycle/status', route: '/api/mcp/mcp/{name}/lifecycle/{action}', body: {} },
+  { method: 'POST', url: '/api/mcp/mcp/demo/lifecycle/status', route: '/api/mcp/mcp/{server_name}/lifecycle/{action}', body: {} },
   { method: 'GET', url: `/api/secrets/${BATCH_ID}`, route: '/api/secrets/{handle}', headers: CLAIM },
 ];
 
