@@ -33,14 +33,30 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   if (!bwrap) return refuse('bwrap, of the bubblewrap package, is not installed');
   if (!prlimit) return refuse('prlimit, of util-linux, is not installed');
   const host: ShellHost = { settings, prlimit, bwrap, mounts: sandboxMounts(settings.binds).args };
+  // With the network, tasks get it from a namespace of their own (pasta) where it runs; else the
+  // host's, loopback included, which the worker's start says loudly (logShellHost).
+  const pasta = settings.network ? findProgram('pasta') : undefined;
+  if (pasta) {
+    const failed = await probeFails({ ...host, pasta });
+    if (!failed) return { ...host, pasta };
+    host.hostNetwork = `pasta (passt) cannot run here: ${failed}`;
+  } else if (settings.network) {
+    host.hostNetwork = 'pasta, of the passt package, is not installed';
+  }
+  const failed = await probeFails(host);
+  return failed ? refuse(`\`bwrap … true\` failed: ${failed}`) : host;
+}
+
+/** Runs `true` as tasks will run under `host`; why it failed, or undefined when it ran. */
+async function probeFails(host: ShellHost): Promise<string | undefined> {
   const outcome = await runShell(host, { command: 'true', env: {} }, AbortSignal.timeout(PROBE_TIMEOUT_MS)).catch((error: unknown) => ({
     status: 'error' as const,
     data: null,
     error: { message: String(error) },
   }));
-  if (outcome.status === 'ok') return host;
+  if (outcome.status === 'ok') return undefined;
   const stderr = typeof outcome.data === 'object' && outcome.data !== null && 'stderr' in outcome.data ? String(outcome.data.stderr).trim() : '';
-  return refuse(`\`bwrap … true\` failed: ${stderr || outcome.error?.message || 'unknown error'}`);
+  return stderr || outcome.error?.message || 'unknown error';
 }
 
 /** One line at worker start saying how shell tasks run; loud when they run unsandboxed or not at all. */
@@ -55,10 +71,17 @@ export function logShellHost(host: ShellHost, log: Logger): void {
       'SVC_SHELL_SANDBOX=off: shell tasks run UNSANDBOXED as the worker user, and can read its files (data directory, keys, token), see and signal its processes; their environment is still only what they declare',
     );
   }
+  if (host.hostNetwork) {
+    log.warn(
+      { reason: host.hostNetwork },
+      "shell tasks share this machine's network, loopback included: they can reach local services (the API, the service database) as any local process can; install passt (apt-get install passt) so they reach the network from a namespace of their own, or set SVC_SHELL_NETWORK=false",
+    );
+  }
   const missing = sandboxMounts(settings.binds).missing;
   if (missing.length) log.warn({ missing }, 'SVC_SHELL_SANDBOX_BINDS: these paths do not exist and are not bound');
   const uid = process.getuid?.() === 0 ? 'each task as its own unprivileged user' : 'as the worker user in a user namespace (the process limit counts all of its processes)';
-  log.info({ ...limits, network: settings.network, binds: settings.binds }, `shell tasks run in a bubblewrap sandbox, ${uid}`);
+  const network = !settings.network ? 'none' : host.pasta ? 'own namespace (pasta)' : 'host';
+  log.info({ ...limits, network, binds: settings.binds }, `shell tasks run in a bubblewrap sandbox, ${uid}`);
 }
 
 function findProgram(name: string): string | undefined {

@@ -20,6 +20,14 @@ export type ShellHost = {
   settings: ShellSettings;
   prlimit?: string; // absolute path; undefined: not found (limits cannot be set)
   bwrap?: string; // absolute path; set only when the sandbox is on and runs
+  /**
+   * Absolute path of passt's `pasta`; set only when the sandbox is on with the network and runs
+   * under it: the task then reaches the network from a namespace of its own, not this machine's
+   * loopback services (the API, the service database, whatever listens on 127.0.0.1).
+   */
+  pasta?: string;
+  /** Set when tasks have the network but share the host's, loopback included (no usable pasta): why. */
+  hostNetwork?: string;
   mounts: readonly string[]; // bwrap arguments for the system directories and binds
   /** Set when the sandbox is on but cannot run: why, and how to fix it. Shell tasks are refused. */
   unavailable?: string;
@@ -91,7 +99,20 @@ export function limitArgs(settings: ShellSettings): string[] {
 }
 
 /**
- * The argv that runs a task: prlimit (when found) around bwrap (when the sandbox is on) around
+ * pasta's options: configure the namespace's interface like the host's (its addresses, routes,
+ * resolver), forward no port either way (`-T none` keeps the task off the host's loopback ports,
+ * which pasta forwards by default), and do not map the gateway address to the host (which would
+ * be the host's loopback again). It stays in the foreground: the process group holds it, and its
+ * exit status is the task's.
+ */
+export const PASTA_ARGS: readonly string[] = [
+  '--config-net', '--quiet', '--foreground', '--no-map-gw',
+  '--tcp-ports', 'none', '--udp-ports', 'none', '--tcp-ns', 'none', '--udp-ns', 'none',
+];
+
+/**
+ * The argv that runs a task: pasta (when the task has the network: `host.pasta`) around prlimit
+ * (when found) around bwrap (when the sandbox is on) around
  * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
  * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write),
  * in new user, pid, ipc, uts, cgroup (and, unless allowed, network) namespaces, with no user
@@ -103,6 +124,7 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false): s
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
   const scratchBytes = host.settings.fileMb * 1024 * 1024;
+  const withPasta = Boolean(host.pasta && host.settings.network);
   const bwrap = [
     host.bwrap,
     '--unshare-all',
@@ -112,8 +134,12 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false): s
     '--disable-userns',
     // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
     ...(taskUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
+    // With the network: pasta's namespace (host.pasta), or the host's when pasta cannot run.
     ...(host.settings.network ? ['--share-net'] : []),
-    '--die-with-parent',
+    // Its parent is the worker's spawn, or pasta, which a stop's SIGTERM ends at once (it takes no
+    // shield): under pasta the sandbox does not die with it, so that its processes keep the stop's
+    // grace period; the process group's watcher still kills it all when the worker dies.
+    ...(withPasta ? [] : ['--die-with-parent']),
     // No --new-session: spawnInGroup already starts the task in a session of its own, with no
     // controlling terminal to inject input into (what --new-session guards against); a second
     // session would take the sandbox out of the task's process group, which a stop signals.
@@ -134,5 +160,7 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false): s
   ];
   // bwrap starts with SIGTERM ignored (spawnInGroup's shieldTerm), so that a stop's SIGTERM does
   // not tear the sandbox down at once: env gives the task's processes the default action back.
-  return limited([...bwrap, '/usr/bin/env', '--default-signal=TERM', ...shell]);
+  const argv = limited([...bwrap, '/usr/bin/env', '--default-signal=TERM', ...shell]);
+  // Outside prlimit: the limits are the task's, not those of the network it is given.
+  return withPasta && host.pasta ? [host.pasta, ...PASTA_ARGS, '--', ...argv] : argv;
 }

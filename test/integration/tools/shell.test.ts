@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -293,6 +295,25 @@ describe('shell sandbox', () => {
     await new Promise((resolve) => setTimeout(resolve, SHELL_KILL_GRACE_MS - 500));
     await until('the sleep that ignores SIGTERM is gone', async () => (await hostPids(`30.${marker}`)).length === 0, 2_000, 20);
   }, 15_000);
+
+  it("reaches the network through a namespace of its own, never this machine's loopback services (the API, its database)", async () => {
+    // A service of this machine on loopback, as the server's API and the service database are.
+    const server = createServer((_, res) => res.end('the worker machine'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const command =
+        `bash -c '(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null' && echo reached-loopback || echo loopback-refused; ` +
+        // A default route out: the network is there (a namespace of its own, not none at all).
+        `awk '$2 == "00000000" { r = 1 } END { print r ? "default-route" : "no-route" }' /proc/net/route`;
+      const networked = await shell(task({ command }), ctx());
+      expect(networked).toMatchObject({ status: 'ok', data: { stdout: 'loopback-refused\ndefault-route\n' } });
+      const isolated = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, network: false });
+      expect(await shell(task({ command }), ctx({ shell: isolated }))).toMatchObject({ status: 'ok', data: { stdout: 'loopback-refused\nno-route\n' } });
+    } finally {
+      server.close();
+    }
+  });
 
   it('refuses shell tasks when the sandbox cannot run, never running them unsandboxed', async () => {
     const host: ShellHost = { ...sandboxed, bwrap: undefined, unavailable: 'shell tasks are refused: the sandbox cannot run (test)' };

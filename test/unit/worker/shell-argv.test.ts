@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxMounts, type HostFs } from '../../../src/worker/tools/sandbox-mounts.ts';
-import { GROUP_FD, limitArgs, PASSWD_FD, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
+import { GROUP_FD, limitArgs, PASSWD_FD, PASTA_ARGS, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 
 // A merged-/usr host: /bin, /lib… are symlinks; resolv.conf dangles; /data exists, /nope does not.
@@ -68,6 +68,20 @@ describe('shellArgv', () => {
     const off = shellArgv({ settings: { ...DEFAULT_SHELL_SETTINGS, sandbox: false }, prlimit: '/usr/bin/prlimit', mounts: [] }, '/w');
     expect(off).not.toContain('/usr/bin/bwrap');
     expect(off.slice(-4, -2)).toEqual(['/bin/sh', '-c']);
+  });
+
+  it("gives a networked task pasta's namespace, outside the limits, forwarding no port; the sandbox then outlives pasta's SIGTERM", () => {
+    const argv = shellArgv({ ...host, pasta: '/usr/bin/pasta' }, '/w');
+    expect(argv.slice(0, argv.indexOf('/usr/bin/prlimit'))).toEqual(['/usr/bin/pasta', ...PASTA_ARGS, '--']);
+    expect(PASTA_ARGS).toEqual(expect.arrayContaining(['--no-map-gw', '--foreground']));
+    for (const option of ['--tcp-ports', '--udp-ports', '--tcp-ns', '--udp-ns']) expect(PASTA_ARGS[PASTA_ARGS.indexOf(option) + 1]).toBe('none');
+    expect(argv).toContain('--share-net');
+    expect(argv).not.toContain('--die-with-parent');
+    // Without the network, pasta has nothing to give: the sandbox's own empty namespace.
+    const isolated = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: false } }, '/w');
+    expect(isolated[0]).toBe('/usr/bin/prlimit');
+    expect(isolated).toContain('--die-with-parent');
+    expect(isolated).not.toContain('--share-net');
   });
 
   it('never puts the command in an argument', () => {
