@@ -1,5 +1,5 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
-import type { Admission, PendingCommand } from '../machines/execution/types.ts';
+import type { Admission, PendingCommand, SignalSent } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
 import { DEFAULT_PRIORITY } from '../machines/flow-key.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
@@ -198,11 +198,11 @@ export class Fold {
     return Object.values(h.snapshot.context.pending).some((p) => p.kind === 'wait' && p.signal === name);
   }
 
-  /** How many signals a held execution keeps for steps that wait later (0 when not held or ended). */
-  keptSignals(executionId: number): number {
+  /** The signals a held execution keeps for steps that wait later, all names (none when not held or ended). */
+  keptSignals(executionId: number): readonly SignalSent[] {
     const h = this.#held.get(executionId);
-    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return 0;
-    return Object.values(h.snapshot.context.signals).reduce((n, kept) => n + kept.length, 0);
+    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return [];
+    return Object.values(h.snapshot.context.signals).flat();
   }
 
   /** A held execution's status now (undefined when not held). */

@@ -3,7 +3,7 @@ import { CODE, type ReportRefusalCode } from '../machines/error-codes.ts';
 import { EVENT } from '../machines/event-types.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
-import type { PendingCommand } from '../machines/execution/types.ts';
+import type { PendingCommand, SignalSent } from '../machines/execution/types.ts';
 import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
 import type { ExecutionStatus } from '../src/db/execution.repo.ts';
 import type { UnitCommandUpdate } from '../src/db/unit-write.ts';
@@ -18,8 +18,8 @@ export interface ReportFold {
   statusOf(executionId: number): ExecutionStatus | undefined;
   pendingOf(executionId: number, seq: number): PendingCommand | undefined;
   waitsForSignal(executionId: number, name: string): boolean;
-  /** How many signals a held execution keeps for steps that wait later (`buffer: true`), all names. */
-  keptSignals(executionId: number): number;
+  /** The signals a held execution keeps for steps that wait later (`buffer: true`), all names. */
+  keptSignals(executionId: number): readonly SignalSent[];
   /** A report about this command was refused (the unit reads its row afresh when memory gave it: see execution-unit.ts). */
   refused(commandId: number): void;
 }
@@ -30,6 +30,14 @@ export interface ReportFold {
  * would grow both without bound. One more is refused (signal_buffer_full) and stores nothing.
  */
 export const MAX_KEPT_SIGNALS = 100;
+
+/**
+ * Bytes the payloads of the signals one execution keeps may come to together, each as its JSON
+ * text: 1 MiB. They are part of its snapshot, written and read whole with each of its events, so
+ * MAX_KEPT_SIGNALS bodies of 8 MiB would make it unwritable (a jsonb value holds 1 GB) or exhaust
+ * memory. A signal is a decision, not a document: 100 kept ones may still average 10 KiB.
+ */
+export const MAX_KEPT_SIGNAL_BYTES = 1024 * 1024;
 
 /** What routing made of an event, and whether it was taken (not refused, not late): it may move its execution. */
 export type Routed = { result: EventResult; accepted: boolean };
@@ -73,10 +81,9 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   // running execution): not appended, so the log holds each wake-up, signal and pause once.
   if (moot) return refuse(CODE.not_waiting, moot);
   // Decided, as the above, against the state the write is guarded on: two signals racing for the
-  // last place cannot both take it (the second is routed again from a fresh read, and refused).
-  if (ev.event_type === EVENT.signalReceived && asObject(ev.context).seq === null && fold.keptSignals(ev.execution_id) >= MAX_KEPT_SIGNALS) {
-    return refuse(CODE.signal_buffer_full, `execution ${ev.execution_id} keeps ${MAX_KEPT_SIGNALS} signals no step has taken yet, the most it may: nothing was stored`);
-  }
+  // last place (or bytes) cannot both take it (the second is routed again from a fresh read, and refused).
+  const full = ev.event_type === EVENT.signalReceived && asObject(ev.context).seq === null ? bufferFull(fold.keptSignals(ev.execution_id), ev) : undefined;
+  if (full) return refuse(CODE.signal_buffer_full, full);
   if (!ev.command_id) return { result: { event_id: fold.apply(ev.execution_id, ev, undefined, at) }, accepted: true };
   const cmd = commands.get(ev.command_id);
   if (!cmd || cmd.execution_id !== ev.execution_id) return refuse(CODE.unknown_command, `command ${ev.command_id} does not belong to execution ${ev.execution_id}`);
@@ -102,6 +109,28 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   fold.updateCommand({ execution_id: cmd.execution_id, command_id: cmd.command_id, status: verdict.status, expected_status: cmd.status, expected_attempt: cmd.attempt });
   return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd, at) }, accepted: true };
 }
+
+const KEPT_BYTES_TEXT = `${MAX_KEPT_SIGNAL_BYTES} bytes (${MAX_KEPT_SIGNAL_BYTES / (1024 * 1024)} MiB)`;
+
+/** Why signal `ev` cannot be kept beside `kept` (MAX_KEPT_SIGNALS, MAX_KEPT_SIGNAL_BYTES), or undefined when it can. */
+function bufferFull(kept: readonly SignalSent[], ev: RoutedEvent): string | undefined {
+  if (kept.length >= MAX_KEPT_SIGNALS) return `execution ${ev.execution_id} keeps ${MAX_KEPT_SIGNALS} signals no step has taken yet, the most it may: nothing was stored`;
+  const bytes = jsonBytes(ev.result ?? null);
+  // Over the bound alone: no step taking a kept one makes room; a step waiting for it takes it.
+  if (bytes > MAX_KEPT_SIGNAL_BYTES) return `the signal's payload is ${bytes} bytes as JSON, more than the ${KEPT_BYTES_TEXT} the signals an execution keeps may come to together: it is taken only by a step waiting for it; nothing was stored`;
+  const keptBytes = kept.reduce((n, s) => n + keptPayloadBytes(s), 0);
+  if (keptBytes + bytes <= MAX_KEPT_SIGNAL_BYTES) return undefined;
+  return `execution ${ev.execution_id} keeps signals no step has taken yet whose payloads come to ${keptBytes} bytes; with this one's ${bytes} they would be over ${KEPT_BYTES_TEXT}, the most they may: nothing was stored`;
+}
+
+/** The size of a kept signal's payload, remembered: the same objects are kept from one snapshot to the next. */
+const keptBytesOf = new WeakMap<SignalSent, number>();
+function keptPayloadBytes(s: SignalSent): number {
+  let n = keptBytesOf.get(s);
+  if (n === undefined) keptBytesOf.set(s, (n = jsonBytes(s.payload ?? null)));
+  return n;
+}
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? 'null');
 
 const WAIT_ENDING: ReadonlySet<string> = new Set([EVENT.timerFired, EVENT.waitTimedOut, EVENT.signalReceived]);
 

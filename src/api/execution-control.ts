@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { pauseExecution, resumeExecution, type Control } from '../waits/pause-execution.ts';
-import { MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
+import { MAX_KEPT_SIGNAL_BYTES, MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
 import { signalExecution, type Signalled } from '../waits/signal-execution.ts';
 import { integer, responses } from './answers.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
@@ -71,7 +71,8 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         description:
           'Answers 202 `{status: delivered}` (the step that has waited longest for the signal takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
           '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; ' +
-          `409 (signal_buffer_full, nothing stored) when it would be kept and the execution keeps ${MAX_KEPT_SIGNALS} signals no step has taken already; ` +
+          `409 (signal_buffer_full, nothing stored) when it would be kept and the execution keeps ${MAX_KEPT_SIGNALS} signals no step has taken already, ` +
+          `or their payloads and this one's would come to over ${MAX_KEPT_SIGNAL_BYTES} bytes (1 MiB) as JSON; ` +
           '403 when the step\'s `approval.roles` exclude the caller ' +
           '(a step without approval takes signals from operators). `Idempotency-Key` makes a repeat to this execution and signal name the same signal.',
         params: jsonSchema(signalParams),

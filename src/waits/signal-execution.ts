@@ -1,7 +1,7 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { readExecutionState } from '../../actors/execution-state.ts';
 import { routeEvents } from '../../actors/route-events.ts';
-import { MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
+import { MAX_KEPT_SIGNAL_BYTES, MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
 import { CODE } from '../../machines/error-codes.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { isLiveExecutionStatus } from '../../machines/statuses.ts';
@@ -26,7 +26,8 @@ export type SignalKey = { scope: string; key: string; requestHash: string; statu
  * to the step that has waited for it longest (lowest seq), or, when none waits and a step says
  * `buffer: true`, kept for it. 403 when that step's `approval.roles` (operator when it names
  * none) exclude `by`; 409 (not_waiting) when no step waits for it; 409 (signal_buffer_full),
- * nothing stored, when it would be kept and the execution keeps MAX_KEPT_SIGNALS already. Routing decides against the state it writes over: when
+ * nothing stored, when it would be kept and the execution keeps MAX_KEPT_SIGNALS already, or its
+ * payload with those kept would be over MAX_KEPT_SIGNAL_BYTES. Routing decides against the state it writes over: when
  * the wait it was aimed at ended meanwhile, it is aimed again at what waits then (MAX_ATTEMPTS).
  * `signal.received` records who sent it (`by`, `requested_by`).
  */
@@ -80,7 +81,8 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
   if (r.event_id === null) {
     if (r.error !== CODE.signal_buffer_full) return { moved: r.detail };
     deps.metrics.signalsReceived.inc({ outcome: 'buffer_full' });
-    throw new ServiceError('signal_buffer_full', { code: 'signal_buffer_full', message: r.detail, limit: MAX_KEPT_SIGNALS });
+    // Both bounds, whichever was met (the message says which): a client can tell how far to wait.
+    throw new ServiceError('signal_buffer_full', { code: 'signal_buffer_full', message: r.detail, limit: MAX_KEPT_SIGNALS, limit_bytes: MAX_KEPT_SIGNAL_BYTES });
   }
   deps.metrics.signalsReceived.inc({ outcome: status });
   return answer(r.event_id);

@@ -1,10 +1,11 @@
-// Signals kept for a step that waits later (`buffer: true`) are bounded per execution
-// (MAX_KEPT_SIGNALS, docs/operations.md "Signals"): each is an event and a part of the state until
-// a step takes it, so without a bound one client could grow both without end. One more is 409
+// Signals kept for a step that waits later (`buffer: true`) are bounded per execution, in number
+// (MAX_KEPT_SIGNALS) and in their payloads' bytes together (MAX_KEPT_SIGNAL_BYTES; docs/operations.md
+// "Signals"): each is an event and a part of the state (written and read whole) until a step takes
+// it, so without a bound one client could grow both without end. One more is 409
 // signal_buffer_full naming the limit, and nothing is stored; an Idempotency-Key repeat of a kept
 // one answers as before; signals racing for the last places on two servers never take more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_KEPT_SIGNALS } from '../../../actors/route-report.ts';
+import { MAX_KEPT_SIGNAL_BYTES, MAX_KEPT_SIGNALS } from '../../../actors/route-report.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
@@ -44,6 +45,9 @@ function post(path: string, body: unknown = {}, headers: Record<string, string> 
   return http(base, 'POST', path, body, headers);
 }
 const signal = (id: number, name: string, n: number, headers: Record<string, string> = {}, base = s.url) => post(`/api/executions/${id}/signals/${name}`, { payload: { n } }, headers, base);
+/** A signal whose payload is text of `chars` characters: its JSON, what the bound counts, is `chars + 2` bytes. */
+const sized = (id: number, name: string, chars: number, headers: Record<string, string> = {}, base = s.url) =>
+  post(`/api/executions/${id}/signals/${name}`, { payload: 'x'.repeat(chars) }, headers, base);
 
 async function started(): Promise<number> {
   const r = await post('/api/run/playbook', { path: 'cap/kept' });
@@ -119,5 +123,59 @@ describe('signals kept for a step that waits later', () => {
     expect(answers.map((a) => a.status), JSON.stringify(answers.map((a) => a.body))).toEqual(Array(10).fill(202));
     for (const a of answers) expect(a.body).toEqual(answers[0].body);
     expect(await received(id)).toHaveLength(MAX_KEPT_SIGNALS);
+  }, 60_000);
+
+  it(`keeps payloads of at most ${MAX_KEPT_SIGNAL_BYTES} bytes together; one more is 409 signal_buffer_full naming the limit and stores nothing`, async () => {
+    const id = await started();
+    const half = MAX_KEPT_SIGNAL_BYTES / 2 - 100;
+    const first = await sized(id, 'go', half, { 'idempotency-key': 'big-first' });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect(first.body.status).toBe('buffered');
+    // Another name counts toward the same bound (the execution's).
+    expect((await sized(id, 'more', half)).status).toBe(202);
+    // 2 * (half + 2) = the limit - 196 bytes kept: a small one fits, 200 bytes more do not.
+    expect((await signal(id, 'go', 1)).status).toBe(202);
+    for (const name of ['go', 'more']) {
+      const over = await sized(id, name, 200);
+      expect(over.status, JSON.stringify(over.body)).toBe(409);
+      expect(over.body.detail).toMatchObject({ code: 'signal_buffer_full', limit: MAX_KEPT_SIGNALS, limit_bytes: MAX_KEPT_SIGNAL_BYTES });
+      expect(over.body.detail.message).toContain(String(MAX_KEPT_SIGNAL_BYTES));
+    }
+    // One over the whole bound alone: never kept, whatever the execution keeps.
+    const alone = await sized(id, 'go', MAX_KEPT_SIGNAL_BYTES);
+    expect(alone.status, JSON.stringify(alone.body)).toBe(409);
+    expect(alone.body.detail).toMatchObject({ code: 'signal_buffer_full', limit_bytes: MAX_KEPT_SIGNAL_BYTES });
+    expect(await received(id)).toHaveLength(3);
+
+    // A repeat of a kept one (its Idempotency-Key) answers as the first did, at the bound.
+    const again = await sized(id, 'go', half, { 'idempotency-key': 'big-first' });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+    // A signal a waiting step takes is not kept, so not bounded by it (its body's limit bounds it).
+    const held = await sized(id, 'hold', MAX_KEPT_SIGNAL_BYTES);
+    expect(held.status, JSON.stringify(held.body)).toBe(202);
+    expect(held.body.status).toBe('delivered');
+    // `gate` takes the first kept `go` and `more` takes the kept `more`: room for one as big again.
+    await until('the kept signals taken', async () => ((await http(s.url, 'GET', `/api/executions/${id}`)).body.waits ?? []).some((w: Json) => w.step === 'last'), 10_000);
+    expect((await sized(id, 'go', 2 * half)).status).toBe(202);
+    expect((await sized(id, 'go', 200)).status).toBe(409);
+    expect(await received(id)).toHaveLength(5);
+  }, 60_000);
+
+  it('twelve racing for the last bytes, on two servers: as many kept as fit, the rest 409, none 5xx', async () => {
+    const id = await started();
+    // Each signal here is `unit + 2` bytes; after seven, three more fit and a fourth does not.
+    const unit = Math.floor(MAX_KEPT_SIGNAL_BYTES / 10.5);
+    for (let i = 0; i < 7; i++) expect((await sized(id, 'go', unit)).status).toBe(202);
+    const fit = Math.floor((MAX_KEPT_SIGNAL_BYTES - 7 * (unit + 2)) / (unit + 2));
+    expect(fit).toBe(3);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => sized(id, 'go', unit, {}, i % 2 ? other.url : s.url)));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((x) => x === 202), JSON.stringify(statuses)).toHaveLength(fit);
+    expect(statuses.filter((x) => x === 409), JSON.stringify(statuses)).toHaveLength(12 - fit);
+    for (const r of answers.filter((x) => x.status === 409)) expect(r.body.detail).toMatchObject({ code: 'signal_buffer_full', limit_bytes: MAX_KEPT_SIGNAL_BYTES });
+    expect(await received(id)).toHaveLength(7 + fit);
   }, 60_000);
 });
