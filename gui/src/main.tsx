@@ -1,5 +1,6 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
+import { asObject } from '../../src/objects.ts';
 import { ApiError, api, configureApi, setToken, type RuntimeConfig } from './api.ts';
 import { App } from './App.tsx';
 import { SessionContext, type User } from './session.ts';
@@ -23,6 +24,19 @@ function logIn(loginUrl: string): void {
   const url = new URL(loginUrl, location.href);
   url.searchParams.set('return_to', location.pathname + location.search + location.hash);
   location.assign(url.href);
+}
+
+/**
+ * Ends the gateway session by POST, whose Origin proves it comes from this page (the gateway
+ * refuses a logout another site sends the browser to), then goes where the gateway says: the
+ * provider's logout. Throws ApiError when the gateway refuses.
+ */
+async function signOut(logoutUrl: string): Promise<void> {
+  const res = await fetch(logoutUrl, { method: 'POST', credentials: 'same-origin', headers: { accept: 'application/json' } });
+  const body: unknown = await res.json().catch(() => null);
+  const answer = asObject(body);
+  if (!res.ok) throw new ApiError(res.status, answer.detail);
+  location.assign(typeof answer.redirect === 'string' ? answer.redirect : '/');
 }
 
 /** Runtime settings first (relative to where the console is served), then who the user is. */
@@ -65,7 +79,7 @@ function Boot() {
   if (phase.kind === 'token') return <TokenPrompt config={phase.config} error={phase.error} onReady={(config) => setPhase({ kind: 'ready', config, user: null })} />;
   const logout = () => {
     setToken(null);
-    if (phase.config.logout_url) location.assign(phase.config.logout_url);
+    if (phase.config.logout_url) signOut(phase.config.logout_url).catch((error: unknown) => setPhase({ kind: 'failed', error }));
     else if (signsInWithToken(phase.config)) setPhase({ kind: 'token', config: phase.config });
   };
   return (

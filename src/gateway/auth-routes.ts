@@ -150,7 +150,10 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     if (req.method === 'GET') return reply.redirect(next, 302);
     return reply.send({ logged_out: ended !== undefined, redirect: next });
   };
-  app.get('/auth/logout', { config: { gate: 'login' } }, logout);
+  // Ending the session is a change of state even by GET: another site may not send a browser here
+  // to log its person out, so the GET is held to the CSRF rule (the browser's Sec-Fetch-Site says
+  // same-origin, or its Origin or Referer is ours) and the console signs out by POST.
+  app.get('/auth/logout', { config: { gate: 'login', changesState: true } }, logout);
   app.post('/auth/logout', { config: { gate: 'login' } }, logout);
 
   app.get('/auth/me', { config: { gate: 'me' } }, async (req) => {

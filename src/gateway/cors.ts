@@ -51,15 +51,30 @@ export function requestOrigin(req: FastifyRequest): string | undefined {
 }
 
 /**
- * The CSRF rule: a cookie-authenticated request that changes state must come from the gateway's
- * own origin or an allowed one. A WebSocket handshake counts as one (a GET that opens a channel
- * any page could open with the browser's cookies). Returns a refusal detail, or undefined when it
- * passes.
+ * Where the browser says a request was made: Sec-Fetch-Site, which no page's script can set
+ * (`same-origin`, `same-site`, `cross-site`, or `none` for a person's own navigation: the address
+ * bar, a bookmark). Undefined from a client that does not send it (old browsers, programs).
  */
-export function csrfRefusal(req: FastifyRequest, ownOrigin: string, allowed: ReadonlySet<string>): string | undefined {
-  if (isSafeMethod(req.method) && req.headers.upgrade === undefined) return undefined;
+function fetchSite(req: FastifyRequest): string | undefined {
+  const site = req.headers['sec-fetch-site'];
+  return typeof site === 'string' ? site : undefined;
+}
+
+/**
+ * The CSRF rule: a cookie-authenticated request that changes state must come from the gateway's
+ * own origin or an allowed one. It changes state by its method, as a WebSocket handshake (a GET
+ * that opens a channel any page could open with the browser's cookies), or when its route says
+ * so (`changesState`: GET /auth/logout ends the session). The proof is the browser's
+ * Sec-Fetch-Site `same-origin` or `none`, else the Origin, else the Referer's origin (as Go's
+ * CrossOriginProtection reads them). Returns a refusal detail, or undefined when it passes.
+ */
+export function csrfRefusal(req: FastifyRequest, ownOrigin: string, allowed: ReadonlySet<string>, changesState = false): string | undefined {
+  if (isSafeMethod(req.method) && req.headers.upgrade === undefined && !changesState) return undefined;
+  const site = fetchSite(req);
+  if (site === 'same-origin' || site === 'none') return undefined;
   const from = requestOrigin(req);
-  if (from === undefined) return 'a state-changing request with a session cookie must carry Origin (or Referer)';
-  if (from === ownOrigin || allowed.has(from)) return undefined;
-  return `origin ${from} may not make state-changing requests with a session cookie`;
+  if (from !== undefined && (from === ownOrigin || allowed.has(from))) return undefined;
+  if (from !== undefined) return `origin ${from} may not make state-changing requests with a session cookie`;
+  if (site !== undefined) return `a ${site} request (Sec-Fetch-Site) may not change state with a session cookie`;
+  return 'a state-changing request with a session cookie must carry Origin (or Referer, or Sec-Fetch-Site)';
 }

@@ -43,6 +43,8 @@ export type Gate = 'public' | 'login' | 'me' | 'caller';
 declare module 'fastify' {
   interface FastifyContextConfig {
     gate?: Gate;
+    /** A GET that changes state all the same (GET /auth/logout ends the session): held to the CSRF rule as a POST is. */
+    changesState?: boolean;
   }
   interface FastifyRequest {
     /** Who calls, set by the gateway's hook on `me` and `caller` routes. */
@@ -132,10 +134,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     if (!gate) throw new ServiceError('forbidden', 'this route declares no gate, so no caller is let in');
     if (gate === 'public') return;
     const origin = originOf(req);
+    const changesState = req.routeOptions.config.changesState === true;
     if (gate === 'login') {
       const limited = authLimit.hit(`ip:${req.ip}`);
       if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
-      const refused = sessionIdOf(req, origin) ? csrfRefusal(req, origin, settings.corsOrigins) : undefined;
+      const refused = sessionIdOf(req, origin) ? csrfRefusal(req, origin, settings.corsOrigins, changesState) : undefined;
       if (refused) throw new ServiceError('forbidden', refused);
       return;
     }
@@ -151,7 +154,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     const limited = apiLimit.hit(callerLabel(caller));
     if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
     if (caller.kind === 'session') {
-      const refused = csrfRefusal(req, origin, settings.corsOrigins);
+      const refused = csrfRefusal(req, origin, settings.corsOrigins, changesState);
       if (refused) throw new ServiceError('forbidden', refused);
     }
     if (gate === 'caller' && (caller.kind === 'jwt' || caller.kind === 'session') && caller.role === null) {

@@ -7,6 +7,7 @@ import { launchBrowser } from '../../helpers/browser.ts';
 import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
 import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { startHttpTarget } from '../../helpers/http-target.ts';
 import { freePort } from '../../helpers/ports.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
@@ -115,6 +116,59 @@ describe('gateway: browser login', () => {
     expect(logs.includes(codes[0])).toBe(false);
     expect(logs).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/); // no JWT (ID or access token) anywhere
     expect(logs).toContain('"who":"session:alice"');
+  }, 60_000);
+
+  it('ends a session by GET /auth/logout only when the request shows it comes from here: another site\'s is refused (403) and the session stays', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await logIn(page, 'nora');
+    const sid = (await context.cookies(pub)).find((c) => c.name === 'svc_session')!.value;
+    const cookie = { cookie: `svc_session=${sid}` };
+    const signedIn = async () => (await http(pub, 'GET', '/auth/me', undefined, cookie)).status;
+    const logoutGet = (headers: Record<string, string>) => fetch(`${pub}/auth/logout`, { headers: { ...cookie, ...headers }, redirect: 'manual' });
+
+    // Another site (127.0.0.1 is not localhost's site) sends the browser to the logout address:
+    // a top-level navigation carries the SameSite=Lax cookie, and its page sends no Referer.
+    const evil = await startHttpTarget((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><meta name="referrer" content="no-referrer"><a id="out" href="${pub}/auth/logout">win a prize</a>`);
+    });
+    try {
+      await page.goto(`${evil.url}/`, { waitUntil: 'domcontentloaded' });
+      const [answer] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/logout'), page.click('#out')]);
+      expect(answer.status()).toBe(403);
+      expect(Object.keys(JSON.parse(await answer.text()))).toEqual(['detail']);
+      expect((await answer.request().allHeaders())['sec-fetch-site']).toBe('cross-site');
+      expect(await signedIn()).toBe(200);
+      expect((await context.cookies(pub)).find((c) => c.name === 'svc_session')?.value).toBe(sid);
+    } finally {
+      await evil.close();
+    }
+    // The same without a browser's word: from another origin, or from nowhere (no Sec-Fetch-Site,
+    // Origin or Referer, as an old browser sends with no-referrer), ends nothing either.
+    const elsewhere: Record<string, string>[] = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', referer: 'http://evil.localhost/' }, { origin: 'http://evil.example.test' }, {}];
+    for (const headers of elsewhere) {
+      const res = await logoutGet(headers);
+      expect(res.status).toBe(403);
+      expect(Object.keys((await res.json()) as object)).toEqual(['detail']);
+      expect(await signedIn()).toBe(200);
+    }
+    expect((await http(pub, 'POST', '/auth/logout', undefined, { ...cookie, origin: 'http://evil.example.test' })).status).toBe(403);
+    expect((await http(pub, 'POST', '/auth/logout', undefined, cookie)).status).toBe(403);
+    expect(await signedIn()).toBe(200);
+
+    // A link followed on a page of this origin (the browser says Sec-Fetch-Site: same-origin; the
+    // gateway's pages send no Referer) ends it, here and at the provider.
+    await page.goto(`${pub}/auth/me`, { waitUntil: 'domcontentloaded' });
+    const [ended] = await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/logout'),
+      page.evaluate("location.assign('/auth/logout')"),
+    ]);
+    expect(ended.status()).toBe(302);
+    expect((await ended.request().allHeaders())['sec-fetch-site']).toBe('same-origin');
+    await page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded' });
+    expect(await signedIn()).toBe(401);
+    await context.close();
   }, 60_000);
 
   it('gives a viewer reads only', async () => {

@@ -81,10 +81,13 @@ describe('console behind the gateway', () => {
     const cookie = { cookie: `svc_session=${session!.value}` };
     expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(200);
     // Waiting from before the click, and as long as CI's load on a slow machine may take.
-    await Promise.all([
+    const [signOut] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/auth/logout'),
       page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded', timeout: 45_000 }),
       page.getByRole('button', { name: 'Sign out' }).click(),
     ]);
+    // By POST, whose Origin shows the gateway it comes from the console (not another site).
+    expect(signOut.method()).toBe('POST');
     expect((await http(pub, 'GET', '/auth/me', undefined, cookie)).status).toBe(401);
     expect((await http(pub, 'GET', '/api/executions', undefined, cookie)).status).toBe(401);
     await viewerContext.close();
