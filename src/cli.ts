@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { GUI_DIST_DIR } from './gui-files.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
+import { closeInheritedFds } from './close-inherited-fds.ts';
 import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
 import { CATALOG_SUMMARY, CATALOG_USAGE } from './cli/catalog-usage.ts';
@@ -102,6 +103,8 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   const { stopEmbeddedDatabases } = await import('./db/embedded.ts');
   const { Worker: WorkerPool } = await import('./worker/worker.ts');
   const log = createLogger(config.SVC_LOG_LEVEL);
+  // Before anything is spawned (the embedded PostgreSQL, tasks): nothing inherited reaches them.
+  closeInheritedFds(log);
   const t0 = performance.now();
   // A signal during start stops the embedded PostgreSQL (or cancels its start); the start then
   // fails, or finishes and is stopped below. Either way nothing is left running.
@@ -180,6 +183,8 @@ const commands: Record<string, Command> = {
       const { Worker: WorkerPool } = await import('./worker/worker.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
+      // Before the pool probes the sandbox or runs a task: nothing inherited reaches them.
+      closeInheritedFds(log);
       const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency expects an integer >= 1, got ${JSON.stringify(values.concurrency)}`);
       const { readWorkerToken } = await import('./auth/worker-token.ts');
