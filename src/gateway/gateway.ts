@@ -29,7 +29,7 @@ import { createProxy, type Forward, type Proxy } from './proxy.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { SessionStore } from './session-store.ts';
 import { bodyPath, pathAllowed, triggerStartPath } from './playbook-paths.ts';
-import { isObject } from '../objects.ts';
+import { asObject, isObject } from '../objects.ts';
 import { publicOriginFor, type GatewaySettings } from './settings.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
 
@@ -199,10 +199,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     const c = req.caller;
     return (c?.kind === 'jwt' || c?.kind === 'session') && c.paths ? { who: callerLabel(c), paths: c.paths } : undefined;
   };
-  const requireMayStart = (limited: { who: string; paths: string[] }, path: string | undefined): void => {
+  const requireMayStart = (limited: { who: string; paths: string[] }, path: string | undefined, what = 'start only playbooks', unnamed = 'a playbook this request does not name'): void => {
     if (path !== undefined && pathAllowed(path, limited.paths)) return;
     const allowed = limited.paths.length ? limited.paths.join(', ') : '(no pattern)';
-    throw new ServiceError('forbidden', `${limited.who} may start only playbooks matching ${allowed}; not ${path ?? 'a playbook this request does not name'}`);
+    throw new ServiceError('forbidden', `${limited.who} may ${what} matching ${allowed}; not ${path ?? unnamed}`);
   };
   const forwardBodyStart = async (req: FastifyRequest, reply: FastifyReply) => {
     const limited = restriction(req);
@@ -228,6 +228,28 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       const found = await proxy.read(`/api/executions/${id}`, upstreamAs(req));
       if (found.status === 200) requireMayStart(limited, isObject(found.body) && typeof found.body.path === 'string' ? found.body.path : undefined);
       else if (found.status < 400 || found.status >= 500) throw new ServiceError('bad_gateway', `the server answered ${found.status} when asked which playbook execution ${id} ran`);
+    }
+    return forwardApi(req, reply);
+  });
+  // An MCP server's lifecycle action starts the playbook its document maps the action to: a
+  // restricted caller needs both the document's catalog path (which server it acts on) and that
+  // playbook's (what runs, with the caller's payload), as the server says them (read as the
+  // caller). A server or action the server does not know is left to its answer (404).
+  app.post('/api/mcp/mcp/:server_name/lifecycle/:action', starts, async (req, reply) => {
+    const limited = restriction(req);
+    if (limited) {
+      const { server_name: name, action } = req.params as { server_name: string; action: string };
+      const found = await proxy.read(`/api/mcp/servers/${encodeURIComponent(name)}`, upstreamAs(req));
+      if (found.status === 200) {
+        const server = asObject(found.body);
+        const docPath = typeof server.path === 'string' ? server.path : undefined;
+        requireMayStart(limited, docPath, 'act only on MCP servers with a document path', `MCP server '${name}', which has no catalog path`);
+        const playbooks = asObject(server.lifecycle_playbooks);
+        if (Object.hasOwn(playbooks, action)) {
+          const playbook = playbooks[action];
+          requireMayStart(limited, typeof playbook === 'string' ? playbook : undefined);
+        }
+      } else if (found.status < 400 || found.status >= 500) throw new ServiceError('bad_gateway', `the server answered ${found.status} when asked for MCP server ${name}`);
     }
     return forwardApi(req, reply);
   });

@@ -162,6 +162,46 @@ describe('gateway: bearer JWTs of programs', () => {
     expect((await http(gw.url, 'POST', `/api/executions/${own.body.execution_id}/retry`, { from_step: 'start' }, scoped)).status).toBe(201);
   });
 
+  it('holds such a caller\'s MCP lifecycle actions to its patterns: the server document\'s path and the playbook the action starts', async () => {
+    const scoped = await as('program-reports');
+    const admin = await as('program-admin');
+    const lifecycle = (path: string) => PLAYBOOK.replace('name: hello, path: gw/hello', `name: ${path.replaceAll('/', '-')}, path: ${path}`);
+    for (const path of ['shared/mcp/up', 'gw/mcp-up']) expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: lifecycle(path) }, admin)).status).toBe(201);
+    const server = (name: string, path: string, actions: Record<string, string>) =>
+      `apiVersion: svc/v1\nkind: Mcp\nmetadata: { name: ${name}, path: ${path} }\nendpoint: http://127.0.0.1:1/mcp\nlifecycle: ${JSON.stringify(actions)}\n`;
+    const register = async (content: string) => expect((await http(gw.url, 'POST', '/api/catalog/register', { content, resource_type: 'mcp' }, admin)).status).toBe(201);
+    // Its document inside the patterns; deploy starts a playbook inside them, undeploy one outside.
+    await register(server('mcp-in', 'reports/mcp-in', { deploy: 'shared/mcp/up', undeploy: 'gw/mcp-up' }));
+    // Its document outside the patterns, though its deploy starts a playbook inside them.
+    await register(server('mcp-out', 'gw/mcp-out', { deploy: 'shared/mcp/up' }));
+    const act = (name: string, action: string, who: Record<string, string>) => http(gw.url, 'POST', `/api/mcp/mcp/${name}/lifecycle/${action}`, {}, who);
+
+    const outside = await act('mcp-out', 'deploy', scoped);
+    expect(outside.status).toBe(403);
+    expect(Object.keys(outside.body)).toEqual(['detail']);
+    expect(outside.body.detail).toContain('gw/mcp-out');
+    // The server's router decodes %6F to o: the same server, so the same rule.
+    expect((await act('mcp-%6Fut', 'deploy', scoped)).status).toBe(403);
+    const startsOutside = await act('mcp-in', 'undeploy', scoped);
+    expect(startsOutside.status).toBe(403);
+    expect(startsOutside.body.detail).toContain('gw/mcp-up');
+    const inside = await act('mcp-in', 'deploy', scoped);
+    expect(inside.status).toBe(202);
+    expect(inside.body.path).toBe('shared/mcp/up');
+    await until('its run ends', async () => (await http(gw.url, 'GET', `/api/executions/${inside.body.execution_id}`, undefined, admin)).body.status === 'completed');
+    // A server or action the server does not know gets its own answer (404, naming the actions).
+    expect((await act('mcp-none', 'deploy', scoped)).status).toBe(404);
+    const unknownAction = await act('mcp-in', 'restart', scoped);
+    expect(unknownAction.status).toBe(404);
+    expect(unknownAction.body.detail).toContain('deploy, undeploy');
+    // Refused actions started nothing and left the servers as they were; callers without patterns are not held.
+    const servers = await http(gw.url, 'GET', '/api/mcp/servers', undefined, admin);
+    const statusOf = (name: string) => servers.body.items.find((s: { name: string }) => s.name === name);
+    expect(statusOf('mcp-out')).toMatchObject({ status: 'registered', last_execution_id: null });
+    expect(statusOf('mcp-in')).toMatchObject({ last_action: 'deploy', last_execution_id: inside.body.execution_id });
+    expect((await act('mcp-out', 'deploy', await as('program-operator'))).status).toBe(202);
+  });
+
   it('refuses a request with no credential: 401 with a Bearer challenge and only a detail', async () => {
     const res = await http(gw.url, 'GET', '/api/executions');
     expect(res.status).toBe(401);
