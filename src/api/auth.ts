@@ -84,9 +84,11 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       const wanted = mode === 'gateway' ? `an identity asserted by the gateway (${IDENTITY_HEADER}) or an API token` : 'an API token (Authorization: Bearer <token>)';
       throw unauthorized(reply, `authentication required: ${wanted}`, header !== undefined);
     }
-    const identity = looksLikeApiToken(token) ? await tokens.lookup(token) : undefined;
-    if (!identity) throw unauthorized(reply, 'the API token is unknown or revoked', true);
-    return identity;
+    const answer = looksLikeApiToken(token) ? await tokens.lookup(token) : undefined;
+    if (!answer) throw unauthorized(reply, 'the API token is unknown or revoked', true);
+    // Refused as a revoked token is; saying it expired only tells its holder about that token.
+    if ('expiredAt' in answer) throw unauthorized(reply, `the API token expired at ${answer.expiredAt.toISOString()}`, true);
+    return answer.identity;
   };
 
   const authenticate = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {

@@ -1,25 +1,33 @@
 import { parseArgs } from 'node:util';
+import * as v from 'valibot';
 import { API_TOKEN_CACHE_TTL_MS } from '../api/api-token-cache.ts';
 import { newApiToken } from '../auth/api-token.ts';
 import { ROLES, isRole } from '../auth/roles.ts';
 import { loadConfig } from '../config.ts';
-import { insertApiToken, listApiTokens, revokeApiToken, type ApiTokenRow } from '../db/api-token.repo.ts';
+import { insertApiToken, listApiTokens, revokeApiToken, type ApiTokenExpiry, type ApiTokenRow } from '../db/api-token.repo.ts';
 import { Db } from '../db/db.ts';
 import { migrate } from '../db/migrate.ts';
 import { createLogger } from '../log.ts';
 import { openDatabase } from '../db/open-database.ts';
+import { durationMs } from '../dsl/duration.ts';
+import { StartTimeText } from '../start-time-text.ts';
 import { TOKEN_USAGE } from './token-usage.ts';
 import { processEnvironment } from '../secret-environment.ts';
 
 // Same rule as the table's CHECK (migrations/0008_api_tokens.sql), checked first for a clear message.
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
+// A longer lifetime is a mistake in units (no expiry is the way to say forever).
+const MAX_LIFETIME_DAYS = 36_500;
+// PostgreSQL's check_violation: the table refuses an expiry not after the creation (migrations/0042).
+const CHECK_VIOLATION = '23514';
 
 type Out = { write(text: string): unknown };
 /** A parsed subcommand, run once the database is open; returns the exit code. */
 type Action = (db: Db, out: Out, err: Out) => Promise<number>;
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-const shown = (row: ApiTokenRow) => ({
+// What every token shows; a listing adds its expiry, `create` only when it has one.
+const basics = (row: ApiTokenRow) => ({
   name: row.name,
   role: row.role,
   prefix: row.prefix,
@@ -27,6 +35,7 @@ const shown = (row: ApiTokenRow) => ({
   last_used_at: iso(row.last_used_at),
   revoked_at: iso(row.revoked_at),
 });
+const shown = (row: ApiTokenRow) => ({ ...basics(row), expires_at: iso(row.expires_at), expired: row.expired });
 
 /** Rows as aligned columns under a header; `-` for an empty cell. */
 function table(header: string[], rows: (string | null)[][]): string {
@@ -35,22 +44,62 @@ function table(header: string[], rows: (string | null)[][]): string {
   return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
 }
 
+/**
+ * A new token's lifetime from `--expires-in` (a duration as `svc list --since` and playbooks take
+ * it: 90d, 12h, 30m, 1h30m, or bare seconds) or `--expires-at` (ISO 8601 with a zone, or a date:
+ * its UTC midnight; in the future); undefined for neither (it never expires); a message naming
+ * the option when bad.
+ */
+function tokenExpiry(expiresIn: string | undefined, expiresAt: string | undefined, now = Date.now()): ApiTokenExpiry | undefined | string {
+  if (expiresIn !== undefined && expiresAt !== undefined) return '--expires-in and --expires-at both set the expiry: give one of them';
+  if (expiresIn !== undefined) {
+    const ms = durationMs(/^\d+(\.\d+)?$/.test(expiresIn) ? Number(expiresIn) : expiresIn);
+    if (ms === undefined) return `--expires-in expects a duration (90d, 12h, 30m, 1h30m, or seconds: 3600), got ${JSON.stringify(expiresIn)}`;
+    if (ms <= 0) return '--expires-in must be more than 0 (leave it out for a token that never expires)';
+    if (ms > MAX_LIFETIME_DAYS * 86_400_000) return `--expires-in must be at most ${MAX_LIFETIME_DAYS}d`;
+    return { inMs: ms };
+  }
+  if (expiresAt !== undefined) {
+    if (!v.is(StartTimeText, expiresAt)) return `--expires-at expects an ISO 8601 time with a zone (2026-12-31T18:00:00Z) or a date (2026-12-31, its UTC midnight), got ${JSON.stringify(expiresAt)}`;
+    const at = new Date(expiresAt);
+    if (at.getTime() <= now) return `--expires-at must be in the future (${at.toISOString()} has passed)`;
+    return { at };
+  }
+  return undefined;
+}
+
+const OWN_CREATE = { name: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' }, 'expires-in': { type: 'string' }, 'expires-at': { type: 'string' } } as const;
+
 function parseCreate(argv: string[]): Action | string {
-  const { values, positionals } = parseArgs({ args: argv, options: { name: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' } }, strict: true, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args: argv, options: OWN_CREATE, strict: true, allowPositionals: true });
   if (positionals.length) return `create takes no positional arguments (got ${positionals.join(' ')})`;
   const name = values.name;
   const role = values.role;
   if (!name || !TOKEN_NAME.test(name)) return '--name expects 1-100 letters, digits, ".", "_", "@" or "-", starting with a letter or digit';
   if (!isRole(role)) return `--role expects one of ${ROLES.join(', ')}`;
+  const expires = tokenExpiry(values['expires-in'], values['expires-at']);
+  if (typeof expires === 'string') return expires;
   return async (db, out, err) => {
     const made = newApiToken();
-    const row = await insertApiToken(db, { name, role, hash: made.hash, prefix: made.prefix });
+    let row: ApiTokenRow | undefined;
+    try {
+      row = await insertApiToken(db, { name, role, hash: made.hash, prefix: made.prefix, expires });
+    } catch (e) {
+      // An --expires-at that passed between the check above and the insert.
+      if (e instanceof Error && 'code' in e && e.code === CHECK_VIOLATION) {
+        err.write('svc token: --expires-at must be in the future\n');
+        return 2;
+      }
+      throw e;
+    }
     if (!row) {
       err.write(`svc token: a token named '${name}' exists (revoked tokens keep their names); choose another name\n`);
       return 1;
     }
-    if (values.json) out.write(`${JSON.stringify({ ...shown(row), token: made.token }, null, 2)}\n`);
-    else out.write(`created token '${row.name}' (role ${row.role}); it is shown only now, so store it where its user reads it:\n${made.token}\n`);
+    // Without a lifetime the answer is as before lifetimes existed: expires_at only when there is one.
+    const expires_at = iso(row.expires_at);
+    if (values.json) out.write(`${JSON.stringify({ ...basics(row), ...(expires_at ? { expires_at } : {}), token: made.token }, null, 2)}\n`);
+    else out.write(`created token '${row.name}' (role ${row.role}${expires_at ? `, expires ${expires_at}` : ''}); it is shown only now, so store it where its user reads it:\n${made.token}\n`);
     return 0;
   };
 }
@@ -62,7 +111,13 @@ function parseList(argv: string[]): Action | string {
     const rows = (await listApiTokens(db)).map(shown);
     if (values.json) out.write(`${JSON.stringify(rows, null, 2)}\n`);
     else if (!rows.length) out.write('no API tokens (svc token create --name NAME --role ROLE makes one)\n');
-    else out.write(table(['NAME', 'ROLE', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'], rows.map((r) => [r.name, r.role, r.prefix, r.created_at, r.last_used_at, r.revoked_at])));
+    else {
+      // EXPIRES only once some token has a lifetime: without one the table is as it always was.
+      const expiries = rows.some((r) => r.expires_at !== null);
+      const expiry = (r: (typeof rows)[number]): string[] => (!expiries ? [] : [r.expires_at === null ? 'never' : `${r.expires_at}${r.expired ? ' (expired)' : ''}`]);
+      const header = ['NAME', 'ROLE', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED', ...(expiries ? ['EXPIRES'] : [])];
+      out.write(table(header, rows.map((r) => [r.name, r.role, r.prefix, r.created_at, r.last_used_at, r.revoked_at, ...expiry(r)])));
+    }
     return 0;
   };
 }

@@ -4,12 +4,16 @@ import { ROLES } from '../auth/roles.ts';
 
 export const TOKEN_SUMMARY = 'create, list or revoke API tokens (SVC_AUTH=token or gateway); talks to the database directly';
 
-export const TOKEN_USAGE = `svc token create --name NAME --role ${ROLES.join('|')} [--json]
+export const TOKEN_USAGE = `svc token create --name NAME --role ${ROLES.join('|')} [--expires-in DURATION | --expires-at TIME] [--json]
        svc token list [--json]
        svc token revoke NAME
 
-  create   makes an API token and prints it once (only its SHA-256 is stored)
-  list     every token: name, role, prefix, created, last used, revoked
+  create   makes an API token and prints it once (only its SHA-256 is stored); it never
+           expires unless given a lifetime: --expires-in 90d (units s, m, h, d, as 1h30m;
+           a bare number is seconds) or --expires-at 2026-12-31T18:00:00Z (a date alone is
+           its UTC midnight). Past it the token is refused as a revoked one is
+  list     every token: name, role, prefix, created, last used, revoked, expires (once
+           some token has a lifetime; --json always: expires_at, null for never, and expired)
   revoke   the token stops working within ${API_TOKEN_CACHE_TTL_MS / 1000} s on every server; its name stays taken
 
 Talks to the database directly: SVC_DATABASE_URL, else the embedded one in SVC_DATA_DIR (which

@@ -1,6 +1,6 @@
 import type { Queryable } from './queryable.ts';
 
-/** A row of core.api_token as listings show it: never the hash. */
+/** A row of core.api_token as listings show it: never the hash. `expired`: past expires_at by the database's clock. */
 export type ApiTokenRow = {
   name: string;
   role: string;
@@ -8,16 +8,30 @@ export type ApiTokenRow = {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  expires_at: Date | null;
+  expired: boolean;
 };
 
-const COLUMNS = 'name, role, prefix, created_at, last_used_at, revoked_at';
+const COLUMNS = 'name, role, prefix, created_at, last_used_at, revoked_at, expires_at, (expires_at IS NOT NULL AND expires_at <= now()) AS expired';
 
-/** Stores a new token by its hash; undefined when the name is taken (revoked tokens keep theirs). */
-export async function insertApiToken(q: Queryable, t: { name: string; role: string; hash: string; prefix: string }): Promise<ApiTokenRow | undefined> {
+/** A token's lifetime: until a time, or for this many milliseconds from its creation (the database's clock). */
+export type ApiTokenExpiry = { at: Date } | { inMs: number };
+
+/**
+ * Stores a new token by its hash, with its expiry (none: it never expires); undefined when the
+ * name is taken (revoked tokens keep theirs). Throws (check violation 23514) when `at` has passed.
+ */
+export async function insertApiToken(
+  q: Queryable,
+  t: { name: string; role: string; hash: string; prefix: string; expires?: ApiTokenExpiry },
+): Promise<ApiTokenRow | undefined> {
+  const at = t.expires && 'at' in t.expires ? t.expires.at : null;
+  const inMs = t.expires && 'inMs' in t.expires ? t.expires.inMs : null;
   const { rows } = await q.query<ApiTokenRow>(
-    `INSERT INTO core.api_token (name, role, hash, prefix) VALUES ($1, $2, $3, $4)
+    `INSERT INTO core.api_token (name, role, hash, prefix, expires_at)
+     VALUES ($1, $2, $3, $4, coalesce($5::timestamptz, now() + $6::float8 * interval '1 millisecond'))
      ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}`,
-    [t.name, t.role, t.hash, t.prefix],
+    [t.name, t.role, t.hash, t.prefix, at, inMs],
   );
   return rows[0];
 }
@@ -38,13 +52,27 @@ export async function revokeApiToken(q: Queryable, name: string): Promise<ApiTok
 }
 
 /**
- * The live (unrevoked) token with this hash, stamping its last use; undefined for an unknown or
- * revoked one. One statement: the caller caches the answer, so this runs a few times a minute per token.
+ * An unrevoked token as one lookup finds it: live with `leftMs` of its lifetime left (null: no
+ * expiry), or expired since `expires_at`. Both by the database's clock, so servers agree.
  */
-export async function useApiToken(q: Queryable, hash: string): Promise<{ name: string; role: string } | undefined> {
-  const { rows } = await q.query<{ name: string; role: string }>(
-    `UPDATE core.api_token SET last_used_at = now() WHERE hash = $1 AND revoked_at IS NULL RETURNING name, role`,
+export type UsedApiToken = { name: string; role: string } & ({ expired: false; leftMs: number | null } | { expired: true; expires_at: Date });
+
+/**
+ * The unrevoked token with this hash, stamping its last use unless it has expired; undefined for
+ * an unknown or revoked one. One statement: the caller caches the answer, so this runs a few
+ * times a minute per token.
+ */
+export async function useApiToken(q: Queryable, hash: string): Promise<UsedApiToken | undefined> {
+  const { rows } = await q.query<{ name: string; role: string; expires_at: Date | null; left_ms: number | null }>(
+    `UPDATE core.api_token
+        SET last_used_at = CASE WHEN expires_at IS NULL OR expires_at > now() THEN now() ELSE last_used_at END
+      WHERE hash = $1 AND revoked_at IS NULL
+      RETURNING name, role, expires_at, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS left_ms`,
     [hash],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const { name, role, expires_at, left_ms } = row;
+  if (expires_at !== null && left_ms !== null && left_ms <= 0) return { name, role, expired: true, expires_at };
+  return { name, role, expired: false, leftMs: left_ms };
 }
