@@ -19,6 +19,9 @@ const bool = (fallback: boolean) =>
     v.transform((s) => ['true', '1', 'yes', 'on'].includes(s)),
   );
 
+/** A shell task's network (SVC_SHELL_NETWORK): the host's, none, or the outside only (docs/operations.md). */
+export type ShellNetwork = 'host' | 'none' | 'external';
+
 const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
     v.optional(v.string(), String(fallback)),
@@ -155,7 +158,15 @@ const envSchema = v.object({
   // Kept of each task attempt's output in its `call.attempt` event and in GET .../steps/{step}.
   SVC_TASK_OUTPUT_BYTES: int(64 * 1024, 256),
   SVC_SHELL_FILE_MB: int(1024, 1),
-  SVC_SHELL_NETWORK: bool(true),
+  // A task's network: the host's (true, the default), none (false), or `external`: the network
+  // from a namespace of its own (passt's pasta), never this machine's loopback services.
+  SVC_SHELL_NETWORK: v.pipe(
+    v.optional(v.string(), 'true'),
+    v.trim(),
+    v.toLowerCase(),
+    v.picklist(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', 'external'], 'expects true, false or external'),
+    v.transform((s): ShellNetwork => (s === 'external' ? 'external' : ['true', '1', 'yes', 'on'].includes(s) ? 'host' : 'none')),
+  ),
   // Extra host paths a sandboxed task may read (absolute, comma separated), bound read-only.
   SVC_SHELL_SANDBOX_BINDS: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(/^(?:\/[^,]*(?:\s*,\s*\/[^,]*)*)?$/, 'expects absolute paths, comma separated')),

@@ -15,7 +15,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // Workers run shell tasks in bubblewrap's sandbox and refuse them without it: install it once.
   execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'bubblewrap', 'bwrap', 'sandboxed shell tasks', '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  // ...and give them the network from a namespace of their own with passt's pasta (not the host's loopback).
+  // ...and pasta (passt) for SVC_SHELL_NETWORK=external, the network without the host's loopback.
   execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'passt', 'pasta', "shell tasks' network", '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const external = process.env.SVC_TEST_DATABASE_URL;
   if (external) {

@@ -33,15 +33,13 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   if (!bwrap) return refuse('bwrap, of the bubblewrap package, is not installed');
   if (!prlimit) return refuse('prlimit, of util-linux, is not installed');
   const host: ShellHost = { settings, prlimit, bwrap, mounts: sandboxMounts(settings.binds).args };
-  // With the network, tasks get it from a namespace of their own (pasta) where it runs; else the
-  // host's, loopback included, which the worker's start says loudly (logShellHost).
-  const pasta = settings.network ? findProgram('pasta') : undefined;
-  if (pasta) {
+  // The `external` network is pasta's namespace: without pasta, or where it cannot run (no
+  // /dev/net/tun), shell tasks are refused rather than given the host's network instead.
+  if (settings.network === 'external') {
+    const pasta = findProgram('pasta');
+    if (!pasta) return refuse(`SVC_SHELL_NETWORK=external needs pasta, of the passt package, which is not installed (apt-get install passt, or scripts/ensure-package.sh passt pasta network), or SVC_SHELL_NETWORK=true (the host's network) or false`);
     const failed = await probeFails({ ...host, pasta });
-    if (!failed) return { ...host, pasta };
-    host.hostNetwork = `pasta (passt) cannot run here: ${failed}`;
-  } else if (settings.network) {
-    host.hostNetwork = 'pasta, of the passt package, is not installed';
+    return failed ? refuse(`SVC_SHELL_NETWORK=external: \`pasta … bwrap … true\` failed: ${failed}; pasta needs /dev/net/tun, or set SVC_SHELL_NETWORK=true (the host's network) or false`) : { ...host, pasta };
   }
   const failed = await probeFails(host);
   return failed ? refuse(`\`bwrap … true\` failed: ${failed}`) : host;
@@ -71,16 +69,10 @@ export function logShellHost(host: ShellHost, log: Logger): void {
       'SVC_SHELL_SANDBOX=off: shell tasks run UNSANDBOXED as the worker user, and can read its files (data directory, keys, token), see and signal its processes; their environment is still only what they declare',
     );
   }
-  if (host.hostNetwork) {
-    log.warn(
-      { reason: host.hostNetwork },
-      "shell tasks share this machine's network, loopback included: they can reach local services (the API, the service database) as any local process can; install passt (apt-get install passt) so they reach the network from a namespace of their own, or set SVC_SHELL_NETWORK=false",
-    );
-  }
   const missing = sandboxMounts(settings.binds).missing;
   if (missing.length) log.warn({ missing }, 'SVC_SHELL_SANDBOX_BINDS: these paths do not exist and are not bound');
   const uid = process.getuid?.() === 0 ? 'each task as its own unprivileged user' : 'as the worker user in a user namespace (the process limit counts all of its processes)';
-  const network = !settings.network ? 'none' : host.pasta ? 'own namespace (pasta)' : 'host';
+  const network = { host: "the host's, loopback included", none: 'none', external: 'other machines only, from a namespace of its own (pasta)' }[settings.network];
   log.info({ ...limits, network, binds: settings.binds }, `shell tasks run in a bubblewrap sandbox, ${uid}`);
 }
 

@@ -21,13 +21,11 @@ export type ShellHost = {
   prlimit?: string; // absolute path; undefined: not found (limits cannot be set)
   bwrap?: string; // absolute path; set only when the sandbox is on and runs
   /**
-   * Absolute path of passt's `pasta`; set only when the sandbox is on with the network and runs
-   * under it: the task then reaches the network from a namespace of its own, not this machine's
-   * loopback services (the API, the service database, whatever listens on 127.0.0.1).
+   * Absolute path of passt's `pasta`; set only when the sandbox is on with the `external` network
+   * and runs under it: the task then reaches the network from a namespace of its own, not this
+   * machine's loopback services (the API, the service database, whatever listens on 127.0.0.1).
    */
   pasta?: string;
-  /** Set when tasks have the network but share the host's, loopback included (no usable pasta): why. */
-  hostNetwork?: string;
   mounts: readonly string[]; // bwrap arguments for the system directories and binds
   /** Set when the sandbox is on but cannot run: why, and how to fix it. Shell tasks are refused. */
   unavailable?: string;
@@ -111,11 +109,11 @@ export const PASTA_ARGS: readonly string[] = [
 ];
 
 /**
- * The argv that runs a task: pasta (when the task has the network: `host.pasta`) around prlimit
+ * The argv that runs a task: pasta (with the `external` network: `host.pasta`) around prlimit
  * (when found) around bwrap (when the sandbox is on) around
  * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
  * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write),
- * in new user, pid, ipc, uts, cgroup (and, unless allowed, network) namespaces, with no user
+ * in new user, pid, ipc, uts, cgroup (and, unless it shares the host's, network) namespaces, with no user
  * namespace of its own; it dies with its parent (the worker). `taskUser`: a root worker's task
  * user is TASK_UID inside, named by the /etc/passwd and /etc/group read from PASSWD_FD, GROUP_FD.
  */
@@ -124,7 +122,7 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false): s
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
   const scratchBytes = host.settings.fileMb * 1024 * 1024;
-  const withPasta = Boolean(host.pasta && host.settings.network);
+  const withPasta = Boolean(host.pasta && host.settings.network === 'external');
   const bwrap = [
     host.bwrap,
     '--unshare-all',
@@ -134,8 +132,8 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false): s
     '--disable-userns',
     // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
     ...(taskUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
-    // With the network: pasta's namespace (host.pasta), or the host's when pasta cannot run.
-    ...(host.settings.network ? ['--share-net'] : []),
+    // The host's network, or pasta's namespace (`external`); none: a namespace of its own, empty.
+    ...(host.settings.network !== 'none' ? ['--share-net'] : []),
     // Its parent is the worker's spawn, or pasta, which a stop's SIGTERM ends at once (it takes no
     // shield): under pasta the sandbox does not die with it, so that its processes keep the stop's
     // grace period; the process group's watcher still kills it all when the worker dies.

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../../config.ts';
+import { loadConfig, type Config, type ShellNetwork } from '../../config.ts';
 
 /** How a worker runs shell tasks (SVC_SHELL_*): the sandbox switch and each task's limits. */
 export type ShellSettings = {
@@ -9,7 +9,8 @@ export type ShellSettings = {
   maxProcesses: number; // RLIMIT_NPROC
   outputBytes: number; // kept of each of stdout and stderr
   fileMb: number; // RLIMIT_FSIZE: the largest file a task may write
-  network: boolean;
+  /** `host`: the host's network, loopback included; `none`; `external`: other machines only, through pasta. */
+  network: ShellNetwork;
   /** Host paths a sandboxed task may read, bound read-only at the same place. */
   binds: readonly string[];
 };

@@ -296,7 +296,7 @@ describe('shell sandbox', () => {
     await until('the sleep that ignores SIGTERM is gone', async () => (await hostPids(`30.${marker}`)).length === 0, 2_000, 20);
   }, 15_000);
 
-  it("reaches the network through a namespace of its own, never this machine's loopback services (the API, its database)", async () => {
+  it("has the host's network by default; with SVC_SHELL_NETWORK=external a namespace of its own, never this machine's loopback services; none with false", async () => {
     // A service of this machine on loopback, as the server's API and the service database are.
     const server = createServer((_, res) => res.end('the worker machine'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -306,9 +306,11 @@ describe('shell sandbox', () => {
         `bash -c '(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null' && echo reached-loopback || echo loopback-refused; ` +
         // A default route out: the network is there (a namespace of its own, not none at all).
         `awk '$2 == "00000000" { r = 1 } END { print r ? "default-route" : "no-route" }' /proc/net/route`;
-      const networked = await shell(task({ command }), ctx());
-      expect(networked).toMatchObject({ status: 'ok', data: { stdout: 'loopback-refused\ndefault-route\n' } });
-      const isolated = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, network: false });
+      expect(await shell(task({ command }), ctx())).toMatchObject({ status: 'ok', data: { stdout: 'reached-loopback\ndefault-route\n' } });
+      const external = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, network: 'external' });
+      expect(external.unavailable).toBeUndefined();
+      expect(await shell(task({ command }), ctx({ shell: external }))).toMatchObject({ status: 'ok', data: { stdout: 'loopback-refused\ndefault-route\n' } });
+      const isolated = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, network: 'none' });
       expect(await shell(task({ command }), ctx({ shell: isolated }))).toMatchObject({ status: 'ok', data: { stdout: 'loopback-refused\nno-route\n' } });
     } finally {
       server.close();

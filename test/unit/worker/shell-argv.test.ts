@@ -64,24 +64,26 @@ describe('shellArgv', () => {
   });
 
   it('keeps the network out when it is not allowed, and the sandbox off runs /bin/sh under prlimit only', () => {
-    expect(shellArgv({ ...host, settings: { ...DEFAULT_SHELL_SETTINGS, network: false } }, '/w')).not.toContain('--share-net');
+    expect(shellArgv({ ...host, settings: { ...DEFAULT_SHELL_SETTINGS, network: 'none' } }, '/w')).not.toContain('--share-net');
     const off = shellArgv({ settings: { ...DEFAULT_SHELL_SETTINGS, sandbox: false }, prlimit: '/usr/bin/prlimit', mounts: [] }, '/w');
     expect(off).not.toContain('/usr/bin/bwrap');
     expect(off.slice(-4, -2)).toEqual(['/bin/sh', '-c']);
   });
 
-  it("gives a networked task pasta's namespace, outside the limits, forwarding no port; the sandbox then outlives pasta's SIGTERM", () => {
-    const argv = shellArgv({ ...host, pasta: '/usr/bin/pasta' }, '/w');
+  it("gives an `external` task pasta's namespace, outside the limits, forwarding no port; the sandbox then outlives pasta's SIGTERM", () => {
+    const argv = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w');
     expect(argv.slice(0, argv.indexOf('/usr/bin/prlimit'))).toEqual(['/usr/bin/pasta', ...PASTA_ARGS, '--']);
     expect(PASTA_ARGS).toEqual(expect.arrayContaining(['--no-map-gw', '--foreground']));
     for (const option of ['--tcp-ports', '--udp-ports', '--tcp-ns', '--udp-ns']) expect(PASTA_ARGS[PASTA_ARGS.indexOf(option) + 1]).toBe('none');
     expect(argv).toContain('--share-net');
     expect(argv).not.toContain('--die-with-parent');
-    // Without the network, pasta has nothing to give: the sandbox's own empty namespace.
-    const isolated = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: false } }, '/w');
-    expect(isolated[0]).toBe('/usr/bin/prlimit');
-    expect(isolated).toContain('--die-with-parent');
-    expect(isolated).not.toContain('--share-net');
+    // The host's network (the default) or none: no pasta, the sandbox dies with its parent.
+    for (const network of ['host', 'none'] as const) {
+      const argv = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network } }, '/w');
+      expect(argv[0]).toBe('/usr/bin/prlimit');
+      expect(argv).toContain('--die-with-parent');
+      expect(argv.includes('--share-net')).toBe(network === 'host');
+    }
   });
 
   it('never puts the command in an argument', () => {
