@@ -183,10 +183,11 @@ const commands: Record<string, Command> = {
       const { Worker: WorkerPool } = await import('./worker/worker.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
-      // Before the pool probes the sandbox or runs a task: nothing inherited reaches them.
-      closeInheritedFds(log);
       const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency expects an integer >= 1, got ${JSON.stringify(values.concurrency)}`);
+      // Before the pool probes the sandbox or runs a task (a usage error above starts nothing):
+      // nothing inherited reaches them.
+      closeInheritedFds(log);
       const { readWorkerToken } = await import('./auth/worker-token.ts');
       const token = await readWorkerToken({ configured: config.SVC_WORKER_TOKEN, dataDir: config.SVC_DATA_DIR });
       const worker = new WorkerPool({
