@@ -1,0 +1,66 @@
+// A `playbook` task is run by the server (it starts a child execution), not by a worker, so a
+// worker's `retry` and `timeout_seconds` never apply to it. Accepted, they were ignored: a child
+// that failed was not started again, one that ran past the timeout completed the step. A user who
+// writes them expects them to hold, so registration refuses them, as it refuses a `limit`.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { http, type Json } from '../../helpers/http.ts';
+
+let s: TestStack;
+beforeAll(async () => {
+  s = await startTestStack();
+});
+afterAll(async () => s?.close());
+
+const parent = (path: string, task: string) => `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: parent, path: ${path} }
+workflow:
+  - step: start
+    tool: { name: kid, kind: playbook, path: audit/child, ${task} }
+`;
+
+async function problemsOf(yaml: string): Promise<{ status: number; problems: Json[] }> {
+  const r = await http(s.url, 'POST', '/api/catalog/playbook', { content: yaml });
+  return { status: r.status, problems: r.body.detail?.problems ?? [] };
+}
+
+describe('a playbook task takes no worker retry or timeout', () => {
+  it('refuses timeout_seconds on a playbook task, naming the field and what bounds a child instead', async () => {
+    const r = await problemsOf(parent('audit/child-timeout', 'timeout_seconds: 0.5'));
+    expect(r.status).toBe(400);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ path: 'workflow[0].tool.timeout_seconds', message: expect.stringContaining("a playbook task's child is bounded by its own tasks' timeout_seconds"), line: 6 }),
+    ]);
+  });
+
+  it('refuses retry on a playbook task (in a list of tasks too), naming the field', async () => {
+    const r = await problemsOf(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: parent, path: audit/child-retry }
+workflow:
+  - step: start
+    tool:
+      - { name: first, kind: noop, retry: { attempts: 2 } }
+      - { name: kid, kind: playbook, path: audit/child, retry: { attempts: 3, delay_seconds: 0.01 } }
+`);
+    expect(r.status).toBe(400);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ path: 'workflow[0].tool[1].retry', message: expect.stringContaining("a playbook task's child is retried by its own tasks' retry") }),
+    ]);
+  });
+
+  it('still runs a playbook task without them: the step carries the child outcome', async () => {
+    await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: child, path: audit/child }
+workflow:
+  - step: start
+    tool: { name: c, kind: noop }
+`);
+    const reg = await s.register(parent('audit/child-plain', 'args: { n: 1 }'));
+    const id = await s.run(reg.path);
+    const done = await s.wait(id);
+    expect(done).toMatchObject({ status: 'completed', error: null, result: { status: 'completed', result: null } });
+  });
+});
