@@ -74,7 +74,8 @@ export async function routeEvents(deps: EngineDeps, events: RoutedEvent[], opts:
   deps.scheduleClock?.ended(done.folded.rows.finished);
   deps.metrics.commandsIssued.inc(commandsGenerated);
   deps.metrics.routeSeconds.observe((committed - started) / 1000);
-  deps.metrics.eventsRouted.inc(events.length);
+  // Reports routed now, and the batch items this routing wrote at their reserved ids.
+  deps.metrics.eventsRouted.inc(events.length + done.value.items.length);
   if (probe) {
     // No lock is taken (the write's guard stands for one): lock_acquire_ms stays 0.
     const t = done.txTiming ?? { checkoutMs: 0, bodyMs: committed - started, commitMs: 0 };
