@@ -1,3 +1,4 @@
+import { EVENT } from '../machines/event-types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { UnitWait } from '../src/db/unit-write.ts';
 import type { UnitRows } from './unit-types.ts';
@@ -23,6 +24,18 @@ export function publishCommitted(deps: Pick<EngineDeps, 'snapshots' | 'traces' |
   publishWaits(deps.waitClock, done.folded.rows.waits);
   publishFlow(deps, done.folded.rows);
   recordClaims(deps, done.claimed);
+  countStarts(deps, done.folded.rows.events);
+}
+
+/**
+ * svc_executions_started_total counts the executions the unit started: the `execution.started`
+ * events it wrote, so a child a playbook task started counts, and a start that joined a debounce
+ * window (nothing written) does not.
+ */
+function countStarts(deps: Pick<EngineDeps, 'metrics'>, events: UnitRows['events']): void {
+  let started = 0;
+  for (const e of events) if (e.event_type === EVENT.executionStarted) started++;
+  if (started) deps.metrics.executionsStarted.inc(started);
 }
 
 /** This process now knows the state of every execution the unit held. */

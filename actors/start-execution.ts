@@ -187,7 +187,6 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
     (done) => publishCommitted(deps, done),
   );
   const results = done.value;
-  deps.metrics.executionsStarted.inc(results.filter((r) => !(r instanceof ServiceError)).length);
   deps.metrics.commandsIssued.inc(done.folded.rows.commands.length);
   for (const f of done.folded.rows.finished) deps.metrics.executionsFinished.inc({ status: f.status });
   deps.scheduleClock?.ended(done.folded.rows.finished);
