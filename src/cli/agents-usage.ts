@@ -15,7 +15,7 @@ export const AGENT_USAGE = `svc agent list [--workspace W] [--json] [--server UR
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token.
-exit codes: 0 done, 1 refused or the execution failed, 2 usage error, 3 server unreachable`;
+exit codes: 0 done, 1 refused, an unexpected answer or the execution failed, 2 usage error, 3 server unreachable`;
 
 export const MCP_SUMMARY = 'list MCP servers; deploy, undeploy or check one through its lifecycle playbooks';
 
@@ -26,6 +26,7 @@ export const MCP_USAGE = `svc mcp list [--json] [--server URL]
   <action> NAME POST /api/mcp/mcp/NAME/lifecycle/<action>: starts the action's playbook
   --wait        follow the action until it ends, printing the server's status as it changes
   --json        print answers as JSON
+  --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token.
-exit codes: 0 done, 1 refused or the action failed, 2 usage error, 3 server unreachable`;
+exit codes: 0 done, 1 refused, an unexpected answer or the action failed, 2 usage error, 3 server unreachable`;

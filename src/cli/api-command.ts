@@ -56,7 +56,10 @@ export function cliClient(serverFlag: string | undefined): ServerClient {
   return new ServerClient(server, { timeoutMs: CLI_REQUEST_TIMEOUT_MS, token: env.SVC_API_TOKEN });
 }
 
-/** Runs a CLI command body, turning its errors into messages and exit codes (1 refused, 2 usage, 3 unreachable). */
+/**
+ * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
+ * answer it does not understand, 2 usage, 3 unreachable).
+ */
 export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
@@ -67,6 +70,13 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
     }
     if (e instanceof ServerError) {
       err.write(`svc ${name}: ${e.message}\n`);
+      return 1;
+    }
+    // A body's v.parse of an answer: the server answered, with something this client cannot read
+    // (not an svc server, or another version), which is no reason to look for it elsewhere.
+    if (e instanceof v.ValiError) {
+      const issue = e.issues[0];
+      err.write(`svc ${name}: unexpected answer from the server: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}\n`);
       return 1;
     }
     err.write(`svc ${name}: server unreachable: ${e instanceof Error ? e.message : String(e)}\n`);
