@@ -8,6 +8,8 @@ const AgentList = v.looseObject({
   items: v.array(v.looseObject({ path: v.string(), catalog_id: v.nullable(v.number()), name: v.nullable(v.string()), workspace: v.nullable(v.string()), scopes: v.array(v.string()), capabilities: v.array(v.string()), description: v.nullable(v.string()) })),
 });
 const Started = v.looseObject({ execution_id: v.number() });
+const LIST_OPTIONS = new Set(['workspace', 'json', 'server']);
+const RUN_OPTIONS = new Set(['method', 'tool', 'arg', 'mcp-server', 'endpoint', 'wait', 'json', 'server']);
 
 // `--arg k=v`: a value that parses as JSON (numbers, booleans, objects) is taken as JSON, else as text.
 function parseArg(raw: string): [string, unknown] {
@@ -38,7 +40,13 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
     const { values, positionals } = parsed;
     const [sub, path, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+    // An option of the other subcommand would be ignored: a typo or a misunderstanding, said at once.
+    if (sub === 'list' || sub === 'run') {
+      const own = sub === 'list' ? LIST_OPTIONS : RUN_OPTIONS;
+      for (const [key, value] of Object.entries(values)) if (value !== undefined && !own.has(key)) throw new UsageError(`--${key} does not apply to ${sub}`);
+    }
     if (sub === 'list') {
+      if (path) throw new UsageError(`unexpected arguments: ${path}`);
       const client = cliClient(values.server);
       try {
         const query = values.workspace === undefined ? '' : `?workspace=${encodeURIComponent(values.workspace)}`;

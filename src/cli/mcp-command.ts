@@ -19,6 +19,8 @@ export async function mcpCommand(argv: string[], out: Out = process.stdout, err:
     if (!sub) throw new UsageError('a subcommand is required (list, deploy, undeploy, status, …)');
     if (sub !== 'list' && !ACTION.test(sub)) throw new UsageError(`unknown subcommand '${sub}'`);
     if (sub !== 'list' && !name) throw new UsageError(`${sub} needs the server NAME`);
+    if (sub === 'list' && name) throw new UsageError(`unexpected arguments: ${name}`);
+    if (sub === 'list' && values.wait) throw new UsageError('--wait does not apply to list');
     const client = cliClient(values.server);
     try {
       if (sub === 'list') {
