@@ -144,6 +144,10 @@ export function title(bar: Bar): string {
       return `Child ${bar.label} (step ${bar.step})`;
     case 'wait':
       return `Wait for ${bar.label} (step ${bar.step})`;
+    case 'queued':
+      return `Execution ${bar.label}`;
+    case 'paused':
+      return 'Execution paused';
   }
 }
 

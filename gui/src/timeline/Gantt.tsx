@@ -18,12 +18,14 @@ function tickStep(span: number): number {
 /** "+1.5 s" from the start of the axis. */
 const offsetLabel = (ms: number): string => (ms === 0 ? '0' : `+${formatDuration(ms)}`);
 
-const KIND_WORD: Record<Bar['kind'], string> = { step: 'step', command: 'command', task: 'task', attempt: 'attempt', child: 'child execution', wait: 'wait' };
+const KIND_WORD: Record<Bar['kind'], string> = { step: 'step', command: 'command', task: 'task', attempt: 'attempt', child: 'child execution', wait: 'wait', queued: 'execution', paused: 'execution' };
+/** Bars of the execution itself, not of a step. */
+const OWN: ReadonlySet<Bar['kind']> = new Set(['queued', 'paused']);
 
 /** What a screen reader says of a bar: its kind, name, status and duration. */
 function describe(bar: Bar, now: number): string {
   const what = bar.kind === 'step' ? `step ${bar.label}` : bar.kind === 'task' ? `task ${bar.label}` : bar.kind === 'attempt' ? `${bar.task} ${bar.label}` : `${KIND_WORD[bar.kind]} ${bar.label}`;
-  const where = bar.kind !== 'step' ? ` of step ${bar.step}` : '';
+  const where = bar.kind !== 'step' && !OWN.has(bar.kind) ? ` of step ${bar.step}` : '';
   return `${what}${where}, ${bar.status}, ${bar.end === null ? 'running for ' : ''}${formatDuration(durationOf(bar, now))}`;
 }
 

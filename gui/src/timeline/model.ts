@@ -1,19 +1,20 @@
 // The execution's Gantt read from its event log (pure, no I/O): a bar per run of a step, per
 // command (a loop item is the command of its index), per task and per attempt of a retried task,
-// per child execution and per wait. Times are the worker's true ones (`context.at`) where the
+// per child execution and per wait; and, at the top level, the time the execution was queued by
+// flow control or paused by an operator (nothing of it ran then). Times are the worker's true ones (`context.at`) where the
 // report gave them, else when the event was stored (`created_at`, as for old executions): such
 // bars are marked `approx`.
 import { EVENT } from '../../../machines/event-types.ts';
 import type { ExecutionEvent } from '../api.ts';
 
-export type BarKind = 'step' | 'command' | 'task' | 'attempt' | 'child' | 'wait';
+export type BarKind = 'step' | 'command' | 'task' | 'attempt' | 'child' | 'wait' | 'queued' | 'paused';
 /** `running` has no end yet; the others are how the bar's work ended. */
 export type BarStatus = 'running' | 'ok' | 'error' | 'cancelled';
 
 export type Bar = {
   id: string;
   kind: BarKind;
-  /** Nesting under the step run (0) it belongs to. */
+  /** Nesting under the step run (0) it belongs to; a queued or paused bar is the execution's (0, `step` ''). */
   depth: number;
   parent: string | null;
   label: string;
@@ -78,6 +79,9 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
   const tasksOf = new Map<Node, Map<string, Node>>();
   /** Commands whose claim time is known: without a reported start, the best start there is. */
   const claimed = new Set<Node>();
+  /** The execution's queue or pause open now (it is in one at a time of each). */
+  let queued: Node | undefined;
+  let paused: Node | undefined;
   let n = 0;
   const add = (parent: Node | null, bar: Omit<Node, 'id' | 'depth' | 'parent' | 'children' | 'eventIds'>, e: ExecutionEvent): Node => {
     const node: Node = { ...bar, id: `b${n++}`, depth: parent ? parent.depth + 1 : 0, parent: parent?.id ?? null, children: [], eventIds: [e.event_id] };
@@ -323,6 +327,26 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         close(wait, stored(e), e.event_type === EVENT.waitTimedOut ? 'error' : 'ok');
         break;
       }
+      // The execution's own holds: no step ran while it was queued (flow control) or paused.
+      case EVENT.executionQueued:
+        queued = add(null, { kind: 'queued', label: queuedLabel(c), step: '', start: stored(e), end: null, status: 'running', approx: false }, e);
+        break;
+      case EVENT.executionAdmitted:
+        if (!queued) break;
+        note(queued, e);
+        close(queued, stored(e), 'ok');
+        queued = undefined;
+        break;
+      case EVENT.executionPaused:
+        if (paused) break;
+        paused = add(null, { kind: 'paused', label: 'paused', step: '', start: stored(e), end: null, status: 'running', approx: false }, e);
+        break;
+      case EVENT.executionResumed:
+        if (!paused) break;
+        note(paused, e);
+        close(paused, stored(e), 'ok');
+        paused = undefined;
+        break;
       case EVENT.executionCancelled:
         for (const r of roots) close(r, stored(e), 'cancelled');
         break;
@@ -347,6 +371,14 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
   };
   walk(roots);
   return { start, end, bars };
+}
+
+/** What a queued execution waited for, from its execution.queued context: a limit's key and/or a debounce window. */
+function queuedLabel(c: Ctx): string {
+  const limit = str(c.limit);
+  const on = limit ? `queued on limit ${limit}${str(c.key) !== undefined ? `, key ${str(c.key)}` : ''}` : '';
+  const debounce = str(c.debounce_until) ? 'debounce window' : '';
+  return [on, debounce].filter(Boolean).join(' · ') || 'queued';
 }
 
 function resultOutput(result: unknown): unknown {
