@@ -25,7 +25,7 @@ async function problemsOf(yaml: string): Promise<{ status: number; problems: Jso
   return { status: r.status, problems: r.body.detail?.problems ?? [] };
 }
 
-describe('a playbook task takes no worker retry or timeout', () => {
+describe('a playbook task takes no worker retry, timeout or auth', () => {
   it('refuses timeout_seconds on a playbook task, naming the field and what bounds a child instead', async () => {
     const r = await problemsOf(parent('audit/child-timeout', 'timeout_seconds: 0.5'));
     expect(r.status).toBe(400);
@@ -47,6 +47,15 @@ workflow:
     expect(r.status).toBe(400);
     expect(r.problems).toEqual([
       expect.objectContaining({ path: 'workflow[0].tool[1].retry', message: expect.stringContaining("a playbook task's child is retried by its own tasks' retry") }),
+    ]);
+  });
+
+  it('refuses auth on a playbook task: no worker resolves it, the child\'s own tasks name their credentials', async () => {
+    // A credential that does not exist: on a worker's task the run fails credential_not_found; here nothing read it.
+    const r = await problemsOf(parent('audit/child-auth', 'auth: no_such_auth'));
+    expect(r.status).toBe(400);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ path: 'workflow[0].tool.auth', message: expect.stringContaining("a playbook task's child uses the credentials its own tasks name") }),
     ]);
   });
 
