@@ -42,6 +42,8 @@ const ContentSchema = v.array(v.looseObject({ type: v.string(), text: v.optional
  * `isError: true` is a `tool_error` outcome that keeps the result. One client per task.
  */
 export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOutcome> {
+  const problem = fieldProblem(task);
+  if (problem) return fail('invalid_task', `invalid mcp task: ${problem}`);
   const parsed = v.safeParse(McpTaskSchema, task);
   if (!parsed.success) return invalidTask('mcp', parsed.issues);
   const { endpoint, method, tool, arguments: args, access_token: accessToken, timeout_seconds: timeoutSeconds, transport } = parsed.output;
@@ -100,6 +102,19 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     const closing = close(connection);
     if (!ctx.signal.aborted) await closing;
   }
+}
+
+/**
+ * What the schema would say badly of a rendered task: its record reads an array as an object of
+ * indexes (the tool got {"0": …}) and a scalar as expecting "unknown"; with neither `server` nor
+ * `endpoint` it would blame the endpoint alone. Undefined when neither applies.
+ */
+function fieldProblem(task: RenderedTask): string | undefined {
+  const args = task.arguments;
+  if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) return 'arguments: expected an object';
+  const absent = (value: unknown) => value === undefined || value === null || value === '';
+  if (absent(task.server) && absent(task.endpoint)) return 'server or endpoint: one is required';
+  return undefined;
 }
 
 type Connection = { client: Client; transport: StreamableHTTPClientTransport | SSEClientTransport };
