@@ -17,8 +17,9 @@ export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--tex
                    --limit N                  ids listed per finding (default 20)
                    --timeout-seconds N        wait for the results up to N s (default 60)
   reachability   the API answers, the server reaches its database, its bus listens
-  repair         asks the server's command reaper for one sweep now; a server without the
-                 endpoint (404) is a no-op, a sweep already running (409) is fine too
+  repair         asks the server's command reaper for one sweep now; an (older) svc server without
+                 the endpoint (404) is a no-op, a sweep already running (409) is fine too; a 404
+                 from what is not an svc server (no svc health at /api/health) could not run
   serve          the same tools over HTTP, on loopback only (default port ${DOCTOR_SERVE_DEFAULT_PORT}):
                  GET /healthz, GET /tools, POST /tools/{detect,reachability,repair_trigger_reaper}/invoke
   --server URL   the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)

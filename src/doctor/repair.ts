@@ -1,10 +1,13 @@
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
-import { detailText, type DoctorClient } from './doctor-client.ts';
+import { detailText, DoctorFailure, type DoctorClient } from './doctor-client.ts';
 import { outcome, type Outcome } from './outcome.ts';
 
 /** The reaper nudge (DESIGN.md): one sweep now. */
 const SWEEP_PATH = '/api/admin/command_reaper/sweep';
+
+// What every svc server answers at GET /api/health, older ones included (503 when its database is away).
+const svcHealth = v.looseObject({ status: v.string() });
 
 const swept = v.looseObject({ status: v.literal('ok'), scanned: v.pipe(v.number(), v.integer()), republished: v.pipe(v.number(), v.integer()) });
 
@@ -12,7 +15,8 @@ const swept = v.looseObject({ status: v.literal('ok'), scanned: v.pipe(v.number(
  * `repair_trigger_reaper`: asks the server's command reaper for one sweep now. Every answer
  * the server means is severity `ok` (exit 0): swept (`result: swept`, with its counts); 404, a
  * server without the endpoint (`no_op`); 409, a sweep already running (`sweep_in_progress`: that
- * sweep does the work asked for, so it is not an anomaly). Anything else could not run.
+ * sweep does the work asked for, so it is not an anomaly). Anything else could not run, and so
+ * does a 404 from what is not an svc server (a wrong --server answers 404 too).
  */
 export async function repair(client: DoctorClient): Promise<Outcome> {
   const server = client.baseUrl;
@@ -28,6 +32,7 @@ export async function repair(client: DoctorClient): Promise<Outcome> {
   } catch (err) {
     if (!(err instanceof ServerError) || (err.status !== 404 && err.status !== 409)) throw err;
     if (err.status === 404) {
+      await confirmSvcServer(client);
       return outcome('repair_trigger_reaper', 'ok', {
         summary: 'nothing done: the server has no reaper endpoint (an older server)',
         next_steps: [`svc doctor detect --server ${server}   # what is stuck; cancel what is: curl -s -X POST ${server}/api/executions/<id>/cancel`],
@@ -42,5 +47,22 @@ export async function repair(client: DoctorClient): Promise<Outcome> {
       server,
       result: 'sweep_in_progress',
     });
+  }
+}
+
+/**
+ * Throws DoctorFailure unless the server is an svc server (its GET /api/health answers as one):
+ * only then does the nudge's 404 mean an older server, where nothing was to be done.
+ */
+async function confirmSvcServer(client: DoctorClient): Promise<void> {
+  try {
+    await client.request('GET', '/api/health', svcHealth);
+    return;
+  } catch (err) {
+    if (err instanceof ServerError && err.status === 503 && v.is(svcHealth, err.detail)) return;
+    if (err instanceof DoctorFailure && err.kind !== 'bad_answer') throw err;
+    throw new DoctorFailure('bad_answer', `POST ${SWEEP_PATH} answered 404 and GET /api/health is not an svc server's health either: ${client.baseUrl} is not an svc server`, [
+      'is --server (or SVC_SERVER_URL) the address of an svc server? `svc doctor reachability` checks it',
+    ]);
   }
 }

@@ -64,7 +64,8 @@ describe('svc doctor repair (the reaper nudge)', () => {
   });
 
   it('404: a server without the endpoint is a no-op, exit 0', async () => {
-    answers = {};
+    // An older svc server: its health answers (only an svc server's 404 is a no-op).
+    answers = { '/api/health': { status: 200, body: { status: 'ok' } } };
     const run = await runDoctor(['repair', '--server', target.url, '--json']);
     expect(run.code).toBe(0);
     expect(run.json()).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok', data: { result: 'no_op' } });
