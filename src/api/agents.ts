@@ -4,6 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { listResources, type ResourceRow } from '../db/resource.repo.ts';
 import { integer, responses } from './answers.ts';
 import { jsonSchema } from './validation.ts';
+import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 
 const StoredConfig = v.looseObject({
   name: v.optional(v.nullable(v.string()), null),
@@ -46,7 +47,7 @@ function visibleAgent(row: ResourceRow): Agent | undefined {
 export async function agentRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/agents',
-    { schema: { tags: ['agents'], summary: 'Registered agents whose metadata.terminal.visible is true, optionally of one workspace', querystring: jsonSchema(listQuery), response: responses({ 200: v.object({ items: v.array(agentAnswer) }) }) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['agents'], summary: 'Registered agents whose metadata.terminal.visible is true, optionally of one workspace', description: 'A workspace sent empty (`?workspace=`) is taken as not sent: every visible agent.', querystring: jsonSchema(listQuery), response: responses({ 200: v.object({ items: v.array(agentAnswer) }) }) }, config: { access: { level: 'viewer' } }, preValidation: emptyQueryValuesAbsent },
     async (req) => {
       const { workspace } = req.query as v.InferOutput<typeof listQuery>;
       const rows = await listResources(deps.db, 'agent');
