@@ -1,9 +1,13 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
 import { conditionSource } from '../src/dsl/render.ts';
 import { templateDataReads, type DataReads } from '../src/dsl/template-data-reads.ts';
+import { CODE } from './error-codes.ts';
 
 /** The outcomes of the steps that ran so far (the machine's `context.steps`), by step. */
-type Ran = Readonly<Record<string, { status: string }>>;
+type Ran = Readonly<Record<string, { status: string; error?: { code?: string } | null }>>;
+
+/** A `needs` entry for the error of a step the simulation failed: its code is the simulation's own. */
+const ERROR_NEED = '.error';
 
 /**
  * Where a simulation stops because a decision reads data it does not have (`at`: a step's arcs,
@@ -66,6 +70,14 @@ export class SimulationData {
     if (reads.own && !known(current)) out.add(current);
     for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !known(s)) out.add(s);
     if (reads.vars && this.varsFromData) out.add('vars');
+    // A failure the simulation chose has no real code or message (no example gives them): a
+    // decision on them is not the simulation's. A success has no error and a failure the engine
+    // made itself (loop_input, a template error) has its own, as in a run.
+    for (const e of reads.errors ?? []) {
+      const s = e ?? current;
+      const chosen = ran === null || (Object.hasOwn(ran, s) && ran[s].status === 'error' && ran[s].error?.code === CODE.simulated);
+      if (done(s) && chosen) out.add(`${s}${ERROR_NEED}`);
+    }
     // An example is the data of its step's last task: another task's is not known.
     for (const t of reads.tasks) {
       const s = t.step ?? current;
@@ -118,8 +130,11 @@ function undecided(step: string, at: Undecided['at'], needs: string[], workload:
 /** One line saying what a simulation could not decide, for people (svc simulate, the console). */
 export function undecidedText(u: Undecided): string {
   const what = u.at === 'next' ? `the next step after ${u.step}` : u.at === 'loop.in' ? `the items of ${u.step}` : `running ${u.step}`;
+  const errors = u.needs.filter((n) => n.endsWith(ERROR_NEED));
+  const results = u.needs.filter((n) => !n.endsWith(ERROR_NEED));
   const lacking = [
-    ...(u.needs.length ? [`no example result of ${u.needs.join(', ')}`] : []),
+    ...(results.length ? [`no example result of ${results.join(', ')}`] : []),
+    ...(errors.length ? [`no error code of ${errors.map((n) => n.slice(0, -ERROR_NEED.length)).join(', ')} (a simulated failure has none)`] : []),
     ...(u.workload?.length ? [`no value of ${u.workload.map((n) => `workload.${n}`).join(', ')} (a start gives it)`] : []),
   ];
   return `${what} depends on data: ${lacking.join('; ')}`;

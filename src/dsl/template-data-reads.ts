@@ -6,9 +6,11 @@ import { parseTemplate } from './template-parser.ts';
  * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads
  * that step's data, `outcome`/`tasks` (other than `outcome.status`) and `signal` the current step's, `vars`
  * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
- * `workload`: the names read as `workload.<name>` (a start may give them).
+ * `workload`: the names read as `workload.<name>` (a start may give them). `errors`: the steps
+ * whose `error` is read (`steps.<name>.error`; null: `outcome.error`, the current step's), which
+ * no example result gives (absent when none is read).
  */
-export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean; workload: Set<string>; tasks: TaskRead[] };
+export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean; workload: Set<string>; tasks: TaskRead[]; errors?: (string | null)[] };
 
 /**
  * A read of one task's outcome other than its status: `outcome.tasks.<task>` (`step` null: the
@@ -39,9 +41,11 @@ export function templateDataReads(value: unknown): DataReads {
       const read = taskRead(x);
       if (read) out.tasks.push(read);
     }
+    // The field of a step's outcome read next: `.status` is known, `.error` is the step's error.
+    const field = parent?.type === 'get' && parent.target === x ? literalKey(parent) : undefined;
     if (x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined) {
-      const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
-      if (!statusOnly) out.steps.add(literalKey(x)!);
+      if (field === 'error') (out.errors ??= []).push(literalKey(x)!);
+      else if (field !== 'status') out.steps.add(literalKey(x)!);
       return;
     }
     if (x.type === 'get' && isName(x.target, 'workload') && literalKey(x) !== undefined) {
@@ -49,9 +53,9 @@ export function templateDataReads(value: unknown): DataReads {
       return;
     }
     if (x.type === 'name') {
-      const statusOnly = parent?.type === 'get' && parent.target === x && literalKey(parent) === 'status';
       if (x.name === 'steps') out.allSteps = true;
-      else if ((x.name === 'outcome' && !statusOnly) || x.name === 'tasks' || x.name === 'signal') out.own = true;
+      else if (x.name === 'outcome' && field === 'error') (out.errors ??= []).push(null);
+      else if ((x.name === 'outcome' && field !== 'status') || x.name === 'tasks' || x.name === 'signal') out.own = true;
       else if (x.name === 'vars') out.vars = true;
       return;
     }

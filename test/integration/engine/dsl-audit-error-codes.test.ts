@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
 import type { Json } from '../../helpers/http.ts';
+import { simulatePlaybook } from '../../../machines/simulate-playbook.ts';
+import { undecidedText } from '../../../machines/simulation-data.ts';
 
 let s: TestStack;
 beforeAll(async () => {
@@ -58,5 +60,40 @@ describe("the Error codes section's arcs", () => {
     expect(ok.final.error).toBeNull();
     expect(ok.entered).toEqual(['start']);
     expect(ok.final).toMatchObject({ status: 'completed', result: { exit_code: 0, stdout: 'fine\n' } });
+  });
+});
+
+describe('svc simulate on arcs that test an error code', () => {
+  it('does not decide on the code of a simulated failure (which no run has): depends on data, whatever the examples', async () => {
+    const yaml = playbook('sim', 'sleep 5');
+    const real = await run('sim', 'sleep 5');
+    expect(real.entered).toEqual(['start', 'later']);
+    const example = { start: { exit_code: null, stdout: '', stderr: '' } };
+    // With an example result the simulation took the code of its own failure ('simulated') and
+    // predicted start → alert, a path the run does not take.
+    const r = simulatePlaybook(yaml, { start: 'error' }, { results: example });
+    expect(r.status).toBe('depends_on_data');
+    expect(r.path).toEqual(['start']);
+    expect(r.undecided).toEqual({ step: 'start', at: 'next', needs: ['start.error'] });
+    expect(undecidedText(r.undecided!)).toBe('the next step after start depends on data: no error code of start (a simulated failure has none)');
+    // A success is decided (the status guards the code) and is what a run does.
+    expect(simulatePlaybook(yaml, { start: 'ok' }, { results: example })).toMatchObject({ status: 'completed', path: ['start'] });
+  });
+
+  it('still decides on the status, and on the error of a failure the engine itself made (loop_input)', () => {
+    const yaml = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: sim2, path: audit/error-codes/sim2 }
+workflow:
+  - step: start
+    loop: { in: "{{ 5 }}", iterator: x }
+    tool: { name: a, kind: noop }
+    next:
+      - { step: bad_input, when: "{{ outcome.status == 'error' and outcome.error.code == 'loop_input' }}" }
+      - { step: other, when: "{{ steps.start.status == 'error' }}" }
+  - step: bad_input
+  - step: other
+`;
+    expect(simulatePlaybook(yaml)).toMatchObject({ status: 'completed', path: ['start', 'bad_input'] });
   });
 });
