@@ -166,7 +166,9 @@ export const CHECKS = {
       severity: 'warning',
       summary: `${plural(row.count, 'worker pool')} ${row.count === 1 ? 'is' : 'are'} registered but silent for over ${t.worker_stale_seconds} s (${plural(row.live_pools, 'live pool')})`,
       next_steps: [
-        `restart the pool if it should run (svc worker); if it is gone for good, deregister it: curl -s -X POST ${server}/api/worker/pool/deregister -H 'content-type: application/json' -d '{"name": "${row.items[0]?.name ?? '<name>'}"}'`,
+        // The route takes only the worker token (every auth mode); printf is bash's own, so the
+        // token reaches curl through a pipe, never its command line.
+        `restart the pool if it should run (svc worker); if it is gone for good, deregister it with the worker token (SVC_WORKER_TOKEN; the embedded server's is in SVC_DATA_DIR/worker.token): curl -s -X POST ${server}/api/worker/pool/deregister -H @<(printf 'Authorization: Bearer %s\n' "$SVC_WORKER_TOKEN") -H 'content-type: application/json' -d '{"name": "${row.items[0]?.name ?? '<name>'}"}'`,
       ],
     }),
   }),

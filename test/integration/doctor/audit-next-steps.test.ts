@@ -1,0 +1,62 @@
+// The doctor's next steps are commands to paste (docs/operations.md): the one it gives for a
+// silent worker pool, deregistering it, must work as given. The route takes only the worker
+// token (in every auth mode), which the step did not send: pasted, it answered 401.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asWorker, TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { http } from '../../helpers/http.ts';
+import { freePort } from '../../helpers/ports.ts';
+import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { runDoctor } from './run-doctor.ts';
+
+let db: TestDatabase;
+let proc: SvcProcess;
+let url: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  url = `http://127.0.0.1:${await freePort()}`;
+  proc = spawnSvc(['start'], {
+    SVC_PORT: new URL(url).port,
+    SVC_HOST: '127.0.0.1',
+    SVC_DATABASE_URL: db.url,
+    SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    SVC_COMMAND_REAPER_ENABLED: 'false',
+  });
+  await waitForHealth(`${url}/api/health`, 60_000);
+  await waitForOutput(proc, 'Ctrl-C stops it.', 20_000);
+}, 90_000);
+afterAll(async () => {
+  proc?.kill('SIGTERM');
+  if (proc) await withTimeout(proc.exited, 20_000, 'svc start stop');
+  await db?.drop();
+});
+
+/** Runs a next step as a person pastes it into bash, with the worker token in the environment. */
+function paste(command: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn('bash', ['-c', command], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c) => (out += String(c)));
+  child.stderr.on('data', (c) => (out += String(c)));
+  return new Promise((ok) => child.on('close', (code) => ok({ code, out })));
+}
+
+describe('the next step for a silent worker pool', () => {
+  it('deregisters it when pasted, the worker token kept off the command line', async () => {
+    expect((await http(url, 'POST', '/api/worker/pool/register', { name: 'gone-pool', capacity: 1 }, asWorker)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3_500));
+    const run = await runDoctor(['detect', '--server', url, '--worker-stale-seconds', '3', '--json']);
+    const check = run.json().data.checks.stale_worker_pools;
+    expect(check.items).toEqual([expect.objectContaining({ name: 'gone-pool' })]);
+    const step: string = check.next_steps.find((s: string) => s.includes('/api/worker/pool/deregister'));
+    expect(step).toBeDefined();
+    expect(step).not.toContain(TEST_WORKER_TOKEN);
+    const command = step.slice(step.indexOf('curl'));
+    const pasted = await paste(command, { SVC_WORKER_TOKEN: TEST_WORKER_TOKEN });
+    expect(pasted.out).toContain('"status":"deregistered"');
+    const pools = (await http(url, 'GET', '/api/worker/pools')).body.pools;
+    expect(pools).toContainEqual(expect.objectContaining({ name: 'gone-pool', status: 'stopped' }));
+  });
+});
