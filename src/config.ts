@@ -135,7 +135,8 @@ const envSchema = v.object({
   SVC_ENCRYPTION_KEY: encryptionKey,
   SVC_ENCRYPTION_KEYS_OLD: oldEncryptionKeys,
   SVC_WORKER_CONCURRENCY: int(4, 0, 1024),
-  SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL')), 'http://127.0.0.1:8082'),
+  // http(s) only, as the message says: clients and workers speak nothing else (ftp:// was taken, then "unreachable").
+  SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL'), v.regex(/^https?:\/\//i, 'expects an http(s) URL')), 'http://127.0.0.1:8082'),
   // Workers: the platform metadata service's token endpoint, the last source of an mcp task's
   // bearer token (after workload.access_token, the task's credential, GOOGLE_OAUTH_ACCESS_TOKEN).
   // Unset: no metadata service is asked. The worker's tools read it from their environment.
