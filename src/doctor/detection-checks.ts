@@ -124,7 +124,7 @@ export const CHECKS = {
       severity: 'critical',
       summary: `${plural(row.count, 'execution')} ${row.count === 1 ? 'has' : 'have'} been running for over ${t.stuck_minutes} min with no progress${overdueNote(row.items)}`,
       next_steps: [
-        `svc cleanup --older-than-minutes ${Math.max(1, Math.ceil(t.stuck_minutes))} --dry-run   # lists what a cleanup cancels; run it without --dry-run to cancel them`,
+        `svc cleanup --older-than-minutes ${Math.max(1, Math.ceil(t.stuck_minutes))} --dry-run --server ${server}   # lists what a cleanup cancels; run it without --dry-run to cancel them`,
         `curl -s -X POST ${server}/api/executions/${row.items[0]?.execution_id ?? '<id>'}/cancel   # or cancel one (and its children)`,
       ],
     }),
