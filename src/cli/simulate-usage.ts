@@ -8,7 +8,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
                       turn by the step's commands (loop items, re-entries), the last one repeats;
                       a step that waits for a signal gets it (ok: its payload is STEP's example
                       result) or times out (timeout); a timer step fires
-  --payload JSON      the request payload (merged over the playbook's workload)
+  --payload JSON      the request payload (merged over the playbook's workload); one whose
+                      values fail the playbook's inputs: is refused, as a start refuses it
   --result STEP=JSON  STEP's example result (over the playbook's examples:); a decision (arcs,
                       a loop's in) reading a result with no example stops the run there:
                       status depends_on_data, never a guess
@@ -19,7 +20,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
                       the steps no path reaches
   --json              print the result as JSON (an invalid playbook: {file, error, problems})
 
-exit codes: 0 simulated, 1 invalid playbook (its problems as FILE:LINE:COL: PATH: MESSAGE), 2 usage error`;
+exit codes: 0 simulated, 1 invalid playbook (its problems as FILE:LINE:COL: PATH: MESSAGE), 2 usage error
+            (a payload a start refuses too)`;
 
 export const INSPECT_SUMMARY = 'show an execution move live: its statechart state, active steps and each event (@statelyai/inspect stream)';
 
