@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asWorker, TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/ports.ts';
 import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 import { runDoctor } from './run-doctor.ts';
 
@@ -17,16 +16,19 @@ let url: string;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  url = `http://127.0.0.1:${await freePort()}`;
+  // Port 0: the banner says which (a port picked beforehand may be taken meanwhile by another file's server).
   proc = spawnSvc(['start'], {
-    SVC_PORT: new URL(url).port,
+    SVC_PORT: '0',
     SVC_HOST: '127.0.0.1',
     SVC_DATABASE_URL: db.url,
     SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     SVC_COMMAND_REAPER_ENABLED: 'false',
   });
-  await waitForHealth(`${url}/api/health`, 60_000);
-  await waitForOutput(proc, 'Ctrl-C stops it.', 20_000);
+  await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
+  const api = /API\s+(http:\/\/\S+)\/api/.exec(proc.output());
+  if (!api) throw new Error(`no API address in the banner:\n${proc.output()}`);
+  url = api[1];
+  await waitForHealth(`${url}/api/health`, 10_000);
 }, 90_000);
 afterAll(async () => {
   proc?.kill('SIGTERM');
