@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
-import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
+import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertMcpResource, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { catalogVersions, catalogVersionsAnswer, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
@@ -140,7 +140,14 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       // The newest version's triggers are the live ones: an MCP document at a playbook's path has none.
       if (!row.unchanged) await registerTriggers(q, { path, catalogId: row.catalog_id, triggers: [] });
-      await upsertResource(q, { kind: 'mcp', name: server.metadata.name, catalogId: row.catalog_id, config: mcpResourceConfig(server) });
+      // A server's name is held by its document's path: another path (another team's, under the
+      // gateway's path patterns) may not take it over, its endpoint and auth credential with it.
+      const name = server.metadata.name;
+      const refused = await upsertMcpResource(q, { name, path, catalogId: row.catalog_id, config: mcpResourceConfig(server) });
+      if (refused) {
+        const message = `MCP server '${name}' is registered from ${refused.heldBy}: a document at ${path} may not take its name (register it at ${refused.heldBy}, or name it otherwise)`;
+        throw new ServiceError('conflict', { message, errors: [`metadata.name: ${message}`] });
+      }
       return row;
     });
   };
