@@ -2,6 +2,7 @@
 // task's error code must also hold when the step succeeds (its outcome's error is none, and
 // templates are strict: an attribute of none is an error that fails the execution).
 import { readFileSync } from 'node:fs';
+import { load } from 'js-yaml';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
@@ -95,5 +96,45 @@ workflow:
   - step: other
 `;
     expect(simulatePlaybook(yaml)).toMatchObject({ status: 'completed', path: ['start', 'bad_input'] });
+  });
+});
+
+describe("the first example's arcs (docs/playbook-dsl.md, the fetch_users playbook)", () => {
+  /** The `next:` of the example's start step, as the docs show it. */
+  function exampleArcs(): unknown {
+    const doc = readFileSync(join(import.meta.dirname, '../../../docs/playbook-dsl.md'), 'utf8');
+    const block = /```yaml\n(apiVersion:[\s\S]*?)```/.exec(doc);
+    const parsed = block ? load(block[1]) : null;
+    const workflow = parsed && typeof parsed === 'object' && 'workflow' in parsed && Array.isArray(parsed.workflow) ? parsed.workflow : [];
+    expect(workflow.map((st: Json) => st.step)).toEqual(['start', 'store', 'report']);
+    return workflow[0].next;
+  }
+
+  it('store the users when the call succeeded and report when it failed', async () => {
+    const arcs = JSON.stringify(exampleArcs());
+    const yaml = (name: string, command: string) => `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: ${name}, path: audit/first-example/${name} }
+workflow:
+  - step: start
+    tool: { name: users, kind: shell, command: "${command}" }
+    next: ${arcs}
+  - step: store
+    tool: { name: insert, kind: noop }
+  - step: report
+    tool: { name: notify, kind: shell, command: "echo failed" }
+`;
+    const entered = async (name: string, command: string) => {
+      const reg = await s.register(yaml(name, command));
+      const id = await s.run(reg.path);
+      const final = await s.wait(id);
+      return { final, steps: (await s.events(id)).filter((e: Json) => e.event_type === 'step.enter').map((e: Json) => e.step) };
+    };
+    const ok = await entered('ok', 'echo []');
+    expect(ok.steps).toEqual(['start', 'store']);
+    const failed = await entered('failed', 'exit 7');
+    // An arc without `when` fires only when the step succeeded: the report needs its own `when`.
+    expect(failed.steps).toEqual(['start', 'report']);
+    expect(failed.final).toMatchObject({ status: 'completed', result: { stdout: 'failed\n' } });
   });
 });
