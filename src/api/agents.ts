@@ -35,8 +35,10 @@ const agentAnswer = v.object({
 
 type Agent = v.InferOutput<typeof agentAnswer>;
 
-// An agent is offered to a terminal only when its document says `metadata.terminal.visible: true`.
+// An agent is offered to a terminal only when its document says `metadata.terminal.visible: true`,
+// and while it can run as one: the newest version at its path decides (a plain playbook there is 404).
 function visibleAgent(row: ResourceRow): Agent | undefined {
+  if (!row.newest) return undefined;
   const parsed = v.safeParse(StoredConfig, row.config);
   if (!parsed.success || !parsed.output.terminal?.visible) return undefined;
   const { name, description, terminal } = parsed.output;

@@ -11,12 +11,15 @@ export type ResourceRow = {
   last_execution_id: number | null;
   /** Status of the last lifecycle execution (null without one). */
   execution_status: string | null;
+  /** Whether its catalog entry is still the newest version at its path (an agent registered again as a plain playbook is not). */
+  newest: boolean;
   updated_at: Date;
 };
 
 const SELECT = `SELECT r.kind, r.name, r.catalog_id::int AS catalog_id, c.path, c.version, r.config, r.last_action,
                        r.last_execution_id::int AS last_execution_id, e.status AS execution_status,
-                       GREATEST(r.updated_at, e.updated_at) AS updated_at
+                       GREATEST(r.updated_at, e.updated_at) AS updated_at,
+                       NOT EXISTS (SELECT 1 FROM core.catalog n WHERE n.path = c.path AND n.version > c.version) AS newest
                   FROM core.resource r
                   LEFT JOIN core.catalog c ON c.catalog_id = r.catalog_id
                   LEFT JOIN core.execution e ON e.execution_id = r.last_execution_id`;
