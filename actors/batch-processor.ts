@@ -12,6 +12,7 @@ import {
   type RecordAppend,
 } from '../src/db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
+import type { CommandRow } from '../src/db/command.repo.ts';
 import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
 import type { BatchWake } from './batch-wake.ts';
 import type { EngineDeps } from './engine-deps.ts';
@@ -162,6 +163,7 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
         },
       });
       items = out.items;
+      observeClaimedAhead(deps, out.claimed, items);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (isDatabaseUnavailable(err)) throw err;
@@ -173,6 +175,21 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
     }
   }
   await completeBatches(deps, batches, items, probe, t0);
+}
+
+/**
+ * svc_batch_first_worker_claim_latency_seconds for the commands the routing handed to this
+ * server's parked claimers in its own write (claim-ahead): their rows were read back before the
+ * batch was noted on them (noteIssued, just before the commit), so publishing saw no batch.
+ */
+function observeClaimedAhead(deps: BatchDeps, claimed: readonly CommandRow[], items: readonly RoutedItem[]): void {
+  if (!claimed.length) return;
+  const batchOf = new Map(issuedBy(items).map((c) => [`${c.execution_id}:${c.seq}`, c.batch_id]));
+  const mine = claimed.flatMap((c) => {
+    const batch = batchOf.get(`${c.execution_id}:${c.seq}`);
+    return batch === undefined ? [] : [{ ...c, issued_by_batch: batch }];
+  });
+  deps.metrics.batchFirstClaims.claimed(mine);
 }
 
 /** The commands the routing of batch items issued, each with the batch of the item that issued it. */
