@@ -131,7 +131,8 @@ export class BatchAcceptor {
     } catch (err) {
       return all.map((item) => this.#refusal(late.includes(item) ? new AckTimeout() : err));
     }
-    const latency = (performance.now() - started) / 1000;
+    // From each batch's arrival, as its ack timeout counts: waiting behind another accept of its execution included.
+    const storedAt = performance.now();
     const answers = items.map((item, pos): BatchAccepted | Error => {
       const id = scoped(item);
       const leader = id === undefined ? pos : (leaders.get(id) ?? pos);
@@ -149,7 +150,7 @@ export class BatchAcceptor {
           errors: ['Idempotency-Key: already used with a different request body'],
         });
       }
-      if (!duplicate) this.#deps.metrics.batchEnqueueLatency.observe(latency);
+      if (!duplicate) this.#deps.metrics.batchEnqueueLatency.observe((storedAt - item.at) / 1000);
       return answer(outcome.batch, duplicate);
     });
     return all.map((item) => (late.includes(item) ? this.#refusal(new AckTimeout()) : answers[items.indexOf(item)]));

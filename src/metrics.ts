@@ -44,7 +44,7 @@ export function createMetrics() {
     // The batch intake metrics the spec names, registered from the start.
     batchEnqueueLatency: new Histogram({
       name: 'svc_batch_enqueue_latency_seconds',
-      help: 'Time to persist and enqueue an accepted event batch',
+      help: "Time from an accepted event batch's arrival to its being persisted and enqueued (waiting behind other accepts of its execution included)",
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers: [registry],
     }),
