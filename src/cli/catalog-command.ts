@@ -4,10 +4,11 @@ import { loadClientConfig, ConfigError } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
 import { refusalProblems, refusalText, registerFile } from './register-file.ts';
-import { RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
+import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 
 /**
- * `svc catalog register FILE...`: registers each file as `svc run` does, without starting it.
+ * `svc catalog register FILE...`: registers each file as its document says (a playbook, an agent,
+ * an MCP server), without starting it.
  * Returns the exit code: 0 all registered, 1 one refused or unreadable, 2 usage, 3 unreachable.
  */
 export async function catalogCommand(argv: string[]): Promise<number> {
@@ -51,7 +52,8 @@ export async function catalogCommand(argv: string[]): Promise<number> {
       continue;
     }
     try {
-      const reg = await registerFile(api, file, content, out, err, json);
+      // As its document says: an MCP server document or an agent through POST /api/catalog/register.
+      const reg = await registerFile(api, file, content, out, err, json, resourceTypeOf(content));
       if (json) out.write(`${JSON.stringify({ file, ...reg })}\n`);
     } catch (e) {
       if (e instanceof ServerUnreachableError) {

@@ -1,10 +1,11 @@
 // The `svc catalog` help text, apart from the command so `svc --help` loads nothing else.
 
-export const CATALOG_SUMMARY = 'register playbook files in the catalog, printing problems and warnings at file:line:col';
+export const CATALOG_SUMMARY = 'register playbook, agent and MCP server files in the catalog, printing problems and warnings at file:line:col';
 
 export const CATALOG_USAGE = `svc catalog register FILE... [--json] [--server URL]
 
-  register   sends each file to POST /api/catalog/playbook; prints "registered PATH version N",
+  register   sends each file to POST /api/catalog/playbook, or to POST /api/catalog/register as
+             an agent (metadata.agent: true) or an MCP server (kind: Mcp); prints "registered PATH version N",
              or "PATH version N unchanged" when the newest version holds the same content;
              warnings as FILE:LINE:COL: warning: MESSAGE, problems as FILE:LINE:COL: PATH: MESSAGE
   --json     one JSON line per file: the server's answer, or {file, error, problems}

@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { problemLines, warningLines } from './located-lines.ts';
-import type { RunApi } from './run-api.ts';
+import type { ResourceType, RunApi } from './run-api.ts';
 
 type Out = { write(text: string): unknown };
 
@@ -22,11 +22,12 @@ export function describeServerError(err: ServerError, short = false): string {
 }
 
 /**
- * Registers `content` (read from `file`); writes its warnings to `err` as `file:line:col: warning:`
- * and, unless `quiet`, what became of it to `out`. Throws ServerError (see refusalText) and the api's errors.
+ * Registers `content` (read from `file`) as `resourceType`; writes its warnings to `err` as
+ * `file:line:col: warning:` and, unless `quiet`, what became of it to `out`. Throws ServerError
+ * (see refusalText) and the api's errors.
  */
-export async function registerFile(api: RunApi, file: string, content: string, out: Out, err: Out, quiet: boolean) {
-  const reg = await api.register(content);
+export async function registerFile(api: RunApi, file: string, content: string, out: Out, err: Out, quiet: boolean, resourceType: ResourceType = 'playbook') {
+  const reg = await api.register(content, resourceType);
   if (reg.warnings?.length) err.write(warningLines(file, content, reg.warnings));
   if (!quiet) out.write(reg.unchanged ? `${reg.path} version ${reg.version} unchanged (${file})\n` : `registered ${reg.path} version ${reg.version} from ${file}\n`);
   return reg;

@@ -36,6 +36,28 @@ const catalogEntry = v.looseObject({ content: v.string() });
 const playbookShape = v.looseObject({ workflow: v.array(v.unknown()) });
 
 export type ExecutionStatus = v.InferOutput<typeof execution>;
+
+/** How a document is registered: the catalog's resource types. */
+export type ResourceType = 'playbook' | 'agent' | 'mcp';
+const documentKind = v.looseObject({ kind: v.optional(v.unknown()), metadata: v.optional(v.looseObject({ agent: v.optional(v.unknown()) })) });
+
+/**
+ * The way a YAML document asks to be registered: `kind: Mcp` an MCP server, a playbook marked
+ * `metadata.agent: true` an agent (stored as a plain playbook it would run neither way), else a
+ * playbook; text that does not parse is a playbook, for the server to name its problems.
+ */
+export function resourceTypeOf(content: string): ResourceType {
+  let doc: unknown;
+  try {
+    doc = load(content);
+  } catch {
+    return 'playbook';
+  }
+  const r = v.safeParse(documentKind, doc);
+  if (!r.success) return 'playbook';
+  if (r.output.kind === 'Mcp') return 'mcp';
+  return r.output.metadata?.agent === true ? 'agent' : 'playbook';
+}
 export type ExecutionEvent = v.InferOutput<typeof event>;
 
 /** Events are read in pages of this many; a full page means there may be more. */
@@ -95,9 +117,13 @@ export class RunApi {
     }
   }
 
-  /** POST /api/catalog/playbook: registers YAML text at its metadata.path; ServerError 400 lists the problems. */
-  async register(content: string) {
-    return checked(registered, await this.call('POST', '/api/catalog/playbook', { content }, undefined), 'POST /api/catalog/playbook');
+  /**
+   * Registers YAML text at its metadata.path: a playbook by POST /api/catalog/playbook, an agent
+   * or an MCP server document by POST /api/catalog/register; ServerError 400 lists the problems.
+   */
+  async register(content: string, resourceType: ResourceType = 'playbook') {
+    if (resourceType === 'playbook') return checked(registered, await this.call('POST', '/api/catalog/playbook', { content }, undefined), 'POST /api/catalog/playbook');
+    return checked(registered, await this.call('POST', '/api/catalog/register', { content, resource_type: resourceType }, undefined), 'POST /api/catalog/register');
   }
 
   /**
