@@ -1,6 +1,6 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-playbook.ts';
 import { renderValue } from '../../src/dsl/render.ts';
-import { asObject } from '../../src/objects.ts';
+import { isObject } from '../../src/objects.ts';
 import { EVENT } from '../event-types.ts';
 import { DEFAULT_PRIORITY, flowKey, FlowKeyError } from '../flow-key.ts';
 import { errorOf } from './arcs.ts';
@@ -152,9 +152,10 @@ function dispatchSegment(d: Draft, run: StepRun, key: IterationKey): void {
     const path = renderValue((task as { path?: unknown }).path, ctx, `${run.step}.${task.name}.path`);
     const args = renderValue((task as { args?: unknown }).args ?? {}, ctx, `${run.step}.${task.name}.args`);
     if (typeof path !== 'string' || !path) throw new Error(`playbook task ${task.name} needs a path`);
-    const argsObject = asObject(args);
+    // A literal `args` must be a mapping (registration); a template may render to anything.
+    if (!isObject(args)) throw new Error(`${run.step}.${task.name}.args must render to a mapping, got ${args === null ? 'null' : Array.isArray(args) ? 'a list' : typeof args}`);
     d.pending()[keyOf(seq)] = { run: run.id, iteration: key, kind: 'child' };
-    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args: argsObject });
+    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args });
   } catch (err) {
     // A bad path or args template fails this task right here, as a worker would report it.
     finishIteration(d, run.id, key, { [task.name]: { status: 'error', data: null, error: errorOf(err) } });

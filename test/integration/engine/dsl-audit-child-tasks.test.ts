@@ -72,4 +72,23 @@ workflow:
     const done = await s.wait(id);
     expect(done).toMatchObject({ status: 'completed', error: null, result: { status: 'completed', result: null } });
   });
+
+  it('fails the task when its args template renders to no mapping, starting no child (code error)', async () => {
+    await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: child, path: audit/child }
+workflow:
+  - step: start
+    tool: { name: c, kind: noop }
+`);
+    const reg = await s.register(parent('audit/child-args', 'args: "{{ workload.params }}"'));
+    for (const params of [[1, 2], 'n=1', null]) {
+      const id = await s.run(reg.path, { params });
+      const done = await s.wait(id);
+      expect(done.status, JSON.stringify(params)).toBe('failed');
+      expect(done.error).toEqual({ code: 'error', step: 'start', message: expect.stringContaining('kid.args must render to a mapping') });
+      const children = await http(s.url, 'GET', `/api/executions?parent=${id}`);
+      expect(children.body.executions).toEqual([]);
+    }
+  });
 });
