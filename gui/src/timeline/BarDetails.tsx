@@ -63,8 +63,10 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
         </dd>
         {bar.queuedFrom !== undefined && bar.queuedFrom < bar.start ? (
           <>
-            <dt>Waited for a worker</dt>
-            <dd>{formatDuration(bar.start - bar.queuedFrom)}</dd>
+            <dt>Waited to be claimed</dt>
+            <dd>
+              {formatDuration(bar.start - bar.queuedFrom)} <span className="muted">(for a free worker, or for room on a limit of its task)</span>
+            </dd>
           </>
         ) : null}
         {bar.worker ? (

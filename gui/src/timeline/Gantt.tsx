@@ -83,7 +83,7 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
                   <span key={t} className="gantt-grid" style={{ left: pct(start + t) }} />
                 ))}
                 {row.bar.queuedFrom !== undefined && row.bar.queuedFrom < row.bar.start ? (
-                  <span className="gantt-queued" style={{ left: pct(row.bar.queuedFrom), width: pct(start + row.bar.start - row.bar.queuedFrom) }} title={`waited ${formatDuration(row.bar.start - row.bar.queuedFrom)} for a worker`} />
+                  <span className="gantt-queued" style={{ left: pct(row.bar.queuedFrom), width: pct(start + row.bar.start - row.bar.queuedFrom) }} title={`waited ${formatDuration(row.bar.start - row.bar.queuedFrom)} to be claimed (a free worker, or room on a limit of its task)`} />
                 ) : null}
                 <button
                   type="button"

@@ -22,7 +22,7 @@ export type Bar = {
   /** Epoch milliseconds; `end` null while it runs. */
   start: number;
   end: number | null;
-  /** A command: when it was issued (it waited for a worker until `start`). */
+  /** A command: when it was issued (it waited to be claimed until `start`: for a free worker, or room on its task's limit). */
   queuedFrom?: number;
   status: BarStatus;
   /** Some time came from `created_at` rather than a reported `at`. */
