@@ -12,6 +12,9 @@ import { printLogs } from './logs-view.ts';
 import { describeServerError } from './register-file.ts';
 import { checked, RunApi, UnexpectedAnswerError } from './run-api.ts';
 
+// The most GET /api/executions gives in a page (its `limit`, src/api/executions.ts): more is a usage error here, not a 422 there.
+const LIST_LIMIT_MAX = 500;
+
 // One parser for the eight commands: an option another of them takes is a usage error here
 // (said plainly), not something silently ignored.
 const OPTIONS = {
@@ -130,6 +133,7 @@ async function list(client: ServerClient, values: ListOptions, out: Out): Promis
   }
   if (values.limit !== undefined) {
     if (!/^[1-9]\d*$/.test(values.limit)) throw new UsageError(`--limit expects a positive integer, got ${JSON.stringify(values.limit)}`);
+    if (Number(values.limit) > LIST_LIMIT_MAX) throw new UsageError(`--limit expects an integer from 1 to ${LIST_LIMIT_MAX}, got ${JSON.stringify(values.limit)}`);
     query.set('limit', values.limit);
   }
   if (values.cursor !== undefined) query.set('cursor', values.cursor);

@@ -82,8 +82,14 @@ function positive(flag: string, text: string): number {
   return Number(text);
 }
 
+// The most keys GET /api/limits/{name} lists (its `keys`): more is a usage error here, not a 422 there.
+const KEYS_MAX = 1000;
+
 function keysOption(text: string | undefined): number | undefined {
-  return text === undefined ? undefined : positive('--keys', text);
+  if (text === undefined) return undefined;
+  const keys = positive('--keys', text);
+  if (keys > KEYS_MAX) throw new UsageError(`--keys expects an integer from 1 to ${KEYS_MAX}, got ${JSON.stringify(text)}`);
+  return keys;
 }
 
 /**
