@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { compileStatechart, type StatechartJson } from '../../machines/playbook-statechart.ts';
 import { playbookWarnings } from '../../machines/simulate-playbook.ts';
+import { childTaskWarnings } from '../dsl/child-task-warnings.ts';
 import type { NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { getCatalogEntry } from '../db/catalog.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
@@ -28,13 +29,15 @@ export async function playbookStatechart(q: Queryable, cache: PlaybookCache, pat
 }
 
 /**
- * What registration warns about (the playbook is stored either way): steps no simulated path
- * reaches, paths that end neither completed nor failed. Empty when the check itself cannot run.
+ * What registration warns about (the playbook is stored either way): worker-only fields of
+ * playbook tasks, which have no effect there; steps no simulated path reaches, paths that end
+ * neither completed nor failed (none of these when that check itself cannot run).
  */
 export function registrationWarnings(pb: NormalizedPlaybook): string[] {
+  const children = childTaskWarnings(pb);
   try {
-    return playbookWarnings(pb);
+    return [...children, ...playbookWarnings(pb)];
   } catch {
-    return [];
+    return children;
   }
 }

@@ -19,7 +19,6 @@ import type { Role } from '../auth/roles.ts';
 import { durationMs } from './duration.ts';
 import { waitProblems } from './wait-problems.ts';
 import { flowProblems } from './flow-problems.ts';
-import { childTaskProblems } from './child-task-problems.ts';
 import { findUnstorable } from '../find-unstorable.ts';
 import { findNonFinite, NON_FINITE_PROBLEM } from './non-finite.ts';
 import { expansionProblem } from './expansion-problem.ts';
@@ -142,7 +141,6 @@ function findProblems(text: string): ParseResult {
     ...triggerProblems(raw),
     ...waitProblems(raw),
     ...flowProblems(raw),
-    ...childTaskProblems(raw),
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output) };

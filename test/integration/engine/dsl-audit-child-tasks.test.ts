@@ -1,7 +1,7 @@
 // A `playbook` task is run by the server (it starts a child execution), not by a worker, so a
-// worker's `retry` and `timeout_seconds` never apply to it. Accepted, they were ignored: a child
-// that failed was not started again, one that ran past the timeout completed the step. A user who
-// writes them expects them to hold, so registration refuses them, as it refuses a `limit`.
+// worker's `auth`, `retry` and `timeout_seconds` never apply to it. DESIGN.md lists them as fields
+// of every task kind: registration stores such a playbook and warns, per field, that it has no
+// effect (it was silent before: a user read a retry or a timeout that never held).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -20,22 +20,20 @@ workflow:
     tool: { name: kid, kind: playbook, path: audit/child, ${task} }
 `;
 
-async function problemsOf(yaml: string): Promise<{ status: number; problems: Json[] }> {
+async function registered(yaml: string): Promise<{ status: number; warnings: Json[] }> {
   const r = await http(s.url, 'POST', '/api/catalog/playbook', { content: yaml });
-  return { status: r.status, problems: r.body.detail?.problems ?? [] };
+  return { status: r.status, warnings: r.body.warnings ?? [] };
 }
 
 describe('a playbook task takes no worker retry, timeout or auth', () => {
-  it('refuses timeout_seconds on a playbook task, naming the field and what bounds a child instead', async () => {
-    const r = await problemsOf(parent('audit/child-timeout', 'timeout_seconds: 0.5'));
-    expect(r.status).toBe(400);
-    expect(r.problems).toEqual([
-      expect.objectContaining({ path: 'workflow[0].tool.timeout_seconds', message: expect.stringContaining("a playbook task's child is bounded by its own tasks' timeout_seconds"), line: 6 }),
-    ]);
+  it('stores timeout_seconds on a playbook task with a warning naming the field and what bounds a child instead', async () => {
+    const r = await registered(parent('audit/child-timeout', 'timeout_seconds: 0.5'));
+    expect(r.status).toBe(201);
+    expect(r.warnings).toEqual([expect.stringMatching(/^workflow\[0\]\.tool\.timeout_seconds has no effect on a playbook task .*a playbook task's child is bounded by its own tasks' timeout_seconds$/)]);
   });
 
-  it('refuses retry on a playbook task (in a list of tasks too), naming the field', async () => {
-    const r = await problemsOf(`apiVersion: svc/v1
+  it('stores retry on a playbook task (in a list of tasks too) with a warning naming the field; a worker task\'s retry warns nothing', async () => {
+    const r = await registered(`apiVersion: svc/v1
 kind: Playbook
 metadata: { name: parent, path: audit/child-retry }
 workflow:
@@ -44,19 +42,14 @@ workflow:
       - { name: first, kind: noop, retry: { attempts: 2 } }
       - { name: kid, kind: playbook, path: audit/child, retry: { attempts: 3, delay_seconds: 0.01 } }
 `);
-    expect(r.status).toBe(400);
-    expect(r.problems).toEqual([
-      expect.objectContaining({ path: 'workflow[0].tool[1].retry', message: expect.stringContaining("a playbook task's child is retried by its own tasks' retry") }),
-    ]);
+    expect(r.status).toBe(201);
+    expect(r.warnings).toEqual([expect.stringMatching(/^workflow\[0\]\.tool\[1\]\.retry has no effect .*a playbook task's child is retried by its own tasks' retry$/)]);
   });
 
-  it('refuses auth on a playbook task: no worker resolves it, the child\'s own tasks name their credentials', async () => {
-    // A credential that does not exist: on a worker's task the run fails credential_not_found; here nothing read it.
-    const r = await problemsOf(parent('audit/child-auth', 'auth: no_such_auth'));
-    expect(r.status).toBe(400);
-    expect(r.problems).toEqual([
-      expect.objectContaining({ path: 'workflow[0].tool.auth', message: expect.stringContaining("a playbook task's child uses the credentials its own tasks name") }),
-    ]);
+  it('stores auth on a playbook task with a warning: no worker resolves it, the child\'s own tasks name their credentials', async () => {
+    const r = await registered(parent('audit/child-auth', 'auth: no_such_auth'));
+    expect(r.status).toBe(201);
+    expect(r.warnings).toEqual([expect.stringMatching(/^workflow\[0\]\.tool\.auth has no effect .*a playbook task's child uses the credentials its own tasks name$/)]);
   });
 
   it('still runs a playbook task without them: the step carries the child outcome', async () => {
