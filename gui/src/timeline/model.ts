@@ -339,7 +339,9 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         break;
       case EVENT.executionPaused:
         if (paused) break;
-        paused = add(null, { kind: 'paused', label: 'paused', step: '', start: stored(e), end: null, status: 'running', approx: false }, e);
+        // Labelled `on hold`: a bar is a button, and one named `…paused…` would also answer to the
+        // execution's Pause control's name (role button, name `Pause`, matched as a substring).
+        paused = add(null, { kind: 'paused', label: 'on hold', step: '', start: stored(e), end: null, status: 'running', approx: false }, e);
         break;
       case EVENT.executionResumed:
         if (!paused) break;
