@@ -83,11 +83,19 @@ export function valibotSchemaOf(json: object): AnySchema | undefined {
   return registry.get(json);
 }
 
-/** Issues as `path: message` strings, for error details. */
+/**
+ * Whether an issue is an object's required field that is missing: valibot's words for it
+ * ('Invalid key: Expected "path" but received undefined') name no rule and read as a wrong key.
+ */
+const missingField = (i: v.BaseIssue<unknown>): boolean =>
+  i.kind === 'schema' && /object$/.test(i.type) && i.received === 'undefined' && i.input === undefined && Boolean(i.path?.length);
+
+/** Issues as `path: message` strings, for error details (a missing required field: `path: is required`). */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
   return issues.map((i) => {
     const path = v.getDotPath(i);
-    return path ? `${path}: ${i.message}` : i.message;
+    const message = missingField(i) ? 'is required' : i.message;
+    return path ? `${path}: ${message}` : message;
   });
 }
 
