@@ -24,6 +24,8 @@ import { keyOf } from '../machines/execution/keys.ts';
 type Held = { -readonly [K in keyof Subject]: Subject[K] };
 
 const statusOf = (s: Snapshot): ExecutionStatus => executionStatusOf(s);
+/** Events that are themselves a change of the execution's status (what it was moved to is their status). */
+const STATUS_EVENTS: ReadonlySet<string> = new Set([EVENT.executionCancelled, EVENT.executionPaused, EVENT.executionResumed, EVENT.executionAdmitted]);
 
 const effectsOf = (actions: { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
 
@@ -272,14 +274,17 @@ export class Fold {
       ...(a ? { admission: a } : {}),
     };
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
+    let queued: UnitEvent | undefined;
     if (a) {
       const notBefore = a.debounce ? new Date(Date.now() + a.debounce.seconds * 1000).toISOString() : null;
       this.#rows.admissions.push({ execution_id: id, limit_name: a.limit, limit_key: a.key, capacity: a.capacity, priority, not_before: notBefore, debounce_path: a.debounce ? req.compiled.path : null, debounce_key: a.debounce?.key ?? null, admitted: a.admitted === true });
-      if (!a.admitted) this.#push(h, { event_type: EVENT.executionQueued, context: { limit: a.limit, key: a.key, priority, ...(notBefore ? { debounce_until: notBefore } : {}) } });
+      if (!a.admitted) queued = this.#push(h, { event_type: EVENT.executionQueued, context: { limit: a.limit, key: a.key, priority, ...(notBefore ? { debounce_until: notBefore } : {}) } });
     }
     const [snapshot, actions] = pureInitialTransition(req.compiled.machine, input);
     h.snapshot = snapshot;
     h.status = statusOf(snapshot);
+    // It is what queues the execution: it carries the status after it (queued), as its schema says.
+    if (queued) queued.status = h.status;
     effectRows(this.#host, h, effectsOf(actions));
   }
 
@@ -312,8 +317,9 @@ export class Fold {
     const mev = toMachineEvent(row);
     if (mev) {
       const effects = this.#transition(h, mev);
-      // The cancel is itself the terminal event: it carries the status it ends the execution with.
-      if (mev.type === EVENT.executionCancelled) row.status = h.status;
+      // An event that is itself the change of status (a cancel, a pause, a resume, an admission)
+      // carries the status it moved the execution to: an event's status is the one after it.
+      if (STATUS_EVENTS.has(mev.type)) row.status = h.status;
       effectRows(this.#host, h, effects);
     }
     return row.event_id;
