@@ -1,5 +1,5 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import { getSimplePaths } from 'xstate/graph';
+import { getAdjacencyMap, type AdjacencyMap } from 'xstate/graph';
 import { parsePlaybook, type NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
 import { CODE } from './error-codes.ts';
 import { EVENT, type EventType } from './event-types.ts';
@@ -49,8 +49,18 @@ export const DEPENDS_ON_DATA = 'depends_on_data';
 export const MAX_SIMULATED_COMMANDS = 10_000;
 /** --paths cuts a path once it has run this many steps per step of the playbook (cycles are cut there). */
 export const MAX_PATH_RUNS_PER_STEP = 5;
-/** States --paths explores at most (xstate/graph enumerates simple paths in O(states²)). */
+/** States --paths explores at most (the adjacency map of xstate/graph). */
 export const MAX_PATH_STATES = 2_000;
+/** ...and the characters of their serialized text together (each is its whole context), past which none is explored further. */
+export const MAX_PATH_STATE_CHARS = 16_000_000;
+/**
+ * Paths the simulation follows to their end: a parallel loop of n items has 2^n + 1 of them (each
+ * item ok or error), each replayed; past this the report is `truncated` (registration's warnings
+ * then say paths were not all checked), so a playbook cannot hold its registration for minutes.
+ */
+export const MAX_SIMULATED_PATHS = 512;
+/** Events of all the paths followed together (each is replayed through the machine): past it, `truncated` too. */
+export const MAX_SIMULATED_PATH_EVENTS = 5_000;
 
 /** The step runs after which --paths cuts a path of this playbook. */
 export const pathDepthOf = (pb: NormalizedPlaybook): number => MAX_PATH_RUNS_PER_STEP * pb.workflow.length;
@@ -238,7 +248,7 @@ export function playbookPaths(
   let truncated = false;
   const events = (s: Snapshot): ExecutionEvent[] => {
     if (s.status === 'done' || cut(s) || decidedOnMissingData(data, s)) return [];
-    if (++explored > MAX_PATH_STATES) {
+    if (++explored > MAX_PATH_STATES || serialized > MAX_PATH_STATE_CHARS) {
       truncated = true;
       return [];
     }
@@ -249,26 +259,24 @@ export function playbookPaths(
     if (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)?.wait?.kind === 'timer') return [answer(pb, s, seq, 'ok', data)];
     return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
-  const serializeState = (s: Snapshot) => JSON.stringify([s.value, s.context]);
-  const ends = new Set<string>();
-  const found = getSimplePaths(machine, {
-    input,
-    events: (s) => {
-      const out = events(s);
-      if (out.length === 0) ends.add(serializeState(s));
-      return out;
-    },
-    serializeState,
-  }).filter((p) => ends.has(serializeState(p.state)));
+  // States are told apart by their text: a large context (a loop over hundreds of items) makes
+  // each one long, so the text written counts against the budget too.
+  let serialized = 0;
+  const serializeState = (s: Snapshot) => {
+    const text = JSON.stringify([s.value, s.context]);
+    serialized += text.length;
+    return text;
+  };
+  const found = pathsToEnds(getAdjacencyMap(machine, { input, events, serializeState }), serializeState(initialTransition(machine, input)[0]), serializeState);
+  if (found.truncated) truncated = true;
   const reached = new Set<string>();
   const paths: SimulatedPath[] = [];
-  for (const p of found) {
+  for (const p of found.paths) {
     let [snap, actions] = initialTransition(machine, input);
     let undecided = undecidedIn(data, effectsOf(actions), snap);
     const stepPath = undecided ? enteredBefore(effectsOf(actions), undecided) : entered(effectsOf(actions));
     const chosen: SimulatedPath['outcomes'] = [];
-    for (const s of undecided ? [] : p.steps) {
-      const ev = s.event;
+    for (const ev of undecided ? [] : p) {
       if (!ANSWERS.has(ev.type) || !('seq' in ev) || ev.seq === null) continue;
       const step = snap.context.runs[keyOf(snap.context.pending[keyOf(ev.seq)].run)].step;
       chosen.push({ step, outcome: outcomeOf(ev) });
@@ -297,6 +305,54 @@ export function playbookPaths(
 }
 
 /**
+ * Every simple path of `adjacency` from `start` to a state that offers no event (an end: done,
+ * cut, undecided, or past the state budget), as its events, depth first; at most
+ * MAX_SIMULATED_PATHS of them and MAX_SIMULATED_PATH_EVENTS events in all (`truncated` past it). xstate's getSimplePaths enumerates every
+ * simple path to every state, then this filtered the ends: a parallel loop over 12 items (4,097
+ * paths) took 12 s, one over 80 minutes, on registration's thread.
+ */
+function pathsToEnds(adjacency: AdjacencyMap<Snapshot, ExecutionEvent>, start: string, serializeState: (s: Snapshot) => string): { paths: ExecutionEvent[][]; truncated: boolean } {
+  const nodes = new Map(Object.entries(adjacency));
+  // Each edge's target, serialized once (a state's text is its whole context).
+  const edges = new Map<string, { event: ExecutionEvent; to: string }[]>();
+  const edgesOf = (key: string) => {
+    let out = edges.get(key);
+    if (!out) {
+      const transitions: Record<string, { event: ExecutionEvent; state: Snapshot }> = nodes.get(key)?.transitions ?? {};
+      edges.set(key, (out = Object.values(transitions).map((t) => ({ event: t.event, to: serializeState(t.state) }))));
+    }
+    return out;
+  };
+  const paths: ExecutionEvent[][] = [];
+  const onPath = new Set<string>();
+  const taken: ExecutionEvent[] = [];
+  let events = 0;
+  let truncated = false;
+  const walk = (key: string): void => {
+    const out = edgesOf(key);
+    if (out.length === 0) {
+      if (paths.length >= MAX_SIMULATED_PATHS || events + taken.length > MAX_SIMULATED_PATH_EVENTS) truncated = true;
+      else {
+        paths.push([...taken]);
+        events += taken.length;
+      }
+      return;
+    }
+    onPath.add(key);
+    for (const { event, to } of out) {
+      if (truncated) break;
+      if (onPath.has(to)) continue;
+      taken.push(event);
+      walk(to);
+      taken.pop();
+    }
+    onPath.delete(key);
+  };
+  walk(start);
+  return { paths, truncated };
+}
+
+/**
  * Warnings for registration, only what is certain: steps no simulated path enters (none when a
  * path depends on data; examples are not used), paths that end neither completed nor failed (cut after pathDepthOf(pb)
  * step runs: a cycle that may not end), examples naming no step.
@@ -310,6 +366,6 @@ export function playbookWarnings(pb: NormalizedPlaybook): string[] {
   // A path that stopped on data it has no example of is no verdict: neither reached nor open.
   const open = report.paths.filter((p) => p.status !== 'completed' && p.status !== 'failed' && p.status !== DEPENDS_ON_DATA);
   if (open.length && !report.truncated) out.push(`workflow: ${open.length} path(s) end neither completed nor failed, e.g. ${open[0].path.join(' → ')}${open[0].cut ? ` (cut after ${pathDepthOf(pb)} step runs: a cycle that may not end)` : ''}`);
-  if (report.truncated) out.push(`workflow: more than ${MAX_PATH_STATES} states; paths were not all checked`);
+  if (report.truncated) out.push(`workflow: too many paths to check them all (past ${MAX_PATH_STATES} states, ${MAX_SIMULATED_PATHS} paths or ${MAX_SIMULATED_PATH_EVENTS} events); paths were not all checked`);
   return out;
 }

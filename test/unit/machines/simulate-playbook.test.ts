@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
+import { MAX_SIMULATED_PATHS, pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
 import { parseOutcomes, simulateCommand } from '../../../src/cli/simulate.ts';
 import { Capture } from '../../helpers/capture.ts';
 
@@ -351,5 +351,47 @@ workflow:
     } finally {
       rmSync(dir, { recursive: true });
     }
+  });
+});
+
+describe('paths of a playbook whose outcomes multiply', () => {
+  // A parallel loop of n items has 2^n + 1 paths (each item ok or error). Registration checks
+  // them on the server's thread: enumerated whole, 12 items took 12 s and 80 held a server for
+  // minutes. The report stops at its budgets, truncated, and registration says so.
+  it('stops at its budgets: a parallel loop over 80 items is checked within seconds, truncated, with a warning', () => {
+    const pb = playbookFromYaml(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: wide, path: t/wide }
+workflow:
+  - step: start
+    loop: { in: "{{ range(80) }}", mode: parallel }
+    tool: { name: t, kind: noop }
+    next: end
+  - step: end
+    tool: { name: e, kind: noop }
+`);
+    const t0 = performance.now();
+    const report = playbookPaths(pb, { useExamples: false });
+    expect(report.truncated).toBe(true);
+    expect(report.paths.length).toBeGreaterThan(0);
+    expect(report.paths.length).toBeLessThanOrEqual(MAX_SIMULATED_PATHS);
+    expect(playbookWarnings(pb)).toEqual([expect.stringMatching(/^workflow: too many paths to check them all .*paths were not all checked$/)]);
+    expect(performance.now() - t0).toBeLessThan(15_000);
+  }, 30_000);
+
+  it('still follows every path of a small one: a parallel loop over 4 items has 16 (each item ok or error)', () => {
+    const report = playbookPaths(
+      playbookFromYaml(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: four, path: t/four }
+workflow:
+  - step: start
+    loop: { in: "{{ range(4) }}", mode: parallel }
+    tool: { name: t, kind: noop }
+`),
+      { useExamples: false },
+    );
+    expect(report).toMatchObject({ truncated: false });
+    expect(report.paths).toHaveLength(16);
   });
 });
