@@ -127,7 +127,9 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       async stop() {
         if (stopped) return;
         stopped = true;
-        for (const s of stops) await s().catch((err) => log.warn({ err: String(err) }, 'shutdown step failed'));
+        // The message only: a step that needs the database after a signal stopped the embedded one
+        // (a stop during start) fails as expected, not as a fault with a class name and a stack.
+        for (const s of stops) await s().catch((err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'shutdown step failed'));
       },
     };
   } catch (err) {
