@@ -1,18 +1,7 @@
 import { EVENT } from '../machines/event-types.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  batchQueueDepth,
-  claimBatches,
-  endBatches,
-  itemRecords,
-  noteIssued,
-  type BatchEnd,
-  type ClaimedBatch,
-  type IssuedCommand,
-  type RecordAppend,
-} from '../src/db/batch.repo.ts';
+import { batchQueueDepth, claimBatches, endBatches, itemRecords, type BatchEnd, type ClaimedBatch, type RecordAppend } from '../src/db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
-import type { CommandRow } from '../src/db/command.repo.ts';
 import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
 import type { BatchWake } from './batch-wake.ts';
 import type { EngineDeps } from './engine-deps.ts';
@@ -139,7 +128,7 @@ async function processExecutions(deps: BatchDeps, ids: number[], claimed?: Claim
  * Has the executions' claimed batches routed (`claimed`, or claimed again by id): their items wait
  * at ids reserved in the logs, and any routing of an execution writes them there first
  * (actors/fold.ts), so this is a wake-up of the executions, in a transaction (the same code as
- * worker reports: fencing, one write) that also names the batches on the commands they issued.
+ * worker reports: fencing, one write, whose command rows name the batch that issued them).
  * Then each batch ends with `batch.completed` (or `batch.failed` when routing timed out or failed)
  * and its measurements. Batches another routing wrote (a report, a wake-up, an earlier call) only
  * get their record.
@@ -157,13 +146,11 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
         wake: [...new Set(toRoute.map((b) => b.execution_id))],
         timeoutMs: Math.max(1, timeoutMs - (performance.now() - t0)),
         probe,
-        beforeCommit: async (q, _results, routed) => {
+        beforeCommit: async () => {
           if (performance.now() - t0 > timeoutMs) throw new ProcessingTimeout();
-          await noteIssued(q, issuedBy(routed));
         },
       });
       items = out.items;
-      observeClaimedAhead(deps, out.claimed, items);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (isDatabaseUnavailable(err)) throw err;
@@ -175,26 +162,6 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
     }
   }
   await completeBatches(deps, batches, items, probe, t0);
-}
-
-/**
- * svc_batch_first_worker_claim_latency_seconds for the commands the routing handed to this
- * server's parked claimers in its own write (claim-ahead): their rows were read back before the
- * batch was noted on them (noteIssued, just before the commit), so publishing saw no batch.
- */
-function observeClaimedAhead(deps: BatchDeps, claimed: readonly CommandRow[], items: readonly RoutedItem[]): void {
-  if (!claimed.length) return;
-  const batchOf = new Map(issuedBy(items).map((c) => [`${c.execution_id}:${c.seq}`, c.batch_id]));
-  const mine = claimed.flatMap((c) => {
-    const batch = batchOf.get(`${c.execution_id}:${c.seq}`);
-    return batch === undefined ? [] : [{ ...c, issued_by_batch: batch }];
-  });
-  deps.metrics.batchFirstClaims.claimed(mine);
-}
-
-/** The commands the routing of batch items issued, each with the batch of the item that issued it. */
-function issuedBy(items: readonly RoutedItem[]): IssuedCommand[] {
-  return items.flatMap((i) => i.issued.map((c) => ({ execution_id: c.execution_id, seq: c.seq, batch_id: i.batchId })));
 }
 
 /** What became of a batch's items: refused ones (why), the ids of the routed ones, the commands they issued. */

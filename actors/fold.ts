@@ -305,6 +305,10 @@ export class Fold {
     const issuedBefore = this.commandsIssued;
     const running = this.statusOf(ev.execution_id) === 'running';
     const { result, accepted } = routeReport(this, commands, ev, item.eventId);
+    // The commands name their batch in the row the write inserts (no statement of its own), so a
+    // claim of one, however soon and by whichever path, is the batch's (src/metrics.ts).
+    const cmds = this.#rows.commands;
+    for (let i = issuedBefore; i < cmds.length; i++) cmds[i].issued_by_batch = item.batchId;
     const issued = this.issuedSince(issuedBefore).map((c) => ({ execution_id: c.execution_id, seq: c.seq }));
     this.#items.push({ executionId: ev.execution_id, batchId: item.batchId, eventId: item.eventId, result, accepted, running, issued });
   }

@@ -7,8 +7,8 @@ export const FIRST_CLAIM_MAX_BATCHES = 10_000;
 export type ClaimedCommand = { attempt: number; created_at: Date; claimed_at: Date | null; issued_by_batch?: number | string | null };
 
 /**
- * svc_batch_first_worker_claim_latency_seconds: the routing of a batch writes on each command it
- * issued which batch it was, in the transaction that issues it (actors/batch-processor.ts); every
+ * svc_batch_first_worker_claim_latency_seconds: each command a batch item issues names its batch
+ * in the row the issuing write inserts, whichever routing wrote the item (actors/fold.ts); every
  * claim site hands over what it claimed (`claimed`), and a command's first claim (attempt 1) that
  * is the first of its batch's seen here observes the time from its issue to the claim, both on
  * the database's clock.

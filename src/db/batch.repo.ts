@@ -107,35 +107,13 @@ export async function claimBatches(
     .sort((a, b) => a.execution_id - b.execution_id || a.batch_id - b.batch_id);
 }
 
-/** A command a batch issued (`batch_id`), by its execution and the machine's number for it. */
-export type IssuedCommand = { execution_id: number; seq: number; batch_id: number };
-
-/**
- * Inside the routing transaction that wrote batches' items, just before its commit: writes on
- * each command they issued which batch it was (a claim then reads it from the row: the
- * first-claim metric).
- */
-export async function noteIssued(q: Queryable, issued: IssuedCommand[]): Promise<void> {
-  if (!issued.length) return;
-  // Named: prepared once per connection (it runs in most routing transactions of a batch).
-  await q.query({
-    name: 'svc_batch_note_issued',
-    text: `UPDATE core.command c SET issued_by_batch = x.batch_id
-              FROM jsonb_to_recordset($1::jsonb) AS x(execution_id bigint, seq int, batch_id bigint)
-             WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY($2::bigint[])`,
-    // $2, the executions of $1: with it the command rows are reached by their key, not by a walk of
-    // the whole index (the generic plan cannot know how few rows $1 holds).
-    values: [JSON.stringify(issued), [...new Set(issued.map((c) => c.execution_id))]],
-  });
-}
-
 /** What a batch item's record in the log says: routed under its id, or refused (`refused`: why); `commands`: those its batch issued. */
 export type ItemRecord = { batch_id: number; event_id: number; refused: { error: string; detail: string } | null; commands: number };
 
 /**
  * The records at the ids of batches routed by another routing (a report, a wake-up, an earlier
  * processor), for their `batch.completed`: which items were refused, and the commands named as
- * the batch's (noteIssued: by a processor's routing; a report's routing names none).
+ * the batch's (each command row names the batch whose item issued it, whichever routing wrote it).
  */
 export async function itemRecords(q: Queryable, batches: { batch_id: number; execution_id: number; event_ids: number[] }[]): Promise<ItemRecord[]> {
   if (!batches.length) return [];

@@ -20,7 +20,10 @@ export type UnitNewExecution = Omit<ExecutionRow, 'applied_event_id' | 'started_
  * `limit_name` and `limit_key` what its claim waits for room on (a task's `limit`), or null.
  */
 export type UnitCommand = Pick<CommandRow, 'execution_id' | 'catalog_id' | 'seq' | 'step' | 'loop_index' | 'status' | 'input' | 'worker_id'> &
-  Required<Pick<CommandRow, 'claim_token' | 'priority' | 'limit_name' | 'limit_key'>>;
+  Required<Pick<CommandRow, 'claim_token' | 'priority' | 'limit_name' | 'limit_key'>> & {
+    /** The batch whose item issued it (actors/fold.ts), whichever routing wrote the item: its first claim is the batch's (src/metrics.ts). */
+    issued_by_batch?: number;
+  };
 
 /**
  * An execution queued for admission (core.admission): by a concurrency limit's key (`capacity`
@@ -254,14 +257,14 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
 )`;
   return `WITH RECURSIVE ${full ? newExec() : ''}cmd AS (
   INSERT INTO core.command (execution_id, catalog_id, seq, step, loop_index, status, input, worker_id, claim_token, attempt, claimed_at, heartbeat_at,
-                            priority, limit_name, limit_key)
+                            priority, limit_name, limit_key, issued_by_batch)
   SELECT x.execution_id, x.catalog_id, x.seq, x.step, x.loop_index, x.status, x.input, x.worker_id, x.claim_token,
          CASE WHEN x.worker_id IS NULL THEN 0 ELSE 1 END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
          CASE WHEN x.worker_id IS NULL THEN NULL ELSE now() END,
-         x.priority, x.limit_name, x.limit_key
+         x.priority, x.limit_name, x.limit_key, x.issued_by_batch
     FROM jsonb_to_recordset(${$('commands')}::jsonb) AS x(execution_id bigint, catalog_id bigint, seq int, step text, loop_index int,
-         status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text)
+         status text, input jsonb, worker_id text, claim_token text, priority smallint, limit_name text, limit_key text, issued_by_batch bigint)
   RETURNING ${COMMAND_COLUMNS}
 )${full ? admissions() : ''}${all ? admissionEnds() : ''}, log_in AS (
   SELECT * FROM jsonb_to_recordset(${$('appends')}::jsonb) AS x(${LOG_APPEND_COLUMNS})

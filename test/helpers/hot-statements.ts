@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { acceptBatches } from '../../src/db/batch-accept.repo.ts';
-import { claimBatches, endBatches, itemRecords, noteIssued } from '../../src/db/batch.repo.ts';
+import { claimBatches, endBatches, itemRecords } from '../../src/db/batch.repo.ts';
 import { claimCommand, claimedByRequest, claimNextCommands } from '../../src/db/command.repo.ts';
 import { allocateExecutionIds, childReads, getExecution, loadEventsAfter } from '../../src/db/execution.repo.ts';
 import { admitQueued, extendDebounce } from '../../src/db/flow.repo.ts';
@@ -190,11 +190,6 @@ export const HOT_STATEMENTS: HotStatement[] = [
     send: (q) => claimBatches(q, { executions: [1] }, 10),
     // The executions are named, and the UPDATE joins the picked rows on (execution_id, batch_id).
     tables: { batch_request: 'execution_id', event: 'execution_id' },
-  },
-  {
-    name: 'batch commands named (src/db/batch.repo.ts)',
-    send: (q) => noteIssued(q, [{ execution_id: 1, seq: 1, batch_id: 1 }]),
-    tables: { command: 'execution_id' },
   },
   {
     name: 'batch item records (src/db/batch.repo.ts)',
