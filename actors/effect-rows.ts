@@ -10,6 +10,7 @@ import { FlowKeyError } from '../machines/flow-key.ts';
 import { errorOf } from '../machines/execution/arcs.ts';
 import { tokenToSeal } from '../src/secret-handle.ts';
 import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
+import { startedKey } from './prefetch.ts';
 
 /**
  * Turns the effects one transition of `h` returned into rows (events, commands, cancels, keychain
@@ -98,7 +99,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         }
         host.start({
           ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
-        host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task } });
+        host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task, ...(e.attempt ? { attempt: e.attempt } : {}) } });
         break;
       }
       case 'cancelChildren': {
@@ -112,12 +113,23 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         }
         break;
       }
+      case 'cancelChild': {
+        // Which child the seq started is in the parent's log (child.started), read when first needed.
+        const key = startedKey(h.id, e.seq);
+        const child = host.reads.started?.get(key);
+        if (child === undefined) {
+          host.needs.started.add(key);
+          break;
+        }
+        if (child !== null) host.send(child, { event_type: EVENT.executionCancelled, context: { reason: e.reason, cancelled_at: new Date().toISOString() } });
+        break;
+      }
       case 'wait': {
         // A timer `for` and a signal's timeout count from now; this server's clock, the same value in the row and the event.
         const wakeAt = e.wakeAt ?? (e.afterMs === null ? null : new Date(Date.now() + e.afterMs).toISOString());
         rows.waits.push({ execution_id: h.id, seq: e.seq, step: e.step, kind: e.kind, signal: e.signal, wake_at: wakeAt, approval_roles: e.roles });
         host.push(h, e.kind === 'timer'
-          ? { event_type: EVENT.timerSet, step: e.step, context: { seq: e.seq, wake_at: wakeAt } }
+          ? { event_type: EVENT.timerSet, step: e.step, context: { seq: e.seq, wake_at: wakeAt, ...(e.purpose ? { task: e.purpose.task, for: e.purpose.for, attempt: e.purpose.attempt } : {}) } }
           : { event_type: EVENT.signalAwaited, step: e.step, context: { seq: e.seq, signal: e.signal, timeout_at: wakeAt, approval_roles: e.roles } });
         break;
       }

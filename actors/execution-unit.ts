@@ -135,7 +135,7 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
       }
       if (err instanceof Lacking) {
         deps.metrics.routeRetries.inc({ reason: 'lacking' });
-        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids, secrets: new Set() };
+        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids, secrets: new Set(), started: new Set([...(also?.started ?? []), ...err.needs.started]) };
         // A child's plain access token: sealed here, the I/O step before the fold (which is pure
         // and cannot write), once for all later attempts; the fold is redone with its handle.
         if (err.needs.secrets.size) sealed = new Map([...(sealed ?? []), ...(await sealAccessTokens(deps, err.needs.secrets))]);

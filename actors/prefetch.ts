@@ -1,4 +1,4 @@
-import { allocateExecutionIds, childReads, type ChildPlaybook } from '../src/db/execution.repo.ts';
+import { allocateExecutionIds, childReads, childrenStartedAt, type ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { KeyRooms } from './key-rooms.ts';
@@ -17,7 +17,12 @@ export type Reads = {
   readonly room: ReadonlyMap<string, number>;
   /** Handles of children's plain access tokens, by token, sealed after a fold lacked them (absent: none). */
   readonly sealed?: ReadonlyMap<string, string>;
+  /** The live child started under a parent's seq, by startedKey (null: none), read after a fold lacked it (a `playbook` task's timeout). */
+  readonly started?: ReadonlyMap<string, number | null>;
 };
+
+/** The key of `Reads.started` and `Needs.started`: a parent execution and the seq it started a child under. */
+export const startedKey = (parent: number, seq: number): string => `${parent}:${seq}`;
 
 
 /**
@@ -26,16 +31,16 @@ export type Reads = {
  * to seal (actors/access-tokens.ts): the unit is routed again with these read too, from the same
  * reads of state.
  */
-export type Needs = { paths: Set<string>; children: Set<number>; ids: number; secrets: Set<string> };
+export type Needs = { paths: Set<string>; children: Set<number>; ids: number; secrets: Set<string>; started: Set<string> };
 
 /** Nothing to read: playbooks without `playbook` tasks. */
 export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [], room: new Map() };
 
 /** A fold's empty list of needs, filled by effect-rows. */
-export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0, secrets: new Set() });
+export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0, secrets: new Set(), started: new Set() });
 
 /** Whether a fold lacked anything. */
-export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0 || n.secrets.size > 0;
+export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0 || n.secrets.size > 0 || n.started.size > 0;
 
 type ChildTasks = { paths: string[]; any: boolean };
 const childTasksOf = new WeakMap<CompiledPlaybook, ChildTasks>();
@@ -82,7 +87,8 @@ export async function readBefore(
     for (const path of c.paths) paths.add(path);
   }
   for (const compiled of starting) for (const path of childTasks(compiled).paths) paths.add(path);
-  if (!paths.size && !children.size && !ids && !startKeys.length) return sealed ? { ...NO_READS, sealed } : NO_READS;
+  const started = also?.started.size ? await startedReads(q, also.started) : undefined;
+  if (!paths.size && !children.size && !ids && !startKeys.length) return sealed || started ? { ...NO_READS, ...(sealed ? { sealed } : {}), ...(started ? { started } : {}) } : NO_READS;
   const read = paths.size || children.size ? await childReads(q, [...paths], [...children]) : { heads: [], children: [] };
   const catalog = new Map<string, ChildPlaybook | null>([...paths].map((p) => [p, null]));
   for (const head of read.heads) catalog.set(head.path, head);
@@ -94,5 +100,17 @@ export async function readBefore(
     ids: ids > 0 ? await allocateExecutionIds(q, ids) : [],
     room: startKeys.length ? await rooms.take(q, startKeys) : new Map(),
     ...(sealed ? { sealed } : {}),
+    ...(started ? { started } : {}),
   };
+}
+
+/** The live children started under each startedKey in `keys` (null where none is). */
+async function startedReads(q: Queryable, keys: ReadonlySet<string>): Promise<Map<string, number | null>> {
+  const pairs = [...keys].map((k) => {
+    const [parent, seq] = k.split(':').map(Number);
+    return { parent, seq };
+  });
+  const out = new Map<string, number | null>([...keys].map((k) => [k, null]));
+  for (const r of await childrenStartedAt(q, pairs)) out.set(startedKey(r.parent, r.seq), r.child);
+  return out;
 }

@@ -6,7 +6,7 @@ import { errorOf, evaluateArcs, openRouteFor, routeIn, routeState } from './arcs
 import { emptyResults, resultList } from './loop-results.ts';
 import { endedRun, hasRoom, loopOver, runsWhere } from './run-summary.ts';
 import { segmentsOf } from './segments.ts';
-import { baseRenderContext, Draft, fail, fillLoop, finishIteration, launchIteration, stopInFlight } from './step-work.ts';
+import { baseRenderContext, Draft, endChildAttempt, fail, fillLoop, finishIteration, launchIteration, stopInFlight, taskTimerFired } from './step-work.ts';
 import { endWait, startWait } from './step-wait.ts';
 import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, Route, StepRun, TaskOutcome } from './types.ts';
 import { keyOf } from './keys.ts';
@@ -215,6 +215,8 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
   if (ev.type === EVENT.timerFired || ev.type === EVENT.waitTimedOut || ev.type === EVENT.signalReceived) {
     const d = new Draft(pb, ctx);
     d.c.immediate = 0;
+    // A `playbook` task's own timers (its timeout, its retry's delay) are not the step's wait.
+    if (ev.type === EVENT.timerFired && taskTimerFired(d, ev.seq)) return d.done();
     if (ev.seq !== null) endWait(d, ev.seq, ev.type === EVENT.signalReceived ? ev.signal : ev.type === EVENT.waitTimedOut ? 'timeout' : 'fired');
     return d.done();
   }
@@ -237,13 +239,13 @@ export function recordOutcome(pb: NormalizedPlaybook, ctx: ExecutionContext, ev:
     const failedTask = segment.tasks.find((t) => !(t.name in done))?.name ?? segment.tasks.at(-1)!.name;
     tasks = { ...done, [failedTask]: { status: 'error', data: null, error: ev.error } };
   } else {
-    tasks = {
-      [segment.tasks[0].name]: {
-        status: ev.status === 'completed' ? 'ok' : 'error',
-        data: { execution_id: ev.child_execution_id, status: ev.status, result: ev.result },
-        ...(ev.status === 'completed' ? {} : { error: ev.error ?? { message: `child execution ${ev.status}`, code: CHILD_ENDED[ev.status] } }),
-      },
-    };
+    // Its timeout timer ends; a failure may be retried (the task's `retry`).
+    endChildAttempt(d, p, {
+      status: ev.status === 'completed' ? 'ok' : 'error',
+      data: { execution_id: ev.child_execution_id, status: ev.status, result: ev.result },
+      ...(ev.status === 'completed' ? {} : { error: ev.error ?? { message: `child execution ${ev.status}`, code: CHILD_ENDED[ev.status] } }),
+    });
+    return d.done();
   }
   finishIteration(d, p.run, p.iteration, tasks);
   return d.done();

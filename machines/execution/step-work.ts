@@ -1,5 +1,7 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../../src/dsl/parse-playbook.ts';
-import { renderValue } from '../../src/dsl/render.ts';
+import { evaluateCondition, renderValue } from '../../src/dsl/render.ts';
+import { attemptsOf, retryDelayMs } from '../../src/dsl/retry-delay-ms.ts';
+import { CODE } from '../error-codes.ts';
 import { isObject } from '../../src/objects.ts';
 import { EVENT } from '../event-types.ts';
 import { DEFAULT_PRIORITY, flowKey, FlowKeyError } from '../flow-key.ts';
@@ -9,7 +11,7 @@ import { withResult } from './loop-results.ts';
 import { hasRoom } from './run-summary.ts';
 import { segmentsOf } from './segments.ts';
 import { stepNamed } from './step-index.ts';
-import type { Effect, ExecutionContext, Iteration, StepRun, TaskError, TaskOutcome } from './types.ts';
+import type { Effect, ExecutionContext, Iteration, PendingCommand, StepRun, TaskError, TaskOutcome } from './types.ts';
 import { iterationKey, keyOf, numberOf, type IterationKey } from './keys.ts';
 
 // A step's work, pure, for the named actions of ./actions.ts: a copy-on-write draft of the
@@ -77,9 +79,12 @@ export class Draft {
     return stepNamed(this.pb, name);
   }
 
-  /** Adds an effect; while paused, commands and child starts are held in the context instead (issued on resume). */
-  emit(e: Effect): void {
-    if (this.c.paused && (e.type === 'issueCommand' || e.type === 'startChild')) this.c.held = [...this.c.held, e];
+  /**
+   * Adds an effect; while paused, commands and child starts are held in the context instead
+   * (issued on resume), and so is what `hold` says goes with them (a child's timeout timer).
+   */
+  emit(e: Effect, hold = e.type === 'issueCommand' || e.type === 'startChild'): void {
+    if (this.c.paused && hold) this.c.held = [...this.c.held, e];
     else this.effects.push(e);
   }
 
@@ -148,18 +153,123 @@ function dispatchSegment(d: Draft, run: StepRun, key: IterationKey): void {
   }
   const task = segment.tasks[0];
   const ctx = iterationContext(d, run, run.iterations[key]);
+  const attempt = it.attempt ?? 1;
   try {
     const path = renderValue((task as { path?: unknown }).path, ctx, `${run.step}.${task.name}.path`);
     const args = renderValue((task as { args?: unknown }).args ?? {}, ctx, `${run.step}.${task.name}.args`);
     if (typeof path !== 'string' || !path) throw new Error(`playbook task ${task.name} needs a path`);
     // A literal `args` must be a mapping (registration); a template may render to anything.
     if (!isObject(args)) throw new Error(`${run.step}.${task.name}.args must render to a mapping, got ${args === null ? 'null' : Array.isArray(args) ? 'a list' : typeof args}`);
+    const timeoutMs = timeoutMsOf(task.timeout_seconds, ctx, `${run.step}.${task.name}`);
+    // As on a worker, a field that does not render right fails the task without a retry.
+    if (typeof timeoutMs === 'object' && timeoutMs !== null) {
+      finishIteration(d, run.id, key, { [task.name]: { status: 'error', data: null, error: timeoutMs } });
+      return;
+    }
     d.pending()[keyOf(seq)] = { run: run.id, iteration: key, kind: 'child' };
-    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args });
+    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args, ...(attempt > 1 ? { attempt } : {}) });
+    // Its timeout is a durable timer (a row, timer.fired), issued with the start (held with it while paused).
+    if (timeoutMs !== null) {
+      const timer = d.c.nextSeq++;
+      d.pending()[keyOf(seq)] = { run: run.id, iteration: key, kind: 'child', timer };
+      d.pending()[keyOf(timer)] = { run: run.id, iteration: key, kind: 'wait', child: seq };
+      d.emit({ type: 'wait', seq: timer, step: run.step, kind: 'timer', signal: null, wakeAt: null, afterMs: timeoutMs, roles: null, purpose: { task: task.name, for: 'timeout', attempt } }, true);
+    }
   } catch (err) {
-    // A bad path or args template fails this task right here, as a worker would report it.
+    // A bad path or args template fails this task right here, as a worker would report it (no retry).
     finishIteration(d, run.id, key, { [task.name]: { status: 'error', data: null, error: errorOf(err) } });
   }
+}
+
+// The longest timeout or retry delay a timer takes (~317 years): its wake-up time stays a date the row holds.
+const MAX_TIMER_MS = 1e13;
+
+/**
+ * A `playbook` task's `timeout_seconds` rendered (a template too) in ms; null when it has none;
+ * what the worker answers for a value that is no number > 0 (invalid_task) otherwise.
+ */
+function timeoutMsOf(value: unknown, ctx: Record<string, unknown>, field: string): number | null | TaskError {
+  if (value === undefined || value === null) return null;
+  const rendered = renderValue(value, ctx, `${field}.timeout_seconds`);
+  if (rendered === undefined || rendered === null) return null;
+  if (typeof rendered !== 'number' || !(rendered > 0) || Number.isNaN(rendered)) return { message: 'invalid playbook task: timeout_seconds: expected a number > 0', code: CODE.invalid_task };
+  return Math.min(rendered * 1000, MAX_TIMER_MS);
+}
+
+/**
+ * The child of a `playbook` task ended (child.finished under the seq `p` was pending for): the
+ * timer bounding it ends, and the attempt is settled with `outcome` (retried or final).
+ */
+export function endChildAttempt(d: Draft, p: PendingCommand, outcome: TaskOutcome): void {
+  if (p.timer !== undefined && Object.hasOwn(d.c.pending, keyOf(p.timer))) {
+    delete d.pending()[keyOf(p.timer)];
+    d.emit({ type: 'endWaits', seqs: [p.timer] });
+  }
+  settleAttempt(d, p.run, p.iteration, outcome);
+}
+
+/**
+ * timer.fired under `seq`, when it is a `playbook` task's timer (false otherwise: a step's wait):
+ * a retry's delay is over, its next attempt starts a new child; a timeout cancels the child and
+ * the attempt fails with code `timeout` (retried like any failure when its `retry` says so).
+ */
+export function taskTimerFired(d: Draft, seq: number): boolean {
+  const p = d.c.pending[keyOf(seq)];
+  if (p?.kind !== 'wait' || (p.child === undefined && !p.retry)) return false;
+  delete d.pending()[keyOf(seq)];
+  d.emit({ type: 'endWaits', seqs: [seq] });
+  const run = d.run(p.run);
+  if (p.retry) {
+    dispatchSegment(d, run, p.iteration);
+    return true;
+  }
+  const task = segmentsOf(d.step(run.step))[run.iterations[p.iteration].segment].tasks[0];
+  const message = `playbook task ${run.step}.${task.name}: its child did not end within timeout_seconds (${String(task.timeout_seconds)})`;
+  if (p.child !== undefined && Object.hasOwn(d.c.pending, keyOf(p.child))) {
+    delete d.pending()[keyOf(p.child)];
+    d.emit({ type: 'cancelChild', seq: p.child, reason: `${message}; cancelled by parent execution ${d.c.input.executionId}` });
+  }
+  settleAttempt(d, run.id, p.iteration, { status: 'error', data: null, error: { message, code: CODE.timeout } });
+  return true;
+}
+
+/**
+ * A `playbook` task's attempt ended with `outcome`: a failure with attempts left whose
+ * `retry.when` holds (over the iteration's scope and `outcome`, as the worker's does) starts the
+ * next attempt after the worker's delay (a durable timer; at once when it is 0); otherwise the
+ * outcome is the task's. A `retry.when` that fails to render fails the task with template_error.
+ */
+function settleAttempt(d: Draft, runId: number, key: IterationKey, outcome: TaskOutcome): void {
+  const run = d.run(runId);
+  const it = run.iterations[key];
+  const task = segmentsOf(d.step(run.step))[it.segment].tasks[0];
+  const attempt = it.attempt ?? 1;
+  if (outcome.status === 'error' && !d.c.finished && attempt < attemptsOf(task.retry)) {
+    let again = true;
+    const when = task.retry.when;
+    if (when) {
+      try {
+        again = evaluateCondition(when, { ...iterationContext(d, run, it), outcome }, `${run.step}.${task.name}.retry.when`);
+      } catch (err) {
+        finishIteration(d, runId, key, { [task.name]: { ...outcome, error: { message: err instanceof Error ? err.message : String(err), code: CODE.template_error } } });
+        return;
+      }
+    }
+    if (again) {
+      const ms = Math.min(retryDelayMs(task.retry, attempt), MAX_TIMER_MS);
+      run.iterations[key] = { ...it, attempt: attempt + 1 };
+      if (ms <= 0) {
+        dispatchSegment(d, run, key);
+        return;
+      }
+      const timer = d.c.nextSeq++;
+      run.iterations[key] = { ...it, attempt: attempt + 1, seq: timer };
+      d.pending()[keyOf(timer)] = { run: run.id, iteration: key, kind: 'wait', retry: true };
+      d.emit({ type: 'wait', seq: timer, step: run.step, kind: 'timer', signal: null, wakeAt: null, afterMs: ms, roles: null, purpose: { task: task.name, for: 'retry', attempt: attempt + 1 } });
+      return;
+    }
+  }
+  finishIteration(d, runId, key, { [task.name]: outcome });
 }
 
 /** Starts one iteration of a run (a loop item, or `index` null for a plain step): records loop.item, issues its first segment. */
@@ -232,7 +342,8 @@ export function stopInFlight(d: Draft, cascade = true): void {
   const held = new Set(d.c.held.flatMap((e) => ('seq' in e ? [e.seq] : [])));
   const seqs = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'worker' && !held.has(numberOf(s))).map(([s]) => numberOf(s));
   if (seqs.length) d.emit({ type: 'cancelCommands', seqs });
-  const waits = Object.entries(d.c.pending).filter(([, p]) => p.kind === 'wait').map(([s]) => numberOf(s));
+  // A `playbook` task's timeout timer held with its child's start was never set either.
+  const waits = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'wait' && !held.has(numberOf(s))).map(([s]) => numberOf(s));
   if (waits.length) d.emit({ type: 'endWaits', seqs: waits });
   if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(numberOf(s)))) d.emit({ type: 'cancelChildren' });
   d.c.pending = {};

@@ -59,6 +59,8 @@ export type Iteration = {
   segment: number;
   tasks: Record<string, TaskOutcome>;
   seq: number;
+  /** A `playbook` task's attempt (its `retry`): absent, the first. */
+  attempt?: number;
 };
 
 export type LoopState = {
@@ -91,8 +93,13 @@ export type StepRun = {
  */
 export type Route = { run: number; step: string; outcome: StepOutcome; scope: Record<string, unknown>; taken: number[] };
 
-/** What a run waits for under a seq: a worker's command, a child execution, or a wait (a timer or a signal, `signal` naming it). */
-export type PendingCommand = { run: number; iteration: IterationKey; kind: 'worker' | 'child' | 'wait'; signal?: string };
+/**
+ * What a run waits for under a seq: a worker's command, a child execution, or a wait (a timer or a
+ * signal, `signal` naming it). A `playbook` task's timers are waits too, not the step's own:
+ * `child` names the child seq a `timeout_seconds` timer bounds (the child's entry names it back in
+ * `timer`), `retry` marks the delay before the task's next attempt.
+ */
+export type PendingCommand = { run: number; iteration: IterationKey; kind: 'worker' | 'child' | 'wait'; signal?: string; timer?: number; child?: number; retry?: true };
 
 export type Finished = { status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError & { step?: string } | null };
 
@@ -141,11 +148,18 @@ export type Effect =
       context: RenderContext;
       keychain: KeychainDefinition[];
     }
-  | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown> }
+  /** `attempt`: the task's attempt under its `retry` (absent: the first). */
+  | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown>; attempt?: number }
   | { type: 'cancelCommands'; seqs: number[] }
   | { type: 'cancelChildren' }
-  /** A step waits under `seq`: until `wakeAt` (ISO) or `afterMs` from now (a timer), or for a signal timing out after `afterMs` (null: never). */
-  | { type: 'wait'; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wakeAt: string | null; afterMs: number | null; roles: string[] | null }
+  /** The one child execution started under `seq` is cancelled (a `playbook` task's timeout), `reason` saying why. */
+  | { type: 'cancelChild'; seq: number; reason: string }
+  /**
+   * A step waits under `seq`: until `wakeAt` (ISO) or `afterMs` from now (a timer), or for a signal
+   * timing out after `afterMs` (null: never). `purpose`: a `playbook` task's timer (its timeout or
+   * its retry's delay), not the step's wait.
+   */
+  | { type: 'wait'; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wakeAt: string | null; afterMs: number | null; roles: string[] | null; purpose?: { task: string; for: 'timeout' | 'retry'; attempt: number } }
   /** The waits under these seqs are over (fired, timed out, signalled): their rows go. */
   | { type: 'endWaits'; seqs: number[] }
   | { type: 'record'; eventType: EventType; step?: string; context?: Record<string, unknown>; result?: unknown; error?: unknown }

@@ -133,6 +133,22 @@ export async function childReads(q: Queryable, paths: readonly string[], parents
   };
 }
 
+/**
+ * The live child started under each (parent, seq) pair, as the parent's `child.started` event names
+ * it (a `playbook` task's timeout cancels that one child); a pair with none is left out.
+ */
+export async function childrenStartedAt(q: Queryable, pairs: readonly { parent: number; seq: number }[]): Promise<{ parent: number; seq: number; child: number }[]> {
+  const { rows } = await q.query<{ parent: string; seq: number; child: string }>({
+    name: 'svc_children_started_at',
+    text: `SELECT w.parent, w.seq, c.execution_id AS child
+             FROM unnest($1::bigint[], $2::int[]) AS w(parent, seq)
+             JOIN core.event v ON v.execution_id = w.parent AND v.event_type = $3 AND v.context -> 'seq' = to_jsonb(w.seq)
+             JOIN core.execution c ON c.execution_id = (v.context ->> 'child_execution_id')::bigint AND c.status IN ${LIVE_EXECUTION_SQL}`,
+    values: [pairs.map((p) => p.parent), pairs.map((p) => p.seq), EVENT.childStarted],
+  });
+  return rows.map((r) => ({ parent: Number(r.parent), seq: r.seq, child: Number(r.child) }));
+}
+
 /** Executions with appended events not yet folded (after a crash between append and routing). */
 export async function executionsWithInbox(q: Queryable, limit: number): Promise<number[]> {
   const { rows } = await q.query<{ execution_id: number }>(

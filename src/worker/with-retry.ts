@@ -1,13 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TaskOutcome } from './tools/types.ts';
+import { attemptsOf, retryDelayMs, type RetryPolicy } from '../dsl/retry-delay-ms.ts';
 
-// setTimeout's largest delay; a longer one would fire at once instead.
-const RETRY_DELAY_CEILING_MS = 2_147_483_647;
+export { retryDelayMs, type RetryPolicy };
 
 /** One attempt of a task: its number (1..), when it began (performance.now()), how long it ran, what it gave. */
 export type Attempt = { attempt: number; startedAt: number; durationMs: number; outcome: TaskOutcome };
-
-export type RetryPolicy = { attempts: number; delay_seconds: number; backoff: number; max_delay_seconds?: number };
 
 /**
  * Runs `run` up to `retry.attempts` times while `shouldRetry(outcome)` holds, waiting
@@ -23,7 +21,7 @@ export async function withRetry(
   sleep: (ms: number) => Promise<void> = (ms) => delay(ms, undefined, { signal }),
   onAttempt?: (tried: Attempt) => void,
 ): Promise<TaskOutcome & { attempts: number }> {
-  const attempts = Number.isFinite(retry.attempts) ? Math.max(1, Math.floor(retry.attempts)) : 1;
+  const attempts = attemptsOf(retry);
   for (let attempt = 1; ; attempt++) {
     const startedAt = performance.now();
     const outcome = await runSafely(run, attempt);
@@ -34,16 +32,6 @@ export async function withRetry(
   }
 }
 
-/** The wait in ms after the `failedAttempt`-th failure: delay * backoff^(n-1), capped. */
-export function retryDelayMs(retry: RetryPolicy, failedAttempt: number): number {
-  const delaySeconds = finiteOr(retry.delay_seconds, 0);
-  const backoff = finiteOr(retry.backoff, 1);
-  let seconds = delaySeconds * backoff ** (failedAttempt - 1);
-  if (retry.max_delay_seconds !== undefined && Number.isFinite(retry.max_delay_seconds)) seconds = Math.min(seconds, retry.max_delay_seconds);
-  if (Number.isNaN(seconds)) return 0;
-  return Math.min(Math.max(0, seconds * 1000), RETRY_DELAY_CEILING_MS);
-}
-
 // A throwing run is a bug elsewhere, but it must count as a failed attempt, not escape the worker.
 async function runSafely(run: (attempt: number) => Promise<TaskOutcome>, attempt: number): Promise<TaskOutcome> {
   try {
@@ -51,10 +39,6 @@ async function runSafely(run: (attempt: number) => Promise<TaskOutcome>, attempt
   } catch (error) {
     return { status: 'error', data: null, error: { message: error instanceof Error ? error.message : String(error), code: 'internal' } };
   }
-}
-
-function finiteOr(value: number, fallback: number): number {
-  return Number.isFinite(value) ? value : fallback;
 }
 
 // Resolves when the sleep ends (or rejects, as the default one does on abort) or the signal aborts.
