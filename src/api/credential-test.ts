@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { credentialTypeSpec, isCredentialType } from '../credential/credential-types.ts';
-import { staticHttpAuth, stringField } from '../credential/http-auth.ts';
+import { staticHttpAuth } from '../credential/http-auth.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
-import { natsServerUrl } from '../credential/nats-server-url.ts';
+import { natsCredentialLogin } from '../credential/nats-credential-login.ts';
 import { probeNats } from '../credential/probe-nats.ts';
 import { credentialSecrets, redactSecrets } from '../credential/redact-secrets.ts';
 import { probePostgres } from '../db/probe-postgres.ts';
@@ -31,7 +31,7 @@ export async function testCredential(credential: ResolvedCredential, url: string
   const secrets = credentialSecrets(credential);
   let outcome: { ok: boolean; message: string; status?: number };
   if (test === 'postgres') outcome = await testPostgres(credential, secrets);
-  else if (test === 'nats') outcome = await testNats(credential);
+  else if (test === 'nats') outcome = await testNats(credential, secrets);
   else outcome = await testHttp(credential, url ?? '', secrets);
   return { ...outcome, message: redactSecrets(outcome.message, secrets), type, duration_ms: Math.round(performance.now() - started) };
 }
@@ -48,11 +48,11 @@ async function testPostgres(credential: ResolvedCredential, secrets: string[]): 
   }
 }
 
-async function testNats(credential: ResolvedCredential): Promise<{ ok: boolean; message: string }> {
-  const { data } = credential;
-  const url = natsServerUrl(data);
-  if (!url) return { ok: false, message: `credential '${credential.name}' (nats) has no url or servers field` };
-  return probeNats({ url, user: stringField(data, 'user'), password: stringField(data, 'password'), token: stringField(data, 'token') }, CREDENTIAL_TEST_TIMEOUT_MS);
+async function testNats(credential: ResolvedCredential, secrets: string[]): Promise<{ ok: boolean; message: string }> {
+  const login = natsCredentialLogin(credential.name, credential.data);
+  if ('problem' in login) return { ok: false, message: login.problem };
+  secrets.push(...login.login.secrets);
+  return probeNats(login.login, CREDENTIAL_TEST_TIMEOUT_MS);
 }
 
 async function testHttp(credential: ResolvedCredential, url: string, secrets: string[]): Promise<{ ok: boolean; message: string; status?: number }> {

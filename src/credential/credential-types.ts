@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { actualTypeName } from '../crypto/validate-against-schema.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { natsLoginProblems } from './nats-credential-login.ts';
 
 // One registry of credential types: per type the fields the tools read (src/credential/
 // postgres-connection.ts, src/worker/tools/credential-auth.ts, oauth2-token.ts), which are secret,
@@ -172,12 +173,14 @@ const SPECS: readonly Spec[] = [
   },
   {
     type: 'nats',
-    description: 'A NATS server login: url (or servers), with a token or a user and password.',
+    description: 'A NATS server login: url (or servers), with one of: a user and password, a token, a .creds file (user JWT and NKEY seed) or an NKEY user seed.',
     fields: [
       f('url', 'url', 'nats://host:4222 (tls:// for TLS; nats://TOKEN@host carries a token, nats://user:password@host a login)', true),
       f('token', 'string', 'authentication token', true),
       f('user', 'string', 'user name'),
       f('password', 'string', 'password', true),
+      f('creds', 'string', 'the text of a .creds file (as nsc writes it): the user JWT and its NKEY seed', true),
+      f('nkey', 'string', 'an NKEY user seed (SU…), for a server that lists the user by its public key', true),
       // DESIGN.md's name for it; a list (or comma-separated text) of URLs, of which the first is used.
       alias('servers', 'url', 'strings', true),
     ],
@@ -186,9 +189,10 @@ const SPECS: readonly Spec[] = [
     test: 'nats',
     example: { url: 'nats://nats.internal:4222', user: 'app', password: '…' },
     check: (data) => {
+      const problems = natsLoginProblems(data);
       const servers = typeof data.servers === 'string' ? data.servers.split(',') : data.servers;
-      if (!Array.isArray(servers) || !servers.every((s) => typeof s === 'string')) return [];
-      return servers.every((s) => URL.canParse(s.trim())) ? [] : ["Field 'servers' must be a URL or a list of URLs"];
+      if (!Array.isArray(servers) || !servers.every((s) => typeof s === 'string')) return problems;
+      return servers.every((s) => URL.canParse(s.trim())) ? problems : ["Field 'servers' must be a URL or a list of URLs", ...problems];
     },
   },
   {

@@ -1,34 +1,27 @@
 import net from 'node:net';
 import tls from 'node:tls';
+import { buildAuthenticator } from '@nats-io/transport-node';
 import { isObject } from '../objects.ts';
-import { natsUrlLogin } from './nats-url-login.ts';
+import type { NatsCredentialLogin } from './nats-credential-login.ts';
 
-const NATS_DEFAULT_PORT = 4222;
 // A server sends INFO at once and answers PING at once; a longer silence is a failure.
 const NATS_PROBE_TIMEOUT_MS = 10_000;
 // INFO and the answer to PING fit in this; a server sending more before answering is refused.
 const NATS_MAX_READ_BYTES = 64 * 1024;
 
-export type NatsLogin = { url: string; user?: string; password?: string; token?: string };
 export type ProbeResult = { ok: boolean; message: string };
 
 /**
  * Connects to a NATS server with `login` (the client protocol: INFO, CONNECT, PING), upgrading to
- * TLS when the server or a tls:// URL asks for it; ok when it answers PONG. Messages name the server
- * and its -ERR text, never a password or token; the whole probe ends within ~10 s.
+ * TLS when the server or a tls:// URL asks for it; ok when it answers PONG. The CONNECT's login is
+ * what the NATS client would send with `login.options` (user/password, token, or a JWT and the
+ * seed's signature of the server's nonce). Messages name the server and its -ERR text, never a
+ * secret; the whole probe ends within ~10 s.
  */
-export async function probeNats(login: NatsLogin, timeoutMs = NATS_PROBE_TIMEOUT_MS): Promise<ProbeResult> {
-  let url: URL;
-  try {
-    url = new URL(login.url);
-  } catch {
-    return { ok: false, message: 'url is not a URL' };
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = url.port ? Number(url.port) : NATS_DEFAULT_PORT;
+export async function probeNats(login: NatsCredentialLogin, timeoutMs = NATS_PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+  const { hostname: host, port } = login;
   const where = `nats server ${host}:${port}`;
-  const { user, pass, token } = natsUrlLogin(url, login);
-  const wantTls = url.protocol === 'tls:';
+  const wantTls = login.tls;
 
   let socket: net.Socket = net.connect({ host, port });
   const reader = lineReader();
@@ -47,7 +40,8 @@ export async function probeNats(login: NatsLogin, timeoutMs = NATS_PROBE_TIMEOUT
       socket.on('error', (err) => reader.end(err));
       await onceConnected(socket, 'secureConnect');
     }
-    const connect = { verbose: false, pedantic: false, lang: 'node', version: '1', protocol: 1, name: 'svc-credential-test', user, pass, auth_token: token };
+    const nonce = typeof info.nonce === 'string' ? info.nonce : undefined;
+    const connect = { verbose: false, pedantic: false, lang: 'node', version: '1', protocol: 1, name: 'svc-credential-test', ...buildAuthenticator(login.options)(nonce) };
     socket.write(`CONNECT ${JSON.stringify(connect)}\r\nPING\r\n`);
     for (;;) {
       const line = await reader.next();

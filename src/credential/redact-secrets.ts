@@ -3,7 +3,7 @@ import type { ResolvedCredential } from '../protocol.ts';
 // Credential fields whose values are secrets. Matching on the key (not every string of the
 // credential) keeps names such as host or user readable in database error messages. `headers`
 // and `query` are a custom credential's: every value under them is sent as a secret.
-const SECRET_KEY_PATTERN = /pass|secret|token|key|private|credential|connection_string|authorization|cookie|^url$|^servers$|^dsn$|^value$|^headers$|^query$/i;
+const SECRET_KEY_PATTERN = /pass|secret|token|key|private|credential|connection_string|authorization|cookie|^url$|^servers$|^creds$|^dsn$|^value$|^headers$|^query$/i;
 // Keychain values are secrets as a whole, but for these fields of a token answer, which say how
 // the token is used rather than what it is (masking "Bearer" everywhere would hide nothing).
 const KEYCHAIN_PUBLIC_FIELDS = new Set(['token_type', 'expires_in', 'expires_at', 'scope', 'ext_expires_in', 'refresh_expires_in']);

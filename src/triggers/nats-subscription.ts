@@ -152,10 +152,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
       try {
         if (!nc || nc.isClosed()) {
           nc = await connect({
-            servers: login.server,
-            ...(login.tls ? { tls: {} } : {}),
-            ...(login.user !== undefined ? { user: login.user, pass: login.pass } : {}),
-            ...(login.token !== undefined ? { token: login.token } : {}),
+            ...login.options,
             name: `svc trigger ${label}`,
             timeout: CONNECT_TIMEOUT_MS,
             maxReconnectAttempts: -1,
@@ -199,9 +196,9 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   };
 }
 
-/** `text` with the login's password and token masked: an error of the client may quote what it was given. */
+/** `text` with the login's secrets (password, token, seed, JWT) masked: an error of the client may quote what it was given. */
 function maskedBy(login: NatsLogin): (text: string) => string {
-  const secrets = [login.pass, login.token].filter((x): x is string => Boolean(x));
+  const secrets = [...login.secrets].sort((a, b) => b.length - a.length);
   return (text) => secrets.reduce((t, secret) => t.replaceAll(secret, REDACTED), text);
 }
 

@@ -316,7 +316,8 @@ describe('NATS triggers', () => {
     await until('the missing credential logged', () => logged("credential 'nats_nowhere' does not exist", missing));
     // The listing says why each is not consuming (it looked active with no fires), without the token.
     const problemOf = async (path: string) => ((await http(t.url, 'GET', '/api/triggers')).body.triggers as Json[]).find((x) => x.path === path)?.subscription_problem;
-    expect(await problemOf(missing)).toEqual({ message: "credential 'nats_nowhere' does not exist", since: expect.stringMatching(/Z$/) });
+    // The log line comes first; the row is written just after it.
+    expect(await until('the missing credential listed', async () => (await problemOf(missing)) ?? undefined)).toEqual({ message: "credential 'nats_nowhere' does not exist", since: expect.stringMatching(/Z$/) });
     expect((await until('the unreachable server listed', async () => (await problemOf(unreachable)) ?? undefined)).message).toEqual(expect.any(String));
     expect(JSON.stringify((await http(t.url, 'GET', '/api/triggers')).body)).not.toContain(PASSWORD);
     const t0 = Date.now();
