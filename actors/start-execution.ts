@@ -38,9 +38,9 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   /** Its own priority (0..9), over the playbook's. */
   priority?: number;
   /**
-   * The kind a start route asked for (POST /api/run/playbook: `playbook`; POST /api/execute: its
-   * `resource_kind`), checked against the version started (see kindRefusal). Absent for the
-   * engine's own starts (triggers, retries, lifecycle actions, resumes).
+   * The kind a start route asked for (POST /api/run/playbook and MCP lifecycle actions:
+   * `playbook`; POST /api/execute: its `resource_kind`), checked against the version started (see
+   * kindRefusal). Absent for the engine's own starts (triggers, retries, resumes).
    */
   as?: 'playbook' | 'agent';
 };

@@ -114,7 +114,9 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
         throw new ServiceError('not_found', `MCP server '${name}' has no lifecycle action '${action}' (its actions: ${known})`);
       }
       const document = { name: server.name, endpoint: server.endpoint, transport: server.transport, auth: server.auth, config: server.config, lifecycle: server.lifecycle_playbooks };
-      const started = await starter.start({ path: playbookPath, payload: { ...body.payload, server: document, action }, requestedBy: req.identity ?? undefined });
+      // Started as a plain playbook (`as`): an agent playbook (registered as one, or marked
+      // metadata.agent) is refused as POST /api/run/playbook refuses it (docs/agents.md).
+      const started = await starter.start({ path: playbookPath, payload: { ...body.payload, server: document, action }, requestedBy: req.identity ?? undefined, as: 'playbook' });
       await recordLifecycleDispatch(deps.db, 'mcp', name, action, started.executionId);
       reply.code(202);
       return { execution_id: started.executionId, server: name, action, status: 'started', path: started.path };
