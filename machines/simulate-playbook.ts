@@ -7,7 +7,7 @@ import { createExecutionMachine, type ExecutionMachine } from './execution.machi
 import { executionView, type StepView } from './execution-view.ts';
 import { topStateOf } from './execution/step-phase.ts';
 import { segmentsOf } from './execution/segments.ts';
-import type { Effect, ExecutionEvent, ExecutionInput, TaskOutcome } from './execution/types.ts';
+import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskOutcome } from './execution/types.ts';
 import { SimulationData, type Undecided } from './simulation-data.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
 
@@ -17,13 +17,14 @@ import { keyOf, numberOf } from './execution/keys.ts';
 // loop's `in`) that reads a result with no example stops the run: it "depends on data".
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
-/** `timeout`: a step waiting for a signal times out (for any other step it is `error`). */
+/** `timeout`: a step waiting for a signal times out, a `playbook` task with `timeout_seconds` does (for any other step it is `error`). */
 type Outcome = 'ok' | 'error' | 'timeout';
 
 /**
  * Outcomes per step name: one for every command of the step, or a list used in turn (the last
  * repeats). A step that waits for a signal gets it (`ok`, its payload the step's example) or times
- * out (`timeout` or `error`); a timer fires whatever is chosen.
+ * out (`timeout` or `error`); a timer fires whatever is chosen. A `playbook` task's own timers (its
+ * retry's delay) fire by themselves, taking no outcome: each attempt of the task takes one.
  */
 export type SimulatedOutcomes = Record<string, Outcome | Outcome[]>;
 
@@ -95,11 +96,13 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   const step = pb.workflow.find((s) => s.step === run.step)!;
   const example = data.has(run.step) ? data.results[run.step] : null;
   if (p.kind === 'wait') {
-    if (step.wait?.kind !== 'signal') return { type: EVENT.timerFired, seq };
+    if (step.wait?.kind !== 'signal' || taskTimer(p)) return { type: EVENT.timerFired, seq };
     return outcome === 'ok' ? { type: EVENT.signalReceived, seq, signal: { name: step.wait.signal, payload: example, by: 'simulation' } } : { type: EVENT.waitTimedOut, seq };
   }
   const segment = segmentsOf(step)[run.iterations[p.iteration].segment];
   if (p.kind === 'child') {
+    // Its timeout runs out first: the timer bounding the child fires.
+    if (outcome === 'timeout' && p.timer !== undefined) return { type: EVENT.timerFired, seq: p.timer };
     return outcome === 'ok'
       ? { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'completed', result: example, error: null }
       : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: CODE.simulated } };
@@ -112,6 +115,9 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   });
   return { type: EVENT.commandCompleted, seq, tasks };
 }
+
+/** Whether a pending wait is a `playbook` task's own timer (its timeout, its retry's delay), not a step's wait. */
+const taskTimer = (p: PendingCommand): boolean => p.kind === 'wait' && (p.child !== undefined || p.retry === true);
 
 /** The events a simulation answers pending work with. */
 const ANSWERS: ReadonlySet<string> = new Set([EVENT.commandCompleted, EVENT.childFinished, EVENT.timerFired, EVENT.signalReceived, EVENT.waitTimedOut]);
@@ -180,13 +186,16 @@ export function simulatePlaybook(
   while (snap.status !== 'done' && !undecided) {
     const seq = Math.min(...Object.keys(snap.context.pending).map(numberOf));
     if (!Number.isFinite(seq) || commands >= MAX_SIMULATED_COMMANDS) break;
-    const step = snap.context.runs[keyOf(snap.context.pending[keyOf(seq)].run)].step;
+    const pending = snap.context.pending[keyOf(seq)];
+    const step = snap.context.runs[keyOf(pending.run)].step;
     const n = used.get(step) ?? 0;
     const decided = outcomes[step];
-    if (opts.pauseWhenUndecided && (decided === undefined || (Array.isArray(decided) && n >= decided.length))) break;
+    // A retry's delay only runs out: it is no choice and takes none of the step's outcomes.
+    const timer = taskTimer(pending);
+    if (!timer && opts.pauseWhenUndecided && (decided === undefined || (Array.isArray(decided) && n >= decided.length))) break;
     const chosen = decided ?? 'ok';
-    used.set(step, n + 1);
-    const outcome = Array.isArray(chosen) ? (chosen[Math.min(n, chosen.length - 1)] ?? 'ok') : chosen;
+    if (!timer) used.set(step, n + 1);
+    const outcome = timer ? 'ok' : Array.isArray(chosen) ? (chosen[Math.min(n, chosen.length - 1)] ?? 'ok') : chosen;
     const [next, nextActions] = transition(machine, snap, answer(pb, snap, seq, outcome, data));
     // A decision made on data the simulation does not have is not taken: the run stops before it.
     undecided = undecidedIn(data, effectsOf(nextActions), next);
@@ -256,7 +265,7 @@ export function playbookPaths(
     if (!Number.isFinite(seq)) return [];
     const p = s.context.pending[keyOf(seq)];
     // A timer only fires: one event, not an ok and an error path.
-    if (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)?.wait?.kind === 'timer') return [answer(pb, s, seq, 'ok', data)];
+    if (taskTimer(p) || (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)?.wait?.kind === 'timer')) return [answer(pb, s, seq, 'ok', data)];
     return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
   // States are told apart by their text: a large context (a loop over hundreds of items) makes
@@ -278,8 +287,9 @@ export function playbookPaths(
     const chosen: SimulatedPath['outcomes'] = [];
     for (const ev of undecided ? [] : p) {
       if (!ANSWERS.has(ev.type) || !('seq' in ev) || ev.seq === null) continue;
-      const step = snap.context.runs[keyOf(snap.context.pending[keyOf(ev.seq)].run)].step;
-      chosen.push({ step, outcome: outcomeOf(ev) });
+      const pending = snap.context.pending[keyOf(ev.seq)];
+      // A retry's delay running out is no outcome chosen.
+      if (!taskTimer(pending)) chosen.push({ step: snap.context.runs[keyOf(pending.run)].step, outcome: outcomeOf(ev) });
       const [next, nextActions] = transition(machine, snap, ev);
       undecided = undecidedIn(data, effectsOf(nextActions), next);
       if (undecided) {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { retryDelayMs } from '../../../src/dsl/retry-delay-ms.ts';
 import type { Effect } from '../../../machines/execution/types.ts';
 import { actionable, childStarts, childTask, Driver } from './helpers.ts';
+import { playbookPaths, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
 
 type Wait = Extract<Effect, { type: 'wait' }>;
 const waits = (effects: Effect[]): Wait[] => effects.filter((e): e is Wait => e.type === 'wait');
@@ -140,5 +141,46 @@ describe('retry', () => {
     d.childFinished(4, 'completed', 'a');
     expect(d.value).toBe('completed');
     expect(d.context.steps.start.result).toEqual([expect.objectContaining({ result: 'a' }), expect.objectContaining({ result: 'b' })]);
+  });
+});
+
+describe('the simulator (the GUI\'s and registration\'s) models them', () => {
+  const pb = (task: string) => `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: sim, path: sim/p }
+workflow:
+  - step: start
+    tool: { name: kid, kind: playbook, path: lib/child, ${task} }
+    next:
+      - { step: failed_over, when: "{{ outcome.status == 'error' }}" }
+  - step: failed_over
+    tool: { name: n, kind: noop }
+`;
+
+  it('each attempt takes one of the step\'s outcomes; the retry\'s delay fires by itself', () => {
+    const yaml = pb('retry: { attempts: 3, delay_seconds: 5 }');
+    expect(simulatePlaybook(yaml, { start: ['error', 'error', 'ok'] })).toMatchObject({ status: 'completed', path: ['start'], error: null });
+    // The second attempt takes the second outcome (a delay counted as one would give it the third).
+    expect(simulatePlaybook(yaml, { start: ['error', 'ok', 'error'] })).toMatchObject({ status: 'completed', path: ['start'] });
+    expect(simulatePlaybook(yaml, { start: ['error', 'error', 'error'] })).toMatchObject({ path: ['start', 'failed_over'] });
+    // Step by step (the GUI): a retry's delay is no choice; the next attempt waits for one.
+    expect(simulatePlaybook(yaml, { start: ['error'] }, { pauseWhenUndecided: true })).toMatchObject({ status: 'running', waiting: ['start'] });
+  });
+
+  it('`timeout` times a playbook task with timeout_seconds out (code timeout)', () => {
+    const r = simulatePlaybook(pb('timeout_seconds: 30'), { start: 'timeout', failed_over: 'ok' });
+    expect(r).toMatchObject({ status: 'completed', path: ['start', 'failed_over'] });
+    const alone = simulatePlaybook(pb('timeout_seconds: 30').replace(/    next:\n.*\n/, ''), { start: 'timeout' });
+    expect(alone).toMatchObject({ status: 'failed', error: { code: 'timeout', step: 'start' } });
+    // Without a timeout, `timeout` is an error like any (the child failed).
+    expect(simulatePlaybook(pb('args: {}').replace(/    next:\n.*\n/, ''), { start: 'timeout' }).error).toMatchObject({ code: 'simulated' });
+  });
+
+  it('paths: a retried task\'s attempts each end ok or error, its delays are no branch', () => {
+    const report = playbookPaths(pb('retry: { attempts: 2, delay_seconds: 1 }'));
+    // The last outcome of a path of three is failed_over's.
+    expect(report.paths.map((p) => p.outcomes.map((o) => o.outcome)).sort()).toEqual([['error', 'error', 'error'], ['error', 'error', 'ok'], ['error', 'ok'], ['ok']]);
+    expect(report.paths.find((p) => p.outcomes.length === 2)?.outcomes).toEqual([{ step: 'start', outcome: 'error' }, { step: 'start', outcome: 'ok' }]);
+    expect(report.unreachable).toEqual([]);
   });
 });
