@@ -67,6 +67,9 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   // The item a loop began last (`loop.item`, just before the work it starts): a child's start does
   // not say its item, a command's issue does.
   let item: number | null = null;
+  // A `playbook` task's own timers (its timeout, its retry's delay: timer.set with `for`) are no
+  // run of the step: its children are; their timer.fired names only the seq.
+  const taskTimers = new Set<number>();
   for (const e of events) {
     const ctx = isObject(e.context) ? e.context : {};
     if (movedNothing(e, ctx)) continue;
@@ -82,6 +85,8 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     }
     const seq = num(ctx.seq);
     if (seq === null) continue;
+    if (e.event_type === EVENT.timerSet && ctx.for !== undefined) taskTimers.add(seq);
+    if (taskTimers.has(seq)) continue;
     const r = runOf(seq);
     const at = text(ctx.at) ?? e.created_at ?? null;
     if (e.command_id !== null) r.command_id = e.command_id;

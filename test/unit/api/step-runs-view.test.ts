@@ -89,3 +89,27 @@ describe('the runs of a step read as the machine folded them', () => {
     expect(waited[0]).toMatchObject({ seq: 2, status: 'completed' });
   });
 });
+
+describe('the runs of a playbook task with timeout_seconds and retry', () => {
+  const e = (event_type: string, context: Record<string, unknown>, created_at: string): EventRow => ({ ...ev(event_type, context, created_at), command_id: null, worker_id: null });
+  it('its timers (timer.set with `for`) are no runs: each child is one, and the step.exit is the last child\'s', () => {
+    const runs = stepRunsView(
+      [
+        e(EVENT.stepEnter, {}, '2026-01-01T00:00:00.000Z'),
+        e(EVENT.childStarted, { seq: 1, child_execution_id: 11 }, '2026-01-01T00:00:00.000Z'),
+        e(EVENT.timerSet, { seq: 2, wake_at: '2026-01-01T00:00:01.000Z', task: 'kid', for: 'timeout', attempt: 1 }, '2026-01-01T00:00:00.000Z'),
+        e(EVENT.timerFired, { seq: 2 }, '2026-01-01T00:00:01.000Z'),
+        e(EVENT.timerSet, { seq: 3, wake_at: '2026-01-01T00:00:02.000Z', task: 'kid', for: 'retry', attempt: 2 }, '2026-01-01T00:00:01.000Z'),
+        e(EVENT.childFinished, { seq: 1, child_execution_id: 11, status: 'cancelled' }, '2026-01-01T00:00:01.100Z'),
+        e(EVENT.timerFired, { seq: 3 }, '2026-01-01T00:00:02.000Z'),
+        e(EVENT.childStarted, { seq: 4, child_execution_id: 12, attempt: 2 }, '2026-01-01T00:00:02.000Z'),
+        e(EVENT.timerSet, { seq: 5, wake_at: '2026-01-01T00:00:03.000Z', task: 'kid', for: 'timeout', attempt: 2 }, '2026-01-01T00:00:02.000Z'),
+        e(EVENT.childFinished, { seq: 4, child_execution_id: 12, status: 'completed' }, '2026-01-01T00:00:02.500Z'),
+        e(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:00:02.500Z'),
+      ],
+      (o) => o,
+      true,
+    );
+    expect(runs.map((r) => [r.seq, r.status, r.child_execution_id])).toEqual([[1, 'cancelled', 11], [4, 'completed', 12]]);
+  });
+});
