@@ -135,18 +135,27 @@ export async function childReads(q: Queryable, paths: readonly string[], parents
 
 /**
  * The live child started under each (parent, seq) pair, as the parent's `child.started` event names
- * it (a `playbook` task's timeout cancels that one child); a pair with none is left out.
+ * it (a `playbook` task's timeout cancels that one child); a pair with none is left out. Two
+ * statements, each on one distribution key (the parents' logs, then the children's rows): a
+ * rare read, never on a step's path.
  */
 export async function childrenStartedAt(q: Queryable, pairs: readonly { parent: number; seq: number }[]): Promise<{ parent: number; seq: number; child: number }[]> {
   const { rows } = await q.query<{ parent: string; seq: number; child: string }>({
     name: 'svc_children_started_at',
-    text: `SELECT w.parent, w.seq, c.execution_id AS child
+    text: `SELECT w.parent, w.seq, (v.context ->> 'child_execution_id')::bigint AS child
              FROM unnest($1::bigint[], $2::int[]) AS w(parent, seq)
-             JOIN core.event v ON v.execution_id = w.parent AND v.event_type = $3 AND v.context -> 'seq' = to_jsonb(w.seq)
-             JOIN core.execution c ON c.execution_id = (v.context ->> 'child_execution_id')::bigint AND c.status IN ${LIVE_EXECUTION_SQL}`,
+             JOIN core.event v ON v.execution_id = w.parent AND v.event_type = $3 AND v.context -> 'seq' = to_jsonb(w.seq)`,
     values: [pairs.map((p) => p.parent), pairs.map((p) => p.seq), EVENT.childStarted],
   });
-  return rows.map((r) => ({ parent: Number(r.parent), seq: r.seq, child: Number(r.child) }));
+  const started = rows.flatMap((r) => (r.child === null ? [] : [{ parent: Number(r.parent), seq: r.seq, child: Number(r.child) }]));
+  if (!started.length) return [];
+  const live = await q.query<{ execution_id: string }>({
+    name: 'svc_live_of',
+    text: `SELECT execution_id FROM core.execution WHERE execution_id = ANY($1::bigint[]) AND status IN ${LIVE_EXECUTION_SQL}`,
+    values: [started.map((r) => r.child)],
+  });
+  const alive = new Set(live.rows.map((r) => Number(r.execution_id)));
+  return started.filter((r) => alive.has(r.child));
 }
 
 /** Executions with appended events not yet folded (after a crash between append and routing). */
