@@ -224,7 +224,9 @@ export function taskTimerFired(d: Draft, seq: number): boolean {
     return true;
   }
   const task = segmentsOf(d.step(run.step))[run.iterations[p.iteration].segment].tasks[0];
-  const message = `playbook task ${run.step}.${task.name}: its child did not end within timeout_seconds (${String(task.timeout_seconds)})`;
+  // A templated value is not rendered again (what it reads may have changed since): named, not given.
+  const limit = typeof task.timeout_seconds === 'number' ? ` (${task.timeout_seconds} s)` : '';
+  const message = `playbook task ${run.step}.${task.name}: its child did not end within timeout_seconds${limit}`;
   if (p.child !== undefined && Object.hasOwn(d.c.pending, keyOf(p.child))) {
     delete d.pending()[keyOf(p.child)];
     d.emit({ type: 'cancelChild', seq: p.child, reason: `${message}; cancelled by parent execution ${d.c.input.executionId}` });

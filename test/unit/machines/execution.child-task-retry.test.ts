@@ -20,7 +20,7 @@ describe('timeout_seconds', () => {
     expect(waits(d.last)).toEqual([{ type: 'wait', seq: 2, step: 'start', kind: 'timer', signal: null, wakeAt: null, afterMs: 1500, roles: null, purpose: { task: 'kid', for: 'timeout', attempt: 1 } }]);
     const fired = d.send({ type: 'timer.fired', seq: 2 });
     expect(fired).toContainEqual({ type: 'endWaits', seqs: [2] });
-    expect(fired).toContainEqual({ type: 'cancelChild', seq: 1, reason: expect.stringMatching(/^playbook task start\.kid: its child did not end within timeout_seconds \(1\.5\); cancelled by parent execution 101$/) });
+    expect(fired).toContainEqual({ type: 'cancelChild', seq: 1, reason: expect.stringMatching(/^playbook task start\.kid: its child did not end within timeout_seconds \(1\.5 s\); cancelled by parent execution 101$/) });
     // The child is no longer waited for: the step failed, and no cancelChildren cancels it twice.
     expect(fired.some((e) => e.type === 'cancelChildren')).toBe(false);
     expect(d.value).toBe('failed');
