@@ -1,7 +1,7 @@
 import { constants, lstatSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TASK_HOME, TASK_UID, TASK_USER_NAME } from './shell-argv.ts';
+import { TASK_HOME, TASK_UID } from './shell-argv.ts';
 
 /** What sandboxMounts asks of the host's file system (a test passes its own). */
 export type HostFs = {
@@ -110,12 +110,12 @@ export function taskUserFds(): { passwd: number; group: number } {
           // No such file on this host: the task's entry alone.
         }
         // An entry of the host's with the same name or id would answer some lookups and not others.
-        const others = host.split('\n').filter((line) => line && !line.startsWith(`${TASK_USER_NAME}:`) && line.split(':')[2] !== String(TASK_UID));
+        const others = host.split('\n').filter((line) => line && !line.startsWith('task:') && line.split(':')[2] !== String(TASK_UID));
         const path = join(dir, name);
         writeFileSync(path, `${[entry, ...others].join('\n')}\n`, { mode: 0o600 });
         return openSync(path, constants.O_RDONLY);
       };
-      kept = { passwd: open('passwd', `${TASK_USER_NAME}:x:${TASK_UID}:${TASK_UID}:shell task:${TASK_HOME}:/bin/sh`), group: open('group', `${TASK_USER_NAME}:x:${TASK_UID}:`) };
+      kept = { passwd: open('passwd', `task:x:${TASK_UID}:${TASK_UID}:shell task:${TASK_HOME}:/bin/sh`), group: open('group', `task:x:${TASK_UID}:`) };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

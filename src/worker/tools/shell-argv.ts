@@ -5,8 +5,6 @@ import type { ShellSettings } from './shell-settings.ts';
 export const TASK_HOME = '/home/task';
 /** A root worker's task (a random uid of its own outside the sandbox) has this uid and gid inside: `task` (taskUserFds). */
 export const TASK_UID = 1000;
-/** The name of TASK_UID inside the sandbox (the /etc/passwd line taskUserFds writes). */
-export const TASK_USER_NAME = 'task';
 /** The PATH a task starts with (its `env:` may replace it): the system's, never the worker's. */
 export const TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** Names the sandbox's wrapper reads (and evaluates): a task's `env`, data maybe, may not set them. */
@@ -57,12 +55,12 @@ const WRAPPER = [
 ].join('\n');
 
 /**
- * The environment a task's processes start with: PATH, HOME, LANG, TMPDIR, USER and LOGNAME (the
- * name `whoami` answers, when known) and the task's declared `env` (undefined leaves a variable
- * unset), carrying the command and cwd for WRAPPER. Nothing of the worker's own environment.
+ * The environment a task's processes start with: PATH, HOME, LANG, TMPDIR and the task's
+ * declared `env` (undefined leaves a variable unset), carrying the command and cwd for WRAPPER.
+ * Nothing of the worker's own environment.
  */
-export function taskEnvironment(declared: Readonly<Record<string, string | undefined>>, task: { command: string; cwd?: string; home: string; user?: string }): Record<string, string> {
-  const env: Record<string, string> = { PATH: TASK_PATH, HOME: task.home, LANG: 'C.UTF-8', TMPDIR: '/tmp', ...(task.user ? { USER: task.user, LOGNAME: task.user } : {}) };
+export function taskEnvironment(declared: Readonly<Record<string, string | undefined>>, task: { command: string; cwd?: string; home: string }): Record<string, string> {
+  const env: Record<string, string> = { PATH: TASK_PATH, HOME: task.home, LANG: 'C.UTF-8', TMPDIR: '/tmp' };
   const deferred: string[] = [];
   const outputs: string[] = [];
   for (const [name, value] of Object.entries(declared)) {

@@ -1,13 +1,13 @@
 import { randomInt } from 'node:crypto';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { constants, tmpdir, userInfo } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { taskUserFds } from './sandbox-mounts.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
-import { RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, TASK_USER_NAME, type ShellHost } from './shell-argv.ts';
+import { RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
@@ -80,23 +80,9 @@ export async function runShell(host: ShellHost, req: ShellRequest, signal: Abort
   }
 }
 
-// The worker's own user name (a task not given a user of its own runs as it): read once; undefined
-// where the user has no entry in the password database (USER and LOGNAME are then left unset).
-let ownUserName: string | null | undefined;
-function workerUserName(): string | undefined {
-  if (ownUserName === undefined) {
-    try {
-      ownUserName = userInfo().username || null;
-    } catch {
-      ownUserName = null;
-    }
-  }
-  return ownUserName ?? undefined;
-}
-
 async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, workDir: string, id: number | undefined): Promise<TaskOutcome> {
   const { settings } = host;
-  const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir, user: id === undefined ? workerUserName() : TASK_USER_NAME });
+  const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
   let group: GroupChild;
   try {
     // A root worker's task user is named inside (TASK_UID, `task`): bwrap reads its /etc files.
