@@ -38,8 +38,11 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   if (settings.network === 'external') {
     const pasta = findProgram('pasta');
     if (!pasta) return refuse(`SVC_SHELL_NETWORK=external needs pasta, of the passt package, which is not installed (apt-get install passt, or scripts/ensure-package.sh passt pasta network), or SVC_SHELL_NETWORK=true (the host's network) or false`);
-    const failed = await probeFails({ ...host, pasta });
-    return failed ? refuse(`SVC_SHELL_NETWORK=external: \`pasta … bwrap … true\` failed: ${failed}; pasta needs /dev/net/tun, or set SVC_SHELL_NETWORK=true (the host's network) or false`) : { ...host, pasta };
+    // Tasks enter namespaces made ahead (network-namespaces.ts) with util-linux's nsenter, found
+    // beside prlimit; without it each task starts pasta of its own (~50 ms more).
+    const withPasta: ShellHost = { ...host, pasta, nsenter: findProgram('nsenter') };
+    const failed = await probeFails(withPasta);
+    return failed ? refuse(`SVC_SHELL_NETWORK=external: \`pasta … bwrap … true\` failed: ${failed}; pasta needs /dev/net/tun, or set SVC_SHELL_NETWORK=true (the host's network) or false`) : withPasta;
   }
   const failed = await probeFails(host);
   return failed ? refuse(`\`bwrap … true\` failed: ${failed}`) : host;

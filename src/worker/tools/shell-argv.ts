@@ -14,6 +14,8 @@ export const STATUS_FD = 4;
 /** The fds from which bwrap copies a root worker's task user's /etc/passwd and /etc/group (taskUserFds). */
 export const PASSWD_FD = 5;
 export const GROUP_FD = 6;
+/** The highest fd a task may get from the worker (a namespace's, NamespaceEntry): closed for its command. */
+export const LAST_EXTRA_FD = 7;
 
 /** The programs and host mounts a worker found at start (probeShellSandbox). */
 export type ShellHost = {
@@ -26,6 +28,8 @@ export type ShellHost = {
    * machine's loopback services (the API, the service database, whatever listens on 127.0.0.1).
    */
   pasta?: string;
+  /** Absolute path of util-linux's nsenter, with `pasta`: tasks enter namespaces made ahead. */
+  nsenter?: string;
   mounts: readonly string[]; // bwrap arguments for the system directories and binds
   /** Set when the sandbox is on but cannot run: why, and how to fix it. Shell tasks are refused. */
   unavailable?: string;
@@ -50,7 +54,7 @@ const WRAPPER = [
   'c=$SVC_TASK_COMMAND d=$SVC_TASK_CWD',
   'unset SVC_TASK_DEFERRED SVC_TASK_OUTPUTS SVC_TASK_COMMAND SVC_TASK_CWD _svc_v',
   `if [ -n "$d" ] && ! CDPATH= cd -- "$d" 2>/dev/null; then echo cwd >&${STATUS_FD}; exit 1; fi`,
-  `exec ${STATUS_FD}>&- ${PASSWD_FD}<&- ${GROUP_FD}<&-`,
+  `exec ${STATUS_FD}>&- ${PASSWD_FD}<&- ${GROUP_FD}<&- ${LAST_EXTRA_FD}<&-`,
   'eval "$c"',
 ].join('\n');
 
@@ -109,7 +113,27 @@ export const PASTA_ARGS: readonly string[] = [
 ];
 
 /**
- * The argv that runs a task: pasta (with the `external` network: `host.pasta`) around prlimit
+ * A network namespace made ahead (network-namespaces.ts) that a task enters with nsenter: the fds
+ * at which the task gets its network namespace and (a worker not root) its user namespace, and
+ * (a root worker) the task's uid, which nsenter takes once it has entered (setns needs root).
+ */
+export type NamespaceEntry = { netFd: number; userFd?: number; uid?: number };
+
+/** nsenter's argv entering `entry` (util-linux): it execs the rest, so the task's exit status is its own. */
+export function nsenterArgs(nsenter: string, entry: NamespaceEntry): string[] {
+  return [
+    nsenter,
+    // The user namespace first (a worker not root has no right to enter the network one without
+    // it), keeping the worker's credentials, as pasta's own child had them.
+    ...(entry.userFd !== undefined ? [`--user=/proc/self/fd/${entry.userFd}`, '--preserve-credentials'] : []),
+    `--net=/proc/self/fd/${entry.netFd}`,
+    ...(entry.uid !== undefined ? ['--setuid', String(entry.uid), '--setgid', String(entry.uid)] : []),
+    '--',
+  ];
+}
+
+/**
+ * The argv that runs a task: nsenter into `namespace` (with the `external` network), or pasta (with the `external` network: `host.pasta`) around prlimit
  * (when found) around bwrap (when the sandbox is on) around
  * `/bin/sh -c WRAPPER`. In the sandbox the task sees only `host.mounts`, a fresh /proc, a
  * read-only /dev, a bounded /tmp and /dev/shm, and `workDir` at TASK_HOME (all it can write),
@@ -117,12 +141,14 @@ export const PASTA_ARGS: readonly string[] = [
  * namespace of its own; it dies with its parent (the worker). `taskUser`: a root worker's task
  * user is TASK_UID inside, named by the /etc/passwd and /etc/group read from PASSWD_FD, GROUP_FD.
  */
-export function shellArgv(host: ShellHost, workDir: string, taskUser = false): string[] {
+export function shellArgv(host: ShellHost, workDir: string, taskUser = false, namespace?: NamespaceEntry): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
   const scratchBytes = host.settings.fileMb * 1024 * 1024;
-  const withPasta = Boolean(host.pasta && host.settings.network === 'external');
+  const external = host.settings.network === 'external';
+  const entering = Boolean(namespace && host.nsenter && external);
+  const withPasta = Boolean(host.pasta && external && !entering);
   const bwrap = [
     host.bwrap,
     '--unshare-all',
@@ -160,5 +186,6 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false): s
   // not tear the sandbox down at once: env gives the task's processes the default action back.
   const argv = limited([...bwrap, '/usr/bin/env', '--default-signal=TERM', ...shell]);
   // Outside prlimit: the limits are the task's, not those of the network it is given.
+  if (entering && namespace && host.nsenter) return [...nsenterArgs(host.nsenter, namespace), ...argv];
   return withPasta && host.pasta ? [host.pasta, ...PASTA_ARGS, '--', ...argv] : argv;
 }

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { closeSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,8 @@ import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { taskUserFds } from './sandbox-mounts.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
-import { RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type ShellHost } from './shell-argv.ts';
+import { NamespaceError, takeNamespace, type NamespaceLease } from './network-namespaces.ts';
+import { PASSWD_FD, RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type NamespaceEntry, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
@@ -84,24 +86,50 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
   const { settings } = host;
   const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
   let group: GroupChild;
+  // With the `external` network, a namespace made ahead (network-namespaces.ts), lent until the
+  // task's processes are all gone: concurrent tasks never share one.
+  let lease: NamespaceLease | undefined;
+  // The lease's descriptors until spawnInGroup takes them (it closes what it is given).
+  let held: number[] = [];
   try {
+    if (host.bwrap && host.pasta && host.nsenter && settings.network === 'external') {
+      lease = await takeNamespace(host.pasta);
+      held = [lease.netFd, lease.userFd];
+    }
     // A root worker's task user is named inside (TASK_UID, `task`): bwrap reads its /etc files.
     const user = id === undefined ? undefined : taskUserFds();
-    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined), {
+    const extraFds = user ? [user.passwd, user.group] : [];
+    let entry: NamespaceEntry | undefined;
+    if (lease) {
+      // The task gets the namespace's descriptors after the /etc files, from PASSWD_FD up. A root
+      // worker enters the network namespace as root and nsenter then takes the task's uid; a
+      // worker not root enters pasta's user namespace first, as pasta's own child was in it.
+      entry = { netFd: PASSWD_FD + extraFds.length, ...(id === undefined ? { userFd: PASSWD_FD + extraFds.length + 1 } : { uid: id }) };
+      extraFds.push(lease.netFd);
+      if (id === undefined) extraFds.push(lease.userFd);
+      else closeSync(lease.userFd);
+    }
+    held = [];
+    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry), {
       cwd: host.bwrap ? '/' : workDir,
       env,
-      uid: id,
-      gid: id,
+      uid: entry ? undefined : id,
+      gid: entry ? undefined : id,
+      owner: id,
       shieldTerm: Boolean(host.bwrap),
       stdin: req.stdin,
-      extraFds: user && [user.passwd, user.group],
+      extraFds,
     });
   } catch (error) {
+    for (const fd of held) closeSync(fd);
+    lease?.release();
+    if (error instanceof NamespaceError) return fail('sandbox_unavailable', error.message);
     // Node's message may quote the environment (values can be secrets): name the code only.
     const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
     if (code === 'E2BIG') return fail('spawn', `cannot start the shell (E2BIG): ${TOO_BIG}`);
     return fail('spawn', `cannot start the shell (${code})`);
   }
+  void group.closed.then(() => lease?.release());
   return new Promise<TaskOutcome>((resolve) => {
     const { child } = group;
     const stdout = new CappedBuffer(settings.outputBytes);

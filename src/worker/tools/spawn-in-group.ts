@@ -18,7 +18,7 @@ export const SHELL_KILL_GRACE_MS = 5_000;
 // the program starts with SIGTERM ignored (bwrap, whose death tears its sandbox down at once:
 // the processes inside reset it and get the stop's SIGTERM and grace period themselves).
 const SUPERVISOR =
-  '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- 5<&- 6<&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
+  '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- 5<&- 6<&- 7<&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
 
 export type GroupChild = {
   child: ChildProcess;
@@ -39,6 +39,8 @@ export type GroupOptions = {
   /** Run as this user and group (a root worker's per-task ids); supplementary groups are dropped. */
   uid?: number;
   gid?: number;
+  /** Who owns the program's ends of stdout and stderr, when not `uid` (a program that takes its user itself: nsenter). */
+  owner?: number;
   /** Start the program with SIGTERM ignored (see SUPERVISOR). */
   shieldTerm?: boolean;
   /** What the program reads on stdin (a file); without, it reads /dev/null. */
@@ -58,7 +60,7 @@ export async function spawnInGroup(argv: readonly string[], opts: GroupOptions):
   let pipes: StdioPipes | undefined;
   let child: ChildProcess;
   try {
-    pipes = await stdioPipes({ stdin: opts.stdin, owner: opts.uid });
+    pipes = await stdioPipes({ stdin: opts.stdin, owner: opts.owner ?? opts.uid });
     child = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', opts.shieldTerm ? '1' : '0', ...argv], {
       cwd: opts.cwd,
       env: opts.env,

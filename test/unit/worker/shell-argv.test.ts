@@ -86,6 +86,21 @@ describe('shellArgv', () => {
     }
   });
 
+  it('with a namespace made ahead, enters it with nsenter (no pasta of its own), outside the limits; the sandbox dies with its parent', () => {
+    const external: ShellHost = { ...host, pasta: '/usr/bin/pasta', nsenter: '/usr/bin/nsenter', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } };
+    // A root worker: the network namespace only, then the task's uid.
+    const root = shellArgv(external, '/w', true, { netFd: 7, uid: 1234 });
+    expect(root.slice(0, root.indexOf('/usr/bin/prlimit'))).toEqual(['/usr/bin/nsenter', '--net=/proc/self/fd/7', '--setuid', '1234', '--setgid', '1234', '--']);
+    expect(root).not.toContain('/usr/bin/pasta');
+    expect(root).toContain('--share-net');
+    expect(root).toContain('--die-with-parent');
+    // A worker not root: pasta's user namespace first, keeping its credentials.
+    const user = shellArgv(external, '/w', false, { netFd: 5, userFd: 6 });
+    expect(user.slice(0, user.indexOf('/usr/bin/prlimit'))).toEqual(['/usr/bin/nsenter', '--user=/proc/self/fd/6', '--preserve-credentials', '--net=/proc/self/fd/5', '--']);
+    // Not for the host's network or none, whatever it is given.
+    for (const network of ['host', 'none'] as const) expect(shellArgv({ ...external, settings: { ...DEFAULT_SHELL_SETTINGS, network } }, '/w', false, { netFd: 5 })[0]).toBe('/usr/bin/prlimit');
+  });
+
   it('never puts the command in an argument', () => {
     const env = taskEnvironment({}, { command: 'echo very-secret', home: TASK_HOME });
     expect(shellArgv(host, '/w').join(' ')).not.toContain('very-secret');
