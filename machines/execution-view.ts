@@ -1,8 +1,9 @@
-import type { NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
 import { executionStatusOf, stepPhase } from './execution/step-phase.ts';
 import { isLiveExecutionStatus } from './statuses.ts';
 import type { ExecutionContext } from './execution/types.ts';
 import { keyOf } from './execution/keys.ts';
+import { segmentsOf } from './execution/segments.ts';
 
 /** `waiting`: active, and waiting for a time or a signal (no worker holds it). */
 export type StepStatus = 'pending' | 'active' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
@@ -13,8 +14,11 @@ export type StepView = {
   loop?: { length: number; done: number; in_flight: number; mode: 'sequential' | 'parallel'; max_in_flight: number };
   /** How the step's last run ended (its error message only: results stay in the event log). */
   outcome?: { status: 'ok' | 'error' | 'timeout'; error: { message: string; code?: string } | null };
-  /** What a waiting step waits for (its wake-up time is in its wait row: GET /api/executions/{id} `waits`). */
-  wait?: { kind: 'timer' | 'signal'; signal: string | null; approval_roles: string[] | null };
+  /**
+   * What a waiting step waits for (its wake-up time is in its wait row: GET /api/executions/{id}
+   * `waits`): its own `wait`, or (`for: retry`) the delay before its `playbook` task's next attempt.
+   */
+  wait?: { kind: 'timer' | 'signal'; signal: string | null; approval_roles: string[] | null; for?: 'retry'; task?: string; attempt?: number };
 };
 
 export type ExecutionView = {
@@ -56,6 +60,14 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
       view.status = st;
       view.wait = { kind: s.wait.kind, signal: s.wait.kind === 'signal' ? s.wait.signal : null, approval_roles: s.wait.kind === 'signal' ? s.wait.roles : null };
     }
+    // A `playbook` task between attempts runs nothing: it waits for its retry. (Under its timeout
+    // timer its child runs: active.)
+    const retry = st === 'active' && !s.wait ? retryAwaited(ctx, s) : null;
+    if (retry) {
+      st = 'waiting';
+      view.status = st;
+      view.wait = { kind: 'timer', signal: null, approval_roles: null, for: 'retry', ...retry };
+    }
     if (st === 'active' || st === 'waiting') {
       active.push(s.step);
       const run = Object.values(ctx.runs).find((r) => r.step === s.step && r.loop);
@@ -67,6 +79,24 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     steps[s.step] = view;
   }
   return { status, value: snap.value, active_steps: active, steps, pending_commands: Object.values(ctx.pending).filter((p) => p.kind !== 'wait').length };
+}
+
+/**
+ * The task and attempt a step waits to retry, when all that its runs have pending is the delay
+ * of a `playbook` task's `retry` (between attempts); null when anything else of it is pending.
+ */
+function retryAwaited(ctx: ExecutionContext, step: NormalizedStep): { task: string; attempt: number } | null {
+  let found: { task: string; attempt: number } | null = null;
+  for (const p of Object.values(ctx.pending)) {
+    const run = ctx.runs[keyOf(p.run)];
+    if (run?.step !== step.step) continue;
+    if (p.kind !== 'wait' || !p.retry) return null;
+    const it = run.iterations[p.iteration];
+    const task = it && segmentsOf(step)[it.segment]?.tasks[0];
+    if (!task) return null;
+    found ??= { task: task.name, attempt: it.attempt ?? 1 };
+  }
+  return found;
 }
 
 /** Whether a run of the step waits (a pending wait of one of its runs). */

@@ -21,7 +21,17 @@ const stepAnswer = v.object({
   status: v.picklist(['pending', 'active', 'waiting', 'completed', 'failed', 'skipped', 'cancelled']),
   loop: v.optional(v.object({ length: integer, done: integer, in_flight: integer, mode: v.picklist(['sequential', 'parallel']), max_in_flight: integer })),
   outcome: v.optional(v.object({ status: v.picklist(['ok', 'error', 'timeout']), error: v.nullable(v.looseObject({ message: v.string(), code: v.optional(v.string()) })) })),
-  wait: v.optional(v.object({ kind: v.picklist(['timer', 'signal']), signal: v.nullable(v.string()), approval_roles: v.nullable(v.array(v.string())), wake_at: v.nullable(time) })),
+  wait: v.optional(
+    v.object({
+      kind: v.picklist(['timer', 'signal']),
+      signal: v.nullable(v.string()),
+      approval_roles: v.nullable(v.array(v.string())),
+      wake_at: v.nullable(time),
+      for: v.optional(v.pipe(v.literal('retry'), v.description('the step waits for its `playbook` task\'s next attempt (the retry\'s delay), not for a `wait` of its own'))),
+      task: v.optional(v.pipe(v.string(), v.description('with `for`: the task to retry'))),
+      attempt: v.optional(v.pipe(integer, v.description('with `for`: the attempt it starts'))),
+    }),
+  ),
 });
 const stateAnswer = v.object({
   execution_id: integer,
@@ -65,7 +75,9 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       schema: {
         tags: ['executions'],
         summary: 'Live snapshot of an execution: the statechart state value, active steps, each step status and loop progress',
-        description: 'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at), completed, failed, skipped or cancelled. No payload, vars or results.',
+        description:
+          'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at), completed, failed, skipped or cancelled. ' +
+          'A step whose `playbook` task runs its child is active, under its timeout_seconds too; one between attempts of its `retry` is waiting, its `wait` saying `for: retry`, `task` and `attempt` (the next one). No payload, vars or results.',
         params: jsonSchema(idParams),
         response: responses({ 200: stateAnswer }),
       },

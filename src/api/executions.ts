@@ -129,6 +129,12 @@ const startedAnswer = v.object({
   debounced: v.optional(v.pipe(v.literal(true), v.description('the start joined an open debounce window: the execution named (queued) runs with this payload unless a later start of the burst comes'))),
 });
 const executeAnswer = v.object({ ...startedAnswer.entries, resource_kind: v.picklist(['playbook', 'agent']) });
+// A `playbook` task's timer (timer.set's context): absent on a step's own wait.
+const TASK_TIMER_ENTRIES = {
+  for: v.optional(v.pipe(v.picklist(['timeout', 'retry']), v.description('a `playbook` task\'s timer: `timeout` bounds its running child (timeout_seconds), `retry` is the delay before its next attempt'))),
+  task: v.optional(v.pipe(v.string(), v.description('with `for`: the task whose timer it is'))),
+  attempt: v.optional(v.pipe(integer, v.description('with `for`: the attempt it is for (the running one\'s timeout; the next one a retry starts)'))),
+};
 const executionDetailAnswer = v.object({
   ...executionAnswer.entries,
   retry_of: v.pipe(v.nullable(integer), v.description('the execution this one retries')),
@@ -142,9 +148,12 @@ const executionDetailAnswer = v.object({
         signal: v.nullable(v.string()),
         wake_at: v.nullable(time),
         approval_roles: v.nullable(v.array(v.string())),
+        ...TASK_TIMER_ENTRIES,
       }),
     ),
-    v.description('what its steps wait for, by seq'),
+    v.description(
+      'what its steps wait for, by seq: a step\'s own `wait` (a timer, a signal), and a `playbook` task\'s own timers, which carry `for`, `task` and `attempt` (the step runs or retries its child: it does not wait for them)',
+    ),
   ),
   labels: v.pipe(ownKeysRecord(v.string(), v.string()), v.description('the labels it was started with')),
   requested_by: v.pipe(v.nullable(v.string()), v.description('who started it (the caller\'s subject: a token\'s, the gateway\'s, `local` without auth); null when a trigger or a parent did')),

@@ -356,8 +356,16 @@ export async function startEvent(q: Queryable, executionId: number): Promise<Eve
   return (await loadEventsAfter(q, executionId, 0, 1))[0];
 }
 
-/** A wait of an execution as GET /api/executions/{id} shows it (core.wait). */
-export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
+/**
+ * A wait of an execution as GET /api/executions/{id} shows it (core.wait). A `playbook` task's own
+ * timer (its timeout, its retry's delay) says so: `for`, `task` and `attempt`, as its timer.set does.
+ */
+export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null } & Partial<TaskTimer>;
+
+/** What a `playbook` task's timer is for (timer.set's context): its child's timeout, or the delay before `attempt`. */
+export type TaskTimer = { for: 'timeout' | 'retry'; task: string; attempt: number };
+
+type StoredWait = Omit<ExecutionWait, keyof TaskTimer> & { purpose: TaskTimer | null };
 
 /**
  * What a queued execution waits for (core.admission): a limit's key (`limit` null for a debounce
@@ -382,7 +390,7 @@ export async function getExecutionWithRetryLinks(
   q: Queryable,
   id: number,
 ): Promise<(ExecutionRow & StartedBy & { retry_of: number | null; retried_as: number[]; waits: ExecutionWait[]; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & StartedBy & { retry_of: string | null; retried_as: string[]; waits: ExecutionWait[]; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }>({
+  const { rows } = await q.query<ExecutionRow & StartedBy & { retry_of: string | null; retried_as: string[]; waits: StoredWait[]; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[] }>({
     // Prepared (named): planning this statement costs more than running it, and clients poll it
     // (the id hidden: HIDDEN_ID; 0.9 ms against 0.23 ms a call).
     name: 'svc_execution_view',
@@ -394,8 +402,15 @@ export async function getExecutionWithRetryLinks(
                    ORDER BY execution_id) AS retried_as,
             (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                                                        'approval_roles', w.approval_roles) ORDER BY w.seq), '[]')
-               FROM core.wait w WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
+                                                        'approval_roles', w.approval_roles, 'purpose', t.purpose) ORDER BY w.seq), '[]')
+               FROM core.wait w
+               -- A timer's timer.set says whether a playbook task set it (\`for\`): the row does not.
+               -- Read newest first by the key, it stops at the one event; a signal wait reads none.
+               LEFT JOIN LATERAL (SELECT CASE WHEN e.context ? 'for' THEN json_build_object('for', e.context->'for', 'task', e.context->'task', 'attempt', e.context->'attempt') END AS purpose
+                                    FROM core.event e
+                                   WHERE w.kind = 'timer' AND e.execution_id = ${HIDDEN_ID} AND e.event_type = '${EVENT.timerSet}' AND e.context->>'seq' = w.seq::text
+                                   ORDER BY e.event_id DESC LIMIT 1) t ON true
+              WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
             (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority,
                                       -- A start that is not debounced is written with not_before at its start: no window to show.
                                       'not_before', CASE WHEN a.debounce_path IS NOT NULL THEN to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,
@@ -412,5 +427,5 @@ export async function getExecutionWithRetryLinks(
     values: [id],
   });
   const row = rows[0];
-  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), retried_as: row.retried_as.map(Number), labels: row.labels ?? {} };
+  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), retried_as: row.retried_as.map(Number), labels: row.labels ?? {}, waits: row.waits.map(({ purpose, ...w }) => (purpose ? { ...w, ...purpose } : w)) };
 }
