@@ -120,7 +120,7 @@ const typesAnswer = v.object({
     v.object({
       type: v.picklist(CREDENTIAL_TYPES),
       description: v.string(),
-      fields: v.array(v.object({ name: v.string(), kind: v.string(), description: v.string(), secret: v.boolean(), aliasOf: v.optional(v.string()), choices: v.optional(v.array(v.string())) })),
+      fields: v.array(v.object({ name: v.string(), kind: v.string(), description: v.string(), secret: v.boolean(), multiline: v.optional(v.boolean()), aliasOf: v.optional(v.string()), choices: v.optional(v.array(v.string())) })),
       required: v.pipe(v.array(v.array(v.string())), v.description('each group needs one of its fields')),
       open: v.pipe(v.boolean(), v.description('fields outside `fields` are allowed')),
       test: v.nullable(v.picklist(['postgres', 'http', 'nats'])),

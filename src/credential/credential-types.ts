@@ -25,6 +25,8 @@ export type CredentialField = {
   description: string;
   /** Masked in forms, never shown again, masked in what tasks report. */
   secret: boolean;
+  /** Its value has line breaks that matter (a PEM key, a .creds file): the form gives it a textarea, not a one-line input. */
+  multiline?: boolean;
   /** Another accepted name of the field `aliasOf` (read when that one is absent); not shown in forms. */
   aliasOf?: string;
   /** The values allowed. */
@@ -152,7 +154,7 @@ const SPECS: readonly Spec[] = [
       f('type', 'string', 'service_account'),
       f('project_id', 'string', 'project id'),
       f('private_key_id', 'string', 'id of the key', true),
-      f('private_key', 'string', 'PEM private key', true),
+      f('private_key', 'string', 'PEM private key', true, { multiline: true }),
       f('client_email', 'string', "the account's e-mail address"),
       f('client_id', 'string', 'numeric client id'),
       f('token_uri', 'url', 'token endpoint'),
@@ -179,7 +181,7 @@ const SPECS: readonly Spec[] = [
       f('token', 'string', 'authentication token', true),
       f('user', 'string', 'user name'),
       f('password', 'string', 'password', true),
-      f('creds', 'string', 'the text of a .creds file (as nsc writes it): the user JWT and its NKEY seed', true),
+      f('creds', 'string', 'the text of a .creds file (as nsc writes it): the user JWT and its NKEY seed', true, { multiline: true }),
       f('nkey', 'string', 'an NKEY user seed (SU…), for a server that lists the user by its public key', true),
       // DESIGN.md's name for it; a list (or comma-separated text) of URLs, of which the first is used.
       alias('servers', 'url', 'strings', true),
@@ -220,7 +222,7 @@ const SPECS: readonly Spec[] = [
       f('account', 'string', 'account identifier (orgname-account)'),
       f('user', 'string', 'user name'),
       f('password', 'string', 'password', true),
-      f('private_key', 'string', 'PEM private key, for key-pair authentication instead of a password', true),
+      f('private_key', 'string', 'PEM private key, for key-pair authentication instead of a password', true, { multiline: true }),
       f('warehouse', 'string', 'warehouse'),
       f('database', 'string', 'database'),
       f('schema', 'string', 'schema'),

@@ -6,7 +6,7 @@ import { ErrorBox, Section, formatTime } from '../ui.tsx';
 
 type Credential = { id: string; name: string; type: string; description?: string | null; tags?: string[]; created_at: string; updated_at: string };
 type FieldKind = 'string' | 'url' | 'integer' | 'port' | 'boolean' | 'object' | 'strings';
-type Field = { name: string; kind: FieldKind; description: string; secret: boolean; aliasOf?: string; choices?: string[] };
+type Field = { name: string; kind: FieldKind; description: string; secret: boolean; multiline?: boolean; aliasOf?: string; choices?: string[] };
 type TypeSpec = { type: string; description: string; fields: Field[]; required: string[][]; open: boolean; test: 'postgres' | 'http' | 'nats' | null };
 type TestResult = { ok: boolean; message: string; status?: number; duration_ms: number };
 
@@ -55,6 +55,13 @@ export function Credentials() {
   const list = usePoll((signal) => api<{ credentials: Credential[] }>('/credentials', { signal }), null, []);
   const types = usePoll((signal) => api<{ types: TypeSpec[] }>('/credential-types', { signal }), null, []);
   const [form, setForm] = useState<FormState>(emptyForm('bearer'));
+  // Bumped when the form starts over (saved, cancelled, another credential opened): its fields are
+  // made anew, so a secret shown with its toggle is masked again for the next one.
+  const [generation, setGeneration] = useState(0);
+  const restart = (next: FormState) => {
+    setForm(next);
+    setGeneration((g) => g + 1);
+  };
   const [error, setError] = useState<unknown>();
   const [tested, setTested] = useState<{ name: string; result: TestResult } | null>(null);
   const spec = types.data?.types.find((t) => t.type === form.type);
@@ -74,7 +81,7 @@ export function Credentials() {
         await api('/credentials', { body: { name: form.name, type: form.type, description, data: built.data } });
       }
       // The data leaves the form once sent: the console never shows it again.
-      setForm(emptyForm(form.type));
+      restart(emptyForm(form.type));
       list.reload();
     } catch (err) {
       setError(err);
@@ -105,7 +112,7 @@ export function Credentials() {
       setError(err);
     }
   };
-  const edit = (c: Credential) => setForm({ editing: true, name: c.name, type: c.type, description: c.description ?? '', values: {}, extra: '{}' });
+  const edit = (c: Credential) => restart({ editing: true, name: c.name, type: c.type, description: c.description ?? '', values: {}, extra: '{}' });
   const setValue = (name: string, value: string) => setForm({ ...form, values: { ...form.values, [name]: value } });
 
   return (
@@ -177,7 +184,7 @@ export function Credentials() {
             Description <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} />
           </label>
           {formFields(spec).map((field) => (
-            <FieldInput key={`${form.type}.${field.name}`} field={field} required={!form.editing && spec !== undefined && isRequired(spec, field.name)} value={form.values[field.name] ?? ''} onChange={(v) => setValue(field.name, v)} />
+            <FieldInput key={`${generation}.${form.type}.${field.name}`} field={field} required={!form.editing && spec !== undefined && isRequired(spec, field.name)} value={form.values[field.name] ?? ''} onChange={(v) => setValue(field.name, v)} />
           ))}
           {spec?.open ? (
             <label>
@@ -192,7 +199,7 @@ export function Credentials() {
               {form.editing ? 'Save' : 'Create'}
             </button>{' '}
             {form.editing ? (
-              <button type="button" onClick={() => setForm(emptyForm(form.type))}>
+              <button type="button" onClick={() => restart(emptyForm(form.type))}>
                 Cancel
               </button>
             ) : null}
@@ -203,11 +210,45 @@ export function Credentials() {
   );
 }
 
-/** One field of the form, by kind; secrets are password inputs the browser does not fill or keep. */
+/**
+ * One field of the form, by kind; secrets are password inputs the browser does not fill or keep.
+ * A multi-line field (a PEM key, a .creds file) is a textarea, which keeps the line breaks a
+ * one-line input drops; a secret one is masked until its Show toggle is pressed.
+ */
 function FieldInput({ field, required, value, onChange }: { field: Field; required: boolean; value: string; onChange: (value: string) => void }) {
+  const [shown, setShown] = useState(false);
   const label = `${field.name}${required ? ' *' : ''}`;
   let input;
-  if (field.choices || field.kind === 'boolean') {
+  if (field.multiline && !field.choices && field.kind !== 'boolean' && field.kind !== 'object') {
+    const id = `credential-field-${field.name}`;
+    input = (
+      <textarea
+        id={id}
+        aria-label={field.name}
+        rows={4}
+        className={field.secret && !shown ? 'code masked' : 'code'}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        spellCheck={false}
+        autoComplete="off"
+        autoCapitalize="off"
+        autoCorrect="off"
+      />
+    );
+    if (field.secret) {
+      return (
+        <div className="multiline-secret">
+          <label title={field.description}>
+            {label} <span className="muted">{field.description}</span>
+            {input}
+          </label>
+          <button type="button" aria-label={`Show ${field.name}`} aria-pressed={shown} aria-controls={id} onClick={() => setShown(!shown)}>
+            Show
+          </button>
+        </div>
+      );
+    }
+  } else if (field.choices || field.kind === 'boolean') {
     const choices = field.choices ?? ['true', 'false'];
     input = (
       <select aria-label={field.name} value={value} onChange={(e) => onChange(e.target.value)}>
