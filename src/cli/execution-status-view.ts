@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { table } from './api-command.ts';
 import { runTimeText, type ExecutionItem } from './executions-table.ts';
 import { boundedText, errorText } from './logs-view.ts';
+import { taskTimerText } from './task-timer-text.ts';
 import { whenText } from './triggers-table.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
@@ -59,9 +60,15 @@ type Flow = v.InferOutput<typeof Flow>;
 type LimitWait = v.InferOutput<typeof LimitWait>;
 type Steps = v.InferOutput<typeof ExecutionState>['steps'];
 
-/** What one wait is for: `signal approve (roles operator), times out 2026-…Z (in 59m)`, `timer 2026-…Z (in 30m)`. */
+/**
+ * What one wait is for: `signal approve (roles operator), times out 2026-…Z (in 59m)`, `timer until
+ * 2026-…Z (in 30m)`; a `playbook` task's own timer by purpose: `playbook task kid: timeout at …`,
+ * `retry 2 of kid at …`.
+ */
 export function waitText(w: Wait, now: number): string {
   const when = w.wake_at ? whenText(w.wake_at, now) : undefined;
+  const task = taskTimerText(w);
+  if (task) return `${task}${when ? ` at ${when}` : ''}`;
   if (w.kind !== 'signal') return `${w.kind}${when ? ` until ${when}` : ''}`;
   const roles = w.approval_roles?.length ? ` (roles ${w.approval_roles.join(', ')})` : '';
   return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}`;

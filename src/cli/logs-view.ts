@@ -7,6 +7,7 @@ import { LOG_DETAIL_CHARS } from './executions-usage.ts';
 import { formatElapsed } from './progress-view.ts';
 import { ServerUnreachableError, type ExecutionEvent, type ExecutionStatus, type RunApi } from './run-api.ts';
 import { UNREACHABLE_GRACE_MS } from './watch-execution.ts';
+import { taskTimerText } from './task-timer-text.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 // `svc logs`: an execution's events as a timeline, one line each, with the time since the start
@@ -35,7 +36,7 @@ const StartContext = v.looseObject({
 });
 const ReasonContext = v.looseObject({ reason: v.string() });
 const ByContext = v.looseObject({ requested_by: v.looseObject({ sub: v.string() }) });
-const TimerContext = v.looseObject({ wake_at: v.string() });
+const TimerContext = v.looseObject({ wake_at: v.string(), seq: v.optional(v.number()) });
 const AwaitContext = v.looseObject({ signal: v.string(), timeout_at: v.optional(v.nullable(v.string())), approval_roles: v.optional(v.nullable(v.array(v.string()))) });
 const SignalContext = v.looseObject({ signal: v.string(), by: v.optional(v.nullable(v.string())), buffered: v.optional(v.boolean()) });
 const StepExitContext = v.looseObject({ status: v.string() });
@@ -66,8 +67,11 @@ export function durationText(ms: number): string {
   return formatElapsed(ms);
 }
 
-/** What the line of an event says after its type and step: whatever a reader looks for in it. */
-function detail(e: ExecutionEvent): string {
+/**
+ * What the line of an event says after its type and step: whatever a reader looks for in it.
+ * `timerOf`: what a `playbook` task's timer set under a seq is for (its timer.fired names only the seq).
+ */
+function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined): string {
   switch (e.event_type) {
     case EVENT.executionStarted: {
       const c = v.safeParse(StartContext, e.context);
@@ -134,6 +138,9 @@ function detail(e: ExecutionEvent): string {
     case EVENT.timerFired: {
       const c = v.safeParse(TimerContext, e.context);
       if (!c.success) break;
+      // A playbook task's timeout or retry delay is not a step waking up.
+      const task = e.event_type === EVENT.timerSet ? taskTimerText(e.context) : c.output.seq === undefined ? undefined : timerOf(c.output.seq);
+      if (task) return `${task} ${e.event_type === EVENT.timerSet ? 'at' : 'was due at'} ${c.output.wake_at}`;
       return `${e.event_type === EVENT.timerSet ? 'wakes at' : 'was due at'} ${c.output.wake_at}`;
     }
     case EVENT.signalAwaited: {
@@ -199,6 +206,8 @@ export class Timeline {
   // A child's end is stored without a step (the child knows its parent's seq only): its line
   // names the step that started it, by seq.
   readonly #childSteps = new Map<number, string>();
+  // What a playbook task's timer is for, by seq: its timer.fired names only the seq.
+  readonly #taskTimers = new Map<number, string>();
 
   header(): string {
     return line(HEADER);
@@ -211,7 +220,12 @@ export class Timeline {
     const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : gapText(at - this.#previous);
     this.#previous = at;
     const late = v.is(LateContext, e.context) ? 'late, not applied: ' : '';
-    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e)}`)]);
+    if (e.event_type === EVENT.timerSet) {
+      const c = v.safeParse(TimerContext, e.context);
+      const task = taskTimerText(e.context);
+      if (c.success && c.output.seq !== undefined && task) this.#taskTimers.set(c.output.seq, task);
+    }
+    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e, (seq) => this.#taskTimers.get(seq))}`)]);
   }
 
   #stepOf(e: ExecutionEvent): string | null | undefined {
