@@ -313,7 +313,12 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         const run = runOf(e.step, e);
         const seq = num(c.seq);
         const signal = str(c.signal);
-        const wait = add(run, { kind: 'wait', label: signal ? `signal ${signal}` : 'timer', step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq }, e);
+        // A `playbook` task's own timers (timer.set with `for`): its child's timeout, its retry's delay.
+        const task = e.event_type === EVENT.timerSet ? str(c.task) : undefined;
+        const purpose = str(c.for);
+        const attempt = num(c.attempt);
+        const label = signal ? `signal ${signal}` : task && purpose === 'timeout' ? `${task}: timeout` : task && purpose === 'retry' ? `retry ${attempt ?? '?'} of ${task}` : 'timer';
+        const wait = add(run, { kind: 'wait', label, step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, ...(task && purpose ? { task, attempt } : {}) }, e);
         if (seq !== undefined) bySeq.set(seq, wait);
         break;
       }
