@@ -5,13 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nkeys } from '@nats-io/transport-node';
-import { natsServerPath } from './nats-server.ts';
+import { accepting, natsServerPath } from './nats-server.ts';
 import { freePort } from './ports.ts';
-import { until } from './until.ts';
 
 type KeyPair = ReturnType<typeof nkeys.createUser>;
 
@@ -62,18 +60,7 @@ async function launch(config: string): Promise<{ port: number; child: ChildProce
   const dir = await mkdtemp(join(tmpdir(), 'svc-nats-keyed-'));
   await writeFile(join(dir, 'nats.conf'), `${config}\njetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }\n`);
   const child = spawn(natsServerPath(), ['-c', join(dir, 'nats.conf'), '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  await until(
-    'nats-server accepting connections',
-    () =>
-      new Promise<boolean>((resolve) => {
-        const socket = net.connect({ host: '127.0.0.1', port }, () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.on('error', () => resolve(false));
-      }),
-    10_000,
-  );
+  await accepting(port);
   return { port, child, dir };
 }
 

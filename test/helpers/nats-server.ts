@@ -29,7 +29,8 @@ export function natsServerPath(): string {
 }
 
 
-const accepting = (port: number) =>
+/** Resolves once a nats-server accepts TCP connections on `port` (10 s at most). */
+export const accepting = (port: number) =>
   until(
     'nats-server accepting connections',
     () =>
