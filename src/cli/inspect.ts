@@ -3,6 +3,8 @@ import WebSocket from 'ws';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { asObject } from '../objects.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
+import { INSPECT_USAGE } from './simulate-usage.ts';
+import { usageSynopsis } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -29,25 +31,24 @@ export function inspectLine(raw: unknown): string | null {
   return `${what.padEnd(28)} ${top.padEnd(9)} active: ${active.join(', ') || '-'}${done.length ? ` | ${done.join(', ')}` : ''}`;
 }
 
+/** A command line `svc inspect` cannot take: the problem and the synopsis on stderr, exit code 2 (as cli.ts answers other commands' usage errors). */
+function usageFailed(errOut: Out, message: string): number {
+  errOut.write(`svc inspect: ${message}\nusage: ${usageSynopsis(INSPECT_USAGE)}\n`);
+  return 2;
+}
+
 /** `svc inspect`: follows an execution's inspection stream until it ends; returns the exit code. */
 export async function inspectCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (err) {
-    errOut.write(`svc inspect: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
+    return usageFailed(errOut, err instanceof Error ? err.message : String(err));
   }
   const [id, ...rest] = parsed.positionals;
-  if (!id || rest.length || !/^[1-9][0-9]{0,15}$/.test(id)) {
-    errOut.write('svc inspect: expects one execution id: svc inspect EXECUTION_ID\n');
-    return 2;
-  }
+  if (!id || rest.length || !/^[1-9][0-9]{0,15}$/.test(id)) return usageFailed(errOut, 'expects one execution id');
   const server = parsed.values.server;
-  if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) {
-    errOut.write(`svc inspect: --server expects an http(s) URL, got ${JSON.stringify(server)}\n`);
-    return 2;
-  }
+  if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) return usageFailed(errOut, `--server expects an http(s) URL, got ${JSON.stringify(server)}`);
   let client;
   try {
     client = loadClientConfig(server);

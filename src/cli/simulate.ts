@@ -6,6 +6,8 @@ import { checkInputs, describeInputProblems } from '../dsl/check-inputs.ts';
 import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
+import { SIMULATE_USAGE } from './simulate-usage.ts';
+import { usageSynopsis } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type Outcome = 'ok' | 'error' | 'timeout';
@@ -41,6 +43,12 @@ export function parseResults(values: string[]): Record<string, unknown> | string
   return out;
 }
 
+/** A command line `svc simulate` cannot take: the problem and the synopsis on stderr, exit code 2 (as cli.ts answers other commands' usage errors). */
+function usageFailed(errOut: Out, message: string): number {
+  errOut.write(`svc simulate: ${message}\nusage: ${usageSynopsis(SIMULATE_USAGE)}\n`);
+  return 2;
+}
+
 /** `svc simulate`: runs a playbook file's statechart with no database and no workers; returns the exit code. */
 export async function simulateCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
   let parsed;
@@ -52,24 +60,14 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
       allowPositionals: true,
     });
   } catch (err) {
-    errOut.write(`svc simulate: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
+    return usageFailed(errOut, err instanceof Error ? err.message : String(err));
   }
   const [file, ...rest] = parsed.positionals;
-  if (!file || rest.length) {
-    errOut.write('svc simulate: expects one playbook file: svc simulate PLAYBOOK.yaml\n');
-    return 2;
-  }
+  if (!file || rest.length) return usageFailed(errOut, 'expects one playbook file');
   const outcomes = parseOutcomes(parsed.values.outcome ?? []);
-  if (typeof outcomes === 'string') {
-    errOut.write(`svc simulate: ${outcomes}\n`);
-    return 2;
-  }
+  if (typeof outcomes === 'string') return usageFailed(errOut, outcomes);
   const results = parseResults(parsed.values.result ?? []);
-  if (typeof results === 'string') {
-    errOut.write(`svc simulate: ${results}\n`);
-    return 2;
-  }
+  if (typeof results === 'string') return usageFailed(errOut, results);
   let payload: Record<string, unknown> = {};
   if (parsed.values.payload !== undefined) {
     let value: unknown;
@@ -78,10 +76,7 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     } catch {
       value = undefined;
     }
-    if (!isObject(value)) {
-      errOut.write('svc simulate: --payload expects a JSON object\n');
-      return 2;
-    }
+    if (!isObject(value)) return usageFailed(errOut, '--payload expects a JSON object');
     payload = value as Record<string, unknown>;
   }
   let text: string;
