@@ -3,7 +3,10 @@ import { mkdtemp, rm, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { randomUUID } from 'node:crypto';
 import { startEmbedded } from '../../src/db/embedded.ts';
+import { killLeftRunning } from './left-running.ts';
+import { TEST_RUN_VARIABLE } from './process.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,10 +20,17 @@ export default async function setup(project: TestProject) {
   execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'bubblewrap', 'bwrap', 'sandboxed shell tasks', '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
   // ...and pasta (passt) for SVC_SHELL_NETWORK=external, the network without the host's loopback.
   execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'passt', 'pasta', "shell tasks' network", '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // Every svc process a test spawns carries the run's id: at the end, any still running is killed.
+  const runId = randomUUID();
+  process.env[TEST_RUN_VARIABLE] = runId;
+  const endLeftRunning = () => {
+    const killed = killLeftRunning(TEST_RUN_VARIABLE, runId);
+    if (killed.length) process.stderr.write(`global teardown: killed ${killed.length} svc process(es) a test left running (pids ${killed.join(', ')})\n`);
+  };
   const external = process.env.SVC_TEST_DATABASE_URL;
   if (external) {
     project.provide('adminDatabaseUrl', external);
-    return;
+    return endLeftRunning;
   }
   const dir = await mkdtemp(join(tmpdir(), 'svc-test-pg-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach the directory
@@ -29,6 +39,7 @@ export default async function setup(project: TestProject) {
   const pg = await startEmbedded(dir);
   project.provide('adminDatabaseUrl', pg.url);
   return async () => {
+    endLeftRunning();
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   };

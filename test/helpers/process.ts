@@ -8,6 +8,9 @@ export const NODE24 = `${ROOT}node_modules/.bin/node`;
 // Passed into the clean environments below: a compile cache (.ci/run sets one) makes each process
 // start on code compiled once, not again per process. It changes nothing but the time.
 const COMPILE_CACHE: Record<string, string> = process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {};
+/** Marks every long-running `svc` a test spawns with the run's id (global-setup.ts sets it), so the run's end can find any left running. */
+export const TEST_RUN_VARIABLE = 'TEST_SVC_RUN';
+const RUN_MARK: Record<string, string> = process.env[TEST_RUN_VARIABLE] ? { [TEST_RUN_VARIABLE]: process.env[TEST_RUN_VARIABLE] } : {};
 
 export type SvcProcess = {
   proc: ChildProcess;
@@ -23,7 +26,7 @@ export type SvcProcess = {
 export function spawnSvc(args: string[], env: Record<string, string>): SvcProcess {
   const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...COMPILE_CACHE, SVC_LOG_LEVEL: 'warn', SVC_WORKER_TOKEN: TEST_WORKER_TOKEN, ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...COMPILE_CACHE, ...RUN_MARK, SVC_LOG_LEVEL: 'warn', SVC_WORKER_TOKEN: TEST_WORKER_TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
