@@ -4,8 +4,11 @@
 # that database (so of the schema it creates: core), with CREATEROLE for the reader role
 # its migrations make (migrations/0002, 0013). The server connects as `svc`, never as the superuser.
 set -eu
-psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
-  -v owner_password="$SVC_DB_PASSWORD" -v db="$POSTGRES_DB" <<'SQL'
-CREATE ROLE svc LOGIN NOSUPERUSER CREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS PASSWORD :'owner_password';
+psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" -v db="$POSTGRES_DB" <<'SQL'
+CREATE ROLE svc LOGIN NOSUPERUSER CREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS;
 ALTER DATABASE :"db" OWNER TO svc;
 SQL
+# psql's \password sends the password's SCRAM secret, computed here, never the password: a
+# statement's text may be logged. Without a terminal it reads the password (twice) from stdin;
+# printf is the shell's own, so the password is on no command line.
+printf '%s\n%s\n' "$SVC_DB_PASSWORD" "$SVC_DB_PASSWORD" | psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" -c '\password svc'

@@ -4,6 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { Queryable } from './queryable.ts';
+import { scramVerifier } from './scram-verifier.ts';
 
 // The embedded default's service user: it owns the service database and the service's schemas
 // and is no superuser. The superuser (`postgres`, password in pg-password) only prepares it.
@@ -102,7 +103,8 @@ export async function prepareServiceOwner(superuserUrl: string, dataDir: string)
     await client.query('BEGIN');
     const role = await client.query<{ rolsuper: boolean }>(FIND_ROLE, [SERVICE_OWNER]);
     const verb = role.rows.length ? 'ALTER' : 'CREATE';
-    await client.query(`${verb} ROLE ${pg.escapeIdentifier(SERVICE_OWNER)} WITH ${ROLE_ATTRIBUTES} PASSWORD ${pg.escapeLiteral(password)}`);
+    // Its SCRAM secret, not the password: the statement's text may be logged or shown in pg_stat_activity.
+    await client.query(`${verb} ROLE ${pg.escapeIdentifier(SERVICE_OWNER)} WITH ${ROLE_ATTRIBUTES} PASSWORD ${pg.escapeLiteral(await scramVerifier(password))}`);
     const db = (await client.query<{ owner: string; name: string }>(DATABASE_OWNER)).rows[0];
     if (db.owner !== SERVICE_OWNER) await client.query(`ALTER DATABASE ${pg.escapeIdentifier(db.name)} OWNER TO ${pg.escapeIdentifier(SERVICE_OWNER)}`);
     await client.query(TRANSFER_OWNERSHIP);

@@ -5,6 +5,7 @@ import { boundedQuery } from '../credential/bounded-query.ts';
 import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
 import { classifyDatabaseError } from './classify-database-error.ts';
 import type { Db } from './db.ts';
+import { scramVerifier } from './scram-verifier.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** Longest a statement of POST /api/postgres/execute may run, enforced by the server (SET LOCAL). */
@@ -132,7 +133,8 @@ async function prepareReaderRole(db: Db, role: string, password: string): Promis
     );
   }
   try {
-    await db.query(`ALTER ROLE ${pg.escapeIdentifier(role)} WITH LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+    // Its SCRAM secret, not the password: the statement's text may be logged or shown in pg_stat_activity.
+    await db.query(`ALTER ROLE ${pg.escapeIdentifier(role)} WITH LOGIN PASSWORD ${pg.escapeLiteral(await scramVerifier(password))}`);
   } catch (err) {
     const { sqlstate } = describe(err);
     throw new SqlExecutionError('setup', `SQL against the service database is unavailable: role ${role} cannot be given a login (${sqlstate ?? 'error'})`, sqlstate);
