@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { MaskedTextarea } from '../MaskedTextarea.tsx';
 import { api } from '../api.ts';
 import { usePoll } from '../hooks.ts';
 import { useCan } from '../session.ts';
@@ -187,10 +188,16 @@ export function Credentials() {
             <FieldInput key={`${generation}.${form.type}.${field.name}`} field={field} required={!form.editing && spec !== undefined && isRequired(spec, field.name)} value={form.values[field.name] ?? ''} onChange={(v) => setValue(field.name, v)} />
           ))}
           {spec?.open ? (
-            <label>
-              {spec.type === 'custom' ? JSON_LABEL : EXTRA_LABEL}
-              <textarea rows={4} className="code secret" value={form.extra} onChange={(e) => setForm({ ...form, extra: e.target.value })} spellCheck={false} autoComplete="off" />
-            </label>
+            // Secret as a whole: the custom data, or extras where a token may be added by hand.
+            <MaskedTextarea
+              key={`${generation}.${form.type}.extra`}
+              id="credential-extra"
+              name={spec.type === 'custom' ? 'data' : 'other fields'}
+              label={spec.type === 'custom' ? JSON_LABEL : EXTRA_LABEL}
+              rows={4}
+              value={form.extra}
+              onChange={(extra) => setForm({ ...form, extra })}
+            />
           ) : null}
           {spec && spec.required.some((g) => g.length > 1) ? <p className="muted">Needs one of: {spec.required.filter((g) => g.length > 1).map((g) => g.join(' / ')).join('; ')}</p> : null}
           {problem ? <p className="error">{problem}</p> : null}
@@ -213,41 +220,33 @@ export function Credentials() {
 /**
  * One field of the form, by kind; secrets are password inputs the browser does not fill or keep.
  * A multi-line field (a PEM key, a .creds file) is a textarea, which keeps the line breaks a
- * one-line input drops; a secret one is masked until its Show toggle is pressed.
+ * one-line input drops; it and a JSON object field are masked until shown when secret.
  */
 function FieldInput({ field, required, value, onChange }: { field: Field; required: boolean; value: string; onChange: (value: string) => void }) {
-  const [shown, setShown] = useState(false);
   const label = `${field.name}${required ? ' *' : ''}`;
-  let input;
-  if (field.multiline && !field.choices && field.kind !== 'boolean' && field.kind !== 'object') {
-    const id = `credential-field-${field.name}`;
-    input = (
-      <textarea
-        id={id}
-        aria-label={field.name}
-        rows={4}
-        className={field.secret && !shown ? 'code masked' : 'code'}
+  const multiline = field.multiline && !field.choices && field.kind !== 'boolean' && field.kind !== 'object';
+  if (field.secret && (multiline || field.kind === 'object')) {
+    return (
+      <MaskedTextarea
+        id={`credential-field-${field.name}`}
+        name={field.name}
+        label={
+          <>
+            {label} <span className="muted">{field.description}</span>
+          </>
+        }
+        title={field.description}
+        ariaLabel={field.name}
+        rows={multiline ? 4 : 3}
         value={value}
-        onChange={(e) => onChange(e.target.value)}
-        spellCheck={false}
-        autoComplete="off"
-        autoCapitalize="off"
-        autoCorrect="off"
+        onChange={onChange}
+        placeholder={multiline ? undefined : '{}'}
       />
     );
-    if (field.secret) {
-      return (
-        <div className="multiline-secret">
-          <label title={field.description}>
-            {label} <span className="muted">{field.description}</span>
-            {input}
-          </label>
-          <button type="button" aria-label={`Show ${field.name}`} aria-pressed={shown} aria-controls={id} onClick={() => setShown(!shown)}>
-            Show
-          </button>
-        </div>
-      );
-    }
+  }
+  let input;
+  if (multiline) {
+    input = <textarea aria-label={field.name} rows={4} className="code" value={value} onChange={(e) => onChange(e.target.value)} spellCheck={false} autoComplete="off" autoCapitalize="off" autoCorrect="off" />;
   } else if (field.choices || field.kind === 'boolean') {
     const choices = field.choices ?? ['true', 'false'];
     input = (
@@ -259,7 +258,7 @@ function FieldInput({ field, required, value, onChange }: { field: Field; requir
       </select>
     );
   } else if (field.kind === 'object') {
-    input = <textarea aria-label={field.name} rows={3} className={field.secret ? 'code secret' : 'code'} value={value} onChange={(e) => onChange(e.target.value)} placeholder="{}" spellCheck={false} autoComplete="off" />;
+    input = <textarea aria-label={field.name} rows={3} className="code" value={value} onChange={(e) => onChange(e.target.value)} placeholder="{}" spellCheck={false} autoComplete="off" />;
   } else {
     input = (
       <input

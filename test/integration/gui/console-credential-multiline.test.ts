@@ -3,7 +3,9 @@
 // field is stored with its line breaks (a one-line password input dropped them, which breaks a PEM
 // key). Such a field is a textarea, masked until shown, labelled and reachable from the keyboard;
 // nothing of the secret is in the page once saved, and the edit form shows the field empty (left
-// blank it keeps the stored value). The secrets are fake and are compared, never printed.
+// blank it keeps the stored value). The free-form JSON boxes of secrets (a custom credential's data,
+// headers and query; an open type's other fields) are masked with the same toggle. The secrets are
+// fake and are compared, never printed.
 import { nkeys } from '@nats-io/transport-node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +138,73 @@ describe('multi-line secrets in the credential form', () => {
     await page.getByRole('region', { name: 'Credentials' }).getByRole('cell', { name: 'bus_login' }).waitFor();
     expect(sameAs(await storedField(stack, 'bus_login', 'creds'), CREDS)).toEqual({ equal: true, lines: CREDS.split('\n').length, expectedLines: CREDS.split('\n').length });
     expect((await page.content()).includes(user.seed)).toBe(false);
+  });
+
+  it("masks the free-form JSON boxes of secrets (custom data, headers, other fields) until shown", async () => {
+    // Fake secrets, compared and never printed.
+    const signature = 'hook-signature-7f3a9c1e5b2d';
+    const extraToken = 'extra-token-4e8b2a6c0d1f';
+    const masking = (box: ReturnType<Page['getByLabel']>) => box.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).getPropertyValue('-webkit-text-security'));
+    await page.goto(`${stack.url}/ui/#/operations`);
+    const form = page.getByRole('form', { name: 'New credential' });
+    await form.getByLabel('Name').fill('hook_secret');
+    await typeOf(form).selectOption('custom');
+    const data = form.getByLabel('Data (JSON; sealed by the server, never shown again)');
+    const headers = form.getByLabel('headers', { exact: true });
+    expect(await masking(data)).toBe('disc');
+    expect(await masking(headers)).toBe('disc');
+    expect(await masking(form.getByLabel('query', { exact: true }))).toBe('disc');
+    // The same toggle as a multi-line secret's: a button naming its box, pressed or not.
+    const showData = form.getByRole('button', { name: 'Show data' });
+    expect(await showData.getAttribute('aria-pressed')).toBe('false');
+    expect(await showData.getAttribute('aria-controls')).toBe(await data.getAttribute('id'));
+    await showData.click();
+    expect(await masking(data)).toBe('none');
+    expect(await showData.getAttribute('aria-pressed')).toBe('true');
+    // Each box has its own toggle: headers stays masked.
+    expect(await masking(headers)).toBe('disc');
+    await showData.click();
+    expect(await masking(data)).toBe('disc');
+    expect(await showData.getAttribute('aria-pressed')).toBe('false');
+    await showData.click();
+
+    const typedData = `{"secret": "${signature}"}`;
+    const typedHeaders = `{"X-Signature": "${signature}"}`;
+    await data.fill(typedData);
+    await headers.fill(typedHeaders);
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('region', { name: 'Credentials' }).getByRole('cell', { name: 'hook_secret' }).waitFor();
+    const stored = await http(stack.url, 'GET', '/api/credentials/hook_secret?include_data=true');
+    expect(stored.status).toBe(200);
+    expect(stored.body.data.secret === signature && stored.body.data.headers['X-Signature'] === signature).toBe(true);
+    expect((await page.content()).includes(signature)).toBe(false);
+    // Shown before the save, masked again in the form made anew.
+    expect(await masking(data)).toBe('disc');
+    expect(await form.getByRole('button', { name: 'Show data' }).getAttribute('aria-pressed')).toBe('false');
+    // And in the form opened for another credential.
+    await form.getByRole('button', { name: 'Show data' }).click();
+    await page.getByRole('region', { name: 'Credentials' }).getByRole('row', { name: /hook_secret/ }).getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('form', { name: 'Edit credential' });
+    expect(await masking(edit.getByLabel('Data (JSON; sealed by the server, never shown again)'))).toBe('disc');
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+
+    // The extras of another open type may carry a secret added by hand: masked the same way.
+    await form.getByLabel('Name').fill('sa_extra');
+    await typeOf(form).selectOption('service_account');
+    await form.getByLabel('client_email', { exact: true }).fill('svc@p.iam.gserviceaccount.com');
+    await form.getByLabel('private_key', { exact: true }).fill(PEM);
+    const extra = form.getByLabel('Other fields (JSON)');
+    expect(await masking(extra)).toBe('disc');
+    const showExtra = form.getByRole('button', { name: 'Show other fields' });
+    await showExtra.click();
+    expect(await showExtra.getAttribute('aria-pressed')).toBe('true');
+    expect(await masking(extra)).toBe('none');
+    await extra.fill(`{"extra_token": "${extraToken}"}`);
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('region', { name: 'Credentials' }).getByRole('cell', { name: 'sa_extra' }).waitFor();
+    expect((await storedField(stack, 'sa_extra', 'extra_token')) === extraToken).toBe(true);
+    expect(await masking(extra)).toBe('disc');
+    expect((await page.content()).includes(extraToken)).toBe(false);
   });
 
   it('wrote nothing to the browser console', () => {
