@@ -127,7 +127,8 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
       case 'wait': {
         // A timer `for` and a signal's timeout count from now; this server's clock, the same value in the row and the event.
         const wakeAt = e.wakeAt ?? (e.afterMs === null ? null : new Date(Date.now() + e.afterMs).toISOString());
-        rows.waits.push({ execution_id: h.id, seq: e.seq, step: e.step, kind: e.kind, signal: e.signal, wake_at: wakeAt, approval_roles: e.roles });
+        // A task timer's purpose goes with its row too: the execution's view reads it there, not from the log.
+        rows.waits.push({ execution_id: h.id, seq: e.seq, step: e.step, kind: e.kind, signal: e.signal, wake_at: wakeAt, approval_roles: e.roles, purpose: e.purpose ?? null });
         host.push(h, e.kind === 'timer'
           ? { event_type: EVENT.timerSet, step: e.step, context: { seq: e.seq, wake_at: wakeAt, ...(e.purpose ? { task: e.purpose.task, for: e.purpose.for, attempt: e.purpose.attempt } : {}) } }
           : { event_type: EVENT.signalAwaited, step: e.step, context: { seq: e.seq, signal: e.signal, timeout_at: wakeAt, approval_roles: e.roles } });

@@ -115,8 +115,15 @@ export type Execution = {
   finished_at: string | null;
 };
 
-/** What a waiting step waits for: its timer (`wait: {for|until}`) or a signal (with its timeout, if any, as `wake_at`). */
-export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
+/**
+ * What a waiting step waits for: its timer (`wait: {for|until}`) or a signal (with its timeout, if
+ * any, as `wake_at`); a `playbook` task's own timer says what it is for (`for`: its child's timeout,
+ * or the delay before `attempt`) and names the task.
+ */
+export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null } & Partial<TaskTimer>;
+
+/** A `playbook` task's own timer, as GET /api/executions/{id} `waits` names it. */
+export type TaskTimer = { for: 'timeout' | 'retry'; task: string; attempt: number };
 
 /**
  * An execution's admission (flow control) while it has one: the limit and key it is queued on, or

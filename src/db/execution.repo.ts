@@ -400,17 +400,11 @@ export async function getExecutionWithRetryLinks(
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = ${HIDDEN_ID}::text
                    ORDER BY execution_id) AS retried_as,
+            -- A playbook task's timer says what it is for in its row (\`purpose\`, migrations/0043): no read of the log.
             (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                                                        'approval_roles', w.approval_roles, 'purpose', t.purpose) ORDER BY w.seq), '[]')
-               FROM core.wait w
-               -- A timer's timer.set says whether a playbook task set it (\`for\`): the row does not.
-               -- Read newest first by the key, it stops at the one event; a signal wait reads none.
-               LEFT JOIN LATERAL (SELECT CASE WHEN e.context ? 'for' THEN json_build_object('for', e.context->'for', 'task', e.context->'task', 'attempt', e.context->'attempt') END AS purpose
-                                    FROM core.event e
-                                   WHERE w.kind = 'timer' AND e.execution_id = ${HIDDEN_ID} AND e.event_type = '${EVENT.timerSet}' AND e.context->>'seq' = w.seq::text
-                                   ORDER BY e.event_id DESC LIMIT 1) t ON true
-              WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
+                                                        'approval_roles', w.approval_roles, 'purpose', w.purpose) ORDER BY w.seq), '[]')
+               FROM core.wait w WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
             (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority,
                                       -- A start that is not debounced is written with not_before at its start: no window to show.
                                       'not_before', CASE WHEN a.debounce_path IS NOT NULL THEN to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,

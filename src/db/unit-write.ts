@@ -1,7 +1,7 @@
 import { cancellableSql, CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, COMMAND_COLUMNS_OF_C } from './command-plans.ts';
 import { commandOfJson, type ClaimPolicy, type CommandJson, type CommandRow, type CommandStatus } from './command.repo.ts';
 import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, type LogEvent } from './event-log.ts';
-import type { ExecutionRow } from './execution.repo.ts';
+import type { ExecutionRow, TaskTimer } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { opaque } from './opaque-param.ts';
 import { LIVE_EXECUTION_SQL, TERMINAL_EXECUTION_SQL } from './sql-list.ts';
@@ -55,8 +55,11 @@ export type UnitCommandUpdate = { execution_id: number; command_id: number; stat
  */
 export type Claimer = { workerId: string; max: number; token: string | null; newOnly?: boolean };
 
-/** A wait a step begins (core.wait): its wake-up time for a timer or a signal's timeout (null: none). */
-export type UnitWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null };
+/**
+ * A wait a step begins (core.wait): its wake-up time for a timer or a signal's timeout (null: none);
+ * `purpose`, what a `playbook` task's own timer is for (null: a step's own wait).
+ */
+export type UnitWait = { execution_id: number; seq: number; step: string; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null; purpose: TaskTimer | null };
 
 /** A wait that is over: the one under `seq` of the execution. */
 export type UnitWaitEnd = { execution_id: number; seq: number };
@@ -245,10 +248,10 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
          status_code int, response text)
 )`;
   const waitSet = () => `, wait_set AS (
-  INSERT INTO core.wait (execution_id, seq, step, kind, signal, wake_at, approval_roles)
-  SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles
+  INSERT INTO core.wait (execution_id, seq, step, kind, signal, wake_at, approval_roles, purpose)
+  SELECT x.execution_id, x.seq, x.step, x.kind, x.signal, x.wake_at, x.approval_roles, x.purpose
     FROM jsonb_to_recordset(${$('waits')}::jsonb) AS x(execution_id bigint, seq int, step text, kind text, signal text, wake_at timestamptz,
-         approval_roles text[])
+         approval_roles text[], purpose jsonb)
 )`;
   const stale = () => `, stale AS (
   SELECT core.svc_write_guard_failed('a newer version of ' || x.path || ' was registered')

@@ -49,14 +49,14 @@ export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDeta
                 <span className="ev-step">{w.step}</span> <span className="badge s-waiting">waiting</span>
               </dd>
               <dt>For</dt>
-              <dd>{w.kind === 'timer' ? 'a timer' : <>signal <code>{w.signal}</code></>}</dd>
+              <dd>{w.kind === 'signal' ? <>signal <code>{w.signal}</code></> : timerText(w)}</dd>
               {w.kind === 'signal' ? (
                 <>
                   <dt>Approval</dt>
                   <dd>{w.approval_roles === null ? 'any operator' : `role ${w.approval_roles.join(' or ')}`}</dd>
                 </>
               ) : null}
-              <dt>{w.kind === 'timer' ? 'Wakes' : 'Times out'}</dt>
+              <dt>{w.kind === 'timer' && w.for !== 'timeout' ? 'Wakes' : 'Times out'}</dt>
               <dd>{w.wake_at ? <WakeTime at={w.wake_at} paused={execution.status === 'paused'} /> : 'never'}</dd>
             </dl>
             {w.kind === 'signal' && w.signal ? <SignalForm
@@ -73,6 +73,13 @@ export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDeta
       </ul>
     </Section>
   );
+}
+
+/** What a timer is for: a step's own (`a timer`), or a `playbook` task's: its child's timeout, the delay before its next attempt. */
+function timerText(w: ExecutionWait): string {
+  if (w.for === 'timeout') return `the timeout of task ${w.task}, attempt ${w.attempt}`;
+  if (w.for === 'retry') return `the delay before attempt ${w.attempt} of task ${w.task}`;
+  return 'a timer';
 }
 
 /** An absolute time and a countdown to it, updated every second. */

@@ -77,6 +77,22 @@ workflow:
     tool: [ { name: d, kind: shell, command: "echo done" } ]
 `;
 
+// A `playbook` task whose child outlives nothing: the parent's step waits on its task's own timeout timer.
+const SLEEPER = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: sleeper, path: gui/control/sleeper }
+workflow:
+  - step: nap
+    wait: { for: 1h }
+`;
+const GUARDED = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: guarded, path: gui/control/guarded }
+workflow:
+  - step: call
+    tool: { name: kid, kind: playbook, path: gui/control/sleeper, timeout_seconds: 3600 }
+`;
+
 /** Status of every step box of the statechart on the page. */
 const stepStatuses = (p: Page) =>
   p.$$eval('svg.graph [data-step]', (nodes) => Object.fromEntries(nodes.map((n) => [n.getAttribute('data-step'), n.getAttribute('data-status')])));
@@ -94,7 +110,7 @@ describe('execution controls (SVC_AUTH=none)', () => {
     ensureGuiBuilt();
     gateDir = mkdtempSync(join(tmpdir(), 'svc-console-control-'));
     stack = await startTestStack({ workers: 1, concurrency: 4, workerOptions: { shell: UNSANDBOXED_SHELL } });
-    for (const yaml of [slow(join(gateDir, 'slow-gate')), flaky(join(gateDir, 'gate')), ADMIN_APPROVAL, TIMER]) await stack.register(yaml);
+    for (const yaml of [slow(join(gateDir, 'slow-gate')), flaky(join(gateDir, 'gate')), ADMIN_APPROVAL, TIMER, SLEEPER, GUARDED]) await stack.register(yaml);
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
@@ -240,6 +256,22 @@ describe('execution controls (SVC_AUTH=none)', () => {
     await badge(page).filter({ hasText: /^cancelled$/ }).waitFor({ timeout: 15_000 });
     const cancelled = (await stack.events(id)).find((e) => e.event_type === 'execution.cancelled');
     expect(cancelled.context).toMatchObject({ reason: 'not needed tonight', cascade: false });
+    expect(errors).toEqual([]);
+  });
+
+  it('names a playbook task\'s own timer by what it is for, not as a plain timer', async () => {
+    const id = await stack.run('gui/control/guarded');
+    const wakeAt = await until('the task\'s timeout is set', async () => {
+      const e = (await http(stack.url, 'GET', `/api/executions/${id}`)).body;
+      return e.waits?.[0]?.for === 'timeout' ? (e.waits[0].wake_at as string) : undefined;
+    });
+    await page.goto(`${stack.url}/ui/#/executions/${id}`);
+    const wait = page.getByRole('region', { name: 'Waiting' }).getByRole('listitem', { name: 'wait of call' });
+    await wait.waitFor();
+    expect(await wait.locator('dd').nth(1).innerText()).toBe('the timeout of task kid, attempt 1');
+    expect(await wait.locator('dt').nth(2).innerText()).toBe('Times out');
+    expect(await wait.locator('time').getAttribute('dateTime')).toBe(wakeAt);
+    expect((await http(stack.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'seen' })).status).toBe(200);
     expect(errors).toEqual([]);
   });
 });
