@@ -2,7 +2,7 @@ import type { SnapshotFrom, StateValue } from 'xstate';
 import { EVENT } from '../machines/event-types.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
-import type { ExecutionContext } from '../machines/execution/types.ts';
+import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { EventRow, ExecutionRow } from '../src/db/execution.repo.ts';
 import { readUnit, type CommandRef, type ReadExecution, type ReservedBatch } from '../src/db/unit-read.ts';
@@ -133,9 +133,10 @@ function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: Lo
     if (ev.event_type === EVENT.executionStarted) snap = pureInitialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
   }
   if (!snap) return null;
-  const rest = events.slice(i).flatMap((ev) => {
-    const mev = toMachineEvent(ev);
-    return mev ? [mev] : [];
-  });
+  const rest: ExecutionEvent[] = [];
+  for (; i < events.length; i++) {
+    const mev = toMachineEvent(events[i]);
+    if (mev) rest.push(mev);
+  }
   return pureReplay(machine, snap, rest);
 }

@@ -6,12 +6,14 @@
 // them, and the spoiled report goes to a second, freshly started `svc server` process: a server that
 // has routed the execution before may hold its state in memory and never read the stored snapshot.
 import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/ports.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import type { Queryable } from '../../../src/db/queryable.ts';
 import { readUnit } from '../../../src/db/unit-read.ts';
 import { EXECUTION_MACHINE_VERSION } from '../../../machines/execution.machine.ts';
 import { FOLDING_EVENT_TYPES, type EventType } from '../../../machines/event-types.ts';
@@ -202,6 +204,19 @@ describe('hydration fallback', () => {
     expect(read.map((e) => e.event_id)).toEqual(log.filter((e) => folding.has(e.event_type)).map((e) => e.event_id));
     expect(read.map((e) => e.event_type as EventType)).toEqual(['execution.started', 'command.completed', 'command.completed']);
     expect(log.length).toBeGreaterThan(read.length);
+    // One row each, parsed as they arrive while PostgreSQL reads on: not one aggregate parsed at
+    // the end (a 10,000-event log's 1,666 folding events: docs/benchmarks.md, forty-fourth session).
+    let rowsSent = 0;
+    const counted: Queryable = {
+      query: async <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) => {
+        const r = await a.deps.db.query<R>(text, params);
+        rowsSent += r.rows.length;
+        return r;
+      },
+    };
+    const again = await readUnit(counted, [id], [], new Map(), EXECUTION_MACHINE_VERSION);
+    expect(again.executions[0].applied).toEqual(read);
+    expect(rowsSent).toBe(1 + read.length);
     // Folded from them, the run goes on as if nothing had been read apart: item 1 ends, item 2 is issued.
     await report(a.url, item1, { item: 'b' });
     const [item2] = await claim(a.url, id, 1);
