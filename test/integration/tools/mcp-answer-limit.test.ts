@@ -30,7 +30,14 @@ async function writeResult(res: ServerResponse, rpc: Rpc, prefix: string, answer
   res.write(head);
   for (let sent = 0; answer === 'endless' || sent < total; sent += CHUNK.length) {
     if (res.destroyed) return;
-    if (!res.write(CHUNK)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!res.write(CHUNK)) {
+      // Whichever comes first; the other's listener goes with it (left waiting, one per chunk
+      // piled up on the response: Node's MaxListenersExceededWarning).
+      const first = new AbortController();
+      const wait = (name: string) => once(res, name, { signal: first.signal }).catch(() => undefined);
+      await Promise.race([wait('drain'), wait('close')]);
+      first.abort();
+    }
   }
   res.end(`"}]}}${prefix ? '\n\n' : ''}`);
 }
