@@ -84,6 +84,7 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
 /**
  * The task and attempt a step waits to retry, when all that its runs have pending is the delay
  * of a `playbook` task's `retry` (between attempts); null when anything else of it is pending.
+ * Of several (a loop's items), the first pending: the lowest seq, as GET …/state's `wake_at`.
  */
 function retryAwaited(ctx: ExecutionContext, step: NormalizedStep): { task: string; attempt: number } | null {
   let found: { task: string; attempt: number } | null = null;

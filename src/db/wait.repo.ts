@@ -42,11 +42,14 @@ export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLoo
   return { due, next: rows[0]?.next_at ?? null };
 }
 
-/** When each wait of an execution wakes (a timer fires, a signal wait times out; null: never), by step. */
+/**
+ * When each step of an execution wakes (a timer fires, a signal wait times out; null: never): its
+ * first wait's (lowest seq), the one the execution's view describes of a step with several.
+ */
 export async function wakeTimesOf(q: Queryable, executionId: number): Promise<Map<string, Date | null>> {
   const { rows } = await q.query<{ step: string; wake_at: Date | null }>({
     name: 'svc_wake_times_of',
-    text: `SELECT step, wake_at FROM core.wait WHERE execution_id = $1 ORDER BY seq`,
+    text: `SELECT DISTINCT ON (step) step, wake_at FROM core.wait WHERE execution_id = $1 ORDER BY step, seq`,
     values: [executionId],
   });
   return new Map(rows.map((r) => [r.step, r.wake_at]));

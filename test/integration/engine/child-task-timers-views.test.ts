@@ -15,10 +15,12 @@ let base = '';
 
 beforeAll(async () => {
   s = await startTestStack();
-  // Always fails: each attempt of a child calling it fails.
-  target = createServer((_req, res) => {
-    res.writeHead(503, { 'content-type': 'application/json' });
-    res.end('{}');
+  // Always fails: each attempt of a child calling it fails (`/fail/<ms>`: after that many ms).
+  target = createServer((req, res) => {
+    setTimeout(() => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{}');
+    }, Number(req.url?.split('/')[2] ?? 0) || 0);
   });
   await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
@@ -35,6 +37,13 @@ metadata: { name: failing, path: taskviews/failing }
 workflow:
   - step: start
     tool: { name: call, kind: http, url: "${base}/fail" }
+`);
+  await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: slow_failing, path: taskviews/slow_failing }
+workflow:
+  - step: start
+    tool: { name: call, kind: http, url: "${base}/fail/{{ args.ms }}" }
 `);
 });
 afterAll(async () => {
@@ -110,6 +119,27 @@ describe('a playbook task\'s retry delay', () => {
     // The inspection's last snapshot reads it the same (its context: the steps as /state has them).
     const inspected = (await http(s.url, 'GET', `/api/executions/${id}/inspect`)).body.events as Json[];
     expect(inspected.filter((e) => e.type === '@xstate.snapshot').at(-1)?.snapshot.context.start).toEqual({ status: 'waiting', wait: { kind: 'timer', signal: null, approval_roles: null, for: 'retry', task: 'kid', attempt: 2 } });
+    await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'done looking' });
+  });
+});
+
+describe('a looped playbook task whose items wait for their retries', () => {
+  it("/state gives the wake-up time of the wait it describes: the first (lowest seq) of the step's waits", async () => {
+    const reg = await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: retries, path: taskviews/retries }
+workflow:
+  - step: start
+    loop: { in: [0, 800], iterator: ms, mode: parallel }
+    tool: { name: kid, kind: playbook, path: taskviews/slow_failing, args: { ms: "{{ ms }}" }, retry: { attempts: 3, delay_seconds: 60 } }
+`);
+    const id = await s.run(reg.path);
+    // Item 0's child fails at once, item 1's 800 ms later: two retry delays, ending apart.
+    const waits = (await waitsWhen(id, (w) => w.length === 2)).sort((a, b) => Number(a.seq) - Number(b.seq));
+    expect(waits.map((w) => w.for)).toEqual(['retry', 'retry']);
+    expect(Date.parse(String(waits[1].wake_at)) - Date.parse(String(waits[0].wake_at))).toBeGreaterThan(400);
+    const st = await state(id);
+    expect(st.steps.start).toMatchObject({ status: 'waiting', wait: { kind: 'timer', for: 'retry', task: 'kid', attempt: 2, wake_at: waits[0].wake_at } });
     await http(s.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'done looking' });
   });
 });
