@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { ensurePackage } from '../scripts/ensure-package.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger, type Logger } from '../src/log.ts';
 import { startService, type RunningService } from '../src/service.ts';
@@ -33,6 +34,8 @@ export type BenchService = {
 
 /** The whole server in this process (startService) on 127.0.0.1 port 0 over the given database; `env` adds settings. */
 export async function startBenchService(databaseUrl: string, dataDir: string, env: Record<string, string> = {}): Promise<BenchService> {
+  // As `npm start` does: without bubblewrap its workers refuse shell tasks (and log an error).
+  ensurePackage('bubblewrap', 'bwrap', 'sandboxed shell tasks', { optional: true });
   const log = createLogger(BENCH_LOG_LEVEL);
   const config = loadConfig({
     SVC_DATABASE_URL: databaseUrl,

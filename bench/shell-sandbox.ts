@@ -1,6 +1,7 @@
 // What the shell sandbox costs a task: spawn to exit of `true` through the shell tool, with the
 // sandbox (prlimit + bwrap + env + sh) and without it (prlimit + sh), RUNS each, interleaved.
 // `npm run bench:sandbox`; figures in docs/benchmarks.md ("The shell sandbox").
+import { ensurePackage } from '../scripts/ensure-package.ts';
 import { probeShellSandbox } from '../src/worker/tools/probe-shell-sandbox.ts';
 import { shell } from '../src/worker/tools/shell.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../src/worker/tools/shell-settings.ts';
@@ -10,6 +11,7 @@ import { mean, quantile, round } from './stats.ts';
 const RUNS = Number(process.argv[2] ?? 200);
 const WARMUP_RUNS = 10;
 
+ensurePackage('bubblewrap', 'bwrap', 'the shell sandbox bench');
 const sandboxed = await probeShellSandbox(DEFAULT_SHELL_SETTINGS);
 const unsandboxed = await probeShellSandbox({ ...DEFAULT_SHELL_SETTINGS, sandbox: false });
 if (sandboxed.unavailable) throw new Error(sandboxed.unavailable);

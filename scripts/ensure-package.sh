@@ -2,8 +2,9 @@
 # Installs a Debian package when its program is missing, and prints the program's path: the
 # machines we run on reach Debian's packages, and no download of a binary of its own works there.
 #   ensure-package.sh PACKAGE PROGRAM PURPOSE [--optional]
-# Used for chromium (browser tests), bubblewrap (the shell sandbox: tests and `npm start`), passt
-# (the sandbox's SVC_SHELL_NETWORK=external: tests) and nats-server (NATS tests). Without the
+# Used for chromium (browser tests), bubblewrap (the shell sandbox: tests, `npm start`, the
+# benches), passt (the sandbox's SVC_SHELL_NETWORK=external: tests) and nats-server (NATS tests
+# and benches); TypeScript callers go through ensure-package.ts. Without the
 # program afterwards it says how to install it and exits 1, or with --optional exits 0 printing
 # nothing (the caller copes: a worker then refuses the shell tasks it cannot sandbox).
 set -uo pipefail

@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { ensurePackage } from '../../scripts/ensure-package.ts';
 
 // Flags the machine needs: no sandbox as root, and no background connections (the closed
 // network refuses them, and Chromium retries them at every start).
@@ -19,11 +18,7 @@ let executablePath: string | undefined;
 /** Path of Debian's chromium (SVC_CHROMIUM_PATH overrides), installed by scripts/ensure-package.sh the first time it is missing. */
 export function chromiumPath(): string {
   executablePath ??= process.env.SVC_CHROMIUM_PATH;
-  executablePath ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'chromium', 'chromium', 'the browser tests'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 600_000,
-  }).trim();
+  executablePath ??= ensurePackage('chromium', 'chromium', 'the browser tests');
   return executablePath;
 }
 

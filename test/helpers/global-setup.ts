@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startEmbedded } from '../../src/db/embedded.ts';
 import { killLeftRunning } from './left-running.ts';
 import { TEST_RUN_VARIABLE } from './process.ts';
+import { ensurePackage } from '../../scripts/ensure-package.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,9 +17,9 @@ declare module 'vitest' {
 /** Starts one PostgreSQL for the whole integration run, unless SVC_TEST_DATABASE_URL names one. */
 export default async function setup(project: TestProject) {
   // Workers run shell tasks in bubblewrap's sandbox and refuse them without it: install it once.
-  execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'bubblewrap', 'bwrap', 'sandboxed shell tasks', '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  ensurePackage('bubblewrap', 'bwrap', 'sandboxed shell tasks', { optional: true });
   // ...and pasta (passt) for SVC_SHELL_NETWORK=external, the network without the host's loopback.
-  execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'passt', 'pasta', "shell tasks' network", '--optional'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  ensurePackage('passt', 'pasta', "shell tasks' network", { optional: true });
   // Every svc process a test spawns carries the run's id: at the end, any still running is killed.
   const runId = randomUUID();
   process.env[TEST_RUN_VARIABLE] = runId;

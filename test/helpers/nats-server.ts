@@ -1,7 +1,7 @@
 // A real nats-server (Debian's, installed by scripts/ensure-package.sh when missing) on a free
 // loopback port, with an optional user and password, for tests of NATS credentials; with
 // `jetstream`, JetStream on a store in a temporary directory, kept across `restart()`.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.ts';
 import { until } from './until.ts';
+import { ensurePackage } from '../../scripts/ensure-package.ts';
 
 export type NatsServer = {
   url: string;
@@ -24,7 +25,7 @@ let binary: string | undefined;
 
 /** Path of nats-server, installed the first time it is missing. */
 export function natsServerPath(): string {
-  binary ??= execFileSync('bash', [join(import.meta.dirname, '../../scripts/ensure-package.sh'), 'nats-server', 'nats-server', 'the NATS tests'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  binary ??= ensurePackage('nats-server', 'nats-server', 'the NATS tests');
   return binary;
 }
 
