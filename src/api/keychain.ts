@@ -59,7 +59,9 @@ const entryQuery = v.object({
 // Exact: a misspelt ttl_seconds or scope_type would store the entry with the default instead.
 const storeBody = exactObject({
   token_data: jsonObject('token_data must be a JSON object'),
-  credential_type: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+  // Optional when an entry is stored under the key: a replacement that names none keeps the
+  // entry's own (a worker renewing an entry the playbook does not define cannot know it).
+  credential_type: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
   cache_type: v.optional(v.picklist(['secret', 'token'], 'must be secret or token')),
   scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(v.nullable(idValue)),
@@ -308,11 +310,11 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       // Rows carry the execution whose completion removes them (the `kc` cleanup in db/unit-write.ts): owner or root.
       const { key, owner } = await requestedEntry(deps.db, name, catalogId, scope, body.execution_id ?? null);
       const expiry = resolveExpiry({ scope, ttl_seconds: body.ttl_seconds, expires_at: body.expires_at, now: new Date() });
-      const { row, created } = await upsertKeychainEntry(deps.db, {
+      const stored = await upsertKeychainEntry(deps.db, {
         cache_key: key,
         keychain_name: name,
         catalog_id: catalogId,
-        credential_type: body.credential_type,
+        credential_type: body.credential_type ?? null,
         cache_type: body.cache_type ?? (body.auto_renew ? 'token' : 'secret'),
         scope_type: scope,
         execution_id: owner,
@@ -324,6 +326,8 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         // May hold client secrets (token request data, headers): sealed like the token itself.
         renew_config: body.renew_config ? seal(deps.keyring, body.renew_config, renewConfigAad(key)) : null,
       });
+      if (!stored) throw new ServiceError('bad_request', `credential_type is required: no entry is stored under '${key}' to keep it from`);
+      const { row, created } = stored;
       req.log.info({ cache_key: key, scope_type: scope, ttl_seconds: expiry.ttlSeconds, created }, 'keychain entry stored');
       reply.code(created ? 201 : 200);
       return {

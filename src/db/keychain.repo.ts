@@ -23,7 +23,8 @@ export type KeychainRow = {
   renew_config: unknown;
 };
 
-export type KeychainWrite = Omit<KeychainRow, 'created_at' | 'accessed_at' | 'access_count'>;
+/** A row to store; `credential_type` null keeps the stored entry's. */
+export type KeychainWrite = Omit<KeychainRow, 'created_at' | 'accessed_at' | 'access_count' | 'credential_type'> & { credential_type: string | null };
 
 const COLUMNS = `cache_key, keychain_name, catalog_id, credential_type, cache_type, scope_type, execution_id,
   parent_execution_id, data_encrypted, schema, expires_at, created_at, accessed_at, access_count, auto_renew, renew_config`;
@@ -65,12 +66,18 @@ export async function recordKeychainAccess(q: Queryable, cacheKey: string, now: 
   return rows[0];
 }
 
-/** Stores (or replaces) an entry: a replaced entry starts over with a zero access count. */
-export async function upsertKeychainEntry(q: Queryable, e: KeychainWrite): Promise<{ row: KeychainRow; created: boolean }> {
+/**
+ * Stores (or replaces) an entry: a replaced entry starts over with a zero access count. A write
+ * without `credential_type` keeps the stored entry's; null (nothing written) when none is stored.
+ */
+export async function upsertKeychainEntry(q: Queryable, e: KeychainWrite): Promise<{ row: KeychainRow; created: boolean } | null> {
   const { rows } = await q.query<KeychainRow & { created: boolean }>(
     `INSERT INTO core.keychain (cache_key, keychain_name, catalog_id, credential_type, cache_type, scope_type, execution_id,
                                 parent_execution_id, data_encrypted, schema, expires_at, auto_renew, renew_config)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     SELECT $1::text, $2::text, $3::bigint, COALESCE($4::text, stored.credential_type), $5::text, $6::text, $7::bigint,
+            $8::bigint, $9::text, $10::jsonb, $11::timestamptz, $12::boolean, $13::jsonb
+       FROM (SELECT 1) AS one LEFT JOIN core.keychain stored ON stored.cache_key = $1
+      WHERE COALESCE($4::text, stored.credential_type) IS NOT NULL
      ON CONFLICT (cache_key) DO UPDATE SET
        keychain_name = EXCLUDED.keychain_name, catalog_id = EXCLUDED.catalog_id,
        credential_type = EXCLUDED.credential_type, cache_type = EXCLUDED.cache_type, scope_type = EXCLUDED.scope_type,
@@ -95,6 +102,7 @@ export async function upsertKeychainEntry(q: Queryable, e: KeychainWrite): Promi
       jsonParam(e.renew_config),
     ],
   );
+  if (rows.length === 0) return null;
   const { created, ...row } = rows[0];
   return { row, created };
 }

@@ -44,7 +44,8 @@ type Renewal = {
   tokenData: TokenData;
   ttlSeconds: number | null;
   lifetimeSeconds: number;
-  kind: string;
+  /** The definition's kind; null without a definition, so the store keeps the entry's own type. */
+  kind: string | null;
   renewConfig: ResolvedRenewConfig | null;
 };
 
@@ -140,16 +141,17 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     }
   }
 
+  /** Stores a value; `kind` null (renewed without a definition) names no type, and the entry keeps its own. */
   async function store(
     target: EntryTarget,
-    kind: string,
+    kind: string | null,
     tokenData: TokenData,
     ttlSeconds: number | null,
     renewConfig: ResolvedRenewConfig | null,
   ): Promise<void> {
     const body = {
       token_data: tokenData,
-      credential_type: kind,
+      ...(kind === null ? {} : { credential_type: kind }),
       cache_type: kind === 'secret_manager' ? 'secret' : 'token',
       scope_type: target.scope,
       execution_id: target.scope === 'global' ? null : target.executionId,
@@ -269,20 +271,21 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const parsed = v.safeParse(renewConfigSchema, renewConfig);
     if (!parsed.success) return { ok: false, reason: 'the entry has no usable renew_config' };
     const cfg = renewConfigDefaults(parsed.output);
-    let credential: ResolvedCredential | undefined;
-    if (definition) {
-      const fetched = await credentialFor(target, definition);
-      if (!fetched.ok) return fetched;
-      credential = fetched.value;
-    }
-    const kind = definition?.kind ?? 'oauth2';
     const request: OutboundRequest = { url: cfg.endpoint, method: cfg.method, headers: cfg.headers, ...(cfg.data === undefined ? {} : { data: cfg.data }) };
-    const answer = await tokenRequest(kind, request, credential);
+    // Without a definition there is no credential to apply, and the stored entry keeps its own type.
+    let answer: Awaited<ReturnType<typeof tokenRequest>>;
+    if (definition) {
+      const credential = await credentialFor(target, definition);
+      if (!credential.ok) return credential;
+      answer = await tokenRequest(definition.kind, request, credential.value);
+    } else {
+      answer = await sendOutbound(request, fetchImpl);
+    }
     if (!answer.ok) return answer;
     const result = tokenFromRenewResponse(answer.status, answer.body, cfg);
     if (!result.ok) return result;
     const lifetime = entryLifetime(positiveSeconds(result.tokenData[cfg.ttl_field]), definition?.ttl_seconds, target.scope);
-    return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: lifetime, lifetimeSeconds: lifetime, kind, renewConfig: cfg } };
+    return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: lifetime, lifetimeSeconds: lifetime, kind: definition?.kind ?? null, renewConfig: cfg } };
   }
 
   async function resolveEntry(target: EntryTarget): Promise<Resolution> {

@@ -82,6 +82,19 @@ describe('POST /api/keychain/{catalog_id}/{keychain_name}', () => {
     expect(again.status).toBe(200);
   });
 
+  it('a replacement without credential_type keeps the stored one; a new entry without it is 400 naming it and stores nothing', async () => {
+    expect((await store('typed', { credential_type: 'http', token_data: { api_key: 'k1' } })).status).toBe(201);
+    const replaced = await http(t.url, 'POST', entryPath('typed'), { token_data: { api_key: 'k2' } });
+    expect(replaced.status).toBe(200);
+    expect(await raw(cacheKeyOf('typed', 'global', 0))).toMatchObject({ credential_type: 'http', access_count: 0 });
+    expect((await read('typed')).body).toMatchObject({ credential_type: 'http', token_data: { api_key: 'k2' } });
+
+    const untyped = await http(t.url, 'POST', entryPath('untyped'), { token_data: { api_key: 'k' } });
+    expect(untyped.status).toBe(400);
+    expect(JSON.stringify(untyped.body.detail)).toContain('credential_type');
+    expect(await raw(cacheKeyOf('untyped', 'global', 0))).toBeUndefined();
+  });
+
   it('local: default TTL 3600 s; shared: 86400 s; the message names the scope', async () => {
     const local = await store('l_default', { token_data: { t: 1 }, scope_type: 'local', execution_id: ROOT });
     expect(local.body).toMatchObject({ message: 'Token cached with TTL 3600s (default for local scope)', ttl_seconds: 3600, cache_key: `l_default:${catalogId}:${ROOT}` });

@@ -344,6 +344,38 @@ workflow:
     expect(customCalls.get('/json-token:http')).toBe(2);
   });
 
+  it('an entry stored through the API and used without a definition keeps its credential_type when the worker renews it', async () => {
+    const yaml = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: kcw_stored, path: kcw/stored }
+workload: { base: "${target.url}" }
+workflow:
+  - step: start
+    tool:
+      - name: call
+        kind: http
+        method: GET
+        url: "{{ workload.base }}/needs-key"
+        headers: { X-Api-Key: "{{ keychain.stored_key.api_key }}" }
+`;
+    const { path, catalogId } = await register(yaml);
+    const put = await http(s.url, 'POST', `/api/keychain/${catalogId}/stored_key`, {
+      token_data: { api_key: issue('stored', 1).access_token },
+      credential_type: 'http',
+      ttl_seconds: 1,
+      auto_renew: true,
+      renew_config: { endpoint: `${target.url}/json-token?key=stored`, data: { user: 'svc' }, token_field: 'api_key', ttl_field: 'lifetime' },
+    });
+    expect(put.status).toBe(201);
+    await sleep(1_300);
+    expect((await http(s.url, 'GET', `/api/keychain/${catalogId}/stored_key`)).body).toMatchObject({ status: 'expired', auto_renew: true });
+    expect((await runToEnd(path)).final.status).toBe('completed');
+    expect(customCalls.get('/json-token:stored')).toBe(1);
+    const renewed = await http(s.url, 'GET', `/api/keychain/${catalogId}/stored_key`);
+    expect(renewed.body).toMatchObject({ status: 'success', credential_type: 'http', cache_type: 'token', auto_renew: true });
+  });
+
   it('a referenced entry with no definition and no stored value is named as unavailable', async () => {
     const yaml = `
 apiVersion: svc/v1
