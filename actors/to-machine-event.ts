@@ -1,6 +1,7 @@
 import { EVENT } from '../machines/event-types.ts';
 import type { ExecutionEvent, TaskError, TaskOutcome } from '../machines/execution/types.ts';
 import type { EventRow } from '../src/db/execution.repo.ts';
+import { isRole } from '../src/auth/roles.ts';
 import { asObject, isObject } from '../src/objects.ts';
 
 function taskError(v: unknown): TaskError {
@@ -72,7 +73,17 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
       return { type: row.event_type, seq };
     case EVENT.signalReceived:
       // `seq` absent: kept for a step that waits later (buffer: true).
-      return { type: EVENT.signalReceived, seq: typeof ctx.seq === 'number' ? ctx.seq : null, signal: { name: String(ctx.signal ?? ''), payload: row.result ?? null, by: typeof ctx.by === 'string' ? ctx.by : null } };
+      return {
+        type: EVENT.signalReceived,
+        seq: typeof ctx.seq === 'number' ? ctx.seq : null,
+        signal: {
+          name: String(ctx.signal ?? ''),
+          payload: row.result ?? null,
+          by: typeof ctx.by === 'string' ? ctx.by : null,
+          // Absent in logs written before signals recorded their sender's role: folded as then.
+          ...(Object.hasOwn(ctx, 'role') ? { role: isRole(ctx.role) ? ctx.role : null } : {}),
+        },
+      };
     case EVENT.executionAdmitted: {
       const flow = admittedFlow(ctx);
       return { type: EVENT.executionAdmitted, ...(isObject(row.result) ? { args: row.result } : {}), ...(flow ? { flow } : {}) };

@@ -92,7 +92,7 @@ const INFO = {
   [EVENT.timerSet]: { writers: ['engine'], folds: false, meaning: 'a step waits for a time (context `seq`, `wake_at`); it holds no worker meanwhile. A playbook task\'s own timers too: its `timeout_seconds` or its retry\'s delay (context `task`, `for`: timeout or retry, `attempt`)' },
   [EVENT.timerFired]: { writers: ['engine'], folds: true, meaning: 'a waiting step\'s time came (context `seq`, `wake_at`); the step moves on (a playbook task\'s timeout: its child is cancelled; its retry\'s delay: the next child starts)' },
   [EVENT.signalAwaited]: { writers: ['engine'], folds: false, meaning: 'a step waits for a signal (context `seq`, `signal`, `timeout_at`, `approval_roles`)' },
-  [EVENT.signalReceived]: { writers: ['operator'], folds: true, meaning: 'a signal was sent to the execution (context `signal`, `seq` of the step it ends, or `buffered`; `by`; result: its payload)' },
+  [EVENT.signalReceived]: { writers: ['operator'], folds: true, meaning: 'a signal was sent to the execution (context `signal`, `seq` of the step it ends, or `buffered`; `by` and `role` of its sender; result: its payload)' },
   [EVENT.waitTimedOut]: { writers: ['engine'], folds: true, meaning: 'no signal came before a waiting step\'s timeout (context `seq`); the step\'s outcome is `timeout`' },
   [EVENT.batchAccepted]: { writers: ['intake'], folds: false, meaning: 'a batch of reported events was stored for later routing (the 202\'s marker)' },
   [EVENT.batchCompleted]: { writers: ['intake'], folds: false, meaning: 'a batch\'s events were routed (which were refused, commands issued)' },

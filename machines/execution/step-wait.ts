@@ -1,5 +1,6 @@
 import type { WaitSpec } from '../../src/dsl/parse-playbook.ts';
 import { renderValue } from '../../src/dsl/render.ts';
+import { admitsSignal } from '../../src/auth/roles.ts';
 import { CODE } from '../error-codes.ts';
 import { errorOf } from './arcs.ts';
 import { baseRenderContext, type Draft } from './step-work.ts';
@@ -20,12 +21,14 @@ const LEADING_DATE = /^\s*\d{4}-\d{2}-\d{2}/;
 export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
   if (wait.kind === 'signal') {
     // Own keys only: a signal may be named like a property every object inherits (`constructor`).
-    const kept = Object.hasOwn(d.c.signals, wait.signal) ? d.c.signals[wait.signal] : undefined;
-    if (kept?.length) {
-      // Sent before this step waited, and kept for it (`buffer: true`): taken now, oldest first.
+    const kept = Object.hasOwn(d.c.signals, wait.signal) ? d.c.signals[wait.signal] : [];
+    const taken = kept.findIndex((signal) => takesKept(wait, signal));
+    if (taken >= 0) {
+      // Sent before this step waited, and kept for a step like it: taken now, oldest first.
       const { [wait.signal]: _, ...others } = d.c.signals;
-      d.c.signals = kept.length > 1 ? { ...others, [wait.signal]: kept.slice(1) } : others;
-      run.outcome = signalled(kept[0]);
+      const left = kept.filter((_signal, i) => i !== taken);
+      d.c.signals = left.length > 0 ? { ...others, [wait.signal]: left } : others;
+      run.outcome = signalled(kept[taken]);
       return;
     }
     const seq = waitUnder(d, run, wait.signal);
@@ -70,6 +73,15 @@ function waitUnder(d: Draft, run: StepRun, signal: string | undefined): number {
   run.iterations[ITERATION] = { index: null, segment: 0, tasks: {}, seq };
   d.pending()[keyOf(seq)] = { run: run.id, iteration: ITERATION, kind: 'wait', ...(signal === undefined ? {} : { signal }) };
   return seq;
+}
+
+/**
+ * Whether a step that begins to wait takes a kept signal: only a step that keeps them (`buffer:
+ * true`) and whose approval roles admit its sender, as a signal sent while it waited would be.
+ * A signal recorded without its sender's role (an older log) is taken as it was then, by any.
+ */
+function takesKept(wait: Extract<WaitSpec, { kind: 'signal' }>, signal: SignalSent): boolean {
+  return signal.role === undefined || (wait.buffer && admitsSignal(wait.roles, signal.role));
 }
 
 const signalled = (signal: SignalSent): StepOutcome => ({ status: 'ok', result: signal.payload, error: null, tasks: {}, signal });

@@ -1,3 +1,4 @@
+import type { Role } from '../../src/auth/roles.ts';
 import type { KeychainDefinition, NormalizedTask } from '../../src/dsl/parse-playbook.ts';
 import type { EVENT, EventType } from '../event-types.ts';
 import type { IterationKey, NumberKey } from './keys.ts';
@@ -5,7 +6,11 @@ import type { IterationKey, NumberKey } from './keys.ts';
 export type TaskError = { message: string; code?: string };
 export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: TaskError };
 /** A signal sent to an execution: its name, payload and who sent it (`signal.payload`, `signal.by` in the templates of its step's arcs). */
-export type SignalSent = { name: string; payload: unknown; by: string | null };
+/**
+ * A signal sent to the execution. `role`: its sender's (null: none), present on signals recorded
+ * since kept ones are taken only by steps that admit their sender; absent in older logs.
+ */
+export type SignalSent = { name: string; payload: unknown; by: string | null; role?: Role | null };
 
 /**
  * How a run of a step ended; `timeout` when it waited for a signal that did not come in time.

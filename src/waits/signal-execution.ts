@@ -8,9 +8,7 @@ import { isLiveExecutionStatus } from '../../machines/statuses.ts';
 import type { ExecutionContext } from '../../machines/execution/types.ts';
 import type { NormalizedPlaybook, WaitSpec } from '../dsl/parse-playbook.ts';
 import type { Identity } from '../auth/identity.ts';
-import { roleAtLeast, type Role } from '../auth/roles.ts';
-
-const DEFAULT_SIGNAL_ROLES: readonly Role[] = ['operator'];
+import { admitsSignal, DEFAULT_SIGNAL_ROLES, type Role } from '../auth/roles.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { keyOf, numberOf } from '../../machines/execution/keys.ts';
 
@@ -51,13 +49,13 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
   if (!found || !snapshot) throw notFound(`execution ${id}`);
   if (!isLiveExecutionStatus(found.row.status)) throw refuse(deps, `execution ${id} is ${found.row.status}: no step waits for signal '${name}'`);
   const pb = found.follower.compiled.playbook;
-  const target = signalTarget(pb, snapshot.context, name);
+  const target = signalTarget(pb, snapshot.context, name, by?.role ?? null);
   if (!target) throw refuse(deps, `no step of execution ${id} waits for signal '${name}' now${keeps(pb, name) ? '' : ' (and none keeps it: buffer: true)'}`);
   // A step without approval roles takes signals from operators (as any other control of an execution).
-  const roles = (target.wait.kind === 'signal' ? target.wait.roles : null) ?? DEFAULT_SIGNAL_ROLES;
-  if (!roles.some((r) => by?.role && roleAtLeast(by.role, r))) {
+  const roles = target.wait.kind === 'signal' ? target.wait.roles : null;
+  if (!admitsSignal(roles, by?.role)) {
     deps.metrics.signalsReceived.inc({ outcome: 'forbidden' });
-    throw new ServiceError('forbidden', { code: 'forbidden', message: `step ${target.step} takes signal '${name}' from ${roles.join(' or ')} only; the caller is ${by?.role ?? 'no role'}` });
+    throw new ServiceError('forbidden', { code: 'forbidden', message: `step ${target.step} takes signal '${name}' from ${(roles ?? DEFAULT_SIGNAL_ROLES).join(' or ')} only; the caller is ${by?.role ?? 'no role'}` });
   }
   const status = target.seq === null ? 'buffered' : 'delivered';
   const answer = (eventId: number): Signalled => ({ status, execution_id: id, signal: name, step: target.step, event_id: eventId });
@@ -67,7 +65,8 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
       execution_id: id,
       event_type: EVENT.signalReceived,
       step: target.seq === null ? null : target.step,
-      context: { signal: name, seq: target.seq, by: by?.sub ?? null, ...(by ? { requested_by: by } : {}), ...(target.seq === null ? { buffered: true } : {}) },
+      // `role`: a kept signal is taken only by a step whose approval admits its sender (machines/execution/step-wait.ts).
+      context: { signal: name, seq: target.seq, by: by?.sub ?? null, role: by?.role ?? null, ...(by ? { requested_by: by } : {}), ...(target.seq === null ? { buffered: true } : {}) },
       result: payload ?? null,
     }],
     {
@@ -90,8 +89,11 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
 
 type Target = { step: string; seq: number | null; wait: WaitSpec };
 
-/** The step a signal goes to: the one waiting for it longest, else the first that keeps it (seq null). */
-function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Target | undefined {
+/**
+ * The step a signal goes to: the one waiting for it longest, else (seq null) the first that keeps
+ * it and admits a sender of `role`, else the first that keeps it (whose roles then refuse it).
+ */
+function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string, role: Role | null): Target | undefined {
   let best: Target | undefined;
   for (const [seq, p] of Object.entries(ctx.pending)) {
     if (p.kind !== 'wait' || p.signal !== name) continue;
@@ -100,7 +102,8 @@ function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: strin
     if (step !== undefined && wait && (!best || numberOf(seq) < (best.seq ?? Infinity))) best = { step, seq: numberOf(seq), wait };
   }
   if (best) return best;
-  const keeper = pb.workflow.find((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
+  const keepers = pb.workflow.filter((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
+  const keeper = keepers.find((s) => s.wait?.kind === 'signal' && admitsSignal(s.wait.roles, role)) ?? keepers[0];
   return keeper?.wait && { step: keeper.step, seq: null, wait: keeper.wait };
 }
 

@@ -204,6 +204,48 @@ workflow:
     expect(await finished(id)).toMatchObject({ status: 'completed', result: null });
     expect((await events(id)).filter((e) => e.event_type === 'step.enter').map((e) => e.step)).toEqual(['start', 'gate', 'done']);
   });
+
+  it("signals kept early reach only a step that keeps them and admits their sender: an operator's never pass an admins' approval", async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: kept_roles, path: waits/kept-roles }
+workflow:
+  - step: start
+    tool: { kind: shell, command: "sleep 1" }
+    next: first
+  - step: first
+    wait: { signal: approval, buffer: true, timeout: 1h }
+    next: unkept
+  - step: unkept
+    wait: { signal: approval, timeout: 1h }
+    next: admins
+  - step: admins
+    wait: { signal: approval, buffer: true, timeout: 1h, approval: { roles: [admin] } }
+    next: deploy
+  - step: deploy
+    tool: { kind: noop }
+`);
+    const id = await run('waits/kept-roles');
+    const path = `/api/executions/${id}/signals/approval`;
+    for (let i = 0; i < 3; i++) {
+      const kept = await as(operator).post(path, { payload: { n: i } });
+      expect(kept.status, JSON.stringify(kept.body)).toBe(202);
+      expect(kept.body).toMatchObject({ status: 'buffered', step: 'first' });
+    }
+    // `first` takes one; `unkept` (no buffer) and `admins` (admins only) take none of the rest.
+    await until(`execution ${id} waits at unkept`, async () => ((await as(viewer).get(`/api/executions/${id}`)).body.waits as Json[] | undefined)?.[0]?.step === 'unkept', 15_000);
+    const toUnkept = await as(operator).post(path, { payload: { n: 'unkept' } });
+    expect(toUnkept.body).toMatchObject({ status: 'delivered', step: 'unkept' });
+    await until(`execution ${id} waits at admins`, async () => ((await as(viewer).get(`/api/executions/${id}`)).body.waits as Json[] | undefined)?.[0]?.step === 'admins', 10_000);
+    expect((await as(operator).post(path, { payload: { n: 'late' } })).status).toBe(403);
+    expect((await as(viewer).get(`/api/executions/${id}`)).body.status).toBe('running');
+    // An admin's passes it.
+    const byAdmin = await as(admin).post(path, { payload: { n: 'admin' } });
+    expect(byAdmin.body).toMatchObject({ status: 'delivered', step: 'admins' });
+    expect(await finished(id)).toMatchObject({ status: 'completed' });
+    const exits = (await events(id)).filter((e) => e.event_type === 'step.exit').map((e) => [e.step, e.result]);
+    expect(exits).toEqual([['start', expect.anything()], ['first', { n: 0 }], ['unkept', { n: 'unkept' }], ['admins', { n: 'admin' }], ['deploy', null]]);
+  });
 });
 
 describe('pause and resume', () => {

@@ -104,6 +104,43 @@ describe('signals', () => {
   });
 });
 
+describe('kept signals and approval roles', () => {
+  const steps = [
+    { step: 'start', tool: [shell('a')], next: 'open' },
+    { step: 'open', wait: { signal: 'go' }, next: 'admins' },
+    { step: 'admins', wait: { signal: 'go', buffer: true, approval: { roles: ['admin'] } }, next: 'gate' },
+    { step: 'gate', wait: { signal: 'go', buffer: true }, next: 'end' },
+    { step: 'end', tool: [shell('e')] },
+  ];
+
+  it('a kept signal is taken only by a step that keeps signals and whose approval admits its sender', () => {
+    const d = Driver.of(steps);
+    d.send({ type: 'signal.received', seq: null, signal: { name: 'go', payload: { from: 'operator' }, by: 'op', role: 'operator' } });
+    expect(d.context.signals.go).toHaveLength(1);
+    // `open` keeps nothing (no buffer): it waits, the signal stays kept.
+    const open = waits(d.completeOk(1));
+    expect(open).toMatchObject([{ step: 'open', kind: 'signal' }]);
+    expect(d.context.signals.go).toHaveLength(1);
+    // `admins` keeps signals but takes them from admins only: it waits too.
+    const admins = waits(d.send({ type: 'signal.received', seq: open[0].seq, signal: { name: 'go', payload: {}, by: 'root', role: 'admin' } }));
+    expect(admins).toMatchObject([{ step: 'admins', kind: 'signal', roles: ['admin'] }]);
+    expect(d.context.signals.go).toHaveLength(1);
+    // `gate` (operators, buffer: true) takes it at once.
+    const gate = d.send({ type: 'signal.received', seq: admins[0].seq, signal: { name: 'go', payload: {}, by: 'root', role: 'admin' } });
+    expect(waits(gate)).toEqual([]);
+    expect(issued(gate).map((c) => c.step)).toEqual(['end']);
+    expect(d.context.signals).toEqual({});
+  });
+
+  it('a kept signal recorded without its sender\'s role (an older log) is taken by the next step that waits for it, as it was', () => {
+    const d = Driver.of(steps);
+    d.send({ type: 'signal.received', seq: null, signal: { name: 'go', payload: {}, by: 'op' } });
+    const effects = d.completeOk(1);
+    expect(waits(effects)).toMatchObject([{ step: 'admins' }]);
+    expect(d.context.signals).toEqual({});
+  });
+});
+
 describe('pause and resume', () => {
   it('while paused, commands are held (the ones out still finish); resume issues them in order', () => {
     const d = Driver.of([{ step: 'start', loop: { in: [1, 2, 3, 4], mode: 'parallel', max_in_flight: 2 }, tool: [shell('a')] }]);

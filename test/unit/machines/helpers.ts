@@ -170,7 +170,12 @@ export function inputRow(event: ExecutionEvent): LogRow {
     case 'wait.timed_out':
       return { event_type: event.type, context: { seq: event.seq }, result: null, error: null };
     case 'signal.received':
-      return { event_type: event.type, context: { signal: event.signal.name, seq: event.seq, by: event.signal.by }, result: event.signal.payload, error: null };
+      return {
+        event_type: event.type,
+        context: { signal: event.signal.name, seq: event.seq, by: event.signal.by, ...(event.signal.role !== undefined ? { role: event.signal.role } : {}) },
+        result: event.signal.payload,
+        error: null,
+      };
     case 'execution.paused':
     case 'execution.resumed':
       return { event_type: event.type, context: null, result: null, error: null };
