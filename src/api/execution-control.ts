@@ -6,7 +6,7 @@ import { MAX_KEPT_SIGNAL_BYTES, MAX_KEPT_SIGNALS } from '../../actors/route-repo
 import { signalExecution, type Signalled } from '../waits/signal-execution.ts';
 import { integer, responses } from './answers.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
-import { integerText, jsonSchema, MAX_ID } from './validation.ts';
+import { exactObject, integerText, jsonSchema, MAX_ID } from './validation.ts';
 
 // Control of a running execution (DESIGN.md "Waiting and control"): pause, resume and signals.
 // Cancel and retry are with the other execution routes (executions.ts).
@@ -16,7 +16,7 @@ const signalParams = v.object({
   id: integerText(1, MAX_ID),
   name: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a signal name (letters, digits, _ . -)'), v.maxLength(128)),
 });
-const signalBody = v.optional(v.object({ payload: v.optional(v.unknown()) }), {});
+const signalBody = v.optional(exactObject({ payload: v.optional(v.unknown()) }), {});
 const SIGNAL_ACCEPTED = 202;
 const controlAnswer = v.object({ execution_id: integer, status: v.picklist(['paused', 'running']) }) satisfies v.GenericSchema<unknown, Control>;
 const signalAnswer = v.object({

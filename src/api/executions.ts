@@ -102,9 +102,9 @@ const listQuery = v.object({
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
   'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
-const retryBody = v.optional(v.object({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
+const retryBody = v.optional(exactObject({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
 const cancelBody = v.optional(
-  v.object({
+  exactObject({
     reason: v.optional(v.pipe(v.string(), v.maxLength(1000))),
     cascade: v.optional(v.pipe(v.boolean(), v.description('false: child executions go on running (default true: they are cancelled too)')), true),
   }),

@@ -215,8 +215,8 @@ workflow:
   });
 });
 
-describe('a JSON array is not a body object', () => {
-  it('signal, retry and cancel refuse it with 422 naming the body, and change nothing', async () => {
+describe('a body that is not the object a control route takes', () => {
+  it('signal, retry and cancel refuse an array, null or a misspelt field with 422 naming it, and change nothing', async () => {
     await register(`
 apiVersion: svc/v1
 metadata: { name: array_gate, path: ctl/array_gate }
@@ -231,6 +231,19 @@ workflow:
       const r = await post(path, body);
       expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(422);
       expect(r.body.detail).toEqual({ code: 'unprocessable', message: 'invalid body', errors: ['body: must be a JSON object, not an array'] });
+    }
+    // Nor is a JSON null (no body is one thing, `null` another), nor a misspelt field, which
+    // would otherwise be dropped: a signal without its payload, a cancel that cascades after all.
+    const refused: [string, unknown, string][] = [
+      [`/api/executions/${id}/signals/go`, null, 'body: must be a JSON object, not null (or send no body)'],
+      [`/api/executions/${id}/cancel`, null, 'body: must be a JSON object, not null (or send no body)'],
+      [`/api/executions/${id}/signals/go`, { paylod: 1 }, "paylod: unknown field (did you mean 'payload'?)"],
+      [`/api/executions/${id}/cancel`, { cascde: false }, "cascde: unknown field (did you mean 'cascade'?)"],
+    ];
+    for (const [path, body, error] of refused) {
+      const r = await post(path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(422);
+      expect(r.body.detail.errors).toEqual([error]);
     }
     expect(await received(id)).toEqual([]);
     expect((await get(`/api/executions/${id}`)).body.status).toBe('running');
@@ -247,6 +260,8 @@ workflow:
     const retry = await post(`/api/executions/${failed}/retry`, ['mid']);
     expect(retry.status, JSON.stringify(retry.body)).toBe(422);
     expect(retry.body.detail.errors).toEqual(['body: must be a JSON object, not an array']);
+    expect((await post(`/api/executions/${failed}/retry`, null)).body.detail.errors).toEqual(['body: must be a JSON object, not null (or send no body)']);
+    expect((await post(`/api/executions/${failed}/retry`, { from_stp: 'mid' })).body.detail.errors).toEqual(["from_stp: unknown field (did you mean 'from_step'?)"]);
     expect((await get(`/api/executions/${failed}`)).body.retried_as).toEqual([]);
     // An object still goes.
     expect((await post(`/api/executions/${id}/signals/go`, {})).status).toBe(202);
