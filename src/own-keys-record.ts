@@ -4,6 +4,7 @@
 // `steps` through a record. This record keeps every own key, set as an own property (never
 // through a setter), and validates each key and value as v.record does.
 import * as v from 'valibot';
+import { isObject } from './objects.ts';
 
 type KeySchema = v.GenericSchema<string, string>;
 
@@ -19,12 +20,12 @@ const expectedOf = (issue: v.BaseIssue<unknown>): string | undefined =>
   issue.expected ?? (issue.type === 'check' && !issue.message.startsWith('Invalid ') ? issue.message : undefined);
 
 /**
- * A record of `value`s by `key` (an object; an array passes as v.record lets it) with every own
- * key kept; issues carry their key's path as v.record's do. Its JSON Schema is v.record's
- * (see plainRecordOf).
+ * A record of `value`s by `key` (an object, not an array: v.record would take `[1, 2]` as
+ * `{"0": 1, "1": 2}`) with every own key kept; issues carry their key's path as v.record's do.
+ * Its JSON Schema is v.record's (see plainRecordOf).
  */
 export function ownKeysRecord<const V extends v.GenericSchema>(key: KeySchema, value: V, message?: string): v.GenericSchema<Record<string, v.InferInput<V>>, Record<string, v.InferOutput<V>>> {
-  const object = v.custom<Record<string, unknown>>((input) => typeof input === 'object' && input !== null, message ?? ((issue) => `expected Object, got ${issue.received}`));
+  const object = v.custom<Record<string, unknown>>(isObject, message ?? ((issue) => `expected Object, got ${issue.received}`));
   // valibot's JSON Schema converter flattens pipes: it meets this first item, not the pipe.
   plainRecords.set(object, v.record(key, value));
   return v.pipe(

@@ -216,6 +216,17 @@ describe('parsePlaybook: problems', () => {
     expect(problemsOf('- a\n- b\n')).toEqual([{ path: '$', message: 'the document must be a mapping' }]);
   });
 
+  it('refuses a list where a mapping goes (a record would take [1, 2] as {"0": 1, "1": 2})', () => {
+    const problems = problemsOf(`${header}workload: [1, 2]
+triggers: [ { name: w, kind: webhook, auth: hook, payload: [1, 2] } ]
+workflow:
+  - step: start
+    tool: { name: s, kind: http, url: "http://x/y", headers: [1, 2], params: ["a"] }
+`);
+    expect(problems.map((p) => p.path).sort()).toEqual(['triggers[0].payload', 'workflow[0].tool.headers', 'workflow[0].tool.params', 'workload']);
+    for (const p of problems) expect(p.message).toMatch(/Object/);
+  });
+
   it('reports a missing workflow', () => {
     expect(problemsOf(header)).toEqual([{ path: 'workflow', message: 'is required' }]);
   });
