@@ -126,6 +126,16 @@ export function undefinedNames(source: string, roots: readonly string[]): string
   return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap((r) => (r.expr.name === undefined ? [r.text] : []));
 }
 
+/**
+ * The unguarded reads `root.key` (a literal first key) of `roots` in a template that parses, as
+ * `roots.key` or `roots['key']`: what a trigger's payload reads of `trigger`, `request`, `message`.
+ */
+export function memberReads(source: string, roots: readonly string[]): { root: string; key: string; text: string }[] {
+  return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap(({ expr, text }) =>
+    expr.name !== undefined && expr.key !== undefined && roots.includes(expr.name) ? [{ root: expr.name, key: expr.key, text }] : [],
+  );
+}
+
 /** For each step, the steps that may have run before it starts (those from which an arc path leads to it). */
 function predecessors(steps: readonly Record<string, unknown>[], names: readonly string[]): Set<string>[] {
   const targets = steps.map((step) => arcTargets(step.next));
@@ -179,7 +189,7 @@ function definedWhen(cond: Expr, holds: boolean): string[] {
 }
 
 /** Roots whose first literal key is checked: the keys each may hold are known when the playbook is registered. */
-const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars']);
+const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars', 'trigger', 'request', 'message']);
 
 /**
  * Unguarded reads of a template that may be undefined: a root with its first literal key

@@ -6,10 +6,20 @@ import { childPath } from '../dsl/render.ts';
 import { isObject } from '../objects.ts';
 import { TEMPLATE_ROOTS } from '../dsl/playbook.schema.ts';
 import { cronProblem } from './cron-schedule.ts';
-import { undefinedNames } from '../dsl/static-reference-problems.ts';
+import { memberReads, undefinedNames } from '../dsl/static-reference-problems.ts';
+import { closest } from '../dsl/unknown-field-message.ts';
 
 /** The roots a trigger's `payload` templates may read, per kind (DESIGN.md "Triggers"). */
 export const TRIGGER_TEMPLATE_ROOTS = { schedule: ['trigger'], webhook: ['trigger', 'request'], nats: ['trigger', 'message'] } as const;
+/**
+ * The fields of each root a fire renders a payload over (scheduler.ts, webhook-delivery.ts with
+ * webhook-request.ts, nats-message-fire.ts build them): reading another fails every fire.
+ */
+const ROOT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  trigger: ['name', 'kind', 'scheduled_time', 'fired_at'],
+  request: ['body', 'headers', 'query'],
+  message: ['subject', 'seq', 'text', 'json', 'headers'],
+};
 // Roots that exist elsewhere (a step's templates, another kind of trigger): reading one here is
 // named as not available; any other name nothing defines, as undefined.
 const KNOWN_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'trigger', 'request', 'message']);
@@ -58,6 +68,12 @@ function templates(value: unknown, path: string, roots: readonly string[], probl
     }
     // Any other name the template reads without defining it fails every fire (templates are strict).
     for (const name of new Set(undefinedNames(value, roots))) if (!KNOWN_ROOTS.has(name)) problems.push({ path, message: `'${name}' is undefined: a trigger's templates read ${roots.join(', ')}` });
+    for (const { root, key, text } of memberReads(value, roots)) {
+      const fields = ROOT_FIELDS[root] ?? [];
+      if (fields.includes(key)) continue;
+      const near = closest(key, fields);
+      problems.push({ path, message: `'${text}' is undefined: ${root} has ${fields.join(', ')}${near ? ` (did you mean '${near}'?)` : ''}` });
+    }
   } else if (Array.isArray(value)) value.forEach((item, i) => templates(item, `${path}[${i}]`, roots, problems));
   else if (isObject(value)) for (const [key, item] of Object.entries(value)) templates(item, childPath(path, key), roots, problems);
 }

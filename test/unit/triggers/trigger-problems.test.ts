@@ -27,6 +27,18 @@ describe("a trigger's templates", () => {
     ]);
   });
 
+  it("a field its root does not have is undefined, with the fields it has (a misspelling: 'did you mean')", () => {
+    expect(problems('{ name: n, kind: schedule, cron: "0 2 * * *", payload: { z: "{{ trigger.nme }}", ok: "{{ trigger.nme2 | default(1) }}" } }')).toEqual([
+      { path: 'triggers[0].payload.z', message: "'trigger.nme' is undefined: trigger has name, kind, scheduled_time, fired_at (did you mean 'name'?)" },
+    ]);
+    expect(problems('{ name: w, kind: webhook, auth: a, payload: { b: "{{ request.bdy }}", h: "{{ request[\'headers\'][\'x-a\'] }}" } }')).toEqual([
+      { path: 'triggers[0].payload.b', message: "'request.bdy' is undefined: request has body, headers, query (did you mean 'body'?)" },
+    ]);
+    expect(problems('{ name: o, kind: nats, auth: a, stream: S, subject: s.x, payload: { m: "{{ message.data }}" } }')).toEqual([
+      { path: 'triggers[0].payload.m', message: "'message.data' is undefined: message has subject, seq, text, json, headers" },
+    ]);
+  });
+
   it("accepts the kind's roots, a default for what may be absent, the template's own names and the functions", () => {
     expect(problems('{ name: n, kind: schedule, cron: "0 2 * * *", payload: { d: "{{ trigger.scheduled_time[:10] }}", e: "{{ x | default(1) }}", f: "{% set y = 1 %}{{ y }}", g: "{{ range(2) | list }}" } }')).toEqual([]);
     expect(problems('{ name: o, kind: nats, auth: a, stream: S, subject: s.x, payload: { m: "{{ message.json }}", n: "{{ trigger.name }}" } }')).toEqual([]);
