@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { isObject } from '../objects.ts';
 
 // Shape of a playbook's `triggers:` block (DESIGN.md "Triggers"). Rules that need more than the
 // shape (a cron that parses, a known timezone, unique names, payload templates) are in
@@ -54,7 +55,7 @@ const headerName = v.pipe(v.string(), v.regex(HEADER_NAME, 'must be an HTTP head
 
 /** The generic HMAC style: which headers carry the signature and the timestamp. */
 export const HmacSignatureSchema = v.strictObject({
-  style: v.literal('hmac'),
+  style: v.literal('hmac', `must be hmac: the mapping form sets the hmac style's headers (the other styles are written signature: ${SIGNATURE_STYLES.filter((s) => s !== 'hmac').join(', ')})`),
   header: v.optional(headerName, 'x-signature'),
   // Text before the hex digest in the header (e.g. `sha256=`).
   prefix: v.optional(v.string(), ''),
@@ -66,7 +67,12 @@ export const WebhookTriggerSchema = v.strictObject({
   ...common,
   kind: v.literal('webhook'),
   auth: credentialName,
-  signature: v.optional(v.union([v.picklist(SIGNATURE_STYLES), HmacSignatureSchema]), 'hmac'),
+  // A style's name, or the hmac mapping: chosen by the value's type, so a mapping's problems (a
+  // misspelt `hedaer`) are named as the mapping's own, not as "expected a name or a mapping".
+  signature: v.optional(
+    v.lazy((input) => (isObject(input) ? HmacSignatureSchema : v.picklist(SIGNATURE_STYLES, `must be one of ${SIGNATURE_STYLES.join(', ')}, or a mapping {style: hmac, header, prefix, timestamp_header}`))),
+    'hmac',
+  ),
   // A template over `request` naming the delivery: a repeat answers with the first execution.
   delivery_id: v.optional(nonEmptyString),
   max_body_bytes: v.optional(count(1, MAX_WEBHOOK_BODY_BYTES), DEFAULT_WEBHOOK_BODY_BYTES),

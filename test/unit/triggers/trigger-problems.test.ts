@@ -39,6 +39,19 @@ describe("a trigger's templates", () => {
     ]);
   });
 
+  it("a webhook's signature: a mapping's own problems are named (with 'did you mean'), a name outside the styles lists them", () => {
+    expect(problems('{ name: w, kind: webhook, auth: a, signature: { style: hmac, hedaer: x-s } }')).toEqual([
+      { path: 'triggers[0].signature.hedaer', message: "unknown field 'hedaer' (did you mean 'header'?)" },
+    ]);
+    expect(problems('{ name: w, kind: webhook, auth: a, signature: { style: github } }')).toEqual([
+      { path: 'triggers[0].signature.style', message: "must be hmac: the mapping form sets the hmac style's headers (the other styles are written signature: github, stripe, bearer)" },
+    ]);
+    expect(problems('{ name: w, kind: webhook, auth: a, signature: githb }')).toEqual([
+      { path: 'triggers[0].signature', message: 'must be one of github, stripe, hmac, bearer, or a mapping {style: hmac, header, prefix, timestamp_header}' },
+    ]);
+    expect(problems('{ name: w, kind: webhook, auth: a, signature: { style: hmac, header: x-s, prefix: "sha256=" } }')).toEqual([]);
+  });
+
   it("accepts the kind's roots, a default for what may be absent, the template's own names and the functions", () => {
     expect(problems('{ name: n, kind: schedule, cron: "0 2 * * *", payload: { d: "{{ trigger.scheduled_time[:10] }}", e: "{{ x | default(1) }}", f: "{% set y = 1 %}{{ y }}", g: "{{ range(2) | list }}" } }')).toEqual([]);
     expect(problems('{ name: o, kind: nats, auth: a, stream: S, subject: s.x, payload: { m: "{{ message.json }}", n: "{{ trigger.name }}" } }')).toEqual([]);
