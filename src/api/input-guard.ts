@@ -358,7 +358,7 @@ export function installInputGuard(app: FastifyInstance): void {
       value = parseJsonBody(text);
       // fastify hands "no body" to validation as null: a JSON null would pass as none, where
       // every other value that is not an object is refused (no route of the API takes null).
-      if (value === null) throw new ServiceError('unprocessable', { message: 'invalid body', errors: ['body: must be a JSON object, not null (or send no body)'] });
+      if (value === null) throw new ServiceError('unprocessable', { message: 'invalid body', errors: ['body: must be a JSON object'] });
     } catch (err) {
       return done(err instanceof Error ? err : new Error(String(err)), undefined);
     }

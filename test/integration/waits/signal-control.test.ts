@@ -235,8 +235,8 @@ workflow:
     // Nor is a JSON null (no body is one thing, `null` another), nor a misspelt field, which
     // would otherwise be dropped: a signal without its payload, a cancel that cascades after all.
     const refused: [string, unknown, string][] = [
-      [`/api/executions/${id}/signals/go`, null, 'body: must be a JSON object, not null (or send no body)'],
-      [`/api/executions/${id}/cancel`, null, 'body: must be a JSON object, not null (or send no body)'],
+      [`/api/executions/${id}/signals/go`, null, 'body: must be a JSON object'],
+      [`/api/executions/${id}/cancel`, null, 'body: must be a JSON object'],
       [`/api/executions/${id}/signals/go`, { paylod: 1 }, "paylod: unknown field (did you mean 'payload'?)"],
       [`/api/executions/${id}/cancel`, { cascde: false }, "cascde: unknown field (did you mean 'cascade'?)"],
     ];
@@ -260,7 +260,7 @@ workflow:
     const retry = await post(`/api/executions/${failed}/retry`, ['mid']);
     expect(retry.status, JSON.stringify(retry.body)).toBe(422);
     expect(retry.body.detail.errors).toEqual(['body: must be a JSON object, not an array']);
-    expect((await post(`/api/executions/${failed}/retry`, null)).body.detail.errors).toEqual(['body: must be a JSON object, not null (or send no body)']);
+    expect((await post(`/api/executions/${failed}/retry`, null)).body.detail.errors).toEqual(['body: must be a JSON object']);
     expect((await post(`/api/executions/${failed}/retry`, { from_stp: 'mid' })).body.detail.errors).toEqual(["from_stp: unknown field (did you mean 'from_step'?)"]);
     expect((await get(`/api/executions/${failed}`)).body.retried_as).toEqual([]);
     // An object still goes.
