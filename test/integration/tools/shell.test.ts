@@ -115,8 +115,9 @@ describe('shell tool', () => {
     const pids = join(dir, 'term-pids');
     const armed = join(dir, 'term-armed');
     // One child stops cleanly on SIGTERM (and says so); the other ignores it. Each says when its
-    // trap is set: the abort comes then (a fixed delay lost the race on a loaded machine).
-    const command = `(trap 'echo got-term >> ${log}; exit 0' TERM; echo a >> ${armed}; sleep 30 & wait) & (trap '' TERM; echo b >> ${armed}; sleep 30) & echo $! > ${pids}; echo ready; wait`;
+    // trap is set: the abort comes then (a fixed delay lost the race on a loaded machine). `ready`
+    // is written before the pids file the test waits for, so it is in the pipe when the abort comes.
+    const command = `(trap 'echo got-term >> ${log}; exit 0' TERM; echo a >> ${armed}; sleep 30 & wait) & (trap '' TERM; echo b >> ${armed}; sleep 30) & echo ready; echo $! > ${pids}; wait`;
     const abort = new AbortController();
     const outcome = shell(task({ command }), off({ signal: abort.signal }));
     const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
