@@ -131,10 +131,13 @@ function findProblems(text: string): ParseResult {
     : parsed.issues.flatMap((issue) =>
         issue.expected === 'never' ? unknownFields(PlaybookDocumentSchema, issue.path ?? []).map((u) => ({ path: formatPath(u.path), message: u.message })) : [{ path: formatPath(issue.path), message: describeIssue(issue) }],
       );
+  // The inputs' checks need their blocks valid, not the whole document: they report beside its other problems.
+  const withInputs = parsed.success ? parsed.output : parsedPart(InputsPartSchema, raw);
+  const withTriggers = parsed.success ? parsed.output : parsedPart(TriggerInputsPartSchema, raw);
   const problems = [
     ...shapeProblems,
-    ...(parsed.success ? workloadDefaultProblems(parsed.output) : []),
-    ...(parsed.success ? triggerInputProblems(parsed.output) : []),
+    ...(withInputs ? workloadDefaultProblems(withInputs) : []),
+    ...(withTriggers ? triggerInputProblems(withTriggers) : []),
     ...referenceProblems(raw),
     ...templateProblems(raw),
     ...staticReferenceProblems(raw),
@@ -146,11 +149,21 @@ function findProblems(text: string): ParseResult {
   return { ok: true, playbook: normalize(parsed.output) };
 }
 
+/** The blocks the inputs' checks read, each as the document schema takes it; the rest of the document is not looked at. */
+const InputsPartSchema = v.object({ workload: PlaybookDocumentSchema.entries.workload, inputs: PlaybookDocumentSchema.entries.inputs });
+const TriggerInputsPartSchema = v.object({ ...InputsPartSchema.entries, triggers: PlaybookDocumentSchema.entries.triggers });
+
+/** `part` of a document whose whole failed its schema, when that part alone is valid. */
+function parsedPart<S extends typeof InputsPartSchema | typeof TriggerInputsPartSchema>(part: S, raw: unknown): v.InferOutput<S> | undefined {
+  const r = v.safeParse(part, raw);
+  return r.success ? r.output : undefined;
+}
+
 /**
  * The `workload:` values that fail their declared input (type, enum): every start that does not
  * give that name would be refused, so the playbook is (an input's own default is checked with it).
  */
-function workloadDefaultProblems(doc: PlaybookDocument): Problem[] {
+function workloadDefaultProblems(doc: Pick<PlaybookDocument, 'workload' | 'inputs'>): Problem[] {
   if (!doc.inputs || !doc.workload) return [];
   const given = Object.fromEntries(Object.entries(doc.workload).filter(([name]) => doc.inputs?.[name]?.default === undefined));
   return checkInputs(doc.inputs, given)
@@ -164,7 +177,7 @@ function workloadDefaultProblems(doc: PlaybookDocument): Problem[] {
  * holds, or a literal payload value not of its input's type or enum, is certain at registration.
  * A templated value is known only once rendered (the start checks it).
  */
-function triggerInputProblems(doc: PlaybookDocument): Problem[] {
+function triggerInputProblems(doc: Pick<PlaybookDocument, 'workload' | 'inputs' | 'triggers'>): Problem[] {
   if (!doc.inputs) return [];
   const base = { ...doc.workload, ...inputDefaults(doc.inputs) };
   return (doc.triggers ?? []).flatMap((trigger, i) => {

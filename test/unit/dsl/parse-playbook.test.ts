@@ -380,6 +380,26 @@ workflow:
     ]);
   });
 
+  it('lists the inputs\' problems (workload defaults, triggers every fire of which is refused) with the shape problems of other blocks', () => {
+    const problems = problemsOf(`${header}inputs:
+  retries: { type: integer }
+  mode: { type: string }
+workload: { retries: "3" }
+triggers:
+  - { name: nightly, kind: schedule, cron: "0 2 * * *" }
+workflow:
+  - step: a
+    tool: { name: t, kind: ftp }
+`);
+    expect(problems.map((p) => p.path)).toEqual(['workflow[0].tool.kind', 'workload.retries', 'triggers[0].payload']);
+    // A block the inputs' checks read that is malformed itself: its own problem, not theirs.
+    expect(problemsOf(`${header}inputs: { retries: { type: integr } }
+workload: { retries: "3" }
+workflow:
+  - step: a
+`).map((p) => p.path)).toEqual(['inputs.retries.type']);
+  });
+
   it('skips malformed parts in the cross-reference checks (the shape check names them)', () => {
     const problems = problemsOf(`${header}keychain: { k: 1 }
 workflow:
