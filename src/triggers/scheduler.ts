@@ -1,6 +1,7 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { earliestScheduledFire, lookAtSchedules, queuedThrough, shelveSchedules, unfinishedRuns } from '../db/trigger.repo.ts';
+import type { Queryable } from '../db/queryable.ts';
+import { earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
@@ -137,6 +138,50 @@ export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at
   if (spec.overlap === 'cancel_previous') return { fires: [...older.map(skip('overlap cancel_previous: one run per tick')), ...newest.map(start)], next, cancel: [...unfinished], waiting: false };
   if (unfinished.length > 0) return { fires: dueTimes.map(skip(`overlap skip: execution ${unfinished.join(', ')} still running`)), next, cancel: [], waiting: false };
   return { fires: [...older.map(skip('overlap skip: one run per tick')), ...newest.map(start)], next, cancel: [], waiting: false };
+}
+
+/**
+ * Records, in the pausing transaction `q` (the pause holds the trigger's row), the due times a
+ * queue schedule holds at `at` as skipped (pausedQueue) and moves its next fire past them; a time
+ * recorded already (a backfill of it) stays as it was. Other schedules hold no due times.
+ */
+export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: TriggerRow, at: Date): Promise<void> {
+  const read = storedSchedule(row.spec);
+  const from = row.next_fire_at;
+  if ('problem' in read || read.spec.overlap !== 'queue' || !from || from.getTime() > at.getTime()) return;
+  const { spec } = read;
+  const key = `${row.path}\n${row.name}`;
+  const runs = (await unfinishedRuns(q, [row])).get(key) ?? [];
+  // As a tick asks it (runScheduleTick): did times older than the grace wait for a run that ended?
+  const asked = runs.length === 0 && from.getTime() < at.getTime() - MISFIRE_GRACE_MS;
+  const queuedUntil = asked ? ((await queuedThrough(q, [{ path: row.path, name: row.name, before: from }])).get(key) ?? null) : null;
+  const fires = pausedQueue(spec, from, at, runs, queuedUntil);
+  const recorded = new Set((await findFires(q, fires.map((f) => ({ path: row.path, name: row.name, fireKey: f.fireKey })))).map((r) => r.fire_key));
+  const rows = fires.flatMap((f): TriggerFireRow[] =>
+    'skipped' in f && !recorded.has(f.fireKey) ? [{ path: row.path, name: row.name, fire_key: f.fireKey, outcome: 'skipped', execution_id: null, scheduled_time: f.scheduledTime, error: f.skipped }] : [],
+  );
+  await recordFires(q, rows, [{ path: row.path, name: row.name, from, to: nextFire(spec.cron, spec.timezone, at) }]);
+  if (rows.length) deps.metrics.triggerFires.inc({ kind: 'schedule', outcome: 'skipped' }, rows.length);
+}
+
+/**
+ * What pausing an overlap `queue` schedule at `at` does with the due times it holds from `from`
+ * (docs/triggers.md, "Pause and resume"): each is recorded as skipped, never left to start after
+ * a resume. The newest `max_catch_up` for the pause, the older ones as a tick drops them (queuePick).
+ */
+export function pausedQueue(spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], queuedUntil: Date | null): Fire[] {
+  const skip = (why: string) => (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why });
+  const paused = skip(`trigger paused while this time waited its turn${unfinished.length ? ` (execution ${unfinished.join(', ')} still running)` : ''}`);
+  const dropped = skip(`overlap queue: more than ${spec.max_catch_up} due times waiting (max_catch_up)`);
+  const out: Fire[] = [];
+  // With a run unfinished every due time up to the pause waited for it.
+  const waitedUntil = unfinished.length ? at : queuedUntil;
+  for (let start = from; ; ) {
+    const q = queuePick(spec, start, at, waitedUntil);
+    out.push(...q.dropped.map(dropped));
+    if (!q.more) return [...out, ...q.waiting.map(paused)];
+    start = q.more;
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { getTrigger, listTriggers, setTriggerPaused, type TriggerKindName, type 
 import { ServiceError, notFound } from '../errors.ts';
 import { firesBetween, nextFire } from './cron-schedule.ts';
 import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
+import { recordPausedQueue } from './scheduler.ts';
 import { storedSchedule } from './stored-schedule.ts';
 import type { ScheduleTrigger } from './trigger.schema.ts';
 
@@ -82,12 +83,19 @@ async function triggerOr404(deps: EngineDeps, path: string, name: string): Promi
   return row;
 }
 
-/** Pauses or resumes a trigger (a resumed schedule fires next at its next time after now); 404 when unknown. */
-export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean): Promise<TriggerView> {
+/**
+ * Pauses or resumes a trigger at `now` (a resumed schedule fires next at its next time after now;
+ * a paused queue schedule records the times it held as skipped); 404 when unknown.
+ */
+export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean, now: Date = new Date()): Promise<TriggerView> {
   const row = await triggerOr404(deps, path, name);
   // Only a resume reads the spec (its next fire): a schedule that no longer reads can still be paused.
   const spec = row.kind === 'schedule' && !paused ? scheduleOf(row) : undefined;
-  const updated = await setTriggerPaused(deps.db, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, new Date()) : null);
+  const updated = await deps.db.tx(async (q) => {
+    const set = await setTriggerPaused(q, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, now) : null);
+    if (set && paused && !set.was_paused && set.kind === 'schedule') await recordPausedQueue(deps, q, set, now);
+    return set;
+  });
   if (!updated) throw notFound(`trigger ${name} of ${path}`);
   // Answered as the listing shows it: the updated row alone has no last fire (it read as null).
   const [listed] = await listTriggers(deps.db, undefined, { path, name });

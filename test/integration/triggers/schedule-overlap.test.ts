@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { runScheduleTick } from '../../../src/triggers/scheduler.ts';
+import { pauseTrigger } from '../../../src/triggers/trigger-operations.ts';
 import { queuedThrough, unfinishedRuns } from '../../../src/db/trigger.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
 
@@ -291,6 +292,59 @@ describe('overlap queue', () => {
     }
     expect(await listed(path)).toMatchObject({ fires: 4, skipped: 4 });
     expect(await nextFire(path)).toBe(iso(plus(t0, 80_000)));
+  });
+
+  it('a pause records the due times waiting for a run as skipped, once: the run ends and a resume starts none of them', async () => {
+    const path = 'overlap/queue_pause';
+    await register(path, `cron: "*/10 * * * * *", overlap: queue, max_catch_up: 3`);
+    const t0 = anHourAgo();
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const run = (await runningOne(path)).execution_id;
+    for (let s = 10; s <= 50; s += 10) await tick(plus(t0, s * 1000 + 10));
+    // Five wait: the three newest for the pause, the two older as the queue's bound drops them.
+    expect(await pauseTrigger(a.deps, path, 't', true, plus(t0, 50_020))).toMatchObject({ state: 'paused', skipped: 5, fires: 1 });
+    const held = await fires(path);
+    expect(held.map((f) => [f.fire_key, f.outcome, f.error])).toEqual([
+      [iso(t0), 'started', null],
+      ...[10, 20].map((s) => [iso(plus(t0, s * 1000)), 'skipped', 'overlap queue: more than 3 due times waiting (max_catch_up)']),
+      ...[30, 40, 50].map((s) => [iso(plus(t0, s * 1000)), 'skipped', `trigger paused while this time waited its turn (execution ${run} still running)`]),
+    ]);
+    // Paused again later: the times that fell while paused are not recorded.
+    expect(await pauseTrigger(a.deps, path, 't', true, plus(t0, 90_020))).toMatchObject({ skipped: 5 });
+    await cancel(run);
+    await pauseTrigger(a.deps, path, 't', false, plus(t0, 100_010));
+    expect(await nextFire(path)).toBe(iso(plus(t0, 110_000)));
+    expect((await tick(plus(t0, 100_020))).started).toBe(0);
+    expect(await tick(plus(t0, 110_010))).toMatchObject({ started: 1, skipped: 0 });
+    expect((await runningOne(path)).fire_key).toBe(iso(plus(t0, 110_000)));
+    expect((await fires(path)).length).toBe(7);
+  });
+
+  it('the pause route records what a queue schedule held; a time a backfill fired stays as it was', async () => {
+    const path = 'overlap/queue_pause_route';
+    await register(path, `cron: "0 0 * * *", overlap: queue`);
+    // Midnight (UTC) two days ago starts a run that is still running: yesterday's and today's midnights wait for it.
+    const day = 86_400_000;
+    const t0 = new Date(Math.floor(Date.now() / day) * day - 2 * day);
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const run = (await runningOne(path)).execution_id;
+    await tick(plus(t0, day + 10));
+    expect(await nextFire(path)).toBe(iso(plus(t0, day)));
+    const backfill = await http(a.url, 'POST', `/api/triggers/${path}/t/backfill`, { from: iso(plus(t0, day)), to: iso(plus(t0, day + 1)) });
+    expect(backfill.status, JSON.stringify(backfill.body)).toBe(200);
+    const res = await http(a.url, 'POST', `/api/triggers/${path}/t/pause`, {});
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ state: 'paused', next_fires: [], skipped: 1, fires: 2 });
+    expect((await fires(path)).map((f) => [f.fire_key, f.outcome, f.error])).toEqual([
+      [iso(t0), 'started', null],
+      [iso(plus(t0, day)), 'started', null],
+      // The backfill's run is a run of the trigger too: today's midnight waited for both.
+      [iso(plus(t0, 2 * day)), 'skipped', `trigger paused while this time waited its turn (execution ${run}, ${backfill.body.execution_ids[0]} still running)`],
+    ]);
+    const resumed = await http(a.url, 'POST', `/api/triggers/${path}/t/resume`, {});
+    expect(resumed.body).toMatchObject({ state: 'active', next_fires: [iso(plus(t0, 3 * day)), iso(plus(t0, 4 * day)), iso(plus(t0, 5 * day))] });
   });
 
   it('after a downtime with no run unfinished, catch-up decides about the missed times; the on-time ones wait their turn', async () => {
