@@ -114,7 +114,10 @@ export async function fireByHand(deps: EngineDeps, path: string, name: string, b
   const fire: Fire = 'refused' in own ? { fireKey, scheduledTime: now, refused: own.refused } : { fireKey, scheduledTime: row.kind === 'schedule' ? now : null, payload: { ...own.payload, ...body.payload } };
   // Present when recorded: a new version that removed the trigger meanwhile would otherwise run its own workflow with this payload.
   const [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire], { live: 'present' });
-  if (result.outcome === 'refused') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`] });
+  // As a webhook's delivery answers it: the fire is recorded, so the same fire_key answers the same.
+  if (result.outcome === 'refused') {
+    throw new ServiceError('fire_refused', { code: 'fire_refused', message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`], fire_key: result.fireKey, duplicate: result.duplicate });
+  }
   return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome };
 }
 

@@ -134,6 +134,31 @@ describe('fire by hand', () => {
   });
 });
 
+describe('a fire by hand the inputs refuse', () => {
+  it('is 422 fire_refused naming the payload, recorded as refused: the same fire_key answers the same, nothing started', async () => {
+    const PATH = 'input/fire_refused';
+    const yaml = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: n, path: ${PATH} }
+inputs: { region: { type: string, enum: [eu, us] } }
+workload: { region: eu }
+triggers:
+  - { name: n, kind: schedule, cron: "@daily" }
+workflow:
+  - step: start
+`;
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
+    const refused = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { fire_key: 'k1', payload: { region: 'mars' } });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body.detail).toMatchObject({ code: 'fire_refused', fire_key: 'k1', duplicate: false, errors: [expect.stringMatching(/^payload: .*workload\.region/)] });
+    const again = await http(a.url, 'POST', `/api/triggers/${PATH}/n/fire`, { fire_key: 'k1', payload: { region: 'eu' } });
+    expect(again.status).toBe(422);
+    expect(again.body.detail).toMatchObject({ code: 'fire_refused', fire_key: 'k1', duplicate: true });
+    expect(await executionCount(PATH)).toBe(0);
+    expect(await fireCount(PATH)).toBe(1);
+  });
+});
+
 describe('a webhook\'s signature headers', () => {
   it('are HTTP header names: one no request can carry is a 400 problem at its place and registers nothing', async () => {
     for (const [signature, where] of [
