@@ -78,12 +78,15 @@ const UNBOUNDED = 2147483647;
  * the admitter (src/db/flow.repo.ts), which take from a key what its room allows. The bucket fills
  * up to `burst` only for a key at rest (nothing held, no claim for a period): while it is busy it
  * refills to one token at most, so a pause of slow claimers is not made up in a burst and no
- * period after the first holds more than `limit` claims.
+ * period after the first holds more than `limit` claims. It never holds more than the limit's
+ * `burst` as it is now: tokens a key kept from a larger burst (the limit was replaced since) are
+ * not spent, since a change of a limit applies at once.
  */
 export const KEY_ROOM = `r0.tokens, CASE WHEN l.name IS NULL AND k.capacity IS NULL THEN 0
                      ELSE LEAST(COALESCE(COALESCE(l.concurrency, k.capacity) - k.running, ${UNBOUNDED}), COALESCE(floor(r0.tokens)::int, ${UNBOUNDED})) END AS room
                    FROM (SELECT CASE WHEN l.rate_limit IS NULL THEN NULL
-                                     ELSE LEAST(CASE WHEN k.tokens IS NULL OR (k.running = 0 AND now() - k.refilled_at >= make_interval(secs => l.period_seconds))
+                                     ELSE LEAST(l.burst::float8,
+                                                CASE WHEN k.tokens IS NULL OR (k.running = 0 AND now() - k.refilled_at >= make_interval(secs => l.period_seconds))
                                                      THEN l.burst::float8 ELSE GREATEST(1.0, k.tokens) END,
                                                 COALESCE(k.tokens, l.burst::float8) + extract(epoch FROM now() - k.refilled_at) * l.rate_limit / l.period_seconds) END AS tokens) r0`;
 
