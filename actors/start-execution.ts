@@ -156,9 +156,17 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
               results.push(prepared);
               continue;
             }
+            const keepKey = (started: Started) => {
+              const k = input.idempotency;
+              if (k) fold.keepIdempotencyKey({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: started.executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
+            };
+            // A start that joined a window keeps its key too, with its answer (the window's
+            // execution): sent again after that execution ran, it is answered so, and does not
+            // open a window of its own to run its payload again.
             const debounced = joined.get(i);
             if (debounced) {
               results.push(debounced);
+              keepKey(debounced);
               continue;
             }
             const { compiled, admission } = prepared;
@@ -176,10 +184,7 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
             });
             const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
             results.push(started);
-            const k = input.idempotency;
-            if (k) {
-              fold.keepIdempotencyKey({ scope: k.scope, key: k.key, request_hash: k.requestHash, execution_id: executionId, status_code: k.statusCode, response: JSON.stringify(k.answer(started)) });
-            }
+            keepKey(started);
           }
           return results;
         },
