@@ -304,8 +304,11 @@ const TREE_CLAIMS = (root: string) => `(SELECT count(*) || ':' || coalesce(sum(c
           FROM core.execution x JOIN core.command c ON c.execution_id = x.execution_id
          WHERE x.execution_id = ${root} OR (x.status IN ${LIVE_EXECUTION_SQL} AND x.root_execution_id = ${root}))`;
 
-// A tree that waits (a timer, a signal, its admission) or that an operator paused is not
-// interrupted: nothing has to run in it until its wait ends, it is admitted or resumed.
+// A tree that waits (a timer, a signal, its admission, room on a task's limit) or that an operator
+// paused is not interrupted: nothing has to run in it until its wait ends, it is admitted, its
+// limited command is claimed (when its key has room: the command is PENDING in the table, which a
+// stop does not lose) or it is resumed. Cancelled, it lost its place, and a restart ran again
+// the steps it had done.
 const INTERRUPTED_ROOTS = `WITH running AS (
        SELECT e.execution_id, e.root_execution_id, e.status,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
@@ -318,6 +321,9 @@ const INTERRUPTED_ROOTS = `WITH running AS (
         AND t.last_event_at >= now() - make_interval(mins => $2)
         AND NOT EXISTS (SELECT 1 FROM running x WHERE x.root_execution_id = t.root_execution_id AND x.status IN ('paused', 'queued'))
         AND NOT EXISTS (SELECT 1 FROM running x JOIN core.wait w ON w.execution_id = x.execution_id WHERE x.root_execution_id = t.root_execution_id)
+        AND NOT EXISTS (
+          SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
+           WHERE x.root_execution_id = t.root_execution_id AND ${claimableSql('c')} AND c.limit_name IS NOT NULL)
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
            WHERE x.root_execution_id = t.root_execution_id AND ${heldSql('c')}
