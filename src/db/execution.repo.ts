@@ -363,6 +363,20 @@ export async function startEvent(q: Queryable, executionId: number): Promise<Eve
 }
 
 /**
+ * An execution's first `execution.admitted` (undefined: none; an execution admitted at its start
+ * has none): a debounced one's holds the payload it ran with (`result`) and the priority
+ * (`context.priority`), its burst's last start's. By the log's key: that execution's events.
+ */
+export async function admittedEvent(q: Queryable, executionId: number): Promise<EventRow | undefined> {
+  const { rows } = await q.query<EventRow>(
+    `SELECT execution_id, event_id, catalog_id, event_type, status, step, command_id, worker_id, context, result, error
+       FROM core.event WHERE execution_id = $1 AND event_type = $2 ORDER BY event_id LIMIT 1`,
+    [executionId, EVENT.executionAdmitted],
+  );
+  return rows[0];
+}
+
+/**
  * A wait of an execution as GET /api/executions/{id} shows it (core.wait). A `playbook` task's own
  * timer (its timeout, its retry's delay) says so: `for`, `task` and `attempt`, as its timer.set does.
  */
