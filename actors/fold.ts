@@ -270,7 +270,9 @@ export class Fold {
       workload: req.workload,
       args: req.args,
       ...(req.replay ? { replay: req.replay } : {}),
-      ...(priority !== DEFAULT_PRIORITY ? { priority } : {}),
+      // A start's own priority is recorded whatever it is: 5 over a playbook's 9 is what a retry
+      // or auto-resume's restart (src/engine/start-asked.ts) must start it at again, not the 9.
+      ...(priority !== DEFAULT_PRIORITY || req.priority !== undefined ? { priority } : {}),
       ...(a ? { admission: a } : {}),
     };
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
