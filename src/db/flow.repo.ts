@@ -334,15 +334,21 @@ export type DebounceJoin = { args: Record<string, unknown>; seconds: number; lim
  * now instead, and the execution waits with the later start's payload, concurrency key and
  * priority (a key's row is made for it as for a new admission: migrations/0040). The execution's
  * id and catalog id (the version it runs: a newer one may have been registered since the window
- * opened), or null when no window is open (the start opens one).
+ * opened), or null when no window is open (the start opens one). A window that has closed (its
+ * execution waits for room on its key) is not joined: it is marked closed, which takes it out of
+ * the index of open windows (migrations/0044), so the start opens its own.
  */
 export async function extendDebounce(q: Queryable, path: string, key: string, join: DebounceJoin): Promise<{ executionId: number; catalogId: number } | null> {
   const { rows } = await q.query<{ execution_id: string | number; catalog_id: string | number }>({
     name: 'svc_extend_debounce',
-    text: `UPDATE core.admission a SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb,
+    text: `WITH closed AS (
+             UPDATE core.admission a SET debounce_closed = true
+              WHERE a.debounce_path = $1 AND a.debounce_key = $2 AND a.admitted_at IS NULL AND NOT a.debounce_closed AND a.not_before <= now())
+           UPDATE core.admission a SET not_before = now() + make_interval(secs => $3::float8), args = $4::jsonb,
                   limit_name = $5, limit_key = $6, capacity = $7, priority = $8
              FROM core.execution e
-            WHERE a.debounce_path = $1 AND a.debounce_key = $2 AND a.admitted_at IS NULL AND e.execution_id = a.execution_id
+            WHERE a.debounce_path = $1 AND a.debounce_key = $2 AND a.admitted_at IS NULL AND NOT a.debounce_closed AND a.not_before > now()
+              AND e.execution_id = a.execution_id
             RETURNING a.execution_id, e.catalog_id`,
     values: [path, key, join.seconds, JSON.stringify(join.args), join.limit, join.key, join.capacity, join.priority],
   });
