@@ -178,6 +178,8 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   // claimers waiting for that key may take one now; a cancel may free slots too.
   const freesSlot = [...folded.commandUpdates.values()].some((u) => unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
   const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null, freesSlot);
-  const freedRoom = freesSlot || folded.rows.cancels.length > 0;
+  // An admitted execution that ends frees its key's slot too, which a task's command of the same
+  // limit may wait for (the release trigger NOTIFYs where the bus is PostgreSQL's).
+  const freedRoom = freesSlot || folded.rows.cancels.length > 0 || folded.rows.admissionEnds.some((a) => a.held && a.limit !== null);
   return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom };
 }
