@@ -222,9 +222,10 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
   const { rows } = await q.query<Admitted & { execution_id: string | number }>({
     name: 'svc_admit_queued',
     text: `WITH RECURSIVE free AS (
+             -- Age is when it was queued, not its id: ids come in blocks per server (migrations/0046).
              SELECT a.execution_id, NULL::text AS limit_name, NULL::text AS limit_key FROM core.admission a
               WHERE a.admitted_at IS NULL AND a.limit_name IS NULL AND a.not_before <= now()
-              ORDER BY a.priority DESC, a.execution_id LIMIT $1 FOR UPDATE SKIP LOCKED),
+              ORDER BY a.priority DESC, a.created_at, a.execution_id LIMIT $1 FOR UPDATE SKIP LOCKED),
            ${waitingKeys('waiting', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')},
            keys AS (
              SELECT k.name, k.key, r.room, r.tokens FROM waiting w
@@ -232,7 +233,7 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
               CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
               CROSS JOIN LATERAL (SELECT a.priority FROM core.admission a
                                    WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
-                                   ORDER BY a.priority DESC, a.execution_id LIMIT 1) top
+                                   ORDER BY a.priority DESC, a.created_at, a.execution_id LIMIT 1) top
               WHERE r.room > 0
               -- NO KEY UPDATE: not skipped for a limited command's insert, which holds the key FOR KEY SHARE (migrations/0032).
               ORDER BY top.priority DESC, k.served_at LIMIT $1 FOR NO KEY UPDATE OF k SKIP LOCKED),
@@ -240,7 +241,7 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
              SELECT a.execution_id, k.name AS limit_name, k.key AS limit_key FROM keys k
               CROSS JOIN LATERAL (SELECT a.execution_id FROM core.admission a
                                    WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
-                                   ORDER BY a.priority DESC, a.execution_id LIMIT k.room FOR UPDATE SKIP LOCKED) a),
+                                   ORDER BY a.priority DESC, a.created_at, a.execution_id LIMIT k.room FOR UPDATE SKIP LOCKED) a),
            picked AS (SELECT * FROM free UNION ALL SELECT * FROM limited LIMIT $1),
            -- As the claim counts (src/db/command-plans.ts): a fraction of a token left is dropped.
            counted AS (
