@@ -35,6 +35,13 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   ownHandles?: true;
   /** A retry's recorded step outcomes (machines/execution/types.ts ExecutionInput.replay). */
   replay?: StartRequest['replay'];
+  /**
+   * It succeeds an earlier execution (a retry, auto-resume's restart): it runs as that one's own,
+   * so it neither joins a debounce window (another execution would take its payload, and its
+   * replay and its link to the one it succeeds would be lost) nor opens one. It still waits on its
+   * concurrency key as any start.
+   */
+  successor?: true;
   /** Its own priority (0..9), over the playbook's. */
   priority?: number;
   /**
@@ -240,7 +247,8 @@ async function compileStarts(deps: EngineDeps, inputs: readonly StartInput[], he
     const refused = invalidInputs(compiled.playbook, payload);
     if (refused) return refused;
     try {
-      return { compiled, admission: admissionOf(compiled.playbook, compiled.path, { ...compiled.playbook.workload, ...payload }, payload) };
+      const admission = admissionOf(compiled.playbook, compiled.path, { ...compiled.playbook.workload, ...payload }, payload);
+      return { compiled, admission: inputs[i].successor ? undebounced(admission) : admission };
     } catch (err) {
       const field = err instanceof FlowKeyError ? err.field : err instanceof TemplateError ? err.field : 'key';
       const message = err instanceof Error ? err.message : String(err);
@@ -249,6 +257,12 @@ async function compileStarts(deps: EngineDeps, inputs: readonly StartInput[], he
       return err instanceof FlowKeyError ? new ServiceError(err.code, { code: err.code, ...detail }) : new ServiceError('unprocessable', detail);
     }
   });
+}
+
+/** `a` without its debounce window: a successor's (StartInput.successor); undefined when nothing else is left to wait for. */
+function undebounced(a: Admission | undefined): Admission | undefined {
+  if (!a?.debounce) return a;
+  return a.limit === null ? undefined : { ...a, debounce: null };
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;

@@ -58,6 +58,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
       replay,
       ...(asked.priority === undefined ? {} : { priority: asked.priority }),
       ownHandles: true,
+      successor: true,
     },
   ]);
   if (started instanceof ServiceError) throw started;

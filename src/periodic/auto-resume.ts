@@ -149,6 +149,7 @@ async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<Sta
     origin: { resumed_from: root.execution_id, ...(asked.labels ? { labels: asked.labels } : {}) },
     ...(asked.priority === undefined ? {} : { priority: asked.priority }),
     ownHandles: true,
+    successor: true,
   };
 }
 
