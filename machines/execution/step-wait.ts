@@ -14,8 +14,11 @@ import { isCalendarDate, isoTimeInRange } from '../../src/calendar-time.ts';
 // timer.fired, wait.timed_out and signal.received end it (endWait).
 
 const ITERATION = iterationKey(null);
-// A date that leads an ISO 8601 time: checked to be a real day (JavaScript rolls 02-30 over).
-const LEADING_DATE = /^\s*\d{4}-\d{2}-\d{2}/;
+// An ISO 8601 date-time with its offset (T or a space; minutes, seconds and a fraction as
+// clients write them). Only this shape is handed to Date.parse: it reads many others too, and
+// some wrongly for their writer (`01.02.2026 10:00 +01:00`, 1 February, as 2 January; `12 Z` as
+// 2001-12-01), so a wait would wake at a time nobody asked for instead of failing (wait_until).
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 
 /** Starts the wait of a step's run, or ends the run at once: a signal kept from before, or an `until` that does not render to a time. */
 export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
@@ -92,8 +95,9 @@ const signalled = (signal: SignalSent): StepOutcome => ({ status: 'ok', result: 
  */
 function timeOf(value: unknown): string | null {
   if (typeof value === 'number') return isoTimeInRange(value);
-  // A time without an offset would be read in the server's own zone: refused, not guessed.
-  if (typeof value !== 'string' || !/(Z|[+-]\d\d:?\d\d)$/i.test(value.trim())) return null;
-  if (LEADING_DATE.test(value) && !isCalendarDate(value.trim())) return null;
-  return isoTimeInRange(Date.parse(value));
+  // A time without an offset would be read in the server's own zone: refused, not guessed; and
+  // the day must be a real one (JavaScript rolls 02-30 over).
+  const text = typeof value === 'string' ? value.trim() : '';
+  if (!ISO_TIME.test(text) || !isCalendarDate(text)) return null;
+  return isoTimeInRange(Date.parse(text));
 }

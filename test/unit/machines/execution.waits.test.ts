@@ -35,10 +35,16 @@ describe('timers', () => {
     expect(waits(epoch.last)[0].wakeAt).toBe('1970-01-01T00:00:00.000Z');
     const last = Driver.of([{ step: 'start', wait: { until: '{{ workload.at }}' } }], { workload: { at: 253_402_300_799_999 } });
     expect(waits(last.last)[0].wakeAt).toBe('9999-12-31T23:59:59.999Z');
+    // ISO 8601 as clients write it: a space for T, no seconds, a fraction, an offset without its colon.
+    for (const [at, wakeAt] of [['2030-01-02 03:04+02:00', '2030-01-02T01:04:00.000Z'], ['2030-01-02T03:04:05.5z', '2030-01-02T03:04:05.500Z'], [' 2030-01-02T03:04:05-0130 ', '2030-01-02T04:34:05.000Z']]) {
+      expect(waits(Driver.of([{ step: 'start', wait: { until: '{{ workload.at }}' } }], { workload: { at } }).last)[0].wakeAt).toBe(wakeAt);
+    }
     // Not times the wait's row can hold: a day that is not (JavaScript would roll it over to
     // March, May), a year past 9999 (ISO text writes it +010000-…, which PostgreSQL refuses).
     const notTimes = ['2027-02-30T00:00:00Z', '2027-04-31T10:00:00+02:00', 253_402_300_800_000, '+275760-09-13T00:00:00Z', 8.64e15, -8.64e15];
-    for (const bad of ['tomorrow', '2030-01-02T03:04:05', { t: 1 }, ...notTimes]) {
+    // Nor other ways of writing a time, which JavaScript reads (some wrongly: 1 February as 2 January, `12 Z` as 2001-12-01).
+    const notIso = ['01.02.2026 10:00 +01:00', '1/2/2026 10:00 +01:00', '12 Z', 'Dec 1, 2026 06:00 -0500', '2026-12-01Z'];
+    for (const bad of ['tomorrow', '2030-01-02T03:04:05', { t: 1 }, ...notTimes, ...notIso]) {
       const d = Driver.of([{ step: 'start', wait: { until: '{{ workload.at }}' } }], { workload: { at: bad } });
       expect(d.value).toBe('failed');
       expect(d.context.finished?.error).toMatchObject({ code: 'wait_until', step: 'start' });
