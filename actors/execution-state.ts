@@ -6,13 +6,17 @@ import type { ExecutionEvent, ExecutionInput } from '../machines/execution/types
 import { getExecution, loadEventsAfter, type EventRow, type ExecutionRow } from '../src/db/execution.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
-import { pureInitialTransition, pureTransition } from './pure-transition.ts';
+import { isObject } from '../src/objects.ts';
+import { pureInitialTransition, pureTransition, type MachineAction } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
-/** One step of an execution's fold: the machine event a log row stood for and the snapshot after it. */
-export type FoldStep = { eventId: number; event: ExecutionEvent | { type: typeof EVENT.executionStarted }; snapshot: Snapshot; view: ExecutionView | null };
+/**
+ * One step of an execution's fold: the machine event a log row stood for and the snapshot after
+ * it; `ended`, the steps whose runs ended in it, in the order they ended (once per run).
+ */
+export type FoldStep = { eventId: number; event: ExecutionEvent | { type: typeof EVENT.executionStarted }; snapshot: Snapshot; view: ExecutionView | null; ended: string[] };
 
 /**
  * An execution followed through its log: folds rows as they come (the log's `execution.started`
@@ -48,17 +52,19 @@ export class ExecutionFollower {
         if (row.event_type !== EVENT.executionStarted) continue;
         const ctx = row.context && typeof row.context === 'object' ? (row.context as { input?: ExecutionInput }) : {};
         if (!ctx.input) continue;
-        this.#snapshot = pureInitialTransition(machine, ctx.input)[0];
-        out.push({ eventId: row.event_id, event: { type: EVENT.executionStarted }, snapshot: this.#snapshot, view: withViews ? this.view() : null });
+        const [snapshot, actions] = pureInitialTransition(machine, ctx.input);
+        this.#snapshot = snapshot;
+        out.push({ eventId: row.event_id, event: { type: EVENT.executionStarted }, snapshot, view: withViews ? this.view() : null, ended: stepsEnded(actions) });
         continue;
       }
       if (this.#snapshot.status === 'done') continue;
       const ev = toMachineEvent(row);
       if (!ev) continue;
       const before = this.#snapshot;
-      this.#snapshot = pureTransition(machine, before, ev)[0];
-      if (this.#snapshot.status === 'done') this.#beforeEnd = before;
-      out.push({ eventId: row.event_id, event: ev, snapshot: this.#snapshot, view: withViews ? this.view() : null });
+      const [snapshot, actions] = pureTransition(machine, before, ev);
+      this.#snapshot = snapshot;
+      if (snapshot.status === 'done') this.#beforeEnd = before;
+      out.push({ eventId: row.event_id, event: ev, snapshot, view: withViews ? this.view() : null, ended: stepsEnded(actions) });
     }
     return out;
   }
@@ -67,6 +73,17 @@ export class ExecutionFollower {
   view(): ExecutionView | null {
     return this.#snapshot ? executionView(this.compiled.playbook, this.#snapshot, this.#beforeEnd) : null;
   }
+}
+
+/** The steps whose runs a transition ended, in order: its `step.exit` records (machines/execution/actions.ts exitRun). */
+function stepsEnded(actions: readonly MachineAction[]): string[] {
+  const ended: string[] = [];
+  for (const a of actions) {
+    if (a.type !== 'effect' || !isObject(a.params)) continue;
+    const e = a.params;
+    if (e.type === 'record' && e.eventType === EVENT.stepExit && typeof e.step === 'string') ended.push(e.step);
+  }
+  return ended;
 }
 
 /** The events already applied to an execution (inbox events past `applied_event_id` are not yet). */

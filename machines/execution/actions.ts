@@ -8,7 +8,7 @@ import { endedRun, hasRoom, loopOver, runsWhere } from './run-summary.ts';
 import { segmentsOf } from './segments.ts';
 import { baseRenderContext, Draft, endChildAttempt, fail, fillLoop, finishIteration, launchIteration, stopInFlight, taskTimerFired } from './step-work.ts';
 import { endWait, startWait } from './step-wait.ts';
-import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, Route, StepRun, TaskOutcome } from './types.ts';
+import type { Effect, ExecutionContext, ExecutionEvent, ExecutionInput, Route, StepOutcome, StepRun, TaskOutcome } from './types.ts';
 import { keyOf } from './keys.ts';
 
 // The work of the execution machine's named actions (machines/execution.machine.ts), pure: each
@@ -64,7 +64,11 @@ export function admit(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: Executi
 export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string): Reduction {
   const d = new Draft(pb, ctx);
   if (d.c.finished) return d.done();
-  if (++d.c.immediate > MAX_IMMEDIATE_STEPS_PER_EVENT) {
+  // A retry takes what the step's runs did in the execution it retries (their side effects happened there).
+  const replayed = takeReplayed(d, name);
+  // Runs a retry replays are as many as its list holds, so they cannot cycle for ever: a polling
+  // loop that ran a thousand times before the retried step is replayed whole, not cut as a cycle.
+  if (!replayed?.listed && ++d.c.immediate > MAX_IMMEDIATE_STEPS_PER_EVENT) {
     fail(d, { message: `more than ${MAX_IMMEDIATE_STEPS_PER_EVENT} steps entered without running a task; is there a cycle of steps without tools?`, code: CODE.step_cycle }, name);
     return d.done();
   }
@@ -72,13 +76,9 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   const run: StepRun = { id: d.c.nextRun++, step: name, loop: null, iterations: {}, lastTasks: {} };
   d.addRun(run);
   d.emit({ type: 'record', eventType: EVENT.stepEnter, step: name });
-  // A retry takes what the step's first run did in the execution it retries (its side effects happened there).
-  // Own keys only: a step may be named like a property every object inherits (`constructor`).
-  const replay = d.c.input.replay;
-  const replayed = replay && Object.hasOwn(replay, name) ? replay[name] : undefined;
-  if (replayed && !d.c.completedSteps.includes(name)) {
-    d.emit({ type: 'record', eventType: EVENT.stepReplayed, step: name, context: { status: replayed.status }, result: replayed.result });
-    run.outcome = replayed;
+  if (replayed) {
+    d.emit({ type: 'record', eventType: EVENT.stepReplayed, step: name, context: { status: replayed.outcome.status }, result: replayed.outcome.result });
+    run.outcome = replayed.outcome;
     return d.done();
   }
   if (step.wait) {
@@ -117,6 +117,24 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   // The first items go out as the step is entered; `launchItems` refills as items end.
   fillLoop(d, run);
   return d.done();
+}
+
+/**
+ * The recorded outcome (ExecutionInput.replay) a new run of step `name` takes instead of running:
+ * the next of its list (`listed`), counted as taken; or an older log's single outcome, its first
+ * run's, unless the step has run. Own keys only: a step may be named like a property every object
+ * inherits (`constructor`).
+ */
+function takeReplayed(d: Draft, name: string): { outcome: StepOutcome; listed: boolean } | undefined {
+  const replay = d.c.input.replay;
+  const recorded = replay && Object.hasOwn(replay, name) ? replay[name] : undefined;
+  if (!recorded) return undefined;
+  if (!Array.isArray(recorded)) return d.c.completedSteps.includes(name) ? undefined : { outcome: recorded, listed: false };
+  const takenSoFar = d.c.replayTaken ?? {};
+  const taken = Object.hasOwn(takenSoFar, name) ? takenSoFar[name] : 0;
+  if (taken >= recorded.length) return undefined;
+  d.c.replayTaken = { ...takenSoFar, [name]: taken + 1 };
+  return { outcome: recorded[taken], listed: true };
 }
 
 /** `launchItems` (guard loopHasRoom): launches items of the step's loops up to their limit. */

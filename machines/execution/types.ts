@@ -32,10 +32,12 @@ export type ExecutionInput = {
   /** The request payload (for a child: the rendered `args`). */
   args: Record<string, unknown>;
   /**
-   * A retry's recorded outcomes: the first run of each of these steps takes its outcome from here
-   * (event `step.replayed`) instead of running (POST /api/executions/{id}/retry).
+   * A retry's recorded outcomes (POST /api/executions/{id}/retry): a step's runs take them in
+   * order, one each (event `step.replayed`), instead of running, as its runs before the retried
+   * step did in the old execution (a cycle of steps ran it several times); runs past them run.
+   * One outcome alone (logs written before the list) is its first run's, taken unless it ran.
    */
-  replay?: Record<string, StepOutcome>;
+  replay?: Record<string, StepOutcome | StepOutcome[]>;
   /** Taken first at the claim (0..9): the playbook's `priority`, or the start's. Absent: 5. */
   priority?: number;
   /** Set when the execution waits to be admitted (flow control): it starts `queued`, unless admitted at its start. */
@@ -133,6 +135,8 @@ export type ExecutionContext = {
   signals: Record<string, SignalSent[]>;
   /** Not admitted yet (ExecutionInput.admission): no step is entered until execution.admitted. */
   queued: boolean;
+  /** How many of each step's recorded outcomes (ExecutionInput.replay, a list) its runs took; absent: none yet. */
+  replayTaken?: Record<string, number>;
 };
 
 /** The render context a worker gets with a command (keychain is added by the worker only). */

@@ -302,7 +302,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         tags: ['executions'],
         summary: 'Retry a finished execution from a step: a new execution that takes the recorded outcomes of the steps before it',
         description:
-          'Starts a new execution of the same catalog version and start payload. Every step that completed (ok, or a wait that timed out) before `from_step` (default: the step whose failure ended the execution; for a cancelled one, the step the cancel cut short, or its entry step when none had begun) takes its recorded outcome (event `step.replayed`) instead of running again. 422 when `from_step` is not a step of the playbook, or one the execution never reached. ' +
+          'Starts a new execution of the same catalog version and start payload. Every step that completed (ok, or a wait that timed out) before `from_step` (default: the step whose failure ended the execution; for a cancelled one, the step the cancel cut short, or its entry step when none had begun) takes its recorded outcome (event `step.replayed`) instead of running again, each of its runs in order (a cycle of steps that ran one three times replays it three times). 422 when `from_step` is not a step of the playbook, or one the execution never reached. ' +
           'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished.',
         params: jsonSchema(idParams),
         body: jsonSchema(retryBody),

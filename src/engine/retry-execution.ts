@@ -1,57 +1,81 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { readExecutionState, type ExecutionFollower } from '../../actors/execution-state.ts';
+import { ExecutionFollower, loadAppliedEvents } from '../../actors/execution-state.ts';
 import { startExecutions } from '../../actors/start-execution.ts';
-import type { StepOutcome } from '../../machines/execution/types.ts';
+import type { ExecutionContext, StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
+import { getExecution } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { startAsked } from './start-asked.ts';
 
 const UNFINISHED = new Set(['running', 'queued', 'paused']);
+
+/**
+ * Bytes (as JSON) the replayed runs after each step's first may come to together: the outcomes a
+ * retry replays are its input, in its snapshot, written and read whole with each of its events (as
+ * kept signals are: MAX_KEPT_SIGNAL_BYTES). A step's runs past them run again, as they did before
+ * more than its first run was replayed.
+ */
+export const MAX_REPLAYED_RUN_BYTES = 1024 * 1024;
 
 export type Retried = { execution_id: number; retry_of: number; from_step: string; replayed: string[] };
 
 /**
  * Starts a new execution of a finished one's catalog version with its start payload, from
  * `fromStep` (default: the step whose failure ended it; for a cancelled one, the step the cancel
- * cut short, or its entry when none had begun): every step that completed ok (or whose wait
- * timed out) before `fromStep` first ended takes its recorded outcome (`step.replayed`) instead of
- * running again. 422 for a step the old one never reached (other than its entry).
+ * cut short, or its entry when none had begun): every run of a step that completed ok (or whose
+ * wait timed out) before `fromStep` first ended is taken again, in order, with its recorded outcome
+ * (`step.replayed`) instead of running. 422 for a step the old one never reached (other than its entry).
  * `execution.started.context.retry_of` links the new one to the old. 409 while the old one runs.
  */
 export async function retryExecution(deps: EngineDeps, id: number, fromStep: string | undefined, requestedBy?: Identity): Promise<Retried> {
-  const found = await readExecutionState(deps.db, deps.cache, id);
-  const snapshot = found?.follower.snapshot;
-  if (!found || !snapshot) throw notFound(`execution ${id}`);
-  if (UNFINISHED.has(found.row.status)) throw new ServiceError('conflict', `execution ${id} is ${found.row.status}: retry it once it has finished`);
+  const row = await getExecution(deps.db, id);
+  if (!row) throw notFound(`execution ${id}`);
+  if (UNFINISHED.has(row.status)) throw new ServiceError('conflict', `execution ${id} is ${row.status}: retry it once it has finished`);
+  // Its log folded event by event (as readExecutionState folds it): each step's runs are read off the way.
+  const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
+  const folded: Folded[] = [];
+  for (const event of await loadAppliedEvents(deps.db, row, 0)) for (const step of follower.fold([event])) folded.push({ ended: step.ended, steps: step.snapshot.context.steps });
+  const snapshot = follower.snapshot;
+  if (!snapshot) throw notFound(`execution ${id}`);
   const ctx = snapshot.context;
-  const from = fromStep ?? ctx.finished?.error?.step ?? (found.row.status === 'cancelled' ? cutShort(found.follower) : undefined);
+  const from = fromStep ?? ctx.finished?.error?.step ?? (row.status === 'cancelled' ? cutShort(follower) : undefined);
   if (!from) {
     throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
   }
-  const pb = found.follower.compiled.playbook;
+  const pb = follower.compiled.playbook;
   const steps = pb.workflow.map((s) => s.step);
-  if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${found.row.path} has no step ${from}`, errors: [`from_step: not a step of ${found.row.path} (its steps: ${steps.join(', ')})`] });
+  if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${row.path} has no step ${from}`, errors: [`from_step: not a step of ${row.path} (its steps: ${steps.join(', ')})`] });
   // A step the execution never reached: every step that ended would be replayed, taking the same
   // arcs, and the retry would run nothing from it (a step another arc leads to, say).
-  const reached = from === pb.entry || from === ctx.finished?.error?.step || ctx.completedSteps.includes(from) || found.follower.view()?.steps[from]?.status === 'cancelled';
+  const reached = from === pb.entry || from === ctx.finished?.error?.step || ctx.completedSteps.includes(from) || follower.view()?.steps[from]?.status === 'cancelled';
   if (!reached) {
     const ran = ctx.completedSteps.join(', ') || 'none';
     throw new ServiceError('unprocessable', { message: `execution ${id} never ran step ${from}: retry it from a step it ran`, errors: [`from_step: step ${from} did not run in execution ${id} (steps that ran: ${ran})`] });
   }
-  // Steps in the order they first ended: those before `from` are taken as they were, if they
-  // ended ok or timed out waiting (an arc took the timeout: the wait is not waited again), not
-  // the one whose failure ended the execution, nor one that ended in error (run again).
-  const replay: Record<string, StepOutcome> = {};
-  for (const name of ctx.completedSteps) {
-    if (name === from) break;
-    const outcome = ctx.steps[name];
-    if ((outcome?.status === 'ok' || outcome?.status === 'timeout') && name !== ctx.finished?.error?.step) replay[name] = outcome;
+  // Each step's runs that ended before `from` first did are taken as they were, in order, if they
+  // ended ok or timed out waiting (an arc took the timeout: the wait is not waited again): all of
+  // them, so a cycle of steps (poll, check, poll again) runs none of them again. Not the step whose
+  // failure ended the execution, nor a run that ended in error (it, and its step's later runs, run again).
+  const replay: Record<string, StepOutcome[]> = {};
+  let budget = MAX_REPLAYED_RUN_BYTES;
+  for (const [name, outcomes] of runsBefore(folded, from)) {
+    const failedAt = outcomes.findIndex((o) => o.status !== 'ok' && o.status !== 'timeout');
+    const taken = failedAt < 0 ? outcomes : outcomes.slice(0, failedAt);
+    if (!taken.length || name === ctx.finished?.error?.step) continue;
+    // A step's first run is replayed whatever its size (as it always was); later runs while the budget lasts.
+    let kept = 1;
+    for (; kept < taken.length; kept++) {
+      const bytes = Buffer.byteLength(JSON.stringify(taken[kept]));
+      if (bytes > budget) break;
+      budget -= bytes;
+    }
+    replay[name] = taken.slice(0, kept);
   }
   // Started as the old one was asked for: its labels (label filters find both) and its priority.
   const asked = await startAsked(deps.db, id);
   const [started] = await startExecutions(deps, [
     {
-      compiled: found.follower.compiled,
+      compiled: follower.compiled,
       payload: ctx.input.args,
       requestedBy,
       origin: { retry_of: id, from_step: from, ...(asked.labels ? { labels: asked.labels } : {}) },
@@ -63,6 +87,29 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   ]);
   if (started instanceof ServiceError) throw started;
   return { execution_id: started.executionId, retry_of: id, from_step: from, replayed: Object.keys(replay) };
+}
+
+/** What one event of the old execution's fold ended: its steps' runs (in order), and their outcomes after it. */
+type Folded = { ended: readonly string[]; steps: ExecutionContext['steps'] };
+
+/**
+ * The outcomes of each step's runs, in the order they ended, that ended before step `from` first
+ * did (every run that ended, when it never did). A run's outcome is its step's in `steps` after
+ * the event that ended it (of two runs of one step ended by one event, both get the later's).
+ */
+function runsBefore(folded: readonly Folded[], from: string): Map<string, StepOutcome[]> {
+  const runs = new Map<string, StepOutcome[]>();
+  for (const f of folded) {
+    for (const name of f.ended) {
+      if (name === from) return runs;
+      // Own keys only: a step may be named like a property every object inherits (`constructor`).
+      if (!Object.hasOwn(f.steps, name)) continue;
+      const list = runs.get(name);
+      if (list) list.push(f.steps[name]);
+      else runs.set(name, [f.steps[name]]);
+    }
+  }
+  return runs;
 }
 
 /**
