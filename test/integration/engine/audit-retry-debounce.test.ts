@@ -15,7 +15,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const events = async (id: number) => (await http(t.url, 'GET', `/api/events/${id}`)).body.events as { event_type: string; context: Record<string, unknown>; result?: unknown }[];
+const events = async (id: number) => (await http(t.url, 'GET', `/api/events/${id}`)).body.events as { event_type: string; context: Record<string, unknown>; result?: Record<string, unknown> }[];
 
 describe('a retry of a debounced playbook while a window of its key is open', () => {
   it('is a new execution, linked, and leaves the open window its own payload', async () => {
