@@ -8,6 +8,8 @@ import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { positionOf, yamlPositions } from '../dsl/yaml-positions.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
+import { setInlineCapacity } from '../db/flow.repo.ts';
+import { inlineLimitName } from '../flow/limit-name.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
@@ -122,6 +124,9 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
       if (!row.unchanged) await registerTriggers(q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers });
+      // Its inline limit's N is the newest version's, on the keys it has too (queued work is admitted up to it).
+      const inline = playbook.concurrency?.limit;
+      if (!row.unchanged && typeof inline === 'number') await setInlineCapacity(q, inlineLimitName(finalPath), inline);
       if (kind === 'agent') {
         const { name, description, terminal } = playbook.metadata;
         await upsertResource(q, { kind: 'agent', name: finalPath, catalogId: row.catalog_id, config: { name, description: description ?? null, terminal: terminal ?? null } });

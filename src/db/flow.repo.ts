@@ -137,6 +137,16 @@ export async function deleteLimit(db: Db, name: string): Promise<{ deleted: bool
   });
 }
 
+/**
+ * A playbook registered with an inline `concurrency: {limit: N}` sets N on the keys its limit
+ * `name` (`@<path>`) has: the change applies at once, as a PUT of a named limit does, and what is
+ * queued on them is admitted up to it at the admitter's next look. (A key's N was otherwise
+ * taken from the next admission made on it: queued work waited for another start to come.)
+ */
+export async function setInlineCapacity(q: Queryable, name: string, capacity: number): Promise<void> {
+  await q.query({ name: 'svc_set_inline_capacity', text: 'UPDATE core.flow_key SET capacity = $2 WHERE name = $1 AND capacity IS DISTINCT FROM $2', values: [name, capacity] });
+}
+
 /** A key of a limit. */
 export type FlowKeyName = { name: string; key: string };
 
