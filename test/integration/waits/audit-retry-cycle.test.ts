@@ -5,6 +5,7 @@
 // retry from the failed step after it waited for a second approval instead of failing at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { executionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
 import { MAX_REPLAYED_RUN_BYTES } from '../../../src/engine/retry-execution.ts';
@@ -19,15 +20,9 @@ afterAll(async () => {
 
 const post = (path: string, body: unknown = {}) => http(s.url, 'POST', path, body);
 const get = (path: string) => http(s.url, 'GET', path);
-const eventsOf = async (id: number): Promise<Json[]> => (await get(`/api/events/${id}?limit=1000`)).body.events as Json[];
+const eventsOf = (id: number): Promise<Json[]> => executionApi(s.url).events(id);
 const status = async (id: number): Promise<Json> => (await get(`/api/executions/${id}`)).body;
-
-async function finished(id: number): Promise<Json> {
-  return until(`execution ${id} finished`, async () => {
-    const body = await status(id);
-    return ['completed', 'failed', 'cancelled'].includes(String(body.status)) && body;
-  }, 10_000);
-}
+const finished = (id: number): Promise<Json> => executionApi(s.url).wait(id, 10_000);
 async function waitsForApproval(id: number): Promise<void> {
   await until(`execution ${id} waits for approval`, async () => ((await status(id)).waits as Json[] | undefined)?.[0]?.signal === 'approval', 10_000);
 }

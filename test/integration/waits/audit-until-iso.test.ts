@@ -5,6 +5,7 @@
 // the step then fired at once (or at a day nobody asked for) instead of failing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { executionApi } from '../../helpers/execution-api.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
 
@@ -19,12 +20,7 @@ afterAll(async () => {
 const post = (path: string, body: unknown = {}) => http(s.url, 'POST', path, body);
 const get = (path: string) => http(s.url, 'GET', path);
 
-async function finished(id: number): Promise<Json> {
-  return until(`execution ${id} finished`, async () => {
-    const body = (await get(`/api/executions/${id}`)).body;
-    return ['completed', 'failed', 'cancelled'].includes(String(body.status)) && body;
-  }, 10_000);
-}
+const finished = (id: number): Promise<Json> => executionApi(s.url).wait(id, 10_000);
 async function run(at: string): Promise<number> {
   const r = await post('/api/run/playbook', { path: 'until_iso/at', payload: { at } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
