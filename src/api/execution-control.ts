@@ -17,6 +17,8 @@ const signalParams = v.object({
   name: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'must be a signal name (letters, digits, _ . -)'), v.maxLength(128)),
 });
 const signalBody = v.optional(exactObject({ payload: v.optional(v.unknown()) }), {});
+/** A pause or resume's body: its reason, recorded in the event's context (as a cancel's); any other field is refused. */
+const controlBody = v.optional(exactObject({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
 const SIGNAL_ACCEPTED = 202;
 const controlAnswer = v.object({ execution_id: integer, status: v.picklist(['paused', 'running']) }) satisfies v.GenericSchema<unknown, Control>;
 const signalAnswer = v.object({
@@ -38,13 +40,14 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
       schema: {
         tags: ['executions'],
         summary: 'Pause a running execution: no new command is issued until it is resumed',
-        description: 'Event `execution.paused`; status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 (not_waiting) unless the execution is running.',
+        description: 'Event `execution.paused` (context `requested_by`, and `reason` when given); status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 (not_waiting) unless the execution is running.',
         params: jsonSchema(idParams),
+        body: jsonSchema(controlBody),
         response: responses({ 200: controlAnswer }),
       },
       config: { access: { level: 'operator' } },
     },
-    async (req) => pauseExecution(deps, (req.params as v.InferOutput<typeof idParams>).id, req.identity ?? undefined),
+    async (req) => pauseExecution(deps, (req.params as v.InferOutput<typeof idParams>).id, req.identity ?? undefined, ((req.body ?? {}) as v.InferOutput<typeof controlBody>).reason),
   );
 
   app.post(
@@ -53,13 +56,14 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
       schema: {
         tags: ['executions'],
         summary: 'Resume a paused execution where it stopped',
-        description: 'Event `execution.resumed`: the commands held while paused are issued, due timers fire. 409 (not_waiting) unless the execution is paused.',
+        description: 'Event `execution.resumed` (context `requested_by`, and `reason` when given): the commands held while paused are issued, due timers fire. 409 (not_waiting) unless the execution is paused.',
         params: jsonSchema(idParams),
+        body: jsonSchema(controlBody),
         response: responses({ 200: controlAnswer }),
       },
       config: { access: { level: 'operator' } },
     },
-    async (req) => resumeExecution(deps, (req.params as v.InferOutput<typeof idParams>).id, req.identity ?? undefined),
+    async (req) => resumeExecution(deps, (req.params as v.InferOutput<typeof idParams>).id, req.identity ?? undefined, ((req.body ?? {}) as v.InferOutput<typeof controlBody>).reason),
   );
 
   app.post(

@@ -51,7 +51,7 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
     }
     case 'pause':
     case 'resume': {
-      const answer = await post(Moved, name, {});
+      const answer = await post(Moved, name, values.reason === undefined ? {} : { reason: values.reason });
       say(`execution ${id} ${answer.status}`);
       return 0;
     }

@@ -46,8 +46,8 @@ const OWN: Record<ExecutionCommandName, readonly OptionName[]> = {
   status: [],
   logs: ['follow'],
   cancel: ['reason', 'cascade', 'no-cascade'],
-  pause: [],
-  resume: [],
+  pause: ['reason'],
+  resume: ['reason'],
   retry: ['from'],
   signal: ['data', 'idempotency-key'],
 };

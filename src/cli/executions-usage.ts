@@ -86,12 +86,12 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
   ),
   pause: help(
     'pause a running execution: no new command is issued, running ones finish, due timers wait',
-    'svc pause ID [--json] [--server URL]',
-    '',
+    'svc pause ID [--reason TEXT] [--json] [--server URL]',
+    '  --reason TEXT  recorded in the execution.paused event',
     `409 (exit ${EXIT.conflict}) unless the execution is running.`,
     'operator',
   ),
-  resume: help('resume a paused execution', 'svc resume ID [--json] [--server URL]', '', `409 (exit ${EXIT.conflict}) unless the execution is paused.`, 'operator'),
+  resume: help('resume a paused execution', 'svc resume ID [--reason TEXT] [--json] [--server URL]', '  --reason TEXT  recorded in the execution.resumed event', `409 (exit ${EXIT.conflict}) unless the execution is paused.`, 'operator'),
   retry: help(
     'retry a finished execution from a step: a new execution that replays the steps before it',
     'svc retry ID [--from STEP] [--json] [--server URL]',

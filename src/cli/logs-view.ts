@@ -132,7 +132,8 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
     case EVENT.executionPaused:
     case EVENT.executionResumed: {
       const c = v.safeParse(ByContext, e.context);
-      return c.success ? `by ${c.output.requested_by.sub}` : '';
+      const why = v.safeParse(ReasonContext, e.context);
+      return [c.success && `by ${c.output.requested_by.sub}`, why.success && why.output.reason].filter(Boolean).join(': ');
     }
     case EVENT.timerSet:
     case EVENT.timerFired: {

@@ -13,27 +13,27 @@ export type Control = { execution_id: number; status: 'paused' | 'running' };
  * no child (they are held, in order); commands already out finish and are recorded; its timers
  * that come due wait. 409 not_waiting unless it is running (the routing decides against the state it writes over).
  */
-export async function pauseExecution(deps: EngineDeps, id: number, by: Identity | undefined): Promise<Control> {
-  await control(deps, id, EVENT.executionPaused, 'running', by);
+export async function pauseExecution(deps: EngineDeps, id: number, by: Identity | undefined, reason?: string): Promise<Control> {
+  await control(deps, id, EVENT.executionPaused, 'running', by, reason);
   return { execution_id: id, status: 'paused' };
 }
 
 /** Resumes a paused execution (`execution.resumed`): what was held is issued, due timers fire. 409 not_waiting unless it is paused. */
-export async function resumeExecution(deps: EngineDeps, id: number, by: Identity | undefined): Promise<Control> {
-  await control(deps, id, EVENT.executionResumed, 'paused', by);
+export async function resumeExecution(deps: EngineDeps, id: number, by: Identity | undefined, reason?: string): Promise<Control> {
+  await control(deps, id, EVENT.executionResumed, 'paused', by, reason);
   // Its waits that came due meanwhile are fireable now.
   deps.waitClock?.nudge(Date.now());
   return { execution_id: id, status: 'running' };
 }
 
-async function control(deps: EngineDeps, id: number, type: typeof EVENT.executionPaused | typeof EVENT.executionResumed, from: 'running' | 'paused', by: Identity | undefined): Promise<void> {
+async function control(deps: EngineDeps, id: number, type: typeof EVENT.executionPaused | typeof EVENT.executionResumed, from: 'running' | 'paused', by: Identity | undefined, reason: string | undefined): Promise<void> {
   const row = await getExecution(deps.db, id);
   if (!row) throw notFound(`execution ${id}`);
   const verb = type === EVENT.executionPaused ? 'pause' : 'resume';
   if (row.status !== from) throw notWaiting(`execution ${id} is ${row.status}: only a ${from} execution can be ${verb}d`);
   // Read afresh, not from this server's memory of it: another server may have paused or resumed
   // it since, and a pause or resume found not to apply writes nothing for a guard to correct.
-  const { results } = await routeEvents(deps, [{ execution_id: id, event_type: type, context: by ? { requested_by: by } : {} }], { wake: [id] });
+  const { results } = await routeEvents(deps, [{ execution_id: id, event_type: type, context: { ...(by ? { requested_by: by } : {}), ...(reason === undefined ? {} : { reason }) } }], { wake: [id] });
   const r = results[0];
   if (r.event_id === null) throw notWaiting(`execution ${id} cannot be ${verb}d: ${r.detail}`);
 }

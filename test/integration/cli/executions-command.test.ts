@@ -283,14 +283,14 @@ describe('svc signal, pause and resume', () => {
     const listed = await svc(['list', '--status', 'paused', '--json']);
     expect(JSON.parse(listed.stdout).executions.map((e: { execution_id: number }) => e.execution_id)).toEqual([id]);
 
-    const resumed = await svc(['resume', String(id), '--json']);
+    const resumed = await svc(['resume', String(id), '--json', '--reason', 'checked']);
     expect(resumed, resumed.stderr).toMatchObject({ code: 0 });
     expect(JSON.parse(resumed.stdout)).toEqual({ execution_id: id, status: 'running' });
     expect((await svc(['resume', String(id)])).code).toBe(5);
     expect((await svc(['signal', String(id), 'go'])).code).toBe(0);
     expect((await s.wait(id)).status).toBe('completed');
     const control = lines((await svc(['logs', String(id)])).stdout).filter((l) => /\sexecution\.(paused|resumed)\s/.test(l));
-    expect(control).toEqual([expect.stringMatching(/\sexecution\.paused\s+-\s+by local$/), expect.stringMatching(/\sexecution\.resumed\s+-\s+by local$/)]);
+    expect(control).toEqual([expect.stringMatching(/\sexecution\.paused\s+-\s+by local$/), expect.stringMatching(/\sexecution\.resumed\s+-\s+by local: checked$/)]);
   });
 });
 

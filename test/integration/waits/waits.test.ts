@@ -302,6 +302,27 @@ workflow:
     expect((await as(operator).post(`/api/executions/${id}/resume`)).status).toBe(200);
     expect(await finished(id)).toMatchObject({ status: 'completed' });
   });
+
+  it('records a reason given to a pause or a resume in its event; another field is refused, naming it, and pauses nothing', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: paused_reason, path: waits/paused_reason }
+workflow:
+  - step: start
+    wait: { for: 300ms }
+`);
+    const id = await run('waits/paused_reason');
+    const misspelt = await as(operator).post(`/api/executions/${id}/pause`, { reasn: 'maintenance' });
+    expect(misspelt.status).toBe(422);
+    expect(misspelt.body.detail.errors).toEqual([expect.stringMatching(/^reasn: unknown field \(did you mean 'reason'\?\)/)]);
+    expect((await events(id)).some((e) => e.event_type === 'execution.paused')).toBe(false);
+    expect((await as(operator).post(`/api/executions/${id}/pause`, { reason: 'database maintenance' })).status).toBe(200);
+    expect((await as(operator).post(`/api/executions/${id}/resume`, { reason: 'maintenance over' })).status).toBe(200);
+    expect(await finished(id)).toMatchObject({ status: 'completed' });
+    const log = await events(id);
+    expect(log.find((e) => e.event_type === 'execution.paused')?.context).toMatchObject({ reason: 'database maintenance', requested_by: expect.anything() });
+    expect(log.find((e) => e.event_type === 'execution.resumed')?.context).toMatchObject({ reason: 'maintenance over' });
+  });
 });
 
 describe('cancel', () => {
