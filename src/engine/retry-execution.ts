@@ -1,11 +1,12 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { ExecutionFollower, loadAppliedEvents } from '../../actors/execution-state.ts';
 import { startExecutions } from '../../actors/start-execution.ts';
+import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionContext, StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
 import { getExecution } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { startAsked } from './start-asked.ts';
+import { askedOf } from './start-asked.ts';
 
 const UNFINISHED = new Set(['running', 'queued', 'paused']);
 
@@ -33,8 +34,8 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (UNFINISHED.has(row.status)) throw new ServiceError('conflict', `execution ${id} is ${row.status}: retry it once it has finished`);
   // Its log folded event by event (as readExecutionState folds it): each step's runs are read off the way.
   const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
-  const folded: Folded[] = [];
-  for (const event of await loadAppliedEvents(deps.db, row, 0)) for (const step of follower.fold([event])) folded.push({ ended: step.ended, steps: step.snapshot.context.steps });
+  const events = await loadAppliedEvents(deps.db, row, 0);
+  const folded: Folded[] = follower.fold(events).map((step) => ({ ended: step.ended, steps: step.snapshot.context.steps }));
   const snapshot = follower.snapshot;
   if (!snapshot) throw notFound(`execution ${id}`);
   const ctx = snapshot.context;
@@ -71,8 +72,9 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
     }
     replay[name] = taken.slice(0, kept);
   }
-  // Started as the old one was asked for: its labels (label filters find both) and its priority.
-  const asked = await startAsked(deps.db, id);
+  // Started as the old one was asked for: its labels (label filters find both) and its priority,
+  // read off the log loaded above.
+  const asked = askedOf(events.find((e) => e.event_type === EVENT.executionStarted), events.find((e) => e.event_type === EVENT.executionAdmitted));
   const [started] = await startExecutions(deps, [
     {
       compiled: follower.compiled,

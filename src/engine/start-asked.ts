@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/queryable.ts';
-import { admittedEvent, startEvent } from '../db/execution.repo.ts';
+import { admittedEvent, startEvent, type EventRow } from '../db/execution.repo.ts';
 import { isObject } from '../objects.ts';
 
 /** What an execution's start asked for, as its execution.started records it. */
@@ -15,12 +15,20 @@ export type StartAsked = {
 /**
  * The payload, labels and priority execution `executionId` was started with: what a successor
  * (auto-resume's restart, a retry) is started with again, so that it is found by the same label
- * filters and claimed at the same priority. A debounced execution ran with its burst's last
- * start: the payload and priority its `execution.admitted` carries, not its first start's (whose
- * payload later starts replaced: a successor with it would lose theirs).
+ * filters and claimed at the same priority (askedOf: from its two events).
  */
 export async function startAsked(q: Queryable, executionId: number): Promise<StartAsked> {
   const [started, admitted] = await Promise.all([startEvent(q, executionId), admittedEvent(q, executionId)]);
+  return askedOf(started, admitted);
+}
+
+/**
+ * What a start asked for, from its `execution.started` and first `execution.admitted` (a caller
+ * that has the log at hand reads them there). A debounced execution ran with its burst's last
+ * start: the payload and priority its `execution.admitted` carries, not its first start's (whose
+ * payload later starts replaced: a successor with it would lose theirs).
+ */
+export function askedOf(started: Pick<EventRow, 'context'> | undefined, admitted: Pick<EventRow, 'context' | 'result'> | undefined): StartAsked {
   const context = objectOf(started?.context);
   const input = objectOf(context.input);
   const labels = objectOf(context.labels);
