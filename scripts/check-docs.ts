@@ -77,6 +77,9 @@ async function stopChromium(proc: ChildProcess, cdp: Cdp | undefined, profile: s
   await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
+/** The DevToolsActivePort file's second line, whole: the browser target's path. */
+const BROWSER_PATH = /^\/devtools\/browser\/[0-9a-f-]{36}$/;
+
 async function launchChromium(): Promise<{ cdp: Cdp; close(): Promise<void> }> {
   const exe = CHROMIUM_CANDIDATES.find((p) => existsSync(p));
   if (!exe) throw new Error('no Chromium found (apt-get install chromium)');
@@ -90,12 +93,16 @@ async function launchChromium(): Promise<{ cdp: Cdp; close(): Promise<void> }> {
   try {
     const portFile = join(profile, 'DevToolsActivePort');
     const t0 = Date.now();
-    while (!existsSync(portFile)) {
+    // Chromium writes the file in more than one step: it may exist before its second line (the
+    // browser's path) does, and a URL made of half of it is invalid.
+    let port: string | undefined;
+    let path: string | undefined;
+    while (!(port && path && BROWSER_PATH.test(path))) {
       if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`Chromium exited at start (${proc.exitCode ?? proc.signalCode})`);
       if (Date.now() - t0 > PAGE_TIMEOUT_MS) throw new Error('Chromium did not start');
       await new Promise((r) => setTimeout(r, 50));
+      if (existsSync(portFile)) [port, path] = (await readFile(portFile, 'utf8')).split('\n').map((l) => l.trim());
     }
-    const [port, path] = (await readFile(portFile, 'utf8')).trim().split('\n');
     const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`);
     await new Promise((ok, fail) => {
       ws.addEventListener('open', ok, { once: true });
