@@ -33,6 +33,13 @@ const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
     v.maxValue(max, `expects an integer from ${min} to ${max}`),
   );
 
+/**
+ * The longest interval a periodic job's timer can wait (setTimeout's 2^31-1 ms, in whole
+ * seconds): Node runs a longer timer after 1 ms instead, so a larger SVC_*_INTERVAL_SECONDS made
+ * the job run back to back (hundreds of times a second) rather than rarely.
+ */
+export const MAX_INTERVAL_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 const num = (fallback: number, min: number) =>
   v.pipe(
     v.optional(v.string(), String(fallback)),
@@ -186,13 +193,13 @@ const envSchema = v.object({
   // The event log's ranges (src/partitions/): ids per range, how often they are kept, retention
   // (unset: none; days may be fractional) and where dropped ranges are archived (unset: not).
   SVC_EVENT_PARTITION_EXECUTIONS: int(1_000_000, 10),
-  SVC_PARTITION_INTERVAL_SECONDS: int(60, 1),
+  SVC_PARTITION_INTERVAL_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
   SVC_RETENTION_DAYS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, 'expects a number of days > 0'), v.transform(Number), v.number(), v.gtValue(0, 'expects a number of days > 0'))),
   SVC_ARCHIVE_DIR: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\//, 'expects an absolute path'))),
   // The bus (src/bus/): NATS JetStream at this URL (nats:// or tls://), else PostgreSQL LISTEN/NOTIFY.
   SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'), v.check(isNatsBusSetting, 'expects nats:// or tls:// URLs with a host, separated by commas'))),
   SVC_COMMAND_REAPER_ENABLED: bool(true),
-  SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1),
+  SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
   SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: int(60, 1),
   SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS: int(1800, 1),
   SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS: int(60, 1),
