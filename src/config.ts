@@ -40,6 +40,14 @@ const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
  */
 export const MAX_INTERVAL_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
+/**
+ * The longest SVC_RETENTION_DAYS (about 2,700 years): retention compares finish times with now
+ * less that many days, and PostgreSQL's timestamps end at 4713 BC, so a longer one (from about
+ * 2,460,000 days) failed every partition run with "timestamp out of range". Unset keeps everything.
+ */
+export const MAX_RETENTION_DAYS = 1_000_000;
+const RETENTION_MESSAGE = `expects a number of days > 0, at most ${MAX_RETENTION_DAYS} (unset: keep everything)`;
+
 const num = (fallback: number, min: number) =>
   v.pipe(
     v.optional(v.string(), String(fallback)),
@@ -194,7 +202,9 @@ const envSchema = v.object({
   // (unset: none; days may be fractional) and where dropped ranges are archived (unset: not).
   SVC_EVENT_PARTITION_EXECUTIONS: int(1_000_000, 10),
   SVC_PARTITION_INTERVAL_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
-  SVC_RETENTION_DAYS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, 'expects a number of days > 0'), v.transform(Number), v.number(), v.gtValue(0, 'expects a number of days > 0'))),
+  SVC_RETENTION_DAYS: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, RETENTION_MESSAGE), v.transform(Number), v.number(), v.gtValue(0, RETENTION_MESSAGE), v.maxValue(MAX_RETENTION_DAYS, RETENTION_MESSAGE)),
+  ),
   SVC_ARCHIVE_DIR: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\//, 'expects an absolute path'))),
   // The bus (src/bus/): NATS JetStream at this URL (nats:// or tls://), else PostgreSQL LISTEN/NOTIFY.
   SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'), v.check(isNatsBusSetting, 'expects nats:// or tls:// URLs with a host, separated by commas'))),
