@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { AnswerTooLarge, ANSWER_MAX_TEXT, answerText } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
+import { fetchFollowing } from './fetch-following.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
 import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
@@ -50,6 +51,8 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   }
 
   const headers = new Headers();
+  // The credential's headers go to the URL's origin only, never on to the host a redirect names.
+  const credentialHeaders: string[] = [];
   for (const [name, value] of Object.entries(taskHeaders ?? {})) if (value !== null) headers.set(name, value);
   // A `traceparent` the task writes itself is kept.
   if (traceparent && !headers.has('traceparent')) headers.set('traceparent', traceparent);
@@ -60,6 +63,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     ctx.secrets?.add(...auth.secrets);
     // Headers written in the task win over the credential's.
     for (const [name, value] of Object.entries(auth.headers)) if (!headers.has(name)) headers.set(name, value);
+    credentialHeaders.push(...Object.keys(auth.headers));
     for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
   }
 
@@ -79,7 +83,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   let response: Response;
   let responseBody: unknown;
   try {
-    response = await fetch(url, { method, headers, body: requestBody, signal: ctx.signal });
+    response = await fetchFollowing(url, { method, headers, body: requestBody, signal: ctx.signal }, credentialHeaders);
     responseBody = await readBody(response);
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
