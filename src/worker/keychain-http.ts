@@ -3,6 +3,7 @@
 // echo the client secret it was sent, and its answer is the secret itself.
 import { STATUS_CODES } from 'node:http';
 import { describeError } from './tools/outcome.ts';
+import { fetchFollowing } from './tools/fetch-following.ts';
 
 /** One token request must not hang a command forever; it is shared by concurrent tasks, so it has its own bound. */
 export const KEYCHAIN_REQUEST_TIMEOUT_MS = 30_000;
@@ -18,6 +19,8 @@ export type OutboundRequest = {
 export type OutboundAnswer = { ok: true; status: number; body: unknown } | { ok: false; reason: string };
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
+// The headers of a keychain request that hold no secret, kept on a redirect to another origin.
+const SENT_ON = new Set(['accept', 'content-type']);
 
 function headerValue(headers: Record<string, string>, name: string): string | undefined {
   const wanted = name.toLowerCase();
@@ -89,7 +92,10 @@ export async function sendOutbound(request: OutboundRequest, fetchImpl: typeof f
   let response: Response;
   let text: string;
   try {
-    response = await fetchImpl(url, { method, headers, body, signal: AbortSignal.timeout(KEYCHAIN_REQUEST_TIMEOUT_MS) });
+    // Its headers (a credential's among them) and body (a client secret) go to the endpoint's
+    // origin only: a hop to another drops the headers, and one that would carry the body is refused.
+    const originOnly = Object.keys(headers).filter((name) => !SENT_ON.has(name.toLowerCase()));
+    response = await fetchFollowing(url, { method, headers: new Headers(headers), body, signal: AbortSignal.timeout(KEYCHAIN_REQUEST_TIMEOUT_MS) }, originOnly, { bodyOriginOnly: true, fetch: fetchImpl });
     text = await response.text();
   } catch (error) {
     return { ok: false, reason: `${method} ${shownUrl(request.url)} failed: ${describeError(error)}` };

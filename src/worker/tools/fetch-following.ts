@@ -13,25 +13,31 @@ export type FollowingInit = { method: string; headers: Headers; body?: string; s
  * POST, go on as a GET without body; 307 and 308 keep both), except that once a hop leaves the
  * origin it was at, `originOnly` headers are dropped for good beside the Authorization and Cookie
  * fetch drops: fetch sends every other header on, so a credential's api key or custom headers
- * reached whatever host a redirect named. A redirect it cannot follow throws, as fetch does.
+ * reached whatever host a redirect named. `bodyOriginOnly` (a body that holds a secret: a token
+ * request's client secret) refuses a hop to another origin that would send the body on (307,
+ * 308), where fetch would. A redirect it cannot follow throws, as fetch does.
  */
-export async function fetchFollowing(url: URL, init: FollowingInit, originOnly: readonly string[]): Promise<Response> {
+export async function fetchFollowing(url: URL, init: FollowingInit, originOnly: readonly string[], opts: { bodyOriginOnly?: boolean; fetch?: typeof fetch } = {}): Promise<Response> {
+  const send = opts.fetch ?? fetch;
   const headers = new Headers(init.headers);
   let { method, body } = init;
   let current = url;
   for (let hops = 0; ; hops++) {
-    const response = await fetch(current, { method, headers, body, signal: init.signal, redirect: 'manual' });
+    const response = await send(current, { method, headers, body, signal: init.signal, redirect: 'manual' });
     const location = response.headers.get('location');
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
     await response.body?.cancel();
     if (hops === MAX_REDIRECTS) throw new TypeError(`redirect count exceeded (${MAX_REDIRECTS})`);
     const next = new URL(location, current);
     if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new TypeError(`a redirect to a URL that is not http(s): ${next.protocol}`);
-    if (next.origin !== current.origin) for (const name of [...ORIGIN_HEADERS, ...originOnly]) headers.delete(name);
     if (((response.status === 301 || response.status === 302) && method === 'POST') || (response.status === 303 && method !== 'GET' && method !== 'HEAD')) {
       method = 'GET';
       body = undefined;
       for (const name of BODY_HEADERS) headers.delete(name);
+    }
+    if (next.origin !== current.origin) {
+      if (opts.bodyOriginOnly && body !== undefined) throw new TypeError(`a redirect (${response.status}) to another origin, ${next.origin}, would send the request's body on: not followed`);
+      for (const name of [...ORIGIN_HEADERS, ...originOnly]) headers.delete(name);
     }
     current = next;
   }

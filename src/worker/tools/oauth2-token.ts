@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { AnswerTooLarge, answerText } from './answer-limit.ts';
 import { describeError } from './outcome.ts';
+import { fetchFollowing } from './fetch-following.ts';
 import type { ResolvedCredential } from '../../protocol.ts';
 
 // Used when the token response carries no `expires_in` (the spec's renewal TTL fallback).
@@ -72,12 +73,18 @@ async function requestToken(name: string, tokenUrl: string, form: URLSearchParam
   const failed = (why: string): TokenResult => ({ ok: false, message: `oauth2 token request for credential '${name}' failed: ${why}` });
   let response: Response;
   try {
-    response = await fetch(tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form,
-      signal: AbortSignal.timeout(OAUTH2_TOKEN_REQUEST_TIMEOUT_MS),
-    });
+    // The client secret goes to the token_url's origin only, not on to the host a redirect names.
+    response = await fetchFollowing(
+      new URL(tokenUrl),
+      {
+        method: 'POST',
+        headers: new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }),
+        body: form.toString(),
+        signal: AbortSignal.timeout(OAUTH2_TOKEN_REQUEST_TIMEOUT_MS),
+      },
+      [],
+      { bodyOriginOnly: true },
+    );
   } catch (error) {
     return failed(describeError(error));
   }
