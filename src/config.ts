@@ -33,12 +33,14 @@ const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
     v.maxValue(max, `expects an integer from ${min} to ${max}`),
   );
 
+/** The longest wait of a Node timer (setTimeout's 2^31-1 ms): Node runs a longer one after 1 ms instead. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
- * The longest interval a periodic job's timer can wait (setTimeout's 2^31-1 ms, in whole
- * seconds): Node runs a longer timer after 1 ms instead, so a larger SVC_*_INTERVAL_SECONDS made
- * the job run back to back (hundreds of times a second) rather than rarely.
+ * The longest interval or timeout a setting in seconds may ask for (a timer's, in whole seconds):
+ * a larger SVC_*_INTERVAL_SECONDS made the job run back to back (hundreds of times a second)
+ * rather than rarely, and a larger timeout would time out at once.
  */
-export const MAX_INTERVAL_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+export const MAX_INTERVAL_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 
 /**
  * The longest SVC_RETENTION_DAYS (about 2,700 years): retention compares finish times with now
@@ -48,15 +50,18 @@ export const MAX_INTERVAL_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 export const MAX_RETENTION_DAYS = 1_000_000;
 const RETENTION_MESSAGE = `expects a number of days > 0, at most ${MAX_RETENTION_DAYS} (unset: keep everything)`;
 
-const num = (fallback: number, min: number) =>
-  v.pipe(
+const num = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
+  const expects = max === Number.MAX_SAFE_INTEGER ? `expects a number >= ${min}` : `expects a number from ${min} to ${max}`;
+  return v.pipe(
     v.optional(v.string(), String(fallback)),
     v.trim(),
-    v.regex(/^\d+(\.\d+)?$/, `expects a number >= ${min}`),
+    v.regex(/^\d+(\.\d+)?$/, expects),
     v.transform(Number),
     v.number(),
-    v.minValue(min, `expects a number >= ${min}`),
+    v.minValue(min, expects),
+    v.maxValue(max, expects),
   );
+};
 
 const url = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`)));
 const httpUrl = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`), v.regex(/^https?:\/\//i, `expects ${what}`)));
@@ -193,11 +198,11 @@ const envSchema = v.object({
   RESUME_WINDOW_MINUTES: int(5, 1),
   SVC_BATCH_MAX_EVENTS: int(256, 1),
   SVC_BATCH_MAX_BYTES: int(2 * 1024 * 1024, 1024),
-  SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: num(0.25, 0.001),
+  SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: num(0.25, 0.001, MAX_INTERVAL_SECONDS),
   SVC_BATCH_ACCEPT_QUEUE_MAXSIZE: int(1024, 1),
   SVC_BATCH_ACCEPT_WORKERS: int(1, 1, 64),
-  SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: num(15, 0.1),
-  SVC_BATCH_STATUS_STREAM_POLL_SECONDS: num(0.5, 0.05),
+  SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: num(15, 0.1, MAX_INTERVAL_SECONDS),
+  SVC_BATCH_STATUS_STREAM_POLL_SECONDS: num(0.5, 0.05, MAX_INTERVAL_SECONDS),
   // The event log's ranges (src/partitions/): ids per range, how often they are kept, retention
   // (unset: none; days may be fractional) and where dropped ranges are archived (unset: not).
   SVC_EVENT_PARTITION_EXECUTIONS: int(1_000_000, 10),
@@ -266,10 +271,10 @@ const envSchema = v.object({
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
   OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), 'svc'),
   OTEL_RESOURCE_ATTRIBUTES: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(?:[^=,\s]+=[^,]*(?:\s*,\s*[^=,\s]+=[^,]*)*)?$/, 'expects key=value pairs, comma separated')), ''),
-  OTEL_BSP_SCHEDULE_DELAY: int(5000, 0),
+  OTEL_BSP_SCHEDULE_DELAY: int(5000, 0, MAX_TIMER_MS),
   OTEL_BSP_MAX_QUEUE_SIZE: int(2048, 1),
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(512, 1),
-  OTEL_BSP_EXPORT_TIMEOUT: int(30000, 1),
+  OTEL_BSP_EXPORT_TIMEOUT: int(30000, 1, MAX_TIMER_MS),
   // Hashed into every trace and span id (src/telemetry/trace-ids.ts), the same on servers and
   // workers: deployments (or a database started afresh) sending to one backend keep apart traces
   // of executions with the same ids.
