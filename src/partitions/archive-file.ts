@@ -8,7 +8,8 @@ import { isObject } from '../objects.ts';
 // An archived range of the event log as JSON Lines (docs/scaling.md): one file per range,
 // `events-<lo>-<hi>.jsonl` under SVC_ARCHIVE_DIR; each line `{"execution": {...}}` (its row, the
 // snapshot left out) or `{"event": {...}}` (a row of core.event), executions first, then every
-// event in log order. Written to a temporary name, flushed and renamed: a file that exists is whole.
+// event in log order. Written to a temporary name, flushed and renamed, the directory flushed too:
+// a file that exists is whole, and one the drop went on from stays.
 
 /** The file range `r` is archived to under `dir`. */
 export function archiveFileOf(dir: string, r: EventRange): string {
@@ -38,6 +39,14 @@ export async function writeArchive(dir: string, r: EventRange, source: ArchiveSo
     await file.close();
   }
   await rename(tmp, path);
+  // The rename is the directory's to keep: flushed before the range's rows are deleted, so a
+  // power cut after those deletes cannot take the file with it.
+  const d = await open(dir, 'r');
+  try {
+    await d.sync();
+  } finally {
+    await d.close();
+  }
   return { path, events };
 }
 
