@@ -133,7 +133,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       concurrency: config.SVC_WORKER_CONCURRENCY,
       env: processEnvironment(),
       log,
-      serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? svc.databaseUrl : undefined,
+      serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS === 'on' ? svc.databaseUrl : undefined,
       serviceReaderUrl: await svc.readerDatabaseUrl(),
       shell: shellSettings(config),
       outputBytes: config.SVC_TASK_OUTPUT_BYTES,
@@ -196,9 +196,9 @@ const commands: Record<string, Command> = {
         concurrency,
         env: processEnvironment(),
         log,
-        serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
+        serviceDatabaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS === 'on' ? config.SVC_DATABASE_URL : undefined,
         // read_only tasks without auth: the same database as the reader role (its login from the server), never this user.
-        serviceReaderBaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS ? config.SVC_DATABASE_URL : undefined,
+        serviceReaderBaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS !== 'off' ? config.SVC_DATABASE_URL : undefined,
         shell: shellSettings(config),
         outputBytes: config.SVC_TASK_OUTPUT_BYTES,
       });

@@ -19,6 +19,21 @@ const bool = (fallback: boolean) =>
     v.transform((s) => ['true', '1', 'yes', 'on'].includes(s)),
   );
 
+/**
+ * What postgres tasks without `auth` may do on the service database (SVC_ALLOW_SERVICE_DB_TASKS):
+ * nothing (`off`), read as its reader role (`read_only`: `read_only` tasks, what `svc doctor detect`
+ * needs), or that and write as the service's own user (`on`, also true/1/yes: whoever registers
+ * playbooks then has the service user's powers over the service database).
+ */
+export type ServiceDbTasks = 'off' | 'read_only' | 'on';
+const serviceDbTasks = v.pipe(
+  v.optional(v.string(), 'off'),
+  v.trim(),
+  v.toLowerCase(),
+  v.picklist(['read_only', 'true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], 'expects read_only, true or false'),
+  v.transform((s): ServiceDbTasks => (s === 'read_only' ? 'read_only' : ['true', '1', 'yes', 'on'].includes(s) ? 'on' : 'off')),
+);
+
 /** A shell task's network (SVC_SHELL_NETWORK): the host's, none, or the outside only (docs/operations.md). */
 export type ShellNetwork = 'host' | 'none' | 'external';
 
@@ -168,7 +183,7 @@ const envSchema = v.object({
     v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'expects one of fatal, error, warn, info, debug, trace, silent'),
     'info',
   ),
-  SVC_ALLOW_SERVICE_DB_TASKS: bool(false),
+  SVC_ALLOW_SERVICE_DB_TASKS: serviceDbTasks,
   // Shell tasks (docs/operations.md, "What a task can reach"): run in a bubblewrap sandbox unless
   // `off`, an explicit opt-out the worker logs loudly at start. The limits apply to each task.
   SVC_SHELL_SANDBOX: v.optional(v.picklist(['on', 'off'], 'expects on or off'), 'on'),

@@ -48,7 +48,7 @@ export type WorkerOptions = {
   /** The service database as its read-only reader role, for `read_only` postgres tasks (in-process pools of `svc start`). */
   serviceReaderUrl?: string;
   /**
-   * The service database as this worker reaches it (a `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS):
+   * The service database as this worker reaches it (a `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only or true):
    * `read_only` postgres tasks without `auth` run on it as the reader role, whose login the pool
    * asks of the server when a task first needs it (src/worker/service-reader.ts).
    */
@@ -133,6 +133,11 @@ export class Worker {
     // Before claiming: a pool whose sandbox cannot run refuses shell tasks, and says so once here.
     this.#shell = await probeShellSandbox(this.#opts.shell ?? DEFAULT_SHELL_SETTINGS);
     logShellHost(this.#shell, this.#opts.log);
+    if (this.#opts.serviceDatabaseUrl) {
+      this.#opts.log.warn(
+        'SVC_ALLOW_SERVICE_DB_TASKS=true: postgres tasks without auth that are not read_only run as the service database\'s own user, so whoever registers playbooks has its powers over the service database (API tokens, sealed credentials); read_only gives svc doctor detect what it needs',
+      );
+    }
     await this.#registerOnceUp();
     if (this.#stopping) return;
     // Registering sets heartbeat_at: it counts as the first beat.

@@ -89,11 +89,11 @@ export type WorkerStack = TestApp & ExecutionApi & { workers: WorkerProcess[] };
  * with SIGTERM and fails when one does not exit 0.
  */
 export async function startWorkerStack(
-  opts: { workers?: number; concurrency?: number; env?: Record<string, string>; workerEnv?: Record<string, string>; serviceDbTasks?: boolean } = {},
+  opts: { workers?: number; concurrency?: number; env?: Record<string, string>; workerEnv?: Record<string, string>; serviceDbTasks?: boolean | 'read_only' } = {},
 ): Promise<WorkerStack> {
   const t = await startTestApp(opts.env);
   // Postgres tasks without `auth` use the service database only when the worker is told both.
-  const dbEnv: Record<string, string> = opts.serviceDbTasks ? { SVC_ALLOW_SERVICE_DB_TASKS: 'true', SVC_DATABASE_URL: t.databaseUrl } : {};
+  const dbEnv: Record<string, string> = opts.serviceDbTasks ? { SVC_ALLOW_SERVICE_DB_TASKS: String(opts.serviceDbTasks), SVC_DATABASE_URL: t.databaseUrl } : {};
   let workers: WorkerProcess[] = [];
   try {
     workers = await Promise.all(

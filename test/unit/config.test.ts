@@ -37,7 +37,7 @@ describe('loadConfig', () => {
     expect(c.RESUME_WINDOW_MINUTES).toBe(5);
     expect(c.SVC_BATCH_MAX_EVENTS).toBe(256);
     expect(c.SVC_BATCH_MAX_BYTES).toBe(2 * 1024 * 1024);
-    expect(c.SVC_ALLOW_SERVICE_DB_TASKS).toBe(false);
+    expect(c.SVC_ALLOW_SERVICE_DB_TASKS).toBe('off');
     expect(c.SVC_AUTO_RESUME_MODE).toBe('restart');
     expect(c.SVC_AUTH).toBe('none');
     expect(c.SVC_HOST).toBe('127.0.0.1');

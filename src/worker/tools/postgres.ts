@@ -50,7 +50,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   if (readOnly && !ctx.credential && !serviceUrl) {
     return fail(
       'no_connection',
-      'a read_only postgres task without auth needs a worker that can read the service database as its reader role (the in-process workers of `svc start`, or `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS and SVC_DATABASE_URL); it never runs as the service user',
+      'a read_only postgres task without auth needs a worker that can read the service database as its reader role (the in-process workers of `svc start`, or `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only and SVC_DATABASE_URL); it never runs as the service user',
     );
   }
   const connection = postgresConnection(ctx.credential, serviceUrl, statementTimeoutMs);
