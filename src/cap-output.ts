@@ -1,10 +1,19 @@
+const utf8 = new TextEncoder();
+
 /**
  * A task attempt's output as kept in its event (SVC_TASK_OUTPUT_BYTES): the value itself when its
- * JSON fits, else `{truncated: true, bytes, preview}` with the first `maxBytes` characters of that
- * JSON, so a chatty task cannot fill the log. Masking is done before (the mask must see it whole).
+ * JSON fits in `maxBytes` UTF-8 bytes, else `{truncated: true, bytes, preview}` with as much of
+ * that JSON as fits, whole characters only (half a surrogate pair cannot be stored, and a report
+ * holding one is refused), so a chatty task cannot fill the log. Masking is done before (the mask
+ * must see it whole).
  */
 export function capOutput(value: unknown, maxBytes: number): unknown {
   const text = JSON.stringify(value ?? null);
-  if (text.length <= maxBytes) return value ?? null;
-  return { truncated: true, bytes: Buffer.byteLength(text), preview: text.slice(0, maxBytes) };
+  // Every UTF-16 unit is at most 3 bytes: short text fits without being measured.
+  if (text.length * 3 <= maxBytes) return value ?? null;
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= maxBytes) return value ?? null;
+  // encodeInto writes whole code points only: `read` ends between characters.
+  const { read } = utf8.encodeInto(text, new Uint8Array(maxBytes));
+  return { truncated: true, bytes, preview: text.slice(0, read) };
 }
