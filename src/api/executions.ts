@@ -57,6 +57,18 @@ const labelFilter = v.optional(
     v.union([v.string(), v.array(v.string())]),
     v.transform((x) => (Array.isArray(x) ? x : [x])),
     v.check((xs) => xs.every((x) => x.indexOf(':') > 0), 'must be key:value'),
+    // All must match, and an execution has one value per label: two for one key would match
+    // nothing, not (as the last one won) the executions with the second.
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const seen = new Map<string, string>();
+      for (const x of dataset.value) {
+        const key = x.slice(0, x.indexOf(':'));
+        const value = x.slice(x.indexOf(':') + 1);
+        if ((seen.get(key) ?? value) !== value) return addIssue({ message: `names ${key} twice, with two values (an execution has one value per label)` });
+        seen.set(key, value);
+      }
+    }),
     v.transform((xs) => Object.fromEntries(xs.map((x) => [x.slice(0, x.indexOf(':')), x.slice(x.indexOf(':') + 1)]))),
     v.description('started with this label, key:value (repeat for several: all of them)'),
   ),
