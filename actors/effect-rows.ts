@@ -99,7 +99,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         }
         host.start({
           ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
-        host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task, ...(e.attempt ? { attempt: e.attempt } : {}) } });
+        host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task, ...(e.attempt ? { attempt: e.attempt } : {}), ...(e.loopIndex !== undefined ? { loop_index: e.loopIndex } : {}) } });
         break;
       }
       case 'cancelChildren': {

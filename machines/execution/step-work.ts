@@ -167,7 +167,8 @@ function dispatchSegment(d: Draft, run: StepRun, key: IterationKey): void {
       return;
     }
     d.pending()[keyOf(seq)] = { run: run.id, iteration: key, kind: 'child' };
-    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args, ...(attempt > 1 ? { attempt } : {}) });
+    // Its loop item said with it: a retry's child starts with no loop.item before it.
+    d.emit({ type: 'startChild', seq, step: run.step, task: task.name, path, args, ...(attempt > 1 ? { attempt } : {}), ...(it.index !== null ? { loopIndex: it.index } : {}) });
     // Its timeout is a durable timer (a row, timer.fired), issued with the start (held with it while paused).
     if (timeoutMs !== null) {
       const timer = d.c.nextSeq++;

@@ -157,8 +157,8 @@ export type Effect =
       context: RenderContext;
       keychain: KeychainDefinition[];
     }
-  /** `attempt`: the task's attempt under its `retry` (absent: the first). */
-  | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown>; attempt?: number }
+  /** `attempt`: the task's attempt under its `retry` (absent: the first); `loopIndex`: its loop item (absent outside a loop). */
+  | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown>; attempt?: number; loopIndex?: number }
   | { type: 'cancelCommands'; seqs: number[] }
   | { type: 'cancelChildren' }
   /** The one child execution started under `seq` is cancelled (a `playbook` task's timeout), `reason` saying why. */

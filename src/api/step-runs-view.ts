@@ -64,8 +64,8 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   // Waits that ended, oldest first, each awaiting the step.exit the machine records for it (the
   // same transition, so next among the step's events; a run ended without waiting has none).
   const waitsEnded: Run[] = [];
-  // The item a loop began last (`loop.item`, just before the work it starts): a child's start does
-  // not say its item, a command's issue does.
+  // The item a loop began last (`loop.item`, just before the work it starts): a command's issue says
+  // its item, a child's start does since it has `loop_index` (a retry's child has no loop.item before it).
   let item: number | null = null;
   // A `playbook` task's own timers (its timeout, its retry's delay: timer.set with `for`) are no
   // run of the step: its children are; their timer.fired names only the seq.
@@ -138,7 +138,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.status = 'running';
         r.started_at = at;
         r.child_execution_id = num(ctx.child_execution_id);
-        r.loop_index = item;
+        r.loop_index = num(ctx.loop_index) ?? item;
         item = null;
         break;
       case EVENT.childFinished:

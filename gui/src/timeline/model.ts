@@ -73,7 +73,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
   const roots: Node[] = [];
   const openRuns = new Map<string, Node[]>();
   const bySeq = new Map<number, Node>();
-  // The item a loop began last (loop.item, just before the work it starts): a child's start does not say it.
+  // The item a loop began last (loop.item, just before the work it starts): a child's start did not say it before it had `loop_index`.
   let item: number | undefined;
   const byCommandId = new Map<number, Node>();
   const tasksOf = new Map<Node, Map<string, Node>>();
@@ -292,7 +292,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         const run = runOf(e.step, e);
         const seq = num(c.seq);
         const id = num(c.child_execution_id);
-        const child = add(run, { kind: 'child', label: id !== undefined ? `execution ${id}` : 'child', step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, task: str(c.task), childExecutionId: id, childPath: str(c.path), loopIndex: item }, e);
+        const child = add(run, { kind: 'child', label: id !== undefined ? `execution ${id}` : 'child', step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, task: str(c.task), childExecutionId: id, childPath: str(c.path), loopIndex: num(c.loop_index) ?? item }, e);
         item = undefined;
         if (seq !== undefined) bySeq.set(seq, child);
         break;
