@@ -13,7 +13,7 @@ import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
 
 const params = v.object({ id: integerText(1, MAX_ID), step: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS)) });
 // A step's events read at most: a loop of thousands of items is listed up to here.
-const MAX_STEP_EVENTS = 20_000;
+export const MAX_STEP_EVENTS = 20_000;
 
 const attemptAnswer = v.object({
   attempt: integer,
@@ -67,12 +67,14 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       if (!row) throw notFound(`execution ${id}`);
       const compiled = await deps.cache.get(deps.db, row.catalog_id);
       if (!compiled.playbook.workflow.some((s) => s.step === step)) throw notFound(`step ${step} of ${row.path}`);
-      const events = await loadStepEvents(deps.db, id, step, MAX_STEP_EVENTS);
+      // One more than is shown: whether the step has more than MAX_STEP_EVENTS, not exactly as many.
+      const loaded = await loadStepEvents(deps.db, id, step, MAX_STEP_EVENTS + 1);
+      const events = loaded.slice(0, MAX_STEP_EVENTS);
       const cap = (output: unknown) => capOutput(output, deps.config.SVC_TASK_OUTPUT_BYTES);
       const ended = isTerminalExecutionStatus(row.status);
       const runs = stepRunsView(events, cap, ended);
       // While it runs, a held command's claim is read from its row (the log has it after its first report).
-      return { execution_id: id, step, runs: ended ? runs : withHeldClaims(runs, await heldStepCommands(deps.db, id, step)), truncated: events.length >= MAX_STEP_EVENTS };
+      return { execution_id: id, step, runs: ended ? runs : withHeldClaims(runs, await heldStepCommands(deps.db, id, step)), truncated: loaded.length > MAX_STEP_EVENTS };
     },
   );
 }
