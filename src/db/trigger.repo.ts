@@ -109,21 +109,23 @@ export async function setTriggerPaused(q: Queryable, path: string, name: string,
 export type SchedulesLook = { due: TriggerRow[]; next: Date | null };
 
 /**
- * Schedules due at `now` (not paused), earliest first, at most `limit`; and in the same statement
- * the earliest next fire of any active schedule after `now`, to sleep until when none is due.
+ * Schedules due at `now` (not paused), earliest first, at most `limit`, but those `passOver` (a
+ * look of the same round found them waiting for their runs); and in the same statement the
+ * earliest next fire of any active schedule after `now`, to sleep until when none is due.
  */
-export async function lookAtSchedules(q: Queryable, now: Date, limit: number): Promise<SchedulesLook> {
+export async function lookAtSchedules(q: Queryable, now: Date, limit: number, passOver: readonly { path: string; name: string }[] = []): Promise<SchedulesLook> {
   // One row at least (the next fire), with a due schedule or NULLs beside it.
   const { rows } = await q.query<{ next_at: Date | null } & (TriggerRow | { [K in keyof TriggerRow]: null })>({
     name: 'svc_look_at_schedules',
     text: `SELECT n.next_at, d.*
              FROM (SELECT min(next_fire_at) AS next_at FROM core.trigger WHERE kind = 'schedule' AND NOT paused AND next_fire_at > $1) n
              LEFT JOIN LATERAL (
-               SELECT ${COLUMNS} FROM core.trigger
+               SELECT ${COLUMNS} FROM core.trigger t
                 WHERE kind = 'schedule' AND NOT paused AND next_fire_at <= $1
+                  AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS w(path, name) WHERE w.path = t.path AND w.name = t.name)
                 ORDER BY next_fire_at LIMIT $2) d ON true
             ORDER BY d.next_fire_at`,
-    values: [now, limit],
+    values: [now, limit, passOver.map((w) => w.path), passOver.map((w) => w.name)],
   });
   const due = rows.flatMap(({ next_at: _, ...row }) => (row.path === null ? [] : [row]));
   return { due, next: rows[0]?.next_at ?? null };

@@ -45,10 +45,12 @@ export type TickReport = { schedules: number; started: number; skipped: number; 
  * Fires every schedule due at `now()`, all in ONE transaction (fire-trigger.ts fireGroups): the
  * catch-up policy picks among each schedule's due times, the overlap policy decides what its
  * previous unfinished run means, and each schedule's fires and its next time are written
- * together. A schedule another server holds is left to it (`raced`).
+ * together. A schedule another server holds is left to it (`raced`). `passOver`: schedules a tick
+ * just found waiting (overlap queue), not looked at again: a look holds DUE_PER_TICK schedules,
+ * and those waiting, due since their oldest time, would fill every look before the others.
  */
-export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new Date()): Promise<TickReport> {
-  const { due: looked, next } = await lookAtSchedules(deps.db, now(), DUE_PER_TICK);
+export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new Date(), passOver: readonly { path: string; name: string }[] = []): Promise<TickReport> {
+  const { due: looked, next } = await lookAtSchedules(deps.db, now(), DUE_PER_TICK, passOver);
   const report: TickReport = { schedules: 0, started: 0, skipped: 0, refused: 0, raced: 0, waiting: [], next };
   report.schedules = looked.length;
   if (looked.length === 0) return report;
@@ -224,15 +226,21 @@ export function duePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch
  * awaits ended here.
  */
 export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now: Clock = () => new Date()): { stop(): Promise<void> } {
+  // The schedules found waiting by the ticks of this round (looks again at once, while each is full).
+  let waiting: TickReport['waiting'] = [];
   const loop = clockedLoop(deps.log, 'schedule tick', clock.clock, SCHEDULER_MAX_SLEEP_MS, async () => {
-    const report = await runScheduleTick(deps, now);
-    clock.awaitRuns(report.waiting.flatMap((w) => w.runs));
+    const report = await runScheduleTick(deps, now, waiting);
+    waiting = [...waiting, ...report.waiting];
+    clock.awaitRuns(waiting.flatMap((w) => w.runs));
+    // More due: looked at again at once, past those waiting.
     if (report.schedules >= DUE_PER_TICK) return 0;
+    const round = waiting;
+    waiting = [];
     // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
     // Nothing was due: the look read the next fire (one statement a look while idle).
-    const earliest = report.schedules === 0 ? report.next : await earliestScheduledFire(deps.db, report.waiting);
+    const earliest = report.schedules === 0 && round.length === 0 ? report.next : await earliestScheduledFire(deps.db, round);
     const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
-    return Math.min(untilEarliest, report.waiting.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
+    return Math.min(untilEarliest, round.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
   });
   return { stop: () => loop.stop() };
 }
