@@ -338,7 +338,12 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
     { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams), response: responses({ 200: deletedAnswer }) }, config: { access: { level: 'admin' } } },
     async (req) => {
       const { name } = req.params as v.InferOutput<typeof nameParams>;
-      if (!(await deleteCredential(deps.db, name))) throw notFound(`credential '${name}'`);
+      // Under the name's lock, as every write of it: an update that read the row then finds it gone only after this commits.
+      const deleted = await deps.db.tx(async (q) => {
+        await lockCredentialName(q, name);
+        return deleteCredential(q, name);
+      });
+      if (!deleted) throw notFound(`credential '${name}'`);
       req.log.info({ credential: name }, 'credential deleted');
       return { status: 'success', message: `Credential '${name}' deleted`, name };
     },
