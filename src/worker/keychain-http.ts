@@ -2,6 +2,7 @@
 // Nothing here logs, and no reason string quotes a request or response body: a token endpoint may
 // echo the client secret it was sent, and its answer is the secret itself.
 import { STATUS_CODES } from 'node:http';
+import { answerText } from './tools/answer-limit.ts';
 import { describeError } from './tools/outcome.ts';
 import { fetchFollowing } from './tools/fetch-following.ts';
 
@@ -96,7 +97,8 @@ export async function sendOutbound(request: OutboundRequest, fetchImpl: typeof f
     // origin only: a hop to another drops the headers, and one that would carry the body is refused.
     const originOnly = Object.keys(headers).filter((name) => !SENT_ON.has(name.toLowerCase()));
     response = await fetchFollowing(url, { method, headers: new Headers(headers), body, signal: AbortSignal.timeout(KEYCHAIN_REQUEST_TIMEOUT_MS) }, originOnly, { bodyOriginOnly: true, fetch: fetchImpl });
-    text = await response.text();
+    // Read only as far as a task's answer is: an endless answer would fill the worker's memory till the timeout.
+    text = await answerText(response);
   } catch (error) {
     return { ok: false, reason: `${method} ${shownUrl(request.url)} failed: ${describeError(error)}` };
   }
