@@ -76,7 +76,8 @@ const storeBody = exactObject({
     ),
   ),
   auto_renew: v.optional(v.boolean(), false),
-  renew_config: v.optional(v.nullable(renewConfigSchema)),
+  // Exact too: a misspelt token_field or ttl_field would have the renewal read the default one.
+  renew_config: v.optional(v.nullable(exactObject(renewConfigSchema.entries))),
   schema: v.optional(v.nullable(jsonObject('schema must be a JSON object'))),
 });
 
