@@ -52,7 +52,8 @@ const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>
 
 const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
 const catalogParams = v.object({ catalog_id: idText });
-const entryQuery = v.object({
+// Exact: a misspelt scope_type would mean the global entry, and DELETE would remove it instead.
+const entryQuery = exactObject({
   scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(idText),
 });
