@@ -239,17 +239,18 @@ function decidedOnMissingData(data: SimulationData, s: Snapshot): boolean {
  * Every simple path of the playbook's machine (xstate/graph) where each command, oldest first,
  * ends ok or error (with the example results, else null data); a path is cut after
  * pathDepthOf(pb) step runs, and ends `depends_on_data` before a decision that reads a result
- * with no example. Also names the steps no path enters. `truncated` when the state space passed
+ * with no example (or, with `startUnknown`, any workload value: a start may give another). Also names the steps no path enters. `truncated` when the state space passed
  * MAX_PATH_STATES (the lists are then partial).
  */
 export function playbookPaths(
   playbook: string | NormalizedPlaybook,
-  opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean } = {},
+  opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean; startUnknown?: boolean } = {},
 ): PathsReport {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
-  const data = new SimulationData(pb, input.workload, opts.results, opts.useExamples ?? true);
+  // No start known (registration): any workload value, a default too, is what a start gives.
+  const data = new SimulationData(pb, opts.startUnknown ? {} : input.workload, opts.results, opts.useExamples ?? true);
   const depth = pathDepthOf(pb);
   const cut = (s: Snapshot) => s.status !== 'done' && s.context.nextRun > depth;
   // A budget of explored states: past it, states offer no events (their paths end there, cut).
@@ -364,12 +365,13 @@ function pathsToEnds(adjacency: AdjacencyMap<Snapshot, ExecutionEvent>, start: s
 
 /**
  * Warnings for registration, only what is certain: steps no simulated path enters (none when a
- * path depends on data; examples are not used), paths that end neither completed nor failed (cut after pathDepthOf(pb)
+ * path depends on data; examples are not used, nor are the workload's defaults), paths that end neither completed nor failed (cut after pathDepthOf(pb)
  * step runs: a cycle that may not end), examples naming no step.
  */
 export function playbookWarnings(pb: NormalizedPlaybook): string[] {
-  // Examples are samples, not every result a run may see: a branch they skip is still possible.
-  const report = playbookPaths(pb, { useExamples: false });
+  // Examples are samples, not every result a run may see, and a start's payload goes over the
+  // workload's defaults: a branch either skips is still possible.
+  const report = playbookPaths(pb, { useExamples: false, startUnknown: true });
   const out: string[] = [];
   for (const s of report.unreachable) out.push(`workflow.${s}: no path reaches step ${s} (every command simulated ok or error)`);
   for (const s of Object.keys(pb.examples ?? {})) if (!pb.workflow.some((w) => w.step === s)) out.push(`examples.${s}: names no step of the workflow`);
