@@ -229,6 +229,11 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
         expr(e.left, guarded);
         withKnown(definedWhen(e.left, true), () => expr(e.right, guarded));
         return;
+      case 'or':
+        // The right side is read only where the left is false (`x is undefined or x > 1`).
+        expr(e.left, guarded);
+        withKnown(definedWhen(e.left, false), () => expr(e.right, guarded));
+        return;
       case 'get': {
         const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
         if (!guarded && !known.includes(expressionText(e)) && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
