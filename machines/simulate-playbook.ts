@@ -87,7 +87,8 @@ function inputOf(pb: NormalizedPlaybook, payload: Record<string, unknown>): Exec
 
 /**
  * The event that answers a pending command with an outcome: every task ok, or the last one failed;
- * the last task's data is the step's example result (null without one).
+ * the last task's data is the step's example result (null without one); a child's, the `result`
+ * (and `execution_id`) of its example, as the task's data is `{execution_id, status, result}`.
  */
 function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Outcome, data: SimulationData): ExecutionEvent {
   const c = snap.context;
@@ -103,8 +104,11 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   if (p.kind === 'child') {
     // Its timeout runs out first: the timer bounding the child fires.
     if (outcome === 'timeout' && p.timer !== undefined) return { type: EVENT.timerFired, seq: p.timer };
+    // The example is the task's data, {execution_id, status, result}: the child ended with its result.
+    const child = example !== null && typeof example === 'object' && !Array.isArray(example) ? (example as Record<string, unknown>) : {};
+    const childId = Number.isSafeInteger(child.execution_id) ? (child.execution_id as number) : 0;
     return outcome === 'ok'
-      ? { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'completed', result: example, error: null }
+      ? { type: EVENT.childFinished, seq, child_execution_id: childId, status: 'completed', result: Object.hasOwn(child, 'result') ? child.result : null, error: null }
       : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: CODE.simulated } };
   }
   const tasks: Record<string, TaskOutcome> = {};
