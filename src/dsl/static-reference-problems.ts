@@ -37,7 +37,8 @@ type Scope = { names: ReadonlySet<string>; ran: ReadonlySet<string>; step: strin
  * strict, DESIGN.md "Authoring"): a name no root, iterator or template variable defines (or a
  * root the field does not have: a `concurrency.key` is rendered at a start, before any step),
  * `workload.<key>` when the playbook declares `inputs:` (what a start may bring) and neither they
- * nor `workload:` hold that key, or without `inputs:` a key that is a misspelling of a `workload:` key, and `steps.<name>` of a step that does not exist or cannot have run before. Operands of
+ * nor `workload:` hold that key, or without `inputs:` a key that is a misspelling of a `workload:` key, and `steps.<name>` of a step that does not exist or cannot have run before;
+ * in a task's fields, arcs, loops, timers, keychain entries and the flow-control keys. Operands of
  * `| default` and `is defined` are exempt, as at render time.
  */
 export function staticReferenceProblems(document: unknown): Problem[] {
@@ -107,6 +108,15 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, scope(ran, ARC_ROOTS, "an arc's when"));
       forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, scope(ran, ARC_ROOTS, "an arc's set")));
     }
+  });
+  // A keychain entry is rendered by the worker over the context of the command that uses it (any
+  // step's: a loop's item too), without the keychain (src/worker/keychain-resolver.ts).
+  const iterators = steps.flatMap((s) => (isObject(s.loop) ? [typeof s.loop.iterator === 'string' ? s.loop.iterator : 'item'] : []));
+  const keychainRoots = [...BASE_ROOTS, 'tasks', ...(iterators.length > 0 ? ['loop', ...iterators] : [])];
+  (Array.isArray(document.keychain) ? document.keychain : []).forEach((entry, i) => {
+    if (!isObject(entry)) return;
+    const scope: Scope = { names: new Set([...keychainRoots, ...TEMPLATE_FUNCTIONS]), ran: new Set(names), step: null, field: null, reads: `a keychain entry reads ${keychainRoots.join(', ')}` };
+    for (const [key, value] of Object.entries(entry)) forEachTemplate(value, `keychain[${i}].${key}`, (source, where) => check(source, where, scope));
   });
   for (const field of ['concurrency', 'debounce'] as const) {
     const spec = document[field];
