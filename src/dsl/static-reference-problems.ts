@@ -30,7 +30,7 @@ const EXECUTION_FIELDS = ['id', 'path', 'catalog_id', 'parent_id', 'root_id'] as
  * messages), what the place is and reads (for "not available here"), and for a task's fields the
  * tasks of its step that ran before it (`tasks.<name>`).
  */
-type Scope = { names: ReadonlySet<string>; ran: ReadonlySet<string>; step: string | null; field: string | null; reads?: string; tasks?: readonly string[] };
+type Scope = { names: ReadonlySet<string>; ran: (step: string) => boolean; step: string | null; field: string | null; reads?: string; tasks?: readonly string[] };
 
 /**
  * References that can be known to be undefined when a playbook is registered (templates are
@@ -46,7 +46,7 @@ export function staticReferenceProblems(document: unknown): Problem[] {
   const steps = document.workflow.filter(isObject);
   if (steps.length !== document.workflow.length) return [];
   const names = steps.map((s) => (typeof s.step === 'string' ? s.step : ''));
-  const before = predecessors(steps, names);
+  const leadsTo = arcPaths(steps, names);
   // Without inputs: a start's payload may bring any key, so only render time can tell.
   const declared = isObject(document.inputs) ? new Set([...Object.keys(isObject(document.workload) ? document.workload : {}), ...Object.keys(isObject(document.inputs) ? document.inputs : {})]) : undefined;
   // Without inputs, a key close to one `workload:` declares is a misspelling of it (a key only a
@@ -69,7 +69,7 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
       else if (root === 'workload' && key !== undefined && misspelt(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (did you mean '${misspelt(key)}'?)`;
       else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
-      else if (root === 'steps' && key !== undefined && !scope.ran.has(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${scope.step}'`;
+      else if (root === 'steps' && key !== undefined && !scope.ran(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${scope.step}'`;
       if (missing) problems.push({ path: where, message: missing });
     }
   };
@@ -80,7 +80,9 @@ export function staticReferenceProblems(document: unknown): Problem[] {
     const iterator = isObject(step.loop) ? (typeof step.loop.iterator === 'string' ? step.loop.iterator : 'item') : undefined;
     // Only a looped step's tasks see `loop` and the iterator.
     const looped = iterator ? ['loop', iterator] : [];
-    const scope = (ran: ReadonlySet<string>, roots: readonly string[], reads: string, tasks?: readonly string[]): Scope => ({ names: new Set([...roots, ...TEMPLATE_FUNCTIONS]), ran, step: name, field: null, reads: `${reads} reads ${roots.join(', ')}`, tasks });
+    // A step may have run before this one when an arc path leads from it here.
+    const before = (step: string) => leadsTo(step, name);
+    const scope = (ran: (step: string) => boolean, roots: readonly string[], reads: string, tasks?: readonly string[]): Scope => ({ names: new Set([...roots, ...TEMPLATE_FUNCTIONS]), ran, step: name, field: null, reads: `${reads} reads ${roots.join(', ')}`, tasks });
     const tasks = Array.isArray(step.tool) ? step.tool.map((t, n) => [t, `${path}.tool[${n}]`] as const) : [[step.tool, `${path}.tool`] as const];
     const taskNames = tasks.map(([task], n) => (isObject(task) && typeof task.name === 'string' ? task.name : `task_${n}`));
     tasks.forEach(([task, taskPath], n) => {
@@ -92,16 +94,16 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       const taskRoots = (key: string) => [...BASE_ROOTS, 'tasks', ...looped, ...(onServer(key) ? [] : ['keychain'])];
       for (const [key, value] of Object.entries(task)) {
         if (key === 'name' || key === 'kind' || key === 'retry') continue;
-        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, scope(before[i], taskRoots(key), "a task's field", earlier)));
+        forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, scope(before, taskRoots(key), "a task's field", earlier)));
       }
-      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before[i], [...taskRoots('retry'), 'outcome'], 'retry.when', earlier));
+      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before, [...taskRoots('retry'), 'outcome'], 'retry.when', earlier));
     });
-    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, scope(before[i], BASE_ROOTS, 'wait.until')));
-    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, scope(before[i], BASE_ROOTS, 'loop.in')));
+    if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, scope(before, BASE_ROOTS, 'wait.until')));
+    if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, scope(before, BASE_ROOTS, 'loop.in')));
     const next = step.next;
     const arcs = Array.isArray(next) ? next.map((a, n) => [a, `${path}.next[${n}]`] as const) : isObject(next) && Array.isArray(next.arcs) ? next.arcs.map((a, n) => [a, `${path}.next.arcs[${n}]`] as const) : [];
     // An arc is evaluated when its step has run.
-    const ran = new Set([...before[i], name]);
+    const ran = (step: string) => step === name || before(step);
     for (const [arc, arcPath] of arcs) {
       if (!isObject(arc)) continue;
       // Arcs are evaluated on the server, once per step run: no keychain, tasks or loop item.
@@ -115,13 +117,13 @@ export function staticReferenceProblems(document: unknown): Problem[] {
   const keychainRoots = [...BASE_ROOTS, 'tasks', ...(iterators.length > 0 ? ['loop', ...iterators] : [])];
   (Array.isArray(document.keychain) ? document.keychain : []).forEach((entry, i) => {
     if (!isObject(entry)) return;
-    const scope: Scope = { names: new Set([...keychainRoots, ...TEMPLATE_FUNCTIONS]), ran: new Set(names), step: null, field: null, reads: `a keychain entry reads ${keychainRoots.join(', ')}` };
+    const scope: Scope = { names: new Set([...keychainRoots, ...TEMPLATE_FUNCTIONS]), ran: () => true, step: null, field: null, reads: `a keychain entry reads ${keychainRoots.join(', ')}` };
     for (const [key, value] of Object.entries(entry)) forEachTemplate(value, `keychain[${i}].${key}`, (source, where) => check(source, where, scope));
   });
   for (const field of ['concurrency', 'debounce'] as const) {
     const spec = document[field];
     if (!isObject(spec)) continue;
-    const scope: Scope = { names: new Set([...START_ROOTS, ...TEMPLATE_FUNCTIONS]), ran: new Set(), step: null, field: `${field}.key` };
+    const scope: Scope = { names: new Set([...START_ROOTS, ...TEMPLATE_FUNCTIONS]), ran: () => false, step: null, field: `${field}.key` };
     forEachTemplate(spec.key, `${field}.key`, (source, where) => check(source, where, scope));
   }
   return problems;
@@ -146,22 +148,30 @@ export function memberReads(source: string, roots: readonly string[]): { root: s
   );
 }
 
-/** For each step, the steps that may have run before it starts (those from which an arc path leads to it). */
-function predecessors(steps: readonly Record<string, unknown>[], names: readonly string[]): Set<string>[] {
-  const targets = steps.map((step) => arcTargets(step.next));
-  return names.map((_, i) => {
-    const found = new Set<string>();
-    const pending = names.filter((_, j) => targets[j].includes(names[i]));
-    while (pending.length > 0) {
-      const from = pending.pop() ?? '';
-      if (found.has(from)) continue;
-      found.add(from);
-      names.forEach((n, j) => {
-        if (targets[j].includes(from)) pending.push(n);
-      });
+/**
+ * Whether an arc path leads from one step to another (`from` may have run before `to` starts).
+ * The steps each step leads to are found once per step asked about, when asked: a playbook of
+ * thousands of steps costs a walk per step its templates read, not one per pair of steps.
+ */
+function arcPaths(steps: readonly Record<string, unknown>[], names: readonly string[]): (from: string, to: string) => boolean {
+  const targets = new Map<string, string[]>();
+  steps.forEach((step, j) => targets.set(names[j], [...(targets.get(names[j]) ?? []), ...arcTargets(step.next)]));
+  const reached = new Map<string, Set<string>>();
+  return (from, to) => {
+    let found = reached.get(from);
+    if (!found) {
+      found = new Set();
+      const pending = [...(targets.get(from) ?? [])];
+      while (pending.length > 0) {
+        const step = pending.pop() ?? '';
+        if (found.has(step)) continue;
+        found.add(step);
+        for (const next of targets.get(step) ?? []) if (!found.has(next)) pending.push(next);
+      }
+      reached.set(from, found);
     }
-    return found;
-  });
+    return found.has(to);
+  };
 }
 
 /** The arcs of every form of `next` (a bare step name is no arc and sets nothing). */
