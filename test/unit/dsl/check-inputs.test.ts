@@ -80,6 +80,7 @@ describe('parseInputText', () => {
   it('reads text as the declared type', () => {
     expect(parseInputText('integer', ' 3 ')).toEqual({ ok: true, value: 3 });
     expect(parseInputText('number', '2.5')).toEqual({ ok: true, value: 2.5 });
+    for (const [text, value] of [['-3', -3], ['+.5', 0.5], ['1e3', 1000], ['2.', 2], ['1.5E-2', 0.015]] as const) expect(parseInputText('number', text)).toEqual({ ok: true, value });
     expect(parseInputText('boolean', 'false')).toEqual({ ok: true, value: false });
     expect(parseInputText('array', '[1, "a"]')).toEqual({ ok: true, value: [1, 'a'] });
     expect(parseInputText('object', '{"k": 1}')).toEqual({ ok: true, value: { k: 1 } });
@@ -88,7 +89,7 @@ describe('parseInputText', () => {
   });
 
   it('refuses text that is not of the type', () => {
-    for (const [type, text] of [['integer', 'abc'], ['integer', '1.5'], ['integer', ''], ['number', 'x1'], ['number', ''], ['boolean', 'yes'], ['array', '{}'], ['object', '[1]'], ['object', '{']] as const) {
+    for (const [type, text] of [['integer', 'abc'], ['integer', '1.5'], ['integer', ''], ['number', 'x1'], ['number', ''], ['number', '0x10'], ['number', '0b1'], ['number', '0o7'], ['number', 'Infinity'], ['boolean', 'yes'], ['array', '{}'], ['object', '[1]'], ['object', '{']] as const) {
       const r = parseInputText(type, text);
       expect(r.ok, `${type} ${text}`).toBe(false);
       if (!r.ok) expect(r.message).toMatch(new RegExp(`^must be ${type}`));
