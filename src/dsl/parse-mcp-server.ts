@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { load, YAMLException } from 'js-yaml';
 import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
+import { mergeKeyProblems } from './merge-key-problems.ts';
 import type { Problem } from './reference-problems.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
@@ -59,6 +60,8 @@ function findProblems(text: string): McpParseResult {
   if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
   const unstorable = findUnstorable(raw);
   if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
+  const merges = mergeKeyProblems(raw);
+  if (merges.length) return { ok: false, problems: merges };
   const parsed = v.safeParse(McpServerDocumentSchema, raw);
   if (parsed.success) return { ok: true, server: parsed.output };
   return {

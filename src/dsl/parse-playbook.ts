@@ -22,6 +22,7 @@ import { flowProblems } from './flow-problems.ts';
 import { findUnstorable } from '../find-unstorable.ts';
 import { findNonFinite, NON_FINITE_PROBLEM } from './non-finite.ts';
 import { expansionProblem } from './expansion-problem.ts';
+import { mergeKeyProblems } from './merge-key-problems.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
@@ -120,6 +121,8 @@ function findProblems(text: string): ParseResult {
   // YAML escapes ("\0", "\ud800") make strings that the catalog could not store.
   const unstorable = findUnstorable(raw);
   if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
+  const merges = mergeKeyProblems(raw);
+  if (merges.length) return { ok: false, problems: merges };
   const nonFinite = findNonFinite(raw);
   if (nonFinite !== undefined) return { ok: false, problems: [{ path: nonFinite || '$', message: NON_FINITE_PROBLEM }] };
   if (!isObject(raw)) {
