@@ -1,6 +1,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, type AdjacencyMap } from 'xstate/graph';
 import { parsePlaybook, type NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import { asObject } from '../src/objects.ts';
 import { CODE } from './error-codes.ts';
 import { EVENT, type EventType } from './event-types.ts';
 import { createExecutionMachine, type ExecutionMachine } from './execution.machine.ts';
@@ -105,8 +106,8 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
     // Its timeout runs out first: the timer bounding the child fires.
     if (outcome === 'timeout' && p.timer !== undefined) return { type: EVENT.timerFired, seq: p.timer };
     // The example is the task's data, {execution_id, status, result}: the child ended with its result.
-    const child = example !== null && typeof example === 'object' && !Array.isArray(example) ? (example as Record<string, unknown>) : {};
-    const childId = Number.isSafeInteger(child.execution_id) ? (child.execution_id as number) : 0;
+    const child = asObject(example);
+    const childId = typeof child.execution_id === 'number' && Number.isSafeInteger(child.execution_id) ? child.execution_id : 0;
     return outcome === 'ok'
       ? { type: EVENT.childFinished, seq, child_execution_id: childId, status: 'completed', result: Object.hasOwn(child, 'result') ? child.result : null, error: null }
       : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: CODE.simulated } };
