@@ -62,13 +62,13 @@ export function staticReferenceProblems(document: unknown): Problem[] {
       const root = expr.name;
       const key = expr.key;
       let missing: string | undefined;
-      if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined`;
+      if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined${didYouMean(text, [...scope.names])}`;
       else if (root === 'vars' && key !== undefined && !varKeys.has(key)) missing = `'${text}' is undefined: no arc sets '${key}'${varKeys.size ? ` (arcs set ${[...varKeys].join(', ')})` : ''} (use | default(...) for what may be absent)`;
       else if (root === 'execution' && key !== undefined && !(EXECUTION_FIELDS as readonly string[]).includes(key)) missing = `'${text}' is undefined: execution has ${EXECUTION_FIELDS.join(', ')}`;
       else if (root === 'tasks' && key !== undefined && scope.tasks && !scope.tasks.includes(key)) missing = `'${text}' is undefined: no task '${key}' runs before this one in step '${scope.step}'${scope.tasks.length ? ` (earlier: ${scope.tasks.join(', ')})` : ''}`;
       else if (root === 'workload' && key !== undefined && declared && !declared.has(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (declare it under workload: or inputs:, or use | default(...))`;
       else if (root === 'workload' && key !== undefined && misspelt(key)) missing = `'${text}' is undefined: the workload declares no '${key}' (did you mean '${misspelt(key)}'?)`;
-      else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'`;
+      else if (root === 'steps' && key !== undefined && !names.includes(key)) missing = `'${text}' is undefined: there is no step '${key}'${didYouMean(key, names)}`;
       else if (root === 'steps' && key !== undefined && !scope.ran(key)) missing = `'${text}' is undefined: step '${key}' cannot have run before step '${scope.step}'`;
       if (missing) problems.push({ path: where, message: missing });
     }
@@ -353,4 +353,10 @@ function childrenOf(e: Expr): Expr[] {
     default:
       return [];
   }
+}
+
+/** ` (did you mean 'x'?)` when a known name is close to `name`, else nothing. */
+function didYouMean(name: string, known: readonly string[]): string {
+  const close = closest(name, known);
+  return close ? ` (did you mean '${close}'?)` : '';
 }

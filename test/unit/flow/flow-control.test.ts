@@ -61,7 +61,7 @@ describe('the DSL', () => {
   it("checks the concurrency and debounce keys at registration: syntax, undefined names, roots a start does not have", () => {
     expect(problems(doc('concurrency: { limit: t1, key: "{{ " }'))).toEqual([{ path: 'concurrency.key', message: 'expected expression, got end of file' }]);
     expect(problems(doc('debounce: { key: "{{ workload.x | nope }}", seconds: 1 }'))).toEqual([{ path: 'debounce.key', message: expect.stringMatching(/^unknown filter 'nope'/) }]);
-    expect(problems(doc('concurrency: { limit: t1, key: "{{ wrkload.a }}" }'))).toEqual([{ path: 'concurrency.key', message: "'wrkload' is undefined" }]);
+    expect(problems(doc('concurrency: { limit: t1, key: "{{ wrkload.a }}" }'))).toEqual([{ path: 'concurrency.key', message: "'wrkload' is undefined (did you mean 'workload'?)" }]);
     expect(problems(doc('inputs: { tenant: { type: string } }\nconcurrency: { limit: t1, key: "{{ workload.tenat }}" }'))).toEqual([
       { path: 'concurrency.key', message: "'workload.tenat' is undefined: the workload declares no 'tenat' (declare it under workload: or inputs:, or use | default(...))" },
     ]);
