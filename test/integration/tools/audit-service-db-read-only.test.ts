@@ -4,9 +4,9 @@
 // hashes and sealed credentials and give a token the admin role. `read_only` gives a `svc worker`
 // only the reader role (what detect needs); the others are refused. `true` keeps its meaning and
 // the worker says at start what it grants.
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSqlTask } from '../../helpers/run-sql-task.ts';
 import { startWorkerProcess, startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
 
 let stack: WorkerStack;
@@ -15,25 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const playbook = (path: string, command: string, readOnly: boolean) =>
-  [
-    'apiVersion: svc/v1',
-    'kind: Playbook',
-    `metadata: { name: db_probe, path: ${path} }`,
-    'workflow:',
-    '  - step: start',
-    '    tool:',
-    '      - name: q',
-    '        kind: postgres',
-    `        read_only: ${readOnly}`,
-    `        command: ${JSON.stringify(command)}`,
-  ].join('\n') + '\n';
-
-async function runSql(command: string, readOnly: boolean) {
-  const path = `dbtasks/probe_${randomBytes(4).toString('hex')}`;
-  await stack.register(playbook(path, command, readOnly));
-  return stack.wait(await stack.run(path), 30_000);
-}
+const runSql = (command: string, readOnly: boolean) => runSqlTask(stack, command, readOnly);
 
 describe('a `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only', () => {
   it('runs read_only tasks without auth as the reader role', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 import { VALUES_QUERY, VALUES_ROW } from '../../helpers/sql-values.ts';
+import { runSqlTask } from '../../helpers/run-sql-task.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
 
 let stack: WorkerStack;
@@ -16,26 +17,8 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const playbook = (path: string, command: string, readOnly = true) =>
-  [
-    'apiVersion: svc/v1',
-    'kind: Playbook',
-    `metadata: { name: reader_probe, path: ${path} }`,
-    'workflow:',
-    '  - step: start',
-    '    tool:',
-    '      - name: q',
-    '        kind: postgres',
-    `        read_only: ${readOnly}`,
-    `        command: ${JSON.stringify(command)}`,
-  ].join('\n') + '\n';
-
 /** Runs `command` as a playbook's one postgres task and returns the finished execution. */
-async function runSql(command: string, readOnly = true) {
-  const path = `reader/probe_${randomBytes(4).toString('hex')}`;
-  await stack.register(playbook(path, command, readOnly));
-  return stack.wait(await stack.run(path), 30_000);
-}
+const runSql = (command: string, readOnly = true) => runSqlTask(stack, command, readOnly);
 
 describe('read_only postgres tasks without auth on a `svc worker` whose SVC_DATABASE_URL is a superuser', () => {
   it('the service user really is a superuser here (else this test proves nothing)', async () => {
