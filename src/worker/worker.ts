@@ -22,6 +22,10 @@ const REPORT_RETRY_MAX_DELAY_MS = 5_000;
 // A worker started before its server retries registering from this delay, doubling, up to the max.
 const REGISTER_RETRY_FIRST_DELAY_MS = 250;
 const REGISTER_RETRY_MAX_DELAY_MS = 5_000;
+// A stop with nothing left to drain waits this long for the last heartbeat and the deregistration:
+// a server that answers nothing (stopped, or behind a dead network path) must not hold it for ever.
+// Its pool then goes stale there, as a killed worker's does.
+const GOODBYE_TIMEOUT_MS = 5_000;
 // One report in flight: results that finish meanwhile gather into the next one, so a busy pool
 // pays one request and one routing transaction per batch. A report held up longer than
 // REPORT_STALL_MS (its execution locked elsewhere, say) lets a second one go, so one stuck
@@ -183,10 +187,12 @@ export class Worker {
     let backoffMs = REGISTER_RETRY_FIRST_DELAY_MS;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#register();
+        // A stop ends the wait for an answer too: a server that answers nothing would hold it.
+        return await Promise.race([this.#register(), aborted(this.#abortClaims.signal)]);
       } catch (err) {
+        if (this.#stopping) return;
         const notUp = err instanceof TypeError || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
-        if (!notUp || this.#stopping) throw err;
+        if (!notUp) throw err;
         this.#opts.log.warn({ err: String(err), attempt, retry_in_ms: backoffMs }, `server ${this.client.baseUrl} not reachable yet; waiting to register`);
       }
       await delay(backoffMs, undefined, { signal: this.#abortClaims.signal }).catch(() => {});
@@ -234,9 +240,12 @@ export class Worker {
       this.#heartbeatOn = false;
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
-      // A beat still in flight would mark the pool 'draining' again after it deregistered.
-      await this.#beating;
-      await this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {});
+      // A beat still in flight would mark the pool 'draining' again after it deregistered. Both
+      // get GOODBYE_TIMEOUT_MS in all; closing the client then ends what is still unanswered.
+      const goodbye = AbortSignal.timeout(GOODBYE_TIMEOUT_MS);
+      const late = aborted(goodbye).catch(() => {});
+      await Promise.race([this.#beating, late]);
+      if (!goodbye.aborted) await Promise.race([this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {}), late]);
       this.client.close();
     })();
     return this.#stopped;
@@ -439,6 +448,14 @@ export class Worker {
       this.#opts.log.warn({ command_id: commandId, reason }, `report of command ${commandId} not recorded by the server`);
     }
   }
+}
+
+/** Rejects with the signal's reason once it aborts: raced against a request, it ends the wait for an answer. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, fail) => {
+    if (signal.aborted) fail(signal.reason);
+    else signal.addEventListener('abort', () => fail(signal.reason), { once: true });
+  });
 }
 
 // A 4xx answer means the server will never take this request as it is; 408 and 429 only say "not now".
