@@ -125,7 +125,8 @@ export const CHECKS = {
       summary: `${plural(row.count, 'execution')} ${row.count === 1 ? 'has' : 'have'} been running for over ${t.stuck_minutes} min with no progress${overdueNote(row.items)}`,
       next_steps: [
         `svc cleanup --older-than-minutes ${Math.max(1, Math.ceil(t.stuck_minutes))} --dry-run --server ${server}   # lists what a cleanup cancels; run it without --dry-run to cancel them`,
-        `curl -s -X POST ${server}/api/executions/${row.items[0]?.execution_id ?? '<id>'}/cancel   # or cancel one (and its children)`,
+        // svc cancel sends SVC_API_TOKEN, as the doctor does: a bare curl is 401 where the server checks callers.
+        `svc cancel ${row.items[0]?.execution_id ?? '<id>'} --server ${server}   # or cancel one (and its children)`,
       ],
     }),
   }),

@@ -35,7 +35,7 @@ export async function repair(client: DoctorClient): Promise<Outcome> {
       await confirmSvcServer(client);
       return outcome('repair_trigger_reaper', 'ok', {
         summary: 'nothing done: the server has no reaper endpoint (an older server)',
-        next_steps: [`svc doctor detect --server ${server}   # what is stuck; cancel what is: curl -s -X POST ${server}/api/executions/<id>/cancel`],
+        next_steps: [`svc doctor detect --server ${server}   # what is stuck; cancel what is: svc cancel <id> --server ${server}`],
         server,
         result: 'no_op',
         reason: `POST ${SWEEP_PATH} answered 404`,
