@@ -27,21 +27,11 @@ import { installInputGuard } from './api/input-guard.ts';
 import { endAnsweredUpgrades } from './end-answered-upgrades.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { valibotCompiler } from './api/validation.ts';
-import { bodyLimitBytes } from './body-limit.ts';
+import { bodyLimitBytes, MAX_PARAM_CHARS } from './body-limit.ts';
 import { WorkerDesk } from './api/worker-desk.ts';
 
 // How long a closing server waits for requests in flight (a worker's report) before cutting them.
 export const SHUTDOWN_GRACE_MS = 8_000; // below avvio's 10 s hook timeout
-
-/**
- * The longest path parameter the router lets through to a route, in characters once decoded
- * (`%2F` is one): fastify's default, 100, made a signal name of 101 to 128 characters a 414. The
- * longest one a route's own schema takes is a limit's `@<path>` (1000, src/api/limits.ts; a
- * signal name takes 128, a step 256, a keychain or credential name 200), so every value a schema
- * takes reaches it, and one shorter than this but beyond its schema is refused naming its field.
- * Beyond it: 414.
- */
-export const MAX_PARAM_CHARS = 1000;
 
 /** Builds the fastify app with every route; does not listen (tests use `inject` or listen on port 0). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { signIdentity } from '../auth/identity-assertion.ts';
 import { answerClientError, answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
 import { installSecurityHeaders } from '../security-headers.ts';
+import { MAX_PARAM_CHARS } from '../body-limit.ts';
 import { ConfigError } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { gatewaySessionTablesExist } from '../db/gateway-session.repo.ts';
@@ -97,6 +98,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // Request lines would carry query strings (the login callback's code); audit lines say what matters.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
+    // The server's: a path parameter it routes must reach the same checked route here, not /api/*.
+    routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     forceCloseConnections: true,

@@ -5,7 +5,7 @@
 // in a URL longer than its registration takes is refused naming it and its limit, not "not found".
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PARAM_CHARS } from '../../../src/app.ts';
+import { MAX_PARAM_CHARS } from '../../../src/body-limit.ts';
 import { MAX_PATH_CHARS } from '../../../src/api/catalog-path.ts';
 import { MAX_CREDENTIAL_NAME_CHARS } from '../../../src/api/credentials.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';

@@ -151,7 +151,7 @@ ${after}`;
 });
 
 // The longest path parameters the API's own schemas take: a signal name (128 characters), a
-// step-runs step (256), a limit's `@<path>` (1000, the longest: src/app.ts MAX_PARAM_CHARS),
+// step-runs step (256), a limit's `@<path>` (1000, the longest: src/body-limit.ts MAX_PARAM_CHARS),
 // sent with every byte percent-encoded.
 const NAME_128 = 's' + 'x'.repeat(127);
 const encodeAll = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
