@@ -27,7 +27,7 @@ import { applyCors, csrfRefusal, isPreflight } from './cors.ts';
 import { registerGuiRoutes } from './gui-routes.ts';
 import { IdentityProvider } from './identity-provider.ts';
 import { createProxy, type Forward, type Proxy } from './proxy.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { RateLimiter, TakenTokens } from './rate-limit.ts';
 import { SessionStore } from './session-store.ts';
 import { bodyPath, pathAllowed, triggerStartPath } from './playbook-paths.ts';
 import { asObject, isObject } from '../objects.ts';
@@ -113,6 +113,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const auditLog = auditLogger(log);
   const apiLimit = new RateLimiter(settings.apiRatePerMinute);
   const authLimit = new RateLimiter(settings.authRatePerMinute);
+  const takenTokens = new TakenTokens();
   const originOf = (req: FastifyRequest): string => publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
 
   installErrorHandler(app);
@@ -154,6 +155,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       reply.header('www-authenticate', caller.kind === 'refused' ? 'Bearer error="invalid_token"' : 'Bearer');
       throw new ServiceError('unauthorized', caller.kind === 'refused' ? caller.reason : 'authentication required: log in (/auth/login) or send Authorization: Bearer <JWT or API token>');
     }
+    // An API token the server has not taken lately may be made up: its request counts against the
+    // address as a refused one does, beside its own window.
+    if (caller.kind === 'api-token' && !takenTokens.has(caller.key)) {
+      const byAddress = apiLimit.hit(`ip:${req.ip}`);
+      if (!byAddress.ok) throw tooMany(reply, byAddress.retryAfterSeconds);
+    }
     const limited = apiLimit.hit(callerLabel(caller));
     if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
     if (caller.kind === 'session') {
@@ -191,7 +198,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     }
     throw new ServiceError('unauthorized', 'authentication required');
   };
-  const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, upstreamAs(req));
+  const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => {
+    const sent = await proxy.forward(req, reply, upstreamAs(req));
+    if (req.caller?.kind === 'api-token') takenTokens.record(req.caller.key, reply.statusCode !== 401);
+    return sent;
+  };
   app.all('/api/*', { config: { gate: 'caller' } }, forwardApi);
 
   // A caller restricted to playbook path patterns (SVC_OIDC_PATHS_CLAIM) starts executions only

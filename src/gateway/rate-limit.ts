@@ -40,3 +40,39 @@ export class RateLimiter {
     }
   }
 }
+
+/**
+ * API tokens (by their digest) the server took lately: it answered a request with one other than
+ * 401. The gateway cannot check a token itself, so any other token's request counts against its
+ * address too, as a refused request does: otherwise a made-up token per request got a window of
+ * its own each time and was never limited. Remembered RATE_WINDOW_MS after the last answer.
+ */
+export class TakenTokens {
+  readonly #until = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** True when the server took the token of `key` within the last window. */
+  has(key: string): boolean {
+    return (this.#until.get(key) ?? 0) > this.#now();
+  }
+
+  /** Records the server's answer to a request with the token of `key`: `taken` unless it was 401. */
+  record(key: string, taken: boolean): void {
+    this.#until.delete(key);
+    if (!taken) return;
+    const t = this.#now();
+    if (this.#until.size >= MAX_KEYS) {
+      for (const [k, until] of this.#until) if (until <= t) this.#until.delete(k);
+      // Still full: the oldest go (they count against their address until used again).
+      for (const k of this.#until.keys()) {
+        if (this.#until.size < MAX_KEYS) break;
+        this.#until.delete(k);
+      }
+    }
+    this.#until.set(key, t + RATE_WINDOW_MS);
+  }
+}
