@@ -6,7 +6,8 @@ import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Identity } from '../auth/identity.ts';
 import { IDENTITY_HEADER, verifyIdentity } from '../auth/identity-assertion.ts';
 import { roleAtLeast } from '../auth/roles.ts';
-import { isLoopbackHost, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
+import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { ServiceError } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
@@ -41,35 +42,6 @@ function unauthorized(reply: FastifyReply, detail: string, sentOne: boolean): Se
 const forbidden = (needed: string, who: Identity): ServiceError =>
   new ServiceError('forbidden', `this needs role ${needed}; the caller (${who.via} ${who.sub}) has ${who.role ?? 'no role (worker token)'}`);
 
-/** The name of a Host header or an Origin (`[::1]:8082`, `http://localhost:8082`), without its port; undefined when unreadable. */
-function hostNameOf(host: string, isOrigin: boolean): string | undefined {
-  if (!isOrigin) return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
-  try {
-    return new URL(host).hostname;
-  } catch {
-    return undefined; // `null` (a sandboxed or file page) and other text: no origin here
-  }
-}
-
-/**
- * Why SVC_AUTH=none refuses a request, or undefined. Only this machine reaches a loopback
- * address, except through a browser on it: any site it visits can send it here (a form or fetch
- * POST, a WebSocket: its Origin says so), and one whose name it rebinds to 127.0.0.1 reads the
- * answers too (its Host then is that name). Programs send no Origin; the console is same-origin.
- */
-function notThisMachine(req: FastifyRequest): string | undefined {
-  const { host, origin } = req.headers;
-  if (host !== undefined) {
-    const name = hostNameOf(host, false);
-    if (name === undefined || !isLoopbackHost(name)) return `SVC_AUTH=none answers only requests addressed to a loopback name, not ${host} (a site rebinding its name here)`;
-  }
-  if (origin !== undefined) {
-    const name = hostNameOf(origin, true);
-    if (name === undefined || !isLoopbackHost(name)) return `SVC_AUTH=none takes no request a page of another origin (${origin}) sends from a browser`;
-  }
-  return undefined;
-}
-
 /** True when `identity` passes `access` (a role at least the level, or the worker token where it is let in). */
 function allows(identity: Identity, access: RouteAccess): boolean {
   if (identity.via === 'worker') return access.level === 'worker' || access.worker === true;
@@ -91,7 +63,7 @@ export function requireAccess(req: FastifyRequest, access: RouteAccess): void {
  * worker token, compared in constant time against bytes made once here: no lookup, no I/O, at
  * worker report rates. Other routes by SVC_AUTH: `none` lets everyone in as a local admin (the
  * server then listens on loopback only, see checkServerAuth) but a browser's request for another
- * site (notThisMachine); `token` wants an API token;
+ * site (browserFromElsewhere); `token` wants an API token;
  * `gateway` an identity the gateway signed, or an API token (programs the gateway passes through
  * keep their own credential, checked here where the hashes are).
  */
@@ -148,7 +120,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       return done(unauthorized(reply, 'this route takes only the worker token (Authorization: Bearer <SVC_WORKER_TOKEN>)', req.headers.authorization !== undefined));
     }
     if (mode === 'none') {
-      const refused = notThisMachine(req);
+      const refused = browserFromElsewhere(req.headers, 'SVC_AUTH=none');
       if (refused) return done(new ServiceError('forbidden', refused));
       req.identity = LOCAL;
       return done();

@@ -1,6 +1,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { PUBLIC } from '../api/access.ts';
+import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
 import { DoctorClient } from './doctor-client.ts';
 import { TOOL_NAMES, type Outcome, type ToolName } from './outcome.ts';
 import { TOOLS, invokeTool, type Invocation } from './tools.ts';
@@ -33,6 +34,13 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ detail: `no route ${req.method} ${req.url.split('?')[0]}: GET /tools lists the tools` });
+  });
+
+  // Loopback is no wall against a browser on this host: another site's page could invoke a
+  // tool (with this doctor's token) or, rebinding its name here, read the answers.
+  app.addHook('onRequest', async (req, reply) => {
+    const refused = browserFromElsewhere(req.headers, 'svc doctor serve');
+    if (refused) return reply.code(403).send({ detail: refused });
   });
 
   app.get('/healthz', { config: LOOPBACK_ONLY }, async () => ({ status: 'ok' }));

@@ -3,9 +3,9 @@
 // there (a form or fetch POST, a WebSocket, with its own Origin), and a site whose name it
 // rebinds to 127.0.0.1 reads the answers too (its requests then carry that name as Host). Such
 // requests must be refused; the console at /ui/, the CLI and other local programs go on.
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { browserRequest } from '../../helpers/browser-request.ts';
 import { http } from '../../helpers/http.ts';
 
 let app: TestApp;
@@ -16,19 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-/** A request with the headers a browser would send (Host included), as node:http sends them. */
-function send(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(app.url);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: hostname, port, method, path, headers }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const send = (method: string, path: string, headers: Record<string, string>) => browserRequest(app.url, method, path, headers);
 
 describe('SVC_AUTH=none and browsers', () => {
   const port = () => new URL(app.url).port;
