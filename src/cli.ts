@@ -366,5 +366,27 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   // First of all: no secret stays in the environment of a process that lives on (it may
   // re-execute this one). A client command that ends in a moment keeps its start fast instead.
   if (LONG_RUNNING.has(process.argv[2] ?? '') || process.env.SVC_SECRETS_HANDOFF !== undefined) moveSecretsOutOfEnvironment();
-  main(process.argv.slice(2)).then((code) => process.exit(code));
+  main(process.argv.slice(2)).then(exitAfterOutput);
+}
+
+/**
+ * Exits with `code` once stdout and stderr have taken everything written to them: process.exit
+ * drops what a pipe has not taken yet, so a reader slower than the command (`svc logs 8 --json |
+ * jq`) got its first 64 KiB. A reader that went away (EPIPE, `| head`) ends the wait as well.
+ */
+function exitAfterOutput(code: number): void {
+  let open = 2;
+  const done = () => {
+    if (--open === 0) process.exit(code);
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      done();
+    };
+    stream.once('error', end);
+    stream.write('', end);
+  }
 }
