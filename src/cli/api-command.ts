@@ -4,6 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { UsageError } from './usage-error.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { padColumns, textWidth } from './text-width.ts';
 
 /** How long one CLI request may wait for its answer. */
 export const CLI_REQUEST_TIMEOUT_MS = 30_000;
@@ -84,9 +85,9 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
   }
 }
 
-/** A plain text table: a header row and rows, columns padded to their widest cell. */
+/** A plain text table: a header row and rows, columns padded to their widest cell (in terminal columns: 東京 takes 4). */
 export function table(rows: string[][]): string {
   if (rows.length === 0) return '';
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
-  return rows.map((row) => row.map((cell, i) => (cell ?? '').padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => textWidth(row[i] ?? ''))));
+  return rows.map((row) => row.map((cell, i) => padColumns(cell ?? '', widths[i])).join('  ').trimEnd()).join('\n') + '\n';
 }

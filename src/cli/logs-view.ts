@@ -9,6 +9,7 @@ import { ServerUnreachableError, type ExecutionEvent, type ExecutionStatus, type
 import { UNREACHABLE_GRACE_MS } from './watch-execution.ts';
 import { taskTimerText } from './task-timer-text.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { padColumns } from './text-width.ts';
 
 // `svc logs`: an execution's events as a timeline, one line each, with the time since the start
 // and since the event before, and what a reader looks for in each (a task's result or error, a
@@ -173,7 +174,7 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
   return e.context === undefined || e.context === null ? '' : JSON.stringify(e.context);
 }
 
-const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? cell.padEnd(WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
+const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? padColumns(cell, WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
 
 // A task's events (`call.done`, `call.error`, `call.attempt`) carry its start as `at` and how long
 // it ran (`duration_ms`): the trace draws the span from them. A timeline of moments puts the

@@ -1,0 +1,24 @@
+// How many columns a terminal gives a text: a table padded by `.length` counts 東京 as 2 where a
+// terminal shows 4, and every column after a CJK step name, path or limit key moved left.
+
+// Unicode's East Asian Wide and Fullwidth characters (EastAsianWidth W and F, the blocks in use)
+// and emoji shown as pictures: two columns each.
+const WIDE =
+  /[\u1100-\u115F\u231A\u231B\u2329\u232A\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uA960-\uA97F\uAC00-\uD7A3\uF900-\uFAFF\uFE10-\uFE19\uFE30-\uFE6F\uFF00-\uFF60\uFFE0-\uFFE6\u{16FE0}-\u{18CFF}\u{1B000}-\u{1B2FF}\u{20000}-\u{3FFFD}]|\p{Emoji_Presentation}/u;
+// A character cluster of only these takes no column (a zero-width space, a joiner, a stray mark).
+const NO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+const PLAIN = /^[\x20-\x7e]*$/;
+const clusters = new Intl.Segmenter();
+
+/** The columns `text` takes in a terminal: per user-perceived character, 2 when wide, 0 when it has no width, else 1. */
+export function textWidth(text: string): number {
+  if (PLAIN.test(text)) return text.length;
+  let width = 0;
+  for (const { segment } of clusters.segment(text)) width += WIDE.test(segment) ? 2 : NO_WIDTH.test(segment) ? 0 : 1;
+  return width;
+}
+
+/** `text` followed by spaces up to `width` columns (padEnd by columns, not UTF-16 units). */
+export function padColumns(text: string, width: number): string {
+  return text + ' '.repeat(Math.max(0, width - textWidth(text)));
+}
