@@ -112,7 +112,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops 
       </svg>
       {states ? (
         <ul className="legend" aria-label="Legend">
-          {(['pending', 'active', 'waiting', 'completed', 'failed', 'cancelled'] as const).map((s) => (
+          {(['pending', 'active', 'waiting', 'completed', 'failed', 'cancelled', 'skipped'] as const).map((s) => (
             <li key={s} className={`st-${s}`}>
               <span className="swatch" /> {s}
             </li>
