@@ -23,6 +23,8 @@ export type ControlOptions = {
 const Cancelled = v.looseObject({ status: v.picklist(['cancelled', 'already_finished']), execution_id: v.number(), execution_status: v.optional(v.string()) });
 const Moved = v.looseObject({ execution_id: v.number(), status: v.string() });
 const Retried = v.looseObject({ execution_id: v.number(), retry_of: v.number(), from_step: v.string(), replayed: v.array(v.string()) });
+// A name a step can wait for, as the playbook and the signal route take it (letters, digits, _ . -).
+const SIGNAL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const Signalled = v.looseObject({ status: v.string(), execution_id: v.number(), signal: v.string(), step: v.optional(v.nullable(v.string()), null), event_id: v.optional(v.nullable(v.number()), null) });
 /** Sends one control request about execution `id` and prints its answer; returns the exit code (ServerError and the rest thrown). */
 export async function controlExecution(name: ControlName, client: ServerClient, id: number, args: string[], values: ControlOptions, out: Out): Promise<number> {
@@ -56,6 +58,7 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
       return 0;
     }
     case 'retry': {
+      if (values.from === '') throw new UsageError('--from expects a step name, got ""');
       const answer = await post(Retried, 'retry', values.from === undefined ? {} : { from_step: values.from });
       say(`execution ${answer.execution_id} started: a retry of ${id} from step ${answer.from_step}${answer.replayed.length ? ` (replayed: ${answer.replayed.join(', ')})` : ''}`);
       return 0;
@@ -64,6 +67,7 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
       const [signal, ...extra] = args;
       if (!signal) throw new UsageError('signal needs the execution ID and the signal NAME');
       if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+      if (!SIGNAL_NAME.test(signal)) throw new UsageError(`the signal NAME is letters, digits, _ . - (starting with a letter or _, at most 128), got ${JSON.stringify(signal)}`);
       const body = values.data === undefined ? {} : { payload: jsonValueOption('--data', values.data) };
       const key = values['idempotency-key'];
       const answer = await post(Signalled, `signals/${encodeURIComponent(signal)}`, body, key === undefined ? undefined : { 'idempotency-key': key });
