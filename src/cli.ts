@@ -366,7 +366,23 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   // First of all: no secret stays in the environment of a process that lives on (it may
   // re-execute this one). A client command that ends in a moment keeps its start fast instead.
   if (LONG_RUNNING.has(process.argv[2] ?? '') || process.env.SVC_SECRETS_HANDOFF !== undefined) moveSecretsOutOfEnvironment();
+  if (!LONG_RUNNING.has(process.argv[2] ?? '')) stopWhenReaderGoes();
   main(process.argv.slice(2)).then(exitAfterOutput);
+}
+
+/** What a shell reports for a command that SIGPIPE ended (128 + 13), as `yes | head` gives. */
+const READER_GONE_EXIT = 141;
+
+/**
+ * A client command whose reader went away (`svc logs 7 -f | head -3`: EPIPE on stdout) stops
+ * there with 141, quietly: it crashed with an unhandled 'error' event and its stack trace at its
+ * next write, and kept following until then.
+ */
+function stopWhenReaderGoes(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(READER_GONE_EXIT);
+  });
 }
 
 /**
