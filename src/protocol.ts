@@ -59,8 +59,8 @@ export type ReportAnswer = { status: 'ok'; results: EventResult[]; commands_gene
 /** POST /api/worker/pool/heartbeat: `running` lists every command the pool holds (absent: it does not say). */
 export type HeartbeatRequest = { name: string; status?: 'ready' | 'draining'; running?: number[] };
 
-/** `cancelled`: those of the pool's running commands that were cancelled, to stop. */
-export type HeartbeatAnswer = { status: 'ok'; name: string; cancelled: number[] };
+/** `cancelled`: those of the pool's running commands that were cancelled, to stop; `superseded`: those another claim took over, to stop too. */
+export type HeartbeatAnswer = { status: 'ok'; name: string; cancelled: number[]; superseded: number[] };
 
 /**
  * Headers a worker sends with every secret it fetches (credential data, keychain entries, secret

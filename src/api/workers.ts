@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { randomUUID } from 'node:crypto';
 import { recordClaims } from '../../actors/publish.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { cancelledAmong, claimCommand, claimNextCommands, getCommand } from '../db/command.repo.ts';
+import { claimCommand, claimNextCommands, getCommand, toStopAmong } from '../db/command.repo.ts';
 import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWorkerPool } from '../db/runtime.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer } from '../protocol.ts';
@@ -41,6 +41,7 @@ const heartbeatAnswer = v.object({
   status: v.literal('ok'),
   name: v.string(),
   cancelled: v.pipe(v.array(integer), v.description('those of its running commands that were cancelled: stop them')),
+  superseded: v.pipe(v.array(integer), v.description('those of its running commands it no longer holds (taken over by another claim after it went silent): stop them; their reports are refused')),
 }) satisfies v.GenericSchema<unknown, HeartbeatAnswer>;
 const deregisteredAnswer = v.object({ status: v.literal('deregistered'), name: v.string() });
 const poolsAnswer = v.object({
@@ -73,8 +74,8 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     if (row === 'stopped') {
       throw new ServiceError('pool_stopped', { code: 'pool_stopped', message: `worker pool ${b.name} is deregistered; register it again to resume` });
     }
-    // Tells the worker which of its running commands were cancelled, so it stops them.
-    return { status: 'ok', name: row.name, cancelled: await cancelledAmong(deps.db, b.running ?? []) };
+    // Tells the worker which of its running commands were cancelled or taken over, so it stops them.
+    return { status: 'ok', name: row.name, ...(await toStopAmong(deps.db, b.running ?? [], b.name)) };
   });
   app.post('/api/worker/pool/deregister', { schema: { tags: ['workers'], summary: 'Deregister a worker pool', body: jsonSchema(nameBody), response: responses({ 200: deregisteredAnswer }) }, config: { access: { level: 'worker' } } }, async (req) => {
     const b = req.body as v.InferOutput<typeof nameBody>;

@@ -123,7 +123,10 @@ export async function claimNextCommands(q: Queryable, workerId: string, max: num
 
 // Claimed and not started: the status a claim gives (reports move a started one on).
 const CLAIMED_BY_REQUEST = `SELECT ${COMMAND_COLUMNS} FROM core.command c WHERE c.status = ${CLAIMED} AND c.worker_id = $1 AND c.claim_token = $2 ORDER BY c.command_id`;
-const CANCELLED_AMONG = `SELECT command_id FROM core.command c WHERE c.command_id = ANY($1::bigint[]) AND c.status = ${CANCELLED}`;
+// A listed command the pool no longer holds: cancelled, or taken over (the reaper republished it,
+// another worker claimed it, or finished it).
+const TO_STOP_AMONG = `SELECT command_id, c.status = ${CANCELLED} AS cancelled FROM core.command c
+  WHERE c.command_id = ANY($1::bigint[]) AND (c.status = ${CANCELLED} OR NOT (${heldSql('c')} AND c.worker_id IS NOT DISTINCT FROM $2))`;
 
 /**
  * Commands a worker's request (`token`) claimed that it has not started: what a lost answer
@@ -134,11 +137,15 @@ export async function claimedByRequest(q: Queryable, workerId: string, token: st
   return rows;
 }
 
-/** Of the given commands, those that were cancelled (their workers should stop them). */
-export async function cancelledAmong(q: Queryable, ids: number[]): Promise<number[]> {
-  if (!ids.length) return [];
-  const { rows } = await q.query<{ command_id: number }>(CANCELLED_AMONG, [ids]);
-  return rows.map((r) => r.command_id);
+/**
+ * Of the commands pool `pool` says it runs, those it should stop: `cancelled` ones, and
+ * `superseded` ones it no longer holds (taken over after it went silent: its report of them would
+ * be refused, and running on meanwhile does their work twice at once).
+ */
+export async function toStopAmong(q: Queryable, ids: number[], pool: string): Promise<{ cancelled: number[]; superseded: number[] }> {
+  if (!ids.length) return { cancelled: [], superseded: [] };
+  const { rows } = await q.query<{ command_id: number; cancelled: boolean }>(TO_STOP_AMONG, [ids, pool]);
+  return { cancelled: rows.filter((r) => r.cancelled).map((r) => r.command_id), superseded: rows.filter((r) => !r.cancelled).map((r) => r.command_id) };
 }
 
 /** Why the reaper republished a command. */

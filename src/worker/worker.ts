@@ -5,7 +5,7 @@ import type { Logger } from '../log.ts';
 import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest, RoutedEvent } from '../protocol.ts';
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
-import { commandCancelled } from './tools/outcome.ts';
+import { commandCancelled, commandSuperseded } from './tools/outcome.ts';
 import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
@@ -216,6 +216,14 @@ export class Worker {
       } satisfies HeartbeatRequest);
       for (const id of Array.isArray(res.cancelled) ? res.cancelled : []) {
         if (typeof id === 'number') this.#commands.get(id)?.abort(commandCancelled());
+      }
+      // Taken over after this pool went silent (stopped, paused, cut off): running on would do
+      // the work twice at once, and the report would be refused.
+      for (const id of Array.isArray(res.superseded) ? res.superseded : []) {
+        if (typeof id === 'number' && this.#commands.has(id)) {
+          this.#opts.log.warn({ command_id: id }, `command ${id} was taken over by another claim; stopping it here`);
+          this.#commands.get(id)?.abort(commandSuperseded());
+        }
       }
     } catch (err) {
       if (err instanceof ServerError && (err.status === 409 || err.status === 404) && !this.#stopping) {

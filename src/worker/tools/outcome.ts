@@ -34,6 +34,13 @@ export function commandCancelled(): Error {
   return e;
 }
 
+/** The abort reason a worker gives a command another claim took over (its heartbeat answer named it). */
+export function commandSuperseded(): Error {
+  const e = new Error('command taken over');
+  e.name = 'CommandSuperseded';
+  return e;
+}
+
 /**
  * The outcome for a task cut short by its signal: `timeout` when `timeout_seconds` ran out (a
  * TimeoutError), `cancelled` when its command was cancelled, `aborted` when the worker stopped.
@@ -43,6 +50,7 @@ export function aborted(signal: AbortSignal, data: unknown = null): TaskOutcome 
   const name = reason instanceof Error ? reason.name : '';
   if (name === 'TimeoutError') return fail('timeout', 'task timed out', data);
   if (name === 'CommandCancelled') return fail('cancelled', 'task stopped: its command was cancelled', data);
+  if (name === 'CommandSuperseded') return fail('aborted', 'task stopped: another worker took its command over while this one was silent', data);
   return fail('aborted', 'task aborted before it finished: the worker stopped', data);
 }
 
