@@ -149,7 +149,9 @@ export class ServerClient {
 
   /**
    * GET of a server-sent-event stream: yields its messages until the server ends it (or `signal`
-   * aborts). Throws ServerError when the answer is not 200, TypeError when there is none.
+   * aborts). Throws ServerError when the answer is not 200, TypeError when there is none or the
+   * connection ends before the stream does (the server died: Node's `aborted`, as a request's
+   * network failure).
    */
   async *events(path: string, signal?: AbortSignal): AsyncGenerator<ServerSentEvent> {
     const what = `GET ${path.split('?')[0]}`;
@@ -171,6 +173,8 @@ export class ServerClient {
           if (message) yield message;
         }
       }
+    } catch (err) {
+      throw signal?.aborted ? err : networkError(what, err);
     } finally {
       res.destroy();
     }
