@@ -8,6 +8,7 @@ import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request
 import { EVENT, WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
+import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
@@ -150,7 +151,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       schema: {
         tags: ['events'],
         summary: 'Server-sent events: the batch status object at each state change, until a terminal state',
-        description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed.`,
+        description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed; it stays open while the database is away (a poll that fails is asked again at the next).`,
         params: jsonSchema(requestParams),
         response: responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), and `: keep-alive` comments' } }),
       },
@@ -179,7 +180,8 @@ async function findBatch(deps: AppDeps, requestId: string): Promise<BatchStatusR
 /**
  * The SSE messages of one stream: the state now, then each change seen by a poll every
  * SVC_BATCH_STATUS_STREAM_POLL_SECONDS, ending after a terminal state (or when `signal` aborts:
- * the client went away or the server closes; no poll runs after that).
+ * the client went away or the server closes; no poll runs after that). A poll that finds the
+ * database away changes nothing: the next one asks again.
  */
 async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: AbortSignal): AsyncGenerator<string> {
   const pollMs = deps.config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS * 1000;
@@ -193,7 +195,14 @@ async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: Abort
     } catch {
       return;
     }
-    const now = await getBatchStatus(deps.db, first.request_id);
+    let now: BatchStatusRow | undefined;
+    try {
+      now = await getBatchStatus(deps.db, first.request_id);
+    } catch (err) {
+      // The database away for a moment: the stream stays open (keep-alives go on) and the next poll asks again.
+      if (!isDatabaseUnavailable(err)) throw err;
+      now = last;
+    }
     if (!now) return; // dropped after its retention
     if (now.state !== last.state) {
       yield sseMessage(seq++, 'status', presentStatus(now));
