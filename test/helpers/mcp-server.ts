@@ -1,5 +1,7 @@
 // A real MCP server (the SDK's McpServer) on 127.0.0.1, port 0, for tests of MCP clients. Tools:
-// `echo {text}`, `add {a, b}` (structured `{sum}`), `fail {text?}` (an isError result), `slow {ms}`.
+// `echo {text}`, `add {a, b}` (structured `{sum}`), `fail {text?}` (an isError result), `slow {ms}`,
+// and with `hangup: true` `hangup {how?}` (closes the stream its answer would come on, `end` or
+// `destroy`, and never answers).
 // Streamable HTTP is stateless (a server per request) at `/mcp`; with `transport: 'sse'` the old
 // HTTP+SSE transport is served instead at `/sse` (POST there answers 405, as an SSE-only server does).
 import { once } from 'node:events';
@@ -10,7 +12,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as z from 'zod';
 
-export type McpServerOptions = { transport?: 'streamable' | 'sse' };
+export type McpServerOptions = { transport?: 'streamable' | 'sse'; hangup?: boolean };
 
 export type TestMcpServer = {
   /** The endpoint an MCP client connects to. */
@@ -29,8 +31,8 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Te
     authorizations.push(req.headers.authorization);
     const path = new URL(req.url ?? '/', 'http://mcp').pathname;
     try {
-      if (options.transport === 'sse') await serveSse(req, res, path, sseSessions);
-      else await serveStreamable(req, res, path);
+      if (options.transport === 'sse') await serveSse(req, res, path, sseSessions, options);
+      else await serveStreamable(req, res, path, options);
     } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
     }
@@ -54,7 +56,8 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Te
   };
 }
 
-function buildServer(): McpServer {
+/** `answers`: the response the server's answers are written to (the POST's, or the SSE session's stream). */
+function buildServer(answers: ServerResponse, options: McpServerOptions): McpServer {
   const server = new McpServer({ name: 'svc-test-mcp', version: '1.0.0' });
   server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text }],
@@ -72,10 +75,18 @@ function buildServer(): McpServer {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return { content: [{ type: 'text', text: `waited ${ms}` }] };
   });
+  if (!options.hangup) return server;
+  server.registerTool('hangup', { description: 'Closes the stream its answer would come on and never answers', inputSchema: { how: z.enum(['end', 'destroy']).optional() } }, async ({ how }) => {
+    // Once the answer's event stream is open (the transport opens it as the tool begins), it closes.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (how === 'destroy') answers.destroy();
+    else answers.end();
+    return new Promise<never>(() => {});
+  });
   return server;
 }
 
-async function serveStreamable(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function serveStreamable(req: IncomingMessage, res: ServerResponse, path: string, options: McpServerOptions): Promise<void> {
   if (path !== '/mcp') {
     res.writeHead(404).end();
     return;
@@ -85,7 +96,7 @@ async function serveStreamable(req: IncomingMessage, res: ServerResponse, path: 
     res.writeHead(405, { allow: 'POST' }).end();
     return;
   }
-  const server = buildServer();
+  const server = buildServer(res, options);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.on('close', () => {
     void transport.close();
@@ -95,12 +106,12 @@ async function serveStreamable(req: IncomingMessage, res: ServerResponse, path: 
   await transport.handleRequest(req, res);
 }
 
-async function serveSse(req: IncomingMessage, res: ServerResponse, path: string, sessions: Map<string, SSEServerTransport>): Promise<void> {
+async function serveSse(req: IncomingMessage, res: ServerResponse, path: string, sessions: Map<string, SSEServerTransport>, options: McpServerOptions): Promise<void> {
   if (path === '/sse' && req.method === 'GET') {
     const transport = new SSEServerTransport('/messages', res);
     sessions.set(transport.sessionId, transport);
     res.on('close', () => sessions.delete(transport.sessionId));
-    await buildServer().connect(transport);
+    await buildServer(res, options).connect(transport);
     return;
   }
   if (path === '/sse') {

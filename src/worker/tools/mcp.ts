@@ -8,6 +8,7 @@ import * as v from 'valibot';
 import { mcpAuth } from './mcp-auth.ts';
 import { HttpUrl } from './http-url.ts';
 import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
+import { McpAnswerWatch } from './mcp-answer-watch.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
@@ -62,17 +63,21 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   const tooLarge = new AbortController();
   const fetch = boundedFetch(() => tooLarge.abort());
   const tooLargeOutcome = () => fail('response_too_large', `${serverName} answered over ${ANSWER_MAX_TEXT}, the most a task's report carries: not read further`);
+  // A server that ends its answer without answering (closed mid-call) ends the call at once too.
+  const watch = new McpAnswerWatch();
+  const lostOutcome = (doing: string) => fail('connection', `${doing} without answering it`);
   const options: RequestOptions = {
-    signal: AbortSignal.any([ctx.signal, tooLarge.signal]),
+    signal: AbortSignal.any([ctx.signal, tooLarge.signal, watch.lost.signal]),
     timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, 2 ** 31 - 1) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
   };
 
   let connection: Connection;
   try {
-    connection = await connect(url, { headers: auth.headers, fetch }, options, transport ?? 'auto');
+    connection = await connect(url, { headers: auth.headers, fetch, watch }, options, transport ?? 'auto');
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (tooLarge.signal.aborted) return tooLargeOutcome();
+    if (watch.lost.signal.aborted) return lostOutcome(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: it ended its answer to initialize`);
     return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${describeError(error)}`));
   }
 
@@ -96,6 +101,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (tooLarge.signal.aborted) return tooLargeOutcome();
+    if (watch.lost.signal.aborted) return lostOutcome(`${serverName} ended its answer to ${method}`);
     if (error instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${error.message}`));
     return fail('connection', safe(`${serverName}: ${describeError(error)}`));
   } finally {
@@ -118,14 +124,15 @@ function fieldProblem(task: RenderedTask): string | undefined {
 }
 
 type Connection = { client: Client; transport: StreamableHTTPClientTransport | SSEClientTransport };
-/** How a task's transport reaches its server: the headers of its auth, and the fetch that bounds answers. */
-type Reach = { headers: Record<string, string>; fetch: FetchLike };
+/** How a task's transport reaches its server: the headers of its auth, the fetch that bounds answers, and the watch for answers that will not come. */
+type Reach = { headers: Record<string, string>; fetch: FetchLike; watch: McpAnswerWatch };
 
 // Streamable HTTP first; a server that answers 404 or 405 to it speaks only the older SSE transport.
 // A server registered with `transport: sse` (or `streamable-http`) gets only that one.
 async function connect(url: URL, reach: Reach, options: RequestOptions, transport: 'streamable-http' | 'sse' | 'auto'): Promise<Connection> {
   if (transport === 'sse') return connectSse(url, reach, options);
-  const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.fetch });
+  const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.watch.fetch(reach.fetch, 'streamable-http') });
+  streamable.onmessage = reach.watch.heard;
   const client = new Client(MCP_CLIENT_INFO);
   let streamableStatus: number;
   try {
@@ -144,7 +151,8 @@ async function connect(url: URL, reach: Reach, options: RequestOptions, transpor
 }
 
 async function connectSse(url: URL, reach: Reach, options: RequestOptions): Promise<Connection> {
-  const sse = new SSEClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.fetch });
+  const sse = new SSEClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.watch.fetch(reach.fetch, 'sse') });
+  sse.onmessage = reach.watch.heard;
   const sseClient = new Client(MCP_CLIENT_INFO);
   try {
     await sseClient.connect(sse, options);

@@ -1,0 +1,107 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+type RequestId = string | number;
+
+// What the SDK read of an ended answer reaches it within a few turns of the event loop; a request
+// still waiting after this will not be answered.
+const SETTLE_MS = 50;
+
+/**
+ * Notices a request an MCP server will not answer, which the SDK would wait for until the request's
+ * timeout (an hour by default): over Streamable HTTP, a POST whose answer (an event stream, JSON
+ * or none) ended without the answer to a request it carried (a server that closed or crashed
+ * mid-call); over HTTP+SSE, the event stream that carries every answer ending while a request
+ * waits (its session, and the answer, went with it). `lost` is then aborted. A Streamable HTTP
+ * stream that gave an event `id` may be resumed by the SDK (its GET with Last-Event-ID): not counted.
+ */
+export class McpAnswerWatch {
+  readonly lost = new AbortController();
+  private readonly waiting = new Set<RequestId>();
+
+  /** Set as a transport's `onmessage` before its client connects (the SDK calls it first): an answer heard. */
+  readonly heard = (message: JSONRPCMessage): void => {
+    if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) this.waiting.delete(message.id);
+  };
+
+  /** `base` for one transport, watching the answers it carries. */
+  fetch(base: FetchLike, transport: 'streamable-http' | 'sse'): FetchLike {
+    return async (url, init) => {
+      const sent = init?.method === 'POST' ? requestIds(init.body) : [];
+      for (const id of sent) this.waiting.add(id);
+      const settled = () => sent.forEach((id) => this.waiting.delete(id));
+      const response = await base(url, init).catch((error: unknown) => {
+        settled();
+        throw error;
+      });
+      // A refused request fails in the SDK (a 404 or 405 may send it to the other transport); a
+      // POST over HTTP+SSE is only accepted, its answer comes on the stream.
+      if (!response.ok) {
+        settled();
+        return response;
+      }
+      if (transport === 'streamable-http') return sent.length ? this.watched(response, () => sent, true) : response;
+      return init?.method === 'POST' ? response : this.watched(response, () => [...this.waiting], false);
+    };
+  }
+
+  private watched(response: Response, ids: () => RequestId[], resumable: boolean): Response {
+    const ended = () => {
+      const unanswered = ids();
+      const timer = setTimeout(() => {
+        if (unanswered.some((id) => this.waiting.has(id))) this.lost.abort();
+      }, SETTLE_MS);
+      timer.unref();
+    };
+    // 202 (accepted) is no answer to a request: the SDK drops its body and waits.
+    if (!response.body || response.status === 202) {
+      ended();
+      return response;
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let tail = '';
+    let resumed = false;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.close();
+            if (!cancelled && !resumed) ended();
+            return;
+          }
+          if (resumable && !resumed) {
+            // An event id (a line `id:` or `id`) makes the stream one the SDK resumes.
+            const text = tail + decoder.decode(value, { stream: true });
+            resumed = /(^|[\r\n])id(:|[\r\n])/.test(text);
+            tail = text.slice(-3);
+          }
+          controller.enqueue(value);
+        } catch (error) {
+          controller.error(error);
+          if (!cancelled && !resumed) ended();
+        }
+      },
+      cancel(reason) {
+        cancelled = true;
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+}
+
+/** The ids of the JSON-RPC requests (not notifications, not answers) in a POST's body. */
+function requestIds(body: unknown): RequestId[] {
+  if (typeof body !== 'string') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.flatMap((m) => (typeof m === 'object' && m !== null && 'method' in m && 'id' in m && (typeof m.id === 'string' || typeof m.id === 'number') ? [m.id] : []));
+}
