@@ -14,6 +14,12 @@ const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
 const ACTION_NAME = /^[a-z][a-z0-9_\-]*$/;
 
+/**
+ * An MCP endpoint holds no user name or password: fetch refuses such a URL (every call would fail,
+ * its error quoting the password), and viewers read endpoints. A credential goes in `auth`.
+ */
+export const withoutUserinfo = v.check<string, string>((text) => !URL.canParse(text) || (new URL(text).username === '' && new URL(text).password === ''), 'must not hold a user name or password: name a credential in auth');
+
 /** MCP transports a server may speak; `auto` tries Streamable HTTP, then the older HTTP+SSE. */
 export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;
 
@@ -26,7 +32,7 @@ export const McpServerDocumentSchema = v.strictObject({
     path: v.optional(nonEmptyString),
     description: v.optional(v.string()),
   }),
-  endpoint: v.pipe(v.string(), v.url('must be an http(s) URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL')),
+  endpoint: v.pipe(v.string(), v.url('must be an http(s) URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'), withoutUserinfo),
   transport: v.optional(v.picklist(MCP_TRANSPORTS), 'auto'),
   // A credential reference name, used for the server's bearer token when a task names none.
   auth: v.optional(nonEmptyString),

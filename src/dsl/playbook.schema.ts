@@ -6,6 +6,7 @@ import { ROLES } from '../auth/roles.ts';
 import { durationMs, MAX_DURATION_MS } from './duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { withoutUserinfo } from './parse-mcp-server.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -72,6 +73,15 @@ const httpUrl = templated(
   ),
 );
 
+// An mcp task's literal endpoint, as its worker takes it: no user name or password either.
+const mcpEndpoint = templated(
+  v.pipe(
+    nonEmptyString,
+    v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an absolute http or https URL'),
+    withoutUserinfo,
+  ),
+);
+
 export const HttpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('http'),
@@ -103,7 +113,7 @@ export const McpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('mcp'),
   server: v.optional(nonEmptyString),
-  endpoint: v.optional(httpUrl),
+  endpoint: v.optional(mcpEndpoint),
   method: templated(v.picklist(['tools/list', 'tools/call'])),
   tool: v.optional(nonEmptyString),
   arguments: v.optional(templated(anyRecord)),

@@ -113,13 +113,17 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
 /**
  * What the schema would say badly of a rendered task: its record reads an array as an object of
  * indexes (the tool got {"0": …}) and a scalar as expecting "unknown"; with neither `server` nor
- * `endpoint` it would blame the endpoint alone. Undefined when neither applies.
+ * `endpoint` it would blame the endpoint alone; an endpoint with a user name or password it would
+ * pass, for fetch to refuse. Undefined when none applies.
  */
 function fieldProblem(task: RenderedTask): string | undefined {
   const args = task.arguments;
   if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) return 'arguments: expected an object';
   const absent = (value: unknown) => value === undefined || value === null || value === '';
   if (absent(task.server) && absent(task.endpoint)) return 'server or endpoint: one is required';
+  // fetch refuses such a URL, quoting it (password and all) in its error.
+  const endpoint = typeof task.endpoint === 'string' && URL.canParse(task.endpoint) ? new URL(task.endpoint) : undefined;
+  if (endpoint && (endpoint.username || endpoint.password)) return 'endpoint: expected a URL without a user name or password (name a credential in auth)';
   return undefined;
 }
 
