@@ -63,18 +63,11 @@ const commonTaskEntries = {
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
 /**
- * A literal URL the worker would refuse (src/worker/tools/http-url.ts: absolute, http or https)
- * is refused at registration, not by every run's task; a template is checked once rendered.
+ * A literal URL the worker would refuse (src/worker/tools/http-url.ts: absolute, http or https, no
+ * user name or password, which fetch refuses quoting the URL) is refused at registration, not by
+ * every run's task; a template is checked once rendered. An http task's url, an mcp task's endpoint.
  */
 const httpUrl = templated(
-  v.pipe(
-    nonEmptyString,
-    v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an absolute http or https URL'),
-  ),
-);
-
-// An mcp task's literal endpoint, as its worker takes it: no user name or password either.
-const mcpEndpoint = templated(
   v.pipe(
     nonEmptyString,
     v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an absolute http or https URL'),
@@ -113,7 +106,7 @@ export const McpTaskSchema = v.strictObject({
   ...commonTaskEntries,
   kind: v.literal('mcp'),
   server: v.optional(nonEmptyString),
-  endpoint: v.optional(mcpEndpoint),
+  endpoint: v.optional(httpUrl),
   method: templated(v.picklist(['tools/list', 'tools/call'])),
   tool: v.optional(nonEmptyString),
   arguments: v.optional(templated(anyRecord)),

@@ -45,6 +45,8 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   const { method, headers: taskHeaders, params, body, accept_status: acceptStatus } = parsed.output;
 
   const url = new URL(parsed.output.url);
+  // fetch refuses such a URL, quoting it (password and all) in its error.
+  if (url.username || url.password) return fail('invalid_task', 'invalid http task: url: expected a URL without a user name or password (name a credential in auth)');
   for (const [name, value] of Object.entries(params ?? {})) {
     if (value === null) continue;
     for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, item);
