@@ -16,6 +16,7 @@ import { withRetry, type Attempt } from './with-retry.ts';
 import { Elapsed } from './elapsed.ts';
 import { capOutput } from '../cap-output.ts';
 import { isObject } from '../objects.ts';
+import { MAX_TIMER_MS } from '../config.ts';
 
 export type KeychainResolver = (command: PresentedCommand, names: string[]) => Promise<Record<string, unknown>>;
 
@@ -142,7 +143,8 @@ async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, s
   if (rendered.timeout_seconds !== undefined && rendered.timeout_seconds !== null && !(typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0)) {
     return { status: 'error', data: null, error: { message: `invalid ${kind} task: timeout_seconds: expected a number > 0`, code: 'invalid_task' }, attempts: 0 };
   }
-  const timeoutMs = typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0 ? rendered.timeout_seconds * 1000 : undefined;
+  // Held at a timer's longest wait: a longer one would fire at once (or throw, past 2^32 ms).
+  const timeoutMs = typeof rendered.timeout_seconds === 'number' && rendered.timeout_seconds > 0 ? Math.min(rendered.timeout_seconds * 1000, MAX_TIMER_MS) : undefined;
   const when = retry?.when;
   // A `retry.when` that cannot be evaluated is a playbook bug: it fails the task with a template
   // error naming the field rather than passing for "do not retry" (which hid the bug).

@@ -7,6 +7,7 @@ import { POSTGRES_VALUE_OPTIONS, postgresValueTypes } from '../../credential/pos
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import { boundedQuery } from '../../credential/bounded-query.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
+import { MAX_TIMER_MS } from '../../config.ts';
 
 // The cancel request sent on abort gets this long before it is given up.
 const PG_CANCEL_TIMEOUT_MS = 5_000;
@@ -42,8 +43,9 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   const parsed = v.safeParse(PostgresTaskSchema, task);
   if (!parsed.success) return invalidTask('postgres', parsed.issues);
   const { command, params, timeout_seconds: timeoutSeconds, read_only: readOnly = false } = parsed.output;
-  // The server stops the statement itself at the task's deadline, even if the worker dies.
-  const statementTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.ceil(timeoutSeconds * 1000) : undefined;
+  // The server stops the statement itself at the task's deadline, even if the worker dies (at most
+  // the worker's own timer, which is also the most statement_timeout takes).
+  const statementTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(Math.ceil(timeoutSeconds * 1000), MAX_TIMER_MS) : undefined;
 
   // read_only without auth: the reader role only, never the service's own user (a superuser, often).
   const serviceUrl = readOnly ? ctx.serviceReaderUrl : ctx.serviceDatabaseUrl;
