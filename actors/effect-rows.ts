@@ -12,6 +12,9 @@ import { tokenToSeal } from '../src/secret-handle.ts';
 import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
 import { startedKey } from './prefetch.ts';
 
+/** How many levels of `playbook` task children an execution may have under it. */
+export const MAX_CHILD_DEPTH = 32;
+
 /**
  * Turns the effects one transition of `h` returned into rows (events, commands, cancels, keychain
  * cleanup, children, deliveries), synchronously: what an effect needs from the database comes
@@ -57,6 +60,13 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         break;
       }
       case 'startChild': {
+        // Children start in the unit that decides them, their own first children too: a chain
+        // is folded here level by level, and one that starts itself would never end.
+        const depth = (h.snapshot?.context.input.depth ?? 0) + 1;
+        if (depth > MAX_CHILD_DEPTH) {
+          host.send(h.id, childResult(e.seq, 0, 'failed', null, { message: `playbook task ${e.step}.${e.task}: its child ${e.path} would be nested ${depth} levels under execution ${h.row.root_execution_id}, past the limit of ${MAX_CHILD_DEPTH}`, code: CODE.child_too_deep }));
+          break;
+        }
         const entry = host.reads.catalog.get(e.path);
         if (entry === undefined) {
           // Its id is read with it (an id taken and then unused is a harmless gap).
@@ -98,7 +108,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         host.start({
-          ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq } });
+          ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq, depth } });
         host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task, ...(e.attempt ? { attempt: e.attempt } : {}), ...(e.loopIndex !== undefined ? { loop_index: e.loopIndex } : {}) } });
         break;
       }

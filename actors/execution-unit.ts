@@ -13,6 +13,7 @@ import type { CompiledPlaybook } from './playbook-cache.ts';
 import { readBefore, type Needs } from './prefetch.ts';
 import { writeFolded, type Written } from './write.ts';
 import { COMMAND_RULES } from '../machines/command-rules.ts';
+import { MAX_CHILD_DEPTH } from './effect-rows.ts';
 
 // A unit of work over a set of executions, along xstate's line, one file per step:
 //   route (route-events.ts, start-execution.ts: what to fold)
@@ -65,6 +66,12 @@ export type UnitDone<T> = Written & {
 
 /** Attempts of one unit before its error is the caller's: the guard fails only when another writer got there first. */
 const MAX_ATTEMPTS = 8;
+/**
+ * Folds of one unit redone with what the last one lacked, beside its attempts: a chain of
+ * children started at once lacks a read per level (its path, its id), so as many as the levels
+ * an execution may have (effect-rows.ts), and a few more for what else a fold may lack.
+ */
+const MAX_LACKING_ROUNDS = MAX_CHILD_DEPTH + 8;
 const DEADLOCK = '40P01';
 const SERIALIZATION_FAILURE = '40001';
 const UNIQUE_VIOLATION = '23505';
@@ -114,6 +121,7 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
   let fresh: ReadonlySet<number> | 'all' = run.fresh ?? new Set();
   let also: Needs | undefined;
   let sealed: Map<string, string> | undefined;
+  let lacking = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       const tx = run.tx;
@@ -128,7 +136,9 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
       }, txTiming);
       return announced(deps, { ...done, txTiming });
     } catch (err) {
-      if (attempt >= MAX_ATTEMPTS) {
+      // A fold redone with what it lacked is not another writer's doing: it takes no attempt.
+      if (err instanceof Lacking && ++lacking < MAX_LACKING_ROUNDS) attempt--;
+      else if (attempt >= MAX_ATTEMPTS) {
         // Nothing was written: the caller may send it again (a worker retries a 503 report).
         if (movedOn(err)) throw new ServiceError('write_contended', { code: 'write_contended', message: `moved on by other writers on each of ${MAX_ATTEMPTS} attempts; nothing was written, retry` });
         throw err;

@@ -267,6 +267,7 @@ export class Fold {
       parentExecutionId: req.parent?.executionId ?? null,
       parentSeq: req.parent?.seq ?? null,
       rootExecutionId: rootId,
+      ...(req.parent?.depth ? { depth: req.parent.depth } : {}),
       workload: req.workload,
       args: req.args,
       ...(req.replay ? { replay: req.replay } : {}),

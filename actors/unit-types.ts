@@ -25,7 +25,8 @@ export type StartRequest = {
   executionId: number;
   workload: Record<string, unknown>;
   args: Record<string, unknown>;
-  parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null };
+  /** `depth`: how many parents the new execution has (ExecutionInput.depth). */
+  parent?: { executionId: number; rootExecutionId: number; seq: number; commandId?: number | null; depth?: number };
   /** Who asked for it (an API request), recorded on `execution.started` as `requested_by`. */
   requestedBy?: Identity;
   /** Written beside the input in the `execution.started` context (where the execution came from). */

@@ -101,6 +101,7 @@ export const CODES = {
   worker_error: { where: ['task_outcome'], meaning: 'the worker failed to run the command (a bug in its runner)' },
   report_rejected: { where: ['task_outcome'], meaning: 'the server refused the command\'s report (too large, say); the message has its reason' },
   child_failed: { where: ['task_outcome'], meaning: 'a `playbook` task\'s child failed without an error of its own (as a rule the task carries the child\'s error)' },
+  child_too_deep: { where: ['task_outcome'], meaning: 'a `playbook` task would start a child more than 32 levels of children under its root (a playbook that starts itself without end, say); nothing was started' },
   child_cancelled: { where: ['task_outcome'], meaning: 'a `playbook` task\'s child was cancelled without an error of its own (as a rule the task carries the child\'s `cancelled`)' },
   simulated: { where: ['task_outcome'], meaning: 'a failure chosen in a simulation (`svc simulate --outcome STEP=error`); never in a real run' },
 

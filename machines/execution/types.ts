@@ -27,6 +27,8 @@ export type ExecutionInput = {
   /** The parent's command seq this execution answers (child executions only). */
   parentSeq: number | null;
   rootExecutionId: number;
+  /** How many parents it has (a child of a root is 1); absent for a root. */
+  depth?: number;
   /** The playbook's workload with the request payload merged in. */
   workload: Record<string, unknown>;
   /** The request payload (for a child: the rendered `args`). */
