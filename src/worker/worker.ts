@@ -5,7 +5,9 @@ import type { Logger } from '../log.ts';
 import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest, RoutedEvent } from '../protocol.ts';
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
-import { commandCancelled, commandSuperseded } from './tools/outcome.ts';
+import { stopNamedCommands } from './heartbeat-stops.ts';
+import { refusedEventReasons } from './refused-events.ts';
+import { rejectsOnAbort } from './rejects-on-abort.ts';
 import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
@@ -188,7 +190,7 @@ export class Worker {
     for (let attempt = 1; ; attempt++) {
       try {
         // A stop ends the wait for an answer too: a server that answers nothing would hold it.
-        return await Promise.race([this.#register(), aborted(this.#abortClaims.signal)]);
+        return await Promise.race([this.#register(), rejectsOnAbort(this.#abortClaims.signal)]);
       } catch (err) {
         if (this.#stopping) return;
         const notUp = err instanceof TypeError || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
@@ -214,17 +216,7 @@ export class Worker {
         // (orphaned) on the server, and another worker may take it over.
         running: [...this.#commands.keys(), ...this.#unreported],
       } satisfies HeartbeatRequest);
-      for (const id of Array.isArray(res.cancelled) ? res.cancelled : []) {
-        if (typeof id === 'number') this.#commands.get(id)?.abort(commandCancelled());
-      }
-      // Taken over after this pool went silent (stopped, paused, cut off): running on would do
-      // the work twice at once, and the report would be refused.
-      for (const id of Array.isArray(res.superseded) ? res.superseded : []) {
-        if (typeof id === 'number' && this.#commands.has(id)) {
-          this.#opts.log.warn({ command_id: id }, `command ${id} was taken over by another claim; stopping it here`);
-          this.#commands.get(id)?.abort(commandSuperseded());
-        }
-      }
+      stopNamedCommands(res, this.#commands, this.#opts.log);
     } catch (err) {
       if (err instanceof ServerError && (err.status === 409 || err.status === 404) && !this.#stopping) {
         // The pool was marked stopped (deregistered, 409) or forgotten after a long silence (404:
@@ -251,7 +243,7 @@ export class Worker {
       // A beat still in flight would mark the pool 'draining' again after it deregistered. Both
       // get GOODBYE_TIMEOUT_MS in all; closing the client then ends what is still unanswered.
       const goodbye = AbortSignal.timeout(GOODBYE_TIMEOUT_MS);
-      const late = aborted(goodbye).catch(() => {});
+      const late = rejectsOnAbort(goodbye).catch(() => {});
       await Promise.race([this.#beating, late]);
       if (!goodbye.aborted) await Promise.race([this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {}), late]);
       this.client.close();
@@ -417,7 +409,11 @@ export class Worker {
         const body: ReportRequest = { worker_id: this.name, report_id: reportId, retry: attempt > 0, events: batch.flatMap((r) => r.events), claim };
         const res = await this.client.report(body, { ...body, retry: true });
         this.#claiming -= claim;
-        this.#logRefusedEvents(batch, res.results);
+        // Accepted, but single events may be refused (stale_claim, unknown_command, ...): nothing to
+        // resend, but worth one line per command, since those events were not recorded.
+        for (const [commandId, reason] of refusedEventReasons(batch.flatMap((r) => r.events), res.results)) {
+          this.#opts.log.warn({ command_id: commandId, reason }, `report of command ${commandId} not recorded by the server`);
+        }
         this.#settle(batch, res.commands);
         return undefined;
       } catch (err) {
@@ -439,31 +435,6 @@ export class Worker {
     // Fewer than asked for: nothing more is pending now, so the long poll waits for the next.
     if (this.#window() > this.#held()) this.#room?.();
   }
-
-  // The server accepts the request but may refuse single events (stale_claim, unknown_command, …):
-  // nothing to resend, but worth one line per command, since those events were not recorded.
-  #logRefusedEvents(batch: PendingReport[], results: unknown): void {
-    if (!Array.isArray(results)) return;
-    const events = batch.flatMap((r) => r.events);
-    const refused = new Map<number, string>();
-    for (const [i, r] of results.entries()) {
-      const commandId = events[i]?.command_id;
-      if (!commandId || refused.has(commandId) || !r || typeof r !== 'object' || !('event_id' in r) || r.event_id !== null) continue;
-      const error = 'error' in r && typeof r.error === 'string' ? r.error : 'refused';
-      refused.set(commandId, 'detail' in r && typeof r.detail === 'string' ? `${error}: ${r.detail}` : error);
-    }
-    for (const [commandId, reason] of refused) {
-      this.#opts.log.warn({ command_id: commandId, reason }, `report of command ${commandId} not recorded by the server`);
-    }
-  }
-}
-
-/** Rejects with the signal's reason once it aborts: raced against a request, it ends the wait for an answer. */
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, fail) => {
-    if (signal.aborted) fail(signal.reason);
-    else signal.addEventListener('abort', () => fail(signal.reason), { once: true });
-  });
 }
 
 // A 4xx answer means the server will never take this request as it is; 408 and 429 only say "not now".
