@@ -3,6 +3,7 @@ import { load, YAMLException } from 'js-yaml';
 import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { mergeKeyProblems } from './merge-key-problems.ts';
+import { holdsUserinfo, USERINFO_PROBLEM } from '../url-userinfo.ts';
 import type { Problem } from './reference-problems.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
@@ -18,7 +19,7 @@ const ACTION_NAME = /^[a-z][a-z0-9_\-]*$/;
  * An MCP endpoint holds no user name or password: fetch refuses such a URL (every call would fail,
  * its error quoting the password), and viewers read endpoints. A credential goes in `auth`.
  */
-export const withoutUserinfo = v.check<string, string>((text) => !URL.canParse(text) || (new URL(text).username === '' && new URL(text).password === ''), 'must not hold a user name or password: name a credential in auth');
+export const withoutUserinfo = v.check<string, string>((text) => !holdsUserinfo(text), USERINFO_PROBLEM);
 
 /** MCP transports a server may speak; `auto` tries Streamable HTTP, then the older HTTP+SSE. */
 export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;

@@ -9,6 +9,7 @@ import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { nextAttemptTraceparent } from '../../telemetry/command-trace.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
+import { holdsUserinfo, RENDERED_USERINFO_PROBLEM } from '../../url-userinfo.ts';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -46,7 +47,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
 
   const url = new URL(parsed.output.url);
   // fetch refuses such a URL, quoting it (password and all) in its error.
-  if (url.username || url.password) return fail('invalid_task', 'invalid http task: url: expected a URL without a user name or password (name a credential in auth)');
+  if (holdsUserinfo(url.href)) return fail('invalid_task', `invalid http task: url: ${RENDERED_USERINFO_PROBLEM}`);
   for (const [name, value] of Object.entries(params ?? {})) {
     if (value === null) continue;
     for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, item);

@@ -13,6 +13,7 @@ import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
+import { holdsUserinfo, RENDERED_USERINFO_PROBLEM } from '../../url-userinfo.ts';
 
 const MCP_CLIENT_INFO = { name: 'svc-worker', version: '0.1.0' };
 // The task's signal bounds a call; this only replaces the SDK's 60 s default for tasks without
@@ -122,8 +123,7 @@ function fieldProblem(task: RenderedTask): string | undefined {
   const absent = (value: unknown) => value === undefined || value === null || value === '';
   if (absent(task.server) && absent(task.endpoint)) return 'server or endpoint: one is required';
   // fetch refuses such a URL, quoting it (password and all) in its error.
-  const endpoint = typeof task.endpoint === 'string' && URL.canParse(task.endpoint) ? new URL(task.endpoint) : undefined;
-  if (endpoint && (endpoint.username || endpoint.password)) return 'endpoint: expected a URL without a user name or password (name a credential in auth)';
+  if (typeof task.endpoint === 'string' && holdsUserinfo(task.endpoint)) return `endpoint: ${RENDERED_USERINFO_PROBLEM}`;
   return undefined;
 }
 
