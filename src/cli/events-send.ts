@@ -131,7 +131,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
       view?.clear();
     }
     if (!final) {
-      err.write(`stopped following; batch ${answer.request_id} is processed anyway.\n  status: curl -s ${client.baseUrl}/api/events/batch/${answer.request_id}/status\n`);
+      err.write(`stopped following; batch ${answer.request_id} is processed anyway.\n  status: curl -s ${client.baseUrl}/api/events/batch/${answer.request_id}/status -H @<(printf 'Authorization: Bearer %s\n' "$SVC_API_TOKEN")\n`);
       return 130;
     }
     const elapsed = formatElapsed(performance.now() - t0);

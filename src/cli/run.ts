@@ -121,9 +121,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       const base = api.baseUrl;
       err.write(
         `stopped waiting after ${formatElapsed(elapsedMs)}; execution ${id} was not cancelled and keeps running (${outcome.progress.counter} steps done).\n` +
-          `  status:  curl -s ${base}/api/executions/${id}\n` +
-          `  events:  curl -s '${base}/api/events/${id}?since_event_id=0'\n` +
-          `  cancel:  curl -s -X POST ${base}/api/executions/${id}/cancel\n`,
+          // svc sends SVC_API_TOKEN; a bare curl is 401 where the server checks callers.
+          `  status:  svc status ${id} --server ${base}   # GET ${base}/api/executions/${id}\n` +
+          `  events:  svc logs ${id} --server ${base}\n` +
+          `  cancel:  svc cancel ${id} --server ${base}\n`,
       );
       return 130;
     }

@@ -258,6 +258,9 @@ workflow:
     expect(r.stderr).toContain('was not cancelled and keeps running');
     const id = Number(/^execution (\d+) started/m.exec(r.stdout)![1]);
     expect(r.stderr).toContain(`${s.url}/api/executions/${id}`);
+    // Each next step is a command that sends SVC_API_TOKEN, not a bare curl (401 under SVC_AUTH=token).
+    expect(r.stderr).toContain(`svc cancel ${id} --server ${s.url}`);
+    expect(r.stderr).not.toMatch(/curl -s -X POST/);
     expect((await http(s.url, 'GET', `/api/executions/${id}`)).body.status).toBe('running');
     await http(s.url, 'POST', `/api/executions/${id}/cancel`, {});
   });
