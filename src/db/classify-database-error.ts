@@ -5,6 +5,9 @@ import { ServiceError } from '../errors.ts';
 // too many connections. Class 08 (connection exception) counts too, except 08P01: a protocol
 // violation is the client's message, and sending it again will not help.
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+// 55000 is a broad class ("object not in prerequisite state"); only its refusal of a new session
+// (ALTER DATABASE ... ALLOW_CONNECTIONS false, a database being dropped) says the database is away.
+const NOT_ACCEPTING = { code: '55000', says: 'is not currently accepting connections' };
 // Socket errors reaching the database (ENOENT: its Unix socket is gone while it is stopped).
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 // What pg and pg-pool say, without a code, when a connection drops, never comes, or was closed.
@@ -26,6 +29,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
   if (UNAVAILABLE_SQLSTATES.has(code) || (code.startsWith('08') && code !== '08P01')) return true;
+  if (code === NOT_ACCEPTING.code && err.message.includes(NOT_ACCEPTING.says)) return true;
   if (UNAVAILABLE_SOCKET_CODES.has(code)) return true;
   if (code === 'ENOENT' && 'syscall' in err && err.syscall === 'connect') return true;
   return UNAVAILABLE_MESSAGES.some((m) => err.message.startsWith(m));

@@ -2,7 +2,8 @@
 // {detail: {code: 'database_unavailable', message}}: never a 500, never a hang.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
 import { createLocalBus } from '../../../src/bus/command-bus.ts';
 import { Db, DB_CONNECT_TIMEOUT_MS } from '../../../src/db/db.ts';
@@ -158,6 +159,27 @@ describe('the database away', () => {
       await hung.db.close();
       for (const s of sockets) s.destroy();
       await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it('answers 503 while the database refuses new sessions (ALLOW_CONNECTIONS false: SQLSTATE 55000)', async () => {
+    const db = new Db(t.databaseUrl, 1);
+    const name = new URL(t.databaseUrl).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: 'database_unavailable' });
+      const refusing = await buildApp({ ...t.deps, db, metrics: createMetrics(), bus: createLocalBus() });
+      try {
+        expectUnavailable(await refusing.inject({ method: 'GET', url: '/api/executions', headers: asWorker }), 'list while sessions are refused');
+      } finally {
+        await refusing.close();
+      }
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await admin.end();
+      await db.close();
     }
   });
 

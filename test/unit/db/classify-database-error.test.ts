@@ -9,6 +9,7 @@ describe('isDatabaseUnavailable', () => {
     ['admin shutdown', pgError('57P01')],
     ['cannot connect now', pgError('57P03')],
     ['too many connections', pgError('53300')],
+    ['connections not allowed (ALLOW_CONNECTIONS false)', pgError('55000', 'database "svc" is not currently accepting connections')],
     ['connection exception class 08', pgError('08006')],
     ['refused socket', pgError('ECONNREFUSED')],
     ['Unix socket gone', Object.assign(new Error('connect ENOENT'), { code: 'ENOENT', syscall: 'connect' })],
@@ -19,6 +20,7 @@ describe('isDatabaseUnavailable', () => {
 
   test.each([
     ['syntax error', pgError('42601')],
+    ['another 55000 (a sequence with no value yet)', pgError('55000', 'currval of sequence "s" is not yet defined in this session')],
     ['protocol violation (the client is wrong)', pgError('08P01')],
     ['a file not found that is no connect', Object.assign(new Error('open ENOENT'), { code: 'ENOENT', syscall: 'open' })],
     ['another domain error', new ServiceError('not_found', 'execution 1 not found')],
