@@ -12,7 +12,8 @@
  *   409/400 of `POST /api/events`, the `refused` list of a batch's `batch.completed` record);
  * - `task_outcome`: the `error.code` of a task's or a step's outcome, which `when:` (of an arc or
  *   of `retry`) can test, and the execution's error when no arc handles it;
- * - `execution`: only an execution's `error.code` (no `when:` sees it);
+ * - `execution`: an execution's `error.code` (a `playbook` task carries its child's error on as
+ *   its outcome, so each of these is a `task_outcome` code too);
  * - `batch`: a batch's `error_code` (`GET /api/events/batch/{id}/status`).
  */
 export type CodeWhere = 'http' | 'report_refusal' | 'task_outcome' | 'execution' | 'batch';
@@ -105,8 +106,8 @@ export const CODES = {
   child_cancelled: { where: ['task_outcome'], meaning: 'a `playbook` task\'s child was cancelled without an error of its own (as a rule the task carries the child\'s `cancelled`)' },
   simulated: { where: ['task_outcome'], meaning: 'a failure chosen in a simulation (`svc simulate --outcome STEP=error`); never in a real run' },
 
-  // Only an execution's error.
-  step_cycle: { where: ['execution'], meaning: 'too many steps entered without running a task: a cycle of steps without tools' },
+  // An execution's error; a parent's `playbook` task carries it on as its outcome.
+  step_cycle: { where: ['task_outcome', 'execution'], meaning: 'too many steps entered without running a task: a cycle of steps without tools; as a task outcome: a `playbook` task\'s child ended so' },
 
   // A batch's status (machines/batch-request.machine.ts): it routed none of its events; sending it again is safe.
   processing_timeout: { where: ['batch'], meaning: 'routing a batch did not finish within `SVC_BATCH_PROCESSING_TIMEOUT_SECONDS`' },

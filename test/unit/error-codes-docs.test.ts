@@ -53,6 +53,13 @@ describe('client-visible codes', () => {
     for (const c of ['template_error', 'credential_not_found', 'child_failed']) expect(taskOutcomeCodes).toContain(c);
   });
 
+  it("an execution's code is one its parent's `when:` can test: a `playbook` task carries its child's error as its outcome", () => {
+    // test/integration/engine/audit-child-step-cycle.test.ts: a child's step_cycle reaches its parent's arc.
+    const executionCodes = ALL_CODES.filter((c) => codeInfo(c).where.includes('execution'));
+    expect(executionCodes).toContain('step_cycle');
+    expect(executionCodes.filter((c) => !codeInfo(c).where.includes('task_outcome'))).toEqual([]);
+  });
+
   it('the server\'s types come from the registry', () => {
     expectTypeOf<ErrorCode>().toEqualTypeOf<HttpCode>();
     expectTypeOf<Extract<EventResult, { event_id: null }>['error']>().toEqualTypeOf<ReportRefusalCode>();
