@@ -32,8 +32,8 @@ async function startAndClaim(worker: string): Promise<{ executionId: number; com
   return { executionId, commandId: rows[0].command_id, attempt: claim.body.attempt };
 }
 
-const report = (c: { executionId: number; commandId: number }, worker: string, attempt: number, task = 'a') =>
-  http(t.url, 'POST', '/api/worker/report', {
+const report = (c: { executionId: number; commandId: number }, worker: string, attempt: number, task = 'a', url = t.url) =>
+  http(url, 'POST', '/api/worker/report', {
     worker_id: worker,
     events: [
       { execution_id: c.executionId, command_id: c.commandId, attempt, worker_id: worker, event_type: 'command.started' },
@@ -145,7 +145,7 @@ describe('optimistic routing', () => {
       // Each command claimed through one server and reported to the other, all at once.
       const claims = await Promise.all(rows.map((r: Json, i: number) => http(i % 2 ? b.url : t.url, 'POST', `/api/commands/${r.command_id}/claim`, { worker_id: `w${i}` }, asWorker)));
       const retriesBefore = (await counter('routeRetries', 'moved')) + (await b.deps.metrics.routeRetries.get()).values.reduce((n, v) => n + v.value, 0);
-      const answers = await Promise.all(rows.map((r: Json, i: number) => report({ executionId, commandId: r.command_id }, `w${i}`, claims[i].body.attempt).then((x) => x)));
+      const answers = await Promise.all(rows.map((r: Json, i: number) => report({ executionId, commandId: r.command_id }, `w${i}`, claims[i].body.attempt, 'a', i % 2 ? t.url : b.url)));
       for (const a of answers) expect(a.status).toBe(200);
       expect(answers.flatMap((a) => a.body.results.map((r: Json) => r.error ?? null))).toEqual(Array(items * 2).fill(null));
       expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
