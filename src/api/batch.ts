@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 import { EVENT, WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
+import { waitUnlessAborted } from '../abortable-wait.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
@@ -190,11 +190,7 @@ async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: Abort
   let sentAt = performance.now();
   yield sseMessage(seq++, 'status', presentStatus(first));
   while (!isTerminalBatchState(last.state)) {
-    try {
-      await sleep(pollMs, undefined, { signal });
-    } catch {
-      return;
-    }
+    if (!(await waitUnlessAborted(pollMs, signal))) return;
     let now: BatchStatusRow | undefined;
     try {
       now = await getBatchStatus(deps.db, first.request_id);

@@ -6,6 +6,7 @@ import { ExecutionFollower, loadAppliedEvents, readExecutionState } from '../../
 import { EVENT } from '../../machines/event-types.ts';
 import { actorEvent, stepEvents, type InspectionEvent } from '../../machines/inspection-events.ts';
 import { compileStatechart } from '../../machines/playbook-statechart.ts';
+import { waitUnlessAborted } from '../abortable-wait.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
 import { wakeTimesOf } from '../db/wait.repo.ts';
@@ -116,40 +117,35 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
     wsHandler: (socket, req) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
       let closed = false;
-      let timer: NodeJS.Timeout | undefined;
+      // Ends the wait for the next poll when the client goes away.
+      const gone = new AbortController();
       socket.on('close', () => {
         closed = true;
-        clearTimeout(timer);
+        gone.abort();
       });
       const send = (events: InspectionEvent[]) => {
         for (const e of events) if (!closed) socket.send(JSON.stringify(e));
       };
       const run = async () => {
-        const row = await getExecution(deps.db, id);
-        if (!row) {
+        let current = await getExecution(deps.db, id);
+        if (!current) {
           socket.close(4404, `execution ${id} not found`);
           return;
         }
-        const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
-        const tick = async (current: ExecutionRow) => {
+        const follower = new ExecutionFollower(await deps.cache.get(deps.db, current.catalog_id));
+        for (;;) {
           send(inspectionSoFar(current, follower, follower.fold(await loadAppliedEvents(deps.db, current, follower.lastEventId), true)));
           if (closed) return;
           if (!isLiveExecutionStatus(current.status) && current.applied_event_id <= follower.lastEventId) {
             socket.close(1000, `execution ${current.status}`);
             return;
           }
-          timer = setTimeout(() => void next(), INSPECT_POLL_INTERVAL_MS);
-        };
-        const next = async () => {
-          try {
-            const current = await getExecution(deps.db, id);
-            if (current && !closed) await tick(current);
-          } catch (err) {
-            req.log.warn({ err }, 'inspection stream stopped');
-            if (!closed) socket.close(1011, 'inspection stopped');
-          }
-        };
-        await tick(row);
+          if (!(await waitUnlessAborted(INSPECT_POLL_INTERVAL_MS, gone.signal))) return;
+          const next = await getExecution(deps.db, id);
+          // Deleted meanwhile (cleanup): nothing more to follow.
+          if (!next || closed) return;
+          current = next;
+        }
       };
       run().catch((err: unknown) => {
         req.log.warn({ err }, 'inspection stream stopped');

@@ -3,6 +3,7 @@
 // no nesting past MAX_JSON_DEPTH, no number JavaScript cannot hold exactly.
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { waitUnlessAborted } from '../abortable-wait.ts';
 import { ServiceError } from '../errors.ts';
 import { NUL_PROBLEM, pathSegment, SURROGATE_PROBLEM, unstorableText } from '../find-unstorable.ts';
 
@@ -260,8 +261,10 @@ export function discardBody(raw: IncomingMessage): Promise<void> {
   if (Number(raw.headers['content-length']) > DISCARD_LIMIT_BYTES) return Promise.resolve();
   return new Promise((resolve) => {
     let seen = 0;
+    // Ends the bounded wait below once the body is read (or the limit passed).
+    const reading = new AbortController();
     const done = () => {
-      clearTimeout(timer);
+      reading.abort();
       raw.off('data', onData);
       raw.off('end', done);
       raw.off('close', done);
@@ -272,7 +275,9 @@ export function discardBody(raw: IncomingMessage): Promise<void> {
       seen += chunk.length;
       if (seen > DISCARD_LIMIT_BYTES) done();
     };
-    const timer = setTimeout(done, DISCARD_TIMEOUT_MS);
+    void waitUnlessAborted(DISCARD_TIMEOUT_MS, reading.signal).then((timedOut) => {
+      if (timedOut) done();
+    });
     raw.on('data', onData);
     raw.once('end', done);
     raw.once('close', done);
