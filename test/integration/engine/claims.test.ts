@@ -99,6 +99,10 @@ describe('claims', () => {
     expect(stale.status).toBe(409);
     expect(stale.body.detail.code).toBe('stale_claim');
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('running');
+    // Refused while the execution runs, and recorded as the refusal it is, never as the completion.
+    const events = (await http(t.url, 'GET', `/api/events/${executionId}`)).body.events;
+    expect(events.filter((e: { event_type: string }) => e.event_type === 'command.completed')).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ event_type: 'command.refused', command_id: commandId, context: { reported: 'command.completed', refused: 'stale_claim', attempt: first.body.attempt, command_attempt: second.body.attempt } });
   });
 
   it('refuses a report from a worker that does not hold the claim, and one that names no claim', async () => {
