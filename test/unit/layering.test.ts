@@ -116,6 +116,32 @@ describe('layering', () => {
     expect(owners).toEqual([]);
   });
 
+  it("reaches into no dependency's internals: a package is imported by a path its package.json exports", () => {
+    // pg-boss/dist/plans.js, nunjucks/src/parser and the like pin a dependency to one version; its
+    // public entry points (`exports`, wildcards included) are what a caret range keeps.
+    const exported = (name: string, sub: string): boolean => {
+      const pkg: unknown = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
+      const exports = typeof pkg === 'object' && pkg !== null && 'exports' in pkg && typeof pkg.exports === 'object' && pkg.exports !== null ? Object.keys(pkg.exports) : [];
+      return exports.some((k) => {
+        const star = k.indexOf('*');
+        return star < 0 ? k === `./${sub}` : `./${sub}`.startsWith(k.slice(0, star)) && `./${sub}`.endsWith(k.slice(star + 1));
+      });
+    };
+    const deep = [...graph.entries()].flatMap(([file, targets]) =>
+      targets.flatMap((t) => {
+        if (t.startsWith('.') || t.includes(':') || NODE_BUILTINS.has(t) || !/^[@a-z]/.test(t) || t.startsWith('src/') || t.startsWith('actors/') || t.startsWith('machines/')) return [];
+        const parts = t.split('/');
+        const nameLength = t.startsWith('@') ? 2 : 1;
+        const sub = parts.slice(nameLength).join('/');
+        return sub === '' || exported(parts.slice(0, nameLength).join('/'), sub) ? [] : [`${file}: ${t}`];
+      }),
+    );
+    expect(deep).toEqual([]);
+    // pg-boss is no dependency any more (docs/architecture.md, "Why the processors claim rows"); were it one again, by a caret range.
+    const pkg: { dependencies: Record<string, string> } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    for (const name of ['pg-boss', 'nunjucks', 'xstate']) if (name in pkg.dependencies) expect(pkg.dependencies[name], name).toMatch(/^\^/);
+  });
+
   it('has no import circles', () => {
     // Tarjan's strongly connected components over relative imports; a component of two or more is a circle.
     const index = new Map<string, number>();
