@@ -78,14 +78,19 @@ export function resolveExpiry(request: ExpiryRequest): ResolvedExpiry {
   return { expiresAt: new Date(nowMs + ttlSeconds * MS_PER_SECOND), ttlSeconds, source: 'default' };
 }
 
-/** Valibot schema of a stored `renew_config` (the token request that renews an entry). */
+// Fixed texts: valibot's own quote the value sent, and a renew_config holds client secrets (its
+// headers and data; a key in the endpoint's query), so the 422 of a malformed one must not.
+const NON_EMPTY_TEXT = 'must be a non-empty text';
+const nonEmptyText = v.pipe(v.string(NON_EMPTY_TEXT), v.nonEmpty(NON_EMPTY_TEXT));
+
+/** Valibot schema of a stored `renew_config` (the token request that renews an entry); no issue quotes a value. */
 export const renewConfigSchema = v.object({
-  endpoint: v.pipe(v.string(), v.url()),
-  method: v.optional(v.pipe(v.string(), v.nonEmpty())),
-  headers: v.optional(ownKeysRecord(v.string(), v.string())),
-  data: v.optional(ownKeysRecord(v.string(), v.unknown())),
-  token_field: v.optional(v.pipe(v.string(), v.nonEmpty())),
-  ttl_field: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  endpoint: v.pipe(v.string('must be a URL'), v.url('must be a URL')),
+  method: v.optional(nonEmptyText),
+  headers: v.optional(ownKeysRecord(v.string(), v.string('must be a text'), 'must be a JSON object')),
+  data: v.optional(ownKeysRecord(v.string(), v.unknown(), 'must be a JSON object')),
+  token_field: v.optional(nonEmptyText),
+  ttl_field: v.optional(nonEmptyText),
 });
 
 export type RenewConfig = v.InferOutput<typeof renewConfigSchema>;
