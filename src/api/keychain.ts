@@ -19,9 +19,9 @@ import {
 } from '../db/keychain.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache-key.ts';
-import { expiresAtMs, renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
+import { expiresAtMs, MAX_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
-import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
+import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, oneOf } from './validation.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -67,7 +67,7 @@ const storeBody = exactObject({
   scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(v.nullable(idValue)),
   parent_execution_id: v.optional(v.nullable(idValue)),
-  ttl_seconds: v.optional(v.nullable(integerIn(1, MAX_INT4))),
+  ttl_seconds: v.optional(v.nullable(integerIn(1, MAX_TTL_SECONDS))),
   expires_at: v.optional(
     v.nullable(
       v.pipe(

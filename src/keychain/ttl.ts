@@ -7,6 +7,8 @@ import { ownKeysRecord } from '../own-keys-record.ts';
 export const DEFAULT_LOCAL_TTL_SECONDS = 3600;
 export const DEFAULT_SHARED_TTL_SECONDS = 86400;
 export const DEFAULT_GLOBAL_TTL_SECONDS = 86400;
+/** The longest `ttl_seconds` an entry is stored with (a PostgreSQL integer, about 68 years): the keychain API's bound. */
+export const MAX_TTL_SECONDS = 2_147_483_647;
 /** Lifetime of a renewed token whose response does not say (no `ttl_field`). */
 export const RENEWAL_FALLBACK_TTL_SECONDS = 3600;
 

@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
 import { renderValue } from '../dsl/render.ts';
 import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
-import { defaultTtlSeconds, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
+import { defaultTtlSeconds, MAX_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
@@ -88,8 +88,11 @@ function entryLifetime(answered: number | undefined, defined: number | undefined
   return answered ?? defined ?? defaultTtlSeconds(scope);
 }
 
-/** The store API takes whole seconds (>= 1); a fractional lifetime is rounded up. */
-const wholeSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
+/**
+ * The store API takes whole seconds from 1 to MAX_TTL_SECONDS: a fractional lifetime is rounded
+ * up, a longer one (a token answer's or a definition's) held at the bound, so the entry is cached.
+ */
+const wholeSeconds = (seconds: number): number => Math.min(MAX_TTL_SECONDS, Math.max(1, Math.ceil(seconds)));
 
 /** Header values the definition gives as scalars, as text; anything else is dropped. */
 function stringHeaders(value: unknown): Record<string, string> {
