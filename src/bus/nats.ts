@@ -62,6 +62,8 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
   const stranded = new StrandedHint();
   let connected = true;
   let closed = false;
+  // Resolved when the connection is back (or the bus closes): the pull waits for it, see below.
+  let back = Promise.withResolvers<void>();
   const watch = (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') {
@@ -69,6 +71,8 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
         log.warn('bus: NATS connection lost; reconnecting');
       } else if (s.type === 'reconnect') {
         connected = true;
+        back.resolve();
+        back = Promise.withResolvers();
         metrics.busReconnects.inc();
         log.info('bus: NATS connection back; waking claimers to look for commands announced meanwhile');
         waiters.notify();
@@ -108,6 +112,10 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
         // The stream or consumer went (deleted by hand): made again.
         if (isApiError(err, JetStreamApiCodes.StreamNotFound) || isApiError(err, JetStreamApiCodes.ConsumerNotFound)) await ensureStream(nc).catch(() => {});
         await new Promise((r) => setTimeout(r, RETRY_MS));
+        // A JetStream request sent while the connection is away waits out its whole timeout (5 s)
+        // though the connection is back in a fraction of it: the announcements sent meanwhile
+        // reached no claimer for those seconds. Sent once it is back instead.
+        if (!connected) await back.promise;
       }
     }
   })();
@@ -138,6 +146,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
     strandedHeard: () => stranded.active(),
     async close() {
       closed = true;
+      back.resolve();
       batchWake.announceWith(undefined);
       waiters.close();
       // A drain flushes through the server: with NATS away it waits for its return, for ever,

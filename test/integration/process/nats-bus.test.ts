@@ -70,15 +70,23 @@ describe('the NATS bus', () => {
 
   it('work resumes within 2 s of a nats-server restart', async (ctx) => {
     if (!nats.own) return ctx.skip(); // an external server (SVC_TEST_NATS_URL) is never restarted
+    // Started on b, claimed through a: a worker's claim parked on the server that writes the start
+    // is handed its command with the commit, with no bus at all, so one server would pass with
+    // NATS deaf. Only a's bus (pull consumer and reconnect) can end its claimers' 5 s waits early.
     const a = await bed.server();
+    const b = await bed.server();
     await bed.worker(a.base, 2);
     expect((await http(a.base, 'POST', '/api/catalog/playbook', { content: playbook('nats/restart') })).status).toBe(201);
-    const before = (await http(a.base, 'POST', '/api/run/playbook', { path: 'nats/restart' })).body.execution_id;
+    const before = (await http(b.base, 'POST', '/api/run/playbook', { path: 'nats/restart' })).body.execution_id;
     await until('the first completed', async () => (await completed([before])) === 1, 20_000);
     await nats.own.restart();
     const restarted = performance.now();
+    // Both back first: a's reconnect wakes its claimers to look once, so a start written before it
+    // would be found without a message. Started after it, each is found only by its announcement.
+    const busOk = async (base: string) => (await http(base, 'GET', '/api/health')).body.bus === 'ok';
+    await until('both servers reconnected', async () => (await busOk(a.base)) && (await busOk(b.base)), 2_000, 20);
     const ids: number[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await http(a.base, 'POST', '/api/run/playbook', { path: 'nats/restart' })).body.execution_id);
+    for (let i = 0; i < 5; i++) ids.push((await http(b.base, 'POST', '/api/run/playbook', { path: 'nats/restart' })).body.execution_id);
     await until('those started after the restart completed', async () => (await completed(ids)) === 5, 20_000, 20);
     expect(performance.now() - restarted).toBeLessThan(2_000);
   }, 60_000);
