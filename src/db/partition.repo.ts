@@ -67,8 +67,8 @@ export async function createEventRange(q: Queryable, r: EventRange): Promise<boo
 /**
  * Whether range `r` may go, and why not: `open` (an id in it is still to be handed out), `recent`
  * (an execution in it finished less than `days` ago), `unfinished` (one has not finished),
- * `parent` (an execution in a later range is a child of one in it: that child's range goes
- * first), else `expired`.
+ * `parent` (an execution in another range is a child of one in it: that child's range goes
+ * first; ids come in blocks per server, so the child's range may be an earlier one), else `expired`.
  */
 export type RangeVerdict = 'open' | 'recent' | 'unfinished' | 'parent' | 'expired';
 
@@ -82,7 +82,8 @@ export async function rangeVerdict(q: Queryable, r: EventRange, days: number): P
                               AND e.finished_at > now() - make_interval(secs => $3::float8 * 86400)) THEN 'recent'
               WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
                               AND e.status IN ${LIVE_EXECUTION_SQL}) THEN 'unfinished'
-              WHEN EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2 AND c.execution_id >= $2) THEN 'parent'
+              WHEN EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2
+                              AND (c.execution_id >= $2 OR c.execution_id < $1)) THEN 'parent'
               ELSE 'expired' END AS verdict`,
     values: [r.lo, r.hi, days],
   });
