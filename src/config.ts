@@ -63,6 +63,13 @@ export const MAX_INTERVAL_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
  * 2,460,000 days) failed every partition run with "timestamp out of range". Unset keeps everything.
  */
 export const MAX_RETENTION_DAYS = 1_000_000;
+/**
+ * The longest age a setting compares timestamps with (now less that many seconds: stale, hard
+ * timeout, pending retry, auto-resume's window), as long as MAX_RETENTION_DAYS: a larger one
+ * (from about 2.1e11 s) failed every reaper sweep, or every claim, with "timestamp out of range".
+ */
+export const MAX_AGE_SECONDS = MAX_RETENTION_DAYS * 86_400;
+const MAX_AGE_MINUTES = MAX_AGE_SECONDS / 60;
 const RETENTION_MESSAGE = `expects a number of days > 0, at most ${MAX_RETENTION_DAYS} (unset: keep everything)`;
 
 const num = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
@@ -209,8 +216,8 @@ const envSchema = v.object({
     '',
   ),
   SVC_AUTO_RESUME_MODE: v.optional(v.picklist(['restart', 'cancel'], 'expects restart or cancel'), 'restart'),
-  SVC_AUTO_RESUME_MIN_STALE_SECONDS: int(30, 0),
-  RESUME_WINDOW_MINUTES: int(5, 1),
+  SVC_AUTO_RESUME_MIN_STALE_SECONDS: int(30, 0, MAX_AGE_SECONDS),
+  RESUME_WINDOW_MINUTES: int(5, 1, MAX_AGE_MINUTES),
   SVC_BATCH_MAX_EVENTS: int(256, 1),
   SVC_BATCH_MAX_BYTES: int(2 * 1024 * 1024, 1024),
   SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: num(0.25, 0.001, MAX_INTERVAL_SECONDS),
@@ -230,15 +237,24 @@ const envSchema = v.object({
   SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'), v.check(isNatsBusSetting, 'expects nats:// or tls:// URLs with a host, separated by commas'))),
   SVC_COMMAND_REAPER_ENABLED: bool(true),
   SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
-  SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: int(60, 1),
-  SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS: int(1800, 1),
-  SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS: int(60, 1),
+  // Auto-resume waits this long after a start (src/periodic/auto-resume.ts): a timer's longest wait.
+  SVC_COMMAND_REAPER_WORKER_STALE_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
+  SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS: int(1800, 1, MAX_AGE_SECONDS),
+  SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS: int(60, 1, MAX_AGE_SECONDS),
   SVC_COMMAND_REAPER_MAX_PER_RUN: int(100, 1),
   // Running executions whose machine snapshot a server keeps in memory (actors/hot-snapshots.ts
   // has the default): more routes without reading the execution, for memory.
   SVC_HOT_SNAPSHOTS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[1-9]\d{0,8}$/, 'expects a whole number of executions, at least 1'), v.transform(Number))),
+  // Unset: a healthy worker's claim is never taken over. 0 would take over every claim at once.
   SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: v.optional(
-    v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expects a whole number of seconds'), v.transform(Number)),
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(/^\d+$/, `expects a whole number of seconds from 1 to ${MAX_AGE_SECONDS}`),
+      v.transform(Number),
+      v.minValue(1, `expects a whole number of seconds from 1 to ${MAX_AGE_SECONDS}`),
+      v.maxValue(MAX_AGE_SECONDS, `expects a whole number of seconds from 1 to ${MAX_AGE_SECONDS}`),
+    ),
   ),
   // The gateway (`svc gateway`, docs/gateway.md). Origins and public URLs are comma lists: several
   // public hostnames may route to one gateway.

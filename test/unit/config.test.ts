@@ -62,6 +62,26 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);
   });
 
+  // 1,000,000 days (as SVC_RETENTION_DAYS), in seconds or minutes; a timer's longest wait for the stale threshold.
+  const MAX_AGE_SECONDS = 86_400_000_000;
+  it.each([
+    ['SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS', MAX_AGE_SECONDS],
+    ['SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS', MAX_AGE_SECONDS],
+    ['SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS', MAX_AGE_SECONDS],
+    ['SVC_AUTO_RESUME_MIN_STALE_SECONDS', MAX_AGE_SECONDS],
+    ['RESUME_WINDOW_MINUTES', MAX_AGE_SECONDS / 60],
+    ['SVC_COMMAND_REAPER_WORKER_STALE_SECONDS', 2_147_483],
+  ])('%s takes %d and refuses one more (a larger age failed every sweep or claim: timestamp out of range)', (name, max) => {
+    expect(loadConfig({ [name]: String(max) })[name as keyof ReturnType<typeof loadConfig>]).toBe(max);
+    expect(configError({ [name]: String(max + 1) })).toMatch(new RegExp(`invalid ${name}: .*${max}`));
+    expect(configError({ [name]: '999999999999' })).toMatch(new RegExp(`invalid ${name}`));
+  });
+
+  it('SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS=0 is refused: every claim would be taken over at once', () => {
+    expect(configError({ SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: '0' })).toMatch(/invalid SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: expects a whole number of seconds from 1/);
+    expect(loadConfig({ SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS: '1' }).SVC_COMMAND_CLAIM_HEALTHY_WORKER_HARD_TIMEOUT_SECONDS).toBe(1);
+  });
+
   it('SVC_HOT_SNAPSHOTS: unset leaves the cache its default; a whole number of executions, at least 1', () => {
     expect(loadConfig({}).SVC_HOT_SNAPSHOTS).toBeUndefined();
     expect(loadConfig({ SVC_HOT_SNAPSHOTS: '500' }).SVC_HOT_SNAPSHOTS).toBe(500);
