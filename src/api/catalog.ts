@@ -52,8 +52,8 @@ const listAnswer = v.object({
 });
 
 /** Parses and validates a playbook or throws 400 listing every problem with its place in the document. */
-function parseOr400(content: string) {
-  const parsed = parsePlaybook(content);
+function parseOr400(content: string, catalogPath?: string) {
+  const parsed = parsePlaybook(content, catalogPath);
   if (!parsed.ok) {
     throw new ServiceError('invalid_playbook', {
       message: 'Playbook validation failed',
@@ -111,7 +111,7 @@ const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0]
 /** Catalog of playbooks: versions auto-increment per path; GET returns the newest. */
 export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const store = async (content: string, path: string | undefined, resourceType: 'playbook' | 'agent') => {
-    const playbook = parseOr400(content);
+    const playbook = parseOr400(content, path);
     const finalPath = path ?? playbook.metadata.path;
     const problem = finalPath ? catalogPathProblem(finalPath) : 'a catalog path is required (in the request or in metadata.path)';
     if (!finalPath || problem) {

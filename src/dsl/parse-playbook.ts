@@ -97,17 +97,17 @@ export type ParseResult = { ok: true; playbook: NormalizedPlaybook } | { ok: fal
 /**
  * Parses playbook YAML text, validates it and normalizes it. Never throws: every problem found
  * (shape, the rules relating parts to each other, templates that cannot render) is returned at
- * once with its path.
+ * once with its path. `catalogPath`, a path the request gives, stands in for a missing metadata.path.
  */
-export function parsePlaybook(text: string): ParseResult {
-  const result = findProblems(text);
+export function parsePlaybook(text: string, catalogPath?: string): ParseResult {
+  const result = findProblems(text, catalogPath);
   if (result.ok) return result;
   // Every problem carries where it is in the text (DESIGN.md "Authoring"); a YAML error, its mark.
   const positions = yamlPositions(text);
   return { ok: false, problems: result.problems.map((problem) => (problem.line === undefined ? { ...problem, ...positionOf(positions, problem.path) } : problem)) };
 }
 
-function findProblems(text: string): ParseResult {
+function findProblems(text: string, catalogPath: string | undefined): ParseResult {
   let raw: unknown;
   try {
     raw = load(text);
@@ -128,6 +128,9 @@ function findProblems(text: string): ParseResult {
   if (!isObject(raw)) {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
+  // POST /api/catalog/playbook takes the path beside the content (the spec's request): a document
+  // without its own metadata.path is stored there.
+  if (catalogPath !== undefined && isObject(raw.metadata) && raw.metadata.path === undefined) raw.metadata = { ...raw.metadata, path: catalogPath };
   const parsed = v.safeParse(PlaybookDocumentSchema, raw);
   const shapeProblems = parsed.success
     ? []

@@ -65,6 +65,20 @@ describe('catalog', () => {
     expect(all.map((x) => x.body.version).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  it('a document without metadata.path registers at the body path (the spec\'s request: content and path) and runs there', async () => {
+    const content = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: pathless }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n';
+    const r = await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/pathless' });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body).toMatchObject({ status: 'success', path: 'cat/pathless', version: 1 });
+    const run = await http(t.url, 'POST', '/api/run/playbook', { path: 'cat/pathless' });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    expect((await http(t.url, 'GET', `/api/executions/${run.body.execution_id}`)).body).toMatchObject({ path: 'cat/pathless' });
+    // Without either, the document's metadata.path is what is missing, at its place.
+    const neither = await http(t.url, 'POST', '/api/catalog/playbook', { content });
+    expect(neither.status).toBe(400);
+    expect(neither.body.detail.problems).toContainEqual(expect.objectContaining({ path: 'metadata.path', message: 'is required' }));
+  });
+
   it('re-registering the newest content makes no version: both routes answer it with unchanged: true', async () => {
     const content = good.replace('cat/good', 'cat/same');
     const first = await http(t.url, 'POST', '/api/catalog/playbook', { content });
