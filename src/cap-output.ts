@@ -1,4 +1,5 @@
 const utf8 = new TextEncoder();
+const ELLIPSIS_BYTES = Buffer.byteLength('…');
 
 /**
  * A task attempt's output as kept in its event (SVC_TASK_OUTPUT_BYTES): the value itself when its
@@ -16,4 +17,14 @@ export function capOutput(value: unknown, maxBytes: number): unknown {
   // encodeInto writes whole code points only: `read` ends between characters.
   const { read } = utf8.encodeInto(text, new Uint8Array(maxBytes));
   return { truncated: true, bytes, preview: text.slice(0, read) };
+}
+
+/**
+ * `text` in at most `maxBytes` UTF-8 bytes: itself when it fits, else its first whole characters
+ * and `…` (a task's error message, kept beside its capped output). Masking is done before.
+ */
+export function capText(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes) return text;
+  const { read } = utf8.encodeInto(text, new Uint8Array(Math.max(0, maxBytes - ELLIPSIS_BYTES)));
+  return `${text.slice(0, read)}…`;
 }

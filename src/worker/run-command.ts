@@ -14,7 +14,7 @@ import type { TaskOutcome } from './tools/types.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
 import { withRetry, type Attempt } from './with-retry.ts';
 import { Elapsed } from './elapsed.ts';
-import { capOutput } from '../cap-output.ts';
+import { capOutput, capText } from '../cap-output.ts';
 import { isObject } from '../objects.ts';
 import { MAX_TIMER_MS } from '../config.ts';
 
@@ -30,7 +30,7 @@ export type RunDeps = {
   serviceReaderUrl?: string;
   resolveKeychain: KeychainResolver;
   shell?: ShellHost; // the pool's probed shell sandbox
-  /** Kept of each failed attempt's output in its `call.attempt` event (SVC_TASK_OUTPUT_BYTES; default 64 KiB). */
+  /** Kept of each failed attempt's output in its `call.attempt` event, and of every error message (SVC_TASK_OUTPUT_BYTES; default 64 KiB). */
   outputBytes?: number;
 };
 
@@ -62,6 +62,18 @@ async function fetchExecutionSecret(client: ServerClient, handle: string, claim:
     // reported below without the server's text
   }
   return { status: 'error', data: null, error: { message: 'access_token: the workload access token has expired or cannot be fetched', code: 'auth' } };
+}
+
+/**
+ * The outcome with its error message in at most `maxBytes` (the output's limit): a message may
+ * quote what the target sent (a database's RAISE, a value it refused), and is stored in each
+ * attempt's event, the command's report and the execution's error. Cut after masking.
+ */
+function boundedError(outcome: TaskOutcome, maxBytes: number): TaskOutcome {
+  const message = outcome.error?.message;
+  if (typeof message !== 'string') return outcome;
+  const cut = capText(message, maxBytes);
+  return cut === message ? outcome : { ...outcome, error: { ...outcome.error, message: cut } };
 }
 
 const isOutcome = (v: ResolvedCredential | TaskOutcome): v is TaskOutcome => 'status' in v;
@@ -212,16 +224,16 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
     if (outcome.status === 'error' || deps.signal.aborted) break;
   }
   const endedAt = new Elapsed();
+  const outputBytes = deps.outputBytes ?? DEFAULT_OUTPUT_BYTES;
   // Masked once every secret is known: a later task's credential may have been echoed earlier.
   const stored: Record<string, TaskOutcome> = {};
-  for (const { task } of calls) stored[task.name] = storableOutcome(outcomes[task.name], secrets);
+  for (const { task } of calls) stored[task.name] = boundedError(storableOutcome(outcomes[task.name], secrets), outputBytes);
   // `ago_ms`: how long before the report each moment was (the server makes it a time, `at`).
   const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index, ago_ms: startedAt } }];
-  const outputBytes = deps.outputBytes ?? DEFAULT_OUTPUT_BYTES;
   for (const { task, attempts, durationMs, startedAt: taskStartedAt, tried } of calls) {
     // Every attempt before the last one failed and was retried: each is recorded with its error and output.
     for (const a of tried.slice(0, -1)) {
-      const failed = storableOutcome(a.outcome, secrets);
+      const failed = boundedError(storableOutcome(a.outcome, secrets), outputBytes);
       events.push({
         ...base,
         event_type: EVENT.callAttempt,
