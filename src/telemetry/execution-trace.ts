@@ -27,7 +27,7 @@ export type SpanRecord = {
 
 type Run = { id: number; step: string; startMs: number; replayed: boolean };
 type Command = { seq: number; step: string | null; run: number | null; loopIndex: number | null; startMs: number; claimAttempt: number; workerId: string | null; marks: SpanRecord['events'] };
-type ChildCall = { seq: number; step: string | null; run: number | null; task: string; attempt: number; path: string; childId: number; startMs: number };
+type ChildCall = { seq: number; step: string | null; run: number | null; task: string; attempt: number; loopIndex: number | null; path: string; childId: number; startMs: number };
 
 /** What the unit's machine context says of an execution (its run numbers, what each seq waits for); null for events read back from the log. */
 export type Hint = HeldContext | null;
@@ -155,7 +155,7 @@ export class ExecutionTrace {
           const seq = num(ctx.seq);
           if (seq === null) break;
           const run = (hint?.pending[keyOf(seq)]?.run ?? null) as number | null;
-          this.#children.set(seq, { seq, step: ev.step, run: run ?? this.#latestRun(ev.step)?.id ?? null, task: str(ctx.task) ?? '', attempt: num(ctx.attempt) ?? 1, path: str(ctx.path) ?? '', childId: num(ctx.child_execution_id) ?? 0, startMs: t });
+          this.#children.set(seq, { seq, step: ev.step, run: run ?? this.#latestRun(ev.step)?.id ?? null, task: str(ctx.task) ?? '', attempt: num(ctx.attempt) ?? 1, loopIndex: num(ctx.loop_index), path: str(ctx.path) ?? '', childId: num(ctx.child_execution_id) ?? 0, startMs: t });
           break;
         }
         case EVENT.childFinished: {
@@ -340,6 +340,8 @@ export class ExecutionTrace {
         'svc.task.kind': 'playbook',
         // A retried playbook task starts a child per attempt (child.started's `attempt`; none on the first).
         'svc.task.attempt': call.attempt,
+        // A loop of playbook tasks starts a child per item, as a loop of worker tasks a command per item.
+        ...(call.loopIndex !== null ? { 'svc.loop.index': call.loopIndex } : {}),
         'svc.child.execution.id': call.childId,
         'svc.child.playbook.path': call.path,
         'svc.status': status,
