@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { withDatabaseLogin } from '../database-login.ts';
 import type { Queryable } from './queryable.ts';
 import { scramVerifier } from './scram-verifier.ts';
 
@@ -81,10 +82,7 @@ async function ownerPassword(dataDir: string, create: boolean): Promise<string |
 
 /** `url` (the embedded PostgreSQL's superuser URL) as the service owner with `password`. */
 function asOwner(url: string, password: string): string {
-  const u = new URL(url);
-  u.username = SERVICE_OWNER;
-  u.password = password;
-  return u.toString();
+  return withDatabaseLogin(url, SERVICE_OWNER, password);
 }
 
 /**

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import * as v from 'valibot';
 import { BODY_LIMIT_BYTES } from '../body-limit.ts';
+import { withDatabaseLogin } from '../database-login.ts';
 import { boundedQuery } from '../credential/bounded-query.ts';
 import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
 import { classifyDatabaseError } from './classify-database-error.ts';
@@ -205,8 +206,5 @@ function prepareOnce(db: Db, role: string, password: string): Promise<void> {
 }
 
 function readerUrl(db: Db, role: string, password: string): string {
-  const url = new URL(db.url);
-  url.username = role;
-  url.password = password;
-  return url.toString();
+  return withDatabaseLogin(db.url, role, password);
 }

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { withDatabaseLogin } from '../database-login.ts';
 import { readsServiceDatabase } from '../dsl/reads-service-database.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand } from '../protocol.ts';
@@ -26,10 +27,7 @@ export function serviceReaderSource(client: ServerClient, workerId: string, data
     try {
       const answer = await client.request<unknown>('GET', '/api/worker/service-reader', undefined, signal, { headers: claimHeaders(command, workerId) });
       const login = v.parse(loginAnswer, answer);
-      const url = new URL(databaseUrl);
-      url.username = login.user;
-      url.password = login.password;
-      remembered = { url: url.toString(), until: Date.now() + LOGIN_KEPT_MS };
+      remembered = { url: withDatabaseLogin(databaseUrl, login.user, login.password), until: Date.now() + LOGIN_KEPT_MS };
       return remembered.url;
     } catch (err) {
       log.warn({ command_id: command.command_id, status: err instanceof ServerError ? err.status : undefined }, 'the server gave no service database reader login: read_only postgres tasks without auth fail');
