@@ -32,6 +32,10 @@ type Command = { summary: string; usage: string; run(argv: string[]): Promise<nu
 // Commands that serve until stopped, and run tasks or hold keys meanwhile.
 const LONG_RUNNING = new Set(['start', 'server', 'worker', 'gateway']);
 
+// `svc doctor serve` serves until stopped too, holding SVC_API_TOKEN (an admin's, for repair):
+// like the long-running commands it keeps no secret in its environment.
+const servesUntilStopped = (argv: readonly string[]): boolean => LONG_RUNNING.has(argv[0] ?? '') || (argv[0] === 'doctor' && argv.slice(1).includes('serve'));
+
 const ENV_NOTE = `Configuration comes from SVC_* environment variables (see README.md).`;
 
 function wantsHelp(argv: string[]): boolean {
@@ -365,7 +369,7 @@ function isParseArgsError(err: unknown): boolean {
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/svc')) {
   // First of all: no secret stays in the environment of a process that lives on (it may
   // re-execute this one). A client command that ends in a moment keeps its start fast instead.
-  if (LONG_RUNNING.has(process.argv[2] ?? '') || process.env.SVC_SECRETS_HANDOFF !== undefined) moveSecretsOutOfEnvironment();
+  if (servesUntilStopped(process.argv.slice(2)) || process.env.SVC_SECRETS_HANDOFF !== undefined) moveSecretsOutOfEnvironment();
   if (!LONG_RUNNING.has(process.argv[2] ?? '')) stopWhenReaderGoes();
   main(process.argv.slice(2)).then(exitAfterOutput);
 }

@@ -50,6 +50,19 @@ describe('secrets out of the environment', () => {
     expect(JSON.stringify(pools)).toContain(`"pid":${worker.proc.pid}`);
   });
 
+  it('`svc doctor serve`, which serves until stopped, holds its API token only in memory', async () => {
+    const token = `svc_${randomBytes(16).toString('hex')}`;
+    const server = await bed.server({});
+    const port = await freePort();
+    const doctor = spawnSvc(['doctor', 'serve', '--port', String(port)], { SVC_SERVER_URL: server.base, SVC_API_TOKEN: token });
+    spawned.push(doctor);
+    await until('doctor serving', () => /svc doctor serving/.test(doctor.output()), 20_000);
+    expect(procText(doctor.proc.pid!)).not.toContain(token);
+    // The same process serves its tools after the re-execution.
+    const answer = await fetch(`http://127.0.0.1:${port}/tools/reachability/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(answer.status, doctor.output()).toBe(200);
+  });
+
   it('reads secrets from _FILE variables', async () => {
     const keyFile = join(bed.dir, 'key');
     const tokenFile = join(bed.dir, 'token');
