@@ -2,12 +2,14 @@
 // declares its access (`config: { access }`, src/api/access.ts); one without is refused.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { waitUnlessAborted } from '../abortable-wait.ts';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Identity } from '../auth/identity.ts';
 import { IDENTITY_HEADER, verifyIdentity } from '../auth/identity-assertion.ts';
 import { roleAtLeast } from '../auth/roles.ts';
 import type { Config } from '../config.ts';
 import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
+import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { ServiceError } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
@@ -18,7 +20,21 @@ declare module 'fastify' {
     /** The caller, set by the auth hook on every route that is not public. */
     identity: Identity | null;
   }
+  interface FastifyInstance {
+    /**
+     * Why the caller `req` was let in as may no longer be served (its API token revoked, past its
+     * expiry, or of a role the route no longer admits), or undefined while it may; see watchCaller.
+     */
+    callerLapse(req: FastifyRequest): Promise<string | undefined>;
+  }
 }
+
+/**
+ * How often a long-lived answer (the inspection WebSocket, a batch's event stream) checks its
+ * caller again; a token lookup is trusted API_TOKEN_CACHE_TTL_MS, so a revoked token's stream ends
+ * within that and this (an expired one's within this: the lookup ends at the expiry).
+ */
+export const STREAM_CALLER_CHECK_MS = 1_000;
 
 /** What the auth hook needs: the mode and secrets from config, the resolved worker token, tokens' table. */
 export type AuthDeps = { config: Config; db: Queryable; workerToken: string };
@@ -105,6 +121,17 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     return fromToken(req, reply);
   };
 
+  app.decorate('callerLapse', async (req: FastifyRequest): Promise<string | undefined> => {
+    // Only an API token lapses here. The worker token and `none` do not; a gateway's identity is
+    // the gateway's to police: its assertion's 60 s are the handshake's, not the stream's.
+    if (req.identity?.via !== 'token') return undefined;
+    const token = bearerToken(req.headers.authorization);
+    const answer = token === undefined ? undefined : await tokens.lookup(token);
+    if (!answer) return 'the API token is unknown or revoked';
+    if ('expiredAt' in answer) return `the API token expired at ${answer.expiredAt.toISOString()}`;
+    const access = req.routeOptions.config.access;
+    return access && !allows(answer.identity, access) ? `the API token's role ${answer.identity.role ?? 'none'} no longer admits this` : undefined;
+  });
   app.decorateRequest('identity', null);
   // Callback style: the worker path (every claim and report) then allocates no promise.
   app.addHook('onRequest', (req, reply, done) => {
@@ -131,4 +158,23 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       done();
     }, done);
   });
+}
+
+/**
+ * Checks the caller of a long-lived answer every STREAM_CALLER_CHECK_MS until `signal` aborts (the
+ * client left, the answer ended): resolves with why it may no longer be served (the stream then
+ * ends), or undefined once `signal` aborted. A check the database cannot answer is asked again at
+ * the next (a token cannot be revoked meanwhile either); a caller that cannot lapse costs no timer.
+ */
+export async function watchCaller(app: FastifyInstance, req: FastifyRequest, signal: AbortSignal): Promise<string | undefined> {
+  if (req.identity?.via !== 'token') return undefined;
+  while (await waitUnlessAborted(STREAM_CALLER_CHECK_MS, signal)) {
+    try {
+      const lapse = await app.callerLapse(req);
+      if (lapse !== undefined) return signal.aborted ? undefined : lapse;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+    }
+  }
+  return undefined;
 }

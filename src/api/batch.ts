@@ -16,6 +16,7 @@ import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { discardBody } from './input-guard.ts';
 import { jsonSchema } from './validation.ts';
+import { watchCaller } from './auth.ts';
 
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
 const STREAM_KEEPALIVE_MS = 15_000;
@@ -151,9 +152,9 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       schema: {
         tags: ['events'],
         summary: 'Server-sent events: the batch status object at each state change, until a terminal state',
-        description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed; it stays open while the database is away (a poll that fails is asked again at the next).`,
+        description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed; it stays open while the database is away (a poll that fails is asked again at the next). It also ends, within 6 s, once the caller's API token is revoked or expires (through the gateway, once the session or bearer JWT ends), its last line \`: closed: <why>\`.`,
         params: jsonSchema(requestParams),
-        response: responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), and `: keep-alive` comments' } }),
+        response: responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), `: keep-alive` comments, and a last `: closed: <why>` when the caller may no longer read it' } }),
       },
     },
     async (req, reply) => {
@@ -162,8 +163,27 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       const gone = new AbortController();
       reply.raw.on('close', () => gone.abort());
       const signal = AbortSignal.any([gone.signal, app.closingSignal]);
+      // A caller whose token is revoked or expires meanwhile is not served on: the stream ends,
+      // its last line a comment saying why.
+      const lapsed = new AbortController();
+      let lapse: string | undefined;
+      watchCaller(app, req, signal).then(
+        (why) => {
+          lapse = why;
+          if (why !== undefined) lapsed.abort();
+        },
+        (err: unknown) => {
+          req.log.warn({ err }, 'batch status stream: the caller could not be checked');
+          lapse = 'the caller could not be checked';
+          lapsed.abort();
+        },
+      );
+      async function* answer(): AsyncGenerator<string> {
+        yield* statusStream(deps, first, AbortSignal.any([signal, lapsed.signal]));
+        if (lapse !== undefined) yield `: closed: ${lapse}\n\n`;
+      }
       reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache').header('x-accel-buffering', 'no');
-      return reply.send(Readable.from(statusStream(deps, first, signal), { objectMode: false }));
+      return reply.send(Readable.from(answer(), { objectMode: false }));
     },
   );
 }

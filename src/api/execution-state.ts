@@ -12,6 +12,7 @@ import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
 import { wakeTimesOf } from '../db/wait.repo.ts';
 import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
+import { watchCaller } from './auth.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
@@ -49,6 +50,9 @@ const stateAnswer = v.object({
 const inspectAnswer = v.object({
   events: v.array(v.looseObject({ type: v.picklist(['@xstate.actor', '@xstate.event', '@xstate.snapshot']), sessionId: v.string(), rootId: v.string(), createdAt: v.string(), _version: v.string() })),
 });
+
+// RFC 6455 7.4.1: the stream ends because its caller may no longer have it.
+const WS_POLICY_VIOLATION = 1008;
 
 /** How often a live inspection reads an execution's new events. */
 export const INSPECT_POLL_INTERVAL_MS = 250;
@@ -102,7 +106,7 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       tags: ['executions'],
       summary: 'Inspection events of an execution (@statelyai/inspect format)',
       description:
-        'As a WebSocket: one JSON text message per inspection event (@xstate.actor with the statechart, then @xstate.event and @xstate.snapshot per event), live until the execution ends; readable by @statelyai/inspect createWebSocketReceiver. As plain GET: the events so far, `{ "events": [...] }`.',
+        'As a WebSocket: one JSON text message per inspection event (@xstate.actor with the statechart, then @xstate.event and @xstate.snapshot per event), live until the execution ends (closed with 1000), or until the caller\'s API token is revoked or expires (closed with 1008 naming why, within 6 s; through the gateway, also when the session or bearer JWT ends); readable by @statelyai/inspect createWebSocketReceiver. As plain GET: the events so far, `{ "events": [...] }`.',
       params: jsonSchema(idParams),
       response: responses({ 200: inspectAnswer }),
     },
@@ -117,12 +121,25 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
     wsHandler: (socket, req) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
       let closed = false;
-      // Ends the wait for the next poll when the client goes away.
+      // Ends the wait for the next poll (and the caller's checks) when the client goes away.
       const gone = new AbortController();
       socket.on('close', () => {
         closed = true;
         gone.abort();
       });
+      // A caller whose token is revoked or expires meanwhile is not served on: 1008 says why.
+      watchCaller(app, req, gone.signal).then(
+        (lapse) => {
+          if (lapse === undefined || closed) return;
+          closed = true;
+          gone.abort();
+          socket.close(WS_POLICY_VIOLATION, lapse);
+        },
+        (err: unknown) => {
+          req.log.warn({ err }, 'inspection stream: the caller could not be checked');
+          if (!closed) socket.close(1011, 'inspection stopped');
+        },
+      );
       const send = (events: InspectionEvent[]) => {
         for (const e of events) if (!closed) socket.send(JSON.stringify(e));
       };
