@@ -51,6 +51,15 @@ export async function useGatewaySession(q: Queryable, idHash: string, idleMs: nu
   return rows[0];
 }
 
+/**
+ * True while the session of `idHash` is live (not ended, not expired), without renewing it: an
+ * open stream checks its caller so, and is no use of the session by its person.
+ */
+export async function gatewaySessionIsLive(q: Queryable, idHash: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM core.gateway_session WHERE id_hash = $1 AND expires_at > now()', [idHash]);
+  return rows.length > 0;
+}
+
 /** Ends the session of `idHash` (expired or not); its subject and sealed ID token when it existed. */
 export async function deleteGatewaySession(q: Queryable, idHash: string): Promise<{ sub: string; id_token: string | null } | undefined> {
   const { rows } = await q.query<{ sub: string; id_token: string | null }>(

@@ -16,7 +16,8 @@ export type Caller =
   | { kind: 'refused'; reason: string }
   /** The server's API token: passed through, the server checks it and its role. `key` is a digest, for logs and limits. */
   | { kind: 'api-token'; key: string }
-  | { kind: 'jwt'; sub: string; role: Role | null; name: string | null; email: string | null; paths: string[] | null }
+  /** `exp`: the token's expiry, epoch seconds (a stream opened with it ends then). */
+  | { kind: 'jwt'; sub: string; role: Role | null; name: string | null; email: string | null; paths: string[] | null; exp: number }
   | { kind: 'session'; sid: string; sub: string; role: Role | null; paths: string[] | null; session: Session };
 
 const BEARER = 'bearer ';
@@ -76,6 +77,8 @@ export async function resolveCaller(
       name: str(claims.name),
       email: str(claims.email),
       paths: pathPatterns(claims, s.pathsClaim),
+      // verifyBearerJwt requires it; a token without one could not have passed.
+      exp: typeof verdict.claims.exp === 'number' ? verdict.claims.exp : 0,
     };
   }
   const session = await sessions?.touch(sessionId);

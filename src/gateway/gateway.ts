@@ -22,6 +22,7 @@ import { audit, auditLogger } from './audit.ts';
 import { VerifiedJwtCache } from './bearer-jwt.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
 import { callerLabel, resolveCaller, type Caller } from './caller.ts';
+import { callerWatch } from './caller-watch.ts';
 import { sessionIdOf } from './cookies.ts';
 import { applyCors, csrfRefusal, isPreflight } from './cors.ts';
 import { registerGuiRoutes } from './gui-routes.ts';
@@ -199,7 +200,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     throw new ServiceError('unauthorized', 'authentication required');
   };
   const forwardApi = async (req: FastifyRequest, reply: FastifyReply) => {
-    const sent = await proxy.forward(req, reply, upstreamAs(req));
+    // A session or bearer JWT is checked again while an event stream lasts (caller-watch.ts).
+    const sent = await proxy.forward(req, reply, upstreamAs(req), callerWatch(req.caller, sessions));
     if (req.caller?.kind === 'api-token') takenTokens.record(req.caller.key, reply.statusCode !== 401);
     return sent;
   };
@@ -267,13 +269,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     }
     return forwardApi(req, reply);
   });
-  // The server's WebSocket routes: a handshake is relayed as the same caller; a plain GET is proxied.
+  // The server's WebSocket routes: a handshake is relayed as the same caller, who is checked again
+  // while it lasts (as for event streams); a plain GET is proxied.
   app.route({
     method: 'GET',
     url: '/api/executions/:id/inspect',
     config: { gate: 'caller' },
     handler: forwardApi,
-    wsHandler: (socket, req) => proxy.relay(socket, req, upstreamAs(req)),
+    wsHandler: (socket, req) => proxy.relay(socket, req, upstreamAs(req), callerWatch(req.caller, sessions)),
   });
   // The server's public health route and API documents pass without an identity.
   const forwardPublic = async (req: FastifyRequest, reply: FastifyReply) => proxy.forward(req, reply, { authorization: null });

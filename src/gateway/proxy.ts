@@ -1,11 +1,14 @@
 // The streaming proxy to the server (undici): request bodies as the gateway read them, response
 // bodies piped as they arrive (server-sent events flow unbuffered), and a client that leaves
-// aborts the upstream request.
+// aborts the upstream request. A stream (WebSocket, event stream) ends when its caller's watch
+// (caller-watch.ts) says they may no longer be served.
+import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
 import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
 import { ServiceError } from '../errors.ts';
+import type { CallerWatch } from './caller-watch.ts';
 
 /** Answers up to this size with a Content-Length are read whole before sending, in bytes. */
 export const BUFFERED_ANSWER_MAX_BYTES = 256 * 1024;
@@ -33,12 +36,17 @@ const WS_REASON_MAX_CHARS = 100;
 const sendableCode = (code: number): number => ((code >= 1000 && code <= 1014 && ![1004, 1005, 1006].includes(code)) || (code >= 3000 && code <= 4999) ? code : 1000);
 
 export type Proxy = {
-  forward(req: FastifyRequest, reply: FastifyReply, how: Forward): Promise<FastifyReply>;
+  /**
+   * Proxies `req` to the server as `how` says; an event stream it answers ends, its last line
+   * `: closed: <why>`, once `watch` (the caller's) says they may no longer be served.
+   */
+  forward(req: FastifyRequest, reply: FastifyReply, how: Forward, watch?: CallerWatch): Promise<FastifyReply>;
   /**
    * Relays an accepted WebSocket (`client`) to the same path on the server, messages both ways,
    * until either side closes; a handshake the server refuses closes the client with its status.
+   * Once `watch` says the caller may no longer be served, the client is closed with 1008 and why.
    */
-  relay(client: WebSocket, req: FastifyRequest, how: Forward): void;
+  relay(client: WebSocket, req: FastifyRequest, how: Forward, watch?: CallerWatch): void;
   /**
    * GETs `path` on the server as the caller `how` names (no header of the client's), for a check
    * of the gateway's own: the status and the JSON body (null when there is none or it is not JSON).
@@ -75,12 +83,39 @@ function withHeaders<T extends string | string[]>(headers: Record<string, T>, ex
   return out;
 }
 
+/**
+ * The server's event stream `body` as sent to the client, ended (its last line a comment saying
+ * why, then the upstream request aborted through `leave`) once `watch` says the caller may no
+ * longer be served; it stops watching when the answer closes.
+ */
+function watchedStream(body: Readable, reply: FastifyReply, leave: AbortController, watch: CallerWatch): PassThrough {
+  const out = new PassThrough();
+  const done = new AbortController();
+  reply.raw.once('close', () => done.abort());
+  // The server's stream failing ends the client's as it would unwatched; its abort (ours, or the
+  // client's leaving) is no failure.
+  body.on('error', (err: Error) => {
+    if (!leave.signal.aborted) out.destroy(err);
+  });
+  body.pipe(out);
+  const end = (text: string) => {
+    body.unpipe(out);
+    if (!out.writableEnded) out.end(text);
+    leave.abort();
+  };
+  watch(done.signal).then(
+    (lapse) => lapse !== undefined && end(`: closed: ${lapse}\n\n`),
+    () => end(': closed: the caller could not be checked\n\n'),
+  );
+  return out;
+}
+
 /** A proxy to `upstream` (an origin; its path, if any, is ignored). */
 export function createProxy(upstream: URL): Proxy {
   // No bound on connections: each open event stream holds one for as long as it lasts.
   const pool = new Pool(upstream.origin, { bodyTimeout: 0, headersTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
   return {
-    async forward(req, reply, how) {
+    async forward(req, reply, how, watch) {
       // Every copy of a header as the client sent it (node's merged headers keep only the first
       // Authorization and join other repeats), so the server judges what was really sent.
       const passed: Record<string, string | string[]> = {};
@@ -118,11 +153,12 @@ export function createProxy(upstream: URL): Proxy {
       if (Number.isInteger(length) && length <= BUFFERED_ANSWER_MAX_BYTES && !String(res.headers['content-type']).startsWith('text/event-stream')) {
         return reply.send(Buffer.from(await res.body.arrayBuffer()));
       }
+      if (watch && String(res.headers['content-type']).startsWith('text/event-stream')) return reply.send(watchedStream(res.body, reply, leave, watch));
       // Swallows the abort error of a stream whose client left; fastify has already answered.
       res.body.on('error', () => {});
       return reply.send(res.body);
     },
-    relay(client, req, how) {
+    relay(client, req, how, watch) {
       const url = new URL(req.url, upstream.origin);
       url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
       // Only the client's credential and what the gateway sets: `ws` makes the handshake's own headers.
@@ -145,6 +181,18 @@ export function createProxy(upstream: URL): Proxy {
       client.on('message', (data, binary) => (server.readyState === WebSocket.OPEN ? server.send(data, { binary }) : pending.push({ data, binary })));
       client.on('close', () => (server.readyState === WebSocket.CONNECTING ? server.terminate() : close(server, 1000, '')));
       client.on('error', () => server.terminate());
+      if (!watch) return;
+      const done = new AbortController();
+      client.once('close', () => done.abort());
+      const stop = (code: number, reason: string) => {
+        close(client, code, reason);
+        if (server.readyState === WebSocket.CONNECTING) server.terminate();
+        else close(server, 1000, '');
+      };
+      watch(done.signal).then(
+        (lapse) => lapse !== undefined && stop(WS_POLICY_VIOLATION, lapse),
+        () => stop(WS_UNREACHABLE, 'the caller could not be checked'),
+      );
     },
     async read(path, how) {
       const headers = withHeaders({ accept: 'application/json' }, { authorization: how.authorization ?? undefined, [IDENTITY_HEADER]: how.identity });

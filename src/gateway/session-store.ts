@@ -11,6 +11,7 @@ import { createKeyring, type Keyring } from '../crypto/keyring.ts';
 import { gatewaySessionAad, open, seal } from '../crypto/seal.ts';
 import {
   deleteGatewaySession,
+  gatewaySessionIsLive,
   insertGatewayLogin,
   insertGatewaySession,
   takeGatewayLogin,
@@ -96,6 +97,11 @@ export class SessionStore {
     if (!id || !ID_PATTERN.test(id)) return undefined;
     const row = await useGatewaySession(this.#db, sessionIdHash(id), this.#idleMs, Math.min(SESSION_RENEW_STEP_MS, this.#idleMs / 10));
     return row ? sessionOf(row) : undefined;
+  }
+
+  /** True while the session of `id` is live (not logged out, revoked or expired); it is not renewed. */
+  async isLive(id: string): Promise<boolean> {
+    return ID_PATTERN.test(id) && gatewaySessionIsLive(this.#db, sessionIdHash(id));
   }
 
   /** Ends a session on every gateway; its subject and ID token (for the provider's logout) when it existed. */
