@@ -181,7 +181,7 @@ export function simulatePlaybook(
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
-  const data = new SimulationData(pb, input.workload, opts.results);
+  const data = new SimulationData(pb, { workload: input.workload, args: input.args }, opts.results);
   let [snap, actions] = initialTransition(machine, input);
   let undecided = undecidedIn(data, effectsOf(actions), snap);
   const path = undecided ? enteredBefore(effectsOf(actions), undecided) : entered(effectsOf(actions));
@@ -244,7 +244,7 @@ function decidedOnMissingData(data: SimulationData, s: Snapshot): boolean {
  * Every simple path of the playbook's machine (xstate/graph) where each command, oldest first,
  * ends ok or error (with the example results, else null data); a path is cut after
  * pathDepthOf(pb) step runs, and ends `depends_on_data` before a decision that reads a result
- * with no example (or, with `startUnknown`, any workload value: a start may give another). Also names the steps no path enters. `truncated` when the state space passed
+ * with no example (or, with `startUnknown`, any value a start gives: its workload, args, where it runs). Also names the steps no path enters. `truncated` when the state space passed
  * MAX_PATH_STATES (the lists are then partial).
  */
 export function playbookPaths(
@@ -255,7 +255,7 @@ export function playbookPaths(
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   // No start known (registration): any workload value, a default too, is what a start gives.
-  const data = new SimulationData(pb, opts.startUnknown ? {} : input.workload, opts.results, opts.useExamples ?? true);
+  const data = new SimulationData(pb, opts.startUnknown ? null : { workload: input.workload, args: input.args }, opts.results, opts.useExamples ?? true);
   const depth = pathDepthOf(pb);
   const cut = (s: Snapshot) => s.status !== 'done' && s.context.nextRun > depth;
   // A budget of explored states: past it, states offer no events (their paths end there, cut).

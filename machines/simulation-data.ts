@@ -13,9 +13,14 @@ const ERROR_NEED = '.error';
  * Where a simulation stops because a decision reads data it does not have (`at`: a step's arcs,
  * its loop's items, or what the engine renders as the step runs: a timer's `until`, a task's
  * limit key, a child's path and args): `needs`, the steps whose results it has no example of;
- * `workload`, names of the workload only a start gives.
+ * `workload`, `args`, names of the workload and args only a start gives; `start`, with no start
+ * known (registration), the roots read whole that any start decides (`workload`, `args`,
+ * `execution`: run as a child or not).
  */
-export type Undecided = { step: string; at: 'next' | 'loop.in' | 'enter'; needs: string[]; workload?: string[] };
+export type Undecided = { step: string; at: 'next' | 'loop.in' | 'enter'; needs: string[]; workload?: string[]; args?: string[]; start?: string[] };
+
+/** What a simulation knows of its start: the workload and args it runs with, or null (registration: any start). */
+export type SimulatedStart = { workload: Record<string, unknown>; args: Record<string, unknown> } | null;
 
 /**
  * What a simulation knows of results: the example per step (the playbook's `examples:` with the
@@ -35,13 +40,13 @@ export class SimulationData {
   /** Each step's last task, whose data its example result is. */
   private readonly lastTask: ReadonlyMap<string, string | undefined>;
 
-  /** The names the simulated workload holds (the playbook's defaults and the payload given). */
-  private readonly workload: ReadonlySet<string>;
+  /** The names the simulated workload and args hold (the playbook's defaults and the payload given); null: no start is known. */
+  private readonly start: { workload: ReadonlySet<string>; args: ReadonlySet<string> } | null;
 
-  /** `useExamples: false`: only `given` (registration: a sample is no certainty). `workload`: the simulated one. */
-  constructor(pb: NormalizedPlaybook, workload: Record<string, unknown>, given: Record<string, unknown> = {}, useExamples = true) {
+  /** `useExamples: false`: only `given` (registration: a sample is no certainty). `start`: the simulated one. */
+  constructor(pb: NormalizedPlaybook, start: SimulatedStart, given: Record<string, unknown> = {}, useExamples = true) {
     this.pb = pb;
-    this.workload = new Set(Object.keys(workload));
+    this.start = start && { workload: new Set(Object.keys(start.workload)), args: new Set(Object.keys(start.args)) };
     this.results = { ...(useExamples ? (pb.examples ?? {}) : {}), ...given };
     this.resultless = new Set(pb.workflow.filter((s) => s.wait?.kind === 'timer').map((s) => s.step));
     this.lastTask = new Map(pb.workflow.map((s) => [s.step, s.tasks.at(-1)?.name]));
@@ -86,28 +91,35 @@ export class SimulationData {
     return [...out];
   }
 
-  /** The names `reads` takes from the workload that the simulated one lacks (a start gives them, or the run fails). */
-  private missingWorkload(reads: DataReads): string[] {
-    return [...reads.workload].filter((name) => !this.workload.has(name));
+  /**
+   * What `reads` takes from the start that the simulated one lacks (a start gives it, or the run
+   * fails): workload and args names; with no start known, also the roots read whole (`decides`:
+   * the read chooses a path, not only renders a value that must exist).
+   */
+  private missingStart(reads: DataReads, decides: boolean): Pick<Undecided, 'workload' | 'args' | 'start'> {
+    const workload = [...reads.workload].filter((name) => !this.start?.workload.has(name));
+    const args = [...reads.args].filter((name) => !this.start?.args.has(name));
+    const start = this.start || !decides ? [] : [...reads.start];
+    return { ...(workload.length ? { workload } : {}), ...(args.length ? { args } : {}), ...(start.length ? { start } : {}) };
   }
 
   /** Whether the arcs of `step`, just ended, read data the simulation lacks (`ran`: the outcomes so far). */
   undecidedNext(step: string, ran: Ran): Undecided | null {
     const reads = this.reads.get(step)!.next;
-    return undecided(step, 'next', this.missing(reads, step, ran), this.missingWorkload(reads));
+    return undecided(step, 'next', this.missing(reads, step, ran), this.missingStart(reads, true));
   }
 
   /** Whether what the engine renders as `step` runs (its timer, limit keys, children) reads data the simulation lacks. */
   undecidedEnter(step: string, ran: Ran): Undecided | null {
     const reads = this.reads.get(step)!.enter;
-    return undecided(step, 'enter', this.missing(reads, step, ran).filter((s) => s !== step), this.missingWorkload(reads));
+    return undecided(step, 'enter', this.missing(reads, step, ran).filter((s) => s !== step), this.missingStart(reads, false));
   }
 
   /** Whether the loop `in` of `step`, just entered, reads data the simulation lacks. */
   undecidedLoop(step: string, ran: Ran): Undecided | null {
     const loop = this.reads.get(step)!.loop;
     if (!loop) return null;
-    return undecided(step, 'loop.in', this.missing(loop, step, ran).filter((s) => s !== step), this.missingWorkload(loop));
+    return undecided(step, 'loop.in', this.missing(loop, step, ran).filter((s) => s !== step), this.missingStart(loop, true));
   }
 }
 
@@ -122,9 +134,9 @@ function renderedAsRun(s: NormalizedStep): unknown[] {
   return out;
 }
 
-function undecided(step: string, at: Undecided['at'], needs: string[], workload: string[]): Undecided | null {
-  if (!needs.length && !workload.length) return null;
-  return workload.length ? { step, at, needs, workload } : { step, at, needs };
+function undecided(step: string, at: Undecided['at'], needs: string[], start: Pick<Undecided, 'workload' | 'args' | 'start'>): Undecided | null {
+  if (!needs.length && !start.workload && !start.args && !start.start) return null;
+  return { step, at, needs, ...start };
 }
 
 /** One line saying what a simulation could not decide, for people (svc simulate, the console). */
@@ -135,7 +147,8 @@ export function undecidedText(u: Undecided): string {
   const lacking = [
     ...(results.length ? [`no example result of ${results.join(', ')}`] : []),
     ...(errors.length ? [`no error code of ${errors.map((n) => n.slice(0, -ERROR_NEED.length)).join(', ')} (a simulated failure has none)`] : []),
-    ...(u.workload?.length ? [`no value of ${u.workload.map((n) => `workload.${n}`).join(', ')} (a start gives it)`] : []),
+    ...(u.workload?.length || u.args?.length ? [`no value of ${[...(u.workload ?? []).map((n) => `workload.${n}`), ...(u.args ?? []).map((n) => `args.${n}`)].join(', ')} (a start gives it)`] : []),
+    ...(u.start?.length ? [`no start to read ${u.start.join(', ')} from (any start may come)`] : []),
   ];
   return `${what} depends on data: ${lacking.join('; ')}`;
 }

@@ -6,11 +6,26 @@ import { parseTemplate } from './template-parser.ts';
  * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads
  * that step's data, `outcome`/`tasks` (other than `outcome.status`) and `signal` the current step's, `vars`
  * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
- * `workload`: the names read as `workload.<name>` (a start may give them). `errors`: the steps
- * whose `error` is read (`steps.<name>.error`; null: `outcome.error`, the current step's), which
- * no example result gives (absent when none is read).
+ * `workload`, `args`: the names read as `workload.<name>`, `args.<name>` (a start may give them).
+ * `start`: the roots read otherwise that a start decides (`workload` or `args` whole or by a
+ * computed key, `execution`: a child's parent). `errors`: the steps whose `error` is read
+ * (`steps.<name>.error`; null: `outcome.error`, the current step's), which no example result
+ * gives (absent when none is read).
  */
-export type DataReads = { steps: Set<string>; allSteps: boolean; own: boolean; vars: boolean; workload: Set<string>; tasks: TaskRead[]; errors?: (string | null)[] };
+export type DataReads = {
+  steps: Set<string>;
+  allSteps: boolean;
+  own: boolean;
+  vars: boolean;
+  workload: Set<string>;
+  args: Set<string>;
+  start: Set<string>;
+  tasks: TaskRead[];
+  errors?: (string | null)[];
+};
+
+/** Roots whose value is the start's (its payload, where it runs): a simulation with no start known cannot decide on them. */
+const START_ROOTS: ReadonlySet<string> = new Set(['workload', 'args', 'execution']);
 
 /**
  * A read of one task's outcome other than its status: `outcome.tasks.<task>` (`step` null: the
@@ -27,7 +42,7 @@ const isName = (x: unknown, name: string): boolean => isNode(x) && x.type === 'n
 
 /** The data reads of every template string in `value` (see DataReads). */
 export function templateDataReads(value: unknown): DataReads {
-  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), tasks: [] };
+  const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), args: new Set(), start: new Set(), tasks: [] };
   // Walks any AST node generically; `parent` tells `steps.x.status` from `steps.x.result`.
   const walk = (x: unknown, parent: Node | undefined): void => {
     if (Array.isArray(x)) {
@@ -48,8 +63,8 @@ export function templateDataReads(value: unknown): DataReads {
       else if (field !== 'status') out.steps.add(literalKey(x)!);
       return;
     }
-    if (x.type === 'get' && isName(x.target, 'workload') && literalKey(x) !== undefined) {
-      out.workload.add(literalKey(x)!);
+    if (x.type === 'get' && (isName(x.target, 'workload') || isName(x.target, 'args')) && literalKey(x) !== undefined) {
+      out[isName(x.target, 'workload') ? 'workload' : 'args'].add(literalKey(x)!);
       return;
     }
     if (x.type === 'name') {
@@ -57,6 +72,7 @@ export function templateDataReads(value: unknown): DataReads {
       else if (x.name === 'outcome' && field === 'error') (out.errors ??= []).push(null);
       else if ((x.name === 'outcome' && field !== 'status') || x.name === 'tasks' || x.name === 'signal') out.own = true;
       else if (x.name === 'vars') out.vars = true;
+      else if (typeof x.name === 'string' && START_ROOTS.has(x.name)) out.start.add(x.name);
       return;
     }
     for (const child of Object.values(x)) walk(child, x);

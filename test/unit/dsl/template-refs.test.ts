@@ -49,14 +49,16 @@ describe('templateRefs', () => {
 
 describe('templateDataReads', () => {
   it('a slice reads its target and bounds; a slice of a status reads no data', () => {
-    expect(templateDataReads('{{ steps.a.result[:10] }}')).toEqual({ steps: new Set(['a']), allSteps: false, own: false, vars: false, workload: new Set(), tasks: [] });
-    expect(templateDataReads('{{ steps.a.status[:2] }}')).toEqual({ steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), tasks: [] });
-    expect(templateDataReads('{{ workload.x[vars.n:outcome.data.k] }}')).toEqual({ steps: new Set(), allSteps: false, own: true, vars: true, workload: new Set(['x']), tasks: [] });
+    expect(templateDataReads('{{ steps.a.result[:10] }}')).toEqual({ steps: new Set(['a']), allSteps: false, own: false, vars: false, workload: new Set(), args: new Set(), start: new Set(), tasks: [] });
+    expect(templateDataReads('{{ steps.a.status[:2] }}')).toEqual({ steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), args: new Set(), start: new Set(), tasks: [] });
+    expect(templateDataReads('{{ workload.x[vars.n:outcome.data.k] }}')).toEqual({ steps: new Set(), allSteps: false, own: true, vars: true, workload: new Set(['x']), args: new Set(), start: new Set(), tasks: [] });
     expect(templateDataReads('{{ steps[1:] }}').allSteps).toBe(true);
   });
 
   it('names the workload values read by name; the workload read whole names none', () => {
     expect(templateDataReads(['{{ workload.go and workload["region"] == "eu" }}', { k: '{{ workload.tenant | default("x") }}' }]).workload).toEqual(new Set(['go', 'region', 'tenant']));
     expect(templateDataReads('{{ workload | tojson }}').workload).toEqual(new Set());
+    expect(templateDataReads('{{ workload | tojson }}').start).toEqual(new Set(['workload']));
+    expect(templateDataReads('{{ args.mode ~ args["x"] ~ execution.parent_id }}')).toMatchObject({ args: new Set(['mode', 'x']), start: new Set(['execution']) });
   });
 });
