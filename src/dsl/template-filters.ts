@@ -8,6 +8,7 @@ import {
   numeric,
   readAttribute,
   readPath,
+  readPathStrict,
   RenderFault,
   toText,
   truthy,
@@ -174,8 +175,8 @@ function entries(value: unknown, what: string): [string, unknown][] {
   return Object.entries(value);
 }
 
-const byKey = (caseSensitive: unknown, attribute: unknown) => (item: unknown): unknown => {
-  const value = attribute === undefined || attribute === null ? item : readPath(item, attribute);
+const byKey = (caseSensitive: unknown, attribute: unknown, what: string) => (item: unknown): unknown => {
+  const value = attribute === undefined || attribute === null ? item : readPathStrict(item, attribute, what);
   return !truthy(caseSensitive) && typeof value === 'string' ? value.toLowerCase() : value;
 };
 
@@ -211,7 +212,7 @@ function extreme(items: readonly unknown[], key: (item: unknown) => unknown, sig
 function sum(items: readonly unknown[], attribute: unknown, start: unknown): number {
   let total = numeric(start) ?? 0;
   for (const item of items) {
-    const n = numeric(attribute === undefined || attribute === null ? item : readPath(item, attribute));
+    const n = numeric(attribute === undefined || attribute === null ? item : readPathStrict(item, attribute, 'sum'));
     if (n === undefined) throw new RenderFault('sum: every item must be a number');
     total += n;
   }
@@ -259,6 +260,16 @@ function urlencode(value: unknown): string {
   return limitText(encode(value));
 }
 
+/**
+ * Tests that ask whether a value is there or what kind it is: `selectattr`/`rejectattr` give them
+ * an attribute that is not there as undefined; any other test, or none, reads it strictly.
+ */
+const TESTS_OF_ABSENCE: ReadonlySet<string> = new Set(['defined', 'undefined', 'none', 'boolean', 'true', 'false', 'number', 'integer', 'float', 'string', 'mapping', 'iterable', 'sequence', 'callable', 'sameas']);
+
+/** `selectattr`/`rejectattr`'s read of `attribute` in an item, for `test`. */
+const attributeFor = (attribute: unknown, test: unknown, what: string) => (item: unknown): unknown =>
+  typeof test === 'string' && TESTS_OF_ABSENCE.has(test) ? readPath(item, attribute) : readPathStrict(item, attribute, what);
+
 function selectBy(items: readonly unknown[], keep: boolean, pick: (item: unknown) => unknown, test: unknown, args: readonly unknown[]): unknown[] {
   const check = (item: unknown): boolean => {
     const value = pick(item);
@@ -300,7 +311,7 @@ const filters: [string, Filter][] = [
   ['count', { params: [], run: (v) => length(v) }],
   ['length', { params: [], run: (v) => length(v) }],
   ['default', { params: ['default_value', 'boolean'], run: (v, [fallback, boolean]) => ((truthy(boolean) ? !truthy(v) : v === undefined) ? (fallback ?? '') : v) }],
-  ['dictsort', { params: ['case_sensitive', 'by', 'reverse'], run: (v, [cs, by, reverse], budget) => sorted(entries(v, 'dictsort'), (pair) => byKey(cs, undefined)(readAttribute(pair, by === 'value' ? 1 : 0)), reverse, budget) }],
+  ['dictsort', { params: ['case_sensitive', 'by', 'reverse'], run: (v, [cs, by, reverse], budget) => sorted(entries(v, 'dictsort'), (pair) => byKey(cs, undefined, 'dictsort')(readAttribute(pair, by === 'value' ? 1 : 0)), reverse, budget) }],
   ['dump', { params: ['indent'], run: (v, [spaces]) => tojson(v, spaces) }],
   ['escape', { params: [], run: escape }],
   ['forceescape', { params: [], run: escape }],
@@ -314,7 +325,7 @@ const filters: [string, Filter][] = [
     'join',
     {
       params: ['d', 'attribute'],
-      run: (v, [separator, attribute]) => joinTexts(attribute === undefined ? list(v, 'join') : list(v, 'join').map((item) => readPath(item, attribute)), optionalText(separator, '')),
+      run: (v, [separator, attribute]) => joinTexts(attribute === undefined ? list(v, 'join') : list(v, 'join').map((item) => readPathStrict(item, attribute, 'join')), optionalText(separator, '')),
     },
   ],
   ['keys', { params: [], run: (v) => entries(v, 'keys').map(([k]) => k) }],
@@ -328,20 +339,21 @@ const filters: [string, Filter][] = [
       variadic: true,
       run: (v, [attribute, fallback], budget, rest) => {
         const items = list(v, 'map');
-        if (attribute !== undefined) return items.map((item) => readPath(item, attribute) ?? fallback);
+        // Jinja's `default=` is what an item without the attribute gives; without it, such an item is an error.
+        if (attribute !== undefined) return items.map((item) => (fallback === undefined ? readPathStrict(item, attribute, 'map') : (readPath(item, attribute) ?? fallback)));
         const [name, ...args] = rest;
         if (typeof name !== 'string') throw new RenderFault('map needs a filter name or attribute=');
         return items.map((item) => applyFilter(name, item, { positional: args, keywords: undefined }, budget));
       },
     },
   ],
-  ['max', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'max'), byKey(cs, attribute), 1) }],
-  ['min', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'min'), byKey(cs, attribute), -1) }],
+  ['max', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'max'), byKey(cs, attribute, 'max'), 1) }],
+  ['min', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'min'), byKey(cs, attribute, 'min'), -1) }],
   ['quote', { params: [], run: quote }],
   ['reject', { params: [], variadic: true, run: (v, _p, _b, [test, ...args]) => selectBy(list(v, 'reject'), false, (item) => item, test, args) }],
-  ['rejectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'rejectattr'), false, (item) => readPath(item, attr), test, args) }],
+  ['rejectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'rejectattr'), false, attributeFor(attr, test, 'rejectattr'), test, args) }],
   ['select', { params: [], variadic: true, run: (v, _p, _b, [test, ...args]) => selectBy(list(v, 'select'), true, (item) => item, test, args) }],
-  ['selectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'selectattr'), true, (item) => readPath(item, attr), test, args) }],
+  ['selectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'selectattr'), true, attributeFor(attr, test, 'selectattr'), test, args) }],
   [
     'replace',
     {
@@ -367,7 +379,7 @@ const filters: [string, Filter][] = [
   ],
   ['safe', { params: [], run: (v) => v }],
   ['slice', { params: ['slices', 'fill_with'], run: (v, [n, fill]) => slices(list(v, 'slice'), count(n, 1, 'slice count'), fill) }],
-  ['sort', { params: ['reverse', 'case_sensitive', 'attribute'], run: (v, [reverse, cs, attribute], budget) => sorted(list(v, 'sort'), byKey(cs, attribute), reverse, budget) }],
+  ['sort', { params: ['reverse', 'case_sensitive', 'attribute'], run: (v, [reverse, cs, attribute], budget) => sorted(list(v, 'sort'), byKey(cs, attribute, 'sort'), reverse, budget) }],
   ['string', { params: [], run: (v) => text(v) }],
   ['sum', { params: ['attribute', 'start'], run: (v, [attribute, start]) => sum(list(v, 'sum'), attribute, start) }],
   ['title', { params: [], run: (v) => titleText(text(v)) }],
@@ -380,7 +392,7 @@ const filters: [string, Filter][] = [
       run: (v, [max, killwords, end, leeway]) => truncate(text(v), count(max, 255, 'truncate length'), killwords, optionalText(end, '...'), count(leeway, 5, 'truncate leeway')),
     },
   ],
-  ['unique', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => unique(list(v, 'unique'), byKey(cs, attribute)) }],
+  ['unique', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => unique(list(v, 'unique'), byKey(cs, attribute, 'unique')) }],
   ['upper', { params: [], run: (v) => text(v).toUpperCase() }],
   ['urlencode', { params: [], run: urlencode }],
   ['values', { params: [], run: (v) => entries(v, 'values').map(([, value]) => value) }],

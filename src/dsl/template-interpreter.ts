@@ -216,6 +216,7 @@ class Interpreter {
       case 'method':
         return callMethod(this.expr(e.target, frame), e.name, this.args(e.args, frame), budget);
       case 'filter':
+        if (e.name === 'attr') return this.attr(e, frame, false);
         // `| default(...)` is how a template says a value may be absent: its operand reads leniently.
         return applyFilter(e.name, DEFAULT_FILTERS.has(e.name) ? this.guarded(e.target, frame) : this.expr(e.target, frame), this.args(e.args, frame), budget);
       case 'block':
@@ -267,7 +268,20 @@ class Interpreter {
       const target = this.guarded(e.target, frame);
       return target === undefined ? undefined : this.slice(e, target, frame);
     }
+    if (e.type === 'filter' && e.name === 'attr') return this.attr(e, frame, true);
     return e.type === 'get' ? this.get(e, frame, true) : this.expr(e, frame);
+  }
+
+  /** `target | attr(name)`: reads as `target[name]` does, strict unless `guarded`. */
+  private attr(e: Extract<Expr, { type: 'filter' }>, frame: Frame, guarded: boolean): unknown {
+    const target = guarded ? this.guarded(e.target, frame) : this.expr(e.target, frame);
+    const args = this.args(e.args, frame);
+    const value = applyFilter('attr', target, args, this.scope.budget);
+    const name = args.positional[0] ?? args.keywords?.get('name');
+    if (value !== undefined || guarded || hasAttribute(target, name)) return value;
+    const shown = typeof name === 'string' ? `'${name}'` : String(name);
+    const what = target === null ? 'is none' : target === undefined ? 'is undefined' : `has no attribute ${shown}`;
+    throw new RenderFault(`'${expressionText(e.target)} | attr(${shown})' is undefined: '${expressionText(e.target)}' ${what}`);
   }
 
   /** `target[start:stop:step]` of the evaluated target of `e`; the bounds are evaluated here. */

@@ -89,6 +89,24 @@ export function readPath(obj: unknown, path: unknown): unknown {
   return value;
 }
 
+/**
+ * As readPath, but an attribute along the path that is not there is an error naming it and the
+ * filter reading it (`what`), as Jinja's StrictUndefined fails on it (templates are strict).
+ */
+export function readPathStrict(obj: unknown, path: unknown, what: string): unknown {
+  if (typeof path !== 'number' && typeof path !== 'string') throw new RenderFault('attribute must be a string');
+  let value = obj;
+  for (const part of typeof path === 'number' ? [path] : path.split('.')) {
+    const key = typeof part === 'string' && /^-?\d+$/.test(part) ? Number(part) : part;
+    const next = readAttribute(value, key);
+    if (next === undefined && !hasAttribute(value, key)) {
+      throw new RenderFault(`${what}(attribute=${JSON.stringify(path)}): ${value === null ? 'none' : `a ${typeName(value)}`} has no ${typeof key === 'number' ? 'item' : 'attribute'} '${part}'`);
+    }
+    value = next;
+  }
+  return value;
+}
+
 /** The type of a value in messages (never the value itself). */
 export function typeName(value: unknown): string {
   if (value === undefined) return 'undefined';
