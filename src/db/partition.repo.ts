@@ -130,7 +130,7 @@ const DROP_LOCK_TIMEOUT_MS = 2_000;
  * whatever their ids; waits and admissions go with their execution). Returns how many rows went:
  * 0 when none is left.
  */
-export function dropRangeRows(db: Db, r: EventRange, table: 'batches' | 'fires' | 'commands' | 'executions', limit: number): Promise<number> {
+export function dropRangeRows(db: Db, r: EventRange, table: keyof typeof RANGE_ROWS_DROP, limit: number): Promise<number> {
   return shortTransaction(db, { name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
 }
 
@@ -167,6 +167,10 @@ const RANGE_ROWS_DROP = {
   batches: `DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2`,
   fires: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
             SELECT path, name, fire_key FROM core.trigger_fire WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
+  // A start's idempotency key answers its execution's id: gone with it (retention shorter than a
+  // key's day), a repeat of the start would name an execution that is not there.
+  keys: `DELETE FROM core.idempotency_key WHERE (scope, key) IN (
+           SELECT scope, key FROM core.idempotency_key WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
   commands: `DELETE FROM core.command WHERE command_id IN (SELECT command_id FROM core.command WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
   executions: `DELETE FROM core.execution WHERE execution_id IN (
                  SELECT e.execution_id FROM core.execution e

@@ -153,7 +153,7 @@ async function makeFrom(q: Queryable, lo: number, width: number, last: number): 
 }
 
 /**
- * The range's rows in short transactions (batch requests, trigger fires, commands, then executions, children
+ * The range's rows in short transactions (batch requests, trigger fires, start idempotency keys, commands, then executions, children
  * before parents), then its event partition: a run cut off midway leaves only finished
  * executions' rows, which the next run deletes (the range is still expired). Returns how many
  * executions went.
@@ -161,6 +161,7 @@ async function makeFrom(q: Queryable, lo: number, width: number, last: number): 
 async function dropRange(db: Db, r: EventRange, batchRows: number): Promise<number> {
   await dropRangeRows(db, r, 'batches', batchRows);
   while ((await dropRangeRows(db, r, 'fires', batchRows)) > 0);
+  while ((await dropRangeRows(db, r, 'keys', batchRows)) > 0);
   while ((await dropRangeRows(db, r, 'commands', batchRows)) > 0);
   let executions = 0;
   for (let n = await dropRangeRows(db, r, 'executions', batchRows); n > 0; n = await dropRangeRows(db, r, 'executions', batchRows)) executions += n;
