@@ -1,9 +1,11 @@
 import { Cron } from 'croner';
+import { gapFire } from './dst-gap.ts';
 
 // Schedule arithmetic over croner (a maintained cron library with IANA timezones): five fields,
 // six with seconds first, or an @alias. Daylight saving as cron users expect (croner's rules,
 // tested in test/unit/triggers/cron-schedule.test.ts): a local time the clocks skip fires once
-// at the next valid time (02:30 on a spring-forward night fires at 03:00), a local time they
+// at the next valid time (02:30 on a spring-forward night fires at 03:00; dst-gap.ts where croner
+// alone drops such a night), a local time they
 // repeat fires once (at its first occurrence); sub-hourly patterns keep firing by real time.
 
 const ALIASES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
@@ -47,7 +49,15 @@ export function isTimezone(name: string): boolean {
 
 /** The schedule's first fire strictly after `after`; null when it never fires again. */
 export function nextFire(cron: string, timezone: string, after: Date): Date | null {
-  return cronOf(cron.trim(), timezone).nextRun(after);
+  return nextOf(cronOf(cron.trim(), timezone), cron.trim(), timezone, after);
+}
+
+/** croner's next run, or the end of a skipped-time gap before it whose local times match (dst-gap.ts). */
+function nextOf(job: Cron, cron: string, timezone: string, after: Date): Date | null {
+  const next = job.nextRun(after);
+  if (!next) return null;
+  const gap = gapFire(cron, timezone, after.getTime(), next.getTime() - 1);
+  return gap === null ? next : new Date(gap);
 }
 
 /**
@@ -60,7 +70,7 @@ export function firesBetween(cron: string, timezone: string, from: Date, to: Dat
   // nextRun is strictly after its argument: start a millisecond before `from` to include it.
   let at: Date | null = new Date(from.getTime() - 1);
   while (out.length < max) {
-    at = cronJob.nextRun(at);
+    at = nextOf(cronJob, cron.trim(), timezone, at);
     if (!at || at.getTime() >= to.getTime()) break;
     out.push(at);
   }
@@ -76,8 +86,12 @@ function cronOf(cron: string, timezone: string): Cron {
 export function latestFires(cron: string, timezone: string, until: Date, n: number): Date[] {
   if (n <= 0) return [];
   // previousRuns is strictly before its reference: a millisecond after `until` includes it.
-  return cronOf(cron.trim(), timezone)
+  const runs = cronOf(cron.trim(), timezone)
     .previousRuns(n, new Date(until.getTime() + 1))
     .filter((t) => t.getTime() <= until.getTime())
     .sort((a, b) => a.getTime() - b.getTime());
+  if (runs.length === 0) return runs;
+  // croner's runs miss the nights whose skipped local times fire at the gap's end: walk from the oldest.
+  const walked = firesBetween(cron, timezone, runs[0], new Date(until.getTime() + 1), 2 * n + 2);
+  return walked.slice(-n);
 }

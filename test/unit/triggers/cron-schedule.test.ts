@@ -45,6 +45,21 @@ describe('cron schedules', () => {
     ]);
   });
 
+  it('a spring-forward night where several skipped local times match fires once at 03:00, not never', () => {
+    // croner alone dropped the night of `0,30 2` and `15,45 2`, and the 02:30 of `30 1-3` (no fire at 03:00).
+    const spring = (cron: string, tz = 'Europe/Berlin') => iso(firesBetween(cron, tz, new Date('2026-03-28T12:00:00Z'), new Date('2026-03-30T01:00:00Z'), 10));
+    expect(spring('0,30 2 * * *')).toEqual(['2026-03-29T01:00:00.000Z', '2026-03-30T00:00:00.000Z', '2026-03-30T00:30:00.000Z']);
+    expect(spring('15,45 2 * * *')).toEqual(['2026-03-29T01:00:00.000Z', '2026-03-30T00:15:00.000Z', '2026-03-30T00:45:00.000Z']);
+    expect(spring('30 1-3 * * *')).toEqual(['2026-03-29T00:30:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-29T01:30:00.000Z', '2026-03-29T23:30:00.000Z', '2026-03-30T00:30:00.000Z']);
+    // A matching time at 03:00 itself is the same fire, once.
+    expect(spring('0 2,3 * * *')).toEqual(['2026-03-29T01:00:00.000Z', '2026-03-30T00:00:00.000Z']);
+    expect(iso([nextFire('0,30 2 * * *', 'Europe/Berlin', new Date('2026-03-29T00:00:00Z'))])).toEqual(['2026-03-29T01:00:00.000Z']);
+    // Catch-up after downtime over that night sees it too.
+    expect(iso(latestFires('0,30 2 * * *', 'Europe/Berlin', new Date('2026-03-29T12:00:00Z'), 2))).toEqual(['2026-03-28T01:30:00.000Z', '2026-03-29T01:00:00.000Z']);
+    // New York: 02:00 EST → 03:00 EDT on 2026-03-08.
+    expect(iso(firesBetween('0,30 2 * * *', 'America/New_York', new Date('2026-03-07T12:00:00Z'), new Date('2026-03-09T00:00:00Z'), 10))).toEqual(['2026-03-08T07:00:00.000Z']);
+  });
+
   it('ranges are [from, to) and bounded; latestFires walks back without enumerating the whole downtime', () => {
     expect(iso(firesBetween('@hourly', 'UTC', new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T03:00:00Z'), 10))).toEqual([
       '2026-01-01T00:00:00.000Z',

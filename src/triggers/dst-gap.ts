@@ -1,0 +1,56 @@
+import { Cron } from 'croner';
+
+// The spring-forward gap of a timezone: local times the clocks skip. croner moves a lone skipped
+// time (`30 2 * * *`) to the end of the gap, but drops a night where several skipped times match
+// (`0,30 2 * * *`, `15,45 2 * * *`) and the skipped one of a range (`30 1-3 * * *`). Cron users
+// expect each of those nights to fire once, at the first valid time (DESIGN.md "Triggers").
+
+const DAY_MS = 86_400_000;
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's offset from UTC at `ms`, in milliseconds (east positive). */
+function offsetMs(timezone: string, ms: number): number {
+  let format = offsetFormats.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, timeZoneName: 'longOffset' });
+    offsetFormats.set(timezone, format);
+  }
+  const name = format.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const m = /^GMT([+-])(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(name);
+  if (!m) return 0;
+  const size = (Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4] ?? 0)) * 1000;
+  return m[1] === '-' ? -size : size;
+}
+
+/** The first instant in (lo, hi] whose offset differs from the offset at lo (one change inside). */
+function changeAt(timezone: string, lo: number, hi: number): number {
+  const before = offsetMs(timezone, lo);
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (offsetMs(timezone, mid) === before) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/**
+ * The end of the first spring-forward gap in (after, until] in which the cron matches a skipped
+ * local time: the first valid local time after it, when such a night should fire. Null when none.
+ */
+export function gapFire(cron: string, timezone: string, after: number, until: number): number | null {
+  let lo = after;
+  while (lo < until) {
+    const hi = Math.min(until, lo + DAY_MS);
+    if (offsetMs(timezone, lo) !== offsetMs(timezone, hi)) {
+      const at = changeAt(timezone, lo, hi);
+      const [from, to] = [offsetMs(timezone, at - 1), offsetMs(timezone, at)];
+      // Wall-clock times as UTC instants: the gap is [at + from, at + to) on the local clock.
+      if (to > from && at > after) {
+        const wall = new Cron(cron, { timezone: 'UTC', paused: true }).nextRun(new Date(at + from - 1));
+        if (wall && wall.getTime() < at + to) return at;
+      }
+      lo = at;
+    } else lo = hi;
+  }
+  return null;
+}
