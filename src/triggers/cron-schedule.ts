@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { gapFire } from './dst-gap.ts';
+import { gapFire, isFixedTime, isRepeatedLocalTime } from './dst-gap.ts';
 
 // Schedule arithmetic over croner (a maintained cron library with IANA timezones): five fields,
 // six with seconds first, or an @alias. Daylight saving as cron users expect (croner's rules,
@@ -54,7 +54,9 @@ export function nextFire(cron: string, timezone: string, after: Date): Date | nu
 
 /** croner's next run, or the end of a skipped-time gap before it whose local times match (dst-gap.ts). */
 function nextOf(job: Cron, cron: string, timezone: string, after: Date): Date | null {
-  const next = job.nextRun(after);
+  let next = job.nextRun(after);
+  // A fixed-time pattern fired the repeated local times at their first occurrence: not again.
+  if (isFixedTime(cron)) while (next && isRepeatedLocalTime(timezone, next.getTime())) next = job.nextRun(next);
   if (!next) return null;
   const gap = gapFire(cron, timezone, after.getTime(), next.getTime() - 1);
   return gap === null ? next : new Date(gap);
@@ -85,13 +87,15 @@ function cronOf(cron: string, timezone: string): Cron {
 /** The schedule's latest `n` fires `t` with `t <= until`, oldest first (what downtime missed, without walking it all). */
 export function latestFires(cron: string, timezone: string, until: Date, n: number): Date[] {
   if (n <= 0) return [];
-  // previousRuns is strictly before its reference: a millisecond after `until` includes it.
-  const runs = cronOf(cron.trim(), timezone)
-    .previousRuns(n, new Date(until.getTime() + 1))
-    .filter((t) => t.getTime() <= until.getTime())
-    .sort((a, b) => a.getTime() - b.getTime());
-  if (runs.length === 0) return runs;
-  // croner's runs miss the nights whose skipped local times fire at the gap's end: walk from the oldest.
-  const walked = firesBetween(cron, timezone, runs[0], new Date(until.getTime() + 1), 2 * n + 2);
-  return walked.slice(-n);
+  const job = cronOf(cron.trim(), timezone);
+  // croner's runs neither skip a repeated local time nor see a night of skipped ones (nextOf): walk
+  // forward from the oldest of them, reaching further back while the walk finds fewer than n.
+  for (let k = n; ; k *= 2) {
+    // previousRuns is strictly before its reference: a millisecond after `until` includes it.
+    const runs = job.previousRuns(k, new Date(until.getTime() + 1)).filter((t) => t.getTime() <= until.getTime());
+    if (runs.length === 0) return [];
+    const oldest = new Date(Math.min(...runs.map((t) => t.getTime())));
+    const walked = firesBetween(cron, timezone, oldest, new Date(until.getTime() + 1), 2 * k + 2);
+    if (walked.length >= n || runs.length < k || k >= 64 * n) return walked.slice(-n);
+  }
 }

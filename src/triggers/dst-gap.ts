@@ -1,9 +1,12 @@
 import { Cron } from 'croner';
 
-// The spring-forward gap of a timezone: local times the clocks skip. croner moves a lone skipped
-// time (`30 2 * * *`) to the end of the gap, but drops a night where several skipped times match
-// (`0,30 2 * * *`, `15,45 2 * * *`) and the skipped one of a range (`30 1-3 * * *`). Cron users
-// expect each of those nights to fire once, at the first valid time (DESIGN.md "Triggers").
+// Daylight saving where croner alone departs from what cron users expect (DESIGN.md "Triggers").
+// The spring-forward gap: croner moves a lone skipped time (`30 2 * * *`) to the end of the gap,
+// but drops a night where several skipped times match (`0,30 2 * * *`, `15,45 2 * * *`) and the
+// skipped one of a range (`30 1-3 * * *`); each such night fires once, at the first valid time.
+// The fall-back repeat: croner fires `30 2 * * *` once but `0,30 2` and `30 1-3` at both
+// occurrences; a fixed-time pattern (minute and hour fields not starting with `*`, as Vixie cron
+// tells them) fires a repeated local time once, at its first occurrence.
 
 const DAY_MS = 86_400_000;
 const offsetFormats = new Map<string, Intl.DateTimeFormat>();
@@ -53,4 +56,21 @@ export function gapFire(cron: string, timezone: string, after: number, until: nu
     } else lo = hi;
   }
   return null;
+}
+
+/** Whether the cron names fixed local times (its minute and hour fields do not start with `*`): those fire a repeated local time once. */
+export function isFixedTime(cron: string): boolean {
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length === 1) return ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight'].includes(fields[0]);
+  const [minute, hour] = fields.length === 6 ? [fields[1], fields[2]] : [fields[0], fields[1]];
+  return !minute.startsWith('*') && !hour.startsWith('*');
+}
+
+/** Whether `ms` is the second occurrence of its local time (the hour a fall-back change repeats). */
+export function isRepeatedLocalTime(timezone: string, ms: number): boolean {
+  const lo = ms - DAY_MS;
+  if (offsetMs(timezone, lo) === offsetMs(timezone, ms)) return false;
+  const at = changeAt(timezone, lo, ms);
+  const size = offsetMs(timezone, at - 1) - offsetMs(timezone, at);
+  return size > 0 && ms < at + size;
 }

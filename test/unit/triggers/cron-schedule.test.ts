@@ -60,6 +60,19 @@ describe('cron schedules', () => {
     expect(iso(firesBetween('0,30 2 * * *', 'America/New_York', new Date('2026-03-07T12:00:00Z'), new Date('2026-03-09T00:00:00Z'), 10))).toEqual(['2026-03-08T07:00:00.000Z']);
   });
 
+  it('a fall-back night: a fixed-time pattern fires each repeated local time once, a wildcard one by real time', () => {
+    // 2026-10-25: 03:00 CEST → 02:00 CET. croner alone fired 02:00 and 02:30 of `0,30 2` twice each.
+    const fall = (cron: string) => iso(firesBetween(cron, 'Europe/Berlin', new Date('2026-10-24T12:00:00Z'), new Date('2026-10-25T03:00:00Z'), 20));
+    expect(fall('0,30 2 * * *')).toEqual(['2026-10-25T00:00:00.000Z', '2026-10-25T00:30:00.000Z']);
+    expect(fall('30 1-3 * * *')).toEqual(['2026-10-24T23:30:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-25T02:30:00.000Z']);
+    expect(fall('0 * * * *')).toHaveLength(15);
+    expect(iso(latestFires('0,30 2 * * *', 'Europe/Berlin', new Date('2026-10-25T02:00:00Z'), 3))).toEqual([
+      '2026-10-24T00:30:00.000Z',
+      '2026-10-25T00:00:00.000Z',
+      '2026-10-25T00:30:00.000Z',
+    ]);
+  });
+
   it('ranges are [from, to) and bounded; latestFires walks back without enumerating the whole downtime', () => {
     expect(iso(firesBetween('@hourly', 'UTC', new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T03:00:00Z'), 10))).toEqual([
       '2026-01-01T00:00:00.000Z',
