@@ -34,6 +34,29 @@ export function describeDetail(detail: unknown): string {
   return '';
 }
 
+/**
+ * The `detail` of a refused answer from its status and body text: the API's `detail` when the body
+ * is its JSON; else (an HTML error page of a proxy, a crash's text) no markup nor trace, only the status.
+ */
+export function detailOfAnswer(status: number, statusText: string, text: string): unknown {
+  try {
+    const body: unknown = text ? JSON.parse(text) : null;
+    if (body && typeof body === 'object' && 'detail' in body) return body.detail;
+    if (body !== null) return body;
+  } catch {
+    // Not JSON: not the API's own answer, shown by its status alone.
+  }
+  return `the server answered ${statusText ? `“${statusText}”` : `HTTP ${status}`} without details`;
+}
+
+/** One line for the user of any error a call threw: an API refusal, or a server that cannot be reached. */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError) return `${error.status}: ${error.message}`;
+  // fetch rejects with a TypeError ("Failed to fetch") when no answer came at all.
+  if (error instanceof TypeError) return `The server cannot be reached (stopped, or the network is down) (${error.message})`;
+  return error instanceof Error ? error.message : describeDetail(error);
+}
+
 let apiBase = '/api';
 let token: string | null = null;
 let onUnauthorized: (() => void) | null = null;
@@ -73,16 +96,15 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     credentials: 'same-origin',
   });
   const text = await res.text();
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized?.();
+    throw new ApiError(res.status, detailOfAnswer(res.status, res.statusText, text));
+  }
   let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     body = text;
-  }
-  if (!res.ok) {
-    if (res.status === 401) onUnauthorized?.();
-    const detail = body && typeof body === 'object' && 'detail' in body ? (body as { detail: unknown }).detail : body;
-    throw new ApiError(res.status, detail);
   }
   return body as T;
 }

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { ApiError, describeDetail } from './api.ts';
+import { errorText } from './api.ts';
 
 /** A status word with its colour (running, completed, failed, cancelled, …). */
 export function StatusBadge({ status }: { status: string }) {
@@ -20,7 +20,7 @@ export function JsonView({ label, value, open = false }: { label: string; value:
 /** An error for the user: the API's detail when it sent one. */
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;
-  const text = error instanceof ApiError ? `${error.status}: ${error.message}` : error instanceof Error ? error.message : describeDetail(error);
+  const text = errorText(error);
   return (
     <p className="error" role="alert">
       {text}
