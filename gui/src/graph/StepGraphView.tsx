@@ -14,7 +14,7 @@ const progressText = (l: LoopProgress): string => `${l.length === null ? l.done 
  * execution is shown), arcs with their `when`, loops marked (with their items' progress when
  * `loops` is given), child playbooks linked. Each step is focusable; Enter or a click calls `onSelect`.
  */
-export function StepGraphView({ graph, states, ended, onSelect, selected, loops }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses }) {
+export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>> }) {
   const withProgress = loops !== undefined;
   const placed = useMemo(() => layoutGraph(graph, withProgress), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
@@ -25,9 +25,12 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops 
   };
   const ran = (id: string) => DONE.includes(statusOf(id) as StepStatus);
   // An arc was taken when both of its ends ran (the path a finished execution took); the arc to
-  // the end, when its step ran and led to no other step that ran.
+  // the end, when its step ran and led to no other step that ran. With the log's entries
+  // (`entered`), an arc into a step is taken only when that step was entered from its source.
   const taken = (from: string, to: string) => {
     if (!states || !ran(from) || !ran(to)) return false;
+    const into = entered?.get(to);
+    if (into) return into.has(from);
     return to !== END_NODE || !graph.edges.some((o) => o.from === from && o.to !== END_NODE && ran(o.to));
   };
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));

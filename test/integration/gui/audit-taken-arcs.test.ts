@@ -1,0 +1,49 @@
+// The statechart draws thick only the arcs an execution took. It drew every arc whose two steps
+// ran, so a fallback arc beside the path (approve → done, when the execution went approve → fix
+// → done) read as taken. Arcs are now the entries of the log: a step entered from its source.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../../helpers/browser.ts';
+import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+const DETOUR = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: detour, path: gui/audit/detour }
+workflow:
+  - step: approve
+    tool: { name: a, kind: noop }
+    next: [ { step: fix, when: "{{ outcome.status == 'ok' }}" }, { step: done } ]
+  - step: fix
+    tool: { name: f, kind: noop }
+    next: done
+  - step: done
+    tool: { name: d, kind: noop }
+`;
+
+describe('the arcs an execution took', () => {
+  let stack: TestStack;
+  let browser: Browser;
+  let page: Page;
+  beforeAll(async () => {
+    ensureGuiBuilt();
+    stack = await startTestStack({ workers: 1 });
+    await stack.register(DETOUR);
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  it('are start → approve → fix → done → end, not the fallback approve → done', async () => {
+    const id = await stack.run('gui/audit/detour');
+    expect((await stack.wait(id)).status).toBe('completed');
+    await page.goto(`${stack.url}/ui/#/executions/${id}`);
+    await page.locator('svg.graph [data-step="done"][data-status="completed"]').waitFor({ timeout: 15_000 });
+    // Five arcs drawn (start→approve, approve→fix, approve→done, fix→done, done→end): four taken.
+    expect(await page.locator('svg.graph g.edge').count()).toBe(5);
+    expect(await page.locator('svg.graph g.edge.taken').count()).toBe(4);
+  }, 60_000);
+});
