@@ -2,8 +2,8 @@ import { useMemo, useState } from 'react';
 import type { StepView } from '../../../machines/execution-view.ts';
 import { simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
 import { undecidedText } from '../../../machines/simulation-data.ts';
-import type { StepGraph } from './model.ts';
-import type { StepStates } from './step-status.ts';
+import { START_NODE, type StepGraph } from './model.ts';
+import { enteredAlongPath, type StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
 
 type Outcome = 'ok' | 'error' | 'timeout';
@@ -90,7 +90,7 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
         </button>
       </div>
       <p className="muted">Path: {result.path.join(' → ') || '(none yet)'}</p>
-      <StepGraphView graph={graph} states={states} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
+      <StepGraphView graph={graph} states={states} entered={enteredAlongPath(result.path, graph.edges, START_NODE)} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
     </div>
   );
 }

@@ -106,3 +106,17 @@ export function enteredFrom(events: ExecutionEvent[], startNode: string): Map<st
   }
   return out;
 }
+
+/**
+ * Which steps each step was entered from along a simulated `path` (steps in the order entered):
+ * the latest step before it with an arc to it (none: the start). Feeds the statechart as
+ * `enteredFrom` does for a real execution.
+ */
+export function enteredAlongPath(path: string[], edges: { from: string; to: string }[], startNode: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  path.forEach((step, i) => {
+    const source = path.slice(0, i).findLast((before) => edges.some((e) => e.from === before && e.to === step)) ?? startNode;
+    out.set(step, (out.get(step) ?? new Set<string>()).add(source));
+  });
+  return out;
+}

@@ -46,4 +46,13 @@ describe('the arcs an execution took', () => {
     expect(await page.locator('svg.graph g.edge').count()).toBe(5);
     expect(await page.locator('svg.graph g.edge.taken').count()).toBe(4);
   }, 60_000);
+
+  it('in the simulation too: ok at each step goes approve → fix → done, and only those arcs are thick', async () => {
+    await page.goto(`${stack.url}/ui/#/catalog/entry/gui/audit/detour`);
+    await page.getByLabel('Simulate in the browser').check();
+    for (let i = 0; i < 3; i++) await page.locator('.simulator fieldset button', { hasText: 'ok' }).first().click();
+    await page.getByText('Simulated execution completed.').waitFor({ timeout: 5_000 });
+    expect(await page.locator('.simulator p.muted').innerText()).toBe('Path: approve → fix → done');
+    expect(await page.locator('.simulator svg.graph g.edge.taken').count()).toBe(4);
+  }, 60_000);
 });
