@@ -27,8 +27,11 @@ function choicesOf(step: string, view: StepView | undefined): { legend: string; 
       ],
     };
   }
+  // A loop takes one outcome per item (its commands, oldest first): say which, else the same
+  // question repeats with nothing to tell the items apart.
+  const loop = view?.loop;
   return {
-    legend: `${step} ends with`,
+    legend: loop ? `${step}: item ${Math.min(loop.done + 1, loop.length)} of ${loop.length} ends with` : `${step} ends with`,
     choices: [
       { label: 'ok', outcome: 'ok' },
       { label: 'error', outcome: 'error', danger: true },

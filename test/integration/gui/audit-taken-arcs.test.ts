@@ -55,4 +55,24 @@ describe('the arcs an execution took', () => {
     expect(await page.locator('.simulator p.muted').innerText()).toBe('Path: approve → fix → done');
     expect(await page.locator('.simulator svg.graph g.edge.taken').count()).toBe(4);
   }, 60_000);
+
+  it('asks a loop step\'s outcome item by item, saying which item', async () => {
+    await stack.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: items, path: gui/audit/items }
+workflow:
+  - step: each
+    loop: { in: "{{ [1, 2, 3] }}", iterator: n }
+    tool: { name: t, kind: noop }
+`);
+    await page.goto(`${stack.url}/ui/#/catalog/entry/gui/audit/items`);
+    await page.getByLabel('Simulate in the browser').check();
+    const legends: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      legends.push(await page.locator('.simulator fieldset legend').innerText());
+      await page.locator('.simulator fieldset button', { hasText: 'ok' }).click();
+    }
+    expect(legends).toEqual(['each: item 1 of 3 ends with', 'each: item 2 of 3 ends with', 'each: item 3 of 3 ends with']);
+    await page.getByText('Simulated execution completed.').waitFor({ timeout: 5_000 });
+  }, 60_000);
 });
