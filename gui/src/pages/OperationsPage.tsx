@@ -68,15 +68,17 @@ function Pools() {
 function StuckExecutions() {
   const canOperate = useCan('operator');
   const [minutes, setMinutes] = useState(5);
-  const [found, setFound] = useState<Cleanup | null>(null);
+  // What a dry run found, with the minutes it searched: "Cancel these N" sends those minutes, and
+  // a change of the minutes (or a refused search) drops it rather than show or act on a stale list.
+  const [found, setFound] = useState<(Cleanup & { minutes: number }) | null>(null);
   const [done, setDone] = useState<Cleanup | null>(null);
   const [error, setError] = useState<unknown>();
-  const cleanup = async (dryRun: boolean) => {
+  const cleanup = async (dryRun: boolean, olderThan: number) => {
     setError(undefined);
     try {
-      const out = await api<Cleanup>('/executions/cleanup', { body: { older_than_minutes: minutes, dry_run: dryRun } });
+      const out = await api<Cleanup>('/executions/cleanup', { body: { older_than_minutes: olderThan, dry_run: dryRun } });
       if (dryRun) {
-        setFound(out);
+        setFound({ ...out, minutes: olderThan });
         setDone(null);
       } else {
         setDone(out);
@@ -84,6 +86,7 @@ function StuckExecutions() {
       }
     } catch (err) {
       setError(err);
+      setFound(null);
     }
   };
   if (!canOperate) return null;
@@ -93,12 +96,15 @@ function StuckExecutions() {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          void cleanup(true);
+          void cleanup(true, minutes);
         }}
       >
         <label>
           Running for more than (minutes)
-          <input type="number" min={1} value={minutes} onChange={(e) => setMinutes(Math.max(1, Number(e.target.value) || 1))} />
+          <input type="number" min={1} value={minutes} onChange={(e) => {
+              setMinutes(Math.max(1, Number(e.target.value) || 1));
+              setFound(null);
+            }} />
         </label>
         <button type="submit">Find (dry run)</button>
       </form>
@@ -106,7 +112,7 @@ function StuckExecutions() {
       {found ? (
         <div className="confirm" role="status">
           <p>
-            {found.execution_ids.length === 0 ? `No execution has been running for more than ${minutes} minutes.` : `${found.execution_ids.length} execution${found.execution_ids.length === 1 ? '' : 's'} would be cancelled: `}
+            {found.execution_ids.length === 0 ? `No execution has been running for more than ${found.minutes} minute${found.minutes === 1 ? '' : 's'}.` : `${found.execution_ids.length} execution${found.execution_ids.length === 1 ? '' : 's'} would be cancelled: `}
             {found.execution_ids.map((id) => (
               <a key={id} href={href(['executions', id])} className="chip">
                 {id}
@@ -114,7 +120,7 @@ function StuckExecutions() {
             ))}
           </p>
           {found.execution_ids.length ? (
-            <button type="button" className="danger" onClick={() => void cleanup(false)}>
+            <button type="button" className="danger" onClick={() => void cleanup(false, found.minutes)}>
               Cancel these {found.execution_ids.length}
             </button>
           ) : null}
