@@ -4,9 +4,8 @@
 // reading for as long as the execution waited (days, for an approval). Now the WebSocket closes
 // with 1008 naming why, and the event stream ends with a `: closed: <why>` line, within the token
 // lookup's period and one check.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { API_TOKEN_CACHE_TTL_MS } from '../../../src/api/api-token-cache.ts';
 import { STREAM_CALLER_CHECK_MS } from '../../../src/api/auth.ts';
 import { newApiToken } from '../../../src/auth/api-token.ts';
@@ -15,6 +14,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker, bearer, createApiToken } from '../../helpers/auth.ts';
 import { commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { http } from '../../helpers/http.ts';
+import { openSocket, readEventStream, stillOpen, type Closed } from '../../helpers/stream-readers.ts';
 
 // A revoked token's lookup may be trusted a whole period more, then the next check sees it.
 const REVOKED_WITHIN_MS = API_TOKEN_CACHE_TTL_MS + STREAM_CALLER_CHECK_MS + 1_500;
@@ -41,18 +41,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => t?.close());
 
-type Closed = { code: number; reason: string; at: number };
 
 /** Opens the inspection stream with `token`; resolves once its first message came, with how it closes later. */
-async function openInspection(token: string): Promise<{ closed: Promise<Closed>; ws: WebSocket }> {
-  const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/api/executions/${executionId}/inspect`, { headers: bearer(token) });
-  const closed = new Promise<Closed>((ok) => ws.once('close', (code, reason) => ok({ code, reason: reason.toString(), at: Date.now() })));
-  await new Promise<void>((ok, fail) => {
-    ws.once('message', () => ok());
-    ws.once('error', fail);
-    ws.once('unexpected-response', (_r, res) => fail(new Error(`handshake refused: ${res.statusCode}`)));
-  });
-  return { closed, ws };
+function openInspection(token: string): Promise<{ closed: Promise<Closed>; ws: WebSocket }> {
+  return openSocket(`${t.url}/api/executions/${executionId}/inspect`, bearer(token));
 }
 
 /** Opens the batch's status stream with `token`: its text as it grows, and when it ended. */
@@ -60,16 +52,8 @@ async function openStatusStream(token: string): Promise<{ text: () => string; en
   const res = await fetch(`${t.url}/api/events/batch/${requestId}/stream`, { headers: bearer(token) });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  let text = '';
-  const decoder = new TextDecoder();
-  const ended = (async () => {
-    for await (const chunk of res.body!) text += decoder.decode(chunk, { stream: true });
-    return Date.now();
-  })();
-  return { text: () => text, ended };
+  return readEventStream(res);
 }
-
-const stillOpen = <T>(p: Promise<T>, ms: number): Promise<boolean> => Promise.race([p.then(() => false), sleep(ms).then(() => true)]);
 
 describe('the inspection WebSocket', () => {
   it('keeps streaming to a live token, and closes with 1008 once the token is revoked', async () => {

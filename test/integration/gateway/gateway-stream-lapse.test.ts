@@ -6,10 +6,8 @@
 // session's expiry or the bearer JWT's `exp`. Now the WebSocket closes with 1008 naming why and the
 // event stream ends with `: closed: <why>`, within GATEWAY_STREAM_CHECK_MS; the server itself does
 // not cut a relayed stream when the gateway's 60 s identity assertion expires.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { API_TOKEN_CACHE_TTL_MS } from '../../../src/api/api-token-cache.ts';
 import { STREAM_CALLER_CHECK_MS } from '../../../src/api/auth.ts';
 import { IDENTITY_HEADER, signIdentity } from '../../../src/auth/identity-assertion.ts';
@@ -21,6 +19,7 @@ import { asWorker, bearer, createApiToken } from '../../helpers/auth.ts';
 import { commandReport, noopPlaybook } from '../../helpers/batch.ts';
 import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
+import { openSocket, readEventStream, stillOpen, type Closed } from '../../helpers/stream-readers.ts';
 import { API_AUDIENCE, startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
 
 const WITHIN_MS = GATEWAY_STREAM_CHECK_MS + 1_500;
@@ -63,34 +62,18 @@ afterAll(async () => {
   await idp?.close();
 });
 
-type Closed = { code: number; reason: string; at: number };
 
 /** Opens the inspection stream at `base` with `headers`; resolves once its first message came, with how it closes later. */
 async function openInspection(base: string, headers: Record<string, string>): Promise<{ closed: Promise<Closed> }> {
-  const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/api/executions/${executionId}/inspect`, { headers });
-  const closed = new Promise<Closed>((ok) => ws.once('close', (code, reason) => ok({ code, reason: reason.toString(), at: Date.now() })));
-  await new Promise<void>((ok, fail) => {
-    ws.once('message', () => ok());
-    ws.once('error', fail);
-    ws.once('unexpected-response', (_r, res) => fail(new Error(`handshake refused: ${res.statusCode}`)));
-  });
-  return { closed };
+  return { closed: (await openSocket(`${base}/api/executions/${executionId}/inspect`, headers)).closed };
 }
 
 /** Opens the batch's status stream at `base` with `headers`: its text as it grows, and when it ended. */
 async function openStatusStream(base: string, headers: Record<string, string>): Promise<{ text: () => string; ended: Promise<number> }> {
   const res = await fetch(`${base}/api/events/batch/${requestId}/stream`, { headers });
   expect(res.status).toBe(200);
-  let text = '';
-  const decoder = new TextDecoder();
-  const ended = (async () => {
-    for await (const chunk of res.body!) text += decoder.decode(chunk, { stream: true });
-    return Date.now();
-  })();
-  return { text: () => text, ended };
+  return readEventStream(res);
 }
-
-const stillOpen = <T>(p: Promise<T>, ms: number): Promise<boolean> => Promise.race([p.then(() => false), sleep(ms).then(() => true)]);
 
 /** A session as login makes it, on `g` (shared by every gateway on the database); the headers of the GUI's requests with it. */
 async function session(g: TestGateway, sub: string): Promise<{ sid: string; headers: Record<string, string> }> {
