@@ -15,3 +15,25 @@ export async function waitUnlessAborted(ms: number, signal: AbortSignal): Promis
     return false;
   }
 }
+
+/**
+ * Asks `check` every `intervalMs()` ms until it names a lapse (returned) or `signal` aborts
+ * (undefined): a stream's watch of its caller. A check that throws an error `retry` accepts (the
+ * database away) is asked again at the next; any other error is thrown.
+ */
+export async function watchForLapse(
+  check: () => Promise<string | undefined>,
+  intervalMs: () => number,
+  retry: (err: unknown) => boolean,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  while (await waitUnlessAborted(intervalMs(), signal)) {
+    try {
+      const lapse = await check();
+      if (lapse !== undefined) return signal.aborted ? undefined : lapse;
+    } catch (err) {
+      if (!retry(err)) throw err;
+    }
+  }
+  return undefined;
+}

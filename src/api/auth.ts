@@ -2,7 +2,7 @@
 // declares its access (`config: { access }`, src/api/access.ts); one without is refused.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { waitUnlessAborted } from '../abortable-wait.ts';
+import { watchForLapse } from '../abortable-wait.ts';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Identity } from '../auth/identity.ts';
 import { IDENTITY_HEADER, verifyIdentity } from '../auth/identity-assertion.ts';
@@ -168,13 +168,5 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
  */
 export async function watchCaller(app: FastifyInstance, req: FastifyRequest, signal: AbortSignal): Promise<string | undefined> {
   if (req.identity?.via !== 'token') return undefined;
-  while (await waitUnlessAborted(STREAM_CALLER_CHECK_MS, signal)) {
-    try {
-      const lapse = await app.callerLapse(req);
-      if (lapse !== undefined) return signal.aborted ? undefined : lapse;
-    } catch (err) {
-      if (!isDatabaseUnavailable(err)) throw err;
-    }
-  }
-  return undefined;
+  return watchForLapse(() => app.callerLapse(req), () => STREAM_CALLER_CHECK_MS, isDatabaseUnavailable, signal);
 }

@@ -2,7 +2,7 @@
 // checked again while a stream lasts: the server checks an API token itself, but it cannot know
 // of a session logged out or a bearer JWT past its `exp` (its signed identity assertion is
 // checked at the handshake only), so the gateway ends such a stream.
-import { waitUnlessAborted } from '../abortable-wait.ts';
+import { watchForLapse } from '../abortable-wait.ts';
 import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
 import type { Caller } from './caller.ts';
 import type { SessionStore } from './session-store.ts';
@@ -27,16 +27,7 @@ async function lapseOf(caller: Caller & { kind: 'jwt' | 'session' }, sessions: S
  */
 export function callerWatch(caller: Caller | null, sessions: SessionStore | null): CallerWatch | undefined {
   if (caller?.kind !== 'jwt' && caller?.kind !== 'session') return undefined;
-  return async (signal) => {
-    for (;;) {
-      const wait = caller.kind === 'jwt' ? Math.min(GATEWAY_STREAM_CHECK_MS, Math.max(0, caller.exp * 1000 - Date.now())) : GATEWAY_STREAM_CHECK_MS;
-      if (!(await waitUnlessAborted(wait, signal))) return undefined;
-      try {
-        const lapse = await lapseOf(caller, sessions);
-        if (lapse !== undefined) return signal.aborted ? undefined : lapse;
-      } catch (err) {
-        if (!isDatabaseUnavailable(err)) throw err;
-      }
-    }
-  };
+  const interval = (): number =>
+    caller.kind === 'jwt' ? Math.min(GATEWAY_STREAM_CHECK_MS, Math.max(0, caller.exp * 1000 - Date.now())) : GATEWAY_STREAM_CHECK_MS;
+  return (signal) => watchForLapse(() => lapseOf(caller, sessions), interval, isDatabaseUnavailable, signal);
 }
