@@ -91,7 +91,9 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
       const { id, name } = req.params as v.InferOutput<typeof signalParams>;
       const body = (req.body ?? {}) as v.InferOutput<typeof signalBody>;
       reply.code(SIGNAL_ACCEPTED);
-      return signals.answer(req, reply, (claim) => signalExecution(deps, id, name, body.payload ?? null, req.identity ?? undefined, claim));
+      const payload = body.payload ?? null;
+      // No body, `{}` and `{"payload": null}` are one signal without a payload: compared as such.
+      return signals.answer(req, reply, (claim) => signalExecution(deps, id, name, payload, req.identity ?? undefined, claim), { payload });
     },
   );
 }

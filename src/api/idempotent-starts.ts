@@ -83,11 +83,13 @@ export class IdempotentStarts {
   /**
    * Answers a start request: without a key, with what `start()` returns; with a key, with the
    * first answer to it (stored, or of a request in flight), or `start(claim)`'s, stored with it.
+   * `request`: what is compared for "the same body" (default the body as sent; a route whose
+   * bodies mean the same in several spellings passes the one it reads).
    */
-  async answer(req: FastifyRequest, reply: FastifyReply, start: (claim?: KeyClaim) => Promise<unknown>): Promise<unknown> {
+  async answer(req: FastifyRequest, reply: FastifyReply, start: (claim?: KeyClaim) => Promise<unknown>, request: unknown = req.body): Promise<unknown> {
     const key = idempotencyKeyOf(req.headers);
     if (key === undefined) return start();
-    const claim: KeyClaim = { scope: keyScope(req), key, requestHash: requestHash(req.body), statusCode: this.#statusCode };
+    const claim: KeyClaim = { scope: keyScope(req), key, requestHash: requestHash(request), statusCode: this.#statusCode };
     const id = `${claim.scope}\n${key}`;
     let answer: Answer;
     for (;;) {

@@ -103,6 +103,22 @@ workflow:
       expect.stringMatching(new RegExp(`^POST /api/executions/${a}/signals/next `)),
     ]));
   });
+  it('a signal without a payload is one request whether sent with no body, {} or {"payload": null}', async () => {
+    const id = await run('ctl/two_gates');
+    await waiting(id);
+    const key = { 'Idempotency-Key': 'no-payload' };
+    const first = await post(`/api/executions/${id}/signals/go`, {}, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    for (const body of [{ payload: null }, undefined]) {
+      const again = await http(s.url, 'POST', `/api/executions/${id}/signals/go`, body, key);
+      expect(again.status, JSON.stringify(again.body)).toBe(202);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(first.body);
+    }
+    expect(await received(id)).toHaveLength(1);
+    const other = await post(`/api/executions/${id}/signals/go`, { payload: 0 }, key);
+    expect(other.status).toBe(422);
+  });
 });
 
 describe('concurrent signals', () => {
