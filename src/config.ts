@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { processEnvironment, SECRET_VARIABLES } from './secret-environment.ts';
 import { isNatsBusSetting } from './bus/nats-target.ts';
+import { isTrueText } from './true-text.ts';
 
 /** SVC_MCP_TOKEN_HOSTS's default: Google's APIs, where a Google token is for (workers read it from their environment). */
 export const MCP_TOKEN_HOSTS_DEFAULT = 'googleapis.com';
@@ -16,7 +17,7 @@ const bool = (fallback: boolean) =>
     v.trim(),
     v.toLowerCase(),
     v.picklist(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], 'expects true or false'),
-    v.transform((s) => ['true', '1', 'yes', 'on'].includes(s)),
+    v.transform((s) => isTrueText(s)),
   );
 
 /**
