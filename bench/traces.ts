@@ -144,7 +144,7 @@ const round3 = (n: number) => round(n, 3);
  */
 export async function measureSpanPath(sinkUrl: string, executions = 100): Promise<{ cpuUsPerStep: number; spansPerStep: number }> {
   const exporter = startOtlpExport(
-    { url: `${sinkUrl}/v1/traces`, serviceName: 'svc-bench', serviceVersion: '0', resourceAttributes: {}, batch: { scheduledDelayMillis: 100, maxQueueSize: 2048, maxExportBatchSize: 512, exportTimeoutMillis: 30_000 } },
+    { url: `${sinkUrl}/v1/traces`, serviceName: 'svc-bench', serviceVersion: '0', resourceAttributes: {}, headers: {}, batch: { scheduledDelayMillis: 100, maxQueueSize: 2048, maxExportBatchSize: 512, exportTimeoutMillis: 30_000 } },
     { warn: () => {}, debug: () => {} },
   );
   let spans = 0;

@@ -91,6 +91,10 @@ const httpUrl = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(
 
 // Spans go as OTLP/HTTP JSON (@opentelemetry/exporter-trace-otlp-http); an OTLP/HTTP receiver
 // takes both encodings on the same path, so http/protobuf (the spec's default) is accepted too.
+// `key=value` pairs, comma separated (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS): the
+// OpenTelemetry specification's list, values percent-encoded.
+const KEY_VALUE_LIST = /^(?:[^=,\s]+=[^,]*(?:\s*,\s*[^=,\s]+=[^,]*)*)?$/;
+const otlpHeaders = v.optional(v.pipe(v.string(), v.trim(), v.regex(KEY_VALUE_LIST, 'expects header=value pairs, comma separated')));
 const otlpProtocol = v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(['http/json', 'http/protobuf'], 'expects http/json or http/protobuf (spans are sent over OTLP/HTTP; grpc is not supported)')));
 
 const POSTGRES_URL_MESSAGE = 'expects a postgres:// or postgresql:// URL';
@@ -293,16 +297,19 @@ const envSchema = v.object({
   SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: int(30, 1),
   // OpenTelemetry traces (docs/operations.md, "Observability"), the standard variables: off unless
   // an OTLP endpoint is set. Workers read the same ones from their environment (they add
-  // `traceparent` to http tasks, src/telemetry/command-trace.ts); headers, timeouts and TLS files
-  // (OTEL_EXPORTER_OTLP_HEADERS, ..._TIMEOUT, ..._CERTIFICATE) are read by the exporter itself.
+  // `traceparent` to http tasks, src/telemetry/command-trace.ts); timeouts and TLS files
+  // (..._TIMEOUT, ..._CERTIFICATE) are read by the exporter itself. The headers are secrets (a
+  // collector's key): moved out of the environment (src/secret-environment.ts) and passed on from here.
   OTEL_SDK_DISABLED: bool(false),
   OTEL_TRACES_EXPORTER: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(['otlp', 'none'], 'expects otlp or none')), 'otlp'),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('an http(s) URL of an OTLP/HTTP receiver (spans go to <url>/v1/traces)'),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('the http(s) URL spans are sent to (an OTLP/HTTP receiver\'s /v1/traces)'),
   OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders,
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders,
   OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), 'svc'),
-  OTEL_RESOURCE_ATTRIBUTES: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(?:[^=,\s]+=[^,]*(?:\s*,\s*[^=,\s]+=[^,]*)*)?$/, 'expects key=value pairs, comma separated')), ''),
+  OTEL_RESOURCE_ATTRIBUTES: v.optional(v.pipe(v.string(), v.trim(), v.regex(KEY_VALUE_LIST, 'expects key=value pairs, comma separated')), ''),
   OTEL_BSP_SCHEDULE_DELAY: int(5000, 0, MAX_TIMER_MS),
   OTEL_BSP_MAX_QUEUE_SIZE: int(2048, 1),
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(512, 1),
@@ -332,7 +339,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   if (!result.success) {
     const issue = result.issues[0];
     const name = v.getDotPath(issue) ?? 'environment';
-    const shown = name in picked && !/KEY|PASSWORD|URL|TOKEN|SECRET/.test(name) ? ` (got ${JSON.stringify(picked[name])})` : '';
+    const shown = name in picked && !/KEY|PASSWORD|URL|TOKEN|SECRET|HEADERS/.test(name) ? ` (got ${JSON.stringify(picked[name])})` : '';
     throw new ConfigError(`invalid ${name}: ${issue.message}${shown}`);
   }
   return Object.freeze(result.output);

@@ -20,6 +20,9 @@ export const SECRET_VARIABLES = [
   'SVC_ENCRYPTION_KEYS_OLD',
   'SVC_OIDC_CLIENT_SECRET',
   'GOOGLE_OAUTH_ACCESS_TOKEN',
+  // The OTLP exporter's headers: a collector's API key (`authorization=Bearer …`) as a rule.
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
   // libpq's password variable: pg reads it from process.env for any connection given none, so a
   // postgres task whose credential has no password would send it to the credential's host.
   'PGPASSWORD',

@@ -9,6 +9,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider, type IdGenerator } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { isObject } from '../objects.ts';
 import type { SpanRecord } from './execution-trace.ts';
 
 export type OtlpExportSettings = {
@@ -18,6 +19,8 @@ export type OtlpExportSettings = {
   serviceVersion: string;
   /** OTEL_RESOURCE_ATTRIBUTES, parsed. */
   resourceAttributes: Record<string, string>;
+  /** OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, parsed: sent with every export. */
+  headers: Record<string, string>;
   /** The batch processor (OTEL_BSP_*). */
   batch: { scheduledDelayMillis: number; maxQueueSize: number; maxExportBatchSize: number; exportTimeoutMillis: number };
 };
@@ -44,12 +47,26 @@ class GivenIds implements IdGenerator {
   }
 }
 
+/** What a log line keeps of the SDK's complaint: an error's name and message (as JSON, see above) or the text's first line, at most 200 characters. */
+export function complaintOf(message: string): string {
+  let text = message;
+  try {
+    const flat: unknown = JSON.parse(message);
+    if (isObject(flat) && typeof flat.message === 'string') text = [flat.name, flat.message, flat.code].filter((x) => typeof x === 'string' && x !== '').join(': ');
+  } catch {
+    // not JSON: the text as it is
+  }
+  return text.split('\n', 1)[0].slice(0, 200);
+}
+
 export function startOtlpExport(s: OtlpExportSettings, log: Log): OtlpExport {
-  // The SDK's own complaints (an export that failed, a full queue) go to the service's log.
+  // The SDK's own complaints (an export that failed, a full queue) go to the service's log, as
+  // their first line only: a failed export's complaint is the error flattened to JSON, with the
+  // collector's answer and a stack, and a collector may echo the request's headers (its key).
   diag.setLogger(
     {
-      error: (message, ...args) => log.warn({ otel: args.map(String) }, `opentelemetry: ${message}`),
-      warn: (message, ...args) => log.warn({ otel: args.map(String) }, `opentelemetry: ${message}`),
+      error: (message) => log.warn({}, `opentelemetry: ${complaintOf(message)}`),
+      warn: (message) => log.warn({}, `opentelemetry: ${complaintOf(message)}`),
       info: () => {},
       debug: () => {},
       verbose: () => {},
@@ -60,7 +77,7 @@ export function startOtlpExport(s: OtlpExportSettings, log: Log): OtlpExport {
   const provider = new TracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ ...s.resourceAttributes, [ATTR_SERVICE_NAME]: s.serviceName, [ATTR_SERVICE_VERSION]: s.serviceVersion })),
     idGenerator: ids,
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: s.url }), ...s.batch })],
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: s.url, headers: s.headers }), ...s.batch })],
   });
   const tracer: Tracer = provider.getTracer('svc');
   return {

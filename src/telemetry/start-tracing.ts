@@ -21,8 +21,8 @@ export type Tracing = TraceSink & {
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** `OTEL_RESOURCE_ATTRIBUTES` (`k=v,k2=v2`, values percent-encoded) as attributes. */
-export function resourceAttributesOf(text: string): Record<string, string> {
+/** A `k=v,k2=v2` list (values percent-encoded: OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS) as an object. */
+export function keyValuePairsOf(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const pair of text.split(',')) {
     const i = pair.indexOf('=');
@@ -53,7 +53,9 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger 
       url,
       serviceName: config.OTEL_SERVICE_NAME,
       serviceVersion: PACKAGE_VERSION,
-      resourceAttributes: resourceAttributesOf(config.OTEL_RESOURCE_ATTRIBUTES),
+      resourceAttributes: keyValuePairsOf(config.OTEL_RESOURCE_ATTRIBUTES),
+      // The traces' own headers win over the general ones, as the specification says.
+      headers: { ...keyValuePairsOf(config.OTEL_EXPORTER_OTLP_HEADERS ?? ''), ...keyValuePairsOf(config.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? '') },
       batch: {
         scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY,
         maxQueueSize: config.OTEL_BSP_MAX_QUEUE_SIZE,

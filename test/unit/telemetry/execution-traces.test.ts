@@ -8,7 +8,7 @@ import type { PresentedCommand } from '../../../src/protocol.ts';
 import { inCommandTrace, nextAttemptTraceparent } from '../../../src/telemetry/command-trace.ts';
 import { ExecutionTrace, type SpanRecord } from '../../../src/telemetry/execution-trace.ts';
 import { ExecutionTraces } from '../../../src/telemetry/execution-traces.ts';
-import { resourceAttributesOf } from '../../../src/telemetry/start-tracing.ts';
+import { keyValuePairsOf } from '../../../src/telemetry/start-tracing.ts';
 import { commandSpanId, executionSpanId, stepRunSpanId, taskAttemptSpanId, traceIdOf } from '../../../src/telemetry/trace-ids.ts';
 import type { CommittedEvent, CommittedUnit, HeldExecution } from '../../../src/telemetry/trace-sink.ts';
 import { tracesConfigured } from '../../../src/telemetry/traces-configured.ts';
@@ -206,7 +206,7 @@ describe('the switch and the config', () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/^invalid OTEL_EXPORTER_OTLP_PROTOCOL: .*grpc is not supported/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://c' })).toThrow(/^invalid OTEL_EXPORTER_OTLP_ENDPOINT/);
     expect(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/^invalid OTEL_TRACES_EXPORTER/);
-    expect(resourceAttributesOf('deployment.environment=prod, team=a%2Cb')).toEqual({ 'deployment.environment': 'prod', team: 'a,b' });
+    expect(keyValuePairsOf('deployment.environment=prod, team=a%2Cb')).toEqual({ 'deployment.environment': 'prod', team: 'a,b' });
   });
 
   it('what the worker imports of src/telemetry imports nothing of the server', () => {
