@@ -15,19 +15,21 @@ import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { discardBody } from './input-guard.ts';
-import { jsonSchema } from './validation.ts';
+import { integerIn, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { watchCaller } from './auth.ts';
 
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
 const STREAM_KEEPALIVE_MS = 15_000;
 
-const id = v.pipe(v.number(), v.integer(), v.minValue(1));
+// Bounded as POST /api/events bounds them: `1e300` is an integer to JavaScript that no bigint
+// column holds (it was a 503 "retry", or a 202 whose processing then failed).
+const id = integerIn(1, MAX_ID);
 // What a worker may report, from the registry: a 422 names the item's type otherwise (an
 // execution is cancelled by POST /api/executions/{id}/cancel, which records who asked).
 const batchItem = v.object({
   event_type: v.picklist(WORKER_EVENT_TYPES, (issue) => `${issue.received} is not a type a worker reports; must be one of ${WORKER_EVENT_TYPES.join(', ')}${issue.input === EVENT.executionCancelled ? ' (cancel by POST /api/executions/{id}/cancel)' : ''}`),
   command_id: v.optional(v.nullable(id)),
-  attempt: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
+  attempt: v.optional(v.nullable(integerIn(0, MAX_INT4))),
   // As long as a step name a request may name: a shorter bound refused every report of such a step.
   step: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(MAX_STEP_NAME_CHARS)))),
   context: v.optional(v.nullable(jsonObject)),
