@@ -153,6 +153,14 @@ async function findCredential(q: Queryable, identifier: string): Promise<Credent
   return getCredentialByName(q, identifier);
 }
 
+/**
+ * The name of the credential a write route's parameter names: an id (all digits: the API refuses
+ * such names) is the name of its row, as GET reads it; otherwise the parameter itself.
+ */
+async function credentialNameOf(q: Queryable, identifier: string): Promise<string> {
+  return (await findCredential(q, identifier))?.name ?? identifier;
+}
+
 /** Opens a credential's data; one that no configured key opens is a 409 and a log line without data. */
 export function openCredentialData(keyring: Keyring, row: CredentialRow, log: FastifyBaseLogger): Record<string, unknown> {
   const opened = openCredential(keyring, row.name, row.data_encrypted);
@@ -244,12 +252,13 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
       },
       config: { access: { level: 'admin' } },
       handler: async (req) => {
-        const { name } = req.params as v.InferOutput<typeof nameParams>;
+        const { name: identifier } = req.params as v.InferOutput<typeof nameParams>;
         const change = req.body as v.InferOutput<typeof patchBody>;
         const row = await deps.db.tx(async (q) => {
+          const name = await credentialNameOf(q, identifier);
           await lockCredentialName(q, name);
           const existing = await getCredentialByName(q, name);
-          if (!existing) throw notFound(`credential '${name}'`);
+          if (!existing) throw notFound(`credential '${identifier}'`);
           const data = method === 'PUT' ? (change.data ?? {}) : mergeData(openCredentialData(deps.keyring, existing, req.log), change.data ?? {});
           return writeCredential(q, deps.keyring, { ...change, name, type: change.type ?? existing.type, data }, existing);
         });
@@ -275,7 +284,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
     async (req) => {
       const { name } = req.params as v.InferOutput<typeof nameParams>;
       const body = req.body as v.InferOutput<typeof testBody>;
-      const row = await getCredentialByName(deps.db, name);
+      const row = await findCredential(deps.db, name);
       if (!row) throw notFound(`credential '${name}'`);
       const data = openCredentialData(deps.keyring, row, req.log);
       const result = await testCredential({ name: row.name, type: row.type, data }, body?.url);
@@ -335,15 +344,16 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.delete(
     '/api/credentials/:name',
-    { schema: { tags: ['credentials'], summary: 'Delete a credential by name', params: jsonSchema(nameParams), response: responses({ 200: deletedAnswer }) }, config: { access: { level: 'admin' } } },
+    { schema: { tags: ['credentials'], summary: 'Delete a credential by name (or id, as GET reads it)', params: jsonSchema(nameParams), response: responses({ 200: deletedAnswer }) }, config: { access: { level: 'admin' } } },
     async (req) => {
-      const { name } = req.params as v.InferOutput<typeof nameParams>;
+      const { name: identifier } = req.params as v.InferOutput<typeof nameParams>;
       // Under the name's lock, as every write of it: an update that read the row then finds it gone only after this commits.
-      const deleted = await deps.db.tx(async (q) => {
+      const name = await deps.db.tx(async (q) => {
+        const name = await credentialNameOf(q, identifier);
         await lockCredentialName(q, name);
-        return deleteCredential(q, name);
+        return (await deleteCredential(q, name)) ? name : undefined;
       });
-      if (!deleted) throw notFound(`credential '${name}'`);
+      if (!name) throw notFound(`credential '${identifier}'`);
       req.log.info({ credential: name }, 'credential deleted');
       return { status: 'success', message: `Credential '${name}' deleted`, name };
     },

@@ -286,4 +286,19 @@ describe('DELETE /api/credentials/{name}', () => {
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ detail: "credential 'delete_auth' not found" });
   });
+
+  it('takes the id the create answered, as GET does: PUT, PATCH and DELETE /api/credentials/{id} reach the credential', async () => {
+    const { id } = (await post({ name: 'by_id_auth', type: 'bearer', data: { token: 'one' } })).body;
+    expect((await get(`/api/credentials/${id}`)).body.name).toBe('by_id_auth');
+    expect((await http(t.url, 'PUT', `/api/credentials/${id}`, { data: { token: 'two' } })).status).toBe(200);
+    const patched = await http(t.url, 'PATCH', `/api/credentials/${id}`, { description: 'by id' });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ id, name: 'by_id_auth', description: 'by id' });
+    expect((await get('/api/credentials/by_id_auth?include_data=true')).body.data).toEqual({ token: 'two' });
+    const deleted = await http(t.url, 'DELETE', `/api/credentials/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ status: 'success', message: "Credential 'by_id_auth' deleted", name: 'by_id_auth' });
+    expect(await rowCount('by_id_auth')).toBe(0);
+    expect((await http(t.url, 'DELETE', `/api/credentials/${id}`)).body).toEqual({ detail: `credential '${id}' not found` });
+  });
 });
