@@ -21,7 +21,8 @@ import { ServiceError, notFound } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { requireAccess } from './auth.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
-import { exactObject, jsonSchema } from './validation.ts';
+import { exactObject, jsonSchema, oneOf } from './validation.ts';
+import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
@@ -90,7 +91,8 @@ const getQuery = v.object({
     'false',
   ),
 });
-const listQuery = v.object({ type: v.optional(v.string()), q: v.optional(v.string()) });
+// A type no credential can have (`Bearer`, `postgresql`) is refused naming them, not an empty list.
+const listQuery = v.object({ type: v.optional(oneOf(CREDENTIAL_TYPES)), q: v.optional(v.string()) });
 
 const credentialAnswer = v.object({
   id: v.pipe(v.string(), v.description('the id, as text')),
@@ -302,10 +304,10 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.get(
     '/api/credentials',
-    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery), response: responses({ 200: listAnswer }) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['credentials'], summary: 'List credentials (metadata); q searches name, description and tags', querystring: jsonSchema(listQuery), response: responses({ 200: listAnswer }) }, config: { access: { level: 'viewer' } }, preValidation: emptyQueryValuesAbsent },
     async (req) => {
       const { type, q } = req.query as v.InferOutput<typeof listQuery>;
-      const rows = await listCredentials(deps.db, { type: type === '' ? undefined : type, search: q });
+      const rows = await listCredentials(deps.db, { type, search: q });
       const credentials = rows.map(presentCredential);
       return { credentials, count: credentials.length };
     },

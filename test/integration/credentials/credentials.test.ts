@@ -262,6 +262,15 @@ describe('GET /api/credentials (list)', () => {
     const pg = await get('/api/credentials?type=postgres&q=list_');
     expect(names(pg.body)).toEqual(['list_pg_main', 'list_pg_replica']);
     expect(pg.body.count).toBe(2);
+    expect((await get('/api/credentials?type=')).body.count).toBe(all.body.count);
+  });
+
+  it('refuses a type no credential can have, naming the types, where it listed nothing', async () => {
+    for (const type of ['Bearer', 'postgresql']) {
+      const r = await get(`/api/credentials?type=${type}`);
+      expect(r.status, type).toBe(422);
+      expect(r.body.detail.errors).toEqual(['type: must be one of postgres, oauth2, bearer, basic, api_key, service_account, custom, nats, clickhouse, snowflake']);
+    }
   });
 
   it('q searches name, description and tags, case-insensitively; LIKE wildcards are literal', async () => {
