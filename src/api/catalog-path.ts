@@ -31,8 +31,17 @@ export function catalogPathProblem(path: string): string | undefined {
 /** A catalog path given to register at (POST /api/catalog/playbook `path`). */
 export const catalogPath = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(MAX_PATH_CHARS), v.regex(PATH_RE, `must be ${NAMES}`), v.check((p) => !hasDotSegment(p), `must be ${NAMES}`));
 
-/** A catalog path a start names (its body's `path`): a segment empty, `.` or `..` is refused (422 naming the field). */
-export const startPath = v.pipe(v.string(), v.minLength(1), v.check((p) => !hasDotSegment(p), 'must be slash-separated names: none empty, . or ..'));
+/**
+ * A catalog path a start names (its body's `path`): a segment empty, `.` or `..`, or more characters
+ * than a registration takes, is refused (422 naming the field): no entry can be there, and a 404
+ * would echo the whole value back.
+ */
+export const startPath = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(MAX_PATH_CHARS, `must be at most ${MAX_PATH_CHARS} characters (a catalog path's limit)`),
+  v.check((p) => !hasDotSegment(p), 'must be slash-separated names: none empty, . or ..'),
+);
 
 /**
  * A route's catalog path parameter: 422 naming `field` when it is longer than a registration

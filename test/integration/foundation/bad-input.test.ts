@@ -219,6 +219,8 @@ function corpus(): Case[] {
       field: 'metadata.path',
       status: 400,
     },
+    { name: 'a run path of 5,000 characters (no entry can be there)', call: { method: 'POST', path: '/api/run/playbook', json: { path: INCOMPRESSIBLE_PATH } }, field: 'path', status: 422 },
+    { name: 'an execute path of 5,000 characters', call: { method: 'POST', path: '/api/execute', json: { path: INCOMPRESSIBLE_PATH } }, field: 'path', status: 422 },
     // NUL through the URL: path parameters and query strings.
     { name: 'NUL in a catalog path (URL)', call: { method: 'GET', path: '/api/catalog/playbook/a%00b' }, field: 'path', status: 422 },
     { name: 'NUL in a query filter ?path=', call: { method: 'GET', path: '/api/executions?path=a%00b' }, field: 'path', status: 422 },
