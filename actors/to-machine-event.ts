@@ -60,7 +60,8 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
       return {
         type: EVENT.childFinished,
         seq,
-        child_execution_id: typeof ctx.child_execution_id === 'number' ? ctx.child_execution_id : 0,
+        // null: the task started no child (its path not found, its args refused, too deep).
+        child_execution_id: typeof ctx.child_execution_id === 'number' ? ctx.child_execution_id : null,
         status,
         result: row.result ?? null,
         error: row.error ? taskError(row.error) : null,

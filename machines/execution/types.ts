@@ -180,7 +180,7 @@ export type Effect =
 export type ExecutionEvent =
   | { type: typeof EVENT.commandCompleted; seq: number; tasks: Record<string, TaskOutcome> }
   | { type: typeof EVENT.commandFailed; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
-  | { type: typeof EVENT.childFinished; seq: number; child_execution_id: number; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
+  | { type: typeof EVENT.childFinished; seq: number; child_execution_id: number | null; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
   | { type: typeof EVENT.executionCancelled; reason: string; cancelled_at: string; /** false: child executions go on (absent: they are cancelled too). */ cascade?: boolean }
   | { type: typeof EVENT.timerFired; seq: number }
   | { type: typeof EVENT.waitTimedOut; seq: number }

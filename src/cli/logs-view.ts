@@ -46,7 +46,7 @@ const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v
 // A report that came after its command was over (the execution cancelled, the claim taken
 // over): kept for the record, applied to nothing.
 const LateContext = v.looseObject({ late: v.literal(true) });
-const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.number(), path: v.optional(v.string()), status: v.optional(v.string()) });
+const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.nullable(v.number()), path: v.optional(v.string()), status: v.optional(v.string()) });
 
 /** `text` on one line, cut at `max` characters (an ellipsis says it was). */
 export function boundedText(text: string, max = LOG_DETAIL_CHARS): string {
@@ -165,7 +165,9 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
       const c = v.safeParse(ChildContext, e.context);
       if (!c.success) break;
       const what = e.event_type === EVENT.childStarted ? [c.output.path, 'started'] : [c.output.status ?? 'finished'];
-      return `${['execution', c.output.child_execution_id, ...what].filter(Boolean).join(' ')}${e.error ? `: ${errorText(e.error)}` : ''}`;
+      // No id: the task started no child (its path not found, its args refused, nested too deep).
+      const child = c.output.child_execution_id === null ? ['no child started'] : ['execution', c.output.child_execution_id, ...what];
+      return `${child.filter(Boolean).join(' ')}${e.error ? `: ${errorText(e.error)}` : ''}`;
     }
   }
   // Any other type: its error, else its result, else its context.
