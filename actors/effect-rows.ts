@@ -26,7 +26,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
   for (const e of effects) {
     switch (e.type) {
       case 'record':
-        host.push(h, { event_type: e.eventType, step: e.step, context: e.context, result: e.result, error: e.error }).status = h.status;
+        host.push(h, { event_type: e.eventType, step: e.step, context: e.context, result: e.result, error: e.error });
         break;
       case 'issueCommand': {
         rows.commands.push({

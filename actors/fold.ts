@@ -26,6 +26,8 @@ type Held = { -readonly [K in keyof Subject]: Subject[K] };
 const statusOf = (s: Snapshot): ExecutionStatus => executionStatusOf(s);
 /** Events that are themselves a change of the execution's status (what it was moved to is their status). */
 const STATUS_EVENTS: ReadonlySet<string> = new Set([EVENT.executionCancelled, EVENT.executionPaused, EVENT.executionResumed, EVENT.executionAdmitted]);
+/** The pair that ends an execution (a cancel's end is execution.cancelled, a STATUS_EVENT). */
+const ENDING_EVENTS: ReadonlySet<string> = new Set([EVENT.workflowCompleted, EVENT.workflowFailed, EVENT.playbookCompleted, EVENT.playbookFailed]);
 
 const effectsOf = (actions: { type: string; params?: unknown }[]): Effect[] => actions.flatMap((a) => (a.type === 'effect' ? [a.params as Effect] : []));
 
@@ -77,6 +79,8 @@ export class Fold {
   #idsTaken = 0;
   /** While inboxes are applied: events sent to held executions wait (see the constructor). */
   #inboxes = true;
+  /** While a transition that ends an execution records its effects: the status it had, until its ending pair. */
+  #endingFrom: { id: number; status: ExecutionStatus } | undefined;
 
   /**
    * Holds every hydrated execution, then applies their inbox events (with effects): all are held
@@ -122,7 +126,10 @@ export class Fold {
         }
         if (!isLiveExecutionStatus(h.status)) continue;
         const mev = toMachineEvent(entry);
-        if (mev) effectRows(this.#host, h, this.#transition(h, mev));
+        if (mev) {
+          const before = h.status;
+          this.#effectRows(h, this.#transition(h, mev), before);
+        }
       }
     }
     this.#inboxes = false;
@@ -288,7 +295,7 @@ export class Fold {
     h.status = statusOf(snapshot);
     // It is what queues the execution: it carries the status after it (queued), as its schema says.
     if (queued) queued.status = h.status;
-    effectRows(this.#host, h, effectsOf(actions));
+    this.#effectRows(h, effectsOf(actions), 'running');
   }
 
   /** `a` admitted at once when it waits on a concurrency key alone and the key had room as read (a slot taken); else `a` as it is. */
@@ -327,7 +334,7 @@ export class Fold {
       // An event that is itself the change of status (a cancel, a pause, a resume, an admission)
       // carries the status it moved the execution to: an event's status is the one after it.
       if (STATUS_EVENTS.has(mev.type)) row.status = h.status;
-      effectRows(this.#host, h, effects);
+      this.#effectRows(h, effects, row.status);
     }
     return row.event_id;
   }
@@ -341,6 +348,29 @@ export class Fold {
       if (next.event.event_type === EVENT.executionCancelled && status !== undefined && !isLiveExecutionStatus(status)) continue;
       this.#apply(next.executionId, next.event);
     }
+  }
+
+  /**
+   * The rows of a transition's effects. One that ended the execution (from status `before`) records
+   * its last step.exit, loop.done or command.cancelled before its ending pair: the execution still
+   * ran after them, so they say `before` (an event's status is the one after it).
+   */
+  #effectRows(h: Held, effects: Effect[], before: ExecutionStatus): void {
+    this.#endingFrom = isLiveExecutionStatus(before) && !isLiveExecutionStatus(h.status) ? { id: h.id, status: before } : undefined;
+    try {
+      effectRows(this.#host, h, effects);
+    } finally {
+      this.#endingFrom = undefined;
+    }
+  }
+
+  /** The status an event appended to `h` now carries (see #effectRows). */
+  #statusOfNext(h: Held, eventType: string): ExecutionStatus {
+    const ending = this.#endingFrom;
+    if (ending?.id !== h.id) return h.status;
+    if (!ENDING_EVENTS.has(eventType)) return ending.status;
+    this.#endingFrom = undefined;
+    return h.status;
   }
 
   #transition(h: Held, ev: ExecutionEvent): Effect[] {
@@ -359,7 +389,7 @@ export class Fold {
       reserved: at !== undefined,
       catalog_id: h.row.catalog_id,
       event_type: e.event_type,
-      status: h.status,
+      status: this.#statusOfNext(h, e.event_type),
       step: e.step ?? null,
       command_id: e.command_id ?? null,
       worker_id: e.worker_id ?? null,
