@@ -95,10 +95,15 @@ function int(value: unknown, fallback: unknown, base: unknown): unknown {
   if (radix !== 10 && typeof value === 'string') {
     const digits = value.trim().toLowerCase().replace(/^0[xob]/, '');
     const parsed = /^[0-9a-z]+$/.test(digits) ? Number.parseInt(digits, radix) : Number.NaN;
-    return Number.isNaN(parsed) ? (fallback ?? 0) : parsed;
+    return Number.isNaN(parsed) ? orGiven(fallback, 0) : parsed;
   }
   const number = toNumber(value);
-  return number === undefined ? (fallback ?? 0) : Math.trunc(number);
+  return number === undefined ? orGiven(fallback, 0) : Math.trunc(number);
+}
+
+/** A filter argument, else `absent` when none was given: an explicit `none` is a value (Jinja's `default(none)` is None), not a missing argument. */
+function orGiven(given: unknown, absent: unknown): unknown {
+  return given === undefined ? absent : given;
 }
 
 /** POSIX shell single-quoting: the value as one word whatever it holds (`it's` → `'it'\''s'`). */
@@ -310,13 +315,13 @@ const filters: [string, Filter][] = [
   ],
   ['count', { params: [], run: (v) => length(v) }],
   ['length', { params: [], run: (v) => length(v) }],
-  ['default', { params: ['default_value', 'boolean'], run: (v, [fallback, boolean]) => ((truthy(boolean) ? !truthy(v) : v === undefined) ? (fallback ?? '') : v) }],
+  ['default', { params: ['default_value', 'boolean'], run: (v, [fallback, boolean]) => ((truthy(boolean) ? !truthy(v) : v === undefined) ? orGiven(fallback, '') : v) }],
   ['dictsort', { params: ['case_sensitive', 'by', 'reverse'], run: (v, [cs, by, reverse], budget) => sorted(entries(v, 'dictsort'), (pair) => byKey(cs, undefined, 'dictsort')(readAttribute(pair, by === 'value' ? 1 : 0)), reverse, budget) }],
   ['dump', { params: ['indent'], run: (v, [spaces]) => tojson(v, spaces) }],
   ['escape', { params: [], run: escape }],
   ['forceescape', { params: [], run: escape }],
   ['first', { params: [], run: (v) => list(v, 'first')[0] }],
-  ['float', { params: ['default'], run: (v, [fallback]) => toNumber(v) ?? fallback ?? 0 }],
+  ['float', { params: ['default'], run: (v, [fallback]) => toNumber(v) ?? orGiven(fallback, 0) }],
   ['fromjson', { params: [], run: fromjson }],
   ['indent', { params: ['width', 'first', 'blank'], run: (v, [width, first, blank]) => indent(text(v), width, first, blank) }],
   ['int', { params: ['default', 'base'], run: (v, [fallback, base]) => int(v, fallback, base) }],
