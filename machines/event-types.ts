@@ -66,7 +66,7 @@ const INFO = {
   [EVENT.commandClaimed]: { writers: ['engine'], folds: false, meaning: 'a worker claimed a command (recorded with the first report of that claim)' },
   [EVENT.commandStarted]: { writers: ['worker'], folds: false, meaning: 'a worker began running a command' },
   [EVENT.commandHeartbeat]: { writers: ['worker'], folds: false, meaning: 'a worker still runs a command' },
-  [EVENT.callAttempt]: { writers: ['worker'], folds: false, meaning: 'an attempt of a task failed and the task was tried again (context `task`, `attempt`, `at`, `duration_ms`; its error; result `output`, capped and masked)' },
+  [EVENT.callAttempt]: { writers: ['worker'], folds: false, meaning: 'an attempt of a task failed and the task was tried again (context `task`, `attempt`, `at`, `duration_ms`; its error; result `output`, capped and masked); of a task retried more than 21 times, the first 10 and the last 10' },
   [EVENT.callDone]: { writers: ['worker'], folds: false, meaning: 'one task of a command succeeded (its outcome)' },
   [EVENT.callError]: { writers: ['worker'], folds: false, meaning: 'one task of a command failed (its outcome)' },
   [EVENT.commandCompleted]: { writers: ['worker'], folds: true, meaning: 'a command ran to its end with every task ok; the step moves on' },

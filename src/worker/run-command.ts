@@ -35,6 +35,8 @@ export type RunDeps = {
 };
 
 const DEFAULT_OUTPUT_BYTES = 64 * 1024;
+/** Failed attempts of one task a report records at most (see keepAttempt); even. */
+const MAX_RECORDED_ATTEMPTS = 20;
 
 type TaskRun = TaskOutcome & { attempts: number; tried: Attempt[] };
 
@@ -186,9 +188,20 @@ async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, s
     },
     deps.signal,
     undefined,
-    (a) => tried.push(a),
+    (a) => keepAttempt(tried, a),
   );
   return whenError ? { ...outcome, status: 'error', error: whenError } : outcome;
+}
+
+/**
+ * Keeps `a` among a task's attempts: all of them, or of a task retried more often the first and the
+ * last MAX_RECORDED_ATTEMPTS / 2 failed ones and the final one. Each failed one is reported with up
+ * to SVC_TASK_OUTPUT_BYTES of output and as much of error: hundreds of them made a report the server
+ * refuses (over its body limit), failing the command report_rejected, its task's own error lost.
+ */
+function keepAttempt(tried: Attempt[], a: Attempt): void {
+  tried.push(a);
+  if (tried.length > MAX_RECORDED_ATTEMPTS + 1) tried.splice(MAX_RECORDED_ATTEMPTS / 2, 1);
 }
 
 /**
@@ -231,7 +244,8 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   // `ago_ms`: how long before the report each moment was (the server makes it a time, `at`).
   const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index, ago_ms: startedAt } }];
   for (const { task, attempts, durationMs, startedAt: taskStartedAt, tried } of calls) {
-    // Every attempt before the last one failed and was retried: each is recorded with its error and output.
+    // Every attempt before the last one failed and was retried: each is recorded with its error and
+    // output (of a long run of retries, the first and the last ones: keepAttempt; call.error counts them all).
     for (const a of tried.slice(0, -1)) {
       const failed = boundedError(storableOutcome(a.outcome, secrets), outputBytes);
       events.push({
