@@ -2,14 +2,18 @@ import { isObject } from '../objects.ts';
 import type { Problem } from './reference-problems.ts';
 
 /**
- * Rules of a step's `wait:` that its shape cannot say: it waits for exactly one thing (`for`,
- * `until` or `signal`); `timeout`, `approval` and `buffer` belong to a signal; a waiting step
- * runs no tool and no loop (the wait is its body).
+ * Rules of a step's body (its `tool:`, `loop:` or `wait:`) that its shape cannot say: a wait waits
+ * for exactly one thing (`for`, `until` or `signal`); `timeout`, `approval` and `buffer` belong to
+ * a signal; a waiting step runs no tool and no loop (the wait is its body); a loop runs its step's
+ * tool once per item, so a step with a loop has a tool (without one the loop would be ignored).
  */
 export function waitProblems(document: unknown): Problem[] {
   if (!isObject(document) || !Array.isArray(document.workflow)) return [];
   const problems: Problem[] = [];
   document.workflow.forEach((step, i) => {
+    if (isObject(step) && step.wait === undefined && step.loop !== undefined && step.tool === undefined) {
+      problems.push({ path: `workflow[${i}].loop`, message: 'a loop runs the step\'s tool once per item: this step has no tool' });
+    }
     if (!isObject(step) || !isObject(step.wait)) return;
     const path = `workflow[${i}].wait`;
     const wait = step.wait;

@@ -210,6 +210,11 @@ describe('the wait: block', () => {
     expect(problems({ wait: { for: '1m' }, tool: shell('a') })).toEqual(['workflow[0].tool: a step that waits runs no tool: put the tool in the step after it']);
   });
 
+  it('a loop needs a tool to run per item: a step with a loop and no tool is refused, not run as if it had none', () => {
+    expect(problems({ loop: { in: '{{ [1, 2] }}', iterator: 'x' } })).toEqual(["workflow[0].loop: a loop runs the step's tool once per item: this step has no tool"]);
+    expect(problems({ loop: { in: '{{ [1, 2] }}', iterator: 'x' }, tool: shell('a') })).toEqual([]);
+  });
+
   it('the statechart names the wait in its node', () => {
     const pb = playbookOf(approval);
     expect(pb.workflow[0].wait).toEqual({ kind: 'signal', signal: 'approval', timeoutMs: 86_400_000, roles: ['admin'], buffer: false });
