@@ -34,6 +34,12 @@ export async function ensureNatsConsumer(jsm: JetStreamManager, w: NatsConsumerW
   }
   const create = (from: Date) =>
     jsm.consumers.add(w.stream, { durable_name: w.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.toISOString(), ...settings });
+  if (info && leftBehind(info, w.startTime)) {
+    // An earlier trigger of this path and name (removed while paused, or while no server ran):
+    // its place in the stream would fire what was published while no trigger existed.
+    await jsm.consumers.delete(w.stream, w.durable);
+    info = undefined;
+  }
   if (!info) {
     await create(w.startTime);
   } else if (info.config.filter_subject !== w.subject || info.config.max_ack_pending !== w.maxInFlight || info.config.ack_wait !== settings.ack_wait || info.config.ack_policy !== AckPolicy.Explicit) {
@@ -46,4 +52,10 @@ export async function ensureNatsConsumer(jsm: JetStreamManager, w: NatsConsumerW
     }
   }
   return { streamCreated: stream.created };
+}
+
+/** A consumer made for an earlier trigger of the same name: it delivers from before this trigger's first registration. */
+function leftBehind(info: ConsumerInfo, startTime: Date): boolean {
+  const from = info.config.opt_start_time === undefined ? Number.NaN : Date.parse(info.config.opt_start_time);
+  return from < startTime.getTime();
 }

@@ -410,6 +410,37 @@ workflow:
     await new Promise((r) => setTimeout(r, 500));
     expect(await fires(path)).toHaveLength(0);
   });
+
+  it('a trigger removed while paused and declared again delivers from its new registration on, not what was published while it did not exist', async () => {
+    const path = `nats/readded_${run}`;
+    const subject = subjectOf('readded');
+    const without = `
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: readded, path: ${path} }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+    await api.register(playbook(path, subject));
+    subs = startNatsSubscriptions(t.deps, NO_PERIODIC_RELOAD);
+    await published(subject, 1);
+    await until('1 fire', async () => (await fires(path)).length === 1 || undefined);
+    await allAcked(path);
+    // Paused, then removed: no server consumes it, so none deletes its consumer (docs/nats-triggers.md).
+    await setTriggerPaused(t.deps.db, path, 'orders', true, null);
+    await until('no pull waiting', async () => (await consumerOf(path)).num_waiting === 0 || undefined);
+    await api.register(without);
+    await published(subject, 3);
+    // Declared again: a new trigger, live from this registration on.
+    await api.register(playbook(path, subject));
+    await published(subject, 2);
+    await until('2 more fires', async () => ((await fires(path)).length >= 3 ? true : undefined));
+    await allAcked(path);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await fires(path)).toHaveLength(3);
+    expect(await executionsOf(path)).toHaveLength(3);
+  });
 });
 
 async function duplicateCount(): Promise<number> {
