@@ -78,12 +78,19 @@ export const WebhookTriggerSchema = v.strictObject({
   max_body_bytes: v.optional(count(1, MAX_WEBHOOK_BODY_BYTES), DEFAULT_WEBHOOK_BODY_BYTES),
 });
 
+// What NATS refuses at every try (the client's stream-name rule; a subject's tokens): a trigger
+// holding one would never consume, so it is said at registration, naming the field.
+const STREAM_NAME = /^[^.*>/\\\s]+$/;
+const isNatsSubject = (text: string): boolean => !/\s/.test(text) && text.split('.').every((token, i, all) => token !== '' && (token !== '>' || i === all.length - 1));
+const streamName = v.pipe(nonEmptyString, v.regex(STREAM_NAME, 'must be a JetStream stream name: no whitespace, ., *, >, / or \\'));
+const natsSubject = v.pipe(nonEmptyString, v.check(isNatsSubject, 'must be a NATS subject: tokens separated by dots, none empty, no whitespace, > only as the last token (orders.created, orders.>)'));
+
 export const NatsTriggerSchema = v.strictObject({
   ...common,
   kind: v.literal('nats'),
   auth: credentialName,
-  stream: nonEmptyString,
-  subject: nonEmptyString,
+  stream: streamName,
+  subject: natsSubject,
   max_in_flight: v.optional(count(1, 1000), DEFAULT_NATS_MAX_IN_FLIGHT),
 });
 

@@ -57,3 +57,15 @@ describe("a trigger's templates", () => {
     expect(problems('{ name: o, kind: nats, auth: a, stream: S, subject: s.x, payload: { m: "{{ message.json }}", n: "{{ trigger.name }}" } }')).toEqual([]);
   });
 });
+
+describe("a NATS trigger's stream and subject", () => {
+  it('a stream name or subject NATS refuses is a problem at its place, not a trigger that never consumes', () => {
+    const nats = (stream: string, subject: string) => problems(`{ name: o, kind: nats, auth: a, stream: "${stream}", subject: "${subject}" }`).map((p) => p.path);
+    expect(nats('ORDERS', 'orders.created')).toEqual([]);
+    expect(nats('ORDERS-2_b', 'orders.>')).toEqual([]);
+    expect(nats('ORDERS', '*.created.*')).toEqual([]);
+    expect(nats('ORDERS', '>')).toEqual([]);
+    for (const stream of ['ORD.ERS', 'ORD ERS', 'ORD*', 'ORD>', 'a/b', 'a\\\\b']) expect(nats(stream, 'orders.created'), stream).toEqual(['triggers[0].stream']);
+    for (const subject of ['orders created', 'orders..created', '.orders', 'orders.', 'orders.>.created', 'orders\\tcreated']) expect(nats('ORDERS', subject), subject).toEqual(['triggers[0].subject']);
+  });
+});
