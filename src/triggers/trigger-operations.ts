@@ -109,6 +109,7 @@ export async function pauseTrigger(deps: EngineDeps, path: string, name: string,
 export async function fireByHand(deps: EngineDeps, path: string, name: string, body: { payload?: Record<string, unknown>; fireKey?: string }) {
   const row = await triggerOr404(deps, path, name);
   const now = new Date();
+  if (row.kind === 'schedule' && body.fireKey !== undefined) refuseComingTime(scheduleOf(row), body.fireKey, now);
   const fireKey = body.fireKey ?? `manual:${crypto.randomUUID()}`;
   const own = row.kind === 'schedule' ? renderTriggerPayload(scheduleOf(row).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
   const fire: Fire = 'refused' in own ? { fireKey, scheduledTime: now, refused: own.refused } : { fireKey, scheduledTime: row.kind === 'schedule' ? now : null, payload: { ...own.payload, ...body.payload } };
@@ -119,6 +120,21 @@ export async function fireByHand(deps: EngineDeps, path: string, name: string, b
     throw new ServiceError('fire_refused', { code: 'fire_refused', message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`], fire_key: result.fireKey, duplicate: result.duplicate });
   }
   return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome };
+}
+
+/**
+ * 422 naming fire_key when it is a time the schedule fires after `now` (a schedule's keys are its
+ * times, ISO 8601 UTC): started now, that time's own fire would start nothing (as backfill refuses
+ * times after now).
+ */
+function refuseComingTime(spec: ScheduleTrigger, fireKey: string, now: Date): void {
+  const at = Date.parse(fireKey);
+  if (Number.isNaN(at) || at <= now.getTime() || new Date(at).toISOString() !== fireKey) return;
+  if (nextFire(spec.cron, spec.timezone, new Date(at - 1))?.getTime() !== at) return;
+  throw new ServiceError('unprocessable', {
+    message: 'invalid body',
+    errors: [`fire_key: ${fireKey} is a time this schedule fires after now (${now.toISOString()}): that fire would then start nothing; give a key of your own`],
+  });
 }
 
 /** What a backfill did: the executions it started, the times made before (`skipped`), and its own fires that started nothing, with why. */

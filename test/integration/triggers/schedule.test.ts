@@ -265,6 +265,20 @@ describe('schedules', () => {
     expect(run.workload).toMatchObject({ extra: 1, day: new Date().toISOString().slice(0, 10) });
   });
 
+  it('a fire by hand keyed by a scheduled time still to come is 422 naming fire_key: the schedule would start nothing at that time', async () => {
+    await register('sched/manual_future', `  - { name: t, kind: schedule, cron: "@daily" }`);
+    const [listed] = ((await http(a.url, 'GET', '/api/triggers?kind=schedule')).body.triggers as { path: string; next_fires: string[] }[]).filter((t) => t.path === 'sched/manual_future');
+    const future = await http(a.url, 'POST', '/api/triggers/sched/manual_future/t/fire', { fire_key: listed.next_fires[0] });
+    expect(future.status, JSON.stringify(future.body)).toBe(422);
+    expect(JSON.stringify(future.body)).toContain('fire_key: ');
+    expect(await fires('sched/manual_future')).toEqual([]);
+    // A past time (a day run again by hand) and any other text are keys of one's own.
+    const past = await http(a.url, 'POST', '/api/triggers/sched/manual_future/t/fire', { fire_key: '2026-01-01T00:00:00.000Z' });
+    expect(past.status).toBe(202);
+    const text = await http(a.url, 'POST', '/api/triggers/sched/manual_future/t/fire', { fire_key: `rerun-${listed.next_fires[0]}` });
+    expect(text.status).toBe(202);
+  });
+
   it('registration checks the block: a bad cron, an unknown timezone, a credential that is no name, a template root that is not there', async () => {
     const bad = `apiVersion: svc/v1
 metadata: { name: bad, path: sched/bad }
