@@ -338,7 +338,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       schema: {
         tags: ['executions'],
         summary: 'Cancel stuck executions: no terminal event, started over older_than_minutes ago',
-        description: 'Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. `dry_run` lists the same executions and changes nothing.',
+        description: 'Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. The answer lists those too: the live descendants the cancels took along, however young. `dry_run` lists the same executions and changes nothing.',
         body: jsonSchema(cleanupBody),
         response: responses({ 200: cleanupAnswer }),
       },

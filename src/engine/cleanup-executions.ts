@@ -1,6 +1,7 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Identity } from '../auth/identity.ts';
 import { runningStartedBefore, type StaleExecution } from '../db/execution.repo.ts';
+import { executionStatuses, liveDescendants } from '../db/live-descendants.ts';
 import { cancelExecution } from './cancel-execution.ts';
 
 const PAGE = 200;
@@ -19,9 +20,11 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /**
  * The operator's cleanup: every execution with no terminal event started over
  * `olderThanMinutes` ago is cancelled (reason `cleanup`), parents before children, through its
- * machine (see cancelExecution). A dry run changes nothing and lists the same executions. Lists
- * those that ended cancelled (children of a cancelled parent included), not those that finished
- * otherwise meanwhile. `requestedBy` (who asked) is recorded on each cancel.
+ * machine (see cancelExecution). A cancel cascades to the execution's live descendants, however
+ * young: they are listed too (after the stale ones), so the answer names every execution the
+ * cleanup cancels (or, dry, would cancel). A dry run changes nothing and lists the same
+ * executions. Lists those that ended cancelled, not those that finished otherwise meanwhile.
+ * `requestedBy` (who asked) is recorded on each cancel.
  */
 export async function cleanupStuckExecutions(deps: EngineDeps, opts: { olderThanMinutes: number; dryRun: boolean; requestedBy?: Identity }): Promise<CleanupResult> {
   const found: StaleExecution[] = [];
@@ -37,20 +40,29 @@ export async function cleanupStuckExecutions(deps: EngineDeps, opts: { olderThan
     if (page.length < PAGE) break;
     after = page.at(-1)!.execution_id;
   }
+  // Children started within the age (a parent's late step) go with their parent's cancel.
+  const descendants = await liveDescendants(deps.db, found.map((e) => e.execution_id));
   const done: StaleExecution[] = [];
-  if (opts.dryRun) done.push(...found);
-  else {
+  const withThem: StaleExecution[] = [];
+  if (opts.dryRun) {
+    done.push(...found);
+    withThem.push(...descendants);
+  } else {
     for (const e of found) {
       const out = await cancelExecution(deps, e.execution_id, { reason: 'cleanup', older_than_minutes: opts.olderThanMinutes, requested_by: opts.requestedBy });
       // A child is usually cancelled already, by its parent's cancel a moment before.
       if (out.cancelled || out.status === 'cancelled') done.push(e);
     }
+    const statuses = await executionStatuses(deps.db, descendants.map((e) => e.execution_id));
+    withThem.push(...descendants.filter((e) => statuses.get(e.execution_id) === 'cancelled'));
   }
   const age = `with no terminal event started over ${plural(opts.olderThanMinutes, 'minute')} ago`;
+  const children = withThem.length ? ` and ${plural(withThem.length, 'execution')} they started` : '';
   const more = truncated ? `; more remain, run it again` : '';
   const message = opts.dryRun
-    ? `dry run: ${plural(done.length, 'execution')} ${age} would be cancelled; nothing was changed${more}`
-    : `cancelled ${plural(done.length, 'execution')} ${age}${more}`;
+    ? `dry run: ${plural(done.length, 'execution')} ${age}${children} would be cancelled; nothing was changed${more}`
+    : `cancelled ${plural(done.length, 'execution')} ${age}${children}${more}`;
+  done.push(...withThem);
   if (!opts.dryRun && done.length) deps.log.info({ executions: done.map((e) => e.execution_id), older_than_minutes: opts.olderThanMinutes }, 'cleanup cancelled stuck executions');
   return {
     cancelled_count: done.length,
