@@ -154,7 +154,7 @@ export type StrandedReason = 'pending_stale' | 'worker_missing' | 'worker_not_re
 export type StrandedCommand = { command_id: number; reason: StrandedReason };
 
 const MARK_STRANDED = `WITH active AS (
-       SELECT c.command_id, c.attempt,
+       SELECT c.command_id, c.attempt, c.reclaim_attempt IS NOT DISTINCT FROM c.attempt AS already_marked,
               CASE WHEN r.name IS NULL THEN CASE WHEN c.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_missing' END
                    WHEN r.status = 'stopped' THEN 'worker_not_ready'
                    WHEN r.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_stale'
@@ -163,7 +163,10 @@ const MARK_STRANDED = `WITH active AS (
               END AS reason
          FROM core.command c LEFT JOIN core.runtime r ON r.kind = 'worker_pool' AND r.name = c.worker_id
         WHERE ${heldSql('c')}),
-     stranded AS (SELECT command_id, attempt, reason FROM active WHERE reason IS NOT NULL ORDER BY command_id LIMIT $3),
+     -- Unmarked ones first, a gone holder's before a hard timeout's: a marked claim waits for a
+     -- claimer and a healthy holder may keep its claim for hours, and neither may take the places
+     -- of claims nobody has marked yet.
+     stranded AS (SELECT command_id, attempt, reason FROM active WHERE reason IS NOT NULL ORDER BY already_marked, reason = 'hard_timeout', command_id LIMIT $3),
      marked AS (
        UPDATE core.command c SET reclaim_attempt = c.attempt
          FROM stranded s
@@ -177,7 +180,8 @@ const MARK_STRANDED = `WITH active AS (
  * the pools hold), each with why it is stranded, if it is: its worker is missing from the registry
  * (and its claim heartbeat older than `staleSeconds`), stopped, silent for `staleSeconds`, or no
  * longer lists it (orphaned, see ClaimPolicy); or the claim is older than `hardTimeoutSeconds`.
- * Up to `max` stranded ones, oldest first, are marked for the claim-next paths
+ * Up to `max` stranded ones (unmarked before marked, a gone holder's before a hard timeout's,
+ * then oldest first) are marked for the claim-next paths
  * (`reclaim_attempt`); returns them and how many rows were read. Nothing else changes.
  */
 export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number; hardTimeoutSeconds: number; max: number }): Promise<{ scanned: number; stranded: StrandedCommand[] }> {
