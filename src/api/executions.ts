@@ -196,6 +196,9 @@ const retryAnswer = v.object({
   from_step: v.string(),
   replayed: v.pipe(v.array(v.string()), v.description('the steps that took their recorded outcome')),
 }) satisfies v.GenericSchema<unknown, Retried>;
+// Its options are the body's: a query string's `?dry_run=true` was dropped and the cleanup ran
+// for real, so a cleanup takes no query parameter at all.
+const cleanupQuery = v.strictObject({}, 'is not read from the query string: send older_than_minutes and dry_run in the JSON body');
 const cleanupAnswer = v.object({
   cancelled_count: integer,
   execution_ids: v.array(integer),
@@ -339,6 +342,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         tags: ['executions'],
         summary: 'Cancel stuck executions: no terminal event, started over older_than_minutes ago',
         description: 'Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. The answer lists those too: the live descendants the cancels took along, however young. `dry_run` lists the same executions and changes nothing.',
+        querystring: jsonSchema(cleanupQuery),
         body: jsonSchema(cleanupBody),
         response: responses({ 200: cleanupAnswer }),
       },
