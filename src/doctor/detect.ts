@@ -121,7 +121,7 @@ function summarize(checks: Map<CheckName, Finding | CheckError>, t: Thresholds, 
   if (failed.length) {
     const ids = failed.map(([, c]) => (isFinding(c) ? undefined : c.execution_id)).filter((id) => id !== undefined);
     // The token reaches curl through bash's own printf (a pipe), never its command line.
-    if (late.length) next.push(`curl -s ${server}/api/worker/pools -H @<(printf 'Authorization: Bearer %s\n' "$SVC_API_TOKEN")   # the detection playbooks need a live worker: is one running? (svc start runs one in process)`);
+    if (late.length) next.push(`curl -s ${server}/api/worker/pools -H @<(printf 'Authorization: Bearer %s\\n' "$SVC_API_TOKEN")   # the detection playbooks need a live worker: is one running? (svc start runs one in process)`);
     if (ids.length) next.push(`svc logs ${ids[0]} --server ${server}   # what the detection playbook did`);
     next.push(`svc doctor reachability --server ${server}`);
   }

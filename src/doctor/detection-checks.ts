@@ -169,7 +169,7 @@ export const CHECKS = {
       next_steps: [
         // The route takes only the worker token (every auth mode); printf is bash's own, so the
         // token reaches curl through a pipe, never its command line.
-        `restart the pool if it should run (svc worker); if it is gone for good, deregister it with the worker token (SVC_WORKER_TOKEN; the embedded server's is in SVC_DATA_DIR/worker.token): curl -s -X POST ${server}/api/worker/pool/deregister -H @<(printf 'Authorization: Bearer %s\n' "$SVC_WORKER_TOKEN") -H 'content-type: application/json' -d '{"name": "${row.items[0]?.name ?? '<name>'}"}'`,
+        `restart the pool if it should run (svc worker); if it is gone for good, deregister it with the worker token (SVC_WORKER_TOKEN; the embedded server's is in SVC_DATA_DIR/worker.token): curl -s -X POST ${server}/api/worker/pool/deregister -H @<(printf 'Authorization: Bearer %s\\n' "$SVC_WORKER_TOKEN") -H 'content-type: application/json' -d '{"name": "${row.items[0]?.name ?? '<name>'}"}'`,
       ],
     }),
   }),
