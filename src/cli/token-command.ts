@@ -123,7 +123,7 @@ function parseList(argv: string[]): Action | string {
 }
 
 function parseRevoke(argv: string[]): Action | string {
-  const { positionals } = parseArgs({ args: argv, options: {}, strict: true, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: true });
   if (positionals.length !== 1) return 'revoke expects one token name';
   const name = positionals[0];
   return async (db, out, err) => {
@@ -132,7 +132,8 @@ function parseRevoke(argv: string[]): Action | string {
       err.write(`svc token: no token named '${name}'\n`);
       return 1;
     }
-    out.write(`revoked token '${name}' (since ${iso(row.revoked_at)}); servers refuse it within ${API_TOKEN_CACHE_TTL_MS / 1000} s\n`);
+    if (values.json) out.write(`${JSON.stringify(shown(row), null, 2)}\n`);
+    else out.write(`revoked token '${name}' (since ${iso(row.revoked_at)}); servers refuse it within ${API_TOKEN_CACHE_TTL_MS / 1000} s\n`);
     return 0;
   };
 }

@@ -6,7 +6,7 @@ export const TOKEN_SUMMARY = 'create, list or revoke API tokens (SVC_AUTH=token 
 
 export const TOKEN_USAGE = `svc token create --name NAME --role ${ROLES.join('|')} [--expires-in DURATION | --expires-at TIME] [--json]
        svc token list [--json]
-       svc token revoke NAME
+       svc token revoke NAME [--json]
 
   create   makes an API token and prints it once (only its SHA-256 is stored); it never
            expires unless given a lifetime: --expires-in 90d (units s, m, h, d, as 1h30m;
@@ -15,6 +15,7 @@ export const TOKEN_USAGE = `svc token create --name NAME --role ${ROLES.join('|'
   list     every token: name, role, prefix, created, last used, revoked, expires (once
            some token has a lifetime; --json always: expires_at, null for never, and expired)
   revoke   the token stops working within ${API_TOKEN_CACHE_TTL_MS / 1000} s on every server; its name stays taken
+           (--json: the token as list shows it, revoked_at set)
 
 Talks to the database directly: SVC_DATABASE_URL, else the embedded one in SVC_DATA_DIR (which
 a running \`svc start\` holds: stop it first). Clients send a token as

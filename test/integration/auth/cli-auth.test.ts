@@ -181,6 +181,10 @@ describe('svc token', () => {
     expect(revoked.output).toMatch(/^revoked token 'ci'/);
     await until('revoked token refused', async () => (await http(t.url, 'GET', '/api/executions', undefined, bearer(token))).status === 401, API_TOKEN_CACHE_TTL_MS + 2_000, 100);
     expect(JSON.parse((await svc(['token', 'list', '--json'], env)).output)[0].revoked_at).toMatch(/^\d{4}-/);
+    // --json for programs, as every other client subcommand answers: the token as list shows it.
+    const again = await svc(['token', 'revoke', 'ci', '--json'], env);
+    expect(again.code, again.output).toBe(0);
+    expect(JSON.parse(again.output)).toMatchObject({ name: 'ci', role: 'operator', revoked_at: expect.stringMatching(/^\d{4}-/), expired: false });
   });
 
   it('refuses a taken name, an unknown token and bad arguments with exit codes 1 and 2', async () => {
