@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
 import { renderValue } from '../dsl/render.ts';
 import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
-import { defaultTtlSeconds, MAX_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
+import { defaultTtlSeconds, MAX_TTL_SECONDS, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
@@ -287,7 +287,10 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     if (!answer.ok) return answer;
     const result = tokenFromRenewResponse(answer.status, answer.body, cfg);
     if (!result.ok) return result;
-    const lifetime = entryLifetime(positiveSeconds(result.tokenData[cfg.ttl_field]), definition?.ttl_seconds, target.scope);
+    // Neither the answer nor the definition says: the spec's renewal fallback (3600 s), not the
+    // scope default an entry is made with (its Limits table names the two apart).
+    const answered = positiveSeconds(result.tokenData[cfg.ttl_field]);
+    const lifetime = answered === undefined && definition?.ttl_seconds === undefined ? RENEWAL_FALLBACK_TTL_SECONDS : entryLifetime(answered, definition?.ttl_seconds, target.scope);
     return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: lifetime, lifetimeSeconds: lifetime, kind: definition?.kind ?? null, renewConfig: cfg } };
   }
 
