@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { stampReportedTimes } from './reported-times.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
-import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
+import { BATCH_STATES, isTerminalBatchState, type BatchState } from '../../machines/batch-request.machine.ts';
 import { EVENT, WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import { waitUnlessAborted } from '../abortable-wait.ts';
 import type { AppDeps } from '../app-deps.ts';
@@ -156,11 +156,17 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         summary: 'Server-sent events: the batch status object at each state change, until a terminal state',
         description: `The server polls the state every SVC_BATCH_STATUS_STREAM_POLL_SECONDS (${config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS} s); each message is "event: status" with the status object as data. The stream ends after completed or failed; it stays open while the database is away (a poll that fails is asked again at the next). It also ends, within 6 s, once the caller's API token is revoked or expires (through the gateway, once the session or bearer JWT ends), its last line \`: closed: <why>\`.`,
         params: jsonSchema(requestParams),
-        response: responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), `: keep-alive` comments, and a last `: closed: <why>` when the caller may no longer read it' } }),
+        response: {
+          ...responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), `: keep-alive` comments, and a last `: closed: <why>` when the caller may no longer read it. Each message\'s `id` is its state\'s place (1 accepted, 2 processing, 3 completed, 4 failed), the same on every connection' } }),
+          204: { description: 'A reconnection (Last-Event-ID) that saw the final state already: nothing more will come, and an EventSource stops reconnecting' },
+        },
       },
     },
     async (req, reply) => {
       const first = await findBatch(deps, (req.params as v.InferOutput<typeof requestParams>).request_id);
+      // A browser's EventSource reconnects whenever a stream ends, for ever; one that saw the final
+      // state (its Last-Event-ID) gets 204, the HTML standard's way to stop it.
+      if (isTerminalBatchState(first.state) && req.headers['last-event-id'] === String(stateId(first.state))) return reply.code(204).send();
       // Polling stops when the client goes away (the response closes) or the server closes.
       const gone = new AbortController();
       reply.raw.on('close', () => gone.abort());
@@ -207,10 +213,9 @@ async function findBatch(deps: AppDeps, requestId: string): Promise<BatchStatusR
  */
 async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: AbortSignal): AsyncGenerator<string> {
   const pollMs = deps.config.SVC_BATCH_STATUS_STREAM_POLL_SECONDS * 1000;
-  let seq = 1;
   let last = first;
   let sentAt = performance.now();
-  yield sseMessage(seq++, 'status', presentStatus(first));
+  yield sseMessage(stateId(first.state), 'status', presentStatus(first));
   while (!isTerminalBatchState(last.state)) {
     if (!(await waitUnlessAborted(pollMs, signal))) return;
     let now: BatchStatusRow | undefined;
@@ -223,7 +228,7 @@ async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: Abort
     }
     if (!now) return; // dropped after its retention
     if (now.state !== last.state) {
-      yield sseMessage(seq++, 'status', presentStatus(now));
+      yield sseMessage(stateId(now.state), 'status', presentStatus(now));
       sentAt = performance.now();
     } else if (performance.now() - sentAt > STREAM_KEEPALIVE_MS) {
       yield ': keep-alive\n\n';
@@ -232,6 +237,9 @@ async function* statusStream(deps: AppDeps, first: BatchStatusRow, signal: Abort
     last = now;
   }
 }
+
+/** A status message's id: its state's place in BATCH_STATES, from 1: the same on every connection, so a reconnection says what it saw. */
+const stateId = (state: BatchState): number => BATCH_STATES.indexOf(state) + 1;
 
 function sseMessage(id: number, event: string, data: unknown): string {
   return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;

@@ -289,6 +289,23 @@ describe('a batch request', () => {
     });
   });
 
+  it("names each stream message by its state, and answers a reconnection that saw the final state 204 (an EventSource's stop)", async () => {
+    const { id, cmd } = await claimedExecution();
+    const done = await b.post({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) });
+    await until('the batch completed', async () => (await b.status(done.body.request_id)).state === 'completed');
+    const url = `${t.url}/api/events/batch/${done.body.request_id}/stream`;
+    const text = await (await fetch(url)).text();
+    expect(text).toMatch(/^id: 3\nevent: status\ndata: \{.*"state":"completed"/);
+    // What a browser's EventSource sends when the stream ends: without the 204 it reconnects for ever.
+    const again = await fetch(url, { headers: { 'last-event-id': '3' } });
+    expect(again.status).toBe(204);
+    expect(await again.text()).toBe('');
+    // A reconnection that missed the end (it saw processing) gets the final state.
+    const missed = await fetch(url, { headers: { 'last-event-id': '2' } });
+    expect(missed.status).toBe(200);
+    expect(await missed.text()).toContain('"state":"completed"');
+  });
+
   it('answers 404 for an unknown request, on status and stream', async () => {
     for (const path of ['status', 'stream']) {
       expect((await http(t.url, 'GET', `/api/events/batch/00000000-0000-0000-0000-000000000000/${path}`)).status).toBe(404);
