@@ -5,6 +5,8 @@ export const RUN_SUMMARY = 'start a playbook (registering it first when given a 
 export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [--set key=value]... [--label key=value]... [--priority N] [--wait] [--server URL] [--json]
 
   <file.yaml>      a playbook file: registered in the catalog at its metadata.path, then started
+                   (an agent's or MCP server's file is registered as one, as svc catalog
+                   register does, and its start refused: agents start with svc agent run)
   <catalog path>   start the newest catalog version at that path (e.g. examples/fetch_users)
   --payload JSON   workload values for this execution, a JSON object (default {})
   --set key=value  one workload value (repeatable, over --payload), read as the type the

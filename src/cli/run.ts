@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { ServerError } from '../worker/server-client.ts';
 import { formatElapsed, lineView, silentView, terminalView } from './progress-view.ts';
-import { RunApi, ServerUnreachableError, UnexpectedAnswerError, type ExecutionStatus } from './run-api.ts';
+import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError, type ExecutionStatus } from './run-api.ts';
 import { parseRunOptions, type RunOptions } from './run-options.ts';
 import { errorMessage, type StepProgress } from './step-progress.ts';
 import { watchExecution } from './watch-execution.ts';
@@ -58,7 +58,9 @@ async function targetPlaybook(api: RunApi, options: RunOptions): Promise<{ conte
 /** Registers the file (when the target is one) and returns the catalog path to start; ServerError passes through. */
 async function resolvePath(api: RunApi, options: RunOptions, content: string | null, out: Out, err: Out): Promise<{ path: string; fromFile: boolean }> {
   if (content === null) return { path: options.target, fromFile: false };
-  const reg = await registerFile(api, options.target, content, out, err, options.json);
+  // As its document says, as `svc catalog register` sends it: an agent's file sent as a plain
+  // playbook would be stored as a new version that runs neither way.
+  const reg = await registerFile(api, options.target, content, out, err, options.json, resourceTypeOf(content));
   return { path: reg.path, fromFile: true };
 }
 
