@@ -1,4 +1,5 @@
 import { isObject } from '../objects.ts';
+import { closest } from './unknown-field-message.ts';
 
 /**
  * One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root;
@@ -48,7 +49,10 @@ export function referenceProblems(document: unknown): Problem[] {
       }
     });
     for (const arc of arcsOf(step.next, `${path}.next`)) {
-      if (!stepIndex.has(arc.step)) problems.push({ path: arc.path, message: `arc to unknown step '${arc.step}'` });
+      if (stepIndex.has(arc.step)) continue;
+      // A misspelt target (`next: repot`) is named as `steps.repot` in a template would be.
+      const close = closest(arc.step, [...stepIndex.keys()]);
+      problems.push({ path: arc.path, message: `arc to unknown step '${arc.step}'${close ? ` (did you mean '${close}'?)` : ''}` });
     }
   }
 
