@@ -6,9 +6,15 @@ type Op = { kind: ' ' | '-' | '+'; line: string };
 const MAX_CELLS = 4_000_000;
 const CONTEXT = 3;
 
+// A last line without a newline keeps a '\n' of its own (no other line holds one), so it differs
+// from the same line with its newline: texts differing only there have a diff, as with diff -u.
+const NO_EOL = '\n';
+const NO_EOL_MARK = '\\ No newline at end of file';
+
 const linesOf = (text: string): string[] => {
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
+  else lines[lines.length - 1] += NO_EOL;
   return lines;
 };
 
@@ -55,7 +61,8 @@ function editScript(a: string[], b: string[]): Op[] {
 
 /**
  * A unified diff of two texts by lines, headed `--- fromName` / `+++ toName`, hunks with three
- * lines of context; the empty string when the texts have the same lines.
+ * lines of context (`\\ No newline at end of file` after a last line without one); the empty
+ * string when the texts are the same.
  */
 export function unifiedDiff(from: string, to: string, fromName: string, toName: string): string {
   const ops = editScript(linesOf(from), linesOf(to));
@@ -85,7 +92,7 @@ export function unifiedDiff(from: string, to: string, fromName: string, toName: 
     const lenB = hunk.filter((o) => o.kind !== '-').length;
     // As diff -u: an empty side names the line before it.
     out.push(`@@ -${lenA ? atA[first] : atA[first] - 1},${lenA} +${lenB ? atB[first] : atB[first] - 1},${lenB} @@`);
-    for (const o of hunk) out.push(`${o.kind}${o.line}`);
+    for (const o of hunk) out.push(...(o.line.endsWith(NO_EOL) ? [`${o.kind}${o.line.slice(0, -1)}`, NO_EOL_MARK] : [`${o.kind}${o.line}`]));
   }
   return `${out.join('\n')}\n`;
 }
