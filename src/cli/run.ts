@@ -19,6 +19,10 @@ export { RUN_SUMMARY, RUN_USAGE };
 
 type Out = { write(text: string): unknown };
 
+// A target written as a file (a path from /, ./, ../ or ~, or a YAML name) that is not one: the
+// server refuses it as a catalog path (422: not slash-separated names), which is not what the caller meant.
+const FILE_LIKE = /^(?:\.{0,2}\/|~)|\.ya?ml$/i;
+
 async function isFile(target: string): Promise<boolean> {
   try {
     return (await stat(target)).isFile();
@@ -142,7 +146,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       // Programs read stdout: the refusal as JSON there too (a refused file's problems at their places).
       if (options.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, stage, ...(stage === 'register' ? { file: options.target, problems: refusalProblems(e) } : {}), detail: e.detail }, null, 2)}\n`);
       if (stage === 'register' && e.status === 400) err.write(refusalText('run', options.target, e));
-      else if (stage === 'start' && e.status === 404 && !fromFile) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
+      else if (stage === 'start' && !fromFile && (e.status === 404 || (e.status === 422 && FILE_LIKE.test(options.target)))) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
       else err.write(`svc run: ${describeServerError(e)}\n`);
       return 1;
     }

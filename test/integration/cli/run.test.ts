@@ -139,6 +139,12 @@ workflow:
     const r = await svcRun(['cli/nothing-here']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`'cli/nothing-here' is neither a file nor a playbook in the catalog`);
+    // A missing file given by its absolute or relative path is no catalog path either: said so, not "path: must be slash-separated names".
+    for (const target of ['/tmp/no-such-dir-7f3/missing.yaml', './missing.yaml']) {
+      const missing = await svcRun([target]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain(`'${target}' is neither a file nor a playbook in the catalog`);
+    }
   });
 
   it('rejects a --payload that is not a JSON object with exit 2', async () => {
