@@ -64,7 +64,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         // is folded here level by level, and one that starts itself would never end.
         const depth = (h.snapshot?.context.input.depth ?? 0) + 1;
         if (depth > MAX_CHILD_DEPTH) {
-          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: `playbook task ${e.step}.${e.task}: its child ${e.path} would be nested ${depth} levels under execution ${h.row.root_execution_id}, past the limit of ${MAX_CHILD_DEPTH}`, code: CODE.child_too_deep }));
+          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: `playbook task ${e.step}.${e.task}: its child ${e.path} would be nested ${depth} levels under execution ${h.row.root_execution_id}, past the limit of ${MAX_CHILD_DEPTH}`, code: CODE.child_too_deep }, e));
           break;
         }
         const entry = host.reads.catalog.get(e.path);
@@ -75,19 +75,19 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         if (entry === null) {
-          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: CODE.not_found }));
+          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: `playbook ${e.path} not found in the catalog`, code: CODE.not_found }, e));
           break;
         }
         // An MCP server document shares the catalog but is never run: no playbook is there.
         if (entry.kind === 'mcp') {
-          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: `${e.path} is an MCP server document (kind Mcp), not a playbook`, code: CODE.not_found }));
+          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: `${e.path} is an MCP server document (kind Mcp), not a playbook`, code: CODE.not_found }, e));
           break;
         }
         // A child whose args fail its inputs is not started: the task fails naming each field.
         const compiled = host.compile(entry);
         const refused = invalidInputs(compiled.playbook, e.args);
         if (refused) {
-          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: refused.message, code: CODE.invalid_inputs }));
+          host.send(h.id, childResult(e.seq, null, 'failed', null, { message: refused.message, code: CODE.invalid_inputs }, e));
           break;
         }
         // A plain access_token in its args (a parent's handle is passed on as it is) is sealed
@@ -104,7 +104,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         try {
           admission = admissionOf(compiled.playbook, compiled.path, workload, args);
         } catch (err) {
-          host.send(h.id, childResult(e.seq, null, 'failed', null, err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err)));
+          host.send(h.id, childResult(e.seq, null, 'failed', null, err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err), e));
           break;
         }
         host.start({
@@ -185,7 +185,12 @@ function endWait(rows: UnitRows, executionId: number, seq: number): void {
   else rows.waitEnds.push({ execution_id: executionId, seq });
 }
 
-/** child.finished for the parent's `seq`; `childId` null when no child was started (not found, refused inputs, too deep). */
-function childResult(seq: number, childId: number | null, status: string, result: unknown, error: unknown): EventInput {
-  return { event_type: EVENT.childFinished, context: { seq, child_execution_id: childId, status }, result, error };
+/**
+ * child.finished for the parent's `seq`; `childId` null when no child was started (not found,
+ * refused inputs, too deep): then it names the step and task it failed (`notStarted`; a step's
+ * runs find a child's end by its child.started, which such a task has none of).
+ */
+function childResult(seq: number, childId: number | null, status: string, result: unknown, error: unknown, notStarted?: { step: string; task: string }): EventInput {
+  const context = { seq, child_execution_id: childId, status, ...(notStarted ? { task: notStarted.task } : {}) };
+  return { event_type: EVENT.childFinished, step: notStarted?.step ?? null, context, result, error };
 }

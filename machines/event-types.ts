@@ -74,7 +74,7 @@ const INFO = {
   [EVENT.commandRefused]: { writers: ['engine'], folds: false, meaning: 'a report refused (from a superseded attempt, or otherwise not the claim holder\'s), recorded as such, never as a second completion; a batch item refused for any reason, or whose batch failed, at the id reserved for it' },
   [EVENT.commandCancelled]: { writers: ['engine'], folds: false, meaning: 'pending or running commands were cancelled (context `seqs`)' },
   [EVENT.childStarted]: { writers: ['engine'], folds: false, meaning: 'a playbook task started a child execution (context `seq`, `child_execution_id`, `path`, `task`; `attempt` from the second, under its `retry`)' },
-  [EVENT.childFinished]: { writers: ['engine'], folds: true, meaning: 'a child execution ended, or none could start (`child_execution_id` null: not found, inputs refused, too deep); its parent\'s step moves on (or, failed, its task\'s `retry` starts another)' },
+  [EVENT.childFinished]: { writers: ['engine'], folds: true, meaning: 'a child execution ended, or none could start (`child_execution_id` null: not found, inputs refused, too deep; then with its step and `task`); its parent\'s step moves on (or, failed, its task\'s `retry` starts another)' },
   [EVENT.stepEnter]: { writers: ['engine'], folds: false, meaning: 'a run of a step began' },
   [EVENT.stepExit]: { writers: ['engine'], folds: false, meaning: 'a run of a step ended (its status and result)' },
   [EVENT.stepReplayed]: { writers: ['engine'], folds: false, meaning: 'a run of a step took the outcome its execution\'s `retry_of` recorded instead of running (a retry from a later step)' },

@@ -145,6 +145,10 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.status = text(ctx.status) ?? 'finished';
         r.finished_at = at;
         r.child_execution_id = num(ctx.child_execution_id) ?? r.child_execution_id;
+        // No child was started (not found, refused inputs, too deep): the task's one attempt is its error.
+        if (r.child_execution_id === null && text(ctx.task) !== null) {
+          taskOf(r, String(ctx.task), 'playbook').attempts.push({ attempt: 1, started_at: at, duration_ms: 0, status: 'error', error: e.error ?? null, output: null });
+        }
         break;
       case EVENT.timerSet:
       case EVENT.signalAwaited:

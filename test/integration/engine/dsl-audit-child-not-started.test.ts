@@ -55,6 +55,10 @@ it.each([
   const logged = lines.join('');
   expect(logged).not.toMatch(/execution 0\b/);
   expect(logged).toContain(code);
+  // The step's runs show the task and why it failed (its child.finished names the step: no child.started leads to it).
+  const runs = (await http(s.url, 'GET', `/api/executions/${id}/steps/start`)).body.runs;
+  expect(runs).toHaveLength(1);
+  expect(runs[0]).toMatchObject({ status: 'failed', child_execution_id: null, tasks: [{ task: 'kid', kind: 'playbook', attempts: [{ attempt: 1, status: 'error', error: { code } }] }] });
 });
 
 it('gives the task outcome execution_id none where a child never started', async () => {
