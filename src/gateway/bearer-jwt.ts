@@ -39,8 +39,12 @@ export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<J
   }
 }
 
-/** How long a verified token is remembered at most, in ms (also bounds how long a rotated-out key still counts). */
-export const VERIFIED_JWT_CACHE_MS = 60_000;
+/**
+ * How long a verified token is remembered at most, in ms. With the key set's own age
+ * (JWKS_MAX_AGE_MS, identity-provider.ts) it bounds how long a key removed from the JWKS still
+ * counts: the two add up to a minute.
+ */
+export const VERIFIED_JWT_CACHE_MS = 30_000;
 const MAX_CACHED_JWTS = 10_000;
 
 /**
@@ -52,7 +56,8 @@ export class VerifiedJwtCache {
   readonly #entries = new Map<string, { claims: JWTPayload & { sub: string }; until: number }>();
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  // Date.now read at each call (not kept), so the clock is the one jose judges the key set's age by.
+  constructor(now: () => number = () => Date.now()) {
     this.#now = now;
   }
 

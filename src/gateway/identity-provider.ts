@@ -5,10 +5,18 @@
 import * as client from 'openid-client';
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from '../log.ts';
+import { VERIFIED_JWT_CACHE_MS } from './bearer-jwt.ts';
 import type { OidcSettings } from './settings.ts';
 
 /** Wait between discovery attempts, in ms. */
 export const DISCOVERY_RETRY_MS = 2_000;
+
+/**
+ * How long the provider's key set is used before it is fetched again, in ms (jose's default is
+ * 10 minutes): with a verified token remembered VERIFIED_JWT_CACHE_MS, a key the provider removed
+ * (rotated out after a leak) stops counting within a minute, as docs/gateway.md says.
+ */
+export const JWKS_MAX_AGE_MS = 60_000 - VERIFIED_JWT_CACHE_MS;
 
 export type LoadedProvider = { config: client.Configuration; keys: JWTVerifyGetKey; issuer: string };
 
@@ -59,7 +67,7 @@ export class IdentityProvider {
       );
       const meta = config.serverMetadata();
       if (!meta.jwks_uri) throw new Error('the discovery document names no jwks_uri');
-      this.#loaded = { config, keys: createRemoteJWKSet(new URL(meta.jwks_uri)), issuer: meta.issuer };
+      this.#loaded = { config, keys: createRemoteJWKSet(new URL(meta.jwks_uri), { cacheMaxAge: JWKS_MAX_AGE_MS }), issuer: meta.issuer };
       this.#log.info({ issuer: meta.issuer }, 'gateway: identity provider metadata loaded');
       return true;
     } catch (err) {

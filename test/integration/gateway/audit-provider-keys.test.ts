@@ -1,0 +1,89 @@
+// The provider's signing keys (JWKS) as the gateway holds them: a key the provider removed stops
+// counting within a minute (docs/gateway.md, "Programs: bearer tokens").
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bearer } from '../../helpers/auth.ts';
+import { createMigratedDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
+import { http } from '../../helpers/http.ts';
+
+const AUDIENCE = 'svc-api';
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
+
+/** A provider of discovery and keys only: `keys` is what its JWKS serves right now. */
+async function startKeysProvider(): Promise<{ issuer: string; server: Server; keys: JWK[] }> {
+  const state = { keys: [] as JWK[] };
+  const server = createServer((req, res) => {
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    res.setHeader('content-type', 'application/json');
+    if (req.url === '/.well-known/openid-configuration') {
+      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }));
+    } else res.end(JSON.stringify({ keys: state.keys }));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return Object.assign(state, { issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
+}
+
+const publicJwk = async (pair: KeyPair, kid: string): Promise<JWK> => ({ ...(await exportJWK(pair.publicKey)), kid, alg: 'RS256', use: 'sig' });
+
+/** A token of `sub` signed with `pair` under `kid`, valid five minutes from the real clock. */
+function tokenOf(issuer: string, pair: KeyPair, kid: string, sub: string): Promise<string> {
+  const now = Math.floor(new Date().getTime() / 1000);
+  return new SignJWT({ roles: ['viewer'] }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(issuer).setAudience(AUDIENCE).setSubject(sub).setIssuedAt(now).setExpirationTime(now + 300).sign(pair.privateKey);
+}
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createMigratedDatabase();
+}, 60_000);
+afterAll(async () => {
+  await database?.drop();
+});
+afterEach(() => vi.restoreAllMocks());
+
+async function gatewayFor(issuer: string): Promise<TestGateway> {
+  return startTestGateway({
+    SVC_SERVER_URL: 'http://127.0.0.1:1',
+    SVC_DATABASE_URL: database.url,
+    SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET,
+    SVC_OIDC_ISSUER: issuer,
+    SVC_OIDC_CLIENT_ID: 'svc-gateway',
+    SVC_OIDC_CLIENT_SECRET: 'gateway-client-secret-0123456789',
+    SVC_OIDC_AUDIENCE: AUDIENCE,
+  });
+}
+
+describe("gateway: the provider's signing keys", () => {
+  it('stops taking a key the provider removed from its JWKS within a minute, even a token verified just before', async () => {
+    const idp = await startKeysProvider();
+    const old: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    const next: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    idp.keys = [await publicJwk(old, 'old')];
+    const gw = await gatewayFor(idp.issuer);
+    try {
+      const start = Date.now();
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, old, 'old', 'first')))).status).toBe(200);
+      // The key is rotated out (a leak, say); a token signed with it shortly after still gets in
+      // (the keys were just fetched), and is remembered.
+      idp.keys = [await publicJwk(next, 'next')];
+      const late = await tokenOf(idp.issuer, old, 'old', 'late');
+      vi.spyOn(Date, 'now').mockImplementation(() => start + 20_000);
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(late))).status).toBe(200);
+      // A minute after the key went, neither that token nor a new one signed with it counts.
+      vi.spyOn(Date, 'now').mockImplementation(() => start + 61_000);
+      for (const token of [late, await tokenOf(idp.issuer, old, 'old', 'later')]) {
+        const refused = await http(gw.url, 'GET', '/api/executions', undefined, bearer(token));
+        expect(refused.status).toBe(401);
+        expect(refused.body).toEqual({ detail: "the token's signature does not verify" });
+      }
+      // The new key counts.
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, next, 'next', 'new'))))).toMatchObject({ status: 200, body: { sub: 'new' } });
+    } finally {
+      await gw.close();
+      idp.server.close();
+    }
+  });
+
+});
