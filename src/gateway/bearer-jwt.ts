@@ -16,7 +16,7 @@ export function looksLikeJwt(text: string): boolean {
 /**
  * Verifies a JWT: signature by a key of the JWKS with an allow-listed (asymmetric) algorithm, `iss`,
  * `aud`, `exp`/`nbf` with JWT_CLOCK_TOLERANCE_S, and a `sub`. The reason on refusal is short and
- * never holds the token.
+ * never holds the token. Throws KeysUnavailable (from `check.keys`) when the keys cannot be fetched.
  */
 export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<JwtVerdict> {
   try {
@@ -45,6 +45,14 @@ export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<J
  * counts: the two add up to a minute.
  */
 export const VERIFIED_JWT_CACHE_MS = 30_000;
+
+/**
+ * The provider's key set could not be fetched (unreachable, timed out, or not answering 200): no
+ * verdict on the token, which may well be good; the caller is told to try again (503).
+ */
+export class KeysUnavailable extends Error {
+  override name = 'KeysUnavailable';
+}
 const MAX_CACHED_JWTS = 10_000;
 
 /**

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Role } from '../auth/roles.ts';
-import { looksLikeJwt, type VerifiedJwtCache } from './bearer-jwt.ts';
+import { ServiceError } from '../errors.ts';
+import { KeysUnavailable, looksLikeJwt, type VerifiedJwtCache } from './bearer-jwt.ts';
 import { roleFromClaims } from './claims-role.ts';
 import { pathPatterns } from './playbook-paths.ts';
 import type { IdentityProvider } from './identity-provider.ts';
@@ -67,7 +68,11 @@ export async function resolveCaller(
     const loaded = provider?.loaded;
     if (!provider || !loaded) return { kind: 'refused', reason: provider ? 'the identity provider is not reachable yet' : 'no identity provider is configured; use an API token' };
     const s = provider.settings;
-    const verdict = await jwts.verify(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys });
+    const verdict = await jwts.verify(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys }).catch((err: unknown) => {
+      // No verdict on the token: the provider's keys could not be had. Try again, not log in again.
+      if (err instanceof KeysUnavailable) throw new ServiceError('provider_unavailable', `${err.message}; try again shortly`, { cause: err });
+      throw err;
+    });
     if (!verdict.ok) return { kind: 'refused', reason: verdict.reason };
     const claims = verdict.claims as Record<string, unknown>;
     return {

@@ -3,9 +3,9 @@
 // background until it succeeds, so the gateway starts while the provider is still coming up;
 // /ready says whether it has.
 import * as client from 'openid-client';
-import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, type FetchImplementation, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from '../log.ts';
-import { VERIFIED_JWT_CACHE_MS } from './bearer-jwt.ts';
+import { KeysUnavailable, VERIFIED_JWT_CACHE_MS } from './bearer-jwt.ts';
 import type { OidcSettings } from './settings.ts';
 
 /** Wait between discovery attempts, in ms. */
@@ -17,6 +17,25 @@ export const DISCOVERY_RETRY_MS = 2_000;
  * (rotated out after a leak) stops counting within a minute, as docs/gateway.md says.
  */
 export const JWKS_MAX_AGE_MS = 60_000 - VERIFIED_JWT_CACHE_MS;
+
+/**
+ * Fetches the key set, failing with KeysUnavailable when the provider cannot be reached or does
+ * not answer 200: jose would otherwise throw the network's own error (a 500) or call the token
+ * invalid (a 401) when nothing is known about it.
+ */
+const fetchKeys: FetchImplementation = async (url, options) => {
+  let res: Response;
+  try {
+    res = await fetch(url, options);
+  } catch (err) {
+    throw new KeysUnavailable('the identity provider\'s keys (JWKS) could not be fetched', { cause: err });
+  }
+  if (res.status !== 200) {
+    await res.body?.cancel();
+    throw new KeysUnavailable(`the identity provider's keys (JWKS) answered HTTP ${res.status}`);
+  }
+  return res;
+};
 
 export type LoadedProvider = { config: client.Configuration; keys: JWTVerifyGetKey; issuer: string };
 
@@ -67,7 +86,7 @@ export class IdentityProvider {
       );
       const meta = config.serverMetadata();
       if (!meta.jwks_uri) throw new Error('the discovery document names no jwks_uri');
-      this.#loaded = { config, keys: createRemoteJWKSet(new URL(meta.jwks_uri), { cacheMaxAge: JWKS_MAX_AGE_MS }), issuer: meta.issuer };
+      this.#loaded = { config, keys: createRemoteJWKSet(new URL(meta.jwks_uri), { cacheMaxAge: JWKS_MAX_AGE_MS, [customFetch]: fetchKeys }), issuer: meta.issuer };
       this.#log.info({ issuer: meta.issuer }, 'gateway: identity provider metadata loaded');
       return true;
     } catch (err) {

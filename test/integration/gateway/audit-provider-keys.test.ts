@@ -1,5 +1,6 @@
 // The provider's signing keys (JWKS) as the gateway holds them: a key the provider removed stops
-// counting within a minute (docs/gateway.md, "Programs: bearer tokens").
+// counting within a minute (docs/gateway.md, "Programs: bearer tokens"), and a provider that
+// cannot be reached for its keys is a 503 with a detail, never a 500 or a refusal of the token.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
@@ -86,4 +87,31 @@ describe("gateway: the provider's signing keys", () => {
     }
   });
 
+  it('answers 503 with a detail, not 500, when the provider cannot be reached for its keys; the token counts once it is back', async () => {
+    const idp = await startKeysProvider();
+    const pair: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    idp.keys = [await publicJwk(pair, 'k')];
+    const gw = await gatewayFor(idp.issuer);
+    const port = (idp.server.address() as AddressInfo).port;
+    try {
+      const token = await tokenOf(idp.issuer, pair, 'k', 'prog');
+      // Discovery loaded; the keys are fetched at the first token, and the provider is gone by then.
+      await new Promise<void>((ok) => {
+        idp.server.closeAllConnections();
+        idp.server.close(() => ok());
+      });
+      const down = await http(gw.url, 'GET', '/api/executions', undefined, bearer(token));
+      expect(down.status).toBe(503);
+      expect(Object.keys(down.body)).toEqual(['detail']);
+      expect(JSON.stringify(down.body)).toContain('identity provider');
+      expect(JSON.stringify(down.body)).not.toContain(token);
+      expect(gw.logs.join('\n')).not.toContain(token);
+      // Back on the same address: the token is verified (and the server, unreachable here, is a 502).
+      await new Promise<void>((ok) => idp.server.listen(port, '127.0.0.1', ok));
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(token)))).toMatchObject({ status: 200, body: { sub: 'prog' } });
+    } finally {
+      await gw.close();
+      idp.server.close();
+    }
+  });
 });
