@@ -10,12 +10,17 @@ export const IDENTITY_HEADER = 'x-svc-identity';
 
 /** A header longer than this is refused before any decoding or hashing. */
 const MAX_ASSERTION_CHARS = 4096;
+/**
+ * The longest subject an identity may name: OpenID Connect's (Core 1.0, section 2: `sub` "MUST
+ * NOT exceed 255 ASCII characters"), so every subject a provider may issue is asserted.
+ */
+export const MAX_SUBJECT_CHARS = 255;
 const HMAC_BYTES = 32;
 
 export type AssertedIdentity = { sub: string; role: Role; exp: number };
 
 const claimsSchema = v.object({
-  sub: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  sub: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_SUBJECT_CHARS)),
   role: v.string(),
   exp: v.pipe(v.number(), v.integer(), v.minValue(0)),
 });

@@ -2,6 +2,7 @@
 // a server-side session behind an HttpOnly cookie, logout that ends it here and at the provider.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as client from 'openid-client';
+import { MAX_SUBJECT_CHARS } from '../auth/identity-assertion.ts';
 import type { Role } from '../auth/roles.ts';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -110,6 +111,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     }
     const idClaims = tokens.claims();
     if (!idClaims) throw new ServiceError('unauthorized', 'login failed: the provider returned no ID token');
+    // The server takes no longer subject in an identity assertion: every request would be a 401.
+    if (idClaims.sub.length > MAX_SUBJECT_CHARS) throw new ServiceError('unauthorized', `login failed: the subject is longer than ${MAX_SUBJECT_CHARS} characters (OpenID Connect's limit)`);
     let claims: Record<string, unknown> = { ...idClaims };
     // Roles (and names) may be only in the userinfo answer, as many providers keep ID tokens small.
     if (loaded.config.serverMetadata().userinfo_endpoint && tokens.access_token) {

@@ -1,5 +1,6 @@
 // Bearer JWTs of programs: verified with the provider's JWKS (jose), never trusted unverified.
 import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { MAX_SUBJECT_CHARS } from '../auth/identity-assertion.ts';
 
 /** Clock skew allowed on `exp`/`nbf`/`iat`, in seconds. */
 export const JWT_CLOCK_TOLERANCE_S = 30;
@@ -28,6 +29,8 @@ export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<J
       requiredClaims: ['exp', 'sub'],
     });
     if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'the token has no subject' };
+    // The server takes no longer one in an identity assertion: refused here, saying why.
+    if (payload.sub.length > MAX_SUBJECT_CHARS) return { ok: false, reason: `the token's subject is longer than ${MAX_SUBJECT_CHARS} characters (OpenID Connect's limit)` };
     return { ok: true, claims: { ...payload, sub: payload.sub } };
   } catch (err) {
     if (err instanceof errors.JWTExpired) return { ok: false, reason: 'the token has expired' };
