@@ -115,7 +115,13 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const apiLimit = new RateLimiter(settings.apiRatePerMinute);
   const authLimit = new RateLimiter(settings.authRatePerMinute);
   const takenTokens = new TakenTokens();
-  const originOf = (req: FastifyRequest): string => publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
+  const originOf = (req: FastifyRequest): string => {
+    const origin = publicOriginFor(settings.publicOrigins, req.headers.host, `${req.protocol}://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
+    // Without GATEWAY_PUBLIC_URL the origin is the request's Host, which may be no host at all
+    // (empty, a port out of range): its cookies and callback address cannot be made.
+    if (!URL.canParse(origin)) throw new ServiceError('bad_request', `the Host header (${JSON.stringify(req.headers.host ?? '')}) names no host and port; send this gateway's own name (or set GATEWAY_PUBLIC_URL)`);
+    return origin;
+  };
 
   installErrorHandler(app);
   installSecurityHeaders(app);
