@@ -22,6 +22,15 @@ export const UPSTREAM_HEADERS_TIMEOUT_MS = 60_000;
 const DROP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect', 'host', 'cookie', 'content-length', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', IDENTITY_HEADER]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'set-cookie']);
 
+/**
+ * The headers a Connection header names: hop-by-hop for this message too (RFC 9110 7.6.1), so
+ * a proxy removes them, whichever side sent them.
+ */
+function connectionNamed(connection: string | string[] | undefined): ReadonlySet<string> {
+  if (connection === undefined) return new Set();
+  return new Set([connection].flat().flatMap((v) => v.split(',')).map((t) => t.trim().toLowerCase()).filter((t) => t !== ''));
+}
+
 export type Forward = {
   /** Replaces (or with null removes) the caller's Authorization header upstream. */
   authorization?: string | null;
@@ -121,8 +130,9 @@ export function createProxy(upstream: URL): Proxy {
       // Every copy of a header as the client sent it (node's merged headers keep only the first
       // Authorization and join other repeats), so the server judges what was really sent.
       const passed: Record<string, string | string[]> = {};
+      const hopByHop = connectionNamed(req.headers.connection);
       for (const [name, values] of Object.entries(req.raw.headersDistinct)) {
-        if (values !== undefined && !DROP_REQUEST.has(name)) passed[name] = values.length === 1 ? values[0] : values;
+        if (values !== undefined && !DROP_REQUEST.has(name) && !hopByHop.has(name)) passed[name] = values.length === 1 ? values[0] : values;
       }
       const headers = withHeaders(passed, gatewayHeaders(req, how));
       // A client that leaves (its socket closes before the answer is done) ends the upstream request.
@@ -146,8 +156,9 @@ export function createProxy(upstream: URL): Proxy {
         throw new ServiceError('bad_gateway', undefined, { cause: err });
       }
       reply.code(res.statusCode);
+      const serverHopByHop = connectionNamed(res.headers.connection);
       for (const [name, value] of Object.entries(res.headers)) {
-        if (value !== undefined && !DROP_RESPONSE.has(name)) reply.header(name, value);
+        if (value !== undefined && !DROP_RESPONSE.has(name) && !serverHopByHop.has(name)) reply.header(name, value);
       }
       // A small answer of known length is read whole and sent in one write (cheaper than a pipe);
       // anything else, event streams above all, is piped as it arrives.
