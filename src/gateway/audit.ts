@@ -12,8 +12,15 @@ export function auditLogger(log: Logger): Logger {
   return log.level === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
 }
 
+// Requests whose line was written, so the response hook writes none again for them.
+const audited = new WeakSet<FastifyRequest>();
+
+/** True when `req`'s audit line was written. */
+export const wasAudited = (req: FastifyRequest): boolean => audited.has(req);
+
 /** Writes the audit line of `req` when its method changes state (or `always`, for logins and logouts). */
 export function audit(log: Logger, req: FastifyRequest, reply: FastifyReply, who: string, always = false): void {
   if (!always && isSafeMethod(req.method)) return;
+  audited.add(req);
   log.info({ audit: { who, method: req.method, path: req.url.split('?')[0], status: reply.statusCode, ip: req.ip } }, 'gateway audit');
 }

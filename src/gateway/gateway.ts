@@ -18,12 +18,12 @@ import type { Logger } from '../log.ts';
 import { createMetrics } from '../metrics.ts';
 import { every, type Periodic } from '../periodic/every.ts';
 import { GATEWAY_SESSION_SWEEP, sweepGatewaySessions } from '../periodic/gateway-session-sweep.ts';
-import { audit, auditLogger } from './audit.ts';
+import { audit, auditLogger, wasAudited } from './audit.ts';
 import { VerifiedJwtCache } from './bearer-jwt.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
 import { callerLabel, resolveCaller, type Caller } from './caller.ts';
 import { callerWatch } from './caller-watch.ts';
-import { sessionIdOf } from './cookies.ts';
+import { CALLBACK_PATH, sessionIdOf } from './cookies.ts';
 import { applyCors, csrfRefusal, isPreflight } from './cors.ts';
 import { registerGuiRoutes } from './gui-routes.ts';
 import { IdentityProvider } from './identity-provider.ts';
@@ -179,8 +179,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     }
   });
   app.addHook('onResponse', async (req, reply) => {
-    const gate = req.routeOptions.config.gate;
+    const { gate, changesState } = req.routeOptions.config;
     if (gate === 'caller' || gate === 'me') audit(auditLog, req, reply, req.caller ? callerLabel(req.caller) : 'anonymous');
+    // A login or logout the auth routes did not get to write (refused by the CSRF rule or a
+    // limit, a callback with no login in progress) is written here, by no one it could name.
+    else if (gate === 'login' && !wasAudited(req)) audit(auditLog, req, reply, 'anonymous', changesState === true || req.routeOptions.url === CALLBACK_PATH);
   });
 
   app.get('/health', { config: { gate: 'public' } }, async (_req, reply) => reply.type('text/plain; charset=utf-8').send('ok'));
