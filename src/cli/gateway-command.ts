@@ -4,8 +4,7 @@ import { parseArgs } from 'node:util';
 import { bodyLimitBytes } from '../body-limit.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { Db } from '../db/db.ts';
-import { deleteGatewaySessionsOf } from '../db/gateway-session.repo.ts';
-import { migrate } from '../db/migrate.ts';
+import { deleteGatewaySessionsOf, gatewaySessionTablesExist } from '../db/gateway-session.repo.ts';
 import { runningDatabaseUrl } from '../db/open-database.ts';
 import { buildGateway, type Gateway } from '../gateway/gateway.ts';
 import { gatewaySettings } from '../gateway/settings.ts';
@@ -81,7 +80,11 @@ async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number
   }
   const db = new Db(url, 2);
   try {
-    await migrate(db);
+    // No migration: the gateway's own login (docs/gateway.md, "Sessions") may only use its two
+    // tables, and a revoke changes nothing else. The server's migrations made them, or none is.
+    if (!(await gatewaySessionTablesExist(db))) {
+      throw new ConfigError('the database has no gateway session tables (migrations/0022), so no session to end: is SVC_DATABASE_URL the one the gateways use?');
+    }
     const n = await deleteGatewaySessionsOf(db, sub);
     out.write(n ? `ended ${n} session${n === 1 ? '' : 's'} of ${sub}: every gateway refuses ${n === 1 ? 'its cookie' : 'their cookies'} from now on\n` : `${sub} has no session\n`);
     return 0;
