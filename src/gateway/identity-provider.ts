@@ -3,7 +3,7 @@
 // background until it succeeds, so the gateway starts while the provider is still coming up;
 // /ready says whether it has.
 import * as client from 'openid-client';
-import { createRemoteJWKSet, customFetch, type FetchImplementation, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, type FetchImplementation, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from '../log.ts';
 import { KeysUnavailable, VERIFIED_JWT_CACHE_MS } from './bearer-jwt.ts';
 import type { OidcSettings } from './settings.ts';
@@ -36,6 +36,25 @@ const fetchKeys: FetchImplementation = async (url, options) => {
   }
   return res;
 };
+
+/**
+ * The provider's key set as jose's remote set keeps it (fetched again once JWKS_MAX_AGE_MS old),
+ * but while the provider cannot be reached (KeysUnavailable) the last set it served stands: it
+ * cannot have told of a removal meanwhile, and an outage of the provider should not refuse every
+ * program's token. Never fetched yet: KeysUnavailable (a 503).
+ */
+function providerKeys(url: URL): JWTVerifyGetKey {
+  const remote = createRemoteJWKSet(url, { cacheMaxAge: JWKS_MAX_AGE_MS, [customFetch]: fetchKeys });
+  return async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (err) {
+      const last = err instanceof KeysUnavailable ? remote.jwks() : undefined;
+      if (!last) throw err;
+      return createLocalJWKSet(last)(header, token);
+    }
+  };
+}
 
 export type LoadedProvider = { config: client.Configuration; keys: JWTVerifyGetKey; issuer: string };
 
@@ -86,7 +105,7 @@ export class IdentityProvider {
       );
       const meta = config.serverMetadata();
       if (!meta.jwks_uri) throw new Error('the discovery document names no jwks_uri');
-      this.#loaded = { config, keys: createRemoteJWKSet(new URL(meta.jwks_uri), { cacheMaxAge: JWKS_MAX_AGE_MS, [customFetch]: fetchKeys }), issuer: meta.issuer };
+      this.#loaded = { config, keys: providerKeys(new URL(meta.jwks_uri)), issuer: meta.issuer };
       this.#log.info({ issuer: meta.issuer }, 'gateway: identity provider metadata loaded');
       return true;
     } catch (err) {

@@ -1,6 +1,7 @@
 // The provider's signing keys (JWKS) as the gateway holds them: a key the provider removed stops
-// counting within a minute (docs/gateway.md, "Programs: bearer tokens"), and a provider that
-// cannot be reached for its keys is a 503 with a detail, never a 500 or a refusal of the token.
+// counting within a minute (docs/gateway.md, "Programs: bearer tokens"); while the provider cannot
+// be reached the last key set it served stands; and one whose keys were never had is a 503 with a
+// detail, never a 500 or a refusal of the token.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
@@ -81,6 +82,31 @@ describe("gateway: the provider's signing keys", () => {
       }
       // The new key counts.
       expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, next, 'next', 'new'))))).toMatchObject({ status: 200, body: { sub: 'new' } });
+    } finally {
+      await gw.close();
+      idp.server.close();
+    }
+  });
+
+  it('keeps the last key set the provider served while it cannot be reached: an outage refuses no good token', async () => {
+    const idp = await startKeysProvider();
+    const pair: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    const other: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    idp.keys = [await publicJwk(pair, 'k')];
+    const gw = await gatewayFor(idp.issuer);
+    try {
+      const start = Date.now();
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, pair, 'k', 'before'))))).toMatchObject({ status: 200, body: { sub: 'before' } });
+      await new Promise<void>((ok) => {
+        idp.server.closeAllConnections();
+        idp.server.close(() => ok());
+      });
+      // Past the key set's age (and the verified tokens' memory): the fetch fails, the last set stands.
+      vi.spyOn(Date, 'now').mockImplementation(() => start + 45_000);
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, pair, 'k', 'during'))))).toMatchObject({ status: 200, body: { sub: 'during' } });
+      // A key it never served is still no key.
+      const stranger = await http(gw.url, 'GET', '/api/executions', undefined, bearer(await tokenOf(idp.issuer, other, 'x', 'stranger')));
+      expect(stranger.status).toBe(401);
     } finally {
       await gw.close();
       idp.server.close();
