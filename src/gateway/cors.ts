@@ -6,6 +6,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 export const PREFLIGHT_MAX_AGE_S = 600;
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+// Answer headers a page on an allowed origin reads beyond CORS's safelisted ones: when to try again
+// (429, 503), where a created thing is (201, 202), and that an answer repeats a first one.
+const EXPOSED_HEADERS = 'Retry-After, Location, Idempotent-Replayed';
 
 /** True for methods that change nothing (no CSRF check, no audit line). */
 export const isSafeMethod = (method: string): boolean => SAFE_METHODS.has(method);
@@ -17,7 +20,8 @@ export function isPreflight(req: FastifyRequest): boolean {
 
 /**
  * Adds the CORS answer headers when the request's Origin is allowed: the origin itself (never
- * `*`, since credentials are allowed) and `Vary: Origin`. Returns whether it was allowed.
+ * `*`, since credentials are allowed), the headers its script may read, and `Vary: Origin`.
+ * Returns whether it was allowed.
  */
 export function applyCors(req: FastifyRequest, reply: FastifyReply, allowed: ReadonlySet<string>): boolean {
   reply.header('vary', 'Origin');
@@ -25,7 +29,8 @@ export function applyCors(req: FastifyRequest, reply: FastifyReply, allowed: Rea
   if (typeof origin !== 'string' || !allowed.has(origin)) return false;
   reply.header('access-control-allow-origin', origin);
   reply.header('access-control-allow-credentials', 'true');
-  if (isPreflight(req)) {
+  if (!isPreflight(req)) reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+  else {
     reply.header('access-control-allow-methods', ALLOWED_METHODS);
     const asked = req.headers['access-control-request-headers'];
     if (typeof asked === 'string') reply.header('access-control-allow-headers', asked);

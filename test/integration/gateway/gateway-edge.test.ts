@@ -166,6 +166,8 @@ describe('gateway: CORS', () => {
   it('marks actual answers to allowed origins only', async () => {
     const ok = await fetch(`${gw.url}/api/echo`, { headers: { ...auth, origin: ALLOWED } });
     expect(ok.headers.get('access-control-allow-origin')).toBe(ALLOWED);
+    // A page there can read when to try again and where a created thing is (not CORS-safelisted).
+    expect(ok.headers.get('access-control-expose-headers')).toBe('Retry-After, Location, Idempotent-Replayed');
     const other = await fetch(`${gw.url}/api/echo`, { headers: { ...auth, origin: 'https://evil.example.test' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
