@@ -90,6 +90,27 @@ export async function rangeVerdict(q: Queryable, r: EventRange, days: number): P
   return rows[0].verdict;
 }
 
+/**
+ * The ranges of `among` other than `r` that hold a child of an execution of `r` (retention drops
+ * such ranges together when they hold each other's children); null when such a child is in none
+ * of them (the default partition, or the newest range, left out of `among`).
+ */
+export async function childRanges(q: Queryable, r: EventRange, among: readonly EventRange[]): Promise<EventRange[] | null> {
+  const { rows } = await q.query<{ lo: string | null; hi: string | null }>({
+    name: 'svc_event_child_ranges',
+    text: `SELECT DISTINCT b.lo, b.hi FROM core.execution c
+             LEFT JOIN unnest($3::bigint[], $4::bigint[]) AS b (lo, hi) ON c.execution_id >= b.lo AND c.execution_id < b.hi
+            WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2 AND (c.execution_id >= $2 OR c.execution_id < $1)`,
+    values: [r.lo, r.hi, among.map((x) => x.lo), among.map((x) => x.hi)],
+  });
+  const ranges: EventRange[] = [];
+  for (const x of rows) {
+    if (x.lo === null || x.hi === null) return null;
+    ranges.push({ lo: Number(x.lo), hi: Number(x.hi) });
+  }
+  return ranges;
+}
+
 /** An execution's row as the archive keeps it (its projection; the log follows it). */
 export type ArchivedExecution = Record<string, unknown> & { execution_id: number };
 /** An event's row as the archive keeps it. */

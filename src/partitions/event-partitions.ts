@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.ts';
 import { access } from 'node:fs/promises';
-import { createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeHoldsExecutions, rangeVerdict, whilePartitionRunHeld, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
+import { childRanges, createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeHoldsExecutions, rangeVerdict, whilePartitionRunHeld, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
@@ -87,22 +87,32 @@ async function keepEventPartitionsHeld(deps: { db: Db; log: Logger }, s: Partiti
   const dropped: PartitionReport['dropped'] = [];
   let unstartedFires = 0;
   if (s.retentionDays !== null) {
-    const ranges = await eventRanges(deps.db);
     // The last range holds the newest ids (or is ahead): never a candidate. Oldest first; a range
     // held back by an execution that has not finished (an approval waiting for months) is passed
     // over, not waited for; one that is open, or has executions finished too recently, ends the
     // look (the later ranges are newer still).
-    for (const r of ranges.slice(0, -1)) {
+    const candidates = (await eventRanges(deps.db)).slice(0, -1);
+    const gone = new Set<number>();
+    for (const r of candidates) {
+      if (gone.has(r.lo)) continue;
       const verdict = await rangeVerdict(deps.db, r, s.retentionDays);
       if (verdict === 'open' || verdict === 'recent') break;
-      if (verdict !== 'expired') {
+      // A range whose children are in other ranges waits for theirs to go first; but ranges that
+      // hold each other's children (a parent and grandchild in one, the child in another: ids come
+      // in blocks per server) would wait for each other for ever: all expired, they go together.
+      const group = verdict === 'expired' ? [r] : verdict === 'parent' ? await linkedRanges(deps.db, r, candidates, s.retentionDays) : null;
+      if (!group) {
         deps.log.debug({ range: r, verdict }, 'event log range kept past its retention');
         continue;
       }
-      const archive = s.archiveDir === null ? null : await archiveRange(deps.db, r, s.archiveDir);
-      const executions = await dropRange(deps.db, r, s.batchRows ?? DROP_BATCH_ROWS);
-      dropped.push({ range: r, executions, archive });
-      deps.log.info({ range: r, executions, archive }, 'event log range dropped by retention');
+      const archives: (string | null)[] = [];
+      for (const g of group) archives.push(s.archiveDir === null ? null : await archiveRange(deps.db, g, s.archiveDir));
+      const executions = await dropRanges(deps.db, group, s.batchRows ?? DROP_BATCH_ROWS);
+      group.forEach((g, i) => {
+        gone.add(g.lo);
+        dropped.push({ range: g, executions: executions[i], archive: archives[i] });
+        deps.log.info({ range: g, executions: executions[i], archive: archives[i] }, 'event log range dropped by retention');
+      });
     }
     const dropFires = (days: number) => dropUnstartedFires(deps.db, days, s.batchRows ?? DROP_BATCH_ROWS);
     for (let n = await dropFires(s.retentionDays); n > 0; n = await dropFires(s.retentionDays)) unstartedFires += n;
@@ -153,21 +163,55 @@ async function makeFrom(q: Queryable, lo: number, width: number, last: number): 
 }
 
 /**
- * The range's rows in short transactions (batch requests, trigger fires, start idempotency keys, commands, then executions, children
- * before parents), then its event partition: a run cut off midway leaves only finished
- * executions' rows, which the next run deletes (the range is still expired). Returns how many
- * executions went.
+ * Range `r` (verdict `parent`) and the ranges holding its children, theirs, and so on, oldest
+ * first, when every one of them may go but for those children (verdict `expired` or `parent`);
+ * null when one may not (a child in the newest range or the default partition, or a range of
+ * recent or unfinished executions): `r` then waits.
  */
-async function dropRange(db: Db, r: EventRange, batchRows: number): Promise<number> {
-  await dropRangeRows(db, r, 'batches', batchRows);
-  while ((await dropRangeRows(db, r, 'fires', batchRows)) > 0);
-  while ((await dropRangeRows(db, r, 'keys', batchRows)) > 0);
-  while ((await dropRangeRows(db, r, 'commands', batchRows)) > 0);
-  let executions = 0;
-  for (let n = await dropRangeRows(db, r, 'executions', batchRows); n > 0; n = await dropRangeRows(db, r, 'executions', batchRows)) executions += n;
+async function linkedRanges(db: Db, r: EventRange, candidates: readonly EventRange[], days: number): Promise<EventRange[] | null> {
+  const group = [r];
+  for (let i = 0; i < group.length; i++) {
+    const children = await childRanges(db, group[i], candidates);
+    if (!children) return null;
+    for (const c of children) {
+      if (group.some((g) => g.lo === c.lo)) continue;
+      const verdict = await rangeVerdict(db, c, days);
+      if (verdict !== 'expired' && verdict !== 'parent') return null;
+      group.push(c);
+    }
+  }
+  return group.sort((a, b) => a.lo - b.lo);
+}
+
+/**
+ * The ranges' rows in short transactions (batch requests, trigger fires, start idempotency keys,
+ * commands, then executions, children before parents, across the ranges until none is left),
+ * then their event partitions: a run cut off midway leaves only finished executions' rows, which
+ * the next run deletes (the ranges are still expired). Returns how many executions went, per range.
+ */
+async function dropRanges(db: Db, group: readonly EventRange[], batchRows: number): Promise<number[]> {
+  for (const r of group) {
+    await dropRangeRows(db, r, 'batches', batchRows);
+    while ((await dropRangeRows(db, r, 'fires', batchRows)) > 0);
+    while ((await dropRangeRows(db, r, 'keys', batchRows)) > 0);
+    while ((await dropRangeRows(db, r, 'commands', batchRows)) > 0);
+  }
+  const executions = group.map(() => 0);
+  // A parent in one range goes only after its child in another: passes until one deletes nothing.
+  for (let more = true; more; ) {
+    more = false;
+    for (const [i, r] of group.entries()) {
+      for (let n = await dropRangeRows(db, r, 'executions', batchRows); n > 0; n = await dropRangeRows(db, r, 'executions', batchRows)) {
+        executions[i] += n;
+        more = true;
+      }
+    }
+  }
   // An execution something still points at stays, and so do its events: the next run tries again.
-  if (await rangeHoldsExecutions(db, r)) throw new Error(`range [${r.lo}, ${r.hi}) still holds executions that could not be deleted; its events are kept`);
-  await dropEventPartition(db, r);
+  for (const r of group) {
+    if (await rangeHoldsExecutions(db, r)) throw new Error(`range [${r.lo}, ${r.hi}) still holds executions that could not be deleted; its events are kept`);
+  }
+  for (const r of group) await dropEventPartition(db, r);
   return executions;
 }
 
