@@ -52,9 +52,15 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  */
 export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake; startWaitMs?: number }): Promise<NatsBus> {
   const { log, metrics, batchWake } = opts;
-  const nc: NatsConnection = await connectNatsBus(natsBusTarget(url), log, opts.startWaitMs);
+  const target = natsBusTarget(url);
+  const nc: NatsConnection = await connectNatsBus(target, log, opts.startWaitMs);
   await ensureStream(nc).catch(async (err: unknown) => {
     await nc.close();
+    // nats.js says only "jetstream is not enabled", naming neither the setting, the server nor the
+    // fix; a nats-server started without -js (Debian's service does so) answers that way.
+    if (err instanceof Error && err.name === 'JetStreamNotEnabled') {
+      throw new Error(`NATS at ${target.servers.join(', ')} (SVC_NATS_URL) has JetStream off, which the bus needs: start nats-server with -js (or jetstream {} in its configuration), and for a login of its own enable JetStream for its account`);
+    }
     throw err;
   });
   const js = jetstream(nc);

@@ -93,6 +93,17 @@ describe('SVC_NATS_URL with a login', () => {
     expect(ms).toBeLessThan(30_000);
   }, 60_000);
 
+  it('fails the start with exit 1 on a NATS without JetStream (nats-server without -js), naming the server and what to turn on', async () => {
+    // nats.js said only "jetstream is not enabled": nothing named the setting, the server or the fix.
+    const nats = await startNatsServer();
+    started.push(nats);
+    const { code, output } = await failedStart(`nats://svc:${encodeURIComponent(PASSWORD)}@127.0.0.1:${nats.port}`);
+    expect(code).toBe(1);
+    expect(output).toContain(`NATS at 127.0.0.1:${nats.port} (SVC_NATS_URL) has JetStream off`);
+    expect(output).toContain('-js');
+    expect(output).not.toContain('w0rd-SECRET');
+  }, 60_000);
+
   it('refuses an SVC_NATS_URL it cannot take apart as a setting (exit 78), quoting none of it', async () => {
     const { code, output } = await failedStart(`nats://svc:${encodeURIComponent(PASSWORD)}@[::1`);
     expect(code).toBe(78);
