@@ -104,12 +104,15 @@ export function recordClaims(deps: Pick<EngineDeps, 'snapshots' | 'flowClock' | 
 
 /**
  * After a claim: the limited commands among `claimed` count as admitted, with how long they
- * waited, and the admitter hears of their limits (a rate's bucket was drawn on).
+ * waited, and the admitter hears of their limits (a rate's bucket was drawn on). A command taken
+ * over from a holder that is gone (attempt > 1: only a claim from PENDING is its first, and a
+ * command never goes back to PENDING) kept its slot and drew no token: it is not admitted again,
+ * nor is its time under the lost holder a wait.
  */
 function observeFlowClaims(deps: Pick<EngineDeps, 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
   const limits: string[] = [];
   for (const c of claimed) {
-    if (!c.limit_name) continue;
+    if (!c.limit_name || c.attempt > 1) continue;
     limits.push(c.limit_name);
     deps.metrics.flowAdmissions.inc({ limit: c.limit_name, kind: 'command' });
     if (c.claimed_at) deps.metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
