@@ -156,6 +156,17 @@ export function titleText(value: string): string {
   return out;
 }
 
+/**
+ * Jinja's `title` filter, which is not str.title: words begin after spaces, hyphens and opening
+ * brackets only, so an apostrophe is inside a word (`it's` → `It's`, where str.title gives `It'S`).
+ */
+function titleFilterText(value: string): string {
+  return value
+    .split(/([-\s({[<]+)/u)
+    .map((part, i) => (i % 2 === 1 ? part : capitalizeText(part)))
+    .join('');
+}
+
 function truncate(value: string, length: number, killwords: unknown, end: string, leeway: number): string {
   if (value.length <= length + leeway) return value;
   if (truthy(killwords)) return value.slice(0, Math.max(0, length - end.length)) + end;
@@ -387,7 +398,7 @@ const filters: [string, Filter][] = [
   ['sort', { params: ['reverse', 'case_sensitive', 'attribute'], run: (v, [reverse, cs, attribute], budget) => sorted(list(v, 'sort'), byKey(cs, attribute, 'sort'), reverse, budget) }],
   ['string', { params: [], run: (v) => text(v) }],
   ['sum', { params: ['attribute', 'start'], run: (v, [attribute, start]) => sum(list(v, 'sum'), attribute, start) }],
-  ['title', { params: [], run: (v) => titleText(text(v)) }],
+  ['title', { params: [], run: (v) => titleFilterText(text(v)) }],
   ['tojson', { params: ['indent'], run: (v, [spaces]) => tojson(v, spaces) }],
   ['trim', { params: ['chars'], run: (v, [chars]) => stripText(text(v), chars, 'both') }],
   [

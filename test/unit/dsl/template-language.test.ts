@@ -164,6 +164,8 @@ describe('filters', () => {
     ['{{ workload.missing | default("d") }} {{ workload.nothing | default("d") }}|{{ "" | d("e", true) }}', 'd |e'],
     ['{{ workload.s | trim }}|{{ "xxhixx" | trim("x") }}|{{ workload.who | upper }}|{{ "ABC" | lower }}', 'Hi There|hi|WORLD|abc'],
     ['{{ "hello world" | capitalize }} {{ "hello wORLD-x" | title }} {{ "a b c" | wordcount }}', 'Hello world Hello World-X 3'],
+    // Jinja's title filter begins words after spaces, hyphens and brackets only; str.title (the method) after any non-letter.
+    ['{{ "it\'s o\'neil (mcdonald)" | title }}|{{ "it\'s".title() }}', "It's O'neil (Mcdonald)|It'S"],
     ['{{ workload.n | join(",") }} {{ workload.users | join(", ", attribute="name") }}', '3,1,2 ann, bob'],
     ['{{ workload.n | first }} {{ workload.n | last }} {{ "abc" | first }} {{ workload.n | list }}', '3 2 a [3,1,2]'],
     ['{{ workload.n | sort }} {{ workload.n | sort(reverse=true) }} {{ ["b", "A", "c"] | sort }} {{ workload.users | sort(attribute="age") | map(attribute="name") | list }}', '[1,2,3] [3,2,1] ["A","b","c"] ["bob","ann"]'],
