@@ -56,6 +56,7 @@ export class ShellOutputs implements OutputEscaper {
       w.word += OUTPUT_MARK;
       w.bare = false;
     }
+    this.#unquoted(null);
     switch (top.kind) {
       case 'heredoc':
         top.line += `\${${name}}`;
@@ -95,11 +96,14 @@ export class ShellOutputs implements OutputEscaper {
     if (this.#escaped) {
       this.#escaped = false;
       if (top.kind === 'heredoc') top.line += c === '\n' ? '' : c; // a line continued
+      // In double quotes a backslash quotes only $ ` " \ and a line break; elsewhere any character.
+      else if (c !== '\n') this.#unquoted(top.kind === 'double' && !'$`"\\'.includes(c) ? `\\${c}` : c);
       return i;
     }
     switch (top.kind) {
       case 'single':
         if (c === "'") this.#stack.pop();
+        else this.#unquoted(c);
         return i;
       case 'ansi':
         if (c === '\\') this.#escaped = true;
@@ -116,7 +120,10 @@ export class ShellOutputs implements OutputEscaper {
       case 'double':
         if (c === '"') this.#stack.pop();
         else if (c === '\\') this.#escaped = true;
-        else if (c === '$' || c === '`') return this.#expansion(text, i);
+        else if (c === '$' || c === '`') {
+          this.#unquoted(null);
+          return this.#expansion(text, i);
+        } else this.#unquoted(c);
         return i;
       case 'arith':
         if (c === '$' || c === '`') return this.#expansion(text, i);
@@ -143,6 +150,14 @@ export class ShellOutputs implements OutputEscaper {
     }
   }
 
+  /** Adds to the unquoted text of the word being read (in the nearest context that reads words); null: it holds an expansion. */
+  #unquoted(text: string | null): void {
+    const w = this.#stack.findLast((c) => wordsOf(c) !== undefined);
+    const words = w && wordsOf(w);
+    if (!words) return;
+    words.unquoted = text === null || words.unquoted === null ? null : words.unquoted + text;
+  }
+
   #parent(): Context {
     return this.#stack[this.#stack.length - 2] ?? { kind: 'plain' };
   }
@@ -167,6 +182,8 @@ export class ShellOutputs implements OutputEscaper {
     } else {
       top.word += c;
       if (c === '\\' || c === "'" || c === '"' || c === '$' || c === '`') top.bare = false;
+      if (c === '$' || c === '`') top.unquoted = null;
+      else if (c !== '\\' && c !== "'" && c !== '"' && top.unquoted !== null) top.unquoted += c;
     }
     if (c === '\\') {
       this.#escaped = true;

@@ -20,6 +20,12 @@ import { RenderFault, toText } from './template-values.ts';
 export type Words = {
   word: string;
   bare: boolean;
+  /**
+   * The word's text as the shell reads it once its quotes are removed (`"sh"`, `s\h`, `'eval'` are
+   * `sh` and `eval`), or null once it holds an expansion or an output: what names a command or an
+   * option, which quoting does not change (only reserved words such as `[[` must be bare).
+   */
+  unquoted: string | null;
   commandStart: boolean;
   /** The command's name, once read ('' before it, or when it is not plain text): `let`, `eval`, `declare`, … say what its arguments are. */
   command: string;
@@ -34,7 +40,7 @@ export type Words = {
   nameNext: boolean;
   /** A shell's name came in this command: its `-c` option may follow. */
   shell: boolean;
-  /** The word being read is the script of a shell's `-c`. */
+  /** A shell's `-c` came and its script did not yet: the next word that is no option is the script. */
   script: boolean;
 };
 
@@ -101,6 +107,7 @@ const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 export const words = (commandStart = true): Words => ({
   word: '',
   bare: true,
+  unquoted: '',
   commandStart,
   command: '',
   nameref: false,
@@ -165,30 +172,36 @@ function atVariableName(stack: readonly Context[]): boolean {
  */
 export function endWord(top: WordsContext, stack: Context[]): boolean {
   const word = top.bare ? top.word : undefined;
+  // A command's or an option's name is the same quoted or not: `"sh" -c`, `'eval'`, `sh "-c"`.
+  const name = top.unquoted ?? undefined;
   const commandStart = top.commandStart;
+  // `sh -c -e SCRIPT`, `sh -c -- SCRIPT`: options between `-c` and its script leave it coming.
+  const scriptComing = top.script;
   // Assignments before a command's name leave its place where it was.
   if (top.word !== '') {
     const before = (word !== undefined && BEFORE_COMMAND.has(word)) || ASSIGNMENT.test(top.word);
-    if (commandStart && !before && !top.redirect) top.command = word ?? '';
+    if (commandStart && !before && !top.redirect) top.command = name ?? '';
     top.commandStart = commandStart && before;
     top.script = false;
     top.redirect = false;
-    top.optionArg = top.command === 'read' && word !== undefined && READ_OPTION_WITH_ARGUMENT.test(word);
-    top.nameNext = word === '-v' && (NAME_OPTION_COMMANDS.has(top.command) || top.kind === 'cond');
+    top.optionArg = top.command === 'read' && name !== undefined && READ_OPTION_WITH_ARGUMENT.test(name);
+    top.nameNext = name === '-v' && (NAME_OPTION_COMMANDS.has(top.command) || top.kind === 'cond');
   }
   top.word = '';
   top.bare = true;
-  if (word === undefined) {
+  top.unquoted = '';
+  if (name === undefined) {
     top.shell = false;
     return false;
   }
-  if (top.shell && SCRIPT_OPTION.test(word)) top.script = true;
-  else if (SHELL_NAME.test(word)) top.shell = true;
-  else if (!word.startsWith('-')) top.shell = false;
-  if (!commandStart && DECLARING.has(top.command) && word.startsWith('-')) {
-    if (NAMEREF_OPTION.test(word)) top.nameref = true;
-    return INTEGER_OPTION.test(word);
+  if (top.shell && (SCRIPT_OPTION.test(name) || (scriptComing && name.startsWith('-')))) top.script = true;
+  else if (SHELL_NAME.test(name)) top.shell = true;
+  else if (!name.startsWith('-')) top.shell = false;
+  if (!commandStart && DECLARING.has(top.command) && name.startsWith('-')) {
+    if (NAMEREF_OPTION.test(name)) top.nameref = true;
+    return INTEGER_OPTION.test(name);
   }
+  if (word === undefined) return false;
   if (commandStart && word === '[[') stack.push({ kind: 'cond', arith: false, values: [], ...words(false) });
   else if (top.kind === 'cond' && word === ']]') stack.pop();
   else if (top.kind === 'cond' && ARITH_TEST.has(word)) {

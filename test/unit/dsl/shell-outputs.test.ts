@@ -193,8 +193,23 @@ describe('a shell command\'s outputs', { timeout: SHELL_TESTS_TIMEOUT_MS }, () =
       "env bash --norc -c 'echo {{ v }}'",
       "echo 1 | xargs sh -c 'echo {{ v }}'",
       'x=1; if true; then sh -c "$(echo {{ v }})"; fi',
+      // A command's or an option's name is the same to the shell quoted or not; options may come between -c and its script.
+      '"sh" -c "echo {{ v }}"',
+      "s\\h -c 'echo {{ v }}'",
+      "'eval' \"echo {{ v }}\"",
+      'e"va"l "echo {{ v }}"',
+      'sh "-c" "echo {{ v }}"',
+      'sh -c -- "echo {{ v }}"',
+      'bash -c -e "echo {{ v }}"',
+      '\\eval "echo {{ v }}"',
     ]) {
       expect(() => renderShellCommand(template, { v: 'x' }, 'start.t.command'), template).toThrow(/the shell parses again .* pass it in env:/);
+    }
+  });
+
+  it('reads a quoted command name as the shell does, and leaves the arguments after a -c script as data', () => {
+    for (const template of ["sh -c 'echo \"$1\"' sh {{ v }}", '"echo" {{ v }}', "sh -c -- 'echo \"$1\"' sh {{ v }}", 'e"cho" "{{ v }}"']) {
+      expect(() => renderShellCommand(template, { v: 'x' }, 'start.t.command'), template).not.toThrow();
     }
   });
 
