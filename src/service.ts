@@ -8,7 +8,7 @@ import { Db } from './db/db.ts';
 import { openDatabase } from './db/open-database.ts';
 import { migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
-import { connectsAsSuperuser } from './db/service-owner.ts';
+import { servicePowers } from './db/service-owner.ts';
 import { startBatchProcessor } from '../actors/batch-processor.ts';
 import { BatchWake } from '../actors/batch-wake.ts';
 import { PlaybookCache } from '../actors/playbook-cache.ts';
@@ -72,7 +72,8 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const db = new Db(database.url, 20, { notify: !config.SVC_NATS_URL });
     stops.unshift(() => db.close());
     await migrate(db);
-    const databaseSuperuser = await connectsAsSuperuser(db);
+    const powers = await servicePowers(db);
+    const databaseSuperuser = powers.superuser;
     // A key that cannot open the stored rows is refused now, not found out on every later read.
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
@@ -100,6 +101,12 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
       log.warn(
         { user: new URL(database.url).username },
         'the service connects to PostgreSQL as a superuser: give it a non-superuser owner of its database and schemas (with CREATEROLE) in SVC_DATABASE_URL, see docs/operations.md',
+      );
+    }
+    if (powers.grantsAnyRole) {
+      log.warn(
+        { user: new URL(database.url).username },
+        "the service's database user has CREATEROLE on PostgreSQL 15 or older, where that lets it grant itself any role but superuser (pg_execute_server_program, pg_read_server_files): run the service's database on PostgreSQL 16 or later, see docs/operations.md",
       );
     }
     // Background work (src/periodic/): once the server is up, so that a start cut short (a signal

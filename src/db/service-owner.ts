@@ -21,7 +21,8 @@ const SERVICE_SCHEMAS = ['core', 'pgboss'];
 const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER CREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS INHERIT';
 
 const FIND_ROLE = `SELECT rolsuper FROM pg_roles WHERE rolname = $1`;
-const FIND_ROLE_OF_CURRENT_USER = `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`;
+const POWERS_OF_CURRENT_USER = `SELECT rolsuper, rolcreaterole AND current_setting('server_version_num')::int < 160000 AS grants_any_role
+  FROM pg_roles WHERE rolname = current_user`;
 const DATABASE_OWNER = `SELECT pg_get_userbyid(datdba) AS owner, current_database() AS name FROM pg_database WHERE datname = current_database()`;
 
 // Everything in the service's schemas that another role owns (a data dir made before the service
@@ -127,8 +128,12 @@ export async function runningOwnerUrl(superuserUrl: string, dataDir: string): Pr
   return asOwner(superuserUrl, password);
 }
 
-/** True when the database user `q` connects as is a superuser (the service should not be one). */
-export async function connectsAsSuperuser(q: Queryable): Promise<boolean> {
-  const { rows } = await q.query<{ rolsuper: boolean }>(FIND_ROLE_OF_CURRENT_USER);
-  return rows[0]?.rolsuper === true;
+/**
+ * What the database user `q` connects as may do beyond the service's own schemas: everything (a
+ * superuser; the service should not be one), or grant itself any role but superuser (CREATEROLE
+ * before PostgreSQL 16, pg_execute_server_program and pg_read_server_files among them).
+ */
+export async function servicePowers(q: Queryable): Promise<{ superuser: boolean; grantsAnyRole: boolean }> {
+  const { rows } = await q.query<{ rolsuper: boolean; grants_any_role: boolean }>(POWERS_OF_CURRENT_USER);
+  return { superuser: rows[0]?.rolsuper === true, grantsAnyRole: rows[0]?.rolsuper !== true && rows[0]?.grants_any_role === true };
 }
