@@ -195,6 +195,8 @@ export function ExecutionPage({ id }: { id: number }) {
         </dl>
         {actionDone ? <p role="status">{actionDone}</p> : null}
         <ErrorBox error={actionError} />
+        {/* A read that failed after the page was shown (the server stopped, a proxy's error): what is above is as last read. */}
+        <ErrorBox error={live.error} />
         {execution.error ? (
           <div className="outcome failed">
             <h3>Error</h3>
