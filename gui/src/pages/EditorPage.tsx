@@ -27,6 +27,8 @@ workflow:
 `;
 
 type Problem = { path: string; message: string; line: number };
+/** A registration's answer: the entry, and what the server warns of in it (steps no path reaches, fields with no effect). */
+type Registered = CatalogEntry & { warnings?: string[] };
 
 /**
  * Problems of a refused registration, each at its line of the text sent: the line the server
@@ -68,6 +70,9 @@ export function EditorPage({ path }: { path?: string }) {
   const [error, setError] = useState<unknown>();
   const [problems, setProblems] = useState<Problem[] | null>(null);
   const [busy, setBusy] = useState(false);
+  // A registration the server accepted with warnings: shown here (the entry's page has no place for
+  // them), with a link on, instead of leaving for the entry at once.
+  const [warned, setWarned] = useState<{ path: string; version: number; warnings: string[] } | null>(null);
   const version = query.get('version');
   useEffect(() => {
     if (!path) return;
@@ -86,14 +91,16 @@ export function EditorPage({ path }: { path?: string }) {
   const register = async () => {
     setBusy(true);
     setError(undefined);
+    setWarned(null);
     try {
       const type = resourceTypeOf(text);
       const out =
         type === 'playbook'
-          ? await api<CatalogEntry>('/catalog/playbook', { body: { content: text } })
-          : await api<CatalogEntry>('/catalog/register', { body: { content: text, resource_type: type } });
+          ? await api<Registered>('/catalog/playbook', { body: { content: text } })
+          : await api<Registered>('/catalog/register', { body: { content: text, resource_type: type } });
       setProblems(null);
-      navigate(href(['catalog', 'entry', out.path], { version: String(out.version) }));
+      if (out.warnings?.length) setWarned({ path: out.path, version: out.version, warnings: out.warnings });
+      else navigate(href(['catalog', 'entry', out.path], { version: String(out.version) }));
     } catch (err) {
       const found = problemsOf(err, text);
       setProblems(found);
@@ -153,6 +160,19 @@ export function EditorPage({ path }: { path?: string }) {
                   </li>
                 ))}
               </ul>
+            </div>
+          ) : null}
+          {warned ? (
+            <div className="warnings" role="status">
+              <h3>
+                Registered {warned.path} version {warned.version}, with {warned.warnings.length} warning{warned.warnings.length === 1 ? '' : 's'}
+              </h3>
+              <ul>
+                {warned.warnings.map((w, i) => (
+                  <li key={i}>{w}</li>
+                ))}
+              </ul>
+              <a href={href(['catalog', 'entry', warned.path], { version: String(warned.version) })}>Open {warned.path} version {warned.version}</a>
             </div>
           ) : null}
           <ErrorBox error={error} />

@@ -1,0 +1,50 @@
+// The editor shows what the server warns of when it registers a playbook. The registration's answer
+// carries `warnings` (a step no path reaches, …), which `svc catalog register` prints; the editor
+// went to the catalog entry at once and the warnings were never shown anywhere in the console.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../../helpers/browser.ts';
+import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+const ORPHAN = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: orphan, path: gui/audit/orphan }
+workflow:
+  - step: a
+    tool: { name: a, kind: noop }
+  - step: orphan
+    tool: { name: o, kind: noop }
+`;
+
+describe('the editor', () => {
+  let stack: TestStack;
+  let browser: Browser;
+  let page: Page;
+  const errors: string[] = [];
+  beforeAll(async () => {
+    ensureGuiBuilt();
+    stack = await startTestStack({ workers: 0 });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (m) => (m.type() === 'error' ? errors.push(m.text()) : undefined));
+    page.on('pageerror', (e) => errors.push(e.message));
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  it("shows a registration's warnings, then opens the entry from its link", async () => {
+    await page.goto(`${stack.url}/ui/#/catalog/new`);
+    await page.getByLabel('Playbook YAML').fill(ORPHAN);
+    await page.getByRole('button', { name: 'Register' }).click();
+    const warned = page.getByRole('status').filter({ hasText: 'Registered gui/audit/orphan version 1, with 1 warning' });
+    await warned.waitFor({ timeout: 10_000 });
+    expect(await warned.getByRole('listitem').allTextContents()).toEqual([expect.stringContaining('no path reaches step orphan')]);
+    await warned.getByRole('link', { name: 'Open gui/audit/orphan version 1' }).click();
+    await page.waitForURL(/#\/catalog\/entry\/gui%2Faudit%2Forphan\?version=1$/);
+    await page.locator('svg.graph [data-step="orphan"]').waitFor();
+    expect(errors).toEqual([]);
+  }, 60_000);
+});
