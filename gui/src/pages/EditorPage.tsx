@@ -26,7 +26,7 @@ workflow:
   - step: done
 `;
 
-type Problem = { path: string; message: string; line: number };
+type Problem = { path: string; message: string; line: number; column: number | null };
 /** A registration's answer: the entry, and what the server warns of in it (steps no path reaches, fields with no effect). */
 type Registered = CatalogEntry & { warnings?: string[] };
 
@@ -36,12 +36,14 @@ type Registered = CatalogEntry & { warnings?: string[] };
  */
 function problemsOf(error: unknown, text: string): Problem[] | null {
   if (!(error instanceof ApiError) || error.status !== 400 || !error.detail || typeof error.detail !== 'object') return null;
-  const d = error.detail as { problems?: { path: string; message: string; line?: unknown }[]; errors?: string[] };
+  const d = error.detail as { problems?: { path: string; message: string; line?: unknown; column?: unknown }[]; errors?: string[] };
   const list = d.problems ?? (d.errors ?? []).map((e) => ({ path: e.split(':')[0], message: e.slice(e.indexOf(':') + 1).trim() }));
   return list.map((p) => ({
     path: p.path,
     message: p.message,
     line: 'line' in p && typeof p.line === 'number' && Number.isInteger(p.line) && p.line >= 1 ? p.line : lineOfPath(text, p.path === '$' ? p.message : p.path),
+    // The column tells which of several fields on one line (`{ name: a, kind: shell, bogus: 1 }`) is meant.
+    column: 'column' in p && typeof p.column === 'number' && Number.isInteger(p.column) && p.column >= 1 ? p.column : null,
   }));
 }
 
@@ -84,7 +86,7 @@ export function EditorPage({ path }: { path?: string }) {
   const graph = useMemo(() => graphFromYaml(text), [text]);
   const marks = useMemo(() => {
     const m = new Map<number, string[]>();
-    for (const p of problems ?? []) m.set(p.line, [...(m.get(p.line) ?? []), `${p.path}: ${p.message}`]);
+    for (const p of problems ?? []) m.set(p.line, [...(m.get(p.line) ?? []), `${p.column ? `column ${p.column}: ` : ''}${p.path}: ${p.message}`]);
     return m;
   }, [problems]);
 
@@ -155,8 +157,12 @@ export function EditorPage({ path }: { path?: string }) {
               <h3>The server refused it: {problems.length} problem{problems.length === 1 ? '' : 's'}</h3>
               <ul>
                 {problems.map((p, i) => (
-                  <li key={i} data-line={p.line}>
-                    <strong>line {p.line}</strong> <code>{p.path}</code>: {p.message}
+                  <li key={i} data-line={p.line} data-column={p.column ?? undefined}>
+                    <strong>
+                      line {p.line}
+                      {p.column ? `, column ${p.column}` : ''}
+                    </strong>{' '}
+                    <code>{p.path}</code>: {p.message}
                   </li>
                 ))}
               </ul>
