@@ -25,7 +25,17 @@ export function CatalogEntryPage({ path, version }: { path: string; version: str
     [showDiff, entry?.version, path],
   );
   if (loaded.error) return <ErrorBox error={loaded.error} />;
-  if (loaded.data === null) return <p>No playbook at {path}.</p>;
+  if (loaded.data === null) {
+    // A version asked for that the path does not have (a stale link) is not a missing playbook.
+    if (version && newest.data) {
+      return (
+        <p className="error" role="alert">
+          {path} has no version {version}. <a href={href(['catalog', 'entry', path])}>Its newest is version {newest.data.version}</a>.
+        </p>
+      );
+    }
+    return <p>No playbook at {path}.</p>;
+  }
   if (!entry) return <p>Loading {path}…</p>;
   const versions = Array.from({ length: newest.data?.version ?? entry.version }, (_, i) => i + 1).reverse();
   return (

@@ -72,14 +72,18 @@ export function EditorPage({ path }: { path?: string }) {
   const [error, setError] = useState<unknown>();
   const [problems, setProblems] = useState<Problem[] | null>(null);
   const [busy, setBusy] = useState(false);
+  const [missing, setMissing] = useState(false);
   // A registration the server accepted with warnings: shown here (the entry's page has no place for
   // them), with a link on, instead of leaving for the entry at once.
   const [warned, setWarned] = useState<{ path: string; version: number; warnings: string[] } | null>(null);
   const version = query.get('version');
   useEffect(() => {
     if (!path) return;
+    setMissing(false);
     void apiOrNull<CatalogEntry>(`/catalog/playbook/${encodePath(path)}${version ? `?version=${version}` : ''}`)
-      .then((entry) => setText(entry?.content ?? TEMPLATE))
+      // A version the path does not have is said, not replaced by the example (registering that
+      // would make a playbook at the example's path).
+      .then((entry) => (entry ? setText(entry.content ?? TEMPLATE) : version ? setMissing(true) : setText(TEMPLATE)))
       .catch(setError)
       .finally(() => setLoading(false));
   }, [path, version]);
@@ -112,6 +116,13 @@ export function EditorPage({ path }: { path?: string }) {
     }
   };
   if (loading) return <p>Loading…</p>;
+  if (missing && path) {
+    return (
+      <p className="error" role="alert">
+        {path} has no version {version}. <a href={href(['catalog', 'edit', path])}>Edit its newest version</a>.
+      </p>
+    );
+  }
   return (
     <>
       <Section
