@@ -10,11 +10,15 @@ import { nextAttemptTraceparent } from '../../telemetry/command-trace.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
 import { holdsUserinfo, RENDERED_USERINFO_PROBLEM } from '../../url-userinfo.ts';
+import { HEADER_NAME_TEXT, HEADER_VALUE_TEXT, isHeaderName, isHeaderValue } from '../../credential/http-header.ts';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 // Rendered templates yield native values, so a header or query value may be a number or boolean.
 const Scalar = v.pipe(v.union([v.string(), v.number(), v.boolean()]), v.transform(String));
+// fetch throws on a header it cannot send (quoting the value): refused here, naming the header.
+const HeaderName = v.pipe(v.string(), v.check(isHeaderName, HEADER_NAME_TEXT));
+const HeaderValue = v.pipe(Scalar, v.check(isHeaderValue, HEADER_VALUE_TEXT));
 const StatusCode = v.pipe(
   v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{3}$/), v.transform(Number))]),
   v.integer(),
@@ -25,7 +29,7 @@ const StatusCode = v.pipe(
 const HttpTaskSchema = v.looseObject({
   method: v.optional(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS)), 'GET'),
   url: HttpUrl,
-  headers: v.optional(v.nullable(ownKeysRecord(v.string(), v.nullable(Scalar)))),
+  headers: v.optional(v.nullable(ownKeysRecord(HeaderName, v.nullable(HeaderValue)))),
   params: v.optional(v.nullable(ownKeysRecord(v.string(), v.nullable(v.union([Scalar, v.array(Scalar)]))))),
   body: v.optional(v.unknown()),
   accept_status: v.optional(v.nullable(v.array(StatusCode))),
@@ -64,6 +68,12 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (!auth.ok) return fail(auth.code, auth.message);
     ctx.secrets?.add(...auth.secrets);
+    const unsendable = Object.entries(auth.headers).find(([name, value]) => !isHeaderName(name) || !isHeaderValue(value));
+    if (unsendable) {
+      const [name] = unsendable;
+      const what = isHeaderName(name) ? `a header ${name} whose value is not ${HEADER_VALUE_TEXT}` : `a header name that is not ${HEADER_NAME_TEXT}`;
+      return fail('invalid_credential', `credential '${ctx.credential.name}' (${ctx.credential.type}) gives ${what}`);
+    }
     // Headers written in the task win over the credential's.
     for (const [name, value] of Object.entries(auth.headers)) if (!headers.has(name)) headers.set(name, value);
     credentialHeaders.push(...Object.keys(auth.headers));
