@@ -106,13 +106,26 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     return fail('connection', `${method} ${shownUrl} failed: ${describeError(error)}`);
   }
 
-  const data: HttpResponseData = { status: response.status, headers: Object.fromEntries(response.headers), body: responseBody };
+  const data: HttpResponseData = { status: response.status, headers: headerRecord(response.headers), body: responseBody };
   if (response.status === 401 && ctx.credential) forgetOAuth2Token(ctx.credential.name);
   if (response.status >= 400 && !acceptStatus?.includes(response.status)) {
     const reason = response.statusText || STATUS_CODES[response.status] || '';
     return fail('http_status', `HTTP ${response.status} ${reason}`.trim(), data);
   }
   return ok(data);
+}
+
+/**
+ * The answer's headers by name, a repeated one's values joined with ", " as Headers.get joins
+ * them: Headers yields each Set-Cookie apart, and a record built from its entries kept only the last.
+ */
+function headerRecord(headers: Headers): Record<string, string> {
+  const joined = new Map<string, string>();
+  for (const [name, value] of headers) {
+    const before = joined.get(name);
+    joined.set(name, before === undefined ? value : `${before}, ${value}`);
+  }
+  return Object.fromEntries(joined);
 }
 
 // JSON content types (application/json, application/problem+json, ...) are parsed; a body that
