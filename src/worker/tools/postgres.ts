@@ -76,6 +76,9 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       return fail('connection', safe(`cannot connect to ${connection.target}: ${errorText(error)}`));
     }
     connected = true;
+    // When the statement started: a 57014 is the statement_timeout only once that long has passed
+    // (a cancel from another session, a COPY FROM STDIN with no stream, share the code).
+    let startedAt = performance.now();
     try {
       // Extended protocol for read_only: one statement, so none can end the read-only transaction
       // and write in the next (`SET default_transaction_read_only = off; COMMIT; DELETE …`). Its
@@ -83,6 +86,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       // advisory lock (functions PostgreSQL grants to every role) go with it.
       const query: pg.QueryConfig & { queryMode?: 'extended' } = { text: command, values: params ?? undefined, ...(readOnly ? { queryMode: 'extended' } : {}) };
       if (readOnly) await client.query('BEGIN READ ONLY');
+      startedAt = performance.now();
       const raw: unknown = await boundedQuery(client, query, ANSWER_MAX_BYTES, () => {
         tooLarge = true;
         if (connected) void cancelBackend(client, connection.config);
@@ -99,7 +103,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       if (!dbError.success) return fail('sql_error', safe(errorText(error)));
       const { message, code: sqlstate } = dbError.output;
       if (tooLarge) return fail('response_too_large', `the statement's rows came to over ${ANSWER_MAX_TEXT}, the most a task's report carries: it was cancelled`);
-      if (sqlstate === SQLSTATE_QUERY_CANCELED && statementTimeoutMs) return fail('timeout', safe(message), { sqlstate });
+      if (sqlstate === SQLSTATE_QUERY_CANCELED && statementTimeoutMs && performance.now() - startedAt >= statementTimeoutMs) return fail('timeout', safe(message), { sqlstate });
       return fail('sql_error', safe(sqlstate ? `${message} (SQLSTATE ${sqlstate})` : message), { sqlstate: sqlstate ?? null });
     }
   })();
