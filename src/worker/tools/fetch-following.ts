@@ -30,6 +30,8 @@ export async function fetchFollowing(url: URL, init: FollowingInit, originOnly: 
     if (hops === MAX_REDIRECTS) throw new TypeError(`redirect count exceeded (${MAX_REDIRECTS})`);
     const next = new URL(location, current);
     if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new TypeError(`a redirect to a URL that is not http(s): ${next.protocol}`);
+    // fetch refuses it too, but its error quotes the URL, password and all, into the task's error.
+    if (next.username !== '' || next.password !== '') throw new TypeError(`a redirect (${response.status}) to a URL with a user name or password: not followed`);
     if (((response.status === 301 || response.status === 302) && method === 'POST') || (response.status === 303 && method !== 'GET' && method !== 'HEAD')) {
       method = 'GET';
       body = undefined;
