@@ -88,7 +88,7 @@ class Walker {
       const key = keys[i];
       const item = record[key];
       this.#path.push(key);
-      const storedKey = this.#text(key);
+      const storedKey = this.#key(key, item);
       const storedItem = this.walk(item, depth + 1);
       this.#path.pop();
       if (copy === undefined && (storedKey !== key || storedItem !== item)) {
@@ -98,6 +98,20 @@ class Walker {
       if (copy !== undefined) copy[storedKey] = storedItem;
     }
     return copy ?? value;
+  }
+
+  /**
+   * A key as stored: its text (see #text), and a key that would change an object's prototype where
+   * the server reads the report (`__proto__`, `constructor` over an object with a `prototype`: the
+   * server refuses such a body, api/input-guard.ts) with its first character written as the six
+   * characters of its JSON escape (`\\u005f_proto__`), as NUL is.
+   */
+  #key(key: string, item: unknown): string {
+    const text = this.#text(key);
+    const poisons = text === '__proto__' || (text === 'constructor' && item !== null && typeof item === 'object' && Object.hasOwn(item, 'prototype'));
+    if (!poisons) return text;
+    this.#note();
+    return `\\u${text.charCodeAt(0).toString(16).padStart(4, '0')}${text.slice(1)}`;
   }
 
   #text(text: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scanJsonText } from '../../../src/api/input-guard.ts';
+import { readJsonText, scanJsonText } from '../../../src/api/input-guard.ts';
 import { NUL_ESCAPE, STORABLE_MAX_DEPTH, storable, storableOutcome } from '../../../src/worker/storable.ts';
 import { SECRET_MASK, SecretMask } from '../../../src/credential/redact-secrets.ts';
 
@@ -56,6 +56,22 @@ describe('storable', () => {
     expect(value).toEqual({ big: '1152921504606847000', neg: '-9007199254740992', safe: Number.MAX_SAFE_INTEGER, float: 1.5e300, half: 0.5 });
     expect(scanJsonText(JSON.stringify(value))).toBeUndefined();
     expect(escaped).toEqual(['big', 'neg']);
+  });
+
+  it("writes keys that would change a prototype where the server reads the report escaped, so the report is taken and no key is lost", () => {
+    // As a target's JSON answer is parsed: __proto__ an own key.
+    const answer = JSON.parse('{"ok": true, "__proto__": {"polluted": 1}, "c": {"constructor": {"prototype": {"x": 1}}, "constructor2": 1}}');
+    for (const mask of [undefined, new SecretMask(['hunter22'])]) {
+      const { value, escaped } = storable(answer, mask);
+      expect(value).toEqual({ ok: true, '\\u005f_proto__': { polluted: 1 }, c: { '\\u0063onstructor': { prototype: { x: 1 } }, constructor2: 1 } });
+      expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+      expect(escaped).toEqual(['__proto__', 'c.constructor']);
+      // The server takes it (it refuses a body with such a key: 400), and reads the same keys back.
+      const read = readJsonText(JSON.stringify({ result: value }));
+      expect(read).toEqual({ value: { result: value } });
+    }
+    // A constructor key over anything but an object with a prototype is an ordinary key.
+    expect(storable({ constructor: 'x' }).value).toEqual({ constructor: 'x' });
   });
 
   it('masks secrets in values, keys and flattened text, and names at most ten paths', () => {
