@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProgressView } from './progress-view.ts';
 import { ServerUnreachableError, type ExecutionStatus, type RunApi } from './run-api.ts';
 import { StepProgress } from './step-progress.ts';
+import { EVENT } from '../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
+import { isObject } from '../objects.ts';
 
 export type WatchOutcome = { kind: 'terminal'; execution: ExecutionStatus; progress: StepProgress } | { kind: 'interrupted'; progress: StepProgress };
 
@@ -42,6 +44,8 @@ export async function watchExecution(api: RunApi, id: number, path: string, opts
         let changed = false;
         for (const e of events) {
           since = Math.max(since, e.event_id);
+          const admission = admissionNote(e);
+          if (admission) view.note(admission, elapsed());
           const change = progress.apply(e);
           if (change) {
             view.change(change, progress, elapsed());
@@ -66,4 +70,18 @@ export async function watchExecution(api: RunApi, id: number, path: string, opts
     if (signal.aborted) return { kind: 'interrupted', progress };
     throw err;
   }
+}
+
+/**
+ * What an admission event says while `svc run --wait` waits (flow control: no step runs while the
+ * execution is queued): `queued on limit tenant key "acme"` (or until its debounce window closes),
+ * then `admitted`; undefined for any other event.
+ */
+function admissionNote(e: { event_type: string; context?: unknown }): string | undefined {
+  if (e.event_type === EVENT.executionAdmitted) return 'admitted: its steps run now';
+  if (e.event_type !== EVENT.executionQueued) return undefined;
+  const c = isObject(e.context) ? e.context : {};
+  const on = typeof c.limit === 'string' ? ` on limit ${c.limit} key ${JSON.stringify(typeof c.key === 'string' ? c.key : '')}` : '';
+  const window = typeof c.debounce_until === 'string' ? ` until its debounce window closes at ${c.debounce_until}` : '';
+  return `queued${on}${window}: no step runs until it is admitted`;
 }

@@ -121,6 +121,29 @@ describe('svc limits', () => {
     expect((await svc(['show', 'cli-nobody-names'])).code).toBe(4);
   });
 
+  it('svc run --wait says when its execution is queued on a limit and when it is admitted', async () => {
+    expect((await svc(['set', 'cli-tenant', '--concurrency', '1'])).code).toBe(0);
+    const holder = Number(/^execution (\d+) started/.exec((await runSvc(['run', 'cli/limits/tenant', '--set', 'tenant=initech'], env)).stdout)?.[1]);
+    await until('the holder admitted', async () => (await http(s.url, 'GET', `/api/executions/${holder}`)).body.status === 'running');
+    const waiting = runSvc(['run', 'cli/limits/tenant', '--set', 'tenant=initech', '--wait'], env);
+    const queued = await until('the second queued', async () => {
+      const list = (await http(s.url, 'GET', '/api/executions?path_prefix=cli/limits/tenant&status=queued')).body.executions;
+      return list.length === 1 && list[0].execution_id;
+    });
+    // Seen by its watch before it goes on (the watch polls at most every second).
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await runSvc(['signal', String(holder), 'go'], env)).code).toBe(0);
+    await until('the second admitted', async () => (await http(s.url, 'GET', `/api/executions/${queued}`)).body.status === 'running');
+    expect((await runSvc(['signal', String(queued), 'go'], env)).code).toBe(0);
+    const ran = await waiting;
+    expect(ran.code, ran.stderr).toBe(0);
+    const shown = ran.stdout + ran.stderr;
+    expect(shown).toMatch(/\] queued on limit cli-tenant key "initech": no step runs until it is admitted\n/);
+    expect(shown).toMatch(/\] admitted: its steps run now\n/);
+    expect(shown.indexOf('queued on limit')).toBeLessThan(shown.indexOf('admitted: its steps run now'));
+    expect((await svc(['delete', 'cli-tenant'])).code).toBe(0);
+  });
+
   it('a limit named before it is defined queues its work (shown by limits and status); defined, it runs; deleting it meanwhile is a conflict', async () => {
     // Listed as soon as a playbook names it, before any work waits on it.
     expect(lines((await svc([])).stdout)).toContainEqual(expect.stringMatching(/^cli-tenant\s+not defined\s+-\s+0\s+0\s+0\s+0$/));
