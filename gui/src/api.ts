@@ -27,8 +27,11 @@ export function describeDetail(detail: unknown): string {
   if (typeof detail === 'string') return detail;
   if (detail && typeof detail === 'object') {
     const d = detail as { message?: unknown; errors?: unknown };
-    const errors = Array.isArray(d.errors) ? `: ${d.errors.join('; ')}` : '';
-    if (typeof d.message === 'string') return d.message + errors;
+    // A message that already says its errors (invalid_inputs': `…: workload.x: must be …`) is not followed by them again.
+    const listed = Array.isArray(d.errors) ? d.errors.map(String) : [];
+    const said = typeof d.message === 'string' ? d.message : undefined;
+    const errors = listed.length && !(said !== undefined && listed.every((e) => said.includes(e))) ? `: ${listed.join('; ')}` : '';
+    if (said !== undefined) return said + errors;
     return JSON.stringify(detail);
   }
   return '';
