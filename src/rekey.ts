@@ -2,10 +2,11 @@ import { parseArgs } from 'node:util';
 import { renewConfigAad } from './api/keychain.ts';
 import { loadConfig } from './config.ts';
 import { parseKeyringFromEnv, type Keyring } from './crypto/keyring.ts';
-import { credentialAad, keychainAad, open, seal, SealError } from './crypto/seal.ts';
+import { credentialAad, executionSecretAad, keychainAad, open, seal, SealError } from './crypto/seal.ts';
 import { countCredentialKeys, lockCredentialsToRekey, setCredentialCiphertext } from './db/credential.repo.ts';
 import { Db } from './db/db.ts';
 import { countKeychainKeys, lockKeychainToRekey, setKeychainCiphertext } from './db/keychain.repo.ts';
+import { countExecutionSecretKeys, lockExecutionSecretsToRekey, setExecutionSecretCiphertext } from './db/execution-secret.repo.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { createLogger } from './log.ts';
 import { openDatabase } from './db/open-database.ts';
@@ -25,7 +26,8 @@ export type RekeyTally = {
   failed: number;
 };
 
-export type RekeyReport = { currentKid: string; credentials: RekeyTally; keychain: RekeyTally; failures: string[] };
+/** `executionSecrets`: the sealed `workload.access_token`s of recent starts (actors/access-tokens.ts), live ones only. */
+export type RekeyReport = { currentKid: string; credentials: RekeyTally; keychain: RekeyTally; executionSecrets: RekeyTally; failures: string[] };
 
 export type RekeyOptions = { batchSize?: number; dryRun?: boolean; progress?: (line: string) => void };
 
@@ -35,7 +37,7 @@ function reseal(keyring: Keyring, sealed: string, aad: string): string {
 }
 
 /**
- * Re-seals every credential and keychain row whose key id is not `keyring.currentKid`, in
+ * Re-seals every credential, keychain and live execution secret row whose key id is not `keyring.currentKid`, in
  * batches of `batchSize`, each batch one transaction with its rows locked. Rows no ring key
  * opens are counted and reported by name, never by content, and left untouched.
  */
@@ -45,10 +47,12 @@ export async function rekeyAll(db: Db, keyring: Keyring, opts: RekeyOptions = {}
   const kid = keyring.currentKid;
   const cred = await countCredentialKeys(db, kid);
   const chain = await countKeychainKeys(db, kid);
+  const handles = await countExecutionSecretKeys(db, kid);
   const report: RekeyReport = {
     currentKid: kid,
     credentials: { ...cred, rekeyed: 0, failed: 0 },
     keychain: { ...chain, rekeyed: 0, failed: 0 },
+    executionSecrets: { ...handles, rekeyed: 0, failed: 0 },
     failures: [],
   };
   if (opts.dryRun) return report;
@@ -102,6 +106,31 @@ export async function rekeyAll(db: Db, keyring: Keyring, opts: RekeyOptions = {}
     report.failures.push(...batch.failures);
     progress(`keychain: ${report.keychain.rekeyed} re-sealed, ${report.keychain.failed} failed so far`);
   }
+
+  // A running or retried mcp task exchanges its handle after the old key is dropped: these too.
+  for (let afterHandle = '00000000-0000-0000-0000-000000000000'; ; ) {
+    const batch = await db.tx(async (q) => {
+      const rows = await lockExecutionSecretsToRekey(q, kid, afterHandle, batchSize);
+      let rekeyed = 0;
+      const failures: string[] = [];
+      for (const row of rows) {
+        try {
+          await setExecutionSecretCiphertext(q, row.handle, reseal(keyring, row.sealed, executionSecretAad(row.handle)));
+          rekeyed++;
+        } catch (err) {
+          if (!(err instanceof SealError)) throw err;
+          failures.push(`execution secret ${row.handle}: ${err.message}`);
+        }
+      }
+      return { lastHandle: rows.at(-1)?.handle, rekeyed, failures };
+    });
+    if (batch.lastHandle === undefined) break;
+    afterHandle = batch.lastHandle;
+    report.executionSecrets.rekeyed += batch.rekeyed;
+    report.executionSecrets.failed += batch.failures.length;
+    report.failures.push(...batch.failures);
+    progress(`execution secrets: ${report.executionSecrets.rekeyed} re-sealed, ${report.executionSecrets.failed} failed so far`);
+  }
   return report;
 }
 
@@ -140,10 +169,12 @@ export async function rekeyCommand(
     say(`current key id ${keyring.currentKid}; keys that open: ${keyring.kids.join(', ')}${dryRun ? ' (dry run)' : ''}`);
     const report = await rekeyAll(db, keyring, { batchSize, dryRun, progress: say });
     if (json) {
-      out(JSON.stringify({ current_kid: report.currentKid, kids: keyring.kids, dry_run: dryRun, credentials: report.credentials, keychain: report.keychain, failures: report.failures }));
+      out(JSON.stringify({ current_kid: report.currentKid, kids: keyring.kids, dry_run: dryRun, credentials: report.credentials, keychain: report.keychain, execution_secrets: report.executionSecrets, failures: report.failures }));
     } else {
       out(tallyLine('credentials', report.credentials, dryRun));
       out(tallyLine('keychain', report.keychain, dryRun));
+      // Only where MCP starts carried an access_token: most databases have none.
+      if (report.executionSecrets.total > 0) out(tallyLine('execution secrets', report.executionSecrets, dryRun));
       for (const failure of report.failures) out(`cannot re-seal ${failure}`);
     }
     return report.failures.length > 0 ? 1 : 0;

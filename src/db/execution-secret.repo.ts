@@ -16,3 +16,30 @@ export async function getExecutionSecret(q: Queryable, handle: string): Promise<
   const { rows } = await q.query<{ sealed: string }>(`SELECT sealed FROM core.execution_secret WHERE handle = $1 AND expires_at >= now()`, [handle]);
   return rows[0]?.sealed;
 }
+
+// Live rows only: an expired handle is never opened again, so it needs no key.
+const STALE_SECRET = `expires_at >= now() AND split_part(sealed, '.', 2) <> $1`;
+
+/** How many live secrets there are, and how many are sealed with a key other than `currentKid`. */
+export async function countExecutionSecretKeys(q: Queryable, currentKid: string): Promise<{ total: number; stale: number }> {
+  const { rows } = await q.query<{ total: number; stale: number }>(
+    `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${STALE_SECRET})::int AS stale FROM core.execution_secret WHERE expires_at >= now()`,
+    [currentKid],
+  );
+  return rows[0];
+}
+
+/** Live secrets sealed with a key other than `currentKid`, after `afterHandle` (uuid order), locked. */
+export async function lockExecutionSecretsToRekey(q: Queryable, currentKid: string, afterHandle: string, limit: number): Promise<{ handle: string; sealed: string }[]> {
+  const { rows } = await q.query<{ handle: string; sealed: string }>(
+    `SELECT handle::text AS handle, sealed FROM core.execution_secret
+      WHERE handle > $2::uuid AND ${STALE_SECRET} ORDER BY handle LIMIT $3 FOR UPDATE`,
+    [currentKid, afterHandle, limit],
+  );
+  return rows;
+}
+
+/** Stores a re-sealed secret; its expiry stays as it was. */
+export async function setExecutionSecretCiphertext(q: Queryable, handle: string, sealed: string): Promise<void> {
+  await q.query(`UPDATE core.execution_secret SET sealed = $2 WHERE handle = $1::uuid`, [handle, sealed]);
+}

@@ -146,6 +146,7 @@ describe('rekey', () => {
       dry_run: true,
       credentials: { total: 3, stale: 0, rekeyed: 0, failed: 0 },
       keychain: { total: 2, stale: 0, rekeyed: 0, failed: 0 },
+      execution_secrets: { total: 0, stale: 0, rekeyed: 0, failed: 0 },
       failures: [],
     });
     expect(err[0]).toMatch(/^current key id /);
