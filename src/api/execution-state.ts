@@ -159,8 +159,12 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
           }
           if (!(await waitUnlessAborted(INSPECT_POLL_INTERVAL_MS, gone.signal))) return;
           const next = await getExecution(deps.db, id);
-          // Deleted meanwhile (cleanup): nothing more to follow.
-          if (!next || closed) return;
+          if (closed) return;
+          // Deleted meanwhile (retention): nothing more to follow, and the client is told so.
+          if (!next) {
+            socket.close(4404, `execution ${id} not found`);
+            return;
+          }
           current = next;
         }
       };

@@ -7,6 +7,7 @@ import { http, type Json } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 import { Capture } from '../../helpers/capture.ts';
+import { openSocket } from '../../helpers/stream-readers.ts';
 
 // The statechart of a registered playbook, the live state of an execution hydrated through it,
 // and its inspection stream read by @statelyai/inspect's own WebSocket receiver; with a real
@@ -120,6 +121,24 @@ workflow:
     // The same events, so far, over plain HTTP.
     const plain = await http(s.url, 'GET', `/api/executions/${id}/inspect`);
     expect(plain.body.events.map((e: Json) => e.type)).toEqual(got.map((e) => e.type));
+  });
+
+  it('ends the inspection stream of an execution deleted while it is followed with 4404, not an open socket', async () => {
+    await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: napping, path: tests/napping }
+workflow:
+  - step: nap
+    wait: { for: 1h }
+`);
+    const id = await s.run('tests/napping');
+    await until('the nap began', async () => (await s.events(id)).some((e: Json) => e.event_type === 'timer.set'));
+    const { closed } = await openSocket(`${s.url}/api/executions/${id}/inspect`, {});
+    // What retention does to its rows (here to a live one, as nothing else deletes an execution).
+    await s.deps.db.query('DELETE FROM core.command WHERE execution_id = $1', [id]);
+    await s.deps.db.query('DELETE FROM core.execution WHERE execution_id = $1', [id]);
+    const end = await Promise.race([closed, new Promise<undefined>((r) => setTimeout(r, 10_000, undefined))]);
+    expect(end).toMatchObject({ code: 4404, reason: `execution ${id} not found` });
   });
 
   it('svc inspect prints the moves and the end', async () => {
