@@ -103,6 +103,12 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
         resolve(0);
         return;
       }
+      // 1006: the connection dropped without a close (the server stopped or the network went): unreachable, as at the start.
+      if (code === 1006) {
+        errOut.write(`svc inspect: server unreachable: the stream closed without an end (1006)\n`);
+        resolve(3);
+        return;
+      }
       errOut.write(`svc inspect: ${String(reason) || `stream closed (${code})`}\n`);
       resolve(1);
     });

@@ -1,6 +1,9 @@
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { createMachine } from 'xstate';
 import { inspectCommand } from '../../../src/cli/inspect.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -151,5 +154,23 @@ workflow:
     const missing = new Capture();
     expect(await inspectCommand(['987654', '--server', s.url], new Capture(), missing)).toBe(1);
     expect(missing.text).toContain('987654');
+  });
+
+  it('svc inspect exits 3, server unreachable, when the stream drops without an end (the server went away)', async () => {
+    // A server that sends one move and then drops the connection (no close frame: 1006), as a killed one does.
+    const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    wss.on('connection', (ws) => {
+      ws.send(JSON.stringify({ type: '@xstate.event', event: { type: 'x' } }));
+      setTimeout(() => ws.terminate(), 50);
+    });
+    await once(wss, 'listening');
+    try {
+      const err = new Capture();
+      const port = (wss.address() as AddressInfo).port;
+      expect(await inspectCommand(['1', '--server', `http://127.0.0.1:${port}`], new Capture(), err)).toBe(3);
+      expect(err.text).toContain('server unreachable');
+    } finally {
+      wss.close();
+    }
   });
 });
