@@ -1,4 +1,5 @@
-import { bindArgs, capitalizeText, replaceText, stripText, titleText, type CallArgs } from './template-filters.ts';
+import { bindArgs, type CallArgs } from './template-filters.ts';
+import { capitalizeText, replaceText, stripText, titleText } from './template-text.ts';
 import { equal, iterate, limitText, numeric, RenderFault, toText, typeName, type RenderBudget } from './template-values.ts';
 import { isPlainObject } from '../objects.ts';
 
