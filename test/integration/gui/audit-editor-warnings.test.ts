@@ -3,11 +3,10 @@
 // went to the catalog entry at once and the warnings were never shown anywhere in the console.
 // And a refused one's problems say their column as the server gives it (DESIGN.md: every problem
 // has line and column), not the line alone: on a line of several fields it tells which is meant.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const ORPHAN = `apiVersion: svc/v1
 kind: Playbook
@@ -28,22 +27,17 @@ workflow:
 `;
 
 describe('the editor', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   const errors: string[] = [];
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 0 });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    ui = await openConsolePage({ workers: 0 });
+    ({ stack, page } = ui);
     page.on('console', (m) => (m.type() === 'error' ? errors.push(m.text()) : undefined));
     page.on('pageerror', (e) => errors.push(e.message));
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it("shows a registration's warnings, then opens the entry from its link", async () => {
     await page.goto(`${stack.url}/ui/#/catalog/new`);

@@ -3,12 +3,11 @@
 // inspection stream closed) left the page as it was, `running` with its waiting step, and nothing
 // told the user that it was no longer followed. The browser here loses the server as it would when
 // the server stops: the stream closes and every request is refused.
-import type { Browser, Page, WebSocketRoute } from 'playwright-core';
+import type { Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
 import { until } from '../../helpers/until.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const NAP = `apiVersion: svc/v1
 kind: Playbook
@@ -19,20 +18,15 @@ workflow:
 `;
 
 describe('a running execution whose server stops answering', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 1 });
+    ui = await openConsolePage({ workers: 1 });
+    ({ stack, page } = ui);
     await stack.register(NAP);
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it('shows that the server cannot be reached, beside what it last read', async () => {
     const id = await stack.run('gui/audit/unreachable');

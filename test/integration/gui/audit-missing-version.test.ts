@@ -2,11 +2,10 @@
 // 1) says so. The entry's page said "No playbook at PATH" of a playbook that is there, and the
 // editor (Edit's link) showed the example playbook under "Edit PATH": registering it made a
 // playbook at the example's path.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const ONE = `apiVersion: svc/v1
 kind: Playbook
@@ -17,20 +16,15 @@ workflow:
 `;
 
 describe('a version a catalog path does not have', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 0 });
+    ui = await openConsolePage({ workers: 0 });
+    ({ stack, page } = ui);
     await stack.register(ONE);
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it("is named on the entry's page, with a link to the newest", async () => {
     await page.goto(`${stack.url}/ui/#/catalog/entry/gui%2Faudit%2Fone?version=7`);

@@ -2,11 +2,10 @@
 // the execution's catalog entry among the 25 versions before the newest only, one request each,
 // and past them drew the newest version's steps: the execution of a playbook edited 30 times
 // showed steps it never had, and Retry offered them.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const FIRST = `apiVersion: svc/v1
 kind: Playbook
@@ -25,19 +24,14 @@ workflow:
 `;
 
 describe('the statechart of an execution of an old version', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 1 });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    ui = await openConsolePage({ workers: 1 });
+    ({ stack, page } = ui);
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it('draws the steps of the version it ran, however many versions came after', async () => {
     await stack.register(FIRST);

@@ -2,13 +2,12 @@
 // one. The statechart filled skipped boxes with the cancelled grey and its legend had no
 // `skipped`, so the branch an approval did not take (rejected, expired) read as cancelled steps
 // of a completed execution.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const BRANCH = `apiVersion: svc/v1
 kind: Playbook
@@ -34,20 +33,15 @@ const fillOf = (p: Page, step: string) =>
   p.locator(`svg.graph [data-step="${step}"] rect`).evaluate((r) => (globalThis as unknown as { getComputedStyle(e: unknown): { fill: string } }).getComputedStyle(r).fill);
 
 describe('a skipped step in the statechart', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 1 });
+    ui = await openConsolePage({ workers: 1 });
+    ({ stack, page } = ui);
     for (const yaml of [BRANCH, NAP]) await stack.register(yaml);
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it("is drawn apart from a cancelled step, and the legend names it", async () => {
     const branched = await stack.run('gui/audit/branch');

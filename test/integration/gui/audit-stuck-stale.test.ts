@@ -2,26 +2,20 @@
 // refused: it then read "No execution has been running for more than <the new minutes> minutes"
 // beside the 422, and "Cancel these N" sent the new minutes (other executions than those listed).
 // A dry run's answer now keeps the minutes it searched and goes when they change or a search fails.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 describe('stuck executions: a dry run answer is not stale', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 0 });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    ui = await openConsolePage({ workers: 0 });
+    ({ stack, page } = ui);
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it('drops the answer when the minutes change or the search is refused', async () => {
     await page.goto(`${stack.url}/ui/#/operations`);

@@ -1,11 +1,10 @@
 // The statechart draws thick only the arcs an execution took. It drew every arc whose two steps
 // ran, so a fallback arc beside the path (approve → done, when the execution went approve → fix
 // → done) read as taken. Arcs are now the entries of the log: a step entered from its source.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../../helpers/browser.ts';
-import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 const DETOUR = `apiVersion: svc/v1
 kind: Playbook
@@ -22,20 +21,15 @@ workflow:
 `;
 
 describe('the arcs an execution took', () => {
+  let ui: ConsolePage;
   let stack: TestStack;
-  let browser: Browser;
   let page: Page;
   beforeAll(async () => {
-    ensureGuiBuilt();
-    stack = await startTestStack({ workers: 1 });
+    ui = await openConsolePage({ workers: 1 });
+    ({ stack, page } = ui);
     await stack.register(DETOUR);
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   }, 300_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-  });
+  afterAll(async () => ui?.close());
 
   it('are start → approve → fix → done → end, not the fallback approve → done', async () => {
     const id = await stack.run('gui/audit/detour');
