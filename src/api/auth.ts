@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { watchForLapse } from '../abortable-wait.ts';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Identity } from '../auth/identity.ts';
-import { IDENTITY_HEADER, verifyIdentity } from '../auth/identity-assertion.ts';
+import { IDENTITY_HEADER, requestOf, verifyIdentity } from '../auth/identity-assertion.ts';
 import { roleAtLeast } from '../auth/roles.ts';
 import type { Config } from '../config.ts';
 import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
@@ -113,7 +113,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     if (mode === 'gateway') {
       const asserted = req.headers[IDENTITY_HEADER];
       if (asserted !== undefined) {
-        const verified = verifyIdentity(Array.isArray(asserted) ? undefined : asserted, gatewaySecret);
+        const verified = verifyIdentity(Array.isArray(asserted) ? undefined : asserted, gatewaySecret, requestOf(req.method, req.raw.url ?? req.url));
         if (!verified.ok) throw unauthorized(reply, verified.reason, true);
         return Object.freeze({ sub: verified.identity.sub, role: verified.identity.role, via: 'gateway' });
       }

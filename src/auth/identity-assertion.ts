@@ -1,6 +1,8 @@
 // The identity a gateway asserts to the server (SVC_AUTH=gateway), in one header:
-//   x-svc-identity: <base64url(JSON {sub, role, exp})>.<base64url(HMAC-SHA256(first part, secret))>
-// `exp` is in epoch seconds. Pure (no I/O), so the gateway and the server share it.
+//   x-svc-identity: <base64url(JSON {sub, role, exp, req?})>.<base64url(HMAC-SHA256(first part, secret))>
+// `exp` is in epoch seconds; `req` (`<METHOD> <request-target>`) binds it to the one request it
+// was made for, so an assertion read off the wire does not open other routes for its 60 s. Pure
+// (no I/O), so the gateway and the server share it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import { isRole, type Role } from './roles.ts';
@@ -17,13 +19,18 @@ const MAX_ASSERTION_CHARS = 4096;
 export const MAX_SUBJECT_CHARS = 255;
 const HMAC_BYTES = 32;
 
-export type AssertedIdentity = { sub: string; role: Role; exp: number };
+/** `req`: the request it is for (requestOf); the gateway always binds its assertions. */
+export type AssertedIdentity = { sub: string; role: Role; exp: number; req?: string };
 
 const claimsSchema = v.object({
   sub: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_SUBJECT_CHARS)),
   role: v.string(),
   exp: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  req: v.optional(v.string()),
 });
+
+/** The `req` of an assertion for a request: its method and request-target (path and query) as sent. */
+export const requestOf = (method: string, target: string): string => `${method.toUpperCase()} ${target}`;
 
 export type VerifiedIdentity = { ok: true; identity: AssertedIdentity } | { ok: false; reason: string };
 
@@ -31,16 +38,18 @@ const mac = (body: string, secret: string): Buffer => createHmac('sha256', secre
 
 /** The header value asserting `identity` (exp in epoch seconds), signed with the shared secret. */
 export function signIdentity(identity: AssertedIdentity, secret: string): string {
-  const body = Buffer.from(JSON.stringify({ sub: identity.sub, role: identity.role, exp: identity.exp })).toString('base64url');
+  const claims = { sub: identity.sub, role: identity.role, exp: identity.exp, ...(identity.req === undefined ? {} : { req: identity.req }) };
+  const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${body}.${mac(body, secret).toString('base64url')}`;
 }
 
 /**
- * Checks a header made by signIdentity: signature first (constant time), then the claims; `now`
- * in epoch seconds. Refuses (with a short reason, never the header) anything malformed, signed
- * with another secret, expired (exp <= now) or naming an unknown role.
+ * Checks a header made by signIdentity for `request` (requestOf): signature first (constant time),
+ * then the claims; `now` in epoch seconds. Refuses (with a short reason, never the header)
+ * anything malformed, signed with another secret, expired (exp <= now), naming an unknown role,
+ * or bound to another request.
  */
-export function verifyIdentity(header: string | undefined, secret: string, now: number = Date.now() / 1000): VerifiedIdentity {
+export function verifyIdentity(header: string | undefined, secret: string, request: string, now: number = Date.now() / 1000): VerifiedIdentity {
   if (typeof header !== 'string' || header.length > MAX_ASSERTION_CHARS) return { ok: false, reason: 'malformed identity assertion' };
   const dot = header.indexOf('.');
   if (dot <= 0 || dot !== header.lastIndexOf('.')) return { ok: false, reason: 'malformed identity assertion' };
@@ -55,8 +64,9 @@ export function verifyIdentity(header: string | undefined, secret: string, now: 
   }
   const parsed = v.safeParse(claimsSchema, claims);
   if (!parsed.success) return { ok: false, reason: 'malformed identity assertion' };
-  const { sub, role, exp } = parsed.output;
+  const { sub, role, exp, req } = parsed.output;
   if (!isRole(role)) return { ok: false, reason: 'identity assertion names an unknown role' };
   if (exp <= now) return { ok: false, reason: 'identity assertion has expired' };
-  return { ok: true, identity: { sub, role, exp } };
+  if (req !== undefined && req !== request) return { ok: false, reason: 'identity assertion was made for another request' };
+  return { ok: true, identity: { sub, role, exp, ...(req === undefined ? {} : { req }) } };
 }

@@ -203,7 +203,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     if (c?.kind === 'api-token') return {};
     if (c?.kind === 'jwt' || c?.kind === 'session') {
       if (c.role === null) throw new ServiceError('forbidden', 'no role');
-      const identity = signIdentity({ sub: c.sub, role: c.role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S }, settings.assertionSecret);
+      const { sub, role } = c;
+      const identity = (request: string) => signIdentity({ sub, role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S, req: request }, settings.assertionSecret);
       return { authorization: null, identity };
     }
     throw new ServiceError('unauthorized', 'authentication required');

@@ -6,7 +6,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
-import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
+import { IDENTITY_HEADER, requestOf } from '../auth/identity-assertion.ts';
 import { ServiceError } from '../errors.ts';
 import type { CallerWatch } from './caller-watch.ts';
 
@@ -34,8 +34,8 @@ function connectionNamed(connection: string | string[] | undefined): ReadonlySet
 export type Forward = {
   /** Replaces (or with null removes) the caller's Authorization header upstream. */
   authorization?: string | null;
-  /** Sets the signed identity assertion header. */
-  identity?: string;
+  /** Sets the identity assertion header: signed for the one request sent upstream (requestOf). */
+  identity?: (request: string) => string;
 };
 
 // WebSocket close codes (RFC 6455 7.4.1): the server refused the handshake, or could not be reached.
@@ -70,14 +70,15 @@ export type Proxy = {
 
 /**
  * The headers the gateway itself sets upstream, over whatever the client sent: the caller's
- * credential (`how`: the client's Authorization kept, replaced or removed; the signed identity)
- * and the X-Forwarded-* of the client. `authorization: undefined` means the client's own.
+ * credential (`how`: the client's Authorization kept, replaced or removed; the identity signed
+ * for `method` and `target`, the request as sent upstream) and the X-Forwarded-* of the client.
+ * `authorization: undefined` means the client's own.
  */
-function gatewayHeaders(req: FastifyRequest, how: Forward): Record<string, string | undefined> {
+function gatewayHeaders(req: FastifyRequest, how: Forward, method: string, target: string): Record<string, string | undefined> {
   return {
     // The client's own: every copy it sent stays (a webhook's bearer signature refuses two).
     ...(how.authorization === undefined ? {} : { authorization: how.authorization ?? undefined }),
-    [IDENTITY_HEADER]: how.identity,
+    [IDENTITY_HEADER]: how.identity?.(requestOf(method, target)),
     'x-forwarded-for': req.ip,
     'x-forwarded-host': req.headers.host,
     'x-forwarded-proto': req.protocol,
@@ -134,7 +135,7 @@ export function createProxy(upstream: URL): Proxy {
       for (const [name, values] of Object.entries(req.raw.headersDistinct)) {
         if (values !== undefined && !DROP_REQUEST.has(name) && !hopByHop.has(name)) passed[name] = values.length === 1 ? values[0] : values;
       }
-      const headers = withHeaders(passed, gatewayHeaders(req, how));
+      const headers = withHeaders(passed, gatewayHeaders(req, how, req.method, req.url));
       // A client that leaves (its socket closes before the answer is done) ends the upstream request.
       const leave = new AbortController();
       reply.raw.once('close', () => {
@@ -175,7 +176,9 @@ export function createProxy(upstream: URL): Proxy {
       const url = new URL(req.url, upstream.origin);
       url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
       // Only the client's credential and what the gateway sets: `ws` makes the handshake's own headers.
-      const server = new WebSocket(url, { headers: withHeaders({}, { authorization: req.headers.authorization, ...gatewayHeaders(req, how) }), handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
+      // Signed for the target `ws` sends: the URL's, which may spell the path otherwise than req.url.
+      const headers = withHeaders({}, { authorization: req.headers.authorization, ...gatewayHeaders(req, how, 'GET', `${url.pathname}${url.search}`) });
+      const server = new WebSocket(url, { headers, handshakeTimeout: UPSTREAM_HEADERS_TIMEOUT_MS });
       const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
       const close = (socket: WebSocket, code: number, reason: string) => {
         if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason.slice(0, WS_REASON_MAX_CHARS));
@@ -208,7 +211,7 @@ export function createProxy(upstream: URL): Proxy {
       );
     },
     async read(path, how) {
-      const headers = withHeaders({ accept: 'application/json' }, { authorization: how.authorization ?? undefined, [IDENTITY_HEADER]: how.identity });
+      const headers = withHeaders({ accept: 'application/json' }, { authorization: how.authorization ?? undefined, [IDENTITY_HEADER]: how.identity?.(requestOf('GET', path)) });
       let res;
       try {
         res = await pool.request({ origin: upstream.origin, path, method: 'GET', headers });

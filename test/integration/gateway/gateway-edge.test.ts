@@ -92,7 +92,7 @@ describe('gateway: what reaches the server', () => {
     expect(res.body.headers['x-forwarded-for']).toBe('127.0.0.1'); // the client's own claim is not believed
     expect(res.body.bytes).toBe(7);
     expect(res.headers.get('set-cookie')).toBeNull();
-    expect(verifyIdentity(res.body.headers['x-svc-identity'], TEST_GATEWAY_SECRET).ok).toBe(false);
+    expect(verifyIdentity(res.body.headers['x-svc-identity'], TEST_GATEWAY_SECRET, 'POST /api/echo?x=1').ok).toBe(false);
   });
 
   it('passes every copy of a repeated header as sent (a webhook\'s bearer signature refuses two Authorization lines)', async () => {

@@ -1,0 +1,94 @@
+// The identity the gateway asserts upstream is bound to the one request it was signed for: an
+// assertion read off the gateway-to-server hop (a real gateway, a real server in SVC_AUTH=gateway,
+// a real OpenID provider, a recording relay between them) opens no other route, method or query
+// for its 60 s, and a changed binding breaks the signature.
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDENTITY_HEADER } from '../../../src/auth/identity-assertion.ts';
+import { bearer } from '../../helpers/auth.ts';
+import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
+import { http } from '../../helpers/http.ts';
+import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+
+let idp: TestProvider;
+let stack: TestStack;
+let gw: TestGateway;
+let relay: Server;
+/** The identity header of each request the gateway sent upstream, by `<METHOD> <target>`. */
+const seen = new Map<string, string>();
+
+/** A pass-through to the server that notes the assertion each request carried. */
+async function startRelay(upstream: URL): Promise<Server> {
+  const server = createServer((req, res) => {
+    const asserted = req.headers[IDENTITY_HEADER];
+    if (typeof asserted === 'string') seen.set(`${req.method} ${req.url}`, asserted);
+    const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers as IncomingHttpHeaders }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return server;
+}
+
+beforeAll(async () => {
+  idp = await startTestProvider(['http://127.0.0.1:1']);
+  stack = await startTestStack({ workers: 0, env: { SVC_AUTH: 'gateway', SVC_GATEWAY_SECRET: TEST_GATEWAY_SECRET } });
+  relay = await startRelay(new URL(stack.url));
+  const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  gw = await startTestGateway({ ...gatewayEnv(stack, idp, TEST_GATEWAY_SECRET), SVC_SERVER_URL: relayUrl, SVC_OIDC_PATHS_CLAIM: 'svc_paths' });
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  await new Promise((ok) => relay?.close(ok));
+  await stack?.close();
+  await idp?.close();
+});
+
+describe('gateway: the identity assertion is bound to its request', () => {
+  it('a captured assertion works for the request it was made for and is refused on any other', async () => {
+    const admin = bearer(await idp.programToken('program-admin'));
+    expect((await http(gw.url, 'GET', '/api/executions?limit=1', undefined, admin)).status).toBe(200);
+    const captured = seen.get('GET /api/executions?limit=1');
+    expect(captured).toBeDefined();
+    const replay = { [IDENTITY_HEADER]: captured! };
+
+    // The same request again, straight to the server (within the assertion's 60 s): as the gateway sent it.
+    expect((await http(stack.url, 'GET', '/api/executions?limit=1', undefined, replay)).status).toBe(200);
+    // Anything else: another query, another route, another method (an admin's write).
+    for (const [method, path, body] of [
+      ['GET', '/api/executions?limit=2', undefined],
+      ['GET', '/api/executions', undefined],
+      ['GET', '/api/credentials', undefined],
+      ['POST', '/api/credentials', { name: 'stolen_auth', type: 'bearer', data: { token: 'x' } }],
+    ] as const) {
+      const res = await http(stack.url, method, path, body, replay);
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body.detail).toBe('identity assertion was made for another request');
+    }
+    expect((await http(stack.url, 'GET', '/api/credentials', undefined, admin)).status).toBe(401);
+  });
+
+  it('every route the gateway forwards still passes: reads, writes and the gateway\'s own read as the caller', async () => {
+    const reports = bearer(await idp.programToken('program-reports'));
+    const admin = bearer(await idp.programToken('program-admin'));
+    const playbook = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: bound, path: reports/bound }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
+    expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content: playbook }, admin)).status).toBe(201);
+    const run = await http(gw.url, 'POST', '/api/run/playbook', { path: 'reports/bound' }, reports);
+    expect(run.status).toBe(200);
+    const id = Number(run.body.execution_id);
+    expect((await http(gw.url, 'GET', `/api/executions/${id}`, undefined, reports)).status).toBe(200);
+    seen.clear();
+    // A caller held to path patterns: the gateway reads the execution as the caller (its own
+    // request, its own assertion), then forwards the retry (another assertion).
+    const retry = await http(gw.url, 'POST', `/api/executions/${id}/retry`, {}, reports);
+    expect(retry.status, JSON.stringify(retry.body)).toBeLessThan(500);
+    expect(retry.status).not.toBe(401);
+    expect([...seen.keys()]).toEqual([`GET /api/executions/${id}`, `POST /api/executions/${id}/retry`]);
+    expect(seen.get(`GET /api/executions/${id}`)).not.toBe(seen.get(`POST /api/executions/${id}/retry`));
+  });
+});
