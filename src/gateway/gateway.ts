@@ -56,6 +56,8 @@ declare module 'fastify' {
 
 /** Lifetime of the identity assertion sent upstream, in seconds: one request's worth. */
 export const ASSERTION_TTL_S = 60;
+/** A webhook delivery answered so was refused: unauthenticated, or no such trigger. */
+const REFUSED_DELIVERY: ReadonlySet<number> = new Set([401, 403, 404]);
 
 export type GatewayDeps = {
   settings: GatewaySettings;
@@ -294,7 +296,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   for (const path of ['/docs', '/docs/*', '/redoc', '/redoc/*']) app.get(path, { config: { gate: 'public' } }, forwardPublic);
   // Webhook deliveries carry no identity: the server checks the trigger's signature (over the bytes
   // as sent, and the sender's own Authorization for the bearer style), so both pass unchanged.
-  app.post('/api/hooks/*', { config: { gate: 'public' }, bodyLimit: MAX_WEBHOOK_BODY_BYTES }, async (req, reply) => proxy.forward(req, reply, {}));
+  // A delivery the server refused (a bad signature, a trigger that is not there) counts against
+  // the sender's address as a refused API request does; an address past its limit gets 429 before
+  // anything is forwarded. Accepted deliveries count nothing: a busy sender is never held back.
+  app.post('/api/hooks/*', { config: { gate: 'public' }, bodyLimit: MAX_WEBHOOK_BODY_BYTES }, async (req, reply) => {
+    const limited = apiLimit.over(`ip:${req.ip}`);
+    if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
+    const sent = await proxy.forward(req, reply, {});
+    if (REFUSED_DELIVERY.has(reply.statusCode)) apiLimit.hit(`ip:${req.ip}`);
+    return sent;
+  });
 
   registerAuthRoutes(app, { provider, sessions, sessionMaxMs: settings.sessionMaxMs, log, auditLog, originOf });
   const servesGui = await registerGuiRoutes(app, provider !== null, deps.guiDir);

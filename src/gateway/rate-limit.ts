@@ -32,6 +32,14 @@ export class RateLimiter {
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((w.resetAt - t) / 1000)) };
   }
 
+  /** Whether `key` is past the limit in its current window, without counting a request. */
+  over(key: string): RateVerdict {
+    const t = this.#now();
+    const w = this.#windows.get(key);
+    if (!w || w.resetAt <= t || w.count < this.#perWindow) return { ok: true };
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((w.resetAt - t) / 1000)) };
+  }
+
   #sweep(t: number): void {
     for (const [k, w] of this.#windows) if (w.resetAt <= t) this.#windows.delete(k);
     for (const k of this.#windows.keys()) {

@@ -33,6 +33,19 @@ describe('RateLimiter', () => {
     now += RATE_WINDOW_MS;
     expect(rl.hit('a').ok).toBe(true);
   });
+
+  it('over() says whether a key is past its limit without counting a request', () => {
+    let now = 0;
+    const rl = new RateLimiter(2, () => now);
+    for (let i = 0; i < 5; i++) expect(rl.over('a').ok).toBe(true);
+    rl.hit('a');
+    expect(rl.over('a').ok).toBe(true);
+    rl.hit('a');
+    now += 20_000;
+    expect(rl.over('a')).toEqual({ ok: false, retryAfterSeconds: 40 });
+    now += 40_000;
+    expect(rl.over('a').ok).toBe(true);
+  });
 });
 
 describe('return addresses and origins', () => {
