@@ -22,6 +22,10 @@ export type CommandRules = {
   readonly reclaim: CommandMove;
   /** A cancel of the command (its execution, loop or branch ended). */
   readonly cancel: CommandMove;
+  /** Its execution paused while nobody claimed it: withdrawn from the claims (migrations/0047). */
+  readonly pause: CommandMove;
+  /** Its execution resumed: claimable again (migrations/0047). */
+  readonly resume: CommandMove;
   /** The arcs of `eventType` from `status`, in the machine's order (empty: the event moves nothing). */
   arcs(status: CommandStatus, eventType: string): readonly CommandArc[];
 };
@@ -29,7 +33,7 @@ export type CommandRules = {
 // Moves the SQL writes as it is told: no guard (the SQL cannot run one; the claim policy is the
 // reclaim's precondition, checked in SQL before the event is "sent"), one target for every status.
 // A claim also takes the command for its claimer (the SQL bumps `attempt` and sets the holder).
-const SQL_MOVES = { claim: ['takeClaim'], reclaim: ['takeClaim'], cancel: [] } as const;
+const SQL_MOVES = { claim: ['takeClaim'], reclaim: ['takeClaim'], cancel: [], pause: [], resume: [] } as const;
 
 function statusOf(key: string): CommandStatus {
   const status = COMMAND_STATUSES.find((s) => s === key);
@@ -82,6 +86,8 @@ export function commandRulesOf(machine: AnyStateMachine): CommandRules {
     claim: move('claim'),
     reclaim: move('reclaim'),
     cancel: move('cancel'),
+    pause: move('pause'),
+    resume: move('resume'),
     arcs: (status, eventType) => arcs.get(`${status}|${eventType}`) ?? [],
   };
 }

@@ -1,7 +1,7 @@
 import { assign, setup } from 'xstate';
 
 /** A command's statuses: the machine's states (command-rules.ts checks that they are the same). */
-export const COMMAND_STATUSES = ['PENDING', 'CLAIMED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export const COMMAND_STATUSES = ['PENDING', 'PAUSED', 'CLAIMED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 
 export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 
@@ -17,7 +17,10 @@ export type CommandEvent =
   | ({ type: 'heartbeat' } & Reporter)
   | ({ type: 'complete' } & Reporter)
   | ({ type: 'fail' } & Reporter)
-  | { type: 'cancel' };
+  | { type: 'cancel' }
+  // Its execution was paused while the command waited unclaimed, or resumed (migrations/0047).
+  | { type: 'pause' }
+  | { type: 'resume' };
 
 /**
  * A report is the holder's when it names the claim (attempt, worker or both) and everything it
@@ -36,7 +39,9 @@ const holder = ({ context, event }: { context: CommandContext; event: CommandEve
 
 /**
  * One command's lifecycle: PENDING → CLAIMED → RUNNING → COMPLETED | FAILED | CANCELLED. Each
- * claim bumps `attempt`; a report from anyone but the current holder moves nothing.
+ * claim bumps `attempt`; a report from anyone but the current holder moves nothing. A pause of
+ * its execution withdraws it while nobody has claimed it (PAUSED: no claim takes it, since the
+ * claim's pick reads PENDING only), and the resume gives it back (PENDING).
  * Claim arbitration between concurrent claimers is the database's (one row lock, one winner), and
  * whether a holder is stale is the claim policy's (it sends `reclaim`); everything else is this
  * machine's: command-rules.ts reads it into the sets the SQL's guards are generated from (claim,
@@ -57,7 +62,8 @@ export const commandMachine = setup({
   context: ({ input }) => ({ attempt: input?.attempt ?? 0, workerId: input?.workerId ?? null }),
   initial: 'PENDING',
   states: {
-    PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
+    PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, pause: 'PAUSED', cancel: 'CANCELLED' } },
+    PAUSED: { on: { resume: 'PENDING', cancel: 'CANCELLED' } },
     CLAIMED: {
       on: {
         start: { guard: 'holder', target: 'RUNNING' },

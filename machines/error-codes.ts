@@ -38,6 +38,7 @@ export const CODES = {
   conflict: { where: ['http'], status: 409, message: 'the request conflicts with the current state', meaning: 'the request conflicts with the current state' },
   active_claim: { where: ['http'], status: 409, message: 'the command is claimed by another worker', meaning: 'a claim by id of a command another worker holds' },
   already_terminal: { where: ['http'], status: 409, message: 'the command has already finished', meaning: 'a claim by id of a command that has finished' },
+  command_paused: { where: ['http'], status: 409, message: 'the command\'s execution is paused; it is claimable again once resumed', meaning: 'a claim by id of a command its execution\'s pause withdrew before a worker claimed it (status `PAUSED`); the resume gives it back to the claims' },
   pool_stopped: { where: ['http'], status: 409, message: 'the worker pool is deregistered; register it again to resume', meaning: 'a heartbeat of a deregistered worker pool' },
   sweep_in_progress: { where: ['http'], status: 409, message: 'another reaper sweep holds the lease; try again in a moment', meaning: '`POST /api/admin/command_reaper/sweep` while another sweep holds the reaper lease' },
   not_waiting: { where: ['http', 'report_refusal'], status: 409, message: 'no step of the execution waits for this signal', meaning: 'a signal for an execution none of whose steps waits for it now (and none keeps it with `buffer: true`), or that has ended; a pause of an execution not running, a resume of one not paused' },

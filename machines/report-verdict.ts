@@ -59,7 +59,8 @@ export function reportVerdict(cmd: CommandState, eventType: string, reporter: Re
     if (reporter.workerId != null && cmd.worker_id != null && reporter.workerId !== cmd.worker_id) return notHolder();
     return { kind: 'late', attempt: reporter.attempt ?? null };
   }
-  if (COMMAND_RULES.claim.from.includes(cmd.status)) return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
+  // Withdrawn by its execution's pause before a claim took it: no claim holds it either.
+  if (COMMAND_RULES.claim.from.includes(cmd.status) || cmd.status === COMMAND_RULES.pause.to) return { kind: 'refused', code: 'not_claimed', message: `command ${id} is not claimed; claim it before reporting` };
   if (reporter.attempt != null && reporter.attempt !== cmd.attempt) return stale();
   if (reporter.attempt == null && reporter.workerId == null) {
     return { kind: 'refused', code: 'not_holder', message: `a report about command ${id} must name its claim: worker_id or attempt` };

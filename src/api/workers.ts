@@ -104,6 +104,9 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     if (row.limit_name && COMMAND_RULES.claim.from.includes(row.status)) {
       throw new ServiceError('limit_wait', { code: 'limit_wait', message: `command ${id} waits for room on limit ${row.limit_name} (key ${JSON.stringify(row.limit_key ?? '')}); POST /api/worker/claim takes it when the key has room`, limit: row.limit_name, key: row.limit_key ?? '' });
     }
+    if (row.status === COMMAND_RULES.pause.to) {
+      throw new ServiceError('command_paused', { code: 'command_paused', message: `command ${id} waits for execution ${row.execution_id} to be resumed`, status: row.status });
+    }
     const terminal = TERMINAL_COMMAND_STATUSES.includes(row.status);
     throw new ServiceError(terminal ? 'already_terminal' : 'active_claim', {
       code: terminal ? 'already_terminal' : 'active_claim',

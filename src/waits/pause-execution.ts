@@ -10,8 +10,9 @@ export type Control = { execution_id: number; status: 'paused' | 'running' };
 
 /**
  * Pauses a running execution (`execution.paused`): from then on it issues no command and starts
- * no child (they are held, in order); commands already out finish and are recorded; its timers
- * that come due wait. 409 not_waiting unless it is running (the routing decides against the state it writes over).
+ * no child (they are held, in order); commands a worker claimed finish and are recorded, those
+ * no worker claimed yet are withdrawn until the resume (status PAUSED, migrations/0047); its
+ * timers that come due wait. 409 not_waiting unless it is running (the routing decides against the state it writes over).
  */
 export async function pauseExecution(deps: EngineDeps, id: number, by: Identity | undefined, reason?: string): Promise<Control> {
   await control(deps, id, EVENT.executionPaused, 'running', by, reason);
@@ -23,6 +24,9 @@ export async function resumeExecution(deps: EngineDeps, id: number, by: Identity
   await control(deps, id, EVENT.executionResumed, 'paused', by, reason);
   // Its waits that came due meanwhile are fireable now.
   deps.waitClock?.nudge(Date.now());
+  // The commands the pause withdrew are claimable again (migrations/0047, which NOTIFYs where the
+  // bus is PostgreSQL's); a bus without NOTIFY hears of them here.
+  deps.announce?.commands([id]);
   return { execution_id: id, status: 'running' };
 }
 

@@ -19,6 +19,7 @@ import { registerWorkerPool } from '../../../src/db/runtime.repo.ts';
 import { writeUnit, type UnitWrite } from '../../../src/db/unit-write.ts';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
 import { cancelExecution } from '../../../src/engine/cancel-execution.ts';
+import { pauseExecution, resumeExecution } from '../../../src/waits/pause-execution.ts';
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import type { RoutedEvent } from '../../../src/protocol.ts';
@@ -61,7 +62,7 @@ type Holder = typeof LIVE | typeof GONE;
  * other command is claimable or held, so the claim-next paths can take only this one.
  */
 async function commandIn(status: CommandStatus, holder: Holder): Promise<Case> {
-  await t.db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status IN ('PENDING', 'CLAIMED', 'RUNNING')`);
+  await t.db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE status IN ('PENDING', 'PAUSED', 'CLAIMED', 'RUNNING')`);
   const deps = { ...base, snapshots: new HotSnapshots() }; // nothing remembered: the rows decide
   const [started] = await startExecutions(deps, [{ path: PATH, payload: {} }]);
   if (!started || !('executionId' in started)) throw new Error('start failed');
@@ -115,6 +116,8 @@ type Operation = {
   holder: Holder;
   /** The machine events the operation stands for, in the order it tries them. */
   events: CommandEvent[];
+  /** Set: the operation is two, one after the other, and so are these machine events (each tried, in turn). */
+  then?: CommandEvent[];
   /** Performs it; a claim returns the commands it claimed. */
   run(c: Case): Promise<CommandRow[] | undefined>;
 };
@@ -164,6 +167,17 @@ const OPERATIONS: Operation[] = [
     run: (c) => report(c, 'command.completed', { attempt: null, worker_id: 'intruder' }),
   },
   { name: 'cancel (its execution is cancelled)', holder: LIVE, events: [{ type: 'cancel' }], run: async (c) => void (await cancelExecution(c.deps, c.executionId, { reason: 'test' })) },
+  { name: 'pause (its execution is paused)', holder: LIVE, events: [{ type: 'pause' }], run: async (c) => void (await pauseExecution(c.deps, c.executionId, undefined)) },
+  {
+    name: 'resume (its execution is paused, then resumed)',
+    holder: LIVE,
+    events: [{ type: 'pause' }],
+    then: [{ type: 'resume' }],
+    run: async (c) => {
+      await pauseExecution(c.deps, c.executionId, undefined);
+      await resumeExecution(c.deps, c.executionId, undefined);
+    },
+  },
 ];
 
 describe('the command SQL carries out the command machine: every status × every operation', () => {
@@ -173,7 +187,8 @@ describe('the command SQL carries out the command machine: every status × every
       it(`${op.name} on ${status}`, async () => {
         const c = await commandIn(status, op.holder);
         const before = await stored(c.commandId);
-        const expected = machineOutcome(status, before.workerId, op.events);
+        const first = machineOutcome(status, before.workerId, op.events);
+        const expected = op.then ? { ...machineOutcome(first.status, first.workerId, op.then), attempt: first.attempt } : first;
         const out = await op.run(c);
         const after = await stored(c.commandId);
         expect(after, `${op.name} on ${status}: the row against the machine`).toEqual(expected);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { COMMAND_RULES } from '../../../machines/command-rules.ts';
 import { claimableSql, claimPlan, heldSql } from '../../../src/db/command-plans.ts';
 import { MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 
@@ -15,6 +16,19 @@ describe('command plans: SQL generated from the command machine', () => {
     expect(heldSql('x')).toBe(`x.status IN ('CLAIMED', 'RUNNING')`);
     expect(migrations).toContain(`command_active_idx ON core.command (claimed_at) WHERE ${unqualified(heldSql('x'))};`);
     expect(migrations).toMatch(new RegExp(`command_reclaim_idx ON core.command \\(command_id\\)\\s+WHERE ${unqualified(heldSql('x')).replace(/[()]/g, '\\$&')} AND reclaim_attempt = attempt;`));
+  });
+
+  it("the pause trigger moves unclaimed commands as the machine's pause and resume do", () => {
+    // A pause withdraws what the claims pick; a resume gives it back to them (migrations/0047).
+    expect(COMMAND_RULES.pause).toEqual({ from: ['PENDING'], to: 'PAUSED' });
+    expect(COMMAND_RULES.resume).toEqual({ from: ['PAUSED'], to: 'PENDING' });
+    expect(claimableSql('x')).toBe(`x.status = 'PENDING'`);
+    // A cancel reaches a withdrawn command too.
+    expect(COMMAND_RULES.cancel.from).toContain('PAUSED');
+    const trigger = readFileSync(`${MIGRATIONS_DIR}0047_paused_commands.sql`, 'utf8');
+    expect(trigger).toContain(`UPDATE core.command SET status = 'PAUSED', updated_at = now() WHERE execution_id = NEW.execution_id AND status = 'PENDING';`);
+    expect(trigger).toContain(`UPDATE core.command SET status = CASE WHEN NEW.status = 'running' THEN 'PENDING' ELSE 'CANCELLED' END, updated_at = now()
+     WHERE execution_id = NEW.execution_id AND status = 'PAUSED';`);
   });
 
   it('one claim plan: every claim sets the same columns, whoever claims', () => {

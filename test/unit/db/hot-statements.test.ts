@@ -28,6 +28,9 @@ const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: strin
   admission_admit_at_start: { table: 'admission', touches: ['flow_key'], reads: ['flow_limit'] },
   // migrations/0040_debounce_join_key.sql: a debounce window's admission moved to a later start's key makes that key's row.
   admission_flow_key_moved: { table: 'admission', touches: ['flow_key'] },
+  // migrations/0047_paused_commands.sql: an execution's pause withdraws its unclaimed commands, its
+  // resume gives them back (and wakes claimers): the commands of the same execution (its shard's).
+  execution_pause_commands: { table: 'execution', touches: ['command', 'NOTIFY'] },
 };
 
 /**
@@ -155,6 +158,12 @@ function accessesOf(sql: string): Access[] {
             : table === 'admission' && verb === 'UPDATE' && /\blimit_key\s*=/.test(text.slice(index))
               ? [TRIGGERS.admission_flow_key_moved]
               : [];
+    // The pause trigger fires when a statement changes an execution's status (not an append of
+    // records only, whose rows keep theirs: event-log.ts recordAppends): it reaches the commands
+    // by that execution's id.
+    if (table === 'execution' && verb === 'UPDATE' && /\bstatus\s*=/.test(text.slice(index)) && !/\bfalse AS proj\b/.test(text)) {
+      for (const t of TRIGGERS.execution_pause_commands.touches) accesses.push({ table: t, write: true, keyed: t === 'command', text: `trigger on core.execution: ${t}` });
+    }
     for (const t of made.flatMap((m) => m.touches)) accesses.push({ table: t, write: true, keyed: false, text: `trigger on core.${table}: ${t}` });
     for (const t of made.flatMap((m) => m.reads ?? [])) accesses.push({ table: t, write: false, keyed: false, text: `trigger on core.${table}: reads ${t}` });
   }

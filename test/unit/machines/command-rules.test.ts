@@ -9,7 +9,8 @@ type States = NonNullable<Parameters<typeof variants.createMachine>[0]['states']
 const variantOf = (states: States) => variants.createMachine({ id: 'variant', initial: 'PENDING', states });
 
 const base: States = {
-  PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
+  PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, pause: 'PAUSED', cancel: 'CANCELLED' } },
+  PAUSED: { on: { resume: 'PENDING', cancel: 'CANCELLED' } },
   CLAIMED: { on: { start: { guard: 'holder', target: 'RUNNING' }, reclaim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
   RUNNING: { on: { complete: { guard: 'holder', target: 'COMPLETED' }, reclaim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
   COMPLETED: { type: 'final' },
@@ -23,7 +24,9 @@ describe('command rules: the command machine read as the SQL carries it out', ()
     expect(COMMAND_RULES.final).toEqual(['COMPLETED', 'FAILED', 'CANCELLED']);
     expect(COMMAND_RULES.claim).toEqual({ from: ['PENDING'], to: 'CLAIMED' });
     expect(COMMAND_RULES.reclaim).toEqual({ from: ['CLAIMED', 'RUNNING'], to: 'CLAIMED' });
-    expect(COMMAND_RULES.cancel).toEqual({ from: ['PENDING', 'CLAIMED', 'RUNNING'], to: 'CANCELLED' });
+    expect(COMMAND_RULES.cancel).toEqual({ from: ['PENDING', 'PAUSED', 'CLAIMED', 'RUNNING'], to: 'CANCELLED' });
+    expect(COMMAND_RULES.pause).toEqual({ from: ['PENDING'], to: 'PAUSED' });
+    expect(COMMAND_RULES.resume).toEqual({ from: ['PAUSED'], to: 'PENDING' });
     expect(COMMAND_RULES.arcs('CLAIMED', 'complete')).toEqual([{ guard: 'holder', target: 'COMPLETED' }]);
     expect(COMMAND_RULES.arcs('RUNNING', 'heartbeat')).toEqual([{ guard: 'holder', target: 'RUNNING' }]);
     expect(COMMAND_RULES.arcs('PENDING', 'complete')).toEqual([]);
@@ -31,7 +34,7 @@ describe('command rules: the command machine read as the SQL carries it out', ()
 
   it('follows a change of the machine', () => {
     const rules = commandRulesOf(variantOf({ ...base, RUNNING: { on: { reclaim: { target: 'CLAIMED', actions: 'takeClaim' } } } }));
-    expect(rules.cancel.from).toEqual(['PENDING', 'CLAIMED']);
+    expect(rules.cancel.from).toEqual(['PENDING', 'PAUSED', 'CLAIMED']);
     expect(commandRulesOf(commandMachine).reclaim).toEqual(COMMAND_RULES.reclaim);
   });
 

@@ -31,7 +31,7 @@ function eventsFrom(firstAttempt: number) {
 function eventsAt(s: CommandSnapshot, firstAttempt: number): CommandEvent[] {
   const a = s.context.attempt;
   const attempts = [...new Set([a, Math.max(0, a - 1), a + 1])];
-  const out: CommandEvent[] = [{ type: 'claim', workerId: 'w1' }, { type: 'claim', workerId: 'w2' }, { type: 'cancel' }];
+  const out: CommandEvent[] = [{ type: 'claim', workerId: 'w1' }, { type: 'claim', workerId: 'w2' }, { type: 'cancel' }, { type: 'pause' }, { type: 'resume' }];
   if (a < firstAttempt + MAX_CLAIMS) out.push({ type: 'reclaim', workerId: `r${a + 1}` });
   for (const attempt of attempts) out.push({ type: 'start', attempt }, { type: 'complete', attempt }, { type: 'fail', attempt });
   // Reports that name the worker instead of (or beside) the attempt, a foreign worker, and nobody.
@@ -59,7 +59,11 @@ function reference(m: Model, e: CommandEvent): Model {
     named && (reporter.attempt == null || reporter.attempt === m.attempt) && (reporter.workerId == null || reporter.workerId === m.workerId);
   switch (m.status) {
     case 'PENDING':
+      if (e.type === 'pause') return { ...m, status: 'PAUSED' };
       return e.type === 'claim' ? { status: 'CLAIMED', attempt: m.attempt + 1, workerId: e.workerId } : m;
+    case 'PAUSED':
+      // Withdrawn by its execution's pause: only the resume (or a cancel) moves it; no claim takes it.
+      return e.type === 'resume' ? { ...m, status: 'PENDING' } : m;
     case 'CLAIMED':
     case 'RUNNING':
       if (e.type === 'reclaim') return { status: 'CLAIMED', attempt: m.attempt + 1, workerId: e.workerId };
@@ -85,7 +89,7 @@ describe('command machine: model-based paths (xstate/graph)', () => {
     it(`reaches every lifecycle state (${label})`, () => {
       const paths = getShortestPaths(commandMachine, { input, events: eventsFor, serializeState, serializeEvent });
       const reached = new Set(paths.map((p) => statusOf(p.state)));
-      expect([...reached].sort()).toEqual(['CANCELLED', 'CLAIMED', 'COMPLETED', 'FAILED', 'PENDING', 'RUNNING']);
+      expect([...reached].sort()).toEqual(['CANCELLED', 'CLAIMED', 'COMPLETED', 'FAILED', 'PAUSED', 'PENDING', 'RUNNING']);
     });
 
     it(`agrees with the reference model on every simple path, and on every event after it (${label})`, () => {
