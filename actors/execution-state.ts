@@ -98,8 +98,12 @@ export async function loadAppliedEvents(q: Queryable, row: ExecutionRow, after: 
  */
 export async function readExecutionState(q: Queryable, cache: PlaybookCache, id: number): Promise<{ row: ExecutionRow; follower: ExecutionFollower } | undefined> {
   const row = await getExecution(q, id);
-  if (!row) return undefined;
+  return row && { row, follower: await followExecution(q, cache, row) };
+}
+
+/** The fold of `row`'s log up to its `applied_event_id` (the state `row` was read at). */
+export async function followExecution(q: Queryable, cache: PlaybookCache, row: ExecutionRow): Promise<ExecutionFollower> {
   const follower = new ExecutionFollower(await cache.get(q, row.catalog_id));
   follower.fold(await loadAppliedEvents(q, row, 0));
-  return { row, follower };
+  return follower;
 }

@@ -2,14 +2,14 @@ import { EXECUTION_STATUSES, isLiveExecutionStatus } from '../../machines/status
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { ExecutionFollower, loadAppliedEvents, readExecutionState } from '../../actors/execution-state.ts';
+import { ExecutionFollower, followExecution, loadAppliedEvents } from '../../actors/execution-state.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { actorEvent, stepEvents, type InspectionEvent } from '../../machines/inspection-events.ts';
 import { compileStatechart } from '../../machines/playbook-statechart.ts';
 import { waitUnlessAborted } from '../abortable-wait.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getExecution, type ExecutionRow } from '../db/execution.repo.ts';
-import { wakeTimesOf } from '../db/wait.repo.ts';
+import { readExecutionWakes } from '../db/wait.repo.ts';
 import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
 import { watchCaller } from './auth.ts';
@@ -90,12 +90,15 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
     },
     async (req) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
-      const [found, wakes] = await Promise.all([readExecutionState(deps.db, deps.cache, id), wakeTimesOf(deps.db, id)]);
-      const view = found?.follower.view();
-      if (!found || !view) throw notFound(`execution ${id}`);
+      // The row and its wait rows in one read: the log is folded up to that row, so the view and
+      // the wake-up times are of one moment.
+      const read = await readExecutionWakes(deps.db, id);
+      const follower = read && (await followExecution(deps.db, deps.cache, read.row));
+      const view = follower?.view();
+      if (!read || !follower || !view) throw notFound(`execution ${id}`);
       // A waiting step's wake-up time is its wait row's (the machine knows what it waits for, not when).
-      const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, wake_at: wakes.get(name)?.toISOString() ?? null } } : s]));
-      return { execution_id: id, path: found.row.path, catalog_id: found.row.catalog_id, ...view, steps, status: found.row.status, last_event_id: found.follower.lastEventId };
+      const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, wake_at: read.wakes.get(name)?.toISOString() ?? null } } : s]));
+      return { execution_id: id, path: read.row.path, catalog_id: read.row.catalog_id, ...view, steps, status: read.row.status, last_event_id: follower.lastEventId };
     },
   );
 

@@ -54,7 +54,8 @@ export type EventRow = {
   created_at?: string;
 };
 
-const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
+/** The columns of an ExecutionRow, for SELECT lists (src/db/wait.repo.ts reads a row with its waits). */
+export const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
   progress, result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
 
 /** One execution's projection row; `progress` as stored (done steps over known steps). */

@@ -1,3 +1,4 @@
+import { EXECUTION_COLUMNS, type ExecutionRow } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 
 // Reads of core.wait (its one writer is the unit write, src/db/unit-write.ts). The timekeeper
@@ -43,14 +44,24 @@ export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLoo
 }
 
 /**
- * When each step of an execution wakes (a timer fires, a signal wait times out; null: never): its
- * first wait's (lowest seq), the one the execution's view describes of a step with several.
+ * An execution's row and when each of its steps wakes (a timer fires, a signal wait times out;
+ * null: never): its first wait's (lowest seq), the one the execution's view describes of a step
+ * with several. One statement, so one snapshot: a wait row is written by the statement that
+ * writes the event beginning it (and moves `applied_event_id` on), so the view folded up to the
+ * row's `applied_event_id` and these times agree. Two reads could see a step waiting whose wait
+ * row the other had not seen yet (wake_at null for a moment).
  */
-export async function wakeTimesOf(q: Queryable, executionId: number): Promise<Map<string, Date | null>> {
-  const { rows } = await q.query<{ step: string; wake_at: Date | null }>({
-    name: 'svc_wake_times_of',
-    text: `SELECT DISTINCT ON (step) step, wake_at FROM core.wait WHERE execution_id = $1 ORDER BY step, seq`,
+export async function readExecutionWakes(q: Queryable, executionId: number): Promise<{ row: ExecutionRow; wakes: Map<string, Date | null> } | undefined> {
+  const { rows } = await q.query<ExecutionRow & { wakes: { step: string; wake_at: string | null }[] }>({
+    name: 'svc_execution_wakes',
+    text: `SELECT ${EXECUTION_COLUMNS},
+                  COALESCE((SELECT json_agg(json_build_object('step', w.step, 'wake_at', w.wake_at))
+                              FROM (SELECT DISTINCT ON (step) step, wake_at FROM core.wait WHERE execution_id = $1 ORDER BY step, seq) w), '[]') AS wakes
+             FROM core.execution WHERE execution_id = $1`,
     values: [executionId],
   });
-  return new Map(rows.map((r) => [r.step, r.wake_at]));
+  const found = rows[0];
+  if (!found) return undefined;
+  const { wakes, ...row } = found;
+  return { row, wakes: new Map(wakes.map((w) => [w.step, w.wake_at === null ? null : new Date(w.wake_at)])) };
 }
