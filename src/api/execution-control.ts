@@ -73,11 +73,11 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         tags: ['executions'],
         summary: 'Send a signal to an execution: the step waiting for it moves on with its payload',
         description:
-          'Answers 202 `{status: delivered}` (the step that has waited longest for the signal takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
+          'Answers 202 `{status: delivered}` (of the steps waiting for the signal, the one that has waited longest among those whose `approval.roles` admit the caller takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
           '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; ' +
           `409 (signal_buffer_full, nothing stored) when it would be kept and the execution keeps ${MAX_KEPT_SIGNALS} signals no step has taken already, ` +
           `or their payloads and this one's would come to over ${MAX_KEPT_SIGNAL_BYTES} bytes (1 MiB) as JSON; ` +
-          '403 when the step\'s `approval.roles` exclude the caller ' +
+          '403 when the `approval.roles` of every step waiting for it (or, none waiting, of every step that would keep it) exclude the caller ' +
           '(a step without approval takes signals from operators). `Idempotency-Key` makes a repeat to this execution and signal name the same signal.',
         params: jsonSchema(signalParams),
         body: jsonSchema(signalBody),

@@ -21,9 +21,9 @@ export type SignalKey = { scope: string; key: string; requestHash: string; statu
 
 /**
  * Sends signal `name` with `payload` to an execution (POST /api/executions/{id}/signals/{name}):
- * to the step that has waited for it longest (lowest seq), or, when none waits and a step says
- * `buffer: true`, kept for it. 403 when that step's `approval.roles` (operator when it names
- * none) exclude `by`; 409 (not_waiting) when no step waits for it; 409 (signal_buffer_full),
+ * to the step that has waited for it longest (lowest seq) of those whose `approval.roles`
+ * (operator when it names none) admit `by`, or, when none waits and a step says `buffer: true`,
+ * kept for it. 403 when every step that waits for it (or would keep it) excludes `by`; 409 (not_waiting) when no step waits for it; 409 (signal_buffer_full),
  * nothing stored, when it would be kept and the execution keeps MAX_KEPT_SIGNALS already, or its
  * payload with those kept would be over MAX_KEPT_SIGNAL_BYTES. Routing decides against the state it writes over: when
  * the wait it was aimed at ended meanwhile, it is aimed again at what waits then (MAX_ATTEMPTS).
@@ -90,18 +90,25 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
 type Target = { step: string; seq: number | null; wait: WaitSpec };
 
 /**
- * The step a signal goes to: the one waiting for it longest, else (seq null) the first that keeps
- * it and admits a sender of `role`, else the first that keeps it (whose roles then refuse it).
+ * The step a signal goes to: of the steps waiting for it, the one waiting longest whose approval
+ * admits a sender of `role`, else the one waiting longest (whose roles then refuse it: 403); when
+ * none waits, (seq null) the first that keeps it and admits the sender, else the first that keeps
+ * it (refused as well). A step that would refuse the caller does not stand in the way of another
+ * waiting step that admits them.
  */
 function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string, role: Role | null): Target | undefined {
   let best: Target | undefined;
+  let admitting: Target | undefined;
   for (const [seq, p] of Object.entries(ctx.pending)) {
     if (p.kind !== 'wait' || p.signal !== name) continue;
     const step = ctx.runs[keyOf(p.run)]?.step;
     const wait = pb.workflow.find((s) => s.step === step)?.wait;
-    if (step !== undefined && wait && (!best || numberOf(seq) < (best.seq ?? Infinity))) best = { step, seq: numberOf(seq), wait };
+    if (step === undefined || !wait) continue;
+    const t = { step, seq: numberOf(seq), wait };
+    if (!best || t.seq < (best.seq ?? Infinity)) best = t;
+    if (admitsSignal(wait.kind === 'signal' ? wait.roles : null, role) && (!admitting || t.seq < (admitting.seq ?? Infinity))) admitting = t;
   }
-  if (best) return best;
+  if (best) return admitting ?? best;
   const keepers = pb.workflow.filter((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
   const keeper = keepers.find((s) => s.wait?.kind === 'signal' && admitsSignal(s.wait.roles, role)) ?? keepers[0];
   return keeper?.wait && { step: keeper.step, seq: null, wait: keeper.wait };
