@@ -305,11 +305,12 @@ const TREE_CLAIMS = (root: string) => `(SELECT count(*) || ':' || coalesce(sum(c
           FROM core.execution x JOIN core.command c ON c.execution_id = x.execution_id
          WHERE x.execution_id = ${root} OR (x.status IN ${LIVE_EXECUTION_SQL} AND x.root_execution_id = ${root}))`;
 
-// A tree that waits (a timer, a signal, its admission, room on a task's limit) or that an operator
+// A tree that waits (a timer, a signal, its admission, a worker with room) or that an operator
 // paused is not interrupted: nothing has to run in it until its wait ends, it is admitted, its
-// limited command is claimed (when its key has room: the command is PENDING in the table, which a
-// stop does not lose) or it is resumed. Cancelled, it lost its place, and a restart ran again
-// the steps it had done.
+// PENDING command is claimed (by a worker with room, when its key has room for a task's limit:
+// the command is in the table, which a stop does not lose, and PENDING is only ever a command no
+// one has claimed yet) or it is resumed. Cancelled, it lost its place, and a restart ran again
+// the steps it had done. What a stop does lose is a claim whose holder died with it (below).
 const INTERRUPTED_ROOTS = `WITH running AS (
        SELECT e.execution_id, e.root_execution_id, e.status,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
@@ -324,7 +325,7 @@ const INTERRUPTED_ROOTS = `WITH running AS (
         AND NOT EXISTS (SELECT 1 FROM running x JOIN core.wait w ON w.execution_id = x.execution_id WHERE x.root_execution_id = t.root_execution_id)
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
-           WHERE x.root_execution_id = t.root_execution_id AND ${claimableSql('c')} AND c.limit_name IS NOT NULL)
+           WHERE x.root_execution_id = t.root_execution_id AND ${claimableSql('c')})
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
            WHERE x.root_execution_id = t.root_execution_id AND ${heldSql('c')}
@@ -333,9 +334,10 @@ const INTERRUPTED_ROOTS = `WITH running AS (
 
 /**
  * Running root executions that look interrupted: the newest event of their whole tree (root and
- * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, and no
- * command of the tree is held by a live claimer (one the claim policy would not let go, hard
- * timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`. `claims`:
+ * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, nothing of the
+ * tree waits on purpose (a timer, a signal, admission, a pause, or a PENDING command: a backlog
+ * workers will claim), and no command of the tree is held by a live claimer (one the claim policy
+ * would not let go, hard timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`. `claims`:
  * the tree's claims as this read saw them (treeClaims), to act on the root only while they stand.
  */
 export async function interruptedRoots(

@@ -24,7 +24,8 @@ export type Resumed = { execution_id: number; action: 'cancelled' | 'restarted' 
 /**
  * Run once when a server starts: executions interrupted by the stop (see interruptedRoots: no
  * terminal event, nothing new for SVC_AUTO_RESUME_MIN_STALE_SECONDS, last event within
- * RESUME_WINDOW_MINUTES, no command held by a live worker) are cancelled with reason
+ * RESUME_WINDOW_MINUTES, nothing waited for on purpose, a PENDING command (a backlog) included,
+ * no command held by a live worker) are cancelled with reason
  * `auto_resume` (SVC_AUTO_RESUME_MODE=cancel) or cancelled and started again from the same
  * catalog entry and workload (`restart`, `resumed_from` in the new `execution.started`), unless a
  * worker claimed a command of the tree after the read (resumeOne). First waits until the database answers and a

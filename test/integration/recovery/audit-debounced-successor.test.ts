@@ -49,7 +49,12 @@ workflow:
     const beat = setInterval(() => void http(t.url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-beats' }, asWorker), 300);
     try {
       const id = await debouncedBurst('flow/debounced-resume', 'acme');
-      // Its command is PENDING and nothing moves: what a stop leaves (interrupted, past 1 s).
+      // A pool that claimed its command is gone and nothing moves: what a stop leaves (interrupted,
+      // past 1 s). A command still PENDING would be a backlog, left alone.
+      expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-gone', capacity: 1 }, asWorker)).status).toBe(200);
+      const claimed = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-gone', max: 1, wait_ms: 0 }, asWorker);
+      expect(claimed.body.commands.map((c: { execution_id: number }) => c.execution_id)).toEqual([id]);
+      expect((await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'w-gone' }, asWorker)).status).toBe(200);
       await new Promise((r) => setTimeout(r, 1_500));
       const resumed = await autoResume(t.deps);
       const mine = resumed.find((r) => r.execution_id === id);
