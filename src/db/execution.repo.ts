@@ -277,15 +277,22 @@ export async function countExecutionsByStatus(q: Queryable, f: ExecutionListFilt
 
 export type StaleExecution = { execution_id: number; path: string; parent_execution_id: number | null; started_at: Date };
 
+/** Its root, and how many ancestors it has (`depth`, 0: a root). */
+export type StaleRunning = StaleExecution & { root_execution_id: number; depth: number };
+
 /**
- * Executions without a terminal event (status running) started over `olderThanMinutes` ago,
- * oldest first (parents before their children), after `afterId` (keyset paging), at most `limit`.
- * The start is the projection's `started_at` or, when older, the `execution.started` event's
- * time: the log is the truth the projection is derived from, and what a client of the spec sees.
+ * Executions without a terminal event (status running) started over `olderThanMinutes` ago, by id
+ * after `afterId` (keyset paging), at most `limit`. An id is no order of parent and child (ids come
+ * in blocks per server, per node under Citus): `depth`, along parent_execution_id, is. The start is
+ * the projection's `started_at` or, when older, the `execution.started` event's time (the log's).
  */
-export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: number; afterId: number; limit: number }): Promise<StaleExecution[]> {
-  const { rows } = await q.query<StaleExecution>(
-    `SELECT e.execution_id, e.path, e.parent_execution_id, e.started_at FROM core.execution e
+export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: number; afterId: number; limit: number }): Promise<StaleRunning[]> {
+  const { rows } = await q.query<StaleRunning>(
+    // A parent link is written once, with the child, to a row that exists: the walk up ends.
+    `SELECT e.execution_id, e.path, e.parent_execution_id, e.root_execution_id, e.started_at, d.depth FROM core.execution e
+      CROSS JOIN LATERAL (WITH RECURSIVE up(id) AS (SELECT e.parent_execution_id UNION ALL
+                            SELECT a.parent_execution_id FROM up JOIN core.execution a ON a.execution_id = up.id)
+                          SELECT count(id)::int AS depth FROM up) d
       WHERE e.status = 'running' AND e.execution_id > $2
         AND (e.started_at < now() - make_interval(mins => $1)
              OR EXISTS (SELECT 1 FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_type = $4
@@ -307,10 +314,9 @@ const TREE_CLAIMS = (root: string) => `(SELECT count(*) || ':' || coalesce(sum(c
 
 // A tree that waits (a timer, a signal, its admission, a worker with room) or that an operator
 // paused is not interrupted: nothing has to run in it until its wait ends, it is admitted, its
-// PENDING command is claimed (by a worker with room, when its key has room for a task's limit:
-// the command is in the table, which a stop does not lose, and PENDING is only ever a command no
-// one has claimed yet) or it is resumed. Cancelled, it lost its place, and a restart ran again
-// the steps it had done. What a stop does lose is a claim whose holder died with it (below).
+// PENDING command (never claimed yet, kept in the table: a stop does not lose it) is claimed by a
+// worker with room (and room on its key, for a task's limit) or it is resumed. Cancelled, it lost
+// its place, and a restart ran again the steps it had done. A stop loses a claim whose holder died.
 const INTERRUPTED_ROOTS = `WITH running AS (
        SELECT e.execution_id, e.root_execution_id, e.status,
               (SELECT ev.created_at FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_id = e.last_event_id) AS last_event_at
@@ -323,9 +329,8 @@ const INTERRUPTED_ROOTS = `WITH running AS (
         AND t.last_event_at >= now() - make_interval(mins => $2)
         AND NOT EXISTS (SELECT 1 FROM running x WHERE x.root_execution_id = t.root_execution_id AND x.status IN ('paused', 'queued'))
         AND NOT EXISTS (SELECT 1 FROM running x JOIN core.wait w ON w.execution_id = x.execution_id WHERE x.root_execution_id = t.root_execution_id)
-        AND NOT EXISTS (
-          SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
-           WHERE x.root_execution_id = t.root_execution_id AND ${claimableSql('c')})
+        AND NOT EXISTS (SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
+                         WHERE x.root_execution_id = t.root_execution_id AND ${claimableSql('c')})
         AND NOT EXISTS (
           SELECT 1 FROM running x JOIN core.command c ON c.execution_id = x.execution_id
            WHERE x.root_execution_id = t.root_execution_id AND ${heldSql('c')}
@@ -337,13 +342,10 @@ const INTERRUPTED_ROOTS = `WITH running AS (
  * running descendants) is older than `minStaleSeconds` and within `windowMinutes`, nothing of the
  * tree waits on purpose (a timer, a signal, admission, a pause, or a PENDING command: a backlog
  * workers will claim), and no command of the tree is held by a live claimer (one the claim policy
- * would not let go, hard timeout aside: see claimTakeableSql). After `afterId`, in id order, at most `limit`. `claims`:
- * the tree's claims as this read saw them (treeClaims), to act on the root only while they stand.
+ * would not let go, hard timeout aside: see claimTakeableSql). After `afterId`, in id order, at
+ * most `limit`. `claims`: the tree's claims as read (treeClaims), to act only while they stand.
  */
-export async function interruptedRoots(
-  q: Queryable,
-  p: { minStaleSeconds: number; windowMinutes: number; workerStaleSeconds: number; afterId: number; limit: number },
-): Promise<InterruptedRoot[]> {
+export async function interruptedRoots(q: Queryable, p: { minStaleSeconds: number; windowMinutes: number; workerStaleSeconds: number; afterId: number; limit: number }): Promise<InterruptedRoot[]> {
   const { rows } = await q.query<InterruptedRoot>(INTERRUPTED_ROOTS, [p.minStaleSeconds, p.windowMinutes, p.workerStaleSeconds, p.afterId, p.limit]);
   return rows;
 }

@@ -1,6 +1,6 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Identity } from '../auth/identity.ts';
-import { runningStartedBefore, type StaleExecution } from '../db/execution.repo.ts';
+import { runningStartedBefore, type StaleExecution, type StaleRunning } from '../db/execution.repo.ts';
 import { executionStatuses, liveDescendants } from '../db/live-descendants.ts';
 import { cancelExecution } from './cancel-execution.ts';
 
@@ -27,7 +27,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * `requestedBy` (who asked) is recorded on each cancel.
  */
 export async function cleanupStuckExecutions(deps: EngineDeps, opts: { olderThanMinutes: number; dryRun: boolean; requestedBy?: Identity }): Promise<CleanupResult> {
-  const found: StaleExecution[] = [];
+  const found: StaleRunning[] = [];
   let truncated = false;
   for (let after = 0; ; ) {
     const page = await runningStartedBefore(deps.db, { olderThanMinutes: opts.olderThanMinutes, afterId: after, limit: PAGE });
@@ -40,6 +40,10 @@ export async function cleanupStuckExecutions(deps: EngineDeps, opts: { olderThan
     if (page.length < PAGE) break;
     after = page.at(-1)!.execution_id;
   }
+  // Parents before their children, by the parent link (an id is no order of them): a child
+  // cancelled first would end its parent's playbook task, and the parent move on (fail, say)
+  // before its own cancel. A tree's executions together, in the order of their roots.
+  found.sort((a, b) => a.root_execution_id - b.root_execution_id || a.depth - b.depth || a.execution_id - b.execution_id);
   // Children started within the age (a parent's late step) go with their parent's cancel.
   const descendants = await liveDescendants(deps.db, found.map((e) => e.execution_id));
   const done: StaleExecution[] = [];
