@@ -20,6 +20,15 @@ export async function getExecutionSecret(q: Queryable, handle: string): Promise<
 // Live rows only: an expired handle is never opened again, so it needs no key.
 const STALE_SECRET = `expires_at >= now() AND split_part(sealed, '.', 2) <> $1`;
 
+/** The key ids live secrets are sealed with, with how many rows each (a start's check of its keys, src/crypto/check-stored-keys.ts). */
+export async function executionSecretKeyIds(q: Queryable): Promise<{ kid: string; rows: number }[]> {
+  const { rows } = await q.query<{ kid: string; rows: number }>(
+    `SELECT split_part(sealed, '.', 2) AS kid, count(*)::int AS rows FROM core.execution_secret
+      WHERE expires_at >= now() AND sealed ~ '^v1\\.[0-9a-f]{8}\\.' GROUP BY 1 ORDER BY 1`,
+  );
+  return rows;
+}
+
 /** How many live secrets there are, and how many are sealed with a key other than `currentKid`. */
 export async function countExecutionSecretKeys(q: Queryable, currentKid: string): Promise<{ total: number; stale: number }> {
   const { rows } = await q.query<{ total: number; stale: number }>(

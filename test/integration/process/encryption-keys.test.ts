@@ -110,13 +110,15 @@ describe('a key that cannot open the stored rows (database URL)', () => {
     try {
       const first = await serve({ ...db, SVC_ENCRYPTION_KEY: b64(keyA) });
       const catalogId = await storeSecrets(first.base);
+      // A start's access_token is sealed too (core.execution_secret), until a worker's mcp task opens it.
+      expect((await http(first.base, 'POST', '/api/run/playbook', { path: 'tests/keys', payload: { access_token: TOKEN_SECRET } })).status).toBe(200);
       await first.stop();
 
       // Only the new key: refused before listening, one line saying what is missing and what to do.
       const refused = await runToExit(['server'], { ...db, SVC_ENCRYPTION_KEY: b64(keyB), SVC_PORT: String(await freePort()) });
       expect(refused.code).not.toBe(0);
       expect(refused.output).toContain(
-        `svc server: stored data is sealed with key id ${kidA} (1 credential, 1 keychain entry), which neither SVC_ENCRYPTION_KEY (key id ${kidB}) nor SVC_ENCRYPTION_KEYS_OLD holds;`,
+        `svc server: stored data is sealed with key id ${kidA} (1 credential, 1 keychain entry, 1 execution secret), which neither SVC_ENCRYPTION_KEY (key id ${kidB}) nor SVC_ENCRYPTION_KEYS_OLD holds;`,
       );
       expect(refused.output).toContain('restore that key as SVC_ENCRYPTION_KEY, or add that key to SVC_ENCRYPTION_KEYS_OLD');
       expectOneCleanLine(refused.output, keyA, keyB);
@@ -132,6 +134,7 @@ describe('a key that cannot open the stored rows (database URL)', () => {
       expect(rekey.output).toContain(`current key id ${kidB}; keys that open: ${kidB}, ${kidA}`);
       expect(rekey.output).toContain('credentials: 1 re-sealed, 0 failed, 0 already current (of 1)');
       expect(rekey.output).toContain('keychain: 1 re-sealed, 0 failed, 0 already current (of 1)');
+      expect(rekey.output).toContain('execution secrets: 1 re-sealed, 0 failed, 0 already current (of 1)');
       expect(rekey.output).not.toContain(CREDENTIAL_SECRET);
       expect(rekey.output).not.toContain(TOKEN_SECRET);
 

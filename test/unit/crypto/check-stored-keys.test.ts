@@ -9,7 +9,7 @@ const ring = createKeyring(current, [old]);
 const [currentKid, oldKid] = ring.kids;
 
 describe('missingKeys', () => {
-  it('keeps only key ids the ring lacks, summing both tables per key id', () => {
+  it('keeps only key ids the ring lacks, summing the three tables per key id', () => {
     const missing = missingKeys(
       ring,
       [
@@ -22,22 +22,28 @@ describe('missingKeys', () => {
         { kid: 'aaaaaaaa', rows: 3 },
         { kid: currentKid, rows: 9 },
       ],
+      [
+        { kid: 'cccccccc', rows: 2 },
+        { kid: 'bbbbbbbb', rows: 1 },
+        { kid: oldKid, rows: 6 },
+      ],
     );
     expect(missing).toEqual([
-      { kid: 'aaaaaaaa', credentials: 0, keychain: 3 },
-      { kid: 'bbbbbbbb', credentials: 2, keychain: 1 },
+      { kid: 'aaaaaaaa', credentials: 0, keychain: 3, executionSecrets: 0 },
+      { kid: 'bbbbbbbb', credentials: 2, keychain: 1, executionSecrets: 1 },
+      { kid: 'cccccccc', credentials: 0, keychain: 0, executionSecrets: 2 },
     ]);
   });
 
   it('is empty when every key id opens, and for empty tables', () => {
-    expect(missingKeys(ring, [{ kid: oldKid, rows: 4 }], [{ kid: currentKid, rows: 1 }])).toEqual([]);
-    expect(missingKeys(ring, [], [])).toEqual([]);
+    expect(missingKeys(ring, [{ kid: oldKid, rows: 4 }], [{ kid: currentKid, rows: 1 }], [{ kid: oldKid, rows: 2 }])).toEqual([]);
+    expect(missingKeys(ring, [], [], [])).toEqual([]);
   });
 });
 
 describe('missingKeysMessage', () => {
   it('one line naming the key id, the rows, and both remedies', () => {
-    const text = missingKeysMessage([{ kid: 'bbbbbbbb', credentials: 2, keychain: 1 }], 'cccccccc', 'SVC_ENCRYPTION_KEY');
+    const text = missingKeysMessage([{ kid: 'bbbbbbbb', credentials: 2, keychain: 1, executionSecrets: 0 }], 'cccccccc', 'SVC_ENCRYPTION_KEY');
     expect(text).toBe(
       'stored data is sealed with key id bbbbbbbb (2 credentials, 1 keychain entry), which neither SVC_ENCRYPTION_KEY (key id cccccccc) ' +
         'nor SVC_ENCRYPTION_KEYS_OLD holds; restore that key as SVC_ENCRYPTION_KEY, or add that key to SVC_ENCRYPTION_KEYS_OLD ' +
@@ -49,13 +55,14 @@ describe('missingKeysMessage', () => {
   it('lists several key ids with singular and plural counts', () => {
     const text = missingKeysMessage(
       [
-        { kid: 'aaaaaaaa', credentials: 1, keychain: 0 },
-        { kid: 'bbbbbbbb', credentials: 0, keychain: 4 },
+        { kid: 'aaaaaaaa', credentials: 1, keychain: 0, executionSecrets: 0 },
+        { kid: 'bbbbbbbb', credentials: 0, keychain: 4, executionSecrets: 0 },
+        { kid: 'dddddddd', credentials: 0, keychain: 0, executionSecrets: 1 },
       ],
       'cccccccc',
       'the key file /d/encryption.key',
     );
-    expect(text).toContain('sealed with key ids aaaaaaaa (1 credential), bbbbbbbb (4 keychain entries), which neither the key file /d/encryption.key (key id cccccccc)');
+    expect(text).toContain('sealed with key ids aaaaaaaa (1 credential), bbbbbbbb (4 keychain entries), dddddddd (1 execution secret), which neither the key file /d/encryption.key (key id cccccccc)');
     expect(text).toContain('restore those keys as SVC_ENCRYPTION_KEY, or add those keys to SVC_ENCRYPTION_KEYS_OLD');
   });
 });
