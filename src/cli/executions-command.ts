@@ -126,10 +126,16 @@ async function list(client: ServerClient, values: ListOptions, out: Out): Promis
   if (values.trigger !== undefined) query.set('trigger', values.trigger);
   if (values.by !== undefined) query.set('requested_by', values.by);
   if (values.search !== undefined) query.set('q', values.search);
+  // Two values of one key match nothing (an execution has one value per label): the server
+  // refuses them (422), and here, before sending, as the bad option value it is.
+  const labels = new Map<string, string>();
   for (const label of values.label ?? []) {
     const eq = label.indexOf('=');
     if (eq < 1) throw new UsageError(`--label expects key=value, got ${JSON.stringify(label)}`);
-    query.append('label', `${label.slice(0, eq)}:${label.slice(eq + 1)}`);
+    const [key, value] = [label.slice(0, eq), label.slice(eq + 1)];
+    if ((labels.get(key) ?? value) !== value) throw new UsageError(`--label names ${key} twice, with two values (an execution has one value per label)`);
+    labels.set(key, value);
+    query.append('label', `${key}:${value}`);
   }
   if (values.limit !== undefined) {
     if (!/^[1-9]\d*$/.test(values.limit)) throw new UsageError(`--limit expects a positive integer, got ${JSON.stringify(values.limit)}`);
