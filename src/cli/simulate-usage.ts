@@ -21,7 +21,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
   --json              print the result as JSON (an invalid playbook: {file, error, problems})
 
 exit codes: 0 simulated, 1 invalid playbook (its problems as FILE:LINE:COL: PATH: MESSAGE), 2 usage error
-            (a payload a start refuses too)`;
+            (an unreadable file, a step --outcome or --result names that is not there, a payload a
+            start refuses too; the usage line is printed)`;
 
 export const INSPECT_SUMMARY = 'show an execution move live: its statechart state, active steps and each event (@statelyai/inspect stream)';
 

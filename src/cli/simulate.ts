@@ -43,7 +43,7 @@ export function parseResults(values: string[]): Record<string, unknown> | string
   return out;
 }
 
-/** A command line `svc simulate` cannot take: the problem and the synopsis on stderr, exit code 2 (as cli.ts answers other commands' usage errors). */
+/** A command line `svc simulate` cannot take (every exit 2: options, the file, a refused payload): the problem and the synopsis on stderr (as cli.ts answers other commands' usage errors). */
 function usageFailed(errOut: Out, message: string): number {
   errOut.write(`svc simulate: ${message}\nusage: ${usageSynopsis(SIMULATE_USAGE)}\n`);
   return 2;
@@ -83,8 +83,7 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    errOut.write(`svc simulate: cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}\n`);
-    return 2;
+    return usageFailed(errOut, `cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}`);
   }
   // Problems as registration prints them (file:line:col), or, with --json, as its answer lists them.
   const checked = parsePlaybook(text);
@@ -97,16 +96,10 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   // The payload stands for a start's: one a start refuses (422 invalid_inputs) runs nothing to
   // simulate. A required input it leaves out is what another start gives (undecided, not refused).
   const refused = checkInputs(pb.inputs, { ...pb.workload, ...payload }).filter((p) => Object.hasOwn(payload, p.path.slice('workload.'.length)));
-  if (refused.length) {
-    errOut.write(`svc simulate: a start with this payload is refused (invalid_inputs): ${describeInputProblems(refused)}\n`);
-    return 2;
-  }
+  if (refused.length) return usageFailed(errOut, `a start with this payload is refused (invalid_inputs): ${describeInputProblems(refused)}`);
   for (const [flag, given] of [['--outcome', outcomes], ['--result', results]] as const) {
     for (const step of Object.keys(given)) {
-      if (!pb.workflow.some((s) => s.step === step)) {
-        errOut.write(`svc simulate: ${flag} names no step of the playbook: ${step}\n`);
-        return 2;
-      }
+      if (!pb.workflow.some((s) => s.step === step)) return usageFailed(errOut, `${flag} names no step of the playbook: ${step}`);
     }
   }
   if (parsed.values.paths) {
