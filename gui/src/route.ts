@@ -20,10 +20,10 @@ export function useRoute(): Route {
   return parse(hash);
 }
 
-/** A link target for the parts (each encoded) and query. */
-export function href(parts: (string | number)[], query?: Record<string, string | undefined>): string {
+/** A link target for the parts (each encoded) and query (a list: the name repeated, as `label` is). */
+export function href(parts: (string | number)[], query?: Record<string, string | string[] | undefined>): string {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') q.set(k, v);
+  for (const [k, v] of Object.entries(query ?? {})) for (const one of typeof v === 'string' ? [v] : (v ?? [])) if (one !== '') q.append(k, one);
   const search = q.toString();
   return `#/${parts.map((p) => encodeURIComponent(String(p))).join('/')}${search ? `?${search}` : ''}`;
 }

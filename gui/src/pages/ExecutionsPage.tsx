@@ -14,9 +14,10 @@ const PAGE_SIZE = 50;
 const LIVE_REFRESH_MS = 2_000;
 
 // The list's filters as GET /api/executions names them, kept in the page's URL under the same
-// names: the playbook path (exact), `q` (an execution id exactly, or text anywhere in the path),
-// the trigger, the caller, the parent, and the start time's range (ISO times).
-const TEXT_FILTERS = ['path', 'q', 'trigger', 'requested_by', 'parent'] as const;
+// names: the playbook path (exact, or its prefix), `q` (an execution id exactly, or text anywhere
+// in the path), the trigger, the caller, the parent, the labels (`label` repeated, key:value, all
+// of them; typed in one field) and the start time's range (ISO times).
+const TEXT_FILTERS = ['path', 'path_prefix', 'q', 'trigger', 'requested_by', 'parent', 'label'] as const;
 const TIME_FILTERS = ['started_after', 'started_before'] as const;
 const FILTERS = ['status', ...TEXT_FILTERS, ...TIME_FILTERS] as const;
 type FilterName = (typeof FILTERS)[number];
@@ -24,17 +25,31 @@ type Filters = Record<FilterName, string>;
 
 const LABELS: Record<(typeof TEXT_FILTERS)[number] | (typeof TIME_FILTERS)[number], [string, string]> = {
   path: ['Playbook path', 'examples/hello'],
+  path_prefix: ['Path prefix', 'billing/'],
   q: ['Search', 'id or path text'],
   trigger: ['Trigger', 'nightly'],
   requested_by: ['Started by', 'alice'],
   parent: ['Parent', 'execution id'],
+  label: ['Labels', 'tenant:acme, tier:gold'],
   started_after: ['Started after', ''],
   started_before: ['Started before', ''],
 };
 
+/**
+ * The labels typed in one field, each key:value: a comma or space starts another only before a
+ * label key and its colon (`tier:gold, tenant:globex inc` is two), so a value may hold spaces.
+ */
+function labelsOf(text: string): string[] {
+  return text
+    .split(/[,\s]+(?=[A-Za-z_][A-Za-z0-9_.-]*:)/)
+    .map((l) => l.replace(/^[,\s]+|[,\s]+$/g, ''))
+    .filter(Boolean);
+}
+
 const listUrl = (filters: Filters, cursor?: string) => {
   const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  for (const name of FILTERS) if (filters[name]) q.set(name, filters[name]);
+  for (const name of FILTERS) if (name !== 'label' && filters[name]) q.set(name, filters[name]);
+  for (const label of labelsOf(filters.label)) q.append('label', label);
   if (cursor !== undefined) q.set('cursor', cursor);
   return `/executions?${q}`;
 };
@@ -52,12 +67,12 @@ function isoOfLocal(local: string): string {
 }
 
 function filtersOf(query: URLSearchParams): Filters {
-  const filters: Filters = { status: '', path: '', q: '', trigger: '', requested_by: '', parent: '', started_after: '', started_before: '' };
-  for (const name of FILTERS) filters[name] = query.get(name) ?? '';
+  const filters: Filters = { status: '', path: '', path_prefix: '', q: '', trigger: '', requested_by: '', parent: '', label: '', started_after: '', started_before: '' };
+  for (const name of FILTERS) filters[name] = name === 'label' ? query.getAll(name).join(', ') : (query.get(name) ?? '');
   return filters;
 }
 
-/** Executions, newest first by start time: filtered (status, path, trigger, caller, parent, start range), searched by id or path text, paged by cursor, the first page live. */
+/** Executions, newest first by start time: filtered (status, path or its prefix, trigger, caller, parent, labels, start range), searched by id or path text, paged by cursor, the first page live. */
 export function ExecutionsPage({ query }: { query: URLSearchParams }) {
   const filters = filtersOf(query);
   const { status } = filters;
@@ -65,7 +80,7 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
   const key = FILTERS.map((name) => filters[name]).join('|');
   const first = usePoll((signal) => api<Page>(listUrl(filters), { signal }), LIVE_REFRESH_MS, [key]);
   const filtered = FILTERS.some((name) => filters[name]);
-  const go = (next: Filters) => navigate(href(['executions'], next));
+  const go = (next: Filters) => navigate(href(['executions'], { ...next, label: labelsOf(next.label) }));
   // Older pages, loaded on demand; they are history and are not refreshed.
   const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: string | null; error?: unknown }>({ key: '', rows: [], cursor: null });
   const olderRows = older.key === key ? older.rows : [];
