@@ -5,8 +5,8 @@ import { enrich, graphFromStatechart, graphFromYaml, type StepGraph } from './mo
 // without the versions listing.
 const MAX_VERSIONS_SEARCHED = 25;
 
-/** The version of `path` whose catalog_id is `catalogId`, from the versions listing (null: no such route, or not listed). */
-async function versionOf(path: string, catalogId: number, signal?: AbortSignal): Promise<number | null | undefined> {
+/** The version of `path` whose catalog_id is `catalogId`, from the versions listing (undefined: no such route; null: not listed). */
+export async function versionOf(path: string, catalogId: number, signal?: AbortSignal): Promise<number | null | undefined> {
   const listed = await apiOrNull<{ versions: { version: number; catalog_id: number }[] }>(`/catalog/playbook/${encodePath(path)}/versions`, { signal });
   if (!listed) return undefined;
   return listed.versions.find((v) => v.catalog_id === catalogId)?.version ?? null;

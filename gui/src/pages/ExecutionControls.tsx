@@ -2,12 +2,13 @@ import { useState } from 'react';
 import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { api, type ExecutionDetail, type ExecutionEvent, type RetryStarted } from '../api.ts';
+import { versionOf } from '../graph/load-graph.ts';
 import { href, navigate } from '../route.ts';
 
 /**
  * What an operator does to an execution: pause or resume it, cancel it (a reason, cascading to
  * its child executions or not), retry it from a step once it has ended (then its new execution
- * is shown), or run it again from scratch. `done` says what happened; `failed` an API refusal.
+ * is shown), or run the same version again from scratch. `done` says what happened; `failed` an API refusal.
  */
 export function ExecutionControls({ execution, steps, failedStep, events, done, failed }: {
   execution: ExecutionDetail;
@@ -60,11 +61,16 @@ export function ExecutionControls({ execution, steps, failedStep, events, done, 
       const out = await api<RetryStarted>(`/executions/${id}/retry`, { body: chosen ? { from_step: chosen } : {} });
       navigate(href(['executions', out.execution_id]));
     });
+  // The version it ran (its catalog_id's), as Retry does: the path alone starts the newest, whose
+  // steps and inputs may not be those its workload was merged for.
   const rerun = () =>
     act(async () => {
       const started = events.find((e) => e.event_type === EVENT.executionStarted);
       const input = started?.context && typeof started.context === 'object' ? (started.context as { input?: { args?: Record<string, unknown> } }).input : undefined;
-      const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, payload: input?.args ?? {} } });
+      const version = await versionOf(execution.path, execution.catalog_id);
+      // Never the newest in its place: a server without the versions listing cannot say which it was.
+      if (!version) throw new Error(`Cannot tell which version of ${execution.path} execution ${id} ran: nothing started.`);
+      const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, version, payload: input?.args ?? {} } });
       navigate(href(['executions', out.execution_id]));
     });
 
