@@ -28,10 +28,13 @@ function choicesOf(step: string, view: StepView | undefined): { legend: string; 
     };
   }
   // A loop takes one outcome per item (its commands, oldest first): say which, else the same
-  // question repeats with nothing to tell the items apart.
+  // question repeats with nothing to tell the items apart. By its index, from 0, as the error a
+  // failed item ends the step with ("item 1: ..."), the Gantt and `loop_index` name it; then its
+  // place among them.
   const loop = view?.loop;
+  const index = loop ? Math.min(loop.done, loop.length - 1) : 0;
   return {
-    legend: loop ? `${step}: item ${Math.min(loop.done + 1, loop.length)} of ${loop.length} ends with` : `${step} ends with`,
+    legend: loop ? `${step}: item ${index} (${index + 1} of ${loop.length}) ends with` : `${step} ends with`,
     choices: [
       { label: 'ok', outcome: 'ok' },
       { label: 'error', outcome: 'error', danger: true },

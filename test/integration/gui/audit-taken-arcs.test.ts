@@ -66,7 +66,7 @@ workflow:
       legends.push(await page.locator('.simulator fieldset legend').innerText());
       await page.locator('.simulator fieldset button', { hasText: 'ok' }).click();
     }
-    expect(legends).toEqual(['each: item 1 of 3 ends with', 'each: item 2 of 3 ends with', 'each: item 3 of 3 ends with']);
+    expect(legends).toEqual(['each: item 0 (1 of 3) ends with', 'each: item 1 (2 of 3) ends with', 'each: item 2 (3 of 3) ends with']);
     await page.getByText('Simulated execution completed.').waitFor({ timeout: 5_000 });
   }, 60_000);
 });
