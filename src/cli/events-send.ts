@@ -102,7 +102,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   }
   const batch = await readBatch(options.file);
   if (typeof batch === 'string') {
-    err.write(`svc events: ${batch}\n`);
+    err.write(`svc events: ${batch}\nusage: ${EVENTS_USAGE.split('\n')[0]}\n`);
     return 2;
   }
   const client = new ServerClient(options.serverUrl, { token: options.apiToken });

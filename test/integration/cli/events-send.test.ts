@@ -79,8 +79,12 @@ describe('svc events send', () => {
 
     const notJson = join(dir, 'not.json');
     await writeFile(notJson, '{nope');
-    expect((await svcEvents(['send', notJson])).code).toBe(2);
-    expect((await svcEvents(['send'])).code).toBe(2);
+    // Every exit 2 says what was wrong and how to call it, as the other commands' usage errors do.
+    for (const args of [['send', notJson], ['send', join(dir, 'missing.json')], ['send']]) {
+      const usage = await svcEvents(args);
+      expect(usage.code, args.join(' ')).toBe(2);
+      expect(usage.stderr, args.join(' ')).toContain('usage: svc events send <FILE.json>');
+    }
     expect((await svcEvents(['push', bad])).code).toBe(2);
 
     const port = await freePort();
