@@ -19,6 +19,7 @@ import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneO
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
+import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
 
 /**
  * A JSON object. `v.record` alone lets an array through (as `{"0": …}`), and a list is not
@@ -29,12 +30,11 @@ export const jsonObject = v.pipe(
   ownKeysRecord(v.string(), v.unknown()),
 );
 const payloadObject = v.optional(jsonObject, {});
-const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 const MAX_LABELS = 20;
 // Labels given at start: searchable (GET /api/executions?label=key:value), never secret, short.
 const labels = v.optional(
   v.pipe(
-    ownKeysRecord(v.pipe(v.string(), v.regex(LABEL_KEY, 'must be a label key: letters, digits, _ . - (at most 64)')), v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'))),
+    ownKeysRecord(v.pipe(v.string(), v.regex(LABEL_KEY, `must be a label key: ${LABEL_KEY_RULE}`)), v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'))),
     v.check((l) => Object.keys(l).length <= MAX_LABELS, `must hold at most ${MAX_LABELS} labels`),
     v.description('labels of the execution, e.g. {"tenant": "acme"}: GET /api/executions?label=tenant:acme finds it'),
   ),

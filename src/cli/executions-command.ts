@@ -11,6 +11,7 @@ import { EXECUTION_COMMANDS, EXIT, refusalExitCode, type ExecutionCommandName } 
 import { printLogs } from './logs-view.ts';
 import { describeServerError } from './register-file.ts';
 import { checked, RunApi, UnexpectedAnswerError } from './run-api.ts';
+import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
 
 // The most GET /api/executions gives in a page (its `limit`, src/api/executions.ts): more is a usage error here, not a 422 there.
 const LIST_LIMIT_MAX = 500;
@@ -131,8 +132,8 @@ async function list(client: ServerClient, values: ListOptions, out: Out): Promis
   const labels = new Map<string, string>();
   for (const label of values.label ?? []) {
     const eq = label.indexOf('=');
-    if (eq < 1) throw new UsageError(`--label expects key=value, got ${JSON.stringify(label)}`);
-    const [key, value] = [label.slice(0, eq), label.slice(eq + 1)];
+    const [key, value] = [label.slice(0, Math.max(eq, 0)), label.slice(eq + 1)];
+    if (eq < 1 || !LABEL_KEY.test(key)) throw new UsageError(`--label expects key=value with key of ${LABEL_KEY_RULE}, got ${JSON.stringify(label)}`);
     if ((labels.get(key) ?? value) !== value) throw new UsageError(`--label names ${key} twice, with two values (an execution has one value per label)`);
     labels.set(key, value);
     query.append('label', `${key}:${value}`);

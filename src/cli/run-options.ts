@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
 
 export type RunOptions = {
   /** A playbook file or a catalog path, as typed. */
@@ -24,7 +25,6 @@ export type ParsedRunOptions = { ok: true; options: RunOptions } | { ok: false; 
 
 const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
 const payloadObject = ownKeysRecord(v.string(), v.unknown());
-const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /** Parses `svc run` arguments; a usage problem comes back as a message with exit code 2 (78 for a bad SVC_SERVER_URL). */
 export function parseRunOptions(argv: string[], env: Readonly<Record<string, string | undefined>>): ParsedRunOptions {
@@ -75,7 +75,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   for (const item of values.label ?? []) {
     const eq = item.indexOf('=');
     const key = eq < 0 ? '' : item.slice(0, eq);
-    if (!LABEL_KEY.test(key)) return { ok: false, message: `--label expects key=value with key of letters, digits, _ . - (at most 64), got ${JSON.stringify(item)}`, exitCode: 2 };
+    if (!LABEL_KEY.test(key)) return { ok: false, message: `--label expects key=value with key of ${LABEL_KEY_RULE}, got ${JSON.stringify(item)}`, exitCode: 2 };
     labels[key] = item.slice(eq + 1);
   }
 

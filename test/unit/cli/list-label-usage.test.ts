@@ -22,4 +22,12 @@ describe('svc list --label naming one key twice', () => {
     expect(await executionsCommand('list', ['--label', 'a=b', '--label', 'a=b', ...nowhere], new Capture(), err)).toBe(3);
     expect(err.text).toContain('server unreachable');
   });
+
+  it('with a key no label can have (a colon, a leading digit): a usage error, nothing sent', async () => {
+    for (const label of ['a:x=1', '1a=b', '=b', 'nokey']) {
+      const err = new Capture();
+      expect(await executionsCommand('list', ['--label', label, ...nowhere], new Capture(), err), label).toBe(2);
+      expect(err.text).toContain(`--label expects key=value with key of letters, digits, _ . - (at most 64), got ${JSON.stringify(label)}`);
+    }
+  });
 });
