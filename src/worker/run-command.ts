@@ -8,6 +8,7 @@ import { claimHeaders } from './claim-headers.ts';
 import { resolveMcpServer } from './resolve-mcp-server.ts';
 import { ServerClient, ServerError } from './server-client.ts';
 import { storable, storableOutcome } from './storable.ts';
+import { boundReport, reportEventsRoom, type CommandReport, type FailedAttempt } from './bound-report.ts';
 import { tools } from './tools/index.ts';
 import { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
@@ -211,7 +212,7 @@ function keepAttempt(tried: Attempt[], a: Attempt): void {
  * carry is storable (src/worker/storable.ts) and holds no secret the command was given: every
  * credential and keychain value it used, and every token a tool fetched for it, is masked.
  */
-export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<RoutedEvent[]> {
+export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<CommandReport> {
   const startedAt = new Elapsed();
   const base = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: deps.workerId, step: cmd.step };
   const tasks = cmd.tasks as NormalizedTask[];
@@ -241,33 +242,43 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   // Masked once every secret is known: a later task's credential may have been echoed earlier.
   const stored: Record<string, TaskOutcome> = {};
   for (const { task } of calls) stored[task.name] = boundedError(storableOutcome(outcomes[task.name], secrets), outputBytes);
-  // `ago_ms`: how long before the report each moment was (the server makes it a time, `at`).
-  const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index, ago_ms: startedAt } }];
-  for (const { task, attempts, durationMs, startedAt: taskStartedAt, tried } of calls) {
-    // Every attempt before the last one failed and was retried: each is recorded with its error and
-    // output (of a long run of retries, the first and the last ones: keepAttempt; call.error counts them all).
-    for (const a of tried.slice(0, -1)) {
+  // Every attempt before the last one failed and was retried: each is recorded with its error and
+  // output (of a long run of retries, the first and the last ones: keepAttempt; call.error counts them all).
+  const failedAttempts = calls.map(({ tried }) =>
+    tried.slice(0, -1).map((a): FailedAttempt => {
       const failed = boundedError(storableOutcome(a.outcome, secrets), outputBytes);
+      return { output: capOutput(failed.data, outputBytes), error: failed.error };
+    }),
+  );
+  // `ago_ms`: how long before the report each moment was (the server makes it a time, `at`).
+  const build = (): RoutedEvent[] => {
+    const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index, ago_ms: startedAt } }];
+    calls.forEach(({ task, attempts, durationMs, startedAt: taskStartedAt, tried }, i) => {
+      failedAttempts[i].forEach(({ output, error }, j) => {
+        const a = tried[j];
+        events.push({
+          ...base,
+          event_type: EVENT.callAttempt,
+          context: { ...masked({ task: task.name, kind: task.kind, attempt: a.attempt, duration_ms: a.durationMs }, secrets), ago_ms: new Elapsed(a.startedAt) },
+          result: { output },
+          error,
+        });
+      });
+      const outcome = stored[task.name];
       events.push({
         ...base,
-        event_type: EVENT.callAttempt,
-        context: { ...masked({ task: task.name, kind: task.kind, attempt: a.attempt, duration_ms: a.durationMs }, secrets), ago_ms: new Elapsed(a.startedAt) },
-        result: { output: capOutput(failed.data, outputBytes) },
-        error: failed.error,
+        event_type: outcome.status === 'ok' ? EVENT.callDone : EVENT.callError,
+        // `at` (from ago_ms): the task's start; `attempt_ms`: its last attempt, which ended with it.
+        context: { ...masked({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs, attempt_ms: tried.at(-1)?.durationMs ?? durationMs }, secrets), ago_ms: taskStartedAt },
+        error: outcome.error,
       });
-    }
-    const outcome = stored[task.name];
-    events.push({
-      ...base,
-      event_type: outcome.status === 'ok' ? EVENT.callDone : EVENT.callError,
-      // `at` (from ago_ms): the task's start; `attempt_ms`: its last attempt, which ended with it.
-      context: { ...masked({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs, attempt_ms: tried.at(-1)?.durationMs ?? durationMs }, secrets), ago_ms: taskStartedAt },
-      error: outcome.error,
     });
-  }
-  // A task failed (after its retries): the command failed, and says which task with its error.
-  const failed = calls.find(({ task }) => stored[task.name].status === 'error');
-  if (failed) events.push({ ...base, event_type: EVENT.commandFailed, context: { ago_ms: endedAt }, result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
-  else events.push({ ...base, event_type: EVENT.commandCompleted, context: { ago_ms: endedAt }, result: { tasks: stored } });
-  return events;
+    // A task failed (after its retries): the command failed, and says which task with its error.
+    const failed = calls.find(({ task }) => stored[task.name].status === 'error');
+    if (failed) events.push({ ...base, event_type: EVENT.commandFailed, context: { ago_ms: endedAt }, result: { tasks: stored }, error: { ...stored[failed.task.name].error, task: failed.task.name } });
+    else events.push({ ...base, event_type: EVENT.commandCompleted, context: { ago_ms: endedAt }, result: { tasks: stored } });
+    return events;
+  };
+  // Every part is capped, but their JSON together may not fit in what the server takes.
+  return boundReport(stored, failedAttempts.flat(), build, reportEventsRoom(deps.workerId));
 }

@@ -12,6 +12,7 @@ import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts'
 import type { ShellHost } from './tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
+import { commandReport, fittingReports, reportEventsRoom, type CommandReport } from './bound-report.ts';
 import { inCommandTrace } from '../telemetry/command-trace.ts';
 import { ServerClient, ServerError, type InProcessServer } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
@@ -71,7 +72,7 @@ export type WorkerOptions = {
   busyHeartbeatIntervalMs?: number;
 };
 
-type PendingReport = { base: ReportBase; events: RoutedEvent[] };
+type PendingReport = { base: ReportBase; events: RoutedEvent[]; bytes: number };
 
 /**
  * A worker pool: claims commands (long poll), runs up to `concurrency` at once, and reports
@@ -323,14 +324,14 @@ export class Worker {
     // A `svc worker` asks for the reader's login first when the command has a read_only task for it.
     (this.#serviceReader ? this.#serviceReader(cmd, signal).then(run) : run(this.#opts.serviceReaderUrl))
       // A bug in the runner must still end the command, or it would wait for the reaper.
-      .catch((err): RoutedEvent[] => [commandFailed(base, 'worker_error', `worker error: ${err instanceof Error ? err.message : String(err)}`)])
-      .then((events) => {
+      .catch((err): CommandReport => commandReport(commandFailed(base, 'worker_error', `worker error: ${err instanceof Error ? err.message : String(err)}`)))
+      .then(({ events, bytes }) => {
         const ms = performance.now() - startedAt;
         this.#avgRunMs = this.#avgRunMs === undefined ? ms : this.#avgRunMs + RUN_TIME_SMOOTHING * (ms - this.#avgRunMs);
         this.#commands.delete(cmd.command_id);
         this.#running--;
         this.#unreported.add(cmd.command_id);
-        this.#reports.push({ base, events });
+        this.#reports.push({ base, events, bytes });
         this.#take([]); // a queued command takes the slot
         this.#scheduleFlush();
       });
@@ -362,7 +363,8 @@ export class Worker {
     }
     clearTimeout(this.#stallTimer);
     this.#stallTimer = undefined;
-    const batch = this.#reports.splice(0);
+    // As many as one request's body holds (the server refuses a larger one whole); the rest go next.
+    const batch = this.#reports.splice(0, fittingReports(this.#reports, reportEventsRoom(this.name)));
     const sending: Promise<void> = this.#send(batch).finally(() => {
       this.#reporting.delete(sending);
       this.#scheduleFlush();
@@ -386,7 +388,7 @@ export class Worker {
     const id = base.command_id;
     this.#opts.log.error({ err: refusal.message, command_id: id }, `report of command ${id} refused by the server; failing the command (report_rejected)`);
     const failure = commandFailed(base, 'report_rejected', `the server refused this command's report (HTTP ${refusal.status}): ${detailText(refusal.detail)}`);
-    const refusedAgain = await this.#report([{ base, events: [failure] }]);
+    const refusedAgain = await this.#report([{ base, ...commandReport(failure) }]);
     if (!refusedAgain) return;
     // Nothing more to try from here; the command reaper recovers the command.
     this.#opts.log.error({ err: refusedAgain.message, command_id: id }, `report_rejected failure of command ${id} refused by the server too; dropped`);

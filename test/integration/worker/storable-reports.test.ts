@@ -1,8 +1,9 @@
 // Every report can be stored, or fails its command (issue 10, item 3 and fault 4): a real
 // `svc worker` against a real server. Output with NUL and lone surrogates (shell, http, postgres)
-// is escaped and flagged, and the execution completes; a report the server refuses (over its body
-// limit) fails its command with `report_rejected` after one refusal, not a retry loop; and the
-// worker then drains at SIGTERM at once.
+// is escaped and flagged, and the execution completes; a report whose tasks together come to more
+// than the server's body limit is held to it (the largest outcomes fail `response_too_large`) and
+// stored at the first try; a report the server refuses fails its command with `report_rejected`
+// after one refusal, not a retry loop; and the worker then drains at SIGTERM at once.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyLimitBytes } from '../../../src/body-limit.ts';
@@ -129,10 +130,11 @@ workflow:
   });
 });
 
-describe('a report the server refuses', () => {
-  it('fails its command with report_rejected after one refusal; the execution fails and the worker drains at once', async () => {
+describe('a report over the server body limit', () => {
+  it('is held to it: the largest outcomes fail response_too_large, the report is stored at once and the worker drains at once', async () => {
     const w = await startWorker();
-    // Each task reports both of its streams in full: enough tasks take the report past the body limit.
+    // Each task reports both of its streams in full: enough tasks take the report past the body limit
+    // (each within its own cap: it used to fail report_rejected, every outcome lost).
     const tasks = Math.ceil(bodyLimitBytes(loadConfig({})) / (2 * SHELL_OUTPUT_LIMIT_BYTES)) + 1;
     const big = `head -c ${SHELL_OUTPUT_LIMIT_BYTES} /dev/zero | tr '\\\\0' x; head -c ${SHELL_OUTPUT_LIMIT_BYTES} /dev/zero | tr '\\\\0' y >&2`;
     await api.register(`
@@ -149,15 +151,19 @@ ${Array.from({ length: tasks }, (_, i) => `      - { name: t${i}, kind: shell, c
     const execution = await api.wait(id, 30_000);
     expect(execution.status).toBe('failed');
     const failed = (await api.events(id)).find((e: { event_type: string }) => e.event_type === 'command.failed');
-    expect(failed.error).toEqual({ code: 'report_rejected', message: "the server refused this command's report (HTTP 413): request body is too large" });
+    expect(failed.error).toMatchObject({ code: 'response_too_large' });
+    // The outcomes cut are the last ones (equal in size); the others are kept whole.
+    const outcomes = Object.values(failed.result.tasks as Record<string, { status: string; data: { stdout?: string } | null }>);
+    expect(outcomes[0]).toMatchObject({ status: 'ok', data: { stdout: 'x'.repeat(SHELL_OUTPUT_LIMIT_BYTES) } });
+    expect(outcomes.at(-1)).toMatchObject({ status: 'error', data: null, error: { code: 'response_too_large' } });
     const command = await db.query('SELECT status FROM core.command WHERE execution_id = $1', [id]);
     expect(command.rows).toEqual([{ status: 'FAILED' }]);
 
-    // One refused report, one failure report; then nothing more, however long we wait.
+    // One report, stored; then nothing more, however long we wait.
     await new Promise((r) => setTimeout(r, 1_000));
-    expect(reportAnswers.slice(before)).toEqual([413, 200]);
+    expect(reportAnswers.slice(before)).toEqual([200]);
     await drainsPromptly(w);
-    expect(w.output()).toContain('failing the command (report_rejected)');
+    expect(w.output()).not.toContain('report_rejected');
   });
 });
 
