@@ -18,24 +18,28 @@ export class AnswerTooLarge extends Error {
 }
 
 /**
- * The body's text (UTF-8, as Response.text() reads it), read up to ANSWER_MAX_BYTES; beyond
- * (declared or as it streams), AnswerTooLarge, and the rest is not read.
+ * The body's bytes, read up to ANSWER_MAX_BYTES; beyond (declared or as it streams),
+ * AnswerTooLarge, and the rest is not read.
  */
-export async function answerText(response: Response): Promise<string> {
+export async function answerBytes(response: Response): Promise<Buffer> {
   if (Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
     await response.body?.cancel();
     throw new AnswerTooLarge();
   }
-  if (!response.body) return '';
-  const decoder = new TextDecoder();
-  let text = '';
+  if (!response.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
   let bytes = 0;
   for await (const chunk of response.body) {
     bytes += chunk.byteLength;
     if (bytes > ANSWER_MAX_BYTES) throw new AnswerTooLarge(); // leaving the loop cancels the stream
-    text += decoder.decode(chunk, { stream: true });
+    chunks.push(chunk);
   }
-  return text + decoder.decode();
+  return Buffer.concat(chunks, bytes);
+}
+
+/** The body's text (UTF-8, as Response.text() reads it), read as answerBytes reads it. */
+export async function answerText(response: Response): Promise<string> {
+  return new TextDecoder().decode(await answerBytes(response));
 }
 
 // Statuses whose responses have no body (a Response built with one throws).

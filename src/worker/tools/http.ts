@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
-import { AnswerTooLarge, ANSWER_MAX_TEXT, answerText } from './answer-limit.ts';
+import { AnswerTooLarge, ANSWER_MAX_TEXT, answerBytes } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { fetchFollowing } from './fetch-following.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
@@ -35,7 +35,8 @@ const HttpTaskSchema = v.looseObject({
   accept_status: v.optional(v.nullable(v.array(StatusCode))),
 });
 
-export type HttpResponseData = { status: number; headers: Record<string, string>; body: unknown };
+/** `body_encoding: 'base64'` when `body` is the answer's bytes in base64 (binaryBody). */
+export type HttpResponseData = { status: number; headers: Record<string, string>; body: unknown; body_encoding?: 'base64' };
 
 /**
  * Sends one HTTP request (method, url, headers, params, body) authenticated by the task's
@@ -94,7 +95,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
   // The query string and userinfo may hold a credential (api_key in query), so messages use this.
   const shownUrl = `${url.origin}${url.pathname}`;
   let response: Response;
-  let responseBody: unknown;
+  let responseBody: Pick<HttpResponseData, 'body' | 'body_encoding'>;
   try {
     response = await fetchFollowing(url, { method, headers, body: requestBody, signal: ctx.signal }, credentialHeaders);
     responseBody = await readBody(response);
@@ -106,7 +107,7 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     return fail('connection', `${method} ${shownUrl} failed: ${describeError(error)}`);
   }
 
-  const data: HttpResponseData = { status: response.status, headers: headerRecord(response.headers), body: responseBody };
+  const data: HttpResponseData = { status: response.status, headers: headerRecord(response.headers), ...responseBody };
   if (response.status === 401 && ctx.credential) forgetOAuth2Token(ctx.credential.name);
   if (response.status >= 400 && !acceptStatus?.includes(response.status)) {
     const reason = response.statusText || STATUS_CODES[response.status] || '';
@@ -128,16 +129,36 @@ function headerRecord(headers: Headers): Record<string, string> {
   return Object.fromEntries(joined);
 }
 
-// JSON content types (application/json, application/problem+json, ...) are parsed; a body that
-// claims JSON but is not stays text rather than failing the task.
-async function readBody(response: Response): Promise<unknown> {
-  const text = await answerText(response);
+// Types whose bodies are bytes, not text, whatever they hold (an `image/svg+xml` is text).
+const BINARY_TYPE = /^(?:(?:image|audio|video|font)\/(?![^;]*\+xml)|application\/(?:octet-stream|pdf|zip|gzip|x-gzip|wasm|x-protobuf|protobuf)\b)/i;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The answer's body as the outcome holds it. Text is kept as text (UTF-8), and JSON content types
+ * (application/json, application/problem+json, ...) are parsed; a body that claims JSON but is not
+ * stays text rather than failing the task. A body of a binary type, or one that is not UTF-8,
+ * is its bytes in base64 with `body_encoding: 'base64'`: read as text, each invalid sequence
+ * became U+FFFD and the bytes were lost.
+ */
+async function readBody(response: Response): Promise<Pick<HttpResponseData, 'body' | 'body_encoding'>> {
+  const bytes = await answerBytes(response);
   const type = response.headers.get('content-type') ?? '';
-  if (!/[/+]json\b/i.test(type)) return text;
-  if (text.trim() === '') return null;
+  const text = BINARY_TYPE.test(type.trim()) ? undefined : utf8Text(bytes);
+  if (text === undefined) return { body: bytes.toString('base64'), body_encoding: 'base64' };
+  if (!/[/+]json\b/i.test(type)) return { body: text };
+  if (text.trim() === '') return { body: null };
   try {
-    return JSON.parse(text);
+    return { body: JSON.parse(text) };
   } catch {
-    return text;
+    return { body: text };
+  }
+}
+
+// The bytes as UTF-8 text (a leading BOM dropped, as Response.text() does), or undefined when they are not UTF-8.
+function utf8Text(bytes: Buffer): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
   }
 }
