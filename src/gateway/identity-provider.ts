@@ -19,6 +19,14 @@ export const DISCOVERY_RETRY_MS = 2_000;
 export const JWKS_MAX_AGE_MS = 60_000 - VERIFIED_JWT_CACHE_MS;
 
 /**
+ * How soon after a fetch of the key set a token naming a key it lacks fetches it again, in ms
+ * (jose's `cooldownDuration`; its default, 30 s, is as long as JWKS_MAX_AGE_MS, so a key the
+ * provider had just rotated in was refused until the set aged out). Concurrent fetches are one, so
+ * a flood of tokens naming unknown keys costs the provider at most one request per cooldown.
+ */
+export const JWKS_COOLDOWN_MS = 5_000;
+
+/**
  * Fetches the key set, failing with KeysUnavailable when the provider cannot be reached or does
  * not answer 200: jose would otherwise throw the network's own error (a 500) or call the token
  * invalid (a 401) when nothing is known about it.
@@ -38,13 +46,14 @@ const fetchKeys: FetchImplementation = async (url, options) => {
 };
 
 /**
- * The provider's key set as jose's remote set keeps it (fetched again once JWKS_MAX_AGE_MS old),
+ * The provider's key set as jose's remote set keeps it (fetched again once JWKS_MAX_AGE_MS old, or
+ * for a token naming a key it lacks once JWKS_COOLDOWN_MS old),
  * but while the provider cannot be reached (KeysUnavailable) the last set it served stands: it
  * cannot have told of a removal meanwhile, and an outage of the provider should not refuse every
  * program's token. Never fetched yet: KeysUnavailable (a 503).
  */
 function providerKeys(url: URL): JWTVerifyGetKey {
-  const remote = createRemoteJWKSet(url, { cacheMaxAge: JWKS_MAX_AGE_MS, [customFetch]: fetchKeys });
+  const remote = createRemoteJWKSet(url, { cacheMaxAge: JWKS_MAX_AGE_MS, cooldownDuration: JWKS_COOLDOWN_MS, [customFetch]: fetchKeys });
   return async (header, token) => {
     try {
       return await remote(header, token);

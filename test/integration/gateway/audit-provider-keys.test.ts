@@ -1,12 +1,15 @@
 // The provider's signing keys (JWKS) as the gateway holds them: a key the provider removed stops
 // counting within a minute (docs/gateway.md, "Programs: bearer tokens"); while the provider cannot
 // be reached the last key set it served stands; and one whose keys were never had is a 503 with a
-// detail, never a 500 or a refusal of the token.
+// detail, never a 500 or a refusal of the token. A key the provider just rotated in counts within
+// JWKS_COOLDOWN_MS (jose's default, 30 s, refused it for as long as the key set's whole age), and
+// a flood of tokens naming unknown keys fetches the keys at most once per JWKS_COOLDOWN_MS.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer } from '../../helpers/auth.ts';
+import { JWKS_COOLDOWN_MS } from '../../../src/gateway/identity-provider.ts';
 import { createMigratedDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
@@ -14,15 +17,18 @@ import { http } from '../../helpers/http.ts';
 const AUDIENCE = 'svc-api';
 type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 
-/** A provider of discovery and keys only: `keys` is what its JWKS serves right now. */
-async function startKeysProvider(): Promise<{ issuer: string; server: Server; keys: JWK[] }> {
-  const state = { keys: [] as JWK[] };
+/** A provider of discovery and keys only: `keys` is what its JWKS serves right now, `fetches` how often it was asked. */
+async function startKeysProvider(): Promise<{ issuer: string; server: Server; keys: JWK[]; fetches: number }> {
+  const state = { keys: [] as JWK[], fetches: 0 };
   const server = createServer((req, res) => {
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     res.setHeader('content-type', 'application/json');
     if (req.url === '/.well-known/openid-configuration') {
       res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }));
-    } else res.end(JSON.stringify({ keys: state.keys }));
+    } else {
+      state.fetches++;
+      res.end(JSON.stringify({ keys: state.keys }));
+    }
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return Object.assign(state, { issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
@@ -82,6 +88,41 @@ describe("gateway: the provider's signing keys", () => {
       }
       // The new key counts.
       expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, next, 'next', 'new'))))).toMatchObject({ status: 200, body: { sub: 'new' } });
+    } finally {
+      await gw.close();
+      idp.server.close();
+    }
+  });
+
+  it('takes a token signed with a key just rotated in within the cooldown; unknown keys fetch the set at most once per cooldown', async () => {
+    const idp = await startKeysProvider();
+    const old: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    const next: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    const stranger: KeyPair = await generateKeyPair('RS256', { extractable: true });
+    idp.keys = [await publicJwk(old, 'old')];
+    const gw = await gatewayFor(idp.issuer);
+    try {
+      const start = Date.now();
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(await tokenOf(idp.issuer, old, 'old', 'first')))).status).toBe(200);
+      expect(idp.fetches).toBe(1);
+      // The provider rotates a key in and signs with it at once: refused only until the cooldown ends.
+      idp.keys = [await publicJwk(old, 'old'), await publicJwk(next, 'next')];
+      const rotated = await tokenOf(idp.issuer, next, 'next', 'rotated');
+      expect((await http(gw.url, 'GET', '/api/executions', undefined, bearer(rotated))).status).toBe(401);
+      expect(idp.fetches).toBe(1);
+      vi.spyOn(Date, 'now').mockImplementation(() => start + JWKS_COOLDOWN_MS + 100);
+      expect((await http(gw.url, 'GET', '/auth/me', undefined, bearer(rotated)))).toMatchObject({ status: 200, body: { sub: 'rotated' } });
+      expect(idp.fetches).toBe(2);
+      // A flood of tokens naming a key the provider never served: no fetch within the cooldown, one after it.
+      const flood = async () => {
+        const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) => http(gw.url, 'GET', '/api/executions', undefined, bearer(await tokenOf(idp.issuer, stranger, 'stranger', `s${i}`)))));
+        for (const a of answers) expect(a.status).toBe(401);
+      };
+      await flood();
+      expect(idp.fetches).toBe(2);
+      vi.spyOn(Date, 'now').mockImplementation(() => start + 2 * JWKS_COOLDOWN_MS + 200);
+      await flood();
+      expect(idp.fetches).toBe(3);
     } finally {
       await gw.close();
       idp.server.close();
