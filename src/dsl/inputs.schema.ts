@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { isObject } from '../objects.ts';
 import { actualTypeName, matchesType, SCHEMA_TYPE_NAMES } from '../crypto/validate-against-schema.ts';
-import { RESERVED_NAMES } from '../own-keys-record.ts';
+import { ownKeysRecord, RESERVED_NAMES } from '../own-keys-record.ts';
 
 // Shape of a playbook's `inputs:` block (DESIGN.md "Authoring"): what a start's workload must hold.
 // Type names are the credential schema's. Pure (valibot only): the console imports it too.
@@ -38,7 +38,8 @@ export const InputSchema = v.pipe(
 export const InputsSchema = v.pipe(
   // valibot's record would drop these names without a word (a typed record keeps its issues for the messages above).
   v.custom((input) => !isObject(input) || !RESERVED_NAMES.some((name) => Object.hasOwn(input, name)), `the input names ${RESERVED_NAMES.join(', ')} are reserved (JavaScript gives them a meaning of their own)`),
-  v.record(v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')), InputSchema),
+  // Not v.record: it takes a list for a mapping keyed "0", "1", ... (an empty one for no inputs).
+  ownKeysRecord(v.pipe(v.string(), v.regex(identifier, 'must be an identifier (letters, digits, _)')), InputSchema),
   // As a `workload:` block's access_token (playbook.schema.ts): a default would be a token written into the playbook.
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;

@@ -1,5 +1,6 @@
 import type * as v from 'valibot';
 import { isObject } from '../objects.ts';
+import { plainRecordOf } from '../own-keys-record.ts';
 
 /** A field no schema declares, with where it is and what to say about it. */
 export type UnknownField = { path: v.IssuePathItem[]; message: string };
@@ -48,9 +49,11 @@ function knownFields(schema: unknown, path: readonly v.IssuePathItem[], parent: 
 function resolve(schema: unknown, input: unknown): unknown {
   let current = schema;
   for (let depth = 0; depth < 16 && isObject(current); depth++) {
-    if ('wrapped' in current) current = current.wrapped;
+    const record = ownKeysRecordOf(current);
+    if (record) current = record;
+    else if ('wrapped' in current) current = current.wrapped;
     // A pipe that opens with a check (`inputs:`' reserved names) is read as the schema after it.
-    else if (current.type === 'custom' && Array.isArray(current.pipe)) current = current.pipe.find((item: unknown) => isObject(item) && item.kind === 'schema' && item.type !== 'custom');
+    else if (current.type === 'custom' && Array.isArray(current.pipe)) current = current.pipe.find((item: unknown) => isObject(item) && item.kind === 'schema' && (item.type !== 'custom' || ownKeysRecordOf(item) !== undefined));
     else if (current.type === 'lazy' && typeof current.getter === 'function') current = current.getter(input);
     else if (current.type === 'variant' && Array.isArray(current.options) && typeof current.key === 'string' && isObject(input)) {
       const key = current.key;
@@ -84,4 +87,10 @@ function editDistance(a: string, b: string): number {
     }
   }
   return d[a.length][b.length];
+}
+
+/** The v.record an ownKeysRecord (a pipe opening with its object check) stands for; undefined for any other schema. */
+function ownKeysRecordOf(schema: Record<string, unknown>): unknown {
+  const first = Array.isArray(schema.pipe) ? schema.pipe[0] : undefined;
+  return isObject(first) ? plainRecordOf(first) : undefined;
 }
