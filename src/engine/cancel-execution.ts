@@ -9,7 +9,8 @@ import { isLiveExecutionStatus } from '../../machines/statuses.ts';
  * (context `reason`, `cancelled_at` and whatever `context` adds; `cascade: false` leaves its child
  * executions running) routed to its machine, which cancels its commands and children, ends its
  * waits and removes its local (and, at a root, shared) keychain entries.
- * `cancelled` when this call ended it; otherwise the status it already had (`undefined`: no such execution).
+ * `cancelled` when this call's event ended it (of cancels at once, one); otherwise the status it
+ * has (`undefined`: no such execution), `cancelled` too when another cancel ended it first.
  */
 export async function cancelExecution(
   deps: EngineDeps,
@@ -18,7 +19,10 @@ export async function cancelExecution(
 ): Promise<{ cancelled: true } | { cancelled: false; status: ExecutionStatus | undefined }> {
   const row = await getExecution(deps.db, executionId);
   if (!row || !isLiveExecutionStatus(row.status)) return { cancelled: false, status: row?.status };
-  await routeEvents(deps, [{ execution_id: executionId, event_type: EVENT.executionCancelled, context: { ...context, cancelled_at: new Date().toISOString() } }]);
+  const { results } = await routeEvents(deps, [{ execution_id: executionId, event_type: EVENT.executionCancelled, context: { ...context, cancelled_at: new Date().toISOString() } }]);
+  // Only its own event, applied, is this call's cancel: of cancels at once the execution is
+  // cancelled after each, by one of them, with that one's reason and cascade.
+  if (results[0]?.event_id != null) return { cancelled: true };
   const after = await getExecution(deps.db, executionId);
-  return after?.status === 'cancelled' ? { cancelled: true } : { cancelled: false, status: after?.status };
+  return { cancelled: false, status: after?.status };
 }
