@@ -279,7 +279,7 @@ export class Fold {
       args: req.args,
       ...(req.replay ? { replay: req.replay } : {}),
       // A start's own priority is recorded whatever it is: 5 over a playbook's 9 is what a retry
-      // or auto-resume's restart (src/engine/start-asked.ts) must start it at again, not the 9.
+      // or auto-resume's restart (src/engine/asked-of.ts) must start it at again, not the 9.
       ...(priority !== DEFAULT_PRIORITY || req.priority !== undefined ? { priority } : {}),
       ...(a ? { admission: a } : {}),
     };

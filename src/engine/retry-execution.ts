@@ -6,7 +6,7 @@ import type { ExecutionContext, StepOutcome } from '../../machines/execution/typ
 import type { Identity } from '../auth/identity.ts';
 import { getExecution } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { askedOf } from './start-asked.ts';
+import { askedOf } from './asked-of.ts';
 
 const UNFINISHED = new Set(['running', 'queued', 'paused']);
 

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
+import { askedOf } from '../../../src/engine/asked-of.ts';
 import { api, type ExecutionDetail, type ExecutionEvent, type RetryStarted } from '../api.ts';
 import { versionOf } from '../graph/load-graph.ts';
 import { href, navigate } from '../route.ts';
@@ -62,15 +63,15 @@ export function ExecutionControls({ execution, steps, failedStep, events, done, 
       navigate(href(['executions', out.execution_id]));
     });
   // The version it ran (its catalog_id's), as Retry does: the path alone starts the newest, whose
-  // steps and inputs may not be those its workload was merged for.
+  // steps and inputs may not be those its workload was merged for. With what its start asked for,
+  // as a retry is: the payload it ran with, its labels (label filters find both) and its priority.
   const rerun = () =>
     act(async () => {
-      const started = events.find((e) => e.event_type === EVENT.executionStarted);
-      const input = started?.context && typeof started.context === 'object' ? (started.context as { input?: { args?: Record<string, unknown> } }).input : undefined;
+      const asked = askedOf(events.find((e) => e.event_type === EVENT.executionStarted), events.find((e) => e.event_type === EVENT.executionAdmitted));
       const version = await versionOf(execution.path, execution.catalog_id);
       // Never the newest in its place: a server without the versions listing cannot say which it was.
       if (!version) throw new Error(`Cannot tell which version of ${execution.path} execution ${id} ran: nothing started.`);
-      const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, version, payload: input?.args ?? {} } });
+      const out = await api<{ execution_id: number }>('/run/playbook', { body: { path: execution.path, version, ...asked } });
       navigate(href(['executions', out.execution_id]));
     });
 
