@@ -114,6 +114,8 @@ const listQuery = v.object({
 const IDEMPOTENCY_KEY_DOC =
   'Optional, 1 to 255 printable ASCII characters. The same key with the same body answers with the first answer (same execution_id) for at least 24 h, ' +
   'without starting again; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.';
+// A retry answers 201 (a new execution), stored with its key so that a repeat answers alike.
+const RETRY_STARTED = 201;
 const retryBody = v.optional(exactObject({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
 const cancelBody = v.optional(
   exactObject({
@@ -210,6 +212,7 @@ const cleanupAnswer = v.object({
 export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
   const idempotent = new IdempotentStarts(deps);
+  const retries = new IdempotentStarts(deps, RETRY_STARTED);
   const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: IDEMPOTENCY_KEY_DOC } } };
 
   app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader, response: responses({ 200: startedAnswer }) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
@@ -318,18 +321,23 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         summary: 'Retry a finished execution from a step: a new execution that takes the recorded outcomes of the steps before it',
         description:
           'Starts a new execution of the same catalog version and start payload. Every step that completed (ok, or a wait that timed out) before `from_step` (default: the step whose failure ended the execution; for a cancelled one, the step the cancel cut short, or its entry step when none had begun) takes its recorded outcome (event `step.replayed`) instead of running again, each of its runs in order (a cycle of steps that ran one three times replays it three times). 422 when `from_step` is not a step of the playbook, or one the execution never reached. ' +
-          'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished.',
+          'The new execution\'s `execution.started` context has `retry_of`; the old one answers `retried_as`. 409 while the execution has not finished. ' +
+          'With an `Idempotency-Key`, a repeat to this execution (a lost answer sent again) is answered with the first retry and starts nothing.',
         params: jsonSchema(idParams),
         body: jsonSchema(retryBody),
-        response: withAnswerHeaders(responses({ 201: retryAnswer }), 201, { location: 'the new execution: /api/executions/{execution_id}' }),
+        headers: keyHeader,
+        response: withAnswerHeaders(responses({ [RETRY_STARTED]: retryAnswer }), RETRY_STARTED, { location: 'the new execution: /api/executions/{execution_id}' }),
       },
       config: { access: { level: 'operator' } },
     },
     async (req, reply) => {
       const { id } = req.params as v.InferOutput<typeof idParams>;
       const body = (req.body ?? {}) as v.InferOutput<typeof retryBody>;
-      const retried = await retryExecution(deps, id, body.from_step, req.identity ?? undefined);
-      reply.code(201).header('location', `/api/executions/${retried.execution_id}`);
+      reply.code(RETRY_STARTED);
+      const retried = await retries.answer(req, reply, (claim) => retryExecution(deps, id, body.from_step, req.identity ?? undefined, claim), body);
+      // A replayed answer is the stored first one, which this route answered then.
+      const { execution_id } = v.parse(retryAnswer, retried);
+      reply.header('location', `/api/executions/${execution_id}`);
       return retried;
     },
   );

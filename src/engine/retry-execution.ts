@@ -1,6 +1,6 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { ExecutionFollower, loadAppliedEvents } from '../../actors/execution-state.ts';
-import { startExecutions } from '../../actors/start-execution.ts';
+import { startExecutions, type StartKey } from '../../actors/start-execution.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionContext, StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
@@ -28,7 +28,7 @@ export type Retried = { execution_id: number; retry_of: number; from_step: strin
  * (`step.replayed`) instead of running. 422 for a step the old one never reached (other than its entry).
  * `execution.started.context.retry_of` links the new one to the old. 409 while the old one runs.
  */
-export async function retryExecution(deps: EngineDeps, id: number, fromStep: string | undefined, requestedBy?: Identity): Promise<Retried> {
+export async function retryExecution(deps: EngineDeps, id: number, fromStep: string | undefined, requestedBy?: Identity, key?: Omit<StartKey, 'answer'>): Promise<Retried> {
   const row = await getExecution(deps.db, id);
   if (!row) throw notFound(`execution ${id}`);
   if (UNFINISHED.has(row.status)) throw new ServiceError('conflict', `execution ${id} is ${row.status}: retry it once it has finished`);
@@ -74,6 +74,8 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   }
   // Started as the old one was asked for: its labels (label filters find both) and its priority,
   // read off the log loaded above.
+  const replayed = Object.keys(replay);
+  const answer = (executionId: number): Retried => ({ execution_id: executionId, retry_of: id, from_step: from, replayed });
   const asked = askedOf(events.find((e) => e.event_type === EVENT.executionStarted), events.find((e) => e.event_type === EVENT.executionAdmitted));
   const [started] = await startExecutions(deps, [
     {
@@ -85,10 +87,13 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
       ...(asked.priority === undefined ? {} : { priority: asked.priority }),
       ownHandles: true,
       successor: true,
+      // An Idempotency-Key is stored with the retry's execution, by the statement that writes it
+      // (as a start's): a repeat is answered with this answer and starts nothing.
+      ...(key ? { idempotency: { ...key, answer: (s) => answer(s.executionId) } } : {}),
     },
   ]);
   if (started instanceof ServiceError) throw started;
-  return { execution_id: started.executionId, retry_of: id, from_step: from, replayed: Object.keys(replay) };
+  return answer(started.executionId);
 }
 
 /** What one event of the old execution's fold ended: its steps' runs (in order), and their outcomes after it. */
