@@ -4,7 +4,7 @@ import { parseTemplate } from './template-parser.ts';
 
 /**
  * Whose results the templates inside a value read: `steps.<name>.<anything but status>` reads
- * that step's data, `outcome`/`tasks` (other than `outcome.status`) and `signal` the current step's, `vars`
+ * that step's data, `outcome`/`tasks` (other than `outcome.status` and a task's status) and `signal` the current step's, `vars`
  * whatever an arc `set` put there. `steps` read whole (or a template that fails to parse) reads all.
  * `workload`, `args`: the names read as `workload.<name>`, `args.<name>` (a start may give them).
  * `start`: the roots read otherwise that a start decides (`workload` or `args` whole or by a
@@ -53,6 +53,8 @@ export function templateDataReads(value: unknown): DataReads {
     // The outermost member of a chain says what of a task is read (`.status` is known).
     const inner = parent?.type === 'get' && parent.target === x;
     if (x.type === 'get' && !inner) {
+      // A task's status (`outcome.tasks.a.status`, `steps.x.tasks.a.status`) is known as a step's is: no data read.
+      if (isTaskStatus(x)) return;
       const read = taskRead(x);
       if (read) out.tasks.push(read);
     }
@@ -101,12 +103,26 @@ function chainOf(x: Node): (string | null)[] | null {
   return target ? [...target, literalKey(x) ?? null] : null;
 }
 
+/** Where a chain's task name is (`outcome.tasks.<task>`: 1, `steps.<step>.tasks.<task>`: 2), or -1 when it reads no task. */
+function taskAt(root: string | null, keys: (string | null)[]): number {
+  return root === 'outcome' && keys[0] === 'tasks' ? 1 : root === 'steps' && typeof keys[0] === 'string' && keys[1] === 'tasks' ? 2 : -1;
+}
+
+/** Whether a member chain, all literal keys, is one task's status and nothing more. */
+function isTaskStatus(x: Node): boolean {
+  const chain = chainOf(x);
+  if (!chain || chain.includes(null)) return false;
+  const [root, ...keys] = chain;
+  const at = taskAt(root, keys);
+  return at >= 0 && keys.length === at + 2 && keys[at + 1] === 'status';
+}
+
 /** The task a member chain reads, unless it reads only that task's status. */
 function taskRead(x: Node): TaskRead | null {
   const chain = chainOf(x);
   if (!chain) return null;
   const [root, ...keys] = chain;
-  const at = root === 'outcome' && keys[0] === 'tasks' ? 1 : root === 'steps' && typeof keys[0] === 'string' && keys[1] === 'tasks' ? 2 : -1;
+  const at = taskAt(root, keys);
   if (at < 0 || keys[at + 1] === 'status') return null;
   return { step: root === 'outcome' ? null : (keys[0] ?? null), task: keys[at] ?? null };
 }
