@@ -171,7 +171,8 @@ function undecidedIn(data: SimulationData, effects: Effect[], after: Snapshot): 
  * oldest first; returns the steps entered in order and the end state. A decision reading a result
  * with no example ends the run before it with status `depends_on_data` and `undecided`.
  * With `pauseWhenUndecided` a step with no outcome left (absent, or its list used up) is not
- * answered: the run stops there with `waiting` set, so a person can choose step by step (the GUI).
+ * answered: the oldest command whose step has one is, and the run stops once none has, with
+ * `waiting` set, so a person can choose step by step (the GUI), a branch before another.
  */
 export function simulatePlaybook(
   playbook: string | NormalizedPlaybook,
@@ -188,16 +189,23 @@ export function simulatePlaybook(
   const used = new Map<string, number>();
   let before: Snapshot | null = null;
   let commands = 0;
-  while (snap.status !== 'done' && !undecided) {
-    const seq = Math.min(...Object.keys(snap.context.pending).map(numberOf));
-    if (!Number.isFinite(seq) || commands >= MAX_SIMULATED_COMMANDS) break;
+  // A retry's delay only runs out: it is no choice and takes none of the step's outcomes.
+  const stepOf = (p: PendingCommand) => snap.context.runs[keyOf(p.run)].step;
+  const undecidedStep = (step: string) => {
+    const decided = outcomes[step];
+    return decided === undefined || (Array.isArray(decided) && (used.get(step) ?? 0) >= decided.length);
+  };
+  while (snap.status !== 'done' && !undecided && commands < MAX_SIMULATED_COMMANDS) {
+    // Oldest first; step by step, the oldest whose outcome is chosen: a branch decided ends
+    // before one still waiting for its choice, as it may in a run.
+    const seqs = Object.keys(snap.context.pending).map(numberOf).sort((a, b) => a - b);
+    const seq = seqs.find((q) => !opts.pauseWhenUndecided || taskTimer(snap.context.pending[keyOf(q)]) || !undecidedStep(stepOf(snap.context.pending[keyOf(q)])));
+    if (seq === undefined) break;
     const pending = snap.context.pending[keyOf(seq)];
-    const step = snap.context.runs[keyOf(pending.run)].step;
+    const step = stepOf(pending);
     const n = used.get(step) ?? 0;
     const decided = outcomes[step];
-    // A retry's delay only runs out: it is no choice and takes none of the step's outcomes.
     const timer = taskTimer(pending);
-    if (!timer && opts.pauseWhenUndecided && (decided === undefined || (Array.isArray(decided) && n >= decided.length))) break;
     const chosen = decided ?? 'ok';
     if (!timer) used.set(step, n + 1);
     const outcome = timer ? 'ok' : Array.isArray(chosen) ? (chosen[Math.min(n, chosen.length - 1)] ?? 'ok') : chosen;
