@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { waitUnlessAborted } from '../abortable-wait.ts';
 import { ServiceError } from '../errors.ts';
+import { bodyText } from '../body-text.ts';
 import { NUL_PROBLEM, pathSegment, SURROGATE_PROBLEM, unstorableText } from '../find-unstorable.ts';
 
 /** Deepest nesting of arrays and objects in a JSON body; the body itself is level 1. */
@@ -357,10 +358,11 @@ export function parseJsonBody(text: string): unknown {
 export function installInputGuard(app: FastifyInstance): void {
   // Every body of the API is JSON: a text/plain one is refused (415) rather than taken as a string.
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req: FastifyRequest, text: string, done) => {
+  // Read as bytes: node's decoding of text would turn bytes that are not UTF-8 into U+FFFD unseen.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req: FastifyRequest, raw: Buffer, done) => {
     let value: unknown;
     try {
-      value = parseJsonBody(text);
+      value = parseJsonBody(bodyText(raw));
       // fastify hands "no body" to validation as null: a JSON null would pass as none, where
       // every other value that is not an object is refused (no route of the API takes null).
       if (value === null) throw new ServiceError('unprocessable', { message: 'invalid body', errors: ['body: must be a JSON object'] });

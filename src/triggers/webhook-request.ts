@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { bodyText } from '../body-text.ts';
 import { parseJsonBody } from '../api/input-guard.ts';
 import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
@@ -41,8 +42,8 @@ export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: s
 
 function bodyOf(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return null;
+  if (JSON_TYPE.test(contentType)) return parseJsonBody(bodyText(raw));
   const text = raw.toString('utf8');
-  if (JSON_TYPE.test(contentType)) return parseJsonBody(text);
   if (FORM_TYPE.test(contentType)) return pairs(new URLSearchParams(text));
   return text;
 }
