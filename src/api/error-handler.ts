@@ -44,6 +44,12 @@ export function installErrorHandler(app: FastifyInstance): void {
       await discardBody(req.raw);
       return answer(reply, httpAnswerOf('payload_too_large').status, httpAnswerOf('payload_too_large').message);
     }
+    if (status === 415) {
+      // fastify's message ('Unsupported Media Type') names no code and not what the API takes.
+      const { message } = httpAnswerOf('unsupported_media_type');
+      const sent = req.headers['content-type'];
+      return answer(reply, 415, { code: 'unsupported_media_type', message: `${message}; got ${sent ? `'${sent.slice(0, 100)}'` : 'none'}` } satisfies ErrorDetail);
+    }
     // fastify's own client errors (bad JSON, bad content type, bad URL): their messages describe
     // the request, not our internals.
     if (status < 500) return reply.code(status).send({ detail: err.message });
