@@ -8,7 +8,7 @@ import { runAsServiceReader, runStatement, serviceReaderLogin, SqlExecutionError
 import { ServiceError, notFound } from '../errors.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
 import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
-import { openCredentialData } from './credentials.ts';
+import { MAX_CREDENTIAL_NAME_CHARS, openCredentialData } from './credentials.ts';
 import { requireWorkerGrant } from './worker-grant.ts';
 import { anyObject, responses } from './answers.ts';
 import { exactObject, jsonSchema } from './validation.ts';
@@ -22,7 +22,8 @@ const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 const executeBody = exactObject({
   query: v.pipe(v.string(), v.minLength(1, 'query is empty'), v.description('one SQL statement')),
   schema: v.optional(v.pipe(v.string(), v.regex(IDENTIFIER_RE, 'must be a plain SQL identifier (letters, digits, _, $)'))),
-  credential_name: v.optional(v.pipe(v.string(), v.minLength(1))),
+  // No credential has a longer name: a longer one is refused naming the field, not a 404 echoing it.
+  credential_name: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_CREDENTIAL_NAME_CHARS, `must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters (a credential name's limit)`))),
   timeout_seconds: v.optional(
     v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMEOUT_SECONDS), v.description(`statement timeout, at most ${MAX_TIMEOUT_SECONDS} (the default)`)),
   ),
