@@ -171,8 +171,14 @@ export function openCredentialData(keyring: Keyring, row: CredentialRow, log: Fa
   throw new ServiceError('conflict', 'credential data cannot be opened with the configured keys');
 }
 
+// The longest type text an answer echoes: the refusal of a 200,000-character type quoted it whole.
+const MAX_ECHOED_TYPE_CHARS = 64;
+
 const unknownType = (type: string): ServiceError =>
-  new ServiceError('unknown_credential_type', `unknown credential type '${type}'; allowed types: ${CREDENTIAL_TYPES.join(', ')}`);
+  new ServiceError(
+    'unknown_credential_type',
+    `unknown credential type '${type.length > MAX_ECHOED_TYPE_CHARS ? `${type.slice(0, MAX_ECHOED_TYPE_CHARS)}…' (${type.length} characters)` : `${type}'`}; allowed types: ${CREDENTIAL_TYPES.join(', ')}`,
+  );
 
 /**
  * Checks `change.data` against its type's built-in schema and the credential's own schema (400 with

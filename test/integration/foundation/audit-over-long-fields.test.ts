@@ -16,6 +16,8 @@ async function rowCounts(): Promise<number[]> {
 
 beforeAll(async () => {
   t = await startTestApp();
+  const made = await fetch(`${t.url}/api/credentials`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'kept_auth', type: 'custom', data: {} }) });
+  expect(made.status).toBe(201);
 });
 afterAll(async () => t?.close());
 
@@ -23,6 +25,9 @@ describe('an over-long string in a body', () => {
   const cases: { name: string; method: string; path: string; body: unknown; status: number; names: string }[] = [
     // Was a 404 "credential 'aaaa…' not found" quoting all 200,000 characters: no credential has a name over 200.
     { name: 'a SQL credential_name over 200 characters', method: 'POST', path: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: 'c'.repeat(201) }, status: 422, names: 'credential_name' },
+    // Was a 400 "unknown credential type 'aaaa…'" quoting all 200,000 characters.
+    { name: 'a 200,000-character credential type', method: 'POST', path: '/api/credentials', body: { name: 'long_type', type: LONG, data: {} }, status: 400, names: 'unknown credential type' },
+    { name: 'a 200,000-character credential type in a replace', method: 'PUT', path: '/api/credentials/kept_auth', body: { type: LONG, data: {} }, status: 400, names: 'unknown credential type' },
     { name: 'a 200,000-character SQL credential_name', method: 'POST', path: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: LONG }, status: 422, names: 'credential_name' },
   ];
 
