@@ -59,7 +59,7 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
     }
     case 'retry': {
       if (values.from === '') throw new UsageError('--from expects a step name, got ""');
-      const answer = await post(Retried, 'retry', values.from === undefined ? {} : { from_step: values.from });
+      const answer = await post(Retried, 'retry', values.from === undefined ? {} : { from_step: values.from }, keyHeader(values));
       say(`execution ${answer.execution_id} started: a retry of ${id} from step ${answer.from_step}${answer.replayed.length ? ` (replayed: ${answer.replayed.join(', ')})` : ''}`);
       return 0;
     }
@@ -69,12 +69,17 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
       if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
       if (!SIGNAL_NAME.test(signal)) throw new UsageError(`the signal NAME is letters, digits, _ . - (starting with a letter or _, at most 128), got ${JSON.stringify(signal)}`);
       const body = values.data === undefined ? {} : { payload: jsonValueOption('--data', values.data) };
-      const key = values['idempotency-key'];
-      const answer = await post(Signalled, `signals/${encodeURIComponent(signal)}`, body, key === undefined ? undefined : { 'idempotency-key': key });
+      const answer = await post(Signalled, `signals/${encodeURIComponent(signal)}`, body, keyHeader(values));
       say(`signal ${answer.signal} ${answer.status}${answer.step ? ` to step ${answer.step}` : ''} of execution ${answer.execution_id}${answer.event_id === null ? '' : ` (event ${answer.event_id})`}`);
       return 0;
     }
   }
+}
+
+/** `--idempotency-key` as the request's header: the same key again is answered as the first, and acts once. */
+function keyHeader(values: ControlOptions): Record<string, string> | undefined {
+  const key = values['idempotency-key'];
+  return key === undefined ? undefined : { 'idempotency-key': key };
 }
 
 /**

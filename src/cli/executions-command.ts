@@ -49,7 +49,7 @@ const OWN: Record<ExecutionCommandName, readonly OptionName[]> = {
   cancel: ['reason', 'cascade', 'no-cascade'],
   pause: ['reason'],
   resume: ['reason'],
-  retry: ['from'],
+  retry: ['from', 'idempotency-key'],
   signal: ['data', 'idempotency-key'],
 };
 

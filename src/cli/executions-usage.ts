@@ -94,9 +94,12 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
   resume: help('resume a paused execution', 'svc resume ID [--reason TEXT] [--json] [--server URL]', '  --reason TEXT  recorded in the execution.resumed event', `409 (exit ${EXIT.conflict}) unless the execution is paused.`, 'operator'),
   retry: help(
     'retry a finished execution from a step: a new execution that replays the steps before it',
-    'svc retry ID [--from STEP] [--json] [--server URL]',
-    `  --from STEP  the first step to run again (default: the step whose failure ended it); the
-               steps that completed before it take their recorded outcomes (step.replayed)`,
+    'svc retry ID [--from STEP] [--idempotency-key KEY] [--json] [--server URL]',
+    `  --from STEP            the first step to run again (default: the step whose failure ended it);
+                         the steps that completed before it take their recorded outcomes
+                         (step.replayed)
+  --idempotency-key KEY  the same key again is answered with the first retry's execution and
+                         starts nothing (a retry sent again after a lost answer)`,
     `409 (exit ${EXIT.conflict}) while the execution has not finished.`,
     'operator',
   ),

@@ -222,6 +222,13 @@ describe('svc cancel and retry', () => {
     expect(fromFirst.code).toBe(0);
     expect(JSON.parse(fromFirst.stdout)).toMatchObject({ retry_of: failed[2], from_step: 'first', replayed: [] });
 
+    // The same key again is the same retry: its execution, nothing started.
+    const keyed = await svc(['retry', String(failed[2]), '--from', 'first', '--idempotency-key', 'cli-retry-1', '--json']);
+    const again = await svc(['retry', String(failed[2]), '--from', 'first', '--idempotency-key', 'cli-retry-1', '--json']);
+    expect([keyed.code, again.code], keyed.stderr + again.stderr).toEqual([0, 0]);
+    expect(JSON.parse(again.stdout).execution_id).toBe(JSON.parse(keyed.stdout).execution_id);
+    expect(JSON.parse(keyed.stdout).execution_id).not.toBe(JSON.parse(fromFirst.stdout).execution_id);
+
     const noStep = await svc(['retry', String(failed[2]), '--from', 'nope']);
     expect(noStep.code).toBe(1);
     expect(noStep.stderr).toMatch(/^svc retry: POST \/api\/executions\/\d+\/retry: HTTP 422 playbook cli\/exec\/two has no step nope/);
