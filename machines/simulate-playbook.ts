@@ -8,6 +8,7 @@ import { createExecutionMachine, type ExecutionMachine } from './execution.machi
 import { executionView, type StepView } from './execution-view.ts';
 import { topStateOf } from './execution/step-phase.ts';
 import { segmentsOf } from './execution/segments.ts';
+import { attemptsOf } from '../src/dsl/retry-delay-ms.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskOutcome } from './execution/types.ts';
 import { SimulationData, type Undecided } from './simulation-data.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
@@ -166,6 +167,21 @@ function undecidedIn(data: SimulationData, effects: Effect[], after: Snapshot): 
 }
 
 /**
+ * Answering `seq` with a failure the simulation chose: undecided when the failed task is a
+ * `playbook` task with attempts left whose `retry.when` reads what the simulation lacks (the
+ * failure's code above all: the machine would decide on `simulated`, where a run retries or not).
+ */
+function undecidedRetry(pb: NormalizedPlaybook, data: SimulationData, s: Snapshot, seq: number, outcome: Outcome): Undecided | null {
+  const p = s.context.pending[keyOf(seq)];
+  if (outcome !== 'error' || p.kind !== 'child') return null;
+  const run = s.context.runs[keyOf(p.run)];
+  const it = run.iterations[p.iteration];
+  const task = segmentsOf(pb.workflow.find((w) => w.step === run.step)!)[it.segment].tasks[0];
+  if (task.retry.when === undefined || (it.attempt ?? 1) >= attemptsOf(task.retry)) return null;
+  return data.undecidedRetry(run.step, task.retry.when, s.context.steps);
+}
+
+/**
  * Runs a playbook (YAML text or parsed) to its end with the given outcomes per step (default ok)
  * and example results (`results` over the playbook's `examples:`), answering pending commands
  * oldest first; returns the steps entered in order and the end state. A decision reading a result
@@ -209,6 +225,8 @@ export function simulatePlaybook(
     const chosen = decided ?? 'ok';
     if (!timer) used.set(step, n + 1);
     const outcome = timer ? 'ok' : Array.isArray(chosen) ? (chosen[Math.min(n, chosen.length - 1)] ?? 'ok') : chosen;
+    undecided = undecidedRetry(pb, data, snap, seq, outcome);
+    if (undecided) break;
     const [next, nextActions] = transition(machine, snap, answer(pb, snap, seq, outcome, data));
     // A decision made on data the simulation does not have is not taken: the run stops before it.
     undecided = undecidedIn(data, effectsOf(nextActions), next);
@@ -304,6 +322,8 @@ export function playbookPaths(
       const pending = snap.context.pending[keyOf(ev.seq)];
       // A retry's delay running out is no outcome chosen.
       if (!taskTimer(pending)) chosen.push({ step: snap.context.runs[keyOf(pending.run)].step, outcome: outcomeOf(ev) });
+      undecided = taskTimer(pending) ? null : undecidedRetry(pb, data, snap, ev.seq, outcomeOf(ev));
+      if (undecided) break;
       const [next, nextActions] = transition(machine, snap, ev);
       undecided = undecidedIn(data, effectsOf(nextActions), next);
       if (undecided) {
@@ -314,6 +334,8 @@ export function playbookPaths(
       stepPath.push(...entered(effectsOf(actions)));
     }
     for (const s of stepPath) reached.add(s);
+    // Paths that part only after a retry's undecided decision stop at it alike: one is kept.
+    if (undecided && paths.some((q) => q.undecided && JSON.stringify([q.path, q.outcomes, q.undecided]) === JSON.stringify([stepPath, chosen, undecided]))) continue;
     paths.push(
       undecided
         ? { status: DEPENDS_ON_DATA, path: stepPath, outcomes: chosen, cut: false, undecided }

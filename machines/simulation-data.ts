@@ -12,12 +12,12 @@ const ERROR_NEED = '.error';
 /**
  * Where a simulation stops because a decision reads data it does not have (`at`: a step's arcs,
  * its loop's items, or what the engine renders as the step runs: a timer's `until`, a task's
- * limit key, a child's path and args): `needs`, the steps whose results it has no example of;
+ * limit key, a child's path and args; a `playbook` task's `retry.when` after a simulated failure): `needs`, the steps whose results it has no example of;
  * `workload`, `args`, names of the workload and args only a start gives; `start`, with no start
  * known (registration), the roots read whole that any start decides (`workload`, `args`,
  * `execution`: run as a child or not).
  */
-export type Undecided = { step: string; at: 'next' | 'loop.in' | 'enter'; needs: string[]; workload?: string[]; args?: string[]; start?: string[] };
+export type Undecided = { step: string; at: 'next' | 'loop.in' | 'enter' | 'retry.when'; needs: string[]; workload?: string[]; args?: string[]; start?: string[] };
 
 /** What a simulation knows of its start: the workload and args it runs with, or null (registration: any start). */
 export type SimulatedStart = { workload: Record<string, unknown>; args: Record<string, unknown> } | null;
@@ -115,6 +115,18 @@ export class SimulationData {
     return undecided(step, 'enter', this.missing(reads, step, ran).filter((s) => s !== step), this.missingStart(reads, false));
   }
 
+  /**
+   * Whether a `playbook` task's `retry.when` (`when`), decided on a failure the simulation chose
+   * for `step`, reads data the simulation lacks: that failure's error (no real code or message),
+   * or results and start values as an arc's would.
+   */
+  undecidedRetry(step: string, when: string, ran: Ran): Undecided | null {
+    const reads = templateDataReads(conditionSource(when));
+    const needs = this.missing(reads, step, ran).filter((s) => s !== step);
+    if (reads.errors?.some((e) => e === null || e === step)) needs.push(`${step}${ERROR_NEED}`);
+    return undecided(step, 'retry.when', needs, this.missingStart(reads, true));
+  }
+
   /** Whether the loop `in` of `step`, just entered, reads data the simulation lacks. */
   undecidedLoop(step: string, ran: Ran): Undecided | null {
     const loop = this.reads.get(step)!.loop;
@@ -141,7 +153,7 @@ function undecided(step: string, at: Undecided['at'], needs: string[], start: Pi
 
 /** One line saying what a simulation could not decide, for people (svc simulate, the console). */
 export function undecidedText(u: Undecided): string {
-  const what = u.at === 'next' ? `the next step after ${u.step}` : u.at === 'loop.in' ? `the items of ${u.step}` : `running ${u.step}`;
+  const what = u.at === 'next' ? `the next step after ${u.step}` : u.at === 'loop.in' ? `the items of ${u.step}` : u.at === 'retry.when' ? `whether ${u.step} retries its failed task` : `running ${u.step}`;
   const errors = u.needs.filter((n) => n.endsWith(ERROR_NEED));
   const results = u.needs.filter((n) => !n.endsWith(ERROR_NEED));
   const lacking = [
