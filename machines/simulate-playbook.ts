@@ -124,6 +124,8 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
 
 /** Whether a pending wait is a `playbook` task's own timer (its timeout, its retry's delay), not a step's wait. */
 const taskTimer = (p: PendingCommand): boolean => p.kind === 'wait' && (p.child !== undefined || p.retry === true);
+/** Whether a pending wait is the delay before a `playbook` task's next attempt. */
+const retryDelay = (p: PendingCommand): boolean => p.kind === 'wait' && p.retry === true;
 
 /** The events a simulation answers pending work with. */
 const ANSWERS: ReadonlySet<string> = new Set([EVENT.commandCompleted, EVENT.childFinished, EVENT.timerFired, EVENT.signalReceived, EVENT.waitTimedOut]);
@@ -215,7 +217,8 @@ export function simulatePlaybook(
     // Oldest first; step by step, the oldest whose outcome is chosen: a branch decided ends
     // before one still waiting for its choice, as it may in a run.
     const seqs = Object.keys(snap.context.pending).map(numberOf).sort((a, b) => a - b);
-    const seq = seqs.find((q) => !opts.pauseWhenUndecided || taskTimer(snap.context.pending[keyOf(q)]) || !undecidedStep(stepOf(snap.context.pending[keyOf(q)])));
+    // A retry's delay runs out by itself; a child's timeout is a choice (`timeout`), not a given.
+    const seq = seqs.find((q) => !opts.pauseWhenUndecided || retryDelay(snap.context.pending[keyOf(q)]) || !undecidedStep(stepOf(snap.context.pending[keyOf(q)])));
     if (seq === undefined) break;
     const pending = snap.context.pending[keyOf(seq)];
     const step = stepOf(pending);

@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
 import type { StepView } from '../../../machines/execution-view.ts';
-import { simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
+import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
+import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
 import { undecidedText } from '../../../machines/simulation-data.ts';
 import { START_NODE, type StepGraph } from './model.ts';
 import { enteredAlongPath, type StepStates } from './step-status.ts';
@@ -13,9 +14,10 @@ type Choice = { label: string; outcome: Outcome; danger?: boolean };
  * What can happen next to a waiting step, as the machine answers it: a step's work ends ok or
  * with an error; a signal arrives or its wait times out (outcome `timeout`); a timer fires (the
  * machine takes no other answer for it). Offering `error` for a wait would show a choice the
- * simulation does not make.
+ * simulation does not make. A `playbook` task with `timeout_seconds` may also run out of time
+ * (outcome `timeout`: its timer fires, the attempt fails with code `timeout`), as `--outcome STEP=timeout`.
  */
-function choicesOf(step: string, view: StepView | undefined): { legend: string; choices: Choice[] } {
+function choicesOf(step: string, view: StepView | undefined, declared: NormalizedStep | undefined): { legend: string; choices: Choice[] } {
   const wait = view?.wait;
   if (wait?.kind === 'timer') return { legend: `${step} waits for its timer`, choices: [{ label: 'timer fires', outcome: 'ok' }] };
   if (wait?.kind === 'signal') {
@@ -38,6 +40,7 @@ function choicesOf(step: string, view: StepView | undefined): { legend: string; 
     choices: [
       { label: 'ok', outcome: 'ok' },
       { label: 'error', outcome: 'error', danger: true },
+      ...(declared?.tasks.some((t) => t.kind === 'playbook' && t.timeout_seconds !== undefined) ? [{ label: 'times out', outcome: 'timeout' as const, danger: true }] : []),
     ],
   };
 }
@@ -52,13 +55,14 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   const [chosen, setChosen] = useState<SimulatedOutcomes>({});
   const sim = useMemo(() => {
     try {
-      return { result: simulatePlaybook(yaml, chosen, { pauseWhenUndecided: true }), error: null };
+      const pb = playbookFromYaml(yaml);
+      return { result: simulatePlaybook(pb, chosen, { pauseWhenUndecided: true }), steps: new Map(pb.workflow.map((s) => [s.step, s])), error: null };
     } catch (error) {
-      return { result: null, error: error instanceof Error ? error.message : String(error) };
+      return { result: null, steps: null, error: error instanceof Error ? error.message : String(error) };
     }
   }, [yaml, chosen]);
-  if (!sim.result) return <p className="error">The playbook cannot be simulated: {sim.error}</p>;
-  const { result } = sim;
+  if (!sim.result || !sim.steps) return <p className="error">The playbook cannot be simulated: {sim.error}</p>;
+  const { result, steps } = sim;
   const decide = (step: string, outcome: Outcome) =>
     setChosen((c) => {
       const before = c[step];
@@ -79,7 +83,7 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
           </span>
         ) : null}
         {waiting.map((step) => {
-          const { legend, choices } = choicesOf(step, result.steps[step]);
+          const { legend, choices } = choicesOf(step, result.steps[step], steps.get(step));
           return (
             <fieldset key={step} className="sim-step">
               <legend>{legend}</legend>
