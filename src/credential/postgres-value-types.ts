@@ -1,10 +1,11 @@
 import pg from 'pg';
+import { parseJsonExact } from '../exact-json.ts';
 
 // The types whose default parsers change the value (docs/playbook-dsl.md, "Values of SQL
 // results"): a bigint past 2^53 rounded, a bytea as a Buffer, a date or timestamp as a
 // midnight (or wall-clock time) in the Node process's time zone, a timestamptz cut to the
-// millisecond, NaN or an infinity as JSON's null, an interval as an object of parts. Arrays by
-// their pg_type.typarray.
+// millisecond, NaN or an infinity as JSON's null, an interval as an object of parts, a json
+// number past a double's digits rounded. Arrays by their pg_type.typarray.
 const INT8 = pg.types.builtins.INT8;
 const NUMERIC = pg.types.builtins.NUMERIC;
 const FLOAT4 = pg.types.builtins.FLOAT4;
@@ -14,6 +15,8 @@ const DATE = pg.types.builtins.DATE;
 const TIMESTAMP = pg.types.builtins.TIMESTAMP;
 const TIMESTAMPTZ = pg.types.builtins.TIMESTAMPTZ;
 const INTERVAL = pg.types.builtins.INTERVAL;
+const JSON_OID = pg.types.builtins.JSON;
+const JSONB = pg.types.builtins.JSONB;
 const TEXT_ARRAY_OID: number = 1009;
 const ARRAYS_OF = new Map<number, number>([
   [1016, INT8],
@@ -25,6 +28,8 @@ const ARRAYS_OF = new Map<number, number>([
   [1115, TIMESTAMP],
   [1185, TIMESTAMPTZ],
   [1187, INTERVAL],
+  [199, JSON_OID],
+  [3807, JSONB],
 ]);
 
 // The session settings the parsers rely on: PostgreSQL's text of a date or timestamp in ISO form
@@ -87,6 +92,8 @@ const PARSERS = new Map<number, (text: string) => unknown>([
   [TIMESTAMP, sameText],
   [TIMESTAMPTZ, utcInstant],
   [INTERVAL, sameText],
+  [JSON_OID, parseJsonExact],
+  [JSONB, parseJsonExact],
 ]);
 
 // Any array's text splits as a text[]'s does (the elements unquoted, NULL as null); each
