@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { AnswerTooLarge, ANSWER_MAX_TEXT, answerBytes } from './answer-limit.ts';
+import { parseJsonExact } from '../../exact-json.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { fetchFollowing } from './fetch-following.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
@@ -135,7 +136,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The answer's body as the outcome holds it. Text is kept as text (UTF-8), and JSON content types
- * (application/json, application/problem+json, ...) are parsed; a body that claims JSON but is not
+ * (application/json, application/problem+json, ...) are parsed, each number exact (parseJsonExact:
+ * JSON.parse rounds an id past 2^53); a body that claims JSON but is not
  * stays text rather than failing the task. A body of a binary type, or one that is not UTF-8,
  * is its bytes in base64 with `body_encoding: 'base64'`: read as text, each invalid sequence
  * became U+FFFD and the bytes were lost.
@@ -148,7 +150,7 @@ async function readBody(response: Response): Promise<Pick<HttpResponseData, 'bod
   if (!/[/+]json\b/i.test(type)) return { body: text };
   if (text.trim() === '') return { body: null };
   try {
-    return { body: JSON.parse(text) };
+    return { body: parseJsonExact(text) };
   } catch {
     return { body: text };
   }
