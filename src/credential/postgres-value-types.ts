@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { parseJsonExact } from '../exact-json.ts';
+import { exactNumber, parseJsonExact } from '../exact-json.ts';
 
 // The types whose default parsers change the value (docs/playbook-dsl.md, "Values of SQL
 // results"): a bigint past 2^53 rounded, a bytea as a Buffer, a date or timestamp as a
@@ -38,18 +38,6 @@ const ARRAYS_OF = new Map<number, number>([
 export const POSTGRES_VALUE_OPTIONS = '-c DateStyle=ISO -c bytea_output=hex';
 /** Those settings for a transaction already open. */
 export const POSTGRES_VALUE_SET_LOCAL = 'SET LOCAL DateStyle = ISO; SET LOCAL bytea_output = hex';
-
-/**
- * A JSON number only where it reads back as the very value PostgreSQL printed: a whole number
- * within ±(2^53 − 1), or a fraction whose shortest print has the same digits (trailing zeros of
- * its scale aside); else PostgreSQL's own text. NaN and ±Infinity (numeric) stay text too.
- */
-function exactNumber(text: string): number | string {
-  const n = Number(text);
-  if (!Number.isFinite(n) || (Number.isInteger(n) && !Number.isSafeInteger(n))) return text;
-  const digits = text.includes('.') ? text.replace(/\.?0+$/, '') : text;
-  return String(n) === digits ? n : text;
-}
 
 /** A float as a JSON number; NaN, Infinity and -Infinity, which JSON has no number for, as PostgreSQL's text. */
 function finiteNumber(text: string): number | string {
