@@ -4,6 +4,7 @@ import { AnswerTooLarge, ANSWER_MAX_TEXT, answerBytes } from './answer-limit.ts'
 import { parseJsonExact } from '../../exact-json.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { fetchFollowing } from './fetch-following.ts';
+import { formBody, isFormType } from './form-body.ts';
 import { forgetOAuth2Token } from './oauth2-token.ts';
 import { HttpUrl } from './http-url.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
@@ -87,6 +88,10 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     if (method === 'GET' || method === 'HEAD') return fail('invalid_task', `invalid http task: body: a ${method} request cannot have a body`);
     if (typeof body === 'string') {
       requestBody = body;
+    } else if (isFormType(headers.get('content-type'))) {
+      // The task said the body is a form: its JSON text under that type would be one nonsense field.
+      requestBody = formBody(body);
+      if (requestBody === undefined) return fail('invalid_task', 'invalid http task: body: expected a mapping (or text) under content-type application/x-www-form-urlencoded');
     } else {
       requestBody = JSON.stringify(body);
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
