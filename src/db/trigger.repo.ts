@@ -38,7 +38,7 @@ const COLUMNS = `path, name, catalog_id, kind, spec, paused, next_fire_at, fires
 /**
  * Makes `triggers` the live ones of `path` (call in the registration's transaction): each is
  * inserted or updated (a schedule keeps its next fire time unless its cron or timezone changed;
- * a pause is kept), those the version no longer declares are removed, and every server hears of it.
+ * a pause is kept; one of another kind or stream is live from now), those the version no longer declares are removed, and every server hears of it.
  * `firstFire` per schedule: its first fire after now, used when its time is computed afresh.
  */
 export async function syncTriggers(
@@ -54,6 +54,11 @@ export async function syncTriggers(
          FROM jsonb_to_recordset($4::jsonb) AS x(name text, kind text, spec jsonb, first_fire timestamptz)
        ON CONFLICT (path, name) DO UPDATE SET
          catalog_id = EXCLUDED.catalog_id, kind = EXCLUDED.kind, spec = EXCLUDED.spec, updated_at = now(),
+         -- A NATS consumer delivers from created_at: a trigger that becomes a NATS trigger, or moves
+         -- to another stream, consumes from now on, not what that stream held since the name was first declared.
+         created_at = CASE WHEN core.trigger.kind IS DISTINCT FROM EXCLUDED.kind
+                             OR core.trigger.spec->>'stream' IS DISTINCT FROM EXCLUDED.spec->>'stream'
+                           THEN now() ELSE core.trigger.created_at END,
          next_fire_at = CASE WHEN core.trigger.kind = EXCLUDED.kind AND core.trigger.next_fire_at IS NOT NULL
                               AND core.trigger.spec->>'cron' IS NOT DISTINCT FROM EXCLUDED.spec->>'cron'
                               AND core.trigger.spec->>'timezone' IS NOT DISTINCT FROM EXCLUDED.spec->>'timezone'
