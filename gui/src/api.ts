@@ -235,6 +235,8 @@ export type Trigger = {
   skipped: number;
   errors: number;
   last_error: string | null;
+  /** A NATS trigger that is not consuming: why, as a server last found it, and since when (null while it consumes). */
+  subscription_problem: { message: string; since: string } | null;
   spec: Record<string, unknown>;
 };
 

@@ -53,6 +53,21 @@ function LastFire({ t }: { t: Trigger }) {
   );
 }
 
+/** Why an active NATS trigger takes no messages (its stream, server or credential): "active" alone would say it consumes. */
+function NotConsuming({ t }: { t: Trigger }) {
+  const p = t.subscription_problem;
+  if (!p) return null;
+  return (
+    <div className="trigger-error">
+      not consuming since{' '}
+      <time dateTime={p.since} title={formatTime(p.since)}>
+        {fromNow(p.since)}
+      </time>
+      : {p.message}
+    </div>
+  );
+}
+
 /**
  * Triggers as a table: playbook, name, kind, state, next fires, last result (linking its
  * execution), counts; Pause/Resume and Fire for operators. `changed` is called after an action.
@@ -125,6 +140,7 @@ export function TriggerTable({ triggers, changed, showPath = true }: { triggers:
                 </td>
                 <td>
                   <StatusBadge status={t.state} />
+                  <NotConsuming t={t} />
                 </td>
                 <td>
                   <NextFires t={t} />
