@@ -406,7 +406,20 @@ function exitAfterOutput(code: number): void {
       ended = true;
       done();
     };
-    stream.once('error', end);
-    stream.write('', end);
+    // A write that failed before (EPIPE: the reader went away) fails this one too, and its
+    // callback may run before the reader-gone handler: the command must then end as that handler
+    // would, not with the code of a command whose output was all read.
+    const settle = (err?: Error | null) => {
+      if (readerGone(stream, err)) process.exit(READER_GONE_EXIT);
+      end();
+    };
+    stream.once('error', settle);
+    stream.write('', settle);
   }
+}
+
+/** Whether stdout of a client command failed with EPIPE: this write, or an earlier one that destroyed it. */
+function readerGone(stream: NodeJS.WriteStream, err: Error | null | undefined): boolean {
+  const isEpipe = (e: Error | null | undefined) => e instanceof Error && 'code' in e && e.code === 'EPIPE';
+  return stream === process.stdout && !LONG_RUNNING.has(process.argv[2] ?? '') && (isEpipe(err) || isEpipe(stream.errored));
 }
