@@ -16,7 +16,11 @@ const isPlaybook = (text: string): boolean => {
   return isObject(doc) && (doc.kind === undefined || doc.kind === 'Playbook') && Array.isArray(doc.workflow);
 };
 const files = [...yamlFiles('examples'), ...yamlFiles('src/doctor/playbooks')].filter((f) => isPlaybook(readFileSync(join(root, f), 'utf8')));
-const docBlocks = [...readFileSync(join(root, 'docs/playbook-dsl.md'), 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.startsWith('apiVersion:'));
+// Every whole playbook (a block that starts with apiVersion:, of kind Playbook) the README and docs/ show.
+const docFiles = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const docBlocks = docFiles.flatMap((file) =>
+  [...readFileSync(join(root, file), 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.startsWith('apiVersion:') && isPlaybook(b)).map((b, i) => [`${file} playbook ${i}`, b] as const),
+);
 
 describe('shipped playbooks register without a problem or a warning', () => {
   it.each(files)('%s', (file) => {
@@ -25,7 +29,9 @@ describe('shipped playbooks register without a problem or a warning', () => {
     if (result.ok) expect(registrationWarnings(result.playbook)).toEqual([]);
   });
 
-  it.each(docBlocks.map((b, i) => [i, b] as const))('docs/playbook-dsl.md playbook %i', (_, text) => {
+  it('finds the playbooks the docs show', () => expect(docBlocks.length).toBeGreaterThanOrEqual(5));
+
+  it.each(docBlocks)('%s', (_, text) => {
     const result = parsePlaybook(text);
     expect(result.ok ? [] : result.problems).toEqual([]);
   });
