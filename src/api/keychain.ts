@@ -112,6 +112,7 @@ const readAnswer = v.variant('status', [
     auto_renew: v.boolean(),
     expired: v.literal(true),
     renew_config: v.optional(v.pipe(v.unknown(), v.description('with auto_renew: how to get a new token'))),
+    schema: v.optional(v.pipe(v.unknown(), v.description("with auto_renew, when the entry has one: the renewed entry is stored with it"))),
   }),
   v.object({ status: v.literal('not_found'), ...entryKey }),
 ]);
@@ -253,6 +254,8 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
             auto_renew: row.auto_renew,
             expired: true,
             ...(row.auto_renew ? { renew_config: openRenewConfig(deps.keyring, row, req.log) } : {}),
+            // The renewer stores the new token with it: a store replaces the entry, schema and all.
+            ...(row.auto_renew && row.schema !== null && row.schema !== undefined ? { schema: row.schema } : {}),
           };
         }
         // Live: the count and the data come from one UPDATE … RETURNING, so they belong together.

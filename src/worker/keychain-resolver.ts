@@ -64,7 +64,7 @@ type EntryTarget = {
 const tokenDataSchema = v.pipe(v.custom<Record<string, unknown>>(isObject, 'token_data must be an object'), ownKeysRecord(v.string(), v.unknown()));
 const ReadAnswer = v.variant('status', [
   v.looseObject({ status: v.literal('success'), token_data: tokenDataSchema, schema: v.optional(v.unknown()) }),
-  v.looseObject({ status: v.literal('expired'), auto_renew: v.optional(v.boolean(), false), renew_config: v.optional(v.unknown()) }),
+  v.looseObject({ status: v.literal('expired'), auto_renew: v.optional(v.boolean(), false), renew_config: v.optional(v.unknown()), schema: v.optional(v.unknown()) }),
   v.looseObject({ status: v.literal('not_found') }),
 ]);
 type ReadAnswer = v.InferOutput<typeof ReadAnswer>;
@@ -144,16 +144,21 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     }
   }
 
-  /** Stores a value; `kind` null (renewed without a definition) names no type, and the entry keeps its own. */
+  /**
+   * Stores a value; `kind` null (renewed without a definition) names no type, and the entry keeps its own.
+   * `schema`: the expired entry's, which a renewal stores again (a store replaces the whole entry).
+   */
   async function store(
     target: EntryTarget,
     kind: string | null,
     tokenData: TokenData,
     ttlSeconds: number | null,
     renewConfig: ResolvedRenewConfig | null,
+    schema?: unknown,
   ): Promise<void> {
     const body = {
       token_data: tokenData,
+      ...(schema === undefined || schema === null ? {} : { schema }),
       ...(kind === null ? {} : { credential_type: kind }),
       cache_type: kind === 'secret_manager' ? 'secret' : 'token',
       scope_type: target.scope,
@@ -337,7 +342,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     }
     const { tokenData, ttlSeconds, lifetimeSeconds, kind, renewConfig: nextRenewConfig } = renewed.value;
     if (flow.send({ type: 'RENEWED', expiresAt: Date.now() + lifetimeSeconds * MS_PER_SECOND }).storeRenewed) {
-      await store(target, kind, tokenData, ttlSeconds, nextRenewConfig);
+      await store(target, kind, tokenData, ttlSeconds, nextRenewConfig, answer.value.status === 'expired' ? answer.value.schema : undefined);
     }
     return tokenData;
   }
