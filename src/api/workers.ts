@@ -128,27 +128,35 @@ export async function workerRoutes(app: FastifyInstance, deps: AppDeps): Promise
     if (again.length) return { commands: again.map(presentCommand) };
     // The token a unit's write claims for it under while it is parked (actors/parked-claims.ts).
     const token = b.request_id ?? randomUUID();
-    for (;;) {
-      // Listen before looking, so a notification between the two is not lost.
-      const signal = AbortSignal.any([abort.signal, app.closingSignal]);
-      // A claimer that went away (or a closing server) takes nothing: no one would run it.
-      if (signal.aborted) return { commands: [] };
-      const woken = deps.bus.next(deadline - Date.now(), signal);
-      const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, desk.reclaim(), b.request_id ?? null);
-      if (claimed.length || Date.now() >= deadline || signal.aborted) {
-        recordClaims(deps, claimed);
-        return { commands: claimed.map(presentCommand) };
+    // Its wait for a notification ends with its answer, not at its deadline: a claim still counted
+    // as waiting keeps its server taking the NATS bus's announcements (src/bus/nats.ts), each of
+    // which would then wake no one here and be lost for a server whose claimers do wait.
+    const answered = new AbortController();
+    try {
+      for (;;) {
+        // Listen before looking, so a notification between the two is not lost.
+        const signal = AbortSignal.any([abort.signal, app.closingSignal]);
+        // A claimer that went away (or a closing server) takes nothing: no one would run it.
+        if (signal.aborted) return { commands: [] };
+        const woken = deps.bus.next(deadline - Date.now(), AbortSignal.any([signal, answered.signal]));
+        const claimed = await claimNextCommands(deps.db, b.worker_id, b.max, desk.reclaim(), b.request_id ?? null);
+        if (claimed.length || Date.now() >= deadline || signal.aborted) {
+          recordClaims(deps, claimed);
+          return { commands: claimed.map(presentCommand) };
+        }
+        // Parked while it waits: a unit written on this server meanwhile hands it its new commands.
+        const parking = deps.parked.park({ workerId: b.worker_id, max: b.max, token });
+        if (!parking) {
+          await woken;
+          continue;
+        }
+        await Promise.race([woken, parking.handed]);
+        // The unit that handed them recorded them (recordClaims, actors/publish.ts).
+        const handed = await parking.leave();
+        if (handed.length) return { commands: handed.map(presentCommand) };
       }
-      // Parked while it waits: a unit written on this server meanwhile hands it its new commands.
-      const parking = deps.parked.park({ workerId: b.worker_id, max: b.max, token });
-      if (!parking) {
-        await woken;
-        continue;
-      }
-      await Promise.race([woken, parking.handed]);
-      // The unit that handed them recorded them (recordClaims, actors/publish.ts).
-      const handed = await parking.leave();
-      if (handed.length) return { commands: handed.map(presentCommand) };
+    } finally {
+      answered.abort();
     }
   });
 

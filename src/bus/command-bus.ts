@@ -56,6 +56,11 @@ export class Waiters {
     for (const arrived of this.#arrived.splice(0)) arrived();
   }
 
+  /** Whether a claimer waits now (one just woken waits again only once its look found nothing). */
+  get waiting(): boolean {
+    return this.#waiting.size > 0;
+  }
+
   notify(): void {
     const all = [...this.#waiting];
     this.#waiting.clear();

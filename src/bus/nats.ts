@@ -34,6 +34,8 @@ const ACK_WAIT_MS = 30_000;
 const FETCH_MAX = 64;
 const FETCH_EXPIRES_MS = 1_000;
 const RETRY_MS = 250;
+/** An announcement given back is offered again after this (to another pull, or this one later). */
+const GIVEN_BACK_DELAY_MS = 50;
 /** How long a stop waits for the connection's drain before it closes it. */
 const CLOSE_DRAIN_MS = 2_000;
 
@@ -108,6 +110,13 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
         consumer ??= await js.consumers.get(STREAM, CONSUMER);
         const batch = await consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
         for await (const m of batch) {
+          // A pull outlives the wait that began it (up to FETCH_EXPIRES_MS): an announcement that
+          // comes when no claimer of this server waits any more is given back, for a server
+          // whose claimers do wait, instead of being taken here by no one.
+          if (!waiters.waiting) {
+            m.nak(GIVEN_BACK_DELAY_MS);
+            continue;
+          }
           m.ack();
           waiters.notify();
         }
