@@ -32,6 +32,8 @@ const MESSAGE_MAX_AGE_MS = 10 * 60_000;
 const MAX_MESSAGES = 100_000;
 const ACK_WAIT_MS = 30_000;
 const FETCH_MAX = 64;
+/** Messages for one unit's commands at most: enough to wake every server's claimers; more wake none. */
+const MAX_MESSAGES_PER_UNIT = 16;
 const FETCH_EXPIRES_MS = 1_000;
 const RETRY_MS = 250;
 /** An announcement given back is offered again after this (to another pull, or this one later). */
@@ -41,7 +43,7 @@ const CLOSE_DRAIN_MS = 2_000;
 
 /** A bus that also takes the engine's announcements after commit (EngineDeps.announce). */
 export type NatsBus = CommandBus & {
-  /** Commands of these executions wait to be claimed (a unit committed them PENDING). */
+  /** Commands of these executions wait to be claimed (a unit committed them PENDING): an id per command. */
   commands(executionIds: readonly number[]): void;
 };
 
@@ -155,8 +157,11 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
       announce(0, String(count));
     },
     commands(executionIds) {
-      const partitions = new Set(executionIds.map((id) => id % NATS_PARTITIONS));
-      for (const p of partitions) announce(p, '1');
+      // A message per command (one id each), not per partition: each message wakes the claimers
+      // of the one server that takes it, which claim what they have room for; the commands left
+      // need the claimers of another server, which only another message wakes (one a server
+      // takes with no claimer left waiting it gives back, above).
+      for (const id of executionIds.slice(0, MAX_MESSAGES_PER_UNIT)) announce(id % NATS_PARTITIONS, '1');
     },
     strandedHeard: () => stranded.active(),
     async close() {
