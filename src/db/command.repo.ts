@@ -67,6 +67,15 @@ export async function heldStepCommands(q: Queryable, executionId: number, step: 
   return rows;
 }
 
+/** How many of an execution's commands wait for a claimer (at most `max`): what a resume gave back. */
+export async function claimableCount(q: Queryable, executionId: number, max: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM core.command c WHERE c.execution_id = $1 AND ${claimableSql('c')} LIMIT $2) x`,
+    [executionId, max],
+  );
+  return rows[0].n;
+}
+
 /**
  * When a claim may be taken from its holder (the claim policy): the holder's pool is stopped, its
  * heartbeat is older than `staleSeconds`, or a heartbeat heard `staleSeconds` after the claim no

@@ -2,8 +2,12 @@ import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import type { Identity } from '../auth/identity.ts';
+import { claimableCount } from '../db/command.repo.ts';
 import { getExecution } from '../db/execution.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';
+
+/** Commands of a resume announced one by one at most: as many as there are servers to wake, with room. */
+const MAX_ANNOUNCED = 16;
 
 /** An execution's status after a pause or a resume. */
 export type Control = { execution_id: number; status: 'paused' | 'running' };
@@ -25,8 +29,12 @@ export async function resumeExecution(deps: EngineDeps, id: number, by: Identity
   // Its waits that came due meanwhile are fireable now.
   deps.waitClock?.nudge(Date.now());
   // The commands the pause withdrew are claimable again (migrations/0047, which NOTIFYs where the
-  // bus is PostgreSQL's); a bus without NOTIFY hears of them here.
-  deps.announce?.commands([id]);
+  // bus is PostgreSQL's); a bus without NOTIFY hears of them here, one announcement each, since
+  // each wakes the claimers of one server (src/bus/nats.ts).
+  if (deps.announce) {
+    const n = await claimableCount(deps.db, id, MAX_ANNOUNCED);
+    deps.announce.commands(Array.from({ length: Math.max(1, n) }, () => id));
+  }
   return { execution_id: id, status: 'running' };
 }
 

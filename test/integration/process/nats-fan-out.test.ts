@@ -50,4 +50,21 @@ describe('the NATS bus with a unit issuing two commands', () => {
     // Started together (not one after the other on one worker, nor after a 5 s claim wait).
     expect(apart.filter((ms) => ms > 800)).toEqual([]);
   }, 60_000);
+
+  it('a resume gives both commands the pause withdrew to waiting workers on two servers at once', async () => {
+    const a = await bed.server();
+    const b = await bed.server();
+    const c = await bed.server();
+    expect((await http(c.base, 'POST', '/api/catalog/playbook', { content: fanOut })).status).toBe(201);
+    // Issued and withdrawn before any worker runs.
+    const id = (await http(c.base, 'POST', '/api/run/playbook', { path: 'fan/two' })).body.execution_id as number;
+    expect((await http(c.base, 'POST', `/api/executions/${id}/pause`, {})).status).toBe(200);
+    await bed.worker(a.base, 1);
+    await bed.worker(b.base, 1);
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await http(c.base, 'POST', `/api/executions/${id}/resume`, {})).status).toBe(200);
+    await until(`execution ${id} completed`, async () => (await bed.db.query(`SELECT 1 FROM core.execution WHERE execution_id = $1 AND status = 'completed'`, [id])).rows.length > 0, 20_000, 20);
+    const { rows } = await bed.db.query<{ ms: number }>(`SELECT extract(epoch FROM max((context->>'at')::timestamptz) - min((context->>'at')::timestamptz)) * 1000 AS ms FROM core.event WHERE execution_id = $1 AND event_type = 'command.started'`, [id]);
+    expect(Number(rows[0].ms)).toBeLessThan(800);
+  }, 60_000);
 });
