@@ -315,6 +315,7 @@ export function playbookPaths(
   if (found.truncated) truncated = true;
   const reached = new Set<string>();
   const paths: SimulatedPath[] = [];
+  const stoppedAt = new Set<string>();
   for (const p of found.paths) {
     let [snap, actions] = initialTransition(machine, input);
     let undecided = undecidedIn(data, effectsOf(actions), snap);
@@ -338,7 +339,11 @@ export function playbookPaths(
     }
     for (const s of stepPath) reached.add(s);
     // Paths that part only after a retry's undecided decision stop at it alike: one is kept.
-    if (undecided && paths.some((q) => q.undecided && JSON.stringify([q.path, q.outcomes, q.undecided]) === JSON.stringify([stepPath, chosen, undecided]))) continue;
+    if (undecided) {
+      const key = JSON.stringify([stepPath, chosen, undecided]);
+      if (stoppedAt.has(key)) continue;
+      stoppedAt.add(key);
+    }
     paths.push(
       undecided
         ? { status: DEPENDS_ON_DATA, path: stepPath, outcomes: chosen, cut: false, undecided }

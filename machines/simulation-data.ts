@@ -30,6 +30,8 @@ export type SimulatedStart = { workload: Record<string, unknown>; args: Record<s
 export class SimulationData {
   readonly results: Record<string, unknown>;
   private readonly reads = new Map<string, { next: DataReads; loop: DataReads | null; enter: DataReads }>();
+  /** What each `retry.when` reads, parsed once (a path search asks at every simulated failure). */
+  private readonly retryReads = new Map<string, DataReads>();
   /** Whether an arc `set` anywhere reads a result with no example (then `vars` may hold such data). */
   private readonly varsFromData: boolean;
 
@@ -121,7 +123,8 @@ export class SimulationData {
    * or results and start values as an arc's would.
    */
   undecidedRetry(step: string, when: string, ran: Ran): Undecided | null {
-    const reads = templateDataReads(conditionSource(when));
+    let reads = this.retryReads.get(when);
+    if (!reads) this.retryReads.set(when, (reads = templateDataReads(conditionSource(when))));
     const needs = this.missing(reads, step, ran).filter((s) => s !== step);
     if (reads.errors?.some((e) => e === null || e === step)) needs.push(`${step}${ERROR_NEED}`);
     return undecided(step, 'retry.when', needs, this.missingStart(reads, true));
