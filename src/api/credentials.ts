@@ -20,7 +20,7 @@ import {
 import { ServiceError, notFound } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { requireAccess } from './auth.ts';
-import { requireWorkerGrant } from './worker-grant.ts';
+import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
 import { exactObject, jsonSchema, oneOf } from './validation.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { isObject } from '../objects.ts';
@@ -327,6 +327,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         summary: 'A credential by id or name; include_data=true adds the decrypted data',
         params: jsonSchema(identifierParams),
         querystring: jsonSchema(getQuery),
+        headers: claimHeadersSchema(),
         response: responses({ 200: readAnswer }),
       },
       // Metadata for viewers; the data (include_data=true) for admins and workers, checked below.

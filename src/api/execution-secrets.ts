@@ -6,7 +6,7 @@ import { getExecutionSecret } from '../db/execution-secret.repo.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { responses } from './answers.ts';
 import { jsonSchema } from './validation.ts';
-import { requireWorkerGrant } from './worker-grant.ts';
+import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
 
 const handleParams = v.object({ handle: v.pipe(v.string(), v.uuid('must be a uuid')) });
 const secretAnswer = v.object({ value: v.pipe(v.string(), v.description('the access token the handle stands for')) });
@@ -15,7 +15,7 @@ const secretAnswer = v.object({ value: v.pipe(v.string(), v.description('the acc
 export async function executionSecretRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/secrets/:handle',
-    { schema: { tags: ['workers'], summary: 'The value behind a secret handle of a workload (workers only)', params: jsonSchema(handleParams), response: responses({ 200: secretAnswer }) }, config: { access: { level: 'worker' } } },
+    { schema: { tags: ['workers'], summary: 'The value behind a secret handle of a workload (workers only)', params: jsonSchema(handleParams), headers: claimHeadersSchema(), response: responses({ 200: secretAnswer }) }, config: { access: { level: 'worker' } } },
     async (req) => {
       const { handle } = req.params as v.InferOutput<typeof handleParams>;
       await requireWorkerGrant(req, deps, { kind: 'secret', handle });

@@ -22,7 +22,7 @@ import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache
 import { expiresAtMs, MAX_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, oneOf } from './validation.ts';
-import { requireWorkerGrant } from './worker-grant.ts';
+import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
@@ -230,6 +230,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         summary: 'Read an entry: success (live, counts the access), expired (+renew_config when auto_renew) or not_found',
         params: jsonSchema(entryParams),
         querystring: jsonSchema(entryQuery),
+        headers: claimHeadersSchema(),
         response: responses({ 200: readAnswer }),
       },
       // Workers read entries to resolve `keychain.<entry>` for their tasks (of a command they hold: worker-grant.ts).
@@ -292,6 +293,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
         summary: 'Store (or replace) an entry; expires_at wins over ttl_seconds, which wins over the scope default',
         params: jsonSchema(entryParams),
         body: jsonSchema(storeBody),
+        headers: claimHeadersSchema(),
         response: responses({ 200: storedAnswer, 201: storedAnswer }),
       },
       // Workers store the entries they create or renew (for a command they hold: worker-grant.ts).

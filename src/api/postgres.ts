@@ -9,7 +9,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
 import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
 import { MAX_CREDENTIAL_NAME_CHARS, openCredentialData } from './credentials.ts';
-import { requireWorkerGrant } from './worker-grant.ts';
+import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
 import { anyObject, responses } from './answers.ts';
 import { exactObject, jsonSchema } from './validation.ts';
 
@@ -53,7 +53,7 @@ async function serviceReaderRoute(app: FastifyInstance, deps: AppDeps): Promise<
   app.get(
     '/api/worker/service-reader',
     {
-      schema: { tags: ['workers'], summary: 'The service database reader role login, for a held command with a read_only postgres task without auth', response: responses({ 200: readerAnswer }) },
+      schema: { tags: ['workers'], summary: 'The service database reader role login, for a held command with a read_only postgres task without auth', headers: claimHeadersSchema(), response: responses({ 200: readerAnswer }) },
       config: { access: { level: 'worker' } },
     },
     async (req, reply) => {

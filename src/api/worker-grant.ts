@@ -25,6 +25,25 @@ const ClaimHeaders = v.object({
   [CLAIM_HEADERS.worker]: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
 });
 
+/**
+ * The claim headers as the OpenAPI document shows them, for a route that calls requireWorkerGrant:
+ * a worker written from the document alone learns there what its requests must name (without
+ * them the worker token is refused, 403 secret_not_granted). Documentation only: claimOf reads
+ * them, and other callers send none. A new object each call: fastify rewrites a route's header
+ * schema in place.
+ */
+export function claimHeadersSchema(): Record<string, unknown> {
+  const described = (text: string) => ({ type: 'string', description: `Worker token only, with the other two: ${text}` });
+  return {
+    type: 'object',
+    properties: {
+      [CLAIM_HEADERS.command]: described('the command_id of the claimed command this request is for'),
+      [CLAIM_HEADERS.attempt]: described('the attempt of that claim (the claimed command\'s `attempt`)'),
+      [CLAIM_HEADERS.worker]: described('the worker_id that claimed it'),
+    },
+  };
+}
+
 /** The claim the request's headers name, or undefined when they name none (or a malformed one). */
 function claimOf(req: FastifyRequest): ClaimRef | undefined {
   const parsed = v.safeParse(ClaimHeaders, req.headers);
