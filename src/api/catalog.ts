@@ -11,6 +11,7 @@ import { registerTriggers } from '../triggers/register-triggers.ts';
 import { setInlineCapacity } from '../db/flow.repo.ts';
 import { inlineLimitName } from '../flow/limit-name.ts';
 import { ServiceError, notFound } from '../errors.ts';
+import { terminalWarnings } from '../dsl/terminal-warnings.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
@@ -40,7 +41,7 @@ const entryFields = { catalog_id: integer, path: v.string(), version: integer, k
 const registration = {
   status: v.literal('success'),
   unchanged: v.pipe(v.boolean(), v.description('the content is that of the newest version, which answers: no new version was made')),
-  warnings: v.pipe(v.array(v.string()), v.description('fields a playbook task takes no effect from (auth), steps no path reaches, paths that end neither completed nor failed')),
+  warnings: v.pipe(v.array(v.string()), v.description('fields a playbook task takes no effect from (auth), metadata.terminal fields nothing reads, steps no path reaches, paths that end neither completed nor failed')),
 };
 // A registration answers the entry as GET does (DESIGN: catalog responses carry catalog_id, path,
 // version, kind, content, created_at), with what the registration did.
@@ -106,7 +107,7 @@ function kindWarnings(kind: string, pb: { metadata: { agent?: boolean } }): stri
     : [];
 }
 
-const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0]): string[] => [...kindWarnings(kind, pb), ...registrationWarnings(pb)];
+const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0]): string[] => [...kindWarnings(kind, pb), ...terminalWarnings(pb.metadata), ...registrationWarnings(pb)];
 
 /** Catalog of playbooks: versions auto-increment per path; GET returns the newest. */
 export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
