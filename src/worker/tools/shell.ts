@@ -73,16 +73,21 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
  */
 export async function runShell(host: ShellHost, req: ShellRequest, signal: AbortSignal): Promise<TaskOutcome> {
   const workDir = await mkdtemp(join(tmpdir(), 'svc-task-'));
+  let gone: Promise<void> = Promise.resolve();
   try {
     const id = host.bwrap && process.getuid?.() === 0 ? randomInt(TASK_UID_MIN, TASK_UID_END) : undefined;
     if (id !== undefined) await chown(workDir, id, id);
-    return await spawnTask(host, req, signal, workDir, id);
+    return await spawnTask(host, req, signal, workDir, id, (group) => (gone = group.gone));
   } finally {
-    await rm(workDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+    // Removed once nothing of the task is left to write there: a stopped task's processes may run
+    // on through the grace period, and files they made behind a removal that went first stayed on
+    // the worker's disk for good. A stopped task's outcome does not wait for that.
+    const removed = gone.then(() => rm(workDir, { recursive: true, force: true, maxRetries: 2 })).catch(() => {});
+    if (!signal.aborted) await removed;
   }
 }
 
-async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, workDir: string, id: number | undefined): Promise<TaskOutcome> {
+async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal, workDir: string, id: number | undefined, started: (group: GroupChild) => void): Promise<TaskOutcome> {
   const { settings } = host;
   const env = taskEnvironment(req.env, { command: req.command, cwd: req.cwd, home: host.bwrap ? TASK_HOME : workDir });
   let group: GroupChild;
@@ -129,6 +134,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     if (code === 'E2BIG') return fail('spawn', `cannot start the shell (E2BIG): ${TOO_BIG}`);
     return fail('spawn', `cannot start the shell (${code})`);
   }
+  started(group);
   void group.closed.then(() => lease?.release());
   return new Promise<TaskOutcome>((resolve) => {
     const { child } = group;

@@ -31,6 +31,11 @@ export type GroupChild = {
   status: Readable;
   /** SIGTERM to the whole group now, SIGKILL after SHELL_KILL_GRACE_MS (sooner if the worker exits). */
   stop(): void;
+  /**
+   * Once the program exited and the rest of its group was killed: at its end, or after a stop's
+   * grace period (what ignored the SIGTERM ran on till then, writing where it could).
+   */
+  gone: Promise<void>;
 };
 
 export type GroupOptions = {
@@ -83,10 +88,16 @@ export async function spawnInGroup(argv: readonly string[], opts: GroupOptions):
   if (!(status instanceof Readable)) throw new Error('spawn gave no status pipe');
   lifeline?.on('error', () => {});
   let released = false;
+  const groupKilled = Promise.withResolvers<void>();
   const release = () => {
     released = true;
     lifeline?.destroy();
+    groupKilled.resolve();
   };
+  const ended = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
   let stopping = false;
   child.once('exit', () => {
     if (!stopping) release();
@@ -100,6 +111,7 @@ export async function spawnInGroup(argv: readonly string[], opts: GroupOptions):
     stderr: pipes.stderr,
     closed: Promise.all([exited, closedStream(pipes.stdout), closedStream(pipes.stderr)]).then(([end]) => end),
     status,
+    gone: Promise.all([ended, groupKilled.promise]).then(() => {}),
     stop() {
       // Once released, the group's id may be another's: there is nothing of ours left to stop.
       if (stopping || released) return;
