@@ -138,7 +138,7 @@ describe('shell tool', () => {
     const marker = join(dir, 'left-behind');
     const started = Date.now();
     // The first background job holds stdout open: without the kill the task would wait 30 s for it.
-    const outcome = await shell(task({ command: `sleep 30 & (sleep 1; touch ${marker}) >/dev/null 2>&1 & echo done` }), off());
+    const outcome = await shell(task({ command: `sleep 30 & (sleep 1; touch ${marker}) >/dev/null 2>&1 & echo done` }), ctx());
     expect(outcome).toMatchObject({ status: 'ok', data: { stdout: 'done\n' } });
     expect(Date.now() - started).toBeLessThan(3_000);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -280,6 +280,13 @@ describe('shell sandbox', () => {
     const outcome = await shell(task({ command: `sleep 31.${marker} & echo started; sleep 32.${marker}` }), ctx({ signal: AbortSignal.timeout(300) }));
     expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'started\n' } });
     await until('the sleeps are gone', async () => (await hostPids(`.${marker}`)).length === 0, 1_000, 20);
+  });
+
+  it('in the sandbox, a process that left the group (setsid) ends with its task too (docs/playbook-dsl.md)', async () => {
+    const marker = randomUUID().replace(/\D/g, '').slice(0, 8);
+    const done = await shell(task({ command: `setsid sleep 33.${marker} >/dev/null 2>&1 < /dev/null & echo done` }), ctx());
+    expect(done).toMatchObject({ status: 'ok', data: { stdout: 'done\n' } });
+    await until('the setsid sleep is gone', async () => (await hostPids(`33.${marker}`)).length === 0, 1_000, 20);
   });
 
   it('on abort gives the sandboxed processes SIGTERM and the grace period, then SIGKILL', async () => {
