@@ -63,6 +63,8 @@ const when = (e: ExecutionEvent): { t: number; approx: boolean } => {
 };
 
 type Node = Bar & { children: Node[] };
+/** Work under a step's run that has not ended yet (a command, a child, a wait). */
+const isWorking = (bar: Node): boolean => bar.end === null;
 
 /**
  * The bars of an execution from its events in log order, parents before their children.
@@ -141,7 +143,11 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
       case EVENT.stepExit: {
         if (!e.step) break;
         const open = openRuns.get(e.step) ?? [];
-        const run = open.shift();
+        // The engine exits the step's oldest run whose work has ended (endedRun,
+        // machines/execution/run-summary.ts), not its oldest run: two runs of one step at once
+        // (branches of an inclusive `next` meeting there) may end in either order.
+        const ended = open.findIndex((r) => !r.children.some(isWorking));
+        const [run] = open.splice(Math.max(ended, 0), 1);
         if (!run) break;
         note(run, e);
         run.error = e.error ?? undefined;
