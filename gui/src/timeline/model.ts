@@ -77,6 +77,10 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
   const bySeq = new Map<number, Node>();
   // The item a loop began last (loop.item, just before the work it starts): a child's start did not say it before it had `loop_index`.
   let item: number | undefined;
+  // A `playbook` task's timeout timer, by the child it times: set with the child's start (the
+  // timer.set right after its child.started), called off with no event when the child finishes.
+  let lastChild: Node | undefined;
+  const timeoutOf = new Map<Node, Node>();
   const byCommandId = new Map<number, Node>();
   const tasksOf = new Map<Node, Map<string, Node>>();
   /** Commands whose claim time is known: without a reported start, the best start there is. */
@@ -300,6 +304,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         const id = num(c.child_execution_id);
         const child = add(run, { kind: 'child', label: id !== undefined ? `execution ${id}` : 'child', step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, task: str(c.task), childExecutionId: id, childPath: str(c.path), loopIndex: num(c.loop_index) ?? item }, e);
         item = undefined;
+        lastChild = child;
         if (seq !== undefined) bySeq.set(seq, child);
         break;
       }
@@ -311,6 +316,9 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         child.output = e.result ?? undefined;
         const status = str(c.status);
         close(child, stored(e), status === 'completed' ? 'ok' : status === 'cancelled' ? 'cancelled' : 'error');
+        // Its timeout no longer runs: the timer waited until the child ended, not until the step did.
+        const timeout = timeoutOf.get(child);
+        if (timeout) close(timeout, stored(e), 'cancelled');
         break;
       }
       case EVENT.timerSet:
@@ -326,6 +334,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         const label = signal ? `signal ${signal}` : task && purpose === 'timeout' ? `${task}: timeout` : task && purpose === 'retry' ? `retry ${attempt ?? '?'} of ${task}` : 'timer';
         const wait = add(run, { kind: 'wait', label, step: e.step, start: stored(e), end: null, status: 'running', approx: false, seq, ...(task && purpose ? { task, attempt } : {}) }, e);
         if (seq !== undefined) bySeq.set(seq, wait);
+        if (purpose === 'timeout' && lastChild?.step === e.step && lastChild.task === task) timeoutOf.set(lastChild, wait);
         break;
       }
       case EVENT.timerFired:
