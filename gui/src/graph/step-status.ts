@@ -84,25 +84,20 @@ export function fromEvents(events: ExecutionEvent[]): StepStates {
 }
 
 /**
- * Which steps each step was entered from, folded from the log: an entry comes from the steps that
- * exited since the entry before it (none: the same steps as that entry, a fork; the first entry's
- * are the start, `startNode`). The statechart draws only these
- * arcs as taken, not every arc between two steps that ran (a fallback arc beside the path taken).
+ * Which steps each step was entered from, folded from the log: an entry comes from the step that
+ * exited last before it (the machine takes a step's arcs as it exits it, in that transition; a
+ * fork's entries share it; the first entry's is the start, `startNode`). A step that exited
+ * before that one and entered nothing ended its branch: it is no source. The statechart draws
+ * only these arcs as taken, not every arc between two steps that ran (a fallback arc beside the
+ * path taken).
  */
 export function enteredFrom(events: ExecutionEvent[], startNode: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  let exited: string[] = [];
-  let last = [startNode];
+  let last = startNode;
   for (const e of events) {
     if (!e.step) continue;
-    if (e.event_type === EVENT.stepExit) exited.push(e.step);
-    else if (e.event_type === EVENT.stepEnter) {
-      const from = out.get(e.step) ?? new Set<string>();
-      if (exited.length) last = exited;
-      for (const step of last) from.add(step);
-      out.set(e.step, from);
-      exited = [];
-    }
+    if (e.event_type === EVENT.stepExit) last = e.step;
+    else if (e.event_type === EVENT.stepEnter) out.set(e.step, (out.get(e.step) ?? new Set<string>()).add(last));
   }
   return out;
 }
