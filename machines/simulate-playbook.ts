@@ -11,6 +11,7 @@ import { segmentsOf } from './execution/segments.ts';
 import { attemptsOf } from '../src/dsl/retry-delay-ms.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskOutcome } from './execution/types.ts';
 import { SimulationData, type Undecided } from './simulation-data.ts';
+import { SimulatedEntries } from './simulated-entries.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
 
 // Runs a playbook's compiled statechart with no database and no workers: every command a step
@@ -35,6 +36,8 @@ export type SimulationResult = {
   status: string;
   /** Steps in the order they were entered (a loop step once per run, not per item). */
   path: string[];
+  /** For each step of `path`, the step whose exit entered it (its arc taken), null for the start's. */
+  from: (string | null)[];
   steps: Record<string, StepView>;
   error: { message: string; code?: string; step?: string } | null;
   /** Commands answered (a loop issues one per item). */
@@ -203,7 +206,8 @@ export function simulatePlaybook(
   const data = new SimulationData(pb, { workload: input.workload, args: input.args }, opts.results);
   let [snap, actions] = initialTransition(machine, input);
   let undecided = undecidedIn(data, effectsOf(actions), snap);
-  const path = undecided ? enteredBefore(effectsOf(actions), undecided) : entered(effectsOf(actions));
+  const entries = new SimulatedEntries();
+  entries.follow(effectsOf(actions), undecided);
   const used = new Map<string, number>();
   let before: Snapshot | null = null;
   let commands = 0;
@@ -234,18 +238,18 @@ export function simulatePlaybook(
     // A decision made on data the simulation does not have is not taken: the run stops before it.
     undecided = undecidedIn(data, effectsOf(nextActions), next);
     if (undecided) {
-      path.push(...enteredBefore(effectsOf(nextActions), undecided));
+      entries.follow(effectsOf(nextActions), undecided);
       break;
     }
     commands++;
     before = snap;
     [snap, actions] = [next, nextActions];
-    path.push(...entered(effectsOf(actions)));
+    entries.follow(effectsOf(actions));
   }
   const view = executionView(pb, snap, snap.status === 'done' ? before : null);
   const f = snap.context.finished;
   // Undecided in the start's own transition, `snap` holds what the missing data did (a template error): no verdict.
-  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path, steps: view.steps, error: undecided ? null : (f?.error ?? null), commands };
+  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path: entries.path, from: entries.from, steps: view.steps, error: undecided ? null : (f?.error ?? null), commands };
   if (undecided) result.undecided = undecided;
   if (opts.pauseWhenUndecided && !undecided) {
     const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[keyOf(p.run)].step);

@@ -100,7 +100,7 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
         </button>
       </div>
       <p className="muted">Path: {result.path.join(' → ') || '(none yet)'}</p>
-      <StepGraphView graph={graph} states={states} entered={enteredAlongPath(result.path, graph.edges, START_NODE)} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
+      <StepGraphView graph={graph} states={states} entered={enteredAlongPath(result.path, result.from, START_NODE)} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
     </div>
   );
 }

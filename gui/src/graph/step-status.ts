@@ -103,15 +103,12 @@ export function enteredFrom(events: ExecutionEvent[], startNode: string): Map<st
 }
 
 /**
- * Which steps each step was entered from along a simulated `path` (steps in the order entered):
- * the latest step before it with an arc to it (none: the start). Feeds the statechart as
- * `enteredFrom` does for a real execution.
+ * Which steps each step was entered from in a simulation: `from` (simulatePlaybook's, beside its
+ * `path`) names the step whose exit entered each step of the path (null: the start, `startNode`).
+ * Feeds the statechart as `enteredFrom` does for a real execution.
  */
-export function enteredAlongPath(path: string[], edges: { from: string; to: string }[], startNode: string): Map<string, Set<string>> {
+export function enteredAlongPath(path: readonly string[], from: readonly (string | null)[], startNode: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  path.forEach((step, i) => {
-    const source = path.slice(0, i).findLast((before) => edges.some((e) => e.from === before && e.to === step)) ?? startNode;
-    out.set(step, (out.get(step) ?? new Set<string>()).add(source));
-  });
+  path.forEach((step, i) => out.set(step, (out.get(step) ?? new Set<string>()).add(from[i] ?? startNode)));
   return out;
 }
