@@ -12,6 +12,7 @@ import { attemptsOf } from '../src/dsl/retry-delay-ms.ts';
 import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskOutcome } from './execution/types.ts';
 import { SimulationData, type Undecided } from './simulation-data.ts';
 import { SimulatedEntries } from './simulated-entries.ts';
+import { payloadRefusal } from './payload-refusal.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
 
 // Runs a playbook's compiled statechart with no database and no workers: every command a step
@@ -86,8 +87,17 @@ export function playbookFromYaml(yaml: string): NormalizedPlaybook {
   return parsed.playbook;
 }
 
+/** The start a simulation stands for; a payload a start refuses starts nothing to simulate: an Error says so. */
 function inputOf(pb: NormalizedPlaybook, payload: Record<string, unknown>): ExecutionInput {
+  const refused = payloadRefusal(pb, payload);
+  if (refused) throw new Error(refused);
   return { executionId: 1, catalogId: 0, path: pb.metadata.path ?? pb.metadata.name ?? 'simulated', parentExecutionId: null, parentSeq: null, rootExecutionId: 1, workload: { ...pb.workload, ...payload }, args: payload };
+}
+
+/** Throws when `given` (outcomes or results, by step) names a step the playbook lacks: a misspelt name would simulate nothing it meant. */
+function namesSteps(pb: NormalizedPlaybook, what: string, given: Record<string, unknown> | undefined): void {
+  const unknown = Object.keys(given ?? {}).filter((step) => !pb.workflow.some((s) => s.step === step));
+  if (unknown.length) throw new Error(`${what} name no step of the playbook: ${unknown.join(', ')}`);
 }
 
 /**
@@ -201,6 +211,8 @@ export function simulatePlaybook(
   opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean; results?: Record<string, unknown> } = {},
 ): SimulationResult {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
+  namesSteps(pb, 'outcomes', outcomes);
+  namesSteps(pb, 'results', opts.results);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   const data = new SimulationData(pb, { workload: input.workload, args: input.args }, opts.results);
@@ -285,6 +297,7 @@ export function playbookPaths(
   opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean; startUnknown?: boolean } = {},
 ): PathsReport {
   const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
+  namesSteps(pb, 'results', opts.results);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   // No start known (registration): any workload value, a default too, is what a start gives.

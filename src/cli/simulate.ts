@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
-import { checkInputs, describeInputProblems } from '../dsl/check-inputs.ts';
+import { payloadRefusal } from '../../machines/payload-refusal.ts';
 import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
@@ -93,10 +93,9 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     return 1;
   }
   const pb = checked.playbook;
-  // The payload stands for a start's: one a start refuses (422 invalid_inputs) runs nothing to
-  // simulate. A required input it leaves out is what another start gives (undecided, not refused).
-  const refused = checkInputs(pb.inputs, { ...pb.workload, ...payload }).filter((p) => Object.hasOwn(payload, p.path.slice('workload.'.length)));
-  if (refused.length) return usageFailed(errOut, `a start with this payload is refused (invalid_inputs): ${describeInputProblems(refused)}`);
+  // The payload stands for a start's: one a start refuses runs nothing to simulate.
+  const refused = payloadRefusal(pb, payload);
+  if (refused) return usageFailed(errOut, refused);
   for (const [flag, given] of [['--outcome', outcomes], ['--result', results]] as const) {
     for (const step of Object.keys(given)) {
       if (!pb.workflow.some((s) => s.step === step)) return usageFailed(errOut, `${flag} names no step of the playbook: ${step}`);
