@@ -11,6 +11,7 @@ import { rejectsOnAbort } from './rejects-on-abort.ts';
 import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
+import { sweepTaskHomesOnce } from './tools/task-homes.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { commandReport, fittingReports, reportEventsRoom, type CommandReport } from './bound-report.ts';
 import { inCommandTrace } from '../telemetry/command-trace.ts';
@@ -137,6 +138,8 @@ export class Worker {
 
   /** Registers the pool and starts claiming. */
   async start(): Promise<void> {
+    // Before this process makes task homes of its own: what killed workers left in the temp directory goes.
+    await sweepTaskHomesOnce(this.#opts.log);
     // Before claiming: a pool whose sandbox cannot run refuses shell tasks, and says so once here.
     this.#shell = await probeShellSandbox(this.#opts.shell ?? DEFAULT_SHELL_SETTINGS);
     logShellHost(this.#shell, this.#opts.log);

@@ -1,8 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { closeSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { constants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chown } from 'node:fs/promises';
+import { constants } from 'node:os';
 import * as v from 'valibot';
 import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
@@ -11,6 +10,7 @@ import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { NamespaceError, takeNamespace, type NamespaceLease } from './network-namespaces.ts';
 import { PASSWD_FD, RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type NamespaceEntry, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
+import { makeTaskHome } from './task-homes.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
 
@@ -68,11 +68,12 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
 
 /**
  * Runs one request as `host` says (sandboxed when host.bwrap is set) in a fresh private
- * directory (mode 0700 under the OS temp dir, removed after), in its own process group
- * (spawnInGroup): on abort the group gets SIGTERM, then SIGKILL; it dies with the worker.
+ * directory (makeTaskHome: mode 0700 under the OS temp dir, removed after), in its own process
+ * group (spawnInGroup): on abort the group gets SIGTERM, then SIGKILL; it dies with the worker.
  */
 export async function runShell(host: ShellHost, req: ShellRequest, signal: AbortSignal): Promise<TaskOutcome> {
-  const workDir = await mkdtemp(join(tmpdir(), 'svc-task-'));
+  const home = await makeTaskHome();
+  const workDir = home.path;
   let gone: Promise<void> = Promise.resolve();
   try {
     const id = host.bwrap && process.getuid?.() === 0 ? randomInt(TASK_UID_MIN, TASK_UID_END) : undefined;
@@ -82,7 +83,7 @@ export async function runShell(host: ShellHost, req: ShellRequest, signal: Abort
     // Removed once nothing of the task is left to write there: a stopped task's processes may run
     // on through the grace period, and files they made behind a removal that went first stayed on
     // the worker's disk for good. A stopped task's outcome does not wait for that.
-    const removed = gone.then(() => rm(workDir, { recursive: true, force: true, maxRetries: 2 })).catch(() => {});
+    const removed = gone.catch(() => {}).then(() => home.remove()).catch(() => {});
     if (!signal.aborted) await removed;
   }
 }

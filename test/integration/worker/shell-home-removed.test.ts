@@ -33,7 +33,15 @@ afterAll(async () => {
   await rm(workerTmp, { recursive: true, force: true });
 });
 
-const homes = async () => (await readdir(workerTmp)).filter((name) => name.startsWith('svc-task-'));
+// Each worker process keeps its tasks' homes in a directory of its own (svc-worker-*).
+const homes = async () => {
+  const found: string[] = [];
+  for (const name of await readdir(workerTmp)) {
+    if (name.startsWith('svc-task-')) found.push(name);
+    if (name.startsWith('svc-worker-')) found.push(...(await readdir(join(workerTmp, name)).catch(() => [])).filter((home) => home.startsWith('svc-task-')));
+  }
+  return found;
+};
 
 describe("a shell task's home", () => {
   it('is removed after a timed-out task that ignored SIGTERM and kept writing there', async () => {
