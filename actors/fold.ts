@@ -128,7 +128,10 @@ export class Fold {
         const mev = toMachineEvent(entry);
         if (mev) {
           const before = h.status;
-          this.#effectRows(h, this.#transition(h, mev), before);
+          const effects = this.#transition(h, mev);
+          // A cancel delivered here (a parent's cascade) is itself the change of status, stored
+          // saying so: what its effects record comes after it, as in #apply.
+          this.#effectRows(h, effects, STATUS_EVENTS.has(mev.type) ? h.status : before);
         }
       }
     }
