@@ -11,12 +11,12 @@ import { href, navigate } from '../route.ts';
  * its child executions or not), retry it from a step once it has ended (then its new execution
  * is shown), or run the same version again from scratch. `done` says what happened; `failed` an API refusal.
  */
-export function ExecutionControls({ execution, steps, failedStep, events, done, failed }: {
+export function ExecutionControls({ execution, steps, retryFrom, events, done, failed }: {
   execution: ExecutionDetail;
   /** The playbook's steps in order (the retry's choices). */
   steps: string[];
-  /** The step whose failure ended it, if one did (the retry's default). */
-  failedStep: string | undefined;
+  /** The step the server retries from when none is named (retryDefault): the retry's default. */
+  retryFrom: string | undefined;
   events: ExecutionEvent[];
   done: (message: string) => void;
   failed: (error: unknown) => void;
@@ -26,7 +26,7 @@ export function ExecutionControls({ execution, steps, failedStep, events, done, 
   const [reason, setReason] = useState('');
   const [cascade, setCascade] = useState(true);
   const [fromStep, setFromStep] = useState<string | null>(null);
-  const chosen = fromStep ?? failedStep ?? steps[0] ?? '';
+  const chosen = fromStep ?? retryFrom ?? steps[0] ?? '';
   const ended = isTerminalExecutionStatus(execution.status);
 
   const act = async (what: () => Promise<void>) => {
@@ -106,7 +106,7 @@ export function ExecutionControls({ execution, steps, failedStep, events, done, 
               {steps.map((s) => (
                 <option key={s} value={s}>
                   {s}
-                  {s === failedStep ? ' (failed)' : ''}
+                  {s === retryFrom ? (execution.status === 'failed' ? ' (failed)' : ' (cut short)') : ''}
                 </option>
               ))}
             </select>

@@ -14,6 +14,7 @@ import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } 
 import { ExecutionControls } from './ExecutionControls.tsx';
 import { FlowFact } from './ExecutionFlow.tsx';
 import { ExecutionWaits } from './ExecutionWaits.tsx';
+import { retryDefault } from './retry-default.ts';
 
 // A running execution is read again this often (status, new events, step states) when the
 // inspection stream (GET /api/executions/{id}/inspect as a WebSocket) is not open.
@@ -102,7 +103,7 @@ export function ExecutionPage({ id }: { id: number }) {
   const trigger = startedBy(live.data?.events ?? []);
   const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
   const steps = graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states);
-  const failedStep = steps.find((s) => live.data!.states[s] === 'failed');
+  const retryFrom = retryDefault(execution, steps, live.data!.states);
   return (
     <>
       <Section
@@ -112,7 +113,7 @@ export function ExecutionPage({ id }: { id: number }) {
             <ExecutionControls
               execution={execution}
               steps={steps}
-              failedStep={failedStep}
+              retryFrom={retryFrom}
               events={live.data!.events}
               done={(message) => {
                 setActionDone(message);
