@@ -145,6 +145,8 @@ const DROP_LOCK_TIMEOUT_MS = 2_000;
 /**
  * Deletes up to `limit` rows of range `r` of one table in one short transaction (retention's
  * drop, before the range's event partition goes): what points at an execution goes before it.
+ * `resources`: the final status of the executions that are an MCP server's last lifecycle action,
+ * kept on the resource row, whose status is read from it (one statement: resources are few);
  * `batches`: its batch requests (one statement, they are few: no index takes them by range);
  * `fires`: the trigger fires that started its executions; `commands`; `executions` that no
  * execution points at as its parent and no command as its own (a child goes before its parent,
@@ -152,7 +154,7 @@ const DROP_LOCK_TIMEOUT_MS = 2_000;
  * 0 when none is left.
  */
 export function dropRangeRows(db: Db, r: EventRange, table: keyof typeof RANGE_ROWS_DROP, limit: number): Promise<number> {
-  return shortTransaction(db, { name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
+  return shortTransaction(db, { name: `svc_range_${table}_drop`, text: RANGE_ROWS_DROP[table], values: table === 'batches' || table === 'resources' ? [r.lo, r.hi] : [r.lo, r.hi, limit] });
 }
 
 /**
@@ -185,6 +187,8 @@ async function shortTransaction(db: Db, statement: { name: string; text: string;
 }
 
 const RANGE_ROWS_DROP = {
+  resources: `UPDATE core.resource r SET last_execution_status = e.status FROM core.execution e
+               WHERE e.execution_id = r.last_execution_id AND e.execution_id >= $1 AND e.execution_id < $2`,
   batches: `DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2`,
   fires: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
             SELECT path, name, fire_key FROM core.trigger_fire WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,

@@ -9,7 +9,7 @@ export type ResourceRow = {
   config: unknown;
   last_action: string | null;
   last_execution_id: number | null;
-  /** Status of the last lifecycle execution (null without one). */
+  /** Status of the last lifecycle execution (null without one); once retention dropped it, the status it ended in. */
   execution_status: string | null;
   /** Whether its catalog entry is still the newest version at its path (an agent registered again as a plain playbook is not). */
   newest: boolean;
@@ -17,7 +17,7 @@ export type ResourceRow = {
 };
 
 const SELECT = `SELECT r.kind, r.name, r.catalog_id::int AS catalog_id, c.path, c.version, r.config, r.last_action,
-                       r.last_execution_id::int AS last_execution_id, e.status AS execution_status,
+                       r.last_execution_id::int AS last_execution_id, COALESCE(e.status, r.last_execution_status) AS execution_status,
                        GREATEST(r.updated_at, e.updated_at) AS updated_at,
                        NOT EXISTS (SELECT 1 FROM core.catalog n WHERE n.path = c.path AND n.version > c.version) AS newest
                   FROM core.resource r
@@ -38,5 +38,5 @@ export async function getResource(q: Queryable, kind: string, name: string): Pro
 
 /** Records that `action` was dispatched for a resource as execution `executionId`. */
 export async function recordLifecycleDispatch(q: Queryable, kind: string, name: string, action: string, executionId: number): Promise<void> {
-  await q.query(`UPDATE core.resource SET last_action = $3, last_execution_id = $4, updated_at = now() WHERE kind = $1 AND name = $2`, [kind, name, action, executionId]);
+  await q.query(`UPDATE core.resource SET last_action = $3, last_execution_id = $4, last_execution_status = NULL, updated_at = now() WHERE kind = $1 AND name = $2`, [kind, name, action, executionId]);
 }

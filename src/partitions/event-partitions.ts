@@ -184,13 +184,15 @@ async function linkedRanges(db: Db, r: EventRange, candidates: readonly EventRan
 }
 
 /**
- * The ranges' rows in short transactions (batch requests, trigger fires, start idempotency keys,
+ * The ranges' rows in short transactions (the final status of an MCP server's last lifecycle
+ * execution kept on its row, batch requests, trigger fires, start idempotency keys,
  * commands, then executions, children before parents, across the ranges until none is left),
  * then their event partitions: a run cut off midway leaves only finished executions' rows, which
  * the next run deletes (the ranges are still expired). Returns how many executions went, per range.
  */
 async function dropRanges(db: Db, group: readonly EventRange[], batchRows: number): Promise<number[]> {
   for (const r of group) {
+    await dropRangeRows(db, r, 'resources', batchRows);
     await dropRangeRows(db, r, 'batches', batchRows);
     while ((await dropRangeRows(db, r, 'fires', batchRows)) > 0);
     while ((await dropRangeRows(db, r, 'keys', batchRows)) > 0);
