@@ -16,8 +16,8 @@ export type ResourceRow = {
   updated_at: Date;
 };
 
-const SELECT = `SELECT r.kind, r.name, r.catalog_id::int AS catalog_id, c.path, c.version, r.config, r.last_action,
-                       r.last_execution_id::int AS last_execution_id, COALESCE(e.status, r.last_execution_status) AS execution_status,
+const SELECT = `SELECT r.kind, r.name, r.catalog_id, c.path, c.version, r.config, r.last_action,
+                       r.last_execution_id, COALESCE(e.status, r.last_execution_status) AS execution_status,
                        GREATEST(r.updated_at, e.updated_at) AS updated_at,
                        NOT EXISTS (SELECT 1 FROM core.catalog n WHERE n.path = c.path AND n.version > c.version) AS newest
                   FROM core.resource r
