@@ -13,4 +13,5 @@ export const ARCHIVE_USAGE = `svc archive [list] [--dir DIR] [--json]
   --execution ID   that execution's events instead, in log order
   --json           JSON on stdout (for programs): the files, the executions, or the events
 Reads files only: no server is needed, and none is asked. Exit codes: 0 done, 1 a file or
-directory that cannot be read, 2 usage error, 4 no such file (or --dir DIR that is not there).`;
+directory that cannot be read, 2 usage error, 4 no such file (or --dir DIR that is not there), or
+no such execution in the file (--execution ID).`;
