@@ -10,6 +10,7 @@ import { FlowKeyError } from '../machines/flow-key.ts';
 import { errorOf } from '../machines/execution/arcs.ts';
 import { tokenToSeal } from '../src/secret-handle.ts';
 import type { EffectHost, Subject, UnitRows } from './unit-types.ts';
+import { admitKeyOf, roomKey } from './key-rooms.ts';
 import { startedKey } from './prefetch.ts';
 
 /** How many levels of `playbook` task children an execution may have under it. */
@@ -94,8 +95,7 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         // before the fold is redone, as a lacking id is read: the child's rows hold its handle.
         // Its id is not taken meanwhile but asked for, so that the redone fold has one.
         const args = withheldArgs(host, e.args, h.snapshot?.context.input.workload.access_token);
-        const childId = args && host.takeId();
-        if (args === undefined || childId === undefined) {
+        if (args === undefined) {
           host.needs.ids++;
           break;
         }
@@ -105,6 +105,17 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           admission = admissionOf(compiled.playbook, compiled.path, workload, args);
         } catch (err) {
           host.send(h.id, childResult(e.seq, null, 'failed', null, err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err), e));
+          break;
+        }
+        // Admitted at its start where its concurrency key has room, as a start through the API is:
+        // the key's room is asked for with its id (the fold is redone once for both).
+        const key = admission && admitKeyOf(admission);
+        const lacksRoom = key ? !host.reads.room.has(roomKey(key.limit, key.key)) : false;
+        if (key && lacksRoom) host.needs.rooms.set(roomKey(key.limit, key.key), key);
+        const childId = host.takeId();
+        if (childId === undefined || lacksRoom) {
+          // An id read for it stays asked for (each redone fold reads as many as were lacked).
+          if (childId === undefined) host.needs.ids++;
           break;
         }
         host.start({

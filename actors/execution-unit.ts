@@ -68,10 +68,12 @@ export type UnitDone<T> = Written & {
 const MAX_ATTEMPTS = 8;
 /**
  * Folds of one unit redone with what the last one lacked, beside its attempts: a chain of
- * children started at once lacks a read per level (its path, its id), so as many as the levels
- * an execution may have (effect-rows.ts), and a few more for what else a fold may lack.
+ * children started at once lacks a read per level (its path, its id), and one more where the
+ * child's playbook has `concurrency` (its key's room, known once its path is read), so twice as
+ * many as the levels an execution may have (effect-rows.ts), and a few more for what else a fold
+ * may lack.
  */
-const MAX_LACKING_ROUNDS = MAX_CHILD_DEPTH + 8;
+const MAX_LACKING_ROUNDS = 2 * MAX_CHILD_DEPTH + 8;
 const DEADLOCK = '40P01';
 const SERIALIZATION_FAILURE = '40001';
 const UNIQUE_VIOLATION = '23505';
@@ -145,13 +147,16 @@ export async function runUnit<T>(deps: EngineDeps, run: UnitRun<T>): Promise<Uni
       }
       if (err instanceof Lacking) {
         deps.metrics.routeRetries.inc({ reason: 'lacking' });
-        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids, secrets: new Set(), started: new Set([...(also?.started ?? []), ...err.needs.started]) };
+        also = { paths: new Set([...(also?.paths ?? []), ...err.needs.paths]), children: new Set([...(also?.children ?? []), ...err.needs.children]), ids: (also?.ids ?? 0) + err.needs.ids, rooms: new Map([...(also?.rooms ?? []), ...err.needs.rooms]), secrets: new Set(), started: new Set([...(also?.started ?? []), ...err.needs.started]) };
         // A child's plain access token: sealed here, the I/O step before the fold (which is pure
         // and cannot write), once for all later attempts; the fold is redone with its handle.
         if (err.needs.secrets.size) sealed = new Map([...(sealed ?? []), ...(await sealAccessTokens(deps, err.needs.secrets))]);
       } else if (movedOn(err) || err instanceof Remembered) {
         deps.metrics.routeRetries.inc({ reason: 'moved' });
         fresh = 'all';
+        // Or another server took the room of a child's key this server remembered (the admission's
+        // guard, migrations/0028): read again, not folded on the same memory till the attempts run out.
+        if (also?.rooms.size) deps.rooms.forget([...also.rooms.values()]);
         await run.onMoved?.();
       } else throw err;
     }

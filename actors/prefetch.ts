@@ -1,7 +1,7 @@
 import { allocateExecutionIds, childReads, childrenStartedAt, type ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
-import type { KeyRooms } from './key-rooms.ts';
+import { roomKey, type KeyRooms } from './key-rooms.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 
 /**
@@ -27,20 +27,21 @@ export const startedKey = (parent: number, seq: number): string => `${parent}:${
 
 /**
  * What a fold met and lacked: a child's path that is a template, and ids for the children it
- * starts (taken only when a child starts, so ids stay dense), plain access tokens in a child's args
- * to seal (actors/access-tokens.ts): the unit is routed again with these read too, from the same
- * reads of state.
+ * starts (taken only when a child starts, so ids stay dense), the room of the concurrency keys
+ * those children may be admitted on at their start (by roomKey), plain access tokens in a child's
+ * args to seal (actors/access-tokens.ts): the unit is routed again with these read too, from the
+ * same reads of state.
  */
-export type Needs = { paths: Set<string>; children: Set<number>; ids: number; secrets: Set<string>; started: Set<string> };
+export type Needs = { paths: Set<string>; children: Set<number>; ids: number; rooms: Map<string, AdmitKey>; secrets: Set<string>; started: Set<string> };
 
 /** Nothing to read: playbooks without `playbook` tasks. */
 export const NO_READS: Reads = { catalog: new Map(), children: new Map(), ids: [], room: new Map() };
 
 /** A fold's empty list of needs, filled by effect-rows. */
-export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0, secrets: new Set(), started: new Set() });
+export const noNeeds = (): Needs => ({ paths: new Set(), children: new Set(), ids: 0, rooms: new Map(), secrets: new Set(), started: new Set() });
 
 /** Whether a fold lacked anything. */
-export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0 || n.secrets.size > 0 || n.started.size > 0;
+export const hasNeeds = (n: Needs): boolean => n.paths.size > 0 || n.children.size > 0 || n.ids > 0 || n.rooms.size > 0 || n.secrets.size > 0 || n.started.size > 0;
 
 type ChildTasks = { paths: string[]; any: boolean };
 const childTasksOf = new WeakMap<CompiledPlaybook, ChildTasks>();
@@ -64,9 +65,10 @@ function childTasks(compiled: CompiledPlaybook): ChildTasks {
  * The reads a unit's fold may need, known from the compiled playbooks before it runs: for each
  * held execution (`parents`) or new one (`starting`) whose playbook has `playbook` tasks, the
  * catalog heads of their literal paths and a held one's running children (which its end or
- * cancel reaches); the room of the concurrency keys new ones start on (`startKeys`, from `rooms`,
- * this server's memory of them). `also`: what an earlier fold of the unit lacked; `sealed`: the
- * handles of the tokens it lacked, sealed since (passed on as they are).
+ * cancel reaches); the room of the concurrency keys new ones start on (`startKeys`, and a child's
+ * the fold lacked, `also.rooms`; from `rooms`, this server's memory of them). `also`: what an
+ * earlier fold of the unit lacked; `sealed`: the handles of the tokens it lacked, sealed since
+ * (passed on as they are).
  */
 export async function readBefore(
   q: Queryable,
@@ -80,6 +82,7 @@ export async function readBefore(
   const paths = new Set(also?.paths);
   const children = new Set(also?.children);
   const ids = also?.ids ?? 0;
+  const keys = also?.rooms.size ? [...new Map([...startKeys.map((k) => [roomKey(k.limit, k.key), k] as const), ...also.rooms]).values()] : startKeys;
   for (const p of parents) {
     const c = childTasks(p.compiled);
     if (!c.any) continue;
@@ -88,7 +91,7 @@ export async function readBefore(
   }
   for (const compiled of starting) for (const path of childTasks(compiled).paths) paths.add(path);
   const started = also?.started.size ? await startedReads(q, also.started) : undefined;
-  if (!paths.size && !children.size && !ids && !startKeys.length) return sealed || started ? { ...NO_READS, ...(sealed ? { sealed } : {}), ...(started ? { started } : {}) } : NO_READS;
+  if (!paths.size && !children.size && !ids && !keys.length) return sealed || started ? { ...NO_READS, ...(sealed ? { sealed } : {}), ...(started ? { started } : {}) } : NO_READS;
   const read = paths.size || children.size ? await childReads(q, [...paths], [...children]) : { heads: [], children: [] };
   const catalog = new Map<string, ChildPlaybook | null>([...paths].map((p) => [p, null]));
   for (const head of read.heads) catalog.set(head.path, head);
@@ -98,7 +101,7 @@ export async function readBefore(
     catalog,
     children: running,
     ids: ids > 0 ? await allocateExecutionIds(q, ids) : [],
-    room: startKeys.length ? await rooms.take(q, startKeys) : new Map(),
+    room: keys.length ? await rooms.take(q, keys) : new Map(),
     ...(sealed ? { sealed } : {}),
     ...(started ? { started } : {}),
   };
