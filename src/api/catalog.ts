@@ -62,7 +62,7 @@ function parseOr400(content: string, catalogPath?: string) {
       problems: parsed.problems,
     });
   }
-  return parsed.playbook;
+  return parsed;
 }
 
 /** Parses an `Mcp` document or throws 400 listing every problem with its place in the document. */
@@ -112,7 +112,7 @@ const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0]
 /** Catalog of playbooks: versions auto-increment per path; GET returns the newest. */
 export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const store = async (content: string, path: string | undefined, resourceType: 'playbook' | 'agent') => {
-    const playbook = parseOr400(content, path);
+    const { playbook, warnings } = parseOr400(content, path);
     const finalPath = path ?? playbook.metadata.path;
     const problem = finalPath ? catalogPathProblem(finalPath) : 'a catalog path is required (in the request or in metadata.path)';
     if (!finalPath || problem) {
@@ -132,7 +132,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
         const { name, description, terminal } = playbook.metadata;
         await upsertResource(q, { kind: 'agent', name: finalPath, catalogId: row.catalog_id, config: { name, description: description ?? null, terminal: terminal ?? null } });
       }
-      return row;
+      return { row, warnings };
     });
   };
 
@@ -163,11 +163,11 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     { schema: { tags: ['catalog'], summary: 'Register a playbook version', body: jsonSchema(postPlaybookBody), response: registeredResponses() }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof postPlaybookBody>;
-      const row = await store(body.content, body.path, 'playbook');
+      const { row, warnings } = await store(body.content, body.path, 'playbook');
       // Content identical to the newest version makes no new one: that version answers, with
       // unchanged: true. Still 201, as every registration: clients that check it keep working.
       reply.code(201).header('location', versionUrl(row));
-      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: warningsOf(row.kind, deps.cache.compile(row).playbook) };
+      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: [...warnings, ...warningsOf(row.kind, deps.cache.compile(row).playbook)] };
     },
   );
 
@@ -176,10 +176,10 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: registeredResponses() }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
-      const row = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
+      const { row, warnings: found } = body.resource_type === 'mcp' ? { row: await storeMcp(body.content), warnings: [] } : await store(body.content, undefined, body.resource_type);
       reply.code(201).header('location', versionUrl(row));
       // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
-      const warnings = body.resource_type === 'mcp' ? [] : warningsOf(row.kind, deps.cache.compile(row).playbook);
+      const warnings = body.resource_type === 'mcp' ? [] : [...found, ...warningsOf(row.kind, deps.cache.compile(row).playbook)];
       return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings };
     },
   );

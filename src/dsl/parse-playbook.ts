@@ -92,7 +92,8 @@ export type NormalizedPlaybook = {
   debounce?: DebounceSpec;
 };
 
-export type ParseResult = { ok: true; playbook: NormalizedPlaybook } | { ok: false; problems: Problem[] };
+/** `warnings`: what is certain to be wrong and stored anyway, each `path: message` (registration answers them). */
+export type ParseResult = { ok: true; playbook: NormalizedPlaybook; warnings: string[] } | { ok: false; problems: Problem[] };
 
 /**
  * Parses playbook YAML text, validates it and normalizes it. Never throws: every problem found
@@ -140,19 +141,20 @@ function findProblems(text: string, catalogPath: string | undefined): ParseResul
   // The inputs' checks need their blocks valid, not the whole document: they report beside its other problems.
   const withInputs = parsed.success ? parsed.output : parsedPart(InputsPartSchema, raw);
   const withTriggers = parsed.success ? parsed.output : parsedPart(TriggerInputsPartSchema, raw);
+  const references = staticReferenceProblems(raw);
   const problems = [
     ...shapeProblems,
     ...(withInputs ? workloadDefaultProblems(withInputs) : []),
     ...(withTriggers ? triggerInputProblems(withTriggers) : []),
     ...referenceProblems(raw),
     ...templateProblems(raw),
-    ...staticReferenceProblems(raw),
+    ...references.problems,
     ...triggerProblems(raw),
     ...waitProblems(raw),
     ...flowProblems(raw),
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
-  return { ok: true, playbook: normalize(parsed.output) };
+  return { ok: true, playbook: normalize(parsed.output), warnings: references.warnings.map((w) => `${w.path}: ${w.message}`) };
 }
 
 /** The blocks the inputs' checks read, each as the document schema takes it; the rest of the document is not looked at. */

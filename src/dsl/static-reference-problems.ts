@@ -39,12 +39,17 @@ type Scope = { names: ReadonlySet<string>; ran: (step: string) => boolean; step:
  * `workload.<key>` when the playbook declares `inputs:` (what a start may bring) and neither they
  * nor `workload:` hold that key, or without `inputs:` a key that is a misspelling of a `workload:` key, and `steps.<name>` of a step that does not exist or cannot have run before;
  * in a task's fields, arcs, loops, timers, keychain entries and the flow-control keys. Operands of
- * `| default` and `is defined` are exempt, as at render time.
+ * `| default` and `is defined` are exempt, as at render time: `warnings` lists those among them
+ * that can never be defined where they are read (a root the place does not have, a step, task,
+ * `vars` key or `execution` field that does not exist), whose guard then always takes its
+ * undefined side (`outcome.error.message | default('')` in a task's field is always '').
  */
-export function staticReferenceProblems(document: unknown): Problem[] {
-  if (!isObject(document) || !Array.isArray(document.workflow)) return [];
+export function staticReferenceProblems(document: unknown): { problems: Problem[]; warnings: Problem[] } {
+  const problems: Problem[] = [];
+  const warnings: Problem[] = [];
+  if (!isObject(document) || !Array.isArray(document.workflow)) return { problems, warnings };
   const steps = document.workflow.filter(isObject);
-  if (steps.length !== document.workflow.length) return [];
+  if (steps.length !== document.workflow.length) return { problems, warnings };
   const names = steps.map((s) => (typeof s.step === 'string' ? s.step : ''));
   const leadsTo = arcPaths(steps, names);
   // Without inputs: a start's payload may bring any key, so only render time can tell.
@@ -55,12 +60,16 @@ export function staticReferenceProblems(document: unknown): Problem[] {
   const misspelt = (key: string): string | undefined => (declared || key.length < MISSPELLING_MIN_CHARS || workloadKeys.includes(key) ? undefined : closest(key, workloadKeys));
   // `vars` starts empty and only arcs' `set` write it: a key no arc sets is never there.
   const varKeys = new Set(steps.flatMap((step) => arcsOf(step.next).flatMap((arc) => (isObject(arc) && isObject(arc.set) ? Object.keys(arc.set) : []))));
-  const problems: Problem[] = [];
 
   const check = (source: string, where: string, scope: Scope): void => {
-    for (const { expr, text } of undefinedReads(source, scope.names)) {
+    for (const { expr, text, guarded } of undefinedReads(source, scope.names)) {
       const root = expr.name;
       const key = expr.key;
+      if (guarded) {
+        const never = neverDefined(text, root, key, scope);
+        if (never) warnings.push({ path: where, message: `'${text}' is never defined here (${never}): its | default(...) or is defined always takes the undefined side` });
+        continue;
+      }
       let missing: string | undefined;
       if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined${didYouMean(text, [...scope.names])}`;
       else if (root === 'vars' && key !== undefined && !varKeys.has(key)) missing = `'${text}' is undefined: no arc sets '${key}'${varKeys.size ? ` (arcs set ${[...varKeys].join(', ')})` : ''} (use | default(...) for what may be absent)`;
@@ -126,7 +135,18 @@ export function staticReferenceProblems(document: unknown): Problem[] {
     const scope: Scope = { names: new Set([...START_ROOTS, ...TEMPLATE_FUNCTIONS]), ran: () => false, step: null, field: `${field}.key` };
     forEachTemplate(spec.key, `${field}.key`, (source, where) => check(source, where, scope));
   }
-  return problems;
+  return { problems, warnings };
+
+  /** Why a guarded read can be defined at no run, or undefined: it may be (a start's payload, a step that may have run). */
+  function neverDefined(text: string, root: string | undefined, key: string | undefined, scope: Scope): string | undefined {
+    if (root === undefined) return KNOWN_NAMES.has(text) ? (scope.field ? `${scope.field} reads ${START_ROOTS.join(' and ')}` : scope.reads) : `no root or variable is named '${text}'${didYouMean(text, [...scope.names])}`;
+    if (key === undefined) return undefined;
+    if (root === 'steps' && !names.includes(key)) return `there is no step '${key}'${didYouMean(key, names)}`;
+    if (root === 'vars' && !varKeys.has(key)) return `no arc sets '${key}'`;
+    if (root === 'tasks' && scope.tasks && !scope.tasks.includes(key)) return `no task '${key}' runs before this one in step '${scope.step}'`;
+    if (root === 'execution' && !(EXECUTION_FIELDS as readonly string[]).includes(key)) return `execution has ${EXECUTION_FIELDS.join(', ')}`;
+    return undefined;
+  }
 }
 
 /**
@@ -135,7 +155,7 @@ export function staticReferenceProblems(document: unknown): Problem[] {
  * renders. A template that does not parse has none (its syntax is another problem).
  */
 export function undefinedNames(source: string, roots: readonly string[]): string[] {
-  return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap((r) => (r.expr.name === undefined ? [r.text] : []));
+  return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap((r) => (r.expr.name === undefined && !r.guarded ? [r.text] : []));
 }
 
 /**
@@ -143,8 +163,8 @@ export function undefinedNames(source: string, roots: readonly string[]): string
  * `roots.key` or `roots['key']`: what a trigger's payload reads of `trigger`, `request`, `message`.
  */
 export function memberReads(source: string, roots: readonly string[]): { root: string; key: string; text: string }[] {
-  return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap(({ expr, text }) =>
-    expr.name !== undefined && expr.key !== undefined && roots.includes(expr.name) ? [{ root: expr.name, key: expr.key, text }] : [],
+  return undefinedReads(source, new Set([...roots, ...TEMPLATE_FUNCTIONS])).flatMap(({ expr, text, guarded }) =>
+    !guarded && expr.name !== undefined && expr.key !== undefined && roots.includes(expr.name) ? [{ root: expr.name, key: expr.key, text }] : [],
   );
 }
 
@@ -194,7 +214,8 @@ function forEachTemplate(value: unknown, path: string, visit: (source: string, p
   else if (isObject(value)) for (const [key, item] of Object.entries(value)) forEachTemplate(item, /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, visit);
 }
 
-type Read = { expr: { name: string | undefined; key: string | undefined }; text: string };
+/** `guarded`: under `| default` or `is defined`, which makes an undefined value no error. */
+type Read = { expr: { name: string | undefined; key: string | undefined }; text: string; guarded: boolean };
 
 /**
  * The expressions a condition shows defined when it is `holds` (true or false): `x is defined`
@@ -212,8 +233,9 @@ function definedWhen(cond: Expr, holds: boolean): string[] {
 const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars', 'trigger', 'request', 'message']);
 
 /**
- * Unguarded reads of a template that may be undefined: a root with its first literal key
- * (`workload.x`, `steps.a`), and names the template nowhere defines (name undefined).
+ * Reads of a template that may be undefined: a root with its first literal key (`workload.x`,
+ * `steps.a`), and names the template nowhere defines (name undefined); `guarded` under `| default`
+ * or `is defined`.
  * A template that does not parse has none here (templateProblems reports it).
  */
 function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
@@ -238,7 +260,7 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
   const expr = (e: Expr, guarded: boolean): void => {
     switch (e.type) {
       case 'name':
-        if (!guarded && !defined.has(e.name) && !local.has(e.name) && !known.includes(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name });
+        if (!defined.has(e.name) && !local.has(e.name) && !known.includes(e.name)) reads.push({ expr: { name: undefined, key: undefined }, text: e.name, guarded });
         return;
       case 'conditional':
         expr(e.cond, false);
@@ -256,8 +278,8 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
         return;
       case 'get': {
         const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
-        if (!guarded && !known.includes(expressionText(e)) && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
-          reads.push({ expr: { name: e.target.name, key }, text: expressionText(e) });
+        if (!known.includes(expressionText(e)) && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
+          reads.push({ expr: { name: e.target.name, key }, text: expressionText(e), guarded });
         }
         expr(e.target, guarded);
         expr(e.key, false);
