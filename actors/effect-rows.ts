@@ -118,8 +118,12 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           if (childId === undefined) host.needs.ids++;
           break;
         }
+        // A child runs at its parent's priority, as the parent's commands do (an urgent run's
+        // sub-playbooks are urgent too), over its own playbook's; a parent at the default it did
+        // not ask for (no priority in its input) leaves the child at its own playbook's.
+        const priority = h.snapshot?.context.input.priority;
         host.start({
-          ...(admission ? { admission } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq, depth } });
+          ...(admission ? { admission } : {}), ...(priority !== undefined ? { priority } : {}), compiled, executionId: childId, workload, args, parent: { executionId: h.id, rootExecutionId: h.row.root_execution_id, seq: e.seq, depth } });
         host.push(h, { event_type: EVENT.childStarted, step: e.step, context: { seq: e.seq, child_execution_id: childId, path: e.path, task: e.task, ...(e.attempt ? { attempt: e.attempt } : {}), ...(e.loopIndex !== undefined ? { loop_index: e.loopIndex } : {}) } });
         break;
       }
