@@ -308,7 +308,8 @@ const envSchema = v.object({
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
   OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders,
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders,
-  OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), 'svc'),
+  // Unset: the `service.name` of OTEL_RESOURCE_ATTRIBUTES, else `svc` (src/telemetry/start-tracing.ts).
+  OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1))),
   OTEL_RESOURCE_ATTRIBUTES: v.optional(v.pipe(v.string(), v.trim(), v.regex(KEY_VALUE_LIST, 'expects key=value pairs, comma separated')), ''),
   OTEL_BSP_SCHEDULE_DELAY: int(5000, 0, MAX_TIMER_MS),
   OTEL_BSP_MAX_QUEUE_SIZE: int(2048, 1),

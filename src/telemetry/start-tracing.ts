@@ -19,6 +19,9 @@ export type Tracing = TraceSink & {
   shutdown(): Promise<void>;
 };
 
+/** The resource's `service.name` when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one. */
+const DEFAULT_SERVICE_NAME = 'svc';
+
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** A `k=v,k2=v2` list (values percent-encoded: OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS) as an object. */
@@ -48,12 +51,15 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger 
   // The endpoint may carry a login (user:password@host, sent as Basic auth): never in a log line.
   const shown = urlForLog(url);
   if (protocol === 'http/protobuf') deps.log.info({ url: shown }, 'traces are sent as OTLP/HTTP JSON (http/json), which OTLP/HTTP receivers take beside http/protobuf');
+  const resourceAttributes = keyValuePairsOf(config.OTEL_RESOURCE_ATTRIBUTES);
+  // As the OpenTelemetry specification says: OTEL_SERVICE_NAME wins, else the resource's own.
+  const serviceName = config.OTEL_SERVICE_NAME ?? (resourceAttributes['service.name'] || DEFAULT_SERVICE_NAME);
   const exporter = startOtlpExport(
     {
       url,
-      serviceName: config.OTEL_SERVICE_NAME,
+      serviceName,
       serviceVersion: PACKAGE_VERSION,
-      resourceAttributes: keyValuePairsOf(config.OTEL_RESOURCE_ATTRIBUTES),
+      resourceAttributes,
       // The traces' own headers win over the general ones, as the specification says.
       headers: { ...keyValuePairsOf(config.OTEL_EXPORTER_OTLP_HEADERS ?? ''), ...keyValuePairsOf(config.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? '') },
       batch: {
@@ -71,7 +77,7 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger 
     emit: (spans) => exporter.emit(spans),
     log: deps.log,
   });
-  deps.log.info({ url: shown, service: config.OTEL_SERVICE_NAME }, 'exporting traces');
+  deps.log.info({ url: shown, service: serviceName }, 'exporting traces');
   return {
     traces,
     committed: (unit) => traces.committed(unit),
