@@ -1,6 +1,8 @@
 // The gateways' shared sessions and logins in progress (migrations/0022_gateway_sessions.sql).
 // Rows are found by the SHA-256 of the cookie's value (hex), never by the value; expiry is judged
 // on the database's clock, so gateways with drifting clocks agree. Durations are milliseconds.
+import type pg from 'pg';
+import { DB_CONNECT_TIMEOUT_MS } from './db.ts';
 import type { Queryable } from './queryable.ts';
 
 /** What a live session lets the gateway know on each request (never its sealed ID token). */
@@ -14,16 +16,33 @@ export type GatewaySessionRow = {
 
 const ms = (n: number): string => `($${n}::float8 * interval '1 millisecond')`;
 
+/**
+ * Longest a request's statement here waits for the database's answer, in ms: as long as a
+ * connection may take. A database that hangs (or a network that drops its packets) keeps the
+ * connections already open, and without a bound a request with a session cookie waited on one
+ * for ever; past it the statement fails as `database_unavailable` (a 503 with Retry-After) and
+ * pg-pool discards that connection. Every statement of a request is one row by key.
+ */
+export const GATEWAY_STATEMENT_TIMEOUT_MS = DB_CONNECT_TIMEOUT_MS;
+
+/** A request's statement, bounded by GATEWAY_STATEMENT_TIMEOUT_MS (pg's client-side `query_timeout`). */
+const bounded = (text: string, values: unknown[], name?: string): pg.QueryConfig & { query_timeout: number } => ({
+  ...(name === undefined ? {} : { name }),
+  text,
+  values,
+  query_timeout: GATEWAY_STATEMENT_TIMEOUT_MS,
+});
+
 /** Starts a session: idle expiry `idleMs` from now, never past `maxMs` from now. */
 export async function insertGatewaySession(
   q: Queryable,
   s: GatewaySessionRow & { idHash: string; idToken: string | null; idleMs: number; maxMs: number },
 ): Promise<void> {
-  await q.query(
+  await q.query(bounded(
     `INSERT INTO core.gateway_session (id_hash, sub, name, email, role, paths, id_token, expires_at, max_expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, now() + least(${ms(8)}, ${ms(9)}), now() + ${ms(9)})`,
     [s.idHash, s.sub, s.name, s.email, s.role, s.paths, s.idToken, s.idleMs, s.maxMs],
-  );
+  ));
 }
 
 /**
@@ -34,9 +53,8 @@ export async function insertGatewaySession(
 export async function useGatewaySession(q: Queryable, idHash: string, idleMs: number, renewStepMs: number): Promise<GatewaySessionRow | undefined> {
   // Prepared (named): every request with a session cookie sends it, and planning it cost more
   // than running it.
-  const { rows } = await q.query<GatewaySessionRow>({
-    name: 'svc_use_gateway_session',
-    text: `WITH live AS (
+  const { rows } = await q.query<GatewaySessionRow>(bounded(
+    `WITH live AS (
        SELECT id_hash, sub, name, email, role, paths, expires_at, max_expires_at
          FROM core.gateway_session WHERE id_hash = $1 AND expires_at > now()
      ), renewed AS (
@@ -46,8 +64,9 @@ export async function useGatewaySession(q: Queryable, idHash: string, idleMs: nu
         RETURNING g.id_hash
      )
      SELECT sub, name, email, role, paths FROM live`,
-    values: [idHash, idleMs, renewStepMs],
-  });
+    [idHash, idleMs, renewStepMs],
+    'svc_use_gateway_session',
+  ));
   return rows[0];
 }
 
@@ -56,15 +75,14 @@ export async function useGatewaySession(q: Queryable, idHash: string, idleMs: nu
  * open stream checks its caller so, and is no use of the session by its person.
  */
 export async function gatewaySessionIsLive(q: Queryable, idHash: string): Promise<boolean> {
-  const { rows } = await q.query('SELECT 1 FROM core.gateway_session WHERE id_hash = $1 AND expires_at > now()', [idHash]);
+  const { rows } = await q.query(bounded('SELECT 1 FROM core.gateway_session WHERE id_hash = $1 AND expires_at > now()', [idHash]));
   return rows.length > 0;
 }
 
 /** Ends the session of `idHash` (expired or not); its subject and sealed ID token when it existed. */
 export async function deleteGatewaySession(q: Queryable, idHash: string): Promise<{ sub: string; id_token: string | null } | undefined> {
   const { rows } = await q.query<{ sub: string; id_token: string | null }>(
-    'DELETE FROM core.gateway_session WHERE id_hash = $1 RETURNING sub, id_token',
-    [idHash],
+    bounded('DELETE FROM core.gateway_session WHERE id_hash = $1 RETURNING sub, id_token', [idHash]),
   );
   return rows[0];
 }
@@ -77,14 +95,13 @@ export async function deleteGatewaySessionsOf(q: Queryable, sub: string): Promis
 
 /** Remembers a login in progress (sealed) for `ttlMs`. */
 export async function insertGatewayLogin(q: Queryable, idHash: string, sealed: string, ttlMs: number): Promise<void> {
-  await q.query(`INSERT INTO core.gateway_login (id_hash, sealed, expires_at) VALUES ($1, $2, now() + ${ms(3)})`, [idHash, sealed, ttlMs]);
+  await q.query(bounded(`INSERT INTO core.gateway_login (id_hash, sealed, expires_at) VALUES ($1, $2, now() + ${ms(3)})`, [idHash, sealed, ttlMs]));
 }
 
 /** Takes (deletes) the login in progress of `idHash`; its sealed text unless unknown or expired. */
 export async function takeGatewayLogin(q: Queryable, idHash: string): Promise<string | undefined> {
   const { rows } = await q.query<{ sealed: string; live: boolean }>(
-    'DELETE FROM core.gateway_login WHERE id_hash = $1 RETURNING sealed, expires_at > now() AS live',
-    [idHash],
+    bounded('DELETE FROM core.gateway_login WHERE id_hash = $1 RETURNING sealed, expires_at > now() AS live', [idHash]),
   );
   return rows[0]?.live ? rows[0].sealed : undefined;
 }

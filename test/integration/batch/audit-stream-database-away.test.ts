@@ -1,7 +1,6 @@
 // A batch's status stream rides out a database that goes away for a moment, as the rest of the
 // intake does (processing is tried again, the bus reconnects): it used to be cut mid-stream at the
 // first poll that failed, before the batch was completed or failed.
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startBatchProcessor } from '../../../actors/batch-processor.ts';
@@ -10,36 +9,8 @@ import { Db } from '../../../src/db/db.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { batchApi, commandReport, noopPlaybook } from '../../helpers/batch.ts';
+import { DatabasePath } from '../../helpers/database-path.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
-
-/** A TCP path to PostgreSQL that the test cuts (its connections ended, new ones refused) and opens again on its port. */
-class DatabasePath {
-  #server: Server | undefined;
-  readonly #sockets = new Set<Socket>();
-  readonly target: { host: string; port: number } | { path: string };
-  port = 0;
-  /** `target`: PostgreSQL's TCP address, or its Unix socket's path (the embedded one's). */
-  constructor(target: { host: string; port: number } | { path: string }) {
-    this.target = target;
-  }
-  async open(): Promise<void> {
-    this.#server = createServer((client) => {
-      const upstream = 'path' in this.target ? connect(this.target.path) : connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on('error', () => {});
-        s.on('close', () => this.#sockets.delete(s));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((ok) => this.#server!.listen(this.port, '127.0.0.1', ok));
-    this.port = (this.#server.address() as { port: number }).port;
-  }
-  async cut(): Promise<void> {
-    for (const s of this.#sockets) s.destroy();
-    await new Promise((ok) => this.#server?.close(ok));
-  }
-}
 
 let t: TestApp;
 let path: DatabasePath;
@@ -48,16 +19,10 @@ let stopProcessors: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   // No processors at first: the batch stays accepted while the database is away.
   t = await startTestApp({ SVC_BATCH_STATUS_STREAM_POLL_SECONDS: '0.1' }, { batchProcessors: false });
-  const url = new URL(t.databaseUrl);
-  const socketDir = url.searchParams.get('host');
-  const port = Number(url.port || 5432);
-  path = new DatabasePath(socketDir ? { path: `${socketDir}/.s.PGSQL.${port}` } : { host: url.hostname, port });
+  path = DatabasePath.to(t.databaseUrl);
   await path.open();
   // A second server whose database is reached through that path: it serves the stream.
-  url.searchParams.delete('host');
-  url.hostname = '127.0.0.1';
-  url.port = String(path.port);
-  const db = new Db(url.toString(), 2);
+  const db = new Db(path.urlThrough(t.databaseUrl), 2);
   const app = await buildApp({ ...t.deps, db, metrics: createMetrics() });
   away = { app, db, url: await app.listen({ port: 0, host: '127.0.0.1' }) };
 });

@@ -14,6 +14,7 @@ describe('isDatabaseUnavailable', () => {
     ['refused socket', pgError('ECONNREFUSED')],
     ['Unix socket gone', Object.assign(new Error('connect ENOENT'), { code: 'ENOENT', syscall: 'connect' })],
     ['pg without a code', new Error('Connection terminated unexpectedly')],
+    ['no answer within query_timeout (a database that hangs)', new Error('Query read timeout')],
     ['every address refused', new AggregateError([pgError('ECONNREFUSED'), pgError('ECONNREFUSED')])],
     ['already classified', new ServiceError('database_unavailable')],
   ])('%s: away', (_what, err) => expect(isDatabaseUnavailable(err)).toBe(true));
