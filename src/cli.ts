@@ -22,6 +22,7 @@ import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from
 import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
+import { workerTraces } from './telemetry/traces-configured.ts';
 import { UsageError, usageSynopsis } from './cli/usage-error.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -141,6 +142,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
       serviceReaderUrl: await svc.readerDatabaseUrl(),
       shell: shellSettings(config),
       outputBytes: config.SVC_TASK_OUTPUT_BYTES,
+      traces: workerTraces(config),
     });
     await worker.start().catch(async (err: unknown) => {
       await svc.stop();
@@ -205,6 +207,7 @@ const commands: Record<string, Command> = {
         serviceReaderBaseUrl: config.SVC_ALLOW_SERVICE_DB_TASKS !== 'off' ? config.SVC_DATABASE_URL : undefined,
         shell: shellSettings(config),
         outputBytes: config.SVC_TASK_OUTPUT_BYTES,
+        traces: workerTraces(config),
       });
       // A signal while the worker still waits for its server ends the wait.
       void trap.requested.then(() => worker.stop());

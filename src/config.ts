@@ -296,10 +296,11 @@ const envSchema = v.object({
   SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: int(600, 1),
   SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: int(30, 1),
   // OpenTelemetry traces (docs/operations.md, "Observability"), the standard variables: off unless
-  // an OTLP endpoint is set. Workers read the same ones from their environment (they add
-  // `traceparent` to http tasks, src/telemetry/command-trace.ts); timeouts and TLS files
-  // (..._TIMEOUT, ..._CERTIFICATE) are read by the exporter itself. The headers are secrets (a
-  // collector's key): moved out of the environment (src/secret-environment.ts) and passed on from here.
+  // an OTLP endpoint is set. Workers decide from the same parsed ones (they add `traceparent` to
+  // http tasks, src/telemetry/traces-configured.ts); timeouts and TLS files (..._TIMEOUT,
+  // ..._CERTIFICATE) are read by the exporter itself. The headers (a collector's key) and the
+  // endpoints (a login in the URL) are secrets: moved out of the environment
+  // (src/secret-environment.ts) or read from ..._FILE, and passed on from here.
   OTEL_SDK_DISABLED: bool(false),
   OTEL_TRACES_EXPORTER: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(['otlp', 'none'], 'expects otlp or none')), 'otlp'),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('an http(s) URL of an OTLP/HTTP receiver (spans go to <url>/v1/traces)'),

@@ -23,6 +23,9 @@ export const SECRET_VARIABLES = [
   // The OTLP exporter's headers: a collector's API key (`authorization=Bearer …`) as a rule.
   'OTEL_EXPORTER_OTLP_HEADERS',
   'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+  // May carry the collector's login (http://user:password@host, sent as Basic auth).
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
   // libpq's password variable: pg reads it from process.env for any connection given none, so a
   // postgres task whose credential has no password would send it to the credential's host.
   'PGPASSWORD',

@@ -1,9 +1,8 @@
-// Whether traces are on, from the standard OpenTelemetry variables: the one rule the server (from
-// its parsed config) and the worker (from its environment, as its tools read theirs) both follow,
-// so that a worker adds `traceparent` exactly when its server exports the trace. Pure.
-import { isTrueText } from '../true-text.ts';
+// Whether traces are on, from the standard OpenTelemetry variables as the config parsed them: the
+// one rule the server and the worker both follow (src/telemetry/traces-configured.ts), so that a
+// worker adds `traceparent` exactly when its server exports the trace. Pure.
 
-/** The variables that decide, as the config parsed them (or as the environment holds them). */
+/** The variables that decide, as the config parsed them. */
 export type TraceSwitch = {
   /** OTEL_SDK_DISABLED: true turns every signal off. */
   disabled: boolean;
@@ -21,18 +20,4 @@ export function tracesUrl(s: TraceSwitch): string | undefined {
   if (s.tracesEndpoint) return s.tracesEndpoint;
   if (!s.endpoint) return undefined;
   return `${s.endpoint.replace(/\/+$/, '')}/v1/traces`;
-}
-
-/**
- * The switch as a process environment holds it (a worker's), read as src/config.ts reads the same
- * variables (`OTEL_SDK_DISABLED=1` is true there too, URLs trimmed): a worker whose server is off
- * must not send `traceparent` naming spans nobody exports.
- */
-export function traceSwitchOf(env: Readonly<Record<string, string | undefined>>): TraceSwitch {
-  return {
-    disabled: isTrueText(env.OTEL_SDK_DISABLED ?? ''),
-    exporter: env.OTEL_TRACES_EXPORTER?.trim() || 'otlp',
-    endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined,
-    tracesEndpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined,
-  };
 }

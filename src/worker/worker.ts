@@ -14,7 +14,7 @@ import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settin
 import { sweepTaskHomesOnce } from './tools/task-homes.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { commandReport, fittingReports, reportEventsRoom, type CommandReport } from './bound-report.ts';
-import { inCommandTrace } from '../telemetry/command-trace.ts';
+import { inCommandTrace, type CommandTraces } from '../telemetry/command-trace.ts';
 import { ServerClient, ServerError, type InProcessServer } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
@@ -66,6 +66,8 @@ export type WorkerOptions = {
   shell?: ShellSettings;
   /** Kept of each failed task attempt's output (SVC_TASK_OUTPUT_BYTES). */
   outputBytes?: number;
+  /** Traces on (workerTraces(config), as the server decides): http tasks send `traceparent`. Unset: off. */
+  traces?: CommandTraces;
   claimWaitMs?: number;
   /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
   idleHeartbeatIntervalMs?: number;
@@ -310,8 +312,8 @@ export class Worker {
     const startedAt = performance.now();
     const base: ReportBase = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, step: cmd.step };
     const signal = AbortSignal.any([this.#abortTasks.signal, abort.signal]);
-    // Traces on (OTEL_* in the worker's environment): its http tasks send `traceparent` (src/telemetry/command-trace.ts).
-    const run = (serviceReaderUrl: string | undefined) => inCommandTrace(this.#opts.env, cmd, () =>
+    // Traces on (OTEL_* in the worker's config): its http tasks send `traceparent` (src/telemetry/command-trace.ts).
+    const run = (serviceReaderUrl: string | undefined) => inCommandTrace(this.#opts.traces, cmd, () =>
       runCommand(cmd, {
         client: this.client,
         workerId: this.name,

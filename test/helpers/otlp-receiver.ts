@@ -1,7 +1,7 @@
 // A real OTLP/HTTP receiver for tests: a node http server on 127.0.0.1 port 0 that takes what an
 // OTLP/HTTP JSON exporter POSTs to /v1/traces and decodes it into plain spans.
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 
@@ -26,6 +26,8 @@ export type OtlpReceiver = {
   spans: ReceivedSpan[];
   /** Every request body as received (to look for what must never be there). */
   bodies: string[];
+  /** Every request's headers as received (an endpoint's login arrives as Basic auth). */
+  headers: IncomingHttpHeaders[];
   close(): Promise<void>;
 };
 
@@ -42,11 +44,13 @@ const nanosToMs = (n: string | number) => Number(BigInt(n) / 1000n) / 1000;
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     bodies.push(text);
+    headers.push(req.headers);
     if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).includes('json')) {
       res.writeHead(400).end();
       return;
@@ -82,6 +86,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${address.port}`,
     spans,
     bodies,
+    headers,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

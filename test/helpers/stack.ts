@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from '../../src/worker/tools/shell-settings.ts';
+import { workerTraces } from '../../src/telemetry/traces-configured.ts';
 import { Worker, type WorkerOptions } from '../../src/worker/worker.ts';
 import { startTestApp, type TestApp } from './app.ts';
 import { executionApi, type ExecutionApi } from './execution-api.ts';
@@ -37,6 +38,8 @@ export async function startTestStack(
       log: createLogger('debug', sink),
       serviceDatabaseUrl: opts.env?.SVC_ALLOW_SERVICE_DB_TASKS === 'true' ? t.databaseUrl : undefined,
       claimWaitMs: 2_000,
+      // As `svc start` wires its pools: traces as the server's config says.
+      traces: workerTraces(t.deps.config),
       ...opts.workerOptions,
     });
     await w.start();

@@ -11,8 +11,8 @@ import { ExecutionTraces } from '../../../src/telemetry/execution-traces.ts';
 import { keyValuePairsOf } from '../../../src/telemetry/start-tracing.ts';
 import { commandSpanId, executionSpanId, stepRunSpanId, taskAttemptSpanId, traceIdOf } from '../../../src/telemetry/trace-ids.ts';
 import type { CommittedEvent, CommittedUnit, HeldExecution } from '../../../src/telemetry/trace-sink.ts';
-import { tracesConfigured } from '../../../src/telemetry/traces-configured.ts';
-import { traceSwitchOf, tracesUrl } from '../../../src/telemetry/trace-switch.ts';
+import { tracesConfigured, workerTraces } from '../../../src/telemetry/traces-configured.ts';
+import { tracesUrl } from '../../../src/telemetry/trace-switch.ts';
 
 const SALT = 'unit';
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -172,7 +172,7 @@ describe('the worker\'s traceparent', () => {
 
   it('names the span the server makes of the same attempt, counting attempts per task', async () => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', SVC_TRACE_SALT: SALT };
-    const seen = await inCommandTrace(env, cmd, async () => {
+    const seen = await inCommandTrace(workerTraces(loadConfig(env)), cmd, async () => {
       await Promise.resolve();
       return [nextAttemptTraceparent('h'), nextAttemptTraceparent('h'), nextAttemptTraceparent('other')];
     });
@@ -187,16 +187,17 @@ describe('the worker\'s traceparent', () => {
 
   it('is off without an endpoint, or with OTEL_SDK_DISABLED / OTEL_TRACES_EXPORTER=none', () => {
     for (const env of [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_SDK_DISABLED: 'true' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://x:4318/v1/traces', OTEL_TRACES_EXPORTER: 'none' }]) {
-      expect(inCommandTrace(env, cmd, () => nextAttemptTraceparent('h'))).toBeUndefined();
+      expect(inCommandTrace(workerTraces(loadConfig(env)), cmd, () => nextAttemptTraceparent('h'))).toBeUndefined();
     }
   });
 });
 
 describe('the switch and the config', () => {
   it('traces go to the traces endpoint, else <endpoint>/v1/traces; off by default', () => {
-    expect(tracesUrl(traceSwitchOf({}))).toBeUndefined();
-    expect(tracesUrl(traceSwitchOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }))).toBe('http://c:4318/v1/traces');
-    expect(tracesUrl(traceSwitchOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t/x' }))).toBe('http://t/x');
+    const on = { disabled: false, exporter: 'otlp' };
+    expect(tracesUrl(on)).toBeUndefined();
+    expect(tracesUrl({ ...on, endpoint: 'http://c:4318/' })).toBe('http://c:4318/v1/traces');
+    expect(tracesUrl({ ...on, endpoint: 'http://c:4318', tracesEndpoint: 'http://t/x' })).toBe('http://t/x');
     expect(tracesConfigured(loadConfig({}))).toBeUndefined();
     expect(tracesConfigured(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }))).toBe('http://c:4318/v1/traces');
     expect(tracesConfigured(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }))).toBeUndefined();
