@@ -341,7 +341,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   if (!result.success) {
     const issue = result.issues[0];
     const name = v.getDotPath(issue) ?? 'environment';
-    const shown = name in picked && !/KEY|PASSWORD|URL|TOKEN|SECRET|HEADERS/.test(name) ? ` (got ${JSON.stringify(picked[name])})` : '';
+    // A secret's value (an OTLP endpoint's login too) is never echoed, nor one whose name says it may hold one.
+    const secret = (SECRET_VARIABLES as readonly string[]).includes(name) || /KEY|PASSWORD|URL|TOKEN|SECRET|HEADERS/.test(name);
+    const shown = name in picked && !secret ? ` (got ${JSON.stringify(picked[name])})` : '';
     throw new ConfigError(`invalid ${name}: ${issue.message}${shown}`);
   }
   return Object.freeze(result.output);

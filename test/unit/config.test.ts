@@ -155,6 +155,16 @@ describe('loadConfig', () => {
     expect(configError({ SVC_API_TOKEN: 'two words' })).not.toContain('two words');
     expect(configError({ SVC_AUTH: 'basic' })).toBe('invalid SVC_AUTH: expects none, token or gateway (got "basic")');
   });
+
+  it('refuses an OTLP endpoint that is not an http(s) URL without echoing the login it may carry', () => {
+    for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+      for (const value of ['ftp://collector:otlp-pw@h:4318', 'collector:otlp-pw@h:4318']) {
+        const message = configError({ [name]: value });
+        expect(message).toMatch(new RegExp(`^invalid ${name}: expects .*http\\(s\\) URL`));
+        expect(message).not.toContain('otlp-pw');
+      }
+    }
+  });
 });
 
 describe('checkServerAuth', () => {
