@@ -219,9 +219,14 @@ function describeYamlError(error: unknown, at: { line: number; column: number } 
   return `YAML syntax error: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/** Where an execution begins: the step named `start`, else the first (of a non-empty workflow). */
+export function entryStep(steps: readonly string[]): string {
+  return steps.includes('start') ? 'start' : steps[0];
+}
+
 function normalize(doc: PlaybookDocument): NormalizedPlaybook {
   const workflow = doc.workflow.map(normalizeStep);
-  const entry = workflow.some((step) => step.step === 'start') ? 'start' : workflow[0].step;
+  const entry = entryStep(workflow.map((step) => step.step));
   return {
     apiVersion: doc.apiVersion,
     kind: doc.kind,

@@ -1,3 +1,4 @@
+import { retryDefaultStep } from '../../machines/retry-default-step.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { ExecutionFollower, loadAppliedEvents } from '../../actors/execution-state.ts';
 import { startExecutions, type StartKey } from '../../actors/start-execution.ts';
@@ -39,7 +40,8 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   const snapshot = follower.snapshot;
   if (!snapshot) throw notFound(`execution ${id}`);
   const ctx = snapshot.context;
-  const from = fromStep ?? ctx.finished?.error?.step ?? (row.status === 'cancelled' ? cutShort(follower) : undefined);
+  const viewed = follower.view()?.steps ?? {};
+  const from = fromStep ?? retryDefaultStep({ status: row.status, errorStep: ctx.finished?.error?.step, steps: follower.compiled.playbook.workflow.map((s) => s.step), cutShort: (step) => viewed[step]?.status === 'cancelled' });
   if (!from) {
     throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
   }
@@ -48,7 +50,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${row.path} has no step ${from}`, errors: [`from_step: not a step of ${row.path} (its steps: ${steps.join(', ')})`] });
   // A step the execution never reached: every step that ended would be replayed, taking the same
   // arcs, and the retry would run nothing from it (a step another arc leads to, say).
-  const reached = from === pb.entry || from === ctx.finished?.error?.step || ctx.completedSteps.includes(from) || follower.view()?.steps[from]?.status === 'cancelled';
+  const reached = from === pb.entry || from === ctx.finished?.error?.step || ctx.completedSteps.includes(from) || viewed[from]?.status === 'cancelled';
   if (!reached) {
     const ran = ctx.completedSteps.join(', ') || 'none';
     throw new ServiceError('unprocessable', { message: `execution ${id} never ran step ${from}: retry it from a step it ran`, errors: [`from_step: step ${from} did not run in execution ${id} (steps that ran: ${ran})`] });
@@ -119,14 +121,3 @@ function runsBefore(folded: readonly Folded[], from: string): Map<string, StepOu
   return runs;
 }
 
-/**
- * A cancelled execution did not fail at a step, and is retried where it stopped (an execution
- * auto-resume cancelled and could not start again is `svc retry`'d, docs/operations.md): the
- * first step, in playbook order, the cancel cut short; its entry when it was cancelled before
- * any step began (queued).
- */
-function cutShort(follower: ExecutionFollower): string {
-  const steps = follower.view()?.steps ?? {};
-  const pb = follower.compiled.playbook;
-  return pb.workflow.find((s) => steps[s.step]?.status === 'cancelled')?.step ?? pb.entry;
-}

@@ -1,18 +1,13 @@
+import { retryDefaultStep } from '../../../machines/retry-default-step.ts';
 import { isObject } from '../../../src/objects.ts';
 import type { Execution } from '../api.ts';
 import type { StepStates } from '../graph/step-status.ts';
 
 /**
- * The step Retry starts from unless the user picks another, as the server takes it when none is
- * sent (src/engine/retry-execution.ts): the step whose failure ended the execution (its error's
- * step, not an earlier step that failed and whose error an arc took on), for a cancelled one the
- * first step, in playbook order, the cancel cut short, else its entry step. None for a completed
- * one: the server wants a step named.
+ * The step Retry starts from unless the user picks another: the server's own default
+ * (machines/retry-default-step.ts) over what the page shows, `steps` in playbook order.
  */
 export function retryDefault(execution: Pick<Execution, 'status' | 'error'>, steps: readonly string[], states: StepStates): string | undefined {
   const ended = isObject(execution.error) && typeof execution.error.step === 'string' ? execution.error.step : undefined;
-  if (ended && steps.includes(ended)) return ended;
-  if (execution.status !== 'cancelled') return undefined;
-  // The entry as the playbook parser takes it: the step named start, else the first.
-  return steps.find((s) => states[s] === 'cancelled') ?? (steps.includes('start') ? 'start' : steps[0]);
+  return retryDefaultStep({ status: execution.status, errorStep: ended !== undefined && steps.includes(ended) ? ended : undefined, steps, cutShort: (s) => states[s] === 'cancelled' });
 }
