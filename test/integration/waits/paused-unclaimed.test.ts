@@ -82,3 +82,38 @@ workflow:
     expect((await get(`/api/executions/${id}`)).body.status).toBe('cancelled');
   });
 });
+
+describe('pause of an execution whose last command runs', () => {
+  // docs/operations.md: a pause holds back work, not the end.
+  it.each([
+    ['completed', 'sleep 5; echo ran'],
+    ['failed', 'sleep 5; exit 3'],
+  ])('ends %s while paused when that command finishes; a resume after it is 409', async (status, command) => {
+    const path = `waits/paused_last_${status}`;
+    const r = await post('/api/catalog/playbook', {
+      content: `apiVersion: svc/v1
+metadata: { name: paused_last_${status}, path: ${path} }
+workflow:
+  - step: start
+    tool: { name: slow, kind: shell, command: "${command}" }
+`,
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    worker ??= await startWorkerProcess(s.url, { concurrency: 2, env: { SVC_WORKER_TOKEN: s.workerToken } });
+    const id = (await post('/api/run/playbook', { path })).body.execution_id as number;
+    // A claim writes no event (the report brings claimed and started): its row says it.
+    const claimed = async () => (await s.deps.db.query('SELECT 1 FROM core.command WHERE execution_id = $1 AND claimed_at IS NOT NULL', [id])).rows.length > 0;
+    await until('its command claimed', claimed, 15_000, 50);
+    const paused = await post(`/api/executions/${id}/pause`);
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    const done = await until(`execution ${id} ended`, async () => {
+      const body = (await get(`/api/executions/${id}`)).body;
+      return body.status !== 'paused' && body.status !== 'running' && body;
+    }, 20_000);
+    expect(done).toMatchObject({ status });
+    const types = (await events(id)).map((e) => e.event_type);
+    expect(types).toContain('execution.paused');
+    expect(types).not.toContain('execution.resumed');
+    expect((await post(`/api/executions/${id}/resume`)).status).toBe(409);
+  });
+});
