@@ -4,7 +4,8 @@ import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { capOutput } from '../cap-output.ts';
 import { heldStepCommands } from '../db/command.repo.ts';
-import { getExecution, loadStepEvents } from '../db/execution.repo.ts';
+import { getExecution, getExecutionWithRetryLinks, loadStepEvents } from '../db/execution.repo.ts';
+import { EVENT } from '../../machines/event-types.ts';
 import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
 import { stepRunsView, withHeldClaims, type RunView } from './step-runs-view.ts';
@@ -40,6 +41,10 @@ const stepRunsAnswer = v.object({
   step: v.string(),
   runs: v.array(runAnswer),
   truncated: v.pipe(v.boolean(), v.description(`the step has more than ${MAX_STEP_EVENTS} events: the runs of the first ones`)),
+  replayed_from: v.pipe(
+    v.nullable(integer),
+    v.description('a retry from a later step took this step\'s outcome from the execution it retries (`retry_of`) instead of running it: its runs are there; null when the step was not replayed'),
+  ),
 });
 
 /** GET /api/executions/{id}/steps/{step}: a step's runs with their true times, task attempts, outputs and errors. */
@@ -74,7 +79,15 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const ended = isTerminalExecutionStatus(row.status);
       const runs = stepRunsView(events, cap, ended);
       // While it runs, a held command's claim is read from its row (the log has it after its first report).
-      return { execution_id: id, step, runs: ended ? runs : withHeldClaims(runs, await heldStepCommands(deps.db, id, step)), truncated: loaded.length > MAX_STEP_EVENTS };
+      // A replayed step has no run here: the answer says where it ran (a step replayed there too says so in turn).
+      const replayedFrom = events.some((e) => e.event_type === EVENT.stepReplayed) ? ((await getExecutionWithRetryLinks(deps.db, id))?.retry_of ?? null) : null;
+      return {
+        execution_id: id,
+        step,
+        runs: ended ? runs : withHeldClaims(runs, await heldStepCommands(deps.db, id, step)),
+        truncated: loaded.length > MAX_STEP_EVENTS,
+        replayed_from: replayedFrom,
+      };
     },
   );
 }

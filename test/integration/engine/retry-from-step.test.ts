@@ -61,6 +61,10 @@ describe('retry from the failed step', () => {
     expect(events[0].context).toMatchObject({ retry_of: first, from_step: 'third' });
     expect((await http(s.url, 'GET', `/api/executions/${first}`)).body).toMatchObject({ retry_of: null, retried_as: [second] });
     expect((await http(s.url, 'GET', `/api/executions/${second}`)).body).toMatchObject({ retry_of: first, retried_as: [] });
+    // A replayed step ran in the execution retried: its step view says where.
+    expect((await http(s.url, 'GET', `/api/executions/${second}/steps/start`)).body).toMatchObject({ runs: [], replayed_from: first });
+    expect((await http(s.url, 'GET', `/api/executions/${second}/steps/third`)).body).toMatchObject({ runs: [expect.objectContaining({ status: 'completed' })], replayed_from: null });
+    expect((await http(s.url, 'GET', `/api/executions/${first}/steps/start`)).body).toMatchObject({ runs: [expect.objectContaining({ status: 'completed' })], replayed_from: null });
 
     // From an earlier step: only what came before it is replayed.
     const again = await http(s.url, 'POST', `/api/executions/${first}/retry`, { from_step: 'second' });
