@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
-import { getCatalogEntry, insertCatalogVersion, listCatalog, upsertMcpResource, upsertResource, type CatalogRow } from '../db/catalog.repo.ts';
+import { getCatalogEntry, insertCatalogVersion, listCatalog, type CatalogRow } from '../db/catalog.repo.ts';
+import { upsertMcpResource, upsertResource } from '../db/resource.repo.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { catalogVersions, catalogVersionsAnswer, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';

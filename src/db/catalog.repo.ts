@@ -80,35 +80,5 @@ export async function listCatalog(q: Queryable, kind?: string): Promise<CatalogL
   return rows;
 }
 
-/** Records an executable resource (an agent) pointing at its newest catalog entry. */
-export async function upsertResource(q: Queryable, r: { kind: string; name: string; catalogId: number; config: unknown }): Promise<void> {
-  await q.query(
-    `INSERT INTO core.resource (kind, name, catalog_id, config) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (kind, name) DO UPDATE SET catalog_id = EXCLUDED.catalog_id, config = EXCLUDED.config, updated_at = now()`,
-    [r.kind, r.name, r.catalogId, JSON.stringify(r.config)],
-  );
-}
-
-/**
- * Records an MCP server (by name) pointing at its document's newest catalog entry, unless the
- * name is held by a document at another path: then nothing changes and that path is returned
- * (the update's condition runs on the locked row, so two registrations cannot both take it).
- * A holder whose catalog entry is gone lets the name go.
- */
-export async function upsertMcpResource(q: Queryable, r: { name: string; path: string; catalogId: number; config: unknown }): Promise<{ heldBy: string } | undefined> {
-  const { rowCount } = await q.query(
-    `INSERT INTO core.resource (kind, name, catalog_id, config) VALUES ('mcp', $1, $2, $3)
-     ON CONFLICT (kind, name) DO UPDATE SET catalog_id = EXCLUDED.catalog_id, config = EXCLUDED.config, updated_at = now()
-      WHERE COALESCE((SELECT c.path FROM core.catalog c WHERE c.catalog_id = core.resource.catalog_id), $4) = $4`,
-    [r.name, r.catalogId, JSON.stringify(r.config), r.path],
-  );
-  if (rowCount) return undefined;
-  const { rows } = await q.query<{ path: string }>(
-    `SELECT c.path FROM core.resource x JOIN core.catalog c ON c.catalog_id = x.catalog_id WHERE x.kind = 'mcp' AND x.name = $1`,
-    [r.name],
-  );
-  return { heldBy: rows[0]?.path ?? 'another path' };
-}
-
 /** The newest catalog_id of a path (no content), as starting executions needs it. */
 export type CatalogHead = { catalog_id: number; path: string; kind: string; version: number };

@@ -1,6 +1,7 @@
 import type { Db } from './db.ts';
 import { LIVE_EXECUTION_SQL } from './sql-list.ts';
 import type { Queryable } from './queryable.ts';
+import { KEEP_RANGE_LAST_STATUSES } from './resource.repo.ts';
 
 // The ranges of the partitioned event log (migrations/0023_event_partitions.sql): which exist,
 // making the next ones, and retention's reads and drop of a whole range. The DDL itself is in the
@@ -187,8 +188,7 @@ async function shortTransaction(db: Db, statement: { name: string; text: string;
 }
 
 const RANGE_ROWS_DROP = {
-  resources: `UPDATE core.resource r SET last_execution_status = e.status FROM core.execution e
-               WHERE e.execution_id = r.last_execution_id AND e.execution_id >= $1 AND e.execution_id < $2`,
+  resources: KEEP_RANGE_LAST_STATUSES,
   batches: `DELETE FROM core.batch_request WHERE execution_id >= $1 AND execution_id < $2`,
   fires: `DELETE FROM core.trigger_fire WHERE (path, name, fire_key) IN (
             SELECT path, name, fire_key FROM core.trigger_fire WHERE execution_id >= $1 AND execution_id < $2 LIMIT $3)`,
