@@ -123,7 +123,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${at}: ${problem}`], problems: [{ path: at, message: problem, ...place }] });
     }
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
-    return deps.db.tx(async (q) => {
+    const stored = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
       if (!row.unchanged) await registerTriggers(q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers });
       // Its inline limit's N is the newest version's, on the keys it has too (queued work is admitted up to it).
@@ -135,15 +135,18 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       }
       return { row, warnings };
     });
+    const { row } = stored;
+    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, deps.cache.compile(row).playbook)] };
   };
 
   // An MCP server: a catalog entry of kind `mcp` (its document) and the resource row named after it.
-  const storeMcp = async (content: string) => {
+  // Its document is no playbook: there is nothing to compile, so nothing to warn of.
+  const storeMcp = async (content: string): Promise<{ row: CatalogRow & { unchanged: boolean }; warnings: string[] }> => {
     const server = parseMcpOr400(content);
     const path = server.metadata.path ?? `mcp/${server.metadata.name}`;
     const problem = catalogPathProblem(path);
     if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`], problems: [{ path: 'metadata.path', message: problem, ...positionOf(yamlPositions(content), 'metadata.path') }] });
-    return deps.db.tx(async (q) => {
+    const row = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       // The newest version's triggers are the live ones: an MCP document at a playbook's path has none.
       if (!row.unchanged) await registerTriggers(q, { path, catalogId: row.catalog_id, triggers: [] });
@@ -157,6 +160,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       }
       return row;
     });
+    return { row, warnings: [] };
   };
 
   app.post(
@@ -168,7 +172,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       // Content identical to the newest version makes no new one: that version answers, with
       // unchanged: true. Still 201, as every registration: clients that check it keep working.
       reply.code(201).header('location', versionUrl(row));
-      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings: [...warnings, ...warningsOf(row.kind, deps.cache.compile(row).playbook)] };
+      return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings };
     },
   );
 
@@ -177,10 +181,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     { schema: { tags: ['catalog'], summary: 'Register a playbook, an agent or an MCP server (kind Mcp) resource', body: jsonSchema(registerBody), response: registeredResponses() }, config: { access: { level: 'operator' } } },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof registerBody>;
-      const { row, warnings: found } = body.resource_type === 'mcp' ? { row: await storeMcp(body.content), warnings: [] } : await store(body.content, undefined, body.resource_type);
+      const { row, warnings } = body.resource_type === 'mcp' ? await storeMcp(body.content) : await store(body.content, undefined, body.resource_type);
       reply.code(201).header('location', versionUrl(row));
-      // An MCP server document is no playbook: there is nothing to compile, so nothing to warn of.
-      const warnings = body.resource_type === 'mcp' ? [] : [...found, ...warningsOf(row.kind, deps.cache.compile(row).playbook)];
       return { status: 'success', ...present(row, true), unchanged: row.unchanged, warnings };
     },
   );
