@@ -17,7 +17,7 @@ const UNAVAILABLE_MESSAGES = [
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
   'Cannot use a pool after calling end on the pool',
-  // A statement given a client-side bound (`query_timeout`: the gateway's) got no answer in time.
+  // A statement got no answer within its client-side bound (`query_timeout`: db.ts, the gateway's).
   'Query read timeout',
 ];
 

@@ -1,5 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import { classifyDatabaseError } from './classify-database-error.ts';
+import { classifyDatabaseError, isDatabaseUnavailable } from './classify-database-error.ts';
 import { ListenConnection, type ListenEvents } from './listen-connection.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -20,6 +21,15 @@ export type TxTiming = { checkoutMs: number; bodyMs: number; commitMs: number };
  * one of a full pool. Past it the query fails instead of hanging on a database that never answers.
  */
 export const DB_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Longest a statement waits for its answer (pg's client-side `query_timeout`). A database that
+ * hangs (SIGSTOPped, or a network that drops its packets) keeps the connections already open, and
+ * a statement sent on one waited for ever: a request hung, a worker's claim or report too. Past
+ * it the statement fails as `database_unavailable` (503 with Retry-After) and its connection is
+ * discarded. The service's statements reach rows by key and take milliseconds; the bound leaves
+ * a slow database (a lock wait, a loaded disk) room to answer. Long work is not bounded (longWork).
+ */
+export const DB_ANSWER_TIMEOUT_MS = 10_000;
 /** Longest a health ping may take, waiting for a connection included; then the database counts as down. */
 export const PING_TIMEOUT_MS = 2_000;
 /**
@@ -43,6 +53,34 @@ const POOL_KEEPALIVE_DELAY_MS = 60_000;
 const SESSION_OPTIONS = '-c enable_seqscan=off -c jit=off';
 /** Added where the bus is NATS: the statements that would NOTIFY claimers leave it to the engine (migrations/0024). */
 const NOTIFY_OFF = ' -c svc.notify=off';
+
+/**
+ * Set while long work runs (withClient: migrations, the event log's partition runs, which hold
+ * their session lock on a connection of their own and archive or drop whole ranges): its
+ * statements, and those of the work it runs through this Db meanwhile, have no answer bound.
+ */
+const longWork = new AsyncLocalStorage<true>();
+
+/** A statement with pg's client-side answer bound (milliseconds), which its types leave out. */
+type BoundedConfig = pg.QueryConfig & { query_timeout?: number };
+
+/**
+ * `text` with its answer bounded by DB_ANSWER_TIMEOUT_MS, outside long work. A statement whose
+ * answer never came may still commit once the database answers again: a start is repeated safely
+ * with its Idempotency-Key, a report is fenced by its claim (docs/operations.md).
+ */
+function answerBound(text: string | BoundedConfig, params: unknown[] | undefined): string | BoundedConfig {
+  if (longWork.getStore()) return text;
+  const config: BoundedConfig = typeof text === 'string' ? { text } : text;
+  const values = params ?? config.values;
+  // A bound of the statement's own (the gateway's shorter one) stands.
+  return { ...config, ...(values === undefined ? {} : { values }), query_timeout: config.query_timeout ?? DB_ANSWER_TIMEOUT_MS };
+}
+
+/** `client` whose statements are bounded as answerBound says. */
+function boundClient(client: pg.PoolClient): Queryable {
+  return { query: <R extends pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) => client.query<R>(answerBound(text, params)) };
+}
 
 // An 'error' event without a listener would end the process; the failure reaches whoever uses
 // the connection next (its query fails, the pool discards it).
@@ -71,8 +109,8 @@ function newPool(url: string, max: number, options: string): pg.Pool {
 
 /** One statement on `pool`; rejects with `database_unavailable` (errors.ts) while the database is away. */
 function poolQuery<R extends pg.QueryResultRow>(pool: pg.Pool, text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
-  const result = typeof text === 'string' ? pool.query<R>(text, params) : pool.query<R>(text);
-  return result.catch((err: unknown) => {
+  // pg-pool discards a connection whose statement failed (its answer may still come).
+  return pool.query<R>(answerBound(text, params)).catch((err: unknown) => {
     throw classifyDatabaseError(err);
   });
 }
@@ -134,31 +172,48 @@ export class Db implements Queryable {
     const t0 = performance.now();
     const client = await this.#connect();
     const t1 = performance.now();
+    const q = boundClient(client);
     try {
-      await client.query('BEGIN');
-      const out = await fn(client);
+      await q.query('BEGIN');
+      const out = await fn(q);
       const t2 = performance.now();
-      await client.query('COMMIT');
+      await q.query('COMMIT');
       if (timing) Object.assign(timing, { checkoutMs: t1 - t0, bodyMs: t2 - t1, commitMs: performance.now() - t2 });
+      client.release();
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw classifyDatabaseError(err);
-    } finally {
-      client.release();
+      const classified = classifyDatabaseError(err);
+      // A connection that did not answer is closed, which ends its transaction on the server: a
+      // ROLLBACK would only wait behind the unanswered statement, and the connection must not be
+      // handed out again. COMMIT sent and unanswered may have committed (answerBound).
+      if (isDatabaseUnavailable(classified)) client.release(err instanceof Error ? err : new Error(String(err)));
+      else {
+        await q.query('ROLLBACK').catch(() => {});
+        client.release();
+      }
+      throw classified;
     }
   }
 
-  /** Runs fn on one dedicated client (session-level advisory locks need one connection). */
+  /**
+   * Runs fn on one dedicated client (session-level advisory locks need one connection) as long
+   * work: migrations and partition runs, whose statements (and those of the work fn runs through
+   * this Db meanwhile) may legitimately take long, so none is bounded by DB_ANSWER_TIMEOUT_MS.
+   */
   async withClient<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.#connect();
-    try {
-      return await fn(client);
-    } catch (err) {
-      throw classifyDatabaseError(err);
-    } finally {
-      client.release();
-    }
+    return longWork.run(true, async () => {
+      const client = await this.#connect();
+      let failed: unknown;
+      try {
+        return await fn(client);
+      } catch (err) {
+        failed = err;
+        throw classifyDatabaseError(err);
+      } finally {
+        // Broken or left mid-statement: discarded, not handed out again.
+        client.release(isDatabaseUnavailable(failed) ? new Error('connection lost in long work') : undefined);
+      }
+    });
   }
 
   /**
