@@ -3,8 +3,11 @@ import { ServiceError } from '../errors.ts';
 // SQLSTATEs that say the server is going away or refusing sessions, not that the statement is
 // wrong: admin/crash shutdown, "cannot connect now" (starting up, shutting down, recovering), and
 // too many connections. Class 08 (connection exception) counts too, except 08P01: a protocol
-// violation is the client's message, and sending it again will not help.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+// violation is the client's message, and sending it again will not help. 25006 (a write in a
+// read-only transaction): the service never opens one itself, so the database takes no writes for
+// now (a standby after a failover, default_transaction_read_only while an operator works); the
+// connection that said so is discarded, and a later one may reach the primary.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25006']);
 // 55000 is a broad class ("object not in prerequisite state"); only its refusal of a new session
 // (ALTER DATABASE ... ALLOW_CONNECTIONS false, a database being dropped) says the database is away.
 const NOT_ACCEPTING = { code: '55000', says: 'is not currently accepting connections' };

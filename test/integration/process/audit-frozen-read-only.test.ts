@@ -1,0 +1,50 @@
+// A database that takes no writes for now (a standby after a failover, or default_transaction_read_only
+// set while an operator works) refused a start with SQLSTATE 25006, and the server answered 500
+// `internal`, which a client does not send again. It is now a 503 database_unavailable with
+// Retry-After, as for a database that is away (the connection that said so is discarded, so the
+// pool's next one reaches the primary); reads are served meanwhile, and the start sent again once
+// writes are taken is done once.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
+import { noopPlaybook } from '../../helpers/batch.ts';
+import { http } from '../../helpers/http.ts';
+import { ServerProcesses, type ServerProcess } from '../../helpers/server-processes.ts';
+
+let bed: ServerProcesses;
+let s: ServerProcess;
+beforeAll(async () => {
+  bed = await ServerProcesses.open({});
+  s = await bed.server();
+}, 60_000);
+afterAll(async () => {
+  await bed?.close();
+});
+
+/** Sets the database's default_transaction_read_only and ends the server's sessions, so its next ones take it. */
+async function readOnly(on: boolean): Promise<void> {
+  const name = new URL(bed.database.url).pathname.slice(1);
+  await bed.db.query(on ? `ALTER DATABASE ${name} SET default_transaction_read_only = on` : `ALTER DATABASE ${name} RESET default_transaction_read_only`);
+  await bed.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+}
+
+const start = () => http(s.base, 'POST', '/api/run/playbook', { path: 'ro/one', payload: {} }, { 'idempotency-key': 'ro-key' });
+
+it('answers a start 503 with Retry-After while the database takes no writes, and serves reads', async () => {
+  expect((await http(s.base, 'POST', '/api/catalog/playbook', { content: noopPlaybook('ro/one', 1) })).status).toBe(201);
+  await readOnly(true);
+  // The first request after the sessions ended may meet a dropped connection (a 503 too).
+  await http(s.base, 'GET', '/api/executions');
+  const refused = await start();
+  expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+  expect(refused.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
+  expect(refused.body).toMatchObject({ detail: { code: 'database_unavailable' } });
+  expect((await http(s.base, 'GET', '/api/executions')).status).toBe(200);
+
+  await readOnly(false);
+  await http(s.base, 'GET', '/api/executions');
+  const first = await start();
+  expect(first.status, JSON.stringify(first.body)).toBe(200);
+  expect((await start()).body.execution_id).toBe(first.body.execution_id);
+  const { rows } = await bed.db.query(`SELECT count(*)::int AS n FROM core.execution WHERE path = 'ro/one'`);
+  expect(rows[0].n).toBe(1);
+}, 60_000);
