@@ -72,7 +72,17 @@ const patchBody = exactObject({
   ...metadata,
 });
 const testBody = v.optional(
-  v.object({ url: v.optional(v.pipe(v.string(), v.maxLength(4000), v.description('for bearer, basic, api_key and custom: the URL to send a GET with the credential\'s auth'))) }),
+  v.object({
+    url: v.optional(
+      v.pipe(
+        v.string(),
+        v.maxLength(4000),
+        // Bad input, not a failed test: a 200 {ok: false} would read as the target refusing the login.
+        v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an http or https URL'),
+        v.description('for bearer, basic, api_key and custom: the http(s) URL to send a GET with the credential\'s auth'),
+      ),
+    ),
+  }),
 );
 type StoreChange = Omit<v.InferOutput<typeof putBody>, 'type'> & { name: string; type: string };
 const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1), maxNameLength) });
