@@ -69,12 +69,12 @@ type BoundedConfig = pg.QueryConfig & { query_timeout?: number };
  * answer never came may still commit once the database answers again: a start is repeated safely
  * with its Idempotency-Key, a report is fenced by its claim (docs/operations.md).
  */
-function answerBound(text: string | BoundedConfig, params: unknown[] | undefined): string | BoundedConfig {
-  if (longWork.getStore()) return text;
+function answerBound(text: string | BoundedConfig, params: unknown[] | undefined): BoundedConfig {
   const config: BoundedConfig = typeof text === 'string' ? { text } : text;
   const values = params ?? config.values;
   // A bound of the statement's own (the gateway's shorter one) stands.
-  return { ...config, ...(values === undefined ? {} : { values }), query_timeout: config.query_timeout ?? DB_ANSWER_TIMEOUT_MS };
+  const bound = longWork.getStore() ? config.query_timeout : (config.query_timeout ?? DB_ANSWER_TIMEOUT_MS);
+  return { ...config, ...(values === undefined ? {} : { values }), ...(bound === undefined ? {} : { query_timeout: bound }) };
 }
 
 /** `client` whose statements are bounded as answerBound says. */
