@@ -7,6 +7,7 @@ import { getExecution, loadEventsAfter, type EventRow, type ExecutionRow } from 
 import type { Queryable } from '../src/db/queryable.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { isObject } from '../src/objects.ts';
+import { withChildTaskTimersOf } from './child-task-timers.ts';
 import { pureInitialTransition, pureTransition, type MachineAction } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 
@@ -52,7 +53,8 @@ export class ExecutionFollower {
         if (row.event_type !== EVENT.executionStarted) continue;
         const ctx = row.context && typeof row.context === 'object' ? (row.context as { input?: ExecutionInput }) : {};
         if (!ctx.input) continue;
-        const [snapshot, actions] = pureInitialTransition(machine, ctx.input);
+        // Its treatment of playbook tasks decided from the log as the engine decides it (actors/child-task-timers.ts).
+        const [snapshot, actions] = pureInitialTransition(machine, withChildTaskTimersOf(ctx.input, rows));
         this.#snapshot = snapshot;
         out.push({ eventId: row.event_id, event: { type: EVENT.executionStarted }, snapshot, view: withViews ? this.view() : null, ended: stepsEnded(actions) });
         continue;

@@ -280,6 +280,7 @@ export class Fold {
       ...(req.parent?.depth ? { depth: req.parent.depth } : {}),
       workload: req.workload,
       args: req.args,
+      childTaskTimers: true,
       ...(req.replay ? { replay: req.replay } : {}),
       // A start's own priority is recorded whatever it is: 5 over a playbook's 9 is what a retry
       // or auto-resume's restart (src/engine/asked-of.ts) must start it at again, not the 9.

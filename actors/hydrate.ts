@@ -10,6 +10,7 @@ import type { Queryable } from '../src/db/queryable.ts';
 import { asObject } from '../src/objects.ts';
 import type { RoutedEvent } from '../src/protocol.ts';
 import { batchItemEvent } from './batch-item.ts';
+import { undecided, withChildTaskTimers, withChildTaskTimersOf } from './child-task-timers.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
 import { pureInitialTransition, pureReplay, pureRestore } from './pure-transition.ts';
@@ -109,8 +110,13 @@ async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapsho
   const machine = compiled.machine;
   const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
   const snapshotEventId = stored ? row.snapshot_event_id : 0;
+  // A start recorded before its treatment of playbook tasks was (a snapshot or log of an earlier
+  // version) has it decided from its whole log, as the views' folds decide it (actors/child-task-timers.ts).
+  const started = stored ? null : applied.find((e) => e.event_type === EVENT.executionStarted);
+  const startInput = started ? await withChildTaskTimers(q, asObject(started.context).input as ExecutionInput) : undefined;
+  const from = stored && undecided(stored.context.input) ? { ...stored, context: { ...stored.context, input: await withChildTaskTimers(q, stored.context.input) } } : stored;
   // Events the machine already applied: their effects happened, so they are folded without them.
-  const snapshot = foldEvents(machine, stored ? pureRestore(machine, stored) : null, applied);
+  const snapshot = foldEvents(machine, from ? pureRestore(machine, from) : null, applied, () => startInput);
   return { row, compiled, snapshot, snapshotEventId, inbox, reserved };
 }
 
@@ -121,16 +127,21 @@ function reservedItems(row: ExecutionRow, batches: readonly ReservedBatch[]): Re
 
 /** Folds events from the start (`execution.started` first); null when the log has no start yet. */
 export function replay(machine: ExecutionMachine, events: LogEvent[]): Snapshot | null {
-  return foldEvents(machine, null, events);
+  return foldEvents(machine, null, events, (input) => withChildTaskTimersOf(input, events));
 }
 
-/** Folds events into a snapshot without performing effects; from null, the log's `execution.started` begins it. */
-function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: LogEvent[]): Snapshot | null {
+/**
+ * Folds events into a snapshot without performing effects; from null, the log's `execution.started`
+ * begins it, with the input `decided` gives (its start's, `childTaskTimers` decided).
+ */
+function foldEvents(machine: ExecutionMachine, from: Snapshot | null, events: LogEvent[], decided: (input: ExecutionInput) => ExecutionInput | undefined): Snapshot | null {
   let snap = from;
   let i = 0;
   for (; !snap && i < events.length; i++) {
     const ev = events[i];
-    if (ev.event_type === EVENT.executionStarted) snap = pureInitialTransition(machine, asObject(ev.context).input as ExecutionInput)[0];
+    if (ev.event_type !== EVENT.executionStarted) continue;
+    const input = asObject(ev.context).input as ExecutionInput;
+    snap = pureInitialTransition(machine, decided(input) ?? input)[0];
   }
   if (!snap) return null;
   const rest: ExecutionEvent[] = [];

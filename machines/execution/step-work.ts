@@ -160,7 +160,8 @@ function dispatchSegment(d: Draft, run: StepRun, key: IterationKey): void {
     if (typeof path !== 'string' || !path) throw new Error(`playbook task ${task.name} needs a path`);
     // A literal `args` must be a mapping (registration); a template may render to anything.
     if (!isObject(args)) throw new Error(`${run.step}.${task.name}.args must render to a mapping, got ${args === null ? 'null' : Array.isArray(args) ? 'a list' : typeof args}`);
-    const timeoutMs = timeoutMsOf(task.timeout_seconds, ctx, `${run.step}.${task.name}`);
+    // A log written before playbook tasks had timers (ExecutionInput.childTaskTimers) is folded as it was written.
+    const timeoutMs = d.c.input.childTaskTimers === false ? null : timeoutMsOf(task.timeout_seconds, ctx, `${run.step}.${task.name}`);
     // As on a worker, a field that does not render right fails the task without a retry.
     if (typeof timeoutMs === 'object' && timeoutMs !== null) {
       finishIteration(d, run.id, key, { [task.name]: { status: 'error', data: null, error: timeoutMs } });
@@ -247,7 +248,7 @@ function settleAttempt(d: Draft, runId: number, key: IterationKey, outcome: Task
   const it = run.iterations[key];
   const task = segmentsOf(d.step(run.step))[it.segment].tasks[0];
   const attempt = it.attempt ?? 1;
-  if (outcome.status === 'error' && !d.c.finished && attempt < attemptsOf(task.retry)) {
+  if (outcome.status === 'error' && !d.c.finished && d.c.input.childTaskTimers !== false && attempt < attemptsOf(task.retry)) {
     let again = true;
     const when = task.retry.when;
     if (when) {

@@ -40,6 +40,13 @@ export type ExecutionInput = {
    * One outcome alone (logs written before the list) is its first run's, taken unless it ran.
    */
   replay?: Record<string, StepOutcome | StepOutcome[]>;
+  /**
+   * Whether its `playbook` tasks have their own timers (`timeout_seconds`, `retry`'s delay: each a
+   * seq of its own). Starts record true. false: a log written before they had them (d064124), whose
+   * later seqs count none, folded as it was written (actors/child-task-timers.ts decides it for a
+   * start recorded without the field). Absent: true.
+   */
+  childTaskTimers?: boolean;
   /** Taken first at the claim (0..9): the playbook's `priority`, or the start's. Absent: 5. */
   priority?: number;
   /** Set when the execution waits to be admitted (flow control): it starts `queued`, unless admitted at its start. */

@@ -31,6 +31,8 @@ export function inputOf(overrides: Partial<ExecutionInput> = {}): ExecutionInput
     rootExecutionId: 101,
     workload: {},
     args: {},
+    // As every start records it (actors/fold.ts): its playbook tasks have their own timers.
+    childTaskTimers: true,
     ...overrides,
   };
 }
