@@ -22,6 +22,14 @@ export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
 // While commands run, heartbeats are more frequent: their answer names cancelled commands to stop.
 export const BUSY_HEARTBEAT_INTERVAL_MS = 2_000;
 export const CLAIM_WAIT_MS = 5_000;
+/**
+ * Longest a request to the server waits for its answer beyond its claim wait, in ms. A server
+ * that takes the connection and never answers (SIGSTOPped, hung) held a report, a heartbeat or
+ * the registration for ever, silently; past it the request fails like an unreachable server's
+ * and is sent again (a report with its report_id: fenced, never applied twice). Well over the
+ * server's own bound on a database that hangs (DB_CONNECT_TIMEOUT_MS + DB_ANSWER_TIMEOUT_MS).
+ */
+export const WORKER_ANSWER_TIMEOUT_MS = 30_000;
 const REPORT_RETRY_MAX_DELAY_MS = 5_000;
 // A worker started before its server retries registering from this delay, doubling, up to the max.
 const REGISTER_RETRY_FIRST_DELAY_MS = 250;
@@ -69,6 +77,8 @@ export type WorkerOptions = {
   /** Traces on (workerTraces(config), as the server decides): http tasks send `traceparent`. Unset: off. */
   traces?: CommandTraces;
   claimWaitMs?: number;
+  /** Longest wait for the server's answer beyond the claim wait (default WORKER_ANSWER_TIMEOUT_MS); none in-process. */
+  answerTimeoutMs?: number;
   /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
   idleHeartbeatIntervalMs?: number;
   /** Pool heartbeat period while commands run (default BUSY_HEARTBEAT_INTERVAL_MS). */
@@ -119,7 +129,10 @@ export class Worker {
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
     this.name = opts.name ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`;
-    this.client = new ServerClient(opts.serverUrl, { token: opts.token, inProcess: opts.inProcess });
+    // In-process, the server and the pool are one process: nothing to wait out (and a request with
+    // a timeout would go over the socket instead of through the server's inject).
+    const timeoutMs = opts.inProcess ? undefined : (opts.answerTimeoutMs ?? WORKER_ANSWER_TIMEOUT_MS) + (opts.claimWaitMs ?? CLAIM_WAIT_MS);
+    this.client = new ServerClient(opts.serverUrl, { token: opts.token, inProcess: opts.inProcess, timeoutMs });
     this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
     this.#serviceReader = opts.serviceReaderBaseUrl && !opts.serviceReaderUrl ? serviceReaderSource(this.client, this.name, opts.serviceReaderBaseUrl, opts.log) : undefined;
   }
@@ -199,7 +212,7 @@ export class Worker {
         return await Promise.race([this.#register(), rejectsOnAbort(this.#abortClaims.signal)]);
       } catch (err) {
         if (this.#stopping) return;
-        const notUp = err instanceof TypeError || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
+        const notUp = err instanceof TypeError || isTimeout(err) || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
         if (!notUp) throw err;
         this.#opts.log.warn({ err: String(err), attempt, retry_in_ms: backoffMs }, `server ${this.client.baseUrl} not reachable yet; waiting to register`);
       }
@@ -442,6 +455,11 @@ export class Worker {
     // Fewer than asked for: nothing more is pending now, so the long poll waits for the next.
     if (this.#window() > this.#held()) this.#room?.();
   }
+}
+
+// A request that got no answer within the client's timeout (AbortSignal.timeout's reason).
+function isTimeout(err: unknown): boolean {
+  return err instanceof DOMException && err.name === 'TimeoutError';
 }
 
 // A 4xx answer means the server will never take this request as it is; 408 and 429 only say "not now".
