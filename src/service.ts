@@ -71,7 +71,9 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     // With the NATS bus, the statements send no NOTIFY: the engine announces on NATS after commit.
     const db = new Db(database.url, 20, { notify: !config.SVC_NATS_URL });
     stops.unshift(() => db.close());
-    await migrate(db);
+    const migrated = await migrate(db);
+    // An upgrade says what it changed in the database (`svc migrate` prints the same).
+    if (migrated.applied.length) log.info({ applied: migrated.applied, current: migrated.current }, `applied ${migrated.applied.length} migration(s), the database is at ${migrated.current}`);
     const powers = await servicePowers(db);
     const databaseSuperuser = powers.superuser;
     // A key that cannot open the stored rows is refused now, not found out on every later read.
