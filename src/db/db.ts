@@ -30,6 +30,8 @@ export const DB_CONNECT_TIMEOUT_MS = 5_000;
  * a slow database (a lock wait, a loaded disk) room to answer. Long work is not bounded (longWork).
  */
 export const DB_ANSWER_TIMEOUT_MS = 10_000;
+/** How much longer than a bounded() pool's statement_timeout its statements wait for an answer, in ms. */
+const BOUNDED_ANSWER_GRACE_MS = 1_000;
 /** Longest a health ping may take, waiting for a connection included; then the database counts as down. */
 export const PING_TIMEOUT_MS = 2_000;
 /**
@@ -108,7 +110,7 @@ function newPool(url: string, max: number, options: string): pg.Pool {
 }
 
 /** One statement on `pool`; rejects with `database_unavailable` (errors.ts) while the database is away. */
-function poolQuery<R extends pg.QueryResultRow>(pool: pg.Pool, text: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
+function poolQuery<R extends pg.QueryResultRow>(pool: pg.Pool, text: string | BoundedConfig, params?: unknown[]): Promise<pg.QueryResult<R>> {
   // pg-pool discards a connection whose statement failed (its answer may still come).
   return pool.query<R>(answerBound(text, params)).catch((err: unknown) => {
     throw classifyDatabaseError(err);
@@ -259,7 +261,12 @@ export class Db implements Queryable {
    */
   bounded(timeoutMs: number, max: number): Queryable {
     const pool = this.#boundedPool(timeoutMs, max);
-    return { query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) => poolQuery<R>(pool, text, params) };
+    // PostgreSQL's bound comes first; the answer's (a database that hangs) never cuts it short.
+    const answerMs = Math.max(DB_ANSWER_TIMEOUT_MS, Math.ceil(timeoutMs) + BOUNDED_ANSWER_GRACE_MS);
+    return {
+      query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | pg.QueryConfig, params?: unknown[]) =>
+        poolQuery<R>(pool, { ...(typeof text === 'string' ? { text } : text), query_timeout: answerMs } satisfies BoundedConfig, params),
+    };
   }
 
   /**
