@@ -6,6 +6,7 @@ import { scopesRemovedWhenFinished } from '../machines/keychain-owner-finished.t
 import type { EventInput } from '../src/protocol.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import { admissionOf } from '../src/flow/admission-of.ts';
+import { undebounced } from '../src/flow/undebounced.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
 import { errorOf } from '../machines/execution/arcs.ts';
 import { tokenToSeal } from '../src/secret-handle.ts';
@@ -102,7 +103,8 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         const workload = { ...compiled.playbook.workload, ...args };
         let admission: ReturnType<typeof admissionOf>;
         try {
-          admission = admissionOf(compiled.playbook, compiled.path, workload, args);
+          // Its parent's own: it neither opens a debounce window nor joins one (src/flow/undebounced.ts).
+          admission = undebounced(admissionOf(compiled.playbook, compiled.path, workload, args));
         } catch (err) {
           host.send(h.id, childResult(e.seq, null, 'failed', null, err instanceof FlowKeyError ? { message: err.message, code: err.code } : errorOf(err), e));
           break;

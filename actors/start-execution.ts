@@ -4,6 +4,7 @@ import type { Queryable } from '../src/db/queryable.ts';
 import { ServiceError } from '../src/errors.ts';
 import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import { admissionOf } from '../src/flow/admission-of.ts';
+import { undebounced } from '../src/flow/undebounced.ts';
 import { TemplateError } from '../src/dsl/render.ts';
 import { extendDebounce, isDebounceWindowTaken, type AdmitKey } from '../src/db/flow.repo.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
@@ -257,12 +258,6 @@ async function compileStarts(deps: EngineDeps, inputs: readonly StartInput[], he
       return err instanceof FlowKeyError ? new ServiceError(err.code, { code: err.code, ...detail }) : new ServiceError('unprocessable', detail);
     }
   });
-}
-
-/** `a` without its debounce window: a successor's (StartInput.successor); undefined when nothing else is left to wait for. */
-function undebounced(a: Admission | undefined): Admission | undefined {
-  if (!a?.debounce) return a;
-  return a.limit === null ? undefined : { ...a, debounce: null };
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;
