@@ -158,8 +158,18 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
         fold: (fold) => {
           fold.checkHeads(taken.cached.map((h) => ({ path: h.path, version: h.version })));
           const results: (Started | ServiceError)[] = [];
+          const preparedOf = (i: number) => (keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i]);
+          // Starts of this batch that open one debounce window (a trigger's burst, a backfill, API
+          // starts gathered while a batch was written) make one execution, as they would one after
+          // another: the first's, run with the last's payload, key and priority; the others join it.
+          const lastOfWindow = new Map<string, number>();
+          for (const i of inputs.keys()) {
+            const w = joined.has(i) ? undefined : windowOf(preparedOf(i));
+            if (w !== undefined) lastOfWindow.set(w, i);
+          }
+          const opened = new Map<string, Started>();
           for (const [i, input] of inputs.entries()) {
-            const prepared = keep && !keep(i) ? new ServiceError('conflict', 'not started: its transaction did not take what it depends on') : compiledOf[i];
+            const prepared = preparedOf(i);
             if (prepared instanceof ServiceError) {
               results.push(prepared);
               continue;
@@ -177,20 +187,34 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
               keepKey(debounced);
               continue;
             }
-            const { compiled, admission } = prepared;
+            const window = joined.has(i) ? undefined : windowOf(prepared);
+            const opener = window === undefined ? undefined : opened.get(window);
+            if (opener) {
+              const joins = { ...opener, commandsGenerated: 0, debounced: true };
+              results.push(joins);
+              keepKey(joins);
+              continue;
+            }
+            // The burst's last start of this batch gives the payload, key and priority (its own prepared, never an error).
+            const lastIndex = window === undefined ? i : (lastOfWindow.get(window) ?? i);
+            const last = inputs[lastIndex];
+            const lastPrepared = compiledOf[lastIndex];
+            const admission = lastPrepared instanceof ServiceError ? prepared.admission : lastPrepared.admission;
+            const { compiled } = prepared;
             const before = fold.commandsIssued;
             const executionId = fold.start({
               compiled,
               executionId: taken.ids[i],
-              workload: { ...compiled.playbook.workload, ...input.payload },
-              args: input.payload,
+              workload: { ...compiled.playbook.workload, ...last.payload },
+              args: last.payload,
               requestedBy: input.requestedBy,
               origin: input.origin,
               replay: input.replay,
-              ...(input.priority !== undefined ? { priority: input.priority } : {}),
+              ...(last.priority !== undefined ? { priority: last.priority } : {}),
               ...(admission ? { admission } : {}),
             });
             const started = { executionId, catalogId: compiled.catalogId, path: compiled.path, commandsGenerated: fold.commandsIssued - before };
+            if (window !== undefined) opened.set(window, started);
             results.push(started);
             keepKey(started);
           }
@@ -208,6 +232,12 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
 
 /** A start ready to fold: its compiled playbook and what it waits for before it runs (flow control). */
 type Prepared = { compiled: CompiledPlaybook; admission: Admission | undefined };
+
+/** The debounce window a start would open (its path and rendered key), or undefined when it is not debounced. */
+function windowOf(p: Prepared | ServiceError): string | undefined {
+  if (p instanceof ServiceError || !p.admission?.debounce) return undefined;
+  return `${p.compiled.path}\u0000${p.admission.debounce.key}`;
+}
 
 /** The concurrency keys (once each) of starts that may be admitted at once: of a limit, not debounced. */
 function startKeysOf(prepared: readonly (Prepared | ServiceError)[]): AdmitKey[] {
