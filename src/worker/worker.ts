@@ -6,6 +6,8 @@ import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, Pres
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
 import { stopNamedCommands } from './heartbeat-stops.ts';
+import { StandStillClock } from './stand-still-clock.ts';
+import { commandSuperseded } from './tools/outcome.ts';
 import { refusedEventReasons } from './refused-events.ts';
 import { rejectsOnAbort } from './rejects-on-abort.ts';
 import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts';
@@ -125,6 +127,8 @@ export class Worker {
   #lastBeatAt = 0;
   #commands = new Map<number, AbortController>(); // claimed: queued or running
   #shell: ShellHost | undefined; // probed at start
+  readonly #clock = new StandStillClock();
+  #checking: Promise<void> | undefined; // the heartbeat a woken pool waits for before starting commands
 
   constructor(opts: WorkerOptions) {
     this.#opts = opts;
@@ -169,6 +173,7 @@ export class Worker {
     this.#lastBeatAt = performance.now();
     this.#heartbeatOn = true;
     this.#scheduleHeartbeat();
+    this.#clock.start();
     this.#loop = this.#claimLoop();
   }
 
@@ -257,6 +262,7 @@ export class Worker {
       await this.#loop;
       while (this.running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting.keys()) : delay(20));
       this.#heartbeatOn = false;
+      this.#clock.stop();
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
       // A beat still in flight would mark the pool 'draining' again after it deregistered. Both
@@ -316,7 +322,38 @@ export class Worker {
     }
     // Busy: beat within the busy interval of the last beat, so a cancel reaches these commands soon.
     if (commands.length) this.#scheduleHeartbeat();
+    if (this.#holdAfterFreeze()) return;
     while (this.#running < this.#opts.concurrency && this.#queued.length) this.#launch(this.#queued.shift()!);
+  }
+
+  /**
+   * True while a pool that did not run for FROZEN_MS or more asks the server which of its commands
+   * it still holds: nothing starts until the heartbeat answers. A command it was handed before or
+   * while it stood still (a claim's answer waiting in its socket) may have been taken over and run
+   * by another worker; started now, its side effects happened twice, for a refused report. The
+   * ones the answer names superseded leave the queue unrun.
+   */
+  #holdAfterFreeze(): boolean {
+    if (this.#checking) return true;
+    if (!this.#heartbeatOn || !this.#queued.length) return false;
+    const stoodStillMs = this.#clock.takeStandStill();
+    if (!stoodStillMs) return false;
+    this.#opts.log.warn({ stood_still_ms: Math.round(stoodStillMs) }, 'worker did not run for a while; asking the server which commands it still holds before starting any');
+    // A beat sent before the pause was answered before any takeover: one more after it.
+    this.#checking = Promise.resolve(this.#beating)
+      .then(() => this.#beat())
+      .finally(() => {
+        this.#checking = undefined;
+        this.#queued = this.#queued.filter((cmd) => {
+          const reason: unknown = this.#commands.get(cmd.command_id)?.signal.reason;
+          if (!(reason instanceof Error && reason.name === commandSuperseded().name)) return true;
+          this.#commands.delete(cmd.command_id);
+          return false;
+        });
+        this.#take([]);
+        if (this.#window() > this.#held()) this.#room?.();
+      });
+    return true;
   }
 
   #launch(cmd: PresentedCommand): void {
