@@ -6,7 +6,7 @@ import { resolveWorkerToken } from './auth/worker-token.ts';
 import { checkServerAuth, type Config } from './config.ts';
 import { Db } from './db/db.ts';
 import { openDatabase } from './db/open-database.ts';
-import { migrate } from './db/migrate.ts';
+import { FIRST_MIGRATION, migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
 import { servicePowers } from './db/service-owner.ts';
 import { startBatchProcessor } from '../actors/batch-processor.ts';
@@ -72,8 +72,10 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     const db = new Db(database.url, 20, { notify: !config.SVC_NATS_URL });
     stops.unshift(() => db.close());
     const migrated = await migrate(db);
-    // An upgrade says what it changed in the database (`svc migrate` prints the same).
-    if (migrated.applied.length) log.info({ applied: migrated.applied, current: migrated.current }, `applied ${migrated.applied.length} migration(s), the database is at ${migrated.current}`);
+    // An upgrade says what it changed in the database (`svc migrate` prints the same); a first
+    // start, which applies every migration, only that it made the schema.
+    if (migrated.applied.includes(FIRST_MIGRATION)) log.info({ current: migrated.current }, `made the database's schema (${migrated.applied.length} migrations, at ${migrated.current})`);
+    else if (migrated.applied.length) log.info({ applied: migrated.applied, current: migrated.current }, `applied ${migrated.applied.length} migration(s), the database is at ${migrated.current}`);
     const powers = await servicePowers(db);
     const databaseSuperuser = powers.superuser;
     // A key that cannot open the stored rows is refused now, not found out on every later read.

@@ -7,6 +7,9 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.
 // Any fixed number works; it only has to be the same for every server of this service.
 const MIGRATION_LOCK_KEY = 7_242_001;
 
+/** The migration a database without the service's schema starts with. */
+export const FIRST_MIGRATION = '0001_core.sql';
+
 export type MigrationResult = { applied: string[]; current: string | null };
 
 /**
