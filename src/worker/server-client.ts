@@ -18,6 +18,17 @@ export class ServerError extends Error {
   }
 }
 
+/** A 4xx answer: the server will never take this request as it is (408 and 429 only say "not now"). */
+export function isRefusal(err: unknown): err is ServerError {
+  return err instanceof ServerError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
+}
+
+/** No server to answer yet: refused or unreachable (TypeError), no answer in time (TimeoutError), or a 502-504 from what stands before it. */
+export function serverNotUp(err: unknown): boolean {
+  const timedOut = err instanceof DOMException && err.name === 'TimeoutError';
+  return err instanceof TypeError || timedOut || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
+}
+
 /** The detail of an error answer's body: its `detail` when it is a problem document, else the JSON or the text itself. */
 export function problemDetail(text: string): unknown {
   let parsed: unknown = text;

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
-import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer, ReportRequest, RoutedEvent } from '../protocol.ts';
+import type { ClaimAnswer, ClaimRequest, PresentedCommand, ReportAnswer, ReportRequest, RoutedEvent } from '../protocol.ts';
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
-import { stopNamedCommands } from './heartbeat-stops.ts';
+import { PoolHeartbeat } from './pool-heartbeat.ts';
 import { StandStillClock } from './stand-still-clock.ts';
 import { commandSuperseded } from './tools/outcome.ts';
 import { refusedEventReasons } from './refused-events.ts';
@@ -17,12 +17,9 @@ import { sweepTaskHomesOnce } from './tools/task-homes.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { commandReport, fittingReports, reportEventsRoom, type CommandReport } from './bound-report.ts';
 import { inCommandTrace, type CommandTraces } from '../telemetry/command-trace.ts';
-import { ServerClient, ServerError, type InProcessServer } from './server-client.ts';
+import { isRefusal, ServerClient, serverNotUp, type InProcessServer, type ServerError } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
-export const POOL_HEARTBEAT_INTERVAL_MS = 10_000;
-// While commands run, heartbeats are more frequent: their answer names cancelled commands to stop.
-export const BUSY_HEARTBEAT_INTERVAL_MS = 2_000;
 export const CLAIM_WAIT_MS = 5_000;
 /**
  * Longest a request to the server waits for its answer beyond its claim wait, in ms. A server
@@ -118,14 +115,8 @@ export class Worker {
   readonly #reporting = new Map<Promise<void>, number>(); // in flight → when it was sent
   #stallTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
-  // Heartbeat state: the next beat is due a fixed interval after the last one was sent, so
-  // however often the pool turns busy or idle, a beat is never postponed past that interval.
-  #heartbeatOn = false;
-  #heartbeat: NodeJS.Timeout | undefined;
-  #heartbeatDueAt = 0;
-  #beating: Promise<void> | undefined;
-  #lastBeatAt = 0;
   #commands = new Map<number, AbortController>(); // claimed: queued or running
+  readonly #heartbeat: PoolHeartbeat;
   #shell: ShellHost | undefined; // probed at start
   readonly #clock = new StandStillClock();
   #checking: Promise<void> | undefined; // the heartbeat a woken pool waits for before starting commands
@@ -139,6 +130,17 @@ export class Worker {
     this.client = new ServerClient(opts.serverUrl, { token: opts.token, inProcess: opts.inProcess, timeoutMs });
     this.#resolveKeychain = opts.resolveKeychain ?? createKeychainResolver({ client: this.client, log: opts.log, env: opts.env });
     this.#serviceReader = opts.serviceReaderBaseUrl && !opts.serviceReaderUrl ? serviceReaderSource(this.client, this.name, opts.serviceReaderBaseUrl, opts.log) : undefined;
+    this.#heartbeat = new PoolHeartbeat({
+      client: this.client,
+      name: this.name,
+      log: opts.log,
+      commands: this.#commands,
+      unreported: this.#unreported,
+      draining: () => this.#stopping,
+      register: () => this.#register(),
+      idleIntervalMs: opts.idleHeartbeatIntervalMs,
+      busyIntervalMs: opts.busyHeartbeatIntervalMs,
+    });
   }
 
   /** Commands the pool holds: running, waiting in its queue, or finished and not yet reported. */
@@ -169,40 +171,9 @@ export class Worker {
     }
     await this.#registerOnceUp();
     if (this.#stopping) return;
-    // Registering sets heartbeat_at: it counts as the first beat.
-    this.#lastBeatAt = performance.now();
-    this.#heartbeatOn = true;
-    this.#scheduleHeartbeat();
+    this.#heartbeat.start();
     this.#clock.start();
     this.#loop = this.#claimLoop();
-  }
-
-  #heartbeatIntervalMs(): number {
-    return this.#commands.size
-      ? (this.#opts.busyHeartbeatIntervalMs ?? BUSY_HEARTBEAT_INTERVAL_MS)
-      : (this.#opts.idleHeartbeatIntervalMs ?? POOL_HEARTBEAT_INTERVAL_MS);
-  }
-
-  /**
-   * (Re)arms the heartbeat timer for `last beat + interval`, where the interval depends on whether
-   * commands run. Only ever moves the timer earlier, so calling it on every launch is cheap and
-   * cannot starve the heartbeat (restarting the timer on each launch did).
-   */
-  #scheduleHeartbeat(): void {
-    if (!this.#heartbeatOn || this.#beating) return;
-    const dueAt = this.#lastBeatAt + this.#heartbeatIntervalMs();
-    if (this.#heartbeat && this.#heartbeatDueAt <= dueAt) return;
-    clearTimeout(this.#heartbeat);
-    this.#heartbeatDueAt = dueAt;
-    this.#heartbeat = setTimeout(() => {
-      this.#heartbeat = undefined;
-      this.#lastBeatAt = performance.now();
-      this.#beating = this.#beat().finally(() => {
-        this.#beating = undefined;
-        this.#scheduleHeartbeat();
-      });
-    }, Math.max(0, dueAt - performance.now()));
-    this.#heartbeat.unref();
   }
 
   /**
@@ -217,8 +188,7 @@ export class Worker {
         return await Promise.race([this.#register(), rejectsOnAbort(this.#abortClaims.signal)]);
       } catch (err) {
         if (this.#stopping) return;
-        const notUp = err instanceof TypeError || isTimeout(err) || (err instanceof ServerError && err.status >= 502 && err.status <= 504);
-        if (!notUp) throw err;
+        if (!serverNotUp(err)) throw err;
         this.#opts.log.warn({ err: String(err), attempt, retry_in_ms: backoffMs }, `server ${this.client.baseUrl} not reachable yet; waiting to register`);
       }
       await delay(backoffMs, undefined, { signal: this.#abortClaims.signal }).catch(() => {});
@@ -231,28 +201,6 @@ export class Worker {
     await this.client.request('POST', '/api/worker/pool/register', { name: this.name, capacity: this.#opts.concurrency, labels: { host: hostname(), pid: process.pid } });
   }
 
-  async #beat(): Promise<void> {
-    try {
-      const res = await this.client.request<Partial<HeartbeatAnswer>>('POST', '/api/worker/pool/heartbeat', {
-        name: this.name,
-        status: this.#stopping ? 'draining' : 'ready',
-        // Every command the pool holds: one it claimed and no longer lists counts as lost
-        // (orphaned) on the server, and another worker may take it over.
-        running: [...this.#commands.keys(), ...this.#unreported],
-      } satisfies HeartbeatRequest);
-      stopNamedCommands(res, this.#commands, this.#opts.log);
-    } catch (err) {
-      if (err instanceof ServerError && (err.status === 409 || err.status === 404) && !this.#stopping) {
-        // The pool was marked stopped (deregistered, 409) or forgotten after a long silence (404:
-        // src/periodic/worker-pool-sweep.ts) while we still run: register again.
-        this.#opts.log.warn({ err: err.message }, 'worker pool was stopped or forgotten on the server; registering again');
-        await this.#register().catch((e: unknown) => this.#opts.log.warn({ err: String(e) }, 'worker re-registration failed'));
-        return;
-      }
-      this.#opts.log.warn({ err: String(err) }, 'worker heartbeat failed');
-    }
-  }
-
   /** Drains: no new claims; running commands finish and report; then deregisters. */
   stop(): Promise<void> {
     this.#stopped ??= (async () => {
@@ -261,15 +209,13 @@ export class Worker {
       this.#room?.();
       await this.#loop;
       while (this.running > 0 || this.#reports.length || this.#reporting.size) await (this.#reporting.size ? Promise.race(this.#reporting.keys()) : delay(20));
-      this.#heartbeatOn = false;
+      const lastBeat = this.#heartbeat.stop();
       this.#clock.stop();
-      clearTimeout(this.#heartbeat);
-      this.#heartbeat = undefined;
       // A beat still in flight would mark the pool 'draining' again after it deregistered. Both
       // get GOODBYE_TIMEOUT_MS in all; closing the client then ends what is still unanswered.
       const goodbye = AbortSignal.timeout(GOODBYE_TIMEOUT_MS);
       const late = rejectsOnAbort(goodbye).catch(() => {});
-      await Promise.race([this.#beating, late]);
+      await Promise.race([lastBeat, late]);
       if (!goodbye.aborted) await Promise.race([this.client.request('POST', '/api/worker/pool/deregister', { name: this.name }).catch(() => {}), late]);
       this.client.close();
     })();
@@ -321,7 +267,7 @@ export class Worker {
       this.#queued.push(cmd);
     }
     // Busy: beat within the busy interval of the last beat, so a cancel reaches these commands soon.
-    if (commands.length) this.#scheduleHeartbeat();
+    if (commands.length) this.#heartbeat.schedule();
     if (this.#holdAfterFreeze()) return;
     while (this.#running < this.#opts.concurrency && this.#queued.length) this.#launch(this.#queued.shift()!);
   }
@@ -335,13 +281,13 @@ export class Worker {
    */
   #holdAfterFreeze(): boolean {
     if (this.#checking) return true;
-    if (!this.#heartbeatOn || !this.#queued.length) return false;
+    if (!this.#heartbeat.on || !this.#queued.length) return false;
     const stoodStillMs = this.#clock.takeStandStill();
     if (!stoodStillMs) return false;
     this.#opts.log.warn({ stood_still_ms: Math.round(stoodStillMs) }, 'worker did not run for a while; asking the server which commands it still holds before starting any');
     // A beat sent before the pause was answered before any takeover: one more after it.
-    this.#checking = Promise.resolve(this.#beating)
-      .then(() => this.#beat())
+    this.#checking = this.#heartbeat
+      .beatAfterInFlight()
       .finally(() => {
         this.#checking = undefined;
         this.#queued = this.#queued.filter((cmd) => {
@@ -492,14 +438,4 @@ export class Worker {
     // Fewer than asked for: nothing more is pending now, so the long poll waits for the next.
     if (this.#window() > this.#held()) this.#room?.();
   }
-}
-
-// A request that got no answer within the client's timeout (AbortSignal.timeout's reason).
-function isTimeout(err: unknown): boolean {
-  return err instanceof DOMException && err.name === 'TimeoutError';
-}
-
-// A 4xx answer means the server will never take this request as it is; 408 and 429 only say "not now".
-function isRefusal(err: unknown): err is ServerError {
-  return err instanceof ServerError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
 }
