@@ -1,5 +1,5 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import { getAdjacencyMap, type AdjacencyMap } from 'xstate/graph';
+import { getAdjacencyMap } from 'xstate/graph';
 import { parsePlaybook, type NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
 import { asObject } from '../src/objects.ts';
 import { CODE } from './error-codes.ts';
@@ -14,6 +14,7 @@ import { SimulationData, type Undecided } from './simulation-data.ts';
 import { SimulatedEntries } from './simulated-entries.ts';
 import { payloadRefusal } from './payload-refusal.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
+import { MAX_SIMULATED_PATH_EVENTS, MAX_SIMULATED_PATHS, pathsToEnds } from './paths-to-ends.ts';
 
 // Runs a playbook's compiled statechart with no database and no workers: every command a step
 // issues is answered at once with the outcome chosen for that step (ok unless told otherwise) and
@@ -60,14 +61,6 @@ export const MAX_PATH_RUNS_PER_STEP = 5;
 export const MAX_PATH_STATES = 2_000;
 /** ...and the characters of their serialized text together (each is its whole context), past which none is explored further. */
 export const MAX_PATH_STATE_CHARS = 16_000_000;
-/**
- * Paths the simulation follows to their end: a parallel loop of n items has 2^n + 1 of them (each
- * item ok or error), each replayed; past this the report is `truncated` (registration's warnings
- * then say paths were not all checked), so a playbook cannot hold its registration for minutes.
- */
-export const MAX_SIMULATED_PATHS = 512;
-/** Events of all the paths followed together (each is replayed through the machine): past it, `truncated` too. */
-export const MAX_SIMULATED_PATH_EVENTS = 5_000;
 
 /** The step runs after which --paths cuts a path of this playbook. */
 export const pathDepthOf = (pb: NormalizedPlaybook): number => MAX_PATH_RUNS_PER_STEP * pb.workflow.length;
@@ -385,54 +378,6 @@ export function playbookPaths(
   const sampled = Object.keys(data.results).length > 0 && notReached.length > 0;
   const onData = paths.some((p) => p.undecided) || (sampled && playbookPaths(pb, { payload: opts.payload, useExamples: false }).paths.some((p) => p.undecided));
   return { paths, unreachable: onData ? [] : notReached, depends_on_data: onData ? notReached : [], truncated };
-}
-
-/**
- * Every simple path of `adjacency` from `start` to a state that offers no event (an end: done,
- * cut, undecided, or past the state budget), as its events, depth first; at most
- * MAX_SIMULATED_PATHS of them and MAX_SIMULATED_PATH_EVENTS events in all (`truncated` past it). xstate's getSimplePaths enumerates every
- * simple path to every state, then this filtered the ends: a parallel loop over 12 items (4,097
- * paths) took 12 s, one over 80 minutes, on registration's thread.
- */
-function pathsToEnds(adjacency: AdjacencyMap<Snapshot, ExecutionEvent>, start: string, serializeState: (s: Snapshot) => string): { paths: ExecutionEvent[][]; truncated: boolean } {
-  const nodes = new Map(Object.entries(adjacency));
-  // Each edge's target, serialized once (a state's text is its whole context).
-  const edges = new Map<string, { event: ExecutionEvent; to: string }[]>();
-  const edgesOf = (key: string) => {
-    let out = edges.get(key);
-    if (!out) {
-      const transitions: Record<string, { event: ExecutionEvent; state: Snapshot }> = nodes.get(key)?.transitions ?? {};
-      edges.set(key, (out = Object.values(transitions).map((t) => ({ event: t.event, to: serializeState(t.state) }))));
-    }
-    return out;
-  };
-  const paths: ExecutionEvent[][] = [];
-  const onPath = new Set<string>();
-  const taken: ExecutionEvent[] = [];
-  let events = 0;
-  let truncated = false;
-  const walk = (key: string): void => {
-    const out = edgesOf(key);
-    if (out.length === 0) {
-      if (paths.length >= MAX_SIMULATED_PATHS || events + taken.length > MAX_SIMULATED_PATH_EVENTS) truncated = true;
-      else {
-        paths.push([...taken]);
-        events += taken.length;
-      }
-      return;
-    }
-    onPath.add(key);
-    for (const { event, to } of out) {
-      if (truncated) break;
-      if (onPath.has(to)) continue;
-      taken.push(event);
-      walk(to);
-      taken.pop();
-    }
-    onPath.delete(key);
-  };
-  walk(start);
-  return { paths, truncated };
 }
 
 /**

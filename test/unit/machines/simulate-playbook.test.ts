@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_SIMULATED_PATHS, pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
+import { MAX_SIMULATED_PATHS } from '../../../machines/paths-to-ends.ts';
+import { pathDepthOf, playbookPaths, playbookWarnings, playbookFromYaml, simulatePlaybook } from '../../../machines/simulate-playbook.ts';
 import { parseOutcomes, simulateCommand } from '../../../src/cli/simulate.ts';
 import { Capture } from '../../helpers/capture.ts';
 
