@@ -49,10 +49,20 @@ const POOL_IDLE_TIMEOUT_MS = 180_000;
  */
 const POOL_KEEPALIVE_DELAY_MS = 60_000;
 
+/**
+ * Longest a service session may sit idle inside a transaction before PostgreSQL ends it
+ * (`idle_in_transaction_session_timeout`). The service sends a transaction's statements one after
+ * another with nothing to wait for between them; a server stopped mid-transaction (SIGSTOP, a
+ * suspended VM) held its row and advisory locks for as long as it stood still, and every other
+ * server's work on those executions waited behind it. Past this the session ends and its work
+ * rolls back; the stopped server, once it runs again, finds its connection gone (503, a retry).
+ */
+export const DB_IDLE_IN_TRANSACTION_MS = 30_000;
+
 // No JIT: the service's statements are short and run thousands of times; before PostgreSQL 18 a
 // seq scan that enable_seqscan=off cannot avoid costs 1e10, over every jit_*_above_cost, and the
 // admitter's look (a scan of flow_limit, two of admission) compiled for ~0.7 s at every run.
-const SESSION_OPTIONS = '-c enable_seqscan=off -c jit=off';
+const sessionOptions = (idleInTransactionMs: number): string => `-c enable_seqscan=off -c jit=off -c idle_in_transaction_session_timeout=${idleInTransactionMs}`;
 /** Added where the bus is NATS: the statements that would NOTIFY claimers leave it to the engine (migrations/0024). */
 const NOTIFY_OFF = ' -c svc.notify=off';
 
@@ -125,16 +135,21 @@ export class Db implements Queryable {
   #listeners = new Map<string, Set<Listener>>();
   #statusListeners = new Set<ListenStatus>();
   #bounded = new Map<number, pg.Pool>();
+  readonly #sessionOptions: string;
   #closed = false;
 
-  /** `notify` false: this server's bus is not PostgreSQL, so its statements send no NOTIFY to claimers. */
-  constructor(url: string, max = 10, opts: { notify?: boolean } = {}) {
+  /**
+   * `notify` false: this server's bus is not PostgreSQL, so its statements send no NOTIFY to claimers.
+   * `idleInTransactionMs`: DB_IDLE_IN_TRANSACTION_MS unless given (a test's shorter one).
+   */
+  constructor(url: string, max = 10, opts: { notify?: boolean; idleInTransactionMs?: number } = {}) {
     this.url = url;
+    this.#sessionOptions = sessionOptions(opts.idleInTransactionMs ?? DB_IDLE_IN_TRANSACTION_MS);
     // Every statement the service sends reaches rows by key, and its prepared statements keep
     // one generic plan per connection: planned while a table is small, that plan would scan the
     // table whole for the connection's life as it grows (the engine's writes did). Set in the
     // startup packet, so it costs no statement and is in force before the first query.
-    this.pool = newPool(url, max, SESSION_OPTIONS + (opts.notify === false ? NOTIFY_OFF : ''));
+    this.pool = newPool(url, max, this.#sessionOptions + (opts.notify === false ? NOTIFY_OFF : ''));
     this.#listening = new ListenConnection(
       { connectionString: url, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, keepAlive: true },
       {
@@ -301,7 +316,7 @@ export class Db implements Queryable {
     const ms = Math.max(1, Math.ceil(timeoutMs));
     let pool = this.#bounded.get(ms);
     if (!pool) {
-      pool = newPool(this.url, max, `${SESSION_OPTIONS} -c statement_timeout=${ms} -c plan_cache_mode=force_generic_plan`);
+      pool = newPool(this.url, max, `${this.#sessionOptions} -c statement_timeout=${ms} -c plan_cache_mode=force_generic_plan`);
       this.#bounded.set(ms, pool);
     }
     return pool;
