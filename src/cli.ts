@@ -231,11 +231,11 @@ const commands: Record<string, Command> = {
       const { migrate } = await import('./db/migrate.ts');
       const { openDatabase } = await import('./db/open-database.ts');
       const config = loadConfig();
-      const log = createLogger(config.SVC_LOG_LEVEL);
+      const log = createLogger(config.SVC_LOG_LEVEL, process.stderr); // stdout is the answer (--json)
       const database = await openDatabase(config, log);
       const db = new Db(database.url, 2);
       try {
-        const result = await migrate(db);
+        const result = await migrate(db, undefined, { log });
         if (json) process.stdout.write(`${JSON.stringify({ applied: result.applied, current: result.current ?? null })}\n`);
         else process.stdout.write(result.applied.length ? `applied ${result.applied.join(', ')}\n` : `database is up to date (${result.current ?? 'no migrations'})\n`);
         return 0;

@@ -71,7 +71,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     // With the NATS bus, the statements send no NOTIFY: the engine announces on NATS after commit.
     const db = new Db(database.url, 20, { notify: !config.SVC_NATS_URL });
     stops.unshift(() => db.close());
-    const migrated = await migrate(db);
+    const migrated = await migrate(db, undefined, { log });
     // An upgrade says what it changed in the database (`svc migrate` prints the same); a first
     // start, which applies every migration, only that it made the schema.
     if (migrated.applied.includes(FIRST_MIGRATION)) log.info({ current: migrated.current }, `made the database's schema (${migrated.applied.length} migrations, at ${migrated.current})`);

@@ -1,6 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from '../log.ts';
 import type { Db } from './db.ts';
+import { advisoryLockHolder, describeSession, longTransactions } from './migration-waits.ts';
+import type { Queryable } from './queryable.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
@@ -10,43 +14,105 @@ const MIGRATION_LOCK_KEY = 7_242_001;
 /** The migration a database without the service's schema starts with. */
 export const FIRST_MIGRATION = '0001_core.sql';
 
+/**
+ * How long one wait for a lock lasts before the runner says what it waits on (and, for a table's
+ * lock, steps back): a migration's DDL queued behind another server's transaction holds up every
+ * statement on that table that comes after it, so it lets go after this and tries again.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
+/** Longest the runner waits, in all, for its tables' locks, or on a migration lock whose holder runs nothing. */
+export const MIGRATION_WAIT_MS = 120_000;
+const LOCK_NOT_AVAILABLE = '55P03';
+
 export type MigrationResult = { applied: string[]; current: string | null };
+export type MigrateOptions = { log?: Logger; lockTimeoutMs?: number; waitMs?: number };
 
 /**
  * Applies pending migrations/NNNN_*.sql in order, each once, in its own transaction, under a
- * session advisory lock so that servers starting together never race.
+ * session advisory lock so that servers starting together never race. A wait for a lock says
+ * on what every `lockTimeoutMs`; it fails, naming the sessions in the way, past `waitMs`.
  */
-export async function migrate(db: Db, dir: string = MIGRATIONS_DIR): Promise<MigrationResult> {
+export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: MigrateOptions = {}): Promise<MigrationResult> {
   const files = (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const lockTimeoutMs = opts.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
+  const waitMs = opts.waitMs ?? MIGRATION_WAIT_MS;
   return db.withClient(async (client) => {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(`SELECT set_config('lock_timeout', $1, false)`, [String(lockTimeoutMs)]);
     try {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS core`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS core.schema_migration (
-           version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
-      const done = new Set(
-        (await client.query<{ version: string }>('SELECT version FROM core.schema_migration')).rows.map((r) => r.version),
-      );
-      const applied: string[] = [];
-      for (const file of files) {
-        if (done.has(file)) continue;
-        const sql = await readFile(new URL(file, `file://${dir.endsWith('/') ? dir : dir + '/'}`), 'utf8');
-        await client.query('BEGIN');
-        try {
-          await client.query(sql);
-          await client.query('INSERT INTO core.schema_migration (version) VALUES ($1)', [file]);
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw new Error(`migration ${file} failed: ${err instanceof Error ? err.message : String(err)}`);
+      await takeMigrationLock(client, waitMs, opts.log);
+      try {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS core`);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS core.schema_migration (
+             version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        const done = new Set(
+          (await client.query<{ version: string }>('SELECT version FROM core.schema_migration')).rows.map((r) => r.version),
+        );
+        const applied: string[] = [];
+        let waitedMs = 0; // for tables' locks, all migrations together
+        for (const file of files) {
+          if (done.has(file)) continue;
+          const sql = await readFile(new URL(file, `file://${dir.endsWith('/') ? dir : dir + '/'}`), 'utf8');
+          for (let attempt = 1; ; attempt++) {
+            const t0 = performance.now();
+            const failed = await applyOne(client, file, sql);
+            if (!failed) break;
+            waitedMs += performance.now() - t0;
+            if (failed.code !== LOCK_NOT_AVAILABLE) throw new Error(`migration ${file} failed: ${failed.message}`);
+            const inTheWay = (await longTransactions(client, lockTimeoutMs)).map(describeSession).join('; ') || 'none still open';
+            if (waitedMs >= waitMs) {
+              throw new Error(`migration ${file} could not take its tables' locks in ${Math.round(waitedMs / 1000)} s; transactions in the way: ${inTheWay}. End them (or the process that holds them), then start again`);
+            }
+            const retryMs = Math.min(1_000 * attempt, lockTimeoutMs);
+            opts.log?.warn({ migration: file, attempt, waited_ms: Math.round(waitedMs), retry_in_ms: retryMs }, `migration ${file} waited ${lockTimeoutMs / 1000} s for a table's lock and let go, so other work goes on; trying again. Transactions in the way: ${inTheWay}`);
+            await delay(retryMs);
+          }
+          applied.push(file);
         }
-        applied.push(file);
+        return { applied, current: files.at(-1) ?? null };
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
       }
-      return { applied, current: files.at(-1) ?? null };
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+      await client.query('RESET lock_timeout').catch(() => {});
     }
   });
+}
+
+/** One migration in its own transaction, its lock waits bounded; the error that rolled it back, if any. */
+async function applyOne(client: Queryable, file: string, sql: string): Promise<(Error & { code?: string }) | undefined> {
+  await client.query('BEGIN');
+  try {
+    await client.query(sql);
+    await client.query('INSERT INTO core.schema_migration (version) VALUES ($1)', [file]);
+    await client.query('COMMIT');
+    return undefined;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/**
+ * Takes the migration lock, saying who holds it at each lock timeout. Waits as long as the holder
+ * works (runs a statement: a long migration); fails once it has run nothing for `waitMs` (a
+ * process stopped between two migrations holds the lock with its session).
+ */
+async function takeMigrationLock(client: Queryable, waitMs: number, log: Logger | undefined): Promise<void> {
+  for (;;) {
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+      return;
+    } catch (err) {
+      if (!(err instanceof Error && 'code' in err && err.code === LOCK_NOT_AVAILABLE)) throw err;
+    }
+    const holder = await advisoryLockHolder(client, MIGRATION_LOCK_KEY);
+    if (!holder) continue; // let go meanwhile
+    const who = describeSession(holder);
+    if (holder.state !== 'active' && holder.for_s * 1_000 >= waitMs) {
+      throw new Error(`migrations: another process holds the migration lock and has run nothing for ${holder.for_s} s: ${who}. Stop it (or end its session), then start again`);
+    }
+    log?.warn({ holder: holder.pid }, `waiting for another process's migrations: ${who} holds the migration lock`);
+  }
 }
