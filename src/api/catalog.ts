@@ -13,6 +13,7 @@ import { setInlineCapacity } from '../db/flow.repo.ts';
 import { inlineLimitName } from '../flow/limit-name.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { terminalWarnings } from '../dsl/terminal-warnings.ts';
+import { sharedLimitWarnings } from '../flow/shared-limit-warnings.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
@@ -136,7 +137,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       return { row, warnings };
     });
     const { row } = stored;
-    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, deps.cache.compile(row).playbook)] };
+    const compiled = deps.cache.compile(row).playbook;
+    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, compiled), ...(await sharedLimitWarnings(deps.db, deps.cache, compiled, row.path))] };
   };
 
   // An MCP server: a catalog entry of kind `mcp` (its document) and the resource row named after it.
