@@ -12,7 +12,7 @@ export type SessionSeen = {
   xact_s: number | null;
 };
 
-const SESSION_COLUMNS = `a.pid, a.application_name AS application, a.client_addr::text AS client, a.state,
+const SESSION_COLUMNS = `a.pid, a.application_name AS application, host(a.client_addr) AS client, a.state,
        round(extract(epoch FROM now() - coalesce(a.state_change, a.backend_start)))::int AS for_s,
        round(extract(epoch FROM now() - a.xact_start))::int AS xact_s`;
 
