@@ -1,6 +1,7 @@
 import { allocateExecutionIds, childReads, childrenStartedAt, type ChildPlaybook } from '../src/db/execution.repo.ts';
 import type { AdmitKey } from '../src/db/flow.repo.ts';
 import type { Queryable } from '../src/db/queryable.ts';
+import { literalChildPath } from '../src/dsl/literal-child-path.ts';
 import { roomKey, type KeyRooms } from './key-rooms.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 
@@ -51,10 +52,7 @@ function childTasks(compiled: CompiledPlaybook): ChildTasks {
   let c = childTasksOf.get(compiled);
   if (!c) {
     const tasks = compiled.playbook.workflow.flatMap((s) => s.tasks.filter((t) => t.kind === 'playbook'));
-    const paths = tasks.flatMap((t) => {
-      const path = (t as { path?: unknown }).path;
-      return typeof path === 'string' && !path.includes('{') ? [path] : [];
-    });
+    const paths = tasks.flatMap((t) => literalChildPath(t) ?? []);
     c = { paths: [...new Set(paths)], any: tasks.length > 0 };
     childTasksOf.set(compiled, c);
   }

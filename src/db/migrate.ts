@@ -50,24 +50,11 @@ export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: Migrat
           (await client.query<{ version: string }>('SELECT version FROM core.schema_migration')).rows.map((r) => r.version),
         );
         const applied: string[] = [];
-        let waitedMs = 0; // for tables' locks, all migrations together
+        const waited = { ms: 0 }; // for tables' locks, all migrations together
         for (const file of files) {
           if (done.has(file)) continue;
           const sql = await readFile(new URL(file, `file://${dir.endsWith('/') ? dir : dir + '/'}`), 'utf8');
-          for (let attempt = 1; ; attempt++) {
-            const t0 = performance.now();
-            const failed = await applyOne(client, file, sql);
-            if (!failed) break;
-            waitedMs += performance.now() - t0;
-            if (failed.code !== LOCK_NOT_AVAILABLE) throw new Error(`migration ${file} failed: ${failed.message}`);
-            const inTheWay = (await longTransactions(client, lockTimeoutMs)).map(describeSession).join('; ') || 'none still open';
-            if (waitedMs >= waitMs) {
-              throw new Error(`migration ${file} could not take its tables' locks in ${Math.round(waitedMs / 1000)} s; transactions in the way: ${inTheWay}. End them (or the process that holds them), then start again`);
-            }
-            const retryMs = Math.min(1_000 * attempt, lockTimeoutMs);
-            opts.log?.warn({ migration: file, attempt, waited_ms: Math.round(waitedMs), retry_in_ms: retryMs }, `migration ${file} waited ${lockTimeoutMs / 1000} s for a table's lock and let go, so other work goes on; trying again. Transactions in the way: ${inTheWay}`);
-            await delay(retryMs);
-          }
+          await applyWaiting(client, file, sql, { lockTimeoutMs, waitMs, log: opts.log }, waited);
           applied.push(file);
         }
         return { applied, current: files.at(-1) ?? null };
@@ -78,6 +65,27 @@ export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: Migrat
       await client.query('RESET lock_timeout').catch(() => {});
     }
   });
+}
+
+/**
+ * Applies one migration, trying again after each lock timeout (saying which transactions are in
+ * the way) until `waited.ms`, all migrations' lock waits together, passes `waitMs`; then throws.
+ */
+async function applyWaiting(client: Queryable, file: string, sql: string, o: { lockTimeoutMs: number; waitMs: number; log?: Logger }, waited: { ms: number }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const t0 = performance.now();
+    const failed = await applyOne(client, file, sql);
+    if (!failed) return;
+    waited.ms += performance.now() - t0;
+    if (failed.code !== LOCK_NOT_AVAILABLE) throw new Error(`migration ${file} failed: ${failed.message}`);
+    const inTheWay = (await longTransactions(client, o.lockTimeoutMs)).map(describeSession).join('; ') || 'none still open';
+    if (waited.ms >= o.waitMs) {
+      throw new Error(`migration ${file} could not take its tables' locks in ${Math.round(waited.ms / 1000)} s; transactions in the way: ${inTheWay}. End them (or the process that holds them), then start again`);
+    }
+    const retryMs = Math.min(1_000 * attempt, o.lockTimeoutMs);
+    o.log?.warn({ migration: file, attempt, waited_ms: Math.round(waited.ms), retry_in_ms: retryMs }, `migration ${file} waited ${o.lockTimeoutMs / 1000} s for a table's lock and let go, so other work goes on; trying again. Transactions in the way: ${inTheWay}`);
+    await delay(retryMs);
+  }
 }
 
 /** One migration in its own transaction, its lock waits bounded; the error that rolled it back, if any. */

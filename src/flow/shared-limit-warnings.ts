@@ -1,4 +1,5 @@
 import type { PlaybookCache } from '../../actors/playbook-cache.ts';
+import { literalChildPath } from '../dsl/literal-child-path.ts';
 import type { NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { getCatalogEntry } from '../db/catalog.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
@@ -23,17 +24,18 @@ export async function sharedLimitWarnings(q: Queryable, cache: PlaybookCache, pb
   const limits = new Map<string, string | undefined>();
   for (const [i, step] of pb.workflow.entries()) {
     for (const [j, task] of step.tasks.entries()) {
-      if (task.kind !== 'playbook' || task.path.includes('{')) continue;
-      if (!limits.has(task.path)) {
-        const row = task.path === path ? undefined : await getCatalogEntry(q, task.path);
-        const child = task.path === path ? pb : row && row.kind !== 'mcp' ? cache.compile(row).playbook : undefined;
-        limits.set(task.path, child && limitOf(child, task.path));
+      const childPath = literalChildPath(task);
+      if (childPath === undefined) continue;
+      if (!limits.has(childPath)) {
+        const row = childPath === path ? undefined : await getCatalogEntry(q, childPath);
+        const child = childPath === path ? pb : row && row.kind !== 'mcp' ? cache.compile(row).playbook : undefined;
+        limits.set(childPath, child && limitOf(child, childPath));
       }
-      if (limits.get(task.path) !== own) continue;
+      if (limits.get(childPath) !== own) continue;
       const at = step.tasks.length > 1 ? `workflow[${i}].tool[${j}]` : `workflow[${i}].tool`;
       const name = own.startsWith('@') ? `this playbook's own concurrency limit (${own})` : `concurrency limit ${own}`;
       warnings.push(
-        `${at}: its child ${task.path} takes a slot of ${name}, as this playbook does: once this playbook's executions hold every slot of a key, a child on that key waits for a slot its parent holds, for ever (give one of them another limit, or none)`,
+        `${at}: its child ${childPath} takes a slot of ${name}, as this playbook does: once this playbook's executions hold every slot of a key, a child on that key waits for a slot its parent holds, for ever (give one of them another limit, or none)`,
       );
     }
   }
