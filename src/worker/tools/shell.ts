@@ -11,8 +11,13 @@ import { NamespaceError, takeNamespace, type NamespaceLease } from './network-na
 import { PASSWD_FD, RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type NamespaceEntry, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import { makeTaskHome } from './task-homes.ts';
+import { processEnded } from './process-ended.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
+
+// How long a program that ended before its abort came gets for the rest of its output to be read,
+// in ms: a grandchild that left its group may hold the pipes open for ever.
+const ENDED_OUTPUT_WAIT_MS = 1_000;
 
 // An environment value is text: rendered data reaches the command through the environment, never
 // through its text, so whatever it holds stays data. No value (null) leaves the variable unset.
@@ -156,12 +161,21 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     };
     const data = (exitCode: number | null): ShellData => ({ exit_code: exitCode, stdout: stdout.text(), stderr: stderr.text() });
 
-    const onAbort = () => {
-      group.stop();
-      // A grandchild that left the group may still hold the pipes; do not wait for them.
+    // A grandchild that left the group may still hold the pipes; do not wait for them.
+    const letGoOfPipes = () => {
       group.stdout.destroy();
       group.stderr.destroy();
       group.status.destroy();
+    };
+    const onAbort = () => {
+      // The program ended before the abort came, but the worker has not taken that in (it stood
+      // still: SIGSTOPped, or busy): what it did stands, and is reported as it ended, not as stopped.
+      if (child.exitCode !== null || child.signalCode !== null || (child.pid !== undefined && processEnded(child.pid))) {
+        setTimeout(letGoOfPipes, ENDED_OUTPUT_WAIT_MS).unref();
+        return;
+      }
+      group.stop();
+      letGoOfPipes();
       finish(aborted(signal, data(null)));
     };
     signal.addEventListener('abort', onAbort, { once: true });

@@ -122,7 +122,11 @@ workflow:
       const events = await until('the first attempt\'s report', async () => {
         const ev = await api.events(id);
         return ev.some((e: Json) => e.context?.refused === 'stale_claim' && e.event_type === 'command.refused' && e.context.reported === 'command.completed') ? ev : undefined;
-      }, 30_000);
+      }, 30_000).catch(async (err: unknown) => {
+        // Rare under load: what the log and the paused worker hold says which way it went.
+        const seen = (await api.events(id)).map((e: Json) => ({ type: e.event_type, worker: e.worker_id, context: e.context, error: e.error }));
+        throw new Error(`${String(err)}\nevents: ${JSON.stringify(seen)}\nworker ${c.name} said:\n${c.output().slice(-4_000)}`);
+      });
       expect((await http(base, 'GET', `/api/executions/${id}`)).body).toMatchObject({ status: 'completed', result: { stdout: 'second\n' } });
       // One command.completed in the log; the first attempt's is a refusal (with what it reported).
       const completions = events.filter((e: Json) => e.event_type === 'command.completed' || (e.event_type === 'command.refused' && e.context.reported === 'command.completed'));

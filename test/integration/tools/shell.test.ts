@@ -13,6 +13,7 @@ import { runShell, shell } from '../../../src/worker/tools/shell.ts';
 import type { ShellHost } from '../../../src/worker/tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 import { SHELL_KILL_GRACE_MS } from '../../../src/worker/tools/spawn-in-group.ts';
+import { commandSuperseded } from '../../../src/worker/tools/outcome.ts';
 import { processAlive } from '../../helpers/process-alive.ts';
 import { until } from '../../helpers/until.ts';
 import type { ToolContext } from '../../../src/worker/tools/types.ts';
@@ -107,6 +108,21 @@ describe('shell tool', () => {
       abort.abort(new DOMException('The operation timed out.', 'TimeoutError'));
       expect(await outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: '' } });
       expect(Date.now() - started).toBeLessThan(2_000);
+    }
+  });
+
+  it('reports what a command did when it ended before an abort the worker had not yet taken in (a worker paused, then told its command was taken over)', async () => {
+    for (const host of [sandboxed, unsandboxed]) {
+      const marker = `0.30${randomUUID().replace(/\D/g, '').slice(0, 8)}`;
+      const abort = new AbortController();
+      const outcome = runShell(host, { command: `sleep ${marker}; echo first`, env: {} }, abort.signal);
+      await until('the command to start', async () => (await hostPids(marker)).length > 0, 10_000, 5);
+      // The event loop stands still (as a SIGSTOPped worker's does) while the command ends: its
+      // exit and output are pending when the abort comes.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2_000);
+      abort.abort(commandSuperseded());
+      expect(await hostPids(marker)).toEqual([]);
+      expect(await outcome).toEqual({ status: 'ok', data: { exit_code: 0, stdout: 'first\n', stderr: '' } });
     }
   });
 
