@@ -1,13 +1,9 @@
 import * as v from 'valibot';
-import { load, YAMLException } from 'js-yaml';
-import { findUnstorable } from '../find-unstorable.ts';
-import { expansionProblem } from './expansion-problem.ts';
-import { mergeKeyProblems } from './merge-key-problems.ts';
+import { loadYamlDocument } from './load-yaml-document.ts';
 import { holdsUserinfo, USERINFO_PROBLEM } from '../url-userinfo.ts';
 import type { Problem } from './reference-problems.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
-import { yamlErrorAt } from './yaml-error-at.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
@@ -56,20 +52,9 @@ export function parseMcpServer(text: string): McpParseResult {
 }
 
 function findProblems(text: string): McpParseResult {
-  let raw: unknown;
-  try {
-    raw = load(text);
-  } catch (error) {
-    const why = error instanceof YAMLException ? error.reason : String(error);
-    return { ok: false, problems: [{ path: '$', message: `YAML syntax error: ${why}`, ...yamlErrorAt(text, error) }] };
-  }
-  const expansion = expansionProblem(raw);
-  if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
-  const unstorable = findUnstorable(raw);
-  if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
-  const merges = mergeKeyProblems(raw);
-  if (merges.length) return { ok: false, problems: merges };
-  const parsed = v.safeParse(McpServerDocumentSchema, raw);
+  const loaded = loadYamlDocument(text);
+  if (!loaded.ok) return loaded;
+  const parsed = v.safeParse(McpServerDocumentSchema, loaded.raw);
   if (parsed.success) return { ok: true, server: parsed.output };
   return {
     ok: false,

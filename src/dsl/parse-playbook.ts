@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { load, YAMLException } from 'js-yaml';
 import {
   PlaybookDocumentSchema,
   type ArcDocument,
@@ -17,19 +16,15 @@ import {
 } from './playbook.schema.ts';
 import type { Role } from '../auth/roles.ts';
 import { durationMs } from './duration.ts';
+import { loadYamlDocument } from './load-yaml-document.ts';
 import { waitProblems } from './wait-problems.ts';
 import { flowProblems } from './flow-problems.ts';
-import { findUnstorable } from '../find-unstorable.ts';
-import { findNonFinite, NON_FINITE_PROBLEM } from './non-finite.ts';
-import { expansionProblem } from './expansion-problem.ts';
-import { mergeKeyProblems } from './merge-key-problems.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
-import { yamlErrorAt } from './yaml-error-at.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
 import { isObject } from '../objects.ts';
 import { checkInputs, inputDefaults } from './check-inputs.ts';
@@ -109,23 +104,9 @@ export function parsePlaybook(text: string, catalogPath?: string): ParseResult {
 }
 
 function findProblems(text: string, catalogPath: string | undefined): ParseResult {
-  let raw: unknown;
-  try {
-    raw = load(text);
-  } catch (error) {
-    const at = yamlErrorAt(text, error);
-    return { ok: false, problems: [{ path: '$', message: describeYamlError(error, at), ...at }] };
-  }
-  // First, before anything else walks it: aliases may make a small text a huge value.
-  const expansion = expansionProblem(raw);
-  if (expansion) return { ok: false, problems: [{ path: '$', message: expansion }] };
-  // YAML escapes ("\0", "\ud800") make strings that the catalog could not store.
-  const unstorable = findUnstorable(raw);
-  if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
-  const merges = mergeKeyProblems(raw);
-  if (merges.length) return { ok: false, problems: merges };
-  const nonFinite = findNonFinite(raw);
-  if (nonFinite !== undefined) return { ok: false, problems: [{ path: nonFinite || '$', message: NON_FINITE_PROBLEM }] };
+  const loaded = loadYamlDocument(text);
+  if (!loaded.ok) return loaded;
+  const { raw } = loaded;
   if (!isObject(raw)) {
     return { ok: false, problems: [{ path: '$', message: 'the document must be a mapping' }] };
   }
@@ -209,14 +190,6 @@ function triggerInputProblems(doc: Pick<PlaybookDocument, 'workload' | 'inputs' 
  */
 export function referencedKeychainNames(task: NormalizedTask): string[] {
   return [...templateRefs(task).keychain];
-}
-
-function describeYamlError(error: unknown, at: { line: number; column: number } | undefined): string {
-  if (error instanceof YAMLException) {
-    const where = at ? ` at line ${at.line}, column ${at.column}` : '';
-    return `YAML syntax error${where}: ${error.reason}`;
-  }
-  return `YAML syntax error: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /** Where an execution begins: the step named `start`, else the first (of a non-empty workflow). */

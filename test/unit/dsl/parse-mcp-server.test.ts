@@ -25,6 +25,11 @@ describe('parseMcpServer', () => {
     expect(url.ok ? [] : url.problems).toEqual([{ path: 'endpoint', message: 'must be an http(s) URL', line: 4, column: 1 }]);
   });
 
+  it("refuses .inf and .nan in its config, which its stored JSON cannot hold, as a playbook's are", () => {
+    const r = parseMcpServer(doc('endpoint: http://127.0.0.1:8931/mcp\nconfig: { port: .inf }\n'));
+    expect(r.ok ? [] : r.problems).toEqual([{ path: 'config.port', message: expect.stringContaining('not a finite number'), line: 5, column: 11 }]);
+  });
+
   it('a document with its fields right parses', () => {
     expect(parseMcpServer(doc('endpoint: http://127.0.0.1:8931/mcp\ntransport: sse\n')).ok).toBe(true);
   });
