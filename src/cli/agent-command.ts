@@ -23,7 +23,7 @@ function parseArg(raw: string): [string, unknown] {
   }
 }
 
-/** `svc agent list|run`: the terminal's agents, and running one; returns the exit code. */
+/** `svc agent [list]|run`: the terminal's agents, and running one; returns the exit code. */
 export async function agentCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   return runCli('agent', usageSynopsis(AGENT_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, {
@@ -38,7 +38,8 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
         server: { type: 'string' },
       });
     const { values, positionals } = parsed;
-    const [sub, path, ...extra] = positionals;
+    // Without a subcommand it lists, as `svc limits` does.
+    const [sub = 'list', path, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
     // An option of the other subcommand would be ignored: a typo or a misunderstanding, said at once.
     if (sub === 'list' || sub === 'run') {
@@ -59,7 +60,7 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
         client.close();
       }
     }
-    if (sub !== 'run') throw new UsageError(sub ? `unknown subcommand '${sub}'` : 'a subcommand is required (list or run)');
+    if (sub !== 'run') throw new UsageError(`unknown subcommand '${sub}'`);
     if (!path) throw new UsageError('run needs the agent PATH');
     const method = values.method ?? (values.tool ? 'tools/call' : 'tools/list');
     if (method !== 'tools/list' && method !== 'tools/call') throw new UsageError(`--method expects tools/list or tools/call, got ${JSON.stringify(method)}`);

@@ -2,7 +2,7 @@
 
 export const AGENT_SUMMARY = 'list the agents a terminal offers; run one against its MCP server';
 
-export const AGENT_USAGE = `svc agent list [--workspace W] [--json] [--server URL]
+export const AGENT_USAGE = `svc agent [list] [--workspace W] [--json] [--server URL]
        svc agent run PATH [--method tools/list|tools/call] [--tool T] [--arg k=v ...] [--mcp-server NAME]
                           [--endpoint URL] [--wait] [--json] [--server URL]
 
@@ -19,7 +19,7 @@ exit codes: 0 done, 1 refused, an unexpected answer or the execution failed, 2 u
 
 export const MCP_SUMMARY = 'list MCP servers; deploy, undeploy or check one through its lifecycle playbooks';
 
-export const MCP_USAGE = `svc mcp list [--json] [--server URL]
+export const MCP_USAGE = `svc mcp [list] [--json] [--server URL]
        svc mcp deploy|undeploy|restart|status|<action> NAME [--wait] [--json] [--server URL]
 
   list          registered MCP servers with their last known status (GET /api/mcp/servers)

@@ -9,14 +9,14 @@ const ServerList = v.looseObject({ items: v.array(Server) });
 const Dispatched = v.looseObject({ execution_id: v.number(), server: v.string(), action: v.string(), status: v.string() });
 const ACTION = /^[a-z][a-z0-9_\-]*$/;
 
-/** `svc mcp list|<action> NAME [--wait]`: MCP servers and their lifecycle; returns the exit code. */
+/** `svc mcp [list]|<action> NAME [--wait]`: MCP servers and their lifecycle; returns the exit code. */
 export async function mcpCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   return runCli('mcp', usageSynopsis(MCP_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, { wait: { type: 'boolean' }, json: { type: 'boolean' }, server: { type: 'string' } });
     const { values, positionals } = parsed;
-    const [sub, name, ...extra] = positionals;
+    // Without a subcommand it lists, as `svc limits` does.
+    const [sub = 'list', name, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-    if (!sub) throw new UsageError('a subcommand is required (list, deploy, undeploy, status, …)');
     if (sub !== 'list' && !ACTION.test(sub)) throw new UsageError(`unknown subcommand '${sub}'`);
     if (sub !== 'list' && !name) throw new UsageError(`${sub} needs the server NAME`);
     if (sub === 'list' && name) throw new UsageError(`unexpected arguments: ${name}`);

@@ -19,7 +19,7 @@ type Options = { json?: boolean; kind?: string; payload?: string; set?: string[]
 const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/');
 const triggerUrl = (path: string, name: string, action: string) => `/api/triggers/${encodePath(path)}/${encodeURIComponent(name)}/${action}`;
 
-/** `svc triggers list|pause|resume|fire|backfill`: the live triggers and what an operator does with them; returns the exit code. */
+/** `svc triggers [list]|pause|resume|fire|backfill`: the live triggers and what an operator does with them; returns the exit code. */
 export async function triggersCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   return runCli('triggers', usageSynopsis(TRIGGERS_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, {
@@ -33,8 +33,8 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
         server: { type: 'string' },
       });
     const { values, positionals } = parsed;
-    const [sub, ...args] = positionals;
-    if (!sub) throw new UsageError('a subcommand is required (list, pause, resume, fire or backfill)');
+    // Without a subcommand it lists, as `svc limits` does.
+    const [sub = 'list', ...args] = positionals;
     if (sub !== 'list' && sub !== 'pause' && sub !== 'resume' && sub !== 'fire' && sub !== 'backfill') throw new UsageError(`unknown subcommand '${sub}'`);
     misplaced(sub, values);
     const client = cliClient(values.server);

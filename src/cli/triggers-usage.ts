@@ -2,7 +2,7 @@
 
 export const TRIGGERS_SUMMARY = 'list the live triggers (schedules, webhooks, NATS); pause, resume, fire or backfill one';
 
-export const TRIGGERS_USAGE = `svc triggers list [--kind schedule|webhook|nats] [--json] [--server URL]
+export const TRIGGERS_USAGE = `svc triggers [list] [--kind schedule|webhook|nats] [--json] [--server URL]
        svc triggers pause|resume PATH NAME [--json] [--server URL]
        svc triggers fire PATH NAME [--payload JSON] [--set key=value]... [--fire-key KEY] [--json] [--server URL]
        svc triggers backfill PATH NAME --from ISO --to ISO [--json] [--server URL]

@@ -29,4 +29,10 @@ describe('svc agent and svc mcp usage errors', () => {
     expect(r.stdout).toBe('');
     expect(r.code).toBe(2);
   });
+
+  it('without a subcommand each lists, as svc limits does', async () => {
+    expect(await runSvc(['mcp'], { SVC_SERVER_URL: a.url })).toMatchObject({ code: 0, stdout: 'no MCP servers\n', stderr: '' });
+    expect(await runSvc(['agent', '--workspace', 'demo'], { SVC_SERVER_URL: a.url })).toMatchObject({ code: 0, stdout: 'no agents\n', stderr: '' });
+    expect(await runSvc(['mcp', '--wait'], { SVC_SERVER_URL: a.url })).toMatchObject({ code: 2, stderr: expect.stringContaining('--wait does not apply to list') });
+  });
 });

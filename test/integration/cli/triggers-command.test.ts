@@ -62,6 +62,9 @@ describe('svc triggers', () => {
     expect(answer).toMatchObject({ count: 1, triggers: [{ path: 'cli/triggers/nightly', name: 'nightly', kind: 'schedule', state: 'active', last_fire: null, fires: 0, spec: { cron: '0 2 * * *', timezone: 'Europe/Berlin', overlap: 'allow', catch_up: 'latest' } }] });
     expect(answer.triggers[0].next_fires).toHaveLength(3);
     expect((await svc(['list', '--kind', 'webhook'])).stdout).toBe('no webhook triggers\n');
+    // Without a subcommand it lists, as `svc limits` does.
+    expect(await svc([])).toEqual(table);
+    expect(await svc(['--kind', 'webhook'])).toMatchObject({ code: 0, stdout: 'no webhook triggers\n' });
 
     const paused = await svc(['pause', 'cli/triggers/nightly', 'nightly']);
     expect(paused, paused.stderr).toMatchObject({ code: 0, stdout: 'cli/triggers/nightly nightly: paused\n' });
@@ -135,10 +138,10 @@ describe('svc triggers', () => {
     expect(notIso.code).toBe(1);
     expect(notIso.stderr).toContain('must be an ISO 8601 time');
 
-    for (const args of [[], ['explode'], ['pause', 'cli/triggers/nightly'], ['list', '--from', 'x'], ['backfill', 'cli/triggers/nightly', 'nightly'], ['fire', 'p', 'n', '--payload', '[1]'], ['list', '--kind', 'cron']]) {
+    for (const args of [['explode'], ['pause', 'cli/triggers/nightly'], ['list', '--from', 'x'], ['backfill', 'cli/triggers/nightly', 'nightly'], ['fire', 'p', 'n', '--payload', '[1]'], ['list', '--kind', 'cron']]) {
       const r = await svc(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
-      expect(r.stderr).toMatch(/^svc triggers: .+\nusage: svc triggers list/);
+      expect(r.stderr).toMatch(/^svc triggers: .+\nusage: svc triggers \[list\]/);
     }
     expect((await svc(['list'], { SVC_SERVER_URL: 'http://127.0.0.1:1' })).code).toBe(3);
     const help = await runSvc(['triggers', '--help'], env);
