@@ -129,7 +129,7 @@ const MAX_CLEANUP_AGE_MINUTES = 10_000_000;
 // Exact: `{"dryrun": true}` was a real cleanup (the misspelt flag dropped, dry_run false).
 const cleanupBody = v.optional(
   exactObject({
-    older_than_minutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CLEANUP_AGE_MINUTES)), 5),
+    older_than_minutes: v.optional(integerIn(1, MAX_CLEANUP_AGE_MINUTES), 5),
     dry_run: v.optional(v.boolean(), false),
   }),
   {},

@@ -74,6 +74,7 @@ describe('cleanup of stuck executions', () => {
       const r = await cleanup(body);
       expect(r.status, JSON.stringify(body)).toBe(422);
       expect(JSON.stringify(r.body.detail.errors)).toMatch(Object.keys(body)[0]);
+      if ('older_than_minutes' in body) expect(r.body.detail.errors).toEqual(['older_than_minutes: must be an integer from 1 to 10000000']);
     }
     expect(await state()).toEqual(before);
   });
