@@ -86,7 +86,8 @@ const startTime = (description: string) =>
       v.description(description),
     ),
   );
-const listQuery = v.object({
+// Exact: a misspelt filter (`?stauts=failed`) listed every execution, as if none were given.
+const listQuery = exactObject({
   status: v.optional(oneOf(EXECUTION_STATUSES)),
   path: v.optional(v.pipe(v.string(), v.description('exact playbook path'))),
   path_prefix: filterText('playbook paths starting with this text'),
@@ -269,7 +270,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         description:
           'Ordered by start time then id, newest first. `next_cursor` (null on the last page) continues the list after the page: executions started meanwhile never shift it. ' +
           '`counts` has every status with how many executions match the filters other than `status`, each counted up to ' +
-          `${EXECUTION_COUNT_CAP} (a count of ${EXECUTION_COUNT_CAP} means at least that many). A parameter sent empty (\`?status=&limit=\`) is taken as not sent.`,
+          `${EXECUTION_COUNT_CAP} (a count of ${EXECUTION_COUNT_CAP} means at least that many). A parameter sent empty (\`?status=&limit=\`) is taken as not sent; one the list does not know is refused (422, naming it).`,
         querystring: jsonSchema(listQuery),
         response: responses({ 200: listAnswer }),
       },

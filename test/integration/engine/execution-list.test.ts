@@ -161,6 +161,10 @@ describe('GET /api/executions at scale', () => {
     const expected = Object.fromEntries(EXECUTION_STATUSES.map((s) => [s, rows.find((r) => r.status === s)?.n ?? 0]));
     expect((await list('?path_prefix=listing/')).counts).toEqual(expected);
     expect(expected.running).toBeGreaterThanOrEqual(3);
+
+    // A misspelt filter is refused naming it, never taken for no filter at all.
+    const misspelt = await http(t.url, 'GET', '/api/executions?stauts=failed');
+    expect(misspelt).toMatchObject({ status: 422, body: { detail: { code: 'unprocessable', errors: ["stauts: unknown field (did you mean 'status'?)"] } } });
   });
 
   it('keeps the progress a failed execution reached: failing at step 2 of 5 is 20, a completed one 100', async () => {
