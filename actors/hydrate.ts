@@ -1,8 +1,8 @@
-import type { SnapshotFrom, StateValue } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import { EVENT } from '../machines/event-types.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { EXECUTION_MACHINE_VERSION, type ExecutionInput, type ExecutionMachine } from '../machines/execution.machine.ts';
-import type { ExecutionContext, ExecutionEvent } from '../machines/execution/types.ts';
+import type { ExecutionEvent } from '../machines/execution/types.ts';
 import type { CommandRow } from '../src/db/command.repo.ts';
 import type { EventRow, ExecutionRow } from '../src/db/execution.repo.ts';
 import { readUnit, type CommandRef, type ReadExecution, type ReservedBatch } from '../src/db/unit-read.ts';
@@ -10,10 +10,11 @@ import type { Queryable } from '../src/db/queryable.ts';
 import { asObject } from '../src/objects.ts';
 import type { RoutedEvent } from '../src/protocol.ts';
 import { batchItemEvent } from './batch-item.ts';
-import { undecided, withChildTaskTimers, withChildTaskTimersOf } from './child-task-timers.ts';
+import { withChildTaskTimers, withChildTaskTimersOf } from './child-task-timers.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
 import type { CompiledPlaybook, PlaybookCache } from './playbook-cache.ts';
-import { pureInitialTransition, pureReplay, pureRestore } from './pure-transition.ts';
+import { pureInitialTransition, pureReplay } from './pure-transition.ts';
+import { restoreStoredSnapshot } from './stored-snapshot.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
@@ -108,15 +109,14 @@ async function fromRow(q: Queryable, cache: PlaybookCache, snapshots: HotSnapsho
   const hot = snapshots.get(row.execution_id, row.last_event_id);
   if (hot) return { row, compiled, snapshot: hot, snapshotEventId: row.snapshot_event_id, inbox: [], reserved };
   const machine = compiled.machine;
-  const stored = row.snapshot && row.machine_version === EXECUTION_MACHINE_VERSION ? (row.snapshot as { value: StateValue; context: ExecutionContext }) : null;
-  const snapshotEventId = stored ? row.snapshot_event_id : 0;
-  // A start recorded before its treatment of playbook tasks was (a snapshot or log of an earlier
-  // version) has it decided from its whole log, as the views' folds decide it (actors/child-task-timers.ts).
-  const started = stored ? null : applied.find((e) => e.event_type === EVENT.executionStarted);
+  const from = await restoreStoredSnapshot(q, machine, row);
+  const snapshotEventId = from ? row.snapshot_event_id : 0;
+  // A start recorded before its treatment of playbook tasks was (a log of an earlier version) has
+  // it decided from its whole log, as the views' folds decide it (actors/child-task-timers.ts).
+  const started = from ? null : applied.find((e) => e.event_type === EVENT.executionStarted);
   const startInput = started ? await withChildTaskTimers(q, asObject(started.context).input as ExecutionInput) : undefined;
-  const from = stored && undecided(stored.context.input) ? { ...stored, context: { ...stored.context, input: await withChildTaskTimers(q, stored.context.input) } } : stored;
   // Events the machine already applied: their effects happened, so they are folded without them.
-  const snapshot = foldEvents(machine, from ? pureRestore(machine, from) : null, applied, () => startInput);
+  const snapshot = foldEvents(machine, from, applied, () => startInput);
   return { row, compiled, snapshot, snapshotEventId, inbox, reserved };
 }
 
