@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { classifyDatabaseError, isDatabaseUnavailable } from './classify-database-error.ts';
-import { ListenConnection, type ListenEvents } from './listen-connection.ts';
+import { ListenConnection, type ListenCheck, type ListenEvents } from './listen-connection.ts';
 import type { Queryable } from './queryable.ts';
 
 // Bigints come back as strings by default; ids here stay far below 2^53, so numbers are safe
@@ -141,8 +141,9 @@ export class Db implements Queryable {
   /**
    * `notify` false: this server's bus is not PostgreSQL, so its statements send no NOTIFY to claimers.
    * `idleInTransactionMs`: DB_IDLE_IN_TRANSACTION_MS unless given (a test's shorter one).
+   * `listenCheck`: how often the LISTEN connection must answer (LISTEN_CHECK_INTERVAL_MS unless given).
    */
-  constructor(url: string, max = 10, opts: { notify?: boolean; idleInTransactionMs?: number } = {}) {
+  constructor(url: string, max = 10, opts: { notify?: boolean; idleInTransactionMs?: number; listenCheck?: ListenCheck } = {}) {
     this.url = url;
     this.#sessionOptions = sessionOptions(opts.idleInTransactionMs ?? DB_IDLE_IN_TRANSACTION_MS);
     // Every statement the service sends reaches rows by key, and its prepared statements keep
@@ -163,6 +164,7 @@ export class Db implements Queryable {
           for (const s of this.#statusListeners) s.resumed();
         },
       },
+      opts.listenCheck,
     );
   }
 

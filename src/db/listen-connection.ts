@@ -4,6 +4,16 @@ import pg from 'pg';
 export const LISTEN_RETRY_MIN_MS = 100;
 /** Longest wait between two tries to connect again. */
 export const LISTEN_RETRY_MAX_MS = 5_000;
+/**
+ * How often the LISTEN connection must answer a `SELECT 1`, in ms. A connection whose database
+ * hangs, or whose network path drops everything, stays open without an error: deaf, it passed for
+ * listening (the health route's `bus: ok`) for as long as that lasted.
+ */
+export const LISTEN_CHECK_INTERVAL_MS = 10_000;
+/** How long that answer may take, in ms, before the connection counts as lost and is made again. */
+export const LISTEN_CHECK_TIMEOUT_MS = 5_000;
+
+export type ListenCheck = { intervalMs: number; timeoutMs: number };
 
 export type ListenEvents = {
   notification(channel: string, payload: string): void;
@@ -34,10 +44,14 @@ export class ListenConnection {
   #attempt = 0;
   #closed = false;
   #adding: Promise<void> = Promise.resolve();
+  readonly #check: ListenCheck;
+  readonly #gone = new WeakSet<pg.Client>(); // connections lost, whose checks stop
 
-  constructor(config: pg.ClientConfig, events: ListenEvents) {
+  /** `check`: how often the connection must answer, and how soon (LISTEN_CHECK_INTERVAL_MS, LISTEN_CHECK_TIMEOUT_MS unless given). */
+  constructor(config: pg.ClientConfig, events: ListenEvents, check: ListenCheck = { intervalMs: LISTEN_CHECK_INTERVAL_MS, timeoutMs: LISTEN_CHECK_TIMEOUT_MS }) {
     this.#config = config;
     this.#events = events;
+    this.#check = check;
   }
 
   /** True while a connection is up and listening (false before the first `add`, and from a loss until the next connection). */
@@ -70,7 +84,11 @@ export class ListenConnection {
     this.#retry = undefined;
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => {});
+    if (!client) return;
+    // Not past the check's bound: a database that hangs never answers the goodbye, and held a
+    // server's stop for ever.
+    const waited = new Promise<void>((resolve) => setTimeout(resolve, this.#check.timeoutMs).unref());
+    await Promise.race([client.end().catch(() => {}), waited]);
   }
 
   async #connect(): Promise<pg.Client> {
@@ -87,11 +105,36 @@ export class ListenConnection {
       await client.end().catch(() => {});
       throw err;
     }
+    this.#watch(client);
     return client;
+  }
+
+  // Asks `client` for an answer every check interval until it ends: one not answered in time is
+  // lost (#lost ends it; a failed query's error reaches #lost through 'error' or 'end').
+  #watch(client: pg.Client): void {
+    let late: NodeJS.Timeout | undefined;
+    const stop = () => {
+      clearInterval(timer);
+      clearTimeout(late);
+    };
+    const timer = setInterval(() => {
+      // Lost (whose end a frozen path may never deliver), or the whole connection closed.
+      if (this.#closed || this.#gone.has(client)) return stop();
+      late = setTimeout(() => this.#lost(client, new Error(`the LISTEN connection did not answer within ${this.#check.timeoutMs} ms`)), this.#check.timeoutMs);
+      late.unref();
+      client.query('SELECT 1').then(
+        () => clearTimeout(late),
+        () => clearTimeout(late),
+      );
+    }, this.#check.intervalMs);
+    client.once('end', stop);
+    // A process that is otherwise done does not stay alive for this.
+    timer.unref();
   }
 
   #lost(client: pg.Client, err: unknown): void {
     if (client !== this.#client) return; // an older connection, or one still connecting
+    this.#gone.add(client);
     this.#client = undefined;
     void client.end().catch(() => {});
     if (this.#closed) return;

@@ -8,6 +8,7 @@ import { Db } from '../../../src/db/db.ts';
 import { LISTEN_RETRY_MAX_MS, LISTEN_RETRY_MIN_MS, listenRetryDelayMs } from '../../../src/db/listen-connection.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { createMigratedDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { DatabasePath } from '../../helpers/database-path.ts';
 import { until } from '../../helpers/until.ts';
 
 let t: TestDatabase & { db: Db };
@@ -65,6 +66,39 @@ describe('the bus after its LISTEN connection is killed', () => {
       await until('the bus to reconnect', async () => (await reconnects()) > before, 10_000);
     }
   });
+});
+
+describe('a LISTEN connection that stops answering (a hung database, a path that drops everything)', () => {
+  it('counts as lost once it does not answer its check, and listens again once the path is back', async () => {
+    const path = DatabasePath.to(t.url);
+    await path.open();
+    const through = new Db(path.urlThrough(t.url), 2, { listenCheck: { intervalMs: 200, timeoutMs: 300 } });
+    const m = createMetrics();
+    const frozenBus = await createPostgresBus(through, { metrics: m });
+    try {
+      expect(frozenBus.connected).toBe(true);
+      path.freeze();
+      // Open and silent, it passed for listening for as long as the freeze lasted.
+      await until('the bus to count its connection lost', () => !frozenBus.connected, 5_000);
+      const waiting = frozenBus.next(30_000);
+      await path.cut();
+      await path.open();
+      // Back: the claimer that waited through the loss is woken, and a NOTIFY is heard again.
+      expect(await waiting).toBe(true);
+      expect(frozenBus.connected).toBe(true);
+      const next = frozenBus.next(10_000);
+      await t.db.query(`NOTIFY svc_commands, '1'`);
+      expect(await next).toBe(true);
+      // Closed while the path hangs, it does not wait for an answer that never comes.
+      await frozenBus.close();
+      path.freeze();
+      const closing = performance.now();
+      await through.close();
+      expect(performance.now() - closing).toBeLessThan(3_000);
+    } finally {
+      await path.cut();
+    }
+  }, 60_000);
 });
 
 describe('listenRetryDelayMs', () => {

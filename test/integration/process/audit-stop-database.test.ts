@@ -3,6 +3,7 @@
 // Retry-After within the bound, never a hang; every execution accepted finishes; nothing is
 // done twice and no event log has a gap; the servers log no stack trace and no 500.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { http } from '../../helpers/http.ts';
 import { HANG_MS, StopBed } from './audit-stop-bed.ts';
 
 const bed = new StopBed();
@@ -15,11 +16,21 @@ it('loses nothing and does nothing twice when PostgreSQL is stopped for 20 s und
   await new Promise((r) => setTimeout(r, 3_000));
   const pids = await bed.postgresPids();
   for (const pid of pids) process.kill(pid, 'SIGSTOP');
+  // What the health route says meanwhile: the bus rides on the database, and its LISTEN connection
+  // fails its check within LISTEN_CHECK_INTERVAL_MS + LISTEN_CHECK_TIMEOUT_MS (15 s).
+  const health: { status: number; bus?: string }[] = [];
   try {
-    await new Promise((r) => setTimeout(r, 20_000));
+    const until = Date.now() + 20_000;
+    while (Date.now() < until) {
+      const r = await http(bed.servers[0].base, 'GET', '/api/health').catch(() => undefined);
+      if (r) health.push({ status: r.status, bus: r.body?.bus });
+      await new Promise((ok) => setTimeout(ok, 500));
+    }
   } finally {
     for (const pid of pids) process.kill(pid, 'SIGCONT');
   }
+  expect(health.every((h) => h.status === 503), JSON.stringify(health)).toBe(true);
+  expect(health.at(-1)?.bus, JSON.stringify(health)).toBe('disconnected');
   const { ids, answers } = await loading;
   expect(ids.length).toBe(50);
   const refused = answers.filter((a) => a.status !== 200);
