@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { loadYamlDocument } from './load-yaml-document.ts';
+import { ApiVersionSchema } from './api-version.ts';
 import { holdsUserinfo, USERINFO_PROBLEM } from '../url-userinfo.ts';
 import type { Problem } from './reference-problems.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
@@ -22,7 +23,7 @@ export const MCP_TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;
 
 // Strict like a playbook: an unknown field (`endpont:`) is a problem with "did you mean".
 export const McpServerDocumentSchema = v.strictObject({
-  apiVersion: nonEmptyString,
+  apiVersion: ApiVersionSchema,
   kind: v.literal('Mcp'),
   metadata: v.looseObject({
     name: v.pipe(v.string(), v.regex(SERVER_NAME, 'must be letters, digits, _ . - (starting with a letter or digit)'), v.maxLength(200, 'at most 200 characters')),

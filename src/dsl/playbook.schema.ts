@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { ApiVersionSchema } from './api-version.ts';
 import { TEMPLATE_MARK } from './template-ast.ts';
 import { InputsSchema } from './inputs.schema.ts';
 import { TriggerSchema } from '../triggers/trigger.schema.ts';
@@ -239,7 +240,6 @@ export const MetadataSchema = v.looseObject({
 });
 
 /** The document versions this service reads. */
-export const API_VERSIONS = ['svc/v1'] as const;
 
 /** A playbook's `concurrency`: at most `limit` (a named limit, or N) of its executions run at once per key; the others are queued. */
 export const ConcurrencySchema = v.strictObject({
@@ -257,7 +257,7 @@ export const DebounceSchema = v.strictObject({
 export const PrioritySchema = v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be >= 0'), v.maxValue(9, 'must be <= 9'));
 
 export const PlaybookDocumentSchema = v.strictObject({
-  apiVersion: v.picklist(API_VERSIONS, (issue) => `unknown apiVersion ${issue.received}: this service knows ${API_VERSIONS.join(', ')}`),
+  apiVersion: ApiVersionSchema,
   kind: v.optional(v.literal('Playbook'), 'Playbook'),
   metadata: MetadataSchema,
   // A token written here would be copied into every execution.started unsealed (and a handle's

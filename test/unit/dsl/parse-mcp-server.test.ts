@@ -30,6 +30,11 @@ describe('parseMcpServer', () => {
     expect(r.ok ? [] : r.problems).toEqual([{ path: 'config.port', message: expect.stringContaining('not a finite number'), line: 5, column: 11 }]);
   });
 
+  it('takes the apiVersion a playbook takes, svc/v1, and refuses another at its line', () => {
+    const r = parseMcpServer('apiVersion: foo/v9\nkind: Mcp\nmetadata: { name: tools }\nendpoint: http://127.0.0.1:8931/mcp\n');
+    expect(r.ok ? [] : r.problems).toEqual([{ path: 'apiVersion', message: 'unknown apiVersion "foo/v9": this service knows svc/v1', line: 1, column: 1 }]);
+  });
+
   it('a document with its fields right parses', () => {
     expect(parseMcpServer(doc('endpoint: http://127.0.0.1:8931/mcp\ntransport: sse\n')).ok).toBe(true);
   });
