@@ -10,8 +10,10 @@ export default defineConfig({
   test: {
     // Vitest's default (cores - 1) is one file at a time on a 2-core machine; the integration
     // files mostly wait on processes, timers and PostgreSQL. On 2 cores, two at a time left the
-    // CPU 41 % idle; four took waits/, triggers/ and recovery/ from 137 to 95 s (16 % idle).
-    maxWorkers: Math.max(4, availableParallelism()),
+    // CPU 41 % idle; four took waits/, triggers/ and recovery/ from 137 to 95 s (16 % idle). The
+    // embedded PostgreSQL takes 200 connections; an external one (SVC_TEST_DATABASE_URL) may take
+    // PostgreSQL's default 100, which four files at a time went over: two there.
+    maxWorkers: process.env.SVC_TEST_DATABASE_URL ? Math.max(2, availableParallelism() - 1) : Math.max(4, availableParallelism()),
     projects: [
       { ssr: SOURCE, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
       {

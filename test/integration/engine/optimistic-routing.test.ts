@@ -144,6 +144,7 @@ describe('optimistic routing', () => {
       expect(rows).toHaveLength(items);
       // Each command claimed through one server and reported to the other, all at once.
       const claims = await Promise.all(rows.map((r: Json, i: number) => http(i % 2 ? b.url : t.url, 'POST', `/api/commands/${r.command_id}/claim`, { worker_id: `w${i}` }, asWorker)));
+      for (const c of claims) expect(c.status, JSON.stringify(c.body)).toBe(200);
       const retriesBefore = (await counter('routeRetries', 'moved')) + (await b.deps.metrics.routeRetries.get()).values.reduce((n, v) => n + v.value, 0);
       const answers = await Promise.all(rows.map((r: Json, i: number) => report({ executionId, commandId: r.command_id }, `w${i}`, claims[i].body.attempt, 'a', i % 2 ? t.url : b.url)));
       for (const a of answers) expect(a.status).toBe(200);
