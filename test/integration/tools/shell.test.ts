@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
@@ -112,19 +112,30 @@ describe('shell tool', () => {
   });
 
   it('reports what a command did when it ended before an abort the worker had not yet taken in (a worker paused, then told its command was taken over)', async () => {
+    // Read at once, never awaited: the event loop must not turn while it stands still below. (An
+    // async scan of /proc under CI's load took longer than the command ran, and missed it.)
+    const runningNow = (marker: string) =>
+      readdirSync('/proc').some((entry) => {
+        try {
+          return /^\d+$/.test(entry) && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker);
+        } catch {
+          return false;
+        }
+      });
+    const standStill = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
     for (const host of [sandboxed, unsandboxed]) {
-      const marker = `0.30${randomUUID().replace(/\D/g, '').slice(0, 8)}`;
+      const marker = `1.50${randomUUID().replace(/\D/g, '').slice(0, 8)}`;
       const abort = new AbortController();
       const outcome = runShell(host, { command: `sleep ${marker}; echo first`, env: {} }, abort.signal);
-      await until('the command to start', async () => (await hostPids(marker)).length > 0, 10_000, 5);
+      await until('the command to start', () => runningNow(marker), 20_000, 5);
       // The event loop stands still (as a SIGSTOPped worker's does) while the command ends: its
       // exit and output are pending when the abort comes.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2_000);
+      for (const t0 = Date.now(); runningNow(marker) && Date.now() - t0 < 30_000; ) standStill(100);
+      standStill(2_000); // the shell's echo and exit after its sleep
       abort.abort(commandSuperseded());
-      expect(await hostPids(marker)).toEqual([]);
       expect(await outcome).toEqual({ status: 'ok', data: { exit_code: 0, stdout: 'first\n', stderr: '' } });
     }
-  });
+  }, 90_000);
 
   it('on abort sends the group SIGTERM first, and SIGKILL after the grace period to what ignores it', async () => {
     const log = join(dir, 'term-log');
