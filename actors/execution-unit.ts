@@ -191,7 +191,8 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   // A limited command that stops being held gives its slot back (a trigger counts it): the
   // reporting worker may take the next command of a key with room in the same write, and
   // claimers waiting for that key may take one now; a cancel may free slots too.
-  const freesSlot = [...folded.commandUpdates.values()].some((u) => unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
+  // (A late report kept on its command moves it nowhere: status and expected status are one.)
+  const freesSlot = [...folded.commandUpdates.values()].some((u) => u.status !== u.expected_status && unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
   const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null, freesSlot);
   // An admitted execution that ends frees its key's slot too, which a task's command of the same
   // limit may wait for (the release trigger NOTIFYs where the bus is PostgreSQL's).

@@ -6,8 +6,12 @@ import { GroupCommit } from './group-commit.ts';
 import { routeEvents } from './route-events.ts';
 import type { EventResult, RoutedEvent } from '../src/protocol.ts';
 
-/** One worker report: its events, and how many next commands it wants (claim-ahead), by its request's token when it names one. */
-export type Report = { events: RoutedEvent[]; claim?: Omit<Claimer, 'token'> & { token?: string } };
+/**
+ * One worker report: its events, and how many next commands it wants (claim-ahead), by its
+ * request's token when it names one. `id`: the worker's and its request's, when it names one
+ * (a report sent again has the same).
+ */
+export type Report = { events: RoutedEvent[]; claim?: Omit<Claimer, 'token'> & { token?: string }; id?: { workerId: string; reportId: string } };
 export type ReportOutcome = { results: EventResult[]; commands_generated: number; claimed: CommandRow[] };
 
 const MAX_EVENTS_PER_TRANSACTION = 2_000;
@@ -38,18 +42,39 @@ export class ReportBatcher {
   }
 }
 
-/** Routes several reports in one transaction and hands each its results and the commands it claimed. */
+/**
+ * Routes several reports in one transaction and hands each its results and the commands it
+ * claimed. A report sent again while its first sending waits in the same batch is routed once,
+ * and both get that answer, as a sending again after a committed one gets the commands it claimed.
+ */
 async function routeTogether(deps: EngineDeps, reports: Report[], claimPolicy: ClaimPolicy | null): Promise<ReportOutcome[]> {
+  const firstSending = new Map<string, number>();
+  const sameAs = reports.map((r, i) => {
+    if (!r.id) return i;
+    const key = `${r.id.workerId}\n${r.id.reportId}`;
+    const first = firstSending.get(key);
+    if (first === undefined) firstSending.set(key, i);
+    return first ?? i;
+  });
+  const routed = reports.filter((_, i) => sameAs[i] === i);
   // Every claim carries a token (the worker's, or one made here), by which its commands come back.
-  const claims = reports.map((r) => (r.claim && r.claim.max > 0 ? { ...r.claim, token: r.claim.token ?? randomUUID() } : undefined));
-  const out = await routeEvents(deps, reports.flatMap((r) => r.events), { claims: claims.filter((c) => c !== undefined), claimPolicy });
+  const claims = routed.map((r) => (r.claim && r.claim.max > 0 ? { ...r.claim, token: r.claim.token ?? randomUUID() } : undefined));
+  const out = await routeEvents(deps, routed.flatMap((r) => r.events), { claims: claims.filter((c) => c !== undefined), claimPolicy });
+  const answers: ReportOutcome[] = [];
   let at = 0;
-  return reports.map((r, i) => {
+  let k = 0; // the place among those routed
+  for (const [i, r] of reports.entries()) {
+    // A sending again takes its first sending's answer (an earlier place: already made).
+    if (sameAs[i] !== i) {
+      answers.push(answers[sameAs[i]]);
+      continue;
+    }
     const results = out.results.slice(at, at + r.events.length);
     at += r.events.length;
-    const token = claims[i]?.token;
+    const token = claims[k++]?.token;
     const claimed = token === undefined ? [] : out.claimed.filter((c) => c.claim_token === token);
     // commands_generated is the transaction's: it is shared by the reports routed in it.
-    return { results, commands_generated: out.commands_generated, claimed };
-  });
+    answers.push({ results, commands_generated: out.commands_generated, claimed });
+  }
+  return answers;
 }

@@ -129,7 +129,7 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
 function movedCommands(fold: Fold, commands: ReadonlyMap<number, CommandRow>): CommandRow[] {
   return [...fold.commandUpdates()].flatMap((u) => {
     const c = commands.get(u.command_id);
-    return c ? [{ ...c, status: u.status }] : [];
+    return c ? [{ ...c, status: u.status, report_id: u.report_id ?? c.report_id ?? null }] : [];
   });
 }
 

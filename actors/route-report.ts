@@ -90,9 +90,19 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   const current = fold.commandStatus(cmd);
   const verdict = reportVerdict({ ...cmd, status: current }, ev.event_type, { attempt: ev.attempt, workerId: ev.worker_id });
   if (verdict.kind === 'refused') return refuse(verdict.code, verdict.message, cmd);
+  const reportId = ev.report_id ?? null;
+  // The same report sent again after its answer was lost (the server died after commit, or the
+  // answer timed out): what it reported is stored already, once. Read with the command's row,
+  // so a sending routed while the first one commits is told so when its write is retried.
+  if (reportId !== null && cmd.report_id === reportId) {
+    return { result: { event_id: null, error: CODE.already_reported, detail: `report ${reportId} moved command ${cmd.command_id} already; nothing was stored again` }, accepted: false };
+  }
+  const move = (status: CommandStatus) => fold.updateCommand({ execution_id: cmd.execution_id, command_id: cmd.command_id, status, expected_status: cmd.status, expected_attempt: cmd.attempt, report_id: reportId });
   if (verdict.kind === 'late') {
     // Late report for a finished or cancelled command: kept in the log, folded into nothing. It
-    // records its own attempt; the command's may be a later claim's (`command_attempt`).
+    // records its own attempt; the command's may be a later claim's (`command_attempt`). A named
+    // report is kept on the command (its status unchanged), so sent again it is not stored twice.
+    if (reportId !== null) move(current);
     const context = { ...asObject(ev.context), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
     return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }, undefined, at) }, accepted: false };
   }
@@ -106,7 +116,7 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
       context: { seq: cmd.seq, attempt: cmd.attempt, worker_id: cmd.worker_id, claimed_at: cmd.claimed_at?.toISOString() ?? null },
     });
   }
-  fold.updateCommand({ execution_id: cmd.execution_id, command_id: cmd.command_id, status: verdict.status, expected_status: cmd.status, expected_attempt: cmd.attempt });
+  move(verdict.status);
   return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd, at) }, accepted: true };
 }
 

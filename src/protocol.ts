@@ -16,8 +16,12 @@ export type EventInput = {
   error?: unknown;
 };
 
-/** An event addressed to an execution; `attempt` (from the claim) fences reports from stale claimers. */
-export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null };
+/**
+ * An event addressed to an execution; `attempt` (from the claim) fences reports from stale
+ * claimers. `report_id`: the worker report it came in, set by the server from the request (never
+ * read from an event: the input schema has no such field), by which a report sent again is known.
+ */
+export type RoutedEvent = EventInput & { execution_id: number; attempt?: number | null; report_id?: string };
 
 /** What routing made of one event, in the order sent: its id, or why it was not recorded (machines/error-codes.ts). */
 export type EventResult =

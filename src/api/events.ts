@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { routeEvents } from '../../actors/route-events.ts';
+import { CODE } from '../../machines/error-codes.ts';
 import { WORKER_EVENT_TYPES } from '../../machines/event-types.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getExecution, loadEventsAfter } from '../db/execution.repo.ts';
@@ -42,6 +43,8 @@ const historyAnswer = v.object({
 export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvents>>['results']): number {
   const r = results[0];
   if (r.event_id === null) {
+    // Only a worker report names itself (`report_id`): a single event is never one sent again.
+    if (r.error === CODE.already_reported) throw new Error(`an event that names no report was answered ${r.error}`);
     throw new ServiceError(r.error, { code: r.error, message: r.detail });
   }
   return r.event_id;

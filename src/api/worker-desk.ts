@@ -65,7 +65,11 @@ export class WorkerDesk {
   async report(b: ValidReport): Promise<ReportAnswer> {
     const again = await this.redelivered(b.worker_id, b.report_id, b.retry);
     const max = Math.max(0, b.claim - again.length);
-    const out = await this.#reports.route({ events: stampReportedTimes(b.events), claim: max ? { workerId: b.worker_id, max, token: b.report_id } : undefined });
+    // Each event carries the report it came in: the same report sent again is then stored once (actors/route-report.ts).
+    const id = b.report_id;
+    const stamped = stampReportedTimes(b.events);
+    const events = id === undefined ? stamped : stamped.map((e) => ({ ...e, report_id: id }));
+    const out = await this.#reports.route({ events, claim: max ? { workerId: b.worker_id, max, token: id } : undefined, id: id === undefined ? undefined : { workerId: b.worker_id, reportId: id } });
     return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: [...again, ...out.claimed].map(presentCommand) };
   }
 }

@@ -7,7 +7,7 @@ import type { CommandStatus } from '../../machines/command.machine.ts';
 // cancel changes these statements; the partial indexes of migrations 0001 and 0010 are written
 // for today's sets (a unit test holds them together).
 
-const COLUMNS = ['command_id', 'execution_id', 'catalog_id', 'seq', 'step', 'loop_index', 'status', 'attempt', 'worker_id', 'claim_token', 'input', 'claimed_at', 'heartbeat_at', 'created_at', 'issued_by_batch', 'priority', 'limit_name', 'limit_key'];
+const COLUMNS = ['command_id', 'execution_id', 'catalog_id', 'seq', 'step', 'loop_index', 'status', 'attempt', 'worker_id', 'claim_token', 'input', 'claimed_at', 'heartbeat_at', 'created_at', 'issued_by_batch', 'priority', 'limit_name', 'limit_key', 'report_id'];
 
 /** The columns of a CommandRow, for SELECT and RETURNING lists. */
 export const COMMAND_COLUMNS = COLUMNS.join(', ');
@@ -134,7 +134,7 @@ export type ClaimTo = { worker: string; token: string } | { ranges: string };
 export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning: string): { ctes: string[]; update: string } {
   const worker = 'ranges' in to ? 'w.worker_id' : to.worker;
   const token = 'ranges' in to ? 'w.token' : to.token;
-  const set = `SET status = ${CLAIMED}, worker_id = ${worker}, claim_token = ${token}, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()`;
+  const set = `SET status = ${CLAIMED}, worker_id = ${worker}, claim_token = ${token}, report_id = NULL, attempt = c.attempt + 1, claimed_at = now(), heartbeat_at = now(), updated_at = now()`;
   if ('id' in pick) {
     if ('ranges' in to) throw new Error('claimPlan: a claim by id has one claimer');
     return {

@@ -28,6 +28,8 @@ export type CommandRow = {
   /** The limit and key (a task's `limit`) its claim waited for room on, or null. */
   limit_name?: string | null;
   limit_key?: string | null;
+  /** The worker report (its request's `report_id`) that last moved it in its current claim, or null (actors/route-report.ts). */
+  report_id?: string | null;
 };
 
 const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;

@@ -45,9 +45,10 @@ export type UnitAdmission = {
 /**
  * A command's new status; the write fails unless it still has the status and attempt it was read
  * with. `execution_id`: the command's (its row was read with it), so the move reaches it by its
- * execution too (one shard under Citus: docs/scaling.md).
+ * execution too (one shard under Citus: docs/scaling.md). `report_id`: the worker report that
+ * moves it, kept on the row (null: none named, the row keeps the one it had).
  */
-export type UnitCommandUpdate = { execution_id: number; command_id: number; status: CommandStatus; expected_status: CommandStatus; expected_attempt: number };
+export type UnitCommandUpdate = { execution_id: number; command_id: number; status: CommandStatus; expected_status: CommandStatus; expected_attempt: number; report_id: string | null };
 
 /**
  * A worker claiming up to `max` commands by a request with `token` (null: none given); `newOnly`:
@@ -276,9 +277,9 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
 ), ${eventLogCtes({ appends: 'log_in', events: 'log_events', ids: opaque($('appendIds'), 'bigint[]'), ...(full ? { created: 'new_exec' } : {}), issued: 'cmd' }).join(', ')}, upd_cmd AS (
   -- By its execution too (the row is one execution's: one shard under Citus); the id array
   -- reaches it by its primary key.
-  UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now()
+  UPDATE core.command c SET status = x.status, updated_at = now(), heartbeat_at = now(), report_id = COALESCE(x.report_id, c.report_id)
     FROM jsonb_to_recordset(${$('commandUpdates')}::jsonb) AS x(execution_id bigint, command_id bigint, status text, expected_status text,
-         expected_attempt int)
+         expected_attempt int, report_id text)
    WHERE c.command_id = x.command_id AND c.execution_id = x.execution_id AND c.status = x.expected_status AND c.attempt = x.expected_attempt
      AND c.command_id = ANY(${opaque($('commandUpdateIds'), 'bigint[]')})
   RETURNING c.command_id
@@ -379,7 +380,7 @@ const PARAM_OF: Record<Param, (w: UnitWrite, ranges: ClaimRange[]) => unknown> =
   appendIds: (w) => w.appends.map((a) => a.execution_id),
   events: (w) => recordsJson(w.events),
   commands: (w) => recordsJson(w.commands),
-  commandUpdates: (w) => JSON.stringify(w.commandUpdates),
+  commandUpdates: (w) => recordsJson(w.commandUpdates),
   commandUpdateIds: (w) => w.commandUpdates.map((c) => c.command_id),
   cancels: (w) => JSON.stringify(w.cancels),
   cancelIds: (w) => [...new Set(w.cancels.map((c) => c.execution_id))],

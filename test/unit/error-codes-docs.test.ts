@@ -63,7 +63,7 @@ describe('client-visible codes', () => {
   it('the server\'s types come from the registry', () => {
     expectTypeOf<ErrorCode>().toEqualTypeOf<HttpCode>();
     expectTypeOf<Extract<EventResult, { event_id: null }>['error']>().toEqualTypeOf<ReportRefusalCode>();
-    expectTypeOf<ReportRefusalCode>().toEqualTypeOf<'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command' | 'not_waiting' | 'signal_buffer_full'>();
+    expectTypeOf<ReportRefusalCode>().toEqualTypeOf<'stale_claim' | 'not_holder' | 'not_claimed' | 'unknown_command' | 'already_reported' | 'not_waiting' | 'signal_buffer_full'>();
     expectTypeOf<CodeIn<'batch'>>().toEqualTypeOf<'processing_timeout' | 'processing_error'>();
   });
 

@@ -262,7 +262,7 @@ describe.skipIf(!CITUS_URL)('the Citus plan on a Citus cluster (SVC_TEST_CITUS_U
       claimPolicy: null,
       appends: [{ execution_id: a.id, expected: 3, n: 1, applied: 'all', proj: false, status: null, progress: null, result: null, error: null, snapshot: null, machine_version: null, snapshot_event_id: null }],
       events: [{ execution_id: a.id, ord: 1, event_type: EVENT.commandCompleted, status: null, step: 'a', command_id: commandOf[a.id][0], worker_id: 'w1', context: {}, result: { ok: true }, error: null, issued_seq: null }],
-      commandUpdates: [{ execution_id: a.id, command_id: commandOf[a.id][0], status: 'COMPLETED', expected_status: 'CLAIMED', expected_attempt: 1 }],
+      commandUpdates: [{ execution_id: a.id, command_id: commandOf[a.id][0], status: 'COMPLETED', expected_status: 'CLAIMED', expected_attempt: 1, report_id: null }],
       claimOlder: [{ workerId: 'w1', max: 1, token: null }],
     };
     const written = await writeUnit(onA, report);

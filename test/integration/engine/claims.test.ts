@@ -213,8 +213,41 @@ describe('claims', () => {
     expect(again.body.commands[0]).toMatchObject({ status: 'CLAIMED', attempt: 1, worker_id: 'wl' });
     const held = await db.query(`SELECT command_id FROM core.command WHERE worker_id = 'wl' AND status = 'CLAIMED'`);
     expect(held.rows.map((r) => r.command_id)).toEqual(handed);
-    // The resent completion is late: stored, and the execution stays completed once.
+    // The resent completion was stored by the first sending: answered so, stored once, the execution completed once.
+    expect(again.body.results).toEqual([{ event_id: null, error: 'already_reported', detail: `report report-1 moved command ${commandId} already; nothing was stored again` }]);
+    const completions = await db.query(`SELECT event_id FROM core.event WHERE execution_id = $1 AND command_id = $2 AND event_type = 'command.completed'`, [executionId, commandId]);
+    expect(completions.rows.map((r) => r.event_id)).toEqual([first.body.results[0].event_id]);
     expect((await http(t.url, 'GET', `/api/executions/${executionId}`)).body.status).toBe('completed');
+  });
+
+  it('a report sent again after its answer was lost stores nothing twice: a late one, and one sent again before the first is written', async () => {
+    // Late: the execution was cancelled while its command ran; the worker's completion is kept
+    // once as late, and its sending again is answered already_reported.
+    const { executionId, commandId } = await pendingCommand();
+    const claim = await http(t.url, 'POST', `/api/commands/${commandId}/claim`, { worker_id: 'wl2' }, asWorker);
+    expect((await http(t.url, 'POST', `/api/executions/${executionId}/cancel`, {})).status).toBe(200);
+    const done = { execution_id: executionId, command_id: commandId, attempt: claim.body.attempt, worker_id: 'wl2', event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
+    const report = { worker_id: 'wl2', report_id: 'report-late', events: [{ ...done, event_type: 'command.started' }, done] };
+    const first = await http(t.url, 'POST', '/api/worker/report', report, asWorker);
+    expect(first.body.results.map((r: { event_id: number | null }) => typeof r.event_id)).toEqual(['number', 'number']);
+    const again = await http(t.url, 'POST', '/api/worker/report', { ...report, retry: true }, asWorker);
+    expect(again.body.results.map((r: { error?: string }) => r.error)).toEqual(['already_reported', 'already_reported']);
+    const late = await db.query(`SELECT event_type, context->>'late' AS late FROM core.event WHERE execution_id = $1 AND command_id = $2 AND event_type IN ('command.started', 'command.completed') ORDER BY event_id`, [executionId, commandId]);
+    expect(late.rows).toEqual([{ event_type: 'command.started', late: 'true' }, { event_type: 'command.completed', late: 'true' }]);
+    expect((await db.query(`SELECT status, report_id FROM core.command WHERE command_id = $1`, [commandId])).rows[0]).toEqual({ status: 'CANCELLED', report_id: 'report-late' });
+
+    // Both sendings at once (the worker gave up waiting for the first answer): one is stored, the other told so.
+    const next = await pendingCommand();
+    const claimed = await http(t.url, 'POST', `/api/commands/${next.commandId}/claim`, { worker_id: 'wl3' }, asWorker);
+    const ev = { execution_id: next.executionId, command_id: next.commandId, attempt: claimed.body.attempt, worker_id: 'wl3', event_type: 'command.completed', result: { tasks: { n: { status: 'ok', data: 1 } } } };
+    const both = { worker_id: 'wl3', report_id: 'report-twice', events: [ev] };
+    const answers = await Promise.all([http(t.url, 'POST', '/api/worker/report', both, asWorker), http(t.url, 'POST', '/api/worker/report', { ...both, retry: true }, asWorker)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    const results = answers.map((a) => a.body.results[0]);
+    expect(results.filter((r) => typeof r.event_id === 'number')).toHaveLength(1);
+    expect(results.filter((r) => r.error === 'already_reported')).toHaveLength(1);
+    const stored = await db.query(`SELECT count(*)::int AS n FROM core.event WHERE execution_id = $1 AND command_id = $2 AND event_type = 'command.completed'`, [next.executionId, next.commandId]);
+    expect(stored.rows[0].n).toBe(1);
   });
 
   it('a long-poll claim sent again after its answer was lost gets back what it claimed', async () => {

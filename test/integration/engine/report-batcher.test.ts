@@ -103,6 +103,34 @@ describe('report batcher', () => {
     await Promise.all(blocked);
   });
 
+  it('a report sent again while its first sending waits in the same batch is routed once; both get its answer', async () => {
+    const batcher = new ReportBatcher(t.deps);
+    const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
+    const mine = await startClaimed('wr');
+    const locker = new pg.Client({ connectionString: t.databaseUrl });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
+    const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
+    await new Promise((r) => setTimeout(r, 200));
+    // The worker gave up waiting for its first sending's answer and sent it again: both queue for the next batch.
+    const base = completed(mine, 'wr', 'a');
+    const report: Report = { ...base, events: base.events.map((e) => ({ ...e, report_id: 'r-same' })), claim: { workerId: 'wr', max: 1, token: 'r-same' }, id: { workerId: 'wr', reportId: 'r-same' } };
+    const sendings = [batcher.route(report), batcher.route(report)];
+    await new Promise((r) => setTimeout(r, 100));
+    await locker.query('COMMIT');
+    await locker.end();
+    const [first, again] = await Promise.all(sendings);
+    await Promise.all(blocked);
+    expect(again).toEqual(first);
+    expect(first.results.map((r) => typeof r.event_id)).toEqual(['number', 'number']);
+    expect(first.claimed).toHaveLength(1);
+    const { rows } = await db.query(`SELECT event_type, count(*)::int AS n FROM core.event WHERE execution_id = $1 AND command_id = $2 GROUP BY 1 ORDER BY 1`, [mine.executionId, mine.commandId]);
+    expect(rows).toEqual(['command.claimed', 'command.completed', 'command.issued', 'command.started'].map((event_type) => ({ event_type, n: 1 })));
+    const held = await db.query(`SELECT count(*)::int AS n FROM core.command WHERE worker_id = 'wr' AND status = 'CLAIMED'`);
+    expect(held.rows[0].n).toBe(1);
+  });
+
   it('claim-ahead hands out older pending commands, oldest first, when the routed report issues none', async () => {
     const one = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: one, path: rb/one }\nworkflow:\n  - step: start\n    tool: { name: a, kind: noop }\n';
     expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: one })).status).toBe(201);

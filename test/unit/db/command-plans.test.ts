@@ -36,7 +36,7 @@ describe('command plans: SQL generated from the command machine', () => {
     const byId = claimPlan('a', { id: '$1', policy }, { worker: '$2', token: 'NULL' }, 'command_id');
     const next = claimPlan('b', { limit: '$2', stranded: policy, limited: true }, { worker: '$1', token: '$3' }, 'command_id');
     const ahead = claimPlan('c', { limit: '$2', stranded: null, limited: false }, { ranges: '$4::jsonb' }, 'c.command_id');
-    const setOf = (sql: string) => /SET status = 'CLAIMED', worker_id = \S+, claim_token = \S+, attempt = c\.attempt \+ 1, claimed_at = now\(\), heartbeat_at = now\(\), updated_at = now\(\)/.test(sql);
+    const setOf = (sql: string) => /SET status = 'CLAIMED', worker_id = \S+, claim_token = \S+, report_id = NULL, attempt = c\.attempt \+ 1, claimed_at = now\(\), heartbeat_at = now\(\), updated_at = now\(\)/.test(sql);
     for (const plan of [byId, next, ahead]) expect(setOf(plan.update), plan.update).toBe(true);
     expect(byId.ctes).toEqual([]);
     // The workers' claim takes commands of no limit, and those of keys with room (counted in the

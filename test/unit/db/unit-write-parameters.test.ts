@@ -29,7 +29,7 @@ const step: UnitWrite = {
     { execution_id: 7, ord: 2, event_type: 'command.issued', status: 'running', step: 's2', command_id: null, worker_id: null, context: { seq: 2, loop_index: null }, result: null, error: null, issued_seq: 2 },
   ],
   commands: [{ execution_id: 7, catalog_id: 1, seq: 2, step: 's2', loop_index: null, status: 'CLAIMED', input: { tasks: [], context: { parent: null } }, worker_id: 'w', claim_token: null, priority: 5, limit_name: null, limit_key: null }],
-  commandUpdates: [{ execution_id: 7, command_id: 4, status: 'COMPLETED', expected_status: 'CLAIMED', expected_attempt: 1 }],
+  commandUpdates: [{ execution_id: 7, command_id: 4, status: 'COMPLETED', expected_status: 'CLAIMED', expected_attempt: 1, report_id: 'r-1' }],
 };
 
 describe('the step write sends its records without their null fields', () => {
