@@ -18,6 +18,8 @@ import { ownKeysRecord } from '../../own-keys-record.ts';
 // How long a program that ended before its abort came gets for the rest of its output to be read,
 // in ms: a grandchild that left its group may hold the pipes open for ever.
 const ENDED_OUTPUT_WAIT_MS = 1_000;
+/** How long an aborted command's answer waits for what it wrote before the abort, when its pipes stay open. */
+const ABORTED_OUTPUT_WAIT_MS = 100;
 
 // An environment value is text: rendered data reaches the command through the environment, never
 // through its text, so whatever it holds stays data. No value (null) leaves the variable unset.
@@ -153,6 +155,8 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     group.status.on('error', () => {});
 
     let settled = false;
+    // Aborted while it ran: the answer says so, however the program then ends.
+    let stopping = false;
     const finish = (outcome: TaskOutcome) => {
       if (settled) return;
       settled = true;
@@ -174,7 +178,14 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
         setTimeout(letGoOfPipes, ENDED_OUTPUT_WAIT_MS).unref();
         return;
       }
+      // What the program wrote before the abort may still be in the pipes, unread (a busy
+      // worker): the answer waits for them to close, or ABORTED_OUTPUT_WAIT_MS where something
+      // that ignores SIGTERM keeps them open.
+      stopping = true;
       group.stop();
+      setTimeout(answerAborted, ABORTED_OUTPUT_WAIT_MS).unref();
+    };
+    const answerAborted = () => {
       letGoOfPipes();
       finish(aborted(signal, data(null)));
     };
@@ -186,6 +197,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
       finish(fail('spawn', `cannot start the shell: ${error.message}`));
     });
     void group.closed.then(({ code, signal: killedBy }) => {
+      if (stopping) return answerAborted();
       if (status.includes('cwd')) return finish(fail('spawn', `cannot start the shell in ${req.cwd}: no such directory${host.bwrap ? ' in the sandbox' : ''}`));
       if (code === 0) return finish(ok(data(0)));
       // bwrap (and a shell whose last command was killed) reports a signal as exit code 128 + n.

@@ -144,11 +144,16 @@ describe('shell tool', () => {
     // One child stops cleanly on SIGTERM (and says so); the other ignores it. Each says when its
     // trap is set: the abort comes then (a fixed delay lost the race on a loaded machine). `ready`
     // is written before the pids file the test waits for, so it is in the pipe when the abort comes.
-    const command = `(trap 'echo got-term >> ${log}; exit 0' TERM; echo a >> ${armed}; sleep 30 & wait) & (trap '' TERM; echo b >> ${armed}; sleep 30) & echo ready; echo $! > ${pids}; wait`;
+    const begun = join(dir, 'term-begun');
+    const command = `echo >> ${begun}; sleep 0.5; (trap 'echo got-term >> ${log}; exit 0' TERM; echo a >> ${armed}; sleep 30 & wait) & (trap '' TERM; echo b >> ${armed}; sleep 30) & echo ready; echo $! > ${pids}; wait`;
     const abort = new AbortController();
     const outcome = shell(task({ command }), off({ signal: abort.signal }));
     const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
-    await until('both children armed', () => lines(armed).length === 2 && lines(pids).length === 1, 10_000);
+    await until('the command begun', () => existsSync(begun), 10_000, 5);
+    // Then waited for with the event loop standing still: `ready` is in the pipe, unread, when the
+    // abort comes (as on a busy worker); what the command wrote before the abort is in its answer.
+    const standStill = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    for (const t0 = Date.now(); !(lines(armed).length === 2 && lines(pids).length === 1) && Date.now() - t0 < 10_000; ) standStill(20);
     const abortedAt = Date.now();
     abort.abort(new DOMException('The operation timed out.', 'TimeoutError'));
     expect(await outcome).toMatchObject({ status: 'error', error: { code: 'timeout' }, data: { stdout: 'ready\n' } });
