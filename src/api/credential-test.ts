@@ -2,8 +2,6 @@ import { STATUS_CODES } from 'node:http';
 import { credentialTypeSpec, isCredentialType } from '../credential/credential-types.ts';
 import { staticHttpAuth } from '../credential/http-auth.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
-import { natsCredentialLogin } from '../credential/nats-credential-login.ts';
-import { probeNats } from '../credential/probe-nats.ts';
 import { credentialSecrets, redactSecrets } from '../credential/redact-secrets.ts';
 import { probePostgres } from '../db/probe-postgres.ts';
 import { ServiceError } from '../errors.ts';
@@ -49,6 +47,8 @@ async function testPostgres(credential: ResolvedCredential, secrets: string[]): 
 }
 
 async function testNats(credential: ResolvedCredential, secrets: string[]): Promise<{ ok: boolean; message: string }> {
+  // The NATS client loads with the first test of a nats credential, not with every server.
+  const [{ natsCredentialLogin }, { probeNats }] = await Promise.all([import('../credential/nats-credential-login.ts'), import('../credential/probe-nats.ts')]);
   const login = natsCredentialLogin(credential.name, credential.data);
   if ('problem' in login) return { ok: false, message: login.problem };
   secrets.push(...login.login.secrets);

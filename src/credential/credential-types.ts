@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { actualTypeName } from '../crypto/validate-against-schema.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { natsLoginProblems } from './nats-credential-login.ts';
+import { natsLoginProblems } from './nats-login-problems.ts';
 
 // One registry of credential types: per type the fields the tools read (src/credential/
 // postgres-connection.ts, src/worker/tools/credential-auth.ts, oauth2-token.ts), which are secret,

@@ -1,4 +1,6 @@
-import { nkeys } from '@nats-io/transport-node';
+// The NKEY library itself (what the NATS client re-exports as `nkeys`): checking a seed does not
+// load the client.
+import { fromSeed } from '@nats-io/nkeys';
 
 // The key logins of a `nats` credential: `creds`, the text of a `.creds` file as `nsc` writes it
 // (a user JWT block and a user NKEY seed block, each between dashed lines), and `nkey`, a user
@@ -38,7 +40,7 @@ function userSeedProblem(seed: string): string | null {
   if (!trimmed.startsWith('SU')) return '';
   try {
     // Checks the encoding and the checksum, not only the prefix.
-    return nkeys.fromSeed(new TextEncoder().encode(trimmed)).getPublicKey().startsWith('U') ? null : '';
+    return fromSeed(new TextEncoder().encode(trimmed)).getPublicKey().startsWith('U') ? null : '';
   } catch {
     return ': it does not decode';
   }

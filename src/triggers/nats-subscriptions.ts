@@ -4,8 +4,7 @@ import type { Keyring } from '../crypto/keyring.ts';
 import { natsTriggerRows, type NatsTriggerRow } from '../db/trigger-subscription.repo.ts';
 import { noteSubscriptionProblem, TRIGGERS_CHANGED_CHANNEL } from '../db/trigger.repo.ts';
 import { every } from '../periodic/every.ts';
-import { natsLogin } from './nats-login.ts';
-import { startNatsSubscription, type NatsSubscription } from './nats-subscription.ts';
+import type { NatsSubscription } from './nats-subscription.ts';
 import { NatsTriggerSchema } from './trigger.schema.ts';
 
 // Every server subscribes to every live, unpaused NATS trigger (nats-subscription.ts). JetStream
@@ -20,6 +19,11 @@ export type NatsSubscriptionsDeps = EngineDeps & { keyring: Keyring };
 
 type Running = { signature: string; stream: string; sub: NatsSubscription };
 
+// The NATS client (a tenth of a second of CPU) loads with the first trigger to subscribe: a server
+// without one never loads it.
+const natsClient = async () => ({ ...(await import('./nats-login.ts')), ...(await import('./nats-subscription.ts')) });
+type NatsClient = Awaited<ReturnType<typeof natsClient>>;
+
 /**
  * Starts this server's NATS subscriptions and keeps them in step with core.trigger: new triggers
  * start, paused ones stop, changed ones (spec or credential) restart, removed ones stop and delete
@@ -27,6 +31,7 @@ type Running = { signature: string; stream: string; sub: NatsSubscription };
  */
 export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { reloadIntervalMs?: number } = {}): { stop(): Promise<void>; reload(): Promise<void> } {
   const running = new Map<string, Running>();
+  let nats: NatsClient | undefined;
   // What this server last noted per trigger (why it is not consuming): written to the trigger's
   // row, where the listing reads it, when it changes, so a reload or a retry writes nothing.
   const problems = new Map<string, string>();
@@ -73,7 +78,8 @@ export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { relo
         wanted.add(key);
         continue;
       }
-      const login = natsLogin(deps.keyring, { name: spec.auth, type: row.credential_type, sealed: row.credential_sealed });
+      nats ??= await natsClient();
+      const login = nats.natsLogin(deps.keyring, { name: spec.auth, type: row.credential_type, sealed: row.credential_sealed });
       if ('problem' in login) {
         report(row, login.problem);
         continue;
@@ -84,7 +90,7 @@ export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { relo
         await current.sub.stop({ deleteConsumer: current.stream !== spec.stream });
       }
       wanted.add(key);
-      running.set(key, { signature, stream: spec.stream, sub: startNatsSubscription(deps, { path: row.path, name: row.name, spec, login: login.login, startTime: row.created_at, onProblem: (problem) => note(row, problem) }) });
+      running.set(key, { signature, stream: spec.stream, sub: nats.startNatsSubscription(deps, { path: row.path, name: row.name, spec, login: login.login, startTime: row.created_at, onProblem: (problem) => note(row, problem) }) });
     }
     const ending = [...running].filter(([key]) => !wanted.has(key));
     for (const [key] of ending) running.delete(key);
