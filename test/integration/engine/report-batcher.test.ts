@@ -39,26 +39,38 @@ const completed = (c: { executionId: number; commandId: number; attempt: number 
   claim: { workerId: worker, max: 1 },
 });
 
+/**
+ * Fills every in-flight slot of `batcher` with a report whose execution is locked, so what is
+ * routed next queues up; `release()` lets them through and waits for them.
+ */
+async function fillInFlight(batcher: ReportBatcher): Promise<{ release(): Promise<void> }> {
+  const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
+  const locker = new pg.Client({ connectionString: t.databaseUrl });
+  await locker.connect();
+  await locker.query('BEGIN');
+  // The routings of these executions wait on their rows (the one write moves each row on).
+  await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
+  const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
+  await new Promise((r) => setTimeout(r, 200));
+  return {
+    async release() {
+      await locker.query('COMMIT');
+      await locker.end();
+      await Promise.all(blocked);
+    },
+  };
+}
+
 describe('report batcher', () => {
   it('routes queued reports of several workers in one transaction; each gets its results and its own next commands', async () => {
     const batcher = new ReportBatcher(t.deps);
-    // Fill every in-flight slot with a report whose execution is locked, so the rest queue up.
-    const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
     const waiting = await Promise.all([...Array.from({ length: 3 }, () => startClaimed('wa')), ...Array.from({ length: 3 }, () => startClaimed('wb'))]);
-    const locker = new pg.Client({ connectionString: t.databaseUrl });
-    await locker.connect();
-    await locker.query('BEGIN');
-    // The routings of these executions wait on their rows (the one write moves each row on).
-    await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
-    const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
-    await new Promise((r) => setTimeout(r, 200));
+    const full = await fillInFlight(batcher);
     const routesBefore = (await t.deps.metrics.routeSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
     const queued = waiting.map((w, i) => batcher.route(completed(w, i < 3 ? 'wa' : 'wb', 'a')));
     await new Promise((r) => setTimeout(r, 100));
-    await locker.query('COMMIT');
-    await locker.end();
+    await full.release();
     const outcomes = await Promise.all(queued);
-    await Promise.all(blocked);
     const routesAfter = (await t.deps.metrics.routeSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
     // The blockers' transactions, plus the queued six together (not one each).
     expect(routesAfter - routesBefore).toBeLessThanOrEqual(REPORT_BATCHES_IN_FLIGHT + 2);
@@ -80,48 +92,31 @@ describe('report batcher', () => {
 
   it('a batch with one bad report routes the others and fails only that one', async () => {
     const batcher = new ReportBatcher(t.deps);
-    const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
     const good = await startClaimed('wg');
-    const locker = new pg.Client({ connectionString: t.databaseUrl });
-    await locker.connect();
-    await locker.query('BEGIN');
-    // The routings of these executions wait on their rows (the one write moves each row on).
-    await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
-    const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
-    await new Promise((r) => setTimeout(r, 200));
+    const full = await fillInFlight(batcher);
     const bad = batcher.route({ events: [{ execution_id: 99_999_999, event_type: 'command.started' }] });
     // Observed at once: on a loaded machine it may reject before the assertion below is attached.
     bad.catch(() => {});
     const fine = batcher.route(completed(good, 'wg', 'a'));
     await new Promise((r) => setTimeout(r, 100));
-    await locker.query('COMMIT');
-    await locker.end();
+    await full.release();
     await expect(bad).rejects.toMatchObject({ code: 'not_found' });
     const ok = await fine;
     expect(ok.results.every((r) => r.event_id !== null)).toBe(true);
     expect(ok.claimed).toHaveLength(1);
-    await Promise.all(blocked);
   });
 
   it('a report sent again while its first sending waits in the same batch is routed once; both get its answer', async () => {
     const batcher = new ReportBatcher(t.deps);
-    const blockers = await Promise.all(Array.from({ length: REPORT_BATCHES_IN_FLIGHT }, () => startClaimed('wx')));
     const mine = await startClaimed('wr');
-    const locker = new pg.Client({ connectionString: t.databaseUrl });
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query('SELECT 1 FROM core.execution WHERE execution_id = ANY($1::bigint[]) FOR UPDATE', [blockers.map((b) => b.executionId)]);
-    const blocked = blockers.map((b) => batcher.route(completed(b, 'wx', 'a')));
-    await new Promise((r) => setTimeout(r, 200));
+    const full = await fillInFlight(batcher);
     // The worker gave up waiting for its first sending's answer and sent it again: both queue for the next batch.
     const base = completed(mine, 'wr', 'a');
     const report: Report = { ...base, events: base.events.map((e) => ({ ...e, report_id: 'r-same' })), claim: { workerId: 'wr', max: 1, token: 'r-same' }, id: { workerId: 'wr', reportId: 'r-same' } };
     const sendings = [batcher.route(report), batcher.route(report)];
     await new Promise((r) => setTimeout(r, 100));
-    await locker.query('COMMIT');
-    await locker.end();
+    await full.release();
     const [first, again] = await Promise.all(sendings);
-    await Promise.all(blocked);
     expect(again).toEqual(first);
     expect(first.results.map((r) => typeof r.event_id)).toEqual(['number', 'number']);
     expect(first.claimed).toHaveLength(1);
