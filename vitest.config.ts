@@ -10,10 +10,12 @@ export default defineConfig({
   test: {
     // Vitest's default (cores - 1) is one file at a time on a 2-core machine; the integration
     // files mostly wait on processes, timers and PostgreSQL. On 2 cores, two at a time left the
-    // CPU 41 % idle; four took waits/, triggers/ and recovery/ from 137 to 95 s (16 % idle). The
+    // CPU 41 % idle; four took waits/, triggers/ and recovery/ from 137 to 95 s (16 % idle), but
+    // on a slower 2-core VM four kept the CPU 92 % contended (load 12) and the process/ files,
+    // each running servers, workers and PostgreSQL, went past their own bounds: three there. The
     // embedded PostgreSQL takes 200 connections; an external one (SVC_TEST_DATABASE_URL) may take
     // PostgreSQL's default 100, which four files at a time went over: two there.
-    maxWorkers: process.env.SVC_TEST_DATABASE_URL ? Math.max(2, availableParallelism() - 1) : Math.max(4, availableParallelism()),
+    maxWorkers: process.env.SVC_TEST_DATABASE_URL ? Math.max(2, availableParallelism() - 1) : Math.max(3, availableParallelism()),
     projects: [
       { ssr: SOURCE, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
       {

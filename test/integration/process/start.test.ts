@@ -66,7 +66,8 @@ describe('svc start on the embedded database', () => {
     third.kill('SIGTERM');
     expect(await withTimeout(third.exited, 20_000, 'SIGTERM stop')).toBe(0);
     expect(await postgresRunningOn(dataDir)).toBe(false);
-  });
+    // Three starts, the first with initdb, each bounded above (30 s to health): more than the default 60 s in all.
+  }, 180_000);
 
   it('a second svc start on a data dir in use is refused, and the first one keeps its database', async () => {
     const dataDir = join(dir, 'shared');
