@@ -72,7 +72,9 @@ describe('timers across crashes', () => {
   it('1,000 executions waiting on timers hold no worker slot and no connection; another playbook runs meanwhile', async () => {
     const a = await bed.server();
     await bed.worker(a.base, 1);
-    expect((await http(a.base, 'POST', '/api/catalog/playbook', { content: timed('crash/many', '6s') })).status).toBe(201);
+    // Long enough that all 1,000 are waiting once the last has started: on a loaded CI machine the
+    // starts took longer than a 6 s wait, and the first timers had fired before the count.
+    expect((await http(a.base, 'POST', '/api/catalog/playbook', { content: timed('crash/many', '20s') })).status).toBe(201);
     expect((await http(a.base, 'POST', '/api/catalog/playbook', { content: timed('crash/quick', '1ms') })).status).toBe(201);
     const starts = await Promise.all(
       Array.from({ length: 50 }, async () => {
