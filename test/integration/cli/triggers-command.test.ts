@@ -62,8 +62,10 @@ describe('svc triggers', () => {
     expect(answer).toMatchObject({ count: 1, triggers: [{ path: 'cli/triggers/nightly', name: 'nightly', kind: 'schedule', state: 'active', last_fire: null, fires: 0, spec: { cron: '0 2 * * *', timezone: 'Europe/Berlin', overlap: 'allow', catch_up: 'latest' } }] });
     expect(answer.triggers[0].next_fires).toHaveLength(3);
     expect((await svc(['list', '--kind', 'webhook'])).stdout).toBe('no webhook triggers\n');
-    // Without a subcommand it lists, as `svc limits` does.
-    expect(await svc([])).toEqual(table);
+    // Without a subcommand it lists, as `svc limits` does (the countdown to the next fire moves on
+    // between the two calls: a loaded machine crossed a minute once).
+    const countdownless = (r: typeof table) => ({ ...r, stdout: r.stdout.replace(/\(in [\dhms.]+\)/g, '(in …)') });
+    expect(countdownless(await svc([]))).toEqual(countdownless(table));
     expect(await svc(['--kind', 'webhook'])).toMatchObject({ code: 0, stdout: 'no webhook triggers\n' });
 
     const paused = await svc(['pause', 'cli/triggers/nightly', 'nightly']);
