@@ -11,7 +11,6 @@ import { withChildTaskTimersOf } from './child-task-timers.ts';
 import { pureInitialTransition, pureTransition, type MachineAction } from './pure-transition.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import { restoreStoredSnapshot } from './stored-snapshot.ts';
-import { isLiveExecutionStatus } from '../machines/statuses.ts';
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 
@@ -111,14 +110,16 @@ export async function readExecutionState(q: Queryable, cache: PlaybookCache, id:
 }
 
 /**
- * The fold of `row`'s log up to its `applied_event_id` (the state `row` was read at): of a live
- * execution, from the snapshot it stores (every SNAPSHOT_EVERY_EVENTS events, and when it begins to
- * wait) on, as the engine hydrates it. Refolding a 48,000-event log took the server's thread 2 s
- * for every /state poll and every signal.
+ * The fold of `row`'s log up to its `applied_event_id` (the state `row` was read at), from the
+ * snapshot it stores (every SNAPSHOT_EVERY_EVENTS events and when it begins to wait, kept once it
+ * finished) on, as the engine hydrates it. Refolding a 48,000-event log took the server's thread
+ * 2 s for every /state poll and every signal.
  */
 export async function followExecution(q: Queryable, cache: PlaybookCache, row: ExecutionRow): Promise<ExecutionFollower> {
   const compiled = await cache.get(q, row.catalog_id);
-  const usable = isLiveExecutionStatus(row.status) && row.snapshot_event_id > 0 && row.snapshot_event_id <= row.applied_event_id;
+  // A stored snapshot is always of a running state, so the fold on from it still sees the
+  // transition that ended the run (the view names the steps it cut short).
+  const usable = row.snapshot_event_id > 0 && row.snapshot_event_id <= row.applied_event_id;
   const stored = usable ? await restoreStoredSnapshot(q, compiled.machine, row) : null;
   const follower = new ExecutionFollower(compiled, stored ? { snapshot: stored, eventId: row.snapshot_event_id } : undefined);
   follower.fold(await loadAppliedEvents(q, row, follower.lastEventId));

@@ -58,6 +58,10 @@ export type EventRow = {
 export const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
   progress, result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
 
+// The same, the stored snapshot (a running execution's whole context, kept once it finished) left
+// out as null: for the reads that present a row and never fold it.
+const EXECUTION_COLUMNS_NO_SNAPSHOT = `${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot`;
+
 /** One execution's projection row; `progress` as stored (done steps over known steps). */
 export async function getExecution(q: Queryable, id: number): Promise<ExecutionRow | undefined> {
   const { rows } = await q.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = $1`, [id]);
@@ -207,7 +211,7 @@ const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
               SELECT ev.execution_id FROM core.event ev
                WHERE ev.event_type = '${EVENT.executionStarted}' AND ev.context ? 'labels' AND (ev.context -> 'labels') @> $10)))`;
 
-const LIST_PAGE = `SELECT ${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot,
+const LIST_PAGE = `SELECT ${EXECUTION_COLUMNS_NO_SNAPSHOT},
        to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_key
   FROM core.execution e
  WHERE ${LIST_FILTERS}
@@ -419,7 +423,7 @@ export async function getExecutionWithRetryLinks(
     // Prepared (named): planning this statement costs more than running it, and clients poll it
     // (the id hidden: HIDDEN_ID; 0.9 ms against 0.23 ms a call).
     name: 'svc_execution_view',
-    text: `SELECT ${EXECUTION_COLUMNS},
+    text: `SELECT ${EXECUTION_COLUMNS_NO_SNAPSHOT},
             started.context->>'retry_of' AS retry_of, started.context->'labels' AS labels,
             started.context->'requested_by'->>'sub' AS requested_by, started.context->'trigger'->>'name' AS trigger,
             ARRAY(SELECT execution_id FROM core.event

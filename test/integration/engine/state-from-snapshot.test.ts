@@ -1,10 +1,11 @@
-// A live execution's state (GET /state, and the read a signal starts with) is folded from the
+// An execution's state (GET /state, and the read a signal starts with) is folded from the
 // snapshot the execution stores on, as the engine hydrates it, not from the whole log: a log of
-// 48,000 events took the server's thread 2 s for each of those reads.
+// 48,000 events took the server's thread 2 s for each of those reads. A finished execution keeps
+// the last snapshot stored while it ran.
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionFollower, followExecution, loadAppliedEvents } from '../../../actors/execution-state.ts';
-import { getExecution } from '../../../src/db/execution.repo.ts';
+import { getExecution, type ExecutionRow } from '../../../src/db/execution.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
@@ -73,11 +74,40 @@ describe('the state of a live execution', () => {
     const sent = await http(s.url, 'POST', `/api/executions/${id}/signals/go`, { payload: { ok: true } });
     expect(sent.status, JSON.stringify(sent.body)).toBe(202);
     expect(await s.wait(id)).toMatchObject({ status: 'completed' });
-    // Finished, it stores no snapshot: its state is the fold of its whole log.
+    // Finished, it keeps the snapshot stored while it waited: its state is folded on from there
+    // too, and reads as the fold of its whole log does.
     const done = await getExecution(s.deps.db, id);
     if (!done) throw new Error('no row');
-    const finished = recording(s.deps.db);
-    expect((await followExecution(finished.q, s.deps.cache, done)).view()?.steps).toMatchObject({ start: { status: 'completed' }, hold: { status: 'completed' }, done: { status: 'completed' } });
-    expect(finished.after).toEqual([0]);
+    expect(done.snapshot_event_id).toBe(row.snapshot_event_id);
+    await expectFoldedFromSnapshot(done);
+    expect((await followExecution(s.deps.db, s.deps.cache, done)).view()?.steps).toMatchObject({ start: { status: 'completed' }, hold: { status: 'completed' }, done: { status: 'completed' } });
+  });
+
+  it('of one cancelled while it waited names the step it cut short, folded from its stored snapshot', async () => {
+    const id = await s.run('tests/big-then-wait');
+    await until('the execution waits for its signal', async () => (await http(s.url, 'GET', `/api/executions/${id}/state`)).body.steps?.hold?.status === 'waiting', 30_000);
+    const cancelled = await http(s.url, 'POST', `/api/executions/${id}/cancel`, {});
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBeLessThan(300);
+    expect(await s.wait(id)).toMatchObject({ status: 'cancelled' });
+    const row = await getExecution(s.deps.db, id);
+    if (!row) throw new Error('no row');
+    expect(row.snapshot_event_id).toBeGreaterThan(ITEMS);
+    expect(row.snapshot_event_id).toBeLessThan(row.applied_event_id);
+    const view = await expectFoldedFromSnapshot(row);
+    expect(view?.steps).toMatchObject({ start: { status: 'completed' }, hold: { status: 'cancelled' }, done: { status: 'skipped' } });
+    const state = (await http(s.url, 'GET', `/api/executions/${id}/state`)).body as Json;
+    expect(state).toMatchObject({ status: 'cancelled', steps: { hold: { status: 'cancelled' } } });
   });
 });
+
+/** Folds `row` as /state does: no read of its log before its stored snapshot, the same view as the fold of its whole log. */
+async function expectFoldedFromSnapshot(row: ExecutionRow) {
+  const read = recording(s.deps.db);
+  const followed = await followExecution(read.q, s.deps.cache, row);
+  expect(read.after).toEqual([row.snapshot_event_id]);
+  const whole = new ExecutionFollower(await s.deps.cache.get(s.deps.db, row.catalog_id));
+  whole.fold(await loadAppliedEvents(s.deps.db, row, 0));
+  expect(followed.view()).toEqual(whole.view());
+  expect(followed.lastEventId).toBe(whole.lastEventId);
+  return followed.view();
+}

@@ -99,8 +99,12 @@ ${Array.from({ length: steps }, (_, i) => `  - step: s${i}\n    tool: { name: t,
     // `good` is reached only if vars and every step's outcome were carried across both servers.
     const exits = (await http(a.url, 'GET', `/api/events/${id}`)).body.events.filter((e: Json) => e.event_type === 'step.exit');
     expect(exits.map((e: Json) => e.step)).toEqual([...Array.from({ length: steps }, (_, i) => `s${i}`), 'good']);
-    const sets = (await a.deps.db.query(`SELECT snapshot FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
-    expect(sets.snapshot).toBeNull(); // a finished execution keeps no snapshot: the log is the record
+    // A finished execution keeps the last snapshot stored while it ran (its state is read from
+    // there on), never one of its end: the log is the record of how it finished.
+    const sets = (await a.deps.db.query(`SELECT snapshot, snapshot_event_id, last_event_id FROM core.execution WHERE execution_id = $1`, [id])).rows[0];
+    expect(Number(sets.snapshot_event_id)).toBe(snapshotSeen);
+    expect(Number(sets.snapshot_event_id)).toBeLessThan(Number(sets.last_event_id));
+    expect(sets.snapshot).toMatchObject({ value: expect.anything() });
   });
 
   it('a start uses the newest version even when another server registered it after this one cached the head', async () => {
