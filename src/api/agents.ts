@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { listResources, type ResourceRow } from '../db/resource.repo.ts';
 import { integer, responses } from './answers.ts';
-import { jsonSchema } from './validation.ts';
+import { exactObject, jsonSchema } from './validation.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 
 const StoredConfig = v.looseObject({
@@ -21,7 +21,7 @@ const StoredConfig = v.looseObject({
     null,
   ),
 });
-const listQuery = v.object({ workspace: v.optional(v.pipe(v.string(), v.maxLength(200))) });
+const listQuery = exactObject({ workspace: v.optional(v.pipe(v.string(), v.maxLength(200))) });
 const agentAnswer = v.object({
   path: v.string(),
   catalog_id: v.nullable(integer),

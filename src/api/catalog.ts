@@ -15,7 +15,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { terminalWarnings } from '../dsl/terminal-warnings.ts';
 import { sharedLimitWarnings } from '../flow/shared-limit-warnings.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
-import { integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
+import { exactObject, integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
 import { documentedAt } from './documented-url.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
@@ -23,21 +23,23 @@ import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 /** The kinds of catalog entries: what registration takes as resource_type and the list filters by. */
 const CATALOG_KINDS = ['playbook', 'agent', 'mcp'] as const;
 
-const postPlaybookBody = v.object({
+// Exact: a misspelt `path` (`pth`) registered the document at its metadata.path instead.
+const postPlaybookBody = exactObject({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
   path: v.optional(catalogPath),
 });
-const registerBody = v.object({
+const registerBody = exactObject({
   content: v.pipe(v.string(), v.minLength(1, 'content is empty')),
   resource_type: v.optional(oneOf(CATALOG_KINDS), 'playbook'),
 });
-const versionQuery = v.object({
+// Exact, as every query that picks what is answered: `?versoin=1` answered the newest version.
+const versionQuery = exactObject({
   version: v.optional(integerText(1, MAX_INT4)),
   from: v.optional(integerText(1, MAX_INT4)),
   to: v.optional(integerText(1, MAX_INT4)),
 });
 // Every kind an entry may have: a misspelt one (`agents`) is refused naming them, not an empty list.
-const listQuery = v.object({ kind: v.optional(oneOf(CATALOG_KINDS)) });
+const listQuery = exactObject({ kind: v.optional(oneOf(CATALOG_KINDS)) });
 
 const entryFields = { catalog_id: integer, path: v.string(), version: integer, kind: v.pipe(v.string(), v.description('playbook, agent or mcp')) };
 const registration = {
@@ -208,6 +210,13 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const suffix = [STATECHART_SUFFIX, VERSIONS_SUFFIX].find((s) => path.endsWith(s));
       const entry = suffix ? path.slice(0, -suffix.length) : path;
       requireReachablePath(entry);
+      // Each parameter reads one of the three answers: elsewhere it was dropped (`?from=1&to=2`
+      // on the path answered its newest text, no diff).
+      const misplaced =
+        suffix === VERSIONS_SUFFIX
+          ? Object.entries({ version }).filter(([, value]) => value !== undefined).map(([name]) => `${name}: applies to ${entry} and its statechart, not its versions`)
+          : Object.entries({ from, to }).filter(([, value]) => value !== undefined).map(([name]) => `${name}: applies only to ${entry}${VERSIONS_SUFFIX}`);
+      if (misplaced.length) throw new ServiceError('unprocessable', { message: 'invalid querystring', errors: misplaced });
       if (suffix === STATECHART_SUFFIX) return playbookStatechart(deps.db, deps.cache, entry, version);
       if (suffix === VERSIONS_SUFFIX) return catalogVersions(deps.db, entry, from, to);
       const row = await getCatalogEntry(deps.db, entry, version);

@@ -90,7 +90,8 @@ const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), maxNameLe
 // A boolean query value as clients write it, in any case: Python's requests sends `True`, and
 // FastAPI-style servers take yes/no and on/off too.
 const QUERY_BOOLEANS = new Map([...['true', '1', 'yes', 'on'].map((w) => [w, true] as const), ...['false', '0', 'no', 'off'].map((w) => [w, false] as const)]);
-const getQuery = v.object({
+// Exact: a misspelt `include_data` answered the metadata alone, as if the data were not asked for.
+const getQuery = exactObject({
   include_data: v.optional(
     v.pipe(
       v.string(),
@@ -102,7 +103,7 @@ const getQuery = v.object({
   ),
 });
 // A type no credential can have (`Bearer`, `postgresql`) is refused naming them, not an empty list.
-const listQuery = v.object({ type: v.optional(oneOf(CREDENTIAL_TYPES)), q: v.optional(v.string()) });
+const listQuery = exactObject({ type: v.optional(oneOf(CREDENTIAL_TYPES)), q: v.optional(v.string()) });
 
 const credentialAnswer = v.object({
   id: v.pipe(v.string(), v.description('the id, as text')),

@@ -11,7 +11,7 @@ import { integer, responses } from './answers.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { eventAnswer, presentEvent } from './present.ts';
 import { stampReportedTimes } from './reported-times.ts';
-import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
+import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 
 export const eventInputSchema = v.object({
   execution_id: integerIn(1, MAX_ID),
@@ -28,7 +28,8 @@ export const eventInputSchema = v.object({
 
 // The spec's name for it (GET /api/events/{execution_id}), in the OpenAPI document and a refusal's detail.
 const historyParams = v.object({ execution_id: integerText(1, MAX_ID) });
-const historyQuery = v.object({
+// Exact: a misspelt `since_event_id` answered the log from its start.
+const historyQuery = exactObject({
   since_event_id: v.optional(integerText(0, MAX_ID), '0'),
   limit: v.optional(integerText(1, 5000), '1000'),
 });

@@ -42,7 +42,7 @@ const putBody = v.pipe(
   }),
   v.check((b) => b.concurrency !== undefined || b.rate !== undefined, 'concurrency: a limit needs concurrency, rate or both'),
 );
-const keysQuery = v.object({ keys: v.optional(integerText(1, KEYS_SHOWN_MAX)) });
+const keysQuery = exactObject({ keys: v.optional(integerText(1, KEYS_SHOWN_MAX)) });
 
 const rateAnswer = v.nullable(v.object({ limit: integer, period_seconds: v.number(), burst: integer }));
 const limitAnswer = v.object({

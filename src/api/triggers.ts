@@ -12,7 +12,7 @@ import { documentedAt } from './documented-url.ts';
 
 const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
 type Action = (typeof ACTIONS)[number];
-const listQuery = v.object({ kind: v.optional(v.picklist(['schedule', 'webhook', 'nats'])) });
+const listQuery = exactObject({ kind: v.optional(v.picklist(['schedule', 'webhook', 'nats'])) });
 const ISO_TIME = 'must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z';
 const YEARS = 'must be in the years 0001 to 9999';
 /**
