@@ -4,7 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { openCredential } from '../crypto/open-credential.ts';
 import { credentialAad, seal } from '../crypto/seal.ts';
-import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
+import { credentialSchemaSchema, validateAgainstSchema } from '../crypto/validate-against-schema.ts';
 import { CREDENTIAL_TYPE_SPECS, CREDENTIAL_TYPES, credentialDataErrors, isCredentialType } from '../credential/credential-types.ts';
 import type { Queryable } from '../db/queryable.ts';
 import {
@@ -21,7 +21,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { requireAccess } from './auth.ts';
 import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
-import { exactObject, jsonSchema, oneOf } from './validation.ts';
+import { exactObject, jsonSchema, oneOf, unknownFieldMessage } from './validation.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
@@ -192,6 +192,18 @@ const unknownType = (type: string): ServiceError =>
   );
 
 /**
+ * A sent schema's fields the format does not have, as `Invalid schema:` errors: the format reads
+ * only its own, so `requird: [token]` was stored and required nothing. Only a schema being sent
+ * is held to it (one stored before is read as it always was).
+ */
+function unknownSchemaFields(schema: Record<string, unknown> | null | undefined): string[] {
+  const known = Object.keys(credentialSchemaSchema.entries);
+  return Object.keys(schema ?? {})
+    .filter((name) => !known.includes(name))
+    .map((name) => `Invalid schema: ${name}: ${unknownFieldMessage(name, known)}`);
+}
+
+/**
  * Checks `change.data` against its type's built-in schema and the credential's own schema (400 with
  * the spec's strings, nothing written), seals it and inserts or replaces the row. Omitted optional
  * fields keep their stored value. The caller holds the name lock and passes the stored row, if any.
@@ -200,7 +212,7 @@ async function writeCredential(q: Queryable, keyring: Keyring, change: StoreChan
   if (!isCredentialType(change.type)) throw unknownType(change.type);
   // An update without a schema is still checked against the stored one.
   const schema = change.schema === undefined ? (existing?.schema ?? null) : change.schema;
-  const errors = [...new Set([...credentialDataErrors(change.type, change.data), ...validateAgainstSchema(change.data, schema)])];
+  const errors = [...new Set([...unknownSchemaFields(change.schema), ...credentialDataErrors(change.type, change.data), ...validateAgainstSchema(change.data, schema)])];
   if (errors.length > 0) throw new ServiceError('validation_failed', { message: 'Credential validation failed', errors });
   const write = {
     name: change.name,

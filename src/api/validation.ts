@@ -51,7 +51,8 @@ export function exactObject<const E extends v.ObjectEntries>(entries: E) {
   });
 }
 
-function unknownFieldMessage(name: string, known: readonly string[]): string {
+/** `unknown field (did you mean 'x'?)` when a known name is close to `name`, else `unknown field (known: a, b)`. */
+export function unknownFieldMessage(name: string, known: readonly string[]): string {
   const close = closest(name, known);
   return close ? `unknown field (did you mean '${close}'?)` : `unknown field (known: ${known.join(', ')})`;
 }

@@ -50,4 +50,19 @@ describe('misspelt fields', () => {
     refused(await http(t.url, 'PUT', '/api/credentials/typo_auth', { data: { x: 2 }, shema: {} }), 'shema', 'schema');
     refused(await http(t.url, 'PATCH', '/api/credentials/typo_auth', { dta: { x: 3 } }), 'dta', 'data');
   });
+
+  it("a credential schema's requird is refused (it required nothing), on create and update", async () => {
+    const sent = await http(t.url, 'POST', '/api/credentials', { name: 'schema_typo_auth', type: 'custom', data: { x: 1 }, schema: { requird: ['token'], typs: {} } });
+    expect(sent.status).toBe(400);
+    expect(sent.body.detail).toEqual({
+      code: 'validation_failed',
+      message: 'Credential validation failed',
+      errors: ["Invalid schema: requird: unknown field (did you mean 'required'?)", "Invalid schema: typs: unknown field (did you mean 'types'?)"],
+    });
+    expect((await http(t.url, 'GET', '/api/credentials/schema_typo_auth')).status).toBe(404);
+    expect((await http(t.url, 'POST', '/api/credentials', { name: 'schema_typo_auth', type: 'custom', data: { x: 1 }, schema: { required: ['x'] } })).status).toBe(201);
+    expect((await http(t.url, 'PATCH', '/api/credentials/schema_typo_auth', { schema: { fields: ['x'], required: ['x'], bogus: 1 } })).body.detail.errors).toEqual([
+      'Invalid schema: bogus: unknown field (known: fields, required, types, description)',
+    ]);
+  });
 });
