@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { closest } from './unknown-field-message.ts';
 
 // How a schema issue reads in a problem, for every document the catalog takes (playbooks, MCP servers).
 
@@ -24,7 +25,14 @@ export function describeIssue(issue: v.BaseIssue<unknown>): string {
     return expected.startsWith('"') && expected.includes('|') ? `is required (one of ${expected})` : 'is required';
   }
   if (issue.type === 'picklist' || issue.type === 'variant' || issue.type === 'literal') {
-    return `must be one of ${expected}, got ${issue.received}`;
+    // A misspelt value (`kind: shel`) is named as a misspelt field is: with the one meant.
+    const close = typeof issue.input === 'string' ? closest(issue.input, quotedValues(expected)) : undefined;
+    return `must be one of ${expected}, got ${issue.received}${close ? ` (did you mean '${close}'?)` : ''}`;
   }
   return `expected ${expected}, got ${issue.received}`;
+}
+
+/** The string values of valibot's expected text (`"http" | "postgres"`), for a did-you-mean. */
+function quotedValues(expected: string): string[] {
+  return [...expected.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);
 }

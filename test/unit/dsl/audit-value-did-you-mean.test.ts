@@ -1,0 +1,33 @@
+// A misspelt value of a field that takes a few (a task's kind, a loop's mode, a keychain entry's
+// scope, the document's kind) names the one meant, as a misspelt field does.
+import { expect, it } from 'vitest';
+import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
+
+const messages = (text: string): string[] => {
+  const r = parsePlaybook(text);
+  return r.ok ? [] : r.problems.map((p) => `${p.path}: ${p.message}`);
+};
+
+it("a misspelt value gets 'did you mean'; a value close to none does not", () => {
+  expect(
+    messages(`apiVersion: svc/v1
+kind: Playbok
+metadata: { name: x, path: t/x }
+keychain:
+  - { name: api, kind: oauth2, scope: globl, auth: api_auth }
+workflow:
+  - step: start
+    loop: { in: "{{ [1] }}", iterator: i, mode: paralel }
+    tool: { name: a, kind: shel, command: "echo" }
+    next: other
+  - step: other
+    tool: { name: b, kind: zzzzzzzz }
+`),
+  ).toEqual([
+    'kind: must be one of "Playbook", got "Playbok" (did you mean \'Playbook\'?)',
+    'keychain[0].scope: must be one of "global" | "local" | "shared", got "globl" (did you mean \'global\'?)',
+    'workflow[0].tool.kind: must be one of "http" | "postgres" | "playbook" | "mcp" | "shell" | "noop", got "shel" (did you mean \'shell\'?)',
+    'workflow[0].loop.mode: must be one of "sequential" | "parallel", got "paralel" (did you mean \'parallel\'?)',
+    'workflow[1].tool.kind: must be one of "http" | "postgres" | "playbook" | "mcp" | "shell" | "noop", got "zzzzzzzz"',
+  ]);
+});
