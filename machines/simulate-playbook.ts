@@ -1,6 +1,6 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap } from 'xstate/graph';
-import { parsePlaybook, type NormalizedPlaybook } from '../src/dsl/parse-playbook.ts';
+import { parsePlaybook, type NormalizedPlaybook, type NormalizedStep } from '../src/dsl/parse-playbook.ts';
 import { asObject } from '../src/objects.ts';
 import { CODE } from './error-codes.ts';
 import { EVENT, type EventType } from './event-types.ts';
@@ -27,9 +27,10 @@ type Outcome = 'ok' | 'error' | 'timeout';
 
 /**
  * Outcomes per step name: one for every command of the step, or a list used in turn (the last
- * repeats). A step that waits for a signal gets it (`ok`, its payload the step's example) or times
- * out (`timeout` or `error`); a timer fires whatever is chosen. A `playbook` task's own timers (its
- * retry's delay) fire by themselves, taking no outcome: each attempt of the task takes one.
+ * repeats). A step that waits for a signal gets it (`ok`, its payload the step's example) or, when
+ * its wait has a `timeout`, times out (`timeout` or `error`); a timer fires whatever is chosen, and
+ * a signal wait without `timeout` gets its signal (a run's never times out). A `playbook` task's
+ * own timers (its retry's delay) fire by themselves, taking no outcome: each attempt of the task takes one.
  */
 export type SimulatedOutcomes = Record<string, Outcome | Outcome[]>;
 
@@ -106,7 +107,8 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   const example = data.has(run.step) ? data.results[run.step] : null;
   if (p.kind === 'wait') {
     if (step.wait?.kind !== 'signal' || taskTimer(p)) return { type: EVENT.timerFired, seq };
-    return outcome === 'ok' ? { type: EVENT.signalReceived, seq, signal: { name: step.wait.signal, payload: example, by: 'simulation' } } : { type: EVENT.waitTimedOut, seq };
+    // A wait without `timeout` never times out in a run (it waits until signalled or cancelled): it gets its signal.
+    return outcome === 'ok' || !timesOut(step) ? { type: EVENT.signalReceived, seq, signal: { name: step.wait.signal, payload: example, by: 'simulation' } } : { type: EVENT.waitTimedOut, seq };
   }
   const segment = segmentsOf(step)[run.iterations[p.iteration].segment];
   if (p.kind === 'child') {
@@ -128,6 +130,8 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
   return { type: EVENT.commandCompleted, seq, tasks };
 }
 
+/** Whether a step waits for a signal with a `timeout`: only such a wait can time out. */
+const timesOut = (step: NormalizedStep | undefined): boolean => step?.wait?.kind === 'signal' && step.wait.timeoutMs !== null;
 /** Whether a pending wait is a `playbook` task's own timer (its timeout, its retry's delay), not a step's wait. */
 const taskTimer = (p: PendingCommand): boolean => p.kind === 'wait' && (p.child !== undefined || p.retry === true);
 /** Whether a pending wait is the delay before a `playbook` task's next attempt. */
@@ -309,8 +313,8 @@ export function playbookPaths(
     const seq = Math.min(...Object.keys(s.context.pending).map(numberOf));
     if (!Number.isFinite(seq)) return [];
     const p = s.context.pending[keyOf(seq)];
-    // A timer only fires: one event, not an ok and an error path.
-    if (taskTimer(p) || (p.kind === 'wait' && pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)?.wait?.kind === 'timer')) return [answer(pb, s, seq, 'ok', data)];
+    // A timer only fires, and a signal wait without `timeout` only gets its signal: one event, not an ok and an error path.
+    if (taskTimer(p) || (p.kind === 'wait' && !timesOut(pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)))) return [answer(pb, s, seq, 'ok', data)];
     return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
   // States are told apart by their text: a large context (a loop over hundreds of items) makes

@@ -12,7 +12,7 @@ type Choice = { label: string; outcome: Outcome; danger?: boolean };
 
 /**
  * What can happen next to a waiting step, as the machine answers it: a step's work ends ok or
- * with an error; a signal arrives or its wait times out (outcome `timeout`); a timer fires (the
+ * with an error; a signal arrives or (a wait with a `timeout`) times out (outcome `timeout`); a timer fires (the
  * machine takes no other answer for it). Offering `error` for a wait would show a choice the
  * simulation does not make. A `playbook` task with `timeout_seconds` may also run out of time
  * (outcome `timeout`: its timer fires, the attempt fails with code `timeout`), as `--outcome STEP=timeout`.
@@ -25,7 +25,8 @@ function choicesOf(step: string, view: StepView | undefined, declared: Normalize
       legend: `${step} waits for signal ${wait.signal ?? ''}`.trim(),
       choices: [
         { label: 'signal arrives', outcome: 'ok' },
-        { label: 'times out', outcome: 'timeout', danger: true },
+        // Only a wait with a `timeout` times out: one without waits until signalled or cancelled.
+        ...(declared?.wait?.kind === 'signal' && declared.wait.timeoutMs !== null ? [{ label: 'times out', outcome: 'timeout' as const, danger: true }] : []),
       ],
     };
   }
