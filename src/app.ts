@@ -11,6 +11,7 @@ import { postgresRoutes } from './api/postgres.ts';
 import { eventRoutes } from './api/events.ts';
 import { batchRoutes } from './api/batch.ts';
 import { executionRoutes } from './api/executions.ts';
+import { refuseUnreadQueries } from './api/unread-queries.ts';
 import { executionControlRoutes } from './api/execution-control.ts';
 import { stepRunRoutes } from './api/step-runs.ts';
 import { executionStateRoutes } from './api/execution-state.ts';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await registerDocs(app);
   await registerRedoc(app);
+  app.addHook('onRoute', refuseUnreadQueries);
   const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, limitRoutes, hookRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

@@ -54,6 +54,20 @@ describe('unknown query parameters', () => {
   });
 });
 
+describe('a query parameter sent to a route that reads none', () => {
+  it('is refused naming it, and nothing is done; a webhook delivery keeps its query', async () => {
+    const run = await http(t.url, 'POST', '/api/run/playbook', { path: 't/q' });
+    refused(await http(t.url, 'GET', `/api/executions/${run.body.execution_id}?include=state`), 'include: this route takes no query parameters');
+    refused(await http(t.url, 'GET', `/api/execution/${run.body.execution_id}?x=1`), 'x: this route takes no query parameters');
+    refused(await http(t.url, 'POST', '/api/run/playbook?dry_run=true', { path: 't/q' }), 'dry_run: this route takes no query parameters');
+    refused(await http(t.url, 'DELETE', '/api/credentials/q_auth?force=true'), 'force: this route takes no query parameters');
+    expect((await http(t.url, 'GET', '/api/credentials/q_auth')).status).toBe(200);
+    expect((await http(t.url, 'GET', '/api/executions?path=t/q')).body.executions).toHaveLength(2);
+    // Not refused as a query: no trigger is there (404), whatever the sender's query.
+    expect((await http(t.url, 'POST', '/api/hooks/t/q/none?source=github', {})).status).toBe(404);
+  });
+});
+
 describe('unknown registration fields', () => {
   it('are refused naming them, and nothing is registered', async () => {
     refused(await http(t.url, 'POST', '/api/catalog/playbook', { content: PLAYBOOK('r'), pth: 'other/r' }), "pth: unknown field (did you mean 'path'?)");
