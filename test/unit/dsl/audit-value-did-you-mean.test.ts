@@ -1,5 +1,5 @@
 // A misspelt value of a field that takes a few (a task's kind, a loop's mode, a keychain entry's
-// scope, the document's kind) names the one meant, as a misspelt field does.
+// scope, the document's kind), filter or test names the one meant, as a misspelt field does.
 import { expect, it } from 'vitest';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
 
@@ -29,5 +29,24 @@ workflow:
     'workflow[0].tool.kind: must be one of "http" | "postgres" | "playbook" | "mcp" | "shell" | "noop", got "shel" (did you mean \'shell\'?)',
     'workflow[0].loop.mode: must be one of "sequential" | "parallel", got "paralel" (did you mean \'parallel\'?)',
     'workflow[1].tool.kind: must be one of "http" | "postgres" | "playbook" | "mcp" | "shell" | "noop", got "zzzzzzzz"',
+  ]);
+});
+
+it("a misspelt filter or test gets 'did you mean'; one close to none does not", () => {
+  expect(
+    messages(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: x, path: t/x }
+workflow:
+  - step: start
+    tool:
+      - { name: a, kind: shell, command: "echo {{ workload.n | defualt(1) }}" }
+      - { name: b, kind: shell, command: "echo {{ 1 if workload.n is defnied else 0 }}" }
+      - { name: c, kind: shell, command: "echo {{ workload.n | zzzzzzzz }}" }
+`),
+  ).toEqual([
+    "workflow[0].tool[0].command: unknown filter 'defualt' (did you mean 'default'?) (line 1, column 22)",
+    "workflow[0].tool[1].command: unknown test 'defnied' (did you mean 'defined'?) (line 1, column 28)",
+    "workflow[0].tool[2].command: unknown filter 'zzzzzzzz' (line 1, column 22)",
   ]);
 });
