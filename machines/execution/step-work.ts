@@ -146,7 +146,7 @@ function dispatchSegment(d: Draft, run: StepRun, key: IterationKey): void {
       priority: d.c.input.priority ?? DEFAULT_PRIORITY,
       limit,
       tasks: segment.tasks,
-      context: commandContext(scope, segmentRefs(segment)),
+      context: commandContext(scope, segmentRefs(segment, d.pb.keychain)),
       keychain: d.pb.keychain,
     });
     return;
