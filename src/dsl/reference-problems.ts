@@ -1,4 +1,5 @@
 import { isObject } from '../objects.ts';
+import { SECRET_PROVIDER_NAMES, SECRET_PROVIDERS, secretProvider } from './secret-providers.ts';
 import { closest } from './unknown-field-message.ts';
 
 /**
@@ -65,8 +66,31 @@ export function referenceProblems(document: unknown): Problem[] {
     if (first === undefined) keychainIndex.set(name, i);
     else problems.push({ path: `keychain[${i}].name`, message: `duplicate keychain entry name '${name}' (first at keychain[${first}])` });
   });
+  keychain.forEach((entry, i) => problems.push(...secretManagerProblems(entry, `keychain[${i}]`)));
   return problems;
 }
+
+/**
+ * A `secret_manager` entry the worker could never read: no `provider`, or a literal one of no
+ * supported secret manager (`gpc`), or no `map` of what to read. Registered, every run using it
+ * failed. A templated provider is checked when the worker renders it.
+ */
+function secretManagerProblems(entry: unknown, path: string): Problem[] {
+  if (!isObject(entry) || entry.kind !== 'secret_manager') return [];
+  const problems: Problem[] = [];
+  const known = `one of ${SECRET_PROVIDERS.join(', ')}`;
+  if (entry.provider === undefined) problems.push({ path: `${path}.provider`, message: `is required for a secret_manager entry (${known})` });
+  else if (nonEmptyString(entry.provider) && !isTemplated(entry.provider) && !secretProvider(entry.provider)) {
+    const close = closest(entry.provider, SECRET_PROVIDER_NAMES);
+    problems.push({ path: `${path}.provider`, message: `must be ${known} (or ${SECRET_PROVIDER_NAMES.filter((n) => !(SECRET_PROVIDERS as readonly string[]).includes(n)).join(', ')}), got '${entry.provider}'${close ? ` (did you mean '${close}'?)` : ''}` });
+  }
+  if (entry.map === undefined || (isObject(entry.map) && Object.keys(entry.map).length === 0)) {
+    problems.push({ path: `${path}.map`, message: 'is required for a secret_manager entry: the fields to read, each a secret path' });
+  }
+  return problems;
+}
+
+const isTemplated = (text: string): boolean => text.includes('{{') || text.includes('{%');
 
 /** `tool` is a list of tasks or a single task object. */
 function tasksOf(tool: unknown, path: string): Entry[] {

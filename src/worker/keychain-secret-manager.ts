@@ -5,20 +5,7 @@
 import * as v from 'valibot';
 import type { Fallible } from './keychain-auth.ts';
 import { sendOutbound, shownUrl, statusText, type OutboundRequest } from './keychain-http.ts';
-
-export const SECRET_PROVIDERS = ['gcp', 'aws', 'azure'] as const;
-export type SecretProvider = (typeof SECRET_PROVIDERS)[number];
-
-const PROVIDER_ALIASES: Record<string, SecretProvider> = {
-  gcp: 'gcp',
-  google: 'gcp',
-  gcp_secret_manager: 'gcp',
-  aws: 'aws',
-  amazon: 'aws',
-  aws_secrets_manager: 'aws',
-  azure: 'azure',
-  azure_key_vault: 'azure',
-};
+import { SECRET_PROVIDERS, secretProvider, type SecretProvider } from '../dsl/secret-providers.ts';
 
 export const GCP_SECRET_MANAGER_URL = 'https://secretmanager.googleapis.com';
 const AZURE_KEY_VAULT_API_VERSION = '7.4';
@@ -34,10 +21,6 @@ export type SecretManagerSpec = {
   /** Output field → secret path (GCP resource name, AWS SecretId, Azure secret name[/version]). */
   map: Record<string, string>;
 };
-
-export function secretProvider(name: string | undefined): SecretProvider | undefined {
-  return name === undefined ? undefined : PROVIDER_ALIASES[name.toLowerCase()];
-}
 
 /** The provider's API base: the definition's `endpoint`, else the provider's public URL. */
 export function providerEndpoint(provider: SecretProvider, spec: SecretManagerSpec, env: Readonly<Record<string, string | undefined>>): Fallible<string> {

@@ -180,12 +180,19 @@ workflow:
     expect(line).not.toContain('azure-connection-string-value');
     expect((await http(s.url, 'GET', `/api/keychain/${pb.catalogId}/missing_secret`)).body.status).toBe('not_found');
 
+    // A literal provider of no secret manager is refused at registration; a templated one as it renders.
+    const literal = await http(s.url, 'POST', '/api/catalog/playbook', {
+      content: `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: kcw_sm_lit, path: kcw/secret-manager-literal }\nkeychain:\n  - { name: odd, kind: secret_manager, provider: oracle, map: { x: y } }\nworkflow: [ { step: start } ]\n`,
+    });
+    expect(literal.status).toBe(400);
+    expect(literal.body.detail.problems).toEqual([expect.objectContaining({ path: 'keychain[0].provider', message: expect.stringMatching(/^must be one of gcp, aws, azure .*got 'oracle'$/), line: 5 })]);
     const odd = await runYaml(`
 apiVersion: svc/v1
 kind: Playbook
 metadata: { name: kcw_sm_odd, path: kcw/secret-manager-odd }
+workload: { provider: oracle }
 keychain:
-  - { name: odd_provider, kind: secret_manager, provider: oracle, scope: global, endpoint: "${provider.url}", map: { x: y } }
+  - { name: odd_provider, kind: secret_manager, provider: "{{ workload.provider }}", scope: global, endpoint: "${provider.url}", map: { x: y } }
 workflow:
   - step: start
     tool:

@@ -50,3 +50,23 @@ workflow:
     "workflow[0].tool[2].command: unknown filter 'zzzzzzzz' (line 1, column 22)",
   ]);
 });
+
+it('a secret_manager entry without a provider the worker reads, or without a map, is a problem', () => {
+  expect(
+    messages(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: x, path: t/x }
+keychain:
+  - { name: a, kind: secret_manager, provider: gpc, map: { x: y } }
+  - { name: b, kind: secret_manager, auth: x_auth }
+  - { name: c, kind: secret_manager, provider: "{{ workload.p | default('gcp') }}", map: {} }
+  - { name: d, kind: secret_manager, provider: Amazon, map: { x: y } }
+workflow: [ { step: start } ]
+`),
+  ).toEqual([
+    "keychain[0].provider: must be one of gcp, aws, azure (or google, gcp_secret_manager, amazon, aws_secrets_manager, azure_key_vault), got 'gpc' (did you mean 'gcp'?)",
+    'keychain[1].provider: is required for a secret_manager entry (one of gcp, aws, azure)',
+    'keychain[1].map: is required for a secret_manager entry: the fields to read, each a secret path',
+    'keychain[2].map: is required for a secret_manager entry: the fields to read, each a secret path',
+  ]);
+});

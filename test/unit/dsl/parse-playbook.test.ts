@@ -158,7 +158,7 @@ metadata:
   agent: true
   terminal: { visible: true, workspace: w, scopes: [s], capabilities: [c] }
 keychain:
-  - { name: sm, kind: secret_manager, provider: p, scope: local, auth: cloud_auth, map: { token: path/to/secret }, ttl_seconds: 60 }
+  - { name: sm, kind: secret_manager, provider: gcp, scope: local, auth: cloud_auth, map: { token: path/to/secret }, ttl_seconds: 60 }
   - { name: tok, kind: http, endpoint: "http://t", method: POST, headers: { A: b }, data: { x: 1 }, token_field: t, ttl_field: e }
 workflow: [ { step: start } ]
 `);
