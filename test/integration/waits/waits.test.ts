@@ -1,6 +1,7 @@
 // Waiting and control on a real server, worker process and database (DESIGN.md "Waiting and
 // control"): timers that hold no worker, signals with approval roles, timeouts taking their arc,
 // idempotent signals, buffered signals, pause and resume of a loop in flight, cancel without cascade.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -180,6 +181,15 @@ describe('signals and approvals', () => {
     expect(log.filter((e) => e.event_type === 'wait.timed_out')).toHaveLength(1);
     expect(log.filter((e) => e.event_type === 'step.enter').map((e) => e.step)).toEqual(['start', 'timed_out']);
     expect(log.find((e) => e.event_type === 'step.exit' && e.step === 'start')?.context).toMatchObject({ status: 'timeout' });
+  });
+
+  it('the example deploy (examples/approval.yaml): a signal sent without a payload rejects it, not fails it', async () => {
+    await register(readFileSync('examples/approval.yaml', 'utf8'));
+    const id = await run('examples/approval', { version: '1.4.2' });
+    await waiting(id);
+    expect((await as(admin).post(`/api/executions/${id}/signals/approval`, {})).status).toBe(202);
+    expect(await finished(id)).toMatchObject({ status: 'completed' });
+    expect((await events(id)).filter((e) => e.event_type === 'step.enter').map((e) => e.step)).toEqual(['start', 'approve', 'rejected']);
   });
 
   it('a signal for a step not waiting is 409; with buffer: true it is kept until the step waits', async () => {
