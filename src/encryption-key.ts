@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { ConfigError } from './config.ts';
 import { readOrCreateSecretFile } from './secret-file.ts';
 
 /** The sealing key (base64) and where it came from, for messages that must say which key is meant. */
@@ -20,13 +21,14 @@ export const embeddedDatabaseExists = (dataDir: string): boolean => existsSync(j
  * first and a half-made data dir never lacks one.
  *
  * Refuses (throws) rather than invent a key that would leave stored rows unreadable: a database
- * URL with no key (the next server would lack it), and an existing embedded database whose key
- * file is gone (every credential in it is sealed with the lost key).
+ * URL with no key (the next server would lack it: a ConfigError, exit 78 as for any missing
+ * setting), and an existing embedded database whose key file is gone (every credential in it is
+ * sealed with the lost key).
  */
 export async function resolveEncryptionKey(opts: { configured?: string; dataDir: string; embedded: boolean }): Promise<EncryptionKey> {
   if (opts.configured) return { key: opts.configured, source: 'SVC_ENCRYPTION_KEY' };
   if (!opts.embedded) {
-    throw new Error('SVC_ENCRYPTION_KEY is required when SVC_DATABASE_URL is set (base64 of 32 random bytes; `openssl rand -base64 32`)');
+    throw new ConfigError('SVC_ENCRYPTION_KEY is required when SVC_DATABASE_URL is set (base64 of 32 random bytes; `openssl rand -base64 32`)');
   }
   const file = keyFilePath(opts.dataDir);
   const source = `the key file ${file}`;
