@@ -67,7 +67,8 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
     const { name } = req.params;
     const tool = TOOL_NAMES.find((t): t is ToolName => t === name);
     if (!tool) return reply.code(404).send({ detail: `unknown tool '${name}': expects one of ${TOOL_NAMES.join(', ')}` });
-    const body: unknown = req.body ?? {};
+    // No body is no arguments; a JSON `null` is a body, refused as an array is (it ran the tool).
+    const body: unknown = req.body === undefined ? {} : req.body;
     if (!isObject(body)) return reply.code(400).send({ detail: 'the body must be a JSON object of arguments' });
     const key = `${tool} ${JSON.stringify(body)}`;
     let pending = running.get(key);
