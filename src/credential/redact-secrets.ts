@@ -75,7 +75,9 @@ function buildPattern(secrets: ReadonlySet<string>): RegExp | null {
   for (const secret of secrets) for (const form of encodings(secret)) forms.add(form);
   if (forms.size === 0) return null;
   const ordered = [...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(ordered.join('|'), 'g');
+  // Ignoring case: a URL's host is lower-cased where it is parsed (an http task's connection
+  // error quotes `http://<secret>.example/` so), and a chance match of another case hides little.
+  return new RegExp(ordered.join('|'), 'gi');
 }
 
 /** The forms a secret is seen in when a target echoes what it was sent. */
@@ -89,7 +91,18 @@ function encodings(secret: string): string[] {
     base64,
     base64.replace(/=+$/, ''),
     Buffer.from(secret).toString('base64url'),
+    urlPathForm(secret),
   ];
+}
+
+/**
+ * `secret` as a URL's path holds it once parsed (an http task's error quotes the path so): its
+ * spaces, quotes, angle brackets, braces, `^`, controls and non-ASCII characters percent-encoded
+ * (the WHATWG path set, as node's URL has it), the rest, `/` and `%` included, as it is (unlike
+ * encodeURIComponent).
+ */
+function urlPathForm(secret: string): string {
+  return secret.replace(/[\u{0}-\u{20}"<>^`{}\u{7f}-\u{10ffff}]/gu, (c) => Buffer.from(c).toString('hex').toUpperCase().replace(/../g, '%$&'));
 }
 
 /**
