@@ -25,6 +25,7 @@ import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 import { workerTraces } from './telemetry/traces-configured.ts';
 import { UsageError, usageSynopsis } from './cli/usage-error.ts';
+import { workerConcurrency } from './cli/worker-concurrency.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
 // the server, the database driver's pool or the embedded PostgreSQL.
@@ -190,8 +191,7 @@ const commands: Record<string, Command> = {
       const { Worker: WorkerPool } = await import('./worker/worker.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL);
-      const concurrency = values.concurrency ? Number(values.concurrency) : config.SVC_WORKER_CONCURRENCY;
-      if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency expects an integer >= 1, got ${JSON.stringify(values.concurrency)}`);
+      const concurrency = workerConcurrency(values.concurrency, config.SVC_WORKER_CONCURRENCY);
       // Before the pool probes the sandbox or runs a task (a usage error above starts nothing):
       // nothing inherited reaches them.
       closeInheritedFds(log);

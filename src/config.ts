@@ -130,6 +130,9 @@ const oldEncryptionKeys = v.optional(
   ),
 );
 
+/** The most slots a worker pool (or `svc start`'s in-process one) runs. */
+export const MAX_WORKER_CONCURRENCY = 1024;
+
 /** Shared secrets (worker token, gateway key) are at least this long. */
 export const MIN_SECRET_CHARS = 32;
 // They travel in headers, so visible ASCII only; `openssl rand -base64 32` makes a good one.
@@ -181,7 +184,7 @@ const envSchema = v.object({
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), './.svc'),
   SVC_ENCRYPTION_KEY: encryptionKey,
   SVC_ENCRYPTION_KEYS_OLD: oldEncryptionKeys,
-  SVC_WORKER_CONCURRENCY: int(4, 0, 1024),
+  SVC_WORKER_CONCURRENCY: int(4, 0, MAX_WORKER_CONCURRENCY),
   // http(s) only, as the message says: clients and workers speak nothing else (ftp:// was taken, then "unreachable").
   SVC_SERVER_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('expects an http(s) URL'), v.regex(/^https?:\/\//i, 'expects an http(s) URL')), 'http://127.0.0.1:8082'),
   // Workers: the platform metadata service's token endpoint, the last source of an mcp task's
