@@ -11,7 +11,8 @@ export function problemLines(file: string, problems: readonly Located[]): string
 
 /**
  * Registration warnings as `file:line:col: warning: message`. A warning names its place as a
- * prefix (`workflow.<step>: …`), which is found in `content` at the step of that name.
+ * prefix (`workflow.<step>: …`), which is found in `content` at the step of that name; a path
+ * that starts a sentence (`metadata.terminal.visibel is not …`) is its place too.
  */
 export function warningLines(file: string, content: string, warnings: readonly string[]): string {
   const positions = yamlPositions(content);
@@ -26,7 +27,7 @@ export function warningLines(file: string, content: string, warnings: readonly s
     .map((w) => {
       const named = /^workflow\.([^:]+):/.exec(w);
       const index = named ? steps.indexOf(named[1]) : -1;
-      const where = positionOf(positions, index >= 0 ? `workflow[${index}]` : (/^([^:\s]+):/.exec(w)?.[1] ?? '$'));
+      const where = positionOf(positions, index >= 0 ? `workflow[${index}]` : (/^([^:\s]+)[:\s]/.exec(w)?.[1] ?? '$'));
       return `${file}:${where.line}:${where.column}: warning: ${w}\n`;
     })
     .join('');
