@@ -73,12 +73,16 @@ export const MAX_AGE_SECONDS = MAX_RETENTION_DAYS * 86_400;
 const MAX_AGE_MINUTES = MAX_AGE_SECONDS / 60;
 const RETENTION_MESSAGE = `expects a number of days > 0, at most ${MAX_RETENTION_DAYS} (unset: keep everything)`;
 
+// A decimal as people write one: `.5` and `5.` too (Python's float() takes them, and the spec's
+// limits came from there); `.5` was refused with "expects a number from 0.001 to ...".
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+
 const num = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
   const expects = max === Number.MAX_SAFE_INTEGER ? `expects a number >= ${min}` : `expects a number from ${min} to ${max}`;
   return v.pipe(
     v.optional(v.string(), String(fallback)),
     v.trim(),
-    v.regex(/^\d+(\.\d+)?$/, expects),
+    v.regex(DECIMAL, expects),
     v.transform(Number),
     v.number(),
     v.minValue(min, expects),
@@ -238,7 +242,7 @@ const envSchema = v.object({
   SVC_EVENT_PARTITION_EXECUTIONS: int(1_000_000, 10),
   SVC_PARTITION_INTERVAL_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
   SVC_RETENTION_DAYS: v.optional(
-    v.pipe(v.string(), v.trim(), v.regex(/^\d+(\.\d+)?$/, RETENTION_MESSAGE), v.transform(Number), v.number(), v.gtValue(0, RETENTION_MESSAGE), v.maxValue(MAX_RETENTION_DAYS, RETENTION_MESSAGE)),
+    v.pipe(v.string(), v.trim(), v.regex(DECIMAL, RETENTION_MESSAGE), v.transform(Number), v.number(), v.gtValue(0, RETENTION_MESSAGE), v.maxValue(MAX_RETENTION_DAYS, RETENTION_MESSAGE)),
   ),
   SVC_ARCHIVE_DIR: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\//, 'expects an absolute path'))),
   // The bus (src/bus/): NATS JetStream at this URL (nats:// or tls://), else PostgreSQL LISTEN/NOTIFY.
