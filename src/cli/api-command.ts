@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { UsageError } from './usage-error.ts';
+import { describeServerError } from './register-file.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { padColumns, textWidth } from './text-width.ts';
 
@@ -70,7 +71,8 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
       return e.exitCode;
     }
     if (e instanceof ServerError) {
-      err.write(`svc ${name}: ${e.message}\n`);
+      // With the fields the server names (detail.errors), as svc run prints a refusal.
+      err.write(`svc ${name}: ${describeServerError(e)}\n`);
       return 1;
     }
     // A body's v.parse of an answer: the server answered, with something this client cannot read
