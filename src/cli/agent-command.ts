@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { AGENT_USAGE } from './agents-usage.ts';
 import { cliClient, runCli, table, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
+import { parseJsonExact } from '../exact-json.ts';
 import { waitForExecution } from './wait-execution.ts';
 
 const AgentList = v.looseObject({
@@ -11,13 +12,15 @@ const Started = v.looseObject({ execution_id: v.number() });
 const LIST_OPTIONS = new Set(['workspace', 'json', 'server']);
 const RUN_OPTIONS = new Set(['method', 'tool', 'arg', 'mcp-server', 'endpoint', 'wait', 'json', 'server']);
 
-// `--arg k=v`: a value that parses as JSON (numbers, booleans, objects) is taken as JSON, else as text.
+// `--arg k=v`: a value that parses as JSON (numbers, booleans, objects) is taken as JSON, else as
+// text. Each number exactly: one a double would change (1e400, an id past 2^53) is its text, as
+// JSON.parse alone would send 1e400 as null.
 function parseArg(raw: string): [string, unknown] {
   const eq = raw.indexOf('=');
   if (eq < 1) throw new UsageError(`--arg expects key=value, got ${JSON.stringify(raw)}`);
   const value = raw.slice(eq + 1);
   try {
-    return [raw.slice(0, eq), JSON.parse(value)];
+    return [raw.slice(0, eq), parseJsonExact(value)];
   } catch {
     return [raw.slice(0, eq), value];
   }

@@ -16,7 +16,7 @@ afterAll(async () => {
 describe('svc agent run refused by the server', () => {
   it.each([
     [['agent', 'run', 'agents//mcp'], '  - path: must be slash-separated names'],
-    [['agent', 'run', 'agents/mcp', '--tool', 'add', '--arg', 'a=9007199254740993'], '  - workload.arguments.a: is an integer beyond what JavaScript holds exactly'],
+    [['agent', 'run', 'agents/mcp', '--tool', 'echo', '--arg', 'text="a\\u0000b"'], '  - workload.arguments.text: contains NUL (\\u0000), which cannot be stored'],
   ])('svc %j prints the field the server names (exit 1)', async (args, line) => {
     const r = await runSvc(args, { SVC_SERVER_URL: a.url });
     expect(r.stderr).toContain('svc agent: POST /api/execute: HTTP 422 invalid body\n');
