@@ -46,7 +46,10 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
     return usageFailed(errOut, err instanceof Error ? err.message : String(err));
   }
   const [id, ...rest] = parsed.positionals;
-  if (!id || rest.length || !/^[1-9][0-9]{0,15}$/.test(id)) return usageFailed(errOut, 'expects one execution id');
+  // As svc status and logs say it: what is wrong, and the ID as given (one past 2^53 included).
+  if (!id) return usageFailed(errOut, 'inspect needs an execution ID');
+  if (rest.length) return usageFailed(errOut, `unexpected arguments: ${rest.join(' ')}`);
+  if (!/^[1-9]\d*$/.test(id) || !Number.isSafeInteger(Number(id))) return usageFailed(errOut, `the execution ID must be a positive integer, got ${JSON.stringify(id)}`);
   const server = parsed.values.server;
   if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) return usageFailed(errOut, `--server expects an http(s) URL, got ${JSON.stringify(server)}`);
   let client;
