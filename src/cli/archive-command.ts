@@ -4,6 +4,7 @@ import { archiveFiles, readArchive } from '../partitions/archive-file.ts';
 import type { ArchivedEvent, ArchivedExecution } from '../db/partition.repo.ts';
 import { parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
 import { ARCHIVE_USAGE } from './archive-usage.ts';
+import { usageSynopsis } from './usage-error.ts';
 import { EXIT } from './executions-usage.ts';
 
 const OPTIONS = { dir: { type: 'string' }, execution: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -25,7 +26,7 @@ const text = (v: unknown): string => (v === null || v === undefined ? '-' : type
 
 /** `svc archive [list]|show`: reads the JSON Lines files of ranges retention dropped; returns the exit code. */
 export async function archiveCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
-  return runCli('archive', ARCHIVE_USAGE.split('\n')[0], err, async () => {
+  return runCli('archive', usageSynopsis(ARCHIVE_USAGE), err, async () => {
     const { values, positionals } = parseCliArgs(argv, OPTIONS);
     const [sub = 'list', ...args] = positionals;
     if (sub === 'list') {
