@@ -336,6 +336,8 @@ function usage(): string {
 /** Entry point: dispatches to a command and returns its exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  // `svc help run` is `svc run --help`, as git and npm read it: the word after help was ignored.
+  if (name === 'help' && rest.length) return main([...rest.slice(0, 1), '--help', ...rest.slice(1)]);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name ? 0 : 2;
