@@ -8,7 +8,7 @@ import { notFound, ServiceError } from '../errors.ts';
 import { jsonObject } from './executions.ts';
 import { mcpServerStatus } from './mcp-status.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
-import { jsonSchema } from './validation.ts';
+import { exactObject, jsonSchema } from './validation.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 const StoredConfig = v.looseObject({
@@ -21,7 +21,8 @@ const StoredConfig = v.looseObject({
 });
 const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) });
 const lifecycleParams = v.object({ server_name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)), action: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) });
-const lifecycleBody = v.optional(v.object({ payload: v.optional(jsonObject) }), {});
+// Exact: a misspelt `paylod` would start the action on its defaults, the payload dropped.
+const lifecycleBody = v.optional(exactObject({ payload: v.optional(jsonObject) }), {});
 
 // jsonb keeps no key order: actions are listed the usual lifecycle way, then the others by name.
 const ACTION_ORDER = ['deploy', 'undeploy', 'restart', 'status'];
