@@ -4,6 +4,7 @@ import { cliClient, runCli, table, UsageError, parseCliArgs, type Out } from './
 import { usageSynopsis } from './usage-error.ts';
 import { parseJsonExact } from '../exact-json.ts';
 import { waitForExecution } from './wait-execution.ts';
+import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 
 const AgentList = v.looseObject({
   items: v.array(v.looseObject({ path: v.string(), catalog_id: v.nullable(v.number()), name: v.nullable(v.string()), workspace: v.nullable(v.string()), scopes: v.array(v.string()), capabilities: v.array(v.string()), description: v.nullable(v.string()) })),
@@ -80,7 +81,13 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
         return 0;
       }
       if (!values.json) out.write(`execution ${started.execution_id} started (agent ${path}); waiting\n`);
-      const done = await waitForExecution(client, started.execution_id);
+      // Each status it passes through while not done (queued, paused, running again), as svc mcp
+      // --wait prints the server's: a paused or queued agent otherwise waited without a word.
+      let last = 'running';
+      const done = await waitForExecution(client, started.execution_id, (answer) => {
+        if (!values.json && answer.status !== last && !isTerminalExecutionStatus(answer.status)) out.write(`  execution ${started.execution_id}: ${answer.status}\n`);
+        last = answer.status;
+      });
       if (values.json) out.write(`${JSON.stringify(done, null, 2)}\n`);
       else out.write(`execution ${done.execution_id} ${done.status}\n${JSON.stringify(done.status === 'completed' ? done.result : done.error, null, 2)}\n`);
       return done.status === 'completed' ? 0 : 1;

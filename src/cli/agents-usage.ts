@@ -10,7 +10,8 @@ export const AGENT_USAGE = `svc agent [list] [--workspace W] [--json] [--server 
   run PATH      POST /api/execute {path, resource_kind: agent, workload}; the workload carries
                 method (tools/call when --tool is given, else tools/list), tool, arguments (from
                 each --arg k=v; a value that reads as JSON is taken as JSON), server, endpoint
-  --wait        wait for the execution and print its result (the MCP result)
+  --wait        wait for the execution, printing its status as it changes (paused, queued),
+                then its result (the MCP result)
   --json        print answers as JSON
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
