@@ -87,7 +87,7 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
       const done = await waitForExecution(client, started.execution_id, (answer) => {
         if (!values.json && answer.status !== last && !isTerminalExecutionStatus(answer.status)) out.write(`  execution ${started.execution_id}: ${answer.status}\n`);
         last = answer.status;
-      });
+      }, err);
       if (values.json) out.write(`${JSON.stringify(done, null, 2)}\n`);
       else out.write(`execution ${done.execution_id} ${done.status}\n${JSON.stringify(done.status === 'completed' ? done.result : done.error, null, 2)}\n`);
       return done.status === 'completed' ? 0 : 1;

@@ -43,7 +43,7 @@ export async function mcpCommand(argv: string[], out: Out = process.stdout, err:
         const server = v.parse(Server, await client.request<unknown>('GET', serverPath));
         if (server.status !== last) out.write(`  ${name}: ${server.status}\n`);
         last = server.status;
-      });
+      }, err);
       const server = v.parse(Server, await client.request<unknown>('GET', serverPath));
       if (values.json) out.write(`${JSON.stringify({ ...dispatched, execution_status: done.status, server_status: server.status, result: done.result ?? null, error: done.error ?? null }, null, 2)}\n`);
       else {
