@@ -337,7 +337,7 @@ function usage(): string {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   // `svc help run` is `svc run --help`, as git and npm read it: the word after help was ignored.
-  if (name === 'help' && rest.length) return main([...rest.slice(0, 1), '--help', ...rest.slice(1)]);
+  if (name === 'help' && rest[0] !== undefined && !rest[0].startsWith('-')) return main([rest[0], '--help', ...rest.slice(1)]);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name ? 0 : 2;

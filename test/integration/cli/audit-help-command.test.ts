@@ -11,12 +11,14 @@ describe('svc help COMMAND', () => {
     expect(r.code).toBe(0);
   });
 
-  it('svc help with an unknown command names it (exit 2); svc help alone lists the commands', async () => {
+  it('svc help with an unknown command names it (exit 2); svc help alone (or with an option) lists the commands', async () => {
     const r = await runSvc(['help', 'bogus'], {});
     expect(r.stderr).toContain("svc: unknown command 'bogus'");
     expect(r.code).toBe(2);
-    const all = await runSvc(['help'], {});
-    expect(all.stdout).toContain('usage: svc <command> [options]');
-    expect(all.code).toBe(0);
+    for (const args of [['help'], ['help', '--json']]) {
+      const all = await runSvc(args, {});
+      expect(all.stdout).toContain('usage: svc <command> [options]');
+      expect(all.code).toBe(0);
+    }
   });
 });
