@@ -4,22 +4,15 @@
 // command read workload itself, and the step failed. The command now carries what the
 // definitions of the entries its tasks use read too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpTarget, DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, type HttpTarget } from '../../helpers/http-target.ts';
-import { http } from '../../helpers/http.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import type { HttpTarget } from '../../helpers/http-target.ts';
+import { startOAuthStack } from '../../helpers/oauth-stack.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 let s: TestStack;
 let target: HttpTarget;
 
 beforeAll(async () => {
-  target = await startHttpTarget();
-  s = await startTestStack({ workers: 1, concurrency: 2 });
-  const cred = await http(s.url, 'POST', '/api/credentials', {
-    name: 'ctx_client_auth',
-    type: 'oauth2',
-    data: { client_id: DEFAULT_CLIENT_ID, client_secret: DEFAULT_CLIENT_SECRET, token_url: `${target.url}/token` },
-  });
-  expect(cred.status).toBe(201);
+  ({ s, target } = await startOAuthStack('ctx_client_auth'));
 }, 120_000);
 afterAll(async () => {
   await s?.close();

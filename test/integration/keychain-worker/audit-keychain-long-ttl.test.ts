@@ -4,23 +4,17 @@
 // logged `KEYCHAIN: Failed to store 'api'`, and every command asked the token endpoint again. The
 // worker now stores such an entry with the longest TTL the API takes; it is reused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpTarget, DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, type HttpTarget } from '../../helpers/http-target.ts';
+import type { HttpTarget } from '../../helpers/http-target.ts';
 import { http } from '../../helpers/http.ts';
-import { startTestStack, type TestStack } from '../../helpers/stack.ts';
+import { startOAuthStack } from '../../helpers/oauth-stack.ts';
+import type { TestStack } from '../../helpers/stack.ts';
 
 let s: TestStack;
 let target: HttpTarget;
 const MAX_TTL_SECONDS = 2_147_483_647;
 
 beforeAll(async () => {
-  target = await startHttpTarget();
-  s = await startTestStack({ workers: 1, concurrency: 2 });
-  const cred = await http(s.url, 'POST', '/api/credentials', {
-    name: 'long_client_auth',
-    type: 'oauth2',
-    data: { client_id: DEFAULT_CLIENT_ID, client_secret: DEFAULT_CLIENT_SECRET, token_url: `${target.url}/token` },
-  });
-  expect(cred.status).toBe(201);
+  ({ s, target } = await startOAuthStack('long_client_auth'));
 }, 120_000);
 afterAll(async () => {
   await s?.close();
