@@ -57,9 +57,7 @@ export type EventRow = {
 /** The columns of an ExecutionRow, for SELECT lists (src/db/wait.repo.ts reads a row with its waits). */
 export const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_execution_id, root_execution_id, parent_command_id, status,
   progress, result, error, snapshot, machine_version, snapshot_event_id, applied_event_id, last_event_id, started_at, updated_at, finished_at`;
-
-// The same, the stored snapshot (a running execution's whole context, kept once it finished) left
-// out as null: for the reads that present a row and never fold it.
+// The same, the stored snapshot (a whole context, kept once finished) as null: reads that never fold.
 const EXECUTION_COLUMNS_NO_SNAPSHOT = `${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot`;
 
 /** One execution's projection row; `progress` as stored (done steps over known steps). */

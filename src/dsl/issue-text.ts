@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import { closest } from './unknown-field-message.ts';
+import { didYouMean } from './unknown-field-message.ts';
 
 // How a schema issue reads in a problem, for every document the catalog takes (playbooks, MCP servers).
 
@@ -26,8 +26,7 @@ export function describeIssue(issue: v.BaseIssue<unknown>): string {
   }
   if (issue.type === 'picklist' || issue.type === 'variant' || issue.type === 'literal') {
     // A misspelt value (`kind: shel`) is named as a misspelt field is: with the one meant.
-    const close = typeof issue.input === 'string' ? closest(issue.input, quotedValues(expected)) : undefined;
-    return `must be one of ${expected}, got ${issue.received}${close ? ` (did you mean '${close}'?)` : ''}`;
+    return `must be one of ${expected}, got ${issue.received}${typeof issue.input === 'string' ? didYouMean(issue.input, quotedValues(expected)) : ''}`;
   }
   return `expected ${expected}, got ${issue.received}`;
 }

@@ -1,6 +1,6 @@
 import { isObject } from '../objects.ts';
 import { SECRET_PROVIDER_NAMES, SECRET_PROVIDERS, secretProvider } from './secret-providers.ts';
-import { closest } from './unknown-field-message.ts';
+import { didYouMean } from './unknown-field-message.ts';
 
 /**
  * One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root;
@@ -52,8 +52,7 @@ export function referenceProblems(document: unknown): Problem[] {
     for (const arc of arcsOf(step.next, `${path}.next`)) {
       if (stepIndex.has(arc.step)) continue;
       // A misspelt target (`next: repot`) is named as `steps.repot` in a template would be.
-      const close = closest(arc.step, [...stepIndex.keys()]);
-      problems.push({ path: arc.path, message: `arc to unknown step '${arc.step}'${close ? ` (did you mean '${close}'?)` : ''}` });
+      problems.push({ path: arc.path, message: `arc to unknown step '${arc.step}'${didYouMean(arc.step, stepIndex.keys())}` });
     }
   }
 
@@ -81,8 +80,7 @@ function secretManagerProblems(entry: unknown, path: string): Problem[] {
   const known = `one of ${SECRET_PROVIDERS.join(', ')}`;
   if (entry.provider === undefined) problems.push({ path: `${path}.provider`, message: `is required for a secret_manager entry (${known})` });
   else if (nonEmptyString(entry.provider) && !isTemplated(entry.provider) && !secretProvider(entry.provider)) {
-    const close = closest(entry.provider, SECRET_PROVIDER_NAMES);
-    problems.push({ path: `${path}.provider`, message: `must be ${known} (or ${SECRET_PROVIDER_NAMES.filter((n) => !(SECRET_PROVIDERS as readonly string[]).includes(n)).join(', ')}), got '${entry.provider}'${close ? ` (did you mean '${close}'?)` : ''}` });
+    problems.push({ path: `${path}.provider`, message: `must be ${known} (or ${SECRET_PROVIDER_NAMES.filter((n) => !(SECRET_PROVIDERS as readonly string[]).includes(n)).join(', ')}), got '${entry.provider}'${didYouMean(entry.provider, SECRET_PROVIDER_NAMES)}` });
   }
   if (entry.map === undefined || (isObject(entry.map) && Object.keys(entry.map).length === 0)) {
     problems.push({ path: `${path}.map`, message: 'is required for a secret_manager entry: the fields to read, each a secret path' });

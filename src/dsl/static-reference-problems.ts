@@ -4,7 +4,7 @@ import { parseTemplate } from './template-parser.ts';
 import { TEMPLATE_ROOTS } from './playbook.schema.ts';
 import type { Problem } from './reference-problems.ts';
 import { isObject } from '../objects.ts';
-import { closest } from './unknown-field-message.ts';
+import { closest, didYouMean } from './unknown-field-message.ts';
 
 // Keys shorter than this are not taken for misspellings of a declared one (`x` beside `n`).
 const MISSPELLING_MIN_CHARS = 4;
@@ -375,10 +375,4 @@ function childrenOf(e: Expr): Expr[] {
     default:
       return [];
   }
-}
-
-/** ` (did you mean 'x'?)` when a known name is close to `name`, else nothing. */
-function didYouMean(name: string, known: readonly string[]): string {
-  const close = closest(name, known);
-  return close ? ` (did you mean '${close}'?)` : '';
 }

@@ -2,7 +2,7 @@ import nunjucks from 'nunjucks';
 import { TemplateSyntaxError, type Args, type BinaryOp, type CompareOp, type Expr, type MacroDef, type SetTarget, type Stmt, type Template } from './template-ast.ts';
 import { filterNames } from './template-filters.ts';
 import { templateTests } from './template-tests.ts';
-import { closest } from './unknown-field-message.ts';
+import { didYouMean } from './unknown-field-message.ts';
 
 // The one adapter between nunjucks and the service: templates are parsed by nunjucks' parser,
 // which builds nodes and runs nothing (with one method of ours, parsePostfix, for Python's slices
@@ -12,12 +12,6 @@ import { closest } from './unknown-field-message.ts';
 // file gives for every construct we support, so an upgrade that changes it fails there.
 // Everything that can be refused without the data is refused here, so registration reports it:
 // syntax, unknown filters and tests, tags that need a loader, assignments to anything but a name.
-
-/** ` (did you mean 'default'?)` when a known name is close to a misspelt one (`defualt`), else nothing. */
-function meant(name: string, known: Iterable<string>): string {
-  const close = closest(name, [...known]);
-  return close ? ` (did you mean '${close}'?)` : '';
-}
 
 const CACHE_LIMIT = 2000;
 const cache = new Map<string, Template | TemplateSyntaxError>();
@@ -379,7 +373,7 @@ function expression(value: unknown): Expr {
     }
     case 'Filter': {
       const name = symbolName(node(field(raw, 'name')), 'a filter');
-      if (!filterNames.has(name)) fail(raw, `unknown filter '${name}'${meant(name, filterNames)}`);
+      if (!filterNames.has(name)) fail(raw, `unknown filter '${name}'${didYouMean(name, filterNames)}`);
       const [target, ...rest] = children(field(raw, 'args'));
       const { args } = callArgs(rest);
       return { type: 'filter', name, target: target.typename === 'Capture' ? block(target) : expression(target), args };
@@ -439,7 +433,7 @@ function test(raw: RawNode): Expr {
     name = symbolName(right, 'a test');
     name = name === 'None' ? 'none' : name === 'True' ? 'true' : name === 'False' ? 'false' : name;
   }
-  if (!templateTests.has(name)) fail(right, `unknown test '${name}'${meant(name, templateTests.keys())}`);
+  if (!templateTests.has(name)) fail(right, `unknown test '${name}'${didYouMean(name, templateTests.keys())}`);
   return { type: 'test', name, target: expression(field(raw, 'left')), args };
 }
 

@@ -63,6 +63,12 @@ function resolve(schema: unknown, input: unknown): unknown {
   return current;
 }
 
+/** ` (did you mean 'x'?)` when a known name `x` is close to `name` (closest), else nothing. */
+export function didYouMean(name: string, known: Iterable<string>): string {
+  const close = closest(name, [...known]);
+  return close ? ` (did you mean '${close}'?)` : '';
+}
+
 /** The known name nearest `name` by edit distance, when near enough to be a typo of it. */
 export function closest(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
