@@ -4,18 +4,16 @@ import { claimableSql, claimTakeableSql, heldSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
-
-const MAX_BIGINT = '9223372036854775807';
-
 import { LIVE_EXECUTION_SQL, sqlList } from './sql-list.ts';
 import { opaque } from './opaque-param.ts';
+
+const MAX_BIGINT = '9223372036854775807';
 
 // The execution id ($1) of the statements that reach core.event by it, hidden (opaque): a plan
 // for one id would prune the ranges while planning and be made again on every call.
 const HIDDEN_ID = opaque('$1', 'bigint');
 
 export type { ExecutionStatus } from '../../machines/statuses.ts';
-
 
 export type ExecutionRow = {
   execution_id: number;
