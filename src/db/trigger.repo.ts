@@ -59,6 +59,9 @@ export async function syncTriggers(
          created_at = CASE WHEN core.trigger.kind IS DISTINCT FROM EXCLUDED.kind
                              OR core.trigger.spec->>'stream' IS DISTINCT FROM EXCLUDED.spec->>'stream'
                            THEN now() ELSE core.trigger.created_at END,
+         -- Why a NATS trigger is not consuming says nothing of a trigger of another kind.
+         subscription_problem = CASE WHEN EXCLUDED.kind = 'nats' THEN core.trigger.subscription_problem END,
+         subscription_problem_at = CASE WHEN EXCLUDED.kind = 'nats' THEN core.trigger.subscription_problem_at END,
          next_fire_at = CASE WHEN core.trigger.kind = EXCLUDED.kind AND core.trigger.next_fire_at IS NOT NULL
                               AND core.trigger.spec->>'cron' IS NOT DISTINCT FROM EXCLUDED.spec->>'cron'
                               AND core.trigger.spec->>'timezone' IS NOT DISTINCT FROM EXCLUDED.spec->>'timezone'
@@ -291,12 +294,13 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
 
 /**
  * Notes why a NATS trigger is not consuming (`problem`), or that it consumes (null); a row that
- * says so already is not written (its `since` stays the first time it was found).
+ * says so already is not written (its `since` stays the first time it was found), nor one a new
+ * version made another kind (a server still subscribed to it may note late).
  */
 export async function noteSubscriptionProblem(q: Queryable, trigger: { path: string; name: string }, problem: string | null): Promise<void> {
   await q.query(
     `UPDATE core.trigger SET subscription_problem = $3, subscription_problem_at = CASE WHEN $3::text IS NULL THEN NULL ELSE now() END
-      WHERE path = $1 AND name = $2 AND subscription_problem IS DISTINCT FROM $3::text`,
+      WHERE path = $1 AND name = $2 AND kind = 'nats' AND subscription_problem IS DISTINCT FROM $3::text`,
     [trigger.path, trigger.name, problem],
   );
 }
