@@ -120,7 +120,7 @@ export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     return { limits: out, count: out.length };
   });
 
-  app.get('/api/limits/:name', { schema: { tags: ['limits'], summary: 'A limit and what each of its keys holds: running, queued, waiting, tokens', params: jsonSchema(nameParams), querystring: jsonSchema(keysQuery), response: responses({ 200: limitDetailAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
+  app.get('/api/limits/:name', { schema: { tags: ['limits'], summary: 'A limit and what each of its keys holds: running, queued, waiting, tokens; the busiest keys first (running, queued and waiting together)', params: jsonSchema(nameParams), querystring: jsonSchema(keysQuery), response: responses({ 200: limitDetailAnswer }) }, config: { access: { level: 'viewer' } } }, async (req) => {
     const { name } = req.params as v.InferOutput<typeof nameParams>;
     const { keys } = req.query as v.InferOutput<typeof keysQuery>;
     const [limit, totals, list, used] = await Promise.all([getLimit(deps.db, name), limitTotals(deps.db), limitKeys(deps.db, name, keys ?? KEYS_SHOWN_DEFAULT), limitsUsed(deps.db)]);

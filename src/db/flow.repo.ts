@@ -51,20 +51,26 @@ export async function getLimit(q: Queryable, name: string): Promise<FlowLimit | 
 }
 
 /**
- * Each key of limit `name` with what it holds (at most `max`, busiest first): its slots taken,
- * executions queued (core.admission), commands waiting (PENDING of the limit) and tokens now.
+ * Each key of limit `name` with what it holds (at most `max`, busiest first: the most running,
+ * queued and waiting together, then the most running): its slots taken, executions queued
+ * (core.admission), commands waiting (PENDING of the limit) and tokens now. Queued and waiting
+ * count in the order: a key that holds nothing while its work waits (a limit not defined yet, a
+ * rate out of tokens) is not cut from the page behind idle keys, which stay for a day.
  */
 export async function limitKeys(q: Queryable, name: string, max: number): Promise<FlowKeyState[]> {
   const { rows } = await q.query<FlowKeyState>({
     name: 'svc_limit_keys',
-    text: `SELECT k.key, k.running,
-                  (SELECT count(*)::int FROM core.admission a WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL) AS queued,
-                  (SELECT count(*)::int FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')}) AS waiting,
+    text: `WITH queued AS (SELECT a.limit_key AS key, count(*)::int AS n FROM core.admission a
+                            WHERE a.limit_name = $1 AND a.admitted_at IS NULL GROUP BY a.limit_key),
+                waiting AS (SELECT o.limit_key AS key, count(*)::int AS n FROM core.command o
+                             WHERE o.limit_name = $1 AND ${claimableSql('o')} GROUP BY o.limit_key)
+           SELECT k.key, k.running, COALESCE(qd.n, 0) AS queued, COALESCE(wt.n, 0) AS waiting,
                   r.tokens, NULLIF(k.served_at, '-infinity') AS served_at
              FROM core.flow_key k LEFT JOIN core.flow_limit l ON l.name = k.name
+             LEFT JOIN queued qd ON qd.key = k.key LEFT JOIN waiting wt ON wt.key = k.key
              CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
             WHERE k.name = $1
-            ORDER BY k.running DESC, k.key LIMIT $2`,
+            ORDER BY k.running + COALESCE(qd.n, 0) + COALESCE(wt.n, 0) DESC, k.running DESC, k.key LIMIT $2`,
     values: [name, max],
   });
   return rows;
