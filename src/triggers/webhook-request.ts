@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { bodyText } from '../body-text.ts';
-import { parseJsonBody } from '../api/input-guard.ts';
+import { bodyText, invalidUtf8At } from '../body-text.ts';
+import { parseJsonBody, urlProblem } from '../api/input-guard.ts';
 import { IDENTITY_HEADER } from '../auth/identity-assertion.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { ServiceError } from '../errors.ts';
@@ -27,7 +27,7 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
  * object, a repeated name as a list; anything else as UTF-8 text; no body: null), the headers
  * (lower-cased, without credentials nor the trigger's `signatureHeaders`; the copies of a repeated
  * one joined with `, `) and the query string. Throws 400/422 for a JSON body that does not parse
- * or cannot be stored.
+ * or cannot be stored, 400 for a form body that is not UTF-8.
  */
 export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: string, signatureHeaders: readonly string[] = []): WebhookRequest {
   const visible: Record<string, string> = {};
@@ -43,9 +43,22 @@ export function webhookRequest(raw: Buffer, headers: WebhookHeaders, rawQuery: s
 function bodyOf(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return null;
   if (JSON_TYPE.test(contentType)) return parseJsonBody(bodyText(raw));
+  if (FORM_TYPE.test(contentType)) return formBody(raw);
+  return raw.toString('utf8');
+}
+
+/**
+ * A form body, read as a query string is (urlProblem): its bytes and its percent-encoding are
+ * UTF-8, or 400 naming the field. Decoded leniently, each bad sequence became U+FFFD: a workload
+ * holding text the sender never sent, where the same field in the query string was refused.
+ */
+function formBody(raw: Buffer): Record<string, string | string[]> {
+  const at = invalidUtf8At(raw);
+  if (at !== undefined) throw new ServiceError('bad_request', { message: `the body is not valid UTF-8 (at byte ${at}): a form is UTF-8 text, other bytes percent-encoded` });
   const text = raw.toString('utf8');
-  if (FORM_TYPE.test(contentType)) return pairs(new URLSearchParams(text));
-  return text;
+  const bad = urlProblem(undefined, undefined, text);
+  if (bad) throw new ServiceError('bad_request', { message: 'invalid body', errors: [`${bad.problem.path}: ${bad.problem.message}`] });
+  return pairs(new URLSearchParams(text));
 }
 
 /** Name → value, or the list of values of a name given more than once (a mapping without a prototype). */
