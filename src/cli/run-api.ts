@@ -21,6 +21,8 @@ const execution = v.looseObject({
   path: v.string(),
   result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),
+  started_at: v.optional(v.nullable(v.string())),
+  finished_at: v.optional(v.nullable(v.string())),
 });
 const event = v.looseObject({
   event_id: v.number(),

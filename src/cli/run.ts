@@ -31,11 +31,21 @@ async function isFile(target: string): Promise<boolean> {
   }
 }
 
+/**
+ * How long the execution ran, from its start to its end as the server has them (what `svc status`
+ * says): the client's own wait saw the end up to a poll late (a second) and counted its
+ * registration; that wait only when the answer lacks the times.
+ */
+function runTimeMs(execution: ExecutionStatus, waitedMs: number): number {
+  const ran = Date.parse(execution.finished_at ?? '') - Date.parse(execution.started_at ?? '');
+  return Number.isFinite(ran) && ran >= 0 ? ran : waitedMs;
+}
+
 function printFinal(out: Out, execution: ExecutionStatus, progress: StepProgress, elapsedMs: number): void {
   const error = execution.error;
   const failedStep = execution.status === 'failed' && isPlainObject(error) && typeof error.step === 'string' ? error.step : undefined;
   const steps = `${progress.finalCounter(failedStep)} steps`;
-  out.write(`execution ${execution.execution_id} ${execution.status} after ${formatElapsed(elapsedMs)} (${steps})\n`);
+  out.write(`execution ${execution.execution_id} ${execution.status} after ${formatElapsed(runTimeMs(execution, elapsedMs))} (${steps})\n`);
   if (execution.status === 'completed') {
     out.write(`result:\n${JSON.stringify(execution.result ?? null, null, 2)}\n`);
     return;
