@@ -7,12 +7,13 @@ import { responses } from './answers.ts';
 
 const healthAnswer = v.object({
   status: v.picklist(['ok', 'degraded']),
-  database: v.picklist(['ok', 'unreachable']),
+  database: v.picklist(['ok', 'read_only', 'unreachable']),
   bus: v.picklist(['ok', 'disconnected']),
 });
 
 /**
- * GET /health, GET /api/health: ok when the database answers, 503 otherwise; bounded by the
+ * GET /health, GET /api/health: ok when the database answers and takes writes, 503 otherwise
+ * (`read_only`: a standby after a failover, where every start would be refused); bounded by the
  * ping's timeout, so a hung database or a full pool answers 503 instead of hanging the probe.
  * `bus` tells whether the command bus hears notifications; a deaf bus (reconnecting) is
  * `degraded` but stays 200: the server still serves every request (claimers fall back to their
@@ -20,10 +21,10 @@ const healthAnswer = v.object({
  */
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const handler = async (_req: unknown, reply: FastifyReply): Promise<v.InferOutput<typeof healthAnswer>> => {
-    const dbOk = await deps.db.ping();
+    const database = await deps.db.ping();
     const busOk = deps.bus.connected;
-    if (!dbOk) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
-    return { status: dbOk && busOk ? 'ok' : 'degraded', database: dbOk ? 'ok' : 'unreachable', bus: busOk ? 'ok' : 'disconnected' };
+    if (database !== 'ok') reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
+    return { status: database === 'ok' && busOk ? 'ok' : 'degraded', database, bus: busOk ? 'ok' : 'disconnected' };
   };
   // Both are the spec's endpoints, so both are in the OpenAPI document.
   app.get('/health', { schema: { tags: ['health'], summary: 'Server health (as GET /api/health)', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);

@@ -32,6 +32,9 @@ export const DB_CONNECT_TIMEOUT_MS = 5_000;
 export const DB_ANSWER_TIMEOUT_MS = 10_000;
 /** How much longer than a bounded() pool's statement_timeout its statements wait for an answer, in ms. */
 const BOUNDED_ANSWER_GRACE_MS = 1_000;
+/** What a health ping found (Db.ping). */
+export type DatabaseReach = 'ok' | 'read_only' | 'unreachable';
+
 /** Longest a health ping may take, waiting for a connection included; then the database counts as down. */
 export const PING_TIMEOUT_MS = 2_000;
 /**
@@ -324,35 +327,39 @@ export class Db implements Queryable {
     return pool;
   }
 
-  /** True when the database answers `SELECT 1` within `timeoutMs`; never throws, never hangs. */
-  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+  /**
+   * How the database answers within `timeoutMs`: `ok`, `read_only` (it takes no writes: a standby
+   * after a failover, or default_transaction_read_only set), or `unreachable`; never throws, never hangs.
+   */
+  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<DatabaseReach> {
     let timedOut = false;
     let inUse: pg.PoolClient | undefined;
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<boolean>((resolve) => {
+    const deadline = new Promise<DatabaseReach>((resolve) => {
       timer = setTimeout(() => {
         timedOut = true;
         // A connection whose query never came back is discarded, not handed out again.
         inUse?.release(new Error(`ping took over ${timeoutMs} ms`));
-        resolve(false);
+        resolve('unreachable');
       }, timeoutMs);
     });
-    const attempt = (async () => {
+    const attempt = (async (): Promise<DatabaseReach> => {
       const client = await this.pool.connect();
       if (timedOut) {
         client.release();
-        return false;
+        return 'unreachable';
       }
       inUse = client;
       try {
-        await client.query('SELECT 1');
+        // On in a hot standby as under default_transaction_read_only: either way no write is taken.
+        const { rows } = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
         if (!timedOut) client.release();
-        return true;
+        return rows[0]?.transaction_read_only === 'on' ? 'read_only' : 'ok';
       } catch {
         if (!timedOut) client.release(true); // broken: discard it
-        return false;
+        return 'unreachable';
       }
-    })().catch(() => false);
+    })().catch((): DatabaseReach => 'unreachable');
     try {
       return await Promise.race([attempt, deadline]);
     } finally {

@@ -3,8 +3,9 @@ import { ServerError } from '../worker/server-client.ts';
 import { checked, type DoctorClient } from './doctor-client.ts';
 import { outcome, worse, type Outcome, type Severity } from './outcome.ts';
 
-// GET /api/health: `database` (a ping within 2 s; 503 when it fails) and `bus` (the LISTEN
-// connection). Servers older than the `bus` field report `unknown` for it.
+// GET /api/health: `database` (a ping within 2 s; 503 when it fails or finds the database
+// read-only) and `bus` (the LISTEN connection). Servers older than the `bus` field report
+// `unknown` for it.
 const health = v.looseObject({ status: v.string(), database: v.optional(v.string()), bus: v.optional(v.string()) });
 
 type Part = { status: string; severity: Severity };
@@ -35,7 +36,10 @@ export async function reachability(client: DoctorClient): Promise<Outcome> {
 
   const problems: string[] = [];
   const next: string[] = [];
-  if (database.severity !== 'ok') {
+  if (database.status === 'read_only') {
+    problems.push('the server reaches its database, but it takes no writes (read_only: a standby, or default_transaction_read_only set); starts answer 503 meanwhile');
+    next.push('point SVC_DATABASE_URL at the primary (after a failover), or reset default_transaction_read_only, then run `svc doctor reachability` again');
+  } else if (database.severity !== 'ok') {
     problems.push(`the server cannot reach its database (${database.status}); its API answers 503 meanwhile`);
     next.push('check PostgreSQL (pg_isready; for the embedded one, the server log and SVC_DATA_DIR/pg), then run `svc doctor reachability` again');
   }

@@ -192,8 +192,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   app.get('/ready', { config: { gate: 'public' } }, async (_req, reply) => {
     const [upstream, store] = await Promise.all([proxy.reachable(), db ? db.ping() : null]);
     const idp = provider === null ? 'not configured' : provider.loaded ? 'loaded' : 'not loaded';
-    const sessionStore = store === null ? 'not used' : store ? 'reachable' : 'unreachable';
-    const ready = upstream && idp !== 'not loaded' && sessionStore !== 'unreachable';
+    // A read-only store (a standby after a failover) cannot take a login's session: not ready either.
+    const sessionStore = store === null ? 'not used' : store === 'ok' ? 'reachable' : store === 'read_only' ? 'read only' : 'unreachable';
+    const ready = upstream && idp !== 'not loaded' && (sessionStore === 'reachable' || sessionStore === 'not used');
     return reply.code(ready ? 200 : 503).send({ ready, upstream: upstream ? 'reachable' : 'unreachable', identity_provider: idp, sessions: sessionStore });
   });
 

@@ -41,7 +41,7 @@ export async function autoResume(deps: EngineDeps, opts: { signal?: AbortSignal 
     await delay(WAIT_POLL_MS, undefined, { signal: opts.signal });
     return performance.now() < deadline;
   };
-  while (!(await deps.db.ping())) {
+  while ((await deps.db.ping()) !== 'ok') {
     if (!(await pause())) {
       deps.log.warn('auto-resume: the database does not answer; nothing resumed');
       return [];

@@ -104,6 +104,15 @@ describe('svc doctor reachability', () => {
     expect(text.stdout).toMatch(/next:\n {2}check PostgreSQL/);
   });
 
+  it('a database that takes no writes (503 read_only): critical, said as such, exit 2', async () => {
+    answers = { '/api/health': { status: 503, body: { status: 'degraded', database: 'read_only', bus: 'ok' } } };
+    const text = await runDoctor(['reachability', '--server', target.url, '--text']);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain('it takes no writes');
+    expect(text.stdout).not.toContain('cannot reach its database');
+    expect(text.stdout).toMatch(/next:\n {2}point SVC_DATABASE_URL at the primary/);
+  });
+
   it('a bus that does not listen: warning, exit 2', async () => {
     answers = { '/api/health': { status: 200, body: { status: 'degraded', database: 'ok', bus: 'disconnected' } } };
     const run = await runDoctor(['reachability', '--server', target.url, '--json']);

@@ -280,4 +280,30 @@ describe('gateways that share sessions', () => {
   it('answers /ready with the session store reachable', async () => {
     for (const base of [a.url, b.url]) expect((await http(base, 'GET', '/ready')).body).toEqual({ ready: true, upstream: 'reachable', identity_provider: 'loaded', sessions: 'reachable' });
   });
+
+  it('is not ready while its session store takes no writes (a standby after a failover), and ready again after', async () => {
+    // Its own login's sessions only: the server's are untouched.
+    const sessionsAs = async (on: boolean) => {
+      await adminQuery(stack.databaseUrl, `ALTER ROLE ${gatewayRole} ${on ? 'SET default_transaction_read_only = on' : 'RESET default_transaction_read_only'}`);
+      await adminQuery(stack.databaseUrl, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '${gatewayRole}'`);
+    };
+    const readyOf = async (want: string) => {
+      for (let i = 0; ; i++) {
+        const r = await http(b.url, 'GET', '/ready');
+        if (r.body.sessions === want || i >= 100) return r;
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+    };
+    await sessionsAs(true);
+    try {
+      const r = await readyOf('read only');
+      expect(r.status).toBe(503);
+      expect(r.body).toEqual({ ready: false, upstream: 'reachable', identity_provider: 'loaded', sessions: 'read only' });
+    } finally {
+      await sessionsAs(false);
+    }
+    const back = await readyOf('reachable');
+    expect(back.status).toBe(200);
+    expect(back.body.ready).toBe(true);
+  });
 });

@@ -3,7 +3,7 @@
 // `internal`, which a client does not send again. It is now a 503 database_unavailable with
 // Retry-After, as for a database that is away (the connection that said so is discarded, so the
 // pool's next one reaches the primary); reads are served meanwhile, and the start sent again once
-// writes are taken is done once.
+// writes are taken is done once. Health said `ok` all along; it is now 503 `read_only`.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { noopPlaybook } from '../../helpers/batch.ts';
@@ -35,10 +35,18 @@ const start = () => http(s.base, 'POST', '/api/run/playbook', { path: 'ro/one', 
  */
 const readsServed = () => until('a read served', async () => (await http(s.base, 'GET', '/api/executions')).status === 200, 20_000, 50);
 
-it('answers a start 503 with Retry-After while the database takes no writes, and serves reads', async () => {
+it('answers a start and health 503 with Retry-After while the database takes no writes, and serves reads', async () => {
   expect((await http(s.base, 'POST', '/api/catalog/playbook', { content: noopPlaybook('ro/one', 1) })).status).toBe(201);
   await readOnly(true);
   await readsServed();
+  // Health says so: a load balancer or a supervisor sees a server that takes no work.
+  const health = await until('health says read_only', async () => {
+    const h = await http(s.base, 'GET', '/api/health');
+    return h.body.database === 'read_only' ? h : undefined;
+  }, 20_000, 50);
+  expect(health.status).toBe(503);
+  expect(health.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
+  expect(health.body).toMatchObject({ status: 'degraded', database: 'read_only' });
   const refused = await start();
   expect(refused.status, JSON.stringify(refused.body)).toBe(503);
   expect(refused.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
@@ -47,6 +55,8 @@ it('answers a start 503 with Retry-After while the database takes no writes, and
 
   await readOnly(false);
   await readsServed();
+  // The bus's LISTEN session was ended too: ok once it has listened again.
+  await until('health ok again', async () => (await http(s.base, 'GET', '/api/health')).body.status === 'ok', 20_000, 50);
   const first = await start();
   expect(first.status, JSON.stringify(first.body)).toBe(200);
   expect((await start()).body.execution_id).toBe(first.body.execution_id);
