@@ -6,7 +6,7 @@ import { errorOf } from './arcs.ts';
 import { baseRenderContext, type Draft } from './step-work.ts';
 import type { SignalSent, StepOutcome, StepRun } from './types.ts';
 import { iterationKey, keyOf } from './keys.ts';
-import { isCalendarDate, isoTimeInRange } from '../../src/calendar-time.ts';
+import { waitTimeOf } from '../../src/dsl/wait-time.ts';
 
 // The body of a step that waits (DESIGN.md "Waiting and control"), pure: its run waits under a
 // seq like a command, and the `wait` effect has the row that holds its wake-up time (or the
@@ -14,11 +14,6 @@ import { isCalendarDate, isoTimeInRange } from '../../src/calendar-time.ts';
 // timer.fired, wait.timed_out and signal.received end it (endWait).
 
 const ITERATION = iterationKey(null);
-// An ISO 8601 date-time with its offset (T or a space; minutes, seconds and a fraction as
-// clients write them). Only this shape is handed to Date.parse: it reads many others too, and
-// some wrongly for their writer (`01.02.2026 10:00 +01:00`, 1 February, as 2 January; `12 Z` as
-// 2001-12-01), so a wait would wake at a time nobody asked for instead of failing (wait_until).
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 
 /** Starts the wait of a step's run, or ends the run at once: a signal kept from before, or an `until` that does not render to a time. */
 export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
@@ -41,7 +36,7 @@ export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
   let wakeAt: string | null = null;
   if (wait.until !== undefined) {
     try {
-      wakeAt = timeOf(renderValue(wait.until, baseRenderContext(d.c), `${run.step}.wait.until`));
+      wakeAt = waitTimeOf(renderValue(wait.until, baseRenderContext(d.c), `${run.step}.wait.until`));
     } catch (err) {
       run.outcome = { status: 'error', result: null, error: errorOf(err), tasks: {} };
       return;
@@ -88,16 +83,3 @@ function takesKept(wait: Extract<WaitSpec, { kind: 'signal' }>, signal: SignalSe
 }
 
 const signalled = (signal: SignalSent): StepOutcome => ({ status: 'ok', result: signal.payload, error: null, tasks: {}, signal });
-
-/**
- * An ISO 8601 time with its offset (on a real day), or epoch milliseconds, as ISO text, in the
- * years 0001 to 9999 (what the wait's row stores); null for anything else.
- */
-function timeOf(value: unknown): string | null {
-  if (typeof value === 'number') return isoTimeInRange(value);
-  // A time without an offset would be read in the server's own zone: refused, not guessed; and
-  // the day must be a real one (JavaScript rolls 02-30 over).
-  const text = typeof value === 'string' ? value.trim() : '';
-  if (!ISO_TIME.test(text) || !isCalendarDate(text)) return null;
-  return isoTimeInRange(Date.parse(text));
-}

@@ -184,8 +184,10 @@ const duration = v.pipe(
 /** A step that waits (DESIGN.md "Waiting and control"): for a time, until a time, or for a signal; which one is checked in waitProblems. */
 export const WaitSchema = v.strictObject({
   for: v.optional(duration),
-  // A template giving an ISO 8601 time (with its offset) or epoch milliseconds.
-  until: v.optional(nonEmptyString),
+  // A template giving an ISO 8601 time (with its offset) or epoch milliseconds; a literal time is
+  // checked in waitProblems. A bare number is refused by its own message: epoch milliseconds are
+  // what a template renders (`{{ 1767225600000 }}`), and seconds or milliseconds is a guess.
+  until: v.optional(v.pipe(v.string('must be a time as text: ISO 8601 with its offset (2026-12-01T06:00:00+01:00), or a template giving one or epoch milliseconds ("{{ 1767225600000 }}")'), v.nonEmpty('must not be empty'))),
   signal: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_.\-]*$/, 'must be a name of letters, digits, _ . - (starting with a letter or _)'), v.maxLength(128, 'must be at most 128 characters'))),
   timeout: v.optional(duration),
   approval: v.optional(v.strictObject({ roles: v.pipe(v.array(v.picklist(ROLES)), v.minLength(1, 'must name at least one role')) })),

@@ -74,7 +74,7 @@ workflow:
   - step: start
     next: constructor
   - step: constructor
-    wait: { until: "not a time" }
+    wait: { until: "{{ 'not a time' }}" }
 `);
     const id = await start('inherited/step');
     expect(await finished(id)).toMatchObject({ status: 'failed', error: { code: 'wait_until', step: 'constructor' } });

@@ -41,7 +41,7 @@ workflow:
       - { step: expired, when: "{{ outcome.status == 'timeout' }}" }
   - step: deploy
   - step: expired
-    wait: { until: "not a time" }
+    wait: { until: "{{ 'not a time' }}" }
 `;
 
 describe('retry after a wait that timed out', () => {

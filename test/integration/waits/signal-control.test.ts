@@ -269,7 +269,7 @@ apiVersion: svc/v1
 metadata: { name: array_fail, path: ctl/array_fail }
 workflow:
   - step: mid
-    wait: { until: "not a time" }
+    wait: { until: "{{ 'not a time' }}" }
 `);
     const failed = await run('ctl/array_fail');
     expect(await finished(failed)).toMatchObject({ status: 'failed' });
