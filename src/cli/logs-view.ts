@@ -46,6 +46,8 @@ const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v
 // A report that came after its command was over (the execution cancelled, the claim taken
 // over): kept for the record, applied to nothing.
 const LateContext = v.looseObject({ late: v.literal(true) });
+// Flow control's queueing and admission: the limit and key (null: none), the priority, a debounce window's close.
+const AdmissionContext = v.looseObject({ limit: v.optional(v.nullable(v.string())), key: v.optional(v.nullable(v.string())), priority: v.optional(v.number()), debounce_until: v.optional(v.nullable(v.string())) });
 const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.nullable(v.number()), path: v.optional(v.string()), status: v.optional(v.string()) });
 
 /** `text` on one line, cut at `max` characters (an ellipsis says it was). */
@@ -159,6 +161,17 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
     }
     case EVENT.waitTimedOut:
       return 'no signal before the timeout';
+    case EVENT.executionQueued:
+    case EVENT.executionAdmitted: {
+      // What it waits on or was admitted on; a debounced admission's result is the last start's
+      // payload, which it runs with: after what it was admitted on, not in its place.
+      const c = v.safeParse(AdmissionContext, e.context);
+      if (!c.success) break;
+      const { limit, key, priority, debounce_until: until } = c.output;
+      const payload = e.event_type === EVENT.executionAdmitted && e.result !== undefined && e.result !== null ? `with the last start's payload ${JSON.stringify(e.result)}` : '';
+      const window = e.event_type === EVENT.executionQueued && until ? `until its debounce window closes at ${until}` : '';
+      return [limit ? `on limit ${limit} key ${JSON.stringify(key ?? '')}` : '', priority === undefined ? '' : `priority ${priority}`, window, payload].filter(Boolean).join(', ');
+    }
     case EVENT.childStarted:
     case EVENT.childFinished: {
       // The child's id is what a reader follows (svc logs ID), with how it ended.
