@@ -27,7 +27,8 @@ const KNOWN_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'trigger', 
 /**
  * Problems of a raw document's `triggers:` that its shape does not show: duplicate names, a cron
  * that does not parse or an unknown timezone, payload and delivery_id templates that do not parse,
- * read a root their kind does not have or a name nothing defines. Shape problems are the schema's.
+ * read a root their kind does not have or a name nothing defines, a delivery_id that reads nothing
+ * of the request. Shape problems are the schema's.
  */
 export function triggerProblems(document: unknown): Problem[] {
   if (!isObject(document) || !Array.isArray(document.triggers)) return [];
@@ -48,7 +49,11 @@ export function triggerProblems(document: unknown): Problem[] {
       if (problem) problems.push({ path: `${path}.${problem.field}`, message: problem.message });
     }
     templates(trigger.payload, `${path}.payload`, TRIGGER_TEMPLATE_ROOTS[kind], problems);
-    if (kind === 'webhook') templates(trigger.delivery_id, `${path}.delivery_id`, ['request'], problems);
+    if (kind === 'webhook') {
+      templates(trigger.delivery_id, `${path}.delivery_id`, ['request'], problems);
+      const constant = constantDeliveryId(trigger.delivery_id);
+      if (constant) problems.push({ path: `${path}.delivery_id`, message: constant });
+    }
   });
   return problems;
 }
@@ -76,4 +81,22 @@ function templates(value: unknown, path: string, roots: readonly string[], probl
     }
   } else if (Array.isArray(value)) value.forEach((item, i) => templates(item, `${path}[${i}]`, roots, problems));
   else if (isObject(value)) for (const [key, item] of Object.entries(value)) templates(item, childPath(path, key), roots, problems);
+}
+
+/**
+ * Why a webhook's `delivery_id` names no delivery, or undefined: one that reads nothing of
+ * `request` (a header's name written for its template, a constant) renders the same text for
+ * every delivery, so each after the first would be answered a duplicate and start nothing.
+ */
+function constantDeliveryId(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  if (TEMPLATE_MARK.test(value)) {
+    try {
+      parseTemplate(value);
+    } catch {
+      return undefined; // named as the template's own problem
+    }
+    if (templateRefs(value).roots.has('request')) return undefined;
+  }
+  return `'${value}' names every delivery the same, so each after the first would be a duplicate that starts nothing: write a template over request, e.g. "{{ request.headers['x-github-delivery'] }}"`;
 }

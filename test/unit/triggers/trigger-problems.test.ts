@@ -69,3 +69,13 @@ describe("a NATS trigger's stream and subject", () => {
     for (const subject of ['orders created', 'orders..created', '.orders', 'orders.', 'orders.>.created', 'orders\\tcreated']) expect(nats('ORDERS', subject), subject).toEqual(['triggers[0].subject']);
   });
 });
+
+describe("a webhook's delivery_id", () => {
+  it('that reads nothing of the request (a header name, a constant) is a problem: every delivery after the first would be a duplicate', () => {
+    const why = "names every delivery the same, so each after the first would be a duplicate that starts nothing: write a template over request, e.g. \"{{ request.headers['x-github-delivery'] }}\"";
+    expect(problems('{ name: w, kind: webhook, auth: a, delivery_id: x-github-delivery }')).toEqual([{ path: 'triggers[0].delivery_id', message: `'x-github-delivery' ${why}` }]);
+    expect(problems(`{ name: w, kind: webhook, auth: a, delivery_id: "{{ 'fixed' }}" }`)).toEqual([{ path: 'triggers[0].delivery_id', message: `'{{ 'fixed' }}' ${why}` }]);
+    expect(problems(`{ name: w, kind: webhook, auth: a, delivery_id: "{{ request.headers['x-id'] }}" }`)).toEqual([]);
+    expect(problems(`{ name: w, kind: webhook, auth: a, delivery_id: "{{ request.body.id | default('none') }}-{{ request.query.n | default(0) }}" }`)).toEqual([]);
+  });
+});
