@@ -2,6 +2,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /** Batches whose first claim this process remembers having observed, at most (the oldest go first). */
 export const FIRST_CLAIM_MAX_BATCHES = 10_000;
+/**
+ * Longest a scrape waits for svc_batch_queue_depth's read, in ms; then it shows the last depth
+ * read. A database that hangs held every scrape 5 s (the pool's answer bound), and a scrape that
+ * fails Prometheus's timeout hides the outage it should show.
+ */
+export const QUEUE_DEPTH_READ_MAX_MS = 1_000;
 
 /** What a claim site hands over of each command it claimed (a CommandRow as the claim returned it). */
 export type ClaimedCommand = { attempt: number; created_at: Date; claimed_at: Date | null; issued_by_batch?: number | string | null };
@@ -59,10 +65,15 @@ export function createMetrics() {
       registers: [registry],
       async collect() {
         if (!depth.read) return;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<undefined>((ok) => (timer = setTimeout(() => ok(undefined), QUEUE_DEPTH_READ_MAX_MS)));
         try {
-          this.set(await depth.read());
+          const n = await Promise.race([depth.read(), late]);
+          if (n !== undefined) this.set(n);
         } catch {
           // The database is away: the scrape shows the last depth read.
+        } finally {
+          clearTimeout(timer);
         }
       },
     }),

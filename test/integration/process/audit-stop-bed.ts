@@ -95,9 +95,12 @@ export class StopBed {
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   }
 
-  /** The pids of PostgreSQL: its postmaster and every process it forked. */
-  async postgresPids(): Promise<number[]> {
+  /** SIGSTOPs PostgreSQL, its postmaster and every process it forked; their pids (to SIGCONT). */
+  async freezePostgres(): Promise<number[]> {
     const postmaster = Number((await readFile(join(this.pgDb.dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    // Stopped first: a backend it forks while /proc is read (a pool's new connection) would be
+    // missed and go on answering (health read 200 through a stop on a loaded machine).
+    process.kill(postmaster, 'SIGSTOP');
     const pids = [postmaster];
     for (const entry of await readdir('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
@@ -106,6 +109,7 @@ export class StopBed {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === postmaster) pids.push(Number(entry));
     }
+    for (const pid of pids) process.kill(pid, 'SIGSTOP');
     return pids;
   }
 
