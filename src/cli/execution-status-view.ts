@@ -90,12 +90,30 @@ export function limitWaitText(w: LimitWait, now: number): string {
   return `room on limit ${w.limit} key ${JSON.stringify(w.key)} since ${whenText(w.since, now)}`;
 }
 
+/**
+ * A step's commands waiting for room, one phrase per limit and key (the oldest's since): a loop's
+ * items wait on one key, and a phrase each cut the line before the loop's count showed.
+ */
+function limitWaitsText(ws: readonly LimitWait[], now: number): string[] {
+  const groups = new Map<string, LimitWait[]>();
+  for (const w of ws) {
+    const k = JSON.stringify([w.limit, w.key]);
+    groups.set(k, [...(groups.get(k) ?? []), w]);
+  }
+  return [...groups.values()].map((g) => {
+    const oldest = g.reduce((a, b) => (Date.parse(b.since) < Date.parse(a.since) ? b : a));
+    return g.length === 1 ? limitWaitText(oldest, now) : `${g.length} commands wait for ${limitWaitText(oldest, now)}`;
+  });
+}
+
 function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number): string[][] {
   return Object.entries(steps).map(([name, s]) => {
-    const waiting = [...waits.filter((w) => w.step === name).map((w) => waitText(w, now)), ...limitWaits.filter((w) => w.step === name).map((w) => limitWaitText(w, now))];
+    const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now));
     const loop = s.loop ? `${s.loop.done}/${s.loop.length} items done, ${s.loop.in_flight} in flight` : '';
     const outcome = s.outcome ? (s.outcome.error ? `${s.outcome.status}: ${errorText(s.outcome.error)}` : s.outcome.status) : '';
-    return [name, s.status, boundedText([...waiting, loop, outcome].filter(Boolean).join('; ')) || '-'];
+    // The loop's count before its items' waits for room: short, and what a reader looks for first.
+    const forRoom = limitWaitsText(limitWaits.filter((w) => w.step === name), now);
+    return [name, s.status, boundedText([...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
   });
 }
 
@@ -126,7 +144,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   const limitWaits = d.limit_waits ?? [];
   const orphans = [
     ...waits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'waiting', waitText(w, now)]),
-    ...limitWaits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'pending', limitWaitText(w, now)]),
+    ...[...new Set(limitWaits.filter((w) => !named.has(w.step)).map((w) => w.step))].map((step) => [step, 'pending', boundedText(limitWaitsText(limitWaits.filter((w) => w.step === step), now).join('; '))]),
   ];
   const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
