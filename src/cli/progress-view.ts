@@ -53,7 +53,8 @@ export function terminalView(out: Out): ProgressView {
     const parts = [
       `${SPINNER[frame++ % SPINNER.length]} running`,
       `${progress.counter} steps done`,
-      now.length ? `now: ${now.join(', ')}` : lastNote || 'waiting for a worker',
+      // A note (a wait, a pause) stands beside the steps it holds up, until the next change.
+      [now.length ? `now: ${now.join(', ')}` : '', lastNote].filter(Boolean).join(', ') || 'waiting for a worker',
       formatElapsed(ms),
     ];
     const width = Math.max(20, (out.columns || 80) - 1); // 0 when the size is unknown

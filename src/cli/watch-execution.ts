@@ -5,6 +5,7 @@ import { StepProgress } from './step-progress.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import { isObject } from '../objects.ts';
+import { waitNote } from './wait-notes.ts';
 
 export type WatchOutcome = { kind: 'terminal'; execution: ExecutionStatus; progress: StepProgress } | { kind: 'interrupted'; progress: StepProgress };
 
@@ -51,6 +52,9 @@ export async function watchExecution(api: RunApi, id: number, path: string, opts
             view.change(change, progress, elapsed());
             changed = true;
           }
+          // After its step's line: `step approve started`, then what it waits for.
+          const waiting = waitNote(id, e);
+          if (waiting) view.note(waiting, elapsed());
         }
         // Paused (or queued) is not the end: it goes on once resumed (or admitted).
         if (isTerminalExecutionStatus(execution.status)) return { kind: 'terminal', execution, progress };
