@@ -118,26 +118,38 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
   let compiledOf = await compileStarts(deps, inputs, taken.heads);
   // A start of an open debounce window's burst replaces its payload and starts nothing (read
   // first: the window it finds is the one its execution has, or none and it opens one). Its
-  // workload is the one that runs, so its own concurrency key and priority go with it.
-  const joined = new Map<number, Started>();
-  for (const [i, c] of compiledOf.entries()) {
-    const a = !(c instanceof ServiceError) && c.admission;
-    if (!a || !a.debounce || c instanceof ServiceError) continue;
-    const priority = inputs[i].priority ?? c.compiled.playbook.priority;
-    const window = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
-    if (window === null) continue;
-    // Its catalog id: the version the execution runs, which a version registered since the window opened is not.
-    joined.set(i, { ...window, path: c.compiled.path, commandsGenerated: 0, debounced: true });
-    // Its key has an execution queued now (the key it moved from is read again once its memory is old).
-    if (a.limit !== null && a.key !== null) deps.rooms.queued(a.limit, a.key);
-  }
-  let keep: ((index: number) => boolean) | void = undefined;
-  const unitTx = tx && {
-    begin: async (q: Queryable) => {
-      keep = await tx.begin?.(q);
-    },
-    beforeCommit: tx.beforeCommit,
+  // workload is the one that runs, so its own concurrency key and priority go with it. Taken in
+  // the unit's transaction, after the caller's `begin`: a start that writes nothing (a fire key
+  // stored already, a trigger paused meanwhile, an idempotency key taken) moves no window.
+  let joined = new Map<number, Started>();
+  const joinWindows = async (q: Queryable, keep: ((index: number) => boolean) | void) => {
+    joined = new Map();
+    for (const [i, c] of compiledOf.entries()) {
+      const a = !(c instanceof ServiceError) && c.admission;
+      if (!a || !a.debounce || c instanceof ServiceError || (keep && !keep(i))) continue;
+      const priority = inputs[i].priority ?? c.compiled.playbook.priority;
+      const window = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
+      if (window === null) continue;
+      // Its catalog id: the version the execution runs, which a version registered since the window opened is not.
+      joined.set(i, { ...window, path: c.compiled.path, commandsGenerated: 0, debounced: true });
+      // Its key has an execution queued now (the key it moved from is read again once its memory is old).
+      if (a.limit !== null && a.key !== null) deps.rooms.queued(a.limit, a.key);
+    }
   };
+  let keep: ((index: number) => boolean) | void = undefined;
+  // Debounced starts take a transaction of their own when the caller brings none (the window's
+  // extension and the unit's write commit together); other starts stay one statement.
+  const debounced = compiledOf.some((c) => !(c instanceof ServiceError) && c.admission?.debounce);
+  const unitTx: { begin: (q: Queryable) => Promise<void>; beforeCommit?: StartTx['beforeCommit'] } | undefined =
+    tx || debounced
+      ? {
+          begin: async (q: Queryable) => {
+            keep = await tx?.begin?.(q);
+            await joinWindows(q, keep);
+          },
+          ...(tx ? { beforeCommit: tx.beforeCommit } : {}),
+        }
+      : undefined;
   // Idle claimers of this server take the commands the starts issue, in the same write.
   const done = await deps.parked.offer(
     (parked) =>
