@@ -85,11 +85,25 @@ function keyHeader(values: ControlOptions): Record<string, string> | undefined {
 /**
  * `--data`: any JSON value, sent as parsed (the API takes any payload: `true`, a list, an object).
  * Not read through a schema: a record schema drops keys such as `constructor`, which are data here.
+ * A number no double holds (1e400, which JSON.parse reads as Infinity and JSON.stringify sends as
+ * null) or an integer past 2^53 (sent rounded) is refused as the server refuses it, naming it as
+ * typed: the step would have got null, or another number, or a refusal naming one never typed.
  */
 function jsonValueOption(flag: string, text: string): unknown {
+  let unheld: string | undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text, (_key: string, v: unknown, context?: { source?: string }) => {
+      // As the server reads them (src/api/input-guard.ts): an integer written as one (1.5e300 is a double).
+      const source = context?.source ?? String(v);
+      if (typeof v === 'number' && (!Number.isFinite(v) || (/^-?\d+$/.test(source) && !Number.isSafeInteger(v)))) unheld ??= source;
+      return v;
+    });
   } catch (e) {
     throw new UsageError(`${flag} is not valid JSON (${e instanceof Error ? e.message : String(e)}); for example '{"approved": true}' or 'true'`);
   }
+  if (unheld !== undefined) {
+    throw new UsageError(`${flag} holds the number ${unheld}, which JSON cannot carry exactly (integers within ±${Number.MAX_SAFE_INTEGER}, doubles up to about 1.8e308): the server refuses it; send it as text ("${unheld}")`);
+  }
+  return value;
 }
