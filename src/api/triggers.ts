@@ -57,7 +57,8 @@ const backfilledAnswer = v.pipe(
   v.object({ execution_ids: v.array(integer), skipped: integer, refused: v.array(v.object({ fire_key: v.string(), error: v.string() })) }),
   v.description('backfill: the executions started, the times made before (skipped: a range again), and the fires of this backfill its payload or the inputs refused (recorded), with why'),
 ) satisfies v.GenericSchema<unknown, Backfilled>;
-const firedAnswer = v.object({ execution_id: v.nullable(integer), duplicate: v.boolean(), fire_key: v.string(), outcome: v.picklist(['started', 'skipped']) });
+// `debounced`: the fire joined an open debounce window (execution_id is the window's, queued), as a start's answer says.
+const firedAnswer = v.object({ execution_id: v.nullable(integer), duplicate: v.boolean(), fire_key: v.string(), outcome: v.picklist(['started', 'skipped']), debounced: v.boolean() });
 
 /** `{path}/{name}/{action}` from the wildcard (a path has slashes; the name and the action have none). */
 function target(tail: string): { path: string; name: string; action: Action } {
@@ -93,7 +94,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
         tags: ['triggers'],
         summary: 'POST /api/triggers/{path}/{name}/pause|resume|fire|backfill',
         description:
-          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome}`: a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing, and the fire_key of a schedule may not be one of its times after now (422). backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
+          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome, debounced}` (`debounced`: it joined an open debounce window, whose execution is the one named): a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing, and the fire_key of a schedule may not be one of its times after now (422). backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
         response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
       config: { access: { level: 'operator' }, swaggerTransform: documentedAt('/api/triggers/{path}/{name}/{action}') },

@@ -10,7 +10,7 @@ import { TRIGGERS_USAGE } from './triggers-usage.ts';
 
 const KINDS = ['schedule', 'webhook', 'nats'] as const;
 const SET_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const Fired = v.looseObject({ execution_id: v.nullable(v.number()), duplicate: v.boolean(), fire_key: v.string(), outcome: v.string() });
+const Fired = v.looseObject({ execution_id: v.nullable(v.number()), duplicate: v.boolean(), fire_key: v.string(), outcome: v.string(), debounced: v.optional(v.boolean()) });
 const Backfilled = v.looseObject({ execution_ids: v.array(v.number()), skipped: v.number(), refused: v.optional(v.array(v.looseObject({ fire_key: v.string(), error: v.string() })), []) });
 const CatalogEntry = v.looseObject({ content: v.string() });
 
@@ -83,6 +83,7 @@ async function fire(client: ServerClient, path: string, name: string, values: Op
   const fired = v.parse(Fired, await client.request<unknown>('POST', triggerUrl(path, name, 'fire'), body));
   if (values.json) out.write(`${JSON.stringify(fired, null, 2)}\n`);
   else if (fired.duplicate) out.write(`fire key ${fired.fire_key} was fired before (${fired.outcome}${fired.execution_id === null ? '' : `: execution ${fired.execution_id}`}); nothing new started\n`);
+  else if (fired.debounced) out.write(`joined the open debounce window of execution ${fired.execution_id ?? '-'}: it runs with this fire's payload unless a later start comes (trigger ${name} of ${path}, fire key ${fired.fire_key})\n`);
   else out.write(`execution ${fired.execution_id ?? '-'} ${fired.outcome} (trigger ${name} of ${path}, fire key ${fired.fire_key})\n`);
   return 0;
 }

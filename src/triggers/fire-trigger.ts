@@ -16,8 +16,12 @@ export type TriggerRef = { path: string; name: string; kind: TriggerKindName };
 /** One fire to make: its key, the payload its templates rendered (or why they could not), or a skip. */
 export type Fire = { fireKey: string; scheduledTime: Date | null } & ({ payload: Record<string, unknown> } | { refused: string } | { skipped: string });
 
-/** What came of a fire: the execution it started (now, or the first time when `duplicate`), or none. */
-export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executionId: number | null; duplicate: boolean; error: string | null };
+/**
+ * What came of a fire: the execution it started (now, or the first time when `duplicate`), or none;
+ * `debounced`: a new fire that joined an open debounce window (its execution, queued, runs with
+ * this fire's payload unless a later one comes), not an execution of its own.
+ */
+export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executionId: number | null; duplicate: boolean; error: string | null; debounced?: boolean };
 
 /**
  * A trigger's fires made together; `tick`: a schedule's next fire time moving on with them;
@@ -91,7 +95,9 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
     try {
       const written = await fireOnce(deps, groups, pending, prelude, inactive);
       raced = written.raced;
-      for (const [gi, rows] of written.rows) for (const r of rows) done.set(id(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error });
+      for (const [gi, rows] of written.rows) {
+        for (const r of rows) done.set(id(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error, ...(written.debounced.has(id(gi, r.fire_key)) ? { debounced: true } : {}) });
+      }
       break;
     } catch (err) {
       // Each such attempt leaves out one group more: the attempts end.
@@ -134,7 +140,8 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
   return result.raced ? [] : result.results;
 }
 
-type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[] };
+/** `debounced`: the fires (group index and key, as fireGroups' `id`) that joined an open debounce window. */
+type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[]; debounced: Set<string> };
 
 async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, 'paused' | 'gone'>): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
@@ -147,12 +154,13 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
     const held = await takeScheduleTicks(q, ticks.filter((t) => open(t.group)));
     taken = new Set(groups.flatMap((g, gi) => ((!g.tick || held.has(keyOf(g.trigger))) && open(gi) ? [gi] : [])));
   };
-  const written: Written = { rows: new Map(), raced: new Map(), cancelled: [] };
+  const written: Written = { rows: new Map(), raced: new Map(), cancelled: [], debounced: new Set() };
   const record = async (q: Queryable, startedOf: (i: number) => Started | ServiceError | undefined) => {
     const fireRows: TriggerFireRow[] = [];
     const cancels: InboxCancel[] = [];
     let i = 0;
     written.rows.clear();
+    written.debounced.clear();
     for (const [gi, fires] of pending.entries()) {
       const g = groups[gi];
       const rows: FireRow[] = [];
@@ -163,6 +171,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
         }
         const r = startedOf(i++);
         if (!taken.has(gi)) continue;
+        if (r !== undefined && !(r instanceof ServiceError) && r.debounced) written.debounced.add(`${gi}\n${f.fireKey}`);
         rows.push(
           r instanceof ServiceError || r === undefined
             ? { fire_key: f.fireKey, outcome: 'refused', execution_id: null, scheduled_time: f.scheduledTime, error: r?.message ?? 'not started' }

@@ -119,7 +119,7 @@ export async function fireByHand(deps: EngineDeps, path: string, name: string, b
   if (result.outcome === 'refused') {
     throw new ServiceError('fire_refused', { code: 'fire_refused', message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`], fire_key: result.fireKey, duplicate: result.duplicate });
   }
-  return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome };
+  return { execution_id: result.executionId, duplicate: result.duplicate, fire_key: result.fireKey, outcome: result.outcome, debounced: result.debounced === true };
 }
 
 /**

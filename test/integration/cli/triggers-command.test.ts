@@ -88,7 +88,7 @@ describe('svc triggers', () => {
 
     const again = await svc(['fire', 'cli/triggers/nightly', 'nightly', '--fire-key', 'cli-1', '--json']);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ execution_id: id, duplicate: true, fire_key: 'cli-1', outcome: 'started' });
+    expect(JSON.parse(again.stdout)).toEqual({ execution_id: id, duplicate: true, fire_key: 'cli-1', outcome: 'started', debounced: false });
     expect((await svc(['fire', 'cli/triggers/nightly', 'nightly', '--fire-key', 'cli-1'])).stdout).toBe(`fire key cli-1 was fired before (started: execution ${id}); nothing new started\n`);
 
     expect((await svc(['list'])).stdout).toMatch(new RegExp(`nightly\\s+schedule\\s+active\\s+\\S+ \\(in \\S+\\)\\s+#${id} started \\d+\\.\\ds ago\\s+1/0/0\\n$`));
@@ -96,6 +96,31 @@ describe('svc triggers', () => {
     const wrong = await svc(['fire', 'cli/triggers/nightly', 'nightly', '--set', 'limit=many']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('--set limit: must be integer, got "many"');
+  });
+
+  it('says a fire of a debounced playbook joined the open window, not that it started an execution', async () => {
+    const reg = await http(a.url, 'POST', '/api/catalog/playbook', {
+      content: `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: batched, path: cli/triggers/batched }
+debounce: { key: all, seconds: 60 }
+triggers:
+  - { name: tick, kind: schedule, cron: "0 3 * * *" }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`,
+    });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    const opened = await svc(['fire', 'cli/triggers/batched', 'tick', '--fire-key', 'b-1', '--json']);
+    expect(opened.code, opened.stderr).toBe(0);
+    const first = JSON.parse(opened.stdout);
+    expect(first).toMatchObject({ duplicate: false, outcome: 'started', debounced: false });
+    const joined = await svc(['fire', 'cli/triggers/batched', 'tick', '--fire-key', 'b-2']);
+    expect(joined, joined.stderr).toMatchObject({ code: 0, stderr: '' });
+    expect(joined.stdout).toBe(`joined the open debounce window of execution ${first.execution_id}: it runs with this fire's payload unless a later start comes (trigger tick of cli/triggers/batched, fire key b-2)\n`);
+    const again = await svc(['fire', 'cli/triggers/batched', 'tick', '--fire-key', 'b-3', '--json']);
+    expect(JSON.parse(again.stdout)).toEqual({ execution_id: first.execution_id, duplicate: false, fire_key: 'b-3', outcome: 'started', debounced: true });
   });
 
   it('backfills a range once: the same range again starts nothing new', async () => {
