@@ -76,9 +76,17 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
   }
 }
 
-/** `--idempotency-key` as the request's header: the same key again is answered as the first, and acts once. */
+/** What the server takes as a key (src/api/idempotent-starts.ts), as svc events send checks it. */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * `--idempotency-key` as the request's header: the same key again is answered as the first, and
+ * acts once. One the server refuses (empty, past 255 characters, not printable ASCII) is a usage
+ * error before anything is sent, as a bad option value is (it was the server's 422, exit 1).
+ */
 function keyHeader(values: ControlOptions): Record<string, string> | undefined {
   const key = values['idempotency-key'];
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new UsageError(`--idempotency-key expects 1 to 255 printable ASCII characters, got ${key.length > 40 ? `${key.length} characters` : JSON.stringify(key)}`);
   return key === undefined ? undefined : { 'idempotency-key': key };
 }
 
