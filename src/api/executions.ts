@@ -174,12 +174,12 @@ const executionDetailAnswer = v.object({
   requested_by: v.pipe(v.nullable(v.string()), v.description('who started it (the caller\'s subject: a token\'s, the gateway\'s, `local` without auth); null when a trigger or a parent did')),
   trigger: v.pipe(v.nullable(v.string()), v.description('the trigger that started it, by name; null when none did')),
   flow: v.pipe(
-    v.nullable(v.object({ limit: v.nullable(v.string()), key: v.nullable(v.string()), priority: integer, not_before: v.nullable(time), queued_at: time, admitted_at: v.nullable(time) })),
-    v.description('its admission (flow control) while it has one: the limit and key it is queued on (or holds a slot of, once admitted), its debounce window\'s close (not_before; null when it is not debounced)'),
+    v.nullable(v.object({ limit: v.nullable(v.string()), key: v.nullable(v.string()), priority: integer, defined: v.boolean(), not_before: v.nullable(time), queued_at: time, admitted_at: v.nullable(time) })),
+    v.description('its admission (flow control) while it has one: the limit and key it is queued on (or holds a slot of, once admitted), whether that limit is `defined` (false: named by the playbook but never defined, so nothing is admitted until it is; a playbook\'s inline limit, and no limit, count as defined), its debounce window\'s close (not_before; null when it is not debounced)'),
   ),
   limit_waits: v.pipe(
-    v.array(v.object({ step: v.string(), seq: integer, limit: v.string(), key: v.string(), since: time })),
-    v.description('its commands waiting for room on their task\'s limit (flow control), by seq'),
+    v.array(v.object({ step: v.string(), seq: integer, limit: v.string(), key: v.string(), defined: v.boolean(), since: time })),
+    v.description('its commands waiting for room on their task\'s limit (flow control), by seq; `defined` false: the limit is named but not defined, and they wait until it is'),
   ),
 });
 const listAnswer = v.object({

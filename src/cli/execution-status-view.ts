@@ -23,12 +23,14 @@ const Flow = v.looseObject({
   limit: v.nullable(v.string()),
   key: v.nullable(v.string()),
   priority: v.number(),
+  // Absent from servers before it was answered: taken as defined.
+  defined: v.optional(v.boolean()),
   not_before: v.nullable(v.string()),
   queued_at: v.string(),
   admitted_at: v.nullable(v.string()),
 });
 /** A command of the execution waiting for room on its task's limit. */
-const LimitWait = v.looseObject({ step: v.string(), limit: v.string(), key: v.string(), since: v.string() });
+const LimitWait = v.looseObject({ step: v.string(), limit: v.string(), key: v.string(), defined: v.optional(v.boolean()), since: v.string() });
 /** GET /api/executions/{id}'s answer; `waits` only from servers that have waiting steps, `flow` and `limit_waits` from those with flow control. */
 export const ExecutionDetail = v.looseObject({
   execution_id: v.number(),
@@ -74,20 +76,24 @@ export function waitText(w: Wait, now: number): string {
   return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}`;
 }
 
+// A limit named but not defined holds its work for ever (a typo): said where its work waits, not taken for a full one.
+const NOT_DEFINED = ' (not defined: its work waits until it is)';
+
 /**
  * What its admission says: `queued on limit tenant key "acme", priority 5, since …` (and a
- * debounce window's close), or once admitted `admitted …, holds a slot of limit tenant key "acme"`.
+ * debounce window's close, or that the limit is not defined), or once admitted `admitted …,
+ * holds a slot of limit tenant key "acme"`.
  */
 export function flowText(f: Flow, now: number): string {
   const on = f.limit === null ? '' : `limit ${f.limit} key ${JSON.stringify(f.key ?? '')}`;
   if (f.admitted_at !== null) return `admitted ${whenText(f.admitted_at, now)}${on ? `, holds a slot of ${on}` : ''}`;
   const window = f.not_before !== null && Date.parse(f.not_before) > now ? `, debounce window closes ${whenText(f.not_before, now)}` : '';
-  return `queued${on ? ` on ${on}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}`;
+  return `queued${on ? ` on ${on}${f.defined === false ? NOT_DEFINED : ''}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}`;
 }
 
 /** What a limited command waits for: `room on limit partner-api key "acme" since … (3.0s ago)`. */
 export function limitWaitText(w: LimitWait, now: number): string {
-  return `room on limit ${w.limit} key ${JSON.stringify(w.key)} since ${whenText(w.since, now)}`;
+  return `room on limit ${w.limit} key ${JSON.stringify(w.key)}${w.defined === false ? NOT_DEFINED : ''} since ${whenText(w.since, now)}`;
 }
 
 /**

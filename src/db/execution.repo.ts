@@ -397,10 +397,10 @@ type StoredWait = Omit<ExecutionWait, keyof TaskTimer> & { purpose: TaskTimer | 
  * alone), the close of its debounce window (`not_before`, null when it is not debounced), and
  * since when.
  */
-export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string | null; queued_at: string; admitted_at: string | null };
+export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; defined: boolean; not_before: string | null; queued_at: string; admitted_at: string | null };
 
 /** A command of the execution that waits for room on its task's limit (PENDING, limited). */
-export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
+export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; defined: boolean; since: string };
 
 /** Who started an execution (its caller's `sub`) and the trigger that did, as its execution.started says (the list filters requested_by and trigger). */
 export type StartedBy = { requested_by: string | null; trigger: string | null };
@@ -430,13 +430,13 @@ export async function getExecutionWithRetryLinks(
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                                         'approval_roles', w.approval_roles, 'purpose', w.purpose) ORDER BY w.seq), '[]')
                FROM core.wait w WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
-            (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority,
+            (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority, 'defined', a.limit_name IS NULL OR a.limit_name LIKE '@%' OR EXISTS (SELECT 1 FROM core.flow_limit l WHERE l.name = a.limit_name),
                                       -- A start that is not debounced is written with not_before at its start: no window to show.
                                       'not_before', CASE WHEN a.debounce_path IS NOT NULL THEN to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,
                                       'queued_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                       'admitted_at', to_char(a.admitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                FROM core.admission a WHERE a.execution_id = ${HIDDEN_ID}) AS flow,
-            (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key,
+            (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key, 'defined', EXISTS (SELECT 1 FROM core.flow_limit l WHERE l.name = c.limit_name),
                                                         'since', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY c.seq), '[]')
                FROM core.command c WHERE c.execution_id = ${HIDDEN_ID} AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
        FROM core.execution

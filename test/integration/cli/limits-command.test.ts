@@ -154,7 +154,7 @@ describe('svc limits', () => {
     expect((await http(s.url, 'GET', `/api/executions/${first}`)).body).toMatchObject({ status: 'queued', flow: { limit: 'cli-tenant', key: 'acme', priority: 8, admitted_at: null } });
     const status = await runSvc(['status', String(first)], env);
     expect(status.stdout).toContain('  status    queued\n');
-    expect(status.stdout).toMatch(/\n {2}flow {6}queued on limit cli-tenant key "acme", priority 8, since \S+ \(.+ ago\)\n/);
+    expect(status.stdout).toMatch(/\n {2}flow {6}queued on limit cli-tenant key "acme" \(not defined: its work waits until it is\), priority 8, since \S+ \(.+ ago\)\n/);
     expect(lines((await svc([])).stdout)).toContainEqual(expect.stringMatching(/^cli-tenant\s+not defined\s+-\s+1\s+0\s+1\s+0$/));
     // Not defined: nothing to delete.
     expect((await svc(['delete', 'cli-tenant'])).code).toBe(4);
@@ -190,7 +190,7 @@ describe('svc limits', () => {
     await until('its command issued', async () => (await http(s.url, 'GET', `/api/executions/${id}`)).body.limit_waits?.length === 1);
     const status = await runSvc(['status', String(id)], env);
     expect(status.stdout).toContain('  status    running\n');
-    expect(status.stdout).toMatch(/\nstart\s+\S+\s+room on limit cli-held key "initech" since \S+ \(.+ ago\)\n$/);
+    expect(status.stdout).toMatch(/\nstart\s+\S+\s+room on limit cli-held key "initech" \(not defined: its work waits until it is\) since \S+ \(.+ ago\)\n$/);
     expect(lines((await svc([])).stdout)).toContainEqual(expect.stringMatching(/^cli-held\s+not defined\s+-\s+1\s+0\s+0\s+1$/));
     expect((await http(s.url, 'POST', `/api/executions/${id}/cancel`, {})).status).toBe(200);
   });

@@ -110,7 +110,7 @@ workflow:
     expect(claimed.body.commands[0].command_id).toBe(Number(rows[0].command_id));
     expect((await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w2', max: 3, wait_ms: 0 }, asWorker)).body.commands).toHaveLength(0);
     // The executions whose commands wait say so.
-    expect((await http(t.url, 'GET', `/api/executions/${ids[1]}`)).body.limit_waits).toEqual([{ step: 'start', seq: 1, limit: 'one-at-a-time', key: 'a', since: expect.any(String) }]);
+    expect((await http(t.url, 'GET', `/api/executions/${ids[1]}`)).body.limit_waits).toEqual([{ step: 'start', seq: 1, limit: 'one-at-a-time', key: 'a', defined: true, since: expect.any(String) }]);
     expect((await http(t.url, 'GET', `/api/executions/${ids[0]}`)).body.limit_waits).toEqual([]);
     const shown = await http(t.url, 'GET', '/api/limits/one-at-a-time');
     expect(shown.body).toMatchObject({ running: 1, waiting: 2, key_list: [{ key: 'a', running: 1, waiting: 2, queued: 0, tokens: null }] });
