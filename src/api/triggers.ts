@@ -33,6 +33,8 @@ const notArray = v.custom<unknown>((input) => !Array.isArray(input), 'must be a 
 // A blank one names no fire (a webhook's blank delivery id counts as none).
 const fireBody = v.optional(v.pipe(notArray, exactObject({ payload: v.optional(jsonObject), fire_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255), v.check((k) => k.trim() !== '', 'must not be blank'))) })), {});
 const backfillBody = v.pipe(notArray, exactObject({ from: isoTime, to: isoTime }));
+// Pause and resume take nothing: a field sent (`{"paused": false}` to resume, a `reason`) is refused, not dropped.
+const controlBody = v.optional(v.pipe(notArray, exactObject({})), {});
 
 const triggerAnswer = v.object({
   path: v.string(),
@@ -94,7 +96,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
         tags: ['triggers'],
         summary: 'POST /api/triggers/{path}/{name}/pause|resume|fire|backfill',
         description:
-          'pause and resume answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome, debounced}` (`debounced`: it joined an open debounce window, whose execution is the one named): a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing, and the fire_key of a schedule may not be one of its times after now (422). backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
+          'pause and resume (no body, or `{}`: a field is 422) answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome, debounced}` (`debounced`: it joined an open debounce window, whose execution is the one named): a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing, and the fire_key of a schedule may not be one of its times after now (422). backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
         response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
       config: { access: { level: 'operator' }, swaggerTransform: documentedAt('/api/triggers/{path}/{name}/{action}') },
@@ -104,6 +106,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
       switch (action) {
         case 'pause':
         case 'resume':
+          parse(controlBody, req.body);
           return pauseTrigger(deps, path, name, action === 'pause');
         case 'fire': {
           const body = parse(fireBody, req.body);

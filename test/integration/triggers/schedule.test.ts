@@ -222,6 +222,11 @@ describe('schedules', () => {
     await setNextFire('sched/pause', 't', '2000-01-01T00:00:00Z');
     await runScheduleTick(a.deps, clock('2000-01-01T00:05:00Z'));
     expect((await fires('sched/pause')).map((f) => f.fire_key)).toEqual(['before-pause']);
+    // A field it does not take is refused, not dropped: `{"paused": true}` to resume stays paused.
+    const misread = await http(a.url, 'POST', '/api/triggers/sched/pause/t/resume', { paused: true });
+    expect(misread.status).toBe(422);
+    expect(misread.body.detail.errors).toEqual([expect.stringMatching(/^paused: /)]);
+    expect((await http(a.url, 'GET', '/api/triggers?kind=schedule')).body.triggers.find((t: { path: string }) => t.path === 'sched/pause').state).toBe('paused');
     const resumed = await http(a.url, 'POST', '/api/triggers/sched/pause/t/resume', {});
     expect(resumed.body).toMatchObject({ state: 'active', last_fire: lastFire });
     expect(new Date(resumed.body.next_fires[0]).getTime()).toBeGreaterThan(Date.now());
