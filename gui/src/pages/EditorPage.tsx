@@ -100,9 +100,12 @@ export function EditorPage({ path }: { path?: string }) {
     setWarned(null);
     try {
       const type = resourceTypeOf(text);
+      // Edit registers a version of the path it edits: a playbook stored at a path of the
+      // request's own (`POST /api/catalog/playbook {content, path}`) need not say it in
+      // metadata.path, and without it went to the document's (or was refused, having none).
       const out =
         type === 'playbook'
-          ? await api<Registered>('/catalog/playbook', { body: { content: text } })
+          ? await api<Registered>('/catalog/playbook', { body: path ? { content: text, path } : { content: text } })
           : await api<Registered>('/catalog/register', { body: { content: text, resource_type: type } });
       setProblems(null);
       if (out.warnings?.length) setWarned({ path: out.path, version: out.version, warnings: out.warnings });
