@@ -37,14 +37,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function deliver(id: string, body: unknown): Promise<{ status: number; body: { execution_id?: number; duplicate?: boolean } }> {
-  const res = await fetch(`${t.url}/api/hooks/${PATH}/push`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${SECRET}`, 'x-delivery': id },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
+const deliver = (id: string, body: Record<string, unknown>) =>
+  http(t.url, 'POST', `/api/hooks/${PATH}/push`, body, { authorization: `Bearer ${SECRET}`, 'x-delivery': id });
 
 const windowOf = async (id: number) =>
   (await t.deps.db.query<{ args: { v: string } | null; not_before: Date }>(`SELECT args, not_before FROM core.admission WHERE execution_id = $1`, [id])).rows[0];
@@ -53,7 +47,7 @@ it('a repeated delivery to a debounced playbook leaves the open window as it was
   const first = await deliver('delivery-b', { customer: 'acme', v: 'first' });
   expect(first.status).toBe(202);
   expect(first.body.duplicate).toBe(false);
-  const id = first.body.execution_id!;
+  const id: number = first.body.execution_id;
   // No args of its own yet: the window runs the opener's payload until a start joins it.
   const before = await windowOf(id);
   expect(before.args).toBeNull();
