@@ -65,15 +65,17 @@ type Steps = v.InferOutput<typeof ExecutionState>['steps'];
 /**
  * What one wait is for: `signal approve (roles operator), times out 2026-…Z (in 59m)`, `timer until
  * 2026-…Z (in 30m)`; a `playbook` task's own timer by purpose: `playbook task kid: timeout at …`,
- * `retry 2 of kid at …`.
+ * `retry 2 of kid at …`. Of a paused execution, a time already past is held for the resume, not
+ * late: `timer until … (5m ago): due, fires once resumed` (a signal's: `times out once resumed`).
  */
-export function waitText(w: Wait, now: number): string {
+export function waitText(w: Wait, now: number, paused = false): string {
   const when = w.wake_at ? whenText(w.wake_at, now) : undefined;
+  const held = paused && w.wake_at !== null && Date.parse(w.wake_at) <= now ? `: due, ${w.kind === 'signal' && !taskTimerText(w) ? 'times out' : 'fires'} once resumed` : '';
   const task = taskTimerText(w);
-  if (task) return `${task}${when ? ` at ${when}` : ''}`;
-  if (w.kind !== 'signal') return `${w.kind}${when ? ` until ${when}` : ''}`;
+  if (task) return `${task}${when ? ` at ${when}` : ''}${held}`;
+  if (w.kind !== 'signal') return `${w.kind}${when ? ` until ${when}` : ''}${held}`;
   const roles = w.approval_roles?.length ? ` (roles ${w.approval_roles.join(', ')})` : '';
-  return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}`;
+  return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}${held}`;
 }
 
 // A limit named but not defined holds its work for ever (a typo): said where its work waits, not taken for a full one.
@@ -112,9 +114,9 @@ function limitWaitsText(ws: readonly LimitWait[], now: number): string[] {
   });
 }
 
-function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number): string[][] {
+function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean): string[][] {
   return Object.entries(steps).map(([name, s]) => {
-    const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now));
+    const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now, paused));
     const loop = s.loop ? `${s.loop.done}/${s.loop.length} items done, ${s.loop.in_flight} in flight` : '';
     const outcome = s.outcome ? (s.outcome.error ? `${s.outcome.status}: ${errorText(s.outcome.error)}` : s.outcome.status) : '';
     // The loop's count before its items' waits for room: short, and what a reader looks for first.
@@ -145,14 +147,15 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   if (d.error !== undefined && d.error !== null) rows.push(['error', boundedText(errorText(d.error))]);
   if (d.result !== undefined && d.result !== null) rows.push(['result', boundedText(JSON.stringify(d.result))]);
   const waits = d.waits ?? [];
+  const paused = d.status === 'paused';
   // Steps come from the state; a wait of a step the state does not name still shows.
   const named = new Set(Object.keys(steps ?? {}));
   const limitWaits = d.limit_waits ?? [];
   const orphans = [
-    ...waits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'waiting', waitText(w, now)]),
+    ...waits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'waiting', waitText(w, now, paused)]),
     ...[...new Set(limitWaits.filter((w) => !named.has(w.step)).map((w) => w.step))].map((step) => [step, 'pending', boundedText(limitWaitsText(limitWaits.filter((w) => w.step === step), now).join('; '))]),
   ];
-  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now), ...orphans]) : '';
+  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;
 }
