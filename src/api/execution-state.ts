@@ -44,6 +44,10 @@ const stateAnswer = v.object({
   active_steps: v.array(v.string()),
   steps: ownKeysRecord(v.string(), stepAnswer),
   pending_commands: integer,
+  kept_signals: v.pipe(
+    v.array(v.object({ signal: v.string(), by: v.nullable(v.string()) })),
+    v.description('signals sent while no step waited for them, kept for a step that says `buffer: true` (each name\'s oldest first; no payloads): a step that waits for one later takes the oldest its approval admits. Of a finished execution, those no step took'),
+  ),
   last_event_id: integer,
 });
 // InspectionEvent (machines/inspection-events.ts): the @statelyai/inspect format, open-ended.
@@ -82,7 +86,7 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
         summary: 'Live snapshot of an execution: the statechart state value, active steps, each step status and loop progress',
         description:
           'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at), completed, failed, skipped or cancelled. ' +
-          'A step whose `playbook` task runs its child is active, under its timeout_seconds too; one between attempts of its `retry` is waiting, its `wait` saying `for: retry`, `task` and `attempt` (the next one). No payload, vars or results.',
+          'A step whose `playbook` task runs its child is active, under its timeout_seconds too; one between attempts of its `retry` is waiting, its `wait` saying `for: retry`, `task` and `attempt` (the next one). `kept_signals`: signals kept for a step that says `buffer: true`, not taken yet. No payload, vars or results.',
         params: jsonSchema(idParams),
         response: responses({ 200: stateAnswer }),
       },
@@ -98,7 +102,9 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       if (!read || !follower || !view) throw notFound(`execution ${id}`);
       // A waiting step's wake-up time is its wait row's (the machine knows what it waits for, not when).
       const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, wake_at: read.wakes.get(name)?.toISOString() ?? null } } : s]));
-      return { execution_id: id, path: read.row.path, catalog_id: read.row.catalog_id, ...view, steps, status: read.row.status, last_event_id: follower.lastEventId };
+      // Kept signals are in the machine's context only: no step shows them, and one never taken ends with the execution.
+      const kept = Object.entries(follower.snapshot?.context.signals ?? {}).flatMap(([signal, sent]) => sent.map((s) => ({ signal, by: s.by })));
+      return { execution_id: id, path: read.row.path, catalog_id: read.row.catalog_id, ...view, steps, status: read.row.status, kept_signals: kept, last_event_id: follower.lastEventId };
     },
   );
 

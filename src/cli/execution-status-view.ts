@@ -53,14 +53,27 @@ const StepView = v.looseObject({
   loop: v.optional(v.looseObject({ length: v.number(), done: v.number(), in_flight: v.number() })),
   outcome: v.optional(v.looseObject({ status: v.string(), error: v.nullable(v.unknown()) })),
 });
-/** GET /api/executions/{id}/state's answer: each step's status, in the playbook's order. */
-export const ExecutionState = v.looseObject({ steps: ownKeysRecord(v.string(), StepView) });
+/** A signal kept for a step that says `buffer: true` (no step waited for it when it came). */
+const KeptSignal = v.looseObject({ signal: v.string(), by: v.nullable(v.string()) });
+/** GET /api/executions/{id}/state's answer: each step's status, in the playbook's order; `kept_signals` from servers that answer it. */
+export const ExecutionState = v.looseObject({ steps: ownKeysRecord(v.string(), StepView), kept_signals: v.optional(v.array(KeptSignal)) });
 
 type Detail = v.InferOutput<typeof ExecutionDetail>;
 type Wait = v.InferOutput<typeof Wait>;
 type Flow = v.InferOutput<typeof Flow>;
 type LimitWait = v.InferOutput<typeof LimitWait>;
 type Steps = v.InferOutput<typeof ExecutionState>['steps'];
+type KeptSignal = v.InferOutput<typeof KeptSignal>;
+
+/**
+ * The signals kept for a later step, by name in order: `go (by alice, by bob), stop (by local)`.
+ * A step that waits for one takes the oldest; of a finished execution, no step took them.
+ */
+export function keptSignalsText(kept: readonly KeptSignal[]): string {
+  const byName = new Map<string, string[]>();
+  for (const k of kept) byName.set(k.signal, [...(byName.get(k.signal) ?? []), `by ${k.by ?? 'nobody'}`]);
+  return [...byName].map(([name, by]) => `${name} (${by.join(', ')})`).join(', ');
+}
 
 /**
  * What one wait is for: `signal approve (roles operator), times out 2026-…Z (in 59m)`, `timer until
@@ -132,7 +145,7 @@ export function childrenText(children: readonly ExecutionItem[], total: number):
 }
 
 /** The execution page: status, times, links, result or error, then its steps and what each waits for. */
-export function statusText(d: Detail, steps: Steps | undefined, now = Date.now(), children?: { items: readonly ExecutionItem[]; total: number }): string {
+export function statusText(d: Detail, steps: Steps | undefined, now = Date.now(), children?: { items: readonly ExecutionItem[]; total: number }, kept: readonly KeptSignal[] = []): string {
   const rows: [string, string][] = [
     ['status', d.status],
     ['started', whenText(d.started_at, now)],
@@ -146,6 +159,8 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   if (d.retried_as?.length) rows.push(['retried as', d.retried_as.join(', ')]);
   if (d.error !== undefined && d.error !== null) rows.push(['error', boundedText(errorText(d.error))]);
   if (d.result !== undefined && d.result !== null) rows.push(['result', boundedText(JSON.stringify(d.result))]);
+  // Acknowledged (202 buffered) and waiting for a step: seen nowhere else but the log, and lost with the execution's end.
+  if (kept.length) rows.push([d.finished_at ? 'signals never taken' : 'signals kept', boundedText(keptSignalsText(kept))]);
   const waits = d.waits ?? [];
   const paused = d.status === 'paused';
   // Steps come from the state; a wait of a step the state does not name still shows.
