@@ -2,7 +2,8 @@ import { useMemo, useState } from 'react';
 import type { StepView } from '../../../machines/execution-view.ts';
 import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
 import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
-import { undecidedText } from '../../../machines/simulation-data.ts';
+import { undecidedText, type Undecided } from '../../../machines/simulation-data.ts';
+import { isObject } from '../../../src/objects.ts';
 import { START_NODE, type StepGraph } from './model.ts';
 import { enteredAlongPath, type StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
@@ -47,6 +48,31 @@ function choicesOf(step: string, view: StepView | undefined, declared: Normalize
 }
 
 /**
+ * What the user can do about a stop on data, by what it lacks: a step's result (`needs` naming the
+ * step alone) is an example under `examples:`; a workload or args value is the payload's. Neither
+ * helps a simulated failure's error code or a task's data other than the last task's (`X.error`,
+ * `X.tasks.t`: no example gives them), nor a read of the start itself (`start`).
+ */
+function undecidedHint(u: Undecided): string {
+  const hints = [
+    ...(u.needs.some((n) => !n.includes('.')) ? ['declare the result under examples:'] : []),
+    ...(u.workload?.length || u.args?.length ? ['give it in the payload'] : []),
+  ];
+  return hints.length ? ` (${hints.join(', or ')})` : '';
+}
+
+/** The payload text as a start's payload: a JSON object, else the problem with it. */
+function payloadOf(text: string): { payload: Record<string, unknown> } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.trim() === '' ? '{}' : text);
+  } catch (error) {
+    return { problem: `not JSON: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  return isObject(value) ? { payload: value } : { problem: 'must be a JSON object' };
+}
+
+/**
  * A dry run in the browser, no server: the playbook's own statechart (`simulatePlaybook`, the code
  * `svc simulate` runs) with the user choosing each waiting step's outcome (a wait's: its signal
  * or its timeout); arcs and their `when` conditions are decided by the same semantics as a real execution.
@@ -54,15 +80,34 @@ function choicesOf(step: string, view: StepView | undefined, declared: Normalize
 export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   // Outcomes chosen so far, per step in the order chosen (a step that runs again takes the next).
   const [chosen, setChosen] = useState<SimulatedOutcomes>({});
+  // A start's payload, as `svc simulate --payload` takes it: what a start gives (a value the
+  // workload does not default) is otherwise unknown, and the simulation stops on it.
+  const [payloadText, setPayloadText] = useState('{}');
+  const read = useMemo(() => payloadOf(payloadText), [payloadText]);
   const sim = useMemo(() => {
     try {
       const pb = playbookFromYaml(yaml);
-      return { result: simulatePlaybook(pb, chosen, { pauseWhenUndecided: true }), steps: new Map(pb.workflow.map((s) => [s.step, s])), error: null };
+      const payload = 'payload' in read ? read.payload : {};
+      return { result: simulatePlaybook(pb, chosen, { pauseWhenUndecided: true, payload }), steps: new Map(pb.workflow.map((s) => [s.step, s])), error: null };
     } catch (error) {
       return { result: null, steps: null, error: error instanceof Error ? error.message : String(error) };
     }
-  }, [yaml, chosen]);
-  if (!sim.result || !sim.steps) return <p className="error">The playbook cannot be simulated: {sim.error}</p>;
+  }, [yaml, chosen, read]);
+  const payloadField = (
+    <div className="sim-payload">
+      <label htmlFor="sim-payload">Payload of the simulated start (JSON, merged into the workload)</label>
+      <textarea id="sim-payload" className="code" rows={3} value={payloadText} onChange={(e) => setPayloadText(e.target.value)} spellCheck={false} aria-invalid={'problem' in read} />
+      {'problem' in read ? <p className="error">Payload: {read.problem}</p> : null}
+    </div>
+  );
+  if (!sim.result || !sim.steps) {
+    return (
+      <div className="simulator">
+        {payloadField}
+        <p className="error">The playbook cannot be simulated: {sim.error}</p>
+      </div>
+    );
+  }
   const { result, steps } = sim;
   const decide = (step: string, outcome: Outcome) =>
     setChosen((c) => {
@@ -74,10 +119,14 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   const finished = waiting.length === 0 ? result.status : null;
   return (
     <div className="simulator">
+      {payloadField}
       <div className="actions" aria-live="polite">
         {result.undecided ? (
           // The same verdict svc simulate prints: a decision on a result with no example is not guessed.
-          <span>Simulation stopped: {undecidedText(result.undecided)} (declare it under examples:).</span>
+          <span>
+            Simulation stopped: {undecidedText(result.undecided)}
+            {undecidedHint(result.undecided)}.
+          </span>
         ) : finished ? (
           <span>
             Simulated execution {finished}.{result.error ? ` ${result.error.step ? `${result.error.step}: ` : ''}${result.error.message}` : ''}
