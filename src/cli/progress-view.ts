@@ -53,8 +53,7 @@ export function terminalView(out: Out): ProgressView {
     const parts = [
       `${SPINNER[frame++ % SPINNER.length]} running`,
       `${progress.counter} steps done`,
-      // A note (a wait, a pause) stands beside the steps it holds up, until the next change.
-      [now.length ? `now: ${now.join(', ')}` : '', lastNote].filter(Boolean).join(', ') || 'waiting for a worker',
+      now.length ? `now: ${now.join(', ')}` : lastNote || 'waiting for a worker',
       formatElapsed(ms),
     ];
     const width = Math.max(20, (out.columns || 80) - 1); // 0 when the size is unknown
@@ -67,7 +66,11 @@ export function terminalView(out: Out): ProgressView {
       lastNote = c.kind === 'exit' && c.status !== 'ok' ? `step ${c.step} ${c.status}` : '';
     },
     tick: draw,
+    // A note is a line of its own above the live one, whole: what a step waits for (and the
+    // command that sends its signal), a pause, a queue. Cut to the width beside the steps running,
+    // the line lost the part that matters; it also stands in the live line while no step runs.
     note(text) {
+      out.write(`${CLEAR_LINE}${text}\n`);
       lastNote = text;
     },
     clear() {
