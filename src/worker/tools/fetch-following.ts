@@ -1,3 +1,5 @@
+import { refusedHost, TASK_DISPATCHER } from './metadata-guard.ts';
+
 // The Fetch standard's bound on redirects, which fetch itself applies.
 const MAX_REDIRECTS = 20;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -15,7 +17,9 @@ export type FollowingInit = { method: string; headers: Headers; body?: string; s
  * fetch drops: fetch sends every other header on, so a credential's api key or custom headers
  * reached whatever host a redirect named. `bodyOriginOnly` (a body that holds a secret: a token
  * request's client secret) refuses a hop to another origin that would send the body on (307,
- * 308), where fetch would. A redirect it cannot follow throws, as fetch does.
+ * 308), where fetch would. A redirect it cannot follow throws, as fetch does. No hop connects
+ * to a cloud metadata service (metadata-guard.ts: by literal address here, by name in the
+ * dispatcher's lookup): it would answer with the worker's identity.
  */
 export async function fetchFollowing(url: URL, init: FollowingInit, originOnly: readonly string[], opts: { bodyOriginOnly?: boolean; fetch?: typeof fetch } = {}): Promise<Response> {
   const send = opts.fetch ?? fetch;
@@ -23,7 +27,9 @@ export async function fetchFollowing(url: URL, init: FollowingInit, originOnly: 
   let { method, body } = init;
   let current = url;
   for (let hops = 0; ; hops++) {
-    const response = await send(current, { method, headers, body, signal: init.signal, redirect: 'manual' });
+    const refused = refusedHost(current);
+    if (refused !== undefined) throw new TypeError(refused);
+    const response = await send(current, { method, headers, body, signal: init.signal, redirect: 'manual', dispatcher: TASK_DISPATCHER });
     const location = response.headers.get('location');
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
     await response.body?.cancel();

@@ -8,6 +8,7 @@ import * as v from 'valibot';
 import { mcpAuth } from './mcp-auth.ts';
 import { HttpUrl } from './http-url.ts';
 import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
+import { guardedFetch } from './metadata-guard.ts';
 import { McpAnswerWatch } from './mcp-answer-watch.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
@@ -62,7 +63,8 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
   // An answer past the report's limit ends the call at once: the SDK would wait for the rest.
   const tooLarge = new AbortController();
-  const fetch = boundedFetch(() => tooLarge.abort());
+  // Through the metadata guard: an endpoint (or a redirect) at a cloud metadata service is not reached.
+  const fetch = boundedFetch(() => tooLarge.abort(), guardedFetch);
   const tooLargeOutcome = () => fail('response_too_large', `${serverName} answered over ${ANSWER_MAX_TEXT}, the most a task's report carries: not read further`);
   // A server that ends its answer without answering (closed mid-call) ends the call at once too.
   const watch = new McpAnswerWatch();
