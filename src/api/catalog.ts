@@ -14,6 +14,7 @@ import { inlineLimitName } from '../flow/limit-name.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { terminalWarnings } from '../dsl/terminal-warnings.ts';
 import { sharedLimitWarnings } from '../flow/shared-limit-warnings.ts';
+import { childPathWarnings } from './child-path-warnings.ts';
 import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
 import { exactObject, integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
@@ -45,7 +46,7 @@ const entryFields = { catalog_id: integer, path: v.string(), version: integer, k
 const registration = {
   status: v.literal('success'),
   unchanged: v.pipe(v.boolean(), v.description('the content is that of the newest version, which answers: no new version was made')),
-  warnings: v.pipe(v.array(v.string()), v.description('fields a playbook task takes no effect from (auth), metadata.terminal fields nothing reads, steps no path reaches, paths that end neither completed nor failed')),
+  warnings: v.pipe(v.array(v.string()), v.description('fields a playbook task takes no effect from (auth), a playbook task whose literal path names no playbook in the catalog yet, metadata.terminal fields nothing reads, steps no path reaches, paths that end neither completed nor failed')),
 };
 // A registration answers the entry as GET does (DESIGN: catalog responses carry catalog_id, path,
 // version, kind, content, created_at), with what the registration did.
@@ -140,7 +141,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     });
     const { row } = stored;
     const compiled = deps.cache.compile(row).playbook;
-    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, compiled), ...(await sharedLimitWarnings(deps.db, deps.cache, compiled, row.path))] };
+    const catalogWarnings = [...(await childPathWarnings(deps.db, compiled, row.path)), ...(await sharedLimitWarnings(deps.db, deps.cache, compiled, row.path))];
+    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, compiled), ...catalogWarnings] };
   };
 
   // An MCP server: a catalog entry of kind `mcp` (its document) and the resource row named after it.

@@ -10,6 +10,15 @@ import { http, type Json } from '../../helpers/http.ts';
 let s: TestStack;
 beforeAll(async () => {
   s = await startTestStack();
+  // The child is there before its parents: a child path not in the catalog is a warning of its own
+  // (audit-child-path-warning.test.ts), which these cases do not look for.
+  await s.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: child, path: audit/child }
+workflow:
+  - step: start
+    tool: { name: c, kind: noop }
+`);
 });
 afterAll(async () => s?.close());
 
