@@ -7,7 +7,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
   --outcome STEP=OUT  how the commands of STEP end (default ok); a list (ok,error,ok) is used in
                       turn by the step's commands (loop items, re-entries), the last one repeats;
                       a step that waits for a signal gets it (ok: its payload is STEP's example
-                      result) or times out (timeout); a timer step fires
+                      result) or, with a timeout, times out (timeout); a timer step fires (ok);
+                      timeout elsewhere only for a playbook task with timeout_seconds
   --payload JSON      the request payload (merged over the playbook's workload); one whose
                       values fail the playbook's inputs: is refused, as a start refuses it
   --result STEP=JSON  STEP's example result (over the playbook's examples:); a decision (arcs,
@@ -21,8 +22,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
   --json              print the result as JSON (an invalid playbook: {file, error, problems})
 
 exit codes: 0 simulated, 1 invalid playbook (its problems as FILE:LINE:COL: PATH: MESSAGE), 2 usage error
-            (an unreadable file, a step --outcome or --result names that is not there, a payload a
-            start refuses too; the usage line is printed)`;
+            (an unreadable file, a step --outcome or --result names that is not there, an outcome
+            its step cannot have, a payload a start refuses too; the usage line is printed)`;
 
 export const INSPECT_SUMMARY = 'show an execution move live: its statechart state, active steps and each event (@statelyai/inspect stream)';
 

@@ -7,6 +7,7 @@ import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
+import { inapplicableOutcome } from './simulate-outcomes.ts';
 import { usageSynopsis } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
@@ -100,6 +101,11 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     for (const step of Object.keys(given)) {
       if (!pb.workflow.some((s) => s.step === step)) return usageFailed(errOut, `${flag} names no step of the playbook: ${step}`);
     }
+  }
+  for (const [name, chosen] of Object.entries(outcomes)) {
+    const step = pb.workflow.find((s) => s.step === name);
+    const problem = step && [chosen].flat().map((o) => inapplicableOutcome(step, o)).find((p) => p !== undefined);
+    if (problem) return usageFailed(errOut, `--outcome ${problem}`);
   }
   if (parsed.values.paths) {
     const report = playbookPaths(pb, { payload, results });

@@ -1,0 +1,26 @@
+import type { NormalizedStep } from '../dsl/parse-playbook.ts';
+
+// Which `svc simulate --outcome STEP=…` a step can have (the console's simulation offers only
+// these). The simulation itself takes any, as a run cannot end them: a timer fires whatever is
+// chosen, a signal wait without `timeout` gets its signal, a signal wait's `error` times out, a
+// task step's `timeout` is an error. Typed by a user, such an outcome was dropped or reread
+// without a word: `--outcome approve=error` (meant as a rejection) simulated the timeout path.
+
+type Outcome = 'ok' | 'error' | 'timeout';
+
+/** Why `outcome` cannot end a command (or wait) of `step` in a run, or undefined when it can. */
+export function inapplicableOutcome(step: NormalizedStep, outcome: Outcome): string | undefined {
+  const wait = step.wait;
+  if (wait?.kind === 'timer') {
+    return outcome === 'ok' ? undefined : `${step.step}=${outcome}: ${step.step} waits for a time, and its timer fires (ok)`;
+  }
+  if (wait?.kind === 'signal') {
+    const ends = wait.timeoutMs === null ? 'its signal comes (ok): without a timeout it never times out' : 'its signal comes (ok) or it times out (timeout)';
+    if (outcome === 'error' || (outcome === 'timeout' && wait.timeoutMs === null)) return `${step.step}=${outcome}: ${step.step} waits for signal ${wait.signal}, and ${ends}`;
+    return undefined;
+  }
+  if (outcome === 'timeout' && !step.tasks.some((t) => t.kind === 'playbook' && t.timeout_seconds !== undefined)) {
+    return `${step.step}=timeout: only a signal wait with a timeout, or a playbook task with timeout_seconds, times out; ${step.step}'s tasks end ok or error (a task's own timeout is an error)`;
+  }
+  return undefined;
+}
