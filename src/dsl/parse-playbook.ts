@@ -26,6 +26,7 @@ import { staticReferenceProblems } from './static-reference-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { positionOf, yamlPositions } from './yaml-positions.ts';
+import { shadowedWorkloadWarnings } from './shadowed-workload-warnings.ts';
 import { isObject } from '../objects.ts';
 import { checkInputs, inputDefaults } from './check-inputs.ts';
 import type { Inputs } from './inputs.schema.ts';
@@ -135,7 +136,7 @@ function findProblems(text: string, catalogPath: string | undefined): ParseResul
     ...flowProblems(raw),
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
-  return { ok: true, playbook: normalize(parsed.output), warnings: references.warnings.map((w) => `${w.path}: ${w.message}`) };
+  return { ok: true, playbook: normalize(parsed.output), warnings: [...shadowedWorkloadWarnings(parsed.output), ...references.warnings.map((w) => `${w.path}: ${w.message}`)] };
 }
 
 /** The blocks the inputs' checks read, each as the document schema takes it; the rest of the document is not looked at. */
