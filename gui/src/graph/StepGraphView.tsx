@@ -4,6 +4,9 @@ import { layoutGraph } from './layout.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
 import type { LoopProgress, LoopProgresses, StepStates, StepStatus } from './step-status.ts';
 
+/** A child path written as a template (`{{ workload.kid }}`, `{% ... %}`), as the DSL reads one. */
+const TEMPLATED = /\{\{|\{%|\{#/;
+
 const DONE: StepStatus[] = ['completed', 'failed', 'active', 'waiting', 'cancelled'];
 
 /** "2/5 done · 2 in flight" (or "3 done" when the number of items is not known). */
@@ -102,13 +105,15 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
                   {progressText(progress)}
                 </text>
               ) : null}
-              {n.children.map((c, i) => (
-                <a key={c} href={href(['catalog', 'entry', c])}>
-                  <text x={p.x} y={p.y + 12 + (n.loop ? 12 : 0) + (shift ? 12 : 0) + i * 12 - shift} textAnchor="middle" className="node-link">
+              {n.children.map((c, i) => {
+                const label = (
+                  <text x={p.x} y={p.y + 12 + (n.loop ? 12 : 0) + (shift ? 12 : 0) + i * 12 - shift} textAnchor="middle" className={TEMPLATED.test(c) ? 'node-sub' : 'node-link'}>
                     ▸ {c}
                   </text>
-                </a>
-              ))}
+                );
+                // A templated path is known only as a run renders it: no catalog entry has that name.
+                return TEMPLATED.test(c) ? <g key={c}>{label}</g> : <a key={c} href={href(['catalog', 'entry', c])}>{label}</a>;
+              })}
             </g>
           );
         })}

@@ -49,7 +49,8 @@ export function graphFromYaml(text: string): StepGraph | null {
   for (const s of steps) {
     const name = s.step as string;
     const tools = Array.isArray(s.tool) ? s.tool : s.tool === undefined ? [] : [s.tool];
-    const children = tools.filter(isRecord).flatMap((t) => (t.kind === 'playbook' && typeof t.path === 'string' ? [t.path] : []));
+    // Each child once: two tasks starting the same playbook drew (and linked) it twice.
+    const children = [...new Set(tools.filter(isRecord).flatMap((t) => (t.kind === 'playbook' && typeof t.path === 'string' ? [t.path] : [])))];
     const loop = isRecord(s.loop) ? `loop ${typeof s.loop.mode === 'string' ? s.loop.mode : 'sequential'}` : undefined;
     nodes.push({ id: name, label: name, kind: 'step', loop, children });
     const arcs = arcsOf(s.next).filter((a) => names.has(a.step));
