@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { isObject } from '../objects.ts';
 import { actualTypeName, matchesType, SCHEMA_TYPE_NAMES } from '../crypto/validate-against-schema.ts';
 import { ownKeysRecord, RESERVED_NAMES } from '../own-keys-record.ts';
+import { didYouMean } from './unknown-field-message.ts';
 
 // Shape of a playbook's `inputs:` block (DESIGN.md "Authoring"): what a start's workload must hold.
 // Type names are the credential schema's. Pure (valibot only): the console imports it too.
@@ -11,7 +12,8 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** One declared input: `{type, required?, default?, enum?, description?}`; its default and enum values are of its type. */
 export const InputSchema = v.pipe(
   v.strictObject({
-    type: v.picklist(SCHEMA_TYPE_NAMES, `must be one of ${SCHEMA_TYPE_NAMES.join(', ')}`),
+    // With the one meant for a misspelt type (`boolen`), as any field taking a few values says it.
+    type: v.picklist(SCHEMA_TYPE_NAMES, (issue) => `must be one of ${SCHEMA_TYPE_NAMES.join(', ')}${typeof issue.input === 'string' ? didYouMean(issue.input, SCHEMA_TYPE_NAMES) : ''}`),
     required: v.optional(v.boolean()),
     default: v.optional(v.unknown()),
     enum: v.optional(v.pipe(v.array(v.unknown()), v.minLength(1, 'must list at least one value'))),

@@ -70,3 +70,21 @@ workflow: [ { step: start } ]
     'keychain[2].map: is required for a secret_manager entry: the fields to read, each a secret path',
   ]);
 });
+
+it("a misspelt input type gets 'did you mean' too (its message is the inputs schema's own)", () => {
+  expect(
+    messages(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: x, path: t/x }
+inputs:
+  flag: { type: boolen }
+  other: { type: zzzzzzzz }
+workflow:
+  - step: start
+    tool: { name: a, kind: noop }
+`),
+  ).toEqual([
+    "inputs.flag.type: must be one of string, integer, boolean, number, array, object (did you mean 'boolean'?)",
+    'inputs.other.type: must be one of string, integer, boolean, number, array, object',
+  ]);
+});
