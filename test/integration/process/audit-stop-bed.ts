@@ -109,8 +109,16 @@ export class StopBed {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === postmaster) pids.push(Number(entry));
     }
-    for (const pid of pids) process.kill(pid, 'SIGSTOP');
+    for (const pid of pids) signalIfThere(pid, 'SIGSTOP');
     return pids;
+  }
+
+  /**
+   * SIGCONTs what freezePostgres stopped: its children first, then the postmaster, which going on
+   * first reaps a child that had exited (a backend ending as the stop came), whose pid is then gone.
+   */
+  thawPostgres(pids: readonly number[]): void {
+    for (const pid of [...pids].reverse()) signalIfThere(pid, 'SIGCONT');
   }
 
   /** One start on server `i`, with a key, sent again after a 503 as `svc run` does; its answers. */
@@ -210,5 +218,14 @@ export class StopBed {
       expect(out, `server ${i}: no stack trace`).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
       expect(out, `server ${i}: no 500`).not.toMatch(/"statusCode":500|internal error/);
     }
+  }
+}
+
+/** Sends `signal` to `pid`; a process that has ended meanwhile (ESRCH) is no error. */
+function signalIfThere(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    if (!(err instanceof Error && 'code' in err && err.code === 'ESRCH')) throw err;
   }
 }

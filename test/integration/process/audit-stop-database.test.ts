@@ -35,7 +35,7 @@ it('loses nothing and does nothing twice when PostgreSQL is stopped for 20 s und
       await new Promise((ok) => setTimeout(ok, 500));
     }
   } finally {
-    for (const pid of pids) process.kill(pid, 'SIGCONT');
+    bed.thawPostgres(pids);
   }
   expect(health.every((h) => h.status === 503), JSON.stringify(health)).toBe(true);
   expect(health.at(-1)?.bus, JSON.stringify(health)).toBe('disconnected');
