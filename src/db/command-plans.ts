@@ -1,5 +1,6 @@
 import { COMMAND_RULES } from '../../machines/command-rules.ts';
 import type { CommandStatus } from '../../machines/command.machine.ts';
+import { inlineLimitName } from '../flow/limit-name.ts';
 
 // The SQL of core.command in one place (as pg-boss keeps its in plans.ts): the column list, the
 // status guards, generated from the command machine (machines/command-rules.ts) when this module
@@ -70,6 +71,13 @@ export function claimTakeableSql(c: string, { stale, hard }: PolicySql): string 
 
 /** No bound (a limit without concurrency, or without a rate): larger than any claim's LIMIT. */
 const UNBOUNDED = 2147483647;
+
+/**
+ * Whether the limit named by column `name` is defined (a row of core.flow_limit), or needs no row:
+ * none named, or a playbook's inline limit (src/flow/limit-name.ts), which names no defined one.
+ */
+export const limitDefinedSql = (name: string): string =>
+  `(${name} IS NULL OR ${name} LIKE '${inlineLimitName('')}%' OR EXISTS (SELECT 1 FROM core.flow_limit d WHERE d.name = ${name}))`;
 
 /**
  * The room of flow key `k` (core.flow_key) of limit `l` (core.flow_limit, LEFT JOINed: NULL when

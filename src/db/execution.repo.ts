@@ -1,6 +1,6 @@
 import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionStatus } from '../../machines/statuses.ts';
-import { claimableSql, claimTakeableSql, heldSql } from './command-plans.ts';
+import { claimableSql, claimTakeableSql, heldSql, limitDefinedSql } from './command-plans.ts';
 import type { CatalogRow } from './catalog.repo.ts';
 import type { Queryable } from './queryable.ts';
 import { BATCH_PENDING_SQL } from './batch-pending-sql.ts';
@@ -430,13 +430,13 @@ export async function getExecutionWithRetryLinks(
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                                         'approval_roles', w.approval_roles, 'purpose', w.purpose) ORDER BY w.seq), '[]')
                FROM core.wait w WHERE w.execution_id = ${HIDDEN_ID}) AS waits,
-            (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority, 'defined', a.limit_name IS NULL OR a.limit_name LIKE '@%' OR EXISTS (SELECT 1 FROM core.flow_limit l WHERE l.name = a.limit_name),
+            (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority, 'defined', ${limitDefinedSql('a.limit_name')},
                                       -- A start that is not debounced is written with not_before at its start: no window to show.
                                       'not_before', CASE WHEN a.debounce_path IS NOT NULL THEN to_char(a.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,
                                       'queued_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                                       'admitted_at', to_char(a.admitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                FROM core.admission a WHERE a.execution_id = ${HIDDEN_ID}) AS flow,
-            (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key, 'defined', EXISTS (SELECT 1 FROM core.flow_limit l WHERE l.name = c.limit_name),
+            (SELECT coalesce(json_agg(json_build_object('step', c.step, 'seq', c.seq, 'limit', c.limit_name, 'key', c.limit_key, 'defined', ${limitDefinedSql('c.limit_name')},
                                                         'since', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY c.seq), '[]')
                FROM core.command c WHERE c.execution_id = ${HIDDEN_ID} AND ${claimableSql('c')} AND c.limit_name IS NOT NULL) AS limit_waits
        FROM core.execution

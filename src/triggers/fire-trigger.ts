@@ -47,6 +47,8 @@ const FIRE_KEY = 'trigger_fire_pkey';
 // Each race lost to another writer of the same fire key leaves that key recorded: the next attempt skips it.
 const MAX_ATTEMPTS = 8;
 const keyOf = (t: { path: string; name: string }) => `${t.path}\n${t.name}`;
+/** A fire of a group in fireGroups' bookkeeping: its group's index and its key. */
+const fireId = (group: number, fireKey: string) => `${group}\n${fireKey}`;
 
 /** Live groups whose trigger the transaction found paused or gone (by group index): it is rolled back, and made again without them. */
 class InactiveTriggers extends Error {
@@ -71,7 +73,6 @@ class InactiveTriggers extends Error {
 export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[], opts: FireOptions = {}): Promise<GroupResult[]> {
   const prelude = opts.prelude ?? new StartPreludeCache();
   const done = new Map<string, FireResult>(); // by group index + fire key
-  const id = (g: number, fireKey: string) => `${g}\n${fireKey}`;
   let raced = new Map<number, GroupResult & { raced: true }>();
   const inactive = new Map<number, 'paused' | 'gone'>();
   for (let attempt = 1; ; attempt++) {
@@ -86,17 +87,17 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
       const seen = new Set<string>();
       return g.fires.filter((f) => {
         const r = recorded.get(`${keyOf(g.trigger)}\n${f.fireKey}`);
-        if (r) done.set(id(gi, f.fireKey), { fireKey: f.fireKey, outcome: r.outcome, executionId: r.execution_id, duplicate: true, error: r.error });
+        if (r) done.set(fireId(gi, f.fireKey), { fireKey: f.fireKey, outcome: r.outcome, executionId: r.execution_id, duplicate: true, error: r.error });
         const first = !seen.has(f.fireKey);
         seen.add(f.fireKey);
-        return first && !r && !done.has(id(gi, f.fireKey));
+        return first && !r && !done.has(fireId(gi, f.fireKey));
       });
     });
     try {
       const written = await fireOnce(deps, groups, pending, prelude, inactive);
       raced = written.raced;
       for (const [gi, rows] of written.rows) {
-        for (const r of rows) done.set(id(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error, ...(written.debounced.has(id(gi, r.fire_key)) ? { debounced: true } : {}) });
+        for (const r of rows) done.set(fireId(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error, ...(written.debounced.has(fireId(gi, r.fire_key)) ? { debounced: true } : {}) });
       }
       break;
     } catch (err) {
@@ -114,7 +115,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
     const lost = raced.get(gi);
     if (lost) return lost;
     const results = g.fires.map((f, i) => {
-      const r = done.get(id(gi, f.fireKey))!;
+      const r = done.get(fireId(gi, f.fireKey))!;
       return g.fires.findIndex((o) => o.fireKey === f.fireKey) === i ? r : { ...r, duplicate: true };
     });
     for (const r of results) deps.metrics.triggerFires.inc({ kind: g.trigger.kind, outcome: r.duplicate ? 'duplicate' : r.outcome });
@@ -140,7 +141,7 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
   return result.raced ? [] : result.results;
 }
 
-/** `debounced`: the fires (group index and key, as fireGroups' `id`) that joined an open debounce window. */
+/** `debounced`: the fires (fireId) that joined an open debounce window. */
 type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[]; debounced: Set<string> };
 
 async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, 'paused' | 'gone'>): Promise<Written> {
@@ -171,7 +172,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
         }
         const r = startedOf(i++);
         if (!taken.has(gi)) continue;
-        if (r !== undefined && !(r instanceof ServiceError) && r.debounced) written.debounced.add(`${gi}\n${f.fireKey}`);
+        if (r !== undefined && !(r instanceof ServiceError) && r.debounced) written.debounced.add(fireId(gi, f.fireKey));
         rows.push(
           r instanceof ServiceError || r === undefined
             ? { fire_key: f.fireKey, outcome: 'refused', execution_id: null, scheduled_time: f.scheduledTime, error: r?.message ?? 'not started' }
