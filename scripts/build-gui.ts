@@ -48,6 +48,9 @@ const built = builtMs();
 if (ifStale && built !== null && built >= newestSourceMs()) {
   process.exit(0);
 }
+// Vite builds React's development bundle (double effects under StrictMode, jsxDEV) when the
+// environment says NODE_ENV=test, as vitest's does for a test that rebuilds a stale console.
+process.env.NODE_ENV = 'production';
 let build: typeof import('vite').build;
 try {
   ({ build } = await import('vite'));

@@ -19,8 +19,15 @@ type Phase =
  */
 const signsInWithToken = (config: RuntimeConfig): boolean => config.auth === 'token' || (config.auth === 'gateway' && !config.login_url);
 
+/**
+ * Set once Sign out begins: a view's request that the ended session makes answer 401 must not send
+ * the browser to log in again, as the provider (whose session is still open) would sign it back in.
+ */
+let signingOut = false;
+
 /** To the gateway's login, which brings the browser back to this page (its route, the hash, included). */
 function logIn(loginUrl: string): void {
+  if (signingOut) return;
   const url = new URL(loginUrl, location.href);
   url.searchParams.set('return_to', location.pathname + location.search + location.hash);
   location.assign(url.href);
@@ -32,10 +39,16 @@ function logIn(loginUrl: string): void {
  * provider's logout. Throws ApiError when the gateway refuses.
  */
 async function signOut(logoutUrl: string): Promise<void> {
-  const res = await fetch(logoutUrl, { method: 'POST', credentials: 'same-origin', headers: { accept: 'application/json' } });
-  const body: unknown = await res.json().catch(() => null);
-  const answer = asObject(body);
-  if (!res.ok) throw new ApiError(res.status, answer.detail);
+  signingOut = true;
+  let answer: Record<string, unknown>;
+  try {
+    const res = await fetch(logoutUrl, { method: 'POST', credentials: 'same-origin', headers: { accept: 'application/json' } });
+    answer = asObject(await res.json().catch(() => null));
+    if (!res.ok) throw new ApiError(res.status, answer.detail);
+  } catch (error) {
+    signingOut = false;
+    throw error;
+  }
   location.assign(typeof answer.redirect === 'string' ? answer.redirect : '/');
 }
 

@@ -119,4 +119,34 @@ describe('console behind the gateway', () => {
     await context.close();
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it('signs out for good when a view meets the ended session before the provider is reached', async () => {
+    // The race CI met: the session ends at the gateway, a view's request then answers 401, and the
+    // console sent the browser to log in, which the provider (its own session still open) completed.
+    const errors: string[] = [];
+    const context = await browser.newContext();
+    const { page, visited } = await openSignedIn(context, 'victor', errors);
+    await page.getByRole('heading', { name: 'Executions' }).waitFor();
+    const before = visited.length;
+    await page.route('**/auth/logout', async (route) => {
+      const ended = await route.fetch();
+      const [refused] = await Promise.all([
+        page.waitForResponse((r) => new URL(r.url()).pathname.startsWith('/api/') && r.status() === 401),
+        page.evaluate(() => {
+          location.hash = '#/catalog';
+        }),
+      ]);
+      expect(refused.status()).toBe(401);
+      // Time for a navigation to log in to begin, had the 401 started one.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await route.fulfill({ response: ended });
+    });
+    await Promise.all([
+      page.waitForURL((u) => u.toString().startsWith(idp.issuer), { waitUntil: 'domcontentloaded', timeout: 45_000 }),
+      page.getByRole('button', { name: 'Sign out' }).click(),
+    ]);
+    expect(visited.slice(before).filter((u) => u.startsWith(`${pub}/auth/login`))).toEqual([]);
+    await context.close();
+    expect(errors).toEqual([]);
+  }, 90_000);
 });
