@@ -132,9 +132,7 @@ describe('console behind the gateway', () => {
       const ended = await route.fetch();
       const [refused] = await Promise.all([
         page.waitForResponse((r) => new URL(r.url()).pathname.startsWith('/api/') && r.status() === 401),
-        page.evaluate(() => {
-          location.hash = '#/catalog';
-        }),
+        page.evaluate("location.hash = '#/catalog'"),
       ]);
       expect(refused.status()).toBe(401);
       // Time for a navigation to log in to begin, had the 401 started one.
