@@ -66,15 +66,21 @@ export async function getCatalogById(q: Queryable, catalogId: number): Promise<C
 
 export type CatalogListRow = Omit<CatalogRow, 'content' | 'payload'> & { name: string | null; versions: number };
 
-/** The newest version of every path, optionally of one kind, ordered by path. */
+/**
+ * The newest version of every path, ordered by path; with a kind, only the paths whose newest
+ * version is of it. The kind filters after the newest is chosen: an agent registered again as a
+ * plain playbook is no agent any more (it no longer runs as one), and `versions` counts all of them.
+ */
 export async function listCatalog(q: Queryable, kind?: string): Promise<CatalogListRow[]> {
   const { rows } = await q.query<CatalogListRow>(
-    `SELECT DISTINCT ON (path) catalog_id, path, version, kind, created_at,
-            payload->'metadata'->>'name' AS name,
-            count(*) OVER (PARTITION BY path)::int AS versions
-       FROM core.catalog
+    `SELECT * FROM (
+       SELECT DISTINCT ON (path) catalog_id, path, version, kind, created_at,
+              payload->'metadata'->>'name' AS name,
+              count(*) OVER (PARTITION BY path)::int AS versions
+         FROM core.catalog
+        ORDER BY path, version DESC) newest
       WHERE ($1::text IS NULL OR kind = $1)
-      ORDER BY path, version DESC`,
+      ORDER BY path`,
     [kind ?? null],
   );
   return rows;
