@@ -163,6 +163,9 @@ export type ExecutionLimitWait = { step: string; seq: number; limit: string; key
 /** GET /api/executions/{id}: a list item plus its waits, retry links and admission (read for one execution only; `retried_as` oldest first). */
 export type ExecutionDetail = Execution & {
   waits?: ExecutionWait[];
+  /** How many in all: the server lists the first 100 of `waits` and of `limit_waits`, by seq. */
+  waits_count?: number;
+  limit_waits_count?: number;
   retry_of?: number | null;
   retried_as?: number[];
   flow?: ExecutionFlow | null;

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { kindRefusal, StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getCatalogEntry } from '../db/catalog.repo.ts';
-import { countExecutionsByStatus, EXECUTION_COUNT_CAP, getExecutionWithRetryLinks, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
+import { countExecutionsByStatus, EXECUTION_COUNT_CAP, EXECUTION_VIEW_WAITS_MAX, getExecutionWithRetryLinks, listExecutions, type ExecutionListFilter } from '../db/execution.repo.ts';
 import { cancelExecution } from '../engine/cancel-execution.ts';
 import { cleanupStuckExecutions, type CleanupResult } from '../engine/cleanup-executions.ts';
 import { retryExecution, type Retried } from '../engine/retry-execution.ts';
@@ -170,6 +170,7 @@ const executionDetailAnswer = v.object({
       'what its steps wait for, by seq: a step\'s own `wait` (a timer, a signal), and a `playbook` task\'s own timers, which carry `for`, `task` and `attempt` (the step runs or retries its child: it does not wait for them)',
     ),
   ),
+  waits_count: v.pipe(integer, v.description(`how many waits it has in all: \`waits\` lists the first ${EXECUTION_VIEW_WAITS_MAX} by seq`)),
   labels: v.pipe(ownKeysRecord(v.string(), v.string()), v.description('the labels it was started with')),
   requested_by: v.pipe(v.nullable(v.string()), v.description('who started it (the caller\'s subject: a token\'s, the gateway\'s, `local` without auth); null when a trigger or a parent did')),
   trigger: v.pipe(v.nullable(v.string()), v.description('the trigger that started it, by name; null when none did')),
@@ -181,6 +182,7 @@ const executionDetailAnswer = v.object({
     v.array(v.object({ step: v.string(), seq: integer, limit: v.string(), key: v.string(), defined: v.boolean(), since: time })),
     v.description('its commands waiting for room on their task\'s limit (flow control), by seq; `defined` false: the limit is named but not defined, and they wait until it is'),
   ),
+  limit_waits_count: v.pipe(integer, v.description(`how many of its commands wait for room on a limit in all: \`limit_waits\` lists the first ${EXECUTION_VIEW_WAITS_MAX} by seq`)),
 });
 const listAnswer = v.object({
   executions: v.array(executionAnswer),
@@ -256,7 +258,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { execution_id: id } = req.params as v.InferOutput<typeof statusParams>;
     const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, labels: row.labels, requested_by: row.requested_by, trigger: row.trigger, flow: row.flow, limit_waits: row.limit_waits };
+    return { ...presentExecution(row), retry_of: row.retry_of, retried_as: row.retried_as, waits: row.waits, waits_count: row.waits_count, labels: row.labels, requested_by: row.requested_by, trigger: row.trigger, flow: row.flow, limit_waits: row.limit_waits, limit_waits_count: row.limit_waits_count };
   };
   app.get('/api/executions/:execution_id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(statusParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:execution_id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(statusParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);

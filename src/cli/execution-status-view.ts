@@ -45,8 +45,10 @@ export const ExecutionDetail = v.looseObject({
   retry_of: v.optional(v.nullable(v.number())),
   retried_as: v.optional(v.array(v.number())),
   waits: v.optional(v.array(Wait)),
+  waits_count: v.optional(v.number()),
   flow: v.optional(v.nullable(Flow)),
   limit_waits: v.optional(v.array(LimitWait)),
+  limit_waits_count: v.optional(v.number()),
 });
 const StepView = v.looseObject({
   status: v.string(),
@@ -144,6 +146,11 @@ export function childrenText(children: readonly ExecutionItem[], total: number):
   return total > children.length ? `${shown}, … ${total} in all (svc list --parent)` : shown;
 }
 
+/** `5000 commands wait for room on a limit in all, the first 100 below`; '' when all are listed. */
+function moreText(total: number | undefined, listed: number, what: string): string {
+  return total !== undefined && total > listed ? `${total} ${what} in all, the first ${listed} below` : '';
+}
+
 /** The execution page: status, times, links, result or error, then its steps and what each waits for. */
 export function statusText(d: Detail, steps: Steps | undefined, now = Date.now(), children?: { items: readonly ExecutionItem[]; total: number }, kept: readonly KeptSignal[] = []): string {
   const rows: [string, string][] = [
@@ -170,6 +177,12 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
     ...waits.filter((w) => !named.has(w.step)).map((w) => [w.step, 'waiting', waitText(w, now, paused)]),
     ...[...new Set(limitWaits.filter((w) => !named.has(w.step)).map((w) => w.step))].map((step) => [step, 'pending', boundedText(limitWaitsText(limitWaits.filter((w) => w.step === step), now).join('; '))]),
   ];
+  // The server lists the first of many (a parallel loop on a limit queues one command an item).
+  const more = [
+    moreText(d.waits_count, waits.length, 'waits'),
+    moreText(d.limit_waits_count, limitWaits.length, 'commands wait for room on a limit'),
+  ].filter(Boolean);
+  if (more.length) rows.push(['waiting', more.join('; ')]);
   const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;

@@ -71,8 +71,15 @@ export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDeta
           </li>
         ))}
       </ul>
+      <MoreWaits total={execution.limit_waits_count} listed={limitWaits.length} what="commands wait for room on a limit" />
+      <MoreWaits total={execution.waits_count} listed={waits.length} what="waits" />
     </Section>
   );
+}
+
+/** The server lists the first of many (a parallel loop on a limit queues a command an item): how many in all. */
+function MoreWaits({ total, listed, what }: { total: number | undefined; listed: number; what: string }) {
+  return total !== undefined && total > listed ? <p className="muted">{total} {what} in all; the first {listed} are listed.</p> : null;
 }
 
 /** What a timer is for: a step's own (`a timer`), or a `playbook` task's: its child's timeout, the delay before its next attempt. */
