@@ -10,6 +10,10 @@ import { RenderFault, toText } from './template-values.ts';
 // function's code; a comment), it is refused.
 // The postgres tool's sessions run with standard_conforming_strings on, which this relies on: a
 // backslash in a plain '' string is then an ordinary character.
+// PostgreSQL continues a string that a `'` follows at once, or after white space holding a line
+// break (and `--` comments): `E'a'\n'b'` is one E'' string, whose backslashes escape in every
+// part. So a part of such a continuation, a literal or an output, is read (and written) in the
+// mode of the string it continues, and a COPY … PROGRAM command stays one across its parts.
 
 type Context =
   | { kind: 'plain' }
@@ -19,6 +23,9 @@ type Context =
   | { kind: 'dollar'; tag: string }
   | { kind: 'line' }
   | { kind: 'block'; depth: number };
+
+/** A string just ended, which a `'` may still continue: at once (`adjacent`), or past a line break (`newline`). */
+type Ended = { backslashes: boolean; program: boolean; adjacent: boolean; newline: boolean };
 
 const DOLLAR_TAG = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/;
 const IDENTIFIER_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
@@ -32,6 +39,8 @@ export class SqlLiterals implements OutputEscaper {
   /** Between tokens: the word being read, and the last token before it (a word, or a character). */
   #word = '';
   #lastToken = '';
+  /** The string that ended last, while PostgreSQL may still continue it. */
+  #ended: Ended | undefined;
 
   literal(text: string): void {
     const full = this.#tail + text;
@@ -40,16 +49,27 @@ export class SqlLiterals implements OutputEscaper {
   }
 
   output(value: unknown): string {
-    const out = this.#written(value);
+    const continued = this.#continuing();
+    const out = this.#written(value, continued);
     this.#tail = (this.#tail + out).slice(-2);
-    // Between tokens an output is a literal: a token of its own.
-    if (this.#context.kind === 'plain') this.#endToken("'");
+    if (this.#context.kind === 'plain') {
+      // Between tokens an output is a literal: a token of its own, a string a `'` may continue.
+      this.#endToken("'");
+      this.#ended = out.endsWith("'") ? { backslashes: continued?.backslashes ?? false, program: continued?.program ?? false, adjacent: true, newline: false } : undefined;
+    }
     return out;
   }
 
-  #written(value: unknown): string {
+  /** The string an output between tokens here would continue, if any. */
+  #continuing(): Ended | undefined {
+    this.#settled();
+    const ended = this.#ended;
+    return this.#context.kind === 'plain' && ended && (ended.adjacent || ended.newline) ? ended : undefined;
+  }
+
+  #written(value: unknown, continued: Ended | undefined): string {
     const ctx = this.#settled();
-    if ((ctx.kind === 'string' && ctx.program) || (ctx.kind === 'plain' && this.#afterProgram())) {
+    if ((ctx.kind === 'string' && ctx.program) || (ctx.kind === 'plain' && (continued ? continued.program : this.#afterProgram()))) {
       throw new RenderFault("a template cannot output into the command of COPY … PROGRAM: PostgreSQL's server runs it as a shell command");
     }
     const text = typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined ? null : toText(value);
@@ -76,7 +96,9 @@ export class SqlLiterals implements OutputEscaper {
         }
         // A space keeps a word before it from prefixing the literal (E'…', B'…', U&'…' read it otherwise).
         const lead = IDENTIFIER_CHAR.test(this.#tail[1]) ? ' ' : '';
-        return `${lead}'${text!.replaceAll("'", "''")}'`;
+        // Continuing an E'' string, its backslashes escape too.
+        const escaped = continued?.backslashes ? text!.replaceAll('\\', '\\\\') : text!;
+        return `${lead}'${escaped.replaceAll("'", "''")}'`;
       }
     }
   }
@@ -96,8 +118,26 @@ export class SqlLiterals implements OutputEscaper {
   /** The context an output lands in: a string whose `'` was its end is over. */
   #settled(): Context {
     const ctx = this.#context;
-    if (ctx.kind === 'string' && ctx.closing) this.#context = { kind: 'plain' };
+    if (ctx.kind === 'string' && ctx.closing) this.#endString(ctx);
     return this.#context;
+  }
+
+  /** The string `ctx` has ended at its `'`: between tokens now, where a `'` right here continues it. */
+  #endString(ctx: Extract<Context, { kind: 'string' }>): void {
+    this.#context = { kind: 'plain' };
+    this.#ended = { backslashes: ctx.backslashes, program: ctx.program, adjacent: true, newline: false };
+  }
+
+  /**
+   * Whether `c` between tokens keeps an ended string continuable: white space (a line break makes
+   * a `'` after it continue the string) and the start of a `--` comment (which ends at a line break).
+   */
+  #keepsEnded(c: string, next: string | undefined): boolean {
+    const ended = this.#ended;
+    if (!ended) return false;
+    ended.adjacent = false;
+    if (c === '\n' || c === '\r') ended.newline = true;
+    return /[ \t\f\v\n\r]/.test(c) || (c === '-' && next === '-');
   }
 
   /** Reads text[i] (and what it starts); returns the index of the last character read. */
@@ -109,7 +149,7 @@ export class SqlLiterals implements OutputEscaper {
         if (ctx.closing) {
           ctx.closing = false;
           if (c === "'") return i; // '' is a quote inside the string
-          this.#context = { kind: 'plain' };
+          this.#endString(ctx);
           return this.#read(text, i);
         }
         if (c === "'") ctx.closing = true;
@@ -128,7 +168,11 @@ export class SqlLiterals implements OutputEscaper {
         }
         return i;
       case 'line':
-        if (c === '\n' || c === '\r') this.#context = { kind: 'plain' };
+        if (c === '\n' || c === '\r') {
+          this.#context = { kind: 'plain' };
+          // The comment stood between a string and what may continue it.
+          if (this.#ended) this.#ended.newline = true;
+        }
         return i;
       case 'block':
         if (c === '*' && text[i + 1] === '/') {
@@ -142,6 +186,14 @@ export class SqlLiterals implements OutputEscaper {
         return i;
       case 'plain': {
         const before = text[i - 1];
+        const ended = this.#ended;
+        if (c === "'" && ended && (ended.adjacent || ended.newline)) {
+          // PostgreSQL reads this as more of the string that ended: in its mode.
+          this.#context = { kind: 'string', backslashes: ended.backslashes, closing: false, program: ended.program };
+          this.#ended = undefined;
+          return i;
+        }
+        if (!this.#keepsEnded(c, text[i + 1])) this.#ended = undefined;
         if (c === '$' && !IDENTIFIER_CHAR.test(before)) {
           const m = DOLLAR_TAG.exec(text.slice(i));
           if (m) {
