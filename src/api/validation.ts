@@ -118,7 +118,10 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
     const result = v.safeParse(vs, data ?? (httpPart === 'body' ? undefined : {}));
     if (result.success) return { value: result.output };
     // The part itself is not an object (a JSON null, a string, no body): named as the part.
-    const errors = result.issues.map((i) => (!i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${i.message}` : describeIssues([i])[0]));
+    const described = result.issues.map((i) => (!i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${i.message}` : describeIssues([i])[0]));
+    // Two rules of one field may fail with the same words (a catalog path's pattern and its
+    // segment check, both for `a//b`): the field is named once for each thing wrong with it.
+    const errors = [...new Set(described)];
     return { error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors }) };
   };
 }
