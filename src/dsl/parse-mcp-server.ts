@@ -5,7 +5,7 @@ import { holdsUserinfo, USERINFO_PROBLEM } from '../url-userinfo.ts';
 import type { Problem } from './reference-problems.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
-import { positionOf, yamlPositions } from './yaml-positions.ts';
+import { placeProblems } from './yaml-positions.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
@@ -48,8 +48,7 @@ export function parseMcpServer(text: string): McpParseResult {
   const result = findProblems(text);
   if (result.ok) return result;
   // Every problem carries where it is in the text, as a playbook's do (DESIGN.md "Authoring").
-  const positions = yamlPositions(text);
-  return { ok: false, problems: result.problems.map((problem) => (problem.line === undefined ? { ...problem, ...positionOf(positions, problem.path) } : problem)) };
+  return { ok: false, problems: placeProblems(text, result.problems) };
 }
 
 function findProblems(text: string): McpParseResult {

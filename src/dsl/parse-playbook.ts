@@ -25,7 +25,7 @@ import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
-import { positionOf, yamlPositions } from './yaml-positions.ts';
+import { placeProblems } from './yaml-positions.ts';
 import { shadowedWorkloadWarnings } from './shadowed-workload-warnings.ts';
 import { isObject } from '../objects.ts';
 import { checkInputs, inputDefaults } from './check-inputs.ts';
@@ -100,8 +100,7 @@ export function parsePlaybook(text: string, catalogPath?: string): ParseResult {
   const result = findProblems(text, catalogPath);
   if (result.ok) return result;
   // Every problem carries where it is in the text (DESIGN.md "Authoring"); a YAML error, its mark.
-  const positions = yamlPositions(text);
-  return { ok: false, problems: result.problems.map((problem) => (problem.line === undefined ? { ...problem, ...positionOf(positions, problem.path) } : problem)) };
+  return { ok: false, problems: placeProblems(text, result.problems) };
 }
 
 function findProblems(text: string, catalogPath: string | undefined): ParseResult {

@@ -6,7 +6,14 @@ import { didYouMean } from './unknown-field-message.ts';
  * One thing wrong with a document; `path` is like `workflow[2].tool[0].kind`, `$` for the root;
  * `line` and `column` (1-based) where that path starts in the text, once parsePlaybook placed it.
  */
-export type Problem = { path: string; message: string; line?: number; column?: number };
+export type Problem = {
+  path: string;
+  message: string;
+  line?: number;
+  column?: number;
+  /** A place inside the value at `path` (a template's own line and column), which placeProblems makes `line` and `column`. */
+  within?: { line: number; column: number };
+};
 
 type Entry = { value: unknown; path: string };
 

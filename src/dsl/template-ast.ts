@@ -47,6 +47,12 @@ export type Template = { body: Stmt[]; native: Expr | undefined };
 /** A template that cannot be parsed, or uses what templates may not; the message names no value. */
 export class TemplateSyntaxError extends Error {
   override readonly name = 'TemplateSyntaxError';
+  /** Where in the template (1-based line and column) the parser stopped, when it says. */
+  readonly at: { line: number; column: number } | undefined;
+  constructor(message: string, at?: { line: number; column: number }) {
+    super(message);
+    this.at = at;
+  }
 }
 
 /** Strings that hold template syntax; any other string is plain text and never parsed. */

@@ -38,7 +38,7 @@ function build(source: string): Template | TemplateSyntaxError {
   } catch (error) {
     if (error instanceof TemplateSyntaxError) return error;
     if (error instanceof RangeError) return new TemplateSyntaxError('the template is nested too deeply');
-    return new TemplateSyntaxError(describeParseError(error));
+    return parseErrorOf(error);
   }
 }
 
@@ -148,12 +148,12 @@ function subscript(parser: unknown, target: unknown, open: Token): unknown {
 }
 
 // nunjucks' own messages, less the names of its functions: "parseAggregate: expected comma ...".
-function describeParseError(error: unknown): string {
+function parseErrorOf(error: unknown): TemplateSyntaxError {
   const message = (error instanceof Error ? error.message : String(error)).replace(/^[a-zA-Z]+: /, '').trim();
   const line = error instanceof Error ? Reflect.get(error, 'lineno') : undefined;
   const column = error instanceof Error ? Reflect.get(error, 'colno') : undefined;
   // The parser's positions are 1-based already (its nodes' are 0-based).
-  return typeof line === 'number' && typeof column === 'number' ? `${message} (line ${line}, column ${column})` : message;
+  return typeof line === 'number' && typeof column === 'number' ? new TemplateSyntaxError(`${message} (line ${line}, column ${column})`, { line, column }) : new TemplateSyntaxError(message);
 }
 
 type RawNode = { typename: string; lineno: unknown; colno: unknown };
@@ -180,7 +180,8 @@ function children(value: unknown): RawNode[] {
 function fail(raw: RawNode | undefined, message: string): never {
   const line = raw ? raw.lineno : undefined;
   const column = raw ? raw.colno : undefined;
-  throw new TemplateSyntaxError(typeof line === 'number' && typeof column === 'number' ? `${message} (line ${line + 1}, column ${column + 1})` : message);
+  if (typeof line !== 'number' || typeof column !== 'number') throw new TemplateSyntaxError(message);
+  throw new TemplateSyntaxError(`${message} (line ${line + 1}, column ${column + 1})`, { line: line + 1, column: column + 1 });
 }
 
 const UNSUPPORTED_TAGS: Record<string, string> = {

@@ -15,12 +15,15 @@ const UNRENDERED_TASK_FIELDS = new Set(['name', 'kind', 'retry']);
  */
 export function templateProblems(document: unknown): Problem[] {
   const problems: Problem[] = [];
-  const check = (source: string, path: string): void => {
+  // `shift`: columns the checked source adds before the value on its first line (a condition's `{{ `).
+  const check = (source: string, path: string, shift = 0): void => {
     try {
       parseTemplate(source);
     } catch (error) {
       if (!(error instanceof TemplateSyntaxError)) throw error;
-      problems.push({ path, message: error.message });
+      const at = error.at;
+      const within = at && (at.line > 1 ? at : { line: 1, column: Math.max(1, at.column - shift) });
+      problems.push({ path, message: error.message, ...(within && { within }) });
     }
   };
   const values = (value: unknown, path: string): void => {
@@ -30,7 +33,10 @@ export function templateProblems(document: unknown): Problem[] {
     else if (isObject(value)) for (const [key, item] of Object.entries(value)) values(item, childPath(path, key));
   };
   const condition = (value: unknown, path: string): void => {
-    if (typeof value === 'string') check(conditionSource(value), path);
+    if (typeof value === 'string') {
+      const source = conditionSource(value);
+      check(source, path, source === value ? 0 : '{{ '.length);
+    }
   };
 
   if (!isObject(document)) return problems;

@@ -1,24 +1,59 @@
-import { EVENT_ID, getScalarValue, parseEvents, type Event } from 'js-yaml';
+import { EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
+import type { Problem } from './reference-problems.ts';
 import { childPath } from './render.ts';
 
 /** 1-based line and column in the YAML text. */
 export type Position = { line: number; column: number };
 
+/** Where a document's paths are: each path's start, and the text of each scalar value. */
+type Layout = { starts: Map<string, Position>; scalars: Map<string, ScalarEvent>; at: (offset: number) => Position; text: string };
+
+/**
+ * Gives each problem without a place its line and column in `text`: where its path starts, or,
+ * for a problem `within` a scalar value (a template's own line and column), that place in the
+ * document when the value's text is its source as written (a literal block, a scalar without
+ * escapes or folding). `within` itself is dropped: it is not part of a problem's answer.
+ */
+export function placeProblems(text: string, problems: readonly Problem[]): Problem[] {
+  const layout = yamlLayout(text);
+  return problems.map(({ within, ...problem }) => {
+    if (problem.line !== undefined) return problem;
+    const inValue = within && positionInScalar(layout, problem.path, within);
+    return { ...problem, ...(inValue ?? positionOf(layout.starts, problem.path)) };
+  });
+}
+
+/** The document position of `within` (a place in the value's text), when the value's source shows it as is. */
+function positionInScalar(layout: Layout, path: string, within: Position): Position | undefined {
+  const scalar = layout.scalars.get(path);
+  if (!scalar) return undefined;
+  // A value read as written (`fast`: no escapes, no folding) is its source; a literal block's
+  // lines are its value's, each behind the block's indentation (js-yaml's `indent`, in columns).
+  const skip = scalar.fast ? 0 : scalar.style === SCALAR_STYLE.LITERAL_BLOCK && scalar.indent >= 0 ? scalar.indent : undefined;
+  if (skip === undefined) return undefined;
+  const lines = layout.text.slice(scalar.valueStart, scalar.valueEnd).split('\n');
+  const line = lines[within.line - 1];
+  if (line === undefined || skip + within.column - 1 > line.length) return undefined;
+  const lineStart = lines.slice(0, within.line - 1).reduce((sum, l) => sum + l.length + 1, 0);
+  return layout.at(scalar.valueStart + lineStart + skip + within.column - 1);
+}
+
 type Frame = { kind: 'mapping' | 'sequence' | 'other'; path: string; index: number; key: string | undefined; expectKey: boolean };
+
+/** Where each path of a YAML document starts (yamlLayout's `starts`). */
+export function yamlPositions(text: string): Map<string, Position> {
+  return yamlLayout(text).starts;
+}
 
 /**
  * Where each path of a YAML document (`workflow[2].tool[0].kind`, as problems name them) starts:
- * a mapping entry at its key, a sequence item at its first character, the root (`$`) at 1:1.
- * Built from js-yaml's events, which carry source offsets; empty for text that does not parse.
+ * a mapping entry at its key, a sequence item at its first character, the root (`$`) at 1:1; and
+ * each scalar value's event. Built from js-yaml's events, which carry source offsets; empty for
+ * text that does not parse.
  */
-export function yamlPositions(text: string): Map<string, Position> {
+function yamlLayout(text: string): Layout {
   const positions = new Map<string, Position>();
-  let events: Event[];
-  try {
-    events = parseEvents(text, {});
-  } catch {
-    return positions;
-  }
+  const scalars = new Map<string, ScalarEvent>();
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
   const at = (offset: number): Position => {
@@ -31,6 +66,13 @@ export function yamlPositions(text: string): Map<string, Position> {
     }
     return { line: lo + 1, column: offset - lineStarts[lo] + 1 };
   };
+  const layout = { starts: positions, scalars, at, text };
+  let events: Event[];
+  try {
+    events = parseEvents(text, {});
+  } catch {
+    return layout;
+  }
   positions.set('$', { line: 1, column: 1 });
   const stack: Frame[] = [];
   for (const event of events) {
@@ -65,13 +107,14 @@ export function yamlPositions(text: string): Map<string, Position> {
     } else if (parent) {
       path = '';
     }
+    if (event.type === EVENT_ID.SCALAR && !isKey && path !== undefined) scalars.set(path, event);
     if (event.type === EVENT_ID.MAPPING || event.type === EVENT_ID.SEQUENCE) {
       // A complex key (a collection as a key) or what is under it has no path of its own.
       const kind = isKey || path === undefined ? 'other' : event.type === EVENT_ID.MAPPING ? 'mapping' : 'sequence';
       stack.push({ kind, path: path ?? '', index: 0, key: undefined, expectKey: true });
     }
   }
-  return positions;
+  return layout;
 }
 
 /** The position of `path`, else of its nearest ancestor that has one, else 1:1. */
