@@ -98,6 +98,9 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     }
   }
 
+  const written = clientHeaderProblem(taskHeaders ?? {}, requestBody);
+  if (written) return fail('invalid_task', `invalid http task: headers.${written}`);
+
   // The query string and userinfo may hold a credential (api_key in query), so messages use this.
   const shownUrl = `${url.origin}${url.pathname}`;
   let response: Response;
@@ -120,6 +123,28 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
     return fail('http_status', `HTTP ${response.status} ${reason}`.trim(), data);
   }
   return ok(data);
+}
+
+// Headers the HTTP client writes from the request itself, which it refuses from a task (as if
+// the target could not be reached: `connection`, which a retry.when on it retried).
+const CLIENT_HEADERS = new Set(['transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
+
+/**
+ * `name: why` of the first header the task writes that the HTTP client writes itself, or a
+ * Content-Length that is not the length of the body sent: shorter, the client waited for ever
+ * (a task without timeout_seconds held its worker slot and its execution running for good).
+ * Without a body the client leaves Content-Length out, as before.
+ */
+function clientHeaderProblem(headers: Record<string, string | null>, body: string | undefined): string | undefined {
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === null) continue;
+    const lower = name.toLowerCase();
+    if (CLIENT_HEADERS.has(lower)) return `${name}: written by the HTTP client itself, not by a task`;
+    if (lower !== 'content-length' || body === undefined) continue;
+    const bytes = Buffer.byteLength(body);
+    if (value.trim() !== String(bytes)) return `${name}: is not the length of the body sent (${bytes} bytes): leave it out, the request gives the body's own`;
+  }
+  return undefined;
 }
 
 /**
