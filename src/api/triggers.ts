@@ -134,6 +134,6 @@ function parse<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutp
   // One problem per field: a time that is no time is not also said to be in no year.
   const parsed = v.safeParse(schema, body, { abortPipeEarly: true });
   if (parsed.success) return parsed.output;
-  const errors = describeIssues(parsed.issues).map((e, i) => (v.getDotPath(parsed.issues[i]) ? e : `body: ${e}`));
+  const errors = describeIssues(parsed.issues).map((e, i) => (parsed.issues[i].path?.length ? e : `body: ${e}`));
   throw new ServiceError('unprocessable', { message: 'invalid body', errors });
 }

@@ -1,5 +1,6 @@
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import * as v from 'valibot';
+import { formatPath } from '../dsl/issue-text.ts';
 import { closest } from '../dsl/unknown-field-message.ts';
 import { ServiceError } from '../errors.ts';
 import { isObject } from '../objects.ts';
@@ -91,10 +92,11 @@ export function valibotSchemaOf(json: object): AnySchema | undefined {
 const missingField = (i: v.BaseIssue<unknown>): boolean =>
   i.kind === 'schema' && /object$/.test(i.type) && i.received === 'undefined' && i.input === undefined && Boolean(i.path?.length);
 
-/** Issues as `path: message` strings, for error details (a missing required field: `path: is required`). */
+/** Issues as `path: message` strings, for error details (`events[0].step: …`; a missing required field: `path: is required`). */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
   return issues.map((i) => {
-    const path = v.getDotPath(i);
+    // As a playbook's problems name places (`events[0].step`), not valibot's `events.0.step`.
+    const path = i.path?.length ? formatPath(i.path) : undefined;
     const message = missingField(i) ? 'is required' : i.message;
     return path ? `${path}: ${message}` : message;
   });
@@ -138,18 +140,21 @@ function shapeOf(json: unknown): Shape | null {
   return shape.object || shape.rest || shape.items || [...properties.values()].some(Boolean) ? shape : null;
 }
 
-/** Adds `<path>: must be a JSON object, not an array` to `out` for each array in `data` where `shape` wants an object (`path`: the part, `body`, at the top; then valibot's dot path). */
-function arraysForObjects(shape: Shape, data: unknown, path: string, out: string[], top = true): void {
-  const at = (key: string | number) => (top ? String(key) : `${path}.${key}`);
+/**
+ * Adds `<path>: must be a JSON object, not an array` to `out` for each array in `data` where
+ * `shape` wants an object: the part (`body`) at the top, else where it is (`events[1].context`,
+ * as formatPath names places).
+ */
+function arraysForObjects(shape: Shape, data: unknown, part: string, out: string[], keys: readonly (string | number)[] = []): void {
   if (Array.isArray(data)) {
-    if (shape.object) out.push(`${path}: must be a JSON object, not an array`);
-    else if (shape.items) data.forEach((item, i) => arraysForObjects(shape.items!, item, at(i), out, false));
+    if (shape.object) out.push(`${keys.length ? formatPath(keys.map((key) => ({ key }))) : part}: must be a JSON object, not an array`);
+    else if (shape.items) data.forEach((item, i) => arraysForObjects(shape.items!, item, part, out, [...keys, i]));
     return;
   }
   if (!isObject(data)) return;
   for (const [key, value] of Object.entries(data)) {
     const inner = shape.properties.has(key) ? shape.properties.get(key) : shape.rest;
-    if (inner) arraysForObjects(inner, value, at(key), out, false);
+    if (inner) arraysForObjects(inner, value, part, out, [...keys, key]);
   }
 }
 

@@ -75,7 +75,7 @@ describe('svc events send', () => {
     const refused = await svcEvents(['send', bad]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('HTTP 422');
-    expect(refused.stderr).toContain('events.0.event_type');
+    expect(refused.stderr).toContain('events[0].event_type');
 
     const notJson = join(dir, 'not.json');
     await writeFile(notJson, '{nope');

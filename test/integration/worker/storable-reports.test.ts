@@ -185,7 +185,7 @@ describe('a server that refuses even the failure', () => {
       }
       if (recorded.path === '/api/worker/report') {
         reports.push(JSON.parse(recorded.body));
-        return answer(422, { detail: { code: 'invalid_input', message: 'events.0.context: not storable' } });
+        return answer(422, { detail: { code: 'invalid_input', message: 'events[0].context: not storable' } });
       }
       if (recorded.path.startsWith('/api/worker/pool/')) return answer(200, { status: 'ok', name: 'w', cancelled: [] });
     });
@@ -194,7 +194,7 @@ describe('a server that refuses even the failure', () => {
       await until('the report and its failure are refused', () => reports.length >= 2, 10_000);
       await new Promise((r) => setTimeout(r, 1_000));
       expect(reports.map((r) => r.events.map((e) => e.event_type))).toEqual([['command.started', 'call.done', 'command.completed'], ['command.failed']]);
-      expect(reports[1].events[0].error).toEqual({ code: 'report_rejected', message: "the server refused this command's report (HTTP 422): invalid_input: events.0.context: not storable" });
+      expect(reports[1].events[0].error).toEqual({ code: 'report_rejected', message: "the server refused this command's report (HTTP 422): invalid_input: events[0].context: not storable" });
       await drainsPromptly(w);
       expect(w.output()).toContain('report_rejected failure of command 7 refused by the server too; dropped');
     } finally {

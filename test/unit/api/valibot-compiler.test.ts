@@ -28,7 +28,7 @@ describe('an array where an object is wanted', () => {
     expect(errorsOf(nested, { labels: ['a'], rate: [], events: [{ context: {} }, { context: [1] }] })).toEqual([
       'labels: must be a JSON object, not an array',
       'rate: must be a JSON object, not an array',
-      'events.1.context: must be a JSON object, not an array',
+      'events[1].context: must be a JSON object, not an array',
     ]);
     // What the schema does not want an object for takes an array as before.
     expect(errorsOf(nested, { payload: [1], events: [] })).toEqual({ payload: [1], events: [] });
