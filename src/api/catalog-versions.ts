@@ -24,11 +24,12 @@ export type CatalogVersions = v.InferOutput<typeof catalogVersionsAnswer>;
  * unified line diff of the two versions' content (400 when only one is given, 404 when one is absent).
  */
 export async function catalogVersions(q: Queryable, path: string, from: number | undefined, to: number | undefined): Promise<CatalogVersions> {
+  // One of the two alone is a request without sense: refused before any read, naming the one missing.
+  if ((from === undefined) !== (to === undefined)) throw new ServiceError('bad_request', `${from === undefined ? 'from' : 'to'}: a diff needs both ?from= and ?to=`);
   const rows = await listCatalogVersions(q, path);
   if (rows.length === 0) throw notFound(`catalog path ${path}`);
   const out: CatalogVersions = { path, versions: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() })) };
-  if (from === undefined && to === undefined) return out;
-  if (from === undefined || to === undefined) throw new ServiceError('bad_request', 'a diff needs both ?from= and ?to=');
+  if (from === undefined || to === undefined) return out;
   const [a, b] = await Promise.all([getCatalogEntry(q, path, from), getCatalogEntry(q, path, to)]);
   if (!a) throw notFound(`${path} version ${from}`);
   if (!b) throw notFound(`${path} version ${to}`);

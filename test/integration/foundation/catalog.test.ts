@@ -176,7 +176,10 @@ describe('catalog', () => {
     });
     expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1&to=1')).body.diff.unified).toBe('');
     expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1&to=9')).status).toBe(404);
-    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1')).status).toBe(400);
+    const half = await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?from=1');
+    expect(half.status).toBe(400);
+    expect(half.body.detail).toBe('to: a diff needs both ?from= and ?to=');
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/hist/versions?to=2')).body.detail).toMatch(/^from: /);
     expect((await http(t.url, 'GET', '/api/catalog/playbook/cat/nothing/versions')).status).toBe(404);
     // A path ending in /versions could not be read back: refused.
     expect((await http(t.url, 'POST', '/api/catalog/playbook', { content, path: 'cat/x/versions' })).status).toBe(400);
