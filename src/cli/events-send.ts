@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
-import { ServerClient, ServerError } from '../worker/server-client.ts';
+import { ServerClient, ServerError, serverNotUp } from '../worker/server-client.ts';
 import { EVENTS_USAGE } from './events-usage.ts';
 import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
 import { networkReason } from './run-api.ts';
@@ -164,7 +164,8 @@ type View = { show(s: Status): void; clear(): void };
 
 /**
  * Reads the status stream until a terminal state; undefined when `signal` aborted first. A stream
- * cut short (the server restarting) is opened again, within UNREACHABLE_GRACE_MS.
+ * cut short (the server restarting) or refused for a moment (502-504) is opened again, within
+ * UNREACHABLE_GRACE_MS.
  */
 async function follow(client: ServerClient, requestId: string, view: View | undefined, signal: AbortSignal): Promise<Status | undefined> {
   let unreachableSince: number | undefined;
@@ -179,7 +180,9 @@ async function follow(client: ServerClient, requestId: string, view: View | unde
       }
     } catch (e) {
       if (signal.aborted) return undefined;
-      if (!(e instanceof TypeError)) throw e;
+      // The server away (restarting), or what stands before it saying so: a gateway's 502 while
+      // it restarts, its 503 while its database is away. The batch is processed regardless.
+      if (!serverNotUp(e)) throw e;
       unreachableSince ??= performance.now();
       if (performance.now() - unreachableSince > UNREACHABLE_GRACE_MS) throw new Unreachable(`lost the server at ${client.baseUrl}: ${networkReason(e)}`);
     }
