@@ -42,6 +42,8 @@ export type Words = {
   shell: boolean;
   /** A shell's `-c` came and its script did not yet: the next word that is no option is the script. */
   script: boolean;
+  /** The word being read is the argument of a shell's option (`-o pipefail`, `-O extglob`, `--rcfile FILE`), not its script or a file. */
+  shellOptionArg: boolean;
 };
 
 export type Context =
@@ -83,6 +85,10 @@ export const OUTPUT_MARK = '\0';
 
 /** A shell's option that takes a script (`-c`, `-ec`, …); `declare`'s that makes integers (`-i`, `-ix`, …). */
 const SCRIPT_OPTION = /^-[A-Za-z]*c[A-Za-z]*$/;
+/** A shell's options that take the next word as their argument: `-o pipefail`, `-eo pipefail`, `+o posix`, `-O extglob`, `--rcfile FILE`. */
+const SHELL_OPTION_WITH_ARGUMENT = /^(?:[-+][A-Za-z]*[oO]|--rcfile|--init-file)$/;
+/** A shell's option: `-e`, `--norc`, and the `+e` that turns one off. */
+const isShellOption = (name: string): boolean => name.startsWith('-') || name.startsWith('+');
 const INTEGER_OPTION = /^-[A-Za-z]*i/;
 /** A word that an array's list follows: `a=(`, `a+=(`. */
 export const ARRAY_ASSIGNMENT = /^[A-Za-z_]\w*\+?=$/;
@@ -117,6 +123,7 @@ export const words = (commandStart = true): Words => ({
   nameNext: false,
   shell: false,
   script: false,
+  shellOptionArg: false,
 });
 
 /**
@@ -177,12 +184,15 @@ export function endWord(top: WordsContext, stack: Context[]): boolean {
   const commandStart = top.commandStart;
   // `sh -c -e SCRIPT`, `sh -c -- SCRIPT`: options between `-c` and its script leave it coming.
   const scriptComing = top.script;
+  // `bash -o pipefail -c SCRIPT`: an option's argument leaves the shell's `-c` to come.
+  const shellOptionArg = top.shellOptionArg;
   // Assignments before a command's name leave its place where it was.
   if (top.word !== '') {
     const before = (word !== undefined && BEFORE_COMMAND.has(word)) || ASSIGNMENT.test(top.word);
     if (commandStart && !before && !top.redirect) top.command = name ?? '';
     top.commandStart = commandStart && before;
     top.script = false;
+    top.shellOptionArg = false;
     top.redirect = false;
     top.optionArg = top.command === 'read' && name !== undefined && READ_OPTION_WITH_ARGUMENT.test(name);
     top.nameNext = name === '-v' && (NAME_OPTION_COMMANDS.has(top.command) || top.kind === 'cond');
@@ -190,13 +200,19 @@ export function endWord(top: WordsContext, stack: Context[]): boolean {
   top.word = '';
   top.bare = true;
   top.unquoted = '';
+  if (top.shell && shellOptionArg) {
+    // `sh -co errexit SCRIPT`: the script still comes after the option's argument.
+    top.script = scriptComing;
+    return false;
+  }
   if (name === undefined) {
     top.shell = false;
     return false;
   }
-  if (top.shell && (SCRIPT_OPTION.test(name) || (scriptComing && name.startsWith('-')))) top.script = true;
+  if (top.shell && (SCRIPT_OPTION.test(name) || (scriptComing && isShellOption(name)))) top.script = true;
   else if (SHELL_NAME.test(name)) top.shell = true;
-  else if (!name.startsWith('-')) top.shell = false;
+  else if (!isShellOption(name)) top.shell = false;
+  if (top.shell && SHELL_OPTION_WITH_ARGUMENT.test(name)) top.shellOptionArg = true;
   if (!commandStart && DECLARING.has(top.command) && name.startsWith('-')) {
     if (NAMEREF_OPTION.test(name)) top.nameref = true;
     return INTEGER_OPTION.test(name);
