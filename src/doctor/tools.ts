@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MAX_AGE_SECONDS } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
 import { detect } from './detect.ts';
 import { DoctorFailure, detailText, type DoctorClient } from './doctor-client.ts';
@@ -9,15 +10,24 @@ import { repair } from './repair.ts';
 // The doctor's three tools, with their arguments: `svc doctor <command>` and `svc doctor serve`
 // run these same definitions, so both answer with the same outcome objects.
 
-const positive = (what: string, fallback: number) =>
-  v.optional(v.pipe(v.number('expects a number'), v.gtValue(0, 'must be > 0'), v.description(`${what} (default ${fallback})`)), fallback);
+// Ages as long as the server's own settings take (1,000,000 days; SVC_COMMAND_REAPER_* and the
+// like): a longer one reached the detection statements as a number the API refuses (past 2^53:
+// the run's 422, not naming the argument) or, past JavaScript's numbers, as null, which matched
+// nothing and reported every check ok.
+const MAX_AGE_MINUTES = MAX_AGE_SECONDS / 60;
+
+const positive = (what: string, fallback: number, max: number) =>
+  v.optional(
+    v.pipe(v.number('expects a number'), v.gtValue(0, 'must be > 0'), v.maxValue(max, `must be <= ${max}`), v.description(`${what} (default ${fallback})`)),
+    fallback,
+  );
 
 /** Arguments of `detect`: the detection thresholds and how long to wait for the results. */
 const detectInput = v.strictObject(
   {
-  stuck_minutes: positive('minutes a running execution may go without progress', 30),
-  pending_seconds: positive('seconds a PENDING command may wait unclaimed', 300),
-  worker_stale_seconds: positive('seconds without a heartbeat after which a worker pool counts as gone', 60),
+  stuck_minutes: positive('minutes a running execution may go without progress', 30, MAX_AGE_MINUTES),
+  pending_seconds: positive('seconds a PENDING command may wait unclaimed', 300, MAX_AGE_SECONDS),
+  worker_stale_seconds: positive('seconds without a heartbeat after which a worker pool counts as gone', 60, MAX_AGE_SECONDS),
   limit: v.optional(
     v.pipe(v.number('expects a number'), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'), v.maxValue(100, 'must be <= 100'), v.description('ids listed per finding (default 20)')),
     20,
