@@ -104,8 +104,12 @@ const NAME_OPTION_COMMANDS = new Set(['printf', 'test', '[']);
 const NAMEREF_OPTION = /^-[A-Za-z]*n/;
 /** What a variable's name may hold. */
 const NAME_CHARS = /^\w*$/;
-/** An assignment to a prompt, which bash expands as code (`PS4` under `set -x`: its `$( )` runs). */
-const PROMPT_ASSIGNMENT = /^(?:PS[0-4]|PROMPT_COMMAND)\+?=/;
+/**
+ * An assignment to a prompt, which bash expands as code (`PS4` under `set -x`: its `$( )` runs),
+ * or to the start-up file a shell expands the name of (`BASH_ENV=… bash script.sh`, `ENV` of an
+ * interactive one), command substitutions and all.
+ */
+const PROMPT_ASSIGNMENT = /^(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|ENV)\+?=/;
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
 const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 
@@ -137,7 +141,7 @@ export function checkPlace(stack: readonly Context[], integerVariables: boolean,
     return w !== undefined && (CODE_COMMANDS.has(w.command) || w.script || PROMPT_ASSIGNMENT.test(w.word));
   });
   if (parsedAgain) {
-    throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c, a prompt such as PS4): it would run as code there; pass it in env: and expand the variable in that code");
+    throw new RenderFault("a template's output cannot stand in code the shell parses again (the arguments of eval, trap or alias, the script of sh -c, a prompt such as PS4, BASH_ENV): it would run as code there; pass it in env: and expand the variable in that code");
   }
   if (inArithmetic(stack, integerVariables)) integer(text);
   if (atVariableName(stack) && !NAME_CHARS.test(text)) {
