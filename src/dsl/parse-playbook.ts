@@ -20,6 +20,7 @@ import { loadYamlDocument } from './load-yaml-document.ts';
 import { waitProblems } from './wait-problems.ts';
 import { flowProblems } from './flow-problems.ts';
 import { referenceProblems, type Problem } from './reference-problems.ts';
+import { shellEnvProblems } from './shell-env-code.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
@@ -133,6 +134,7 @@ function findProblems(text: string, catalogPath: string | undefined): ParseResul
     ...triggerProblems(raw),
     ...waitProblems(raw),
     ...flowProblems(raw),
+    ...shellEnvProblems(raw),
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, playbook: normalize(parsed.output), warnings: [...shadowedWorkloadWarnings(parsed.output), ...references.warnings.map((w) => `${w.path}: ${w.message}`)] };

@@ -105,11 +105,13 @@ const NAMEREF_OPTION = /^-[A-Za-z]*n/;
 /** What a variable's name may hold. */
 const NAME_CHARS = /^\w*$/;
 /**
- * An assignment to a prompt, which bash expands as code (`PS4` under `set -x`: its `$( )` runs),
- * or to the start-up file a shell expands the name of (`BASH_ENV=… bash script.sh`, `ENV` of an
- * interactive one), command substitutions and all.
+ * The variables whose value a shell expands as code: a prompt (`PS4` under `set -x`: its `$( )`
+ * runs), or the start-up file a shell expands the name of (`BASH_ENV=… bash script.sh`, `ENV` of
+ * an interactive one), command substitutions and all. Assigned in a command or set in `env:`.
  */
-const PROMPT_ASSIGNMENT = /^(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|ENV)\+?=/;
+const CODE_VARIABLES = 'PS[0-4]|PROMPT_COMMAND|BASH_ENV|ENV';
+export const CODE_VARIABLE = new RegExp(`^(?:${CODE_VARIABLES})$`);
+const PROMPT_ASSIGNMENT = new RegExp(`^(?:${CODE_VARIABLES})\\+?=`);
 /** A shell's name, as a command names it (`sh`, `/bin/bash`, …): its `-c` takes a script. */
 const SHELL_NAME = /^(?:\S*\/)?(?:ba|da|z|k|mk|a|fi)?sh$/;
 

@@ -1,6 +1,7 @@
 import { EVENT } from '../../machines/event-types.ts';
 import { referencedKeychainNames, type NormalizedTask } from '../dsl/parse-playbook.ts';
 import { evaluateCondition, renderShellCommand, renderSqlCommand, renderValue } from '../dsl/render.ts';
+import { refuseTemplatedCodeVariables } from '../dsl/shell-env-code.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential, RoutedEvent } from '../protocol.ts';
 import { secretHandleId } from '../secret-handle.ts';
@@ -107,6 +108,7 @@ function renderFields(kind: string, fields: Record<string, unknown>, ctx: Record
   const code = typeof command === 'string' && (kind === 'shell' || kind === 'postgres');
   const out = renderValue(code ? rest : fields, ctx, path);
   const rendered = isObject(out) ? out : {};
+  if (kind === 'shell') refuseTemplatedCodeVariables(fields.env, rendered.env);
   if (!code) return rendered;
   if (kind === 'postgres') return { ...rendered, command: renderSqlCommand(command, ctx, `${path}.command`) };
   const shell = renderShellCommand(command, ctx, `${path}.command`);
