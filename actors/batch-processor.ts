@@ -73,7 +73,9 @@ async function runProcessor(deps: BatchDeps, pollMs: number, signal: AbortSignal
       } catch (err) {
         if (!deps.db.closed) deps.log.warn({ err: errorText(err) }, 'batch claim failed; trying again');
         failures++;
-        await pause(retryDelayMs(failures), signal);
+        // A batch accepted meanwhile was committed: the database is back, so the back-off (up to
+        // 30 s after a long outage) ends there instead of leaving that batch to wait it out.
+        await deps.batchWake.wait(seen, retryDelayMs(failures), signal);
         continue;
       }
       ids = [...new Set(claimed.map((b) => b.execution_id))];
