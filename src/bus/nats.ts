@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type Consumer } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { BatchWake } from '../../actors/batch-wake.ts';
@@ -10,23 +11,44 @@ import { natsBusTarget } from './nats-target.ts';
 // The NATS JetStream bus (DESIGN.md "Scale-out"; SVC_NATS_URL): what the PostgreSQL bus does with
 // LISTEN/NOTIFY, without a NOTIFY on the hot path (the pool's connections say `svc.notify = off`,
 // src/db/db.ts): after a unit commits, the engine announces its new commands here.
-// - Commands waiting: a message on `svc.cmd.<execution_id % PARTITIONS>` in the work-queue stream
-//   SVC_COMMANDS, kept until a server with a claimer waiting takes it (a server pulls from the one
-//   durable consumer only while a claimer of its own waits), so one is never lost for want of a
-//   listener; that server's claimers look for commands.
+// - Commands waiting: a message on `svc.<ns>.cmd.<execution_id % PARTITIONS>` in the work-queue
+//   stream SVC_COMMANDS_<ns> (<ns>: the database's, below), kept until a server with a claimer
+//   waiting takes it (a server pulls from the one durable consumer only while a claimer of its
+//   own waits), so one is never lost for want of a listener; that server's claimers look for
+//   commands.
 // - Stranded commands announced by the reaper, and batches accepted: plain subjects every server
-//   hears (svc.hint.stranded, svc.wake.batch), so processors of every server look without a poll.
+//   of the database hears (svc.<ns>.hint.stranded, svc.<ns>.wake.batch), so processors of every
+//   server look without a poll.
 // The database stays the truth: a lost or doubled message delays work (the reaper announces
 // PENDING commands again) but never runs it twice (the claim decides). After a reconnect every
 // waiting claimer looks, for what was announced meanwhile.
+// - Each database has names of its own (natsNames): deployments sharing one NATS (staging and
+//   production on one cluster) take only their own announcements. With one stream for all, a
+//   server of the other deployment, whose claimers wait, took them as often as not, and the
+//   worker that could run the command waited out its claim's wait.
 
-const STREAM = 'SVC_COMMANDS';
 const CONSUMER = 'svc-claimers';
 /** Subjects the announcements are spread over (by execution): the stream's order is per subject. */
 export const NATS_PARTITIONS = 16;
-const SUBJECTS = 'svc.cmd.*';
-const STRANDED_SUBJECT = 'svc.hint.stranded';
-const BATCH_SUBJECT = 'svc.wake.batch';
+
+/** One database's stream and subjects on a NATS that other databases' servers may use too. */
+export type NatsNames = { stream: string; subjects: string; command: (partition: number) => string; stranded: string; batch: string };
+
+/**
+ * The names of one database's bus: `identity` (src/db/server.repo.ts databaseIdentity) hashed
+ * to 12 hex digits, a token NATS takes in a stream's name and a subject alike.
+ */
+export function natsNames(identity: string): NatsNames {
+  const ns = createHash('sha256').update(identity).digest('hex').slice(0, 12);
+  return {
+    stream: `SVC_COMMANDS_${ns}`,
+    subjects: `svc.${ns}.cmd.*`,
+    command: (partition) => `svc.${ns}.cmd.${partition}`,
+    stranded: `svc.${ns}.hint.stranded`,
+    batch: `svc.${ns}.wake.batch`,
+  };
+}
+
 /** An announcement nobody took within this is dropped (its command is announced again by the reaper). */
 const MESSAGE_MAX_AGE_MS = 10 * 60_000;
 const MAX_MESSAGES = 100_000;
@@ -52,13 +74,14 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 /**
  * Connects to `url` (SVC_NATS_URL, its login included: src/bus/nats-connect.ts), makes the stream
- * and consumer if missing, and starts listening. `startWaitMs`: how long a start waits for NATS.
+ * and consumer of `names` (one database's: natsNames) if missing, and starts listening.
+ * `startWaitMs`: how long a start waits for NATS.
  */
-export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake; startWaitMs?: number }): Promise<NatsBus> {
-  const { log, metrics, batchWake } = opts;
+export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake; names: NatsNames; startWaitMs?: number }): Promise<NatsBus> {
+  const { log, metrics, batchWake, names } = opts;
   const target = natsBusTarget(url);
   const nc: NatsConnection = await connectNatsBus(target, log, opts.startWaitMs);
-  await ensureStream(nc).catch(async (err: unknown) => {
+  await ensureStream(nc, names).catch(async (err: unknown) => {
     await nc.close();
     // nats.js says only "jetstream is not enabled", naming neither the setting, the server nor the
     // fix; a nats-server started without -js (Debian's service does so) answers that way.
@@ -67,6 +90,8 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
     }
     throw err;
   });
+  // Named for an operator who grants a NATS login its subjects, or looks for the stream.
+  log.info({ stream: names.stream, subjects: names.subjects }, "bus: NATS JetStream stream of this server's database");
   const js = jetstream(nc);
   const waiters = new Waiters();
   const stranded = new StrandedHint();
@@ -89,18 +114,18 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
       }
     }
   })();
-  nc.subscribe(STRANDED_SUBJECT, {
+  nc.subscribe(names.stranded, {
     callback: () => {
       stranded.heard();
       waiters.notify();
     },
   });
-  nc.subscribe(BATCH_SUBJECT, { callback: () => batchWake.heard() });
+  nc.subscribe(names.batch, { callback: () => batchWake.heard() });
   // The server has the subscriptions before this bus is in use: a wake published by another
   // server right after this one started is not missed (CI saw one lost without it).
   await nc.flush();
   // This server's accepted batches wake the processors of every server.
-  batchWake.announceWith(() => nc.publish(BATCH_SUBJECT));
+  batchWake.announceWith(() => nc.publish(names.batch));
 
   // Takes announcements while a claimer of this server waits; each wakes them all.
   const pull = (async () => {
@@ -109,7 +134,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
       try {
         await waiters.someoneWaiting();
         if (closed) break;
-        consumer ??= await js.consumers.get(STREAM, CONSUMER);
+        consumer ??= await js.consumers.get(names.stream, CONSUMER);
         const batch = await consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
         for await (const m of batch) {
           // A pull outlives the wait that began it (up to FETCH_EXPIRES_MS): an announcement that
@@ -127,7 +152,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
         consumer = undefined;
         log.debug({ err: message(err) }, 'bus: NATS pull failed; trying again');
         // The stream or consumer went (deleted by hand): made again.
-        if (isApiError(err, JetStreamApiCodes.StreamNotFound) || isApiError(err, JetStreamApiCodes.ConsumerNotFound)) await ensureStream(nc).catch(() => {});
+        if (isApiError(err, JetStreamApiCodes.StreamNotFound) || isApiError(err, JetStreamApiCodes.ConsumerNotFound)) await ensureStream(nc, names).catch(() => {});
         await new Promise((r) => setTimeout(r, RETRY_MS));
         // A JetStream request sent while the connection is away waits out its whole timeout (5 s)
         // though the connection is back in a fraction of it: the announcements sent meanwhile
@@ -138,7 +163,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
   })();
 
   const announce = (partition: number, body: string) => {
-    js.publish(`svc.cmd.${partition}`, body).catch((err: unknown) => {
+    js.publish(names.command(partition), body).catch((err: unknown) => {
       // Not stored: the command waits for a claimer's next look or the reaper's announcement.
       log.warn({ err: message(err) }, 'bus: NATS announcement not stored; the reaper announces the command again');
     });
@@ -152,7 +177,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
     async publish(count, isStranded) {
       if (isStranded) {
         stranded.heard();
-        nc.publish(STRANDED_SUBJECT);
+        nc.publish(names.stranded);
       }
       announce(0, String(count));
     },
@@ -178,19 +203,19 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
   };
 }
 
-/** The work-queue stream of announcements and its one durable pull consumer, made when missing. */
-async function ensureStream(nc: NatsConnection): Promise<void> {
+/** The work-queue stream of one database's announcements and its one durable pull consumer, made when missing. */
+async function ensureStream(nc: NatsConnection, names: NatsNames): Promise<void> {
   const jsm = await jetstreamManager(nc);
   try {
-    await jsm.streams.info(STREAM);
+    await jsm.streams.info(names.stream);
   } catch (err) {
     if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
-    await jsm.streams.add({ name: STREAM, subjects: [SUBJECTS], retention: RetentionPolicy.Workqueue, storage: StorageType.File, max_age: nanos(MESSAGE_MAX_AGE_MS), max_msgs: MAX_MESSAGES });
+    await jsm.streams.add({ name: names.stream, subjects: [names.subjects], retention: RetentionPolicy.Workqueue, storage: StorageType.File, max_age: nanos(MESSAGE_MAX_AGE_MS), max_msgs: MAX_MESSAGES });
   }
   try {
-    await jsm.consumers.info(STREAM, CONSUMER);
+    await jsm.consumers.info(names.stream, CONSUMER);
   } catch (err) {
     if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
-    await jsm.consumers.add(STREAM, { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ACK_WAIT_MS), filter_subject: SUBJECTS });
+    await jsm.consumers.add(names.stream, { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ACK_WAIT_MS), filter_subject: names.subjects });
   }
 }

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BatchWake } from '../../../actors/batch-wake.ts';
-import { createNatsBus } from '../../../src/bus/nats.ts';
+import { createNatsBus, natsNames } from '../../../src/bus/nats.ts';
 import { createLogger } from '../../../src/log.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { asWorker } from '../../helpers/auth.ts';
@@ -119,7 +119,7 @@ describe('the NATS bus', () => {
   it('a batch accepted on one server wakes the processors of another; a stranded announcement reaches every server', async () => {
     const log = createLogger('silent');
     const wakes = [new BatchWake(), new BatchWake()];
-    const buses = await Promise.all(wakes.map((batchWake) => createNatsBus(nats.url, { log, metrics: createMetrics(), batchWake })));
+    const buses = await Promise.all(wakes.map((batchWake) => createNatsBus(nats.url, { log, metrics: createMetrics(), batchWake, names: natsNames('nats-bus test') })));
     try {
       const seen = wakes[1].generation;
       const woken = wakes[1].wait(seen, 5_000, new AbortController().signal);
