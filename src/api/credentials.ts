@@ -27,6 +27,7 @@ import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { holdsUserinfo } from '../url-userinfo.ts';
 
 // Decrypted credential data: admins, and workers resolving a task's `auth` (worker-grant.ts narrows them).
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
@@ -79,6 +80,8 @@ const testBody = v.optional(
         v.maxLength(4000),
         // Bad input, not a failed test: a 200 {ok: false} would read as the target refusing the login.
         v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an http or https URL'),
+        // fetch refuses such a URL with an error quoting it, password and all; the credential gives the auth.
+        v.check((text) => !holdsUserinfo(text), 'must not hold a user name or password: the credential tested gives the auth'),
         v.description('for bearer, basic, api_key and custom: the http(s) URL to send a GET with the credential\'s auth'),
       ),
     ),

@@ -219,6 +219,11 @@ describe('POST /api/credentials/{name}/test', () => {
     const unreachable = await probe('http_bearer', { url: 'http://127.0.0.1:1/x' });
     expect(unreachable.body.ok).toBe(false);
     expect(JSON.stringify(unreachable.body)).not.toContain(S.bearer);
+    // A password in the URL itself: fetch's refusal quoted the URL, password and all, in the answer.
+    const userinfo = await probe('http_bearer', { url: 'http://someone:url-password-9c1@127.0.0.1:1/x' });
+    expect(userinfo.status).toBe(422);
+    expect(userinfo.body.detail.errors).toEqual([expect.stringMatching(/^url: must not hold a user name or password/)]);
+    expect(JSON.stringify(userinfo.body)).not.toContain('url-password-9c1');
   });
 
   it('nats: connects to a real nats-server (url or servers); a wrong password is refused without showing it', async () => {
