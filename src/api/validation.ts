@@ -1,6 +1,5 @@
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { formatPath } from '../dsl/issue-text.ts';
 import { closest } from '../dsl/unknown-field-message.ts';
 import { ServiceError } from '../errors.ts';
 import { isObject } from '../objects.ts';
@@ -92,11 +91,19 @@ export function valibotSchemaOf(json: object): AnySchema | undefined {
 const missingField = (i: v.BaseIssue<unknown>): boolean =>
   i.kind === 'schema' && /object$/.test(i.type) && i.received === 'undefined' && i.input === undefined && Boolean(i.path?.length);
 
+/**
+ * Where a field is, as a request's problems name it: `events[0].step`, an item by its index as a
+ * playbook's problems name it (valibot's dot path said `events.0.step`); a key as it is written,
+ * `renew_config.headers.X-Api-Key`.
+ */
+function fieldPath(keys: readonly unknown[]): string {
+  return keys.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join('');
+}
+
 /** Issues as `path: message` strings, for error details (`events[0].step: …`; a missing required field: `path: is required`). */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
   return issues.map((i) => {
-    // As a playbook's problems name places (`events[0].step`), not valibot's `events.0.step`.
-    const path = i.path?.length ? formatPath(i.path) : undefined;
+    const path = i.path?.length ? fieldPath(i.path.map((item) => item.key)) : undefined;
     const message = missingField(i) ? 'is required' : i.message;
     return path ? `${path}: ${message}` : message;
   });
@@ -143,11 +150,11 @@ function shapeOf(json: unknown): Shape | null {
 /**
  * Adds `<path>: must be a JSON object, not an array` to `out` for each array in `data` where
  * `shape` wants an object: the part (`body`) at the top, else where it is (`events[1].context`,
- * as formatPath names places).
+ * as fieldPath names places).
  */
 function arraysForObjects(shape: Shape, data: unknown, part: string, out: string[], keys: readonly (string | number)[] = []): void {
   if (Array.isArray(data)) {
-    if (shape.object) out.push(`${keys.length ? formatPath(keys.map((key) => ({ key }))) : part}: must be a JSON object, not an array`);
+    if (shape.object) out.push(`${keys.length ? fieldPath(keys) : part}: must be a JSON object, not an array`);
     else if (shape.items) data.forEach((item, i) => arraysForObjects(shape.items!, item, part, out, [...keys, i]));
     return;
   }

@@ -4,7 +4,7 @@ import { didYouMean } from './unknown-field-message.ts';
 // How a schema issue reads in a problem, for every document the catalog takes (playbooks, MCP servers).
 
 /** A valibot issue path as problems name it: `workflow[2].tool[0].kind`, `$` for the root. */
-export function formatPath(path: readonly { readonly key: unknown }[] | undefined): string {
+export function formatPath(path: readonly v.IssuePathItem[] | undefined): string {
   if (!path || path.length === 0) return '$';
   let out = '';
   for (const item of path) {
