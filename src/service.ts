@@ -82,10 +82,11 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
     const batchWake = new BatchWake();
-    // Before the bus connects: a server beside live servers on the other bus is refused (exit 78).
-    stops.unshift(await registerServerBus(busKindOf(config.SVC_NATS_URL), { db, log, metrics }));
-    const { bus, announce } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
+    const { bus, announce, busId } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
+    // Before anything is served: a server beside live servers on the other bus, or on another
+    // NATS (busId: which one the bus connected to), is refused (exit 78).
+    stops.unshift(await registerServerBus(busKindOf(config.SVC_NATS_URL), { db, log, metrics }, busId));
     const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).

@@ -4,6 +4,7 @@ import type { Db } from '../db/db.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { CommandBus } from './command-bus.ts';
+import type { BusId } from './server-bus.ts';
 import { createPostgresBus } from './postgres.ts';
 import { databaseIdentity } from '../db/server.repo.ts';
 
@@ -13,10 +14,10 @@ import { databaseIdentity } from '../db/server.repo.ts';
  * PostgreSQL LISTEN/NOTIFY (src/bus/postgres.ts), the embedded default. The NATS bus's stream and
  * subjects are the database's own, so that deployments sharing a NATS do not take each other's.
  */
-export async function createBus(natsUrl: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer }> {
+export async function createBus(natsUrl: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer; busId?: BusId }> {
   if (!natsUrl) return { bus: await createPostgresBus(db, deps) };
   // Loaded only when configured.
   const nats = await import('./nats.ts');
   const bus = await nats.createNatsBus(natsUrl, { ...deps, names: nats.natsNames(await databaseIdentity(db)) });
-  return { bus, announce: { commands: (ids) => bus.commands(ids), room: () => void bus.publish(0, false) } };
+  return { bus, announce: { commands: (ids) => bus.commands(ids), room: () => void bus.publish(0, false) }, busId: () => bus.streamMade() };
 }

@@ -67,6 +67,12 @@ const CLOSE_DRAIN_MS = 2_000;
 export type NatsBus = CommandBus & {
   /** Commands of these executions wait to be claimed (a unit committed them PENDING): an id per command. */
   commands(executionIds: readonly number[]): void;
+  /**
+   * Which NATS this is, as servers of one database compare it: when its stream of this database
+   * was made (one stream, one time, on every server of a NATS cluster; another NATS has its own);
+   * null while NATS does not answer.
+   */
+  streamMade(): Promise<string | null>;
 };
 
 const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
@@ -189,6 +195,10 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
       for (const id of executionIds.slice(0, MAX_MESSAGES_PER_UNIT)) announce(id % NATS_PARTITIONS, '1');
     },
     strandedHeard: () => stranded.active(),
+    streamMade: async () => {
+      if (!connected) return null;
+      return (await jetstreamManager(nc)).streams.info(names.stream).then((i) => i.created, () => null);
+    },
     async close() {
       closed = true;
       back.resolve();
