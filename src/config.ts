@@ -247,6 +247,8 @@ const envSchema = v.object({
   SVC_ARCHIVE_DIR: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\//, 'expects an absolute path'))),
   // The bus (src/bus/): NATS JetStream at this URL (nats:// or tls://), else PostgreSQL LISTEN/NOTIFY.
   SVC_NATS_URL: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^(nats|tls):\/\/[^\s]+$/, 'expects a nats:// or tls:// URL'), v.check(isNatsBusSetting, 'expects nats:// or tls:// URLs with a host, separated by commas'))),
+  // Deployments that share one NATS each name their own stream and subjects (src/bus/nats.ts natsNames).
+  SVC_NATS_NAMESPACE: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,32}$/, 'expects 1 to 32 letters, digits, _ or - (a NATS subject token and stream name)'))),
   SVC_COMMAND_REAPER_ENABLED: bool(true),
   SVC_COMMAND_REAPER_INTERVAL_SECONDS: int(60, 1, MAX_INTERVAL_SECONDS),
   // Auto-resume waits this long after a start (src/periodic/auto-resume.ts): a timer's longest wait.

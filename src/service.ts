@@ -82,7 +82,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
     const batchWake = new BatchWake();
-    const { bus, announce, busId } = await createBus(config.SVC_NATS_URL, db, { log, metrics, batchWake });
+    const { bus, announce, busId } = await createBus(config.SVC_NATS_URL, config.SVC_NATS_NAMESPACE, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
     // Before anything is served: a server beside live servers on the other bus, or on another
     // NATS (busId: which one the bus connected to), is refused (exit 78).

@@ -6,18 +6,17 @@ import type { Metrics } from '../metrics.ts';
 import type { CommandBus } from './command-bus.ts';
 import type { BusId } from './server-bus.ts';
 import { createPostgresBus } from './postgres.ts';
-import { databaseIdentity } from '../db/server.repo.ts';
 
 /**
  * The server's bus: NATS JetStream with `natsUrl` (src/bus/nats.ts; then `announce` is what the
  * engine tells it after each commit, and `db` must be opened with `notify: false`), else
- * PostgreSQL LISTEN/NOTIFY (src/bus/postgres.ts), the embedded default. The NATS bus's stream and
- * subjects are the database's own, so that deployments sharing a NATS do not take each other's.
+ * PostgreSQL LISTEN/NOTIFY (src/bus/postgres.ts), the embedded default. `natsNamespace` names the
+ * NATS bus's stream and subjects apart from other deployments' on the same NATS.
  */
-export async function createBus(natsUrl: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer; busId?: BusId }> {
+export async function createBus(natsUrl: string | undefined, natsNamespace: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer; busId?: BusId }> {
   if (!natsUrl) return { bus: await createPostgresBus(db, deps) };
   // Loaded only when configured.
   const nats = await import('./nats.ts');
-  const bus = await nats.createNatsBus(natsUrl, { ...deps, names: nats.natsNames(await databaseIdentity(db)) });
+  const bus = await nats.createNatsBus(natsUrl, { ...deps, names: nats.natsNames(natsNamespace) });
   return { bus, announce: { commands: (ids) => bus.commands(ids), room: () => void bus.publish(0, false) }, busId: () => bus.streamMade() };
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type Consumer } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { BatchWake } from '../../actors/batch-wake.ts';
@@ -11,41 +10,42 @@ import { natsBusTarget } from './nats-target.ts';
 // The NATS JetStream bus (DESIGN.md "Scale-out"; SVC_NATS_URL): what the PostgreSQL bus does with
 // LISTEN/NOTIFY, without a NOTIFY on the hot path (the pool's connections say `svc.notify = off`,
 // src/db/db.ts): after a unit commits, the engine announces its new commands here.
-// - Commands waiting: a message on `svc.<ns>.cmd.<execution_id % PARTITIONS>` in the work-queue
-//   stream SVC_COMMANDS_<ns> (<ns>: the database's, below), kept until a server with a claimer
+// - Commands waiting: a message on `svc.cmd.<execution_id % PARTITIONS>` in the work-queue
+//   stream SVC_COMMANDS (namespaced: below), kept until a server with a claimer
 //   waiting takes it (a server pulls from the one durable consumer only while a claimer of its
 //   own waits), so one is never lost for want of a listener; that server's claimers look for
 //   commands.
 // - Stranded commands announced by the reaper, and batches accepted: plain subjects every server
-//   of the database hears (svc.<ns>.hint.stranded, svc.<ns>.wake.batch), so processors of every
-//   server look without a poll.
+//   of the deployment hears (svc.hint.stranded, svc.wake.batch), so processors of every server
+//   look without a poll.
 // The database stays the truth: a lost or doubled message delays work (the reaper announces
 // PENDING commands again) but never runs it twice (the claim decides). After a reconnect every
 // waiting claimer looks, for what was announced meanwhile.
-// - Each database has names of its own (natsNames): deployments sharing one NATS (staging and
-//   production on one cluster) take only their own announcements. With one stream for all, a
-//   server of the other deployment, whose claimers wait, took them as often as not, and the
-//   worker that could run the command waited out its claim's wait.
+// - Deployments sharing one NATS (staging and production on one cluster) each set a namespace of
+//   their own (SVC_NATS_NAMESPACE, natsNames): with one stream for all, a server of the other
+//   deployment, whose claimers wait, took the announcements as often as not, and the worker that
+//   could run the command waited out its claim's wait.
 
 const CONSUMER = 'svc-claimers';
 /** Subjects the announcements are spread over (by execution): the stream's order is per subject. */
 export const NATS_PARTITIONS = 16;
 
-/** One database's stream and subjects on a NATS that other databases' servers may use too. */
+/** One deployment's stream and subjects on a NATS that other deployments' servers may use too. */
 export type NatsNames = { stream: string; subjects: string; command: (partition: number) => string; stranded: string; batch: string };
 
 /**
- * The names of one database's bus: `identity` (src/db/server.repo.ts databaseIdentity) hashed
- * to 12 hex digits, a token NATS takes in a stream's name and a subject alike.
+ * The names of a deployment's bus: DESIGN.md's `svc.cmd.<partition>` in the stream SVC_COMMANDS,
+ * or, with a `namespace` (SVC_NATS_NAMESPACE), `svc.<namespace>.cmd.<partition>` in
+ * SVC_COMMANDS_<namespace>, for deployments that share one NATS.
  */
-export function natsNames(identity: string): NatsNames {
-  const ns = createHash('sha256').update(identity).digest('hex').slice(0, 12);
+export function natsNames(namespace?: string): NatsNames {
+  const prefix = namespace === undefined ? 'svc' : `svc.${namespace}`;
   return {
-    stream: `SVC_COMMANDS_${ns}`,
-    subjects: `svc.${ns}.cmd.*`,
-    command: (partition) => `svc.${ns}.cmd.${partition}`,
-    stranded: `svc.${ns}.hint.stranded`,
-    batch: `svc.${ns}.wake.batch`,
+    stream: namespace === undefined ? 'SVC_COMMANDS' : `SVC_COMMANDS_${namespace}`,
+    subjects: `${prefix}.cmd.*`,
+    command: (partition) => `${prefix}.cmd.${partition}`,
+    stranded: `${prefix}.hint.stranded`,
+    batch: `${prefix}.wake.batch`,
   };
 }
 
@@ -80,7 +80,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 /**
  * Connects to `url` (SVC_NATS_URL, its login included: src/bus/nats-connect.ts), makes the stream
- * and consumer of `names` (one database's: natsNames) if missing, and starts listening.
+ * and consumer of `names` (the deployment's: natsNames) if missing, and starts listening.
  * `startWaitMs`: how long a start waits for NATS.
  */
 export async function createNatsBus(url: string, opts: { log: Logger; metrics: Pick<Metrics, 'busReconnects'>; batchWake: BatchWake; names: NatsNames; startWaitMs?: number }): Promise<NatsBus> {
@@ -97,7 +97,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
     throw err;
   });
   // Named for an operator who grants a NATS login its subjects, or looks for the stream.
-  log.info({ stream: names.stream, subjects: names.subjects }, "bus: NATS JetStream stream of this server's database");
+  log.info({ stream: names.stream, subjects: names.subjects }, "bus: NATS JetStream stream of this server's deployment");
   const js = jetstream(nc);
   const waiters = new Waiters();
   const stranded = new StrandedHint();
@@ -213,7 +213,7 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
   };
 }
 
-/** The work-queue stream of one database's announcements and its one durable pull consumer, made when missing. */
+/** The work-queue stream of one deployment's announcements and its one durable pull consumer, made when missing. */
 async function ensureStream(nc: NatsConnection, names: NatsNames): Promise<void> {
   const jsm = await jetstreamManager(nc);
   try {

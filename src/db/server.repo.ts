@@ -63,18 +63,3 @@ export async function deregisterServer(q: Queryable, name: string): Promise<void
   await q.query(`DELETE FROM core.runtime WHERE kind = 'server' AND name = $1`, [name]);
 }
 
-/**
- * What tells this database apart from every other one whose servers may share a NATS (staging and
- * production on one cluster, a copy restored elsewhere): the cluster's system identifier (a
- * standby promoted after a failover keeps it; another cluster has its own), the database's oid
- * in it, and when its first migration was applied. The identifier is left out where the
- * database's login may not read it (a managed PostgreSQL may refuse pg_control_system()).
- */
-export async function databaseIdentity(q: Queryable): Promise<string> {
-  const { rows } = await q.query<{ oid: string; first: string | null }>(
-    `SELECT d.oid::text AS oid, (SELECT min(applied_at)::text FROM core.schema_migration) AS first
-       FROM pg_database d WHERE d.datname = current_database()`,
-  );
-  const system = await q.query<{ id: string }>('SELECT system_identifier::text AS id FROM pg_control_system()').then((r) => r.rows[0]?.id ?? '-', () => '-');
-  return `${system}:${rows[0]?.oid ?? '-'}:${rows[0]?.first ?? '-'}`;
-}

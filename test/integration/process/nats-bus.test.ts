@@ -119,7 +119,7 @@ describe('the NATS bus', () => {
   it('a batch accepted on one server wakes the processors of another; a stranded announcement reaches every server', async () => {
     const log = createLogger('silent');
     const wakes = [new BatchWake(), new BatchWake()];
-    const buses = await Promise.all(wakes.map((batchWake) => createNatsBus(nats.url, { log, metrics: createMetrics(), batchWake, names: natsNames('nats-bus test') })));
+    const buses = await Promise.all(wakes.map((batchWake) => createNatsBus(nats.url, { log, metrics: createMetrics(), batchWake, names: natsNames() })));
     try {
       const seen = wakes[1].generation;
       const woken = wakes[1].wait(seen, 5_000, new AbortController().signal);

@@ -1,13 +1,16 @@
 // Two deployments (two databases) on one NATS, as staging and production often share a NATS
-// cluster (src/bus/nats.ts, docs/scaling.md "The bus"): each one's announcements wake its own
-// servers' claimers only. With one work-queue stream for every deployment, an announcement was
-// taken by whichever server pulled first, often the other deployment's, whose claimers found
-// nothing, while the worker that could run the command waited out its claim's wait.
+// cluster (src/bus/nats.ts, docs/scaling.md "The bus"): with a namespace each
+// (SVC_NATS_NAMESPACE), each one's announcements wake its own servers' claimers only. With one
+// work-queue stream for every deployment, an announcement was taken by whichever server pulled
+// first, often the other deployment's, whose claimers found nothing, while the worker that could
+// run the command waited out its claim's wait. Without a namespace the names are DESIGN.md's.
+import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
 import { jetStreamServer } from '../../helpers/nats-server.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
+import { until } from '../../helpers/until.ts';
 
 /** A claim answered by an announcement, not by its own wait running out. */
 const PROMPT_MS = 2_000;
@@ -20,8 +23,8 @@ let ours: ServerProcesses;
 let theirs: ServerProcesses;
 beforeAll(async () => {
   nats = await jetStreamServer();
-  ours = await ServerProcesses.open({ SVC_NATS_URL: nats.url });
-  theirs = await ServerProcesses.open({ SVC_NATS_URL: nats.url });
+  ours = await ServerProcesses.open({ SVC_NATS_URL: nats.url, SVC_NATS_NAMESPACE: 'production' });
+  theirs = await ServerProcesses.open({ SVC_NATS_URL: nats.url, SVC_NATS_NAMESPACE: 'staging' });
 }, 60_000);
 afterAll(async () => {
   await ours?.close();
@@ -72,4 +75,26 @@ describe('deployments sharing one NATS', () => {
       await theirs.stopAll();
     }
   }, 180_000);
+
+  it('announces on svc.cmd.<partition> (DESIGN.md) without a namespace, on svc.<namespace>.cmd.<partition> with one', async () => {
+    const plain = await ServerProcesses.open({ SVC_NATS_URL: nats.url });
+    const watcher = await connect({ servers: nats.url.replace(/^nats:\/\//, '') });
+    try {
+      const heard: string[] = [];
+      const sub = watcher.subscribe('svc.>', { callback: (_err, m) => void heard.push(m.subject) });
+      await watcher.flush();
+      for (const [bed, name] of [[plain, 'plain'], [ours, 'production']] as const) {
+        const server = await bed.server();
+        expect((await http(server.base, 'POST', '/api/catalog/playbook', { content: playbook })).status).toBe(201);
+        const id = Number((await http(server.base, 'POST', '/api/run/playbook', { path: 'shared/one' })).body.execution_id);
+        const subject = name === 'plain' ? `svc.cmd.${id % 16}` : `svc.production.cmd.${id % 16}`;
+        await until(`an announcement on ${subject}`, () => heard.includes(subject) || undefined, 10_000);
+        await bed.stopAll();
+      }
+      sub.unsubscribe();
+    } finally {
+      await watcher.close();
+      await plain.close();
+    }
+  }, 120_000);
 });
