@@ -117,7 +117,26 @@ export const PASTA_ARGS: readonly string[] = [
  * at which the task gets its network namespace and (a worker not root) its user namespace, and
  * (a root worker) the task's uid, which nsenter takes once it has entered (setns needs root).
  */
-export type NamespaceEntry = { netFd: number; userFd?: number; uid?: number };
+export type NamespaceEntry = {
+  netFd: number;
+  userFd?: number;
+  uid?: number;
+  /** With userFd: the worker's own uid and gid, which its task keeps inside the sandbox (userNamespaceTask). */
+  self?: { uid: number; gid: number };
+};
+
+/**
+ * bwrap's options for a task that entered pasta's user namespace (a worker not root): the worker's
+ * uid is that namespace's root, so bwrap starts as root there and, as root, keeps every
+ * capability for the sandbox: the task ran as uid 0 with all of them in its own namespaces and
+ * could mount a tmpfs of any size past SVC_SHELL_FILE_MB. It drops them all and is the worker's
+ * user again, as it is under the host's network.
+ */
+function userNamespaceTask(entry: NamespaceEntry): string[] {
+  if (entry.userFd === undefined) return [];
+  const ids = entry.self ? ['--uid', String(entry.self.uid), '--gid', String(entry.self.gid)] : [];
+  return ['--cap-drop', 'ALL', ...ids];
+}
 
 /** nsenter's argv entering `entry` (util-linux): it execs the rest, so the task's exit status is its own. */
 export function nsenterArgs(nsenter: string, entry: NamespaceEntry): string[] {
@@ -158,6 +177,7 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false, na
     '--disable-userns',
     // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
     ...(taskUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
+    ...(entering && namespace ? userNamespaceTask(namespace) : []),
     // The host's network, or pasta's namespace (`external`); none: a namespace of its own, empty.
     ...(host.settings.network !== 'none' ? ['--share-net'] : []),
     // Its parent is the worker's spawn, or pasta, which a stop's SIGTERM ends at once (it takes no

@@ -117,7 +117,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
       // The task gets the namespace's descriptors after the /etc files, from PASSWD_FD up. A root
       // worker enters the network namespace as root and nsenter then takes the task's uid; a
       // worker not root enters pasta's user namespace first, as pasta's own child was in it.
-      entry = { netFd: PASSWD_FD + extraFds.length, ...(id === undefined ? { userFd: PASSWD_FD + extraFds.length + 1 } : { uid: id }) };
+      entry = { netFd: PASSWD_FD + extraFds.length, ...(id === undefined ? { userFd: PASSWD_FD + extraFds.length + 1, self: workerIds() } : { uid: id }) };
       extraFds.push(lease.netFd);
       if (id === undefined) extraFds.push(lease.userFd);
       else closeSync(lease.userFd);
@@ -216,6 +216,13 @@ function limitHint(host: ShellHost, stderr: string): string {
   if (host.prlimit && LIMIT_HINT.test(stderr)) return `; it may have hit a limit (at most ${settings.maxProcesses} processes, ${settings.memoryMb} MB of memory per process)`;
   if (host.bwrap && NO_SPACE.test(stderr)) return `; it may have filled /tmp or /dev/shm (at most ${settings.fileMb} MB each in the sandbox)`;
   return '';
+}
+
+// The worker's own uid and gid, which a task of a worker not root keeps in pasta's user namespace.
+function workerIds(): { uid: number; gid: number } | undefined {
+  const uid = process.getuid?.();
+  const gid = process.getgid?.();
+  return uid === undefined || gid === undefined ? undefined : { uid, gid };
 }
 
 const signalNames = new Map<number, string>(Object.entries(constants.signals).map(([name, n]) => [n, name]));

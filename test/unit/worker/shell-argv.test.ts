@@ -95,8 +95,11 @@ describe('shellArgv', () => {
     expect(root).toContain('--share-net');
     expect(root).toContain('--die-with-parent');
     // A worker not root: pasta's user namespace first, keeping its credentials.
-    const user = shellArgv(external, '/w', false, { netFd: 5, userFd: 6 });
+    const user = shellArgv(external, '/w', false, { netFd: 5, userFd: 6, self: { uid: 1001, gid: 1002 } });
     expect(user.slice(0, user.indexOf('/usr/bin/prlimit'))).toEqual(['/usr/bin/nsenter', '--user=/proc/self/fd/6', '--preserve-credentials', '--net=/proc/self/fd/5', '--']);
+    // bwrap starts as root of pasta's user namespace: the task drops every capability and is the worker's user again.
+    expect(user.join(' ')).toContain('--cap-drop ALL --uid 1001 --gid 1002');
+    expect(root).not.toContain('--cap-drop');
     // Not for the host's network or none, whatever it is given.
     for (const network of ['host', 'none'] as const) expect(shellArgv({ ...external, settings: { ...DEFAULT_SHELL_SETTINGS, network } }, '/w', false, { netFd: 5 })[0]).toBe('/usr/bin/prlimit');
   });
