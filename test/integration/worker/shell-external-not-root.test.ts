@@ -4,7 +4,9 @@
 // tmpfs of any size (`unshare -m`, then `mount -t tmpfs`), past SVC_SHELL_FILE_MB, in the machine's
 // memory. The worker's shell path runs here as `nobody` (setpriv), as a worker of its own user does.
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -30,12 +32,19 @@ process.exit(0);
 describe('a shell task of a worker that is not root, with SVC_SHELL_NETWORK=external', () => {
   // Only root can start a process as another user here; CI runs as root.
   it.skipIf(process.getuid?.() !== 0)('is the worker\'s user without capabilities, and cannot mount a file system', async () => {
-    const { stdout } = await run(
-      'setpriv',
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, '--input-type=module', '-e', script],
-      { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' }, timeout: 60_000 },
-    );
-    const outcome: unknown = JSON.parse(stdout);
-    expect(outcome).toMatchObject({ status: 'ok', data: { stdout: `${NOBODY}\n${NOBODY}\nCapEff:\t0000000000000000\nrefused\n` } });
+    // A temp directory of its own: what the worker leaves there goes with it.
+    const temp = await mkdtemp(join(tmpdir(), 'svc-not-root-'));
+    try {
+      await chown(temp, NOBODY, NOBODY);
+      const { stdout } = await run(
+        'setpriv',
+        [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, '--input-type=module', '-e', script],
+        { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: temp, TMPDIR: temp }, timeout: 60_000 },
+      );
+      const outcome: unknown = JSON.parse(stdout);
+      expect(outcome).toMatchObject({ status: 'ok', data: { stdout: `${NOBODY}\n${NOBODY}\nCapEff:\t0000000000000000\nrefused\n` } });
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
   }, 90_000);
 });
