@@ -4,6 +4,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../log.ts';
+import { removeTree } from './remove-tree.ts';
 
 // A shell task's home is a directory in its worker process's own directory (ROOT_PREFIX…), which
 // holds a Unix socket the process listens on (ALIVE) while it has homes there. A worker killed
@@ -44,7 +45,7 @@ export async function makeTaskHome(): Promise<TaskHome> {
     throw error;
   }
   let removed: Promise<void> | undefined;
-  return { path, remove: () => (removed ??= rm(path, { recursive: true, force: true, maxRetries: 2 }).finally(() => leave(lease))) };
+  return { path, remove: () => (removed ??= removeTree(path).finally(() => leave(lease))) };
 }
 
 function leave(lease: NonNullable<typeof open>): void {
@@ -82,7 +83,7 @@ async function openRoot(): Promise<Root> {
 async function closeRoot({ dir, server }: Root): Promise<void> {
   if (live === dir) live = undefined;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+  await removeTree(dir).catch(() => {});
 }
 
 // A worker that exits with homes left (a stop that did not wait for its tasks' processes) takes them along.
@@ -127,7 +128,7 @@ export async function sweepTaskHomes(log: Logger, under: string = tmpdir()): Pro
       const dead = answer === 'ECONNREFUSED' || (answer === 'ENOENT' && Date.now() - stat.mtimeMs > UNBOUND_GRACE_MS);
       if (!dead) return;
       try {
-        await rm(dir, { recursive: true, force: true, maxRetries: 2 });
+        await removeTree(dir);
         log.warn({ dir }, `removed ${dir}: the task homes of a worker that ended without removing them (killed, or its machine stopped)`);
       } catch (error) {
         log.warn({ dir, err: String(error) }, `cannot remove ${dir}, the task homes of a worker that ended without removing them`);
