@@ -222,8 +222,11 @@ export function simulatePlaybook(
   let commands = 0;
   // A retry's delay only runs out: it is no choice and takes none of the step's outcomes.
   const stepOf = (p: PendingCommand) => snap.context.runs[keyOf(p.run)].step;
+  // Own keys only: a step may be named like a property every object inherits (`constructor`,
+  // `toString`), which a plain lookup would take for a chosen outcome.
+  const chosenFor = (step: string) => (Object.hasOwn(outcomes, step) ? outcomes[step] : undefined);
   const undecidedStep = (step: string) => {
-    const decided = outcomes[step];
+    const decided = chosenFor(step);
     return decided === undefined || (Array.isArray(decided) && (used.get(step) ?? 0) >= decided.length);
   };
   while (snap.status !== 'done' && !undecided && commands < MAX_SIMULATED_COMMANDS) {
@@ -236,7 +239,7 @@ export function simulatePlaybook(
     const pending = snap.context.pending[keyOf(seq)];
     const step = stepOf(pending);
     const n = used.get(step) ?? 0;
-    const decided = outcomes[step];
+    const decided = chosenFor(step);
     const timer = taskTimer(pending);
     const chosen = decided ?? 'ok';
     if (!timer) used.set(step, n + 1);

@@ -7,6 +7,7 @@ import { isObject } from '../../../src/objects.ts';
 import { START_NODE, type StepGraph } from './model.ts';
 import { enteredAlongPath, type StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
+import { withOutcome } from './with-outcome.ts';
 
 type Outcome = 'ok' | 'error' | 'timeout';
 type Choice = { label: string; outcome: Outcome; danger?: boolean };
@@ -109,11 +110,7 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
     );
   }
   const { result, steps } = sim;
-  const decide = (step: string, outcome: Outcome) =>
-    setChosen((c) => {
-      const before = c[step];
-      return { ...c, [step]: [...(Array.isArray(before) ? before : before ? [before] : []), outcome] };
-    });
+  const decide = (step: string, outcome: Outcome) => setChosen((c) => withOutcome(c, step, outcome));
   const states: StepStates = Object.fromEntries(Object.entries(result.steps).map(([name, view]) => [name, view.status]));
   const waiting = result.waiting ?? [];
   const finished = waiting.length === 0 ? result.status : null;
