@@ -1,5 +1,5 @@
 import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
-import { executionStatusOf, stepPhase } from './execution/step-phase.ts';
+import { executionStatusOf, lastOutcome, stepPhase } from './execution/step-phase.ts';
 import { isLiveExecutionStatus } from './statuses.ts';
 import type { ExecutionContext } from './execution/types.ts';
 import { keyOf } from './execution/keys.ts';
@@ -49,11 +49,11 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     let st: StepStatus;
     if (phase === 'active') st = 'active';
     // Active just before the end and no outcome since: the end cut it short.
-    else if (!running && beforeEnd && stepPhase(beforeEnd, s.step) === 'active' && ctx.steps[s.step] === beforeEnd.context.steps[s.step]) st = 'cancelled';
+    else if (!running && beforeEnd && stepPhase(beforeEnd, s.step) === 'active' && lastOutcome(ctx.steps, s.step) === lastOutcome(beforeEnd.context.steps, s.step)) st = 'cancelled';
     else if (phase === 'idle') st = running ? 'pending' : 'skipped';
     else st = phase;
     const view: StepView = { status: st };
-    const o = ctx.steps[s.step];
+    const o = lastOutcome(ctx.steps, s.step);
     if (o) view.outcome = { status: o.status, error: o.error ? { message: o.error.message, ...(o.error.code ? { code: o.error.code } : {}) } : null };
     if (st === 'active' && s.wait && waitingIn(ctx, s.step)) {
       st = 'waiting';

@@ -9,6 +9,15 @@ export function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undef
 }
 
 /**
+ * The outcome of a step's last run in `steps` (the machine's `context.steps`), undefined if it
+ * never ran. Own keys only: a step may be named like a property every object inherits
+ * (`constructor`, `toString`), which a plain lookup finds on a step that never ran.
+ */
+export function lastOutcome<T>(steps: Readonly<Record<string, T>>, step: string): T | undefined {
+  return Object.hasOwn(steps, step) ? steps[step] : undefined;
+}
+
+/**
  * The phase of a step in a snapshot: its state in the state value when the value names it (every
  * step of a chart of regions; the running step of a sequence), else the phase its last outcome
  * left it in (a sequence's other steps; every step once the execution has ended).
@@ -16,10 +25,10 @@ export function phaseOfOutcome(o: { status: 'ok' | 'error' | 'timeout' } | undef
 export function stepPhase(snap: { value: unknown; context: { steps: Readonly<Record<string, { status: 'ok' | 'error' | 'timeout' }>> } }, step: string): StepPhase {
   const value = snap.value;
   const running = value && typeof value === 'object' ? (value as { running?: Record<string, unknown> }).running : undefined;
-  const state = running?.[step];
+  const state = running && Object.hasOwn(running, step) ? running[step] : undefined;
   const phase = typeof state === 'string' ? state : state && typeof state === 'object' ? Object.keys(state)[0] : undefined;
   if (phase === 'active' || phase === 'completed' || phase === 'failed' || phase === 'idle') return phase;
-  return phaseOfOutcome(snap.context.steps[step]);
+  return phaseOfOutcome(lastOutcome(snap.context.steps, step));
 }
 
 /** The top-level state of an execution snapshot's value: running, completed, failed or cancelled. */
