@@ -197,7 +197,14 @@ export const WaitSchema = v.strictObject({
 const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(TaskSchema) : TaskSchema));
 
 export const StepSchema = v.strictObject({
-  step: v.pipe(keyName, v.maxLength(MAX_STEP_NAME_CHARS, `must be at most ${MAX_STEP_NAME_CHARS} characters (the API names a step in paths and reports)`)),
+  step: v.pipe(
+    keyName,
+    v.maxLength(MAX_STEP_NAME_CHARS, `must be at most ${MAX_STEP_NAME_CHARS} characters (the API names a step in paths and reports)`),
+    // The statechart names each step's state after the step (machines/playbook-statechart.ts), and
+    // xstate reads a state key starting with `#` as a state id: such a step's executions stopped
+    // moving, for ever `running`, once its state was in the state value.
+    v.check((name) => !name.startsWith('#'), 'must not start with # (xstate reads a state named so as a state id: the step could never run)'),
+  ),
   desc: v.optional(v.string()),
   tool: v.optional(ToolSchema),
   loop: v.optional(LoopSchema),
