@@ -159,8 +159,9 @@ export function nsenterArgs(nsenter: string, entry: NamespaceEntry): string[] {
  * in new user, pid, ipc, uts, cgroup (and, unless it shares the host's, network) namespaces, with no user
  * namespace of its own; it dies with its parent (the worker). `taskUser`: a root worker's task
  * user is TASK_UID inside, named by the /etc/passwd and /etc/group read from PASSWD_FD, GROUP_FD.
+ * `seccompFd`: where bwrap reads the seccomp program that refuses the task the kernel's keyrings.
  */
-export function shellArgv(host: ShellHost, workDir: string, taskUser = false, namespace?: NamespaceEntry): string[] {
+export function shellArgv(host: ShellHost, workDir: string, taskUser = false, namespace?: NamespaceEntry, seccompFd?: number): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
@@ -178,6 +179,8 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false, na
     // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
     ...(taskUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
     ...(entering && namespace ? userNamespaceTask(namespace) : []),
+    // No keyring calls (keyring-filter.ts): the worker's session keyring would be the task's to read.
+    ...(seccompFd !== undefined ? ['--seccomp', String(seccompFd)] : []),
     // The host's network, or pasta's namespace (`external`); none: a namespace of its own, empty.
     ...(host.settings.network !== 'none' ? ['--share-net'] : []),
     // Its parent is the worker's spawn, or pasta, which a stop's SIGTERM ends at once (it takes no

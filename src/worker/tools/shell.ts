@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { taskUserFds } from './sandbox-mounts.ts';
+import { keyringFilterFd } from './keyring-filter.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { NamespaceError, takeNamespace, type NamespaceLease } from './network-namespaces.ts';
 import { PASSWD_FD, RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type NamespaceEntry, type ShellHost } from './shell-argv.ts';
@@ -122,8 +123,11 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
       if (id === undefined) extraFds.push(lease.userFd);
       else closeSync(lease.userFd);
     }
+    // Last, after the fds whose numbers the wrapper closes: bwrap reads it and closes it itself.
+    const seccompFd = host.bwrap ? PASSWD_FD + extraFds.length : undefined;
+    if (host.bwrap) extraFds.push(keyringFilterFd());
     held = [];
-    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry), {
+    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry, seccompFd), {
       cwd: host.bwrap ? '/' : workDir,
       env,
       uid: entry ? undefined : id,

@@ -104,6 +104,13 @@ describe('shellArgv', () => {
     for (const network of ['host', 'none'] as const) expect(shellArgv({ ...external, settings: { ...DEFAULT_SHELL_SETTINGS, network } }, '/w', false, { netFd: 5 })[0]).toBe('/usr/bin/prlimit');
   });
 
+  it('gives bwrap the keyring filter at the fd it is told, and none without one', () => {
+    const argv = shellArgv(host, '/w', false, undefined, 8);
+    expect(argv.join(' ')).toContain('--seccomp 8');
+    expect(argv.indexOf('--seccomp')).toBeLessThan(argv.indexOf('/usr/bin/env'));
+    expect(shellArgv(host, '/w')).not.toContain('--seccomp');
+  });
+
   it('never puts the command in an argument', () => {
     const env = taskEnvironment({}, { command: 'echo very-secret', home: TASK_HOME });
     expect(shellArgv(host, '/w').join(' ')).not.toContain('very-secret');
