@@ -5,7 +5,9 @@
 // seccomp filter that refuses add_key, request_key and keyctl. Here the worker's shell path
 // (probeShellSandbox, runShell) runs in a process that joined a session keyring holding a key.
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -47,11 +49,20 @@ process.exit(0);
 
 describe('a sandboxed shell task of a worker whose session keyring holds a key', () => {
   it.skipIf(process.arch !== 'x64')('cannot read it, with any network', async () => {
-    for (const network of ['host', 'external', 'none']) {
-      const { stdout } = await run('python3', ['-c', JOIN, SECRET, process.execPath, '--input-type=module', '-e', script(network)], { cwd: '/', timeout: 60_000 });
-      const outcome: unknown = JSON.parse(stdout);
-      expect(JSON.stringify(outcome), network).not.toContain(SECRET);
-      expect(outcome, network).toMatchObject({ status: 'ok', data: { stdout: 'keyring refused\n' } });
+    // A temp directory of its own: what the process leaves there at its exit goes with it.
+    const temp = await mkdtemp(join(tmpdir(), 'svc-keyring-'));
+    try {
+      // A root worker's task users pass through it to their homes (docs/operations.md, User).
+      await chmod(temp, 0o711);
+      for (const network of ['host', 'external', 'none']) {
+        const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: temp };
+        const { stdout } = await run('python3', ['-c', JOIN, SECRET, process.execPath, '--input-type=module', '-e', script(network)], { cwd: '/', env, timeout: 60_000 });
+        const outcome: unknown = JSON.parse(stdout);
+        expect(JSON.stringify(outcome), network).not.toContain(SECRET);
+        expect(outcome, network).toMatchObject({ status: 'ok', data: { stdout: 'keyring refused\n' } });
+      }
+    } finally {
+      await rm(temp, { recursive: true, force: true });
     }
   }, 120_000);
 });
