@@ -23,6 +23,14 @@ export function isRefusal(err: unknown): err is ServerError {
   return err instanceof ServerError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
 }
 
+/**
+ * A 500: the server failed on this request itself (a fault of its code with these data), not for
+ * want of its database (503) or of a server (502-504). Sent again it may fail the same way.
+ */
+export function isServerFault(err: unknown): err is ServerError {
+  return err instanceof ServerError && err.status === 500;
+}
+
 /** No server to answer yet: refused or unreachable (TypeError), no answer in time (TimeoutError), or a 502-504 from what stands before it. */
 export function serverNotUp(err: unknown): boolean {
   const timedOut = err instanceof DOMException && err.name === 'TimeoutError';

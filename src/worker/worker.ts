@@ -17,7 +17,7 @@ import { sweepTaskHomesOnce } from './tools/task-homes.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { commandReport, fittingReports, reportEventsRoom, type CommandReport } from './bound-report.ts';
 import { inCommandTrace, type CommandTraces } from '../telemetry/command-trace.ts';
-import { isRefusal, ServerClient, serverNotUp, type InProcessServer, type ServerError } from './server-client.ts';
+import { isRefusal, isServerFault, ServerClient, serverNotUp, type InProcessServer, type ServerError } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
 export const CLAIM_WAIT_MS = 5_000;
@@ -30,6 +30,10 @@ export const CLAIM_WAIT_MS = 5_000;
  */
 export const WORKER_ANSWER_TIMEOUT_MS = 30_000;
 const REPORT_RETRY_MAX_DELAY_MS = 5_000;
+// A report the server fails on (500) this many times in a row is given up as a refused one is:
+// one execution the server cannot route (a fault of its code) held a batch, and with it every
+// other command's report of the pool, retried for ever; its drain hung too.
+const REPORT_SERVER_FAULT_TRIES = 4;
 // A worker started before its server retries registering from this delay, doubling, up to the max.
 const REGISTER_RETRY_FIRST_DELAY_MS = 250;
 const REGISTER_RETRY_MAX_DELAY_MS = 5_000;
@@ -377,13 +381,14 @@ export class Worker {
     const refusal = await this.#report(batch);
     if (!refusal) return;
     if (batch.length > 1) {
-      // The server refuses a whole request for one bad part (e.g. 404 when one execution is gone):
-      // send each command's report alone, so only the refused one fails.
+      // The server refuses a whole request for one bad part (e.g. 404 when one execution is gone),
+      // or fails on it (500): send each command's report alone, so only that one fails.
       this.#opts.log.warn({ commands: batch.map((r) => r.base.command_id) }, 'report batch refused by the server; reporting each command alone');
       for (const one of batch) await this.#send([one]);
       return;
     }
-    // The server will never store this report as it is (too large, refused by its input checks):
+    // The server will never store this report as it is (too large, refused by its input checks, or
+    // failing on it, a fault of its own):
     // the command fails with the server's reason instead, in one small event.
     const { base } = batch[0];
     const id = base.command_id;
@@ -399,7 +404,8 @@ export class Worker {
   /**
    * Sends one report request, retrying while the server is unreachable or failing (5xx, 408,
    * 429); once answered, frees the reported commands' slots and launches the commands it
-   * claimed. A refusal (4xx) is returned, and the batch's slots are left to the caller.
+   * claimed. A refusal (4xx), or a 500 REPORT_SERVER_FAULT_TRIES times, is returned, and the
+   * batch's slots are left to the caller.
    */
   async #report(batch: PendingReport[]): Promise<ServerError | undefined> {
     // Sent again with the same id after a failure: the server hands back what the lost answer claimed.
@@ -420,7 +426,7 @@ export class Worker {
         this.#settle(batch, res.commands);
         return undefined;
       } catch (err) {
-        if (isRefusal(err)) {
+        if (isRefusal(err) || (isServerFault(err) && attempt + 1 >= REPORT_SERVER_FAULT_TRIES)) {
           this.#claiming -= claim;
           return err;
         }
