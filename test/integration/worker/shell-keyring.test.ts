@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { ensurePackage } from '../../../scripts/ensure-package.ts';
 
 const run = promisify(execFile);
 const checkout = resolve(import.meta.dirname, '../../..');
@@ -49,6 +50,8 @@ process.exit(0);
 
 describe('a sandboxed shell task of a worker whose session keyring holds a key', () => {
   it.skipIf(process.arch !== 'x64')('cannot read it, with any network', async () => {
+    // The calls are made from Python's ctypes, in the test and in the task: Debian's python3.
+    ensurePackage('python3', 'python3', "the keyring test's system calls (ctypes)");
     // A temp directory of its own: what the process leaves there at its exit goes with it.
     const temp = await mkdtemp(join(tmpdir(), 'svc-keyring-'));
     try {
