@@ -2,12 +2,9 @@
 // default priority, they waited behind every command already queued: with the workers busy on a
 // backlog (when an operator most wants to look) detect timed out and exited 3, 'no result within
 // N s', as if no worker ran. They are claimed ahead of the queue now.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
-import { runDoctor } from './run-doctor.ts';
+import { runDoctor, startSvc, type StartedSvc } from './run-doctor.ts';
 
 // Each queued command holds the one worker slot this long; the backlog outlasts detect's timeout.
 const BACKLOG = 40;
@@ -21,30 +18,16 @@ workflow:
     tool: { name: s, kind: postgres, read_only: true, command: "SELECT pg_sleep(${TASK_SECONDS})" }
 `;
 
-let db: TestDatabase;
-let proc: SvcProcess;
+let svc: StartedSvc | undefined;
 let url: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  // One worker slot; port 0, read from the banner.
-  proc = spawnSvc(['start'], {
-    SVC_PORT: '0',
-    SVC_HOST: '127.0.0.1',
-    SVC_DATABASE_URL: db.url,
-    SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    SVC_WORKER_CONCURRENCY: '1',
-  });
-  await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
-  const api = /API\s+(http:\/\/\S+)\/api/.exec(proc.output());
-  if (!api) throw new Error(`no API address in the banner:\n${proc.output()}`);
-  url = api[1];
-  await waitForHealth(`${url}/api/health`, 10_000);
+  // One worker slot.
+  svc = await startSvc({ SVC_WORKER_CONCURRENCY: '1' });
+  url = svc.url;
 }, 90_000);
 afterAll(async () => {
-  proc?.kill('SIGTERM');
-  if (proc) await withTimeout(proc.exited, 30_000, 'svc start stop');
-  await db?.drop();
+  await svc?.stop();
 });
 
 describe('svc doctor detect while the workers work through a backlog', () => {

@@ -2,38 +2,20 @@
 // silent worker pool, deregistering it, must work as given. The route takes only the worker
 // token (in every auth mode), which the step did not send: pasted, it answered 401.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asWorker, TEST_WORKER_TOKEN } from '../../helpers/auth.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
-import { runDoctor } from './run-doctor.ts';
+import { runDoctor, startSvc, type StartedSvc } from './run-doctor.ts';
 
-let db: TestDatabase;
-let proc: SvcProcess;
+let svc: StartedSvc | undefined;
 let url: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  // Port 0: the banner says which (a port picked beforehand may be taken meanwhile by another file's server).
-  proc = spawnSvc(['start'], {
-    SVC_PORT: '0',
-    SVC_HOST: '127.0.0.1',
-    SVC_DATABASE_URL: db.url,
-    SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    SVC_COMMAND_REAPER_ENABLED: 'false',
-  });
-  await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
-  const api = /API\s+(http:\/\/\S+)\/api/.exec(proc.output());
-  if (!api) throw new Error(`no API address in the banner:\n${proc.output()}`);
-  url = api[1];
-  await waitForHealth(`${url}/api/health`, 10_000);
+  svc = await startSvc({ SVC_COMMAND_REAPER_ENABLED: 'false' });
+  url = svc.url;
 }, 90_000);
 afterAll(async () => {
-  proc?.kill('SIGTERM');
-  if (proc) await withTimeout(proc.exited, 20_000, 'svc start stop');
-  await db?.drop();
+  await svc?.stop();
 });
 
 /** Runs a next step as a person pastes it into bash, with the worker token in the environment. */

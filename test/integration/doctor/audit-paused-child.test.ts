@@ -3,13 +3,10 @@
 // paused (or one queued behind its concurrency limit) made its parent 'running for over N min with
 // no progress', critical, with `svc cancel <parent>` as the next step, which cancels the paused
 // child along. The child is judged itself: paused waits on purpose, queued as its limit says.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 import { until } from '../../helpers/until.ts';
-import { runDoctor } from './run-doctor.ts';
+import { runDoctor, startSvc, type StartedSvc } from './run-doctor.ts';
 
 // One child at a time (its inline limit), each waiting an hour on a timer: the first runs, the next is queued.
 const CHILD = `apiVersion: svc/v1
@@ -28,23 +25,15 @@ workflow:
     tool: { name: c, kind: playbook, path: audit/child }
 `;
 
-let db: TestDatabase;
-let proc: SvcProcess;
+let svc: StartedSvc | undefined;
 let url: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  proc = spawnSvc(['start'], { SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_DATABASE_URL: db.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-  await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
-  const api = /API\s+(http:\/\/\S+)\/api/.exec(proc.output());
-  if (!api) throw new Error(`no API address in the banner:\n${proc.output()}`);
-  url = api[1];
-  await waitForHealth(`${url}/api/health`, 10_000);
+  svc = await startSvc();
+  url = svc.url;
 }, 90_000);
 afterAll(async () => {
-  proc?.kill('SIGTERM');
-  if (proc) await withTimeout(proc.exited, 30_000, 'svc start stop');
-  await db?.drop();
+  await svc?.stop();
 });
 
 /** Starts the parent playbook; resolves with its id and its child's once the child has a status. */

@@ -4,32 +4,21 @@
 // 2^53 (`"stuck_minutes": 1e20` to `svc doctor serve`) was refused by the server as the run's
 // body (422 invalid body), which the doctor answered 502, the server could not be examined, not
 // naming the argument. Each is now refused as an argument, as the server's own ages are bounded.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_AGE_SECONDS } from '../../../src/config.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
-import { spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
-import { runDoctor, serveDoctor } from './run-doctor.ts';
+import { runDoctor, serveDoctor, startSvc, type StartedSvc } from './run-doctor.ts';
 
-let db: TestDatabase;
-let proc: SvcProcess;
+let svc: StartedSvc | undefined;
 let url: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   // In-process workers run the detection playbooks; port 0, read from the banner.
-  proc = spawnSvc(['start'], { SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_DATABASE_URL: db.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-  await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
-  const api = /API\s+(http:\/\/\S+)\/api/.exec(proc.output());
-  if (!api) throw new Error(`no API address in the banner:\n${proc.output()}`);
-  url = api[1];
-  await waitForHealth(`${url}/api/health`, 10_000);
+  svc = await startSvc();
+  url = svc.url;
 }, 90_000);
 afterAll(async () => {
-  proc?.kill('SIGTERM');
-  if (proc) await withTimeout(proc.exited, 30_000, 'svc start stop');
-  await db?.drop();
+  await svc?.stop();
 });
 
 describe('doctor thresholds past any age the server takes', () => {

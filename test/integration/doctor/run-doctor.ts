@@ -1,7 +1,37 @@
 // `svc doctor …` as a real process, its stdout apart from its stderr (--json prints only the object).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import type { Json } from '../../helpers/http.ts';
-import { NODE24, ROOT, spawnSvc, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+import { NODE24, ROOT, spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
+
+export type StartedSvc = { url: string; proc: SvcProcess; db: TestDatabase; stop(): Promise<void> };
+
+/**
+ * `svc start` (server and its worker) on a new test database, with `env` added; on port 0, read
+ * from its banner (a port picked beforehand may be taken meanwhile by another file's server).
+ * `stop` ends it (SIGTERM) and drops the database.
+ */
+export async function startSvc(env: Record<string, string> = {}): Promise<StartedSvc> {
+  const db = await createTestDatabase();
+  const proc = spawnSvc(['start'], { SVC_PORT: '0', SVC_HOST: '127.0.0.1', SVC_DATABASE_URL: db.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), ...env });
+  const stop = async () => {
+    proc.kill('SIGTERM');
+    await withTimeout(proc.exited, 30_000, 'svc start stop');
+    await db.drop();
+  };
+  try {
+    await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
+    const api = /API\s+(http:\/\/\S+)\/api/.exec(proc.output());
+    if (!api) throw new Error(`no API address in the banner:\n${proc.output()}`);
+    await waitForHealth(`${api[1]}/api/health`, 10_000);
+    return { url: api[1], proc, db, stop };
+  } catch (error) {
+    proc.kill('SIGKILL');
+    await db.drop();
+    throw error;
+  }
+}
 
 export type DoctorRun = { code: number | null; stdout: string; stderr: string; json(): Json };
 
