@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import { href } from '../route.ts';
 import { layoutGraph } from './layout.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
-import type { LoopProgress, LoopProgresses, StepStates, StepStatus } from './step-status.ts';
+import { stepEntry, type LoopProgress, type LoopProgresses, type StepStates, type StepStatus } from './step-status.ts';
 
 /** A child path written as a template (`{{ workload.kid }}`, `{% ... %}`), as the DSL reads one. */
 const TEMPLATED = /\{\{|\{%|\{#/;
@@ -24,7 +24,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
     if (!states) return 'none';
     if (id === START_NODE) return Object.keys(states).length ? 'completed' : 'pending';
     if (id === END_NODE) return ended === 'completed' ? 'completed' : 'pending';
-    return states[id] ?? 'pending';
+    return stepEntry(states, id) ?? 'pending';
   };
   const ran = (id: string) => DONE.includes(statusOf(id) as StepStatus);
   // An arc was taken when both of its ends ran (the path a finished execution took); the arc to
@@ -58,7 +58,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
         {placed.nodes.map((p) => {
           const n = byId.get(p.id)!;
           const status = statusOf(p.id);
-          const progress = n.loop && loops ? loops[p.id] : undefined;
+          const progress = n.loop && loops ? stepEntry(loops, p.id) : undefined;
           // Lines from the top: name, loop, its progress, child playbooks; centred as a block.
           const shift = withProgress && n.loop ? 7 : 0;
           if (n.kind !== 'step') {

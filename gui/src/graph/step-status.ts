@@ -8,6 +8,14 @@ export type StepStates = Record<string, StepStatus>;
 export type LoopProgress = { length: number | null; done: number; in_flight: number };
 export type LoopProgresses = Record<string, LoopProgress>;
 
+/**
+ * A step's entry in `states` or `loops`, undefined when it has none. Own keys only: a step may be
+ * named like a property every object inherits (`constructor`), which a plain lookup finds.
+ */
+export function stepEntry<T>(byStep: Readonly<Record<string, T>>, step: string): T | undefined {
+  return Object.hasOwn(byStep, step) ? byStep[step] : undefined;
+}
+
 /** `GET /api/executions/{id}/state` (the statecharts issue's contract). */
 export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }> };
 
