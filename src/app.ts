@@ -7,6 +7,7 @@ import { executionSecretRoutes } from './api/execution-secrets.ts';
 import { catalogRoutes } from './api/catalog.ts';
 import { credentialRoutes } from './api/credentials.ts';
 import { keychainRoutes } from './api/keychain.ts';
+import { keychainRenewalRoutes } from './api/keychain-renewal.ts';
 import { postgresRoutes } from './api/postgres.ts';
 import { eventRoutes } from './api/events.ts';
 import { batchRoutes } from './api/batch.ts';
@@ -87,6 +88,6 @@ export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promi
   await registerDocs(app);
   await registerRedoc(app);
   app.addHook('onRoute', refuseUnreadQueries);
-  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, limitRoutes, hookRoutes, guiRoutes];
+  const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, keychainRenewalRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, limitRoutes, hookRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

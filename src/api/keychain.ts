@@ -50,10 +50,10 @@ const isStorableTimestamp = (s: string): boolean => {
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
 const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), ownKeysRecord(v.string(), v.unknown(), message));
 
-const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
+export const entryParams = v.object({ catalog_id: idText, keychain_name: keychainName });
 const catalogParams = v.object({ catalog_id: idText });
 // Exact: a misspelt scope_type would mean the global entry, and DELETE would remove it instead.
-const entryQuery = exactObject({
+export const entryQuery = exactObject({
   scope_type: v.optional(oneOf(KEYCHAIN_SCOPES), 'global'),
   execution_id: v.optional(idText),
 });
@@ -184,7 +184,7 @@ function openRenewConfig(keyring: Keyring, row: KeychainRow, log: FastifyBaseLog
  * Cache key a request names, and the execution whose completion removes the entry: the root
  * (shared), the execution itself (local), the given one if any (global). 400 when local/shared lack it.
  */
-async function requestedEntry(
+export async function requestedEntry(
   db: Db,
   name: string,
   catalogId: number,

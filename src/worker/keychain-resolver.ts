@@ -15,6 +15,7 @@ import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
 import { claimHeaders } from './claim-headers.ts';
 import { EntryFlow } from './keychain-entry-flow.ts';
+import { renewalTurn, type Turn } from './keychain-renewal-turn.ts';
 import { checkEntrySchema } from './keychain-schema-check.ts';
 import { KEYCHAIN_REQUEST_TIMEOUT_MS, sendOutbound, statusText, type OutboundRequest } from './keychain-http.ts';
 import { fetchSecrets } from './keychain-secret-manager.ts';
@@ -142,6 +143,25 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     } catch (error) {
       return { ok: false, reason: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /** The entry when a read finds it live (checked against its schema), else undefined. */
+  async function readLive(target: EntryTarget): Promise<TokenData | undefined> {
+    const answer = await read(target);
+    if (!answer.ok || answer.value.status !== 'success') return undefined;
+    checkEntrySchema(target.name, answer.value.token_data, answer.value.schema, log, logFields(target));
+    return answer.value.token_data;
+  }
+
+  /** This worker's turn to make the entry, or the entry another worker made meanwhile (keychain-renewal-turn.ts). */
+  function turnFor(target: EntryTarget): Promise<Turn<TokenData>> {
+    return renewalTurn({
+      client,
+      entryPath: `/api/keychain/${target.catalogId}/${encodeURIComponent(target.name)}`,
+      query: { scope_type: target.scope, execution_id: String(target.executionId) },
+      claim: target.claim,
+      readLive: () => readLive(target),
+    });
   }
 
   /**
@@ -323,7 +343,9 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
         log.warn(logFields(target), `keychain entry '${name}' has no definition in the playbook; nothing to create`);
         return undefined;
       }
-      const created = await create(target, definition);
+      const turn = await turnFor(target);
+      if (turn.kind === 'live') return turn.value;
+      const created = await create(target, definition).finally(turn.release);
       if (!created.ok) {
         failed('create', target, created.reason);
         return {};
@@ -335,6 +357,14 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     // Expired: the machine accepts RENEW only for an auto-renewing entry; otherwise the entry is {}.
     if (!flow.send({ type: 'RENEW' }).requestRenewal) return {};
     const renewConfig = answer.value.status === 'expired' ? answer.value.renew_config : undefined;
+    // Another worker may be renewing it right now: its token is used, not a second one.
+    const turn = await turnFor(target);
+    if (turn.kind === 'live') return turn.value;
+    return renewAndStore(target, flow, renewConfig, answer.value.status === 'expired' ? answer.value.schema : undefined).finally(turn.release);
+  }
+
+  /** Renews an expired entry and stores it as the machine says; the renewed value, or {} on failure. */
+  async function renewAndStore(target: EntryTarget, flow: EntryFlow, renewConfig: unknown, schema: unknown): Promise<Resolution> {
     const renewed = await renew(target, renewConfig);
     if (!renewed.ok) {
       flow.send({ type: 'RENEW_FAILED', reason: renewed.reason });
@@ -342,7 +372,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     }
     const { tokenData, ttlSeconds, lifetimeSeconds, kind, renewConfig: nextRenewConfig } = renewed.value;
     if (flow.send({ type: 'RENEWED', expiresAt: Date.now() + lifetimeSeconds * MS_PER_SECOND }).storeRenewed) {
-      await store(target, kind, tokenData, ttlSeconds, nextRenewConfig, answer.value.status === 'expired' ? answer.value.schema : undefined);
+      await store(target, kind, tokenData, ttlSeconds, nextRenewConfig, schema);
     }
     return tokenData;
   }

@@ -50,6 +50,8 @@ const EXPECTED: Record<string, RouteAccess> = {
   'GET /api/keychain/:catalog_id/:keychain_name': { level: 'admin', worker: true },
   'POST /api/keychain/:catalog_id/:keychain_name': { level: 'admin', worker: true },
   'DELETE /api/keychain/:catalog_id/:keychain_name': admin,
+  'POST /api/keychain/:catalog_id/:keychain_name/renewal': { level: 'admin', worker: true },
+  'DELETE /api/keychain/:catalog_id/:keychain_name/renewal': { level: 'admin', worker: true },
   'POST /api/admin/command_reaper/sweep': admin,
   'POST /api/events': worker,
   'POST /api/events/batch': { level: 'operator', worker: true },

@@ -77,6 +77,8 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'GET', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', headers: CLAIM },
   { method: 'POST', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', body: { token_data: { t: 'x' }, credential_type: 'bearer' }, headers: CLAIM },
   { method: 'DELETE', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', headers: CLAIM },
+  { method: 'POST', url: '/api/keychain/1/k/renewal', route: '/api/keychain/{catalog_id}/{keychain_name}/renewal', headers: CLAIM },
+  { method: 'DELETE', url: '/api/keychain/1/k/renewal?lease_id=00000000-0000-4000-8000-000000000000', route: '/api/keychain/{catalog_id}/{keychain_name}/renewal', headers: CLAIM },
   { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1' } },
   { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: 'pg_auth' } },
   { method: 'GET', url: '/api/health', route: '/api/health' },
