@@ -38,6 +38,7 @@ export const PLACEMENT: Record<string, 'distributed' | 'reference' | 'coordinato
   idempotency_key: 'own key: key',
   // Left on the coordinator (Citus local tables).
   keychain: 'coordinator',
+  keychain_renewal: 'coordinator',
   execution_secret: 'coordinator',
   trigger_fire: 'coordinator',
   gateway_session: 'coordinator',
