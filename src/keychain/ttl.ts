@@ -87,7 +87,9 @@ const nonEmptyText = v.pipe(v.string(NON_EMPTY_TEXT), v.nonEmpty(NON_EMPTY_TEXT)
 
 /** Valibot schema of a stored `renew_config` (the token request that renews an entry); no issue quotes a value. */
 export const renewConfigSchema = v.object({
-  endpoint: v.pipe(v.string('must be a URL'), v.url('must be a URL')),
+  // The worker renews over HTTP only: any other scheme would be stored and fail at every renewal.
+  // (valibot runs every action of a pipe: one that is no URL at all is v.url's to name.)
+  endpoint: v.pipe(v.string('must be a URL'), v.url('must be a URL'), v.check((url) => !URL.canParse(url) || /^https?:$/.test(new URL(url).protocol), 'must be an http or https URL')),
   method: v.optional(nonEmptyText),
   headers: v.optional(ownKeysRecord(v.string(), v.string('must be a text'), 'must be a JSON object')),
   data: v.optional(ownKeysRecord(v.string(), v.unknown(), 'must be a JSON object')),

@@ -43,6 +43,11 @@ describe("a malformed keychain renew_config's 422", () => {
     for (const secret of ['kc-echo-secret-1', 'kc-echo-secret-2', 'kc-echo-secret-3', '987654321', '424242']) expect(text).not.toContain(secret);
     expect((await store({ endpoint: 'not a url kc-echo-secret-4' })).body.detail.errors).toEqual(['renew_config.endpoint: must be a URL']);
     expect((await store('kc-echo-secret-5')).body.detail.errors).toEqual(['renew_config: must be a JSON object']);
+    // A URL the worker cannot renew over was stored (201) and failed at every renewal.
+    const ftp = await store({ endpoint: 'ftp://kc-echo-secret-6.example/token' });
+    expect(ftp.status).toBe(422);
+    expect(ftp.body.detail.errors).toEqual(['renew_config.endpoint: must be an http or https URL']);
+    expect(JSON.stringify(ftp.body)).not.toContain('kc-echo-secret-6');
     expect(t.logs.join('')).not.toMatch(/kc-echo-secret|987654321/);
   });
 });
