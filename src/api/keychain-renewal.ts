@@ -10,9 +10,9 @@ import { getKeychainEntry } from '../db/keychain.repo.ts';
 import { endKeychainRenewal, takeKeychainRenewal } from '../db/keychain-renewal.repo.ts';
 import { RENEWAL_LEASE_SECONDS } from '../keychain/renewal-lease.ts';
 import { responses } from './answers.ts';
-import { entryParams, entryQuery, requestedEntry } from './keychain.ts';
+import { entryParams, entryQuery, grantedEntry } from './keychain.ts';
 import { exactObject, jsonSchema } from './validation.ts';
-import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
+import { claimHeadersSchema } from './worker-grant.ts';
 
 // How soon a waiter asks again: a token request takes tens to hundreds of milliseconds.
 const RETRY_AFTER_MS = 150;
@@ -41,10 +41,7 @@ export async function keychainRenewalRoutes(app: FastifyInstance, deps: AppDeps)
       config: { access: { level: 'admin', worker: true } },
     },
     async (req) => {
-      const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
-      const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
-      await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: executionId ?? null });
-      const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
+      const { key } = await grantedEntry(req, deps);
       const now = new Date();
       // Live already (another worker stored it): nothing to make. The worker reads the entry again
       // after a grant too, for a store that lands between this read and the lease.
@@ -70,10 +67,8 @@ export async function keychainRenewalRoutes(app: FastifyInstance, deps: AppDeps)
       config: { access: { level: 'admin', worker: true } },
     },
     async (req) => {
-      const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
-      const { scope_type: scope, execution_id: executionId, lease_id: leaseId } = req.query as v.InferOutput<typeof releaseQuery>;
-      await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: executionId ?? null });
-      const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
+      const { key } = await grantedEntry(req, deps);
+      const { lease_id: leaseId } = req.query as v.InferOutput<typeof releaseQuery>;
       await endKeychainRenewal(deps.db, key, leaseId);
       return { status: 'success' };
     },

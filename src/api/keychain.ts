@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import * as v from 'valibot';
 import { initialTransition, transition } from 'xstate';
 import { keychainEntryMachine, readOutcome, type ReadOutcome } from '../../machines/keychain-entry.machine.ts';
@@ -197,6 +197,18 @@ export async function requestedEntry(
   return { key: cacheKey(name, catalogId, scope, owner), owner };
 }
 
+/**
+ * The entry a worker route names (its params, and its query's scope and execution), once the
+ * caller may reach it (a worker: by the command it holds, worker-grant.ts): name, catalog and key.
+ */
+export async function grantedEntry(req: FastifyRequest, deps: AppDeps): Promise<{ name: string; catalogId: number; key: string }> {
+  const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
+  const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
+  await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: executionId ?? null });
+  const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
+  return { name, catalogId, key };
+}
+
 const iso = (d: Date): string => d.toISOString();
 
 /** Keychain of scoped, expiring tokens and secrets: read, store, delete, list per catalog entry. */
@@ -237,10 +249,8 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       config: { access: { level: 'admin', worker: true } },
     },
     async (req) => {
-      const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
-      const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
-      await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: executionId ?? null });
-      const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
+      const { name, catalogId, key } = await grantedEntry(req, deps);
+      const { scope_type: scope } = req.query as v.InferOutput<typeof entryQuery>;
       const base = { keychain_name: name, catalog_id: catalogId, cache_key: key };
 
       for (let attempt = 1; ; attempt++) {

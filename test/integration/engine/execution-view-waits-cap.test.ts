@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ExecutionDetail, statusText } from '../../../src/cli/execution-status-view.ts';
-import { EXECUTION_VIEW_WAITS_MAX } from '../../../src/db/execution.repo.ts';
+import { EXECUTION_VIEW_WAITS_MAX } from '../../../src/db/execution-view.repo.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Db } from '../../../src/db/db.ts';
-import { getExecutionWithRetryLinks } from '../../../src/db/execution.repo.ts';
+import { getExecutionWithRetryLinks } from '../../../src/db/execution-view.repo.ts';
 import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { http, type Json } from '../../helpers/http.ts';
