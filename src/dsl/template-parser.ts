@@ -178,10 +178,9 @@ function children(value: unknown): RawNode[] {
 }
 
 function fail(raw: RawNode | undefined, message: string): never {
-  const line = raw ? raw.lineno : undefined;
-  const column = raw ? raw.colno : undefined;
-  if (typeof line !== 'number' || typeof column !== 'number') throw new TemplateSyntaxError(message);
-  throw new TemplateSyntaxError(`${message} (line ${line + 1}, column ${column + 1})`, { line: line + 1, column: column + 1 });
+  // A node's place is 0-based; a message's and `at` are 1-based.
+  const at = raw && typeof raw.lineno === 'number' && typeof raw.colno === 'number' ? { line: raw.lineno + 1, column: raw.colno + 1 } : undefined;
+  throw new TemplateSyntaxError(at ? `${message} (line ${at.line}, column ${at.column})` : message, at);
 }
 
 const UNSUPPORTED_TAGS: Record<string, string> = {
