@@ -21,3 +21,13 @@ export async function takeKeychainRenewal(q: Queryable, cacheKey: string, leaseI
 export async function endKeychainRenewal(q: Queryable, cacheKey: string, leaseId: string | null): Promise<void> {
   await q.query(`DELETE FROM core.keychain_renewal WHERE cache_key = $1 AND ($2::uuid IS NULL OR lease_id = $2::uuid)`, [cacheKey, leaseId]);
 }
+
+/**
+ * Deletes renewal leases that expired over `graceSeconds` ago (a holder that died, or an entry
+ * whose execution ended meanwhile); returns how many. An expired lease is as good as none to a
+ * take, so this changes no answer: it keeps the table from growing with every lease left behind.
+ */
+export async function deleteExpiredKeychainRenewals(q: Queryable, graceSeconds: number): Promise<number> {
+  const { rowCount } = await q.query(`DELETE FROM core.keychain_renewal WHERE expires_at < now() - make_interval(secs => $1)`, [graceSeconds]);
+  return rowCount ?? 0;
+}
