@@ -26,6 +26,20 @@ const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
 
 export type StaticFile = { body: Buffer; type: string };
 
+/**
+ * First segments of paths where programs, not people, ask: the API, the gateway's login routes,
+ * metrics, health and readiness probes, API documents, well-known files. None is a console link,
+ * so the fallback below answers them 404 with a JSON detail: the console's page (or a redirect to
+ * it, which scrapers and probes follow) answered 200 and told a Prometheus or a health check
+ * pointed at the wrong path that all was well. Compared lower-cased, as `/API/x` is no link either.
+ */
+const MACHINE_SEGMENTS: ReadonlySet<string> = new Set(['api', 'auth', 'metrics', 'federate', 'health', 'healthz', 'livez', 'readyz', 'ready', 'docs', 'redoc', 'openapi.json', 'openapi.yaml', '.well-known']);
+
+/** True when `path` (below the console's root, no leading '/') is under a machine's first segment. */
+function isMachinePath(path: string): boolean {
+  return MACHINE_SEGMENTS.has((path.split('/', 1)[0] ?? '').toLowerCase());
+}
+
 /** Every file under `dir` by its URL path (forward slashes), or null when there is no index.html. */
 export function readGuiFiles(dir: string): Map<string, StaticFile> | null {
   let names: string[];
@@ -47,7 +61,8 @@ export function readGuiFiles(dir: string): Map<string, StaticFile> | null {
 
 /**
  * Serves `files` under `prefix` (ending in '/'), each route with `opts` (the caller's access
- * declaration). An unknown non-asset path is sent to the console's root as the route it names.
+ * declaration). An unknown path is sent to the console's root as the route it names, but for a
+ * missing asset and a machine's path (MACHINE_SEGMENTS): 404 with a JSON detail, never the page.
  */
 export function serveGuiFiles(app: FastifyInstance, prefix: string, files: Map<string, StaticFile>, opts: RouteShorthandOptions): void {
   const index = files.get('index.html')!;
@@ -65,6 +80,7 @@ export function serveGuiFiles(app: FastifyInstance, prefix: string, files: Map<s
         .send(file.body);
     }
     if (path.startsWith('assets/')) return reply.code(404).send({ detail: `${path} not found` });
+    if (isMachinePath(path)) return reply.code(404).send({ detail: `route not found: ${req.method} ${req.url.split('?')[0]}` });
     // Any other path is a link written as a path (`executions/12`): the console routes by the URL's
     // hash and loads its files relative to its root, so it goes there as that route
     // (`#/executions/12`, the query kept). index.html answered here would ask for its files below

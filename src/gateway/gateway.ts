@@ -219,6 +219,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     return sent;
   };
   app.all('/api/*', { config: { gate: 'caller' } }, forwardApi);
+  // The server's metrics are a viewer's (docs/operations.md): a scraper that can reach only the
+  // gateway (the server on a private address, as the hardening list asks) sends a token here and
+  // gets the server's exposition. Unrouted, /metrics fell to the console and answered its page, 200.
+  app.get('/metrics', { config: { gate: 'caller' } }, forwardApi);
 
   // A caller restricted to playbook path patterns (SVC_OIDC_PATHS_CLAIM) starts executions only
   // of those; the server checks the role. The routes that start one are matched by the router,
