@@ -1,3 +1,4 @@
+import { roundNumber } from './round-number.ts';
 import { applyTest } from './template-tests.ts';
 import { capitalizeText, replaceText, stripText, titleFilterText } from './template-text.ts';
 import {
@@ -334,12 +335,7 @@ const filters: [string, Filter][] = [
       params: ['precision', 'method'],
       run: (v, [precision, method]) => {
         const n = numeric(v) ?? fault('round needs a number');
-        const factor = 10 ** count(precision, 0, 'round precision');
-        const how = method ?? 'common';
-        if (how === 'ceil') return Math.ceil(n * factor) / factor;
-        if (how === 'floor') return Math.floor(n * factor) / factor;
-        if (how !== 'common') throw new RenderFault("round method must be 'common', 'ceil' or 'floor'");
-        return (Math.sign(n) * Math.round(Math.abs(n) * factor)) / factor;
+        return roundNumber(n, count(precision, 0, 'round precision'), method ?? 'common');
       },
     },
   ],

@@ -171,7 +171,7 @@ describe('filters', () => {
     ['{{ workload.n | sort }} {{ workload.n | sort(reverse=true) }} {{ ["b", "A", "c"] | sort }} {{ workload.users | sort(attribute="age") | map(attribute="name") | list }}', '[1,2,3] [3,2,1] ["A","b","c"] ["bob","ann"]'],
     ['{{ [1, 2, 1, 3] | unique }} {{ ["a", "A"] | unique }} {{ workload.n | reverse }} {{ "abc" | reverse }}', '[1,2,3] ["a"] [2,1,3] cba'],
     ['{{ "a-b-a" | replace("a", "x") }} {{ "a-b-a" | replace("a", "x", 1) }}', 'x-b-x x-b-a'],
-    ['{{ 3.7 | round }} {{ 3.14159 | round(2) }} {{ 2.5 | round }} {{ 3.1 | round(method="ceil") }} {{ -3 | abs }}', '4 3.14 3 4 3'],
+    ['{{ 3.7 | round }} {{ 3.14159 | round(2) }} {{ 2.5 | round }} {{ 3.1 | round(method="ceil") }} {{ -3 | abs }}', '4 3.14 2 4 3'],
     ['{{ "42" | int }} {{ "3.9" | int }} {{ "x" | int }} {{ "x" | int(7) }} {{ "ff" | int(base=16) }} {{ "2.5" | float }} {{ true | int }}', '42 3 0 7 255 2.5 1'],
     ['{{ 5 | string }} {{ workload.n | string }} {{ workload.n | tojson }} {{ workload.d | tojson(2) }}', '5 [3,1,2] [3,1,2] {\n  "b": 2,\n  "a": 1\n}'],
     ['{{ (\'{"a": [1]}\' | fromjson).a }} {{ "user:pass" | b64encode }} {{ "dXNlcjpwYXNz" | b64decode }}', '[1] dXNlcjpwYXNz user:pass'],
