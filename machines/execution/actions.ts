@@ -172,7 +172,8 @@ export function exitRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: str
     type: 'record',
     eventType: EVENT.stepExit,
     step: name,
-    context: { status: outcome.status },
+    // `at_once`: a wait that ended as it began has no seq and no event of its own but this one.
+    context: ended.atOnce ? { status: outcome.status, at_once: ended.atOnce } : { status: outcome.status },
     result: outcome.status === 'ok' ? outcome.result : undefined,
     error: outcome.error ?? undefined,
   });

@@ -27,6 +27,7 @@ export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
       const left = kept.filter((_signal, i) => i !== taken);
       d.c.signals = left.length > 0 ? { ...others, [wait.signal]: left } : others;
       run.outcome = signalled(kept[taken]);
+      run.atOnce = 'kept_signal';
       return;
     }
     const seq = waitUnder(d, run, wait.signal);
@@ -39,10 +40,12 @@ export function startWait(d: Draft, run: StepRun, wait: WaitSpec): void {
       wakeAt = waitTimeOf(renderValue(wait.until, baseRenderContext(d.c), `${run.step}.wait.until`));
     } catch (err) {
       run.outcome = { status: 'error', result: null, error: errorOf(err), tasks: {} };
+      run.atOnce = 'until_failed';
       return;
     }
     if (wakeAt === null) {
       run.outcome = { status: 'error', result: null, error: { message: `${run.step}.wait.until must render to a time (ISO 8601 with an offset, or epoch milliseconds)`, code: CODE.wait_until }, tasks: {} };
+      run.atOnce = 'until_failed';
       return;
     }
   }

@@ -100,7 +100,15 @@ export type StepRun = {
   lastTasks: Record<string, TaskOutcome>;
   /** Set when the run's work is over; the step's region then leaves `active` (exitRun). */
   outcome?: StepOutcome;
+  /**
+   * Its wait ended as it began, under no seq (startWait): it took a signal kept from before
+   * (`kept_signal`), or its `until` did not render to a time (`until_failed`). Its step.exit
+   * says so (context `at_once`), the one record of that run's wait.
+   */
+  atOnce?: WaitEndedAtOnce;
 };
+
+export type WaitEndedAtOnce = 'kept_signal' | 'until_failed';
 
 /**
  * A run that ended and whose `next` arcs are being followed: the arcs' guards read `scope` (the

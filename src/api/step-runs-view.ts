@@ -2,6 +2,7 @@ import { isRecordedOnly } from '../../actors/to-machine-event.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { phaseOfOutcome } from '../../machines/execution/step-phase.ts';
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
+import type { WaitEndedAtOnce } from '../../machines/execution/types.ts';
 import type { EventRow } from '../db/execution.repo.ts';
 import { isObject } from '../objects.ts';
 
@@ -10,9 +11,12 @@ import { isObject } from '../objects.ts';
 // ended (the worker's true times, `context.at`, where its report gave them; else when the event
 // was stored), and each task's attempts with their output and error. A wait runs from the event
 // that set it (`waiting`) to the one that ended it; how it ended is the machine's reading, the
-// status of the `step.exit` it recorded for that run (as GET /state reads the step); one still
-// waiting when the execution ended was cut short by that end: `cancelled`, as /state says; so is
-// a command or child run the end found unfinished.
+// status of the `step.exit` it recorded for that run (as GET /state reads the step), with that
+// step.exit's error; one still waiting when the execution ended was cut short by that end:
+// `cancelled`, as /state says; so is a command or child run the end found unfinished. A wait that
+// ended as it began (it took a signal kept from before, or its `until` did not render to a time)
+// had no seq and no event but its step.exit, which the machine marks `at_once`: a run of no seq
+// that began and ended then.
 // Only what moved the machine is read: an event appended once the execution had ended (its row's
 // `status` is the execution's when appended: the terminal fast path of actors/fold.ts stores it
 // and changes nothing) and a report the command machine found late or refused (the marks
@@ -21,7 +25,8 @@ import { isObject } from '../objects.ts';
 export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
 export type TaskView = { task: string; kind: string | null; attempts: AttemptView[] };
 export type RunView = {
-  seq: number;
+  /** null: a wait that ended as it began (`at_once`), under no seq. */
+  seq: number | null;
   loop_index: number | null;
   command_id: number | null;
   worker_id: string | null;
@@ -31,6 +36,10 @@ export type RunView = {
   finished_at: string | null;
   child_execution_id: number | null;
   tasks: TaskView[];
+  /** How a wait that ended as it began ended (step.exit's `at_once`); null for every other run. */
+  at_once: WaitEndedAtOnce | null;
+  /** A wait's error (step.exit's: its `until` did not render, its signal timed out); a task's is in its attempts. */
+  error: unknown;
 };
 
 type Run = RunView & { byTask: Map<string, TaskView> };
@@ -43,12 +52,19 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** The runs of a step from its events (in log order); each output capped by `cap`; `ended`: the execution has ended. */
 export function stepRunsView(events: readonly EventRow[], cap: (output: unknown) => unknown, ended = false): RunView[] {
-  const runs = new Map<number, Run>();
+  // In the order they began; those of a seq also by it.
+  const runs: Run[] = [];
+  const bySeq = new Map<number, Run>();
+  const newRun = (seq: number | null): Run => {
+    const r: Run = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', claimed_at: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], at_once: null, error: null, byTask: new Map() };
+    runs.push(r);
+    return r;
+  };
   const runOf = (seq: number): Run => {
-    let r = runs.get(seq);
+    let r = bySeq.get(seq);
     if (!r) {
-      r = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', claimed_at: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], byTask: new Map() };
-      runs.set(seq, r);
+      r = newRun(seq);
+      bySeq.set(seq, r);
     }
     return r;
   };
@@ -62,7 +78,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     return t;
   };
   // Waits that ended, oldest first, each awaiting the step.exit the machine records for it (the
-  // same transition, so next among the step's events; a run ended without waiting has none).
+  // same transition, so next among the step's events; one that ended as it began has its own, `at_once`).
   const waitsEnded: Run[] = [];
   // The item a loop began last (`loop.item`, just before the work it starts): a command's issue says
   // its item, a child's start does since it has `loop_index` (a retry's child has no loop.item before it).
@@ -78,9 +94,18 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
       continue;
     }
     if (e.event_type === EVENT.stepExit) {
-      const r = waitsEnded.shift();
       const status = ctx.status;
-      if (r && (status === 'ok' || status === 'error' || status === 'timeout')) r.status = phaseOfOutcome({ status });
+      const ended = status === 'ok' || status === 'error' || status === 'timeout' ? phaseOfOutcome({ status }) : null;
+      const atOnce = ctx.at_once === 'kept_signal' || ctx.at_once === 'until_failed' ? ctx.at_once : null;
+      // Its own run, not a waiting one's end: it began (step.enter, the same transition) as it ended.
+      const r = atOnce ? (ended === null ? undefined : newRun(null)) : waitsEnded.shift();
+      if (!r || ended === null) continue;
+      if (atOnce) {
+        r.at_once = atOnce;
+        r.started_at = r.finished_at = e.created_at ?? null;
+      }
+      r.status = ended;
+      r.error = e.error ?? null;
       continue;
     }
     const seq = num(ctx.seq);
@@ -165,7 +190,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   }
   // Work the execution's end cut short (a cancel, a failure elsewhere) has no end of its own in the
   // step's events (reports that came after are late, and command.cancelled names no step).
-  return [...runs.values()].map(({ byTask: _, ...r }) => (ended && UNFINISHED.has(r.status) && (r.status === 'waiting' || r.finished_at === null) ? { ...r, status: 'cancelled' } : r));
+  return runs.map(({ byTask: _, ...r }) => (ended && UNFINISHED.has(r.status) && (r.status === 'waiting' || r.finished_at === null) ? { ...r, status: 'cancelled' } : r));
 }
 
 /**
@@ -176,7 +201,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
 export function withHeldClaims(runs: RunView[], held: readonly { seq: number; worker_id: string | null; claimed_at: string | null }[]): RunView[] {
   const bySeq = new Map(held.map((h) => [h.seq, h]));
   return runs.map((r) => {
-    const h = bySeq.get(r.seq);
+    const h = r.seq === null ? undefined : bySeq.get(r.seq);
     if (!h || r.status !== 'pending') return r;
     return { ...r, status: 'claimed', worker_id: h.worker_id, claimed_at: h.claimed_at };
   });

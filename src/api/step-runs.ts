@@ -26,7 +26,7 @@ const attemptAnswer = v.object({
   output: v.pipe(v.unknown(), v.description('as the tool gave it, capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond)')),
 });
 const runAnswer = v.object({
-  seq: integer,
+  seq: v.pipe(v.nullable(integer), v.description('null: a wait that ended as it began (`at_once`), which never waited under a seq')),
   loop_index: v.nullable(integer),
   command_id: v.nullable(integer),
   worker_id: v.nullable(v.string()),
@@ -36,6 +36,11 @@ const runAnswer = v.object({
   finished_at: v.nullable(time),
   child_execution_id: v.nullable(integer),
   tasks: v.array(v.object({ task: v.string(), kind: v.nullable(v.string()), attempts: v.array(attemptAnswer) })),
+  at_once: v.pipe(
+    v.nullable(v.picklist(['kept_signal', 'until_failed'])),
+    v.description('a wait that ended as it began: it took a signal sent and kept (`buffer: true`) before it waited (`completed`), or its `until` did not render to a time (`failed`, `error` says why); null for every other run'),
+  ),
+  error: v.pipe(v.unknown(), v.description("a wait's error (its `until` did not render, its signal timed out); null otherwise (a task's is in its attempts)")),
 }) satisfies v.GenericSchema<unknown, RunView>;
 const stepRunsAnswer = v.object({
   execution_id: integer,
@@ -61,7 +66,8 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
           'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond). ' +
           'A command is `pending` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`, or `cancelled` when the execution ended before it did. ' +
-          'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first.',
+          'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first; ' +
+          'one that ended as it began (a signal kept from before taken at once, an `until` that did not render to a time) is a run of no seq, `at_once` saying which, started and finished when the step was entered.',
         params: jsonSchema(params),
         response: responses({ 200: stepRunsAnswer }),
       },

@@ -8,7 +8,8 @@ import { durationOf, withDescendants, type Bar } from './model.ts';
 /** GET /api/executions/{id}/steps/{step}: each run of a step's work with its tasks' attempts (output capped and masked). */
 export type StepRuns = { execution_id: number; step: string; runs: StepRun[]; truncated?: boolean };
 export type StepRun = {
-  seq: number;
+  /** null: a wait that ended as it began (`at_once`): no bar of work has it. */
+  seq: number | null;
   loop_index: number | null;
   command_id: number | null;
   worker_id: string | null;
@@ -18,6 +19,8 @@ export type StepRun = {
   finished_at: string | null;
   child_execution_id: number | null;
   tasks: TaskRun[];
+  at_once: 'kept_signal' | 'until_failed' | null;
+  error: unknown;
 };
 export type TaskRun = { task: string; kind: string | null; attempts: AttemptRun[] };
 export type AttemptRun = { attempt: number; started_at: string | null; duration_ms: number | null; status: string; error: unknown; output: unknown };

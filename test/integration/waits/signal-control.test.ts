@@ -3,7 +3,7 @@
 // signals to one waiting step (and a signal racing a cancel) get one 202 and 409s, never a 5xx;
 // names and paths as long as their schemas allow reach their routes, on the server and through
 // the gateway; a JSON array is not a body object; the step-runs view ends a wait as the machine
-// does; a pause or resume in the wrong state says not_waiting.
+// does, and lists one that ended as it began; a pause or resume in the wrong state says not_waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { startSecondServer, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -321,6 +321,41 @@ workflow:
     expect((await post(`/api/executions/${cut}/cancel`, {})).status).toBe(200);
     expect((await get(`/api/executions/${cut}/state`)).body.steps.gate.status).toBe('cancelled');
     expect((await get(`/api/executions/${cut}/steps/gate`)).body.runs).toEqual([expect.objectContaining({ status: 'cancelled', started_at: expect.any(String), finished_at: null })]);
+  });
+
+  it('a wait that ended as it began (a kept signal taken, an `until` not a time) is listed: a run of no seq, begun and ended when the step was entered', async () => {
+    await register(`
+apiVersion: svc/v1
+metadata: { name: runs_at_once, path: ctl/runs_at_once }
+workflow:
+  - step: first
+    wait: { signal: open }
+    next: take
+  - step: take
+    wait: { signal: go, buffer: true }
+    next: late
+  - step: late
+    wait: { until: "{{ 'not a time' }}" }
+`);
+    const id = await run('ctl/runs_at_once');
+    await waiting(id);
+    expect((await post(`/api/executions/${id}/signals/go`, { payload: { n: 1 } })).body).toMatchObject({ status: 'buffered', step: 'take' });
+    expect((await post(`/api/executions/${id}/signals/open`, {})).status).toBe(202);
+    expect(await finished(id)).toMatchObject({ status: 'failed' });
+    const entered = async (step: string) => (await events(id)).find((e) => e.event_type === 'step.enter' && e.step === step)?.created_at;
+    const take = (await get(`/api/executions/${id}/steps/take`)).body;
+    expect(take.runs).toEqual([
+      expect.objectContaining({ seq: null, status: 'completed', at_once: 'kept_signal', error: null, started_at: await entered('take'), finished_at: await entered('take'), command_id: null, tasks: [] }),
+    ]);
+    const late = (await get(`/api/executions/${id}/steps/late`)).body;
+    expect(late.runs).toEqual([
+      expect.objectContaining({ seq: null, status: 'failed', at_once: 'until_failed', error: expect.objectContaining({ code: 'wait_until' }), started_at: await entered('late'), finished_at: await entered('late') }),
+    ]);
+    // As /state reads the steps.
+    const state = (await get(`/api/executions/${id}/state`)).body;
+    expect([state.steps.take.status, state.steps.late.status]).toEqual(['completed', 'failed']);
+    // A wait that waited says so too: a seq, and not at once.
+    expect((await get(`/api/executions/${id}/steps/first`)).body.runs).toEqual([expect.objectContaining({ seq: expect.any(Number), status: 'completed', at_once: null })]);
   });
 });
 

@@ -53,7 +53,7 @@ describe('the runs of a step that waits', () => {
     const runs = stepRunsView(
       [
         wait(EVENT.stepEnter, {}, '2026-01-01T00:00:00.000Z'),
-        wait(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:00:00.000Z'), // a signal kept from before: no wait
+        wait(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:00:00.000Z'), // a signal kept from before, in a log older than `at_once`: no run
         set,
         wait(EVENT.signalAwaited, { seq: 2, signal: 'go' }, '2026-01-01T00:00:00.001Z'),
         wait(EVENT.signalReceived, { seq: 2, signal: 'go' }, '2026-01-01T00:00:01.000Z'),
@@ -63,6 +63,29 @@ describe('the runs of a step that waits', () => {
       true,
     );
     expect(runs.map((r) => [r.seq, r.status])).toEqual([[1, 'cancelled'], [2, 'completed']]);
+  });
+
+  it('a wait that ended as it began (step.exit `at_once`) is a run of no seq, begun and ended then, in its place among the others', () => {
+    const untilError = { message: 'late.wait.until must render to a time', code: 'wait_until' };
+    const runs = stepRunsView(
+      [
+        wait(EVENT.signalAwaited, { seq: 2, signal: 'go' }, '2026-01-01T00:00:00.000Z'),
+        wait(EVENT.signalReceived, { seq: 2, signal: 'go' }, '2026-01-01T00:00:01.000Z'),
+        wait(EVENT.stepExit, { status: 'ok' }, '2026-01-01T00:00:01.000Z'),
+        // Entered again by an arc, it took a signal kept from before: no seq, no event but these.
+        wait(EVENT.stepEnter, {}, '2026-01-01T00:00:01.000Z'),
+        wait(EVENT.stepExit, { status: 'ok', at_once: 'kept_signal' }, '2026-01-01T00:00:01.000Z'),
+        wait(EVENT.stepEnter, {}, '2026-01-01T00:00:02.000Z'),
+        { ...wait(EVENT.stepExit, { status: 'error', at_once: 'until_failed' }, '2026-01-01T00:00:02.000Z'), error: untilError },
+      ],
+      (o) => o,
+      true,
+    );
+    expect(runs).toEqual([
+      expect.objectContaining({ seq: 2, status: 'completed', at_once: null, error: null, finished_at: '2026-01-01T00:00:01.000Z' }),
+      expect.objectContaining({ seq: null, status: 'completed', at_once: 'kept_signal', started_at: '2026-01-01T00:00:01.000Z', finished_at: '2026-01-01T00:00:01.000Z', error: null }),
+      expect.objectContaining({ seq: null, status: 'failed', at_once: 'until_failed', started_at: '2026-01-01T00:00:02.000Z', finished_at: '2026-01-01T00:00:02.000Z', error: untilError }),
+    ]);
   });
 });
 

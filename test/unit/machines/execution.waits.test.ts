@@ -3,7 +3,7 @@
 // the same state.
 import { describe, expect, it } from 'vitest';
 import { parsePlaybook } from '../../../src/dsl/parse-playbook.ts';
-import { actionable, childTask, Driver, issued, playbookOf, recordTypes, shell } from './helpers.ts';
+import { actionable, childTask, Driver, issued, playbookOf, records, recordTypes, shell } from './helpers.ts';
 import { compileStatechart } from '../../../machines/playbook-statechart.ts';
 import type { Effect } from '../../../machines/execution/types.ts';
 
@@ -107,6 +107,23 @@ describe('signals', () => {
     const unkept = Driver.of([{ step: 'start', tool: [shell('a')], next: 'gate' }, { step: 'gate', wait: { signal: 'go' } }]);
     expect(unkept.send({ type: 'signal.received', seq: null, signal: { name: 'go', payload: 1, by: 'op' } })).toEqual([]);
     expect(unkept.context.signals).toEqual({});
+  });
+
+  it("a wait that ends as it began (a kept signal taken, an `until` not a time) has no seq: its step.exit says so, the only record of its wait", () => {
+    const exits = (effects: Effect[]) => records(effects).filter((r) => r.eventType === 'step.exit').map((r) => [r.step, r.context]);
+    const d = Driver.of([
+      { step: 'start', tool: [shell('a')], next: 'gate' },
+      { step: 'gate', wait: { signal: 'go', buffer: true }, next: 'nap' },
+      { step: 'nap', wait: { for: '1s' }, next: 'late' },
+      { step: 'late', wait: { until: '{{ workload.at }}' } },
+    ], { workload: { at: 'tomorrow' } });
+    d.send({ type: 'signal.received', seq: null, signal: { name: 'go', payload: 1, by: 'op', role: 'operator' } });
+    const taken = d.completeOk(1);
+    expect(exits(taken)).toEqual([['start', { status: 'ok' }], ['gate', { status: 'ok', at_once: 'kept_signal' }]]);
+    // The timer that waited took seq 2, as it did before: no seq is spent on a wait that never waited.
+    expect(waits(taken)).toEqual([expect.objectContaining({ seq: 2, step: 'nap' })]);
+    expect(exits(d.send({ type: 'timer.fired', seq: 2 }))).toEqual([['nap', { status: 'ok' }], ['late', { status: 'error', at_once: 'until_failed' }]]);
+    expect(d.context.finished?.error).toMatchObject({ code: 'wait_until', step: 'late' });
   });
 });
 
