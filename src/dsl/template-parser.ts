@@ -1,5 +1,6 @@
 import nunjucks from 'nunjucks';
 import { TemplateSyntaxError, type Args, type BinaryOp, type CompareOp, type Expr, type MacroDef, type SetTarget, type Stmt, type Template } from './template-ast.ts';
+import { nativeExpression } from './native-expression.ts';
 import { filterNames } from './template-filters.ts';
 import { templateTests } from './template-tests.ts';
 import { didYouMean } from './unknown-field-message.ts';
@@ -60,6 +61,9 @@ const tokenType = (name: string): string => {
   return type;
 };
 const TOKEN = { leftParen: tokenType('LEFT_PAREN'), leftBracket: tokenType('LEFT_BRACKET'), rightBracket: tokenType('RIGHT_BRACKET'), colon: tokenType('COLON'), comma: tokenType('COMMA'), operator: tokenType('OPERATOR'), symbol: tokenType('SYMBOL') };
+// What may follow `.`: any name, as in Jinja (`x.none` reads the key 'none'), though nunjucks
+// lexes `none`, `null`, `true` and `false` as literals and its own parser refuses them there.
+const ATTRIBUTE_TOKENS = new Set([TOKEN.symbol, tokenType('NONE'), tokenType('BOOLEAN')]);
 // A node class of our own, made by nunjucks' Node.extend (a subclass: nunjucks.nodes is unchanged).
 const SliceNode: unknown = call(member(nodes, 'Node'), 'extend', 'Slice', { fields: ['target', 'start', 'stop', 'step'] });
 
@@ -113,7 +117,7 @@ function parseFail(parser: unknown, message: string, at?: Token): never {
 }
 
 // nunjucks' Parser#parsePostfix (3.2.4: calls, `.name`, `[index]`) with Python's slices added in
-// `[...]`. Mirrored whole because nunjucks' own loop reads every `[` as a list.
+// `[...]`, and any name after `.`. Mirrored whole because nunjucks' own loop reads every `[` as a list.
 function parsePostfix(parser: unknown, target: unknown): unknown {
   let node = target;
   for (let tok = peek(parser); tok; tok = peek(parser)) {
@@ -122,7 +126,7 @@ function parsePostfix(parser: unknown, target: unknown): unknown {
     else if (tok.type === TOKEN.operator && tok.value === '.') {
       call(parser, 'nextToken');
       const name = peek(parser);
-      if (!name || name.type !== TOKEN.symbol) parseFail(parser, `expected name as lookup value, got ${String(name?.value)}`, name);
+      if (!name || !ATTRIBUTE_TOKENS.has(name.type)) parseFail(parser, `expected name as lookup value, got ${String(name?.value)}`, name);
       call(parser, 'nextToken');
       node = construct(member(nodes, 'LookupVal'), tok, node, construct(member(nodes, 'Literal'), name, name.value));
     } else break;
@@ -436,15 +440,3 @@ function test(raw: RawNode): Expr {
   if (!templateTests.has(name)) fail(right, `unknown test '${name}'${didYouMean(name, templateTests.keys())}`);
   return { type: 'test', name, target: expression(field(raw, 'left')), args };
 }
-
-// Text that is one `{{ expr }}` (whitespace around it aside) renders to the expression's value.
-function nativeExpression(body: Stmt[]): Expr | undefined {
-  let found: Expr | undefined;
-  for (const stmt of body) {
-    if (stmt.type === 'text' && stmt.text.trim() === '') continue;
-    if (stmt.type !== 'output' || found) return undefined;
-    found = stmt.expr;
-  }
-  return found;
-}
-
