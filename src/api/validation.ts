@@ -54,7 +54,9 @@ export function exactObject<const E extends v.ObjectEntries>(entries: E) {
 /** `unknown field (did you mean 'x'?)` when a known name is close to `name`, else `unknown field (known: a, b)`. */
 export function unknownFieldMessage(name: string, known: readonly string[]): string {
   const close = closest(name, known);
-  return close ? `unknown field (did you mean '${close}'?)` : `unknown field (known: ${known.join(', ')})`;
+  if (close) return `unknown field (did you mean '${close}'?)`;
+  // A body of no fields (a trigger's pause or resume) has none to list: "(known: )" said nothing.
+  return known.length > 0 ? `unknown field (known: ${known.join(', ')})` : 'unknown field (this body takes no fields)';
 }
 
 const JSON_SCHEMA_CONFIG: ConversionConfig = {

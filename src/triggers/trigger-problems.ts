@@ -47,6 +47,10 @@ export function triggerProblems(document: unknown): Problem[] {
     if (kind === 'schedule' && typeof trigger.cron === 'string') {
       const problem = cronProblem(trigger.cron, typeof trigger.timezone === 'string' ? trigger.timezone : 'UTC');
       if (problem) problems.push({ path: `${path}.${problem.field}`, message: problem.message });
+      // Every problem at once (docs/playbook-dsl.md): a bad timezone hid a bad cron until the next
+      // registration. The cron's fields are read alike in any timezone, so UTC checks them.
+      const cronAlone = problem?.field === 'timezone' ? cronProblem(trigger.cron, 'UTC') : undefined;
+      if (cronAlone) problems.push({ path: `${path}.cron`, message: cronAlone.message });
     }
     templates(trigger.payload, `${path}.payload`, TRIGGER_TEMPLATE_ROOTS[kind], problems);
     if (kind === 'webhook') {
