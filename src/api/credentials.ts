@@ -197,9 +197,10 @@ const unknownType = (type: string): ServiceError =>
 /**
  * A sent schema's fields the format does not have, as `Invalid schema:` errors: the format reads
  * only its own, so `requird: [token]` was stored and required nothing. Only a schema being sent
- * is held to it (one stored before is read as it always was).
+ * is held to it (one stored before is read as it always was). A keychain entry's schema is the
+ * same format (src/api/keychain.ts).
  */
-function unknownSchemaFields(schema: Record<string, unknown> | null | undefined): string[] {
+export function unknownSchemaFields(schema: Record<string, unknown> | null | undefined): string[] {
   const known = Object.keys(credentialSchemaSchema.entries);
   return Object.keys(schema ?? {})
     .filter((name) => !known.includes(name))

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
 import { initialTransition, transition } from 'xstate';
 import { keychainEntryMachine, readOutcome, type ReadOutcome } from '../../machines/keychain-entry.machine.ts';
@@ -22,6 +23,7 @@ import { cacheKey, KEYCHAIN_SCOPES, type KeychainScope } from '../keychain/cache
 import { expiresAtMs, MAX_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, resolveExpiry, type ResolvedExpiry } from '../keychain/ttl.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, oneOf } from './validation.ts';
+import { unknownSchemaFields } from './credentials.ts';
 import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -148,6 +150,14 @@ export function ttlMessage(expiry: ResolvedExpiry, scope: KeychainScope): string
       return `Token cached with TTL ${Math.round(expiry.ttlSeconds)}s (until ${expiry.expiresAt.toISOString()})`;
   }
 }
+
+/**
+ * The spec's Errors table: keychain data failing its schema answers as a credential's does
+ * (message `Credential validation failed`, the field-level errors, no values), and `error`
+ * carries the keychain service's own text, `Token validation failed: <errors>`.
+ */
+const tokenInvalid = (errors: string[]): ServiceError =>
+  new ServiceError('validation_failed', { message: 'Credential validation failed', errors, error: `Token validation failed: ${errors.join('; ')}` });
 
 const unopenable = () => new ServiceError('conflict', 'keychain data cannot be opened with the configured keys');
 
@@ -313,19 +323,21 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
       const body = req.body as v.InferOutput<typeof storeBody>;
       const scope = body.scope_type;
-      const errors = validateAgainstSchema(body.token_data, body.schema);
-      // The spec's Errors table: keychain data failing its schema answers as a credential's does
-      // (message `Credential validation failed`, the field-level errors, no values), and `error`
-      // carries the keychain service's own text, `Token validation failed: <errors>`.
-      if (errors.length > 0) {
-        throw new ServiceError('validation_failed', { message: 'Credential validation failed', errors, error: `Token validation failed: ${errors.join('; ')}` });
-      }
+      // A schema field the format does not have (`requird`) checked nothing, and the renewer stores
+      // the schema again with every renewal: refused as the credential's is, naming it.
+      const unknownFields = unknownSchemaFields(body.schema);
+      const dataErrors = validateAgainstSchema(body.token_data, body.schema);
+      if (dataErrors.length > 0) throw tokenInvalid([...unknownFields, ...dataErrors]);
       if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
       await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: body.execution_id ?? null });
       if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
 
       // Rows carry the execution whose completion removes them (the `kc` cleanup in db/unit-write.ts): owner or root.
       const { key, owner } = await requestedEntry(deps.db, name, catalogId, scope, body.execution_id ?? null);
+      // But the schema stored under the key, sent back as it was: the renewer's store of an entry
+      // stored before this check (with the schema it read), which must keep renewing. Read only
+      // once the caller may reach the entry, so an answer tells no one else what is stored.
+      if (unknownFields.length > 0 && !isDeepStrictEqual(body.schema, (await getKeychainEntry(deps.db, key))?.schema)) throw tokenInvalid(unknownFields);
       const expiry = resolveExpiry({ scope, ttl_seconds: body.ttl_seconds, expires_at: body.expires_at, now: new Date() });
       const stored = await upsertKeychainEntry(deps.db, {
         cache_key: key,

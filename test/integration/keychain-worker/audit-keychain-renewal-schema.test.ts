@@ -62,4 +62,41 @@ workflow:
     expect(read.body).toMatchObject({ status: 'success', credential_type: 'oauth2', auto_renew: true, schema });
     expect(read.body.token_data.access_token).toBe(target.issuedTokens.at(-1));
   });
+
+  it('renews an entry stored before misspelt schema fields were refused, its schema kept as it was', async () => {
+    const reg = await s.register(`
+apiVersion: svc/v1
+kind: Playbook
+metadata: { name: kc_renew_legacy_schema, path: kc/renew_legacy_schema }
+workload: { base: "${target.url}" }
+workflow:
+  - step: start
+    tool:
+      - name: call
+        kind: http
+        url: "{{ workload.base }}/protected"
+        headers: { Authorization: "Bearer {{ keychain.legacy.access_token }}" }
+`);
+    const catalogId = reg.catalog_id;
+    const stored = await http(s.url, 'POST', `/api/keychain/${catalogId}/legacy`, {
+      token_data: { access_token: 'old-token' },
+      credential_type: 'oauth2',
+      expires_at: '2000-01-01T00:00:00Z',
+      auto_renew: true,
+      renew_config: { endpoint: `${target.url}/renew` },
+      schema: { required: ['access_token'] },
+    });
+    expect(stored.status).toBe(201);
+    // What a store before the check left (POST /api/keychain refuses it now): the renewer stores it again.
+    const legacy = { requird: ['access_token'] };
+    await s.deps.db.query('UPDATE core.keychain SET schema = $1 WHERE cache_key = $2', [JSON.stringify(legacy), `legacy:${catalogId}:global`]);
+
+    const before = renewals;
+    const id = await s.run('kc/renew_legacy_schema');
+    expect((await s.wait(id)).status).toBe('completed');
+    expect(renewals).toBe(before + 1);
+    const read = await http(s.url, 'GET', `/api/keychain/${catalogId}/legacy`);
+    expect(read.body).toMatchObject({ status: 'success', schema: legacy });
+    expect(read.body.token_data.access_token).toBe(target.issuedTokens.at(-1));
+  });
 });
