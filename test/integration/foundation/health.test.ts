@@ -66,6 +66,36 @@ describe('health with a database that never answers', () => {
   });
 });
 
+describe('health with a database that takes no writes', () => {
+  it("answers 503 read_only while default_transaction_read_only is set for the service's sessions, ok once it is not", async () => {
+    // Set on the database (as an operator would, or as a standby is): sessions opened after it take it.
+    const name = new URL(t.databaseUrl).pathname.slice(1);
+    await t.deps.db.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    const db = new Db(t.databaseUrl, 2);
+    const app = await buildApp({ ...t.deps, db, metrics: createMetrics() });
+    try {
+      for (const url of ['/api/health', '/health']) {
+        const res = await app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).toBe(503);
+        expect(res.headers['retry-after']).toBeDefined();
+        expect(res.json()).toEqual({ status: 'degraded', database: 'read_only', bus: 'ok' });
+      }
+      // The service's own writes are what health speaks for: they fail on such a session.
+      await expect(db.query('CREATE TEMP TABLE health_probe (x int)')).rejects.toMatchObject({ code: 'database_unavailable', cause: { code: '25006' } });
+    } finally {
+      await t.deps.db.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+      await app.close();
+      await db.close();
+    }
+    const writable = new Db(t.databaseUrl, 1);
+    try {
+      expect(await writable.ping()).toBe('ok');
+    } finally {
+      await writable.close();
+    }
+  });
+});
+
 describe('health with a full pool', () => {
   it('answers unreachable within the ping timeout while every connection is busy, ok once one is free', async () => {
     const db = new Db(t.databaseUrl, 1);
