@@ -1,6 +1,7 @@
 import { useMemo } from 'react';
 import { href } from '../route.ts';
-import { layoutGraph } from './layout.ts';
+import { layoutGraph, shownName } from './layout.ts';
+import { browserMeasure } from './measure-text.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
 import { stepEntry, type LoopProgress, type LoopProgresses, type StepStates, type StepStatus } from './step-status.ts';
 
@@ -19,7 +20,7 @@ const progressText = (l: LoopProgress): string => `${l.length === null ? l.done 
  */
 export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>> }) {
   const withProgress = loops !== undefined;
-  const placed = useMemo(() => layoutGraph(graph, withProgress), [graph, withProgress]);
+  const placed = useMemo(() => layoutGraph(graph, withProgress, browserMeasure()), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
     if (!states) return 'none';
     if (id === START_NODE) return Object.keys(states).length ? 'completed' : 'pending';
@@ -91,9 +92,11 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
                 }
               }}
             >
+              {/* A name too long to draw in full is cut: the tooltip has all of it (the label too). */}
+              <title>{n.label}</title>
               <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
               <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4) - shift} textAnchor="middle" className="node-name">
-                {n.label}
+                {shownName(n.label)}
               </text>
               {n.loop ? (
                 <text x={p.x} y={p.y + 12 - shift} textAnchor="middle" className="node-sub">

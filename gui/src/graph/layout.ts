@@ -8,8 +8,11 @@ export type Placed = {
   edges: { from: string; to: string; label?: string; points: { x: number; y: number }[]; labelAt?: { x: number; y: number } }[];
 };
 
-// Sizes in CSS pixels of the SVG drawing.
-const CHAR_WIDTH_PX = 7.5;
+// Sizes in CSS pixels of the SVG drawing. The per-character widths are what `measure` falls back
+// to without a browser (unit tests): generous, since a box narrower than its text lets the name
+// run over its edges and out of the drawing.
+const CHAR_WIDTH_PX = 8.5;
+const SUB_CHAR_WIDTH_PX = 6.8;
 const NODE_HEIGHT_PX = 44;
 const NODE_MIN_WIDTH_PX = 90;
 
@@ -22,19 +25,34 @@ const PROGRESS_WIDTH_PX = 160;
 // prefixed, so no step name is one.
 const key = (id: string): string => `n:${id}`;
 
+/** Text widths in CSS pixels: a step's name (`name`, bold) or a line under it (`sub`: its loop, a child path). */
+export type Measure = (text: string, kind: 'name' | 'sub') => number;
+
+const estimate: Measure = (text, kind) => text.length * (kind === 'name' ? CHAR_WIDTH_PX : SUB_CHAR_WIDTH_PX);
+
+/** Longest name drawn in full (a step's name may have 256 characters); a longer one is cut with `…`, its full name in the box's tooltip and label. */
+const NAME_MAX_CHARS = 48;
+
+/** A step's name as its box shows it. */
+export const shownName = (name: string): string => (name.length > NAME_MAX_CHARS ? `${name.slice(0, NAME_MAX_CHARS - 1)}…` : name);
+
+/** The lines under a step's name, as its box draws them (`↻ loop`, `▸ child`). */
+export const subLines = (n: { loop?: string; children: string[] }): string[] => [...(n.loop ? [`↻ ${n.loop}`] : []), ...n.children.map((c) => `▸ ${c}`)];
+
 /**
  * Lays the step graph out top to bottom with dagre (ranks by arcs, crossings reduced);
- * `loopProgress` leaves each loop step room for its progress line.
+ * `loopProgress` leaves each loop step room for its progress line;
+ * each box is as wide as its widest line by `measure` (the browser's font), so no name runs out of it.
  */
-export function layoutGraph(graph: StepGraph, loopProgress = false): Placed {
+export function layoutGraph(graph: StepGraph, loopProgress = false, measure: Measure = estimate): Placed {
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: 'TB', nodesep: 30, ranksep: 50, edgesep: 15, marginx: 10, marginy: 10 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of graph.nodes) {
     const small = n.kind !== 'step';
-    const text = Math.max(n.label.length, n.loop ? n.loop.length : 0);
+    const text = Math.max(measure(shownName(n.label), 'name'), ...subLines(n).map((l) => measure(l, 'sub')));
     const progress = loopProgress && n.loop !== undefined;
-    const width = Math.max(NODE_MIN_WIDTH_PX, text * CHAR_WIDTH_PX + 24, progress ? PROGRESS_WIDTH_PX : 0);
+    const width = Math.max(NODE_MIN_WIDTH_PX, Math.ceil(text) + 24, progress ? PROGRESS_WIDTH_PX : 0);
     g.setNode(key(n.id), { width: small ? 60 : width, height: small ? 30 : NODE_HEIGHT_PX + (n.children.length ? 14 : 0) + (progress ? PROGRESS_LINE_PX : 0) });
   }
   graph.edges.forEach((e, i) => {
