@@ -11,3 +11,14 @@ export function retryDefaultStep(e: { status: string; errorStep: string | undefi
   if (e.status !== 'cancelled' || e.steps.length === 0) return undefined;
   return e.steps.find(e.cutShort) ?? entryStep(e.steps);
 }
+
+/**
+ * Whether a retry may start from `step`: the entry step, the step whose failure ended the
+ * execution, a step that ran to an outcome (`exited`: the machine's `completedSteps`), or one the
+ * cancel cut short. From a step the execution never reached every step that ended would be
+ * replayed down the same arcs and the retry would run nothing from it: the server's retry refuses
+ * it (422), and the console's Retry offers only the steps this allows.
+ */
+export function retryReaches(step: string, e: { entry: string; errorStep: string | undefined; exited: (step: string) => boolean; cutShort: (step: string) => boolean }): boolean {
+  return step === e.entry || step === e.errorStep || e.exited(step) || e.cutShort(step);
+}

@@ -1,4 +1,4 @@
-import { retryDefaultStep } from '../../machines/retry-default-step.ts';
+import { retryDefaultStep, retryReaches } from '../../machines/retry-default-step.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { ExecutionFollower, loadAppliedEvents } from '../../actors/execution-state.ts';
 import { startExecutions, type StartKey } from '../../actors/start-execution.ts';
@@ -50,8 +50,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${row.path} has no step ${from}`, errors: [`from_step: not a step of ${row.path} (its steps: ${steps.join(', ')})`] });
   // A step the execution never reached: every step that ended would be replayed, taking the same
   // arcs, and the retry would run nothing from it (a step another arc leads to, say).
-  const reached = from === pb.entry || from === ctx.finished?.error?.step || ctx.completedSteps.includes(from) || viewed[from]?.status === 'cancelled';
-  if (!reached) {
+  if (!retryReaches(from, { entry: pb.entry, errorStep: ctx.finished?.error?.step, exited: (step) => ctx.completedSteps.includes(step), cutShort: (step) => viewed[step]?.status === 'cancelled' })) {
     const ran = ctx.completedSteps.join(', ') || 'none';
     throw new ServiceError('unprocessable', { message: `execution ${id} never ran step ${from}: retry it from a step it ran`, errors: [`from_step: step ${from} did not run in execution ${id} (steps that ran: ${ran})`] });
   }

@@ -13,7 +13,7 @@ import { href, navigate } from '../route.ts';
  */
 export function ExecutionControls({ execution, steps, retryFrom, events, done, failed }: {
   execution: ExecutionDetail;
-  /** The playbook's steps in order (the retry's choices). */
+  /** The steps a retry may start from, in playbook order (retryChoices). */
   steps: string[];
   /** The step the server retries from when none is named (retryDefault): the retry's default. */
   retryFrom: string | undefined;

@@ -14,7 +14,7 @@ import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } 
 import { ExecutionControls } from './ExecutionControls.tsx';
 import { FlowFact } from './ExecutionFlow.tsx';
 import { ExecutionWaits } from './ExecutionWaits.tsx';
-import { retryDefault } from './retry-default.ts';
+import { retryChoices, retryDefault } from './retry-default.ts';
 
 // A running execution is read again this often (status, new events, step states) when the
 // inspection stream (GET /api/executions/{id}/inspect as a WebSocket) is not open.
@@ -112,7 +112,7 @@ export function ExecutionPage({ id }: { id: number }) {
           canOperate ? (
             <ExecutionControls
               execution={execution}
-              steps={steps}
+              steps={retryChoices(execution, steps, live.data!.states)}
               retryFrom={retryFrom}
               events={live.data!.events}
               done={(message) => {
