@@ -171,6 +171,7 @@ async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, s
       const signal = timeoutMs ? AbortSignal.any([deps.signal, AbortSignal.timeout(timeoutMs)]) : deps.signal;
       return tool({ ...rendered, name, kind }, {
         signal,
+        timeoutMs,
         credential,
         serviceDatabaseUrl: deps.serviceDatabaseUrl,
         serviceReaderUrl: deps.serviceReaderUrl,

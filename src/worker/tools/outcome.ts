@@ -41,6 +41,11 @@ export function commandSuperseded(): Error {
   return e;
 }
 
+/** The outcome for a task that ran past its `timeout_seconds`, however it was stopped. */
+export function timedOut(data: unknown = null): TaskOutcome {
+  return fail('timeout', 'task timed out', data);
+}
+
 /**
  * The outcome for a task cut short by its signal: `timeout` when `timeout_seconds` ran out (a
  * TimeoutError), `cancelled` when its command was cancelled, `aborted` when the worker stopped.
@@ -48,7 +53,7 @@ export function commandSuperseded(): Error {
 export function aborted(signal: AbortSignal, data: unknown = null): TaskOutcome {
   const reason: unknown = signal.reason;
   const name = reason instanceof Error ? reason.name : '';
-  if (name === 'TimeoutError') return fail('timeout', 'task timed out', data);
+  if (name === 'TimeoutError') return timedOut(data);
   if (name === 'CommandCancelled') return fail('cancelled', 'task stopped: its command was cancelled', data);
   if (name === 'CommandSuperseded') return fail('aborted', 'task stopped: another worker took its command over while this one was silent', data);
   return fail('aborted', 'task aborted before it finished: the worker stopped', data);

@@ -7,10 +7,11 @@ import { SHELL_ENV_NAME } from '../../dsl/playbook.schema.ts';
 import { CappedBuffer } from './capped-buffer.ts';
 import { taskUserFds } from './sandbox-mounts.ts';
 import { keyringFilterFd } from './keyring-filter.ts';
-import { aborted, fail, invalidTask, ok } from './outcome.ts';
+import { aborted, fail, invalidTask, ok, timedOut } from './outcome.ts';
 import { NamespaceError, takeNamespace, type NamespaceLease } from './network-namespaces.ts';
 import { PASSWD_FD, RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type NamespaceEntry, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
+import { WATCHDOG_NOTE } from './supervisor-argv.ts';
 import { makeTaskHome } from './task-homes.ts';
 import { processEnded } from './process-ended.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
@@ -21,6 +22,12 @@ import { ownKeysRecord } from '../../own-keys-record.ts';
 const ENDED_OUTPUT_WAIT_MS = 1_000;
 /** How long an aborted command's answer waits for what it wrote before the abort, when its pipes stay open. */
 const ABORTED_OUTPUT_WAIT_MS = 100;
+/**
+ * How long after its timeout a task's watchdog (supervisor-argv.ts) ends it, in ms: the worker's
+ * own timer comes first and says precisely what happened; the watchdog holds the limit when that
+ * timer cannot fire (the worker SIGSTOPped, its event loop frozen).
+ */
+export const WATCHDOG_MARGIN_MS = 500;
 
 // An environment value is text: rendered data reaches the command through the environment, never
 // through its text, so whatever it holds stays data. No value (null) leaves the variable unset.
@@ -44,7 +51,8 @@ const ShellTaskSchema = v.looseObject({
 });
 
 export type ShellData = { exit_code: number | null; stdout: string; stderr: string };
-export type ShellRequest = { command: string; env: Readonly<Record<string, string | undefined>>; cwd?: string; stdin?: string };
+/** `timeoutMs`: the attempt's timeout_seconds, which `signal` holds too; the watchdog's deadline is WATCHDOG_MARGIN_MS later. */
+export type ShellRequest = { command: string; env: Readonly<Record<string, string | undefined>>; cwd?: string; stdin?: string; timeoutMs?: number };
 
 // A root worker runs each sandboxed task as its own unprivileged user: the kernel exempts uid 0
 // from RLIMIT_NPROC, and a user of its own counts only the task's processes against it.
@@ -71,13 +79,14 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
   if (ctx.signal.aborted) return aborted(ctx.signal);
   if (!ctx.shell) return fail('sandbox_unavailable', 'this worker runs no shell tasks: it was started without shell settings');
   if (ctx.shell.unavailable) return fail('sandbox_unavailable', ctx.shell.unavailable);
-  return runShell(ctx.shell, { command, env: env ?? {}, cwd: cwd ?? undefined, stdin: stdin ?? undefined }, ctx.signal);
+  return runShell(ctx.shell, { command, env: env ?? {}, cwd: cwd ?? undefined, stdin: stdin ?? undefined, timeoutMs: ctx.timeoutMs }, ctx.signal);
 }
 
 /**
  * Runs one request as `host` says (sandboxed when host.bwrap is set) in a fresh private
  * directory (makeTaskHome: mode 0700 under the OS temp dir, removed after), in its own process
  * group (spawnInGroup): on abort the group gets SIGTERM, then SIGKILL; it dies with the worker.
+ * With `req.timeoutMs`, a watchdog outside the worker does the same WATCHDOG_MARGIN_MS after it.
  */
 export async function runShell(host: ShellHost, req: ShellRequest, signal: AbortSignal): Promise<TaskOutcome> {
   const home = await makeTaskHome();
@@ -134,6 +143,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
       gid: entry ? undefined : id,
       owner: id,
       shieldTerm: Boolean(host.bwrap),
+      deadlineMs: req.timeoutMs === undefined ? undefined : req.timeoutMs + WATCHDOG_MARGIN_MS,
       stdin: req.stdin,
       extraFds,
     });
@@ -157,6 +167,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     group.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
     group.status.on('data', (chunk: Buffer) => (status += chunk.toString('utf8')));
     group.status.on('error', () => {});
+    const statusClosed = new Promise<void>((done) => group.status.once('close', () => done()));
 
     let settled = false;
     // Aborted while it ran: the answer says so, however the program then ends.
@@ -200,8 +211,15 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     child.on('error', (error) => {
       finish(fail('spawn', `cannot start the shell: ${error.message}`));
     });
-    void group.closed.then(({ code, signal: killedBy }) => {
+    void group.closed.then(async ({ code, signal: killedBy }) => {
       if (stopping) return answerAborted();
+      // Past its deadline the watchdog may have ended the program while the worker stood still:
+      // its note (written before its signal) is read once the status pipe closes, which the
+      // group's end brings (the watchdog dies with it). An attempt it ended timed out.
+      if (group.deadlinePassed()) {
+        await Promise.race([statusClosed, new Promise((done) => setTimeout(done, ENDED_OUTPUT_WAIT_MS).unref())]);
+        if (status.includes(WATCHDOG_NOTE)) return finish(timedOut(data(null)));
+      }
       if (status.includes('cwd')) return finish(fail('spawn', `cannot start the shell in ${req.cwd}: no such directory${host.bwrap ? ' in the sandbox' : ''}`));
       if (code === 0) return finish(ok(data(0)));
       // bwrap (and a shell whose last command was killed) reports a signal as exit code 128 + n.

@@ -2,23 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { closeSync } from 'node:fs';
 import { stdioPipes, type StdioPipes } from './stdio-pipes.ts';
+import { supervisorArgv } from './supervisor-argv.ts';
 
 /** After a stop's SIGTERM, the group gets this long to exit before SIGKILL. */
 export const SHELL_KILL_GRACE_MS = 5_000;
-
-// Run as `sh -c SUPERVISOR svc-shell <shield> <argv…>` in a new session (spawn detached), so the
-// program and everything it starts share one process group that nothing else is in. Before it
-// execs the program, the supervisor leaves a watcher in the group, reading a pipe (fd 3) whose
-// other end only the worker holds: the kernel closes that end when the worker dies in any way
-// (even SIGKILL; Node has no PR_SET_PDEATHSIG), and the watcher then kills the whole group. The
-// worker closes it too when the program ends, so nothing it left running in the background
-// outlives it. The watcher ignores SIGTERM so that a stop's grace period does not end its watch;
-// it reads nothing else and writes nowhere, so it holds no output pipe open. Exec keeps the
-// program at the spawned pid: its exit code or signal is the program's own. With <shield> `1`
-// the program starts with SIGTERM ignored (bwrap, whose death tears its sandbox down at once:
-// the processes inside reset it and get the stop's SIGTERM and grace period themselves).
-const SUPERVISOR =
-  '{ trap "" TERM INT HUP; read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 4>&- 5<&- 6<&- 7<&- & [ "$1" = 1 ] && trap "" TERM; shift; exec "$@" 3<&-';
 
 export type GroupChild = {
   child: ChildProcess;
@@ -27,7 +14,7 @@ export type GroupChild = {
   stderr: Readable;
   /** Once the program exited and its stdout and stderr are closed (spawn's 'close', with pipes of ours). */
   closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** A pipe at the program's fd 4 (STATUS_FD), for notes of a wrapper that closes it before the command. */
+  /** A pipe at the program's fd 4 (STATUS_FD), for notes of a wrapper that closes it before the command, and of the watchdog. */
   status: Readable;
   /** SIGTERM to the whole group now, SIGKILL after SHELL_KILL_GRACE_MS (sooner if the worker exits). */
   stop(): void;
@@ -36,6 +23,8 @@ export type GroupChild = {
    * grace period (what ignored the SIGTERM ran on till then, writing where it could).
    */
   gone: Promise<void>;
+  /** Whether `deadlineMs` has passed since the spawn: only then may the watchdog have acted. */
+  deadlinePassed(): boolean;
 };
 
 export type GroupOptions = {
@@ -46,8 +35,13 @@ export type GroupOptions = {
   gid?: number;
   /** Who owns the program's ends of stdout and stderr, when not `uid` (a program that takes its user itself: nsenter). */
   owner?: number;
-  /** Start the program with SIGTERM ignored (see SUPERVISOR). */
+  /** Start the program with SIGTERM ignored (see supervisor-argv.ts). */
   shieldTerm?: boolean;
+  /**
+   * A watchdog outside the worker (supervisor-argv.ts) gives the group SIGTERM this many ms after
+   * the spawn, SIGKILL SHELL_KILL_GRACE_MS later, noting WATCHDOG_NOTE on `status` first.
+   */
+  deadlineMs?: number;
   /** What the program reads on stdin (a file); without, it reads /dev/null. */
   stdin?: string;
   /** Descriptors the program gets from fd 5 up; the worker's copies are closed once it runs. */
@@ -64,9 +58,13 @@ export async function spawnInGroup(argv: readonly string[], opts: GroupOptions):
   const extra = opts.extraFds ?? [];
   let pipes: StdioPipes | undefined;
   let child: ChildProcess;
+  let spawnedAt = 0;
   try {
     pipes = await stdioPipes({ stdin: opts.stdin, owner: opts.owner ?? opts.uid });
-    child = spawn('/bin/sh', ['-c', SUPERVISOR, 'svc-shell', opts.shieldTerm ? '1' : '0', ...argv], {
+    const [sh, ...args] = supervisorArgv(argv, { shieldTerm: opts.shieldTerm, deadlineMs: opts.deadlineMs, graceMs: SHELL_KILL_GRACE_MS });
+    // Before the spawn: the watchdog starts after it, so its deadline is never before this one's.
+    spawnedAt = performance.now();
+    child = spawn(sh, args, {
       cwd: opts.cwd,
       env: opts.env,
       uid: opts.uid,
@@ -112,12 +110,16 @@ export async function spawnInGroup(argv: readonly string[], opts: GroupOptions):
     closed: Promise.all([exited, closedStream(pipes.stdout), closedStream(pipes.stderr)]).then(([end]) => end),
     status,
     gone: Promise.all([ended, groupKilled.promise]).then(() => {}),
+    deadlinePassed: () => opts.deadlineMs !== undefined && performance.now() - spawnedAt >= opts.deadlineMs,
     stop() {
       // Once released, the group's id may be another's: there is nothing of ours left to stop.
       if (stopping || released) return;
       stopping = true;
       signalGroup(child.pid, 'SIGTERM');
-      // The watcher keeps the group's id taken until it is released, so this cannot hit another group.
+      // The watcher keeps the group's id taken until it is released, so this cannot hit another
+      // group. (A watchdog's SIGKILL ends the watcher too, but comes SHELL_KILL_GRACE_MS after its
+      // deadline, later than this one unless the worker stood still past it; the program's pid,
+      // the group's id, stays taken until the worker reaps it.)
       const timer = setTimeout(() => {
         signalGroup(child.pid, 'SIGKILL');
         release();

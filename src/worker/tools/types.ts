@@ -10,6 +10,7 @@ export type TaskOutcome = { status: 'ok' | 'error'; data: unknown; error?: { mes
 
 export type ToolContext = {
   signal: AbortSignal; // aborted on timeout_seconds or worker shutdown
+  timeoutMs?: number; // the attempt's timeout_seconds as `signal` holds it, for a tool that also bounds it outside the worker (shell)
   credential?: ResolvedCredential; // the task's `auth`, already fetched by the worker
   serviceDatabaseUrl?: string; // set only when SVC_ALLOW_SERVICE_DB_TASKS=true
   serviceReaderUrl?: string; // the service database as its read-only reader role, for `read_only` tasks
