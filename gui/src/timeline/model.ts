@@ -6,6 +6,7 @@
 // bars are marked `approx`.
 import { EVENT } from '../../../machines/event-types.ts';
 import type { ExecutionEvent } from '../api.ts';
+import { keyText } from '../flow-text.ts';
 
 export type BarKind = 'step' | 'command' | 'task' | 'attempt' | 'child' | 'wait' | 'queued' | 'paused';
 /** `running` has no end yet; the others are how the bar's work ended. */
@@ -398,7 +399,9 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
 /** What a queued execution waited for, from its execution.queued context: a limit's key and/or a debounce window. */
 function queuedLabel(c: Ctx): string {
   const limit = str(c.limit);
-  const on = limit ? `queued on limit ${limit}${str(c.key) !== undefined ? `, key ${str(c.key)}` : ''}` : '';
+  const key = str(c.key);
+  // The empty key (a limit without `key:`) named as the Waits for panel names it, not `key ` and nothing.
+  const on = limit ? `queued on limit ${limit}${key !== undefined ? `, key ${keyText(key)}` : ''}` : '';
   const debounce = str(c.debounce_until) ? 'debounce window' : '';
   return [on, debounce].filter(Boolean).join(' · ') || 'queued';
 }

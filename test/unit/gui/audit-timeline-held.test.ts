@@ -38,6 +38,16 @@ describe('the Gantt of an execution held back', () => {
     expect(bars.map((b) => b.kind)).toEqual(['queued', 'step']);
   });
 
+  it('names the empty key (a limit without key:) as the Waits for panel does, not "key " and nothing', () => {
+    const events = [
+      ev('execution.started', null, {}),
+      ev('execution.queued', null, { key: '', limit: '@audit/limited', priority: 5 }),
+      ev('execution.admitted', null, { key: '', limit: '@audit/limited', priority: 5 }, 1000),
+    ];
+    const { bars } = buildTimeline(events, { started_at: at(0), finished_at: at(1000) });
+    expect(bars.find((b) => b.kind === 'queued')?.label).toBe('queued on limit @audit/limited, key (empty key)');
+  });
+
   it('names a debounce window, and ends a queue the execution was cancelled in as cancelled', () => {
     const events = [
       ev('execution.started', null, {}),
