@@ -7,7 +7,9 @@ import { RenderFault, toText } from './template-values.ts';
 // NULL; inside a string literal its quotes doubled (and backslashes, in an E'' string); inside a
 // quoted identifier its double quotes doubled. So an output can never end a literal and start
 // SQL. Where a literal cannot stand (a dollar-quoted string, most often a DO block's or a
-// function's code; a comment), it is refused.
+// function's code; a comment), it is refused, as it is in a quoted string that is itself code: a
+// DO block's body and a function's or procedure's `AS '…'` (quotes doubled once there are SQL
+// again when the body runs), and COPY … PROGRAM's command (a shell's).
 // The postgres tool's sessions run with standard_conforming_strings on, which this relies on: a
 // backslash in a plain '' string is then an ordinary character.
 // PostgreSQL continues a string that a `'` follows at once, or after white space holding a line
@@ -15,20 +17,34 @@ import { RenderFault, toText } from './template-values.ts';
 // part. So a part of such a continuation, a literal or an output, is read (and written) in the
 // mode of the string it continues, and a COPY … PROGRAM command stays one across its parts.
 
+/** What a quoted string is run as: nothing (data), a shell command (COPY … PROGRAM '…'), or SQL or PL code (DO '…', CREATE FUNCTION … AS '…'). */
+type Runs = 'program' | 'code' | null;
+
 type Context =
   | { kind: 'plain' }
-  // closing: a `'` just read, which `''` would undo; program: the string is a command PostgreSQL runs (COPY … PROGRAM '…')
-  | { kind: 'string'; backslashes: boolean; closing: boolean; program: boolean }
+  // closing: a `'` just read, which `''` would undo; runs: what PostgreSQL runs the string as
+  | { kind: 'string'; backslashes: boolean; closing: boolean; runs: Runs }
   | { kind: 'ident' }
   | { kind: 'dollar'; tag: string }
   | { kind: 'line' }
   | { kind: 'block'; depth: number };
 
 /** A string just ended, which a `'` may still continue: at once (`adjacent`), or past a line break (`newline`). */
-type Ended = { backslashes: boolean; program: boolean; adjacent: boolean; newline: boolean };
+type Ended = { backslashes: boolean; runs: Runs; adjacent: boolean; newline: boolean };
 
 const DOLLAR_TAG = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/;
 const IDENTIFIER_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
+/** Words a statement's head is read to (CREATE OR REPLACE FUNCTION): a routine's is within its first four. */
+const HEAD_WORDS = 4;
+const ROUTINE = /^(?:FUNCTION|PROCEDURE)$/;
+/** CREATE [OR REPLACE] FUNCTION|PROCEDURE: a statement whose AS is followed by the routine's body. */
+const isRoutineHead = (head: readonly string[]): boolean =>
+  head[0] === 'CREATE' && (ROUTINE.test(head[1] ?? '') || (head[1] === 'OR' && head[2] === 'REPLACE' && ROUTINE.test(head[3] ?? '')));
+
+const REFUSED: Record<Exclude<Runs, null>, string> = {
+  program: "a template cannot output into the command of COPY … PROGRAM: PostgreSQL's server runs it as a shell command",
+  code: "a template cannot output into the quoted body of a DO block or of a function or procedure (… AS '…'): PostgreSQL runs that string as code; pass the value in params ($1) or write it outside",
+};
 
 /** An escaper for one SQL command of a postgres task. */
 export class SqlLiterals implements OutputEscaper {
@@ -41,6 +57,9 @@ export class SqlLiterals implements OutputEscaper {
   #lastToken = '';
   /** The string that ended last, while PostgreSQL may still continue it. */
   #ended: Ended | undefined;
+  /** The statement's first words (upper case, HEAD_WORDS at most), and whether a routine's AS was read in it. */
+  #head: string[] = [];
+  #routineAs = false;
 
   literal(text: string): void {
     const full = this.#tail + text;
@@ -55,7 +74,7 @@ export class SqlLiterals implements OutputEscaper {
     if (this.#context.kind === 'plain') {
       // Between tokens an output is a literal: a token of its own, a string a `'` may continue.
       this.#endToken("'");
-      this.#ended = out.endsWith("'") ? { backslashes: continued?.backslashes ?? false, program: continued?.program ?? false, adjacent: true, newline: false } : undefined;
+      this.#ended = out.endsWith("'") ? { backslashes: continued?.backslashes ?? false, runs: continued?.runs ?? null, adjacent: true, newline: false } : undefined;
     }
     return out;
   }
@@ -69,9 +88,9 @@ export class SqlLiterals implements OutputEscaper {
 
   #written(value: unknown, continued: Ended | undefined): string {
     const ctx = this.#settled();
-    if ((ctx.kind === 'string' && ctx.program) || (ctx.kind === 'plain' && (continued ? continued.program : this.#afterProgram()))) {
-      throw new RenderFault("a template cannot output into the command of COPY … PROGRAM: PostgreSQL's server runs it as a shell command");
-    }
+    // Between tokens an output is a string literal, which in such a place would be run too.
+    const runs = ctx.kind === 'string' ? ctx.runs : ctx.kind === 'plain' ? (continued ? continued.runs : this.#runsHere(this.#word || this.#lastToken)) : null;
+    if (runs) throw new RenderFault(REFUSED[runs]);
     const text = typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined ? null : toText(value);
     if (text?.includes('\0')) throw new RenderFault("a template's output in SQL cannot hold a NUL character");
     switch (ctx.kind) {
@@ -103,16 +122,32 @@ export class SqlLiterals implements OutputEscaper {
     }
   }
 
-  /** Whether the token before this place is the word PROGRAM (`COPY t FROM PROGRAM 'cmd'`). */
-  #afterProgram(): boolean {
-    return (this.#word || this.#lastToken).toUpperCase() === 'PROGRAM';
+  /**
+   * What a string opened here, after the token `before`, is run as: a shell command after the word
+   * PROGRAM (`COPY t FROM PROGRAM 'cmd'`); code anywhere in a DO statement (its body, or a
+   * language named as a string) and after a routine's AS (`CREATE FUNCTION … AS 'body'`, or the
+   * C form's `AS 'file', 'symbol'`); else data.
+   */
+  #runsHere(before: string): Runs {
+    if (before.toUpperCase() === 'PROGRAM') return 'program';
+    const head = this.#head.length ? this.#head : this.#word ? [this.#word.toUpperCase()] : [];
+    return head[0] === 'DO' || this.#routineAs ? 'code' : null;
   }
 
-  /** A character that is no identifier's ends the word being read; one that is no space is a token of its own. */
+  /** A character that is no identifier's ends the word being read; one that is no space is a token of its own; `;` ends the statement. */
   #endToken(c: string): void {
-    if (this.#word) this.#lastToken = this.#word;
+    if (this.#word) {
+      this.#lastToken = this.#word;
+      const word = this.#word.toUpperCase();
+      if (this.#head.length < HEAD_WORDS) this.#head.push(word);
+      if (word === 'AS' && isRoutineHead(this.#head)) this.#routineAs = true;
+    }
     this.#word = '';
     if (!/\s/.test(c)) this.#lastToken = c;
+    if (c === ';') {
+      this.#head = [];
+      this.#routineAs = false;
+    }
   }
 
   /** The context an output lands in: a string whose `'` was its end is over. */
@@ -125,7 +160,7 @@ export class SqlLiterals implements OutputEscaper {
   /** The string `ctx` has ended at its `'`: between tokens now, where a `'` right here continues it. */
   #endString(ctx: Extract<Context, { kind: 'string' }>): void {
     this.#context = { kind: 'plain' };
-    this.#ended = { backslashes: ctx.backslashes, program: ctx.program, adjacent: true, newline: false };
+    this.#ended = { backslashes: ctx.backslashes, runs: ctx.runs, adjacent: true, newline: false };
   }
 
   /**
@@ -189,7 +224,7 @@ export class SqlLiterals implements OutputEscaper {
         const ended = this.#ended;
         if (c === "'" && ended && (ended.adjacent || ended.newline)) {
           // PostgreSQL reads this as more of the string that ended: in its mode.
-          this.#context = { kind: 'string', backslashes: ended.backslashes, closing: false, program: ended.program };
+          this.#context = { kind: 'string', backslashes: ended.backslashes, closing: false, runs: ended.runs };
           this.#ended = undefined;
           return i;
         }
@@ -209,8 +244,8 @@ export class SqlLiterals implements OutputEscaper {
         if (c === "'") {
           // E'…' (e'…') takes backslash escapes: when the E is a word of its own, not the end of one.
           const e = (before === 'E' || before === 'e') && !IDENTIFIER_CHAR.test(text[i - 2]);
-          const program = (e ? this.#lastToken : this.#word || this.#lastToken).toUpperCase() === 'PROGRAM';
-          this.#context = { kind: 'string', backslashes: e, closing: false, program };
+          const runs = this.#runsHere(e ? this.#lastToken : this.#word || this.#lastToken);
+          this.#context = { kind: 'string', backslashes: e, closing: false, runs };
         } else if (c === '"') this.#context = { kind: 'ident' };
         else if (c === '-' && text[i + 1] === '-') this.#context = { kind: 'line' };
         else if (c === '/' && text[i + 1] === '*') this.#context = { kind: 'block', depth: 1 };
