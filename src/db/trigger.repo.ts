@@ -164,24 +164,72 @@ export async function findFires(q: Queryable, keys: readonly { path: string; nam
 
 /**
  * Per trigger (`path\nname`), every execution it started that has not finished (queued, running
- * or paused), however many of its fires came after (overlap skip, queue and cancel_previous).
+ * or paused), however many of its fires came after (overlap skip, queue and cancel_previous), and
+ * the successor auto-resume started for such a run after a crash (`resumed_from`: the same run
+ * restarted, so still the trigger's run; before, the next due time started beside it).
  * Read from the live executions of the triggers' paths (execution_live_idx: an execution leaves it
  * when it ends), each joined to the fire that started it (trigger_fire_execution_idx): the cost
- * follows the executions alive, not the fires a trigger ever made.
+ * follows the executions alive, not the fires a trigger ever made. Live ones no fire started
+ * (started by hand, or successors) have their start read (resumedRuns), one key lookup each.
  */
 export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[]): Promise<Map<string, number[]>> {
-  const { rows } = await q.query<{ path: string; name: string; execution_id: number }>({
-    name: 'svc_unfinished_trigger_runs',
-    text: `SELECT f.path, f.name, f.execution_id::float8 AS execution_id
+  const { rows } = await q.query<{ path: string | null; name: string | null; execution_id: number }>({
+    name: 'svc_unfinished_trigger_runs_or_started',
+    text: `SELECT f.path, f.name, e.execution_id::float8 AS execution_id
              FROM core.execution e
-             JOIN core.trigger_fire f ON f.execution_id = e.execution_id
-             JOIN unnest($1::text[], $2::text[]) AS x(path, name) ON f.path = x.path AND f.name = x.name
+             LEFT JOIN core.trigger_fire f ON f.execution_id = e.execution_id
             WHERE e.status IN ${LIVE_EXECUTION_SQL} AND e.path = ANY($1::text[])
-            ORDER BY f.execution_id`,
-    values: [triggers.map((t) => t.path), triggers.map((t) => t.name)],
+            ORDER BY e.execution_id`,
+    values: [[...new Set(triggers.map((t) => t.path))]],
   });
+  const wanted = new Set(triggers.map((t) => `${t.path}\n${t.name}`));
   const out = new Map<string, number[]>();
-  for (const r of rows) out.set(`${r.path}\n${r.name}`, [...(out.get(`${r.path}\n${r.name}`) ?? []), r.execution_id]);
+  const add = (key: string, id: number) => {
+    if (wanted.has(key) && !out.get(key)?.includes(id)) out.set(key, [...(out.get(key) ?? []), id]);
+  };
+  for (const r of rows) if (r.path !== null) add(`${r.path}\n${r.name}`, r.execution_id);
+  const unfired = rows.filter((r) => r.path === null).map((r) => r.execution_id);
+  if (unfired.length) for (const [id, fires] of await resumedRuns(q, unfired)) for (const f of fires) add(`${f.path}\n${f.name}`, id);
+  for (const ids of out.values()) ids.sort((a, b) => a - b);
+  return out;
+}
+
+/** Successors resumed from successors are followed this far back (each crash of a run adds one). */
+const MAX_RESUMES_FOLLOWED = 32;
+
+/**
+ * Of live executions no fire started: those auto-resume started (`resumed_from` in their
+ * `execution.started`, followed back through successors of successors), with the fires that
+ * started the first of their line.
+ */
+async function resumedRuns(q: Queryable, ids: readonly number[]): Promise<Map<number, { path: string; name: string }[]>> {
+  const out = new Map<number, { path: string; name: string }[]>();
+  // The execution each line has reached, back from the live one it began at.
+  let line = new Map<number, number>(ids.map((id) => [id, id]));
+  for (let step = 0; step < MAX_RESUMES_FOLLOWED && line.size > 0; step++) {
+    const { rows } = await q.query<{ execution_id: number; resumed_from: number }>(
+      `SELECT execution_id::float8 AS execution_id, (context->>'resumed_from')::float8 AS resumed_from
+         FROM core.event WHERE execution_id = ANY($1::bigint[]) AND event_id = 1 AND context ? 'resumed_from'`,
+      [[...new Set(line.values())]],
+    );
+    const from = new Map(rows.map((r) => [r.execution_id, r.resumed_from]));
+    const next = new Map<number, number>();
+    for (const [live, at] of line) {
+      const earlier = from.get(at);
+      if (earlier !== undefined) next.set(live, earlier);
+    }
+    if (next.size === 0) break;
+    const { rows: fires } = await q.query<{ path: string; name: string; execution_id: number }>(
+      `SELECT path, name, execution_id::float8 AS execution_id FROM core.trigger_fire WHERE execution_id = ANY($1::bigint[])`,
+      [[...new Set(next.values())]],
+    );
+    line = new Map();
+    for (const [live, at] of next) {
+      const started = fires.filter((f) => f.execution_id === at);
+      if (started.length) out.set(live, started);
+      else line.set(live, at);
+    }
+  }
   return out;
 }
 
