@@ -1,5 +1,5 @@
-// Timers, a rate limit and debounce through real faults. Timers fall due while PostgreSQL is
-// down: each fires once after it is back. Executions queued on a rate are admitted while a
+// Timers, a schedule, a rate limit and debounce through real faults. Timers and a schedule's
+// times fall due while PostgreSQL is down: each fires once after it is back. Executions queued on a rate are admitted while a
 // server is SIGKILLed: each admitted once, no second over the rate. A debounced burst is sent
 // while a server is SIGKILLed, the lost starts sent again to the other with their keys: one
 // execution per window, run once.
@@ -25,6 +25,14 @@ workflow:
   - step: start
     tool: { name: t, kind: noop }
 `;
+const TICKING = `apiVersion: svc/v1
+metadata: { name: ticking, path: fault/ticking }
+triggers:
+  - { name: every_second, kind: schedule, cron: "* * * * * *", overlap: allow, catch_up: all, max_catch_up: 60 }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
 const DEBOUNCED = `apiVersion: svc/v1
 metadata: { name: debounced, path: fault/debounced }
 workload: { c: x, n: 0 }
@@ -38,7 +46,7 @@ beforeAll(async () => {
   await bed.open(2, 1);
   const r = await http(bed.servers[0].base, 'PUT', '/api/limits/paced', { rate: { limit: 4, period_seconds: 1, burst: 2 } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  for (const p of [TIMED, RATED, DEBOUNCED]) await bed.register(p);
+  for (const p of [TIMED, RATED, DEBOUNCED, TICKING]) await bed.register(p);
 }, 120_000);
 afterAll(() => bed.close(), 60_000);
 
@@ -74,6 +82,27 @@ describe('timers, rates and debounce through faults', () => {
     await completed(ids);
     expect(await notOnce(ids, 'timer.fired')).toEqual([]);
     expect(await notOnce(ids, 'command.completed')).toEqual([]);
+    bed.expectNo500();
+  }, 120_000);
+
+  it('a schedule whose times fall due while PostgreSQL is down fires each of them once after it is back, on two servers', async () => {
+    const fires = async () => (await bed.db.query<{ fire_key: string; outcome: string; execution_id: string | null }>(`SELECT fire_key, outcome, execution_id FROM core.trigger_fire WHERE path = 'fault/ticking' ORDER BY fire_key`)).rows;
+    await until('3 fires', async () => (await fires()).length >= 3, 30_000, 100);
+    await bed.stopPostgres();
+    await new Promise((r) => setTimeout(r, 3_000));
+    await bed.startPostgres();
+    const back = new Date(Date.now() + 2_000).toISOString();
+    await until('a fire after the restart', async () => (await fires().catch(() => [])).some((f) => f.fire_key > back), 30_000, 200);
+    // Stopped, so that the last fires are not mid-write when read.
+    const pause = await http(bed.servers[0].base, 'POST', '/api/triggers/fault/ticking/every_second/pause');
+    expect(pause.status, JSON.stringify(pause.body)).toBe(200);
+    const all = await fires();
+    expect(all.every((f) => f.outcome === 'started' && f.execution_id !== null)).toBe(true);
+    const times = all.map((f) => Date.parse(f.fire_key));
+    for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1], `gap after ${all[i - 1].fire_key}`).toBe(1000);
+    const ids = all.map((f) => Number(f.execution_id));
+    expect(new Set(ids).size).toBe(ids.length);
+    await completed(ids);
     bed.expectNo500();
   }, 120_000);
 
