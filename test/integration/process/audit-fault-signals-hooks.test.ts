@@ -1,9 +1,9 @@
-// Signals, approvals and webhook deliveries through real faults: PostgreSQL restarted while they
-// are sent, and the server SIGKILLed with them in flight. A client sends each again with its key
-// after a 503 or a lost answer (to the other server), as `svc signal` and webhook senders do. Each
-// signal is taken once (one signal.received) or refused, never twice; each delivery starts one
-// execution, and its redelivery answers that one (duplicate); no answer is a 500, and every 503
-// says Retry-After and database_unavailable.
+// Signals, approvals, webhook deliveries, backfills and fires by hand through real faults:
+// PostgreSQL restarted while they are sent, and the server SIGKILLed with them in flight. A client
+// sends each again with its key after a 503 or a lost answer (to the other server), as webhook
+// senders do. Each signal is taken once (one signal.received) or refused, never twice; each
+// delivery, backfilled time and fire key starts one execution, and a repeat answers that one
+// (duplicate); no answer is a 500, and every 503 says Retry-After and database_unavailable.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
@@ -38,6 +38,16 @@ workflow:
     tool: { name: t, kind: noop }
 `;
 
+const MINUTELY = `apiVersion: svc/v1
+metadata: { name: minutely, path: fault/minutely }
+workload: { at: "" }
+triggers:
+  - { name: tick, kind: schedule, cron: "* * * * *", overlap: allow, payload: { at: "{{ trigger.scheduled_time }}" } }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+
 const bed = new FaultBed();
 beforeAll(async () => {
   await bed.open(2, 1);
@@ -45,6 +55,7 @@ beforeAll(async () => {
   expect(made.status, JSON.stringify(made.body)).toBe(201);
   await bed.register(GATE);
   await bed.register(HOOKED);
+  await bed.register(MINUTELY);
 }, 120_000);
 afterAll(() => bed.close(), 60_000);
 
@@ -163,5 +174,49 @@ describe('signals, approvals and webhook deliveries through faults', () => {
     bed.expectNo500();
     await expectSignalledOnce(ids, finals);
     await expectDeliveredOnce(new Map([...finals].filter(([k]) => k.startsWith('kill-'))));
+  }, 150_000);
+
+  it('a backfill and fires by hand with a fire_key, sent through a PostgreSQL restart and again: each time and key started once', async () => {
+    bed.answers.length = 0;
+    const minute = 60_000;
+    const to = new Date(Math.floor(Date.now() / minute) * minute - 10 * minute);
+    const from = new Date(to.getTime() - 300 * minute);
+    const backfill = JSON.stringify({ from: from.toISOString(), to: to.toISOString() });
+    const finals: Answer[] = [];
+    let firing = true;
+    const byHand = (async () => {
+      for (let n = 0; firing || n < 20; n++) {
+        finals.push(await bed.sendUntilAnswered(n % 2, '/api/triggers/fault/minutely/tick/fire', JSON.stringify({ fire_key: `hand-${n}` }), {}));
+        await new Promise((r) => setTimeout(r, 30));
+      }
+    })();
+    await until('a few fired by hand', () => finals.length >= 5, 30_000, 20);
+    // The backfill is sent as PostgreSQL goes: its answer is lost, or it is refused and sent again.
+    const first = bed.send(bed.servers[0].base, '/api/triggers/fault/minutely/tick/backfill', backfill, {});
+    await new Promise((r) => setTimeout(r, 50));
+    await bed.stopPostgres();
+    const again = bed.sendUntilAnswered(1, '/api/triggers/fault/minutely/tick/backfill', backfill, {}, 500);
+    await new Promise((r) => setTimeout(r, 2_500));
+    await bed.startPostgres();
+    firing = false;
+    const [a, b] = await Promise.all([first, again, byHand]);
+    console.log(`backfill answers: ${a.status}, ${b.status}; ${bed.answers.filter((x) => x.status === 503).length} answers 503`);
+    expect(b.status, JSON.stringify(b.body)).toBe(200);
+    for (const f of finals) expect(f.status, JSON.stringify(f.body)).toBe(202);
+    // 300 times and every key by hand: one fire and one execution each.
+    expect(await bed.count(`SELECT count(*) AS n FROM core.trigger_fire WHERE path = 'fault/minutely' AND fire_key >= $1 AND fire_key < $2 AND outcome = 'started'`, [from.toISOString(), to.toISOString()])).toBe(300);
+    expect(await bed.count(`SELECT count(*) AS n FROM core.trigger_fire WHERE path = 'fault/minutely' AND fire_key LIKE 'hand-%'`)).toBe(finals.length);
+    const twice = await bed.db.query(
+      `SELECT context->'trigger'->>'fire_key' AS k, count(*)::int AS n FROM core.event WHERE event_type = 'execution.started' AND context->'trigger'->>'name' = 'tick' GROUP BY 1 HAVING count(*) > 1`,
+    );
+    expect(twice.rows).toEqual([]);
+    const started = await bed.count(`SELECT count(*) AS n FROM core.event v JOIN core.execution e USING (execution_id) WHERE e.path = 'fault/minutely' AND v.event_type = 'execution.started'`);
+    expect(started).toBe(await bed.count(`SELECT count(*) AS n FROM core.trigger_fire WHERE path = 'fault/minutely' AND outcome = 'started'`));
+    // Each answer by hand names its key's one execution.
+    for (const f of finals) {
+      const { rows } = await bed.db.query<{ execution_id: string }>(`SELECT execution_id FROM core.trigger_fire WHERE path = 'fault/minutely' AND fire_key = $1`, [f.body.fire_key]);
+      expect(f.body.execution_id).toBe(Number(rows[0].execution_id));
+    }
+    bed.expectNo500();
   }, 150_000);
 });
