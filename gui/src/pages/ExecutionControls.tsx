@@ -5,11 +5,14 @@ import { askedOf } from '../../../src/engine/asked-of.ts';
 import { api, type ExecutionDetail, type ExecutionEvent, type RetryStarted } from '../api.ts';
 import { versionOf } from '../graph/load-graph.ts';
 import { href, navigate } from '../route.ts';
+import { formatClock } from '../ui.tsx';
 
 /**
  * What an operator does to an execution: pause or resume it, cancel it (a reason, cascading to
  * its child executions or not), retry it from a step once it has ended (then its new execution
- * is shown), or run the same version again from scratch. `done` says what happened; `failed` an API refusal.
+ * is shown), or run the same version again from scratch. `done` says what happened, in the past
+ * tense and when: the message stays while the execution moves on (a resumed one completes), and
+ * 'is running again' beside a completed badge was false; `failed` an API refusal.
  */
 export function ExecutionControls({ execution, steps, retryFrom, events, done, failed }: {
   execution: ExecutionDetail;
@@ -43,18 +46,18 @@ export function ExecutionControls({ execution, steps, retryFrom, events, done, f
   const pause = () =>
     act(async () => {
       await api(`/executions/${id}/pause`, { body: {} });
-      done(`Execution ${id} is paused: no new command is issued until it is resumed.`);
+      done(`Execution ${id} was paused at ${formatClock(new Date().toISOString())}: no new command is issued while it is paused.`);
     });
   const resume = () =>
     act(async () => {
       await api(`/executions/${id}/resume`, { body: {} });
-      done(`Execution ${id} is running again.`);
+      done(`Execution ${id} was resumed at ${formatClock(new Date().toISOString())}.`);
     });
   const cancel = () => {
     if (!confirm(`Cancel execution ${id}${cascade ? ' and its child executions' : ' (its child executions go on)'}?`)) return;
     void act(async () => {
       await api(`/executions/${id}/cancel`, { body: { reason: reason.trim() || 'cancelled from the console', cascade } });
-      done(`Execution ${id} is cancelled.`);
+      done(`Execution ${id} was cancelled at ${formatClock(new Date().toISOString())}.`);
     });
   };
   const retry = () =>

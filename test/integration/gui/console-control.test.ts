@@ -132,7 +132,7 @@ describe('execution controls (SVC_AUTH=none)', () => {
     await page.locator('svg.graph [data-step="first"][data-status="active"]').waitFor({ timeout: 15_000 });
     const running = await backgroundOf(page);
     await page.getByRole('button', { name: 'Pause' }).click();
-    await page.getByRole('status').filter({ hasText: `Execution ${id} is paused` }).waitFor();
+    await page.getByRole('status').filter({ hasText: `Execution ${id} was paused at` }).waitFor();
     await badge(page).filter({ hasText: /^paused$/ }).waitFor();
     expect(await backgroundOf(page)).not.toBe(running);
     expect(await page.getByRole('button', { name: 'Pause' }).count()).toBe(0);
@@ -153,8 +153,10 @@ describe('execution controls (SVC_AUTH=none)', () => {
 
     await row.getByRole('link', { name: String(id), exact: true }).click();
     await page.getByRole('button', { name: 'Resume' }).click();
-    await page.getByRole('status').filter({ hasText: `Execution ${id} is running again` }).waitFor();
+    await page.getByRole('status').filter({ hasText: `Execution ${id} was resumed at` }).waitFor();
     await badge(page).filter({ hasText: /^completed$/ }).waitFor({ timeout: 20_000 });
+    // What the action did stays in the past tense: 'is running again' stood beside the completed badge.
+    expect(await page.getByRole('status').filter({ hasText: `Execution ${id}` }).textContent()).toMatch(new RegExp(`^Execution ${id} was resumed at [0-9:]+\\.$`));
     expect(await stepStatuses(page)).toEqual({ first: 'completed', second: 'completed', third: 'completed' });
     const types = (await stack.events(id)).map((e) => e.event_type);
     expect(types).toContain('execution.paused');
@@ -167,8 +169,8 @@ describe('execution controls (SVC_AUTH=none)', () => {
     await page.goto(`${stack.url}/ui/#/executions/${id}`);
     await badge(page).filter({ hasText: /^failed$/ }).waitFor();
     const select = page.getByLabel('Retry from step');
-    // The playbook's steps, the failed one chosen.
-    await expect.poll(() => select.locator('option').allTextContents()).toEqual(['prepare', 'flaky (failed)', 'finish']);
+    // The steps it reached (finish, after the failure, is one the server's retry refuses), the failed one chosen.
+    await expect.poll(() => select.locator('option').allTextContents()).toEqual(['prepare', 'flaky (failed)']);
     expect(await select.inputValue()).toBe('flaky');
     expect(await page.getByRole('button', { name: 'Pause' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
