@@ -372,6 +372,24 @@ export async function extendDebounce(q: Queryable, path: string, key: string, jo
   return rows[0] ? { executionId: Number(rows[0].execution_id), catalogId: Number(rows[0].catalog_id) } : null;
 }
 
+/**
+ * Takes the open debounce windows of `executionIds` out of reach of joins (`open: false`), or
+ * gives them back (`open: true`, only those `closeDebounceWindows` took: the ids it answered).
+ * A schedule's cancel_previous fire cancels the trigger's runs in the transaction that starts its
+ * own: a window among them must not be joined by that start, which would be recorded as started
+ * with the execution it cancels, so nothing would run.
+ */
+export async function setDebounceWindowsOpen(q: Queryable, executionIds: readonly number[], open: boolean): Promise<number[]> {
+  if (executionIds.length === 0) return [];
+  const { rows } = await q.query<{ execution_id: string | number }>(
+    `UPDATE core.admission SET debounce_closed = NOT $2::boolean
+      WHERE execution_id = ANY($1::bigint[]) AND admitted_at IS NULL AND debounce_path IS NOT NULL AND debounce_closed = $2::boolean
+      RETURNING execution_id`,
+    [executionIds, open],
+  );
+  return rows.map((r) => Number(r.execution_id));
+}
+
 const UNIQUE_VIOLATION = '23505';
 
 /** True for the error of a start that opened a debounce window another start opened first (then it extends that one). */

@@ -2,6 +2,7 @@ import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { startExecutions, type StartInput, type Started } from '../../actors/start-execution.ts';
 import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
 import { routeEvents } from '../../actors/route-events.ts';
+import { setDebounceWindowsOpen } from '../db/flow.repo.ts';
 import { appendInboxCancels, type InboxCancel } from '../db/inbox-cancels.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { findFires, recordFires, takeScheduleTicks, type FireRow, type TickAdvance, type TriggerFireRow, type TriggerKindName } from '../db/trigger.repo.ts';
@@ -156,6 +157,17 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
     taken = new Set(groups.flatMap((g, gi) => ((!g.tick || held.has(keyOf(g.trigger))) && open(gi) ? [gi] : [])));
   };
   const written: Written = { rows: new Map(), raced: new Map(), cancelled: [], debounced: new Set() };
+  // Debounce windows of runs a taken group replaces (cancel_previous), closed before the starts so
+  // that its start opens a window of its own instead of joining the one it cancels; given back
+  // when the group starts nothing (refused), which then cancels nothing either.
+  let closedWindows = new Map<number, number[]>();
+  const closeReplaced = async (q: Queryable) => {
+    closedWindows = new Map();
+    for (const [gi, g] of groups.entries()) {
+      if (!g.replaces?.length || !taken.has(gi)) continue;
+      closedWindows.set(gi, await setDebounceWindowsOpen(q, g.replaces, false));
+    }
+  };
   const record = async (q: Queryable, startedOf: (i: number) => Started | ServiceError | undefined) => {
     const fireRows: TriggerFireRow[] = [];
     const cancels: InboxCancel[] = [];
@@ -183,6 +195,8 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
       written.rows.set(gi, rows);
       fireRows.push(...rows.map((r) => ({ ...r, path: g.trigger.path, name: g.trigger.name })));
       const replacing = rows.findLast((r) => r.outcome === 'started');
+      const closed = closedWindows.get(gi) ?? [];
+      if (!replacing && closed.length > 0) await setDebounceWindowsOpen(q, closed, true);
       if (replacing && g.replaces) {
         const trigger = { name: g.trigger.name, kind: g.trigger.kind, fire_key: replacing.fire_key };
         for (const id of g.replaces) cancels.push({ executionId: id, context: { reason: `trigger ${g.trigger.name}: overlap cancel_previous`, trigger, cancelled_at: new Date().toISOString() } });
@@ -217,6 +231,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
   await startExecutions(deps, inputs, prelude, {
     begin: async (q) => {
       await take(q);
+      await closeReplaced(q);
       return (i) => taken.has(starting[i].group);
     },
     beforeCommit: (q, started) => record(q, (i) => started[i]),
