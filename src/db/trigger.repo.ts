@@ -169,13 +169,14 @@ export async function findFires(q: Queryable, keys: readonly { path: string; nam
  * restarted, so still the trigger's run; before, the next due time started beside it).
  * Read from the live executions of the triggers' paths (execution_live_idx: an execution leaves it
  * when it ends), each joined to the fire that started it (trigger_fire_execution_idx): the cost
- * follows the executions alive, not the fires a trigger ever made. Live ones no fire started
- * (started by hand, or successors) have their start read (resumedRuns), one key lookup each.
+ * follows the executions alive, not the fires a trigger ever made. Live roots no fire started
+ * (started by hand, or successors) have their start read (resumedRuns), one key lookup each: about
+ * the cost of their fire lookup again, and nothing for a path whose live runs a trigger started.
  */
 export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[]): Promise<Map<string, number[]>> {
-  const { rows } = await q.query<{ path: string | null; name: string | null; execution_id: number }>({
+  const { rows } = await q.query<{ path: string | null; name: string | null; execution_id: number; root: boolean }>({
     name: 'svc_unfinished_trigger_runs_or_started',
-    text: `SELECT f.path, f.name, e.execution_id::float8 AS execution_id
+    text: `SELECT f.path, f.name, e.execution_id::float8 AS execution_id, e.parent_execution_id IS NULL AS root
              FROM core.execution e
              LEFT JOIN core.trigger_fire f ON f.execution_id = e.execution_id
             WHERE e.status IN ${LIVE_EXECUTION_SQL} AND e.path = ANY($1::text[])
@@ -183,15 +184,16 @@ export async function unfinishedRuns(q: Queryable, triggers: readonly { path: st
     values: [[...new Set(triggers.map((t) => t.path))]],
   });
   const wanted = new Set(triggers.map((t) => `${t.path}\n${t.name}`));
-  const out = new Map<string, number[]>();
+  // A set per trigger: a debounced run is the execution of several fires.
+  const runs = new Map<string, Set<number>>();
   const add = (key: string, id: number) => {
-    if (wanted.has(key) && !out.get(key)?.includes(id)) out.set(key, [...(out.get(key) ?? []), id]);
+    if (wanted.has(key)) runs.set(key, (runs.get(key) ?? new Set()).add(id));
   };
   for (const r of rows) if (r.path !== null) add(`${r.path}\n${r.name}`, r.execution_id);
-  const unfired = rows.filter((r) => r.path === null).map((r) => r.execution_id);
+  // Auto-resume restarts roots only: a child no fire started is its parent's.
+  const unfired = rows.filter((r) => r.path === null && r.root).map((r) => r.execution_id);
   if (unfired.length) for (const [id, fires] of await resumedRuns(q, unfired)) for (const f of fires) add(`${f.path}\n${f.name}`, id);
-  for (const ids of out.values()) ids.sort((a, b) => a - b);
-  return out;
+  return new Map([...runs].map(([key, ids]) => [key, [...ids].sort((a, b) => a - b)]));
 }
 
 /** Successors resumed from successors are followed this far back (each crash of a run adds one). */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
-import { startEmbedded, type EmbeddedDatabase } from '../../../src/db/embedded.ts';
+import { onFreePort, startEmbedded, type EmbeddedDatabase } from '../../../src/db/embedded.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { freePort } from '../../helpers/ports.ts';
 import { spawnSvc, waitForHealth, withTimeout, type SvcProcess } from '../../helpers/process.ts';
@@ -38,8 +38,10 @@ export class FaultBed {
   async open(servers: number, workers: number): Promise<void> {
     this.dir = await mkdtemp(join(tmpdir(), 'svc-fault-'));
     await chmod(this.dir, 0o755); // as root, PostgreSQL runs as another user that must reach it
-    this.pgPort = await freePort();
-    this.pgDb = await startEmbedded(this.dir, () => {}, { port: this.pgPort });
+    // Another run of the suites beside this one may take the port before PostgreSQL binds it.
+    const started = await onFreePort(freePort, (port) => startEmbedded(this.dir, () => {}, { port }));
+    this.pgPort = started.port;
+    this.pgDb = started.value;
     // A pool: its idle clients are dropped when PostgreSQL restarts, and new ones made after.
     this.db = new pg.Pool({ connectionString: this.pgDb.url, max: 2 });
     this.db.on('error', () => {});
