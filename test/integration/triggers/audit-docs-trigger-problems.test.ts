@@ -5,6 +5,8 @@
 //   problem, and its cron's only after that was fixed and registered again.
 // - Pause and resume take "no body (or {}): a field sent is 422, naming it": it was named, then
 //   followed by an empty "(known: )".
+// - A fire by hand of a webhook: the doc said only what a schedule's renders; it takes the body's
+//   payload alone (its own payload reads request). Pinned, and docs/triggers.md says so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http } from '../../helpers/http.ts';
@@ -66,5 +68,23 @@ describe('trigger problems at registration, as the docs say', () => {
       expect(errors[0]).not.toContain('known: )');
       expect(errors[0]).toContain('takes no fields');
     }
+  });
+
+  it('fires a webhook by hand with the body\'s payload alone: its own payload reads request, which a fire by hand has none of', async () => {
+    const yaml = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: audit, path: audit/hook-by-hand }
+workload: { repo: none, event: none }
+triggers:
+  - { name: push, kind: webhook, auth: nobody, payload: { repo: "{{ request.body.repo }}", event: "{{ request.headers['x-event'] }}" } }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+    expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
+    const res = await http(a.url, 'POST', '/api/triggers/audit/hook-by-hand/push/fire', { payload: { repo: 'acme/shop' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const { rows } = await a.deps.db.query(`SELECT context->'input'->'workload' AS workload FROM core.event WHERE execution_id = $1 AND event_type = 'execution.started'`, [res.body.execution_id]);
+    expect(rows[0].workload).toEqual({ repo: 'acme/shop', event: 'none' });
   });
 });
