@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import type { ServerClient } from '../worker/server-client.ts';
 import { UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
-import { checked } from './run-api.ts';
+import { checked, sendKeyed } from './run-api.ts';
 
 // `svc cancel|pause|resume|retry|signal ID`: one POST each, its answer printed as a line (or as
 // JSON). Answers are read with a schema; fields not shown stay in the `--json` print.
@@ -28,9 +29,11 @@ const SIGNAL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 const Signalled = v.looseObject({ status: v.string(), execution_id: v.number(), signal: v.string(), step: v.optional(v.nullable(v.string()), null), event_id: v.optional(v.nullable(v.number()), null) });
 /** Sends one control request about execution `id` and prints its answer; returns the exit code (ServerError and the rest thrown). */
 export async function controlExecution(name: ControlName, client: ServerClient, id: number, args: string[], values: ControlOptions, out: Out): Promise<number> {
+  // With a key (a retry's, a signal's), sent again as sendKeyed says: each copy is the same request.
   const post = async <S extends v.GenericSchema>(schema: S, action: string, body: unknown, headers?: Record<string, string>): Promise<v.InferOutput<S>> => {
     const url = `/api/executions/${id}/${action}`;
-    const answer = checked(schema, await client.request<unknown>('POST', url, body, undefined, { headers }), `POST ${url}`);
+    const send = async () => checked(schema, await client.request<unknown>('POST', url, body, undefined, { headers }), `POST ${url}`);
+    const answer = headers ? await sendKeyed(send) : await send();
     if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
     return answer;
   };
@@ -80,14 +83,16 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /**
- * `--idempotency-key` as the request's header: the same key again is answered as the first, and
- * acts once. One the server refuses (empty, past 255 characters, not printable ASCII) is a usage
- * error before anything is sent, as a bad option value is (it was the server's 422, exit 1).
+ * `--idempotency-key` as the request's header, or a key of its own when none is given (as `svc
+ * run` sends): the same key again is answered as the first, and acts once, so the copies this
+ * command sends again itself (no answer, 502-504) are one retry or signal. One the server refuses
+ * (empty, past 255 characters, not printable ASCII) is a usage error before anything is sent, as
+ * a bad option value is (it was the server's 422, exit 1).
  */
-function keyHeader(values: ControlOptions): Record<string, string> | undefined {
+function keyHeader(values: ControlOptions): Record<string, string> {
   const key = values['idempotency-key'];
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new UsageError(`--idempotency-key expects 1 to 255 printable ASCII characters, got ${key.length > 40 ? `${key.length} characters` : JSON.stringify(key)}`);
-  return key === undefined ? undefined : { 'idempotency-key': key };
+  return { 'idempotency-key': key ?? randomUUID() };
 }
 
 /**

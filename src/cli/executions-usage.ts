@@ -99,7 +99,8 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
                          the steps that completed before it take their recorded outcomes
                          (step.replayed)
   --idempotency-key KEY  the same key again is answered with the first retry's execution and
-                         starts nothing (a retry sent again after a lost answer)`,
+                         starts nothing (a retry sent again after a lost answer); without it a key
+                         of its own, with which a request that got no answer (or 502-504) goes again`,
     `409 (exit ${EXIT.conflict}) while the execution has not finished.`,
     'operator',
   ),
@@ -107,7 +108,8 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
     'send a signal to an execution: a step waiting for it (wait: { signal: NAME }) goes on',
     'svc signal ID NAME [--data JSON] [--idempotency-key KEY] [--json] [--server URL]',
     `  --data JSON            the signal's payload, any JSON value (the step reads signal.payload)
-  --idempotency-key KEY  the same key again is the same signal, not a second one`,
+  --idempotency-key KEY  the same key again is the same signal, not a second one; without it a
+                         key of its own, with which a request that got no answer (or 502-504) goes again`,
     `409 (exit ${EXIT.conflict}) when no step waits for NAME; 403 (exit ${EXIT.notAllowed}) when the step's
 approval roles exclude the caller.`,
     'operator; a step with approval roles wants one of them',

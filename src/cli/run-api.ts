@@ -66,11 +66,30 @@ export type ExecutionEvent = v.InferOutput<typeof event>;
 const EVENT_PAGE = 1000;
 /** One request waits at most this long for an answer. */
 const REQUEST_TIMEOUT_MS = 30_000;
-/** A start is sent at most this often, the retries after START_RETRY_DELAY_MS, then twice that. */
-const START_ATTEMPTS = 3;
-const START_RETRY_DELAY_MS = 500;
-// Answers after which the same start may succeed: a gateway or the database briefly away.
+/** A keyed request (a start, a signal, a retry) is sent at most this often, the retries after KEYED_RETRY_DELAY_MS, then twice that. */
+const KEYED_ATTEMPTS = 3;
+const KEYED_RETRY_DELAY_MS = 500;
+// Answers after which the same request may succeed: a gateway or the database briefly away.
 const RETRIED_STATUSES = new Set([502, 503, 504]);
+
+/**
+ * Sends a request that carries an Idempotency-Key (every copy is then the same request: a lost
+ * answer never makes a second start or signal) up to KEYED_ATTEMPTS times: again when no answer
+ * came (ServerUnreachableError, or ServerClient's network TypeError, which has the socket error
+ * as its cause) or the server was briefly unavailable (502-504). Other failures are thrown at once.
+ */
+export async function sendKeyed<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      const noAnswer = err instanceof ServerUnreachableError || (err instanceof TypeError && err.cause !== undefined);
+      const again = noAnswer || (err instanceof ServerError && RETRIED_STATUSES.has(err.status));
+      if (!again || attempt >= KEYED_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, KEYED_RETRY_DELAY_MS * 2 ** (attempt - 1)));
+    }
+  }
+}
 
 /** `value` as `schema` reads it, or UnexpectedAnswerError naming `what` (the request) and the first field that is not so. */
 export function checked<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
@@ -129,22 +148,12 @@ export class RunApi {
   }
 
   /**
-   * POST /api/run/playbook: starts the newest version at `path`. Sent again (up to START_ATTEMPTS
-   * in all) when no answer came or the server was briefly unavailable: `idempotencyKey` makes
-   * every copy the same start, so a lost answer never makes a second execution.
+   * POST /api/run/playbook: starts the newest version at `path`, sent again as sendKeyed says:
+   * `idempotencyKey` makes every copy the same start, so a lost answer never makes a second execution.
    */
   async start(path: string, payload: Record<string, unknown>, idempotencyKey: string, labels: Record<string, string> = {}, priority?: number) {
     const body = { path, payload, ...(Object.keys(labels).length ? { labels } : {}), ...(priority === undefined ? {} : { priority }) };
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const answer = await this.call('POST', '/api/run/playbook', body, undefined, { 'idempotency-key': idempotencyKey });
-        return checked(started, answer, 'POST /api/run/playbook');
-      } catch (err) {
-        const again = err instanceof ServerUnreachableError || (err instanceof ServerError && RETRIED_STATUSES.has(err.status));
-        if (!again || attempt >= START_ATTEMPTS) throw err;
-        await new Promise((r) => setTimeout(r, START_RETRY_DELAY_MS * 2 ** (attempt - 1)));
-      }
-    }
+    return sendKeyed(async () => checked(started, await this.call('POST', '/api/run/playbook', body, undefined, { 'idempotency-key': idempotencyKey }), 'POST /api/run/playbook'));
   }
 
   /** GET /api/executions/{id}: the status object, validated but with every field kept. */
