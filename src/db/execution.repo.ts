@@ -353,6 +353,26 @@ export async function interruptedRoots(q: Queryable, p: { minStaleSeconds: numbe
 export type InterruptedRoot = { execution_id: number; catalog_id: number; last_event_at: Date; claims: string };
 
 /**
+ * Executions auto-resume cancelled to restart (`execution.cancelled` with reason `auto_resume` and
+ * `successor: true`) within `windowMinutes`, and whose successor never started (no
+ * `execution.started` names it `resumed_from`): a server died between the two writes. Both
+ * looked up by their partial indexes (migrations/0052); in id order.
+ */
+export async function successorlessResumes(q: Queryable, windowMinutes: number): Promise<Pick<InterruptedRoot, 'execution_id' | 'catalog_id'>[]> {
+  const { rows } = await q.query<Pick<InterruptedRoot, 'execution_id' | 'catalog_id'>>(
+    // The types as literals, so that the partial indexes' predicates match the text.
+    `SELECT v.execution_id, v.catalog_id FROM core.event v
+      WHERE v.event_type = '${EVENT.executionCancelled}' AND v.context->>'reason' = 'auto_resume' AND v.created_at >= now() - make_interval(mins => $1)
+        AND v.context->>'successor' = 'true'
+        AND NOT EXISTS (SELECT 1 FROM core.event s WHERE s.event_type = '${EVENT.executionStarted}' AND s.context ? 'resumed_from'
+                           AND s.context->>'resumed_from' = v.execution_id::text)
+      ORDER BY v.execution_id`,
+    [windowMinutes],
+  );
+  return rows;
+}
+
+/**
  * The claims of the tree rooted at `rootId` (its running executions' commands: how many, and
  * their attempts summed), as interruptedRoots gives them: equal to what it gave while no command
  * of the tree was claimed again and no step moved on.

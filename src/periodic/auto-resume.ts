@@ -1,10 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { routeEvents } from '../../actors/route-events.ts';
-import { startExecutions, type StartInput } from '../../actors/start-execution.ts';
+import { startExecutions, type StartInput, type StartKey } from '../../actors/start-execution.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { isLiveExecutionStatus } from '../../machines/statuses.ts';
-import { getExecution, interruptedRoots, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
+import { getExecution, interruptedRoots, successorlessResumes, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
+import { isIdempotencyKeyTaken } from '../db/idempotency.repo.ts';
 import { startAsked } from '../engine/start-asked.ts';
 import { countLiveWorkerPools } from '../db/runtime.repo.ts';
 import { ServiceError } from '../errors.ts';
@@ -72,10 +73,14 @@ export async function autoResume(deps: EngineDeps, opts: { signal?: AbortSignal 
   return out;
 }
 
-/** Every interrupted root, page by page (see autoResume); the caller holds the lease. */
+/** Every interrupted root, page by page (see autoResume), after the successors a dead server never started; the caller holds the lease. */
 async function resumeAll(deps: EngineDeps, signal: AbortSignal | undefined): Promise<Resumed[]> {
   const c = deps.config;
   const out: Resumed[] = [];
+  for (const root of await successorlessResumes(deps.db, c.RESUME_WINDOW_MINUTES)) {
+    signal?.throwIfAborted();
+    out.push(await startSuccessor(deps, root));
+  }
   for (let after = 0; ; ) {
     const page = await interruptedRoots(deps.db, {
       minStaleSeconds: c.SVC_AUTO_RESUME_MIN_STALE_SECONDS,
@@ -113,7 +118,9 @@ async function resumeOne(deps: EngineDeps, root: InterruptedRoot): Promise<Resum
     const row = await getExecution(deps.db, id);
     if (!row || !isLiveExecutionStatus(row.status)) return { execution_id: id, action: 'skipped', error: `execution was ${row?.status ?? 'gone'}` };
     try {
-      await routeEvents(deps, [{ execution_id: id, event_type: EVENT.executionCancelled, context: { reason: 'auto_resume', cancelled_at: new Date().toISOString() } }], {
+      // `successor`: one is due, so that a server that dies before it starts it leaves a cancel the next run finds (successorlessResumes).
+      const context = { reason: 'auto_resume', cancelled_at: new Date().toISOString(), ...(successor ? { successor: true } : {}) };
+      await routeEvents(deps, [{ execution_id: id, event_type: EVENT.executionCancelled, context }], {
         beforeCommit: async (q) => {
           if ((await treeClaims(q, id)) !== root.claims) throw new ClaimedMeanwhile();
         },
@@ -138,12 +145,37 @@ async function resumeOne(deps: EngineDeps, root: InterruptedRoot): Promise<Resum
 }
 
 /**
- * The start of a root's successor: the same catalog entry, workload, labels and priority (what its
- * start asked for), `resumed_from` the root.
+ * Starts the successor of a root auto-resume cancelled while a server that died before it started
+ * one held the lease. Its key makes the start exactly once: a successor started meanwhile (by a
+ * server whose lease ran out while it worked) has taken it, and this one starts nothing.
  */
-async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<StartInput> {
+async function startSuccessor(deps: EngineDeps, root: Root): Promise<Resumed> {
+  const id = root.execution_id;
+  try {
+    const [result] = await startExecutions(deps, [await successorOf(deps, root)]);
+    if (result instanceof ServiceError) throw result;
+    deps.log.info({ execution_id: id, resumed_as: result.executionId }, 'auto-resume started the successor a stopped server had not');
+    return { execution_id: id, action: 'restarted', resumed_as: result.executionId };
+  } catch (err) {
+    if (isIdempotencyKeyTaken(err)) return { execution_id: id, action: 'skipped', error: 'its successor had started meanwhile' };
+    deps.log.warn({ err: String(err), execution_id: id }, 'auto-resume could not start the successor of an execution it cancelled');
+    return { execution_id: id, action: 'skipped', error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+type Root = Pick<InterruptedRoot, 'execution_id' | 'catalog_id'>;
+
+/** The idempotency scope of successors' starts: no API request's (those begin with a method). */
+const SUCCESSOR_KEY_SCOPE = 'auto_resume successor';
+
+/**
+ * The start of a root's successor: the same catalog entry, workload, labels and priority (what its
+ * start asked for), `resumed_from` the root; keyed by the root, so it starts once.
+ */
+async function successorOf(deps: EngineDeps, root: Root): Promise<StartInput> {
   const asked = await startAsked(deps.db, root.execution_id);
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
+  const key: StartKey = { scope: SUCCESSOR_KEY_SCOPE, key: String(root.execution_id), requestHash: '', statusCode: 201, answer: (s) => ({ execution_id: s.executionId }) };
   return {
     compiled,
     payload: asked.payload,
@@ -151,6 +183,7 @@ async function successorOf(deps: EngineDeps, root: InterruptedRoot): Promise<Sta
     ...(asked.priority === undefined ? {} : { priority: asked.priority }),
     ownHandles: true,
     successor: true,
+    idempotency: key,
   };
 }
 
