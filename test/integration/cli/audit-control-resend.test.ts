@@ -4,48 +4,29 @@
 // was away ended the command (exit 1) where `svc run` sends again. Now, as `svc run` does, each
 // sends a key of its own (or --idempotency-key's) and sends the same request again when no answer
 // came or the server answered 502-504: one signal kept, one retry started, the command succeeds.
-import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
+import { startLossyProxy, type LossyProxy, type ProxyAct } from '../../helpers/lossy-proxy.ts';
 import { runSvc } from '../../helpers/process.ts';
 import { until } from '../../helpers/until.ts';
 
 let app: TestApp;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: LossyProxy;
 /** What the proxy does to the next control request: drop its answer, or answer 503 itself. */
-let next: 'lose' | 'refuse' | null = null;
+let next: ProxyAct = null;
 /** The Idempotency-Key of each control request that reached the proxy, in order. */
 const keys: (string | undefined)[] = [];
 
 beforeAll(async () => {
   app = await startTestApp();
-  const upstream = new URL(app.url);
-  proxy = createServer((req, res) => {
-    const control = req.method === 'POST' && /\/(signals\/[^/]+|retry)$/.test(req.url ?? '');
-    if (control) keys.push(typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined);
-    const act = control ? next : null;
-    if (act) next = null;
-    if (act === 'refuse') {
-      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"database unavailable"}');
-      return;
-    }
-    const out = request({ hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      if (act === 'lose') {
-        // The server acted and answered; the client never hears of it.
-        answer.resume();
-        answer.on('end', () => req.socket.destroy());
-        return;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(out);
+  proxy = await startLossyProxy(app.url, (req) => {
+    if (!(req.method === 'POST' && /\/(signals\/[^/]+|retry)$/.test(req.url ?? ''))) return null;
+    keys.push(typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined);
+    const act = next;
+    next = null;
+    return act;
   });
-  await new Promise<void>((ok) => proxy.listen(0, '127.0.0.1', ok));
-  const address = proxy.address();
-  proxyUrl = `http://127.0.0.1:${address && typeof address === 'object' ? address.port : 0}`;
   for (const content of [
     'apiVersion: svc/v1\nmetadata: { name: gate, path: resend/gate }\nworkflow:\n  - step: start\n    wait: { signal: open }\n    next: take\n  - step: take\n    wait: { signal: go, buffer: true }\n',
     // Fails with no worker: its until renders to no time.
@@ -56,12 +37,11 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  proxy?.closeAllConnections();
-  await new Promise((ok) => proxy?.close(ok));
+  await proxy?.close();
   await app?.close();
 });
 
-const svc = (args: string[]) => runSvc(args, { SVC_SERVER_URL: proxyUrl });
+const svc = (args: string[]) => runSvc(args, { SVC_SERVER_URL: proxy.url });
 const start = async (path: string) => (await http(app.url, 'POST', '/api/run/playbook', { path })).body.execution_id as number;
 const kept = async (id: number) => ((await http(app.url, 'GET', `/api/executions/${id}/state`)).body.kept_signals as Json[]).length;
 

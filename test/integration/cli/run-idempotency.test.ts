@@ -1,16 +1,15 @@
 import { spawn } from 'node:child_process';
-import { createServer, request, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startLossyProxy, type LossyProxy } from '../../helpers/lossy-proxy.ts';
 import { NODE24, ROOT } from '../../helpers/process.ts';
 
-// svc run -> a proxy that can lose answers -> a real server. Each start request's key is noted.
+// svc run -> a proxy that can lose answers (or answer 503) -> a real server. Each start request's key is noted.
 let app: TestApp;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: LossyProxy;
 let dir: string;
 const startKeys: (string | undefined)[] = [];
 let loseNextStartAnswer = false;
@@ -19,37 +18,23 @@ let refuseNextStart = false;
 beforeAll(async () => {
   app = await startTestApp();
   dir = await mkdtemp(join(tmpdir(), 'svc-run-idem-'));
-  const upstream = new URL(app.url);
-  proxy = createServer((req, res) => {
-    const isStart = req.method === 'POST' && req.url === '/api/run/playbook';
+  proxy = await startLossyProxy(app.url, (req) => {
+    if (!(req.method === 'POST' && req.url === '/api/run/playbook')) return null;
     const key = req.headers['idempotency-key'];
-    if (isStart) startKeys.push(typeof key === 'string' ? key : undefined);
-    if (isStart && refuseNextStart) {
+    startKeys.push(typeof key === 'string' ? key : undefined);
+    if (refuseNextStart) {
       refuseNextStart = false;
-      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"database unavailable"}');
-      return;
+      return 'refuse';
     }
-    const lose = isStart && loseNextStartAnswer;
-    if (lose) loseNextStartAnswer = false;
-    const out = request({ hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      if (lose) {
-        // The server has started it and answered; the client never hears of it.
-        answer.resume();
-        answer.on('end', () => req.socket.destroy());
-        return;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(out);
+    if (loseNextStartAnswer) {
+      loseNextStartAnswer = false;
+      return 'lose';
+    }
+    return null;
   });
-  await new Promise<void>((ok) => proxy.listen(0, '127.0.0.1', ok));
-  const address = proxy.address();
-  proxyUrl = `http://127.0.0.1:${address && typeof address === 'object' ? address.port : 0}`;
 });
 afterAll(async () => {
-  proxy?.closeAllConnections();
-  await new Promise((ok) => proxy?.close(ok));
+  await proxy?.close();
   await app?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -57,7 +42,7 @@ afterAll(async () => {
 function svcRun(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const proc = spawn(NODE24, [`${ROOT}src/cli.ts`, 'run', ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_SERVER_URL: proxyUrl },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_SERVER_URL: proxy.url },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
