@@ -123,7 +123,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof batchBody>;
-      const key = idempotencyKeyOf(req.headers) ?? null;
+      const key = idempotencyKeyOf(req.headers, req.raw.headersDistinct) ?? null;
       const answer = await acceptor.accept({
         execution_id: body.execution_id,
         worker_id: body.worker_id ?? null,

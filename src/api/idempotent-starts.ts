@@ -17,16 +17,23 @@ const START_STATUS_CODE = 200;
 export type KeyClaim = Omit<StartKey, 'answer'>;
 type Answer = { statusCode: number; body: unknown; replayed: boolean };
 
-/** The request's key: undefined without the header; a 422 naming it when not 1 to 255 printable ASCII characters. */
-export function idempotencyKeyOf(headers: FastifyRequest['headers']): string | undefined {
+/**
+ * The request's key: undefined without the header; a 422 naming it when not 1 to 255 printable
+ * ASCII characters, or when sent more than once. `distinct` is the request's headers line by line
+ * (`req.raw.headersDistinct`): Node joins repeated lines with ", ", so keys `a` and `b` would be
+ * read as the one key `a, b`, which the client never sent.
+ */
+export function idempotencyKeyOf(headers: FastifyRequest['headers'], distinct?: Record<string, string[] | undefined>): string | undefined {
   const value = headers['idempotency-key'];
   if (value === undefined) return undefined;
+  const lines = distinct?.['idempotency-key']?.length ?? 1;
+  if (lines > 1) throw invalidKey(`sent ${lines} times: send one key`);
   if (typeof value === 'string' && KEY_PATTERN.test(value)) return value;
-  throw new ServiceError('unprocessable', {
-    message: `invalid ${IDEMPOTENCY_KEY_HEADER} header`,
-    errors: [`${IDEMPOTENCY_KEY_HEADER}: must be one value of 1 to 255 printable ASCII characters`],
-  });
+  throw invalidKey('must be one value of 1 to 255 printable ASCII characters');
 }
+
+const invalidKey = (problem: string): ServiceError =>
+  new ServiceError('unprocessable', { message: `invalid ${IDEMPOTENCY_KEY_HEADER} header`, errors: [`${IDEMPOTENCY_KEY_HEADER}: ${problem}`] });
 
 /** sha256 of a body as canonical JSON (object keys sorted): the same request hashes alike in any key order. */
 export function requestHash(body: unknown): string {
@@ -87,7 +94,7 @@ export class IdempotentStarts {
    * bodies mean the same in several spellings passes the one it reads).
    */
   async answer(req: FastifyRequest, reply: FastifyReply, start: (claim?: KeyClaim) => Promise<unknown>, request: unknown = req.body): Promise<unknown> {
-    const key = idempotencyKeyOf(req.headers);
+    const key = idempotencyKeyOf(req.headers, req.raw.headersDistinct);
     if (key === undefined) return start();
     const claim: KeyClaim = { scope: keyScope(req), key, requestHash: requestHash(request), statusCode: this.#statusCode };
     const id = `${claim.scope}\n${key}`;
