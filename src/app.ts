@@ -12,7 +12,7 @@ import { postgresRoutes } from './api/postgres.ts';
 import { eventRoutes } from './api/events.ts';
 import { batchRoutes } from './api/batch.ts';
 import { executionRoutes } from './api/executions.ts';
-import { refuseUnreadQueries } from './api/unread-queries.ts';
+import { refuseUnreadBodies, refuseUnreadQueries } from './api/unread-queries.ts';
 import { executionControlRoutes } from './api/execution-control.ts';
 import { stepRunRoutes } from './api/step-runs.ts';
 import { executionStateRoutes } from './api/execution-state.ts';
@@ -88,6 +88,7 @@ export async function registerRoutes(app: FastifyInstance, deps: AppDeps): Promi
   await registerDocs(app);
   await registerRedoc(app);
   app.addHook('onRoute', refuseUnreadQueries);
+  app.addHook('onRoute', refuseUnreadBodies);
   const plugins = [healthRoutes, catalogRoutes, executionRoutes, executionControlRoutes, stepRunRoutes, executionStateRoutes, eventRoutes, batchRoutes, workerRoutes, credentialRoutes, keychainRoutes, keychainRenewalRoutes, postgresRoutes, adminRoutes, agentRoutes, mcpRoutes, executionSecretRoutes, triggerRoutes, limitRoutes, hookRoutes, guiRoutes];
   for (const plugin of plugins) await app.register(async (scope) => plugin(scope, deps));
 }

@@ -99,7 +99,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'pause and resume (no body, or `{}`: a field is 422) answer the trigger. fire `{payload?, fire_key?}` answers 202 `{execution_id, duplicate, fire_key, outcome, debounced}` (`debounced`: it joined an open debounce window, whose execution is the one named): a schedule renders its own payload (scheduled_time now), `payload` merges over it; a fire_key seen before starts nothing, and the fire_key of a schedule may not be one of its times after now (422). backfill `{from, to}` (schedules) starts the fires of the past range [from, to), at most 1,000, and answers `{execution_ids, skipped, refused}`: a range again starts nothing new (skipped); `refused` lists its fires the payload or the inputs refused, with why. 422 naming the field for a time that is not real (2026-02-30, year 0000) or after now, and for a body that is not an object.',
         response: responses({ 200: v.union([triggerAnswer, backfilledAnswer]), 202: firedAnswer }),
       },
-      config: { access: { level: 'operator' }, swaggerTransform: documentedAt('/api/triggers/{path}/{name}/{action}') },
+      config: { access: { level: 'operator' }, readsBody: true, swaggerTransform: documentedAt('/api/triggers/{path}/{name}/{action}') },
     },
     async (req, reply) => {
       const { path, name, action } = target((req.params as { '*': string })['*']);
