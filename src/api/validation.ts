@@ -120,7 +120,7 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
     const part = httpPart ?? 'request';
     // valibot's object() and record() take an array as an object (`[]` was a body `{}`, `["mid"]`
     // too): an array where the schema wants an object is refused first, naming where it is.
-    const arrays: string[] = [];
+    const arrays: string[] = httpPart === 'querystring' ? repeatedParameters(schema, data) : [];
     if (shape) arraysForObjects(shape, data, part, arrays);
     if (arrays.length) return { error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors: arrays }) };
     // fastify hands a request without a body to the validator as null: null is "no body" (an
@@ -135,6 +135,28 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
     const errors = [...new Set(described)];
     return { error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors }) };
   };
+}
+
+/** Whether a JSON Schema takes a list (`type: array`, or one in its anyOf/oneOf): a query parameter that may be repeated. */
+function takesList(json: unknown): boolean {
+  if (!isObject(json)) return false;
+  if (json.type === 'array') return true;
+  return [json.anyOf, json.oneOf].some((options) => Array.isArray(options) && options.some(takesList));
+}
+
+/**
+ * `<name>: sent 3 times: send one value` for each parameter of `query` that came more than once
+ * (the query parser makes it a list) where its schema takes one value. Otherwise the list met
+ * the value's rule, which blamed the values: `status: must be one of …` for two that are, or
+ * valibot's `Expected string but received Array` for a list the client never sent. A parameter
+ * the schema does not name is left to it (refused as unknown).
+ */
+function repeatedParameters(json: object, query: unknown): string[] {
+  const properties = 'properties' in json && isObject(json.properties) ? json.properties : {};
+  if (!isObject(query)) return [];
+  return Object.entries(query)
+    .filter(([name, value]) => Array.isArray(value) && Object.hasOwn(properties, name) && !takesList(properties[name]))
+    .map(([name, value]) => `${name}: sent ${Array.isArray(value) ? value.length : 1} times: send one value`);
 }
 
 /** Where a JSON Schema wants an object, and the parts inside that do: what arraysForObjects walks. */
