@@ -1,3 +1,4 @@
+import { EVENT } from '../../machines/event-types.ts';
 import type { Queryable } from './queryable.ts';
 import { LIVE_EXECUTION_SQL } from './sql-list.ts';
 
@@ -249,6 +250,11 @@ export async function shelveSchedules(q: Queryable, schedules: readonly { path: 
   );
 }
 
+// The execution auto-resume started in place of `id` (a column; one at most, its start keyed by
+// it), by the index of successors' start events: null when there is none.
+const SUCCESSOR_OF = (id: string) =>
+  `SELECT s.execution_id FROM core.event s WHERE s.event_type = '${EVENT.executionStarted}' AND s.context ? 'resumed_from' AND s.context->>'resumed_from' = ${id}::text LIMIT 1`;
+
 /**
  * Per schedule (`path\nname`), until when its due times from `before` on waited for a run of it
  * (overlap queue), for a schedule none of whose runs is unfinished: the time its last run before
@@ -257,6 +263,8 @@ export async function shelveSchedules(q: Queryable, schedules: readonly { path: 
  * Its last run is the started fire with the greatest key (a scheduled time) before `before`, read
  * backwards on the fires' primary key; the runs since on trigger_fire_recent_idx, each execution by
  * its key (a few rows: the generic plan cannot know how few, so it is not left a join to choose).
+ * A run auto-resume restarted ends when its last successor does (`resumed_from`, followed on
+ * event_resumed_from_idx, migrations/0052): its own end is only the restart's cancel.
  */
 export async function queuedThrough(q: Queryable, schedules: readonly { path: string; name: string; before: Date }[]): Promise<Map<string, Date>> {
   const { rows } = await q.query<{ path: string; name: string; until: Date }>({
@@ -266,7 +274,11 @@ export async function queuedThrough(q: Queryable, schedules: readonly { path: st
             CROSS JOIN LATERAL (SELECT fired_at FROM core.trigger_fire
                                  WHERE path = x.path AND name = x.name AND fire_key < x.before AND outcome = 'started'
                                  ORDER BY fire_key DESC LIMIT 1) r
-            CROSS JOIN LATERAL (SELECT max((SELECT e.finished_at FROM core.execution e WHERE e.execution_id = f.execution_id)) AS ended
+            CROSS JOIN LATERAL (SELECT max(greatest((SELECT e.finished_at FROM core.execution e WHERE e.execution_id = f.execution_id),
+                                                    (WITH RECURSIVE chain(id) AS (SELECT (${SUCCESSOR_OF('f.execution_id')})
+                                                                                   UNION ALL
+                                                                                  SELECT (${SUCCESSOR_OF('chain.id')}) FROM chain WHERE chain.id IS NOT NULL)
+                                                     SELECT max((SELECT e.finished_at FROM core.execution e WHERE e.execution_id = chain.id)) FROM chain))) AS ended
                                   FROM core.trigger_fire f
                                  WHERE f.path = x.path AND f.name = x.name AND f.fired_at >= r.fired_at AND f.outcome = 'started') l`,
     values: [schedules.map((s) => s.path), schedules.map((s) => s.name), schedules.map((s) => s.before.toISOString())],
