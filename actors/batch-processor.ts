@@ -2,6 +2,7 @@ import { EVENT } from '../machines/event-types.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { batchQueueDepth, claimBatches, endBatches, itemRecords, type BatchEnd, type ClaimedBatch, type RecordAppend } from '../src/db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../src/db/classify-database-error.ts';
+import { ServiceError } from '../src/errors.ts';
 import type { BatchFailureCode } from '../machines/batch-request.machine.ts';
 import type { BatchWake } from './batch-wake.ts';
 import type { EngineDeps } from './engine-deps.ts';
@@ -32,6 +33,13 @@ const RETRY_LIMIT = 25;
 
 /** A handling call of several executions failed; each is processed on its own to find which. */
 class SplitUp extends Error {}
+
+/**
+ * Failures after which the same processing may succeed, with nothing written meanwhile: the
+ * database away, or an execution's log moved on by other writers at every attempt (batches
+ * accepted for it back to back, say). Its batches were accepted (202): tried again, never failed.
+ */
+const triedAgain = (err: unknown): boolean => isDatabaseUnavailable(err) || (err instanceof ServiceError && err.code === 'write_contended');
 /** Processing ran past SVC_BATCH_PROCESSING_TIMEOUT_SECONDS before its commit. */
 class ProcessingTimeout extends Error {}
 
@@ -112,8 +120,8 @@ async function processExecutions(deps: BatchDeps, ids: number[], claimed?: Claim
     await handlingCall(deps, ids, claimed);
     return new Set();
   } catch (err) {
-    if (isDatabaseUnavailable(err)) {
-      deps.log.warn({ err: errorText(err), executions: ids }, 'batch processing: database unavailable; tried again');
+    if (triedAgain(err)) {
+      deps.log.warn({ err: errorText(err), executions: ids }, 'batch processing: database unavailable or contended; tried again');
       return new Set(ids);
     }
     if (!(err instanceof SplitUp)) {
@@ -155,7 +163,7 @@ async function handlingCall(deps: BatchDeps, ids: number[], claimed?: ClaimedBat
       items = out.items;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      if (isDatabaseUnavailable(err)) throw err;
+      if (triedAgain(err)) throw err;
       if (ids.length > 1) throw new SplitUp();
       const failure: BatchFailureCode = err instanceof ProcessingTimeout || code === '57014' ? 'processing_timeout' : 'processing_error';
       await failBatches(deps, toRoute, failure, err, performance.now() - t0);
