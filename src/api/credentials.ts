@@ -48,6 +48,8 @@ const credentialName = v.pipe(
 // The object test comes first: record() alone accepts an array and outputs a plain copy of it.
 const jsonObject = (message: string) => v.pipe(v.custom<Record<string, unknown>>(isObject, message), ownKeysRecord(v.string(), v.unknown(), message));
 
+/** The most tags a credential carries. */
+export const MAX_CREDENTIAL_TAGS = 20;
 const credentialType = v.pipe(v.string(), v.minLength(1), v.description(`one of ${CREDENTIAL_TYPES.join(', ')}`));
 const credentialSchema = v.optional(
   v.nullable(
@@ -59,7 +61,9 @@ const credentialSchema = v.optional(
 );
 const metadata = {
   description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000)))),
-  tags: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200)))),
+  // Bounded as an execution's labels are: tags are searched (`q`) and answered with every list, so
+  // an unbounded list (400,000 were taken) made each read of the credentials that much larger.
+  tags: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), v.maxLength(MAX_CREDENTIAL_TAGS, `must hold at most ${MAX_CREDENTIAL_TAGS} tags`))),
   schema: credentialSchema,
   meta: v.optional(v.nullable(jsonObject('meta must be a JSON object'))),
 };

@@ -31,7 +31,8 @@ export const jsonObject = v.pipe(
   ownKeysRecord(v.string(), v.unknown()),
 );
 const payloadObject = v.optional(jsonObject, {});
-const MAX_LABELS = 20;
+/** The most labels an execution or a worker pool carries: a few searchable facts, not a store. */
+export const MAX_LABELS = 20;
 // Labels given at start: searchable (GET /api/executions?label=key:value), never secret, short.
 const labels = v.optional(
   v.pipe(

@@ -8,14 +8,17 @@ import { deregisterWorkerPool, heartbeatWorkerPool, listWorkerPools, registerWor
 import { ServiceError, notFound } from '../errors.ts';
 import type { ClaimAnswer, ClaimRequest, HeartbeatAnswer, HeartbeatRequest, PresentedCommand, ReportAnswer } from '../protocol.ts';
 import { reportBody, requestId, workerName, type ValidReport } from './worker-desk.ts';
-import { jsonObject } from './executions.ts';
+import { jsonObject, MAX_LABELS } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
 import { commandAnswer, presentCommand } from './present.ts';
 import { integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { TERMINAL_COMMAND_STATUSES } from '../../machines/command.machine.ts';
 import { COMMAND_RULES } from '../../machines/command-rules.ts';
 
-const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(jsonObject, {}) });
+// Labels are answered with every pool list (GET /api/worker/pools): bounded as an execution's are
+// (400,000 were taken and stored). A worker sends two (host, pid).
+const poolLabels = v.pipe(jsonObject, v.check((l) => Object.keys(l).length <= MAX_LABELS, `must hold at most ${MAX_LABELS} labels`));
+const registerBody = v.object({ name: workerName, capacity: v.optional(integerIn(0, MAX_INT4), 1), labels: v.optional(poolLabels, {}) });
 const heartbeatBody = v.object({
   name: workerName,
   status: v.optional(v.picklist(['ready', 'draining']), 'ready'),
