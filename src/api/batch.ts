@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { stampReportedTimes } from './reported-times.ts';
+import { workerName } from './worker-name.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
 import { BATCH_STATES, isTerminalBatchState, type BatchState } from '../../machines/batch-request.machine.ts';
@@ -81,7 +82,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
   const maxBytes = config.SVC_BATCH_MAX_BYTES;
   const batchBody = v.object({
     execution_id: id,
-    worker_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+    worker_id: v.optional(v.nullable(workerName)),
     events: v.pipe(
       v.array(batchItem),
       v.minLength(1, 'must hold at least one event'),

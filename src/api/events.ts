@@ -11,6 +11,7 @@ import { integer, responses } from './answers.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { eventAnswer, presentEvent } from './present.ts';
 import { stampReportedTimes } from './reported-times.ts';
+import { workerName } from './worker-name.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 
 export const eventInputSchema = v.object({
@@ -23,7 +24,7 @@ export const eventInputSchema = v.object({
   context: v.optional(v.unknown()),
   result: v.optional(v.unknown()),
   error: v.optional(v.unknown()),
-  worker_id: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+  worker_id: v.optional(v.nullable(workerName)),
 });
 
 // The spec's name for it (GET /api/events/{execution_id}), in the OpenAPI document and a refusal's detail.

@@ -7,8 +7,9 @@ import { eventInputSchema } from './events.ts';
 import { presentCommand } from './present.ts';
 import { stampReportedTimes } from './reported-times.ts';
 import { integerIn } from './validation.ts';
+import { workerName } from './worker-name.ts';
 
-export const workerName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+export { workerName } from './worker-name.ts';
 // A worker names each claiming request; sent again after a lost answer (`retry`), the same id
 // gets back the commands the first attempt claimed (migrations/0007_claim_token.sql).
 export const requestId = v.pipe(v.string(), v.minLength(1), v.maxLength(100));
