@@ -15,7 +15,7 @@ import { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
 import { withRetry, type Attempt } from './with-retry.ts';
-import { Elapsed } from './elapsed.ts';
+import { Moments } from './elapsed.ts';
 import { capOutput, capText } from '../cap-output.ts';
 import { isObject } from '../objects.ts';
 import { MAX_TIMER_MS } from '../config.ts';
@@ -216,14 +216,17 @@ function keepAttempt(tried: Attempt[], a: Attempt): void {
  * credential and keychain value it used, and every token a tool fetched for it, is masked.
  */
 export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<CommandReport> {
-  const startedAt = new Elapsed();
+  // Every moment of the report on one grid from the command's start (Moments says why).
+  const t0 = performance.now();
+  const moments = new Moments(t0);
+  const startedAt = moments.ago(t0);
   const base = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: deps.workerId, step: cmd.step };
   const tasks = cmd.tasks as NormalizedTask[];
   const context = isObject(cmd.context) ? cmd.context : {};
   const earlier = isObject(context.tasks) ? { ...(context.tasks as Record<string, TaskOutcome>) } : {};
   // Later tasks of the command see earlier outcomes as they were; only the report is masked.
   const outcomes: Record<string, TaskOutcome> = {};
-  const calls: { task: NormalizedTask; attempts: number; durationMs: number; startedAt: Elapsed; tried: Attempt[] }[] = [];
+  const calls: { task: NormalizedTask; attempts: number; taskStart: number; taskEnd: number; tried: Attempt[] }[] = [];
   const secrets = new SecretMask();
   const claim = claimHeaders(cmd, deps.workerId);
   let keychain: Record<string, unknown> = {};
@@ -237,10 +240,10 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
     const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets, claim);
     const { attempts, tried, ...plain } = outcome;
     outcomes[task.name] = plain;
-    calls.push({ task, attempts, durationMs: Math.round(performance.now() - taskStart), startedAt: new Elapsed(taskStart), tried });
+    calls.push({ task, attempts, taskStart, taskEnd: performance.now(), tried });
     if (outcome.status === 'error' || deps.signal.aborted) break;
   }
-  const endedAt = new Elapsed();
+  const endedAt = moments.ago(performance.now());
   const outputBytes = deps.outputBytes ?? DEFAULT_OUTPUT_BYTES;
   // Masked once every secret is known: a later task's credential may have been echoed earlier.
   const stored: Record<string, TaskOutcome> = {};
@@ -256,13 +259,15 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   // `ago_ms`: how long before the report each moment was (the server makes it a time, `at`).
   const build = (): RoutedEvent[] => {
     const events: RoutedEvent[] = [{ ...base, event_type: EVENT.commandStarted, context: { loop_index: cmd.loop_index, ago_ms: startedAt } }];
-    calls.forEach(({ task, attempts, durationMs, startedAt: taskStartedAt, tried }, i) => {
+    calls.forEach(({ task, attempts, taskStart, taskEnd, tried }, i) => {
+      const durationMs = moments.between(taskStart, taskEnd);
+      const last = tried.at(-1);
       failedAttempts[i].forEach(({ output, error }, j) => {
         const a = tried[j];
         events.push({
           ...base,
           event_type: EVENT.callAttempt,
-          context: { ...masked({ task: task.name, kind: task.kind, attempt: a.attempt, duration_ms: a.durationMs }, secrets), ago_ms: new Elapsed(a.startedAt) },
+          context: { ...masked({ task: task.name, kind: task.kind, attempt: a.attempt, duration_ms: moments.between(a.startedAt, a.endedAt) }, secrets), ago_ms: moments.ago(a.startedAt) },
           result: { output },
           error,
         });
@@ -272,7 +277,7 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
         ...base,
         event_type: outcome.status === 'ok' ? EVENT.callDone : EVENT.callError,
         // `at` (from ago_ms): the task's start; `attempt_ms`: its last attempt, which ended with it.
-        context: { ...masked({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs, attempt_ms: tried.at(-1)?.durationMs ?? durationMs }, secrets), ago_ms: taskStartedAt },
+        context: { ...masked({ task: task.name, kind: task.kind, attempts, duration_ms: durationMs, attempt_ms: last ? moments.between(last.startedAt, taskEnd) : durationMs }, secrets), ago_ms: moments.ago(taskStart) },
         error: outcome.error,
       });
     });

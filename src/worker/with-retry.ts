@@ -4,8 +4,8 @@ import { attemptsOf, retryDelayMs, type RetryPolicy } from '../dsl/retry-delay-m
 
 export { retryDelayMs, type RetryPolicy };
 
-/** One attempt of a task: its number (1..), when it began (performance.now()), how long it ran, what it gave. */
-export type Attempt = { attempt: number; startedAt: number; durationMs: number; outcome: TaskOutcome };
+/** One attempt of a task: its number (1..), when it began and ended (performance.now()), how long it ran, what it gave. */
+export type Attempt = { attempt: number; startedAt: number; endedAt: number; durationMs: number; outcome: TaskOutcome };
 
 /**
  * Runs `run` up to `retry.attempts` times while `shouldRetry(outcome)` holds, waiting
@@ -25,7 +25,8 @@ export async function withRetry(
   for (let attempt = 1; ; attempt++) {
     const startedAt = performance.now();
     const outcome = await runSafely(run, attempt);
-    onAttempt?.({ attempt, startedAt, durationMs: Math.round(performance.now() - startedAt), outcome });
+    const endedAt = performance.now();
+    onAttempt?.({ attempt, startedAt, endedAt, durationMs: Math.round(endedAt - startedAt), outcome });
     if (outcome.status === 'ok' || attempt >= attempts || signal.aborted || !shouldRetry(outcome)) return { ...outcome, attempts: attempt };
     await abortable(sleep(retryDelayMs(retry, attempt)), signal);
     if (signal.aborted) return { ...outcome, attempts: attempt };
