@@ -197,6 +197,20 @@ export async function unfinishedRuns(q: Queryable, triggers: readonly { path: st
   return new Map([...runs].map(([key, ids]) => [key, [...ids].sort((a, b) => a - b)]));
 }
 
+/**
+ * Each execution's status (queued, running, paused...), by id: a skip's reason names the status of
+ * the run it waited for, which unfinishedRuns does not read (a tick with no unfinished run asks nothing).
+ */
+export async function runStatuses(q: Queryable, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await q.query<{ execution_id: number; status: string }>({
+    name: 'svc_trigger_run_statuses',
+    text: `SELECT execution_id::float8 AS execution_id, status FROM core.execution WHERE execution_id = ANY($1::bigint[])`,
+    values: [[...new Set(ids)]],
+  });
+  return new Map(rows.map((r) => [r.execution_id, r.status]));
+}
+
 /** Successors resumed from successors are followed this far back (each crash of a run adds one). */
 const MAX_RESUMES_FOLLOWED = 32;
 

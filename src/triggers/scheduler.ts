@@ -1,7 +1,7 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
+import { earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, runStatuses, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
@@ -68,6 +68,7 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   const watched = due.filter((_, i) => specs[i].overlap !== 'allow');
   const unfinished = watched.length ? await unfinishedRuns(deps.db, watched) : new Map<string, number[]>();
   const key = (row: { path: string; name: string }) => `${row.path}\n${row.name}`;
+  const statuses = await runStatuses(deps.db, [...unfinished.values()].flat());
   // A queue whose oldest due time is past the grace and whose runs all ended: did it wait for them?
   const asked = due.filter((row, i) => specs[i].overlap === 'queue' && !unfinished.has(key(row)) && row.next_fire_at!.getTime() < at.getTime() - MISFIRE_GRACE_MS);
   const waited = asked.length ? await queuedThrough(deps.db, asked.map((row) => ({ path: row.path, name: row.name, before: row.next_fire_at! }))) : new Map<string, Date>();
@@ -76,7 +77,7 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
     const runs = unfinished.get(key(row)) ?? [];
     let plan: Plan;
     try {
-      plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt, waited.get(key(row)) ?? null);
+      plan = planSchedule(row.name, specs[i], row.next_fire_at!, at, runs, firedAt, waited.get(key(row)) ?? null, statuses);
     } catch (err) {
       // A cron the library no longer takes: its arithmetic throws.
       shelve(row, `the stored schedule no longer reads (cron: ${err instanceof Error ? err.message : String(err)}): register a new version of the playbook`);
@@ -111,6 +112,18 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   return report;
 }
 
+/**
+ * The unfinished runs a skip waited for, by their real status: `execution 7 still queued`, or of
+ * several statuses `execution 7 (running), 9 (paused) still unfinished`. A queued or paused run
+ * was called running, which sent readers looking for work that was not running. A run whose
+ * status was not read (it ended meanwhile) reads as unfinished.
+ */
+export function unfinishedText(ids: readonly number[], statuses: ReadonlyMap<number, string>): string {
+  const of = ids.map((id) => statuses.get(id) ?? 'unfinished');
+  const one = new Set(of).size === 1;
+  return one ? `execution ${ids.join(', ')} still ${of[0]}` : `execution ${ids.map((id, i) => `${id} (${of[i]})`).join(', ')} still unfinished`;
+}
+
 /** What a tick does with one due schedule: fires to make, its next fire time, runs to cancel; `waiting`: its due times wait for `unfinished` runs (overlap queue). */
 type Plan = { fires: Fire[]; next: Date | null; cancel: number[]; waiting: boolean };
 
@@ -119,7 +132,7 @@ type Plan = { fires: Fire[]; next: Date | null; cancel: number[]; waiting: boole
  * why), which runs to cancel, and its next fire time. `queuedUntil` (overlap queue, no run
  * unfinished): the due times up to then waited for a run, whatever their age (queuedThrough).
  */
-export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], firedAt: Date, queuedUntil: Date | null = null): Plan {
+export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], firedAt: Date, queuedUntil: Date | null = null, statuses: ReadonlyMap<number, string> = new Map()): Plan {
   const start = (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt.toISOString() } }) });
   const skip = (why: string) => (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why });
   if (spec.overlap === 'queue') {
@@ -138,7 +151,7 @@ export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at
   // skip and cancel_previous: one run per tick, the newest due time (the on-time one after a downtime).
   const [older, newest] = [dueTimes.slice(0, -1), dueTimes.slice(-1)];
   if (spec.overlap === 'cancel_previous') return { fires: [...older.map(skip('overlap cancel_previous: one run per tick')), ...newest.map(start)], next, cancel: [...unfinished], waiting: false };
-  if (unfinished.length > 0) return { fires: dueTimes.map(skip(`overlap skip: execution ${unfinished.join(', ')} still running`)), next, cancel: [], waiting: false };
+  if (unfinished.length > 0) return { fires: dueTimes.map(skip(`overlap skip: ${unfinishedText(unfinished, statuses)}`)), next, cancel: [], waiting: false };
   return { fires: [...older.map(skip('overlap skip: one run per tick')), ...newest.map(start)], next, cancel: [], waiting: false };
 }
 
@@ -157,7 +170,7 @@ export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: Tri
   // As a tick asks it (runScheduleTick): did times older than the grace wait for a run that ended?
   const asked = runs.length === 0 && from.getTime() < at.getTime() - MISFIRE_GRACE_MS;
   const queuedUntil = asked ? ((await queuedThrough(q, [{ path: row.path, name: row.name, before: from }])).get(key) ?? null) : null;
-  const fires = pausedQueue(spec, from, at, runs, queuedUntil);
+  const fires = pausedQueue(spec, from, at, runs, queuedUntil, await runStatuses(q, runs));
   const recorded = new Set((await findFires(q, fires.map((f) => ({ path: row.path, name: row.name, fireKey: f.fireKey })))).map((r) => r.fire_key));
   const rows = fires.flatMap((f): TriggerFireRow[] =>
     'skipped' in f && !recorded.has(f.fireKey) ? [{ path: row.path, name: row.name, fire_key: f.fireKey, outcome: 'skipped', execution_id: null, scheduled_time: f.scheduledTime, error: f.skipped }] : [],
@@ -171,9 +184,9 @@ export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: Tri
  * (docs/triggers.md, "Pause and resume"): each is recorded as skipped, never left to start after
  * a resume. The newest `max_catch_up` for the pause, the older ones as a tick drops them (queuePick).
  */
-export function pausedQueue(spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], queuedUntil: Date | null): Fire[] {
+export function pausedQueue(spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], queuedUntil: Date | null, statuses: ReadonlyMap<number, string> = new Map()): Fire[] {
   const skip = (why: string) => (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why });
-  const paused = skip(`trigger paused while this time waited its turn${unfinished.length ? ` (execution ${unfinished.join(', ')} still running)` : ''}`);
+  const paused = skip(`trigger paused while this time waited its turn${unfinished.length ? ` (${unfinishedText(unfinished, statuses)})` : ''}`);
   const dropped = skip(`overlap queue: more than ${spec.max_catch_up} due times waiting (max_catch_up)`);
   const out: Fire[] = [];
   // With a run unfinished every due time up to the pause waited for it.

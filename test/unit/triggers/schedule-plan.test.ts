@@ -36,8 +36,15 @@ describe('overlap skip and cancel_previous: the newest due time of a tick starts
   });
 
   it('skip with a run unfinished: every due time is skipped, naming the run', () => {
-    const plan = planSchedule('t', spec({ cron: '* * * * *', overlap: 'skip', catch_up: 'all', max_catch_up: 3 }), d('16:48:00'), d('16:51:00.010'), [7, 9], d('16:51:00.010'));
+    const plan = planSchedule('t', spec({ cron: '* * * * *', overlap: 'skip', catch_up: 'all', max_catch_up: 3 }), d('16:48:00'), d('16:51:00.010'), [7, 9], d('16:51:00.010'), null, new Map([[7, 'running'], [9, 'running']]));
     expect(plan.fires.map((f) => ('skipped' in f ? f.skipped : 'started'))).toEqual(Array(4).fill('overlap skip: execution 7, 9 still running'));
+  });
+
+  it('skip names each run by its real status: a queued or paused run is not running', () => {
+    const skipSpec = spec({ cron: '* * * * *', overlap: 'skip', catch_up: 'latest' });
+    const reason = (statuses: [number, string][]) => planSchedule('t', skipSpec, d('16:51:00'), d('16:51:00.010'), statuses.map(([id]) => id), d('16:51:00.010'), null, new Map(statuses)).fires.map((f) => ('skipped' in f ? f.skipped : 'started'));
+    expect(reason([[7, 'queued']])).toEqual(['overlap skip: execution 7 still queued']);
+    expect(reason([[7, 'running'], [9, 'paused']])).toEqual(['overlap skip: execution 7 (running), 9 (paused) still unfinished']);
   });
 
   it('cancel_previous: the unfinished runs are cancelled, the newest due time starts, the older ones are skipped', () => {
