@@ -131,8 +131,9 @@ async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, s
   const tool = tools[kind];
   if (!tool) return { status: 'error', data: null, error: { message: `task kind '${kind}' is not run by workers`, code: 'invalid_task' }, attempts: 0 };
   // `server: <name>` without an endpoint: the registered server's endpoint, transport and, when the
-  // task names no credential, the server's own.
-  if (kind === 'mcp' && typeof rendered.server === 'string' && rendered.server && (rendered.endpoint === undefined || rendered.endpoint === null)) {
+  // task names no credential, the server's own. An endpoint rendered "" (a field left blank) is
+  // none, as the mcp tool's "server or endpoint" check takes it: the server is not passed over.
+  if (kind === 'mcp' && typeof rendered.server === 'string' && rendered.server && (rendered.endpoint === undefined || rendered.endpoint === null || rendered.endpoint === '')) {
     const server = await resolveMcpServer(deps.client, rendered.server);
     if ('status' in server) return { ...server, attempts: 0 };
     rendered.endpoint = server.endpoint;
