@@ -9,6 +9,8 @@ import { cronProblem } from './cron-schedule.ts';
 import { memberReads, undefinedNames } from '../dsl/static-reference-problems.ts';
 import { closest } from '../dsl/unknown-field-message.ts';
 
+/** Why an agent playbook's `triggers:` are refused. */
+export const AGENT_TRIGGERS_PROBLEM = 'an agent playbook (metadata.agent: true) runs only via POST /api/execute with resource_kind "agent": no trigger may start it (remove triggers, or metadata.agent)';
 /** The roots a trigger's `payload` templates may read, per kind (DESIGN.md "Triggers"). */
 export const TRIGGER_TEMPLATE_ROOTS = { schedule: ['trigger'], webhook: ['trigger', 'request'], nats: ['trigger', 'message'] } as const;
 /**
@@ -32,7 +34,11 @@ const KNOWN_ROOTS: ReadonlySet<string> = new Set([...TEMPLATE_ROOTS, 'trigger', 
  */
 export function triggerProblems(document: unknown): Problem[] {
   if (!isObject(document) || !Array.isArray(document.triggers)) return [];
+  // A fire starts with no kind asked (actors/start-execution.ts's kindRefusal checks the start
+  // routes' only), so an agent's trigger would start it past the resource_kind it runs only by
+  // (docs/playbook-dsl.md): the agent, its MCP calls and their tokens, with no one asking for it.
   const problems: Problem[] = [];
+  if (isObject(document.metadata) && document.metadata.agent === true && document.triggers.length > 0) problems.push({ path: 'triggers', message: AGENT_TRIGGERS_PROBLEM });
   const seen = new Map<string, number>();
   document.triggers.forEach((trigger, i) => {
     if (!isObject(trigger)) return;
