@@ -19,6 +19,8 @@ export type StepView = {
    * `waits`): its own `wait`, or (`for: retry`) the delay before its `playbook` task's next attempt.
    */
   wait?: { kind: 'timer' | 'signal'; signal: string | null; approval_roles: string[] | null; for?: 'retry'; task?: string; attempt?: number };
+  /** Its commands and child starts decided while the execution is paused: held, issued once resumed. */
+  held?: number;
 };
 
 export type ExecutionView = {
@@ -70,6 +72,9 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     }
     if (st === 'active' || st === 'waiting') {
       active.push(s.step);
+      // Active, yet nothing of it runs: the pause holds what it decided (Draft.emit), not issued.
+      const held = ctx.held.filter((e) => (e.type === 'issueCommand' || e.type === 'startChild') && e.step === s.step).length;
+      if (held) view.held = held;
       const run = Object.values(ctx.runs).find((r) => r.step === s.step && r.loop);
       if (run?.loop) {
         const l = run.loop;

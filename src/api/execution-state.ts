@@ -34,6 +34,7 @@ const stepAnswer = v.object({
       attempt: v.optional(v.pipe(integer, v.description('with `for`: the attempt it starts'))),
     }),
   ),
+  held: v.optional(v.pipe(integer, v.description('of a paused execution: how many of the step\'s commands and child starts the pause holds (decided while paused, issued once resumed)'))),
 });
 const stateAnswer = v.object({
   execution_id: integer,

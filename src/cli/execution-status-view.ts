@@ -54,6 +54,8 @@ const StepView = v.looseObject({
   status: v.string(),
   loop: v.optional(v.looseObject({ length: v.number(), done: v.number(), in_flight: v.number() })),
   outcome: v.optional(v.looseObject({ status: v.string(), error: v.nullable(v.unknown()) })),
+  // Absent from servers before it was answered, and of a step the pause holds nothing of.
+  held: v.optional(v.number()),
 });
 /** A signal kept for a step that says `buffer: true` (no step waited for it when it came). */
 const KeptSignal = v.looseObject({ signal: v.string(), by: v.nullable(v.string()) });
@@ -93,6 +95,12 @@ export function waitText(w: Wait, now: number, paused = false): string {
   return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}${held}`;
 }
 
+/**
+ * A limit's key as the CLI shows it: quoted (`"acme"`), and the empty key (a limit without `key:`)
+ * named `(empty key)` as the console's timeline and Waits-for panel name it, not `""`.
+ */
+export const keyText = (key: string): string => (key === '' ? '(empty key)' : JSON.stringify(key));
+
 // A limit named but not defined holds its work for ever (a typo): said where its work waits, not taken for a full one.
 const NOT_DEFINED = ' (not defined: its work waits until it is)';
 
@@ -102,7 +110,7 @@ const NOT_DEFINED = ' (not defined: its work waits until it is)';
  * holds a slot of limit tenant key "acme"`.
  */
 export function flowText(f: Flow, now: number): string {
-  const on = f.limit === null ? '' : `limit ${f.limit} key ${JSON.stringify(f.key ?? '')}`;
+  const on = f.limit === null ? '' : `limit ${f.limit} key ${keyText(f.key ?? '')}`;
   if (f.admitted_at !== null) return `admitted ${whenText(f.admitted_at, now)}${on ? `, holds a slot of ${on}` : ''}`;
   const window = f.not_before !== null && Date.parse(f.not_before) > now ? `, debounce window closes ${whenText(f.not_before, now)}` : '';
   return `queued${on ? ` on ${on}${f.defined === false ? NOT_DEFINED : ''}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}`;
@@ -110,7 +118,7 @@ export function flowText(f: Flow, now: number): string {
 
 /** What a limited command waits for: `room on limit partner-api key "acme" since … (3.0s ago)`. */
 export function limitWaitText(w: LimitWait, now: number): string {
-  return `room on limit ${w.limit} key ${JSON.stringify(w.key)}${w.defined === false ? NOT_DEFINED : ''} since ${whenText(w.since, now)}`;
+  return `room on limit ${w.limit} key ${keyText(w.key)}${w.defined === false ? NOT_DEFINED : ''} since ${whenText(w.since, now)}`;
 }
 
 /**
@@ -132,11 +140,18 @@ function limitWaitsText(ws: readonly LimitWait[], now: number): string[] {
 function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean): string[][] {
   return Object.entries(steps).map(([name, s]) => {
     const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now, paused));
-    const loop = s.loop ? `${s.loop.done}/${s.loop.length} items done, ${s.loop.in_flight} in flight` : '';
+    const stepLimitWaits = limitWaits.filter((w) => w.step === name);
+    // The machine counts an item in flight from its command's issue; one whose command waits for
+    // room on a task's limit (the API's limit_waits) runs nowhere: it is waiting, as flow control
+    // names it. Of a list cut at the server's bound the count is of those listed.
+    const forRoomCount = Math.min(stepLimitWaits.length, s.loop?.in_flight ?? 0);
+    const loop = s.loop ? `${s.loop.done}/${s.loop.length} items done, ${s.loop.in_flight - forRoomCount} in flight${forRoomCount ? `, ${forRoomCount} waiting` : ''}` : '';
     const outcome = s.outcome ? (s.outcome.error ? `${s.outcome.status}: ${errorText(s.outcome.error)}` : s.outcome.status) : '';
     // The loop's count before its items' waits for room: short, and what a reader looks for first.
-    const forRoom = limitWaitsText(limitWaits.filter((w) => w.step === name), now);
-    return [name, s.status, boundedText([...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
+    const forRoom = limitWaitsText(stepLimitWaits, now);
+    // The view's count of what the pause holds: an active step of which nothing runs says so.
+    const held = s.held ? `held (paused): ${s.held} ${s.held === 1 ? 'command' : 'commands'} issued once resumed` : '';
+    return [name, s.status, boundedText([held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
   });
 }
 

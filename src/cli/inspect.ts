@@ -21,9 +21,12 @@ export function inspectLine(raw: unknown): string | null {
   const done: string[] = [];
   for (const [name, rawStep] of Object.entries(steps)) {
     const s = asObject(rawStep) as StepLine;
-    if (s.status === 'active') {
+    // The view's `waiting` (for a time or a signal) is active, not finished: listed with the
+    // active steps and named so, as `svc status` shows it.
+    if (s.status === 'active' || s.status === 'waiting') {
       const l = asObject(s.loop);
-      active.push(typeof l.length === 'number' ? `${name} [${String(l.done)}/${l.length}, ${String(l.in_flight)} in flight]` : name);
+      const shown = typeof l.length === 'number' ? `${name} [${String(l.done)}/${l.length}, ${String(l.in_flight)} in flight]` : name;
+      active.push(s.status === 'waiting' ? `${shown} (waiting)` : shown);
     } else if (s.status !== 'pending') done.push(`${name} ${String(s.status)}`);
   }
   const top = typeof snapshot.value === 'string' ? snapshot.value : 'running';

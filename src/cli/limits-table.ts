@@ -96,6 +96,9 @@ export function limitsTable(limits: readonly LimitItem[]): string {
   ]);
 }
 
+// The empty key (a limit without `key:`) named as `svc status`, the console's timeline and its Waits-for panel name it.
+const EMPTY_KEY = '(empty key)';
+
 /** Tokens to the thousandth, `-` for a key of a limit without a rate. */
 const tokensText = (tokens: number | null) => (tokens === null ? '-' : String(Math.round(tokens * 1000) / 1000));
 
@@ -114,7 +117,7 @@ export function limitText(d: LimitDetail, now = Date.now()): string {
   if (d.key_list.length === 0) return `${head}\nno keys in use\n`;
   const keys = table([
     ['KEY', 'RUNNING', 'QUEUED', 'WAITING', 'TOKENS', 'LAST SERVED'],
-    ...d.key_list.map((k) => [k.key === '' ? '""' : k.key, String(k.running), String(k.queued), String(k.waiting), tokensText(k.tokens), k.served_at ? whenText(k.served_at, now) : '-']),
+    ...d.key_list.map((k) => [k.key === '' ? EMPTY_KEY : k.key, String(k.running), String(k.queued), String(k.waiting), tokensText(k.tokens), k.served_at ? whenText(k.served_at, now) : '-']),
   ]);
   const more = d.keys > d.key_list.length ? `${d.key_list.length} of ${d.keys} keys shown, busiest first: --keys N for more\n` : '';
   return `${head}\n${keys}${more}`;

@@ -223,7 +223,7 @@ describe('svc limits', () => {
     expect(row).toMatch(/^@cli\/limits\/inline\s+1 \(inline\)\s+-\s+1\s+0\s+0\s+0$/);
     const shown = await svc(['show', '@cli/limits/inline']);
     expect(shown, shown.stderr).toMatchObject({ code: 0 });
-    expect(shown.stdout).toMatch(/^limit @cli\/limits\/inline\n {2}allows {3}concurrency 1, inline \(its playbook sets it\)\n[^]*\n""\s+0\s+0\s+0\s+-\s+\S+ \(.+ ago\)\n$/);
+    expect(shown.stdout).toMatch(/^limit @cli\/limits\/inline\n {2}allows {3}concurrency 1, inline \(its playbook sets it\)\n[^]*\n\(empty key\)\s+0\s+0\s+0\s+-\s+\S+ \(.+ ago\)\n$/);
     // Its playbook holds it: not set or deleted by name, and the refusal says so.
     for (const args of [['set', '@cli/limits/inline', '--concurrency', '2'], ['delete', '@cli/limits/inline']]) {
       const refused = await svc(args);
