@@ -8,8 +8,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { interruptAsAStopDoes, whileAPoolBeats } from '../../helpers/interrupted.ts';
 import { autoResume } from '../../../src/periodic/auto-resume.ts';
 
 let t: TestApp;
@@ -31,16 +31,9 @@ const successorsOf = async (id: number) =>
 describe('a successor auto-resume did not start', () => {
   it('is started by the next auto-resume, once', async () => {
     expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: r, path: resume/crash }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' })).status).toBe(201);
-    expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-beats', capacity: 1 }, asWorker)).status).toBe(200);
-    const beat = setInterval(() => void http(t.url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-beats' }, asWorker), 300);
-    try {
+    await whileAPoolBeats(t.url, async () => {
       const id: number = (await http(t.url, 'POST', '/api/run/playbook', { path: 'resume/crash', payload: { n: 7 } })).body.execution_id;
-      // Claimed by a pool that is then gone, and nothing moves: what a stop leaves.
-      expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-gone', capacity: 1 }, asWorker)).status).toBe(200);
-      const claimed = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-gone', max: 1, wait_ms: 0 }, asWorker);
-      expect(claimed.body.commands.map((c: { execution_id: number }) => c.execution_id)).toEqual([id]);
-      expect((await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'w-gone' }, asWorker)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await interruptAsAStopDoes(t.url, id);
 
       // The successor's write fails after the cancel committed.
       await db.query(`CREATE OR REPLACE FUNCTION pg_temp.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the server died here'; END $$`);
@@ -64,8 +57,6 @@ describe('a successor auto-resume did not start', () => {
       expect((await autoResume(t.deps)).find((r) => r.execution_id === id)).toBeUndefined();
       expect(await successorsOf(id)).toHaveLength(1);
       await http(t.url, 'POST', `/api/executions/${second!.resumed_as}/cancel`, { reason: 'test over' });
-    } finally {
-      clearInterval(beat);
-    }
+    });
   });
 });

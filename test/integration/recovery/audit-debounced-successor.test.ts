@@ -6,8 +6,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { interruptAsAStopDoes, whileAPoolBeats } from '../../helpers/interrupted.ts';
 import { autoResume } from '../../../src/periodic/auto-resume.ts';
 
 let t: TestApp;
@@ -45,26 +45,17 @@ workflow:
   - step: start
     tool: { name: t, kind: noop }
 ` })).status).toBe(201);
-    expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-beats', capacity: 1 }, asWorker)).status).toBe(200);
-    const beat = setInterval(() => void http(t.url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-beats' }, asWorker), 300);
-    try {
+    await whileAPoolBeats(t.url, async () => {
       const id = await debouncedBurst('flow/debounced-resume', 'acme');
-      // A pool that claimed its command is gone and nothing moves: what a stop leaves (interrupted,
-      // past 1 s). A command still PENDING would be a backlog, left alone.
-      expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-gone', capacity: 1 }, asWorker)).status).toBe(200);
-      const claimed = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-gone', max: 1, wait_ms: 0 }, asWorker);
-      expect(claimed.body.commands.map((c: { execution_id: number }) => c.execution_id)).toEqual([id]);
-      expect((await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'w-gone' }, asWorker)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_500));
+      // A pool that claimed its command is gone and nothing moves: what a stop leaves.
+      await interruptAsAStopDoes(t.url, id);
       const resumed = await autoResume(t.deps);
       const mine = resumed.find((r) => r.execution_id === id);
       expect(mine, JSON.stringify(resumed)).toMatchObject({ action: 'restarted' });
       const successor = mine!.resumed_as!;
       expect(await startedInput(successor)).toMatchObject({ args: { c: 'acme', n: 2 }, priority: 8 });
       await http(t.url, 'POST', `/api/executions/${successor}/cancel`, { reason: 'test over' });
-    } finally {
-      clearInterval(beat);
-    }
+    });
   });
 
   it('a retry runs at the priority it ran with, the burst\'s last', async () => {

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuedThrough } from '../../../src/db/trigger.repo.ts';
 import { autoResume } from '../../../src/periodic/auto-resume.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { interruptAsAStopDoes, whileAPoolBeats } from '../../helpers/interrupted.ts';
 
 let t: TestApp;
 let db: pg.Client;
@@ -31,14 +31,9 @@ const finishedAt = async (id: number): Promise<Date> => (await db.query<{ finish
 describe('a queued schedule waiting for a run auto-resume restarted', () => {
   it('waited until the successor ended, not until the restart cancelled the first', async () => {
     expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: q, path: queue/successor }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' })).status).toBe(201);
-    expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-beats', capacity: 1 }, asWorker)).status).toBe(200);
-    const beat = setInterval(() => void http(t.url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-beats' }, asWorker), 300);
-    try {
+    await whileAPoolBeats(t.url, async () => {
       const first: number = (await http(t.url, 'POST', '/api/run/playbook', { path: 'queue/successor' })).body.execution_id;
-      expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-gone', capacity: 1 }, asWorker)).status).toBe(200);
-      expect((await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w-gone', max: 1, wait_ms: 0 }, asWorker)).body.commands).toHaveLength(1);
-      expect((await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'w-gone' }, asWorker)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await interruptAsAStopDoes(t.url, first);
       const restarted = (await autoResume(t.deps)).find((r) => r.execution_id === first);
       expect(restarted).toMatchObject({ action: 'restarted' });
       const successor = restarted!.resumed_as!;
@@ -56,8 +51,6 @@ describe('a queued schedule waiting for a run auto-resume restarted', () => {
       const until = (await queuedThrough(t.deps.db, [{ path: 'queue/successor', name: 'every', before: new Date(Date.now() + 60_000) }])).get('queue/successor\nevery');
       expect(until?.getTime()).toBe((await finishedAt(successor)).getTime());
       expect(until!.getTime()).toBeGreaterThan((await finishedAt(first)).getTime());
-    } finally {
-      clearInterval(beat);
-    }
+    });
   });
 });
