@@ -36,7 +36,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   // Its log folded event by event (as readExecutionState folds it): each step's runs are read off the way.
   const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
   const events = await loadAppliedEvents(deps.db, row, 0);
-  const folded: Folded[] = follower.fold(events).map((step) => ({ ended: step.ended, steps: step.snapshot.context.steps }));
+  const folded: Folded[] = follower.fold(events).map((step) => ({ ended: step.ended, steps: step.snapshot.context.steps, finished: step.snapshot.context.finished !== null }));
   const snapshot = follower.snapshot;
   if (!snapshot) throw notFound(`execution ${id}`);
   const ctx = snapshot.context;
@@ -56,14 +56,15 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   }
   // Each step's runs that ended before `from` first did are taken as they were, in order, if they
   // ended ok or timed out waiting (an arc took the timeout: the wait is not waited again): all of
-  // them, so a cycle of steps (poll, check, poll again) runs none of them again. Not the step whose
-  // failure ended the execution, nor a run that ended in error (it, and its step's later runs, run again).
+  // them, so a cycle of steps (poll, check, poll again) runs none of them again. Not the run whose
+  // failure ended the execution (runsBefore leaves it out), nor a run that ended in error (it, and
+  // its step's later runs, run again).
   const replay: Record<string, StepOutcome[]> = {};
   let budget = MAX_REPLAYED_RUN_BYTES;
-  for (const [name, outcomes] of runsBefore(folded, from)) {
+  for (const [name, outcomes] of runsBefore(folded, from, ctx.finished?.error?.step)) {
     const failedAt = outcomes.findIndex((o) => o.status !== 'ok' && o.status !== 'timeout');
     const taken = failedAt < 0 ? outcomes : outcomes.slice(0, failedAt);
-    if (!taken.length || name === ctx.finished?.error?.step) continue;
+    if (!taken.length) continue;
     // A step's first run is replayed whatever its size (as it always was); later runs while the budget lasts.
     let kept = 1;
     for (; kept < taken.length; kept++) {
@@ -97,19 +98,24 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   return answer(started.executionId);
 }
 
-/** What one event of the old execution's fold ended: its steps' runs (in order), and their outcomes after it. */
-type Folded = { ended: readonly string[]; steps: ExecutionContext['steps'] };
+/** What one event of the old execution's fold ended: its steps' runs (in order), their outcomes after it, and whether the execution had ended. */
+type Folded = { ended: readonly string[]; steps: ExecutionContext['steps']; finished: boolean };
 
 /**
  * The outcomes of each step's runs, in the order they ended, that ended before step `from` first
  * did (every run that ended, when it never did). A run's outcome is its step's in `steps` after
  * the event that ended it (of two runs of one step ended by one event, both get the later's).
+ * Not the run of `errorStep` that ended the execution (in the event that ended it): its outcome
+ * (a wait's timeout no arc took, an arc that failed) would end the retry the same way at once.
+ * Its step's earlier runs are runs like any other: a step that ran ok before `from` and failed
+ * after it is replayed for that first run.
  */
-function runsBefore(folded: readonly Folded[], from: string): Map<string, StepOutcome[]> {
+function runsBefore(folded: readonly Folded[], from: string, errorStep: string | undefined): Map<string, StepOutcome[]> {
   const runs = new Map<string, StepOutcome[]>();
   for (const f of folded) {
     for (const name of f.ended) {
       if (name === from) return runs;
+      if (f.finished && name === errorStep) continue;
       // Own keys only: a step may be named like a property every object inherits (`constructor`).
       if (!Object.hasOwn(f.steps, name)) continue;
       const list = runs.get(name);
