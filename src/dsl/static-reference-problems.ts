@@ -24,13 +24,34 @@ const BASE_ROOTS = ['workload', 'args', 'vars', 'steps', 'execution'] as const;
 const ARC_ROOTS = [...BASE_ROOTS, 'outcome', 'signal'] as const;
 /** The fields of the `execution` root (baseRenderContext). */
 const EXECUTION_FIELDS = ['id', 'path', 'catalog_id', 'parent_id', 'root_id'] as const;
+/**
+ * The fields of the roots the engine makes, each always there (machines/execution/types.ts): a
+ * step's outcome (an arc's `outcome`, `steps.<name>`; `signal` only a signal's), a failed task's
+ * outcome (`retry.when`'s `outcome`: `escaped` when the worker changed it), a signal (`role` is its
+ * sender's), a loop's item (iterationContext). `said`: the fields a message lists.
+ */
+const STEP_OUTCOME = { name: "a step's outcome", fields: ['status', 'result', 'error', 'tasks', 'signal'], said: 4 } as const;
+const ARC_OUTCOME = { ...STEP_OUTCOME, name: 'outcome' } as const;
+const TASK_OUTCOME = { name: "a task's outcome", fields: ['status', 'data', 'error', 'escaped'], said: 3 } as const;
+const SIGNAL = { name: 'signal', fields: ['name', 'payload', 'by', 'role'], said: 3 } as const;
+const LOOP = { name: 'loop', fields: ['index', 'length', 'first', 'last', 'item'], said: 5 } as const;
+type Fields = { readonly name: string; readonly fields: readonly string[]; readonly said: number };
 
 /**
  * Where a template is read: the names defined there, the steps that may have run, the step (for
  * messages), what the place is and reads (for "not available here"), and for a task's fields the
  * tasks of its step that ran before it (`tasks.<name>`).
  */
-type Scope = { names: ReadonlySet<string>; ran: (step: string) => boolean; step: string | null; field: string | null; reads?: string; tasks?: readonly string[] };
+type Scope = {
+  names: ReadonlySet<string>;
+  ran: (step: string) => boolean;
+  step: string | null;
+  field: string | null;
+  reads?: string;
+  tasks?: readonly string[];
+  /** The fields of the roots the engine makes here; `signal: 'none'` in the arcs of a step that waits for no signal. */
+  fields?: { outcome?: Fields; signal?: Fields | 'none'; loop?: Fields };
+};
 
 /**
  * References that can be known to be undefined when a playbook is registered (templates are
@@ -66,12 +87,15 @@ export function staticReferenceProblems(document: unknown): { problems: Problem[
       const root = expr.name;
       const key = expr.key;
       if (guarded) {
-        const never = neverDefined(text, root, key, scope);
+        const never = neverDefined(text, root, key, expr.field, scope);
         if (never) warnings.push({ path: where, message: `'${text}' is never defined here (${never}): its | default(...) or is defined always takes the undefined side` });
         continue;
       }
       let missing: string | undefined;
-      if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined${didYouMean(text, [...scope.names])}`;
+      const unknownField = root === undefined || key === undefined ? undefined : fieldMissing(root, key, expr.field, scope);
+      if (expr.field !== undefined) missing = unknownField && `'${text}' is undefined: ${unknownField}`;
+      else if (unknownField) missing = `'${text}' is undefined: ${unknownField}`;
+      else if (root === undefined) missing = KNOWN_NAMES.has(text) && scope.field ? `'${text}' is not available here: ${scope.field} reads ${START_ROOTS.join(' and ')}` : KNOWN_NAMES.has(text) && scope.reads ? `'${text}' is not available here: ${scope.reads}` : `'${text}' is undefined${didYouMean(text, [...scope.names])}`;
       else if (root === 'vars' && key !== undefined && !varKeys.has(key)) missing = `'${text}' is undefined: no arc sets '${key}'${varKeys.size ? ` (arcs set ${[...varKeys].join(', ')})` : ''} (use | default(...) for what may be absent)`;
       else if (root === 'execution' && key !== undefined && !(EXECUTION_FIELDS as readonly string[]).includes(key)) missing = `'${text}' is undefined: execution has ${EXECUTION_FIELDS.join(', ')}`;
       else if (root === 'tasks' && key !== undefined && scope.tasks && !scope.tasks.includes(key)) missing = `'${text}' is undefined: no task '${key}' runs before this one in step '${scope.step}'${scope.tasks.length ? ` (earlier: ${scope.tasks.join(', ')})` : ''}`;
@@ -91,7 +115,9 @@ export function staticReferenceProblems(document: unknown): { problems: Problem[
     const looped = iterator ? ['loop', iterator] : [];
     // A step may have run before this one when an arc path leads from it here.
     const before = (step: string) => leadsTo(step, name);
-    const scope = (ran: (step: string) => boolean, roots: readonly string[], reads: string, tasks?: readonly string[]): Scope => ({ names: new Set([...roots, ...TEMPLATE_FUNCTIONS]), ran, step: name, field: null, reads: `${reads} reads ${roots.join(', ')}`, tasks });
+    const scope = (ran: (step: string) => boolean, roots: readonly string[], reads: string, tasks?: readonly string[], fields: Scope['fields'] = { loop: LOOP }): Scope => ({ names: new Set([...roots, ...TEMPLATE_FUNCTIONS]), ran, step: name, field: null, reads: `${reads} reads ${roots.join(', ')}`, tasks, fields });
+    // An arc's `signal` is the one that ended its step's wait: none for a step that waits for none.
+    const arcFields: Scope['fields'] = { outcome: ARC_OUTCOME, signal: isObject(step.wait) && step.wait.signal !== undefined ? SIGNAL : 'none' };
     const tasks = Array.isArray(step.tool) ? step.tool.map((t, n) => [t, `${path}.tool[${n}]`] as const) : [[step.tool, `${path}.tool`] as const];
     const taskNames = tasks.map(([task], n) => (isObject(task) && typeof task.name === 'string' ? task.name : `task_${n}`));
     tasks.forEach(([task, taskPath], n) => {
@@ -105,7 +131,7 @@ export function staticReferenceProblems(document: unknown): { problems: Problem[
         if (key === 'name' || key === 'kind' || key === 'retry') continue;
         forEachTemplate(value, `${taskPath}.${key}`, (source, where) => check(source, where, scope(before, taskRoots(key), "a task's field", earlier)));
       }
-      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before, [...taskRoots('retry'), 'outcome'], 'retry.when', earlier));
+      if (isObject(task.retry) && typeof task.retry.when === 'string') check(conditionSource(task.retry.when), `${taskPath}.retry.when`, scope(before, [...taskRoots('retry'), 'outcome'], 'retry.when', earlier, { outcome: TASK_OUTCOME, loop: LOOP }));
     });
     if (isObject(step.wait)) forEachTemplate(step.wait.until, `${path}.wait.until`, (source, where) => check(source, where, scope(before, BASE_ROOTS, 'wait.until')));
     if (isObject(step.loop)) forEachTemplate(step.loop.in, `${path}.loop.in`, (source, where) => check(source, where, scope(before, BASE_ROOTS, 'loop.in')));
@@ -116,8 +142,8 @@ export function staticReferenceProblems(document: unknown): { problems: Problem[
     for (const [arc, arcPath] of arcs) {
       if (!isObject(arc)) continue;
       // Arcs are evaluated on the server, once per step run: no keychain, tasks or loop item.
-      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, scope(ran, ARC_ROOTS, "an arc's when"));
-      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, scope(ran, ARC_ROOTS, "an arc's set")));
+      if (typeof arc.when === 'string') check(conditionSource(arc.when), `${arcPath}.when`, scope(ran, ARC_ROOTS, "an arc's when", undefined, arcFields));
+      forEachTemplate(arc.set, `${arcPath}.set`, (source, where) => check(source, where, scope(ran, ARC_ROOTS, "an arc's set", undefined, arcFields)));
     }
   });
   // A keychain entry is rendered by the worker over the context of the command that uses it (any
@@ -126,7 +152,7 @@ export function staticReferenceProblems(document: unknown): { problems: Problem[
   const keychainRoots = [...BASE_ROOTS, 'tasks', ...(iterators.length > 0 ? ['loop', ...iterators] : [])];
   (Array.isArray(document.keychain) ? document.keychain : []).forEach((entry, i) => {
     if (!isObject(entry)) return;
-    const scope: Scope = { names: new Set([...keychainRoots, ...TEMPLATE_FUNCTIONS]), ran: () => true, step: null, field: null, reads: `a keychain entry reads ${keychainRoots.join(', ')}` };
+    const scope: Scope = { names: new Set([...keychainRoots, ...TEMPLATE_FUNCTIONS]), ran: () => true, step: null, field: null, reads: `a keychain entry reads ${keychainRoots.join(', ')}`, fields: { loop: LOOP } };
     for (const [key, value] of Object.entries(entry)) forEachTemplate(value, `keychain[${i}].${key}`, (source, where) => check(source, where, scope));
   });
   for (const field of ['concurrency', 'debounce'] as const) {
@@ -137,10 +163,23 @@ export function staticReferenceProblems(document: unknown): { problems: Problem[
   }
   return { problems, warnings };
 
+  /**
+   * Why `root.key` (or `steps.<key>.<field>`) is never there, for the roots whose fields the engine
+   * fixes; undefined when it may be (a step that does not exist is said of `steps.<key>` itself).
+   */
+  function fieldMissing(root: string, key: string, field: string | undefined, scope: Scope): string | undefined {
+    if (field !== undefined) return root === 'steps' && names.includes(key) ? notAField(STEP_OUTCOME, field) : undefined;
+    const fields = root === 'outcome' || root === 'signal' || root === 'loop' ? scope.fields?.[root] : undefined;
+    if (fields === 'none') return `step '${scope.step}' waits for no signal (signal is none in its arcs)`;
+    return fields && notAField(fields, key);
+  }
+
   /** Why a guarded read can be defined at no run, or undefined: it may be (a start's payload, a step that may have run). */
-  function neverDefined(text: string, root: string | undefined, key: string | undefined, scope: Scope): string | undefined {
+  function neverDefined(text: string, root: string | undefined, key: string | undefined, field: string | undefined, scope: Scope): string | undefined {
     if (root === undefined) return KNOWN_NAMES.has(text) ? (scope.field ? `${scope.field} reads ${START_ROOTS.join(' and ')}` : scope.reads) : `no root or variable is named '${text}'${didYouMean(text, [...scope.names])}`;
     if (key === undefined) return undefined;
+    const unknownField = fieldMissing(root, key, field, scope);
+    if (field !== undefined || unknownField) return unknownField;
     if (root === 'steps' && !names.includes(key)) return `there is no step '${key}'${didYouMean(key, names)}`;
     if (root === 'vars' && !varKeys.has(key)) return `no arc sets '${key}'`;
     if (root === 'tasks' && scope.tasks && !scope.tasks.includes(key)) return `no task '${key}' runs before this one in step '${scope.step}'`;
@@ -214,8 +253,14 @@ function forEachTemplate(value: unknown, path: string, visit: (source: string, p
   else if (isObject(value)) for (const [key, item] of Object.entries(value)) forEachTemplate(item, /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, visit);
 }
 
-/** `guarded`: under `| default` or `is defined`, which makes an undefined value no error. */
-type Read = { expr: { name: string | undefined; key: string | undefined }; text: string; guarded: boolean };
+/** `guarded`: under `| default` or `is defined`, which makes an undefined value no error; `field`: of `steps.<key>.<field>`. */
+type Read = { expr: { name: string | undefined; key: string | undefined; field?: string }; text: string; guarded: boolean };
+
+/** `key` is none of `f`'s fields: what they are, with the one meant. */
+function notAField(f: Fields, key: string): string | undefined {
+  const said = f.fields.slice(0, f.said);
+  return f.fields.includes(key) ? undefined : `${f.name} has ${said.join(', ')}${didYouMean(key, said)}`;
+}
 
 /**
  * The expressions a condition shows defined when it is `holds` (true or false): `x is defined`
@@ -230,7 +275,7 @@ function definedWhen(cond: Expr, holds: boolean): string[] {
 }
 
 /** Roots whose first literal key is checked: the keys each may hold are known when the playbook is registered. */
-const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars', 'trigger', 'request', 'message']);
+const CHECKED_MEMBERS: ReadonlySet<string> = new Set(['workload', 'steps', 'tasks', 'execution', 'vars', 'trigger', 'request', 'message', 'outcome', 'signal', 'loop']);
 
 /**
  * Reads of a template that may be undefined: a root with its first literal key (`workload.x`,
@@ -280,6 +325,12 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
         const key = e.key.type === 'literal' && typeof e.key.value === 'string' ? e.key.value : undefined;
         if (!known.includes(expressionText(e)) && e.target.type === 'name' && CHECKED_MEMBERS.has(e.target.name) && defined.has(e.target.name) && !local.has(e.target.name) && key !== undefined) {
           reads.push({ expr: { name: e.target.name, key }, text: expressionText(e), guarded });
+        }
+        // A step's outcome has fixed fields: `steps.<name>.<field>`.
+        const inner = e.target;
+        const step = inner.type === 'get' && inner.key.type === 'literal' && typeof inner.key.value === 'string' ? inner.key.value : undefined;
+        if (step !== undefined && key !== undefined && inner.type === 'get' && inner.target.type === 'name' && inner.target.name === 'steps' && defined.has('steps') && !local.has('steps') && !known.includes(expressionText(e))) {
+          reads.push({ expr: { name: 'steps', key: step, field: key }, text: expressionText(e), guarded });
         }
         expr(e.target, guarded);
         expr(e.key, false);

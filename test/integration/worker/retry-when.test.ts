@@ -31,7 +31,7 @@ workflow:
 
 describe('retry.when', () => {
   it('fails the task with a template error naming the field when it cannot be rendered', async () => {
-    const { final, callError } = await runYaml(playbook('worker/retry-when-broken', 'outcome.nosuch.deeper'));
+    const { final, callError } = await runYaml(playbook('worker/retry-when-broken', 'outcome.data.nosuch.deeper'));
     expect(final.status).toBe('failed');
     expect(callError.error.code).toBe('template_error');
     expect(callError.error.message).toMatch(/^template error in start\.flaky\.retry\.when: /);

@@ -121,7 +121,7 @@ describe('the machine answers "what happens if …"', () => {
   });
 
   it('a set failing to render fails the execution at that arc', () => {
-    const d = Driver.of([{ step: 'start', tool: shell('a'), next: [{ step: 'b', set: { v: '{{ outcome.nosuch.deeper }}' } }] }, { step: 'b' }]);
+    const d = Driver.of([{ step: 'start', tool: shell('a'), next: [{ step: 'b', set: { v: '{{ outcome.result.nosuch.deeper }}' } }] }, { step: 'b' }]);
     d.completeOk(1);
     expect(d.value).toBe('failed');
     expect(d.context.finished?.error).toMatchObject({ code: 'template_error', step: 'start' });

@@ -690,7 +690,7 @@ describe('execution machine: regressions', () => {
 describe('execution machine: arc errors', () => {
   it('a `when` that fails to render fails the execution with a message naming the step and arc', () => {
     const d = Driver.of([
-      { step: 'start', tool: shell('a'), next: [{ step: 'b', when: '{{ outcome.nosuch.deeper }}' }] },
+      { step: 'start', tool: shell('a'), next: [{ step: 'b', when: '{{ outcome.result.nosuch.deeper }}' }] },
       { step: 'b' },
     ]);
     d.completeOk(1);
