@@ -66,6 +66,32 @@ export class SecretMask {
     if (this.#pattern === undefined) this.#pattern = buildPattern(this.#secrets);
     return this.#pattern === null ? text : text.replace(this.#pattern, SECRET_MASK);
   }
+
+  /**
+   * `text` that a cap cut off (a shell task's output kept up to its limit) masked as `mask` does,
+   * and besides its end when that is the beginning of a secret or of one of its forms (at least
+   * MIN_SECRET_LENGTH characters of it, any case): the cut left the secret in part, which the
+   * mask, applied later to the whole report, no longer sees as one.
+   */
+  maskCut(text: string): string {
+    const masked = this.mask(text);
+    // A cut inside a character leaves U+FFFD after the secret's first characters.
+    const whole = masked.replace(/\uFFFD+$/, '');
+    let longest = 0;
+    const end = whole.toLowerCase();
+    for (const secret of this.#secrets) {
+      for (const form of encodings(secret)) {
+        const start = form.toLowerCase();
+        for (let length = Math.min(start.length - 1, end.length); length >= Math.max(MIN_SECRET_LENGTH, longest + 1); length--) {
+          if (end.endsWith(start.slice(0, length))) {
+            longest = length;
+            break;
+          }
+        }
+      }
+    }
+    return longest === 0 ? masked : `${whole.slice(0, whole.length - longest)}${SECRET_MASK}`;
+  }
 }
 
 // One alternation of every form of every secret, longest first, so that a secret inside a longer

@@ -19,8 +19,12 @@ export class CappedBuffer {
     this.omitted += Math.max(0, chunk.length - Math.max(room, 0));
   }
 
-  text(): string {
+  /**
+   * What was kept, noting the loss; `cut` is given the kept text when some was dropped (a secret
+   * cut in two there is masked by it: the mask applied later sees only its first part).
+   */
+  text(cut: (kept: string) => string = (kept) => kept): string {
     const text = Buffer.concat(this.chunks).toString('utf8');
-    return this.omitted > 0 ? `${text}\n[truncated: ${this.omitted} bytes omitted]` : text;
+    return this.omitted > 0 ? `${cut(text)}\n[truncated: ${this.omitted} bytes omitted]` : text;
   }
 }

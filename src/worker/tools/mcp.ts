@@ -98,7 +98,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     }
     const result = await connection.client.callTool({ name: tool ?? '', arguments: args ?? {} }, undefined, options);
     if ('isError' in result && result.isError === true) {
-      return fail('tool_error', safe(`MCP tool '${tool}' returned an error: ${errorText(result.content)}`), result);
+      return fail('tool_error', safe(`MCP tool '${tool}' returned an error: ${errorText(result.content, ctx.secrets?.maskCut?.bind(ctx.secrets))}`), result);
     }
     return ok(result);
   } catch (error) {
@@ -180,9 +180,10 @@ async function close({ client, transport }: Connection): Promise<void> {
   clearTimeout(timer);
 }
 
-function errorText(content: unknown): string {
+/** The tool's error text, cut at MCP_ERROR_TEXT_LIMIT_CHARS; `maskCut` masks a secret the cut left in part (SecretMask.maskCut). */
+function errorText(content: unknown, maskCut: (kept: string) => string = (kept) => kept): string {
   const parsed = v.safeParse(ContentSchema, content);
   const text = parsed.success ? parsed.output.map((item) => item.text ?? '').filter(Boolean).join(' ') : '';
   if (!text) return '(no text)';
-  return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS)}…` : text;
+  return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${maskCut(text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS))}…` : text;
 }

@@ -52,7 +52,15 @@ const ShellTaskSchema = v.looseObject({
 
 export type ShellData = { exit_code: number | null; stdout: string; stderr: string };
 /** `timeoutMs`: the attempt's timeout_seconds, which `signal` holds too; the watchdog's deadline is WATCHDOG_MARGIN_MS later. */
-export type ShellRequest = { command: string; env: Readonly<Record<string, string | undefined>>; cwd?: string; stdin?: string; timeoutMs?: number };
+export type ShellRequest = {
+  command: string;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd?: string;
+  stdin?: string;
+  timeoutMs?: number;
+  /** Masks a secret the output cap cut in two at the end of what it kept (SecretMask.maskCut). */
+  maskCut?: (kept: string) => string;
+};
 
 // A root worker runs each sandboxed task as its own unprivileged user: the kernel exempts uid 0
 // from RLIMIT_NPROC, and a user of its own counts only the task's processes against it.
@@ -79,7 +87,8 @@ export async function shell(task: RenderedTask, ctx: ToolContext): Promise<TaskO
   if (ctx.signal.aborted) return aborted(ctx.signal);
   if (!ctx.shell) return fail('sandbox_unavailable', 'this worker runs no shell tasks: it was started without shell settings');
   if (ctx.shell.unavailable) return fail('sandbox_unavailable', ctx.shell.unavailable);
-  return runShell(ctx.shell, { command, env: env ?? {}, cwd: cwd ?? undefined, stdin: stdin ?? undefined, timeoutMs: ctx.timeoutMs }, ctx.signal);
+  const maskCut = ctx.secrets?.maskCut?.bind(ctx.secrets);
+  return runShell(ctx.shell, { command, env: env ?? {}, cwd: cwd ?? undefined, stdin: stdin ?? undefined, timeoutMs: ctx.timeoutMs, maskCut }, ctx.signal);
 }
 
 /**
@@ -178,7 +187,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
       signal.removeEventListener('abort', onAbort);
       resolve(outcome);
     };
-    const data = (exitCode: number | null): ShellData => ({ exit_code: exitCode, stdout: stdout.text(), stderr: stderr.text() });
+    const data = (exitCode: number | null): ShellData => ({ exit_code: exitCode, stdout: stdout.text(req.maskCut), stderr: stderr.text(req.maskCut) });
 
     // A grandchild that left the group may still hold the pipes; do not wait for them.
     const letGoOfPipes = () => {
