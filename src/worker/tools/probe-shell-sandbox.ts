@@ -32,7 +32,7 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   const refuse = (why: string): ShellHost => ({ settings, prlimit, mounts: [], unavailable: `shell tasks are refused: the sandbox cannot run (${why}); to fix it, ${HOW_TO_FIX}` });
   if (!bwrap) return refuse('bwrap, of the bubblewrap package, is not installed');
   if (!prlimit) return refuse('prlimit, of util-linux, is not installed');
-  const host: ShellHost = { settings, prlimit, bwrap, mounts: sandboxMounts(settings.binds).args };
+  const host: ShellHost = { settings, prlimit, bwrap, mounts: sandboxMounts(settings.binds, undefined, settings.hidden).args };
   // The `external` network is pasta's namespace: without pasta, or where it cannot run (no
   // /dev/net/tun), shell tasks are refused rather than given the host's network instead.
   if (settings.network === 'external') {

@@ -1,4 +1,4 @@
-import { constants, lstatSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { constants, lstatSync, mkdtempSync, openSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TASK_HOME, TASK_UID } from './shell-argv.ts';
@@ -10,6 +10,8 @@ export type HostFs = {
   /** Whether the path, symlinks followed, exists (a dangling resolv.conf link does not). */
   resolves(path: string): boolean;
   readlink(path: string): string;
+  /** The path with every symlink resolved (a path that resolves); without it, paths are taken as they are. */
+  realpath?(path: string): string;
 };
 
 const realFs: HostFs = {
@@ -30,6 +32,7 @@ const realFs: HostFs = {
     }
   },
   readlink: (path) => readlinkSync(path),
+  realpath: (path) => realpathSync(path),
 };
 
 // Where programs and their libraries live; on merged-/usr systems most are symlinks into /usr,
@@ -69,25 +72,65 @@ const ETC_ENTRIES = [
 
 /**
  * bwrap arguments that show a task the host's system directories and selected /etc entries,
- * read-only and as they exist on this host, plus `binds` (SVC_SHELL_SANDBOX_BINDS) read-only.
+ * read-only and as they exist on this host, plus `binds` (SVC_SHELL_SANDBOX_BINDS) read-only,
+ * with `hidden` (the worker's own files) covered wherever those show them (hiddenMounts).
  * `missing` lists the binds that do not exist (the caller reports them; they are left out).
  */
-export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs): { args: string[]; missing: string[] } {
+export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs, hidden: readonly string[] = []): { args: string[]; missing: string[] } {
   const args: string[] = [];
+  // Each path bound at the same place inside: what the hidden paths are looked for under.
+  const bound: string[] = [];
   for (const dir of SYSTEM_DIRS) {
     const kind = fs.kind(dir);
     // A symlinked /bin stays a symlink inside; its target (under /usr) is bound already.
     if (kind === 'symlink') args.push('--symlink', fs.readlink(dir), dir);
-    else if (kind === 'dir') args.push('--ro-bind', dir, dir);
+    else if (kind === 'dir') {
+      args.push('--ro-bind', dir, dir);
+      bound.push(dir);
+    }
   }
   // --ro-bind follows a symlinked source (/etc/resolv.conf → ../run/…), showing its content.
-  for (const entry of ETC_ENTRIES) if (fs.resolves(entry)) args.push('--ro-bind', entry, entry);
+  for (const entry of ETC_ENTRIES) {
+    if (!fs.resolves(entry)) continue;
+    args.push('--ro-bind', entry, entry);
+    bound.push(entry);
+  }
   const missing: string[] = [];
   for (const path of binds) {
     if (!fs.resolves(path)) missing.push(path);
-    else args.push('--ro-bind', path, path);
+    else {
+      args.push('--ro-bind', path, path);
+      bound.push(path);
+    }
   }
-  return { args, missing };
+  return { args: [...args, ...hiddenMounts(hidden, bound, fs)], missing };
+}
+
+/**
+ * bwrap arguments, after every bind, that cover each of `hidden` (the worker's own files: its
+ * data directory, its secrets' files) wherever a bound path would show it inside: a directory by
+ * an empty read-only tmpfs, a file by /dev/null. A data directory under /usr (a checkout in
+ * /usr/src/app or /usr/local/lib/node_modules with the default ./.svc) or under a bind was the
+ * task's to read, and a worker that is not root runs its tasks as its own user, who owns it.
+ */
+function hiddenMounts(hidden: readonly string[], bound: readonly string[], fs: HostFs): string[] {
+  const real = (path: string) => (fs.realpath ? fs.realpath(path) : path);
+  const sources = bound.map((inside) => ({ inside, host: real(inside) }));
+  const args: string[] = [];
+  const covered = new Set<string>();
+  for (const path of hidden) {
+    if (!fs.resolves(path)) continue;
+    const target = real(path);
+    const isDir = fs.kind(target) === 'dir';
+    for (const { inside, host } of sources) {
+      if (target !== host && !target.startsWith(host === '/' ? '/' : `${host}/`)) continue;
+      const at = inside + target.slice(host.length);
+      if (covered.has(at)) continue;
+      covered.add(at);
+      args.push(...(isDir ? ['--tmpfs', at, '--remount-ro', at] : ['--ro-bind', '/dev/null', at]));
+    }
+  }
+  return args;
 }
 
 let kept: { passwd: number; group: number } | undefined;
