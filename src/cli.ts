@@ -362,9 +362,18 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`svc ${name}: ${message}\nusage: ${usageSynopsis(command.usage)}\n`);
       return err instanceof UsageError ? err.exitCode : 2;
     }
-    process.stderr.write(`svc ${name}: ${message}\n`);
+    process.stderr.write(`svc ${name}: ${message}${databaseCause(err)}\n`);
     return err instanceof ConfigError ? 78 : 1;
   }
+}
+
+/**
+ * What the database said, after `database_unavailable`'s own message: at start that message alone
+ * left the operator to guess between a wrong password, a wrong address and a stopped database.
+ */
+function databaseCause(err: unknown): string {
+  const unavailable = err instanceof Error && 'code' in err && err.code === 'database_unavailable';
+  return unavailable && err.cause instanceof Error ? ` (${err.cause.message})` : '';
 }
 
 /** An unknown option, a missing value or a stray argument, as node:util's parseArgs throws them. */

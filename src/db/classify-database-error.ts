@@ -6,8 +6,12 @@ import { ServiceError } from '../errors.ts';
 // violation is the client's message, and sending it again will not help. 25006 (a write in a
 // read-only transaction): the service never opens one itself, so the database takes no writes for
 // now (a standby after a failover, default_transaction_read_only while an operator works); the
-// connection that said so is discarded, and a later one may reach the primary.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25006']);
+// connection that said so is discarded, and a later one may reach the primary. 28P01 and 28000
+// (the service's login refused: its role's password changed before SVC_DATABASE_URL did, or the
+// role lost LOGIN): only a new session is refused so, and the operator's fix, not the request,
+// makes the next one work; a 500 was sent again by nobody, and a worker gave its finished
+// results up after a few of them.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25006', '28P01', '28000']);
 // 55000 is a broad class ("object not in prerequisite state"); only its refusal of a new session
 // (ALTER DATABASE ... ALLOW_CONNECTIONS false, a database being dropped) says the database is away.
 const NOT_ACCEPTING = { code: '55000', says: 'is not currently accepting connections' };

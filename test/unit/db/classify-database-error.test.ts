@@ -9,6 +9,8 @@ describe('isDatabaseUnavailable', () => {
     ['admin shutdown', pgError('57P01')],
     ['cannot connect now', pgError('57P03')],
     ['too many connections', pgError('53300')],
+    ['the service login refused (its password changed)', pgError('28P01', 'password authentication failed for user "svc"')],
+    ['the service login refused (NOLOGIN, pg_hba)', pgError('28000')],
     ['connections not allowed (ALLOW_CONNECTIONS false)', pgError('55000', 'database "svc" is not currently accepting connections')],
     ['connection exception class 08', pgError('08006')],
     ['refused socket', pgError('ECONNREFUSED')],
