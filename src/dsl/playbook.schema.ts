@@ -7,6 +7,7 @@ import { ROLES } from '../auth/roles.ts';
 import { durationMs, MAX_DURATION_MS } from './duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { isObject } from '../objects.ts';
 import { withoutUserinfo } from './parse-mcp-server.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
@@ -163,12 +164,19 @@ export const ArcObjectSchema = v.strictObject({
   set: v.optional(anyRecord),
 });
 
+/**
+ * A value of none of the shapes a field takes, named with all of them (`tool: noop` is not "must be
+ * an Object" only). `what` lists the forms.
+ */
+const noneOf = (what: string) => v.custom<never>(() => false, (issue) => `must be ${what}, got ${issue.received}`);
+
 // lazy() dispatches on the input's shape so issues keep exact paths (a union would bury them).
-const ArcSchema = v.lazy((input: unknown) => (typeof input === 'string' ? nonEmptyString : ArcObjectSchema));
+const ArcSchema = v.lazy((input: unknown) => (typeof input === 'string' ? nonEmptyString : isObject(input) ? ArcObjectSchema : noneOf('a step name or an arc {step, when?, set?}')));
 
 export const NextSchema = v.lazy((input: unknown) => {
   if (typeof input === 'string') return nonEmptyString;
   if (Array.isArray(input)) return v.array(ArcSchema);
+  if (!isObject(input)) return noneOf('a step name, a list of arcs or {mode, arcs}');
   return v.strictObject({
     mode: v.optional(v.picklist(['exclusive', 'inclusive']), 'exclusive'),
     arcs: v.array(ArcSchema),
@@ -194,7 +202,8 @@ export const WaitSchema = v.strictObject({
   buffer: v.optional(v.boolean()),
 });
 
-const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(TaskSchema) : TaskSchema));
+const ListedTaskSchema = v.lazy((input: unknown) => (isObject(input) ? TaskSchema : noneOf('a task (a mapping with its kind)')));
+const ToolSchema = v.lazy((input: unknown) => (Array.isArray(input) ? v.array(ListedTaskSchema) : isObject(input) ? TaskSchema : noneOf('a task (a mapping with its kind) or a list of tasks')));
 
 export const StepSchema = v.strictObject({
   step: v.pipe(
