@@ -4,7 +4,7 @@ import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../.
 import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
 import { undecidedText, type Undecided } from '../../../machines/simulation-data.ts';
 import { isObject } from '../../../src/objects.ts';
-import { START_NODE, type StepGraph } from './model.ts';
+import { END_NODE, START_NODE, type StepGraph } from './model.ts';
 import { enteredAlongPath, type StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
 import { withOutcome } from './with-outcome.ts';
@@ -147,7 +147,7 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
         </button>
       </div>
       <p className="muted">Path: {result.path.join(' → ') || '(none yet)'}</p>
-      <StepGraphView graph={graph} states={states} entered={enteredAlongPath(result.path, result.from, START_NODE)} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
+      <StepGraphView graph={graph} states={states} entered={enteredAlongPath(result.path, result.from, START_NODE, END_NODE)} ended={finished === 'completed' || finished === 'failed' ? finished : null} />
     </div>
   );
 }

@@ -107,6 +107,8 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
   const edges: StepEdge[] = [];
   const seen = new Set<string>();
   const finals = new Set<string>();
+  // Steps with an arc that fires on success whatever holds (no `when`): after them a branch goes on.
+  const goesOn = new Set<string>();
   let endsWhenIdle = false;
   for (const n of all) {
     const fromStep = stepOf(n);
@@ -138,6 +140,7 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
         const arcFrom = typeof meta.from === 'string' ? meta.from : meta.entry === true ? START_NODE : null;
         if (!arcFrom && toStep === fromStep) continue;
         const from = arcFrom ?? fromStep ?? START_NODE;
+        if (typeof meta.when !== 'string') goesOn.add(from);
         const key = `${from}>${toStep}>${label ?? ''}`;
         if (seen.has(key)) continue;
         seen.add(key);
@@ -146,7 +149,9 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
     }
   }
   if (edges.some((e) => e.from === START_NODE)) nodes.unshift({ id: START_NODE, label: 'start', kind: 'start', children: [] });
-  if (endsWhenIdle) for (const st of steps) if (!edges.some((e) => e.from === st)) finals.add(st);
+  // A step whose every arc has a `when` may end its branch (none holds: the machine's `routed`),
+  // as the YAML's reading draws it; one with no arc at all always does.
+  if (endsWhenIdle) for (const st of steps) if (!goesOn.has(st)) finals.add(st);
   if (finals.size) {
     nodes.push({ id: END_NODE, label: 'end', kind: 'end', children: [] });
     for (const s of finals) edges.push({ from: s, to: END_NODE });

@@ -97,26 +97,48 @@ export function fromEvents(events: ExecutionEvent[]): StepStates {
  * fork's entries share it; the first entry's is the start, `startNode`). A step that exited
  * before that one and entered nothing ended its branch: it is no source. The statechart draws
  * only these arcs as taken, not every arc between two steps that ran (a fallback arc beside the
- * path taken).
+ * path taken). With `endNode`, the steps that ended their branch (an exit that entered nothing:
+ * another exit came next, or nothing did) are its sources: the arcs to the end they took.
  */
-export function enteredFrom(events: ExecutionEvent[], startNode: string): Map<string, Set<string>> {
+export function enteredFrom(events: ExecutionEvent[], startNode: string, endNode?: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
+  const ended = new Set<string>();
   let last = startNode;
+  // The step that exited last and has entered nothing yet.
+  let open: string | null = null;
   for (const e of events) {
     if (!e.step) continue;
-    if (e.event_type === EVENT.stepExit) last = e.step;
-    else if (e.event_type === EVENT.stepEnter) out.set(e.step, (out.get(e.step) ?? new Set<string>()).add(last));
+    if (e.event_type === EVENT.stepExit) {
+      if (open !== null) ended.add(open);
+      open = last = e.step;
+    } else if (e.event_type === EVENT.stepEnter) {
+      out.set(e.step, (out.get(e.step) ?? new Set<string>()).add(last));
+      open = null;
+    }
   }
+  if (open !== null) ended.add(open);
+  if (endNode !== undefined) out.set(endNode, ended);
   return out;
 }
 
 /**
  * Which steps each step was entered from in a simulation: `from` (simulatePlaybook's, beside its
  * `path`) names the step whose exit entered each step of the path (null: the start, `startNode`).
- * Feeds the statechart as `enteredFrom` does for a real execution.
+ * Feeds the statechart as `enteredFrom` does for a real execution. With `endNode`, a run of a
+ * step that entered nothing before the step's next entry (or at all) ended its branch: its step
+ * is a source of the end.
  */
-export function enteredAlongPath(path: readonly string[], from: readonly (string | null)[], startNode: string): Map<string, Set<string>> {
+export function enteredAlongPath(path: readonly string[], from: readonly (string | null)[], startNode: string, endNode?: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   path.forEach((step, i) => out.set(step, (out.get(step) ?? new Set<string>()).add(from[i] ?? startNode)));
+  if (endNode !== undefined) {
+    const ended = new Set<string>();
+    path.forEach((step, i) => {
+      const again = path.indexOf(step, i + 1);
+      const until = again < 0 ? path.length : again;
+      if (!from.slice(i + 1, until).includes(step)) ended.add(step);
+    });
+    out.set(endNode, ended);
+  }
   return out;
 }
