@@ -1,6 +1,6 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap } from 'xstate/graph';
-import { parsePlaybook, type NormalizedPlaybook, type NormalizedStep } from '../src/dsl/parse-playbook.ts';
+import { parsePlaybook, type NormalizedPlaybook, type NormalizedStep, type Problem } from '../src/dsl/parse-playbook.ts';
 import { asObject } from '../src/objects.ts';
 import { CODE } from './error-codes.ts';
 import { EVENT, type EventType } from './event-types.ts';
@@ -74,10 +74,24 @@ function machineOf(pb: NormalizedPlaybook): ExecutionMachine {
   return m;
 }
 
-/** Parses playbook YAML or throws an Error listing its problems. */
+/**
+ * An invalid playbook given to a simulation: its problems as registration answers them (path,
+ * message, line and column in the text), and each in the message as `line:column: path: message`,
+ * as `svc simulate` prints them, so a user's failing test says where to look.
+ */
+export class InvalidPlaybookError extends Error {
+  readonly problems: readonly Problem[];
+  constructor(problems: readonly Problem[]) {
+    super(`invalid playbook: ${problems.map((p) => `${p.line ?? 1}:${p.column ?? 1}: ${p.path === '$' ? '' : `${p.path}: `}${p.message}`).join('; ')}`);
+    this.name = 'InvalidPlaybookError';
+    this.problems = problems;
+  }
+}
+
+/** Parses playbook YAML or throws an InvalidPlaybookError listing its problems with their places. */
 export function playbookFromYaml(yaml: string): NormalizedPlaybook {
   const parsed = parsePlaybook(yaml);
-  if (!parsed.ok) throw new Error(`invalid playbook: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  if (!parsed.ok) throw new InvalidPlaybookError(parsed.problems);
   return parsed.playbook;
 }
 
