@@ -54,7 +54,8 @@ export function yamlPositions(text: string): Map<string, Position> {
 function yamlLayout(text: string): Layout {
   const positions = new Map<string, Position>();
   const scalars = new Map<string, ScalarEvent>();
-  const lineStarts = [0];
+  // A byte order mark is in the text but no editor shows or counts it: line 1's columns begin after it.
+  const lineStarts = [text.startsWith('\uFEFF') ? 1 : 0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
   const at = (offset: number): Position => {
     let lo = 0;
