@@ -8,6 +8,7 @@ import type { Identity } from '../auth/identity.ts';
 import { getExecution } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { askedOf } from './asked-of.ts';
+import { unbegunRetry } from './unbegun-retry.ts';
 
 const UNFINISHED = new Set(['running', 'queued', 'paused']);
 
@@ -41,16 +42,19 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!snapshot) throw notFound(`execution ${id}`);
   const ctx = snapshot.context;
   const viewed = follower.view()?.steps ?? {};
-  const from = fromStep ?? retryDefaultStep({ status: row.status, errorStep: ctx.finished?.error?.step, steps: follower.compiled.playbook.workflow.map((s) => s.step), cutShort: (step) => viewed[step]?.status === 'cancelled' });
+  const pb = follower.compiled.playbook;
+  const steps = pb.workflow.map((s) => s.step);
+  const startedEvent = events.find((e) => e.event_type === EVENT.executionStarted);
+  // A retry that began no step (cancelled while queued) is retried as it was asked for, by default.
+  const unbegun = unbegunRetry(startedEvent, ctx, steps);
+  const from = fromStep ?? unbegun?.from ?? retryDefaultStep({ status: row.status, errorStep: ctx.finished?.error?.step, steps, cutShort: (step) => viewed[step]?.status === 'cancelled' });
   if (!from) {
     throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
   }
-  const pb = follower.compiled.playbook;
-  const steps = pb.workflow.map((s) => s.step);
   if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${row.path} has no step ${from}`, errors: [`from_step: not a step of ${row.path} (its steps: ${steps.join(', ')})`] });
   // A step the execution never reached: every step that ended would be replayed, taking the same
   // arcs, and the retry would run nothing from it (a step another arc leads to, say).
-  if (!retryReaches(from, { entry: pb.entry, errorStep: ctx.finished?.error?.step, exited: (step) => ctx.completedSteps.includes(step), cutShort: (step) => viewed[step]?.status === 'cancelled' })) {
+  if (from !== unbegun?.from && !retryReaches(from, { entry: pb.entry, errorStep: ctx.finished?.error?.step, exited: (step) => ctx.completedSteps.includes(step), cutShort: (step) => viewed[step]?.status === 'cancelled' })) {
     const ran = ctx.completedSteps.join(', ') || 'none';
     throw new ServiceError('unprocessable', { message: `execution ${id} never ran step ${from}: retry it from a step it ran`, errors: [`from_step: step ${from} did not run in execution ${id} (steps that ran: ${ran})`] });
   }
@@ -59,7 +63,8 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   // them, so a cycle of steps (poll, check, poll again) runs none of them again. Not the run whose
   // failure ended the execution (runsBefore leaves it out), nor a run that ended in error (it, and
   // its step's later runs, run again).
-  const replay: Record<string, StepOutcome[]> = {};
+  // From where an unbegun retry was to start: the outcomes it was started with (none ran since).
+  const replay: Record<string, StepOutcome[]> = from === unbegun?.from ? { ...unbegun.replay } : {};
   let budget = MAX_REPLAYED_RUN_BYTES;
   for (const [name, outcomes] of runsBefore(folded, from, ctx.finished?.error?.step)) {
     const failedAt = outcomes.findIndex((o) => o.status !== 'ok' && o.status !== 'timeout');
@@ -78,7 +83,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   // read off the log loaded above.
   const replayed = Object.keys(replay);
   const answer = (executionId: number): Retried => ({ execution_id: executionId, retry_of: id, from_step: from, replayed });
-  const asked = askedOf(events.find((e) => e.event_type === EVENT.executionStarted), events.find((e) => e.event_type === EVENT.executionAdmitted));
+  const asked = askedOf(startedEvent, events.find((e) => e.event_type === EVENT.executionAdmitted));
   const [started] = await startExecutions(deps, [
     {
       compiled: follower.compiled,
