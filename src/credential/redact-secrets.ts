@@ -67,6 +67,11 @@ export class SecretMask {
     return this.#pattern === null ? text : text.replace(this.#pattern, SECRET_MASK);
   }
 
+  /** True when `text` holds a secret (or an encoding of one), as `mask` would replace it. */
+  holds(text: string): boolean {
+    return this.mask(text) !== text;
+  }
+
   /**
    * `text` that a cap cut off (a shell task's output kept up to its limit) masked as `mask` does,
    * and besides its end when that is the beginning of a secret or of one of its forms (at least

@@ -103,10 +103,15 @@ export async function http(task: RenderedTask, ctx: ToolContext): Promise<TaskOu
 
   // The query string and userinfo may hold a credential (api_key in query), so messages use this.
   const shownUrl = `${url.origin}${url.pathname}`;
+  // The task's own headers and body that hold a secret (`X-Token: "{{ keychain.tok.access_token }}"`)
+  // are the URL's origin's alone too: fetch sent them on to whatever host a redirect named.
+  const holdsSecret = (text: string) => ctx.secrets?.holds?.(text) === true;
+  const secretHeaders = Object.entries(taskHeaders ?? {}).flatMap(([name, value]) => (value !== null && holdsSecret(value) ? [name] : []));
+  const bodyOriginOnly = requestBody !== undefined && holdsSecret(requestBody);
   let response: Response;
   let responseBody: Pick<HttpResponseData, 'body' | 'body_encoding'>;
   try {
-    response = await fetchFollowing(url, { method, headers, body: requestBody, signal: ctx.signal }, credentialHeaders);
+    response = await fetchFollowing(url, { method, headers, body: requestBody, signal: ctx.signal }, [...credentialHeaders, ...secretHeaders], { bodyOriginOnly });
     responseBody = await readBody(response);
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);

@@ -17,8 +17,9 @@ export type ToolContext = {
   env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback; never a shell task's)
   shell?: ShellHost; // how shell tasks run (sandbox, limits), probed at worker start; unset: they are refused
   // The command's secrets: a tool adds what it injects (tokens it fetched, header values) so the report masks it.
-  // maskCut: masks the end of text a cap cut off when it is the beginning of one (SecretMask.maskCut).
-  secrets?: { add(...values: readonly string[]): void; maskCut?(text: string): string };
+  // maskCut: masks the end of text a cap cut off when it is the beginning of one (SecretMask.maskCut);
+  // holds: whether a text holds one (a header or body that must not follow a redirect elsewhere).
+  secrets?: { add(...values: readonly string[]): void; maskCut?(text: string): string; holds?(text: string): boolean };
 };
 
 export type RenderedTask = { name: string; kind: string; [field: string]: unknown }; // templates already rendered

@@ -32,3 +32,13 @@ describe('SecretMask.maskCut', () => {
     expect(new SecretMask().maskCut('Tok/en+Se')).toBe('Tok/en+Se');
   });
 });
+
+describe('SecretMask.holds', () => {
+  it('is true for a text holding a secret or an encoding of one, false otherwise', () => {
+    const mask = new SecretMask([SECRET]);
+    expect(mask.holds(`Bearer ${SECRET}`)).toBe(true);
+    expect(mask.holds(`{"t":"${encodeURIComponent(SECRET)}"}`)).toBe(true);
+    expect(mask.holds('not-a-secret')).toBe(false);
+    expect(new SecretMask().holds(SECRET)).toBe(false);
+  });
+});
