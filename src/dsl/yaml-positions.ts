@@ -2,6 +2,9 @@ import { EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, type Event, type S
 import type { Problem } from './reference-problems.ts';
 import { childPath } from './render.ts';
 
+/** A line break as YAML reads one: CRLF, LF, or a lone CR (js-yaml marks its errors by these lines too). */
+const LINE_BREAK = /\r\n?|\n/g;
+
 /** 1-based line and column in the YAML text. */
 export type Position = { line: number; column: number };
 
@@ -31,10 +34,12 @@ function positionInScalar(layout: Layout, path: string, within: Position): Posit
   // lines are its value's, each behind the block's indentation (js-yaml's `indent`, in columns).
   const skip = scalar.fast ? 0 : scalar.style === SCALAR_STYLE.LITERAL_BLOCK && scalar.indent >= 0 ? scalar.indent : undefined;
   if (skip === undefined) return undefined;
-  const lines = layout.text.slice(scalar.valueStart, scalar.valueEnd).split('\n');
-  const line = lines[within.line - 1];
-  if (line === undefined || skip + within.column - 1 > line.length) return undefined;
-  const lineStart = lines.slice(0, within.line - 1).reduce((sum, l) => sum + l.length + 1, 0);
+  const source = layout.text.slice(scalar.valueStart, scalar.valueEnd);
+  const starts = [0, ...[...source.matchAll(LINE_BREAK)].map((m) => m.index + m[0].length)];
+  const lineStart = starts[within.line - 1];
+  if (lineStart === undefined) return undefined;
+  const line = source.slice(lineStart, starts[within.line] ?? source.length).replace(/[\r\n]+$/, '');
+  if (skip + within.column - 1 > line.length) return undefined;
   return layout.at(scalar.valueStart + lineStart + skip + within.column - 1);
 }
 
@@ -56,7 +61,7 @@ function yamlLayout(text: string): Layout {
   const scalars = new Map<string, ScalarEvent>();
   // A byte order mark is in the text but no editor shows or counts it: line 1's columns begin after it.
   const lineStarts = [text.startsWith('\uFEFF') ? 1 : 0];
-  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  for (const m of text.matchAll(LINE_BREAK)) lineStarts.push(m.index + m[0].length);
   const at = (offset: number): Position => {
     let lo = 0;
     let hi = lineStarts.length - 1;
