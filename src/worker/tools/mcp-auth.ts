@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { MCP_TOKEN_HOSTS_DEFAULT } from '../../config.ts';
+import { isLoopbackHost, MCP_TOKEN_HOSTS_DEFAULT } from '../../config.ts';
 import { answerText } from './answer-limit.ts';
 import { credentialAuth } from './credential-auth.ts';
 import { describeError } from './outcome.ts';
@@ -55,9 +55,14 @@ export async function mcpAuth(
   }
 }
 
-/** Whether `endpoint`'s host is one of `hosts` (comma separated) or a subdomain of one. */
+/**
+ * Whether `endpoint`'s host is one of `hosts` (comma separated) or a subdomain of one, reached over
+ * https (or plain http on this machine's loopback, which no network carries).
+ */
 export function mayReceiveWorkerToken(endpoint: URL, hosts: string): boolean {
   const host = endpoint.hostname.toLowerCase();
+  // A listed host named with http:// would receive the worker's identity in clear text on the way.
+  if (endpoint.protocol !== 'https:' && !isLoopbackHost(host)) return false;
   return hosts
     .split(',')
     .map((name) => name.trim().toLowerCase())
