@@ -14,12 +14,14 @@ import { formatClock } from '../ui.tsx';
  * tense and when: the message stays while the execution moves on (a resumed one completes), and
  * 'is running again' beside a completed badge was false; `failed` an API refusal.
  */
-export function ExecutionControls({ execution, steps, retryFrom, events, done, failed }: {
+export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, events, done, failed }: {
   execution: ExecutionDetail;
   /** The steps a retry may start from, in playbook order (retryChoices). */
   steps: string[];
   /** The step the server retries from when none is named (retryDefault): the retry's default. */
   retryFrom: string | undefined;
+  /** Of a retry that began no step: the step it was to start from (unbegunRetryFrom). */
+  unbegunFrom?: string | undefined;
   events: ExecutionEvent[];
   done: (message: string) => void;
   failed: (error: unknown) => void;
@@ -109,7 +111,7 @@ export function ExecutionControls({ execution, steps, retryFrom, events, done, f
               {steps.map((s) => (
                 <option key={s} value={s}>
                   {s}
-                  {s === retryFrom ? (execution.status === 'failed' ? ' (failed)' : ' (cut short)') : ''}
+                  {s === retryFrom ? (s === unbegunFrom ? ' (as it was to retry)' : execution.status === 'failed' ? ' (failed)' : ' (cut short)') : ''}
                 </option>
               ))}
             </select>

@@ -14,7 +14,7 @@ import { ErrorBox, JsonView, Section, StatusBadge, formatDuration, formatTime } 
 import { ExecutionControls } from './ExecutionControls.tsx';
 import { FlowFact } from './ExecutionFlow.tsx';
 import { ExecutionWaits } from './ExecutionWaits.tsx';
-import { retryChoices, retryDefault } from './retry-default.ts';
+import { retryChoices, retryDefault, unbegunRetryFrom } from './retry-default.ts';
 
 // A running execution is read again this often (status, new events, step states) when the
 // inspection stream (GET /api/executions/{id}/inspect as a WebSocket) is not open.
@@ -103,7 +103,8 @@ export function ExecutionPage({ id }: { id: number }) {
   const trigger = startedBy(live.data?.events ?? []);
   const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
   const steps = graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states);
-  const retryFrom = retryDefault(execution, steps, live.data!.states);
+  const unbegunFrom = isTerminalExecutionStatus(execution.status) ? unbegunRetryFrom(live.data!.events, steps) : undefined;
+  const retryFrom = retryDefault(execution, steps, live.data!.states, unbegunFrom);
   return (
     <>
       <Section
@@ -112,8 +113,9 @@ export function ExecutionPage({ id }: { id: number }) {
           canOperate ? (
             <ExecutionControls
               execution={execution}
-              steps={retryChoices(execution, steps, live.data!.states)}
+              steps={retryChoices(execution, steps, live.data!.states, unbegunFrom)}
               retryFrom={retryFrom}
+              unbegunFrom={unbegunFrom}
               events={live.data!.events}
               done={(message) => {
                 setActionDone(message);
