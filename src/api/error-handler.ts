@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { cancelledAsUnavailable } from '../db/classify-database-error.ts';
 import { httpAnswerOf, RETRY_AFTER_SECONDS, ServiceError, type ErrorCode, type ErrorDetail } from '../errors.ts';
 import { NOT_A_PAGE_HEADERS } from '../security-headers.ts';
 import { discardBody } from './input-guard.ts';
@@ -13,10 +14,12 @@ function answer(reply: FastifyReply, status: number, detail: unknown): FastifyRe
 
 /**
  * The status and `detail` the edge answers an error a handler threw with: a ServiceError's by the
- * registry (machines/error-codes.ts); anything else is a 500 whose details go to `log` only. The
+ * registry (machines/error-codes.ts), a statement PostgreSQL cancelled as `database_unavailable`
+ * (cancelledAsUnavailable); anything else is a 500 whose details go to `log` only. The
  * routes' error handler and in-process calls (src/in-process-server.ts) answer alike.
  */
-export function answerOfError(err: unknown, log: Pick<FastifyBaseLogger, 'warn' | 'error'>): { status: number; detail: unknown } {
+export function answerOfError(thrown: unknown, log: Pick<FastifyBaseLogger, 'warn' | 'error'>): { status: number; detail: unknown } {
+  const err = cancelledAsUnavailable(thrown);
   if (err instanceof ServiceError) {
     const status = httpAnswerOf(err.code).status;
     if (status >= 500) log.warn({ code: err.code, cause: err.cause instanceof Error ? err.cause.message : undefined }, err.message);

@@ -44,6 +44,22 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((m) => err.message.startsWith(m));
 }
 
+// A statement PostgreSQL cancelled: past a statement_timeout or lock_timeout an operator set on
+// the service's role or database (a table's lock held by an ALTER TABLE, a VACUUM FULL, a REINDEX),
+// or by pg_cancel_backend. It rolled back, and the same request may pass later. Not classified
+// by Db: the batch intake and its processors read 57014 as their own deadline (ack_timeout,
+// processing_timeout); only the edge answers what reaches it so (cancelledAsUnavailable).
+const CANCELLED_SQLSTATES = new Set(['57014', '55P03']);
+
+/**
+ * `database_unavailable` for a statement PostgreSQL cancelled (its timeouts, an operator's cancel),
+ * which reached the edge unhandled: a 503 to send again later, not a 500; anything else unchanged.
+ */
+export function cancelledAsUnavailable(err: unknown): unknown {
+  const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : '';
+  return CANCELLED_SQLSTATES.has(code) ? new ServiceError('database_unavailable', undefined, { cause: err }) : err;
+}
+
 /**
  * The one place pg errors are classified: an error saying the database is away becomes the
  * domain error `database_unavailable` (503 at the edge, the original kept as its cause for the

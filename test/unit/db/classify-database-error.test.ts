@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { classifyDatabaseError, isDatabaseUnavailable } from '../../../src/db/classify-database-error.ts';
+import { cancelledAsUnavailable, classifyDatabaseError, isDatabaseUnavailable } from '../../../src/db/classify-database-error.ts';
 import { ServiceError } from '../../../src/errors.ts';
 
 const pgError = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
@@ -39,4 +39,19 @@ test('classifyDatabaseError wraps only what says the database is away, keeping t
   expect((classified as ServiceError).cause).toBe(away);
   const wrong = pgError('23505');
   expect(classifyDatabaseError(wrong)).toBe(wrong);
+});
+
+test('cancelledAsUnavailable answers a cancelled statement (57014, 55P03) as database_unavailable, nothing else', () => {
+  for (const code of ['57014', '55P03']) {
+    const cancelled = pgError(code, 'canceling statement due to statement timeout');
+    const out = cancelledAsUnavailable(cancelled);
+    expect(out).toBeInstanceOf(ServiceError);
+    expect((out as ServiceError).code).toBe('database_unavailable');
+    expect((out as ServiceError).cause).toBe(cancelled);
+    // Db leaves it as it is: the batch intake reads 57014 as its own deadline.
+    expect(classifyDatabaseError(cancelled)).toBe(cancelled);
+  }
+  const wrong = pgError('23505');
+  expect(cancelledAsUnavailable(wrong)).toBe(wrong);
+  expect(cancelledAsUnavailable('57014')).toBe('57014');
 });
