@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import * as v from 'valibot';
 import { ALL_CODES, codeInfo, type CodeIn } from '../../machines/error-codes.ts';
 import { jsonSchema } from './validation.ts';
+import { RETRY_AFTER_SECONDS } from '../errors.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 export const integer = v.pipe(v.number(), v.integer());
@@ -50,14 +51,31 @@ export function responses(answers: Readonly<Record<number, v.GenericSchema | Med
       out[status] = json;
     }
   }
-  return { ...out, '4xx': jsonSchema(errorAnswer), '5xx': jsonSchema(errorAnswer) };
+  // Every 503 carries Retry-After (src/api/error-handler.ts): a client written from the document waits that long.
+  // Set on the schema itself: it stays the one valibotSchemaOf knows.
+  const serverError = jsonSchema(errorAnswer);
+  serverError.headers = answerHeaders({ 'retry-after': `on a 503: the seconds to wait before sending again (${RETRY_AFTER_SECONDS} when the database is away)` });
+  return { ...out, '4xx': jsonSchema(errorAnswer), '5xx': serverError };
 }
+
+/** Headers of an answer as @fastify/swagger reads them from a response schema: each a string described by its text. */
+function answerHeaders(headers: Readonly<Record<string, string>>): Record<string, { type: 'string'; description: string }> {
+  return Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));
+}
+
+/**
+ * The header a keyed route (Idempotency-Key) sets on an answer that repeats the first answer to
+ * its key, for `withAnswerHeaders` (src/api/idempotent-starts.ts sends it).
+ */
+export const REPLAYED_HEADER_DOC = {
+  'idempotent-replayed': '`true` when this answer repeats the first answer to its Idempotency-Key: nothing was started, signalled or accepted again (absent otherwise)',
+} as const;
 
 /**
  * `out` (what `responses()` made) with the headers its `status` answer carries documented, each
  * a string described by its text (a 201's or 202's Location).
  */
 export function withAnswerHeaders(out: Record<string, Record<string, unknown>>, status: number, headers: Readonly<Record<string, string>>): Record<string, Record<string, unknown>> {
-  out[String(status)].headers = Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { type: 'string', description }]));
+  out[String(status)].headers = answerHeaders(headers);
   return out;
 }

@@ -11,7 +11,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
 import { ServiceError, notFound } from '../errors.ts';
-import { integer, responses, time, withAnswerHeaders } from './answers.ts';
+import { integer, REPLAYED_HEADER_DOC, responses, time, withAnswerHeaders } from './answers.ts';
 import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
@@ -119,7 +119,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
           `or enqueue_error (with Retry-After) store nothing.`,
         headers: keyHeader,
         body: jsonSchema(batchBody),
-        response: withAnswerHeaders(responses({ 202: acceptedAnswer }), 202, { location: 'the status of the batch: /api/events/batch/{request_id}/status' }),
+        response: withAnswerHeaders(responses({ 202: acceptedAnswer }), 202, { location: 'the status of the batch: /api/events/batch/{request_id}/status', ...REPLAYED_HEADER_DOC }),
       },
     },
     async (req, reply) => {
@@ -159,7 +159,8 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         params: jsonSchema(requestParams),
         response: {
           ...responses({ 200: { mediaType: 'text/event-stream', schema: v.string(), description: 'Messages `event: status` whose data is the status object (as GET …/status answers it), `: keep-alive` comments, and a last `: closed: <why>` when the caller may no longer read it. Each message\'s `id` is its state\'s place (1 accepted, 2 processing, 3 completed, 4 failed), the same on every connection' } }),
-          204: { description: 'A reconnection (Last-Event-ID) that saw the final state already: nothing more will come, and an EventSource stops reconnecting' },
+          // type null: no body, so the document lists no media type for it.
+          204: { type: 'null', description: 'A reconnection (Last-Event-ID) that saw the final state already: nothing more will come, and an EventSource stops reconnecting' },
         },
       },
     },

@@ -4,7 +4,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { pauseExecution, resumeExecution, type Control } from '../waits/pause-execution.ts';
 import { MAX_KEPT_SIGNAL_BYTES, MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
 import { signalExecution, type Signalled } from '../waits/signal-execution.ts';
-import { integer, responses } from './answers.ts';
+import { integer, REPLAYED_HEADER_DOC, responses, withAnswerHeaders } from './answers.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { exactObject, integerText, jsonSchema, MAX_ID } from './validation.ts';
 
@@ -82,7 +82,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         params: jsonSchema(signalParams),
         body: jsonSchema(signalBody),
         headers: keyHeader,
-        response: responses({ [SIGNAL_ACCEPTED]: signalAnswer }),
+        response: withAnswerHeaders(responses({ [SIGNAL_ACCEPTED]: signalAnswer }), SIGNAL_ACCEPTED, REPLAYED_HEADER_DOC),
       },
       // The step decides who may send it (approval roles); viewers only where a step names them.
       config: { access: { level: 'viewer' } },

@@ -14,7 +14,7 @@ import { StartTimeText } from '../start-time-text.ts';
 import { startPath } from './catalog-path.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
-import { integer, responses, time, withAnswerHeaders } from './answers.ts';
+import { integer, REPLAYED_HEADER_DOC, responses, time, withAnswerHeaders } from './answers.ts';
 import { executionAnswer, presentExecution } from './present.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
@@ -220,7 +220,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
   const retries = new IdempotentStarts(deps, RETRY_STARTED);
   const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: IDEMPOTENCY_KEY_DOC } } };
 
-  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader, response: responses({ 200: startedAnswer }) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
+  app.post('/api/run/playbook', { schema: { tags: ['executions'], summary: 'Start an execution of the newest playbook at a path', body: jsonSchema(runBody), headers: keyHeader, response: withAnswerHeaders(responses({ 200: startedAnswer }), 200, REPLAYED_HEADER_DOC) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
     const body = req.body as v.InferOutput<typeof runBody>;
     const requestedBy = req.identity ?? undefined;
     return idempotent.answer(req, reply, async (claim) => {
@@ -239,7 +239,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     });
   });
 
-  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody), headers: keyHeader, response: responses({ 200: executeAnswer }) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
+  app.post('/api/execute', { schema: { tags: ['executions'], summary: 'Start an executable catalog entry (playbook or agent)', body: jsonSchema(executeBody), headers: keyHeader, response: withAnswerHeaders(responses({ 200: executeAnswer }), 200, REPLAYED_HEADER_DOC) }, config: { access: { level: 'operator' } } }, async (req, reply) => {
     const body = req.body as v.InferOutput<typeof executeBody>;
     return idempotent.answer(req, reply, async (claim) => {
       const kind = body.resource_kind ?? 'playbook';
@@ -331,7 +331,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
         params: jsonSchema(idParams),
         body: jsonSchema(retryBody),
         headers: keyHeader,
-        response: withAnswerHeaders(responses({ [RETRY_STARTED]: retryAnswer }), RETRY_STARTED, { location: 'the new execution: /api/executions/{execution_id}' }),
+        response: withAnswerHeaders(responses({ [RETRY_STARTED]: retryAnswer }), RETRY_STARTED, { location: 'the new execution: /api/executions/{execution_id}', ...REPLAYED_HEADER_DOC }),
       },
       config: { access: { level: 'operator' } },
     },

@@ -120,7 +120,10 @@ describe('response schemas', () => {
     // Its command would be the next a worker of the tests below claims.
     await t.app.inject({ method: 'POST', url: `/api/executions/${retried.json().execution_id}/cancel`, payload: {} });
     const doc = v.parse(v.object({ paths: v.record(v.string(), v.record(v.string(), v.looseObject({ responses: v.record(v.string(), v.looseObject({ headers: v.optional(v.unknown()) })) }))) }), t.app.swagger());
-    expect(doc.paths['/api/executions/{id}/retry'].post.responses['201'].headers).toEqual({ location: { schema: { type: 'string' }, description: expect.any(String) } });
+    expect(doc.paths['/api/executions/{id}/retry'].post.responses['201'].headers).toEqual({
+      location: { schema: { type: 'string' }, description: expect.any(String) },
+      'idempotent-replayed': { schema: { type: 'string' }, description: expect.any(String) },
+    });
   });
 
   it('marks a request body required exactly where a request without one is refused for it', async () => {
