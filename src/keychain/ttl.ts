@@ -133,13 +133,15 @@ function positiveSeconds(value: unknown): number | undefined {
 /**
  * Interprets a token endpoint's answer: success only on HTTP 200 with a JSON object holding a
  * non-empty string at `token_field`; the whole object becomes token_data. `reason` never quotes the body.
+ * `wholeAnswer`: no field is required (an `http` entry defined without `token_field` is its whole
+ * answer when made, so its renewal must take the same answer).
  */
-export function tokenFromRenewResponse(status: number, body: unknown, cfg: RenewConfig): RenewResult {
+export function tokenFromRenewResponse(status: number, body: unknown, cfg: RenewConfig, wholeAnswer = false): RenewResult {
   const { token_field: tokenField, ttl_field: ttlField } = renewConfigDefaults(cfg);
   if (status !== 200) return { ok: false, reason: `token endpoint answered HTTP ${status}, expected 200` };
   if (!isObject(body)) return { ok: false, reason: 'token endpoint answer is not a JSON object' };
   const token = body[tokenField];
-  if (typeof token !== 'string' || token === '') {
+  if (!wholeAnswer && (typeof token !== 'string' || token === '')) {
     return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
   }
   const ttlSeconds = positiveSeconds(body[ttlField]) ?? RENEWAL_FALLBACK_TTL_SECONDS;

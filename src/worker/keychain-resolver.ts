@@ -95,6 +95,13 @@ function entryLifetime(answered: number | undefined, defined: number | undefined
  */
 const wholeSeconds = (seconds: number): number => Math.min(MAX_TTL_SECONDS, Math.max(1, Math.ceil(seconds)));
 
+/**
+ * Whether a token answer must hold its token field: an oauth2 one always, an http one when its
+ * definition names the field; otherwise the whole answer is the value, when made and when renewed.
+ * Without a definition the stored renew_config says, and its token_field is required.
+ */
+const needsTokenField = (definition: KeychainDefinition | undefined): boolean => !(definition?.kind === 'http' && definition.token_field === undefined);
+
 /** Header values the definition gives as scalars, as text; anything else is dropped. */
 function stringHeaders(value: unknown): Record<string, string> {
   if (!isObject(value)) return {};
@@ -260,8 +267,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     if (!isObject(answer.body)) return { ok: false, reason: 'token endpoint answer is not a JSON object' };
     const tokenField = definition.token_field ?? DEFAULT_TOKEN_FIELD;
     const ttlField = definition.ttl_field ?? DEFAULT_TTL_FIELD;
-    // An oauth2 answer must hold its token; an http entry's whole answer is the value unless a token_field is named.
-    if (definition.kind === 'oauth2' || definition.token_field !== undefined) {
+    if (needsTokenField(definition)) {
       const token = answer.body[tokenField];
       if (typeof token !== 'string' || token === '') return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
     }
@@ -310,7 +316,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       answer = await sendOutbound(request, fetchImpl);
     }
     if (!answer.ok) return answer;
-    const result = tokenFromRenewResponse(answer.status, answer.body, cfg);
+    const result = tokenFromRenewResponse(answer.status, answer.body, cfg, !needsTokenField(definition));
     if (!result.ok) return result;
     // Neither the answer nor the definition says: the spec's renewal fallback (3600 s), not the
     // scope default an entry is made with (its Limits table names the two apart).
