@@ -63,7 +63,7 @@ describe('the DSL', () => {
     expect(problems(doc('debounce: { key: "{{ workload.x | nope }}", seconds: 1 }'))).toEqual([{ path: 'debounce.key', message: expect.stringMatching(/^unknown filter 'nope'/) }]);
     expect(problems(doc('concurrency: { limit: t1, key: "{{ wrkload.a }}" }'))).toEqual([{ path: 'concurrency.key', message: "'wrkload' is undefined (did you mean 'workload'?)" }]);
     expect(problems(doc('inputs: { tenant: { type: string } }\nconcurrency: { limit: t1, key: "{{ workload.tenat }}" }'))).toEqual([
-      { path: 'concurrency.key', message: "'workload.tenat' is undefined: the workload declares no 'tenat' (declare it under workload: or inputs:, or use | default(...))" },
+      { path: 'concurrency.key', message: "'workload.tenat' is undefined: the workload declares no 'tenat' (did you mean 'tenant'?)" },
     ]);
     expect(problems(doc('debounce: { key: "{{ steps.start.result }}{{ nosuch }}", seconds: 1 }'))).toEqual([
       { path: 'debounce.key', message: "'steps' is not available here: debounce.key reads workload and args" },
