@@ -287,7 +287,8 @@ export function simulatePlaybook(
 export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean; undecided?: Undecided };
 /**
  * `unreachable`: steps no path enters, certain only when no path depends on data; otherwise the
- * steps no path entered are `depends_on_data` (a run with other results may reach them).
+ * steps no path entered are `depends_on_data` (a run with other results may reach them). When a
+ * path was cut, a step some chain of arcs leads to is in neither (it may lie past the cut).
  */
 export type PathsReport = { paths: SimulatedPath[]; unreachable: string[]; depends_on_data: string[]; truncated: boolean };
 
@@ -393,12 +394,23 @@ export function playbookPaths(
         : { status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: snap.status !== 'done' },
     );
   }
-  const notReached = truncated ? [] : pb.workflow.map((s) => s.step).filter((s) => !reached.has(s));
+  // A path cut short (a cycle run pathDepthOf(pb) step runs) may go on to a step none reached: a
+  // counter cycle that ends after 20 rounds reaches the step after it in a run. Only a step no arc
+  // leads to from the entry is then surely unreachable.
+  const pastCut = paths.some((p) => p.cut) ? arcReachable(pb) : new Set<string>();
+  const notReached = truncated ? [] : pb.workflow.map((s) => s.step).filter((s) => !reached.has(s) && !pastCut.has(s));
   // Example results are samples: when a decision on them is what kept a step off every path
   // (it depends on data without them), other results may reach it. It is not unreachable.
   const sampled = Object.keys(data.results).length > 0 && notReached.length > 0;
   const onData = paths.some((p) => p.undecided) || (sampled && playbookPaths(pb, { payload: opts.payload, useExamples: false }).paths.some((p) => p.undecided));
   return { paths, unreachable: onData ? [] : notReached, depends_on_data: onData ? notReached : [], truncated };
+}
+
+/** The steps some chain of arcs leads to from the entry, whatever their `when`s. */
+function arcReachable(pb: NormalizedPlaybook): Set<string> {
+  const out = new Set([pb.entry]);
+  for (const name of out) for (const arc of pb.workflow.find((s) => s.step === name)?.next.arcs ?? []) out.add(arc.step);
+  return out;
 }
 
 /**
