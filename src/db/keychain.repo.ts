@@ -113,6 +113,16 @@ export async function deleteKeychainEntry(q: Queryable, cacheKey: string): Promi
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Deletes entries without auto_renew that expired over `graceSeconds` ago; returns how many. Such
+ * an entry only ever answers `expired` (the worker fails the step); gone, it is made again from its
+ * definition at its next use. Auto-renewing ones stay: their renew_config is how they are renewed.
+ */
+export async function deleteExpiredKeychainEntries(q: Queryable, graceSeconds: number): Promise<number> {
+  const { rowCount } = await q.query(`DELETE FROM core.keychain WHERE NOT auto_renew AND expires_at < now() - make_interval(secs => $1)`, [graceSeconds]);
+  return rowCount ?? 0;
+}
+
 export type KeychainListRow = Pick<
   KeychainRow,
   'keychain_name' | 'cache_key' | 'scope_type' | 'credential_type' | 'expires_at' | 'auto_renew' | 'access_count'

@@ -5,6 +5,7 @@ import { reapStrandedCommands, reaperSchedule, type ReaperDeps } from './command
 import { every, once, type Periodic } from './every.ts';
 import { expireIdempotencyKeys, IDEMPOTENCY_KEY_EXPIRY } from './idempotency-key-expiry.ts';
 import { expireKeychainRenewals, KEYCHAIN_RENEWAL_EXPIRY } from './keychain-renewal-expiry.ts';
+import { expireKeychainEntries, KEYCHAIN_ENTRY_EXPIRY } from './keychain-entry-expiry.ts';
 import { FLOW_KEY_SWEEP, sweepFlowKeys } from './flow-key-sweep.ts';
 import { INBOX_SWEEP, sweepInbox } from './inbox-sweep.ts';
 import { sweepWorkerPools, WORKER_POOL_SWEEP } from './worker-pool-sweep.ts';
@@ -28,6 +29,7 @@ export function startPeriodic(deps: StartPeriodicDeps): () => Promise<void> {
     every(deps, INBOX_SWEEP, () => sweepInbox(deps)),
     every(deps, IDEMPOTENCY_KEY_EXPIRY, () => expireIdempotencyKeys(deps)),
     every(deps, KEYCHAIN_RENEWAL_EXPIRY, () => expireKeychainRenewals(deps)),
+    every(deps, KEYCHAIN_ENTRY_EXPIRY, () => expireKeychainEntries(deps)),
     every(deps, BATCH_SWEEP, () => sweepBatches(deps)),
     every(deps, WORKER_POOL_SWEEP, () => sweepWorkerPools(deps)),
     every(deps, FLOW_KEY_SWEEP, () => sweepFlowKeys(deps)),
