@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
+import { readExecutionState } from '../../actors/execution-state.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { startExecutions, type StartInput, type StartKey } from '../../actors/start-execution.ts';
 import { EVENT } from '../../machines/event-types.ts';
@@ -170,16 +171,21 @@ const SUCCESSOR_KEY_SCOPE = 'auto_resume successor';
 
 /**
  * The start of a root's successor: the same catalog entry, workload, labels and priority (what its
- * start asked for), `resumed_from` the root; keyed by the root, so it starts once.
+ * start asked for), `resumed_from` the root; keyed by the root, so it starts once. A retry's
+ * successor takes the outcomes the retry was started with (ExecutionInput.replay): without them
+ * it ran again the steps the retry took from the execution it retried (an approval given, asked
+ * for again).
  */
 async function successorOf(deps: EngineDeps, root: Root): Promise<StartInput> {
-  const asked = await startAsked(deps.db, root.execution_id);
+  const [asked, state] = await Promise.all([startAsked(deps.db, root.execution_id), readExecutionState(deps.db, deps.cache, root.execution_id)]);
+  const replay = state?.follower.snapshot?.context.input.replay;
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
   const key: StartKey = { scope: SUCCESSOR_KEY_SCOPE, key: String(root.execution_id), requestHash: '', statusCode: 201, answer: (s) => ({ execution_id: s.executionId }) };
   return {
     compiled,
     payload: asked.payload,
     origin: { resumed_from: root.execution_id, ...(asked.labels ? { labels: asked.labels } : {}) },
+    ...(replay ? { replay } : {}),
     ...(asked.priority === undefined ? {} : { priority: asked.priority }),
     ownHandles: true,
     successor: true,
