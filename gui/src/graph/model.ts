@@ -7,8 +7,10 @@ export type StepNode = { id: string; label: string; kind: 'step' | 'start' | 'en
 export type StepEdge = { from: string; to: string; label?: string };
 export type StepGraph = { nodes: StepNode[]; edges: StepEdge[] };
 
-export const START_NODE = '__start';
-export const END_NODE = '__end';
+// The terminals' ids: no step can be named so (the DSL refuses a step name starting with '#'),
+// where '__start' and '__end' were step names too, merged with the terminals.
+export const START_NODE = '#start';
+export const END_NODE = '#end';
 
 type Raw = Record<string, unknown>;
 const isRecord = (v: unknown): v is Raw => v !== null && typeof v === 'object' && !Array.isArray(v);
