@@ -5,6 +5,7 @@
 import type { Db } from '../db/db.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { failureLog, type FailureLog } from './failure-log.ts';
 import { withLease } from './with-lease.ts';
 
 // Timers drift: a leased run may start this share of the interval early, so that a server's own
@@ -68,8 +69,9 @@ function schedule(deps: PeriodicDeps, spec: PeriodicSpec, minGapSeconds: number 
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  const failures = failureLog(deps.log, `periodic ${spec.name}`, { periodic: spec.name });
   const tick = () => {
-    running = runOnce(deps, spec, minGapSeconds, run, abort.signal).finally(() => {
+    running = runOnce(deps, spec, minGapSeconds, run, abort.signal, failures).finally(() => {
       running = undefined;
       if (repeat && !abort.signal.aborted) timer = setTimeout(tick, spec.intervalMs).unref();
     });
@@ -84,8 +86,8 @@ function schedule(deps: PeriodicDeps, spec: PeriodicSpec, minGapSeconds: number 
   };
 }
 
-/** One run, under the lease when the spec has one; never throws. */
-async function runOnce(deps: PeriodicDeps, spec: PeriodicSpec, minGapSeconds: number | null, run: PeriodicRun, signal: AbortSignal): Promise<void> {
+/** One run, under the lease when the spec has one; never throws. Its failure goes to `failures` (failureLog). */
+async function runOnce(deps: PeriodicDeps, spec: PeriodicSpec, minGapSeconds: number | null, run: PeriodicRun, signal: AbortSignal, failures: FailureLog): Promise<void> {
   const t0 = performance.now();
   let outcome: 'ok' | 'skipped' | 'failed';
   try {
@@ -102,8 +104,9 @@ async function runOnce(deps: PeriodicDeps, spec: PeriodicSpec, minGapSeconds: nu
     outcome = 'failed';
     // The message only: a database that went away (a stop during start) is a transient condition
     // here, not a fault with a name and a stack.
-    deps.log.warn({ err: err instanceof Error ? err.message : String(err), periodic: spec.name }, `periodic ${spec.name} failed`);
+    failures.failed(err, `periodic ${spec.name} failed`);
   }
+  if (outcome !== 'failed') failures.succeeded();
   deps.metrics.periodicRuns.inc({ name: spec.name, outcome });
   if (outcome !== 'skipped') deps.metrics.periodicRunSeconds.observe({ name: spec.name }, (performance.now() - t0) / MS_PER_SECOND);
 }
