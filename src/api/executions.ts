@@ -30,7 +30,6 @@ export const jsonObject = v.pipe(
   v.custom<unknown>((input) => !Array.isArray(input), 'must be a JSON object, not an array'),
   ownKeysRecord(v.string(), v.unknown()),
 );
-const payloadObject = v.optional(jsonObject, {});
 /** The most labels an execution or a worker pool carries: a few searchable facts, not a store. */
 export const MAX_LABELS = 20;
 // Labels given at start: searchable (GET /api/executions?label=key:value), never secret, short.
@@ -43,12 +42,21 @@ const labels = v.optional(
 );
 // A start's own priority, over its playbook's (taken first at the claim and the admission).
 const priority = v.optional(v.pipe(integerIn(0, 9), v.description('0 (lowest) to 9 (highest); the playbook\'s `priority` (5 by default) when absent')));
-const runBody = v.object({ path: startPath, payload: payloadObject, version: v.optional(integerIn(1, MAX_INT4)), labels, priority });
+// What each start field does, for the OpenAPI document (a client sending workload and payload both learns which wins).
+const described = <S extends v.GenericSchema>(schema: S, text: string) => v.pipe(schema, v.description(text));
+const pathField = described(startPath, 'the catalog path to start (its newest version unless `version` says otherwise)');
+const runBody = v.object({
+  path: pathField,
+  payload: v.optional(described(jsonObject, "merged into the playbook's `workload` (one level: a field given here replaces the playbook's)"), {}),
+  version: v.optional(described(integerIn(1, MAX_INT4), 'start this version of the path instead of the newest')),
+  labels,
+  priority,
+});
 const executeBody = v.object({
-  path: startPath,
-  resource_kind: v.optional(oneOf(['playbook', 'agent'])),
-  workload: payloadObject,
-  payload: v.optional(jsonObject),
+  path: described(startPath, 'the catalog path to start: the newest version registered under `resource_kind`'),
+  resource_kind: v.optional(described(oneOf(['playbook', 'agent']), '`agent` for an agent playbook (required for one; 404 `Executable catalog entry not found` when the path holds no entry of that kind), else `playbook`')),
+  workload: v.optional(described(jsonObject, "merged into the playbook's `workload` (one level); an agent's runtime inputs: server, endpoint, method, tool, arguments"), {}),
+  payload: v.optional(described(jsonObject, "POST /api/run/playbook's name for the same: merged over `workload` (a field in both takes payload's)")),
   labels,
   priority,
 });
