@@ -10,8 +10,18 @@ import { ServiceError } from '../errors.ts';
 // (the service's login refused: its role's password changed before SVC_DATABASE_URL did, or the
 // role lost LOGIN): only a new session is refused so, and the operator's fix, not the request,
 // makes the next one work; a 500 was sent again by nobody, and a worker gave its finished
-// results up after a few of them.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25006', '28P01', '28000']);
+// results up after a few of them. 3D000: the service's database is gone for now (renamed away,
+// dropped and made again by a restore); the service's statements never name another database.
+const LOGIN_REFUSED_SQLSTATES = new Set(['28P01', '28000', '3D000']);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '25006', ...LOGIN_REFUSED_SQLSTATES]);
+
+/**
+ * True for a refused login (28P01, 28000) or a database that does not exist (3D000): what a new
+ * session meets. A statement raises them too (pg_database_size('nope')): that is its own error.
+ */
+export function isLoginRefused(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' && LOGIN_REFUSED_SQLSTATES.has(err.code);
+}
 // 55000 is a broad class ("object not in prerequisite state"); only its refusal of a new session
 // (ALTER DATABASE ... ALLOW_CONNECTIONS false, a database being dropped) says the database is away.
 const NOT_ACCEPTING = { code: '55000', says: 'is not currently accepting connections' };

@@ -4,7 +4,7 @@ import { BODY_LIMIT_BYTES } from '../body-limit.ts';
 import { withDatabaseLogin } from '../database-login.ts';
 import { boundedQuery } from '../credential/bounded-query.ts';
 import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
-import { classifyDatabaseError } from './classify-database-error.ts';
+import { classifyDatabaseError, isLoginRefused } from './classify-database-error.ts';
 import type { Db } from './db.ts';
 import { scramVerifier } from './scram-verifier.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -169,6 +169,8 @@ export async function runAsServiceReader(db: Db, password: string, sql: string, 
 // the statement's other failures stay SqlExecutionErrors (the caller's 400).
 function serviceDatabaseError(err: unknown): unknown {
   if (!(err instanceof SqlExecutionError)) return err;
+  // The caller's statement raised it (pg_database_size of a database that is not there): its 400.
+  if (err.phase === 'statement' && isLoginRefused(err.cause)) return err;
   const classified = classifyDatabaseError(err.cause);
   return classified === err.cause ? err : classified;
 }

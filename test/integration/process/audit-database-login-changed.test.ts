@@ -128,3 +128,35 @@ it('says at start what the database said, not only that it is unavailable', asyn
   expect(away.code, away.stderr).toBe(1);
   expect(away.stderr).toContain(`svc migrate: the database is unavailable; try again shortly (connect ECONNREFUSED 127.0.0.1:${port})`);
 }, 60_000);
+
+// The service's database gone for a while (renamed away, or dropped and made again by a restore):
+// every new connection fails with SQLSTATE 3D000, and every route answered 500 `internal`.
+it('answers 503 with Retry-After while the service database is gone, and serves again once it is back', async () => {
+  const name = new URL(bed.database.url).pathname.slice(1);
+  // A statement that names a database not there is the caller's error, not the service's database gone.
+  const own = await http(s.base, 'POST', '/api/postgres/execute', { query: `SELECT pg_database_size('${name}_nowhere')` });
+  expect(own.status, JSON.stringify(own.body)).toBe(400);
+  bed.db.on('error', () => {}); // the bed's own session is ended too
+  await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+  await admin.query(`ALTER DATABASE ${name} RENAME TO ${name}_away`);
+  try {
+    for (const [method, path, body] of [
+      ['GET', '/api/executions', undefined],
+      ['POST', '/api/run/playbook', { path: 'login/hold', payload: {} }],
+      ['POST', '/api/worker/claim', { worker_id: 'hand', max: 1, wait_ms: 0 }],
+    ] as const) {
+      // The first may meet a pooled connection that was ended (a 503 too): each is asked twice.
+      await http(s.base, method, path, body, asWorker);
+      const res = await http(s.base, method, path, body, asWorker);
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(503);
+      expect(res.headers.get('retry-after'), `${method} ${path}`).toBe(String(RETRY_AFTER_SECONDS));
+      expect(res.body, `${method} ${path}`).toMatchObject({ detail: { code: 'database_unavailable' } });
+      expect(JSON.stringify(res.body), `${method} ${path}`).not.toContain(name);
+    }
+  } finally {
+    await admin.query(`ALTER DATABASE ${name}_away RENAME TO ${name}`);
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+  }
+  await until('the server serves again', async () => (await http(s.base, 'GET', '/api/executions')).status === 200, 30_000, 200);
+}, 60_000);

@@ -11,6 +11,7 @@ describe('isDatabaseUnavailable', () => {
     ['too many connections', pgError('53300')],
     ['the service login refused (its password changed)', pgError('28P01', 'password authentication failed for user "svc"')],
     ['the service login refused (NOLOGIN, pg_hba)', pgError('28000')],
+    ['the service database gone (renamed, dropped for a restore)', pgError('3D000', 'database "svc" does not exist')],
     ['connections not allowed (ALLOW_CONNECTIONS false)', pgError('55000', 'database "svc" is not currently accepting connections')],
     ['connection exception class 08', pgError('08006')],
     ['refused socket', pgError('ECONNREFUSED')],
