@@ -128,13 +128,20 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
     // querystring or params object is an empty one.
     const result = v.safeParse(vs, data ?? (httpPart === 'body' ? undefined : {}));
     if (result.success) return { value: result.output };
-    // The part itself is not an object (a JSON null, a string, no body): named as the part.
-    const described = result.issues.map((i) => (!i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${i.message}` : describeIssues([i])[0]));
+    // The part itself is not an object (no body, a string): named as the part, in our words
+    // (valibot's 'Invalid type: Expected Object but received undefined' names no fix).
+    const described = result.issues.map((i) => (!i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${notAnObject(i.input)}` : describeIssues([i])[0]));
     // Two rules of one field may fail with the same words (a catalog path's pattern and its
     // segment check, both for `a//b`): the field is named once for each thing wrong with it.
     const errors = [...new Set(described)];
     return { error: new ServiceError('unprocessable', { message: `invalid ${part}`, errors }) };
   };
+}
+
+/** What a request part that should be a JSON object is instead, as its problem says it. */
+function notAnObject(input: unknown): string {
+  if (input === undefined) return 'is required: send a JSON object (Content-Type: application/json)';
+  return `must be a JSON object, got ${Array.isArray(input) ? 'an array' : typeof input}`;
 }
 
 /** Whether a JSON Schema takes a list (`type: array`, or one in its anyOf/oneOf): a query parameter that may be repeated. */
