@@ -16,7 +16,7 @@ export const AGENT_USAGE = `svc agent [list] [--workspace W] [--json] [--server 
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token.
-exit codes: 0 done, 1 refused, an unexpected answer or the execution failed, 2 usage error, 3 server unreachable`;
+exit codes: 0 done, 1 refused, an unexpected answer or the execution failed, 2 usage error, 3 server unreachable or not serving now (502-504)`;
 
 export const MCP_SUMMARY = 'list MCP servers; deploy, undeploy or check one through its lifecycle playbooks';
 
@@ -30,4 +30,4 @@ export const MCP_USAGE = `svc mcp [list] [--json] [--server URL]
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token.
-exit codes: 0 done, 1 refused, an unexpected answer or the action failed, 2 usage error, 3 server unreachable`;
+exit codes: 0 done, 1 refused, an unexpected answer or the action failed, 2 usage error, 3 server unreachable or not serving now (502-504)`;

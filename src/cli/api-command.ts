@@ -4,6 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { UsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
+import { notServingNow } from './executions-usage.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { padColumns, textWidth } from './text-width.ts';
 
@@ -58,9 +59,14 @@ export function cliClient(serverFlag: string | undefined): ServerClient {
   return new ServerClient(server, { timeoutMs: CLI_REQUEST_TIMEOUT_MS, token: env.SVC_API_TOKEN });
 }
 
+/** The exit code of an answer the server refused or failed: 3 when it cannot serve now (502-504), else 1. */
+export function serverErrorExit(e: ServerError): number {
+  return notServingNow(e.status) ? 3 : 1;
+}
+
 /**
  * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
- * answer it does not understand, 2 usage, 3 unreachable).
+ * answer it does not understand, 2 usage, 3 unreachable or not serving now).
  */
 export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>): Promise<number> {
   try {
@@ -73,7 +79,7 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
     if (e instanceof ServerError) {
       // With the fields the server names (detail.errors), as svc run prints a refusal.
       err.write(`svc ${name}: ${describeServerError(e)}\n`);
-      return 1;
+      return serverErrorExit(e);
     }
     // A body's v.parse of an answer: the server answered, with something this client cannot read
     // (not an svc server, or another version), which is no reason to look for it elsewhere.

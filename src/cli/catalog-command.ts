@@ -3,13 +3,14 @@ import { parseArgs } from 'node:util';
 import { loadClientConfig, ConfigError } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
-import { refusalProblems, refusalText, registerFile } from './register-file.ts';
+import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
+import { notServingNow } from './executions-usage.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 
 /**
  * `svc catalog register FILE...`: registers each file as its document says (a playbook, an agent,
  * an MCP server), without starting it.
- * Returns the exit code: 0 all registered, 1 one refused or unreadable, 2 usage, 3 unreachable.
+ * Returns the exit code: 0 all registered, 1 one refused or unreadable, 2 usage, 3 unreachable or not serving now (502-504).
  */
 export async function catalogCommand(argv: string[]): Promise<number> {
   const out = process.stdout;
@@ -58,6 +59,11 @@ export async function catalogCommand(argv: string[]): Promise<number> {
     } catch (e) {
       if (e instanceof ServerUnreachableError) {
         err.write(`svc catalog: ${e.message}\n`);
+        return 3;
+      }
+      // Not this file's fault (its database away, say): the rest would meet the same; try later.
+      if (e instanceof ServerError && notServingNow(e.status)) {
+        err.write(`svc catalog: ${file}: ${describeServerError(e)}\n`);
         return 3;
       }
       if (!(e instanceof ServerError) && !(e instanceof UnexpectedAnswerError)) throw e;

@@ -4,6 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 import { describeServerError } from './register-file.ts';
+import { serverErrorExit } from './api-command.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -80,7 +81,7 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
       // Programs read stdout: the refusal as JSON there too, as svc run --json gives it.
       if (values.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, detail: e.detail }, null, 2)}\n`);
       err.write(`svc cleanup: ${describeServerError(e)}\n`);
-      return 1;
+      return serverErrorExit(e);
     }
     err.write(`svc cleanup: server ${client.baseUrl} unreachable: ${e instanceof Error ? e.message : String(e)}\n`);
     return 3;

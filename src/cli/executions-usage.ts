@@ -10,16 +10,25 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, notFound: 4, c
 
 /** The exit code of a refusal by the server, by its HTTP status (for these commands and `svc limits`). */
 export function refusalExitCode(status: number): number {
+  if (notServingNow(status)) return EXIT.unreachable;
   if (status === 404) return EXIT.notFound;
   if (status === 409) return EXIT.conflict;
   if (status === 401 || status === 403) return EXIT.notAllowed;
   return EXIT.failed;
 }
 
+/**
+ * Whether an HTTP status says the server cannot serve the request now, whatever it is (502-504:
+ * its database away, a gateway without its upstream): exit 3, as unreachable, "try again later".
+ */
+export function notServingNow(status: number): boolean {
+  return status >= 502 && status <= 504;
+}
+
 // 1, 2 and 3 mean what they mean for every `svc` client command (runCli); 4 to 6 tell apart the
 // refusals a script acts on differently: a wrong id, a wrong moment, a wrong caller.
 export const EXECUTION_EXIT_CODES = `exit codes: ${EXIT.ok} done, ${EXIT.failed} request failed (server error, other refusal, unexpected answer),
-            ${EXIT.usage} usage error, ${EXIT.unreachable} server unreachable, ${EXIT.notFound} not found (404: no such execution),
+            ${EXIT.usage} usage error, ${EXIT.unreachable} server unreachable or not serving now (502-504), ${EXIT.notFound} not found (404: no such execution),
             ${EXIT.conflict} conflict (409, or cancel of a finished execution: not running, not paused,
             not finished, no step waits for the signal), ${EXIT.notAllowed} not allowed (401/403: no token,
             or the caller's role or the step's approval roles exclude it), ${EXIT.interrupted} Ctrl-C

@@ -38,6 +38,6 @@ examples:
 SVC_API_TOKEN, when set, is sent as the caller's API token (list, show: viewer; set, delete:
 operator). See docs/flow-control.md.
 exit codes: ${EXIT.ok} done, ${EXIT.failed} request failed (server error, other refusal, unexpected answer),
-            ${EXIT.usage} usage error, ${EXIT.unreachable} server unreachable, ${EXIT.notFound} not found (404: no such limit),
+            ${EXIT.usage} usage error, ${EXIT.unreachable} server unreachable or not serving now (502-504), ${EXIT.notFound} not found (404: no such limit),
             ${EXIT.conflict} conflict (409: delete of a limit whose keys hold, queue or wait for work),
             ${EXIT.notAllowed} not allowed (401/403: no token, or a role too low)`;

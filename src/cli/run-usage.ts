@@ -31,4 +31,4 @@ The start is sent with an Idempotency-Key (one per invocation) and sent again wi
 answer came or the server was briefly unavailable: a retry never starts a second execution.
 
 exit codes: 0 started / completed, 1 failed, cancelled or rejected by the server,
-            2 usage error, 3 server unreachable, 130 stopped waiting (Ctrl-C)`;
+            2 usage error, 3 server unreachable or not serving now (502-504), 130 stopped waiting (Ctrl-C)`;

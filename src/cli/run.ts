@@ -12,6 +12,7 @@ import { isPlainObject } from '../objects.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { preparePayload } from './run-workload.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
+import { serverErrorExit } from './api-command.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -158,7 +159,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (stage === 'register' && e.status === 400) err.write(refusalText('run', options.target, e));
       else if (stage === 'start' && !fromFile && (e.status === 404 || (e.status === 422 && FILE_LIKE.test(options.target)))) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
       else err.write(`svc run: ${describeServerError(e)}\n`);
-      return 1;
+      return serverErrorExit(e);
     }
     if (e instanceof UnexpectedAnswerError) {
       err.write(`svc run: ${e.message}\n`);

@@ -33,4 +33,4 @@ export const INSPECT_USAGE = `svc inspect EXECUTION_ID [--json] [--server URL]
   --server URL  the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082);
                 SVC_API_TOKEN (a viewer's) is sent when the server wants a token
 
-exit codes: 0 the execution ended, 1 not found or refused, 2 usage error, 3 server unreachable`;
+exit codes: 0 the execution ended, 1 not found or refused, 2 usage error, 3 server unreachable or not serving now (502-504)`;

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { parseInputText } from '../dsl/parse-input-text.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { cliClient, jsonObjectOption, runCli, UsageError, parseCliArgs, type Out } from './api-command.ts';
+import { cliClient, jsonObjectOption, runCli, serverErrorExit, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { TriggerItem, TriggerList, triggersTable, whenText } from './triggers-table.ts';
@@ -51,7 +51,7 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
     } catch (e) {
       if (!(e instanceof ServerError)) throw e;
       err.write(`svc triggers: ${describeServerError(e)}\n`);
-      return 1;
+      return serverErrorExit(e);
     } finally {
       client.close();
     }

@@ -33,4 +33,4 @@ examples:
 
 SVC_API_TOKEN, when set, is sent as the caller's API token (list: viewer; the rest: operator).
 See docs/triggers.md.
-exit codes: 0 done, 1 refused by the server (its detail is printed), 2 usage error, 3 server unreachable`;
+exit codes: 0 done, 1 refused by the server (its detail is printed), 2 usage error, 3 server unreachable or not serving now (502-504)`;
