@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { PUBLIC } from './access.ts';
+import { PUBLIC, type RouteAccess } from './access.ts';
 import { DOCS_POLICY } from '../security-headers.ts';
 import * as v from 'valibot';
 import { answerSerializer, valibotSchemaOf } from './validation.ts';
@@ -37,6 +37,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     if (schema && v.safeParse(schema, undefined).success) Object.assign(route.schema ?? {}, { [OPTIONAL_BODY]: true });
     const integers = integerParametersOf(route.schema);
     if (integers) Object.assign(route.schema ?? {}, { [INTEGER_PARAMETERS]: integers });
+    // The credential the auth hook takes on this route (its declared access), so a client made
+    // from the document sends the right one: none to health and webhook routes, the worker token
+    // to worker routes (the document's default is the API token).
+    const security = securityOf(route.config?.access);
+    if (route.schema && security) route.schema.security = security;
   });
   await app.register(swagger, {
     openapi: {
@@ -49,7 +54,8 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       // The "Authorize" button of /docs: with SVC_AUTH=token, paste an API token there.
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An API token (`svc token create`); worker routes take the worker token' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API token (`svc token create`) of a role the route admits (docs/operations.md, "Who may call")' },
+          worker: { type: 'http', scheme: 'bearer', description: 'The worker token (SVC_WORKER_TOKEN, or SVC_DATA_DIR/worker.token of the embedded default), in every SVC_AUTH mode' },
         },
       },
       security: [{ bearer: [] }],
@@ -69,6 +75,18 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     });
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null, deepLinking: true } });
   });
+}
+
+/**
+ * The OpenAPI security requirements of a route with `access`, or undefined for the document's
+ * default (the API token): none for a public route, the worker token where only it is taken, and
+ * either where a role's API token or the worker token is.
+ */
+function securityOf(access: RouteAccess | undefined): Record<string, string[]>[] | undefined {
+  if (!access) return undefined;
+  if (access.level === 'public') return [];
+  if (access.level === 'worker') return [{ worker: [] }];
+  return access.worker ? [{ bearer: [] }, { worker: [] }] : undefined;
 }
 
 // An operation's extension (@fastify/swagger copies a route schema's x- keys to its operation).
