@@ -194,7 +194,8 @@ export type AdmitKey = { limit: string; key: string; capacity: number | null };
 /**
  * How many starts each key can admit at once (read before a start's fold): its free slots; 0 when
  * an execution is queued on it (`queued`: those go first), its limit has a rate (tokens are the
- * admitter's) or is not defined. The start's write takes the slots under the same conditions
+ * admitter's) or is not defined. An inline limit's N is its playbook's newest version's, not the
+ * starting version's (migrations/0053). The start's write takes the slots under the same conditions
  * (migrations/0028) or fails, so a room read here that another writer took first is never overrun.
  */
 export async function startRooms(q: Queryable, keys: readonly AdmitKey[]): Promise<{ limit: string; key: string; room: number; queued: boolean }[]> {
@@ -202,7 +203,7 @@ export async function startRooms(q: Queryable, keys: readonly AdmitKey[]): Promi
     name: 'svc_start_rooms',
     text: `SELECT x.name AS limit, x.key, q.queued,
                   CASE WHEN l.rate_limit IS NOT NULL OR q.queued THEN 0
-                       ELSE GREATEST(0, COALESCE(CASE WHEN l.name IS NULL THEN x.capacity ELSE l.concurrency END, 0) - COALESCE(k.running, 0)) END AS room
+                       ELSE GREATEST(0, COALESCE(CASE WHEN l.name IS NULL THEN core.svc_inline_capacity(x.name, x.capacity) ELSE l.concurrency END, 0) - COALESCE(k.running, 0)) END AS room
              FROM unnest($1::text[], $2::text[], $3::int[]) AS x(name, key, capacity)
              LEFT JOIN core.flow_limit l ON l.name = x.name
              LEFT JOIN core.flow_key k ON k.name = x.name AND k.key = x.key
