@@ -5,7 +5,22 @@ import { MAX_SUBJECT_CHARS } from '../auth/identity-assertion.ts';
 /** Clock skew allowed on `exp`/`nbf`/`iat`, in seconds. */
 export const JWT_CLOCK_TOLERANCE_S = 30;
 
-export type JwtCheck = { issuer: string; audience: string; algorithms: string[]; keys: JWTVerifyGetKey };
+/** `clientId`: the gateway's own client at the provider, whose logins' tokens are no program's (issuedToGateway). */
+export type JwtCheck = { issuer: string; audience: string; algorithms: string[]; keys: JWTVerifyGetKey; clientId: string };
+
+/**
+ * True for a token the provider issued to the gateway's own client at a person's login: its ID
+ * token (its `aud` names the client, and it carries the `nonce` the gateway sends with every
+ * login) or the access token the login got (`azp`, or RFC 9068's `client_id`, is the client).
+ * Neither is a program's credential: the access token never leaves the gateway, and the ID token
+ * reaches the browser at logout (`id_token_hint`), so taken as a bearer it opened the API as the
+ * person who had just logged out (the default audience is the client id, every ID token's `aud`).
+ */
+function issuedToGateway(payload: JWTPayload, clientId: string): boolean {
+  if (payload.azp === clientId || payload.client_id === clientId) return true;
+  const audiences = payload.aud === undefined ? [] : [payload.aud].flat();
+  return payload.nonce !== undefined && audiences.includes(clientId);
+}
 
 export type JwtVerdict = { ok: true; claims: JWTPayload & { sub: string } } | { ok: false; reason: string };
 
@@ -16,7 +31,8 @@ export function looksLikeJwt(text: string): boolean {
 
 /**
  * Verifies a JWT: signature by a key of the JWKS with an allow-listed (asymmetric) algorithm, `iss`,
- * `aud`, `exp`/`nbf` with JWT_CLOCK_TOLERANCE_S, and a `sub`. The reason on refusal is short and
+ * `aud`, `exp`/`nbf` with JWT_CLOCK_TOLERANCE_S, a `sub`, and that it is no token of the gateway's
+ * own login (issuedToGateway). The reason on refusal is short and
  * never holds the token. Throws KeysUnavailable (from `check.keys`) when the keys cannot be fetched.
  */
 export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<JwtVerdict> {
@@ -29,6 +45,7 @@ export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<J
       requiredClaims: ['exp', 'sub'],
     });
     if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'the token has no subject' };
+    if (issuedToGateway(payload, check.clientId)) return { ok: false, reason: 'the token was issued to this gateway\'s login (an ID token is not an access token): send a program\'s access token or an API token' };
     // The server takes no longer one in an identity assertion: refused here, saying why.
     if (payload.sub.length > MAX_SUBJECT_CHARS) return { ok: false, reason: `the token's subject is longer than ${MAX_SUBJECT_CHARS} characters (OpenID Connect's limit)` };
     return { ok: true, claims: { ...payload, sub: payload.sub } };

@@ -68,7 +68,7 @@ export async function resolveCaller(
     const loaded = provider?.loaded;
     if (!provider || !loaded) return { kind: 'refused', reason: provider ? 'the identity provider is not reachable yet' : 'no identity provider is configured; use an API token' };
     const s = provider.settings;
-    const verdict = await jwts.verify(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys }).catch((err: unknown) => {
+    const verdict = await jwts.verify(token, { issuer: loaded.issuer, audience: s.audience, algorithms: s.algorithms, keys: loaded.keys, clientId: s.clientId }).catch((err: unknown) => {
       // No verdict on the token: the provider's keys could not be had. Try again, not log in again.
       if (err instanceof KeysUnavailable) throw new ServiceError('provider_unavailable', `${err.message}; try again shortly`, { cause: err });
       throw err;

@@ -6,7 +6,7 @@ import { VERIFIED_JWT_CACHE_MS, VerifiedJwtCache, verifyBearerJwt, type JwtCheck
 
 async function setup() {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const check: JwtCheck = { issuer: 'https://id.test', audience: 'api', algorithms: ['ES256'], keys: createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k' }] }) };
+  const check: JwtCheck = { issuer: 'https://id.test', audience: 'api', algorithms: ['ES256'], clientId: 'gateway', keys: createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k' }] }) };
   const sign = (exp: number, aud = 'api') => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer('https://id.test').setAudience(aud).setSubject('p').setExpirationTime(exp).sign(privateKey);
   return { check, sign };
 }
