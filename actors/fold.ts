@@ -166,6 +166,11 @@ export class Fold {
     return this.#commandUpdates.get(cmd.command_id)?.status ?? cmd.status;
   }
 
+  /** Whether a report folded here moved (or kept) this command. */
+  commandReported(commandId: number): boolean {
+    return this.#commandUpdates.has(commandId);
+  }
+
   /** A report about this command was refused here. */
   refused(commandId: number): void {
     this.#refused.add(commandId);

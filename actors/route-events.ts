@@ -129,7 +129,9 @@ function foldRouted(fold: Fold, commands: ReadonlyMap<number, CommandRow>, event
 function movedCommands(fold: Fold, commands: ReadonlyMap<number, CommandRow>): CommandRow[] {
   return [...fold.commandUpdates()].flatMap((u) => {
     const c = commands.get(u.command_id);
-    return c ? [{ ...c, status: u.status, report_id: u.report_id ?? c.report_id ?? null }] : [];
+    // The write moves heartbeat_at on (to its own now(): no clock here gives that instant); a
+    // time past the claim's says a report of this claim was written (route-report.ts reportedInClaim).
+    return c ? [{ ...c, status: u.status, report_id: u.report_id ?? c.report_id ?? null, heartbeat_at: new Date() }] : [];
   });
 }
 

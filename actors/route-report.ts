@@ -15,6 +15,8 @@ export interface ReportFold {
   apply(executionId: number, event: EventInput, command?: CommandRow, at?: number): number;
   updateCommand(update: UnitCommandUpdate): void;
   commandStatus(cmd: CommandRow): CommandStatus;
+  /** Whether a report folded here moved (or kept) this command already. */
+  commandReported(commandId: number): boolean;
   statusOf(executionId: number): ExecutionStatus | undefined;
   pendingOf(executionId: number, seq: number): PendingCommand | undefined;
   waitsForSignal(executionId: number, name: string): boolean;
@@ -106,8 +108,10 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
     const context = { ...asObject(ev.context), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
     return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }, undefined, at) }, accepted: false };
   }
-  if (current === COMMAND_RULES.claim.to) {
-    // The claim is recorded in the log with the first report of that claim (no extra commit per claim).
+  if (current === COMMAND_RULES.claim.to && !fold.commandReported(cmd.command_id) && !reportedInClaim(cmd)) {
+    // The claim is recorded in the log with the first report of that claim (no extra commit per
+    // claim). A heartbeat leaves the command CLAIMED, so the status alone does not say whether
+    // one came already: a report written in this claim moved heartbeat_at past claimed_at.
     fold.apply(ev.execution_id, {
       event_type: EVENT.commandClaimed,
       step: cmd.step,
@@ -118,6 +122,15 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   }
   move(verdict.status);
   return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd, at) }, accepted: true };
+}
+
+/**
+ * Whether a report of the command's current claim was written already: a claim sets claimed_at
+ * and heartbeat_at to the same instant, and each report's write moves heartbeat_at on
+ * (src/db/unit-write.ts; a row held in memory likewise, actors/route-events.ts movedCommands).
+ */
+function reportedInClaim(cmd: CommandRow): boolean {
+  return cmd.claimed_at !== null && cmd.heartbeat_at !== null && cmd.heartbeat_at.getTime() !== cmd.claimed_at.getTime();
 }
 
 const KEPT_BYTES_TEXT = `${MAX_KEPT_SIGNAL_BYTES} bytes (${MAX_KEPT_SIGNAL_BYTES / (1024 * 1024)} MiB)`;
