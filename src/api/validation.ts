@@ -130,7 +130,10 @@ export function valibotCompiler({ schema, httpPart }: { schema: object; httpPart
     if (result.success) return { value: result.output };
     // The part itself is not an object (no body, a string): named as the part, in our words
     // (valibot's 'Invalid type: Expected Object but received undefined' names no fix).
-    const described = result.issues.map((i) => (!i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${notAnObject(i.input)}` : describeIssues([i])[0]));
+    // A route's own message for it (PUT /api/limits: 'must be a JSON object') stands.
+    const described = result.issues.map((i) =>
+      !i.path?.length && i.kind === 'schema' && /object$/.test(i.type) ? `${part}: ${i.message.startsWith('Invalid type:') ? notAnObject(i.input) : i.message}` : describeIssues([i])[0],
+    );
     // Two rules of one field may fail with the same words (a catalog path's pattern and its
     // segment check, both for `a//b`): the field is named once for each thing wrong with it.
     const errors = [...new Set(described)];

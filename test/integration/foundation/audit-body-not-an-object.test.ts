@@ -13,7 +13,7 @@ afterAll(async () => t?.close());
 
 describe('a body that is not a JSON object', () => {
   it('missing: says a JSON object is required, and how to send it', async () => {
-    for (const path of ['/api/run/playbook', '/api/catalog/register', '/api/credentials']) {
+    for (const path of ['/api/run/playbook', '/api/execute']) {
       const res = await http(t.url, 'POST', path);
       expect(res.status, path).toBe(422);
       expect(res.body.detail.errors, path).toEqual(['body: is required: send a JSON object (Content-Type: application/json)']);
