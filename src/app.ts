@@ -30,6 +30,7 @@ import { endAnsweredUpgrades } from './end-answered-upgrades.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { valibotCompiler } from './api/validation.ts';
 import { bodyLimitBytes, MAX_PARAM_CHARS } from './body-limit.ts';
+import { requestTimeoutOptions } from './request-timeout.ts';
 import { WorkerDesk } from './api/worker-desk.ts';
 
 // How long a closing server waits for requests in flight (a worker's report) before cutting them.
@@ -43,6 +44,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Per-request log lines would dominate the log at worker report rates; metrics count requests.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: bodyLimitBytes(deps.config),
+    // A request must arrive within SVC_REQUEST_TIMEOUT_SECONDS (fastify's default: never).
+    ...requestTimeoutOptions(deps.config.SVC_REQUEST_TIMEOUT_SECONDS),
     routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     frameworkErrors: answerFrameworkError,

@@ -232,6 +232,8 @@ const envSchema = v.object({
   RESUME_WINDOW_MINUTES: int(5, 1, MAX_AGE_MINUTES),
   SVC_BATCH_MAX_EVENTS: int(256, 1),
   SVC_BATCH_MAX_BYTES: int(2 * 1024 * 1024, 1024),
+  // The longest a request may take to arrive, headers and body, at the server and the gateway (src/request-timeout.ts).
+  SVC_REQUEST_TIMEOUT_SECONDS: int(300, 1, MAX_INTERVAL_SECONDS),
   SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: num(0.25, 0.001, MAX_INTERVAL_SECONDS),
   SVC_BATCH_ACCEPT_QUEUE_MAXSIZE: int(1024, 1),
   SVC_BATCH_ACCEPT_WORKERS: int(1, 1, 64),

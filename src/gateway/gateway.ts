@@ -34,6 +34,7 @@ import { bodyPath, pathAllowed, triggerStartPath } from './playbook-paths.ts';
 import { asObject, isObject } from '../objects.ts';
 import { publicOriginFor, type GatewaySettings } from './settings.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../triggers/trigger.schema.ts';
+import { requestTimeoutOptions } from '../request-timeout.ts';
 
 /**
  * How a route is let in: `public` (anyone), `login` (the auth routes: limited per address),
@@ -101,6 +102,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // Request lines would carry query strings (the login callback's code); audit lines say what matters.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
+    // It reads a body before passing it on: a request must arrive within SVC_REQUEST_TIMEOUT_SECONDS, as at the server.
+    ...requestTimeoutOptions(settings.requestTimeoutSeconds),
     // The server's: a path parameter it routes must reach the same checked route here, not /api/*.
     routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     frameworkErrors: answerFrameworkError,

@@ -34,6 +34,8 @@ export type GatewaySettings = {
   oidc: OidcSettings | null;
   /** Proxies whose forwarding headers are believed (fastify's trustProxy); empty: none. */
   trustedProxies: string[];
+  /** The longest a request may take to arrive, headers and body (SVC_REQUEST_TIMEOUT_SECONDS). */
+  requestTimeoutSeconds: number;
   sessionIdleMs: number;
   sessionMaxMs: number;
   apiRatePerMinute: number;
@@ -85,6 +87,7 @@ export function gatewaySettings(config: Config, port: number = config.SVC_GATEWA
     corsOrigins: new Set(config.CORS_ALLOWED_ORIGINS),
     oidc,
     trustedProxies: config.SVC_GATEWAY_TRUSTED_PROXIES?.split(',').map((s) => s.trim()) ?? [],
+    requestTimeoutSeconds: config.SVC_REQUEST_TIMEOUT_SECONDS,
     sessionIdleMs: config.SVC_GATEWAY_SESSION_IDLE_SECONDS * 1000,
     sessionMaxMs: config.SVC_GATEWAY_SESSION_MAX_SECONDS * 1000,
     apiRatePerMinute: config.SVC_GATEWAY_RATE_LIMIT_PER_MINUTE,
