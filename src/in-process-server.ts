@@ -28,7 +28,8 @@ export function inProcessServer(app: FastifyInstance): InProcessServer {
       try {
         const text = JSON.stringify(body);
         // The route's body limit (fastify refuses past it before parsing): the same 413 here.
-        if (Buffer.byteLength(text) > app.initialConfig.bodyLimit!) throw new ServiceError('payload_too_large', httpAnswerOf('payload_too_large').message);
+        const limit = app.initialConfig.bodyLimit!;
+        if (Buffer.byteLength(text) > limit) throw new ServiceError('payload_too_large', `${httpAnswerOf('payload_too_large').message}: at most ${limit} bytes`);
         const checked = checkReport(parseJsonBody(text));
         if ('error' in checked) throw checked.error;
         const answer = await app.workerDesk.report(checked.value as ValidReport);

@@ -98,7 +98,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
   app.post(
     '/api/events/batch',
     {
-      config: { access: { level: 'operator', worker: true } },
+      config: { access: { level: 'operator', worker: true }, bodyTooLarge: `the batch body is longer than ${maxBytes} bytes, the most SVC_BATCH_MAX_BYTES allows` },
       bodyLimit: maxBytes,
       // Refused before the body is parsed when its declared length is over the limit; what the
       // client still sends is read and dropped first, so one that writes it all before reading

@@ -6,6 +6,13 @@ import { httpAnswerOf, RETRY_AFTER_SECONDS, ServiceError, type ErrorCode, type E
 import { NOT_A_PAGE_HEADERS } from '../security-headers.ts';
 import { discardBody } from './input-guard.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a 413 says of a body over the route's bodyLimit (naming its setting); else the generic text with the bytes allowed. */
+    bodyTooLarge?: string;
+  }
+}
+
 /** Sends `{detail}` with `status`; a 503 also says when to try again. */
 function answer(reply: FastifyReply, status: number, detail: unknown): FastifyReply {
   if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
@@ -45,7 +52,10 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (status === 413) {
       // The client may still be sending: read the rest, so it is listening when the answer comes.
       await discardBody(req.raw);
-      return answer(reply, httpAnswerOf('payload_too_large').status, httpAnswerOf('payload_too_large').message);
+      // Met while reading a body sent without Content-Length (chunked): say what the limit is, as
+      // a declared length over it is told (the batch route's onRequest).
+      const { status: tooLarge, message } = httpAnswerOf('payload_too_large');
+      return answer(reply, tooLarge, req.routeOptions.config.bodyTooLarge ?? `${message}: at most ${req.routeOptions.bodyLimit} bytes`);
     }
     if (status === 415) {
       // fastify's message ('Unsupported Media Type') names no code and not what the API takes.
