@@ -7,12 +7,13 @@ import { backfill, fireByHand, pauseTrigger, triggerViews, type Backfilled, type
 import { requireReachablePath, requireReachableTriggerName } from './catalog-path.ts';
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
-import { describeIssues, exactObject, jsonSchema } from './validation.ts';
+import { describeIssues, exactObject, jsonSchema, oneOf } from './validation.ts';
+import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { documentedAt } from './documented-url.ts';
 
 const ACTIONS = ['pause', 'resume', 'fire', 'backfill'] as const;
 type Action = (typeof ACTIONS)[number];
-const listQuery = exactObject({ kind: v.optional(v.picklist(['schedule', 'webhook', 'nats'])) });
+const listQuery = exactObject({ kind: v.optional(oneOf(['schedule', 'webhook', 'nats'])) });
 const ISO_TIME = 'must be an ISO 8601 time with a timezone, e.g. 2026-01-01T00:00:00Z';
 const YEARS = 'must be in the years 0001 to 9999';
 /**
@@ -81,7 +82,7 @@ function target(tail: string): { path: string; name: string; action: Action } {
 export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get(
     '/api/triggers',
-    { schema: { tags: ['triggers'], summary: 'Every live trigger: state, next fires, last fire, counts', querystring: jsonSchema(listQuery), response: responses({ 200: v.object({ triggers: v.array(triggerAnswer), count: integer }) }) }, config: { access: { level: 'viewer' } } },
+    { schema: { tags: ['triggers'], summary: 'Every live trigger: state, next fires, last fire, counts', querystring: jsonSchema(listQuery), response: responses({ 200: v.object({ triggers: v.array(triggerAnswer), count: integer }) }) }, config: { access: { level: 'viewer' } }, preValidation: emptyQueryValuesAbsent },
     async (req) => {
       const { kind } = req.query as v.InferOutput<typeof listQuery>;
       const triggers = await triggerViews(deps, kind);
