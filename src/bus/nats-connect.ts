@@ -9,7 +9,7 @@ import type { NatsBusTarget } from './nats-target.ts';
 // options.
 
 const CONNECT_TIMEOUT_MS = 5_000;
-const RECONNECT_WAIT_MS = 250;
+export const RECONNECT_WAIT_MS = 250;
 /**
  * How long a start waits for NATS before it fails, as a start fails when PostgreSQL does not
  * answer: a service manager restarts it, and meanwhile it neither hangs silently nor ignores a
@@ -21,9 +21,10 @@ const START_RETRY_MS = 250;
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * Connects the bus to `target`, reconnecting for ever once connected. A start waits at most
- * `waitMs` for a server to answer (logging once that it waits), then fails naming the servers;
- * a login refused fails at once (waiting would not change it).
+ * Connects the bus to `target`, reconnecting for ever once connected (through refused logins
+ * too). A start waits at most `waitMs` for a server to answer (logging once that it waits), then
+ * fails naming the servers; a login refused at the start fails it at once (waiting would not
+ * change it, and the operator is there to see it).
  */
 export async function connectNatsBus(target: NatsBusTarget, log: Logger, waitMs = NATS_START_WAIT_MS): Promise<NatsConnection> {
   const where = target.servers.join(', ');
@@ -39,6 +40,11 @@ export async function connectNatsBus(target: NatsBusTarget, log: Logger, waitMs 
         timeout: CONNECT_TIMEOUT_MS,
         maxReconnectAttempts: -1,
         reconnectTimeWait: RECONNECT_WAIT_MS,
+        // nats.js closes the connection for good when a reconnect's login is refused twice in a
+        // row, leaving a running server deaf to NATS until restarted, though the refusal may end
+        // (a password rotated back, an account's credentials reissued, an auth service back).
+        // Tried again as any lost connection is; a first connect still fails at a refusal.
+        ignoreAuthErrorAbort: true,
       });
     } catch (err) {
       if (err instanceof AuthorizationError) throw new Error(`NATS at ${where} (SVC_NATS_URL) refused the bus's login: ${reason(err)}`);

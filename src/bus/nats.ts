@@ -1,10 +1,10 @@
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type Consumer } from '@nats-io/jetstream';
-import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { AuthorizationError, nanos, UserAuthenticationExpiredError, type NatsConnection } from '@nats-io/transport-node';
 import type { BatchWake } from '../../actors/batch-wake.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { StrandedHint, Waiters, type CommandBus } from './command-bus.ts';
-import { connectNatsBus } from './nats-connect.ts';
+import { connectNatsBus, RECONNECT_WAIT_MS } from './nats-connect.ts';
 import { natsBusTarget } from './nats-target.ts';
 
 // The NATS JetStream bus (DESIGN.md "Scale-out"; SVC_NATS_URL): what the PostgreSQL bus does with
@@ -105,12 +105,19 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
   let closed = false;
   // Resolved when the connection is back (or the bus closes): the pull waits for it, see below.
   let back = Promise.withResolvers<void>();
+  // A refused login is said once per loss (a reconnect is tried every 250 ms): "reconnecting"
+  // alone does not tell an operator that it is NATS that will not let the server in.
+  let refusalLogged = false;
   const watch = (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') {
         connected = false;
         log.warn('bus: NATS connection lost; reconnecting');
+      } else if (s.type === 'error' && (s.error instanceof AuthorizationError || s.error instanceof UserAuthenticationExpiredError) && !refusalLogged) {
+        refusalLogged = true;
+        log.error({ servers: target.servers, err: s.error.message }, `bus: NATS refused the bus's login (SVC_NATS_URL); trying again every ${RECONNECT_WAIT_MS} ms, meanwhile workers find new commands only when their claims' waits end`);
       } else if (s.type === 'reconnect') {
+        refusalLogged = false;
         connected = true;
         back.resolve();
         back = Promise.withResolvers();
