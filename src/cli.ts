@@ -104,6 +104,12 @@ async function stopNow(stop: () => Promise<void>): Promise<number> {
   }
 }
 
+/** Stops `worker`, saying on stderr what its drain waits for meanwhile (src/cli/drain-report.ts). */
+async function drainSaying(worker: Worker, signal: StopSignal | undefined): Promise<void> {
+  const { reportDrain } = await import('./cli/drain-report.ts');
+  await reportDrain(() => worker.drainState(), worker.stop(), signal ?? 'SIGTERM');
+}
+
 async function serve(config: Config, withWorkers: boolean): Promise<number> {
   const trap = trapSignals();
   const { startService } = await import('./service.ts');
@@ -129,7 +135,7 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   }
   let worker: Worker | undefined;
   const stop = async () => {
-    await worker?.stop();
+    if (worker) await drainSaying(worker, trap.received);
     await svc.stop();
   };
   if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0 && !trap.received) {
@@ -215,7 +221,7 @@ const commands: Record<string, Command> = {
       await worker.start();
       if (trap.received) return stopNow(() => worker.stop());
       process.stdout.write(`worker ${worker.name} claiming from ${worker.client.baseUrl} with ${concurrency} slots\n`);
-      return stopOnSignal(trap, () => worker.stop());
+      return stopOnSignal(trap, () => drainSaying(worker, trap.received));
     },
   },
   gateway: {

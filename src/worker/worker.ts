@@ -90,6 +90,12 @@ export type WorkerOptions = {
 
 type PendingReport = { base: ReportBase; events: RoutedEvent[]; bytes: number };
 
+/** A command the pool runs now, and since when (performance.now()). */
+export type RunningCommand = { execution_id: number; step: string; loop_index: number | null; startedAt: number };
+
+/** What a stop still waits for: the commands running, those claimed and not started, the finished ones not yet reported. */
+export type DrainState = { running: RunningCommand[]; queued: number; unreported: number };
+
 /**
  * A worker pool: claims commands (long poll), runs up to `concurrency` at once, and reports
  * results. Reports that finish while another is in flight are sent together in one request,
@@ -120,6 +126,7 @@ export class Worker {
   #stallTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
   #commands = new Map<number, AbortController>(); // claimed: queued or running
+  readonly #runningSince = new Map<number, RunningCommand>(); // executing: what a drain waits for
   readonly #heartbeat: PoolHeartbeat;
   #shell: ShellHost | undefined; // probed at start
   readonly #clock = new StandStillClock();
@@ -145,6 +152,11 @@ export class Worker {
       idleIntervalMs: opts.idleHeartbeatIntervalMs,
       busyIntervalMs: opts.busyHeartbeatIntervalMs,
     });
+  }
+
+  /** What the pool holds, command by command: what a drain waits for (src/worker/drain-report.ts says it). */
+  drainState(): DrainState {
+    return { running: [...this.#runningSince.values()], queued: this.#queued.length, unreported: this.#unreported.size };
   }
 
   /** Commands the pool holds: running, waiting in its queue, or finished and not yet reported. */
@@ -310,6 +322,7 @@ export class Worker {
     this.#running++;
     const abort = this.#commands.get(cmd.command_id) ?? new AbortController();
     const startedAt = performance.now();
+    this.#runningSince.set(cmd.command_id, { execution_id: cmd.execution_id, step: cmd.step, loop_index: cmd.loop_index, startedAt });
     const base: ReportBase = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, step: cmd.step };
     const signal = AbortSignal.any([this.#abortTasks.signal, abort.signal]);
     // Traces on (OTEL_* in the worker's config): its http tasks send `traceparent` (src/telemetry/command-trace.ts).
@@ -334,6 +347,7 @@ export class Worker {
         const ms = performance.now() - startedAt;
         this.#avgRunMs = this.#avgRunMs === undefined ? ms : this.#avgRunMs + RUN_TIME_SMOOTHING * (ms - this.#avgRunMs);
         this.#commands.delete(cmd.command_id);
+        this.#runningSince.delete(cmd.command_id);
         this.#running--;
         this.#unreported.add(cmd.command_id);
         this.#reports.push({ base, events, bytes });
