@@ -59,11 +59,16 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 // or by pg_cancel_backend. It rolled back, and the same request may pass later. Not classified
 // by Db: the batch intake and its processors read 57014 as their own deadline (ack_timeout,
 // processing_timeout); only the edge answers what reaches it so (cancelledAsUnavailable).
-const CANCELLED_SQLSTATES = new Set(['57014', '55P03']);
+// Likewise a database out of resources (class 53: 53000, disk full 53100, out of memory 53200, a
+// configuration limit such as max_locks_per_transaction 53400; 53300 is a refused session, above):
+// the statement rolled back, and the same request passes once the operator has made room. Not
+// classified by Db either: the session itself still works, and is kept.
+const CANCELLED_SQLSTATES = new Set(['57014', '55P03', '53000', '53100', '53200', '53400']);
 
 /**
- * `database_unavailable` for a statement PostgreSQL cancelled (its timeouts, an operator's cancel),
- * which reached the edge unhandled: a 503 to send again later, not a 500; anything else unchanged.
+ * `database_unavailable` for a statement PostgreSQL cancelled (its timeouts, an operator's cancel)
+ * or could not run for want of disk or memory, which reached the edge unhandled: a 503 to send
+ * again later, not a 500; anything else unchanged.
  */
 export function cancelledAsUnavailable(err: unknown): unknown {
   const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : '';
