@@ -13,11 +13,16 @@ const problemsDetail = v.object({
   problems: v.optional(v.array(v.object({ path: v.string(), message: v.string(), line: v.optional(v.number()), column: v.optional(v.number()) }))),
 });
 
-/** The server's message (`detail.message` when `short`, else the request and status too), then one indented line per problem in `detail.errors`. */
+/**
+ * The server's message (`detail.message` when `short`, else the request and status too), then one
+ * indented line per problem in `detail.errors` that the message does not say already (a refused
+ * fire's message quotes its one problem: `payload: X` beside a message ending in X).
+ */
 export function describeServerError(err: ServerError, short = false): string {
   const d = v.safeParse(problemsDetail, err.detail);
   const message = short && d.success && d.output.message ? d.output.message : err.message;
-  const problems = d.success && d.output.errors?.length ? d.output.errors.map((p) => `\n  - ${p}`).join('') : '';
+  const said = (p: string) => message.includes(p) || (p.includes(': ') && message.includes(p.slice(p.indexOf(': ') + 2)));
+  const problems = d.success && d.output.errors?.length ? d.output.errors.filter((p) => !said(p)).map((p) => `\n  - ${p}`).join('') : '';
   return `${message}${problems}`;
 }
 

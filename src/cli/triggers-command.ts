@@ -50,6 +50,8 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
       return 0;
     } catch (e) {
       if (!(e instanceof ServerError)) throw e;
+      // Programs read stdout: the refusal as JSON there too, as svc run --json and svc cleanup --json give it.
+      if (values.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, detail: e.detail }, null, 2)}\n`);
       err.write(`svc triggers: ${describeServerError(e)}\n`);
       return serverErrorExit(e);
     } finally {
