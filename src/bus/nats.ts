@@ -3,6 +3,7 @@ import { AuthorizationError, nanos, UserAuthenticationExpiredError, type NatsCon
 import type { BatchWake } from '../../actors/batch-wake.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { announceFailureLog } from './announce-failure-log.ts';
 import { StrandedHint, Waiters, type CommandBus } from './command-bus.ts';
 import { connectNatsBus, RECONNECT_WAIT_MS } from './nats-connect.ts';
 import { natsBusTarget } from './nats-target.ts';
@@ -175,11 +176,13 @@ export async function createNatsBus(url: string, opts: { log: Logger; metrics: P
     }
   })();
 
+  const failures = announceFailureLog(log);
   const announce = (partition: number, body: string) => {
-    js.publish(names.command(partition), body).catch((err: unknown) => {
+    js.publish(names.command(partition), body).then(
+      () => failures.stored(),
       // Not stored: the command waits for a claimer's next look or the reaper's announcement.
-      log.warn({ err: message(err) }, 'bus: NATS announcement not stored; the reaper announces the command again');
-    });
+      (err: unknown) => failures.failed(err),
+    );
   };
 
   return {
