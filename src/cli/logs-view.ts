@@ -9,7 +9,7 @@ import { ServerUnreachableError, type ExecutionEvent, type ExecutionStatus, type
 import { UNREACHABLE_GRACE_MS } from './watch-execution.ts';
 import { taskTimerText } from './task-timer-text.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { padColumns } from './text-width.ts';
+import { padColumns, textWidth } from './text-width.ts';
 
 // `svc logs`: an execution's events as a timeline, one line each, with the time since the start
 // and since the event before, and what a reader looks for in each (a task's result or error, a
@@ -19,6 +19,7 @@ import { padColumns } from './text-width.ts';
 /** How often `--follow` asks for new events while nothing happens. */
 const FOLLOW_POLL_MS = 500;
 const WIDTHS = [6, 9, 9, 19, 16];
+const STEP_COLUMN = 4;
 const HEADER = ['ID', 'AT', 'GAP', 'EVENT', 'STEP', 'DETAIL'];
 
 const ErrorShape = v.looseObject({ message: v.string(), code: v.optional(v.nullable(v.string())) });
@@ -189,7 +190,7 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
   return e.context === undefined || e.context === null ? '' : JSON.stringify(e.context);
 }
 
-const line = (cells: string[]) => `${cells.map((cell, i) => (i < WIDTHS.length ? padColumns(cell, WIDTHS[i]) : cell)).join('  ').trimEnd()}\n`;
+const line = (cells: string[], widths: readonly number[]) => `${cells.map((cell, i) => (i < widths.length ? padColumns(cell, widths[i]) : cell)).join('  ').trimEnd()}\n`;
 
 // A task's events (`call.done`, `call.error`, `call.attempt`) carry its start as `at` and how long
 // it ran (`duration_ms`): the trace draws the span from them. A timeline of moments puts the
@@ -226,8 +227,18 @@ export class Timeline {
   // What a playbook task's timer is for, by seq: its timer.fired names only the seq.
   readonly #taskTimers = new Map<number, string>();
 
+  // The STEP column fits the longest step name given (in a terminal's columns): one of 40
+  // characters pushed its line's DETAIL 24 columns right of every other line's.
+  readonly #widths: number[];
+
+  /** `steps`: the names the timeline will show (the playbook's steps), so that its STEP column fits each. */
+  constructor(steps: Iterable<string> = []) {
+    this.#widths = [...WIDTHS];
+    for (const step of steps) this.#widths[STEP_COLUMN] = Math.max(this.#widths[STEP_COLUMN], textWidth(step));
+  }
+
   header(): string {
-    return line(HEADER);
+    return line(HEADER, this.#widths);
   }
 
   line(e: ExecutionEvent): string {
@@ -242,7 +253,7 @@ export class Timeline {
       const task = taskTimerText(e.context);
       if (c.success && c.output.seq !== undefined && task) this.#taskTimers.set(c.output.seq, task);
     }
-    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e, (seq) => this.#taskTimers.get(seq))}`)]);
+    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e, (seq) => this.#taskTimers.get(seq))}`)], this.#widths);
   }
 
   #stepOf(e: ExecutionEvent): string | null | undefined {
@@ -263,7 +274,7 @@ export class Timeline {
  */
 export async function printLogs(api: RunApi, id: number, opts: { follow: boolean; json: boolean; out: Out; err?: Out; signal: AbortSignal }): Promise<number> {
   const { out, json, signal } = opts;
-  const timeline = new Timeline();
+  let timeline = new Timeline();
   let since = 0;
   let first = true;
   let unreachableSince: number | undefined;
@@ -288,12 +299,15 @@ export async function printLogs(api: RunApi, id: number, opts: { follow: boolean
       since = events.at(-1)?.event_id ?? since;
       const ended = isTerminalExecutionStatus(execution.status);
       if (!opts.follow) {
+        timeline = new Timeline(events.flatMap((e) => (e.step ? [e.step] : [])));
         if (json) out.write(`${JSON.stringify({ execution_id: id, events }, null, 2)}\n`);
         else out.write(`execution ${id} ${execution.path}: ${execution.status}\n${timeline.header()}${events.map((e) => timeline.line(e)).join('')}`);
         return 0;
       }
       if (json) out.write(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
       else {
+        // Followed, the steps to come are the playbook's: every one the execution's version has.
+        if (first) timeline = new Timeline([...events.flatMap((e) => (e.step ? [e.step] : [])), ...Object.keys(await api.steps(id, signal).catch(() => ({})))]);
         if (first) out.write(`execution ${id} ${execution.path}: ${execution.status}${ended ? '' : ' (following; Ctrl-C stops)'}\n${timeline.header()}`);
         out.write(events.map((e) => timeline.line(e)).join(''));
         if (ended && !first) out.write(`execution ${id} ${execution.status}\n`);

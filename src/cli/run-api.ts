@@ -2,6 +2,7 @@ import { load } from 'js-yaml';
 import * as v from 'valibot';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
+import { ownKeysRecord } from '../own-keys-record.ts';
 
 /** The server did not answer (connection refused, DNS, timeout): the CLI exits 3 on this. */
 export class ServerUnreachableError extends Error {
@@ -34,6 +35,11 @@ const event = v.looseObject({
   created_at: v.string(),
 });
 const eventPage = v.looseObject({ events: v.array(event), next_since_event_id: v.number() });
+// GET /api/executions/{id}/state: each step's status; a running loop's items (done of length).
+const executionSteps = v.looseObject({
+  steps: ownKeysRecord(v.string(), v.looseObject({ status: v.string(), loop: v.optional(v.nullable(v.looseObject({ length: v.number(), done: v.number(), in_flight: v.number() }))) })),
+});
+export type ExecutionSteps = v.InferOutput<typeof executionSteps>['steps'];
 const catalogEntry = v.looseObject({ content: v.string() });
 const playbookShape = v.looseObject({ workflow: v.array(v.unknown()) });
 
@@ -174,6 +180,14 @@ export class RunApi {
       if (page.events.length < EVENT_PAGE || page.next_since_event_id <= cursor) return out;
       cursor = page.next_since_event_id;
     }
+  }
+
+  /**
+   * GET /api/executions/{id}/state's steps, in the playbook's order (every step of the version
+   * the execution runs, entered or not): each one's status and, while a loop runs, its items.
+   */
+  async steps(id: number, signal?: AbortSignal): Promise<ExecutionSteps> {
+    return checked(executionSteps, await this.call('GET', `/api/executions/${id}/state`, undefined, signal), 'GET /api/executions/{id}/state').steps;
   }
 
   /** YAML text of the newest catalog version at `path`, or null when there is none (404). */
