@@ -230,7 +230,8 @@ export const KeychainDefinitionSchema = v.strictObject({
   map: v.optional(ownKeysRecord(v.string(), v.string())),
   auto_renew: v.optional(v.boolean()),
   ttl_seconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'))),
-  endpoint: v.optional(nonEmptyString),
+  // Sent as it is: a user name or password in it would be quoted, with the URL, by fetch's refusal.
+  endpoint: v.optional(v.pipe(nonEmptyString, withoutUserinfo)),
   method: v.optional(nonEmptyString),
   headers: v.optional(anyRecord),
   data: v.optional(v.unknown()),

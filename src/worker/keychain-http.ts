@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import { answerText } from './tools/answer-limit.ts';
 import { describeError } from './tools/outcome.ts';
 import { fetchFollowing } from './tools/fetch-following.ts';
+import { RENDERED_USERINFO_PROBLEM } from '../url-userinfo.ts';
 
 /** One token request must not hang a command forever; it is shared by concurrent tasks, so it has its own bound. */
 export const KEYCHAIN_REQUEST_TIMEOUT_MS = 30_000;
@@ -77,6 +78,8 @@ export async function sendOutbound(request: OutboundRequest, fetchImpl: typeof f
   } catch {
     return { ok: false, reason: 'the endpoint is not a valid URL' };
   }
+  // fetch refuses it quoting the URL, password and all, into the reason (and the worker's log).
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: `the endpoint ${RENDERED_USERINFO_PROBLEM}` };
   const headers: Record<string, string> = { ...request.headers };
   if (headerValue(headers, 'accept') === undefined) headers.accept = 'application/json';
   let body: string | undefined;
