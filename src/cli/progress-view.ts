@@ -8,6 +8,8 @@ export type ProgressView = {
   note(text: string, elapsedMs: number): void;
   /** Removes the live line before final output. */
   clear(): void;
+  /** Shows a running loop's items done (the watch then reads the step states, about once a second). */
+  readonly showsLoops?: boolean;
 };
 
 type Out = { write(text: string): unknown; columns?: number };
@@ -53,7 +55,7 @@ export function terminalView(out: Out): ProgressView {
     const parts = [
       `${SPINNER[frame++ % SPINNER.length]} running`,
       `${progress.counter} steps done`,
-      now.length ? `now: ${now.join(', ')}` : lastNote || 'waiting for a worker',
+      now.length ? `now: ${now.map((step) => progress.runningText(step)).join(', ')}` : lastNote || 'waiting for a worker',
       formatElapsed(ms),
     ];
     const width = Math.max(20, (out.columns || 80) - 1); // 0 when the size is unknown
@@ -61,6 +63,7 @@ export function terminalView(out: Out): ProgressView {
     out.write(CLEAR_LINE + (text.length > width ? `${text.slice(0, width - 1)}…` : text));
   };
   return {
+    showsLoops: true,
     // Changes arrive in bursts (one poll's events); the line is drawn once per poll, on tick.
     change(c) {
       lastNote = c.kind === 'exit' && c.status !== 'ok' ? `step ${c.step} ${c.status}` : '';

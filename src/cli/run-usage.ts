@@ -19,8 +19,9 @@ export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [-
                    concurrency limit, over the playbook's priority (5 by default);
                    docs/flow-control.md
   --wait           show live progress until the execution ends and print its result or error
-                   (each step, what a waiting step waits for and how to send its signal, a
-                   pause and resume); Ctrl-C stops waiting but does not cancel the execution
+                   (each step, on a terminal a running loop's items done, what a waiting step
+                   waits for and how to send its signal, a pause and resume); Ctrl-C stops
+                   waiting but does not cancel the execution
   --server URL     the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
   --json           print only the execution status object as JSON on stdout
                    (the final one with --wait, the current one without); a refusal as

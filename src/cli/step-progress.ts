@@ -1,5 +1,5 @@
 import { EVENT } from '../../machines/event-types.ts';
-import type { ExecutionEvent } from './run-api.ts';
+import type { ExecutionEvent, ExecutionSteps } from './run-api.ts';
 
 export type ProgressChange =
   | { kind: 'enter'; step: string }
@@ -17,6 +17,8 @@ export class StepProgress {
   readonly total: number | undefined;
   private readonly running = new Map<string, number>();
   private readonly done = new Set<string>();
+  // Running loops' items, by step, as GET /state last said (a terminal shows them beside the step).
+  private loops = new Map<string, { done: number; length: number }>();
 
   constructor(total: number | undefined) {
     this.total = total;
@@ -65,5 +67,16 @@ export class StepProgress {
   /** Steps entered and not yet exited, in the order they were entered. */
   get runningSteps(): string[] {
     return [...this.running.keys()];
+  }
+
+  /** Takes the loops' items from the execution's step states (RunApi.steps). */
+  setLoops(steps: ExecutionSteps): void {
+    this.loops = new Map(Object.entries(steps).flatMap(([step, s]) => (s.loop ? [[step, { done: s.loop.done, length: s.loop.length }]] : [])));
+  }
+
+  /** A running step as the live line names it: `many (5/12 items)` for a loop, else its name. */
+  runningText(step: string): string {
+    const loop = this.loops.get(step);
+    return loop ? `${step} (${loop.done}/${loop.length} items)` : step;
   }
 }

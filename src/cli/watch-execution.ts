@@ -19,6 +19,8 @@ export type WatchOptions = {
 
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1000;
+/** How often a terminal's live line reads a running loop's items (GET /state). */
+const LOOPS_EVERY_MS = 1000;
 /** How long the server may stay unreachable while we wait before giving up (a restart fits in it). */
 export const UNREACHABLE_GRACE_MS = 30_000;
 
@@ -36,6 +38,7 @@ export async function watchExecution(api: RunApi, id: number, path: string, opts
     let since = 0;
     let delay = POLL_MIN_MS;
     let unreachableSince: number | undefined;
+    let loopsReadAt = -Infinity;
     for (;;) {
       try {
         const execution = await api.execution(id, signal);
@@ -58,6 +61,14 @@ export async function watchExecution(api: RunApi, id: number, path: string, opts
         }
         // Paused (or queued) is not the end: it goes on once resumed (or admitted).
         if (isTerminalExecutionStatus(execution.status)) return { kind: 'terminal', execution, progress };
+        // A loop of a thousand items ran for minutes as `now: many` alone: its items done say how far.
+        if (view.showsLoops && progress.runningSteps.length && performance.now() - loopsReadAt >= LOOPS_EVERY_MS) {
+          loopsReadAt = performance.now();
+          progress.setLoops(await api.steps(id, signal).catch((err: unknown) => {
+            if (err instanceof ServerUnreachableError || signal.aborted) throw err;
+            return {}; // a refusal or an answer it does not know: the steps without their items
+          }));
+        }
         view.tick(progress, elapsed());
         delay = changed ? POLL_MIN_MS : Math.min(POLL_MAX_MS, Math.round(delay * 1.5));
       } catch (err) {
