@@ -30,6 +30,7 @@ export type RunDeps = {
   signal: AbortSignal;
   serviceDatabaseUrl?: string;
   serviceReaderUrl?: string;
+  renewServiceReaderUrl?: () => Promise<string | undefined>;
   resolveKeychain: KeychainResolver;
   shell?: ShellHost; // the pool's probed shell sandbox
   /** Kept of each failed attempt's output in its `call.attempt` event, and of every error message (SVC_TASK_OUTPUT_BYTES; default 64 KiB). */
@@ -176,6 +177,7 @@ async function attemptTask(task: NormalizedTask, ctx: Record<string, unknown>, s
         credential,
         serviceDatabaseUrl: deps.serviceDatabaseUrl,
         serviceReaderUrl: deps.serviceReaderUrl,
+        renewServiceReaderUrl: deps.renewServiceReaderUrl,
         env: deps.env,
         shell: deps.shell,
         secrets,

@@ -10,8 +10,11 @@ const loginAnswer = v.object({ user: v.pipe(v.string(), v.minLength(1)), passwor
 // A login is asked again after this long: a server started with another key has another password.
 const LOGIN_KEPT_MS = 10 * 60_000;
 
-/** The service database as its reader role for a command's `read_only` tasks; undefined when it has none or the server gives none. */
-export type ServiceReaderSource = (command: PresentedCommand, signal?: AbortSignal) => Promise<string | undefined>;
+/**
+ * The service database as its reader role for a command's `read_only` tasks; undefined when it has
+ * none or the server gives none. `renew`: the database refused the login kept, ask the server again.
+ */
+export type ServiceReaderSource = (command: PresentedCommand, signal?: AbortSignal, opts?: { renew?: boolean }) => Promise<string | undefined>;
 
 /**
  * For a `svc worker` pool (SVC_ALLOW_SERVICE_DB_TASKS): asks the server for the reader role's
@@ -34,8 +37,11 @@ export function serviceReaderSource(client: ServerClient, workerId: string, data
       return undefined;
     }
   };
-  return async (command, signal) => {
+  return async (command, signal, opts = {}) => {
     if (!command.tasks.some(readsServiceDatabase)) return undefined;
+    // The password follows the server's current encryption key: a server restarted with a rotated
+    // key (or another server of a rolling restart) has set another one since this login was given.
+    if (opts.renew) remembered = undefined;
     if (remembered && remembered.until > Date.now()) return remembered.url;
     if (!asking) {
       asking = ask(command, signal).finally(() => (asking = undefined));

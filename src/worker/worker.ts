@@ -326,6 +326,7 @@ export class Worker {
     const base: ReportBase = { execution_id: cmd.execution_id, command_id: cmd.command_id, attempt: cmd.attempt, worker_id: this.name, step: cmd.step };
     const signal = AbortSignal.any([this.#abortTasks.signal, abort.signal]);
     // Traces on (OTEL_* in the worker's config): its http tasks send `traceparent` (src/telemetry/command-trace.ts).
+    const reader = this.#serviceReader;
     const run = (serviceReaderUrl: string | undefined) => inCommandTrace(this.#opts.traces, cmd, () =>
       runCommand(cmd, {
         client: this.client,
@@ -335,6 +336,7 @@ export class Worker {
         signal,
         serviceDatabaseUrl: this.#opts.serviceDatabaseUrl,
         serviceReaderUrl,
+        renewServiceReaderUrl: reader && (() => reader(cmd, signal, { renew: true })),
         resolveKeychain: this.#resolveKeychain,
         shell: this.#shell,
         outputBytes: this.#opts.outputBytes,

@@ -55,17 +55,26 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       'a read_only postgres task without auth needs a worker that can read the service database as its reader role (the in-process workers of `svc start`, or `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only and SVC_DATABASE_URL); it never runs as the service user',
     );
   }
-  const connection = postgresConnection(ctx.credential, serviceUrl, statementTimeoutMs);
-  if (!connection.ok) return fail(connection.code, connection.message);
-  ctx.secrets?.add(...connection.secrets);
-  withSessionOptions(connection.config, readOnly ? READ_ONLY_SESSION_OPTIONS : SESSION_OPTIONS);
+  const sessionOptions = readOnly ? READ_ONLY_SESSION_OPTIONS : SESSION_OPTIONS;
+  const first = postgresConnection(ctx.credential, serviceUrl, statementTimeoutMs);
+  if (!first.ok) return fail(first.code, first.message);
+  let connection = first;
+  const secrets = [...first.secrets];
+  ctx.secrets?.add(...first.secrets);
+  withSessionOptions(connection.config, sessionOptions);
   if (ctx.signal.aborted) return aborted(ctx.signal);
-  const safe = (text: string) => redactSecrets(text, connection.secrets);
+  const safe = (text: string) => redactSecrets(text, secrets);
+  // As the reader role of a `svc worker`, whose login the server may have changed since (below).
+  const renewReader = readOnly && !ctx.credential ? ctx.renewServiceReaderUrl : undefined;
 
   // Values as PostgreSQL has them (exact bigints, bytea, dates), whatever parsers the process set globally.
-  const client = new pg.Client({ ...connection.config, types: postgresValueTypes });
-  // A backend that goes away between queries emits 'error' on the client; the query reports it.
-  client.on('error', () => {});
+  const newClient = (config: pg.ClientConfig): pg.Client => {
+    const made = new pg.Client({ ...config, types: postgresValueTypes });
+    // A backend that goes away between queries emits 'error' on the client; the query reports it.
+    made.on('error', () => {});
+    return made;
+  };
+  let client = newClient(connection.config);
   let connected = false;
   let tooLarge = false;
 
@@ -73,7 +82,24 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
     try {
       await client.connect();
     } catch (error) {
-      return fail('connection', safe(`cannot connect to ${connection.target}: ${errorText(error)}`));
+      if (!renewReader || !loginRefused(error)) return fail('connection', safe(`cannot connect to ${connection.target}: ${errorText(error)}`));
+      // The reader's password is derived from the server's encryption key: after a rotation the
+      // server sets the new one, and the login this worker kept is refused. Ask for it again, once.
+      const renewedUrl = await renewReader();
+      const renewed = renewedUrl === undefined ? undefined : postgresConnection(undefined, renewedUrl, statementTimeoutMs);
+      if (!renewed?.ok) return fail('connection', safe(`cannot connect to ${connection.target}: ${errorText(error)}`));
+      secrets.push(...renewed.secrets);
+      ctx.secrets?.add(...renewed.secrets);
+      withSessionOptions(renewed.config, sessionOptions);
+      connection = renewed;
+      void client.end().catch(() => {});
+      client = newClient(connection.config);
+      if (ctx.signal.aborted) return aborted(ctx.signal);
+      try {
+        await client.connect();
+      } catch (again) {
+        return fail('connection', safe(`cannot connect to ${connection.target}: ${errorText(again)}`));
+      }
     }
     connected = true;
     // When the statement started: a 57014 is the statement_timeout only once that long has passed
@@ -164,6 +190,12 @@ async function cancelBackend(client: pg.Client, config: pg.ClientConfig): Promis
   } finally {
     await canceller.end().catch(() => {});
   }
+}
+
+/** PostgreSQL refused the login: a wrong password (28P01), or a role that may not log in (28000). */
+function loginRefused(error: unknown): boolean {
+  const parsed = v.safeParse(DatabaseErrorSchema, error);
+  return parsed.success && (parsed.output.code === '28P01' || parsed.output.code === '28000');
 }
 
 function errorText(error: unknown): string {

@@ -14,6 +14,7 @@ export type ToolContext = {
   credential?: ResolvedCredential; // the task's `auth`, already fetched by the worker
   serviceDatabaseUrl?: string; // set only when SVC_ALLOW_SERVICE_DB_TASKS=true
   serviceReaderUrl?: string; // the service database as its read-only reader role, for `read_only` tasks
+  renewServiceReaderUrl?: () => Promise<string | undefined>; // `svc worker`: that URL with a login asked of the server again (the database refused the one kept)
   env: Readonly<Record<string, string | undefined>>; // worker environment (for mcp token fallback; never a shell task's)
   shell?: ShellHost; // how shell tasks run (sandbox, limits), probed at worker start; unset: they are refused
   // The command's secrets: a tool adds what it injects (tokens it fetched, header values) so the report masks it.
