@@ -33,6 +33,7 @@ type Execution = v.InferOutput<typeof execution>;
 export async function detect(client: DoctorClient, input: DetectInput): Promise<Outcome> {
   const thresholds: Thresholds = { stuck_minutes: input.stuck_minutes, pending_seconds: input.pending_seconds, worker_stale_seconds: input.worker_stale_seconds, limit: input.limit };
   const ids = new Map<CheckName, number>();
+  client.progress?.(`starting the ${CHECK_NAMES.length} detection playbooks`);
   for (const name of CHECK_NAMES) {
     const playbook = await ensureRegistered(client, name);
     const run = await client.request('POST', '/api/run/playbook', started, { path: playbook.path, version: playbook.version, payload: checkPayload(name, thresholds) });
@@ -67,7 +68,8 @@ export async function detect(client: DoctorClient, input: DetectInput): Promise<
 
 async function waitAll(client: DoctorClient, ids: number[], timeoutMs: number): Promise<Map<number, Execution>> {
   const done = new Map<number, Execution>();
-  const deadline = Date.now() + timeoutMs;
+  const t0 = Date.now();
+  const deadline = t0 + timeoutMs;
   for (;;) {
     for (const id of ids) {
       if (done.has(id)) continue;
@@ -75,6 +77,8 @@ async function waitAll(client: DoctorClient, ids: number[], timeoutMs: number): 
       if (isTerminalExecutionStatus(ex.status)) done.set(id, ex);
     }
     if (done.size === ids.length || Date.now() >= deadline) return done;
+    // Up to the timeout (60 s by default) when no worker slot is free: said, not silent.
+    client.progress?.(`waiting for the detection playbooks: ${done.size} of ${ids.length} done, ${Math.round((Date.now() - t0) / 1000)} s of at most ${Math.round(timeoutMs / 1000)} s (executions ${ids.join(', ')})`);
     await delay(Math.min(POLL_INTERVAL_MS, Math.max(0, deadline - Date.now())));
   }
 }

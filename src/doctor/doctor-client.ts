@@ -26,6 +26,8 @@ export class DoctorFailure extends Error {
 export class DoctorClient {
   readonly baseUrl: string;
   readonly #client: ServerClient;
+  /** Told what a long wait waits for, as it goes (`svc doctor detect` on a terminal draws it on stderr); unset: nothing said. */
+  progress: ((text: string) => void) | undefined;
 
   /** `apiToken`: SVC_API_TOKEN, sent with every request (operator for detect, admin for repair). */
   constructor(serverUrl: string, apiToken?: string) {

@@ -6,6 +6,7 @@ import { DOCTOR_SERVE_DEFAULT_PORT, DOCTOR_USAGE } from './doctor-usage.ts';
 import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
 import { invokeTool } from './tools.ts';
+import { liveLine } from '../cli/live-line.ts';
 
 const TOOL_OF = new Map<string, ToolName>([
   ['detect', 'detect'],
@@ -61,8 +62,12 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
   }
   const target = resolveTarget(typeof values.server === 'string' ? values.server : undefined);
   const client = new DoctorClient(target.serverUrl, target.apiToken);
+  // A person at a terminal sees what a wait waits for (detect: up to --timeout-seconds), on
+  // stderr, redrawn in place and gone before the outcome; a program reading stdout sees nothing of it.
+  const live = process.stderr.isTTY ? liveLine(process.stderr) : undefined;
+  client.progress = live?.say;
   try {
-    const invocation = await invokeTool(name, args, client);
+    const invocation = await invokeTool(name, args, client).finally(() => live?.clear());
     if (!invocation.ok) {
       // Problems name the argument (`stuck_minutes: …`); the person typed the option.
       const asOption = (problem: string) => {
