@@ -186,7 +186,7 @@ export function openCredentialData(keyring: Keyring, row: CredentialRow, log: Fa
   const opened = openCredential(keyring, row.name, row.data_encrypted);
   if ('data' in opened) return opened.data;
   log.warn({ credential: row.name, problem: opened.problem }, 'credential data cannot be opened');
-  throw new ServiceError('conflict', 'credential data cannot be opened with the configured keys');
+  throw new ServiceError('conflict', opened.problem);
 }
 
 // The longest type text an answer echoes: the refusal of a 200,000-character type quoted it whole.

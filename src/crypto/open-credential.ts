@@ -1,5 +1,5 @@
 import type { Keyring } from './keyring.ts';
-import { credentialAad, open, SealError } from './seal.ts';
+import { credentialAad, open, SealError, unopenedReason } from './seal.ts';
 import { isObject } from '../objects.ts';
 
 /**
@@ -12,7 +12,7 @@ export function openCredential(keyring: Keyring, name: string, sealed: string): 
     value = open(keyring, sealed, credentialAad(name));
   } catch (err) {
     if (!(err instanceof SealError)) throw err;
-    return { problem: `credential '${name}' cannot be opened with the configured keys` };
+    return { problem: `credential '${name}' cannot be opened with the configured keys: ${unopenedReason(err)}` };
   }
   return isObject(value) ? { data: value } : { problem: `credential '${name}' holds no fields` };
 }

@@ -17,6 +17,22 @@ const BASE64URL_PATTERN = /^[A-Za-z0-9_-]*$/;
  */
 export class SealError extends Error {
   override name = 'SealError';
+  /** The key id the text names when the ring lacks that key (else undefined: malformed or changed text). */
+  readonly unknownKid: string | undefined;
+
+  constructor(message: string, unknownKid?: string) {
+    super(message);
+    this.unknownKid = unknownKid;
+  }
+}
+
+/**
+ * Why a sealed value did not open, for an operator: the key it needs, or text changed since it
+ * was sealed. Never holds plaintext or key material.
+ */
+export function unopenedReason(err: SealError): string {
+  if (err.unknownKid !== undefined) return `it is sealed with key id ${err.unknownKid}, which neither SVC_ENCRYPTION_KEY nor SVC_ENCRYPTION_KEYS_OLD holds`;
+  return `its stored text was changed or damaged since it was sealed (${err.message.replace(/^cannot open sealed value: /, '')})`;
 }
 
 /** Associated data that binds a credential ciphertext to its row. */
@@ -114,7 +130,7 @@ function parseSealed(sealed: string): SealedParts {
 export function open(keyring: Keyring, sealed: string, aad: string): unknown {
   const { kid, nonce, ciphertext, tag } = parseSealed(sealed);
   const key = keyring.keyFor(kid);
-  if (key === undefined) throw new SealError(`cannot open sealed value: unknown key id ${kid}`);
+  if (key === undefined) throw new SealError(`cannot open sealed value: unknown key id ${kid}`, kid);
   let plaintext: string;
   try {
     const decipher = createDecipheriv(CIPHER, key, nonce, { authTagLength: TAG_LENGTH_BYTES });

@@ -3,7 +3,7 @@
 // into the bearer token a secret manager wants. Reasons name the credential, never its data.
 import * as v from 'valibot';
 import type { OutboundRequest } from './keychain-http.ts';
-import { ServerError, type ServerClient } from './server-client.ts';
+import { ServerError, unopenableCredential, type ServerClient } from './server-client.ts';
 import { credentialAuth, stringField } from './tools/credential-auth.ts';
 import { oauth2Token } from './tools/oauth2-token.ts';
 import type { ResolvedCredential } from '../protocol.ts';
@@ -35,7 +35,7 @@ export async function fetchCredential(client: ServerClient, name: string, claim:
   } catch (error) {
     if (error instanceof ServerError && error.status === 404) return { ok: false, reason: `credential '${name}' not found` };
     if (error instanceof ServerError && error.status === 403) return { ok: false, reason: `credential '${name}' is not given to this command (its tasks must name it)` };
-    return { ok: false, reason: `credential '${name}' could not be fetched` };
+    return { ok: false, reason: unopenableCredential(error) ?? `credential '${name}' could not be fetched` };
   }
   const parsed = v.safeParse(CredentialResponse, answer);
   if (!parsed.success) return { ok: false, reason: `credential '${name}' answer has an unexpected shape` };

@@ -7,7 +7,7 @@ import type { PresentedCommand, ResolvedCredential, RoutedEvent } from '../proto
 import { secretHandleId } from '../secret-handle.ts';
 import { claimHeaders } from './claim-headers.ts';
 import { resolveMcpServer } from './resolve-mcp-server.ts';
-import { ServerClient, ServerError } from './server-client.ts';
+import { ServerClient, ServerError, unopenableCredential } from './server-client.ts';
 import { storable, storableOutcome } from './storable.ts';
 import { boundReport, reportEventsRoom, type CommandReport, type FailedAttempt } from './bound-report.ts';
 import { tools } from './tools/index.ts';
@@ -54,7 +54,7 @@ async function fetchCredential(client: ServerClient, name: string, claim: Record
         ? { message: `credential '${name}' not found`, code: 'credential_not_found' }
         : status === 403
           ? { message: `credential '${name}' is not given to this command (its tasks must name it)`, code: 'credential_not_granted' }
-          : { message: `credential '${name}' could not be fetched`, code: 'credential_unavailable' };
+          : { message: unopenableCredential(err) ?? `credential '${name}' could not be fetched`, code: 'credential_unavailable' };
     return { status: 'error', data: null, error };
   }
 }

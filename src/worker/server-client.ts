@@ -18,6 +18,15 @@ export class ServerError extends Error {
   }
 }
 
+/**
+ * The server's reason when it has the credential but cannot open it (409: sealed with a key it
+ * lacks, or changed since; src/crypto/open-credential.ts), which names the credential and never
+ * its data; undefined for any other failure.
+ */
+export function unopenableCredential(err: unknown): string | undefined {
+  return err instanceof ServerError && err.status === 409 && typeof err.detail === 'string' ? err.detail : undefined;
+}
+
 /** A 4xx answer: the server will never take this request as it is (408 and 429 only say "not now"). */
 export function isRefusal(err: unknown): err is ServerError {
   return err instanceof ServerError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;

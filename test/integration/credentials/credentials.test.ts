@@ -237,7 +237,9 @@ describe('GET /api/credentials/{identifier}', () => {
     );
     const res = await get('/api/credentials/thief_auth?include_data=true');
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ detail: 'credential data cannot be opened with the configured keys' });
+    expect(res.body).toEqual({
+      detail: "credential 'thief_auth' cannot be opened with the configured keys: its stored text was changed or damaged since it was sealed (authentication failed)",
+    });
     expect((await get('/api/credentials/thief_auth')).status).toBe(200);
     const warn = t.logs.find((l) => l.includes('credential data cannot be opened'));
     expect(warn).toBeDefined();
