@@ -57,11 +57,14 @@ export async function gatewayCommand(argv: string[], out: Out = process.stdout, 
   return 0;
 }
 
-/** `svc gateway revoke SUB`: ends every session of the person SUB on every gateway. 0 done, 2 usage. */
+/** `svc gateway revoke SUB [--json]`: ends every session of the person SUB on every gateway. 0 done, 2 usage. */
 async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number> {
   let positionals: string[];
+  let json = false;
   try {
-    ({ positionals } = parseArgs({ args: argv, options: {}, strict: true, allowPositionals: true }));
+    let values;
+    ({ positionals, values } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: true }));
+    json = values.json === true;
   } catch (e) {
     positionals = [];
     err.write(`svc gateway: ${e instanceof Error ? e.message : String(e)}\n`);
@@ -86,7 +89,8 @@ async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number
       throw new ConfigError('the database has no gateway session tables (migrations/0022), so no session to end: is SVC_DATABASE_URL the one the gateways use?');
     }
     const n = await deleteGatewaySessionsOf(db, sub);
-    out.write(n ? `ended ${n} session${n === 1 ? '' : 's'} of ${sub}: every gateway refuses ${n === 1 ? 'its cookie' : 'their cookies'} from now on\n` : `${sub} has no session\n`);
+    if (json) out.write(`${JSON.stringify({ sub, sessions_ended: n })}\n`);
+    else out.write(n ? `ended ${n} session${n === 1 ? '' : 's'} of ${sub}: every gateway refuses ${n === 1 ? 'its cookie' : 'their cookies'} from now on\n` : `${sub} has no session\n`);
     return 0;
   } finally {
     await db.close();
