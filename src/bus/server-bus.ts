@@ -41,9 +41,18 @@ const listed = (others: readonly OtherBusServer[], bus: BusKind): string => othe
 export async function registerServerBus(bus: BusKind, deps: PeriodicDeps, busId?: BusId): Promise<() => Promise<void>> {
   // Host and pid name it for an operator; the suffix keeps two containers' pid 1 apart.
   const name = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const nats = (await busId?.()) ?? null;
-  const p = { name, bus, nats, liveSeconds: SERVER_LIVE_SECONDS };
-  const others = await deps.db.tx((q) => registerServer(q, p));
+  let p = { name, bus, nats: (await busId?.()) ?? null, liveSeconds: SERVER_LIVE_SECONDS };
+  let others = await deps.db.tx((q) => registerServer(q, p));
+  // Only another time of the stream (same bus): the stream may have been made again on this same
+  // NATS (deleted by an operator, or a NATS that lost its store), which the live servers record at
+  // their next beat. A start within that beat was refused as "another NATS"; it now waits a beat
+  // and looks again, so only a NATS that is really another is refused (a beat later).
+  if (others.length && others.every((o) => o.bus === bus && o.nats !== null)) {
+    await new Promise((r) => setTimeout(r, SERVER_BEAT_MS + 1_000));
+    p = { ...p, nats: (await busId?.()) ?? null };
+    others = await deps.db.tx((q) => registerServer(q, p));
+  }
+  const nats = p.nats;
   if (others.length) {
     throw new ConfigError(
       `this server's bus is ${BUS_NAME[bus]}${nats === null ? '' : ` (its stream of this database made ${nats})`}, but live servers on this database use another: ${listed(others, bus)}. ` +
@@ -52,9 +61,14 @@ export async function registerServerBus(bus: BusKind, deps: PeriodicDeps, busId?
     );
   }
   deps.log.info({ server: name, bus }, 'server registered with its bus');
+  // Servers seen on another bus at the previous beat: one is named only when seen at two beats in
+  // a row, since a stream made again shows the others' old time until their own next beat.
+  let seen = new Set<string>();
   const beats = every(deps, { name: 'server_beat', intervalMs: SERVER_BEAT_MS }, async () => {
     // Read again at each beat: a stream deleted by hand is made again (at another time) by the first server that misses it.
-    const late = await beatServer(deps.db, { ...p, nats: (await busId?.()) ?? null });
+    const found = await beatServer(deps.db, { ...p, nats: (await busId?.()) ?? null });
+    const late = found.filter((o) => o.bus !== bus || seen.has(o.name));
+    seen = new Set(found.map((o) => o.name));
     if (late.length) deps.log.error({ server: name, bus, others: late }, `live servers on this database use another bus than this one (${BUS_NAME[bus]}): ${listed(late, bus)}; they do not hear each other's work: give every server the same SVC_NATS_URL (one NATS, or one NATS cluster)`);
   });
   return async () => {
