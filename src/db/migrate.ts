@@ -26,6 +26,8 @@ const LOCK_NOT_AVAILABLE = '55P03';
 
 export type MigrationResult = { applied: string[]; current: string | null };
 export type MigrateOptions = { log?: Logger; lockTimeoutMs?: number; waitMs?: number };
+/** How often a migration still running says so (`svc migrate` on stderr, a server's start in its log). */
+export const MIGRATION_PROGRESS_MS = 5_000;
 
 /**
  * Applies pending migrations/NNNN_*.sql in order, each once, in its own transaction, under a
@@ -54,7 +56,16 @@ export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: Migrat
         for (const file of files) {
           if (done.has(file)) continue;
           const sql = await readFile(new URL(file, `file://${dir.endsWith('/') ? dir : dir + '/'}`), 'utf8');
-          await applyWaiting(client, file, sql, { lockTimeoutMs, waitMs, log: opts.log }, waited);
+          // A migration that rewrites a large table runs for minutes: said while it runs, not only once done.
+          const t0 = performance.now();
+          const running = setInterval(() => {
+            opts.log?.info({ migration: file, running_s: Math.round((performance.now() - t0) / 1000) }, `migration ${file} still running after ${Math.round((performance.now() - t0) / 1000)} s`);
+          }, MIGRATION_PROGRESS_MS);
+          try {
+            await applyWaiting(client, file, sql, { lockTimeoutMs, waitMs, log: opts.log }, waited);
+          } finally {
+            clearInterval(running);
+          }
           applied.push(file);
         }
         return { applied, current: files.at(-1) ?? null };
