@@ -22,8 +22,11 @@ const UNITS_IN_FLIGHT = 2;
 /** Waits taken per look: more are taken at once after. */
 export const WAITS_PER_LOOK = WAITS_PER_UNIT * UNITS_IN_FLIGHT;
 
-/** `next`: the earliest wake-up after the due waits taken (null: none), as the look read it. */
-export type FireReport = { due: number; fired: number; moot: number; next: Date | null };
+/**
+ * `next`: the earliest wake-up after the due waits taken (null: none), as the look read it;
+ * `nextInMs`: how far ahead it was then by the database's clock.
+ */
+export type FireReport = { due: number; fired: number; moot: number; next: Date | null; nextInMs: number | null };
 
 /**
  * Routes the waits due now (earliest first, at most WAITS_PER_LOOK), in units of WAITS_PER_UNIT
@@ -31,13 +34,13 @@ export type FireReport = { due: number; fired: number; moot: number; next: Date 
  * `due` < WAITS_PER_LOOK when none is left. One statement reads them and the next wake-up.
  */
 export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_LOOK): Promise<FireReport> {
-  const { due, next } = await lookAtWaits(deps.db, limit);
-  if (!due.length) return { due: 0, fired: 0, moot: 0, next };
+  const { due, next, nextInMs } = await lookAtWaits(deps.db, limit);
+  if (!due.length) return { due: 0, fired: 0, moot: 0, next, nextInMs };
   const units = Math.min(UNITS_IN_FLIGHT, Math.ceil(due.length / WAITS_PER_UNIT));
   const parts: DueWait[][] = Array.from({ length: units }, () => []);
   for (const w of due) parts[w.execution_id % units].push(w);
   const fired = (await Promise.all(parts.map((part) => fireUnit(deps, part)))).reduce((a, b) => a + b, 0);
-  return { due: due.length, fired, moot: due.length - fired, next };
+  return { due: due.length, fired, moot: due.length - fired, next, nextInMs };
 }
 
 /** Routes one unit's timer.fired / wait.timed_out events; returns how many were appended. */
@@ -73,6 +76,8 @@ export function startTimekeeper(deps: EngineDeps, clock: WaitClock): { stop(): P
     const report = await fireDueWaits(deps);
     if (report.due >= WAITS_PER_LOOK) return 0;
     // Read with the due waits: a wait the firing just wrote nudged the clock (publishCommitted).
-    return report.next ? Math.max(0, report.next.getTime() - Date.now()) : TIMEKEEPER_MAX_SLEEP_MS;
+    // Counted by the database's clock, which decides what is due, not this server's: one running
+    // ahead of it would wake before the wait is due and look again at once until it is.
+    return report.nextInMs !== null ? Math.max(1, report.nextInMs) : TIMEKEEPER_MAX_SLEEP_MS;
   });
 }
