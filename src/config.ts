@@ -380,12 +380,17 @@ export function loadClientConfig(serverFlag: string | undefined, env: Readonly<R
 function secretFromFile(key: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
   const file = (SECRET_VARIABLES as readonly string[]).includes(key) ? env[`${key}_FILE`] : undefined;
   if (file === undefined || file === '') return undefined;
+  let value: string;
   try {
-    return readFileSync(file, 'utf8').trim();
+    value = readFileSync(file, 'utf8').trim();
   } catch (err) {
     const code = err instanceof Error && 'code' in err ? String(err.code) : 'unreadable';
     throw new ConfigError(`invalid ${key}_FILE: cannot read ${file} (${code})`);
   }
+  // Not "unset": a secret mount not filled in would otherwise pass for no setting, and the embedded
+  // default would generate a key (or worker token) of its own where the operator gave one.
+  if (value === '') throw new ConfigError(`invalid ${key}_FILE: ${file} is empty (put the value in it, or unset ${key}_FILE)`);
+  return value;
 }
 
 /** True for an address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
