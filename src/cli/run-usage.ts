@@ -26,7 +26,8 @@ export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [-
   --json           print only the execution status object as JSON on stdout
                    (the final one with --wait, the current one without); a refusal as
                    {error, status, stage, file, problems, detail}; stage "workload" when
-                   the workload fails the playbook's inputs before anything is sent
+                   the workload fails the playbook's inputs before anything is sent; with
+                   --wait the live progress goes to stderr when it is a terminal, else nowhere
 
 The start is sent with an Idempotency-Key (one per invocation) and sent again with it when no
 answer came or the server was briefly unavailable: a retry never starts a second execution.

@@ -122,7 +122,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
 
     stage = 'wait';
-    const view = options.json ? silentView() : out.isTTY ? terminalView(out) : lineView(out);
+    // --json keeps stdout for the status object; a person at the terminal (`svc run x --wait
+    // --json | jq`) still sees the live line, on stderr, and a program reading stderr gets nothing.
+    const view = options.json ? (err.isTTY ? terminalView(err) : silentView()) : out.isTTY ? terminalView(out) : lineView(out);
     const stop = new AbortController();
     const onSigint = () => stop.abort();
     process.on('SIGINT', onSigint);
