@@ -129,7 +129,10 @@ const oldEncryptionKeys = v.optional(
       if (!dataset.typed) return;
       const items = dataset.value.split(',').map((item) => item.trim());
       const bad = items.findIndex((item) => item !== '' && !isEncryptionKey(item));
-      if (bad >= 0) addIssue({ message: `item ${bad + 1} of ${items.length}: ${KEY_MESSAGE}` });
+      if (bad < 0) return;
+      // One key per line (as secret files are often written) reads as one bad item: say why.
+      const spaced = /\s/.test(items[bad]) ? '; the keys are separated by commas, not by line breaks or spaces' : '';
+      addIssue({ message: `item ${bad + 1} of ${items.length}: ${KEY_MESSAGE}${spaced}` });
     }),
   ),
 );
@@ -343,10 +346,14 @@ export class ConfigError extends Error {
 /** Parses the environment once; throws ConfigError naming the first bad variable and what it expects. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()): Config {
   const picked: Record<string, string> = {};
+  // Variables whose value came from their _FILE: a refusal names the file, where the value is.
+  const fromFile = new Set<string>();
   for (const key of Object.keys(envSchema.entries)) {
-    const value = env[key] || secretFromFile(key, env);
+    const direct = env[key];
+    const value = direct || secretFromFile(key, env);
     // An empty variable means "unset": `SVC_DATABASE_URL= npm start` should fall back to the default.
     if (value !== undefined && value !== '') picked[key] = value;
+    if (!direct && value) fromFile.add(key);
   }
   const result = v.safeParse(envSchema, picked);
   if (!result.success) {
@@ -355,6 +362,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     // A secret's value (an OTLP endpoint's login too) is never echoed, nor one whose name says it may hold one.
     const secret = (SECRET_VARIABLES as readonly string[]).includes(name) || /KEY|PASSWORD|URL|TOKEN|SECRET|HEADERS/.test(name);
     const shown = name in picked && !secret ? ` (got ${JSON.stringify(picked[name])})` : '';
+    if (fromFile.has(name)) throw new ConfigError(`invalid ${name}_FILE: ${env[`${name}_FILE`]} holds a bad ${name}: ${issue.message}${shown}`);
     throw new ConfigError(`invalid ${name}: ${issue.message}${shown}`);
   }
   return Object.freeze(result.output);
