@@ -231,11 +231,11 @@ const commands: Record<string, Command> = {
   },
   migrate: {
     summary: 'apply pending database migrations and exit',
-    usage: 'svc migrate [--json]\n\n  --json  print {"applied": [...], "current": "..."} on stdout (for programs)',
+    usage: 'svc migrate [--json]\n\n  --json  print {"applied": [...], "current": "..."} on stdout (for programs), with "ahead": [...] when the database has migrations of a newer version',
     run: async (argv) => {
       const json = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: false }).values.json ?? false;
       const { Db } = await import('./db/db.ts');
-      const { migrate } = await import('./db/migrate.ts');
+      const { aheadNotice, migrate } = await import('./db/migrate.ts');
       const { openDatabase } = await import('./db/open-database.ts');
       const config = loadConfig();
       const log = createLogger(config.SVC_LOG_LEVEL, process.stderr); // stdout is the answer (--json)
@@ -243,8 +243,11 @@ const commands: Record<string, Command> = {
       const db = new Db(database.url, 2);
       try {
         const result = await migrate(db, undefined, { log });
-        if (json) process.stdout.write(`${JSON.stringify({ applied: result.applied, current: result.current ?? null })}\n`);
-        else process.stdout.write(result.applied.length ? `applied ${result.applied.join(', ')}\n` : `database is up to date (${result.current ?? 'no migrations'})\n`);
+        // A database a newer version migrated is not "up to date" with this one: say what it has.
+        const ahead = aheadNotice(result);
+        if (json) process.stdout.write(`${JSON.stringify({ applied: result.applied, current: result.current ?? null, ...(ahead ? { ahead: result.ahead } : {}) })}\n`);
+        else if (result.applied.length) process.stdout.write(`applied ${result.applied.join(', ')}\n${ahead ? `${ahead}\n` : ''}`);
+        else process.stdout.write(ahead ? `${ahead}\n` : `database is up to date (${result.current ?? 'no migrations'})\n`);
         return 0;
       } finally {
         await db.close();

@@ -6,7 +6,7 @@ import { resolveWorkerToken } from './auth/worker-token.ts';
 import { checkServerAuth, type Config } from './config.ts';
 import { Db } from './db/db.ts';
 import { openDatabase } from './db/open-database.ts';
-import { FIRST_MIGRATION, migrate } from './db/migrate.ts';
+import { aheadNotice, FIRST_MIGRATION, migrate } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
 import { servicePowers } from './db/service-owner.ts';
 import { startBatchProcessor } from '../actors/batch-processor.ts';
@@ -76,6 +76,9 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     // start, which applies every migration, only that it made the schema.
     if (migrated.applied.includes(FIRST_MIGRATION)) log.info({ current: migrated.current }, `made the database's schema (${migrated.applied.length} migrations, at ${migrated.current})`);
     else if (migrated.applied.length) log.info({ applied: migrated.applied, current: migrated.current }, `applied ${migrated.applied.length} migration(s), the database is at ${migrated.current}`);
+    // A rollback, or an old server restarted during a rolling upgrade: it runs, and says so.
+    const ahead = aheadNotice(migrated);
+    if (ahead) log.warn({ ahead: migrated.ahead, current: migrated.current }, ahead);
     const powers = await servicePowers(db);
     const databaseSuperuser = powers.superuser;
     // A key that cannot open the stored rows is refused now, not found out on every later read.

@@ -11,6 +11,13 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.
 // Any fixed number works; it only has to be the same for every server of this service.
 const MIGRATION_LOCK_KEY = 7_242_001;
 
+/**
+ * Migrations this service once applied and later took back (their files removed): a database
+ * that ran one keeps its row, which names no newer version. 0030_batch_reserved_ids.sql: reserved
+ * batch ids, taken back in 6fd85d1d (0026 repairs a database that ran it).
+ */
+const RETIRED_MIGRATIONS: ReadonlySet<string> = new Set(['0030_batch_reserved_ids.sql']);
+
 /** The migration a database without the service's schema starts with. */
 export const FIRST_MIGRATION = '0001_core.sql';
 
@@ -24,7 +31,11 @@ export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
 export const MIGRATION_WAIT_MS = 120_000;
 const LOCK_NOT_AVAILABLE = '55P03';
 
-export type MigrationResult = { applied: string[]; current: string | null };
+/**
+ * `ahead`: migrations the database has that this version has no file for, applied by a newer
+ * version of the service (a rollback, or an old server restarted during a rolling upgrade).
+ */
+export type MigrationResult = { applied: string[]; current: string | null; ahead: string[] };
 export type MigrateOptions = { log?: Logger; lockTimeoutMs?: number; waitMs?: number };
 /** How often a migration still running says so (`svc migrate` on stderr, a server's start in its log). */
 export const MIGRATION_PROGRESS_MS = 5_000;
@@ -68,7 +79,9 @@ export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: Migrat
           }
           applied.push(file);
         }
-        return { applied, current: files.at(-1) ?? null };
+        const known = new Set(files);
+        const ahead = [...done].filter((v) => !known.has(v) && !RETIRED_MIGRATIONS.has(v)).sort();
+        return { applied, current: files.at(-1) ?? null, ahead };
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
       }
@@ -134,4 +147,15 @@ async function takeMigrationLock(client: Queryable, waitMs: number, log: Logger 
     }
     log?.warn({ holder: holder.pid }, `waiting for another process's migrations: ${who} holds the migration lock`);
   }
+}
+
+/**
+ * What to say of a database a newer version migrated: this version has nothing to apply there,
+ * and "up to date" would name a schema older than the database's. It runs on it unchanged, as an
+ * old server beside new ones does during a rolling upgrade, and no migration is undone.
+ */
+export function aheadNotice(result: MigrationResult): string | undefined {
+  if (!result.ahead.length) return undefined;
+  const n = result.ahead.length;
+  return `the database is ahead of this version: it has ${n} migration${n === 1 ? '' : 's'} this version does not know (${result.ahead.join(', ')}), applied by a newer version of the service; this version's newest is ${result.current ?? 'none'}. Nothing was applied or undone: start the newer version, or run this one knowing its code was not written for that schema`;
 }
