@@ -106,9 +106,20 @@ function fieldPath(keys: readonly unknown[]): string {
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
   return issues.map((i) => {
     const path = i.path?.length ? fieldPath(i.path.map((item) => item.key)) : undefined;
-    const message = missingField(i) ? 'is required' : i.message;
+    const message = missingField(i) ? 'is required' : plainType(i);
     return path ? `${path}: ${message}` : message;
   });
+}
+
+/**
+ * An issue's message, valibot's default for a value of the wrong type ('Invalid type: Expected
+ * boolean but received "yes"') in our words ('must be boolean, got "yes"'); any other as it is.
+ */
+function plainType(i: v.BaseIssue<unknown>): string {
+  if (i.kind !== 'schema' || !i.message.startsWith('Invalid type:')) return i.message;
+  const expected = i.expected ?? '';
+  // A picklist's or a union's literals: ("a" | "b") is one of them.
+  return expected.startsWith('(') && expected.includes(' | ') ? `must be one of ${expected.slice(1, -1)}, got ${i.received}` : `must be ${expected}, got ${i.received}`;
 }
 
 /** fastify validatorCompiler: valibot for schemas made by `jsonSchema`, pass-through for others. */
