@@ -5,7 +5,7 @@ import { initialTransition, transition } from 'xstate';
 import { keychainEntryMachine, readOutcome, type ReadOutcome } from '../../machines/keychain-entry.machine.ts';
 import type { AppDeps } from '../app-deps.ts';
 import type { Keyring } from '../crypto/keyring.ts';
-import { keychainAad, open, seal, SealError } from '../crypto/seal.ts';
+import { keychainAad, open, seal, SealError, unopenedReason } from '../crypto/seal.ts';
 import { validateAgainstSchema } from '../crypto/validate-against-schema.ts';
 import type { Db } from '../db/db.ts';
 import {
@@ -159,7 +159,7 @@ export function ttlMessage(expiry: ResolvedExpiry, scope: KeychainScope): string
 const tokenInvalid = (errors: string[]): ServiceError =>
   new ServiceError('validation_failed', { message: 'Credential validation failed', errors, error: `Token validation failed: ${errors.join('; ')}` });
 
-const unopenable = () => new ServiceError('conflict', 'keychain data cannot be opened with the configured keys');
+const unopenable = (err: SealError) => new ServiceError('conflict', `keychain data cannot be opened with the configured keys: ${unopenedReason(err)}`);
 
 /** Opens token_data; an unopenable row is a 409 and a log line naming the entry, never its data. */
 function openTokenData(keyring: Keyring, row: KeychainRow, log: FastifyBaseLogger): Record<string, unknown> {
@@ -167,11 +167,12 @@ function openTokenData(keyring: Keyring, row: KeychainRow, log: FastifyBaseLogge
     const value = open(keyring, row.data_encrypted, keychainAad(row.cache_key));
     if (isObject(value)) return value;
     log.warn({ cache_key: row.cache_key }, 'keychain token_data is not an object');
+    throw new ServiceError('conflict', 'keychain data cannot be opened: it holds no fields');
   } catch (err) {
     if (!(err instanceof SealError)) throw err;
     log.warn({ cache_key: row.cache_key, reason: err.message }, 'keychain token_data cannot be opened');
+    throw unopenable(err);
   }
-  throw unopenable();
 }
 
 /** renew_config as the worker needs it: opened when sealed, defaults filled when it is well-formed. */
@@ -183,7 +184,7 @@ function openRenewConfig(keyring: Keyring, row: KeychainRow, log: FastifyBaseLog
     } catch (err) {
       if (!(err instanceof SealError)) throw err;
       log.warn({ cache_key: row.cache_key, reason: err.message }, 'keychain renew_config cannot be opened');
-      throw unopenable();
+      throw unopenable(err);
     }
   }
   const parsed = v.safeParse(renewConfigSchema, stored);

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKeyring } from '../../../src/crypto/keyring.ts';
-import { credentialAad, seal, sealedKeyId } from '../../../src/crypto/seal.ts';
+import { credentialAad, keychainAad, seal, sealedKeyId } from '../../../src/crypto/seal.ts';
 import { http } from '../../helpers/http.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { startWorkerStack, type WorkerStack } from '../../helpers/worker-process.ts';
@@ -88,4 +88,21 @@ it('one whose stored text was changed: a clear refusal naming it, never a 500 or
   expect(done.status).toBe('failed');
   expect(done.error.message).toContain("'changed_auth'");
   expect(done.error.message).toMatch(/changed|damaged/);
+});
+
+it('a keychain entry sealed with a key the server lacks: the answer names the key id', async () => {
+  const { rows } = await stack.deps.db.query<{ catalog_id: number }>(
+    `INSERT INTO core.catalog (path, version, content, payload) VALUES ('audit/unopenable_kc', 1, 'x', '{}') RETURNING catalog_id`,
+  );
+  const catalogId = rows[0].catalog_id;
+  const stored = await http(stack.url, 'POST', `/api/keychain/${catalogId}/tok`, { token_data: { access_token: 'kc-sealed-elsewhere' }, credential_type: 'bearer' });
+  expect(stored.status).toBe(201);
+  const cacheKey = `tok:${catalogId}:global`;
+  const foreign = seal(otherRing, { access_token: 'kc-sealed-elsewhere' }, keychainAad(cacheKey));
+  await stack.deps.db.query('UPDATE core.keychain SET data_encrypted = $2 WHERE cache_key = $1', [cacheKey, foreign]);
+
+  const res = await http(stack.url, 'GET', `/api/keychain/${catalogId}/tok`);
+  expect(res.status).toBe(409);
+  expect(res.body.detail).toContain(`key id ${sealedKeyId(foreign)}`);
+  expect(JSON.stringify(res.body)).not.toContain('kc-sealed-elsewhere');
 });

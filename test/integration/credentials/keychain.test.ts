@@ -369,7 +369,9 @@ describe('GET /api/keychain/{catalog_id}/{keychain_name}', () => {
     );
     const res = await read('kc_thief');
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ detail: 'keychain data cannot be opened with the configured keys' });
+    expect(res.body).toEqual({
+      detail: 'keychain data cannot be opened with the configured keys: its stored text was changed or damaged since it was sealed (authentication failed)',
+    });
   });
 });
 
