@@ -19,6 +19,11 @@ export function inapplicableOutcome(step: NormalizedStep, outcome: Outcome): str
     if (outcome === 'error' || (outcome === 'timeout' && wait.timeoutMs === null)) return `${step.step}=${outcome}: ${step.step} waits for signal ${wait.signal}, and ${ends}`;
     return undefined;
   }
+  // A step without `tool` issues no command: nothing of it can fail, and the simulation has no
+  // command to give the outcome to, so an `error` asked of it was dropped.
+  if (step.tasks.length === 0) {
+    return outcome === 'ok' ? undefined : `${step.step}=${outcome}: ${step.step} runs no task (it has no tool), so it always ends ok and follows its arcs`;
+  }
   if (outcome === 'timeout' && !step.tasks.some((t) => t.kind === 'playbook' && t.timeout_seconds !== undefined)) {
     return `${step.step}=timeout: only a signal wait with a timeout, or a playbook task with timeout_seconds, times out; ${step.step}'s tasks end ok or error (a task's own timeout is an error)`;
   }

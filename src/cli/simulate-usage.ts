@@ -8,7 +8,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
                       turn by the step's commands (loop items, re-entries), the last one repeats;
                       a step that waits for a signal gets it (ok: its payload is STEP's example
                       result) or, with a timeout, times out (timeout); a timer step fires (ok);
-                      timeout elsewhere only for a playbook task with timeout_seconds
+                      a step without tool always ends ok; timeout elsewhere only for a
+                      playbook task with timeout_seconds
   --payload JSON      the request payload (merged over the playbook's workload); one whose
                       values fail the playbook's inputs: is refused, as a start refuses it
   --result STEP=JSON  STEP's example result (over the playbook's examples:); a decision (arcs,
