@@ -17,7 +17,8 @@ export const TOKEN_USAGE = `svc token create --name NAME --role ${ROLES.join('|'
   revoke   the token stops working within ${API_TOKEN_CACHE_TTL_MS / 1000} s on every server; its name stays taken
            (--json: the token as list shows it, revoked_at set)
 
-Talks to the database directly: SVC_DATABASE_URL, else the embedded one in SVC_DATA_DIR (which
-a running \`svc start\` holds: stop it first). Clients send a token as
+Talks to the database directly: SVC_DATABASE_URL, else the embedded one in SVC_DATA_DIR (a
+running \`svc start\` (or \`svc server\`) on the same SVC_DATA_DIR serves it; with none running it
+starts it for the command). Clients send a token as
 \`Authorization: Bearer <token>\`; \`svc run\` sends SVC_API_TOKEN.
 exit codes: 0 done, 1 refused (name taken, no such token), 2 usage error`;
