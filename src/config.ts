@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import { processEnvironment, SECRET_VARIABLES } from './secret-environment.ts';
 import { isNatsBusSetting } from './bus/nats-target.ts';
 import { isTrueText } from './true-text.ts';
+import { isProxyRange } from './is-proxy-range.ts';
 
 /** SVC_MCP_TOKEN_HOSTS's default: Google's APIs, where a Google token is for (workers read it from their environment). */
 export const MCP_TOKEN_HOSTS_DEFAULT = 'googleapis.com';
@@ -90,7 +91,6 @@ const num = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
   );
 };
 
-const url = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`)));
 const httpUrl = (what: string) => v.optional(v.pipe(v.string(), v.trim(), v.url(`expects ${what}`), v.regex(/^https?:\/\//i, `expects ${what}`)));
 
 // Spans go as OTLP/HTTP JSON (@opentelemetry/exporter-trace-otlp-http); an OTLP/HTTP receiver
@@ -136,6 +136,13 @@ const oldEncryptionKeys = v.optional(
     }),
   ),
 );
+
+/**
+ * The largest SVC_SHELL_MEMORY_MB and SVC_SHELL_FILE_MB (8 PiB): their bytes are written for
+ * prlimit and bwrap as a whole number, which past 2^53 came out as `9.44e+21`; the worker then
+ * found the sandbox broken and refused every shell task.
+ */
+export const MAX_SHELL_MB = Math.floor(Number.MAX_SAFE_INTEGER / (1024 * 1024));
 
 /** The most slots a worker pool (or `svc start`'s in-process one) runs. */
 export const MAX_WORKER_CONCURRENCY = 1024;
@@ -197,7 +204,7 @@ const envSchema = v.object({
   // Workers: the platform metadata service's token endpoint, the last source of an mcp task's
   // bearer token (after workload.access_token, the task's credential, GOOGLE_OAUTH_ACCESS_TOKEN).
   // Unset: no metadata service is asked. The worker's tools read it from their environment.
-  SVC_MCP_METADATA_URL: url('an http(s) URL of the metadata token endpoint'),
+  SVC_MCP_METADATA_URL: httpUrl('an http(s) URL of the metadata token endpoint'),
   // Workers: the hosts (and their subdomains, comma separated) that may receive the worker's own
   // token (GOOGLE_OAUTH_ACCESS_TOKEN, the metadata service's), whatever endpoint a playbook names.
   SVC_MCP_TOKEN_HOSTS: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9.:\[\]-]+(?:\s*,\s*[A-Za-z0-9.:\[\]-]+)*$/, 'expects host names, comma separated')), MCP_TOKEN_HOSTS_DEFAULT),
@@ -210,12 +217,12 @@ const envSchema = v.object({
   // `off`, an explicit opt-out the worker logs loudly at start. The limits apply to each task.
   SVC_SHELL_SANDBOX: v.optional(v.picklist(['on', 'off'], 'expects on or off'), 'on'),
   SVC_SHELL_CPU_SECONDS: int(300, 1),
-  SVC_SHELL_MEMORY_MB: int(1024, 16),
+  SVC_SHELL_MEMORY_MB: int(1024, 16, MAX_SHELL_MB),
   SVC_SHELL_MAX_PROCESSES: int(256, 4),
   SVC_SHELL_OUTPUT_BYTES: int(1024 * 1024, 1024),
   // Kept of each task attempt's output in its `call.attempt` event and in GET .../steps/{step}.
   SVC_TASK_OUTPUT_BYTES: int(64 * 1024, 256),
-  SVC_SHELL_FILE_MB: int(1024, 1),
+  SVC_SHELL_FILE_MB: int(1024, 1, MAX_SHELL_MB),
   // A task's network: the host's (true, the default), none (false), or `external`: the network
   // from a namespace of its own (passt's pasta), never this machine's loopback services.
   SVC_SHELL_NETWORK: v.pipe(
@@ -281,7 +288,7 @@ const envSchema = v.object({
   GATEWAY_PUBLIC_URL: originList('comma-separated http(s) URLs of the gateway (no path)'),
   SVC_GATEWAY_PORT: int(8090, 0, 65535),
   SVC_GATEWAY_HOST: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)), '127.0.0.1'),
-  SVC_OIDC_ISSUER: url('the issuer URL of an OpenID provider'),
+  SVC_OIDC_ISSUER: httpUrl('the http(s) issuer URL of an OpenID provider'),
   SVC_OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1))),
   SVC_OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1))),
   // The `aud` bearer JWTs must carry; the client id when unset.
@@ -304,9 +311,12 @@ const envSchema = v.object({
   ),
   // Addresses (or CIDRs) of proxies in front of the gateway whose X-Forwarded-For/-Proto it believes;
   // comma list. Unset: the socket's address is the client's (limits and audit lines use it).
-  SVC_GATEWAY_TRUSTED_PROXIES: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/, 'expects addresses or CIDRs, comma separated'))),
-  SVC_GATEWAY_SESSION_IDLE_SECONDS: int(8 * 3600, 60),
-  SVC_GATEWAY_SESSION_MAX_SECONDS: int(7 * 24 * 3600, 60),
+  SVC_GATEWAY_TRUSTED_PROXIES: v.optional(
+    v.pipe(v.string(), v.trim(), v.check((list) => list.split(',').every((item) => isProxyRange(item.trim())), 'expects addresses or CIDRs, comma separated')),
+  ),
+  // A session's expiry is now() + these in PostgreSQL: longer ones failed every login ("interval out of range").
+  SVC_GATEWAY_SESSION_IDLE_SECONDS: int(8 * 3600, 60, MAX_AGE_SECONDS),
+  SVC_GATEWAY_SESSION_MAX_SECONDS: int(7 * 24 * 3600, 60, MAX_AGE_SECONDS),
   SVC_GATEWAY_RATE_LIMIT_PER_MINUTE: int(600, 1),
   SVC_GATEWAY_AUTH_RATE_LIMIT_PER_MINUTE: int(30, 1),
   // OpenTelemetry traces (docs/operations.md, "Observability"), the standard variables: off unless
