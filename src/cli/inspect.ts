@@ -12,10 +12,18 @@ type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; i
 /** One terminal line for an inspection event (null for the ones it does not show). */
 export function inspectLine(raw: unknown): string | null {
   const e = asObject(raw);
-  if (e.type === '@xstate.actor') return `execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`;
+  // The actor's snapshot is the state the start left (a first step already waiting, a retry's
+  // replayed steps): shown as the first move, since nothing else may come for a long while.
+  if (e.type === '@xstate.actor') {
+    const header = `execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`;
+    return e.snapshot === undefined ? header : `${header}\n${stateLine({ type: 'execution.started' }, asObject(e.snapshot))}`;
+  }
   if (e.type !== '@xstate.snapshot') return null;
-  const event = asObject(e.event);
-  const snapshot = asObject(e.snapshot);
+  return stateLine(asObject(e.event), asObject(e.snapshot));
+}
+
+/** A move's line: the event, the execution's top state, its active steps and those it finished. */
+function stateLine(event: Record<string, unknown>, snapshot: Record<string, unknown>): string {
   const steps = asObject(snapshot.context);
   const active: string[] = [];
   const done: string[] = [];
