@@ -3,7 +3,8 @@ import { readerPassword } from './api/postgres.ts';
 import type { AppDeps } from './app-deps.ts';
 import { buildApp } from './app.ts';
 import { resolveWorkerToken } from './auth/worker-token.ts';
-import { checkServerAuth, type Config } from './config.ts';
+import { checkServerAuth, ConfigError, type Config } from './config.ts';
+import { listenFailure } from './listen-failure.ts';
 import { Db } from './db/db.ts';
 import { openDatabase } from './db/open-database.ts';
 import { aheadNotice, FIRST_MIGRATION, migrate } from './db/migrate.ts';
@@ -103,7 +104,9 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     stops.unshift(await startBatchProcessor(deps));
     const app = await buildApp(deps);
     stops.unshift(() => app.close());
-    const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST });
+    const address = await app.listen({ port: config.SVC_PORT, host: config.SVC_HOST }).catch((err: unknown) => {
+      throw listenFailure(err, 'SVC_HOST', config.SVC_HOST, (message) => new ConfigError(`invalid ${message}`));
+    });
     // Once started (a start that fails says only why it failed).
     if (databaseSuperuser) {
       log.warn(

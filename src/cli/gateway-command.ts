@@ -9,6 +9,7 @@ import { runningDatabaseUrl } from '../db/open-database.ts';
 import { buildGateway, type Gateway } from '../gateway/gateway.ts';
 import { gatewaySettings } from '../gateway/settings.ts';
 import { createLogger } from '../log.ts';
+import { listenFailure } from '../listen-failure.ts';
 import { GATEWAY_USAGE } from './gateway-usage.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -40,7 +41,13 @@ export async function gatewayCommand(argv: string[], out: Out = process.stdout, 
     await db?.close();
     throw e;
   }
-  const address = await gw.app.listen({ port: settings.port, host: settings.host });
+  const address = await gw.app.listen({ port: settings.port, host: settings.host }).catch(async (e: unknown) => {
+    await gw.close();
+    await db?.close();
+    throw values.host
+      ? listenFailure(e, '--host', values.host, (message) => new UsageError(message))
+      : listenFailure(e, 'SVC_GATEWAY_HOST', settings.host, (message) => new ConfigError(`invalid ${message}`));
+  });
   const lines = [
     `svc gateway listening on ${address}, in front of ${settings.upstream.origin}`,
     `  people   ${settings.oidc ? `OpenID Connect login at ${address}/auth/login (issuer ${settings.oidc.issuer.href}); sessions in the service database` : 'no SVC_OIDC_ISSUER: no login; only the server\'s API tokens get in'}`,
