@@ -30,6 +30,8 @@ export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
 /** Longest the runner waits, in all, for its tables' locks, or on a migration lock whose holder runs nothing. */
 export const MIGRATION_WAIT_MS = 120_000;
 const LOCK_NOT_AVAILABLE = '55P03';
+/** How often a migration's session has PostgreSQL check that the runner is still there. */
+const CLIENT_CHECK_MS = 1_000;
 
 /**
  * `ahead`: migrations the database has that this version has no file for, applied by a newer
@@ -51,6 +53,11 @@ export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: Migrat
   const waitMs = opts.waitMs ?? MIGRATION_WAIT_MS;
   return db.withClient(async (client) => {
     await client.query(`SELECT set_config('lock_timeout', $1, false)`, [String(lockTimeoutMs)]);
+    // PostgreSQL notices a client gone only when it next writes to it: a runner killed mid
+    // migration (Ctrl-C, kill -9, a supervisor) left its statement running, holding the table's
+    // locks and the migration lock until it ended, however long that was, only to roll back.
+    // Checked every second, it ends at once. (PostgreSQL 14 and later have the setting.)
+    await client.query(`SELECT set_config(name, $1, false) FROM pg_settings WHERE name = 'client_connection_check_interval'`, [String(CLIENT_CHECK_MS)]);
     try {
       await takeMigrationLock(client, waitMs, opts.log);
       try {
@@ -87,6 +94,7 @@ export async function migrate(db: Db, dir: string = MIGRATIONS_DIR, opts: Migrat
       }
     } finally {
       await client.query('RESET lock_timeout').catch(() => {});
+      await client.query(`SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name = 'client_connection_check_interval'`).catch(() => {});
     }
   });
 }
