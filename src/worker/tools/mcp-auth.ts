@@ -35,7 +35,8 @@ export async function mcpAuth(
   }
   // The worker's own token goes only where its operator said: a playbook names any endpoint, and
   // would otherwise receive the worker's identity there. Elsewhere the call goes without one.
-  if (!mayReceiveWorkerToken(endpoint, env.SVC_MCP_TOKEN_HOSTS ?? MCP_TOKEN_HOSTS_DEFAULT)) return { ok: true, headers: {}, query: {}, secrets: [] };
+  // Empty is unset, as the parser has it (src/config.ts validated this value at start): the default.
+  if (!mayReceiveWorkerToken(endpoint, env.SVC_MCP_TOKEN_HOSTS || MCP_TOKEN_HOSTS_DEFAULT)) return { ok: true, headers: {}, query: {}, secrets: [] };
   const envToken = env.GOOGLE_OAUTH_ACCESS_TOKEN;
   if (envToken) return bearer(envToken);
   const metadataUrl = env.SVC_MCP_METADATA_URL;
