@@ -348,6 +348,9 @@ const envSchema = v.object({
 
 export type Config = Readonly<v.InferOutput<typeof envSchema>>;
 
+/** The name of every variable loadConfig reads (docs/operations.md's *Settings* lists each). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.entries));
+
 /** Thrown for an invalid environment; its message is one line naming the variable. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
