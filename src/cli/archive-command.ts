@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { ConfigError, loadConfig } from '../config.ts';
 import { archiveFiles, readArchive } from '../partitions/archive-file.ts';
 import type { ArchivedEvent, ArchivedExecution } from '../db/partition.repo.ts';
 import { parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
@@ -8,6 +9,19 @@ import { usageSynopsis } from './usage-error.ts';
 import { EXIT } from './executions-usage.ts';
 
 const OPTIONS = { dir: { type: 'string' }, execution: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+/**
+ * SVC_ARCHIVE_DIR as the server reads it (src/config.ts: trimmed, absolute), so that the command
+ * lists where the server archives; a bad one is refused as the server refuses it (exit 78).
+ */
+function archiveDirSetting(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  try {
+    return loadConfig({ SVC_ARCHIVE_DIR: env.SVC_ARCHIVE_DIR }).SVC_ARCHIVE_DIR;
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message, 78);
+    throw e;
+  }
+}
 
 /**
  * What went wrong reading `path`, said of the file (this command asks no server, so runCli's
@@ -31,7 +45,7 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
     const [sub = 'list', ...args] = positionals;
     if (sub === 'list') {
       if (args.length || values.execution !== undefined) throw new UsageError('list takes --dir DIR and --json only');
-      const dir = values.dir ?? env.SVC_ARCHIVE_DIR;
+      const dir = values.dir ?? archiveDirSetting(env);
       if (!dir) throw new UsageError('no archive directory: give --dir DIR or set SVC_ARCHIVE_DIR');
       // A directory named on the command line that is not there is a typo, not an empty archive
       // (SVC_ARCHIVE_DIR's is made by the first archiving: until then there is nothing to list).
@@ -55,7 +69,7 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
     const [named, ...extra] = args;
     if (!named || extra.length) throw new UsageError('show needs one FILE');
     // `list` prints names: a bare name not in the working directory is one of DIR's.
-    const dir = values.dir ?? env.SVC_ARCHIVE_DIR;
+    const dir = values.dir ?? archiveDirSetting(env);
     const file = dir && !named.includes('/') && !existsSync(named) ? join(dir, named) : named;
     const wanted = values.execution === undefined ? null : Number(values.execution);
     if (wanted !== null && !(Number.isSafeInteger(wanted) && wanted > 0)) throw new UsageError(`--execution expects an execution id, got ${JSON.stringify(values.execution)}`);
