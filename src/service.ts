@@ -7,7 +7,7 @@ import { checkServerAuth, ConfigError, type Config } from './config.ts';
 import { listenFailure } from './listen-failure.ts';
 import { Db } from './db/db.ts';
 import { openDatabase } from './db/open-database.ts';
-import { aheadNotice, FIRST_MIGRATION, migrate } from './db/migrate.ts';
+import { migrate, sayMigrated } from './db/migrate.ts';
 import { serviceReaderUrl } from './db/sql-execute.ts';
 import { servicePowers } from './db/service-owner.ts';
 import { startBatchProcessor } from '../actors/batch-processor.ts';
@@ -72,14 +72,8 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     // With the NATS bus, the statements send no NOTIFY: the engine announces on NATS after commit.
     const db = new Db(database.url, 20, { notify: !config.SVC_NATS_URL });
     stops.unshift(() => db.close());
-    const migrated = await migrate(db, undefined, { log });
-    // An upgrade says what it changed in the database (`svc migrate` prints the same); a first
-    // start, which applies every migration, only that it made the schema.
-    if (migrated.applied.includes(FIRST_MIGRATION)) log.info({ current: migrated.current }, `made the database's schema (${migrated.applied.length} migrations, at ${migrated.current})`);
-    else if (migrated.applied.length) log.info({ applied: migrated.applied, current: migrated.current }, `applied ${migrated.applied.length} migration(s), the database is at ${migrated.current}`);
-    // A rollback, or an old server restarted during a rolling upgrade: it runs, and says so.
-    const ahead = aheadNotice(migrated);
-    if (ahead) log.warn({ ahead: migrated.ahead, current: migrated.current }, ahead);
+    // An upgrade says what it changed in the database (`svc migrate` prints the same).
+    sayMigrated(log, await migrate(db, undefined, { log }));
     const powers = await servicePowers(db);
     const databaseSuperuser = powers.superuser;
     // A key that cannot open the stored rows is refused now, not found out on every later read.

@@ -6,7 +6,7 @@ import { ROLES, isRole } from '../auth/roles.ts';
 import { loadConfig } from '../config.ts';
 import { insertApiToken, listApiTokens, revokeApiToken, type ApiTokenExpiry, type ApiTokenRow } from '../db/api-token.repo.ts';
 import { Db } from '../db/db.ts';
-import { migrate } from '../db/migrate.ts';
+import { migrate, sayMigrated } from '../db/migrate.ts';
 import { createLogger } from '../log.ts';
 import { openDatabase } from '../db/open-database.ts';
 import { durationMs } from '../dsl/duration.ts';
@@ -172,7 +172,9 @@ export async function tokenCommand(
   const database = await openDatabase(config, log, { shareRunning: true });
   const db = new Db(database.url, 2);
   try {
-    await migrate(db);
+    // It migrates as a start does (a token made before the first start needs the schema), and
+    // says so: run against a database older servers still serve, it upgrades it.
+    sayMigrated(log, await migrate(db, undefined, { log }));
     return await action(db, out, err);
   } finally {
     await db.close();

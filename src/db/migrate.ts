@@ -167,3 +167,17 @@ export function aheadNotice(result: MigrationResult): string | undefined {
   const n = result.ahead.length;
   return `the database is ahead of this version: it has ${n} migration${n === 1 ? '' : 's'} this version does not know (${result.ahead.join(', ')}), applied by a newer version of the service; this version's newest is ${result.current ?? 'none'}. Nothing was applied or undone: start the newer version, or run this one knowing its code was not written for that schema`;
 }
+
+/**
+ * Says in `log` what a run changed, as every process that migrates on its way to other work does
+ * (a server's start, `svc token`): a first run only that it made the schema, an upgrade which
+ * migrations it applied, nothing when there were none; and what a database a newer version
+ * migrated has that this version does not know. (`svc migrate` prints its answer instead.)
+ */
+export function sayMigrated(log: Logger, result: MigrationResult): void {
+  if (result.applied.includes(FIRST_MIGRATION)) log.info({ current: result.current }, `made the database's schema (${result.applied.length} migrations, at ${result.current})`);
+  else if (result.applied.length) log.info({ applied: result.applied, current: result.current }, `applied ${result.applied.length} migration(s), the database is at ${result.current}`);
+  // A rollback, or an old server restarted during a rolling upgrade: it runs, and says so.
+  const ahead = aheadNotice(result);
+  if (ahead) log.warn({ ahead: result.ahead, current: result.current }, ahead);
+}
