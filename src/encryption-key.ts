@@ -32,7 +32,7 @@ export async function resolveEncryptionKey(opts: { configured?: string; dataDir:
   }
   const file = keyFilePath(opts.dataDir);
   const source = `the key file ${file}`;
-  if (existsSync(file)) return { key: (await readFile(file, 'utf8')).trim(), source };
+  if (existsSync(file)) return { key: (await readFile(file, 'utf8').catch((err: unknown) => Promise.reject(unusableDataDir(err, opts.dataDir)))).trim(), source };
   if (embeddedDatabaseExists(opts.dataDir)) {
     throw new Error(
       `${file} is missing but the database in ${join(resolve(opts.dataDir), 'pg')} exists, and the credentials and keychain entries in it are sealed with that key; ` +
@@ -40,5 +40,16 @@ export async function resolveEncryptionKey(opts: { configured?: string; dataDir:
     );
   }
   // Made only here, for a data dir whose database does not exist yet (checked above).
-  return { key: await readOrCreateSecretFile(file, () => randomBytes(32).toString('base64')), source };
+  const key = await readOrCreateSecretFile(file, () => randomBytes(32).toString('base64')).catch((err: unknown) => Promise.reject(unusableDataDir(err, opts.dataDir)));
+  return { key, source };
+}
+
+/**
+ * The file system's refusal of the data directory (a file there, a file above it, no permission),
+ * the first thing a start writes there, said of the setting: Node's words alone ("EEXIST: file
+ * already exists, mkdir '/srv/svc'") named none.
+ */
+function unusableDataDir(err: unknown, dataDir: string): unknown {
+  if (!(err instanceof Error && 'code' in err)) return err;
+  return new ConfigError(`invalid SVC_DATA_DIR: ${dataDir}: the embedded default cannot keep its files there (${err.message})`);
 }
