@@ -75,7 +75,7 @@ describe('a server killed after answering 202', () => {
       server = await startServer(port);
       for (const [r, id] of [[a, taken.id], [w, waiting.id]] as const) {
         const s = await b.settled(r.body.request_id, 45_000);
-        expect(s).toMatchObject({ state: 'completed', execution_id: id });
+        expect(s, JSON.stringify(s)).toMatchObject({ state: 'completed', execution_id: id });
         expect((await ex.wait(id)).status).toBe('completed');
         const events = await ex.events(id);
         expect(events.map((e) => e.event_id)).toEqual(events.map((_, i) => i + 1));
