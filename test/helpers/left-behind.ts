@@ -25,7 +25,7 @@ export async function leftBehind(adminUrl: string, run: (sql: string) => Promise
     admin.on('notification', (n) => heard.push(n.payload ?? ''));
     await admin.query(`LISTEN ${CHANNEL}`);
     const objects = async () => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_largeobject_metadata')).rows[0].n;
-    const locks = async () => (await admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid IN (424242, 434343)`)).rowCount ?? 0;
+    const locks = async () => (await admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid IN (424242, 434343) AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rowCount ?? 0;
     const before = await objects();
     for (const sql of Object.values(LEFT_BEHIND_PROBES)) await run(sql);
     await admin.query(`SELECT pg_notify('${CHANNEL}', 'fence')`);

@@ -57,7 +57,7 @@ it('a runner killed during a migration lets go of its locks at once, and nothing
   await c.connect();
   try {
     const sleeping = async () =>
-      Number((await c.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND state = 'active' AND pid <> pg_backend_pid()`)).rows[0].n);
+      Number((await c.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep(60)%' AND state = 'active' AND pid <> pg_backend_pid()`)).rows[0].n);
     await until(`the slow migration running (${stderr})`, async () => (await sleeping()) === 1, 30_000);
     runner.kill('SIGKILL');
     await exited;
@@ -67,7 +67,11 @@ it('a runner killed during a migration lets go of its locks at once, and nothing
     await until('the killed runner\'s statement ended', async () => (await sleeping()) === 0, 10_000);
     await c.query(`SET statement_timeout = 5000`);
     await c.query('SELECT count(*) FROM core.catalog');
-    const held = await c.query(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [MIGRATION_LOCK_KEY]);
+    // This database's: other test files migrate their own databases on the same cluster meanwhile.
+    const held = await c.query(
+      `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [MIGRATION_LOCK_KEY],
+    );
     expect(Number(held.rows[0].n)).toBe(0);
     expect(Date.now() - killedAt).toBeLessThan(5_000);
     const applied = await c.query(`SELECT count(*) AS n FROM core.schema_migration WHERE version = '9999_test_slow.sql'`);
