@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { asObject } from '../objects.ts';
+import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
 import { usageSynopsis } from './usage-error.ts';
@@ -16,7 +17,7 @@ export function inspectLine(raw: unknown): string | null {
   // replayed steps): shown as the first move, since nothing else may come for a long while.
   if (e.type === '@xstate.actor') {
     const header = `execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`;
-    return e.snapshot === undefined ? header : `${header}\n${stateLine({ type: 'execution.started' }, asObject(e.snapshot))}`;
+    return e.snapshot === undefined ? header : `${header}\n${stateLine({ type: EVENT.executionStarted }, asObject(e.snapshot))}`;
   }
   if (e.type !== '@xstate.snapshot') return null;
   return stateLine(asObject(e.event), asObject(e.snapshot));
