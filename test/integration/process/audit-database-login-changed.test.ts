@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { expectHeldCallsCompletedOnce } from '../../helpers/held-calls-completed.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { freePort } from '../../helpers/ports.ts';
 import { runSvc } from '../../helpers/process.ts';
@@ -100,16 +101,7 @@ it('answers 503 with Retry-After while the service cannot log in, and loses no f
   await new Promise((r) => setTimeout(r, 6_000));
 
   await password('first-password');
-  await until('both executions completed', async () => {
-    const { rows } = await bed.db.query(`SELECT count(*)::int AS n FROM core.execution WHERE execution_id = ANY($1) AND status = 'completed'`, [ids]);
-    return rows[0].n === ids.length;
-  }, 40_000, 200);
-  for (const id of ids) {
-    const { rows } = await bed.db.query('SELECT event_type, step, context::text AS context FROM core.event WHERE execution_id = $1 ORDER BY event_id', [id]);
-    expect(rows.filter((r) => r.event_type === 'command.completed').map((r) => r.step), `execution ${id}`).toEqual(['s1']);
-    expect(rows.some((r) => String(r.context).includes('report_rejected')), `execution ${id}`).toBe(false);
-    expect(target.requests.filter((r) => r.path === '/hold' && Number(r.query.e) === id).length, `execution ${id}: the call made once`).toBe(1);
-  }
+  await expectHeldCallsCompletedOnce(bed.db, target, ids);
 }, 120_000);
 
 // At start (`svc server`, `svc migrate`, `svc token`) the same refusal printed only 'the database is

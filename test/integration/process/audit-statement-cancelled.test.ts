@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { http } from '../../helpers/http.ts';
+import { expectHeldCallsCompletedOnce } from '../../helpers/held-calls-completed.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { ServerProcesses, type ServerProcess } from '../../helpers/server-processes.ts';
 import { until } from '../../helpers/until.ts';
@@ -97,14 +98,5 @@ it.each([
     await databaseSetting(setting, null);
   }
 
-  await until('both executions completed', async () => {
-    const { rows } = await bed.db.query(`SELECT count(*)::int AS n FROM core.execution WHERE execution_id = ANY($1) AND status = 'completed'`, [ids]);
-    return rows[0].n === ids.length;
-  }, 40_000, 200);
-  for (const id of ids) {
-    const { rows } = await bed.db.query('SELECT event_type, step, context::text AS context FROM core.event WHERE execution_id = $1 ORDER BY event_id', [id]);
-    expect(rows.filter((r) => r.event_type === 'command.completed').map((r) => r.step), `execution ${id}`).toEqual(['s1']);
-    expect(rows.some((r) => String(r.context).includes('report_rejected')), `execution ${id}`).toBe(false);
-    expect(target.requests.filter((r) => r.path === '/hold' && Number(r.query.e) === id).length, `execution ${id}: the call made once`).toBe(1);
-  }
+  await expectHeldCallsCompletedOnce(bed.db, target, ids);
 }, 120_000);
