@@ -1,8 +1,9 @@
 // The identity a gateway asserts to the server (SVC_AUTH=gateway), in one header:
-//   x-svc-identity: <base64url(JSON {sub, role, exp, req?})>.<base64url(HMAC-SHA256(first part, secret))>
+//   x-svc-identity: <base64url(JSON {sub, role, exp, req})>.<base64url(HMAC-SHA256(first part, secret))>
 // `exp` is in epoch seconds; `req` (`<METHOD> <request-target>`) binds it to the one request it
-// was made for, so an assertion read off the wire does not open other routes for its 60 s. Pure
-// (no I/O), so the gateway and the server share it.
+// was made for, so an assertion read off the wire does not open other routes for its 60 s; one
+// without `req` is refused (the gateway always binds, so an unbound one was made by something
+// else and would open every route). Pure (no I/O), so the gateway and the server share it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import { isRole, type Role } from './roles.ts';
@@ -19,8 +20,8 @@ const MAX_ASSERTION_CHARS = 4096;
 export const MAX_SUBJECT_CHARS = 255;
 const HMAC_BYTES = 32;
 
-/** `req`: the request it is for (requestOf); the gateway always binds its assertions. */
-export type AssertedIdentity = { sub: string; role: Role; exp: number; req?: string };
+/** `req`: the request it is for (requestOf). */
+export type AssertedIdentity = { sub: string; role: Role; exp: number; req: string };
 
 const claimsSchema = v.object({
   sub: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_SUBJECT_CHARS)),
@@ -38,7 +39,7 @@ const mac = (body: string, secret: string): Buffer => createHmac('sha256', secre
 
 /** The header value asserting `identity` (exp in epoch seconds), signed with the shared secret. */
 export function signIdentity(identity: AssertedIdentity, secret: string): string {
-  const claims = { sub: identity.sub, role: identity.role, exp: identity.exp, ...(identity.req === undefined ? {} : { req: identity.req }) };
+  const claims = { sub: identity.sub, role: identity.role, exp: identity.exp, req: identity.req };
   const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${body}.${mac(body, secret).toString('base64url')}`;
 }
@@ -47,7 +48,7 @@ export function signIdentity(identity: AssertedIdentity, secret: string): string
  * Checks a header made by signIdentity for `request` (requestOf): signature first (constant time),
  * then the claims; `now` in epoch seconds. Refuses (with a short reason, never the header)
  * anything malformed, signed with another secret, expired (exp <= now), naming an unknown role,
- * or bound to another request.
+ * bound to no request, or bound to another request.
  */
 export function verifyIdentity(header: string | undefined, secret: string, request: string, now: number = Date.now() / 1000): VerifiedIdentity {
   if (typeof header !== 'string' || header.length > MAX_ASSERTION_CHARS) return { ok: false, reason: 'malformed identity assertion' };
@@ -67,6 +68,8 @@ export function verifyIdentity(header: string | undefined, secret: string, reque
   const { sub, role, exp, req } = parsed.output;
   if (!isRole(role)) return { ok: false, reason: 'identity assertion names an unknown role' };
   if (exp <= now) return { ok: false, reason: 'identity assertion has expired' };
-  if (req !== undefined && req !== request) return { ok: false, reason: 'identity assertion was made for another request' };
-  return { ok: true, identity: { sub, role, exp, ...(req === undefined ? {} : { req }) } };
+  // Told apart from a malformed one: the claim the gateway sets since f4cd4751 is what is missing.
+  if (req === undefined) return { ok: false, reason: 'identity assertion is bound to no request (its req claim is missing)' };
+  if (req !== request) return { ok: false, reason: 'identity assertion was made for another request' };
+  return { ok: true, identity: { sub, role, exp, req } };
 }

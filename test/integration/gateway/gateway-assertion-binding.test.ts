@@ -1,7 +1,8 @@
 // The identity the gateway asserts upstream is bound to the one request it was signed for: an
 // assertion read off the gateway-to-server hop (a real gateway, a real server in SVC_AUTH=gateway,
 // a real OpenID provider, a recording relay between them) opens no other route, method or query
-// for its 60 s, and a changed binding breaks the signature.
+// for its 60 s, and a changed binding breaks the signature; one bound to no request opens nothing.
+import { createHmac } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +72,21 @@ describe('gateway: the identity assertion is bound to its request', () => {
       expect(res.body.detail).toBe('identity assertion was made for another request');
     }
     expect((await http(stack.url, 'GET', '/api/credentials', undefined, admin)).status).toBe(401);
+  });
+
+  it('an assertion bound to no request is refused, however well signed: it would open every route', async () => {
+    // What the gateway made before f4cd4751, or anything else holding the secret: {sub, role, exp}.
+    const body = Buffer.from(JSON.stringify({ sub: 'ada', role: 'admin', exp: Math.floor(Date.now() / 1000) + 60 })).toString('base64url');
+    const unbound = { [IDENTITY_HEADER]: `${body}.${createHmac('sha256', TEST_GATEWAY_SECRET).update(body).digest('base64url')}` };
+    for (const [method, path, payload] of [
+      ['GET', '/api/credentials', undefined],
+      ['POST', '/api/credentials', { name: 'unbound_auth', type: 'bearer', data: { token: 'x' } }],
+    ] as const) {
+      const res = await http(stack.url, method, path, payload, unbound);
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body).toEqual({ detail: 'identity assertion is bound to no request (its req claim is missing)' });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    }
   });
 
   it('every route the gateway forwards still passes: reads, writes and the gateway\'s own read as the caller', async () => {

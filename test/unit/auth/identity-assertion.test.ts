@@ -13,19 +13,19 @@ const signRaw = (claims: unknown, secret = SECRET): string => {
 
 describe('signIdentity / verifyIdentity', () => {
   it('round-trips an identity signed with the shared secret', () => {
-    const header = signIdentity({ sub: 'alice@example.com', role: 'operator', exp: NOW + 60 }, SECRET);
+    const header = signIdentity({ sub: 'alice@example.com', role: 'operator', exp: NOW + 60, req: REQ }, SECRET);
     expect(header).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
-    expect(verifyIdentity(header, SECRET, REQ, NOW)).toEqual({ ok: true, identity: { sub: 'alice@example.com', role: 'operator', exp: NOW + 60 } });
+    expect(verifyIdentity(header, SECRET, REQ, NOW)).toEqual({ ok: true, identity: { sub: 'alice@example.com', role: 'operator', exp: NOW + 60, req: REQ } });
   });
 
   it('refuses an assertion at or past its exp (epoch seconds)', () => {
-    const header = signIdentity({ sub: 'a', role: 'admin', exp: NOW }, SECRET);
+    const header = signIdentity({ sub: 'a', role: 'admin', exp: NOW, req: REQ }, SECRET);
     expect(verifyIdentity(header, SECRET, REQ, NOW - 1).ok).toBe(true);
     expect(verifyIdentity(header, SECRET, REQ, NOW)).toEqual({ ok: false, reason: 'identity assertion has expired' });
   });
 
   it('refuses another secret, a changed body and a changed signature', () => {
-    const header = signIdentity({ sub: 'a', role: 'viewer', exp: NOW + 60 }, SECRET);
+    const header = signIdentity({ sub: 'a', role: 'viewer', exp: NOW + 60, req: REQ }, SECRET);
     expect(verifyIdentity(header, `${SECRET}x`, REQ, NOW)).toEqual({ ok: false, reason: 'identity assertion has a bad signature' });
     const [body, sig] = header.split('.');
     const promoted = Buffer.from(JSON.stringify({ sub: 'a', role: 'admin', exp: NOW + 60 })).toString('base64url');
@@ -35,7 +35,7 @@ describe('signIdentity / verifyIdentity', () => {
   });
 
   it('refuses an unknown role even when signed', () => {
-    expect(verifyIdentity(signRaw({ sub: 'a', role: 'root', exp: NOW + 60 }), SECRET, REQ, NOW)).toEqual({ ok: false, reason: 'identity assertion names an unknown role' });
+    expect(verifyIdentity(signRaw({ sub: 'a', role: 'root', exp: NOW + 60, req: REQ }), SECRET, REQ, NOW)).toEqual({ ok: false, reason: 'identity assertion names an unknown role' });
   });
 
   it('refuses malformed headers and claims without throwing', () => {
@@ -59,5 +59,9 @@ describe('signIdentity / verifyIdentity', () => {
     const [, sig] = header.split('.');
     const moved = Buffer.from(JSON.stringify({ sub: 'a', role: 'admin', exp: NOW + 60, req: 'DELETE /api/credentials/1' })).toString('base64url');
     expect(verifyIdentity(`${moved}.${sig}`, SECRET, 'DELETE /api/credentials/1', NOW)).toEqual({ ok: false, reason: 'identity assertion has a bad signature' });
+  });
+
+  it('refuses an assertion bound to no request, however well signed', () => {
+    expect(verifyIdentity(signRaw({ sub: 'a', role: 'admin', exp: NOW + 60 }), SECRET, REQ, NOW)).toEqual({ ok: false, reason: 'identity assertion is bound to no request (its req claim is missing)' });
   });
 });
