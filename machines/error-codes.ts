@@ -90,7 +90,7 @@ export const CODES = {
   http_status: { where: ['task_outcome'], meaning: 'an `http` task got a status ≥ 400 it does not accept (`data` holds the answer)' },
   response_too_large: { where: ['task_outcome'], meaning: 'an `http` or `mcp` task\'s answer had a body over 8 MiB, or a `postgres` task\'s rows came to more, the most a report carries: the body was not read further, the statement was cancelled (a write whose rows came once it had run stands); or the task\'s outcome did not fit in its command\'s report (8 MiB as JSON with the rest of it): not stored, `data` null' },
   sql_error: { where: ['task_outcome'], meaning: 'a `postgres` task\'s statement failed (`data.sqlstate`)' },
-  mcp_error: { where: ['task_outcome'], meaning: 'the MCP server answered a protocol error' },
+  mcp_error: { where: ['task_outcome'], meaning: "the MCP server answered a protocol error, an HTTP error status (a session it no longer knows: 404) or something that is not an MCP answer (not JSON, not the protocol's shape); the server's text in the message is cut at 500 characters" },
   tool_error: { where: ['task_outcome'], meaning: 'the MCP tool returned an error result (`data` holds it)' },
   exit_code: { where: ['task_outcome'], meaning: 'a `shell` command exited non-zero or was killed by a signal' },
   resource_limit: { where: ['task_outcome'], meaning: 'a `shell` command reached its CPU time or file size limit' },

@@ -10,6 +10,7 @@ import { HttpUrl } from './http-url.ts';
 import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
 import { guardedFetch } from './metadata-guard.ts';
 import { McpAnswerWatch } from './mcp-answer-watch.ts';
+import { cutServerText, mcpProblem } from './mcp-failure.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
@@ -24,8 +25,6 @@ const MCP_DEFAULT_REQUEST_TIMEOUT_MS = 3_600_000;
 const MCP_LIST_MAX_PAGES = 100;
 // Ending a session must not hold the task once its answer is in.
 const MCP_CLOSE_TIMEOUT_MS = 2_000;
-// How much of a failed tool's text goes into the error message (all of it stays in data).
-const MCP_ERROR_TEXT_LIMIT_CHARS = 500;
 
 const McpTaskSchema = v.looseObject({
   server: v.optional(v.nullable(v.string())),
@@ -59,6 +58,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   if (!auth.ok) return fail(auth.code, auth.message);
   ctx.secrets?.add(...auth.secrets);
   const safe = (text: string) => redactSecrets(text, auth.secrets);
+  const maskCut = ctx.secrets?.maskCut?.bind(ctx.secrets);
 
   for (const [name, value] of Object.entries(auth.query)) url.searchParams.set(name, value);
   // An answer past the report's limit ends the call at once: the SDK would wait for the rest.
@@ -81,7 +81,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (tooLarge.signal.aborted) return tooLargeOutcome();
     if (watch.lost.signal.aborted) return lostOutcome(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: it ended its answer to initialize`);
-    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${describeError(error)}`));
+    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${mcpProblem(error, maskCut).text}`));
   }
 
   try {
@@ -98,15 +98,16 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     }
     const result = await connection.client.callTool({ name: tool ?? '', arguments: args ?? {} }, undefined, options);
     if ('isError' in result && result.isError === true) {
-      return fail('tool_error', safe(`MCP tool '${tool}' returned an error: ${errorText(result.content, ctx.secrets?.maskCut?.bind(ctx.secrets))}`), result);
+      return fail('tool_error', safe(`MCP tool '${tool}' returned an error: ${errorText(result.content, maskCut)}`), result);
     }
     return ok(result);
   } catch (error) {
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (tooLarge.signal.aborted) return tooLargeOutcome();
     if (watch.lost.signal.aborted) return lostOutcome(`${serverName} ended its answer to ${method}`);
-    if (error instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${error.message}`));
-    return fail('connection', safe(`${serverName}: ${describeError(error)}`));
+    const problem = mcpProblem(error, maskCut);
+    if (error instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${problem.text}`));
+    return problem.answered ? fail('mcp_error', safe(`${serverName} answered ${method} with ${problem.text}`)) : fail('connection', safe(`${serverName}: ${problem.text}`));
   } finally {
     const closing = close(connection);
     if (!ctx.signal.aborted) await closing;
@@ -180,10 +181,9 @@ async function close({ client, transport }: Connection): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The tool's error text, cut at MCP_ERROR_TEXT_LIMIT_CHARS; `maskCut` masks a secret the cut left in part (SecretMask.maskCut). */
-function errorText(content: unknown, maskCut: (kept: string) => string = (kept) => kept): string {
+/** The tool's error text, cut as a server's text in a message is (all of it stays in data). */
+function errorText(content: unknown, maskCut?: (kept: string) => string): string {
   const parsed = v.safeParse(ContentSchema, content);
   const text = parsed.success ? parsed.output.map((item) => item.text ?? '').filter(Boolean).join(' ') : '';
-  if (!text) return '(no text)';
-  return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${maskCut(text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS))}…` : text;
+  return text ? cutServerText(text, maskCut) : '(no text)';
 }

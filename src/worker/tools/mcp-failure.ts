@@ -1,0 +1,44 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import * as v from 'valibot';
+import { describeError } from './outcome.ts';
+
+/** How much of a server's text goes into an error message: its answer may be 8 MiB, a message is read by people. */
+export const MCP_ERROR_TEXT_LIMIT_CHARS = 500;
+
+// The SDK checks each answer against the protocol's schema with zod; what it throws lists every
+// problem (20,000 bad tools: a 3.5 MB dump). Only its shape is read, not its class: zod is the SDK's
+// (its mini build, whose errors are `$ZodError`).
+const SchemaProblems = v.object({
+  name: v.picklist(['ZodError', '$ZodError']),
+  issues: v.pipe(v.array(v.looseObject({ path: v.optional(v.array(v.unknown())), message: v.string() })), v.minLength(1)),
+});
+
+/** `text` cut at MCP_ERROR_TEXT_LIMIT_CHARS; `maskCut` masks a secret the cut left in part (SecretMask.maskCut). */
+export function cutServerText(text: string, maskCut: (kept: string) => string = (kept) => kept): string {
+  return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${maskCut(text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS))}…` : text;
+}
+
+/**
+ * What went wrong with an MCP request, in one bounded text (the server's part cut), and whether
+ * the server answered it: with a JSON-RPC error, an HTTP error status (a session it no longer
+ * knows is a 404) or something that is not an MCP answer (not JSON, or not the protocol's shape).
+ * Not redacted: the caller masks the task's secrets in it.
+ */
+export function mcpProblem(error: unknown, maskCut?: (kept: string) => string): { answered: boolean; text: string } {
+  if (error instanceof McpError) return { answered: true, text: cutServerText(error.message, maskCut) };
+  const problems = v.safeParse(SchemaProblems, error);
+  if (problems.success) {
+    const [first, ...more] = problems.output.issues;
+    const path = (first.path ?? []).map(String).join('.');
+    const rest = more.length ? ` (and ${more.length.toLocaleString('en-US')} more problem${more.length === 1 ? '' : 's'})` : '';
+    return { answered: true, text: `something that is not an MCP answer: ${cutServerText(`${path ? `${path}: ` : ''}${first.message}`, maskCut)}${rest}` };
+  }
+  if (error instanceof SyntaxError) return { answered: true, text: `something that is not JSON: ${cutServerText(error.message, maskCut)}` };
+  // A status the SDK read from the answer (-1 is its own: an unexpected content type).
+  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
+    const text = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
+    return { answered: true, text: `HTTP ${error.code}: ${cutServerText(text, maskCut)}` };
+  }
+  return { answered: false, text: cutServerText(describeError(error), maskCut) };
+}
