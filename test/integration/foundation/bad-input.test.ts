@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import type { Json } from '../../helpers/http.ts';
+import { detailText, STACK_TRACE } from '../../helpers/refusal.ts';
 
 let t: TestApp;
 
@@ -105,17 +106,6 @@ function sendAllThenRead(c: Call): Promise<Answer> {
       socket.resume();
     });
   });
-}
-
-// A stack frame ("at fn (file:1:2)"), a source path or a node internal: none may reach a client.
-const STACK_TRACE = /\n\s+at |\bat [^\s]+ \(|\.ts:\d+|\.js:\d+|node:internal|\/src\/|\/node_modules\//;
-
-/** Every string of a `detail` (message, errors, code), for "does it name the field" checks. */
-function detailText(detail: unknown): string {
-  if (typeof detail === 'string') return detail;
-  if (Array.isArray(detail)) return detail.map(detailText).join('\n');
-  if (detail && typeof detail === 'object') return Object.values(detail).map(detailText).join('\n');
-  return String(detail ?? '');
 }
 
 const TABLES = ['execution', 'event', 'command', 'catalog', 'credential', 'keychain', 'runtime', 'resource'] as const;

@@ -1,0 +1,271 @@
+// Every operation of the OpenAPI document the server serves (/docs/json), sent requests whose only
+// fault is one thing, with every other part valid (ids of a real execution, catalog entry,
+// credential, keychain entry and limit): each path parameter bad, each query parameter of the
+// wrong type, repeated or unknown, the body malformed, of the wrong content type, empty, each
+// declared field of the wrong type or past its bounds, each required field missing, an unknown
+// field. Each must be refused with a 4xx whose JSON `detail` names the field at fault, no stack
+// trace, and leave every table of the database as it was. Odd values a field may take or refuse
+// (NUL, lone surrogates, 100,000 characters, deep nesting) must not break the server either.
+// openapi-fuzz.test.ts sends junk without valid ids; this sends one fault at a time.
+import http from 'node:http';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import * as v from 'valibot';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { asWorker } from '../../helpers/auth.ts';
+import { detailText, STACK_TRACE } from '../../helpers/refusal.ts';
+import { asSchema, oddValuesOf, sampleOf, wrongValuesOf, type Schema } from '../../helpers/schema-samples.ts';
+import { changedTables, tableDigester } from '../../helpers/table-digest.ts';
+
+let t: TestApp;
+
+type Answer = { status: number; text: string };
+type Request = { method: string; path: string; body?: string; contentType?: string | null; headers?: Record<string, string> };
+
+/** Sends `r` (a body as application/json unless `contentType` says otherwise; null: no type). */
+function send(base: string, r: Request): Promise<Answer> {
+  const headers: Record<string, string> = { accept: 'application/json', ...r.headers };
+  const type = r.contentType === undefined ? (r.body !== undefined ? 'application/json' : null) : r.contentType;
+  if (type) headers['content-type'] = type;
+  if (r.body !== undefined) headers['content-length'] = String(Buffer.byteLength(r.body));
+  return new Promise((ok, fail) => {
+    const req = http.request(new URL(r.path, base), { method: r.method, headers, timeout: 15_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => ok({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 15 s')));
+    req.on('error', fail);
+    req.end(r.body);
+  });
+}
+
+const parameter = v.object({ name: v.string(), in: v.string(), required: v.optional(v.boolean()), schema: v.optional(v.unknown()) });
+const operationShape = v.object({
+  parameters: v.optional(v.array(parameter)),
+  security: v.optional(v.array(v.record(v.string(), v.unknown()))),
+  requestBody: v.optional(v.object({ content: v.optional(v.record(v.string(), v.object({ schema: v.optional(v.unknown()) }))) })),
+});
+const documentShape = v.object({ paths: v.record(v.string(), v.record(v.string(), v.unknown())) });
+
+type Param = { name: string; in: string; required: boolean; schema: Schema };
+/** `workerOnly`: the route takes only the worker token (SVC_AUTH=none lets any other caller in on loopback). */
+type Operation = { method: string; template: string; params: Param[]; body: Schema | undefined; workerOnly: boolean };
+
+/** A request with one fault, and what its refusal must say. */
+type Case = {
+  what: string;
+  request: Request;
+  /** Named in the detail of a 400 or 422. */
+  field?: string;
+  /** False for values the route may take: then any status but 5xx will do. */
+  refused: boolean;
+};
+
+const PLAYBOOK = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: refusals, path: fuzz/ok }
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`;
+
+/** Valid values of path parameters, body fields and query parameters, by name (and route). */
+let ids: { execution: number; catalog: number; command: number };
+function validPathValue(template: string, name: string): string {
+  if (template.startsWith('/api/commands/')) return String(ids.command);
+  if (name === 'execution_id' || name === 'id') return String(ids.execution);
+  if (name === 'catalog_id') return String(ids.catalog);
+  if (name === 'path') return 'fuzz/ok';
+  if (name === 'step') return 'start';
+  if (name === 'handle') return '00000000-0000-4000-8000-000000000000';
+  if (name === 'keychain_name') return 'k1';
+  if (name === 'identifier') return 'fuzz-cred';
+  if (name === 'name') return template.startsWith('/api/credentials') ? 'fuzz-cred' : template.startsWith('/api/limits') ? 'fuzz-limit' : 'go';
+  return 'x';
+}
+const bodyHints = (): Record<string, unknown> => ({ path: 'fuzz/ok', execution_id: ids.execution, content: PLAYBOOK, query: 'SELECT 1', name: 'fuzz-new', worker_id: 'w-fuzz' });
+/** Bodies whose required fields alone are not a valid request. */
+const BASELINES: Record<string, unknown> = { 'PUT /api/limits/{name}': { concurrency: 1 }, 'POST /api/credentials/{name}/test': { url: 'http://127.0.0.1:9/' } };
+
+function operationsOf(raw: unknown): Operation[] {
+  const doc = v.parse(documentShape, raw);
+  const out: Operation[] = [];
+  for (const [template, methods] of Object.entries(doc.paths)) {
+    for (const [method, rawOp] of Object.entries(methods)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const op = v.parse(operationShape, rawOp);
+      const params = (op.parameters ?? []).map((p) => ({ name: p.name, in: p.in, required: p.required ?? false, schema: asSchema(p.schema) }));
+      const json = op.requestBody?.content?.['application/json'];
+      const workerOnly = Boolean(op.security?.length) && (op.security ?? []).every((s) => 'worker' in s);
+      out.push({ method: method.toUpperCase(), template, params, body: json ? asSchema(json.schema) : undefined, workerOnly });
+    }
+  }
+  return out;
+}
+
+// Odd values a route may take are many: each field gets `n` of them, the next field the next ones,
+// so that every value is sent somewhere and the run stays short.
+let rotation = 0;
+function rotated<T>(values: T[], n: number): T[] {
+  if (values.length <= n) return values;
+  rotation += n;
+  return Array.from({ length: n }, (_x, i) => values[(rotation + i) % values.length]);
+}
+
+const isInteger = (s: Schema) => s.type === 'integer' || Boolean(s.anyOf?.some((x) => x.type === 'integer'));
+
+/** The requests of one operation, each with one fault. */
+function casesOf(op: Operation): Case[] {
+  const pathParams = op.params.filter((p) => p.in === 'path');
+  const queryParams = op.params.filter((p) => p.in === 'query');
+  const pathWith = (name?: string, value?: string) => op.template.replace(/\{([^}]+)\}/g, (_m, n: string) => (n === name ? value ?? '' : encodeURIComponent(validPathValue(op.template, n))));
+  const requiredQuery = queryParams.filter((p) => p.required).map((p) => `${p.name}=${encodeURIComponent(String(sampleOf(p.schema)))}`);
+  const queryWith = (...extra: string[]) => (requiredQuery.length + extra.length ? `?${[...requiredQuery, ...extra].join('&')}` : '');
+  const baseline = op.body ? BASELINES[`${op.method} ${op.template}`] ?? sampleOf(op.body, bodyHints()) : undefined;
+  const baseBody = baseline === undefined ? undefined : JSON.stringify(baseline);
+  const at = (path: string, body: string | null = baseBody ?? null, extra: Partial<Request> = {}): Request => ({ method: op.method, path, body: body ?? undefined, ...extra, headers: { ...(op.workerOnly ? asWorker : {}), ...extra.headers } });
+  const cases: Case[] = [];
+
+  for (const p of pathParams) {
+    const integer = isInteger(p.schema);
+    const values = integer
+      ? ['abc', '0', '-1', '1.5', '1e3', '0x10', 'NaN', '99999999999999999999', '%20']
+      : ['%00', '..%2F..%2Fetc%2Fpasswd', 'q'.repeat(3000), '%ED%A0%80', '%E0%A4%A', '%C0%AF'];
+    for (const value of values) {
+      // A string parameter's odd value may name nothing there is (404) or be refused.
+      cases.push({ what: `path ${p.name}=${value.slice(0, 20)}`, request: at(pathWith(p.name, value) + queryWith()), field: integer ? p.name : undefined, refused: true });
+    }
+  }
+  const base = pathWith() + queryWith();
+  for (const q of queryParams) {
+    const others = requiredQuery.filter((x) => !x.startsWith(`${q.name}=`));
+    const path = (value: string) => `${pathWith()}?${[...others, `${q.name}=${value}`].join('&')}`;
+    const bad: string[] = [];
+    if (isInteger(q.schema)) bad.push('abc', '-1', '1.5', 'NaN', '1e3', '99999999999999999999', '0x10');
+    if (q.schema.enum) bad.push('__bogus__');
+    if (q.schema.maxLength !== undefined) bad.push('y'.repeat(q.schema.maxLength + 1));
+    for (const value of bad) cases.push({ what: `query ${q.name}=${value.slice(0, 20)}`, request: at(path(value)), field: q.name, refused: true });
+    for (const value of rotated(['%00', '%ED%A0%80', '%E0%A4%A', 'z'.repeat(5000)], 2)) cases.push({ what: `query ${q.name}=${value.slice(0, 20)}`, request: at(path(value)), refused: false });
+    // A parameter of one type takes one value (label, of several types, takes several).
+    if (q.schema.type || q.schema.enum) {
+      const one = encodeURIComponent(String(sampleOf(q.schema)));
+      cases.push({ what: `query ${q.name} twice`, request: at(`${path(one)}&${q.name}=${one}`), field: q.name, refused: true });
+    }
+  }
+  // Probes and scrapers outside /api (/health, /metrics) may carry a query of their own.
+  cases.push({ what: 'an unknown query parameter', request: at(`${pathWith()}?${[...requiredQuery, 'zz_unknown=1'].join('&')}`), field: 'zz_unknown', refused: op.template.startsWith('/api/') });
+  for (const p of queryParams.filter((x) => x.required)) {
+    cases.push({ what: `query ${p.name} missing`, request: at(pathWith() + (requiredQuery.length > 1 ? `?${requiredQuery.filter((x) => !x.startsWith(`${p.name}=`)).join('&')}` : '')), field: p.name, refused: true });
+  }
+
+  if (op.body && baseline !== undefined && typeof baseline === 'object' && baseline !== null) {
+    const body = op.body;
+    const required = body.required ?? [];
+    for (const raw of ['{', '{"a":}', "{'a':1}", '{"a":NaN}', '{"a":1}x', '[1,]']) cases.push({ what: `malformed JSON ${raw}`, request: at(base, raw), refused: true });
+    cases.push({ what: 'an empty body with a JSON content type', request: at(base, ''), refused: true });
+    cases.push({ what: 'the body as text/plain', request: at(base, baseBody, { contentType: 'text/plain' }), refused: true });
+    cases.push({ what: 'the body as a form', request: at(base, 'a=1', { contentType: 'application/x-www-form-urlencoded' }), refused: true });
+    cases.push({ what: 'the body as multipart', request: at(base, '--b\r\n\r\n--b--', { contentType: 'multipart/form-data; boundary=b' }), refused: true });
+    cases.push({ what: 'the body as application/json in latin1', request: at(base, baseBody, { contentType: 'application/json; charset=iso-8859-1' }), refused: false });
+    for (const raw of ['[]', 'null', '1', '"x"', 'true']) cases.push({ what: `a body of ${raw}`, request: at(base, raw), refused: true });
+    if (required.length) cases.push({ what: 'no body', request: at(base, null), refused: true });
+    for (const [name, schema] of Object.entries(body.properties ?? {})) {
+      for (const [what, value] of wrongValuesOf(schema)) cases.push({ what: `${name} ${what}`, request: at(base, JSON.stringify({ ...baseline, [name]: value })), field: name, refused: true });
+      for (const [what, value] of rotated(oddValuesOf(schema), 2)) cases.push({ what: `${name} ${what}`, request: at(base, JSON.stringify({ ...baseline, [name]: value })), refused: false });
+      if (isInteger(schema)) cases.push({ what: `${name} past 2^64 as JSON text`, request: at(base, JSON.stringify({ ...baseline, [name]: 0 }).replace(`"${name}":0`, `"${name}":99999999999999999999999`)), field: name, refused: true });
+    }
+    for (const name of required) {
+      const without = Object.fromEntries(Object.entries(baseline).filter(([k]) => k !== name));
+      cases.push({ what: `${name} missing`, request: at(base, JSON.stringify(without)), field: name, refused: true });
+    }
+    cases.push({ what: 'an unknown field', request: at(base, JSON.stringify({ ...baseline, zz_unknown: 1 })), field: 'zz_unknown', refused: body.additionalProperties === false });
+    cases.push({ what: '__proto__', request: at(base, `{"__proto__":{"polluted":1},${baseBody?.slice(1)}`.replace(/,}$/, '}')), refused: false });
+  }
+  if (!op.body && op.method !== 'GET' && !op.template.startsWith('/api/hooks/') && op.template.startsWith('/api/')) {
+    cases.push({ what: 'a body where the route takes none', request: at(base, '{"zz_unknown":1}'), field: 'zz_unknown', refused: true });
+  }
+  if (op.params.some((p) => p.name === 'idempotency-key')) {
+    cases.push({ what: 'an idempotency key of 8,000 characters', request: at(base, baseBody, { headers: { 'idempotency-key': 'k'.repeat(8000) } }), refused: false });
+  }
+  return cases;
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  const reg = v.parse(v.object({ catalog_id: v.number() }), JSON.parse((await send(t.url, { method: 'POST', path: '/api/catalog/playbook', body: JSON.stringify({ content: PLAYBOOK }) })).text));
+  const run = v.parse(v.object({ execution_id: v.number() }), JSON.parse((await send(t.url, { method: 'POST', path: '/api/run/playbook', body: JSON.stringify({ path: 'fuzz/ok' }) })).text));
+  const command = await t.deps.db.query<{ id: string }>('SELECT command_id::text AS id FROM core.command ORDER BY command_id LIMIT 1');
+  ids = { execution: run.execution_id, catalog: reg.catalog_id, command: Number(command.rows[0]?.id ?? 1) };
+  const seeds: Request[] = [
+    { method: 'POST', path: '/api/credentials', body: JSON.stringify({ name: 'fuzz-cred', type: 'bearer', data: { token: 'secret-token' } }) },
+    { method: 'POST', path: `/api/keychain/${ids.catalog}/k1`, body: JSON.stringify({ token_data: { t: 'x' }, credential_type: 'bearer' }) },
+    { method: 'PUT', path: '/api/limits/fuzz-limit', body: JSON.stringify({ concurrency: 1 }) },
+  ];
+  for (const s of seeds) {
+    const a = await send(t.url, s);
+    expect(a.status, `${s.method} ${s.path}: ${a.text}`).toBeLessThan(300);
+  }
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** What is wrong with `a`, the answer to `c`, and with the database after it (`changed`). */
+function problemsOf(c: Case, a: Answer, changed: string[]): string[] {
+  const problems: string[] = [];
+  if (a.status >= 500) problems.push(`status ${a.status}`);
+  else if (c.refused && (a.status < 400 || a.status > 499)) problems.push(`status ${a.status}, not a refusal`);
+  if (STACK_TRACE.test(a.text)) problems.push('a stack trace or source path');
+  if (a.status >= 400) {
+    let detail: unknown;
+    try {
+      detail = v.parse(v.object({ detail: v.unknown() }), JSON.parse(a.text)).detail;
+    } catch {
+      problems.push('not a JSON object with a detail');
+    }
+    const text = detailText(detail);
+    if (!text) problems.push('no detail');
+    else if (c.field && c.refused && (a.status === 400 || a.status === 422) && !text.includes(c.field)) problems.push(`detail does not name ${c.field}`);
+    if (changed.length) problems.push(`refused, but changed ${changed.join(', ')}`);
+  }
+  return problems;
+}
+
+it('refuses each operation of the OpenAPI document one fault at a time: a 4xx naming the field, no stack trace, nothing changed', async () => {
+  const operations = operationsOf(JSON.parse((await send(t.url, { method: 'GET', path: '/docs/json' })).text));
+  expect(operations.length).toBeGreaterThan(50);
+  const failures: string[] = [];
+  const covered = new Set<string>();
+  let requests = 0;
+  const tableDigest = await tableDigester(t.deps.db);
+  let before = await tableDigest();
+  for (const op of operations) {
+    for (const c of casesOf(op)) {
+      let a: Answer;
+      try {
+        a = await send(t.url, c.request);
+      } catch (err) {
+        failures.push(`${op.method} ${op.template} ${c.what}: no answer (${String(err)})`);
+        continue;
+      }
+      requests++;
+      covered.add(`${op.method} ${op.template}`);
+      // An accepted request may go on writing (a batch's events are stored after its 202): the
+      // next baseline is what the tables hold once they stop changing.
+      let after = await tableDigest();
+      for (let settled = a.status >= 400; !settled; ) {
+        await new Promise((r) => setTimeout(r, 100));
+        const again = await tableDigest();
+        settled = changedTables(after, again).length === 0;
+        after = again;
+      }
+      const problems = problemsOf(c, a, changedTables(before, after));
+      before = after;
+      if (problems.length) failures.push(`${op.method} ${op.template} ${c.what}: ${problems.join('; ')} -> ${a.status} ${a.text.slice(0, 200)}`);
+    }
+  }
+  expect(covered.size).toBe(operations.length);
+  expect(failures).toEqual([]);
+  expect(requests).toBeGreaterThan(1500);
+}, 120_000);
