@@ -21,6 +21,8 @@ export type StepView = {
   wait?: { kind: 'timer' | 'signal'; signal: string | null; approval_roles: string[] | null; for?: 'retry'; task?: string; attempt?: number };
   /** Its commands and child starts decided while the execution is paused: held, issued once resumed. */
   held?: number;
+  /** How many of its runs took the outcome its execution's `retry_of` recorded instead of running (`step.replayed`); absent: none. */
+  replayed?: number;
 };
 
 export type ExecutionView = {
@@ -57,6 +59,9 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     const view: StepView = { status: st };
     const o = lastOutcome(ctx.steps, s.step);
     if (o) view.outcome = { status: o.status, error: o.error ? { message: o.error.message, ...(o.error.code ? { code: o.error.code } : {}) } : null };
+    // Without it a replayed step read `completed ok` as one that ran here: its tasks ran in the execution retried.
+    const replayed = replayedRuns(ctx, s.step);
+    if (replayed) view.replayed = replayed;
     if (st === 'active' && s.wait && waitingIn(ctx, s.step)) {
       st = 'waiting';
       view.status = st;
@@ -103,6 +108,20 @@ function retryAwaited(ctx: ExecutionContext, step: NormalizedStep): { task: stri
     found ??= { task: task.name, attempt: it.attempt ?? 1 };
   }
   return found;
+}
+
+/**
+ * How many runs of the step took a retry's recorded outcome (machines/execution/actions.ts
+ * takeReplayed): those taken of its list; of one outcome alone (logs before the list), its first
+ * run, once the step completed.
+ */
+function replayedRuns(ctx: ExecutionContext, step: string): number {
+  const replay = ctx.input.replay;
+  const recorded = replay && Object.hasOwn(replay, step) ? replay[step] : undefined;
+  if (!recorded) return 0;
+  if (!Array.isArray(recorded)) return ctx.completedSteps.includes(step) ? 1 : 0;
+  const taken = ctx.replayTaken;
+  return taken && Object.hasOwn(taken, step) ? taken[step] : 0;
 }
 
 /** Whether a run of the step waits (a pending wait of one of its runs). */

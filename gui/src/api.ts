@@ -145,7 +145,7 @@ export type Execution = {
  * any, as `wake_at`); a `playbook` task's own timer says what it is for (`for`: its child's timeout,
  * or the delay before `attempt`) and names the task.
  */
-export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null } & Partial<TaskTimer>;
+export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null; since?: string } & Partial<TaskTimer>;
 
 /** A `playbook` task's own timer, as GET /api/executions/{id} `waits` names it. */
 export type TaskTimer = { for: 'timeout' | 'retry'; task: string; attempt: number };

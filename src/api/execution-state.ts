@@ -29,11 +29,13 @@ const stepAnswer = v.object({
       signal: v.nullable(v.string()),
       approval_roles: v.nullable(v.array(v.string())),
       wake_at: v.nullable(time),
+      since: v.pipe(time, v.description('when the step began to wait (its wait row was written)')),
       for: v.optional(v.pipe(v.literal('retry'), v.description('the step waits for its `playbook` task\'s next attempt (the retry\'s delay), not for a `wait` of its own'))),
       task: v.optional(v.pipe(v.string(), v.description('with `for`: the task to retry'))),
       attempt: v.optional(v.pipe(integer, v.description('with `for`: the attempt it starts'))),
     }),
   ),
+  replayed: v.optional(v.pipe(integer, v.description('how many of its runs took the outcome the execution it retries (`retry_of`) recorded instead of running (event `step.replayed`); absent when none did'))),
   held: v.optional(v.pipe(integer, v.description('of a paused execution: how many of the step\'s commands and child starts the pause holds (decided while paused, issued once resumed)'))),
 });
 const stateAnswer = v.object({
@@ -86,8 +88,8 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
         tags: ['executions'],
         summary: 'Live snapshot of an execution: the statechart state value, active steps, each step status and loop progress',
         description:
-          'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at), completed, failed, skipped or cancelled. ' +
-          'A step whose `playbook` task runs its child is active, under its timeout_seconds too; one between attempts of its `retry` is waiting, its `wait` saying `for: retry`, `task` and `attempt` (the next one). `kept_signals`: signals kept for a step that says `buffer: true`, not taken yet. No payload, vars or results.',
+          'Hydrated from the event log through the playbook statechart. `steps.<name>.status` is pending, active, waiting (with `wait`: kind, signal, approval_roles, wake_at, since), completed, failed, skipped or cancelled. ' +
+          'A step whose `playbook` task runs its child is active, under its timeout_seconds too; one between attempts of its `retry` is waiting, its `wait` saying `for: retry`, `task` and `attempt` (the next one). `replayed`: how many of the step\'s runs a retry took from the execution it retries instead of running them. `kept_signals`: signals kept for a step that says `buffer: true`, not taken yet. No payload, vars or results.',
         params: jsonSchema(idParams),
         response: responses({ 200: stateAnswer }),
       },
@@ -101,8 +103,13 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       const follower = read && (await followExecution(deps.db, deps.cache, read.row));
       const view = follower?.view();
       if (!read || !follower || !view) throw notFound(`execution ${id}`);
-      // A waiting step's wake-up time is its wait row's (the machine knows what it waits for, not when).
-      const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, wake_at: read.wakes.get(name)?.toISOString() ?? null } } : s]));
+      // A waiting step's wake-up time and since when it waits are its wait row's (the machine knows
+      // what it waits for, not when). A row not there is a moment between two reads: now.
+      const wakeOf = (name: string) => {
+        const w = read.wakes.get(name);
+        return { wake_at: w?.wakeAt?.toISOString() ?? null, since: (w?.since ?? new Date()).toISOString() };
+      };
+      const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, ...wakeOf(name) } } : s]));
       // Kept signals are in the machine's context only: no step shows them, and one never taken ends with the execution.
       const kept = Object.entries(follower.snapshot?.context.signals ?? {}).flatMap(([signal, sent]) => sent.map((s) => ({ signal, by: s.by })));
       return { execution_id: id, path: read.row.path, catalog_id: read.row.catalog_id, ...view, steps, status: read.row.status, kept_signals: kept, last_event_id: follower.lastEventId };

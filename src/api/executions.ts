@@ -173,6 +173,7 @@ const executionDetailAnswer = v.object({
         signal: v.nullable(v.string()),
         wake_at: v.nullable(time),
         approval_roles: v.nullable(v.array(v.string())),
+        since: v.pipe(time, v.description('when it began (its wait was set)')),
         ...TASK_TIMER_ENTRIES,
       }),
     ),

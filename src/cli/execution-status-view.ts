@@ -17,6 +17,8 @@ const Wait = v.looseObject({
   signal: v.nullable(v.string()),
   wake_at: v.nullable(v.string()),
   approval_roles: v.nullable(v.array(v.string())),
+  // Absent from servers before it was answered.
+  since: v.optional(v.string()),
 });
 /** Its admission (flow control): the limit and key it is queued on or holds a slot of, its debounce window's close. */
 const Flow = v.looseObject({
@@ -56,6 +58,8 @@ const StepView = v.looseObject({
   outcome: v.optional(v.looseObject({ status: v.string(), error: v.nullable(v.unknown()) })),
   // Absent from servers before it was answered, and of a step the pause holds nothing of.
   held: v.optional(v.number()),
+  // How many of its runs a retry replayed; absent from servers before it was answered, and when none.
+  replayed: v.optional(v.number()),
 });
 /** A signal kept for a step that says `buffer: true` (no step waited for it when it came). */
 const KeptSignal = v.looseObject({ signal: v.string(), by: v.nullable(v.string()) });
@@ -84,15 +88,18 @@ export function keptSignalsText(kept: readonly KeptSignal[]): string {
  * 2026-…Z (in 30m)`; a `playbook` task's own timer by purpose: `playbook task kid: timeout at …`,
  * `retry 2 of kid at …`. Of a paused execution, a time already past is held for the resume, not
  * late: `timer until … (5m ago): due, fires once resumed` (a signal's: `times out once resumed`).
+ * A step's own wait ends with since when it waits: `, waiting since 2026-…Z (2h ago)`.
  */
 export function waitText(w: Wait, now: number, paused = false): string {
   const when = w.wake_at ? whenText(w.wake_at, now) : undefined;
   const held = paused && w.wake_at !== null && Date.parse(w.wake_at) <= now ? `: due, ${w.kind === 'signal' && !taskTimerText(w) ? 'times out' : 'fires'} once resumed` : '';
   const task = taskTimerText(w);
   if (task) return `${task}${when ? ` at ${when}` : ''}${held}`;
-  if (w.kind !== 'signal') return `${w.kind}${when ? ` until ${when}` : ''}${held}`;
+  // A signal wait without timeout said nothing of its age: a minute and a week read the same.
+  const since = w.since ? `, waiting since ${whenText(w.since, now)}` : '';
+  if (w.kind !== 'signal') return `${w.kind}${when ? ` until ${when}` : ''}${held}${since}`;
   const roles = w.approval_roles?.length ? ` (roles ${w.approval_roles.join(', ')})` : '';
-  return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}${held}`;
+  return `signal ${w.signal ?? '?'}${roles}${when ? `, times out ${when}` : ''}${held}${since}`;
 }
 
 /**
@@ -137,7 +144,7 @@ function limitWaitsText(ws: readonly LimitWait[], now: number): string[] {
   });
 }
 
-function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean): string[][] {
+function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean, retryOf: number | null): string[][] {
   return Object.entries(steps).map(([name, s]) => {
     const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now, paused));
     const stepLimitWaits = limitWaits.filter((w) => w.step === name);
@@ -151,7 +158,9 @@ function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly Lim
     const forRoom = limitWaitsText(stepLimitWaits, now);
     // The view's count of what the pause holds: an active step of which nothing runs says so.
     const held = s.held ? `held (paused): ${s.held} ${s.held === 1 ? 'command' : 'commands'} issued once resumed` : '';
-    return [name, s.status, boundedText([held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
+    // Its outcome is the retried execution's (its tasks ran there, not here): it read as if it ran again.
+    const replayed = s.replayed ? `replayed from ${retryOf ?? 'the execution retried'}${s.replayed > 1 ? ` (${s.replayed} runs)` : ''}` : '';
+    return [name, s.status, boundedText([replayed, held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
   });
 }
 
@@ -198,7 +207,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
     moreText(d.limit_waits_count, limitWaits.length, 'commands wait for room on a limit'),
   ].filter(Boolean);
   if (more.length) rows.push(['waiting', more.join('; ')]);
-  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused), ...orphans]) : '';
+  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused, d.retry_of ?? null), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;
 }

@@ -10,7 +10,7 @@ import type { Queryable } from './queryable.ts';
  * A wait of an execution as GET /api/executions/{id} shows it (core.wait). A `playbook` task's own
  * timer (its timeout, its retry's delay) says so: `for`, `task` and `attempt`, as its timer.set does.
  */
-export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null } & Partial<TaskTimer>;
+export type ExecutionWait = { step: string; seq: number; kind: 'timer' | 'signal'; signal: string | null; wake_at: string | null; approval_roles: string[] | null; since: string } & Partial<TaskTimer>;
 
 type StoredWait = Omit<ExecutionWait, keyof TaskTimer> & { purpose: TaskTimer | null };
 
@@ -57,7 +57,8 @@ export async function getExecutionWithRetryLinks(
             -- A playbook task's timer says what it is for in its row (\`purpose\`, migrations/0043): no read of the log.
             (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                                                        'approval_roles', w.approval_roles, 'purpose', w.purpose) ORDER BY w.seq), '[]')
+                                                        'approval_roles', w.approval_roles, 'purpose', w.purpose,
+                                                        'since', to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY w.seq), '[]')
                FROM (SELECT * FROM core.wait WHERE execution_id = ${HIDDEN_ID} ORDER BY seq LIMIT ${EXECUTION_VIEW_WAITS_MAX}) w) AS waits,
             (SELECT count(*)::int FROM core.wait WHERE execution_id = ${HIDDEN_ID}) AS waits_count,
             (SELECT json_build_object('limit', a.limit_name, 'key', a.limit_key, 'priority', a.priority, 'defined', ${limitDefinedSql('a.limit_name')},

@@ -48,25 +48,28 @@ export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLoo
   return { due, next: rows[0]?.next_at ?? null, nextInMs: rows[0]?.next_in_ms ?? null };
 }
 
+/** When a step's wait wakes it (null: never) and since when it waits (its wait row's write). */
+export type StepWake = { wakeAt: Date | null; since: Date };
+
 /**
  * An execution's row and when each of its steps wakes (a timer fires, a signal wait times out;
- * null: never): its first wait's (lowest seq), the one the execution's view describes of a step
+ * null: never) and since when it waits: its first wait's (lowest seq), the one the execution's view describes of a step
  * with several. One statement, so one snapshot: a wait row is written by the statement that
  * writes the event beginning it (and moves `applied_event_id` on), so the view folded up to the
  * row's `applied_event_id` and these times agree. Two reads could see a step waiting whose wait
  * row the other had not seen yet (wake_at null for a moment).
  */
-export async function readExecutionWakes(q: Queryable, executionId: number): Promise<{ row: ExecutionRow; wakes: Map<string, Date | null> } | undefined> {
-  const { rows } = await q.query<ExecutionRow & { wakes: { step: string; wake_at: string | null }[] }>({
+export async function readExecutionWakes(q: Queryable, executionId: number): Promise<{ row: ExecutionRow; wakes: Map<string, StepWake> } | undefined> {
+  const { rows } = await q.query<ExecutionRow & { wakes: { step: string; wake_at: string | null; since: string }[] }>({
     name: 'svc_execution_wakes',
     text: `SELECT ${EXECUTION_COLUMNS},
-                  COALESCE((SELECT json_agg(json_build_object('step', w.step, 'wake_at', w.wake_at))
-                              FROM (SELECT DISTINCT ON (step) step, wake_at FROM core.wait WHERE execution_id = $1 ORDER BY step, seq) w), '[]') AS wakes
+                  COALESCE((SELECT json_agg(json_build_object('step', w.step, 'wake_at', w.wake_at, 'since', w.created_at))
+                              FROM (SELECT DISTINCT ON (step) step, wake_at, created_at FROM core.wait WHERE execution_id = $1 ORDER BY step, seq) w), '[]') AS wakes
              FROM core.execution WHERE execution_id = $1`,
     values: [executionId],
   });
   const found = rows[0];
   if (!found) return undefined;
   const { wakes, ...row } = found;
-  return { row, wakes: new Map(wakes.map((w) => [w.step, w.wake_at === null ? null : new Date(w.wake_at)])) };
+  return { row, wakes: new Map(wakes.map((w) => [w.step, { wakeAt: w.wake_at === null ? null : new Date(w.wake_at), since: new Date(w.since) }])) };
 }

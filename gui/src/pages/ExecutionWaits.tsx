@@ -58,6 +58,13 @@ export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDeta
               ) : null}
               <dt>{w.kind === 'timer' && w.for !== 'timeout' ? 'Wakes' : 'Times out'}</dt>
               <dd>{w.wake_at ? <WakeTime at={w.wake_at} paused={execution.status === 'paused'} /> : 'never'}</dd>
+              {/* A signal wait without timeout said nothing of its age (absent from older servers). */}
+              {w.since ? (
+                <>
+                  <dt>Since</dt>
+                  <dd className="wait-since">{formatClock(w.since)}</dd>
+                </>
+              ) : null}
             </dl>
             {w.kind === 'signal' && w.signal ? <SignalForm
                 executionId={execution.execution_id}

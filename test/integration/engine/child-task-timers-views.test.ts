@@ -86,12 +86,12 @@ describe('a playbook task\'s timeout timer', () => {
     const reg = await s.register(parent('timeout', 'path: taskviews/sleeper, timeout_seconds: 60'));
     const id = await s.run(reg.path);
     const waits = await waitsWhen(id, (w) => w.length > 0);
-    expect(waits).toEqual([{ step: 'start', seq: expect.any(Number), kind: 'timer', signal: null, wake_at: expect.any(String), approval_roles: null, for: 'timeout', task: 'kid', attempt: 1 }]);
+    expect(waits).toEqual([{ step: 'start', seq: expect.any(Number), kind: 'timer', signal: null, wake_at: expect.any(String), approval_roles: null, since: expect.any(String), for: 'timeout', task: 'kid', attempt: 1 }]);
 
     // The child's step waits for its own timer: the entry has the fields it always had, no more.
     const child = await childOf(id);
     const childWaits = await waitsWhen(child, (w) => w.length > 0);
-    expect(childWaits).toEqual([{ step: 'start', seq: expect.any(Number), kind: 'timer', signal: null, wake_at: expect.any(String), approval_roles: null }]);
+    expect(childWaits).toEqual([{ step: 'start', seq: expect.any(Number), kind: 'timer', signal: null, wake_at: expect.any(String), approval_roles: null, since: expect.any(String) }]);
     const childState = await state(child);
     expect(childState.steps.start).toMatchObject({ status: 'waiting', wait: { kind: 'timer', wake_at: expect.any(String) } });
     expect(childState.steps.start.wait).not.toHaveProperty('for');
@@ -110,10 +110,10 @@ describe('a playbook task\'s retry delay', () => {
     const reg = await s.register(parent('retry', 'path: taskviews/failing, retry: { attempts: 3, delay_seconds: 60 }'));
     const id = await s.run(reg.path);
     const waits = await waitsWhen(id, (w) => w.length > 0);
-    expect(waits).toEqual([{ step: 'start', seq: expect.any(Number), kind: 'timer', signal: null, wake_at: expect.any(String), approval_roles: null, for: 'retry', task: 'kid', attempt: 2 }]);
+    expect(waits).toEqual([{ step: 'start', seq: expect.any(Number), kind: 'timer', signal: null, wake_at: expect.any(String), approval_roles: null, since: expect.any(String), for: 'retry', task: 'kid', attempt: 2 }]);
 
     const st = await state(id);
-    expect(st.steps.start).toEqual({ status: 'waiting', wait: { kind: 'timer', signal: null, approval_roles: null, wake_at: waits[0].wake_at, for: 'retry', task: 'kid', attempt: 2 } });
+    expect(st.steps.start).toEqual({ status: 'waiting', wait: { kind: 'timer', signal: null, approval_roles: null, wake_at: waits[0].wake_at, since: waits[0].since, for: 'retry', task: 'kid', attempt: 2 } });
     expect(st.active_steps).toEqual(['start']);
     expect(st.pending_commands).toBe(0);
     // The inspection's last snapshot reads it the same (its context: the steps as /state has them).

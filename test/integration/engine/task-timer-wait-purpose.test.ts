@@ -60,7 +60,7 @@ workflow:
     expect(rows).toEqual([{ seq: set!.context.seq, kind: 'timer', purpose: { for: 'timeout', task: 'kid', attempt: 1 } }]);
     const view = (await http(s.url, 'GET', `/api/executions/${id}`)).body;
     expect(view.waits).toEqual([
-      { step: 'guarded', seq: set!.context.seq, kind: 'timer', signal: null, wake_at: set!.context.wake_at, approval_roles: null, for: 'timeout', task: 'kid', attempt: 1 },
+      { step: 'guarded', seq: set!.context.seq, kind: 'timer', signal: null, wake_at: set!.context.wake_at, approval_roles: null, since: expect.any(String), for: 'timeout', task: 'kid', attempt: 1 },
     ]);
 
     // The child's own timer is a step's wait: no purpose in its row, none in its view.
@@ -128,9 +128,9 @@ describe('the migration that adds the purpose', () => {
       ]);
       const view = await getExecutionWithRetryLinks(db, id);
       expect(view?.waits).toEqual([
-        { step: 'guarded', seq: 1, kind: 'timer', signal: null, wake_at: '2030-01-02T00:00:00.000Z', approval_roles: null, for: 'timeout', task: 'kid', attempt: 3 },
-        { step: 'pause', seq: 2, kind: 'timer', signal: null, wake_at: '2030-01-01T00:00:00.000Z', approval_roles: null },
-        { step: 'approve', seq: 3, kind: 'signal', signal: 'go', wake_at: null, approval_roles: null },
+        { step: 'guarded', seq: 1, kind: 'timer', signal: null, wake_at: '2030-01-02T00:00:00.000Z', approval_roles: null, since: expect.any(String), for: 'timeout', task: 'kid', attempt: 3 },
+        { step: 'pause', seq: 2, kind: 'timer', signal: null, wake_at: '2030-01-01T00:00:00.000Z', approval_roles: null, since: expect.any(String) },
+        { step: 'approve', seq: 3, kind: 'signal', signal: 'go', wake_at: null, approval_roles: null, since: expect.any(String) },
       ]);
     } finally {
       await db.close();
