@@ -46,21 +46,23 @@ export async function answerText(response: Response): Promise<string> {
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
- * A fetch for clients that read answers themselves (the MCP SDK's transports): a response's
- * body over ANSWER_MAX_BYTES, declared or as it streams, errors with AnswerTooLarge and is not
- * read further, and `onTooLarge` hears of it (its caller stops waiting for an answer that will
- * not come whole). Redirects and bodiless answers pass as they are.
+ * A fetch for clients that read answers themselves (the MCP SDK's transports), for one task: the
+ * bodies of all the responses it fetched, together over ANSWER_MAX_BYTES (declared or as they
+ * stream), error with AnswerTooLarge and are not read further, and `onTooLarge` hears of it (its
+ * caller stops waiting for an answer that will not come whole). Together, because the task's
+ * result is what they carry (a tools/list's pages, each within the limit, made one list of
+ * 100 MiB). Redirects and bodiless answers pass as they are.
  */
 export function boundedFetch(onTooLarge: () => void, base: typeof fetch = fetch): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  let bytes = 0;
   return async (url, init) => {
     const response = await base(url, init);
     if (!response.body || NULL_BODY_STATUSES.has(response.status) || (response.status >= 300 && response.status < 400)) return response;
-    if (Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
+    if (bytes + Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
       await response.body.cancel();
       onTooLarge();
       throw new AnswerTooLarge();
     }
-    let bytes = 0;
     const counted = new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         bytes += chunk.byteLength;

@@ -11,7 +11,7 @@ import { mcp } from '../../../src/worker/tools/mcp.ts';
 import type { ToolContext } from '../../../src/worker/tools/types.ts';
 
 type Rpc = { id?: number; method: string; params?: { protocolVersion?: string } };
-type Answer = 'endless' | 'declared' | 'large';
+type Answer = 'endless' | 'declared' | 'large' | 'paged';
 
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
 
@@ -48,6 +48,8 @@ let streamableUrl: (answer: Answer) => string;
 let sseUrl: string;
 // Whether each endless or declared tools/call answer saw its client go away before its end.
 const closedEarly: boolean[] = [];
+// tools/list pages the 'paged' server answered.
+let pagesServed = 0;
 
 beforeAll(async () => {
   streamable = createServer(async (req, res) => {
@@ -56,6 +58,12 @@ beforeAll(async () => {
     const answer = new URL(req.url ?? '/', 'http://x').searchParams.get('answer') as Answer;
     if (rpc.method === 'initialize') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(initialized(rpc)));
     if (rpc.id === undefined) return void res.writeHead(202).end();
+    if (answer === 'paged') {
+      // A tools/list of pages of 1 MiB each, never the last: each page is within the limit.
+      pagesServed++;
+      const tool = { name: `t${pagesServed}`, description: 'x'.repeat(1024 * 1024), inputSchema: { type: 'object' } };
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: { tools: [tool], nextCursor: `p${pagesServed}` } }));
+    }
     if (answer === 'declared') {
       // Says its size up front: refused before a byte of the body is read.
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(ANSWER_MAX_BYTES + 1) });
@@ -123,6 +131,14 @@ describe('an MCP answer over 8 MiB', () => {
 
   it('a tools/call answer that ends past the limit fails it the same (it was read whole and returned)', async () => {
     expectTooLarge(await call(streamableUrl('large')));
+  }, 60_000);
+
+  it('a tools/list whose pages are each within the limit but together over it fails the same, the next pages not asked for', async () => {
+    // Each page was bounded alone: 100 pages (the most followed) of up to 8 MiB each were held
+    // in the worker's memory, to be cut from the report only after (seen: 12 pages of 1 MiB, ok).
+    const outcome = await mcp({ name: 't', kind: 'mcp', endpoint: streamableUrl('paged'), transport: 'streamable-http', method: 'tools/list' }, ctx());
+    expectTooLarge(outcome);
+    expect(pagesServed).toBeLessThanOrEqual(ANSWER_MAX_BYTES / (1024 * 1024) + 1);
   }, 60_000);
 
   it("an endless answer on the SSE transport's event stream fails it the same", async () => {
