@@ -190,6 +190,9 @@ const envSchema = v.object({
   // none: no caller checks (loopback only); token: API tokens with roles; gateway: identities
   // asserted by `svc gateway`. Worker routes take the worker token in every mode.
   SVC_AUTH: v.optional(v.picklist(['none', 'token', 'gateway'], 'expects none, token or gateway'), 'none'),
+  // SVC_AUTH=token: refused credentials a source address may send in a minute before 429
+  // (src/api/failed-token-limit.ts).
+  SVC_AUTH_FAILURES_PER_MINUTE: int(30, 1),
   SVC_WORKER_TOKEN: secret,
   SVC_GATEWAY_SECRET: secret,
   // What `svc run` and other clients send as `Authorization: Bearer` (an API token).

@@ -14,6 +14,7 @@ import type { Queryable } from '../db/queryable.ts';
 import { ServiceError } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { ApiTokenCache } from './api-token-cache.ts';
+import { FailedTokenLimit } from './failed-token-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,9 +96,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   const gatewaySecret = deps.config.SVC_GATEWAY_SECRET ?? '';
   const tokens = new ApiTokenCache(deps.db);
 
-  const fromToken = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {
-    const header = req.headers.authorization;
-    const token = bearerToken(header);
+  const checkToken = async (header: string | undefined, token: string | undefined, reply: FastifyReply): Promise<Identity> => {
     if (token === undefined) {
       const wanted = mode === 'gateway' ? `an identity asserted by the gateway (${IDENTITY_HEADER}) or an API token` : 'an API token (Authorization: Bearer <token>)';
       throw unauthorized(reply, `authentication required: ${wanted}`, header !== undefined);
@@ -107,6 +106,29 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     // Refused as a revoked token is; saying it expired only tells its holder about that token.
     if ('expiredAt' in answer) throw unauthorized(reply, `the API token expired at ${answer.expiredAt.toISOString()}`, true);
     return answer.identity;
+  };
+
+  const failures = mode === 'token' ? new FailedTokenLimit(deps.config.SVC_AUTH_FAILURES_PER_MINUTE) : undefined;
+
+  // In token mode a credential refused (401) counts against its source address, and an address
+  // past the limit is refused before any lookup (429), but for a token this server took lately.
+  const fromToken = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {
+    const header = req.headers.authorization;
+    const token = bearerToken(header);
+    if (!failures || header === undefined) return checkToken(header, token, reply);
+    const admitted = failures.admit(req.ip, token);
+    if (!admitted.ok) {
+      reply.header('retry-after', String(admitted.retryAfterSeconds));
+      throw new ServiceError('too_many_requests', `too many refused credentials from this address: try again in ${admitted.retryAfterSeconds} s`);
+    }
+    try {
+      const identity = await checkToken(header, token, reply);
+      failures.record(req.ip, token, true);
+      return identity;
+    } catch (err) {
+      if (err instanceof ServiceError && err.code === 'unauthorized') failures.record(req.ip, token, false);
+      throw err;
+    }
   };
 
   const authenticate = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {

@@ -28,7 +28,7 @@ import { applyCors, csrfRefusal, isPreflight } from './cors.ts';
 import { registerGuiRoutes } from './gui-routes.ts';
 import { IdentityProvider } from './identity-provider.ts';
 import { createProxy, type Forward, type Proxy } from './proxy.ts';
-import { RateLimiter, TakenTokens } from './rate-limit.ts';
+import { RateLimiter, TakenTokens } from '../rate-limit.ts';
 import { SessionStore } from './session-store.ts';
 import { bodyPath, pathAllowed, triggerStartPath } from './playbook-paths.ts';
 import { asObject, isObject } from '../objects.ts';

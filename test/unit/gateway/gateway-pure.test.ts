@@ -5,7 +5,7 @@ import { loadConfig } from '../../../src/config.ts';
 import { safeReturnTo } from '../../../src/gateway/auth-routes.ts';
 import { roleFromClaims } from '../../../src/gateway/claims-role.ts';
 import { bodyPath, pathAllowed, pathPatterns, triggerStartPath } from '../../../src/gateway/playbook-paths.ts';
-import { RateLimiter, RATE_WINDOW_MS } from '../../../src/gateway/rate-limit.ts';
+import { RateLimiter, RATE_WINDOW_MS } from '../../../src/rate-limit.ts';
 import { cookiesSecure, gatewaySettings, publicOriginFor } from '../../../src/gateway/settings.ts';
 
 const SECRET = 'g'.repeat(40);

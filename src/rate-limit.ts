@@ -1,4 +1,5 @@
-// Fixed-window request counters per key (an identity or an address), in this process.
+// Fixed-window request counters per key (an identity or an address), in this process: the
+// gateway's limits, and the server's on failed API-token attempts (src/api/failed-token-limit.ts).
 
 /** The window every limit counts over, in ms. */
 export const RATE_WINDOW_MS = 60_000;
@@ -51,9 +52,11 @@ export class RateLimiter {
 
 /**
  * API tokens (by their digest) the server took lately: it answered a request with one other than
- * 401. The gateway cannot check a token itself, so any other token's request counts against its
- * address too, as a refused request does: otherwise a made-up token per request got a window of
- * its own each time and was never limited. Remembered RATE_WINDOW_MS after the last answer.
+ * 401. Any other token may be made up, so its request counts against its address (the gateway,
+ * which cannot check a token itself) or is refused once its address is past its failures (the
+ * server): otherwise a made-up token per request got a window of its own each time and was never
+ * limited, while a token in use is never held back by another caller's failures. Remembered
+ * RATE_WINDOW_MS after the last answer.
  */
 export class TakenTokens {
   readonly #until = new Map<string, number>();
