@@ -31,6 +31,12 @@ export type RunView = {
   command_id: number | null;
   worker_id: string | null;
   status: string;
+  /**
+   * When its work was issued: a command's issue (it waited for a free worker or room on its task's
+   * limit until `claimed_at`), a child's start, a wait's begin. Without it a queued command read as
+   * if it began at its claim.
+   */
+  issued_at: string | null;
   claimed_at: string | null;
   started_at: string | null;
   finished_at: string | null;
@@ -56,7 +62,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   const runs: Run[] = [];
   const bySeq = new Map<number, Run>();
   const newRun = (seq: number | null): Run => {
-    const r: Run = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', claimed_at: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], at_once: null, error: null, byTask: new Map() };
+    const r: Run = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', issued_at: null, claimed_at: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], at_once: null, error: null, byTask: new Map() };
     runs.push(r);
     return r;
   };
@@ -102,7 +108,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
       if (!r || ended === null) continue;
       if (atOnce) {
         r.at_once = atOnce;
-        r.started_at = r.finished_at = e.created_at ?? null;
+        r.issued_at = r.started_at = r.finished_at = e.created_at ?? null;
       }
       r.status = ended;
       r.error = e.error ?? null;
@@ -117,6 +123,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     if (e.command_id !== null) r.command_id = e.command_id;
     switch (e.event_type) {
       case EVENT.commandIssued:
+        r.issued_at = at;
         r.loop_index = num(ctx.loop_index);
         item = null;
         r.command_id = num(ctx.command_id) ?? r.command_id;
@@ -161,7 +168,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         break;
       case EVENT.childStarted:
         r.status = 'running';
-        r.started_at = at;
+        r.issued_at = r.started_at = at;
         r.child_execution_id = num(ctx.child_execution_id);
         r.loop_index = num(ctx.loop_index) ?? item;
         item = null;
@@ -178,7 +185,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
       case EVENT.timerSet:
       case EVENT.signalAwaited:
         r.status = 'waiting';
-        r.started_at = at;
+        r.issued_at = r.started_at = at;
         break;
       case EVENT.timerFired:
       case EVENT.signalReceived:

@@ -31,6 +31,7 @@ const runAnswer = v.object({
   command_id: v.nullable(integer),
   worker_id: v.nullable(v.string()),
   status: v.string(),
+  issued_at: v.pipe(v.nullable(time), v.description('when its work was issued: a command\'s issue (it waited for a free worker, or room on its task\'s limit, until `claimed_at`), a child\'s start, a wait\'s begin')),
   claimed_at: v.nullable(time),
   started_at: v.nullable(time),
   finished_at: v.nullable(time),
@@ -65,7 +66,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'Times are the worker\'s true ones (`context.at` of its events: the server\'s receive time less the worker\'s monotonic age of each moment), else when the event was stored. ' +
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
           'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond). ' +
-          'A command is `pending` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`, or `cancelled` when the execution ended before it did. ' +
+          'A command is `pending` from `issued_at` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`, or `cancelled` when the execution ended before it did. ' +
           'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first; ' +
           'one that ended as it began (a signal kept from before taken at once, an `until` that did not render to a time) is a run of no seq, `at_once` saying which, started and finished when the step was entered.',
         params: jsonSchema(params),

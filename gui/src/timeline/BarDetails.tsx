@@ -14,6 +14,8 @@ export type StepRun = {
   command_id: number | null;
   worker_id: string | null;
   status: string;
+  /** When its work was issued (absent from servers before it was answered). */
+  issued_at?: string | null;
   claimed_at: string | null;
   started_at: string | null;
   finished_at: string | null;
