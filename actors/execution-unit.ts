@@ -191,11 +191,13 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   // A limited command that stops being held gives its slot back (a trigger counts it): the
   // reporting worker may take the next command of a key with room in the same write, and
   // claimers waiting for that key may take one now; a cancel may free slots too.
-  // (A late report kept on its command moves it nowhere: status and expected status are one.)
   const freesSlot = [...folded.commandUpdates.values()].some((u) => u.status !== u.expected_status && unit.commands.get(u.command_id)?.limit_name && !COMMAND_RULES.reclaim.from.includes(u.status));
   const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null, freesSlot);
   // An admitted execution that ends frees its key's slot too, which a task's command of the same
   // limit may wait for (the release trigger NOTIFYs where the bus is PostgreSQL's).
-  const freedRoom = freesSlot || folded.rows.cancels.length > 0 || folded.rows.admissionEnds.some((a) => a.held && a.limit !== null);
+  // A late report of a limited command cancelled while a worker held it gives back the slot it
+  // kept until then (migrations/0054; a trigger counts it).
+  const keptSlotEnds = [...folded.commandUpdates.values()].some((u) => u.status === COMMAND_RULES.cancel.to && u.expected_status === u.status && unit.commands.get(u.command_id)?.limit_name);
+  const freedRoom = freesSlot || keptSlotEnds || folded.rows.cancels.length > 0 || folded.rows.admissionEnds.some((a) => a.held && a.limit !== null);
   return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom };
 }

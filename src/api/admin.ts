@@ -23,7 +23,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         tags: ['admin'],
         summary: 'Run one command reaper sweep now',
         description:
-          'Republishes the notification of stranded commands (PENDING past the retry age; CLAIMED/RUNNING whose worker is missing, stopped, stale or no longer lists them, or past the hard timeout) under the reaper lease. 409 `sweep_in_progress` while another sweep holds the lease. Works with SVC_COMMAND_REAPER_ENABLED=false too: that only stops the timer.',
+          'Republishes the notification of stranded commands (PENDING past the retry age; CLAIMED/RUNNING whose worker is missing, stopped, stale or no longer lists them, or past the hard timeout) under the reaper lease, and gives back the limit slots of commands cancelled while a worker held them once the lease of their worker expired with no report. 409 `sweep_in_progress` while another sweep holds the lease. Works with SVC_COMMAND_REAPER_ENABLED=false too: that only stops the timer.',
         response: responses({ 200: sweepAnswer }),
       },
     },

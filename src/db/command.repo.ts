@@ -1,6 +1,6 @@
 import type { CommandStatus } from '../../machines/command.machine.ts';
 import type { Config } from '../config.ts';
-import { CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, heldSql } from './command-plans.ts';
+import { CANCELLED, CLAIMED, claimableSql, claimPlan, claimTakeableSql, COMMAND_COLUMNS, heldSql } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
 export type { CommandStatus } from '../../machines/command.machine.ts';
@@ -201,6 +201,25 @@ export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number
     scanned: rows[0]?.scanned ?? 0,
     stranded: rows.flatMap((r) => (r.command_id !== null && r.reason !== null ? [{ command_id: r.command_id, reason: r.reason }] : [])),
   };
+}
+
+// A status update (the same status) is what gives the slot back: the trigger of migrations/0054.
+const RELEASE_KEPT_SLOTS = `UPDATE core.command c SET status = c.status, updated_at = now()
+   WHERE c.command_id IN (SELECT o.command_id FROM core.command o
+                           WHERE o.held_after_cancel AND ${claimTakeableSql('o', { stale: '$1::float8', hard: '$2::float8' })}
+                           ORDER BY o.command_id LIMIT $3 FOR UPDATE SKIP LOCKED)
+  RETURNING c.command_id`;
+
+/**
+ * The reaper's release of slots kept by limited commands cancelled while a worker held them
+ * (migrations/0054), once the holder's lease has expired as a claim's would (ClaimPolicy: its pool
+ * stopped, silent or no longer listing it, or the claim older than `hardTimeoutSeconds`) and no
+ * report after the cancel came. Up to `max`; returns their ids.
+ */
+export async function releaseKeptSlots(q: Queryable, p: { staleSeconds: number; hardTimeoutSeconds: number; max: number }): Promise<number[]> {
+  if (p.max <= 0) return [];
+  const { rows } = await q.query<{ command_id: number }>(RELEASE_KEPT_SLOTS, [p.staleSeconds, p.hardTimeoutSeconds, p.max]);
+  return rows.map((r) => r.command_id);
 }
 
 const TOUCH_STALE_PENDING = `WITH oldest AS (SELECT command_id, published_at FROM core.command c WHERE ${claimableSql('c')} AND c.limit_name IS NULL ORDER BY priority DESC, command_id LIMIT $2),

@@ -1,6 +1,6 @@
 import type { CommandBus } from '../bus/command-bus.ts';
 import type { Config } from '../config.ts';
-import { markStrandedClaims, touchStalePending, type StrandedReason } from '../db/command.repo.ts';
+import { markStrandedClaims, releaseKeptSlots, touchStalePending, type StrandedReason } from '../db/command.repo.ts';
 import type { Db } from '../db/db.ts';
 import { leaseHolder } from '../db/runtime.repo.ts';
 import type { Logger } from '../log.ts';
@@ -45,7 +45,8 @@ export async function sweepStrandedCommands(deps: ReaperDeps, opts: { trigger: '
  * One sweep's work, the caller holding the reaper lease: marks CLAIMED/RUNNING commands whose
  * holder is gone (see markStrandedClaims) so a live worker may claim them again, touches PENDING
  * ones waiting past SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS, at most
- * SVC_COMMAND_REAPER_MAX_PER_RUN in all, and republishes their notification. Never completes,
+ * SVC_COMMAND_REAPER_MAX_PER_RUN in all, and republishes their notification; gives back the limit
+ * slots cancelled commands kept past their holder's lease (releaseKeptSlots). Never completes,
  * fails or moves a command: the claim policy decides who runs it next.
  */
 export async function reapStrandedCommands(deps: ReaperDeps, trigger: 'timer' | 'nudge'): Promise<SweepResult> {
@@ -56,12 +57,16 @@ export async function reapStrandedCommands(deps: ReaperDeps, trigger: 'timer' | 
     hardTimeoutSeconds: c.SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS,
     max,
   });
-  const pending = await touchStalePending(deps.db, { retrySeconds: c.SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS, max: max - claims.stranded.length });
+  // Slots kept by cancelled commands whose holder went without a report (migrations/0054): given
+  // back under the same lease as a claim, so a limit counts their calls until they surely ended.
+  const released = await releaseKeptSlots(deps.db, { staleSeconds: c.SVC_COMMAND_REAPER_WORKER_STALE_SECONDS, hardTimeoutSeconds: c.SVC_COMMAND_REAPER_HEALTHY_HARD_TIMEOUT_SECONDS, max: max - claims.stranded.length });
+  const pending = await touchStalePending(deps.db, { retrySeconds: c.SVC_COMMAND_REAPER_PENDING_RETRY_SECONDS, max: max - claims.stranded.length - released.length });
   const byReason: Partial<Record<StrandedReason, number>> = {};
   for (const s of claims.stranded) byReason[s.reason] = (byReason[s.reason] ?? 0) + 1;
   if (pending.republished.length) byReason.pending_stale = pending.republished.length;
   const republished = claims.stranded.length + pending.republished.length;
-  if (republished) await deps.bus.publish(republished, claims.stranded.length > 0);
+  // A released slot wakes the claimers of its key's waiting commands as a republished command does.
+  if (republished || released.length) await deps.bus.publish(republished + released.length, claims.stranded.length > 0);
   const scanned = claims.scanned + pending.scanned;
   deps.metrics.reaperSweeps.inc({ trigger });
   deps.metrics.reaperScanned.inc(scanned);
@@ -69,5 +74,6 @@ export async function reapStrandedCommands(deps: ReaperDeps, trigger: 'timer' | 
   if (republished) {
     deps.log.info({ republished, by_reason: byReason, commands: [...claims.stranded.map((s) => s.command_id), ...pending.republished] }, 'command reaper republished stranded commands');
   }
+  if (released.length) deps.log.info({ commands: released }, "command reaper gave back the limit slots of cancelled commands whose worker's lease expired");
   return { status: 'ok', scanned, republished, by_reason: byReason };
 }

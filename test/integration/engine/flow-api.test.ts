@@ -1,6 +1,7 @@
 // Flow control's API on a real server and database, no worker (commands stay where the claim
 // leaves them): limits' PUT/GET/DELETE with their refusals, starts' priority and key errors, a
 // claim by id of a limited command, a queued execution's view and its cancel.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,8 +118,14 @@ workflow:
     const del = await http(t.url, 'DELETE', '/api/limits/one-at-a-time');
     expect(del.status).toBe(409);
     expect(del.body.detail.code).toBe('limit_in_use');
-    // Its execution cancelled, the held command's slot comes back and the next one is taken.
+    // Its execution cancelled, the held command keeps its slot while w1 may still run it
+    // (migrations/0054); w1's report of its end gives it back and the next one is taken.
     expect((await http(t.url, 'POST', `/api/executions/${ids[0]}/cancel`, { reason: 'test' })).status).toBe(200);
+    expect((await http(t.url, 'GET', '/api/limits/one-at-a-time')).body).toMatchObject({ running: 1, waiting: 2 });
+    expect((await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w2', max: 3, wait_ms: 0 }, asWorker)).body.commands).toHaveLength(0);
+    const held = claimed.body.commands[0];
+    const ended = { execution_id: ids[0], command_id: held.command_id, attempt: held.attempt, worker_id: 'w1', step: 'start', event_type: 'command.failed', error: { message: 'task stopped: its command was cancelled', code: 'cancelled' } };
+    expect((await http(t.url, 'POST', '/api/worker/report', { worker_id: 'w1', report_id: randomUUID(), events: [ended] }, asWorker)).status).toBe(200);
     expect((await http(t.url, 'GET', '/api/limits/one-at-a-time')).body).toMatchObject({ running: 0, waiting: 2 });
     const next = await http(t.url, 'POST', '/api/worker/claim', { worker_id: 'w2', max: 3, wait_ms: 0 }, asWorker);
     expect(next.body.commands.map((c: { command_id: number }) => c.command_id)).toEqual([Number(rows[1].command_id)]);
