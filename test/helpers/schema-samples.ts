@@ -127,3 +127,59 @@ export function nestedValue(depth: number): unknown {
   for (let i = 0; i < depth; i++) out = { a: out };
   return out;
 }
+
+// Odd values a field may take are many: each field gets `n` of them, the next field the next
+// ones, so that every value is sent somewhere and a run stays short.
+let rotation = 0;
+/** `n` of `values`, starting where the last call left off. */
+export function rotated<T>(values: readonly T[], n: number): T[] {
+  if (values.length <= n) return [...values];
+  rotation += n;
+  return Array.from({ length: n }, (_x, i) => values[(rotation + i) % values.length]);
+}
+
+/** A body `base` with one field changed (`value`), missing (`missing`), or as JSON text (`text`). */
+export type Fault = { field: string; what: string; body: string; refused: boolean };
+
+const isObjectValue = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * Bodies of `s` that are `base` (a value it takes) with one fault each, down to `depth` levels of
+ * objects and array items (`events[0].step`): each field of a wrong value, `odd` of its odd
+ * values, a number past 2^64 as JSON text, each required field missing, an unknown field where
+ * the schema allows none. `field` is how a refusal names it.
+ */
+export function faultsOf(s: Schema, base: Record<string, unknown>, hints: Readonly<Record<string, unknown>>, prefix = '', depth = 2): Fault[] {
+  const out: Fault[] = [];
+  const label = (name: string) => (prefix ? `${prefix}.${name}` : name);
+  const withValue = (name: string, value: unknown) => JSON.stringify({ ...base, [name]: value });
+  for (const [name, ps] of Object.entries(s.properties ?? {})) {
+    const field = label(name);
+    for (const [what, value] of wrongValuesOf(ps)) out.push({ field, what, body: withValue(name, value), refused: true });
+    for (const [what, value] of rotated(oddValuesOf(ps), 2)) out.push({ field, what, body: withValue(name, value), refused: false });
+    if (ps.type === 'integer' || ps.anyOf?.some((x) => x.type === 'integer')) {
+      out.push({ field, what: 'past 2^64 as JSON text', body: withValue(name, 0).replace(`"${name}":0`, `"${name}":99999999999999999999999`), refused: true });
+    }
+    if (depth === 0) continue;
+    const one = ps.anyOf?.[0] ?? ps;
+    if (one.type === 'object' && one.properties) {
+      const inner = sampleOf(one, hints);
+      if (isObjectValue(inner)) {
+        for (const f of faultsOf(one, inner, hints, field, depth - 1)) out.push({ ...f, body: withValue(name, '\u0001').replace('"\\u0001"', () => f.body) });
+      }
+    }
+    const item = one.type === 'array' ? one.items : undefined;
+    if (item?.properties) {
+      const inner = sampleOf(item, hints);
+      if (isObjectValue(inner)) {
+        // JSON.parse would round a number past 2^53: the item's text goes in as it is.
+        for (const f of faultsOf(item, inner, hints, `${field}[0]`, depth - 1)) out.push({ ...f, body: withValue(name, ['\u0001']).replace('["\\u0001"]', () => `[${f.body}]`) });
+      }
+    }
+  }
+  for (const name of s.required ?? []) {
+    out.push({ field: label(name), what: 'missing', body: JSON.stringify(Object.fromEntries(Object.entries(base).filter(([k]) => k !== name))), refused: true });
+  }
+  out.push({ field: label('zz_unknown'), what: 'an unknown field', body: withValue('zz_unknown', 1), refused: s.additionalProperties === false });
+  return out;
+}
