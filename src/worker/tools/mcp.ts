@@ -13,6 +13,7 @@ import { McpAnswerWatch } from './mcp-answer-watch.ts';
 import { cutServerText, mcpProblem } from './mcp-failure.ts';
 import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
+import { rejectsOnAbort } from '../rejects-on-abort.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
 import { holdsUserinfo, RENDERED_USERINFO_PROBLEM } from '../../url-userinfo.ts';
@@ -162,7 +163,9 @@ async function connectSse(url: URL, reach: Reach, options: RequestOptions): Prom
   sse.onmessage = reach.watch.heard;
   const sseClient = new Client(MCP_CLIENT_INFO);
   try {
-    await sseClient.connect(sse, options);
+    // The SDK waits for the stream's endpoint event without a bound, and the signal does not
+    // reach that wait: a stream that never names one held the task past its timeout for good.
+    await Promise.race([sseClient.connect(sse, options), ...(options.signal ? [rejectsOnAbort(options.signal)] : [])]);
   } catch (error) {
     await sseClient.close().catch(() => {});
     throw error;

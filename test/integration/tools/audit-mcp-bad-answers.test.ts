@@ -5,7 +5,8 @@
 // answered-but-wrong ones were code `connection`, which says the server was not reached. Now the
 // server's text in a message is cut at 500 characters (as a tool_error's is) and an answer that is
 // not MCP is `mcp_error`, named in one line. The servers are real HTTP servers speaking JSON-RPC
-// over Streamable HTTP; the last case runs through a real server and worker process.
+// over Streamable HTTP; the last case runs through a real server and worker process. And one that
+// answers nothing where the SDK waits without a bound: the task ends at its timeout.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,10 +34,16 @@ let stack: WorkerStack;
 
 beforeAll(async () => {
   server = createServer(async (req, res) => {
+    const answer = new URL(req.url ?? '/', 'http://x').searchParams.get('answer');
+    if (answer === 'sse-silent') {
+      // Speaks only the older transport (405 to Streamable HTTP), whose stream never names the endpoint to POST to.
+      if (req.method !== 'GET') return void res.writeHead(405).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      return void res.write(': nothing to say\n\n');
+    }
     if (req.method === 'DELETE') return void res.writeHead(200).end();
     if (req.method !== 'POST') return void res.writeHead(405).end();
     const rpc = await bodyOf(req);
-    const answer = new URL(req.url ?? '/', 'http://x').searchParams.get('answer');
     // The server's text quotes the token the client sent, past the cut.
     const echoed = `${'E'.repeat(498)}${TOKEN}${'E'.repeat(BIG)}`;
     if (answer === 'init-500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end(echoed);
@@ -103,6 +110,15 @@ describe('an MCP server that answers, but not as MCP', () => {
   it('an HTTP 500 with a 3 MB body to initialize: connection (no session was made), cut', async () => {
     expect(expectShort(await list('init-500'), 'connection')).toMatch(/^cannot connect to MCP server 'bad' at \S+: HTTP 500: E+/);
   });
+
+  it.each(['sse', 'auto'])('an HTTP+SSE stream that never names its endpoint (transport %s): timeout at the task\'s timeout, not held forever', async (transport) => {
+    // The SDK waits for the endpoint event without a bound and the task's signal did not reach
+    // that wait: the task, and the worker's slot, were held past timeout_seconds for good.
+    const started = Date.now();
+    const outcome = await mcp({ name: 't', kind: 'mcp', endpoint: url('sse-silent'), transport, method: 'tools/list' }, { signal: AbortSignal.timeout(1_000), env: {} });
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'timeout' } });
+    expect(Date.now() - started).toBeLessThan(4_000);
+  }, 15_000);
 
   it('an agent run through a worker stores the short message, not the server\'s 3 MB', async () => {
     const agent = `
