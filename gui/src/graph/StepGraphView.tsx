@@ -11,6 +11,8 @@ const TEMPLATED = /\{\{|\{%|\{#/;
 const DONE: StepStatus[] = ['completed', 'failed', 'active', 'waiting', 'cancelled'];
 
 /** "2/5 done · 2 in flight" (or "3 done" when the number of items is not known). */
+// A retry's step that took its recorded outcome: drawn completed, and said not to have run here.
+const REPLAYED = 'replayed from the execution retried';
 const progressText = (l: LoopProgress): string => `${l.length === null ? l.done : `${l.done}/${l.length}`} done${l.in_flight ? ` · ${l.in_flight} in flight` : ''}`;
 
 /**
@@ -18,7 +20,7 @@ const progressText = (l: LoopProgress): string => `${l.length === null ? l.done 
  * execution is shown), arcs with their `when`, loops marked (with their items' progress when
  * `loops` is given), child playbooks linked. Each step is focusable; Enter or a click calls `onSelect`.
  */
-export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>> }) {
+export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered, replayed }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>>; replayed?: ReadonlySet<string> }) {
   const withProgress = loops !== undefined;
   const placed = useMemo(() => layoutGraph(graph, withProgress, browserMeasure()), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
@@ -75,12 +77,13 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
           return (
             <g
               key={p.id}
-              className={`node st-${status}${selected === p.id ? ' selected' : ''}`}
+              className={`node st-${status}${replayed?.has(p.id) ? ' replayed' : ''}${selected === p.id ? ' selected' : ''}`}
               data-step={p.id}
               data-status={status}
               tabIndex={0}
               role="button"
-              aria-label={`step ${p.id}${status !== 'none' ? `, ${status}` : ''}${n.loop ? `, ${n.loop}` : ''}${progress ? `, ${progressText(progress)}` : ''}`}
+              aria-label={`step ${p.id}${status !== 'none' ? `, ${status}` : ''}${replayed?.has(p.id) ? `, ${REPLAYED}` : ''}${n.loop ? `, ${n.loop}` : ''}${progress ? `, ${progressText(progress)}` : ''}`}
+              data-replayed={replayed?.has(p.id) ? 'true' : undefined}
               data-loop-length={progress?.length ?? undefined}
               data-loop-done={progress?.done}
               data-loop-in-flight={progress?.in_flight}
@@ -93,7 +96,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
               }}
             >
               {/* A name too long to draw in full is cut: the tooltip has all of it (the label too). */}
-              <title>{n.label}</title>
+              <title>{replayed?.has(p.id) ? `${n.label} (${REPLAYED})` : n.label}</title>
               <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
               <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4) - shift} textAnchor="middle" className="node-name">
                 {shownName(n.label)}

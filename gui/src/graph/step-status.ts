@@ -142,3 +142,12 @@ export function enteredAlongPath(path: readonly string[], from: readonly (string
   }
   return out;
 }
+
+/**
+ * The steps a retry replayed (`step.replayed`: they took the outcome the execution retried
+ * recorded, and their tasks ran there, not here). Without it the graph drew them `completed`
+ * exactly as the steps that ran.
+ */
+export function replayedFromEvents(events: readonly ExecutionEvent[]): Set<string> {
+  return new Set(events.flatMap((e) => (e.event_type === EVENT.stepReplayed && e.step ? [e.step] : [])));
+}

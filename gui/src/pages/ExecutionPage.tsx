@@ -4,7 +4,7 @@ import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { ApiError, api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import { END_NODE, START_NODE, type StepGraph } from '../graph/model.ts';
-import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, loopsFromState, type ExecutionState, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
+import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, loopsFromState, replayedFromEvents, type ExecutionState, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
@@ -214,7 +214,7 @@ export function ExecutionPage({ id }: { id: number }) {
       </Section>
       <ExecutionWaits execution={execution} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
-        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
+        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
       </Section>
       <ExecutionTimeline execution={execution} events={live.data!.events} step={selected} />
     </>
