@@ -95,6 +95,8 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor && ++pages < MCP_LIST_MAX_PAGES);
+      // A list cut short is not the server's list: it fails, keeping what came.
+      if (cursor) return fail('mcp_error', `${serverName} was still paging tools/list after ${MCP_LIST_MAX_PAGES} pages: not followed further`, { tools });
       return ok({ tools });
     }
     const result = await connection.client.callTool({ name: tool ?? '', arguments: args ?? {} }, undefined, options);

@@ -31,6 +31,8 @@ const json = { 'content-type': 'application/json' };
 let server: Server;
 let url: (answer: string) => string;
 let stack: WorkerStack;
+// tools/list pages the 'paging-forever' answer served.
+let pagesServed = 0;
 
 beforeAll(async () => {
   server = createServer(async (req, res) => {
@@ -54,6 +56,10 @@ beforeAll(async () => {
     if (rpc.id === undefined) return void res.writeHead(202).end();
     if (answer === 'status-500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end(echoed);
     if (answer === 'session-gone') return void res.writeHead(404, json).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+    if (answer === 'paging-forever') {
+      pagesServed++;
+      return void res.writeHead(200, json).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: { tools: [{ name: `t${pagesServed}`, inputSchema: { type: 'object' } }], nextCursor: 'again' } }));
+    }
     if (answer === 'not-json') return void res.writeHead(200, json).end('{not json');
     if (answer === 'bad-tools') return void res.writeHead(200, json).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: { tools: Array.from({ length: 20_000 }, () => 1) } }));
     if (answer === 'rpc-error') return void res.writeHead(200, json).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, error: { code: -32603, message: echoed } }));
@@ -109,6 +115,13 @@ describe('an MCP server that answers, but not as MCP', () => {
 
   it('an HTTP 500 with a 3 MB body to initialize: connection (no session was made), cut', async () => {
     expect(expectShort(await list('init-500'), 'connection')).toMatch(/^cannot connect to MCP server 'bad' at \S+: HTTP 500: E+/);
+  });
+
+  it('a tools/list that pages without end: mcp_error after 100 pages, not ok with the first 100', async () => {
+    // The paging stopped at 100 pages and answered ok with what it had: a list cut short, stored as the server's.
+    const outcome = await list('paging-forever');
+    expect(expectShort(outcome, 'mcp_error')).toBe("MCP server 'bad' was still paging tools/list after 100 pages: not followed further");
+    expect(pagesServed).toBe(100);
   });
 
   it.each(['sse', 'auto'])('an HTTP+SSE stream that never names its endpoint (transport %s): timeout at the task\'s timeout, not held forever', async (transport) => {
