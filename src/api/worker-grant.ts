@@ -10,7 +10,7 @@ import { readHeldCommand, type ClaimRef } from '../db/held-command.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { CLAIM_HEADERS } from '../protocol.ts';
 import { secretHandle } from '../secret-handle.ts';
-import { integerText, MAX_ID, MAX_INT4 } from './validation.ts';
+import { describeIssues, integerText, MAX_ID, MAX_INT4 } from './validation.ts';
 
 /** What a worker asks for: a credential by name, a keychain entry of a catalog entry (and execution), a secret handle's uuid. */
 export type WorkerAsk =
@@ -44,10 +44,16 @@ export function claimHeadersSchema(): Record<string, unknown> {
   };
 }
 
-/** The claim the request's headers name, or undefined when they name none (or a malformed one). */
-function claimOf(req: FastifyRequest): ClaimRef | undefined {
+/**
+ * The claim the request's headers name; else why not: none sent, or the first one malformed, by
+ * name (`x-svc-command: must be an integer from 1 to …`), which the worker did send.
+ */
+function claimOf(req: FastifyRequest): ClaimRef | string {
   const parsed = v.safeParse(ClaimHeaders, req.headers);
-  if (!parsed.success) return undefined;
+  if (!parsed.success) {
+    const sent = Object.values(CLAIM_HEADERS).some((name) => req.headers[name] !== undefined);
+    return sent ? describeIssues(parsed.issues)[0] : `name the command it runs for in the headers ${Object.values(CLAIM_HEADERS).join(', ')}`;
+  }
   const h = parsed.output;
   return { commandId: h[CLAIM_HEADERS.command], attempt: h[CLAIM_HEADERS.attempt], workerId: h[CLAIM_HEADERS.worker] };
 }
@@ -74,7 +80,7 @@ export async function requireWorkerGrant(req: FastifyRequest, deps: Pick<AppDeps
     return new ServiceError('secret_not_granted', { code: 'secret_not_granted', message: `the worker token may not read ${what(ask)}: ${missing}` });
   };
   const claim = claimOf(req);
-  if (!claim) throw deny(`name the command it runs for in the headers ${Object.values(CLAIM_HEADERS).join(', ')}`);
+  if (typeof claim === 'string') throw deny(claim);
   const held = await readHeldCommand(deps.db, claim, ask.kind === 'credential' ? ask.name : null, ask.kind === 'secret' ? secretHandle(ask.handle) : null);
   const command = `command ${claim.commandId}`;
   if (!held) throw deny(`${command} is not held by worker '${claim.workerId}' at attempt ${claim.attempt} (not claimed, finished, or claimed again)`);

@@ -65,6 +65,7 @@ export function sampleOf(s: Schema, hints: Readonly<Record<string, unknown>> = {
     case 'string':
       if (one.format === 'date-time') return '2030-01-01T00:00:00Z';
       if (one.format === 'uri') return 'http://127.0.0.1:9/';
+      if (one.format === 'uuid') return '00000000-0000-4000-8000-000000000000';
       return 'x'.repeat(Math.max(one.minLength ?? 1, 1));
     case 'array':
       return Array.from({ length: one.minItems ?? 0 }, () => sampleOf(one.items ?? {}, hints));

@@ -60,7 +60,7 @@ type Operation = { method: string; template: string; params: Param[]; body: Sche
 type Case = {
   what: string;
   request: Request;
-  /** Named in the detail of a 400 or 422. */
+  /** Named in the detail of a 400, 403 (a worker's claim headers) or 422. */
   field?: string;
   /** False for values the route may take: then any status but 5xx will do. */
   refused: boolean;
@@ -72,6 +72,8 @@ metadata: { name: refusals, path: fuzz/ok }
 workflow:
   - step: start
     tool: { name: t, kind: noop }
+triggers:
+  - { name: tick, kind: schedule, cron: "0 2 * * *" }
 `;
 
 /** Valid values of path parameters, body fields and query parameters, by name (and route). */
@@ -82,10 +84,11 @@ function validPathValue(template: string, name: string): string {
   if (name === 'catalog_id') return String(ids.catalog);
   if (name === 'path') return 'fuzz/ok';
   if (name === 'step') return 'start';
+  if (name === 'action') return template.startsWith('/api/triggers/') ? 'pause' : 'deploy';
   if (name === 'handle') return '00000000-0000-4000-8000-000000000000';
   if (name === 'keychain_name') return 'k1';
   if (name === 'identifier') return 'fuzz-cred';
-  if (name === 'name') return template.startsWith('/api/credentials') ? 'fuzz-cred' : template.startsWith('/api/limits') ? 'fuzz-limit' : 'go';
+  if (name === 'name') return template.startsWith('/api/credentials') ? 'fuzz-cred' : template.startsWith('/api/limits') ? 'fuzz-limit' : template.startsWith('/api/triggers/') ? 'tick' : 'go';
   return 'x';
 }
 const bodyHints = (): Record<string, unknown> => ({ path: 'fuzz/ok', execution_id: ids.execution, content: PLAYBOOK, query: 'SELECT 1', name: 'fuzz-new', worker_id: 'w-fuzz' });
@@ -171,6 +174,15 @@ function casesOf(op: Operation): Case[] {
   if (!op.body && op.method !== 'GET' && !op.template.startsWith('/api/hooks/') && op.template.startsWith('/api/')) {
     cases.push({ what: 'a body where the route takes none', request: at(base, '{"zz_unknown":1}'), field: 'zz_unknown', refused: true });
   }
+  // What a worker names its claimed command by, on the routes that read a secret for it.
+  const claim = { 'x-svc-command': String(ids.command), 'x-svc-attempt': '1', 'x-svc-worker': 'w-fuzz' };
+  // A credential's data is what they are read for; its metadata reads none of them.
+  const claimed = queryParams.some((p) => p.name === 'include_data') ? `${pathWith()}?include_data=true` : base;
+  for (const h of op.params.filter((p) => p.in === 'header' && p.name in claim)) {
+    for (const value of ['abc', '-1', '0', '1.5', '99999999999999999999', ' ', 'h'.repeat(300)]) {
+      cases.push({ what: `header ${h.name}: ${value.slice(0, 20)}`, request: at(claimed, baseBody ?? null, { headers: { ...asWorker, ...claim, [h.name]: value } }), field: h.name, refused: h.name !== 'x-svc-worker' || value.length > 200 });
+    }
+  }
   if (op.params.some((p) => p.name === 'idempotency-key')) {
     cases.push({ what: 'an idempotency key of 8,000 characters', request: at(base, baseBody, { headers: { 'idempotency-key': 'k'.repeat(8000) } }), refused: false });
   }
@@ -212,7 +224,7 @@ function problemsOf(c: Case, a: Answer, changed: string[]): string[] {
     }
     const text = detailText(detail);
     if (!text) problems.push('no detail');
-    else if (c.field && c.refused && (a.status === 400 || a.status === 422) && !text.includes(c.field)) problems.push(`detail does not name ${c.field}`);
+    else if (c.field && c.refused && [400, 403, 422].includes(a.status) && !text.includes(c.field)) problems.push(`detail does not name ${c.field}`);
     if (changed.length) problems.push(`refused, but changed ${changed.join(', ')}`);
   }
   return problems;
@@ -225,7 +237,9 @@ type Walk = { failures: string[]; requests: number; covered: Set<string> };
  * (a case's own win) and checks each answer and the tables after it.
  */
 async function walk(base: string, headers: Record<string, string>, pick: (i: number) => boolean): Promise<Walk> {
-  const operations = operationsOf(JSON.parse((await send(t.url, { method: 'GET', path: '/docs/json' })).text));
+  // What ends the seeded execution (a cancel, a cleanup) goes last: the other routes meet it as it is.
+  const ends = (op: Operation) => /\/(cancel|cleanup)$/.test(op.template);
+  const operations = operationsOf(JSON.parse((await send(t.url, { method: 'GET', path: '/docs/json' })).text)).sort((x, y) => Number(ends(x)) - Number(ends(y)));
   expect(operations.length).toBeGreaterThan(50);
   const out: Walk = { failures: [], requests: 0, covered: new Set() };
   const tableDigest = await tableDigester(t.deps.db);
