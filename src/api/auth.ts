@@ -1,11 +1,12 @@
 // Who calls, and may they: one onRequest hook for every route, before the body is read. Each route
 // declares its access (`config: { access }`, src/api/access.ts); one without is refused.
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { pipeline, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { watchForLapse } from '../abortable-wait.ts';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Identity } from '../auth/identity.ts';
-import { IDENTITY_HEADER, requestOf, verifyIdentity } from '../auth/identity-assertion.ts';
+import { bodyDigest, IDENTITY_HEADER, requestOf, verifyIdentity } from '../auth/identity-assertion.ts';
 import { roleAtLeast } from '../auth/roles.ts';
 import type { Config } from '../config.ts';
 import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
@@ -20,6 +21,9 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The caller, set by the auth hook on every route that is not public. */
     identity: Identity | null;
+    /** The body digest a gateway's assertion was signed for, and of the body read (bodyDigest); null: none. */
+    assertedBody: string | null;
+    readBody: string | null;
   }
   interface FastifyInstance {
     /**
@@ -137,6 +141,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       if (asserted !== undefined) {
         const verified = verifyIdentity(Array.isArray(asserted) ? undefined : asserted, gatewaySecret, requestOf(req.method, req.raw.url ?? req.url));
         if (!verified.ok) throw unauthorized(reply, verified.reason, true);
+        req.assertedBody = verified.identity.body;
         return Object.freeze({ sub: verified.identity.sub, role: verified.identity.role, via: 'gateway' });
       }
     }
@@ -155,6 +160,32 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     return access && !allows(answer.identity, access) ? `the API token's role ${answer.identity.role ?? 'none'} no longer admits this` : undefined;
   });
   app.decorateRequest('identity', null);
+  app.decorateRequest('assertedBody', null);
+  app.decorateRequest('readBody', null);
+  // A gateway's assertion names the body it was signed for: the bytes read are hashed on their way
+  // to the parser, and compared before validation (an assertion read off the wire then starts no
+  // other playbook and writes no other credential on its route). No body read is the empty one.
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    if (req.assertedBody === null) return payload;
+    const hash = createHash('sha256');
+    const hashed = new Transform({
+      transform(chunk: Buffer, _encoding, next) {
+        hash.update(chunk);
+        next(null, chunk);
+      },
+      flush(next) {
+        req.readBody = hash.digest('base64url');
+        next();
+      },
+    });
+    // The parser's stream fails when the client's does (a body cut short is never taken).
+    return pipeline(payload, hashed, () => {});
+  });
+  app.addHook('preValidation', async (req, reply) => {
+    if (req.assertedBody !== null && (req.readBody ?? bodyDigest(undefined)) !== req.assertedBody) {
+      throw unauthorized(reply, 'identity assertion was made for another request body', true);
+    }
+  });
   // Callback style: the worker path (every claim and report) then allocates no promise.
   app.addHook('onRequest', (req, reply, done) => {
     if (req.is404) return done(); // the not-found handler answers; nothing to protect

@@ -210,7 +210,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     if (c?.kind === 'jwt' || c?.kind === 'session') {
       if (c.role === null) throw new ServiceError('forbidden', 'no role');
       const { sub, role } = c;
-      const identity = (request: string) => signIdentity({ sub, role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S, req: request }, settings.assertionSecret);
+      const identity = (request: string, body: string) => signIdentity({ sub, role, exp: Math.floor(Date.now() / 1000) + ASSERTION_TTL_S, req: request, body }, settings.assertionSecret);
       return { authorization: null, identity };
     }
     throw new ServiceError('unauthorized', 'authentication required');

@@ -6,7 +6,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
-import { IDENTITY_HEADER, requestOf } from '../auth/identity-assertion.ts';
+import { bodyDigest, IDENTITY_HEADER, requestOf } from '../auth/identity-assertion.ts';
 import { ServiceError } from '../errors.ts';
 import type { CallerWatch } from './caller-watch.ts';
 
@@ -34,8 +34,8 @@ function connectionNamed(connection: string | string[] | undefined): ReadonlySet
 export type Forward = {
   /** Replaces (or with null removes) the caller's Authorization header upstream. */
   authorization?: string | null;
-  /** Sets the identity assertion header: signed for the one request sent upstream (requestOf). */
-  identity?: (request: string) => string;
+  /** Sets the identity assertion header: signed for the one request sent upstream (requestOf, bodyDigest). */
+  identity?: (request: string, body: string) => string;
 };
 
 // WebSocket close codes (RFC 6455 7.4.1): the server refused the handshake, or could not be reached.
@@ -74,11 +74,11 @@ export type Proxy = {
  * for `method` and `target`, the request as sent upstream) and the X-Forwarded-* of the client.
  * `authorization: undefined` means the client's own.
  */
-function gatewayHeaders(req: FastifyRequest, how: Forward, method: string, target: string): Record<string, string | undefined> {
+function gatewayHeaders(req: FastifyRequest, how: Forward, method: string, target: string, body?: Buffer): Record<string, string | undefined> {
   return {
     // The client's own: every copy it sent stays (a webhook's bearer signature refuses two).
     ...(how.authorization === undefined ? {} : { authorization: how.authorization ?? undefined }),
-    [IDENTITY_HEADER]: how.identity?.(requestOf(method, target)),
+    [IDENTITY_HEADER]: how.identity?.(requestOf(method, target), bodyDigest(body)),
     'x-forwarded-for': req.ip,
     'x-forwarded-host': req.headers.host,
     'x-forwarded-proto': req.protocol,
@@ -135,13 +135,13 @@ export function createProxy(upstream: URL): Proxy {
       for (const [name, values] of Object.entries(req.raw.headersDistinct)) {
         if (values !== undefined && !DROP_REQUEST.has(name) && !hopByHop.has(name)) passed[name] = values.length === 1 ? values[0] : values;
       }
-      const headers = withHeaders(passed, gatewayHeaders(req, how, req.method, req.url));
+      const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+      const headers = withHeaders(passed, gatewayHeaders(req, how, req.method, req.url, body));
       // A client that leaves (its socket closes before the answer is done) ends the upstream request.
       const leave = new AbortController();
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) leave.abort();
       });
-      const body = req.body;
       let res;
       try {
         res = await pool.request({
@@ -149,7 +149,7 @@ export function createProxy(upstream: URL): Proxy {
           path: req.url,
           method: req.method as 'GET',
           headers,
-          body: Buffer.isBuffer(body) ? body : undefined,
+          body,
           signal: leave.signal,
         });
       } catch (err) {
@@ -211,7 +211,7 @@ export function createProxy(upstream: URL): Proxy {
       );
     },
     async read(path, how) {
-      const headers = withHeaders({ accept: 'application/json' }, { authorization: how.authorization ?? undefined, [IDENTITY_HEADER]: how.identity?.(requestOf('GET', path)) });
+      const headers = withHeaders({ accept: 'application/json' }, { authorization: how.authorization ?? undefined, [IDENTITY_HEADER]: how.identity?.(requestOf('GET', path), bodyDigest(undefined)) });
       let res;
       try {
         res = await pool.request({ origin: upstream.origin, path, method: 'GET', headers });

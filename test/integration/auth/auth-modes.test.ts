@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_TOKEN_CACHE_TTL_MS } from '../../../src/api/api-token-cache.ts';
 import { newApiToken } from '../../../src/auth/api-token.ts';
-import { requestOf, signIdentity } from '../../../src/auth/identity-assertion.ts';
+import { bodyDigest, requestOf, signIdentity } from '../../../src/auth/identity-assertion.ts';
 import { roleAtLeast, type Role } from '../../../src/auth/roles.ts';
 import { revokeApiToken } from '../../../src/db/api-token.repo.ts';
 import { CLAIM_HEADERS } from '../../../src/protocol.ts';
@@ -17,9 +17,9 @@ import { TEST_GATEWAY_SECRET } from '../../helpers/gateway.ts';
 
 type Mode = 'none' | 'token' | 'gateway';
 type Class = 'public' | 'worker' | 'data' | Role; // data: include_data=true (admin, or the worker token)
-/** `headers`: fixed, or made for each request (a gateway assertion is bound to its method and target). */
+/** `headers`: fixed, or made for each request (a gateway assertion is bound to its method, target and body). */
 type Caller = { name: string; kind: 'anonymous' | 'bad' | 'worker' | Role; headers: Record<string, string> | Bound };
-type Bound = (method: string, path: string) => Record<string, string>;
+type Bound = (method: string, path: string, body?: unknown) => Record<string, string>;
 
 const SECRET_VALUE = 'pa55-word-that-must-never-leak';
 const PLAYBOOK = 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: wait, path: auth/wait }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n';
@@ -90,12 +90,14 @@ async function serverIn(mode: Mode): Promise<{ t: TestApp; admin: Record<string,
 }
 
 /** Assertions as the gateway makes them, each bound to the request it is sent with. */
-const assertion = (sub: string, role: string, expInSeconds = 60, secret = TEST_GATEWAY_SECRET): Bound => (method, path) => {
+const assertion = (sub: string, role: string, expInSeconds = 60, secret = TEST_GATEWAY_SECRET): Bound => (method, path, sent) => {
   const exp = Math.floor(Date.now() / 1000) + expInSeconds;
   const req = requestOf(method, path);
-  if (role === 'viewer' || role === 'operator' || role === 'admin') return { 'x-svc-identity': signIdentity({ sub, role, exp, req }, secret) };
+  // The bytes http() sends for `sent`.
+  const digest = bodyDigest(sent === undefined ? undefined : Buffer.from(typeof sent === 'string' ? sent : JSON.stringify(sent)));
+  if (role === 'viewer' || role === 'operator' || role === 'admin') return { 'x-svc-identity': signIdentity({ sub, role, exp, req, body: digest }, secret) };
   // An unknown role cannot be signed through the typed API: sign the claims by hand.
-  const body = Buffer.from(JSON.stringify({ sub, role, exp, req })).toString('base64url');
+  const body = Buffer.from(JSON.stringify({ sub, role, exp, req, body: digest })).toString('base64url');
   return { 'x-svc-identity': `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}` };
 };
 
@@ -105,7 +107,7 @@ async function checkMatrix(t: TestApp, mode: Mode, callers: Caller[]): Promise<s
   for (const caller of callers) {
     for (const probe of PROBES) {
       const path = typeof probe.path === 'function' ? probe.path() : probe.path;
-      const res = await http(t.url, probe.method, path, probe.body, typeof caller.headers === 'function' ? caller.headers(probe.method, path) : caller.headers);
+      const res = await http(t.url, probe.method, path, probe.body, typeof caller.headers === 'function' ? caller.headers(probe.method, path, probe.body) : caller.headers);
       const want = expected(mode, caller, probe);
       const what = `${mode}: ${caller.name} ${probe.method} ${path} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
       if (want === 'ok') {
@@ -125,15 +127,15 @@ async function checkMatrix(t: TestApp, mode: Mode, callers: Caller[]): Promise<s
 
 /** A forged `command.completed` for the pending command of the running execution, refused and not stored. */
 async function forgedReportIsRefused(t: TestApp, headers: Record<string, string> | Bound): Promise<void> {
-  const sent = (method: string, path: string) => (typeof headers === 'function' ? headers(method, path) : headers);
+  const sent = (method: string, path: string, body: unknown) => (typeof headers === 'function' ? headers(method, path, body) : headers);
   const { rows } = await t.deps.db.query<{ command_id: number; status: string }>(`SELECT command_id, status FROM core.command WHERE execution_id = $1`, [executionId]);
   const count = async () => (await t.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM core.event')).rows[0].n;
   const before = await count();
   const forged = { execution_id: executionId, command_id: rows[0].command_id, attempt: 1, worker_id: 'intruder', event_type: 'command.completed', result: { tasks: { t: { status: 'ok', data: 'forged' } } } };
-  const report = await http(t.url, 'POST', '/api/worker/report', { worker_id: 'intruder', events: [forged] }, sent('POST', '/api/worker/report'));
+  const report = await http(t.url, 'POST', '/api/worker/report', { worker_id: 'intruder', events: [forged] }, sent('POST', '/api/worker/report', { worker_id: 'intruder', events: [forged] }));
   expect(report.status).toBe(401);
   expect(Object.keys(report.body)).toEqual(['detail']);
-  const single = await http(t.url, 'POST', '/api/events', forged, sent('POST', '/api/events'));
+  const single = await http(t.url, 'POST', '/api/events', forged, sent('POST', '/api/events', forged));
   expect(single.status).toBe(401);
   expect(await count()).toBe(before);
   const after = await t.deps.db.query<{ status: string }>(`SELECT status FROM core.command WHERE command_id = $1`, [rows[0].command_id]);
@@ -250,7 +252,7 @@ describe('SVC_AUTH=gateway', () => {
       { name: 'admin assertion', kind: 'admin', headers: assertion('ada', 'admin') },
       { name: 'an operator API token', kind: 'operator', headers: bearer(await createApiToken(t.deps.db, 'program', 'operator')) },
       // A valid admin token does not rescue a bad assertion beside it: the assertion decides.
-      { name: 'a bad assertion beside an admin token', kind: 'bad', headers: ((admin: Record<string, string>): Bound => (m, p) => ({ ...assertion('x', 'admin', -5)(m, p), ...admin }))(bearer(await createApiToken(t.deps.db, 'beside', 'admin'))) },
+      { name: 'a bad assertion beside an admin token', kind: 'bad', headers: ((admin: Record<string, string>): Bound => (m, p, b) => ({ ...assertion('x', 'admin', -5)(m, p, b), ...admin }))(bearer(await createApiToken(t.deps.db, 'beside', 'admin'))) },
       { name: 'the worker token', kind: 'worker', headers: { ...asWorker, ...dataClaim } },
     ];
     await checkMatrix(t, 'gateway', callers);
@@ -262,8 +264,8 @@ describe('SVC_AUTH=gateway', () => {
 
   it('records the asserted identity on execution.started and execution.cancelled', async () => {
     const alice = assertion('alice@example.com', 'operator');
-    const id = (await http(t.url, 'POST', '/api/run/playbook', { path: 'auth/wait' }, alice('POST', '/api/run/playbook'))).body.execution_id;
-    await http(t.url, 'POST', `/api/executions/${id}/cancel`, {}, assertion('bob@example.com', 'admin')('POST', `/api/executions/${id}/cancel`));
+    const id = (await http(t.url, 'POST', '/api/run/playbook', { path: 'auth/wait' }, alice('POST', '/api/run/playbook', { path: 'auth/wait' }))).body.execution_id;
+    await http(t.url, 'POST', `/api/executions/${id}/cancel`, {}, assertion('bob@example.com', 'admin')('POST', `/api/executions/${id}/cancel`, {}));
     const events: Json[] = (await http(t.url, 'GET', `/api/events/${id}`, undefined, alice('GET', `/api/events/${id}`))).body.events;
     expect(events.find((e) => e.event_type === 'execution.started').context.requested_by).toEqual({ sub: 'alice@example.com', role: 'operator', via: 'gateway' });
     expect(events.find((e) => e.event_type === 'execution.cancelled').context.requested_by).toEqual({ sub: 'bob@example.com', role: 'admin', via: 'gateway' });

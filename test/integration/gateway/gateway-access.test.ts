@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { exportSPKI, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIdentity } from '../../../src/auth/identity-assertion.ts';
+import { bodyDigest, signIdentity } from '../../../src/auth/identity-assertion.ts';
 import { bearer, createApiToken } from '../../helpers/auth.ts';
 import { gatewayEnv, startTestGateway, TEST_GATEWAY_SECRET, type TestGateway } from '../../helpers/gateway.ts';
 import { http } from '../../helpers/http.ts';
@@ -263,7 +263,7 @@ describe('gateway: identity headers from clients', () => {
   it('drops a spoofed x-svc-identity: the caller keeps its own identity, and none is no one', async () => {
     const exp = Math.floor(Date.now() / 1000) + 60;
     // Even one signed with the right key (as if it leaked) is not passed on by the gateway.
-    const spoof = { 'x-svc-identity': signIdentity({ sub: 'root', role: 'admin', exp, req: 'GET /api/executions' }, TEST_GATEWAY_SECRET) };
+    const spoof = { 'x-svc-identity': signIdentity({ sub: 'root', role: 'admin', exp, req: 'GET /api/executions', body: bodyDigest(undefined) }, TEST_GATEWAY_SECRET) };
     const anonymous = await http(gw.url, 'GET', '/api/executions', undefined, spoof);
     expect(anonymous.status).toBe(401);
     const viewer = await as('program-viewer');

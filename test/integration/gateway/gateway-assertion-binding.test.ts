@@ -1,7 +1,8 @@
 // The identity the gateway asserts upstream is bound to the one request it was signed for: an
 // assertion read off the gateway-to-server hop (a real gateway, a real server in SVC_AUTH=gateway,
 // a real OpenID provider, a recording relay between them) opens no other route, method or query
-// for its 60 s, and a changed binding breaks the signature; one bound to no request opens nothing.
+// for its 60 s, nor another body on its route; a changed binding breaks the signature; one bound
+// to no request opens nothing.
 import { createHmac } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -87,6 +88,33 @@ describe('gateway: the identity assertion is bound to its request', () => {
       expect(res.body).toEqual({ detail: 'identity assertion is bound to no request (its req claim is missing)' });
       expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     }
+  });
+
+  it('a captured assertion starts no other playbook on its route: the body is bound too', async () => {
+    const admin = bearer(await idp.programToken('program-admin'));
+    const reports = bearer(await idp.programToken('program-reports'));
+    for (const path of ['reports/daily', 'payroll/pay']) {
+      const content = `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: ${path.split('/')[1]}, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n`;
+      expect((await http(gw.url, 'POST', '/api/catalog/playbook', { content }, admin)).status).toBe(201);
+    }
+    // Held to reports/* by its path patterns, the caller cannot start payroll/pay through the gateway.
+    expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'payroll/pay' }, reports)).status).toBe(403);
+    seen.clear();
+    expect((await http(gw.url, 'POST', '/api/run/playbook', { path: 'reports/daily' }, reports)).status).toBe(200);
+    const replay = { [IDENTITY_HEADER]: seen.get('POST /api/run/playbook')! };
+    expect(replay[IDENTITY_HEADER]).toBeDefined();
+    const started = async () => (await stack.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.execution WHERE path = 'payroll/pay'`)).rows[0].n;
+
+    // Straight to the server, within its 60 s, with another body: refused, nothing started.
+    for (const body of [{ path: 'payroll/pay' }, { path: 'reports/daily', workload: { extra: 1 } }, '']) {
+      const res = await http(stack.url, 'POST', '/api/run/playbook', body === '' ? undefined : body, replay);
+      expect(res.status, JSON.stringify(body)).toBe(401);
+      expect(res.body).toEqual({ detail: 'identity assertion was made for another request body' });
+    }
+    expect(await started()).toBe(0);
+    // The identical request is what the TTL bounds (no once-only record shared by every server):
+    // it repeats what the caller did, no more.
+    expect((await http(stack.url, 'POST', '/api/run/playbook', { path: 'reports/daily' }, replay)).status).toBe(200);
   });
 
   it('every route the gateway forwards still passes: reads, writes and the gateway\'s own read as the caller', async () => {

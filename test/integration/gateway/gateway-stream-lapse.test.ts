@@ -10,7 +10,7 @@ import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_TOKEN_CACHE_TTL_MS } from '../../../src/api/api-token-cache.ts';
 import { STREAM_CALLER_CHECK_MS } from '../../../src/api/auth.ts';
-import { IDENTITY_HEADER, requestOf, signIdentity } from '../../../src/auth/identity-assertion.ts';
+import { bodyDigest, IDENTITY_HEADER, requestOf, signIdentity } from '../../../src/auth/identity-assertion.ts';
 import { deleteGatewaySessionsOf } from '../../../src/db/gateway-session.repo.ts';
 import { revokeApiToken } from '../../../src/db/api-token.repo.ts';
 import { GATEWAY_STREAM_CHECK_MS } from '../../../src/gateway/caller-watch.ts';
@@ -175,7 +175,7 @@ describe("gateway: a batch's status stream", () => {
 
 describe('the server behind the gateway', () => {
   it("does not cut a stream when the gateway's identity assertion expires: the gateway polices it", async () => {
-    const identity = (target: string) => ({ [IDENTITY_HEADER]: signIdentity({ sub: 'relayed', role: 'viewer', exp: Math.floor(Date.now() / 1000) + 2, req: requestOf('GET', target) }, TEST_GATEWAY_SECRET) });
+    const identity = (target: string) => ({ [IDENTITY_HEADER]: signIdentity({ sub: 'relayed', role: 'viewer', exp: Math.floor(Date.now() / 1000) + 2, req: requestOf('GET', target), body: bodyDigest(undefined) }, TEST_GATEWAY_SECRET) });
     const { closed } = await openInspection(t.url, identity(`/api/executions/${executionId}/inspect`));
     const stream = await openStatusStream(t.url, identity(`/api/events/batch/${requestId}/stream`));
     expect(await stillOpen(Promise.race([closed, stream.ended]), 2_000 + 3 * STREAM_CALLER_CHECK_MS)).toBe(true);
