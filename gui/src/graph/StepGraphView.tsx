@@ -3,6 +3,7 @@ import { href } from '../route.ts';
 import { layoutGraph, shownName } from './layout.ts';
 import { browserMeasure } from './measure-text.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
+import { nodeClass, nodeLabel, nodeTitle } from './node-text.ts';
 import { stepEntry, type LoopProgress, type LoopProgresses, type StepStates, type StepStatus } from './step-status.ts';
 
 /** A child path written as a template (`{{ workload.kid }}`, `{% ... %}`), as the DSL reads one. */
@@ -11,8 +12,6 @@ const TEMPLATED = /\{\{|\{%|\{#/;
 const DONE: StepStatus[] = ['completed', 'failed', 'active', 'waiting', 'cancelled'];
 
 /** "2/5 done · 2 in flight" (or "3 done" when the number of items is not known). */
-// A retry's step that took its recorded outcome: drawn completed, and said not to have run here.
-const REPLAYED = 'replayed from the execution retried';
 const progressText = (l: LoopProgress): string => `${l.length === null ? l.done : `${l.done}/${l.length}`} done${l.in_flight ? ` · ${l.in_flight} in flight` : ''}`;
 
 /**
@@ -62,6 +61,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
           const n = byId.get(p.id)!;
           const status = statusOf(p.id);
           const progress = n.loop && loops ? stepEntry(loops, p.id) : undefined;
+          const facts = { step: p.id, status, replayed: replayed?.has(p.id) ?? false, selected: selected === p.id, loop: n.loop ?? undefined, progress: progress ? progressText(progress) : undefined };
           // Lines from the top: name, loop, its progress, child playbooks; centred as a block.
           const shift = withProgress && n.loop ? 7 : 0;
           if (n.kind !== 'step') {
@@ -77,13 +77,13 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
           return (
             <g
               key={p.id}
-              className={`node st-${status}${replayed?.has(p.id) ? ' replayed' : ''}${selected === p.id ? ' selected' : ''}`}
+              className={nodeClass(facts)}
               data-step={p.id}
               data-status={status}
               tabIndex={0}
               role="button"
-              aria-label={`step ${p.id}${status !== 'none' ? `, ${status}` : ''}${replayed?.has(p.id) ? `, ${REPLAYED}` : ''}${n.loop ? `, ${n.loop}` : ''}${progress ? `, ${progressText(progress)}` : ''}`}
-              data-replayed={replayed?.has(p.id) ? 'true' : undefined}
+              aria-label={nodeLabel(facts)}
+              data-replayed={facts.replayed ? 'true' : undefined}
               data-loop-length={progress?.length ?? undefined}
               data-loop-done={progress?.done}
               data-loop-in-flight={progress?.in_flight}
@@ -96,7 +96,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
               }}
             >
               {/* A name too long to draw in full is cut: the tooltip has all of it (the label too). */}
-              <title>{replayed?.has(p.id) ? `${n.label} (${REPLAYED})` : n.label}</title>
+              <title>{nodeTitle(n.label, facts.replayed)}</title>
               <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
               <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4) - shift} textAnchor="middle" className="node-name">
                 {shownName(n.label)}
