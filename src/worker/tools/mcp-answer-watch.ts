@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isUnreadableAnswer } from './mcp-failure.ts';
 
 type RequestId = string | number;
 
@@ -17,11 +18,22 @@ const SETTLE_MS = 50;
  */
 export class McpAnswerWatch {
   readonly lost = new AbortController();
+  /**
+   * Aborted, with the error as its reason, when the server sent a message that is not JSON-RPC
+   * while a request waits: the SDK drops it and waits on, till the request's timeout, for the
+   * answer that message most likely was.
+   */
+  readonly unreadable = new AbortController();
   private readonly waiting = new Set<RequestId>();
 
   /** Set as a transport's `onmessage` before its client connects (the SDK calls it first): an answer heard. */
   readonly heard = (message: JSONRPCMessage): void => {
     if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) this.waiting.delete(message.id);
+  };
+
+  /** Set as a transport's `onerror` before its client connects (the SDK wraps it, calling it first). */
+  readonly failed = (error: unknown): void => {
+    if (this.waiting.size > 0 && isUnreadableAnswer(error)) this.unreadable.abort(error);
   };
 
   /** `base` for one transport, watching the answers it carries. */

@@ -19,6 +19,11 @@ export function cutServerText(text: string, maskCut: (kept: string) => string = 
   return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${maskCut(text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS))}…` : text;
 }
 
+/** Whether `error` is a message the server sent that is not JSON, or not the protocol's shape. */
+export function isUnreadableAnswer(error: unknown): boolean {
+  return error instanceof SyntaxError || v.is(SchemaProblems, error);
+}
+
 /**
  * What went wrong with an MCP request, in one bounded text (the server's part cut), and whether
  * the server answered it: with a JSON-RPC error, an HTTP error status (a session it no longer

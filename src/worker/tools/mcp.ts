@@ -71,7 +71,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   const watch = new McpAnswerWatch();
   const lostOutcome = (doing: string) => fail('connection', `${doing} without answering it`);
   const options: RequestOptions = {
-    signal: AbortSignal.any([ctx.signal, tooLarge.signal, watch.lost.signal]),
+    signal: AbortSignal.any([ctx.signal, tooLarge.signal, watch.lost.signal, watch.unreadable.signal]),
     timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, 2 ** 31 - 1) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
   };
 
@@ -82,7 +82,8 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (tooLarge.signal.aborted) return tooLargeOutcome();
     if (watch.lost.signal.aborted) return lostOutcome(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: it ended its answer to initialize`);
-    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${mcpProblem(error, maskCut).text}`));
+    const cause: unknown = watch.unreadable.signal.aborted ? watch.unreadable.signal.reason : error;
+    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${mcpProblem(cause, maskCut).text}`));
   }
 
   try {
@@ -108,8 +109,9 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     if (ctx.signal.aborted) return aborted(ctx.signal);
     if (tooLarge.signal.aborted) return tooLargeOutcome();
     if (watch.lost.signal.aborted) return lostOutcome(`${serverName} ended its answer to ${method}`);
-    const problem = mcpProblem(error, maskCut);
-    if (error instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${problem.text}`));
+    const cause: unknown = watch.unreadable.signal.aborted ? watch.unreadable.signal.reason : error;
+    const problem = mcpProblem(cause, maskCut);
+    if (cause instanceof McpError) return fail('mcp_error', safe(`${serverName}: ${problem.text}`));
     return problem.answered ? fail('mcp_error', safe(`${serverName} answered ${method} with ${problem.text}`)) : fail('connection', safe(`${serverName}: ${problem.text}`));
   } finally {
     const closing = close(connection);
@@ -143,6 +145,7 @@ async function connect(url: URL, reach: Reach, options: RequestOptions, transpor
   if (transport === 'sse') return connectSse(url, reach, options);
   const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.watch.fetch(reach.fetch, 'streamable-http') });
   streamable.onmessage = reach.watch.heard;
+  streamable.onerror = reach.watch.failed;
   const client = new Client(MCP_CLIENT_INFO);
   let streamableStatus: number;
   try {
@@ -163,6 +166,7 @@ async function connect(url: URL, reach: Reach, options: RequestOptions, transpor
 async function connectSse(url: URL, reach: Reach, options: RequestOptions): Promise<Connection> {
   const sse = new SSEClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.watch.fetch(reach.fetch, 'sse') });
   sse.onmessage = reach.watch.heard;
+  sse.onerror = reach.watch.failed;
   const sseClient = new Client(MCP_CLIENT_INFO);
   try {
     // The SDK waits for the stream's endpoint event without a bound, and the signal does not

@@ -60,6 +60,11 @@ beforeAll(async () => {
       pagesServed++;
       return void res.writeHead(200, json).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: { tools: [{ name: `t${pagesServed}`, inputSchema: { type: 'object' } }], nextCursor: 'again' } }));
     }
+    if (answer === 'garbled-stream') {
+      // The answer's event stream carries a message that is not JSON, then stays open.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      return void res.write('event: message\ndata: {"jsonrpc":"2.0","id":\n\n');
+    }
     if (answer === 'not-json') return void res.writeHead(200, json).end('{not json');
     if (answer === 'bad-tools') return void res.writeHead(200, json).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: { tools: Array.from({ length: 20_000 }, () => 1) } }));
     if (answer === 'rpc-error') return void res.writeHead(200, json).end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, error: { code: -32603, message: echoed } }));
@@ -102,6 +107,13 @@ describe('an MCP server that answers, but not as MCP', () => {
 
   it('a body that is not JSON: mcp_error', async () => {
     expect(expectShort(await list('not-json'), 'mcp_error')).toMatch(/^MCP server 'bad' answered tools\/list with something that is not JSON/);
+  });
+
+  it('a message that is not JSON on the stream the answer comes on, the stream left open: mcp_error at once, not held till the timeout', async () => {
+    // The SDK dropped the message and waited on for the answer: an hour without timeout_seconds.
+    const started = Date.now();
+    expect(expectShort(await list('garbled-stream'), 'mcp_error')).toMatch(/^MCP server 'bad' answered tools\/list with something that is not JSON/);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('a result that fails the schema in 20,000 places: mcp_error, the first problem in one line', async () => {
