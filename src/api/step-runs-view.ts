@@ -22,7 +22,8 @@ import { isObject } from '../objects.ts';
 // and changes nothing) and a report the command machine found late or refused (the marks
 // actors/to-machine-event.ts folds to nothing) are kept in the log, never in a run.
 
-export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
+/** `delay_ms`: the retry's wait before it, from the end of the attempt before (null for the first, or a time not known). */
+export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; delay_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
 export type TaskView = { task: string; kind: string | null; attempts: AttemptView[] };
 export type RunView = {
   /** null: a wait that ended as it began (`at_once`), under no seq. */
@@ -49,6 +50,18 @@ export type RunView = {
 };
 
 type Run = RunView & { byTask: Map<string, TaskView> };
+
+/**
+ * Appends an attempt with the retry's delay before it: a 1 s backoff between two 7 ms attempts was
+ * left to the reader's arithmetic. Null where a time of either is not known.
+ */
+function pushAttempt(t: TaskView, a: Omit<AttemptView, 'delay_ms'>): void {
+  const prev = t.attempts.at(-1);
+  const start = a.started_at === null ? NaN : Date.parse(a.started_at);
+  const prevEnd = prev?.started_at && prev.duration_ms !== null ? Date.parse(prev.started_at) + prev.duration_ms : NaN;
+  const delay = Number.isFinite(start) && Number.isFinite(prevEnd) ? Math.max(0, start - prevEnd) : null;
+  t.attempts.push({ ...a, delay_ms: delay });
+}
 
 /** A run's statuses before it ends. */
 const UNFINISHED: ReadonlySet<string> = new Set(['pending', 'claimed', 'running', 'waiting']);
@@ -146,7 +159,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         break;
       case EVENT.callAttempt: {
         const t = taskOf(r, text(ctx.task) ?? '?', text(ctx.kind));
-        t.attempts.push({ attempt: num(ctx.attempt) ?? t.attempts.length + 1, started_at: at, duration_ms: num(ctx.duration_ms), status: 'error', error: e.error ?? null, output: cap(isObject(e.result) ? e.result.output : null) });
+        pushAttempt(t, { attempt: num(ctx.attempt) ?? t.attempts.length + 1, started_at: at, duration_ms: num(ctx.duration_ms), status: 'error', error: e.error ?? null, output: cap(isObject(e.result) ? e.result.output : null) });
         break;
       }
       case EVENT.callDone:
@@ -157,7 +170,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         const last = num(ctx.attempt_ms) ?? total;
         // The last attempt ended with the task: its start is the task's end less its own length.
         const start = text(ctx.at) && total !== null && last !== null ? new Date(Date.parse(String(ctx.at)) + total - last).toISOString() : at;
-        t.attempts.push({ attempt: attempts, started_at: start, duration_ms: last, status: e.event_type === EVENT.callDone ? 'ok' : 'error', error: e.error ?? null, output: null });
+        pushAttempt(t, { attempt: attempts, started_at: start, duration_ms: last, status: e.event_type === EVENT.callDone ? 'ok' : 'error', error: e.error ?? null, output: null });
         break;
       }
       case EVENT.commandCompleted:
@@ -179,7 +192,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.child_execution_id = num(ctx.child_execution_id) ?? r.child_execution_id;
         // No child was started (not found, refused inputs, too deep): the task's one attempt is its error.
         if (r.child_execution_id === null && text(ctx.task) !== null) {
-          taskOf(r, String(ctx.task), 'playbook').attempts.push({ attempt: 1, started_at: at, duration_ms: 0, status: 'error', error: e.error ?? null, output: null });
+          pushAttempt(taskOf(r, String(ctx.task), 'playbook'), { attempt: 1, started_at: at, duration_ms: 0, status: 'error', error: e.error ?? null, output: null });
         }
         break;
       case EVENT.timerSet:

@@ -25,7 +25,8 @@ export type StepRun = {
   error: unknown;
 };
 export type TaskRun = { task: string; kind: string | null; attempts: AttemptRun[] };
-export type AttemptRun = { attempt: number; started_at: string | null; duration_ms: number | null; status: string; error: unknown; output: unknown };
+/** `delay_ms`: the retry's wait before it (absent from servers before it was answered). */
+export type AttemptRun = { attempt: number; started_at: string | null; duration_ms: number | null; delay_ms?: number | null; status: string; error: unknown; output: unknown };
 
 const WORK: ReadonlySet<Bar['kind']> = new Set(['command', 'task', 'attempt']);
 
@@ -115,6 +116,7 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
                     <div className="ev-head">
                       <strong>attempt {a.attempt}</strong> <StatusBadge status={a.status} />
                       {a.duration_ms !== null ? <span className="muted">{formatDuration(a.duration_ms)}</span> : null}
+                      {typeof a.delay_ms === 'number' ? <span className="muted attempt-delay"> after a retry delay of {formatDuration(a.delay_ms)}</span> : null}
                     </div>
                     {a.error ? <pre className="error-text">{errorText(a.error)}</pre> : null}
                     <OutputView value={a.output} />
