@@ -203,18 +203,26 @@ export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number
   };
 }
 
-// A status update (the same status) is what gives the slot back: the trigger of migrations/0054.
-const RELEASE_KEPT_SLOTS = `UPDATE core.command c SET status = c.status, updated_at = now()
-   WHERE c.command_id IN (SELECT o.command_id FROM core.command o
-                           WHERE o.held_after_cancel AND ${claimTakeableSql('o', { stale: '$1::float8', hard: '$2::float8' })}
-                           ORDER BY o.command_id LIMIT $3 FOR UPDATE SKIP LOCKED)
-  RETURNING c.command_id`;
+// A status update (the same status) is what gives the slots back: the trigger of migrations/0054,
+// 0055, which also gives back an ended execution's admission slot with its last marked command.
+// Kept admissions no marked command holds any more (their execution deleted) go too.
+const RELEASE_KEPT_SLOTS = `WITH released AS (
+       UPDATE core.command c SET status = c.status, updated_at = now()
+        WHERE c.command_id IN (SELECT o.command_id FROM core.command o
+                                WHERE o.held_after_cancel AND ${claimTakeableSql('o', { stale: '$1::float8', hard: '$2::float8' })}
+                                ORDER BY o.command_id LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING c.command_id),
+     unheld AS (
+       DELETE FROM core.kept_admission ka
+        WHERE NOT EXISTS (SELECT 1 FROM core.command c WHERE c.execution_id = ka.execution_id AND c.held_after_cancel))
+     SELECT command_id FROM released`;
 
 /**
- * The reaper's release of slots kept by limited commands cancelled while a worker held them
- * (migrations/0054), once the holder's lease has expired as a claim's would (ClaimPolicy: its pool
- * stopped, silent or no longer listing it, or the claim older than `hardTimeoutSeconds`) and no
- * report after the cancel came. Up to `max`; returns their ids.
+ * The reaper's release of the slots that commands cancelled while a worker held them keep
+ * (migrations/0054, 0055: their task limit's, and their ended execution's admission's), once the
+ * holder's lease has expired as a claim's would (ClaimPolicy: its pool stopped, silent or no
+ * longer listing it, or the claim older than `hardTimeoutSeconds`) and no report after the cancel
+ * came. Up to `max` commands; returns their ids.
  */
 export async function releaseKeptSlots(q: Queryable, p: { staleSeconds: number; hardTimeoutSeconds: number; max: number }): Promise<number[]> {
   if (p.max <= 0) return [];

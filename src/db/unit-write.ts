@@ -1,4 +1,4 @@
-import { cancellableSql, CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, COMMAND_COLUMNS_OF_C } from './command-plans.ts';
+import { cancellableSql, CANCELLED, CLAIMED, claimableSql, claimPlan, COMMAND_COLUMNS, COMMAND_COLUMNS_OF_C, heldSql } from './command-plans.ts';
 import { commandOfJson, type ClaimPolicy, type CommandJson, type CommandRow, type CommandStatus } from './command.repo.ts';
 import { eventLogCtes, LOG_APPEND_COLUMNS, LOG_EVENT_COLUMNS, type LogAppend, type LogEvent } from './event-log.ts';
 import type { ExecutionRow, TaskTimer } from './execution.repo.ts';
@@ -230,7 +230,9 @@ function unitWriteText($: (p: Param) => string, kind: Kind): string {
   DELETE FROM core.admission a WHERE a.execution_id = ANY(${opaque($('admissionEnds'), 'bigint[]')})
 )`;
   const endings = () => `, cancel AS (
-  UPDATE core.command c SET status = ${CANCELLED}, updated_at = now()
+  -- One a worker holds is marked: it may run on until the worker hears of the cancel, and keeps its
+  -- limit's slot and its execution's admission's until then (migrations/0054, 0055).
+  UPDATE core.command c SET status = ${CANCELLED}, held_after_cancel = ${heldSql('c')}, updated_at = now()
     FROM ${cancels}
    WHERE c.execution_id = x.execution_id AND c.seq = x.seq AND c.execution_id = ANY(${opaque($('cancelIds'), 'bigint[]')}) AND ${cancellableSql('c')}
 ), kc AS (

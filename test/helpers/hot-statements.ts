@@ -23,6 +23,7 @@ export const PLACEMENT: Record<string, 'distributed' | 'reference' | 'coordinato
   command: 'distributed',
   wait: 'distributed',
   admission: 'distributed',
+  kept_admission: 'distributed',
   batch_request: 'distributed',
   transient: 'distributed',
   // Small, read on every node, written rarely: replicated to every node.
@@ -76,6 +77,8 @@ const STEP_WRITE_TABLES: Record<string, Key> = {
   // Command moves reach their rows by execution_id (with command_id): only claim-ahead's pick is not.
   command: `${CLAIM_PICK} (claim-ahead)`,
   flow_key: FLOW_KEY,
+  // By the release trigger of a command that kept its slots after a cancel (migrations/0055).
+  kept_admission: 'execution_id',
   NOTIFY,
 };
 
@@ -89,6 +92,8 @@ const START_WRITE_TABLES: Record<string, Key> = {
   wait: 'execution_id',
   admission: 'execution_id',
   flow_key: FLOW_KEY,
+  // By the release trigger of an admission whose execution's cancelled commands still run (migrations/0055).
+  kept_admission: 'execution_id',
   catalog: 'reference',
   NOTIFY,
 };

@@ -2,8 +2,9 @@
 // cancelled execution's command that a worker runs goes on until the worker hears of the cancel
 // (its next heartbeat, ~2 s): its slot stays taken until the worker reports the command's end, or
 // its lease expires (a worker SIGKILLed never reports). Before, the cancel gave the slot back at
-// once and the next execution's call ran beside the cancelled one for ~1.7 s. A paused
-// execution's running task keeps its slot too. Real server and database, real worker processes,
+// once and the next execution's call ran beside the cancelled one for ~1.7 s. The same for a
+// playbook's `concurrency`: the next queued execution was admitted 0.14 s after the cancel, while
+// the cancelled one's call still ran. A paused execution's running task keeps its slot too. Real server and database, real worker processes,
 // a real HTTP server on port 0 counting the calls in flight.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +50,20 @@ workflow:
 `,
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
+  // The same call, limited by its playbook's concurrency instead (a slot per execution).
+  expect((await http(t.url, 'PUT', '/api/limits/one-run', { concurrency: 1 })).status).toBe(200);
+  const q = await http(t.url, 'POST', '/api/catalog/playbook', {
+    content: `apiVersion: svc/v1
+metadata: { name: held-run, path: flow/held-run }
+workload: { n: "0" }
+concurrency: { limit: one-run }
+workflow:
+  - step: call
+    tool: { name: call, kind: http, url: "${target.url}/hold?n={{ workload.n }}", timeout_seconds: 60 }
+`,
+  });
+  expect(q.status, JSON.stringify(q.body)).toBe(201);
+  workers.push(await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } }));
 }, 60_000);
 
 afterAll(async () => {
@@ -70,7 +85,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a task limit of concurrency 1', () => {
   it("keeps a cancelled command's slot until its worker reports the command's end", async () => {
-    workers.push(await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } }));
     maxInFlight = 0;
     const a = await start('a1');
     await until('the first call is in flight', () => held.has('a1'));
@@ -84,6 +98,21 @@ describe('a task limit of concurrency 1', () => {
     answer('b1');
     await until('the second execution completed', async () => (await statusOf(b)) === 'completed');
     await until('the slot is given back', async () => (await running()) === 0);
+  });
+
+  it("keeps a cancelled execution's concurrency slot until its worker reports its command's end", async () => {
+    maxInFlight = 0;
+    const a = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/held-run', payload: { n: 'a4' } })).body.execution_id as number;
+    await until('the first call is in flight', () => held.has('a4'));
+    const b = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/held-run', payload: { n: 'b4' } })).body.execution_id as number;
+    expect(await statusOf(b)).toBe('queued');
+    expect((await http(t.url, 'POST', `/api/executions/${a}/cancel`, { reason: 'test' })).status).toBe(200);
+    expect(await statusOf(a)).toBe('cancelled');
+    await until('the second call is in flight (after the worker stopped the first)', () => held.has('b4'), 20_000);
+    expect(maxInFlight, 'calls in flight at once on a concurrency of 1').toBe(1);
+    answer('b4');
+    await until('the second execution completed', async () => (await statusOf(b)) === 'completed');
+    await until('the slot is given back', async () => (await http(t.url, 'GET', '/api/limits/one-run')).body.running === 0);
   });
 
   it("keeps a paused execution's running task's slot", async () => {

@@ -13,16 +13,19 @@ import { HOT_STATEMENTS as HOT, PLACEMENT, sent } from '../../helpers/hot-statem
 // until this file and the doc say what it means for the plan.
 
 /** Triggers on the hot tables: the tables each writes (`touches`) and only reads (`reads`). */
-const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: string[] }> = {
+const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: string[]; byExecution?: string[] }> = {
   // migrations/0021_flow_control.sql: a limited command that stops being held gives its slot back
   // (and, unless the connection says svc.notify = off, wakes claimers: migrations/0024).
-  command_flow_release: { table: 'command', touches: ['flow_key', 'NOTIFY'] },
+  // migrations/0054, 0055: a command cancelled while held keeps its slots until its status is set
+  // again (a late report, the reaper), which gives back its ended execution's kept admission too.
+  command_flow_release: { table: 'command', touches: ['flow_key', 'NOTIFY', 'kept_admission'], byExecution: ['kept_admission', 'command'] },
   command_flow_release_deleted: { table: 'command', touches: ['flow_key', 'NOTIFY'] },
   // migrations/0025_flow_key_triggers.sql: a limited command's or an admission's key row is made,
   // and an admitted execution's slot given back when its admission goes.
   command_flow_key: { table: 'command', touches: ['flow_key'] },
   admission_flow_key: { table: 'admission', touches: ['flow_key'] },
-  admission_flow_release: { table: 'admission', touches: ['flow_key'] },
+  // migrations/0055: or keeps it (core.kept_admission) while the execution's cancelled commands may still run.
+  admission_flow_release: { table: 'admission', touches: ['flow_key', 'kept_admission'], reads: ['command'], byExecution: ['kept_admission', 'command'] },
   // migrations/0028_admit_at_start.sql: an admission written admitted (its start had room) takes
   // its key's slot, reading the limit, or fails the write.
   admission_admit_at_start: { table: 'admission', touches: ['flow_key'], reads: ['flow_limit'] },
@@ -31,6 +34,8 @@ const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: strin
   // migrations/0047_paused_commands.sql: an execution's pause withdraws its unclaimed commands, its
   // resume gives them back (and wakes claimers): the commands of the same execution (its shard's).
   execution_pause_commands: { table: 'execution', touches: ['command', 'NOTIFY'] },
+  // migrations/0055: a kept admission slot is given back when its row goes.
+  kept_admission_release: { table: 'kept_admission', touches: ['flow_key'], reads: ['command'], byExecution: ['command'] },
 };
 
 /**
@@ -146,7 +151,8 @@ function accessesOf(sql: string): Access[] {
     // A trigger of the table fires: its own touches follow (the release fires when a held command
     // stops being held: never by an UPDATE that only claims).
     if (table === 'command' && (verb === 'DELETE FROM' || (verb === 'UPDATE' && releases(sql, levelOf(text, index))))) {
-      for (const t of TRIGGERS.command_flow_release.touches) accesses.push({ table: t, write: true, keyed: false, text: `trigger on core.command: ${t}` });
+      const release = TRIGGERS.command_flow_release;
+      for (const t of release.touches) accesses.push({ table: t, write: true, keyed: !!release.byExecution?.includes(t), text: `trigger on core.command: ${t}` });
     }
     const made =
       table === 'command' && verb === 'INSERT INTO'
@@ -164,8 +170,11 @@ function accessesOf(sql: string): Access[] {
     if (table === 'execution' && verb === 'UPDATE' && /\bstatus\s*=/.test(text.slice(index)) && !/\bfalse AS proj\b/.test(text)) {
       for (const t of TRIGGERS.execution_pause_commands.touches) accesses.push({ table: t, write: true, keyed: t === 'command', text: `trigger on core.execution: ${t}` });
     }
-    for (const t of made.flatMap((m) => m.touches)) accesses.push({ table: t, write: true, keyed: false, text: `trigger on core.${table}: ${t}` });
-    for (const t of made.flatMap((m) => m.reads ?? [])) accesses.push({ table: t, write: false, keyed: false, text: `trigger on core.${table}: reads ${t}` });
+    // A trigger reaches a table by its row's execution_id where it says so (byExecution), else not.
+    for (const m of made) {
+      for (const t of m.touches) accesses.push({ table: t, write: true, keyed: !!m.byExecution?.includes(t), text: `trigger on core.${table}: ${t}` });
+      for (const t of m.reads ?? []) accesses.push({ table: t, write: false, keyed: !!m.byExecution?.includes(t), text: `trigger on core.${table}: reads ${t}` });
+    }
   }
   for (const m of text.matchAll(/\bcore\.(\w+)\(\s*([^,)]*)/g)) {
     const fn = FUNCTIONS[m[1]];
