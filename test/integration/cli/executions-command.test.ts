@@ -255,9 +255,9 @@ describe('svc signal, pause and resume', () => {
     const shown = await svc(['status', String(id)]);
     expect(shown, shown.stderr).toMatchObject({ code: 0 });
     expect(shown.stdout).toContain('  status    running\n');
-    expect(shown.stdout).toMatch(/\nhold\s+waiting\s+signal go, times out \d{4}-\d\d-\d\dT[\d:.]+Z \(in (59m\d\ds|1h00m)\)\nafter\s+pending\s+-\n$/);
+    expect(shown.stdout).toMatch(/\nhold\s+waiting\s+signal go, times out \d{4}-\d\d-\d\dT[\d:.]+Z \(in (59m\d\ds|1h00m)\), waiting since \d{4}-\d\d-\d\dT[\d:.]+Z \([\d.]+\w* ago\)\nafter\s+pending\s+-\n$/);
     expect(JSON.parse((await svc(['status', String(id), '--json'])).stdout).waits).toEqual([
-      { step: 'hold', seq: expect.any(Number), kind: 'signal', signal: 'go', wake_at: expect.any(String), approval_roles: null },
+      { step: 'hold', seq: expect.any(Number), kind: 'signal', signal: 'go', wake_at: expect.any(String), approval_roles: null, since: expect.any(String) },
     ]);
 
     const wrong = await svc(['signal', String(id), 'stop']);
