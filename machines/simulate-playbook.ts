@@ -1,6 +1,6 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap } from 'xstate/graph';
-import { parsePlaybook, type NormalizedPlaybook, type NormalizedStep, type Problem } from '../src/dsl/parse-playbook.ts';
+import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbook.ts';
 import { asObject } from '../src/objects.ts';
 import { CODE } from './error-codes.ts';
 import { EVENT, type EventType } from './event-types.ts';
@@ -13,6 +13,9 @@ import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskOutcom
 import { SimulationData, type Undecided } from './simulation-data.ts';
 import { SimulatedEntries } from './simulated-entries.ts';
 import { payloadRefusal } from './payload-refusal.ts';
+import { checkSimulationInput, playbookOf } from './simulation-input.ts';
+
+export { InvalidPlaybookError, playbookFromYaml } from './simulation-input.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
 import { MAX_SIMULATED_PATH_EVENTS, MAX_SIMULATED_PATHS, pathsToEnds } from './paths-to-ends.ts';
 
@@ -74,38 +77,11 @@ function machineOf(pb: NormalizedPlaybook): ExecutionMachine {
   return m;
 }
 
-/**
- * An invalid playbook given to a simulation: its problems as registration answers them (path,
- * message, line and column in the text), and each in the message as `line:column: path: message`,
- * as `svc simulate` prints them, so a user's failing test says where to look.
- */
-export class InvalidPlaybookError extends Error {
-  readonly problems: readonly Problem[];
-  constructor(problems: readonly Problem[]) {
-    super(`invalid playbook: ${problems.map((p) => `${p.line ?? 1}:${p.column ?? 1}: ${p.path === '$' ? '' : `${p.path}: `}${p.message}`).join('; ')}`);
-    this.name = 'InvalidPlaybookError';
-    this.problems = problems;
-  }
-}
-
-/** Parses playbook YAML or throws an InvalidPlaybookError listing its problems with their places. */
-export function playbookFromYaml(yaml: string): NormalizedPlaybook {
-  const parsed = parsePlaybook(yaml);
-  if (!parsed.ok) throw new InvalidPlaybookError(parsed.problems);
-  return parsed.playbook;
-}
-
 /** The start a simulation stands for; a payload a start refuses starts nothing to simulate: an Error says so. */
 function inputOf(pb: NormalizedPlaybook, payload: Record<string, unknown>): ExecutionInput {
   const refused = payloadRefusal(pb, payload);
   if (refused) throw new Error(refused);
   return { executionId: 1, catalogId: 0, path: pb.metadata.path ?? pb.metadata.name ?? 'simulated', parentExecutionId: null, parentSeq: null, rootExecutionId: 1, workload: { ...pb.workload, ...payload }, args: payload };
-}
-
-/** Throws when `given` (outcomes or results, by step) names a step the playbook lacks: a misspelt name would simulate nothing it meant. */
-function namesSteps(pb: NormalizedPlaybook, what: string, given: Record<string, unknown> | undefined): void {
-  const unknown = Object.keys(given ?? {}).filter((step) => !pb.workflow.some((s) => s.step === step));
-  if (unknown.length) throw new Error(`${what} name no step of the playbook: ${unknown.join(', ')}`);
 }
 
 /**
@@ -221,9 +197,8 @@ export function simulatePlaybook(
   outcomes: SimulatedOutcomes = {},
   opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean; results?: Record<string, unknown> } = {},
 ): SimulationResult {
-  const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
-  namesSteps(pb, 'outcomes', outcomes);
-  namesSteps(pb, 'results', opts.results);
+  const pb = playbookOf(playbook);
+  checkSimulationInput(pb, outcomes, opts.results);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   const data = new SimulationData(pb, { workload: input.workload, args: input.args }, opts.results);
@@ -311,8 +286,8 @@ export function playbookPaths(
   playbook: string | NormalizedPlaybook,
   opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean; startUnknown?: boolean } = {},
 ): PathsReport {
-  const pb = typeof playbook === 'string' ? playbookFromYaml(playbook) : playbook;
-  namesSteps(pb, 'results', opts.results);
+  const pb = playbookOf(playbook);
+  checkSimulationInput(pb, {}, opts.results);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   // No start known (registration): any workload value, a default too, is what a start gives.
