@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { KeychainScope } from './cache-key.ts';
 import { isCalendarDate } from '../calendar-time.ts';
 import { isObject } from '../objects.ts';
+import { HEADER_NAME_TEXT, HEADER_VALUE_TEXT, isHeaderName, isHeaderValue } from '../credential/http-header.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
 export const DEFAULT_LOCAL_TTL_SECONDS = 3600;
@@ -84,14 +85,21 @@ export function resolveExpiry(request: ExpiryRequest): ResolvedExpiry {
 // headers and data; a key in the endpoint's query), so the 422 of a malformed one must not.
 const NON_EMPTY_TEXT = 'must be a non-empty text';
 const nonEmptyText = v.pipe(v.string(NON_EMPTY_TEXT), v.nonEmpty(NON_EMPTY_TEXT));
+const RENEW_METHODS: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
 /** Valibot schema of a stored `renew_config` (the token request that renews an entry); no issue quotes a value. */
 export const renewConfigSchema = v.object({
   // The worker renews over HTTP only: any other scheme would be stored and fail at every renewal.
   // (valibot runs every action of a pipe: one that is no URL at all is v.url's to name.)
   endpoint: v.pipe(v.string('must be a URL'), v.url('must be a URL'), v.check((url) => !URL.canParse(url) || /^https?:$/.test(new URL(url).protocol), 'must be an http or https URL')),
-  method: v.optional(nonEmptyText),
-  headers: v.optional(ownKeysRecord(v.string(), v.string('must be a text'), 'must be a JSON object')),
+  // What the worker's fetch sends (it refuses anything else at every renewal, quoting the value).
+  method: v.optional(v.pipe(nonEmptyText, v.check((m) => RENEW_METHODS.includes(m.toUpperCase()), `must be an HTTP method (${RENEW_METHODS.join(', ')}, any case)`))),
+  headers: v.optional(
+    v.pipe(
+      ownKeysRecord(v.string(), v.pipe(v.string('must be a text'), v.check(isHeaderValue, `must be ${HEADER_VALUE_TEXT}`)), 'must be a JSON object'),
+      v.check((headers) => Object.keys(headers).every(isHeaderName), `must be keyed by ${HEADER_NAME_TEXT}`),
+    ),
+  ),
   data: v.optional(ownKeysRecord(v.string(), v.unknown(), 'must be a JSON object')),
   token_field: v.optional(nonEmptyText),
   ttl_field: v.optional(nonEmptyText),
