@@ -102,6 +102,9 @@ export function wrongValuesOf(s: Schema): [string, unknown][] {
   const str = all.find((x) => x.type === 'string');
   if (str?.maxLength !== undefined) out.push(['past its maxLength', 'y'.repeat(str.maxLength + 1)]);
   if (str?.minLength !== undefined && str.minLength > 0) out.push(['under its minLength', '']);
+  if (str?.format === 'date-time') out.push(['not a time', 'yesterday'], ['a 13th month', '2020-13-01T00:00:00Z']);
+  if (str?.format === 'uuid') out.push(['not a uuid', 'not-a-uuid']);
+  if (str?.format === 'uri') out.push(['not a URI', 'not a uri']);
   const choices = all.find((x) => x.enum);
   if (choices && !takes(s, 'string')) out.push(['outside its enumeration', '__bogus__']);
   else if (choices && !all.some((x) => x.type === 'string' && !x.enum)) out.push(['outside its enumeration', '__bogus__']);

@@ -129,7 +129,7 @@ function casesOf(op: Operation): Case[] {
   for (const p of pathParams) {
     const integer = isInteger(p.schema);
     const values = integer
-      ? ['abc', '0', '-1', '1.5', '1e3', '0x10', 'NaN', '99999999999999999999', '%20']
+      ? ['abc', '0', '-1', '1.5', '1e3', '0x10', 'NaN', '99999999999999999999', '%20', '%2B1', '1%20', '%EF%BC%91']
       : ['%00', '..%2F..%2Fetc%2Fpasswd', 'q'.repeat(3000), '%ED%A0%80', '%E0%A4%A', '%C0%AF'];
     for (const value of values) {
       // A string parameter's odd value may name nothing there is (404) or be refused.
@@ -144,6 +144,8 @@ function casesOf(op: Operation): Case[] {
     if (isInteger(q.schema)) bad.push('abc', '-1', '1.5', 'NaN', '1e3', '99999999999999999999', '0x10');
     if (q.schema.enum) bad.push('__bogus__');
     if (q.schema.maxLength !== undefined) bad.push('y'.repeat(q.schema.maxLength + 1));
+    if ([q.schema, ...(q.schema.anyOf ?? [])].some((x) => x.format?.startsWith('date'))) bad.push('yesterday', '2020-13-45T00:00:00Z', '2020-02-30', '%2B275760-09-14T00:00:00Z');
+    if (q.schema.format === 'uuid') bad.push('not-a-uuid', '00000000-0000-4000-8000-00000000000g');
     for (const value of bad) cases.push({ what: `query ${q.name}=${value.slice(0, 20)}`, request: at(path(value)), field: q.name, refused: true });
     for (const value of rotated(['%00', '%ED%A0%80', '%E0%A4%A', 'z'.repeat(5000)], 2)) cases.push({ what: `query ${q.name}=${value.slice(0, 20)}`, request: at(path(value)), refused: false });
     // A parameter of one type takes one value (label, of several types, takes several).
@@ -166,6 +168,8 @@ function casesOf(op: Operation): Case[] {
     cases.push({ what: 'the body as a form', request: at(base, 'a=1', { contentType: 'application/x-www-form-urlencoded' }), refused: true });
     cases.push({ what: 'the body as multipart', request: at(base, '--b\r\n\r\n--b--', { contentType: 'multipart/form-data; boundary=b' }), refused: true });
     cases.push({ what: 'the body as application/json in latin1', request: at(base, baseBody, { contentType: 'application/json; charset=iso-8859-1' }), refused: false });
+    cases.push({ what: 'the body after a byte order mark', request: at(base, `\ufeff${baseBody}`), refused: false });
+    cases.push({ what: 'a key twice', request: at(base, `{"zz_twice":1,"zz_twice":2,${baseBody?.slice(1)}`.replace(/,}$/, '}')), refused: body.additionalProperties === false });
     for (const raw of ['[]', 'null', '1', '"x"', 'true']) cases.push({ what: `a body of ${raw}`, request: at(base, raw), refused: true });
     if (body.required?.length) cases.push({ what: 'no body', request: at(base, null), refused: true });
     for (const f of faultsOf(body, baseline, bodyHints())) cases.push({ what: `${f.field} ${f.what}`, request: at(base, f.body), field: f.field, refused: f.refused });
