@@ -58,6 +58,11 @@ export class ExecutionTrace {
   #startMs: number | null = null;
   #startAttributes: Attributes = {};
   #runsEntered = 0;
+  // Its pauses: since when it is paused now (null: it is not), the time paused before, and the
+  // moments as events of its span (a pause made every span it held look like slow work).
+  #pausedSince: number | null = null;
+  #pausedMs = 0;
+  readonly #marks: SpanRecord['events'] = [];
   readonly #runs = new Map<number, Run>();
   readonly #commands = new Map<number, Command>();
   readonly #children = new Map<number, ChildCall>();
@@ -167,6 +172,14 @@ export class ExecutionTrace {
           out.push(this.#childSpan(call, t, status, status === 'completed' ? null : (codeOf(ev.error) ?? status)));
           break;
         }
+        case EVENT.executionPaused:
+          this.#pausedSince ??= t;
+          this.#marks.push({ name: 'paused', timeMs: t });
+          break;
+        case EVENT.executionResumed:
+          this.#endPause(t);
+          this.#marks.push({ name: 'resumed', timeMs: t });
+          break;
         case EVENT.playbookCompleted:
         case EVENT.playbookFailed:
         case EVENT.executionCancelled:
@@ -244,6 +257,13 @@ export class ExecutionTrace {
     });
   }
 
+  /** A pause ends (resumed, or the execution ended while paused): its time counts. */
+  #endPause(t: number): void {
+    if (this.#pausedSince === null) return;
+    this.#pausedMs += Math.max(0, t - this.#pausedSince);
+    this.#pausedSince = null;
+  }
+
   /** The execution ended: what is still open ends with it (cancelled), then the execution's own span. */
   #end(ev: CommittedEvent, t: number, out: SpanRecord[]): void {
     for (const cmd of this.#commands.values()) out.push(this.#commandSpan(cmd, t, 'cancelled', null, {}));
@@ -253,6 +273,7 @@ export class ExecutionTrace {
     this.#children.clear();
     this.#runs.clear();
     this.ended = true;
+    this.#endPause(t);
     const status = ev.event_type === EVENT.playbookCompleted ? 'completed' : ev.event_type === EVENT.playbookFailed ? 'failed' : 'cancelled';
     const failed = status === 'failed';
     const step = isObject(ev.error) ? str(ev.error.step) : null;
@@ -272,9 +293,10 @@ export class ExecutionTrace {
         'svc.execution.status': status,
         ...(failed ? { 'error.type': codeOf(ev.error) ?? 'failed' } : {}),
         ...(failed && step ? { 'svc.error.step': step } : {}),
+        ...(this.#pausedMs > 0 ? { 'svc.execution.paused_ms': this.#pausedMs } : {}),
       },
       error: failed ? (codeOf(ev.error) ?? 'failed') : null,
-      events: [],
+      events: this.#marks,
     });
   }
 
