@@ -232,7 +232,8 @@ export const KeychainDefinitionSchema = v.strictObject({
   ttl_seconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'))),
   // Sent as it is: a user name or password in it would be quoted, with the URL, by fetch's refusal.
   endpoint: v.optional(v.pipe(nonEmptyString, withoutUserinfo)),
-  method: v.optional(nonEmptyString),
+  // What the worker's fetch sends: any other text registered, then failed every resolution.
+  method: v.optional(templated(v.pipe(v.string(), v.toUpperCase(), v.picklist(HTTP_METHODS, `must be an HTTP method (${HTTP_METHODS.join(', ')}, any case)`)))),
   headers: v.optional(anyRecord),
   data: v.optional(v.unknown()),
   token_field: v.optional(nonEmptyString),
