@@ -211,7 +211,7 @@ describe('execution controls (SVC_AUTH=none)', () => {
     const waiting = page.getByRole('region', { name: 'Waiting' });
     const wait = waiting.getByRole('listitem', { name: 'wait of approve' });
     await wait.waitFor({ timeout: 15_000 });
-    expect(await wait.locator('dd').allInnerTexts()).toEqual(['approve waiting', 'signal approval', 'role admin', expect.stringMatching(/\(in (59 min \d\d s|1 h 00 min 00 s)\)$/)]);
+    expect(await wait.locator('dd').allInnerTexts()).toEqual(['approve waiting', 'signal approval', 'role admin', expect.stringMatching(/\(in (59 min \d\d s|1 h 00 min 00 s)\)$/), expect.stringMatching(/\d\d:\d\d/)]);
     await page.locator('svg.graph [data-step="approve"][data-status="waiting"]').waitFor();
     expect(await page.getByRole('term').filter({ hasText: /^Retr/ }).count()).toBe(0);
     const form = page.getByRole('form', { name: 'Send signal approval' });
