@@ -58,6 +58,8 @@ export function templateDataReads(value: unknown): DataReads {
       const read = taskRead(x);
       if (read) out.tasks.push(read);
     }
+    // Whether a step has an outcome (`steps.x is defined`) is known as its status is: it ran or not.
+    if (x.type === 'test' && (x.name === 'defined' || x.name === 'undefined') && isNode(x.target) && x.target.type === 'get' && isName(x.target.target, 'steps') && literalKey(x.target) !== undefined) return;
     // The field of a step's outcome read next: `.status` is known, `.error` is the step's error.
     const field = parent?.type === 'get' && parent.target === x ? literalKey(parent) : undefined;
     if (x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined) {
