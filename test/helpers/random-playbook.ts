@@ -62,20 +62,24 @@ workflow:
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
+/** A status the target answers by hanging (3 s, then 200): past a `playbook` task's `timeout_seconds`. */
+export const HANG = 0;
+
 /**
  * The calls of one command under `attempts` tries: each fails with probability 0.45 (503, which
- * `retry.when` takes when the task has one, or 500, which it does not); a failure ends the command
- * when no attempt is left or the retry's `when` refuses it.
+ * `retry.when` takes when the task has one, 500, which it does not, or, with `hangs`, a call that
+ * outlasts the task's timeout); a failure ends the command when no attempt is left or the retry's
+ * `when` refuses it.
  */
-function scriptOf(r: () => number, attempts: number, onlyOn503: boolean): Script {
+function scriptOf(r: () => number, attempts: number, onlyOn503: boolean, hangs: boolean): Script {
   const statuses: number[] = [];
   for (let a = 1; a <= attempts; a++) {
     if (r() >= 0.45) return { statuses: [...statuses, 200], outcome: 'ok' };
-    const status = r() < 0.5 ? 503 : 500;
+    const status = hangs && r() < 0.4 ? HANG : r() < 0.5 ? 503 : 500;
     statuses.push(status);
     if (onlyOn503 && status !== 503) break;
   }
-  return { statuses, outcome: 'error' };
+  return { statuses, outcome: statuses.at(-1) === HANG ? 'timeout' : 'error' };
 }
 
 const ROUND = "(vars.round | default(0) | int)";
@@ -86,7 +90,8 @@ function arcsOf(r: () => number, names: string[], i: number, kind: Kind): string
   const back = r() < 0.3 ? `      - { step: ${pick(r, names.slice(0, i + 1))}, when: "{{ ${r() < 0.5 ? "outcome.status != 'ok' and " : ''}${ROUND} < ${MAX_ROUNDS} }}", set: { round: "{{ ${ROUND} + 1 }}" } }\n` : '';
   if (!back && (later.length === 0 || r() < 0.15)) return '';
   if (!back && r() < 0.2) return `    next: ${pick(r, later)}\n`;
-  const conds = ["outcome.status == 'ok'", "outcome.status == 'error'", "outcome.status != 'ok'", "vars.flag | default('none') == 'ok'", "vars.flag | default('none') != 'ok'"];
+  const other = pick(r, names);
+  const conds = ["outcome.status == 'ok'", "outcome.status == 'error'", "outcome.status != 'ok'", "vars.flag | default('none') == 'ok'", "vars.flag | default('none') != 'ok'", `steps.${other} is defined and steps.${other}.status == 'ok'`];
   if (kind === 'signal') conds.push("outcome.status == 'timeout'", "outcome.status == 'timeout'");
   const arcs: string[] = [];
   for (let n = later.length ? int(r, 1, 3) : 0; n > 0; n--) {
@@ -112,6 +117,7 @@ export function randomPlaybook(seed: number, target: string): PlaybookPlan {
     const kind = pick(r, ['http', 'http', 'http', 'loop', 'loop', 'child', 'child', 'timer', 'signal', 'empty'] as const);
     const attempts = int(r, 1, 3);
     const onlyOn503 = kind !== 'child' && attempts > 1 && r() < 0.4;
+    const hangs = kind === 'child' && r() < 0.4;
     const retry = attempts > 1 ? `, retry: { attempts: ${attempts}${onlyOn503 ? `, when: "{{ outcome.error.code == 'http_status' and outcome.data.status == 503 }}"` : ''} }` : '';
     const items = kind === 'loop' || (kind === 'child' && r() < 0.4) ? int(r, 1, 3) : 1;
     const looped = kind === 'loop' || items > 1;
@@ -124,17 +130,17 @@ export function randomPlaybook(seed: number, target: string): PlaybookPlan {
     if (kind === 'http' || kind === 'loop') {
       const first = r() < 0.4 ? `      - { name: a, kind: http, url: "{{ workload.target }}/ok" }\n` : '';
       text += `    tool:\n${first}      - { name: b, kind: http, url: "{{ workload.target }}/t/${path}/${name}/${index}"${retry} }\n`;
-    } else if (kind === 'child') text += `    tool: { name: kid, kind: playbook, path: ${CHILD_PATH}, args: { url: "${target}/t/${path}/${name}/x" }${retry} }\n`;
+    } else if (kind === 'child') text += `    tool: { name: kid, kind: playbook, path: ${CHILD_PATH}, args: { url: "${target}/t/${path}/${name}/x" }${retry}${hangs ? ', timeout_seconds: 0.4' : ''} }\n`;
     else if (kind === 'timer') text += `    wait: { for: 0.05 }\n`;
     else if (kind === 'signal') text += `    wait: { signal: never, timeout: 0.2 }\n`;
     // Enough commands for every entry (one per round) and every item.
     const perKey = (MAX_ROUNDS + 1) * (parallel ? 1 : items);
-    const scripts = keys.map(() => Array.from({ length: perKey }, () => scriptOf(r, attempts, onlyOn503)));
+    const scripts = keys.map(() => Array.from({ length: perKey }, () => scriptOf(r, attempts, onlyOn503, hangs)));
     keys.forEach((key, k) => answers.set(key, scripts[k].flatMap((sc) => sc.statuses)));
     // The simulation takes a command's outcome in turn (a parallel loop's entry issues all its
     // items, oldest first); a `playbook` task's, each attempt's (a child each).
     const inOrder = parallel ? Array.from({ length: perKey * keys.length }, (_, c) => scripts[c % keys.length][Math.floor(c / keys.length)]) : (scripts[0] ?? []);
-    if (kind === 'child') outcomes[name] = inOrder.flatMap((sc) => sc.statuses.map((st): Outcome => (st === 200 ? 'ok' : 'error')));
+    if (kind === 'child') outcomes[name] = inOrder.flatMap((sc) => sc.statuses.map((st): Outcome => (st === 200 ? 'ok' : st === HANG ? 'timeout' : 'error')));
     else if (inOrder.length) outcomes[name] = inOrder.map((sc) => sc.outcome);
     else if (kind === 'signal') outcomes[name] = 'timeout';
     text += arcsOf(r, names, i, kind);

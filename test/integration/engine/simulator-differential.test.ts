@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulatePlaybook } from '../../../machines/simulate-playbook.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
-import { CHILD_YAML, expectedCalls, randomPlaybook, type PlaybookPlan } from '../../helpers/random-playbook.ts';
+import { CHILD_YAML, HANG, expectedCalls, randomPlaybook, type PlaybookPlan } from '../../helpers/random-playbook.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const SEEDS = Array.from({ length: 48 }, (_, i) => 1000 + i);
@@ -22,7 +22,7 @@ const answers = new Map<string, number[]>();
 const calls = new Map<string, number>();
 
 beforeAll(async () => {
-  target = await startHttpTarget((req, res, rec) => {
+  target = await startHttpTarget(async (req, res, rec) => {
     if (rec.path === '/ok') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     const queue = answers.get(rec.path);
     if (!queue) return;
@@ -30,6 +30,8 @@ beforeAll(async () => {
     calls.set(rec.path, n + 1);
     // A call past its script is answered 418: the run made more attempts than the plan has.
     const status = queue[n] ?? 418;
+    // Past the task's timeout_seconds: its child is cancelled first.
+    if (status === HANG) await new Promise((ok) => setTimeout(ok, 3_000));
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status }));
   });
   s = await startTestStack();
