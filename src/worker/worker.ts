@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Logger } from '../log.ts';
 import type { ClaimAnswer, ClaimRequest, PresentedCommand, ReportAnswer, ReportRequest, RoutedEvent } from '../protocol.ts';
 import { commandFailed, detailText, type ReportBase } from './command-failed.ts';
 import { createKeychainResolver } from './keychain-resolver.ts';
@@ -12,12 +11,13 @@ import { refusedEventReasons } from './refused-events.ts';
 import { rejectsOnAbort } from './rejects-on-abort.ts';
 import { logShellHost, probeShellSandbox } from './tools/probe-shell-sandbox.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
-import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from './tools/shell-settings.ts';
+import { DEFAULT_SHELL_SETTINGS } from './tools/shell-settings.ts';
 import { sweepTaskHomesOnce } from './tools/task-homes.ts';
+import type { WorkerOptions } from './worker-options.ts';
 import { runCommand, type KeychainResolver } from './run-command.ts';
 import { commandReport, fittingReports, reportEventsRoom, type CommandReport } from './bound-report.ts';
-import { inCommandTrace, type CommandTraces } from '../telemetry/command-trace.ts';
-import { isRefusal, isServerFault, ServerClient, serverNotUp, type InProcessServer, type ServerError } from './server-client.ts';
+import { inCommandTrace } from '../telemetry/command-trace.ts';
+import { isRefusal, isServerFault, ServerClient, serverNotUp, type ServerError } from './server-client.ts';
 import { serviceReaderSource, type ServiceReaderSource } from './service-reader.ts';
 
 export const CLAIM_WAIT_MS = 5_000;
@@ -52,41 +52,6 @@ export const REPORT_STALL_MS = 250;
 // report's round trip later. Longer commands are not prefetched, so none waits behind them.
 export const QUICK_COMMAND_MS = 100;
 const RUN_TIME_SMOOTHING = 0.2; // weight of the newest duration in the running average
-
-export type WorkerOptions = {
-  serverUrl: string;
-  /** The server of `serverUrl` when it runs in this process: reports and the like reach it without a socket (server-client.ts). */
-  inProcess?: InProcessServer;
-  /** The server's worker token (SVC_WORKER_TOKEN), sent with every request. */
-  token: string;
-  name?: string;
-  concurrency: number;
-  env: Readonly<Record<string, string | undefined>>;
-  log: Logger;
-  serviceDatabaseUrl?: string;
-  /** The service database as its read-only reader role, for `read_only` postgres tasks (in-process pools of `svc start`). */
-  serviceReaderUrl?: string;
-  /**
-   * The service database as this worker reaches it (a `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only or true):
-   * `read_only` postgres tasks without `auth` run on it as the reader role, whose login the pool
-   * asks of the server when a task first needs it (src/worker/service-reader.ts).
-   */
-  serviceReaderBaseUrl?: string;
-  resolveKeychain?: KeychainResolver;
-  /** How shell tasks run (SVC_SHELL_*, shellSettings(config)); default: sandboxed, default limits. */
-  shell?: ShellSettings;
-  /** Kept of each failed task attempt's output (SVC_TASK_OUTPUT_BYTES). */
-  outputBytes?: number;
-  /** Traces on (workerTraces(config), as the server decides): http tasks send `traceparent`. Unset: off. */
-  traces?: CommandTraces;
-  claimWaitMs?: number;
-  /** Longest wait for the server's answer beyond the claim wait (default WORKER_ANSWER_TIMEOUT_MS); none in-process. */
-  answerTimeoutMs?: number;
-  /** Pool heartbeat period while nothing runs (default POOL_HEARTBEAT_INTERVAL_MS). */
-  idleHeartbeatIntervalMs?: number;
-  /** Pool heartbeat period while commands run (default BUSY_HEARTBEAT_INTERVAL_MS). */
-  busyHeartbeatIntervalMs?: number;
-};
 
 type PendingReport = { base: ReportBase; events: RoutedEvent[]; bytes: number };
 

@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.ts';
 import { DEFAULT_SHELL_SETTINGS, type ShellSettings } from '../../src/worker/tools/shell-settings.ts';
 import { workerTraces } from '../../src/telemetry/traces-configured.ts';
-import { Worker, type WorkerOptions } from '../../src/worker/worker.ts';
+import { Worker } from '../../src/worker/worker.ts';
+import type { WorkerOptions } from '../../src/worker/worker-options.ts';
 import { startTestApp, type TestApp } from './app.ts';
 import { executionApi, type ExecutionApi } from './execution-api.ts';
 
