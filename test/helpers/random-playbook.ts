@@ -84,6 +84,18 @@ function scriptOf(r: () => number, attempts: number, onlyOn503: boolean, hangs: 
 
 const ROUND = "(vars.round | default(0) | int)";
 
+/**
+ * Inclusive arcs (parallel branches): forward only, on the step's status alone (`vars` and whether
+ * another branch's step ran would race), one taking a failure when the step fails (an unhandled
+ * one ends the execution while other branches run: what they reached is timing).
+ */
+function inclusiveArcsOf(r: () => number, later: string[], fails: boolean): string {
+  const conds = ["outcome.status == 'ok'", "outcome.status == 'error'", "outcome.status != 'ok'"];
+  const arcs = Array.from({ length: later.length ? int(r, 1, 3) : 0 }, () => `      - { step: ${pick(r, later)}${r() < 0.3 ? '' : `, when: "{{ ${pick(r, conds)} }}"`} }\n`);
+  if (fails) arcs.push(`      - { step: ${pick(r, later)}, when: "{{ outcome.status == 'error' }}" }\n`);
+  return arcs.length ? `    next:\n      mode: inclusive\n      arcs:\n${arcs.map((a) => `  ${a}`).join('')}` : '';
+}
+
 function arcsOf(r: () => number, names: string[], i: number, kind: Kind): string {
   const later = names.slice(i + 1);
   // A back arc (to this step or an earlier one) guarded by the round counter: bounded cycles.
@@ -103,8 +115,12 @@ function arcsOf(r: () => number, names: string[], i: number, kind: Kind): string
   return `    next:\n${arcs.join('')}`;
 }
 
-/** A plan of 2-6 steps from `seed`, its playbook at `diff/p<seed>` calling `target`. */
-export function randomPlaybook(seed: number, target: string): PlaybookPlan {
+/**
+ * A plan of 2-6 steps from `seed`, its playbook at `diff/p<seed>` calling `target`. `inclusive`:
+ * its arcs fire every match (parallel branches, no cycles), so a step may run twice at once: each
+ * key then answers one status to every call (a step fails all its commands or none).
+ */
+export function randomPlaybook(seed: number, target: string, inclusive = false): PlaybookPlan {
   const r = seededRandom(seed);
   const path = `diff/p${seed}`;
   const n = int(r, 2, 6);
@@ -114,10 +130,12 @@ export function randomPlaybook(seed: number, target: string): PlaybookPlan {
   const answers = new Map<string, number[]>();
   let body = '';
   for (const [i, name] of names.entries()) {
-    const kind = pick(r, ['http', 'http', 'http', 'loop', 'loop', 'child', 'child', 'timer', 'signal', 'empty'] as const);
+    const kind = pick(r, inclusive ? (['http', 'http', 'loop', 'loop', 'child', 'timer', 'empty'] as const) : (['http', 'http', 'http', 'loop', 'loop', 'child', 'child', 'timer', 'signal', 'empty'] as const));
     const attempts = int(r, 1, 3);
     const onlyOn503 = kind !== 'child' && attempts > 1 && r() < 0.4;
-    const hangs = kind === 'child' && r() < 0.4;
+    const hangs = !inclusive && kind === 'child' && r() < 0.4;
+    // Inclusive: one status per key, a failure only where a later step can take it.
+    const fixed: Script | null = !inclusive ? null : i < n - 1 && r() < 0.4 ? { statuses: Array<number>(onlyOn503 ? 1 : attempts).fill(500), outcome: 'error' } : { statuses: [200], outcome: 'ok' };
     const retry = attempts > 1 ? `, retry: { attempts: ${attempts}${onlyOn503 ? `, when: "{{ outcome.error.code == 'http_status' and outcome.data.status == 503 }}"` : ''} }` : '';
     const items = kind === 'loop' || (kind === 'child' && r() < 0.4) ? int(r, 1, 3) : 1;
     const looped = kind === 'loop' || items > 1;
@@ -134,8 +152,8 @@ export function randomPlaybook(seed: number, target: string): PlaybookPlan {
     else if (kind === 'timer') text += `    wait: { for: 0.05 }\n`;
     else if (kind === 'signal') text += `    wait: { signal: never, timeout: 0.2 }\n`;
     // Enough commands for every entry (one per round) and every item.
-    const perKey = (MAX_ROUNDS + 1) * (parallel ? 1 : items);
-    const scripts = keys.map(() => Array.from({ length: perKey }, () => scriptOf(r, attempts, onlyOn503, hangs)));
+    const perKey = (inclusive ? 2 ** n : MAX_ROUNDS + 1) * (parallel ? 1 : items);
+    const scripts = keys.map(() => Array.from({ length: perKey }, () => fixed ?? scriptOf(r, attempts, onlyOn503, hangs)));
     keys.forEach((key, k) => answers.set(key, scripts[k].flatMap((sc) => sc.statuses)));
     // The simulation takes a command's outcome in turn (a parallel loop's entry issues all its
     // items, oldest first); a `playbook` task's, each attempt's (a child each).
@@ -143,7 +161,7 @@ export function randomPlaybook(seed: number, target: string): PlaybookPlan {
     if (kind === 'child') outcomes[name] = inOrder.flatMap((sc) => sc.statuses.map((st): Outcome => (st === 200 ? 'ok' : st === HANG ? 'timeout' : 'error')));
     else if (inOrder.length) outcomes[name] = inOrder.map((sc) => sc.outcome);
     else if (kind === 'signal') outcomes[name] = 'timeout';
-    text += arcsOf(r, names, i, kind);
+    text += inclusive ? inclusiveArcsOf(r, names.slice(i + 1), keys.length > 0 && fixed?.outcome === 'error') : arcsOf(r, names, i, kind);
     body += text;
     steps.push({ name, kind, keys, scripts, items, parallel });
   }
