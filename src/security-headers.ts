@@ -10,8 +10,12 @@ import type { FastifyInstance } from 'fastify';
 /** Headers on every answer. */
 const ALWAYS = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' } as const;
 
-/** The policy of whatever is not a page of ours (JSON, an asset): only that no page may frame it; `nosniff` keeps it from being read as a page. */
-const NOT_A_PAGE_POLICY = "frame-ancestors 'none'";
+/**
+ * The policy of whatever is not a page of ours (JSON, an asset): no page may frame it, and nothing
+ * runs or loads in it should a browser show it as a document (an answer opened in a tab, an SVG
+ * asset opened by its URL); `nosniff` keeps it from being read as a page.
+ */
+const NOT_A_PAGE_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
 /** The console's page (gui/): its module script, its stylesheet, its data: icon, the API and the inspection WebSocket. */
 export const CONSOLE_POLICY = "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";

@@ -83,7 +83,7 @@ describe('the console and the docs under their Content-Security-Policy', () => {
     const health = await fetch(`${stack.url}/api/health`);
     expect(health.headers.get('x-frame-options')).toBe('DENY');
     expect(health.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(health.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+    expect(health.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
     const notFound = await http(stack.url, 'GET', '/api/nothing-here');
     expect(notFound.status).toBe(404);
   });

@@ -42,7 +42,7 @@ describe('console files at /ui/', () => {
     expect(asset.headers['content-type']).toContain('text/javascript');
     expect(asset.headers['cache-control']).toContain('immutable');
     expect(asset.body).toBe('console.log(1)');
-    expect(asset.headers['content-security-policy']).toBe("frame-ancestors 'none'");
+    expect(asset.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
     // A link written as a path goes to the console as its route (index.html here would load nothing).
     const link = await app.inject({ url: '/ui/executions/12?status=failed' });
     expect(link.statusCode).toBe(302);
