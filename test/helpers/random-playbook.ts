@@ -17,7 +17,7 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-type Kind = 'http' | 'loop' | 'child' | 'timer' | 'signal' | 'empty';
+type Kind = 'http' | 'loop' | 'badloop' | 'child' | 'timer' | 'signal' | 'empty';
 type Outcome = 'ok' | 'error' | 'timeout';
 
 /** One command's (or loop item's) calls: the statuses answered in turn, and how the command ends. */
@@ -130,21 +130,24 @@ export function randomPlaybook(seed: number, target: string, inclusive = false):
   const answers = new Map<string, number[]>();
   let body = '';
   for (const [i, name] of names.entries()) {
-    const kind = pick(r, inclusive ? (['http', 'http', 'loop', 'loop', 'child', 'timer', 'empty'] as const) : (['http', 'http', 'http', 'loop', 'loop', 'child', 'child', 'timer', 'signal', 'empty'] as const));
+    const kind = pick(r, inclusive ? (['http', 'http', 'loop', 'loop', 'child', 'timer', 'empty'] as const) : (['http', 'http', 'http', 'loop', 'loop', 'badloop', 'child', 'child', 'timer', 'signal', 'empty'] as const));
     const attempts = int(r, 1, 3);
     const onlyOn503 = kind !== 'child' && attempts > 1 && r() < 0.4;
     const hangs = !inclusive && kind === 'child' && r() < 0.4;
     // Inclusive: one status per key, a failure only where a later step can take it.
     const fixed: Script | null = !inclusive ? null : i < n - 1 && r() < 0.4 ? { statuses: Array<number>(onlyOn503 ? 1 : attempts).fill(500), outcome: 'error' } : { statuses: [200], outcome: 'ok' };
     const retry = attempts > 1 ? `, retry: { attempts: ${attempts}${onlyOn503 ? `, when: "{{ outcome.error.code == 'http_status' and outcome.data.status == 503 }}"` : ''} }` : '';
-    const items = kind === 'loop' || (kind === 'child' && r() < 0.4) ? int(r, 1, 3) : 1;
-    const looped = kind === 'loop' || items > 1;
+    // A loop over no items runs no command.
+    const items = kind === 'loop' ? int(r, inclusive ? 1 : 0, 3) : kind === 'child' && r() < 0.4 ? int(r, 1, 3) : 1;
+    const looped = kind === 'loop' || items !== 1;
     // A parallel loop's items call keys of their own (they run at once); other commands run one after another.
-    const parallel = kind === 'loop' && r() < 0.5;
+    const parallel = kind === 'loop' && items > 0 && r() < 0.5;
     const keys = parallel ? Array.from({ length: items }, (_, k) => `/t/${path}/${name}/${k}`) : kind === 'http' || kind === 'loop' || kind === 'child' ? [`/t/${path}/${name}/x`] : [];
     let text = `  - step: ${name}\n`;
     if (looped) text += `    loop: { in: [${Array.from({ length: items }, (_, k) => k).join(', ')}], mode: ${parallel ? `parallel, max_in_flight: ${items}` : 'sequential'} }\n`;
     const index = parallel ? '{{ loop.index }}' : 'x';
+    // Its `in` renders to text, not a list: the engine fails the step (loop_input) before any command.
+    if (kind === 'badloop') text += `    loop: { in: "{{ workload.target }}" }\n    tool: { name: b, kind: http, url: "{{ workload.target }}/never" }\n`;
     if (kind === 'http' || kind === 'loop') {
       const first = r() < 0.4 ? `      - { name: a, kind: http, url: "{{ workload.target }}/ok" }\n` : '';
       text += `    tool:\n${first}      - { name: b, kind: http, url: "{{ workload.target }}/t/${path}/${name}/${index}"${retry} }\n`;
