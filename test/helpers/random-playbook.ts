@@ -17,7 +17,7 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-type Kind = 'http' | 'loop' | 'badloop' | 'child' | 'timer' | 'signal' | 'empty';
+type Kind = 'http' | 'loop' | 'badloop' | 'child' | 'timer' | 'signal' | 'approve' | 'empty';
 type Outcome = 'ok' | 'error' | 'timeout';
 
 /** One command's (or loop item's) calls: the statuses answered in turn, and how the command ends. */
@@ -62,6 +62,9 @@ workflow:
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
+/** The signal an `approve` step waits for, sent by the test as soon as the step waits. */
+export const SIGNAL = 'go';
+
 /** A status the target answers by hanging (3 s, then 200): past a `playbook` task's `timeout_seconds`. */
 export const HANG = 0;
 
@@ -104,7 +107,9 @@ function arcsOf(r: () => number, names: string[], i: number, kind: Kind): string
   if (!back && r() < 0.2) return `    next: ${pick(r, later)}\n`;
   const other = pick(r, names);
   const conds = ["outcome.status == 'ok'", "outcome.status == 'error'", "outcome.status != 'ok'", "vars.flag | default('none') == 'ok'", "vars.flag | default('none') != 'ok'", `steps.${other} is defined and steps.${other}.status == 'ok'`];
-  if (kind === 'signal') conds.push("outcome.status == 'timeout'", "outcome.status == 'timeout'");
+  // Errors the engine makes itself carry their real code in a simulation too.
+  if (kind === 'signal') conds.push("outcome.status == 'timeout'", "outcome.status == 'timeout' and outcome.error.code == 'wait_timeout'");
+  if (kind === 'badloop') conds.push("outcome.status == 'error' and outcome.error.code == 'loop_input'");
   const arcs: string[] = [];
   for (let n = later.length ? int(r, 1, 3) : 0; n > 0; n--) {
     const when = r() < 0.25 ? '' : `, when: "{{ ${pick(r, conds)} }}"`;
@@ -130,7 +135,7 @@ export function randomPlaybook(seed: number, target: string, inclusive = false):
   const answers = new Map<string, number[]>();
   let body = '';
   for (const [i, name] of names.entries()) {
-    const kind = pick(r, inclusive ? (['http', 'http', 'loop', 'loop', 'child', 'timer', 'empty'] as const) : (['http', 'http', 'http', 'loop', 'loop', 'badloop', 'child', 'child', 'timer', 'signal', 'empty'] as const));
+    const kind = pick(r, inclusive ? (['http', 'http', 'loop', 'loop', 'child', 'timer', 'empty'] as const) : (['http', 'http', 'http', 'loop', 'loop', 'badloop', 'child', 'child', 'timer', 'signal', 'approve', 'empty'] as const));
     const attempts = int(r, 1, 3);
     const onlyOn503 = kind !== 'child' && attempts > 1 && r() < 0.4;
     const hangs = !inclusive && kind === 'child' && r() < 0.4;
@@ -154,6 +159,8 @@ export function randomPlaybook(seed: number, target: string, inclusive = false):
     } else if (kind === 'child') text += `    tool: { name: kid, kind: playbook, path: ${CHILD_PATH}, args: { url: "${target}/t/${path}/${name}/x" }${retry}${hangs ? ', timeout_seconds: 0.4' : ''} }\n`;
     else if (kind === 'timer') text += `    wait: { for: 0.05 }\n`;
     else if (kind === 'signal') text += `    wait: { signal: never, timeout: 0.2 }\n`;
+    // The test sends `go` once the step waits for it (SIGNAL).
+    else if (kind === 'approve') text += `    wait: { signal: ${SIGNAL}${r() < 0.5 ? ', timeout: 30' : ''} }\n`;
     // Enough commands for every entry (one per round) and every item.
     const perKey = (inclusive ? 2 ** n : MAX_ROUNDS + 1) * (parallel ? 1 : items);
     const scripts = keys.map(() => Array.from({ length: perKey }, () => fixed ?? scriptOf(r, attempts, onlyOn503, hangs)));

@@ -7,9 +7,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulatePlaybook } from '../../../machines/simulate-playbook.ts';
+import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { http, type Json } from '../../helpers/http.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
-import { CHILD_YAML, HANG, expectedCalls, randomPlaybook, type PlaybookPlan } from '../../helpers/random-playbook.ts';
+import { CHILD_YAML, HANG, SIGNAL, expectedCalls, randomPlaybook, type PlaybookPlan } from '../../helpers/random-playbook.ts';
 import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const SEEDS = Array.from({ length: 48 }, (_, i) => 1000 + i);
@@ -51,9 +52,21 @@ const statusesOf = (steps: Record<string, View>) => Object.fromEntries(Object.en
 /** The failing step, and the code unless it is the task's own (a run's http_status is the simulation's `simulated`). */
 const errorOf = (e: { step?: string; code?: string } | null, code: string | undefined) => (e ? `${e.step ?? ''} ${e.code === code ? 'task' : (e.code ?? '')}` : null);
 
+/** Polls the execution to its end, sending SIGNAL to each step that waits for it (as the simulation's `ok` does). */
+async function signalledToEnd(id: number): Promise<Json> {
+  for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((ok) => setTimeout(ok, 25))) {
+    const ex = (await http(s.url, 'GET', `/api/executions/${id}`)).body;
+    if (isTerminalExecutionStatus(String(ex.status))) return ex;
+    const state = (await http(s.url, 'GET', `/api/executions/${id}/state`)).body;
+    const waiting = Object.values(state.steps as Record<string, { status: string; wait?: { signal: string | null } }>).some((v) => v.status === 'waiting' && v.wait?.signal === SIGNAL);
+    if (waiting) await http(s.url, 'POST', `/api/executions/${id}/signals/${SIGNAL}`, { payload: {} });
+  }
+  throw new Error(`execution ${id} did not end within 30 s`);
+}
+
 async function runReal(plan: PlaybookPlan): Promise<Observed> {
   const id = await s.run(plan.path);
-  const end = await s.wait(id, 30_000);
+  const end = await signalledToEnd(id);
   const events = await s.events(id);
   const state = (await http(s.url, 'GET', `/api/executions/${id}/state`)).body;
   const children: Record<string, number> = {};
