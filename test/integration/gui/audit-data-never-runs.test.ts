@@ -75,6 +75,13 @@ beforeAll(async () => {
   // A second one, queued behind a first held at its wait: the waits panel names the limit's key.
   executionId = await stack.run('xss/probe');
   await waitForWait(executionId);
+  // An agent and an MCP server, as the Agents page lists them.
+  const agent = { apiVersion: 'svc/v1', kind: 'Playbook', metadata: { name: payload('agent'), path: 'xss/agent', agent: true, description: payload('agentdesc'), terminal: { visible: true, workspace: short('space') } }, workflow: [{ step: 'start', wait: { for: 0 } }] };
+  const mcpServer = { apiVersion: 'svc/v1', kind: 'Mcp', metadata: { name: 'xss-mcp', description: payload('mcp') }, endpoint: 'http://127.0.0.1:9/mcp', transport: 'streamable-http' };
+  for (const [content, type] of [[agent, 'agent'], [mcpServer, 'mcp']] as const) {
+    const r = await http(stack.url, 'POST', '/api/catalog/register', { content: JSON.stringify(content), resource_type: type });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  }
   const cred = await http(stack.url, 'POST', '/api/credentials', { name: 'xss-cred', type: 'bearer', data: { token: 't' }, description: payload('credential') });
   expect(cred.status, JSON.stringify(cred.body)).toBe(201);
   browser = await launchBrowser();
@@ -121,7 +128,8 @@ describe('attacker-controlled data in the console', () => {
       ['#/operations', 'xss-cred'],
       [`#/executions?label=${encodeURIComponent(`tenant:${short('label')}`)}`, 'xss/probe'],
       ['#/catalog/edit/xss%2Fprobe', 'Edit xss/probe'],
-      ['#/agents', 'Agents'],
+      ['#/agents', 'agentdesc-img'],
+      ['#/catalog/entry/xss-mcp', 'xss-mcp'],
       // A link someone else wrote: the route itself is data the error pages repeat.
       [`#/executions/${encodeURIComponent(short('route'))}`, 'an execution id is a number'],
       [`#/catalog/entry/${encodeURIComponent(short('entry'))}`, 'entry'],
@@ -145,7 +153,7 @@ describe('attacker-controlled data in the console', () => {
     }
     // Every payload was shown somewhere, as the text it is (a signal's payload is the waiting step's
     // output, which no panel shows).
-    const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', "push('step')", "push('tool')", "push('label')", "push('key')"];
+    const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', 'agent-img', "push('step')", "push('tool')", "push('label')", "push('key')"];
     expect(shown.filter((tag) => !seen.includes(tag))).toEqual([]);
     // The data is on the pages, as text.
     await page.goto(`${stack.url}/ui/#/executions/${failedId}`);
