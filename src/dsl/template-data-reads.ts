@@ -40,6 +40,13 @@ const isNode = isObject;
 const literalKey = (n: Node): string | undefined => (isNode(n.key) && n.key.type === 'literal' && typeof n.key.value === 'string' ? n.key.value : undefined);
 const isName = (x: unknown, name: string): boolean => isNode(x) && x.type === 'name' && x.name === name;
 
+/** Tests whose answer on a step's outcome or error is known from whether it ran and its status. */
+const OUTCOME_TESTS: ReadonlySet<string> = new Set(['defined', 'undefined', 'none']);
+/** `steps.<name>` (a literal name). */
+const isStepOutcome = (x: unknown): boolean => isNode(x) && x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined;
+/** `outcome.error` or `steps.<name>.error`. */
+const isErrorOf = (x: unknown): boolean => isNode(x) && x.type === 'get' && literalKey(x) === 'error' && (isName(x.target, 'outcome') || isStepOutcome(x.target));
+
 /** The data reads of every template string in `value` (see DataReads). */
 export function templateDataReads(value: unknown): DataReads {
   const out: DataReads = { steps: new Set(), allSteps: false, own: false, vars: false, workload: new Set(), args: new Set(), start: new Set(), tasks: [] };
@@ -58,8 +65,10 @@ export function templateDataReads(value: unknown): DataReads {
       const read = taskRead(x);
       if (read) out.tasks.push(read);
     }
-    // Whether a step has an outcome (`steps.x is defined`) is known as its status is: it ran or not.
-    if (x.type === 'test' && (x.name === 'defined' || x.name === 'undefined') && isNode(x.target) && x.target.type === 'get' && isName(x.target.target, 'steps') && literalKey(x.target) !== undefined) return;
+    // Whether a step has an outcome (`steps.x is defined`, `'x' in steps`) is known as its status
+    // is: it ran or not; so is whether it has an error (`outcome.error is none`): it failed or not.
+    if (x.type === 'test' && OUTCOME_TESTS.has(String(x.name)) && (isStepOutcome(x.target) || isErrorOf(x.target))) return;
+    if (x.type === 'in' && isName(x.right, 'steps') && isNode(x.left) && x.left.type === 'literal') return;
     // The field of a step's outcome read next: `.status` is known, `.error` is the step's error.
     const field = parent?.type === 'get' && parent.target === x ? literalKey(parent) : undefined;
     if (x.type === 'get' && isName(x.target, 'steps') && literalKey(x) !== undefined) {

@@ -106,7 +106,7 @@ function arcsOf(r: () => number, names: string[], i: number, kind: Kind): string
   if (!back && (later.length === 0 || r() < 0.15)) return '';
   if (!back && r() < 0.2) return `    next: ${pick(r, later)}\n`;
   const other = pick(r, names);
-  const conds = ["outcome.status == 'ok'", "outcome.status == 'error'", "outcome.status != 'ok'", "vars.flag | default('none') == 'ok'", "vars.flag | default('none') != 'ok'", `steps.${other} is defined and steps.${other}.status == 'ok'`];
+  const conds = ["outcome.status == 'ok'", "outcome.status == 'error'", "outcome.status != 'ok'", "vars.flag | default('none') == 'ok'", "vars.flag | default('none') != 'ok'", `steps.${other} is defined and steps.${other}.status == 'ok'`, `'${other}' in steps`, 'outcome.error is none', 'outcome.error is not none'];
   // Errors the engine makes itself carry their real code in a simulation too.
   if (kind === 'signal') conds.push("outcome.status == 'timeout'", "outcome.status == 'timeout' and outcome.error.code == 'wait_timeout'");
   if (kind === 'badloop') conds.push("outcome.status == 'error' and outcome.error.code == 'loop_input'");
