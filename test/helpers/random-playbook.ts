@@ -65,7 +65,7 @@ const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (
 /** The signal an `approve` step waits for, sent by the test as soon as the step waits. */
 export const SIGNAL = 'go';
 
-/** A status the target answers by hanging (3 s, then 200): past a `playbook` task's `timeout_seconds`. */
+/** A status the target answers by hanging (6 s, then 200): past a `playbook` task's `timeout_seconds`. */
 export const HANG = 0;
 
 /**
@@ -156,7 +156,7 @@ export function randomPlaybook(seed: number, target: string, inclusive = false):
     if (kind === 'http' || kind === 'loop') {
       const first = r() < 0.4 ? `      - { name: a, kind: http, url: "{{ workload.target }}/ok" }\n` : '';
       text += `    tool:\n${first}      - { name: b, kind: http, url: "{{ workload.target }}/t/${path}/${name}/${index}"${retry} }\n`;
-    } else if (kind === 'child') text += `    tool: { name: kid, kind: playbook, path: ${CHILD_PATH}, args: { url: "${target}/t/${path}/${name}/x" }${retry}${hangs ? ', timeout_seconds: 0.4' : ''} }\n`;
+    } else if (kind === 'child') text += `    tool: { name: kid, kind: playbook, path: ${CHILD_PATH}, args: { url: "${target}/t/${path}/${name}/x" }${retry}${hangs ? ', timeout_seconds: 2' : ''} }\n`;
     else if (kind === 'timer') text += `    wait: { for: 0.05 }\n`;
     else if (kind === 'signal') text += `    wait: { signal: never, timeout: 0.2 }\n`;
     // The test sends `go` once the step waits for it (SIGNAL).

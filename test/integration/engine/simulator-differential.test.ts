@@ -15,7 +15,7 @@ import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 
 const SEEDS = Array.from({ length: 48 }, (_, i) => 1000 + i);
 const INCLUSIVE_SEEDS = Array.from({ length: 24 }, (_, i) => 2000 + i);
-/** Executions run at once (the worker runs 4 commands at a time). */
+/** Executions run at once. */
 const BATCH = 8;
 
 let s: TestStack;
@@ -33,10 +33,11 @@ beforeAll(async () => {
     // A call past its script is answered 418: the run made more attempts than the plan has.
     const status = queue[n] ?? 418;
     // Past the task's timeout_seconds: its child is cancelled first.
-    if (status === HANG) await new Promise((ok) => setTimeout(ok, 3_000));
+    if (status === HANG) await new Promise((ok) => setTimeout(ok, 6_000));
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status }));
   });
-  s = await startTestStack();
+  // Room for every execution of a batch and its children: a child waiting for a slot would run into its timeout_seconds.
+  s = await startTestStack({ concurrency: 16 });
   await s.register(CHILD_YAML);
 }, 60_000);
 afterAll(async () => {
