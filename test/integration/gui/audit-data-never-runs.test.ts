@@ -51,6 +51,7 @@ beforeAll(async () => {
     kind: 'Playbook',
     metadata: { name: payload('name'), path: 'xss/probe', description: payload('description') },
     workload: { k: short('key'), w: payload('workload'), [short('wkey')]: 1 },
+    inputs: { who: { type: 'string', description: payload('input'), enum: [payload('enum'), 'plain'], default: 'plain' } },
     concurrency: { limit: 'xss_slot', key: '{{ workload.k }}' },
     triggers: [{ name: 'nightly', kind: 'schedule', description: payload('trigger'), cron: '30 3 * * *' }],
     workflow: [
@@ -125,6 +126,8 @@ describe('attacker-controlled data in the console', () => {
       ['#/catalog', 'xss/probe'],
       ['#/catalog/entry/xss%2Fprobe', 'description-img'],
       ['#/triggers', 'nightly'],
+      ['#/triggers?path=xss%2Fprobe&name=nightly', 'trigger-img'],
+      ['#/operations?limit=xss_slot', "push('key')"],
       ['#/operations', 'xss-cred'],
       [`#/executions?label=${encodeURIComponent(`tenant:${short('label')}`)}`, 'xss/probe'],
       ['#/catalog/edit/xss%2Fprobe', 'Edit xss/probe'],
@@ -153,7 +156,7 @@ describe('attacker-controlled data in the console', () => {
     }
     // Every payload was shown somewhere, as the text it is (a signal's payload is the waiting step's
     // output, which no panel shows).
-    const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', 'agent-img', "push('step')", "push('tool')", "push('label')", "push('key')"];
+    const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', 'agent-img', 'input-img', 'enum-img', "push('step')", "push('tool')", "push('label')", "push('key')"];
     expect(shown.filter((tag) => !seen.includes(tag))).toEqual([]);
     // The data is on the pages, as text.
     await page.goto(`${stack.url}/ui/#/executions/${failedId}`);
