@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { Db } from '../../src/db/db.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { copyTemplateDatabase } from './template-database.ts';
 
 export type TestDatabase = { url: string; drop(): Promise<void> };
 
@@ -12,14 +12,18 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** A fresh, empty database on the run's PostgreSQL; `drop()` removes it. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A fresh database on the run's PostgreSQL, empty or (`migrated`) a copy of the run's migrated template; `drop()` removes it. */
+export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const admin = inject('adminDatabaseUrl');
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
+  try {
+    if (opts.migrated) await copyTemplateDatabase(client, admin, name, inject('templateDatabase'));
+    else await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
   return {
     url: withDatabase(admin, name),
     async drop() {
@@ -34,11 +38,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** A fresh database with the service schema applied, and a Db on it. */
+/** A fresh database with the service schema applied (a copy of the run's migrated template), and a Db on it. */
 export async function createMigratedDatabase(): Promise<TestDatabase & { db: Db }> {
-  const t = await createTestDatabase();
+  const t = await createTestDatabase({ migrated: true });
   const db = new Db(t.url, 10);
-  await migrate(db);
   return {
     ...t,
     db,

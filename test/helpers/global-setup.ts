@@ -7,10 +7,13 @@ import { startEmbedded } from '../../src/db/embedded.ts';
 import { killLeftRunning } from './left-running.ts';
 import { TEST_RUN_VARIABLE } from './process.ts';
 import { ensurePackage } from '../../scripts/ensure-package.ts';
+import { prepareTemplateDatabase } from './template-database.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    /** The run's migrated database that each test's migrated one copies (test/helpers/template-database.ts). */
+    templateDatabase: string;
   }
 }
 
@@ -30,7 +33,12 @@ export default async function setup(project: TestProject) {
   const external = process.env.SVC_TEST_DATABASE_URL;
   if (external) {
     project.provide('adminDatabaseUrl', external);
-    return endLeftRunning;
+    const template = await prepareTemplateDatabase(external);
+    project.provide('templateDatabase', template.name);
+    return async () => {
+      endLeftRunning();
+      await template.drop();
+    };
   }
   const dir = await mkdtemp(join(tmpdir(), 'svc-test-pg-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as another user that must reach the directory
@@ -38,8 +46,11 @@ export default async function setup(project: TestProject) {
   // a failed run exit 0.
   const pg = await startEmbedded(dir);
   project.provide('adminDatabaseUrl', pg.url);
+  const template = await prepareTemplateDatabase(pg.url);
+  project.provide('templateDatabase', template.name);
   return async () => {
     endLeftRunning();
+    await template.drop();
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   };
