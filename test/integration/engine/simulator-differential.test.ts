@@ -90,9 +90,12 @@ function simulated(plan: PlaybookPlan): Observed {
 
 /** Runs the plans on the server and through the simulation; each one whose two ends differ, with both. */
 async function divergences(plans: PlaybookPlan[], order: (path: string[]) => string[]): Promise<string[]> {
+  // Registration's warnings come from the same machine: a step it says no path reaches must not run.
+  const unreachable = new Map<string, string[]>();
   for (const p of plans) {
     for (const [k, v] of p.answers) answers.set(k, v);
-    await s.register(p.yaml);
+    const warnings: unknown[] = (await s.register(p.yaml)).warnings ?? [];
+    unreachable.set(p.path, warnings.flatMap((w) => /^workflow\.(\S+): no path reaches step/.exec(String(w))?.[1] ?? []));
   }
   const diverged: string[] = [];
   for (let i = 0; i < plans.length; i += BATCH) {
@@ -101,6 +104,8 @@ async function divergences(plans: PlaybookPlan[], order: (path: string[]) => str
     for (const [j, plan] of batch.entries()) {
       const sim = simulated(plan);
       const [a, b] = [{ ...real[j], path: order(real[j].path) }, { ...sim, path: order(sim.path) }];
+      const reached = (unreachable.get(plan.path) ?? []).filter((step) => real[j].path.includes(step));
+      if (reached.length) diverged.push(`${plan.path}: registration warned that no path reaches ${reached.join(', ')}, the run entered it\n${plan.yaml}`);
       if (!isDeepStrictEqual(a, b)) diverged.push(`${plan.path} outcomes ${JSON.stringify(plan.outcomes)}\n${plan.yaml}\nrun: ${JSON.stringify(a)}\nsim: ${JSON.stringify(b)}`);
     }
   }
