@@ -64,7 +64,13 @@ beforeAll(async () => {
       { step: 'boom', tool: [{ name: 'fail', kind: 'shell', env: { X: payload('error') }, command: 'echo "$X" >&2; exit 3' }] },
     ],
   };
-  await stack.register(JSON.stringify(playbook));
+  const registered = await stack.register(JSON.stringify(playbook));
+  // A keychain entry whose credential type is markup (at most 100 characters; its name is letters and digits).
+  const keychain = await http(stack.url, 'POST', `/api/keychain/${registered.catalog_id}/xss-keychain`, {
+    token_data: { token: 't' },
+    credential_type: `<img src=x onerror="window.__pwned=['kctype']">kctype`,
+  });
+  expect(keychain.status, JSON.stringify(keychain.body)).toBeLessThan(300);
   const run = await http(stack.url, 'POST', '/api/run/playbook', { path: 'xss/probe', payload: {}, labels: { tenant: short('label') } });
   expect(run.status, JSON.stringify(run.body)).toBe(200);
   failedId = run.body.execution_id;
@@ -158,6 +164,13 @@ describe('attacker-controlled data in the console', () => {
     // output, which no panel shows).
     const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', 'agent-img', 'input-img', 'enum-img', "push('step')", "push('tool')", "push('label')", "push('key')"];
     expect(shown.filter((tag) => !seen.includes(tag))).toEqual([]);
+    // The keychain's entries, of the playbook chosen.
+    await page.goto(`${stack.url}/ui/#/operations`);
+    const chooser = page.locator('section', { hasText: 'Keychain' }).locator('select');
+    await chooser.selectOption({ label: 'xss/probe v1' });
+    await page.waitForFunction(`document.body.innerText.includes('xss-keychain')`, undefined, { timeout: 10_000 });
+    expect(await page.evaluate(INJECTED), 'keychain: injected elements').toBe(0);
+    expect(await page.evaluate('document.body.innerText.includes("kctype")')).toBe(true);
     // The data is on the pages, as text.
     await page.goto(`${stack.url}/ui/#/executions/${failedId}`);
     await page.waitForFunction(`document.body.innerText.includes('<img src=x onerror=')`, undefined, { timeout: 15_000 });
