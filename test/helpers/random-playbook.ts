@@ -110,6 +110,8 @@ function arcsOf(r: () => number, names: string[], i: number, kind: Kind): string
   // Errors the engine makes itself carry their real code in a simulation too.
   if (kind === 'signal') conds.push("outcome.status == 'timeout'", "outcome.status == 'timeout' and outcome.error.code == 'wait_timeout'");
   if (kind === 'badloop') conds.push("outcome.status == 'error' and outcome.error.code == 'loop_input'");
+  // A task's status is known as its step's is.
+  if (kind === 'http') conds.push("outcome.tasks.b.status == 'ok'", "outcome.tasks.b.status == 'error'");
   const arcs: string[] = [];
   for (let n = later.length ? int(r, 1, 3) : 0; n > 0; n--) {
     const when = r() < 0.25 ? '' : `, when: "{{ ${pick(r, conds)} }}"`;
@@ -149,7 +151,9 @@ export function randomPlaybook(seed: number, target: string, inclusive = false):
     const parallel = kind === 'loop' && items > 0 && r() < 0.5;
     const keys = parallel ? Array.from({ length: items }, (_, k) => `/t/${path}/${name}/${k}`) : kind === 'http' || kind === 'loop' || kind === 'child' ? [`/t/${path}/${name}/x`] : [];
     let text = `  - step: ${name}\n`;
-    if (looped) text += `    loop: { in: [${Array.from({ length: items }, (_, k) => k).join(', ')}], mode: ${parallel ? `parallel, max_in_flight: ${items}` : 'sequential'} }\n`;
+    // Its items literal or rendered (a template on nothing but itself: decided without data).
+    const list = `[${Array.from({ length: items }, (_, k) => k).join(', ')}]`;
+    if (looped) text += `    loop: { in: ${r() < 0.3 ? `"{{ ${list} }}"` : list}, mode: ${parallel ? `parallel, max_in_flight: ${items}` : 'sequential'} }\n`;
     const index = parallel ? '{{ loop.index }}' : 'x';
     // Its `in` renders to text, not a list: the engine fails the step (loop_input) before any command.
     if (kind === 'badloop') text += `    loop: { in: "{{ workload.target }}" }\n    tool: { name: b, kind: http, url: "{{ workload.target }}/never" }\n`;
