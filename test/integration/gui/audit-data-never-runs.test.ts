@@ -160,9 +160,18 @@ describe('attacker-controlled data in the console', () => {
       expect(await page.evaluate('window.__pwned ?? null'), route).toBeNull();
       seen += String(await page.evaluate('document.body.innerText'));
     }
+    // The editor's problems, whose messages repeat what was written (an unknown field's name).
+    await page.goto(`${stack.url}/ui/#/catalog/new`);
+    await page.getByLabel('Playbook YAML').fill(
+      JSON.stringify({ apiVersion: 'svc/v1', kind: 'Playbook', metadata: { name: 'p', path: 'xss/problem' }, workflow: [{ step: 'start', [short('field')]: 1, next: short('arc') }] }),
+    );
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.locator('.problems li').first().waitFor();
+    seen += String(await page.evaluate('document.body.innerText'));
+    expect(await page.evaluate(INJECTED), 'editor: injected elements').toBe(0);
     // Every payload was shown somewhere, as the text it is (a signal's payload is the waiting step's
     // output, which no panel shows).
-    const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', 'agent-img', 'input-img', 'enum-img', "push('step')", "push('tool')", "push('label')", "push('key')"];
+    const shown = ['name-img', 'description-img', 'workload-img', 'trigger-img', 'credential-img', 'output-img', 'error-img', 'agent-img', 'input-img', 'enum-img', "push('field')", "push('step')", "push('tool')", "push('label')", "push('key')"];
     expect(shown.filter((tag) => !seen.includes(tag))).toEqual([]);
     // The keychain's entries, of the playbook chosen.
     await page.goto(`${stack.url}/ui/#/operations`);
