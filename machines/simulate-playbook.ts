@@ -198,7 +198,7 @@ export function simulatePlaybook(
   opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean; results?: Record<string, unknown> } = {},
 ): SimulationResult {
   const pb = playbookOf(playbook);
-  checkSimulationInput(pb, outcomes, opts.results);
+  checkSimulationInput(pb, outcomes, opts.results, opts.payload);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   const data = new SimulationData(pb, { workload: input.workload, args: input.args }, opts.results);
@@ -287,7 +287,7 @@ export function playbookPaths(
   opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean; startUnknown?: boolean } = {},
 ): PathsReport {
   const pb = playbookOf(playbook);
-  checkSimulationInput(pb, {}, opts.results);
+  checkSimulationInput(pb, {}, opts.results, opts.payload);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
   // No start known (registration): any workload value, a default too, is what a start gives.

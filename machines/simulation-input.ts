@@ -39,7 +39,7 @@ const isNormalized = (x: Record<string, unknown>): x is NormalizedPlaybook =>
  */
 export function playbookOf(given: unknown): NormalizedPlaybook {
   if (typeof given === 'string') return playbookFromYaml(given);
-  if (!isObject(given)) throw new InvalidPlaybookError([{ path: '$', message: `expected the playbook's YAML text or its parsed document, got ${given === null ? 'null' : Array.isArray(given) ? 'array' : typeof given}` }]);
+  if (!isObject(given)) throw new InvalidPlaybookError([{ path: '$', message: `expected the playbook's YAML text or its parsed document, got ${kindOf(given)}` }]);
   if (isNormalized(given)) return given;
   const parsed = parsePlaybook(JSON.stringify(given));
   if (parsed.ok) return parsed.playbook;
@@ -49,14 +49,19 @@ export function playbookOf(given: unknown): NormalizedPlaybook {
 
 const OUTCOMES: readonly unknown[] = ['ok', 'error', 'timeout'];
 
+/** What a value is, for a message about a wrong one. */
+const kindOf = (x: unknown): string => (x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x);
+
 /**
  * Throws an Error naming the field when `outcomes` is not an object of step names to an outcome
  * or a list of them (an unknown value was taken as an error: a typo simulated the error path),
- * or when it, or `results`, names a step the playbook lacks.
+ * when it, or `results`, names a step the playbook lacks, or when `payload` is no object (an
+ * array was merged into the workload as keys 0, 1, ...).
  */
-export function checkSimulationInput(pb: NormalizedPlaybook, outcomes: unknown, results: unknown): void {
+export function checkSimulationInput(pb: NormalizedPlaybook, outcomes: unknown, results: unknown, payload: unknown): void {
+  if (payload !== undefined && (!isObject(payload) || Array.isArray(payload))) throw new Error(`payload: expected an object (a start's payload), got ${kindOf(payload)}`);
   for (const [what, given] of [['outcomes', outcomes], ['results', results ?? {}]] as const) {
-    if (!isObject(given) || Array.isArray(given)) throw new Error(`${what}: expected an object of ${what} by step name, got ${given === null ? 'null' : Array.isArray(given) ? 'array' : typeof given}`);
+    if (!isObject(given) || Array.isArray(given)) throw new Error(`${what}: expected an object of ${what} by step name, got ${kindOf(given)}`);
     const unknown = Object.keys(given).filter((step) => !pb.workflow.some((s) => s.step === step));
     if (unknown.length) throw new Error(`${what} name no step of the playbook: ${unknown.join(', ')}`);
   }

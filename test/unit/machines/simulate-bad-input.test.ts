@@ -3,7 +3,8 @@
 // timeout (`{start: 'fail'}`, `['ok', 'errror']`) was taken as an error without a word, so a test
 // of the error path passed for a typo; the playbook as js-yaml's load gives it (a "parsed
 // playbook" to a reader) threw `TypeError: Cannot read properties of undefined (reading
-// 'forEach')`; null outcomes threw `Cannot convert undefined or null to object`. Each now throws
+// 'forEach')`; null outcomes threw `Cannot convert undefined or null to object`; a payload that
+// is an array was merged into the workload as keys `0`, `1`, ... and simulated. Each now throws
 // what names the field: an InvalidPlaybookError for the playbook, an Error for the outcomes.
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +35,11 @@ describe('the simulation API refuses what it does not take, naming the field', (
     expect(() => simulatePlaybook(YAML, { start: ['ok', 'errror'] } as unknown as SimulatedOutcomes)).toThrow(`outcomes.start[1]: expected 'ok', 'error' or 'timeout' (or a list of them), got "errror"`);
     expect(() => simulatePlaybook(YAML, null as unknown as SimulatedOutcomes)).toThrow('outcomes: expected an object of outcomes by step name, got null');
     expect(() => simulatePlaybook(YAML, 'error' as unknown as SimulatedOutcomes)).toThrow('outcomes: expected an object of outcomes by step name, got string');
+  });
+
+  it('a payload that is no object (an array was merged into the workload as keys 0, 1, ...)', () => {
+    expect(() => simulatePlaybook(YAML, {}, { payload: [1] as never })).toThrow('payload: expected an object (a start\'s payload), got array');
+    expect(() => playbookPaths(YAML, { payload: 'x' as never })).toThrow('payload: expected an object (a start\'s payload), got string');
   });
 
   it('the playbook as a YAML loader gives it is read as its text is', () => {
