@@ -86,8 +86,14 @@ export function setToken(value: string | null): void {
   token = value;
 }
 
-/** Calls the API at `path` (below the API base); throws ApiError for any answer but 2xx. */
+// A dot segment as URLs resolve it (".", "..", their %2e spellings): the browser removes it with
+// the segment before, so route data (a catalog path from a crafted link) could aim a call at
+// another API route. No API path has one (src/api/catalog-path.ts).
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/** Calls the API at `path` (below the API base); throws ApiError for any answer but 2xx, and a 404 unsent for a path with a dot segment. */
 export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<T> {
+  if (path.split('?', 1)[0].split('/').some((s) => DOT_SEGMENT.test(s))) throw new ApiError(404, 'no such path: a segment of it is . or ..');
   const headers: Record<string, string> = { ...init.headers, accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
