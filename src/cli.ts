@@ -24,7 +24,7 @@ import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 import { workerTraces } from './telemetry/traces-configured.ts';
-import { UsageError, usageSynopsis } from './cli/usage-error.ts';
+import { optionErrorMessage, UsageError, usageSynopsis } from './cli/usage-error.ts';
 import { workerConcurrency } from './cli/worker-concurrency.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -365,7 +365,7 @@ export async function main(argv: string[]): Promise<number> {
     if (name === 'start' || name === 'server') parseArgs({ args: rest, options: {}, strict: true, allowPositionals: false });
     return await command.run(rest);
   } catch (err) {
-    const message = err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
+    const message = optionErrorMessage(err, rest);
     if (err instanceof UsageError || isParseArgsError(err)) {
       // A typo is not a failure: 2 and the usage, as every client command answers one.
       process.stderr.write(`svc ${name}: ${message}\nusage: ${usageSynopsis(command.usage)}\n`);

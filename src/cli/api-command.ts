@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { UsageError } from './usage-error.ts';
+import { optionErrorMessage, UsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -35,7 +35,7 @@ export function parseCliArgs<O extends ParseArgsOptionsConfig>(args: string[], o
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
+    throw new UsageError(optionErrorMessage(e, args));
   }
 }
 

@@ -5,6 +5,7 @@ import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
+import { optionErrorMessage } from './usage-error.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 
 /**
@@ -24,7 +25,7 @@ export async function catalogCommand(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (e) {
-    return usage(e instanceof Error ? e.message : String(e));
+    return usage(optionErrorMessage(e, argv));
   }
   const [sub, ...files] = parsed.positionals;
   if (sub === undefined) return usage('a subcommand is required (register)');

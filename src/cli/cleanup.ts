@@ -5,6 +5,7 @@ import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 import { describeServerError } from './register-file.ts';
 import { serverErrorExit } from './api-command.ts';
+import { optionErrorMessage } from './usage-error.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -46,7 +47,7 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
       allowPositionals: false,
     }));
   } catch (e) {
-    return usage(e instanceof Error ? e.message : String(e));
+    return usage(optionErrorMessage(e, argv));
   }
   const rawAge = values['older-than-minutes'];
   const age = rawAge === undefined ? DEFAULT_AGE_MINUTES : /^\d+$/.test(rawAge.trim()) ? Number(rawAge) : NaN;

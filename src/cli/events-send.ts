@@ -10,6 +10,7 @@ import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { serverErrorExit } from './api-command.ts';
+import { optionErrorMessage } from './usage-error.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -50,7 +51,7 @@ function parseOptions(argv: string[]): Options | { message: string; code: number
       allowPositionals: true,
     });
   } catch (err) {
-    return { message: err instanceof Error ? err.message : String(err), code: 2 };
+    return { message: optionErrorMessage(err, argv), code: 2 };
   }
   const [sub, file, ...rest] = parsed.positionals;
   if (sub !== 'send') return { message: sub ? `unknown subcommand '${sub}'; expects send` : 'expects a subcommand: send', code: 2 };

@@ -5,7 +5,7 @@ import { asObject } from '../objects.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
-import { usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, usageSynopsis } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -55,7 +55,7 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
   try {
     parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (err) {
-    return usageFailed(errOut, err instanceof Error ? err.message : String(err));
+    return usageFailed(errOut, optionErrorMessage(err, argv));
   }
   const [id, ...rest] = parsed.positionals;
   // As svc status and logs say it: what is wrong, and the ID as given (one past 2^53 included).

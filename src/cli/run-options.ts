@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
+import { optionErrorMessage } from './usage-error.ts';
 
 export type RunOptions = {
   /** A playbook file or a catalog path, as typed. */
@@ -37,7 +38,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
       allowPositionals: true,
     });
   } catch (err) {
-    return { ok: false, message: err instanceof Error ? err.message : String(err), exitCode: 2 };
+    return { ok: false, message: optionErrorMessage(err, argv), exitCode: 2 };
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) {

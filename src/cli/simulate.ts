@@ -8,7 +8,7 @@ import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
 import { inapplicableOutcome } from './simulate-outcomes.ts';
-import { usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, usageSynopsis } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type Outcome = 'ok' | 'error' | 'timeout';
@@ -61,7 +61,7 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
       allowPositionals: true,
     });
   } catch (err) {
-    return usageFailed(errOut, err instanceof Error ? err.message : String(err));
+    return usageFailed(errOut, optionErrorMessage(err, argv));
   }
   const [file, ...rest] = parsed.positionals;
   if (!file || rest.length) return usageFailed(errOut, 'expects one playbook file');

@@ -12,6 +12,7 @@ import { openDatabase } from '../db/open-database.ts';
 import { durationMs } from '../dsl/duration.ts';
 import { StartTimeText } from '../start-time-text.ts';
 import { TOKEN_USAGE } from './token-usage.ts';
+import { optionErrorMessage } from './usage-error.ts';
 import { processEnvironment } from '../secret-environment.ts';
 
 // Same rule as the table's CHECK (migrations/0008_api_tokens.sql), checked first for a clear message.
@@ -145,7 +146,7 @@ function parse(argv: string[]): Action | string {
     if (sub === 'list') return parseList(rest);
     if (sub === 'revoke') return parseRevoke(rest);
   } catch (err) {
-    return err instanceof Error ? err.message : String(err); // parseArgs: unknown or malformed option
+    return optionErrorMessage(err, argv); // parseArgs: unknown or malformed option
   }
   return sub ? `unknown subcommand '${sub}'` : 'expects a subcommand: create, list or revoke';
 }

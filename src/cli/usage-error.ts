@@ -13,3 +13,29 @@ export class UsageError extends Error {
 export function usageSynopsis(usage: string): string {
   return usage.split('\n\n')[0];
 }
+
+/**
+ * An error's message for a person, in one line: node:util's parseArgs words an option it refuses
+ * over three lines ("argument is ambiguous. / Did you forget ...") or with a hint about `--`
+ * that names no mistake; those become `unknown option '--x'`, `--x needs a value`, `--x takes no value`. `args`: the
+ * arguments parsed, for the value a refused `--x -1` gave. Other errors keep their message.
+ */
+export function optionErrorMessage(err: unknown, args: readonly string[]): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = err instanceof Error && 'code' in err ? err.code : undefined;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${/^Unknown option ('[^']*')/.exec(message)?.[1] ?? message}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // A value that starts with a dash is read as the next option: it goes after `=` (`--limit=-1`).
+    const ambiguous = /^Option '([^']*)' argument is ambiguous\.[\s\S]*?use '(--[^=']+)=/.exec(message);
+    if (ambiguous) {
+      const typed = args.indexOf(ambiguous[1]);
+      const value = typed >= 0 && args[typed + 1] !== undefined ? args[typed + 1] : '-1';
+      return `${ambiguous[2]} needs a value (a value starting with - goes after =: ${ambiguous[2]}=${value})`;
+    }
+    const missing = /^Option '(?:-\w, )?(--[^ ']+)[^']*' argument missing/.exec(message);
+    if (missing) return `${missing[1]} needs a value`;
+    const flag = /^Option '(?:-\w, )?(--[^ ']+)' does not take an argument/.exec(message);
+    if (flag) return `${flag[1]} takes no value`;
+  }
+  return message.split('\n')[0];
+}

@@ -7,6 +7,7 @@ import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
 import { invokeTool } from './tools.ts';
 import { liveLine } from '../cli/live-line.ts';
+import { optionErrorMessage } from '../cli/usage-error.ts';
 
 const TOOL_OF = new Map<string, ToolName>([
   ['detect', 'detect'],
@@ -46,7 +47,7 @@ function parse(argv: string[], options: Record<string, { type: 'string' | 'boole
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(optionErrorMessage(err, argv));
   }
 }
 

@@ -312,7 +312,7 @@ describe('usage errors and an unreachable server', () => {
       [['status'], /^svc status: status needs an execution ID\nusage: svc status ID/],
       [['status', 'abc'], /^svc status: the execution ID must be a positive integer, got "abc"/],
       [['logs', '1', '2'], /^svc logs: unexpected arguments: 2\n/],
-      [['logs', '1', '--bogus'], /^svc logs: Unknown option '--bogus'/],
+      [['logs', '1', '--bogus'], /^svc logs: unknown option '--bogus'\n/],
       [['cancel', '1', '--cascade', '--no-cascade'], /^svc cancel: --cascade and --no-cascade exclude each other\n/],
       [['retry', '1', '--reason', 'x'], /^svc retry: --reason does not apply to retry\n/],
       [['signal', '1'], /^svc signal: signal needs the execution ID and the signal NAME\n/],

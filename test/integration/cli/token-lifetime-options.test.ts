@@ -53,7 +53,7 @@ describe('svc token create with a lifetime', () => {
       [['--expires-in', '3x'], /--expires-in expects a duration .*got "3x"/],
       [['--expires-in', ''], /--expires-in expects a duration/],
       [['--expires-in=-5m'], /--expires-in expects a duration/],
-      [['--expires-in', '-5m'], /'--expires-in'/], // parseArgs: a value that looks like an option
+      [['--expires-in', '-5m'], /^svc token: --expires-in needs a value \(a value starting with - goes after =: --expires-in=-5m\)\n/], // parseArgs: a value that looks like an option
       [['--expires-in', '0s'], /--expires-in must be more than 0/],
       [['--expires-in', '0'], /--expires-in must be more than 0/],
       [['--expires-in', '999999999d'], /--expires-in must be at most/],
