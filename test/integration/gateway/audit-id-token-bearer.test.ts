@@ -69,7 +69,9 @@ describe('gateway: ID tokens as bearer tokens', () => {
       await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type=submit]')]);
     }
     expect(JSON.parse((await page.textContent('body')) ?? '')).toMatchObject({ sub: 'alice', roles: ['admin'] });
-    // The console signs out so: a same-origin POST, whose answer its script reads.
+    // The console signs out so: a same-origin POST, whose answer its script reads (from the
+    // console's page: an API answer is a document whose policy lets nothing run).
+    await page.goto(`${pub}/`, { waitUntil: 'domcontentloaded' });
     const out = await page.evaluate(async () => {
       const body: unknown = await (await fetch('/auth/logout', { method: 'POST' })).json();
       return typeof body === 'object' && body !== null && 'redirect' in body && 'logged_out' in body ? { loggedOut: body.logged_out, redirect: String(body.redirect) } : undefined;

@@ -58,6 +58,9 @@ async function logIn(page: Page, login: string, returnTo = '/auth/me'): Promise<
   expect(page.url()).toBe(pub + returnTo);
 }
 
+/** Opens the console here: API answers (JSON) are documents whose policy lets nothing run, fetch included. */
+const onConsole = (page: Page) => page.goto(`${pub}/`, { waitUntil: 'domcontentloaded' });
+
 const inPage = (page: Page, method: string, path: string, body?: unknown) =>
   page.evaluate(
     async ([m, p, b]) => {
@@ -88,6 +91,7 @@ describe('gateway: browser login', () => {
     expect(await page.evaluate('document.cookie')).not.toContain('svc_session');
 
     // The session opens the API; a same-origin state-changing fetch passes the CSRF rule.
+    await onConsole(page);
     expect((await inPage(page, 'GET', '/api/executions')).status).toBe(200);
     expect((await inPage(page, 'POST', '/api/catalog/playbook', { content: PLAYBOOK })).status).toBe(201);
     const run = await inPage(page, 'POST', '/api/run/playbook', { path: 'gw/login' });
@@ -176,6 +180,7 @@ describe('gateway: browser login', () => {
     const page = await context.newPage();
     await logIn(page, 'victor', '/auth/me');
     expect(JSON.parse((await page.textContent('body')) ?? '').roles).toEqual(['viewer']);
+    await onConsole(page);
     expect((await inPage(page, 'GET', '/api/executions')).status).toBe(200);
     const refused = await inPage(page, 'POST', '/api/run/playbook', { path: 'gw/login' });
     expect(refused.status).toBe(403);
