@@ -6,7 +6,7 @@ import { optionErrorMessage, UsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { padColumns, textWidth } from './text-width.ts';
+import { padColumns, printableText, textWidth } from './text-width.ts';
 
 /** How long one CLI request may wait for its answer. */
 export const CLI_REQUEST_TIMEOUT_MS = 30_000;
@@ -93,9 +93,13 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
   }
 }
 
-/** A plain text table: a header row and rows, columns padded to their widest cell (in terminal columns: 東京 takes 4). */
-export function table(rows: string[][]): string {
-  if (rows.length === 0) return '';
+/**
+ * A plain text table: a header row and rows, columns padded to their widest cell (in terminal
+ * columns: 東京 takes 4); a cell's control characters escaped (a key rendered from a workload).
+ */
+export function table(cells: string[][]): string {
+  if (cells.length === 0) return '';
+  const rows = cells.map((row) => row.map(printableText));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => textWidth(row[i] ?? ''))));
   return rows.map((row) => row.map((cell, i) => padColumns(cell ?? '', widths[i])).join('  ').trimEnd()).join('\n') + '\n';
 }

@@ -9,7 +9,7 @@ import { ServerUnreachableError, type ExecutionEvent, type ExecutionStatus, type
 import { UNREACHABLE_GRACE_MS } from './watch-execution.ts';
 import { taskTimerText } from './task-timer-text.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { padColumns, textWidth } from './text-width.ts';
+import { padColumns, printableText, textWidth } from './text-width.ts';
 
 // `svc logs`: an execution's events as a timeline, one line each, with the time since the start
 // and since the event before, and what a reader looks for in each (a task's result or error, a
@@ -51,9 +51,9 @@ const LateContext = v.looseObject({ late: v.literal(true) });
 const AdmissionContext = v.looseObject({ limit: v.optional(v.nullable(v.string())), key: v.optional(v.nullable(v.string())), priority: v.optional(v.number()), debounce_until: v.optional(v.nullable(v.string())) });
 const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.nullable(v.number()), path: v.optional(v.string()), status: v.optional(v.string()) });
 
-/** `text` on one line, cut at `max` characters (an ellipsis says it was). */
+/** `text` on one line, cut at `max` characters (an ellipsis says it was), its other control characters escaped. */
 export function boundedText(text: string, max = LOG_DETAIL_CHARS): string {
-  const line = text.replace(/\s*\n\s*/g, ' ⏎ ');
+  const line = printableText(text.replace(/\s*\n\s*/g, ' ⏎ '));
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 

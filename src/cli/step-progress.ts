@@ -1,14 +1,15 @@
 import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionEvent, ExecutionSteps } from './run-api.ts';
+import { printableText } from './text-width.ts';
 
 export type ProgressChange =
   | { kind: 'enter'; step: string }
   | { kind: 'exit'; step: string; status: string; message: string | undefined };
 
-/** One line for an error value of the API: its `message` when it has one, else compact JSON. */
+/** One line for an error value of the API: its `message` when it has one (control characters escaped: a cancel's reason is anyone's text), else compact JSON. */
 export function errorMessage(error: unknown): string {
-  if (typeof error === 'string') return error;
-  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
+  if (typeof error === 'string') return printableText(error);
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') return printableText(error.message);
   return JSON.stringify(error);
 }
 

@@ -22,3 +22,15 @@ export function textWidth(text: string): number {
 export function padColumns(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - textWidth(text)));
 }
+
+// C0 and C1 control characters and DEL: a terminal acts on them (ESC colours, clears, moves the
+// cursor; CR rewrites the line) and a newline or tab tears a table row.
+const CONTROL = /\p{Cc}/gu;
+
+/** `text` with its control characters written as escapes (`\n`, `\t`, `\u001b`), as JSON writes them: data shown to a person, never acted on by the terminal. */
+export function printableText(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    const json = JSON.stringify(c).slice(1, -1);
+    return json !== c ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}

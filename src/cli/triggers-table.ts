@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { formatElapsed } from './progress-view.ts';
 import { table } from './api-command.ts';
+import { printableText } from './text-width.ts';
 
 // The answer of GET /api/triggers as `svc triggers` reads it (fields it does not show are kept:
 // `--json` prints the answer whole), and the table it prints of it.
@@ -46,7 +47,7 @@ function lastFireText(fire: TriggerItem['last_fire'], now: number): string {
 const NOTE_CHARS = 200;
 
 const noteText = (text: string) => {
-  const one = text.replace(/\s+/g, ' ');
+  const one = printableText(text.replace(/\s+/g, ' '));
   return one.length > NOTE_CHARS ? `${one.slice(0, NOTE_CHARS - 1)}…` : one;
 };
 
