@@ -34,13 +34,21 @@ export const EXECUTION_EXIT_CODES = `exit codes: ${EXIT.ok} done, ${EXIT.failed}
             or the caller's role or the step's approval roles exclude it), ${EXIT.interrupted} Ctrl-C
             (logs --follow)`;
 
-const COMMON = `  --json        print the API's answer as JSON on stdout (for programs)
-  --server URL  the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)`;
+const COMMON = [
+  ['--json', "print the API's answer as JSON on stdout (for programs)"],
+  ['--server URL', 'the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)'],
+];
+
+/** The common options, their descriptions from the column where the command's own options' start (16 when it has none). */
+function commonOptions(options: string): string {
+  const column = Math.max(16, ...options.split('\n').map((line) => /^ {2}-\S.*? {2,}(?=\S)/.exec(line)?.[0].length ?? 0));
+  return COMMON.map(([flag, text]) => `  ${flag.padEnd(column - 2)}${text}`).join('\n');
+}
 
 /** A command's help: its usage line, its own options, the common ones, then what it does and who may. */
 const help = (summary: string, usage: string, options: string, notes: string, role: string) => ({
   summary,
-  usage: `${usage}\n\n${options ? `${options}\n` : ''}${COMMON}\n\n${notes ? `${notes}\n` : ''}SVC_API_TOKEN, when set, is sent as the caller's API token (${role}). See docs/cli.md.\n${EXECUTION_EXIT_CODES}`,
+  usage: `${usage}\n\n${options ? `${options}\n` : ''}${commonOptions(options)}\n\n${notes ? `${notes}\n` : ''}SVC_API_TOKEN, when set, is sent as the caller's API token (${role}). See docs/cli.md.\n${EXECUTION_EXIT_CODES}`,
 });
 
 /** The commands on executions, each with its one-line summary and help text (first line: the usage line). */
@@ -89,6 +97,7 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
     'cancel a running or paused execution (and, unless --no-cascade, the executions it started)',
     'svc cancel ID [--reason TEXT] [--cascade|--no-cascade] [--json] [--server URL]',
     `  --reason TEXT  recorded in the execution.cancelled event (default: "cancelled by request")
+  --cascade      cancel the executions it started too (the default, said explicitly)
   --no-cascade   leave its child executions running (the server cascades by default)`,
     `A finished execution is left as it is: exit ${EXIT.conflict}, its status printed.`,
     'operator',
