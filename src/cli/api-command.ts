@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { optionErrorMessage, UsageError } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, UsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -53,7 +53,8 @@ export function cliClient(serverFlag: string | undefined): ServerClient {
   }
   let server = env.SVC_SERVER_URL;
   if (serverFlag !== undefined) {
-    if (!/^https?:\/\/\S+$/i.test(serverFlag.trim())) throw new UsageError(`--server expects an http(s) URL, got ${JSON.stringify(serverFlag)}`);
+    const problem = serverFlagProblem(serverFlag);
+    if (problem) throw new UsageError(problem);
     server = serverFlag.trim();
   }
   return new ServerClient(server, { timeoutMs: CLI_REQUEST_TIMEOUT_MS, token: env.SVC_API_TOKEN });

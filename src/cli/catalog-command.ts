@@ -5,7 +5,7 @@ import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
-import { optionErrorMessage } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 
 /**
@@ -31,6 +31,8 @@ export async function catalogCommand(argv: string[]): Promise<number> {
   if (sub === undefined) return usage('a subcommand is required (register)');
   if (sub !== 'register') return usage(`unknown subcommand '${sub}' (register)`);
   if (files.length === 0) return usage('register needs at least one FILE');
+  const problem = parsed.values.server === undefined ? undefined : serverFlagProblem(parsed.values.server);
+  if (problem) return usage(problem);
   let config;
   try {
     config = loadClientConfig(parsed.values.server);

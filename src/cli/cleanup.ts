@@ -5,7 +5,7 @@ import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 import { describeServerError } from './register-file.ts';
 import { serverErrorExit } from './api-command.ts';
-import { optionErrorMessage } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -63,7 +63,8 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
   }
   let server = env.SVC_SERVER_URL;
   if (values.server !== undefined) {
-    if (!/^https?:\/\/\S+$/i.test(values.server.trim())) return usage(`--server expects an http(s) URL, got ${JSON.stringify(values.server)}`);
+    const problem = serverFlagProblem(values.server);
+    if (problem) return usage(problem);
     server = values.server.trim();
   }
   // An operator's API token (SVC_API_TOKEN) when the server checks callers.

@@ -10,7 +10,7 @@ import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { serverErrorExit } from './api-command.ts';
-import { optionErrorMessage } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -59,7 +59,8 @@ function parseOptions(argv: string[]): Options | { message: string; code: number
   const key = parsed.values['idempotency-key'];
   if (key !== undefined && !/^[\x20-\x7e]{1,255}$/.test(key)) return { message: '--idempotency-key expects 1 to 255 printable ASCII characters', code: 2 };
   const server = parsed.values.server;
-  if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) return { message: `--server expects an http(s) URL, got ${JSON.stringify(server)}`, code: 2 };
+  const problem = server === undefined ? undefined : serverFlagProblem(server);
+  if (problem) return { message: problem, code: 2 };
   let client;
   try {
     // Only the variables the client needs: a bad server-side setting must not stop it.

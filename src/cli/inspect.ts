@@ -5,7 +5,7 @@ import { asObject } from '../objects.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
-import { optionErrorMessage, usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -63,7 +63,8 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
   if (rest.length) return usageFailed(errOut, `unexpected arguments: ${rest.join(' ')}`);
   if (!/^[1-9]\d*$/.test(id) || !Number.isSafeInteger(Number(id))) return usageFailed(errOut, `the execution ID must be a positive integer, got ${JSON.stringify(id)}`);
   const server = parsed.values.server;
-  if (server !== undefined && !/^https?:\/\/\S+$/i.test(server)) return usageFailed(errOut, `--server expects an http(s) URL, got ${JSON.stringify(server)}`);
+  const problem = server === undefined ? undefined : serverFlagProblem(server);
+  if (problem) return usageFailed(errOut, problem);
   let client;
   try {
     client = loadClientConfig(server);

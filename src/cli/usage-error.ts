@@ -39,3 +39,12 @@ export function optionErrorMessage(err: unknown, args: readonly string[]): strin
   }
   return message.split('\n')[0];
 }
+
+/**
+ * What is wrong with a `--server` value, or undefined when a request can go to it: an http(s)
+ * URL that parses (`http://[::1` and `http://host:99999` look like one and are not).
+ */
+export function serverFlagProblem(flag: string): string | undefined {
+  const url = flag.trim();
+  return /^https?:\/\/\S+$/i.test(url) && URL.canParse(url) ? undefined : `--server expects an http(s) URL, got ${JSON.stringify(flag)}`;
+}
