@@ -5,7 +5,7 @@ import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
-import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 
 /**
@@ -18,7 +18,7 @@ export async function catalogCommand(argv: string[]): Promise<number> {
   const err = process.stderr;
   // What is wrong first, then the usage: a bare usage leaves a person to guess.
   const usage = (problem: string) => {
-    err.write(`svc catalog: ${problem}\nusage: ${CATALOG_USAGE}\n`);
+    err.write(`svc catalog: ${problem}\nusage: ${usageSynopsis(CATALOG_USAGE)}\n`);
     return 2;
   };
   let parsed;
