@@ -25,7 +25,7 @@ import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 import { workerTraces } from './telemetry/traces-configured.ts';
 import { optionErrorMessage, UsageError, usageSynopsis } from './cli/usage-error.ts';
-import { workerConcurrency } from './cli/worker-concurrency.ts';
+import { WORKER_USAGE, workerConcurrency } from './cli/worker-concurrency.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
 // the server, the database driver's pool or the embedded PostgreSQL.
@@ -190,7 +190,7 @@ const commands: Record<string, Command> = {
   },
   worker: {
     summary: 'run a worker pool that claims commands from SVC_SERVER_URL (SIGTERM drains)',
-    usage: 'svc worker [--server URL] [--concurrency N]',
+    usage: WORKER_USAGE,
     run: async (argv) => {
       const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
       const trap = trapSignals();

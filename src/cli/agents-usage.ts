@@ -7,9 +7,15 @@ export const AGENT_USAGE = `svc agent [list] [--workspace W] [--json] [--server 
                           [--endpoint URL] [--wait] [--json] [--server URL]
 
   list          registered agents with metadata.terminal.visible (GET /api/agents)
+  --workspace W only the agents of workspace W
   run PATH      POST /api/execute {path, resource_kind: agent, workload}; the workload carries
                 method (tools/call when --tool is given, else tools/list), tool, arguments (from
                 each --arg k=v; a value that reads as JSON is taken as JSON), server, endpoint
+  --method M    tools/list or tools/call (the workload's method)
+  --tool T      the tool to call (the workload's tool; implies --method tools/call)
+  --arg k=v     one of the tool's arguments (repeatable)
+  --mcp-server NAME  the MCP server to use (the workload's server), over the agent's own
+  --endpoint URL     the MCP server's URL (the workload's endpoint), over the agent's own
   --wait        wait for the execution, printing its status as it changes (paused, queued),
                 then its result (the MCP result)
   --json        print answers as JSON

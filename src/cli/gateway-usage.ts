@@ -5,6 +5,8 @@ export const GATEWAY_USAGE = `svc gateway [--port N] [--host ADDRESS]
 
   (none)   serves until SIGINT/SIGTERM; with SVC_OIDC_ISSUER, people's sessions are kept in the
            service database (SVC_DATABASE_URL), shared by every gateway on it (docs/gateway.md)
+  --port N          the port it listens on (default: $SVC_GATEWAY_PORT, else 8090; 0: any free one)
+  --host ADDRESS    the address it listens on (default: $SVC_GATEWAY_HOST, else 127.0.0.1)
   revoke   ends every session of the person SUB (the provider's \`sub\`) on every gateway at once
   --json   print {"sub": SUB, "sessions_ended": N} on stdout (for programs)
 

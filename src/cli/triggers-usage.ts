@@ -10,6 +10,7 @@ export const TRIGGERS_USAGE = `svc triggers [list] [--kind schedule|webhook|nats
   list          every live trigger (GET /api/triggers): playbook path, name, kind, state, the
                 next fire (schedules), the last fire (execution, outcome, age) and the counts
                 of fires started, skipped and refused (errors)
+  --kind K      only the triggers of that kind: schedule, webhook or nats
   pause NAME    stops the trigger (a schedule does not fire, a webhook answers 409, a NATS
                 consumer stops pulling) until resume; a resumed schedule fires next at its
                 next time after now (missed times are not caught up)
@@ -22,6 +23,8 @@ export const TRIGGERS_USAGE = `svc triggers [list] [--kind schedule|webhook|nats
                 (duplicate: true, the first execution)
   backfill      starts a schedule's fires of [--from, --to) (ISO 8601 with a timezone), at most
                 1,000; times fired before (by the schedule or an earlier backfill) start nothing
+  --from ISO    the first time of the range (a fire at it is started)
+  --to ISO      the end of the range (a fire at it is not)
   --json        print the API's answer as JSON
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 

@@ -1,6 +1,12 @@
 import { ConfigError, MAX_WORKER_CONCURRENCY } from '../config.ts';
 import { UsageError } from './usage-error.ts';
 
+/** `svc worker --help`: its flags, beside the one this file reads. */
+export const WORKER_USAGE = `svc worker [--server URL] [--concurrency N]
+
+  --server URL     the server whose commands it claims (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
+  --concurrency N  commands it runs at once, 1 to ${MAX_WORKER_CONCURRENCY} (default: $SVC_WORKER_CONCURRENCY, else 4)`;
+
 /**
  * The slots of `svc worker`: `--concurrency N` when given (digits only, 1 to
  * MAX_WORKER_CONCURRENCY, as the variable: Number() took 0x10 and 1e3), else

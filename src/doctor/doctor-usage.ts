@@ -22,6 +22,8 @@ export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--tex
                  from what is not an svc server (no svc health at /api/health) could not run
   serve          the same tools over HTTP, on loopback only (default port ${DOCTOR_SERVE_DEFAULT_PORT}):
                  GET /healthz, GET /tools, POST /tools/{detect,reachability,repair_trigger_reaper}/invoke
+  --port N       the port serve listens on (default ${DOCTOR_SERVE_DEFAULT_PORT}; 0: any free one)
+  --host ADDRESS the address serve listens on: a loopback one only (default 127.0.0.1)
   --server URL   the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
   --json         print the outcome object {action, severity, generated_at, data} as JSON: what
                  it prints whenever its output is not a terminal (a pipe, a file, a program)
