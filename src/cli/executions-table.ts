@@ -3,6 +3,10 @@ import { table } from './api-command.ts';
 import { durationText } from './logs-view.ts';
 import { whenText } from './triggers-table.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { middleCut } from './text-width.ts';
+
+// The PATH column's widest: paths may hold 512 characters, and one pushed every row's status off the screen.
+const PATH_COLUMNS = 60;
 
 // GET /api/executions as `svc list` reads it (fields it does not show are kept: `--json` prints
 // the answer whole), and the table it prints of it. Statuses are read as text: a newer server may
@@ -35,10 +39,10 @@ export function runTimeText(item: Pick<ExecutionItem, 'started_at' | 'finished_a
   return `${durationText(Math.max(0, end - start))}${item.finished_at === null ? ' so far' : ''}`;
 }
 
-/** The listing as a table: id, path, status, start (and its age), run time, progress. */
+/** The listing as a table: id, path (a long one cut in its middle), status, start (and its age), run time, progress. */
 export function executionsTable(executions: readonly ExecutionItem[], now = Date.now()): string {
   return table([
     ['ID', 'PATH', 'STATUS', 'STARTED', 'RUN TIME', 'PROGRESS'],
-    ...executions.map((e) => [String(e.execution_id), e.path, e.status, whenText(e.started_at, now), runTimeText(e, now), `${e.progress}%`]),
+    ...executions.map((e) => [String(e.execution_id), middleCut(e.path, PATH_COLUMNS), e.status, whenText(e.started_at, now), runTimeText(e, now), `${e.progress}%`]),
   ]);
 }

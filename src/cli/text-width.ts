@@ -34,3 +34,25 @@ export function printableText(text: string): string {
     return json !== c ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
   });
 }
+
+/** `text` in at most `max` terminal columns: whole when it fits, else its start and its end around `…` (a path's name stays readable). */
+export function middleCut(text: string, max: number): string {
+  if (textWidth(text) <= max) return text;
+  const chars = [...clusters.segment(text)].map((s) => s.segment);
+  let head = '';
+  let tail = '';
+  let room = max - 1;
+  // Alternate ends, the start taking the odd column, while the next character of either still fits.
+  for (let i = 0, j = chars.length - 1; i <= j; ) {
+    const front = textWidth(chars[i]);
+    const back = textWidth(chars[j]);
+    if (textWidth(head) <= textWidth(tail) && front <= room) {
+      head += chars[i++];
+      room -= front;
+    } else if (back <= room) {
+      tail = chars[j--] + tail;
+      room -= back;
+    } else break;
+  }
+  return `${head}…${tail}`;
+}
