@@ -309,8 +309,12 @@ export async function fireOfExecution(q: Queryable, executionId: number): Promis
   return rows[0];
 }
 
-/** A trigger's fire as recorded beside its trigger's name. */
-export type TriggerFireRow = FireRow & { path: string; name: string };
+/**
+ * A trigger's fire as recorded beside its trigger's name; `refill`: a backfill's fire of a time
+ * recorded as skipped (overlap, a paused queue), which replaces that record only while it still
+ * says skipped (recordFires).
+ */
+export type TriggerFireRow = FireRow & { path: string; name: string; refill?: boolean };
 /** A schedule's next fire time moving from `from` to `to` in a tick. */
 export type TickAdvance = { path: string; name: string; from: Date; to: Date | null };
 
@@ -333,28 +337,38 @@ export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvanc
 
 /**
  * Records fires, inside the transaction that starts their executions: a fire recorded already
- * fails the whole transaction (the primary key: `trigger_fire_pkey`), so no fire starts twice.
- * Counts them on their triggers, and moves schedules' next fire times (`advances`; their rows
+ * fails the whole transaction (the primary key: `trigger_fire_pkey`), so no fire starts twice; a
+ * `refill` replaces a fire recorded as skipped, and fails the same way when that record no longer
+ * says skipped (another backfill refilled it first). Counts them on their triggers (a refilled
+ * time is no longer counted skipped), and moves schedules' next fire times (`advances`; their rows
  * were taken by takeScheduleTicks in this transaction). Answers each trigger it counted on, by
  * `path\nname`, as the update found it (locked now till commit): its kind and whether it is paused.
  */
 export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<Map<string, { kind: TriggerKindName; paused: boolean }>> {
   // Prepared: every fire's transaction sends it, and its plan cost more than its run.
-  const { rows } = await q.query<{ path: string; name: string; kind: TriggerKindName; paused: boolean }>({
+  const { rows } = await q.query<{ path: string | null; name: string; kind: TriggerKindName; paused: boolean; refilled: number }>({
     name: 'svc_record_fires',
-    text: `WITH ins AS (
+    text: `WITH x AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(path text, name text, fire_key text, outcome text, execution_id bigint, scheduled_time timestamptz, error text, refill boolean)
+     ), ins AS (
        -- fired_at: the clock at the insert, the transaction's last statement but its commit (now() is its start).
        INSERT INTO core.trigger_fire (path, name, fire_key, outcome, execution_id, scheduled_time, error, fired_at)
        SELECT x.path, x.name, x.fire_key, x.outcome, x.execution_id, x.scheduled_time, x.error, clock_timestamp()
-         FROM jsonb_to_recordset($1::jsonb) AS x(path text, name text, fire_key text, outcome text, execution_id bigint, scheduled_time timestamptz, error text)
+         FROM x WHERE x.refill IS NOT TRUE
        RETURNING path, name, outcome, error
+     ), ref AS (
+       -- Only while still skipped: a row refilled by a transaction that committed first is re-read here (and not matched).
+       UPDATE core.trigger_fire f SET outcome = x.outcome, execution_id = x.execution_id, error = x.error, fired_at = clock_timestamp()
+         FROM x WHERE x.refill AND f.path = x.path AND f.name = x.name AND f.fire_key = x.fire_key AND f.outcome = 'skipped'
+       RETURNING f.path, f.name, f.outcome, f.error
      ), counted AS (
-       SELECT path, name, count(*) FILTER (WHERE outcome = 'started') AS started, count(*) FILTER (WHERE outcome = 'skipped') AS skipped,
+       SELECT path, name, count(*) FILTER (WHERE outcome = 'started') AS started,
+              count(*) FILTER (WHERE outcome = 'skipped' AND NOT refilled) - count(*) FILTER (WHERE refilled) AS skipped,
               count(*) FILTER (WHERE outcome = 'refused') AS refused, (array_agg(error) FILTER (WHERE outcome = 'refused'))[1] AS error
-         FROM ins GROUP BY path, name
+         FROM (SELECT *, false AS refilled FROM ins UNION ALL SELECT *, true FROM ref) r GROUP BY path, name
      ), adv AS (
        SELECT * FROM jsonb_to_recordset($2::jsonb) AS a(path text, name text, "to" timestamptz)
-     )
+     ), upd AS (
      UPDATE core.trigger t SET fires = t.fires + COALESCE(c.started, 0), skipped = t.skipped + COALESCE(c.skipped, 0),
             errors = t.errors + COALESCE(c.refused, 0), last_error = COALESCE(c.error, t.last_error),
             next_fire_at = CASE WHEN a.path IS NOT NULL THEN a."to" ELSE t.next_fire_at END
@@ -362,10 +376,18 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
        LEFT JOIN counted c ON c.path = k.path AND c.name = k.name
        LEFT JOIN adv a ON a.path = k.path AND a.name = k.name
       WHERE t.path = k.path AND t.name = k.name
-     RETURNING t.path, t.name, t.kind, t.paused`,
+     RETURNING t.path, t.name, t.kind, t.paused
+     )
+     -- One row at least: how many refills matched, with no trigger counted on too (one removed meanwhile).
+     SELECT u.*, (SELECT count(*) FROM ref)::int AS refilled FROM (SELECT 1) one LEFT JOIN upd u ON true`,
     values: [JSON.stringify(fires), JSON.stringify(advances.map((a) => ({ path: a.path, name: a.name, to: a.to })))],
   });
-  return new Map(rows.map((r) => [`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }]));
+  const refills = fires.filter((f) => f.refill).length;
+  if (refills > 0 && (rows[0]?.refilled ?? 0) < refills) {
+    // As a fire key another writer recorded first: the caller reads what it did (fire-trigger.ts).
+    throw Object.assign(new Error('a skipped fire was refilled by another transaction first'), { code: '23505', constraint: 'trigger_fire_pkey' });
+  }
+  return new Map(rows.flatMap((r) => (r.path === null ? [] : [[`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }] as const])));
 }
 
 /**

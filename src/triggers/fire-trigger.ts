@@ -69,13 +69,17 @@ class InactiveTriggers extends Error {
  * schedule's row is taken (still due at `from`, held by no other server); it moves to `to`.
  * `prelude`: the catalog heads and ids the starts take (a caller that fires often keeps one);
  * `readFirst`: read which keys are recorded before the first write too (a backfill, whose range
- * may have fired already: a failed write would have folded and written all its starts for nothing).
+ * may have fired already: a failed write would have folded and written all its starts for nothing);
+ * `refill`: a fire whose key is recorded as skipped (overlap, a paused queue: it never started) is
+ * made, replacing that record (a backfill, asked for those times), never twice (recordFires).
  */
 export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[], opts: FireOptions = {}): Promise<GroupResult[]> {
   const prelude = opts.prelude ?? new StartPreludeCache();
   const done = new Map<string, FireResult>(); // by group index + fire key
   let raced = new Map<number, GroupResult & { raced: true }>();
   const inactive = new Map<number, 'paused' | 'gone'>();
+  // Fires (fireId) whose key is recorded as skipped, made again in place of that record (opts.refill).
+  const refills = new Set<string>();
   for (let attempt = 1; ; attempt++) {
     // Written optimistically: a fire key recorded already (a redelivery, another server's) fails
     // the write on the primary key, and the next attempt reads the recorded ones, which answer
@@ -83,11 +87,16 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
     // for the rare repeat.
     const keys = attempt === 1 && !opts.readFirst ? [] : groups.flatMap((g) => g.fires.map((f) => ({ path: g.trigger.path, name: g.trigger.name, fireKey: f.fireKey })));
     const recorded = new Map((await findFires(deps.db, keys)).map((r) => [`${keyOf(r)}\n${r.fire_key}`, r]));
+    refills.clear();
     const pending = groups.map((g, gi) => {
       // A key twice in one group is made once; its repeats answer as duplicates of it (below).
       const seen = new Set<string>();
       return g.fires.filter((f) => {
-        const r = recorded.get(`${keyOf(g.trigger)}\n${f.fireKey}`);
+        let r = recorded.get(`${keyOf(g.trigger)}\n${f.fireKey}`);
+        if (r && opts.refill && r.outcome === 'skipped' && 'payload' in f && !done.has(fireId(gi, f.fireKey))) {
+          refills.add(fireId(gi, f.fireKey));
+          r = undefined;
+        }
         if (r) done.set(fireId(gi, f.fireKey), { fireKey: f.fireKey, outcome: r.outcome, executionId: r.execution_id, duplicate: true, error: r.error });
         const first = !seen.has(f.fireKey);
         seen.add(f.fireKey);
@@ -95,7 +104,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
       });
     });
     try {
-      const written = await fireOnce(deps, groups, pending, prelude, inactive);
+      const written = await fireOnce(deps, groups, pending, prelude, inactive, refills);
       raced = written.raced;
       for (const [gi, rows] of written.rows) {
         for (const r of rows) done.set(fireId(gi, r.fire_key), { fireKey: r.fire_key, outcome: r.outcome, executionId: r.execution_id, duplicate: false, error: r.error, ...(written.debounced.has(fireId(gi, r.fire_key)) ? { debounced: true } : {}) });
@@ -125,7 +134,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
 }
 
 /** How fireGroups goes about it (see there). */
-export type FireOptions = { prelude?: StartPreludeCache; readFirst?: boolean };
+export type FireOptions = { prelude?: StartPreludeCache; readFirst?: boolean; refill?: boolean };
 
 /**
  * Makes one trigger's fires (fireGroups of one group without a tick); `live`: 404 when the
@@ -145,7 +154,7 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
 /** `debounced`: the fires (fireId) that joined an open debounce window. */
 type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[]; debounced: Set<string> };
 
-async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, 'paused' | 'gone'>): Promise<Written> {
+async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, 'paused' | 'gone'>, refills: ReadonlySet<string>): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
   const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
   const open = (gi: number) => !inactive.has(gi);
@@ -193,7 +202,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
       }
       if (!taken.has(gi)) continue;
       written.rows.set(gi, rows);
-      fireRows.push(...rows.map((r) => ({ ...r, path: g.trigger.path, name: g.trigger.name })));
+      fireRows.push(...rows.map((r) => ({ ...r, path: g.trigger.path, name: g.trigger.name, ...(refills.has(fireId(gi, r.fire_key)) ? { refill: true } : {}) })));
       const replacing = rows.findLast((r) => r.outcome === 'started');
       const closed = closedWindows.get(gi) ?? [];
       if (!replacing && closed.length > 0) await setDebounceWindowsOpen(q, closed, true);

@@ -142,7 +142,8 @@ export type Backfilled = { execution_ids: number[]; skipped: number; refused: { 
 
 /**
  * Starts a schedule's fires of `[from, to)` (each keyed by its scheduled time, so a range again,
- * or times the schedule fired itself, start nothing new). Overlap does not apply: asked for.
+ * or times the schedule fired itself, start nothing new; a time it recorded as skipped, which
+ * never started, starts now). Overlap does not apply: asked for.
  */
 export async function backfill(deps: EngineDeps, path: string, name: string, from: Date, to: Date): Promise<Backfilled> {
   const row = await triggerOr404(deps, path, name);
@@ -155,7 +156,7 @@ export async function backfill(deps: EngineDeps, path: string, name: string, fro
   const fires = times.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));
   const results: Awaited<ReturnType<typeof fireTrigger>> = [];
   // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
-  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true, live: 'present' })));
+  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true, refill: true, live: 'present' })));
   const fresh = results.filter((r) => !r.duplicate);
   return {
     execution_ids: fresh.filter((r) => r.outcome === 'started').map((r) => r.executionId!),
