@@ -113,13 +113,26 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[
 
 /**
  * An issue's message, valibot's default for a value of the wrong type ('Invalid type: Expected
- * boolean but received "yes"') in our words ('must be boolean, got "yes"'); any other as it is.
+ * boolean but received "yes"') in our words ('must be boolean, got "yes"'), and its default for
+ * a text or list of the wrong length ('Invalid length: Expected <=1000 but received 1001') too
+ * ('must be at most 1000 characters, got 1001'); any other as it is.
  */
 function plainType(i: v.BaseIssue<unknown>): string {
+  if (i.kind === 'validation' && i.message.startsWith('Invalid length:')) return plainLength(i);
   if (i.kind !== 'schema' || !i.message.startsWith('Invalid type:')) return i.message;
   const expected = i.expected ?? '';
   // A picklist's or a union's literals: ("a" | "b") is one of them.
   return expected.startsWith('(') && expected.includes(' | ') ? `must be one of ${expected.slice(1, -1)}, got ${i.received}` : `must be ${expected}, got ${i.received}`;
+}
+
+/** A length rule's default message in our words: what the text (characters) or list (items) must be, and what came. */
+function plainLength(i: v.BaseIssue<unknown>): string {
+  const unit = typeof i.input === 'string' ? 'characters' : Array.isArray(i.input) ? 'items' : undefined;
+  const requirement = (i as { requirement?: unknown }).requirement;
+  if (!unit || (i.type !== 'non_empty' && typeof requirement !== 'number')) return i.message;
+  if (i.type === 'non_empty' || (i.type === 'min_length' && requirement === 1)) return 'must not be empty';
+  const bound = i.type === 'max_length' ? 'at most' : i.type === 'min_length' ? 'at least' : i.type === 'length' ? 'exactly' : undefined;
+  return bound ? `must be ${bound} ${String(requirement)} ${unit}, got ${i.received}` : i.message;
 }
 
 /** fastify validatorCompiler: valibot for schemas made by `jsonSchema`, pass-through for others. */

@@ -125,7 +125,7 @@ describe('POST /api/events/batch', () => {
     expect((await ex.wait(id)).status).toBe('completed');
     const longer = await b.post({ execution_id: id, worker_id: 'w1', events: [{ ...commandReport(cmd)[0], step: `${name}y` }] });
     expect(longer.status).toBe(422);
-    expect(longer.body.detail.errors).toEqual(['events[0].step: Invalid length: Expected <=256 but received 257']);
+    expect(longer.body.detail.errors).toEqual(['events[0].step: must be at most 256 characters, got 257']);
   });
 
   it('has committed the events (the row processors claim) and the batch.accepted marker before it answers', async () => {
