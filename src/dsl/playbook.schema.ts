@@ -9,6 +9,7 @@ import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { isObject } from '../objects.ts';
 import { withoutUserinfo } from './parse-mcp-server.ts';
+import { credentialReference } from './credential-reference.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -57,7 +58,7 @@ export const TaskLimitSchema = v.strictObject({ name: limitName, key: v.optional
 const commonTaskEntries = {
   name: v.optional(keyName),
   limit: v.optional(TaskLimitSchema),
-  auth: v.optional(nonEmptyString),
+  auth: v.optional(templated(credentialReference)),
   retry: v.optional(RetrySchema),
   timeout_seconds: v.optional(templated(v.pipe(v.number(), v.gtValue(0, 'must be > 0')))),
 };
@@ -226,7 +227,7 @@ export const KeychainDefinitionSchema = v.strictObject({
   kind: v.picklist(['secret_manager', 'oauth2', 'http']),
   provider: v.optional(nonEmptyString),
   scope: v.optional(v.picklist(['global', 'local', 'shared']), 'global'),
-  auth: v.optional(nonEmptyString),
+  auth: v.optional(templated(credentialReference)),
   map: v.optional(ownKeysRecord(v.string(), v.string())),
   auto_renew: v.optional(v.boolean()),
   ttl_seconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be >= 1'))),
