@@ -114,7 +114,9 @@ export class SimulationData {
   /** Whether what the engine renders as `step` runs (its timer, limit keys, children) reads data the simulation lacks. */
   undecidedEnter(step: string, ran: Ran): Undecided | null {
     const reads = this.reads.get(step)!.enter;
-    return undecided(step, 'enter', this.missing(reads, step, ran).filter((s) => s !== step), this.missingStart(reads, false));
+    // A later task's limit key, or a child's path and args, may read the outcomes of the step's
+    // earlier tasks (`tasks.<name>`): data the simulation lacks, as a run renders them with it.
+    return undecided(step, 'enter', this.missing(reads, step, ran).filter((s) => s !== step || reads.own), this.missingStart(reads, false));
   }
 
   /**
