@@ -342,11 +342,11 @@ export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvanc
  * says skipped (another backfill refilled it first). Counts them on their triggers (a refilled
  * time is no longer counted skipped), and moves schedules' next fire times (`advances`; their rows
  * were taken by takeScheduleTicks in this transaction). Answers each trigger it counted on, by
- * `path\nname`, as the update found it (locked now till commit): its kind and whether it is paused.
+ * `path\nname`, as the update found it (locked now till commit): its kind, whether it is paused, its version.
  */
-export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<Map<string, { kind: TriggerKindName; paused: boolean }>> {
+export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[], advances: readonly TickAdvance[]): Promise<Map<string, { kind: TriggerKindName; paused: boolean; catalog_id: number }>> {
   // Prepared: every fire's transaction sends it, and its plan cost more than its run.
-  const { rows } = await q.query<{ path: string | null; name: string; kind: TriggerKindName; paused: boolean; refilled: number }>({
+  const { rows } = await q.query<{ path: string | null; name: string; kind: TriggerKindName; paused: boolean; catalog_id: number; refilled: number }>({
     name: 'svc_record_fires',
     text: `WITH x AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(path text, name text, fire_key text, outcome text, execution_id bigint, scheduled_time timestamptz, error text, refill boolean)
@@ -376,7 +376,7 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
        LEFT JOIN counted c ON c.path = k.path AND c.name = k.name
        LEFT JOIN adv a ON a.path = k.path AND a.name = k.name
       WHERE t.path = k.path AND t.name = k.name
-     RETURNING t.path, t.name, t.kind, t.paused
+     RETURNING t.path, t.name, t.kind, t.paused, t.catalog_id::float8 AS catalog_id
      )
      -- One row at least: how many refills matched, with no trigger counted on too (one removed meanwhile).
      SELECT u.*, (SELECT count(*) FROM ref)::int AS refilled FROM (SELECT 1) one LEFT JOIN upd u ON true`,
@@ -387,7 +387,7 @@ export async function recordFires(q: Queryable, fires: readonly TriggerFireRow[]
     // As a fire key another writer recorded first: the caller reads what it did (fire-trigger.ts).
     throw Object.assign(new Error('a skipped fire was refilled by another transaction first'), { code: '23505', constraint: 'trigger_fire_pkey' });
   }
-  return new Map(rows.flatMap((r) => (r.path === null ? [] : [[`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused }] as const])));
+  return new Map(rows.flatMap((r) => (r.path === null ? [] : [[`${r.path}\n${r.name}`, { kind: r.kind, paused: r.paused, catalog_id: r.catalog_id }] as const])));
 }
 
 /**

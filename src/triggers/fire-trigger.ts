@@ -29,9 +29,16 @@ export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executi
  * `replaces`: runs a fire of the group that starts replaces (overlap cancel_previous), cancelled
  * in its transaction, so only by a fire that is new and started; `live`: made only if the
  * trigger, as its transaction finds it, is still there and of its kind (`present`: a fire by hand
- * or a backfill), and not paused either (`active`: a delivery, a message).
+ * or a backfill), and not paused either (`active`: a delivery, a message); `catalogId` (with
+ * `live`): and still of that version (a delivery checked against the trigger as read at its headers).
  */
-export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[]; live?: Liveness };
+export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[]; live?: Liveness; catalogId?: number };
+
+/**
+ * Why a `live` group's fires were not recorded: its trigger was paused, removed, or (`changed`) a
+ * newer version's by then than the one its fires were checked and rendered against (`catalogId`).
+ */
+export type Inactive = 'paused' | 'gone' | 'changed';
 
 /** What a `live` group needs of its trigger when its fires are recorded (FireGroup). */
 export type Liveness = 'present' | 'active';
@@ -41,7 +48,7 @@ export type Liveness = 'present' | 'active';
  * server held or moved its schedule, or (`inactive`, a `live` group) its trigger was paused or
  * gone when its fires were recorded.
  */
-export type GroupResult = { raced: true; inactive?: 'paused' | 'gone' } | { raced: false; results: FireResult[] };
+export type GroupResult = { raced: true; inactive?: Inactive } | { raced: false; results: FireResult[] };
 
 const UNIQUE_VIOLATION = '23505';
 const FIRE_KEY = 'trigger_fire_pkey';
@@ -53,8 +60,8 @@ const fireId = (group: number, fireKey: string) => `${group}\n${fireKey}`;
 
 /** Live groups whose trigger the transaction found paused or gone (by group index): it is rolled back, and made again without them. */
 class InactiveTriggers extends Error {
-  readonly groups: ReadonlyMap<number, 'paused' | 'gone'>;
-  constructor(groups: ReadonlyMap<number, 'paused' | 'gone'>) {
+  readonly groups: ReadonlyMap<number, Inactive>;
+  constructor(groups: ReadonlyMap<number, Inactive>) {
     super('a trigger was paused or removed while its fires were made');
     this.groups = groups;
   }
@@ -77,7 +84,7 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
   const prelude = opts.prelude ?? new StartPreludeCache();
   const done = new Map<string, FireResult>(); // by group index + fire key
   let raced = new Map<number, GroupResult & { raced: true }>();
-  const inactive = new Map<number, 'paused' | 'gone'>();
+  const inactive = new Map<number, Inactive>();
   // Fires (fireId) whose key is recorded as skipped, made again in place of that record (opts.refill).
   const refills = new Set<string>();
   for (let attempt = 1; ; attempt++) {
@@ -154,7 +161,7 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
 /** `debounced`: the fires (fireId) that joined an open debounce window. */
 type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[]; debounced: Set<string> };
 
-async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, 'paused' | 'gone'>, refills: ReadonlySet<string>): Promise<Written> {
+async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, Inactive>, refills: ReadonlySet<string>): Promise<Written> {
   const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
   const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
   const open = (gi: number) => !inactive.has(gi);
@@ -215,13 +222,14 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
     const now = await recordFires(q, fireRows, ticks.filter((t) => taken.has(t.group)));
     // A live group's trigger as the count's update found it (locked till commit): a pause or a
     // new version committed before it is seen here, however long ago the group's data arrived.
-    const lost = new Map<number, 'paused' | 'gone'>();
+    const lost = new Map<number, Inactive>();
     for (const [gi, rows] of written.rows) {
       const g = groups[gi];
       if (!g.live || rows.length === 0) continue;
       const t = now.get(keyOf(g.trigger));
       if (!t || t.kind !== g.trigger.kind) lost.set(gi, 'gone');
       else if (t.paused && g.live === 'active') lost.set(gi, 'paused');
+      else if (g.catalogId !== undefined && t.catalog_id !== g.catalogId) lost.set(gi, 'changed');
     }
     if (lost.size) throw new InactiveTriggers(lost);
     written.cancelled = await appendInboxCancels(q, cancels);

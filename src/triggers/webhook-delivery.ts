@@ -23,7 +23,7 @@ export type WebhookDeps = EngineDeps & { keyring: Keyring };
 export type RefusalReason = 'unknown_trigger' | 'too_large' | 'signature' | 'timestamp' | 'paused' | 'delivery_id' | 'body' | 'request';
 
 /** A live webhook trigger: its identity, its checked spec and its credential's sealed data (null: none). */
-export type LiveWebhook = { path: string; name: string; paused: boolean; spec: WebhookTrigger; sealed: string | null };
+export type LiveWebhook = { path: string; name: string; paused: boolean; catalogId: number; spec: WebhookTrigger; sealed: string | null };
 
 /** A delivery as the route read it: the raw body bytes, every copy of each header (node's `headersDistinct`), the query string. */
 export type WebhookDelivery = { raw: Buffer; headers: WebhookHeaders; rawQuery: string };
@@ -72,7 +72,7 @@ export async function findWebhook(deps: WebhookDeps, path: string, name: string)
     if (parsed && !parsed.success) deps.log.warn({ trigger: `${path}/${name}` }, 'stored webhook trigger does not match its schema');
     throw refuseDelivery(deps, 'unknown_trigger', 'not_found', `no webhook trigger '${name}' on playbook '${path}'`);
   }
-  return { path, name, paused: row.paused, spec: parsed.output, sealed: row.credential_sealed };
+  return { path, name, paused: row.paused, catalogId: Number(row.catalog_id), spec: parsed.output, sealed: row.credential_sealed };
 }
 
 /**
@@ -82,7 +82,7 @@ export async function findWebhook(deps: WebhookDeps, path: string, name: string)
  * deliveries that arrive meanwhile (webhook-fires.ts). A fire whose payload or
  * inputs are refused answers 422. Every refusal is counted and starts nothing.
  */
-export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date()): Promise<WebhookAnswer> {
+export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date(), rereads = MAX_REREADS): Promise<WebhookAnswer> {
   const { spec } = hook;
   const where = `${hook.path}/${hook.name}`;
   const found = webhookSecret(deps.keyring, spec.auth, hook.sealed);
@@ -104,10 +104,13 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
   // A form or text body may hold what PostgreSQL cannot store (NUL): the fire is refused, not failed (renderTriggerPayload).
   const rendered = renderTriggerPayload(spec.payload, { trigger: { name: hook.name, kind: 'webhook', scheduled_time: null, fired_at: now.toISOString() }, request });
   const fire: Fire = { fireKey, scheduledTime: null, ...rendered };
-  const result = await deps.fires.fire({ path: hook.path, name: hook.name, kind: 'webhook' }, fire);
-  // Paused or removed while the body arrived (the trigger was read before it): nothing written.
+  const result = await deps.fires.fire({ path: hook.path, name: hook.name, kind: 'webhook' }, fire, hook.catalogId);
+  // Paused, removed or changed while the body arrived (the trigger was read before it): nothing written.
   if ('inactive' in result) {
     if (result.inactive === 'paused') throw paused();
+    // A new version (another secret, payload, inputs): the delivery is checked again against it.
+    if (result.inactive === 'changed' && rereads > 0) return acceptWebhook(deps, await findWebhook(deps, hook.path, hook.name), delivery, now, rereads - 1);
+    if (result.inactive === 'changed') throw new ServiceError('conflict', { code: 'conflict', message: `trigger '${hook.name}' of '${hook.path}' kept changing while the delivery was accepted: send it again` });
     throw refuseDelivery(deps, 'unknown_trigger', 'not_found', `no webhook trigger '${hook.name}' on playbook '${hook.path}'`);
   }
   if (result.outcome === 'started' && result.executionId !== null) return { execution_id: result.executionId, duplicate: result.duplicate };
@@ -115,6 +118,9 @@ export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, 
   settled.add(refused); // counted in svc_trigger_fires_total{outcome="refused"}
   throw refused;
 }
+
+/** Times a delivery is checked again against a trigger that a new version changed while it was accepted. */
+const MAX_REREADS = 3;
 
 /** `make()`, a client error it throws made a refusal for `reason` (asRefusal). */
 function counted<T>(deps: Pick<EngineDeps, 'metrics'>, reason: RefusalReason, make: () => T): T {

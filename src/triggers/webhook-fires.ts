@@ -1,7 +1,7 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { GroupCommit } from '../../actors/group-commit.ts';
 import { StartPreludeCache } from '../../actors/start-prelude-cache.ts';
-import { fireGroups, type Fire, type FireGroup, type FireResult, type TriggerRef } from './fire-trigger.ts';
+import { fireGroups, type Fire, type FireGroup, type FireResult, type Inactive, type TriggerRef } from './fire-trigger.ts';
 
 // Webhook fires in group commit: deliveries that arrive while a trigger's fires are being written
 // go together in its next transaction. Each fire moves its trigger's row (its counts), so one
@@ -14,9 +14,10 @@ export const MAX_WEBHOOK_BATCHES_IN_FLIGHT = 4;
 /** Fires one transaction takes at most. */
 export const MAX_WEBHOOK_FIRES_PER_TRANSACTION = 100;
 
-type Item = { trigger: TriggerRef; fire: Fire };
-/** What came of a delivery's fire: its result, or nothing written because its trigger was paused or removed since the delivery began. */
-export type WebhookFireResult = FireResult | { inactive: 'paused' | 'gone' };
+/** `catalogId`: the trigger's version the fire was checked and rendered against. */
+type Item = { trigger: TriggerRef; fire: Fire; catalogId: number };
+/** What came of a delivery's fire: its result, or nothing written because its trigger was paused, removed or changed by a new version since the delivery began. */
+export type WebhookFireResult = FireResult | { inactive: Inactive };
 const triggerKey = (t: TriggerRef) => `${t.path}\n${t.name}`;
 
 /** Writes webhook fires exactly once (fireGroups), batching those that arrive together. */
@@ -36,9 +37,9 @@ export class WebhookFires {
     });
   }
 
-  /** Makes `fire` of `trigger` if it is active at the transaction: what it started, or the first result of its fire key (`duplicate`). */
-  fire(trigger: TriggerRef, fire: Fire): Promise<WebhookFireResult> {
-    return this.#group.submit({ trigger, fire });
+  /** Makes `fire` of `trigger` if it is active and still of version `catalogId` at the transaction: what it started, or the first result of its fire key (`duplicate`). */
+  fire(trigger: TriggerRef, fire: Fire, catalogId: number): Promise<WebhookFireResult> {
+    return this.#group.submit({ trigger, fire, catalogId });
   }
 }
 
@@ -47,11 +48,11 @@ async function fireBatch(deps: EngineDeps, items: readonly Item[], prelude: Star
   const groups: (FireGroup & { fires: Fire[] })[] = [];
   const byTrigger = new Map<string, number>();
   const slot = items.map((item) => {
-    const k = triggerKey(item.trigger);
+    const k = `${triggerKey(item.trigger)}\n${item.catalogId}`;
     let g = byTrigger.get(k);
     if (g === undefined) {
-      // Live: the trigger's state when its body began is checked again in the fire's transaction.
-      g = groups.push({ trigger: item.trigger, fires: [], live: 'active' }) - 1;
+      // Live: the trigger's state and version when its body began are checked again in the fire's transaction.
+      g = groups.push({ trigger: item.trigger, fires: [], live: 'active', catalogId: item.catalogId }) - 1;
       byTrigger.set(k, g);
     }
     return { g, i: groups[g].fires.push(item.fire) - 1 };
