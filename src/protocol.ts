@@ -75,3 +75,6 @@ export const CLAIM_HEADERS = { command: 'x-svc-command', attempt: 'x-svc-attempt
 
 /** A credential as a worker fetches it (GET /api/credentials/{name}?include_data=true) and hands it to a tool. */
 export type ResolvedCredential = { name: string; type: string; data: Record<string, unknown> };
+
+/** The longest `reason` a cancel, a pause or a resume takes (the API's bound; `svc` checks it before sending). */
+export const MAX_CONTROL_REASON_CHARS = 1000;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
+import { MAX_CONTROL_REASON_CHARS } from '../protocol.ts';
 import { pauseExecution, resumeExecution, type Control } from '../waits/pause-execution.ts';
 import { MAX_KEPT_SIGNAL_BYTES, MAX_KEPT_SIGNALS } from '../../actors/route-report.ts';
 import { signalExecution, type Signalled } from '../waits/signal-execution.ts';
@@ -18,7 +19,7 @@ const signalParams = v.object({
 });
 const signalBody = v.optional(exactObject({ payload: v.optional(v.unknown()) }), {});
 /** A pause or resume's body: its reason, recorded in the event's context (as a cancel's); any other field is refused. */
-const controlBody = v.optional(exactObject({ reason: v.optional(v.pipe(v.string(), v.maxLength(1000))) }), {});
+const controlBody = v.optional(exactObject({ reason: v.optional(v.pipe(v.string(), v.maxLength(MAX_CONTROL_REASON_CHARS))) }), {});
 const SIGNAL_ACCEPTED = 202;
 const controlAnswer = v.object({ execution_id: integer, status: v.picklist(['paused', 'running']) }) satisfies v.GenericSchema<unknown, Control>;
 const signalAnswer = v.object({

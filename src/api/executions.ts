@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { MAX_CONTROL_REASON_CHARS } from '../protocol.ts';
 import * as v from 'valibot';
 import { kindRefusal, StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
@@ -130,7 +131,7 @@ const RETRY_STARTED = 201;
 const retryBody = v.optional(exactObject({ from_step: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS))) }), {});
 const cancelBody = v.optional(
   exactObject({
-    reason: v.optional(v.pipe(v.string(), v.maxLength(1000))),
+    reason: v.optional(v.pipe(v.string(), v.maxLength(MAX_CONTROL_REASON_CHARS))),
     cascade: v.optional(v.pipe(v.boolean(), v.description('false: child executions go on running (default true: they are cancelled too)')), true),
   }),
   {},

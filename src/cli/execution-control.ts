@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
+import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
+import { MAX_CONTROL_REASON_CHARS } from '../protocol.ts';
 import type { ServerClient } from '../worker/server-client.ts';
 import { UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
@@ -40,6 +42,8 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
   const say = (text: string) => {
     if (!values.json) out.write(`${text}\n`);
   };
+  // A value the server refuses whatever the execution (its 422, exit 1) is a usage error, nothing sent.
+  if (values.reason !== undefined && values.reason.length > MAX_CONTROL_REASON_CHARS) throw new UsageError(`--reason is at most ${MAX_CONTROL_REASON_CHARS} characters, got ${values.reason.length}`);
   switch (name) {
     case 'cancel': {
       if (values.cascade && values['no-cascade']) throw new UsageError('--cascade and --no-cascade exclude each other');
@@ -62,6 +66,7 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
     }
     case 'retry': {
       if (values.from === '') throw new UsageError('--from expects a step name, got ""');
+      if (values.from !== undefined && values.from.length > MAX_STEP_NAME_CHARS) throw new UsageError(`--from expects a step name of at most ${MAX_STEP_NAME_CHARS} characters, got ${values.from.length}`);
       const answer = await post(Retried, 'retry', values.from === undefined ? {} : { from_step: values.from }, keyHeader(values));
       say(`execution ${answer.execution_id} started: a retry of ${id} from step ${answer.from_step}${answer.replayed.length ? ` (replayed: ${answer.replayed.join(', ')})` : ''}`);
       return 0;
