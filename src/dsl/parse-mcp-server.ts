@@ -7,6 +7,7 @@ import { describeIssue, formatPath } from './issue-text.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { placeProblems } from './yaml-positions.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { credentialReference } from './credential-reference.ts';
 
 const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
@@ -33,7 +34,7 @@ export const McpServerDocumentSchema = v.strictObject({
   endpoint: v.pipe(v.string(), v.url('must be an http(s) URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'), withoutUserinfo),
   transport: v.optional(v.picklist(MCP_TRANSPORTS), 'auto'),
   // A credential reference name, used for the server's bearer token when a task names none.
-  auth: v.optional(nonEmptyString),
+  auth: v.optional(credentialReference),
   lifecycle: v.optional(ownKeysRecord(v.pipe(v.string(), v.regex(ACTION_NAME, 'an action name is lower-case letters, digits, _ -')), nonEmptyString), () => ({})),
   // Free settings the lifecycle playbooks read (a port, a command); never rendered.
   config: v.optional(ownKeysRecord(v.string(), v.unknown()), () => ({})),

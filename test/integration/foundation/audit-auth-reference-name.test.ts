@@ -21,7 +21,9 @@ const taskAuth = (auth: string) =>
   `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: authref/task }\nworkflow:\n  - step: start\n    tool:\n      - name: t\n        kind: http\n        url: "http://127.0.0.1:9/"\n        auth: "${auth}"\n`;
 const keychainAuth = (auth: string) =>
   `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: k, path: authref/keychain }\nkeychain:\n  - name: api\n    kind: oauth2\n    endpoint: "http://127.0.0.1:9/token"\n    auth: "${auth}"\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n`;
+const mcpAuth = (auth: string) => `apiVersion: svc/v1\nkind: Mcp\nmetadata: { name: tools }\nendpoint: http://127.0.0.1:9/mcp\nauth: "${auth}"\n`;
 const register = (content: string) => http(t.url, 'POST', '/api/catalog/playbook', { content });
+const registerMcp = (content: string) => http(t.url, 'POST', '/api/catalog/register', { content, resource_type: 'mcp' });
 
 describe('auth names a credential, never holds one', () => {
   it("a task's literal auth that is no credential name is a problem at its line and column", async () => {
@@ -38,6 +40,13 @@ describe('auth names a credential, never holds one', () => {
     const r = await register(keychainAuth(TOKEN));
     expect(r.status).toBe(400);
     expect(r.body.detail.problems).toEqual([{ path: 'keychain[0].auth', message: expect.stringMatching(/^must name a stored credential/), line: 8, column: 5 }]);
+  });
+
+  it("an MCP server's auth (never rendered) likewise; a name registers", async () => {
+    const r = await registerMcp(mcpAuth(URL_WITH_PASSWORD));
+    expect(r.status).toBe(400);
+    expect(r.body.detail.problems).toEqual([{ path: 'auth', message: expect.stringMatching(/^must name a stored credential/), line: 5, column: 1 }]);
+    expect((await registerMcp(mcpAuth('tools_auth'))).status).toBe(201);
   });
 
   it('names (letters, digits, _ . -), ids and templates register as before', async () => {
