@@ -25,7 +25,7 @@ import { exactObject, jsonSchema, oneOf, unknownFieldMessage } from './validatio
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { isObject } from '../objects.ts';
 import { testCredential } from './credential-test.ts';
-import { anyObject, integer, responses, time } from './answers.ts';
+import { anyObject, integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { holdsUserinfo } from '../url-userinfo.ts';
 
@@ -256,7 +256,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         tags: ['credentials'],
         summary: 'Create a credential, or update the one with this name (omitted optional fields keep their stored value)',
         body: jsonSchema(storeBody),
-        response: responses({ 200: credentialAnswer, 201: credentialAnswer }),
+        response: withAnswerHeaders(responses({ 200: credentialAnswer, 201: credentialAnswer }), 201, { location: 'the credential created: /api/credentials/{name}' }),
       },
       config: { access: { level: 'admin' } },
     },
@@ -269,7 +269,8 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
         return { row: await writeCredential(q, deps.keyring, body, existing), created: existing === undefined };
       });
       req.log.info({ credential: row.name, type: row.type, created }, created ? 'credential created' : 'credential updated');
-      reply.code(created ? 201 : 200);
+      // A 201 says where the created credential is (RFC 9110, 15.3.2), as the catalog's does.
+      if (created) reply.code(201).header('location', `/api/credentials/${encodeURIComponent(row.name)}`);
       return presentCredential(row);
     },
   );
