@@ -315,22 +315,24 @@ export async function fireOfExecution(q: Queryable, executionId: number): Promis
  * says skipped (recordFires).
  */
 export type TriggerFireRow = FireRow & { path: string; name: string; refill?: boolean };
-/** A schedule's next fire time moving from `from` to `to` in a tick. */
-export type TickAdvance = { path: string; name: string; from: Date; to: Date | null };
+/** A schedule's next fire time moving from `from` to `to` in a tick; `catalogId`: of the version the tick read (taken only while still that one). */
+export type TickAdvance = { path: string; name: string; from: Date; to: Date | null; catalogId?: number };
 
 /**
  * Takes the schedules' rows for a tick (FOR UPDATE SKIP LOCKED, in the tick's transaction): those
- * still due at the time the tick read and not paused; a row another server holds, or moved on, is not taken.
+ * still due at the time the tick read, not paused, and of the version it read (its `catalogId`: a new version
+ * registered since may have changed the payload the tick rendered); a row another server holds, or moved on, is not taken.
  * Answers the taken ones as `path\nname` keys.
  */
 export async function takeScheduleTicks(q: Queryable, ticks: readonly TickAdvance[]): Promise<Set<string>> {
   const { rows } = await q.query<{ path: string; name: string }>(
     `SELECT t.path, t.name FROM core.trigger t
-       JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(path, name, due) ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due
+       JOIN unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[]) AS x(path, name, due, catalog_id)
+         ON t.path = x.path AND t.name = x.name AND t.next_fire_at = x.due AND (x.catalog_id IS NULL OR t.catalog_id = x.catalog_id)
       -- Paused since the tick looked: it fires nothing (the pause answered before this fire).
       WHERE NOT t.paused
       FOR UPDATE OF t SKIP LOCKED`,
-    [ticks.map((t) => t.path), ticks.map((t) => t.name), ticks.map((t) => t.from)],
+    [ticks.map((t) => t.path), ticks.map((t) => t.name), ticks.map((t) => t.from), ticks.map((t) => t.catalogId ?? null)],
   );
   return new Set(rows.map((r) => `${r.path}\n${r.name}`));
 }

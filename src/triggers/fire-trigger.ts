@@ -32,7 +32,7 @@ export type FireResult = { fireKey: string; outcome: FireRow['outcome']; executi
  * or a backfill), and not paused either (`active`: a delivery, a message); `catalogId` (with
  * `live`): and still of that version (a delivery checked against the trigger as read at its headers).
  */
-export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null }; replaces?: readonly number[]; live?: Liveness; catalogId?: number };
+export type FireGroup = { trigger: TriggerRef; fires: readonly Fire[]; tick?: { from: Date; to: Date | null; catalogId?: number }; replaces?: readonly number[]; live?: Liveness; catalogId?: number };
 
 /**
  * Why a `live` group's fires were not recorded: its trigger was paused, removed, or (`changed`) a
@@ -73,7 +73,7 @@ class InactiveTriggers extends Error {
  * `execution.started.context.trigger`), and its key is the row's primary key, so a fire recorded
  * already (by this server or another, before a restart, by a redelivery) answers with what it
  * started then (`duplicate`) and starts nothing. A group with a `tick` is made only if its
- * schedule's row is taken (still due at `from`, held by no other server); it moves to `to`.
+ * schedule's row is taken (still due at `from`, of the version the tick read, held by no other server); it moves to `to`.
  * `prelude`: the catalog heads and ids the starts take (a caller that fires often keeps one);
  * `readFirst`: read which keys are recorded before the first write too (a backfill, whose range
  * may have fired already: a failed write would have folded and written all its starts for nothing);
@@ -162,7 +162,7 @@ export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: 
 type Written = { rows: Map<number, FireRow[]>; raced: Map<number, GroupResult & { raced: true }>; cancelled: number[]; debounced: Set<string> };
 
 async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending: readonly (readonly Fire[])[], prelude: StartPreludeCache, inactive: ReadonlyMap<number, Inactive>, refills: ReadonlySet<string>): Promise<Written> {
-  const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, group: gi }] : []));
+  const ticks: (TickAdvance & { group: number })[] = groups.flatMap((g, gi) => (g.tick ? [{ path: g.trigger.path, name: g.trigger.name, from: g.tick.from, to: g.tick.to, catalogId: g.tick.catalogId, group: gi }] : []));
   const starting = pending.flatMap((fires, gi) => fires.flatMap((f) => ('payload' in f ? [{ group: gi, fire: f, payload: f.payload }] : [])));
   const open = (gi: number) => !inactive.has(gi);
   let taken = new Set<number>(groups.flatMap((_, gi) => (open(gi) ? [gi] : [])));

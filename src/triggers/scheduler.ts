@@ -95,7 +95,7 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   // The newest due time replaces whatever still runs (cancel_previous): the runs are cancelled in
   // the transaction that starts it, so only if it starts (not refused, not a duplicate, not raced
   // by another server's tick of the same time, whose new run may be among them).
-  const groups: FireGroup[] = plans.map(({ row, plan }) => ({ trigger: { path: row.path, name: row.name, kind: 'schedule' }, fires: plan.fires, tick: { from: row.next_fire_at!, to: plan.next }, replaces: plan.cancel }));
+  const groups: FireGroup[] = plans.map(({ row, plan }) => ({ trigger: { path: row.path, name: row.name, kind: 'schedule' }, fires: plan.fires, tick: { from: row.next_fire_at!, to: plan.next, catalogId: Number(row.catalog_id) }, replaces: plan.cancel }));
   const results = await fireGroups(deps, groups);
   const committed = Date.now();
   for (const [gi, result] of results.entries()) {
