@@ -55,6 +55,13 @@ export const cancellableSql = (c: string): string => `${c}.status${CANCELLABLE}`
 export type PolicySql = { stale: string; hard: string };
 
 /**
+ * SQL condition: command `c`'s execution is not paused. A held claim the policy lets another
+ * worker take runs its task again: while paused that waits for the resume, as a command no worker
+ * claimed does (withdrawn, migrations/0047), since a pause issues no command.
+ */
+const notPausedSql = (c: string): string => `NOT EXISTS (SELECT 1 FROM core.execution pe WHERE pe.execution_id = ${c}.execution_id AND pe.status = 'paused')`;
+
+/**
  * SQL condition: the claim of held command `c` may be taken (ClaimPolicy, command.repo.ts): the
  * holder's pool is stopped, silent or no longer lists it, an unregistered claimer is silent, or
  * (with `hard`) the claim is older than that.
@@ -150,7 +157,7 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
       update: `UPDATE core.command c
      ${set}
    WHERE c.command_id = ${pick.id}${pick.executionId ? ` AND c.execution_id = ${pick.executionId}` : ''}
-     AND ((${claimableSql('c')} AND c.limit_name IS NULL) OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)}))
+     AND ((${claimableSql('c')} AND c.limit_name IS NULL) OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)} AND ${notPausedSql('c')}))
   RETURNING ${returning}`,
     };
   }
@@ -196,7 +203,7 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
   ctes.push(
     pick.stranded
       ? `${name}_stranded AS (SELECT o.command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, 0 AS priority, o.command_id AS ord FROM core.command o
-                   WHERE ${pick.stranded.stale} IS NOT NULL AND ${heldSql('o')} AND o.reclaim_attempt = o.attempt AND ${claimTakeableSql('o', pick.stranded)}${except}
+                   WHERE ${pick.stranded.stale} IS NOT NULL AND ${heldSql('o')} AND o.reclaim_attempt = o.attempt AND ${claimTakeableSql('o', pick.stranded)} AND ${notPausedSql('o')}${except}
                    ORDER BY o.command_id LIMIT ${pick.limit} FOR UPDATE OF o SKIP LOCKED)`
       : `${name}_stranded AS (SELECT NULL::bigint AS command_id, NULL::text AS limit_name, NULL::text AS limit_key, 0 AS src, 0 AS priority, 0::bigint AS ord WHERE false)`,
     // The stranded first; then the pending pick's order (of no limit: priority, then age).

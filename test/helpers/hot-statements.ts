@@ -145,8 +145,8 @@ export const HOT_STATEMENTS: HotStatement[] = [
     send: (q) => writeUnit(q, { ...noUnit, claimOlder: wantsOlder, claimLimited: true }),
     tables: UNIT_WRITE_TABLES,
   },
-  { name: 'claim by id (src/db/command.repo.ts)', send: (q) => claimCommand(q, 1, 'w', policy), tables: { command: BY_COMMAND_ID, runtime: 'reference' } },
-  { name: 'claim by id with its execution (src/db/command.repo.ts)', send: (q) => claimCommand(q, 1, 'w', policy, 7), tables: { command: 'execution_id', runtime: 'reference' } },
+  { name: 'claim by id (src/db/command.repo.ts)', send: (q) => claimCommand(q, 1, 'w', policy), tables: { command: BY_COMMAND_ID, runtime: 'reference', execution: 'execution_id' } },
+  { name: 'claim by id with its execution (src/db/command.repo.ts)', send: (q) => claimCommand(q, 1, 'w', policy, 7), tables: { command: 'execution_id', runtime: 'reference', execution: 'execution_id' } },
   {
     name: 'claim next (src/db/command.repo.ts)',
     send: (q) => claimNextCommands(q, 'w', 1, null),
@@ -155,7 +155,7 @@ export const HOT_STATEMENTS: HotStatement[] = [
   {
     name: 'claim next or stranded (src/db/command.repo.ts)',
     send: (q) => claimNextCommands(q, 'w', 1, policy),
-    tables: { command: CLAIM_PICK, flow_key: FLOW_KEY, flow_limit: 'reference', runtime: 'reference' },
+    tables: { command: CLAIM_PICK, flow_key: FLOW_KEY, flow_limit: 'reference', runtime: 'reference', execution: 'execution_id' },
   },
   { name: 'claim sent again (src/db/command.repo.ts)', send: (q) => claimedByRequest(q, 'w', 't'), tables: { command: 'global: by worker and request token' } },
   {
