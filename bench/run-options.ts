@@ -14,7 +14,8 @@ const USAGE = `npm run bench [-- OPTIONS]: every figure beside its baseline (doc
                          webhook (webhook acceptance), timers (timers due together), traces (the
                          40-step chain with OpenTelemetry off and on), flow (limits per key against
                          none), servers (1, 2 and 3 svc server processes, each bus), lull (a burst
-                         of starts after a lull beside a warm one)
+                         of starts after a lull beside a warm one), hydration (a ~10,000-event
+                         execution folded and hydrated)
   --rounds N             rounds of --only traces (default ${TRACES_DEFAULT_ROUNDS}) or servers
   --executions N         executions per round of --only servers
   --batch-seconds N      the batch intake's target run (default ${BATCH_SECONDS})
@@ -22,7 +23,7 @@ const USAGE = `npm run bench [-- OPTIONS]: every figure beside its baseline (doc
   --batch-executions N   how many executions its batches go to (default ${BATCH_EXECUTIONS})
   --no-search            skip the search for the highest rate that meets the target
   --help                 this text`;
-const PARTS = ['batch', 'gateway', 'webhook', 'timers', 'traces', 'flow', 'servers', 'lull'] as const;
+const PARTS = ['batch', 'gateway', 'webhook', 'timers', 'traces', 'flow', 'servers', 'lull', 'hydration'] as const;
 export type BenchPart = (typeof PARTS)[number];
 const isPart = (text: string): text is BenchPart => (PARTS as readonly string[]).includes(text);
 

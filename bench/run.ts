@@ -51,6 +51,7 @@ const FLOW_RESULTS_FILE = join(import.meta.dirname, 'results-flow.json');
 const TRACES_RESULTS_FILE = join(import.meta.dirname, 'results-traces.json');
 const SERVERS_RESULTS_FILE = join(import.meta.dirname, 'results-servers.json');
 const LULL_RESULTS_FILE = join(import.meta.dirname, 'results-lull.json');
+const HYDRATION_RESULTS_FILE = join(import.meta.dirname, 'results-hydration.json');
 const { only, rounds, executions, batchSeconds, batchFirst, batchSearch } = benchOptions(process.argv.slice(2));
 // Batch processors of the bench's server (SVC_BATCH_ACCEPT_WORKERS): one, the default. Two made
 // more, smaller handling calls for more CPU (79-81 % busy against 70-75 % at 300/s) and a longer
@@ -114,6 +115,17 @@ const ALONE = {
   traces: (): Promise<void> => runTracesAlone(TRACES_RESULTS_FILE, progress, rounds ?? TRACES_DEFAULT_ROUNDS),
   flow: (): Promise<void> => runAlone({ file: FLOW_RESULTS_FILE, key: 'flow_throughput', measure: (s) => measureFlowThroughput(s, progress), rows: flowRows }),
   lull: (): Promise<void> => runAlone({ file: LULL_RESULTS_FILE, key: 'lull_burst', measure: (s) => measureLullBurst(s, progress), rows: lullRows }),
+  hydration: (): Promise<void> =>
+    runAlone({
+      file: HYDRATION_RESULTS_FILE,
+      key: 'hydration',
+      measure: async (s) => {
+        await s.register(sequentialLoopPlaybook('bench/loop-held', { hold: true }));
+        progress('hydration: building a ~10,000-event execution (a loop of 1,665 items)');
+        return measureHydration(s, { path: 'bench/loop-held' });
+      },
+      rows: hydrationRows,
+    }),
   servers: (): Promise<void> =>
     runServersAlone(
       SERVERS_RESULTS_FILE,
