@@ -6,7 +6,7 @@ import { invalidInputs } from '../src/dsl/invalid-inputs.ts';
 import { admissionOf } from '../src/flow/admission-of.ts';
 import { undebounced } from '../src/flow/undebounced.ts';
 import { TemplateError } from '../src/dsl/render.ts';
-import { extendDebounce, isDebounceWindowTaken, type AdmitKey } from '../src/db/flow.repo.ts';
+import { extendDebounce, isDebounceWindowTaken, openDebounceWindowCatalog, type AdmitKey } from '../src/db/flow.repo.ts';
 import { FlowKeyError } from '../machines/flow-key.ts';
 import type { Admission } from '../machines/execution/types.ts';
 import { withholdAccessTokens } from './access-tokens.ts';
@@ -127,6 +127,13 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
     for (const [i, c] of compiledOf.entries()) {
       const a = !(c instanceof ServiceError) && c.admission;
       if (!a || !a.debounce || c instanceof ServiceError || (keep && !keep(i))) continue;
+      // Its payload runs in the version the window opened with: it must fit that version's inputs too.
+      const runs = await openDebounceWindowCatalog(q, c.compiled.path, a.debounce.key);
+      const refused = runs !== null && runs !== c.compiled.catalogId ? invalidInputs((await deps.cache.get(deps.db, runs)).playbook, inputs[i].payload) : null;
+      if (refused) {
+        compiledOf[i] = refused;
+        continue;
+      }
       const priority = inputs[i].priority ?? c.compiled.playbook.priority;
       const window = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
       if (window === null) continue;

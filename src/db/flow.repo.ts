@@ -348,6 +348,20 @@ export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<A
 export type DebounceJoin = { args: Record<string, unknown>; seconds: number; limit: string | null; key: string | null; capacity: number | null; priority: number };
 
 /**
+ * The catalog id (version) whose execution holds the open debounce window of `path` and `key`, or
+ * null when none is open; the window's row is locked until the transaction ends.
+ */
+export async function openDebounceWindowCatalog(q: Queryable, path: string, key: string): Promise<number | null> {
+  const { rows } = await q.query<{ catalog_id: string | number }>(
+    `SELECT e.catalog_id FROM core.admission a JOIN core.execution e ON e.execution_id = a.execution_id
+      WHERE a.debounce_path = $1 AND a.debounce_key = $2 AND a.admitted_at IS NULL AND NOT a.debounce_closed AND a.not_before > now()
+      FOR UPDATE OF a`,
+    [path, key],
+  );
+  return rows[0] ? Number(rows[0].catalog_id) : null;
+}
+
+/**
  * A later start of a debounce burst: the open window of `path` and `key` closes `seconds` from
  * now instead, and the execution waits with the later start's payload, concurrency key and
  * priority (a key's row is made for it as for a new admission: migrations/0040). The execution's
