@@ -127,20 +127,22 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
     for (const [i, c] of compiledOf.entries()) {
       const a = !(c instanceof ServiceError) && c.admission;
       if (!a || !a.debounce || c instanceof ServiceError || (keep && !keep(i))) continue;
-      // Its payload runs in the version the window opened with: it must fit that version's inputs too.
+      // Its payload runs in the version the window opened with: it must fit that version's inputs
+      // too, and waits on that version's concurrency limit (its key rendered from this payload).
       const runs = await openDebounceWindowCatalog(q, c.compiled.path, a.debounce.key);
-      const refused = runs !== null && runs !== c.compiled.catalogId ? invalidInputs((await deps.cache.get(deps.db, runs)).playbook, inputs[i].payload) : null;
-      if (refused) {
-        compiledOf[i] = refused;
+      const as = runs !== null && runs !== c.compiled.catalogId ? prepareStart(await deps.cache.get(deps.db, runs), inputs[i]) : c;
+      if (as instanceof ServiceError) {
+        compiledOf[i] = as;
         continue;
       }
-      const priority = inputs[i].priority ?? c.compiled.playbook.priority;
-      const window = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: a.limit, key: a.key, capacity: a.capacity, priority });
+      const w = as.admission ?? a;
+      const priority = inputs[i].priority ?? as.compiled.playbook.priority;
+      const window = await extendDebounce(q, c.compiled.path, a.debounce.key, { args: inputs[i].payload, seconds: a.debounce.seconds, limit: w.limit, key: w.key, capacity: w.capacity, priority });
       if (window === null) continue;
       // Its catalog id: the version the execution runs, which a version registered since the window opened is not.
       joined.set(i, { ...window, path: c.compiled.path, commandsGenerated: 0, debounced: true });
       // Its key has an execution queued now (the key it moved from is read again once its memory is old).
-      if (a.limit !== null && a.key !== null) deps.rooms.queued(a.limit, a.key);
+      if (w.limit !== null && w.key !== null) deps.rooms.queued(w.limit, w.key);
     }
   };
   let keep: ((index: number) => boolean) | void = undefined;
@@ -291,22 +293,24 @@ async function compileStarts(deps: EngineDeps, inputs: readonly StartInput[], he
   }
   // A workload that fails the playbook's inputs starts nothing (the 422 names each field); nor does
   // one whose concurrency or debounce key cannot be rendered from it.
-  return compiledOf.map((compiled, i) => {
-    if (compiled instanceof ServiceError) return compiled;
-    const payload = inputs[i].payload;
-    const refused = invalidInputs(compiled.playbook, payload);
-    if (refused) return refused;
-    try {
-      const admission = admissionOf(compiled.playbook, compiled.path, { ...compiled.playbook.workload, ...payload }, payload);
-      return { compiled, admission: inputs[i].successor ? undebounced(admission) : admission };
-    } catch (err) {
-      const field = err instanceof FlowKeyError ? err.field : err instanceof TemplateError ? err.field : 'key';
-      const message = err instanceof Error ? err.message : String(err);
-      const detail = { message: `${compiled.path}: ${message}`, errors: [`${field}: ${message}`] };
-      // A key too long says so by its code, as a task's limit key does in its outcome.
-      return err instanceof FlowKeyError ? new ServiceError(err.code, { code: err.code, ...detail }) : new ServiceError('unprocessable', detail);
-    }
-  });
+  return compiledOf.map((compiled, i) => (compiled instanceof ServiceError ? compiled : prepareStart(compiled, inputs[i])));
+}
+
+/** `input` ready to fold as a start of `compiled`, or why it may not start (its inputs, its flow keys). */
+function prepareStart(compiled: CompiledPlaybook, input: StartInput): Prepared | ServiceError {
+  const payload = input.payload;
+  const refused = invalidInputs(compiled.playbook, payload);
+  if (refused) return refused;
+  try {
+    const admission = admissionOf(compiled.playbook, compiled.path, { ...compiled.playbook.workload, ...payload }, payload);
+    return { compiled, admission: input.successor ? undebounced(admission) : admission };
+  } catch (err) {
+    const field = err instanceof FlowKeyError ? err.field : err instanceof TemplateError ? err.field : 'key';
+    const message = err instanceof Error ? err.message : String(err);
+    const detail = { message: `${compiled.path}: ${message}`, errors: [`${field}: ${message}`] };
+    // A key too long says so by its code, as a task's limit key does in its outcome.
+    return err instanceof FlowKeyError ? new ServiceError(err.code, { code: err.code, ...detail }) : new ServiceError('unprocessable', detail);
+  }
 }
 
 const MAX_STARTS_PER_TRANSACTION = 128;
