@@ -5,6 +5,7 @@ import { processEnvironment, SECRET_VARIABLES } from './secret-environment.ts';
 import { isNatsBusSetting } from './bus/nats-target.ts';
 import { isTrueText } from './true-text.ts';
 import { isProxyRange } from './is-proxy-range.ts';
+import { holdsUserinfo } from './url-userinfo.ts';
 
 /** SVC_MCP_TOKEN_HOSTS's default: Google's APIs, where a Google token is for (workers read it from their environment). */
 export const MCP_TOKEN_HOSTS_DEFAULT = 'googleapis.com';
@@ -390,11 +391,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
  * variable does not stop a client. Throws ConfigError.
  */
 export function loadClientConfig(serverFlag: string | undefined, env: Readonly<Record<string, string | undefined>> = processEnvironment()): Config {
-  return loadConfig({
+  const config = loadConfig({
     SVC_SERVER_URL: serverFlag === undefined ? env.SVC_SERVER_URL : undefined,
     SVC_API_TOKEN: env.SVC_API_TOKEN,
     SVC_API_TOKEN_FILE: env.SVC_API_TOKEN_FILE,
   });
+  // The client never sends such a URL, and its error would quote the password: refused, unquoted.
+  if (serverFlag === undefined && holdsUserinfo(config.SVC_SERVER_URL)) {
+    throw new ConfigError('invalid SVC_SERVER_URL: expects an http(s) URL without a user name or password (an API token goes in SVC_API_TOKEN)');
+  }
+  return config;
 }
 
 /**

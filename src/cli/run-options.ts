@@ -3,7 +3,8 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
-import { optionErrorMessage } from './usage-error.ts';
+import { optionErrorMessage, SERVER_FLAG_USERINFO } from './usage-error.ts';
+import { holdsUserinfo } from '../url-userinfo.ts';
 
 export type RunOptions = {
   /** A playbook file or a catalog path, as typed. */
@@ -99,6 +100,7 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   if (values.server !== undefined) {
     const r = v.safeParse(serverUrl, values.server);
     if (!r.success) return { ok: false, message: `--server expects an http(s) URL, got ${JSON.stringify(values.server)}`, exitCode: 2 };
+    if (holdsUserinfo(r.output)) return { ok: false, message: SERVER_FLAG_USERINFO, exitCode: 2 };
     url = r.output;
   }
 

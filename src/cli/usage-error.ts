@@ -1,4 +1,5 @@
 // Apart from api-command.ts so cli.ts can tell a usage error without loading the API client.
+import { holdsUserinfo } from '../url-userinfo.ts';
 
 /** A usage error of `svc <name>`: printed with the command's usage line; exit code 2 (78 for config). */
 export class UsageError extends Error {
@@ -46,5 +47,11 @@ export function optionErrorMessage(err: unknown, args: readonly string[]): strin
  */
 export function serverFlagProblem(flag: string): string | undefined {
   const url = flag.trim();
-  return /^https?:\/\/\S+$/i.test(url) && URL.canParse(url) ? undefined : `--server expects an http(s) URL, got ${JSON.stringify(flag)}`;
+  if (!(/^https?:\/\/\S+$/i.test(url) && URL.canParse(url))) return `--server expects an http(s) URL, got ${JSON.stringify(flag)}`;
+  // The client never sends one (its error would quote the password): refused, the value unquoted.
+  if (holdsUserinfo(url)) return SERVER_FLAG_USERINFO;
+  return undefined;
 }
+
+/** A `--server` with a user name or password, told without the value. */
+export const SERVER_FLAG_USERINFO = '--server must not hold a user name or password (an API token goes in SVC_API_TOKEN)';

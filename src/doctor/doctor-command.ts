@@ -7,7 +7,8 @@ import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
 import { invokeTool } from './tools.ts';
 import { liveLine } from '../cli/live-line.ts';
-import { optionErrorMessage } from '../cli/usage-error.ts';
+import { optionErrorMessage, SERVER_FLAG_USERINFO } from '../cli/usage-error.ts';
+import { holdsUserinfo } from '../url-userinfo.ts';
 
 const TOOL_OF = new Map<string, ToolName>([
   ['detect', 'detect'],
@@ -40,6 +41,7 @@ function resolveTarget(flag: string | undefined): Target {
   if (flag === undefined) return { serverUrl: client.SVC_SERVER_URL, apiToken: client.SVC_API_TOKEN };
   const r = v.safeParse(serverUrl, flag);
   if (!r.success) throw new UsageError(`--server expects an http(s) URL, got ${JSON.stringify(flag)}`);
+  if (holdsUserinfo(r.output)) throw new UsageError(SERVER_FLAG_USERINFO);
   return { serverUrl: r.output, apiToken: client.SVC_API_TOKEN };
 }
 
