@@ -16,7 +16,7 @@ import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { discardBody } from './input-guard.ts';
-import { integerIn, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
+import { exactObject, integerIn, jsonSchema, MAX_ID, MAX_INT4 } from './validation.ts';
 import { watchCaller } from './auth.ts';
 
 /** A stream whose state has not changed for this long sends an SSE comment, so proxies keep it open. */
@@ -26,8 +26,11 @@ const STREAM_KEEPALIVE_MS = 15_000;
 // column holds (it was a 503 "retry", or a 202 whose processing then failed).
 const id = integerIn(1, MAX_ID);
 // What a worker may report, from the registry: a 422 names the item's type otherwise (an
-// execution is cancelled by POST /api/executions/{id}/cancel, which records who asked).
-const batchItem = v.object({
+// execution is cancelled by POST /api/executions/{id}/cancel, which records who asked). An item
+// has these fields and no other: a misspelt `atempt` was dropped (the report then refused as
+// not the claim holder's, after the 202), an item's own `execution_id` too (a batch is of one
+// execution; its items went to the body's).
+const batchItem = exactObject({
   event_type: v.picklist(WORKER_EVENT_TYPES, (issue) => `${issue.received} is not a type a worker reports; must be one of ${WORKER_EVENT_TYPES.join(', ')}${issue.input === EVENT.executionCancelled ? ' (cancel by POST /api/executions/{id}/cancel)' : ''}`),
   command_id: v.optional(v.nullable(id)),
   attempt: v.optional(v.nullable(integerIn(0, MAX_INT4))),
@@ -80,7 +83,8 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
   const { config } = deps;
   const maxEvents = config.SVC_BATCH_MAX_EVENTS;
   const maxBytes = config.SVC_BATCH_MAX_BYTES;
-  const batchBody = v.object({
+  // As its items, no field beside these (a misspelt `worker` was dropped, the reports then refused).
+  const batchBody = exactObject({
     execution_id: id,
     worker_id: v.optional(v.nullable(workerName)),
     events: v.pipe(

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import pg from 'pg';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { batchApi, commandReport, noopPlaybook, type BatchApi } from '../../helpers/batch.ts';
+import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
+import { type Json } from '../../helpers/http.ts';
+
+// A batch names one execution (its body's execution_id) and its items hold the fields of a worker
+// report. A field the batch does not have was dropped: items naming an execution of their own (a
+// batch "mixing executions") were stored in the body's execution's log, and a misspelt `atempt`
+// or `worker` was answered 202, the report then refused (not_holder) while processing, where
+// the client no longer looks. Such a field is refused, naming it, and nothing is stored.
+
+let t: TestApp;
+let ex: ExecutionApi;
+let b: BatchApi;
+let db: pg.Client;
+beforeAll(async () => {
+  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
+  ex = executionApi(t.url);
+  b = batchApi(t.url);
+  await ex.register(noopPlaybook('batch/fields', 1));
+  db = new pg.Client({ connectionString: t.databaseUrl });
+  await db.connect();
+});
+afterAll(async () => {
+  await db?.end();
+  await t?.close();
+});
+
+async function claimed(worker: string): Promise<{ id: number; cmd: Json }> {
+  const id = await ex.run('batch/fields');
+  const pending = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING'`, [id]);
+  return { id, cmd: await b.claim(Number(pending.rows[0].command_id), worker) };
+}
+const stored = async (id: number) =>
+  Number((await db.query(`SELECT count(*) AS n FROM core.event WHERE execution_id = $1 AND event_type = 'batch.accepted'`, [id])).rows[0].n) +
+  Number((await db.query(`SELECT count(*) AS n FROM core.batch_request WHERE execution_id = $1`, [id])).rows[0].n);
+
+it('refuses items that name an execution of their own (one batch, one execution), storing nothing', async () => {
+  const a = await claimed('w1');
+  const c = await claimed('w1');
+  const events = [...commandReport(a.cmd), ...commandReport(c.cmd).map((e) => ({ ...e, execution_id: c.id }))];
+  const r = await b.post({ execution_id: a.id, worker_id: 'w1', events });
+  expect(r.status).toBe(422);
+  expect(r.body.detail.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^events\[3\]\.execution_id: unknown field/)]));
+  expect(await stored(a.id)).toBe(0);
+  expect(await stored(c.id)).toBe(0);
+});
+
+it('refuses a misspelt field of an item or of the batch, naming it, storing nothing', async () => {
+  const a = await claimed('w1');
+  const [started, done, completed] = commandReport(a.cmd);
+  const { attempt, ...rest } = completed;
+  const item = await b.post({ execution_id: a.id, worker_id: 'w1', events: [started, done, { ...rest, atempt: attempt }] });
+  expect(item.status).toBe(422);
+  expect(item.body.detail.errors).toEqual(["events[2].atempt: unknown field (did you mean 'attempt'?)"]);
+  const batch = await b.post({ execution_id: a.id, worker: 'w1', events: [started, done, completed] });
+  expect(batch.status).toBe(422);
+  expect(batch.body.detail.errors).toEqual(['worker: unknown field (known: execution_id, worker_id, events)']);
+  expect(await stored(a.id)).toBe(0);
+  // Sent as meant, it is accepted and completes the execution.
+  const ok = await b.post({ execution_id: a.id, worker_id: 'w1', events: commandReport(a.cmd) });
+  expect(ok.status).toBe(202);
+  expect((await b.settled(ok.body.request_id)).state).toBe('completed');
+  expect((await ex.wait(a.id)).status).toBe('completed');
+});
+
+it('documents the batch and its items as taking no other fields', async () => {
+  const doc = (await (await fetch(`${t.url}/docs/json`)).json()) as Json;
+  const body = doc.paths['/api/events/batch'].post.requestBody.content['application/json'].schema;
+  expect(body.additionalProperties).toBe(false);
+  expect(body.properties.events.items.additionalProperties).toBe(false);
+});
