@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { stampReportedTimes } from './reported-times.ts';
+import { stampReportedTimes, withoutReportedAges } from './reported-times.ts';
 import { workerName } from './worker-name.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
@@ -47,7 +47,7 @@ const keyHeader = {
     [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: {
       type: 'string',
       description:
-        'Optional, 1 to 255 printable ASCII characters (the request id when absent). The same key with the same body answers with the first 202 ' +
+        'Optional, 1 to 255 printable ASCII characters (the request id when absent). The same key with the same body (its events\' context.ago_ms aside: they are written at each send) answers with the first 202 ' +
         '(duplicate: true) for 48 h after the batch finished, storing nothing; with another body it is refused (422, code idempotency_key_reused). Scoped to the route and the caller.',
     },
   },
@@ -135,7 +135,9 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         events: stampReportedTimes(body.events),
         key_scope: keyScope(req),
         idempotency_key: key,
-        body_hash: requestHash(body),
+        // Its ages are when it was sent, written afresh at each send: the same batch sent again
+        // with its key, after a 503 or a lost answer, is the same request.
+        body_hash: requestHash({ ...body, events: withoutReportedAges(body.events) }),
       });
       if (answer.duplicate) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
       // A 202 points at where the outcome will be (RFC 9110, 15.3.3): the batch's status.

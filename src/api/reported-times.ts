@@ -21,3 +21,17 @@ export function stampReportedTimes<E extends Pick<RoutedEvent, 'context'>>(event
     return { ...e, context: { ...rest, at, received_at: receivedAt } };
   });
 }
+
+/**
+ * `events` without their `context.ago_ms` (where stampReportedTimes reads one): what a report
+ * says, apart from when it was sent. A worker writes the ages afresh at each send, so a batch
+ * sent again under its Idempotency-Key (after a 503 or a lost answer) is the same batch.
+ */
+export function withoutReportedAges<E extends Pick<RoutedEvent, 'context'>>(events: readonly E[]): E[] {
+  return events.map((e) => {
+    const ctx = e.context;
+    if (!isObject(ctx) || typeof ctx.ago_ms !== 'number' || !Number.isFinite(ctx.ago_ms)) return e;
+    const { ago_ms: _ago, ...rest } = ctx;
+    return { ...e, context: rest };
+  });
+}
