@@ -26,6 +26,7 @@ import { runTracesAlone } from './traces.ts';
 import { flowRows, measureFlowThroughput } from './flow-throughput.ts';
 import { runServersAlone, type ServersResult } from './multi-server.ts';
 import { lullRows, measureLullBurst } from './lull-burst.ts';
+import { keepShortLivedObjectsYoung } from '../src/gc-settings.ts';
 
 const BASELINE_LATENCY_COMMITS = 2_000;
 const BASELINE_THROUGHPUT_CONNECTIONS = 8;
@@ -58,6 +59,8 @@ const { only, rounds, executions, batchSeconds, batchFirst, batchSearch } = benc
 // ack tail (p99 24-25 against 21-22 ms, three runs each); one keeps up (drained in 0.1-1.1 s).
 const BATCH_ENV = { SVC_BATCH_ACCEPT_WORKERS: '1' };
 
+// The in-process server runs with the collector settings `svc` sets at its start.
+keepShortLivedObjectsYoung();
 const T0 = performance.now();
 const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
 

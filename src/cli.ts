@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { closeInheritedFds } from './close-inherited-fds.ts';
 import { keepCompiledModules } from './compile-cache.ts';
+import { keepShortLivedObjectsYoung } from './gc-settings.ts';
 import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';
 import { RUN_SUMMARY, RUN_USAGE } from './cli/run-usage.ts';
 import { CATALOG_SUMMARY, CATALOG_USAGE } from './cli/catalog-usage.ts';
@@ -396,6 +397,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   if (servesUntilStopped(process.argv.slice(2)) || process.env.SVC_SECRETS_HANDOFF !== undefined) moveSecretsOutOfEnvironment();
   if (!LONG_RUNNING.has(process.argv[2] ?? '')) stopWhenReaderGoes();
   keepCompiledModules();
+  keepShortLivedObjectsYoung();
   main(process.argv.slice(2)).then(exitAfterOutput);
 }
 
