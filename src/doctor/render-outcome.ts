@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { CHECK_NAMES, type CheckName } from './detection-checks.ts';
 import type { Outcome } from './outcome.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { printableText } from '../cli/text-width.ts';
 
 // The readable form of an outcome (`svc doctor …` without --json): what is wrong, the first
 // ids of each finding, and what to run next. The --json form is the outcome object itself.
@@ -91,5 +92,7 @@ export function renderOutcome(o: Outcome): string {
   const details = o.action === 'detect' ? detectLines(o.data) : o.action === 'reachability' && o.severity !== 'error' ? reachabilityLines(o.data) : [];
   if (details.length) out.push('', ...details);
   if (o.data.next_steps.length) out.push('', 'next:', ...o.data.next_steps.map((s) => `  ${s}`));
-  return out.join('\n') + '\n';
+  // Lines quote data (a step's name, a path, a server's answer): its control characters are
+  // written as escapes, never acted on by the terminal, as svc status and logs write them.
+  return out.map(printableText).join('\n') + '\n';
 }
