@@ -7,6 +7,9 @@ import { versionOf } from '../graph/load-graph.ts';
 import { href, navigate } from '../route.ts';
 import { formatClock } from '../ui.tsx';
 
+/** POST /api/executions/{id}/cancel's answer: `already_finished` (with its status) when it had ended. */
+type Cancelled = { status: 'cancelled' | 'already_finished'; execution_id: number; execution_status?: string };
+
 /**
  * What an operator does to an execution: pause or resume it, cancel it (a reason, cascading to
  * its child executions or not), retry it from a step once it has ended (then its new execution
@@ -58,8 +61,9 @@ export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, ev
   const cancel = () => {
     if (!confirm(`Cancel execution ${id}${cascade ? ' and its child executions' : ' (its child executions go on)'}?`)) return;
     void act(async () => {
-      await api(`/executions/${id}/cancel`, { body: { reason: reason.trim() || 'cancelled from the console', cascade } });
-      done(`Execution ${id} was cancelled at ${formatClock(new Date().toISOString())}.`);
+      const out = await api<Cancelled>(`/executions/${id}/cancel`, { body: { reason: reason.trim() || 'cancelled from the console', cascade } });
+      // It may have ended while the cancel was on its way: the server then cancelled nothing.
+      done(out.status === 'cancelled' ? `Execution ${id} was cancelled at ${formatClock(new Date().toISOString())}.` : `Execution ${id} had already ${out.execution_status ?? 'ended'} when the cancel arrived: nothing was cancelled.`);
     });
   };
   const retry = () =>
