@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { CHECK_NAMES, CHECKS, checkPayload, type CheckName, type Finding, type Thresholds } from './detection-checks.ts';
 import { ensureRegistered } from './detection-playbooks.ts';
-import { DoctorFailure, type DoctorClient } from './doctor-client.ts';
+import { DoctorFailure, DoctorStopped, type DoctorClient } from './doctor-client.ts';
 import { outcome, worse, type Outcome, type Severity } from './outcome.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
@@ -38,8 +38,11 @@ export async function detect(client: DoctorClient, input: DetectInput): Promise<
     const playbook = await ensureRegistered(client, name);
     const run = await client.request('POST', '/api/run/playbook', started, { path: playbook.path, version: playbook.version, payload: checkPayload(name, thresholds) });
     ids.set(name, run.execution_id);
+    if (client.stopped?.aborted) await stop(client, [...ids.values()]);
   }
   const finished = await waitAll(client, [...ids.values()], input.timeout_seconds * 1000);
+  // Stopped while it waited: what did not finish is cancelled, as at the timeout.
+  if (client.stopped?.aborted) await stop(client, [...ids.values()].filter((id) => !finished.has(id)));
 
   const checks = new Map<CheckName, Finding | CheckError>();
   const late: number[] = [];
@@ -76,11 +79,17 @@ async function waitAll(client: DoctorClient, ids: number[], timeoutMs: number): 
       const ex = await client.request('GET', `/api/executions/${id}`, execution);
       if (isTerminalExecutionStatus(ex.status)) done.set(id, ex);
     }
-    if (done.size === ids.length || Date.now() >= deadline) return done;
+    if (done.size === ids.length || Date.now() >= deadline || client.stopped?.aborted) return done;
     // Up to the timeout (60 s by default) when no worker slot is free: said, not silent.
     client.progress?.(`waiting for the detection playbooks: ${done.size} of ${ids.length} done, ${Math.round((Date.now() - t0) / 1000)} s of at most ${Math.round(timeoutMs / 1000)} s (executions ${ids.join(', ')})`);
-    await delay(Math.min(POLL_INTERVAL_MS, Math.max(0, deadline - Date.now())));
+    await delay(Math.min(POLL_INTERVAL_MS, Math.max(0, deadline - Date.now())), undefined, { signal: client.stopped }).catch(() => {});
   }
+}
+
+/** Cancels the detection executions a stopped doctor leaves (else they would show up as stuck), then says it stopped. */
+async function stop(client: DoctorClient, ids: number[]): Promise<never> {
+  for (const id of ids) await cancel(client, id, 'svc doctor detect: stopped while it waited');
+  throw new DoctorStopped(`stopped: ${ids.length ? `cancelled the detection executions ${ids.join(', ')}` : 'the detection executions had finished'}`);
 }
 
 async function cancel(client: DoctorClient, id: number, reason: string): Promise<void> {

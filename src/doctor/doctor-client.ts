@@ -28,6 +28,8 @@ export class DoctorClient {
   readonly #client: ServerClient;
   /** Told what a long wait waits for, as it goes (`svc doctor detect` on a terminal draws it on stderr); unset: nothing said. */
   progress: ((text: string) => void) | undefined;
+  /** Aborted when the person stops the doctor (Ctrl-C, SIGTERM): a long wait ends, undoing what it started. */
+  stopped: AbortSignal | undefined;
 
   /** `apiToken`: SVC_API_TOKEN, sent with every request (operator for detect, admin for repair). */
   constructor(serverUrl: string, apiToken?: string) {
@@ -63,6 +65,11 @@ export function checked<S extends v.GenericSchema>(schema: S, value: unknown, wh
   throw new DoctorFailure('bad_answer', `unexpected answer to ${what}: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}`, [
     'is --server (or SVC_SERVER_URL) the address of an svc server?',
   ]);
+}
+
+/** The doctor was stopped (Ctrl-C, SIGTERM) while a tool ran; what it started was undone. */
+export class DoctorStopped extends Error {
+  override name = 'DoctorStopped';
 }
 
 /** A request that got no answer (connection refused, DNS, timeout). */

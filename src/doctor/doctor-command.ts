@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, isLoopbackHost, loadClientConfig } from '../config.ts';
-import { DoctorClient } from './doctor-client.ts';
+import { DoctorClient, DoctorStopped } from './doctor-client.ts';
 import { DOCTOR_SERVE_DEFAULT_PORT, DOCTOR_USAGE } from './doctor-usage.ts';
 import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
@@ -20,6 +20,9 @@ const DETECT_FLAGS = { 'stuck-minutes': 'stuck_minutes', 'pending-seconds': 'pen
 
 const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
 const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'expects a port number'), v.transform(Number), v.maxValue(65535, 'expects a port number'));
+/** Exit codes of a doctor stopped by a signal (128 + its number), as a shell reports them. */
+const EXIT_SIGINT = 130;
+const EXIT_SIGTERM = 143;
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 
 class UsageError extends Error {}
@@ -69,6 +72,21 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
   // stderr, redrawn in place and gone before the outcome; a program reading stdout sees nothing of it.
   const live = process.stderr.isTTY ? liveLine(process.stderr) : undefined;
   client.progress = live?.say;
+  // Ctrl-C or SIGTERM while detect runs: it cancels the executions it started (else they would
+  // show up as stuck), and the doctor exits 128 + the signal's number. The other tools start
+  // nothing: a signal ends them as it ends any process.
+  const stopping = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stoppedBy) return;
+    stoppedBy = signal;
+    stopping.abort();
+  };
+  if (name === 'detect') {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  client.stopped = stopping.signal;
   try {
     const invocation = await invokeTool(name, args, client).finally(() => live?.clear());
     if (!invocation.ok) {
@@ -85,7 +103,13 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
     const asJson = values.json === true || (values.text !== true && !process.stdout.isTTY);
     process.stdout.write(asJson ? `${JSON.stringify(o, null, 2)}\n` : renderOutcome(o));
     return exitCodeOf(o.severity);
+  } catch (err) {
+    if (!(err instanceof DoctorStopped)) throw err;
+    process.stderr.write(`svc doctor ${name}: ${stoppedBy ?? 'SIGINT'}: ${err.message}\n`);
+    return stoppedBy === 'SIGTERM' ? EXIT_SIGTERM : EXIT_SIGINT;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     client.close();
   }
 }

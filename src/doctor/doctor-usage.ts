@@ -30,4 +30,5 @@ export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--tex
   --text         print the readable summary there too (in a terminal it is the default)
 
 exit codes: 0 ok (healthy, repaired or no-op), 2 anomaly found,
-            3 could not run (server unreachable, refused, bad answer, or a bad option)`;
+            3 could not run (server unreachable, refused, bad answer, or a bad option),
+            130 (SIGTERM 143) detect stopped while it waited: its detection executions cancelled`;

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { MAX_AGE_SECONDS } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
 import { detect } from './detect.ts';
-import { DoctorFailure, detailText, type DoctorClient } from './doctor-client.ts';
+import { DoctorFailure, DoctorStopped, detailText, type DoctorClient } from './doctor-client.ts';
 import { outcome, type Outcome, type ToolName } from './outcome.ts';
 import { reachability } from './reachability.ts';
 import { repair } from './repair.ts';
@@ -81,6 +81,7 @@ async function invokeWith<S extends v.GenericSchema>(name: ToolName, t: Tool<S>,
   try {
     return { ok: true, outcome: await t.run(client, parsed.output) };
   } catch (err) {
+    if (err instanceof DoctorStopped) throw err;
     return { ok: true, outcome: failed(name, err, client.baseUrl) };
   }
 }
