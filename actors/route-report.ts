@@ -65,7 +65,7 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
         ev.execution_id,
         {
           event_type: EVENT.commandRefused,
-          step: ev.step ?? cmd?.step ?? null,
+          step: cmd?.step ?? ev.step ?? null,
           command_id: cmd?.command_id ?? null,
           worker_id: ev.worker_id,
           context: { ...asObject(ev.context), reported: ev.event_type, refused: error, detail, ...(cmd ? { seq: cmd.seq, attempt: ev.attempt ?? null, command_attempt: cmd.attempt } : { command_id: ev.command_id ?? null }) },
@@ -106,7 +106,7 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
     // report is kept on the command (its status unchanged), so sent again it is not stored twice.
     if (reportId !== null) move(current);
     const context = { ...asObject(ev.context), late: true, seq: cmd.seq, attempt: verdict.attempt, command_attempt: cmd.attempt, command_status: current };
-    return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step, context }, undefined, at) }, accepted: false };
+    return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: cmd.step, context }, undefined, at) }, accepted: false };
   }
   if (current === COMMAND_RULES.claim.to && !fold.commandReported(cmd.command_id) && !reportedInClaim(cmd)) {
     // The claim is recorded in the log with the first report of that claim (no extra commit per
@@ -121,7 +121,9 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
     });
   }
   move(verdict.status);
-  return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: ev.step ?? cmd.step }, cmd, at) }, accepted: true };
+  // Under the step the command was issued for: a report naming another (a batch item's `step`)
+  // left the command's step without its run in the log.
+  return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: cmd.step }, cmd, at) }, accepted: true };
 }
 
 /**
