@@ -37,6 +37,8 @@ afterAll(async () => {
 // One valid request per route (valid, so only the database can be at fault).
 const BATCH_ID = '00000000-0000-4000-8000-000000000000';
 const event = { execution_id: 1, command_id: 1, attempt: 1, event_type: 'command.started' };
+// A batch's item: the event without its execution, which the batch names (an item takes no other field).
+const { execution_id: _batchExecution, ...batchItem } = event;
 // The worker token names a claim on secret routes (CLAIM_HEADERS); checking it needs the database.
 const CLAIM = { 'x-svc-command': '1', 'x-svc-attempt': '1', 'x-svc-worker': 'w' };
 const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: string; route: string; body?: unknown; code?: string; headers?: Record<string, string>; needsNoDatabase?: true }[] = [
@@ -87,7 +89,7 @@ const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: stri
   { method: 'POST', url: '/api/executions/cleanup', route: '/api/executions/cleanup', body: {} },
   { method: 'POST', url: '/api/admin/command_reaper/sweep', route: '/api/admin/command_reaper/sweep', body: {} },
   // The spec names the batch intake's own code for a database it cannot enqueue into.
-  { method: 'POST', url: '/api/events/batch', route: '/api/events/batch', body: { execution_id: 1, events: [event] }, code: 'enqueue_error' },
+  { method: 'POST', url: '/api/events/batch', route: '/api/events/batch', body: { execution_id: 1, events: [batchItem] }, code: 'enqueue_error' },
   { method: 'GET', url: `/api/events/batch/${BATCH_ID}/status`, route: '/api/events/batch/{request_id}/status' },
   { method: 'GET', url: `/api/events/batch/${BATCH_ID}/stream`, route: '/api/events/batch/{request_id}/stream' },
   { method: 'GET', url: '/api/executions/1/state', route: '/api/executions/{id}/state' },
