@@ -71,23 +71,37 @@ function StuckExecutions() {
   // What a dry run found, with the minutes it searched: "Cancel these N" sends those minutes, and
   // a change of the minutes (or a refused search) drops it rather than show or act on a stale list.
   const [found, setFound] = useState<(Cleanup & { minutes: number }) | null>(null);
-  const [done, setDone] = useState<Cleanup | null>(null);
+  const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<unknown>();
-  const cleanup = async (dryRun: boolean, olderThan: number) => {
+  const findStuck = async (olderThan: number) => {
     setError(undefined);
     try {
-      const out = await api<Cleanup>('/executions/cleanup', { body: { older_than_minutes: olderThan, dry_run: dryRun } });
-      if (dryRun) {
-        setFound({ ...out, minutes: olderThan });
-        setDone(null);
-      } else {
-        setDone(out);
-        setFound(null);
-      }
+      const out = await api<Cleanup>('/executions/cleanup', { body: { older_than_minutes: olderThan, dry_run: true } });
+      setFound({ ...out, minutes: olderThan });
+      setDone(null);
     } catch (err) {
       setError(err);
       setFound(null);
     }
+  };
+  // Exactly the executions listed, one cancel each in the dry run's order (parents before their
+  // children): the cleanup sent again would also take those that crossed the age since.
+  const cancelListed = async (listed: Cleanup & { minutes: number }) => {
+    setError(undefined);
+    setFound(null);
+    let cancelled = 0;
+    const ended: string[] = [];
+    try {
+      for (const id of listed.execution_ids) {
+        const out = await api<{ status: 'cancelled' | 'already_finished'; execution_status?: string }>(`/executions/${id}/cancel`, { body: { reason: `cleanup: running for more than ${listed.minutes} minute${listed.minutes === 1 ? '' : 's'}` } });
+        // A child is usually cancelled already, by its parent's cancel a moment before.
+        if (out.status === 'cancelled' || out.execution_status === 'cancelled') cancelled++;
+        else ended.push(`${id} (${out.execution_status ?? 'ended'})`);
+      }
+    } catch (err) {
+      setError(err);
+    }
+    setDone(`cancelled ${cancelled} execution${cancelled === 1 ? '' : 's'} of the ${listed.execution_ids.length} listed${ended.length ? `; had already ended: ${ended.join(', ')}` : ''}`);
   };
   if (!canOperate) return null;
   return (
@@ -96,7 +110,7 @@ function StuckExecutions() {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          void cleanup(true, minutes);
+          void findStuck(minutes);
         }}
       >
         <label>
@@ -120,13 +134,13 @@ function StuckExecutions() {
             ))}
           </p>
           {found.execution_ids.length ? (
-            <button type="button" className="danger" onClick={() => void cleanup(false, found.minutes)}>
+            <button type="button" className="danger" onClick={() => void cancelListed(found)}>
               Cancel these {found.execution_ids.length}
             </button>
           ) : null}
         </div>
       ) : null}
-      {done ? <p role="status">{done.message}</p> : null}
+      {done ? <p role="status">{done}</p> : null}
     </Section>
   );
 }
