@@ -2,7 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { PUBLIC } from '../api/access.ts';
 import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
-import { DoctorClient } from './doctor-client.ts';
+import { DoctorClient, DoctorStopped } from './doctor-client.ts';
 import { TOOL_NAMES, type Outcome, type ToolName } from './outcome.ts';
 import { TOOLS, invokeTool, type Invocation } from './tools.ts';
 import { isObject } from '../objects.ts';
@@ -76,7 +76,15 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
       pending = invokeTool(tool, body, client).finally(() => running.delete(key));
       running.set(key, pending);
     }
-    const invocation = await pending;
+    let invocation: Invocation;
+    try {
+      invocation = await pending;
+    } catch (err) {
+      // The doctor is stopping: the detection it ran was cancelled (see serveDoctor's close).
+      // Connection: close, or the caller's keep-alive connection held the closing app open.
+      if (err instanceof DoctorStopped) return reply.code(503).header('connection', 'close').send({ detail: `svc doctor serve is stopping: ${err.message}` });
+      throw err;
+    }
     if (!invocation.ok) return reply.code(400).send({ detail: { code: 'bad_request', message: `invalid arguments for ${tool}`, errors: invocation.problems } });
     const outcome: Outcome = invocation.outcome;
     return reply.code(outcome.severity === 'error' ? 502 : 200).send(outcome);
@@ -87,12 +95,17 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
 /** Listens on host:port (0: any free port) with tools that examine `serverUrl` (sending `apiToken`). */
 export async function serveDoctor(opts: { host: string; port: number; serverUrl: string; apiToken?: string }): Promise<{ url: string; close(): Promise<void> }> {
   const client = new DoctorClient(opts.serverUrl, opts.apiToken);
+  // Stopping ends a detection that waits (up to its timeout_seconds) at once, its executions
+  // cancelled, as `svc doctor detect` does on a signal; else close waited for it.
+  const stopping = new AbortController();
+  client.stopped = stopping.signal;
   const app = await buildDoctorApp(client);
   try {
     const address = await app.listen({ host: opts.host, port: opts.port });
     return {
       url: address,
       async close() {
+        stopping.abort();
         await app.close();
         client.close();
       },
