@@ -1,6 +1,6 @@
 import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { CODE, type ReportRefusalCode } from '../machines/error-codes.ts';
-import { EVENT } from '../machines/event-types.ts';
+import { EVENT, WORKER_EVENT_TYPES } from '../machines/event-types.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import type { PendingCommand, SignalSent } from '../machines/execution/types.ts';
@@ -86,7 +86,14 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   // last place (or bytes) cannot both take it (the second is routed again from a fresh read, and refused).
   const full = ev.event_type === EVENT.signalReceived && asObject(ev.context).seq === null ? bufferFull(fold.keptSignals(ev.execution_id), ev) : undefined;
   if (full) return refuse(CODE.signal_buffer_full, full);
-  if (!ev.command_id) return { result: { event_id: fold.apply(ev.execution_id, ev, undefined, at) }, accepted: true };
+  if (!ev.command_id) {
+    // What a worker reports is about a command: one naming none was stored as it came, folded
+    // into nothing, and the log showed a step failed or completed that no command of it did.
+    if ((WORKER_EVENT_TYPES as readonly string[]).includes(ev.event_type)) {
+      return refuse(CODE.unknown_command, `${ev.event_type} is a report about a command: it names none (command_id)`);
+    }
+    return { result: { event_id: fold.apply(ev.execution_id, ev, undefined, at) }, accepted: true };
+  }
   const cmd = commands.get(ev.command_id);
   if (!cmd || cmd.execution_id !== ev.execution_id) return refuse(CODE.unknown_command, `command ${ev.command_id} does not belong to execution ${ev.execution_id}`);
   const current = fold.commandStatus(cmd);

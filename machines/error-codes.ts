@@ -70,7 +70,7 @@ export const CODES = {
   stale_claim: { where: ['report_refusal', 'http'], status: 409, message: 'the report is from a claim that was taken over', meaning: 'the report comes from an earlier attempt of a command claimed again since (recorded as `command.refused`)' },
   not_holder: { where: ['report_refusal', 'http'], status: 409, message: 'the command is held by another worker', meaning: 'the report names another worker than the holder, or no claim at all' },
   not_claimed: { where: ['report_refusal', 'http'], status: 409, message: 'the command is not claimed; claim it before reporting', meaning: 'a report about a command nobody has claimed' },
-  unknown_command: { where: ['report_refusal', 'http'], status: 400, message: 'the command does not belong to the execution', meaning: 'the report\'s `command_id` is not a command of its `execution_id`' },
+  unknown_command: { where: ['report_refusal', 'http'], status: 400, message: 'the command does not belong to the execution', meaning: 'the report\'s `command_id` is not a command of its `execution_id`, or a worker\'s report names none' },
   already_reported: { where: ['report_refusal'], meaning: 'a worker report sent again (its `report_id`) after its answer was lost, whose first sending moved the command already: its events are stored once, nothing was stored again' },
 
   // A task's outcome, as the worker reports it (src/worker) or the engine makes it (machines/execution).
