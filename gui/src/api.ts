@@ -161,10 +161,11 @@ export type TaskTimer = { for: 'timeout' | 'retry'; task: string; attempt: numbe
  * holds a slot of once admitted (`limit` null: a debounce window alone); `not_before` is when its
  * debounce window closes (null when it has none).
  */
-export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; not_before: string | null; queued_at: string; admitted_at: string | null };
+/** `defined` false: its limit is named but not defined, and it stays queued until one is (absent from older servers). */
+export type ExecutionFlow = { limit: string | null; key: string | null; priority: number; defined?: boolean; not_before: string | null; queued_at: string; admitted_at: string | null };
 
 /** A command of the execution that waits for room on its task's limit (PENDING until the key has room and tokens). */
-export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; since: string };
+export type ExecutionLimitWait = { step: string; seq: number; limit: string; key: string; defined?: boolean; since: string };
 
 /** GET /api/executions/{id}: a list item plus its waits, retry links and admission (read for one execution only; `retried_as` oldest first). */
 export type ExecutionDetail = Execution & {

@@ -26,3 +26,6 @@ export function flowState(flow: ExecutionFlow, now: number = Date.now()): 'debou
   if (flow.admitted_at) return 'admitted';
   return flow.not_before !== null && Date.parse(flow.not_before) > now ? 'debounced' : 'queued';
 }
+
+/** Said beside a limit named but not defined (`defined: false`): nothing frees room on it, its work waits until one is defined. */
+export const NOT_DEFINED_TEXT = 'not defined: its work waits until a limit of this name is';

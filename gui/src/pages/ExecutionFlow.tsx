@@ -1,5 +1,5 @@
 import type { ExecutionFlow } from '../api.ts';
-import { flowState, keyText } from '../flow-text.ts';
+import { NOT_DEFINED_TEXT, flowState, keyText } from '../flow-text.ts';
 import { href } from '../route.ts';
 import { formatClock, formatDuration } from '../ui.tsx';
 
@@ -10,6 +10,11 @@ function LimitAndKey({ limit, limitKey }: { limit: string; limitKey: string | nu
       limit <a href={href(['operations'], { limit })}>{limit}</a>, key <code>{keyText(limitKey ?? '')}</code>
     </>
   );
+}
+
+/** Beside a limit named but not defined: no room is coming, the execution stays queued until one is defined. */
+function NotDefined({ flow }: { flow: ExecutionFlow }) {
+  return flow.defined === false ? <> <span className="badge s-undefined">{NOT_DEFINED_TEXT}</span></> : null;
 }
 
 const hasLimit = (flow: ExecutionFlow): flow is ExecutionFlow & { limit: string } => flow.limit !== null;
@@ -50,12 +55,14 @@ export function FlowFact({ flow }: { flow: ExecutionFlow }) {
             {hasLimit(flow) ? (
               <>
                 , then queued on <LimitAndKey limit={flow.limit} limitKey={flow.key} />
+                <NotDefined flow={flow} />
               </>
             ) : null}
           </>
         ) : hasLimit(flow) ? (
           <>
             queued on <LimitAndKey limit={flow.limit} limitKey={flow.key} /> since {formatClock(flow.queued_at)}
+            <NotDefined flow={flow} />
           </>
         ) : (
           <>admission: its debounce window closed at {formatClock(flow.not_before)}</>

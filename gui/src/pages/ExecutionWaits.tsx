@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { isObject } from '../../../src/objects.ts';
 import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '../api.ts';
-import { keyText } from '../flow-text.ts';
+import { NOT_DEFINED_TEXT, keyText } from '../flow-text.ts';
 import { href } from '../route.ts';
 import { useMayApprove } from '../session.ts';
 import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
@@ -36,7 +36,9 @@ export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDeta
               </dd>
               <dt>For</dt>
               <dd className="limit-wait">
-                room on limit <a href={href(['operations'], { limit: w.limit })}>{w.limit}</a>, key <code>{keyText(w.key)}</code> since {formatClock(w.since)}
+                {/* A limit nobody defined frees no room: its commands wait until one is defined. */}
+                {w.defined === false ? 'limit' : 'room on limit'} <a href={href(['operations'], { limit: w.limit })}>{w.limit}</a>, key <code>{keyText(w.key)}</code> since {formatClock(w.since)}
+                {w.defined === false ? <> <span className="badge s-undefined">{NOT_DEFINED_TEXT}</span></> : null}
               </dd>
             </dl>
           </li>
