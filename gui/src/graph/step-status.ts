@@ -17,7 +17,17 @@ export function stepEntry<T>(byStep: Readonly<Record<string, T>>, step: string):
 }
 
 /** `GET /api/executions/{id}/state` (the statecharts issue's contract). */
-export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }> };
+export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }>; kept_signals?: KeptSignal[] };
+
+/** A signal sent before any step waited for it, kept for a step that says `buffer: true` (its sender; no payload). */
+export type KeptSignal = { signal: string; by: string | null };
+
+/** The signals kept, by name in the order first sent: `go (by alice, by bob), stop (by local)` (as svc status prints them). */
+export function keptSignalsText(kept: readonly KeptSignal[]): string {
+  const byName = new Map<string, string[]>();
+  for (const k of kept) byName.set(k.signal, [...(byName.get(k.signal) ?? []), `by ${k.by ?? 'nobody'}`]);
+  return [...byName].map(([name, senders]) => `${name} (${senders.join(', ')})`).join(', ');
+}
 
 /** Step statuses from the state answer. */
 export function fromState(state: ExecutionState): StepStates {

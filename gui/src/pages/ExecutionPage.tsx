@@ -4,7 +4,7 @@ import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { ApiError, api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import { END_NODE, START_NODE, type StepGraph } from '../graph/model.ts';
-import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, loopsFromState, replayedFromEvents, type ExecutionState, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
+import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, keptSignalsText, loopsFromState, replayedFromEvents, type ExecutionState, type KeptSignal, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
@@ -21,7 +21,7 @@ import { retryChoices, retryDefault, unbegunRetryFrom } from './retry-default.ts
 const LIVE_REFRESH_MS = 1_000;
 const EVENTS_PAGE = 1000;
 
-type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses };
+type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses; kept: KeptSignal[] };
 
 /**
  * One execution: its statechart coloured by step, what it waits for while queued (flow control:
@@ -55,16 +55,18 @@ export function ExecutionPage({ id }: { id: number }) {
       }
       let states = fromEvents(events.current);
       let loops = endedLoopsFromEvents(events.current);
+      let kept: KeptSignal[] = [];
       if (stateRoute.current !== false) {
         const state = await apiOrNull<ExecutionState>(`/executions/${id}/state`, { signal });
         stateRoute.current = state !== null;
         if (state) {
           states = { ...states, ...fromState(state) };
           loops = { ...loops, ...loopsFromState(state) };
+          kept = state.kept_signals ?? [];
         }
       }
       if (isTerminalExecutionStatus(execution.status)) setFinished(true);
-      return { execution, events: events.current, states, loops };
+      return { execution, events: events.current, states, loops, kept };
     },
     finished || streaming || gone ? null : LIVE_REFRESH_MS,
     [id, finished],
@@ -165,6 +167,13 @@ export function ExecutionPage({ id }: { id: number }) {
                   </code>
                 ))}
               </dd>
+            </>
+          ) : null}
+          {live.data!.kept.length ? (
+            <>
+              {/* Sent before any step waited for them: a step that says buffer: true takes the oldest. */}
+              <dt>{isTerminalExecutionStatus(execution.status) ? 'Signals never taken' : 'Signals kept'}</dt>
+              <dd className="kept-signals">{keptSignalsText(live.data!.kept)}</dd>
             </>
           ) : null}
           {execution.retry_of ? (
