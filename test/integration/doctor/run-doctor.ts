@@ -76,7 +76,7 @@ export type ServedDoctor = { url: string; proc: SvcProcess; stop(): Promise<void
 export async function serveDoctor(server: string, extra: string[] = []): Promise<ServedDoctor> {
   const proc = spawnSvc(['doctor', 'serve', '--port', '0', '--server', server, ...extra], {});
   try {
-    await waitForOutput(proc, 'Ctrl-C stops it.', 20_000);
+    await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
   } catch (error) {
     proc.kill('SIGKILL');
     throw error;
