@@ -28,9 +28,12 @@ const id = integerIn(1, MAX_ID);
 // What a worker may report, from the registry: a 422 names the item's type otherwise (an
 // execution is cancelled by POST /api/executions/{id}/cancel, which records who asked). An item
 // has these fields and no other: a misspelt `atempt` was dropped (the report then refused as
-// not the claim holder's, after the 202), an item's own `execution_id` too (a batch is of one
-// execution; its items went to the body's).
+// not the claim holder's, after the 202). An item shaped as a POST /api/events body may repeat
+// the batch's `execution_id` and `worker_id`; another execution's is refused (batchOwnerProblems:
+// a batch is of one execution, and its items went to the body's).
 const batchItem = exactObject({
+  execution_id: v.optional(id),
+  worker_id: v.optional(v.nullable(workerName)),
   event_type: v.picklist(WORKER_EVENT_TYPES, (issue) => `${issue.received} is not a type a worker reports; must be one of ${WORKER_EVENT_TYPES.join(', ')}${issue.input === EVENT.executionCancelled ? ' (cancel by POST /api/executions/{id}/cancel)' : ''}`),
   command_id: v.optional(v.nullable(id)),
   attempt: v.optional(v.nullable(integerIn(0, MAX_INT4))),
@@ -128,11 +131,14 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     },
     async (req, reply) => {
       const body = req.body as v.InferOutput<typeof batchBody>;
+      const strangers = batchOwnerProblems(body);
+      if (strangers.length) throw new ServiceError('unprocessable', { message: 'invalid body', errors: strangers });
       const key = idempotencyKeyOf(req.headers, req.raw.headersDistinct) ?? null;
       const answer = await acceptor.accept({
         execution_id: body.execution_id,
         worker_id: body.worker_id ?? null,
-        events: stampReportedTimes(body.events),
+        // Stored as the batch's items: their repeats of the batch's ids checked above, dropped.
+        events: stampReportedTimes(body.events.map(({ execution_id: _execution, worker_id: _worker, ...item }) => item)),
         key_scope: keyScope(req),
         idempotency_key: key,
         // Its ages are when it was sent, written afresh at each send: the same batch sent again
@@ -271,4 +277,15 @@ function defaultMessage(state: BatchStatusRow['state']): string | null {
   if (state === 'accepted') return 'waiting to be processed';
   if (state === 'processing') return 'routing its events';
   return null;
+}
+
+/**
+ * An item's own `execution_id` or `worker_id` other than the batch's, named: a batch reports for
+ * one execution and one worker, and its items are routed as the batch's.
+ */
+function batchOwnerProblems(body: { execution_id: number; worker_id?: string | null; events: readonly { execution_id?: number; worker_id?: string | null }[] }): string[] {
+  return body.events.flatMap((e, i) => [
+    ...(e.execution_id !== undefined && e.execution_id !== body.execution_id ? [`events[${i}].execution_id: must be the batch's execution_id (${body.execution_id}), got ${e.execution_id}: a batch reports for one execution`] : []),
+    ...(e.worker_id != null && e.worker_id !== (body.worker_id ?? null) ? [`events[${i}].worker_id: must be the batch's worker_id (${body.worker_id ?? 'none'}), got ${JSON.stringify(e.worker_id)}`] : []),
+  ]);
 }

@@ -43,9 +43,21 @@ it('refuses items that name an execution of their own (one batch, one execution)
   const events = [...commandReport(a.cmd), ...commandReport(c.cmd).map((e) => ({ ...e, execution_id: c.id }))];
   const r = await b.post({ execution_id: a.id, worker_id: 'w1', events });
   expect(r.status).toBe(422);
-  expect(r.body.detail.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^events\[3\]\.execution_id: unknown field/)]));
+  expect(r.body.detail.errors).toEqual(expect.arrayContaining([`events[3].execution_id: must be the batch's execution_id (${a.id}), got ${c.id}: a batch reports for one execution`]));
+  const w = await b.post({ execution_id: a.id, worker_id: 'w1', events: commandReport(a.cmd).map((e, i) => (i === 1 ? { ...e, worker_id: 'w2' } : e)) });
+  expect(w.status).toBe(422);
+  expect(w.body.detail.errors).toEqual(['events[1].worker_id: must be the batch\'s worker_id (w1), got "w2"']);
   expect(await stored(a.id)).toBe(0);
   expect(await stored(c.id)).toBe(0);
+});
+
+it('takes items shaped as POST /api/events bodies, repeating the batch\'s execution_id and worker_id', async () => {
+  const a = await claimed('w1');
+  const events = commandReport(a.cmd).map((e) => ({ ...e, execution_id: a.id, worker_id: 'w1' }));
+  const ok = await b.post({ execution_id: a.id, worker_id: 'w1', events });
+  expect(ok.status).toBe(202);
+  expect((await b.settled(ok.body.request_id)).state).toBe('completed');
+  expect((await ex.wait(a.id)).status).toBe('completed');
 });
 
 it('refuses a misspelt field of an item or of the batch, naming it, storing nothing', async () => {
