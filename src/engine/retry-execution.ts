@@ -64,21 +64,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   // failure ended the execution (runsBefore leaves it out), nor a run that ended in error (it, and
   // its step's later runs, run again).
   // From where an unbegun retry was to start: the outcomes it was started with (none ran since).
-  const replay: Record<string, StepOutcome[]> = from === unbegun?.from ? { ...unbegun.replay } : {};
-  let budget = MAX_REPLAYED_RUN_BYTES;
-  for (const [name, outcomes] of runsBefore(folded, from, ctx.finished?.error?.step)) {
-    const failedAt = outcomes.findIndex((o) => o.status !== 'ok' && o.status !== 'timeout');
-    const taken = failedAt < 0 ? outcomes : outcomes.slice(0, failedAt);
-    if (!taken.length) continue;
-    // A step's first run is replayed whatever its size (as it always was); later runs while the budget lasts.
-    let kept = 1;
-    for (; kept < taken.length; kept++) {
-      const bytes = Buffer.byteLength(JSON.stringify(taken[kept]));
-      if (bytes > budget) break;
-      budget -= bytes;
-    }
-    replay[name] = taken.slice(0, kept);
-  }
+  const replay: Record<string, StepOutcome[]> = { ...(from === unbegun?.from ? unbegun.replay : {}), ...replayOfRuns(runsBefore(folded, from, ctx.finished?.error?.step)) };
   // Started as the old one was asked for: its labels (label filters find both) and its priority,
   // read off the log loaded above.
   const replayed = Object.keys(replay);
@@ -103,19 +89,56 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   return answer(started.executionId);
 }
 
+/**
+ * The outcomes a successor replays of each step's `runs` (in the order they ended): the runs that
+ * ended ok or whose wait timed out, up to the step's first other end (that run, and its later
+ * ones, run again); a step's first run whatever its size, its later ones while
+ * MAX_REPLAYED_RUN_BYTES lasts.
+ */
+function replayOfRuns(runs: ReadonlyMap<string, StepOutcome[]>): Record<string, StepOutcome[]> {
+  const replay: Record<string, StepOutcome[]> = {};
+  let budget = MAX_REPLAYED_RUN_BYTES;
+  for (const [name, outcomes] of runs) {
+    const failedAt = outcomes.findIndex((o) => o.status !== 'ok' && o.status !== 'timeout');
+    const taken = failedAt < 0 ? outcomes : outcomes.slice(0, failedAt);
+    if (!taken.length) continue;
+    let kept = 1;
+    for (; kept < taken.length; kept++) {
+      const bytes = Buffer.byteLength(JSON.stringify(taken[kept]));
+      if (bytes > budget) break;
+      budget -= bytes;
+    }
+    replay[name] = taken.slice(0, kept);
+  }
+  return replay;
+}
+
+/**
+ * What a successor of a running execution (auto-resume's restart) replays: every run of a step
+ * that ended ok (or whose wait timed out) in its log so far, as a retry from the step the stop cut
+ * short would, so the steps it completed do not run again. Read from the whole log, folded.
+ */
+export async function replayOfEndedRuns(deps: EngineDeps, id: number): Promise<Record<string, StepOutcome[]>> {
+  const row = await getExecution(deps.db, id);
+  if (!row) return {};
+  const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
+  const folded: Folded[] = follower.fold(await loadAppliedEvents(deps.db, row, 0)).map((step) => ({ ended: step.ended, steps: step.snapshot.context.steps, finished: step.snapshot.context.finished !== null }));
+  return replayOfRuns(runsBefore(folded, undefined, undefined));
+}
+
 /** What one event of the old execution's fold ended: its steps' runs (in order), their outcomes after it, and whether the execution had ended. */
 type Folded = { ended: readonly string[]; steps: ExecutionContext['steps']; finished: boolean };
 
 /**
  * The outcomes of each step's runs, in the order they ended, that ended before step `from` first
- * did (every run that ended, when it never did). A run's outcome is its step's in `steps` after
+ * did (every run that ended, when it never did or `from` is undefined). A run's outcome is its step's in `steps` after
  * the event that ended it (of two runs of one step ended by one event, both get the later's).
  * Not the run of `errorStep` that ended the execution (in the event that ended it): its outcome
  * (a wait's timeout no arc took, an arc that failed) would end the retry the same way at once.
  * Its step's earlier runs are runs like any other: a step that ran ok before `from` and failed
  * after it is replayed for that first run.
  */
-function runsBefore(folded: readonly Folded[], from: string, errorStep: string | undefined): Map<string, StepOutcome[]> {
+function runsBefore(folded: readonly Folded[], from: string | undefined, errorStep: string | undefined): Map<string, StepOutcome[]> {
   const runs = new Map<string, StepOutcome[]>();
   for (const f of folded) {
     for (const name of f.ended) {

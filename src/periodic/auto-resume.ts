@@ -8,6 +8,7 @@ import { isLiveExecutionStatus } from '../../machines/statuses.ts';
 import { getExecution, interruptedRoots, successorlessResumes, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
 import { isIdempotencyKeyTaken } from '../db/idempotency.repo.ts';
 import { startAsked } from '../engine/start-asked.ts';
+import { replayOfEndedRuns } from '../engine/retry-execution.ts';
 import { countLiveWorkerPools } from '../db/runtime.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { withLease } from './with-lease.ts';
@@ -171,21 +172,22 @@ const SUCCESSOR_KEY_SCOPE = 'auto_resume successor';
 
 /**
  * The start of a root's successor: the same catalog entry, workload, labels and priority (what its
- * start asked for), `resumed_from` the root; keyed by the root, so it starts once. A retry's
- * successor takes the outcomes the retry was started with (ExecutionInput.replay): without them
- * it ran again the steps the retry took from the execution it retried (an approval given, asked
- * for again).
+ * start asked for), `resumed_from` the root; keyed by the root, so it starts once. It replays
+ * (ExecutionInput.replay, `step.replayed`) every run of a step the root completed, as a retry from
+ * the step the stop cut short does: before, it began at the first step and ran the completed ones
+ * again, their calls and side effects too. A retry's successor also takes the outcomes the retry
+ * was started with that the root had not reached yet (an approval given, not asked for again).
  */
 async function successorOf(deps: EngineDeps, root: Root): Promise<StartInput> {
-  const [asked, state] = await Promise.all([startAsked(deps.db, root.execution_id), readExecutionState(deps.db, deps.cache, root.execution_id)]);
-  const replay = state?.follower.snapshot?.context.input.replay;
+  const [asked, state, ended] = await Promise.all([startAsked(deps.db, root.execution_id), readExecutionState(deps.db, deps.cache, root.execution_id), replayOfEndedRuns(deps, root.execution_id)]);
+  const replay = { ...state?.follower.snapshot?.context.input.replay, ...ended };
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
   const key: StartKey = { scope: SUCCESSOR_KEY_SCOPE, key: String(root.execution_id), requestHash: '', statusCode: 201, answer: (s) => ({ execution_id: s.executionId }) };
   return {
     compiled,
     payload: asked.payload,
     origin: { resumed_from: root.execution_id, ...(asked.labels ? { labels: asked.labels } : {}) },
-    ...(replay ? { replay } : {}),
+    ...(Object.keys(replay).length ? { replay } : {}),
     ...(asked.priority === undefined ? {} : { priority: asked.priority }),
     ownHandles: true,
     successor: true,

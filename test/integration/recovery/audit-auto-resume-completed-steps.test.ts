@@ -1,6 +1,6 @@
 // What docs/operations.md (Auto-resume at restart) says of `restart`'s successor, with real
-// processes: a server and its worker killed while the second step runs; the successor starts at
-// the first step, so the step the old one had completed runs again (a command issued for it twice), and
+// processes: a server and its worker killed while the second step runs; the successor replays the
+// step the old one had completed (its command issued once, a step.replayed) and runs the second, and
 // `svc retry` of an execution auto-resume cancelled (`cancel` mode) starts from the step the stop
 // cut short, the completed one replayed (its command issued once).
 import { unlink, writeFile } from 'node:fs/promises';
@@ -78,11 +78,15 @@ async function interrupt(name: string, mode: 'restart' | 'cancel'): Promise<{ id
 }
 
 describe('auto-resume and the steps an interrupted execution had completed', () => {
-  it('restart: the successor starts at the first step, which runs again', async () => {
+  it('restart: the successor replays the completed first step and runs from the second', async () => {
     const { id } = await interrupt('restart', 'restart');
     const successor = Number((await db.query(`SELECT execution_id FROM core.event WHERE event_id = 1 AND context->>'resumed_from' = $1`, [String(id)])).rows[0].execution_id);
     expect(await executionApi(base).wait(successor, 60_000)).toMatchObject({ status: 'completed' });
-    expect(await runs([id, successor])).toBe(2);
+    expect(await runs([id, successor])).toBe(1);
+    const replayed = await db.query(`SELECT step FROM core.event WHERE execution_id = $1 AND event_type = 'step.replayed'`, [successor]);
+    expect(replayed.rows.map((r) => r.step)).toEqual(['first']);
+    const second = await db.query(`SELECT count(*)::int AS n FROM core.command WHERE execution_id = $1 AND step = 'second'`, [successor]);
+    expect(second.rows[0].n).toBe(1);
   });
 
   it('cancel, then svc retry: from the step the stop cut short, the completed one replayed', async () => {
