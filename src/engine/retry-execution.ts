@@ -3,7 +3,7 @@ import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { ExecutionFollower, loadAppliedEvents } from '../../actors/execution-state.ts';
 import { startExecutions, type StartKey } from '../../actors/start-execution.ts';
 import { EVENT } from '../../machines/event-types.ts';
-import type { ExecutionContext, StepOutcome } from '../../machines/execution/types.ts';
+import type { ExecutionContext, ExecutionInput, StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
 import { getExecution } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
@@ -116,14 +116,15 @@ function replayOfRuns(runs: ReadonlyMap<string, StepOutcome[]>): Record<string, 
 /**
  * What a successor of a running execution (auto-resume's restart) replays: every run of a step
  * that ended ok (or whose wait timed out) in its log so far, as a retry from the step the stop cut
- * short would, so the steps it completed do not run again. Read from the whole log, folded.
+ * short would, so the steps it completed do not run again; and the outcomes it was started with
+ * (a retry's) of steps it had not reached. Read from the whole log, folded once.
  */
-export async function replayOfEndedRuns(deps: EngineDeps, id: number): Promise<Record<string, StepOutcome[]>> {
+export async function replayOfEndedRuns(deps: EngineDeps, id: number): Promise<NonNullable<ExecutionInput['replay']>> {
   const row = await getExecution(deps.db, id);
   if (!row) return {};
   const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
   const folded: Folded[] = follower.fold(await loadAppliedEvents(deps.db, row, 0)).map((step) => ({ ended: step.ended, steps: step.snapshot.context.steps, finished: step.snapshot.context.finished !== null }));
-  return replayOfRuns(runsBefore(folded, undefined, undefined));
+  return { ...follower.snapshot?.context.input.replay, ...replayOfRuns(runsBefore(folded, undefined, undefined)) };
 }
 
 /** What one event of the old execution's fold ended: its steps' runs (in order), their outcomes after it, and whether the execution had ended. */

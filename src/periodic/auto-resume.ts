@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { readExecutionState } from '../../actors/execution-state.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { startExecutions, type StartInput, type StartKey } from '../../actors/start-execution.ts';
 import { EVENT } from '../../machines/event-types.ts';
@@ -179,8 +178,7 @@ const SUCCESSOR_KEY_SCOPE = 'auto_resume successor';
  * was started with that the root had not reached yet (an approval given, not asked for again).
  */
 async function successorOf(deps: EngineDeps, root: Root): Promise<StartInput> {
-  const [asked, state, ended] = await Promise.all([startAsked(deps.db, root.execution_id), readExecutionState(deps.db, deps.cache, root.execution_id), replayOfEndedRuns(deps, root.execution_id)]);
-  const replay = { ...state?.follower.snapshot?.context.input.replay, ...ended };
+  const [asked, replay] = await Promise.all([startAsked(deps.db, root.execution_id), replayOfEndedRuns(deps, root.execution_id)]);
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
   const key: StartKey = { scope: SUCCESSOR_KEY_SCOPE, key: String(root.execution_id), requestHash: '', statusCode: 201, answer: (s) => ({ execution_id: s.executionId }) };
   return {
