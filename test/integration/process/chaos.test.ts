@@ -94,8 +94,9 @@ async function chaosRun(bus: 'postgres' | 'nats'): Promise<void> {
   stop = true;
   await load;
   expect(counts.started).toBeGreaterThan(50);
-  // A kill every 1.5-4 s, plus a restart: some 5 in a minute at least.
-  expect(counts.serverKills + counts.workerKills).toBeGreaterThanOrEqual(Math.max(2, Math.floor(CHAOS_MS / 12_000)));
+  // A kill every 1.5-4 s, plus a restart (up to ~15 s for a server on a loaded 2-core CI
+  // machine, where a minute saw 4): some 3 in a minute at least.
+  expect(counts.serverKills + counts.workerKills).toBeGreaterThanOrEqual(Math.max(2, Math.floor(CHAOS_MS / 20_000)));
 
   const db = bed.db;
   await until(

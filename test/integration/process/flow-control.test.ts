@@ -249,7 +249,9 @@ workflow:
     expect(admitted.at(-1)! - admitted[0]).toBeGreaterThan(3_000);
     const gaps = admitted.slice(1).map((t, i) => t - admitted[i]);
     expect(gaps.filter((g) => g >= 700).length, `gaps between admissions (ms): ${gaps.map(Math.round).join(' ')}`).toBeLessThanOrEqual(1);
-    expect(admitted.at(-1)! - admitted[0], 'the admissions took').toBeLessThan(8_000);
+    // Not much slower: 3.5 s at the rate, ~30 s when admitters slept past their tokens; 8.2 s once
+    // on a loaded 2-core CI machine.
+    expect(admitted.at(-1)! - admitted[0], 'the admissions took').toBeLessThan(12_000);
   }, 120_000);
 
   it('with the pool busy, a priority-9 start runs before earlier priority-0 ones', async () => {

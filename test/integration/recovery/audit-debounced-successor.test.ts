@@ -40,7 +40,7 @@ describe('what succeeds a debounced execution', () => {
   it('auto-resume restarts it with the payload and priority it ran with, the burst\'s last', async () => {
     expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: `apiVersion: svc/v1
 metadata: { name: d, path: flow/debounced-resume }
-debounce: { key: "{{ workload.c }}", seconds: 0.3 }
+debounce: { key: "{{ workload.c }}", seconds: 2 }
 workflow:
   - step: start
     tool: { name: t, kind: noop }
