@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import pg from 'pg';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { batchApi, commandReport, noopPlaybook, type BatchApi } from '../../helpers/batch.ts';
-import { executionApi, type ExecutionApi } from '../../helpers/execution-api.ts';
+import { expect, it } from 'vitest';
+import { commandReport } from '../../helpers/batch.ts';
+import { batchTestBed } from '../../helpers/batch-test-bed.ts';
 import { type Json } from '../../helpers/http.ts';
 
 // A batch names one execution (its body's execution_id) and its items hold the fields of a worker
@@ -11,40 +9,20 @@ import { type Json } from '../../helpers/http.ts';
 // or `worker` was answered 202, the report then refused (not_holder) while processing, where
 // the client no longer looks. Such a field is refused, naming it, and nothing is stored.
 
-let t: TestApp;
-let ex: ExecutionApi;
-let b: BatchApi;
-let db: pg.Client;
-beforeAll(async () => {
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
-  ex = executionApi(t.url);
-  b = batchApi(t.url);
-  await ex.register(noopPlaybook('batch/fields', 1));
-  db = new pg.Client({ connectionString: t.databaseUrl });
-  await db.connect();
-});
-afterAll(async () => {
-  await db?.end();
-  await t?.close();
-});
+const bed = batchTestBed('batch/fields', 1);
 
-async function claimed(worker: string): Promise<{ id: number; cmd: Json }> {
-  const id = await ex.run('batch/fields');
-  const pending = await db.query(`SELECT command_id FROM core.command WHERE execution_id = $1 AND status = 'PENDING'`, [id]);
-  return { id, cmd: await b.claim(Number(pending.rows[0].command_id), worker) };
-}
 const stored = async (id: number) =>
-  Number((await db.query(`SELECT count(*) AS n FROM core.event WHERE execution_id = $1 AND event_type = 'batch.accepted'`, [id])).rows[0].n) +
-  Number((await db.query(`SELECT count(*) AS n FROM core.batch_request WHERE execution_id = $1`, [id])).rows[0].n);
+  Number((await bed.db.query(`SELECT count(*) AS n FROM core.event WHERE execution_id = $1 AND event_type = 'batch.accepted'`, [id])).rows[0].n) +
+  Number((await bed.db.query(`SELECT count(*) AS n FROM core.batch_request WHERE execution_id = $1`, [id])).rows[0].n);
 
 it('refuses items that name an execution of their own (one batch, one execution), storing nothing', async () => {
-  const a = await claimed('w1');
-  const c = await claimed('w1');
+  const a = await bed.claimed('w1');
+  const c = await bed.claimed('w1');
   const events = [...commandReport(a.cmd), ...commandReport(c.cmd).map((e) => ({ ...e, execution_id: c.id }))];
-  const r = await b.post({ execution_id: a.id, worker_id: 'w1', events });
+  const r = await bed.b.post({ execution_id: a.id, worker_id: 'w1', events });
   expect(r.status).toBe(422);
   expect(r.body.detail.errors).toEqual(expect.arrayContaining([`events[3].execution_id: must be the batch's execution_id (${a.id}), got ${c.id}: a batch reports for one execution`]));
-  const w = await b.post({ execution_id: a.id, worker_id: 'w1', events: commandReport(a.cmd).map((e, i) => (i === 1 ? { ...e, worker_id: 'w2' } : e)) });
+  const w = await bed.b.post({ execution_id: a.id, worker_id: 'w1', events: commandReport(a.cmd).map((e, i) => (i === 1 ? { ...e, worker_id: 'w2' } : e)) });
   expect(w.status).toBe(422);
   expect(w.body.detail.errors).toEqual(['events[1].worker_id: must be the batch\'s worker_id (w1), got "w2"']);
   expect(await stored(a.id)).toBe(0);
@@ -52,34 +30,34 @@ it('refuses items that name an execution of their own (one batch, one execution)
 });
 
 it('takes items shaped as POST /api/events bodies, repeating the batch\'s execution_id and worker_id', async () => {
-  const a = await claimed('w1');
+  const a = await bed.claimed('w1');
   const events = commandReport(a.cmd).map((e) => ({ ...e, execution_id: a.id, worker_id: 'w1' }));
-  const ok = await b.post({ execution_id: a.id, worker_id: 'w1', events });
+  const ok = await bed.b.post({ execution_id: a.id, worker_id: 'w1', events });
   expect(ok.status).toBe(202);
-  expect((await b.settled(ok.body.request_id)).state).toBe('completed');
-  expect((await ex.wait(a.id)).status).toBe('completed');
+  expect((await bed.b.settled(ok.body.request_id)).state).toBe('completed');
+  expect((await bed.ex.wait(a.id)).status).toBe('completed');
 });
 
 it('refuses a misspelt field of an item or of the batch, naming it, storing nothing', async () => {
-  const a = await claimed('w1');
+  const a = await bed.claimed('w1');
   const [started, done, completed] = commandReport(a.cmd);
   const { attempt, ...rest } = completed;
-  const item = await b.post({ execution_id: a.id, worker_id: 'w1', events: [started, done, { ...rest, atempt: attempt }] });
+  const item = await bed.b.post({ execution_id: a.id, worker_id: 'w1', events: [started, done, { ...rest, atempt: attempt }] });
   expect(item.status).toBe(422);
   expect(item.body.detail.errors).toEqual(["events[2].atempt: unknown field (did you mean 'attempt'?)"]);
-  const batch = await b.post({ execution_id: a.id, worker: 'w1', events: [started, done, completed] });
+  const batch = await bed.b.post({ execution_id: a.id, worker: 'w1', events: [started, done, completed] });
   expect(batch.status).toBe(422);
   expect(batch.body.detail.errors).toEqual(['worker: unknown field (known: execution_id, worker_id, events)']);
   expect(await stored(a.id)).toBe(0);
   // Sent as meant, it is accepted and completes the execution.
-  const ok = await b.post({ execution_id: a.id, worker_id: 'w1', events: commandReport(a.cmd) });
+  const ok = await bed.b.post({ execution_id: a.id, worker_id: 'w1', events: commandReport(a.cmd) });
   expect(ok.status).toBe(202);
-  expect((await b.settled(ok.body.request_id)).state).toBe('completed');
-  expect((await ex.wait(a.id)).status).toBe('completed');
+  expect((await bed.b.settled(ok.body.request_id)).state).toBe('completed');
+  expect((await bed.ex.wait(a.id)).status).toBe('completed');
 });
 
 it('documents the batch and its items as taking no other fields', async () => {
-  const doc = (await (await fetch(`${t.url}/docs/json`)).json()) as Json;
+  const doc = (await (await fetch(`${bed.t.url}/docs/json`)).json()) as Json;
   const body = doc.paths['/api/events/batch'].post.requestBody.content['application/json'].schema;
   expect(body.additionalProperties).toBe(false);
   expect(body.properties.events.items.additionalProperties).toBe(false);
