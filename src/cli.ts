@@ -25,7 +25,7 @@ import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 import { workerTraces } from './telemetry/traces-configured.ts';
-import { optionErrorMessage, UsageError, usageSynopsis } from './cli/usage-error.ts';
+import { isParseArgsError, optionErrorMessage, UsageError, usageSynopsis } from './cli/usage-error.ts';
 import { WORKER_USAGE, workerConcurrency } from './cli/worker-concurrency.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -384,11 +384,6 @@ export async function main(argv: string[]): Promise<number> {
 function databaseCause(err: unknown): string {
   const unavailable = err instanceof Error && 'code' in err && err.code === 'database_unavailable';
   return unavailable && err.cause instanceof Error ? ` (${err.cause.message})` : '';
-}
-
-/** An unknown option, a missing value or a stray argument, as node:util's parseArgs throws them. */
-function isParseArgsError(err: unknown): boolean {
-  return err instanceof TypeError && 'code' in err && typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS_');
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/svc')) {

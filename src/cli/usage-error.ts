@@ -15,6 +15,11 @@ export function usageSynopsis(usage: string): string {
   return usage.split('\n\n')[0];
 }
 
+/** An unknown option, a missing value or a stray argument, as node:util's parseArgs throws them. */
+export function isParseArgsError(err: unknown): boolean {
+  return err instanceof TypeError && 'code' in err && typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS_');
+}
+
 /**
  * An error's message for a person, in one line: node:util's parseArgs words an option it refuses
  * over three lines ("argument is ambiguous. / Did you forget ...") or with a hint about `--`

@@ -28,6 +28,28 @@ export function defaultTtlSeconds(scope: KeychainScope): number {
 }
 
 // ISO 8601 as clients write it: a date, or a date-time (T or a space; seconds, fraction and offset optional).
+/** A token answer's lifetime field as seconds: a positive number, or text of one; else undefined. */
+export function positiveSeconds(value: unknown): number | undefined {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+/**
+ * An entry's lifetime: what the token answer says (its ttl_field) bounded by the definition's
+ * ttl_seconds (a playbook may renew sooner, never later than the token dies); either alone;
+ * the scope's default when neither says (the spec: local 3600 s, global and shared 86400 s).
+ */
+export function entryLifetime(answered: number | undefined, defined: number | undefined, scope: KeychainScope): number {
+  if (answered !== undefined && defined !== undefined) return Math.min(answered, defined);
+  return answered ?? defined ?? defaultTtlSeconds(scope);
+}
+
+/**
+ * The store API takes whole seconds from 1 to MAX_TTL_SECONDS: a fractional lifetime is rounded
+ * up, a longer one (a token answer's or a definition's) held at the bound, so the entry is cached.
+ */
+export const wholeSeconds = (seconds: number): number => Math.min(MAX_TTL_SECONDS, Math.max(1, Math.ceil(seconds)));
+
 const ISO_TIME_RE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 /**
@@ -131,12 +153,6 @@ export function renewConfigDefaults(cfg: RenewConfig): ResolvedRenewConfig {
 export type RenewResult =
   | { ok: true; tokenData: Record<string, unknown>; ttlSeconds: number }
   | { ok: false; reason: string };
-
-/** A positive lifetime from a number or numeric text, else undefined. */
-function positiveSeconds(value: unknown): number | undefined {
-  const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
-}
 
 /**
  * Interprets a token endpoint's answer: success only on HTTP 200 with a JSON object holding a

@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
 import { renderValue } from '../dsl/render.ts';
 import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
-import { defaultTtlSeconds, MAX_TTL_SECONDS, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
+import { defaultTtlSeconds, entryLifetime, positiveSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, wholeSeconds, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
@@ -73,27 +73,6 @@ type ReadAnswer = v.InferOutput<typeof ReadAnswer>;
 const Id = v.union([v.pipe(v.number(), v.integer(), v.minValue(1)), v.pipe(v.string(), v.regex(/^\d{1,15}$/), v.transform(Number))]);
 const CommandIds = v.object({ execution_id: Id, catalog_id: Id });
 const ExecutionContext = v.looseObject({ parent_id: v.optional(v.nullable(Id)), root_id: v.optional(v.nullable(Id)) });
-
-function positiveSeconds(value: unknown): number | undefined {
-  const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
-}
-
-/**
- * An entry's lifetime: what the token answer says (its ttl_field) bounded by the definition's
- * ttl_seconds (a playbook may renew sooner, never later than the token dies); either alone;
- * the scope's default when neither says (the spec: local 3600 s, global and shared 86400 s).
- */
-function entryLifetime(answered: number | undefined, defined: number | undefined, scope: KeychainScope): number {
-  if (answered !== undefined && defined !== undefined) return Math.min(answered, defined);
-  return answered ?? defined ?? defaultTtlSeconds(scope);
-}
-
-/**
- * The store API takes whole seconds from 1 to MAX_TTL_SECONDS: a fractional lifetime is rounded
- * up, a longer one (a token answer's or a definition's) held at the bound, so the entry is cached.
- */
-const wholeSeconds = (seconds: number): number => Math.min(MAX_TTL_SECONDS, Math.max(1, Math.ceil(seconds)));
 
 /**
  * Whether a token answer must hold its token field: an oauth2 one always, an http one when its
