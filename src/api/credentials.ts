@@ -28,20 +28,20 @@ import { testCredential } from './credential-test.ts';
 import { anyObject, integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { holdsUserinfo } from '../url-userinfo.ts';
+import { CREDENTIAL_REFERENCE, MAX_CREDENTIAL_REFERENCE_CHARS as MAX_CREDENTIAL_NAME_CHARS } from '../dsl/credential-reference.ts';
 
 // Decrypted credential data: admins, and workers resolving a task's `auth` (worker-grant.ts narrows them).
 const CREDENTIAL_DATA_ACCESS: RouteAccess = { level: 'admin', worker: true };
 
-// Names appear in URL paths and are told apart from ids by not being all digits.
-const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
-/** The longest credential name a registration takes; a route's name (or id) parameter beyond it names nothing (422, not 404). */
-export const MAX_CREDENTIAL_NAME_CHARS = 200;
+// Names appear in URL paths and are told apart from ids by not being all digits; the rule and the
+// longest name (a route's name or id parameter beyond it names nothing: 422, not 404) are the ones
+// a playbook's `auth` is checked by.
 const maxNameLength = v.maxLength<string, typeof MAX_CREDENTIAL_NAME_CHARS, string>(MAX_CREDENTIAL_NAME_CHARS, `must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters (a credential name's limit)`);
 const credentialName = v.pipe(
   v.string(),
   v.minLength(1),
   maxNameLength,
-  v.regex(NAME_RE, 'must be letters, digits, _ . -'),
+  v.regex(CREDENTIAL_REFERENCE, 'must be letters, digits, _ . -'),
   v.check((name) => !/^\d+$/.test(name), 'must not be only digits (an all-digit identifier names an id)'),
 );
 // Custom messages: valibot's default ones quote the received value, which here may be a secret.

@@ -8,7 +8,8 @@ import { runAsServiceReader, runStatement, serviceReaderLogin, SqlExecutionError
 import { ServiceError, notFound } from '../errors.ts';
 import { postgresConnection } from '../credential/postgres-connection.ts';
 import { redactSecrets, urlSecrets } from '../credential/redact-secrets.ts';
-import { MAX_CREDENTIAL_NAME_CHARS, openCredentialData } from './credentials.ts';
+import { openCredentialData } from './credentials.ts';
+import { MAX_CREDENTIAL_REFERENCE_CHARS as MAX_CREDENTIAL_NAME_CHARS } from '../dsl/credential-reference.ts';
 import { claimHeadersSchema, requireWorkerGrant } from './worker-grant.ts';
 import { anyObject, responses } from './answers.ts';
 import { exactObject, jsonSchema } from './validation.ts';

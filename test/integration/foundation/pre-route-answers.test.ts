@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PARAM_CHARS } from '../../../src/body-limit.ts';
 import { MAX_PATH_CHARS } from '../../../src/api/catalog-path.ts';
-import { MAX_CREDENTIAL_NAME_CHARS } from '../../../src/api/credentials.ts';
+import { MAX_CREDENTIAL_REFERENCE_CHARS as MAX_CREDENTIAL_NAME_CHARS } from '../../../src/dsl/credential-reference.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http } from '../../helpers/http.ts';
 
