@@ -167,22 +167,36 @@ export async function findFires(q: Queryable, keys: readonly { path: string; nam
  * Per trigger (`path\nname`), every execution it started that has not finished (queued, running
  * or paused), however many of its fires came after (overlap skip, queue and cancel_previous), and
  * the successor auto-resume started for such a run after a crash (`resumed_from`: the same run
- * restarted, so still the trigger's run; before, the next due time started beside it).
+ * restarted, so still the trigger's run; before, the next due time started beside it), and a run
+ * auto-resume cancelled to restart whose successor has not started yet (within
+ * `resumeWindowMinutes`, while successorlessResumes would still start it): read in the same
+ * statement as the live ones, so a tick between the cancel and the start no longer starts a run.
  * Read from the live executions of the triggers' paths (execution_live_idx: an execution leaves it
  * when it ends), each joined to the fire that started it (trigger_fire_execution_idx): the cost
  * follows the executions alive, not the fires a trigger ever made. Live roots no fire started
  * (started by hand, or successors) have their start read (resumedRuns), one key lookup each: about
  * the cost of their fire lookup again, and nothing for a path whose live runs a trigger started.
  */
-export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[]): Promise<Map<string, number[]>> {
+export async function unfinishedRuns(q: Queryable, triggers: readonly { path: string; name: string }[], resumeWindowMinutes: number): Promise<Map<string, number[]>> {
   const { rows } = await q.query<{ path: string | null; name: string | null; execution_id: number; root: boolean }>({
-    name: 'svc_unfinished_trigger_runs_or_started',
+    name: 'svc_unfinished_trigger_runs_or_restarting',
+    // The restarting ones by event_auto_resume_cancel_idx and event_resumed_from_idx (migrations/0052).
     text: `SELECT f.path, f.name, e.execution_id::float8 AS execution_id, e.parent_execution_id IS NULL AS root
              FROM core.execution e
              LEFT JOIN core.trigger_fire f ON f.execution_id = e.execution_id
             WHERE e.status IN ${LIVE_EXECUTION_SQL} AND e.path = ANY($1::text[])
-            ORDER BY e.execution_id`,
-    values: [[...new Set(triggers.map((t) => t.path))]],
+           UNION ALL
+           SELECT f.path, f.name, e.execution_id::float8, true
+             FROM core.event v
+             JOIN core.execution e ON e.execution_id = v.execution_id
+             LEFT JOIN core.trigger_fire f ON f.execution_id = e.execution_id
+            WHERE v.event_type = '${EVENT.executionCancelled}' AND v.context->>'reason' = 'auto_resume'
+              AND v.created_at >= now() - make_interval(mins => $2) AND v.context->>'successor' = 'true'
+              AND e.path = ANY($1::text[])
+              AND NOT EXISTS (SELECT 1 FROM core.event s WHERE s.event_type = '${EVENT.executionStarted}' AND s.context ? 'resumed_from'
+                                 AND s.context->>'resumed_from' = v.execution_id::text)
+            ORDER BY execution_id`,
+    values: [[...new Set(triggers.map((t) => t.path))], resumeWindowMinutes],
   });
   const wanted = new Set(triggers.map((t) => `${t.path}\n${t.name}`));
   // A set per trigger: a debounced run is the execution of several fires.
@@ -205,7 +219,9 @@ export async function runStatuses(q: Queryable, ids: readonly number[]): Promise
   if (ids.length === 0) return new Map();
   const { rows } = await q.query<{ execution_id: number; status: string }>({
     name: 'svc_trigger_run_statuses',
-    text: `SELECT execution_id::float8 AS execution_id, status FROM core.execution WHERE execution_id = ANY($1::bigint[])`,
+    // An unfinished run that has ended is one auto-resume cancelled to start again (unfinishedRuns).
+    text: `SELECT execution_id::float8 AS execution_id, CASE WHEN status IN ${LIVE_EXECUTION_SQL} THEN status ELSE 'restarting' END AS status
+             FROM core.execution WHERE execution_id = ANY($1::bigint[])`,
     values: [[...new Set(ids)]],
   });
   return new Map(rows.map((r) => [r.execution_id, r.status]));

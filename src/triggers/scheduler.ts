@@ -66,7 +66,7 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   const due = read.map((r) => r.row);
   const specs = read.map((r) => r.spec);
   const watched = due.filter((_, i) => specs[i].overlap !== 'allow');
-  const unfinished = watched.length ? await unfinishedRuns(deps.db, watched) : new Map<string, number[]>();
+  const unfinished = watched.length ? await unfinishedRuns(deps.db, watched, deps.config.RESUME_WINDOW_MINUTES) : new Map<string, number[]>();
   const key = (row: { path: string; name: string }) => `${row.path}\n${row.name}`;
   const statuses = await runStatuses(deps.db, [...unfinished.values()].flat());
   // A queue whose oldest due time is past the grace and whose runs all ended: did it wait for them?
@@ -166,7 +166,7 @@ export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: Tri
   if ('problem' in read || read.spec.overlap !== 'queue' || !from || from.getTime() > at.getTime()) return;
   const { spec } = read;
   const key = `${row.path}\n${row.name}`;
-  const runs = (await unfinishedRuns(q, [row])).get(key) ?? [];
+  const runs = (await unfinishedRuns(q, [row], deps.config.RESUME_WINDOW_MINUTES)).get(key) ?? [];
   // As a tick asks it (runScheduleTick): did times older than the grace wait for a run that ended?
   const asked = runs.length === 0 && from.getTime() < at.getTime() - MISFIRE_GRACE_MS;
   const queuedUntil = asked ? ((await queuedThrough(q, [{ path: row.path, name: row.name, before: from }])).get(key) ?? null) : null;

@@ -9,6 +9,9 @@ import { runScheduleTick } from '../../../src/triggers/scheduler.ts';
 import { pauseTrigger } from '../../../src/triggers/trigger-operations.ts';
 import { queuedThrough, unfinishedRuns } from '../../../src/db/trigger.repo.ts';
 import type { Queryable } from '../../../src/db/queryable.ts';
+import { routeEvents } from '../../../actors/route-events.ts';
+import { startExecutions } from '../../../actors/start-execution.ts';
+import { EVENT } from '../../../machines/event-types.ts';
 
 let a: TestApp;
 
@@ -110,6 +113,26 @@ describe('overlap skip and cancel_previous find every unfinished run of the trig
     expect(await listed(path)).toMatchObject({ fires: 13, skipped: 1 });
   });
 
+  it('skip: a run auto-resume cancelled to restart is still the trigger\'s run before its successor starts, and the successor after', async () => {
+    // Auto-resume's restart is two transactions (src/periodic/auto-resume.ts resumeOne): a tick
+    // between them found no unfinished run and started one beside the successor to come.
+    const path = 'overlap/skip_restarting';
+    await register(path, `cron: "*/30 * * * * *", overlap: skip`);
+    const t0 = new Date(Math.ceil(anHourAgo().getTime() / 30_000) * 30_000);
+    await setNextFire(path, t0);
+    await tick(plus(t0, 10));
+    const root = Number((await runningOne(path)).execution_id);
+    await routeEvents(a.deps, [{ execution_id: root, event_type: EVENT.executionCancelled, context: { reason: 'auto_resume', cancelled_at: new Date().toISOString(), successor: true } }]);
+    expect(await tick(plus(t0, 30_010))).toMatchObject({ started: 0, skipped: 1 });
+    expect((await fires(path)).find((f) => f.fire_key === iso(plus(t0, 30_000)))!.error).toContain(`execution ${root} still restarting`);
+    const [successor] = await startExecutions(a.deps, [{ path, payload: {}, origin: { resumed_from: root }, ownHandles: true, successor: true }]);
+    if (!('executionId' in successor)) throw successor;
+    expect(await tick(plus(t0, 60_010))).toMatchObject({ started: 0, skipped: 1 });
+    expect((await fires(path)).find((f) => f.fire_key === iso(plus(t0, 60_000)))!.error).toContain(`execution ${successor.executionId} still running`);
+    await cancel(String(successor.executionId));
+    expect(await tick(plus(t0, 90_010))).toMatchObject({ started: 1, skipped: 0 });
+  });
+
   it('cancel_previous: the first run is cancelled at the next due time, however many runs started and ended since', async () => {
     const path = 'overlap/cancel_many';
     await register(path, `cron: "*/30 * * * * *", overlap: cancel_previous`);
@@ -199,8 +222,8 @@ describe('overlap skip and cancel_previous find every unfinished run of the trig
     await a.deps.db.query('ANALYZE core.execution');
     await a.deps.db.query('ANALYZE core.trigger_fire');
     const seeded = [{ path: 'overlap/seeded', name: 't' }];
-    expect((await unfinishedRuns(a.deps.db, seeded)).get('overlap/seeded\nt')).toHaveLength(5);
-    await unfinishedRuns(explaining, seeded);
+    expect((await unfinishedRuns(a.deps.db, seeded, 5)).get('overlap/seeded\nt')).toHaveLength(5);
+    await unfinishedRuns(explaining, seeded, 5);
     for (const plan of plans.splice(0)) {
       expect(plan, plan).toMatch(/Index Scan using execution_live_idx on execution/);
       expect(plan, plan).toMatch(/Index Scan using trigger_fire_execution_idx on trigger_fire/);
