@@ -28,6 +28,10 @@ async function hostPids(marker: string): Promise<number[]> {
   return pids;
 }
 
+// Long enough that the task is seen running (a scan of the host's process table, slow on a busy
+// machine) and its worker stopped before it times out: at 1 s a loaded CI missed the task.
+const TIMEOUT_SECONDS = 3;
+
 const size = async (path: string) => (await stat(path).catch(() => undefined))?.size ?? 0;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -53,7 +57,7 @@ workflow:
       kind: shell
       env: { MARK: "{{ workload.mark }}", NAP: "{{ workload.nap }}" }
       command: 'sleep "$NAP" & while :; do echo x >> "$MARK"; sleep 0.1; done'
-      timeout_seconds: 1
+      timeout_seconds: ${TIMEOUT_SECONDS}
 `);
   }, 120_000);
   afterAll(async () => {
@@ -74,8 +78,8 @@ workflow:
     process.kill(worker.pid, 'SIGSTOP');
     let resumed = false;
     try {
-      // Timeout 1 s, the watchdog a moment later: by 3 s the task is gone, the worker still stopped.
-      await sleep(3_000);
+      // The timeout, the watchdog a moment later: 2 s after it the task is gone, the worker still stopped.
+      await sleep(TIMEOUT_SECONDS * 1000 + 2_000);
       expect(await hostPids(nap)).toEqual([]);
       for (const pid of pids) expect(processAlive(pid)).toBe(false);
       if (mode === 'unsandboxed') {
