@@ -115,7 +115,6 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
   const trap = trapSignals();
   const { startService } = await import('./service.ts');
   const { stopEmbeddedDatabases } = await import('./db/embedded.ts');
-  const { Worker: WorkerPool } = await import('./worker/worker.ts');
   const log = createLogger(config.SVC_LOG_LEVEL);
   // Before anything is spawned (the embedded PostgreSQL, tasks): nothing inherited reaches them.
   closeInheritedFds(log);
@@ -140,6 +139,8 @@ async function serve(config: Config, withWorkers: boolean): Promise<number> {
     await svc.stop();
   };
   if (withWorkers && config.SVC_WORKER_CONCURRENCY > 0 && !trap.received) {
+    // Only here: `svc server` loads none of the worker's modules (its tools, undici, the keychain).
+    const { Worker: WorkerPool } = await import('./worker/worker.ts');
     worker = new WorkerPool({
       serverUrl: svc.url,
       inProcess: svc.inProcess,
