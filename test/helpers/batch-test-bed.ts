@@ -24,7 +24,7 @@ export function batchTestBed(path: string, steps: number): BatchTestBed {
   let app: TestApp | undefined;
   let client: pg.Client | undefined;
   beforeAll(async () => {
-    app = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
+    app = await startTestApp();
     const ex = executionApi(app.url);
     await ex.register(noopPlaybook(path, steps));
     client = new pg.Client({ connectionString: app.databaseUrl });

@@ -28,7 +28,8 @@ export class ServerProcesses {
     this.database = database;
     this.db = db;
     this.dir = dir;
-    this.#env = { SVC_DATABASE_URL: database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), ...env };
+    // A 10 s batch accept, as startTestApp gives: a loaded CI machine can pass the 0.25 s default.
+    this.#env = { SVC_DATABASE_URL: database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10', ...env };
   }
 
   /** `env`: added to every server's environment (reaper settings…). */

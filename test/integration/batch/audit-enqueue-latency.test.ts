@@ -13,7 +13,7 @@ const HOLD_MS = 400;
 let t: TestApp;
 let db: pg.Client;
 beforeAll(async () => {
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' }, { batchProcessors: false });
+  t = await startTestApp({}, { batchProcessors: false });
   await executionApi(t.url).register(noopPlaybook('latency/one', 1));
   db = new pg.Client({ connectionString: t.databaseUrl });
   await db.connect();

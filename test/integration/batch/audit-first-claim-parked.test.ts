@@ -11,7 +11,7 @@ import { http } from '../../helpers/http.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
+  t = await startTestApp();
   await executionApi(t.url).register(noopPlaybook('first-claim/parked', 2));
 });
 afterAll(async () => {

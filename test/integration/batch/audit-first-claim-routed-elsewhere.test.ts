@@ -42,7 +42,7 @@ let db: pg.Client;
 beforeAll(async () => {
   // No processors while the report routes the batch: the batch waits, as it does when the
   // processor is busy or slower than the worker's next report.
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' }, { batchProcessors: false });
+  t = await startTestApp({}, { batchProcessors: false });
   ex = executionApi(t.url);
   b = batchApi(t.url);
   await ex.register(FORK);

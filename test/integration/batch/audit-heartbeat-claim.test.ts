@@ -15,7 +15,7 @@ let ex: ExecutionApi;
 let b: BatchApi;
 let db: pg.Client;
 beforeAll(async () => {
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
+  t = await startTestApp();
   ex = executionApi(t.url);
   b = batchApi(t.url);
   await ex.register(noopPlaybook('batch/heartbeats', 2));

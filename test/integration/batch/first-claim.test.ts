@@ -17,7 +17,7 @@ import type { Metrics } from '../../../src/metrics.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
+  t = await startTestApp();
   await executionApi(t.url).register(noopPlaybook('first-claim/two', 2));
 });
 afterAll(async () => {

@@ -24,9 +24,6 @@ beforeAll(async () => {
     SVC_BATCH_STATUS_STREAM_POLL_SECONDS: String(POLL_SECONDS),
     SVC_BATCH_MAX_EVENTS: '8',
     SVC_BATCH_MAX_BYTES: '4096',
-    // Accepts of one execution take turns on its row; on a busy test machine a dozen at once can
-    // pass the 0.25 s default (ack_timeout is tested in faults.test.ts).
-    SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10',
   });
   ex = executionApi(t.url);
   b = batchApi(t.url);

@@ -21,7 +21,7 @@ let b: BatchApi;
 let db: pg.Client;
 beforeAll(async () => {
   // No processors: the tests start them when batches may be processed.
-  t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' }, { batchProcessors: false });
+  t = await startTestApp({}, { batchProcessors: false });
   ex = executionApi(t.url);
   b = batchApi(t.url);
   await ex.register(TWO_STEPS);

@@ -11,7 +11,7 @@ import type { Json } from '../../helpers/http.ts';
 
 /** An app whose idle processors look for batches every `pollMs`, with a running execution whose command w1 holds. */
 async function appWithClaim(pollMs: number): Promise<{ t: TestApp; id: number; cmd: Json }> {
-  const t = await startTestApp({ SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' }, { batchPollIntervalMs: pollMs });
+  const t = await startTestApp({}, { batchPollIntervalMs: pollMs });
   const ex = executionApi(t.url);
   await ex.register(noopPlaybook('wake/one', 1));
   const id = await ex.run('wake/one');

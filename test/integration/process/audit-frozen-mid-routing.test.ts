@@ -23,7 +23,7 @@ let a: ServerProcess;
 let b: ServerProcess;
 beforeAll(async () => {
   // A batch held by a processor that went silent is taken again 1 s (+5 s) after it was taken.
-  bed = await ServerProcesses.open({ SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: '1', SVC_BATCH_ACCEPT_ENQUEUE_TIMEOUT_SECONDS: '10' });
+  bed = await ServerProcesses.open({ SVC_BATCH_PROCESSING_TIMEOUT_SECONDS: '1' });
   a = await bed.server();
   b = await bed.server();
   expect((await http(a.base, 'POST', '/api/catalog/playbook', { content: noopPlaybook('frozen/two', 2) })).status).toBe(201);
