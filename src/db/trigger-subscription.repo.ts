@@ -9,6 +9,8 @@ export type NatsTriggerRow = {
   name: string;
   spec: Record<string, unknown>;
   paused: boolean;
+  /** The catalog version whose registration last wrote the trigger. */
+  catalog_id: number;
   /** When the trigger first became live: its consumer delivers what was published from then on. */
   created_at: Date;
   credential_type: string | null;
@@ -20,7 +22,7 @@ export type NatsTriggerRow = {
 /** Every live NATS trigger, paused or not, with its credential's sealed data, by path and name. */
 export async function natsTriggerRows(q: Queryable): Promise<NatsTriggerRow[]> {
   const { rows } = await q.query<NatsTriggerRow>(
-    `SELECT t.path, t.name, t.spec, t.paused, t.created_at,
+    `SELECT t.path, t.name, t.spec, t.paused, t.catalog_id::float8 AS catalog_id, t.created_at,
             c.type AS credential_type, c.data_encrypted AS credential_sealed, c.updated_at AS credential_updated_at
        FROM core.trigger t
        LEFT JOIN core.credential c ON c.name = t.spec->>'auth'

@@ -28,6 +28,10 @@ export type NatsSubscriptionTarget = {
   spec: NatsTrigger;
   login: NatsLogin;
   startTime: Date;
+  /** The catalog version `spec` was read from: a fire finds the trigger still of it, or writes nothing (follow). */
+  catalogId: number;
+  /** A fire found the trigger changed by a newer version: its message went back to the stream; read the triggers again. */
+  onChanged?: () => void;
   /** Why it cannot consume (the login's secrets masked), at each failed try; null once it consumes. */
   onProblem?: (problem: string | null) => void;
 };
@@ -35,6 +39,8 @@ export type NatsSubscriptionTarget = {
 export type NatsSubscription = {
   /** Stops taking messages, waits for the fires in flight (acked or not), closes the connection; `deleteConsumer` removes the durable first. */
   stop(opts?: { deleteConsumer?: boolean }): Promise<void>;
+  /** A newer version `catalogId` left the trigger's spec as it was: fires are made as of it from now on. */
+  follow(catalogId: number): void;
 };
 
 /**
@@ -54,6 +60,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   let wake: (() => void) | undefined;
   // Catalog heads and execution ids from memory while messages keep coming (the write checks a head).
   const prelude = new StartPreludeCache();
+  let catalogId = target.catalogId;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -67,13 +74,16 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   // Never throws: a fire that fails for any reason is nak'd and delivered again.
   const handle = async (m: JsMsg, streamCreated: string) => {
     try {
+      const version = catalogId;
       const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
-      // Live: a pause (or a new version without the trigger) committed while the message was
-      // being fired makes it write nothing; the message goes back to the stream, for a resume.
-      const [group] = await fireGroups(deps, [{ trigger: { path, name, kind: 'nats' }, fires: [fire], live: 'active' }], { prelude });
+      // Live: a pause, or a new version (without the trigger, or with another payload than the one
+      // rendered here), committed while the message was being fired makes it write nothing; the
+      // message goes back to the stream, for a resume or the subscription of the new version.
+      const [group] = await fireGroups(deps, [{ trigger: { path, name, kind: 'nats' }, fires: [fire], live: 'active', catalogId: version }], { prelude });
       if (group.raced) {
-        log.info({ seq: m.info.streamSequence, trigger: group.inactive }, 'NATS trigger paused or removed meanwhile: message not fired, delivered again');
+        log.info({ seq: m.info.streamSequence, trigger: group.inactive }, 'NATS trigger paused, removed or changed meanwhile: message not fired, delivered again');
         settle(() => m.nak(NATS_NAK_DELAY_MS));
+        if (group.inactive === 'changed') target.onChanged?.();
         return;
       }
       const [result] = group.results;
@@ -176,6 +186,9 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   })();
 
   return {
+    follow(id) {
+      catalogId = id;
+    },
     async stop(opts = {}) {
       abort.abort();
       wake?.();

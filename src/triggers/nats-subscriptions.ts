@@ -75,6 +75,8 @@ export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { relo
       const signature = JSON.stringify([spec, row.created_at.toISOString(), row.credential_type, row.credential_updated_at?.toISOString() ?? null]);
       const current = running.get(key);
       if (current?.signature === signature) {
+        // A new version that left the trigger as it was: its fires render the same payload.
+        current.sub.follow(row.catalog_id);
         wanted.add(key);
         continue;
       }
@@ -90,7 +92,17 @@ export function startNatsSubscriptions(deps: NatsSubscriptionsDeps, opts: { relo
         await current.sub.stop({ deleteConsumer: current.stream !== spec.stream });
       }
       wanted.add(key);
-      running.set(key, { signature, stream: spec.stream, sub: nats.startNatsSubscription(deps, { path: row.path, name: row.name, spec, login: login.login, startTime: row.created_at, onProblem: (problem) => note(row, problem) }) });
+      const sub = nats.startNatsSubscription(deps, {
+        path: row.path,
+        name: row.name,
+        spec,
+        login: login.login,
+        startTime: row.created_at,
+        catalogId: row.catalog_id,
+        onChanged: heard,
+        onProblem: (problem) => note(row, problem),
+      });
+      running.set(key, { signature, stream: spec.stream, sub });
     }
     const ending = [...running].filter(([key]) => !wanted.has(key));
     for (const [key] of ending) running.delete(key);
