@@ -29,6 +29,7 @@ function parseArg(raw: string): [string, unknown] {
 
 /** `svc agent [list]|run`: the terminal's agents, and running one; returns the exit code. */
 export async function agentCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  let json = false;
   return runCli('agent', usageSynopsis(AGENT_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, {
         workspace: { type: 'string' },
@@ -42,6 +43,7 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
         server: { type: 'string' },
       });
     const { values, positionals } = parsed;
+    json = values.json === true;
     // Without a subcommand it lists, as `svc limits` does.
     const [sub = 'list', path, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
@@ -94,5 +96,5 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
     } finally {
       client.close();
     }
-  });
+  }, { out, json: () => json });
 }

@@ -66,10 +66,22 @@ export function serverErrorExit(e: ServerError): number {
 }
 
 /**
- * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
- * answer it does not understand, 2 usage, 3 unreachable or not serving now).
+ * A refusal as a program reads it on stdout with `--json`: `{error, status, detail}`, `extra`
+ * (svc run's `stage`…) before the detail; its text goes to stderr as without `--json`.
  */
-export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>): Promise<number> {
+export function refusalJson(e: ServerError, extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ error: e.message, status: e.status, ...extra, detail: e.detail }, null, 2)}\n`;
+}
+
+/** Where runCli also puts a refusal (refusalJson) when the command was given `--json`: `json()` says so once its options are parsed. */
+export type JsonRefusal = { out: Out; json(): boolean };
+
+/**
+ * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
+ * answer it does not understand, 2 usage, 3 unreachable or not serving now); a refusal also on
+ * `refusal.out` as JSON when `refusal.json()`.
+ */
+export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>, refusal?: JsonRefusal): Promise<number> {
   try {
     return await body();
   } catch (e) {
@@ -78,6 +90,7 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
       return e.exitCode;
     }
     if (e instanceof ServerError) {
+      if (refusal?.json()) refusal.out.write(refusalJson(e));
       // With the fields the server names (detail.errors), as svc run prints a refusal.
       err.write(`svc ${name}: ${describeServerError(e)}\n`);
       return serverErrorExit(e);

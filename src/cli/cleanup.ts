@@ -4,7 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 import { describeServerError } from './register-file.ts';
-import { serverErrorExit } from './api-command.ts';
+import { refusalJson, serverErrorExit } from './api-command.ts';
 import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
@@ -81,7 +81,7 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
   } catch (e) {
     if (e instanceof ServerError) {
       // Programs read stdout: the refusal as JSON there too, as svc run --json gives it.
-      if (values.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, detail: e.detail }, null, 2)}\n`);
+      if (values.json) out.write(refusalJson(e));
       err.write(`svc cleanup: ${describeServerError(e)}\n`);
       return serverErrorExit(e);
     }

@@ -9,7 +9,7 @@ import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
 import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { serverErrorExit } from './api-command.ts';
+import { refusalJson, serverErrorExit } from './api-command.ts';
 import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -148,6 +148,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
       return 3;
     }
     if (e instanceof ServerError) {
+      if (options.json) out.write(refusalJson(e));
       const d = v.safeParse(problems, e.detail);
       const list = d.success && d.output.errors?.length ? d.output.errors.map((p) => `\n  - ${p}`).join('') : '';
       err.write(`svc events: ${e.message}${list}\n`);

@@ -3,7 +3,7 @@ import { durationMs } from '../dsl/duration.ts';
 import { StartTimeText } from '../start-time-text.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
-import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-command.ts';
+import { cliClient, parseCliArgs, refusalJson, runCli, UsageError, type Out } from './api-command.ts';
 import { controlExecution } from './execution-control.ts';
 import { ExecutionDetail, ExecutionState, statusText } from './execution-status-view.ts';
 import { ExecutionList, executionsTable } from './executions-table.ts';
@@ -96,6 +96,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
       return await controlExecution(name, client, id, rest, values, out);
     } catch (e) {
       if (e instanceof ServerError) {
+        if (values.json) out.write(refusalJson(e));
         err.write(`svc ${name}: ${describeServerError(e)}\n`);
         return refusalExitCode(e.status);
       }

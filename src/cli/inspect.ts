@@ -4,6 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { asObject } from '../objects.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
+import { refusalJson } from './api-command.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
 import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
 
@@ -81,6 +82,7 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
   return new Promise<number>((resolve) => {
     const ws = new WebSocket(`${base}/api/executions/${id}/inspect`, { headers });
     let refused: string | null = null;
+    let refusal: ServerError | undefined;
     // A refusal is told as every client command tells one: the request, the status, the server's
     // detail (a wrong token, a role too low), read from the answer's body before the socket goes.
     ws.on('unexpected-response', (_req, res) => {
@@ -88,7 +90,8 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
-        refused = new ServerError(res.statusCode ?? 0, problemDetail(body), `GET /api/executions/${id}/inspect`).message;
+        refusal = new ServerError(res.statusCode ?? 0, problemDetail(body), `GET /api/executions/${id}/inspect`);
+        refused = refusal.message;
         ws.terminate();
       });
     });
@@ -110,6 +113,7 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
     });
     ws.on('close', (code, reason) => {
       if (refused) {
+        if (json && refusal) out.write(refusalJson(refusal));
         errOut.write(`svc inspect: ${refused}\n`);
         resolve(refused.startsWith('server unreachable') ? 3 : 1);
         return;

@@ -2,7 +2,7 @@ import { exactDurationMs } from '../dsl/duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { MAX_PERIOD_SECONDS, MIN_PERIOD_SECONDS, WHOLE_MS_RULE, wholeMs } from '../flow/rate-period.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
-import { cliClient, parseCliArgs, runCli, UsageError, type Out } from './api-command.ts';
+import { cliClient, parseCliArgs, refusalJson, runCli, UsageError, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
 import { EXIT, refusalExitCode } from './executions-usage.ts';
 import { LimitDetail, LimitList, LimitPut, limitPartsText, limitsTable, limitText } from './limits-table.ts';
@@ -62,6 +62,7 @@ export async function limitsCommand(argv: string[], out: Out = process.stdout, e
       return await remove(client, limit, values.json === true, out);
     } catch (e) {
       if (e instanceof ServerError) {
+        if (values.json) out.write(refusalJson(e));
         err.write(`svc limits: ${describeServerError(e)}\n`);
         return refusalExitCode(e.status);
       }

@@ -11,9 +11,11 @@ const ACTION = /^[a-z][a-z0-9_\-]*$/;
 
 /** `svc mcp [list]|<action> NAME [--wait]`: MCP servers and their lifecycle; returns the exit code. */
 export async function mcpCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  let json = false;
   return runCli('mcp', usageSynopsis(MCP_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, { wait: { type: 'boolean' }, json: { type: 'boolean' }, server: { type: 'string' } });
     const { values, positionals } = parsed;
+    json = values.json === true;
     // Without a subcommand it lists, as `svc limits` does.
     const [sub = 'list', name, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
@@ -54,5 +56,5 @@ export async function mcpCommand(argv: string[], out: Out = process.stdout, err:
     } finally {
       client.close();
     }
-  });
+  }, { out, json: () => json });
 }

@@ -12,7 +12,7 @@ import { isPlainObject } from '../objects.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { preparePayload } from './run-workload.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
-import { serverErrorExit } from './api-command.ts';
+import { refusalJson, serverErrorExit } from './api-command.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -157,7 +157,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     if (e instanceof ServerError) {
       // Programs read stdout: the refusal as JSON there too (a refused file's problems at their places).
-      if (options.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, stage, ...(stage === 'register' ? { file: options.target, problems: refusalProblems(e) } : {}), detail: e.detail }, null, 2)}\n`);
+      if (options.json) out.write(refusalJson(e, { stage, ...(stage === 'register' ? { file: options.target, problems: refusalProblems(e) } : {}) }));
       if (stage === 'register' && e.status === 400) err.write(refusalText('run', options.target, e));
       else if (stage === 'start' && !fromFile && (e.status === 404 || (e.status === 422 && FILE_LIKE.test(options.target)))) err.write(`svc run: '${options.target}' is neither a file nor a playbook in the catalog at ${api.baseUrl}\n`);
       else err.write(`svc run: ${describeServerError(e)}\n`);

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { parseInputText } from '../dsl/parse-input-text.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { cliClient, jsonObjectOption, runCli, serverErrorExit, UsageError, parseCliArgs, type Out } from './api-command.ts';
+import { cliClient, jsonObjectOption, refusalJson, runCli, serverErrorExit, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { TriggerItem, TriggerList, triggersTable, whenText } from './triggers-table.ts';
@@ -50,8 +50,7 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
       return 0;
     } catch (e) {
       if (!(e instanceof ServerError)) throw e;
-      // Programs read stdout: the refusal as JSON there too, as svc run --json and svc cleanup --json give it.
-      if (values.json) out.write(`${JSON.stringify({ error: e.message, status: e.status, detail: e.detail }, null, 2)}\n`);
+      if (values.json) out.write(refusalJson(e));
       err.write(`svc triggers: ${describeServerError(e)}\n`);
       return serverErrorExit(e);
     } finally {

@@ -1,0 +1,46 @@
+// Every client command given --json puts a refusal on stdout as one JSON object, {error, status,
+// detail}, so a program reads why as it reads an answer; the text goes to stderr as without
+// --json, and the exit code is the command's own. Before, svc run, triggers, cleanup and catalog
+// register did; list, status, logs, cancel, limits, agent, mcp, inspect and events send left stdout empty.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { runSvc } from '../../helpers/process.ts';
+
+let t: TestApp;
+let dir: string;
+beforeAll(async () => {
+  t = await startTestApp({ SVC_AUTH: 'token' });
+  dir = await mkdtemp(join(tmpdir(), 'svc-json-refusals-'));
+  await writeFile(join(dir, 'batch.json'), JSON.stringify({ execution_id: 1, worker_id: 'w', events: [{ event_type: 'command.heartbeat', command_id: 1, attempt: 1 }] }));
+});
+afterAll(async () => {
+  await t?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const Refusal = v.strictObject({ error: v.string(), status: v.literal(401), detail: v.string() });
+
+it.each([
+  [['list'], 6],
+  [['status', '1'], 6],
+  [['logs', '1'], 6],
+  [['cancel', '1'], 6],
+  [['limits', 'list'], 6],
+  [['agent', 'list'], 1],
+  [['mcp', 'list'], 1],
+  [['triggers', 'list'], 1],
+  [['inspect', '1'], 1],
+  [['events', 'send', 'BATCH'], 1],
+])('svc %j --json refused: the refusal on stdout as JSON, its text on stderr', async (args, code) => {
+  const argv = [...args.map((a) => (a === 'BATCH' ? join(dir, 'batch.json') : a)), '--json'];
+  const r = await runSvc(argv, { SVC_SERVER_URL: t.url, SVC_API_TOKEN: 'svc_not-a-token' });
+  expect(r.code, r.stderr).toBe(code);
+  const refusal = v.parse(Refusal, JSON.parse(r.stdout));
+  expect(refusal.detail).toBe('the API token is unknown or revoked');
+  expect(r.stderr).toContain(`${refusal.error}`);
+  expect(r.stderr).toContain('HTTP 401 the API token is unknown or revoked');
+});
