@@ -66,6 +66,11 @@ export class ServerProcesses {
     return w;
   }
 
+  /** Stops every worker started so far (SIGTERM: each drains and deregisters), the servers left running (for afterEach of tests that share them). */
+  async stopWorkers(): Promise<void> {
+    for (const w of this.#workers.splice(0)) await w.stop().catch(() => w.kill());
+  }
+
   /** Kills every worker and stops every server started so far (for afterEach). */
   async stopAll(): Promise<void> {
     for (const w of this.#workers.splice(0)) await w.kill().catch(() => {});

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
 import { jetStreamServer } from '../../helpers/nats-server.ts';
 import { withTimeout } from '../../helpers/process.ts';
-import { ServerProcesses } from '../../helpers/server-processes.ts';
+import { ServerProcesses, type ServerProcess } from '../../helpers/server-processes.ts';
 import { until } from '../../helpers/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -111,8 +111,16 @@ for (const bus of ['postgres', 'nats'] as const) {
       }
       bed = await ServerProcesses.open(env);
     });
+    // The two servers serve every test of the bus (each spawn costs seconds of CPU); a test's
+    // workers stop after it, so the next test's worker polls the server it names, alone.
+    let pair: { a: ServerProcess; b: ServerProcess } | undefined;
     afterEach(async () => {
-      await bed?.stopAll();
+      const alive = (s: ServerProcess) => !s.proc.proc.killed && s.proc.proc.exitCode === null;
+      if (pair && alive(pair.a) && alive(pair.b)) await bed?.stopWorkers();
+      else {
+        pair = undefined;
+        await bed?.stopAll();
+      }
     });
     afterAll(async () => {
       await bed?.close();
@@ -136,10 +144,12 @@ for (const bus of ['postgres', 'nats'] as const) {
     const count = (types: string[], t: string) => types.filter((x) => x === t).length;
 
     async function two() {
+      if (pair) return pair;
       const a = await bed.server();
       const b = await bed.server();
       for (const content of PLAYBOOKS(bed.dir)) await post(a.base, '/api/catalog/playbook', { content });
-      return { a, b };
+      pair = { a, b };
+      return pair;
     }
 
     it('paused on A, resumed on B: the held commands are claimed promptly by a worker polling B', async () => {
