@@ -113,7 +113,9 @@ describe('svc limits', () => {
 
     expect(await svc(['delete', 'cli-partner'])).toMatchObject({ code: 0, stdout: 'limit cli-partner deleted\n', stderr: '' });
     const again = await svc(['delete', 'cli-partner', '--json']);
-    expect(again).toMatchObject({ code: 4, stdout: '', stderr: 'svc limits: DELETE /api/limits/cli-partner: HTTP 404 limit cli-partner not found\n' });
+    // With --json the refusal is on stdout too, as JSON (docs/cli.md), its text on stderr as without.
+    expect(again).toMatchObject({ code: 4, stderr: 'svc limits: DELETE /api/limits/cli-partner: HTTP 404 limit cli-partner not found\n' });
+    expect(JSON.parse(again.stdout)).toEqual({ error: 'DELETE /api/limits/cli-partner: HTTP 404 limit cli-partner not found', status: 404, detail: 'limit cli-partner not found' });
     // Its playbook still names it: shown as not defined, its keys gone with it; a name nobody uses is not found.
     const undefinedNow = await svc(['show', 'cli-partner']);
     expect(undefinedNow, undefinedNow.stderr).toMatchObject({ code: 0, stderr: '' });
