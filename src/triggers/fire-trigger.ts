@@ -143,13 +143,22 @@ export async function fireGroups(deps: EngineDeps, groups: readonly FireGroup[],
 /** How fireGroups goes about it (see there). */
 export type FireOptions = { prelude?: StartPreludeCache; readFirst?: boolean; refill?: boolean };
 
+/** A trigger's fires checked and rendered against its version `catalogId` found a newer one when recorded: nothing was written; read it again. */
+export class TriggerChanged extends Error {
+  constructor(trigger: TriggerRef) {
+    super(`trigger ${trigger.name} of ${trigger.path} was changed by a new version while it fired: nothing started`);
+  }
+}
+
 /**
  * Makes one trigger's fires (fireGroups of one group without a tick); `live`: 404 when the
- * trigger was removed (or paused, for `active`) by the time they are recorded, nothing written.
+ * trigger was removed (or paused, for `active`) by the time they are recorded, nothing written;
+ * `catalogId` (with `live`): TriggerChanged when a newer version changed it by then.
  */
-export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], opts: FireOptions & { live?: Liveness } = {}): Promise<FireResult[]> {
-  const { live, ...rest } = opts;
-  const [result] = await fireGroups(deps, [{ trigger, fires, ...(live ? { live } : {}) }], rest);
+export async function fireTrigger(deps: EngineDeps, trigger: TriggerRef, fires: readonly Fire[], opts: FireOptions & { live?: Liveness; catalogId?: number } = {}): Promise<FireResult[]> {
+  const { live, catalogId, ...rest } = opts;
+  const [result] = await fireGroups(deps, [{ trigger, fires, ...(live ? { live } : {}), ...(catalogId !== undefined ? { catalogId } : {}) }], rest);
+  if (result.raced && result.inactive === 'changed') throw new TriggerChanged(trigger);
   if (result.raced && result.inactive) {
     throw result.inactive === 'paused'
       ? new ServiceError('trigger_paused', `trigger ${trigger.name} of ${trigger.path} was paused while it fired: nothing started`)

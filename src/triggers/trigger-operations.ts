@@ -2,7 +2,7 @@ import type { EngineDeps } from '../../actors/engine-deps.ts';
 import { getTrigger, listTriggers, setTriggerPaused, type TriggerKindName, type TriggerListRow, type TriggerRow } from '../db/trigger.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { firesBetween, nextFire } from './cron-schedule.ts';
-import { fireTrigger, renderTriggerPayload, type Fire } from './fire-trigger.ts';
+import { fireTrigger, renderTriggerPayload, TriggerChanged, type Fire, type FireResult } from './fire-trigger.ts';
 import { recordPausedQueue } from './scheduler.ts';
 import { storedSchedule } from './stored-schedule.ts';
 import type { ScheduleTrigger } from './trigger.schema.ts';
@@ -106,15 +106,24 @@ export async function pauseTrigger(deps: EngineDeps, path: string, name: string,
  * Fires a trigger by hand, now: a schedule renders its own payload (scheduled_time now), the
  * given `payload` merges over it; `fireKey` (default: a new one) makes a repeat start nothing.
  */
-export async function fireByHand(deps: EngineDeps, path: string, name: string, body: { payload?: Record<string, unknown>; fireKey?: string }) {
+export async function fireByHand(deps: EngineDeps, path: string, name: string, body: { payload?: Record<string, unknown>; fireKey?: string }, rereads = MAX_REREADS) {
   const row = await triggerOr404(deps, path, name);
   const now = new Date();
   if (row.kind === 'schedule' && body.fireKey !== undefined) refuseComingTime(scheduleOf(row), body.fireKey, now);
   const fireKey = body.fireKey ?? `manual:${crypto.randomUUID()}`;
   const own = row.kind === 'schedule' ? renderTriggerPayload(scheduleOf(row).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
   const fire: Fire = 'refused' in own ? { fireKey, scheduledTime: now, refused: own.refused } : { fireKey, scheduledTime: row.kind === 'schedule' ? now : null, payload: { ...own.payload, ...body.payload } };
-  // Present when recorded: a new version that removed the trigger meanwhile would otherwise run its own workflow with this payload.
-  const [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire], { live: 'present' });
+  // Present when recorded: a new version that removed the trigger meanwhile would otherwise run
+  // its own workflow with this payload; and, for a schedule, whose payload is rendered here from
+  // the version read above, still of that version (else it is read again).
+  let result: FireResult;
+  try {
+    [result] = await fireTrigger(deps, { path, name, kind: row.kind }, [fire], { live: 'present', ...(row.kind === 'schedule' ? { catalogId: row.catalog_id } : {}) });
+  } catch (err) {
+    if (!(err instanceof TriggerChanged)) throw err;
+    if (rereads > 0) return fireByHand(deps, path, name, body, rereads - 1);
+    throw keptChanging(path, name, 'fired');
+  }
   // As a webhook's delivery answers it: the fire is recorded, so the same fire_key answers the same.
   if (result.outcome === 'refused') {
     throw new ServiceError('fire_refused', { code: 'fire_refused', message: `trigger ${name} of ${path} started nothing: ${result.error}`, errors: [`payload: ${result.error}`], fire_key: result.fireKey, duplicate: result.duplicate });
@@ -146,24 +155,52 @@ export type Backfilled = { execution_ids: number[]; skipped: number; refused: { 
  * never started, starts now). Overlap does not apply: asked for.
  */
 export async function backfill(deps: EngineDeps, path: string, name: string, from: Date, to: Date): Promise<Backfilled> {
-  const row = await triggerOr404(deps, path, name);
-  if (row.kind !== 'schedule') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} is a ${row.kind} trigger: only schedules backfill`, errors: ['name: not a schedule'] });
-  if (!(from.getTime() < to.getTime())) throw new ServiceError('unprocessable', { message: 'from must be before to', errors: ['to: must be after from'] });
-  const spec = scheduleOf(row);
-  const times = firesBetween(spec.cron, spec.timezone, from, to, MAX_BACKFILL_FIRES + 1);
-  if (times.length > MAX_BACKFILL_FIRES) throw new ServiceError('unprocessable', { message: `the range holds more than ${MAX_BACKFILL_FIRES} fires: backfill a shorter one`, errors: [`to: at most ${MAX_BACKFILL_FIRES} fires per backfill`] });
-  const firedAt = new Date().toISOString();
-  const fires = times.map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));
-  const results: Awaited<ReturnType<typeof fireTrigger>> = [];
-  // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
-  for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) results.push(...(await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true, refill: true, live: 'present' })));
-  const fresh = results.filter((r) => !r.duplicate);
+  // This backfill's own fires, by key, kept when a new version makes it read the schedule again:
+  // those are made (with the version they were made under), the rest are made as of the new one.
+  const made = new Map<string, FireResult>();
+  let before: FireResult[] = [];
+  for (let rereads = MAX_REREADS; ; rereads--) {
+    const row = await triggerOr404(deps, path, name);
+    if (row.kind !== 'schedule') throw new ServiceError('unprocessable', { message: `trigger ${name} of ${path} is a ${row.kind} trigger: only schedules backfill`, errors: ['name: not a schedule'] });
+    if (!(from.getTime() < to.getTime())) throw new ServiceError('unprocessable', { message: 'from must be before to', errors: ['to: must be after from'] });
+    const spec = scheduleOf(row);
+    const times = firesBetween(spec.cron, spec.timezone, from, to, MAX_BACKFILL_FIRES + 1);
+    if (times.length > MAX_BACKFILL_FIRES) throw new ServiceError('unprocessable', { message: `the range holds more than ${MAX_BACKFILL_FIRES} fires: backfill a shorter one`, errors: [`to: at most ${MAX_BACKFILL_FIRES} fires per backfill`] });
+    const firedAt = new Date().toISOString();
+    const fires = times
+      .filter((t) => !made.has(t.toISOString()))
+      .map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));
+    before = [];
+    try {
+      // A start is one statement: chunks keep one backfill from writing a thousand executions at once.
+      for (let i = 0; i < fires.length; i += BACKFILL_CHUNK) {
+        const results = await fireTrigger(deps, { path, name, kind: 'schedule' }, fires.slice(i, i + BACKFILL_CHUNK), { readFirst: true, refill: true, live: 'present', catalogId: row.catalog_id });
+        for (const r of results) {
+          if (r.duplicate) before.push(r);
+          else made.set(r.fireKey, r);
+        }
+      }
+      break;
+    } catch (err) {
+      // Its payload (or its times) changed while it was made: the rest are made as of the new version.
+      if (!(err instanceof TriggerChanged)) throw err;
+      if (rereads === 0) throw keptChanging(path, name, 'backfilled');
+    }
+  }
+  const fresh = [...made.values()];
   return {
     execution_ids: fresh.filter((r) => r.outcome === 'started').map((r) => r.executionId!),
-    skipped: results.length - fresh.length,
+    skipped: before.length,
     // Refused by the payload or the inputs: said, not counted among the times made before.
     refused: fresh.filter((r) => r.outcome !== 'started').map((r) => ({ fire_key: r.fireKey, error: r.error ?? r.outcome })),
   };
 }
 
 const BACKFILL_CHUNK = 100;
+/** Times a fire by hand or a backfill reads its schedule again after a new version changed it while it fired. */
+const MAX_REREADS = 3;
+
+/** 409: a new version changed the trigger at every read of a fire by hand or a backfill. */
+function keptChanging(path: string, name: string, what: string): ServiceError {
+  return new ServiceError('conflict', { code: 'conflict', message: `trigger ${name} of ${path} kept changing while it ${what}: send it again` });
+}
