@@ -94,6 +94,12 @@ export async function getTrigger(q: Queryable, path: string, name: string): Prom
   return rows[0];
 }
 
+/** The trigger of `path` and `name`, locked till the caller's commit (a registration that would change it waits); undefined when there is none. */
+export async function lockTrigger(q: Queryable, path: string, name: string): Promise<TriggerRow | undefined> {
+  const { rows } = await q.query<TriggerRow>(`SELECT ${COLUMNS} FROM core.trigger WHERE path = $1 AND name = $2 FOR UPDATE`, [path, name]);
+  return rows[0];
+}
+
 /**
  * Pauses or resumes a trigger; a resumed schedule starts again from `nextFire` (what was due while
  * it was paused is not caught up). Undefined when there is no such trigger; `was_paused`: its

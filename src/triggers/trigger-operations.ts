@@ -1,5 +1,5 @@
 import type { EngineDeps } from '../../actors/engine-deps.ts';
-import { getTrigger, listTriggers, setTriggerPaused, type TriggerKindName, type TriggerListRow, type TriggerRow } from '../db/trigger.repo.ts';
+import { getTrigger, listTriggers, lockTrigger, setTriggerPaused, type TriggerKindName, type TriggerListRow, type TriggerRow } from '../db/trigger.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { firesBetween, nextFire } from './cron-schedule.ts';
 import { fireTrigger, renderTriggerPayload, TriggerChanged, type Fire, type FireResult } from './fire-trigger.ts';
@@ -88,10 +88,13 @@ async function triggerOr404(deps: EngineDeps, path: string, name: string): Promi
  * a paused queue schedule records the times it held as skipped); 404 when unknown.
  */
 export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean, now: Date = new Date()): Promise<TriggerView> {
-  const row = await triggerOr404(deps, path, name);
-  // Only a resume reads the spec (its next fire): a schedule that no longer reads can still be paused.
-  const spec = row.kind === 'schedule' && !paused ? scheduleOf(row) : undefined;
   const updated = await deps.db.tx(async (q) => {
+    // Read under its lock: a resumed schedule's next fire is of the cron it is written beside (a
+    // registration that changes it waits for this commit, or committed before this read).
+    const row = await lockTrigger(q, path, name);
+    if (!row) return undefined;
+    // Only a resume reads the spec (its next fire): a schedule that no longer reads can still be paused.
+    const spec = row.kind === 'schedule' && !paused ? scheduleOf(row) : undefined;
     const set = await setTriggerPaused(q, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, now) : null);
     if (set && paused && !set.was_paused && set.kind === 'schedule') await recordPausedQueue(deps, q, set, now);
     return set;

@@ -2,10 +2,11 @@
 // A new version registered between that read and the fire's transaction started the new
 // version's workflow with the old version's payload. The fire now finds the trigger still of the
 // version it read, or writes nothing and reads it again: every start has the new payload. A
-// trigger that changes at every read is a 409, and nothing starts.
+// trigger that changes at every read is a 409, and nothing starts. A resume reads the schedule
+// under its row's lock, so its next fire is of the cron a new version wrote, never the old one's.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Db } from '../../../src/db/db.ts';
-import { backfill, fireByHand } from '../../../src/triggers/trigger-operations.ts';
+import { backfill, fireByHand, pauseTrigger } from '../../../src/triggers/trigger-operations.ts';
 import { ServiceError } from '../../../src/errors.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http } from '../../helpers/http.ts';
@@ -19,14 +20,14 @@ afterAll(async () => {
   await a?.close();
 });
 
-async function register(path: string, tag: string): Promise<void> {
+async function register(path: string, tag: string, cron = '0 * * * *'): Promise<void> {
   const yaml = `apiVersion: svc/v1
 kind: Playbook
 metadata: { name: late_version, path: ${path} }
 inputs:
   tag: { type: string, required: true }
 triggers:
-  - { name: t, kind: schedule, cron: "0 * * * *", overlap: allow, payload: { tag: "${tag}" } }
+  - { name: t, kind: schedule, cron: "${cron}", overlap: allow, payload: { tag: "${tag}" } }
 workflow:
   - step: start
     tool: { name: t, kind: noop }
@@ -98,4 +99,40 @@ it('a schedule that changes at every read: 409, and nothing started', async () =
   const err2 = await backfill(deps, path, 't', new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T02:00:00Z')).catch((e: unknown) => e);
   expect((err2 as ServiceError).message).toMatch(/kept changing while it backfilled/);
   expect(await started(path)).toEqual([]);
+});
+
+it('a resume whose schedule a new version re-timed as it resumed: its next fire is of the new cron', async () => {
+  const path = 'audit/resume_late_version';
+  await register(path, 'one');
+  expect((await http(a.url, 'POST', `/api/triggers/${path}/t/pause`, {})).status).toBe(200);
+  // The new version (at minute 30, not 0) commits after the resume's read of the row, before its write.
+  let registered = false;
+  const db = new Proxy(a.deps.db, {
+    get(target, prop) {
+      if (prop === 'query' || prop === 'tx') {
+        return async (...args: unknown[]) => {
+          if (!registered && (prop === 'tx' || /FROM core\.trigger\b/.test(String((args[0] as { text?: string }).text ?? args[0])))) {
+            // Before the fix the resume read the row here, outside its transaction.
+            if (prop === 'query') {
+              const result: unknown = await Reflect.apply(target.query, target, args);
+              registered = true;
+              await register(path, 'one', '30 * * * *');
+              return result;
+            }
+            registered = true;
+            await register(path, 'one', '30 * * * *');
+          }
+          return Reflect.apply(Reflect.get(target, prop, target) as (...a: unknown[]) => unknown, target, args);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const now = new Date('2030-05-01T10:10:00Z');
+  const view = await pauseTrigger({ ...a.deps, db }, path, 't', false, now);
+  expect(registered).toBe(true);
+  expect(view.state).toBe('active');
+  const { rows } = await a.deps.db.query<{ next_fire_at: Date }>('SELECT next_fire_at FROM core.trigger WHERE path = $1', [path]);
+  expect(rows[0].next_fire_at.toISOString()).toBe('2030-05-01T10:30:00.000Z');
 });
