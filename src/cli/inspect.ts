@@ -81,8 +81,9 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
   const json = parsed.values.json ?? false;
   return new Promise<number>((resolve) => {
     const ws = new WebSocket(`${base}/api/executions/${id}/inspect`, { headers });
-    let refused: string | null = null;
+    // The server's refusal, or why it could not be reached (the refusal wins when both come).
     let refusal: ServerError | undefined;
+    let unreachable: string | undefined;
     // A refusal is told as every client command tells one: the request, the status, the server's
     // detail (a wrong token, a role too low), read from the answer's body before the socket goes.
     ws.on('unexpected-response', (_req, res) => {
@@ -91,7 +92,6 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
         refusal = new ServerError(res.statusCode ?? 0, problemDetail(body), `GET /api/executions/${id}/inspect`);
-        refused = refusal.message;
         ws.terminate();
       });
     });
@@ -109,13 +109,18 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
       }
     });
     ws.on('error', (err) => {
-      if (!refused) refused = `server unreachable: ${err.message}`;
+      unreachable ??= err.message;
     });
     ws.on('close', (code, reason) => {
-      if (refused) {
-        if (json && refusal) out.write(refusalJson(refusal));
-        errOut.write(`svc inspect: ${refused}\n`);
-        resolve(refused.startsWith('server unreachable') ? 3 : 1);
+      if (refusal) {
+        if (json) out.write(refusalJson(refusal));
+        errOut.write(`svc inspect: ${refusal.message}\n`);
+        resolve(1);
+        return;
+      }
+      if (unreachable !== undefined) {
+        errOut.write(`svc inspect: server unreachable: ${unreachable}\n`);
+        resolve(3);
         return;
       }
       if (code === 1000) {

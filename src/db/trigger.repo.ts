@@ -101,18 +101,17 @@ export async function lockTrigger(q: Queryable, path: string, name: string): Pro
 }
 
 /**
- * Pauses or resumes a trigger; a resumed schedule starts again from `nextFire` (what was due while
- * it was paused is not caught up). Undefined when there is no such trigger; `was_paused`: its
- * state before. The row stays locked till the caller's commit. Every server hears of it.
+ * Pauses or resumes a trigger whose row the caller locked and read in its transaction (lockTrigger);
+ * a resumed schedule starts again from `nextFire` (what was due while it was paused is not caught
+ * up). Undefined when there is no such trigger. Every server hears of it.
  */
-export async function setTriggerPaused(q: Queryable, path: string, name: string, paused: boolean, nextFire: Date | null): Promise<(TriggerRow & { was_paused: boolean }) | undefined> {
-  const { rows } = await q.query<TriggerRow & { was_paused: boolean }>(
-    // Locked first (a tick holding the row commits before), so was_paused is the state this update replaced.
-    `WITH o AS (SELECT path AS o_path, name AS o_name, paused AS was_paused FROM core.trigger WHERE path = $1 AND name = $2 FOR UPDATE), t AS (
+export async function setTriggerPaused(q: Queryable, path: string, name: string, paused: boolean, nextFire: Date | null): Promise<TriggerRow | undefined> {
+  const { rows } = await q.query<TriggerRow>(
+    `WITH t AS (
        UPDATE core.trigger SET paused = $3, updated_at = now(),
               next_fire_at = CASE WHEN NOT $3 AND paused AND kind = 'schedule' THEN $4::timestamptz ELSE next_fire_at END
-         FROM o WHERE path = o_path AND name = o_name
-       RETURNING ${COLUMNS}, was_paused
+        WHERE path = $1 AND name = $2
+       RETURNING ${COLUMNS}
      ), n AS (SELECT pg_notify('${TRIGGERS_CHANGED_CHANNEL}', $1) FROM t)
      SELECT t.* FROM t LEFT JOIN n ON true`,
     [path, name, paused, nextFire],

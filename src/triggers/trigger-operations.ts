@@ -96,7 +96,8 @@ export async function pauseTrigger(deps: EngineDeps, path: string, name: string,
     // Only a resume reads the spec (its next fire): a schedule that no longer reads can still be paused.
     const spec = row.kind === 'schedule' && !paused ? scheduleOf(row) : undefined;
     const set = await setTriggerPaused(q, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, now) : null);
-    if (set && paused && !set.was_paused && set.kind === 'schedule') await recordPausedQueue(deps, q, set, now);
+    // The row as locked above is its state before: a pause of a running queue schedule records what it holds.
+    if (set && paused && !row.paused && set.kind === 'schedule') await recordPausedQueue(deps, q, set, now);
     return set;
   });
   if (!updated) throw notFound(`trigger ${name} of ${path}`);
