@@ -73,13 +73,22 @@ export function refusalJson(e: ServerError, extra: Record<string, unknown> = {})
   return `${JSON.stringify({ error: e.message, status: e.status, ...extra, detail: e.detail }, null, 2)}\n`;
 }
 
+/**
+ * No answer to read, as a program reads it on stdout with `--json`: `{error, status: null,
+ * detail: null}` (the server unreachable, or an answer this client does not understand), the
+ * shape of a refusal; its text goes to stderr as without `--json`.
+ */
+export function noAnswerJson(error: string): string {
+  return `${JSON.stringify({ error, status: null, detail: null }, null, 2)}\n`;
+}
+
 /** Where runCli also puts a refusal (refusalJson) when the command was given `--json`: `json()` says so once its options are parsed. */
 export type JsonRefusal = { out: Out; json(): boolean };
 
 /**
  * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
- * answer it does not understand, 2 usage, 3 unreachable or not serving now); a refusal also on
- * `refusal.out` as JSON when `refusal.json()`.
+ * answer it does not understand, 2 usage, 3 unreachable or not serving now); a refusal, or no
+ * answer, also on `refusal.out` as JSON when `refusal.json()`.
  */
 export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>, refusal?: JsonRefusal): Promise<number> {
   try {
@@ -99,10 +108,14 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
     // (not an svc server, or another version), which is no reason to look for it elsewhere.
     if (e instanceof v.ValiError) {
       const issue = e.issues[0];
-      err.write(`svc ${name}: unexpected answer from the server: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}\n`);
+      const message = `unexpected answer from the server: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}`;
+      if (refusal?.json()) refusal.out.write(noAnswerJson(message));
+      err.write(`svc ${name}: ${message}\n`);
       return 1;
     }
-    err.write(`svc ${name}: server unreachable: ${e instanceof Error ? e.message : String(e)}\n`);
+    const message = `server unreachable: ${e instanceof Error ? e.message : String(e)}`;
+    if (refusal?.json()) refusal.out.write(noAnswerJson(message));
+    err.write(`svc ${name}: ${message}\n`);
     return 3;
   }
 }

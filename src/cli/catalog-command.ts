@@ -61,11 +61,13 @@ export async function catalogCommand(argv: string[]): Promise<number> {
       if (json) out.write(`${JSON.stringify({ file, ...reg })}\n`);
     } catch (e) {
       if (e instanceof ServerUnreachableError) {
+        if (json) out.write(`${JSON.stringify({ file, error: e.message, status: null })}\n`);
         err.write(`svc catalog: ${e.message}\n`);
         return 3;
       }
       // Not this file's fault (its database away, say): the rest would meet the same; try later.
       if (e instanceof ServerError && notServingNow(e.status)) {
+        if (json) out.write(`${JSON.stringify({ file, error: e.message, status: e.status, detail: e.detail })}\n`);
         err.write(`svc catalog: ${file}: ${describeServerError(e)}\n`);
         return 3;
       }

@@ -4,7 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 import { describeServerError } from './register-file.ts';
-import { refusalJson, serverErrorExit } from './api-command.ts';
+import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
 import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
@@ -73,7 +73,9 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
     const raw = await client.request<unknown>('POST', '/api/executions/cleanup', { older_than_minutes: age, dry_run: values['dry-run'] ?? false });
     const parsed = v.safeParse(answer, raw);
     if (!parsed.success) {
-      err.write(`svc cleanup: unexpected answer from ${client.baseUrl}: ${v.getDotPath(parsed.issues[0]) ?? 'body'}: ${parsed.issues[0].message}\n`);
+      const message = `unexpected answer from ${client.baseUrl}: ${v.getDotPath(parsed.issues[0]) ?? 'body'}: ${parsed.issues[0].message}`;
+      if (values.json) out.write(noAnswerJson(message));
+      err.write(`svc cleanup: ${message}\n`);
       return 1;
     }
     out.write(values.json ? `${JSON.stringify(parsed.output, null, 2)}\n` : cleanupTable(parsed.output));
@@ -85,7 +87,9 @@ export async function cleanupCommand(argv: string[], out: Out = process.stdout, 
       err.write(`svc cleanup: ${describeServerError(e)}\n`);
       return serverErrorExit(e);
     }
-    err.write(`svc cleanup: server ${client.baseUrl} unreachable: ${e instanceof Error ? e.message : String(e)}\n`);
+    const message = `server ${client.baseUrl} unreachable: ${e instanceof Error ? e.message : String(e)}`;
+    if (values.json) out.write(noAnswerJson(message));
+    err.write(`svc cleanup: ${message}\n`);
     return 3;
   } finally {
     client.close();

@@ -9,7 +9,7 @@ import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
 import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { refusalJson, serverErrorExit } from './api-command.ts';
+import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
 import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -144,6 +144,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
     return final.state === 'completed' ? 0 : 1;
   } catch (e) {
     if (e instanceof Unreachable) {
+      if (options.json) out.write(noAnswerJson(e.message));
       err.write(`svc events: ${e.message}\n`);
       return 3;
     }
@@ -155,6 +156,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
       return serverErrorExit(e);
     }
     if (e instanceof Unexpected) {
+      if (options.json) out.write(noAnswerJson(e.message));
       err.write(`svc events: ${e.message}\n`);
       return 1;
     }

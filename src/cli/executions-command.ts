@@ -3,7 +3,7 @@ import { durationMs } from '../dsl/duration.ts';
 import { StartTimeText } from '../start-time-text.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
-import { cliClient, parseCliArgs, refusalJson, runCli, UsageError, type Out } from './api-command.ts';
+import { cliClient, noAnswerJson, parseCliArgs, refusalJson, runCli, UsageError, type Out } from './api-command.ts';
 import { controlExecution } from './execution-control.ts';
 import { ExecutionDetail, ExecutionState, statusText } from './execution-status-view.ts';
 import { ExecutionList, executionsTable } from './executions-table.ts';
@@ -79,8 +79,10 @@ type ListOptions = { status?: string; 'path-prefix'?: string; since?: string; un
  * REST API; returns the exit code (EXECUTION_EXIT_CODES).
  */
 export async function executionsCommand(name: ExecutionCommandName, argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  let json = false;
   return runCli(name, EXECUTION_COMMANDS[name].usage.split('\n')[0], err, async () => {
     const { values, positionals } = parseCliArgs(argv, OPTIONS);
+    json = values.json === true;
     for (const [key, value] of Object.entries(values)) {
       if (value !== undefined && key !== 'json' && key !== 'server' && !OWN[name].some((own) => own === key)) throw new UsageError(`--${key} does not apply to ${name}`);
     }
@@ -101,6 +103,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
         return refusalExitCode(e.status);
       }
       if (e instanceof UnexpectedAnswerError) {
+        if (values.json) out.write(noAnswerJson(e.message));
         err.write(`svc ${name}: ${e.message}\n`);
         return EXIT.failed;
       }
@@ -108,7 +111,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
     } finally {
       client.close();
     }
-  });
+  }, { out, json: () => json });
 }
 
 async function list(client: ServerClient, values: ListOptions, out: Out): Promise<number> {

@@ -4,7 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { asObject } from '../objects.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
-import { refusalJson } from './api-command.ts';
+import { noAnswerJson, refusalJson } from './api-command.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
 import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
 
@@ -119,6 +119,7 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
         return;
       }
       if (unreachable !== undefined) {
+        if (json) out.write(noAnswerJson(`server unreachable: ${unreachable}`));
         errOut.write(`svc inspect: server unreachable: ${unreachable}\n`);
         resolve(3);
         return;
@@ -130,7 +131,9 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
       }
       // 1006: the connection dropped without a close (the server stopped or the network went): unreachable, as at the start.
       if (code === 1006) {
-        errOut.write(`svc inspect: server unreachable: the stream closed without an end (1006)\n`);
+        const message = 'server unreachable: the stream closed without an end (1006)';
+        if (json) out.write(noAnswerJson(message));
+        errOut.write(`svc inspect: ${message}\n`);
         resolve(3);
         return;
       }

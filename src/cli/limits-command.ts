@@ -2,7 +2,7 @@ import { exactDurationMs } from '../dsl/duration.ts';
 import { LIMIT_NAME, LIMIT_NAME_RULE } from '../flow/limit-name.ts';
 import { MAX_PERIOD_SECONDS, MIN_PERIOD_SECONDS, WHOLE_MS_RULE, wholeMs } from '../flow/rate-period.ts';
 import { ServerError, type ServerClient } from '../worker/server-client.ts';
-import { cliClient, parseCliArgs, refusalJson, runCli, UsageError, type Out } from './api-command.ts';
+import { cliClient, noAnswerJson, parseCliArgs, refusalJson, runCli, UsageError, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
 import { EXIT, refusalExitCode } from './executions-usage.ts';
 import { LimitDetail, LimitList, LimitPut, limitPartsText, limitsTable, limitText } from './limits-table.ts';
@@ -32,8 +32,10 @@ const limitUrl = (name: string) => `/api/limits/${encodeURIComponent(name)}`;
 
 /** `svc limits [list]|show|set|delete`: flow control's named limits over the REST API; returns the exit code. */
 export async function limitsCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  let json = false;
   return runCli('limits', usageSynopsis(LIMITS_USAGE), err, async () => {
     const { values, positionals } = parseCliArgs(argv, OPTIONS);
+    json = values.json === true;
     const [first, ...args] = positionals;
     const sub = first ?? 'list';
     if (!SUBCOMMANDS.some((s) => s === sub)) throw new UsageError(`unknown subcommand '${sub}' (list, show, set or delete)`);
@@ -67,6 +69,7 @@ export async function limitsCommand(argv: string[], out: Out = process.stdout, e
         return refusalExitCode(e.status);
       }
       if (e instanceof UnexpectedAnswerError) {
+        if (values.json) out.write(noAnswerJson(e.message));
         err.write(`svc limits: ${e.message}\n`);
         return EXIT.failed;
       }
@@ -74,7 +77,7 @@ export async function limitsCommand(argv: string[], out: Out = process.stdout, e
     } finally {
       client.close();
     }
-  });
+  }, { out, json: () => json });
 }
 
 /** A positive integer option, or a usage error naming it. */

@@ -12,7 +12,7 @@ import { isPlainObject } from '../objects.ts';
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { preparePayload } from './run-workload.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
-import { refusalJson, serverErrorExit } from './api-command.ts';
+import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -152,6 +152,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return outcome.execution.status === 'completed' ? 0 : 1;
   } catch (e) {
     if (e instanceof ServerUnreachableError) {
+      if (options.json) out.write(noAnswerJson(e.message));
       err.write(`svc run: ${e.message}\n`);
       return 3;
     }
@@ -164,6 +165,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       return serverErrorExit(e);
     }
     if (e instanceof UnexpectedAnswerError) {
+      if (options.json) out.write(noAnswerJson(e.message));
       err.write(`svc run: ${e.message}\n`);
       return 1;
     }

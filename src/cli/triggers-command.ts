@@ -21,6 +21,7 @@ const triggerUrl = (path: string, name: string, action: string) => `/api/trigger
 
 /** `svc triggers [list]|pause|resume|fire|backfill`: the live triggers and what an operator does with them; returns the exit code. */
 export async function triggersCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  let json = false;
   return runCli('triggers', usageSynopsis(TRIGGERS_USAGE), err, async () => {
     const parsed = parseCliArgs(argv, {
         kind: { type: 'string' },
@@ -33,6 +34,7 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
         server: { type: 'string' },
       });
     const { values, positionals } = parsed;
+    json = values.json === true;
     // Without a subcommand it lists, as `svc limits` does.
     const [sub = 'list', ...args] = positionals;
     if (sub !== 'list' && sub !== 'pause' && sub !== 'resume' && sub !== 'fire' && sub !== 'backfill') throw new UsageError(`unknown subcommand '${sub}'`);
@@ -56,7 +58,7 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
     } finally {
       client.close();
     }
-  });
+  }, { out, json: () => json });
 }
 
 /** Options that mean nothing to `sub` are usage errors, not silently ignored. */
