@@ -186,17 +186,23 @@ function sum(items: readonly unknown[], attribute: unknown, start: unknown): num
   return total;
 }
 
-function chunks(items: readonly unknown[], size: number, fill: unknown): unknown[][] {
+function chunks(items: readonly unknown[], size: number, fill: unknown, budget: RenderBudget): unknown[][] {
   if (size < 1) throw new RenderFault('batch size must be at least 1');
   const out: unknown[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   const last = out.at(-1);
-  if (last && fill !== undefined) while (last.length < size) last.push(fill);
+  // The padding is items made, as many as the size asks (a payload may give it): paid before they are.
+  if (last && fill !== undefined && last.length < size) {
+    budget.spend(size - last.length);
+    while (last.length < size) last.push(fill);
+  }
   return out;
 }
 
-function slices(items: readonly unknown[], n: number, fill: unknown): unknown[][] {
+function slices(items: readonly unknown[], n: number, fill: unknown, budget: RenderBudget): unknown[][] {
   if (n < 1) throw new RenderFault('slice count must be at least 1');
+  // It makes n lists, however few the items: paid before they are made (a payload may give n).
+  budget.spend(n);
   const perSlice = Math.floor(items.length / n);
   const withExtra = items.length % n;
   const out: unknown[][] = [];
@@ -261,7 +267,7 @@ const list = (value: unknown, what: string): readonly unknown[] => iterate(value
 const filters: [string, Filter][] = [
   ['abs', { params: [], run: (v) => Math.abs(numeric(v) ?? fault('abs needs a number')) }],
   ['attr', { params: ['name'], run: (v, [name]) => readAttribute(v, name) }],
-  ['batch', { params: ['linecount', 'fill_with'], run: (v, [size, fill]) => chunks(list(v, 'batch'), count(size, 1, 'batch size'), fill) }],
+  ['batch', { params: ['linecount', 'fill_with'], run: (v, [size, fill], budget) => chunks(list(v, 'batch'), count(size, 1, 'batch size'), fill, budget) }],
   ['capitalize', { params: [], run: (v) => capitalizeText(text(v)) }],
   [
     'center',
@@ -340,7 +346,7 @@ const filters: [string, Filter][] = [
     },
   ],
   ['safe', { params: [], run: (v) => v }],
-  ['slice', { params: ['slices', 'fill_with'], run: (v, [n, fill]) => slices(list(v, 'slice'), count(n, 1, 'slice count'), fill) }],
+  ['slice', { params: ['slices', 'fill_with'], run: (v, [n, fill], budget) => slices(list(v, 'slice'), count(n, 1, 'slice count'), fill, budget) }],
   ['sort', { params: ['reverse', 'case_sensitive', 'attribute'], run: (v, [reverse, cs, attribute], budget) => sorted(list(v, 'sort'), byKey(cs, attribute, 'sort'), reverse, budget) }],
   ['string', { params: [], run: (v) => text(v) }],
   ['sum', { params: ['attribute', 'start'], run: (v, [attribute, start]) => sum(list(v, 'sum'), attribute, start) }],
