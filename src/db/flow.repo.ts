@@ -6,6 +6,13 @@ import type { Queryable } from './queryable.ts';
 // only), what their keys hold, the admitter's statement and a debounce window's extension. The
 // claim's share is in command-plans.ts; the unit write queues admissions and ends them.
 
+/**
+ * SQL condition: command `o` is a paused execution's, withdrawn while it waited (PAUSED:
+ * migrations/0047). Its resume makes it PENDING again on its key's row, which no claim does
+ * without (it joins the key): such a key is not idle, nor its limit deletable (migrations/0056).
+ */
+const pausedSql = (o: string): string => `${o}.status = 'PAUSED' AND ${o}.limit_name IS NOT NULL`;
+
 /** A token bucket: `limit` tokens per `period_seconds`, holding at most `burst`. */
 export type RateSpec = { limit: number; period_seconds: number; burst: number };
 
@@ -133,7 +140,8 @@ export async function deleteLimit(db: Db, name: string): Promise<{ deleted: bool
       text: `WITH busy AS (
                SELECT EXISTS (SELECT 1 FROM core.flow_key k WHERE k.name = $1 AND k.running > 0)
                    OR EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = $1 AND a.admitted_at IS NULL)
-                   OR EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = $1 AND ${claimableSql('o')}) AS in_use),
+                   OR EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = $1 AND ${claimableSql('o')})
+                   OR EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = $1 AND ${pausedSql('o')}) AS in_use),
              gone AS (DELETE FROM core.flow_limit l WHERE l.name = $1 AND NOT (SELECT in_use FROM busy) RETURNING l.name),
              keys AS (DELETE FROM core.flow_key k WHERE k.name = $1 AND EXISTS (SELECT 1 FROM gone))
              SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT in_use FROM busy) AS in_use`,
@@ -159,7 +167,7 @@ export type FlowKeyName = { name: string; key: string };
 /**
  * Forgets idle keys among the next `limit` after `after` (in name, key order): nothing held
  * (`running` 0), no claim or admission for `idleSeconds` (a key at rest that long has a full
- * bucket: KEY_ROOM), no command waiting and no execution queued on it. The rows are locked first,
+ * bucket: KEY_ROOM), no command waiting (nor withdrawn by a pause) and no execution queued on it. The rows are locked first,
  * skipping those a command's insert holds (migrations/0032), and checked in a second statement,
  * whose snapshot sees every command committed before the lock. `last`: the last key looked at
  * (null: none was left).
@@ -180,6 +188,7 @@ export async function forgetIdleFlowKeys(db: Db, idleSeconds: number, limit: num
       text: `DELETE FROM core.flow_key k USING unnest($1::text[], $2::text[]) AS x(name, key)
               WHERE k.name = x.name AND k.key = x.key AND k.running = 0
                 AND NOT EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${claimableSql('o')})
+                AND NOT EXISTS (SELECT 1 FROM core.command o WHERE o.limit_name = k.name AND o.limit_key = k.key AND ${pausedSql('o')})
                 AND NOT EXISTS (SELECT 1 FROM core.admission a WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL)
               RETURNING k.name, k.key`,
       values: [idle.map((k) => k.name), idle.map((k) => k.key)],
