@@ -23,6 +23,8 @@ export class FlowKeyError extends Error {
 /** The key a rendered `key:` template gives: text as it is, nothing as '', any other value as JSON. */
 export function flowKey(value: unknown, field: string): string {
   const key = typeof value === 'string' ? value : value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  if (key.length > MAX_FLOW_KEY_LENGTH) throw new FlowKeyError(field);
+  // Characters are code points (as PostgreSQL's char_length counts), not UTF-16 units: a key of
+  // 300 emoji is 300 characters, under the bound, though its `length` is 600.
+  if (key.length > MAX_FLOW_KEY_LENGTH && [...key].length > MAX_FLOW_KEY_LENGTH) throw new FlowKeyError(field);
   return key;
 }
