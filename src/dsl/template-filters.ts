@@ -12,6 +12,7 @@ import {
   readPath,
   readPathStrict,
   RenderFault,
+  scanCost,
   toText,
   truthy,
   typeName,
@@ -155,13 +156,31 @@ function sorted(items: readonly unknown[], key: (item: unknown) => unknown, reve
   return truthy(reverse) ? out.reverse() : out;
 }
 
-function unique(items: readonly unknown[], key: (item: unknown) => unknown): unknown[] {
-  const seen: unknown[] = [];
+/** A key equal scalars share (`equal`: a boolean is its number, as in Python); none for a list or mapping. */
+function scalarKey(value: unknown): string | undefined {
+  const n = numeric(value);
+  if (n !== undefined) return `n${n}`;
+  if (typeof value === 'string') return `s${value}`;
+  return value === null || value === undefined ? String(value) : undefined;
+}
+
+// Scalars are looked up, not compared with every one kept: one pass, as Jinja's set does; lists
+// and mappings are compared with those kept before, each comparison paid from the budget.
+function unique(items: readonly unknown[], key: (item: unknown) => unknown, budget: RenderBudget): unknown[] {
+  const seenScalars = new Set<string>();
+  const seenCollections: unknown[] = [];
   const out: unknown[] = [];
   for (const item of items) {
     const k = key(item);
-    if (seen.some((s) => equal(s, k))) continue;
-    seen.push(k);
+    const scalar = scalarKey(k);
+    if (scalar !== undefined) {
+      if (seenScalars.has(scalar)) continue;
+      seenScalars.add(scalar);
+    } else {
+      budget.spend(scanCost(seenCollections.length));
+      if (seenCollections.some((s) => equal(s, k, budget))) continue;
+      seenCollections.push(k);
+    }
     out.push(item);
   }
   return out;
@@ -243,12 +262,12 @@ const TESTS_OF_ABSENCE: ReadonlySet<string> = new Set(['defined', 'undefined', '
 const attributeFor = (attribute: unknown, test: unknown, what: string) => (item: unknown): unknown =>
   typeof test === 'string' && TESTS_OF_ABSENCE.has(test) ? readPath(item, attribute) : readPathStrict(item, attribute, what);
 
-function selectBy(items: readonly unknown[], keep: boolean, pick: (item: unknown) => unknown, test: unknown, args: readonly unknown[]): unknown[] {
+function selectBy(items: readonly unknown[], keep: boolean, pick: (item: unknown) => unknown, test: unknown, args: readonly unknown[], budget: RenderBudget): unknown[] {
   const check = (item: unknown): boolean => {
     const value = pick(item);
     if (test === undefined) return truthy(value);
     if (typeof test !== 'string') throw new RenderFault('a test name must be a string');
-    return applyTest(test, value, args);
+    return applyTest(test, value, args, budget);
   };
   return items.filter((item) => check(item) === keep);
 }
@@ -323,10 +342,10 @@ const filters: [string, Filter][] = [
   ['max', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'max'), byKey(cs, attribute, 'max'), 1) }],
   ['min', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => extreme(list(v, 'min'), byKey(cs, attribute, 'min'), -1) }],
   ['quote', { params: [], run: quote }],
-  ['reject', { params: [], variadic: true, run: (v, _p, _b, [test, ...args]) => selectBy(list(v, 'reject'), false, (item) => item, test, args) }],
-  ['rejectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'rejectattr'), false, attributeFor(attr, test, 'rejectattr'), test, args) }],
-  ['select', { params: [], variadic: true, run: (v, _p, _b, [test, ...args]) => selectBy(list(v, 'select'), true, (item) => item, test, args) }],
-  ['selectattr', { params: [], variadic: true, run: (v, _p, _b, [attr, test, ...args]) => selectBy(list(v, 'selectattr'), true, attributeFor(attr, test, 'selectattr'), test, args) }],
+  ['reject', { params: [], variadic: true, run: (v, _p, budget, [test, ...args]) => selectBy(list(v, 'reject'), false, (item) => item, test, args, budget) }],
+  ['rejectattr', { params: [], variadic: true, run: (v, _p, budget, [attr, test, ...args]) => selectBy(list(v, 'rejectattr'), false, attributeFor(attr, test, 'rejectattr'), test, args, budget) }],
+  ['select', { params: [], variadic: true, run: (v, _p, budget, [test, ...args]) => selectBy(list(v, 'select'), true, (item) => item, test, args, budget) }],
+  ['selectattr', { params: [], variadic: true, run: (v, _p, budget, [attr, test, ...args]) => selectBy(list(v, 'selectattr'), true, attributeFor(attr, test, 'selectattr'), test, args, budget) }],
   [
     'replace',
     {
@@ -360,7 +379,7 @@ const filters: [string, Filter][] = [
       run: (v, [max, killwords, end, leeway]) => truncate(text(v), count(max, 255, 'truncate length'), killwords, optionalText(end, '...'), count(leeway, 5, 'truncate leeway')),
     },
   ],
-  ['unique', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute]) => unique(list(v, 'unique'), byKey(cs, attribute, 'unique')) }],
+  ['unique', { params: ['case_sensitive', 'attribute'], run: (v, [cs, attribute], budget) => unique(list(v, 'unique'), byKey(cs, attribute, 'unique'), budget) }],
   ['upper', { params: [], run: (v) => text(v).toUpperCase() }],
   ['urlencode', { params: [], run: urlencode }],
   ['values', { params: [], run: (v) => entries(v, 'values').map(([, value]) => value) }],

@@ -222,7 +222,7 @@ class Interpreter {
       case 'block':
         return this.body(e.body, frame);
       case 'test':
-        return applyTest(e.name, DEFINED_TESTS.has(e.name) ? this.guarded(e.target, frame) : this.expr(e.target, frame), e.args.map((arg) => this.expr(arg, frame)));
+        return applyTest(e.name, DEFINED_TESTS.has(e.name) ? this.guarded(e.target, frame) : this.expr(e.target, frame), e.args.map((arg) => this.expr(arg, frame)), budget);
       case 'not':
         return !truthy(this.expr(e.operand, frame));
       case 'negate':
@@ -242,12 +242,12 @@ class Interpreter {
       case 'binary':
         return binary(e.op, this.expr(e.left, frame), this.expr(e.right, frame), budget);
       case 'in':
-        return contains(this.expr(e.right, frame), this.expr(e.left, frame));
+        return contains(this.expr(e.right, frame), this.expr(e.left, frame), budget);
       case 'compare': {
         let left = this.expr(e.first, frame);
         for (const { op, operand } of e.rest) {
           const right = this.expr(operand, frame);
-          if (!compared(op, left, right)) return false;
+          if (!compared(op, left, right, budget)) return false;
           left = right;
         }
         return true;

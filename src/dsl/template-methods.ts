@@ -1,6 +1,6 @@
 import { bindArgs, type CallArgs } from './template-filters.ts';
 import { capitalizeText, replaceText, stripText, titleText } from './template-text.ts';
-import { equal, iterate, limitText, numeric, RenderFault, toText, typeName, type RenderBudget } from './template-values.ts';
+import { equal, iterate, limitText, numeric, RenderFault, scanCost, toText, typeName, type RenderBudget } from './template-values.ts';
 import { isPlainObject } from '../objects.ts';
 
 // The methods templates may call on values (`s.upper()`, `d.items()`), the Python ones playbook
@@ -91,14 +91,15 @@ const listMethods = new Map<string, Method<readonly unknown[]>>([
     'index',
     {
       params: ['value'],
-      run: (l, [value]) => {
-        const i = l.findIndex((item) => equal(item, value));
+      run: (l, [value], budget) => {
+        budget.spend(scanCost(l.length));
+        const i = l.findIndex((item) => equal(item, value, budget));
         if (i < 0) throw new RenderFault('index: the value is not in the list');
         return i;
       },
     },
   ],
-  ['count', { params: ['value'], run: (l, [value]) => l.filter((item) => equal(item, value)).length }],
+  ['count', { params: ['value'], run: (l, [value], budget) => (budget.spend(scanCost(l.length)), l.filter((item) => equal(item, value, budget)).length) }],
 ]);
 
 const mappingMethods = new Map<string, Method<Record<string, unknown>>>([

@@ -5,12 +5,12 @@ import { compare, equal, limitText, MAX_RANGE_ITEMS, MAX_RENDERED_CHARS, numeric
 // arithmetic, repetition and slicing. template-interpreter.ts evaluates the operands.
 
 /** `left <op> right` for a comparison operator. */
-export function compared(op: Extract<Expr, { type: 'compare' }>['rest'][number]['op'], left: unknown, right: unknown): boolean {
+export function compared(op: Extract<Expr, { type: 'compare' }>['rest'][number]['op'], left: unknown, right: unknown, budget: RenderBudget): boolean {
   switch (op) {
     case '==':
-      return equal(left, right);
+      return equal(left, right, budget);
     case '!=':
-      return !equal(left, right);
+      return !equal(left, right, budget);
     case '<':
       return compare(left, right) < 0;
     case '>':

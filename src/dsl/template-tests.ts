@@ -1,10 +1,10 @@
-import { compare, contains, equal, numeric, RenderFault } from './template-values.ts';
+import { compare, contains, equal, numeric, RenderFault, type RenderBudget } from './template-values.ts';
 import { isPlainObject } from '../objects.ts';
 
 // Jinja's `is` tests (`x is defined`, `n is divisibleby(3)`), by name. A Map, so no name reaches
 // an inherited property; the names are checked when a template is parsed.
 
-type Test = (value: unknown, args: readonly unknown[]) => boolean;
+type Test = (value: unknown, args: readonly unknown[], budget: RenderBudget) => boolean;
 
 const arg = (args: readonly unknown[], name: string): unknown => {
   if (args.length !== 1) throw new RenderFault(`test '${name}' takes one argument`);
@@ -13,8 +13,8 @@ const arg = (args: readonly unknown[], name: string): unknown => {
 
 const integer = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 
-const eq: Test = (value, args) => equal(value, arg(args, 'eq'));
-const ne: Test = (value, args) => !equal(value, arg(args, 'ne'));
+const eq: Test = (value, args, budget) => equal(value, arg(args, 'eq'), budget);
+const ne: Test = (value, args, budget) => !equal(value, arg(args, 'ne'), budget);
 const lt: Test = (value, args) => compare(value, arg(args, 'lt')) < 0;
 const le: Test = (value, args) => compare(value, arg(args, 'le')) <= 0;
 const gt: Test = (value, args) => compare(value, arg(args, 'gt')) > 0;
@@ -62,7 +62,7 @@ export const templateTests: ReadonlyMap<string, Test> = new Map<string, Test>([
   ['>', gt],
   ['ge', ge],
   ['>=', ge],
-  ['in', (value, args) => contains(arg(args, 'in'), value)],
+  ['in', (value, args, budget) => contains(arg(args, 'in'), value, budget)],
   ['sameas', (value, args) => value === arg(args, 'sameas')],
   ['lower', (value) => typeof value === 'string' && value === value.toLowerCase()],
   ['upper', (value) => typeof value === 'string' && value === value.toUpperCase()],
@@ -70,8 +70,8 @@ export const templateTests: ReadonlyMap<string, Test> = new Map<string, Test>([
 ]);
 
 /** Applies the test `name`; throws RenderFault for an unknown one. */
-export function applyTest(name: string, value: unknown, args: readonly unknown[]): boolean {
+export function applyTest(name: string, value: unknown, args: readonly unknown[], budget: RenderBudget): boolean {
   const test = templateTests.get(name);
   if (!test) throw new RenderFault(`unknown test '${name}'`);
-  return test(value, args);
+  return test(value, args, budget);
 }

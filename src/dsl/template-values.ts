@@ -151,17 +151,31 @@ export function numeric(value: unknown): number | undefined {
   return undefined;
 }
 
-/** Equality by value: lists and mappings compare their contents. */
-export function equal(a: unknown, b: unknown): boolean {
+/**
+ * What scanning `n` items for equal ones costs: a comparison of two scalars takes about a
+ * twentieth of an evaluation step, so a search pays a step per 16 items it may compare.
+ */
+export const scanCost = (n: number): number => n >> 4;
+
+/**
+ * Equality by value: lists and mappings compare their contents, paid from `budget` (two long
+ * lists compared in a loop are work as a loop over them is; each nested one is a step).
+ */
+export function equal(a: unknown, b: unknown, budget: RenderBudget): boolean {
   if (a === b) return true;
   const na = numeric(a);
   const nb = numeric(b);
   if (na !== undefined && nb !== undefined) return na === nb;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => equal(item, b[i]));
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    budget.spend(1 + scanCost(a.length));
+    return a.every((item, i) => equal(item, b[i], budget));
+  }
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = Object.keys(a);
     if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => Object.hasOwn(b, key) && equal(a[key], b[key]));
+    budget.spend(1 + scanCost(keys.length));
+    return keys.every((key) => Object.hasOwn(b, key) && equal(a[key], b[key], budget));
   }
   return false;
 }
@@ -191,14 +205,18 @@ export function iterate(value: unknown, what: string): readonly unknown[] {
   throw new RenderFault(`${what}: ${typeName(value)} is not iterable`);
 }
 
-/** `needle in haystack`: a substring, a list item, or a mapping key. */
-export function contains(haystack: unknown, needle: unknown): boolean {
+/** `needle in haystack`: a substring, a list item, or a mapping key; a search paid by the haystack's size. */
+export function contains(haystack: unknown, needle: unknown, budget: RenderBudget): boolean {
   if (haystack === undefined || haystack === null) return false;
   if (typeof haystack === 'string') {
     if (typeof needle !== 'string') throw new RenderFault(`'in <string>' needs a string on the left, not ${typeName(needle)}`);
+    budget.spend(haystack.length >> 6);
     return haystack.includes(needle);
   }
-  if (Array.isArray(haystack)) return haystack.some((item) => equal(item, needle));
+  if (Array.isArray(haystack)) {
+    budget.spend(scanCost(haystack.length));
+    return haystack.some((item) => equal(item, needle, budget));
+  }
   if (isPlainObject(haystack)) return (typeof needle === 'string' || typeof needle === 'number') && Object.hasOwn(haystack, String(needle));
   throw new RenderFault(`'in' needs a string, list or mapping on the right, not ${typeName(haystack)}`);
 }
