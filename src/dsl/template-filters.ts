@@ -1,4 +1,5 @@
 import { roundNumber } from './round-number.ts';
+import { finite } from './template-operators.ts';
 import { applyTest } from './template-tests.ts';
 import { capitalizeText, replaceText, stripText, titleFilterText } from './template-text.ts';
 import {
@@ -202,7 +203,7 @@ function sum(items: readonly unknown[], attribute: unknown, start: unknown): num
     if (n === undefined) throw new RenderFault('sum: every item must be a number');
     total += n;
   }
-  return total;
+  return finite('sum', total);
 }
 
 function chunks(items: readonly unknown[], size: number, fill: unknown, budget: RenderBudget): unknown[][] {

@@ -40,6 +40,10 @@ export function binary(op: BinaryOp, a: unknown, b: unknown, budget: RenderBudge
   const x = numeric(a);
   const y = numeric(b);
   if (x === undefined || y === undefined) throw new RenderFault(`unsupported operand types for ${op}: ${typeName(a)} and ${typeName(b)}`);
+  return finite(op, arithmetic(op, x, y));
+}
+
+function arithmetic(op: Exclude<BinaryOp, '~'>, x: number, y: number): number {
   switch (op) {
     case '+':
       return x + y;
@@ -54,6 +58,15 @@ export function binary(op: BinaryOp, a: unknown, b: unknown, budget: RenderBudge
   if (op === '/') return x / y;
   if (op === '//') return Math.floor(x / y);
   return x - y * Math.floor(x / y);
+}
+
+/**
+ * A result past a double's range (Infinity) or none at all ((-8) ** 0.5 is NaN) is no value JSON
+ * holds: stored, it became null without a word. Refused as `1 / 0` is (Python overflows too).
+ */
+export function finite(what: string, n: number): number {
+  if (!Number.isFinite(n)) throw new RenderFault(`${what}: the result is not a finite number`);
+  return n;
 }
 
 function repeat(sequence: string | readonly unknown[], times: unknown, budget: RenderBudget): string | unknown[] {
