@@ -98,7 +98,7 @@ export const CODES = {
   sandbox_unavailable: { where: ['task_outcome'], meaning: 'the worker runs no `shell` tasks: its sandbox cannot run' },
   timeout: { where: ['task_outcome'], meaning: 'the task\'s `timeout_seconds` ran out' },
   wait_timeout: { where: ['task_outcome'], meaning: 'a step waited for a signal that did not come within its `wait.timeout` (its outcome\'s status is `timeout`)' },
-  limit_key: { where: ['task_outcome', 'execution', 'http'], status: 422, message: 'a limit key rendered to more than 500 characters; nothing was started', meaning: 'a task\'s `limit.key` (or a playbook\'s `concurrency.key`, `debounce.key`) rendered to a key over 500 characters; over HTTP: a start refused for its playbook\'s key, nothing started (`detail.errors` names the field)' },
+  limit_key: { where: ['task_outcome', 'execution', 'http'], status: 422, message: 'a limit key rendered to more than 500 characters or to text that cannot be stored; nothing was started', meaning: 'a task\'s `limit.key` (or a playbook\'s `concurrency.key`, `debounce.key`) rendered to a key over 500 characters, or holding NUL or a lone surrogate; over HTTP: a start refused for its playbook\'s key, nothing started (`detail.errors` names the field)' },
   wait_until: { where: ['task_outcome'], meaning: 'a step\'s `wait.until` did not render to a time (ISO 8601 with an offset, or epoch milliseconds, in the years 0001 to 9999)' },
   cancelled: { where: ['task_outcome', 'execution'], meaning: 'the command or the execution was cancelled' },
   aborted: { where: ['task_outcome'], meaning: 'the worker stopped before the task finished' },

@@ -9,12 +9,12 @@ export const DEFAULT_PRIORITY = 5;
 /** The longest key a limit's key template may render to (core.flow_key.key; an index column). */
 export const MAX_FLOW_KEY_LENGTH = 500;
 
-/** A rendered key that cannot be one (too long): the task or the start fails with `limit_key`. */
+/** A rendered key that cannot be one (too long, or text PostgreSQL cannot hold): the task or the start fails with `limit_key`. */
 export class FlowKeyError extends Error {
   readonly code = CODE.limit_key;
   readonly field: string;
-  constructor(field: string) {
-    super(`${field} rendered to a key over ${MAX_FLOW_KEY_LENGTH} characters`);
+  constructor(field: string, why = `over ${MAX_FLOW_KEY_LENGTH} characters`) {
+    super(`${field} rendered to a key ${why}`);
     this.name = 'FlowKeyError';
     this.field = field;
   }
@@ -26,5 +26,9 @@ export function flowKey(value: unknown, field: string): string {
   // Characters are code points (as PostgreSQL's char_length counts), not UTF-16 units: a key of
   // 300 emoji is 300 characters, under the bound, though its `length` is 600.
   if (key.length > MAX_FLOW_KEY_LENGTH && [...key].length > MAX_FLOW_KEY_LENGTH) throw new FlowKeyError(field);
+  // A template can make text no payload carries (`b64decode`, `fromjson`): a key is a text column,
+  // which refuses NUL (the start's or the report's write failed, a 500) and mangles lone surrogates.
+  if (key.includes('\0')) throw new FlowKeyError(field, 'that contains NUL (\\u0000), which cannot be stored');
+  if (!key.isWellFormed()) throw new FlowKeyError(field, 'that contains a lone surrogate (\\ud800-\\udfff), which cannot be stored');
   return key;
 }
