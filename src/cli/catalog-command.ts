@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadClientConfig, ConfigError } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
@@ -7,6 +6,7 @@ import { describeServerError, refusalProblems, refusalText, registerFile } from 
 import { notServingNow } from './executions-usage.ts';
 import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
+import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 
 /**
  * `svc catalog register FILE...`: registers each file as its document says (a playbook, an agent,
@@ -47,11 +47,11 @@ export async function catalogCommand(argv: string[]): Promise<number> {
   for (const file of files) {
     let content: string;
     try {
-      content = await readFile(file, 'utf8');
+      content = await readTextFile(file);
     } catch (e) {
-      const reason = e instanceof Error && 'code' in e ? String(e.code) : 'unreadable';
-      err.write(`svc catalog: cannot read ${file} (${reason})\n`);
-      if (json) out.write(`${JSON.stringify({ file, error: `cannot read (${reason})` })}\n`);
+      const reason = e instanceof NotUtf8Error ? 'not UTF-8 text' : e instanceof Error && 'code' in e ? String(e.code) : 'unreadable';
+      err.write(e instanceof NotUtf8Error ? `svc catalog: ${e.message}\n` : `svc catalog: cannot read ${file} (${reason})\n`);
+      if (json) out.write(`${JSON.stringify({ file, error: `cannot read (${reason})`, ...(e instanceof NotUtf8Error ? { line: e.line, column: e.column } : {}) })}\n`);
       code = 1;
       continue;
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { ServerError } from '../worker/server-client.ts';
 import { formatElapsed, lineView, silentView, terminalView } from './progress-view.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError, type ExecutionStatus } from './run-api.ts';
@@ -13,6 +13,7 @@ import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts
 import { preparePayload } from './run-workload.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
+import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
 
@@ -64,7 +65,7 @@ function printFinal(out: Out, execution: ExecutionStatus, progress: StepProgress
  * file's, or with `--set` the catalog's newest version; null when it cannot be read or parsed.
  */
 async function targetPlaybook(api: RunApi, options: RunOptions): Promise<{ content: string | null; playbook: NormalizedPlaybook | null }> {
-  const content = (await isFile(options.target)) ? await readFile(options.target, 'utf8') : null;
+  const content = (await isFile(options.target)) ? await readTextFile(options.target) : null;
   const text = content ?? (options.sets.length > 0 ? await api.catalogContent(options.target) : null);
   const parsed = text === null ? null : parsePlaybook(text);
   return { content, playbook: parsed?.ok ? parsed.playbook : null };
@@ -166,6 +167,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     if (e instanceof UnexpectedAnswerError) {
       if (options.json) out.write(noAnswerJson(e.message));
+      err.write(`svc run: ${e.message}\n`);
+      return 1;
+    }
+    // Nothing was sent: the file is refused where it is wrong, as a registration's problems are.
+    if (e instanceof NotUtf8Error) {
+      if (options.json) out.write(`${JSON.stringify({ error: 'not UTF-8 text', file: e.file, line: e.line, column: e.column }, null, 2)}\n`);
       err.write(`svc run: ${e.message}\n`);
       return 1;
     }

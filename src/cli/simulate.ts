@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { playbookPaths, simulatePlaybook, type SimulatedOutcomes } from '../../machines/simulate-playbook.ts';
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
@@ -7,6 +6,7 @@ import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
 import { isObject } from '../objects.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
+import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 import { inapplicableOutcome } from './simulate-outcomes.ts';
 import { optionErrorMessage, usageSynopsis } from './usage-error.ts';
 
@@ -82,8 +82,9 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   }
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextFile(file);
   } catch (err) {
+    if (err instanceof NotUtf8Error) return usageFailed(errOut, err.message);
     return usageFailed(errOut, `cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}`);
   }
   // Problems as registration prints them (file:line:col), or, with --json, as its answer lists them.
