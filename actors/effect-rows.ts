@@ -152,8 +152,9 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
         break;
       }
       case 'wait': {
-        // A timer `for` and a signal's timeout count from now; this server's clock, the same value in the row and the event.
-        const wakeAt = e.wakeAt ?? (e.afterMs === null ? null : new Date(Date.now() + e.afterMs).toISOString());
+        // A timer `for` and a signal's timeout count from now by the database's clock, which fires
+        // them (a server's own may be off it); the same value in the row and the event.
+        const wakeAt = e.wakeAt ?? (e.afterMs === null ? null : new Date(host.now() + e.afterMs).toISOString());
         // A task timer's purpose goes with its row too: the execution's view reads it there, not from the log.
         rows.waits.push({ execution_id: h.id, seq: e.seq, step: e.step, kind: e.kind, signal: e.signal, wake_at: wakeAt, approval_roles: e.roles, purpose: e.purpose ?? null });
         host.push(h, e.kind === 'timer'

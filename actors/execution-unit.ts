@@ -181,7 +181,9 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   if (unit.missing.length) throw new ServiceError('not_found', `execution ${unit.missing[0]} not found`);
   const reads = await readBefore(q, unit.executions.map((h) => ({ id: h.row.execution_id, compiled: h.compiled })), run.starting?.() ?? [], run.startKeys?.() ?? [], deps.rooms, also, sealed);
   const hydrateMs = run.timed ? performance.now() - t0 : 0;
-  const fold = new Fold(deps.cache, unit.executions, reads, unit.commands);
+  // Waits count from the database's clock, which fires them, not this server's (src/waits/wait-clock.ts).
+  const clock = deps.waitClock;
+  const fold = new Fold(deps.cache, unit.executions, reads, unit.commands, clock ? () => clock.databaseNow() : undefined);
   const value = run.fold(fold, unit.commands);
   for (const id of fold.refusedCommands()) if (unit.remembered.has(id)) throw new Remembered();
   const needs = fold.needs();

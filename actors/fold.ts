@@ -90,9 +90,9 @@ export class Fold {
    * effects send to held executions are delivered once every inbox is applied: after the ids
    * each execution's log already held, so the fold order stays the id order.
    */
-  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads, commands: ReadonlyMap<number, CommandRow> = new Map()) {
+  constructor(cache: PlaybookCache, hydrated: readonly Hydrated[], reads: Reads, commands: ReadonlyMap<number, CommandRow> = new Map(), now: () => number = Date.now) {
     this.#cache = cache;
-    this.#host = this.#hostFor(reads);
+    this.#host = this.#hostFor(reads, now);
     this.#room = new Map(reads.room);
     for (const x of hydrated) {
       const r = x.row;
@@ -411,8 +411,9 @@ export class Fold {
     return row;
   }
 
-  #hostFor(reads: Reads): EffectHost {
+  #hostFor(reads: Reads, now: () => number): EffectHost {
     return {
+      now,
       rows: this.#rows,
       reads,
       needs: this.#needs,

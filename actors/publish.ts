@@ -52,7 +52,8 @@ function publishWaits(clock: WaitClock | undefined, waits: readonly UnitWait[]):
   if (!clock || !waits.length) return;
   let earliest = Infinity;
   for (const w of waits) if (w.wake_at !== null) earliest = Math.min(earliest, Date.parse(w.wake_at));
-  if (earliest < Infinity) clock.nudge(earliest);
+  // A wake-up is on the database's clock (effect-rows.ts); the timekeeper sleeps by this server's.
+  if (earliest < Infinity) clock.nudge(clock.serverTimeOf(earliest));
 }
 
 /**

@@ -94,4 +94,6 @@ export interface EffectHost {
   start(req: StartRequest): void;
   /** Running children of `parentId` held in this fold (started in it, or loaded). */
   heldChildren(parentId: number): number[];
+  /** Now (epoch ms) as a wait's `for` or timeout counts from it: the database's clock, which fires it, as last read. */
+  now(): number;
 }

@@ -13,11 +13,12 @@ export type DueWait = { execution_id: number; seq: number; step: string; kind: '
 
 /**
  * The timekeeper's look: up to its limit of due waits, earliest first, and the earliest wake-up
- * after them; `nextInMs`: how far ahead that is by the database's clock, which decides what is due
+ * after them; `nextInMs`: how far ahead that is by the database's clock, which decides what is due;
+ * `nowMs`: that clock's now() (epoch ms), from which this server counts the waits it writes
  * (a server's own clock may run ahead of it: sleeping by that, it would look again and again
  * until the database's caught up).
  */
-export type WaitsLook = { due: DueWait[]; next: Date | null; nextInMs: number | null };
+export type WaitsLook = { due: DueWait[]; next: Date | null; nextInMs: number | null; nowMs: number };
 
 /**
  * Waits due now of running executions (a paused one's wait until it is resumed), earliest first,
@@ -27,10 +28,10 @@ export type WaitsLook = { due: DueWait[]; next: Date | null; nextInMs: number | 
  * it over and appends nothing).
  */
 export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLook> {
-  const { rows } = await q.query<{ next_at: Date | null; next_in_ms: number | null } & { [K in keyof DueWait]: DueWait[K] | null }>({
+  const { rows } = await q.query<{ next_at: Date | null; next_in_ms: number | null; now_ms: number } & { [K in keyof DueWait]: DueWait[K] | null }>({
     name: 'svc_look_at_waits',
     // One row at least (the next wake-up), with a due wait or NULLs beside it.
-    text: `SELECT n.next_at, ceil(EXTRACT(EPOCH FROM n.next_at - now()) * 1000)::float8 AS next_in_ms, d.execution_id, d.seq, d.step, d.kind, d.wake_at, d.last_event_id
+    text: `SELECT n.next_at, ceil(EXTRACT(EPOCH FROM n.next_at - now()) * 1000)::float8 AS next_in_ms, (EXTRACT(EPOCH FROM now()) * 1000)::float8 AS now_ms, d.execution_id, d.seq, d.step, d.kind, d.wake_at, d.last_event_id
              FROM (SELECT min(wake_at) AS next_at FROM core.wait WHERE wake_at > now()) n
              LEFT JOIN LATERAL (
                SELECT w.execution_id, w.seq, w.step, w.kind, w.wake_at, e.last_event_id
@@ -45,7 +46,7 @@ export async function lookAtWaits(q: Queryable, limit: number): Promise<WaitsLoo
       ? [{ execution_id: Number(r.execution_id), seq: r.seq, step: r.step, kind: r.kind, wake_at: r.wake_at, last_event_id: Number(r.last_event_id) }]
       : [],
   );
-  return { due, next: rows[0]?.next_at ?? null, nextInMs: rows[0]?.next_in_ms ?? null };
+  return { due, next: rows[0]?.next_at ?? null, nextInMs: rows[0]?.next_in_ms ?? null, nowMs: rows[0]?.now_ms ?? Date.now() };
 }
 
 /** When a step's wait wakes it (null: never) and since when it waits (its wait row's write). */

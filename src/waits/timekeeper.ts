@@ -34,7 +34,10 @@ export type FireReport = { due: number; fired: number; moot: number; next: Date 
  * `due` < WAITS_PER_LOOK when none is left. One statement reads them and the next wake-up.
  */
 export async function fireDueWaits(deps: EngineDeps, limit = WAITS_PER_LOOK): Promise<FireReport> {
-  const { due, next, nextInMs } = await lookAtWaits(deps.db, limit);
+  const sentMs = Date.now();
+  const { due, next, nextInMs, nowMs } = await lookAtWaits(deps.db, limit);
+  // The waits this server writes count from the database's clock, which fires them (wait-clock.ts).
+  deps.waitClock?.heardDatabase(nowMs, sentMs, Date.now());
   if (!due.length) return { due: 0, fired: 0, moot: 0, next, nextInMs };
   const units = Math.min(UNITS_IN_FLIGHT, Math.ceil(due.length / WAITS_PER_UNIT));
   const parts: DueWait[][] = Array.from({ length: units }, () => []);

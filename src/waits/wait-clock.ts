@@ -5,6 +5,8 @@
  */
 export class WaitClock {
   #listener: ((atMs: number) => void) | undefined;
+  /** How far the database's clock is ahead of this server's (ms; negative: behind), as last read. */
+  #databaseAheadMs = 0;
 
   /** A wait may be due at `atMs` (epoch ms; now or earlier: at once). */
   nudge(atMs: number): void {
@@ -14,5 +16,26 @@ export class WaitClock {
   /** The timekeeper's ear (one per server). */
   listen(listener: ((atMs: number) => void) | undefined): void {
     this.#listener = listener;
+  }
+
+  /**
+   * The database said its time was `databaseMs` in a statement sent at `sentMs` and answered at
+   * `answeredMs` (this server's clock): its now() is taken as of the middle of the two.
+   */
+  heardDatabase(databaseMs: number, sentMs: number, answeredMs: number): void {
+    this.#databaseAheadMs = databaseMs - (sentMs + answeredMs) / 2;
+  }
+
+  /**
+   * Now by the database's clock, which decides what is due (src/db/wait.repo.ts): a wait's
+   * wake-up counted from it lasts what the playbook says on a server whose own clock is off.
+   */
+  databaseNow(): number {
+    return Date.now() + this.#databaseAheadMs;
+  }
+
+  /** A time on the database's clock (a wait's wake-up) as this server's clock, which its sleeps count by. */
+  serverTimeOf(databaseMs: number): number {
+    return databaseMs - this.#databaseAheadMs;
   }
 }
