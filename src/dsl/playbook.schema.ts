@@ -10,6 +10,7 @@ import { ownKeysRecord } from '../own-keys-record.ts';
 import { isObject } from '../objects.ts';
 import { withoutUserinfo } from './parse-mcp-server.ts';
 import { credentialReference } from './credential-reference.ts';
+import { isAccessibleName } from './template-values.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -152,6 +153,8 @@ export const LoopSchema = v.strictObject({
       v.string(),
       v.regex(identifier, 'must be an identifier'),
       v.notValues(TEMPLATE_ROOTS, 'must not shadow a template root'),
+      // A name no template reads (`{{ constructor }}` fails every run): `__proto__` set the context's prototype.
+      v.check(isAccessibleName, 'is a name templates cannot read (JavaScript gives it a meaning of its own): use another, or loop.item'),
     ),
     'item',
   ),

@@ -29,6 +29,9 @@ export class RenderBudget {
 /** Names that reach JavaScript's object machinery; no template reads them, whatever the syntax. */
 const FORBIDDEN_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__']);
 
+/** Whether a template may read `name` (as a name or an attribute). */
+export const isAccessibleName = (name: string): boolean => !FORBIDDEN_NAMES.has(name);
+
 /** Throws when `name` may not be read or written as an attribute. */
 export function assertAccessible(name: string): void {
   if (FORBIDDEN_NAMES.has(name)) throw new RenderFault(`'${name}' is not accessible in templates`);
