@@ -62,7 +62,8 @@ async function fireUnit(deps: EngineDeps, due: readonly DueWait[]): Promise<numb
   const remembered = deps.snapshots.versions(due.map((w) => w.execution_id));
   const stale = due.filter((w) => (remembered.get(w.execution_id) ?? w.last_event_id) !== w.last_event_id).map((w) => w.execution_id);
   const { results } = await routeEvents(deps, events, stale.length ? { wake: stale } : {});
-  const now = Date.now();
+  // A wake-up is a time on the database's clock: its lateness is counted on that clock too.
+  const now = deps.waitClock?.databaseNow() ?? Date.now();
   let fired = 0;
   results.forEach((r, i) => {
     if (r.event_id === null) return;
