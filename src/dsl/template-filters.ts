@@ -121,6 +121,9 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 const escape = (value: unknown): string => limitText(text(value).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]));
 
 function truncate(value: string, length: number, killwords: unknown, end: string, leeway: number): string {
+  // Jinja's checks, before the text is looked at: a shorter length gave an `end` longer than asked.
+  if (length < end.length) throw new RenderFault(`truncate: length must be at least the length of end (${end.length})`);
+  if (leeway < 0) throw new RenderFault('truncate: leeway must be >= 0');
   if (value.length <= length + leeway) return value;
   if (truthy(killwords)) return value.slice(0, Math.max(0, length - end.length)) + end;
   const cut = value.slice(0, Math.max(0, length - end.length));
@@ -197,7 +200,7 @@ function extreme(items: readonly unknown[], key: (item: unknown) => unknown, sig
 }
 
 function sum(items: readonly unknown[], attribute: unknown, start: unknown): number {
-  let total = numeric(start) ?? 0;
+  let total = start === undefined ? 0 : (numeric(start) ?? fault('sum: start must be a number'));
   for (const item of items) {
     const n = numeric(attribute === undefined || attribute === null ? item : readPathStrict(item, attribute, 'sum'));
     if (n === undefined) throw new RenderFault('sum: every item must be a number');
@@ -304,7 +307,17 @@ const filters: [string, Filter][] = [
   ['count', { params: [], run: (v) => length(v) }],
   ['length', { params: [], run: (v) => length(v) }],
   ['default', { params: ['default_value', 'boolean'], run: (v, [fallback, boolean]) => ((truthy(boolean) ? !truthy(v) : v === undefined) ? orGiven(fallback, '') : v) }],
-  ['dictsort', { params: ['case_sensitive', 'by', 'reverse'], run: (v, [cs, by, reverse], budget) => sorted(entries(v, 'dictsort'), (pair) => byKey(cs, undefined, 'dictsort')(readAttribute(pair, by === 'value' ? 1 : 0)), reverse, budget) }],
+  [
+    'dictsort',
+    {
+      params: ['case_sensitive', 'by', 'reverse'],
+      run: (v, [cs, by, reverse], budget) => {
+        // As Jinja: a misspelt `by` ("Value") sorted by key without a word.
+        if (by !== undefined && by !== 'key' && by !== 'value') throw new RenderFault("dictsort: by must be 'key' or 'value'");
+        return sorted(entries(v, 'dictsort'), (pair) => byKey(cs, undefined, 'dictsort')(readAttribute(pair, by === 'value' ? 1 : 0)), reverse, budget);
+      },
+    },
+  ],
   ['dump', { params: ['indent'], run: (v, [spaces]) => tojson(v, spaces) }],
   ['escape', { params: [], run: escape }],
   ['forceescape', { params: [], run: escape }],
