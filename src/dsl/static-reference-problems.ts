@@ -382,8 +382,11 @@ function undefinedReads(source: string, defined: ReadonlySet<string>): Read[] {
 /** Every name a template binds anywhere (set, for, macro and its parameters): scope is not tracked. */
 function collectLocals(list: readonly Stmt[], into: Set<string>): void {
   for (const s of list) {
-    if (s.type === 'set') for (const t of s.targets) into.add(t.name);
-    else if (s.type === 'for') {
+    if (s.type === 'output') collectBlockLocals(s.expr, into);
+    else if (s.type === 'set') {
+      for (const t of s.targets) into.add(t.name);
+      collectBlockLocals(s.value, into);
+    } else if (s.type === 'for') {
       for (const n of s.names) into.add(n);
       into.add('loop');
       collectLocals(s.body, into);
@@ -397,6 +400,20 @@ function collectLocals(list: readonly Stmt[], into: Set<string>): void {
       collectLocals(s.macro.body, into);
     }
   }
+}
+
+/**
+ * What the blocks an expression holds bind: a `{% filter %}` or `{% set x %}` block's body, a
+ * `{% call(user) m() %}` block's caller parameters and body (`{{ user }}` there was refused).
+ */
+function collectBlockLocals(e: Expr, into: Set<string>): void {
+  if (e.type === 'block') collectLocals(e.body, into);
+  if (e.type === 'call' && e.caller) {
+    for (const p of e.caller.params) into.add(p.name);
+    collectLocals(e.caller.body, into);
+  }
+  const inner = e.type === 'filter' || e.type === 'test' || e.type === 'get' || e.type === 'slice' ? [e.target] : childrenOf(e);
+  for (const child of inner) collectBlockLocals(child, into);
 }
 
 function childrenOf(e: Expr): Expr[] {
