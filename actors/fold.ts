@@ -295,7 +295,8 @@ export class Fold {
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
     let queued: UnitEvent | undefined;
     if (a) {
-      const notBefore = a.debounce ? new Date(Date.now() + a.debounce.seconds * 1000).toISOString() : null;
+      // By the database's clock, as a wait's wake-up (effect-rows.ts): its now() admits the run and extends the window.
+      const notBefore = a.debounce ? new Date(this.#host.now() + a.debounce.seconds * 1000).toISOString() : null;
       this.#rows.admissions.push({ execution_id: id, limit_name: a.limit, limit_key: a.key, capacity: a.capacity, priority, not_before: notBefore, debounce_path: a.debounce ? req.compiled.path : null, debounce_key: a.debounce?.key ?? null, admitted: a.admitted === true });
       if (!a.admitted) queued = this.#push(h, { event_type: EVENT.executionQueued, context: { limit: a.limit, key: a.key, priority, ...(notBefore ? { debounce_until: notBefore } : {}) } });
     }
