@@ -63,6 +63,13 @@ export function referenceProblems(document: unknown): Problem[] {
     }
   }
 
+  // Only simulation reads `examples:`, by step name: one for a misspelt step was never used, silently.
+  for (const name of isObject(document.examples) ? Object.keys(document.examples) : []) {
+    if (stepIndex.has(name)) continue;
+    const path = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `examples.${name}` : `examples[${JSON.stringify(name)}]`;
+    problems.push({ path, message: `no step '${name}' in the workflow${didYouMean(name, stepIndex.keys())}` });
+  }
+
   const keychain = Array.isArray(document.keychain) ? document.keychain : [];
   const keychainIndex = new Map<string, number>();
   keychain.forEach((entry, i) => {
