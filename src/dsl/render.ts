@@ -103,10 +103,27 @@ export function renderSqlCommand(text: string, ctx: Record<string, unknown>, pat
   return String(renderString(text, path, newScope(ctx), new SqlLiterals()));
 }
 
+/**
+ * How deep a rendered value may nest: twice what a request's body may (64), and above a YAML
+ * document's 100; far below what JSON.stringify's recursion overflows at when it is stored.
+ */
+export const MAX_RENDERED_DEPTH = 128;
+
+/** Whether `value` nests more than `levels` lists or mappings deep; stops as soon as it does. */
+function nestsDeeper(value: unknown, levels: number): boolean {
+  if (!Array.isArray(value) && !isPlainObject(value)) return false;
+  if (levels === 0) return true;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeper(item, levels - 1)) return true;
+  return false;
+}
+
 function renderString(text: string, path: string, scope: RenderScope, escaper?: OutputEscaper): unknown {
   if (!TEMPLATE_MARK.test(text)) return text;
   try {
-    return interpretTemplate(parseTemplate(text), scope, escaper);
+    const value = interpretTemplate(parseTemplate(text), scope, escaper);
+    // `fromjson` of "[[[[…]]]]" made values whose write overflowed the stack (a 500 on the server).
+    if (nestsDeeper(value, MAX_RENDERED_DEPTH)) throw new RenderFault(`the value nests more than ${MAX_RENDERED_DEPTH} levels`);
+    return value;
   } catch (error) {
     if (error instanceof RenderFault || error instanceof TemplateSyntaxError) throw new TemplateError(path, error.message);
     // Deep macro recursion or nesting can still exhaust the stack before the budget does.
