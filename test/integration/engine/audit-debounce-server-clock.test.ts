@@ -1,14 +1,10 @@
 // A debounce window's end (`not_before`) was counted from the server's own clock while the
 // database's now() admits the run and extends the window: on a server 60 s behind PostgreSQL's,
 // `debounce: {seconds: 4}` admitted at once. It is now counted on the database's clock, as waits are.
-import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/ports.ts';
-import { spawnSvc, waitForHealth } from '../../helpers/process.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
+import { startSkewedServer } from '../../helpers/skewed-server.ts';
 import { until } from '../../helpers/until.ts';
 
 let ps: ServerProcesses;
@@ -21,20 +17,9 @@ afterAll(async () => {
   await ps?.close();
 });
 
-/** A server whose wall clock is `skewMs` off the database's. */
-async function skewedServer(skewMs: number): Promise<string> {
-  const preload = join(ps.dir, `clock-${skewMs}.mjs`);
-  await writeFile(preload, `const now = Date.now;\nDate.now = () => now() + ${skewMs};\n`);
-  const port = await freePort();
-  const server = spawnSvc(['server'], { SVC_DATABASE_URL: ps.database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_PORT: String(port), SVC_HOST: '127.0.0.1', NODE_OPTIONS: `--import ${preload}` });
-  stops.push(() => server.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(`${base}/api/health`, 30_000).catch((e) => { throw new Error(`${e}: ${server.output()}`); });
-  return base;
-}
-
 it('a debounced start on a server 60 s behind the database waits its window by the database clock', async () => {
-  const base = await skewedServer(-60_000);
+  const { base, kill } = await startSkewedServer(ps, -60_000);
+  stops.push(kill);
   const reg = await http(base, 'POST', '/api/catalog/playbook', {
     content: `
 apiVersion: svc/v1

@@ -1,14 +1,10 @@
 // svc_wait_fire_lateness_seconds (from a wait's wake-up to its firing's commit) subtracted the
 // wake-up, a time on PostgreSQL's clock, from the server's own: a server 20 s ahead of the
 // database reported a timer fired on time as 20 s late. It is measured on the database's clock now.
-import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/ports.ts';
-import { spawnSvc, waitForHealth } from '../../helpers/process.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
+import { startSkewedServer } from '../../helpers/skewed-server.ts';
 import { until } from '../../helpers/until.ts';
 
 const AHEAD_MS = 20_000;
@@ -25,13 +21,9 @@ afterAll(async () => {
 
 describe('the lateness of a fired wait on a server whose clock is ahead of the database', () => {
   it('is counted on the database clock', async () => {
-    const preload = join(ps.dir, 'clock-ahead.mjs');
-    await writeFile(preload, `const now = Date.now;\nDate.now = () => now() + ${AHEAD_MS};\n`);
-    const port = await freePort();
-    const server = spawnSvc(['server'], { SVC_DATABASE_URL: ps.database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_PORT: String(port), SVC_HOST: '127.0.0.1', NODE_OPTIONS: `--import ${preload}` });
-    stop = () => server.kill('SIGKILL');
-    const base = `http://127.0.0.1:${port}`;
-    await waitForHealth(`${base}/api/health`, 30_000).catch((e) => { throw new Error(`${e}: ${server.output()}`); });
+    const server = await startSkewedServer(ps, AHEAD_MS);
+    stop = server.kill;
+    const base = server.base;
     const reg = await http(base, 'POST', '/api/catalog/playbook', { content: `
 apiVersion: svc/v1
 metadata: { name: late, path: audit/late }

@@ -1,14 +1,10 @@
 // A timer's `for` (and a signal's `timeout`) was counted from the server's own clock while the
 // database's decides what is due: a server 60 s behind PostgreSQL's fired `for: 4s` at once, one
 // 20 s ahead after 24 s. The wake-up is now counted on the database's clock, as the server last read it.
-import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/ports.ts';
-import { spawnSvc, waitForHealth } from '../../helpers/process.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
+import { startSkewedServer } from '../../helpers/skewed-server.ts';
 import { until } from '../../helpers/until.ts';
 
 let ps: ServerProcesses;
@@ -21,21 +17,10 @@ afterAll(async () => {
   await ps?.close();
 });
 
-/** A server whose wall clock is `skewMs` off the database's (its timers, on the monotonic clock, are not). */
-async function skewedServer(skewMs: number): Promise<string> {
-  const preload = join(ps.dir, `clock-${skewMs}.mjs`);
-  await writeFile(preload, `const now = Date.now;\nDate.now = () => now() + ${skewMs};\n`);
-  const port = await freePort();
-  const server = spawnSvc(['server'], { SVC_DATABASE_URL: ps.database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_PORT: String(port), SVC_HOST: '127.0.0.1', NODE_OPTIONS: `--import ${preload}` });
-  stops.push(() => server.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(`${base}/api/health`, 30_000).catch((e) => { throw new Error(`${e}: ${server.output()}`); });
-  return base;
-}
-
 describe('a timer on a server whose clock is off the database', () => {
   it.each([-60_000, 20_000])('waits its `for` by the database clock (server %i ms off)', async (skewMs) => {
-    const base = await skewedServer(skewMs);
+    const { base, kill } = await startSkewedServer(ps, skewMs);
+    stops.push(kill);
     const reg = await http(base, 'POST', '/api/catalog/playbook', {
       content: `
 apiVersion: svc/v1

@@ -4,26 +4,18 @@
 // 3 s lead, one 2 s timer cost ~3,000 looks at core.wait (a core of the server and of PostgreSQL
 // spinning) before it fired. The sleep is now counted by the database's clock, which decides
 // what is due.
-import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/ports.ts';
-import { spawnSvc, waitForHealth } from '../../helpers/process.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
+import { startSkewedServer } from '../../helpers/skewed-server.ts';
 import { until } from '../../helpers/until.ts';
 
 const AHEAD_MS = 3000;
 
 let ps: ServerProcesses;
-let preload: string;
 let stop = () => {};
 beforeAll(async () => {
   ps = await ServerProcesses.open({});
-  preload = join(ps.dir, 'clock-ahead.mjs');
-  // The server's wall clock AHEAD_MS ahead of the database's (its timers, on the monotonic clock, are not).
-  await writeFile(preload, `const now = Date.now;\nDate.now = () => now() + ${AHEAD_MS};\n`);
 }, 60_000);
 afterAll(async () => {
   stop();
@@ -39,11 +31,10 @@ async function commits(): Promise<number> {
 
 describe('a server whose clock is ahead of the database', () => {
   it('fires a timer once, without looking at core.wait again and again until the database catches up', async () => {
-    const port = await freePort();
-    const server = spawnSvc(['server'], { SVC_DATABASE_URL: ps.database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_PORT: String(port), SVC_HOST: '127.0.0.1', NODE_OPTIONS: `--import ${preload}` });
-    stop = () => server.kill('SIGKILL');
-    const base = `http://127.0.0.1:${port}`;
-    await waitForHealth(`${base}/api/health`, 30_000).catch((e) => { throw new Error(`${e}: ${server.output()}`); });
+    // The server's wall clock AHEAD_MS ahead of the database's.
+    const server = await startSkewedServer(ps, AHEAD_MS);
+    stop = server.kill;
+    const base = server.base;
     const reg = await http(base, 'POST', '/api/catalog/playbook', {
       content: `
 apiVersion: svc/v1
