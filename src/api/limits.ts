@@ -103,8 +103,10 @@ export async function limitRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     const b = req.body as v.InferOutput<typeof putBody>;
     const rate = b.rate ? { limit: b.rate.limit, period_seconds: b.rate.period_seconds, burst: b.rate.burst ?? b.rate.limit } : null;
     const { limit, created } = await putLimit(deps.db, name, b.concurrency ?? null, rate);
-    // A larger limit may have room now: claimers of every server look again.
+    // A larger limit may have room now: claimers of every server look again, and this server's
+    // admitter at once where it knows of queued executions (others within their second).
     await deps.bus.publish(0, false);
+    deps.flowClock?.freed();
     const totals = (await limitTotals(deps.db)).get(name) ?? NONE;
     return { ...present(name, limit, totals), created };
   });
