@@ -2,14 +2,15 @@ import { load, YAMLException } from 'js-yaml';
 import { findUnstorable } from '../find-unstorable.ts';
 import { expansionProblem } from './expansion-problem.ts';
 import { mergeKeyProblems } from './merge-key-problems.ts';
-import { findNonFinite, NON_FINITE_PROBLEM } from './non-finite.ts';
+import { findUnkeptNumber } from './non-finite.ts';
 import type { Problem } from './reference-problems.ts';
 import { yamlErrorAt } from './yaml-error-at.ts';
 
 /**
  * Loads one YAML document that the catalog will store as JSON (a playbook, an `Mcp` server), or
  * the first problem that keeps it from being stored as written: a syntax error (with its line and
- * column), aliases that expand too far, text PostgreSQL cannot hold, merge keys, `.inf` / `.nan`.
+ * column), aliases that expand too far, text PostgreSQL cannot hold, merge keys, `.inf` / `.nan`,
+ * whole numbers past ±(2^53 − 1).
  */
 export function loadYamlDocument(text: string): { ok: true; raw: unknown } | { ok: false; problems: Problem[] } {
   let raw: unknown;
@@ -27,8 +28,8 @@ export function loadYamlDocument(text: string): { ok: true; raw: unknown } | { o
   if (unstorable) return { ok: false, problems: [{ path: unstorable.path || '$', message: unstorable.message }] };
   const merges = mergeKeyProblems(raw);
   if (merges.length) return { ok: false, problems: merges };
-  const nonFinite = findNonFinite(raw);
-  if (nonFinite !== undefined) return { ok: false, problems: [{ path: nonFinite || '$', message: NON_FINITE_PROBLEM }] };
+  const unkept = findUnkeptNumber(raw);
+  if (unkept) return { ok: false, problems: [{ path: unkept.path || '$', message: unkept.message }] };
   return { ok: true, raw };
 }
 
