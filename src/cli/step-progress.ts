@@ -36,7 +36,10 @@ export class StepProgress {
     if (e.event_type === EVENT.stepExit) {
       const left = (this.running.get(step) ?? 1) - 1;
       if (left > 0) this.running.set(step, left);
-      else this.running.delete(step);
+      else {
+        this.running.delete(step);
+        this.loops.delete(step);
+      }
       this.done.add(step);
       const context = e.context;
       const status = context && typeof context === 'object' && 'status' in context && typeof context.status === 'string' ? context.status : 'done';
@@ -70,9 +73,14 @@ export class StepProgress {
     return [...this.running.keys()];
   }
 
-  /** Takes the loops' items from the execution's step states (RunApi.steps). */
+  /**
+   * Takes the loops' items from the execution's step states (RunApi.steps). The state is read after
+   * the events: a loop it shows ended while the events still say it runs keeps its last count.
+   */
   setLoops(steps: ExecutionSteps): void {
-    this.loops = new Map(Object.entries(steps).flatMap(([step, s]) => (s.loop ? [[step, { done: s.loop.done, length: s.loop.length }]] : [])));
+    const read = new Map(Object.entries(steps).flatMap(([step, s]) => (s.loop ? [[step, { done: s.loop.done, length: s.loop.length }]] : [])));
+    for (const [step, loop] of this.loops) if (!read.has(step) && this.running.has(step)) read.set(step, loop);
+    this.loops = read;
   }
 
   /** A running step as the live line names it: `many (5/12 items)` for a loop, else its name. */
