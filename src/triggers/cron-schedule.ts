@@ -3,10 +3,10 @@ import { gapFire, isFixedTime, isRepeatedLocalTime } from './dst-gap.ts';
 
 // Schedule arithmetic over croner (a maintained cron library with IANA timezones): five fields,
 // six with seconds first, or an @alias. Daylight saving as cron users expect (croner's rules,
-// tested in test/unit/triggers/cron-schedule.test.ts): a local time the clocks skip fires once
-// at the next valid time (02:30 on a spring-forward night fires at 03:00; dst-gap.ts where croner
-// alone drops such a night), a local time they
-// repeat fires once (at its first occurrence); sub-hourly patterns keep firing by real time.
+// tested in test/unit/triggers/cron-schedule.test.ts): for a fixed-time pattern, a local time the
+// clocks skip fires once at the next valid time (02:30 on a spring-forward night fires at 03:00;
+// dst-gap.ts where croner alone drops such a night) and a local time they repeat fires once (at
+// its first occurrence); wildcard patterns (`*/15 * * * *`, `30 * * * *`) fire by real time.
 
 const ALIASES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 // IANA names start with a letter (`UTC`, `Europe/Berlin`, `Etc/GMT-5`). Intl also takes UTC offsets
@@ -56,9 +56,12 @@ export function nextFire(cron: string, timezone: string, after: Date): Date | nu
 function nextOf(job: Cron, cron: string, timezone: string, after: Date): Date | null {
   let next = job.nextRun(after);
   // A fixed-time pattern fired the repeated local times at their first occurrence: not again.
-  if (isFixedTime(cron)) while (next && isRepeatedLocalTime(timezone, next.getTime())) next = job.nextRun(next);
+  const fixed = isFixedTime(cron);
+  if (fixed) while (next && isRepeatedLocalTime(timezone, next.getTime())) next = job.nextRun(next);
   if (!next) return null;
-  const gap = gapFire(cron, timezone, after.getTime(), next.getTime() - 1);
+  // Only a fixed-time pattern fires a skipped local time at the gap's end: a wildcard one (`30 * * * *`)
+  // fires by real time, and its next match after the gap (03:30) would follow a gap fire (03:00) at once.
+  const gap = fixed ? gapFire(cron, timezone, after.getTime(), next.getTime() - 1) : null;
   return gap === null ? next : new Date(gap);
 }
 

@@ -3,7 +3,8 @@ import { Cron } from 'croner';
 // Daylight saving where croner alone departs from what cron users expect (DESIGN.md "Triggers").
 // The spring-forward gap: croner moves a lone skipped time (`30 2 * * *`) to the end of the gap,
 // but drops a night where several skipped times match (`0,30 2 * * *`, `15,45 2 * * *`) and the
-// skipped one of a range (`30 1-3 * * *`); each such night fires once, at the first valid time.
+// skipped one of a range (`30 1-3 * * *`); each such night fires once, at the first valid time
+// (fixed-time patterns only, below: a wildcard one fires by real time, cron-schedule.ts).
 // The fall-back repeat: croner fires `30 2 * * *` once but `0,30 2` and `30 1-3` at both
 // occurrences; a fixed-time pattern (minute and hour fields not starting with `*`, as Vixie cron
 // tells them) fires a repeated local time once, at its first occurrence.
