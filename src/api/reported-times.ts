@@ -1,4 +1,5 @@
 import type { RoutedEvent } from '../protocol.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { isObject } from '../objects.ts';
 
 /** The oldest a reported moment may be (a day): a larger `ago_ms` is a bug of its sender, clamped. */
@@ -7,9 +8,9 @@ const MAX_AGE_MS = 86_400_000;
 /**
  * Worker events carry `context.ago_ms`: how long before sending the report each moment was, on
  * the worker's monotonic clock (src/worker/elapsed.ts). Here, at receipt, it becomes `at`: the
- * server's receive time less that age, with `received_at` beside it. So a command's start is the
- * time it started, not the time its report came, and no worker's wall clock orders anything.
- * Other events pass unchanged.
+ * receive time (`receivedAtMs`: receivedNow's, on the database's clock) less that age, with
+ * `received_at` beside it. So a command's start is the time it started, not the time its report
+ * came, and no worker's wall clock orders anything. Other events pass unchanged.
  */
 export function stampReportedTimes<E extends Pick<RoutedEvent, 'context'>>(events: readonly E[], receivedAtMs = Date.now()): E[] {
   const receivedAt = new Date(receivedAtMs).toISOString();
@@ -20,6 +21,16 @@ export function stampReportedTimes<E extends Pick<RoutedEvent, 'context'>>(event
     const at = new Date(receivedAtMs - Math.min(MAX_AGE_MS, Math.max(0, ago))).toISOString();
     return { ...e, context: { ...rest, at, received_at: receivedAt } };
   });
+}
+
+/**
+ * Now on the database's clock, as this server's timekeeper last read it (its own before the first
+ * look): a report's moments sit among times PostgreSQL wrote (an issue's `created_at`, a claim's
+ * `claimed_at`, the execution's `finished_at`), so on a server 60 s ahead of it a command started
+ * 60 s after its claim and ended after its execution had.
+ */
+export function receivedNow(deps: Pick<AppDeps, 'waitClock'>): number {
+  return deps.waitClock?.databaseNow() ?? Date.now();
 }
 
 /**
