@@ -89,7 +89,7 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).
     if (tracesConfigured(config)) {
-      const tracing = (await import('./telemetry/start-tracing.ts')).startTracing(config, { db, log });
+      const tracing = (await import('./telemetry/start-tracing.ts')).startTracing(config, { db, log, waitClock: deps.waitClock });
       if (tracing) {
         deps.traces = tracing;
         stops.unshift(() => tracing.shutdown());

@@ -26,6 +26,13 @@ export type ExecutionTracesOptions = {
   log: { warn(obj: object, msg: string): void };
   /** Executions whose traces are held at most; the least recently routed goes first (it is read again if it comes back). */
   capacity?: number;
+  /**
+   * Now on the database's clock (WaitClock.databaseNow; Date.now when not given): the time of an
+   * event the server wrote, which a worker's reported moments (context.at) and the log's
+   * created_at are on. This server's own clock, 60 s off, drew a command from its issue to its end
+   * 60 s long or 60 s short of nothing.
+   */
+  now?: () => number;
 };
 
 /** Traces held by default: a live execution's is a few hundred bytes plus what it has open. */
@@ -60,7 +67,7 @@ export class ExecutionTraces implements TraceSink {
   }
 
   committed(unit: CommittedUnit): void {
-    const seenMs = Date.now();
+    const seenMs = this.#o.now?.() ?? Date.now();
     const byExecution = new Map<number, CommittedEvent[]>();
     for (const ev of unit.rows.events) {
       const list = byExecution.get(ev.execution_id);

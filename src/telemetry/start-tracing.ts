@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { loadEventsAfter } from '../db/execution.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
+import type { WaitClock } from '../waits/wait-clock.ts';
 import { urlForLog } from '../redact-for-log.ts';
 import { ExecutionTraces } from './execution-traces.ts';
 import { startOtlpExport } from './otlp-export.ts';
@@ -44,7 +45,7 @@ export function keyValuePairsOf(text: string): Record<string, string> {
 }
 
 /** Starts exporting traces as `config` says; undefined when traces are off. */
-export function startTracing(config: Config, deps: { db: Queryable; log: Logger }): Tracing | undefined {
+export function startTracing(config: Config, deps: { db: Queryable; log: Logger; waitClock?: WaitClock }): Tracing | undefined {
   const url = tracesConfigured(config);
   if (!url) return undefined;
   const protocol = config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL;
@@ -76,6 +77,8 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger 
     readEvents: (id, after, limit) => loadEventsAfter(deps.db, id, after, limit),
     emit: (spans) => exporter.emit(spans),
     log: deps.log,
+    // The times of the events this server writes on the database's clock, as reported ones are (src/api/reported-times.ts).
+    now: () => deps.waitClock?.databaseNow() ?? Date.now(),
   });
   deps.log.info({ url: shown, service: serviceName }, 'exporting traces');
   return {
