@@ -73,6 +73,39 @@ export async function* readArchive(path: string): AsyncGenerator<ArchiveLine> {
   }
 }
 
+/**
+ * The first execution of `source` (the range's executions still in the database, by id, page by
+ * page) that the archive file at `path` does not hold as the database has it (same id, start and
+ * last event), or null when it holds every one. A file already there is kept instead of written
+ * again only when it is this database's archive of the range (a run cut off after writing it):
+ * one of another database archiving to the same directory, or one written before a restore
+ * brought the range back with more in it, holds other executions, and dropping the range after
+ * it would lose them. Both lists are in id order (the file's executions come first, by id), so
+ * they are read side by side, a page of the database at a time, whatever the range's size.
+ */
+export async function archiveMissing(path: string, source: () => Promise<ArchivedExecution[]>): Promise<ArchivedExecution | null> {
+  const lines = readArchive(path);
+  const next = async (): Promise<ArchivedExecution | undefined> => {
+    const n = await lines.next();
+    return !n.done && 'execution' in n.value ? n.value.execution : undefined;
+  };
+  let held = await next();
+  try {
+    for (let page = await source(); page.length; page = await source()) {
+      for (const e of page) {
+        while (held && held.execution_id < e.execution_id) held = await next();
+        if (!held || held.execution_id !== e.execution_id || held.last_event_id !== e.last_event_id || instant(held.started_at) !== instant(e.started_at)) return e;
+      }
+    }
+    return null;
+  } finally {
+    await lines.return(undefined);
+  }
+}
+
+// A start time as read from JSON (to_jsonb's text, with the offset of the session that wrote it): ms since the epoch.
+const instant = (v: unknown): number => (typeof v === 'string' ? Date.parse(v) : NaN);
+
 /** The archive files under `dir`, oldest range first (none when it does not exist). */
 export async function archiveFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {

@@ -4,7 +4,7 @@ import { childRanges, createEventRange, dropEventPartition, dropHeldEventRange, 
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
 import type { PeriodicSpec } from '../periodic/every.ts';
-import { archiveFileOf, writeArchive } from './archive-file.ts';
+import { archiveFileOf, archiveMissing, writeArchive } from './archive-file.ts';
 
 // The event log's ranges kept (DESIGN.md "Scale-out"; migrations/0023_event_partitions.sql): ahead
 // of the execution id sequence, RANGES_AHEAD ranges of SVC_EVENT_PARTITION_EXECUTIONS ids are made
@@ -219,12 +219,28 @@ async function dropRanges(db: Db, group: readonly EventRange[], batchRows: numbe
 
 /**
  * Writes range `r` to its file under `dir`, read page by page; a file already there is whole (it
- * is renamed into place) and was written by a run cut off before the drop finished, whose deletes
- * may have begun: it is kept as it is. Returns its path.
+ * is renamed into place) and, when it holds every execution the range still has (archiveMissing),
+ * was written by a run cut off before the drop finished, whose deletes may have begun: it is kept
+ * as it is. One that does not (another database's, or one from before a restore) fails the run
+ * before anything is deleted: overwritten it would be lost, kept the range's rows would be.
+ * Returns its path.
  */
 async function archiveRange(db: Db, r: EventRange, dir: string): Promise<string> {
   const path = archiveFileOf(dir, r);
-  if (await access(path).then(() => true, () => false)) return path;
+  if (await access(path).then(() => true, () => false)) {
+    let after = r.lo - 1;
+    const missing = await archiveMissing(path, async () => {
+      const page = await rangeExecutions(db, r, after, ARCHIVE_PAGE_ROWS);
+      after = page.at(-1)?.execution_id ?? after;
+      return page;
+    });
+    if (missing) {
+      throw new Error(
+        `${path} is already there but does not hold execution ${missing.execution_id} as this database has it (an archive of another database in the same SVC_ARCHIVE_DIR, or one written before a restore): range [${r.lo}, ${r.hi}) is kept, and retention stops, until that file is moved away`,
+      );
+    }
+    return path;
+  }
   let afterExecution = r.lo - 1;
   let after = { execution: r.lo - 1, event: 0 };
   return (
