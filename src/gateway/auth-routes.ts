@@ -123,6 +123,10 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       }
     }
     const role = roleFromClaims(claims, s.rolesClaim, s.roleMap);
+    // The session this browser held before (another person's on a shared machine, or the same
+    // person's): its cookie is replaced below, and its row must not outlive it, usable by whoever
+    // kept a copy of the old value until it expired. A new id is made in any case (no fixation).
+    await sessions.end(sessionIdOf(req, origin));
     const id = await sessions.create({
       sub: idClaims.sub,
       name: str(claims.name),
