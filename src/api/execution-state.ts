@@ -35,7 +35,7 @@ const stepAnswer = v.object({
       attempt: v.optional(v.pipe(integer, v.description('with `for`: the attempt it starts'))),
     }),
   ),
-  replayed: v.optional(v.pipe(integer, v.description('how many of its runs took the outcome the execution it retries (`retry_of`) recorded instead of running (event `step.replayed`); absent when none did'))),
+  replayed: v.optional(v.pipe(integer, v.description('how many of its runs took the outcome the execution it retries (`retry_of`), or the one auto-resume restarted as it (`resumed_from`), recorded instead of running (event `step.replayed`); absent when none did'))),
   held: v.optional(v.pipe(integer, v.description('of a paused execution: how many of the step\'s commands and child starts the pause holds (decided while paused, issued once resumed)'))),
 });
 const stateAnswer = v.object({

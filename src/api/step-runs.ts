@@ -51,7 +51,7 @@ const stepRunsAnswer = v.object({
   truncated: v.pipe(v.boolean(), v.description(`the step has more than ${MAX_STEP_EVENTS} events: the runs of the first ones`)),
   replayed_from: v.pipe(
     v.nullable(integer),
-    v.description('a retry from a later step took this step\'s outcome from the execution it retries (`retry_of`) instead of running it: its runs are there; null when the step was not replayed'),
+    v.description('a retry from a later step took this step\'s outcome from the execution it retries (`retry_of`), or auto-resume\'s successor from the execution it restarted (`resumed_from`), instead of running it: its runs are there; null when the step was not replayed'),
   ),
 });
 
@@ -88,8 +88,10 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const ended = isTerminalExecutionStatus(row.status);
       const runs = stepRunsView(events, cap, ended);
       // While it runs, a held command's claim is read from its row (the log has it after its first report).
-      // A replayed step has no run here: the answer says where it ran (a step replayed there too says so in turn).
-      const replayedFrom = events.some((e) => e.event_type === EVENT.stepReplayed) ? ((await getExecutionWithRetryLinks(deps.db, id))?.retry_of ?? null) : null;
+      // A replayed step has no run here: the answer says where it ran (a step replayed there too says
+      // so in turn): a retry's in the execution it retries, auto-resume's successor's in the one it restarted.
+      const links = events.some((e) => e.event_type === EVENT.stepReplayed) ? await getExecutionWithRetryLinks(deps.db, id) : undefined;
+      const replayedFrom = links ? (links.retry_of ?? links.resumed_from) : null;
       return {
         execution_id: id,
         step,

@@ -45,6 +45,7 @@ export const ExecutionDetail = v.looseObject({
   started_at: v.string(),
   finished_at: v.nullable(v.string()),
   retry_of: v.optional(v.nullable(v.number())),
+  resumed_from: v.optional(v.nullable(v.number())),
   retried_as: v.optional(v.array(v.number())),
   waits: v.optional(v.array(Wait)),
   waits_count: v.optional(v.number()),
@@ -144,7 +145,7 @@ function limitWaitsText(ws: readonly LimitWait[], now: number): string[] {
   });
 }
 
-function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean, retryOf: number | null): string[][] {
+function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean, replayedFrom: number | null): string[][] {
   return Object.entries(steps).map(([name, s]) => {
     const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now, paused));
     const stepLimitWaits = limitWaits.filter((w) => w.step === name);
@@ -159,7 +160,7 @@ function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly Lim
     // The view's count of what the pause holds: an active step of which nothing runs says so.
     const held = s.held ? `held (paused): ${s.held} ${s.held === 1 ? 'command' : 'commands'} issued once resumed` : '';
     // Its outcome is the retried execution's (its tasks ran there, not here): it read as if it ran again.
-    const replayed = s.replayed ? `replayed from ${retryOf ?? 'the execution retried'}${s.replayed > 1 ? ` (${s.replayed} runs)` : ''}` : '';
+    const replayed = s.replayed ? `replayed from ${replayedFrom ?? 'the execution retried'}${s.replayed > 1 ? ` (${s.replayed} runs)` : ''}` : '';
     return [name, s.status, boundedText([replayed, held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
   });
 }
@@ -188,6 +189,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   if (children?.items.length) rows.push(['children', childrenText(children.items, children.total)]);
   if (d.retry_of) rows.push(['retry of', String(d.retry_of)]);
   if (d.retried_as?.length) rows.push(['retried as', d.retried_as.join(', ')]);
+  if (d.resumed_from) rows.push(['resumed from', `${d.resumed_from} (auto-resume restarted it)`]);
   if (d.error !== undefined && d.error !== null) rows.push(['error', boundedText(errorText(d.error))]);
   if (d.result !== undefined && d.result !== null) rows.push(['result', boundedText(JSON.stringify(d.result))]);
   // Acknowledged (202 buffered) and waiting for a step: seen nowhere else but the log, and lost with the execution's end.
@@ -207,7 +209,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
     moreText(d.limit_waits_count, limitWaits.length, 'commands wait for room on a limit'),
   ].filter(Boolean);
   if (more.length) rows.push(['waiting', more.join('; ')]);
-  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused, d.retry_of ?? null), ...orphans]) : '';
+  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused, d.retry_of ?? d.resumed_from ?? null), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;
 }

@@ -34,6 +34,7 @@ const StartContext = v.looseObject({
   trigger: v.optional(v.nullable(v.looseObject({ name: v.string() }))),
   retry_of: v.optional(v.number()),
   from_step: v.optional(v.string()),
+  resumed_from: v.optional(v.number()),
   input: v.optional(v.looseObject({ parentExecutionId: v.optional(v.nullable(v.number())) })),
 });
 const ReasonContext = v.looseObject({ reason: v.string() });
@@ -84,6 +85,7 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
       const parent = c.output.input?.parentExecutionId;
       const parts = [parent && `child of execution ${parent}`, c.output.requested_by && `by ${c.output.requested_by.sub}`, c.output.trigger && `trigger ${c.output.trigger.name}`];
       if (c.output.retry_of !== undefined) parts.push(`retry of ${c.output.retry_of}${c.output.from_step ? ` from step ${c.output.from_step}` : ''}`);
+      if (c.output.resumed_from !== undefined) parts.push(`resumed from ${c.output.resumed_from}`);
       return parts.filter(Boolean).join(', ');
     }
     case EVENT.callDone:
