@@ -1,7 +1,7 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, runStatuses, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
+import { databaseNowMs, earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, runStatuses, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
@@ -97,7 +97,8 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   // by another server's tick of the same time, whose new run may be among them).
   const groups: FireGroup[] = plans.map(({ row, plan }) => ({ trigger: { path: row.path, name: row.name, kind: 'schedule' }, fires: plan.fires, tick: { from: row.next_fire_at!, to: plan.next, catalogId: Number(row.catalog_id) }, replaces: plan.cancel }));
   const results = await fireGroups(deps, groups);
-  const committed = Date.now();
+  // On the clock the due times were read by (the database's, in a server's scheduler), as the schedule's times are.
+  const committed = now().getTime();
   for (const [gi, result] of results.entries()) {
     if (result.raced) {
       report.raced++;
@@ -238,11 +239,23 @@ export function duePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch
  * (never longer than SCHEDULER_MAX_SLEEP_MS). `clock` ends a sleep early: a run a waiting schedule
  * awaits ended here.
  */
-export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now: Clock = () => new Date()): { stop(): Promise<void> } {
+export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now?: Clock): { stop(): Promise<void> } {
+  // Due is decided on PostgreSQL's clock, as waits are (the timekeeper keeps waitClock's reading of
+  // it): a server whose own clock ran ahead fired every schedule that much early (30 s ahead: a
+  // time due at :00 started at :30 of the minute before). Read once before the first tick, which
+  // may come before the timekeeper's first look.
+  const databaseClock = now === undefined ? deps.waitClock : undefined;
+  const current: Clock = now ?? (() => new Date(databaseClock ? databaseClock.databaseNow() : Date.now()));
+  let heard = databaseClock === undefined;
   // The schedules found waiting by the ticks of this round (looks again at once, while each is full).
   let waiting: TickReport['waiting'] = [];
   const loop = clockedLoop(deps.log, 'schedule tick', clock.clock, SCHEDULER_MAX_SLEEP_MS, async () => {
-    const report = await runScheduleTick(deps, now, waiting);
+    if (!heard && databaseClock) {
+      const sentMs = Date.now();
+      databaseClock.heardDatabase(await databaseNowMs(deps.db), sentMs, Date.now());
+      heard = true;
+    }
+    const report = await runScheduleTick(deps, current, waiting);
     waiting = [...waiting, ...report.waiting];
     clock.awaitRuns(waiting.flatMap((w) => w.runs));
     // More due: looked at again at once, past those waiting.
@@ -252,7 +265,7 @@ export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now: Cloc
     // Schedules waiting for their previous run are looked at again after QUEUED_RECHECK_MS; the rest at their time.
     // Nothing was due: the look read the next fire (one statement a look while idle).
     const earliest = report.schedules === 0 && round.length === 0 ? report.next : await earliestScheduledFire(deps.db, round);
-    const untilEarliest = earliest ? Math.max(0, earliest.getTime() - now().getTime()) : SCHEDULER_MAX_SLEEP_MS;
+    const untilEarliest = earliest ? Math.max(0, earliest.getTime() - current().getTime()) : SCHEDULER_MAX_SLEEP_MS;
     return Math.min(untilEarliest, round.length ? QUEUED_RECHECK_MS : SCHEDULER_MAX_SLEEP_MS);
   });
   return { stop: () => loop.stop() };
