@@ -12,7 +12,7 @@ import { roleFromClaims } from './claims-role.ts';
 import { pathPatterns } from './playbook-paths.ts';
 import { CALLBACK_PATH, clearLoginCookie, clearSessionCookie, loginCookieName, sessionIdOf, setLoginCookie, setSessionCookie } from './cookies.ts';
 import type { IdentityProvider, LoadedProvider } from './identity-provider.ts';
-import type { OidcSettings } from './settings.ts';
+import { cookiesKept, type OidcSettings } from './settings.ts';
 import type { SessionStore } from './session-store.ts';
 
 export type AuthRouteDeps = {
@@ -73,6 +73,12 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
   app.get('/auth/login', { config: { gate: 'login' } }, async (req, reply) => {
     const { loaded, settings: s, sessions } = loginOrThrow(deps);
     const origin = deps.originOf(req);
+    // An origin taken from the request (no GATEWAY_PUBLIC_URL; the start refuses a plain-http one
+    // there): its cookies would be Secure, which a browser drops from plain http, and the person
+    // would sign in at the provider only to be told at the callback that no login is in progress.
+    if (!cookiesKept(origin)) {
+      throw new ServiceError('bad_request', `people log in only over https (http only on loopback): a browser keeps no Secure cookie from ${origin}, and the login's and the session's are Secure; reach the gateway by https (behind a proxy that ends TLS: GATEWAY_PUBLIC_URL, or SVC_GATEWAY_TRUSTED_PROXIES so that its X-Forwarded-Proto counts)`);
+    }
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();

@@ -78,6 +78,13 @@ export function gatewaySettings(config: Config, port: number = config.SVC_GATEWA
       algorithms: config.SVC_OIDC_ALGORITHMS.split(',').map((s) => s.trim()),
     };
   }
+  // People log in at these origins, and the login's state and session ride in cookies that are
+  // Secure on any but a plain-http loopback origin: a browser keeps none from plain http, so
+  // every login would end in "no login in progress" after the person signed in at the provider.
+  const plain = config.GATEWAY_PUBLIC_URL.find((o) => !cookiesKept(o));
+  if (oidc && plain !== undefined) {
+    throw new ConfigError(`GATEWAY_PUBLIC_URL ${plain} is plain http on a host that is not loopback: with SVC_OIDC_ISSUER people log in there, and a browser keeps no Secure cookie (the login's, the session's) from plain http; give its https URL (http only on loopback, for local development)`);
+  }
   return Object.freeze({
     port,
     host: config.SVC_GATEWAY_HOST,
@@ -110,4 +117,10 @@ export function publicOriginFor(publicOrigins: readonly string[], host: string |
 export function cookiesSecure(origin: string): boolean {
   const url = new URL(origin);
   return url.protocol === 'https:' || !isLoopbackHost(url.hostname);
+}
+
+/** True when a browser keeps the gateway's cookies from `origin`: https, or plain http on loopback (where they are not Secure). */
+export function cookiesKept(origin: string): boolean {
+  const url = new URL(origin);
+  return url.protocol === 'https:' || isLoopbackHost(url.hostname);
 }
