@@ -22,7 +22,7 @@ import { isObject } from '../objects.ts';
 // and changes nothing) and a report the command machine found late or refused (the marks
 // actors/to-machine-event.ts folds to nothing) are kept in the log, never in a run.
 
-/** `delay_ms`: the retry's wait before it, from the end of the attempt before (null for the first, or a time not known). */
+/** `delay_ms`: the retry's wait before it, from the end of the attempt before (null for the first, a time not known, or the attempt before not listed). */
 export type AttemptView = { attempt: number; started_at: string | null; duration_ms: number | null; delay_ms: number | null; status: 'ok' | 'error'; error: unknown; output: unknown };
 export type TaskView = { task: string; kind: string | null; attempts: AttemptView[] };
 export type RunView = {
@@ -53,10 +53,13 @@ type Run = RunView & { byTask: Map<string, TaskView> };
 
 /**
  * Appends an attempt with the retry's delay before it: a 1 s backoff between two 7 ms attempts was
- * left to the reader's arithmetic. Null where a time of either is not known.
+ * left to the reader's arithmetic. Null where a time of either is not known, or where the attempt
+ * before it is not listed (a task retried past 21 times reports its first and last ten failed
+ * ones): the time since the last one listed held the attempts between, not one wait.
  */
 function pushAttempt(t: TaskView, a: Omit<AttemptView, 'delay_ms'>): void {
-  const prev = t.attempts.at(-1);
+  const last = t.attempts.at(-1);
+  const prev = last && last.attempt === a.attempt - 1 ? last : undefined;
   const start = a.started_at === null ? NaN : Date.parse(a.started_at);
   const prevEnd = prev?.started_at && prev.duration_ms !== null ? Date.parse(prev.started_at) + prev.duration_ms : NaN;
   const delay = Number.isFinite(start) && Number.isFinite(prevEnd) ? Math.max(0, start - prevEnd) : null;

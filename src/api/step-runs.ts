@@ -21,7 +21,7 @@ const attemptAnswer = v.object({
   attempt: integer,
   started_at: v.nullable(time),
   duration_ms: v.nullable(v.number()),
-  delay_ms: v.pipe(v.nullable(v.number()), v.description('the retry\'s wait before it, from the end of the attempt before to its start; null for the first, or when a time is not known')),
+  delay_ms: v.pipe(v.nullable(v.number()), v.description('the retry\'s wait before it, from the end of the attempt before to its start; null for the first, when a time is not known, or when the attempt before it is not listed (of a task retried more than 21 times, the first and last ten failed ones are)')),
   status: v.picklist(['ok', 'error']),
   error: v.unknown(),
   output: v.pipe(v.unknown(), v.description('as the tool gave it, capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond)')),
