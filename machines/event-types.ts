@@ -77,7 +77,7 @@ const INFO = {
   [EVENT.childFinished]: { writers: ['engine'], folds: true, meaning: 'a child execution ended, or none could start (`child_execution_id` null: not found, inputs refused, too deep; then with its step and `task`); its parent\'s step moves on (or, failed, its task\'s `retry` starts another)' },
   [EVENT.stepEnter]: { writers: ['engine'], folds: false, meaning: 'a run of a step began' },
   [EVENT.stepExit]: { writers: ['engine'], folds: false, meaning: 'a run of a step ended (context `status`; `at_once`: its wait ended as it began, `kept_signal` or `until_failed`; its result or error)' },
-  [EVENT.stepReplayed]: { writers: ['engine'], folds: false, meaning: 'a run of a step took the outcome its execution\'s `retry_of` recorded instead of running (a retry from a later step)' },
+  [EVENT.stepReplayed]: { writers: ['engine'], folds: false, meaning: 'a run of a step took the outcome its execution\'s `retry_of` (or `resumed_from`: auto-resume\'s successor) recorded instead of running (a retry from a later step)' },
   [EVENT.loopItem]: { writers: ['engine'], folds: false, meaning: 'one item of a loop step began (context `index`)' },
   [EVENT.loopDone]: { writers: ['engine'], folds: false, meaning: 'every item of a loop run ended, or one failed and none is in flight' },
   [EVENT.workflowCompleted]: { writers: ['engine'], folds: false, meaning: 'the workflow ended completed (its result)' },

@@ -74,9 +74,10 @@ export function durationText(ms: number): string {
 
 /**
  * What the line of an event says after its type and step: whatever a reader looks for in it.
- * `timerOf`: what a `playbook` task's timer set under a seq is for (its timer.fired names only the seq).
+ * `timerOf`: what a `playbook` task's timer set under a seq is for (its timer.fired names only the seq);
+ * `replayedFrom`: the execution a retry retries (or auto-resume restarted), named by its start.
  */
-function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined): string {
+function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined, replayedFrom: number | undefined): string {
   switch (e.event_type) {
     case EVENT.executionStarted: {
       const c = v.safeParse(StartContext, e.context);
@@ -130,6 +131,14 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined)
     case EVENT.stepExit: {
       const c = v.safeParse(StepExitContext, e.context);
       return `${c.success ? c.output.status : ''}${e.error ? `: ${errorText(e.error)}` : ''}`;
+    }
+    case EVENT.stepReplayed: {
+      // Its outcome was taken from the log of the execution retried: nothing ran here. Shown as
+      // any other line (its result, else its context) it read as a step that ran at that moment.
+      const c = v.safeParse(StepExitContext, e.context);
+      const from = replayedFrom === undefined ? 'replayed' : `replayed from execution ${replayedFrom}`;
+      const outcome = e.result === undefined || e.result === null ? '' : `: ${JSON.stringify(e.result)}`;
+      return `${c.success ? `${c.output.status} ` : ''}(${from}, not run here)${outcome}`;
     }
     case EVENT.executionCancelled: {
       const c = v.safeParse(ReasonContext, e.context);
@@ -228,6 +237,8 @@ export class Timeline {
   readonly #childSteps = new Map<number, string>();
   // What a playbook task's timer is for, by seq: its timer.fired names only the seq.
   readonly #taskTimers = new Map<number, string>();
+  // Where a replayed step's outcome came from: the execution its start says it retries or resumes.
+  #replayedFrom: number | undefined;
 
   // The STEP column fits the longest step name given (in a terminal's columns): one of 40
   // characters pushed its line's DETAIL 24 columns right of every other line's.
@@ -250,12 +261,16 @@ export class Timeline {
     const gap = this.#previous === undefined || Number.isNaN(at) || Number.isNaN(this.#previous) ? '-' : gapText(at - this.#previous);
     this.#previous = at;
     const late = v.is(LateContext, e.context) ? 'late, not applied: ' : '';
+    if (e.event_type === EVENT.executionStarted) {
+      const c = v.safeParse(StartContext, e.context);
+      if (c.success) this.#replayedFrom = c.output.retry_of ?? c.output.resumed_from;
+    }
     if (e.event_type === EVENT.timerSet) {
       const c = v.safeParse(TimerContext, e.context);
       const task = taskTimerText(e.context);
       if (c.success && c.output.seq !== undefined && task) this.#taskTimers.set(c.output.seq, task);
     }
-    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e, (seq) => this.#taskTimers.get(seq))}`)], this.#widths);
+    return line([String(e.event_id), since, gap, e.event_type, this.#stepOf(e) ?? '-', boundedText(`${late}${detail(e, (seq) => this.#taskTimers.get(seq), this.#replayedFrom)}`)], this.#widths);
   }
 
   #stepOf(e: ExecutionEvent): string | null | undefined {
