@@ -46,6 +46,10 @@ const stateAnswer = v.object({
   value: v.pipe(v.unknown(), v.description('the statechart state value')),
   active_steps: v.array(v.string()),
   steps: ownKeysRecord(v.string(), stepAnswer),
+  step_order: v.pipe(
+    v.array(v.string()),
+    v.description("the playbook's steps in its order: `steps` is an object, whose keys a JSON reader need not keep in order (JavaScript's puts a name like `2` before every other)"),
+  ),
   pending_commands: integer,
   kept_signals: v.pipe(
     v.array(v.object({ signal: v.string(), by: v.nullable(v.string()) })),
@@ -112,7 +116,7 @@ export async function executionStateRoutes(app: FastifyInstance, deps: AppDeps):
       const steps = Object.fromEntries(Object.entries(view.steps).map(([name, s]) => [name, s.wait ? { ...s, wait: { ...s.wait, ...wakeOf(name) } } : s]));
       // Kept signals are in the machine's context only: no step shows them, and one never taken ends with the execution.
       const kept = Object.entries(follower.snapshot?.context.signals ?? {}).flatMap(([signal, sent]) => sent.map((s) => ({ signal, by: s.by })));
-      return { execution_id: id, path: read.row.path, catalog_id: read.row.catalog_id, ...view, steps, status: read.row.status, kept_signals: kept, last_event_id: follower.lastEventId };
+      return { execution_id: id, path: read.row.path, catalog_id: read.row.catalog_id, ...view, steps, step_order: follower.compiled.playbook.workflow.map((s) => s.step), status: read.row.status, kept_signals: kept, last_event_id: follower.lastEventId };
     },
   );
 

@@ -65,7 +65,7 @@ const StepView = v.looseObject({
 /** A signal kept for a step that says `buffer: true` (no step waited for it when it came). */
 const KeptSignal = v.looseObject({ signal: v.string(), by: v.nullable(v.string()) });
 /** GET /api/executions/{id}/state's answer: each step's status, in the playbook's order; `kept_signals` from servers that answer it. */
-export const ExecutionState = v.looseObject({ steps: ownKeysRecord(v.string(), StepView), kept_signals: v.optional(v.array(KeptSignal)) });
+export const ExecutionState = v.looseObject({ steps: ownKeysRecord(v.string(), StepView), step_order: v.optional(v.array(v.string())), kept_signals: v.optional(v.array(KeptSignal)) });
 
 type Detail = v.InferOutput<typeof ExecutionDetail>;
 type Wait = v.InferOutput<typeof Wait>;
@@ -145,8 +145,18 @@ function limitWaitsText(ws: readonly LimitWait[], now: number): string[] {
   });
 }
 
-function stepRows(steps: Steps, waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean, replayedFrom: number | null): string[][] {
-  return Object.entries(steps).map(([name, s]) => {
+/**
+ * The steps in the playbook's order (`order`, the state's `step_order`): an object's keys are not
+ * (a step named `2` came first, before `build` that ran before it); any it does not name after.
+ */
+function inOrder(steps: Steps, order: readonly string[]): [string, Steps[string]][] {
+  const named = order.filter((name) => Object.hasOwn(steps, name));
+  const listed = new Set(named);
+  return [...named, ...Object.keys(steps).filter((name) => !listed.has(name))].map((name) => [name, steps[name]]);
+}
+
+function stepRows(steps: Steps, order: readonly string[], waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean, replayedFrom: number | null): string[][] {
+  return inOrder(steps, order).map(([name, s]) => {
     const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now, paused));
     const stepLimitWaits = limitWaits.filter((w) => w.step === name);
     // The machine counts an item in flight from its command's issue; one whose command waits for
@@ -177,7 +187,7 @@ function moreText(total: number | undefined, listed: number, what: string): stri
 }
 
 /** The execution page: status, times, links, result or error, then its steps and what each waits for. */
-export function statusText(d: Detail, steps: Steps | undefined, now = Date.now(), children?: { items: readonly ExecutionItem[]; total: number }, kept: readonly KeptSignal[] = []): string {
+export function statusText(d: Detail, steps: Steps | undefined, now = Date.now(), children?: { items: readonly ExecutionItem[]; total: number }, kept: readonly KeptSignal[] = [], order: readonly string[] = []): string {
   const rows: [string, string][] = [
     ['status', d.status],
     ['started', whenText(d.started_at, now)],
@@ -209,7 +219,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
     moreText(d.limit_waits_count, limitWaits.length, 'commands wait for room on a limit'),
   ].filter(Boolean);
   if (more.length) rows.push(['waiting', more.join('; ')]);
-  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, waits, limitWaits, now, paused, d.retry_of ?? d.resumed_from ?? null), ...orphans]) : '';
+  const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, order, waits, limitWaits, now, paused, d.retry_of ?? d.resumed_from ?? null), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;
 }

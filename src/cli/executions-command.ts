@@ -165,7 +165,7 @@ async function status(client: ServerClient, id: number, json: boolean, out: Out)
   const state = checked(ExecutionState, await client.request<unknown>('GET', `/api/executions/${id}/state`), 'GET /api/executions/{id}/state');
   const children = checked(ExecutionList, await client.request<unknown>('GET', `/api/executions?parent=${id}&limit=${STATUS_CHILDREN}`), 'GET /api/executions');
   const total = Object.values(children.counts).reduce((a, b) => a + b, 0);
-  out.write(statusText(detail, state.steps, Date.now(), { items: children.executions, total }, state.kept_signals));
+  out.write(statusText(detail, state.steps, Date.now(), { items: children.executions, total }, state.kept_signals, state.step_order));
   return EXIT.ok;
 }
 
