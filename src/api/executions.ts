@@ -212,7 +212,7 @@ const retryAnswer = v.object({
   execution_id: integer,
   retry_of: integer,
   from_step: v.string(),
-  replayed: v.pipe(v.array(v.string()), v.description('the steps that took their recorded outcome')),
+  replayed: v.pipe(v.array(v.string()), v.description('the steps that took their recorded outcome, in the order they ran')),
 }) satisfies v.GenericSchema<unknown, Retried>;
 // Its options are the body's: a query string's `?dry_run=true` was dropped and the cleanup ran
 // for real, so a cleanup takes no query parameter at all.

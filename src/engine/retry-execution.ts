@@ -64,10 +64,15 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   // failure ended the execution (runsBefore leaves it out), nor a run that ended in error (it, and
   // its step's later runs, run again).
   // From where an unbegun retry was to start: the outcomes it was started with (none ran since).
-  const replay: Record<string, StepOutcome[]> = { ...(from === unbegun?.from ? unbegun.replay : {}), ...replayOfRuns(runsBefore(folded, from, ctx.finished?.error?.step)) };
+  const runs = runsBefore(folded, from, ctx.finished?.error?.step);
+  const toStartWith = from === unbegun?.from ? unbegun.replay : {};
+  const replay: Record<string, StepOutcome[]> = { ...toStartWith, ...replayOfRuns(runs) };
+  // Named in the order their runs ended (the Map's): an object's keys put a step named `2` first,
+  // and the outcomes an unbegun retry was started with come back in jsonb's key order (by length),
+  // so those are named in the playbook's.
+  const replayed = [...steps.filter((s) => Object.hasOwn(toStartWith, s) && !runs.has(s)), ...[...runs.keys()].filter((s) => Object.hasOwn(replay, s))];
   // Started as the old one was asked for: its labels (label filters find both) and its priority,
   // read off the log loaded above.
-  const replayed = Object.keys(replay);
   const answer = (executionId: number): Retried => ({ execution_id: executionId, retry_of: id, from_step: from, replayed });
   const asked = askedOf(startedEvent, events.find((e) => e.event_type === EVENT.executionAdmitted));
   const [started] = await startExecutions(deps, [
