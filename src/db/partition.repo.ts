@@ -17,12 +17,21 @@ const PARTITION_RUN_LOCK_KEY = 7_242_032;
  */
 export async function whilePartitionRunHeld<T>(db: Db, work: () => Promise<T>): Promise<T | undefined> {
   return db.withClient(async (c) => {
-    const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [PARTITION_RUN_LOCK_KEY]);
-    if (!rows[0].got) return undefined;
+    // The connection is idle for the whole run: an idle_session_timeout set on the database or
+    // the service's role would end its session, and the lock with it, while the run still
+    // archives, and a second run would start on the same range. Off for this session only, and
+    // set back before the connection returns to the pool.
+    await c.query(`SELECT set_config('idle_session_timeout', '0', false)`);
     try {
-      return await work();
+      const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [PARTITION_RUN_LOCK_KEY]);
+      if (!rows[0].got) return undefined;
+      try {
+        return await work();
+      } finally {
+        await c.query('SELECT pg_advisory_unlock($1)', [PARTITION_RUN_LOCK_KEY]).catch(() => {});
+      }
     } finally {
-      await c.query('SELECT pg_advisory_unlock($1)', [PARTITION_RUN_LOCK_KEY]).catch(() => {});
+      await c.query('RESET idle_session_timeout').catch(() => {});
     }
   });
 }
