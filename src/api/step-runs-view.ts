@@ -249,3 +249,18 @@ function fillOutputs(r: Run, result: unknown, cap: (output: unknown) => unknown)
     if (last && isObject(outcome)) last.output = cap(outcome.data ?? null);
   }
 }
+
+/**
+ * The runs with their children's admissions (`admissions`, by child id): a child waiting on its
+ * playbook's `concurrency` is `queued`, not running, and one admitted after waiting began to run
+ * then (`started_at`), its start (`issued_at`) staying when it was queued: the time it waited
+ * read as its run time.
+ */
+export function withChildAdmissions(runs: RunView[], admissions: ReadonlyMap<number, { queued: boolean; admitted_at: string | null }>): RunView[] {
+  return runs.map((r) => {
+    const a = r.child_execution_id === null ? undefined : admissions.get(r.child_execution_id);
+    if (!a) return r;
+    if (a.queued && r.status === 'running') return { ...r, status: 'queued', started_at: null };
+    return a.admitted_at === null ? r : { ...r, started_at: a.admitted_at };
+  });
+}

@@ -5,11 +5,11 @@ import type { AppDeps } from '../app-deps.ts';
 import { capOutput } from '../cap-output.ts';
 import { heldStepCommands } from '../db/command.repo.ts';
 import { getExecution, loadStepEvents } from '../db/execution.repo.ts';
-import { getExecutionWithRetryLinks } from '../db/execution-view.repo.ts';
+import { childAdmissions, getExecutionWithRetryLinks } from '../db/execution-view.repo.ts';
 import { EVENT } from '../../machines/event-types.ts';
 import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
-import { stepRunsView, withHeldClaims, type RunView } from './step-runs-view.ts';
+import { stepRunsView, withChildAdmissions, withHeldClaims, type RunView } from './step-runs-view.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
 import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
 
@@ -32,7 +32,7 @@ const runAnswer = v.object({
   command_id: v.nullable(integer),
   worker_id: v.nullable(v.string()),
   status: v.string(),
-  issued_at: v.pipe(v.nullable(time), v.description('when its work was issued: a command\'s issue (it waited for a free worker, or room on its task\'s limit, until `claimed_at`), a child\'s start, a wait\'s begin')),
+  issued_at: v.pipe(v.nullable(time), v.description('when its work was issued: a command\'s issue (it waited for a free worker, or room on its task\'s limit, until `claimed_at`), a child\'s start (it waited on its playbook\'s `concurrency`, `queued`, until `started_at`), a wait\'s begin')),
   claimed_at: v.nullable(time),
   started_at: v.nullable(time),
   finished_at: v.nullable(time),
@@ -67,6 +67,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'Times are the worker\'s true ones (`context.at` of its events: the server\'s receive time less the worker\'s monotonic age of each moment), else when the event was stored. ' +
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
           'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond). ' +
+          'A child waiting on its playbook\'s `concurrency` is `queued` from `issued_at` (its start) until it is admitted (`started_at`), then `running`. ' +
           'A command is `pending` from `issued_at` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`, or `cancelled` when the execution ended before it did. ' +
           'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first; ' +
           'one that ended as it began (a signal kept from before taken at once, an `until` that did not render to a time) is a run of no seq, `at_once` saying which, started and finished when the step was entered.',
@@ -86,7 +87,9 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const events = loaded.slice(0, MAX_STEP_EVENTS);
       const cap = (output: unknown) => capOutput(output, deps.config.SVC_TASK_OUTPUT_BYTES);
       const ended = isTerminalExecutionStatus(row.status);
-      const runs = stepRunsView(events, cap, ended);
+      const viewed = stepRunsView(events, cap, ended);
+      // A child's queue time is in its own log (execution.admitted), not its parent's.
+      const runs = withChildAdmissions(viewed, await childAdmissions(deps.db, viewed.flatMap((r) => (r.child_execution_id === null ? [] : [r.child_execution_id]))));
       // While it runs, a held command's claim is read from its row (the log has it after its first report).
       // A replayed step has no run here: the answer says where it ran (a step replayed there too says
       // so in turn): a retry's in the execution it retries, auto-resume's successor's in the one it restarted.

@@ -81,3 +81,20 @@ export async function getExecutionWithRetryLinks(
   const row = rows[0];
   return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), resumed_from: row.resumed_from === null ? null : Number(row.resumed_from), retried_as: row.retried_as.map(Number), labels: row.labels ?? {}, waits: row.waits.map(({ purpose, ...w }) => (purpose ? { ...w, ...purpose } : w)) };
 }
+
+/**
+ * Of the children `ids` (a step's `playbook` task runs), whether each is queued now and when it was
+ * admitted (its first `execution.admitted`, null when it never waited or is still queued): a child
+ * waiting on its playbook's `concurrency` read as running since its start in its parent's step view.
+ */
+export async function childAdmissions(q: Queryable, ids: readonly number[]): Promise<Map<number, { queued: boolean; admitted_at: string | null }>> {
+  if (!ids.length) return new Map();
+  const { rows } = await q.query<{ execution_id: number; queued: boolean; admitted_at: string | null }>(
+    `SELECT x.execution_id::float8 AS execution_id, x.status = 'queued' AS queued,
+            (SELECT to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') FROM core.event e
+              WHERE e.execution_id = x.execution_id AND e.event_type = '${EVENT.executionAdmitted}' ORDER BY e.event_id LIMIT 1) AS admitted_at
+       FROM core.execution x WHERE x.execution_id = ANY($1::bigint[])`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.execution_id, { queued: r.queued, admitted_at: r.admitted_at }]));
+}
