@@ -9,6 +9,7 @@ import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { positionOf, yamlPositions } from '../dsl/yaml-positions.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
+import { scheduleNow } from '../triggers/trigger-operations.ts';
 import { setInlineCapacity } from '../db/flow.repo.ts';
 import { inlineLimitName } from '../flow/limit-name.ts';
 import { ServiceError, notFound } from '../errors.ts';
@@ -129,7 +130,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     const stored = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
-      if (!row.unchanged) await registerTriggers(q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers });
+      // A new schedule's first fire is its next time after now by the database's clock, which the scheduler counts by.
+      if (!row.unchanged) await registerTriggers(q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers }, scheduleNow(deps));
       // Its inline limit's N is the newest version's, on the keys it has too (queued work is admitted up to it).
       const inline = playbook.concurrency?.limit;
       if (!row.unchanged && typeof inline === 'number') await setInlineCapacity(q, inlineLimitName(finalPath), inline);

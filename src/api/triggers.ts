@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { isCalendarDate, isoTimeInRange } from '../calendar-time.ts';
 import { ServiceError } from '../errors.ts';
-import { backfill, fireByHand, pauseTrigger, triggerViews, type Backfilled, type TriggerView } from '../triggers/trigger-operations.ts';
+import { backfill, fireByHand, pauseTrigger, scheduleNow, triggerViews, type Backfilled, type TriggerView } from '../triggers/trigger-operations.ts';
 import { requireReachablePath, requireReachableTriggerName } from './catalog-path.ts';
 import { jsonObject } from './executions.ts';
 import { anyObject, integer, responses, time } from './answers.ts';
@@ -118,7 +118,7 @@ export async function triggerRoutes(app: FastifyInstance, deps: AppDeps): Promis
           const { from, to } = parse(backfillBody, req.body);
           // A past range only: a future time started now would be swallowed later, when the
           // schedule fires it, as a duplicate of this early start.
-          const now = new Date();
+          const now = scheduleNow(deps);
           const errors = Object.entries({ from, to })
             .filter(([, at]) => at.getTime() > now.getTime())
             .map(([field]) => `${field}: is after now (${now.toISOString()}): backfill starts past fires only; the schedule fires the later ones itself`);

@@ -31,6 +31,16 @@ export type TriggerView = {
   spec: Record<string, unknown>;
 };
 
+/**
+ * Now on PostgreSQL's clock, as the timekeeper last read it: the scheduler counts due times by it
+ * (scheduler.ts), so "after now" and "next time after now" must too. On a server 30 s ahead, a
+ * backfill or a fire key 20 s ahead was taken for past (started early, its schedule's own fire then
+ * a duplicate), and a resume put the next fire 30 s late.
+ */
+export function scheduleNow(deps: Pick<EngineDeps, 'waitClock'>): Date {
+  return new Date(deps.waitClock?.databaseNow() ?? Date.now());
+}
+
 /** Every live trigger, with the next fire times of schedules (none for paused ones) and the last fire. */
 export async function triggerViews(deps: EngineDeps, kind?: TriggerKindName): Promise<TriggerView[]> {
   return (await listTriggers(deps.db, kind)).map((row) => viewOf(row));
@@ -87,7 +97,7 @@ async function triggerOr404(deps: EngineDeps, path: string, name: string): Promi
  * Pauses or resumes a trigger at `now` (a resumed schedule fires next at its next time after now;
  * a paused queue schedule records the times it held as skipped); 404 when unknown.
  */
-export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean, now: Date = new Date()): Promise<TriggerView> {
+export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean, now: Date = scheduleNow(deps)): Promise<TriggerView> {
   const updated = await deps.db.tx(async (q) => {
     // Read under its lock: a resumed schedule's next fire is of the cron it is written beside (a
     // registration that changes it waits for this commit, or committed before this read).
@@ -112,7 +122,7 @@ export async function pauseTrigger(deps: EngineDeps, path: string, name: string,
  */
 export async function fireByHand(deps: EngineDeps, path: string, name: string, body: { payload?: Record<string, unknown>; fireKey?: string }, rereads = MAX_REREADS) {
   const row = await triggerOr404(deps, path, name);
-  const now = new Date();
+  const now = scheduleNow(deps);
   if (row.kind === 'schedule' && body.fireKey !== undefined) refuseComingTime(scheduleOf(row), body.fireKey, now);
   const fireKey = body.fireKey ?? `manual:${crypto.randomUUID()}`;
   const own = row.kind === 'schedule' ? renderTriggerPayload(scheduleOf(row).payload, { trigger: { name, kind: row.kind, scheduled_time: now.toISOString(), fired_at: now.toISOString() } }) : { payload: {} };
