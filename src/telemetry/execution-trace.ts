@@ -62,6 +62,9 @@ export class ExecutionTrace {
   // moments as events of its span (a pause made every span it held look like slow work).
   #pausedSince: number | null = null;
   #pausedMs = 0;
+  // How long it waited to be admitted (its playbook's concurrency, a debounce window): from its start
+  // to its first execution.admitted; null when it never waited. Its span otherwise read as slow work.
+  #queuedMs: number | null = null;
   readonly #marks: SpanRecord['events'] = [];
   readonly #runs = new Map<number, Run>();
   readonly #commands = new Map<number, Command>();
@@ -172,6 +175,13 @@ export class ExecutionTrace {
           out.push(this.#childSpan(call, t, status, status === 'completed' ? null : (codeOf(ev.error) ?? status)));
           break;
         }
+        case EVENT.executionQueued:
+          this.#marks.push({ name: 'queued', timeMs: t });
+          break;
+        case EVENT.executionAdmitted:
+          if (this.#queuedMs === null && this.#startMs !== null) this.#queuedMs = Math.max(0, t - this.#startMs);
+          this.#marks.push({ name: 'admitted', timeMs: t });
+          break;
         case EVENT.executionPaused:
           this.#pausedSince ??= t;
           this.#marks.push({ name: 'paused', timeMs: t });
@@ -294,6 +304,7 @@ export class ExecutionTrace {
         ...(failed ? { 'error.type': codeOf(ev.error) ?? 'failed' } : {}),
         ...(failed && step ? { 'svc.error.step': step } : {}),
         ...(this.#pausedMs > 0 ? { 'svc.execution.paused_ms': this.#pausedMs } : {}),
+        ...(this.#queuedMs === null ? {} : { 'svc.execution.queued_ms': this.#queuedMs }),
       },
       error: failed ? (codeOf(ev.error) ?? 'failed') : null,
       events: this.#marks,
