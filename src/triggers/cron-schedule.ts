@@ -27,11 +27,35 @@ export function cronProblem(cron: string, timezone: string): { field: 'cron' | '
     const fields = text.split(/\s+/).length;
     if (fields !== 5 && fields !== 6) return { field: 'cron', message: `'${cron}' has ${fields} fields: a schedule has five (minute hour day month weekday), or six with seconds first` };
   }
+  const range = text.startsWith('@') ? undefined : rangeProblem(text.split(/\s+/));
+  if (range) return { field: 'cron', message: `'${cron}' is not a cron expression: ${range}` };
   try {
     const next = cronOf(text, timezone).nextRun(new Date());
     if (!next) return { field: 'cron', message: `'${cron}' never fires` };
   } catch (err) {
     return { field: 'cron', message: `'${cron}' is not a cron expression: ${err instanceof Error ? err.message.replace(/^CronPattern: /, '') : String(err)}` };
+  }
+  return undefined;
+}
+
+// Each field's name and range, as written (five fields; six put seconds first).
+const FIELDS: readonly (readonly [string, number, number])[] = [['minute', 0, 59], ['hour', 0, 23], ['day', 1, 31], ['month', 1, 12], ['weekday', 0, 7]];
+const SECONDS = ['second', 0, 59] as const;
+
+/**
+ * A number out of its field's range, said as written: croner says it after its own offsets
+ * (`0 0 * 13 *` as "month: 12", `0 0 0 * *` as "day: -1"), which names a value nobody wrote.
+ * Only plain numbers and ranges are checked (a step, `L`, `W`, `#n` and names are croner's).
+ */
+function rangeProblem(fields: readonly string[]): string | undefined {
+  const specs = fields.length === 6 ? [SECONDS, ...FIELDS] : FIELDS;
+  for (const [i, field] of fields.entries()) {
+    const [name, min, max] = specs[i];
+    for (const item of field.split(',')) {
+      const base = item.split('/')[0];
+      if (!/^\d+(?:-\d+)?$/.test(base)) continue;
+      for (const n of base.split('-').map(Number)) if (n < min || n > max) return `${name} ${n} is out of range (${min}-${max})`;
+    }
   }
   return undefined;
 }
