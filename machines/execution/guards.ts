@@ -4,6 +4,7 @@ import { endedRun, hasRoom, loopOver, runCount, someRun } from './run-summary.ts
 import { EVENT } from '../event-types.ts';
 import type { ExecutionContext, ExecutionEvent } from './types.ts';
 import { keyOf } from './keys.ts';
+import { keepersAhead } from './keepers-ahead.ts';
 
 // The conditions of the execution statechart's transitions (named in machines/playbook-statechart.ts),
 // pure: they read the context only. Every one but `failing` is false once the execution has an
@@ -23,8 +24,12 @@ export function executionGuards(pb: NormalizedPlaybook) {
   return {
     /** An input event about a command (or child) still pending: anything else changes nothing. */
     pendingCommand: (ctx: ExecutionContext, ev: ExecutionEvent) => 'seq' in ev && ev.seq !== null && Object.hasOwn(ctx.pending, keyOf(ev.seq)),
-    /** A signal for no step in particular that some step keeps until it waits (`buffer: true`). */
-    bufferable: (ctx: ExecutionContext, ev: ExecutionEvent) => !ctx.finished && ev.type === EVENT.signalReceived && ev.seq === null && keptSignals.has(ev.signal.name),
+    /**
+     * A signal for no step in particular that a step still ahead keeps until it waits (`buffer:
+     * true`) and would take from its sender: kept for none, it would never be taken.
+     */
+    bufferable: (ctx: ExecutionContext, ev: ExecutionEvent) =>
+      !ctx.finished && ev.type === EVENT.signalReceived && ev.seq === null && keptSignals.has(ev.signal.name) && keepersAhead(pb, ctx, ev.signal.name, ev.signal.role).length > 0,
     /** Not paused (execution.paused pauses it). */
     unpaused: (ctx: ExecutionContext) => !ctx.paused,
     /** Paused (execution.resumed resumes it). */

@@ -75,7 +75,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
         summary: 'Send a signal to an execution: the step waiting for it moves on with its payload',
         description:
           'Answers 202 `{status: delivered}` (of the steps waiting for the signal, the one that has waited longest among those whose `approval.roles` admit the caller takes it; its arcs read `signal.payload` and `signal.by`) or `{status: buffered}` ' +
-          '(no step waits yet, and one says `buffer: true`). 409 (not_waiting) when no step waits for it; ' +
+          '(no step waits yet, and one still ahead says `buffer: true`: the nearest, by arcs from the steps that run now, that admits the caller). 409 (not_waiting) when no step waits for it and none ahead keeps it (one the execution left behind, no arc leading back, would never take it); ' +
           `409 (signal_buffer_full, nothing stored) when it would be kept and the execution keeps ${MAX_KEPT_SIGNALS} signals no step has taken already, ` +
           `or their payloads and this one's would come to over ${MAX_KEPT_SIGNAL_BYTES} bytes (1 MiB) as JSON; ` +
           '403 when the `approval.roles` of every step waiting for it (or, none waiting, of every step that would keep it) exclude the caller ' +

@@ -11,6 +11,7 @@ import type { Identity } from '../auth/identity.ts';
 import { admitsSignal, DEFAULT_SIGNAL_ROLES, type Role } from '../auth/roles.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { keyOf, numberOf } from '../../machines/execution/keys.ts';
+import { keepersAhead } from '../../machines/execution/keepers-ahead.ts';
 
 /** What a signal did: ended the step waiting for it, or was kept for a step that will (`buffer: true`). */
 /** `step`: the step it ended, or (buffered) the step that will take it. */
@@ -50,7 +51,7 @@ async function signalOnce(deps: EngineDeps, id: number, name: string, payload: u
   if (!isLiveExecutionStatus(found.row.status)) throw refuse(deps, `execution ${id} is ${found.row.status}: no step waits for signal '${name}'`);
   const pb = found.follower.compiled.playbook;
   const target = signalTarget(pb, snapshot.context, name, by?.role ?? null);
-  if (!target) throw refuse(deps, `no step of execution ${id} waits for signal '${name}' now${keeps(pb, name) ? '' : ' (and none keeps it: buffer: true)'}`);
+  if (!target) throw refuse(deps, `no step of execution ${id} waits for signal '${name}' now${whyNotKept(pb, name)}`);
   // A step without approval roles takes signals from operators (as any other control of an execution).
   const roles = target.wait.kind === 'signal' ? target.wait.roles : null;
   if (!admitsSignal(roles, by?.role)) {
@@ -92,9 +93,11 @@ type Target = { step: string; seq: number | null; wait: WaitSpec };
 /**
  * The step a signal goes to: of the steps waiting for it, the one waiting longest whose approval
  * admits a sender of `role`, else the one waiting longest (whose roles then refuse it: 403); when
- * none waits, (seq null) the first that keeps it and admits the sender, else the first that keeps
- * it (refused as well). A step that would refuse the caller does not stand in the way of another
- * waiting step that admits them.
+ * none waits, (seq null) the nearest step ahead that keeps it and admits the sender, else the
+ * nearest that keeps it (refused as well): the machine's own reading of which steps may still take
+ * it (keepersAhead); a step that keeps it but is not ahead any more would never take it, and
+ * none ahead is no target (409). A step that would refuse the caller does not stand in the way of
+ * another waiting step that admits them.
  */
 function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: string, role: Role | null): Target | undefined {
   let best: Target | undefined;
@@ -109,13 +112,16 @@ function signalTarget(pb: NormalizedPlaybook, ctx: ExecutionContext, name: strin
     if (admitsSignal(wait.kind === 'signal' ? wait.roles : null, role) && (!admitting || t.seq < (admitting.seq ?? Infinity))) admitting = t;
   }
   if (best) return admitting ?? best;
-  const keepers = pb.workflow.filter((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
-  const keeper = keepers.find((s) => s.wait?.kind === 'signal' && admitsSignal(s.wait.roles, role)) ?? keepers[0];
+  const keepers = keepersAhead(pb, ctx, name);
+  const keeper = keepersAhead(pb, ctx, name, role)[0] ?? keepers[0];
   return keeper?.wait && { step: keeper.step, seq: null, wait: keeper.wait };
 }
 
-function keeps(pb: NormalizedPlaybook, name: string): boolean {
-  return pb.workflow.some((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer);
+/** The end of a 409's message: that no step keeps the signal, or that those that do are behind the execution. */
+function whyNotKept(pb: NormalizedPlaybook, name: string): string {
+  const keepers = pb.workflow.filter((s) => s.wait?.kind === 'signal' && s.wait.signal === name && s.wait.buffer).map((s) => s.step);
+  if (!keepers.length) return ' (and none keeps it: buffer: true)';
+  return ` (and no step that keeps it, ${keepers.join(', ')}, is ahead of it to take it: nothing was kept)`;
 }
 
 function refuse(deps: EngineDeps, message: string): ServiceError {

@@ -15,7 +15,8 @@ let other: Awaited<ReturnType<typeof startSecondServer>>;
 beforeAll(async () => {
   s = await startTestApp();
   other = await startSecondServer(s);
-  // `hold` keeps the execution from reaching the steps that keep `go` and `more`.
+  // `hold` keeps the execution from reaching the steps that keep `go` and `more`; the arc from
+  // `last` back to `gate` (never taken) keeps them ahead once passed, so signals are still kept.
   const r = await post('/api/catalog/playbook', {
     content: `
 apiVersion: svc/v1
@@ -32,6 +33,8 @@ workflow:
     next: last
   - step: last
     wait: { signal: last }
+    next:
+      - { step: gate, when: "{{ workload.again | default(false) }}" }
 `,
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
