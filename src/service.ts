@@ -27,6 +27,7 @@ import { startPeriodic } from './periodic/start-periodic.ts';
 import { tracesConfigured } from './telemetry/traces-configured.ts';
 import { ScheduleClock } from './triggers/schedule-clock.ts';
 import { WaitClock } from './waits/wait-clock.ts';
+import { readDatabaseClock } from './waits/read-database-clock.ts';
 import { FlowClock } from './flow/flow-clock.ts';
 import type { InProcessServer } from './worker/server-client.ts';
 import { inProcessServer } from './in-process-server.ts';
@@ -85,7 +86,9 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     // Before anything is served: a server beside live servers on the other bus, or on another
     // NATS (busId: which one the bus connected to), is refused (exit 78).
     stops.unshift(await registerServerBus(busKindOf(config.SVC_NATS_URL), { db, log, metrics }, busId));
-    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus, workerToken, batchWake, waitClock: new WaitClock(), flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };
+    const waitClock = new WaitClock();
+    await readDatabaseClock(db, waitClock);
+    const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus, workerToken, batchWake, waitClock, flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };
     // Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/operations.md): their code and the SDK load only when on,
     // and stop after the server (the last units' spans are sent).
     if (tracesConfigured(config)) {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { receivedNow, stampReportedTimes, withoutReportedAges } from './reported-times.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
+import { stampReportedTimes, withoutReportedAges } from './reported-times.ts';
 import { workerName } from './worker-name.ts';
 import * as v from 'valibot';
 import { BatchAcceptor } from '../../actors/batch-accept.ts';
@@ -138,7 +139,7 @@ export async function batchRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         execution_id: body.execution_id,
         worker_id: body.worker_id ?? null,
         // Stored as the batch's items: their repeats of the batch's ids checked above, dropped.
-        events: stampReportedTimes(body.events.map(({ execution_id: _execution, worker_id: _worker, ...item }) => item), receivedNow(deps)),
+        events: stampReportedTimes(body.events.map(({ execution_id: _execution, worker_id: _worker, ...item }) => item), databaseNow(deps)),
         key_scope: keyScope(req),
         idempotency_key: key,
         // Its ages are when it was sent, written afresh at each send: the same batch sent again

@@ -10,7 +10,8 @@ import type { RoutedEvent } from '../protocol.ts';
 import { integer, responses } from './answers.ts';
 import { emptyQueryValuesAbsent } from './empty-query-values.ts';
 import { eventAnswer, presentEvent } from './present.ts';
-import { receivedNow, stampReportedTimes } from './reported-times.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
+import { stampReportedTimes } from './reported-times.ts';
 import { workerName } from './worker-name.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 
@@ -56,7 +57,7 @@ export function firstResultOrThrow(results: Awaited<ReturnType<typeof routeEvent
 export async function eventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post('/api/events', { schema: { tags: ['events'], summary: 'Report one worker event; routed synchronously', body: jsonSchema(eventInputSchema), response: responses({ 200: reportedAnswer }) }, config: { access: { level: 'worker' } } }, async (req) => {
     const ev = req.body as v.InferOutput<typeof eventInputSchema>;
-    const out = await routeEvents(deps, stampReportedTimes([ev satisfies RoutedEvent], receivedNow(deps)));
+    const out = await routeEvents(deps, stampReportedTimes([ev satisfies RoutedEvent], databaseNow(deps)));
     return { status: 'ok', event_id: firstResultOrThrow(out.results), commands_generated: out.commands_generated };
   });
 

@@ -11,6 +11,7 @@ import { requireReachablePath, requireReachableTriggerName } from './catalog-pat
 import { integer, responses } from './answers.ts';
 import { discardBody, urlProblem } from './input-guard.ts';
 import { documentedAt } from './documented-url.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 
 // POST /api/hooks/{playbook path}/{trigger name}: no API token, the trigger's signature
 // authenticates (DESIGN.md "Triggers", docs/webhooks.md). Its own plugin: every content type is
@@ -106,7 +107,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const q = req.url.indexOf('?');
       // Every copy of every header: a signature header sent twice is refused (node's `headers` hides repeats).
-      const answer = await acceptWebhook(accepting, hook, { raw, headers: req.raw.headersDistinct, rawQuery: q === -1 ? '' : req.url.slice(q + 1) });
+      const answer = await acceptWebhook(accepting, hook, { raw, headers: req.raw.headersDistinct, rawQuery: q === -1 ? '' : req.url.slice(q + 1) }, new Date(databaseNow(deps)));
       return reply.code(202).send(answer);
     },
   );

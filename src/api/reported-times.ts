@@ -1,5 +1,4 @@
 import type { RoutedEvent } from '../protocol.ts';
-import type { AppDeps } from '../app-deps.ts';
 import { isObject } from '../objects.ts';
 
 /** The oldest a reported moment may be (a day): a larger `ago_ms` is a bug of its sender, clamped. */
@@ -8,7 +7,7 @@ const MAX_AGE_MS = 86_400_000;
 /**
  * Worker events carry `context.ago_ms`: how long before sending the report each moment was, on
  * the worker's monotonic clock (src/worker/elapsed.ts). Here, at receipt, it becomes `at`: the
- * receive time (`receivedAtMs`: receivedNow's, on the database's clock) less that age, with
+ * receive time (`receivedAtMs`: on the database's clock, wait-clock.ts databaseNow) less that age, with
  * `received_at` beside it. So a command's start is the time it started, not the time its report
  * came, and no worker's wall clock orders anything. Other events pass unchanged.
  */
@@ -23,15 +22,6 @@ export function stampReportedTimes<E extends Pick<RoutedEvent, 'context'>>(event
   });
 }
 
-/**
- * Now on the database's clock, as this server's timekeeper last read it (its own before the first
- * look): a report's moments sit among times PostgreSQL wrote (an issue's `created_at`, a claim's
- * `claimed_at`, the execution's `finished_at`), so on a server 60 s ahead of it a command started
- * 60 s after its claim and ended after its execution had.
- */
-export function receivedNow(deps: Pick<AppDeps, 'waitClock'>): number {
-  return deps.waitClock?.databaseNow() ?? Date.now();
-}
 
 /**
  * `events` without their `context.ago_ms` (where stampReportedTimes reads one): what a report

@@ -5,7 +5,8 @@ import { claimedByRequest, claimPolicyOf, type ClaimPolicy, type CommandRow } fr
 import type { ReportAnswer, ReportRequest } from '../protocol.ts';
 import { eventInputSchema } from './events.ts';
 import { presentCommand } from './present.ts';
-import { receivedNow, stampReportedTimes } from './reported-times.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
+import { stampReportedTimes } from './reported-times.ts';
 import { integerIn } from './validation.ts';
 import { workerName } from './worker-name.ts';
 
@@ -68,7 +69,7 @@ export class WorkerDesk {
     const max = Math.max(0, b.claim - again.length);
     // Each event carries the report it came in: the same report sent again is then stored once (actors/route-report.ts).
     const id = b.report_id;
-    const stamped = stampReportedTimes(b.events, receivedNow(this.#deps));
+    const stamped = stampReportedTimes(b.events, databaseNow(this.#deps));
     const events = id === undefined ? stamped : stamped.map((e) => ({ ...e, report_id: id }));
     const out = await this.#reports.route({ events, claim: max ? { workerId: b.worker_id, max, token: id } : undefined, id: id === undefined ? undefined : { workerId: b.worker_id, reportId: id } });
     return { status: 'ok', results: out.results, commands_generated: out.commands_generated, commands: [...again, ...out.claimed].map(presentCommand) };

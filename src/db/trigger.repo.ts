@@ -119,12 +119,6 @@ export async function setTriggerPaused(q: Queryable, path: string, name: string,
   return rows[0];
 }
 
-/** The database's clock now (epoch ms): the scheduler decides what is due by it (scheduler.ts). */
-export async function databaseNowMs(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ now_ms: number }>(`SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8 AS now_ms`);
-  return rows[0].now_ms;
-}
-
 /** The scheduler's look: the schedules due, and the earliest next fire after them (null: none). */
 export type SchedulesLook = { due: TriggerRow[]; next: Date | null };
 

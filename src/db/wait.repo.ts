@@ -74,3 +74,9 @@ export async function readExecutionWakes(q: Queryable, executionId: number): Pro
   const { wakes, ...row } = found;
   return { row, wakes: new Map(wakes.map((w) => [w.step, { wakeAt: w.wake_at === null ? null : new Date(w.wake_at), since: new Date(w.since) }])) };
 }
+
+/** The database's clock now (epoch ms), read once at a server's start (waits/read-database-clock.ts). */
+export async function databaseNowMs(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ now_ms: number }>(`SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::float8 AS now_ms`);
+  return rows[0].now_ms;
+}

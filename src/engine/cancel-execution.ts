@@ -3,6 +3,7 @@ import { EVENT } from '../../machines/event-types.ts';
 import { routeEvents } from '../../actors/route-events.ts';
 import { getExecution, type ExecutionStatus } from '../db/execution.repo.ts';
 import { isLiveExecutionStatus } from '../../machines/statuses.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 
 /**
  * Cancels a running (or paused) execution the one way there is: an `execution.cancelled` event
@@ -19,7 +20,7 @@ export async function cancelExecution(
 ): Promise<{ cancelled: true } | { cancelled: false; status: ExecutionStatus | undefined }> {
   const row = await getExecution(deps.db, executionId);
   if (!row || !isLiveExecutionStatus(row.status)) return { cancelled: false, status: row?.status };
-  const { results } = await routeEvents(deps, [{ execution_id: executionId, event_type: EVENT.executionCancelled, context: { ...context, cancelled_at: new Date().toISOString() } }]);
+  const { results } = await routeEvents(deps, [{ execution_id: executionId, event_type: EVENT.executionCancelled, context: { ...context, cancelled_at: new Date(databaseNow(deps)).toISOString() } }]);
   // Only its own event, applied, is this call's cancel: of cancels at once the execution is
   // cancelled after each, by one of them, with that one's reason and cascade.
   if (results[0]?.event_id != null) return { cancelled: true };

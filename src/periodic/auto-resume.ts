@@ -10,6 +10,7 @@ import { startAsked } from '../engine/start-asked.ts';
 import { replayOfEndedRuns } from '../engine/retry-execution.ts';
 import { countLiveWorkerPools } from '../db/runtime.repo.ts';
 import { ServiceError } from '../errors.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 import { withLease } from './with-lease.ts';
 
 /** Run once per start (src/periodic/start-periodic.ts); also the name of its lease. */
@@ -120,7 +121,7 @@ async function resumeOne(deps: EngineDeps, root: InterruptedRoot): Promise<Resum
     if (!row || !isLiveExecutionStatus(row.status)) return { execution_id: id, action: 'skipped', error: `execution was ${row?.status ?? 'gone'}` };
     try {
       // `successor`: one is due, so that a server that dies before it starts it leaves a cancel the next run finds (successorlessResumes).
-      const context = { reason: 'auto_resume', cancelled_at: new Date().toISOString(), ...(successor ? { successor: true } : {}) };
+      const context = { reason: 'auto_resume', cancelled_at: new Date(databaseNow(deps)).toISOString(), ...(successor ? { successor: true } : {}) };
       await routeEvents(deps, [{ execution_id: id, event_type: EVENT.executionCancelled, context }], {
         beforeCommit: async (q) => {
           if ((await treeClaims(q, id)) !== root.claims) throw new ClaimedMeanwhile();

@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import { loadEventsAfter } from '../db/execution.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
-import type { WaitClock } from '../waits/wait-clock.ts';
+import { databaseNow, type WaitClock } from '../waits/wait-clock.ts';
 import { urlForLog } from '../redact-for-log.ts';
 import { ExecutionTraces } from './execution-traces.ts';
 import { startOtlpExport } from './otlp-export.ts';
@@ -78,7 +78,7 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger;
     emit: (spans) => exporter.emit(spans),
     log: deps.log,
     // The times of the events this server writes on the database's clock, as reported ones are (src/api/reported-times.ts).
-    now: () => deps.waitClock?.databaseNow() ?? Date.now(),
+    now: () => databaseNow(deps),
   });
   deps.log.info({ url: shown, service: serviceName }, 'exporting traces');
   return {

@@ -10,6 +10,7 @@ import { ServiceError, notFound } from '../errors.ts';
 import { TemplateError, renderValue } from '../dsl/render.ts';
 import { isPlainObject } from '../objects.ts';
 import { payloadProblem } from './payload-problem.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 
 /** A trigger as a fire names it. */
 export type TriggerRef = { path: string; name: string; kind: TriggerKindName };
@@ -224,7 +225,7 @@ async function fireOnce(deps: EngineDeps, groups: readonly FireGroup[], pending:
       if (!replacing && closed.length > 0) await setDebounceWindowsOpen(q, closed, true);
       if (replacing && g.replaces) {
         const trigger = { name: g.trigger.name, kind: g.trigger.kind, fire_key: replacing.fire_key };
-        for (const id of g.replaces) cancels.push({ executionId: id, context: { reason: `trigger ${g.trigger.name}: overlap cancel_previous`, trigger, cancelled_at: new Date().toISOString() } });
+        for (const id of g.replaces) cancels.push({ executionId: id, context: { reason: `trigger ${g.trigger.name}: overlap cancel_previous`, trigger, cancelled_at: new Date(databaseNow(deps)).toISOString() } });
       }
     }
     written.raced = new Map(groups.flatMap((_, gi) => (taken.has(gi) ? [] : [[gi, { raced: true as const, ...(inactive.has(gi) ? { inactive: inactive.get(gi) } : {}) }]])));

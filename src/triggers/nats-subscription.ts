@@ -9,6 +9,7 @@ import type { NatsLogin } from './nats-login.ts';
 import { natsMessageFire } from './nats-message-fire.ts';
 import type { NatsTrigger } from './trigger.schema.ts';
 import { REDACTED } from '../redact-for-log.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 
 // One NATS trigger on one server: a connection of its own (the client reconnects by itself), the
 // trigger's durable pull consumer, and at most `max_in_flight` messages being fired at once. A
@@ -75,7 +76,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
   const handle = async (m: JsMsg, streamCreated: string) => {
     try {
       const version = catalogId;
-      const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date());
+      const fire = natsMessageFire({ name, payload: spec.payload }, m, streamCreated, new Date(databaseNow(deps)));
       // Live: a pause, or a new version (without the trigger, or with another payload than the one
       // rendered here), committed while the message was being fired makes it write nothing; the
       // message goes back to the stream, for a resume or the subscription of the new version.

@@ -1,12 +1,13 @@
 import { clockedLoop } from '../periodic/clocked-loop.ts';
 import type { EngineDeps } from '../../actors/engine-deps.ts';
 import type { Queryable } from '../db/queryable.ts';
-import { databaseNowMs, earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, runStatuses, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
+import { earliestScheduledFire, findFires, lookAtSchedules, queuedThrough, recordFires, runStatuses, shelveSchedules, unfinishedRuns, type TriggerFireRow, type TriggerRow } from '../db/trigger.repo.ts';
 import { firesBetween, latestFires, nextFire } from './cron-schedule.ts';
 import { fireGroups, renderTriggerPayload, type Fire, type FireGroup } from './fire-trigger.ts';
 import { ScheduleClock } from './schedule-clock.ts';
 import { storedSchedule } from './stored-schedule.ts';
 import type { ScheduleTrigger } from './trigger.schema.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 
 // The timekeeper of schedules: it sleeps until the earliest next fire of any schedule (at most
 // SCHEDULER_MAX_SLEEP_MS, so a schedule registered on another server is seen soon), then fires
@@ -72,7 +73,7 @@ export async function runScheduleTick(deps: EngineDeps, now: Clock = () => new D
   // A queue whose oldest due time is past the grace and whose runs all ended: did it wait for them?
   const asked = due.filter((row, i) => specs[i].overlap === 'queue' && !unfinished.has(key(row)) && row.next_fire_at!.getTime() < at.getTime() - MISFIRE_GRACE_MS);
   const waited = asked.length ? await queuedThrough(deps.db, asked.map((row) => ({ path: row.path, name: row.name, before: row.next_fire_at! }))) : new Map<string, Date>();
-  const firedAt = new Date();
+  const firedAt = at;
   const plans = due.flatMap((row, i) => {
     const runs = unfinished.get(key(row)) ?? [];
     let plan: Plan;
@@ -240,21 +241,13 @@ export function duePick(spec: Pick<ScheduleTrigger, 'cron' | 'timezone' | 'catch
  * awaits ended here.
  */
 export function startScheduler(deps: EngineDeps, clock: ScheduleClock, now?: Clock): { stop(): Promise<void> } {
-  // Due is decided on PostgreSQL's clock, as waits are (the timekeeper keeps waitClock's reading of
-  // it): a server whose own clock ran ahead fired every schedule that much early (30 s ahead: a
-  // time due at :00 started at :30 of the minute before). Read once before the first tick, which
-  // may come before the timekeeper's first look.
-  const databaseClock = now === undefined ? deps.waitClock : undefined;
-  const current: Clock = now ?? (() => new Date(databaseClock ? databaseClock.databaseNow() : Date.now()));
-  let heard = databaseClock === undefined;
+  // Due is decided on PostgreSQL's clock, as waits are (the server reads it at its start, the
+  // timekeeper at each look): a server whose own clock ran ahead fired every schedule that much
+  // early (30 s ahead: a time due at :00 started at :30 of the minute before).
+  const current: Clock = now ?? (() => new Date(databaseNow(deps)));
   // The schedules found waiting by the ticks of this round (looks again at once, while each is full).
   let waiting: TickReport['waiting'] = [];
   const loop = clockedLoop(deps.log, 'schedule tick', clock.clock, SCHEDULER_MAX_SLEEP_MS, async () => {
-    if (!heard && databaseClock) {
-      const sentMs = Date.now();
-      databaseClock.heardDatabase(await databaseNowMs(deps.db), sentMs, Date.now());
-      heard = true;
-    }
     const report = await runScheduleTick(deps, current, waiting);
     waiting = [...waiting, ...report.waiting];
     clock.awaitRuns(waiting.flatMap((w) => w.runs));

@@ -6,6 +6,7 @@ import { fireTrigger, renderTriggerPayload, TriggerChanged, type Fire, type Fire
 import { recordPausedQueue } from './scheduler.ts';
 import { storedSchedule } from './stored-schedule.ts';
 import type { ScheduleTrigger } from './trigger.schema.ts';
+import { databaseNow } from '../waits/wait-clock.ts';
 
 /** Next fire times a listing shows per schedule. */
 const LISTED_NEXT_FIRES = 3;
@@ -38,7 +39,7 @@ export type TriggerView = {
  * a duplicate), and a resume put the next fire 30 s late.
  */
 export function scheduleNow(deps: Pick<EngineDeps, 'waitClock'>): Date {
-  return new Date(deps.waitClock?.databaseNow() ?? Date.now());
+  return new Date(databaseNow(deps));
 }
 
 /** Every live trigger, with the next fire times of schedules (none for paused ones) and the last fire. */
@@ -180,7 +181,7 @@ export async function backfill(deps: EngineDeps, path: string, name: string, fro
     const spec = scheduleOf(row);
     const times = firesBetween(spec.cron, spec.timezone, from, to, MAX_BACKFILL_FIRES + 1);
     if (times.length > MAX_BACKFILL_FIRES) throw new ServiceError('unprocessable', { message: `the range holds more than ${MAX_BACKFILL_FIRES} fires: backfill a shorter one`, errors: [`to: at most ${MAX_BACKFILL_FIRES} fires per backfill`] });
-    const firedAt = new Date().toISOString();
+    const firedAt = scheduleNow(deps).toISOString();
     const fires = times
       .filter((t) => !made.has(t.toISOString()))
       .map((t): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, ...renderTriggerPayload(spec.payload, { trigger: { name, kind: 'schedule', scheduled_time: t.toISOString(), fired_at: firedAt } }) }));

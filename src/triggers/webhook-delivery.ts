@@ -80,9 +80,10 @@ export async function findWebhook(deps: WebhookDeps, path: string, name: string)
  * (401 otherwise), not paused (409), its payload rendered over `{trigger, request}` and fired
  * exactly once under its fire key (delivery id, else the body's SHA-256), in group commit with the
  * deliveries that arrive meanwhile (webhook-fires.ts). A fire whose payload or
- * inputs are refused answers 422. Every refusal is counted and starts nothing.
+ * inputs are refused answers 422. Every refusal is counted and starts nothing. `now` (the database's
+ * clock) is the fire's `fired_at` and what the signature's timestamp is held against.
  */
-export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, delivery: WebhookDelivery, now = new Date(), rereads = MAX_REREADS): Promise<WebhookAnswer> {
+export async function acceptWebhook(deps: WebhookAcceptDeps, hook: LiveWebhook, delivery: WebhookDelivery, now: Date, rereads = MAX_REREADS): Promise<WebhookAnswer> {
   const { spec } = hook;
   const where = `${hook.path}/${hook.name}`;
   const found = webhookSecret(deps.keyring, spec.auth, hook.sealed);

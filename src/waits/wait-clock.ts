@@ -1,4 +1,13 @@
 /**
+ * Now on the database's clock as this server last read it (its own without a clock: tools, tests):
+ * what it records (a report's moments, a cancel, a fire) sits among times PostgreSQL wrote, and
+ * what it decides (a wait, a schedule) is due by PostgreSQL's clock.
+ */
+export function databaseNow(deps: { readonly waitClock?: WaitClock }): number {
+  return deps.waitClock?.databaseNow() ?? Date.now();
+}
+
+/**
  * Tells this server's timekeeper of a wake-up time sooner than it sleeps to: a routing that
  * wrote a wait, a resume that made due waits fireable. The timekeeper of another server sees it
  * at its next look (at most TIMEKEEPER_MAX_SLEEP_MS later).

@@ -6,13 +6,22 @@ import { spawnSvc, waitForHealth } from './process.ts';
 import type { ServerProcesses } from './server-processes.ts';
 
 /**
- * A `svc server` on `ps`'s database whose wall clock (`Date.now`) is `skewMs` off the database's
- * (another host, no NTP yet); its timers, on the monotonic clock, are not. Its base URL, once
+ * A `svc server` on `ps`'s database whose wall clock (`Date.now()` and `new Date()`) is `skewMs` off
+ * the database's (another host, no NTP yet); its timers, on the monotonic clock, are not. Its base URL, once
  * healthy, and how to kill it (SIGKILL). `env`: more of its environment (traces' OTEL_*, say).
  */
 export async function startSkewedServer(ps: ServerProcesses, skewMs: number, env: Record<string, string> = {}): Promise<{ base: string; kill(): void }> {
   const preload = join(ps.dir, `clock-${skewMs}.mjs`);
-  await writeFile(preload, `const now = Date.now;\nDate.now = () => now() + ${skewMs};\n`);
+  await writeFile(
+    preload,
+    `const now = Date.now;
+const skewed = () => now() + ${skewMs};
+globalThis.Date = class extends Date {
+  constructor(...args) { if (args.length === 0) super(skewed()); else super(...args); }
+  static now() { return skewed(); }
+};
+`,
+  );
   const port = await freePort();
   const server = spawnSvc(['server'], { SVC_DATABASE_URL: ps.database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_PORT: String(port), SVC_HOST: '127.0.0.1', NODE_OPTIONS: `--import ${preload}`, ...env });
   const kill = () => server.kill('SIGKILL');

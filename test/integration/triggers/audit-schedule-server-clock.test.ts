@@ -6,11 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
-import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { freePort } from '../../helpers/ports.ts';
-import { spawnSvc, waitForHealth } from '../../helpers/process.ts';
+import { startSkewedServer } from '../../helpers/skewed-server.ts';
 import { until } from '../../helpers/until.ts';
 
 const AHEAD_MS = 30_000;
@@ -27,35 +23,9 @@ afterAll(async () => {
   await ps?.close();
 });
 
-/**
- * A server whose wall clock is AHEAD_MS ahead: `new Date()` as well as `Date.now()` (skewed-server.ts
- * moves only Date.now, and the scheduler reads `new Date()`); its timers are not moved.
- */
-async function startAheadServer(): Promise<{ base: string; kill(): void }> {
-  const preload = join(ps.dir, 'clock-ahead-dates.mjs');
-  await writeFile(preload, `const now = Date.now;
-const Real = Date;
-const ahead = () => now() + ${AHEAD_MS};
-class Skewed extends Real {
-  constructor(...args) { if (args.length === 0) super(ahead()); else super(...args); }
-  static now() { return ahead(); }
-}
-globalThis.Date = Skewed;
-`);
-  const port = await freePort();
-  const server = spawnSvc(['server'], { SVC_DATABASE_URL: ps.database.url, SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'), SVC_PORT: String(port), SVC_HOST: '127.0.0.1', NODE_OPTIONS: `--import ${preload}` });
-  const kill = () => server.kill('SIGKILL');
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(`${base}/api/health`, 30_000).catch((e: unknown) => {
-    kill();
-    throw new Error(`${String(e)}: ${server.output()}`);
-  });
-  return { base, kill };
-}
-
 describe('a schedule on a server whose clock is ahead of the database', () => {
   it('fires each time when the database clock reaches it, not its skew early', async () => {
-    const server = await startAheadServer();
+    const server = await startSkewedServer(ps, AHEAD_MS);
     stop = server.kill;
     serverBase = server.base;
     const registeredAt = Date.now(); // the test's clock is the database's (one host)
