@@ -90,7 +90,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
       const [result] = group.results;
       if (result.outcome === 'refused' && !result.duplicate) log.warn({ seq: m.info.streamSequence, reason: result.error }, 'NATS message refused: recorded, nothing started');
     } catch (err) {
-      log.warn({ seq: m.info.streamSequence, err: err instanceof Error ? err.message : String(err) }, 'NATS message not fired; it is delivered again');
+      log.warn({ seq: m.info.streamSequence, err: masked(err instanceof Error ? err.message : String(err)) }, 'NATS message not fired; it is delivered again');
       settle(() => m.nak(NATS_NAK_DELAY_MS));
       return;
     }
@@ -179,7 +179,8 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
       } catch (err) {
         if (abort.signal.aborted) break;
         const problem = err instanceof Error ? err.message : String(err);
-        log.warn({ err: problem }, 'NATS trigger cannot consume; trying again');
+        // Masked in the log as where it is stored: an error of the client may quote its login.
+        log.warn({ err: masked(problem) }, 'NATS trigger cannot consume; trying again');
         target.onProblem?.(masked(problem));
       }
       if (!abort.signal.aborted) await sleep(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(attempt, 5)));
@@ -202,7 +203,7 @@ export function startNatsSubscription(deps: EngineDeps, target: NatsSubscription
           await (await jetstreamManager(conn)).consumers.delete(spec.stream, durable);
           log.info({ consumer: durable }, 'NATS trigger removed: its consumer is deleted');
         } catch (err) {
-          log.warn({ consumer: durable, err: err instanceof Error ? err.message : String(err) }, 'the consumer of a removed NATS trigger could not be deleted');
+          log.warn({ consumer: durable, err: masked(err instanceof Error ? err.message : String(err)) }, 'the consumer of a removed NATS trigger could not be deleted');
         }
       }
       await conn.close();
