@@ -136,7 +136,8 @@ export function effectRows(host: EffectHost, h: Subject, effects: readonly Effec
           break;
         }
         for (const childId of new Set([...host.heldChildren(h.id), ...stored])) {
-          host.send(childId, { event_type: EVENT.executionCancelled, context: { reason: `parent execution ${h.id} ended`, cancelled_at: new Date().toISOString() } });
+          // Who asked for the parent's cancel asked for this one too (each child's log says so; its own children's in turn).
+          host.send(childId, { event_type: EVENT.executionCancelled, context: { reason: `parent execution ${h.id} ended`, cancelled_at: new Date().toISOString(), ...(e.requestedBy ? { requested_by: e.requestedBy } : {}) } });
         }
         break;
       }

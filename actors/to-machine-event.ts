@@ -68,7 +68,7 @@ export function toMachineEvent(row: Pick<EventRow, 'event_type' | 'context' | 'r
       };
     }
     case EVENT.executionCancelled:
-      return { type: EVENT.executionCancelled, reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? ''), ...(ctx.cascade === false ? { cascade: false } : {}) };
+      return { type: EVENT.executionCancelled, reason: typeof ctx.reason === 'string' ? ctx.reason : 'cancelled', cancelled_at: String(ctx.cancelled_at ?? ''), ...(ctx.cascade === false ? { cascade: false } : {}), ...(isObject(ctx.requested_by) ? { requestedBy: ctx.requested_by } : {}) };
     case EVENT.timerFired:
     case EVENT.waitTimedOut:
       return { type: row.event_type, seq };

@@ -299,7 +299,7 @@ export function resume(pb: NormalizedPlaybook, ctx: ExecutionContext): Reduction
 /** `cancel` (execution.cancelled): stops what is in flight (children too unless `cascade` is false) and ends cancelled. */
 export function cancel(pb: NormalizedPlaybook, ctx: ExecutionContext, ev: ExecutionEvent): Reduction {
   const d = new Draft(pb, ctx);
-  stopInFlight(d, ev.type !== EVENT.executionCancelled || ev.cascade !== false);
+  stopInFlight(d, ev.type !== EVENT.executionCancelled || ev.cascade !== false, ev.type === EVENT.executionCancelled ? ev.requestedBy : undefined);
   d.c.finished = { status: 'cancelled', result: null, error: { message: ev.type === EVENT.executionCancelled ? ev.reason : 'cancelled', code: CODE.cancelled } };
   d.emit({ type: 'finish', finished: d.c.finished });
   return d.done();

@@ -340,16 +340,17 @@ export function fail(d: Draft, error: TaskError, step: string): void {
 /**
  * Cancels what is in flight (worker commands, child executions unless `cascade` is false) and
  * forgets the runs; what was held while paused was never issued and is dropped; its waits end
- * (a cancelled execution's timers never fire).
+ * (a cancelled execution's timers never fire). `requestedBy`: who asked for the cancel, whose
+ * children's cancels then say so.
  */
-export function stopInFlight(d: Draft, cascade = true): void {
+export function stopInFlight(d: Draft, cascade = true, requestedBy?: Record<string, unknown>): void {
   const held = new Set(d.c.held.flatMap((e) => ('seq' in e ? [e.seq] : [])));
   const seqs = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'worker' && !held.has(numberOf(s))).map(([s]) => numberOf(s));
   if (seqs.length) d.emit({ type: 'cancelCommands', seqs });
   // A `playbook` task's timeout timer held with its child's start was never set either.
   const waits = Object.entries(d.c.pending).filter(([s, p]) => p.kind === 'wait' && !held.has(numberOf(s))).map(([s]) => numberOf(s));
   if (waits.length) d.emit({ type: 'endWaits', seqs: waits });
-  if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(numberOf(s)))) d.emit({ type: 'cancelChildren' });
+  if (cascade && Object.entries(d.c.pending).some(([s, p]) => p.kind === 'child' && !held.has(numberOf(s)))) d.emit({ type: 'cancelChildren', ...(requestedBy ? { requestedBy } : {}) });
   d.c.pending = {};
   d.c.runs = {};
   d.c.routes = [];

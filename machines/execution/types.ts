@@ -177,7 +177,8 @@ export type Effect =
   /** `attempt`: the task's attempt under its `retry` (absent: the first); `loopIndex`: its loop item (absent outside a loop). */
   | { type: 'startChild'; seq: number; step: string; task: string; path: string; args: Record<string, unknown>; attempt?: number; loopIndex?: number }
   | { type: 'cancelCommands'; seqs: number[] }
-  | { type: 'cancelChildren' }
+  /** `requestedBy`: who asked for the cancel that cascades (absent: the execution failed, or no one was named). */
+  | { type: 'cancelChildren'; requestedBy?: Record<string, unknown> }
   /** The one child execution started under `seq` is cancelled (a `playbook` task's timeout), `reason` saying why. */
   | { type: 'cancelChild'; seq: number; reason: string }
   /**
@@ -196,7 +197,7 @@ export type ExecutionEvent =
   | { type: typeof EVENT.commandCompleted; seq: number; tasks: Record<string, TaskOutcome> }
   | { type: typeof EVENT.commandFailed; seq: number; error: TaskError; tasks?: Record<string, TaskOutcome> }
   | { type: typeof EVENT.childFinished; seq: number; child_execution_id: number | null; status: 'completed' | 'failed' | 'cancelled'; result: unknown; error: TaskError | null }
-  | { type: typeof EVENT.executionCancelled; reason: string; cancelled_at: string; /** false: child executions go on (absent: they are cancelled too). */ cascade?: boolean }
+  | { type: typeof EVENT.executionCancelled; reason: string; cancelled_at: string; /** false: child executions go on (absent: they are cancelled too). */ cascade?: boolean; /** Who asked for it (context requested_by), passed on to the children it cancels. */ requestedBy?: Record<string, unknown> }
   | { type: typeof EVENT.timerFired; seq: number }
   | { type: typeof EVENT.waitTimedOut; seq: number }
   /** `seq`: the waiting step it ends (chosen when it was sent); null: kept for a step that waits later (`buffer`). */
