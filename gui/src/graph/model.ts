@@ -161,10 +161,23 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
   return { nodes, edges };
 }
 
-/** Adds what the YAML knows and a statechart may not say (loops, child playbooks, the entry arc). */
+/**
+ * The nodes with the steps in `order` (the playbook's; start first, end last, a step not in it
+ * after those that are). The statechart's steps come out of object keys, where a step named "2"
+ * or "10" comes first whatever its place in the playbook: the boxes were tabbed through, and the
+ * execution page offered its steps, in that order.
+ */
+export function inStepOrder(nodes: readonly StepNode[], order: readonly string[]): StepNode[] {
+  const at = new Map(order.map((s, i) => [s, i]));
+  const rank = (n: StepNode): number => (n.kind === 'start' ? -1 : n.kind === 'end' ? order.length + 1 : (at.get(n.id) ?? order.length));
+  return nodes.map((n, i) => ({ n, i })).sort((a, b) => rank(a.n) - rank(b.n) || a.i - b.i).map(({ n }) => n);
+}
+
+/** Adds what the YAML knows and a statechart may not say (loops, child playbooks, the entry arc, the steps' order). */
 export function enrich(graph: StepGraph, fromYaml: StepGraph | null): StepGraph {
   if (!fromYaml) return graph;
-  const nodes = graph.nodes.map((n) => {
+  const order = fromYaml.nodes.filter((n) => n.kind === 'step').map((n) => n.id);
+  const nodes = inStepOrder(graph.nodes, order).map((n) => {
     const y = fromYaml.nodes.find((m) => m.id === n.id);
     return y ? { ...n, loop: n.loop ?? y.loop, children: n.children.length ? n.children : y.children } : n;
   });

@@ -17,7 +17,7 @@ export function stepEntry<T>(byStep: Readonly<Record<string, T>>, step: string):
 }
 
 /** `GET /api/executions/{id}/state` (the statecharts issue's contract). */
-export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }>; kept_signals?: KeptSignal[] };
+export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }>; kept_signals?: KeptSignal[]; step_order?: string[] };
 
 /** A signal sent before any step waited for it, kept for a step that says `buffer: true` (its sender; no payload). */
 export type KeptSignal = { signal: string; by: string | null };

@@ -21,7 +21,8 @@ import { retryChoices, retryDefault, unbegunRetryFrom } from './retry-default.ts
 const LIVE_REFRESH_MS = 1_000;
 const EVENTS_PAGE = 1000;
 
-type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses; kept: KeptSignal[] };
+/** `order`: the playbook's steps in order (the state's step_order; absent from servers before it was answered). */
+type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses; kept: KeptSignal[]; order?: string[] };
 
 /**
  * One execution: its statechart coloured by step, what it waits for while queued (flow control:
@@ -56,6 +57,7 @@ export function ExecutionPage({ id }: { id: number }) {
       let states = fromEvents(events.current);
       let loops = endedLoopsFromEvents(events.current);
       let kept: KeptSignal[] = [];
+      let order: string[] | undefined;
       if (stateRoute.current !== false) {
         const state = await apiOrNull<ExecutionState>(`/executions/${id}/state`, { signal });
         stateRoute.current = state !== null;
@@ -63,10 +65,11 @@ export function ExecutionPage({ id }: { id: number }) {
           states = { ...states, ...fromState(state) };
           loops = { ...loops, ...loopsFromState(state) };
           kept = state.kept_signals ?? [];
+          order = state.step_order;
         }
       }
       if (isTerminalExecutionStatus(execution.status)) setFinished(true);
-      return { execution, events: events.current, states, loops, kept };
+      return { execution, events: events.current, states, loops, kept, order };
     },
     finished || streaming || gone ? null : LIVE_REFRESH_MS,
     [id, finished],
@@ -104,7 +107,9 @@ export function ExecutionPage({ id }: { id: number }) {
   if (!execution) return live.error ? <ErrorBox error={live.error} /> : <p>Loading execution {id}…</p>;
   const trigger = startedBy(live.data?.events ?? []);
   const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
-  const steps = graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states);
+  // In playbook order: the retry's choices are listed, and its entry step found, by it (the
+  // states' keys put a step named "2" or "10" first).
+  const steps = live.data!.order ?? (graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states));
   const unbegunFrom = isTerminalExecutionStatus(execution.status) ? unbegunRetryFrom(live.data!.events, steps) : undefined;
   const retryFrom = retryDefault(execution, steps, live.data!.states, unbegunFrom);
   return (
