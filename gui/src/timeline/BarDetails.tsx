@@ -2,6 +2,7 @@ import { apiOrNull, type ExecutionEvent } from '../api.ts';
 import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { ErrorBox, JsonView, StatusBadge, formatDuration } from '../ui.tsx';
+import { CHILD_QUEUED } from './child-queue.ts';
 import { EventList } from './EventList.tsx';
 import { durationOf, withDescendants, type Bar } from './model.ts';
 
@@ -57,6 +58,7 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
       <dl className="facts">
         <dt>Started</dt>
         <dd>
+          {bar.status === 'queued' ? `not yet: ${CHILD_QUEUED} since ` : null}
           <time dateTime={new Date(bar.start).toISOString()}>{clock(bar.start)}</time>
         </dd>
         <dt>Ended</dt>
@@ -69,9 +71,9 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
         </dd>
         {bar.queuedFrom !== undefined && bar.queuedFrom < bar.start ? (
           <>
-            <dt>Waited to be claimed</dt>
+            <dt>{bar.kind === 'child' ? 'Queued' : 'Waited to be claimed'}</dt>
             <dd>
-              {formatDuration(bar.start - bar.queuedFrom)} <span className="muted">(for a free worker, or for room on a limit of its task)</span>
+              {formatDuration(bar.start - bar.queuedFrom)} <span className="muted">{bar.kind === 'child' ? `(${CHILD_QUEUED}, from ${clock(bar.queuedFrom)})` : '(for a free worker, or for room on a limit of its task)'}</span>
             </dd>
           </>
         ) : null}

@@ -1,15 +1,20 @@
 import { useEffect, useMemo, useState } from 'react';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
-import type { ExecutionDetail, ExecutionEvent } from '../api.ts';
+import { apiOrNull, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
+import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { Section } from '../ui.tsx';
 import { BarDetails } from './BarDetails.tsx';
+import { withChildRuns, type ChildRun } from './child-queue.ts';
 import { EventList } from './EventList.tsx';
 import { Gantt } from './Gantt.tsx';
 import { buildTimeline } from './model.ts';
 import './timeline.css';
 
 type View = 'gantt' | 'events';
+
+// While a child runs or waits to be admitted, its queue is read again this often (no event of the parent's says when it is admitted).
+const CHILD_REFRESH_MS = 2_000;
 
 /** Epoch milliseconds, ticking every `everyMs` while it is a number (running bars grow). */
 function useNow(everyMs: number | null): number {
@@ -33,7 +38,17 @@ export function ExecutionTimeline({ execution, events, step }: { execution: Exec
   useEffect(() => {
     if (step) setView('events');
   }, [step]);
-  const timeline = useMemo(() => buildTimeline(events, execution), [events, execution.started_at, execution.finished_at]);
+  const built = useMemo(() => buildTimeline(events, execution), [events, execution.started_at, execution.finished_at]);
+  // The runs of the steps that started children: whether each child was queued, and until when.
+  const childBars = built.bars.filter((b) => b.kind === 'child');
+  const childSteps = [...new Set(childBars.map((b) => b.step))];
+  const openChildren = childBars.filter((b) => b.end === null).length;
+  const childRuns = usePoll<ChildRun[]>(
+    async (signal) => (await Promise.all(childSteps.map((s) => apiOrNull<{ runs: ChildRun[] }>(`/executions/${execution.execution_id}/steps/${encodeURIComponent(s)}`, { signal })))).flatMap((r) => r?.runs ?? []),
+    openChildren && !isTerminalExecutionStatus(execution.status) ? CHILD_REFRESH_MS : null,
+    [execution.execution_id, childSteps.join('\n'), childBars.length, openChildren],
+  );
+  const timeline = useMemo(() => (childRuns.data?.length ? { ...built, bars: withChildRuns(built.bars, childRuns.data) } : built), [built, childRuns.data]);
   const now = useNow(isTerminalExecutionStatus(execution.status) ? null : 1_000);
   const bars = step ? timeline.bars.filter((b) => b.step === step) : timeline.bars;
   // A step's events: those naming it, and those its bars were read from (a child's end is stored without a step).

@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
 import { href } from '../route.ts';
 import { formatDuration } from '../ui.tsx';
+import { CHILD_QUEUED } from './child-queue.ts';
 import { durationOf, type Bar, type Timeline } from './model.ts';
 
 /** Rows of one step run shown before "show all" (a long loop would otherwise draw thousands). */
@@ -26,7 +27,7 @@ const OWN: ReadonlySet<Bar['kind']> = new Set(['queued', 'paused']);
 function describe(bar: Bar, now: number): string {
   const what = bar.kind === 'step' ? `step ${bar.label}` : bar.kind === 'task' ? `task ${bar.label}` : bar.kind === 'attempt' ? `${bar.task} ${bar.label}` : `${KIND_WORD[bar.kind]} ${bar.label}`;
   const where = bar.kind !== 'step' && !OWN.has(bar.kind) ? ` of step ${bar.step}` : '';
-  return `${what}${where}, ${bar.status}, ${bar.end === null ? 'running for ' : ''}${formatDuration(durationOf(bar, now))}`;
+  return `${what}${where}, ${bar.status}, ${bar.end === null ? `${bar.status === 'queued' ? 'queued' : 'running'} for ` : ''}${formatDuration(durationOf(bar, now))}`;
 }
 
 /**
@@ -83,7 +84,7 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
                   <span key={t} className="gantt-grid" style={{ left: pct(start + t) }} />
                 ))}
                 {row.bar.queuedFrom !== undefined && row.bar.queuedFrom < row.bar.start ? (
-                  <span className="gantt-queued" style={{ left: pct(row.bar.queuedFrom), width: pct(start + row.bar.start - row.bar.queuedFrom) }} title={`waited ${formatDuration(row.bar.start - row.bar.queuedFrom)} to be claimed (a free worker, or room on a limit of its task)`} />
+                  <span className="gantt-queued" style={{ left: pct(row.bar.queuedFrom), width: pct(start + row.bar.start - row.bar.queuedFrom) }} title={queuedText(row.bar)} />
                 ) : null}
                 <button
                   type="button"
@@ -105,6 +106,12 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
       </ol>
     </div>
   );
+}
+
+/** What the grey lead-in of a bar was: a command's wait to be claimed, a child's queue. */
+function queuedText(bar: Bar): string {
+  const waited = formatDuration(bar.start - (bar.queuedFrom ?? bar.start));
+  return bar.kind === 'child' ? `${CHILD_QUEUED} for ${waited} before it started` : `waited ${waited} to be claimed (a free worker, or room on a limit of its task)`;
 }
 
 /** The row's name: a child execution links to it. */

@@ -10,7 +10,7 @@ import { keyText } from '../flow-text.ts';
 
 export type BarKind = 'step' | 'command' | 'task' | 'attempt' | 'child' | 'wait' | 'queued' | 'paused';
 /** `running` has no end yet; the others are how the bar's work ended. */
-export type BarStatus = 'running' | 'ok' | 'error' | 'cancelled';
+export type BarStatus = 'running' | 'ok' | 'error' | 'cancelled' | 'queued';
 
 export type Bar = {
   id: string;
@@ -23,7 +23,7 @@ export type Bar = {
   /** Epoch milliseconds; `end` null while it runs. */
   start: number;
   end: number | null;
-  /** A command: when it was issued (it waited to be claimed until `start`: for a free worker, or room on its task's limit). */
+  /** When its work was issued: a command waited to be claimed until `start` (a worker, or room on its task's limit), a child was queued (child-queue.ts). */
   queuedFrom?: number;
   status: BarStatus;
   /** Some time came from `created_at` rather than a reported `at`. */
