@@ -225,8 +225,12 @@ export function withHeldClaims(runs: RunView[], held: readonly { seq: number; wo
   const bySeq = new Map(held.map((h) => [h.seq, h]));
   return runs.map((r) => {
     const h = r.seq === null ? undefined : bySeq.get(r.seq);
-    if (!h || r.status !== 'pending') return r;
-    return { ...r, status: 'claimed', worker_id: h.worker_id, claimed_at: h.claimed_at };
+    if (!h) return r;
+    if (r.status === 'pending') return { ...r, status: 'claimed', worker_id: h.worker_id, claimed_at: h.claimed_at };
+    // Cancelled while that worker held it, before any report of it was applied: still `cancelled`,
+    // but by whom and since when it was held (its task may have run: its late lines are in the log).
+    if (r.status === 'cancelled' && r.claimed_at === null) return { ...r, worker_id: h.worker_id, claimed_at: h.claimed_at };
+    return r;
   });
 }
 

@@ -68,7 +68,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
           'Output per attempt: shell {exit_code, stdout, stderr}, http {status, headers, body}, postgres {rows, row_count}, mcp the tool result; secrets masked by the worker; ' +
           'each capped at SVC_TASK_OUTPUT_BYTES (`{truncated, bytes, preview}` beyond). ' +
           'A child waiting on its playbook\'s `concurrency` is `queued` from `issued_at` (its start) until it is admitted (`started_at`), then `running`. ' +
-          'A command is `pending` from `issued_at` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`, or `cancelled` when the execution ended before it did. ' +
+          'A command is `pending` from `issued_at` until a worker claims it, `claimed` (with its worker and claim time, read from the command while no report has come), `running`, then `completed` or `failed`, or `cancelled` when the execution ended before it did (one a worker held then keeps that `worker_id` and `claimed_at`: its task may have run; a report after the cancel is in the log only). ' +
           'A wait (a timer or a signal) is `waiting` from when it was set, then `completed` (fired, signalled) or `failed` (timed out) as the step ended, or `cancelled` when the execution ended first; ' +
           'one that ended as it began (a signal kept from before taken at once, an `until` that did not render to a time) is a run of no seq, `at_once` saying which, started and finished when the step was entered.',
         params: jsonSchema(params),
@@ -90,7 +90,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const viewed = stepRunsView(events, cap, ended);
       // A child's queue time is in its own log (execution.admitted), not its parent's.
       const runs = withChildAdmissions(viewed, await childAdmissions(deps.db, viewed.flatMap((r) => (r.child_execution_id === null ? [] : [r.child_execution_id]))));
-      // While it runs, a held command's claim is read from its row (the log has it after its first report).
+      // A held command's claim is read from its row (the log has it after its first report); once ended, a cancelled one's.
       // A replayed step has no run here: the answer says where it ran (a step replayed there too says
       // so in turn): a retry's in the execution it retries, auto-resume's successor's in the one it restarted.
       const links = events.some((e) => e.event_type === EVENT.stepReplayed) ? await getExecutionWithRetryLinks(deps.db, id) : undefined;
@@ -98,7 +98,7 @@ export async function stepRunRoutes(app: FastifyInstance, deps: AppDeps): Promis
       return {
         execution_id: id,
         step,
-        runs: ended ? runs : withHeldClaims(runs, await heldStepCommands(deps.db, id, step)),
+        runs: withHeldClaims(runs, await heldStepCommands(deps.db, id, step, ended)),
         truncated: loaded.length > MAX_STEP_EVENTS,
         replayed_from: replayedFrom,
       };

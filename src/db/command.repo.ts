@@ -58,12 +58,15 @@ export type HeldStepCommand = { seq: number; worker_id: string | null; claimed_a
 /**
  * The commands of one step of an execution that a worker holds (claimed, or running with no
  * report yet): their claim is written to the log only with the claim's first report, which for
- * a long task is its end.
+ * a long task is its end. Of an execution that has ended (`ended`), those cancelled while a worker
+ * held them: their first report came after the cancel (late, applied to nothing) or never, so the
+ * claim is in the log nowhere, and the row still names its worker and claim time.
  */
-export async function heldStepCommands(q: Queryable, executionId: number, step: string): Promise<HeldStepCommand[]> {
+export async function heldStepCommands(q: Queryable, executionId: number, step: string, ended = false): Promise<HeldStepCommand[]> {
+  const which = ended ? `c.status = ${CANCELLED} AND c.worker_id IS NOT NULL AND c.claimed_at IS NOT NULL` : heldSql('c');
   const { rows } = await q.query<HeldStepCommand>(
     `SELECT seq, worker_id, to_char(claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS claimed_at
-       FROM core.command c WHERE c.execution_id = $1 AND c.step = $2 AND ${heldSql('c')} ORDER BY c.seq`,
+       FROM core.command c WHERE c.execution_id = $1 AND c.step = $2 AND ${which} ORDER BY c.seq`,
     [executionId, step],
   );
   return rows;
