@@ -140,10 +140,9 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined,
       const outcome = e.result === undefined || e.result === null ? '' : `: ${JSON.stringify(e.result)}`;
       return `${c.success ? `${c.output.status} ` : ''}(${from}, not run here)${outcome}`;
     }
-    case EVENT.executionCancelled: {
-      const c = v.safeParse(ReasonContext, e.context);
-      return c.success ? c.output.reason : '';
-    }
+    // Who did it, then why, as a pause's line says (a cancel a parent's took along names who
+    // cancelled the parent; a cleanup's, auto-resume's or a failed parent's may name no one).
+    case EVENT.executionCancelled:
     case EVENT.executionPaused:
     case EVENT.executionResumed: {
       const c = v.safeParse(ByContext, e.context);

@@ -55,7 +55,7 @@ describe('control characters from data in the readable output', () => {
     const logs = await runSvc(['logs', String(id)], env);
     expect(logs, logs.stderr).toMatchObject({ code: 0, stderr: '' });
     expect(logs.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
-    expect(logs.stdout).toContain('execution.cancelled  -                 stop \\u001b[2J\\u001b[31mnow\\u001b[0m\\rdone\\u0085\n');
+    expect(logs.stdout).toContain('execution.cancelled  -                 by local: stop \\u001b[2J\\u001b[31mnow\\u001b[0m\\rdone\\u0085\n');
     const status = await runSvc(['status', String(id)], env);
     expect(status, status.stderr).toMatchObject({ code: 0, stderr: '' });
     expect(status.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);

@@ -170,7 +170,7 @@ describe('svc logs', () => {
     expect(cancelled, cancelled.stderr).toMatchObject({ code: 0, stdout: `execution ${id} cancelled\n` });
     const done = await follow.exited;
     expect(done, done.stderr).toMatchObject({ code: 0, stderr: '' });
-    expect(done.stdout).toMatch(/execution\.cancelled\s+-\s+enough waiting\n/);
+    expect(done.stdout).toMatch(/execution\.cancelled\s+-\s+by \S+: enough waiting\n/);
     expect(done.stdout).toMatch(new RegExp(`\\nexecution ${id} cancelled\\n$`));
 
     // The worker learns of the cancel from its next heartbeat and reports its aborted task then:
