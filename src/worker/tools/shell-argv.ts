@@ -126,15 +126,15 @@ export type NamespaceEntry = {
 };
 
 /**
- * bwrap's options for a task that entered pasta's user namespace (a worker not root): the worker's
+ * bwrap's options for a task in pasta's user namespace (a worker not root, entering a namespace
+ * made ahead or under pasta of its own when nsenter is missing): the worker's
  * uid is that namespace's root, so bwrap starts as root there and, as root, keeps every
  * capability for the sandbox: the task ran as uid 0 with all of them in its own namespaces and
  * could mount a tmpfs of any size past SVC_SHELL_FILE_MB. It drops them all and is the worker's
  * user again, as it is under the host's network.
  */
-function userNamespaceTask(entry: NamespaceEntry): string[] {
-  if (entry.userFd === undefined) return [];
-  const ids = entry.self ? ['--uid', String(entry.self.uid), '--gid', String(entry.self.gid)] : [];
+function userNamespaceTask(self: { uid: number; gid: number } | undefined): string[] {
+  const ids = self ? ['--uid', String(self.uid), '--gid', String(self.gid)] : [];
   return ['--cap-drop', 'ALL', ...ids];
 }
 
@@ -160,8 +160,9 @@ export function nsenterArgs(nsenter: string, entry: NamespaceEntry): string[] {
  * namespace of its own; it dies with its parent (the worker). `taskUser`: a root worker's task
  * user is TASK_UID inside, named by the /etc/passwd and /etc/group read from PASSWD_FD, GROUP_FD.
  * `seccompFd`: where bwrap reads the seccomp program that refuses the task the kernel's keyrings.
+ * `self`: the worker's own uid and gid, which a worker not root gives a task under pasta of its own.
  */
-export function shellArgv(host: ShellHost, workDir: string, taskUser = false, namespace?: NamespaceEntry, seccompFd?: number): string[] {
+export function shellArgv(host: ShellHost, workDir: string, taskUser = false, namespace?: NamespaceEntry, seccompFd?: number, self?: { uid: number; gid: number }): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
@@ -178,7 +179,10 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false, na
     '--disable-userns',
     // A root worker's task, a random uid outside, is `task` inside: whoami and getpwuid() answer.
     ...(taskUser ? ['--uid', String(TASK_UID), '--gid', String(TASK_UID)] : []),
-    ...(entering && namespace ? userNamespaceTask(namespace) : []),
+    ...(entering && namespace?.userFd !== undefined ? userNamespaceTask(namespace.self) : []),
+    // Under pasta of its own (no nsenter), a worker not root starts its task as root of pasta's
+    // user namespace, as one entering a namespace made ahead does: the same drop of capabilities.
+    ...(withPasta && !taskUser ? userNamespaceTask(self) : []),
     // No keyring calls (keyring-filter.ts): the worker's session keyring would be the task's to read.
     ...(seccompFd !== undefined ? ['--seccomp', String(seccompFd)] : []),
     // The host's network, or pasta's namespace (`external`); none: a namespace of its own, empty.

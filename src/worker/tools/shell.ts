@@ -145,7 +145,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     const seccompFd = host.bwrap ? PASSWD_FD + extraFds.length : undefined;
     if (host.bwrap) extraFds.push(keyringFilterFd());
     held = [];
-    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry, seccompFd), {
+    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry, seccompFd, id === undefined ? workerIds() : undefined), {
       cwd: host.bwrap ? '/' : workDir,
       env,
       uid: entry ? undefined : id,

@@ -77,6 +77,12 @@ describe('shellArgv', () => {
     for (const option of ['--tcp-ports', '--udp-ports', '--tcp-ns', '--udp-ns']) expect(PASTA_ARGS[PASTA_ARGS.indexOf(option) + 1]).toBe('none');
     expect(argv).toContain('--share-net');
     expect(argv).not.toContain('--die-with-parent');
+    // A worker not root starts it as root of pasta's user namespace: it drops every capability and
+    // is the worker's user again (audit-pasta-own-not-root); a root worker's task user is TASK_UID.
+    const own = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w', false, undefined, undefined, { uid: 1001, gid: 1002 });
+    expect(own.join(' ')).toContain('--cap-drop ALL --uid 1001 --gid 1002');
+    const root = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w', true);
+    expect(root).not.toContain('--cap-drop');
     // The host's network (the default) or none: no pasta, the sandbox dies with its parent.
     for (const network of ['host', 'none'] as const) {
       const argv = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network } }, '/w');
