@@ -174,6 +174,8 @@ export type ExecutionDetail = Execution & {
   waits_count?: number;
   limit_waits_count?: number;
   retry_of?: number | null;
+  /** The execution auto-resume restarted as this one (its replayed steps ran there); absent from servers before it was answered. */
+  resumed_from?: number | null;
   retried_as?: number[];
   flow?: ExecutionFlow | null;
   limit_waits?: ExecutionLimitWait[];

@@ -19,7 +19,7 @@ const progressText = (l: LoopProgress): string => `${l.length === null ? l.done 
  * execution is shown), arcs with their `when`, loops marked (with their items' progress when
  * `loops` is given), child playbooks linked. Each step is focusable; Enter or a click calls `onSelect`.
  */
-export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered, replayed }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>>; replayed?: ReadonlySet<string> }) {
+export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered, replayed, replayedFrom }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>>; replayed?: ReadonlySet<string>; replayedFrom?: string }) {
   const withProgress = loops !== undefined;
   const placed = useMemo(() => layoutGraph(graph, withProgress, browserMeasure()), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
@@ -61,7 +61,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
           const n = byId.get(p.id)!;
           const status = statusOf(p.id);
           const progress = n.loop && loops ? stepEntry(loops, p.id) : undefined;
-          const facts = { step: p.id, status, replayed: replayed?.has(p.id) ?? false, selected: selected === p.id, loop: n.loop ?? undefined, progress: progress ? progressText(progress) : undefined };
+          const facts = { step: p.id, status, replayed: replayed?.has(p.id) ?? false, replayedFrom, selected: selected === p.id, loop: n.loop ?? undefined, progress: progress ? progressText(progress) : undefined };
           // Lines from the top: name, loop, its progress, child playbooks; centred as a block.
           const shift = withProgress && n.loop ? 7 : 0;
           if (n.kind !== 'step') {
@@ -96,7 +96,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
               }}
             >
               {/* A name too long to draw in full is cut: the tooltip has all of it (the label too). */}
-              <title>{nodeTitle(n.label, facts.replayed)}</title>
+              <title>{nodeTitle(n.label, facts.replayed, replayedFrom)}</title>
               <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
               <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4) - shift} textAnchor="middle" className="node-name">
                 {shownName(n.label)}

@@ -5,6 +5,7 @@ import { ApiError, api, apiOrNull, apiSocketUrl, type ExecutionDetail, type Exec
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import { END_NODE, START_NODE, type StepGraph } from '../graph/model.ts';
 import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, keptSignalsText, loopsFromState, replayedFromEvents, type ExecutionState, type KeptSignal, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
+import { replayedFromResumed } from '../graph/node-text.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
@@ -189,6 +190,14 @@ export function ExecutionPage({ id }: { id: number }) {
               </dd>
             </>
           ) : null}
+          {execution.resumed_from ? (
+            <>
+              <dt>Resumed from</dt>
+              <dd>
+                <a href={href(['executions', execution.resumed_from])}>execution {execution.resumed_from}</a> <span className="muted">(auto-resume restarted it as this one)</span>
+              </dd>
+            </>
+          ) : null}
           {execution.retried_as?.length ? (
             <>
               <dt>Retried as</dt>
@@ -228,7 +237,7 @@ export function ExecutionPage({ id }: { id: number }) {
       </Section>
       <ExecutionWaits execution={execution} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
-        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
+        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
       </Section>
       <ExecutionTimeline execution={execution} events={live.data!.events} step={selected} />
     </>
