@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
-import { PASTA_ARGS, TASK_PATH } from './shell-argv.ts';
+import { networkInterfaces } from 'node:os';
+import { FENCE, PASTA_ARGS, TASK_PATH } from './shell-argv.ts';
 
 // Why made ahead: pasta's start costs a task ~50 ms or more (docs/benchmarks.md), entering a
 // namespace that exists a few ms. Each namespace is pasta around a holder process that only waits:
@@ -16,7 +17,8 @@ import { PASTA_ARGS, TASK_PATH } from './shell-argv.ts';
 // A root worker runs pasta as a uid of its own (pasta refuses to run as root), as its tasks are.
 const PASTA_UID_MIN = 2 ** 30;
 const PASTA_UID_END = 2 ** 31;
-const HOLDER = 'echo ready; read -r _';
+// First FENCE (its rules for the machine's addresses, its arguments), then the wait.
+const HOLDER = `${FENCE}\necho ready; read -r _`;
 const START_TIMEOUT_MS = 10_000;
 
 type Namespace = {
@@ -25,6 +27,8 @@ type Namespace = {
   /** Inodes of the holder's network and user namespaces, to recognise them when opened again. */
   net: number;
   user: number;
+  /** The machine's addresses it was fenced off (hostAddresses, joined): one that no longer matches is made again. */
+  fenced: string;
   dead: boolean;
 };
 
@@ -48,18 +52,21 @@ const making = new Map<string, Promise<Namespace>>();
  * say, for one task: a free one (checked alive, its namespaces opened), else one made now; a
  * spare is made ahead in the background when none is left free. Rejects when pasta cannot run.
  */
-export async function takeNamespace(pasta: string): Promise<NamespaceLease> {
+export async function takeNamespace(pasta: string, ip: string): Promise<NamespaceLease> {
   const pool = free.get(pasta) ?? [];
   free.set(pasta, pool);
   for (;;) {
+    // The machine's addresses now: one added since a namespace was made (a docker0 brought up,
+    // an address from DHCP) would be open to its tasks, so that namespace is made again.
+    const addresses = hostAddresses();
     let ns = pool.pop();
-    if (!ns) ns = await makeOnce(pasta);
-    const fds = ns.dead ? undefined : openNamespace(ns);
+    if (!ns) ns = await makeOnce(pasta, ip, addresses);
+    const fds = ns.dead || ns.fenced !== addresses.join(' ') ? undefined : openNamespace(ns);
     if (!fds) {
       retire(ns);
       continue;
     }
-    if (pool.length === 0) makeOnce(pasta).then((spare) => pool.push(spare), () => {});
+    if (pool.length === 0) makeOnce(pasta, ip, addresses).then((spare) => pool.push(spare), () => {});
     const lent = ns;
     let released = false;
     return {
@@ -74,10 +81,10 @@ export async function takeNamespace(pasta: string): Promise<NamespaceLease> {
 }
 
 // One start at a time per pasta: a burst of tasks waits for it rather than starting many.
-function makeOnce(pasta: string): Promise<Namespace> {
+function makeOnce(pasta: string, ip: string, addresses: readonly string[]): Promise<Namespace> {
   let pending = making.get(pasta);
   if (!pending) {
-    pending = makeNamespace(pasta).finally(() => making.delete(pasta));
+    pending = makeNamespace(pasta, ip, addresses).finally(() => making.delete(pasta));
     making.set(pasta, pending);
   }
   return pending;
@@ -107,9 +114,9 @@ function openNamespace(ns: Namespace): { netFd: number; userFd: number } | undef
   }
 }
 
-function makeNamespace(pasta: string): Promise<Namespace> {
+function makeNamespace(pasta: string, ip: string, addresses: readonly string[]): Promise<Namespace> {
   const id = process.getuid?.() === 0 ? randomInt(PASTA_UID_MIN, PASTA_UID_END) : undefined;
-  const child = spawn(pasta, [...PASTA_ARGS, '--', '/bin/sh', '-c', HOLDER], {
+  const child = spawn(pasta, [...PASTA_ARGS, '--', '/bin/sh', '-c', HOLDER, 'sh', ip, ...addresses, '--'], {
     cwd: '/',
     env: { PATH: TASK_PATH },
     uid: id,
@@ -149,7 +156,7 @@ function makeNamespace(pasta: string): Promise<Namespace> {
             closeSync(fd);
           }
         };
-        ns = { pasta: child, holder, net: inode('net'), user: inode('user'), dead: false };
+        ns = { pasta: child, holder, net: inode('net'), user: inode('user'), fenced: addresses.join(' '), dead: false };
         clearTimeout(timer);
         // Held for tasks to come, it must not keep the worker's event loop alive.
         child.unref();
@@ -160,6 +167,17 @@ function makeNamespace(pasta: string): Promise<Namespace> {
       }
     });
   });
+}
+
+/**
+ * This machine's own addresses, sorted: what FENCE keeps tasks off. All but 127.0.0.0/8 and ::1,
+ * which a namespace has on a loopback of its own; another address on `lo` (an anycast or service
+ * address) is the host's, and pasta would connect to it.
+ */
+export function hostAddresses(): string[] {
+  const loopback = (address: string) => address === '::1' || /^127\./.test(address);
+  const all = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address).filter((address) => !loopback(address)));
+  return [...new Set(all)].sort();
 }
 
 function childrenOf(pid: number): number[] {

@@ -40,7 +40,11 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
     if (!pasta) return refuse(`SVC_SHELL_NETWORK=external needs pasta, of the passt package, which is not installed (apt-get install passt, or scripts/ensure-package.sh passt pasta network), or SVC_SHELL_NETWORK=true (the host's network) or false`);
     // Tasks enter namespaces made ahead (network-namespaces.ts) with util-linux's nsenter, found
     // beside prlimit; without it each task starts pasta of its own (~50 ms more).
-    const withPasta: ShellHost = { ...host, pasta, nsenter: findProgram('nsenter') };
+    // iproute2's ip keeps the namespace off this machine's own addresses (shell-argv.ts, FENCE):
+    // without it a task would reach the services listening on them.
+    const ip = findProgram('ip');
+    if (!ip) return refuse(`SVC_SHELL_NETWORK=external needs ip, of the iproute2 package, which is not installed (apt-get install iproute2): it keeps tasks off this machine's own addresses; or set SVC_SHELL_NETWORK=true (the host's network) or false`);
+    const withPasta: ShellHost = { ...host, pasta, nsenter: findProgram('nsenter'), ip };
     const failed = await probeFails(withPasta);
     return failed ? refuse(`SVC_SHELL_NETWORK=external: \`pasta … bwrap … true\` failed: ${failed}; pasta needs /dev/net/tun, or set SVC_SHELL_NETWORK=true (the host's network) or false`) : withPasta;
   }

@@ -30,6 +30,8 @@ export type ShellHost = {
   pasta?: string;
   /** Absolute path of util-linux's nsenter, with `pasta`: tasks enter namespaces made ahead. */
   nsenter?: string;
+  /** Absolute path of iproute2's `ip`, with `pasta`: it keeps the namespace off this machine's own addresses (FENCE). */
+  ip?: string;
   mounts: readonly string[]; // bwrap arguments for the system directories and binds
   /** Set when the sandbox is on but cannot run: why, and how to fix it. Shell tasks are refused. */
   unavailable?: string;
@@ -113,6 +115,21 @@ export const PASTA_ARGS: readonly string[] = [
 ];
 
 /**
+ * Run as `/bin/sh -c FENCE sh IP ADDRESS… --` by root of pasta's user namespace, before anything
+ * else there: pasta connects a task to whatever address it names, this machine's own among them,
+ * so a service listening on all addresses (0.0.0.0, ::) answered the task at the machine's other
+ * addresses (a docker0 bridge, a second interface, a link-local one); `-T none` and --no-map-gw
+ * keep only the loopback away. A policy rule per address (ahead of the main table, after the
+ * namespace's own addresses) refuses a connection there (EACCES), whatever interface it names.
+ * The arguments after `--` are left for what follows (a holder's wait, or `exec "$@"`).
+ */
+export const FENCE = [
+  'ip=$1; shift',
+  'while [ "$1" != -- ]; do case $1 in *:*) f=-6 ;; *) f=-4 ;; esac; "$ip" $f rule add to "$1" prohibit || exit 1; shift; done',
+  'shift',
+].join('\n');
+
+/**
  * A network namespace made ahead (network-namespaces.ts) that a task enters with nsenter: the fds
  * at which the task gets its network namespace and (a worker not root) its user namespace, and
  * (a root worker) the task's uid, which nsenter takes once it has entered (setns needs root).
@@ -160,9 +177,17 @@ export function nsenterArgs(nsenter: string, entry: NamespaceEntry): string[] {
  * namespace of its own; it dies with its parent (the worker). `taskUser`: a root worker's task
  * user is TASK_UID inside, named by the /etc/passwd and /etc/group read from PASSWD_FD, GROUP_FD.
  * `seccompFd`: where bwrap reads the seccomp program that refuses the task the kernel's keyrings.
- * `self`: the worker's own uid and gid, which a worker not root gives a task under pasta of its own.
+ * `own`, for a task under pasta of its own: `self`, the worker's uid and gid, which a worker not
+ * root gives it, and `fenced`, this machine's addresses, which FENCE keeps it off (with `host.ip`).
  */
-export function shellArgv(host: ShellHost, workDir: string, taskUser = false, namespace?: NamespaceEntry, seccompFd?: number, self?: { uid: number; gid: number }): string[] {
+export function shellArgv(
+  host: ShellHost,
+  workDir: string,
+  taskUser = false,
+  namespace?: NamespaceEntry,
+  seccompFd?: number,
+  own: { self?: { uid: number; gid: number }; fenced?: readonly string[] } = {},
+): string[] {
   const shell = ['/bin/sh', '-c', WRAPPER, 'sh'];
   const limited = (argv: string[]) => (host.prlimit ? [host.prlimit, ...limitArgs(host.settings), '--', ...argv] : argv);
   if (!host.bwrap) return limited(shell);
@@ -182,7 +207,7 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false, na
     ...(entering && namespace?.userFd !== undefined ? userNamespaceTask(namespace.self) : []),
     // Under pasta of its own (no nsenter), a worker not root starts its task as root of pasta's
     // user namespace, as one entering a namespace made ahead does: the same drop of capabilities.
-    ...(withPasta && !taskUser ? userNamespaceTask(self) : []),
+    ...(withPasta && !taskUser ? userNamespaceTask(own.self) : []),
     // No keyring calls (keyring-filter.ts): the worker's session keyring would be the task's to read.
     ...(seccompFd !== undefined ? ['--seccomp', String(seccompFd)] : []),
     // The host's network, or pasta's namespace (`external`); none: a namespace of its own, empty.
@@ -214,5 +239,7 @@ export function shellArgv(host: ShellHost, workDir: string, taskUser = false, na
   const argv = limited([...bwrap, '/usr/bin/env', '--default-signal=TERM', ...shell]);
   // Outside prlimit: the limits are the task's, not those of the network it is given.
   if (entering && namespace && host.nsenter) return [...nsenterArgs(host.nsenter, namespace), ...argv];
-  return withPasta && host.pasta ? [host.pasta, ...PASTA_ARGS, '--', ...argv] : argv;
+  if (!withPasta || !host.pasta) return argv;
+  const fence = host.ip ? ['/bin/sh', '-c', `${FENCE}\nexec "$@"`, 'sh', host.ip, ...(own.fenced ?? []), '--'] : [];
+  return [host.pasta, ...PASTA_ARGS, '--', ...fence, ...argv];
 }

@@ -8,7 +8,7 @@ import { CappedBuffer } from './capped-buffer.ts';
 import { taskUserFds } from './sandbox-mounts.ts';
 import { keyringFilterFd } from './keyring-filter.ts';
 import { aborted, fail, invalidTask, ok, timedOut } from './outcome.ts';
-import { NamespaceError, takeNamespace, type NamespaceLease } from './network-namespaces.ts';
+import { hostAddresses, NamespaceError, takeNamespace, type NamespaceLease } from './network-namespaces.ts';
 import { PASSWD_FD, RESERVED_ENV_PREFIX, shellArgv, taskEnvironment, TASK_HOME, type NamespaceEntry, type ShellHost } from './shell-argv.ts';
 import { spawnInGroup, type GroupChild } from './spawn-in-group.ts';
 import { WATCHDOG_NOTE } from './supervisor-argv.ts';
@@ -124,8 +124,8 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
   // The lease's descriptors until spawnInGroup takes them (it closes what it is given).
   let held: number[] = [];
   try {
-    if (host.bwrap && host.pasta && host.nsenter && settings.network === 'external') {
-      lease = await takeNamespace(host.pasta);
+    if (host.bwrap && host.pasta && host.nsenter && host.ip && settings.network === 'external') {
+      lease = await takeNamespace(host.pasta, host.ip);
       held = [lease.netFd, lease.userFd];
     }
     // A root worker's task user is named inside (TASK_UID, `task`): bwrap reads its /etc files.
@@ -145,7 +145,7 @@ async function spawnTask(host: ShellHost, req: ShellRequest, signal: AbortSignal
     const seccompFd = host.bwrap ? PASSWD_FD + extraFds.length : undefined;
     if (host.bwrap) extraFds.push(keyringFilterFd());
     held = [];
-    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry, seccompFd, id === undefined ? workerIds() : undefined), {
+    group = await spawnInGroup(shellArgv(host, workDir, user !== undefined, entry, seccompFd, { self: id === undefined ? workerIds() : undefined, fenced: hostAddresses() }), {
       cwd: host.bwrap ? '/' : workDir,
       env,
       uid: entry ? undefined : id,

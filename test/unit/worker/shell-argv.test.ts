@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxMounts, type HostFs } from '../../../src/worker/tools/sandbox-mounts.ts';
-import { GROUP_FD, limitArgs, PASSWD_FD, PASTA_ARGS, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
+import { FENCE, GROUP_FD, limitArgs, PASSWD_FD, PASTA_ARGS, shellArgv, taskEnvironment, TASK_HOME, TASK_PATH, TASK_UID, type ShellHost } from '../../../src/worker/tools/shell-argv.ts';
 import { DEFAULT_SHELL_SETTINGS } from '../../../src/worker/tools/shell-settings.ts';
 
 // A merged-/usr host: /bin, /lib… are symlinks; resolv.conf dangles; /data exists, /nope does not.
@@ -79,8 +79,11 @@ describe('shellArgv', () => {
     expect(argv).not.toContain('--die-with-parent');
     // A worker not root starts it as root of pasta's user namespace: it drops every capability and
     // is the worker's user again (audit-pasta-own-not-root); a root worker's task user is TASK_UID.
-    const own = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w', false, undefined, undefined, { uid: 1001, gid: 1002 });
+    const own = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w', false, undefined, undefined, { self: { uid: 1001, gid: 1002 } });
     expect(own.join(' ')).toContain('--cap-drop ALL --uid 1001 --gid 1002');
+    // With ip, FENCE keeps it off this machine's addresses before prlimit (audit-external-host-addresses).
+    const fenced = shellArgv({ ...host, pasta: '/usr/bin/pasta', ip: '/usr/sbin/ip', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w', false, undefined, undefined, { fenced: ['10.0.0.5', 'fe80::1'] });
+    expect(fenced.slice(PASTA_ARGS.length + 2, fenced.indexOf('/usr/bin/prlimit'))).toEqual(['/bin/sh', '-c', `${FENCE}\nexec "$@"`, 'sh', '/usr/sbin/ip', '10.0.0.5', 'fe80::1', '--']);
     const root = shellArgv({ ...host, pasta: '/usr/bin/pasta', settings: { ...DEFAULT_SHELL_SETTINGS, network: 'external' } }, '/w', true);
     expect(root).not.toContain('--cap-drop');
     // The host's network (the default) or none: no pasta, the sandbox dies with its parent.
