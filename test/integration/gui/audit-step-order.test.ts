@@ -45,7 +45,7 @@ async function tabOrder(): Promise<string[]> {
   await boxes.first().focus();
   const order: string[] = [];
   for (let i = 0; i < 3; i++) {
-    order.push(await page.evaluate(() => document.activeElement?.getAttribute('data-step') ?? ''));
+    order.push((await page.locator(':focus').getAttribute('data-step')) ?? '');
     await page.keyboard.press('Tab');
   }
   return order;
