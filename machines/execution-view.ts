@@ -21,6 +21,8 @@ export type StepView = {
   wait?: { kind: 'timer' | 'signal'; signal: string | null; approval_roles: string[] | null; for?: 'retry'; task?: string; attempt?: number };
   /** Its commands and child starts decided while the execution is paused: held, issued once resumed. */
   held?: number;
+  /** Of `held`, the child executions (a `playbook` task's) to be started once resumed; absent: none. */
+  held_children?: number;
   /** How many of its runs took the outcome its execution's `retry_of` recorded instead of running (`step.replayed`); absent: none. */
   replayed?: number;
 };
@@ -78,8 +80,11 @@ export function executionView(pb: NormalizedPlaybook, snap: SnapshotLike, before
     if (st === 'active' || st === 'waiting') {
       active.push(s.step);
       // Active, yet nothing of it runs: the pause holds what it decided (Draft.emit), not issued.
-      const held = ctx.held.filter((e) => (e.type === 'issueCommand' || e.type === 'startChild') && e.step === s.step).length;
-      if (held) view.held = held;
+      const held = ctx.held.filter((e) => (e.type === 'issueCommand' || e.type === 'startChild') && e.step === s.step);
+      if (held.length) view.held = held.length;
+      // A child start is no command: said apart, as what the resume starts.
+      const children = held.filter((e) => e.type === 'startChild').length;
+      if (children) view.held_children = children;
       const run = Object.values(ctx.runs).find((r) => r.step === s.step && r.loop);
       if (run?.loop) {
         const l = run.loop;

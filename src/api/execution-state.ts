@@ -37,6 +37,7 @@ const stepAnswer = v.object({
   ),
   replayed: v.optional(v.pipe(integer, v.description('how many of its runs took the outcome the execution it retries (`retry_of`), or the one auto-resume restarted as it (`resumed_from`), recorded instead of running (event `step.replayed`); absent when none did'))),
   held: v.optional(v.pipe(integer, v.description('of a paused execution: how many of the step\'s commands and child starts the pause holds (decided while paused, issued once resumed)'))),
+  held_children: v.optional(v.pipe(integer, v.description('of `held`, the child executions (a `playbook` task\'s) the resume starts; absent when none'))),
 });
 const stateAnswer = v.object({
   execution_id: integer,

@@ -59,6 +59,7 @@ const StepView = v.looseObject({
   outcome: v.optional(v.looseObject({ status: v.string(), error: v.nullable(v.unknown()) })),
   // Absent from servers before it was answered, and of a step the pause holds nothing of.
   held: v.optional(v.number()),
+  held_children: v.optional(v.number()),
   // How many of its runs a retry replayed; absent from servers before it was answered, and when none.
   replayed: v.optional(v.number()),
 });
@@ -168,7 +169,7 @@ function stepRows(steps: Steps, order: readonly string[], waits: readonly Wait[]
     // The loop's count before its items' waits for room: short, and what a reader looks for first.
     const forRoom = limitWaitsText(stepLimitWaits, now);
     // The view's count of what the pause holds: an active step of which nothing runs says so.
-    const held = s.held ? `held (paused): ${s.held} ${s.held === 1 ? 'command' : 'commands'} issued once resumed` : '';
+    const held = s.held ? heldText(s.held - (s.held_children ?? 0), s.held_children ?? 0) : '';
     // Its outcome is the retried execution's (its tasks ran there, not here): it read as if it ran again.
     const replayed = s.replayed ? `replayed from ${replayedFrom ?? 'the execution retried'}${s.replayed > 1 ? ` (${s.replayed} runs)` : ''}` : '';
     return [name, s.status, boundedText([replayed, held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
@@ -222,4 +223,10 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   const stepTable = steps ? table([['STEP', 'STATUS', 'DETAIL'], ...stepRows(steps, order, waits, limitWaits, now, paused, d.retry_of ?? d.resumed_from ?? null), ...orphans]) : '';
   const width = Math.max(...rows.map(([k]) => k.length));
   return `execution ${d.execution_id} ${d.path}\n${rows.map(([k, value]) => `  ${k.padEnd(width)}  ${value}`).join('\n')}\n${stepTable ? `\n${stepTable}` : ''}`;
+}
+
+/** What the pause holds of a step: commands issued, child executions (a `playbook` task's) started, once resumed. */
+function heldText(commands: number, children: number): string {
+  const parts = [commands && `${commands} ${commands === 1 ? 'command' : 'commands'} issued`, children && `${children} child ${children === 1 ? 'execution' : 'executions'} started`].filter(Boolean);
+  return `held (paused): ${parts.join(' and ')} once resumed`;
 }
