@@ -23,6 +23,8 @@ export default async function setup(project: TestProject) {
   ensurePackage('bubblewrap', 'bwrap', 'sandboxed shell tasks', { optional: true });
   // ...and pasta (passt) for SVC_SHELL_NETWORK=external, the network without the host's loopback.
   ensurePackage('passt', 'pasta', "shell tasks' network", { optional: true });
+  // ...and iproute2's ip, with which that network is kept off this machine's own addresses.
+  ensurePackage('iproute2', 'ip', "shell tasks' network fence", { optional: true });
   // Every svc process a test spawns carries the run's id: at the end, any still running is killed.
   const runId = randomUUID();
   process.env[TEST_RUN_VARIABLE] = runId;
