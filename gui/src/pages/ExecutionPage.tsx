@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
-import { ApiError, api, apiOrNull, apiSocketUrl, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
+import { ApiError, api, apiOrNull, apiSocketUrl, errorText, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import { END_NODE, START_NODE, type StepGraph } from '../graph/model.ts';
 import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, keptSignalsText, loopsFromState, replayedFromEvents, type ExecutionState, type KeptSignal, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
@@ -96,9 +96,22 @@ export function ExecutionPage({ id }: { id: number }) {
     };
   }, [id, finished, known]);
   const execution = live.data?.execution;
+  // A failed read of the playbook (the server away, a proxy's error) is said and tried again: it
+  // read 'No graph for this playbook.' for good, as if the playbook had none.
+  const [graphFailed, setGraphFailed] = useState(false);
   const graph = usePoll<StepGraph | null>(
-    async (signal) => (execution ? ((await loadPlaybookGraph(execution.path, { catalogId: execution.catalog_id, signal }))?.graph ?? null) : null),
-    null,
+    async (signal) => {
+      if (!execution) return null;
+      try {
+        const drawn = (await loadPlaybookGraph(execution.path, { catalogId: execution.catalog_id, signal }))?.graph ?? null;
+        setGraphFailed(false);
+        return drawn;
+      } catch (error) {
+        if (!signal.aborted) setGraphFailed(true);
+        throw error;
+      }
+    },
+    graphFailed ? LIVE_REFRESH_MS : null,
     [execution?.path, execution?.catalog_id],
   );
   const [selected, setSelected] = useState<string | null>(null);
@@ -237,7 +250,11 @@ export function ExecutionPage({ id }: { id: number }) {
       </Section>
       <ExecutionWaits execution={execution} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
-        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} /> : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
+        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} /> : graph.error ? (
+          <p className="error" role="alert">
+            The statechart could not be read: {errorText(graph.error)}. Trying again…
+          </p>
+        ) : <p className="muted">{graph.loading ? 'Drawing…' : 'No graph for this playbook.'}</p>}
       </Section>
       <ExecutionTimeline execution={execution} events={live.data!.events} step={selected} />
     </>
