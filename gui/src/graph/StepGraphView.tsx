@@ -24,7 +24,8 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
   const placed = useMemo(() => layoutGraph(graph, withProgress, browserMeasure()), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
     if (!states) return 'none';
-    if (id === START_NODE) return Object.keys(states).length ? 'completed' : 'pending';
+    // Started once a step has begun: a queued execution's steps are all pending (it was drawn started).
+    if (id === START_NODE) return Object.values(states).some((s) => s !== 'pending' && s !== 'skipped') ? 'completed' : 'pending';
     if (id === END_NODE) return ended === 'completed' ? 'completed' : 'pending';
     return stepEntry(states, id) ?? 'pending';
   };
