@@ -4,6 +4,7 @@ import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { askedOf } from '../../../src/engine/asked-of.ts';
 import { api, type ExecutionDetail, type ExecutionEvent, type RetryStarted } from '../api.ts';
 import { versionOf } from '../graph/load-graph.ts';
+import { shownName } from '../graph/layout.ts';
 import { href, navigate } from '../route.ts';
 import { formatClock } from '../ui.tsx';
 
@@ -113,8 +114,9 @@ export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, ev
             Retry from step
             <select value={chosen} onChange={(e) => setFromStep(e.target.value)}>
               {steps.map((s) => (
-                <option key={s} value={s}>
-                  {s}
+                // A long name is cut as the statechart's box cuts it (the select grew as wide as it, out of the page); its value is whole.
+                <option key={s} value={s} title={s}>
+                  {shownName(s)}
                   {s === retryFrom ? (s === unbegunFrom ? ' (as it was to retry)' : execution.status === 'failed' ? ' (failed)' : ' (cut short)') : ''}
                 </option>
               ))}
