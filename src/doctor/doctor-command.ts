@@ -1,8 +1,10 @@
+import { resolve as resolvePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, isLoopbackHost, loadClientConfig } from '../config.ts';
 import { DoctorClient, DoctorStopped } from './doctor-client.ts';
 import { DOCTOR_SERVE_DEFAULT_PORT, DOCTOR_USAGE } from './doctor-usage.ts';
+import { defaultDoctorTokenFile, removeDoctorToken, writeDoctorToken } from './serve-token.ts';
 import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
 import { invokeTool } from './tools.ts';
@@ -115,7 +117,7 @@ async function runTool(name: ToolName, argv: string[]): Promise<number> {
 }
 
 async function serve(argv: string[]): Promise<number> {
-  const values = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, server: { type: 'string' } });
+  const values = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } });
   let listenPort = DOCTOR_SERVE_DEFAULT_PORT;
   if (typeof values.port === 'string') {
     const r = v.safeParse(port, values.port);
@@ -125,17 +127,29 @@ async function serve(argv: string[]): Promise<number> {
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const target = resolveTarget(typeof values.server === 'string' ? values.server : undefined);
   if (!isLoopbackHost(host)) {
-    throw new UsageError(`--host ${host} is not a loopback address: doctor serve checks no caller, so it listens on loopback only (127.0.0.1, ::1); put an authenticating proxy in front to reach it from elsewhere`);
+    throw new UsageError(`--host ${host} is not a loopback address: doctor serve listens on loopback only (127.0.0.1, ::1); put an authenticating proxy in front to reach it from elsewhere`);
   }
+  const tokenFile = typeof values['token-file'] === 'string' && values['token-file'] !== '' ? resolvePath(values['token-file']) : defaultDoctorTokenFile();
+  // Written before listening: a caller that finds the port open finds the token too.
+  const token = await writeDoctorToken(tokenFile).catch((err: unknown) => {
+    throw new UsageError(`--token-file: could not write ${tokenFile}: ${err instanceof Error ? err.message : String(err)}`);
+  });
   const { serveDoctor } = await import('./serve.ts');
-  const served = await serveDoctor({ host, port: listenPort, ...target });
-  process.stdout.write(`svc doctor serving ${served.url} (GET /tools) for the server at ${target.serverUrl}\nCtrl-C stops it.\n`);
+  let served: Awaited<ReturnType<typeof serveDoctor>>;
+  try {
+    served = await serveDoctor({ host, port: listenPort, ...target, token, tokenFile });
+  } catch (err) {
+    await removeDoctorToken(tokenFile, token);
+    throw err;
+  }
+  process.stdout.write(`svc doctor serving ${served.url} (GET /tools) for the server at ${target.serverUrl}\ncallers send Authorization: Bearer <the token in ${tokenFile}>\nCtrl-C stops it.\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   process.stderr.write(`${signal}: stopping…\n`);
   await served.close();
+  await removeDoctorToken(tokenFile, token);
   return 0;
 }
 

@@ -6,7 +6,7 @@ export const DOCTOR_SUMMARY = 'find stuck work and what to run next (detect | re
 export const DOCTOR_SERVE_DEFAULT_PORT = 8090;
 
 export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--text] [--server URL]
-       svc doctor serve [--port N] [--host 127.0.0.1] [--server URL]
+       svc doctor serve [--port N] [--host 127.0.0.1] [--server URL] [--token-file PATH]
 
   detect         runs the read-only detection playbooks on the server (registering them first):
                  stuck executions, commands held by dead workers, stranded PENDING commands,
@@ -21,7 +21,10 @@ export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--tex
                  the endpoint (404) is a no-op, a sweep already running (409) is fine too; a 404
                  from what is not an svc server (no svc health at /api/health) could not run
   serve          the same tools over HTTP, on loopback only (default port ${DOCTOR_SERVE_DEFAULT_PORT}):
-                 GET /healthz, GET /tools, POST /tools/{detect,reachability,repair_trigger_reaper}/invoke
+                 GET /healthz, GET /tools, POST /tools/{detect,reachability,repair_trigger_reaper}/invoke;
+                 callers but of /healthz send Authorization: Bearer <token>, a token it makes at
+                 start and writes to --token-file (0600; default ~/.svc/doctor-serve.token)
+  --token-file PATH  where serve writes its callers' token (replaced at each start, removed at stop)
   --port N       the port serve listens on (default ${DOCTOR_SERVE_DEFAULT_PORT}; 0: any free one)
   --host ADDRESS the address serve listens on: a loopback one only (default 127.0.0.1)
   --server URL   the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)

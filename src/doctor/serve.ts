@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { PUBLIC } from '../api/access.ts';
@@ -8,21 +9,36 @@ import { TOOLS, invokeTool, type Invocation } from './tools.ts';
 import { isObject } from '../objects.ts';
 
 // `svc doctor serve`: the doctor's tools over HTTP, for a supervisor or an agent on the same host.
-// It checks no caller, so it listens on loopback only; what it can do is what its own server
-// credentials allow (detection and a reaper nudge), never a server chosen by the caller.
+// It acts with its own server credentials (an admin's API token, for the reaper nudge), so every
+// caller of a tool presents the bearer this doctor made at start (doctor-command.ts writes it to a
+// 0600 file): loopback alone let any local process act with them (a shell task on the host
+// network, an http task to 127.0.0.1). It still listens on loopback only, and always examines the
+// server it started with, never one chosen by the caller.
 
 /** Invocation bodies are a few numbers. */
 const BODY_LIMIT_BYTES = 64 * 1024;
-// Loopback only: see the file comment. Declared as the API's routes declare theirs.
+// The doctor's own bearer guards these (the onRequest hook), not the API's roles: PUBLIC says the
+// server's access check has nothing to add. Declared as the API's routes declare theirs.
 const LOOPBACK_ONLY = { access: PUBLIC };
+/** The one route open without the bearer: a supervisor's liveness probe, which learns nothing else. */
+const OPEN_PATH = '/healthz';
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/** Whether `header` is `Bearer <token>` (compared in constant time: digests of equal length). */
+function presents(header: string | undefined, token: string): boolean {
+  const m = header === undefined ? null : /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
+  return m !== null && timingSafeEqual(digest(m[1]), digest(token));
+}
 
 /**
  * The doctor's HTTP app: GET /healthz (the doctor itself), GET /tools (name, description and
  * JSON Schema of each tool's arguments), POST /tools/{name}/invoke (a JSON object of arguments,
  * or no body) → the outcome object, 200; 502 when its severity is `error` (the server behind
- * could not be examined); 400 for bad arguments, 404 for an unknown tool; never 500.
+ * could not be examined); 400 for bad arguments, 404 for an unknown tool; 401 without the
+ * doctor's bearer (all but /healthz); never 500.
  */
-async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
+async function buildDoctorApp(client: DoctorClient, opts: { token: string; tokenFile: string }): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES });
   // Identical invocations while one runs share its outcome: a supervisor polling faster than a
   // detection takes must not pile up detection runs on the server.
@@ -41,6 +57,9 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     const refused = browserFromElsewhere(req.headers, 'svc doctor serve');
     if (refused) return reply.code(403).send({ detail: refused });
+    if ((req.url.split('?')[0] ?? '') === OPEN_PATH || presents(req.headers.authorization, opts.token)) return;
+    const detail = `svc doctor serve needs its token: send Authorization: Bearer <the token in ${opts.tokenFile}>`;
+    return reply.code(401).header('www-authenticate', 'Bearer realm="svc doctor serve"').send({ detail });
   });
 
   app.get('/healthz', { config: LOOPBACK_ONLY }, async () => ({ status: 'ok' }));
@@ -92,14 +111,17 @@ async function buildDoctorApp(client: DoctorClient): Promise<FastifyInstance> {
   return app;
 }
 
-/** Listens on host:port (0: any free port) with tools that examine `serverUrl` (sending `apiToken`). */
-export async function serveDoctor(opts: { host: string; port: number; serverUrl: string; apiToken?: string }): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * Listens on host:port (0: any free port) with tools that examine `serverUrl` (sending `apiToken`),
+ * for callers that present `token` (written to `tokenFile`, which refusals name).
+ */
+export async function serveDoctor(opts: { host: string; port: number; serverUrl: string; apiToken?: string; token: string; tokenFile: string }): Promise<{ url: string; close(): Promise<void> }> {
   const client = new DoctorClient(opts.serverUrl, opts.apiToken);
   // Stopping ends a detection that waits (up to its timeout_seconds) at once, its executions
   // cancelled, as `svc doctor detect` does on a signal; else close waited for it.
   const stopping = new AbortController();
   client.stopped = stopping.signal;
-  const app = await buildDoctorApp(client);
+  const app = await buildDoctorApp(client, opts);
   try {
     const address = await app.listen({ host: opts.host, port: opts.port });
     return {

@@ -15,11 +15,11 @@ afterAll(async () => served?.stop());
 
 it('a JSON null body is 400 like an array, the tool not run; no body still means no arguments', async () => {
   for (const tool of ['reachability', 'detect', 'repair_trigger_reaper']) {
-    const refused = await http(served.url, 'POST', `/tools/${tool}/invoke`, 'null', { 'content-type': 'application/json' });
+    const refused = await served.call('POST', `/tools/${tool}/invoke`, 'null', { 'content-type': 'application/json' });
     expect(refused.status, tool).toBe(400);
     expect(refused.body).toEqual({ detail: 'the body must be a JSON object of arguments' });
   }
-  const none = await http(served.url, 'POST', '/tools/reachability/invoke');
+  const none = await served.call('POST', '/tools/reachability/invoke');
   expect(none.status).toBe(502);
   expect(none.body).toMatchObject({ action: 'reachability', severity: 'error', data: { failure: 'unreachable' } });
 });

@@ -28,7 +28,7 @@ describe('svc doctor serve stopped while a detection waits', () => {
   it('cancels the detection executions and exits within seconds', async () => {
     const served = await serveDoctor(t.url);
     try {
-      const invoked = http(served.url, 'POST', '/tools/detect/invoke', { timeout_seconds: 300 }).catch((e: unknown) => e);
+      const invoked = served.call('POST', '/tools/detect/invoke', { timeout_seconds: 300 }).catch((e: unknown) => e);
       const mine = await until(
         'the four detection executions to start',
         async () => {

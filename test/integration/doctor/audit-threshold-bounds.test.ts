@@ -40,7 +40,7 @@ describe('doctor thresholds past any age the server takes', () => {
   it('svc doctor serve answers 400 naming the argument', async () => {
     const served = await serveDoctor(url);
     try {
-      const r = await http(served.url, 'POST', '/tools/detect/invoke', { stuck_minutes: 1e20 });
+      const r = await served.call('POST', '/tools/detect/invoke', { stuck_minutes: 1e20 });
       expect(r.status, JSON.stringify(r.body)).toBe(400);
       expect(r.body.detail.errors).toEqual([expect.stringMatching(/^stuck_minutes: must be <=/)]);
     } finally {

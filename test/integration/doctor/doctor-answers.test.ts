@@ -171,17 +171,17 @@ describe('svc doctor serve against these servers', () => {
 
   it('answers each outcome with 200, and 502 when the tool could not run (never 500)', async () => {
     answers = { [SWEEP]: { status: 200, body: { status: 'ok', scanned: 2, republished: 1 } } };
-    const ok = await http(served.url, 'POST', '/tools/repair_trigger_reaper/invoke');
+    const ok = await served.call('POST', '/tools/repair_trigger_reaper/invoke');
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok', data: { result: 'swept', republished: 1 } });
 
     answers = { '/api/health': { status: 503, body: { status: 'degraded', database: 'unreachable', bus: 'ok' } } };
-    const anomaly = await http(served.url, 'POST', '/tools/reachability/invoke', {});
+    const anomaly = await served.call('POST', '/tools/reachability/invoke', {});
     expect(anomaly.status).toBe(200);
     expect(anomaly.body).toMatchObject({ severity: 'critical' });
 
     answers = { [SWEEP]: { status: 403, body: { detail: 'needs the admin role' } } };
-    const refused = await http(served.url, 'POST', '/tools/repair_trigger_reaper/invoke', {});
+    const refused = await served.call('POST', '/tools/repair_trigger_reaper/invoke', {});
     expect(refused.status).toBe(502);
     expect(refused.body).toMatchObject({ action: 'repair_trigger_reaper', severity: 'error', data: { failure: 'refused' } });
   });

@@ -367,8 +367,8 @@ describe('svc doctor on work held by a limit without holders', () => {
 
 describe('svc doctor serve (HTTP)', () => {
   it('GET /healthz and GET /tools: the three tools with their argument schemas', async () => {
-    expect(await http(served.url, 'GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
-    const tools = await http(served.url, 'GET', '/tools');
+    expect(await served.call('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    const tools = await served.call('GET', '/tools');
     expect(tools.status).toBe(200);
     expect(tools.body.tools.map((x: { name: string }) => x.name)).toEqual(['detect', 'reachability', 'repair_trigger_reaper']);
     for (const tool of tools.body.tools) {
@@ -379,18 +379,18 @@ describe('svc doctor serve (HTTP)', () => {
   });
 
   it('POST /tools/{tool}/invoke answers the same outcome objects: healthy, then the seeded anomalies', async () => {
-    const healthy = await http(served.url, 'POST', '/tools/detect/invoke', {});
+    const healthy = await served.call('POST', '/tools/detect/invoke', {});
     expect(healthy.status).toBe(200);
     expect(healthy.body).toMatchObject({ action: 'detect', severity: 'ok' });
-    const reach = await http(served.url, 'POST', '/tools/reachability/invoke');
+    const reach = await served.call('POST', '/tools/reachability/invoke');
     expect(reach).toMatchObject({ status: 200, body: { action: 'reachability', severity: 'ok', data: { bus: { status: 'ok' } } } });
-    const repair = await http(served.url, 'POST', '/tools/repair_trigger_reaper/invoke', {});
+    const repair = await served.call('POST', '/tools/repair_trigger_reaper/invoke', {});
     expect(repair.status).toBe(200);
     expect(repair.body).toMatchObject({ action: 'repair_trigger_reaper', severity: 'ok' });
 
     const seeded = await seedStuckState();
     try {
-      const found = await http(served.url, 'POST', '/tools/detect/invoke', { stuck_minutes: 60 });
+      const found = await served.call('POST', '/tools/detect/invoke', { stuck_minutes: 60 });
       expect(found.status).toBe(200);
       expect(found.body).toMatchObject({ action: 'detect', severity: 'critical', data: { thresholds: { stuck_minutes: 60 } } });
       expect(ids(found.body.data.checks.stuck_executions.items, 'execution_id')).toEqual([seeded.executionId]);
@@ -400,28 +400,28 @@ describe('svc doctor serve (HTTP)', () => {
   });
 
   it('identical invocations while one runs share it: one detection run on the server, not two', async () => {
-    const [a, b] = await Promise.all([http(served.url, 'POST', '/tools/detect/invoke', { limit: 5 }), http(served.url, 'POST', '/tools/detect/invoke', { limit: 5 })]);
+    const [a, b] = await Promise.all([served.call('POST', '/tools/detect/invoke', { limit: 5 }), served.call('POST', '/tools/detect/invoke', { limit: 5 })]);
     expect(a.status).toBe(200);
     expect(b.body).toEqual(a.body);
-    const c = await http(served.url, 'POST', '/tools/detect/invoke', { limit: 5 });
+    const c = await served.call('POST', '/tools/detect/invoke', { limit: 5 });
     expect(c.body.data.checks.stuck_executions.execution_id).not.toBe(a.body.data.checks.stuck_executions.execution_id);
   });
 
   it('bad arguments are 400 naming the field, an unknown tool 404; nothing runs', async () => {
     const before = (await http(svc.url, 'GET', '/api/executions?path=doctor/stuck_executions&limit=500')).body.count;
-    const bad = await http(served.url, 'POST', '/tools/detect/invoke', { stuck_minutes: -5, color: 'red' });
+    const bad = await served.call('POST', '/tools/detect/invoke', { stuck_minutes: -5, color: 'red' });
     expect(bad.status).toBe(400);
     expect(bad.body.detail.errors).toEqual(expect.arrayContaining(['stuck_minutes: must be > 0', 'color: unknown argument']));
-    expect((await http(served.url, 'POST', '/tools/detect/invoke', '{not json', { 'content-type': 'application/json' })).status).toBe(400);
-    expect((await http(served.url, 'POST', '/tools/detect/invoke', [1, 2])).status).toBe(400);
-    expect((await http(served.url, 'POST', '/tools/cure/invoke', {})).status).toBe(404);
+    expect((await served.call('POST', '/tools/detect/invoke', '{not json', { 'content-type': 'application/json' })).status).toBe(400);
+    expect((await served.call('POST', '/tools/detect/invoke', [1, 2])).status).toBe(400);
+    expect((await served.call('POST', '/tools/cure/invoke', {})).status).toBe(404);
     expect((await http(svc.url, 'GET', '/api/executions?path=doctor/stuck_executions&limit=500')).body.count).toBe(before);
   });
 
   it('a server that went away: severity error, HTTP 502', async () => {
     const elsewhere = await serveDoctor(`http://127.0.0.1:${await freePort()}`);
     try {
-      const r = await http(elsewhere.url, 'POST', '/tools/reachability/invoke', {});
+      const r = await elsewhere.call('POST', '/tools/reachability/invoke', {});
       expect(r.status).toBe(502);
       expect(r.body).toMatchObject({ action: 'reachability', severity: 'error', data: { failure: 'unreachable' } });
     } finally {

@@ -2,7 +2,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
-import type { Json } from '../../helpers/http.ts';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { http, type Json } from '../../helpers/http.ts';
 import { NODE24, ROOT, spawnSvc, waitForHealth, waitForOutput, withTimeout, type SvcProcess } from '../../helpers/process.ts';
 
 export type StartedSvc = { url: string; proc: SvcProcess; db: TestDatabase; stop(): Promise<void> };
@@ -70,11 +73,26 @@ export async function runDoctor(args: string[], env: Record<string, string> = {}
   };
 }
 
-export type ServedDoctor = { url: string; proc: SvcProcess; stop(): Promise<void> };
+export type ServedDoctor = {
+  url: string;
+  proc: SvcProcess;
+  /** The bearer the doctor wrote to its --token-file, and the file. */
+  token: string;
+  tokenFile: string;
+  /** Its callers' Authorization header. */
+  auth: Record<string, string>;
+  /** `http` to the doctor with its bearer. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): ReturnType<typeof http>;
+  stop(): Promise<void>;
+};
 
-/** Starts `svc doctor serve --port 0` for `server` and resolves with the address it printed. */
+/**
+ * Starts `svc doctor serve --port 0` for `server`, its token file in a directory of its own, and
+ * resolves with the address it printed and the token it wrote.
+ */
 export async function serveDoctor(server: string, extra: string[] = []): Promise<ServedDoctor> {
-  const proc = spawnSvc(['doctor', 'serve', '--port', '0', '--server', server, ...extra], {});
+  const tokenFile = join(mkdtempSync(join(tmpdir(), 'svc-doctor-serve-')), 'token');
+  const proc = spawnSvc(['doctor', 'serve', '--port', '0', '--server', server, '--token-file', tokenFile, ...extra], {});
   try {
     await waitForOutput(proc, 'Ctrl-C stops it.', 60_000);
   } catch (error) {
@@ -83,9 +101,15 @@ export async function serveDoctor(server: string, extra: string[] = []): Promise
   }
   const url = /svc doctor serving (\S+)/.exec(proc.output())?.[1];
   if (!url) throw new Error(`no address in: ${proc.output()}`);
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  const auth = { authorization: `Bearer ${token}` };
   return {
     url,
     proc,
+    token,
+    tokenFile,
+    auth,
+    call: (method, path, body, headers = {}) => http(url, method, path, body, { ...auth, ...headers }),
     async stop() {
       proc.kill('SIGTERM');
       await withTimeout(proc.exited, 10_000, 'svc doctor serve stop');

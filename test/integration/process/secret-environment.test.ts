@@ -54,12 +54,14 @@ describe('secrets out of the environment', () => {
     const token = `svc_${randomBytes(16).toString('hex')}`;
     const server = await bed.server({});
     const port = await freePort();
-    const doctor = spawnSvc(['doctor', 'serve', '--port', String(port)], { SVC_SERVER_URL: server.base, SVC_API_TOKEN: token });
+    const tokenFile = join(bed.dir, 'doctor-serve.token');
+    const doctor = spawnSvc(['doctor', 'serve', '--port', String(port), '--token-file', tokenFile], { SVC_SERVER_URL: server.base, SVC_API_TOKEN: token });
     spawned.push(doctor);
     await until('doctor serving', () => /svc doctor serving/.test(doctor.output()), 20_000);
     expect(procText(doctor.proc.pid!)).not.toContain(token);
     // The same process serves its tools after the re-execution.
-    const answer = await fetch(`http://127.0.0.1:${port}/tools/reachability/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const bearer = `Bearer ${readFileSync(tokenFile, 'utf8').trim()}`;
+    const answer = await fetch(`http://127.0.0.1:${port}/tools/reachability/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: bearer }, body: '{}' });
     expect(answer.status, doctor.output()).toBe(200);
   });
 
