@@ -1,7 +1,7 @@
 // A long step name (the DSL allows 256 characters) or playbook path without breaks ran out of the
 // execution page's panels: the Retry select grew as wide as the name, out of the page with its
-// '(failed)' mark; the Playbook fact, each event's step and a bar's heading (its status badge after
-// it) went past the panel's edge, hidden. They are cut (the select, as the statechart cuts) or wrap.
+// '(failed)' mark; the Playbook fact, each event's step, a bar's heading (its status badge after
+// it) and a catalog entry's title went past the panel's edge, hidden. They are cut (the select, as the statechart cuts) or wrap.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
@@ -51,5 +51,11 @@ workflow:
     await page.getByRole('button', { name: /^Events/ }).click();
     await expect.poll(() => page.locator('.timeline .ev-step').count()).toBeGreaterThan(0);
     expect(await pastPanel('.timeline .ev-step')).toBe(0);
+  }, 60_000);
+
+  it("keeps the catalog entry's title, its path, inside its panel", async () => {
+    await page.goto(`${stack.url}/ui/#/catalog/entry/${PATH}`);
+    await expect.poll(() => page.locator('section.panel h2').first().textContent(), { timeout: 15_000 }).toBe(PATH);
+    expect(await pastPanel('section.panel h2')).toBe(0);
   }, 60_000);
 });
