@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
 import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
 import type { Queryable } from '../db/queryable.ts';
+import { liveApiTokenHashes } from '../db/api-token.repo.ts';
 import { ServiceError } from '../errors.ts';
 import type { RouteAccess } from './access.ts';
 import { ApiTokenCache } from './api-token-cache.ts';
@@ -112,15 +113,15 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     return answer.identity;
   };
 
-  const failures = mode === 'token' ? new FailedTokenLimit(deps.config.SVC_AUTH_FAILURES_PER_MINUTE) : undefined;
+  const failures = mode === 'token' ? new FailedTokenLimit(deps.config.SVC_AUTH_FAILURES_PER_MINUTE, () => liveApiTokenHashes(deps.db)) : undefined;
 
   // In token mode a credential refused (401) counts against its source address, and an address
-  // past the limit is refused before any lookup (429), but for a token this server took lately.
+  // past the limit is refused before any lookup (429), but for a live token (FailedTokenLimit).
   const fromToken = async (req: FastifyRequest, reply: FastifyReply): Promise<Identity> => {
     const header = req.headers.authorization;
     const token = bearerToken(header);
     if (!failures || header === undefined) return checkToken(header, token, reply);
-    const admitted = failures.admit(req.ip, token);
+    const admitted = await failures.admit(req.ip, token);
     if (!admitted.ok) {
       reply.header('retry-after', String(admitted.retryAfterSeconds));
       throw new ServiceError('too_many_requests', `too many refused credentials from this address: try again in ${admitted.retryAfterSeconds} s`);

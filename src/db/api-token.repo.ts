@@ -76,3 +76,14 @@ export async function useApiToken(q: Queryable, hash: string): Promise<UsedApiTo
   if (expires_at !== null && left_ms !== null && left_ms <= 0) return { name, role, expired: true, expires_at };
   return { name, role, expired: false, leftMs: left_ms };
 }
+
+/**
+ * The hashes of every unrevoked token not yet expired: what an address past its refused
+ * credentials may still present (src/api/failed-token-limit.ts). A few rows: tokens are made by hand.
+ */
+export async function liveApiTokenHashes(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ hash: string }>(
+    `SELECT hash FROM core.api_token WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+  );
+  return rows.map((r) => r.hash);
+}

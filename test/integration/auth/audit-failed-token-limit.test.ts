@@ -1,7 +1,7 @@
 // SVC_AUTH=token: an address sending refused credentials was answered 401 as fast as it asked,
 // each made-up token a database lookup. Past SVC_AUTH_FAILURES_PER_MINUTE refusals it now gets
-// 429 with Retry-After before any lookup; a token the server took lately and another address are
-// not held back. A real server on 127.0.0.1, clients from 127.0.0.1 and 127.0.0.2.
+// 429 with Retry-After before any lookup; a live token and another address are not held back.
+// A real server on 127.0.0.1, clients from 127.0.0.1 and 127.0.0.2.
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,8 +63,10 @@ describe('SVC_AUTH=token: refused credentials are limited per address', () => {
     const other = bearer(await createApiToken(t.deps.db, 'other', 'viewer'));
     expect((await getFrom('127.0.0.2', '/api/executions', other)).status).toBe(200);
     expect((await getFrom('127.0.0.2', '/api/executions', madeUp())).status).toBe(401);
-    // A token not taken lately from the limited address waits like the rest (it may be made up).
+    // A live token never used from the limited address goes on too (audit-failed-token-neighbours).
     const fresh = bearer(await createApiToken(t.deps.db, 'fresh', 'viewer'));
-    expect((await getFrom('127.0.0.1', '/api/executions', fresh)).status).toBe(429);
+    // The server reads its live tokens at most once a second: this one is made after its last read.
+    await new Promise((ok) => setTimeout(ok, 1_100));
+    expect((await getFrom('127.0.0.1', '/api/executions', fresh)).status).toBe(200);
   });
 });
