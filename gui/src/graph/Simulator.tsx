@@ -4,7 +4,7 @@ import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../.
 import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
 import { undecidedText, type Undecided } from '../../../machines/simulation-data.ts';
 import { isObject } from '../../../src/objects.ts';
-import { END_NODE, START_NODE, type StepGraph } from './model.ts';
+import { END_NODE, START_NODE, byStepOrder, type StepGraph } from './model.ts';
 import { enteredAlongPath, type StepStates } from './step-status.ts';
 import { StepGraphView } from './StepGraphView.tsx';
 import { withOutcome } from './with-outcome.ts';
@@ -112,7 +112,8 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   const { result, steps } = sim;
   const decide = (step: string, outcome: Outcome) => setChosen((c) => withOutcome(c, step, outcome));
   const states: StepStates = Object.fromEntries(Object.entries(result.steps).map(([name, view]) => [name, view.status]));
-  const waiting = result.waiting ?? [];
+  // Asked in playbook order (the simulation lists them in object key order: a step "3" before "20").
+  const waiting = byStepOrder(result.waiting ?? [], (s) => s, [...steps.keys()]);
   const finished = waiting.length === 0 ? result.status : null;
   return (
     <div className="simulator">

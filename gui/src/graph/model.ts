@@ -173,6 +173,17 @@ export function inStepOrder(nodes: readonly StepNode[], order: readonly string[]
   return nodes.map((n, i) => ({ n, i })).sort((a, b) => rank(a.n) - rank(b.n) || a.i - b.i).map(({ n }) => n);
 }
 
+/**
+ * `items` by their step's place in `order` (the playbook's), those of one step (or of a step not in
+ * it, last) as they were: what the server and the simulation list, waiting steps first of all, come
+ * in object key order, a step named "3" before one named "20" whatever the playbook says.
+ */
+export function byStepOrder<T>(items: readonly T[], stepOf: (item: T) => string, order: readonly string[]): T[] {
+  const at = new Map(order.map((s, i) => [s, i]));
+  const rank = (item: T): number => at.get(stepOf(item)) ?? order.length;
+  return items.map((item, i) => ({ item, i })).sort((a, b) => rank(a.item) - rank(b.item) || a.i - b.i).map(({ item }) => item);
+}
+
 /** Adds what the YAML knows and a statechart may not say (loops, child playbooks, the entry arc, the steps' order). */
 export function enrich(graph: StepGraph, fromYaml: StepGraph | null): StepGraph {
   if (!fromYaml) return graph;

@@ -248,7 +248,7 @@ export function ExecutionPage({ id }: { id: number }) {
           </div>
         ) : null}
       </Section>
-      <ExecutionWaits execution={execution} onSent={live.reload} />
+      <ExecutionWaits execution={execution} order={steps} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
         {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} /> : graph.error ? (
           <p className="error" role="alert">

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { isObject } from '../../../src/objects.ts';
 import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '../api.ts';
 import { NOT_DEFINED_TEXT, keyText } from '../flow-text.ts';
+import { byStepOrder } from '../graph/model.ts';
 import { href } from '../route.ts';
 import { useMayApprove } from '../session.ts';
 import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
@@ -11,10 +12,11 @@ import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
  * time, or a signal with its approval roles and timeout, and a form to send it; and its commands
  * waiting for room on their task's limit (`limit_waits`).
  */
-export function ExecutionWaits({ execution, onSent }: { execution: ExecutionDetail; onSent: () => void }) {
+export function ExecutionWaits({ execution, order, onSent }: { execution: ExecutionDetail; order?: readonly string[]; onSent: () => void }) {
   // The last answer stays when its wait is gone (the step went on).
   const [sent, setSent] = useState<SignalSent>();
-  const waits = execution.waits ?? [];
+  // In playbook order (`order`, the state's step_order), as the statechart reads.
+  const waits = byStepOrder(execution.waits ?? [], (w) => w.step, order ?? []);
   const limitWaits = execution.limit_waits ?? [];
   if (waits.length === 0 && limitWaits.length === 0 && !sent) return null;
   return (

@@ -1,7 +1,7 @@
-// Steps named like numbers ("10", "2") were put first by the statechart's object keys: the
-// execution page offered Retry from "2 (failed)", "10", "b" (playbook: b, 10, 2), and the Tab key
-// went through the statechart's boxes bottom up ("2", "10", "b") on the execution and catalog pages.
-// Both follow the playbook's order now (GET …/state's step_order; the YAML's order for the chart).
+// Steps named like numbers ("10", "2") came first, in object key order: the execution page offered
+// Retry from "2 (failed)", "10", "b" (playbook: b, 10, 2), Tab went through the statechart's boxes
+// bottom up, and waiting branches "20" and "3" were listed (Waiting, the simulation's questions) "3"
+// first. All follow the playbook's order now (GET …/state's step_order; the YAML's for the chart).
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
@@ -29,6 +29,19 @@ workflow:
   - step: "2"
     loop: { in: "{{ 'not a list' }}" }
     tool: { name: a, kind: noop }
+`);
+  // Two branches that wait side by side, `20` first in the playbook.
+  await stack.register(`apiVersion: svc/v1
+kind: Playbook
+metadata: { name: side, path: gui/audit/step_order_waits }
+workflow:
+  - step: a
+    tool: { name: a, kind: noop }
+    next: { mode: inclusive, arcs: [ { step: "20" }, { step: "3" } ] }
+  - step: "20"
+    wait: { signal: go }
+  - step: "3"
+    wait: { signal: go }
 `);
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -64,4 +77,17 @@ it('offers Retry from the steps in playbook order, and tabs through the statecha
 it('tabs through the catalog entry\'s statechart in playbook order', async () => {
   await page.goto(`${stack.url}/ui/#/catalog/entry/gui/audit/step_order`);
   expect(await tabOrder()).toEqual(['b', '10', '2']);
+}, 60_000);
+
+it('lists the steps that wait, on the execution page and in the simulation, in playbook order', async () => {
+  const id = await stack.run('gui/audit/step_order_waits');
+  await page.goto(`${stack.url}/ui/#/executions/${id}`);
+  const waits = page.locator('ul.waits > li');
+  await expect.poll(() => waits.count(), { timeout: 15_000 }).toBe(2);
+  expect(await waits.evaluateAll((ls) => ls.map((l) => l.getAttribute('aria-label')))).toEqual(['wait of 20', 'wait of 3']);
+
+  await page.goto(`${stack.url}/ui/#/catalog/entry/gui/audit/step_order_waits`);
+  await page.getByLabel('Simulate in the browser').check();
+  await page.getByRole('button', { name: 'ok' }).click();
+  await expect.poll(() => page.locator('.sim-step legend').allTextContents()).toEqual(['20 waits for signal go', '3 waits for signal go']);
 }, 60_000);
