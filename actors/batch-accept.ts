@@ -133,10 +133,17 @@ export class BatchAcceptor {
     }
     // From each batch's arrival, as its ack timeout counts: waiting behind another accept of its execution included.
     const storedAt = performance.now();
-    const answers = items.map((item, pos): BatchAccepted | Error => {
+    // Batches that followed one of another execution under their key when that execution does not
+    // exist: nothing is stored under the key, and their own execution may exist (its 404 named it).
+    const orphans: number[] = [];
+    const answers = items.map((item, pos): BatchAccepted | Error | undefined => {
       const id = scoped(item);
       const leader = id === undefined ? pos : (leaders.get(id) ?? pos);
       const outcome = stored.get(leader);
+      if ((!outcome || outcome === 'missing') && leader !== pos && items[leader].execution_id !== item.execution_id) {
+        orphans.push(pos);
+        return undefined;
+      }
       if (!outcome || outcome === 'missing') return new ServiceError('not_found', `execution ${item.execution_id} not found`);
       if (outcome.kind === 'full') {
         const max = this.#deps.config.SVC_BATCH_ACCEPT_QUEUE_MAXSIZE;
@@ -153,7 +160,11 @@ export class BatchAcceptor {
       if (!duplicate) this.#deps.metrics.batchEnqueueLatency.observe((storedAt - item.at) / 1000);
       return answer(outcome.batch, duplicate);
     });
-    return all.map((item) => (late.includes(item) ? this.#refusal(new AckTimeout()) : answers[items.indexOf(item)]));
+    // Accepted on their own (a rare second statement, within their own deadlines: #run refuses
+    // the late ones); each pass answers at least its first batch, so this ends.
+    const again = orphans.length ? await this.#run(orphans.map((pos) => items[pos])) : [];
+    for (const [i, pos] of orphans.entries()) answers[pos] = again[i];
+    return all.map((item) => (late.includes(item) ? this.#refusal(new AckTimeout()) : (answers[items.indexOf(item)] ?? this.#refusal(new Error('batch left unanswered')))));
   }
 
   /** Stores the batches with one statement, committed within the deadline or not at all. */
