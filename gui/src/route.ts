@@ -3,10 +3,23 @@ import { useEffect, useState } from 'react';
 /** Where the console is: the URL's hash (`#/executions/12?x=y`), so one set of files works at any base. */
 export type Route = { parts: string[]; query: URLSearchParams };
 
+/**
+ * A part of the hash as it means, or as written when its escapes are malformed (`%E0%A4%A`): the
+ * URIError was thrown while rendering, and the console went blank, for every page after it too,
+ * until reloaded. Read as written, the page says nothing is there.
+ */
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function parse(hash: string): Route {
   const raw = hash.replace(/^#\/?/, '');
   const [path, search = ''] = raw.split('?', 2);
-  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(search) };
+  return { parts: path.split('/').filter(Boolean).map(decodePart), query: new URLSearchParams(search) };
 }
 
 /** The current route, updated on navigation. */
