@@ -1,3 +1,4 @@
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
@@ -13,6 +14,9 @@ const SchemaProblems = v.object({
   name: v.picklist(['ZodError', '$ZodError']),
   issues: v.pipe(v.array(v.looseObject({ path: v.optional(v.array(v.unknown())), message: v.string() })), v.minLength(1)),
 });
+
+// The message the SDK's SSEClientTransport.send throws for an answer with an error status.
+const SSE_POST_STATUS = /^Error POSTing to endpoint \(HTTP ([45]\d\d)\): /;
 
 /** `text` cut at MCP_ERROR_TEXT_LIMIT_CHARS; `maskCut` masks a secret the cut left in part (SecretMask.maskCut). */
 export function cutServerText(text: string, maskCut: (kept: string) => string = (kept) => kept): string {
@@ -45,5 +49,12 @@ export function mcpProblem(error: unknown, maskCut?: (kept: string) => string): 
     const text = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
     return { answered: true, text: `HTTP ${error.code}: ${cutServerText(text, maskCut)}` };
   }
+  // The HTTP+SSE transport's stream answered with an error status (401 for a refused token).
+  if (error instanceof SseError && error.code !== undefined && error.code >= 400) {
+    return { answered: true, text: `HTTP ${error.code}: ${cutServerText(error.message.replace(/^SSE error: /, ''), maskCut)}` };
+  }
+  // That transport's POSTs throw a plain Error for an error status; only its text tells it.
+  const posted = error instanceof Error ? SSE_POST_STATUS.exec(error.message) : null;
+  if (posted) return { answered: true, text: `HTTP ${posted[1]}: ${cutServerText(error instanceof Error ? error.message.slice(posted[0].length) : '', maskCut)}` };
   return { answered: false, text: cutServerText(describeError(error), maskCut) };
 }

@@ -83,7 +83,11 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
     if (tooLarge.signal.aborted) return tooLargeOutcome();
     if (watch.lost.signal.aborted) return lostOutcome(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: it ended its answer to initialize`);
     const cause: unknown = watch.unreadable.signal.aborted ? watch.unreadable.signal.reason : error;
-    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${mcpProblem(cause, maskCut).text}`));
+    const problem = mcpProblem(cause, maskCut);
+    // Reached and answered (a 401 for a refused token, a JSON-RPC error, not MCP): no `connection`
+    // failure, which says the server was not reached and which a `retry.when` may retry.
+    if (problem.answered) return fail('mcp_error', safe(`${serverName} at ${url.origin}${url.pathname} answered initialize with ${problem.text}`));
+    return fail('connection', safe(`cannot connect to ${serverName} at ${url.origin}${url.pathname}: ${problem.text}`));
   }
 
   try {

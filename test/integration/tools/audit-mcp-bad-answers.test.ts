@@ -125,8 +125,8 @@ describe('an MCP server that answers, but not as MCP', () => {
     expectShort(await list('rpc-error'), 'mcp_error');
   });
 
-  it('an HTTP 500 with a 3 MB body to initialize: connection (no session was made), cut', async () => {
-    expect(expectShort(await list('init-500'), 'connection')).toMatch(/^cannot connect to MCP server 'bad' at \S+: HTTP 500: E+/);
+  it('an HTTP 500 with a 3 MB body to initialize: mcp_error (it answered; audit-mcp-answered-initialize), cut', async () => {
+    expect(expectShort(await list('init-500'), 'mcp_error')).toMatch(/^MCP server 'bad' at \S+ answered initialize with HTTP 500: E+/);
   });
 
   it('a tools/list that pages without end: mcp_error after 100 pages, not ok with the first 100', async () => {

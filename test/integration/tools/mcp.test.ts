@@ -90,7 +90,8 @@ describe('mcp tool', () => {
     // Straight to SSE: the GET that opens the stream comes first, no Streamable HTTP POST before it.
     expect(sseServer.authorizations.length - before).toBeGreaterThan(0);
     const strict = await mcp(task({ method: 'tools/list', endpoint: sseServer.url, transport: 'streamable-http' }), ctx());
-    expect(strict).toMatchObject({ status: 'error', error: { code: 'connection' } });
+    // Its 405 to the POST is an answer: mcp_error (test/integration/tools/audit-mcp-answered-initialize).
+    expect(strict).toMatchObject({ status: 'error', error: { code: 'mcp_error', message: expect.stringContaining('answered initialize with HTTP 405') } });
     expect(strict.error?.message).not.toContain('SSE fallback');
     expect(await mcp(task({ method: 'tools/list', transport: 'carrier-pigeon' }), ctx())).toMatchObject({ error: { code: 'invalid_task', message: expect.stringContaining('transport') } });
   });
