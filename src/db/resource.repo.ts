@@ -38,9 +38,16 @@ export async function getResource(q: Queryable, kind: string, name: string): Pro
   return rows[0];
 }
 
-/** Records that `action` was dispatched for a resource as execution `executionId`. */
+/**
+ * Records that `action` was dispatched for a resource as execution `executionId`, unless a newer
+ * one was: requests started at once finish in any order, and the newest started is the last action.
+ */
 export async function recordLifecycleDispatch(q: Queryable, kind: string, name: string, action: string, executionId: number): Promise<void> {
-  await q.query(`UPDATE core.resource SET last_action = $3, last_execution_id = $4, last_execution_status = NULL, updated_at = now() WHERE kind = $1 AND name = $2`, [kind, name, action, executionId]);
+  await q.query(
+    `UPDATE core.resource SET last_action = $3, last_execution_id = $4, last_execution_status = NULL, updated_at = now()
+     WHERE kind = $1 AND name = $2 AND (last_execution_id IS NULL OR last_execution_id < $4)`,
+    [kind, name, action, executionId],
+  );
 }
 
 /** Records an executable resource (an agent) pointing at its newest catalog entry. */
