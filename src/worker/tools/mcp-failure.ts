@@ -18,6 +18,17 @@ const SchemaProblems = v.object({
 // The message the SDK's SSEClientTransport.send throws for an answer with an error status.
 const SSE_POST_STATUS = /^Error POSTing to endpoint \(HTTP ([45]\d\d)\): /;
 
+/** Streamable HTTP refused (404, 405) and the older HTTP+SSE transport failed too: `sse` is why. */
+export class FallbackFailed extends Error {
+  readonly streamableStatus: number;
+  readonly sse: unknown;
+  constructor(streamableStatus: number, sse: unknown) {
+    super(`Streamable HTTP answered HTTP ${streamableStatus} and the SSE fallback failed: ${describeError(sse)}`);
+    this.streamableStatus = streamableStatus;
+    this.sse = sse;
+  }
+}
+
 /** `text` cut at MCP_ERROR_TEXT_LIMIT_CHARS; `maskCut` masks a secret the cut left in part (SecretMask.maskCut). */
 export function cutServerText(text: string, maskCut: (kept: string) => string = (kept) => kept): string {
   return text.length > MCP_ERROR_TEXT_LIMIT_CHARS ? `${maskCut(text.slice(0, MCP_ERROR_TEXT_LIMIT_CHARS))}…` : text;
@@ -36,6 +47,12 @@ export function isUnreadableAnswer(error: unknown): boolean {
  */
 export function mcpProblem(error: unknown, maskCut?: (kept: string) => string): { answered: boolean; text: string } {
   if (error instanceof McpError) return { answered: true, text: cutServerText(error.message, maskCut) };
+  // Answered over both transports (a path that serves neither) only when the fallback was answered too.
+  if (error instanceof FallbackFailed) {
+    const sse = mcpProblem(error.sse, maskCut);
+    const text = sse.answered ? `HTTP ${error.streamableStatus} (Streamable HTTP), then over the SSE fallback ${sse.text}` : `Streamable HTTP answered HTTP ${error.streamableStatus} and the SSE fallback failed: ${sse.text}`;
+    return { answered: sse.answered, text };
+  }
   const problems = v.safeParse(SchemaProblems, error);
   if (problems.success) {
     const [first, ...more] = problems.output.issues;

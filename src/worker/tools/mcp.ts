@@ -10,8 +10,8 @@ import { HttpUrl } from './http-url.ts';
 import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
 import { guardedFetch } from './metadata-guard.ts';
 import { McpAnswerWatch } from './mcp-answer-watch.ts';
-import { cutServerText, mcpProblem } from './mcp-failure.ts';
-import { aborted, describeError, fail, invalidTask, ok } from './outcome.ts';
+import { cutServerText, FallbackFailed, mcpProblem } from './mcp-failure.ts';
+import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
 import { rejectsOnAbort } from '../rejects-on-abort.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
@@ -163,7 +163,7 @@ async function connect(url: URL, reach: Reach, options: RequestOptions, transpor
   try {
     return await connectSse(url, reach, options);
   } catch (error) {
-    throw new Error(`Streamable HTTP answered HTTP ${streamableStatus} and the SSE fallback failed: ${describeError(error)}`);
+    throw new FallbackFailed(streamableStatus, error);
   }
 }
 

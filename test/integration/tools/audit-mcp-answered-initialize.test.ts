@@ -1,7 +1,8 @@
 // An MCP server that was reached and answered with an HTTP error status (a 401 for a token it
 // refuses, a 403) failed the task with code `connection` ("the target could not be reached") when
 // it came at the start (initialize, the HTTP+SSE stream) or on the HTTP+SSE transport at all,
-// though docs/agents.md says an HTTP error status is `mcp_error`. Now it is, token masked.
+// or to both transports of an `auto` endpoint, though docs/agents.md says an HTTP error status is
+// `mcp_error`. Now it is, token masked.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +76,10 @@ describe('an MCP server that answers with an HTTP error status', () => {
 
   it('HTTP+SSE, a tools/call answered 403: mcp_error, as on Streamable HTTP', async () => {
     expect(refused(await call('/sse', 'sse'), 403)).toBe("MCP server 'locked' answered tools/call with HTTP 403: token refused: Bearer ***");
+  });
+
+  it('auto, an endpoint that neither transport serves (405 to both): mcp_error naming both answers', async () => {
+    expect(refused(await call('/nowhere', 'auto'), 405)).toBe(`MCP server 'locked' at ${base}/nowhere answered initialize with HTTP 405 (Streamable HTTP), then over the SSE fallback HTTP 405: Non-200 status code (405)`);
   });
 
   it('a server that is not there is still connection', async () => {

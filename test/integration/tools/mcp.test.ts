@@ -65,10 +65,10 @@ describe('mcp tool', () => {
     expect(outcome.error?.message).toContain(`cannot connect to MCP server 'test' at http://127.0.0.1:${port}/mcp: ECONNREFUSED`);
   });
 
-  it('names both transports when neither answers (404)', async () => {
+  it('names both transports when neither serves the path (404 to both: answered, mcp_error)', async () => {
     const outcome = await mcp(task({ method: 'tools/list', endpoint: server.url.replace('/mcp', '/elsewhere') }), ctx());
-    expect(outcome).toMatchObject({ status: 'error', error: { code: 'connection' } });
-    expect(outcome.error?.message).toMatch(/Streamable HTTP answered HTTP 404 and the SSE fallback failed: .*404/);
+    expect(outcome).toMatchObject({ status: 'error', error: { code: 'mcp_error' } });
+    expect(outcome.error?.message).toMatch(/answered initialize with HTTP 404 \(Streamable HTTP\), then over the SSE fallback HTTP 404/);
   });
 
   it('falls back to the SSE transport when Streamable HTTP answers 405', async () => {
