@@ -176,6 +176,7 @@ export type ExecutionDetail = Execution & {
   retry_of?: number | null;
   /** The execution auto-resume restarted as this one (its replayed steps ran there); absent from servers before it was answered. */
   resumed_from?: number | null;
+  resumed_as?: number | null;
   retried_as?: number[];
   flow?: ExecutionFlow | null;
   limit_waits?: ExecutionLimitWait[];

@@ -165,6 +165,7 @@ const executionDetailAnswer = v.object({
   ...executionAnswer.entries,
   retry_of: v.pipe(v.nullable(integer), v.description('the execution this one retries')),
   resumed_from: v.pipe(v.nullable(integer), v.description('the execution auto-resume restarted as this one (`restart` mode): the steps it replays ran there')),
+  resumed_as: v.pipe(v.nullable(integer), v.description('the execution auto-resume restarted this one as (`restart` mode; its `resumed_from` names this one): where its work went on')),
   retried_as: v.pipe(v.array(integer), v.description('the executions that retry this one, oldest first')),
   waits: v.pipe(
     v.array(
@@ -271,7 +272,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const { execution_id: id } = req.params as v.InferOutput<typeof statusParams>;
     const row = await getExecutionWithRetryLinks(deps.db, id);
     if (!row) throw notFound(`execution ${id}`);
-    return { ...presentExecution(row), retry_of: row.retry_of, resumed_from: row.resumed_from, retried_as: row.retried_as, waits: row.waits, waits_count: row.waits_count, labels: row.labels, requested_by: row.requested_by, trigger: row.trigger, flow: row.flow, limit_waits: row.limit_waits, limit_waits_count: row.limit_waits_count };
+    return { ...presentExecution(row), retry_of: row.retry_of, resumed_from: row.resumed_from, resumed_as: row.resumed_as, retried_as: row.retried_as, waits: row.waits, waits_count: row.waits_count, labels: row.labels, requested_by: row.requested_by, trigger: row.trigger, flow: row.flow, limit_waits: row.limit_waits, limit_waits_count: row.limit_waits_count };
   };
   app.get('/api/executions/:execution_id', { schema: { tags: ['executions'], summary: 'Execution status', params: jsonSchema(statusParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);
   app.get('/api/execution/:execution_id', { schema: { tags: ['executions'], summary: 'Execution status (alias)', params: jsonSchema(statusParams), response: responses({ 200: executionDetailAnswer }) }, config: { access: { level: 'viewer' } } }, getOne);

@@ -46,6 +46,7 @@ export const ExecutionDetail = v.looseObject({
   finished_at: v.nullable(v.string()),
   retry_of: v.optional(v.nullable(v.number())),
   resumed_from: v.optional(v.nullable(v.number())),
+  resumed_as: v.optional(v.nullable(v.number())),
   retried_as: v.optional(v.array(v.number())),
   waits: v.optional(v.array(Wait)),
   waits_count: v.optional(v.number()),
@@ -201,6 +202,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   if (d.retry_of) rows.push(['retry of', String(d.retry_of)]);
   if (d.retried_as?.length) rows.push(['retried as', d.retried_as.join(', ')]);
   if (d.resumed_from) rows.push(['resumed from', `${d.resumed_from} (auto-resume restarted it)`]);
+  if (d.resumed_as) rows.push(['resumed as', `${d.resumed_as} (auto-resume restarted this one as it)`]);
   if (d.error !== undefined && d.error !== null) rows.push(['error', boundedText(errorText(d.error))]);
   if (d.result !== undefined && d.result !== null) rows.push(['result', boundedText(JSON.stringify(d.result))]);
   // Acknowledged (202 buffered) and waiting for a step: seen nowhere else but the log, and lost with the execution's end.

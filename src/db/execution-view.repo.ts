@@ -35,7 +35,7 @@ export type StartedBy = { requested_by: string | null; trigger: string | null };
 
 /**
  * An execution's row with its retry links (the execution it retries, `retry_of`, null when none;
- * those that retry it, `retried_as`, oldest first; the one auto-resume restarted as it, `resumed_from`), what it waits for (`waits`, by seq; `flow`, its
+ * those that retry it, `retried_as`, oldest first; the one auto-resume restarted as it, `resumed_from`, and the one it was restarted as, `resumed_as`), what it waits for (`waits`, by seq; `flow`, its
  * admission while it has one; `limit_waits`, its commands waiting for room on a limit; each list the
  * first EXECUTION_VIEW_WAITS_MAX, with its `_count` in all), the labels it was started with and who
  * or what started it; one statement.
@@ -43,8 +43,8 @@ export type StartedBy = { requested_by: string | null; trigger: string | null };
 export async function getExecutionWithRetryLinks(
   q: Queryable,
   id: number,
-): Promise<(ExecutionRow & StartedBy & { retry_of: number | null; resumed_from: number | null; retried_as: number[]; waits: ExecutionWait[]; waits_count: number; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & StartedBy & { retry_of: string | null; resumed_from: string | null; retried_as: string[]; waits: StoredWait[]; waits_count: number; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }>({
+): Promise<(ExecutionRow & StartedBy & { retry_of: number | null; resumed_from: number | null; resumed_as: number | null; retried_as: number[]; waits: ExecutionWait[]; waits_count: number; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }) | undefined> {
+  const { rows } = await q.query<ExecutionRow & StartedBy & { retry_of: string | null; resumed_from: string | null; resumed_as: string | null; retried_as: string[]; waits: StoredWait[]; waits_count: number; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }>({
     // Prepared (named): planning this statement costs more than running it, and clients poll it
     // (the id hidden: HIDDEN_ID; 0.9 ms against 0.23 ms a call).
     name: 'svc_execution_view',
@@ -54,6 +54,9 @@ export async function getExecutionWithRetryLinks(
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = ${HIDDEN_ID}::text
                    ORDER BY execution_id) AS retried_as,
+            -- Its successor's start names it (event_resumed_from_idx): auto-resume starts one at most.
+            (SELECT min(execution_id) FROM core.event
+              WHERE event_type = '${EVENT.executionStarted}' AND context ? 'resumed_from' AND context->>'resumed_from' = ${HIDDEN_ID}::text) AS resumed_as,
             -- A playbook task's timer says what it is for in its row (\`purpose\`, migrations/0043): no read of the log.
             (SELECT coalesce(json_agg(json_build_object('step', w.step, 'seq', w.seq, 'kind', w.kind, 'signal', w.signal,
                                                         'wake_at', to_char(w.wake_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
@@ -79,7 +82,7 @@ export async function getExecutionWithRetryLinks(
     values: [id],
   });
   const row = rows[0];
-  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), resumed_from: row.resumed_from === null ? null : Number(row.resumed_from), retried_as: row.retried_as.map(Number), labels: row.labels ?? {}, waits: row.waits.map(({ purpose, ...w }) => (purpose ? { ...w, ...purpose } : w)) };
+  return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), resumed_from: row.resumed_from === null ? null : Number(row.resumed_from), resumed_as: row.resumed_as === null ? null : Number(row.resumed_as), retried_as: row.retried_as.map(Number), labels: row.labels ?? {}, waits: row.waits.map(({ purpose, ...w }) => (purpose ? { ...w, ...purpose } : w)) };
 }
 
 /**

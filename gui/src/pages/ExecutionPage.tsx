@@ -211,6 +211,14 @@ export function ExecutionPage({ id }: { id: number }) {
               </dd>
             </>
           ) : null}
+          {execution.resumed_as ? (
+            <>
+              <dt>Resumed as</dt>
+              <dd>
+                <a href={href(['executions', execution.resumed_as])}>execution {execution.resumed_as}</a> <span className="muted">(auto-resume restarted this one as it)</span>
+              </dd>
+            </>
+          ) : null}
           {execution.retried_as?.length ? (
             <>
               <dt>Retried as</dt>

@@ -2,6 +2,7 @@
 // but its page did not name that execution (GET /api/executions/{id} answers resumed_from), and
 // its statechart said of the replayed step "replayed from the execution retried": there was no
 // retry (retry_of null). It now says "Resumed from execution N" and where the replayed step ran.
+// The execution restarted named nothing of it: its page now says "Resumed as execution M".
 import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -76,5 +77,10 @@ workflow:
   expect(await replayed.getAttribute('aria-label')).toBe(`step first, completed, replayed from execution ${id}, which auto-resume restarted`);
   expect(await replayed.locator('title').textContent()).toBe(`first (replayed from execution ${id}, which auto-resume restarted)`);
   expect(await page.locator('main').textContent()).not.toContain('the execution retried');
+  // And the execution restarted links forward to it (GET /api/executions/{id}'s resumed_as).
+  await page.goto(`${base}/ui/#/executions/${id}`);
+  const forward = page.locator('dl.facts dt:text-is("Resumed as") + dd a');
+  await expect.poll(() => forward.textContent(), { timeout: 15_000 }).toBe(`execution ${successor}`);
+  expect(await forward.getAttribute('href')).toBe(`#/executions/${successor}`);
   await page.close();
 }, 180_000);

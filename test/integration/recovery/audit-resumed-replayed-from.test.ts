@@ -2,7 +2,8 @@
 // but its step view answered `runs: [], replayed_from: null` for them (read as never run and not
 // replayed), `svc status` said `replayed from the execution retried` (there was no retry) and
 // nothing named the execution restarted. Now `replayed_from` and GET /api/executions/{id}'s
-// `resumed_from` name it, and `svc status` and `svc logs` say so.
+// `resumed_from` name it, and `svc status` and `svc logs` say so. The execution restarted named
+// nothing of its successor either: its `resumed_as` (and `svc status`'s `resumed as`) names it.
 import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -64,13 +65,15 @@ workflow:
   expect((await http(base, 'GET', `/api/executions/${successor}/steps/second`)).body).toMatchObject({ runs: [expect.objectContaining({ status: 'completed' })], replayed_from: null });
   expect((await http(base, 'GET', `/api/executions/${id}/steps/first`)).body).toMatchObject({ runs: [expect.objectContaining({ status: 'completed' })], replayed_from: null });
   expect((await http(base, 'GET', `/api/executions/${successor}`)).body).toMatchObject({ retry_of: null, resumed_from: id });
-  expect((await http(base, 'GET', `/api/executions/${id}`)).body).toMatchObject({ resumed_from: null });
+  expect((await http(base, 'GET', `/api/executions/${id}`)).body).toMatchObject({ resumed_from: null, resumed_as: successor });
+  expect((await http(base, 'GET', `/api/executions/${successor}`)).body).toMatchObject({ resumed_as: null });
 
   const env = { SVC_SERVER_URL: base };
   const status = await runSvc(['status', String(successor)], env);
   expect(status.stdout).toMatch(new RegExp(`resumed from +${id}\\b`));
   expect(status.stdout).toMatch(new RegExp(`\\nfirst +completed +replayed from ${id}; ok`));
   expect(status.stdout).not.toContain('the execution retried');
+  expect((await runSvc(['status', String(id)], env)).stdout).toMatch(new RegExp(`resumed as +${successor}\\b`));
   const logs = await runSvc(['logs', String(successor)], env);
   expect(logs.stdout).toMatch(new RegExp(`execution\\.started .*resumed from ${id}`));
 }, 180_000);
