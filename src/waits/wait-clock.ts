@@ -39,15 +39,19 @@ export class WaitClock {
 
   /**
    * The database said its time was `databaseMs` in a statement sent at `sentMs` and answered at
-   * `answeredMs` (this server's clock). Its now() is taken as of the answer: a lower bound, so a
-   * moment this server records is never after what the database writes next, nor a wait due early;
-   * off by at most the reading's length, it is kept until a quicker one comes (or it has aged: one
-   * 130 ms long, behind a busy pool, put reports 65 ms after the events that followed them).
+   * `answeredMs` (this server's clock): it is ahead by between `databaseMs - answeredMs` and
+   * `databaseMs - sentMs`. When 0 is between them (one host, or clocks kept in step) this server's
+   * own clock is the database's; otherwise its now() is taken as of the answer, a lower bound, so a
+   * moment this server records is never after what the database writes next, nor a wait due early.
+   * Off by at most the reading's length, a reading is kept until a quicker one comes (or it has
+   * aged): taken as the middle of one 130 ms long, behind a busy pool, reports came 65 ms after the
+   * events that followed them, and as its answer, a backfill `to` a client's now was "after now".
    */
   heardDatabase(databaseMs: number, sentMs: number, answeredMs: number): void {
     const readingMs = Math.max(0, answeredMs - sentMs);
     if (readingMs > this.#readingMs + (answeredMs - this.#readAtMs) * DOUBT_PER_MS_OF_AGE) return;
-    this.#databaseAheadMs = databaseMs - answeredMs;
+    const least = databaseMs - answeredMs;
+    this.#databaseAheadMs = least <= 0 && databaseMs - sentMs >= 0 ? 0 : least;
     this.#readingMs = readingMs;
     this.#readAtMs = answeredMs;
   }

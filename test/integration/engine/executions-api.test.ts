@@ -121,9 +121,9 @@ describe('GET /api/executions', () => {
 
   it('lists items in the shape of GET /api/executions/{id}, less its retry links, waits, labels and who started it (reads of their own)', async () => {
     const listed = (await list('?path=list/half&limit=1')).executions[0];
-    const { retry_of, retried_as, waits, waits_count, labels, requested_by, trigger, flow, limit_waits, limit_waits_count, ...one } = (await http(t.url, 'GET', `/api/executions/${listed.execution_id}`)).body;
-    expect({ retry_of, retried_as, waits, waits_count, labels, requested_by, trigger, flow, limit_waits, limit_waits_count }).toEqual({
-      retry_of: null, retried_as: [], waits: [], waits_count: 0, labels: {}, requested_by: 'local', trigger: null, flow: null, limit_waits: [], limit_waits_count: 0,
+    const { retry_of, resumed_from, resumed_as, retried_as, waits, waits_count, labels, requested_by, trigger, flow, limit_waits, limit_waits_count, ...one } = (await http(t.url, 'GET', `/api/executions/${listed.execution_id}`)).body;
+    expect({ retry_of, resumed_from, resumed_as, retried_as, waits, waits_count, labels, requested_by, trigger, flow, limit_waits, limit_waits_count }).toEqual({
+      retry_of: null, resumed_from: null, resumed_as: null, retried_as: [], waits: [], waits_count: 0, labels: {}, requested_by: 'local', trigger: null, flow: null, limit_waits: [], limit_waits_count: 0,
     });
     expect(listed).toEqual(one);
   });

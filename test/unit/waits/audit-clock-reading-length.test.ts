@@ -2,7 +2,8 @@
 // of the statement's send and answer. A reading slowed by a busy pool or event loop (130 ms) then
 // put the database's clock 65 ms ahead of itself, and a report's moments (stamped by it) came after
 // the events PostgreSQL wrote next (svc logs: GAP -65ms). Its now() is now a lower bound, as of the
-// answer, taken from the quickest recent reading.
+// answer, taken from the quickest recent reading; a server whose clock is the database's (the
+// reading leaves no doubt of it) keeps its own.
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { WaitClock } from '../../../src/waits/wait-clock.ts';
 
@@ -24,6 +25,13 @@ it('never puts the database ahead of what it said, and a slow reading does not r
   clock.heardDatabase(1_000_870, 1_000_870, 1_001_000);
   expect(clock.databaseNow()).toBeLessThanOrEqual(1_001_000);
   expect(clock.databaseNow()).toBeGreaterThanOrEqual(1_000_998);
+});
+
+it('reads a clock the database shares as its own, however slow the reading', () => {
+  const clock = new WaitClock();
+  // One host: the database's now() fell within the 130 ms the reading took.
+  clock.heardDatabase(999_950, 999_870, 1_000_000);
+  expect(clock.databaseNow()).toBe(1_000_000);
 });
 
 it('follows a clock stepped by seconds at the next quick reading', () => {
