@@ -3,16 +3,33 @@ import { asWorker } from './auth.ts';
 import { http } from './http.ts';
 
 /**
+ * Beats worker pool `body.name` (registered) every `everyMs` until `stop()`, which also waits for
+ * its last beat: one still in flight when the test closed its server was an unhandled rejection
+ * ("other side closed"), which fails the whole run though every test passed.
+ */
+export function beatAsAPool(url: string, body: { name: string; running?: number[] }, everyMs: number): { stop(): Promise<void> } {
+  let beating: Promise<unknown> = Promise.resolve();
+  // A beat refused or cut short is no test's subject: the next one comes `everyMs` later.
+  const beat = setInterval(() => (beating = http(url, 'POST', '/api/worker/pool/heartbeat', body, asWorker).catch(() => undefined)), everyMs);
+  return {
+    async stop() {
+      clearInterval(beat);
+      await beating;
+    },
+  };
+}
+
+/**
  * Runs `fn` while a worker pool beats every 300 ms (auto-resume waits for a live pool before it
  * looks), the beat stopped after whatever `fn` does.
  */
 export async function whileAPoolBeats<T>(url: string, fn: () => Promise<T>): Promise<T> {
   expect((await http(url, 'POST', '/api/worker/pool/register', { name: 'w-beats', capacity: 1 }, asWorker)).status).toBe(200);
-  const beat = setInterval(() => void http(url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-beats' }, asWorker), 300);
+  const beat = beatAsAPool(url, { name: 'w-beats' }, 300);
   try {
     return await fn();
   } finally {
-    clearInterval(beat);
+    await beat.stop();
   }
 }
 

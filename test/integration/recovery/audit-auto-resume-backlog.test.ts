@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { beatAsAPool } from '../../helpers/interrupted.ts';
 import { autoResume } from '../../../src/periodic/auto-resume.ts';
 
 let t: TestApp;
@@ -41,7 +42,7 @@ workflow:
     expect(held.execution_id).toBe(busy);
     expect((await claim('w-dead'))[0].execution_id).toBe(lost);
     expect((await http(t.url, 'POST', '/api/worker/pool/deregister', { name: 'w-dead' }, asWorker)).status).toBe(200);
-    const beat = setInterval(() => void http(t.url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-live', running: [held.command_id] }, asWorker), 500);
+    const beat = beatAsAPool(t.url, { name: 'w-live', running: [held.command_id] }, 500);
     try {
       // What a stop can leave: a running execution with no command outstanding (none to claim, none held).
       await t.deps.db.query(`UPDATE core.command SET status = 'CANCELLED' WHERE execution_id = $1`, [emptied]);
@@ -61,7 +62,7 @@ workflow:
       expect((await claim('w-live'))[0].execution_id).toBe(backlog);
       for (const id of [busy, backlog]) expect((await http(t.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' })).status).toBe(200);
     } finally {
-      clearInterval(beat);
+      await beat.stop();
     }
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
 import { http } from '../../helpers/http.ts';
+import { beatAsAPool } from '../../helpers/interrupted.ts';
 import { autoResume } from '../../../src/periodic/auto-resume.ts';
 
 let t: TestApp;
@@ -29,7 +30,7 @@ workflow:
     tool: { name: export, kind: noop, limit: { name: exports, key: acme } }
 ` })).status).toBe(201);
     expect((await http(t.url, 'POST', '/api/worker/pool/register', { name: 'w-live', capacity: 1 }, asWorker)).status).toBe(200);
-    const beat = setInterval(() => void http(t.url, 'POST', '/api/worker/pool/heartbeat', { name: 'w-live' }, asWorker), 500);
+    const beat = beatAsAPool(t.url, { name: 'w-live' }, 500);
     try {
       const holder = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/resume-limit' })).body.execution_id as number;
       const waiting = (await http(t.url, 'POST', '/api/run/playbook', { path: 'flow/resume-limit' })).body.execution_id as number;
@@ -45,7 +46,7 @@ workflow:
       expect((await http(t.url, 'GET', `/api/executions/${waiting}`)).body.limit_waits).toMatchObject([{ limit: 'exports', key: 'acme' }]);
       for (const id of [holder, waiting]) expect((await http(t.url, 'POST', `/api/executions/${id}/cancel`, { reason: 'test over' })).status).toBe(200);
     } finally {
-      clearInterval(beat);
+      await beat.stop();
     }
   });
 });
