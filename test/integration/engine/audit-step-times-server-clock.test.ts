@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
-import { startSkewedServer } from '../../helpers/skewed-server.ts';
-import { until } from '../../helpers/until.ts';
+import { runOneNap, startSkewedServer } from '../../helpers/skewed-server.ts';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
 let ps: ServerProcesses;
@@ -27,23 +26,7 @@ it("a step run's times on a server 60 s ahead of the database follow each other 
   const { base, kill } = await startSkewedServer(ps, 60_000);
   stops.push(kill);
   worker = await startWorkerProcess(base);
-  const reg = await http(base, 'POST', '/api/catalog/playbook', {
-    content: `
-apiVersion: svc/v1
-metadata: { name: skewed_times, path: audit/skewed-times }
-workflow:
-  - step: work
-    tool: { name: nap, kind: shell, command: "sleep 0.3" }
-`,
-  });
-  expect([200, 201], JSON.stringify(reg.body)).toContain(reg.status);
-  // Past the server's first look at core.wait, which reads the database's clock.
-  await new Promise((r) => setTimeout(r, 1500));
-  const started = await http(base, 'POST', '/api/run/playbook', { path: 'audit/skewed-times' });
-  expect(started.status, JSON.stringify(started.body)).toBe(200);
-  const id = Number(started.body.execution_id);
-  await until(`execution ${id} finished`, async () => (await http(base, 'GET', `/api/executions/${id}`)).body.status === 'completed', 40_000);
-  const execution = (await http(base, 'GET', `/api/executions/${id}`)).body;
+  const { id, execution } = await runOneNap(base, 'audit/skewed-times');
   const [run] = (await http(base, 'GET', `/api/executions/${id}/steps/work`)).body.runs as Json[];
   const [attempt] = run.tasks[0].attempts as Json[];
   const times = { issued: ms(run.issued_at), claimed: ms(run.claimed_at), started: ms(run.started_at), attempt: ms(attempt.started_at), finished: ms(run.finished_at), ended: ms(execution.finished_at) };

@@ -3,10 +3,9 @@
 // database every span stood 60 s off the times the API answers (started_at, a step's runs). Both
 // are now on the database's clock, so a command's span runs from its issue to its reported end.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { http } from '../../helpers/http.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
-import { startSkewedServer } from '../../helpers/skewed-server.ts';
+import { runOneNap, startSkewedServer } from '../../helpers/skewed-server.ts';
 import { until } from '../../helpers/until.ts';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
@@ -29,23 +28,7 @@ it("an execution's spans on a server 60 s ahead of the database stand at the tim
   const { base, kill } = await startSkewedServer(ps, 60_000, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' });
   stops.push(kill);
   worker = await startWorkerProcess(base);
-  const reg = await http(base, 'POST', '/api/catalog/playbook', {
-    content: `
-apiVersion: svc/v1
-metadata: { name: skewed_trace, path: audit/skewed-trace }
-workflow:
-  - step: work
-    tool: { name: nap, kind: shell, command: "sleep 0.3" }
-`,
-  });
-  expect([200, 201], JSON.stringify(reg.body)).toContain(reg.status);
-  // Past the server's first look at core.wait, which reads the database's clock.
-  await new Promise((r) => setTimeout(r, 1500));
-  const started = await http(base, 'POST', '/api/run/playbook', { path: 'audit/skewed-trace' });
-  expect(started.status, JSON.stringify(started.body)).toBe(200);
-  const id = Number(started.body.execution_id);
-  await until(`execution ${id} finished`, async () => (await http(base, 'GET', `/api/executions/${id}`)).body.status === 'completed', 40_000);
-  const execution = (await http(base, 'GET', `/api/executions/${id}`)).body;
+  const { id, execution } = await runOneNap(base, 'audit/skewed-trace');
   const ofIt = (name: string) => receiver.spans.find((s) => s.name === name && s.attributes['svc.execution.id'] === id);
   const root = await until("the execution's span", () => ofIt('playbook audit/skewed-trace'), 15_000);
   const command = await until("the command's span", () => ofIt('command work'), 15_000);
