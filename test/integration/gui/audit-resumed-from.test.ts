@@ -3,18 +3,13 @@
 // its statechart said of the replayed step "replayed from the execution retried": there was no
 // retry (retry_of null). It now says "Resumed from execution N" and where the replayed step ran.
 // The execution restarted named nothing of it: its page now says "Resumed as execution M".
-import { unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
-import { executionApi } from '../../helpers/execution-api.ts';
 import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
 import { http } from '../../helpers/http.ts';
-import { freePort } from '../../helpers/ports.ts';
-import { waitForOutput } from '../../helpers/process.ts';
+import { restartedByAutoResume } from '../../helpers/restarted-by-auto-resume.ts';
 import { ServerProcesses } from '../../helpers/server-processes.ts';
-import { until } from '../../helpers/until.ts';
 
 let processes: ServerProcesses;
 let browser: Browser;
@@ -34,37 +29,7 @@ afterAll(async () => {
 });
 
 it("links auto-resume's successor to the execution it restarted, where its replayed step ran", async () => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const hold = join(processes.dir, 'hold');
-  await writeFile(hold, '');
-  const first = (await processes.server({}, port)).proc;
-  const api = executionApi(base);
-  await api.register(`apiVersion: svc/v1
-kind: Playbook
-metadata: { name: two, path: gui/audit/resumed_from }
-workflow:
-  - step: first
-    tool: { name: count, kind: shell, command: 'echo counted' }
-    next: second
-  - step: second
-    tool: { name: wait, kind: shell, env: { HOLD: "${hold}", STOP: "${processes.stopFile}" }, command: 'while [ -e "$HOLD" ] && [ ! -e "$STOP" ]; do sleep 0.1; done; echo done' }
-`);
-  const doomed = await processes.worker(base, 1);
-  const id = await api.run('gui/audit/resumed_from');
-  const claimed = async () => (await processes.db.query(`SELECT step FROM core.command WHERE execution_id = $1 AND status IN ('CLAIMED', 'RUNNING')`, [id])).rows[0]?.step;
-  await until('the second step to be claimed', async () => ((await claimed()) === 'second' ? true : undefined), 30_000);
-  // The server and its worker die mid-step; the next server restarts the execution.
-  first.kill('SIGKILL');
-  await first.exited;
-  await doomed.kill();
-  await new Promise((r) => setTimeout(r, 1_500));
-  const server = (await processes.server({}, port)).proc;
-  await unlink(hold);
-  await processes.worker(base, 1);
-  await waitForOutput(server, 'auto-resume handled', 60_000);
-  const successor = Number((await processes.db.query(`SELECT execution_id FROM core.event WHERE event_id = 1 AND context->>'resumed_from' = $1`, [String(id)])).rows[0].execution_id);
-  expect(await api.wait(successor, 60_000)).toMatchObject({ status: 'completed' });
+  const { base, id, successor } = await restartedByAutoResume(processes, 'gui/audit/resumed_from');
   expect((await http(base, 'GET', `/api/executions/${successor}`)).body).toMatchObject({ retry_of: null, resumed_from: id });
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
