@@ -19,14 +19,15 @@ export class AnswerTooLarge extends Error {
 
 /**
  * The body's bytes, read up to ANSWER_MAX_BYTES; beyond (declared or as it streams),
- * AnswerTooLarge, and the rest is not read.
+ * AnswerTooLarge, and the rest is not read. No body (HEAD, 204, 304): none, whatever is declared.
  */
 export async function answerBytes(response: Response): Promise<Buffer> {
+  // A HEAD's answer and a 304 have no body: their Content-Length is the resource's, not one to read.
+  if (!response.body) return Buffer.alloc(0);
   if (Number(response.headers.get('content-length') ?? 0) > ANSWER_MAX_BYTES) {
-    await response.body?.cancel();
+    await response.body.cancel();
     throw new AnswerTooLarge();
   }
-  if (!response.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   for await (const chunk of response.body) {
