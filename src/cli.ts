@@ -25,7 +25,7 @@ import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 import { workerTraces } from './telemetry/traces-configured.ts';
-import { isParseArgsError, optionErrorMessage, UsageError, usageSynopsis } from './cli/usage-error.ts';
+import { isParseArgsError, optionErrorMessage, UsageError, usageSynopsis, writeUsageError } from './cli/usage-error.ts';
 import { WORKER_USAGE, workerConcurrency } from './cli/worker-concurrency.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -370,8 +370,9 @@ export async function main(argv: string[]): Promise<number> {
     const message = optionErrorMessage(err, rest);
     if (err instanceof UsageError || isParseArgsError(err)) {
       // A typo is not a failure: 2 and the usage, as every client command answers one.
-      process.stderr.write(`svc ${name}: ${message}\nusage: ${usageSynopsis(command.usage)}\n`);
-      return err instanceof UsageError ? err.exitCode : 2;
+      const code = err instanceof UsageError ? err.exitCode : 2;
+      writeUsageError({ out: process.stdout, err: process.stderr }, name, message, usageSynopsis(command.usage), rest, code);
+      return code;
     }
     process.stderr.write(`svc ${name}: ${message}${databaseCause(err)}\n`);
     return err instanceof ConfigError ? 78 : 1;

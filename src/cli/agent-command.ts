@@ -96,5 +96,5 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
     } finally {
       client.close();
     }
-  }, { out, json: () => json });
+  }, { out, argv, json: () => json });
 }

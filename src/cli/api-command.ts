@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
-import { optionErrorMessage, serverFlagProblem, UsageError } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, UsageError, writeUsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -82,24 +82,27 @@ export function noAnswerJson(error: string): string {
   return `${JSON.stringify({ error, status: null, detail: null }, null, 2)}\n`;
 }
 
-/** Where runCli also puts a refusal (refusalJson) when the command was given `--json`: `json()` says so once its options are parsed. */
-export type JsonRefusal = { out: Out; json(): boolean };
+/**
+ * Where runCli also puts a refusal (refusalJson) when the command was given `--json`: `json()`
+ * says so once its options are parsed; a usage error reads `argv` (they may not have parsed).
+ */
+export type JsonRefusal = { out: Out; argv: readonly string[]; json(): boolean };
 
 /**
  * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
  * answer it does not understand, 2 usage, 3 unreachable or not serving now); a refusal, or no
  * answer, also on `refusal.out` as JSON when `refusal.json()`.
  */
-export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>, refusal?: JsonRefusal): Promise<number> {
+export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>, refusal: JsonRefusal): Promise<number> {
   try {
     return await body();
   } catch (e) {
     if (e instanceof UsageError) {
-      err.write(`svc ${name}: ${e.message}\nusage: ${usageLine}\n`);
+      writeUsageError({ out: refusal.out, err }, name, e.message, usageLine, refusal.argv, e.exitCode);
       return e.exitCode;
     }
     if (e instanceof ServerError) {
-      if (refusal?.json()) refusal.out.write(refusalJson(e));
+      if (refusal.json()) refusal.out.write(refusalJson(e));
       // With the fields the server names (detail.errors), as svc run prints a refusal.
       err.write(`svc ${name}: ${describeServerError(e)}\n`);
       return serverErrorExit(e);
@@ -109,12 +112,12 @@ export async function runCli(name: string, usageLine: string, err: Out, body: ()
     if (e instanceof v.ValiError) {
       const issue = e.issues[0];
       const message = `unexpected answer from the server: ${v.getDotPath(issue) ?? 'body'}: ${issue.message}`;
-      if (refusal?.json()) refusal.out.write(noAnswerJson(message));
+      if (refusal.json()) refusal.out.write(noAnswerJson(message));
       err.write(`svc ${name}: ${message}\n`);
       return 1;
     }
     const message = `server unreachable: ${e instanceof Error ? e.message : String(e)}`;
-    if (refusal?.json()) refusal.out.write(noAnswerJson(message));
+    if (refusal.json()) refusal.out.write(noAnswerJson(message));
     err.write(`svc ${name}: ${message}\n`);
     return 3;
   }

@@ -102,5 +102,5 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
     if (values.json) out.write(`${JSON.stringify({ executions: executions.map((e) => ({ ...e, events: n(e) })), count: executions.length })}\n`);
     else out.write(table([['execution', 'path', 'status', 'started', 'finished', 'events'], ...executions.map((e) => [String(e.execution_id), text(e.path), text(e.status), text(e.started_at), text(e.finished_at), String(n(e))])]));
     return EXIT.ok;
-  });
+  }, { out, argv, json: () => false });
 }

@@ -4,7 +4,7 @@ import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
-import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, usageSynopsis, writeUsageError } from './usage-error.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 
@@ -18,7 +18,7 @@ export async function catalogCommand(argv: string[]): Promise<number> {
   const err = process.stderr;
   // What is wrong first, then the usage: a bare usage leaves a person to guess.
   const usage = (problem: string) => {
-    err.write(`svc catalog: ${problem}\nusage: ${usageSynopsis(CATALOG_USAGE)}\n`);
+    writeUsageError({ out, err }, 'catalog', problem, usageSynopsis(CATALOG_USAGE), argv);
     return 2;
   };
   let parsed;

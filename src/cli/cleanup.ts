@@ -5,7 +5,7 @@ import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
 import { describeServerError } from './register-file.ts';
 import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
-import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, writeUsageError } from './usage-error.ts';
 
 const DEFAULT_AGE_MINUTES = 5;
 const REQUEST_TIMEOUT_MS = 120_000;
@@ -35,7 +35,7 @@ export function cleanupTable(a: Answer): string {
 /** `svc cleanup`: asks the server to cancel (or, dry, list) stuck executions; returns the exit code. */
 export async function cleanupCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
   const usage = (message: string, code = 2) => {
-    err.write(`svc cleanup: ${message}\nusage: ${CLEANUP_USAGE.split('\n')[0]}\n`);
+    writeUsageError({ out, err }, 'cleanup', message, CLEANUP_USAGE.split('\n')[0], argv, code);
     return code;
   };
   let values;

@@ -10,7 +10,7 @@ import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
-import { optionErrorMessage, serverFlagProblem } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, writeUsageError } from './usage-error.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -100,12 +100,12 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   const err = process.stderr;
   const options = parseOptions(argv);
   if ('message' in options) {
-    err.write(`svc events: ${options.message}\nusage: ${EVENTS_USAGE.split('\n')[0]}\n`);
+    writeUsageError({ out, err }, 'events', options.message, EVENTS_USAGE.split('\n')[0], argv, options.code);
     return options.code;
   }
   const batch = await readBatch(options.file);
   if (typeof batch === 'string') {
-    err.write(`svc events: ${batch}\nusage: ${EVENTS_USAGE.split('\n')[0]}\n`);
+    writeUsageError({ out, err }, 'events', batch, EVENTS_USAGE.split('\n')[0], argv);
     return 2;
   }
   const client = new ServerClient(options.serverUrl, { token: options.apiToken });

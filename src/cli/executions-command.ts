@@ -111,7 +111,7 @@ export async function executionsCommand(name: ExecutionCommandName, argv: string
     } finally {
       client.close();
     }
-  }, { out, json: () => json });
+  }, { out, argv, json: () => json });
 }
 
 async function list(client: ServerClient, values: ListOptions, out: Out): Promise<number> {

@@ -11,7 +11,7 @@ import { gatewaySettings } from '../gateway/settings.ts';
 import { createLogger } from '../log.ts';
 import { listenFailure } from '../listen-failure.ts';
 import { GATEWAY_USAGE } from './gateway-usage.ts';
-import { optionErrorMessage, UsageError, usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, UsageError, usageSynopsis, writeUsageError } from './usage-error.ts';
 
 /** Connections a gateway holds to the database: one short statement per request with a session. */
 const GATEWAY_POOL_SIZE = 10;
@@ -73,11 +73,11 @@ async function revokeCommand(argv: string[], out: Out, err: Out): Promise<number
     ({ positionals, values } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, strict: true, allowPositionals: true }));
     json = values.json === true;
   } catch (e) {
-    err.write(`svc gateway: ${optionErrorMessage(e, argv)}\nusage: ${usageSynopsis(GATEWAY_USAGE)}\n`);
+    writeUsageError({ out, err }, 'gateway', optionErrorMessage(e, argv), usageSynopsis(GATEWAY_USAGE), argv);
     return 2;
   }
   if (positionals.length !== 1 || positionals[0].trim() === '') {
-    err.write(`svc gateway: revoke expects one subject (the provider's \`sub\` of the person)\nusage: ${usageSynopsis(GATEWAY_USAGE)}\n`);
+    writeUsageError({ out, err }, 'gateway', "revoke expects one subject (the provider's `sub` of the person)", usageSynopsis(GATEWAY_USAGE), argv);
     return 2;
   }
   const sub = positionals[0];

@@ -6,7 +6,7 @@ import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
 import { noAnswerJson, refusalJson } from './api-command.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
-import { optionErrorMessage, serverFlagProblem, usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, serverFlagProblem, usageSynopsis, writeUsageError } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -44,28 +44,27 @@ function stateLine(event: Record<string, unknown>, snapshot: Record<string, unkn
   return `${what.padEnd(28)} ${top.padEnd(9)} active: ${active.join(', ') || '-'}${done.length ? ` | ${done.join(', ')}` : ''}`;
 }
 
-/** A command line `svc inspect` cannot take: the problem and the synopsis on stderr, exit code 2 (as cli.ts answers other commands' usage errors). */
-function usageFailed(errOut: Out, message: string): number {
-  errOut.write(`svc inspect: ${message}\nusage: ${usageSynopsis(INSPECT_USAGE)}\n`);
-  return 2;
-}
-
 /** `svc inspect`: follows an execution's inspection stream until it ends; returns the exit code. */
 export async function inspectCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
+  // A command line `svc inspect` cannot take: exit 2, written as every command writes a usage error.
+  const usageFailed = (message: string): number => {
+    writeUsageError({ out, err: errOut }, 'inspect', message, usageSynopsis(INSPECT_USAGE), argv);
+    return 2;
+  };
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { json: { type: 'boolean' }, server: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (err) {
-    return usageFailed(errOut, optionErrorMessage(err, argv));
+    return usageFailed(optionErrorMessage(err, argv));
   }
   const [id, ...rest] = parsed.positionals;
   // As svc status and logs say it: what is wrong, and the ID as given (one past 2^53 included).
-  if (!id) return usageFailed(errOut, 'inspect needs an execution ID');
-  if (rest.length) return usageFailed(errOut, `unexpected arguments: ${rest.join(' ')}`);
-  if (!/^[1-9]\d*$/.test(id) || !Number.isSafeInteger(Number(id))) return usageFailed(errOut, `the execution ID must be a positive integer, got ${JSON.stringify(id)}`);
+  if (!id) return usageFailed('inspect needs an execution ID');
+  if (rest.length) return usageFailed(`unexpected arguments: ${rest.join(' ')}`);
+  if (!/^[1-9]\d*$/.test(id) || !Number.isSafeInteger(Number(id))) return usageFailed(`the execution ID must be a positive integer, got ${JSON.stringify(id)}`);
   const server = parsed.values.server;
   const problem = server === undefined ? undefined : serverFlagProblem(server);
-  if (problem) return usageFailed(errOut, problem);
+  if (problem) return usageFailed(problem);
   let client;
   try {
     client = loadClientConfig(server);

@@ -77,7 +77,7 @@ export async function limitsCommand(argv: string[], out: Out = process.stdout, e
     } finally {
       client.close();
     }
-  }, { out, json: () => json });
+  }, { out, argv, json: () => json });
 }
 
 /** A positive integer option, or a usage error naming it. */

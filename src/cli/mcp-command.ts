@@ -56,5 +56,5 @@ export async function mcpCommand(argv: string[], out: Out = process.stdout, err:
     } finally {
       client.close();
     }
-  }, { out, json: () => json });
+  }, { out, argv, json: () => json });
 }

@@ -13,6 +13,7 @@ import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts
 import { preparePayload } from './run-workload.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
 import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
+import { writeUsageError } from './usage-error.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 
 export { RUN_SUMMARY, RUN_USAGE };
@@ -89,7 +90,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const err = process.stderr;
   const parsed = parseRunOptions(argv, processEnvironment());
   if (!parsed.ok) {
-    err.write(`svc run: ${parsed.message}\nusage: ${RUN_USAGE.split('\n')[0]}\n`);
+    writeUsageError({ out, err }, 'run', parsed.message, RUN_USAGE.split('\n')[0], argv, parsed.exitCode);
     return parsed.exitCode;
   }
   const options = parsed.options;

@@ -8,7 +8,7 @@ import { isObject } from '../objects.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 import { inapplicableOutcome } from './simulate-outcomes.ts';
-import { optionErrorMessage, usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, usageSynopsis, writeUsageError } from './usage-error.ts';
 
 type Out = { write(text: string): unknown };
 type Outcome = 'ok' | 'error' | 'timeout';
@@ -44,14 +44,13 @@ export function parseResults(values: string[]): Record<string, unknown> | string
   return out;
 }
 
-/** A command line `svc simulate` cannot take (every exit 2: options, the file, a refused payload): the problem and the synopsis on stderr (as cli.ts answers other commands' usage errors). */
-function usageFailed(errOut: Out, message: string): number {
-  errOut.write(`svc simulate: ${message}\nusage: ${usageSynopsis(SIMULATE_USAGE)}\n`);
-  return 2;
-}
-
 /** `svc simulate`: runs a playbook file's statechart with no database and no workers; returns the exit code. */
 export async function simulateCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
+  // A command line `svc simulate` cannot take (every exit 2: options, the file, a refused payload): written as every command writes a usage error.
+  const usageFailed = (message: string, extra?: Record<string, unknown>): number => {
+    writeUsageError({ out, err: errOut }, 'simulate', message, usageSynopsis(SIMULATE_USAGE), argv, 2, extra);
+    return 2;
+  };
   let parsed;
   try {
     parsed = parseArgs({
@@ -61,14 +60,14 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
       allowPositionals: true,
     });
   } catch (err) {
-    return usageFailed(errOut, optionErrorMessage(err, argv));
+    return usageFailed(optionErrorMessage(err, argv));
   }
   const [file, ...rest] = parsed.positionals;
-  if (!file || rest.length) return usageFailed(errOut, 'expects one playbook file');
+  if (!file || rest.length) return usageFailed('expects one playbook file');
   const outcomes = parseOutcomes(parsed.values.outcome ?? []);
-  if (typeof outcomes === 'string') return usageFailed(errOut, outcomes);
+  if (typeof outcomes === 'string') return usageFailed(outcomes);
   const results = parseResults(parsed.values.result ?? []);
-  if (typeof results === 'string') return usageFailed(errOut, results);
+  if (typeof results === 'string') return usageFailed(results);
   let payload: Record<string, unknown> = {};
   if (parsed.values.payload !== undefined) {
     let value: unknown;
@@ -77,15 +76,15 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
     } catch {
       value = undefined;
     }
-    if (!isObject(value)) return usageFailed(errOut, '--payload expects a JSON object');
+    if (!isObject(value)) return usageFailed('--payload expects a JSON object');
     payload = value as Record<string, unknown>;
   }
   let text: string;
   try {
     text = await readTextFile(file);
   } catch (err) {
-    if (err instanceof NotUtf8Error) return usageFailed(errOut, err.message);
-    return usageFailed(errOut, `cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}`);
+    if (err instanceof NotUtf8Error) return usageFailed(err.message, { file, line: err.line, column: err.column });
+    return usageFailed(`cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}`);
   }
   // Problems as registration prints them (file:line:col), or, with --json, as its answer lists them.
   const checked = parsePlaybook(text);
@@ -97,16 +96,16 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   const pb = checked.playbook;
   // The payload stands for a start's: one a start refuses runs nothing to simulate.
   const refused = payloadRefusal(pb, payload);
-  if (refused) return usageFailed(errOut, refused);
+  if (refused) return usageFailed(refused);
   for (const [flag, given] of [['--outcome', outcomes], ['--result', results]] as const) {
     for (const step of Object.keys(given)) {
-      if (!pb.workflow.some((s) => s.step === step)) return usageFailed(errOut, `${flag} names no step of the playbook: ${step}`);
+      if (!pb.workflow.some((s) => s.step === step)) return usageFailed(`${flag} names no step of the playbook: ${step}`);
     }
   }
   for (const [name, chosen] of Object.entries(outcomes)) {
     const step = pb.workflow.find((s) => s.step === name);
     const problem = step && [chosen].flat().map((o) => inapplicableOutcome(step, o)).find((p) => p !== undefined);
-    if (problem) return usageFailed(errOut, `--outcome ${problem}`);
+    if (problem) return usageFailed(`--outcome ${problem}`);
   }
   if (parsed.values.paths) {
     const report = playbookPaths(pb, { payload, results });

@@ -12,7 +12,7 @@ import { openDatabase } from '../db/open-database.ts';
 import { durationMs } from '../dsl/duration.ts';
 import { StartTimeText } from '../start-time-text.ts';
 import { TOKEN_USAGE } from './token-usage.ts';
-import { optionErrorMessage, usageSynopsis } from './usage-error.ts';
+import { optionErrorMessage, usageSynopsis, writeUsageError } from './usage-error.ts';
 import { processEnvironment } from '../secret-environment.ts';
 
 // Same rule as the table's CHECK (migrations/0008_api_tokens.sql), checked first for a clear message.
@@ -163,7 +163,7 @@ export async function tokenCommand(
 ): Promise<number> {
   const action = parse(argv);
   if (typeof action === 'string') {
-    err.write(`svc token: ${action}\nusage: ${usageSynopsis(TOKEN_USAGE)}\n`);
+    writeUsageError({ out, err }, 'token', action, usageSynopsis(TOKEN_USAGE), argv);
     return 2;
   }
   const config = loadConfig(env);

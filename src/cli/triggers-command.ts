@@ -58,7 +58,7 @@ export async function triggersCommand(argv: string[], out: Out = process.stdout,
     } finally {
       client.close();
     }
-  }, { out, json: () => json });
+  }, { out, argv, json: () => json });
 }
 
 /** Options that mean nothing to `sub` are usage errors, not silently ignored. */

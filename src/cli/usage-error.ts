@@ -10,6 +10,36 @@ export class UsageError extends Error {
   }
 }
 
+type Writable = { write(text: string): unknown };
+
+/** The exit code of a setting refused (an `SVC_*` variable), as sysexits.h names it. */
+const EX_CONFIG = 78;
+
+/** `--json` among a command's arguments before a `--`, read without parsing them: a usage error may be that they did not parse. */
+export function asksForJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * A usage error of `svc <command>`: the problem and the synopsis on stderr; given `--json`, also
+ * `{error, status: null, detail}` on stdout, the shape of a refusal (nothing was sent: no status),
+ * so a program that reads stdout learns why as it does of a refusal (`extra` before the detail).
+ * Every command says one so; a setting refused (`exitCode` 78) stays on stderr alone.
+ */
+export function writeUsageError(
+  io: { out: Writable; err: Writable },
+  command: string,
+  message: string,
+  synopsis: string,
+  argv: readonly string[],
+  exitCode = 2,
+  extra: Record<string, unknown> = {},
+): void {
+  if (exitCode !== EX_CONFIG && asksForJson(argv)) io.out.write(`${JSON.stringify({ error: `svc ${command}: ${message}`, status: null, ...extra, detail: message }, null, 2)}\n`);
+  io.err.write(`svc ${command}: ${message}\nusage: ${synopsis}\n`);
+}
+
 /** A usage text's synopsis: its lines up to the first blank one (every form of the command, not only the first). */
 export function usageSynopsis(usage: string): string {
   return usage.split('\n\n')[0];

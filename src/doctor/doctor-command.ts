@@ -9,7 +9,7 @@ import { EXIT_COULD_NOT_RUN, exitCodeOf, type ToolName } from './outcome.ts';
 import { renderOutcome } from './render-outcome.ts';
 import { invokeTool } from './tools.ts';
 import { liveLine } from '../cli/live-line.ts';
-import { optionErrorMessage, SERVER_FLAG_USERINFO } from '../cli/usage-error.ts';
+import { optionErrorMessage, SERVER_FLAG_USERINFO, writeUsageError } from '../cli/usage-error.ts';
 import { holdsUserinfo } from '../url-userinfo.ts';
 
 const TOOL_OF = new Map<string, ToolName>([
@@ -167,8 +167,8 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     return await runTool(name, rest);
   } catch (err) {
     // Whatever stopped it (a bad option, a port in use), the doctor did not run: exit 3, never 1.
-    const usage = err instanceof UsageError ? `\nusage: ${DOCTOR_USAGE.split('\n').slice(0, 2).join('\n')}` : '';
-    process.stderr.write(`svc doctor: ${err instanceof Error ? err.message : String(err)}${usage}\n`);
+    if (err instanceof UsageError) writeUsageError({ out: process.stdout, err: process.stderr }, 'doctor', err.message, DOCTOR_USAGE.split('\n').slice(0, 2).join('\n'), argv);
+    else process.stderr.write(`svc doctor: ${err instanceof Error ? err.message : String(err)}\n`);
     return EXIT_COULD_NOT_RUN;
   }
 }
