@@ -2,8 +2,8 @@
 
 export const DOCTOR_SUMMARY = 'find stuck work and what to run next (detect | reachability | repair), or serve those tools over HTTP';
 
-/** Port of `svc doctor serve` without --port. */
-export const DOCTOR_SERVE_DEFAULT_PORT = 8090;
+/** Port of `svc doctor serve` without --port: beside `svc gateway`'s 8090 (SVC_GATEWAY_PORT), not on it. */
+export const DOCTOR_SERVE_DEFAULT_PORT = 8091;
 
 export const DOCTOR_USAGE = `svc doctor detect|reachability|repair [--json|--text] [--server URL]
        svc doctor serve [--port N] [--host 127.0.0.1] [--server URL] [--token-file PATH]
