@@ -90,7 +90,9 @@ const START_WRITE_TABLES: Record<string, Key> = {
   event: 'execution_id',
   command: 'execution_id',
   wait: 'execution_id',
-  admission: 'execution_id',
+  // Its rows by execution_id; the trigger of an admission written admitted also reads its key's
+  // queue (migrations/0057), as flow_key, by the key.
+  admission: 'global: an admission written admitted reads the queue of its key',
   flow_key: FLOW_KEY,
   // By the release trigger of an admission whose execution's cancelled commands still run (migrations/0055).
   kept_admission: 'execution_id',

@@ -27,8 +27,9 @@ const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: strin
   // migrations/0055: or keeps it (core.kept_admission) while the execution's cancelled commands may still run.
   admission_flow_release: { table: 'admission', touches: ['flow_key', 'kept_admission'], reads: ['command'], byExecution: ['kept_admission', 'command'] },
   // migrations/0028_admit_at_start.sql: an admission written admitted (its start had room) takes
-  // its key's slot, reading the limit, or fails the write.
-  admission_admit_at_start: { table: 'admission', touches: ['flow_key'], reads: ['flow_limit'] },
+  // its key's slot, reading the limit, or fails the write; also when its key has executions
+  // queued ahead of it, read by the key (migrations/0057).
+  admission_admit_at_start: { table: 'admission', touches: ['flow_key'], reads: ['flow_limit', 'admission'] },
   // migrations/0040_debounce_join_key.sql: a debounce window's admission moved to a later start's key makes that key's row.
   admission_flow_key_moved: { table: 'admission', touches: ['flow_key'] },
   // migrations/0047_paused_commands.sql: an execution's pause withdraws its unclaimed commands, its
