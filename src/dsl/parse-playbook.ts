@@ -24,6 +24,7 @@ import { shellEnvProblems } from './shell-env-code.ts';
 import { templateProblems } from './template-problems.ts';
 import { templateRefs } from './template-refs.ts';
 import { staticReferenceProblems } from './static-reference-problems.ts';
+import { grantedAuthProblems } from './granted-auth-problems.ts';
 import { unknownFields } from './unknown-field-message.ts';
 import { describeIssue, formatPath } from './issue-text.ts';
 import { placeProblems } from './yaml-positions.ts';
@@ -131,6 +132,7 @@ function findProblems(text: string, catalogPath: string | undefined): ParseResul
     ...referenceProblems(raw),
     ...templateProblems(raw),
     ...references.problems,
+    ...grantedAuthProblems(raw),
     ...triggerProblems(raw),
     ...waitProblems(raw),
     ...flowProblems(raw),
