@@ -103,7 +103,7 @@ export class SecretMask {
 // one (a password inside its connection string) does not leave the rest of the longer one showing.
 function buildPattern(secrets: ReadonlySet<string>): RegExp | null {
   const forms = new Set<string>();
-  for (const secret of secrets) for (const form of encodings(secret)) forms.add(form);
+  for (const secret of secrets) for (const form of [...encodings(secret), ...base64Within(secret)]) forms.add(form);
   if (forms.size === 0) return null;
   const ordered = [...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   // Ignoring case: a URL's host is lower-cased where it is parsed (an http task's connection
@@ -124,6 +124,25 @@ function encodings(secret: string): string[] {
     Buffer.from(secret).toString('base64url'),
     urlPathForm(secret),
   ];
+}
+
+// The shortest part of a secret's base64 within a longer text that is masked: a shorter one would
+// match chance text (the pattern ignores case).
+const MIN_BASE64_WITHIN = 8;
+
+/**
+ * The characters `secret` is always written as inside the base64 of a longer text, at each of the
+ * three places its first byte may have in a 3-byte group (`Basic <user:password>` built with
+ * `| b64encode`, an echoed `Bearer <token>`), in base64 and base64url: its own base64 differs
+ * there, and the characters its first and last bytes share with their neighbours are left out.
+ */
+function base64Within(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  return [0, 1, 2].flatMap((k) => {
+    const text = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');
+    const inner = text.slice(Math.ceil((k * 8) / 6), Math.floor(((k + bytes.length) * 8) / 6));
+    return inner.length < MIN_BASE64_WITHIN ? [] : [inner, inner.replace(/\+/g, '-').replace(/\//g, '_')];
+  });
 }
 
 /**
