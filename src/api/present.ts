@@ -24,10 +24,14 @@ export const executionAnswer = v.object({
   started_at: time,
   updated_at: time,
   finished_at: v.nullable(time),
+  admitted_at: v.pipe(
+    v.nullable(time),
+    v.description('when flow control admitted it, after it waited `queued` (its first `execution.admitted`); null when it never waited (its start admitted it) or waits still. Its run time is from here, else from `started_at`'),
+  ),
 });
 
 /** The execution status object of GET /api/executions/{id}. */
-export function presentExecution(r: ExecutionRow): v.InferOutput<typeof executionAnswer> {
+export function presentExecution(r: ExecutionRow & { admitted_at: string | null }): v.InferOutput<typeof executionAnswer> {
   return {
     execution_id: r.execution_id,
     status: r.status,
@@ -42,6 +46,7 @@ export function presentExecution(r: ExecutionRow): v.InferOutput<typeof executio
     started_at: r.started_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
     finished_at: r.finished_at?.toISOString() ?? null,
+    admitted_at: r.admitted_at,
   };
 }
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { table } from './api-command.ts';
-import { runTimeText, type ExecutionItem } from './executions-table.ts';
+import { spanText, type ExecutionItem } from './executions-table.ts';
 import { boundedText, errorText } from './logs-view.ts';
 import { taskTimerText } from './task-timer-text.ts';
 import { whenText } from './triggers-table.ts';
@@ -193,7 +193,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
   const rows: [string, string][] = [
     ['status', d.status],
     ['started', whenText(d.started_at, now)],
-    ['finished', d.finished_at ? `${whenText(d.finished_at, now)}, after ${runTimeText(d, now)}` : `not yet (${runTimeText(d, now)})`],
+    ['finished', d.finished_at ? `${whenText(d.finished_at, now)}, after ${spanText(d.started_at, d.finished_at, now)}` : `not yet (${spanText(d.started_at, null, now)})`],
     ['progress', `${d.progress}%`],
   ];
   if (d.flow) rows.push(['flow', flowText(d.flow, now)]);

@@ -20,6 +20,8 @@ export const ExecutionItem = v.looseObject({
   progress: v.number(),
   started_at: v.string(),
   finished_at: v.nullable(v.string()),
+  // Absent from a server older than it: its run time is then read from the start.
+  admitted_at: v.optional(v.nullable(v.string())),
 });
 /** GET /api/executions's answer. */
 export const ExecutionList = v.looseObject({
@@ -31,12 +33,24 @@ export const ExecutionList = v.looseObject({
 
 export type ExecutionItem = v.InferOutput<typeof ExecutionItem>;
 
-/** How long it ran: start to finish, or start to now while it has not finished (`-` when a time is unreadable). */
-export function runTimeText(item: Pick<ExecutionItem, 'started_at' | 'finished_at'>, now: number): string {
-  const start = Date.parse(item.started_at);
-  const end = item.finished_at === null ? now : Date.parse(item.finished_at);
+/** From `since` to `finishedAt`, or to now (`so far`) while it has not finished; `-` when a time is unreadable. */
+export function spanText(since: string, finishedAt: string | null, now: number): string {
+  const start = Date.parse(since);
+  const end = finishedAt === null ? now : Date.parse(finishedAt);
   if (Number.isNaN(start) || Number.isNaN(end)) return '-';
-  return `${durationText(Math.max(0, end - start))}${item.finished_at === null ? ' so far' : ''}`;
+  return `${durationText(Math.max(0, end - start))}${finishedAt === null ? ' so far' : ''}`;
+}
+
+/**
+ * How long it ran: from its admission (its start when flow control never queued it) to its end,
+ * or to now; the time it waited queued is no run time. Still queued: `queued` and for how long.
+ */
+export function runTimeText(item: Pick<ExecutionItem, 'status' | 'started_at' | 'finished_at' | 'admitted_at'>, now: number): string {
+  if (item.status === 'queued') {
+    const since = Date.parse(item.started_at);
+    return Number.isNaN(since) ? 'queued' : `queued ${durationText(Math.max(0, now - since))}`;
+  }
+  return spanText(item.admitted_at ?? item.started_at, item.finished_at, now);
 }
 
 /** The listing as a table: id, path (a long one cut in its middle), status, start (and its age), run time, progress. */

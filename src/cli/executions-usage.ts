@@ -69,7 +69,7 @@ export const EXECUTION_COMMANDS = {
   --label K=V      started with this label (svc run --label K=V); repeatable: all of them
   --limit N        at most N executions (the server's default 50, at most 500)
   --cursor C       the next page: C is what the line under the table (or next_cursor) says`,
-    'Columns: id, playbook path, status, start time (and its age), run time, progress.',
+    'Columns: id, playbook path, status, start time (and its age), run time (from its admission when flow control queued it; `queued` and for how long while it waits), progress.',
     'viewer',
   ),
   status: help(

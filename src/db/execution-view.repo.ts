@@ -1,6 +1,6 @@
 import { EVENT } from '../../machines/event-types.ts';
 import { claimableSql, limitDefinedSql } from './command-plans.ts';
-import { EXECUTION_COLUMNS_NO_SNAPSHOT, HIDDEN_ID, type ExecutionRow, type TaskTimer } from './execution.repo.ts';
+import { admittedAtSql, EXECUTION_COLUMNS_NO_SNAPSHOT, HIDDEN_ID, type ExecutionRow, type TaskTimer } from './execution.repo.ts';
 import type { Queryable } from './queryable.ts';
 
 // GET /api/executions/{id}: an execution's row with what it waits for, its retry links and who
@@ -37,20 +37,21 @@ export type StartedBy = { requested_by: string | null; trigger: string | null };
  * An execution's row with its retry links (the execution it retries, `retry_of`, null when none;
  * those that retry it, `retried_as`, oldest first; the one auto-resume restarted as it, `resumed_from`, and the one it was restarted as, `resumed_as`), what it waits for (`waits`, by seq; `flow`, its
  * admission while it has one; `limit_waits`, its commands waiting for room on a limit; each list the
- * first EXECUTION_VIEW_WAITS_MAX, with its `_count` in all), the labels it was started with and who
- * or what started it; one statement.
+ * first EXECUTION_VIEW_WAITS_MAX, with its `_count` in all), the labels it was started with, who
+ * or what started it and when it was admitted (`admitted_at`, admittedAtSql); one statement.
  */
 export async function getExecutionWithRetryLinks(
   q: Queryable,
   id: number,
-): Promise<(ExecutionRow & StartedBy & { retry_of: number | null; resumed_from: number | null; resumed_as: number | null; retried_as: number[]; waits: ExecutionWait[]; waits_count: number; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }) | undefined> {
-  const { rows } = await q.query<ExecutionRow & StartedBy & { retry_of: string | null; resumed_from: string | null; resumed_as: string | null; retried_as: string[]; waits: StoredWait[]; waits_count: number; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }>({
+): Promise<(ExecutionRow & StartedBy & { admitted_at: string | null; retry_of: number | null; resumed_from: number | null; resumed_as: number | null; retried_as: number[]; waits: ExecutionWait[]; waits_count: number; labels: Record<string, string>; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }) | undefined> {
+  const { rows } = await q.query<ExecutionRow & StartedBy & { admitted_at: string | null; retry_of: string | null; resumed_from: string | null; resumed_as: string | null; retried_as: string[]; waits: StoredWait[]; waits_count: number; labels: Record<string, string> | null; flow: ExecutionFlow | null; limit_waits: ExecutionLimitWait[]; limit_waits_count: number }>({
     // Prepared (named): planning this statement costs more than running it, and clients poll it
     // (the id hidden: HIDDEN_ID; 0.9 ms against 0.23 ms a call).
     name: 'svc_execution_view',
     text: `SELECT ${EXECUTION_COLUMNS_NO_SNAPSHOT},
             started.context->>'retry_of' AS retry_of, started.context->>'resumed_from' AS resumed_from, started.context->'labels' AS labels,
             started.context->'requested_by'->>'sub' AS requested_by, started.context->'trigger'->>'name' AS trigger,
+            ${admittedAtSql(HIDDEN_ID)} AS admitted_at,
             ARRAY(SELECT execution_id FROM core.event
                    WHERE event_type = '${EVENT.executionStarted}' AND context ? 'retry_of' AND context->>'retry_of' = ${HIDDEN_ID}::text
                    ORDER BY execution_id) AS retried_as,

@@ -58,6 +58,17 @@ export const EXECUTION_COLUMNS = `execution_id, catalog_id, path, parent_executi
 // The same, the stored snapshot (a whole context, kept once finished) as null: reads that never fold.
 export const EXECUTION_COLUMNS_NO_SNAPSHOT = `${EXECUTION_COLUMNS.replace('snapshot,', '')}, NULL AS snapshot`;
 
+/**
+ * When the execution of id `idSql` was admitted (its first `execution.admitted`, as ISO text),
+ * when flow control queued it: null when it never waited (its start was its admission) or waits
+ * still. Only one that queued, its event after the start, is searched (an index probe otherwise).
+ */
+export function admittedAtSql(idSql: string): string {
+  return `CASE WHEN (SELECT q.event_type FROM core.event q WHERE q.execution_id = ${idSql} AND q.event_id > 1 ORDER BY q.event_id LIMIT 1) = '${EVENT.executionQueued}'
+            THEN (SELECT to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') FROM core.event a
+                   WHERE a.execution_id = ${idSql} AND a.event_type = '${EVENT.executionAdmitted}' ORDER BY a.event_id LIMIT 1) END`;
+}
+
 /** One execution's projection row; `progress` as stored (done steps over known steps). */
 export async function getExecution(q: Queryable, id: number): Promise<ExecutionRow | undefined> {
   const { rows } = await q.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM core.execution WHERE execution_id = $1`, [id]);
@@ -208,7 +219,8 @@ const LIST_FILTERS = `($1::text IS NULL OR e.path = $1)
                WHERE ev.event_type = '${EVENT.executionStarted}' AND ev.context ? 'labels' AND (ev.context -> 'labels') @> $10)))`;
 
 const LIST_PAGE = `SELECT ${EXECUTION_COLUMNS_NO_SNAPSHOT},
-       to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_key
+       to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_key,
+       ${admittedAtSql('e.execution_id')} AS admitted_at
   FROM core.execution e
  WHERE ${LIST_FILTERS}
    AND ($11::text IS NULL OR e.status = $11)
@@ -242,7 +254,7 @@ function filterValues(f: ExecutionListFilter): unknown[] {
   ];
 }
 
-export type ListedExecution = ExecutionRow & { started_key: string };
+export type ListedExecution = ExecutionRow & { started_key: string; admitted_at: string | null };
 
 /**
  * One page of executions, newest first by start time then id, after `cursor`, matching `f` and
