@@ -9,6 +9,7 @@ import { sealAccessTokens } from './access-tokens.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { Fold, type Folded } from './fold.ts';
 import { hydrate } from './hydrate.ts';
+import { isLateCancelReport } from './late-cancel-report.ts';
 import type { CompiledPlaybook } from './playbook-cache.ts';
 import { readBefore, type Needs } from './prefetch.ts';
 import { writeFolded, type Written } from './write.ts';
@@ -197,9 +198,10 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   const written = await writeFolded(q, folded, run.claims, run.claimPolicy ?? null, freesSlot);
   // An admitted execution that ends frees its key's slot too, which a task's command of the same
   // limit may wait for (the release trigger NOTIFYs where the bus is PostgreSQL's).
-  // A late report of a limited command cancelled while a worker held it gives back the slot it
-  // kept until then (migrations/0054; a trigger counts it).
-  const keptSlotEnds = [...folded.commandUpdates.values()].some((u) => u.status === COMMAND_RULES.cancel.to && u.expected_status === u.status && unit.commands.get(u.command_id)?.limit_name);
+  // A late report of a command cancelled while a worker held it gives back the slots it kept
+  // until then: its limit's (migrations/0054), its ended execution's admission's (0055; a
+  // command of no limit too). Triggers count them.
+  const keptSlotEnds = [...folded.commandUpdates.values()].some(isLateCancelReport);
   const freedRoom = freesSlot || keptSlotEnds || folded.rows.cancels.length > 0 || folded.rows.admissionEnds.some((a) => a.held && a.limit !== null);
   return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom };
 }

@@ -6,6 +6,7 @@ import type { WaitClock } from '../src/waits/wait-clock.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { Folded } from './fold.ts';
 import type { HotSnapshots } from './hot-snapshots.ts';
+import { isLateCancelReport } from './late-cancel-report.ts';
 import type { Snapshot } from './unit-types.ts';
 
 /** An execution as a committed write left it: running with this state, or gone from memory. */
@@ -22,7 +23,7 @@ export function publishCommitted(deps: Pick<EngineDeps, 'snapshots' | 'traces' |
   publish(deps.snapshots, done.published);
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
-  publishFlow(deps, done.folded.rows);
+  publishFlow(deps, done.folded);
   recordClaims(deps, done.claimed);
   countStarts(deps, done.folded.rows.events);
 }
@@ -58,13 +59,15 @@ function publishWaits(clock: WaitClock | undefined, waits: readonly UnitWait[]):
 
 /**
  * After commit, flow control's share: this server's admitter hears of executions queued (at the
- * close of a debounce window) or ended while queued or admitted (their slot is free now), and of
- * the limits of commands issued; the queued executions and limited commands are counted, and
- * executions admitted at their start; this server's memory of keys' room (key-rooms.ts) counts
- * what the unit took, queued and freed.
+ * close of a debounce window) or ended while queued or admitted, and of late reports of cancelled
+ * commands (a slot is free now: an ended execution's kept one among them), and of the limits of
+ * commands issued; the queued executions and limited commands are counted, and executions
+ * admitted at their start; this server's memory of keys' room (key-rooms.ts) counts what the unit
+ * took, queued and freed.
  */
-function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>): void {
+function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, folded: { rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>; commandUpdates: Folded['commandUpdates'] }): void {
   const { flowClock: clock, metrics, rooms } = deps;
+  const { rows } = folded;
   const limited: string[] = [];
   for (const c of rows.commands) {
     if (c.limit_name === null) continue;
@@ -88,7 +91,7 @@ function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, 
   for (const e of rows.admissionEnds) if (e.held && e.limit !== null && e.key !== null) rooms.gave(e.limit, e.key);
   if (!clock) return;
   if (limited.length) clock.limited(limited);
-  if (rows.admissionEnds.length) clock.freed();
+  if (rows.admissionEnds.length || [...folded.commandUpdates.values()].some(isLateCancelReport)) clock.freed();
   if (earliest < Infinity) clock.queued(earliest);
 }
 
