@@ -69,6 +69,10 @@ const connectGuarded = buildConnector({ lookup: guardedLookup });
  * a name resolved by guardedLookup.
  */
 export const TASK_DISPATCHER = new Agent({
+  // A task's own timeout_seconds (its signal) bounds how long it waits: undici's 300 s for the
+  // headers and between two parts of a body cut a task that allowed longer, as `connection`.
+  headersTimeout: 0,
+  bodyTimeout: 0,
   connect: (options, callback) => {
     const host = options.hostname.replace(/^\[|\]$/g, '');
     const refused = isIP(host) ? refusedAddress(host) : undefined;
