@@ -11,6 +11,7 @@ import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request
 import { ownKeysRecord } from '../own-keys-record.ts';
 import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
 import { optionErrorMessage, serverFlagProblem, writeUsageError } from './usage-error.ts';
+import { terminalLine } from './text-width.ts';
 
 type Out = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -217,8 +218,7 @@ function liveLine(out: Out, t0: number): View {
   const draw = () => {
     if (!current) return;
     const text = `${SPINNER[frame++ % SPINNER.length]} batch ${current.request_id.slice(0, 8)} ${current.state}${current.message ? ` · ${current.message}` : ''} · ${formatElapsed(performance.now() - t0)}`;
-    const width = Math.max(20, (out.columns || 80) - 1);
-    out.write(CLEAR_LINE + (text.length > width ? `${text.slice(0, width - 1)}…` : text));
+    out.write(CLEAR_LINE + terminalLine(text, out.columns));
   };
   const timer = setInterval(draw, TICK_MS);
   return {

@@ -1,4 +1,5 @@
 import { CLEAR_LINE, SPINNER } from './progress-view.ts';
+import { terminalLine } from './text-width.ts';
 
 type Tty = { write(text: string): unknown; columns?: number };
 
@@ -11,9 +12,7 @@ export function liveLine(out: Tty): { say(text: string): void; clear(): void } {
   let shown = false;
   return {
     say(text) {
-      const width = Math.max(20, (out.columns || 80) - 1);
-      const line = `${SPINNER[frame++ % SPINNER.length]} ${text}`;
-      out.write(CLEAR_LINE + (line.length > width ? `${line.slice(0, width - 1)}…` : line));
+      out.write(CLEAR_LINE + terminalLine(`${SPINNER[frame++ % SPINNER.length]} ${text}`, out.columns));
       shown = true;
     },
     clear() {

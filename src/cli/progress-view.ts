@@ -1,4 +1,5 @@
 import type { ProgressChange, StepProgress } from './step-progress.ts';
+import { printableText, terminalLine } from './text-width.ts';
 
 /** How `svc run --wait` shows progress: lines for logs and pipes, one redrawn line on a terminal. */
 export type ProgressView = {
@@ -31,7 +32,8 @@ export function silentView(): ProgressView {
 
 /** One line per change, prefixed with the elapsed time: `[0.6s] step start ok (1/3)`. */
 export function lineView(out: Out): ProgressView {
-  const line = (ms: number, text: string) => out.write(`[${formatElapsed(ms)}] ${text}\n`);
+  // A step's name is anyone's text: its control characters escaped, as every table writes them.
+  const line = (ms: number, text: string) => out.write(`[${formatElapsed(ms)}] ${printableText(text)}\n`);
   return {
     change(c, progress, ms) {
       if (c.kind === 'enter') line(ms, `step ${c.step} started`);
@@ -46,7 +48,7 @@ export function lineView(out: Out): ProgressView {
 export const CLEAR_LINE = '\r\x1b[2K';
 export const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
-/** One status line redrawn in place (`\r` + clear line), cut to the terminal width. */
+/** One status line redrawn in place (`\r` + clear line), cut to the terminal width (terminalLine). */
 export function terminalView(out: Out): ProgressView {
   let frame = 0;
   let lastNote = '';
@@ -58,9 +60,7 @@ export function terminalView(out: Out): ProgressView {
       now.length ? `now: ${now.map((step) => progress.runningText(step)).join(', ')}` : lastNote || 'waiting for a worker',
       formatElapsed(ms),
     ];
-    const width = Math.max(20, (out.columns || 80) - 1); // 0 when the size is unknown
-    const text = parts.join('  ·  ');
-    out.write(CLEAR_LINE + (text.length > width ? `${text.slice(0, width - 1)}…` : text));
+    out.write(CLEAR_LINE + terminalLine(parts.join('  ·  '), out.columns));
   };
   return {
     showsLoops: true,
@@ -73,7 +73,7 @@ export function terminalView(out: Out): ProgressView {
     // command that sends its signal), a pause, a queue. Cut to the width beside the steps running,
     // the line lost the part that matters; it also stands in the live line while no step runs.
     note(text) {
-      out.write(`${CLEAR_LINE}${text}\n`);
+      out.write(`${CLEAR_LINE}${printableText(text)}\n`);
       lastNote = text;
     },
     clear() {

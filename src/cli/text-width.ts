@@ -56,3 +56,26 @@ export function middleCut(text: string, max: number): string {
   }
   return `${head}…${tail}`;
 }
+
+/** `text` in at most `max` terminal columns: whole when it fits, else its start and `…` (whole characters: a wide one, an emoji, is never split). */
+export function endCut(text: string, max: number): string {
+  if (textWidth(text) <= max) return text;
+  let head = '';
+  let room = max - 1;
+  for (const { segment } of clusters.segment(text)) {
+    const width = textWidth(segment);
+    if (width > room) break;
+    head += segment;
+    room -= width;
+  }
+  return `${head}…`;
+}
+
+/**
+ * A line redrawn in place on a terminal `columns` wide: control characters escaped (a step name's
+ * ESC never acts on the terminal) and cut to one row by columns: a longer one wraps, and each
+ * redraw, which clears only the last row, leaves a row behind.
+ */
+export function terminalLine(text: string, columns: number | undefined): string {
+  return endCut(printableText(text), Math.max(20, (columns || 80) - 1));
+}
