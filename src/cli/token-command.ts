@@ -12,7 +12,7 @@ import { openDatabase } from '../db/open-database.ts';
 import { durationMs } from '../dsl/duration.ts';
 import { StartTimeText } from '../start-time-text.ts';
 import { TOKEN_USAGE } from './token-usage.ts';
-import { optionErrorMessage, usageSynopsis, writeUsageError } from './usage-error.ts';
+import { commandErrorJson, optionErrorMessage, usageSynopsis, writeUsageError } from './usage-error.ts';
 import { processEnvironment } from '../secret-environment.ts';
 
 // Same rule as the table's CHECK (migrations/0008_api_tokens.sql), checked first for a clear message.
@@ -93,16 +93,20 @@ function parseCreate(argv: string[]): Action | string {
       }
       throw e;
     }
-    if (!row) {
-      err.write(`svc token: a token named '${name}' exists (revoked tokens keep their names); choose another name\n`);
-      return 1;
-    }
+    if (!row) return refused(values.json === true, `a token named '${name}' exists (revoked tokens keep their names); choose another name`, out, err);
     // Without a lifetime the answer is as before lifetimes existed: expires_at only when there is one.
     const expires_at = iso(row.expires_at);
     if (values.json) out.write(`${JSON.stringify({ ...basics(row), ...(expires_at ? { expires_at } : {}), token: made.token }, null, 2)}\n`);
     else out.write(`created token '${row.name}' (role ${row.role}${expires_at ? `, expires ${expires_at}` : ''}); it is shown only now, so store it where its user reads it:\n${made.token}\n`);
     return 0;
   };
+}
+
+/** A create or revoke the database refused: exit 1, said on stderr and, with --json, as JSON on stdout too (a program reads why there). */
+function refused(json: boolean, message: string, out: Out, err: Out): number {
+  if (json) out.write(commandErrorJson('token', message));
+  err.write(`svc token: ${message}\n`);
+  return 1;
 }
 
 function parseList(argv: string[]): Action | string {
@@ -129,10 +133,7 @@ function parseRevoke(argv: string[]): Action | string {
   const name = positionals[0];
   return async (db, out, err) => {
     const row = await revokeApiToken(db, name);
-    if (!row) {
-      err.write(`svc token: no token named '${name}'\n`);
-      return 1;
-    }
+    if (!row) return refused(values.json === true, `no token named '${name}'`, out, err);
     if (values.json) out.write(`${JSON.stringify(shown(row), null, 2)}\n`);
     else out.write(`revoked token '${name}' (since ${iso(row.revoked_at)}); servers refuse it within ${API_TOKEN_CACHE_TTL_MS / 1000} s\n`);
     return 0;

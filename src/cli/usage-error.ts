@@ -36,8 +36,16 @@ export function writeUsageError(
   exitCode = 2,
   extra: Record<string, unknown> = {},
 ): void {
-  if (exitCode !== EX_CONFIG && asksForJson(argv)) io.out.write(`${JSON.stringify({ error: `svc ${command}: ${message}`, status: null, ...extra, detail: message }, null, 2)}\n`);
+  if (exitCode !== EX_CONFIG && asksForJson(argv)) io.out.write(commandErrorJson(command, message, extra));
   io.err.write(`svc ${command}: ${message}\nusage: ${synopsis}\n`);
+}
+
+/**
+ * What `svc <command>` refused without asking a server, as a program reads it with `--json`:
+ * `{error, status: null, detail}`, `error` the line on stderr, `detail` the problem.
+ */
+export function commandErrorJson(command: string, message: string, extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ error: `svc ${command}: ${message}`, status: null, ...extra, detail: message }, null, 2)}\n`;
 }
 
 /** A usage text's synopsis: its lines up to the first blank one (every form of the command, not only the first). */

@@ -46,7 +46,7 @@ describe('svc run --wait progress, a step name from data', () => {
     expect(out.text.replaceAll(CLEAR_LINE, '')).not.toContain('\x1b');
   });
 
-  it('a live line (svc doctor, svc agent --wait) is cut by columns and never splits an emoji', () => {
+  it('a live line (svc doctor) is cut by columns and never splits an emoji', () => {
     const out = Object.assign(new Capture(), { columns: 30 });
     const line = liveLine(out);
     line.say(`a${'🚀'.repeat(40)}`);
