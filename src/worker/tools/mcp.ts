@@ -17,11 +17,12 @@ import { rejectsOnAbort } from '../rejects-on-abort.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { ownKeysRecord } from '../../own-keys-record.ts';
 import { holdsUserinfo, RENDERED_USERINFO_PROBLEM } from '../../url-userinfo.ts';
+import { MAX_TIMER_MS } from '../../config.ts';
 
 const MCP_CLIENT_INFO = { name: 'svc-worker', version: '0.1.0' };
 // The task's signal bounds a call; this only replaces the SDK's 60 s default for tasks without
-// timeout_seconds, so long tool calls are not cut short.
-const MCP_DEFAULT_REQUEST_TIMEOUT_MS = 3_600_000;
+// timeout_seconds, so long tool calls are not cut short (an hour here failed a longer one mcp_error).
+const MCP_DEFAULT_REQUEST_TIMEOUT_MS = MAX_TIMER_MS;
 // tools/list pages followed before giving up on a server that never stops paging.
 const MCP_LIST_MAX_PAGES = 100;
 // Ending a session must not hold the task once its answer is in.
@@ -72,7 +73,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   const lostOutcome = (doing: string) => fail('connection', `${doing} without answering it`);
   const options: RequestOptions = {
     signal: AbortSignal.any([ctx.signal, tooLarge.signal, watch.lost.signal, watch.unreadable.signal]),
-    timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, 2 ** 31 - 1) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
+    timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, MAX_TIMER_MS) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
   };
 
   let connection: Connection;
