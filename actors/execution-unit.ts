@@ -63,6 +63,8 @@ export type UnitDone<T> = Written & {
   txTiming?: TxTiming;
   /** A limited command's slot came free, or commands were cancelled (EngineDeps.announce). */
   freedRoom: boolean;
+  /** The limits whose commands gave their slots back (this server's admitter hears of them). */
+  freedLimits: readonly string[];
 };
 
 /** Attempts of one unit before its error is the caller's: the guard fails only when another writer got there first. */
@@ -203,5 +205,11 @@ async function once<T>(q: Queryable, deps: EngineDeps, run: UnitRun<T>, fresh: R
   // command of no limit too). Triggers count them.
   const keptSlotEnds = [...folded.commandUpdates.values()].some(isLateCancelReport);
   const freedRoom = freesSlot || keptSlotEnds || folded.rows.cancels.length > 0 || folded.rows.admissionEnds.some((a) => a.held && a.limit !== null);
-  return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom };
+  // The limits those limited commands give slots back on: executions may be queued on them too.
+  const freedLimits = new Set<string>();
+  for (const u of folded.commandUpdates.values()) {
+    const limit = unit.commands.get(u.command_id)?.limit_name;
+    if (limit && ((u.status !== u.expected_status && !COMMAND_RULES.reclaim.from.includes(u.status)) || isLateCancelReport(u))) freedLimits.add(limit);
+  }
+  return { ...written, value, folded, hydrateMs, writeMs: run.timed ? performance.now() - t1 : 0, readNothing: unit.readNothing, freedRoom, freedLimits: [...freedLimits] };
 }

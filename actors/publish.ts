@@ -13,7 +13,7 @@ import type { Snapshot } from './unit-types.ts';
 export type Published = { executionId: number; lastEventId: number; snapshot: Snapshot; snapshotEventId: number } | { executionId: number; gone: true };
 
 /** What a committed unit's write left, as publishing reads it (execution-unit.ts's UnitDone). */
-export type Committed = { readonly published: readonly Published[]; readonly folded: Folded; readonly claimed: readonly CommandRow[] };
+export type Committed = { readonly published: readonly Published[]; readonly folded: Folded; readonly claimed: readonly CommandRow[]; readonly freedLimits: readonly string[] };
 
 /**
  * The last step of every unit, after its commit: this process holds the executions' new state and
@@ -23,7 +23,7 @@ export function publishCommitted(deps: Pick<EngineDeps, 'snapshots' | 'traces' |
   publish(deps.snapshots, done.published);
   deps.traces?.committed(done.folded);
   publishWaits(deps.waitClock, done.folded.rows.waits);
-  publishFlow(deps, done.folded);
+  publishFlow(deps, done.folded, done.freedLimits);
   recordClaims(deps, done.claimed);
   countStarts(deps, done.folded.rows.events);
 }
@@ -61,11 +61,11 @@ function publishWaits(clock: WaitClock | undefined, waits: readonly UnitWait[]):
  * After commit, flow control's share: this server's admitter hears of executions queued (at the
  * close of a debounce window) or ended while queued or admitted, and of late reports of cancelled
  * commands (a slot is free now: an ended execution's kept one among them), and of the limits of
- * commands issued; the queued executions and limited commands are counted, and executions
+ * commands issued and of those that ended (`freedLimits`); the queued executions and limited commands are counted, and executions
  * admitted at their start; this server's memory of keys' room (key-rooms.ts) counts what the unit
  * took, queued and freed.
  */
-function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, folded: { rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>; commandUpdates: Folded['commandUpdates'] }): void {
+function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, folded: { rows: Pick<UnitRows, 'admissions' | 'admissionEnds' | 'commands'>; commandUpdates: Folded['commandUpdates'] }, freedLimits: readonly string[]): void {
   const { flowClock: clock, metrics, rooms } = deps;
   const { rows } = folded;
   const limited: string[] = [];
@@ -92,6 +92,7 @@ function publishFlow(deps: Pick<EngineDeps, 'flowClock' | 'metrics' | 'rooms'>, 
   if (!clock) return;
   if (limited.length) clock.limited(limited);
   if (rows.admissionEnds.length || [...folded.commandUpdates.values()].some(isLateCancelReport)) clock.freed();
+  if (freedLimits.length) clock.freedOn(freedLimits);
   if (earliest < Infinity) clock.queued(earliest);
 }
 

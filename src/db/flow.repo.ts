@@ -315,11 +315,13 @@ export type AdmitterLook = {
   rates: string[];
   /** Every limit defined. */
   limits: string[];
+  /** The limits with executions due for admission (queued, no debounce window open). */
+  queuedLimits: string[];
 };
 
 /** When the admitter looks next, and which keys' claimers it tells of room, in one statement; `strayMs` as admitQueued's. */
 export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<AdmitterLook> {
-  const { rows } = await q.query<{ room_ms: number | null; room_keys: string[]; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[] }>({
+  const { rows } = await q.query<{ room_ms: number | null; room_keys: string[]; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[]; queued_limits: string[] }>({
     name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
            ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now()')},
@@ -333,7 +335,8 @@ export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<A
                   EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL)
                     OR EXISTS (SELECT 1 ${strayAdmissions('$1')}) AS queued,
                   ARRAY(SELECT name FROM core.flow_limit WHERE rate_limit IS NOT NULL) AS rates,
-                  ARRAY(SELECT name FROM core.flow_limit) AS limits`,
+                  ARRAY(SELECT name FROM core.flow_limit) AS limits,
+                  ARRAY(SELECT DISTINCT limit_name FROM admissions) AS queued_limits`,
     values: [strayMs],
   });
   const r = rows[0];
@@ -345,6 +348,7 @@ export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<A
     queued: r?.queued ?? true,
     rates: r?.rates ?? [],
     limits: r?.limits ?? [],
+    queuedLimits: r?.queued_limits ?? [],
   };
 }
 

@@ -16,7 +16,8 @@ import type { FlowClock } from './flow-clock.ts';
 // ADMITTER_MAX_SLEEP_MS. This server's commands of a rate, issued or claimed, nudge it through
 // its clock (so it learns of the next refill), as do this server's routings that queue an
 // execution, and those that end an admitted or queued one while its last look left any queued
-// (most executions are admitted at their start: a look after each end would find nothing). An
+// (most executions are admitted at their start: a look after each end would find nothing), or
+// end a limit's command while its last look left executions queued on that limit. An
 // admission whose routing never happened (its server stopped) is found again after
 // STRAY_ADMISSION_MS and routed again; a second `execution.admitted` is moot.
 
@@ -70,6 +71,8 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
   // The limits with a rate, and every limit, as of the last look.
   let rates = new Set<string>();
   let known = new Set<string>();
+  // The limits with executions queued on them, as of the last look.
+  let queuedOn = new Set<string>();
   let unrouted: Admitted[] = [];
   // Whether executions wait to be admitted, as of the last look (or since: one was queued here).
   let queued = true;
@@ -81,6 +84,11 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     },
     freed: () => {
       if (queued) clock.nudge(Date.now());
+    },
+    // A limit's command ended: a look only where executions wait on that limit (most commands'
+    // limits hold no execution, and a look per step would be waste).
+    freedOn: (limits) => {
+      if (queued && limits.some((l) => queuedOn.has(l))) clock.nudge(Date.now());
     },
     // Commands of a rate issued or claimed (here; another server's admitter hears of its own): the
     // next look finds when their key has a token, sleeps till then and tells claimers. Those of
@@ -112,6 +120,7 @@ export function startAdmitter(deps: AdmitterDeps, flow: FlowClock): { stop(): Pr
     const { room, admit, debounce } = next;
     rates = new Set(next.rates);
     known = new Set(next.limits);
+    queuedOn = new Set(next.queuedLimits);
     queued = next.queued;
     if (queued && !admitting) return 0;
     // A key with room and commands waiting: claimers hear of it once (they claim what they can,

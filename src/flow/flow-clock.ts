@@ -1,7 +1,7 @@
 /**
  * Tells this server's admitter (./admitter.ts) of flow work after a commit: an execution queued
  * (due at a time: now, or when its debounce window closes), a slot given back (an admitted
- * execution ended), or a limit's commands issued or claimed here. A freed slot wakes the
+ * execution ended, a limit's command ended), or a limit's commands issued or claimed here. A freed slot wakes the
  * admitter only while queued work is known to exist: most executions are admitted at their
  * start, and a look that finds nothing to admit is waste.
  */
@@ -19,6 +19,14 @@ export class FlowClock {
   }
 
   /**
+   * Commands of these limits gave their slots back here (they ended). Executions queued on the
+   * same limit (a playbook's `concurrency` naming a limit that tasks name too) may have room now.
+   */
+  freedOn(limits: readonly string[]): void {
+    this.#listener?.freedOn(limits);
+  }
+
+  /**
    * Commands of these limits were issued or claimed here. Where a limit has a rate, the admitter
    * looks, to learn when the key's bucket has a token for what waits and wake claimers then
    * (nobody else knows when).
@@ -33,4 +41,4 @@ export class FlowClock {
   }
 }
 
-export type FlowListener = { queued(atMs: number): void; freed(): void; limited(limits: readonly string[]): void };
+export type FlowListener = { queued(atMs: number): void; freed(): void; freedOn(limits: readonly string[]): void; limited(limits: readonly string[]): void };

@@ -46,7 +46,7 @@ describe('limits', () => {
   });
 
   it('with nothing queued the admitter has nothing to look at soon (it sleeps its second, never spins)', async () => {
-    expect(await nextAdmitterLook(t.deps.db, 5_000)).toEqual({ room: null, roomKeys: [], admit: null, debounce: null, queued: false, rates: [], limits: [] });
+    expect(await nextAdmitterLook(t.deps.db, 5_000)).toEqual({ room: null, roomKeys: [], admit: null, debounce: null, queued: false, rates: [], limits: [], queuedLimits: [] });
   });
 
   it('PUT creates and replaces; GET lists and shows; bad bodies are 422 naming the field and change nothing', async () => {
