@@ -5,7 +5,7 @@ import { archiveFiles, readArchive } from '../partitions/archive-file.ts';
 import type { ArchivedEvent, ArchivedExecution } from '../db/partition.repo.ts';
 import { parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
 import { ARCHIVE_USAGE } from './archive-usage.ts';
-import { usageSynopsis } from './usage-error.ts';
+import { commandErrorJson, usageSynopsis } from './usage-error.ts';
 import { EXIT } from './executions-usage.ts';
 
 const OPTIONS = { dir: { type: 'string' }, execution: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -42,6 +42,12 @@ const text = (v: unknown): string => (v === null || v === undefined ? '-' : type
 export async function archiveCommand(argv: string[], out: Out = process.stdout, err: Out = process.stderr, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
   return runCli('archive', usageSynopsis(ARCHIVE_USAGE), err, async () => {
     const { values, positionals } = parseCliArgs(argv, OPTIONS);
+    // A file or directory it cannot read: on stderr, and with --json on stdout too (a program reads why there).
+    const failed = (message: string, code: number): number => {
+      if (values.json) out.write(commandErrorJson('archive', message));
+      err.write(`svc archive: ${message}\n`);
+      return code;
+    };
     const [sub = 'list', ...args] = positionals;
     if (sub === 'list') {
       if (args.length || values.execution !== undefined) throw new UsageError('list takes --dir DIR and --json only');
@@ -50,8 +56,7 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
       // A directory named on the command line that is not there is a typo, not an empty archive
       // (SVC_ARCHIVE_DIR's is made by the first archiving: until then there is nothing to list).
       if (values.dir !== undefined && !existsSync(values.dir)) {
-        err.write(`svc archive: ${values.dir}: no such directory\n`);
-        return EXIT.notFound;
+        return failed(`${values.dir}: no such directory`, EXIT.notFound);
       }
       let files: string[];
       try {
@@ -59,8 +64,7 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
       } catch (e) {
         const problem = fileProblem(e, dir);
         if (!problem) throw e;
-        err.write(`svc archive: ${problem.message}\n`);
-        return problem.code;
+        return failed(problem.message, problem.code);
       }
       out.write(values.json ? `${JSON.stringify({ files, count: files.length })}\n` : files.length ? table([['file'], ...files.map((f) => [basename(f)])]) : `no archive files under ${dir}\n`);
       return EXIT.ok;
@@ -87,13 +91,11 @@ export async function archiveCommand(argv: string[], out: Out = process.stdout, 
       }
     } catch (e) {
       const problem = fileProblem(e, file);
-      err.write(`svc archive: ${problem ? problem.message : e instanceof Error ? e.message : String(e)}\n`);
-      return problem ? problem.code : EXIT.failed;
+      return failed(problem ? problem.message : e instanceof Error ? e.message : String(e), problem ? problem.code : EXIT.failed);
     }
     if (wanted !== null) {
       if (!executions.length) {
-        err.write(`svc archive: execution ${wanted} is not in ${basename(file)}\n`);
-        return EXIT.notFound;
+        return failed(`execution ${wanted} is not in ${basename(file)}`, EXIT.notFound);
       }
       out.write(values.json ? `${JSON.stringify({ execution: executions[0], events })}\n` : table([['event_id', 'type', 'step', 'status', 'at'], ...events.map((e) => [String(e.event_id), text(e.event_type), text(e.step), text(e.status), text(e.created_at)])]));
       return EXIT.ok;
