@@ -122,8 +122,15 @@ async function list(client: ServerClient, values: ListOptions, out: Out): Promis
     query.set('status', wanted);
   }
   if (values['path-prefix'] !== undefined) query.set('path_prefix', values['path-prefix']);
-  if (values.since !== undefined) query.set('started_after', sinceTime(values.since, Date.now()));
-  if (values.until !== undefined) query.set('started_before', sinceTime(values.until, Date.now(), '--until'));
+  const now = Date.now();
+  const after = values.since === undefined ? undefined : sinceTime(values.since, now);
+  const before = values.until === undefined ? undefined : sinceTime(values.until, now, '--until');
+  // A range that ends where it starts, or before, lists nothing: a mistake (2h and 1h swapped), said as one.
+  if (after !== undefined && before !== undefined && Date.parse(before) <= Date.parse(after)) {
+    throw new UsageError(`--until ${values.until} (${new Date(Date.parse(before)).toISOString()}) is not after --since ${values.since} (${new Date(Date.parse(after)).toISOString()}): no execution could match`);
+  }
+  if (after !== undefined) query.set('started_after', after);
+  if (before !== undefined) query.set('started_before', before);
   if (values.parent !== undefined) {
     if (!/^[1-9]\d*$/.test(values.parent) || !Number.isSafeInteger(Number(values.parent))) throw new UsageError(`--parent expects an execution ID (a positive integer), got ${JSON.stringify(values.parent)}`);
     query.set('parent', values.parent);
