@@ -114,9 +114,17 @@ function buildPattern(secrets: ReadonlySet<string>): RegExp | null {
 /** The forms a secret is seen in when a target echoes what it was sent. */
 function encodings(secret: string): string[] {
   const base64 = Buffer.from(secret).toString('base64');
+  const json = JSON.stringify(secret).slice(1, -1);
+  // Other encoders escape more than JSON.stringify: PHP's json_encode every '/' (and, as Python's
+  // json.dumps, every character past ASCII as \uXXXX, surrogate pairs for the rest).
+  const ascii = (text: string) => text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const slashes = json.replace(/\//g, '\\/');
   return [
     secret,
-    JSON.stringify(secret).slice(1, -1),
+    json,
+    slashes,
+    ascii(json),
+    ascii(slashes),
     encodeURIComponent(secret),
     new URLSearchParams({ s: secret }).toString().slice(2),
     base64,
