@@ -2,6 +2,7 @@ import type { CommandBus } from '../bus/command-bus.ts';
 import type { Config } from '../config.ts';
 import { markStrandedClaims, releaseKeptSlots, touchStalePending, type StrandedReason } from '../db/command.repo.ts';
 import type { Db } from '../db/db.ts';
+import type { FlowClock } from '../flow/flow-clock.ts';
 import { leaseHolder } from '../db/runtime.repo.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -17,7 +18,7 @@ const REAPER_LEASE = 'command_reaper';
 const REAPER_LEASE_TTL_SECONDS = 30;
 const MS_PER_SECOND = 1000;
 
-export type ReaperDeps = { db: Db; bus: CommandBus; config: Config; metrics: Metrics; log: Logger };
+export type ReaperDeps = { db: Db; bus: CommandBus; config: Config; metrics: Metrics; log: Logger; flowClock?: FlowClock };
 
 export type SweepResult = { status: 'ok'; scanned: number; republished: number; by_reason: Partial<Record<StrandedReason, number>> };
 
@@ -67,6 +68,8 @@ export async function reapStrandedCommands(deps: ReaperDeps, trigger: 'timer' | 
   const republished = claims.stranded.length + pending.republished.length;
   // A released slot wakes the claimers of its key's waiting commands as a republished command does.
   if (republished || released.length) await deps.bus.publish(republished + released.length, claims.stranded.length > 0);
+  // And this server's admitter: a slot given back may be a cancelled execution's kept one (migrations/0055).
+  if (released.length) deps.flowClock?.freed();
   const scanned = claims.scanned + pending.scanned;
   deps.metrics.reaperSweeps.inc({ trigger });
   deps.metrics.reaperScanned.inc(scanned);
