@@ -4,7 +4,7 @@ import { templateDataReads, type DataReads } from '../src/dsl/template-data-read
 import { CODE } from './error-codes.ts';
 
 /** The outcomes of the steps that ran so far (the machine's `context.steps`), by step. */
-type Ran = Readonly<Record<string, { status: string; error?: { code?: string } | null }>>;
+type Ran = Readonly<Record<string, { status: string; result?: unknown; error?: { code?: string } | null }>>;
 
 /** A `needs` entry for the error of a step the simulation failed: its code is the simulation's own. */
 const ERROR_NEED = '.error';
@@ -36,8 +36,14 @@ export class SimulationData {
   private readonly varsFromData: boolean;
 
   private readonly pb: NormalizedPlaybook;
-  /** Steps whose result is always none: timer waits (the machine's outcome of one that fired is `{status: ok, result: null}`). */
+  /**
+   * Steps whose result is always none, in a run as in the machine: timer waits (the outcome of
+   * one that fired is `{status: ok, result: null}`), steps that run nothing (no tool, no wait:
+   * they only route) and steps whose last task is a `noop` (its data is null, per item of a loop).
+   */
   private readonly resultless: ReadonlySet<string>;
+  /** Steps with a `loop`: one that ran no item has the empty list for its result, example or not. */
+  private readonly looped: ReadonlySet<string>;
 
   /** Each step's last task, whose data its example result is. */
   private readonly lastTask: ReadonlyMap<string, string | undefined>;
@@ -50,7 +56,8 @@ export class SimulationData {
     this.pb = pb;
     this.start = start && { workload: new Set(Object.keys(start.workload)), args: new Set(Object.keys(start.args)) };
     this.results = { ...(useExamples ? (pb.examples ?? {}) : {}), ...given };
-    this.resultless = new Set(pb.workflow.filter((s) => s.wait?.kind === 'timer').map((s) => s.step));
+    this.resultless = new Set(pb.workflow.filter((s) => s.wait?.kind === 'timer' || (s.tasks.length === 0 && !s.wait) || s.tasks.at(-1)?.kind === 'noop').map((s) => s.step));
+    this.looped = new Set(pb.workflow.filter((s) => s.loop).map((s) => s.step));
     this.lastTask = new Map(pb.workflow.map((s) => [s.step, s.tasks.at(-1)?.name]));
     for (const s of pb.workflow) {
       const next = templateDataReads(s.next.arcs.map((a) => [a.when === undefined ? null : conditionSource(a.when), a.set ?? null]));
@@ -66,14 +73,16 @@ export class SimulationData {
 
   /**
    * The steps (that ran, per `ran`; every step when `ran` is null) whose result `reads` needs and
-   * has no example of. A timer step, and a step whose signal wait timed out, have none to know
-   * (no signal came: `{status: timeout, result: null}`), so a decision on them is the machine's.
+   * has no example of. A step whose result is always none (resultless), a step whose signal wait
+   * timed out (no signal came: `{status: timeout, result: null}`) and a loop that ran no item
+   * (its result is `[]`) have none to know, so a decision on them is the machine's.
    */
   private missing(reads: DataReads, current: string, ran: Ran | null): string[] {
     const out = new Set<string>();
     const done = (s: string) => ran === null || Object.hasOwn(ran, s);
     const timedOut = (s: string) => ran !== null && Object.hasOwn(ran, s) && ran[s].status === 'timeout';
-    const known = (s: string) => this.has(s) || this.resultless.has(s) || timedOut(s);
+    const noItems = (s: string) => ran !== null && this.looped.has(s) && Object.hasOwn(ran, s) && Array.isArray(ran[s].result) && ran[s].result.length === 0;
+    const known = (s: string) => this.has(s) || this.resultless.has(s) || timedOut(s) || noItems(s);
     if (reads.own && !known(current)) out.add(current);
     for (const s of reads.allSteps ? this.pb.workflow.map((w) => w.step) : reads.steps) if (done(s) && !known(s)) out.add(s);
     if (reads.vars && this.varsFromData) out.add('vars');
