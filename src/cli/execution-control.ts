@@ -6,6 +6,7 @@ import type { ServerClient } from '../worker/server-client.ts';
 import { UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
 import { checked, sendKeyed } from './run-api.ts';
+import { printableText } from './text-width.ts';
 
 // `svc cancel|pause|resume|retry|signal ID`: one POST each, its answer printed as a line (or as
 // JSON). Answers are read with a schema; fields not shown stay in the `--json` print.
@@ -39,8 +40,9 @@ export async function controlExecution(name: ControlName, client: ServerClient, 
     if (values.json) out.write(`${JSON.stringify(answer, null, 2)}\n`);
     return answer;
   };
+  // A step's name is anyone's text: its control characters escaped, as every table writes them.
   const say = (text: string) => {
-    if (!values.json) out.write(`${text}\n`);
+    if (!values.json) out.write(`${printableText(text)}\n`);
   };
   // A value the server refuses whatever the execution (its 422, exit 1) is a usage error, nothing sent.
   if (values.reason !== undefined && values.reason.length > MAX_CONTROL_REASON_CHARS) throw new UsageError(`--reason is at most ${MAX_CONTROL_REASON_CHARS} characters, got ${values.reason.length}`);
