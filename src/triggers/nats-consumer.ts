@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 
 /** A message not acked within this is delivered again (to any server): longer than any fire takes. */
@@ -21,7 +21,8 @@ const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiEr
  * Makes the trigger's durable pull consumer on its stream (explicit acks, the subject as filter, at
  * most `maxInFlight` unacked, delivering from `startTime`), or brings an existing one's filter and
  * limits up to date; a change the server refuses to make in place makes the consumer anew, from
- * now. Returns the stream's creation time (part of every fire key). Throws when there is no stream.
+ * now. On a work-queue stream it delivers every message the queue holds instead (below). Returns
+ * the stream's creation time (part of every fire key). Throws when there is no stream.
  */
 export async function ensureNatsConsumer(jsm: JetStreamManager, w: NatsConsumerWanted): Promise<{ streamCreated: string }> {
   const stream = await jsm.streams.info(w.stream);
@@ -32,9 +33,18 @@ export async function ensureNatsConsumer(jsm: JetStreamManager, w: NatsConsumerW
   } catch (err) {
     if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
   }
+  // A work-queue stream takes no consumer but one delivering all (NATS refuses a start time: the
+  // trigger never consumed), and what it holds is work no consumer has taken yet (an acked message
+  // leaves it): the messages waiting when the trigger is declared are its work too.
+  const queue = stream.config.retention === RetentionPolicy.Workqueue;
   const create = (from: Date) =>
-    jsm.consumers.add(w.stream, { durable_name: w.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.toISOString(), ...settings });
-  if (info && leftBehind(info, w.startTime)) {
+    jsm.consumers.add(w.stream, {
+      durable_name: w.durable,
+      ack_policy: AckPolicy.Explicit,
+      ...(queue ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.toISOString() }),
+      ...settings,
+    });
+  if (info && !queue && leftBehind(info, w.startTime)) {
     // An earlier trigger of this path and name (removed while paused, or while no server ran):
     // its place in the stream would fire what was published while no trigger existed.
     await jsm.consumers.delete(w.stream, w.durable);
