@@ -8,6 +8,7 @@ import { TEMPLATE_ROOTS } from '../dsl/playbook.schema.ts';
 import { cronProblem } from './cron-schedule.ts';
 import { memberReads, undefinedNames } from '../dsl/static-reference-problems.ts';
 import { closest } from '../dsl/unknown-field-message.ts';
+import { headerCaseReads } from './header-case-reads.ts';
 
 /** Why an agent playbook's `triggers:` are refused. */
 export const AGENT_TRIGGERS_PROBLEM = 'an agent playbook (metadata.agent: true) runs only via POST /api/execute with resource_kind "agent": no trigger may start it (remove triggers, or metadata.agent)';
@@ -88,6 +89,10 @@ function templates(value: unknown, path: string, roots: readonly string[], probl
       if (fields.includes(key)) continue;
       const near = closest(key, fields);
       problems.push({ path, message: `'${text}' is undefined: ${root} has ${fields.join(', ')}${near ? ` (did you mean '${near}'?)` : ''}` });
+    }
+    // Whether guarded or not: under `| default(...)` it is the default at every fire.
+    if (roots.includes('request')) {
+      for (const read of headerCaseReads(value)) problems.push({ path, message: `'${read.text}' is never there: request.headers has its names lower-cased (write ${read.lowerCased})` });
     }
   } else if (Array.isArray(value)) value.forEach((item, i) => templates(item, `${path}[${i}]`, roots, problems));
   else if (isObject(value)) for (const [key, item] of Object.entries(value)) templates(item, childPath(path, key), roots, problems);
