@@ -204,6 +204,7 @@ export function simulatePlaybook(
   const data = new SimulationData(pb, { workload: input.workload, args: input.args }, opts.results);
   let [snap, actions] = initialTransition(machine, input);
   let undecided = undecidedIn(data, effectsOf(actions), snap);
+  const undecidedAtStart = undecided !== null;
   const entries = new SimulatedEntries();
   entries.follow(effectsOf(actions), undecided);
   const used = new Map<string, number>();
@@ -249,8 +250,12 @@ export function simulatePlaybook(
   }
   const view = executionView(pb, snap, snap.status === 'done' ? before : null);
   const f = snap.context.finished;
-  // Undecided in the start's own transition, `snap` holds what the missing data did (a template error): no verdict.
-  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path: entries.path, from: entries.from, steps: view.steps, error: undecided ? null : (f?.error ?? null), commands };
+  // Undecided in the start's own transition, `snap` holds what the missing data did (a template
+  // error): no verdict, and the steps not entered before the decision were not skipped by it
+  // (the failure's doing): they wait on the data, as they do when a later decision is undecided.
+  const pending: StepView = { status: 'pending' };
+  const steps = undecidedAtStart ? Object.fromEntries(Object.entries(view.steps).map(([name, v]) => [name, entries.path.includes(name) ? v : pending])) : view.steps;
+  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path: entries.path, from: entries.from, steps, error: undecided ? null : (f?.error ?? null), commands };
   if (undecided) result.undecided = undecided;
   if (opts.pauseWhenUndecided && !undecided) {
     const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[keyOf(p.run)].step);
