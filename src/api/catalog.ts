@@ -9,6 +9,7 @@ import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.
 import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { positionOf, yamlPositions } from '../dsl/yaml-positions.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
+import { REGISTERED_AGENT_TRIGGERS_PROBLEM } from '../triggers/trigger-problems.ts';
 import { scheduleNow } from '../triggers/trigger-operations.ts';
 import { setInlineCapacity } from '../db/flow.repo.ts';
 import { inlineLimitName } from '../flow/limit-name.ts';
@@ -128,6 +129,11 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${at}: ${problem}`], problems: [{ path: at, message: problem, ...place }] });
     }
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
+    // A document marked metadata.agent is refused its triggers by its own problems; one registered as an agent is here.
+    if (kind === 'agent' && playbook.triggers.length > 0 && playbook.metadata.agent !== true) {
+      const problem = { path: 'triggers', message: REGISTERED_AGENT_TRIGGERS_PROBLEM, ...positionOf(yamlPositions(content), 'triggers') };
+      throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`triggers: ${problem.message}`], problems: [problem] });
+    }
     const stored = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
       // A new schedule's first fire is its next time after now by the database's clock, which the scheduler counts by.

@@ -12,6 +12,12 @@ import { headerCaseReads } from './header-case-reads.ts';
 
 /** Why an agent playbook's `triggers:` are refused. */
 export const AGENT_TRIGGERS_PROBLEM = 'an agent playbook (metadata.agent: true) runs only via POST /api/execute with resource_kind "agent": no trigger may start it (remove triggers, or metadata.agent)';
+/**
+ * Why a document registered as an agent (resource_type "agent") may not have `triggers:`, whether
+ * or not it says metadata.agent: a fire asks for no kind, so it would start the agent past the
+ * resource_kind it runs only by, as the document's own mark does (triggerProblems).
+ */
+export const REGISTERED_AGENT_TRIGGERS_PROBLEM = 'an agent (registered with resource_type "agent") runs only via POST /api/execute with resource_kind "agent": no trigger may start it (remove triggers, or register it as a playbook)';
 /** The roots a trigger's `payload` templates may read, per kind (DESIGN.md "Triggers"). */
 export const TRIGGER_TEMPLATE_ROOTS = { schedule: ['trigger'], webhook: ['trigger', 'request'], nats: ['trigger', 'message'] } as const;
 /**
