@@ -39,6 +39,13 @@ export type RunView = {
    */
   issued_at: string | null;
   claimed_at: string | null;
+  /**
+   * Which claim of its command `worker_id` and `claimed_at` are of: 1, or N when the command was
+   * claimed again after the worker holding it was lost (the reaper handed it on). A lost claim
+   * reaches the log with no report, so from `issued_at` to `claimed_at` is then not only a wait
+   * for a worker: the lost holders had it meanwhile. Null for what no worker claimed.
+   */
+  claim_attempt: number | null;
   started_at: string | null;
   finished_at: string | null;
   child_execution_id: number | null;
@@ -78,7 +85,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   const runs: Run[] = [];
   const bySeq = new Map<number, Run>();
   const newRun = (seq: number | null): Run => {
-    const r: Run = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', issued_at: null, claimed_at: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], at_once: null, error: null, byTask: new Map() };
+    const r: Run = { seq, loop_index: null, command_id: null, worker_id: null, status: 'pending', issued_at: null, claimed_at: null, claim_attempt: null, started_at: null, finished_at: null, child_execution_id: null, tasks: [], at_once: null, error: null, byTask: new Map() };
     runs.push(r);
     return r;
   };
@@ -152,6 +159,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         const later = claimedAt !== null && (r.started_at === null || claimedAt > r.started_at);
         if (r.finished_at === null && (r.status === 'pending' || later)) r.status = 'claimed';
         r.claimed_at = claimedAt;
+        r.claim_attempt = num(ctx.attempt) ?? r.claim_attempt;
         r.worker_id = text(ctx.worker_id) ?? e.worker_id;
         break;
       }
@@ -219,17 +227,19 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
 /**
  * The runs with what their command rows say of those a worker holds and has not reported on yet
  * (`held`): a claim reaches the log with its first report, so a task running for minutes would
- * read `pending`, unclaimed, until it ended. Such a run is `claimed`, by that worker, since then.
+ * read `pending`, unclaimed, until it ended. Such a run is `claimed`, by that worker, since then;
+ * so is one whose reports are of an earlier claim, lost since (the row's is a later `attempt`).
  */
-export function withHeldClaims(runs: RunView[], held: readonly { seq: number; worker_id: string | null; claimed_at: string | null }[]): RunView[] {
+export function withHeldClaims(runs: RunView[], held: readonly { seq: number; worker_id: string | null; claimed_at: string | null; attempt: number }[]): RunView[] {
   const bySeq = new Map(held.map((h) => [h.seq, h]));
   return runs.map((r) => {
     const h = r.seq === null ? undefined : bySeq.get(r.seq);
     if (!h) return r;
-    if (r.status === 'pending') return { ...r, status: 'claimed', worker_id: h.worker_id, claimed_at: h.claimed_at };
+    const claim = { worker_id: h.worker_id, claimed_at: h.claimed_at, claim_attempt: h.attempt };
+    if (r.status === 'pending' || (UNFINISHED.has(r.status) && r.claim_attempt !== null && h.attempt > r.claim_attempt)) return { ...r, status: 'claimed', ...claim };
     // Cancelled while that worker held it, before any report of it was applied: still `cancelled`,
     // but by whom and since when it was held (its task may have run: its late lines are in the log).
-    if (r.status === 'cancelled' && r.claimed_at === null) return { ...r, worker_id: h.worker_id, claimed_at: h.claimed_at };
+    if (r.status === 'cancelled' && r.claimed_at === null) return { ...r, ...claim };
     return r;
   });
 }

@@ -32,8 +32,12 @@ const runAnswer = v.object({
   command_id: v.nullable(integer),
   worker_id: v.nullable(v.string()),
   status: v.string(),
-  issued_at: v.pipe(v.nullable(time), v.description('when its work was issued: a command\'s issue (it waited for a free worker, or room on its task\'s limit, until `claimed_at`), a child\'s start (it waited on its playbook\'s `concurrency`, `queued`, until `started_at`), a wait\'s begin')),
+  issued_at: v.pipe(v.nullable(time), v.description('when its work was issued: a command\'s issue (it waited for a free worker, or room on its task\'s limit, until `claimed_at`; of a `claim_attempt` past 1, the lost holders had it too), a child\'s start (it waited on its playbook\'s `concurrency`, `queued`, until `started_at`), a wait\'s begin')),
   claimed_at: v.nullable(time),
+  claim_attempt: v.pipe(
+    v.nullable(integer),
+    v.description('which claim of its command `worker_id` and `claimed_at` are of: 1, or N when it was claimed again after the worker holding it was lost (the command reaper handed it on); from `issued_at` to `claimed_at` then holds the lost holders\' time, not only a wait for a worker. Null for what no worker claimed'),
+  ),
   started_at: v.nullable(time),
   finished_at: v.nullable(time),
   child_execution_id: v.nullable(integer),

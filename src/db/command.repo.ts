@@ -53,7 +53,7 @@ export async function getCommand(q: Queryable, id: number): Promise<CommandRow |
 }
 
 /** A command of a step held by a worker now, as the step's runs show it before its first report. */
-export type HeldStepCommand = { seq: number; worker_id: string | null; claimed_at: string | null };
+export type HeldStepCommand = { seq: number; worker_id: string | null; claimed_at: string | null; attempt: number };
 
 /**
  * The commands of one step of an execution that a worker holds (claimed, or running with no
@@ -65,7 +65,7 @@ export type HeldStepCommand = { seq: number; worker_id: string | null; claimed_a
 export async function heldStepCommands(q: Queryable, executionId: number, step: string, ended = false): Promise<HeldStepCommand[]> {
   const which = ended ? `c.status = ${CANCELLED} AND c.worker_id IS NOT NULL AND c.claimed_at IS NOT NULL` : heldSql('c');
   const { rows } = await q.query<HeldStepCommand>(
-    `SELECT seq, worker_id, to_char(claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS claimed_at
+    `SELECT seq, worker_id, to_char(claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS claimed_at, attempt
        FROM core.command c WHERE c.execution_id = $1 AND c.step = $2 AND ${which} ORDER BY c.seq`,
     [executionId, step],
   );

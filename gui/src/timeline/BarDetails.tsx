@@ -3,6 +3,7 @@ import { usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { ErrorBox, JsonView, StatusBadge, formatDuration } from '../ui.tsx';
 import { CHILD_QUEUED } from './child-queue.ts';
+import { lostClaimNote } from './claim-wait.ts';
 import { EventList } from './EventList.tsx';
 import { durationOf, withDescendants, type Bar } from './model.ts';
 
@@ -71,9 +72,9 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
         </dd>
         {bar.queuedFrom !== undefined && bar.queuedFrom < bar.start ? (
           <>
-            <dt>{bar.kind === 'child' ? 'Queued' : 'Waited to be claimed'}</dt>
+            <dt>{bar.kind === 'child' ? 'Queued' : lostClaimNote(bar) ? 'From issue to claim' : 'Waited to be claimed'}</dt>
             <dd>
-              {formatDuration(bar.start - bar.queuedFrom)} <span className="muted">{bar.kind === 'child' ? `(${CHILD_QUEUED}, from ${clock(bar.queuedFrom)})` : '(for a free worker, or for room on a limit of its task)'}</span>
+              {formatDuration(bar.start - bar.queuedFrom)} <span className="muted">{bar.kind === 'child' ? `(${CHILD_QUEUED}, from ${clock(bar.queuedFrom)})` : `(${lostClaimNote(bar) ?? 'for a free worker, or for room on a limit of its task'})`}</span>
             </dd>
           </>
         ) : null}

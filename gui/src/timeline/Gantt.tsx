@@ -2,6 +2,7 @@ import { useMemo, useState } from 'react';
 import { href } from '../route.ts';
 import { formatDuration } from '../ui.tsx';
 import { CHILD_QUEUED } from './child-queue.ts';
+import { lostClaimNote } from './claim-wait.ts';
 import { durationOf, type Bar, type Timeline } from './model.ts';
 
 /** Rows of one step run shown before "show all" (a long loop would otherwise draw thousands). */
@@ -111,7 +112,7 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
 /** What the grey lead-in of a bar was: a command's wait to be claimed, a child's queue. */
 function queuedText(bar: Bar): string {
   const waited = formatDuration(bar.start - (bar.queuedFrom ?? bar.start));
-  return bar.kind === 'child' ? `${CHILD_QUEUED} for ${waited} before it started` : `waited ${waited} to be claimed (a free worker, or room on a limit of its task)`;
+  return bar.kind === 'child' ? `${CHILD_QUEUED} for ${waited} before it started` : `waited ${waited} to be claimed (${lostClaimNote(bar) ?? 'a free worker, or room on a limit of its task'})`;
 }
 
 /** The row's name: a child execution links to it. */

@@ -35,6 +35,8 @@ export type Bar = {
   taskKind?: string;
   attempt?: number;
   attempts?: number;
+  /** A command's claim its bar is of (`command.claimed`'s attempt): past 1, it was claimed again after its worker was lost. */
+  claimAttempt?: number;
   childExecutionId?: number;
   childPath?: string;
   worker?: string;
@@ -191,6 +193,7 @@ export function buildTimeline(events: readonly ExecutionEvent[], execution: { st
         note(cmd, e);
         if (e.command_id !== null) byCommandId.set(e.command_id, cmd);
         cmd.worker = str(c.worker_id) ?? e.worker_id ?? cmd.worker;
+        cmd.claimAttempt = num(c.attempt) ?? cmd.claimAttempt;
         // Until the worker says when it started, the claim is the best start known.
         const claimedAt = ms(str(c.claimed_at));
         if (claimedAt !== undefined) {
