@@ -3,6 +3,7 @@
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { problemLines, warningLines } from './located-lines.ts';
+import { printableText } from './text-width.ts';
 import type { ResourceType, RunApi } from './run-api.ts';
 
 type Out = { write(text: string): unknown };
@@ -20,9 +21,9 @@ const problemsDetail = v.object({
  */
 export function describeServerError(err: ServerError, short = false): string {
   const d = v.safeParse(problemsDetail, err.detail);
-  const message = short && d.success && d.output.message ? d.output.message : err.message;
+  const message = short && d.success && d.output.message ? printableText(d.output.message) : err.message;
   const said = (p: string) => message.includes(p) || (p.includes(': ') && message.includes(p.slice(p.indexOf(': ') + 2)));
-  const problems = d.success && d.output.errors?.length ? d.output.errors.filter((p) => !said(p)).map((p) => `\n  - ${p}`).join('') : '';
+  const problems = d.success && d.output.errors?.length ? d.output.errors.map(printableText).filter((p) => !said(p)).map((p) => `\n  - ${p}`).join('') : '';
   return `${message}${problems}`;
 }
 

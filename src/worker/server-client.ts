@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { printableText } from '../cli/text-width.ts';
 import type { ReportAnswer, ReportRequest } from '../protocol.ts';
 
 // An idle kept-alive socket is closed after this long (sooner when the server's `Keep-Alive:
@@ -12,7 +13,10 @@ export class ServerError extends Error {
   readonly status: number;
   readonly detail: unknown;
   constructor(status: number, detail: unknown, what: string) {
-    super(`${what}: HTTP ${status}${typeof detail === 'string' ? ` ${detail}` : detail && typeof detail === 'object' && 'message' in detail ? ` ${String(detail.message)}` : ''}`);
+    // The server's words may quote data (a step's name, a signal's): written where a person reads
+    // them (svc's stderr, a worker's log), their control characters are escapes, never acted on.
+    const said = typeof detail === 'string' ? detail : detail && typeof detail === 'object' && 'message' in detail ? String(detail.message) : '';
+    super(`${what}: HTTP ${status}${said ? ` ${printableText(said)}` : ''}`);
     this.status = status;
     this.detail = detail;
   }

@@ -2,7 +2,8 @@
 // "gate\x1b[31m!" coloured the terminal from `signal go delivered to step gate…` on, and a retry's
 // `from step …` and `(replayed: …)` did the same (piped too), where `svc status` and `svc logs`
 // write such a name `gate\u001b[31m!` (docs/cli.md: nothing from data colours or moves the
-// terminal). Their lines now escape control characters as every table and detail does.
+// terminal). Their lines now escape control characters as every table and detail does, and so
+// does every server error svc writes (a 422 quoting the playbook's step names).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { executionApi } from '../../helpers/execution-api.ts';
@@ -50,6 +51,12 @@ describe('svc signal and svc retry, of steps named with control characters', () 
     expect(retried, retried.stderr).toMatchObject({ code: 0, stderr: '' });
     expect(retried.stdout).not.toMatch(CONTROL);
     expect(retried.stdout).toMatch(new RegExp(`^execution \\d+ started: a retry of ${id} from step boom\\\\u001b\\[0m\\\\r \\(replayed: gate\\\\u001b\\[31m!\\)\\n$`));
+
+    // The server's refusal quotes the playbook's step names: stderr escapes them too.
+    const refused = await runSvc(['retry', String(id), '--from', 'nope'], env);
+    expect(refused.code, refused.stderr).not.toBe(0);
+    expect(refused.stderr).toContain('its steps: gate\\u001b[31m!, boom\\u001b[0m\\r');
+    expect(refused.stderr.replace(/\n/g, '')).not.toMatch(CONTROL);
 
     const json = JSON.parse((await runSvc(['retry', String(id), '--json'], env)).stdout);
     expect(json).toMatchObject({ retry_of: id, from_step: 'boom\x1b[0m\r', replayed: ['gate\x1b[31m!'] });
