@@ -48,6 +48,11 @@ const CommandContext = v.looseObject({ seq: v.number(), loop_index: v.optional(v
 // A report that came after its command was over (the execution cancelled, the claim taken
 // over): kept for the record, applied to nothing.
 const LateContext = v.looseObject({ late: v.literal(true) });
+// A report refused (of an attempt whose claim was taken over since, another worker's than the
+// holder's, an item of a batch that failed): recorded as `command.refused` naming what it
+// reported. Shown as any other type (its context, else its result) a refused completion read as
+// the command completing.
+const RefusedContext = v.looseObject({ reported: v.string(), refused: v.string(), attempt: v.optional(v.nullable(v.number())) });
 // Flow control's queueing and admission: the limit and key (null: none), the priority, a debounce window's close.
 const AdmissionContext = v.looseObject({ limit: v.optional(v.nullable(v.string())), key: v.optional(v.nullable(v.string())), priority: v.optional(v.number()), debounce_until: v.optional(v.nullable(v.string())) });
 const ChildContext = v.looseObject({ seq: v.number(), child_execution_id: v.nullable(v.number()), path: v.optional(v.string()), status: v.optional(v.string()) });
@@ -182,6 +187,13 @@ function detail(e: ExecutionEvent, timerOf: (seq: number) => string | undefined,
       const payload = e.event_type === EVENT.executionAdmitted && e.result !== undefined && e.result !== null ? `with the last start's payload ${JSON.stringify(e.result)}` : '';
       const window = e.event_type === EVENT.executionQueued && until ? `until its debounce window closes at ${until}` : '';
       return [limit ? `on limit ${limit} key ${JSON.stringify(key ?? '')}` : '', priority === undefined ? '' : `priority ${priority}`, window, payload].filter(Boolean).join(', ');
+    }
+    case EVENT.commandRefused: {
+      const c = v.safeParse(RefusedContext, e.context);
+      if (!c.success || c.output.reported === EVENT.commandRefused) break;
+      const { reported, refused, attempt } = c.output;
+      const what = detail({ ...e, event_type: reported }, timerOf, replayedFrom);
+      return `refused, not applied (${refused}): ${reported}${attempt === null || attempt === undefined ? '' : ` of attempt ${attempt}`}${what ? `: ${what}` : ''}`;
     }
     case EVENT.childStarted:
     case EVENT.childFinished: {
