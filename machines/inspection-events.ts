@@ -10,7 +10,11 @@ import type { ExecutionEvent } from './execution/types.ts';
 /** The @statelyai/inspect format version these events follow. */
 export const INSPECT_FORMAT_VERSION = '0.7.2';
 
-export type InspectedSnapshot = { status: 'active' | 'done'; value: unknown; context: ExecutionView['steps'] & object };
+/**
+ * `execution_status`: the execution's status as the API answers it. A pause and flow control's
+ * queue are flags of the machine's context, not states: its `value` stays `running` through them.
+ */
+export type InspectedSnapshot = { status: 'active' | 'done'; value: unknown; context: ExecutionView['steps'] & object; execution_status: string };
 export type InspectionEvent =
   | { type: '@xstate.actor'; name: string; sessionId: string; rootId: string; parentId: string | undefined; definition: string; snapshot: InspectedSnapshot; id: null; createdAt: string; _version: string }
   | { type: '@xstate.event'; sessionId: string; rootId: string; sourceId: string | undefined; event: Record<string, unknown> & { type: string }; id: null; createdAt: string; _version: string }
@@ -41,7 +45,7 @@ function base(s: Session, nowMs: number) {
   return { sessionId: sessionIdOf(s.executionId), rootId: sessionIdOf(s.rootExecutionId), id: null, createdAt: String(nowMs), _version: INSPECT_FORMAT_VERSION };
 }
 
-const inspected = (view: ExecutionView): InspectedSnapshot => ({ status: isLiveExecutionStatus(view.status) ? 'active' : 'done', value: view.value, context: view.steps });
+const inspected = (view: ExecutionView): InspectedSnapshot => ({ status: isLiveExecutionStatus(view.status) ? 'active' : 'done', value: view.value, context: view.steps, execution_status: view.status });
 
 /** The actor event that opens an execution's session, with its statechart as the definition. */
 export function actorEvent(s: Session, name: string, statechartJson: string, view: ExecutionView, nowMs: number): InspectionEvent {

@@ -39,7 +39,8 @@ function stateLine(event: Record<string, unknown>, snapshot: Record<string, unkn
       active.push(s.status === 'waiting' ? `${shown} (waiting)` : shown);
     } else if (s.status !== 'pending') done.push(`${name} ${String(s.status)}`);
   }
-  const top = typeof snapshot.value === 'string' ? snapshot.value : 'running';
+  // The execution's status (paused, queued: flags the machine's top state does not show), else its top state.
+  const top = typeof snapshot.execution_status === 'string' ? snapshot.execution_status : typeof snapshot.value === 'string' ? snapshot.value : 'running';
   const what = [event.type, event.seq !== undefined ? `seq ${String(event.seq)}` : '', typeof event.status === 'string' ? event.status : ''].filter(Boolean).join(' ');
   return `${what.padEnd(28)} ${top.padEnd(9)} active: ${active.join(', ') || '-'}${done.length ? ` | ${done.join(', ')}` : ''}`;
 }
