@@ -34,6 +34,21 @@ export function positiveSeconds(value: unknown): number | undefined {
   return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }
 
+// Of a token's answered lifetime, what is kept back (a tenth, at most this), as the oauth2
+// credential cache does: an entry read live must not die on the way to its target.
+const TOKEN_EXPIRY_MARGIN_SECONDS = 30;
+
+/**
+ * What an entry may live of the lifetime a token answer gives (undefined: it gives none), in whole
+ * seconds (at least 1): counted from when its request was sent, the latest the endpoint's clock
+ * started (a slow answer made the entry outlive its token by as long), less the margin.
+ */
+export function answeredLifetime(answered: number | undefined, sentAtMs: number, nowMs: number): number | undefined {
+  if (answered === undefined) return undefined;
+  const left = answered - Math.min(TOKEN_EXPIRY_MARGIN_SECONDS, answered / 10) - Math.max(0, nowMs - sentAtMs) / MS_PER_SECOND;
+  return Math.max(1, Math.floor(left));
+}
+
 /**
  * An entry's lifetime: what the token answer says (its ttl_field) bounded by the definition's
  * ttl_seconds (a playbook may renew sooner, never later than the token dies); either alone;

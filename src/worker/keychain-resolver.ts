@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { KeychainDefinitionSchema, type KeychainDefinition } from '../dsl/playbook.schema.ts';
 import { renderValue } from '../dsl/render.ts';
 import { cacheKey, type KeychainScope } from '../keychain/cache-key.ts';
-import { defaultTtlSeconds, entryLifetime, positiveSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, wholeSeconds, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
+import { answeredLifetime, defaultTtlSeconds, entryLifetime, positiveSeconds, RENEWAL_FALLBACK_TTL_SECONDS, renewConfigDefaults, wholeSeconds, renewConfigSchema, tokenFromRenewResponse, type ResolvedRenewConfig } from '../keychain/ttl.ts';
 import type { Logger } from '../log.ts';
 import type { PresentedCommand, ResolvedCredential } from '../protocol.ts';
 import { applyCredential, credentialTokenUrl, fetchCredential, providerToken, type Fallible } from './keychain-auth.ts';
@@ -240,6 +240,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       headers: stringHeaders(definition.headers),
       ...(isObject(definition.data) ? { data: definition.data } : {}),
     };
+    const sentAt = Date.now();
     const answer = await tokenRequest(definition.kind, request, credential.value);
     if (!answer.ok) return answer;
     if (answer.status !== 200) return { ok: false, reason: `token endpoint answered ${statusText(answer.status)}, expected 200` };
@@ -251,7 +252,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       if (typeof token !== 'string' || token === '') return { ok: false, reason: `token endpoint answer has no non-empty string field '${tokenField}'` };
     }
     const tokenData = { ...answer.body };
-    const ttlSeconds = entryLifetime(positiveSeconds(tokenData[ttlField]), definition.ttl_seconds, target.scope);
+    const ttlSeconds = entryLifetime(answeredLifetime(positiveSeconds(tokenData[ttlField]), sentAt, Date.now()), definition.ttl_seconds, target.scope);
     // The renew request is the definition's own: the credential is applied again at renewal, so a
     // rotated client secret is picked up and no secret is copied into the entry.
     const renewConfig =
@@ -287,6 +288,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const request: OutboundRequest = { url: cfg.endpoint, method: cfg.method, headers: cfg.headers, ...(cfg.data === undefined ? {} : { data: cfg.data }) };
     // Without a definition there is no credential to apply, and the stored entry keeps its own type.
     let answer: Awaited<ReturnType<typeof tokenRequest>>;
+    const sentAt = Date.now();
     if (definition) {
       const credential = await credentialFor(target, definition);
       if (!credential.ok) return credential;
@@ -299,7 +301,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     if (!result.ok) return result;
     // Neither the answer nor the definition says: the spec's renewal fallback (3600 s), not the
     // scope default an entry is made with (its Limits table names the two apart).
-    const answered = positiveSeconds(result.tokenData[cfg.ttl_field]);
+    const answered = answeredLifetime(positiveSeconds(result.tokenData[cfg.ttl_field]), sentAt, Date.now());
     const lifetime = answered === undefined && definition?.ttl_seconds === undefined ? RENEWAL_FALLBACK_TTL_SECONDS : entryLifetime(answered, definition?.ttl_seconds, target.scope);
     return { ok: true, value: { tokenData: result.tokenData, ttlSeconds: lifetime, lifetimeSeconds: lifetime, kind: definition?.kind ?? null, renewConfig: cfg } };
   }

@@ -71,6 +71,8 @@ export function forgetOAuth2Token(credentialName: string): void {
 
 async function requestToken(name: string, tokenUrl: string, form: URLSearchParams, key: string, nowMs: () => number): Promise<TokenResult> {
   const failed = (why: string): TokenResult => ({ ok: false, message: `oauth2 token request for credential '${name}' failed: ${why}` });
+  // The token's lifetime runs from this at the latest: a slow answer must not lengthen its stay in the cache.
+  const sentAtMs = nowMs();
   let response: Response;
   try {
     // The client secret goes to the token_url's origin only, not on to the host a redirect names.
@@ -103,7 +105,7 @@ async function requestToken(name: string, tokenUrl: string, form: URLSearchParam
 
   const lifetimeSeconds = parsed.output.expires_in ?? OAUTH2_DEFAULT_LIFETIME_SECONDS;
   const marginSeconds = Math.min(OAUTH2_EXPIRY_MARGIN_SECONDS, lifetimeSeconds / 10);
-  if (lifetimeSeconds > 0) cache.set(key, { token: parsed.output.access_token, expiresAtMs: nowMs() + (lifetimeSeconds - marginSeconds) * 1000 });
+  if (lifetimeSeconds > 0) cache.set(key, { token: parsed.output.access_token, expiresAtMs: sentAtMs + (lifetimeSeconds - marginSeconds) * 1000 });
   return { ok: true, token: parsed.output.access_token };
 }
 
