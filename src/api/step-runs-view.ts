@@ -78,6 +78,16 @@ const UNFINISHED: ReadonlySet<string> = new Set(['pending', 'claimed', 'running'
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/**
+ * A time as the API writes times, to the millisecond. The log stores when an event was written in
+ * microseconds: an issue at .672533 beside a claim in the same statement at .672 (a claim time is
+ * milliseconds) read as claimed before it was issued to a client that reads microseconds.
+ */
+const msTime = (iso: string | null | undefined): string | null => {
+  if (!iso) return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : new Date(t).toISOString();
+};
 
 /** The runs of a step from its events (in log order); each output capped by `cap`; `ended`: the execution has ended. */
 export function stepRunsView(events: readonly EventRow[], cap: (output: unknown) => unknown, ended = false): RunView[] {
@@ -131,7 +141,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
       if (!r || ended === null) continue;
       if (atOnce) {
         r.at_once = atOnce;
-        r.issued_at = r.started_at = r.finished_at = e.created_at ?? null;
+        r.issued_at = r.started_at = r.finished_at = msTime(e.created_at);
       }
       r.status = ended;
       r.error = e.error ?? null;
@@ -142,7 +152,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
     if (e.event_type === EVENT.timerSet && ctx.for !== undefined) taskTimers.add(seq);
     if (taskTimers.has(seq)) continue;
     const r = runOf(seq);
-    const at = text(ctx.at) ?? e.created_at ?? null;
+    const at = msTime(text(ctx.at) ?? e.created_at);
     if (e.command_id !== null) r.command_id = e.command_id;
     switch (e.event_type) {
       case EVENT.commandIssued:
@@ -155,7 +165,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         // Recorded with the claim's first report: after that report's events when they came in a
         // batch (reserved ids), so it moves the run to `claimed` only when it is not past that
         // already (a later claim, after a reclaim, starts again from `claimed`).
-        const claimedAt = text(ctx.claimed_at) ?? e.created_at ?? null;
+        const claimedAt = msTime(text(ctx.claimed_at) ?? e.created_at);
         const later = claimedAt !== null && (r.started_at === null || claimedAt > r.started_at);
         if (r.finished_at === null && (r.status === 'pending' || later)) r.status = 'claimed';
         r.claimed_at = claimedAt;

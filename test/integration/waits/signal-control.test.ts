@@ -342,7 +342,8 @@ workflow:
     expect((await post(`/api/executions/${id}/signals/go`, { payload: { n: 1 } })).body).toMatchObject({ status: 'buffered', step: 'take' });
     expect((await post(`/api/executions/${id}/signals/open`, {})).status).toBe(202);
     expect(await finished(id)).toMatchObject({ status: 'failed' });
-    const entered = async (step: string) => (await events(id)).find((e) => e.event_type === 'step.enter' && e.step === step)?.created_at;
+    // The step's entry as the runs write times, to the millisecond (the log stores microseconds).
+    const entered = async (step: string) => new Date((await events(id)).find((e) => e.event_type === 'step.enter' && e.step === step)?.created_at ?? NaN).toISOString();
     const take = (await get(`/api/executions/${id}/steps/take`)).body;
     expect(take.runs).toEqual([
       expect.objectContaining({ seq: null, status: 'completed', at_once: 'kept_signal', error: null, started_at: await entered('take'), finished_at: await entered('take'), command_id: null, tasks: [] }),
