@@ -22,6 +22,7 @@ import {
 } from './template-values.ts';
 import { isPlainObject } from '../objects.ts';
 import { binary, compared, sliceIndex, sliceOf } from './template-operators.ts';
+import { unresolvedReason } from './unresolved-keychain-entry.ts';
 
 // Evaluates a parsed template (template-ast.ts) over plain data. This is the whole of what a
 // template can do: every value it reads comes from the context through readAttribute (own data
@@ -337,7 +338,9 @@ class Interpreter {
       throw new RenderFault(`keychain entry '${key}' is not available`);
     }
     const entry = keychainEntries.get(target);
-    if (entry !== undefined && !Object.hasOwn(target, key)) throw new RenderFault(`keychain entry '${entry}' has no field '${key}'`);
+    if (entry === undefined || Object.hasOwn(target, key)) return;
+    const reason = unresolvedReason(target);
+    throw new RenderFault(`keychain entry '${entry}' has no field '${key}'${reason === undefined ? '' : ` (${reason})`}`);
   }
 
   private call(e: Extract<Expr, { type: 'call' }>, frame: Frame): unknown {

@@ -23,6 +23,7 @@ import type { KeychainResolver } from './run-command.ts';
 import type { ServerClient } from './server-client.ts';
 import { isObject } from '../objects.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
+import { unresolvedKeychainEntry, unresolvedReason } from '../dsl/unresolved-keychain-entry.ts';
 
 export type KeychainResolverDeps = {
   client: ServerClient;
@@ -311,7 +312,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const answer = await read(target);
     if (!answer.ok) {
       log.warn({ ...logFields(target), reason: answer.reason }, `KEYCHAIN: Entry '${name}' could not be read`);
-      return {};
+      return unresolvedKeychainEntry(`it could not be read: ${answer.reason}`);
     }
     if (answer.value.status === 'success') {
       checkEntrySchema(name, answer.value.token_data, answer.value.schema, log, logFields(target));
@@ -335,14 +336,14 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
       const created = await create(target, definition).finally(turn.release);
       if (!created.ok) {
         failed('create', target, created.reason);
-        return {};
+        return unresolvedKeychainEntry(`it could not be made: ${created.reason}`);
       }
       flow.send({ type: 'STORED', expiresAt: Date.now() + created.value.ttlSeconds * MS_PER_SECOND });
       return created.value.tokenData;
     }
 
     // Expired: the machine accepts RENEW only for an auto-renewing entry; otherwise the entry is {}.
-    if (!flow.send({ type: 'RENEW' }).requestRenewal) return {};
+    if (!flow.send({ type: 'RENEW' }).requestRenewal) return unresolvedKeychainEntry('it expired, and it does not auto-renew');
     const renewConfig = answer.value.status === 'expired' ? answer.value.renew_config : undefined;
     // Another worker may be renewing it right now: its token is used, not a second one.
     const turn = await turnFor(target);
@@ -355,7 +356,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const renewed = await renew(target, renewConfig);
     if (!renewed.ok) {
       flow.send({ type: 'RENEW_FAILED', reason: renewed.reason });
-      return {};
+      return unresolvedKeychainEntry(`it expired and could not be renewed: ${renewed.reason}`);
     }
     const { tokenData, ttlSeconds, lifetimeSeconds, kind, renewConfig: nextRenewConfig } = renewed.value;
     if (flow.send({ type: 'RENEWED', expiresAt: Date.now() + lifetimeSeconds * MS_PER_SECOND }).storeRenewed) {
@@ -373,8 +374,9 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     if (!pending) {
       pending = resolveEntry(target)
         .catch((error: unknown): Resolution => {
-          log.warn({ ...logFields(target), reason: error instanceof Error ? error.message : String(error) }, `KEYCHAIN: Entry '${target.name}' could not be resolved`);
-          return {};
+          const reason = error instanceof Error ? error.message : String(error);
+          log.warn({ ...logFields(target), reason }, `KEYCHAIN: Entry '${target.name}' could not be resolved`);
+          return unresolvedKeychainEntry(`it could not be resolved: ${reason}`);
         })
         .finally(() => inFlight.delete(key));
       inFlight.set(key, pending);
@@ -386,7 +388,7 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
     const ids = v.safeParse(CommandIds, command);
     if (!ids.success) {
       log.warn({ command_id: command.command_id }, 'keychain: the command has no usable execution_id/catalog_id; entries resolve to {}');
-      return Object.fromEntries(names.map((name) => [name, {}]));
+      return Object.fromEntries(names.map((name) => [name, unresolvedKeychainEntry('the command has no usable execution_id or catalog_id')]));
     }
     const definitions = definitionsOf(command.keychain, log);
     const context = isObject(command.context) ? command.context : {};
@@ -408,8 +410,9 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
             if (!rendered.success) throw new Error('the rendered definition is invalid');
             definition = rendered.output;
           } catch (error) {
-            log.warn({ keychain: name, reason: error instanceof Error ? error.message : String(error) }, `keychain definition '${name}' could not be rendered`);
-            resolved[name] = {};
+            const reason = error instanceof Error ? error.message : String(error);
+            log.warn({ keychain: name, reason }, `keychain definition '${name}' could not be rendered`);
+            resolved[name] = unresolvedKeychainEntry(`its definition could not be rendered: ${reason}`);
             return;
           }
         }
@@ -423,8 +426,10 @@ export function createKeychainResolver(deps: KeychainResolverDeps): KeychainReso
           claim,
         };
         const value = await sharedResolution(target, rootExecutionId);
-        // Each command gets its own copy: tasks of one command must not see another's changes.
-        if (value !== undefined) resolved[name] = { ...value };
+        // Each command gets its own copy: tasks of one command must not see another's changes
+        // (an empty one keeps its reason: a copy is another object).
+        const reason = value === undefined ? undefined : unresolvedReason(value);
+        if (value !== undefined) resolved[name] = reason === undefined ? { ...value } : unresolvedKeychainEntry(reason);
       }),
     );
     return resolved;
