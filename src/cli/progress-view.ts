@@ -15,13 +15,22 @@ export type ProgressView = {
 
 type Out = { write(text: string): unknown; columns?: number };
 
-/** 0.4s, 12.3s, 2m05s, 1h02m. */
+const DAY_S = 86_400;
+const YEAR_S = 365 * DAY_S;
+
+/**
+ * 0.4s, 12.3s, 2m05s, 1h02m, 3d04h, 2y017d: a timer a week or a year away reads as days or years,
+ * not as 168h00m or 8760h00m.
+ */
 export function formatElapsed(ms: number): string {
   const s = ms / 1000;
   if (s < 60) return `${s.toFixed(1)}s`;
   const whole = Math.floor(s);
-  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
-  return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (whole < 3600) return `${Math.floor(whole / 60)}m${two(whole % 60)}s`;
+  if (whole < DAY_S) return `${Math.floor(whole / 3600)}h${two(Math.floor((whole % 3600) / 60))}m`;
+  if (whole < YEAR_S) return `${Math.floor(whole / DAY_S)}d${two(Math.floor((whole % DAY_S) / 3600))}h`;
+  return `${Math.floor(whole / YEAR_S)}y${String(Math.floor((whole % YEAR_S) / DAY_S)).padStart(3, '0')}d`;
 }
 
 /** Prints nothing (for --json). */
