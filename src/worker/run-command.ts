@@ -13,6 +13,8 @@ import { boundReport, reportEventsRoom, type CommandReport, type FailedAttempt }
 import { tools } from './tools/index.ts';
 import { SecretMask } from '../credential/redact-secrets.ts';
 import type { TaskOutcome } from './tools/types.ts';
+import { aborted } from './tools/outcome.ts';
+import { unlessAborted } from './unless-aborted.ts';
 import type { ShellHost } from './tools/shell-argv.ts';
 import { withRetry, type Attempt } from './with-retry.ts';
 import { Moments } from './elapsed.ts';
@@ -235,12 +237,17 @@ export async function runCommand(cmd: PresentedCommand, deps: RunDeps): Promise<
   let keychain: Record<string, unknown> = {};
   const names = [...new Set(tasks.flatMap((t) => referencedKeychainNames(t)))];
   if (names.length) {
-    keychain = await deps.resolveKeychain(cmd, names);
+    // A command cancelled (or taken over) while its entries resolve stops waiting for them: a token
+    // request may take 30 s, a renewal lease another worker holds longer, and the slot was held all along.
+    keychain = await unlessAborted(deps.resolveKeychain(cmd, names), deps.signal, {});
     secrets.addKeychain(keychain);
   }
   for (const task of tasks) {
     const taskStart = performance.now();
-    const outcome = await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets, claim);
+    // Stopped before it began (during the keychain's resolution): not run, so not failed on an entry it never got.
+    const outcome: TaskRun = deps.signal.aborted
+      ? { ...aborted(deps.signal), attempts: 0, tried: [] }
+      : await runTask(task, { ...context, keychain, tasks: { ...earlier, ...outcomes } }, cmd.step, deps, secrets, claim);
     const { attempts, tried, ...plain } = outcome;
     outcomes[task.name] = plain;
     calls.push({ task, attempts, taskStart, taskEnd: performance.now(), tried });
