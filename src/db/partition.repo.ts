@@ -75,19 +75,30 @@ export async function createEventRange(q: Queryable, r: EventRange): Promise<boo
 }
 
 /**
- * Whether range `r` may go, and why not: `open` (an id in it is still to be handed out), `recent`
+ * Whether range `r` may go, and why not: `open` (an id in it is still to be handed out, or was
+ * handed out less than `heldMs` ago: a server may hold it unused that long, then start an
+ * execution with it), `recent`
  * (an execution in it finished less than `days` ago), `unfinished` (one has not finished),
  * `parent` (an execution in another range is a child of one in it: that child's range goes
  * first; ids come in blocks per server, so the child's range may be an earlier one), else `expired`.
  */
 export type RangeVerdict = 'open' | 'recent' | 'unfinished' | 'parent' | 'expired';
 
-/** The verdict on range `r` for a retention of `days` (RangeVerdict). */
-export async function rangeVerdict(q: Queryable, r: EventRange, days: number): Promise<RangeVerdict> {
+/**
+ * The verdict on range `r` for a retention of `days` (RangeVerdict), with ids held unused for at
+ * most `heldMs` by the server that fetched them (a block, used lowest first). An id held in a
+ * range with executions was fetched with one of them, which started after it and finished `days`
+ * ago; a range with none may be all held ids, fetched no later than an execution past it started:
+ * one that started `heldMs` ago shows them let go.
+ */
+export async function rangeVerdict(q: Queryable, r: EventRange, days: number, heldMs: number): Promise<RangeVerdict> {
   const { rows } = await q.query<{ verdict: RangeVerdict }>({
     name: 'svc_event_range_verdict',
     text: `SELECT CASE
               WHEN $2::bigint - 1 > ${LAST_EXECUTION_ID} THEN 'open'
+              WHEN NOT EXISTS (SELECT 1 FROM core.execution x WHERE x.execution_id >= $1 AND x.execution_id < $2)
+               AND NOT EXISTS (SELECT 1 FROM core.execution x WHERE x.execution_id >= $2
+                                  AND x.started_at < now() - make_interval(secs => $4::float8 / 1000)) THEN 'open'
               WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
                               AND e.finished_at > now() - make_interval(secs => $3::float8 * 86400)) THEN 'recent'
               WHEN EXISTS (SELECT 1 FROM core.execution e WHERE e.execution_id >= $1 AND e.execution_id < $2
@@ -95,7 +106,7 @@ export async function rangeVerdict(q: Queryable, r: EventRange, days: number): P
               WHEN EXISTS (SELECT 1 FROM core.execution c WHERE c.parent_execution_id >= $1 AND c.parent_execution_id < $2
                               AND (c.execution_id >= $2 OR c.execution_id < $1)) THEN 'parent'
               ELSE 'expired' END AS verdict`,
-    values: [r.lo, r.hi, days],
+    values: [r.lo, r.hi, days, heldMs],
   });
   return rows[0].verdict;
 }

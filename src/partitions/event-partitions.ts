@@ -1,5 +1,6 @@
 import type { Db } from '../db/db.ts';
 import { access } from 'node:fs/promises';
+import { ID_HOLD_MS } from '../../actors/start-prelude-cache.ts';
 import { childRanges, createEventRange, dropEventPartition, dropHeldEventRange, dropRangeRows, dropUnstartedFires, eventRangeEmpty, eventRanges, lastExecutionId, lowestDefaultExecutionId, rangeEvents, rangeExecutions, rangeHoldsExecutions, rangeVerdict, whilePartitionRunHeld, withEventLogHeld, type ArchivedEvent, type ArchivedExecution, type EventRange } from '../db/partition.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
@@ -17,6 +18,12 @@ import { archiveFileOf, archiveMissing, writeArchive } from './archive-file.ts';
 export const RANGES_AHEAD = 2;
 /** Executions, and events, read per page when a range is archived. */
 const ARCHIVE_PAGE_ROWS = 5_000;
+/**
+ * How long after its last id was handed out a range may still get an execution: a server uses
+ * ids it fetched ahead for ID_HOLD_MS, and a start's transaction may have begun (its execution's
+ * `started_at`) before its ids were fetched; twice that is room for both.
+ */
+const RANGE_HELD_MS = 2 * ID_HOLD_MS;
 /**
  * Rows deleted per transaction when a range goes: a range of a million executions holds tens of
  * millions of rows, which in one transaction would hold its locks and its WAL for minutes.
@@ -95,7 +102,7 @@ async function keepEventPartitionsHeld(deps: { db: Db; log: Logger }, s: Partiti
     const gone = new Set<number>();
     for (const r of candidates) {
       if (gone.has(r.lo)) continue;
-      const verdict = await rangeVerdict(deps.db, r, s.retentionDays);
+      const verdict = await rangeVerdict(deps.db, r, s.retentionDays, RANGE_HELD_MS);
       if (verdict === 'open' || verdict === 'recent') break;
       // A range whose children are in other ranges waits for theirs to go first; but ranges that
       // hold each other's children (a parent and grandchild in one, the child in another: ids come
@@ -175,7 +182,7 @@ async function linkedRanges(db: Db, r: EventRange, candidates: readonly EventRan
     if (!children) return null;
     for (const c of children) {
       if (group.some((g) => g.lo === c.lo)) continue;
-      const verdict = await rangeVerdict(db, c, days);
+      const verdict = await rangeVerdict(db, c, days, RANGE_HELD_MS);
       if (verdict !== 'expired' && verdict !== 'parent') return null;
       group.push(c);
     }
