@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pipeline, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import type { ArchivedEvent, ArchivedExecution, EventRange } from '../db/partition.repo.ts';
 import { isObject } from '../objects.ts';
 
@@ -53,23 +55,59 @@ export async function writeArchive(dir: string, r: EventRange, source: ArchiveSo
 /** One line of an archive file, read back. */
 export type ArchiveLine = { execution: ArchivedExecution } | { event: ArchivedEvent };
 
-/** Reads an archive file line by line; a line that is not one is an error naming its number. */
+/** The first bytes of a gzip stream (RFC 1952). */
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * The text of the archive file at `path`, decompressed when it is gzip (an operator may compress
+ * the archives of old ranges, `gzip events-….jsonl`); `gzip`: whether it was.
+ */
+async function archiveText(path: string): Promise<{ text: Readable; gzip: boolean }> {
+  const file = await open(path, 'r');
+  let gzip: boolean;
+  try {
+    const { bytesRead, buffer } = await file.read(Buffer.alloc(GZIP_MAGIC.length), 0, GZIP_MAGIC.length, 0);
+    gzip = bytesRead === GZIP_MAGIC.length && GZIP_MAGIC.every((b, i) => buffer[i] === b);
+  } finally {
+    await file.close();
+  }
+  if (!gzip) return { text: createReadStream(path, 'utf8'), gzip };
+  const text = createGunzip();
+  text.setEncoding('utf8');
+  // A read error of the file reaches the reader through the decompressor.
+  pipeline(createReadStream(path), text, () => {});
+  return { text, gzip };
+}
+
+/**
+ * Reads an archive file (JSON Lines, or JSON Lines compressed with gzip) line by line; a line that
+ * is not one is an error naming its number.
+ */
 export async function* readArchive(path: string): AsyncGenerator<ArchiveLine> {
+  const { text, gzip } = await archiveText(path);
   let n = 0;
-  for await (const line of createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity })) {
-    n++;
-    if (!line.trim()) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      // JSON.parse's own message names neither the file nor the line.
-      throw new Error(`${path}: line ${n} is not JSON (an archive file is JSON Lines)`);
+  try {
+    for await (const line of createInterface({ input: text, crlfDelay: Infinity })) {
+      n++;
+      if (!line.trim()) continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        // JSON.parse's own message names neither the file nor the line.
+        throw new Error(`${path}: line ${n} is not JSON (an archive file is JSON Lines)`);
+      }
+      if (isObject(parsed) && isObject(parsed.execution) && typeof parsed.execution.execution_id === 'number') yield { execution: { ...parsed.execution, execution_id: parsed.execution.execution_id } };
+      else if (isObject(parsed) && isObject(parsed.event) && typeof parsed.event.execution_id === 'number' && typeof parsed.event.event_id === 'number') {
+        yield { event: { ...parsed.event, execution_id: parsed.event.execution_id, event_id: parsed.event.event_id } };
+      } else throw new Error(`${path}: line ${n} is not an archived execution or event`);
     }
-    if (isObject(parsed) && isObject(parsed.execution) && typeof parsed.execution.execution_id === 'number') yield { execution: { ...parsed.execution, execution_id: parsed.execution.execution_id } };
-    else if (isObject(parsed) && isObject(parsed.event) && typeof parsed.event.execution_id === 'number' && typeof parsed.event.event_id === 'number') {
-      yield { event: { ...parsed.event, execution_id: parsed.event.execution_id, event_id: parsed.event.event_id } };
-    } else throw new Error(`${path}: line ${n} is not an archived execution or event`);
+  } catch (e) {
+    // zlib's own messages ("unexpected end of file", "incorrect header check") name no file.
+    const code = e instanceof Error && 'code' in e ? e.code : undefined;
+    if (!gzip || typeof code !== 'string' || !code.startsWith('Z_')) throw e;
+    const where = n ? `after line ${n}` : 'before its first line';
+    throw new Error(code === 'Z_BUF_ERROR' ? `${path}: the gzip file ends early, ${where} (it was cut short)` : `${path}: not a readable gzip file ${where} (${e instanceof Error ? e.message : String(e)})`);
   }
 }
 
@@ -106,11 +144,11 @@ export async function archiveMissing(path: string, source: () => Promise<Archive
 // A start time as read from JSON (to_jsonb's text, with the offset of the session that wrote it): ms since the epoch.
 const instant = (v: unknown): number => (typeof v === 'string' ? Date.parse(v) : NaN);
 
-/** The archive files under `dir`, oldest range first (none when it does not exist). */
+/** The archive files under `dir`, as written or compressed with gzip (`.jsonl.gz`), oldest range first (none when it does not exist). */
 export async function archiveFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     throw err;
   });
-  return names.filter((n) => /^events-\d{19}-\d{19}\.jsonl$/.test(n)).sort().map((n) => join(dir, n));
+  return names.filter((n) => /^events-\d{19}-\d{19}\.jsonl(\.gz)?$/.test(n)).sort().map((n) => join(dir, n));
 }
