@@ -81,11 +81,11 @@ export async function startService(config: Config, opts: { log?: Logger } = {}):
     await checkStoredKeys(db, keyring, encryptionKey.source);
     const metrics = createMetrics();
     const batchWake = new BatchWake();
-    const { bus, announce, busId } = await createBus(config.SVC_NATS_URL, config.SVC_NATS_NAMESPACE, db, { log, metrics, batchWake });
+    const { bus, announce, busId, stream } = await createBus(config.SVC_NATS_URL, config.SVC_NATS_NAMESPACE, db, { log, metrics, batchWake });
     stops.unshift(() => bus.close());
     // Before anything is served: a server beside live servers on the other bus, or on another
-    // NATS (busId: which one the bus connected to), is refused (exit 78).
-    stops.unshift(await registerServerBus(busKindOf(config.SVC_NATS_URL), { db, log, metrics }, busId));
+    // NATS (busId: which one the bus connected to) or stream there (SVC_NATS_NAMESPACE), is refused (exit 78).
+    stops.unshift(await registerServerBus(busKindOf(config.SVC_NATS_URL), { db, log, metrics }, busId, stream));
     const waitClock = new WaitClock();
     await readDatabaseClock(db, waitClock);
     const deps: AppDeps = { config, db, log, metrics, keyring, cache: new PlaybookCache(), snapshots: new HotSnapshots(config.SVC_HOT_SNAPSHOTS), rooms: new KeyRooms(db), parked: new ParkedClaims(), bus, workerToken, batchWake, waitClock, flowClock: new FlowClock(), scheduleClock: new ScheduleClock(), ...(announce ? { announce } : {}) };

@@ -13,10 +13,11 @@ import { createPostgresBus } from './postgres.ts';
  * PostgreSQL LISTEN/NOTIFY (src/bus/postgres.ts), the embedded default. `natsNamespace` names the
  * NATS bus's stream and subjects apart from other deployments' on the same NATS.
  */
-export async function createBus(natsUrl: string | undefined, natsNamespace: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer; busId?: BusId }> {
+export async function createBus(natsUrl: string | undefined, natsNamespace: string | undefined, db: Db, deps: { log: Logger; metrics: Metrics; batchWake: BatchWake }): Promise<{ bus: CommandBus; announce?: Announcer; busId?: BusId; stream?: string }> {
   if (!natsUrl) return { bus: await createPostgresBus(db, deps) };
   // Loaded only when configured.
   const nats = await import('./nats.ts');
-  const bus = await nats.createNatsBus(natsUrl, { ...deps, names: nats.natsNames(natsNamespace) });
-  return { bus, announce: { commands: (ids) => bus.commands(ids), room: () => void bus.publish(0, false) }, busId: () => bus.streamMade() };
+  const names = nats.natsNames(natsNamespace);
+  const bus = await nats.createNatsBus(natsUrl, { ...deps, names });
+  return { bus, announce: { commands: (ids) => bus.commands(ids), room: () => void bus.publish(0, false) }, busId: () => bus.streamMade(), stream: names.stream };
 }
