@@ -85,23 +85,35 @@ async function archiveText(path: string): Promise<{ text: Readable; gzip: boolea
  */
 export async function* readArchive(path: string): AsyncGenerator<ArchiveLine> {
   const { text, gzip } = await archiveText(path);
+  // Every line written ends with a newline: a last line that is not JSON and has none is a file
+  // cut short (a copy that stopped, a full disk), not one written wrong.
+  let lastChar = '';
+  text.on('data', (chunk: string) => {
+    if (chunk.length) lastChar = chunk[chunk.length - 1];
+  });
+  // JSON.parse's own message names neither the file nor the line.
+  const notJson = (line: number) => new Error(`${path}: line ${line} is not JSON (an archive file is JSON Lines)`);
+  let unparsed: number | null = null;
   let n = 0;
   try {
     for await (const line of createInterface({ input: text, crlfDelay: Infinity })) {
+      if (unparsed !== null) throw notJson(unparsed);
       n++;
       if (!line.trim()) continue;
       let parsed: unknown;
       try {
         parsed = JSON.parse(line);
       } catch {
-        // JSON.parse's own message names neither the file nor the line.
-        throw new Error(`${path}: line ${n} is not JSON (an archive file is JSON Lines)`);
+        // Said once it is known whether another line follows.
+        unparsed = n;
+        continue;
       }
       if (isObject(parsed) && isObject(parsed.execution) && typeof parsed.execution.execution_id === 'number') yield { execution: { ...parsed.execution, execution_id: parsed.execution.execution_id } };
       else if (isObject(parsed) && isObject(parsed.event) && typeof parsed.event.execution_id === 'number' && typeof parsed.event.event_id === 'number') {
         yield { event: { ...parsed.event, execution_id: parsed.event.execution_id, event_id: parsed.event.event_id } };
       } else throw new Error(`${path}: line ${n} is not an archived execution or event`);
     }
+    if (unparsed !== null) throw lastChar === '\n' ? notJson(unparsed) : new Error(`${path}: the file ends inside line ${unparsed} (it was cut short: every line of an archive ends with a newline)`);
   } catch (e) {
     // zlib's own messages ("unexpected end of file", "incorrect header check") name no file.
     const code = e instanceof Error && 'code' in e ? e.code : undefined;
