@@ -11,6 +11,7 @@ const sweepAnswer = v.object({
   scanned: integer,
   republished: integer,
   by_reason: v.pipe(ownKeysRecord(v.string(), integer), v.description('republished commands by why they were stranded')),
+  released: v.pipe(integer, v.description('limit slots given back: commands cancelled while a worker held them, whose worker went without a report')),
 });
 
 /** Operator tools that act on the whole service: the reaper nudge (used by `svc doctor repair`). */

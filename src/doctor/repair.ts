@@ -9,7 +9,15 @@ const SWEEP_PATH = '/api/admin/command_reaper/sweep';
 // What every svc server answers at GET /api/health, older ones included (503 when its database is away).
 const svcHealth = v.looseObject({ status: v.string() });
 
-const swept = v.looseObject({ status: v.literal('ok'), scanned: v.pipe(v.number(), v.integer()), republished: v.pipe(v.number(), v.integer()) });
+// `released`: absent from older servers' answers, which gave slots back without saying so.
+const swept = v.looseObject({
+  status: v.literal('ok'),
+  scanned: v.pipe(v.number(), v.integer()),
+  republished: v.pipe(v.number(), v.integer()),
+  released: v.optional(v.pipe(v.number(), v.integer())),
+});
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * `repair_trigger_reaper`: asks the server's command reaper for one sweep now. Every answer
@@ -24,11 +32,23 @@ export async function repair(client: DoctorClient): Promise<Outcome> {
   try {
     // An empty object: the endpoint takes no options, and a JSON body suits any body schema.
     const answer = await client.request('POST', SWEEP_PATH, swept, {});
-    const summary =
+    const released = answer.released ?? 0;
+    const republished =
       answer.republished > 0
         ? `the reaper republished ${answer.republished} of the ${answer.scanned} commands it scanned: live workers claim them again`
         : `the reaper scanned ${answer.scanned} commands and none needed republishing`;
-    return outcome('repair_trigger_reaper', 'ok', { summary, next_steps: [confirm], server, result: 'swept', scanned: answer.scanned, republished: answer.republished });
+    // A slot given back admits what waits on its limit: a sweep that did only that did something.
+    const gaveBack = released > 0 ? `; it gave back ${plural(released, 'limit slot')} that cancelled commands of a worker gone without a report held: what waits on them goes on` : '';
+    const summary = `${republished}${gaveBack}`;
+    return outcome('repair_trigger_reaper', 'ok', {
+      summary,
+      next_steps: [confirm],
+      server,
+      result: 'swept',
+      scanned: answer.scanned,
+      republished: answer.republished,
+      ...(answer.released === undefined ? {} : { released }),
+    });
   } catch (err) {
     if (!(err instanceof ServerError) || (err.status !== 404 && err.status !== 409)) throw err;
     if (err.status === 404) {

@@ -20,7 +20,8 @@ const MS_PER_SECOND = 1000;
 
 export type ReaperDeps = { db: Db; bus: CommandBus; config: Config; metrics: Metrics; log: Logger; flowClock?: FlowClock };
 
-export type SweepResult = { status: 'ok'; scanned: number; republished: number; by_reason: Partial<Record<StrandedReason, number>> };
+/** `released`: limit slots of cancelled commands given back (releaseKeptSlots), which a nudge's caller is told of as it is of what was republished. */
+export type SweepResult = { status: 'ok'; scanned: number; republished: number; by_reason: Partial<Record<StrandedReason, number>>; released: number };
 
 /** Another sweep holds the lease. */
 export type SweepBusy = { status: 'busy'; holder: string | null; expires_at: Date | null };
@@ -78,5 +79,5 @@ export async function reapStrandedCommands(deps: ReaperDeps, trigger: 'timer' | 
     deps.log.info({ republished, by_reason: byReason, commands: [...claims.stranded.map((s) => s.command_id), ...pending.republished] }, 'command reaper republished stranded commands');
   }
   if (released.length) deps.log.info({ commands: released }, "command reaper gave back the limit slots of cancelled commands whose worker's lease expired");
-  return { status: 'ok', scanned, republished, by_reason: byReason };
+  return { status: 'ok', scanned, republished, by_reason: byReason, released: released.length };
 }
