@@ -137,7 +137,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const stored = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
       // A new schedule's first fire is its next time after now by the database's clock, which the scheduler counts by.
-      if (!row.unchanged) await registerTriggers(q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers }, scheduleNow(deps));
+      if (!row.unchanged) await registerTriggers(deps, q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers }, scheduleNow(deps));
       // Its inline limit's N is the newest version's, on the keys it has too (queued work is admitted up to it).
       const inline = playbook.concurrency?.limit;
       if (!row.unchanged && typeof inline === 'number') await setInlineCapacity(q, inlineLimitName(finalPath), inline);
@@ -163,7 +163,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const row = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       // The newest version's triggers are the live ones: an MCP document at a playbook's path has none.
-      if (!row.unchanged) await registerTriggers(q, { path, catalogId: row.catalog_id, triggers: [] });
+      if (!row.unchanged) await registerTriggers(deps, q, { path, catalogId: row.catalog_id, triggers: [] }, scheduleNow(deps));
       // A server's name is held by its document's path: another path (another team's, under the
       // gateway's path patterns) may not take it over, its endpoint and auth credential with it.
       const name = server.metadata.name;

@@ -100,6 +100,12 @@ export async function lockTrigger(q: Queryable, path: string, name: string): Pro
   return rows[0];
 }
 
+/** Locks and reads `path`'s schedules (call in a registration's transaction, before syncTriggers). */
+export async function lockSchedules(q: Queryable, path: string): Promise<TriggerRow[]> {
+  const { rows } = await q.query<TriggerRow>(`SELECT ${COLUMNS} FROM core.trigger WHERE path = $1 AND kind = 'schedule' ORDER BY name FOR UPDATE`, [path]);
+  return rows;
+}
+
 /**
  * Pauses or resumes a trigger whose row the caller locked and read in its transaction (lockTrigger);
  * a resumed schedule starts again from `nextFire` (what was due while it was paused is not caught

@@ -160,9 +160,10 @@ export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at
 /**
  * Records, in the pausing transaction `q` (the pause holds the trigger's row), the due times a
  * queue schedule holds at `at` as skipped (pausedQueue) and moves its next fire past them; a time
- * recorded already (a backfill of it) stays as it was. Other schedules hold no due times.
+ * recorded already (a backfill of it) stays as it was. Other schedules hold no due times. `why`
+ * ends the queue: a pause, or a new version that removes the schedule or changes its cron.
  */
-export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: TriggerRow, at: Date): Promise<void> {
+export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: TriggerRow, at: Date, why = 'trigger paused'): Promise<void> {
   const read = storedSchedule(row.spec);
   const from = row.next_fire_at;
   if ('problem' in read || read.spec.overlap !== 'queue' || !from || from.getTime() > at.getTime()) return;
@@ -172,7 +173,7 @@ export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: Tri
   // As a tick asks it (runScheduleTick): did times older than the grace wait for a run that ended?
   const asked = runs.length === 0 && from.getTime() < at.getTime() - MISFIRE_GRACE_MS;
   const queuedUntil = asked ? ((await queuedThrough(q, [{ path: row.path, name: row.name, before: from }])).get(key) ?? null) : null;
-  const fires = pausedQueue(spec, from, at, runs, queuedUntil, await runStatuses(q, runs));
+  const fires = pausedQueue(spec, from, at, runs, queuedUntil, await runStatuses(q, runs), why);
   const recorded = new Set((await findFires(q, fires.map((f) => ({ path: row.path, name: row.name, fireKey: f.fireKey })))).map((r) => r.fire_key));
   const rows = fires.flatMap((f): TriggerFireRow[] =>
     'skipped' in f && !recorded.has(f.fireKey) ? [{ path: row.path, name: row.name, fire_key: f.fireKey, outcome: 'skipped', execution_id: null, scheduled_time: f.scheduledTime, error: f.skipped }] : [],
@@ -186,9 +187,9 @@ export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: Tri
  * (docs/triggers.md, "Pause and resume"): each is recorded as skipped, never left to start after
  * a resume. The newest `max_catch_up` for the pause, the older ones as a tick drops them (queuePick).
  */
-export function pausedQueue(spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], queuedUntil: Date | null, statuses: ReadonlyMap<number, string> = new Map()): Fire[] {
-  const skip = (why: string) => (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: why });
-  const paused = skip(`trigger paused while this time waited its turn${unfinished.length ? ` (${unfinishedText(unfinished, statuses)})` : ''}`);
+export function pausedQueue(spec: ScheduleTrigger, from: Date, at: Date, unfinished: readonly number[], queuedUntil: Date | null, statuses: ReadonlyMap<number, string> = new Map(), why = 'trigger paused'): Fire[] {
+  const skip = (reason: string) => (t: Date): Fire => ({ fireKey: t.toISOString(), scheduledTime: t, skipped: reason });
+  const paused = skip(`${why} while this time waited its turn${unfinished.length ? ` (${unfinishedText(unfinished, statuses)})` : ''}`);
   const dropped = skip(`overlap queue: more than ${spec.max_catch_up} due times waiting (max_catch_up)`);
   const out: Fire[] = [];
   // With a run unfinished every due time up to the pause waited for it.
