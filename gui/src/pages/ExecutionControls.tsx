@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { askedOf } from '../../../src/engine/asked-of.ts';
@@ -37,13 +37,37 @@ export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, ev
   const [fromStep, setFromStep] = useState<string | null>(null);
   const chosen = fromStep ?? retryFrom ?? steps[0] ?? '';
   const ended = isTerminalExecutionStatus(execution.status);
+  // Keyboard focus through an action: the button acted with is disabled while the call runs, and
+  // Pause, Resume and Cancel are then replaced (Resume, Pause, Retry), each of which left focus
+  // on the page's body. Once the call is over it goes back to that button, or to the first one
+  // here, until the execution's status has moved on (or the call failed).
+  const group = useRef<HTMLDivElement>(null);
+  const refocus = useRef<{ label: string; status: string; settled: boolean } | null>(null);
+  useEffect(() => {
+    const pending = refocus.current;
+    if (!pending || busy) return;
+    const at = document.activeElement;
+    if (at && at !== document.body && !group.current?.contains(at)) {
+      refocus.current = null; // the user went elsewhere meanwhile
+      return;
+    }
+    if (!at || at === document.body) {
+      const buttons = [...(group.current?.querySelectorAll('button') ?? [])].filter((b) => !b.disabled);
+      (buttons.find((b) => b.textContent === pending.label) ?? buttons[0])?.focus();
+    }
+    if (pending.settled || execution.status !== pending.status) refocus.current = null;
+  });
 
   const act = async (what: () => Promise<void>) => {
+    const at = document.activeElement;
+    refocus.current = at instanceof HTMLElement && group.current?.contains(at) ? { label: at.textContent ?? '', status: execution.status, settled: false } : null;
     setBusy(true);
     failed(undefined);
     try {
       await what();
     } catch (error) {
+      // Refused: the status stays as it was, so focus goes back once, to the same button.
+      if (refocus.current) refocus.current.settled = true;
       failed(error);
     } finally {
       setBusy(false);
@@ -86,7 +110,7 @@ export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, ev
     });
 
   return (
-    <div className="actions controls" role="group" aria-label="Controls">
+    <div className="actions controls" role="group" aria-label="Controls" ref={group}>
       {execution.status === 'running' ? (
         <button type="button" onClick={pause} disabled={busy}>
           Pause
