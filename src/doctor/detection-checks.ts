@@ -53,14 +53,19 @@ const stuckRow = v.looseObject({
   waiting: v.pipe(v.number(), v.integer(), v.minValue(0)),
   waiting_items: v.array(v.looseObject({ execution_id: v.number(), path: v.string(), started_at: timestamp, last_progress_at: timestamp, ...waitsFor })),
 });
-const deadClaimRow = summaryRow({
-  command_id: v.number(),
-  execution_id: v.number(),
-  step: v.string(),
-  status: v.string(),
-  worker_id: v.nullable(v.string()),
-  reason: v.picklist(['unregistered', 'deregistered', 'silent']),
-  silent_seconds: v.nullable(v.number()),
+// `paused` (how many, and per item): optional, as a playbook registered by an older doctor answers without.
+const deadClaimRow = v.looseObject({
+  ...summaryRow({
+    command_id: v.number(),
+    execution_id: v.number(),
+    step: v.string(),
+    status: v.string(),
+    worker_id: v.nullable(v.string()),
+    reason: v.picklist(['unregistered', 'deregistered', 'silent']),
+    silent_seconds: v.nullable(v.number()),
+    paused: v.optional(v.boolean()),
+  }).entries,
+  paused: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 const pendingRow = v.looseObject({ ...summaryRow({ command_id: v.number(), execution_id: v.number(), step: v.string(), waiting_seconds: v.number() }).entries, live_pools: v.number() });
 const stalePoolRow = v.looseObject({ ...summaryRow({ name: v.string(), status: v.string(), silent_seconds: v.number() }).entries, live_pools: v.number() });
@@ -135,14 +140,22 @@ export const CHECKS = {
     inputs: ['worker_stale_seconds', 'limit'],
     row: deadClaimRow,
     clear: 'no command is held by a dead worker',
-    describe: (row, t, server) => ({
-      severity: 'critical',
-      summary: `${plural(row.count, 'command')} ${row.count === 1 ? 'is' : 'are'} held by a worker pool that stopped or went quiet (no heartbeat for over ${t.worker_stale_seconds} s)`,
-      next_steps: [
-        `svc doctor repair --server ${server}   # the reaper republishes them and a live worker claims them again`,
-        `curl -s ${server}/api/worker/pools   # which pools are alive`,
-      ],
-    }),
+    describe: (row, t, server) => {
+      // A paused execution's claim is taken over only after its resume: a repair alone leaves it held.
+      const paused = row.paused ?? 0;
+      const pausedId = row.items.find((i) => i.paused === true)?.execution_id;
+      const whose = paused === row.count ? (paused === 1 ? 'its execution is paused' : 'their executions are paused') : `${plural(paused, 'of them is', 'of them are')} a paused execution's`;
+      const note = paused ? ` (${whose}: no worker takes ${paused === 1 ? 'it' : 'them'} over until resumed)` : '';
+      return {
+        severity: 'critical',
+        summary: `${plural(row.count, 'command')} ${row.count === 1 ? 'is' : 'are'} held by a worker pool that stopped or went quiet (no heartbeat for over ${t.worker_stale_seconds} s)${note}`,
+        next_steps: [
+          ...(paused < row.count ? [`svc doctor repair --server ${server}   # the reaper republishes them and a live worker claims them again`] : []),
+          ...(paused ? [`svc resume ${pausedId ?? '<id>'} --server ${server}   # a paused execution's command is taken over once it is resumed (then svc doctor repair)`] : []),
+          `curl -s ${server}/api/worker/pools   # which pools are alive`,
+        ],
+      };
+    },
   }),
   stranded_pending_commands: spec({
     file: 'stranded_pending_commands.yaml',

@@ -48,7 +48,7 @@ function itemLine(name: CheckName, item: Record<string, unknown>): string {
     case 'stuck_executions':
       return `execution ${f('execution_id')} (${f('path')}): no progress for ${f('idle_minutes')} min, started ${f('started_at')}${item.reason && item.reason !== 'no_progress' ? `; ${f('reason')}: waited for ${waitText(item)}` : ''}`;
     case 'dead_worker_claims':
-      return `command ${f('command_id')} of execution ${f('execution_id')} (step ${f('step')}, ${f('status')}): held by ${f('worker_id')}, ${f('reason')}, no heartbeat for ${f('silent_seconds')} s`;
+      return `command ${f('command_id')} of execution ${f('execution_id')} (step ${f('step')}, ${f('status')}): held by ${f('worker_id')}, ${f('reason')}, no heartbeat for ${f('silent_seconds')} s${item.paused === true ? '; its execution is paused: taken over once resumed' : ''}`;
     case 'stranded_pending_commands':
       return `command ${f('command_id')} of execution ${f('execution_id')} (step ${f('step')}): PENDING for ${f('waiting_seconds')} s`;
     case 'stale_worker_pools':
