@@ -4,7 +4,7 @@ import { BODY_LIMIT_BYTES } from '../body-limit.ts';
 import { withDatabaseLogin } from '../database-login.ts';
 import { boundedQuery } from '../credential/bounded-query.ts';
 import { POSTGRES_VALUE_SET_LOCAL, postgresValueTypes } from '../credential/postgres-value-types.ts';
-import { classifyDatabaseError, isLoginRefused } from './classify-database-error.ts';
+import { classifyDatabaseError, isDatabaseUnavailable, isLoginRefused } from './classify-database-error.ts';
 import type { Db } from './db.ts';
 import { scramVerifier } from './scram-verifier.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
@@ -137,6 +137,8 @@ async function prepareReaderRole(db: Db, role: string, password: string): Promis
     // Its SCRAM secret, not the password: the statement's text may be logged or shown in pg_stat_activity.
     await db.query(`ALTER ROLE ${pg.escapeIdentifier(role)} WITH LOGIN PASSWORD ${pg.escapeLiteral(await scramVerifier(password))}`);
   } catch (err) {
+    // The database away or taking no writes for now (25006) is the request's 503, sent again later.
+    if (isDatabaseUnavailable(err)) throw err;
     const { sqlstate } = describe(err);
     throw new SqlExecutionError('setup', `SQL against the service database is unavailable: role ${role} cannot be given a login (${sqlstate ?? 'error'})`, sqlstate);
   }
