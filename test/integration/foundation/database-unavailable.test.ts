@@ -12,6 +12,7 @@ import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
+import { REQUESTS } from '../../helpers/route-requests.ts';
 
 let t: TestApp;
 let away: { app: FastifyInstance; db: Db };
@@ -33,81 +34,6 @@ afterAll(async () => {
   await away?.db.close();
   await t?.close();
 });
-
-// One valid request per route (valid, so only the database can be at fault).
-const BATCH_ID = '00000000-0000-4000-8000-000000000000';
-const event = { execution_id: 1, command_id: 1, attempt: 1, event_type: 'command.started' };
-// A batch's item: the event without its execution, which the batch names (an item takes no other field).
-const { execution_id: _batchExecution, ...batchItem } = event;
-// The worker token names a claim on secret routes (CLAIM_HEADERS); checking it needs the database.
-const CLAIM = { 'x-svc-command': '1', 'x-svc-attempt': '1', 'x-svc-worker': 'w' };
-const REQUESTS: { method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH'; url: string; route: string; body?: unknown; code?: string; headers?: Record<string, string>; needsNoDatabase?: true }[] = [
-  { method: 'POST', url: '/api/catalog/playbook', route: '/api/catalog/playbook', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
-  { method: 'POST', url: '/api/catalog/register', route: '/api/catalog/register', body: { content: 'apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: a, path: a/b }\nworkflow:\n  - step: start\n    tool: { name: t, kind: noop }\n' } },
-  { method: 'GET', url: '/api/catalog/playbook/a/b', route: '/api/catalog/playbook/{path}' },
-  { method: 'GET', url: '/api/catalog/playbooks', route: '/api/catalog/playbooks' },
-  { method: 'POST', url: '/api/run/playbook', route: '/api/run/playbook', body: { path: 'a/b' } },
-  { method: 'POST', url: '/api/execute', route: '/api/execute', body: { path: 'a/b' } },
-  { method: 'GET', url: '/api/executions/1', route: '/api/executions/{execution_id}' },
-  { method: 'GET', url: '/api/execution/1', route: '/api/execution/{execution_id}' },
-  { method: 'GET', url: '/api/executions', route: '/api/executions' },
-  { method: 'POST', url: '/api/executions/1/cancel', route: '/api/executions/{id}/cancel', body: {} },
-  { method: 'POST', url: '/api/executions/1/retry', route: '/api/executions/{id}/retry', body: {} },
-  { method: 'GET', url: '/api/executions/1/steps/start', route: '/api/executions/{id}/steps/{step}' },
-  { method: 'POST', url: '/api/executions/1/pause', route: '/api/executions/{id}/pause' },
-  { method: 'POST', url: '/api/executions/1/resume', route: '/api/executions/{id}/resume' },
-  { method: 'POST', url: '/api/executions/1/signals/go', route: '/api/executions/{id}/signals/{name}', body: { payload: { ok: true } } },
-  { method: 'POST', url: '/api/events', route: '/api/events', body: event },
-  { method: 'GET', url: '/api/events/1', route: '/api/events/{execution_id}' },
-  { method: 'POST', url: '/api/worker/pool/register', route: '/api/worker/pool/register', body: { name: 'w' } },
-  { method: 'POST', url: '/api/worker/pool/heartbeat', route: '/api/worker/pool/heartbeat', body: { name: 'w' } },
-  { method: 'POST', url: '/api/worker/pool/deregister', route: '/api/worker/pool/deregister', body: { name: 'w' } },
-  { method: 'GET', url: '/api/worker/pools', route: '/api/worker/pools' },
-  { method: 'POST', url: '/api/commands/1/claim', route: '/api/commands/{id}/claim', body: { worker_id: 'w' } },
-  { method: 'POST', url: '/api/worker/claim', route: '/api/worker/claim', body: { worker_id: 'w', max: 1, wait_ms: 0 } },
-  { method: 'POST', url: '/api/worker/report', route: '/api/worker/report', body: { worker_id: 'w', events: [event] } },
-  { method: 'POST', url: '/api/credentials', route: '/api/credentials', body: { name: 'c', type: 'bearer', data: { token: 't' } } },
-  { method: 'GET', url: '/api/credentials', route: '/api/credentials' },
-  { method: 'GET', url: '/api/credentials/c?include_data=true', route: '/api/credentials/{identifier}', headers: CLAIM },
-  { method: 'DELETE', url: '/api/credentials/c', route: '/api/credentials/{name}' },
-  { method: 'PUT', url: '/api/credentials/c', route: '/api/credentials/{name}', body: { type: 'bearer', data: { token: 't' } } },
-  { method: 'PATCH', url: '/api/credentials/c', route: '/api/credentials/{name}', body: { data: { token: 't' } } },
-  { method: 'POST', url: '/api/credentials/c/test', route: '/api/credentials/{name}/test', body: { url: 'http://127.0.0.1:1/' } },
-  { method: 'GET', url: '/api/credential-types', route: '/api/credential-types', needsNoDatabase: true },
-  { method: 'GET', url: '/api/worker/service-reader', route: '/api/worker/service-reader', headers: CLAIM },
-  { method: 'GET', url: '/api/keychain/catalog/1', route: '/api/keychain/catalog/{catalog_id}', headers: CLAIM },
-  { method: 'GET', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', headers: CLAIM },
-  { method: 'POST', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', body: { token_data: { t: 'x' }, credential_type: 'bearer' }, headers: CLAIM },
-  { method: 'DELETE', url: '/api/keychain/1/k', route: '/api/keychain/{catalog_id}/{keychain_name}', headers: CLAIM },
-  { method: 'POST', url: '/api/keychain/1/k/renewal', route: '/api/keychain/{catalog_id}/{keychain_name}/renewal', headers: CLAIM },
-  { method: 'DELETE', url: '/api/keychain/1/k/renewal?lease_id=00000000-0000-4000-8000-000000000000', route: '/api/keychain/{catalog_id}/{keychain_name}/renewal', headers: CLAIM },
-  { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1' } },
-  { method: 'POST', url: '/api/postgres/execute', route: '/api/postgres/execute', body: { query: 'SELECT 1', credential_name: 'pg_auth' } },
-  { method: 'GET', url: '/api/health', route: '/api/health' },
-  { method: 'GET', url: '/health', route: '/health' },
-  { method: 'GET', url: '/metrics', route: '/metrics', needsNoDatabase: true },
-  { method: 'POST', url: '/api/executions/cleanup', route: '/api/executions/cleanup', body: {} },
-  { method: 'POST', url: '/api/admin/command_reaper/sweep', route: '/api/admin/command_reaper/sweep', body: {} },
-  // The spec names the batch intake's own code for a database it cannot enqueue into.
-  { method: 'POST', url: '/api/events/batch', route: '/api/events/batch', body: { execution_id: 1, events: [batchItem] }, code: 'enqueue_error' },
-  { method: 'GET', url: `/api/events/batch/${BATCH_ID}/status`, route: '/api/events/batch/{request_id}/status' },
-  { method: 'GET', url: `/api/events/batch/${BATCH_ID}/stream`, route: '/api/events/batch/{request_id}/stream' },
-  { method: 'GET', url: '/api/executions/1/state', route: '/api/executions/{id}/state' },
-  { method: 'GET', url: '/api/executions/1/inspect', route: '/api/executions/{id}/inspect' },
-  { method: 'GET', url: '/api/agents', route: '/api/agents' },
-  { method: 'GET', url: '/api/triggers', route: '/api/triggers' },
-  { method: 'GET', url: '/api/limits', route: '/api/limits' },
-  { method: 'GET', url: '/api/limits/tenant', route: '/api/limits/{name}' },
-  { method: 'PUT', url: '/api/limits/tenant', route: '/api/limits/{name}', body: { concurrency: 2 } },
-  { method: 'DELETE', url: '/api/limits/tenant', route: '/api/limits/{name}' },
-  { method: 'POST', url: '/api/triggers/a/b/t/pause', route: '/api/triggers/{path}/{name}/{action}', body: {} },
-  { method: 'POST', url: '/api/triggers/a/b/t/backfill', route: '/api/triggers/{path}/{name}/{action}', body: { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } },
-  { method: 'POST', url: '/api/hooks/a/b/t', route: '/api/hooks/{path}/{name}', body: { any: 'thing' } },
-  { method: 'GET', url: '/api/mcp/servers', route: '/api/mcp/servers' },
-  { method: 'GET', url: '/api/mcp/servers/demo', route: '/api/mcp/servers/{name}' },
-  { method: 'POST', url: '/api/mcp/mcp/demo/lifecycle/status', route: '/api/mcp/mcp/{server_name}/lifecycle/{action}', body: {} },
-  { method: 'GET', url: `/api/secrets/${BATCH_ID}`, route: '/api/secrets/{handle}', headers: CLAIM },
-];
 
 function expectUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }, what: string) {
   expect(res.statusCode, `${what}: ${res.body}`).toBe(503);
