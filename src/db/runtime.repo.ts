@@ -106,6 +106,15 @@ export async function takeLease(q: Queryable, p: { name: string; holder: string;
   return (rowCount ?? 0) > 0;
 }
 
+/** Moves the lease's end to `ttlSeconds` from now while `holder` still holds it; false when it no longer does. */
+export async function renewLease(q: Queryable, p: { name: string; holder: string; ttlSeconds: number }): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE core.runtime SET lease_expires_at = now() + make_interval(secs => $3) WHERE kind = 'lease' AND name = $1 AND holder = $2 AND status = 'held'`,
+    [p.name, p.holder, p.ttlSeconds],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 /** Gives the lease back (only when `holder` still holds it). */
 export async function releaseLease(q: Queryable, name: string, holder: string): Promise<void> {
   await q.query(`UPDATE core.runtime SET status = 'ready', lease_expires_at = NULL WHERE kind = 'lease' AND name = $1 AND holder = $2 AND status = 'held'`, [name, holder]);

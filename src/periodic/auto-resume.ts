@@ -18,8 +18,14 @@ export const AUTO_RESUME = 'auto_resume';
 /** How long auto-resume waits for the database and a worker pool's heartbeat before it goes on without. */
 const AUTO_RESUME_WAIT_MS = 60_000;
 const WAIT_POLL_MS = 500;
-// Long enough for any backlog; a server that dies holding it only delays another server's run.
-const LEASE_TTL_SECONDS = 600;
+// Renewed while a run works, however long its backlog: a server that dies holding it (SIGKILLed
+// mid-run, in a crash loop) blocks the next one's run this long at most. It was 600 s unrenewed,
+// and the next server gave up at once: past RESUME_WINDOW_MINUTES (5) by then, what the dead
+// run had not handled (or a successor it had not started) was never resumed.
+const LEASE_TTL_SECONDS = 30;
+const LEASE_RENEW_MS = 10_000;
+/** How often a server waits to look again while another server's run holds the lease. */
+const LEASE_WAIT_MS = 1_000;
 const PAGE = 100;
 
 export type Resumed = { execution_id: number; action: 'cancelled' | 'restarted' | 'skipped'; resumed_as?: number; error?: string };
@@ -34,7 +40,8 @@ export type Resumed = { execution_id: number; action: 'cancelled' | 'restarted' 
  * worker claimed a command of the tree after the read (resumeOne). First waits until the database answers and a
  * worker pool has beaten since the call (both within AUTO_RESUME_WAIT_MS), and until
  * SVC_COMMAND_REAPER_WORKER_STALE_SECONDS have passed, so every pool still alive has been heard
- * from. One server at a time (a lease); an execution tree is handled at its root.
+ * from. One server at a time (a lease, renewed while a run works; a server that finds it held
+ * waits for it, then looks); an execution tree is handled at its root.
  */
 export async function autoResume(deps: EngineDeps, opts: { signal?: AbortSignal } = {}): Promise<Resumed[]> {
   const c = deps.config;
@@ -65,10 +72,14 @@ export async function autoResume(deps: EngineDeps, opts: { signal?: AbortSignal 
   if (performance.now() - t0 < staleMs) await delay(staleMs - (performance.now() - t0), undefined, { signal: opts.signal });
   // The lease is taken after the wait, not by the runner before it: what it elects is the server
   // that looks once every live pool has been heard from.
-  const done = await withLease(deps, { name: AUTO_RESUME, ttlSeconds: LEASE_TTL_SECONDS, minGapSeconds: null }, () => resumeAll(deps, opts.signal));
-  if (!done.ran) {
-    deps.log.info('auto-resume: another server is doing it');
-    return [];
+  // Held by another server's run: wait for it, then look (a live run has handled what it found,
+  // so this one finds what is left; a dead one's lease expires, and this one does its work).
+  const terms = { name: AUTO_RESUME, ttlSeconds: LEASE_TTL_SECONDS, minGapSeconds: null, renewEveryMs: LEASE_RENEW_MS };
+  let done = await withLease(deps, terms, () => resumeAll(deps, opts.signal));
+  if (!done.ran) deps.log.info('auto-resume: another server is doing it; this one looks once its lease is given back or expires');
+  while (!done.ran) {
+    await delay(LEASE_WAIT_MS, undefined, { signal: opts.signal });
+    done = await withLease(deps, terms, () => resumeAll(deps, opts.signal));
   }
   const out = done.value;
   if (out.length) deps.log.info({ mode: c.SVC_AUTO_RESUME_MODE, executions: out }, 'auto-resume handled executions interrupted by the stop');
