@@ -58,6 +58,9 @@ const executeBody = v.object({
   resource_kind: v.optional(described(oneOf(['playbook', 'agent']), '`agent` for an agent playbook (required for one; 404 `Executable catalog entry not found` when the path holds no entry of that kind), else `playbook`')),
   workload: v.optional(described(jsonObject, "merged into the playbook's `workload` (one level); an agent's runtime inputs: server, endpoint, method, tool, arguments"), {}),
   payload: v.optional(described(jsonObject, "POST /api/run/playbook's name for the same: merged over `workload` (a field in both takes payload's)")),
+  // POST /api/run/playbook's `version`, which this route does not take: left to the start routes'
+  // taking of unknown fields, it was dropped and the newest version started in place of the one asked.
+  version: v.optional(described(v.never('this route starts the newest version: POST /api/run/playbook starts the version asked'), 'not taken: POST /api/run/playbook starts a given version; 422 here')),
   labels,
   priority,
 });
