@@ -40,3 +40,22 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, everyMs: n
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload };
 }
+
+/**
+ * Keyboard focus through a call: a button disabled while its call runs loses focus, and the page's
+ * body kept it (Tab then started from the top). Call the returned `hold` as the call starts; once
+ * `busy` is over, focus goes back to what had it, unless something else took it meanwhile.
+ */
+export function useFocusBack(busy: boolean): () => void {
+  const held = useRef<Element | null>(null);
+  useEffect(() => {
+    const element = held.current;
+    if (busy || !element) return;
+    held.current = null;
+    const at = document.activeElement;
+    if (element instanceof HTMLElement && element.isConnected && (!at || at === document.body)) element.focus();
+  });
+  return useCallback(() => {
+    held.current = document.activeElement;
+  }, []);
+}

@@ -130,10 +130,12 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
             Simulated execution {finished}.{result.error ? ` ${result.error.step ? `${result.error.step}: ` : ''}${result.error.message}` : ''}
           </span>
         ) : null}
-        {waiting.map((step) => {
+        {waiting.map((step, i) => {
           const { legend, choices } = choicesOf(step, result.steps[step], steps.get(step));
+          // Keyed by place, not step: the next step's question reuses the one answered, whose
+          // button keeps the keyboard's focus (a new fieldset left it on the page's body).
           return (
-            <fieldset key={step} className="sim-step">
+            <fieldset key={i} className="sim-step">
               <legend>{legend}</legend>
               {choices.map((c) => (
                 <button key={c.outcome} type="button" className={c.danger ? 'danger' : undefined} onClick={() => decide(step, c.outcome)}>

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { isObject } from '../../../src/objects.ts';
 import { ApiError, api, apiOrNull, encodePath, type CatalogEntry } from '../api.ts';
 import { graphFromYaml } from '../graph/model.ts';
+import { useFocusBack } from '../hooks.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { href, navigate, useRoute } from '../route.ts';
 import { ErrorBox, Section } from '../ui.tsx';
@@ -72,6 +73,7 @@ export function EditorPage({ path }: { path?: string }) {
   const [error, setError] = useState<unknown>();
   const [problems, setProblems] = useState<Problem[] | null>(null);
   const [busy, setBusy] = useState(false);
+  const holdFocus = useFocusBack(busy);
   const [missing, setMissing] = useState(false);
   // A registration the server accepted with warnings: shown here (the entry's page has no place for
   // them), with a link on, instead of leaving for the entry at once.
@@ -95,6 +97,7 @@ export function EditorPage({ path }: { path?: string }) {
   }, [problems]);
 
   const register = async () => {
+    holdFocus();
     setBusy(true);
     setError(undefined);
     setWarned(null);

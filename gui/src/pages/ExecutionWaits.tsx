@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { isObject } from '../../../src/objects.ts';
 import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '../api.ts';
 import { NOT_DEFINED_TEXT, keyText } from '../flow-text.ts';
 import { byStepOrder } from '../graph/model.ts';
+import { useFocusBack } from '../hooks.ts';
 import { href } from '../route.ts';
 import { useMayApprove } from '../session.ts';
 import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
@@ -15,6 +16,12 @@ import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
 export function ExecutionWaits({ execution, order, onSent }: { execution: ExecutionDetail; order?: readonly string[]; onSent: () => void }) {
   // The last answer stays when its wait is gone (the step went on).
   const [sent, setSent] = useState<SignalSent>();
+  // A signal delivered ends its wait, and its form (and the Send button that had focus) goes: focus
+  // goes to what it says instead, which stays.
+  const sentText = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (sent) sentText.current?.focus();
+  }, [sent]);
   // In playbook order (`order`, the state's step_order), as the statechart reads.
   const waits = byStepOrder(execution.waits ?? [], (w) => w.step, order ?? []);
   const limitWaits = execution.limit_waits ?? [];
@@ -22,7 +29,7 @@ export function ExecutionWaits({ execution, order, onSent }: { execution: Execut
   return (
     <Section title="Waiting">
       {sent ? (
-        <p role="status">
+        <p role="status" tabIndex={-1} ref={sentText}>
           Signal {sent.signal} {sent.status}
           {sent.step ? ` to step ${sent.step}` : ''} (event #{sent.event_id}).
         </p>
@@ -142,6 +149,7 @@ function SignalForm({ executionId, wait, signal, onSent }: { executionId: number
   const [text, setText] = useState('{}');
   const [key, setKey] = useState(newIdempotencyKey);
   const [busy, setBusy] = useState(false);
+  const holdFocus = useFocusBack(busy);
   const [error, setError] = useState<unknown>();
   let problem: string | null = null;
   let payload: unknown;
@@ -154,6 +162,7 @@ function SignalForm({ executionId, wait, signal, onSent }: { executionId: number
   const send = async (e: React.FormEvent) => {
     e.preventDefault();
     if (!may.ok || problem !== null || !isObject(payload)) return;
+    holdFocus();
     setBusy(true);
     setError(undefined);
     try {

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useFocusBack } from '../hooks.ts';
 import { api, triggerUrl, type Trigger, type TriggerFired } from '../api.ts';
 import { href } from '../route.ts';
 import { useCan } from '../session.ts';
@@ -75,9 +76,11 @@ function NotConsuming({ t }: { t: Trigger }) {
 export function TriggerTable({ triggers, changed, showPath = true }: { triggers: Trigger[]; changed: () => void; showPath?: boolean }) {
   const canOperate = useCan('operator');
   const [busy, setBusy] = useState<string | null>(null);
+  const holdFocus = useFocusBack(busy !== null);
   const [notice, setNotice] = useState<{ text: string; executionId: number | null } | null>(null);
   const [error, setError] = useState<unknown>();
   const act = async (t: Trigger, action: 'pause' | 'resume' | 'fire') => {
+    holdFocus();
     setBusy(`${t.path}\n${t.name}`);
     setError(undefined);
     setNotice(null);
