@@ -2,35 +2,29 @@
 // logs are kept): `list` left `events-…jsonl.gz` out ("no archive files under DIR"), and `show`
 // of it said "line 1 is not JSON (an archive file is JSON Lines)", exit 1, of a file that holds
 // the whole range. Both now read gzip (known by its first bytes); one cut short says so.
-import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { keepEventPartitions } from '../../../src/partitions/event-partitions.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import { startArchiveStage, type ArchiveStage } from '../../helpers/archive-stage.ts';
 import { http } from '../../helpers/http.ts';
 import { runSvc } from '../../helpers/process.ts';
 import { until } from '../../helpers/until.ts';
-import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
 const WIDTH = 10;
 const FIRST_ID = 4_000_000;
 
+let stage: ArchiveStage;
 let t: TestApp;
-let worker: WorkerProcess;
 let archiveDir: string;
 beforeAll(async () => {
-  t = await startTestApp();
-  worker = await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } });
-  archiveDir = await mkdtemp(join(tmpdir(), 'svc-archive-gzip-'));
-  await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, false)`, [FIRST_ID]);
-  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: p, path: gz/unicode }\nworkflow:\n  - step: stärt\n    tool: { name: n, kind: noop }\n' })).status).toBe(201);
+  stage = await startArchiveStage(FIRST_ID, 'apiVersion: svc/v1\nmetadata: { name: p, path: gz/unicode }\nworkflow:\n  - step: stärt\n    tool: { name: n, kind: noop }\n', 'svc-archive-gzip-');
+  ({ t, archiveDir } = stage);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await t?.close();
-  await rm(archiveDir, { recursive: true, force: true });
+  await stage?.close();
 });
 
 const svc = (...args: string[]) => runSvc(['archive', ...args], {});

@@ -2,36 +2,30 @@
 // the drop", without looking in it: a file of another database archiving to the same
 // SVC_ARCHIVE_DIR (same ids, other executions) made it drop the range's 10 executions unarchived.
 // Such a file now fails the run before anything is deleted, and is left as it is.
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventRanges } from '../../../src/db/partition.repo.ts';
 import { archiveFileOf, readArchive } from '../../../src/partitions/archive-file.ts';
 import { keepEventPartitions } from '../../../src/partitions/event-partitions.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import { startArchiveStage, type ArchiveStage } from '../../helpers/archive-stage.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
-import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
 const WIDTH = 10;
 const FIRST_ID = 2_000_000;
 const range = { lo: FIRST_ID, hi: FIRST_ID + WIDTH };
 
+let stage: ArchiveStage;
 let t: TestApp;
-let worker: WorkerProcess;
 let archiveDir: string;
 beforeAll(async () => {
-  t = await startTestApp();
-  worker = await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } });
-  archiveDir = await mkdtemp(join(tmpdir(), 'svc-archive-foreign-'));
-  await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, false)`, [FIRST_ID]);
-  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: p, path: foreign/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n' })).status).toBe(201);
+  stage = await startArchiveStage(FIRST_ID, 'apiVersion: svc/v1\nmetadata: { name: p, path: foreign/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n', 'svc-archive-foreign-');
+  ({ t, archiveDir } = stage);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await t?.close();
-  await rm(archiveDir, { recursive: true, force: true });
+  await stage?.close();
 });
 
 const inRange = async (table: string): Promise<number> =>

@@ -3,38 +3,31 @@
 // (PostgreSQL 14+) ended that session mid-run, the lock went with it, and a second run started
 // while the first was still archiving the range (it failed renaming the `.partial` file the first
 // had renamed already: ENOENT). The lock's session now turns that timeout off for itself.
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Db } from '../../../src/db/db.ts';
 import { archiveFileOf, readArchive } from '../../../src/partitions/archive-file.ts';
 import { keepEventPartitions } from '../../../src/partitions/event-partitions.ts';
 import { createLogger } from '../../../src/log.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import { startArchiveStage, type ArchiveStage } from '../../helpers/archive-stage.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
-import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
 const WIDTH = 10;
 const FIRST_ID = 2_000_000;
 const range = { lo: FIRST_ID, hi: FIRST_ID + WIDTH };
 const IDLE_MS = 400;
 
+let stage: ArchiveStage;
 let t: TestApp;
-let worker: WorkerProcess;
 let archiveDir: string;
 beforeAll(async () => {
-  t = await startTestApp();
-  worker = await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } });
-  archiveDir = await mkdtemp(join(tmpdir(), 'svc-archive-idle-'));
-  await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, false)`, [FIRST_ID]);
-  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: p, path: idle/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n' })).status).toBe(201);
+  stage = await startArchiveStage(FIRST_ID, 'apiVersion: svc/v1\nmetadata: { name: p, path: idle/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n', 'svc-archive-idle-');
+  ({ t, archiveDir } = stage);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await t?.close();
-  await rm(archiveDir, { recursive: true, force: true });
+  await stage?.close();
 });
 
 it('holds its lock through a run longer than the database\'s idle_session_timeout: a second run meanwhile is skipped', async () => {

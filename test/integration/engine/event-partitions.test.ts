@@ -15,30 +15,25 @@ import { archiveFileOf, archiveFiles, readArchive, type ArchiveLine } from '../.
 import { eventPartitionKeeper, keepEventPartitions, RANGES_AHEAD } from '../../../src/partitions/event-partitions.ts';
 import { createLogger } from '../../../src/log.ts';
 import { archiveCommand } from '../../../src/cli/archive-command.ts';
-import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import { startArchiveStage, type ArchiveStage } from '../../helpers/archive-stage.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { http } from '../../helpers/http.ts';
 import { until } from '../../helpers/until.ts';
-import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.ts';
 
 const WIDTH = 10;
 // Ids of this test start here: above the migration's first ranges of a million.
 const FIRST_ID = 2_000_000;
 
+let stage: ArchiveStage;
 let t: TestApp;
-let worker: WorkerProcess;
 let archiveDir: string;
 beforeAll(async () => {
-  t = await startTestApp();
-  worker = await startWorkerProcess(t.url, { concurrency: 4, env: { SVC_WORKER_TOKEN: t.workerToken } });
-  archiveDir = await mkdtemp(join(tmpdir(), 'svc-archive-'));
-  await t.deps.db.query(`SELECT setval('core.execution_id_seq', $1, false)`, [FIRST_ID]);
-  expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: 'apiVersion: svc/v1\nmetadata: { name: p, path: part/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n    next: two\n  - step: two\n    tool: { name: m, kind: noop }\n' })).status).toBe(201);
+  stage = await startArchiveStage(FIRST_ID, 'apiVersion: svc/v1\nmetadata: { name: p, path: part/one }\nworkflow:\n  - step: start\n    tool: { name: n, kind: noop }\n    next: two\n  - step: two\n    tool: { name: m, kind: noop }\n', 'svc-archive-');
+  ({ t, archiveDir } = stage);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await t?.close();
-  await rm(archiveDir, { recursive: true, force: true });
+  await stage?.close();
 });
 
 const settings = (retentionDays: number | null) => ({ width: WIDTH, retentionDays, archiveDir });
