@@ -115,6 +115,11 @@ export function ExecutionPage({ id }: { id: number }) {
     [execution?.path, execution?.catalog_id],
   );
   const [selected, setSelected] = useState<string | null>(null);
+  // The button goes with the selection: focus goes back to the step it was of (it fell to the page's body).
+  const showAll = (step: string) => {
+    setSelected(null);
+    document.querySelector<SVGGElement>(`svg.graph g[data-step="${CSS.escape(step)}"]`)?.focus();
+  };
   const [actionError, setActionError] = useState<unknown>();
   const [actionDone, setActionDone] = useState<string>();
 
@@ -257,7 +262,7 @@ export function ExecutionPage({ id }: { id: number }) {
         ) : null}
       </Section>
       <ExecutionWaits execution={execution} order={steps} onSent={live.reload} />
-      <Section title="Statechart" actions={selected ? <button type="button" onClick={() => setSelected(null)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
+      <Section title="Statechart" actions={selected ? <button type="button" onClick={() => showAll(selected)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
         {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} /> : graph.error ? (
           <p className="error" role="alert">
             The statechart could not be read: {errorText(graph.error)}. Trying again…

@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { href } from '../route.ts';
 import { formatDuration } from '../ui.tsx';
 import { CHILD_QUEUED } from './child-queue.ts';
@@ -51,6 +51,14 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
     return out;
   }, [span]);
   const rows = useMemo(() => visibleRows(bars, expanded), [bars, expanded]);
+  // "show all" goes as its rows come: focus goes to the first of them (it fell to the page's body).
+  const list = useRef<HTMLOListElement>(null);
+  const focusRow = useRef<number | null>(null);
+  useEffect(() => {
+    if (focusRow.current === null) return;
+    list.current?.children[focusRow.current]?.querySelector<HTMLButtonElement>('button.gantt-bar')?.focus();
+    focusRow.current = null;
+  });
 
   return (
     <div className="gantt" role="group" aria-label="Gantt of the execution" data-start={new Date(start).toISOString()} data-span-ms={span}>
@@ -65,12 +73,16 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
         </span>
         <span className="gantt-dur">duration</span>
       </div>
-      <ol className="gantt-rows">
-        {rows.map((row) =>
+      <ol className="gantt-rows" ref={list}>
+        {rows.map((row, i) =>
           row.more !== undefined ? (
             <li key={`more-${row.bar.id}`} className="gantt-row gantt-more">
               <span className="gantt-label" style={{ paddingLeft: `${row.bar.depth + 1}rem` }}>
-                <button type="button" className="link" onClick={() => setExpanded(new Set([...expanded, row.bar.id]))}>
+                <button type="button" className="link" onClick={() => {
+                    focusRow.current = i;
+                    setExpanded(new Set([...expanded, row.bar.id]));
+                  }}
+                >
                   show all ({row.more} more rows)
                 </button>
               </span>
