@@ -5,6 +5,7 @@ import { EVENT } from '../../../machines/event-types.ts';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { api, type Execution, type ExecutionEvent } from '../api.ts';
 import { usePoll } from '../hooks.ts';
+import { newIdempotencyKey } from '../idempotency-key.ts';
 import { href } from '../route.ts';
 import { useCan } from '../session.ts';
 import { ErrorBox, JsonView, StatusBadge } from '../ui.tsx';
@@ -67,6 +68,8 @@ export function AgentRun({ agent }: { agent: Agent }) {
   const canOperate = useCan('operator');
   const [tool, setTool] = useState('');
   const [args, setArgs] = useState('{}');
+  // One key a run: a double click on Run called the tool twice (two executions); a new key once answered.
+  const [key, setKey] = useState(newIdempotencyKey);
   const [run, setRun] = useState<{ id: number; method: McpMethod; tool: string | null } | null>(null);
   const [listed, setListed] = useState<McpTool[]>([]);
   const [error, setError] = useState<unknown>();
@@ -86,7 +89,8 @@ export function AgentRun({ agent }: { agent: Agent }) {
     try {
       const name = tool.trim();
       const workload: Record<string, unknown> = method === 'tools/call' ? { method, tool: name, arguments: JSON.parse(args) } : { method };
-      const out = await api<{ execution_id: number }>('/execute', { body: { path: agent.path, resource_kind: 'agent', workload } });
+      const out = await api<{ execution_id: number }>('/execute', { body: { path: agent.path, resource_kind: 'agent', workload }, headers: { 'idempotency-key': `${key}-${method === 'tools/call' ? 'call' : 'list'}` } });
+      setKey(newIdempotencyKey());
       setRun({ id: out.execution_id, method, tool: method === 'tools/call' ? name : null });
     } catch (err) {
       setError(err);
@@ -95,6 +99,7 @@ export function AgentRun({ agent }: { agent: Agent }) {
   const useTool = (t: McpTool) => {
     setTool(t.name);
     setArgs(JSON.stringify(argumentsSkeleton(t)));
+    setKey(newIdempotencyKey());
   };
   return (
     <div className="terminal" aria-label={`Run ${agent.name}`}>
@@ -108,7 +113,10 @@ export function AgentRun({ agent }: { agent: Agent }) {
           }}
         >
           <label>
-            Tool <input value={tool} onChange={(e) => setTool(e.target.value)} list={`tools-${agent.path}`} placeholder="the tool to call, e.g. one of List tools" />
+            Tool <input value={tool} onChange={(e) => {
+                  setTool(e.target.value);
+                  setKey(newIdempotencyKey());
+                }} list={`tools-${agent.path}`} placeholder="the tool to call, e.g. one of List tools" />
           </label>
           <datalist id={`tools-${agent.path}`}>
             {suggestions.map((s) => (
@@ -117,7 +125,10 @@ export function AgentRun({ agent }: { agent: Agent }) {
           </datalist>
           <label>
             Arguments (JSON)
-            <textarea rows={3} className="code" value={args} onChange={(e) => setArgs(e.target.value)} spellCheck={false} />
+            <textarea rows={3} className="code" value={args} onChange={(e) => {
+                setArgs(e.target.value);
+                setKey(newIdempotencyKey());
+              }} spellCheck={false} />
           </label>
           {problem ? <p className="error">{problem}</p> : null}
           <div className="control-group">

@@ -4,6 +4,7 @@ import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '
 import { NOT_DEFINED_TEXT, keyText } from '../flow-text.ts';
 import { byStepOrder } from '../graph/model.ts';
 import { useFocusBack } from '../hooks.ts';
+import { newIdempotencyKey } from '../idempotency-key.ts';
 import { href } from '../route.ts';
 import { useMayApprove } from '../session.ts';
 import { ErrorBox, Section, formatClock, formatTime } from '../ui.tsx';
@@ -135,12 +136,6 @@ function countdown(ms: number): string {
   if (h > 0) return `${h} h ${pad(m)} min ${pad(s)} s`;
   if (m > 0) return `${m} min ${pad(s)} s`;
   return `${s} s`;
-}
-
-/** A key that makes a repeat of the same send (a double click, a retry after a lost answer) the same signal. */
-function newIdempotencyKey(): string {
-  // getRandomValues, not randomUUID: the latter needs a secure context, and a gateway may be plain http.
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** POST /api/executions/{id}/signals/{name} with a JSON object payload, for a user whose role may answer. */

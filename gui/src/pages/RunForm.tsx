@@ -6,6 +6,7 @@ import { InputsSchema, type InputDeclaration, type Inputs } from '../../../src/d
 import { parseInputText } from '../../../src/dsl/parse-input-text.ts';
 import { asObject, isObject } from '../../../src/objects.ts';
 import { api, type CatalogEntry } from '../api.ts';
+import { newIdempotencyKey } from '../idempotency-key.ts';
 import { href, navigate } from '../route.ts';
 import { ErrorBox } from '../ui.tsx';
 
@@ -37,14 +38,19 @@ export function RunForm({ entry }: { entry: CatalogEntry }) {
   return inputs ? <InputsForm entry={entry} workload={workload} inputs={inputs} /> : <JsonForm entry={entry} workload={workload} />;
 }
 
-async function start(entry: CatalogEntry, payload: Record<string, unknown>): Promise<void> {
+/**
+ * Starts the entry with `payload`, under the form's idempotency `key`: a double click or Enter
+ * pressed twice sent two starts, and two executions ran; the second is now answered as the first.
+ */
+async function start(entry: CatalogEntry, payload: Record<string, unknown>, key: string): Promise<void> {
   const body = entry.kind === 'agent' ? { path: entry.path, resource_kind: 'agent', workload: payload } : { path: entry.path, version: entry.version, payload };
-  const out = await api<{ execution_id: number }>(entry.kind === 'agent' ? '/execute' : '/run/playbook', { body });
+  const out = await api<{ execution_id: number }>(entry.kind === 'agent' ? '/execute' : '/run/playbook', { body, headers: { 'idempotency-key': key } });
   navigate(href(['executions', out.execution_id]));
 }
 
 function InputsForm({ entry, workload, inputs }: { entry: CatalogEntry; workload: Record<string, unknown>; inputs: Inputs }) {
   const [texts, setTexts] = useState<Record<string, string>>(() => Object.fromEntries(Object.keys(inputs).map((name) => [name, textOf(workload[name])])));
+  const [key, setKey] = useState(newIdempotencyKey);
   const [tried, setTried] = useState(false);
   const [error, setError] = useState<unknown>();
   // Each field's text read as its type, then the merged workload checked as the server checks it.
@@ -65,7 +71,7 @@ function InputsForm({ entry, workload, inputs }: { entry: CatalogEntry; workload
     setTried(true);
     if (problems.length > 0) return;
     try {
-      await start(entry, payload);
+      await start(entry, payload, key);
     } catch (err) {
       setError(err);
     }
@@ -75,7 +81,10 @@ function InputsForm({ entry, workload, inputs }: { entry: CatalogEntry; workload
       {Object.entries(inputs).map(([name, input]) => {
         const problem = tried || texts[name] !== '' ? problemOf(name) : undefined;
         return (
-          <InputField key={name} name={name} input={input} text={texts[name] ?? ''} problem={problem} onChange={(text) => setTexts({ ...texts, [name]: text })} />
+          <InputField key={name} name={name} input={input} text={texts[name] ?? ''} problem={problem} onChange={(text) => {
+              setTexts({ ...texts, [name]: text });
+              setKey(newIdempotencyKey());
+            }} />
         );
       })}
       {tried && problems.length > 0 ? (
@@ -128,6 +137,7 @@ function InputField({ name, input, text, problem, onChange }: { name: string; in
 /** Without `inputs:`: a JSON object merged into the workload, checked before it is sent. */
 function JsonForm({ entry, workload }: { entry: CatalogEntry; workload: Record<string, unknown> }) {
   const [payload, setPayload] = useState(() => JSON.stringify(workload, null, 2));
+  const [key, setKey] = useState(newIdempotencyKey);
   const [error, setError] = useState<unknown>();
   let problem: string | null = null;
   let parsed: unknown;
@@ -141,7 +151,7 @@ function JsonForm({ entry, workload }: { entry: CatalogEntry; workload: Record<s
     e.preventDefault();
     if (problem || !isObject(parsed)) return;
     try {
-      await start(entry, parsed);
+      await start(entry, parsed, key);
     } catch (err) {
       setError(err);
     }
@@ -150,7 +160,10 @@ function JsonForm({ entry, workload }: { entry: CatalogEntry; workload: Record<s
     <form className="run" onSubmit={run}>
       <label>
         Payload (JSON, merged into the workload)
-        <textarea rows={4} value={payload} onChange={(e) => setPayload(e.target.value)} aria-invalid={problem ? true : undefined} spellCheck={false} />
+        <textarea rows={4} value={payload} onChange={(e) => {
+            setPayload(e.target.value);
+            setKey(newIdempotencyKey());
+          }} aria-invalid={problem ? true : undefined} spellCheck={false} />
       </label>
       {problem ? <p className="error">{problem}</p> : null}
       <ErrorBox error={error} />
