@@ -72,6 +72,10 @@ export function Credentials() {
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
     if (!('data' in built)) return;
+    // POST /api/credentials creates or updates by name: "Create" on a name that exists replaced the
+    // data of that credential (which playbooks use) without a word. It asks first.
+    const existing = form.editing ? undefined : list.data?.credentials.find((c) => c.name === form.name);
+    if (existing && !confirm(`A credential named ${existing.name} (${existing.type}) exists: replace its data with this ${form.type} one?`)) return;
     setError(undefined);
     try {
       const description = form.description || undefined;
