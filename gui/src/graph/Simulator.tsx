@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { StepView } from '../../../machines/execution-view.ts';
 import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
 import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
@@ -94,6 +94,13 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
       return { result: null, steps: null, error: error instanceof Error ? error.message : String(error) };
     }
   }, [yaml, chosen, read]);
+  // The last question answered goes with its fieldset: focus goes to Restart (it fell to the page's body).
+  const restart = useRef<HTMLButtonElement>(null);
+  const asking = (sim.result?.waiting?.length ?? 0) > 0;
+  useEffect(() => {
+    if (asking || (document.activeElement && document.activeElement !== document.body)) return;
+    restart.current?.focus();
+  }, [asking]);
   const payloadField = (
     <div className="sim-payload">
       <label htmlFor="sim-payload">Payload of the simulated start (JSON, merged into the workload)</label>
@@ -145,7 +152,7 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
             </fieldset>
           );
         })}
-        <button type="button" onClick={() => setChosen({})}>
+        <button type="button" onClick={() => setChosen({})} ref={restart}>
           Restart
         </button>
       </div>

@@ -69,6 +69,12 @@ describe('focus after an action', () => {
     await page.keyboard.press('Enter');
     expect(await legend.innerText()).toBe('c waits for signal go');
     expect(await focused(page)).toBe('BUTTON signal arrives');
+    // The last answer ends the simulation and its question goes: Restart takes the focus.
+    await page.keyboard.press('Enter');
+    await page.getByText('Simulated execution completed.').waitFor();
+    expect(await focused(page)).toBe('BUTTON Restart');
+    await page.keyboard.press('Enter');
+    expect(await legend.innerText()).toBe('a ends with');
   }, 60_000);
 
   it('moves to what a delivered signal says', async () => {
