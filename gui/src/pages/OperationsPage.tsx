@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, type CatalogEntry } from '../api.ts';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../route.ts';
@@ -73,6 +73,12 @@ function StuckExecutions() {
   const [found, setFound] = useState<(Cleanup & { minutes: number }) | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<unknown>();
+  // "Cancel these N" goes as it is pressed (the list it acts on is dropped): focus goes to what it
+  // did once said (it fell to the page's body).
+  const doneText = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done && (!document.activeElement || document.activeElement === document.body)) doneText.current?.focus();
+  }, [done]);
   const findStuck = async (olderThan: number) => {
     setError(undefined);
     try {
@@ -140,7 +146,11 @@ function StuckExecutions() {
           ) : null}
         </div>
       ) : null}
-      {done ? <p role="status">{done}</p> : null}
+      {done ? (
+        <p role="status" tabIndex={-1} ref={doneText}>
+          {done}
+        </p>
+      ) : null}
     </Section>
   );
 }

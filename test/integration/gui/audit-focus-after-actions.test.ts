@@ -77,6 +77,23 @@ describe('focus after an action', () => {
     expect(await legend.innerText()).toBe('a ends with');
   }, 60_000);
 
+  it('moves to what "Cancel these N" did', async () => {
+    const { page, stack } = ui;
+    // Held at its signal; its start moved back in the database to make it stuck.
+    const id = await stack.run('gui/audit/focus-after');
+    await stack.deps.db.query(`UPDATE core.execution SET started_at = now() - interval '10 minutes' WHERE execution_id = $1`, [id]);
+    await page.goto(`${stack.url}/ui/#/operations`);
+    const panel = page.getByRole('region', { name: 'Stuck executions' });
+    await panel.getByLabel('Running for more than (minutes)').fill('5');
+    await panel.getByRole('button', { name: 'Find (dry run)' }).click();
+    const cancel = panel.getByRole('button', { name: 'Cancel these 1' });
+    await cancel.focus();
+    await page.keyboard.press('Enter');
+    await panel.getByRole('status').filter({ hasText: /^cancelled 1 execution/ }).waitFor();
+    await expect.poll(() => focused(page)).toMatch(/^P cancelled 1 execution of the 1 listed/);
+    expect((await stack.wait(id)).status).toBe('cancelled');
+  }, 60_000);
+
   it('moves to what a delivered signal says', async () => {
     const { page, stack } = ui;
     const id = await stack.run('gui/audit/focus-after');
