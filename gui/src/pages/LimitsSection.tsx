@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, apiOrNull, type Limit, type LimitDetail } from '../api.ts';
 import { isInlineLimit, keyText, rateText, tokensText } from '../flow-text.ts';
 import { usePoll } from '../hooks.ts';
@@ -18,7 +18,14 @@ const KEYS_SHOWN = 100;
  */
 export function Limits({ selected, select }: { selected: string | null; select: (name: string | null) => void }) {
   const canOperate = useCan('operator');
-  const [done, setDone] = useState<string>();
+  // An object a time: the same words twice ("Limit tenant changed.") are said, and focused, again.
+  const [done, setDone] = useState<{ text: string }>();
+  // Save of a new name and Delete choose another limit, and the form (keyed by it) is made anew:
+  // the button pressed goes, and focus fell to the page's body. It goes to what was done instead.
+  const doneText = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done && (!document.activeElement || document.activeElement === document.body)) doneText.current?.focus();
+  }, [done]);
   const list = usePoll((signal) => apiOrNull<{ limits: Limit[]; count: number }>('/limits', { signal }), LIMITS_REFRESH_MS, []);
   if (list.data === null) return null;
   const limits = list.data?.limits ?? [];
@@ -68,13 +75,17 @@ export function Limits({ selected, select }: { selected: string | null; select: 
           limit={chosen}
           name={selected}
           done={(message, name) => {
-            setDone(message);
+            setDone({ text: message });
             list.reload();
             select(name);
           }}
         />
       ) : null}
-      {done ? <p role="status">{done}</p> : null}
+      {done ? (
+        <p role="status" tabIndex={-1} ref={doneText}>
+          {done.text}
+        </p>
+      ) : null}
     </Section>
   );
 }

@@ -94,6 +94,23 @@ describe('focus after an action', () => {
     expect((await stack.wait(id)).status).toBe('cancelled');
   }, 60_000);
 
+  it("moves to what a limit's Save of a new name, and its Delete, did", async () => {
+    const { page, stack } = ui;
+    await page.goto(`${stack.url}/ui/#/operations`);
+    const panel = page.getByRole('region', { name: 'Limits' });
+    const form = page.getByRole('form', { name: 'Set limit' });
+    await form.getByLabel('Name').fill('focus_slot');
+    await form.getByLabel('Concurrency (per key)').fill('2');
+    await form.getByRole('button', { name: 'Save' }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/operations\?limit=focus_slot$/);
+    await expect.poll(() => focused(page)).toBe('P Limit focus_slot created.');
+    await form.getByRole('button', { name: 'Delete focus_slot' }).focus();
+    await page.keyboard.press('Enter');
+    await panel.getByRole('status').filter({ hasText: 'Limit focus_slot deleted.' }).waitFor();
+    await expect.poll(() => focused(page)).toBe('P Limit focus_slot deleted.');
+  }, 60_000);
+
   it('moves to what a delivered signal says', async () => {
     const { page, stack } = ui;
     const id = await stack.run('gui/audit/focus-after');
