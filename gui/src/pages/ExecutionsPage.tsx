@@ -1,4 +1,4 @@
-import { memo, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import { EXECUTION_STATUSES } from '../../../machines/statuses.ts';
 import { api, type Execution } from '../api.ts';
 import { usePoll } from '../hooks.ts';
@@ -85,10 +85,20 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
   const [older, setOlder] = useState<{ key: string; rows: Execution[]; cursor: string | null; error?: unknown }>({ key: '', rows: [], cursor: null });
   const olderRows = older.key === key ? older.rows : [];
   const cursor = older.key === key && older.rows.length ? older.cursor : (first.data?.next_cursor ?? null);
+  // The last page's "Older executions" goes as its rows come, and focus fell to the page's body:
+  // it goes to the first of them instead.
+  const body = useRef<HTMLTableSectionElement>(null);
+  const focusRow = useRef<number | null>(null);
+  useEffect(() => {
+    if (focusRow.current === null) return;
+    body.current?.rows[focusRow.current]?.querySelector('a')?.focus();
+    focusRow.current = null;
+  });
   const loadOlder = async () => {
     if (cursor === null) return;
     try {
       const page = await api<Page>(listUrl(filters, cursor));
+      if (page.next_cursor === null && page.executions.length) focusRow.current = rows.length;
       setOlder({ key, rows: [...olderRows, ...page.executions], cursor: page.next_cursor });
     } catch (error) {
       setOlder({ ...older, error });
@@ -144,7 +154,7 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
             <th scope="col">Duration</th>
           </tr>
         </thead>
-        <tbody>
+        <tbody ref={body}>
           {rows.map((e) => (
             <ExecutionRow key={e.execution_id} e={e} />
           ))}

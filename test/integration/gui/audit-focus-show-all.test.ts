@@ -1,7 +1,7 @@
-// Two buttons of an execution's page go away when pressed: "Show all events" (the step's filter
-// it clears) and the Gantt's "show all (N more rows)" of a long loop. Pressed from the keyboard,
-// each left focus on the page's body (Tab started again from the top). Focus now goes to the
-// statechart's step the filter was of, and to the first row shown.
+// Buttons that go away when pressed: "Show all events" (the step's filter it clears), the Gantt's
+// "show all (N more rows)" of a long loop, and the executions list's "Older executions" of its
+// last page. Pressed from the keyboard, each left focus on the page's body (Tab started again from
+// the top). Focus now goes to the statechart's step the filter was of, and to the first row shown.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConsolePage, type ConsolePage } from '../../helpers/console-page.ts';
@@ -39,7 +39,7 @@ describe('focus after a button that goes', () => {
     await showAll.focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Timeline', exact: true }).waitFor();
-    expect(await focused(page, 'data-step')).toBe('g each');
+    await expect.poll(() => focused(page, 'data-step'), { timeout: 5_000 }).toBe('g each');
   }, 60_000);
 
   it("the Gantt's show all: to the first row shown", async () => {
@@ -52,6 +52,20 @@ describe('focus after a button that goes', () => {
     await more.waitFor({ state: 'detached' });
     // Sixty rows were drawn under the step: the sixty-first is the first shown now.
     const sixtyFirst = await page.locator('.gantt-rows > li').nth(61).locator('button.gantt-bar').getAttribute('data-bar');
-    expect(await focused(page, 'data-bar')).toBe(`BUTTON ${sixtyFirst}`);
+    await expect.poll(() => focused(page, 'data-bar'), { timeout: 5_000 }).toBe(`BUTTON ${sixtyFirst}`);
   }, 60_000);
+
+  it("the executions list's Older executions, on its last page: to the first row added", async () => {
+    const { page, stack } = ui;
+    // Fifty a page: the first execution is alone on the second, and last, page.
+    for (let i = 0; i < 50; i++) await stack.run('gui/audit/focus-show-all');
+    await page.goto(`${stack.url}/ui/#/executions`);
+    await page.locator('table.list tbody tr').nth(49).waitFor();
+    const older = page.getByRole('button', { name: 'Older executions' });
+    await older.focus();
+    await page.keyboard.press('Enter');
+    await older.waitFor({ state: 'detached' });
+    expect(await page.locator('table.list tbody tr').count()).toBe(51);
+    await expect.poll(() => focused(page, 'href'), { timeout: 5_000 }).toBe(`A #/executions/${id}`);
+  }, 120_000);
 });
