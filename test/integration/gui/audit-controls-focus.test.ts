@@ -54,11 +54,11 @@ describe('focus after an execution control', () => {
     await page.getByRole('button', { name: 'Pause' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
-    await expect.poll(() => focused(page)).toBe('BUTTON Pause');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Pause');
     await page.getByRole('button', { name: 'Cancel', exact: true }).focus();
     await page.keyboard.press('Enter');
     await page.waitForTimeout(500);
-    await expect.poll(() => focused(page)).toBe('BUTTON Cancel');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Cancel');
   }, 60_000);
 
   it('goes to the button that replaced the one pressed: Pause, Resume, Cancel', async () => {
@@ -67,15 +67,15 @@ describe('focus after an execution control', () => {
     await page.getByRole('button', { name: 'Pause' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Resume' }).waitFor();
-    await expect.poll(() => focused(page)).toBe('BUTTON Resume');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Resume');
     // The keyboard alone from here: Enter on what has focus.
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Pause' }).waitFor();
-    await expect.poll(() => focused(page)).toBe('BUTTON Pause');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Pause');
     await page.getByRole('button', { name: 'Cancel', exact: true }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Retry' }).waitFor();
-    await expect.poll(() => focused(page)).toBe('BUTTON Retry');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Retry');
     expect((await http(ui.stack.url, 'GET', `/api/executions/${id}`, undefined, bearer(operator))).body.status).toBe('cancelled');
   }, 60_000);
 });

@@ -61,7 +61,7 @@ describe('the events of a large execution', () => {
     expect(await page.locator(ROWS).count()).toBe(2 * SHOWN);
     // Focus is on the first event added, to read on from there.
     const firstAdded = await page.locator(ROWS).nth(SHOWN).locator('.ev-id').innerText();
-    expect(await page.evaluate("document.activeElement?.querySelector('.ev-id')?.textContent ?? document.activeElement?.tagName")).toBe(firstAdded);
+    await expect.poll(() => page.evaluate("document.activeElement?.querySelector('.ev-id')?.textContent ?? document.activeElement?.tagName"), { timeout: 5_000 }).toBe(firstAdded);
   }, 60_000);
 
   it("the loop's step and its bar show their events so too", async () => {

@@ -44,7 +44,7 @@ describe('focus after an action', () => {
     await page.getByRole('button', { name: 'Register' }).focus();
     await page.keyboard.press('Enter');
     await page.locator('.problems li').first().waitFor();
-    await expect.poll(() => focused(page)).toBe('BUTTON Register');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Register');
   }, 60_000);
 
   it("stays on a trigger's Pause, become Resume", async () => {
@@ -53,7 +53,7 @@ describe('focus after an action', () => {
     await page.getByRole('button', { name: /^Pause nightly/ }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: /^Resume nightly/ }).waitFor();
-    await expect.poll(() => focused(page)).toBe('BUTTON Resume');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Resume');
   }, 60_000);
 
   it("moves to the simulator's next question", async () => {
@@ -64,15 +64,15 @@ describe('focus after an action', () => {
     await page.locator('.simulator fieldset button', { hasText: 'ok' }).focus();
     await page.keyboard.press('Enter');
     expect(await legend.innerText()).toBe('b ends with');
-    expect(await focused(page)).toBe('BUTTON ok');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON ok');
     // The keyboard alone from here: Enter answers b, then c's signal.
     await page.keyboard.press('Enter');
     expect(await legend.innerText()).toBe('c waits for signal go');
-    expect(await focused(page)).toBe('BUTTON signal arrives');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON signal arrives');
     // The last answer ends the simulation and its question goes: Restart takes the focus.
     await page.keyboard.press('Enter');
     await page.getByText('Simulated execution completed.').waitFor();
-    expect(await focused(page)).toBe('BUTTON Restart');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('BUTTON Restart');
     await page.keyboard.press('Enter');
     expect(await legend.innerText()).toBe('a ends with');
   }, 60_000);
@@ -90,7 +90,7 @@ describe('focus after an action', () => {
     await cancel.focus();
     await page.keyboard.press('Enter');
     await panel.getByRole('status').filter({ hasText: /^cancelled 1 execution/ }).waitFor();
-    await expect.poll(() => focused(page)).toMatch(/^P cancelled 1 execution of the 1 listed/);
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toMatch(/^P cancelled 1 execution of the 1 listed/);
     expect((await stack.wait(id)).status).toBe('cancelled');
   }, 60_000);
 
@@ -104,11 +104,11 @@ describe('focus after an action', () => {
     await form.getByRole('button', { name: 'Save' }).focus();
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/operations\?limit=focus_slot$/);
-    await expect.poll(() => focused(page)).toBe('P Limit focus_slot created.');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('P Limit focus_slot created.');
     await form.getByRole('button', { name: 'Delete focus_slot' }).focus();
     await page.keyboard.press('Enter');
     await panel.getByRole('status').filter({ hasText: 'Limit focus_slot deleted.' }).waitFor();
-    await expect.poll(() => focused(page)).toBe('P Limit focus_slot deleted.');
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toBe('P Limit focus_slot deleted.');
   }, 60_000);
 
   it('moves to what a delivered signal says', async () => {
@@ -119,6 +119,6 @@ describe('focus after an action', () => {
     await page.keyboard.press('Enter');
     await page.getByText('Signal go delivered').waitFor();
     expect((await stack.wait(id)).status).toBe('completed');
-    await expect.poll(() => focused(page)).toMatch(/^P Signal go delivered to step c/);
+    await expect.poll(() => focused(page), { timeout: 5_000 }).toMatch(/^P Signal go delivered to step c/);
   }, 60_000);
 });
