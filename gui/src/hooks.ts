@@ -59,3 +59,14 @@ export function useFocusBack(busy: boolean): () => void {
     held.current = document.activeElement;
   }, []);
 }
+
+/** Epoch milliseconds, ticking every `everyMs` while it is a number (what runs grows: bars, durations). */
+export function useNow(everyMs: number | null): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (everyMs === null) return;
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [everyMs]);
+  return everyMs === null ? now : Math.max(now, Date.now());
+}

@@ -7,7 +7,7 @@ import { END_NODE, START_NODE, type StepGraph } from '../graph/model.ts';
 import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, keptSignalsText, loopsFromState, replayedFromEvents, type ExecutionState, type KeptSignal, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
 import { replayedFromResumed } from '../graph/node-text.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
-import { usePoll } from '../hooks.ts';
+import { useNow, usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { useCan } from '../session.ts';
 import { ExecutionTimeline } from '../timeline/ExecutionTimeline.tsx';
@@ -125,7 +125,6 @@ export function ExecutionPage({ id }: { id: number }) {
 
   if (!execution) return live.error ? <ErrorBox error={live.error} /> : <p>Loading execution {id}…</p>;
   const trigger = startedBy(live.data?.events ?? []);
-  const duration = new Date(execution.finished_at ?? Date.now()).getTime() - new Date(execution.started_at).getTime();
   // In playbook order: the retry's choices are listed, and its entry step found, by it (the
   // states' keys put a step named "2" or "10" first).
   const steps = live.data!.order ?? (graph.data ? graph.data.nodes.filter((n) => n.kind === 'step').map((n) => n.id) : Object.keys(live.data!.states));
@@ -165,7 +164,9 @@ export function ExecutionPage({ id }: { id: number }) {
           <dt>Started</dt>
           <dd>{formatTime(execution.started_at)}</dd>
           <dt>Duration</dt>
-          <dd>{formatDuration(duration)}</dd>
+          <dd>
+            <Duration execution={execution} />
+          </dd>
           {trigger ? (
             <>
               <dt>Started by</dt>
@@ -272,6 +273,16 @@ export function ExecutionPage({ id }: { id: number }) {
       <ExecutionTimeline execution={execution} events={live.data!.events} step={selected} />
     </>
   );
+}
+
+/**
+ * How long it has run, growing each second until it ends. Computed at the page's render alone, it
+ * stood still while the inspection stream was open and nothing happened (762 ms, for an execution
+ * waiting minutes for its signal): the stream re-renders the page only when the statechart moves.
+ */
+function Duration({ execution }: { execution: ExecutionDetail }) {
+  const now = useNow(execution.finished_at ? null : 1_000);
+  return <>{formatDuration(new Date(execution.finished_at ?? now).getTime() - new Date(execution.started_at).getTime())}</>;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { apiOrNull, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
-import { usePoll } from '../hooks.ts';
+import { useNow, usePoll } from '../hooks.ts';
 import { href } from '../route.ts';
 import { Section } from '../ui.tsx';
 import { BarDetails } from './BarDetails.tsx';
@@ -15,17 +15,6 @@ type View = 'gantt' | 'events';
 
 // While a child runs or waits to be admitted, its queue is read again this often (no event of the parent's says when it is admitted).
 const CHILD_REFRESH_MS = 2_000;
-
-/** Epoch milliseconds, ticking every `everyMs` while it is a number (running bars grow). */
-function useNow(everyMs: number | null): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (everyMs === null) return;
-    const timer = setInterval(() => setNow(Date.now()), everyMs);
-    return () => clearInterval(timer);
-  }, [everyMs]);
-  return everyMs === null ? now : Math.max(now, Date.now());
-}
 
 /**
  * The execution's timeline: the Gantt of its steps, loop items, commands, task attempts, child
