@@ -2,6 +2,7 @@ import { COMMAND_RULES } from '../machines/command-rules.ts';
 import { CODE, type ReportRefusalCode } from '../machines/error-codes.ts';
 import { EVENT, WORKER_EVENT_TYPES } from '../machines/event-types.ts';
 import { reportVerdict } from '../machines/report-verdict.ts';
+import { withoutRecordMarks } from './to-machine-event.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import type { PendingCommand, SignalSent } from '../machines/execution/types.ts';
 import type { CommandRow, CommandStatus } from '../src/db/command.repo.ts';
@@ -129,8 +130,9 @@ export function routeReport(fold: ReportFold, commands: ReadonlyMap<number, Comm
   }
   move(verdict.status);
   // Under the step the command was issued for: a report naming another (a batch item's `step`)
-  // left the command's step without its run in the log.
-  return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: cmd.step }, cmd, at) }, accepted: true };
+  // left the command's step without its run in the log. Folded, so without the marks of a
+  // report kept only for the record (a worker's own `late: true` left the step unended).
+  return { result: { event_id: fold.apply(ev.execution_id, { ...ev, step: cmd.step, context: withoutRecordMarks(ev.context) }, cmd, at) }, accepted: true };
 }
 
 /**

@@ -40,6 +40,16 @@ export function isRecordedOnly(context: Record<string, unknown>): boolean {
 }
 
 /**
+ * A taken report's context without the marks isRecordedOnly reads: they are routing's to write. A
+ * worker's own `late: true` was stored as it came, and its report, which moved the command, then
+ * folded into nothing: the step never ended, the execution ran on with nothing left to run.
+ */
+export function withoutRecordMarks(context: unknown): Record<string, unknown> {
+  const { late: _late, refused: _refused, ...rest } = asObject(context);
+  return rest;
+}
+
+/**
  * The machine event an event-log row stands for, or null for rows that only record (step.enter,
  * command.issued, call.done, …). The same function serves live routing and replay, so both fold alike.
  */
