@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError, serverNotUp } from '../worker/server-client.ts';
 import { EVENTS_USAGE } from './events-usage.ts';
+import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 import { CLEAR_LINE, SPINNER, formatElapsed } from './progress-view.ts';
 import { networkReason } from './run-api.ts';
 import { BATCH_STATES, isTerminalBatchState } from '../../machines/batch-request.machine.ts';
@@ -77,8 +77,10 @@ function parseOptions(argv: string[]): Options | { message: string; code: number
 async function readBatch(file: string): Promise<Record<string, unknown> | string> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    // As UTF-8, strictly: read leniently, a Latin-1 `é` was sent as U+FFFD and stored so.
+    text = await readTextFile(file);
   } catch (err) {
+    if (err instanceof NotUtf8Error) return err.message;
     return `cannot read ${file}: ${err instanceof Error && 'code' in err ? String(err.code) : String(err)}`;
   }
   let value: unknown;
