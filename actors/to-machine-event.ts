@@ -45,7 +45,10 @@ export function isRecordedOnly(context: Record<string, unknown>): boolean {
  * folded into nothing: the step never ended, the execution ran on with nothing left to run.
  */
 export function withoutRecordMarks(context: unknown): Record<string, unknown> {
-  const { late: _late, refused: _refused, ...rest } = asObject(context);
+  const ctx = asObject(context);
+  // Every report of every step comes here: copied only when a mark is there to leave out.
+  if (!Object.hasOwn(ctx, 'late') && !Object.hasOwn(ctx, 'refused')) return ctx;
+  const { late: _late, refused: _refused, ...rest } = ctx;
   return rest;
 }
 
