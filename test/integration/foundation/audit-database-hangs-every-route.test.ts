@@ -4,7 +4,6 @@
 // 500 or a hang. foundation/database-unavailable.test.ts has the database refusing connections;
 // a hang reached routes that open a connection of their own (POST /api/postgres/execute answered
 // 400 "timeout expired"). The database sits behind a TCP proxy that stops passing bytes.
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.ts';
@@ -14,54 +13,29 @@ import { RETRY_AFTER_SECONDS } from '../../../src/errors.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { asWorker } from '../../helpers/auth.ts';
+import { startDatabaseProxy, type DatabaseProxy } from '../../helpers/database-proxy.ts';
 import { REQUESTS, type RouteRequest } from '../../helpers/route-requests.ts';
 
 /** Longest an answer may take: the longer of the two bounds, and a loaded machine's margin. */
 const ANSWER_MAX_MS = Math.max(DB_CONNECT_TIMEOUT_MS, DB_ANSWER_TIMEOUT_MS) + 5_000;
 
 let t: TestApp;
-let proxy: Server;
+let proxy: DatabaseProxy;
 let app: FastifyInstance;
 let db: Db;
 let base = '';
-/** While true, no byte passes the proxy either way, and a new connection is taken and left alone. */
-let hung = false;
-const pairs = new Set<[Socket, Socket]>();
-const sockets = new Set<Socket>();
 
 beforeAll(async () => {
   t = await startTestApp();
-  const upstream = new URL(t.databaseUrl);
-  proxy = createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => {});
-    if (hung) return;
-    const server = connect(Number(upstream.port), upstream.hostname);
-    sockets.add(server);
-    server.on('close', () => sockets.delete(server));
-    server.on('error', () => client.destroy());
-    client.on('close', () => server.destroy());
-    server.on('close', () => client.destroy());
-    client.pipe(server).pipe(client);
-    pairs.add([client, server]);
-  });
-  await new Promise<void>((ok) => proxy.listen(0, '127.0.0.1', ok));
-  const address = proxy.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  const url = new URL(t.databaseUrl);
-  url.host = `127.0.0.1:${address.port}`;
-  // The test database's URL names its Unix socket, which would go round the proxy.
-  url.searchParams.delete('host');
-  db = new Db(url.toString(), 4);
+  proxy = await startDatabaseProxy(t.databaseUrl);
+  db = new Db(proxy.url, 4);
   app = await buildApp({ ...t.deps, db, metrics: createMetrics(), bus: createLocalBus() });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
   await app?.close();
-  for (const s of sockets) s.destroy();
+  await proxy?.close();
   await db?.close();
-  await new Promise((ok) => proxy?.close(ok));
   await t?.close();
 });
 
@@ -83,13 +57,7 @@ it('answers 503 with Retry-After on every route, within the bounds, while the da
   // Warm: whatever a route keeps (the reader role's name, pooled connections) is there.
   for (const r of REQUESTS) expect((await send(r)).status, `${r.method} ${r.url}`).toBeLessThan(500);
 
-  hung = true;
-  for (const [client, server] of pairs) {
-    client.unpipe(server);
-    server.unpipe(client);
-    client.pause();
-    server.pause();
-  }
+  proxy.hang();
   const answers = await Promise.all(REQUESTS.map(async (r) => ({ r, a: await send(r) })));
   const wrong: string[] = [];
   for (const { r, a } of answers) {
