@@ -94,10 +94,13 @@ export class SimulationData {
       const chosen = ran === null || (Object.hasOwn(ran, s) && ran[s].status === 'error' && ran[s].error?.code === CODE.simulated);
       if (done(s) && chosen) out.add(`${s}${ERROR_NEED}`);
     }
-    // An example is the data of its step's last task: another task's is not known.
+    // An example is the data of its step's last task, and a resultless step's known none is its
+    // last task's: another task's (a shell task's before a closing noop, read by a later task's
+    // limit key as the step is entered) is not known.
     for (const t of reads.tasks) {
       const s = t.step ?? current;
-      if (done(s) && this.has(s) && (t.task === null || t.task !== this.lastTask.get(s))) out.add(t.task === null ? `${s}.tasks` : `${s}.tasks.${t.task}`);
+      const lastKnown = this.has(s) || this.resultless.has(s);
+      if ((s === current || done(s)) && lastKnown && (t.task === null || t.task !== this.lastTask.get(s))) out.add(t.task === null ? `${s}.tasks` : `${s}.tasks.${t.task}`);
     }
     return [...out];
   }

@@ -28,8 +28,9 @@ export type DataReads = {
 const START_ROOTS: ReadonlySet<string> = new Set(['workload', 'args', 'execution']);
 
 /**
- * A read of one task's outcome other than its status: `outcome.tasks.<task>` (`step` null: the
- * current step's) or `steps.<step>.tasks.<task>`; `task` null when the name is not a literal.
+ * A read of one task's outcome other than its status: `outcome.tasks.<task>` or `tasks.<task>`
+ * (`step` null: the current step's) or `steps.<step>.tasks.<task>`; `task` null when the name is
+ * not a literal.
  * An example result is the step's last task's data only, so the others' are not known.
  */
 export type TaskRead = { step: string | null; task: string | null };
@@ -133,6 +134,8 @@ function taskRead(x: Node): TaskRead | null {
   const chain = chainOf(x);
   if (!chain) return null;
   const [root, ...keys] = chain;
+  // `tasks.<task>`: the current step's earlier task, as a later task's limit key or args read it.
+  if (root === 'tasks') return keys[1] === 'status' ? null : { step: null, task: keys[0] ?? null };
   const at = taskAt(root, keys);
   if (at < 0 || keys[at + 1] === 'status') return null;
   return { step: root === 'outcome' ? null : (keys[0] ?? null), task: keys[at] ?? null };
