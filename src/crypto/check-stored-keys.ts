@@ -3,6 +3,7 @@ import { executionSecretKeyIds } from '../db/execution-secret.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { keychainKeyIds } from '../db/keychain.repo.ts';
 import type { Keyring } from './keyring.ts';
+import { plural } from '../plural.ts';
 
 /**
  * A key id that stored rows are sealed with and the keyring lacks, with how many rows of each
@@ -39,8 +40,6 @@ export function missingKeys(keyring: Pick<Keyring, 'keyFor'>, credentials: KeyTa
   for (const { kid, rows } of executionSecrets) if (keyring.keyFor(kid) === undefined) entry(kid).executionSecrets += rows;
   return [...byKid.values()].sort((a, b) => a.kid.localeCompare(b.kid));
 }
-
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 function rowsText(m: MissingKey): string {
   const parts = [];

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { Severity } from './outcome.ts';
+import { plural } from '../plural.ts';
 
 // What each detection playbook (playbooks/*.yaml) answers, and how it reads to a person: the
 // playbook's one summary row is validated here, then turned into a finding with what to run next.
@@ -69,8 +70,6 @@ const deadClaimRow = v.looseObject({
 });
 const pendingRow = v.looseObject({ ...summaryRow({ command_id: v.number(), execution_id: v.number(), step: v.string(), waiting_seconds: v.number() }).entries, live_pools: v.number() });
 const stalePoolRow = v.looseObject({ ...summaryRow({ name: v.string(), status: v.string(), silent_seconds: v.number() }).entries, live_pools: v.number() });
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Says, of the stuck executions listed, how many were waiting for something that should have ended. */
 function overdueNote(items: { reason: string }[]): string {

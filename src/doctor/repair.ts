@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { detailText, DoctorFailure, type DoctorClient } from './doctor-client.ts';
 import { outcome, type Outcome } from './outcome.ts';
+import { plural } from '../plural.ts';
 
 /** The reaper nudge (DESIGN.md): one sweep now. */
 const SWEEP_PATH = '/api/admin/command_reaper/sweep';
@@ -16,8 +17,6 @@ const swept = v.looseObject({
   republished: v.pipe(v.number(), v.integer()),
   released: v.optional(v.pipe(v.number(), v.integer())),
 });
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * `repair_trigger_reaper`: asks the server's command reaper for one sweep now. Every answer

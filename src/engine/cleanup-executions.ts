@@ -3,6 +3,7 @@ import type { Identity } from '../auth/identity.ts';
 import { runningStartedBefore, type StaleExecution, type StaleRunning } from '../db/execution.repo.ts';
 import { executionStatuses, liveDescendants } from '../db/live-descendants.ts';
 import { cancelExecution } from './cancel-execution.ts';
+import { plural } from '../plural.ts';
 
 const PAGE = 200;
 /** One cleanup handles at most this many executions; the message says when more remain. */
@@ -14,8 +15,6 @@ export type CleanupResult = {
   executions: { execution_id: number; path: string; parent_execution_id: number | null; started_at: string }[];
   message: string;
 };
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * The operator's cleanup: every execution with no terminal event started over
