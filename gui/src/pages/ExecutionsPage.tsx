@@ -89,11 +89,13 @@ export function ExecutionsPage({ query }: { query: URLSearchParams }) {
   // it goes to the first of them instead.
   const body = useRef<HTMLTableSectionElement>(null);
   const focusRow = useRef<number | null>(null);
+  // Run on `older` alone: an earlier render's effect, flushed as this update starts, would take
+  // the row before it is drawn.
   useEffect(() => {
     if (focusRow.current === null) return;
     body.current?.rows[focusRow.current]?.querySelector('a')?.focus();
     focusRow.current = null;
-  });
+  }, [older]);
   const loadOlder = async () => {
     if (cursor === null) return;
     try {

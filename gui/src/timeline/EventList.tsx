@@ -14,12 +14,14 @@ export function EventList({ events, label }: { events: readonly ExecutionEvent[]
   const [limit, setLimit] = useState(EVENTS_SHOWN);
   const list = useRef<HTMLOListElement>(null);
   const focusAt = useRef<number | null>(null);
+  // Run on `limit` alone: an earlier render's effect, flushed as this update starts, would take
+  // the row before it is drawn.
   useEffect(() => {
     if (focusAt.current === null) return;
     const added = list.current?.children[focusAt.current];
     if (added instanceof HTMLElement) added.focus();
     focusAt.current = null;
-  });
+  }, [limit]);
   const shown = events.length > limit ? events.slice(0, limit) : events;
   const more = events.length - shown.length;
   return (

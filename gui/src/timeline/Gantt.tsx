@@ -52,13 +52,15 @@ export function Gantt({ timeline, now, selected, onSelect }: { timeline: Timelin
   }, [span]);
   const rows = useMemo(() => visibleRows(bars, expanded), [bars, expanded]);
   // "show all" goes as its rows come: focus goes to the first of them (it fell to the page's body).
+  // Run on `expanded` alone: an earlier render's effect, flushed as the click starts, would take
+  // the row before it is drawn.
   const list = useRef<HTMLOListElement>(null);
   const focusRow = useRef<number | null>(null);
   useEffect(() => {
     if (focusRow.current === null) return;
     list.current?.children[focusRow.current]?.querySelector<HTMLButtonElement>('button.gantt-bar')?.focus();
     focusRow.current = null;
-  });
+  }, [expanded]);
 
   return (
     <div className="gantt" role="group" aria-label="Gantt of the execution" data-start={new Date(start).toISOString()} data-span-ms={span}>
