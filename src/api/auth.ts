@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { watchForLapse } from '../abortable-wait.ts';
 import { looksLikeApiToken } from '../auth/api-token.ts';
 import type { Identity } from '../auth/identity.ts';
-import { bodyDigest, IDENTITY_HEADER, requestOf, verifyIdentity } from '../auth/identity-assertion.ts';
+import { bodyDigest, IDENTITY_HEADER, IDENTITY_REFUSED_HEADER, requestOf, verifyIdentity } from '../auth/identity-assertion.ts';
 import { roleAtLeast } from '../auth/roles.ts';
 import type { Config } from '../config.ts';
 import { browserFromElsewhere } from '../auth/browser-from-elsewhere.ts';
@@ -59,6 +59,12 @@ function bearerToken(header: string | undefined): string | undefined {
 function unauthorized(reply: FastifyReply, detail: string, sentOne: boolean): ServiceError {
   reply.header('www-authenticate', sentOne ? 'Bearer error="invalid_token"' : 'Bearer');
   return new ServiceError('unauthorized', detail);
+}
+
+// A refused assertion is its gateway's to fix (its key or its clock), which the header tells it.
+function assertionRefused(reply: FastifyReply, reason: string): ServiceError {
+  reply.header(IDENTITY_REFUSED_HEADER, reason);
+  return unauthorized(reply, reason, true);
 }
 
 const forbidden = (needed: string, who: Identity): ServiceError =>
@@ -141,7 +147,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       const asserted = req.headers[IDENTITY_HEADER];
       if (asserted !== undefined) {
         const verified = verifyIdentity(Array.isArray(asserted) ? undefined : asserted, gatewaySecret, requestOf(req.method, req.raw.url ?? req.url));
-        if (!verified.ok) throw unauthorized(reply, verified.reason, true);
+        if (!verified.ok) throw assertionRefused(reply, verified.reason);
         req.assertedBody = verified.identity.body;
         return Object.freeze({ sub: verified.identity.sub, role: verified.identity.role, via: 'gateway' });
       }
@@ -184,7 +190,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   });
   app.addHook('preValidation', async (req, reply) => {
     if (req.assertedBody !== null && (req.readBody ?? bodyDigest(undefined)) !== req.assertedBody) {
-      throw unauthorized(reply, 'identity assertion was made for another request body', true);
+      throw assertionRefused(reply, 'identity assertion was made for another request body');
     }
   });
   // Callback style: the worker path (every claim and report) then allocates no promise.

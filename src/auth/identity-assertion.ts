@@ -11,6 +11,13 @@ import { isRole, type Role } from './roles.ts';
 
 /** The request header that carries a signed identity. */
 export const IDENTITY_HEADER = 'x-svc-identity';
+/**
+ * The answer header a server sets, to why, when it refuses an identity assertion: the gateway
+ * then knows the 401 is its own key's or clock's doing, not its caller's credential.
+ */
+export const IDENTITY_REFUSED_HEADER = 'x-svc-identity-refused';
+/** How long an assertion holds, in seconds: one request's worth (the gateway's and the server's clocks must agree within it). */
+export const ASSERTION_TTL_S = 60;
 
 /** A header longer than this is refused before any decoding or hashing. */
 const MAX_ASSERTION_CHARS = 4096;

@@ -6,7 +6,7 @@
 import fastifyCookie from '@fastify/cookie';
 import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { signIdentity } from '../auth/identity-assertion.ts';
+import { ASSERTION_TTL_S, signIdentity } from '../auth/identity-assertion.ts';
 import { answerClientError, answerFrameworkError, installErrorHandler } from '../api/error-handler.ts';
 import { installSecurityHeaders } from '../security-headers.ts';
 import { MAX_PARAM_CHARS } from '../body-limit.ts';
@@ -55,8 +55,6 @@ declare module 'fastify' {
   }
 }
 
-/** Lifetime of the identity assertion sent upstream, in seconds: one request's worth. */
-export const ASSERTION_TTL_S = 60;
 /** A webhook delivery answered so was refused: unauthenticated, or no such trigger. */
 const REFUSED_DELIVERY: ReadonlySet<number> = new Set([401, 403, 404]);
 

@@ -6,7 +6,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
-import { bodyDigest, IDENTITY_HEADER, requestOf } from '../auth/identity-assertion.ts';
+import { ASSERTION_TTL_S, bodyDigest, IDENTITY_HEADER, IDENTITY_REFUSED_HEADER, requestOf } from '../auth/identity-assertion.ts';
 import { ServiceError } from '../errors.ts';
 import type { CallerWatch } from './caller-watch.ts';
 
@@ -20,7 +20,7 @@ export const UPSTREAM_HEADERS_TIMEOUT_MS = 60_000;
 // body over 1 KiB) was met here (node answered 100 and the body was read whole), and undici
 // refuses to send it: passed on, every such request was a 502.
 const DROP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect', 'host', 'cookie', 'content-length', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', IDENTITY_HEADER]);
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'set-cookie']);
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'set-cookie', IDENTITY_REFUSED_HEADER]);
 
 /**
  * The headers a Connection header names: hop-by-hop for this message too (RFC 9110 7.6.1), so
@@ -155,6 +155,13 @@ export function createProxy(upstream: URL): Proxy {
       } catch (err) {
         if (leave.signal.aborted) return reply; // nobody is listening
         throw new ServiceError('bad_gateway', undefined, { cause: err });
+      }
+      // The server refused the identity asserted here: the gateway's key or clock is wrong, not
+      // the caller's credential, and a 401 passed on would send a person to log in again for ever.
+      const refused = res.headers[IDENTITY_REFUSED_HEADER];
+      if (how.identity && res.statusCode === 401 && typeof refused === 'string') {
+        await res.body.dump();
+        throw new ServiceError('bad_gateway', `the server refused the identity this gateway asserted (${refused}): the gateway and the server need the same SVC_GATEWAY_SECRET, and clocks within ${ASSERTION_TTL_S} s of each other`);
       }
       reply.code(res.statusCode);
       const serverHopByHop = connectionNamed(res.headers.connection);
