@@ -169,9 +169,10 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
   app.get('/auth/logout', { config: { gate: 'login', changesState: true } }, logout);
   app.post('/auth/logout', { config: { gate: 'login' } }, logout);
 
-  app.get('/auth/me', { config: { gate: 'me' } }, async (req) => {
+  app.get('/auth/me', { config: { gate: 'me' } }, async (req, reply) => {
     const me = req.caller ? meOf(req.caller) : undefined;
-    if (!me) throw new ServiceError('unauthorized', 'not logged in: log in at /auth/login, or send a bearer JWT');
-    return me;
+    if (me) return me;
+    reply.header('www-authenticate', 'Bearer');
+    throw new ServiceError('unauthorized', 'not logged in: log in at /auth/login, or send a bearer JWT');
   });
 }

@@ -161,7 +161,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     if (caller.kind === 'anonymous' || caller.kind === 'refused') {
       const limited = apiLimit.hit(`ip:${req.ip}`);
       if (!limited.ok) throw tooMany(reply, limited.retryAfterSeconds);
-      if (gate === 'me') return;
+      // A credential sent and refused is named wherever it was sent (/auth/me too); no credential
+      // at /auth/me is the route's to answer.
+      if (gate === 'me' && caller.kind === 'anonymous') return;
       reply.header('www-authenticate', caller.kind === 'refused' ? 'Bearer error="invalid_token"' : 'Bearer');
       throw new ServiceError('unauthorized', caller.kind === 'refused' ? caller.reason : 'authentication required: log in (/auth/login) or send Authorization: Bearer <JWT or API token>');
     }
