@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ExecutionApi } from './execution-api.ts';
 
-/** Registers `command` as a playbook's one postgres task (read_only as asked), runs it and returns the finished execution. */
-export async function runSqlTask(api: Pick<ExecutionApi, 'register' | 'run' | 'wait'>, command: string, readOnly: boolean) {
+/** Registers `command` as a playbook's one postgres task (read_only, and timeout_seconds when given, as asked), runs it and returns the finished execution. */
+export async function runSqlTask(api: Pick<ExecutionApi, 'register' | 'run' | 'wait'>, command: string, readOnly: boolean, timeoutSeconds?: number) {
   const path = `sql/probe_${randomBytes(4).toString('hex')}`;
   await api.register(
     [
@@ -18,6 +18,7 @@ export async function runSqlTask(api: Pick<ExecutionApi, 'register' | 'run' | 'w
       '        kind: postgres',
       `        read_only: ${readOnly}`,
       `        command: ${JSON.stringify(command)}`,
+      ...(timeoutSeconds === undefined ? [] : [`        timeout_seconds: ${timeoutSeconds}`]),
     ].join('\n') + '\n',
   );
   return api.wait(await api.run(path), 30_000);

@@ -8,6 +8,7 @@ import { redactSecrets } from '../../credential/redact-secrets.ts';
 import { boundedQuery } from '../../credential/bounded-query.ts';
 import type { RenderedTask, TaskOutcome, ToolContext } from './types.ts';
 import { MAX_TIMER_MS } from '../../config.ts';
+import { READER_STATEMENT_TIMEOUT_MS } from '../../reader-statement-timeout.ts';
 
 // The cancel request sent on abort gets this long before it is given up.
 const PG_CANCEL_TIMEOUT_MS = 5_000;
@@ -45,7 +46,12 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   const { command, params, timeout_seconds: timeoutSeconds, read_only: readOnly = false } = parsed.output;
   // The server stops the statement itself at the task's deadline, even if the worker dies (at most
   // the worker's own timer, which is also the most statement_timeout takes).
-  const statementTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(Math.ceil(timeoutSeconds * 1000), MAX_TIMER_MS) : undefined;
+  const taskTimeoutMs = typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(Math.ceil(timeoutSeconds * 1000), MAX_TIMER_MS) : undefined;
+  // As the reader role, never past the role's own bound: the connection's setting replaces the
+  // role's, and a statement held for hours what it locks (the migrations' advisory lock, a table
+  // a migration alters), every role's to take, for as long as the playbook's author wrote.
+  const asReader = readOnly && !ctx.credential;
+  const statementTimeoutMs = asReader ? Math.min(taskTimeoutMs ?? READER_STATEMENT_TIMEOUT_MS, READER_STATEMENT_TIMEOUT_MS) : taskTimeoutMs;
 
   // read_only without auth: the reader role only, never the service's own user (a superuser, often).
   const serviceUrl = readOnly ? ctx.serviceReaderUrl : ctx.serviceDatabaseUrl;
@@ -65,7 +71,7 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
   if (ctx.signal.aborted) return aborted(ctx.signal);
   const safe = (text: string) => redactSecrets(text, secrets);
   // As the reader role of a `svc worker`, whose login the server may have changed since (below).
-  const renewReader = readOnly && !ctx.credential ? ctx.renewServiceReaderUrl : undefined;
+  const renewReader = asReader ? ctx.renewServiceReaderUrl : undefined;
 
   // Values as PostgreSQL has them (exact bigints, bytea, dates), whatever parsers the process set globally.
   const newClient = (config: pg.ClientConfig): pg.Client => {
@@ -129,7 +135,10 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
       if (!dbError.success) return fail('sql_error', safe(errorText(error)));
       const { message, code: sqlstate } = dbError.output;
       if (tooLarge) return fail('response_too_large', `the statement's rows came to over ${ANSWER_MAX_TEXT}, the most a task's report carries: it was cancelled`);
-      if (sqlstate === SQLSTATE_QUERY_CANCELED && statementTimeoutMs && performance.now() - startedAt >= statementTimeoutMs) return fail('timeout', safe(message), { sqlstate });
+      if (sqlstate === SQLSTATE_QUERY_CANCELED && statementTimeoutMs && performance.now() - startedAt >= statementTimeoutMs) {
+        const bound = asReader && statementTimeoutMs === READER_STATEMENT_TIMEOUT_MS ? ` (the service database's reader role runs a statement for at most ${READER_STATEMENT_TIMEOUT_MS / 1000} s)` : '';
+        return fail('timeout', safe(`${message}${bound}`), { sqlstate });
+      }
       return fail('sql_error', safe(sqlstate ? `${message} (SQLSTATE ${sqlstate})` : message), { sqlstate: sqlstate ?? null });
     }
   })();
