@@ -189,6 +189,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // A login or logout the auth routes did not get to write (refused by the CSRF rule or a
     // limit, a callback with no login in progress) is written here, by no one it could name.
     else if (gate === 'login' && !wasAudited(req)) audit(auditLog, req, reply, 'anonymous', changesState === true || req.routeOptions.url === CALLBACK_PATH);
+    // The public routes that change state are webhook deliveries (the trigger's signature, not a
+    // caller, authenticates them): accepted or refused, a line names no one.
+    else if (gate === 'public') audit(auditLog, req, reply, 'anonymous');
   });
 
   app.get('/health', { config: { gate: 'public' } }, async (_req, reply) => reply.type('text/plain; charset=utf-8').send('ok'));
