@@ -66,6 +66,22 @@ function loginOrThrow(deps: AuthRouteDeps): { loaded: LoadedProvider; settings: 
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
+/** The most of a provider's error description a refusal quotes. */
+const MAX_DESCRIPTION_CHARS = 200;
+
+/**
+ * Why a login failed: the provider's own error and description when it sent one (at the
+ * redirect back, or from the token endpoint), which openid-client's message alone does not say
+ * ('authorization response from the server is an error'); else that message.
+ */
+function loginFailure(err: unknown): string {
+  if (err instanceof client.AuthorizationResponseError || err instanceof client.ResponseBodyError) {
+    const description = err.error_description?.slice(0, MAX_DESCRIPTION_CHARS);
+    return `the identity provider answered ${err.error}${description ? ` (${description})` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Registers /auth/login, /auth/callback, /auth/logout and /auth/me (gate: `login`, `me`). */
 export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): void {
   const { log } = deps;
@@ -110,10 +126,10 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
         idTokenExpected: true,
       });
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = loginFailure(err);
       log.warn({ cause: why }, 'gateway: login failed');
       audit(deps.auditLog, req, reply.code(401), 'anonymous', true);
-      throw new ServiceError('unauthorized', `login failed: ${why}`);
+      throw new ServiceError('unauthorized', `login failed: ${why}; start again at /auth/login`);
     }
     const idClaims = tokens.claims();
     if (!idClaims) throw new ServiceError('unauthorized', 'login failed: the provider returned no ID token');
