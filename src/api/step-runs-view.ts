@@ -4,6 +4,7 @@ import { phaseOfOutcome } from '../../machines/execution/step-phase.ts';
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import type { WaitEndedAtOnce } from '../../machines/execution/types.ts';
 import type { EventRow } from '../db/execution.repo.ts';
+import type { ChildAdmission } from '../db/execution-view.repo.ts';
 import { isObject } from '../objects.ts';
 
 // What GET /api/executions/{id}/steps/{step} answers, made from the step's events (pure): each
@@ -278,13 +279,15 @@ function fillOutputs(r: Run, result: unknown, cap: (output: unknown) => unknown)
  * The runs with their children's admissions (`admissions`, by child id): a child waiting on its
  * playbook's `concurrency` is `queued`, not running, and one admitted after waiting began to run
  * then (`started_at`), its start (`issued_at`) staying when it was queued: the time it waited
- * read as its run time.
+ * read as its run time. A child paused by hand (a pause does not cascade) is `paused`: read as
+ * running, nothing said why its parent's step did not move on.
  */
-export function withChildAdmissions(runs: RunView[], admissions: ReadonlyMap<number, { queued: boolean; admitted_at: string | null }>): RunView[] {
+export function withChildAdmissions(runs: RunView[], admissions: ReadonlyMap<number, ChildAdmission>): RunView[] {
   return runs.map((r) => {
     const a = r.child_execution_id === null ? undefined : admissions.get(r.child_execution_id);
     if (!a) return r;
     if (a.queued && r.status === 'running') return { ...r, status: 'queued', started_at: null };
-    return a.admitted_at === null ? r : { ...r, started_at: a.admitted_at };
+    const run = a.paused && r.status === 'running' ? { ...r, status: 'paused' } : r;
+    return a.admitted_at === null ? run : { ...run, started_at: a.admitted_at };
   });
 }

@@ -86,19 +86,23 @@ export async function getExecutionWithRetryLinks(
   return row && { ...row, retry_of: row.retry_of === null ? null : Number(row.retry_of), resumed_from: row.resumed_from === null ? null : Number(row.resumed_from), resumed_as: row.resumed_as === null ? null : Number(row.resumed_as), retried_as: row.retried_as.map(Number), labels: row.labels ?? {}, waits: row.waits.map(({ purpose, ...w }) => (purpose ? { ...w, ...purpose } : w)) };
 }
 
+/** What a parent's step view reads of a child: whether it is queued or paused now, and when it was admitted. */
+export type ChildAdmission = { queued: boolean; paused: boolean; admitted_at: string | null };
+
 /**
- * Of the children `ids` (a step's `playbook` task runs), whether each is queued now and when it was
- * admitted (its first `execution.admitted`, null when it never waited or is still queued): a child
- * waiting on its playbook's `concurrency` read as running since its start in its parent's step view.
+ * Of the children `ids` (a step's `playbook` task runs), whether each is queued or paused now and
+ * when it was admitted (its first `execution.admitted`, null when it never waited or is still
+ * queued): a child waiting on its playbook's `concurrency`, or paused by hand, read as running in
+ * its parent's step view.
  */
-export async function childAdmissions(q: Queryable, ids: readonly number[]): Promise<Map<number, { queued: boolean; admitted_at: string | null }>> {
+export async function childAdmissions(q: Queryable, ids: readonly number[]): Promise<Map<number, ChildAdmission>> {
   if (!ids.length) return new Map();
-  const { rows } = await q.query<{ execution_id: number; queued: boolean; admitted_at: string | null }>(
-    `SELECT x.execution_id::float8 AS execution_id, x.status = 'queued' AS queued,
+  const { rows } = await q.query<{ execution_id: number } & ChildAdmission>(
+    `SELECT x.execution_id::float8 AS execution_id, x.status = 'queued' AS queued, x.status = 'paused' AS paused,
             (SELECT to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') FROM core.event e
               WHERE e.execution_id = x.execution_id AND e.event_type = '${EVENT.executionAdmitted}' ORDER BY e.event_id LIMIT 1) AS admitted_at
        FROM core.execution x WHERE x.execution_id = ANY($1::bigint[])`,
     [ids],
   );
-  return new Map(rows.map((r) => [r.execution_id, { queued: r.queued, admitted_at: r.admitted_at }]));
+  return new Map(rows.map((r) => [r.execution_id, { queued: r.queued, paused: r.paused, admitted_at: r.admitted_at }]));
 }

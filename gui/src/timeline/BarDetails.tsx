@@ -63,7 +63,7 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
           <time dateTime={new Date(bar.start).toISOString()}>{clock(bar.start)}</time>
         </dd>
         <dt>Ended</dt>
-        <dd>{bar.end === null ? 'not yet' : <time dateTime={new Date(bar.end).toISOString()}>{clock(bar.end)}</time>}</dd>
+        <dd>{bar.end === null ? (bar.status === 'paused' ? 'not yet: it is paused until it is resumed on its own page' : 'not yet') : <time dateTime={new Date(bar.end).toISOString()}>{clock(bar.end)}</time>}</dd>
         <dt>Duration</dt>
         <dd className="bar-duration" data-duration-ms={Math.round(durationOf(bar, now))}>
           {bar.approx ? '≈ ' : ''}

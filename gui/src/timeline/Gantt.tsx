@@ -28,7 +28,7 @@ const OWN: ReadonlySet<Bar['kind']> = new Set(['queued', 'paused']);
 function describe(bar: Bar, now: number): string {
   const what = bar.kind === 'step' ? `step ${bar.label}` : bar.kind === 'task' ? `task ${bar.label}` : bar.kind === 'attempt' ? `${bar.task} ${bar.label}` : `${KIND_WORD[bar.kind]} ${bar.label}`;
   const where = bar.kind !== 'step' && !OWN.has(bar.kind) ? ` of step ${bar.step}` : '';
-  return `${what}${where}, ${bar.status}, ${bar.end === null ? `${bar.status === 'queued' ? 'queued' : 'running'} for ` : ''}${formatDuration(durationOf(bar, now))}`;
+  return `${what}${where}, ${bar.status}, ${bar.end === null ? `${bar.status === 'queued' ? 'queued' : bar.status === 'paused' ? 'open' : 'running'} for ` : ''}${formatDuration(durationOf(bar, now))}`;
 }
 
 /**

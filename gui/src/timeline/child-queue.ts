@@ -13,7 +13,8 @@ export const CHILD_QUEUED = 'queued on its playbook’s concurrency limit';
 /**
  * The bars with each child's queue as its run says: a child still queued is `queued` (its bar
  * from its start, not running); one admitted later than it started runs from its admission, the
- * time before it (`queuedFrom`) queued. Other bars, and children the runs do not name, as they were.
+ * time before it (`queuedFrom`) queued; one paused by hand is `paused` (drawn running, nothing
+ * said why the step did not move on). Other bars, and children the runs do not name, as they were.
  */
 export function withChildRuns(bars: readonly Bar[], runs: readonly ChildRun[]): Bar[] {
   const byChild = new Map<number, ChildRun>();
@@ -22,8 +23,9 @@ export function withChildRuns(bars: readonly Bar[], runs: readonly ChildRun[]): 
     const run = b.kind === 'child' && b.childExecutionId !== undefined ? byChild.get(b.childExecutionId) : undefined;
     if (!run) return b;
     if (run.started_at === null) return run.status === 'queued' && b.end === null ? { ...b, status: 'queued' } : b;
+    const held = run.status === 'paused' && b.end === null ? { ...b, status: 'paused' as const } : b;
     const admitted = Date.parse(run.started_at);
-    if (Number.isNaN(admitted) || admitted <= b.start || (b.end !== null && admitted > b.end)) return b;
-    return { ...b, queuedFrom: b.start, start: admitted };
+    if (Number.isNaN(admitted) || admitted <= b.start || (b.end !== null && admitted > b.end)) return held;
+    return { ...held, queuedFrom: b.start, start: admitted };
   });
 }

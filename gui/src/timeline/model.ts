@@ -9,8 +9,8 @@ import type { ExecutionEvent } from '../api.ts';
 import { keyText } from '../flow-text.ts';
 
 export type BarKind = 'step' | 'command' | 'task' | 'attempt' | 'child' | 'wait' | 'queued' | 'paused';
-/** `running` has no end yet; the others are how the bar's work ended. */
-export type BarStatus = 'running' | 'ok' | 'error' | 'cancelled' | 'queued';
+/** `running` has no end yet (nor `queued` and `paused`, a child held or paused: child-queue.ts); the others are how the bar's work ended. */
+export type BarStatus = 'running' | 'ok' | 'error' | 'cancelled' | 'queued' | 'paused';
 
 export type Bar = {
   id: string;
