@@ -92,8 +92,9 @@ const testBody = v.optional(
   }),
 );
 type StoreChange = Omit<v.InferOutput<typeof putBody>, 'type'> & { name: string; type: string };
-const identifierParams = v.object({ identifier: v.pipe(v.string(), v.minLength(1), maxNameLength) });
-const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), maxNameLength) });
+// Every route at /api/credentials/{name} takes a name or an id; one parameter name, as OpenAPI
+// counts paths that differ only in it as one path, which a document must not hold twice.
+const nameParams = v.object({ name: v.pipe(v.string(), v.minLength(1), maxNameLength, v.description('the credential\'s name, or its id (all digits)')) });
 // A boolean query value as clients write it, in any case: Python's requests sends `True`, and
 // FastAPI-style servers take yes/no and on/off too.
 const QUERY_BOOLEANS = new Map([...['true', '1', 'yes', 'on'].map((w) => [w, true] as const), ...['false', '0', 'no', 'off'].map((w) => [w, false] as const)]);
@@ -352,12 +353,12 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
   );
 
   app.get(
-    '/api/credentials/:identifier',
+    '/api/credentials/:name',
     {
       schema: {
         tags: ['credentials'],
         summary: 'A credential by id or name; include_data=true adds the decrypted data',
-        params: jsonSchema(identifierParams),
+        params: jsonSchema(nameParams),
         querystring: jsonSchema(getQuery),
         headers: claimHeadersSchema(),
         response: responses({ 200: readAnswer }),
@@ -366,7 +367,7 @@ export async function credentialRoutes(app: FastifyInstance, deps: AppDeps): Pro
       config: { access: { level: 'viewer', worker: true } },
     },
     async (req) => {
-      const { identifier } = req.params as v.InferOutput<typeof identifierParams>;
+      const { name: identifier } = req.params as v.InferOutput<typeof nameParams>;
       const { include_data: includeData } = req.query as v.InferOutput<typeof getQuery>;
       if (includeData) {
         requireAccess(req, CREDENTIAL_DATA_ACCESS);

@@ -8,7 +8,7 @@ import { DOCS_POLICY } from '../security-headers.ts';
 import * as v from 'valibot';
 import { answerSerializer, valibotSchemaOf } from './validation.ts';
 import { isObject } from '../objects.ts';
-import { listNullInNullableEnums } from './nullable-enums.ts';
+import { asOpenApi30Schemas } from './openapi-30-schemas.ts';
 import { INTEGER_PARAMETERS, integerParametersOf, typeIntegerParameters } from './integer-parameters.ts';
 
 const require = createRequire(import.meta.url);
@@ -95,8 +95,8 @@ const OPTIONAL_BODY = 'x-optional-body';
 /**
  * `doc` with each request body a route takes a request without (a cancel, a retry, a cleanup:
  * `v.optional(...)`) marked `required: false`, where @fastify/swagger marks every body required,
- * integer parameters typed as integers (integer-parameters.ts), and `null` in the `enum` of each
- * nullable schema (nullable-enums.ts). Changes `doc` in place.
+ * integer parameters typed as integers (integer-parameters.ts), and schemas in the form OpenAPI
+ * 3.0.3 reads (openapi-30-schemas.ts). Changes `doc` in place.
  */
 function finishOperations<D extends { paths?: object }>(doc: D): D {
   for (const operations of Object.values(doc.paths ?? {})) {
@@ -108,7 +108,7 @@ function finishOperations<D extends { paths?: object }>(doc: D): D {
       if (isObject(operation.requestBody)) operation.requestBody.required = false;
     }
   }
-  listNullInNullableEnums(doc.paths);
+  asOpenApi30Schemas(doc.paths);
   return doc;
 }
 

@@ -34,7 +34,7 @@ export const REQUESTS: RouteRequest[] = [
   { method: 'POST', url: '/api/worker/report', route: '/api/worker/report', body: { worker_id: 'w', events: [event] } },
   { method: 'POST', url: '/api/credentials', route: '/api/credentials', body: { name: 'c', type: 'bearer', data: { token: 't' } } },
   { method: 'GET', url: '/api/credentials', route: '/api/credentials' },
-  { method: 'GET', url: '/api/credentials/c?include_data=true', route: '/api/credentials/{identifier}', headers: CLAIM },
+  { method: 'GET', url: '/api/credentials/c?include_data=true', route: '/api/credentials/{name}', headers: CLAIM },
   { method: 'DELETE', url: '/api/credentials/c', route: '/api/credentials/{name}' },
   { method: 'PUT', url: '/api/credentials/c', route: '/api/credentials/{name}', body: { type: 'bearer', data: { token: 't' } } },
   { method: 'PATCH', url: '/api/credentials/c', route: '/api/credentials/{name}', body: { data: { token: 't' } } },

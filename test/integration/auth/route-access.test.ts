@@ -32,7 +32,7 @@ const EXPECTED: Record<string, RouteAccess> = {
   'GET /api/catalog/playbook/*': viewer,
   'GET /api/worker/pools': viewer,
   'GET /api/credentials': viewer,
-  'GET /api/credentials/:identifier': { level: 'viewer', worker: true }, // include_data=true: admin or worker, checked in the handler
+  'GET /api/credentials/:name': { level: 'viewer', worker: true }, // include_data=true: admin or worker, checked in the handler
   'POST /api/run/playbook': operator,
   'POST /api/execute': operator,
   'POST /api/executions/:id/cancel': operator,

@@ -20,7 +20,7 @@ const HANDLE = '00000000-0000-4000-8000-000000000000';
 it('documents the claim headers on every route that refuses the worker token without them', async () => {
   const entry = { token_data: { t: 'x' }, credential_type: 'bearer', cache_type: 'secret', scope_type: 'global', ttl_seconds: 60 };
   const asks: { method: 'GET' | 'POST'; route: string; url: string; payload?: object }[] = [
-    { method: 'GET', route: '/api/credentials/{identifier}', url: '/api/credentials/db_auth?include_data=true' },
+    { method: 'GET', route: '/api/credentials/{name}', url: '/api/credentials/db_auth?include_data=true' },
     { method: 'GET', route: '/api/secrets/{handle}', url: `/api/secrets/${HANDLE}` },
     { method: 'GET', route: '/api/keychain/{catalog_id}/{keychain_name}', url: '/api/keychain/1/api' },
     { method: 'POST', route: '/api/keychain/{catalog_id}/{keychain_name}', url: '/api/keychain/1/api', payload: entry },

@@ -218,7 +218,7 @@ function corpus(): Case[] {
     { name: 'NUL in ?kind=', call: { method: 'GET', path: '/api/catalog/playbooks?kind=%00' }, field: 'kind', status: 422 },
     { name: 'NUL in a credential search ?q=', call: { method: 'GET', path: '/api/credentials?q=x%00' }, field: 'q', status: 422 },
     { name: 'NUL in a query key', call: { method: 'GET', path: '/api/executions?a%00b=1' }, field: 'a\\u0000b', status: 422 },
-    { name: 'NUL in a credential identifier (URL)', call: { method: 'GET', path: '/api/credentials/a%00b' }, field: 'identifier', status: 422 },
+    { name: 'NUL in a credential identifier (URL)', call: { method: 'GET', path: '/api/credentials/a%00b' }, field: 'name', status: 422 },
     { name: 'NUL in a keychain name (URL)', call: { method: 'DELETE', path: `/api/keychain/${C}/a%00b` }, field: 'keychain_name', status: 422 },
     { name: 'a UTF-8-encoded lone surrogate in a query (%ED%A0%80)', call: { method: 'GET', path: '/api/executions?path=%ED%A0%80' }, field: 'path', status: 400 },
     { name: 'an invalid percent escape in a query', call: { method: 'GET', path: '/api/executions?path=%E0%A4%A' }, field: 'path', status: 400 },

@@ -228,8 +228,8 @@ describe('response schemas', () => {
     await post('/api/credentials', { name: 'c1', ...cred }, 201);
     await post('/api/credentials', { name: 'c1', ...cred }, 200);
     await get('/api/credentials');
-    await get('/api/credentials/:identifier', '/api/credentials/c1');
-    await get('/api/credentials/:identifier', '/api/credentials/c1?include_data=true');
+    await get('/api/credentials/:name', '/api/credentials/c1');
+    await get('/api/credentials/:name', '/api/credentials/c1?include_data=true');
     await answer(200, 'PUT', '/api/credentials/:name', '/api/credentials/c1', { payload: { data: { token: 't1' } } });
     await answer(200, 'PATCH', '/api/credentials/:name', '/api/credentials/c1', { payload: { data: { token: 't2' } } });
     await post('/api/credentials/:name/test', { url: 'http://127.0.0.1:1/' }, 200, '/api/credentials/c1/test');

@@ -87,7 +87,6 @@ function validPathValue(template: string, name: string): string {
   if (name === 'action') return template.startsWith('/api/triggers/') ? 'pause' : 'deploy';
   if (name === 'handle') return '00000000-0000-4000-8000-000000000000';
   if (name === 'keychain_name') return 'k1';
-  if (name === 'identifier') return 'fuzz-cred';
   if (name === 'name') return template.startsWith('/api/credentials') ? 'fuzz-cred' : template.startsWith('/api/limits') ? 'fuzz-limit' : template.startsWith('/api/triggers/') ? 'tick' : 'go';
   return 'x';
 }

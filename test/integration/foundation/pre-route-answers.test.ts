@@ -94,7 +94,7 @@ describe('over-long names in a URL', () => {
     const name = 'n'.repeat(300);
     const read = await http(app.url, 'GET', `/api/credentials/${name}`);
     expect(read.status).toBe(422);
-    expect(read.body.detail).toEqual(refused('identifier', MAX_CREDENTIAL_NAME_CHARS));
+    expect(read.body.detail).toEqual(refused('name', MAX_CREDENTIAL_NAME_CHARS));
     for (const [method, path] of [['DELETE', `/api/credentials/${name}`], ['PUT', `/api/credentials/${name}`], ['POST', `/api/credentials/${name}/test`]]) {
       const r = await http(app.url, method, path, method === 'DELETE' ? undefined : { data: {} });
       expect(r.status, `${method} ${path.slice(-10)}`).toBe(422);
