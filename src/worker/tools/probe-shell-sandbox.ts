@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
+import type { ShellNetwork } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { sandboxMounts } from './sandbox-mounts.ts';
 import { TASK_PATH, type ShellHost } from './shell-argv.ts';
@@ -7,9 +8,10 @@ import type { ShellSettings } from './shell-settings.ts';
 import { runShell } from './shell.ts';
 
 const PROBE_TIMEOUT_MS = 10_000;
-const HOW_TO_FIX =
+const SANDBOX_NEEDS =
   'install bubblewrap (apt-get install bubblewrap, or scripts/ensure-package.sh bubblewrap bwrap sandbox) and util-linux, allow unprivileged user namespaces ' +
-  '(sysctl user.max_user_namespaces > 0; kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or set SVC_SHELL_SANDBOX=off to run shell tasks unsandboxed';
+  '(sysctl user.max_user_namespaces > 0; kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu)';
+const HOW_TO_FIX = `${SANDBOX_NEEDS}, or set SVC_SHELL_SANDBOX=off to run shell tasks unsandboxed`;
 
 // One probe per process and settings: in-process pools (tests, `svc start`) share its answer.
 const probes = new Map<string, Promise<ShellHost>>();
@@ -27,7 +29,9 @@ export function probeShellSandbox(settings: ShellSettings): Promise<ShellHost> {
 
 async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   const prlimit = findProgram('prlimit');
-  if (!settings.sandbox) return { settings, prlimit, mounts: [] };
+  // Only the sandbox's namespaces keep a task off the network: unsandboxed it has the host's
+  // (loopback, a cloud metadata service), so a network setting other than that refuses the tasks.
+  if (!settings.sandbox) return settings.network === 'host' ? { settings, prlimit, mounts: [] } : { settings, prlimit, mounts: [], unavailable: unsandboxedNetwork(settings.network) };
   const bwrap = findProgram('bwrap');
   const refuse = (why: string): ShellHost => ({ settings, prlimit, mounts: [], unavailable: `shell tasks are refused: the sandbox cannot run (${why}); to fix it, ${HOW_TO_FIX}` });
   if (!bwrap) return refuse('bwrap, of the bubblewrap package, is not installed');
@@ -50,6 +54,12 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   }
   const failed = await probeFails(host);
   return failed ? refuse(`\`bwrap … true\` failed: ${failed}`) : host;
+}
+
+/** Why a worker with SVC_SHELL_SANDBOX=off refuses shell tasks: its SVC_SHELL_NETWORK keeps them off the host's network. */
+function unsandboxedNetwork(network: Exclude<ShellNetwork, 'host'>): string {
+  const setting = network === 'none' ? 'false (no network)' : 'external (other machines only)';
+  return `shell tasks are refused: SVC_SHELL_NETWORK=${setting} holds only inside the sandbox, and SVC_SHELL_SANDBOX=off runs tasks unsandboxed, with the host's network (its loopback, a cloud metadata service); to fix it, set SVC_SHELL_SANDBOX=on (${SANDBOX_NEEDS}), or SVC_SHELL_NETWORK=true to give tasks the host's network`;
 }
 
 /** Runs `true` as tasks will run under `host`; why it failed, or undefined when it ran. */
