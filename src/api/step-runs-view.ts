@@ -57,7 +57,8 @@ export type RunView = {
   error: unknown;
 };
 
-type Run = RunView & { byTask: Map<string, TaskView> };
+/** `childTask`: the `playbook` task and attempt a child run is of (its child.started's), whose attempt its end is. */
+type Run = RunView & { byTask: Map<string, TaskView>; childTask?: { task: string; attempt: number } };
 
 /**
  * Appends an attempt with the retry's delay before it: a 1 s backoff between two 7 ms attempts was
@@ -206,6 +207,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         r.issued_at = r.started_at = at;
         r.child_execution_id = num(ctx.child_execution_id);
         r.loop_index = num(ctx.loop_index) ?? item;
+        r.childTask = { task: text(ctx.task) ?? '?', attempt: num(ctx.attempt) ?? 1 };
         item = null;
         break;
       case EVENT.childFinished:
@@ -215,6 +217,13 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
         // No child was started (not found, refused inputs, too deep): the task's one attempt is its error.
         if (r.child_execution_id === null && text(ctx.task) !== null) {
           pushAttempt(taskOf(r, String(ctx.task), 'playbook'), { attempt: 1, started_at: at, duration_ms: 0, status: 'error', error: e.error ?? null, output: null });
+        } else if (r.childTask) {
+          // A child that ran is its task's attempt too, with the outcome the task took: else the
+          // error that failed the step (the child's, a cancel's reason) was nowhere in its run.
+          const took = r.started_at !== null && at !== null ? Date.parse(at) - Date.parse(r.started_at) : NaN;
+          const status = ctx.status === 'completed' ? 'ok' : 'error';
+          const output = { execution_id: r.child_execution_id, status: text(ctx.status), result: e.result ?? null };
+          pushAttempt(taskOf(r, r.childTask.task, 'playbook'), { attempt: r.childTask.attempt, started_at: r.started_at, duration_ms: Number.isFinite(took) ? took : null, status, error: status === 'ok' ? null : (e.error ?? null), output: cap(output) });
         }
         break;
       case EVENT.timerSet:
@@ -232,7 +241,7 @@ export function stepRunsView(events: readonly EventRow[], cap: (output: unknown)
   }
   // Work the execution's end cut short (a cancel, a failure elsewhere) has no end of its own in the
   // step's events (reports that came after are late, and command.cancelled names no step).
-  return runs.map(({ byTask: _, ...r }) => (ended && UNFINISHED.has(r.status) && (r.status === 'waiting' || r.finished_at === null) ? { ...r, status: 'cancelled' } : r));
+  return runs.map(({ byTask: _, childTask: __, ...r }) => (ended && UNFINISHED.has(r.status) && (r.status === 'waiting' || r.finished_at === null) ? { ...r, status: 'cancelled' } : r));
 }
 
 /**
