@@ -7,6 +7,7 @@ import { problemDetail, ServerError } from '../worker/server-client.ts';
 import { noAnswerJson, refusalJson } from './api-command.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
 import { optionErrorMessage, serverFlagProblem, usageSynopsis, writeUsageError } from './usage-error.ts';
+import { printableText } from './text-width.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -17,7 +18,7 @@ export function inspectLine(raw: unknown): string | null {
   // The actor's snapshot is the state the start left (a first step already waiting, a retry's
   // replayed steps): shown as the first move, since nothing else may come for a long while.
   if (e.type === '@xstate.actor') {
-    const header = `execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`;
+    const header = printableText(`execution ${String(e.sessionId).replace('execution-', '')} (${String(e.name)})`);
     return e.snapshot === undefined ? header : `${header}\n${stateLine({ type: EVENT.executionStarted }, asObject(e.snapshot))}`;
   }
   if (e.type !== '@xstate.snapshot') return null;
@@ -29,7 +30,10 @@ function stateLine(event: Record<string, unknown>, snapshot: Record<string, unkn
   const steps = asObject(snapshot.context);
   const active: string[] = [];
   const done: string[] = [];
-  for (const [name, rawStep] of Object.entries(steps)) {
+  for (const [rawName, rawStep] of Object.entries(steps)) {
+    // A step's name is the playbook's data: its control characters (ESC, CR) escaped, as every
+    // table svc prints writes them (docs/cli.md), never acted on by the terminal.
+    const name = printableText(rawName);
     const s = asObject(rawStep) as StepLine;
     // The view's `waiting` (for a time or a signal) is active, not finished: listed with the
     // active steps and named so, as `svc status` shows it.
