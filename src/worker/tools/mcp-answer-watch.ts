@@ -1,6 +1,7 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isUnreadableAnswer } from './mcp-failure.ts';
+import { describeError } from './outcome.ts';
 
 type RequestId = string | number;
 
@@ -9,15 +10,25 @@ type RequestId = string | number;
 const SETTLE_MS = 50;
 
 /**
+ * How many times in a row the MCP client tries to resume a stream it could not reach (its
+ * reconnectionOptions.maxRetries, set on the transport from here): the watch counts them.
+ */
+export const MCP_RESUME_ATTEMPTS = 2;
+
+/**
  * Notices a request an MCP server will not answer, which the SDK would wait for until the request's
  * timeout (an hour by default): over Streamable HTTP, a POST whose answer (an event stream, JSON
  * or none) ended without the answer to a request it carried (a server that closed or crashed
  * mid-call); over HTTP+SSE, the event stream that carries every answer ending while a request
  * waits (its session, and the answer, went with it). `lost` is then aborted. A Streamable HTTP
- * stream that gave an event `id` may be resumed by the SDK (its GET with Last-Event-ID): not counted.
+ * stream that gave an event `id` is resumed by the SDK (its GET with Last-Event-ID); lost when the
+ * server refuses that (an error status: the SDK, given 405, would wait on in silence), was not
+ * reached MCP_RESUME_ATTEMPTS times, or resumed a stream that ended giving no answer and no id.
  */
 export class McpAnswerWatch {
   readonly lost = new AbortController();
+  /** Why the answer is lost, when more is known than that its stream ended (its resumption failed). */
+  why: string | undefined;
   /**
    * Aborted, with the error as its reason, when the server sent a message that is not JSON-RPC
    * while a request waits: the SDK drops it and waits on, till the request's timeout, for the
@@ -25,10 +36,16 @@ export class McpAnswerWatch {
    */
   readonly unreadable = new AbortController();
   private readonly waiting = new Set<RequestId>();
+  /** Requests whose answer's stream ended resumable: their answer may come on a resumption. */
+  private readonly resuming = new Set<RequestId>();
+  private resumeFailures = 0;
 
   /** Set as a transport's `onmessage` before its client connects (the SDK calls it first): an answer heard. */
   readonly heard = (message: JSONRPCMessage): void => {
-    if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) this.waiting.delete(message.id);
+    if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) {
+      this.waiting.delete(message.id);
+      this.resuming.delete(message.id);
+    }
   };
 
   /** Set as a transport's `onerror` before its client connects (the SDK wraps it, calling it first). */
@@ -39,6 +56,7 @@ export class McpAnswerWatch {
   /** `base` for one transport, watching the answers it carries. */
   fetch(base: FetchLike, transport: 'streamable-http' | 'sse'): FetchLike {
     return async (url, init) => {
+      if (transport === 'streamable-http' && init?.method === 'GET' && new Headers(init.headers).has('last-event-id')) return this.resumption(base, url, init);
       const sent = init?.method === 'POST' ? requestIds(init.body) : [];
       for (const id of sent) this.waiting.add(id);
       const settled = () => sent.forEach((id) => this.waiting.delete(id));
@@ -57,11 +75,37 @@ export class McpAnswerWatch {
     };
   }
 
+  /** The SDK's GET resuming a stream: watched as the stream it resumes, lost when the server refuses it or is not reached. */
+  private async resumption(base: FetchLike, url: string | URL, init: RequestInit): Promise<Response> {
+    const ids = [...this.resuming].filter((id) => this.waiting.has(id));
+    // The standalone stream's: no request waits on it.
+    if (!ids.length) return base(url, init);
+    let response: Response;
+    try {
+      response = await base(url, init);
+    } catch (error) {
+      if (++this.resumeFailures >= MCP_RESUME_ATTEMPTS) this.lose(`and its resumption failed: ${describeError(error)}`);
+      throw error;
+    }
+    if (!response.ok) {
+      this.lose(`and answered its resumption with HTTP ${response.status}`);
+      return response;
+    }
+    this.resumeFailures = 0;
+    return this.watched(response, () => ids, true);
+  }
+
+  private lose(why?: string): void {
+    if (this.lost.signal.aborted) return;
+    this.why = why;
+    this.lost.abort();
+  }
+
   private watched(response: Response, ids: () => RequestId[], resumable: boolean): Response {
     const ended = () => {
       const unanswered = ids();
       const timer = setTimeout(() => {
-        if (unanswered.some((id) => this.waiting.has(id))) this.lost.abort();
+        if (unanswered.some((id) => this.waiting.has(id))) this.lose();
       }, SETTLE_MS);
       timer.unref();
     };
@@ -75,13 +119,15 @@ export class McpAnswerWatch {
     let tail = '';
     let resumed = false;
     let cancelled = false;
+    // A stream that gave an id is resumed by the SDK: its requests wait on that (resumption).
+    const settle = () => (resumed ? ids().forEach((id) => this.resuming.add(id)) : ended());
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {
           const { done, value } = await reader.read();
           if (done) {
             controller.close();
-            if (!cancelled && !resumed) ended();
+            if (!cancelled) settle();
             return;
           }
           if (resumable && !resumed) {
@@ -93,7 +139,7 @@ export class McpAnswerWatch {
           controller.enqueue(value);
         } catch (error) {
           controller.error(error);
-          if (!cancelled && !resumed) ended();
+          if (!cancelled) settle();
         }
       },
       cancel(reason) {

@@ -9,7 +9,7 @@ import { mcpAuth } from './mcp-auth.ts';
 import { HttpUrl } from './http-url.ts';
 import { ANSWER_MAX_TEXT, boundedFetch } from './answer-limit.ts';
 import { guardedFetch } from './metadata-guard.ts';
-import { McpAnswerWatch } from './mcp-answer-watch.ts';
+import { MCP_RESUME_ATTEMPTS, McpAnswerWatch } from './mcp-answer-watch.ts';
 import { cutServerText, FallbackFailed, mcpProblem } from './mcp-failure.ts';
 import { aborted, fail, invalidTask, ok } from './outcome.ts';
 import { redactSecrets } from '../../credential/redact-secrets.ts';
@@ -70,7 +70,7 @@ export async function mcp(task: RenderedTask, ctx: ToolContext): Promise<TaskOut
   const tooLargeOutcome = () => fail('response_too_large', `${serverName} answered over ${ANSWER_MAX_TEXT}, the most a task's report carries: not read further`);
   // A server that ends its answer without answering (closed mid-call) ends the call at once too.
   const watch = new McpAnswerWatch();
-  const lostOutcome = (doing: string) => fail('connection', `${doing} without answering it`);
+  const lostOutcome = (doing: string) => fail('connection', safe(`${doing} without answering it${watch.why ? `, ${watch.why}` : ''}`));
   const options: RequestOptions = {
     signal: AbortSignal.any([ctx.signal, tooLarge.signal, watch.lost.signal, watch.unreadable.signal]),
     timeout: typeof timeoutSeconds === 'number' && timeoutSeconds > 0 ? Math.min(timeoutSeconds * 1000 + 1000, MAX_TIMER_MS) : MCP_DEFAULT_REQUEST_TIMEOUT_MS,
@@ -148,7 +148,12 @@ type Reach = { headers: Record<string, string>; fetch: FetchLike; watch: McpAnsw
 // A server registered with `transport: sse` (or `streamable-http`) gets only that one.
 async function connect(url: URL, reach: Reach, options: RequestOptions, transport: 'streamable-http' | 'sse' | 'auto'): Promise<Connection> {
   if (transport === 'sse') return connectSse(url, reach, options);
-  const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers: reach.headers }, fetch: reach.watch.fetch(reach.fetch, 'streamable-http') });
+  const streamable = new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: reach.headers },
+    fetch: reach.watch.fetch(reach.fetch, 'streamable-http'),
+    // The SDK's defaults, its attempts named here: the watch counts them (McpAnswerWatch).
+    reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: MCP_RESUME_ATTEMPTS },
+  });
   streamable.onmessage = reach.watch.heard;
   streamable.onerror = reach.watch.failed;
   const client = new Client(MCP_CLIENT_INFO);
