@@ -1,6 +1,6 @@
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import { describeError } from './outcome.ts';
 
@@ -17,6 +17,11 @@ const SchemaProblems = v.object({
 
 // The message the SDK's SSEClientTransport.send throws for an answer with an error status.
 const SSE_POST_STATUS = /^Error POSTing to endpoint \(HTTP ([45]\d\d)\): /;
+// What the SDK's client throws, as plain Errors, for answers it will not use: only their text tells them.
+const UNSPOKEN_VERSION = /^Server's protocol version is not supported: /;
+const FOREIGN_ENDPOINT = /^Endpoint origin does not match connection origin: /;
+// StreamableHTTPError's own code for an answer that is neither JSON nor an event stream.
+const UNEXPECTED_CONTENT_TYPE = -1;
 
 /** Streamable HTTP refused (404, 405) and the older HTTP+SSE transport failed too: `sse` is why. */
 export class FallbackFailed extends Error {
@@ -61,17 +66,30 @@ export function mcpProblem(error: unknown, maskCut?: (kept: string) => string): 
     return { answered: true, text: `something that is not an MCP answer: ${cutServerText(`${path ? `${path}: ` : ''}${first.message}`, maskCut)}${rest}` };
   }
   if (error instanceof SyntaxError) return { answered: true, text: `something that is not JSON: ${cutServerText(error.message, maskCut)}` };
-  // A status the SDK read from the answer (-1 is its own: an unexpected content type).
+  if (error instanceof StreamableHTTPError && error.code === UNEXPECTED_CONTENT_TYPE) {
+    const type = error.message.replace(/^.*Unexpected content type: /, '');
+    return { answered: true, text: `something that is not an MCP answer: content type ${type === 'null' ? '(none)' : cutServerText(type, maskCut)}, neither JSON nor an event stream` };
+  }
+  // A status the SDK read from the answer.
   if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
     const text = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
     return { answered: true, text: `HTTP ${error.code}: ${cutServerText(text, maskCut)}` };
   }
-  // The HTTP+SSE transport's stream answered with an error status (401 for a refused token).
-  if (error instanceof SseError && error.code !== undefined && error.code >= 400) {
-    return { answered: true, text: `HTTP ${error.code}: ${cutServerText(error.message.replace(/^SSE error: /, ''), maskCut)}` };
+  // The HTTP+SSE transport's stream answered with an error status (401 for a refused token), or
+  // with a success that is no event stream (another content type, a 204).
+  if (error instanceof SseError && error.code !== undefined && error.code >= 200) {
+    const text = cutServerText(error.message.replace(/^SSE error: /, ''), maskCut);
+    return { answered: true, text: error.code >= 400 ? `HTTP ${error.code}: ${text}` : `something that is not an MCP event stream: HTTP ${error.code}, ${text}` };
   }
+  const message = error instanceof Error ? error.message : '';
+  if (UNSPOKEN_VERSION.test(message)) {
+    const version = cutServerText(message.replace(UNSPOKEN_VERSION, ''), maskCut);
+    return { answered: true, text: `protocol version ${version}, which this client does not speak (it speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})` };
+  }
+  // An HTTP+SSE stream naming an endpoint elsewhere: the client posts nothing there.
+  if (FOREIGN_ENDPOINT.test(message)) return { answered: true, text: `an endpoint on another origin, ${cutServerText(message.replace(FOREIGN_ENDPOINT, ''), maskCut)}: not posted to` };
   // That transport's POSTs throw a plain Error for an error status; only its text tells it.
-  const posted = error instanceof Error ? SSE_POST_STATUS.exec(error.message) : null;
-  if (posted) return { answered: true, text: `HTTP ${posted[1]}: ${cutServerText(error instanceof Error ? error.message.slice(posted[0].length) : '', maskCut)}` };
+  const posted = SSE_POST_STATUS.exec(message);
+  if (posted) return { answered: true, text: `HTTP ${posted[1]}: ${cutServerText(message.slice(posted[0].length), maskCut)}` };
   return { answered: false, text: cutServerText(describeError(error), maskCut) };
 }
