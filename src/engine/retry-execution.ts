@@ -5,6 +5,7 @@ import { startExecutions, type StartKey } from '../../actors/start-execution.ts'
 import { EVENT } from '../../machines/event-types.ts';
 import type { ExecutionContext, ExecutionInput, StepOutcome } from '../../machines/execution/types.ts';
 import type { Identity } from '../auth/identity.ts';
+import { getCatalogById, getCatalogEntry } from '../db/catalog.repo.ts';
 import { getExecution } from '../db/execution.repo.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { askedOf } from './asked-of.ts';
@@ -51,7 +52,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   if (!from) {
     throw new ServiceError('unprocessable', { message: `execution ${id} did not fail at a step: say which step to retry from`, errors: ['from_step: required: the execution has no failed step'] });
   }
-  if (!steps.includes(from)) throw new ServiceError('unprocessable', { message: `playbook ${row.path} has no step ${from}`, errors: [`from_step: not a step of ${row.path} (its steps: ${steps.join(', ')})`] });
+  if (!steps.includes(from)) throw await noSuchStep(deps, row, from, steps);
   // A step the execution never reached: every step that ended would be replayed, taking the same
   // arcs, and the retry would run nothing from it (a step another arc leads to, say).
   if (from !== unbegun?.from && !retryReaches(from, { entry: pb.entry, errorStep: ctx.finished?.error?.step, exited: (step) => ctx.completedSteps.includes(step), cutShort: (step) => viewed[step]?.status === 'cancelled' })) {
@@ -92,6 +93,23 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
   ]);
   if (started instanceof ServiceError) throw started;
   return answer(started.executionId);
+}
+
+/**
+ * 422 for a `from_step` the playbook has not. A retry runs the version the execution ran, not the
+ * newest: one added by a version registered since was refused as if the playbook had no such step
+ * (`svc catalog` showing it), so a version other than the newest is named, and whether the newest has it.
+ */
+async function noSuchStep(deps: EngineDeps, row: { execution_id: number; path: string; catalog_id: number }, from: string, steps: readonly string[]): Promise<ServiceError> {
+  const [ran, newest] = await Promise.all([getCatalogById(deps.db, row.catalog_id), getCatalogEntry(deps.db, row.path)]);
+  const older = ran && newest && newest.version !== ran.version ? ran.version : undefined;
+  if (older === undefined || !newest) return new ServiceError('unprocessable', { message: `playbook ${row.path} has no step ${from}`, errors: [`from_step: not a step of ${row.path} (its steps: ${steps.join(', ')})`] });
+  const inNewest = (await deps.cache.get(deps.db, newest.catalog_id)).playbook.workflow.some((s) => s.step === from);
+  const newestSays = inNewest ? `; version ${newest.version}, the newest, has it: start that one to run it` : '';
+  return new ServiceError('unprocessable', {
+    message: `playbook ${row.path} has no step ${from} in version ${older}, the version execution ${row.execution_id} ran, which a retry runs again${newestSays}`,
+    errors: [`from_step: not a step of ${row.path} version ${older} (its steps: ${steps.join(', ')})`],
+  });
 }
 
 /**
