@@ -36,7 +36,9 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
   const refuse = (why: string): ShellHost => ({ settings, prlimit, mounts: [], unavailable: `shell tasks are refused: the sandbox cannot run (${why}); to fix it, ${HOW_TO_FIX}` });
   if (!bwrap) return refuse('bwrap, of the bubblewrap package, is not installed');
   if (!prlimit) return refuse('prlimit, of util-linux, is not installed');
-  const host: ShellHost = { settings, prlimit, bwrap, mounts: sandboxMounts(settings.binds, undefined, settings.hidden).args };
+  const { args: mounts, replacing } = sandboxMounts(settings.binds, undefined, settings.hidden);
+  if (replacing.length) return { settings, prlimit, mounts: [], unavailable: replacedOwnMounts(replacing) };
+  const host: ShellHost = { settings, prlimit, bwrap, mounts };
   // The `external` network is pasta's namespace: without pasta, or where it cannot run (no
   // /dev/net/tun), shell tasks are refused rather than given the host's network instead.
   if (settings.network === 'external') {
@@ -60,6 +62,11 @@ async function runProbe(settings: ShellSettings): Promise<ShellHost> {
 function unsandboxedNetwork(network: Exclude<ShellNetwork, 'host'>): string {
   const setting = network === 'none' ? 'false (no network)' : 'external (other machines only)';
   return `shell tasks are refused: SVC_SHELL_NETWORK=${setting} holds only inside the sandbox, and SVC_SHELL_SANDBOX=off runs tasks unsandboxed, with the host's network (its loopback, a cloud metadata service); to fix it, set SVC_SHELL_SANDBOX=on (${SANDBOX_NEEDS}), or SVC_SHELL_NETWORK=true to give tasks the host's network`;
+}
+
+/** Why a worker refuses shell tasks whose SVC_SHELL_SANDBOX_BINDS would replace the sandbox's own mounts with the host's. */
+function replacedOwnMounts(binds: readonly string[]): string {
+  return `shell tasks are refused: SVC_SHELL_SANDBOX_BINDS names ${binds.join(', ')}, which would show the host's in place of the sandbox's own /proc (the task's processes alone), /dev, /tmp and /dev/shm (private, SVC_SHELL_FILE_MB each) or home; to fix it, bind a directory inside instead (/tmp/shared), or leave it out`;
 }
 
 /** Runs `true` as tasks will run under `host`; why it failed, or undefined when it ran. */

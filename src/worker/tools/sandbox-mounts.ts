@@ -70,13 +70,24 @@ const ETC_ENTRIES = [
   '/etc/pki/ca-trust/extracted',
 ];
 
+// The sandbox's own mounts (shellArgv): a fresh /proc of the task's processes, a read-only /dev, a
+// private /tmp and /dev/shm of SVC_SHELL_FILE_MB, the task's home. A bind of one (or of a directory
+// holding one) came after them and put the host's in their place: its processes, its /tmp.
+const OWN_MOUNTS = ['/proc', '/dev', '/dev/shm', '/tmp', TASK_HOME];
+
+/** Whether a bind of `path` (symlinks resolved) would show the host's in place of one of OWN_MOUNTS, or the host's processes. */
+function replacesOwnMount(path: string): boolean {
+  return path.startsWith('/proc/') || OWN_MOUNTS.some((own) => own === path || own.startsWith(path === '/' ? '/' : `${path}/`));
+}
+
 /**
  * bwrap arguments that show a task the host's system directories and selected /etc entries,
  * read-only and as they exist on this host, plus `binds` (SVC_SHELL_SANDBOX_BINDS) read-only,
  * with `hidden` (the worker's own files) covered wherever those show them (hiddenMounts).
- * `missing` lists the binds that do not exist (the caller reports them; they are left out).
+ * `missing` lists the binds that do not exist, `replacing` those that would replace the
+ * sandbox's own /proc, /dev, /tmp, /dev/shm or home (the caller reports them; both are left out).
  */
-export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs, hidden: readonly string[] = []): { args: string[]; missing: string[] } {
+export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs, hidden: readonly string[] = []): { args: string[]; missing: string[]; replacing: string[] } {
   const args: string[] = [];
   // Each path bound at the same place inside: what the hidden paths are looked for under.
   const bound: string[] = [];
@@ -96,14 +107,16 @@ export function sandboxMounts(binds: readonly string[], fs: HostFs = realFs, hid
     bound.push(entry);
   }
   const missing: string[] = [];
+  const replacing: string[] = [];
   for (const path of binds) {
     if (!fs.resolves(path)) missing.push(path);
+    else if (replacesOwnMount(fs.realpath ? fs.realpath(path) : path)) replacing.push(path);
     else {
       args.push('--ro-bind', path, path);
       bound.push(path);
     }
   }
-  return { args: [...args, ...hiddenMounts(hidden, bound, fs)], missing };
+  return { args: [...args, ...hiddenMounts(hidden, bound, fs)], missing, replacing };
 }
 
 /**
