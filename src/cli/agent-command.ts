@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { AGENT_USAGE } from './agents-usage.ts';
 import { cliClient, runCli, table, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
 import { parseJsonExact } from '../exact-json.ts';
 import { waitForExecution } from './wait-execution.ts';
+import { sendKeyed } from './run-api.ts';
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 
 const AgentList = v.looseObject({
@@ -77,7 +79,10 @@ export async function agentCommand(argv: string[], out: Out = process.stdout, er
     if (values.endpoint) workload.endpoint = values.endpoint;
     const client = cliClient(values.server);
     try {
-      const started = v.parse(Started, await client.request<unknown>('POST', '/api/execute', { path, resource_kind: 'agent', workload }));
+      // One key per invocation, as svc run's: a start whose answer was lost, sent again, runs the agent's call once.
+      const headers = { 'idempotency-key': randomUUID() };
+      const send = async () => v.parse(Started, await client.request<unknown>('POST', '/api/execute', { path, resource_kind: 'agent', workload }, undefined, { headers }));
+      const started = await sendKeyed(send);
       if (!values.wait) {
         out.write(values.json ? `${JSON.stringify(started, null, 2)}\n` : `execution ${started.execution_id} started (agent ${path})\n`);
         return 0;
