@@ -55,10 +55,12 @@ export async function postgres(task: RenderedTask, ctx: ToolContext): Promise<Ta
 
   // read_only without auth: the reader role only, never the service's own user (a superuser, often).
   const serviceUrl = readOnly ? ctx.serviceReaderUrl : ctx.serviceDatabaseUrl;
-  if (readOnly && !ctx.credential && !serviceUrl) {
+  if (!ctx.credential && !serviceUrl) {
     return fail(
       'no_connection',
-      'a read_only postgres task without auth needs a worker that can read the service database as its reader role (the in-process workers of `svc start`, or `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only and SVC_DATABASE_URL); it never runs as the service user',
+      readOnly
+        ? 'a read_only postgres task without auth needs a worker that can read the service database as its reader role (the in-process workers of `svc start`, or `svc worker` with SVC_ALLOW_SERVICE_DB_TASKS=read_only and SVC_DATABASE_URL); it never runs as the service user'
+        : "a postgres task without auth needs a credential (auth: NAME), or read_only: true to read the service database as its reader role; one that is neither runs only on a worker with SVC_ALLOW_SERVICE_DB_TASKS=true, as the service database's own user",
     );
   }
   const sessionOptions = readOnly ? READ_ONLY_SESSION_OPTIONS : SESSION_OPTIONS;
