@@ -369,7 +369,7 @@ export async function executionRoutes(app: FastifyInstance, deps: AppDeps): Prom
       schema: {
         tags: ['executions'],
         summary: 'Cancel stuck executions: no terminal event, started over older_than_minutes ago',
-        description: 'Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. The answer lists those too: the live descendants the cancels took along, however young. `dry_run` lists the same executions and changes nothing.',
+        description: 'Running ones only: a paused or queued execution, and every execution of a tree (a root and its descendants) that holds one, waits on purpose and is left alone. Each gets `execution.cancelled` (reason `cleanup`): its pending and claimed commands and its children are cancelled, its local/shared keychain entries removed. The answer lists those too: the live descendants the cancels took along, however young. `dry_run` lists the same executions and changes nothing.',
         querystring: jsonSchema(cleanupQuery),
         body: jsonSchema(cleanupBody),
         response: responses({ 200: cleanupAnswer }),

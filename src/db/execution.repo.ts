@@ -297,15 +297,19 @@ export type StaleRunning = StaleExecution & { root_execution_id: number; depth: 
  * after `afterId` (keyset paging), at most `limit`. An id is no order of parent and child (ids come
  * in blocks per server, per node under Citus): `depth`, along parent_execution_id, is. The start is
  * the projection's `started_at` or, when older, the `execution.started` event's time (the log's).
+ * Not one of a tree that holds a paused or queued execution, which waits on purpose (as
+ * auto-resume's interruptedRoots reads a tree): a cancel of its parent would cancel it too.
  */
 export async function runningStartedBefore(q: Queryable, p: { olderThanMinutes: number; afterId: number; limit: number }): Promise<StaleRunning[]> {
   const { rows } = await q.query<StaleRunning>(
     // A parent link is written once, with the child, to a row that exists: the walk up ends.
-    `SELECT e.execution_id, e.path, e.parent_execution_id, e.root_execution_id, e.started_at, d.depth FROM core.execution e
+    `WITH held AS (SELECT DISTINCT root_execution_id FROM core.execution WHERE status IN ('paused', 'queued'))
+     SELECT e.execution_id, e.path, e.parent_execution_id, e.root_execution_id, e.started_at, d.depth FROM core.execution e
       CROSS JOIN LATERAL (WITH RECURSIVE up(id) AS (SELECT e.parent_execution_id UNION ALL
                             SELECT a.parent_execution_id FROM up JOIN core.execution a ON a.execution_id = up.id)
                           SELECT count(id)::int AS depth FROM up) d
       WHERE e.status = 'running' AND e.execution_id > $2
+        AND e.root_execution_id NOT IN (SELECT root_execution_id FROM held)
         AND (e.started_at < now() - make_interval(mins => $1)
              OR EXISTS (SELECT 1 FROM core.event ev WHERE ev.execution_id = e.execution_id AND ev.event_type = $4
                            AND ev.created_at < now() - make_interval(mins => $1)))
