@@ -313,6 +313,10 @@ export function playbookPaths(
     const p = s.context.pending[keyOf(seq)];
     // A timer only fires, and a signal wait without `timeout` only gets its signal: one event, not an ok and an error path.
     if (taskTimer(p) || (p.kind === 'wait' && !timesOut(pb.workflow.find((w) => w.step === s.context.runs[keyOf(p.run)].step)))) return [answer(pb, s, seq, 'ok', data)];
+    // A parallel loop that failed lets its running items finish: how they end changes only its
+    // result's data, not its status or error (the first failure's). One ending (ok) is explored,
+    // not each of 2^n: a loop of ten literal items passed the budget and registration warned.
+    if (s.context.runs[keyOf(p.run)].loop?.failed) return [answer(pb, s, seq, 'ok', data)];
     return [answer(pb, s, seq, 'ok', data), answer(pb, s, seq, 'error', data)];
   };
   // States are told apart by their text: a large context (a loop over hundreds of items) makes
