@@ -2,12 +2,13 @@
 // the Gantt's bar and its details said `running`, `Started 15:07:40.430`, where the step route
 // answers the run `queued` with started_at null; once admitted, its queue was drawn as run time.
 // Now the bar is `queued` ("not yet" started) while it waits, then runs from its admission.
+// Each kid waits for a signal, not a timer: a loaded machine drew the page after a 2 s nap ended.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from '../../helpers/browser.ts';
 import { ensureGuiBuilt } from '../../helpers/gui-build.ts';
 import { http, type Json } from '../../helpers/http.ts';
-import { startTestStack, UNSANDBOXED_SHELL, type TestStack } from '../../helpers/stack.ts';
+import { startTestStack, type TestStack } from '../../helpers/stack.ts';
 import { until } from '../../helpers/until.ts';
 
 let stack: TestStack;
@@ -16,7 +17,7 @@ let page: Page;
 
 beforeAll(async () => {
   ensureGuiBuilt();
-  stack = await startTestStack({ workers: 1, concurrency: 4, workerOptions: { shell: UNSANDBOXED_SHELL } });
+  stack = await startTestStack({ workers: 0 });
   // One kid at a time: the second item's child waits for the first's to end.
   await stack.register(`apiVersion: svc/v1
 kind: Playbook
@@ -24,7 +25,7 @@ metadata: { name: kid, path: gui/audit/child_queued/kid }
 concurrency: { limit: 1 }
 workflow:
   - step: start
-    tool: { name: nap, kind: shell, command: "sleep 2" }
+    wait: { signal: go }
 `);
   await stack.register(`apiVersion: svc/v1
 kind: Playbook
@@ -56,6 +57,12 @@ it('draws a queued child queued, then running from its admission', async () => {
   const details = page.locator('.bar-details');
   await expect.poll(() => details.textContent()).toMatch(/Startednot yet: queued on its playbook’s concurrency limit since \d/);
 
+  // The first kid goes after the second has queued over a second; then the second, admitted, goes.
+  const first = (await runs(id)).find((r) => r.child_execution_id !== queued.child_execution_id)!;
+  await until('the second kid queued over a second', async () => Date.now() - Date.parse(queued.issued_at) > 1_200, 5_000, 50);
+  expect((await http(stack.url, 'POST', `/api/executions/${first.child_execution_id}/signals/go`, {})).status).toBe(202);
+  await until('the second kid admitted', async () => (await runs(id)).find((r) => r.child_execution_id === queued.child_execution_id)?.status === 'running', 15_000, 50);
+  expect((await http(stack.url, 'POST', `/api/executions/${queued.child_execution_id}/signals/go`, {})).status).toBe(202);
   expect((await stack.wait(id, 30_000)).status).toBe('completed');
   const admitted = (await runs(id)).find((r) => r.child_execution_id === queued.child_execution_id)!;
   expect(Date.parse(admitted.started_at) - Date.parse(admitted.issued_at)).toBeGreaterThan(1_000);
