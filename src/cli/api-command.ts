@@ -5,7 +5,6 @@ import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { optionErrorMessage, serverFlagProblem, UsageError, writeUsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
 import { notServingNow } from './executions-usage.ts';
-import { ownKeysRecord } from '../own-keys-record.ts';
 import { padColumns, printableText, textWidth } from './text-width.ts';
 
 /** How long one CLI request may wait for its answer. */
@@ -14,21 +13,6 @@ export const CLI_REQUEST_TIMEOUT_MS = 30_000;
 export type Out = { write(text: string): unknown };
 
 export { UsageError };
-
-const JsonObject = ownKeysRecord(v.string(), v.unknown());
-
-/** An option whose value is a JSON object (`--payload`, `--data`), or a usage error saying what it is instead; `example` shows one. */
-export function jsonObjectOption(flag: string, text: string, example: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`${flag} is not valid JSON (${e instanceof Error ? e.message : String(e)}); expects an object like '${example}'`);
-  }
-  const r = v.safeParse(JsonObject, value);
-  if (!r.success || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
-  return r.output;
-}
 
 /** A command's arguments parsed strictly (positionals allowed); an unknown or malformed option is a UsageError. */
 export function parseCliArgs<O extends ParseArgsOptionsConfig>(args: string[], options: O) {

@@ -7,6 +7,7 @@ import { UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
 import { checked, sendKeyed } from './run-api.ts';
 import { printableText } from './text-width.ts';
+import { optionText } from './json-option.ts';
 
 // `svc cancel|pause|resume|retry|signal ID`: one POST each, its answer printed as a line (or as
 // JSON). Answers are read with a schema; fields not shown stay in the `--json` print.
@@ -103,17 +104,18 @@ function keyHeader(values: ControlOptions): Record<string, string> {
 }
 
 /**
- * `--data`: any JSON value, sent as parsed (the API takes any payload: `true`, a list, an object).
+ * `--data`: any JSON value (typed, or `@FILE`), sent as parsed (the API takes any payload: `true`, a list, an object).
  * Not read through a schema: a record schema drops keys such as `constructor`, which are data here.
  * A number no double holds (1e400, which JSON.parse reads as Infinity and JSON.stringify sends as
  * null) or an integer past 2^53 (sent rounded) is refused as the server refuses it, naming it as
  * typed: the step would have got null, or another number, or a refusal naming one never typed.
  */
 function jsonValueOption(flag: string, text: string): unknown {
+  const typed = optionText(flag, text);
   let unheld: string | undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text, (_key: string, v: unknown, context?: { source?: string }) => {
+    value = JSON.parse(typed, (_key: string, v: unknown, context?: { source?: string }) => {
       // As the server reads them (src/api/input-guard.ts): an integer written as one (1.5e300 is a double).
       const source = context?.source ?? String(v);
       if (typeof v === 'number' && (!Number.isFinite(v) || (/^-?\d+$/.test(source) && !Number.isSafeInteger(v)))) unheld ??= source;

@@ -125,7 +125,8 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
   signal: help(
     'send a signal to an execution: a step waiting for it (wait: { signal: NAME }) goes on',
     'svc signal ID NAME [--data JSON] [--idempotency-key KEY] [--json] [--server URL]',
-    `  --data JSON            the signal's payload, any JSON value (the step reads signal.payload)
+    `  --data JSON            the signal's payload, any JSON value (the step reads signal.payload);
+                         @FILE reads it from FILE, @- from standard input (off the command line)
   --idempotency-key KEY  the same key again is the same signal, not a second one; without it a
                          key of its own, with which a request that got no answer (or 502-504) goes again`,
     `409 (exit ${EXIT.conflict}) when no step waits for NAME; 403 (exit ${EXIT.notAllowed}) when the step's

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
-import { ownKeysRecord } from '../own-keys-record.ts';
 import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
-import { optionErrorMessage, SERVER_FLAG_USERINFO } from './usage-error.ts';
+import { optionErrorMessage, SERVER_FLAG_USERINFO, UsageError } from './usage-error.ts';
+import { jsonObjectOption } from './json-option.ts';
 import { holdsUserinfo } from '../url-userinfo.ts';
 
 export type RunOptions = {
@@ -26,7 +26,6 @@ export type RunOptions = {
 export type ParsedRunOptions = { ok: true; options: RunOptions } | { ok: false; message: string; exitCode: number };
 
 const serverUrl = v.pipe(v.string(), v.trim(), v.url(), v.regex(/^https?:\/\//i));
-const payloadObject = ownKeysRecord(v.string(), v.unknown());
 
 /** Parses `svc run` arguments; a usage problem comes back as a message with exit code 2 (78 for a bad SVC_SERVER_URL). */
 export function parseRunOptions(argv: string[], env: Readonly<Record<string, string | undefined>>): ParsedRunOptions {
@@ -51,18 +50,11 @@ export function parseRunOptions(argv: string[], env: Readonly<Record<string, str
   }
 
   let payload: Record<string, unknown> = {};
-  if (values.payload !== undefined) {
-    let value: unknown;
-    try {
-      value = JSON.parse(values.payload);
-    } catch (err) {
-      return { ok: false, message: `--payload is not valid JSON (${err instanceof Error ? err.message : String(err)}); expects an object like '{"limit": 5}'`, exitCode: 2 };
-    }
-    const r = v.safeParse(payloadObject, value);
-    if (!r.success || Array.isArray(value)) {
-      return { ok: false, message: `--payload must be a JSON object like '{"limit": 5}', got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`, exitCode: 2 };
-    }
-    payload = r.output;
+  try {
+    if (values.payload !== undefined) payload = jsonObjectOption('--payload', values.payload, '{"limit": 5}');
+  } catch (err) {
+    if (err instanceof UsageError) return { ok: false, message: err.message, exitCode: err.exitCode };
+    throw err;
   }
 
   const sets: [string, string][] = [];

@@ -8,7 +8,9 @@ export const RUN_USAGE = `svc run <file.yaml | catalog path> [--payload JSON] [-
                    (an agent's or MCP server's file is registered as one, as svc catalog
                    register does, and its start refused: agents start with svc agent run)
   <catalog path>   start the newest catalog version at that path (e.g. examples/fetch_users)
-  --payload JSON   workload values for this execution, a JSON object (default {})
+  --payload JSON   workload values for this execution, a JSON object (default {}); @FILE reads
+                   it from FILE, @- from standard input (a secret stays off the command line,
+                   which ps shows every user of the machine)
   --set key=value  one workload value (repeatable, over --payload), read as the type the
                    playbook's inputs: declare for key (--set n=3 is an integer when n is one;
                    a string when undeclared); a value that fails the inputs is refused (exit 2)

@@ -11,7 +11,8 @@ export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|err
                       a step without tool always ends ok; timeout elsewhere only for a
                       playbook task with timeout_seconds
   --payload JSON      the request payload (merged over the playbook's workload); one whose
-                      values fail the playbook's inputs: is refused, as a start refuses it
+                      values fail the playbook's inputs: is refused, as a start refuses it;
+                      @FILE reads it from FILE, @- from standard input
   --result STEP=JSON  STEP's example result (over the playbook's examples:); a decision (arcs,
                       a loop's in) reading a result with no example stops the run there:
                       status depends_on_data, never a guess

@@ -4,11 +4,11 @@ import { parsePlaybook } from '../dsl/parse-playbook.ts';
 import { payloadRefusal } from '../../machines/payload-refusal.ts';
 import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
-import { isObject } from '../objects.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 import { inapplicableOutcome } from './simulate-outcomes.ts';
-import { optionErrorMessage, usageSynopsis, writeUsageError } from './usage-error.ts';
+import { optionErrorMessage, usageSynopsis, UsageError, writeUsageError } from './usage-error.ts';
+import { jsonObjectOption } from './json-option.ts';
 
 type Out = { write(text: string): unknown };
 type Outcome = 'ok' | 'error' | 'timeout';
@@ -69,15 +69,11 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   const results = parseResults(parsed.values.result ?? []);
   if (typeof results === 'string') return usageFailed(results);
   let payload: Record<string, unknown> = {};
-  if (parsed.values.payload !== undefined) {
-    let value: unknown;
-    try {
-      value = JSON.parse(parsed.values.payload);
-    } catch {
-      value = undefined;
-    }
-    if (!isObject(value)) return usageFailed('--payload expects a JSON object');
-    payload = value as Record<string, unknown>;
+  try {
+    if (parsed.values.payload !== undefined) payload = jsonObjectOption('--payload', parsed.values.payload, '{"limit": 5}');
+  } catch (err) {
+    if (err instanceof UsageError) return usageFailed(err.message);
+    throw err;
   }
   let text: string;
   try {

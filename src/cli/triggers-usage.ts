@@ -16,7 +16,8 @@ export const TRIGGERS_USAGE = `svc triggers [list] [--kind schedule|webhook|nats
                 next time after now (missed times are not caught up)
   fire          starts the trigger's playbook now (202 {execution_id, duplicate, fire_key,
                 outcome}); a schedule renders its own payload with scheduled_time = now
-  --payload     a JSON object merged over the trigger's payload
+  --payload     a JSON object merged over the trigger's payload (@FILE: read from FILE, @-:
+                from standard input)
   --set k=v     one payload value (repeatable, over --payload), read as the type the
                 playbook's inputs: declare for k (a string when undeclared)
   --fire-key    the fire's key: a second fire with the same key starts nothing
