@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
-import { StartBatcher } from '../../actors/start-execution.ts';
+import { StartBatcher, type Started } from '../../actors/start-execution.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { getResource, listResources, recordLifecycleDispatch, type ResourceRow } from '../db/resource.repo.ts';
 import { MCP_TRANSPORTS } from '../dsl/parse-mcp-server.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { jsonObject } from './executions.ts';
 import { mcpServerStatus } from './mcp-status.ts';
-import { anyObject, integer, responses, time } from './answers.ts';
+import { anyObject, integer, REPLAYED_HEADER_DOC, responses, time, withAnswerHeaders } from './answers.ts';
+import { IDEMPOTENCY_KEY_HEADER, IdempotentStarts } from './idempotent-starts.ts';
 import { exactObject, jsonSchema } from './validation.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
 
@@ -45,6 +46,9 @@ const serverAnswer = v.object({
   last_execution_id: v.nullable(integer),
   updated_at: time,
 });
+// A dispatch answers 202 (the action runs on), stored with its key so that a repeat answers alike.
+const DISPATCHED = 202;
+const keyHeader = { type: 'object', properties: { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: { type: 'string', description: 'Optional: the same key and body again to this server and action is the same dispatch (answered as the first, the same execution_id), for at least 24 h; another body is 422 (idempotency_key_reused).' } } };
 const dispatchedAnswer = v.object({ execution_id: integer, server: v.string(), action: v.string(), status: v.literal('started'), path: v.string() });
 
 /** A resource row of kind mcp as the API presents it (the stored config was validated at registration). */
@@ -73,6 +77,7 @@ function presentServer(row: ResourceRow): v.InferOutput<typeof serverAnswer> {
 /** MCP servers registered as catalog resources: listing, one by name (workers resolve `server:`), lifecycle dispatch. */
 export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const starter = new StartBatcher(deps);
+  const dispatches = new IdempotentStarts(deps, DISPATCHED);
 
   app.get('/api/mcp/servers', { schema: { tags: ['mcp'], summary: 'Registered MCP servers with their last known status', response: responses({ 200: v.object({ items: v.array(serverAnswer) }) }) }, config: { access: { level: 'viewer' } } }, async () => {
     const rows = await listResources(deps.db, 'mcp');
@@ -96,31 +101,36 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
       schema: {
         tags: ['mcp'],
         summary: "Start an MCP server's lifecycle action (deploy, undeploy, restart, status…)",
-        description: "Starts the playbook the server's document maps the action to, with `workload.server` (and `args.server`) the server's document and `workload.action` the action, plus `payload`. Answers 202 at once; the action's outcome becomes the server's status.",
+        description: "Starts the playbook the server's document maps the action to, with `workload.server` (and `args.server`) the server's document and `workload.action` the action, plus `payload`. Answers 202 at once; the action's outcome becomes the server's status. `Idempotency-Key` makes a repeat (a dispatch whose answer was lost, sent again) the same dispatch: answered as the first, nothing started twice.",
         params: jsonSchema(lifecycleParams),
         body: jsonSchema(lifecycleBody),
-        response: responses({ 202: dispatchedAnswer }),
+        headers: keyHeader,
+        response: withAnswerHeaders(responses({ [DISPATCHED]: dispatchedAnswer }), DISPATCHED, REPLAYED_HEADER_DOC),
       },
       config: { access: { level: 'operator' } },
     },
     async (req, reply) => {
       const { server_name: name, action } = req.params as v.InferOutput<typeof lifecycleParams>;
       const body = (req.body ?? {}) as v.InferOutput<typeof lifecycleBody>;
-      const row = await getResource(deps.db, 'mcp', name);
-      if (!row) throw notFound(`MCP server '${name}'`);
-      const server = presentServer(row);
-      const playbookPath = Object.hasOwn(server.lifecycle_playbooks, action) ? server.lifecycle_playbooks[action] : undefined;
-      if (!playbookPath) {
-        const known = server.lifecycle.length ? server.lifecycle.join(', ') : 'none';
-        throw new ServiceError('not_found', `MCP server '${name}' has no lifecycle action '${action}' (its actions: ${known})`);
-      }
-      const document = { name: server.name, endpoint: server.endpoint, transport: server.transport, auth: server.auth, config: server.config, lifecycle: server.lifecycle_playbooks };
-      // Started as a plain playbook (`as`): an agent playbook (registered as one, or marked
-      // metadata.agent) is refused as POST /api/run/playbook refuses it (docs/agents.md).
-      const started = await starter.start({ path: playbookPath, payload: { ...body.payload, server: document, action }, requestedBy: req.identity ?? undefined, as: 'playbook' });
-      await recordLifecycleDispatch(deps.db, 'mcp', name, action, started.executionId);
-      reply.code(202);
-      return { execution_id: started.executionId, server: name, action, status: 'started', path: started.path };
+      reply.code(DISPATCHED);
+      return dispatches.answer(req, reply, async (claim) => {
+        const row = await getResource(deps.db, 'mcp', name);
+        if (!row) throw notFound(`MCP server '${name}'`);
+        const server = presentServer(row);
+        const playbookPath = Object.hasOwn(server.lifecycle_playbooks, action) ? server.lifecycle_playbooks[action] : undefined;
+        if (!playbookPath) {
+          const known = server.lifecycle.length ? server.lifecycle.join(', ') : 'none';
+          throw new ServiceError('not_found', `MCP server '${name}' has no lifecycle action '${action}' (its actions: ${known})`);
+        }
+        const document = { name: server.name, endpoint: server.endpoint, transport: server.transport, auth: server.auth, config: server.config, lifecycle: server.lifecycle_playbooks };
+        const answer = (s: Started) => ({ execution_id: s.executionId, server: name, action, status: 'started', path: s.path });
+        // Started as a plain playbook (`as`): an agent playbook (registered as one, or marked
+        // metadata.agent) is refused as POST /api/run/playbook refuses it (docs/agents.md). The
+        // key is written with the start, so a dispatch sent again starts nothing.
+        const started = await starter.start({ path: playbookPath, payload: { ...body.payload, server: document, action }, requestedBy: req.identity ?? undefined, as: 'playbook', idempotency: claim && { ...claim, answer } });
+        await recordLifecycleDispatch(deps.db, 'mcp', name, action, started.executionId);
+        return answer(started);
+      });
     },
   );
 }

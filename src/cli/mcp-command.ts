@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { MCP_USAGE } from './agents-usage.ts';
 import { cliClient, parseCliArgs, runCli, table, UsageError, type Out } from './api-command.ts';
 import { usageSynopsis } from './usage-error.ts';
 import { waitForExecution } from './wait-execution.ts';
+import { sendKeyed } from './run-api.ts';
 
 const Server = v.looseObject({ name: v.string(), endpoint: v.string(), transport: v.string(), status: v.string(), lifecycle: v.array(v.string()), updated_at: v.string() });
 const ServerList = v.looseObject({ items: v.array(Server) });
@@ -33,7 +35,10 @@ export async function mcpCommand(argv: string[], out: Out = process.stdout, err:
         return 0;
       }
       const serverPath = `/api/mcp/servers/${encodeURIComponent(name)}`;
-      const dispatched = v.parse(Dispatched, await client.request<unknown>('POST', `/api/mcp/mcp/${encodeURIComponent(name)}/lifecycle/${encodeURIComponent(sub)}`, {}));
+      // One key per invocation, as svc run's: a dispatch whose answer was lost, sent again, runs the action once.
+      const headers = { 'idempotency-key': randomUUID() };
+      const dispatch = async () => v.parse(Dispatched, await client.request<unknown>('POST', `/api/mcp/mcp/${encodeURIComponent(name)}/lifecycle/${encodeURIComponent(sub)}`, {}, undefined, { headers }));
+      const dispatched = await sendKeyed(dispatch);
       if (!values.wait) {
         out.write(values.json ? `${JSON.stringify(dispatched, null, 2)}\n` : `${sub} of ${name} started: execution ${dispatched.execution_id}\n`);
         return 0;
