@@ -8,13 +8,15 @@ import { startScheduler } from '../../../src/triggers/scheduler.ts';
 
 const PATH = 'sched/queued';
 /**
- * How soon after its previous run ended a waiting fire must start: 9-11 ms here, 150 ms once
- * in a CI run on a slow, loaded 2-core machine, 280 ms once on a slower one. The recheck alone
- * starts it 0-500 ms later, at a phase that varies with when the run ends: four runs all within
- * this by chance is under 15 %.
+ * How soon after its previous run ended a waiting fire starts: 9-11 ms here; once in a while a
+ * slow, loaded 2-core machine takes one 150-400 ms (CI beside other work). The recheck alone starts
+ * it 0-500 ms later, at a phase that varies with when the run ends. Of RUNS waiting fires, all but
+ * one must start within this: one spike is forgiven, and the recheck alone passes by chance 4 %
+ * of the time (five or six of six under 200 ms, each 40 %), where four of four under 300 ms, the
+ * test before, passed by chance 13 % and failed on any one spike.
  */
-const START_AFTER_END_MAX_MS = 300;
-const RUNS = 4;
+const START_AFTER_END_MAX_MS = 200;
+const RUNS = 6;
 
 let a: TestApp;
 let scheduler: { stop(): Promise<void> } | undefined;
@@ -62,6 +64,7 @@ workflow:
 `;
   expect((await http(a.url, 'POST', '/api/catalog/playbook', { content: yaml })).status).toBe(201);
   scheduler = startScheduler(a.deps, a.deps.scheduleClock!);
+  const delays: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const run = await until(`run ${i + 1}`, async () => (await runs())[i]);
     // Past the next due second: that fire now waits for this run. Each run ends at another phase of the recheck.
@@ -72,8 +75,9 @@ workflow:
     const next = await until(`run ${i + 2}`, async () => (await runs())[i + 1]);
     const ended = (await runs())[i].ended;
     expect(ended).not.toBeNull();
-    expect(next.started.getTime() - ended!.getTime()).toBeLessThan(START_AFTER_END_MAX_MS);
+    delays.push(next.started.getTime() - ended!.getTime());
   }
+  expect(delays.filter((ms) => ms >= START_AFTER_END_MAX_MS).length, `ms from each run's end to the next start: ${delays.join(', ')}`).toBeLessThanOrEqual(1);
   // One run at a time, none dropped: every fire so far started, in order.
   const { rows } = await a.deps.db.query<{ outcome: string }>(`SELECT outcome FROM core.trigger_fire WHERE path = $1 ORDER BY fire_key`, [PATH]);
   expect(rows.every((r) => r.outcome === 'started')).toBe(true);
