@@ -7,7 +7,7 @@ import { UsageError, type Out } from './api-command.ts';
 import { EXIT } from './executions-usage.ts';
 import { checked, sendKeyed } from './run-api.ts';
 import { printableText } from './text-width.ts';
-import { optionText } from './json-option.ts';
+import { jsonSyntaxReason, optionText } from './json-option.ts';
 
 // `svc cancel|pause|resume|retry|signal ID`: one POST each, its answer printed as a line (or as
 // JSON). Answers are read with a schema; fields not shown stay in the `--json` print.
@@ -122,7 +122,7 @@ function jsonValueOption(flag: string, text: string): unknown {
       return v;
     });
   } catch (e) {
-    throw new UsageError(`${flag} is not valid JSON (${e instanceof Error ? e.message : String(e)}); for example '{"approved": true}' or 'true'`);
+    throw new UsageError(`${flag} is not valid JSON (${jsonSyntaxReason(e, text)}); for example '{"approved": true}' or 'true'`);
   }
   if (unheld !== undefined) {
     throw new UsageError(`${flag} holds the number ${unheld}, which JSON cannot carry exactly (integers within ±${Number.MAX_SAFE_INTEGER}, doubles up to about 1.8e308): the server refuses it; send it as text ("${unheld}")`);

@@ -22,6 +22,18 @@ export function optionText(flag: string, text: string): string {
   }
 }
 
+/**
+ * Why an option's text is not JSON, for its usage error: the parser's words, but of a text read
+ * from a file or standard input (`@...`) only where it fails: V8's words quote the text, which may
+ * hold the very secret that was kept off the command line.
+ */
+export function jsonSyntaxReason(error: unknown, typed: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!typed.startsWith('@')) return message;
+  const at = /line (\d+) column (\d+)/.exec(message);
+  return at ? `at line ${at[1]} column ${at[2]} of ${typed.slice(1) === '-' ? 'standard input' : typed.slice(1)}` : `in ${typed.slice(1) === '-' ? 'standard input' : typed.slice(1)}, not quoted here`;
+}
+
 /** An option whose value is a JSON object (`--payload`), typed or `@FILE`, or a usage error saying what it is instead; `example` shows one. */
 export function jsonObjectOption(flag: string, typed: string, example: string): Record<string, unknown> {
   const text = optionText(flag, typed);
@@ -29,7 +41,7 @@ export function jsonObjectOption(flag: string, typed: string, example: string): 
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${flag} is not valid JSON (${e instanceof Error ? e.message : String(e)}); expects an object like '${example}'`);
+    throw new UsageError(`${flag} is not valid JSON (${jsonSyntaxReason(e, typed)}); expects an object like '${example}'`);
   }
   const r = v.safeParse(JsonObject, value);
   if (!r.success || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object like '${example}', got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);

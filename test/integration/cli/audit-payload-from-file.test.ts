@@ -72,5 +72,16 @@ it('a file that cannot be read is a usage error naming it; nothing starts', asyn
   const list = await runSvc(['triggers', 'fire', 'audit/payload_file', 'nightly', '--payload', `@${join(dir, 'list.json')}`], env());
   expect(list.code).toBe(2);
   expect(list.stderr).toContain(`--payload must be a JSON object like '{"day": "2026-01-31"}', got an array`);
+  // Not JSON: the parser's words quote the text, the secret it holds with it; only where is said.
+  await writeFile(join(dir, 'broken.json'), `{"token": ${SECRET}}`);
+  const broken = await runSvc(['run', join(dir, 'gate.yaml'), '--payload', `@${join(dir, 'broken.json')}`], env());
+  expect(broken.code).toBe(2);
+  expect(broken.stderr).toContain(`--payload is not valid JSON (in ${join(dir, 'broken.json')}, not quoted here)`);
+  expect(broken.stderr).not.toContain(SECRET);
+  await writeFile(join(dir, 'approval.json'), `{"token": "${SECRET}",}`);
+  const signal = await runSvc(['signal', '1', 'go', '--data', `@${join(dir, 'approval.json')}`], env());
+  expect(signal.code).toBe(2);
+  expect(signal.stderr).toContain(`--data is not valid JSON (at line 1 column ${SECRET.length + 14} of ${join(dir, 'approval.json')})`);
+  expect(signal.stderr).not.toContain(SECRET);
   expect(await executions()).toEqual(before);
 }, 60_000);
