@@ -31,8 +31,8 @@ export function looksLikeJwt(text: string): boolean {
 
 /**
  * Verifies a JWT: signature by a key of the JWKS with an allow-listed (asymmetric) algorithm, `iss`,
- * `aud`, `exp`/`nbf` with JWT_CLOCK_TOLERANCE_S, a `sub`, and that it is no token of the gateway's
- * own login (issuedToGateway). The reason on refusal is short and
+ * `aud`, `exp`/`nbf`/`iat` with JWT_CLOCK_TOLERANCE_S, a `sub`, and that it is no token of the
+ * gateway's own login (issuedToGateway). The reason on refusal is short and
  * never holds the token. Throws KeysUnavailable (from `check.keys`) when the keys cannot be fetched.
  */
 export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<JwtVerdict> {
@@ -45,6 +45,11 @@ export async function verifyBearerJwt(token: string, check: JwtCheck): Promise<J
       requiredClaims: ['exp', 'sub'],
     });
     if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'the token has no subject' };
+    // jose judges `iat` only with maxTokenAge; a token issued in the future is a provider's clock
+    // gone wrong or a token minted ahead to outlive a key's rotation: refused, as `nbf` would be.
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + JWT_CLOCK_TOLERANCE_S) {
+      return { ok: false, reason: 'the token\'s iat claim is in the future (check the provider\'s clock)' };
+    }
     if (issuedToGateway(payload, check.clientId)) return { ok: false, reason: 'the token was issued to this gateway\'s login (an ID token is not an access token): send a program\'s access token or an API token' };
     // The server takes no longer one in an identity assertion: refused here, saying why.
     if (payload.sub.length > MAX_SUBJECT_CHARS) return { ok: false, reason: `the token's subject is longer than ${MAX_SUBJECT_CHARS} characters (OpenID Connect's limit)` };

@@ -2,12 +2,15 @@
 // it verified, and no longer than its `exp` or the cache's bound.
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { VERIFIED_JWT_CACHE_MS, VerifiedJwtCache, verifyBearerJwt, type JwtCheck } from '../../../src/gateway/bearer-jwt.ts';
+import { JWT_CLOCK_TOLERANCE_S, VERIFIED_JWT_CACHE_MS, VerifiedJwtCache, verifyBearerJwt, type JwtCheck } from '../../../src/gateway/bearer-jwt.ts';
 
 async function setup() {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const check: JwtCheck = { issuer: 'https://id.test', audience: 'api', algorithms: ['ES256'], clientId: 'gateway', keys: createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k' }] }) };
-  const sign = (exp: number, aud = 'api') => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer('https://id.test').setAudience(aud).setSubject('p').setExpirationTime(exp).sign(privateKey);
+  const sign = (exp: number, aud = 'api', iat?: number) => {
+    const jwt = new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer('https://id.test').setAudience(aud).setSubject('p').setExpirationTime(exp);
+    return (iat === undefined ? jwt : jwt.setIssuedAt(iat)).sign(privateKey);
+  };
   return { check, sign };
 }
 
@@ -38,5 +41,16 @@ describe('VerifiedJwtCache', () => {
     now += 10_000;
     expect((await cache.verify(soon, { ...check, keys: createLocalJWKSet({ keys: [] }) })).ok).toBe(false);
     expect((await verifyBearerJwt(soon, check)).ok).toBe(true); // on the real clock it is still valid: the cache's clock passing exp refused it
+  });
+
+  it('refuses a token issued in the future beyond the clock tolerance, and takes one within it', async () => {
+    const { check, sign } = await setup();
+    const nowS = Math.floor(Date.now() / 1000);
+    expect(await verifyBearerJwt(await sign(nowS + 7200, 'api', nowS + 3600), check)).toEqual({
+      ok: false,
+      reason: "the token's iat claim is in the future (check the provider's clock)",
+    });
+    expect((await verifyBearerJwt(await sign(nowS + 3600, 'api', nowS + JWT_CLOCK_TOLERANCE_S - 5), check)).ok).toBe(true);
+    expect((await verifyBearerJwt(await sign(nowS + 3600, 'api', nowS - 60), check)).ok).toBe(true);
   });
 });
