@@ -10,6 +10,7 @@ import { answerSerializer, valibotSchemaOf } from './validation.ts';
 import { isObject } from '../objects.ts';
 import { asOpenApi30Schemas } from './openapi-30-schemas.ts';
 import { INTEGER_PARAMETERS, integerParametersOf, typeIntegerParameters } from './integer-parameters.ts';
+import { nameOperations } from './operation-ids.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -95,8 +96,8 @@ const OPTIONAL_BODY = 'x-optional-body';
 /**
  * `doc` with each request body a route takes a request without (a cancel, a retry, a cleanup:
  * `v.optional(...)`) marked `required: false`, where @fastify/swagger marks every body required,
- * integer parameters typed as integers (integer-parameters.ts), and schemas in the form OpenAPI
- * 3.0.3 reads (openapi-30-schemas.ts). Changes `doc` in place.
+ * integer parameters typed as integers (integer-parameters.ts), schemas in the form OpenAPI
+ * 3.0.3 reads (openapi-30-schemas.ts), and each operation named (operation-ids.ts). Changes `doc` in place.
  */
 function finishOperations<D extends { paths?: object }>(doc: D): D {
   for (const operations of Object.values(doc.paths ?? {})) {
@@ -109,6 +110,7 @@ function finishOperations<D extends { paths?: object }>(doc: D): D {
     }
   }
   asOpenApi30Schemas(doc.paths);
+  nameOperations(doc.paths);
   return doc;
 }
 

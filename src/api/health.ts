@@ -27,7 +27,8 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     return { status: database === 'ok' && busOk ? 'ok' : 'degraded', database, bus: busOk ? 'ok' : 'disconnected' };
   };
   // Both are the spec's endpoints, so both are in the OpenAPI document.
-  app.get('/health', { schema: { tags: ['health'], summary: 'Server health (as GET /api/health)', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);
+  // Its own operationId: the one derived from its path (operation-ids.ts) is /api/health's.
+  app.get('/health', { schema: { tags: ['health'], operationId: 'getServerHealth', summary: 'Server health (as GET /api/health)', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);
   app.get('/api/health', { schema: { tags: ['health'], summary: 'Service health', response: responses({ 200: healthAnswer, 503: healthAnswer }) }, config: { access: PUBLIC } }, handler);
   // Viewer, not public: counts by route and status tell an outsider what the service does. In
   // SVC_AUTH=none (loopback only) that is everyone on this machine; a scraper elsewhere sends a token.
