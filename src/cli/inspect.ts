@@ -6,8 +6,10 @@ import { EVENT } from '../../machines/event-types.ts';
 import { problemDetail, ServerError } from '../worker/server-client.ts';
 import { noAnswerJson, refusalJson } from './api-command.ts';
 import { INSPECT_USAGE } from './simulate-usage.ts';
+import { EXIT, refusalExitCode } from './executions-usage.ts';
 import { optionErrorMessage, serverFlagProblem, usageSynopsis, writeUsageError } from './usage-error.ts';
-import { printableText } from './text-width.ts';
+import { endCut, padColumns, printableText, textWidth } from './text-width.ts';
+import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 
 type Out = { write(text: string): unknown };
 type StepLine = { status?: unknown; loop?: { length?: unknown; done?: unknown; in_flight?: unknown } };
@@ -45,9 +47,26 @@ function stateLine(event: Record<string, unknown>, snapshot: Record<string, unkn
   }
   // The execution's status (paused, queued: flags the machine's top state does not show), else its top state.
   const top = typeof snapshot.execution_status === 'string' ? snapshot.execution_status : typeof snapshot.value === 'string' ? snapshot.value : 'running';
-  const what = [event.type, event.seq !== undefined ? `seq ${String(event.seq)}` : '', typeof event.status === 'string' ? event.status : ''].filter(Boolean).join(' ');
-  return `${what.padEnd(28)} ${top.padEnd(9)} active: ${active.join(', ') || '-'}${done.length ? ` | ${done.join(', ')}` : ''}`;
+  const what = endCut(printableText(eventCell(event)), EVENT_COLUMN);
+  return `${padColumns(what, EVENT_COLUMN)} ${padColumns(printableText(top), STATE_COLUMN)} active: ${active.join(', ') || '-'}${done.length ? ` | ${done.join(', ')}` : ''}`;
 }
+
+/** An event as its line's first column names it: its type, its command's seq and a child's end (`child.finished seq 3 completed`). */
+function eventCell(event: Record<string, unknown>): string {
+  return [event.type, event.seq !== undefined ? `seq ${String(event.seq)}` : '', typeof event.status === 'string' ? event.status : ''].filter(Boolean).join(' ');
+}
+
+// Lines are printed as events come, so the columns are as wide as what they can hold, not as
+// what came: the widest event (a child's end, of a playbook under 10,000 commands) and status.
+// A wider one (a type unknown here, a seq past 9999) is cut with an ellipsis, the columns kept.
+const EVENT_COLUMN = textWidth(eventCell({ type: EVENT.childFinished, seq: 9999, status: 'completed' }));
+const STATE_COLUMN = Math.max(...EXECUTION_STATUSES.map((s) => s.length));
+
+// The HTTP status a close code of the inspection stream stands for (src/api/execution-state.ts).
+const CLOSE_STATUS = new Map([
+  [4404, 404],
+  [1008, 401],
+]);
 
 /** `svc inspect`: follows an execution's inspection stream until it ends; returns the exit code. */
 export async function inspectCommand(argv: string[], out: Out = process.stdout, errOut: Out = process.stderr): Promise<number> {
@@ -119,7 +138,7 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
       if (refusal) {
         if (json) out.write(refusalJson(refusal));
         errOut.write(`svc inspect: ${refusal.message}\n`);
-        resolve(1);
+        resolve(refusalExitCode(refusal.status));
         return;
       }
       if (unreachable !== undefined) {
@@ -141,8 +160,13 @@ export async function inspectCommand(argv: string[], out: Out = process.stdout, 
         resolve(3);
         return;
       }
-      errOut.write(`svc inspect: ${String(reason) || `stream closed (${code})`}\n`);
-      resolve(1);
+      // The server's end of a stream it will not serve: the execution gone (4404) or the caller's
+      // token (1008); exit codes and --json as every execution command says a 404 or a 401.
+      const said = printableText(String(reason)) || `stream closed (${code})`;
+      const status = CLOSE_STATUS.get(code) ?? null;
+      if (json) out.write(`${JSON.stringify({ error: said, status, detail: String(reason) || null }, null, 2)}\n`);
+      errOut.write(`svc inspect: ${said}\n`);
+      resolve(status === null ? EXIT.failed : refusalExitCode(status));
     });
   });
 }

@@ -35,4 +35,6 @@ export const INSPECT_USAGE = `svc inspect EXECUTION_ID [--json] [--server URL]
   --server URL  the server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082);
                 SVC_API_TOKEN (a viewer's) is sent when the server wants a token
 
-exit codes: 0 the execution ended, 1 not found or refused, 2 usage error, 3 server unreachable or not serving now (502-504)`;
+exit codes: 0 the execution ended, 1 request failed (server error, other refusal), 2 usage error, 3 server
+            unreachable or not serving now (502-504), 4 not found (404: no such execution), 6 not allowed
+            (401/403: no token or one revoked meanwhile, a role too low), as svc status's`;
