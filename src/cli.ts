@@ -25,7 +25,7 @@ import type { Worker } from './worker/worker.ts';
 import { shellSettings } from './worker/tools/shell-settings.ts';
 import { moveSecretsOutOfEnvironment, processEnvironment } from './secret-environment.ts';
 import { workerTraces } from './telemetry/traces-configured.ts';
-import { isParseArgsError, optionErrorMessage, UsageError, usageSynopsis, writeUsageError } from './cli/usage-error.ts';
+import { asksForJson, commandErrorJson, isParseArgsError, optionErrorMessage, UsageError, usageSynopsis, writeUsageError } from './cli/usage-error.ts';
 import { WORKER_USAGE, workerConcurrency } from './cli/worker-concurrency.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
@@ -355,6 +355,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
+    // A usage error as a command's: given --json, also the JSON a program reads (writeUsageError).
+    if (asksForJson(argv)) process.stdout.write(commandErrorJson('', `unknown command '${name}'`));
     process.stderr.write(`svc: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }

@@ -42,10 +42,11 @@ export function writeUsageError(
 
 /**
  * What `svc <command>` refused without asking a server, as a program reads it with `--json`:
- * `{error, status: null, detail}`, `error` the line on stderr, `detail` the problem.
+ * `{error, status: null, detail}`, `error` the line on stderr, `detail` the problem. `command`
+ * '': svc's own (an unknown command), `error` then `svc: <message>`.
  */
 export function commandErrorJson(command: string, message: string, extra: Record<string, unknown> = {}): string {
-  return `${JSON.stringify({ error: `svc ${command}: ${message}`, status: null, ...extra, detail: message }, null, 2)}\n`;
+  return `${JSON.stringify({ error: `${command ? `svc ${command}` : 'svc'}: ${message}`, status: null, ...extra, detail: message }, null, 2)}\n`;
 }
 
 /** A usage text's synopsis: its lines up to the first blank one (every form of the command, not only the first). */

@@ -52,6 +52,13 @@ describe('a usage error given --json: {error, status: null, detail} on stdout, t
     expect(second).toMatch(/^usage: svc /);
   });
 
+  it('an unknown command given --json: {error, status: null, detail} too, the command list on stderr', async () => {
+    const r = await runSvc(['lsit', '--json'], env);
+    expect(r.code).toBe(2);
+    expect(v.parse(UsageJson, JSON.parse(r.stdout))).toEqual({ error: "svc: unknown command 'lsit'", status: null, detail: "unknown command 'lsit'" });
+    expect(r.stderr).toMatch(/^svc: unknown command 'lsit'\n\nusage: svc <command>/);
+  });
+
   it('a --json after `--` is an argument, not the option: stdout stays empty', async () => {
     const r = await runSvc(['simulate', '--bogus', '--', '--json'], env);
     expect(r.code).toBe(2);
