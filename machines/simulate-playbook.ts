@@ -9,7 +9,7 @@ import { executionView, type StepView } from './execution-view.ts';
 import { topStateOf } from './execution/step-phase.ts';
 import { segmentsOf } from './execution/segments.ts';
 import { attemptsOf } from '../src/dsl/retry-delay-ms.ts';
-import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskOutcome } from './execution/types.ts';
+import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskError, TaskOutcome } from './execution/types.ts';
 import { SimulationData, type Undecided } from './simulation-data.ts';
 import { SimulatedEntries } from './simulated-entries.ts';
 import { payloadRefusal } from './payload-refusal.ts';
@@ -264,7 +264,8 @@ export function simulatePlaybook(
   return result;
 }
 
-export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean; undecided?: Undecided };
+/** `error`: a failed path's, as the execution would end with it (its code and step). */
+export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean; undecided?: Undecided; error?: TaskError & { step?: string } };
 /**
  * `unreachable`: steps no path enters, certain only when no path depends on data; otherwise the
  * steps no path entered are `depends_on_data` (a run with other results may reach them). When a
@@ -375,7 +376,7 @@ export function playbookPaths(
     paths.push(
       undecided
         ? { status: DEPENDS_ON_DATA, path: stepPath, outcomes: chosen, cut: false, undecided }
-        : { status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: snap.status !== 'done' },
+        : { status: topStateOf(snap.value), path: stepPath, outcomes: chosen, cut: snap.status !== 'done', ...(snap.context.finished?.error ? { error: snap.context.finished.error } : {}) },
     );
   }
   // A path cut short (a cycle run pathDepthOf(pb) step runs) may go on to a step none reached: a
@@ -397,15 +398,19 @@ function arcReachable(pb: NormalizedPlaybook): Set<string> {
   return out;
 }
 
+/** The paths registration judges: every command ok or error, no example results, any start's workload. */
+export function registrationPaths(pb: NormalizedPlaybook): PathsReport {
+  // Examples are samples, not every result a run may see, and a start's payload goes over the
+  // workload's defaults: a branch either skips is still possible.
+  return playbookPaths(pb, { useExamples: false, startUnknown: true });
+}
+
 /**
  * Warnings for registration, only what is certain: steps no simulated path enters (none when a
  * path depends on data; examples are not used, nor are the workload's defaults), paths that end neither completed nor failed (cut after pathDepthOf(pb)
  * step runs: a cycle that may not end), examples naming no step.
  */
-export function playbookWarnings(pb: NormalizedPlaybook): string[] {
-  // Examples are samples, not every result a run may see, and a start's payload goes over the
-  // workload's defaults: a branch either skips is still possible.
-  const report = playbookPaths(pb, { useExamples: false, startUnknown: true });
+export function playbookWarnings(pb: NormalizedPlaybook, report: PathsReport = registrationPaths(pb)): string[] {
   const out: string[] = [];
   for (const s of report.unreachable) out.push(`workflow.${s}: no path reaches step ${s} (every command simulated ok or error)`);
   for (const s of Object.keys(pb.examples ?? {})) if (!pb.workflow.some((w) => w.step === s)) out.push(`examples.${s}: names no step of the workflow`);

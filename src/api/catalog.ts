@@ -6,7 +6,7 @@ import { upsertMcpResource, upsertResource } from '../db/resource.repo.ts';
 import { integer, responses, time, withAnswerHeaders } from './answers.ts';
 import { catalogVersions, catalogVersionsAnswer, VERSIONS_SUFFIX } from './catalog-versions.ts';
 import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.ts';
-import { parsePlaybook } from '../dsl/parse-playbook.ts';
+import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { positionOf, yamlPositions } from '../dsl/yaml-positions.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
 import { REGISTERED_AGENT_TRIGGERS_PROBLEM } from '../triggers/trigger-problems.ts';
@@ -17,7 +17,9 @@ import { ServiceError, notFound } from '../errors.ts';
 import { terminalWarnings } from '../dsl/terminal-warnings.ts';
 import { sharedLimitWarnings } from '../flow/shared-limit-warnings.ts';
 import { childPathWarnings } from './child-path-warnings.ts';
-import { playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
+import { pathsOrNull, playbookStatechart, registrationWarnings, statechartAnswer, STATECHART_SUFFIX } from './playbook-statechart.ts';
+import type { PathsReport } from '../../machines/simulate-playbook.ts';
+import { stepCycleProblem } from '../../machines/step-cycle-problem.ts';
 import { exactObject, integerText, jsonSchema, MAX_INT4, oneOf } from './validation.ts';
 import { catalogPath, catalogPathProblem, requireReachablePath } from './catalog-path.ts';
 import { documentedAt } from './documented-url.ts';
@@ -114,7 +116,15 @@ function kindWarnings(kind: string, pb: { metadata: { agent?: boolean } }): stri
     : [];
 }
 
-const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0]): string[] => [...kindWarnings(kind, pb), ...terminalWarnings(pb.metadata), ...registrationWarnings(pb)];
+const warningsOf = (kind: string, pb: Parameters<typeof registrationWarnings>[0], report: PathsReport | null): string[] => [...kindWarnings(kind, pb), ...terminalWarnings(pb.metadata), ...registrationWarnings(pb, report)];
+
+/** Throws 400 when some simulated path of the playbook fails with step_cycle (machines/step-cycle-problem.ts), at its place in `content`. */
+function refuseStepCycle(content: string, pb: NormalizedPlaybook, report: PathsReport | null): void {
+  const found = report && stepCycleProblem(pb, report);
+  if (!found) return;
+  const problem = { ...found, ...positionOf(yamlPositions(content), found.path) };
+  throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${problem.path}: ${problem.message}`], problems: [problem] });
+}
 
 /** Catalog of playbooks: versions auto-increment per path; GET returns the newest. */
 export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -128,6 +138,8 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const place = at === 'metadata.path' ? positionOf(yamlPositions(content), at) : {};
       throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`${at}: ${problem}`], problems: [{ path: at, message: problem, ...place }] });
     }
+    const report = pathsOrNull(playbook);
+    refuseStepCycle(content, playbook, report);
     const kind = resourceType === 'agent' ? 'agent' : 'playbook';
     // A document marked metadata.agent is refused its triggers by its own problems; one registered as an agent is here.
     if (kind === 'agent' && playbook.triggers.length > 0 && playbook.metadata.agent !== true) {
@@ -150,7 +162,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const { row } = stored;
     const compiled = deps.cache.compile(row).playbook;
     const catalogWarnings = [...(await childPathWarnings(deps.db, compiled, row.path)), ...(await sharedLimitWarnings(deps.db, deps.cache, compiled, row.path))];
-    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, compiled), ...catalogWarnings] };
+    return { row, warnings: [...stored.warnings, ...warningsOf(row.kind, compiled, report), ...catalogWarnings] };
   };
 
   // An MCP server: a catalog entry of kind `mcp` (its document) and the resource row named after it.

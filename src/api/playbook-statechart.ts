@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { PlaybookCache } from '../../actors/playbook-cache.ts';
 import { compileStatechart, type StatechartJson } from '../../machines/playbook-statechart.ts';
-import { playbookWarnings } from '../../machines/simulate-playbook.ts';
+import { playbookWarnings, registrationPaths, type PathsReport } from '../../machines/simulate-playbook.ts';
 import { childTaskWarnings } from '../dsl/child-task-warnings.ts';
 import type { NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { getCatalogEntry } from '../db/catalog.repo.ts';
@@ -33,11 +33,21 @@ export async function playbookStatechart(q: Queryable, cache: PlaybookCache, pat
  * playbook tasks, which have no effect there; steps no simulated path reaches, paths that end
  * neither completed nor failed (none of these when that check itself cannot run).
  */
-export function registrationWarnings(pb: NormalizedPlaybook): string[] {
+export function registrationWarnings(pb: NormalizedPlaybook, report: PathsReport | null = pathsOrNull(pb)): string[] {
   const children = childTaskWarnings(pb);
+  if (!report) return children;
   try {
-    return [...children, ...playbookWarnings(pb)];
+    return [...children, ...playbookWarnings(pb, report)];
   } catch {
     return children;
+  }
+}
+
+/** The simulated paths registration judges (machines/simulate-playbook.ts), or null when that check cannot run. */
+export function pathsOrNull(pb: NormalizedPlaybook): PathsReport | null {
+  try {
+    return registrationPaths(pb);
+  } catch {
+    return null;
   }
 }

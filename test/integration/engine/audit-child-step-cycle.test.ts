@@ -15,13 +15,14 @@ afterAll(async () => t?.close());
 
 it("a parent's arc tests the step_cycle its child failed with", async () => {
   const api = executionApi(t.url);
-  await api.register('apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: cycle, path: cyc/child }\nworkflow:\n  - step: ping\n    next: pong\n  - step: pong\n    next: ping\n');
+  // A cycle every run enters is refused at registration: this one only the args given enter.
+  await api.register(`apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: cycle, path: cyc/child }\nworkflow:\n  - step: ping\n    next: pong\n  - step: pong\n    next: [ { step: ping, when: "{{ workload.spin }}" } ]\n`);
   await api.register(`apiVersion: svc/v1
 kind: Playbook
 metadata: { name: parent, path: cyc/parent }
 workflow:
   - step: kid
-    tool: { name: sub, kind: playbook, path: cyc/child }
+    tool: { name: sub, kind: playbook, path: cyc/child, args: { spin: true } }
     next:
       - { step: handled, when: "{{ outcome.status == 'error' and outcome.error.code == 'step_cycle' }}" }
   - step: handled
