@@ -26,6 +26,8 @@ export type CommandRules = {
   readonly pause: CommandMove;
   /** Its execution resumed: claimable again (migrations/0047). */
   readonly resume: CommandMove;
+  /** Its execution paused and the claim policy let its holder go: withdrawn as a pause withdraws (the reaper). */
+  readonly withdraw: CommandMove;
   /** The arcs of `eventType` from `status`, in the machine's order (empty: the event moves nothing). */
   arcs(status: CommandStatus, eventType: string): readonly CommandArc[];
 };
@@ -33,7 +35,7 @@ export type CommandRules = {
 // Moves the SQL writes as it is told: no guard (the SQL cannot run one; the claim policy is the
 // reclaim's precondition, checked in SQL before the event is "sent"), one target for every status.
 // A claim also takes the command for its claimer (the SQL bumps `attempt` and sets the holder).
-const SQL_MOVES = { claim: ['takeClaim'], reclaim: ['takeClaim'], cancel: [], pause: [], resume: [] } as const;
+const SQL_MOVES = { claim: ['takeClaim'], reclaim: ['takeClaim'], cancel: [], pause: [], resume: [], withdraw: [] } as const;
 
 function statusOf(key: string): CommandStatus {
   const status = COMMAND_STATUSES.find((s) => s === key);
@@ -88,6 +90,7 @@ export function commandRulesOf(machine: AnyStateMachine): CommandRules {
     cancel: move('cancel'),
     pause: move('pause'),
     resume: move('resume'),
+    withdraw: move('withdraw'),
     arcs: (status, eventType) => arcs.get(`${status}|${eventType}`) ?? [],
   };
 }

@@ -20,7 +20,9 @@ export type CommandEvent =
   | { type: 'cancel' }
   // Its execution was paused while the command waited unclaimed, or resumed (migrations/0047).
   | { type: 'pause' }
-  | { type: 'resume' };
+  | { type: 'resume' }
+  // Its execution is paused and the claim policy found its holder gone: given back to the pause.
+  | { type: 'withdraw' };
 
 /**
  * A report is the holder's when it names the claim (attempt, worker or both) and everything it
@@ -41,7 +43,8 @@ const holder = ({ context, event }: { context: CommandContext; event: CommandEve
  * One command's lifecycle: PENDING → CLAIMED → RUNNING → COMPLETED | FAILED | CANCELLED. Each
  * claim bumps `attempt`; a report from anyone but the current holder moves nothing. A pause of
  * its execution withdraws it while nobody has claimed it (PAUSED: no claim takes it, since the
- * claim's pick reads PENDING only), and the resume gives it back (PENDING).
+ * claim's pick reads PENDING only), and the resume gives it back (PENDING); a claim whose holder
+ * is gone while its execution is paused is withdrawn so too (the reaper), not taken over.
  * Claim arbitration between concurrent claimers is the database's (one row lock, one winner), and
  * whether a holder is stale is the claim policy's (it sends `reclaim`); everything else is this
  * machine's: command-rules.ts reads it into the sets the SQL's guards are generated from (claim,
@@ -72,6 +75,7 @@ export const commandMachine = setup({
         complete: { guard: 'holder', target: 'COMPLETED' },
         fail: { guard: 'holder', target: 'FAILED' },
         reclaim: { target: 'CLAIMED', reenter: true, actions: 'takeClaim' },
+        withdraw: 'PAUSED',
         cancel: 'CANCELLED',
       },
     },
@@ -82,6 +86,7 @@ export const commandMachine = setup({
         complete: { guard: 'holder', target: 'COMPLETED' },
         fail: { guard: 'holder', target: 'FAILED' },
         reclaim: { target: 'CLAIMED', actions: 'takeClaim' },
+        withdraw: 'PAUSED',
         cancel: 'CANCELLED',
       },
     },

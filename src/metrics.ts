@@ -146,6 +146,11 @@ export function createMetrics() {
       labelNames: ['reason'],
       registers: [registry],
     }),
+    reaperWithdrawn: new Counter({
+      name: 'svc_command_reaper_withdrawn_total',
+      help: 'Claims of paused executions whose worker was gone that the reaper gave back to the pause (their resume issues them)',
+      registers: [registry],
+    }),
     workerSecretDenied: new Counter({
       name: 'svc_worker_secret_denied_total',
       help: 'Secrets refused to the worker token (no held command, or its tasks do not name it), by kind (credential, keychain, secret, service_reader)',

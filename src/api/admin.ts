@@ -12,6 +12,7 @@ const sweepAnswer = v.object({
   republished: integer,
   by_reason: v.pipe(ownKeysRecord(v.string(), integer), v.description('republished commands by why they were stranded')),
   released: v.pipe(integer, v.description('limit slots given back: commands cancelled while a worker held them, whose worker went without a report')),
+  withdrawn: v.pipe(integer, v.description("claims of paused executions whose worker is gone, given back to the pause (status PAUSED, a limit's slot freed): the resume issues them")),
 });
 
 /** Operator tools that act on the whole service: the reaper nudge (used by `svc doctor repair`). */
@@ -24,7 +25,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         tags: ['admin'],
         summary: 'Run one command reaper sweep now',
         description:
-          'Republishes the notification of stranded commands (PENDING past the retry age; CLAIMED/RUNNING whose worker is missing, stopped, stale or no longer lists them, or past the hard timeout) under the reaper lease, and gives back the limit slots of commands cancelled while a worker held them once the lease of their worker expired with no report. 409 `sweep_in_progress` while another sweep holds the lease. Works with SVC_COMMAND_REAPER_ENABLED=false too: that only stops the timer.',
+          'Republishes the notification of stranded commands (PENDING past the retry age; CLAIMED/RUNNING whose worker is missing, stopped, stale or no longer lists them, or past the hard timeout) under the reaper lease, and gives back the limit slots of commands cancelled while a worker held them once the lease of their worker expired with no report. A claim of a paused execution whose worker is gone is not republished (no worker may take it over while paused): it is given back to the pause (`withdrawn`), and the resume issues it. 409 `sweep_in_progress` while another sweep holds the lease. Works with SVC_COMMAND_REAPER_ENABLED=false too: that only stops the timer.',
         response: responses({ 200: sweepAnswer }),
       },
     },

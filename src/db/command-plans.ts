@@ -33,11 +33,14 @@ function isOneOf(statuses: readonly CommandStatus[]): string {
 const CLAIMABLE = isOneOf(COMMAND_RULES.claim.from);
 const RECLAIMABLE = isOneOf(COMMAND_RULES.reclaim.from);
 const CANCELLABLE = isOneOf(COMMAND_RULES.cancel.from);
+const WITHDRAWABLE = isOneOf(COMMAND_RULES.withdraw.from);
 
 /** The status a claim gives (SQL literal). */
 export const CLAIMED = literal(COMMAND_RULES.claim.to);
 /** The status a cancel gives (SQL literal). */
 export const CANCELLED = literal(COMMAND_RULES.cancel.to);
+/** The status a withdrawal gives (SQL literal): the one a pause gives what nobody holds. */
+export const WITHDRAWN = literal(COMMAND_RULES.withdraw.to);
 
 // The claim plan's one SET gives a claimed and a re-claimed row the same status.
 if (COMMAND_RULES.reclaim.to !== COMMAND_RULES.claim.to) throw new Error('command machine: a reclaim must move to the status a claim does');
@@ -47,6 +50,9 @@ export const claimableSql = (c: string): string => `${c}.status${CLAIMABLE}`;
 
 /** SQL condition: command `c` is held (the machine's reclaim may take it from its holder). */
 export const heldSql = (c: string): string => `${c}.status${RECLAIMABLE}`;
+
+/** SQL condition: command `c` is held and may be given back to its execution's pause (the machine's withdraw). */
+export const withdrawableSql = (c: string): string => `${c}.status${WITHDRAWABLE}`;
 
 /** SQL condition: command `c` may be cancelled (it is not over). */
 export const cancellableSql = (c: string): string => `${c}.status${CANCELLABLE}`;
@@ -59,7 +65,7 @@ export type PolicySql = { stale: string; hard: string };
  * worker take runs its task again: while paused that waits for the resume, as a command no worker
  * claimed does (withdrawn, migrations/0047), since a pause issues no command.
  */
-const notPausedSql = (c: string): string => `NOT EXISTS (SELECT 1 FROM core.execution pe WHERE pe.execution_id = ${c}.execution_id AND pe.status = 'paused')`;
+export const notPausedSql = (c: string): string => `NOT EXISTS (SELECT 1 FROM core.execution pe WHERE pe.execution_id = ${c}.execution_id AND pe.status = 'paused')`;
 
 /**
  * SQL condition: the claim of held command `c` may be taken (ClaimPolicy, command.repo.ts): the

@@ -1,6 +1,6 @@
 import type { CommandStatus } from '../../machines/command.machine.ts';
 import type { Config } from '../config.ts';
-import { CANCELLED, CLAIMED, claimableSql, claimPlan, claimTakeableSql, COMMAND_COLUMNS, heldSql } from './command-plans.ts';
+import { CANCELLED, CLAIMED, claimableSql, claimPlan, claimTakeableSql, COMMAND_COLUMNS, heldSql, notPausedSql, withdrawableSql, WITHDRAWN } from './command-plans.ts';
 import type { Queryable } from './queryable.ts';
 
 export type { CommandStatus } from '../../machines/command.machine.ts';
@@ -168,7 +168,7 @@ export type StrandedReason = 'pending_stale' | 'worker_missing' | 'worker_not_re
 export type StrandedCommand = { command_id: number; reason: StrandedReason };
 
 const MARK_STRANDED = `WITH active AS (
-       SELECT c.command_id, c.attempt, c.reclaim_attempt IS NOT DISTINCT FROM c.attempt AS already_marked,
+       SELECT c.command_id, c.execution_id, c.attempt, c.reclaim_attempt IS NOT DISTINCT FROM c.attempt AS already_marked,
               CASE WHEN r.name IS NULL THEN CASE WHEN c.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_missing' END
                    WHEN r.status = 'stopped' THEN 'worker_not_ready'
                    WHEN r.heartbeat_at < now() - make_interval(secs => $1) THEN 'worker_stale'
@@ -177,10 +177,12 @@ const MARK_STRANDED = `WITH active AS (
               END AS reason
          FROM core.command c LEFT JOIN core.runtime r ON r.kind = 'worker_pool' AND r.name = c.worker_id
         WHERE ${heldSql('c')}),
+     -- A paused execution's claim is no claimer's to take (withdrawPausedClaims gives it back to the pause).
+     claimable AS (SELECT * FROM active a WHERE ${notPausedSql('a')}),
      -- Unmarked ones first, a gone holder's before a hard timeout's: a marked claim waits for a
      -- claimer and a healthy holder may keep its claim for hours, and neither may take the places
      -- of claims nobody has marked yet.
-     stranded AS (SELECT command_id, attempt, reason FROM active WHERE reason IS NOT NULL ORDER BY already_marked, reason = 'hard_timeout', command_id LIMIT $3),
+     stranded AS (SELECT command_id, attempt, reason FROM claimable WHERE reason IS NOT NULL ORDER BY already_marked, reason = 'hard_timeout', command_id LIMIT $3),
      marked AS (
        UPDATE core.command c SET reclaim_attempt = c.attempt
          FROM stranded s
@@ -194,8 +196,8 @@ const MARK_STRANDED = `WITH active AS (
  * the pools hold), each with why it is stranded, if it is: its worker is missing from the registry
  * (and its claim heartbeat older than `staleSeconds`), stopped, silent for `staleSeconds`, or no
  * longer lists it (orphaned, see ClaimPolicy); or the claim is older than `hardTimeoutSeconds`.
- * Up to `max` stranded ones (unmarked before marked, a gone holder's before a hard timeout's,
- * then oldest first) are marked for the claim-next paths
+ * Up to `max` stranded ones of executions not paused (unmarked before marked, a gone holder's
+ * before a hard timeout's, then oldest first) are marked for the claim-next paths
  * (`reclaim_attempt`); returns them and how many rows were read. Nothing else changes.
  */
 export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number; hardTimeoutSeconds: number; max: number }): Promise<{ scanned: number; stranded: StrandedCommand[] }> {
@@ -204,6 +206,34 @@ export async function markStrandedClaims(q: Queryable, p: { staleSeconds: number
     scanned: rows[0]?.scanned ?? 0,
     stranded: rows.flatMap((r) => (r.command_id !== null && r.reason !== null ? [{ command_id: r.command_id, reason: r.reason }] : [])),
   };
+}
+
+// The execution rows are locked (FOR SHARE) so a resume or cancel committing meanwhile is seen,
+// never leaving a command withdrawn under a running execution; SKIP LOCKED on both: a sweep
+// waits for no writer (and deadlocks with none), what it skips the next sweep finds.
+const WITHDRAW_PAUSED = `WITH paused AS (
+       SELECT e.execution_id FROM core.execution e
+        WHERE e.status = 'paused'
+          AND e.execution_id IN (SELECT c.execution_id FROM core.command c WHERE ${withdrawableSql('c')} AND ${claimTakeableSql('c', { stale: '$1::float8', hard: '$2::float8' })})
+        FOR SHARE OF e SKIP LOCKED),
+     gone AS (
+       SELECT c.command_id FROM core.command c JOIN paused p ON p.execution_id = c.execution_id
+        WHERE ${withdrawableSql('c')} AND ${claimTakeableSql('c', { stale: '$1::float8', hard: '$2::float8' })}
+        ORDER BY c.command_id LIMIT $3 FOR UPDATE OF c SKIP LOCKED)
+     UPDATE core.command c SET status = ${WITHDRAWN}, reclaim_attempt = NULL, updated_at = now()
+       FROM gone g WHERE c.command_id = g.command_id
+     RETURNING c.command_id`;
+
+/**
+ * The reaper's withdrawal of the claims of paused executions whose holder the claim `policy`
+ * lets go: no claimer may take them while paused (a pause issues no command), so they are given
+ * back to the pause (PAUSED, as migrations/0047 withdraws what nobody claimed; a limit's slot
+ * freed), and the resume issues them again, once. Up to `max`; returns their ids.
+ */
+export async function withdrawPausedClaims(q: Queryable, policy: ClaimPolicy, max: number): Promise<number[]> {
+  if (max <= 0) return [];
+  const { rows } = await q.query<{ command_id: number }>(WITHDRAW_PAUSED, [policy.staleSeconds, policy.hardTimeoutSeconds, max]);
+  return rows.map((r) => r.command_id);
 }
 
 // A status update (the same status) is what gives the slots back: the trigger of migrations/0054,

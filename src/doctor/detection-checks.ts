@@ -140,7 +140,8 @@ export const CHECKS = {
     row: deadClaimRow,
     clear: 'no command is held by a dead worker',
     describe: (row, t, server) => {
-      // A paused execution's claim is taken over only after its resume: a repair alone leaves it held.
+      // A paused execution's claim is taken over only after its resume: a repair gives it back to
+      // the pause (withdrawn, its limit slot freed), and the resume issues it.
       const paused = row.paused ?? 0;
       const pausedId = row.items.find((i) => i.paused === true)?.execution_id;
       const whose = paused === row.count ? (paused === 1 ? 'its execution is paused' : 'their executions are paused') : `${plural(paused, 'of them is', 'of them are')} a paused execution's`;
@@ -149,8 +150,10 @@ export const CHECKS = {
         severity: 'critical',
         summary: `${plural(row.count, 'command')} ${row.count === 1 ? 'is' : 'are'} held by a worker pool that stopped or went quiet (no heartbeat for over ${t.worker_stale_seconds} s)${note}`,
         next_steps: [
-          ...(paused < row.count ? [`svc doctor repair --server ${server}   # the reaper republishes them and a live worker claims them again`] : []),
-          ...(paused ? [`svc resume ${pausedId ?? '<id>'} --server ${server}   # a paused execution's command is taken over once it is resumed (then svc doctor repair)`] : []),
+          paused < row.count
+            ? `svc doctor repair --server ${server}   # the reaper republishes them and a live worker claims them again${paused ? " (a paused execution's it gives back to the pause)" : ''}`
+            : `svc doctor repair --server ${server}   # the reaper gives a paused execution's dead claim back to the pause (the timer's sweep does too)`,
+          ...(paused ? [`svc resume ${pausedId ?? '<id>'} --server ${server}   # a paused execution's command runs again once it is resumed`] : []),
           `curl -s ${server}/api/worker/pools   # which pools are alive`,
         ],
       };

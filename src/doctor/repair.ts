@@ -10,12 +10,14 @@ const SWEEP_PATH = '/api/admin/command_reaper/sweep';
 // What every svc server answers at GET /api/health, older ones included (503 when its database is away).
 const svcHealth = v.looseObject({ status: v.string() });
 
-// `released`: absent from older servers' answers, which gave slots back without saying so.
+// `released`, `withdrawn`: absent from older servers' answers, which gave slots back without
+// saying so, and republished a paused execution's dead claim at every sweep.
 const swept = v.looseObject({
   status: v.literal('ok'),
   scanned: v.pipe(v.number(), v.integer()),
   republished: v.pipe(v.number(), v.integer()),
   released: v.optional(v.pipe(v.number(), v.integer())),
+  withdrawn: v.optional(v.pipe(v.number(), v.integer())),
 });
 
 /**
@@ -38,7 +40,9 @@ export async function repair(client: DoctorClient): Promise<Outcome> {
         : `the reaper scanned ${answer.scanned} commands and none needed republishing`;
     // A slot given back admits what waits on its limit: a sweep that did only that did something.
     const gaveBack = released > 0 ? `; it gave back ${plural(released, 'limit slot')} that cancelled commands of a worker gone without a report held: what waits on them goes on` : '';
-    const summary = `${republished}${gaveBack}`;
+    const withdrawn = answer.withdrawn ?? 0;
+    const gaveToPause = withdrawn > 0 ? `; it gave ${plural(withdrawn, 'claim')} of paused executions whose worker is gone back to the pause: their resume issues them` : '';
+    const summary = `${republished}${gaveBack}${gaveToPause}`;
     return outcome('repair_trigger_reaper', 'ok', {
       summary,
       next_steps: [confirm],
@@ -47,6 +51,7 @@ export async function repair(client: DoctorClient): Promise<Outcome> {
       scanned: answer.scanned,
       republished: answer.republished,
       ...(answer.released === undefined ? {} : { released }),
+      ...(answer.withdrawn === undefined ? {} : { withdrawn }),
     });
   } catch (err) {
     if (!(err instanceof ServerError) || (err.status !== 404 && err.status !== 409)) throw err;

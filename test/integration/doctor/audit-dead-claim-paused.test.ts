@@ -3,7 +3,8 @@
 // them and a live worker claims them again` as the next step. No worker takes a paused
 // execution's claim over (docs/operations.md, Pause and resume), so the repair "republished 1"
 // and the next detect found the same claim, again and again. It now says the execution is paused
-// and that a resume lets a worker take the command over. Real server and worker processes.
+// and that a resume lets a worker take the command over; the repair gives the claim back to the
+// pause (withdrawn), after which detect finds nothing. Real server and worker processes.
 import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -44,14 +45,19 @@ it('says the dead claim is a paused execution\'s and that a resume lets a worker
   const found = (await detect()).checks.dead_worker_claims;
   expect(found.items).toMatchObject([{ execution_id: id, paused: true }]);
   expect(found.summary).toContain('(its execution is paused: no worker takes it over until resumed)');
-  expect(found.next_steps.some((s: string) => s.startsWith('svc doctor repair'))).toBe(false);
-  expect(found.next_steps[0]).toMatch(new RegExp(`^svc resume ${id} --server `));
+  expect(found.next_steps[0]).toMatch(/^svc doctor repair --server \S+ +# the reaper gives a paused execution's dead claim back to the pause/);
+  expect(found.next_steps[1]).toMatch(new RegExp(`^svc resume ${id} --server `));
   const text = await runDoctor(['detect', '--server', base, '--text', '--worker-stale-seconds', STALE]);
   expect(text.stdout).toContain(`its execution is paused: taken over once resumed`);
 
-  // As it says: resumed, then repaired, a live worker runs the command and the execution completes.
+  // As it says: the repair gives the claim back to the pause (republishing nothing no worker may
+  // take), and the doctor and the reaper then agree nothing is held by a dead worker.
+  expect((await runDoctor(['repair', '--server', base, '--json'])).json()).toMatchObject({ data: { result: 'swept', republished: 0, withdrawn: 1 } });
+  expect((await runDoctor(['repair', '--server', base, '--json'])).json()).toMatchObject({ data: { result: 'swept', republished: 0, withdrawn: 0 } });
+  const after = await runDoctor(['detect', '--server', base, '--json', '--worker-stale-seconds', STALE]);
+  expect((after.json().data as Json).checks.dead_worker_claims.count, after.stdout).toBe(0);
+  // Resumed, a live worker runs the command, with no repair.
   expect((await http(base, 'POST', `/api/executions/${id}/resume`, {})).status).toBe(200);
   await unlink(hold);
-  expect((await runDoctor(['repair', '--server', base, '--json'])).json()).toMatchObject({ data: { result: 'swept', republished: 1 } });
   expect(await api.wait(id, 30_000)).toMatchObject({ status: 'completed' });
 }, 180_000);

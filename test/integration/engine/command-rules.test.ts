@@ -13,7 +13,7 @@ import { COMMAND_STATUSES, commandMachine, type CommandEvent, type CommandStatus
 import { EVENT } from '../../../machines/event-types.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { insertCatalogVersion } from '../../../src/db/catalog.repo.ts';
-import { claimCommand, claimNextCommands, markStrandedClaims, type ClaimPolicy, type CommandRow } from '../../../src/db/command.repo.ts';
+import { claimCommand, claimNextCommands, markStrandedClaims, withdrawPausedClaims, type ClaimPolicy, type CommandRow } from '../../../src/db/command.repo.ts';
 import type { Db } from '../../../src/db/db.ts';
 import { registerWorkerPool } from '../../../src/db/runtime.repo.ts';
 import { writeUnit, type UnitWrite } from '../../../src/db/unit-write.ts';
@@ -168,6 +168,17 @@ const OPERATIONS: Operation[] = [
   },
   { name: 'cancel (its execution is cancelled)', holder: LIVE, events: [{ type: 'cancel' }], run: async (c) => void (await cancelExecution(c.deps, c.executionId, { reason: 'test' })) },
   { name: 'pause (its execution is paused)', holder: LIVE, events: [{ type: 'pause' }], run: async (c) => void (await pauseExecution(c.deps, c.executionId, undefined)) },
+  {
+    // The reaper's sweep while its execution is paused: a held claim whose holder is gone is given back to the pause.
+    name: 'withdraw (its execution is paused, the reaper finds its holder gone)',
+    holder: GONE,
+    events: [{ type: 'pause' }, { type: 'withdraw' }],
+    run: async (c) => {
+      await pauseExecution(c.deps, c.executionId, undefined);
+      await withdrawPausedClaims(t.db, POLICY, 10);
+      return undefined;
+    },
+  },
   {
     name: 'resume (its execution is paused, then resumed)',
     holder: LIVE,

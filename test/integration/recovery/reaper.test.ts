@@ -116,6 +116,7 @@ describe('command reaper sweep', () => {
       republished: 5,
       by_reason: { worker_not_ready: 1, worker_stale: 1, orphaned: 1, hard_timeout: 1, worker_missing: 1 },
       released: 0,
+      withdrawn: 0,
     });
     expect(r.body.scanned).toBeGreaterThanOrEqual(6);
     // Nothing moved: status, attempt and holder are what they were; only the mark is new.

@@ -3,7 +3,7 @@
 // the task again while the execution was still paused, by id or by the claim of the next command,
 // though a pause issues no command (DESIGN.md "Waiting and control"; migrations/0047 withdraws the
 // commands no worker holds). A stranded claim of a paused execution now waits for the resume, as
-// a withdrawn command does (a claim by id is 409: the old claim stands); the resume gives it to the next claim.
+// a withdrawn command does (the reaper's sweep withdraws it: a claim by id is 409 command_paused); the resume gives it to the next claim.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -46,8 +46,8 @@ describe('a stranded claim of a paused execution', () => {
 
     const byId = await claimById(commandId, 'w-new');
     expect(byId.status, JSON.stringify(byId.body)).toBe(409);
-    // Still w-old's (its claim stands until the resume lets another take it).
-    expect(byId.body.detail).toMatchObject({ code: 'active_claim' });
+    // The sweep gave it back to the pause (withdrawn, as a command nobody claimed): the resume issues it.
+    expect(byId.body.detail).toMatchObject({ code: 'command_paused' });
     const next = await claimNext('w-next');
     expect(next.status).toBe(200);
     expect(next.body.commands.filter((c: { execution_id: number }) => c.execution_id === id)).toEqual([]);

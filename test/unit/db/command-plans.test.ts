@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COMMAND_RULES } from '../../../machines/command-rules.ts';
-import { claimableSql, claimPlan, heldSql } from '../../../src/db/command-plans.ts';
+import { claimableSql, claimPlan, heldSql, withdrawableSql, WITHDRAWN } from '../../../src/db/command-plans.ts';
 import { MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 
 const migrations = ['0001_core.sql', '0010_recovery.sql', '0021_flow_control.sql'].map((f) => readFileSync(`${MIGRATIONS_DIR}${f}`, 'utf8')).join('\n');
@@ -16,6 +16,9 @@ describe('command plans: SQL generated from the command machine', () => {
     expect(heldSql('x')).toBe(`x.status IN ('CLAIMED', 'RUNNING')`);
     expect(migrations).toContain(`command_active_idx ON core.command (claimed_at) WHERE ${unqualified(heldSql('x'))};`);
     expect(migrations).toMatch(new RegExp(`command_reclaim_idx ON core.command \\(command_id\\)\\s+WHERE ${unqualified(heldSql('x')).replace(/[()]/g, '\\$&')} AND reclaim_attempt = attempt;`));
+    // The reaper's withdrawal reads the held commands by command_active_idx, and gives them the pause's status.
+    expect(withdrawableSql('x')).toBe(heldSql('x'));
+    expect(WITHDRAWN).toBe(`'${COMMAND_RULES.pause.to}'`);
   });
 
   it("the pause trigger moves unclaimed commands as the machine's pause and resume do", () => {

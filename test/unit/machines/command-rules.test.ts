@@ -11,8 +11,8 @@ const variantOf = (states: States) => variants.createMachine({ id: 'variant', in
 const base: States = {
   PENDING: { on: { claim: { target: 'CLAIMED', actions: 'takeClaim' }, pause: 'PAUSED', cancel: 'CANCELLED' } },
   PAUSED: { on: { resume: 'PENDING', cancel: 'CANCELLED' } },
-  CLAIMED: { on: { start: { guard: 'holder', target: 'RUNNING' }, reclaim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
-  RUNNING: { on: { complete: { guard: 'holder', target: 'COMPLETED' }, reclaim: { target: 'CLAIMED', actions: 'takeClaim' }, cancel: 'CANCELLED' } },
+  CLAIMED: { on: { start: { guard: 'holder', target: 'RUNNING' }, reclaim: { target: 'CLAIMED', actions: 'takeClaim' }, withdraw: 'PAUSED', cancel: 'CANCELLED' } },
+  RUNNING: { on: { complete: { guard: 'holder', target: 'COMPLETED' }, reclaim: { target: 'CLAIMED', actions: 'takeClaim' }, withdraw: 'PAUSED', cancel: 'CANCELLED' } },
   COMPLETED: { type: 'final' },
   FAILED: { type: 'final' },
   CANCELLED: { type: 'final' },
@@ -27,6 +27,7 @@ describe('command rules: the command machine read as the SQL carries it out', ()
     expect(COMMAND_RULES.cancel).toEqual({ from: ['PENDING', 'PAUSED', 'CLAIMED', 'RUNNING'], to: 'CANCELLED' });
     expect(COMMAND_RULES.pause).toEqual({ from: ['PENDING'], to: 'PAUSED' });
     expect(COMMAND_RULES.resume).toEqual({ from: ['PAUSED'], to: 'PENDING' });
+    expect(COMMAND_RULES.withdraw).toEqual({ from: ['CLAIMED', 'RUNNING'], to: 'PAUSED' });
     expect(COMMAND_RULES.arcs('CLAIMED', 'complete')).toEqual([{ guard: 'holder', target: 'COMPLETED' }]);
     expect(COMMAND_RULES.arcs('RUNNING', 'heartbeat')).toEqual([{ guard: 'holder', target: 'RUNNING' }]);
     expect(COMMAND_RULES.arcs('PENDING', 'complete')).toEqual([]);

@@ -21,8 +21,8 @@ const serializeState = (s: CommandSnapshot): string => `${String(s.value)}|${s.c
 const serializeEvent = (e: CommandEvent): string => JSON.stringify(e);
 
 /**
- * Events worth trying from a state: a claim by two workers, a reclaim (bounded so the graph is
- * finite), and reports with the current attempt, an older one and a newer one.
+ * Events worth trying from a state: a claim by two workers and a reclaim (bounded so the graph is
+ * finite), a pause, resume, withdraw and cancel, and reports with the current attempt, an older one and a newer one.
  */
 function eventsFrom(firstAttempt: number) {
   return (s: CommandSnapshot): CommandEvent[] => eventsAt(s, firstAttempt);
@@ -31,8 +31,11 @@ function eventsFrom(firstAttempt: number) {
 function eventsAt(s: CommandSnapshot, firstAttempt: number): CommandEvent[] {
   const a = s.context.attempt;
   const attempts = [...new Set([a, Math.max(0, a - 1), a + 1])];
-  const out: CommandEvent[] = [{ type: 'claim', workerId: 'w1' }, { type: 'claim', workerId: 'w2' }, { type: 'cancel' }, { type: 'pause' }, { type: 'resume' }];
-  if (a < firstAttempt + MAX_CLAIMS) out.push({ type: 'reclaim', workerId: `r${a + 1}` });
+  const out: CommandEvent[] = [{ type: 'cancel' }, { type: 'pause' }, { type: 'resume' }];
+  // Claims bounded too: a withdrawn claim comes back PENDING, to be claimed again (attempt + 1);
+  // withdrawn at the first claim only, which is enough to see a claim after it (and keeps the paths few).
+  if (a < firstAttempt + MAX_CLAIMS) out.push({ type: 'claim', workerId: 'w1' }, { type: 'claim', workerId: 'w2' }, { type: 'reclaim', workerId: `r${a + 1}` });
+  if (a === firstAttempt + 1) out.push({ type: 'withdraw' });
   for (const attempt of attempts) out.push({ type: 'start', attempt }, { type: 'complete', attempt }, { type: 'fail', attempt });
   // Reports that name the worker instead of (or beside) the attempt, a foreign worker, and nobody.
   const holder = s.context.workerId ?? 'w1';
@@ -67,6 +70,8 @@ function reference(m: Model, e: CommandEvent): Model {
     case 'CLAIMED':
     case 'RUNNING':
       if (e.type === 'reclaim') return { status: 'CLAIMED', attempt: m.attempt + 1, workerId: e.workerId };
+      // Its holder gone while its execution is paused: given back to the pause, the claim's attempt and holder kept.
+      if (e.type === 'withdraw') return { ...m, status: 'PAUSED' };
       if (!fresh) return m;
       if (e.type === 'start') return m.status === 'CLAIMED' ? { ...m, status: 'RUNNING' } : m;
       if (e.type === 'complete') return { ...m, status: 'COMPLETED' };
@@ -115,7 +120,8 @@ describe('command machine: model-based paths (xstate/graph)', () => {
         }
       }
       expect(checked).toBeGreaterThan(paths.length);
-    });
+      // A few seconds alone (a withdrawn claim's second claim doubles the paths); more on a loaded machine.
+    }, 60_000);
 
     it(`a report that does not carry the current attempt, or names another worker, never moves a command (${label})`, () => {
       const paths = getShortestPaths(commandMachine, { input, events: eventsFor, serializeState, serializeEvent });
