@@ -1,5 +1,5 @@
 import { actualTypeName, matchesType } from '../crypto/validate-against-schema.ts';
-import { sameValue, type Inputs } from './inputs.schema.ts';
+import { enumMessage, sameValue, type Inputs } from './inputs.schema.ts';
 
 // The one check of a workload against a playbook's `inputs:`: the start routes (422), a child
 // playbook's start (a task error), `svc run --set` and the console's run form all use it.
@@ -23,7 +23,7 @@ export function checkInputs(inputs: Inputs | undefined, workload: Record<string,
     const value = workload[name];
     if (!matchesType(value, input.type)) problems.push({ path, message: `must be ${input.type}, got ${actualTypeName(value)}` });
     else if (input.enum && !input.enum.some((allowed) => sameValue(allowed, value))) {
-      problems.push({ path, message: `must be one of ${input.enum.map((e) => JSON.stringify(e)).join(', ')}, got ${JSON.stringify(value)}` });
+      problems.push({ path, message: enumMessage(input.enum, value) });
     }
   }
   return problems;

@@ -9,11 +9,26 @@ import { didYouMean } from './unknown-field-message.ts';
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+// Other languages' names for the types (Python's, Go's, YAML's own): no edit distance finds them.
+const TYPE_ALIASES: Record<string, (typeof SCHEMA_TYPE_NAMES)[number]> = { int: 'integer', str: 'string', bool: 'boolean', float: 'number', double: 'number', list: 'array', seq: 'array', dict: 'object', map: 'object' };
+
+/** The one meant for a type name not known: `int` is integer, `boolen` boolean. */
+function typeMeant(name: string): string {
+  const alias = Object.hasOwn(TYPE_ALIASES, name.toLowerCase()) ? TYPE_ALIASES[name.toLowerCase()] : undefined;
+  return alias ? ` (did you mean '${alias}'?)` : didYouMean(name, SCHEMA_TYPE_NAMES);
+}
+
+/** Why `value` is refused by an input's `enum`: the values it takes and the one given, with the one meant for a misspelt text. */
+export function enumMessage(values: readonly unknown[], value: unknown): string {
+  const texts = values.filter((e): e is string => typeof e === 'string');
+  return `must be one of ${values.map((e) => JSON.stringify(e)).join(', ')}, got ${JSON.stringify(value)}${typeof value === 'string' ? didYouMean(value, texts) : ''}`;
+}
+
 /** One declared input: `{type, required?, default?, enum?, description?}`; its default and enum values are of its type. */
 export const InputSchema = v.pipe(
   v.strictObject({
     // With the one meant for a misspelt type (`boolen`), as any field taking a few values says it.
-    type: v.picklist(SCHEMA_TYPE_NAMES, (issue) => `must be one of ${SCHEMA_TYPE_NAMES.join(', ')}${typeof issue.input === 'string' ? didYouMean(issue.input, SCHEMA_TYPE_NAMES) : ''}`),
+    type: v.picklist(SCHEMA_TYPE_NAMES, (issue) => `must be one of ${SCHEMA_TYPE_NAMES.join(', ')}${typeof issue.input === 'string' ? typeMeant(issue.input) : ''}`),
     required: v.optional(v.boolean()),
     default: v.optional(v.unknown()),
     enum: v.optional(v.pipe(v.array(v.unknown()), v.minLength(1, 'must list at least one value'))),
@@ -32,7 +47,7 @@ export const InputSchema = v.pipe(
     });
     if (input.default === undefined) return;
     if (!matchesType(input.default, input.type)) addIssue({ message: `must be ${input.type}, got ${actualTypeName(input.default)}`, path: [field('default', input.default)] });
-    else if (input.enum && !input.enum.some((value) => sameValue(value, input.default))) addIssue({ message: 'must be one of the enum values', path: [field('default', input.default)] });
+    else if (input.enum && !input.enum.some((value) => sameValue(value, input.default))) addIssue({ message: enumMessage(input.enum, input.default), path: [field('default', input.default)] });
   }),
 );
 

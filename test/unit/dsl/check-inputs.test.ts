@@ -36,10 +36,10 @@ describe('inputs: at registration', () => {
   });
 
   it('names inputs.<name>.<field> for a bad type, a default of the wrong type, enum values of the wrong type, a default outside the enum, an unknown field', () => {
-    expect(problemsOf(playbook('{ a: {type: int} }'))).toEqual(['inputs.a.type: must be one of string, integer, boolean, number, array, object']);
+    expect(problemsOf(playbook('{ a: {type: int} }'))).toEqual(["inputs.a.type: must be one of string, integer, boolean, number, array, object (did you mean 'integer'?)"]);
     expect(problemsOf(playbook('{ n: {type: integer, default: "3"} }'))).toEqual(['inputs.n.default: must be integer, got string']);
     expect(problemsOf(playbook('{ n: {type: integer, enum: [1, two, 3.5]} }'))).toEqual(['inputs.n.enum[1]: must be integer, got string', 'inputs.n.enum[2]: must be integer, got number']);
-    expect(problemsOf(playbook('{ s: {type: string, enum: [a, b], default: c} }'))).toEqual(['inputs.s.default: must be one of the enum values']);
+    expect(problemsOf(playbook('{ s: {type: string, enum: [fast, slow], default: quick} }'))).toEqual(['inputs.s.default: must be one of "fast", "slow", got "quick"']);
     expect(problemsOf(playbook('{ s: {type: string, requried: true} }'))).toEqual([expect.stringMatching(/^inputs\.s\.requried: /)]);
     expect(problemsOf(playbook('{ "bad-name": {type: string} }'))).toEqual([expect.stringMatching(/^inputs\["bad-name"\]: must be an identifier/)]);
     expect(problemsOf(playbook('{ s: {type: string, required: yes please} }'))).toEqual([expect.stringMatching(/^inputs\.s\.required: /)]);
