@@ -72,6 +72,20 @@ export async function heldStepCommands(q: Queryable, executionId: number, step: 
   return rows;
 }
 
+/**
+ * Of an execution's commands `seqs`, those cancelled while a worker held them, with the claim the
+ * cancel left on the row (the traces read it: the claim reaches the log with the worker's first
+ * report, which came after the cancel or never).
+ */
+export async function cancelledClaims(q: Queryable, executionId: number, seqs: readonly number[]): Promise<HeldStepCommand[]> {
+  const { rows } = await q.query<HeldStepCommand>(
+    `SELECT seq, worker_id, to_char(claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS claimed_at, attempt
+       FROM core.command c WHERE c.execution_id = $1 AND c.seq = ANY($2::int[]) AND c.status = ${CANCELLED} AND c.worker_id IS NOT NULL AND c.claimed_at IS NOT NULL`,
+    [executionId, seqs],
+  );
+  return rows;
+}
+
 /** How many of an execution's commands wait for a claimer (at most `max`): what a resume gave back. */
 export async function claimableCount(q: Queryable, executionId: number, max: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(

@@ -29,6 +29,9 @@ type Run = { id: number; step: string; startMs: number; replayed: boolean };
 type Command = { seq: number; step: string | null; run: number | null; loopIndex: number | null; startMs: number; claimAttempt: number; workerId: string | null; marks: SpanRecord['events'] };
 type ChildCall = { seq: number; step: string | null; run: number | null; task: string; attempt: number; loopIndex: number | null; path: string; childId: number; startMs: number };
 
+/** A command's claim as its row keeps it (src/db/command.repo.ts HeldStepCommand): times as ISO text. */
+export type RowClaim = { seq: number; worker_id: string | null; claimed_at: string | null; attempt: number };
+
 /** What the unit's machine context says of an execution (its run numbers, what each seq waits for); null for events read back from the log. */
 export type Hint = HeldContext | null;
 
@@ -197,6 +200,35 @@ export class ExecutionTrace {
           break;
       }
     }
+  }
+
+  /**
+   * The seqs of commands `events` cancel (command.cancelled, or the execution's cancel) that are
+   * open here with no claim seen: a worker reports its claim with its first report, which for a
+   * long task is its end, so one may have held them. The cancel leaves that claim on the row.
+   */
+  unclaimedCancelled(events: readonly CommittedEvent[]): number[] {
+    const out = new Set<number>();
+    const open = (seq: number) => {
+      const cmd = this.#commands.get(seq);
+      if (cmd && cmd.workerId === null) out.add(seq);
+    };
+    for (const ev of events) {
+      const ctx = isObject(ev.context) ? ev.context : {};
+      if (ev.event_type === EVENT.commandCancelled) for (const seq of Array.isArray(ctx.seqs) ? ctx.seqs : []) open(Number(seq));
+      else if (ev.event_type === EVENT.executionCancelled) for (const seq of this.#commands.keys()) open(seq);
+    }
+    return [...out];
+  }
+
+  /** A claim read from its command's row at the cancel (unclaimedCancelled): the command's span names its worker, attempt and claim time. */
+  claimedOnRow(claim: RowClaim): void {
+    const cmd = this.#commands.get(claim.seq);
+    if (!cmd || cmd.workerId !== null || claim.worker_id === null) return;
+    cmd.workerId = claim.worker_id;
+    cmd.claimAttempt = claim.attempt;
+    const at = claim.claimed_at === null ? NaN : Date.parse(claim.claimed_at);
+    cmd.marks.push({ name: 'claimed', timeMs: Number.isFinite(at) ? at : cmd.startMs, attributes: { 'svc.command.attempt': claim.attempt } });
   }
 
   #started(ctx: Record<string, unknown>, t: number): void {

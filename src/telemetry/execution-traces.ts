@@ -11,16 +11,21 @@
 // server holds it, as the events that follow what it has seen.
 import { isTerminalExecutionStatus } from '../../machines/statuses.ts';
 import { EVENT } from '../../machines/event-types.ts';
-import { ExecutionTrace, type SpanRecord } from './execution-trace.ts';
+import { ExecutionTrace, type RowClaim, type SpanRecord } from './execution-trace.ts';
 import type { TraceSalt } from './trace-ids.ts';
 import type { CommittedEvent, CommittedUnit, DeliveredEvent, HeldExecution, TraceSink } from './trace-sink.ts';
 
 /** Reads `limit` events of an execution's log after `afterEventId`, in order (src/db/execution.repo.ts loadEventsAfter). */
 export type ReadEvents = (executionId: number, afterEventId: number, limit: number) => Promise<readonly CommittedEvent[]>;
 
+/** Reads the claims an execution's cancelled commands `seqs` kept on their rows (src/db/command.repo.ts cancelledClaims). */
+export type ReadClaims = (executionId: number, seqs: readonly number[]) => Promise<readonly RowClaim[]>;
+
 export type ExecutionTracesOptions = {
   salt: TraceSalt;
   readEvents: ReadEvents;
+  /** Without it a command cancelled before its worker's first report has no worker in its span. */
+  readClaims?: ReadClaims;
   /** Hands finished spans to the exporter (never throws back here: failures are logged there). */
   emit: (spans: readonly SpanRecord[]) => void;
   log: { warn(obj: object, msg: string): void };
@@ -99,8 +104,8 @@ export class ExecutionTraces implements TraceSink {
     const first = events[0].event_id;
     const after = trace ? trace.lastEventId : 0;
     if (first <= after + 1) {
-      this.#take(trace ?? this.#create(id, h), events, h, seenMs);
-      return undefined;
+      const t = trace ?? this.#create(id, h);
+      return this.#withClaims(t, events, () => this.#take(t, events, h, seenMs));
     }
     // Records of an execution that ended before this server held it: nothing to trace.
     if (!trace && h && isTerminalExecutionStatus(h.status) && !events.some((e) => ENDING.has(e.event_type))) return undefined;
@@ -110,8 +115,32 @@ export class ExecutionTraces implements TraceSink {
       const t = this.#traces.get(id) ?? this.#create(id, h);
       // Taken in for what they open and close; their spans were made where they were committed.
       t.take(missed, null, seenMs, []);
-      this.#take(t, events, h, seenMs);
+      return this.#withClaims(t, events, () => this.#take(t, events, h, seenMs));
     });
+  }
+
+  /**
+   * Runs `take` once the claims of the commands `events` cancel before any report of their worker
+   * are read from their rows (the log has none: the span would name no worker); at once when none
+   * is. A failed read leaves those spans without their worker, not the events untaken.
+   */
+  #withClaims(trace: ExecutionTrace, events: readonly CommittedEvent[], take: () => void): Promise<void> | undefined {
+    const read = this.#o.readClaims;
+    const seqs = read ? trace.unclaimedCancelled(events) : [];
+    if (!read || !seqs.length) {
+      take();
+      return undefined;
+    }
+    return read(trace.id, seqs).then(
+      (claims) => {
+        for (const c of claims) trace.claimedOnRow(c);
+        take();
+      },
+      (err: unknown) => {
+        this.#o.log.warn({ err: String(err), execution_id: trace.id }, "reading the claims of cancelled commands failed; their spans name no worker");
+        take();
+      },
+    );
   }
 
   #deliver(d: DeliveredEvent, seenMs: number): undefined {

@@ -2,6 +2,7 @@
 // the executions' traces in front of it, and a read of the event log for the gaps they find.
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config.ts';
+import { cancelledClaims } from '../db/command.repo.ts';
 import { loadEventsAfter } from '../db/execution.repo.ts';
 import type { Queryable } from '../db/queryable.ts';
 import type { Logger } from '../log.ts';
@@ -75,6 +76,7 @@ export function startTracing(config: Config, deps: { db: Queryable; log: Logger;
   const traces = new ExecutionTraces({
     salt: config.SVC_TRACE_SALT,
     readEvents: (id, after, limit) => loadEventsAfter(deps.db, id, after, limit),
+    readClaims: (id, seqs) => cancelledClaims(deps.db, id, seqs),
     emit: (spans) => exporter.emit(spans),
     log: deps.log,
     // The times of the events this server writes on the database's clock, as reported ones are (src/api/reported-times.ts).
