@@ -287,6 +287,7 @@ export class Fold {
       args: req.args,
       childTaskTimers: true,
       ...(req.replay ? { replay: req.replay } : {}),
+      ...(req.signals ? { signals: req.signals } : {}),
       // A start's own priority is recorded whatever it is: 5 over a playbook's 9 is what a retry
       // or auto-resume's restart (src/engine/asked-of.ts) must start it at again, not the 9.
       ...(priority !== DEFAULT_PRIORITY || req.priority !== undefined ? { priority } : {}),

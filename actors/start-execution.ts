@@ -36,6 +36,8 @@ export type StartInput = ({ compiled: CompiledPlaybook } | { path: string }) & {
   ownHandles?: true;
   /** A retry's recorded step outcomes (machines/execution/types.ts ExecutionInput.replay). */
   replay?: StartRequest['replay'];
+  /** Signals the execution it succeeds had kept and not given to a step (ExecutionInput.signals). */
+  signals?: StartRequest['signals'];
   /**
    * It succeeds an earlier execution (a retry, auto-resume's restart): it runs as that one's own,
    * so it neither joins a debounce window (another execution would take its payload, and its
@@ -231,6 +233,7 @@ async function startOnce(deps: EngineDeps, inputs: readonly StartInput[], prelud
               requestedBy: input.requestedBy,
               origin: input.origin,
               replay: input.replay,
+              ...(input.signals ? { signals: input.signals } : {}),
               ...(last.priority !== undefined ? { priority: last.priority } : {}),
               ...(admission ? { admission } : {}),
             });

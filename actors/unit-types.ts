@@ -33,6 +33,8 @@ export type StartRequest = {
   origin?: Record<string, unknown>;
   /** A retry's recorded step outcomes (ExecutionInput.replay). */
   replay?: ExecutionInput['replay'];
+  /** Signals a successor keeps from its start (ExecutionInput.signals). */
+  signals?: ExecutionInput['signals'];
   /** The start's own priority (0..9; absent: the playbook's). */
   priority?: number;
   /** What it waits for before its entry step (src/flow/admission-of.ts), if anything. */

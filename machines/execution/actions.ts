@@ -39,7 +39,7 @@ export function initialContext(input: ExecutionInput): ExecutionContext {
     immediate: 0,
     paused: false,
     held: [],
-    signals: {},
+    signals: input.signals ?? {},
     queued: input.admission !== undefined && !input.admission.admitted,
   };
 }

@@ -41,6 +41,11 @@ export type ExecutionInput = {
    */
   replay?: Record<string, StepOutcome | StepOutcome[]>;
   /**
+   * Signals the execution it succeeds (a retry's, auto-resume's restart's) had kept for steps that
+   * had not taken them yet (`buffer: true`): kept here from its start, as if sent to it. Absent: none.
+   */
+  signals?: Record<string, SignalSent[]>;
+  /**
    * Whether its `playbook` tasks have their own timers (`timeout_seconds`, `retry`'s delay: each a
    * seq of its own). Starts record true. false: a log written before they had them (d064124), whose
    * later seqs count none, folded as it was written (actors/child-task-timers.ts decides it for a

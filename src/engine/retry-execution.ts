@@ -30,6 +30,8 @@ export type Retried = { execution_id: number; retry_of: number; from_step: strin
  * wait timed out) before `fromStep` first ended is taken again, in order, with its recorded outcome
  * (`step.replayed`) instead of running. 422 for a step the old one never reached (other than its entry).
  * `execution.started.context.retry_of` links the new one to the old. 409 while the old one runs.
+ * Signals the old one kept for a step that had not taken them (`buffer: true`) are kept by the new
+ * one (keptSignals): they were accepted, 202, and would be lost.
  */
 export async function retryExecution(deps: EngineDeps, id: number, fromStep: string | undefined, requestedBy?: Identity, key?: Omit<StartKey, 'answer'>): Promise<Retried> {
   const row = await getExecution(deps.db, id);
@@ -83,6 +85,7 @@ export async function retryExecution(deps: EngineDeps, id: number, fromStep: str
       requestedBy,
       origin: { retry_of: id, from_step: from, ...(asked.labels ? { labels: asked.labels } : {}) },
       replay,
+      ...keptSignals(ctx),
       ...(asked.priority === undefined ? {} : { priority: asked.priority }),
       ownHandles: true,
       successor: true,
@@ -137,17 +140,29 @@ function replayOfRuns(runs: ReadonlyMap<string, StepOutcome[]>): Record<string, 
 }
 
 /**
- * What a successor of a running execution (auto-resume's restart) replays: every run of a step
- * that ended ok (or whose wait timed out) in its log so far, as a retry from the step the stop cut
- * short would, so the steps it completed do not run again; and the outcomes it was started with
- * (a retry's) of steps it had not reached. Read from the whole log, folded once.
+ * The signals `ctx` keeps for steps that have not taken them (`buffer: true`), as a successor's
+ * start takes them (ExecutionInput.signals); nothing when it keeps none.
  */
-export async function replayOfEndedRuns(deps: EngineDeps, id: number): Promise<NonNullable<ExecutionInput['replay']>> {
+function keptSignals(ctx: ExecutionContext): { signals?: NonNullable<ExecutionInput['signals']> } {
+  const kept = Object.entries(ctx.signals).filter(([, list]) => list.length > 0);
+  return kept.length ? { signals: Object.fromEntries(kept) } : {};
+}
+
+/**
+ * What a successor of a running execution (auto-resume's restart) carries over: it replays every
+ * run of a step that ended ok (or whose wait timed out) in its log so far, as a retry from the step
+ * the stop cut short would, so the steps it completed do not run again, and the outcomes it was
+ * started with (a retry's) of steps it had not reached; it keeps the signals the root kept
+ * (keptSignals). Read from the whole log, folded once.
+ */
+export async function carriedToSuccessor(deps: EngineDeps, id: number): Promise<Pick<ExecutionInput, 'replay' | 'signals'>> {
   const row = await getExecution(deps.db, id);
   if (!row) return {};
   const follower = new ExecutionFollower(await deps.cache.get(deps.db, row.catalog_id));
   const folded: Folded[] = follower.fold(await loadAppliedEvents(deps.db, row, 0)).map((step) => ({ ended: step.ended, steps: step.snapshot.context.steps, finished: step.snapshot.context.finished !== null }));
-  return { ...follower.snapshot?.context.input.replay, ...replayOfRuns(runsBefore(folded, undefined, undefined)) };
+  const ctx = follower.snapshot?.context;
+  const replay = { ...ctx?.input.replay, ...replayOfRuns(runsBefore(folded, undefined, undefined)) };
+  return { ...(Object.keys(replay).length ? { replay } : {}), ...(ctx ? keptSignals(ctx) : {}) };
 }
 
 /** What one event of the old execution's fold ended: its steps' runs (in order), their outcomes after it, and whether the execution had ended. */

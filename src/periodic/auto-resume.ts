@@ -7,7 +7,7 @@ import { isLiveExecutionStatus } from '../../machines/statuses.ts';
 import { getExecution, interruptedRoots, successorlessResumes, treeClaims, type InterruptedRoot } from '../db/execution.repo.ts';
 import { isIdempotencyKeyTaken } from '../db/idempotency.repo.ts';
 import { startAsked } from '../engine/start-asked.ts';
-import { replayOfEndedRuns } from '../engine/retry-execution.ts';
+import { carriedToSuccessor } from '../engine/retry-execution.ts';
 import { countLiveWorkerPools } from '../db/runtime.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { databaseNow } from '../waits/wait-clock.ts';
@@ -187,17 +187,18 @@ const SUCCESSOR_KEY_SCOPE = 'auto_resume successor';
  * (ExecutionInput.replay, `step.replayed`) every run of a step the root completed, as a retry from
  * the step the stop cut short does: before, it began at the first step and ran the completed ones
  * again, their calls and side effects too. A retry's successor also takes the outcomes the retry
- * was started with that the root had not reached yet (an approval given, not asked for again).
+ * was started with that the root had not reached yet (an approval given, not asked for again), and
+ * keeps the signals the root kept for steps that had not taken them.
  */
 async function successorOf(deps: EngineDeps, root: Root): Promise<StartInput> {
-  const [asked, replay] = await Promise.all([startAsked(deps.db, root.execution_id), replayOfEndedRuns(deps, root.execution_id)]);
+  const [asked, carried] = await Promise.all([startAsked(deps.db, root.execution_id), carriedToSuccessor(deps, root.execution_id)]);
   const compiled = await deps.cache.get(deps.db, root.catalog_id);
   const key: StartKey = { scope: SUCCESSOR_KEY_SCOPE, key: String(root.execution_id), requestHash: '', statusCode: 201, answer: (s) => ({ execution_id: s.executionId }) };
   return {
     compiled,
     payload: asked.payload,
     origin: { resumed_from: root.execution_id, ...(asked.labels ? { labels: asked.labels } : {}) },
-    ...(Object.keys(replay).length ? { replay } : {}),
+    ...carried,
     ...(asked.priority === undefined ? {} : { priority: asked.priority }),
     ownHandles: true,
     successor: true,
