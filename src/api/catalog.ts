@@ -50,7 +50,7 @@ const entryFields = { catalog_id: integer, path: v.string(), version: integer, k
 const registration = {
   status: v.literal('success'),
   unchanged: v.pipe(v.boolean(), v.description('the content is that of the newest version, which answers: no new version was made')),
-  warnings: v.pipe(v.array(v.string()), v.description('fields a playbook task takes no effect from (auth), a playbook task whose literal path names no playbook in the catalog yet, metadata.terminal fields nothing reads, steps no path reaches, paths that end neither completed nor failed')),
+  warnings: v.pipe(v.array(v.string()), v.description('fields a playbook task takes no effect from (auth), a playbook task whose literal path names no playbook in the catalog yet (or whose literal args its inputs refuse), metadata.terminal fields nothing reads, steps no path reaches, paths that end neither completed nor failed')),
 };
 // A registration answers the entry as GET does (DESIGN: catalog responses carry catalog_id, path,
 // version, kind, content, created_at), with what the registration did.
