@@ -22,7 +22,8 @@ export const AGENT_USAGE = `svc agent [list] [--workspace W] [--json] [--server 
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token.
-exit codes: 0 done, 1 refused, an unexpected answer or the execution failed, 2 usage error, 3 server unreachable or not serving now (502-504)`;
+exit codes: 0 done, 1 refused, an unexpected answer or the execution failed, 2 usage error, 3 server unreachable or not serving now (502-504),
+            4 not found (404: no such agent), 6 not allowed (401/403: no token, or a role too low)`;
 
 export const MCP_SUMMARY = 'list MCP servers; deploy, undeploy or check one through its lifecycle playbooks';
 
@@ -36,4 +37,5 @@ export const MCP_USAGE = `svc mcp [list] [--json] [--server URL]
   --server URL  the svc server (default: $SVC_SERVER_URL, else http://127.0.0.1:8082)
 
 SVC_API_TOKEN, when set, is sent as the caller's API token.
-exit codes: 0 done, 1 refused, an unexpected answer or the action failed, 2 usage error, 3 server unreachable or not serving now (502-504)`;
+exit codes: 0 done, 1 refused, an unexpected answer or the action failed, 2 usage error, 3 server unreachable or not serving now (502-504),
+            4 not found (404: no such MCP server), 5 conflict (409), 6 not allowed (401/403: no token, or a role too low)`;

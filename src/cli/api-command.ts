@@ -4,7 +4,7 @@ import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { optionErrorMessage, serverFlagProblem, UsageError, writeUsageError } from './usage-error.ts';
 import { describeServerError } from './register-file.ts';
-import { notServingNow } from './executions-usage.ts';
+import { refusalExitCode } from './executions-usage.ts';
 import { padColumns, printableText, textWidth } from './text-width.ts';
 
 /** How long one CLI request may wait for its answer. */
@@ -44,9 +44,12 @@ export function cliClient(serverFlag: string | undefined): ServerClient {
   return new ServerClient(server, { timeoutMs: CLI_REQUEST_TIMEOUT_MS, token: env.SVC_API_TOKEN });
 }
 
-/** The exit code of an answer the server refused or failed: 3 when it cannot serve now (502-504), else 1. */
+/**
+ * The exit code of an answer the server refused or failed, by its status as every client command
+ * exits (docs/cli.md): 3 cannot serve now (502-504), 4 not found, 5 conflict, 6 not allowed, else 1.
+ */
 export function serverErrorExit(e: ServerError): number {
-  return notServingNow(e.status) ? 3 : 1;
+  return refusalExitCode(e.status);
 }
 
 /**
@@ -73,8 +76,8 @@ export function noAnswerJson(error: string): string {
 export type JsonRefusal = { out: Out; argv: readonly string[]; json(): boolean };
 
 /**
- * Runs a CLI command body, turning its errors into messages and exit codes (1 refused or an
- * answer it does not understand, 2 usage, 3 unreachable or not serving now); a refusal, or no
+ * Runs a CLI command body, turning its errors into messages and exit codes (a refusal by its
+ * status: serverErrorExit; 1 an answer it does not understand, 2 usage, 3 unreachable); a refusal, or no
  * answer, also on `refusal.out` as JSON when `refusal.json()`.
  */
 export async function runCli(name: string, usageLine: string, err: Out, body: () => Promise<number>, refusal: JsonRefusal): Promise<number> {

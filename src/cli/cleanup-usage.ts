@@ -15,4 +15,5 @@ SVC_API_TOKEN, when set, is sent as the caller's API token (role operator or adm
 Each execution gets execution.cancelled (reason "cleanup"): its pending and claimed commands and
 its children are cancelled, its local and shared keychain entries removed.
 
-exit codes: 0 done, 1 refused by the server, 2 usage error, 3 server unreachable or not serving now (502-504)`;
+exit codes: 0 done, 1 refused by the server, 2 usage error, 3 server unreachable or not serving now (502-504),
+            6 not allowed (401/403: no token, or a role too low)`;

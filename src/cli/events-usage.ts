@@ -13,4 +13,5 @@ export const EVENTS_USAGE = `svc events send <FILE.json> [--idempotency-key K] [
                        SVC_API_TOKEN (an operator's) is sent when the server wants a token
 
 exit codes: 0 accepted / completed, 1 failed or refused by the server, 2 usage error,
-            3 server unreachable or not serving now (502-504), 130 stopped following (Ctrl-C; the batch is processed anyway)`;
+            3 server unreachable or not serving now (502-504), 4 not found (404), 5 conflict (409),
+            6 not allowed (401/403: no token, or a role too low), 130 stopped following (Ctrl-C; the batch is processed anyway)`;

@@ -35,4 +35,5 @@ The start is sent with an Idempotency-Key (one per invocation) and sent again wi
 answer came or the server was briefly unavailable: a retry never starts a second execution.
 
 exit codes: 0 started / completed, 1 failed, cancelled or rejected by the server,
-            2 usage error, 3 server unreachable or not serving now (502-504), 130 stopped waiting (Ctrl-C)`;
+            2 usage error, 3 server unreachable or not serving now (502-504), 4 not found (404: no
+            such playbook), 6 not allowed (401/403: no token, or a role too low), 130 stopped waiting (Ctrl-C)`;

@@ -37,4 +37,5 @@ examples:
 
 SVC_API_TOKEN, when set, is sent as the caller's API token (list: viewer; the rest: operator).
 See docs/triggers.md.
-exit codes: 0 done, 1 refused by the server (its detail is printed), 2 usage error, 3 server unreachable or not serving now (502-504)`;
+exit codes: 0 done, 1 refused by the server (its detail is printed), 2 usage error, 3 server unreachable or not serving now (502-504),
+            4 not found (404: no such trigger), 5 conflict (409), 6 not allowed (401/403: no token, or a role too low)`;

@@ -210,7 +210,7 @@ describe('svc token', () => {
     const ok = await svc(['run', file, '--json'], { SVC_SERVER_URL: t.url, SVC_API_TOKEN: created.token });
     expect(ok.code, ok.output).toBe(0);
     const refused = await svc(['run', file], { SVC_SERVER_URL: t.url });
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(6);
     expect(refused.output).toMatch(/401/);
     expect(refused.output).not.toContain(created.token);
   });

@@ -110,7 +110,7 @@ describe('svc events send against SVC_AUTH=token', () => {
     const file = join(dir, 'token.json');
     await writeFile(file, JSON.stringify({ execution_id: id, worker_id: 'w1', events: commandReport(cmd) }));
     const refused = await svcEvents(['send', file], { SVC_SERVER_URL: a.url });
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(6);
     expect(refused.stderr).toContain('HTTP 401');
     const sent = await svcEvents(['send', file, '--follow', '--json'], { SVC_SERVER_URL: a.url, SVC_API_TOKEN: token });
     expect(sent.stderr).toBe('');

@@ -40,11 +40,11 @@ it.each([
   [['logs', '1'], 6],
   [['cancel', '1'], 6],
   [['limits', 'list'], 6],
-  [['agent', 'list'], 1],
-  [['mcp', 'list'], 1],
-  [['triggers', 'list'], 1],
-  [['inspect', '1'], 1],
-  [['events', 'send', 'BATCH'], 1],
+  [['agent', 'list'], 6],
+  [['mcp', 'list'], 6],
+  [['triggers', 'list'], 6],
+  [['inspect', '1'], 6],
+  [['events', 'send', 'BATCH'], 6],
 ])('svc %j --json refused: the refusal on stdout as JSON, its text on stderr', async (args, code) => {
   const argv = [...args.map((a) => (a === 'BATCH' ? join(dir, 'batch.json') : a)), '--json'];
   const r = await runSvc(argv, { SVC_SERVER_URL: t.url, SVC_API_TOKEN: 'svc_not-a-token' });

@@ -137,7 +137,7 @@ workflow:
 
   it('reports an unknown catalog path', async () => {
     const r = await svcRun(['cli/nothing-here']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(4);
     expect(r.stderr).toContain(`'cli/nothing-here' is neither a file nor a playbook in the catalog`);
     // A missing file given by its absolute or relative path is no catalog path either: said so, not "path: must be slash-separated names".
     for (const target of ['/tmp/no-such-dir-7f3/missing.yaml', './missing.yaml']) {

@@ -154,9 +154,9 @@ workflow:
     expect(JSON.parse(json.stdout)).toEqual({ execution_ids: [], skipped: 2, refused: [] });
   });
 
-  it("prints the API's detail and exits 1 when it refuses; usage errors exit 2; an unreachable server exits 3", async () => {
+  it("prints the API's detail and exits by its status when it refuses (4 not found, 1 a 422); usage errors exit 2; an unreachable server exits 3", async () => {
     const unknown = await svc(['pause', 'cli/triggers/nightly', 'nope']);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(4);
     expect(unknown.stderr).toBe('svc triggers: POST /api/triggers/cli/triggers/nightly/nope/pause: HTTP 404 trigger nope of cli/triggers/nightly not found\n');
     const tooMany = await svc(['backfill', 'cli/triggers/nightly', 'nightly', '--from', '2020-01-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z']);
     expect(tooMany.code).toBe(1);
@@ -184,15 +184,15 @@ describe('svc triggers against SVC_AUTH=token', () => {
   });
   afterAll(async () => t?.close());
 
-  it('sends SVC_API_TOKEN: a viewer lists, an operator pauses, the viewer is refused a pause (exit 1, the detail printed)', async () => {
+  it('sends SVC_API_TOKEN: a viewer lists, an operator pauses, the viewer is refused a pause (exit 6, the detail printed)', async () => {
     const operator = await createApiToken(t.deps.db, 'ops', 'operator');
     const viewer = await createApiToken(t.deps.db, 'look', 'viewer');
     expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: PLAYBOOK }, bearer(operator))).status).toBe(201);
     const as = (token: string) => ({ SVC_SERVER_URL: t.url, SVC_API_TOKEN: token });
-    expect((await runSvc(['triggers', 'list'], { SVC_SERVER_URL: t.url })).code).toBe(1);
+    expect((await runSvc(['triggers', 'list'], { SVC_SERVER_URL: t.url })).code).toBe(6);
     expect((await runSvc(['triggers', 'list'], as(viewer))).stdout).toContain('cli/triggers/nightly');
     const refused = await runSvc(['triggers', 'pause', 'cli/triggers/nightly', 'nightly'], as(viewer));
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(6);
     expect(refused.stderr).toMatch(/^svc triggers: POST \/api\/triggers\/cli\/triggers\/nightly\/nightly\/pause: HTTP 403 .+/);
     expect((await runSvc(['triggers', 'pause', 'cli/triggers/nightly', 'nightly'], as(operator))).stdout).toBe('cli/triggers/nightly nightly: paused\n');
   });
