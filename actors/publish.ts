@@ -108,19 +108,20 @@ export function recordClaims(deps: Pick<EngineDeps, 'snapshots' | 'flowClock' | 
 }
 
 /**
- * After a claim: the limited commands among `claimed` count as admitted, with how long they
- * waited, and the admitter hears of their limits (a rate's bucket was drawn on). A command taken
- * over from a holder that is gone (attempt > 1: only a claim from PENDING is its first, and a
- * command never goes back to PENDING) kept its slot and drew no token: it is not admitted again,
- * nor is its time under the lost holder a wait.
+ * After a claim: the limited commands among `claimed` that took room on their key (`took_room`:
+ * the claim statement counted them) count as admitted, and the admitter hears of their limits (a
+ * rate's bucket was drawn on). One taken over from a lost holder kept its slot and drew no token:
+ * not admitted again. One the reaper withdrew from a lost holder to its execution's pause is
+ * claimed from PENDING after the resume (attempt 2) and takes a slot afresh: admitted again. Its
+ * wait is observed at its first claim only (from created_at, the second would count its first run).
  */
 function observeFlowClaims(deps: Pick<EngineDeps, 'flowClock' | 'metrics'>, claimed: readonly CommandRow[]): void {
   const limits: string[] = [];
   for (const c of claimed) {
-    if (!c.limit_name || c.attempt > 1) continue;
+    if (!c.limit_name || !c.took_room) continue;
     limits.push(c.limit_name);
     deps.metrics.flowAdmissions.inc({ limit: c.limit_name, kind: 'command' });
-    if (c.claimed_at) deps.metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
+    if (c.claimed_at && c.attempt === 1) deps.metrics.flowWaitSeconds.observe({ limit: c.limit_name, kind: 'command' }, Math.max(0, c.claimed_at.getTime() - c.created_at.getTime()) / 1000);
   }
   if (limits.length) deps.flowClock?.limited(limits);
 }

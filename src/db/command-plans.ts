@@ -146,11 +146,20 @@ export type ClaimPick = { id: string; executionId?: string; policy: PolicySql } 
 export type ClaimTo = { worker: string; token: string } | { ranges: string };
 
 /**
+ * The column every claim returns beside the caller's: true when the claim took room (a slot, a
+ * token) on its limit's key, i.e. the limited pick took it from PENDING and counted it; false for
+ * a command of no limit and for a claim taken over from a lost holder, which kept its slot.
+ * `attempt` cannot tell them: a claim withdrawn to a pause is claimed from PENDING at attempt 2.
+ */
+export const TOOK_ROOM = 'took_room';
+
+/**
  * The claim, written once: the long poll, the claim by id and claim-ahead are this plan. Gives
  * the CTEs that pick the rows (named after `name`) and the UPDATE that claims them (a statement
- * of its own, or a data-modifying CTE of a larger one) returning `returning`; with `limited`, one
- * of the CTEs is recursive (the statement says WITH RECURSIVE). Each claim takes
- * the command for its claimer and bumps `attempt`, which fences off the reports of older claims.
+ * of its own, or a data-modifying CTE of a larger one) returning `returning` and `took_room`
+ * (TOOK_ROOM); with `limited`, one of the CTEs is recursive (the statement says WITH RECURSIVE).
+ * Each claim takes the command for its claimer and bumps `attempt`, which fences off the reports
+ * of older claims.
  */
 export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning: string): { ctes: string[]; update: string } {
   const worker = 'ranges' in to ? 'w.worker_id' : to.worker;
@@ -164,7 +173,7 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
      ${set}
    WHERE c.command_id = ${pick.id}${pick.executionId ? ` AND c.execution_id = ${pick.executionId}` : ''}
      AND ((${claimableSql('c')} AND c.limit_name IS NULL) OR (${heldSql('c')} AND ${claimTakeableSql('c', pick.policy)} AND ${notPausedSql('c')}))
-  RETURNING ${returning}`,
+  RETURNING ${returning}, false AS ${TOOK_ROOM}`,
     };
   }
   const except = pick.except ?? '';
@@ -239,7 +248,7 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
     FROM ${picked}
     JOIN jsonb_to_recordset(${to.ranges}) AS w(worker_id text, token text, lo int, hi int) ON ${picked}.rn BETWEEN w.lo AND w.hi
    WHERE c.command_id = ${picked}.command_id
-  RETURNING ${returning}`,
+  RETURNING ${returning}, ${picked}.limit_name IS NOT NULL AS ${TOOK_ROOM}`,
     };
   }
   return {
@@ -247,6 +256,6 @@ export function claimPlan(name: string, pick: ClaimPick, to: ClaimTo, returning:
     update: `UPDATE core.command c
      ${set}
    WHERE c.command_id IN (SELECT command_id FROM ${picked})
-  RETURNING ${returning}`,
+  RETURNING ${returning}, c.command_id IN (SELECT command_id FROM ${picked} WHERE limit_name IS NOT NULL) AS ${TOOK_ROOM}`,
   };
 }

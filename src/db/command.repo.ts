@@ -30,6 +30,8 @@ export type CommandRow = {
   limit_key?: string | null;
   /** The worker report (its request's `report_id`) that last moved it in its current claim, or null (actors/route-report.ts). */
   report_id?: string | null;
+  /** Where a claim returned it: this claim took room on its limit's key (TOOK_ROOM, command-plans.ts). */
+  took_room?: boolean;
 };
 
 const GET_COMMAND = `SELECT ${COMMAND_COLUMNS} FROM core.command WHERE command_id = $1`;

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { HotSnapshots } from '../../../actors/hot-snapshots.ts';
 import { recordClaims } from '../../../actors/publish.ts';
 import type { CommandRow } from '../../../src/db/command.repo.ts';
+import { FlowClock } from '../../../src/flow/flow-clock.ts';
 import { createMetrics } from '../../../src/metrics.ts';
 
-function limited(commandId: number, attempt: number, createdMs: number, claimedMs: number): CommandRow {
+function limited(commandId: number, attempt: number, createdMs: number, claimedMs: number, tookRoom: boolean): CommandRow {
   return {
     command_id: commandId,
     execution_id: commandId,
@@ -21,6 +22,7 @@ function limited(commandId: number, attempt: number, createdMs: number, claimedM
     created_at: new Date(createdMs),
     limit_name: 'exports',
     limit_key: 'x',
+    took_room: tookRoom,
   };
 }
 
@@ -35,9 +37,23 @@ describe('flow metrics of claims', () => {
     const metrics = createMetrics();
     const deps = { snapshots: new HotSnapshots(), metrics };
     // Issued at 0, claimed after 2 s of waiting for room; its worker was SIGKILLed and another took it over at 60 s.
-    recordClaims(deps, [limited(1, 1, 0, 2_000)]);
-    recordClaims(deps, [limited(1, 2, 0, 60_000)]);
+    recordClaims(deps, [limited(1, 1, 0, 2_000, true)]);
+    recordClaims(deps, [limited(1, 2, 0, 60_000, false)]);
     expect(await value(metrics, 'svc_flow_admissions_total')).toBe(1);
     expect(await value(metrics, 'svc_flow_wait_seconds')).toBe(2);
+  });
+
+  it('a claim withdrawn to a pause and claimed from PENDING after the resume is admitted again, its wait observed once', async () => {
+    const metrics = createMetrics();
+    const drawn: string[][] = [];
+    const flowClock = new FlowClock();
+    flowClock.listen({ queued: () => {}, freed: () => {}, freedOn: () => {}, limited: (l) => drawn.push([...l]) });
+    const deps = { snapshots: new HotSnapshots(), metrics, flowClock };
+    recordClaims(deps, [limited(1, 1, 0, 2_000, true)]);
+    recordClaims(deps, [limited(1, 2, 0, 90_000, true)]);
+    expect(await value(metrics, 'svc_flow_admissions_total')).toBe(2);
+    expect(await value(metrics, 'svc_flow_wait_seconds')).toBe(2);
+    // The admitter hears of both: each drew on its key's bucket.
+    expect(drawn).toEqual([['exports'], ['exports']]);
   });
 });

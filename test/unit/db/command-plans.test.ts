@@ -52,5 +52,10 @@ describe('command plans: SQL generated from the command machine', () => {
     expect(ahead.ctes.join('\n')).not.toMatch(/flow_key|limit_name IS NOT NULL/);
     // A claim by id never takes a limit's command (only the picks count a key's room).
     expect(byId.update).toContain('AND c.limit_name IS NULL');
+    // Every claim says whether it took room on a key: only the limited pick's rows did (a
+    // take-over kept its slot; a claim withdrawn to a pause is claimed at attempt 2 and takes one).
+    expect(byId.update).toMatch(/RETURNING command_id, false AS took_room$/);
+    expect(next.update).toMatch(/RETURNING command_id, c\.command_id IN \(SELECT command_id FROM b_picked WHERE limit_name IS NOT NULL\) AS took_room$/);
+    expect(ahead.update).toMatch(/RETURNING c\.command_id, c_picked\.limit_name IS NOT NULL AS took_room$/);
   });
 });
