@@ -57,10 +57,11 @@ export function BarDetails({ executionId, bar, bars, events, now }: { executionI
         {title(bar)} <StatusBadge status={bar.status} />
       </h3>
       <dl className="facts">
-        <dt>Started</dt>
+        <dt>{bar.claimedOnRow ? 'Claimed' : 'Started'}</dt>
         <dd>
           {bar.status === 'queued' ? `not yet: ${CHILD_QUEUED} since ` : null}
           <time dateTime={new Date(bar.start).toISOString()}>{clock(bar.start)}</time>
+          {bar.claimedOnRow ? <span className="muted"> ({bar.end === null ? 'its worker has sent no report yet' : 'its worker had sent no report when it ended: its task may have run'})</span> : null}
         </dd>
         <dt>Ended</dt>
         <dd>{bar.end === null ? (bar.status === 'paused' ? 'not yet: it is paused until it is resumed on its own page' : 'not yet') : <time dateTime={new Date(bar.end).toISOString()}>{clock(bar.end)}</time>}</dd>

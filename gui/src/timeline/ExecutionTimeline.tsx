@@ -7,14 +7,15 @@ import { Section } from '../ui.tsx';
 import { BarDetails } from './BarDetails.tsx';
 import { withChildRuns, type ChildRun } from './child-queue.ts';
 import { EventList } from './EventList.tsx';
+import { lacksClaim, withHeldClaims, type ClaimRun } from './held-claims.ts';
 import { Gantt } from './Gantt.tsx';
 import { buildTimeline } from './model.ts';
 import './timeline.css';
 
 type View = 'gantt' | 'events';
 
-// While a child runs or waits to be admitted, its queue is read again this often (no event of the parent's says when it is admitted).
-const CHILD_REFRESH_MS = 2_000;
+// While a child runs or waits to be admitted, or a command runs with no claim in the log, its step's runs are read again this often (no event of the parent's says when a child is admitted, nor who holds a command until its first report).
+const RUNS_REFRESH_MS = 2_000;
 
 /**
  * The execution's timeline: the Gantt of its steps, loop items, commands, task attempts, child
@@ -28,16 +29,20 @@ export function ExecutionTimeline({ execution, events, step }: { execution: Exec
     if (step) setView('events');
   }, [step]);
   const built = useMemo(() => buildTimeline(events, execution), [events, execution.started_at, execution.finished_at]);
-  // The runs of the steps that started children: whether each child was queued, and until when.
+  // The runs of the steps that started children (whether each child was queued, and until when)
+  // or hold commands whose claim the log lacks (who holds or held it, since when): the step route's.
   const childBars = built.bars.filter((b) => b.kind === 'child');
-  const childSteps = [...new Set(childBars.map((b) => b.step))];
-  const openChildren = childBars.filter((b) => b.end === null).length;
-  const childRuns = usePoll<ChildRun[]>(
-    async (signal) => (await Promise.all(childSteps.map((s) => apiOrNull<{ runs: ChildRun[] }>(`/executions/${execution.execution_id}/steps/${encodeURIComponent(s)}`, { signal })))).flatMap((r) => r?.runs ?? []),
-    openChildren && !isTerminalExecutionStatus(execution.status) ? CHILD_REFRESH_MS : null,
-    [execution.execution_id, childSteps.join('\n'), childBars.length, openChildren],
+  const unclaimed = built.bars.filter(lacksClaim);
+  const steps = [...new Set([...childBars, ...unclaimed].map((b) => b.step))];
+  const open = childBars.filter((b) => b.end === null).length + unclaimed.filter((b) => b.end === null).length;
+  const ended = isTerminalExecutionStatus(execution.status);
+  const stepRuns = usePoll<(ChildRun & ClaimRun)[]>(
+    async (signal) => (await Promise.all(steps.map((s) => apiOrNull<{ runs: (ChildRun & ClaimRun)[] }>(`/executions/${execution.execution_id}/steps/${encodeURIComponent(s)}`, { signal })))).flatMap((r) => r?.runs ?? []),
+    open && !ended ? RUNS_REFRESH_MS : null,
+    // Read once more as it ends: a cancelled command's claim is answered once its execution has ended.
+    [execution.execution_id, steps.join('\n'), childBars.length, unclaimed.length, open, ended],
   );
-  const timeline = useMemo(() => (childRuns.data?.length ? { ...built, bars: withChildRuns(built.bars, childRuns.data) } : built), [built, childRuns.data]);
+  const timeline = useMemo(() => (stepRuns.data?.length ? { ...built, bars: withHeldClaims(withChildRuns(built.bars, stepRuns.data), stepRuns.data) } : built), [built, stepRuns.data]);
   const now = useNow(isTerminalExecutionStatus(execution.status) ? null : 1_000);
   const bars = step ? timeline.bars.filter((b) => b.step === step) : timeline.bars;
   // A step's events: those naming it, and those its bars were read from (a child's end is stored without a step).

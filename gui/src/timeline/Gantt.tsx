@@ -164,6 +164,7 @@ function barData(bar: Bar, now: number): Record<string, string | number | undefi
     'data-task': bar.task,
     'data-attempt': bar.attempt,
     'data-child': bar.childExecutionId,
+    'data-worker': bar.worker,
     'data-approx': bar.approx ? 'true' : undefined,
   };
 }

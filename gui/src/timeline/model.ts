@@ -37,6 +37,8 @@ export type Bar = {
   attempts?: number;
   /** A command's claim its bar is of (`command.claimed`'s attempt): past 1, it was claimed again after its worker was lost. */
   claimAttempt?: number;
+  /** The claim (`worker`, `claimAttempt`, `start`) was read from the command's row: its worker had sent no report (held-claims.ts). */
+  claimedOnRow?: boolean;
   childExecutionId?: number;
   childPath?: string;
   worker?: string;
