@@ -31,9 +31,10 @@ type Outcome = 'ok' | 'error' | 'timeout';
 /**
  * Outcomes per step name: one for every command of the step, or a list used in turn (the last
  * repeats). A step that waits for a signal gets it (`ok`, its payload the step's example) or, when
- * its wait has a `timeout`, times out (`timeout` or `error`); a timer fires whatever is chosen, and
- * a signal wait without `timeout` gets its signal (a run's never times out). A `playbook` task's
- * own timers (its retry's delay) fire by themselves, taking no outcome: each attempt of the task takes one.
+ * its wait has a `timeout`, times out (`timeout`); a timer only fires (`ok`), a step without tool
+ * only ends `ok`, and `timeout` fails only a `playbook` task with `timeout_seconds`: any other
+ * outcome throws, naming the step (as `svc simulate` refuses it). A `playbook` task's own timers
+ * (its retry's delay) fire by themselves, taking no outcome: each attempt of the task takes one.
  */
 export type SimulatedOutcomes = Record<string, Outcome | Outcome[]>;
 

@@ -1,5 +1,6 @@
 import { parsePlaybook, type NormalizedPlaybook, type Problem } from '../src/dsl/parse-playbook.ts';
 import { isObject } from '../src/objects.ts';
+import { inapplicableOutcome } from './inapplicable-outcome.ts';
 
 // What the simulation API (svc-orchestrator/simulate) takes from a user's test, checked before
 // anything runs: its callers are plain JavaScript too (`node --test`, Jest), so nothing its types
@@ -47,7 +48,9 @@ export function playbookOf(given: unknown): NormalizedPlaybook {
   throw new InvalidPlaybookError(parsed.problems.map(({ path, message }) => ({ path, message })));
 }
 
+type Outcome = 'ok' | 'error' | 'timeout';
 const OUTCOMES: readonly unknown[] = ['ok', 'error', 'timeout'];
+const isOutcome = (o: unknown): o is Outcome => OUTCOMES.includes(o);
 
 /** What a value is, for a message about a wrong one. */
 const kindOf = (x: unknown): string => (x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x);
@@ -55,8 +58,9 @@ const kindOf = (x: unknown): string => (x === null ? 'null' : Array.isArray(x) ?
 /**
  * Throws an Error naming the field when `outcomes` is not an object of step names to an outcome
  * or a list of them (an unknown value was taken as an error: a typo simulated the error path),
- * when it, or `results`, names a step the playbook lacks, or when `payload` is no object (an
- * array was merged into the workload as keys 0, 1, ...).
+ * when it, or `results`, names a step the playbook lacks, when an outcome is one its step cannot
+ * have (inapplicableOutcome), or when `payload` is no object (an array was merged into the workload
+ * as keys 0, 1, ...).
  */
 export function checkSimulationInput(pb: NormalizedPlaybook, outcomes: unknown, results: unknown, payload: unknown): void {
   if (payload !== undefined && (!isObject(payload) || Array.isArray(payload))) throw new Error(`payload: expected an object (a start's payload), got ${kindOf(payload)}`);
@@ -67,7 +71,14 @@ export function checkSimulationInput(pb: NormalizedPlaybook, outcomes: unknown, 
   }
   for (const [step, chosen] of Object.entries(outcomes as Record<string, unknown>)) {
     const list = Array.isArray(chosen) ? chosen : [chosen];
-    const bad = list.findIndex((o) => !OUTCOMES.includes(o));
-    if (bad >= 0) throw new Error(`outcomes.${step}${Array.isArray(chosen) ? `[${bad}]` : ''}: expected 'ok', 'error' or 'timeout' (or a list of them), got ${JSON.stringify(list[bad]) ?? String(list[bad])}`);
+    const bad = list.findIndex((o) => !isOutcome(o));
+    const field = (i: number) => `outcomes.${step}${Array.isArray(chosen) ? `[${i}]` : ''}`;
+    if (bad >= 0) throw new Error(`${field(bad)}: expected 'ok', 'error' or 'timeout' (or a list of them), got ${JSON.stringify(list[bad]) ?? String(list[bad])}`);
+    // As `svc simulate` refuses it: the machine would reread or drop it, a path no run takes.
+    const declared = pb.workflow.find((s) => s.step === step)!;
+    for (const [i, o] of list.entries()) {
+      const why = isOutcome(o) ? inapplicableOutcome(declared, o) : undefined;
+      if (why !== undefined) throw new Error(`${field(i)}: ${step} cannot end "${o}": ${why}`);
+    }
   }
 }

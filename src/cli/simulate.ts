@@ -6,7 +6,7 @@ import { problemLines } from './located-lines.ts';
 import { undecidedText } from '../../machines/simulation-data.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
-import { inapplicableOutcome } from './simulate-outcomes.ts';
+import { inapplicableOutcome } from '../../machines/inapplicable-outcome.ts';
 import { optionErrorMessage, usageSynopsis, UsageError, writeUsageError } from './usage-error.ts';
 import { jsonObjectOption } from './json-option.ts';
 
@@ -100,8 +100,8 @@ export async function simulateCommand(argv: string[], out: Out = process.stdout,
   }
   for (const [name, chosen] of Object.entries(outcomes)) {
     const step = pb.workflow.find((s) => s.step === name);
-    const problem = step && [chosen].flat().map((o) => inapplicableOutcome(step, o)).find((p) => p !== undefined);
-    if (problem) return usageFailed(`--outcome ${problem}`);
+    const problem = step && [chosen].flat().map((o) => [o, inapplicableOutcome(step, o)] as const).find(([, why]) => why !== undefined);
+    if (problem) return usageFailed(`--outcome ${name}=${problem[0]}: ${problem[1]}`);
   }
   if (parsed.values.paths) {
     const report = playbookPaths(pb, { payload, results });

@@ -172,8 +172,8 @@ workflow:
     expect(r).toMatchObject({ status: 'completed', path: ['start', 'failed_over'] });
     const alone = simulatePlaybook(pb('timeout_seconds: 30').replace(/    next:\n.*\n/, ''), { start: 'timeout' });
     expect(alone).toMatchObject({ status: 'failed', error: { code: 'timeout', step: 'start' } });
-    // Without a timeout, `timeout` is an error like any (the child failed).
-    expect(simulatePlaybook(pb('args: {}').replace(/    next:\n.*\n/, ''), { start: 'timeout' }).error).toMatchObject({ code: 'simulated' });
+    // Without a timeout the task cannot time out: `timeout` is refused, as svc simulate refuses it.
+    expect(() => simulatePlaybook(pb('args: {}').replace(/    next:\n.*\n/, ''), { start: 'timeout' })).toThrow('outcomes.start: start cannot end "timeout"');
   });
 
   it('paths: a retried task\'s attempts each end ok or error, its delays are no branch', () => {
