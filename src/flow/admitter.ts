@@ -39,6 +39,14 @@ export type AdmitterDeps = EngineDeps & { bus: CommandBus };
  */
 export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] = []): Promise<{ admitted: Admitted[]; all: Admitted[] }> {
   const admitted = await admitQueued(deps.db, ADMITS_PER_LOOK, STRAY_ADMISSION_MS);
+  // Counted as committed, before the routing: one whose routing fails is routed again as
+  // `unrouted` or a stray (`again`), neither counted, so counting after it missed them for good.
+  for (const a of admitted) {
+    if (a.again) continue;
+    const limit = a.limit_name ?? '';
+    deps.metrics.flowAdmissions.inc({ limit, kind: 'execution' });
+    deps.metrics.flowWaitSeconds.observe({ limit, kind: 'execution' }, a.queued_ms / 1000);
+  }
   const all = [...unrouted, ...admitted];
   if (!all.length) return { admitted, all };
   const events: RoutedEvent[] = all.map((a) => ({
@@ -53,12 +61,6 @@ export async function admitNow(deps: EngineDeps, unrouted: readonly Admitted[] =
     await routeEvents(deps, events);
   } catch (err) {
     throw Object.assign(new Error(`routing ${all.length} admissions failed: ${err instanceof Error ? err.message : String(err)}`), { unrouted: all });
-  }
-  for (const a of admitted) {
-    if (a.again) continue;
-    const limit = a.limit_name ?? '';
-    deps.metrics.flowAdmissions.inc({ limit, kind: 'execution' });
-    deps.metrics.flowWaitSeconds.observe({ limit, kind: 'execution' }, a.queued_ms / 1000);
   }
   return { admitted, all };
 }
