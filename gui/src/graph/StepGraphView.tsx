@@ -3,8 +3,8 @@ import { href } from '../route.ts';
 import { layoutGraph, shownName } from './layout.ts';
 import { browserMeasure } from './measure-text.ts';
 import { END_NODE, START_NODE, type StepGraph } from './model.ts';
-import { nodeClass, nodeLabel, nodeTitle } from './node-text.ts';
-import { stepEntry, type LoopProgress, type LoopProgresses, type StepStates, type StepStatus } from './step-status.ts';
+import { heldText, nodeClass, nodeLabel, nodeTitle } from './node-text.ts';
+import { stepEntry, type HeldWork, type LoopProgress, type LoopProgresses, type StepStates, type StepStatus } from './step-status.ts';
 
 /** A child path written as a template (`{{ workload.kid }}`, `{% ... %}`), as the DSL reads one. */
 const TEMPLATED = /\{\{|\{%|\{#/;
@@ -17,9 +17,10 @@ const progressText = (l: LoopProgress): string => `${l.length === null ? l.done 
 /**
  * The playbook's machine drawn as a graph: one box per step (coloured by its status when an
  * execution is shown), arcs with their `when`, loops marked (with their items' progress when
- * `loops` is given), child playbooks linked. Each step is focusable; Enter or a click calls `onSelect`.
+ * `loops` is given), child playbooks linked, what a pause holds of a step said (`held`). Each step
+ * is focusable; Enter or a click calls `onSelect`.
  */
-export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered, replayed, replayedFrom }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>>; replayed?: ReadonlySet<string>; replayedFrom?: string }) {
+export function StepGraphView({ graph, states, ended, onSelect, selected, loops, entered, replayed, replayedFrom, held }: { graph: StepGraph; states?: StepStates; ended?: string | null; onSelect?: (step: string) => void; selected?: string | null; loops?: LoopProgresses; entered?: Map<string, Set<string>>; replayed?: ReadonlySet<string>; replayedFrom?: string; held?: HeldWork }) {
   const withProgress = loops !== undefined;
   const placed = useMemo(() => layoutGraph(graph, withProgress, browserMeasure()), [graph, withProgress]);
   const statusOf = (id: string): StepStatus | 'none' => {
@@ -62,7 +63,8 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
           const n = byId.get(p.id)!;
           const status = statusOf(p.id);
           const progress = n.loop && loops ? stepEntry(loops, p.id) : undefined;
-          const facts = { step: p.id, status, replayed: replayed?.has(p.id) ?? false, replayedFrom, selected: selected === p.id, loop: n.loop ?? undefined, progress: progress ? progressText(progress) : undefined };
+          const hold = held ? stepEntry(held, p.id) : undefined;
+          const facts = { step: p.id, status, replayed: replayed?.has(p.id) ?? false, replayedFrom, selected: selected === p.id, loop: n.loop ?? undefined, progress: progress ? progressText(progress) : undefined, held: heldText(hold?.held, hold?.children) };
           // Lines from the top: name, loop, its progress, child playbooks; centred as a block.
           const shift = withProgress && n.loop ? 7 : 0;
           if (n.kind !== 'step') {
@@ -97,7 +99,7 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
               }}
             >
               {/* A name too long to draw in full is cut: the tooltip has all of it (the label too). */}
-              <title>{nodeTitle(n.label, facts.replayed, replayedFrom)}</title>
+              <title>{nodeTitle(n.label, facts.replayed, replayedFrom, facts.held)}</title>
               <rect x={p.x - p.w / 2} y={p.y - p.h / 2} width={p.w} height={p.h} rx={6} />
               <text x={p.x} y={p.y - (n.loop || n.children.length ? 4 : -4) - shift} textAnchor="middle" className="node-name">
                 {shownName(n.label)}
@@ -132,6 +134,11 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
               <span className="swatch" /> {s}
             </li>
           ))}
+          {held && Object.keys(held).length ? (
+            <li className="held">
+              <span className="swatch" /> held by the pause
+            </li>
+          ) : null}
         </ul>
       ) : null}
     </div>

@@ -17,7 +17,17 @@ export function stepEntry<T>(byStep: Readonly<Record<string, T>>, step: string):
 }
 
 /** `GET /api/executions/{id}/state` (the statecharts issue's contract). */
-export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress }>; kept_signals?: KeptSignal[]; step_order?: string[] };
+export type ExecutionState = { execution_id: number; status: string; active_steps: string[]; steps: Record<string, { status: StepStatus; loop?: LoopProgress; held?: number; held_children?: number }>; kept_signals?: KeptSignal[]; step_order?: string[] };
+
+/** Of a paused execution, what the pause holds of each step: its commands and child starts (`held`), of them the child starts (`children`). */
+export type HeldWork = Record<string, { held: number; children: number }>;
+
+/** What the state answer says the pause holds, by step (steps holding nothing left out). */
+export function heldFromState(state: ExecutionState): HeldWork {
+  const out: HeldWork = {};
+  for (const [name, s] of Object.entries(state.steps ?? {})) if (typeof s.held === 'number' && s.held > 0) out[name] = { held: s.held, children: typeof s.held_children === 'number' ? s.held_children : 0 };
+  return out;
+}
 
 /** A signal sent before any step waited for it, kept for a step that says `buffer: true` (its sender; no payload). */
 export type KeptSignal = { signal: string; by: string | null };

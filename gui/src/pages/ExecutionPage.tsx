@@ -4,7 +4,7 @@ import { isTerminalExecutionStatus } from '../../../machines/statuses.ts';
 import { ApiError, api, apiOrNull, apiSocketUrl, errorText, type ExecutionDetail, type ExecutionEvent } from '../api.ts';
 import { loadPlaybookGraph } from '../graph/load-graph.ts';
 import { END_NODE, START_NODE, type StepGraph } from '../graph/model.ts';
-import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, keptSignalsText, loopsFromState, replayedFromEvents, type ExecutionState, type KeptSignal, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
+import { endedLoopsFromEvents, enteredFrom, fromEvents, fromState, heldFromState, keptSignalsText, loopsFromState, replayedFromEvents, type ExecutionState, type HeldWork, type KeptSignal, type LoopProgresses, type StepStates } from '../graph/step-status.ts';
 import { replayedFromResumed } from '../graph/node-text.ts';
 import { StepGraphView } from '../graph/StepGraphView.tsx';
 import { useNow, usePoll } from '../hooks.ts';
@@ -23,7 +23,7 @@ const LIVE_REFRESH_MS = 1_000;
 const EVENTS_PAGE = 1000;
 
 /** `order`: the playbook's steps in order (the state's step_order; absent from servers before it was answered). */
-type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses; kept: KeptSignal[]; order?: string[] };
+type Live = { execution: ExecutionDetail; events: ExecutionEvent[]; states: StepStates; loops: LoopProgresses; kept: KeptSignal[]; held: HeldWork; order?: string[] };
 
 /**
  * One execution: its statechart coloured by step, what it waits for while queued (flow control:
@@ -58,6 +58,7 @@ export function ExecutionPage({ id }: { id: number }) {
       let states = fromEvents(events.current);
       let loops = endedLoopsFromEvents(events.current);
       let kept: KeptSignal[] = [];
+      let held: HeldWork = {};
       let order: string[] | undefined;
       if (stateRoute.current !== false) {
         const state = await apiOrNull<ExecutionState>(`/executions/${id}/state`, { signal });
@@ -66,11 +67,12 @@ export function ExecutionPage({ id }: { id: number }) {
           states = { ...states, ...fromState(state) };
           loops = { ...loops, ...loopsFromState(state) };
           kept = state.kept_signals ?? [];
+          held = heldFromState(state);
           order = state.step_order;
         }
       }
       if (isTerminalExecutionStatus(execution.status)) setFinished(true);
-      return { execution, events: events.current, states, loops, kept, order };
+      return { execution, events: events.current, states, loops, kept, held, order };
     },
     finished || streaming || gone ? null : LIVE_REFRESH_MS,
     [id, finished],
@@ -264,7 +266,7 @@ export function ExecutionPage({ id }: { id: number }) {
       </Section>
       <ExecutionWaits execution={execution} order={steps} onSent={live.reload} />
       <Section title="Statechart" actions={selected ? <button type="button" onClick={() => showAll(selected)}>Show all events</button> : <span className="muted">select a step to filter the timeline</span>}>
-        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} /> : graph.error ? (
+        {graph.data ? <StepGraphView graph={graph.data} states={live.data!.states} ended={isTerminalExecutionStatus(execution.status) ? execution.status : null} onSelect={setSelected} selected={selected} loops={live.data!.loops} entered={enteredFrom(live.data!.events, START_NODE, END_NODE)} replayed={replayedFromEvents(live.data!.events)} replayedFrom={execution.resumed_from ? replayedFromResumed(execution.resumed_from) : undefined} held={live.data!.held} /> : graph.error ? (
           <p className="error" role="alert">
             The statechart could not be read: {errorText(graph.error)}. Trying again…
           </p>
