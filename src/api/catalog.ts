@@ -9,6 +9,7 @@ import { parseMcpServer, type McpServerDocument } from '../dsl/parse-mcp-server.
 import { parsePlaybook, type NormalizedPlaybook } from '../dsl/parse-playbook.ts';
 import { positionOf, yamlPositions } from '../dsl/yaml-positions.ts';
 import { registerTriggers } from '../triggers/register-triggers.ts';
+import { countSkipped } from '../triggers/scheduler.ts';
 import { REGISTERED_AGENT_TRIGGERS_PROBLEM } from '../triggers/trigger-problems.ts';
 import { scheduleNow } from '../triggers/trigger-operations.ts';
 import { setInlineCapacity } from '../db/flow.repo.ts';
@@ -146,10 +147,11 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const problem = { path: 'triggers', message: REGISTERED_AGENT_TRIGGERS_PROBLEM, ...positionOf(yamlPositions(content), 'triggers') };
       throw new ServiceError('invalid_playbook', { message: 'Playbook validation failed', errors: [`triggers: ${problem.message}`], problems: [problem] });
     }
+    let skipped = 0;
     const stored = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path: finalPath, kind, content, payload: playbook });
       // A new schedule's first fire is its next time after now by the database's clock, which the scheduler counts by.
-      if (!row.unchanged) await registerTriggers(deps, q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers }, scheduleNow(deps));
+      if (!row.unchanged) ({ skipped } = await registerTriggers(deps, q, { path: finalPath, catalogId: row.catalog_id, triggers: playbook.triggers }, scheduleNow(deps)));
       // Its inline limit's N is the newest version's, on the keys it has too (queued work is admitted up to it).
       const inline = playbook.concurrency?.limit;
       if (!row.unchanged && typeof inline === 'number') await setInlineCapacity(q, inlineLimitName(finalPath), inline);
@@ -159,6 +161,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       }
       return { row, warnings };
     });
+    countSkipped(deps, skipped);
     const { row } = stored;
     const compiled = deps.cache.compile(row).playbook;
     const catalogWarnings = [...(await childPathWarnings(deps.db, compiled, row.path)), ...(await sharedLimitWarnings(deps.db, deps.cache, compiled, row.path))];
@@ -172,10 +175,11 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
     const path = server.metadata.path ?? `mcp/${server.metadata.name}`;
     const problem = catalogPathProblem(path);
     if (problem) throw new ServiceError('invalid_playbook', { message: 'MCP server document validation failed', errors: [`metadata.path: ${problem}`], problems: [{ path: 'metadata.path', message: problem, ...positionOf(yamlPositions(content), 'metadata.path') }] });
+    let skipped = 0;
     const row = await deps.db.tx(async (q) => {
       const row = await insertCatalogVersion(q, { path, kind: 'mcp', content, payload: server });
       // The newest version's triggers are the live ones: an MCP document at a playbook's path has none.
-      if (!row.unchanged) await registerTriggers(deps, q, { path, catalogId: row.catalog_id, triggers: [] }, scheduleNow(deps));
+      if (!row.unchanged) ({ skipped } = await registerTriggers(deps, q, { path, catalogId: row.catalog_id, triggers: [] }, scheduleNow(deps)));
       // A server's name is held by its document's path: another path (another team's, under the
       // gateway's path patterns) may not take it over, its endpoint and auth credential with it.
       const name = server.metadata.name;
@@ -186,6 +190,7 @@ export async function catalogRoutes(app: FastifyInstance, deps: AppDeps): Promis
       }
       return row;
     });
+    countSkipped(deps, skipped);
     return { row, warnings: [] };
   };
 

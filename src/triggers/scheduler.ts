@@ -162,14 +162,15 @@ export function planSchedule(name: string, spec: ScheduleTrigger, from: Date, at
  * queue schedule holds at `at` as skipped (pausedQueue) and moves its next fire past them; a time
  * recorded already (a backfill of it) stays as it was. Other schedules hold no due times. `why`
  * ends the queue: a pause, or a new version that removes the schedule or changes its cron.
+ * Returns how many it recorded, for the caller to count once `q` commits (countSkipped).
  */
-export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: TriggerRow, at: Date, why = 'trigger paused'): Promise<void> {
+export async function recordPausedQueue(q: Queryable, row: TriggerRow, at: Date, config: Pick<EngineDeps['config'], 'RESUME_WINDOW_MINUTES'>, why = 'trigger paused'): Promise<number> {
   const read = storedSchedule(row.spec);
   const from = row.next_fire_at;
-  if ('problem' in read || read.spec.overlap !== 'queue' || !from || from.getTime() > at.getTime()) return;
+  if ('problem' in read || read.spec.overlap !== 'queue' || !from || from.getTime() > at.getTime()) return 0;
   const { spec } = read;
   const key = `${row.path}\n${row.name}`;
-  const runs = (await unfinishedRuns(q, [row], deps.config.RESUME_WINDOW_MINUTES)).get(key) ?? [];
+  const runs = (await unfinishedRuns(q, [row], config.RESUME_WINDOW_MINUTES)).get(key) ?? [];
   // As a tick asks it (runScheduleTick): did times older than the grace wait for a run that ended?
   const asked = runs.length === 0 && from.getTime() < at.getTime() - MISFIRE_GRACE_MS;
   const queuedUntil = asked ? ((await queuedThrough(q, [{ path: row.path, name: row.name, before: from }])).get(key) ?? null) : null;
@@ -179,7 +180,12 @@ export async function recordPausedQueue(deps: EngineDeps, q: Queryable, row: Tri
     'skipped' in f && !recorded.has(f.fireKey) ? [{ path: row.path, name: row.name, fire_key: f.fireKey, outcome: 'skipped', execution_id: null, scheduled_time: f.scheduledTime, error: f.skipped }] : [],
   );
   await recordFires(q, rows, [{ path: row.path, name: row.name, from, to: nextFire(spec.cron, spec.timezone, at) }]);
-  if (rows.length) deps.metrics.triggerFires.inc({ kind: 'schedule', outcome: 'skipped' }, rows.length);
+  return rows.length;
+}
+
+/** After the commit of recordPausedQueue's transaction: svc_trigger_fires_total counts the `n` skipped (a rolled-back one recorded none). */
+export function countSkipped(deps: Pick<EngineDeps, 'metrics'>, n: number): void {
+  if (n) deps.metrics.triggerFires.inc({ kind: 'schedule', outcome: 'skipped' }, n);
 }
 
 /**

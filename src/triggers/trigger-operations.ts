@@ -3,7 +3,7 @@ import { getTrigger, listTriggers, lockTrigger, setTriggerPaused, type TriggerKi
 import { ServiceError, notFound } from '../errors.ts';
 import { firesBetween, nextFire } from './cron-schedule.ts';
 import { fireTrigger, renderTriggerPayload, TriggerChanged, type Fire, type FireResult } from './fire-trigger.ts';
-import { recordPausedQueue } from './scheduler.ts';
+import { countSkipped, recordPausedQueue } from './scheduler.ts';
 import { storedSchedule } from './stored-schedule.ts';
 import type { ScheduleTrigger } from './trigger.schema.ts';
 import { databaseNow } from '../waits/wait-clock.ts';
@@ -99,6 +99,7 @@ async function triggerOr404(deps: EngineDeps, path: string, name: string): Promi
  * a paused queue schedule records the times it held as skipped); 404 when unknown.
  */
 export async function pauseTrigger(deps: EngineDeps, path: string, name: string, paused: boolean, now: Date = scheduleNow(deps)): Promise<TriggerView> {
+  let skipped = 0;
   const updated = await deps.db.tx(async (q) => {
     // Read under its lock: a resumed schedule's next fire is of the cron it is written beside (a
     // registration that changes it waits for this commit, or committed before this read).
@@ -108,9 +109,10 @@ export async function pauseTrigger(deps: EngineDeps, path: string, name: string,
     const spec = row.kind === 'schedule' && !paused ? scheduleOf(row) : undefined;
     const set = await setTriggerPaused(q, path, name, paused, spec ? nextFire(spec.cron, spec.timezone, now) : null);
     // The row as locked above is its state before: a pause of a running queue schedule records what it holds.
-    if (set && paused && !row.paused && set.kind === 'schedule') await recordPausedQueue(deps, q, set, now);
+    if (set && paused && !row.paused && set.kind === 'schedule') skipped = await recordPausedQueue(q, set, now, deps.config);
     return set;
   });
+  countSkipped(deps, skipped);
   if (!updated) throw notFound(`trigger ${name} of ${path}`);
   // Answered as the listing shows it: the updated row alone has no last fire (it read as null).
   const [listed] = await listTriggers(deps.db, undefined, { path, name });
