@@ -215,6 +215,12 @@ export class Fold {
     return Object.values(h.snapshot.context.pending).some((p) => p.kind === 'wait' && p.signal === name);
   }
 
+  /** Whether a held execution still waits for its admission (flow control), paused or not. */
+  awaitsAdmission(executionId: number): boolean {
+    const h = this.#held.get(executionId);
+    return h !== undefined && isLiveExecutionStatus(h.status) && h.snapshot?.context.queued === true;
+  }
+
   /** The signals a held execution keeps for steps that wait later, all names (none when not held or ended). */
   keptSignals(executionId: number): readonly SignalSent[] {
     const h = this.#held.get(executionId);

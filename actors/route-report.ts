@@ -21,6 +21,8 @@ export interface ReportFold {
   statusOf(executionId: number): ExecutionStatus | undefined;
   pendingOf(executionId: number, seq: number): PendingCommand | undefined;
   waitsForSignal(executionId: number, name: string): boolean;
+  /** Whether a held execution still waits for its admission (flow control), paused or not. */
+  awaitsAdmission(executionId: number): boolean;
   /** The signals a held execution keeps for steps that wait later (`buffer: true`), all names. */
   keptSignals(executionId: number): readonly SignalSent[];
   /** A report about this command was refused (the unit reads its row afresh when memory gave it: see execution-unit.ts). */
@@ -175,10 +177,13 @@ const WAIT_ENDING: ReadonlySet<string> = new Set([EVENT.timerFired, EVENT.waitTi
  */
 function mootControl(fold: ReportFold, ev: RoutedEvent): string | undefined {
   const status = fold.statusOf(ev.execution_id);
-  if (ev.event_type === EVENT.executionPaused) return status === 'running' ? undefined : `execution ${ev.execution_id} is ${status}`;
+  // A queued one is paused in its place: the admitter passes it over until its resume.
+  if (ev.event_type === EVENT.executionPaused) return status === 'running' || status === 'queued' ? undefined : `execution ${ev.execution_id} is ${status}`;
   if (ev.event_type === EVENT.executionResumed) return status === 'paused' ? undefined : `execution ${ev.execution_id} is ${status}, not paused`;
-  // Admitted twice (an admission routed again after its server stopped): the second is moot.
-  if (ev.event_type === EVENT.executionAdmitted) return status === 'queued' ? undefined : `execution ${ev.execution_id} is ${status}, not queued`;
+  // Admitted twice (an admission routed again after its server stopped): the second is moot. One
+  // paused after the admitter's statement read it queued has its slot already: it takes it, and
+  // its entry step's commands are held until the resume.
+  if (ev.event_type === EVENT.executionAdmitted) return status === 'queued' || (status === 'paused' && fold.awaitsAdmission(ev.execution_id)) ? undefined : `execution ${ev.execution_id} is ${status}, not queued`;
   // A cancel that lost the race with the execution's end (its caller read it live): the end stands, one terminal event.
   if (ev.event_type === EVENT.executionCancelled) return status !== undefined && isLiveExecutionStatus(status) ? undefined : `execution ${ev.execution_id} is ${status}`;
   if (!WAIT_ENDING.has(ev.event_type)) return undefined;

@@ -39,11 +39,12 @@ export function topStateOf(value: unknown): string {
 }
 
 /**
- * The status of an execution snapshot: a terminal top-level state as it is, else `queued` before
- * its admission (execution.admitted), else `paused` when the machine's paused flag is set
- * (execution.paused), else `running`. The one reading of it.
+ * The status of an execution snapshot: a terminal top-level state as it is, else `paused` when the
+ * machine's paused flag is set (execution.paused; before its admission too: the admitter passes it
+ * over until execution.resumed), else `queued` before its admission (execution.admitted), else
+ * `running`. The one reading of it.
  */
 export function executionStatusOf(snap: { value: unknown; context: { paused: boolean; queued?: boolean } }): ExecutionStatus {
   const top = topStateOf(snap.value);
-  return isTerminalExecutionStatus(top) ? top : snap.context.queued ? 'queued' : snap.context.paused ? 'paused' : 'running';
+  return isTerminalExecutionStatus(top) ? top : snap.context.paused ? 'paused' : snap.context.queued ? 'queued' : 'running';
 }

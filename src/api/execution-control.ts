@@ -21,7 +21,7 @@ const signalBody = v.optional(exactObject({ payload: v.optional(v.unknown()) }),
 /** A pause or resume's body: its reason, recorded in the event's context (as a cancel's); any other field is refused. */
 const controlBody = v.optional(exactObject({ reason: v.optional(v.pipe(v.string(), v.maxLength(MAX_CONTROL_REASON_CHARS))) }), {});
 const SIGNAL_ACCEPTED = 202;
-const controlAnswer = v.object({ execution_id: integer, status: v.picklist(['paused', 'running']) }) satisfies v.GenericSchema<unknown, Control>;
+const controlAnswer = v.object({ execution_id: integer, status: v.picklist(['paused', 'running', 'queued']) }) satisfies v.GenericSchema<unknown, Control>;
 const signalAnswer = v.object({
   status: v.picklist(['delivered', 'buffered']),
   execution_id: integer,
@@ -40,8 +40,8 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
     {
       schema: {
         tags: ['executions'],
-        summary: 'Pause a running execution: no new command is issued until it is resumed',
-        description: 'Event `execution.paused` (context `requested_by`, and `reason` when given); status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. 409 (not_waiting) unless the execution is running.',
+        summary: 'Pause a running or queued execution: no new command is issued until it is resumed',
+        description: 'Event `execution.paused` (context `requested_by`, and `reason` when given); status `paused`. Commands already out finish and are recorded; timers that come due wait for the resume. A queued execution (flow control) keeps its place in the queue and is not admitted until it is resumed. 409 (not_waiting) unless the execution is running or queued.',
         params: jsonSchema(idParams),
         body: jsonSchema(controlBody),
         response: responses({ 200: controlAnswer }),
@@ -57,7 +57,7 @@ export async function executionControlRoutes(app: FastifyInstance, deps: AppDeps
       schema: {
         tags: ['executions'],
         summary: 'Resume a paused execution where it stopped',
-        description: 'Event `execution.resumed` (context `requested_by`, and `reason` when given): the commands held while paused are issued, due timers fire. 409 (not_waiting) unless the execution is paused.',
+        description: 'Event `execution.resumed` (context `requested_by`, and `reason` when given): the commands held while paused are issued, due timers fire; one paused while queued is `queued` again in its place (or admitted when its key has room). 409 (not_waiting) unless the execution is paused.',
         params: jsonSchema(idParams),
         body: jsonSchema(controlBody),
         response: responses({ 200: controlAnswer }),

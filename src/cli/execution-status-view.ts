@@ -116,14 +116,15 @@ const NOT_DEFINED = ' (not defined: its work waits until it is)';
 
 /**
  * What its admission says: `queued on limit tenant key "acme", priority 5, since …` (and a
- * debounce window's close, or that the limit is not defined), or once admitted `admitted …,
- * holds a slot of limit tenant key "acme"`.
+ * debounce window's close, or that the limit is not defined; `paused`: held in its place until
+ * resumed), or once admitted `admitted …, holds a slot of limit tenant key "acme"`.
  */
-export function flowText(f: Flow, now: number): string {
+export function flowText(f: Flow, now: number, paused = false): string {
   const on = f.limit === null ? '' : `limit ${f.limit} key ${keyText(f.key ?? '')}`;
   if (f.admitted_at !== null) return `admitted ${whenText(f.admitted_at, now)}${on ? `, holds a slot of ${on}` : ''}`;
   const window = f.not_before !== null && Date.parse(f.not_before) > now ? `, debounce window closes ${whenText(f.not_before, now)}` : '';
-  return `queued${on ? ` on ${on}${f.defined === false ? NOT_DEFINED : ''}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}`;
+  const held = paused ? ' (paused: keeps its place, not admitted until resumed)' : '';
+  return `queued${on ? ` on ${on}${f.defined === false ? NOT_DEFINED : ''}` : ''}, priority ${f.priority}, since ${whenText(f.queued_at, now)}${window}${held}`;
 }
 
 /** What a limited command waits for: `room on limit partner-api key "acme" since … (3.0s ago)`. */
@@ -196,7 +197,7 @@ export function statusText(d: Detail, steps: Steps | undefined, now = Date.now()
     ['finished', d.finished_at ? `${whenText(d.finished_at, now)}, after ${spanText(d.started_at, d.finished_at, now)}` : `not yet (${spanText(d.started_at, null, now)})`],
     ['progress', `${d.progress}%`],
   ];
-  if (d.flow) rows.push(['flow', flowText(d.flow, now)]);
+  if (d.flow) rows.push(['flow', flowText(d.flow, now, d.status === 'paused')]);
   if (d.parent_execution_id) rows.push(['parent', String(d.parent_execution_id)]);
   if (children?.items.length) rows.push(['children', childrenText(children.items, children.total)]);
   if (d.retry_of) rows.push(['retry of', String(d.retry_of)]);

@@ -103,10 +103,11 @@ context. Details are cut at ${LOG_DETAIL_CHARS} characters; --json has every eve
     'operator',
   ),
   pause: help(
-    'pause a running execution: no new command is issued, running ones finish, due timers wait',
+    'pause a running or queued execution: no new command is issued, running ones finish, due timers wait',
     'svc pause ID [--reason TEXT] [--json] [--server URL]',
     '  --reason TEXT  recorded in the execution.paused event',
-    `409 (exit ${EXIT.conflict}) unless the execution is running.`,
+    `A queued one (flow control) keeps its place and is not admitted until it is resumed.
+409 (exit ${EXIT.conflict}) unless the execution is running or queued.`,
     'operator',
   ),
   resume: help('resume a paused execution', 'svc resume ID [--reason TEXT] [--json] [--server URL]', '  --reason TEXT  recorded in the execution.resumed event', `409 (exit ${EXIT.conflict}) unless the execution is paused.`, 'operator'),

@@ -13,6 +13,13 @@ import type { Queryable } from './queryable.ts';
  */
 const pausedSql = (o: string): string => `${o}.status = 'PAUSED' AND ${o}.limit_name IS NOT NULL`;
 
+/**
+ * SQL condition: admission `a`'s execution is not paused. A queued execution paused keeps its row
+ * (its place in the queue) but is passed over until its resume: it takes no slot and holds no
+ * key's turn. One probe of the execution's primary key, only for admissions that wait.
+ */
+const unpausedSql = (a: string): string => `NOT EXISTS (SELECT 1 FROM core.execution pe WHERE pe.execution_id = ${a}.execution_id AND pe.status = 'paused')`;
+
 /** A token bucket: `limit` tokens per `period_seconds`, holding at most `burst`. */
 export type RateSpec = { limit: number; period_seconds: number; burst: number };
 
@@ -237,9 +244,10 @@ const strayAdmissions = (param: string) => `FROM core.admission a JOIN core.exec
 export type Admitted = { execution_id: number; limit_name: string | null; limit_key: string | null; priority: number; args: Record<string, unknown> | null; queued_ms: number; admitted_at: Date; again: boolean };
 
 /**
- * The admitter's one statement: admits up to `max` queued executions whose window closed, those
- * of no limit by priority then age, those of a limit per key with room (the least recently served
- * keys first, each key as many as its room, by priority then age), counting their slots and tokens
+ * The admitter's one statement: admits up to `max` queued executions whose window closed and that
+ * are not paused (a paused one keeps its place, passed over: it holds back no other), those of no
+ * limit by priority then age, those of a limit per key with room (the least recently served keys
+ * first, each key as many as its room, by priority then age), counting their slots and tokens
  * in the same statement; rows and keys other admitters hold are skipped. Also answers, `again`,
  * executions admitted over `strayMs` ago that are still queued (their admission was never routed:
  * the server that admitted them stopped), to route again.
@@ -250,15 +258,15 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
     text: `WITH RECURSIVE free AS (
              -- Age is when it was queued, not its id: ids come in blocks per server (migrations/0046).
              SELECT a.execution_id, NULL::text AS limit_name, NULL::text AS limit_key FROM core.admission a
-              WHERE a.admitted_at IS NULL AND a.limit_name IS NULL AND a.not_before <= now()
+              WHERE a.admitted_at IS NULL AND a.limit_name IS NULL AND a.not_before <= now() AND ${unpausedSql('a')}
               ORDER BY a.priority DESC, a.created_at, a.execution_id LIMIT $1 FOR UPDATE SKIP LOCKED),
-           ${waitingKeys('waiting', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL')},
+           ${waitingKeys('waiting', 'core.admission', `o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND ${unpausedSql('o')}`)},
            keys AS (
              SELECT k.name, k.key, r.room, r.tokens FROM waiting w
                JOIN core.flow_key k ON k.name = w.limit_name AND k.key = w.limit_key LEFT JOIN core.flow_limit l ON l.name = k.name
               CROSS JOIN LATERAL (SELECT ${KEY_ROOM}) r
               CROSS JOIN LATERAL (SELECT a.priority FROM core.admission a
-                                   WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
+                                   WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now() AND ${unpausedSql('a')}
                                    ORDER BY a.priority DESC, a.created_at, a.execution_id LIMIT 1) top
               WHERE r.room > 0
               -- NO KEY UPDATE: not skipped for a limited command's insert, which holds the key FOR KEY SHARE (migrations/0032).
@@ -266,7 +274,7 @@ export async function admitQueued(q: Queryable, max: number, strayMs: number): P
            limited AS (
              SELECT a.execution_id, k.name AS limit_name, k.key AS limit_key FROM keys k
               CROSS JOIN LATERAL (SELECT a.execution_id FROM core.admission a
-                                   WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now()
+                                   WHERE a.limit_name = k.name AND a.limit_key = k.key AND a.admitted_at IS NULL AND a.not_before <= now() AND ${unpausedSql('a')}
                                    ORDER BY a.priority DESC, a.created_at, a.execution_id LIMIT k.room FOR UPDATE SKIP LOCKED) a),
            picked AS (SELECT * FROM free UNION ALL SELECT * FROM limited LIMIT $1),
            -- As the claim counts (src/db/command-plans.ts): a fraction of a token left is dropped.
@@ -309,7 +317,7 @@ export type AdmitterLook = {
   admit: number | null;
   /** The earliest debounce window still open (ms from now; null: none). */
   debounce: number | null;
-  /** Whether any execution waits to be admitted at all, or an admission older than `strayMs` to be routed again (admitQueued's strays). */
+  /** Whether any execution (not paused) waits to be admitted at all, or an admission older than `strayMs` to be routed again (admitQueued's strays). */
   queued: boolean;
   /** The limits that have a rate. */
   rates: string[];
@@ -324,15 +332,16 @@ export async function nextAdmitterLook(q: Queryable, strayMs: number): Promise<A
   const { rows } = await q.query<{ room_ms: number | null; room_keys: string[]; admit_ms: number | null; debounce_ms: number | null; queued: boolean; rates: string[]; limits: string[]; queued_limits: string[] }>({
     name: 'svc_next_admitter_look',
     text: `WITH RECURSIVE ${waitingKeys('commands', 'core.command', `${claimableSql('o')} AND o.limit_name IS NOT NULL`)},
-           ${waitingKeys('admissions', 'core.admission', 'o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now()')},
+           ${waitingKeys('admissions', 'core.admission', `o.admitted_at IS NULL AND o.limit_name IS NOT NULL AND o.not_before <= now() AND ${unpausedSql('o')}`)},
            ${refills('command_refills', 'commands')}, ${refills('admission_refills', 'admissions')}
            SELECT (SELECT min(ms) FROM command_refills WHERE ms > 0) AS room_ms,
                   ARRAY(SELECT name || E'\\n' || key FROM command_refills WHERE ms = 0 ORDER BY 1) AS room_keys,
                   (SELECT min(ms) FROM admission_refills) AS admit_ms,
                   -- No window open: NULL (GREATEST would make it 0: it skips NULLs, and the admitter would spin).
                   (SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8
-                     FROM core.admission WHERE admitted_at IS NULL AND not_before > now()) AS debounce_ms,
-                  EXISTS (SELECT 1 FROM core.admission WHERE admitted_at IS NULL)
+                     FROM core.admission a WHERE a.admitted_at IS NULL AND a.not_before > now() AND ${unpausedSql('a')}) AS debounce_ms,
+                  -- Paused ones wait for their resume, which nudges its server's admitter (and the others' next look).
+                  EXISTS (SELECT 1 FROM core.admission a WHERE a.admitted_at IS NULL AND ${unpausedSql('a')})
                     OR EXISTS (SELECT 1 ${strayAdmissions('$1')}) AS queued,
                   ARRAY(SELECT name FROM core.flow_limit WHERE rate_limit IS NOT NULL) AS rates,
                   ARRAY(SELECT name FROM core.flow_limit) AS limits,

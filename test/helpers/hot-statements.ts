@@ -79,6 +79,8 @@ const STEP_WRITE_TABLES: Record<string, Key> = {
   flow_key: FLOW_KEY,
   // By the release trigger of a command that kept its slots after a cancel (migrations/0055).
   kept_admission: 'execution_id',
+  // By the trigger of a queued execution's pause, which closes its debounce window (migrations/0058).
+  admission: 'execution_id',
   NOTIFY,
 };
 

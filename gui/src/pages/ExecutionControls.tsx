@@ -76,7 +76,7 @@ export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, ev
   const pause = () =>
     act(async () => {
       await api(`/executions/${id}/pause`, { body: {} });
-      done(`Execution ${id} was paused at ${formatClock(new Date().toISOString())}: no new command is issued while it is paused.`);
+      done(`Execution ${id} was paused at ${formatClock(new Date().toISOString())}: ${execution.status === 'queued' ? 'it keeps its place in the queue and is not admitted while it is paused' : 'no new command is issued while it is paused'}.`);
     });
   const resume = () =>
     act(async () => {
@@ -111,7 +111,8 @@ export function ExecutionControls({ execution, steps, retryFrom, unbegunFrom, ev
 
   return (
     <div className="actions controls" role="group" aria-label="Controls" ref={group}>
-      {execution.status === 'running' ? (
+      {/* A queued one is paused in its place in the queue: not admitted until it is resumed. */}
+      {execution.status === 'running' || execution.status === 'queued' ? (
         <button type="button" onClick={pause} disabled={busy}>
           Pause
         </button>

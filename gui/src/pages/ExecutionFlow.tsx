@@ -21,10 +21,10 @@ const hasLimit = (flow: ExecutionFlow): flow is ExecutionFlow & { limit: string 
 
 /**
  * The execution's admission as a fact of its page (flow control): what a queued execution waits for
- * (its limit and key, since when; or its debounce window's close), or, once admitted, the slot it
- * holds and how long it was queued.
+ * (its limit and key, since when; or its debounce window's close; `paused`: held in its place until
+ * resumed), or, once admitted, the slot it holds and how long it was queued.
  */
-export function FlowFact({ flow }: { flow: ExecutionFlow }) {
+export function FlowFact({ flow, paused = false }: { flow: ExecutionFlow; paused?: boolean }) {
   const state = flowState(flow);
   const priority = <span className="muted"> · priority {flow.priority}</span>;
   if (state === 'admitted') {
@@ -68,6 +68,7 @@ export function FlowFact({ flow }: { flow: ExecutionFlow }) {
           <>admission: its debounce window closed at {formatClock(flow.not_before)}</>
         )}
         {priority}
+        {paused ? <span className="muted"> · paused: it keeps its place and is not admitted until it is resumed</span> : null}
       </dd>
     </>
   );

@@ -162,7 +162,7 @@ export function ExecutionPage({ id }: { id: number }) {
           <dd>
             <StatusBadge status={execution.status} /> <progress max={100} value={execution.progress} aria-label="progress" /> {execution.progress}%
           </dd>
-          {execution.flow ? <FlowFact flow={execution.flow} /> : null}
+          {execution.flow ? <FlowFact flow={execution.flow} paused={execution.status === 'paused'} /> : null}
           <dt>Started</dt>
           <dd>{formatTime(execution.started_at)}</dd>
           <dt>Duration</dt>

@@ -1,7 +1,7 @@
 // What a pause does to an execution's children was said nowhere (a cancel's cascade was): a child
 // a `playbook` task already started is not paused with its parent and runs on, as a claimed
 // command finishes; its end is recorded, and the child the parent's next step starts waits for
-// the resume. A queued execution (waiting for admission) is not paused: 409 not_waiting.
+// the resume. (A queued execution is paused in its place: test/integration/engine/pause-queued.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { http, type Json } from '../../helpers/http.ts';
@@ -61,27 +61,5 @@ workflow:
     await waiting(kids[1].id);
     expect((await post(`/api/executions/${kids[1].id}/signals/go`)).status).toBe(202);
     await until('parent completed', async () => (await get(`/api/executions/${parent}`)).body.status === 'completed', 10_000);
-  });
-
-  it('a queued execution is not paused: 409 not_waiting, nothing recorded', async () => {
-    await register(`
-apiVersion: svc/v1
-metadata: { name: one_at_a_time, path: pausekids/limited }
-concurrency: { limit: 1 }
-workflow:
-  - step: gate
-    wait: { signal: go }
-`);
-    const running = Number((await post('/api/run/playbook', { path: 'pausekids/limited' })).body.execution_id);
-    const queued = Number((await post('/api/run/playbook', { path: 'pausekids/limited' })).body.execution_id);
-    await waiting(running);
-    expect((await get(`/api/executions/${queued}`)).body.status).toBe('queued');
-    const r = await post(`/api/executions/${queued}/pause`);
-    expect(r.status).toBe(409);
-    expect(r.body.detail).toMatchObject({ code: 'not_waiting', message: `execution ${queued} is queued: only a running execution can be paused` });
-    const types = ((await get(`/api/events/${queued}`)).body.events as Json[]).map((e) => e.event_type);
-    expect(types).toEqual(['execution.started', 'execution.queued']);
-    expect((await post(`/api/executions/${queued}/cancel`)).body).toMatchObject({ status: 'cancelled' });
-    expect((await post(`/api/executions/${running}/cancel`)).body).toMatchObject({ status: 'cancelled' });
   });
 });

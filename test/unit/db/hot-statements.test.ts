@@ -37,6 +37,8 @@ const TRIGGERS: Record<string, { table: string; touches: string[]; reads?: strin
   execution_pause_commands: { table: 'execution', touches: ['command', 'NOTIFY'] },
   // migrations/0055: a kept admission slot is given back when its row goes.
   kept_admission_release: { table: 'kept_admission', touches: ['flow_key'], reads: ['command'], byExecution: ['command'] },
+  // migrations/0058: a queued execution's pause closes its open debounce window: its own admission row.
+  execution_pause_debounce_window: { table: 'execution', touches: ['admission'] },
 };
 
 /**
@@ -165,11 +167,12 @@ function accessesOf(sql: string): Access[] {
             : table === 'admission' && verb === 'UPDATE' && /\blimit_key\s*=/.test(text.slice(index))
               ? [TRIGGERS.admission_flow_key_moved]
               : [];
-    // The pause trigger fires when a statement changes an execution's status (not an append of
-    // records only, whose rows keep theirs: event-log.ts recordAppends): it reaches the commands
-    // by that execution's id.
+    // The pause triggers fire when a statement changes an execution's status (not an append of
+    // records only, whose rows keep theirs: event-log.ts recordAppends): they reach the commands
+    // and the admission by that execution's id.
     if (table === 'execution' && verb === 'UPDATE' && /\bstatus\s*=/.test(text.slice(index)) && !/\bfalse AS proj\b/.test(text)) {
       for (const t of TRIGGERS.execution_pause_commands.touches) accesses.push({ table: t, write: true, keyed: t === 'command', text: `trigger on core.execution: ${t}` });
+      for (const t of TRIGGERS.execution_pause_debounce_window.touches) accesses.push({ table: t, write: true, keyed: true, text: `trigger on core.execution: ${t}` });
     }
     // A trigger reaches a table by its row's execution_id where it says so (byExecution), else not.
     for (const m of made) {
