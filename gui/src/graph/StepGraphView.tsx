@@ -51,6 +51,8 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
         </defs>
         {placed.edges.map((e, i) => (
           <g key={i} className={`edge${taken(e.from, e.to) ? ' taken' : ''}`}>
+            {/* Its label is cut past 40 characters: the tooltip says the whole condition. */}
+            {e.when ? <title>{`${e.from} → ${e.to} when ${e.when}`}</title> : null}
             <path d={e.points.map((p, j) => `${j ? 'L' : 'M'} ${p.x} ${p.y}`).join(' ')} markerEnd="url(#arrow)" />
             {e.label && e.labelAt ? (
               <text x={e.labelAt.x} y={e.labelAt.y + 4} textAnchor="middle" className="edge-label">

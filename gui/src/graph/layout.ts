@@ -5,7 +5,7 @@ export type Placed = {
   width: number;
   height: number;
   nodes: { id: string; x: number; y: number; w: number; h: number }[];
-  edges: { from: string; to: string; label?: string; points: { x: number; y: number }[]; labelAt?: { x: number; y: number } }[];
+  edges: { from: string; to: string; label?: string; when?: string; points: { x: number; y: number }[]; labelAt?: { x: number; y: number } }[];
 };
 
 // Sizes in CSS pixels of the SVG drawing. The per-character widths are what `measure` falls back
@@ -69,7 +69,7 @@ export function layoutGraph(graph: StepGraph, loopProgress = false, measure: Mea
     }),
     edges: graph.edges.map((e, i) => {
       const p = g.edge({ v: key(e.from), w: key(e.to), name: `e${i}` });
-      return { from: e.from, to: e.to, label: e.label, points: p.points ?? [], labelAt: e.label && p.x !== undefined && p.y !== undefined ? { x: p.x, y: p.y } : undefined };
+      return { from: e.from, to: e.to, label: e.label, when: e.when, points: p.points ?? [], labelAt: e.label && p.x !== undefined && p.y !== undefined ? { x: p.x, y: p.y } : undefined };
     }),
   };
 }

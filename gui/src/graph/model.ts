@@ -4,7 +4,8 @@
 import { load } from 'js-yaml';
 
 export type StepNode = { id: string; label: string; kind: 'step' | 'start' | 'end'; loop?: string; children: string[] };
-export type StepEdge = { from: string; to: string; label?: string };
+/** `label`: its `when` as drawn (cut past 40 characters); `when`: the whole condition (the arc's tooltip). */
+export type StepEdge = { from: string; to: string; label?: string; when?: string };
 export type StepGraph = { nodes: StepNode[]; edges: StepEdge[] };
 
 // The terminals' ids: no step can be named so (the DSL refuses a step name starting with '#'),
@@ -25,10 +26,15 @@ export function arcsOf(next: unknown): { step: string; when?: string }[] {
   });
 }
 
+/** A `{{ … }}` condition without its braces: an arc's `when` as its tooltip says it. */
+export function whenText(when: string | undefined): string | undefined {
+  return when ? when.replace(/^\s*\{\{\s*|\s*\}\}\s*$/g, '') : undefined;
+}
+
 /** Shortens a `{{ … }}` condition for an arc's label. */
 export function whenLabel(when: string | undefined): string | undefined {
-  if (!when) return undefined;
-  const inner = when.replace(/^\s*\{\{\s*|\s*\}\}\s*$/g, '');
+  const inner = whenText(when);
+  if (!inner) return undefined;
   return inner.length > 40 ? `${inner.slice(0, 39)}…` : inner;
 }
 
@@ -56,7 +62,7 @@ export function graphFromYaml(text: string): StepGraph | null {
     const loop = isRecord(s.loop) ? `loop ${typeof s.loop.mode === 'string' ? s.loop.mode : 'sequential'}` : undefined;
     nodes.push({ id: name, label: name, kind: 'step', loop, children });
     const arcs = arcsOf(s.next).filter((a) => names.has(a.step));
-    for (const a of arcs) edges.push({ from: name, to: a.step, label: whenLabel(a.when) });
+    for (const a of arcs) edges.push({ from: name, to: a.step, label: whenLabel(a.when), when: whenText(a.when) });
     if (arcs.length === 0 || arcs.every((a) => a.when)) {
       edges.push({ from: name, to: END_NODE });
       anyEnd = true;
@@ -131,7 +137,8 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
         if (!to) continue;
         const toStep = stepOf(to);
         const meta = isRecord(t.meta) ? t.meta : {};
-        const label = whenLabel(typeof meta.when === 'string' ? meta.when : undefined);
+        const when = whenText(typeof meta.when === 'string' ? meta.when : undefined);
+        const label = whenLabel(when);
         if (fromStep && !toStep && to.config.type === 'final') finals.add(fromStep);
         // The whole machine ends (a region of its own per step, as the server compiles): every step
         // that leads nowhere ends it.
@@ -143,10 +150,11 @@ export function graphFromStatechart(machine: unknown): StepGraph | null {
         if (!arcFrom && toStep === fromStep) continue;
         const from = arcFrom ?? fromStep ?? START_NODE;
         if (typeof meta.when !== 'string') goesOn.add(from);
-        const key = `${from}>${toStep}>${label ?? ''}`;
+        // By the whole condition: two arcs whose conditions begin alike were drawn as one.
+        const key = `${from}>${toStep}>${when ?? ''}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        edges.push({ from, to: toStep, label });
+        edges.push({ from, to: toStep, label, when });
       }
     }
   }

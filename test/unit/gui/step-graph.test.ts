@@ -64,9 +64,9 @@ describe('graphFromYaml', () => {
     expect(g.nodes.find((n) => n.id === 'end_step')!.children).toEqual(['demo/child']);
     expect(g.edges).toEqual([
       { from: START_NODE, to: 'start' },
-      { from: 'start', to: 'middle', label: undefined },
-      { from: 'middle', to: 'end_step', label: "outcome.status == 'ok'" },
-      { from: 'middle', to: 'end_step', label: 'true' },
+      { from: 'start', to: 'middle', label: undefined, when: undefined },
+      { from: 'middle', to: 'end_step', label: "outcome.status == 'ok'", when: "outcome.status == 'ok'" },
+      { from: 'middle', to: 'end_step', label: 'true', when: 'true' },
       { from: 'middle', to: END_NODE },
       { from: 'end_step', to: END_NODE },
     ]);
@@ -95,9 +95,9 @@ describe('graphFromStatechart', () => {
     const g = graphFromStatechart(machine)!;
     expect(g.nodes.map((n) => n.id)).toEqual(['start', 'check', 'fix', END_NODE]);
     expect(g.edges).toEqual([
-      { from: 'start', to: 'check', label: undefined },
-      { from: 'check', to: 'fix', label: 'outcome.status == "error"' },
-      { from: 'fix', to: 'check', label: undefined },
+      { from: 'start', to: 'check', label: undefined, when: undefined },
+      { from: 'check', to: 'fix', label: 'outcome.status == "error"', when: 'outcome.status == "error"' },
+      { from: 'fix', to: 'check', label: undefined, when: undefined },
       { from: 'check', to: END_NODE },
     ]);
     expect(graphFromStatechart({ id: 'x', states: { a: {} } })).toBeNull();
