@@ -1,4 +1,5 @@
 import type { NormalizedStep } from '../src/dsl/parse-playbook.ts';
+import type { SimulatedOutcome } from './simulated-outcome.ts';
 
 // Which outcomes a step can have in a simulation (`svc simulate --outcome`, simulatePlaybook's
 // outcomes; the console offers only these). The machine takes any, as a run cannot end them: a
@@ -6,10 +7,10 @@ import type { NormalizedStep } from '../src/dsl/parse-playbook.ts';
 // `error` times out, a task step's `timeout` is an error. Typed by a user, such an outcome was
 // dropped or reread without a word: `approve=error` (meant as a rejection) simulated the timeout path.
 
-type Outcome = 'ok' | 'error' | 'timeout';
-
-/** Why `outcome` cannot end a command (or wait) of `step` in a run, or undefined when it can. */
-export function inapplicableOutcome(step: NormalizedStep, outcome: Outcome): string | undefined {
+/** Why `given` cannot end a command (or wait) of `step` in a run, or undefined when it can. */
+export function inapplicableOutcome(step: NormalizedStep, given: SimulatedOutcome): string | undefined {
+  // A failure with a code is a failure: a wait has none, a task step has it.
+  const outcome = given === 'ok' || given === 'timeout' ? given : 'error';
   const wait = step.wait;
   if (wait?.kind === 'timer') {
     return outcome === 'ok' ? undefined : `${step.step} waits for a time, and its timer fires (ok)`;

@@ -14,6 +14,7 @@ import { SimulationData, type Undecided } from './simulation-data.ts';
 import { SimulatedEntries } from './simulated-entries.ts';
 import { payloadRefusal } from './payload-refusal.ts';
 import { checkSimulationInput, playbookOf } from './simulation-input.ts';
+import { failureCodeOf, type SimulatedOutcome } from './simulated-outcome.ts';
 
 export { InvalidPlaybookError, playbookFromYaml } from './simulation-input.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
@@ -25,8 +26,9 @@ import { MAX_SIMULATED_PATH_EVENTS, MAX_SIMULATED_PATHS, pathsToEnds } from './p
 // loop's `in`) that reads a result with no example stops the run: it "depends on data".
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
-/** `timeout`: a step waiting for a signal times out, a `playbook` task with `timeout_seconds` does (for any other step it is `error`). */
+/** How a path's command ended (paths explore failures without a code). */
 type Outcome = 'ok' | 'error' | 'timeout';
+export type { SimulatedOutcome };
 
 /**
  * Outcomes per step name: one for every command of the step, or a list used in turn (the last
@@ -35,8 +37,9 @@ type Outcome = 'ok' | 'error' | 'timeout';
  * only ends `ok`, and `timeout` fails only a `playbook` task with `timeout_seconds`: any other
  * outcome throws, naming the step (as `svc simulate` refuses it). A `playbook` task's own timers
  * (its retry's delay) fire by themselves, taking no outcome: each attempt of the task takes one.
+ * `error:CODE` fails the command with that code (`error:connection`), which a `when:` may test.
  */
-export type SimulatedOutcomes = Record<string, Outcome | Outcome[]>;
+export type SimulatedOutcomes = Record<string, SimulatedOutcome | SimulatedOutcome[]>;
 
 export type SimulationResult = {
   /** The execution's state, or `depends_on_data` when a decision needs a result with no example (see `undecided`). */
@@ -90,7 +93,7 @@ function inputOf(pb: NormalizedPlaybook, payload: Record<string, unknown>): Exec
  * the last task's data is the step's example result (null without one); a child's, the `result`
  * (and `execution_id`) of its example, as the task's data is `{execution_id, status, result}`.
  */
-function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Outcome, data: SimulationData): ExecutionEvent {
+function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: SimulatedOutcome, data: SimulationData): ExecutionEvent {
   const c = snap.context;
   const p = c.pending[keyOf(seq)];
   const run = c.runs[keyOf(p.run)];
@@ -102,6 +105,7 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
     return outcome === 'ok' || !timesOut(step) ? { type: EVENT.signalReceived, seq, signal: { name: step.wait.signal, payload: example, by: 'simulation' } } : { type: EVENT.waitTimedOut, seq };
   }
   const segment = segmentsOf(step)[run.iterations[p.iteration].segment];
+  const code = failureCodeOf(outcome) ?? CODE.simulated;
   if (p.kind === 'child') {
     // Its timeout runs out first: the timer bounding the child fires.
     if (outcome === 'timeout' && p.timer !== undefined) return { type: EVENT.timerFired, seq: p.timer };
@@ -110,13 +114,13 @@ function answer(pb: NormalizedPlaybook, snap: Snapshot, seq: number, outcome: Ou
     const childId = typeof child.execution_id === 'number' && Number.isSafeInteger(child.execution_id) ? child.execution_id : 0;
     return outcome === 'ok'
       ? { type: EVENT.childFinished, seq, child_execution_id: childId, status: 'completed', result: Object.hasOwn(child, 'result') ? child.result : null, error: null }
-      : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code: CODE.simulated } };
+      : { type: EVENT.childFinished, seq, child_execution_id: 0, status: 'failed', result: null, error: { message: 'simulated failure', code } };
   }
   const tasks: Record<string, TaskOutcome> = {};
   const last = segment.tasks.length - 1;
   segment.tasks.forEach((t, i) => {
     const d = i === last ? example : null;
-    tasks[t.name] = outcome !== 'ok' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code: CODE.simulated } } : { status: 'ok', data: d };
+    tasks[t.name] = outcome !== 'ok' && i === last ? { status: 'error', data: d, error: { message: 'simulated failure', code } } : { status: 'ok', data: d };
   });
   return { type: EVENT.commandCompleted, seq, tasks };
 }
@@ -172,16 +176,18 @@ function undecidedIn(data: SimulationData, effects: Effect[], after: Snapshot): 
 /**
  * Answering `seq` with a failure the simulation chose: undecided when the failed task is a
  * `playbook` task with attempts left whose `retry.when` reads what the simulation lacks (the
- * failure's code above all: the machine would decide on `simulated`, where a run retries or not).
+ * failure's code above all, unless given as `error:CODE`: the machine would decide on
+ * `simulated`, where a run retries or not).
  */
-function undecidedRetry(pb: NormalizedPlaybook, data: SimulationData, s: Snapshot, seq: number, outcome: Outcome): Undecided | null {
+function undecidedRetry(pb: NormalizedPlaybook, data: SimulationData, s: Snapshot, seq: number, outcome: SimulatedOutcome): Undecided | null {
   const p = s.context.pending[keyOf(seq)];
-  if (outcome !== 'error' || p.kind !== 'child') return null;
+  const code = failureCodeOf(outcome);
+  if (code === null || p.kind !== 'child') return null;
   const run = s.context.runs[keyOf(p.run)];
   const it = run.iterations[p.iteration];
   const task = segmentsOf(pb.workflow.find((w) => w.step === run.step)!)[it.segment].tasks[0];
   if (task.retry.when === undefined || (it.attempt ?? 1) >= attemptsOf(task.retry)) return null;
-  return data.undecidedRetry(run.step, task.retry.when, s.context.steps);
+  return data.undecidedRetry(run.step, task.retry.when, s.context.steps, code !== CODE.simulated);
 }
 
 /**

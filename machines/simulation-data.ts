@@ -133,14 +133,14 @@ export class SimulationData {
 
   /**
    * Whether a `playbook` task's `retry.when` (`when`), decided on a failure the simulation chose
-   * for `step`, reads data the simulation lacks: that failure's error (no real code or message),
-   * or results and start values as an arc's would.
+   * for `step`, reads data the simulation lacks: that failure's error (no real code or message,
+   * unless `codeGiven`: `error:CODE`), or results and start values as an arc's would.
    */
-  undecidedRetry(step: string, when: string, ran: Ran): Undecided | null {
+  undecidedRetry(step: string, when: string, ran: Ran, codeGiven = false): Undecided | null {
     let reads = this.retryReads.get(when);
     if (!reads) this.retryReads.set(when, (reads = templateDataReads(conditionSource(when))));
     const needs = this.missing(reads, step, ran).filter((s) => s !== step);
-    if (reads.errors?.some((e) => e === null || e === step)) needs.push(`${step}${ERROR_NEED}`);
+    if (!codeGiven && reads.errors?.some((e) => e === null || e === step)) needs.push(`${step}${ERROR_NEED}`);
     return undecided(step, 'retry.when', needs, this.missingStart(reads, true));
   }
 

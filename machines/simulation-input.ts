@@ -1,6 +1,7 @@
 import { parsePlaybook, type NormalizedPlaybook, type Problem } from '../src/dsl/parse-playbook.ts';
 import { isObject } from '../src/objects.ts';
 import { inapplicableOutcome } from './inapplicable-outcome.ts';
+import { outcomeProblem, type SimulatedOutcome } from './simulated-outcome.ts';
 
 // What the simulation API (svc-orchestrator/simulate) takes from a user's test, checked before
 // anything runs: its callers are plain JavaScript too (`node --test`, Jest), so nothing its types
@@ -48,16 +49,15 @@ export function playbookOf(given: unknown): NormalizedPlaybook {
   throw new InvalidPlaybookError(parsed.problems.map(({ path, message }) => ({ path, message })));
 }
 
-type Outcome = 'ok' | 'error' | 'timeout';
-const OUTCOMES: readonly unknown[] = ['ok', 'error', 'timeout'];
-const isOutcome = (o: unknown): o is Outcome => OUTCOMES.includes(o);
+const isOutcome = (o: unknown): o is SimulatedOutcome => outcomeProblem(o) === undefined;
 
 /** What a value is, for a message about a wrong one. */
 const kindOf = (x: unknown): string => (x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x);
 
 /**
  * Throws an Error naming the field when `outcomes` is not an object of step names to an outcome
- * or a list of them (an unknown value was taken as an error: a typo simulated the error path),
+ * or a list of them (an unknown value was taken as an error: a typo simulated the error path; an
+ * `error:CODE` whose code no task fails with),
  * when it, or `results`, names a step the playbook lacks, when an outcome is one its step cannot
  * have (inapplicableOutcome), or when `payload` is no object (an array was merged into the workload
  * as keys 0, 1, ...).
@@ -73,7 +73,7 @@ export function checkSimulationInput(pb: NormalizedPlaybook, outcomes: unknown, 
     const list = Array.isArray(chosen) ? chosen : [chosen];
     const bad = list.findIndex((o) => !isOutcome(o));
     const field = (i: number) => `outcomes.${step}${Array.isArray(chosen) ? `[${i}]` : ''}`;
-    if (bad >= 0) throw new Error(`${field(bad)}: expected 'ok', 'error' or 'timeout' (or a list of them), got ${JSON.stringify(list[bad]) ?? String(list[bad])}`);
+    if (bad >= 0) throw new Error(`${field(bad)}: ${outcomeProblem(list[bad])}`);
     // As `svc simulate` refuses it: the machine would reread or drop it, a path no run takes.
     const declared = pb.workflow.find((s) => s.step === step)!;
     for (const [i, o] of list.entries()) {

@@ -2,14 +2,15 @@
 
 export const SIMULATE_SUMMARY = "run a playbook's statechart with chosen outcomes, no database and no workers";
 
-export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error|timeout[,...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]
+export const SIMULATE_USAGE = `svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error[:CODE]|timeout[,...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]
 
   --outcome STEP=OUT  how the commands of STEP end (default ok); a list (ok,error,ok) is used in
                       turn by the step's commands (loop items, re-entries), the last one repeats;
                       a step that waits for a signal gets it (ok: its payload is STEP's example
                       result) or, with a timeout, times out (timeout); a timer step fires (ok);
                       a step without tool always ends ok; timeout elsewhere only for a
-                      playbook task with timeout_seconds
+                      playbook task with timeout_seconds; error:CODE fails it with that
+                      code (error:connection), which a when: may test (error alone has none)
   --payload JSON      the request payload (merged over the playbook's workload); one whose
                       values fail the playbook's inputs: is refused, as a start refuses it;
                       @FILE reads it from FILE, @- from standard input

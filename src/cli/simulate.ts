@@ -7,11 +7,11 @@ import { undecidedText } from '../../machines/simulation-data.ts';
 import { SIMULATE_USAGE } from './simulate-usage.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 import { inapplicableOutcome } from '../../machines/inapplicable-outcome.ts';
+import { outcomeProblem, type SimulatedOutcome } from '../../machines/simulated-outcome.ts';
 import { optionErrorMessage, usageSynopsis, UsageError, writeUsageError } from './usage-error.ts';
 import { jsonObjectOption } from './json-option.ts';
 
 type Out = { write(text: string): unknown };
-type Outcome = 'ok' | 'error' | 'timeout';
 
 /** Parses `--outcome step=ok,error` values; a message for the first bad one. */
 export function parseOutcomes(values: string[]): SimulatedOutcomes | string {
@@ -20,7 +20,9 @@ export function parseOutcomes(values: string[]): SimulatedOutcomes | string {
     const at = text.lastIndexOf('=');
     const step = at > 0 ? text.slice(0, at) : '';
     const list = text.slice(at + 1).split(',');
-    if (!step || !list.every((o): o is Outcome => o === 'ok' || o === 'error' || o === 'timeout')) return `--outcome expects STEP=ok|error|timeout[,...] (timeout: a signal wait times out), got ${JSON.stringify(text)}`;
+    const code = list.find((o) => o.startsWith('error:') && outcomeProblem(o) !== undefined);
+    if (step && code) return `--outcome ${step}=${code}: ${outcomeProblem(code)}`;
+    if (!step || !list.every((o): o is SimulatedOutcome => outcomeProblem(o) === undefined)) return `--outcome expects STEP=ok|error[:CODE]|timeout[,...] (timeout: a signal wait times out), got ${JSON.stringify(text)}`;
     out[step] = list.length === 1 ? list[0] : list;
   }
   return out;

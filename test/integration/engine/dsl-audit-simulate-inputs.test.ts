@@ -56,7 +56,7 @@ describe('svc simulate --payload against the inputs', () => {
     const sim = await simulate('--payload', JSON.stringify(payload));
     expect(sim.code).toBe(2);
     expect(sim.out).toBe('');
-    expect(sim.err).toBe('svc simulate: a start with this payload is refused (invalid_inputs): workload.target: must be string, got integer; workload.mode: must be one of "fast", "slow", got "turbo"\nusage: svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error|timeout[,...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]\n');
+    expect(sim.err).toBe('svc simulate: a start with this payload is refused (invalid_inputs): workload.target: must be string, got integer; workload.mode: must be one of "fast", "slow", got "turbo"\nusage: svc simulate PLAYBOOK.yaml [--outcome STEP=ok|error[:CODE]|timeout[,...]]... [--result STEP=JSON]... [--payload JSON] [--paths] [--json]\n');
     expect((await simulate('--paths', '--payload', JSON.stringify(payload))).code).toBe(2);
   });
 

@@ -31,8 +31,8 @@ const thrown = (f: () => unknown): unknown => {
 
 describe('the simulation API refuses what it does not take, naming the field', () => {
   it('an outcome other than ok, error or timeout', () => {
-    expect(() => simulatePlaybook(YAML, { start: 'fail' } as unknown as SimulatedOutcomes)).toThrow(`outcomes.start: expected 'ok', 'error' or 'timeout' (or a list of them), got "fail"`);
-    expect(() => simulatePlaybook(YAML, { start: ['ok', 'errror'] } as unknown as SimulatedOutcomes)).toThrow(`outcomes.start[1]: expected 'ok', 'error' or 'timeout' (or a list of them), got "errror"`);
+    expect(() => simulatePlaybook(YAML, { start: 'fail' } as unknown as SimulatedOutcomes)).toThrow(`outcomes.start: expected 'ok', 'error', 'error:CODE' or 'timeout' (or a list of them), got "fail"`);
+    expect(() => simulatePlaybook(YAML, { start: ['ok', 'errror'] } as unknown as SimulatedOutcomes)).toThrow(`outcomes.start[1]: expected 'ok', 'error', 'error:CODE' or 'timeout' (or a list of them), got "errror"`);
     expect(() => simulatePlaybook(YAML, null as unknown as SimulatedOutcomes)).toThrow('outcomes: expected an object of outcomes by step name, got null');
     expect(() => simulatePlaybook(YAML, 'error' as unknown as SimulatedOutcomes)).toThrow('outcomes: expected an object of outcomes by step name, got string');
   });
