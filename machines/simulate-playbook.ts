@@ -13,7 +13,7 @@ import type { Effect, ExecutionEvent, ExecutionInput, PendingCommand, TaskError,
 import { SimulationData, type Undecided } from './simulation-data.ts';
 import { SimulatedEntries } from './simulated-entries.ts';
 import { payloadRefusal } from './payload-refusal.ts';
-import { checkSimulationInput, playbookOf } from './simulation-input.ts';
+import { checkOptions, checkSimulationInput, playbookOf } from './simulation-input.ts';
 import { failureCodeOf, type SimulatedOutcome } from './simulated-outcome.ts';
 
 export { InvalidPlaybookError, playbookFromYaml } from './simulation-input.ts';
@@ -205,6 +205,7 @@ export function simulatePlaybook(
   opts: { payload?: Record<string, unknown>; pauseWhenUndecided?: boolean; results?: Record<string, unknown> } = {},
 ): SimulationResult {
   const pb = playbookOf(playbook);
+  checkOptions(opts);
   checkSimulationInput(pb, outcomes, opts.results, opts.payload);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
@@ -300,6 +301,7 @@ export function playbookPaths(
   opts: { payload?: Record<string, unknown>; results?: Record<string, unknown>; useExamples?: boolean; startUnknown?: boolean } = {},
 ): PathsReport {
   const pb = playbookOf(playbook);
+  checkOptions(opts);
   checkSimulationInput(pb, {}, opts.results, opts.payload);
   const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});

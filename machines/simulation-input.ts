@@ -54,6 +54,11 @@ const isOutcome = (o: unknown): o is SimulatedOutcome => outcomeProblem(o) === u
 /** What a value is, for a message about a wrong one. */
 const kindOf = (x: unknown): string => (x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x);
 
+/** Throws an Error when a simulation's options are no object (plain JavaScript may pass null). */
+export function checkOptions(opts: unknown): void {
+  if (!isObject(opts)) throw new Error(`options: expected an object ({payload, results, ...}), got ${kindOf(opts)}`);
+}
+
 /**
  * Throws an Error naming the field when `outcomes` is not an object of step names to an outcome
  * or a list of them (an unknown value was taken as an error: a typo simulated the error path; an

@@ -37,6 +37,11 @@ describe('the simulation API refuses what it does not take, naming the field', (
     expect(() => simulatePlaybook(YAML, 'error' as unknown as SimulatedOutcomes)).toThrow('outcomes: expected an object of outcomes by step name, got string');
   });
 
+  it('options that are no object (null threw "Cannot read properties of null")', () => {
+    expect(() => simulatePlaybook(YAML, {}, null as never)).toThrow('options: expected an object ({payload, results, ...}), got null');
+    expect(() => playbookPaths(YAML, 'x' as never)).toThrow('options: expected an object ({payload, results, ...}), got string');
+  });
+
   it('a payload that is no object (an array was merged into the workload as keys 0, 1, ...)', () => {
     expect(() => simulatePlaybook(YAML, {}, { payload: [1] as never })).toThrow('payload: expected an object (a start\'s payload), got array');
     expect(() => playbookPaths(YAML, { payload: 'x' as never })).toThrow('payload: expected an object (a start\'s payload), got string');
