@@ -86,7 +86,9 @@ export function StepGraphView({ graph, states, ended, onSelect, selected, loops,
               data-step={p.id}
               data-status={status}
               tabIndex={0}
-              role="button"
+              // A button only where choosing a step does something (an execution's page): elsewhere
+              // (catalog, editor, simulation) it is read, and was announced as a button doing nothing.
+              role={onSelect ? 'button' : 'img'}
               aria-label={nodeLabel(facts)}
               data-replayed={facts.replayed ? 'true' : undefined}
               data-loop-length={progress?.length ?? undefined}
