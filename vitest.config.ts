@@ -17,7 +17,9 @@ export default defineConfig({
     // PostgreSQL's default 100, which four files at a time went over: two there.
     maxWorkers: process.env.SVC_TEST_DATABASE_URL ? Math.max(2, availableParallelism() - 1) : Math.max(3, availableParallelism()),
     projects: [
-      { ssr: SOURCE, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      // 30 s, not vitest's 5: a few cases do 1-2 s of real work (a search's budgets, a thousand
+      // years of cron fires), which CI's load beside the integration files stretched past 5 s.
+      { ssr: SOURCE, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 30_000 } },
       {
         ssr: SOURCE,
         test: {
