@@ -50,6 +50,11 @@ export type SimulationResult = {
   from: (string | null)[];
   steps: Record<string, StepView>;
   error: { message: string; code?: string; step?: string } | null;
+  /**
+   * What the execution would end with (its `result`, as GET /api/executions/{id} answers it: the
+   * machine's own, from the outcomes and example results given); null until it ends, or undecided.
+   */
+  result: unknown;
   /** Commands answered (a loop issues one per item). */
   commands: number;
   /** With `pauseWhenUndecided`: the steps whose next command has no outcome yet (empty once ended). */
@@ -263,7 +268,7 @@ export function simulatePlaybook(
   // (the failure's doing): they wait on the data, as they do when a later decision is undecided.
   const pending: StepView = { status: 'pending' };
   const steps = undecidedAtStart ? Object.fromEntries(Object.entries(view.steps).map(([name, v]) => [name, entries.path.includes(name) ? v : pending])) : view.steps;
-  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path: entries.path, from: entries.from, steps, error: undecided ? null : (f?.error ?? null), commands };
+  const result: SimulationResult = { status: undecided ? DEPENDS_ON_DATA : topStateOf(snap.value), path: entries.path, from: entries.from, steps, error: undecided ? null : (f?.error ?? null), result: undecided ? null : (f?.result ?? null), commands };
   if (undecided) result.undecided = undecided;
   if (opts.pauseWhenUndecided && !undecided) {
     const pending = snap.status === 'done' ? [] : Object.values(snap.context.pending).map((p) => snap.context.runs[keyOf(p.run)].step);
