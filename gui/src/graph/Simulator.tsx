@@ -1,6 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { StepView } from '../../../machines/execution-view.ts';
+import { ALL_CODES } from '../../../machines/error-codes.ts';
 import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
+import { outcomeProblem, type SimulatedOutcome } from '../../../machines/simulated-outcome.ts';
 import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
 import { undecidedText, type Undecided } from '../../../machines/simulation-data.ts';
 import { isObject } from '../../../src/objects.ts';
@@ -11,6 +13,9 @@ import { withOutcome } from './with-outcome.ts';
 
 type Outcome = 'ok' | 'error' | 'timeout';
 type Choice = { label: string; outcome: Outcome; danger?: boolean };
+
+/** The codes a simulated failure may have (`error:CODE`), as the simulation takes them: a task outcome's, not its own `simulated`. */
+const FAILURE_CODES = ALL_CODES.filter((c) => outcomeProblem(`error:${c}`) === undefined);
 
 /**
  * What can happen next to a waiting step, as the machine answers it: a step's work ends ok or
@@ -50,13 +55,15 @@ function choicesOf(step: string, view: StepView | undefined, declared: Normalize
 
 /**
  * What the user can do about a stop on data, by what it lacks: a step's result (`needs` naming the
- * step alone) is an example under `examples:`; a workload or args value is the payload's. Neither
- * helps a simulated failure's error code or a task's data other than the last task's (`X.error`,
- * `X.tasks.t`: no example gives them), nor a read of the start itself (`start`).
+ * step alone) is an example under `examples:`; a workload or args value is the payload's; a
+ * failure's error code (`X.error`) is the one chosen with its error. Neither helps a task's data
+ * other than the last task's (`X.tasks.t`: no example gives it), nor a read of the start itself (`start`).
  */
 function undecidedHint(u: Undecided): string {
   const hints = [
     ...(u.needs.some((n) => !n.includes('.')) ? ['declare the result under examples:'] : []),
+    // A failure's code is the one chosen with it (`error:CODE`); a bare error has none.
+    ...(u.needs.some((n) => n === `${u.step}.error`) ? [`restart and choose the error code ${u.step} fails with`] : []),
     ...(u.workload?.length || u.args?.length ? ['give it in the payload'] : []),
   ];
   return hints.length ? ` (${hints.join(', or ')})` : '';
@@ -81,6 +88,8 @@ function payloadOf(text: string): { payload: Record<string, unknown> } | { probl
 export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
   // Outcomes chosen so far, per step in the order chosen (a step that runs again takes the next).
   const [chosen, setChosen] = useState<SimulatedOutcomes>({});
+  // The code each step's `error` fails with (none: the simulation's own, a bare `error`).
+  const [codes, setCodes] = useState<Readonly<Record<string, string>>>({});
   // A start's payload, as `svc simulate --payload` takes it: what a start gives (a value the
   // workload does not default) is otherwise unknown, and the simulation stops on it.
   const [payloadText, setPayloadText] = useState('{}');
@@ -117,7 +126,8 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
     );
   }
   const { result, steps } = sim;
-  const decide = (step: string, outcome: Outcome) => setChosen((c) => withOutcome(c, step, outcome));
+  const decide = (step: string, outcome: SimulatedOutcome) => setChosen((c) => withOutcome(c, step, outcome));
+  const codeOf = (step: string): string => (Object.hasOwn(codes, step) ? codes[step] : '');
   const states: StepStates = Object.fromEntries(Object.entries(result.steps).map(([name, view]) => [name, view.status]));
   // Asked in playbook order (the simulation lists them in object key order: a step "3" before "20").
   const waiting = byStepOrder(result.waiting ?? [], (s) => s, [...steps.keys()]);
@@ -145,10 +155,23 @@ export function Simulator({ graph, yaml }: { graph: StepGraph; yaml: string }) {
             <fieldset key={i} className="sim-step">
               <legend>{legend}</legend>
               {choices.map((c) => (
-                <button key={c.outcome} type="button" className={c.danger ? 'danger' : undefined} onClick={() => decide(step, c.outcome)}>
+                <button key={c.outcome} type="button" className={c.danger ? 'danger' : undefined} onClick={() => decide(step, c.outcome === 'error' && codeOf(step) ? (`error:${codeOf(step)}` as SimulatedOutcome) : c.outcome)}>
                   {c.label}
                 </button>
               ))}
+              {choices.some((c) => c.outcome === 'error') ? (
+                <label className="sim-code">
+                  error code{' '}
+                  <select value={codeOf(step)} onChange={(e) => setCodes({ ...codes, [step]: e.target.value })}>
+                    <option value="">none (simulated)</option>
+                    {FAILURE_CODES.map((code) => (
+                      <option key={code} value={code}>
+                        {code}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              ) : null}
             </fieldset>
           );
         })}
