@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { StepView } from '../../../machines/execution-view.ts';
 import { ALL_CODES } from '../../../machines/error-codes.ts';
+import { inapplicableOutcome } from '../../../machines/inapplicable-outcome.ts';
 import { playbookFromYaml, simulatePlaybook, type SimulatedOutcomes } from '../../../machines/simulate-playbook.ts';
 import { outcomeProblem, type SimulatedOutcome } from '../../../machines/simulated-outcome.ts';
 import type { NormalizedStep } from '../../../src/dsl/parse-playbook.ts';
@@ -18,23 +19,20 @@ type Choice = { label: string; outcome: Outcome; danger?: boolean };
 const FAILURE_CODES = ALL_CODES.filter((c) => outcomeProblem(`error:${c}`) === undefined);
 
 /**
- * What can happen next to a waiting step, as the machine answers it: a step's work ends ok or
- * with an error; a signal arrives or (a wait with a `timeout`) times out (outcome `timeout`); a timer fires (the
- * machine takes no other answer for it). Offering `error` for a wait would show a choice the
- * simulation does not make. A `playbook` task with `timeout_seconds` may also run out of time
- * (outcome `timeout`: its timer fires, the attempt fails with code `timeout`), as `--outcome STEP=timeout`.
+ * What can happen next to a waiting step: the outcomes the simulation takes of it
+ * (machines/inapplicable-outcome.ts, the rule `svc simulate --outcome` is held to), worded by
+ * what it waits for: a step's work ends ok or with an error (a `playbook` task with
+ * `timeout_seconds` may also time out, its attempt failing with code `timeout`); a signal arrives
+ * or (a wait with a `timeout`) times out; a timer fires.
  */
 function choicesOf(step: string, view: StepView | undefined, declared: NormalizedStep | undefined): { legend: string; choices: Choice[] } {
+  const can = (c: Choice): boolean => !declared || inapplicableOutcome(declared, c.outcome) === undefined;
   const wait = view?.wait;
-  if (wait?.kind === 'timer') return { legend: `${step} waits for its timer`, choices: [{ label: 'timer fires', outcome: 'ok' }] };
+  if (wait?.kind === 'timer') return { legend: `${step} waits for its timer`, choices: [{ label: 'timer fires', outcome: 'ok' as const }].filter(can) };
   if (wait?.kind === 'signal') {
     return {
       legend: `${step} waits for signal ${wait.signal ?? ''}`.trim(),
-      choices: [
-        { label: 'signal arrives', outcome: 'ok' },
-        // Only a wait with a `timeout` times out: one without waits until signalled or cancelled.
-        ...(declared?.wait?.kind === 'signal' && declared.wait.timeoutMs !== null ? [{ label: 'times out', outcome: 'timeout' as const, danger: true }] : []),
-      ],
+      choices: [{ label: 'signal arrives', outcome: 'ok' as const }, { label: 'times out', outcome: 'timeout' as const, danger: true }].filter(can),
     };
   }
   // A loop takes one outcome per item (its commands, oldest first): say which, else the same
@@ -46,10 +44,10 @@ function choicesOf(step: string, view: StepView | undefined, declared: Normalize
   return {
     legend: loop ? `${step}: item ${index} (${index + 1} of ${loop.length}) ends with` : `${step} ends with`,
     choices: [
-      { label: 'ok', outcome: 'ok' },
-      { label: 'error', outcome: 'error', danger: true },
-      ...(declared?.tasks.some((t) => t.kind === 'playbook' && t.timeout_seconds !== undefined) ? [{ label: 'times out', outcome: 'timeout' as const, danger: true }] : []),
-    ],
+      { label: 'ok', outcome: 'ok' as const },
+      { label: 'error', outcome: 'error' as const, danger: true },
+      { label: 'times out', outcome: 'timeout' as const, danger: true },
+    ].filter(can),
   };
 }
 
