@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { isObject } from '../../../src/objects.ts';
 import { api, type ExecutionDetail, type ExecutionWait, type SignalSent } from '../api.ts';
 import { NOT_DEFINED_TEXT, keyText } from '../flow-text.ts';
@@ -170,7 +170,8 @@ function SignalForm({ executionId, wait, signal, onSent }: { executionId: number
       setBusy(false);
     }
   };
-  const id = `signal-${wait.step}-${wait.seq}`;
+  // Not made of the step's name: a name with a space made aria-describedby two ids naming nothing.
+  const id = useId();
   return (
     <form className="signal run" onSubmit={send} aria-label={`Send signal ${signal}`}>
       <fieldset disabled={!may.ok} aria-describedby={may.ok ? undefined : `${id}-why`}>

@@ -65,6 +65,15 @@ workflow:
 `;
 const ADMIN_APPROVAL = approval('gui/control/approval', '{ signal: approval, timeout: 1h, approval: { roles: [admin] } }');
 const ANY_OPERATOR = approval('gui/control/go', '{ signal: go }');
+// A step named with a space: the form's id was made of it, and its disabled form's aria-describedby
+// ('signal-manager approval-3-why') read as two ids that name nothing, the reason unsaid.
+const SPACED_APPROVAL = `apiVersion: svc/v1
+kind: Playbook
+metadata: { name: spaced, path: gui/control/spaced }
+workflow:
+  - step: manager approval
+    wait: { signal: sign, approval: { roles: [admin] } }
+`;
 
 const TIMER = `apiVersion: svc/v1
 kind: Playbook
@@ -293,7 +302,7 @@ describe('who may send a signal (behind the gateway)', () => {
     consoleStack = await startConsoleStack(SECRET);
     ({ idp, stack, gw, pub } = consoleStack);
     admin = bearer(await createApiToken(stack.deps.db, 'control-admin', 'admin'));
-    for (const content of [ADMIN_APPROVAL, ANY_OPERATOR]) {
+    for (const content of [ADMIN_APPROVAL, ANY_OPERATOR, SPACED_APPROVAL]) {
       const reg = await http(stack.url, 'POST', '/api/catalog/playbook', { content }, admin);
       expect(reg.status, JSON.stringify(reg.body)).toBe(201);
     }
@@ -332,22 +341,25 @@ describe('who may send a signal (behind the gateway)', () => {
     return page;
   }
 
-  /** The signal form of execution `id` as `page` sees it: whether it is disabled, and the reason shown. */
+  /** The signal form of execution `id` as `page` sees it: whether it is disabled, the reason shown, and what its aria-describedby says (a screen reader's description). */
   async function formOf(page: Page, id: number, signal: string) {
     await page.goto(`${pub}/#/executions/${id}`);
     const form = page.getByRole('form', { name: `Send signal ${signal}` });
     await form.waitFor();
     const disabled = await form.getByRole('button', { name: `Send ${signal}` }).isDisabled();
-    return { form, disabled, textareaDisabled: await form.getByLabel('Payload (JSON object)').isDisabled(), reason: (await form.locator('p.muted').allInnerTexts()).join('') };
+    const described = await form.locator('fieldset').evaluate((f) => (f.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean).map((id) => document.getElementById(id)?.textContent ?? '').join(' '));
+    return { form, disabled, textareaDisabled: await form.getByLabel('Payload (JSON object)').isDisabled(), reason: (await form.locator('p.muted').allInnerTexts()).join(''), described };
   }
 
   it('a viewer, and an operator where the approval wants an admin, see the form disabled with the reason; an operator sends one any operator may', async () => {
     const approvalId = await start('gui/control/approval');
     const goId = await start('gui/control/go');
+    const spacedId = await start('gui/control/spaced');
 
     const viewerContext = await browser.newContext();
     const viewer = await signIn(viewerContext, 'victor');
-    expect(await formOf(viewer, approvalId, 'approval')).toMatchObject({ disabled: true, textareaDisabled: true, reason: 'This approval needs the role admin; you are viewer.' });
+    expect(await formOf(viewer, approvalId, 'approval')).toMatchObject({ disabled: true, textareaDisabled: true, reason: 'This approval needs the role admin; you are viewer.', described: 'This approval needs the role admin; you are viewer.' });
+    expect(await formOf(viewer, spacedId, 'sign')).toMatchObject({ disabled: true, reason: 'This approval needs the role admin; you are viewer.', described: 'This approval needs the role admin; you are viewer.' });
     expect(await viewer.getByRole('group', { name: 'Controls' }).count()).toBe(0);
     expect(await formOf(viewer, goId, 'go')).toMatchObject({ disabled: true, reason: 'Sending a signal needs the operator role; you are viewer.' });
     await viewerContext.close();
