@@ -2,6 +2,7 @@
 // machine config whose step states carry meta.step) when it has one, else from the YAML's
 // `next` arcs. Pure functions, no I/O.
 import { load } from 'js-yaml';
+import { entryStep } from '../../../src/dsl/parse-playbook.ts';
 
 export type StepNode = { id: string; label: string; kind: 'step' | 'start' | 'end'; loop?: string; children: string[] };
 /** `label`: its `when` as drawn (cut past 40 characters); `when`: the whole condition (the arc's tooltip). */
@@ -50,7 +51,7 @@ export function graphFromYaml(text: string): StepGraph | null {
   const steps = doc.workflow.filter(isRecord).filter((s) => typeof s.step === 'string');
   if (steps.length === 0) return null;
   const names = new Set(steps.map((s) => s.step as string));
-  const entry = names.has('start') ? 'start' : (steps[0].step as string);
+  const entry = entryStep([...names]);
   const nodes: StepNode[] = [{ id: START_NODE, label: 'start', kind: 'start', children: [] }];
   const edges: StepEdge[] = [{ from: START_NODE, to: entry }];
   let anyEnd = false;
