@@ -35,7 +35,7 @@ workflow:
     page.locator(selector).evaluateAll((els) =>
       Math.max(0, ...els.map((e) => e.getBoundingClientRect().right - (e.closest('section.panel')?.getBoundingClientRect().right ?? 0))),
     );
-  const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const sideways = () => page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth').then(Number);
 
   it('keeps its questions, path and verdict inside the panel, at 200 % zoom too', async () => {
     await page.goto(`${stack.url}/ui/#/catalog/entry/gui%2Faudit%2Fsim_long_names`);

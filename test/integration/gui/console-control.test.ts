@@ -347,7 +347,8 @@ describe('who may send a signal (behind the gateway)', () => {
     const form = page.getByRole('form', { name: `Send signal ${signal}` });
     await form.waitFor();
     const disabled = await form.getByRole('button', { name: `Send ${signal}` }).isDisabled();
-    const described = await form.locator('fieldset').evaluate((f) => (f.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean).map((id) => document.getElementById(id)?.textContent ?? '').join(' '));
+    // The element's own document: the tests are typed without the DOM's globals.
+    const described = await form.locator('fieldset').evaluate((f) => (f.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean).map((id: string) => f.ownerDocument.getElementById(id)?.textContent ?? '').join(' '));
     return { form, disabled, textareaDisabled: await form.getByLabel('Payload (JSON object)').isDisabled(), reason: (await form.locator('p.muted').allInnerTexts()).join(''), described };
   }
 
