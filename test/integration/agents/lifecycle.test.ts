@@ -137,12 +137,12 @@ describe('lifecycle dispatch', () => {
     expect(await serverStatus('demo-relative')).toBe('deploy_failed');
   }, 90_000);
 
-  it('CLI usage errors exit 2; an unknown server exits 1 with the detail', async () => {
+  it('CLI usage errors exit 2; an unknown server exits 4 (not found) with the detail', async () => {
     const noName = await svc(['mcp', 'deploy']);
     expect(noName.code).toBe(2);
     expect(noName.stderr).toContain('deploy needs the server NAME');
     const unknown = await svc(['mcp', 'deploy', 'nowhere']);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain("MCP server 'nowhere' not found");
   });
 });

@@ -152,7 +152,8 @@ workflow:
     expect(out.text).toMatch(/command\.completed seq 1\s+running\s+active: fine/);
     expect(out.text).toContain('execution completed');
     const missing = new Capture();
-    expect(await inspectCommand(['987654', '--server', s.url], new Capture(), missing)).toBe(1);
+    // Not found exits 4, as every execution command does (docs/cli.md, Exit codes).
+    expect(await inspectCommand(['987654', '--server', s.url], new Capture(), missing)).toBe(4);
     expect(missing.text).toContain('987654');
   });
 
