@@ -1,5 +1,5 @@
 import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
-import type { Admission, PendingCommand, SignalSent } from '../machines/execution/types.ts';
+import type { Admission, ExecutionContext, PendingCommand, SignalSent } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
 import { DEFAULT_PRIORITY } from '../machines/flow-key.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
@@ -201,31 +201,30 @@ export class Fold {
     this.#idempotencyKeys.push(key);
   }
 
+  /** The context of a held execution still live (undefined when not held, unfolded or ended): what the queries below read. */
+  #liveContext(executionId: number): ExecutionContext | undefined {
+    const h = this.#held.get(executionId);
+    return h?.snapshot && isLiveExecutionStatus(h.status) ? h.snapshot.context : undefined;
+  }
+
   /** What a held execution waits for under `seq` (a command, a child, a wait), if it still does. */
   pendingOf(executionId: number, seq: number): PendingCommand | undefined {
-    const h = this.#held.get(executionId);
-    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return undefined;
-    return h.snapshot.context.pending[keyOf(seq)];
+    return this.#liveContext(executionId)?.pending[keyOf(seq)];
   }
 
   /** Whether a step of a held execution waits for signal `name` now. */
   waitsForSignal(executionId: number, name: string): boolean {
-    const h = this.#held.get(executionId);
-    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return false;
-    return Object.values(h.snapshot.context.pending).some((p) => p.kind === 'wait' && p.signal === name);
+    return Object.values(this.#liveContext(executionId)?.pending ?? {}).some((p) => p.kind === 'wait' && p.signal === name);
   }
 
   /** Whether a held execution still waits for its admission (flow control), paused or not. */
   awaitsAdmission(executionId: number): boolean {
-    const h = this.#held.get(executionId);
-    return h !== undefined && isLiveExecutionStatus(h.status) && h.snapshot?.context.queued === true;
+    return this.#liveContext(executionId)?.queued === true;
   }
 
   /** The signals a held execution keeps for steps that wait later, all names (none when not held or ended). */
   keptSignals(executionId: number): readonly SignalSent[] {
-    const h = this.#held.get(executionId);
-    if (!h?.snapshot || !isLiveExecutionStatus(h.status)) return [];
-    return Object.values(h.snapshot.context.signals).flat();
+    return Object.values(this.#liveContext(executionId)?.signals ?? {}).flat();
   }
 
   /** A held execution's status now (undefined when not held). */
