@@ -1,7 +1,6 @@
-import type { Effect, ExecutionEvent, ExecutionInput } from '../machines/execution.machine.ts';
+import type { Effect, ExecutionEvent } from '../machines/execution.machine.ts';
 import type { Admission, ExecutionContext, PendingCommand, SignalSent } from '../machines/execution/types.ts';
 import { EVENT } from '../machines/event-types.ts';
-import { DEFAULT_PRIORITY } from '../machines/flow-key.ts';
 import { isLiveExecutionStatus } from '../machines/statuses.ts';
 import { executionStatusOf } from '../machines/execution/step-phase.ts';
 import type { ChildPlaybook } from '../src/db/execution.repo.ts';
@@ -17,6 +16,7 @@ import { admitKeyOf, roomKey } from './key-rooms.ts';
 import { hasNeeds, noNeeds, type Needs, type Reads } from './prefetch.ts';
 import { pureInitialTransition, pureTransition } from './pure-transition.ts';
 import { routeReport } from './route-report.ts';
+import { startInput } from './start-input.ts';
 import { toMachineEvent } from './to-machine-event.ts';
 import type { EffectHost, HeldRow, Snapshot, StartRequest, Subject, UnitEvent, UnitRows } from './unit-types.ts';
 import { keyOf } from '../machines/execution/keys.ts';
@@ -280,24 +280,7 @@ export class Fold {
     // Admitted at once when its key had room as read (the write takes the slot or fails: then the
     // unit is read again); else queued (core.admission) until the admitter admits it.
     const a = req.admission && this.#admitAtStart(req.admission);
-    const input: ExecutionInput = {
-      executionId: id,
-      catalogId: req.compiled.catalogId,
-      path: req.compiled.path,
-      parentExecutionId: req.parent?.executionId ?? null,
-      parentSeq: req.parent?.seq ?? null,
-      rootExecutionId: rootId,
-      ...(req.parent?.depth ? { depth: req.parent.depth } : {}),
-      workload: req.workload,
-      args: req.args,
-      childTaskTimers: true,
-      ...(req.replay ? { replay: req.replay } : {}),
-      ...(req.signals ? { signals: req.signals } : {}),
-      // A start's own priority is recorded whatever it is: 5 over a playbook's 9 is what a retry
-      // or auto-resume's restart (src/engine/asked-of.ts) must start it at again, not the 9.
-      ...(priority !== DEFAULT_PRIORITY || req.priority !== undefined ? { priority } : {}),
-      ...(a ? { admission: a } : {}),
-    };
+    const input = startInput(req, rootId, priority, a);
     this.#push(h, { event_type: EVENT.executionStarted, context: { ...req.origin, input, ...(req.requestedBy ? { requested_by: req.requestedBy } : {}) } });
     let queued: UnitEvent | undefined;
     if (a) {
