@@ -15,6 +15,7 @@ import { SimulatedEntries } from './simulated-entries.ts';
 import { payloadRefusal } from './payload-refusal.ts';
 import { checkOptions, checkSimulationInput, playbookOf } from './simulation-input.ts';
 import { failureCodeOf, type SimulatedOutcome } from './simulated-outcome.ts';
+import { entryStepCycle } from './step-cycle-problem.ts';
 
 export { InvalidPlaybookError, playbookFromYaml } from './simulation-input.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
@@ -308,8 +309,15 @@ export function playbookPaths(
   const pb = playbookOf(playbook);
   checkOptions(opts);
   checkSimulationInput(pb, {}, opts.results, opts.payload);
-  const machine = machineOf(pb);
   const input = inputOf(pb, opts.payload ?? {});
+  // Every run fails step_cycle in its first event, whatever its data: the one path, read off the
+  // graph, not by the machine entering a thousand steps (a second or more of the server's thread).
+  const atEntry = entryStepCycle(pb);
+  if (atEntry) {
+    const entered = new Set(atEntry.path);
+    return { paths: [atEntry], unreachable: pb.workflow.map((s) => s.step).filter((s) => !entered.has(s)), depends_on_data: [], truncated: false };
+  }
+  const machine = machineOf(pb);
   // No start known (registration): any workload value, a default too, is what a start gives.
   const data = new SimulationData(pb, opts.startUnknown ? null : { workload: input.workload, args: input.args }, opts.results, opts.useExamples ?? true);
   const depth = pathDepthOf(pb);

@@ -20,7 +20,9 @@ import { keyOf } from './keys.ts';
 export type Reduction = { context: ExecutionContext; effects: Effect[] };
 
 /** Steps entered in one input event before the execution fails with `step_cycle` (a cycle of steps without tasks). */
-const MAX_IMMEDIATE_STEPS_PER_EVENT = 1000;
+export const MAX_IMMEDIATE_STEPS_PER_EVENT = 1000;
+/** The error an execution fails with once a step would be entered past MAX_IMMEDIATE_STEPS_PER_EVENT in one event. */
+export const STEP_CYCLE_ERROR = { message: `more than ${MAX_IMMEDIATE_STEPS_PER_EVENT} steps entered without running a task; is there a cycle of steps without tools?`, code: CODE.step_cycle } as const;
 
 /** The context of a new execution (nothing started yet). */
 export function initialContext(input: ExecutionInput): ExecutionContext {
@@ -69,7 +71,7 @@ export function startRun(pb: NormalizedPlaybook, ctx: ExecutionContext, name: st
   // Runs a retry replays are as many as its list holds, so they cannot cycle for ever: a polling
   // loop that ran a thousand times before the retried step is replayed whole, not cut as a cycle.
   if (!replayed?.listed && ++d.c.immediate > MAX_IMMEDIATE_STEPS_PER_EVENT) {
-    fail(d, { message: `more than ${MAX_IMMEDIATE_STEPS_PER_EVENT} steps entered without running a task; is there a cycle of steps without tools?`, code: CODE.step_cycle }, name);
+    fail(d, STEP_CYCLE_ERROR, name);
     return d.done();
   }
   const step = d.step(name);

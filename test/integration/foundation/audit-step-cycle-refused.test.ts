@@ -46,6 +46,15 @@ describe('a cycle of steps without tools', () => {
     expect(res.body.detail.problems).toEqual([{ path: 'workflow[1000]', line: 2005, column: 5, message: expect.stringMatching(/^every run fails step_cycle at this step .*1000 steps in a row run no task \(s0 → … → s1000\)/) }]);
   }, 120_000);
 
+  // Read off the workflow (machines/step-cycle-problem.ts entryStepCycle), not walked by the machine: the same problem.
+  it('a chain of 5,001 of them is refused at the same step', async () => {
+    const steps = Array.from({ length: 5000 }, (_, i) => `  - step: s${i}\n    next: s${i + 1}\n`).join('');
+    const res = await register(`${head('cyc/long-chain')}${steps}  - step: s5000\n`);
+    expect(res.status, JSON.stringify(res.body.warnings)).toBe(400);
+    expect(res.body.detail.problems).toEqual([{ path: 'workflow[1000]', line: 2005, column: 5, message: expect.stringMatching(/^every run fails step_cycle at this step .*1000 steps in a row run no task \(s0 → … → s1000\)/) }]);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cyc/long-chain')).status).toBe(404);
+  });
+
   it('with a task in it, or ended by what a start gives, is registered', async () => {
     const withTask = await register(`${head('cyc/polling')}  - step: start\n    tool: { name: t, kind: noop }\n    next: again\n  - step: again\n    next: start\n`);
     expect(withTask.status, JSON.stringify(withTask.body)).toBe(201);
