@@ -3,7 +3,7 @@ import { loadClientConfig, ConfigError } from '../config.ts';
 import { ServerError } from '../worker/server-client.ts';
 import { CATALOG_USAGE } from './catalog-usage.ts';
 import { describeServerError, refusalProblems, refusalText, registerFile } from './register-file.ts';
-import { notServingNow } from './executions-usage.ts';
+import { EXIT, notServingNow, refusalExitCode } from './executions-usage.ts';
 import { optionErrorMessage, serverFlagProblem, usageSynopsis, writeUsageError } from './usage-error.ts';
 import { resourceTypeOf, RunApi, ServerUnreachableError, UnexpectedAnswerError } from './run-api.ts';
 import { NotUtf8Error, readTextFile } from './read-text-file.ts';
@@ -11,7 +11,8 @@ import { NotUtf8Error, readTextFile } from './read-text-file.ts';
 /**
  * `svc catalog register FILE...`: registers each file as its document says (a playbook, an agent,
  * an MCP server), without starting it.
- * Returns the exit code: 0 all registered, 1 one refused or unreadable, 2 usage, 3 unreachable or not serving now (502-504).
+ * Returns the exit code: 0 all registered, 1 one refused or unreadable, 2 usage, 3 unreachable or not
+ * serving now (502-504), 6 the caller not allowed (401/403: it stops at that file).
  */
 export async function catalogCommand(argv: string[]): Promise<number> {
   const out = process.stdout;
@@ -73,8 +74,11 @@ export async function catalogCommand(argv: string[]): Promise<number> {
       }
       if (!(e instanceof ServerError) && !(e instanceof UnexpectedAnswerError)) throw e;
       err.write(e instanceof ServerError ? refusalText('catalog', file, e) : `svc catalog: ${e.message}\n`);
-      // As the usage says: {file, error, problems} (each with line and column), the server's detail beside.
-      if (json) out.write(`${JSON.stringify({ file, error: e.message, ...(e instanceof ServerError ? { problems: refusalProblems(e), detail: e.detail } : {}) })}\n`);
+      // As the usage says: {file, error, status, problems} (each with line and column), the server's detail beside.
+      if (json) out.write(`${JSON.stringify({ file, error: e.message, ...(e instanceof ServerError ? { status: e.status, problems: refusalProblems(e), detail: e.detail } : {}) })}\n`);
+      // The caller, not the file (a token unknown, revoked or of a role too low): every other file
+      // would meet the same, so it stops here with the code every client command gives it.
+      if (e instanceof ServerError && refusalExitCode(e.status) === EXIT.notAllowed) return EXIT.notAllowed;
       code = 1;
     }
   }

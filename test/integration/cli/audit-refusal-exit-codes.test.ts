@@ -14,7 +14,9 @@ import { runSvc } from '../../helpers/process.ts';
 let t: TestApp;
 let admin: string;
 let viewer: string;
-const batch = join(mkdtempSync(join(tmpdir(), 'svc-refusal-exit-')), 'batch.json');
+const dir = mkdtempSync(join(tmpdir(), 'svc-refusal-exit-'));
+const batch = join(dir, 'batch.json');
+const playbookFile = join(dir, 'p.yaml');
 
 beforeAll(async () => {
   t = await startTestApp({ SVC_AUTH: 'token' });
@@ -23,6 +25,7 @@ beforeAll(async () => {
   const playbook = 'apiVersion: svc/v1\nmetadata: { name: g, path: cli/exit/g }\ntriggers:\n  - { name: nightly, kind: schedule, cron: "@daily" }\nworkflow:\n  - step: only\n    tool: { name: t, kind: noop }\n';
   expect((await http(t.url, 'POST', '/api/catalog/playbook', { content: playbook }, bearer(admin))).status).toBe(201);
   writeFileSync(batch, JSON.stringify({ execution_id: 1, worker_id: 'w1', events: [] }));
+  writeFileSync(playbookFile, playbook.replace('cli/exit/g', 'cli/exit/file'));
 });
 afterAll(async () => t?.close());
 
@@ -47,6 +50,18 @@ describe('a refusal exits by its status, as svc status does', () => {
     const r = await runSvc([...args, '--json'], { SVC_SERVER_URL: t.url, SVC_API_TOKEN: token });
     expect(JSON.parse(r.stdout)).toMatchObject({ status });
     expect(r.code, r.stderr).toBe(code);
+  });
+
+  // Not the file's fault: every other file would meet the same, so it stops there (as a server
+  // not serving now does, exit 3), nothing registered; it exited 1, as for a file the server refused.
+  it.each([
+    ['a revoked or unknown token', 'bad'],
+    ['a role too low', 'viewer'],
+  ] as const)('svc catalog register with %s: 6, and it stops at the first file', async (_what, who) => {
+    const r = await runSvc(['catalog', 'register', playbookFile, playbookFile, '--json'], { SVC_SERVER_URL: t.url, SVC_API_TOKEN: who === 'bad' ? 'svc_not-a-token' : viewer });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stdout.trim().split('\n').map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ file: playbookFile, status: who === 'bad' ? 401 : 403 })]);
+    expect((await http(t.url, 'GET', '/api/catalog/playbook/cli/exit/file', undefined, bearer(admin))).status).toBe(404);
   });
 
   it('svc status alike (the table every command now keeps)', async () => {
