@@ -215,7 +215,7 @@ export async function requestedEntry(
 export async function grantedEntry(req: FastifyRequest, deps: AppDeps): Promise<{ name: string; catalogId: number; key: string }> {
   const { catalog_id: catalogId, keychain_name: name } = req.params as v.InferOutput<typeof entryParams>;
   const { scope_type: scope, execution_id: executionId } = req.query as v.InferOutput<typeof entryQuery>;
-  await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: executionId ?? null });
+  await requireWorkerGrant(req, deps, { kind: 'keychain', name, catalogId, executionId: executionId ?? null });
   const { key } = await requestedEntry(deps.db, name, catalogId, scope, executionId ?? null);
   return { name, catalogId, key };
 }
@@ -330,7 +330,7 @@ export async function keychainRoutes(app: FastifyInstance, deps: AppDeps): Promi
       const dataErrors = validateAgainstSchema(body.token_data, body.schema);
       if (dataErrors.length > 0) throw tokenInvalid([...unknownFields, ...dataErrors]);
       if (body.auto_renew && !body.renew_config) throw new ServiceError('bad_request', 'auto_renew requires renew_config');
-      await requireWorkerGrant(req, deps, { kind: 'keychain', catalogId, executionId: body.execution_id ?? null });
+      await requireWorkerGrant(req, deps, { kind: 'keychain', name, catalogId, executionId: body.execution_id ?? null });
       if (!(await catalogExists(deps.db, catalogId))) throw notFound(`catalog entry ${catalogId}`);
 
       // Rows carry the execution whose completion removes them (the `kc` cleanup in db/unit-write.ts): owner or root.

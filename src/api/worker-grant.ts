@@ -6,16 +6,17 @@ import * as v from 'valibot';
 import type { AppDeps } from '../app-deps.ts';
 import { namesCredential } from '../credential/names-credential.ts';
 import { readsServiceDatabase } from '../dsl/reads-service-database.ts';
+import { templateRefs } from '../dsl/template-refs.ts';
 import { readHeldCommand, type ClaimRef } from '../db/held-command.repo.ts';
 import { ServiceError } from '../errors.ts';
 import { CLAIM_HEADERS } from '../protocol.ts';
 import { secretHandle } from '../secret-handle.ts';
 import { describeIssues, integerText, MAX_ID, MAX_INT4 } from './validation.ts';
 
-/** What a worker asks for: a credential by name, a keychain entry of a catalog entry (and execution), a secret handle's uuid. */
+/** What a worker asks for: a credential by name, a keychain entry by name of a catalog entry (and execution), a secret handle's uuid. */
 export type WorkerAsk =
   | { kind: 'credential'; name: string }
-  | { kind: 'keychain'; catalogId: number; executionId: number | null }
+  | { kind: 'keychain'; name: string; catalogId: number; executionId: number | null }
   | { kind: 'secret'; handle: string }
   | { kind: 'service_reader' };
 
@@ -62,7 +63,7 @@ const what = (ask: WorkerAsk): string =>
   ask.kind === 'credential'
     ? `credential '${ask.name}'`
     : ask.kind === 'keychain'
-      ? `keychain entries of catalog entry ${ask.catalogId}`
+      ? `keychain entry '${ask.name}' of catalog entry ${ask.catalogId}`
       : ask.kind === 'secret'
         ? 'this secret handle'
         : "the service database reader's login";
@@ -91,6 +92,8 @@ export async function requireWorkerGrant(req: FastifyRequest, deps: Pick<AppDeps
     case 'keychain':
       if (held.catalog_id !== ask.catalogId) throw deny(`${command} runs catalog entry ${held.catalog_id}`);
       if (ask.executionId !== null && ask.executionId !== held.execution_id) throw deny(`${command} runs execution ${held.execution_id}, not ${ask.executionId}`);
+      // The entries its worker resolves (run-command.ts): those its tasks' templates read, no other of the playbook.
+      if (!(Array.isArray(held.tasks) && held.tasks.some((task) => templateRefs(task).keychain.has(ask.name)))) throw deny(`no task of ${command} reads keychain.${ask.name}`);
       return;
     case 'secret':
       if (!held.carries_handle) throw deny(`${command} was not given it`);

@@ -140,6 +140,24 @@ describe('keychain entries and the worker token', () => {
     // Admins: unchanged.
     expect((await http(t.url, 'GET', entry(held, `?scope_type=local&execution_id=${other.executionId}`))).status).toBe(200);
   });
+
+  it('reads, stores and renews only the entries its tasks read: 403 for another entry of the playbook', async () => {
+    const unread = (query = '') => `/api/keychain/${held.catalogId}/unread${query}`;
+    // An admin stores the playbook's other (global) entry, which no task of the held command reads.
+    expect((await http(t.url, 'POST', unread(), { token_data: { access_token: 'unread-token' }, credential_type: 'oauth2' })).status).toBe(201);
+    const before = await denied('keychain');
+    const read = await http(t.url, 'GET', unread(), undefined, headersOf(held));
+    expect(read.status).toBe(403);
+    expect(read.body.detail.code).toBe('secret_not_granted');
+    expect(JSON.stringify(read.body)).not.toContain('unread-token');
+    const stored = await http(t.url, 'POST', unread(), { token_data: { access_token: 'forged' }, credential_type: 'oauth2' }, headersOf(held));
+    expect(stored.status).toBe(403);
+    expect((await http(t.url, 'POST', unread('/renewal'), undefined, headersOf(held))).status).toBe(403);
+    expect(await denied('keychain')).toBe(before + 3);
+    // The entry is as the admin stored it; the entry its tasks read is still answered.
+    expect((await http(t.url, 'GET', unread())).body.token_data).toEqual({ access_token: 'unread-token' });
+    expect((await http(t.url, 'GET', entry(held, `?scope_type=local&execution_id=${held.executionId}`), undefined, headersOf(held))).status).toBe(200);
+  });
 });
 
 describe('execution secrets and the worker token', () => {
