@@ -63,7 +63,8 @@ const metadata = {
   description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4000)))),
   // Bounded as an execution's labels are: tags are searched (`q`) and answered with every list, so
   // an unbounded list (400,000 were taken) made each read of the credentials that much larger.
-  tags: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), v.maxLength(MAX_CREDENTIAL_TAGS, `must hold at most ${MAX_CREDENTIAL_TAGS} tags`))),
+  // null is none, as for description, schema and meta (a client's optional field left unset).
+  tags: v.optional(v.nullable(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), v.maxLength(MAX_CREDENTIAL_TAGS, `must hold at most ${MAX_CREDENTIAL_TAGS} tags`)))),
   schema: credentialSchema,
   meta: v.optional(v.nullable(jsonObject('meta must be a JSON object'))),
 };
@@ -229,7 +230,7 @@ async function writeCredential(q: Queryable, keyring: Keyring, change: StoreChan
     dataEncrypted: seal(keyring, change.data, credentialAad(change.name)),
     schema,
     meta: change.meta === undefined ? (existing?.meta ?? null) : change.meta,
-    tags: change.tags === undefined ? (existing?.tags ?? []) : [...new Set(change.tags)],
+    tags: change.tags === undefined ? (existing?.tags ?? []) : [...new Set(change.tags ?? [])],
     description: change.description === undefined ? (existing?.description ?? null) : change.description,
   };
   if (!existing) return insertCredential(q, write);

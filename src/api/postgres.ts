@@ -20,13 +20,14 @@ const MAX_TIMEOUT_SECONDS = SQL_STATEMENT_TIMEOUT_MS / MS_PER_SECOND;
 const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 // Exact: a misspelt credential_name would run the query as the service's own reader instead.
+// The optional fields take null as none (a client's optional field left unset).
 const executeBody = exactObject({
   query: v.pipe(v.string(), v.minLength(1, 'query is empty'), v.description('one SQL statement')),
-  schema: v.optional(v.pipe(v.string(), v.regex(IDENTIFIER_RE, 'must be a plain SQL identifier (letters, digits, _, $)'))),
+  schema: v.optional(v.nullable(v.pipe(v.string(), v.regex(IDENTIFIER_RE, 'must be a plain SQL identifier (letters, digits, _, $)')))),
   // No credential has a longer name: a longer one is refused naming the field, not a 404 echoing it.
-  credential_name: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_CREDENTIAL_NAME_CHARS, `must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters (a credential name's limit)`))),
+  credential_name: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_CREDENTIAL_NAME_CHARS, `must be at most ${MAX_CREDENTIAL_NAME_CHARS} characters (a credential name's limit)`)))),
   timeout_seconds: v.optional(
-    v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMEOUT_SECONDS), v.description(`statement timeout, at most ${MAX_TIMEOUT_SECONDS} (the default)`)),
+    v.nullable(v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMEOUT_SECONDS), v.description(`statement timeout, at most ${MAX_TIMEOUT_SECONDS} (the default)`))),
   ),
 });
 
@@ -88,10 +89,10 @@ export async function postgresRoutes(app: FastifyInstance, deps: AppDeps): Promi
     },
     async (req) => {
       const body = req.body as v.InferOutput<typeof executeBody>;
-      const opts = { schema: body.schema, timeoutMs: (body.timeout_seconds ?? MAX_TIMEOUT_SECONDS) * MS_PER_SECOND };
+      const opts = { schema: body.schema ?? undefined, timeoutMs: (body.timeout_seconds ?? MAX_TIMEOUT_SECONDS) * MS_PER_SECOND };
       let secrets: string[];
       let run: () => Promise<Record<string, unknown>[]>;
-      if (body.credential_name !== undefined) {
+      if (body.credential_name !== undefined && body.credential_name !== null) {
         const row = await getCredentialByName(deps.db, body.credential_name);
         if (!row) throw notFound(`credential '${body.credential_name}'`);
         if (row.type !== 'postgres') {
