@@ -22,7 +22,8 @@ export type CleanupResult = {
  * machine (see cancelExecution). A cancel cascades to the execution's live descendants, however
  * young: they are listed too (after the stale ones), so the answer names every execution the
  * cleanup cancels (or, dry, would cancel). A dry run changes nothing and lists the same
- * executions. Lists those that ended cancelled, not those that finished otherwise meanwhile.
+ * executions. Lists what this call cancelled: not those that finished otherwise meanwhile, nor
+ * those another caller (a cleanup at once) cancelled first.
  * `requestedBy` (who asked) is recorded on each cancel.
  */
 export async function cleanupStuckExecutions(deps: EngineDeps, opts: { olderThanMinutes: number; dryRun: boolean; requestedBy?: Identity }): Promise<CleanupResult> {
@@ -51,13 +52,30 @@ export async function cleanupStuckExecutions(deps: EngineDeps, opts: { olderThan
     done.push(...found);
     withThem.push(...descendants);
   } else {
+    // What this call cancelled: its own cancels, and the children they took along. An execution
+    // another caller cancelled meanwhile (a cleanup at once) is that one's, not listed here.
+    const mine = new Set<number>();
+    const byMine = (e: StaleExecution) => e.parent_execution_id !== null && mine.has(e.parent_execution_id);
     for (const e of found) {
       const out = await cancelExecution(deps, e.execution_id, { reason: 'cleanup', older_than_minutes: opts.olderThanMinutes, requested_by: opts.requestedBy });
-      // A child is usually cancelled already, by its parent's cancel a moment before.
-      if (out.cancelled || out.status === 'cancelled') done.push(e);
+      // A child is usually cancelled already, by its parent's cancel a moment before (parents go first).
+      if (out.cancelled || (out.status === 'cancelled' && byMine(e))) {
+        mine.add(e.execution_id);
+        done.push(e);
+      }
     }
     const statuses = await executionStatuses(deps.db, descendants.map((e) => e.execution_id));
-    withThem.push(...descendants.filter((e) => statuses.get(e.execution_id) === 'cancelled'));
+    const ended = descendants.filter((e) => statuses.get(e.execution_id) === 'cancelled');
+    // Down the parent links from this call's cancels (the list is in no parent-first order).
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const e of ended) {
+        if (mine.has(e.execution_id) || !byMine(e)) continue;
+        mine.add(e.execution_id);
+        grew = true;
+      }
+    }
+    withThem.push(...ended.filter((e) => mine.has(e.execution_id)));
   }
   const age = `with no terminal event started over ${plural(opts.olderThanMinutes, 'minute')} ago`;
   const children = withThem.length ? ` and ${plural(withThem.length, 'execution')} they started` : '';
