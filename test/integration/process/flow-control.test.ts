@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Json } from '../../helpers/http.ts';
 import { startHttpTarget, type HttpTarget } from '../../helpers/http-target.ts';
 import { heldPlaybook, ServerProcesses, type ServerProcess } from '../../helpers/server-processes.ts';
@@ -38,9 +38,6 @@ async function tenantHandler(req: IncomingMessage, res: ServerResponse): Promise
 beforeAll(async () => {
   bed = await ServerProcesses.open({});
   target = await startHttpTarget(tenantHandler);
-});
-afterEach(async () => {
-  await bed?.stopAll();
 });
 afterAll(async () => {
   await bed?.close();
@@ -82,12 +79,19 @@ function worstWindow(ts: number[]): number {
   return Math.max(...ts.map((t) => ts.filter((u) => u >= t && u < t + 1000).length - allowed(t)));
 }
 
-/** Two servers and four worker processes (8 slots each), all on the bed's database. */
+/**
+ * Two servers and four worker processes (8 slots each), all on the bed's database: started once
+ * and shared by the tests that use them (each ~10 s of spawning on a loaded machine). Each such
+ * test has paths and limit names of its own and waits for all its executions to end.
+ */
+let shared: [ServerProcess, ServerProcess] | undefined;
 async function cluster(): Promise<[ServerProcess, ServerProcess]> {
+  if (shared) return shared;
   const a = await bed.server();
   const b = await bed.server();
   await Promise.all([bed.worker(a.base, 8), bed.worker(a.base, 8), bed.worker(b.base, 8), bed.worker(b.base, 8)]);
-  return [a, b];
+  shared = [a, b];
+  return shared;
 }
 
 const tenantPlaybook = (path: string) => `apiVersion: svc/v1
@@ -98,6 +102,41 @@ workflow:
   - step: start
     tool: { name: call, kind: http, url: "${target.url}/tenant/{{ workload.tenant }}?ms={{ workload.ms }}" }
 `;
+
+// Before the shared cluster: the pool is one fresh worker of one slot (a window of one command;
+// one that had run quick commands claims ahead), and no other worker may claim.
+describe('priority with one worker', () => {
+  afterAll(async () => {
+    await bed.stopAll();
+  });
+
+  it('with the pool busy, a priority-9 start runs before earlier priority-0 ones', async () => {
+    const a = await bed.server();
+    const hold = join(bed.dir, 'hold-priority');
+    await writeFile(hold, '');
+    await register(a.base, heldPlaybook('flow/held', hold, bed.stopFile));
+    await register(a.base, `apiVersion: svc/v1
+metadata: { name: prio, path: flow/prio }
+priority: 0
+workflow:
+  - step: start
+    tool: { name: t, kind: noop }
+`);
+    await bed.worker(a.base, 1);
+    const held = await start(a.base, 'flow/held', {});
+    await until('the pool is busy', async () => (await bed.db.query(`SELECT 1 FROM core.command WHERE execution_id = $1 AND status IN ('CLAIMED', 'RUNNING')`, [held])).rowCount === 1, 20_000);
+    const low: number[] = [];
+    for (let i = 0; i < 5; i++) low.push(await start(a.base, 'flow/prio', {}));
+    const high = await start(a.base, 'flow/prio', {}, { priority: 9 });
+    await rm(hold);
+    await until('all ran', async () => (await statusCounts('flow/prio')).completed === 6, 30_000);
+    // One claim may take two (a worker claims ahead of its free slots): they share claimed_at, and
+    // the claim took them in its pick's order (priority, then command_id).
+    const { rows } = await bed.db.query<{ execution_id: string; claimed_at: Date }>(`SELECT execution_id, claimed_at FROM core.command WHERE execution_id = ANY($1::bigint[]) ORDER BY claimed_at, priority DESC, command_id`, [[...low, high]]);
+    expect(Number(rows[0].execution_id)).toBe(high);
+    expect(rows.map((r) => Number(r.execution_id)).slice(1)).toEqual(low);
+  }, 60_000);
+});
 
 describe('flow control across two servers and four workers', () => {
   it('10 tenants × 50 executions, 2 at once per tenant: never more than 2 running per tenant, and all complete', async () => {
@@ -253,33 +292,6 @@ workflow:
     // on a loaded 2-core CI machine.
     expect(admitted.at(-1)! - admitted[0], 'the admissions took').toBeLessThan(12_000);
   }, 120_000);
-
-  it('with the pool busy, a priority-9 start runs before earlier priority-0 ones', async () => {
-    const a = await bed.server();
-    const hold = join(bed.dir, 'hold-priority');
-    await writeFile(hold, '');
-    await register(a.base, heldPlaybook('flow/held', hold, bed.stopFile));
-    await register(a.base, `apiVersion: svc/v1
-metadata: { name: prio, path: flow/prio }
-priority: 0
-workflow:
-  - step: start
-    tool: { name: t, kind: noop }
-`);
-    await bed.worker(a.base, 1);
-    const held = await start(a.base, 'flow/held', {});
-    await until('the pool is busy', async () => (await bed.db.query(`SELECT 1 FROM core.command WHERE execution_id = $1 AND status IN ('CLAIMED', 'RUNNING')`, [held])).rowCount === 1, 20_000);
-    const low: number[] = [];
-    for (let i = 0; i < 5; i++) low.push(await start(a.base, 'flow/prio', {}));
-    const high = await start(a.base, 'flow/prio', {}, { priority: 9 });
-    await rm(hold);
-    await until('all ran', async () => (await statusCounts('flow/prio')).completed === 6, 30_000);
-    // One claim may take two (a worker claims ahead of its free slots): they share claimed_at, and
-    // the claim took them in its pick's order (priority, then command_id).
-    const { rows } = await bed.db.query<{ execution_id: string; claimed_at: Date }>(`SELECT execution_id, claimed_at FROM core.command WHERE execution_id = ANY($1::bigint[]) ORDER BY claimed_at, priority DESC, command_id`, [[...low, high]]);
-    expect(Number(rows[0].execution_id)).toBe(high);
-    expect(rows.map((r) => Number(r.execution_id)).slice(1)).toEqual(low);
-  }, 60_000);
 
   it('a debounced burst of 100 starts makes one execution, with the last payload', async () => {
     const [a, b] = await cluster();
