@@ -64,7 +64,12 @@ export function kindRefusal(compiled: Pick<CompiledPlaybook, 'path' | 'kind' | '
   if (as === 'agent' && compiled.kind !== 'agent') return new ServiceError('not_found', 'Executable catalog entry not found');
   const agent = compiled.kind === 'agent' || compiled.playbook.metadata.agent === true;
   if (agent && as !== 'agent') {
-    return new ServiceError('unprocessable', { message: `${compiled.path} is an agent playbook: start it with POST /api/execute and resource_kind "agent"`, errors: ['resource_kind: required for agent playbooks'] });
+    // Only marked, it is no agent to POST /api/execute either (404 above): the way is to register it as one.
+    const how =
+      compiled.kind === 'agent'
+        ? 'start it with POST /api/execute and resource_kind "agent"'
+        : 'it is marked metadata.agent but was registered as a playbook: register it as an agent (POST /api/catalog/register with resource_type "agent"), then start it with POST /api/execute and resource_kind "agent"';
+    return new ServiceError('unprocessable', { message: `${compiled.path} is an agent playbook: ${how}`, errors: ['resource_kind: required for agent playbooks'] });
   }
   return undefined;
 }
