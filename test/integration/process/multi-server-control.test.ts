@@ -112,12 +112,15 @@ for (const bus of ['postgres', 'nats'] as const) {
       bed = await ServerProcesses.open(env);
     });
     // The two servers serve every test of the bus (each spawn costs seconds of CPU); a test's
-    // workers stop after it, so the next test's worker polls the server it names, alone.
+    // workers stop after it, so the next test's worker polls the server it names, alone. A test
+    // that killed A gets a new A beside the same B (one spawn, not a stop and two).
     let pair: { a: ServerProcess; b: ServerProcess } | undefined;
     afterEach(async () => {
-      const alive = (s: ServerProcess) => !s.proc.proc.killed && s.proc.proc.exitCode === null;
-      if (pair && alive(pair.a) && alive(pair.b)) await bed?.stopWorkers();
-      else {
+      const alive = (s: ServerProcess) => !s.proc.proc.killed && s.proc.proc.exitCode === null && s.proc.proc.signalCode === null;
+      if (pair && alive(pair.b)) {
+        await bed?.stopWorkers();
+        if (!alive(pair.a)) pair = { a: await bed.server(), b: pair.b };
+      } else {
         pair = undefined;
         await bed?.stopAll();
       }
