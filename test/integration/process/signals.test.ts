@@ -53,15 +53,26 @@ function spawnInOwnGroup(env: Record<string, string>): SvcProcess {
   return { proc, output: () => out, exited, kill: (s) => proc.kill(s) };
 }
 
-/** Registers a one-step playbook running `command` in a shell, starts it, and waits until the step runs; its execution id. */
-async function startShellStep(base: string, path: string, command: string): Promise<number> {
+/** Whether a live process's command line (arguments joined by spaces) is `argv`. */
+async function processRunning(argv: string): Promise<boolean> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').join(' ').trim() === argv) return true;
+  }
+  return false;
+}
+
+/**
+ * Registers a one-step playbook running `command` in a shell, starts it, and waits until the
+ * step runs, seen as a process of command line `running` (its events are reported only once it
+ * ends); its execution id.
+ */
+async function startShellStep(base: string, path: string, command: string, running: string): Promise<number> {
   const content = `apiVersion: svc/v1\nkind: Playbook\nmetadata: { name: s, path: ${path} }\nworkflow:\n  - step: start\n    tool: { name: s, kind: shell, command: ${JSON.stringify(command)} }\n`;
   expect((await http(base, 'POST', '/api/catalog/playbook', { content })).status).toBe(201);
   const id: number = (await http(base, 'POST', '/api/run/playbook', { path })).body.execution_id;
-  await until('the step is running', async () => {
-    const { body } = await http(base, 'GET', `/api/events/${id}`);
-    return body.events.some((e: { event_type: string }) => e.event_type === 'command.started');
-  }, 30_000, 20);
+  await until('the step is running', () => processRunning(running), 30_000, 20);
   return id;
 }
 
@@ -150,7 +161,7 @@ describe('Ctrl-C in a terminal (SIGINT to the whole process group)', () => {
     const env = { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' };
     const svc = spawnInOwnGroup(env);
     await waitForHealth(`${base}/api/health`, 60_000);
-    const id = await startShellStep(base, 'signals/g', 'sleep 1; echo drained');
+    const id = await startShellStep(base, 'signals/g', 'sleep 1.031; echo drained', 'sleep 1.031');
 
     const group = svc.proc.pid;
     if (group === undefined) throw new Error('no pid');
@@ -183,7 +194,7 @@ describe('a second signal during the drain', () => {
     const svc = spawnSvc(['start'], { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_HOST: '127.0.0.1' });
     await waitForHealth(`${base}/api/health`, 60_000);
     await waitForOutput(svc, STARTED_LINE, 60_000);
-    await startShellStep(base, 'signals/slow', 'sleep 20');
+    await startShellStep(base, 'signals/slow', 'sleep 20.031', 'sleep 20.031');
     svc.kill('SIGTERM'); // the drain waits for the 20 s step
     await waitForOutput(svc, 'SIGTERM: stopping', 10_000);
     svc.kill('SIGINT');
