@@ -16,6 +16,9 @@ import { payloadRefusal } from './payload-refusal.ts';
 import { checkOptions, checkSimulationInput, playbookOf } from './simulation-input.ts';
 import { failureCodeOf, type SimulatedOutcome } from './simulated-outcome.ts';
 import { entryStepCycle } from './step-cycle-problem.ts';
+import type { Outcome, PathsReport, SimulatedPath } from './simulated-path.ts';
+
+export type { PathsReport, SimulatedPath } from './simulated-path.ts';
 
 export { InvalidPlaybookError, playbookFromYaml } from './simulation-input.ts';
 import { keyOf, numberOf } from './execution/keys.ts';
@@ -28,7 +31,6 @@ import { MAX_SIMULATED_PATH_EVENTS, MAX_SIMULATED_PATHS, pathsToEnds } from './p
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
 /** How a path's command ended (paths explore failures without a code). */
-type Outcome = 'ok' | 'error' | 'timeout';
 export type { SimulatedOutcome };
 
 /**
@@ -277,15 +279,6 @@ export function simulatePlaybook(
   }
   return result;
 }
-
-/** `error`: a failed path's, as the execution would end with it (its code and step). */
-export type SimulatedPath = { status: string; path: string[]; outcomes: { step: string; outcome: Outcome }[]; cut: boolean; undecided?: Undecided; error?: TaskError & { step?: string } };
-/**
- * `unreachable`: steps no path enters, certain only when no path depends on data; otherwise the
- * steps no path entered are `depends_on_data` (a run with other results may reach them). When a
- * path was cut, a step some chain of arcs leads to is in neither (it may lie past the cut).
- */
-export type PathsReport = { paths: SimulatedPath[]; unreachable: string[]; depends_on_data: string[]; truncated: boolean };
 
 /** Whether a decision already made in this snapshot read a result with no example (the path ends there). */
 function decidedOnMissingData(data: SimulationData, s: Snapshot): boolean {

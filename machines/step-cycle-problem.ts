@@ -2,7 +2,7 @@ import type { NormalizedPlaybook, NormalizedStep } from '../src/dsl/parse-playbo
 import { CODE } from './error-codes.ts';
 import { MAX_IMMEDIATE_STEPS_PER_EVENT, STEP_CYCLE_ERROR } from './execution/actions.ts';
 import { stepNamed } from './execution/step-index.ts';
-import type { PathsReport, SimulatedPath } from './simulate-playbook.ts';
+import type { PathsReport, SimulatedPath } from './simulated-path.ts';
 
 // A path the machine ends with step_cycle fails whatever the data: its decisions were all taken
 // on values the playbook itself holds (one reading a start's workload or a result stops the path).
