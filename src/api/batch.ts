@@ -13,7 +13,7 @@ import { getBatchStatus, type BatchStatusRow } from '../db/batch.repo.ts';
 import { isDatabaseUnavailable } from '../db/classify-database-error.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { integer, REPLAYED_HEADER_DOC, responses, time, withAnswerHeaders } from './answers.ts';
-import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
+import { MAX_STEP_NAME_CHARS } from '../dsl/step-name-limit.ts';
 import { jsonObject } from './executions.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, keyScope, requestHash } from './idempotent-starts.ts';
 import { discardBody } from './input-guard.ts';

@@ -20,7 +20,7 @@ import { executionAnswer, presentExecution } from './present.ts';
 import { exactObject, integerIn, integerText, jsonSchema, MAX_ID, MAX_INT4, oneOf } from './validation.ts';
 import { EXECUTION_STATUSES } from '../../machines/statuses.ts';
 import { ownKeysRecord } from '../own-keys-record.ts';
-import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
+import { MAX_STEP_NAME_CHARS } from '../dsl/step-name-limit.ts';
 import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
 
 /**

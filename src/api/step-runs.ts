@@ -11,7 +11,7 @@ import { notFound } from '../errors.ts';
 import { integer, responses, time } from './answers.ts';
 import { stepRunsView, withChildAdmissions, withHeldClaims, type RunView } from './step-runs-view.ts';
 import { integerText, jsonSchema, MAX_ID } from './validation.ts';
-import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
+import { MAX_STEP_NAME_CHARS } from '../dsl/step-name-limit.ts';
 
 const params = v.object({ id: integerText(1, MAX_ID), step: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_STEP_NAME_CHARS)) });
 // A step's events read at most: a loop of thousands of items is listed up to here.

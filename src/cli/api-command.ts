@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { optionErrorMessage, serverFlagProblem, UsageError, writeUsageError } from './usage-error.ts';
-import { describeServerError } from './register-file.ts';
+import { describeServerError } from './describe-server-error.ts';
 import { refusalExitCode } from './executions-usage.ts';
 import { padColumns, printableText, textWidth } from './text-width.ts';
 

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { ConfigError, loadClientConfig } from '../config.ts';
 import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { CLEANUP_USAGE } from './cleanup-usage.ts';
-import { describeServerError } from './register-file.ts';
+import { describeServerError } from './describe-server-error.ts';
 import { noAnswerJson, refusalJson, serverErrorExit } from './api-command.ts';
 import { optionErrorMessage, serverFlagProblem, writeUsageError } from './usage-error.ts';
 

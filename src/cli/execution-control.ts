@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import { MAX_STEP_NAME_CHARS } from '../dsl/playbook.schema.ts';
+import { MAX_STEP_NAME_CHARS } from '../dsl/step-name-limit.ts';
 import { MAX_CONTROL_REASON_CHARS } from '../protocol.ts';
 import type { ServerClient } from '../worker/server-client.ts';
 import { UsageError, type Out } from './api-command.ts';

@@ -9,7 +9,7 @@ import { ExecutionDetail, ExecutionState, statusText } from './execution-status-
 import { ExecutionList, executionsTable } from './executions-table.ts';
 import { EXECUTION_COMMANDS, EXIT, refusalExitCode, type ExecutionCommandName } from './executions-usage.ts';
 import { printLogs } from './logs-view.ts';
-import { describeServerError } from './register-file.ts';
+import { describeServerError } from './describe-server-error.ts';
 import { checked, RunApi, UnexpectedAnswerError } from './run-api.ts';
 import { LABEL_KEY, LABEL_KEY_RULE } from '../label-key.ts';
 

@@ -7,7 +7,7 @@ import { usageSynopsis } from './usage-error.ts';
 import { EXIT, refusalExitCode } from './executions-usage.ts';
 import { LimitDetail, LimitList, LimitPut, limitPartsText, limitsTable, limitText } from './limits-table.ts';
 import { LIMITS_USAGE } from './limits-usage.ts';
-import { describeServerError } from './register-file.ts';
+import { describeServerError } from './describe-server-error.ts';
 import { checked, UnexpectedAnswerError } from './run-api.ts';
 
 const SUBCOMMANDS = ['list', 'show', 'set', 'delete'] as const;

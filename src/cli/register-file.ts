@@ -3,29 +3,10 @@
 import * as v from 'valibot';
 import { ServerError } from '../worker/server-client.ts';
 import { problemLines, warningLines } from './located-lines.ts';
-import { printableText } from './text-width.ts';
+import { describeServerError, problemsDetail } from './describe-server-error.ts';
 import type { ResourceType, RunApi } from './run-api.ts';
 
 type Out = { write(text: string): unknown };
-
-const problemsDetail = v.object({
-  message: v.optional(v.string()),
-  errors: v.optional(v.array(v.string())),
-  problems: v.optional(v.array(v.object({ path: v.string(), message: v.string(), line: v.optional(v.number()), column: v.optional(v.number()) }))),
-});
-
-/**
- * The server's message (`detail.message` when `short`, else the request and status too), then one
- * indented line per problem in `detail.errors` that the message does not say already (a refused
- * fire's message quotes its one problem: `payload: X` beside a message ending in X).
- */
-export function describeServerError(err: ServerError, short = false): string {
-  const d = v.safeParse(problemsDetail, err.detail);
-  const message = short && d.success && d.output.message ? printableText(d.output.message) : err.message;
-  const said = (p: string) => message.includes(p) || (p.includes(': ') && message.includes(p.slice(p.indexOf(': ') + 2)));
-  const problems = d.success && d.output.errors?.length ? d.output.errors.map(printableText).filter((p) => !said(p)).map((p) => `\n  - ${p}`).join('') : '';
-  return `${message}${problems}`;
-}
 
 /**
  * Registers `content` (read from `file`) as `resourceType`; writes its warnings to `err` as

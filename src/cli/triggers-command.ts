@@ -5,7 +5,7 @@ import { ServerClient, ServerError } from '../worker/server-client.ts';
 import { cliClient, refusalJson, runCli, serverErrorExit, UsageError, parseCliArgs, type Out } from './api-command.ts';
 import { jsonObjectOption } from './json-option.ts';
 import { usageSynopsis } from './usage-error.ts';
-import { describeServerError } from './register-file.ts';
+import { describeServerError } from './describe-server-error.ts';
 import { TriggerItem, TriggerList, triggersTable, whenText } from './triggers-table.ts';
 import { TRIGGERS_USAGE } from './triggers-usage.ts';
 

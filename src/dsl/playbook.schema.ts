@@ -11,6 +11,7 @@ import { isObject } from '../objects.ts';
 import { withoutUserinfo } from './parse-mcp-server.ts';
 import { credentialReference } from './credential-reference.ts';
 import { isAccessibleName } from './template-values.ts';
+import { MAX_STEP_NAME_CHARS } from './step-name-limit.ts';
 
 // Shape of a playbook document (DESIGN.md "Playbook DSL v1"). Semantic rules that need the whole
 // document (unique names, arc targets) live in parse-playbook.ts; this file is shape only.
@@ -22,8 +23,6 @@ const nonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 // Step and task names become keys of plain objects (steps, tasks, runs): `__proto__` there sets
 // an object's prototype instead of a key, and the run, its views and its simulation lose the step.
 const keyName = v.pipe(nonEmptyString, v.notValue('__proto__', 'is reserved (JavaScript gives the key __proto__ a meaning of its own)'));
-/** The longest step name: the API names steps in paths and bodies (a retry's from_step, a batch item, GET …/steps/{step}) up to this. */
-export const MAX_STEP_NAME_CHARS = 256;
 const anyRecord = ownKeysRecord(v.string(), v.unknown());
 const positiveNumber = v.pipe(v.number(), v.minValue(0, 'must be >= 0'));
 
