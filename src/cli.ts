@@ -1,7 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=32
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './log.ts';
 import { keepCompiledModules } from './compile-cache.ts';
 import { keepShortLivedObjectsYoung } from './gc-settings.ts';
 import { CLEANUP_SUMMARY, CLEANUP_USAGE } from './cli/cleanup-usage.ts';
@@ -20,7 +19,6 @@ import { INSPECT_SUMMARY, INSPECT_USAGE, SIMULATE_SUMMARY, SIMULATE_USAGE } from
 import { moveSecretsOutOfEnvironment } from './secret-environment.ts';
 import { asksForJson, commandErrorJson, isParseArgsError, optionErrorMessage, UsageError, usageSynopsis, writeUsageError } from './cli/usage-error.ts';
 import { WORKER_USAGE } from './cli/worker-concurrency.ts';
-import { serve, workerCommand } from './cli/serve.ts';
 
 // Each command imports what it needs when it runs: `svc run` and `svc worker` should not load
 // the server, the database driver's pool or the embedded PostgreSQL.
@@ -49,17 +47,17 @@ const commands: Record<string, Command> = {
   start: {
     summary: 'start the server (embedded PostgreSQL when SVC_DATABASE_URL is unset)',
     usage: 'svc start',
-    run: async () => serve(loadConfig(), true),
+    run: async () => (await import('./cli/serve.ts')).serve(loadConfig(), true),
   },
   server: {
     summary: 'start the API server only (no in-process workers)',
     usage: 'svc server',
-    run: async () => serve(loadConfig(), false),
+    run: async () => (await import('./cli/serve.ts')).serve(loadConfig(), false),
   },
   worker: {
     summary: 'run a worker pool that claims commands from SVC_SERVER_URL (SIGTERM drains)',
     usage: WORKER_USAGE,
-    run: workerCommand,
+    run: async (argv) => (await import('./cli/serve.ts')).workerCommand(argv),
   },
   gateway: {
     summary: GATEWAY_SUMMARY,
@@ -75,6 +73,7 @@ const commands: Record<string, Command> = {
       const { aheadNotice, migrate } = await import('./db/migrate.ts');
       const { openDatabase } = await import('./db/open-database.ts');
       const config = loadConfig();
+      const { createLogger } = await import('./log.ts');
       const log = createLogger(config.SVC_LOG_LEVEL, process.stderr); // stdout is the answer (--json)
       const database = await openDatabase(config, log);
       const db = new Db(database.url, 2);
