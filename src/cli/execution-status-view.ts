@@ -158,6 +158,10 @@ function inOrder(steps: Steps, order: readonly string[]): [string, Steps[string]
   return [...named, ...Object.keys(steps).filter((name) => !listed.has(name))].map((name) => [name, steps[name]]);
 }
 
+// A step's detail: twice a log line's, as one signal wait with roles, timeout and its age (since)
+// is longer than 120 characters, and a cut there dropped the age, what the line is read for.
+const STEP_DETAIL_CHARS = 240;
+
 function stepRows(steps: Steps, order: readonly string[], waits: readonly Wait[], limitWaits: readonly LimitWait[], now: number, paused: boolean, replayedFrom: number | null): string[][] {
   return inOrder(steps, order).map(([name, s]) => {
     const waiting = waits.filter((w) => w.step === name).map((w) => waitText(w, now, paused));
@@ -174,7 +178,7 @@ function stepRows(steps: Steps, order: readonly string[], waits: readonly Wait[]
     const held = s.held ? heldText(s.held - (s.held_children ?? 0), s.held_children ?? 0) : '';
     // Its outcome is the retried execution's (its tasks ran there, not here): it read as if it ran again.
     const replayed = s.replayed ? `replayed from ${replayedFrom ?? 'the execution retried'}${s.replayed > 1 ? ` (${s.replayed} runs)` : ''}` : '';
-    return [name, s.status, boundedText([replayed, held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; ')) || '-'];
+    return [name, s.status, boundedText([replayed, held, ...waiting, loop, ...forRoom, outcome].filter(Boolean).join('; '), STEP_DETAIL_CHARS) || '-'];
   });
 }
 
