@@ -170,7 +170,7 @@ function undecided(step: string, at: Undecided['at'], needs: string[], start: Pi
 
 /** One line saying what a simulation could not decide, for people (svc simulate, the console). */
 export function undecidedText(u: Undecided): string {
-  const what = u.at === 'next' ? `the next step after ${u.step}` : u.at === 'loop.in' ? `the items of ${u.step}` : u.at === 'retry.when' ? `whether ${u.step} retries its failed task` : `running ${u.step}`;
+  const what = u.at === 'next' ? `the next step after ${u.step}` : u.at === 'loop.in' ? `what ${u.step} loops over` : u.at === 'retry.when' ? `whether ${u.step} retries its failed task` : `running ${u.step}`;
   const errors = u.needs.filter((n) => n.endsWith(ERROR_NEED));
   const results = u.needs.filter((n) => !n.endsWith(ERROR_NEED));
   const lacking = [
