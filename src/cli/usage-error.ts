@@ -25,7 +25,7 @@ export function asksForJson(argv: readonly string[]): boolean {
  * A usage error of `svc <command>`: the problem and the synopsis on stderr; given `--json`, also
  * `{error, status: null, detail}` on stdout, the shape of a refusal (nothing was sent: no status),
  * so a program that reads stdout learns why as it does of a refusal (`extra` before the detail).
- * Every command says one so; a setting refused (`exitCode` 78) stays on stderr alone.
+ * Every command says one so; a setting refused (`exitCode` 78) stays on stderr alone, without the synopsis.
  */
 export function writeUsageError(
   io: { out: Writable; err: Writable },
@@ -37,7 +37,8 @@ export function writeUsageError(
   extra: Record<string, unknown> = {},
 ): void {
   if (exitCode !== EX_CONFIG && asksForJson(argv)) io.out.write(commandErrorJson(command, message, extra));
-  io.err.write(`svc ${command}: ${message}\nusage: ${synopsis}\n`);
+  // A setting refused is no fault of the command line: the line naming the variable alone.
+  io.err.write(exitCode === EX_CONFIG ? `svc ${command}: ${message}\n` : `svc ${command}: ${message}\nusage: ${synopsis}\n`);
 }
 
 /**
