@@ -30,7 +30,6 @@ import { MAX_SIMULATED_PATH_EVENTS, MAX_SIMULATED_PATHS, pathsToEnds } from './p
 // loop's `in`) that reads a result with no example stops the run: it "depends on data".
 
 type Snapshot = SnapshotFrom<ExecutionMachine>;
-/** How a path's command ended (paths explore failures without a code). */
 export type { SimulatedOutcome };
 
 /**

@@ -4,7 +4,7 @@ import type { Undecided } from './simulation-data.ts';
 // The shapes of registration's simulated paths, apart from the simulator: the structural checks
 // that answer without it (step-cycle-problem.ts) give the same shape.
 
-/** What a simulated step's run ended with. */
+/** How a path's command ended (paths explore failures without a code). */
 export type Outcome = 'ok' | 'error' | 'timeout';
 
 /** `error`: a failed path's, as the execution would end with it (its code and step). */
